@@ -1,0 +1,16 @@
+//! How wirespeed shows results: one document shape for every command, printed as a human table
+//! or as versioned JSON by one writer.
+//!
+//! A command builds its result struct (the struct is the schema: units live in field names,
+//! such as `goodput_bits_per_second`), wraps it in a [`Document`] with its parameters and the
+//! host's facts, and hands it to [`emit`]. Measuring code never prints.
+
+#![warn(missing_docs, unreachable_pub)]
+
+mod document;
+mod host;
+mod table;
+
+pub use document::{Document, OutputFormat, Render, emit, to_json};
+pub use host::HostFacts;
+pub use table::Table;

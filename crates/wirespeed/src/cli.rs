@@ -1,0 +1,38 @@
+//! The command-line map: one subcommand per question wirespeed answers.
+
+use clap::{Parser, Subcommand};
+
+use crate::envelope::EnvelopeArgs;
+
+/// wirespeed: measure what a network path delivers, compute what it should deliver, and
+/// explain the difference.
+#[derive(Debug, Parser)]
+#[command(name = "wirespeed", version, about, propagate_version = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
+    /// ceiling).
+    Envelope(EnvelopeArgs),
+}
+
+pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+    match cli.command {
+        Command::Envelope(args) => crate::envelope::run(args),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

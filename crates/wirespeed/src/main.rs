@@ -1,0 +1,63 @@
+//! The `wirespeed` binary: flags in, a command run, a document out. Everything real lives in
+//! the library crates.
+
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+
+mod cli;
+mod envelope;
+mod output;
+
+fn main() -> ExitCode {
+    let cli = match cli::Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => return clap_error(&err),
+    };
+    match cli::run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        Err(err) => {
+            let chain: Vec<String> = err.chain().map(ToString::to_string).collect();
+            eprintln!("wirespeed: error: {}", chain.join(": "));
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// Help and version go to stdout with status 0; a bad flag is one line and status 2, so that a
+/// script's log shows the problem without a page of usage around it.
+fn clap_error(err: &clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    match err.kind() {
+        ErrorKind::DisplayHelp
+        | ErrorKind::DisplayVersion
+        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            ExitCode::SUCCESS
+        }
+        _ => {
+            // clap's message is the lines before the blank line that precedes its usage.
+            let rendered = err.render().to_string();
+            let message: Vec<&str> = rendered
+                .lines()
+                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+                .map(str::trim)
+                .collect();
+            let message = message.join(" ");
+            let message = message.strip_prefix("error: ").unwrap_or(&message);
+            eprintln!("wirespeed: error: {message} (see --help)");
+            let _ = io::stderr().flush();
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|e| e.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

@@ -1,0 +1,4 @@
+//! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
+
+mod envelope;
+mod util;

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what wirespeed's tests and benchmarks need beyond Cargo's own dependencies:
+# the Rust components for formatting and lints, and the Debian packages used as comparison
+# peers and lab plumbing. Safe to run again; skips what is already there.
+set -euo pipefail
+
+if command -v rustup >/dev/null 2>&1; then
+    rustup component list --installed 2>/dev/null | grep -q '^rustfmt' || rustup component add rustfmt
+    rustup component list --installed 2>/dev/null | grep -q '^clippy' || rustup component add clippy
+fi
+
+# Debian packages: iproute2 (namespaces, veth, tc), iperf3 (comparison peer),
+# iputils-ping (comparison peer), ethtool (comparison for diagnose).
+wanted=(iproute2 iperf3 iputils-ping ethtool)
+missing=()
+for pkg in "${wanted[@]}"; do
+    dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
+done
+if ((${#missing[@]})) && command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq >/dev/null
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
