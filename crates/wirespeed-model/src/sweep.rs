@@ -1,0 +1,926 @@
+//! Van Jacobson's socket-buffer experiment (seed 004), as arithmetic: the grid of send x
+//! receive buffer sizes, the randomised run order, and the analysis of the finished runs.
+//!
+//! The seed varied each buffer "from 1 to 17 packets in 1 packet steps", ran "four tests ... at
+//! each of the 289 combinations ... in random order to prevent any effects from fixed patterns
+//! of resource allocation", and tabulated the diagonal (send = receive buffer) as task-to-task
+//! KB/s and on-the-wire Mb/s against a 1,104 KB/s theoretical maximum. This module plans such a
+//! sweep from a seed (so `--seed` replays the order), and turns finished runs into that table,
+//! the full matrix, and the verdicts the seed draws by eye: where the curve reaches its plateau,
+//! what limits the plateau, notches (the Intel 82586's dip at 3 packets) and pathological cells.
+//! Running a point is the network crate's job; nothing here does I/O.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::str::FromStr;
+
+use rand::SeedableRng;
+use rand::seq::SliceRandom;
+use serde::{Deserialize, Serialize};
+
+use crate::units::{ByteSize, ParseUnitError};
+
+/// One value on a buffer axis: whole packets (multiples of the path MSS, as in the seed) or
+/// bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BufferSize {
+    /// This many maximum-size segments.
+    Packets(u64),
+    /// This many bytes.
+    Bytes(u64),
+}
+
+impl BufferSize {
+    /// The size in bytes for a path whose MSS is `mss`.
+    pub fn bytes(self, mss: u64) -> u64 {
+        match self {
+            BufferSize::Packets(n) => n * mss,
+            BufferSize::Bytes(b) => b,
+        }
+    }
+}
+
+impl fmt::Display for BufferSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BufferSize::Packets(n) => write!(f, "{n}p"),
+            BufferSize::Bytes(b) => write!(
+                f,
+                "{}",
+                ByteSize::from_bytes(*b).to_string().replace(' ', "")
+            ),
+        }
+    }
+}
+
+/// The values of one axis of the grid, in the order given.
+///
+/// Syntax: a comma-separated list of items; an item is a single value, an inclusive range
+/// `A..B` (step 1 packet, or `A..B:S` with step S), or a geometric range `A..B:xK` (each value
+/// K times the previous). A number without a unit is a count of packets (`1..17`, `3p`), one
+/// with a byte unit is bytes (`16KiB`, `4KiB..1MiB:x2`, `1500B`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Axis(pub Vec<BufferSize>);
+
+/// The most points one axis may have: 17 x 17 x 4 runs already took the seed's machines hours.
+pub const MAX_AXIS_POINTS: usize = 1024;
+
+impl FromStr for Axis {
+    type Err = ParseUnitError;
+
+    fn from_str(text: &str) -> Result<Axis, ParseUnitError> {
+        let error = || ParseUnitError {
+            input: text.to_string(),
+            what: "buffer axis",
+            expected: "packets (a number, or N p) or bytes (with a unit), as a list, a range \
+                       A..B[:STEP] or a geometric range A..B:xK",
+            example: "1..17, 1,2,4,8, 16KiB..1MiB:x2, 16KiB,256KiB",
+        };
+        let mut values = Vec::new();
+        for item in text.split(',').map(str::trim) {
+            if item.is_empty() {
+                return Err(error());
+            }
+            match item.split_once("..") {
+                None => values.push(parse_value(item).ok_or_else(error)?),
+                Some((from, rest)) => {
+                    let (to, step) = match rest.split_once(':') {
+                        Some((to, step)) => (to, Some(step)),
+                        None => (rest, None),
+                    };
+                    let from = parse_value(from.trim()).ok_or_else(error)?;
+                    let to = parse_value(to.trim()).ok_or_else(error)?;
+                    expand_range(from, to, step, &mut values).ok_or_else(error)?;
+                }
+            }
+            if values.len() > MAX_AXIS_POINTS {
+                return Err(error());
+            }
+        }
+        Ok(Axis(values))
+    }
+}
+
+fn parse_value(text: &str) -> Option<BufferSize> {
+    let packets = text.strip_suffix('p').unwrap_or(text);
+    if !packets.is_empty() && packets.bytes().all(|b| b.is_ascii_digit()) {
+        let n: u64 = packets.parse().ok()?;
+        return (n > 0).then_some(BufferSize::Packets(n));
+    }
+    let bytes = text.parse::<ByteSize>().ok()?.bytes();
+    (bytes > 0).then_some(BufferSize::Bytes(bytes))
+}
+
+fn expand_range(
+    from: BufferSize,
+    to: BufferSize,
+    step: Option<&str>,
+    out: &mut Vec<BufferSize>,
+) -> Option<()> {
+    let (lo, hi, make): (u64, u64, fn(u64) -> BufferSize) = match (from, to) {
+        (BufferSize::Packets(a), BufferSize::Packets(b)) => (a, b, BufferSize::Packets),
+        (BufferSize::Bytes(a), BufferSize::Bytes(b)) => (a, b, BufferSize::Bytes),
+        _ => return None,
+    };
+    if lo > hi {
+        return None;
+    }
+    let mut value = lo;
+    match step.map(str::trim) {
+        Some(factor) if factor.starts_with('x') => {
+            let k: u64 = factor[1..].parse().ok().filter(|&k| k >= 2)?;
+            while value <= hi {
+                out.push(make(value));
+                if out.len() > MAX_AXIS_POINTS {
+                    return None;
+                }
+                value = value.checked_mul(k)?;
+            }
+        }
+        step => {
+            let step = match (step, from) {
+                (None, BufferSize::Packets(_)) => 1,
+                (None, BufferSize::Bytes(_)) => return None,
+                (Some(s), BufferSize::Packets(_)) => s.parse().ok().filter(|&s: &u64| s > 0)?,
+                (Some(s), BufferSize::Bytes(_)) => s.parse::<ByteSize>().ok()?.bytes(),
+            };
+            if step == 0 || (hi - lo) / step >= MAX_AXIS_POINTS as u64 {
+                return None;
+            }
+            while value <= hi {
+                out.push(make(value));
+                value += step;
+            }
+        }
+    }
+    Some(())
+}
+
+/// One run to do: a grid cell and a repetition number.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct PlannedRun {
+    /// Index into the send-buffer axis.
+    pub snd_index: usize,
+    /// Index into the receive-buffer axis.
+    pub rcv_index: usize,
+    /// Repetition, from 0.
+    pub rep: u32,
+}
+
+/// Every (send, receive, repetition) exactly once, in an order fixed by `seed`.
+pub fn plan(snd_points: usize, rcv_points: usize, reps: u32, seed: u64) -> Vec<PlannedRun> {
+    let mut runs: Vec<PlannedRun> = (0..snd_points)
+        .flat_map(|s| {
+            (0..rcv_points).flat_map(move |r| {
+                (0..reps).map(move |rep| PlannedRun {
+                    snd_index: s,
+                    rcv_index: r,
+                    rep,
+                })
+            })
+        })
+        .collect();
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(seed);
+    runs.shuffle(&mut rng);
+    runs
+}
+
+/// The planned runs not yet in `done`, in plan order: what `--resume` still has to do.
+pub fn remaining(plan: &[PlannedRun], done: &[RunRecord]) -> Vec<PlannedRun> {
+    let finished: HashSet<PlannedRun> = done.iter().map(RunRecord::planned).collect();
+    plan.iter()
+        .copied()
+        .filter(|run| !finished.contains(run))
+        .collect()
+}
+
+/// What the kernel's TCP_INFO showed at the end of a run.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct KernelView {
+    /// Smoothed RTT, microseconds.
+    pub rtt_us: u32,
+    /// Lowest RTT seen, microseconds (0 if the kernel did not say).
+    pub min_rtt_us: u32,
+    /// Congestion window, segments.
+    pub snd_cwnd_segments: u32,
+    /// Segments retransmitted over the connection.
+    pub total_retransmits: u32,
+    /// The peer's advertised receive window as the sender last saw it, bytes (0 if unknown).
+    pub snd_window_bytes: u32,
+    /// Sender MSS, bytes.
+    pub snd_mss_bytes: u32,
+}
+
+/// One finished run, as appended to the results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// Index into the send-buffer axis.
+    pub snd_index: usize,
+    /// Index into the receive-buffer axis.
+    pub rcv_index: usize,
+    /// Repetition.
+    pub rep: u32,
+    /// SO_SNDBUF asked for, bytes.
+    pub snd_requested_bytes: u64,
+    /// SO_RCVBUF asked for, bytes.
+    pub rcv_requested_bytes: u64,
+    /// SO_SNDBUF the kernel reported back (doubled, clamped).
+    pub snd_granted_bytes: u64,
+    /// SO_RCVBUF the kernel reported back at the receiver.
+    pub rcv_granted_bytes: u64,
+    /// Payload bytes that arrived.
+    pub bytes: u64,
+    /// Seconds from the first write to the last byte read.
+    pub seconds: f64,
+    /// The sender's TCP_INFO at the end.
+    pub kernel: Option<KernelView>,
+    /// Longest single write() call, seconds: a stalled writer shows here.
+    pub max_write_seconds: f64,
+    /// Sender CPU use, percent of one core.
+    pub sender_cpu_percent: f64,
+    /// Receiver CPU use, percent of one core.
+    pub receiver_cpu_percent: f64,
+}
+
+impl RunRecord {
+    /// Payload bytes per second.
+    pub fn bytes_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds
+        } else {
+            0.0
+        }
+    }
+
+    fn planned(&self) -> PlannedRun {
+        PlannedRun {
+            snd_index: self.snd_index,
+            rcv_index: self.rcv_index,
+            rep: self.rep,
+        }
+    }
+}
+
+/// What the analysis needs to know about the path beyond the runs.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PathFacts {
+    /// Payload bytes/s of the envelope ceiling, if a link rate was given.
+    pub ceiling_bytes_per_second: Option<f64>,
+    /// Wire bytes per payload byte on the modelled link (cycle wire / cycle payload).
+    pub wire_bytes_per_payload_byte: f64,
+}
+
+/// A cell of the matrix: the runs of one (send, receive) pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Cell {
+    /// Index into the send-buffer axis.
+    pub snd_index: usize,
+    /// Index into the receive-buffer axis.
+    pub rcv_index: usize,
+    /// Runs finished.
+    pub runs: usize,
+    /// Median payload rate over the repetitions, bytes/s.
+    pub median_bytes_per_second: f64,
+    /// Lowest.
+    pub min_bytes_per_second: f64,
+    /// Highest.
+    pub max_bytes_per_second: f64,
+    /// Median as a percentage of the envelope ceiling.
+    pub percent_of_ceiling: Option<f64>,
+    /// Window / RTT: what the granted buffers allow at the measured minimum RTT, capped by the
+    /// ceiling (bytes/s).
+    pub predicted_bytes_per_second: Option<f64>,
+    /// Median SO_SNDBUF granted.
+    pub snd_granted_bytes: u64,
+    /// Median SO_RCVBUF granted.
+    pub rcv_granted_bytes: u64,
+}
+
+/// A row of the seed's table: the diagonal, send = receive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DiagonalRow {
+    /// The buffer size (both ends).
+    pub buffer: BufferSize,
+    /// Task-to-task rate in KiB/s (the seed's KB/s: 1024 bytes).
+    pub task_to_task_kib_per_second: f64,
+    /// The same rate on the wire, Mbit/s, after the link's framing and ACK overheads.
+    pub wire_mbit_per_second: f64,
+    /// Percentage of the ceiling.
+    pub percent_of_ceiling: Option<f64>,
+}
+
+/// What holds the plateau down.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PlateauLimit {
+    /// Within 10% of the envelope ceiling: the link.
+    Link,
+    /// An end spent 90% or more of a core.
+    Cpu,
+    /// Neither: the path, the peer, or the stack.
+    Other,
+    /// No ceiling given and no CPU saturation: cannot tell.
+    Unknown,
+}
+
+/// A cell that falls far below its neighbours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Anomaly {
+    /// Index into the send-buffer axis.
+    pub snd_index: usize,
+    /// Index into the receive-buffer axis.
+    pub rcv_index: usize,
+    /// Its median rate, bytes/s.
+    pub bytes_per_second: f64,
+    /// What its neighbours suggest, bytes/s.
+    pub expected_bytes_per_second: f64,
+    /// Why, in the kernel's words.
+    pub explanation: String,
+}
+
+/// Everything the sweep concludes.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SweepAnalysis {
+    /// Every cell with at least one run, send-major.
+    pub cells: Vec<Cell>,
+    /// The seed's table.
+    pub diagonal: Vec<DiagonalRow>,
+    /// The best diagonal median, bytes/s.
+    pub plateau_bytes_per_second: Option<f64>,
+    /// The first diagonal buffer at which the rate reaches 90% of the plateau.
+    pub reaches_90_percent_at: Option<BufferSize>,
+    /// What limits the plateau.
+    pub limit: PlateauLimit,
+    /// Diagonal points well below the line through their neighbours (the seed's 3-packet notch).
+    pub notches: Vec<Anomaly>,
+    /// Matrix cells far below their best neighbour (a collapse, not a dip).
+    pub pathological: Vec<Anomaly>,
+}
+
+/// A notch is a diagonal point this far below the straight line through its neighbours.
+pub const NOTCH_FRACTION: f64 = 0.05;
+/// A pathological cell delivers less than this fraction of its best neighbour.
+pub const PATHOLOGICAL_FRACTION: f64 = 0.25;
+
+/// The median of a non-empty slice (the mean of the two middle values for an even count).
+pub fn median(values: &[f64]) -> f64 {
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        sorted[n / 2]
+    } else {
+        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
+    }
+}
+
+fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
+    let mut v: Vec<u64> = values.collect();
+    v.sort_unstable();
+    v.get(v.len() / 2).copied().unwrap_or(0)
+}
+
+/// Analyses finished runs of a grid with the given axes.
+pub fn analyse(
+    snd: &Axis,
+    rcv: &Axis,
+    mss: u64,
+    runs: &[RunRecord],
+    path: PathFacts,
+) -> SweepAnalysis {
+    let mut cells = Vec::new();
+    for s in 0..snd.0.len() {
+        for r in 0..rcv.0.len() {
+            let here: Vec<&RunRecord> = runs
+                .iter()
+                .filter(|x| x.snd_index == s && x.rcv_index == r)
+                .collect();
+            if here.is_empty() {
+                continue;
+            }
+            let rates: Vec<f64> = here.iter().map(|x| x.bytes_per_second()).collect();
+            let median_rate = median(&rates);
+            let snd_granted = median_u64(here.iter().map(|x| x.snd_granted_bytes));
+            let rcv_granted = median_u64(here.iter().map(|x| x.rcv_granted_bytes));
+            cells.push(Cell {
+                snd_index: s,
+                rcv_index: r,
+                runs: here.len(),
+                median_bytes_per_second: median_rate,
+                min_bytes_per_second: rates.iter().copied().fold(f64::INFINITY, f64::min),
+                max_bytes_per_second: rates.iter().copied().fold(0.0, f64::max),
+                percent_of_ceiling: path
+                    .ceiling_bytes_per_second
+                    .map(|c| 100.0 * median_rate / c),
+                predicted_bytes_per_second: predict(&here, snd_granted, rcv_granted, path),
+                snd_granted_bytes: snd_granted,
+                rcv_granted_bytes: rcv_granted,
+            });
+        }
+    }
+    let cell_at = |s: usize, r: usize| cells.iter().find(|c| c.snd_index == s && c.rcv_index == r);
+
+    // The diagonal: cells whose two buffers are the same size.
+    let mut diagonal_cells = Vec::new();
+    for (s, snd_value) in snd.0.iter().enumerate() {
+        let snd_bytes = snd_value.bytes(mss);
+        if let Some(r) = rcv.0.iter().position(|v| v.bytes(mss) == snd_bytes)
+            && let Some(cell) = cell_at(s, r)
+        {
+            diagonal_cells.push((*snd_value, cell));
+        }
+    }
+    let diagonal: Vec<DiagonalRow> = diagonal_cells
+        .iter()
+        .map(|(buffer, cell)| DiagonalRow {
+            buffer: *buffer,
+            task_to_task_kib_per_second: cell.median_bytes_per_second / 1024.0,
+            wire_mbit_per_second: cell.median_bytes_per_second
+                * path.wire_bytes_per_payload_byte
+                * 8.0
+                / 1e6,
+            percent_of_ceiling: cell.percent_of_ceiling,
+        })
+        .collect();
+
+    let rates: Vec<f64> = diagonal_cells
+        .iter()
+        .map(|(_, c)| c.median_bytes_per_second)
+        .collect();
+    // Each rate is already a median over repetitions, so the best of them is a fair plateau.
+    let plateau = rates.iter().copied().reduce(f64::max);
+    let reaches_90_percent_at = plateau.and_then(|p| {
+        diagonal_cells
+            .iter()
+            .find(|(_, c)| c.median_bytes_per_second >= 0.9 * p)
+            .map(|(b, _)| *b)
+    });
+
+    let limit = classify_limit(plateau, &diagonal_cells, runs, path);
+
+    let mut notches = Vec::new();
+    for w in diagonal_cells.windows(3) {
+        let (before, here, after) = (w[0].1, w[1].1, w[2].1);
+        let line = (before.median_bytes_per_second + after.median_bytes_per_second) / 2.0;
+        if here.median_bytes_per_second < (1.0 - NOTCH_FRACTION) * line {
+            notches.push(Anomaly {
+                snd_index: here.snd_index,
+                rcv_index: here.rcv_index,
+                bytes_per_second: here.median_bytes_per_second,
+                expected_bytes_per_second: line,
+                explanation: format!(
+                    "{:.0}% below the line through its neighbours{}",
+                    100.0 * (1.0 - here.median_bytes_per_second / line),
+                    kernel_words(runs, here)
+                ),
+            });
+        }
+    }
+
+    let mut pathological = Vec::new();
+    for cell in &cells {
+        let (s, r) = (cell.snd_index as isize, cell.rcv_index as isize);
+        let best_neighbour = [(s - 1, r), (s + 1, r), (s, r - 1), (s, r + 1)]
+            .iter()
+            .filter(|(a, b)| *a >= 0 && *b >= 0)
+            .filter_map(|&(a, b)| cell_at(a as usize, b as usize))
+            .map(|c| c.median_bytes_per_second)
+            .fold(0.0, f64::max);
+        if best_neighbour > 0.0
+            && cell.median_bytes_per_second < PATHOLOGICAL_FRACTION * best_neighbour
+        {
+            pathological.push(Anomaly {
+                snd_index: cell.snd_index,
+                rcv_index: cell.rcv_index,
+                bytes_per_second: cell.median_bytes_per_second,
+                expected_bytes_per_second: best_neighbour,
+                explanation: format!(
+                    "{:.1}% of its best neighbour{}",
+                    100.0 * cell.median_bytes_per_second / best_neighbour,
+                    kernel_words(runs, cell)
+                ),
+            });
+        }
+    }
+
+    SweepAnalysis {
+        cells,
+        diagonal,
+        plateau_bytes_per_second: plateau,
+        reaches_90_percent_at,
+        limit,
+        notches,
+        pathological,
+    }
+}
+
+/// Window / RTT for a cell: the usable window is the smaller of what the sender may keep
+/// unacknowledged and what the receiver advertises. Linux grants twice a request and uses about
+/// half of the granted space for payload, so half the granted size is the window; where the
+/// sender saw the peer's window in TCP_INFO that figure wins.
+fn predict(
+    runs: &[&RunRecord],
+    snd_granted: u64,
+    rcv_granted: u64,
+    path: PathFacts,
+) -> Option<f64> {
+    let min_rtt_us = runs
+        .iter()
+        .filter_map(|r| r.kernel)
+        .map(|k| {
+            if k.min_rtt_us > 0 {
+                k.min_rtt_us
+            } else {
+                k.rtt_us
+            }
+        })
+        .filter(|&rtt| rtt > 0)
+        .min()?;
+    let seen_window = runs
+        .iter()
+        .filter_map(|r| r.kernel)
+        .map(|k| u64::from(k.snd_window_bytes))
+        .max()
+        .unwrap_or(0);
+    let rcv_window = if seen_window > 0 {
+        seen_window
+    } else {
+        rcv_granted / 2
+    };
+    let window = (snd_granted / 2).min(rcv_window) as f64;
+    let rate = window / (f64::from(min_rtt_us) * 1e-6);
+    Some(path.ceiling_bytes_per_second.map_or(rate, |c| rate.min(c)))
+}
+
+fn classify_limit(
+    plateau: Option<f64>,
+    diagonal: &[(BufferSize, &Cell)],
+    runs: &[RunRecord],
+    path: PathFacts,
+) -> PlateauLimit {
+    let Some(plateau) = plateau else {
+        return PlateauLimit::Unknown;
+    };
+    if let Some(ceiling) = path.ceiling_bytes_per_second
+        && plateau >= 0.9 * ceiling
+    {
+        return PlateauLimit::Link;
+    }
+    let top: Vec<&Cell> = diagonal
+        .iter()
+        .map(|(_, c)| *c)
+        .filter(|c| c.median_bytes_per_second >= 0.9 * plateau)
+        .collect();
+    let cpu_bound = runs.iter().any(|r| {
+        top.iter()
+            .any(|c| c.snd_index == r.snd_index && c.rcv_index == r.rcv_index)
+            && (r.sender_cpu_percent >= 90.0 || r.receiver_cpu_percent >= 90.0)
+    });
+    if cpu_bound {
+        PlateauLimit::Cpu
+    } else if path.ceiling_bytes_per_second.is_some() {
+        PlateauLimit::Other
+    } else {
+        PlateauLimit::Unknown
+    }
+}
+
+/// "; TCP_INFO: rtt 22.1 ms, cwnd 10, 0 retransmits; longest write 21.9 ms" for a cell's runs.
+fn kernel_words(runs: &[RunRecord], cell: &Cell) -> String {
+    let here: Vec<&RunRecord> = runs
+        .iter()
+        .filter(|r| r.snd_index == cell.snd_index && r.rcv_index == cell.rcv_index)
+        .collect();
+    let mut words = String::new();
+    if let Some(k) = here
+        .iter()
+        .filter_map(|r| r.kernel)
+        .max_by_key(|k| k.rtt_us)
+    {
+        words.push_str(&format!(
+            "; TCP_INFO: rtt {}, cwnd {} segments, {} retransmits, peer window {} bytes",
+            crate::units::format_seconds(f64::from(k.rtt_us) * 1e-6),
+            k.snd_cwnd_segments,
+            k.total_retransmits,
+            k.snd_window_bytes
+        ));
+    }
+    let stall = here.iter().map(|r| r.max_write_seconds).fold(0.0, f64::max);
+    if stall > 0.0 {
+        words.push_str(&format!(
+            "; longest write() {}",
+            crate::units::format_seconds(stall)
+        ));
+    }
+    words
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn axes_parse() {
+        let a: Axis = "1..17".parse().unwrap();
+        assert_eq!(a.0.len(), 17);
+        assert_eq!(a.0[2], BufferSize::Packets(3));
+        let b: Axis = "16KiB..1MiB:x2".parse().unwrap();
+        assert_eq!(b.0.first(), Some(&BufferSize::Bytes(16 * 1024)));
+        assert_eq!(b.0.last(), Some(&BufferSize::Bytes(1 << 20)));
+        assert_eq!(b.0.len(), 7);
+        let c: Axis = "1,2,4p,64KiB".parse().unwrap();
+        assert_eq!(
+            c.0,
+            vec![
+                BufferSize::Packets(1),
+                BufferSize::Packets(2),
+                BufferSize::Packets(4),
+                BufferSize::Bytes(65536)
+            ]
+        );
+        let d: Axis = "2..10:4".parse().unwrap();
+        assert_eq!(
+            d.0,
+            vec![
+                BufferSize::Packets(2),
+                BufferSize::Packets(6),
+                BufferSize::Packets(10)
+            ]
+        );
+        let e: Axis = "4KiB..16KiB:4KiB".parse().unwrap();
+        assert_eq!(e.0.len(), 4);
+    }
+
+    #[test]
+    fn bad_axes_say_what_was_expected() {
+        for bad in [
+            "",
+            "0",
+            "17..1",
+            "1..x",
+            "1KiB..2",
+            "4..8:x1",
+            "1..100000",
+            "1,,2",
+            "16KiB..1MiB",
+        ] {
+            let err = bad.parse::<Axis>().unwrap_err().to_string();
+            assert!(
+                err.contains("buffer axis") && err.contains("for example"),
+                "{bad}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_point_runs_reps_times_in_a_seeded_order() {
+        let p = plan(17, 17, 4, 42);
+        assert_eq!(p.len(), 1156, "the seed's 1,156 tests");
+        let distinct: HashSet<_> = p.iter().collect();
+        assert_eq!(distinct.len(), 1156);
+        assert_eq!(plan(17, 17, 4, 42), p, "same seed, same order");
+        assert_ne!(plan(17, 17, 4, 43), p, "another seed, another order");
+        let sorted: Vec<_> = (0..17)
+            .flat_map(|s| {
+                (0..17).flat_map(move |r| {
+                    (0..4).map(move |rep| PlannedRun {
+                        snd_index: s,
+                        rcv_index: r,
+                        rep,
+                    })
+                })
+            })
+            .collect();
+        assert_ne!(p, sorted, "the order is shuffled");
+    }
+
+    fn record(s: usize, r: usize, rep: u32, rate: f64) -> RunRecord {
+        RunRecord {
+            snd_index: s,
+            rcv_index: r,
+            rep,
+            snd_requested_bytes: 0,
+            rcv_requested_bytes: 0,
+            snd_granted_bytes: 0,
+            rcv_granted_bytes: 0,
+            bytes: (rate * 10.0) as u64,
+            seconds: 10.0,
+            kernel: None,
+            max_write_seconds: 0.0,
+            sender_cpu_percent: 10.0,
+            receiver_cpu_percent: 10.0,
+        }
+    }
+
+    #[test]
+    fn resume_skips_finished_runs() {
+        let p = plan(3, 3, 2, 1);
+        let done = vec![
+            record(p[0].snd_index, p[0].rcv_index, p[0].rep, 1.0),
+            record(p[5].snd_index, p[5].rcv_index, p[5].rep, 1.0),
+        ];
+        let left = remaining(&p, &done);
+        assert_eq!(left.len(), p.len() - 2);
+        assert!(!left.contains(&p[0]) && !left.contains(&p[5]));
+        assert_eq!(left[0], p[1], "plan order is kept");
+    }
+
+    /// Seed 004's LANCE-to-LANCE and Intel-to-LANCE diagonals, as synthetic runs: the table comes
+    /// back as given, the LANCE plateau is link-limited (91% of 1,104 KB/s counts as near), and
+    /// the Intel 3-packet notch is found and nothing else.
+    #[test]
+    fn seed_004_tables_and_the_intel_notch() {
+        let lance = [
+            384., 606., 690., 784., 866., 904., 946., 954., 974., 983., 995., 1001.,
+        ];
+        let intel = [
+            337., 575., 595., 709., 712., 708., 710., 718., 715., 712., 714., 715.,
+        ];
+        let axis: Axis = "1..12".parse().unwrap();
+        let ceiling = 1104.0 * 1024.0;
+        // The seed's wire column is the task-to-task rate with one 84-byte ACK per two 1538-byte
+        // frames (KB = 1024): every row agrees within the last printed digit (0.1 Mb/s). Its 1,104 KB/s ceiling
+        // instead needs one ACK per segment (see the envelope module): the article mixes the two.
+        let path = PathFacts {
+            ceiling_bytes_per_second: Some(ceiling),
+            wire_bytes_per_payload_byte: (2.0 * 1538.0 + 84.0) / 2920.0,
+        };
+        let lance_wire = [3.4, 5.4, 6.1, 6.9, 7.7, 8.0, 8.4, 8.4, 8.6, 8.7, 8.8, 8.9];
+        let runs = |table: &[f64]| -> Vec<RunRecord> {
+            table
+                .iter()
+                .enumerate()
+                .flat_map(|(i, kb)| (0..4).map(move |rep| record(i, i, rep, kb * 1024.0)))
+                .collect()
+        };
+        let a = analyse(&axis, &axis, 1460, &runs(&lance), path);
+        assert_eq!(a.diagonal.len(), 12);
+        assert!((a.diagonal[0].task_to_task_kib_per_second - 384.0).abs() < 1e-9);
+        for (row, wire) in a.diagonal.iter().zip(lance_wire) {
+            assert!(
+                (row.wire_mbit_per_second - wire).abs() < 0.1,
+                "{row:?} vs {wire}"
+            );
+        }
+        assert_eq!(
+            a.limit,
+            PlateauLimit::Link,
+            "the LANCE pair reaches 91% of the ceiling"
+        );
+        assert_eq!(a.reaches_90_percent_at, Some(BufferSize::Packets(6)));
+        assert!(a.notches.is_empty(), "{:?}", a.notches);
+        let b = analyse(&axis, &axis, 1460, &runs(&intel), path);
+        assert_eq!(b.notches.len(), 1, "{:?}", b.notches);
+        assert_eq!(b.notches[0].snd_index, 2, "the notch is at 3 packets");
+        assert_eq!(b.reaches_90_percent_at, Some(BufferSize::Packets(4)));
+        assert_eq!(b.limit, PlateauLimit::Other);
+    }
+
+    /// The loopback collapse the issue describes: 16 KiB send x 256 KiB receive stalls every
+    /// write for ~22 ms while its neighbours run at gigabits.
+    #[test]
+    fn a_collapsed_cell_is_called_pathological_with_the_kernel_evidence() {
+        let snd: Axis = "16KiB,64KiB".parse().unwrap();
+        let rcv: Axis = "16KiB,64KiB,256KiB".parse().unwrap();
+        let mut runs = Vec::new();
+        for (s, r, rate) in [
+            (0, 0, 250e6),
+            (0, 1, 240e6),
+            (0, 2, 3e6),
+            (1, 0, 260e6),
+            (1, 1, 300e6),
+            (1, 2, 310e6),
+        ] {
+            let mut rec = record(s, r, 0, rate);
+            if rate < 1e7 {
+                rec.max_write_seconds = 0.022;
+                rec.kernel = Some(KernelView {
+                    rtt_us: 22_000,
+                    snd_cwnd_segments: 10,
+                    snd_window_bytes: 131_072,
+                    ..KernelView::default()
+                });
+            }
+            runs.push(rec);
+        }
+        let a = analyse(
+            &snd,
+            &rcv,
+            65483,
+            &runs,
+            PathFacts {
+                ceiling_bytes_per_second: None,
+                wire_bytes_per_payload_byte: 1.0,
+            },
+        );
+        assert_eq!(a.pathological.len(), 1, "{:?}", a.pathological);
+        let p = &a.pathological[0];
+        assert_eq!((p.snd_index, p.rcv_index), (0, 2));
+        assert!(
+            p.explanation.contains("longest write() 22 ms"),
+            "{}",
+            p.explanation
+        );
+        assert!(p.explanation.contains("rtt 22 ms"), "{}", p.explanation);
+        assert_eq!(a.limit, PlateauLimit::Unknown);
+    }
+
+    #[test]
+    fn matrix_cells_take_median_min_max_over_repetitions() {
+        let axis: Axis = "1".parse().unwrap();
+        let runs = vec![
+            record(0, 0, 0, 100.0),
+            record(0, 0, 1, 300.0),
+            record(0, 0, 2, 200.0),
+            record(0, 0, 3, 1000.0),
+        ];
+        let a = analyse(
+            &axis,
+            &axis,
+            1460,
+            &runs,
+            PathFacts {
+                ceiling_bytes_per_second: Some(1000.0),
+                wire_bytes_per_payload_byte: 1.0,
+            },
+        );
+        let c = &a.cells[0];
+        assert_eq!(c.runs, 4);
+        assert!((c.median_bytes_per_second - 250.0).abs() < 1e-9);
+        assert!((c.min_bytes_per_second - 100.0).abs() < 1e-9);
+        assert!((c.max_bytes_per_second - 1000.0).abs() < 1e-9);
+        assert!((c.percent_of_ceiling.unwrap() - 25.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_cpu_bound_plateau_is_named() {
+        let axis: Axis = "1..6".parse().unwrap();
+        let runs: Vec<RunRecord> = (0..6)
+            .map(|i| {
+                let mut r = record(i, i, 0, 1e8 * (1.0 + i as f64).min(3.0));
+                r.sender_cpu_percent = 99.0;
+                r
+            })
+            .collect();
+        let a = analyse(
+            &axis,
+            &axis,
+            1460,
+            &runs,
+            PathFacts {
+                ceiling_bytes_per_second: Some(1e10),
+                wire_bytes_per_payload_byte: 1.0,
+            },
+        );
+        assert_eq!(a.limit, PlateauLimit::Cpu);
+    }
+
+    #[test]
+    fn window_over_rtt_predicts_a_window_limited_cell() {
+        let axis: Axis = "1".parse().unwrap();
+        let mut r = record(0, 0, 0, 1e5);
+        r.snd_granted_bytes = 2 * 16384;
+        r.rcv_granted_bytes = 2 * 65536;
+        r.kernel = Some(KernelView {
+            rtt_us: 120_000,
+            min_rtt_us: 100_000,
+            ..KernelView::default()
+        });
+        let a = analyse(
+            &axis,
+            &axis,
+            1460,
+            &[r],
+            PathFacts {
+                ceiling_bytes_per_second: None,
+                wire_bytes_per_payload_byte: 1.0,
+            },
+        );
+        // 16 KiB window / 100 ms.
+        assert!((a.cells[0].predicted_bytes_per_second.unwrap() - 163_840.0).abs() < 1e-6);
+    }
+
+    proptest! {
+        #[test]
+        fn plans_are_permutations(s in 1usize..8, r in 1usize..8, reps in 1u32..5, seed: u64) {
+            let p = plan(s, r, reps, seed);
+            prop_assert_eq!(p.len(), s * r * reps as usize);
+            let distinct: HashSet<_> = p.iter().collect();
+            prop_assert_eq!(distinct.len(), p.len());
+        }
+
+        #[test]
+        fn median_lies_between_min_and_max(values in prop::collection::vec(-1e9f64..1e9, 1..50)) {
+            let m = median(&values);
+            let lo = values.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            prop_assert!(lo <= m && m <= hi);
+        }
+    }
+}
