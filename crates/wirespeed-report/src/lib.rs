@@ -7,10 +7,13 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+mod csv;
 mod document;
 mod host;
+pub mod plot;
 mod table;
 
+pub use csv::Csv;
 pub use document::{Document, OutputFormat, Render, emit, to_json};
 pub use host::HostFacts;
 pub use table::Table;
