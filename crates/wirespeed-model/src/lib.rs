@@ -9,6 +9,7 @@
 
 pub mod envelope;
 pub mod framing;
+pub mod sockbuf;
 pub mod sweep;
 pub mod units;
 
