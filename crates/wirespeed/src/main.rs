@@ -9,6 +9,8 @@ use clap::Parser;
 mod cli;
 mod envelope;
 mod output;
+#[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
+mod sweep;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

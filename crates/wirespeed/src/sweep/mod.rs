@@ -1,0 +1,534 @@
+//! `wirespeed sweep`: Van Jacobson's socket-buffer experiment (seed 004) on any path.
+//!
+//! The plan (axes, repetitions, seed) fixes every run and its order; each finished run is
+//! appended to the results file at once; the analysis and the printing come from
+//! `wirespeed_model::sweep` and [`render`]. Running one point is a [`PointRunner`]'s job, so the
+//! loop can be tested without a network.
+
+mod render;
+mod runs_file;
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use wirespeed_model::sweep::{self, Axis, PathFacts, PlannedRun, RunRecord};
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_report::Document;
+
+use crate::output::{self, OutputArgs};
+pub(crate) use render::SweepReport;
+pub(crate) use runs_file::{RUNS_SCHEMA, RunsFile, SweepPlan};
+
+#[derive(Debug, Clone, Args)]
+#[command(after_long_help = BUFFER_HELP)]
+pub(crate) struct SweepArgs {
+    /// Send-buffer sizes: packets (1..17, 1,2,4) or bytes (16KiB..1MiB:x2).
+    #[arg(long, default_value = "1..17", value_name = "AXIS")]
+    snd: Axis,
+
+    /// Receive-buffer sizes, same syntax (default: the same as --snd).
+    #[arg(long, value_name = "AXIS")]
+    rcv: Option<Axis>,
+
+    /// Runs per point (the seed: 4).
+    #[arg(long, default_value_t = 4, value_parser = clap::value_parser!(u32).range(1..=100), value_name = "N")]
+    reps: u32,
+
+    /// Bytes per run (the seed: 8 MB, so the clock's 10 ms is ~0.1% of the run).
+    #[arg(
+        short = 'n',
+        long = "bytes",
+        default_value = "8MiB",
+        value_name = "BYTES",
+        conflicts_with = "time"
+    )]
+    bytes: ByteSize,
+
+    /// Run for a time instead of a byte count.
+    #[arg(short = 't', long = "time", value_name = "DURATION", value_parser = parse_duration)]
+    time: Option<Duration>,
+
+    /// Bytes in one "packet" of the axes, also set as TCP_MAXSEG (the seed: 1460); default:
+    /// the connection's own MSS.
+    #[arg(short = 'M', long = "mss", value_name = "BYTES")]
+    mss: Option<u32>,
+
+    /// Seed of the run order; printed, so that `--seed` replays a sweep in the same order.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+
+    /// Results file, one JSON line per run (default: sweep-SEED.jsonl).
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    results: Option<PathBuf>,
+
+    /// Continue the partial sweep in FILE: its plan is reused, its finished runs are kept.
+    #[arg(long, value_name = "FILE")]
+    resume: Option<PathBuf>,
+
+    /// Link rate, for the envelope ceiling and on-the-wire figures (e.g. 10M).
+    #[arg(long, value_name = "RATE")]
+    link_rate: Option<BitRate>,
+
+    /// The link is half duplex (ACKs share the medium) for the ceiling.
+    #[arg(long, requires = "link_rate")]
+    half_duplex: bool,
+
+    /// Data segments per ACK for the ceiling (the seed's figure needs 1 with --half-duplex).
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    ack_every: u32,
+
+    /// Write the matrix as CSV to FILE.
+    #[arg(long, value_name = "FILE")]
+    csv: Option<PathBuf>,
+
+    /// Write the matrix as an SVG heatmap to FILE.
+    #[arg(long, value_name = "FILE")]
+    heatmap: Option<PathBuf>,
+
+    /// Write the diagonal (send = receive) as an SVG line plot to FILE.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+const BUFFER_HELP: &str = "\
+How a buffer of N packets is made real on Linux: before connect (sender) and listen (receiver),
+SO_SNDBUF and SO_RCVBUF are set to N x MSS bytes, which stops autotuning for that socket. The
+kernel stores twice the request (half is for its own bookkeeping), never less than 4608 (send)
+or 2304 (receive) bytes, and caps the request at net.core.wmem_max / rmem_max (as root the
+cap is bypassed with SO_SNDBUFFORCE / SO_RCVBUFFORCE). The receiver also sets TCP_WINDOW_CLAMP
+to N x MSS so the advertised window is exactly N packets. Every run records the requested and
+granted sizes and what TCP_INFO showed. See docs/sweep.md.";
+
+/// What one run is asked to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PointRequest {
+    pub(crate) snd_bytes: u64,
+    pub(crate) rcv_bytes: u64,
+    pub(crate) transfer_bytes: Option<u64>,
+    pub(crate) transfer_time: Option<Duration>,
+    pub(crate) mss: Option<u32>,
+}
+
+/// Runs one transfer at one grid point; the loop fills in the indices.
+pub(crate) trait PointRunner {
+    /// A name for the target ("loopback", "host:port").
+    fn target(&self) -> String;
+    /// The MSS a packet stands for when none was asked for.
+    fn path_mss(&mut self) -> anyhow::Result<u64>;
+    /// One run.
+    fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord>;
+}
+
+pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Result<()> {
+    let (plan, mut done, mut file) = match &args.resume {
+        Some(path) => {
+            let (plan, done, file) = RunsFile::resume(path)?;
+            (plan, done, file)
+        }
+        None => {
+            let seed = args.seed.unwrap_or_else(random_seed);
+            let mss = match args.mss {
+                Some(m) => u64::from(m),
+                None => runner.path_mss()?,
+            };
+            let plan = SweepPlan {
+                schema: RUNS_SCHEMA.to_string(),
+                target: runner.target(),
+                snd: args.snd.clone(),
+                rcv: args.rcv.clone().unwrap_or_else(|| args.snd.clone()),
+                reps: args.reps,
+                seed,
+                mss_bytes: mss,
+                transfer_bytes: args.time.is_none().then_some(args.bytes.bytes()),
+                transfer_seconds: args.time.map(|t| t.as_secs_f64()),
+            };
+            let path = args
+                .results
+                .clone()
+                .unwrap_or_else(|| PathBuf::from(format!("sweep-{seed}.jsonl")));
+            let file = RunsFile::create(&path, &plan)?;
+            (plan, Vec::new(), file)
+        }
+    };
+    let order = sweep::plan(plan.snd.0.len(), plan.rcv.0.len(), plan.reps, plan.seed);
+    let todo = sweep::remaining(&order, &done);
+    let quiet = args.output.json || !std::io::stderr().is_terminal();
+    if !quiet {
+        eprintln!(
+            "sweep: {} runs ({} already done), seed {} (replay with --seed {}), results in {}",
+            order.len(),
+            order.len() - todo.len(),
+            plan.seed,
+            plan.seed,
+            file.path().display()
+        );
+    }
+    let failure = execute(&plan, &todo, runner, &mut file, &mut done, quiet);
+    let report = build_report(&args, plan, order.len(), done, file.path());
+    let mut doc = Document::new("sweep", args_summary(&args), report);
+    doc.verdicts = doc.result.verdicts();
+    if let Some(err) = &failure {
+        doc.warnings.push(format!(
+            "the sweep stopped early: {err:#}; finished runs are kept, continue with --resume"
+        ));
+    }
+    write_files(&args, &doc.result)?;
+    output::print(&args.output, &doc).context("writing the result")?;
+    match failure {
+        Some(err) => Err(err.context("sweep incomplete")),
+        None => Ok(()),
+    }
+}
+
+/// Runs the planned points in order, appending each; stops at the first failure and returns it.
+fn execute(
+    plan: &SweepPlan,
+    todo: &[PlannedRun],
+    runner: &mut dyn PointRunner,
+    file: &mut RunsFile,
+    done: &mut Vec<RunRecord>,
+    quiet: bool,
+) -> Option<anyhow::Error> {
+    let bar = ProgressBar::new(todo.len() as u64);
+    if quiet {
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+    } else if let Ok(style) = ProgressStyle::with_template(
+        "{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta} {msg}",
+    ) {
+        bar.set_style(style);
+    }
+    for planned in todo {
+        let request = PointRequest {
+            snd_bytes: plan.snd.0[planned.snd_index].bytes(plan.mss_bytes),
+            rcv_bytes: plan.rcv.0[planned.rcv_index].bytes(plan.mss_bytes),
+            transfer_bytes: plan.transfer_bytes,
+            transfer_time: plan.transfer_seconds.map(Duration::from_secs_f64),
+            mss: u32::try_from(plan.mss_bytes).ok(),
+        };
+        bar.set_message(format!(
+            "{} x {}",
+            plan.snd.0[planned.snd_index], plan.rcv.0[planned.rcv_index]
+        ));
+        let mut record = match runner.run(&request) {
+            Ok(r) => r,
+            Err(err) => {
+                bar.abandon();
+                return Some(err);
+            }
+        };
+        record.snd_index = planned.snd_index;
+        record.rcv_index = planned.rcv_index;
+        record.rep = planned.rep;
+        if let Err(err) = file.append(&record) {
+            bar.abandon();
+            return Some(err);
+        }
+        done.push(record);
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    None
+}
+
+fn build_report(
+    args: &SweepArgs,
+    plan: SweepPlan,
+    planned: usize,
+    runs: Vec<RunRecord>,
+    path: &Path,
+) -> SweepReport {
+    let (ceiling, wire_factor) = ceiling(args, plan.mss_bytes);
+    let analysis = sweep::analyse(
+        &plan.snd,
+        &plan.rcv,
+        plan.mss_bytes,
+        &runs,
+        PathFacts {
+            ceiling_bytes_per_second: ceiling,
+            wire_bytes_per_payload_byte: wire_factor,
+        },
+    );
+    SweepReport {
+        complete: runs.len() == planned,
+        plan,
+        results_file: path.display().to_string(),
+        runs_planned: planned,
+        runs,
+        ceiling_bytes_per_second: ceiling,
+        analysis,
+        rate_format: args.output.rate_format,
+    }
+}
+
+/// The envelope ceiling and wire bytes per payload byte for an Ethernet carrying this MSS.
+fn ceiling(args: &SweepArgs, mss: u64) -> (Option<f64>, f64) {
+    let header = 20 + 32;
+    let params = EnvelopeParams {
+        rate: args
+            .link_rate
+            .unwrap_or(BitRate::from_bits_per_second(10_000_000)),
+        link: LinkLayer::Ethernet { vlan_tags: 0 },
+        mtu: (mss + header).clamp(576, 9216),
+        ip: IpVersion::V4_PLAIN,
+        transport: Transport::Tcp { timestamps: true },
+        duplex: if args.half_duplex {
+            Duplex::Half
+        } else {
+            Duplex::Full
+        },
+        ack_every: args.ack_every,
+        udp_payload: None,
+        rtt: None,
+    };
+    match params.compute() {
+        Ok(e) => {
+            let ack_wire = e
+                .acks
+                .map_or(0, |a| if a.shares_medium { 0 } else { a.frame.wire });
+            let factor = (e.cycle_wire_bytes + ack_wire) as f64 / e.cycle_payload_bytes as f64;
+            (args.link_rate.map(|_| e.goodput_bytes_per_second), factor)
+        }
+        Err(_) => (None, 1.0),
+    }
+}
+
+fn write_files(args: &SweepArgs, report: &SweepReport) -> anyhow::Result<()> {
+    let write = |path: &PathBuf, text: String| {
+        std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
+    };
+    if let Some(path) = &args.csv {
+        write(path, report.csv())?;
+    }
+    if let Some(path) = &args.heatmap {
+        write(path, report.heatmap()?)?;
+    }
+    if let Some(path) = &args.plot {
+        write(path, report.diagonal_plot()?)?;
+    }
+    Ok(())
+}
+
+/// The parameters as recorded in the document.
+fn args_summary(args: &SweepArgs) -> serde_json::Value {
+    serde_json::json!({
+        "link_rate_bits_per_second": args.link_rate.map(|r| r.bits_per_second()),
+        "half_duplex": args.half_duplex,
+        "ack_every": args.ack_every,
+        "resumed_from": args.resume.as_ref().map(|p| p.display().to_string()),
+    })
+}
+
+fn random_seed() -> u64 {
+    use std::hash::{BuildHasher, RandomState};
+    RandomState::new().hash_one(std::time::SystemTime::now())
+}
+
+/// Bad grids are refused before any run starts.
+pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
+    if args.snd.0.is_empty() || args.rcv.as_ref().is_some_and(|a| a.0.is_empty()) {
+        bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: SweepArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<SweepArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("sweep").chain(argv.iter().copied()))
+            .map(|w| w.args)
+    }
+
+    /// A runner whose rate is window-limited: rate = min(snd, rcv) / 1 ms, capped at 100 MB/s.
+    struct WindowModel {
+        calls: Vec<PointRequest>,
+        fail_after: Option<usize>,
+    }
+
+    impl PointRunner for WindowModel {
+        fn target(&self) -> String {
+            "model".into()
+        }
+        fn path_mss(&mut self) -> anyhow::Result<u64> {
+            Ok(1000)
+        }
+        fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord> {
+            if self.fail_after == Some(self.calls.len()) {
+                bail!("peer went away");
+            }
+            self.calls.push(*point);
+            let rate = (point.snd_bytes.min(point.rcv_bytes) as f64 / 1e-3).min(1e8);
+            let bytes = point.transfer_bytes.unwrap_or(1_000_000);
+            Ok(RunRecord {
+                snd_index: 0,
+                rcv_index: 0,
+                rep: 0,
+                snd_requested_bytes: point.snd_bytes,
+                rcv_requested_bytes: point.rcv_bytes,
+                snd_granted_bytes: 2 * point.snd_bytes,
+                rcv_granted_bytes: 2 * point.rcv_bytes,
+                bytes,
+                seconds: bytes as f64 / rate,
+                kernel: None,
+                max_write_seconds: 0.0,
+                sender_cpu_percent: 5.0,
+                receiver_cpu_percent: 5.0,
+            })
+        }
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("ws-sweep-test-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&dir);
+        dir
+    }
+
+    #[test]
+    fn flags_parse() {
+        let a = parse(&[
+            "--snd", "1..4", "--rcv", "2,4", "--reps", "2", "-n", "1MiB", "--seed", "7",
+        ])
+        .unwrap();
+        assert_eq!(a.snd.0.len(), 4);
+        assert_eq!(a.rcv.unwrap().0.len(), 2);
+        assert_eq!(a.bytes.bytes(), 1 << 20);
+        assert!(
+            parse(&["--snd", "5..1"])
+                .unwrap_err()
+                .to_string()
+                .contains("buffer axis")
+        );
+        assert!(parse(&["--reps", "0"]).is_err());
+        assert!(parse(&["-n", "1MiB", "-t", "1s"]).is_err());
+        assert!(parse(&["--half-duplex"]).is_err(), "needs --link-rate");
+    }
+
+    #[test]
+    fn every_point_runs_reps_times_and_resume_finishes_the_rest() {
+        let path = temp("resume");
+        let args = parse(&[
+            "--snd",
+            "1..3",
+            "--reps",
+            "2",
+            "-n",
+            "100kB",
+            "--seed",
+            "9",
+            "--json",
+            "--results",
+            path.to_str().unwrap(),
+        ])
+        .unwrap();
+        let mut failing = WindowModel {
+            calls: Vec::new(),
+            fail_after: Some(7),
+        };
+        let err = run(args.clone(), &mut failing).unwrap_err();
+        assert!(format!("{err:#}").contains("peer went away"));
+        let (_, kept, _) = RunsFile::resume(&path).unwrap();
+        assert_eq!(kept.len(), 7, "every finished run is kept");
+
+        let resume = parse(&["--resume", path.to_str().unwrap(), "--json"]).unwrap();
+        let mut rest = WindowModel {
+            calls: Vec::new(),
+            fail_after: None,
+        };
+        run(resume, &mut rest).unwrap();
+        assert_eq!(rest.calls.len(), 18 - 7, "resume runs only what is missing");
+        let (plan, all, _) = RunsFile::resume(&path).unwrap();
+        assert_eq!(plan.seed, 9);
+        let mut seen: Vec<(usize, usize, u32)> = all
+            .iter()
+            .map(|r| (r.snd_index, r.rcv_index, r.rep))
+            .collect();
+        seen.sort_unstable();
+        seen.dedup();
+        assert_eq!(seen.len(), 18, "3 x 3 points x 2 reps, each exactly once");
+        let order: Vec<PlannedRun> = all
+            .iter()
+            .map(|r| PlannedRun {
+                snd_index: r.snd_index,
+                rcv_index: r.rcv_index,
+                rep: r.rep,
+            })
+            .collect();
+        assert_eq!(
+            order,
+            sweep::plan(3, 3, 2, 9),
+            "the runs followed the seeded order"
+        );
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn the_report_comes_from_the_runs() {
+        let path = temp("report");
+        let args = parse(&[
+            "--snd",
+            "1..4",
+            "--reps",
+            "1",
+            "-n",
+            "1MB",
+            "--seed",
+            "1",
+            "--results",
+            path.to_str().unwrap(),
+            "--link-rate",
+            "1G",
+        ])
+        .unwrap();
+        let mut model = WindowModel {
+            calls: Vec::new(),
+            fail_after: None,
+        };
+        let mut done = Vec::new();
+        let plan = SweepPlan {
+            schema: RUNS_SCHEMA.into(),
+            target: "model".into(),
+            snd: args.snd.clone(),
+            rcv: args.snd.clone(),
+            reps: 1,
+            seed: 1,
+            mss_bytes: 1000,
+            transfer_bytes: Some(1_000_000),
+            transfer_seconds: None,
+        };
+        let mut file = RunsFile::create(&path, &plan).unwrap();
+        let order = sweep::plan(4, 4, 1, 1);
+        assert!(execute(&plan, &order, &mut model, &mut file, &mut done, true).is_none());
+        let report = build_report(&args, plan, 16, done, &path);
+        assert!(report.complete);
+        // Window-limited: 1 packet of 1000 bytes per ms = 1 MB/s, 4 packets = 4 MB/s.
+        let d = &report.analysis.diagonal;
+        assert_eq!(d.len(), 4);
+        assert!((d[0].task_to_task_kib_per_second * 1024.0 - 1e6).abs() < 1.0);
+        assert!((d[3].task_to_task_kib_per_second * 1024.0 - 4e6).abs() < 1.0);
+        let csv = report.csv();
+        assert_eq!(csv.lines().count(), 17);
+        assert!(report.heatmap().unwrap().contains("<svg"));
+        assert!(report.diagonal_plot().unwrap().contains("envelope ceiling"));
+        let mut text = Vec::new();
+        wirespeed_report::Render::render(&report, &mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("the seed's table"), "{text}");
+        let _ = std::fs::remove_file(&path);
+    }
+}

@@ -1,0 +1,307 @@
+//! How a sweep prints: the seed's table for the diagonal, the matrix, verdicts; CSV; SVG.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use wirespeed_model::RateFormat;
+use wirespeed_model::sweep::{Anomaly, Axis, PlateauLimit, RunRecord, SweepAnalysis};
+use wirespeed_model::units::{ByteSize, significant};
+use wirespeed_report::plot::{Labels, Series, heatmap_svg, line_plot_svg};
+use wirespeed_report::{Csv, Render, Table};
+
+use super::runs_file::SweepPlan;
+
+/// The sweep's result document body.
+#[derive(Debug, Serialize)]
+pub(crate) struct SweepReport {
+    pub(crate) plan: SweepPlan,
+    /// Where the runs are kept.
+    pub(crate) results_file: String,
+    /// True when every planned run finished.
+    pub(crate) complete: bool,
+    pub(crate) runs_planned: usize,
+    pub(crate) runs: Vec<RunRecord>,
+    pub(crate) ceiling_bytes_per_second: Option<f64>,
+    pub(crate) analysis: SweepAnalysis,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+}
+
+impl SweepReport {
+    fn rate(&self, bytes_per_second: f64) -> String {
+        match self.rate_format {
+            // The seed's unit: KB/s of 1024 bytes.
+            RateFormat::Adaptive => format!("{:.0}", bytes_per_second / 1024.0),
+            f => significant(f.value(bytes_per_second * 8.0), 4),
+        }
+    }
+
+    fn rate_unit(&self) -> &'static str {
+        match self.rate_format {
+            RateFormat::Adaptive => "KiB/s",
+            f => f.unit(1.0),
+        }
+    }
+
+    fn label(axis: &Axis, index: usize, mss: u64) -> String {
+        axis.0.get(index).map_or_else(String::new, |b| {
+            let bytes = b.bytes(mss);
+            match b {
+                wirespeed_model::sweep::BufferSize::Packets(n) => {
+                    format!("{n}p ({})", compact(bytes))
+                }
+                wirespeed_model::sweep::BufferSize::Bytes(_) => compact(bytes),
+            }
+        })
+    }
+
+    /// Medians as `values[send][receive]`.
+    fn matrix(&self) -> Vec<Vec<Option<f64>>> {
+        let p = &self.plan;
+        (0..p.snd.0.len())
+            .map(|s| {
+                (0..p.rcv.0.len())
+                    .map(|r| {
+                        self.analysis
+                            .cells
+                            .iter()
+                            .find(|c| c.snd_index == s && c.rcv_index == r)
+                            .map(|c| c.median_bytes_per_second)
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Verdict sentences, for the human output and the document's `verdicts`.
+    pub(crate) fn verdicts(&self) -> Vec<String> {
+        let a = &self.analysis;
+        let p = &self.plan;
+        let mut out = Vec::new();
+        if let Some(plateau) = a.plateau_bytes_per_second {
+            let of_ceiling = self
+                .ceiling_bytes_per_second
+                .map(|c| {
+                    format!(
+                        " ({:.0}% of the {} {} ceiling)",
+                        100.0 * plateau / c,
+                        self.rate(c),
+                        self.rate_unit()
+                    )
+                })
+                .unwrap_or_default();
+            out.push(format!(
+                "plateau {} {}{of_ceiling}",
+                self.rate(plateau),
+                self.rate_unit()
+            ));
+        }
+        if let Some(b) = a.reaches_90_percent_at {
+            out.push(format!(
+                "the diagonal reaches 90% of its plateau at {} per end",
+                compact(b.bytes(p.mss_bytes))
+            ));
+        }
+        out.push(
+            match a.limit {
+                PlateauLimit::Link => "the plateau is limited by the link: it is within 10% of the envelope ceiling",
+                PlateauLimit::Cpu => "the plateau is limited by CPU: an end used 90% or more of a core at the best buffers",
+                PlateauLimit::Other => {
+                    "the plateau is below 90% of the ceiling with no CPU saturated: look at the path, the NICs or the peer"
+                }
+                PlateauLimit::Unknown => "no link rate given (--link-rate), so no ceiling to compare with; no CPU saturated",
+            }
+            .to_string(),
+        );
+        let describe = |kind: &str, x: &Anomaly| {
+            format!(
+                "{kind} at send {} x receive {}: {} {} where its neighbours suggest {}; {}",
+                Self::label(&p.snd, x.snd_index, p.mss_bytes),
+                Self::label(&p.rcv, x.rcv_index, p.mss_bytes),
+                self.rate(x.bytes_per_second),
+                self.rate_unit(),
+                self.rate(x.expected_bytes_per_second),
+                x.explanation
+            )
+        };
+        out.extend(a.notches.iter().map(|x| describe("notch", x)));
+        out.extend(a.pathological.iter().map(|x| describe("collapse", x)));
+        out
+    }
+
+    /// One row per cell.
+    pub(crate) fn csv(&self) -> String {
+        let p = &self.plan;
+        let mut csv = Csv::new([
+            "snd_buffer",
+            "rcv_buffer",
+            "snd_requested_bytes",
+            "rcv_requested_bytes",
+            "snd_granted_bytes",
+            "rcv_granted_bytes",
+            "runs",
+            "median_bytes_per_second",
+            "min_bytes_per_second",
+            "max_bytes_per_second",
+            "percent_of_ceiling",
+            "predicted_bytes_per_second",
+        ]);
+        let opt = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{v:.1}"));
+        for c in &self.analysis.cells {
+            csv.row([
+                p.snd.0[c.snd_index].to_string(),
+                p.rcv.0[c.rcv_index].to_string(),
+                p.snd.0[c.snd_index].bytes(p.mss_bytes).to_string(),
+                p.rcv.0[c.rcv_index].bytes(p.mss_bytes).to_string(),
+                c.snd_granted_bytes.to_string(),
+                c.rcv_granted_bytes.to_string(),
+                c.runs.to_string(),
+                format!("{:.1}", c.median_bytes_per_second),
+                format!("{:.1}", c.min_bytes_per_second),
+                format!("{:.1}", c.max_bytes_per_second),
+                opt(c.percent_of_ceiling),
+                opt(c.predicted_bytes_per_second),
+            ]);
+        }
+        csv.to_string()
+    }
+
+    pub(crate) fn heatmap(&self) -> anyhow::Result<String> {
+        let p = &self.plan;
+        let scale = |v: f64| v / 1024.0;
+        let values: Vec<Vec<Option<f64>>> = self
+            .matrix()
+            .into_iter()
+            .map(|row| row.into_iter().map(|v| v.map(scale)).collect())
+            .collect();
+        let cols: Vec<String> = (0..p.rcv.0.len()).map(|i| p.rcv.0[i].to_string()).collect();
+        let rows: Vec<String> = (0..p.snd.0.len()).map(|i| p.snd.0[i].to_string()).collect();
+        Ok(heatmap_svg(
+            Labels {
+                title: "task-to-task KiB/s (median)",
+                x: "receive buffer",
+                y: "send buffer",
+            },
+            &cols,
+            &rows,
+            &values,
+        )?)
+    }
+
+    pub(crate) fn diagonal_plot(&self) -> anyhow::Result<String> {
+        let mss = self.plan.mss_bytes;
+        let points: Vec<(f64, f64)> = self
+            .analysis
+            .diagonal
+            .iter()
+            .map(|row| {
+                (
+                    row.buffer.bytes(mss) as f64 / mss as f64,
+                    row.task_to_task_kib_per_second,
+                )
+            })
+            .collect();
+        let mut series = vec![Series {
+            name: "measured (median)".into(),
+            points,
+        }];
+        if let Some(c) = self.ceiling_bytes_per_second
+            && let (Some(first), Some(last)) = (series[0].points.first(), series[0].points.last())
+        {
+            series.push(Series {
+                name: "envelope ceiling".into(),
+                points: vec![(first.0, c / 1024.0), (last.0, c / 1024.0)],
+            });
+        }
+        Ok(line_plot_svg(
+            Labels {
+                title: "send = receive buffer",
+                x: &format!("socket buffer (packets of {mss} bytes)"),
+                y: "KiB/s",
+            },
+            &series,
+        )?)
+    }
+}
+
+/// `16 KiB`, `1460 B`, `8 MiB` without the space, for narrow columns.
+fn compact(bytes: u64) -> String {
+    ByteSize::from_bytes(bytes).to_string().replace(' ', "")
+}
+
+impl Render for SweepReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let p = &self.plan;
+        let a = &self.analysis;
+        let unit = self.rate_unit();
+        writeln!(
+            out,
+            "sweep of {}: {} runs done of {} ({} send x {} receive buffers x {} reps), seed {}, 1 packet = {} bytes",
+            p.target,
+            self.runs.len(),
+            self.runs_planned,
+            p.snd.0.len(),
+            p.rcv.0.len(),
+            p.reps,
+            p.seed,
+            p.mss_bytes
+        )?;
+        if !a.diagonal.is_empty() {
+            writeln!(out, "\nsend = receive buffer (the seed's table):")?;
+            let mut t = Table::new(vec![
+                "buffer".to_string(),
+                format!("task to task {unit}"),
+                "wire Mbit/s".to_string(),
+                "% of ceiling".to_string(),
+                format!("window/RTT {unit}"),
+                "granted snd/rcv".to_string(),
+            ]);
+            for row in &a.diagonal {
+                let index = p.snd.0.iter().position(|b| *b == row.buffer).unwrap_or(0);
+                let cell = a.cells.iter().find(|c| {
+                    c.snd_index == index
+                        && p.rcv.0[c.rcv_index].bytes(p.mss_bytes) == row.buffer.bytes(p.mss_bytes)
+                });
+                t.row([
+                    Self::label(&p.snd, index, p.mss_bytes),
+                    self.rate(row.task_to_task_kib_per_second * 1024.0),
+                    format!("{:.1}", row.wire_mbit_per_second),
+                    row.percent_of_ceiling
+                        .map_or_else(|| "-".into(), |v| format!("{v:.0}%")),
+                    cell.and_then(|c| c.predicted_bytes_per_second)
+                        .map_or_else(|| "-".into(), |v| self.rate(v)),
+                    cell.map_or_else(String::new, |c| {
+                        format!(
+                            "{}/{}",
+                            compact(c.snd_granted_bytes),
+                            compact(c.rcv_granted_bytes)
+                        )
+                    }),
+                ]);
+            }
+            write!(out, "{t}")?;
+        }
+        writeln!(
+            out,
+            "\nmatrix, median {unit} (rows: send buffer; columns: receive buffer):"
+        )?;
+        let mut header = vec!["snd \\ rcv".to_string()];
+        header.extend(p.rcv.0.iter().map(ToString::to_string));
+        let mut t = Table::new(header);
+        for (s, row) in self.matrix().iter().enumerate() {
+            let mut cells = vec![p.snd.0[s].to_string()];
+            cells.extend(
+                row.iter()
+                    .map(|v| v.map_or_else(|| ".".into(), |v| self.rate(v))),
+            );
+            t.row(cells);
+        }
+        write!(out, "{t}")?;
+        writeln!(
+            out,
+            "runs kept in {} (continue with --resume)",
+            self.results_file
+        )?;
+        Ok(())
+    }
+}
