@@ -7,6 +7,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod autoneg;
 pub mod envelope;
 pub mod framing;
 pub mod units;
