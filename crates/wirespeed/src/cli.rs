@@ -2,6 +2,7 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::autoneg::AutonegArgs;
 use crate::envelope::EnvelopeArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
@@ -18,11 +19,15 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// What two link partners settle on (auto-negotiation, parallel detection, forced modes),
+    /// and the link code words they send.
+    Autoneg(AutonegArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Autoneg(args) => crate::autoneg::run(args),
     }
 }
 

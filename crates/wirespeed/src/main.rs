@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod autoneg;
 mod cli;
 mod envelope;
 mod output;

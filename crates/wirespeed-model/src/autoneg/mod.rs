@@ -31,7 +31,10 @@ use serde::{Serialize, Serializer};
 
 pub use crate::envelope::Duplex;
 pub use codeword::{BasePage, CodeWordError, LinkCodeWord, Selector};
-pub use resolve::{End, EndState, HowResolved, Outcome, Partner, Resolution, resolve};
+pub use resolve::{
+    Config, End, EndState, HowResolved, Outcome, Partner, PartnerError, Resolution, duplex_word,
+    resolve,
+};
 
 /// One twisted-pair technology that auto-negotiation can select.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

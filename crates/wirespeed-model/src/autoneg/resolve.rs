@@ -99,6 +99,69 @@ impl Partner {
     }
 }
 
+/// Why a partner description did not parse.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PartnerError {
+    /// Neither `auto...` nor a mode.
+    #[error(
+        "{text:?} is not a link partner; expected auto, auto:10/100, auto:10-half,100-full, auto:0x01E1 (a link code word) or a forced mode such as 100-full or 10-half"
+    )]
+    Unknown {
+        /// What was given.
+        text: String,
+    },
+    /// A link code word whose selector is not IEEE 802.3, or that advertises nothing.
+    #[error(
+        "link code word {word} advertises no IEEE 802.3 technology; try 0x01E1 (10/100, half and full)"
+    )]
+    NoTechnology {
+        /// The word.
+        word: String,
+    },
+}
+
+impl std::str::FromStr for Partner {
+    type Err = PartnerError;
+
+    /// `auto` (10/100 in both duplexes, the seed's Appendix A port), `auto:MODES`
+    /// (`auto:10/100/1000`, `auto:10-half,100-full`), `auto:0x01E1` (the advertisement as a link
+    /// code word), or a forced mode (`100-full`, `10half`, `1000/full`).
+    fn from_str(text: &str) -> Result<Partner, PartnerError> {
+        let unknown = || PartnerError::Unknown {
+            text: text.to_string(),
+        };
+        let lower = text.trim().to_ascii_lowercase();
+        if lower == "auto" {
+            return Ok(Partner::auto(Abilities::fast_ethernet()));
+        }
+        if let Some(rest) = lower
+            .strip_prefix("auto:")
+            .or_else(|| lower.strip_prefix("auto="))
+        {
+            if let Ok(word) = rest.parse::<super::LinkCodeWord>()
+                && (rest.starts_with("0x") || rest.starts_with("0b"))
+            {
+                let page = super::BasePage::parse(word);
+                return match page.abilities() {
+                    Some(a) if !a.is_empty() => Ok(Partner::auto(a)),
+                    _ => Err(PartnerError::NoTechnology {
+                        word: word.to_string(),
+                    }),
+                };
+            }
+            return rest
+                .parse::<Abilities>()
+                .map(Partner::auto)
+                .map_err(|_| unknown());
+        }
+        lower
+            .parse::<Technology>()
+            .map(Partner::forced)
+            .map_err(|_| unknown())
+    }
+}
+
 /// One of the two ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -525,6 +588,30 @@ mod tests {
         assert!(r.notes[0].contains("40.5.1"));
         let r = resolve(forced(Base1000TFull), auto());
         assert!(matches!(r.outcome, Outcome::NoLink { .. }), "{r:?}");
+    }
+
+    #[test]
+    fn partners_parse() {
+        assert_eq!("auto".parse::<Partner>(), Ok(auto()));
+        assert_eq!("AUTO:10/100".parse::<Partner>(), Ok(auto()));
+        assert_eq!("auto:0x01E1".parse::<Partner>(), Ok(auto()));
+        assert_eq!("100-full".parse::<Partner>(), Ok(forced(Base100TxFull)));
+        assert_eq!(
+            "auto:10-half,100-full".parse::<Partner>(),
+            Ok(Partner::auto("100-full,10-half".parse().unwrap()))
+        );
+        assert!(matches!(
+            "auto:0x0002".parse::<Partner>(),
+            Err(PartnerError::NoTechnology { .. })
+        ));
+        assert!(matches!(
+            "fast".parse::<Partner>(),
+            Err(PartnerError::Unknown { .. })
+        ));
+        assert!(matches!(
+            "auto:fast".parse::<Partner>(),
+            Err(PartnerError::Unknown { .. })
+        ));
     }
 
     #[test]
