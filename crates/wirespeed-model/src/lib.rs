@@ -8,6 +8,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod autoneg;
+pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod units;
