@@ -152,8 +152,8 @@ impl Reader {
         })?;
         let mut names: Vec<String> = list
             .filter_map(Result::ok)
+            .filter(|e| e.path().join("statistics").is_dir())
             .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| !n.starts_with('.') && n != "bonding_masters")
             .collect();
         names.sort();
         Ok(names)
