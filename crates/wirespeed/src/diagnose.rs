@@ -13,7 +13,7 @@ use clap::Args;
 use serde::Serialize;
 use wirespeed_model::RateFormat;
 use wirespeed_model::autoneg::duplex_word;
-use wirespeed_model::diagnose::{Counters, Diagnosis, Evidence, Severity, diagnose};
+use wirespeed_model::diagnose::{Confidence, Counters, Diagnosis, Evidence, Severity, diagnose};
 use wirespeed_model::units::{format_duration, parse_duration};
 use wirespeed_net::iface::Reader;
 use wirespeed_report::{Document, Render};
@@ -98,27 +98,28 @@ fn verdict(r: &InterfaceReport) -> String {
     let name = &r.evidence.name;
     match r.diagnosis.findings.first() {
         Some(f) if f.severity == Severity::Fault => {
-            format!("{name}: {} ({:?} confidence)", f.title, f.confidence).to_lowercase_first()
+            format!(
+                "{name}: {} ({} confidence)",
+                f.title,
+                confidence_word(f.confidence)
+            )
         }
         _ if !r.evidence.kind.has_phy() => format!(
             "{name}: no physical layer ({}); nothing to diagnose at the PHY",
             r.evidence.kind.describe()
         ),
-        Some(f) if f.severity == Severity::Warning => format!("{name}: healthy, but {}", f.title),
+        Some(f) if f.severity == Severity::Warning => {
+            format!("{name}: healthy, but {}", f.title)
+        }
         _ => format!("{name}: healthy"),
     }
 }
 
-trait LowerConfidence {
-    fn to_lowercase_first(self) -> String;
-}
-
-impl LowerConfidence for String {
-    /// "(High confidence)" reads "(high confidence)".
-    fn to_lowercase_first(self) -> String {
-        self.replace("(High ", "(high ")
-            .replace("(Medium ", "(medium ")
-            .replace("(Low ", "(low ")
+fn confidence_word(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
     }
 }
 
@@ -196,7 +197,8 @@ fn render_one(r: &InterfaceReport, out: &mut dyn Write) -> io::Result<()> {
             writeln!(out, "  {sev}: {}", f.title)?;
             continue;
         }
-        writeln!(out, "  {sev} ({:?} confidence): {}", f.confidence, f.title)?;
+        let confidence = confidence_word(f.confidence);
+        writeln!(out, "  {sev} ({confidence} confidence): {}", f.title)?;
         writeln!(out, "    evidence: {}", f.evidence.join("; "))?;
         writeln!(out, "    cause:    {}", f.cause)?;
         writeln!(out, "    fix:      {}", f.fix)?;

@@ -158,10 +158,10 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
     for line in [
         "dut01: NIC (iprb), link up",
         "settings   10 Mbit/s half duplex (from sysfs)",
-        "FAULT (High confidence): late collisions on a half-duplex end: duplex mismatch, the partner runs full duplex",
+        "FAULT (high confidence): late collisions on a half-duplex end: duplex mismatch, the partner runs full duplex",
         "6088 late collisions (tx_window_errors) of 6087 collisions",
         "dut02: NIC (iprb), link up",
-        "FAULT (High confidence): FCS errors and runts on a full-duplex end: duplex mismatch, the partner runs half duplex",
+        "FAULT (high confidence): FCS errors and runts on a full-duplex end: duplex mismatch, the partner runs half duplex",
         "verdict: dut01: late collisions on a half-duplex end",
     ] {
         assert!(
