@@ -156,7 +156,7 @@ fn phy_rules(ev: &Evidence, out: &mut Vec<Finding>) {
             title: "the partner does not auto-negotiate; this end chose half duplex by parallel detection".into(),
             evidence: vec![
                 "auto-negotiation: on".into(),
-                "link partner advertised: nothing".into(),
+                "link partner advertised: nothing (or the driver does not report it)".into(),
                 "duplex: half".into(),
             ],
             cause: "parallel detection sees the partner's speed but not its duplex and always picks half (IEEE 802.3 28.2.3.1); if the partner is forced to full duplex this is seed 003 Appendix A's duplex mismatch".into(),
