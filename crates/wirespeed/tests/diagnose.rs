@@ -279,12 +279,7 @@ impl Drop for Namespaces {
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
-    unsafe { libc_geteuid() == 0 }
-}
-
-unsafe extern "C" {
-    #[link_name = "geteuid"]
-    fn libc_geteuid() -> u32;
+    unsafe { libc::geteuid() == 0 }
 }
 
 fn have(program: &str) -> bool {
