@@ -98,3 +98,14 @@ fn bad_autoneg_input_is_one_line() {
         "not a link mode",
     );
 }
+
+#[test]
+fn help_lists_autoneg_and_diagnose() {
+    let run = wirespeed(&["--help"]);
+    assert_eq!(run.status, 0);
+    assert!(run.stdout.contains("autoneg"), "{}", run.stdout);
+    assert!(run.stdout.contains("diagnose"), "{}", run.stdout);
+    let run = wirespeed(&["diagnose", "--help"]);
+    assert!(run.stdout.contains("--interval"), "{}", run.stdout);
+    assert!(!run.stdout.contains("--peer"), "--peer waits for the agent");
+}
