@@ -52,8 +52,7 @@ pub fn diagnose(ev: &Evidence) -> Diagnosis {
 
 fn phy_rules(ev: &Evidence, out: &mut Vec<Finding>) {
     let c = &ev.second;
-    let link = &ev.link;
-    if link.carrier == Some(false) {
+    if ev.link.carrier == Some(false) {
         out.push(Finding {
             kind: FindingKind::NoLink,
             severity: Severity::Fault,
@@ -65,80 +64,9 @@ fn phy_rules(ev: &Evidence, out: &mut Vec<Finding>) {
         });
         return;
     }
-    let late = c.late();
-    let late_source = if c.late_collisions.is_some() {
-        "802.3 LateCollisions"
-    } else {
-        "tx_window_errors"
-    };
-    let collisions = c.all_collisions();
-    match link.duplex {
-        Some(Duplex::Half) => {
-            if late > 0 {
-                let all_late = collisions == 0 || late * 2 >= collisions;
-                out.push(Finding {
-                    kind: FindingKind::DuplexMismatchHalfSide,
-                    severity: Severity::Fault,
-                    title: "late collisions on a half-duplex end: duplex mismatch, the partner runs full duplex".into(),
-                    evidence: vec![
-                        "duplex: half".into(),
-                        format!("{late} late collisions ({late_source}) of {collisions} collisions"),
-                        format!("{} frames sent", c.tx_packets),
-                    ],
-                    cause: "the full-duplex partner sends without listening, so its frames hit ours after the slot time (seed 003 Table 7: 6,088 late collisions of 6,087 on the half-duplex end); Appendix B also names faulty hardware or a cable beyond 100 m".into(),
-                    fix: "configure both ends the same way, preferably both auto-negotiating; a partner forced to full duplex against an auto port is Appendix A's mismatch".into(),
-                    confidence: if all_late || late >= 100 { Confidence::High } else { Confidence::Medium },
-                });
-            } else if collisions > 0 || c.damaged() > 0 {
-                out.push(Finding {
-                    kind: FindingKind::HalfDuplex,
-                    severity: Severity::Info,
-                    title: "half duplex: collisions and collision fragments are normal here".into(),
-                    evidence: vec![
-                        "duplex: half".into(),
-                        format!("{collisions} collisions, none late"),
-                        format!("{} runts, {} alignment errors, {} FCS errors", c.runts(), c.alignment_errors, c.fcs_errors),
-                    ],
-                    cause: "CSMA/CD at work (seed 003 Table 6: 12,967 collisions and no other errors; Table 9 test 6: runts and alignment errors from collision fragments)".into(),
-                    fix: "none needed; full duplex on a switch port doubles the capacity and removes collisions".into(),
-                    confidence: Confidence::High,
-                });
-            }
-        }
-        Some(Duplex::Full) => {
-            if collisions > 0 || late > 0 {
-                out.push(Finding {
-                    kind: FindingKind::CollisionsOnFullDuplex,
-                    severity: Severity::Fault,
-                    title: "collisions on a full-duplex link".into(),
-                    evidence: vec![
-                        "duplex: full".into(),
-                        format!("{collisions} collisions, {late} late ({late_source})"),
-                    ],
-                    cause: "a full-duplex MAC ignores collisions and never counts them (seed 003: \"In Full Duplex Mode Collisions are ignored in the MAC layer and not recorded\"), so the MAC has been running half duplex: a driver/PHY disagreement or an earlier half-duplex period".into(),
-                    fix: "compare `ethtool IFACE` with the partner port, set both ends alike, and watch whether the counter still grows".into(),
-                    confidence: Confidence::Medium,
-                });
-            }
-            let damaged = c.damaged();
-            if damaged >= DAMAGE_THRESHOLD && collisions == 0 {
-                let runts = c.runts() + c.alignment_errors;
-                let both = c.fcs_errors > 0 && runts > 0;
-                out.push(Finding {
-                    kind: FindingKind::DuplexMismatchFullSide,
-                    severity: Severity::Fault,
-                    title: "FCS errors and runts on a full-duplex end: duplex mismatch, the partner runs half duplex".into(),
-                    evidence: vec![
-                        "duplex: full, no collisions counted".into(),
-                        format!("{} FCS errors, {} runts, {} alignment errors", c.fcs_errors, c.runts(), c.alignment_errors),
-                        format!("{} frames received", c.rx_packets),
-                    ],
-                    cause: "the half-duplex partner stops and jams when our frames collide with its own, so we receive its truncated frames (seed 003 Table 7: 3,022 CRC errors and runts on the full-duplex end); Appendix B also names a bad cable, NIC or port".into(),
-                    fix: "configure both ends the same way, preferably both auto-negotiating; if errors remain with matching duplex, replace the cable".into(),
-                    confidence: if both { Confidence::High } else { Confidence::Medium },
-                });
-            }
-        }
+    match ev.link.duplex {
+        Some(Duplex::Half) => half_duplex_rules(c, out),
+        Some(Duplex::Full) => full_duplex_rules(c, out),
         None => {
             if c.damaged() >= DAMAGE_THRESHOLD {
                 out.push(damaged_frames(c));
@@ -146,6 +74,96 @@ fn phy_rules(ev: &Evidence, out: &mut Vec<Finding>) {
         }
     }
     below_advertised(ev, out);
+    negotiation_rules(&ev.link, out);
+}
+
+/// Where the late-collision figure comes from.
+fn late_source(c: &Counters) -> &'static str {
+    if c.late_collisions.is_some() {
+        "802.3 LateCollisions"
+    } else {
+        "tx_window_errors"
+    }
+}
+
+/// The half-duplex end: late collisions are the mismatch, the rest is CSMA/CD at work.
+fn half_duplex_rules(c: &Counters, out: &mut Vec<Finding>) {
+    let late = c.late();
+    let late_source = late_source(c);
+    let collisions = c.all_collisions();
+    if late > 0 {
+        let all_late = collisions == 0 || late * 2 >= collisions;
+        out.push(Finding {
+            kind: FindingKind::DuplexMismatchHalfSide,
+            severity: Severity::Fault,
+            title: "late collisions on a half-duplex end: duplex mismatch, the partner runs full duplex".into(),
+            evidence: vec![
+                "duplex: half".into(),
+                format!("{late} late collisions ({late_source}) of {collisions} collisions"),
+                format!("{} frames sent", c.tx_packets),
+            ],
+            cause: "the full-duplex partner sends without listening, so its frames hit ours after the slot time (seed 003 Table 7: 6,088 late collisions of 6,087 on the half-duplex end); Appendix B also names faulty hardware or a cable beyond 100 m".into(),
+            fix: "configure both ends the same way, preferably both auto-negotiating; a partner forced to full duplex against an auto port is Appendix A's mismatch".into(),
+            confidence: if all_late || late >= 100 { Confidence::High } else { Confidence::Medium },
+        });
+    } else if collisions > 0 || c.damaged() > 0 {
+        out.push(Finding {
+            kind: FindingKind::HalfDuplex,
+            severity: Severity::Info,
+            title: "half duplex: collisions and collision fragments are normal here".into(),
+            evidence: vec![
+                "duplex: half".into(),
+                format!("{collisions} collisions, none late"),
+                format!("{} runts, {} alignment errors, {} FCS errors", c.runts(), c.alignment_errors, c.fcs_errors),
+            ],
+            cause: "CSMA/CD at work (seed 003 Table 6: 12,967 collisions and no other errors; Table 9 test 6: runts and alignment errors from collision fragments)".into(),
+            fix: "none needed; full duplex on a switch port doubles the capacity and removes collisions".into(),
+            confidence: Confidence::High,
+        });
+    }
+}
+
+/// The full-duplex end: no collision may be counted, and damaged frames are the mismatch.
+fn full_duplex_rules(c: &Counters, out: &mut Vec<Finding>) {
+    let late = c.late();
+    let late_source = late_source(c);
+    let collisions = c.all_collisions();
+    if collisions > 0 || late > 0 {
+        out.push(Finding {
+            kind: FindingKind::CollisionsOnFullDuplex,
+            severity: Severity::Fault,
+            title: "collisions on a full-duplex link".into(),
+            evidence: vec![
+                "duplex: full".into(),
+                format!("{collisions} collisions, {late} late ({late_source})"),
+            ],
+            cause: "a full-duplex MAC ignores collisions and never counts them (seed 003: \"In Full Duplex Mode Collisions are ignored in the MAC layer and not recorded\"), so the MAC has been running half duplex: a driver/PHY disagreement or an earlier half-duplex period".into(),
+            fix: "compare `ethtool IFACE` with the partner port, set both ends alike, and watch whether the counter still grows".into(),
+            confidence: Confidence::Medium,
+        });
+    }
+    let damaged = c.damaged();
+    if damaged >= DAMAGE_THRESHOLD && collisions == 0 {
+        let runts = c.runts() + c.alignment_errors;
+        let both = c.fcs_errors > 0 && runts > 0;
+        out.push(Finding {
+            kind: FindingKind::DuplexMismatchFullSide,
+            severity: Severity::Fault,
+            title: "FCS errors and runts on a full-duplex end: duplex mismatch, the partner runs half duplex".into(),
+            evidence: vec![
+                "duplex: full, no collisions counted".into(),
+                format!("{} FCS errors, {} runts, {} alignment errors", c.fcs_errors, c.runts(), c.alignment_errors),
+                format!("{} frames received", c.rx_packets),
+            ],
+            cause: "the half-duplex partner stops and jams when our frames collide with its own, so we receive its truncated frames (seed 003 Table 7: 3,022 CRC errors and runts on the full-duplex end); Appendix B also names a bad cable, NIC or port".into(),
+            fix: "configure both ends the same way, preferably both auto-negotiating; if errors remain with matching duplex, replace the cable".into(),
+            confidence: if both { Confidence::High } else { Confidence::Medium },
+        });
+    }
+}
+
+/// Risks in how the link was negotiated (or not).
+fn negotiation_rules(link: &super::LinkSettings, out: &mut Vec<Finding>) {
     if link.autoneg == Some(true)
         && link.partner_advertised.is_some_and(|p| p.is_empty())
         && link.duplex == Some(Duplex::Half)
