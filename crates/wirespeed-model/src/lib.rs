@@ -7,6 +7,8 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod autoneg;
+pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod sockbuf;

@@ -2,6 +2,8 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::autoneg::AutonegArgs;
+use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
@@ -18,11 +20,19 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// What two link partners settle on (auto-negotiation, parallel detection, forced modes),
+    /// and the link code words they send.
+    Autoneg(AutonegArgs),
+    /// Are these interfaces' link settings and error counters healthy? If not, which fault
+    /// (duplex mismatch, bad cable, overruns) fits the evidence?
+    Diagnose(DiagnoseArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Autoneg(args) => crate::autoneg::run(args),
+        Command::Diagnose(args) => crate::diagnose::run(args),
     }
 }
 

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+mod autoneg;
 mod cli;
+mod diagnose;
 mod envelope;
 mod output;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands

@@ -1,0 +1,374 @@
+//! What Linux knows about a network interface: its link settings and its error counters, read
+//! the way ethtool reads them, for `wirespeed diagnose`.
+//!
+//! Link settings come from ethtool netlink where the kernel has it (ETHTOOL_MSG_LINKMODES_GET),
+//! else from the SIOCETHTOOL ioctl (ETHTOOL_GLINKSETTINGS), else from sysfs `speed` and
+//! `duplex`; the result names its source. Counters are the standard ones of
+//! `/sys/class/net/IFACE/statistics` (each file must be readable: a missing one is an error,
+//! not a zero), plus the IEEE 802.3 MAC and RMON statistics (late collisions, FCS and alignment
+//! errors, undersize frames and fragments) where the driver reports them through ethtool
+//! netlink (ETHTOOL_MSG_STATS_GET).
+//!
+//! [`Reader::sample`] reads every interface twice, an interval apart, so that the diagnosis
+//! sees what grows now. A [`Reader`] over another sysfs root (a directory tree laid out like
+//! /sys/class/net) reads only files: that is how tests and `WIRESPEED_SYSFS_NET` replay
+//! counters of a NIC this machine does not have.
+
+mod ioctl;
+mod netlink;
+mod nlwire;
+mod sysfs;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use wirespeed_model::autoneg::{Abilities, Duplex, Technology};
+use wirespeed_model::diagnose::{Counters, Evidence, InterfaceKind, LinkSettings};
+
+/// Why an interface could not be read.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum IfaceError {
+    /// No interface of that name in this network namespace.
+    #[error("no such interface: {name} (the interfaces here are: {known}; see `ip link`)")]
+    NoSuchInterface {
+        /// The name asked for.
+        name: String,
+        /// The names there are.
+        known: String,
+    },
+    /// A counter file is missing or unreadable.
+    #[error(
+        "cannot read the counter {path}: {source} (is sysfs mounted, and is this a network interface?)"
+    )]
+    Counter {
+        /// The file.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// A counter file holds something else than a number.
+    #[error("the counter {path} holds {text:?}, not a number")]
+    CounterNotANumber {
+        /// The file.
+        path: String,
+        /// What it holds.
+        text: String,
+    },
+    /// The interface directory cannot be listed.
+    #[error("cannot list interfaces in {path}: {source}")]
+    List {
+        /// The directory.
+        path: String,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// ethtool link-mode bits of the seed's technologies (enum ethtool_link_mode_bit_indices).
+const LINK_MODE_BITS: [(usize, Technology); 6] = [
+    (0, Technology::Base10THalf),
+    (1, Technology::Base10TFull),
+    (2, Technology::Base100TxHalf),
+    (3, Technology::Base100TxFull),
+    (4, Technology::Base1000THalf),
+    (5, Technology::Base1000TFull),
+];
+
+/// The technologies of a kernel link-mode bitmap.
+fn abilities(words: &[u32]) -> Abilities {
+    LINK_MODE_BITS
+        .iter()
+        .filter(|&&(bit, _)| {
+            words
+                .get(bit / 32)
+                .is_some_and(|w| w & (1 << (bit % 32)) != 0)
+        })
+        .map(|&(_, t)| t)
+        .collect()
+}
+
+fn duplex_of(code: u8) -> Option<Duplex> {
+    match code {
+        0 => Some(Duplex::Half),
+        1 => Some(Duplex::Full),
+        _ => None,
+    }
+}
+
+fn speed_of(speed: u32) -> Option<u32> {
+    (speed != 0 && speed != u32::MAX).then_some(speed)
+}
+
+/// Standard-statistics indices (ETHTOOL_A_STATS_ETH_MAC_*, ETHTOOL_A_STATS_RMON_*).
+mod std_stat {
+    pub(super) const ETH_MAC: u32 = 1;
+    pub(super) const RMON: u32 = 3;
+    pub(super) const SINGLE_COL: u16 = 1;
+    pub(super) const MULTI_COL: u16 = 2;
+    pub(super) const FCS_ERR: u16 = 4;
+    pub(super) const ALIGN_ERR: u16 = 5;
+    pub(super) const LATE_COL: u16 = 8;
+    pub(super) const XS_COL: u16 = 9;
+    pub(super) const UNDERSIZE: u16 = 0;
+    pub(super) const FRAG: u16 = 2;
+}
+
+/// Reads interfaces of this network namespace (or of a sysfs-like tree).
+#[derive(Debug, Clone)]
+pub struct Reader {
+    root: PathBuf,
+    kernel: bool,
+}
+
+impl Default for Reader {
+    fn default() -> Reader {
+        Reader::system()
+    }
+}
+
+impl Reader {
+    /// The running system: /sys/class/net, ethtool netlink and ioctls.
+    pub fn system() -> Reader {
+        Reader {
+            root: PathBuf::from("/sys/class/net"),
+            kernel: true,
+        }
+    }
+
+    /// Files only, under `root` laid out like /sys/class/net (for replaying counters).
+    pub fn files(root: impl Into<PathBuf>) -> Reader {
+        Reader {
+            root: root.into(),
+            kernel: false,
+        }
+    }
+
+    /// The interface names, sorted.
+    pub fn interfaces(&self) -> Result<Vec<String>, IfaceError> {
+        let list = std::fs::read_dir(&self.root).map_err(|source| IfaceError::List {
+            path: self.root.display().to_string(),
+            source,
+        })?;
+        let mut names: Vec<String> = list
+            .filter_map(Result::ok)
+            .filter(|e| e.path().join("statistics").is_dir())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        Ok(names)
+    }
+
+    fn dir(&self, name: &str) -> Result<PathBuf, IfaceError> {
+        let dir = self.root.join(name);
+        if name.is_empty() || name.contains('/') || !dir.join("statistics").is_dir() {
+            let known = self.interfaces().map(|n| n.join(", ")).unwrap_or_default();
+            return Err(IfaceError::NoSuchInterface {
+                name: name.to_string(),
+                known,
+            });
+        }
+        Ok(dir)
+    }
+
+    /// The interface's kind and link settings; `warnings` gets what could not be read.
+    pub fn link(
+        &self,
+        name: &str,
+        warnings: &mut Vec<String>,
+    ) -> Result<(InterfaceKind, LinkSettings), IfaceError> {
+        let dir = self.dir(name)?;
+        let driver = self.kernel.then(|| ioctl::driver(name).ok()).flatten();
+        let kind = sysfs::kind(&dir, driver.as_deref());
+        let mut link = LinkSettings {
+            carrier: sysfs::carrier(&dir),
+            ..LinkSettings::default()
+        };
+        if self.kernel && kind != InterfaceKind::Loopback {
+            match netlink::Ethtool::open().and_then(|mut e| e.link_modes(name)) {
+                Ok(m) => {
+                    link.source = "ethtool netlink".into();
+                    link.speed_mbps = m.speed.and_then(speed_of);
+                    link.duplex = m.duplex.and_then(duplex_of);
+                    link.autoneg = m.autoneg.map(|a| a != 0);
+                    link.supported = m.supported.as_deref().map(abilities);
+                    link.advertised = m.advertised.as_deref().map(abilities);
+                    // The kernel leaves the peer set out when it is empty: with
+                    // auto-negotiation on, that is a partner that advertised nothing.
+                    link.partner_advertised = match (m.partner.as_deref(), link.autoneg) {
+                        (Some(words), _) => Some(abilities(words)),
+                        (None, Some(true)) => Some(Abilities::NONE),
+                        (None, _) => None,
+                    };
+                }
+                Err(nl) => match ioctl::link_settings(name) {
+                    Ok(s) => {
+                        link.source = "ethtool ioctl".into();
+                        link.speed_mbps = speed_of(s.speed);
+                        link.duplex = duplex_of(s.duplex);
+                        link.autoneg = Some(s.autoneg != 0);
+                        link.supported = Some(abilities(&s.supported));
+                        link.advertised = Some(abilities(&s.advertising));
+                        link.partner_advertised = Some(abilities(&s.lp_advertising));
+                    }
+                    Err(io) => {
+                        if kind.has_phy() {
+                            warnings.push(format!("{name}: link settings from sysfs only (ethtool netlink: {nl}; ioctl: {io})"));
+                        }
+                    }
+                },
+            }
+        }
+        if link.source.is_empty() {
+            link.source = "sysfs".into();
+            link.speed_mbps = sysfs::speed(&dir);
+            link.duplex = sysfs::duplex(&dir);
+        }
+        Ok((kind, link))
+    }
+
+    /// The counters now: sysfs statistics, plus the 802.3 and RMON ones the driver reports.
+    pub fn counters(&self, name: &str) -> Result<Counters, IfaceError> {
+        let dir = self.dir(name)?;
+        let mut c = sysfs::counters(&dir)?;
+        if self.kernel
+            && let Ok(stats) = netlink::Ethtool::open().and_then(|mut e| e.std_stats(name))
+        {
+            use std_stat::*;
+            c.single_collision_frames = stats.get(ETH_MAC, SINGLE_COL);
+            c.multiple_collision_frames = stats.get(ETH_MAC, MULTI_COL);
+            c.late_collisions = stats.get(ETH_MAC, LATE_COL);
+            c.excessive_collisions = stats.get(ETH_MAC, XS_COL);
+            if let Some(fcs) = stats.get(ETH_MAC, FCS_ERR) {
+                c.fcs_errors = c.fcs_errors.max(fcs);
+            }
+            if let Some(align) = stats.get(ETH_MAC, ALIGN_ERR) {
+                c.alignment_errors = c.alignment_errors.max(align);
+            }
+            c.undersize = stats.get(RMON, UNDERSIZE);
+            c.fragments = stats.get(RMON, FRAG);
+        }
+        Ok(c)
+    }
+
+    /// Reads `names` (all interfaces if empty), waits `interval`, reads the counters again.
+    pub fn sample(
+        &self,
+        names: &[String],
+        interval: Duration,
+        warnings: &mut Vec<String>,
+    ) -> Result<Vec<Evidence>, IfaceError> {
+        let names = if names.is_empty() {
+            self.interfaces()?
+        } else {
+            names.to_vec()
+        };
+        let mut first = Vec::with_capacity(names.len());
+        for name in &names {
+            let (kind, link) = self.link(name, warnings)?;
+            first.push((name.clone(), kind, link, self.counters(name)?));
+        }
+        let start = Instant::now();
+        std::thread::sleep(interval);
+        let mut out = Vec::with_capacity(first.len());
+        for (name, kind, link, before) in first {
+            let after = self.counters(&name)?;
+            out.push(Evidence {
+                name,
+                kind,
+                link,
+                first: before,
+                second: after,
+                interval_seconds: start.elapsed().as_secs_f64(),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The sysfs root this reader uses.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_mode_bits_map_to_technologies() {
+        assert_eq!(abilities(&[0x3F]), Abilities::gigabit());
+        assert_eq!(abilities(&[0x0F, 0, 0]), Abilities::fast_ethernet());
+        assert_eq!(
+            abilities(&[0x40 | 0x2000]),
+            Abilities::NONE,
+            "autoneg and pause are not modes"
+        );
+        assert_eq!(abilities(&[]), Abilities::NONE);
+        assert_eq!(speed_of(u32::MAX), None);
+        assert_eq!(duplex_of(0xFF), None);
+    }
+
+    #[test]
+    fn lo_is_loopback_and_counts() {
+        let r = Reader::system();
+        let mut warnings = Vec::new();
+        let (kind, link) = r.link("lo", &mut warnings).unwrap();
+        assert_eq!(kind, InterfaceKind::Loopback);
+        assert_eq!(link.duplex, None);
+        let c = r.counters("lo").unwrap();
+        assert!(c.rx_packets >= c.rx_packets.min(1));
+        assert_eq!(c.collisions, 0);
+    }
+
+    #[test]
+    fn netlink_and_ioctl_agree_where_both_answer() {
+        let mut compared = 0;
+        for name in Reader::system().interfaces().unwrap() {
+            let Ok(nl) = netlink::Ethtool::open().and_then(|mut e| e.link_modes(&name)) else {
+                continue;
+            };
+            let Ok(io) = ioctl::link_settings(&name) else {
+                continue;
+            };
+            assert_eq!(nl.speed.and_then(speed_of), speed_of(io.speed), "{name}");
+            assert_eq!(
+                nl.duplex.and_then(duplex_of),
+                duplex_of(io.duplex),
+                "{name}"
+            );
+            assert_eq!(nl.autoneg, Some(io.autoneg), "{name}");
+            assert_eq!(
+                nl.advertised.as_deref().map(abilities).unwrap_or_default(),
+                abilities(&io.advertising),
+                "{name}"
+            );
+            compared += 1;
+            // The statistics request must be well formed: a driver without the standard
+            // statistics answers with no groups, never EINVAL.
+            match netlink::Ethtool::open().and_then(|mut e| e.std_stats(&name)) {
+                Ok(stats) => eprintln!("{name}: {} standard statistics", stats.values.len()),
+                Err(netlink::NlError::Kernel(errno)) => {
+                    assert_ne!(
+                        errno,
+                        libc::EINVAL,
+                        "{name}: the kernel refused the request"
+                    );
+                }
+                Err(e) => panic!("{name}: {e}"),
+            }
+        }
+        eprintln!("netlink and ioctl compared on {compared} interface(s)");
+    }
+
+    #[test]
+    fn unknown_names_list_the_real_ones() {
+        let err = Reader::system()
+            .counters("ws-no-such-if")
+            .unwrap_err()
+            .to_string();
+        assert!(err.starts_with("no such interface: ws-no-such-if"), "{err}");
+        assert!(err.contains("lo"), "{err}");
+        assert!(Reader::system().counters("../lo").is_err());
+    }
+}

@@ -1,0 +1,320 @@
+//! Netlink messages and attributes as bytes (netlink(7), genetlink): building requests and
+//! walking replies without trusting a single length field.
+//!
+//! A message is a 16-byte `nlmsghdr` (length, type, flags, sequence, port) and a payload; a
+//! generic netlink payload starts with a 4-byte `genlmsghdr` (command, version, reserved) and
+//! continues with attributes: a 4-byte header (length, type) and the value, each padded to 4
+//! bytes. Every reader here checks lengths first and returns an error rather than panic.
+
+pub(crate) const NLMSG_HDRLEN: usize = 16;
+pub(crate) const GENL_HDRLEN: usize = 4;
+pub(crate) const NLMSG_ERROR: u16 = 2;
+pub(crate) const NLMSG_DONE: u16 = 3;
+pub(crate) const NLM_F_REQUEST: u16 = 1;
+pub(crate) const NLM_F_ACK: u16 = 4;
+pub(crate) const NLA_F_NESTED: u16 = 1 << 15;
+const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | (1 << 14));
+
+/// A malformed message or attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Malformed(pub(crate) &'static str);
+
+fn align4(n: usize) -> usize {
+    (n + 3) & !3
+}
+
+fn u16_at(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_ne_bytes(b.get(at..at + 2)?.try_into().ok()?))
+}
+
+fn u32_at(b: &[u8], at: usize) -> Option<u32> {
+    Some(u32::from_ne_bytes(b.get(at..at + 4)?.try_into().ok()?))
+}
+
+/// One netlink message of a datagram.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Message<'a> {
+    pub(crate) kind: u16,
+    pub(crate) seq: u32,
+    pub(crate) payload: &'a [u8],
+}
+
+impl<'a> Message<'a> {
+    /// For `NLMSG_ERROR`: the error code (0 is an acknowledgement).
+    pub(crate) fn error_code(&self) -> Result<i32, Malformed> {
+        u32_at(self.payload, 0)
+            .map(|v| v as i32)
+            .ok_or(Malformed("short error message"))
+    }
+
+    /// The attributes after the generic netlink header.
+    pub(crate) fn genl_attrs(&self) -> Result<Attrs<'a>, Malformed> {
+        self.payload
+            .get(GENL_HDRLEN..)
+            .map(Attrs)
+            .ok_or(Malformed("short generic netlink header"))
+    }
+}
+
+/// The messages of one received datagram.
+pub(crate) fn messages(mut buf: &[u8]) -> impl Iterator<Item = Result<Message<'_>, Malformed>> {
+    std::iter::from_fn(move || {
+        if buf.is_empty() {
+            return None;
+        }
+        let parsed = (|| {
+            let len = u32_at(buf, 0).ok_or(Malformed("short message header"))? as usize;
+            if len < NLMSG_HDRLEN || len > buf.len() {
+                return Err(Malformed("message length out of bounds"));
+            }
+            let kind = u16_at(buf, 4).ok_or(Malformed("short message header"))?;
+            let seq = u32_at(buf, 8).ok_or(Malformed("short message header"))?;
+            Ok((
+                len,
+                Message {
+                    kind,
+                    seq,
+                    payload: &buf[NLMSG_HDRLEN..len],
+                },
+            ))
+        })();
+        match parsed {
+            Ok((len, msg)) => {
+                buf = buf.get(align4(len)..).unwrap_or(&[]);
+                Some(Ok(msg))
+            }
+            Err(e) => {
+                buf = &[];
+                Some(Err(e))
+            }
+        }
+    })
+}
+
+/// One attribute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Attr<'a> {
+    pub(crate) kind: u16,
+    pub(crate) data: &'a [u8],
+}
+
+impl<'a> Attr<'a> {
+    pub(crate) fn u8(&self) -> Option<u8> {
+        self.data.first().copied()
+    }
+
+    pub(crate) fn u16(&self) -> Option<u16> {
+        (self.data.len() >= 2)
+            .then(|| u16_at(self.data, 0))
+            .flatten()
+    }
+
+    pub(crate) fn u32(&self) -> Option<u32> {
+        (self.data.len() >= 4)
+            .then(|| u32_at(self.data, 0))
+            .flatten()
+    }
+
+    /// A u64 value; exactly 8 bytes (a zero-length pad attribute is not a value).
+    pub(crate) fn u64(&self) -> Option<u64> {
+        self.data.try_into().ok().map(u64::from_ne_bytes)
+    }
+
+    /// The words of a bitmap (`u32` array).
+    pub(crate) fn u32s(&self) -> Vec<u32> {
+        self.data
+            .chunks_exact(4)
+            .map(|c| u32::from_ne_bytes(c.try_into().expect("chunks of 4")))
+            .collect()
+    }
+
+    pub(crate) fn nested(&self) -> Attrs<'a> {
+        Attrs(self.data)
+    }
+}
+
+/// A run of attributes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Attrs<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Attrs<'a> {
+    /// The first attribute of this type, if well formed.
+    pub(crate) fn find(self, kind: u16) -> Option<Attr<'a>> {
+        self.into_iter()
+            .map_while(Result::ok)
+            .find(|a| a.kind == kind)
+    }
+}
+
+impl<'a> IntoIterator for Attrs<'a> {
+    type Item = Result<Attr<'a>, Malformed>;
+    type IntoIter = Box<dyn Iterator<Item = Self::Item> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        let mut buf = self.0;
+        Box::new(std::iter::from_fn(move || {
+            if buf.len() < 4 {
+                return None;
+            }
+            let len = u16_at(buf, 0)? as usize;
+            let kind = u16_at(buf, 2)? & NLA_TYPE_MASK;
+            if len < 4 || len > buf.len() {
+                buf = &[];
+                return Some(Err(Malformed("attribute length out of bounds")));
+            }
+            let attr = Attr {
+                kind,
+                data: &buf[4..len],
+            };
+            buf = buf.get(align4(len)..).unwrap_or(&[]);
+            Some(Ok(attr))
+        }))
+    }
+}
+
+/// Builds one request.
+#[derive(Debug)]
+pub(crate) struct Request {
+    buf: Vec<u8>,
+    nests: Vec<usize>,
+}
+
+impl Request {
+    /// A generic netlink request: header, then `cmd` and `version`.
+    pub(crate) fn genl(family: u16, flags: u16, seq: u32, cmd: u8, version: u8) -> Request {
+        let mut buf = Vec::with_capacity(64);
+        buf.extend_from_slice(&0u32.to_ne_bytes());
+        buf.extend_from_slice(&family.to_ne_bytes());
+        buf.extend_from_slice(&flags.to_ne_bytes());
+        buf.extend_from_slice(&seq.to_ne_bytes());
+        buf.extend_from_slice(&0u32.to_ne_bytes());
+        buf.extend_from_slice(&[cmd, version, 0, 0]);
+        Request {
+            buf,
+            nests: Vec::new(),
+        }
+    }
+
+    fn attr(&mut self, kind: u16, data: &[u8]) -> &mut Request {
+        let len = 4 + data.len();
+        self.buf.extend_from_slice(&(len as u16).to_ne_bytes());
+        self.buf.extend_from_slice(&kind.to_ne_bytes());
+        self.buf.extend_from_slice(data);
+        self.buf.resize(align4(self.buf.len()), 0);
+        self
+    }
+
+    pub(crate) fn u32(&mut self, kind: u16, v: u32) -> &mut Request {
+        self.attr(kind, &v.to_ne_bytes())
+    }
+
+    pub(crate) fn flag(&mut self, kind: u16) -> &mut Request {
+        self.attr(kind, &[])
+    }
+
+    pub(crate) fn bytes(&mut self, kind: u16, v: &[u8]) -> &mut Request {
+        self.attr(kind, v)
+    }
+
+    /// A NUL-terminated string.
+    pub(crate) fn string(&mut self, kind: u16, v: &str) -> &mut Request {
+        let mut data = v.as_bytes().to_vec();
+        data.push(0);
+        self.attr(kind, &data)
+    }
+
+    pub(crate) fn begin(&mut self, kind: u16) -> &mut Request {
+        self.nests.push(self.buf.len());
+        self.attr(kind | NLA_F_NESTED, &[])
+    }
+
+    pub(crate) fn end(&mut self) -> &mut Request {
+        let start = self.nests.pop().expect("end() after begin()");
+        let len = (self.buf.len() - start) as u16;
+        self.buf[start..start + 2].copy_from_slice(&len.to_ne_bytes());
+        self
+    }
+
+    pub(crate) fn finish(&mut self) -> Vec<u8> {
+        assert!(self.nests.is_empty(), "every begin() has its end()");
+        let len = self.buf.len() as u32;
+        self.buf[0..4].copy_from_slice(&len.to_ne_bytes());
+        std::mem::take(&mut self.buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn a_request_has_the_bytes_the_kernel_expects() {
+        let bytes = Request::genl(0x10, NLM_F_REQUEST | NLM_F_ACK, 7, 3, 1)
+            .begin(1)
+            .string(2, "lo")
+            .end()
+            .finish();
+        #[rustfmt::skip]
+        let want: Vec<u8> = [
+            &32u32.to_ne_bytes()[..], &0x10u16.to_ne_bytes(), &5u16.to_ne_bytes(),
+            &7u32.to_ne_bytes(), &0u32.to_ne_bytes(),
+            &[3, 1, 0, 0],
+            &12u16.to_ne_bytes(), &(1u16 | NLA_F_NESTED).to_ne_bytes(),
+            &7u16.to_ne_bytes(), &2u16.to_ne_bytes(), b"lo\0", &[0],
+        ].concat();
+        assert_eq!(bytes, want);
+        let msgs: Vec<_> = messages(&bytes).collect();
+        assert_eq!(msgs.len(), 1);
+        let msg = msgs[0].unwrap();
+        assert_eq!((msg.kind, msg.seq), (0x10, 7));
+        let header = msg.genl_attrs().unwrap().find(1).expect("nested header");
+        assert_eq!(header.nested().find(2).unwrap().data, b"lo\0");
+    }
+
+    #[test]
+    fn values_read_back() {
+        let bytes = Request::genl(1, 0, 0, 0, 0)
+            .u32(1, 0xDEAD_BEEF)
+            .bytes(2, &42u64.to_ne_bytes())
+            .flag(3)
+            .bytes(4, &[1, 0, 0, 0, 3, 0, 0, 0])
+            .finish();
+        let msg = messages(&bytes).next().unwrap().unwrap();
+        let attrs = msg.genl_attrs().unwrap();
+        assert_eq!(attrs.find(1).unwrap().u32(), Some(0xDEAD_BEEF));
+        assert_eq!(attrs.find(2).unwrap().u64(), Some(42));
+        assert_eq!(attrs.find(3).unwrap().data, b"");
+        assert_eq!(attrs.find(3).unwrap().u64(), None, "a pad is not a value");
+        assert_eq!(attrs.find(4).unwrap().u32s(), [1, 3]);
+        assert!(attrs.find(9).is_none());
+    }
+
+    #[test]
+    fn lengths_past_the_end_are_errors() {
+        let mut bytes = Request::genl(1, 0, 0, 0, 0).u32(1, 5).finish();
+        bytes[20] = 200; // the attribute claims 200 bytes
+        let msg = messages(&bytes).next().unwrap().unwrap();
+        let first = msg.genl_attrs().unwrap().into_iter().next().unwrap();
+        assert!(first.is_err());
+        bytes[0] = 255; // the message claims more than the datagram
+        assert!(messages(&bytes).next().unwrap().is_err());
+    }
+
+    proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
+            for msg in messages(&bytes).take(64).flatten() {
+                let _ = msg.error_code();
+                if let Ok(attrs) = msg.genl_attrs() {
+                    for a in attrs.into_iter().take(64).flatten() {
+                        let _ = (a.u8(), a.u16(), a.u32(), a.u64(), a.u32s());
+                        for n in a.nested().into_iter().take(64).flatten() {
+                            let _ = n.u32();
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

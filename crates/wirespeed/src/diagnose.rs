@@ -1,0 +1,257 @@
+//! `wirespeed diagnose [IFACE...]`: are these interfaces' settings and counters healthy, and if
+//! not, which fault fits?
+//!
+//! Setting `WIRESPEED_SYSFS_NET=DIR` reads a directory laid out like /sys/class/net instead of
+//! the kernel (files only, no ethtool): counters saved from another machine can be replayed,
+//! and the tests use it to show the diagnosis of a NIC this machine does not have.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use serde::Serialize;
+use wirespeed_model::RateFormat;
+use wirespeed_model::autoneg::duplex_word;
+use wirespeed_model::diagnose::{Confidence, Counters, Diagnosis, Evidence, Severity, diagnose};
+use wirespeed_model::units::{format_duration, parse_duration};
+use wirespeed_net::iface::Reader;
+use wirespeed_report::{Document, Render};
+
+use crate::output::{self, OutputArgs};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct DiagnoseArgs {
+    /// Interfaces to diagnose (default: every interface of this network namespace).
+    #[arg(value_name = "IFACE")]
+    interfaces: Vec<String>,
+
+    /// Time between the two readings of the counters, for rates (250ms, 2s).
+    #[arg(long, short = 'i', default_value = "1s", value_name = "DURATION", value_parser = parse_interval)]
+    interval: Duration,
+
+    /// Print one JSON document (schema "wirespeed.diagnose.v1") instead of text.
+    #[arg(long, short = 'J')]
+    json: bool,
+}
+
+fn parse_interval(text: &str) -> Result<Duration, String> {
+    let d = parse_duration(text).map_err(|e| e.to_string())?;
+    if d.is_zero() || d > Duration::from_secs(3600) {
+        return Err(format!(
+            "{text:?} is out of range; expected an interval from 1ms to 1h, such as 2s"
+        ));
+    }
+    Ok(d)
+}
+
+#[derive(Debug, Serialize)]
+struct Params {
+    interfaces: Vec<String>,
+    interval_seconds: f64,
+    source: String,
+}
+
+#[derive(Debug, Serialize)]
+struct InterfaceReport {
+    #[serde(flatten)]
+    evidence: Evidence,
+    diagnosis: Diagnosis,
+}
+
+#[derive(Debug, Serialize)]
+struct DiagnoseReport {
+    interfaces: Vec<InterfaceReport>,
+}
+
+pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
+    let reader = match std::env::var_os("WIRESPEED_SYSFS_NET") {
+        Some(root) => Reader::files(root),
+        None => Reader::system(),
+    };
+    let mut warnings = Vec::new();
+    let evidence = reader.sample(&args.interfaces, args.interval, &mut warnings)?;
+    let interfaces: Vec<InterfaceReport> = evidence
+        .into_iter()
+        .map(|evidence| InterfaceReport {
+            diagnosis: diagnose(&evidence),
+            evidence,
+        })
+        .collect();
+    let verdicts = interfaces.iter().map(verdict).collect();
+    let params = Params {
+        interfaces: interfaces.iter().map(|i| i.evidence.name.clone()).collect(),
+        interval_seconds: args.interval.as_secs_f64(),
+        source: reader.root().display().to_string(),
+    };
+    let mut doc = Document::new("diagnose", params, DiagnoseReport { interfaces });
+    doc.verdicts = verdicts;
+    doc.warnings = warnings;
+    let out = OutputArgs {
+        json: args.json,
+        rate_format: RateFormat::Adaptive,
+    };
+    output::print(&out, &doc).context("writing the result")
+}
+
+fn verdict(r: &InterfaceReport) -> String {
+    let name = &r.evidence.name;
+    match r.diagnosis.findings.first() {
+        Some(f) if f.severity == Severity::Fault => {
+            format!(
+                "{name}: {} ({} confidence)",
+                f.title,
+                confidence_word(f.confidence)
+            )
+        }
+        _ if !r.evidence.kind.has_phy() => format!(
+            "{name}: no physical layer ({}); nothing to diagnose at the PHY",
+            r.evidence.kind.describe()
+        ),
+        Some(f) if f.severity == Severity::Warning => {
+            format!("{name}: healthy, but {}", f.title)
+        }
+        _ => format!("{name}: healthy"),
+    }
+}
+
+fn confidence_word(c: Confidence) -> &'static str {
+    match c {
+        Confidence::High => "high",
+        Confidence::Medium => "medium",
+        Confidence::Low => "low",
+    }
+}
+
+impl Render for DiagnoseReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        for (i, r) in self.interfaces.iter().enumerate() {
+            if i > 0 {
+                writeln!(out)?;
+            }
+            render_one(r, out)?;
+        }
+        Ok(())
+    }
+}
+
+fn render_one(r: &InterfaceReport, out: &mut dyn Write) -> io::Result<()> {
+    let e = &r.evidence;
+    let d = &r.diagnosis;
+    let carrier = match e.link.carrier {
+        Some(true) => "link up",
+        Some(false) => "NO LINK",
+        None => "link unknown",
+    };
+    writeln!(out, "{}: {}, {carrier}", e.name, e.kind.describe())?;
+    if e.kind.has_phy() || e.link.speed_mbps.is_some() {
+        let speed = e
+            .link
+            .speed_mbps
+            .map_or("speed unknown".to_string(), |s| format!("{s} Mbit/s"));
+        let duplex = e.link.duplex.map_or("duplex unknown", duplex_word);
+        let autoneg = match e.link.autoneg {
+            Some(true) => ", auto-negotiation on",
+            Some(false) => ", auto-negotiation off",
+            None => "",
+        };
+        writeln!(
+            out,
+            "  settings   {speed} {duplex}{autoneg} (from {})",
+            e.link.source
+        )?;
+        if let Some(adv) = e.link.advertised.filter(|a| !a.is_empty()) {
+            let partner = e
+                .link
+                .partner_advertised
+                .map_or("unknown".to_string(), |p| {
+                    if p.is_empty() {
+                        "nothing (not negotiating)".to_string()
+                    } else {
+                        p.to_string()
+                    }
+                });
+            writeln!(out, "  advertised {adv}; partner {partner}")?;
+        }
+    }
+    writeln!(
+        out,
+        "  traffic    rx {:.0} frames/s {}, tx {:.0} frames/s {} over {}",
+        d.rates.rx_packets_per_second,
+        RateFormat::Adaptive.format(d.rates.rx_bits_per_second),
+        d.rates.tx_packets_per_second,
+        RateFormat::Adaptive.format(d.rates.tx_bits_per_second),
+        format_duration(Duration::from_secs_f64(e.interval_seconds)),
+    )?;
+    writeln!(out, "  counters   {}", counter_line(&e.second))?;
+    if d.delta.errors() + d.delta.overflows() > 0 {
+        writeln!(out, "  growth     {}", counter_line(&d.delta))?;
+    }
+    for f in &d.findings {
+        let sev = match f.severity {
+            Severity::Fault => "FAULT",
+            Severity::Warning => "warning",
+            Severity::Info => "info",
+        };
+        if f.severity == Severity::Info {
+            writeln!(out, "  {sev}: {}", f.title)?;
+            continue;
+        }
+        let confidence = confidence_word(f.confidence);
+        writeln!(out, "  {sev} ({confidence} confidence): {}", f.title)?;
+        writeln!(out, "    evidence: {}", f.evidence.join("; "))?;
+        writeln!(out, "    cause:    {}", f.cause)?;
+        writeln!(out, "    fix:      {}", f.fix)?;
+    }
+    Ok(())
+}
+
+fn counter_line(c: &Counters) -> String {
+    format!(
+        "rx {} tx {} frames; collisions {}, late {}, FCS {}, alignment {}, runts {}, aborted {}, drops {}/{}, fifo {}/{}, missed {}",
+        c.rx_packets,
+        c.tx_packets,
+        c.all_collisions(),
+        c.late(),
+        c.fcs_errors,
+        c.alignment_errors,
+        c.runts(),
+        c.tx_aborted_errors,
+        c.rx_dropped,
+        c.tx_dropped,
+        c.rx_fifo_errors,
+        c.tx_fifo_errors,
+        c.rx_missed_errors,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: DiagnoseArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<DiagnoseArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("diagnose").chain(argv.iter().copied()))
+            .map(|w| w.args)
+    }
+
+    #[test]
+    fn interval_and_names_parse() {
+        let a = parse(&[]).unwrap();
+        assert!(a.interfaces.is_empty());
+        assert_eq!(a.interval, Duration::from_secs(1));
+        let a = parse(&["eth0", "lo", "-i", "250ms", "-J"]).unwrap();
+        assert_eq!(a.interfaces, ["eth0", "lo"]);
+        assert_eq!(a.interval, Duration::from_millis(250));
+        assert!(a.json);
+        assert!(parse(&["--interval", "0s"]).is_err());
+        assert!(parse(&["--interval", "soon"]).is_err());
+        assert!(parse(&["--interval", "2h"]).is_err());
+    }
+}

@@ -1,0 +1,370 @@
+//! `wirespeed diagnose` end to end: the loopback, a veth pair in a namespace the test makes,
+//! and counters of NICs this machine does not have, replayed from a sysfs-like tree.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use crate::util::{Run, assert_one_line_error, wirespeed};
+
+static UNIQUE: AtomicUsize = AtomicUsize::new(0);
+
+fn unique(prefix: &str) -> String {
+    format!(
+        "{prefix}{}-{}",
+        std::process::id(),
+        UNIQUE.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+fn json(run: &Run) -> serde_json::Value {
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("one JSON document")
+}
+
+fn wirespeed_env(args: &[&str], sysfs: &Path) -> Run {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(args)
+        .env("WIRESPEED_SYSFS_NET", sysfs)
+        .output()
+        .expect("the wirespeed binary runs");
+    Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// A directory laid out like /sys/class/net (`.0`) beside a drivers directory; removed when
+/// dropped.
+struct FakeSysfs(PathBuf, PathBuf);
+
+impl FakeSysfs {
+    fn new() -> FakeSysfs {
+        let base = std::env::temp_dir().join(unique("ws-sysfs-"));
+        std::fs::create_dir_all(base.join("net")).unwrap();
+        FakeSysfs(base.join("net"), base)
+    }
+
+    /// A NIC bound to `driver` with these link settings and counters (others are 0).
+    fn nic(&self, name: &str, speed: u32, duplex: &str, counters: &[(&str, u64)]) -> PathBuf {
+        const ALL: [&str; 17] = [
+            "rx_packets",
+            "tx_packets",
+            "rx_bytes",
+            "tx_bytes",
+            "collisions",
+            "rx_crc_errors",
+            "rx_frame_errors",
+            "rx_length_errors",
+            "tx_window_errors",
+            "tx_aborted_errors",
+            "tx_carrier_errors",
+            "rx_fifo_errors",
+            "tx_fifo_errors",
+            "rx_missed_errors",
+            "rx_over_errors",
+            "rx_dropped",
+            "tx_dropped",
+        ];
+        let dir = self.0.join(name);
+        std::fs::create_dir_all(dir.join("statistics")).unwrap();
+        std::fs::create_dir_all(self.0.join("drivers").join("iprb")).unwrap();
+        std::fs::create_dir_all(dir.join("device")).unwrap();
+        std::os::unix::fs::symlink(
+            self.0.join("drivers").join("iprb"),
+            dir.join("device").join("driver"),
+        )
+        .unwrap();
+        for (file, text) in [
+            ("type", "1".to_string()),
+            ("speed", speed.to_string()),
+            ("duplex", duplex.to_string()),
+            ("carrier", "1".to_string()),
+        ] {
+            std::fs::write(dir.join(file), format!("{text}\n")).unwrap();
+        }
+        for counter in ALL {
+            let v = counters
+                .iter()
+                .find(|(n, _)| *n == counter)
+                .map_or(0, |&(_, v)| v);
+            std::fs::write(dir.join("statistics").join(counter), format!("{v}\n")).unwrap();
+        }
+        dir
+    }
+}
+
+impl Drop for FakeSysfs {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.1);
+    }
+}
+
+#[test]
+fn lo_is_reported_as_loopback_not_as_a_fault() {
+    let doc = json(&wirespeed(&[
+        "diagnose",
+        "lo",
+        "--interval",
+        "100ms",
+        "--json",
+    ]));
+    assert_eq!(doc["schema"], "wirespeed.diagnose.v1");
+    let lo = &doc["result"]["interfaces"][0];
+    assert_eq!(lo["name"], "lo");
+    assert_eq!(lo["kind"]["kind"], "loopback");
+    assert_eq!(lo["diagnosis"]["healthy"], true);
+    assert_eq!(lo["diagnosis"]["findings"][0]["kind"], "no_physical_layer");
+    assert!(lo["second"]["rx_packets"].as_u64().is_some());
+    let secs = lo["interval_seconds"].as_f64().unwrap();
+    assert!((0.1..5.0).contains(&secs), "{secs}");
+    assert!(
+        doc["verdicts"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("lo: no physical layer")
+    );
+}
+
+#[test]
+fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
+    let sysfs = FakeSysfs::new();
+    // Table 7 test 1: DUT01 at 10-HALF, DUT02 at 10-FULL.
+    sysfs.nic(
+        "dut01",
+        10,
+        "half",
+        &[
+            ("rx_packets", 24_987),
+            ("tx_packets", 49_888),
+            ("collisions", 6_087),
+            ("tx_window_errors", 6_088),
+        ],
+    );
+    sysfs.nic(
+        "dut02",
+        10,
+        "full",
+        &[
+            ("rx_packets", 43_830),
+            ("tx_packets", 31_106),
+            ("rx_crc_errors", 3_022),
+            ("rx_length_errors", 1),
+        ],
+    );
+    let run = wirespeed_env(&["diagnose", "--interval", "50ms"], &sysfs.0);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    for line in [
+        "dut01: NIC (iprb), link up",
+        "settings   10 Mbit/s half duplex (from sysfs)",
+        "FAULT (high confidence): late collisions on a half-duplex end: duplex mismatch, the partner runs full duplex",
+        "6088 late collisions (tx_window_errors) of 6087 collisions",
+        "dut02: NIC (iprb), link up",
+        "FAULT (high confidence): FCS errors and runts on a full-duplex end: duplex mismatch, the partner runs half duplex",
+        "verdict: dut01: late collisions on a half-duplex end",
+    ] {
+        assert!(
+            run.stdout.contains(line),
+            "{line:?} missing from\n{}",
+            run.stdout
+        );
+    }
+    let doc = json(&wirespeed_env(
+        &["diagnose", "dut02", "-i", "10ms", "-J"],
+        &sysfs.0,
+    ));
+    let d = &doc["result"]["interfaces"][0]["diagnosis"];
+    assert_eq!(d["healthy"], false);
+    assert_eq!(d["findings"][0]["kind"], "duplex_mismatch_full_side");
+    assert_eq!(d["findings"][0]["confidence"], "high");
+    assert!(
+        d["findings"][0]["fix"]
+            .as_str()
+            .unwrap()
+            .contains("both ends")
+    );
+}
+
+#[test]
+fn seed_003_table6_replayed_half_duplex_is_healthy() {
+    let sysfs = FakeSysfs::new();
+    sysfs.nic(
+        "dut01",
+        10,
+        "half",
+        &[
+            ("rx_packets", 37_717),
+            ("tx_packets", 5_581),
+            ("collisions", 12_967),
+        ],
+    );
+    let doc = json(&wirespeed_env(&["diagnose", "-i", "10ms", "-J"], &sysfs.0));
+    let d = &doc["result"]["interfaces"][0]["diagnosis"];
+    assert_eq!(d["healthy"], true);
+    assert_eq!(d["findings"][0]["kind"], "half_duplex");
+}
+
+#[test]
+fn a_missing_or_unreadable_counter_is_one_line() {
+    let sysfs = FakeSysfs::new();
+    let dir = sysfs.nic("eth7", 100, "full", &[]);
+    std::fs::remove_file(dir.join("statistics").join("rx_crc_errors")).unwrap();
+    assert_one_line_error(
+        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.0),
+        "statistics/rx_crc_errors",
+    );
+    std::fs::write(dir.join("statistics").join("rx_crc_errors"), "lots\n").unwrap();
+    assert_one_line_error(
+        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.0),
+        "not a number",
+    );
+}
+
+#[test]
+fn bad_diagnose_input_is_one_line() {
+    assert_one_line_error(
+        &wirespeed(&["diagnose", "ws-no-such0", "-i", "10ms"]),
+        "no such interface: ws-no-such0",
+    );
+    assert_one_line_error(&wirespeed(&["diagnose", "--interval", "soon"]), "duration");
+    assert_one_line_error(
+        &wirespeed(&["diagnose", "--interval", "0s"]),
+        "out of range",
+    );
+}
+
+/// Two network namespaces joined by a veth pair: ws-a (198.18.0.1) in the first, ws-b
+/// (198.18.0.2) in the second, so that traffic between them crosses the pair. Both are removed
+/// when dropped.
+struct Namespaces(String, String);
+
+impl Namespaces {
+    fn create() -> Namespaces {
+        let ns = Namespaces(unique("ws-dg-a-"), unique("ws-dg-b-"));
+        let ip = |args: &[&str]| {
+            let ok = Command::new("ip")
+                .args(args)
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "ip {}", args.join(" "));
+        };
+        ip(&["netns", "add", &ns.0]);
+        ip(&["netns", "add", &ns.1]);
+        ip(&[
+            "-n", &ns.0, "link", "add", "ws-a", "type", "veth", "peer", "name", "ws-b", "netns",
+            &ns.1,
+        ]);
+        ip(&["-n", &ns.0, "addr", "add", "198.18.0.1/30", "dev", "ws-a"]);
+        ip(&["-n", &ns.1, "addr", "add", "198.18.0.2/30", "dev", "ws-b"]);
+        ip(&["-n", &ns.0, "link", "set", "ws-a", "up"]);
+        ip(&["-n", &ns.1, "link", "set", "ws-b", "up"]);
+        ns
+    }
+
+    fn exec(ns: &str, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", ns, program]);
+        c
+    }
+}
+
+impl Drop for Namespaces {
+    fn drop(&mut self) {
+        for ns in [&self.0, &self.1] {
+            let _ = Command::new("ip").args(["netns", "del", ns]).status();
+        }
+    }
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn have(program: &str) -> bool {
+    Command::new(program)
+        .arg("-V")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok()
+}
+
+#[test]
+fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
+    if !is_root() {
+        eprintln!("skipped: creating a network namespace needs root (CAP_SYS_ADMIN)");
+        return;
+    }
+    let ns = Namespaces::create();
+    let bin = env!("CARGO_BIN_EXE_wirespeed");
+    // Bounded traffic across the pair while diagnose samples: 100 pings, 10 ms apart, 5 s at most.
+    let ping = have("ping").then(|| {
+        Namespaces::exec(&ns.1, "ping")
+            .args(["-q", "-c", "100", "-i", "0.01", "-w", "5", "198.18.0.1"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("ping starts")
+    });
+    let out = Namespaces::exec(&ns.0, bin)
+        .args(["diagnose", "ws-a", "lo", "-i", "500ms", "-J"])
+        .output()
+        .unwrap();
+    let run = Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    if let Some(mut p) = ping {
+        let _ = p.wait();
+    }
+    let doc = json(&run);
+    let ifaces = doc["result"]["interfaces"].as_array().unwrap();
+    assert_eq!(ifaces.len(), 2);
+    let veth = &ifaces[0];
+    assert_eq!(veth["kind"]["kind"], "veth", "{veth}");
+    assert_eq!(veth["diagnosis"]["healthy"], true);
+    assert_eq!(
+        veth["link"]["source"], "ethtool netlink",
+        "this kernel has ethtool netlink"
+    );
+    assert_eq!(veth["link"]["carrier"], true);
+    assert_eq!(ifaces[1]["kind"]["kind"], "loopback");
+    if have("ping") {
+        let rx = veth["diagnosis"]["rates"]["rx_packets_per_second"]
+            .as_f64()
+            .unwrap();
+        let tx = veth["diagnosis"]["rates"]["tx_packets_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            rx > 20.0 && tx > 20.0,
+            "ws-a receives the pings and answers: {rx} and {tx} frames/s"
+        );
+    } else {
+        eprintln!("no ping: traffic rates not checked");
+    }
+    // Compare with ethtool where it is installed.
+    let a = &veth["link"];
+    match Namespaces::exec(&ns.0, "ethtool").arg("ws-a").output() {
+        Ok(out) if out.status.success() => {
+            let text = String::from_utf8_lossy(&out.stdout);
+            let field = |name: &str| {
+                text.lines()
+                    .find_map(|l| l.trim().strip_prefix(name).map(|v| v.trim().to_string()))
+                    .unwrap_or_default()
+            };
+            assert_eq!(field("Speed:"), format!("{}Mb/s", a["speed_mbps"]));
+            assert_eq!(
+                field("Duplex:").to_lowercase(),
+                a["duplex"].as_str().unwrap()
+            );
+            let autoneg = if a["autoneg"] == true { "on" } else { "off" };
+            assert_eq!(field("Auto-negotiation:"), autoneg);
+        }
+        _ => eprintln!("no ethtool: comparison skipped"),
+    }
+    drop(ns);
+}
