@@ -7,8 +7,10 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod csma_theory;
 pub mod envelope;
 pub mod framing;
+pub mod sample_stats;
 pub mod units;
 
 pub use envelope::{Duplex, Envelope, EnvelopeError, EnvelopeParams};
