@@ -35,7 +35,9 @@ pub enum SimError {
     #[error("{0} hosts: need 1 to 65535 (example: --hosts 1-24)")]
     Hosts(usize),
     /// A packet length out of range.
-    #[error("{bytes}-byte packets: lengths must be {min} to {max} bytes (--oversize allows up to 65535)")]
+    #[error(
+        "{bytes}-byte packets: lengths must be {min} to {max} bytes (--oversize allows up to 65535)"
+    )]
     Length {
         /// The length asked for.
         bytes: u64,

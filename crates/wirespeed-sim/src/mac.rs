@@ -329,7 +329,9 @@ impl Mac {
         let now = io.now();
         let frame = self.frame.as_mut().expect("collision without a frame");
         frame.collisions += 1;
-        let window = self.params.bits(self.params.preamble_bits + self.params.slot_bits);
+        let window = self
+            .params
+            .bits(self.params.preamble_bits + self.params.slot_bits);
         if now.since(start) > window {
             frame.late_collisions += 1;
         }
@@ -428,8 +430,11 @@ mod tests {
     #[test]
     fn an_idle_medium_is_used_after_the_gap() {
         let mut mac = Mac::new(MacParams::table_2(10), MacDuplex::Half);
-        let mut io = Probe::default();
-        io.now = bits(10); // the medium has been idle only 10 bit times
+        // The medium has been idle only 10 bit times.
+        let mut io = Probe {
+            now: bits(10),
+            ..Probe::default()
+        };
         mac.send(&mut io, 608).unwrap();
         assert_eq!(io.timer.unwrap().0, bits(96));
         assert!(fire(&mut mac, &mut io).is_none());
@@ -461,7 +466,10 @@ mod tests {
         let (at, generation) = io.timer.unwrap();
         io.now = at;
         assert!(mac.timer(&mut io, generation).is_none());
-        assert!(io.signals.is_empty(), "a cancelled gap timer must not transmit");
+        assert!(
+            io.signals.is_empty(),
+            "a cancelled gap timer must not transmit"
+        );
         io.now = bits(3000);
         mac.carrier_off(&mut io);
         // Carrier back in the second part of the gap: committed, transmits and collides.
@@ -510,10 +518,10 @@ mod tests {
         let mut report = None;
         for attempt in 1..=16 {
             assert_eq!(io.signals.len(), 2 * (attempt - 1) + 1, "attempt {attempt}");
-            io.now = io.now + MacParams::table_2(10).bits(1);
+            io.now += MacParams::table_2(10).bits(1);
             mac.carrier_on(&mut io);
             report = fire(&mut mac, &mut io); // jam ends
-            io.now = io.now + MacParams::table_2(10).bits(1);
+            io.now += MacParams::table_2(10).bits(1);
             mac.carrier_off(&mut io);
             if report.is_none() {
                 fire(&mut mac, &mut io); // backoff (r = 0) ends: defer, gap
@@ -534,10 +542,10 @@ mod tests {
             ..Probe::default()
         };
         mac.send(&mut io, 12_000).unwrap();
-        io.now = io.now + MacParams::table_2(100).bits(64 + 600);
+        io.now += MacParams::table_2(100).bits(64 + 600);
         mac.carrier_on(&mut io);
         fire(&mut mac, &mut io);
-        io.now = io.now + MacParams::table_2(100).bits(1);
+        io.now += MacParams::table_2(100).bits(1);
         mac.carrier_off(&mut io);
         fire(&mut mac, &mut io);
         fire(&mut mac, &mut io);

@@ -128,10 +128,14 @@ impl Scenario {
         if self.measure_ns == 0 {
             return Err(SimError::Duration);
         }
-        if !(self.cable.length_m.is_finite() && self.cable.length_m >= 0.0)
-            || !(self.cable.velocity_factor > 0.0 && self.cable.velocity_factor <= 1.0)
-            || !(self.cable.attach_delay_ns.is_finite() && self.cable.attach_delay_ns >= 0.0)
-        {
+        let c = &self.cable;
+        let cable_ok = c.length_m.is_finite()
+            && c.length_m >= 0.0
+            && c.velocity_factor > 0.0
+            && c.velocity_factor <= 1.0
+            && c.attach_delay_ns.is_finite()
+            && c.attach_delay_ns >= 0.0;
+        if !cable_ok {
             return Err(SimError::Cable);
         }
         self.lengths.validate(self.allow_oversize)?;
@@ -298,9 +302,7 @@ impl Network {
             Arrivals::Saturated => f64::INFINITY,
             // Per host, G/n of the channel: one packet every mean_charged * n / G.
             Arrivals::Poisson { load } => mean_charged_s * n as f64 / load,
-            Arrivals::Bursty { load, mean_burst } => {
-                mean_charged_s * n as f64 * mean_burst / load
-            }
+            Arrivals::Bursty { load, mean_burst } => mean_charged_s * n as f64 * mean_burst / load,
         };
         Network {
             scenario: scenario.clone(),
@@ -347,7 +349,10 @@ impl Network {
         while host.free_buffers > 0 {
             host.free_buffers -= 1;
             let bytes = host.lengths.next(&mut self.rng);
-            host.output_queue.push_back(Packet { bytes, first_attempt: None });
+            host.output_queue.push_back(Packet {
+                bytes,
+                first_attempt: None,
+            });
         }
     }
 
@@ -367,7 +372,10 @@ impl Network {
             let bytes = host.lengths.next(&mut self.rng);
             if host.free_buffers > 0 {
                 host.free_buffers -= 1;
-                host.output_queue.push_back(Packet { bytes, first_attempt: None });
+                host.output_queue.push_back(Packet {
+                    bytes,
+                    first_attempt: None,
+                });
             } else if self.in_window(now) {
                 self.counters[station].discarded += 1;
             }
@@ -389,8 +397,8 @@ impl Network {
         let host = &mut self.hosts[station];
         let packet = host.in_flight.take().expect("a report without a packet");
         host.transmitter = Transmitter::AwaitingInterrupt;
-        let retry = report.outcome == TxOutcome::Dropped
-            && self.scenario.host.retry_excessive_collisions;
+        let retry =
+            report.outcome == TxOutcome::Dropped && self.scenario.host.retry_excessive_collisions;
         if retry {
             host.output_queue.push_front(packet);
         }

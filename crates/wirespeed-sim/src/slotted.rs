@@ -113,6 +113,10 @@ mod tests {
         }
         // And for minimum packets and a large Q, that is 1/e.
         let sim = run_slotted(256, 512, 512, 100_000, 5);
-        assert!((sim.efficiency - (-1f64).exp()).abs() < 0.01, "{}", sim.efficiency);
+        assert!(
+            (sim.efficiency - (-1f64).exp()).abs() < 0.01,
+            "{}",
+            sim.efficiency
+        );
     }
 }

@@ -274,7 +274,7 @@ impl Arrivals {
             {
                 Err(SimError::Load(load))
             }
-            Arrivals::Bursty { mean_burst, .. } if !(mean_burst >= 1.0) => {
+            Arrivals::Bursty { mean_burst, .. } if mean_burst.is_nan() || mean_burst < 1.0 => {
                 Err(SimError::Burst(mean_burst))
             }
             _ => Ok(()),
@@ -320,7 +320,10 @@ mod tests {
             assert_eq!(deck.iter().filter(|&&b| b == 1536).count(), 2);
             assert_eq!(deck.iter().filter(|&&b| b == 64).count(), 6);
         }
-        assert_eq!(LengthMix::seed_ratio(6, 2).mean_bytes(), (6.0 * 64.0 + 2.0 * 1536.0) / 8.0);
+        assert_eq!(
+            LengthMix::seed_ratio(6, 2).mean_bytes(),
+            (6.0 * 64.0 + 2.0 * 1536.0) / 8.0
+        );
         assert_eq!(LengthMix::seed_ratio(7, 1).to_string(), "7/1");
     }
 

@@ -3,6 +3,7 @@
 use clap::{Parser, Subcommand};
 
 use crate::envelope::EnvelopeArgs;
+use crate::sim::SimArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -18,11 +19,15 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
+    /// cable?
+    Sim(SimArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Sim(args) => crate::sim::run(args),
     }
 }
 

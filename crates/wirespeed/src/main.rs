@@ -9,6 +9,7 @@ use clap::Parser;
 mod cli;
 mod envelope;
 mod output;
+mod sim;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
