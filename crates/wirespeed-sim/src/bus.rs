@@ -127,10 +127,17 @@ impl Cable {
 }
 
 /// The delay between every pair of stations, computed once per run.
+///
+/// For each source the other stations are also grouped by equal delay (a cluster behind one
+/// repeater hears a signal at the same instant), so that a signal edge costs one event per
+/// distinct delay rather than one per station.
 #[derive(Debug, Clone)]
 pub struct Propagation {
     n: usize,
     delay_ps: Vec<u64>,
+    /// Per source: `(delay, first, end)` into `members`, in order of delay.
+    groups: Vec<Vec<(SimSpan, u32, u32)>>,
+    members: Vec<u16>,
 }
 
 impl Propagation {
@@ -148,7 +155,41 @@ impl Propagation {
                 }
             }
         }
-        Propagation { n, delay_ps }
+        let mut groups = Vec::with_capacity(n);
+        let mut members = Vec::with_capacity(n * n.saturating_sub(1));
+        for from in 0..n {
+            let mut others: Vec<usize> = (0..n).filter(|&to| to != from).collect();
+            others.sort_by_key(|&to| (delay_ps[from * n + to], to));
+            let mut list: Vec<(SimSpan, u32, u32)> = Vec::new();
+            for to in others {
+                let d = SimSpan::from_ps(delay_ps[from * n + to]);
+                let at = members.len() as u32;
+                match list.last_mut() {
+                    Some(last) if last.0 == d => last.2 = at + 1,
+                    _ => list.push((d, at, at + 1)),
+                }
+                members.push(to as u16);
+            }
+            groups.push(list);
+        }
+        Propagation {
+            n,
+            delay_ps,
+            groups,
+            members,
+        }
+    }
+
+    /// The groups of stations that hear `from` at the same delay: `(delay, index)` pairs
+    /// for [`Propagation::group`].
+    pub fn groups_of(&self, from: usize) -> impl Iterator<Item = (SimSpan, usize)> + '_ {
+        self.groups[from].iter().enumerate().map(|(i, g)| (g.0, i))
+    }
+
+    /// The stations of group `index` of `from`.
+    pub fn group(&self, from: usize, index: usize) -> &[u16] {
+        let (_, a, b) = self.groups[from][index];
+        &self.members[a as usize..b as usize]
     }
 
     /// Number of stations.
@@ -202,6 +243,14 @@ mod tests {
         assert_eq!(p.delay(0, 3), p.delay(3, 0));
         assert_eq!(p.max_delay(), p.delay(0, 3));
         assert_eq!(p.delay(2, 2), SimSpan::ZERO);
+        // Stations are grouped by equal delay: 4 clusters of 2 give, from station 0, its
+        // cluster-mate at delay 0 and three other clusters.
+        let p = Propagation::new(&Cable::seed_long_net(), 8);
+        let groups: Vec<(SimSpan, usize)> = p.groups_of(0).collect();
+        assert_eq!(groups.len(), 4);
+        assert_eq!(p.group(0, 0), [4]);
+        assert_eq!(p.group(0, 3), [3, 7]);
+        assert_eq!(groups[3].0, p.delay(0, 7));
         // 20 ft: essentially zero.
         assert!(Cable::seed_short_net().end_to_end() < SimSpan::from_ns(30));
     }

@@ -174,8 +174,8 @@ impl Scenario {
 /// What happens in the network.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Event {
-    /// A signal edge reaches `station`.
-    Carrier { station: u16, on: bool },
+    /// A signal edge of `source` reaches the stations of its propagation group `group`.
+    Carrier { source: u16, group: u16, on: bool },
     /// The MAC timer of `station` fires.
     MacTimer { station: u16, generation: u32 },
     /// The transmit interrupt of `station` has been serviced.
@@ -262,17 +262,15 @@ impl MacIo for StationIo<'_> {
 impl StationIo<'_> {
     fn broadcast(&mut self, on: bool) {
         let now = self.queue.now();
-        for to in 0..self.propagation.stations() {
-            if to != self.station {
-                let at = now + self.propagation.delay(self.station, to);
-                self.queue.schedule(
-                    at,
-                    Event::Carrier {
-                        station: to as u16,
-                        on,
-                    },
-                );
-            }
+        for (delay, group) in self.propagation.groups_of(self.station) {
+            self.queue.schedule(
+                now + delay,
+                Event::Carrier {
+                    source: self.station as u16,
+                    group: group as u16,
+                    on,
+                },
+            );
         }
     }
 }
@@ -437,18 +435,23 @@ impl Model for Network {
 
     fn handle(&mut self, event: Event, queue: &mut EventQueue<Event>) {
         match event {
-            Event::Carrier { station, on } => {
-                let s = usize::from(station);
-                let mut io = StationIo {
-                    station: s,
-                    queue,
-                    propagation: &self.propagation,
-                    rng: &mut self.rng,
-                };
-                if on {
-                    self.macs[s].carrier_on(&mut io);
-                } else {
-                    self.macs[s].carrier_off(&mut io);
+            Event::Carrier { source, group, on } => {
+                let members = self
+                    .propagation
+                    .group(usize::from(source), usize::from(group));
+                for &station in members {
+                    let s = usize::from(station);
+                    let mut io = StationIo {
+                        station: s,
+                        queue,
+                        propagation: &self.propagation,
+                        rng: &mut self.rng,
+                    };
+                    if on {
+                        self.macs[s].carrier_on(&mut io);
+                    } else {
+                        self.macs[s].carrier_off(&mut io);
+                    }
                 }
             }
             Event::MacTimer {
