@@ -10,6 +10,7 @@ mod cli;
 mod envelope;
 mod output;
 mod sim;
+mod sim_link;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

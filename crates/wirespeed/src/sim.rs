@@ -19,12 +19,17 @@ use wirespeed_sim::{
 };
 
 use crate::output::{self, OutputArgs};
+use crate::sim_link::LinkArgs;
 
 #[derive(Debug, Clone, Subcommand)]
 pub(crate) enum SimCommand {
     /// A shared CSMA/CD Ethernet: N hosts sending flat out (or at an offered load) on one
     /// cable; the seven statistics of Boggs, Mogul and Kent for each host count and size.
     Csma(CsmaArgs),
+    /// A point-to-point link, full or half duplex at each end: a bulk transfer with
+    /// acknowledgements, both ways; a duplex mismatch shows seed 003's late collisions, FCS
+    /// errors and runts.
+    Link(LinkArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -282,6 +287,7 @@ struct SimReport {
 pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
     match args.command {
         SimCommand::Csma(args) => run_csma(args),
+        SimCommand::Link(args) => crate::sim_link::run(args),
     }
 }
 

@@ -110,3 +110,24 @@ fn sim_csma_bad_input_is_one_line_and_status_2() {
     let help = wirespeed(&["--help"]);
     assert!(help.stdout.contains("sim"));
 }
+
+#[test]
+fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
+    let doc = json(&[
+        "sim", "link", "--a", "half", "--b", "full", "-t", "2s", "-J",
+    ]);
+    assert_eq!(doc["schema"], "wirespeed.sim.v1");
+    let ab = &doc["result"]["directions"][0];
+    assert_eq!(ab["from_duplex"], "half");
+    assert!(ab["sender"]["late_collisions"].as_u64().unwrap() > 0);
+    assert!(ab["receiver"]["fcs_errors"].as_u64().unwrap() > 0);
+    assert!(ab["goodput_fraction"].as_f64().unwrap() < 0.2);
+    let matched = json(&[
+        "sim", "link", "--a", "full", "--b", "full", "-t", "1s", "-J",
+    ]);
+    let ok = &matched["result"]["directions"][0];
+    assert!(ok["goodput_fraction"].as_f64().unwrap() > 0.95);
+    assert_eq!(ok["receiver"]["fcs_errors"], 0);
+    assert_one_line_error(&wirespeed(&["sim", "link", "-r", "1G"]), "Table 2");
+    assert_one_line_error(&wirespeed(&["sim", "link", "-l", "10"]), "64 to");
+}
