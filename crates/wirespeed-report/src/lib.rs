@@ -9,8 +9,10 @@
 
 mod document;
 mod host;
+mod line_plot;
 mod table;
 
 pub use document::{Document, OutputFormat, Render, emit, to_json};
 pub use host::HostFacts;
+pub use line_plot::LinePlot;
 pub use table::Table;

@@ -131,3 +131,35 @@ fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
     assert_one_line_error(&wirespeed(&["sim", "link", "-r", "1G"]), "Table 2");
     assert_one_line_error(&wirespeed(&["sim", "link", "-l", "10"]), "64 to");
 }
+
+#[test]
+fn sim_csma_plot_writes_the_seed_figures() {
+    let dir = std::env::temp_dir().join(format!("wirespeed-sim-plot-{}", std::process::id()));
+    let run = wirespeed(&[
+        "sim",
+        "csma",
+        "-n",
+        "1-3",
+        "-l",
+        "64,512",
+        "-t",
+        "50ms",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let svg = std::fs::read_to_string(dir.join("bit-rate.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2);
+    assert!(svg.contains("fig. 3-3"));
+    for f in [
+        "packet-rate",
+        "delay",
+        "delay-sd",
+        "excess-delay",
+        "bit-rate-sd",
+        "packet-rate-sd",
+    ] {
+        assert!(dir.join(format!("{f}.svg")).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
