@@ -92,6 +92,14 @@ struct Direction {
     stats: LinkStats,
 }
 
+/// What was asked: the scenario of the A-to-B transfer (B to A swaps the duplexes).
+#[derive(Debug, Serialize)]
+struct LinkParams {
+    model: &'static str,
+    #[serde(flatten)]
+    scenario: LinkScenario,
+}
+
 #[derive(Debug, Serialize)]
 struct LinkReport {
     directions: Vec<Direction>,
@@ -142,7 +150,11 @@ pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
             },
         ],
     };
-    let mut doc = Document::new("sim", base, report);
+    let params = LinkParams {
+        model: "link",
+        scenario: base,
+    };
+    let mut doc = Document::new("sim", params, report);
     if args.a != args.b {
         doc.verdicts.push(
             "duplex mismatch: the half-duplex end counts (late) collisions, the full-duplex end \

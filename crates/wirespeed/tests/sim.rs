@@ -117,6 +117,7 @@ fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
         "sim", "link", "--a", "half", "--b", "full", "-t", "2s", "-J",
     ]);
     assert_eq!(doc["schema"], "wirespeed.sim.v1");
+    assert_eq!(doc["parameters"]["model"], "link");
     let ab = &doc["result"]["directions"][0];
     assert_eq!(ab["from_duplex"], "half");
     assert!(ab["sender"]["late_collisions"].as_u64().unwrap() > 0);
