@@ -707,6 +707,15 @@ impl Render for SimReport {
             group_digits(dropped),
             group_digits(late),
         )?;
+        let discarded: u64 = self.points.iter().map(|p| p.summary.discarded).sum();
+        if discarded > 0 {
+            writeln!(
+                out,
+                "{} packets offered by the generators were discarded for want of a free buffer \
+                 (seed 000 figure 2-1: G counts them, the throughput does not)",
+                group_digits(discarded)
+            )?;
+        }
         if !self.plots.is_empty() {
             writeln!(out, "plots: {}", self.plots.join(", "))?;
         }
