@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
+use crate::sim::SimArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -26,6 +27,9 @@ enum Command {
     /// Are these interfaces' link settings and error counters healthy? If not, which fault
     /// (duplex mismatch, bad cable, overruns) fits the evidence?
     Diagnose(DiagnoseArgs),
+    /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
+    /// cable?
+    Sim(SimArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -33,6 +37,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Envelope(args) => crate::envelope::run(args),
         Command::Autoneg(args) => crate::autoneg::run(args),
         Command::Diagnose(args) => crate::diagnose::run(args),
+        Command::Sim(args) => crate::sim::run(args),
     }
 }
 

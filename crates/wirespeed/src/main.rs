@@ -11,6 +11,8 @@ mod cli;
 mod diagnose;
 mod envelope;
 mod output;
+mod sim;
+mod sim_link;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
 

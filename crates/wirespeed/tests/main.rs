@@ -3,4 +3,5 @@
 mod autoneg;
 mod diagnose;
 mod envelope;
+mod sim;
 mod util;
