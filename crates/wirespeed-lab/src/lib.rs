@@ -12,7 +12,12 @@
 
 pub mod addressing;
 pub mod emulator;
+pub mod lifecycle;
+pub mod runtime;
+pub mod sys;
 pub mod topology;
 
 pub use addressing::{Ipv4Net, Plan};
+pub use lifecycle::LabError;
+pub use runtime::{Emulator, Lab, PortStatus};
 pub use topology::{Topology, TopologyError};

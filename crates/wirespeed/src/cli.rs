@@ -18,11 +18,15 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
+    /// router costs), run commands in it, and take it down.
+    Lab(crate::lab::LabArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Lab(args) => crate::lab::run(args),
     }
 }
 

@@ -8,6 +8,7 @@ use clap::Parser;
 
 mod cli;
 mod envelope;
+mod lab;
 mod output;
 
 fn main() -> ExitCode {

@@ -20,7 +20,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::LinkLayer;
 
 use super::clock::Nanos;
@@ -134,7 +134,7 @@ pub enum DropReason {
 }
 
 /// Counters of one direction (what `lab status` shows per port).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DirectionCounters {
     /// Frames offered.
     pub frames_in: u64,

@@ -11,20 +11,18 @@ pub mod router;
 pub mod stats;
 
 use clock::{Clock, Nanos};
-use stats::LatenessHistogram;
 
-/// Releases each `(at, frame)` from `source` to `sink` at its instant, in order, recording how
-/// late each release was. Returns when the source ends.
+/// Releases each `(at, frame)` from `source` to `sink` at its instant, in order; the sink is
+/// told the scheduled and the actual instant, so that it can record the lateness. Returns when
+/// the source ends.
 pub fn pump<C: Clock, F>(
     clock: &C,
     source: impl IntoIterator<Item = (Nanos, F)>,
-    mut sink: impl FnMut(F, Nanos),
-    lateness: &mut LatenessHistogram,
+    mut sink: impl FnMut(F, Nanos, Nanos),
 ) {
     for (at, frame) in source {
         let now = clock.wait_until(at);
-        lateness.record(now.minus(at));
-        sink(frame, now);
+        sink(frame, at, now);
     }
 }
 
@@ -34,6 +32,7 @@ mod tests {
 
     use super::clock::{RealClock, VirtualClock};
     use super::link::{Direction, Verdict};
+    use super::stats::LatenessHistogram;
     use super::*;
     use crate::topology::{DirectionConfig, QueueLimit};
     use wirespeed_model::{BitRate, LinkLayer};
@@ -67,12 +66,10 @@ mod tests {
         let clock = VirtualClock::new(Nanos(0));
         let mut released = Vec::new();
         let mut lateness = LatenessHistogram::default();
-        pump(
-            &clock,
-            schedule(Nanos(0), 100),
-            |i, now| released.push((i, now)),
-            &mut lateness,
-        );
+        pump(&clock, schedule(Nanos(0), 100), |i, at, now| {
+            lateness.record(now.minus(at));
+            released.push((i, now));
+        });
         assert_eq!(released.len(), 100);
         assert_eq!(released[99].1, Nanos(100 * 1_230_400 + 100_000));
         assert_eq!(lateness.summary().max_us, 0.0);
@@ -87,12 +84,10 @@ mod tests {
         let plan = schedule(start, 20);
         let mut released = Vec::new();
         let mut lateness = LatenessHistogram::default();
-        pump(
-            &clock,
-            plan.clone(),
-            |_, now| released.push(now),
-            &mut lateness,
-        );
+        pump(&clock, plan.clone(), |_, at, now| {
+            lateness.record(now.minus(at));
+            released.push(now);
+        });
         let span = released[19].minus(released[0]) as f64;
         let planned = plan[19].0.minus(plan[0].0) as f64;
         assert!((span / planned - 1.0).abs() < 0.05, "{span} vs {planned}");

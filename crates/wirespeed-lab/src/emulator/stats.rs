@@ -4,7 +4,7 @@
 //! and no allocation on the data path, and gives percentiles to the microsecond, which is the
 //! resolution that matters next to a 6.7 us minimum frame at 100 Mbit/s.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 const BINS: usize = 10_000;
 
@@ -31,7 +31,7 @@ impl Default for LatenessHistogram {
 }
 
 /// Percentiles of a histogram.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Default)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Default)]
 pub struct LatenessSummary {
     /// Frames measured.
     pub frames: u64,
