@@ -161,6 +161,8 @@ impl LabRecord {
 /// The counters of a running lab, written by its emulator every 200 ms.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct StatusRecord {
+    /// Counts the writes, so that a reader can wait for a fresh one.
+    pub sequence: u64,
     /// Seconds the emulator has run.
     pub uptime_seconds: f64,
     /// One entry per direction of each link.
@@ -321,14 +323,25 @@ fn emulator_process(
         return 1;
     }
     let started = Instant::now();
-    let _ = write_status(dir, &emulator.status(), 0.0);
+    let mut sequence = 0;
+    let _ = write_status(dir, &emulator.status(), 0.0, sequence);
     let _ = std::fs::File::from(ready).write_all(b"1");
     loop {
-        if let Some(signal) = wait_signal(&signals, Duration::from_millis(200)) {
-            eprintln!("signal {signal}: tearing down");
-            break;
+        match wait_signal(&signals, Duration::from_millis(200)) {
+            // SIGUSR1: a reader wants the counters now.
+            Some(libc::SIGUSR1) | None => {}
+            Some(signal) => {
+                eprintln!("signal {signal}: tearing down");
+                break;
+            }
         }
-        let _ = write_status(dir, &emulator.status(), started.elapsed().as_secs_f64());
+        sequence += 1;
+        let _ = write_status(
+            dir,
+            &emulator.status(),
+            started.elapsed().as_secs_f64(),
+            sequence,
+        );
     }
     emulator.stop();
     lab.teardown();
@@ -362,7 +375,7 @@ fn blocked_signals() -> libc::sigset_t {
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP] {
+        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1] {
             libc::sigaddset(&mut set, s);
         }
         libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
@@ -386,8 +399,14 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
     std::fs::rename(tmp, path)
 }
 
-fn write_status(dir: &Path, ports: &[PortStatus], uptime: f64) -> std::io::Result<()> {
+fn write_status(
+    dir: &Path,
+    ports: &[PortStatus],
+    uptime: f64,
+    sequence: u64,
+) -> std::io::Result<()> {
     let record = StatusRecord {
+        sequence,
         uptime_seconds: uptime,
         ports: ports.to_vec(),
     };
@@ -406,19 +425,38 @@ pub fn record(name: &str) -> Result<LabRecord, LabError> {
     })
 }
 
-/// The latest counters of running lab `name` (at most 200 ms old).
-pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
-    let record = record(name)?;
+fn read_status(name: &str) -> Result<StatusRecord, LabError> {
     let path = state_dir(name).join("status.json");
     let text = std::fs::read_to_string(&path).map_err(|source| LabError::Io {
         what: format!("read {}", path.display()),
         source,
     })?;
-    let status = serde_json::from_str(&text).map_err(|e| LabError::Io {
+    serde_json::from_str(&text).map_err(|e| LabError::Io {
         what: format!("read {}", path.display()),
         source: std::io::Error::other(e),
-    })?;
-    Ok((record, status))
+    })
+}
+
+/// The counters of running lab `name`, now: the emulator is asked (SIGUSR1) to write them and
+/// the fresh copy is read (the last periodic copy, at most 200 ms old, if it does not answer
+/// within a second).
+pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
+    let record = record(name)?;
+    let before = read_status(name)?;
+    if alive(record.pid) && is_emulator(record.pid) {
+        // SAFETY: SIGUSR1 to the lab's own emulator process, which waits for it.
+        unsafe { libc::kill(record.pid, libc::SIGUSR1) };
+        let deadline = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(2));
+            if let Ok(fresh) = read_status(name)
+                && fresh.sequence > before.sequence
+            {
+                return Ok((record, fresh));
+            }
+        }
+    }
+    Ok((record, before))
 }
 
 /// Names of the labs recorded under the state directory.

@@ -281,6 +281,7 @@ struct Ingress {
 
 impl Ingress {
     fn run(mut self) {
+        sys::realtime_priority();
         let mut spare: Option<Vec<u8>> = None;
         while !self.stop.load(Ordering::Relaxed) {
             let mut pfd = libc::pollfd {
@@ -334,6 +335,7 @@ struct Egress {
 impl Egress {
     fn run(self) {
         sys::tighten_timer_slack();
+        sys::realtime_priority();
         let clock = RealClock::default();
         let source = std::iter::from_fn(|| {
             loop {

@@ -104,10 +104,22 @@ pub fn links() -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Creates namespace `name` with its loopback up.
+/// Creates namespace `name` with its loopback up, and quiets IPv6's own chatter (router
+/// solicitations, duplicate address detection) on the interfaces that will be moved into it:
+/// on a 56 kbit/s link each such frame would hold the line for 10 ms and blur a measurement.
 pub fn add_namespace(name: &str) -> Result<(), LabError> {
     ip(&["netns", "add", name], None)?;
-    ip(&["-n", name, "link", "set", "lo", "up"], None)
+    ip(&["-n", name, "link", "set", "lo", "up"], None)?;
+    if std::path::Path::new("/proc/sys/net/ipv6").exists() {
+        for (key, value) in [
+            ("net/ipv6/conf/default/router_solicitations", "0"),
+            ("net/ipv6/conf/default/accept_ra", "0"),
+            ("net/ipv6/conf/default/dad_transmits", "0"),
+        ] {
+            sysctl(name, key, value)?;
+        }
+    }
+    Ok(())
 }
 
 /// Deletes namespace `name` (and with it every device inside).
@@ -273,4 +285,14 @@ pub fn caught_signal() -> Option<i32> {
 pub fn terminate(pid: u32) {
     // SAFETY: kill with a pid and a valid signal number.
     unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+}
+
+/// Best effort: gives this thread a real-time (SCHED_FIFO) priority so that the emulator's
+/// threads are not preempted by the traffic they carry. The kernel's real-time throttling
+/// (95% of each second by default) keeps a spinning thread from starving the machine.
+/// Returns false if the priority could not be set (no CAP_SYS_NICE, or a container limit).
+pub fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: sets the calling thread's policy with a valid parameter.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }

@@ -204,6 +204,7 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
                 StatusRecord {
                     uptime_seconds,
                     ports,
+                    ..
                 },
             ) = lifecycle::status(name)?;
             StatusResult::One {
