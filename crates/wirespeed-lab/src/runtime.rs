@@ -294,31 +294,35 @@ impl Ingress {
             if ready <= 0 {
                 continue;
             }
-            let mut buffer = spare
-                .take()
-                .or_else(|| self.recycled.try_recv().ok())
-                .unwrap_or_else(|| vec![0; FRAME_BUFFER]);
-            let len = match sys::read_frame(self.fd, &mut buffer) {
-                Ok(len) if len > 0 => len,
-                _ => {
-                    spare = Some(buffer);
-                    continue;
-                }
-            };
-            let now = monotonic_now();
-            let processing = self
-                .router
-                .as_ref()
-                .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-            let verdict = self.direction.offer(now, len as u64, processing);
-            *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
-            match verdict {
-                Verdict::Deliver { at } => {
-                    if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
-                        return;
+            // Drain everything queued on the device before polling again: one poll per burst,
+            // one read per frame.
+            loop {
+                let mut buffer = spare
+                    .take()
+                    .or_else(|| self.recycled.try_recv().ok())
+                    .unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                let len = match sys::read_frame(self.fd, &mut buffer) {
+                    Ok(len) if len > 0 => len,
+                    _ => {
+                        spare = Some(buffer);
+                        break;
                     }
+                };
+                let now = monotonic_now();
+                let processing = self
+                    .router
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
+                let verdict = self.direction.offer(now, len as u64, processing);
+                *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+                match verdict {
+                    Verdict::Deliver { at } => {
+                        if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
+                            return;
+                        }
+                    }
+                    Verdict::Drop(_) => spare = Some(buffer),
                 }
-                Verdict::Drop(_) => spare = Some(buffer),
             }
         }
     }

@@ -201,6 +201,12 @@ impl Tap {
         }
         // SAFETY: raw is a freshly opened descriptor that nothing else owns.
         let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Non-blocking: the emulator polls, then drains every queued frame.
+        // SAFETY: fcntl on a descriptor this function owns.
+        unsafe {
+            let flags = libc::fcntl(raw, libc::F_GETFL);
+            libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
         let mut req = IfReq {
             name: [0; libc::IFNAMSIZ],
             flags: (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short,

@@ -262,16 +262,35 @@ impl Render for StatusResult {
                     format_seconds(*uptime_seconds),
                     lab.file
                 )?;
-                let mut nodes = Table::new(["node", "kind", "namespace", "addresses"]);
+                // Names and addresses read better left-aligned.
+                let width = |f: fn(&wirespeed_lab::lifecycle::NodeRecord) -> &str| {
+                    lab.nodes
+                        .iter()
+                        .map(|n| f(n).len())
+                        .max()
+                        .unwrap_or(0)
+                        .max(9)
+                };
+                let (wn, wk, ws) = (
+                    width(|n| &n.name),
+                    width(|n| &n.kind),
+                    width(|n| &n.namespace),
+                );
+                writeln!(
+                    out,
+                    "{:wn$}  {:wk$}  {:ws$}  addresses",
+                    "node", "kind", "namespace"
+                )?;
                 for n in &lab.nodes {
-                    nodes.row([
-                        n.name.clone(),
-                        n.kind.clone(),
-                        n.namespace.clone(),
-                        n.addresses.join(", "),
-                    ]);
+                    writeln!(
+                        out,
+                        "{:wn$}  {:wk$}  {:ws$}  {}",
+                        n.name,
+                        n.kind,
+                        n.namespace,
+                        n.addresses.join(", ")
+                    )?;
                 }
-                write!(out, "{nodes}")?;
                 writeln!(out)?;
                 let mut t = Table::new([
                     "port",
