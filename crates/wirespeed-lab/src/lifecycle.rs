@@ -472,7 +472,8 @@ pub fn running() -> Vec<String> {
     names
 }
 
-fn alive(pid: i32) -> bool {
+/// True if process `pid` exists.
+pub fn alive(pid: i32) -> bool {
     // SAFETY: signal 0 only checks that the process exists.
     pid > 0 && unsafe { libc::kill(pid, 0) } == 0
 }

@@ -29,6 +29,10 @@ enum LabCommand {
     Up {
         /// Topology file (TOML; see labs/ for examples).
         file: PathBuf,
+        /// Print the lab's record (name, emulator pid, nodes, namespaces, addresses) as JSON
+        /// (schema "wirespeed.lab.up.v1") instead of its name.
+        #[arg(long, short = 'J')]
+        json: bool,
     },
     /// Run a command inside one node of a running lab.
     Exec {
@@ -74,7 +78,7 @@ enum LabCommand {
 
 pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
     match args.command {
-        LabCommand::Up { file } => up(&file),
+        LabCommand::Up { file, json } => up(&file, json),
         LabCommand::Exec {
             name,
             node,
@@ -94,7 +98,7 @@ fn load(file: &Path) -> anyhow::Result<Topology> {
     Ok(Topology::load(file)?)
 }
 
-fn up(file: &Path) -> anyhow::Result<()> {
+fn up(file: &Path, json: bool) -> anyhow::Result<()> {
     let topology = load(file)?;
     sys::require_net_admin()?;
     sys::catch_termination();
@@ -106,7 +110,19 @@ fn up(file: &Path) -> anyhow::Result<()> {
             running.name
         );
     }
-    println!("{}", running.name);
+    if json {
+        let record = lifecycle::record(&running.name)?;
+        let doc = Document::new(
+            "lab.up",
+            UpParams {
+                file: file.display().to_string(),
+            },
+            record,
+        );
+        print!("{}", wirespeed_report::to_json(&doc)?);
+    } else {
+        println!("{}", running.name);
+    }
     Ok(())
 }
 
@@ -177,6 +193,11 @@ fn run_and_wait(lab: &str, node: Option<&str>, command: &[String]) -> anyhow::Re
 }
 
 #[derive(Debug, Serialize)]
+struct UpParams {
+    file: String,
+}
+
+#[derive(Debug, Serialize)]
 struct StatusParams {
     name: Option<String>,
 }
@@ -207,6 +228,12 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
                     ..
                 },
             ) = lifecycle::status(name)?;
+            if !lifecycle::alive(lab.pid) {
+                bail!(
+                    "the emulator of lab {name} (pid {}) is not running; `wirespeed lab down {name}` removes what it left",
+                    lab.pid
+                );
+            }
             StatusResult::One {
                 lab,
                 uptime_seconds,

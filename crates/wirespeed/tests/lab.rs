@@ -101,9 +101,11 @@ struct UpLab {
 
 impl UpLab {
     fn up(file: &str) -> UpLab {
-        let run = wirespeed(&["lab", "up", file]);
+        let run = wirespeed(&["lab", "up", file, "--json"]);
         assert_eq!(run.status, 0, "{}", run.stderr);
-        let name = run.stdout.trim().to_string();
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(doc["schema"], "wirespeed.lab.up.v1");
+        let name = doc["result"]["name"].as_str().unwrap().to_string();
         let status = lab_status(&name);
         UpLab { name, status }
     }
@@ -386,6 +388,19 @@ fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
             .as_secs_f64()
     };
     let (small, large) = (rtt(32), rtt(232));
+    // The router answering itself pays its `answer` cost, 0.751 ms + 1.31 us/byte (ciscoping).
+    let to_router = (0..3)
+        .filter_map(|_| ping(&roc, Ipv4Addr::new(198, 18, 0, 2), 32, 64).map(|(_, _, t)| t))
+        .min()
+        .expect("an echo reply from ciscomci");
+    assert!(
+        to_router >= Duration::from_micros(751 + 60),
+        "{to_router:?}"
+    );
+    assert!(
+        to_router < Duration::from_micros(751 + 5_000),
+        "{to_router:?}"
+    );
     let slope_us = (large - small) / 200.0 * 1e6;
     // Per byte, one way: DS0 142.857 us + ciscomci forwarding 0.04 + ciscoser 2.939 + two
     // 10 Mbit/s Ethernets 0.8 each (Table 1); twice for the round trip.
@@ -410,6 +425,15 @@ fn sigterm_to_the_emulator_removes_the_lab() {
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let pid = lab.pid();
+    let run = wirespeed(&["lab", "up", &lab_file("two-host-10m.toml")]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let plain = run.stdout.trim().to_string();
+    assert!(
+        plain.starts_with("two-host-") && !plain.contains(' '),
+        "{plain}"
+    );
+    assert_eq!(wirespeed(&["lab", "down", &plain]).status, 0);
+    assert_nothing_left(&plain);
     sys::terminate(pid as u32);
     wait_until_gone(pid);
     assert_nothing_left(&lab.name);
@@ -443,7 +467,7 @@ fn lab_run_always_takes_the_lab_down() {
     assert_nothing_left(run.stdout.trim());
     // A command that cannot start: one line, status 2, nothing left.
     let run = wirespeed(&["lab", "run", &file, "--", "/nonexistent/command"]);
-    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert_one_line_error(&run, "/nonexistent/command");
     assert!(
         sys::namespaces()
             .iter()
