@@ -903,4 +903,25 @@ rate = "10M"
         }
         assert!(checked >= 3, "{checked} labs in {}", dir.display());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_accepted_or_rejected_with_a_line_in_the_file(text in "[\\[\\]a-z0-9=\" .\n-]{0,200}") {
+            match Topology::parse(&text, "t") {
+                Ok(_) => {}
+                Err(TopologyError::Invalid { line, .. }) => {
+                    proptest::prop_assert!(line >= 1 && line <= text.lines().count() + 1);
+                }
+                Err(other) => proptest::prop_assert!(false, "{other}"),
+            }
+        }
+
+        #[test]
+        fn mutated_good_files_never_panic(cut in 0usize..120, insert in "[a-z0-9=\" \n-]{0,8}") {
+            let mut text = TWO.to_string();
+            let at = text.char_indices().nth(cut.min(TWO.len() - 1)).map_or(0, |(i, _)| i);
+            text.insert_str(at, &insert);
+            let _ = Topology::parse(&text, "t");
+        }
+    }
 }

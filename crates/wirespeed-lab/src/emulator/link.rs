@@ -489,6 +489,55 @@ mod tests {
         assert_eq!(last, 6_720_000_000);
     }
 
+    /// A medium that refuses every other frame, as a CSMA/CD MAC gives up after 16 attempts:
+    /// the seam a shared-segment MAC plugs into.
+    struct EveryOtherCollides {
+        wire: FullDuplex,
+        n: u64,
+    }
+
+    impl Medium for EveryOtherCollides {
+        fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission {
+            self.n += 1;
+            if self.n & 1 == 0 {
+                Transmission::Lost {
+                    at: ready,
+                    reason: MediumLoss::ExcessiveCollisions,
+                }
+            } else {
+                self.wire.transmit(ready, hold)
+            }
+        }
+    }
+
+    #[test]
+    fn a_mac_plugs_in_through_the_medium_trait() {
+        let medium = EveryOtherCollides {
+            wire: FullDuplex::default(),
+            n: 0,
+        };
+        let mut d = Direction::with_medium(
+            config(10_000_000, 0, QueueLimit::Packets(10), 0.0),
+            ETH,
+            1500,
+            medium,
+        );
+        let verdicts: Vec<Verdict> = (0..4)
+            .map(|_| d.offer(Nanos(0), 1514, Duration::ZERO))
+            .collect();
+        assert_eq!(
+            verdicts[1],
+            Verdict::Drop(DropReason::Medium(MediumLoss::ExcessiveCollisions))
+        );
+        assert_eq!(
+            verdicts[2],
+            Verdict::Deliver {
+                at: Nanos(2 * 1_230_400)
+            }
+        );
+        assert_eq!(d.counters().drops_medium, 2);
+    }
+
     proptest! {
         #[test]
         fn deliveries_are_ordered_spaced_and_conserved(

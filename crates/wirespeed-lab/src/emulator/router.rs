@@ -168,4 +168,14 @@ mod tests {
         short.truncate(20);
         assert_eq!(egress().charge(&short), Charge::None);
     }
+
+    proptest::proptest! {
+        #[test]
+        fn any_bytes_are_charged_without_panic(bytes in proptest::collection::vec(proptest::num::u8::ANY, 0..200)) {
+            let charge = egress().charge(&bytes);
+            if bytes.len() < 14 + 20 {
+                proptest::prop_assert_eq!(charge, Charge::None);
+            }
+        }
+    }
 }
