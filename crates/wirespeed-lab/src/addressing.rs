@@ -82,7 +82,8 @@ pub struct Interface {
     pub name: String,
     /// IPv4 address and prefix.
     pub ipv4: Ipv4Net,
-    /// IPv6 address (prefix /64); none on a link whose MTU is below IPv6's 1280.
+    /// IPv6 address (prefix /64); none on a link with `ipv6 = false` or an MTU below IPv6's
+    /// 1280.
     pub ipv6: Option<Ipv6Addr>,
 }
 
@@ -150,8 +151,8 @@ pub fn plan(topology: &Topology) -> Plan {
                 addr: Ipv4Addr::from(u32::from(v4) + host),
                 prefix: 24,
             });
-            let ipv6 =
-                (link.mtu >= 1280).then(|| Ipv6Addr::from(u128::from(v6) + u128::from(host)));
+            let ipv6 = (link.ipv6 && link.mtu >= 1280)
+                .then(|| Ipv6Addr::from(u128::from(v6) + u128::from(host)));
             interfaces.push(Interface {
                 node,
                 link: link.index,
@@ -271,6 +272,11 @@ mtu = 576
 a = "r2"
 b = "h2"
 rate = "10M"
+ipv6 = false
+[[link]]
+a = "r2"
+b = "h2"
+rate = "10M"
 "#,
             "chain.toml",
         )
@@ -285,6 +291,8 @@ rate = "10M"
         assert_eq!(plan.end(0, true).ipv6.unwrap().to_string(), "2001:2::1");
         assert_eq!(plan.end(1, true).ipv6, None, "576-byte MTU carries no IPv6");
         assert_eq!(plan.end(1, true).name, "eth1", "r1's second interface");
+        assert_eq!(plan.end(2, true).ipv6, None, "ipv6 = false");
+        assert!(plan.end(3, true).ipv6.is_some());
         assert_eq!(link_subnet(300).0, Ipv4Addr::new(198, 19, 44, 0));
     }
 
@@ -303,8 +311,8 @@ rate = "10M"
         assert_eq!(route("r1", "198.18.2.0/24").as_deref(), Some("198.18.1.2"));
         assert_eq!(route("h2", "198.18.0.0/24").as_deref(), Some("198.18.2.1"));
         assert_eq!(route("r2", "198.18.0.0/24").as_deref(), Some("198.18.1.1"));
-        // Every node reaches every link it is not on: 4 nodes x 3 links - 6 attachments.
-        assert_eq!(plan.routes.len(), 6);
+        // Every node reaches every link it is not on: 4 nodes x 4 links - 8 attachments.
+        assert_eq!(plan.routes.len(), 8);
     }
 
     #[test]

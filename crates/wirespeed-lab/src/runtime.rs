@@ -93,15 +93,23 @@ impl Lab {
 
     fn configure_node(&self, node: usize) -> Result<(), LabError> {
         let ns = &self.namespaces[node];
+        // Name and MTU first; IPv6 off where the link has none before the device is up, so
+        // that it never sends a single IPv6 frame there; then addresses and routes.
+        let mut names = String::new();
         let mut batch = String::new();
+        let mut no_ipv6 = Vec::new();
         for (port, interface) in self.plan.interfaces.iter().enumerate() {
             if interface.node != node {
                 continue;
             }
             let mtu = self.topology.links[interface.link].mtu;
             let dev = &interface.name;
-            batch.push_str(&format!("link set {} name {dev}\n", self.taps[port].name));
-            batch.push_str(&format!("link set {dev} mtu {mtu} up\n"));
+            names.push_str(&format!("link set {} name {dev}\n", self.taps[port].name));
+            names.push_str(&format!("link set {dev} mtu {mtu}\n"));
+            if interface.ipv6.is_none() {
+                no_ipv6.push(dev.clone());
+            }
+            batch.push_str(&format!("link set {dev} up\n"));
             batch.push_str(&format!("addr add {} dev {dev}\n", interface.ipv4));
             if let Some(v6) = interface.ipv6 {
                 batch.push_str(&format!("addr add {v6}/64 dev {dev} nodad\n"));
@@ -120,6 +128,12 @@ impl Lab {
                     "route add {dest}/64 via {via} dev {}\n",
                     route.dev
                 ));
+            }
+        }
+        sys::ip(&["-n", ns, "-batch", "-"], Some(&names))?;
+        if std::path::Path::new("/proc/sys/net/ipv6").exists() {
+            for dev in &no_ipv6 {
+                sys::sysctl(ns, &format!("net/ipv6/conf/{dev}/disable_ipv6"), "1")?;
             }
         }
         sys::ip(&["-n", ns, "-batch", "-"], Some(&batch))?;

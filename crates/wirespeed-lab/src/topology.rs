@@ -176,6 +176,9 @@ pub struct Link {
     /// What the serializer charges per frame: Ethernet (header, FCS, pad, preamble, gap) or a
     /// serial line (the IP packet alone).
     pub layer: LinkLayer,
+    /// Whether the link carries IPv6 (`ipv6 = false` keeps IPv6's own multicast chatter off
+    /// a slow line).
+    pub ipv6: bool,
     /// Address of end a, if the file gives one.
     pub a_address: Option<Ipv4Net>,
     /// Address of end b, if the file gives one.
@@ -308,6 +311,7 @@ struct RawLink {
     mtu: Option<Spanned<toml::Value>>,
     duplex: Option<Spanned<String>>,
     layer: Option<Spanned<String>>,
+    ipv6: Option<bool>,
     a_address: Option<Spanned<String>>,
     b_address: Option<Spanned<String>>,
 }
@@ -652,6 +656,7 @@ impl RawLink {
             mtu,
             duplex,
             layer,
+            ipv6: self.ipv6.unwrap_or(true),
             a_address: address(&self.a_address)?,
             b_address: address(&self.b_address)?,
             line,

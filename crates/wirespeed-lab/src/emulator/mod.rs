@@ -76,21 +76,23 @@ mod tests {
     }
 
     #[test]
-    fn real_time_matches_the_virtual_schedule() {
-        // 20 full frames at 10 Mbit/s: 24.6 ms of real time. The slope of release times must be
-        // the configured rate; lateness is reported, and bounded loosely for a busy CI machine.
+    fn real_time_never_releases_early_and_keeps_the_schedule() {
+        // 20 full frames at 10 Mbit/s: 24.6 ms of real time, released against the same
+        // schedule the virtual run uses. Early is a bug; late is the machine (reported, and
+        // bounded loosely here for a busy CI machine).
         let clock = RealClock::default();
         let start = clock.now().after(Duration::from_millis(1));
         let plan = schedule(start, 20);
-        let mut released = Vec::new();
         let mut lateness = LatenessHistogram::default();
-        pump(&clock, plan.clone(), |_, at, now| {
+        let mut early = 0;
+        pump(&clock, plan, |_, at, now| {
+            if now < at {
+                early += 1;
+            }
             lateness.record(now.minus(at));
-            released.push(now);
         });
-        let span = released[19].minus(released[0]) as f64;
-        let planned = plan[19].0.minus(plan[0].0) as f64;
-        assert!((span / planned - 1.0).abs() < 0.05, "{span} vs {planned}");
+        assert_eq!(early, 0);
+        assert_eq!(lateness.summary().frames, 20);
         assert!(
             lateness.summary().p50_us < 1_000.0,
             "{:?}",
