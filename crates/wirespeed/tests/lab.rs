@@ -76,6 +76,20 @@ fn bad_topologies_are_one_line_errors_naming_the_line() {
 }
 
 #[test]
+fn unknown_labs_and_nodes_are_one_line_errors() {
+    assert_one_line_error(
+        &wirespeed(&["lab", "status", "no-such-lab-0000"]),
+        "no lab named 'no-such-lab-0000'",
+    );
+    assert_one_line_error(
+        &wirespeed(&["lab", "exec", "no-such-lab-0000", "h1", "--", "true"]),
+        "no lab named",
+    );
+    assert_one_line_error(&wirespeed(&["lab", "exec", "x", "h1"]), "CMD");
+    assert_one_line_error(&wirespeed(&["lab", "down"]), "<NAME>");
+}
+
+#[test]
 fn without_cap_net_admin_one_line_says_so() {
     if !sys::has_net_admin() || Command::new("setpriv").arg("--help").output().is_err() {
         eprintln!("without_cap_net_admin: skipped: needs root and setpriv to drop to nobody");
@@ -425,6 +439,12 @@ fn sigterm_to_the_emulator_removes_the_lab() {
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let pid = lab.pid();
+    assert_one_line_error(
+        &wirespeed(&["lab", "exec", &lab.name, "h3", "--", "true"]),
+        "has no node 'h3' (it has: h1, h2)",
+    );
+    let run = wirespeed(&["lab", "exec", &lab.name, "h1", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(run.status, 7, "exec passes the command's status on");
     let run = wirespeed(&["lab", "up", &lab_file("two-host-10m.toml")]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let plain = run.stdout.trim().to_string();
