@@ -147,6 +147,10 @@ pub struct DirectionConfig {
     pub loss: f64,
     /// Seed of the loss process, so that a run can be repeated frame for frame.
     pub seed: u64,
+    /// Store-and-forward hops hidden inside the link (a switch, or an active wiretap that
+    /// receives each frame whole and retransmits it, seed 001 section 5): each adds one more
+    /// serialization time to every frame, which probing sees as extra per-byte cost.
+    pub hidden_hops: u8,
 }
 
 /// Full or half duplex.
@@ -312,6 +316,7 @@ struct RawLink {
     duplex: Option<Spanned<String>>,
     layer: Option<Spanned<String>>,
     ipv6: Option<bool>,
+    hidden_hops: Option<Spanned<toml::Value>>,
     a_address: Option<Spanned<String>>,
     b_address: Option<Spanned<String>>,
 }
@@ -637,12 +642,17 @@ impl RawLink {
                 .map(|v| Ipv4Net::from_str(v.get_ref()).map_err(|e| ctx.error(v, e)))
                 .transpose()
         };
+        let hidden_hops = match &self.hidden_hops {
+            None => 0,
+            Some(v) => integer(ctx, v, "hidden_hops", 0, 16)? as u8,
+        };
         let direction = |rate| DirectionConfig {
             rate,
             delay,
             queue,
             loss,
             seed,
+            hidden_hops,
         };
         Ok(Link {
             index,
@@ -790,6 +800,16 @@ delay = "100us"
         .unwrap();
         assert_eq!(t.links[0].ab.rate.bits_per_second(), 1_000_000);
         assert_eq!(t.links[0].ba.rate.bits_per_second(), 56_000);
+    }
+
+    #[test]
+    fn hidden_hops_are_bounded() {
+        let t = Topology::parse(&TWO.replace("delay = \"100us\"", "hidden_hops = 3"), "t").unwrap();
+        assert_eq!(t.links[0].ab.hidden_hops, 3);
+        assert_eq!(t.links[0].ba.hidden_hops, 3);
+        let (line, msg) = err(&TWO.replace("delay = \"100us\"", "hidden_hops = 40"));
+        assert_eq!(line, 10);
+        assert!(msg.contains("hidden_hops 40 is outside 0..=16"), "{msg}");
     }
 
     #[test]

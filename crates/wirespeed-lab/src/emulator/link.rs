@@ -67,6 +67,16 @@ pub trait Medium: Send {
     fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission;
 }
 
+impl Transmission {
+    /// When the medium was done with the frame (end of serialization, or when it gave up).
+    pub fn end(self) -> Nanos {
+        match self {
+            Transmission::Sent { end, .. } => end,
+            Transmission::Lost { at, .. } => at,
+        }
+    }
+}
+
 /// A private full-duplex wire: one frame at a time, back to back, never a collision.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FullDuplex {
@@ -180,6 +190,7 @@ pub struct Direction<M: Medium = FullDuplex> {
     processor_free: Nanos,
     in_system: VecDeque<InSystem>,
     in_system_bytes: u64,
+    hidden: Vec<FullDuplex>,
     carry: u128,
     counters: DirectionCounters,
 }
@@ -203,6 +214,7 @@ impl<M: Medium> Direction<M> {
             processor_free: Nanos(0),
             in_system: VecDeque::new(),
             in_system_bytes: 0,
+            hidden: vec![FullDuplex::default(); usize::from(config.hidden_hops)],
             carry: 0,
             counters: DirectionCounters::default(),
         }
@@ -283,8 +295,15 @@ impl<M: Medium> Direction<M> {
                 }
                 self.counters.frames_out += 1;
                 self.counters.bytes_out += tap_len;
+                // Each hidden store-and-forward hop receives the frame whole, then sends it
+                // again at the same rate once it has finished the previous frame (its own
+                // full-duplex wire, with room for any queue).
+                let mut last_bit = end;
+                for hop in &mut self.hidden {
+                    last_bit = hop.transmit(last_bit, hold).end();
+                }
                 Verdict::Deliver {
-                    at: end.after(self.config.delay),
+                    at: last_bit.after(self.config.delay),
                 }
             }
         }
@@ -329,6 +348,7 @@ mod tests {
             queue,
             loss,
             seed: 7,
+            hidden_hops: 0,
         }
     }
 
@@ -364,6 +384,42 @@ mod tests {
             at(d.offer(Nanos(10_000_000), 1514, Duration::ZERO)),
             10_000_000 + 1_230_400 + 50_000
         );
+    }
+
+    #[test]
+    fn hidden_store_and_forward_hops_add_a_serialization_each() {
+        let mut d = Direction::new(
+            DirectionConfig {
+                hidden_hops: 2,
+                ..config(10_000_000, 50, QueueLimit::Packets(10), 0.0)
+            },
+            ETH,
+            1500,
+        );
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            3 * 1_230_400 + 50_000
+        );
+        // Back to back, the second is still one serialization behind the first: the hidden
+        // hops add delay, not a lower rate.
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            4 * 1_230_400 + 50_000
+        );
+        // A small frame right behind a large one waits for the hidden hops to finish it and
+        // never overtakes it: 84 wire bytes = 67.2 us.
+        let mut d = Direction::new(
+            DirectionConfig {
+                hidden_hops: 1,
+                ..config(10_000_000, 0, QueueLimit::Packets(10), 0.0)
+            },
+            ETH,
+            1500,
+        );
+        let large = at(d.offer(Nanos(0), 1514, Duration::ZERO));
+        let small = at(d.offer(Nanos(0), 60, Duration::ZERO));
+        assert_eq!(large, 2 * 1_230_400);
+        assert_eq!(small, 2 * 1_230_400 + 67_200);
     }
 
     #[test]

@@ -45,6 +45,7 @@ mod tests {
                 queue: QueueLimit::Packets(1000),
                 loss: 0.0,
                 seed: 1,
+                hidden_hops: 0,
             },
             LinkLayer::Ethernet { vlan_tags: 0 },
             1500,
