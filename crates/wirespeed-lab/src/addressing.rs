@@ -7,7 +7,8 @@
 //!
 //! Routes are shortest paths in hops, computed per node by breadth-first search over links, in
 //! which only routers may be passed through (hosts do not forward). Ties go to the link that
-//! comes first in the file, so the same file always builds the same routing tables.
+//! comes first in the file, and between the two ends of a destination link to end a, so the
+//! same file always builds the same routing tables.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -313,6 +314,40 @@ rate = "10M"
         assert_eq!(route("r2", "198.18.0.0/24").as_deref(), Some("198.18.1.1"));
         // Every node reaches every link it is not on: 4 nodes x 4 links - 8 attachments.
         assert_eq!(plan.routes.len(), 8);
+    }
+
+    #[test]
+    fn a_cycle_of_routers_takes_the_shortest_way_round() {
+        let mut text = String::from("[[host]]\nname=\"h1\"\n[[host]]\nname=\"h2\"\n");
+        for r in ["r1", "r2", "r3"] {
+            text.push_str(&format!("[[router]]\nname=\"{r}\"\n"));
+        }
+        for (a, b) in [
+            ("h1", "r1"),
+            ("r1", "r2"),
+            ("r2", "r3"),
+            ("r3", "r1"),
+            ("r3", "h2"),
+        ] {
+            text.push_str(&format!("[[link]]\na=\"{a}\"\nb=\"{b}\"\nrate=\"1M\"\n"));
+        }
+        let t = Topology::parse(&text, "cycle.toml").unwrap();
+        let plan = plan(&t);
+        let via = |node: &str, link: usize| {
+            let node = t.node_index(node).unwrap();
+            let dest = plan.end(link, true).ipv4.network();
+            plan.routes
+                .iter()
+                .find(|r| r.node == node && r.dest.network() == dest)
+                .map(|r| r.via.to_string())
+        };
+        // r1 reaches h2's link (4) through r3 directly (link 3: r3 is end a, .1), not via r2.
+        assert_eq!(via("r1", 4).as_deref(), Some("198.18.3.1"));
+        assert_eq!(via("h1", 4).as_deref(), Some("198.18.0.2"));
+        // r2 is one hop from both ends of the r3-r1 link; the tie goes to its end a, r3.
+        assert_eq!(via("r2", 3).as_deref(), Some("198.18.2.2"));
+        // Every node has a route to every link it is not on: 5 nodes x 5 links - 10 ends.
+        assert_eq!(plan.routes.len(), 15);
     }
 
     #[test]
