@@ -1,3 +1,23 @@
-//! Networks on one machine: namespaces, TAP devices and the link emulator.
+//! Networks on one machine with exactly known links: network namespaces joined by TAP devices
+//! and a user-space link emulator.
 //!
-//! Linux only, needs CAP_NET_ADMIN. Filled in by the lab issue.
+//! The kernel's own shapers (tbf, htb) cannot give a link a propagation delay, a per-hop
+//! processing cost or a collision, and netem is not available everywhere, so every frame
+//! between two namespaces passes through [`emulator`], which holds it exactly as long as the
+//! configured link would. The emulator's logic is pure and runs in virtual time in tests; the
+//! lab runs it on the real clock over TAP devices. Linux only; building a lab needs
+//! CAP_NET_ADMIN.
+
+#![warn(missing_docs, unreachable_pub)]
+
+pub mod addressing;
+pub mod emulator;
+pub mod lifecycle;
+pub mod runtime;
+pub mod sys;
+pub mod topology;
+
+pub use addressing::{Ipv4Net, Plan};
+pub use lifecycle::LabError;
+pub use runtime::{Emulator, Lab, PortStatus};
+pub use topology::{Topology, TopologyError};

@@ -30,6 +30,9 @@ enum Command {
     /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
     /// cable?
     Sim(SimArgs),
+    /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
+    /// router costs), run commands in it, and take it down.
+    Lab(crate::lab::LabArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -38,6 +41,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Autoneg(args) => crate::autoneg::run(args),
         Command::Diagnose(args) => crate::diagnose::run(args),
         Command::Sim(args) => crate::sim::run(args),
+        Command::Lab(args) => crate::lab::run(args),
     }
 }
 

@@ -10,6 +10,7 @@ mod autoneg;
 mod cli;
 mod diagnose;
 mod envelope;
+mod lab;
 mod output;
 mod sim;
 mod sim_link;

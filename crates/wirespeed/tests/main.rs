@@ -3,5 +3,6 @@
 mod autoneg;
 mod diagnose;
 mod envelope;
+mod lab;
 mod sim;
 mod util;

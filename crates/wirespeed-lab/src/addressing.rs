@@ -1,0 +1,375 @@
+//! Addresses and routes for a topology, assigned so that nobody has to write them.
+//!
+//! Link `i` gets the subnet 198.18.i.0/24 (198.19.(i-256).0/24 past 255) and 2001:2:0:i::/64:
+//! end a is `.1` / `::1`, end b is `.2` / `::2`. These are the benchmarking ranges of RFC 2544
+//! (198.18.0.0/15, reserved by RFC 6890) and RFC 5180 (2001:2::/48), which no real network
+//! routes, so a lab can never leak traffic to a real host. A link may give its own IPv4 pair.
+//!
+//! Routes are shortest paths in hops, computed per node by breadth-first search over links, in
+//! which only routers may be passed through (hosts do not forward). Ties go to the link that
+//! comes first in the file, and between the two ends of a destination link to end a, so the
+//! same file always builds the same routing tables.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::net::{Ipv4Addr, Ipv6Addr};
+use std::str::FromStr;
+
+use crate::topology::{NodeKind, Topology};
+
+/// An IPv4 address with its prefix length, `198.18.0.1/24`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Ipv4Net {
+    /// The interface address.
+    pub addr: Ipv4Addr,
+    /// Prefix length, 0 to 32.
+    pub prefix: u8,
+}
+
+impl Ipv4Net {
+    fn mask(self) -> u32 {
+        if self.prefix == 0 {
+            0
+        } else {
+            u32::MAX << (32 - u32::from(self.prefix))
+        }
+    }
+
+    /// The network address (host bits zero).
+    pub fn network(self) -> Ipv4Addr {
+        Ipv4Addr::from(u32::from(self.addr) & self.mask())
+    }
+
+    /// True if `addr` is inside this subnet.
+    pub fn contains(self, addr: Ipv4Addr) -> bool {
+        u32::from(addr) & self.mask() == u32::from(self.network())
+    }
+}
+
+impl fmt::Display for Ipv4Net {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+impl FromStr for Ipv4Net {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Ipv4Net, String> {
+        let bad =
+            || format!("'{text}' is not an IPv4 address with a prefix, e.g. \"198.18.5.1/24\"");
+        let (addr, prefix) = text.split_once('/').ok_or_else(bad)?;
+        let addr: Ipv4Addr = addr.parse().map_err(|_| bad())?;
+        let prefix: u8 = prefix.parse().map_err(|_| bad())?;
+        if !(8..=30).contains(&prefix) {
+            return Err(format!(
+                "prefix /{prefix} of '{text}' must be /8 to /30 for a link"
+            ));
+        }
+        Ok(Ipv4Net { addr, prefix })
+    }
+}
+
+/// One end of a link inside a node's namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Interface {
+    /// The node it belongs to.
+    pub node: usize,
+    /// The link it is an end of.
+    pub link: usize,
+    /// True for end a.
+    pub is_a: bool,
+    /// Its name inside the namespace: eth0, eth1, ... in link order.
+    pub name: String,
+    /// IPv4 address and prefix.
+    pub ipv4: Ipv4Net,
+    /// IPv6 address (prefix /64); none on a link with `ipv6 = false` or an MTU below IPv6's
+    /// 1280.
+    pub ipv6: Option<Ipv6Addr>,
+}
+
+/// A route in one node's table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The node whose table it is in.
+    pub node: usize,
+    /// Destination subnet (the far link's).
+    pub dest: Ipv4Net,
+    /// Next hop's address on the first link.
+    pub via: Ipv4Addr,
+    /// Destination /64 and next hop for IPv6, if both links carry IPv6.
+    pub via6: Option<(Ipv6Addr, Ipv6Addr)>,
+    /// Interface name the next hop is on.
+    pub dev: String,
+}
+
+/// Every interface and route of a lab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    /// Two per link: index `2 * link` is end a, `2 * link + 1` end b.
+    pub interfaces: Vec<Interface>,
+    /// All routes of all nodes.
+    pub routes: Vec<Route>,
+}
+
+impl Plan {
+    /// The interface at end a (`is_a`) or b of `link`.
+    pub fn end(&self, link: usize, is_a: bool) -> &Interface {
+        &self.interfaces[2 * link + usize::from(!is_a)]
+    }
+
+    /// An IPv4 address of `node` (its first interface's).
+    pub fn address_of(&self, node: usize) -> Option<Ipv4Addr> {
+        self.interfaces
+            .iter()
+            .find(|i| i.node == node)
+            .map(|i| i.ipv4.addr)
+    }
+}
+
+/// The automatic subnet of link `index`: 198.18.index.0/24, then 198.19.x.0/24.
+pub fn link_subnet(index: usize) -> (Ipv4Addr, Ipv6Addr) {
+    let second = 18 + (index / 256) as u8;
+    let third = (index % 256) as u8;
+    (
+        Ipv4Addr::new(198, second, third, 0),
+        Ipv6Addr::new(0x2001, 2, 0, index as u16, 0, 0, 0, 0),
+    )
+}
+
+/// Assigns addresses and computes routes.
+pub fn plan(topology: &Topology) -> Plan {
+    let mut interfaces = Vec::new();
+    let mut per_node = vec![0usize; topology.nodes.len()];
+    for link in &topology.links {
+        let (v4, v6) = link_subnet(link.index);
+        for (is_a, node, given) in [
+            (true, link.a, link.a_address),
+            (false, link.b, link.b_address),
+        ] {
+            let host = if is_a { 1 } else { 2 };
+            let ipv4 = given.unwrap_or(Ipv4Net {
+                addr: Ipv4Addr::from(u32::from(v4) + host),
+                prefix: 24,
+            });
+            let ipv6 = (link.ipv6 && link.mtu >= 1280)
+                .then(|| Ipv6Addr::from(u128::from(v6) + u128::from(host)));
+            interfaces.push(Interface {
+                node,
+                link: link.index,
+                is_a,
+                name: format!("eth{}", per_node[node]),
+                ipv4,
+                ipv6,
+            });
+            per_node[node] += 1;
+        }
+    }
+    let mut plan = Plan {
+        interfaces,
+        routes: Vec::new(),
+    };
+    for node in 0..topology.nodes.len() {
+        let first_hop = first_hops(topology, &plan, node);
+        for link in &topology.links {
+            if link.a == node || link.b == node {
+                continue;
+            }
+            // The nearer end of the destination link decides the next hop.
+            let best = [link.a, link.b]
+                .into_iter()
+                .filter_map(|end| first_hop[end])
+                .min_by_key(|&(distance, _)| distance);
+            let Some((_, (via_link, via_is_a))) = best else {
+                continue;
+            };
+            let mine = plan.end(via_link, !via_is_a);
+            let theirs = plan.end(via_link, via_is_a);
+            let far = plan.end(link.index, true);
+            let via6 = match (theirs.ipv6, far.ipv6, mine.ipv6) {
+                (Some(next), Some(_), Some(_)) => Some((link_subnet(link.index).1, next)),
+                _ => None,
+            };
+            let dest = Ipv4Net {
+                addr: far.ipv4.network(),
+                prefix: far.ipv4.prefix,
+            };
+            plan.routes.push(Route {
+                node,
+                dest,
+                via: theirs.ipv4.addr,
+                via6,
+                dev: mine.name.clone(),
+            });
+        }
+    }
+    plan
+}
+
+/// For each node, the hop count from `from` and the first link taken (link index, whether the
+/// neighbour is end a of it), passing only through routers.
+fn first_hops(
+    topology: &Topology,
+    _plan: &Plan,
+    from: usize,
+) -> Vec<Option<(usize, (usize, bool))>> {
+    let n = topology.nodes.len();
+    let mut result: Vec<Option<(usize, (usize, bool))>> = vec![None; n];
+    let mut queue = VecDeque::new();
+    let mut visited = vec![false; n];
+    visited[from] = true;
+    for link in &topology.links {
+        for (me, other, other_is_a) in [(link.a, link.b, false), (link.b, link.a, true)] {
+            if me == from && !visited[other] {
+                visited[other] = true;
+                result[other] = Some((1, (link.index, other_is_a)));
+                queue.push_back(other);
+            }
+        }
+    }
+    while let Some(node) = queue.pop_front() {
+        if !matches!(topology.nodes[node].kind, NodeKind::Router(_)) {
+            continue;
+        }
+        let (distance, first) = result[node].expect("queued nodes have a distance");
+        for link in &topology.links {
+            for (me, other) in [(link.a, link.b), (link.b, link.a)] {
+                if me == node && !visited[other] {
+                    visited[other] = true;
+                    result[other] = Some((distance + 1, first));
+                    queue.push_back(other);
+                }
+            }
+        }
+    }
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chain() -> Topology {
+        Topology::parse(
+            r#"
+[[host]]
+name = "h1"
+[[host]]
+name = "h2"
+[[router]]
+name = "r1"
+[[router]]
+name = "r2"
+[[link]]
+a = "h1"
+b = "r1"
+rate = "10M"
+[[link]]
+a = "r1"
+b = "r2"
+rate = "56k"
+mtu = 576
+[[link]]
+a = "r2"
+b = "h2"
+rate = "10M"
+ipv6 = false
+[[link]]
+a = "r2"
+b = "h2"
+rate = "10M"
+"#,
+            "chain.toml",
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn links_get_benchmarking_subnets() {
+        let plan = plan(&chain());
+        assert_eq!(plan.end(0, true).ipv4.to_string(), "198.18.0.1/24");
+        assert_eq!(plan.end(2, false).ipv4.to_string(), "198.18.2.2/24");
+        assert_eq!(plan.end(0, true).ipv6.unwrap().to_string(), "2001:2::1");
+        assert_eq!(plan.end(1, true).ipv6, None, "576-byte MTU carries no IPv6");
+        assert_eq!(plan.end(1, true).name, "eth1", "r1's second interface");
+        assert_eq!(plan.end(2, true).ipv6, None, "ipv6 = false");
+        assert!(plan.end(3, true).ipv6.is_some());
+        assert_eq!(link_subnet(300).0, Ipv4Addr::new(198, 19, 44, 0));
+    }
+
+    #[test]
+    fn routes_follow_the_chain_and_never_cross_a_host() {
+        let t = chain();
+        let plan = plan(&t);
+        let route = |node: &str, subnet: &str| {
+            let node = t.node_index(node).unwrap();
+            plan.routes
+                .iter()
+                .find(|r| r.node == node && r.dest.to_string() == subnet)
+                .map(|r| r.via.to_string())
+        };
+        assert_eq!(route("h1", "198.18.2.0/24").as_deref(), Some("198.18.0.2"));
+        assert_eq!(route("r1", "198.18.2.0/24").as_deref(), Some("198.18.1.2"));
+        assert_eq!(route("h2", "198.18.0.0/24").as_deref(), Some("198.18.2.1"));
+        assert_eq!(route("r2", "198.18.0.0/24").as_deref(), Some("198.18.1.1"));
+        // Every node reaches every link it is not on: 4 nodes x 4 links - 8 attachments.
+        assert_eq!(plan.routes.len(), 8);
+    }
+
+    #[test]
+    fn a_cycle_of_routers_takes_the_shortest_way_round() {
+        let mut text = String::from("[[host]]\nname=\"h1\"\n[[host]]\nname=\"h2\"\n");
+        for r in ["r1", "r2", "r3"] {
+            text.push_str(&format!("[[router]]\nname=\"{r}\"\n"));
+        }
+        for (a, b) in [
+            ("h1", "r1"),
+            ("r1", "r2"),
+            ("r2", "r3"),
+            ("r3", "r1"),
+            ("r3", "h2"),
+        ] {
+            text.push_str(&format!("[[link]]\na=\"{a}\"\nb=\"{b}\"\nrate=\"1M\"\n"));
+        }
+        let t = Topology::parse(&text, "cycle.toml").unwrap();
+        let plan = plan(&t);
+        let via = |node: &str, link: usize| {
+            let node = t.node_index(node).unwrap();
+            let dest = plan.end(link, true).ipv4.network();
+            plan.routes
+                .iter()
+                .find(|r| r.node == node && r.dest.network() == dest)
+                .map(|r| r.via.to_string())
+        };
+        // r1 reaches h2's link (4) through r3 directly (link 3: r3 is end a, .1), not via r2.
+        assert_eq!(via("r1", 4).as_deref(), Some("198.18.3.1"));
+        assert_eq!(via("h1", 4).as_deref(), Some("198.18.0.2"));
+        // r2 is one hop from both ends of the r3-r1 link; the tie goes to its end a, r3.
+        assert_eq!(via("r2", 3).as_deref(), Some("198.18.2.2"));
+        // Every node has a route to every link it is not on: 5 nodes x 5 links - 10 ends.
+        assert_eq!(plan.routes.len(), 15);
+    }
+
+    #[test]
+    fn hosts_do_not_forward() {
+        let t = Topology::parse(
+            "[[host]]\nname=\"a\"\n[[host]]\nname=\"b\"\n[[host]]\nname=\"c\"\n[[link]]\na=\"a\"\nb=\"b\"\nrate=\"1M\"\n[[link]]\na=\"b\"\nb=\"c\"\nrate=\"1M\"\n",
+            "t",
+        )
+        .unwrap();
+        let plan = plan(&t);
+        // a reaches the b-c subnet only as far as b (b is on it); c likewise. b has no route.
+        assert_eq!(plan.routes.len(), 2);
+        assert!(plan.routes.iter().all(|r| r.node != 1));
+    }
+
+    #[test]
+    fn subnets_parse_and_contain() {
+        let net: Ipv4Net = "198.18.7.9/24".parse().unwrap();
+        assert_eq!(net.network(), Ipv4Addr::new(198, 18, 7, 0));
+        assert!(net.contains(Ipv4Addr::new(198, 18, 7, 200)));
+        assert!(!net.contains(Ipv4Addr::new(198, 18, 8, 1)));
+        assert!("198.18.7.9".parse::<Ipv4Net>().is_err());
+        assert!("198.18.7.9/31".parse::<Ipv4Net>().is_err());
+    }
+}

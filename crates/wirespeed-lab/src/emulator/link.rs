@@ -1,0 +1,624 @@
+//! One direction of an emulated link: processing, drop-tail queue, serializer, loss, propagation.
+//!
+//! Given the moment a frame arrives, [`Direction::offer`] computes everything about it at once:
+//! when a router's processing (Bellovin's fixed + per-byte cost, seed 001 section 2) is done,
+//! whether the output queue has room (drop-tail), when serialization starts and ends at the
+//! link rate, whether the frame is lost on the way (seeded), and when its last bit reaches the
+//! far end (end of serialization + propagation delay). Because every quantity is FIFO and the
+//! medium of a full-duplex direction is private, the answer does not depend on anything that
+//! happens later, so no event loop is needed: the caller holds the frame until the returned
+//! instant. Time is passed in ([`Nanos`]); the same code runs in virtual time in tests.
+//!
+//! Serialization charges what the medium really carries: on Ethernet the frame as a NIC counts
+//! it (the TAP frame plus the 4-byte FCS, padded to 64 bytes) plus the 8-byte preamble and the
+//! 12-byte inter-frame gap (IEEE 802.3 clauses 3 and 4), so a 1514-byte TAP frame holds a
+//! 10 Mbit/s wire for 1538 x 8 / 10^7 = 1230.4 us; on a serial line only the IP packet.
+//!
+//! The medium is a trait ([`Medium`]) so that a half-duplex or shared CSMA/CD MAC can decide,
+//! later, when a frame may go and whether it collided; [`FullDuplex`] is the private wire.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use wirespeed_model::LinkLayer;
+
+use super::clock::Nanos;
+use crate::topology::{DirectionConfig, QueueLimit};
+
+/// Bytes of Ethernet header on a TAP frame (no preamble, no FCS).
+pub const TAP_ETHERNET_HEADER: u64 = 14;
+
+/// What became of a frame offered to a medium.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Transmission {
+    /// It went: first bit at `start`, last bit (and gap) at `end`.
+    Sent {
+        /// Start of serialization.
+        start: Nanos,
+        /// End of serialization.
+        end: Nanos,
+    },
+    /// The medium gave up on it at `at` (for a CSMA/CD MAC: excessive collisions).
+    Lost {
+        /// When it was given up.
+        at: Nanos,
+        /// Why.
+        reason: MediumLoss,
+    },
+}
+
+/// Why a medium gave up on a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MediumLoss {
+    /// 16 attempts, 16 collisions (IEEE 802.3 4.2.3.2.5).
+    ExcessiveCollisions,
+    /// The frame was corrupted by a collision the sender did not see (duplex mismatch).
+    Corrupted,
+}
+
+/// When may a frame go, and did it get through: the seam where a MAC plugs in.
+///
+/// `ready` is when the frame reached the head of the queue and `hold` how long it occupies the
+/// medium once it goes. A full-duplex wire answers "as soon as the previous frame is done"; a
+/// CSMA/CD MAC (wirespeed-sim's) answers after deferral, collisions and backoff.
+pub trait Medium: Send {
+    /// Decides the fate of one frame.
+    fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission;
+}
+
+impl Transmission {
+    /// When the medium was done with the frame (end of serialization, or when it gave up).
+    pub fn end(self) -> Nanos {
+        match self {
+            Transmission::Sent { end, .. } => end,
+            Transmission::Lost { at, .. } => at,
+        }
+    }
+}
+
+/// A private full-duplex wire: one frame at a time, back to back, never a collision.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FullDuplex {
+    busy_until: Nanos,
+}
+
+impl Medium for FullDuplex {
+    fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission {
+        let start = ready.max(self.busy_until);
+        let end = start.after(hold);
+        self.busy_until = end;
+        Transmission::Sent { start, end }
+    }
+}
+
+/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a tiny seeded generator, enough for a
+/// Bernoulli loss process that must repeat exactly from its seed.
+#[derive(Debug, Clone)]
+pub struct SplitMix64(u64);
+
+impl SplitMix64 {
+    /// A generator from `seed`.
+    pub fn new(seed: u64) -> SplitMix64 {
+        SplitMix64(seed)
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    /// A uniform number in [0, 1).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What the direction decided for one frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verdict {
+    /// Hand the frame to the far end at `at`.
+    Deliver {
+        /// When its last bit arrives at the far end.
+        at: Nanos,
+    },
+    /// Do not deliver it.
+    Drop(DropReason),
+}
+
+/// Why a frame was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DropReason {
+    /// The queue was full when it arrived (drop-tail).
+    QueueFull,
+    /// The configured random loss took it after it was serialized.
+    Loss,
+    /// The medium gave up on it.
+    Medium(MediumLoss),
+    /// Bigger than the link's MTU allows.
+    TooBig,
+}
+
+/// Counters of one direction (what `lab status` shows per port).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirectionCounters {
+    /// Frames offered.
+    pub frames_in: u64,
+    /// Bytes offered (TAP frame bytes).
+    pub bytes_in: u64,
+    /// Frames delivered (scheduled for delivery).
+    pub frames_out: u64,
+    /// Bytes delivered.
+    pub bytes_out: u64,
+    /// Frames dropped because the queue was full.
+    pub drops_queue: u64,
+    /// Frames lost to the configured loss.
+    pub drops_loss: u64,
+    /// Frames the medium gave up on (collisions).
+    pub drops_medium: u64,
+    /// Frames larger than the MTU.
+    pub drops_too_big: u64,
+    /// Frames waiting after the last arrival.
+    pub queue_frames: u64,
+    /// Bytes waiting after the last arrival.
+    pub queue_bytes: u64,
+    /// Most frames ever waiting.
+    pub queue_frames_max: u64,
+    /// Total time the medium was held, nanoseconds (utilization = this / elapsed).
+    pub busy_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct InSystem {
+    start: Nanos,
+    end: Nanos,
+    bytes: u64,
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone)]
+pub struct Direction<M: Medium = FullDuplex> {
+    config: DirectionConfig,
+    layer: LinkLayer,
+    max_frame: u64,
+    medium: M,
+    rng: SplitMix64,
+    processor_free: Nanos,
+    in_system: VecDeque<InSystem>,
+    in_system_bytes: u64,
+    hidden: Vec<FullDuplex>,
+    carry: u128,
+    counters: DirectionCounters,
+}
+
+impl Direction<FullDuplex> {
+    /// A full-duplex direction.
+    pub fn new(config: DirectionConfig, layer: LinkLayer, mtu: u32) -> Self {
+        Direction::with_medium(config, layer, mtu, FullDuplex::default())
+    }
+}
+
+impl<M: Medium> Direction<M> {
+    /// A direction whose medium access is decided by `medium`.
+    pub fn with_medium(config: DirectionConfig, layer: LinkLayer, mtu: u32, medium: M) -> Self {
+        Direction {
+            config,
+            layer,
+            max_frame: u64::from(mtu) + TAP_ETHERNET_HEADER + 4,
+            medium,
+            rng: SplitMix64::new(config.seed),
+            processor_free: Nanos(0),
+            in_system: VecDeque::new(),
+            in_system_bytes: 0,
+            hidden: vec![FullDuplex::default(); usize::from(config.hidden_hops)],
+            carry: 0,
+            counters: DirectionCounters::default(),
+        }
+    }
+
+    /// Bytes a TAP frame of `tap_len` bytes holds the medium for.
+    pub fn wire_bytes(&self, tap_len: u64) -> u64 {
+        let packet = tap_len.saturating_sub(TAP_ETHERNET_HEADER);
+        match self.layer {
+            LinkLayer::Serial => packet.max(1),
+            ethernet => ethernet.frame(packet).wire,
+        }
+    }
+
+    /// Serialization time of `wire` bytes, with the sub-nanosecond remainder carried to the
+    /// next frame so that a long run keeps the exact rate.
+    fn serialization(&mut self, wire: u64) -> Duration {
+        let numerator = u128::from(wire) * 8 * 1_000_000_000 + self.carry;
+        let rate = u128::from(self.config.rate.bits_per_second());
+        self.carry = numerator % rate;
+        Duration::from_nanos(u64::try_from(numerator / rate).unwrap_or(u64::MAX))
+    }
+
+    /// Counters so far.
+    pub fn counters(&self) -> DirectionCounters {
+        self.counters
+    }
+
+    /// A frame of `tap_len` bytes arrived at `now`; `processing` is the router cost to apply
+    /// before it reaches the output queue (zero on a host's egress). Decides its fate.
+    pub fn offer(&mut self, now: Nanos, tap_len: u64, processing: Duration) -> Verdict {
+        self.counters.frames_in += 1;
+        self.counters.bytes_in += tap_len;
+        if tap_len > self.max_frame {
+            self.counters.drops_too_big += 1;
+            return Verdict::Drop(DropReason::TooBig);
+        }
+        // A router handles one packet at a time: processing queues behind the previous one.
+        let ready = if processing.is_zero() {
+            now
+        } else {
+            let done = now.max(self.processor_free).after(processing);
+            self.processor_free = done;
+            done
+        };
+        let (waiting_frames, waiting_bytes) = self.waiting_at(ready);
+        let wire = self.wire_bytes(tap_len);
+        let full = match self.config.queue {
+            QueueLimit::Packets(limit) => waiting_frames >= u64::from(limit),
+            QueueLimit::Bytes(limit) => waiting_bytes + wire > limit,
+        };
+        // A frame that finds the wire idle goes at once and never waits in the queue.
+        let wire_idle = self.in_system.is_empty();
+        if full && !wire_idle {
+            self.counters.drops_queue += 1;
+            self.note_depth(waiting_frames, waiting_bytes);
+            return Verdict::Drop(DropReason::QueueFull);
+        }
+        let hold = self.serialization(wire);
+        match self.medium.transmit(ready, hold) {
+            Transmission::Lost { reason, .. } => {
+                self.counters.drops_medium += 1;
+                Verdict::Drop(DropReason::Medium(reason))
+            }
+            Transmission::Sent { start, end } => {
+                self.in_system.push_back(InSystem {
+                    start,
+                    end,
+                    bytes: wire,
+                });
+                self.in_system_bytes += wire;
+                self.counters.busy_ns += end.minus(start) as u64;
+                let waiting = u64::from(start > ready);
+                self.note_depth(waiting_frames + waiting, waiting_bytes + waiting * wire);
+                if self.config.loss > 0.0 && self.rng.next_f64() < self.config.loss {
+                    self.counters.drops_loss += 1;
+                    return Verdict::Drop(DropReason::Loss);
+                }
+                self.counters.frames_out += 1;
+                self.counters.bytes_out += tap_len;
+                // Each hidden store-and-forward hop receives the frame whole, then sends it
+                // again at the same rate once it has finished the previous frame (its own
+                // full-duplex wire, with room for any queue).
+                let mut last_bit = end;
+                for hop in &mut self.hidden {
+                    last_bit = hop.transmit(last_bit, hold).end();
+                }
+                Verdict::Deliver {
+                    at: last_bit.after(self.config.delay),
+                }
+            }
+        }
+    }
+
+    fn note_depth(&mut self, frames: u64, bytes: u64) {
+        self.counters.queue_frames = frames;
+        self.counters.queue_bytes = bytes;
+        self.counters.queue_frames_max = self.counters.queue_frames_max.max(frames);
+    }
+
+    /// Frames and wire bytes waiting (not yet started) at `t`, forgetting finished ones.
+    fn waiting_at(&mut self, t: Nanos) -> (u64, u64) {
+        while let Some(front) = self.in_system.front() {
+            if front.end > t {
+                break;
+            }
+            self.in_system_bytes -= front.bytes;
+            self.in_system.pop_front();
+        }
+        match self.in_system.front() {
+            None => (0, 0),
+            Some(front) if front.start <= t => (
+                self.in_system.len() as u64 - 1,
+                self.in_system_bytes - front.bytes,
+            ),
+            Some(_) => (self.in_system.len() as u64, self.in_system_bytes),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use wirespeed_model::BitRate;
+
+    fn config(rate: u64, delay_us: u64, queue: QueueLimit, loss: f64) -> DirectionConfig {
+        DirectionConfig {
+            rate: BitRate::from_bits_per_second(rate),
+            delay: Duration::from_micros(delay_us),
+            queue,
+            loss,
+            seed: 7,
+            hidden_hops: 0,
+        }
+    }
+
+    const ETH: LinkLayer = LinkLayer::Ethernet { vlan_tags: 0 };
+
+    fn at(v: Verdict) -> u64 {
+        match v {
+            Verdict::Deliver { at } => at.0,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn full_frame_at_10_mbit_takes_1230_4_us_plus_propagation() {
+        let mut d = Direction::new(
+            config(10_000_000, 50, QueueLimit::Packets(10), 0.0),
+            ETH,
+            1500,
+        );
+        assert_eq!(d.wire_bytes(1514), 1538);
+        assert_eq!(d.wire_bytes(42), 84, "an ARP frame is padded to 64 + 20");
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            1_230_400 + 50_000
+        );
+        // Back to back: the second waits for the first.
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            2 * 1_230_400 + 50_000
+        );
+        // One arriving after the wire went idle starts at its arrival.
+        assert_eq!(
+            at(d.offer(Nanos(10_000_000), 1514, Duration::ZERO)),
+            10_000_000 + 1_230_400 + 50_000
+        );
+    }
+
+    #[test]
+    fn hidden_store_and_forward_hops_add_a_serialization_each() {
+        let mut d = Direction::new(
+            DirectionConfig {
+                hidden_hops: 2,
+                ..config(10_000_000, 50, QueueLimit::Packets(10), 0.0)
+            },
+            ETH,
+            1500,
+        );
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            3 * 1_230_400 + 50_000
+        );
+        // Back to back, the second is still one serialization behind the first: the hidden
+        // hops add delay, not a lower rate.
+        assert_eq!(
+            at(d.offer(Nanos(0), 1514, Duration::ZERO)),
+            4 * 1_230_400 + 50_000
+        );
+        // A small frame right behind a large one waits for the hidden hops to finish it and
+        // never overtakes it: 84 wire bytes = 67.2 us.
+        let mut d = Direction::new(
+            DirectionConfig {
+                hidden_hops: 1,
+                ..config(10_000_000, 0, QueueLimit::Packets(10), 0.0)
+            },
+            ETH,
+            1500,
+        );
+        let large = at(d.offer(Nanos(0), 1514, Duration::ZERO));
+        let small = at(d.offer(Nanos(0), 60, Duration::ZERO));
+        assert_eq!(large, 2 * 1_230_400);
+        assert_eq!(small, 2 * 1_230_400 + 67_200);
+    }
+
+    #[test]
+    fn serial_line_charges_the_packet_alone() {
+        // Seed 001 Table 1: a DS0 costs .14285 ms per byte (56 kbit/s = 142.857 us per byte).
+        let mut d = Direction::new(
+            config(56_000, 0, QueueLimit::Packets(10), 0.0),
+            LinkLayer::Serial,
+            1500,
+        );
+        let t = at(d.offer(Nanos(0), 1000 + 14, Duration::ZERO));
+        assert_eq!(t, 142_857_142);
+    }
+
+    #[test]
+    fn drop_tail_counts_the_waiting_frames_only() {
+        let mut d = Direction::new(config(1_000_000, 0, QueueLimit::Packets(2), 0.0), ETH, 1500);
+        let verdicts: Vec<Verdict> = (0..5)
+            .map(|_| d.offer(Nanos(0), 1514, Duration::ZERO))
+            .collect();
+        // One on the wire, two waiting, two dropped.
+        assert!(matches!(verdicts[2], Verdict::Deliver { .. }));
+        assert_eq!(verdicts[3], Verdict::Drop(DropReason::QueueFull));
+        let c = d.counters();
+        assert_eq!((c.frames_out, c.drops_queue, c.queue_frames_max), (3, 2, 2));
+        // After the first frame is done, one slot is free again.
+        let first_done = Nanos(1538 * 8 * 1000);
+        assert!(matches!(
+            d.offer(first_done, 1514, Duration::ZERO),
+            Verdict::Deliver { .. }
+        ));
+        assert_eq!(
+            d.offer(first_done, 1514, Duration::ZERO),
+            Verdict::Drop(DropReason::QueueFull)
+        );
+    }
+
+    #[test]
+    fn byte_limit_counts_wire_bytes() {
+        let mut d = Direction::new(
+            config(1_000_000, 0, QueueLimit::Bytes(3000), 0.0),
+            ETH,
+            1500,
+        );
+        let ok = (0..4)
+            .filter(|_| {
+                matches!(
+                    d.offer(Nanos(0), 1514, Duration::ZERO),
+                    Verdict::Deliver { .. }
+                )
+            })
+            .count();
+        assert_eq!(
+            ok, 2,
+            "1 on the wire + 1 x 1538 waiting; a second 1538 would exceed 3000"
+        );
+    }
+
+    #[test]
+    fn router_processing_is_fixed_plus_per_byte_and_serial() {
+        let mut d = Direction::new(
+            config(10_000_000, 0, QueueLimit::Packets(10), 0.0),
+            ETH,
+            1500,
+        );
+        let cost = Duration::from_micros(525);
+        let first = at(d.offer(Nanos(0), 114, cost));
+        assert_eq!(first, 525_000 + (118 + 20) * 800);
+        // A second packet arriving at once waits for the processor, not only for the wire.
+        let second = at(d.offer(Nanos(0), 114, cost));
+        assert_eq!(second, 2 * 525_000 + (118 + 20) * 800);
+    }
+
+    #[test]
+    fn oversize_frames_are_dropped() {
+        let mut d = Direction::new(
+            config(10_000_000, 0, QueueLimit::Packets(10), 0.0),
+            ETH,
+            576,
+        );
+        assert_eq!(
+            d.offer(Nanos(0), 1514, Duration::ZERO),
+            Verdict::Drop(DropReason::TooBig)
+        );
+    }
+
+    #[test]
+    fn seeded_loss_is_repeatable_and_near_its_rate() {
+        let run = || {
+            let mut d = Direction::new(
+                config(1_000_000_000, 0, QueueLimit::Packets(1_000_000), 0.1),
+                ETH,
+                1500,
+            );
+            (0..20_000u64)
+                .map(|i| {
+                    matches!(
+                        d.offer(Nanos(i * 100_000), 100, Duration::ZERO),
+                        Verdict::Drop(_)
+                    )
+                })
+                .collect::<Vec<bool>>()
+        };
+        let a = run();
+        assert_eq!(a, run());
+        let lost = a.iter().filter(|&&l| l).count() as f64 / a.len() as f64;
+        assert!((lost - 0.1).abs() < 0.01, "{lost}");
+    }
+
+    #[test]
+    fn long_runs_keep_the_exact_rate() {
+        // 84-byte wire frames at 3 Mbit/s: 224 us each, exactly; at 7 Mbit/s 96 us, exactly;
+        // at 9 Mbit/s 74.67 us: the carried remainder keeps 90,000 frames at 6.72 s.
+        let mut d = Direction::new(
+            config(9_000_000, 0, QueueLimit::Packets(1_000_000), 0.0),
+            ETH,
+            1500,
+        );
+        let mut last = 0;
+        for _ in 0..90_000 {
+            last = at(d.offer(Nanos(0), 60, Duration::ZERO));
+        }
+        assert_eq!(last, 6_720_000_000);
+    }
+
+    /// A medium that refuses every other frame, as a CSMA/CD MAC gives up after 16 attempts:
+    /// the seam a shared-segment MAC plugs into.
+    struct EveryOtherCollides {
+        wire: FullDuplex,
+        n: u64,
+    }
+
+    impl Medium for EveryOtherCollides {
+        fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission {
+            self.n += 1;
+            if self.n & 1 == 0 {
+                Transmission::Lost {
+                    at: ready,
+                    reason: MediumLoss::ExcessiveCollisions,
+                }
+            } else {
+                self.wire.transmit(ready, hold)
+            }
+        }
+    }
+
+    #[test]
+    fn a_mac_plugs_in_through_the_medium_trait() {
+        let medium = EveryOtherCollides {
+            wire: FullDuplex::default(),
+            n: 0,
+        };
+        let mut d = Direction::with_medium(
+            config(10_000_000, 0, QueueLimit::Packets(10), 0.0),
+            ETH,
+            1500,
+            medium,
+        );
+        let verdicts: Vec<Verdict> = (0..4)
+            .map(|_| d.offer(Nanos(0), 1514, Duration::ZERO))
+            .collect();
+        assert_eq!(
+            verdicts[1],
+            Verdict::Drop(DropReason::Medium(MediumLoss::ExcessiveCollisions))
+        );
+        assert_eq!(
+            verdicts[2],
+            Verdict::Deliver {
+                at: Nanos(2 * 1_230_400)
+            }
+        );
+        assert_eq!(d.counters().drops_medium, 2);
+    }
+
+    proptest! {
+        #[test]
+        fn deliveries_are_ordered_spaced_and_conserved(
+            gaps in proptest::collection::vec(0u64..400_000, 1..300),
+            sizes in proptest::collection::vec(60u64..1514, 300),
+            limit in 1u32..20,
+            rate in 100_000u64..100_000_000,
+        ) {
+            let mut d = Direction::new(config(rate, 30, QueueLimit::Packets(limit), 0.0), ETH, 1500);
+            let mut now = 0;
+            let mut previous: Option<u64> = None;
+            for (gap, size) in gaps.iter().zip(&sizes) {
+                now += gap;
+                if let Verdict::Deliver { at } = d.offer(Nanos(now), *size, Duration::ZERO) {
+                    let hold = d.wire_bytes(*size) * 8 * 1_000_000_000 / rate;
+                    prop_assert!(at.0 >= now + hold + 30_000);
+                    if let Some(p) = previous {
+                        prop_assert!(at.0 >= p + hold, "frames overlap on the wire");
+                    }
+                    previous = Some(at.0);
+                }
+                prop_assert!(d.counters().queue_frames <= u64::from(limit));
+            }
+            let c = d.counters();
+            prop_assert_eq!(c.frames_in, c.frames_out + c.drops_queue);
+        }
+    }
+}

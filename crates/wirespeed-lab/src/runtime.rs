@@ -1,0 +1,472 @@
+//! A lab on the real machine: namespaces and TAP devices built from a topology, and the
+//! emulator's threads moving frames between them on the real clock.
+//!
+//! Each direction of a link has two threads. The ingress thread reads frames from the sending
+//! end's TAP device as they come, stamps them with `CLOCK_MONOTONIC` and asks the direction's
+//! [`Direction`] when each must be delivered; the egress thread holds each frame until that
+//! instant (sleep, then spin: [`RealClock`]) and writes it into the far end's TAP device,
+//! recording how late it was. The two threads share a FIFO and recycle their buffers, so the
+//! data path allocates nothing once it is warm.
+//!
+//! Teardown order matters: the threads stop first, then the TAP descriptors close (which
+//! destroys the devices), then the namespaces are deleted. Deleting a namespace while a TAP is
+//! still open would move the device back to the root namespace instead of destroying it.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::LabError;
+use crate::addressing::{Plan, plan};
+use crate::emulator::clock::{Nanos, RealClock, monotonic_now};
+use crate::emulator::link::{Direction, DirectionCounters, Verdict};
+use crate::emulator::pump;
+use crate::emulator::router::RouterEgress;
+use crate::emulator::stats::{LatenessHistogram, LatenessSummary};
+use crate::sys::{self, Tap};
+use crate::topology::{NodeKind, Topology};
+
+/// Largest frame a TAP read can return (no GSO without IFF_VNET_HDR, but be generous).
+const FRAME_BUFFER: usize = 65_536;
+/// How often idle threads look at the stop flag.
+const POLL_INTERVAL: Duration = Duration::from_millis(50);
+
+/// A built lab: namespaces configured, TAP devices open. Dropping it tears everything down.
+#[derive(Debug)]
+pub struct Lab {
+    /// The lab's name (`ws-NAME-NODE` are its namespaces).
+    pub name: String,
+    /// The topology it was built from.
+    pub topology: Topology,
+    /// Its addresses and routes.
+    pub plan: Plan,
+    namespaces: Vec<String>,
+    taps: Vec<Tap>,
+    torn_down: bool,
+}
+
+/// The namespace of `node` in lab `lab`.
+pub fn namespace_name(lab: &str, node: &str) -> String {
+    format!("{}{lab}-{node}", sys::PREFIX)
+}
+
+impl Lab {
+    /// Builds the namespaces, devices, addresses and routes of `topology` under `name`.
+    /// `tap_id` (a few characters) makes the TAP device names unique: `ws-<tap_id>-<port>`.
+    pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
+        sys::require_net_admin()?;
+        let plan = plan(&topology);
+        let mut lab = Lab {
+            name: name.to_string(),
+            namespaces: Vec::new(),
+            taps: Vec::new(),
+            plan,
+            topology,
+            torn_down: false,
+        };
+        // On any error below, dropping `lab` removes what was made so far.
+        for node in &lab.topology.nodes {
+            let ns = namespace_name(name, &node.name);
+            sys::add_namespace(&ns)?;
+            lab.namespaces.push(ns);
+        }
+        let mut moves = String::new();
+        for (port, interface) in lab.plan.interfaces.iter().enumerate() {
+            let tap = Tap::create(&format!("{}{tap_id}-{port}", sys::PREFIX))?;
+            moves.push_str(&format!(
+                "link set {} netns {}\n",
+                tap.name, lab.namespaces[interface.node]
+            ));
+            lab.taps.push(tap);
+        }
+        sys::ip(&["-batch", "-"], Some(&moves))?;
+        for node in 0..lab.topology.nodes.len() {
+            lab.configure_node(node)?;
+        }
+        Ok(lab)
+    }
+
+    fn configure_node(&self, node: usize) -> Result<(), LabError> {
+        let ns = &self.namespaces[node];
+        // Name and MTU first; IPv6 off where the link has none before the device is up, so
+        // that it never sends a single IPv6 frame there; then addresses and routes.
+        let mut names = String::new();
+        let mut batch = String::new();
+        let mut no_ipv6 = Vec::new();
+        for (port, interface) in self.plan.interfaces.iter().enumerate() {
+            if interface.node != node {
+                continue;
+            }
+            let mtu = self.topology.links[interface.link].mtu;
+            let dev = &interface.name;
+            names.push_str(&format!("link set {} name {dev}\n", self.taps[port].name));
+            names.push_str(&format!("link set {dev} mtu {mtu}\n"));
+            if interface.ipv6.is_none() {
+                no_ipv6.push(dev.clone());
+            }
+            batch.push_str(&format!("link set {dev} up\n"));
+            batch.push_str(&format!("addr add {} dev {dev}\n", interface.ipv4));
+            if let Some(v6) = interface.ipv6 {
+                batch.push_str(&format!("addr add {v6}/64 dev {dev} nodad\n"));
+            }
+        }
+        for route in self.plan.routes.iter().filter(|r| r.node == node) {
+            batch.push_str(&format!(
+                "route add {}/{} via {} dev {}\n",
+                route.dest.network(),
+                route.dest.prefix,
+                route.via,
+                route.dev
+            ));
+            if let Some((dest, via)) = route.via6 {
+                batch.push_str(&format!(
+                    "route add {dest}/64 via {via} dev {}\n",
+                    route.dev
+                ));
+            }
+        }
+        sys::ip(&["-n", ns, "-batch", "-"], Some(&names))?;
+        if std::path::Path::new("/proc/sys/net/ipv6").exists() {
+            for dev in &no_ipv6 {
+                sys::sysctl(ns, &format!("net/ipv6/conf/{dev}/disable_ipv6"), "1")?;
+            }
+        }
+        sys::ip(&["-n", ns, "-batch", "-"], Some(&batch))?;
+        if let NodeKind::Router(config) = &self.topology.nodes[node].kind {
+            sys::sysctl(ns, "net/ipv4/ip_forward", "1")?;
+            sys::sysctl(ns, "net/ipv6/conf/all/forwarding", "1")?;
+            if !config.icmp_ratelimit {
+                sys::sysctl(ns, "net/ipv4/icmp_ratelimit", "0")?;
+                sys::sysctl(ns, "net/ipv6/icmp/ratelimit", "0")?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The namespace of the node called `node`.
+    pub fn namespace(&self, node: &str) -> Option<&str> {
+        self.topology
+            .node_index(node)
+            .map(|i| self.namespaces[i].as_str())
+    }
+
+    /// All namespaces, in node order.
+    pub fn namespaces(&self) -> &[String] {
+        &self.namespaces
+    }
+
+    /// Starts the emulator's threads.
+    pub fn start(&self) -> Emulator {
+        let stop = Arc::new(AtomicBool::new(false));
+        let mut ports = Vec::new();
+        let mut threads = Vec::new();
+        for link in &self.topology.links {
+            for (from_a, config) in [(true, link.ab), (false, link.ba)] {
+                let src = self.plan.end(link.index, from_a);
+                let dst = self.plan.end(link.index, !from_a);
+                let src_port = 2 * link.index + usize::from(!from_a);
+                let dst_port = 2 * link.index + usize::from(from_a);
+                let router = self.egress_costs(src.node);
+                let port = Arc::new(PortShared {
+                    counters: Mutex::new(DirectionCounters::default()),
+                    lateness: Mutex::new(LatenessHistogram::default()),
+                });
+                let (tx, rx) = mpsc::channel::<Scheduled>();
+                let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+                let direction = Direction::new(config, link.layer, link.mtu);
+                let ingress = Ingress {
+                    fd: self.taps[src_port].raw_fd(),
+                    direction,
+                    router,
+                    to_egress: tx,
+                    recycled: recycle_rx,
+                    shared: Arc::clone(&port),
+                    stop: Arc::clone(&stop),
+                };
+                let egress = Egress {
+                    fd: self.taps[dst_port].raw_fd(),
+                    from_ingress: rx,
+                    recycle: recycle_tx,
+                    shared: Arc::clone(&port),
+                    stop: Arc::clone(&stop),
+                };
+                let label = format!("{}:{}", self.name, ports.len());
+                threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
+                threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
+                ports.push(PortHandle {
+                    link: link.index,
+                    from: self.topology.nodes[src.node].name.clone(),
+                    to: self.topology.nodes[dst.node].name.clone(),
+                    interface: src.name.clone(),
+                    rate_bits_per_second: config.rate.bits_per_second(),
+                    delay_ns: u64::try_from(config.delay.as_nanos()).unwrap_or(u64::MAX),
+                    shared: port,
+                });
+            }
+        }
+        Emulator {
+            stop,
+            threads,
+            ports,
+            started: monotonic_now(),
+        }
+    }
+
+    fn egress_costs(&self, node: usize) -> Option<RouterEgress> {
+        let NodeKind::Router(config) = &self.topology.nodes[node].kind else {
+            return None;
+        };
+        if config.forward.is_zero() && config.answer.is_zero() {
+            return None;
+        }
+        let own = self
+            .plan
+            .interfaces
+            .iter()
+            .filter(|i| i.node == node)
+            .flat_map(|i| std::iter::once(IpAddr::V4(i.ipv4.addr)).chain(i.ipv6.map(IpAddr::V6)))
+            .collect();
+        Some(RouterEgress {
+            forward: config.forward,
+            answer: config.answer,
+            own,
+        })
+    }
+
+    /// Closes this process's TAP descriptors without removing the namespaces: for the process
+    /// that hands the running lab to a detached emulator.
+    pub fn release(mut self) {
+        self.taps.clear();
+        self.torn_down = true;
+    }
+
+    /// Closes the devices and deletes the namespaces. Idempotent; errors are ignored because
+    /// teardown must go on (a namespace already gone is fine).
+    pub fn teardown(&mut self) {
+        if self.torn_down {
+            return;
+        }
+        self.taps.clear();
+        for ns in &self.namespaces {
+            let _ = sys::delete_namespace(ns);
+        }
+        self.torn_down = true;
+    }
+}
+
+impl Drop for Lab {
+    fn drop(&mut self) {
+        self.teardown();
+    }
+}
+
+fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn(f)
+        .expect("the emulator can start a thread")
+}
+
+struct Scheduled {
+    at: Nanos,
+    buffer: Vec<u8>,
+    len: usize,
+}
+
+struct PortShared {
+    counters: Mutex<DirectionCounters>,
+    lateness: Mutex<LatenessHistogram>,
+}
+
+struct Ingress {
+    fd: libc::c_int,
+    direction: Direction,
+    router: Option<RouterEgress>,
+    to_egress: Sender<Scheduled>,
+    recycled: Receiver<Vec<u8>>,
+    shared: Arc<PortShared>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Ingress {
+    fn run(mut self) {
+        sys::realtime_priority();
+        let mut spare: Option<Vec<u8>> = None;
+        while !self.stop.load(Ordering::Relaxed) {
+            let mut pfd = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            let ready = unsafe { libc::poll(&mut pfd, 1, POLL_INTERVAL.as_millis() as i32) };
+            if ready <= 0 {
+                continue;
+            }
+            // Drain everything queued on the device before polling again: one poll per burst,
+            // one read per frame.
+            loop {
+                let mut buffer = spare
+                    .take()
+                    .or_else(|| self.recycled.try_recv().ok())
+                    .unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                let len = match sys::read_frame(self.fd, &mut buffer) {
+                    Ok(len) if len > 0 => len,
+                    _ => {
+                        spare = Some(buffer);
+                        break;
+                    }
+                };
+                let now = monotonic_now();
+                let processing = self
+                    .router
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
+                let verdict = self.direction.offer(now, len as u64, processing);
+                *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+                match verdict {
+                    Verdict::Deliver { at } => {
+                        if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
+                            return;
+                        }
+                    }
+                    Verdict::Drop(_) => spare = Some(buffer),
+                }
+            }
+        }
+    }
+}
+
+struct Egress {
+    fd: libc::c_int,
+    from_ingress: Receiver<Scheduled>,
+    recycle: Sender<Vec<u8>>,
+    shared: Arc<PortShared>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Egress {
+    fn run(self) {
+        sys::tighten_timer_slack();
+        sys::realtime_priority();
+        let clock = RealClock::default();
+        let source = std::iter::from_fn(|| {
+            loop {
+                if self.stop.load(Ordering::Relaxed) {
+                    return None;
+                }
+                match self.from_ingress.recv_timeout(POLL_INTERVAL) {
+                    Ok(s) => return Some((s.at, s)),
+                    Err(RecvTimeoutError::Timeout) => continue,
+                    Err(RecvTimeoutError::Disconnected) => return None,
+                }
+            }
+        });
+        pump(&clock, source, |s, at, now| {
+            // A full socket queue in the far namespace drops the frame, as a NIC would.
+            let _ = sys::write_frame(self.fd, &s.buffer[..s.len]);
+            self.shared
+                .lateness
+                .lock()
+                .expect("lateness lock")
+                .record(now.minus(at));
+            let _ = self.recycle.send(s.buffer);
+        });
+    }
+}
+
+struct PortHandle {
+    link: usize,
+    from: String,
+    to: String,
+    interface: String,
+    rate_bits_per_second: u64,
+    delay_ns: u64,
+    shared: Arc<PortShared>,
+}
+
+/// The emulator's threads. [`Emulator::stop`] ends them.
+pub struct Emulator {
+    stop: Arc<AtomicBool>,
+    threads: Vec<JoinHandle<()>>,
+    ports: Vec<PortHandle>,
+    started: Nanos,
+}
+
+/// One direction of a link as `lab status` shows it: the egress port of `from`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PortStatus {
+    /// Link index in the topology file.
+    pub link: usize,
+    /// Sending node.
+    pub from: String,
+    /// Receiving node.
+    pub to: String,
+    /// Interface in the sender's namespace.
+    pub interface: String,
+    /// Configured rate.
+    pub rate_bits_per_second: u64,
+    /// Configured propagation delay.
+    pub delay_ns: u64,
+    /// Frames, bytes, drops, queue depth.
+    pub counters: DirectionCounters,
+    /// Fraction of the time since start the wire was busy.
+    pub utilization: f64,
+    /// How late frames were released against their schedule.
+    pub lateness: LatenessSummary,
+}
+
+impl Emulator {
+    /// Counters and timing of every port, now.
+    pub fn status(&self) -> Vec<PortStatus> {
+        let elapsed = monotonic_now().minus(self.started).max(1) as f64;
+        self.ports
+            .iter()
+            .map(|p| {
+                let counters = *p.shared.counters.lock().expect("counters lock");
+                PortStatus {
+                    link: p.link,
+                    from: p.from.clone(),
+                    to: p.to.clone(),
+                    interface: p.interface.clone(),
+                    rate_bits_per_second: p.rate_bits_per_second,
+                    delay_ns: p.delay_ns,
+                    counters,
+                    utilization: (counters.busy_ns as f64 / elapsed).min(1.0),
+                    lateness: p.shared.lateness.lock().expect("lateness lock").summary(),
+                }
+            })
+            .collect()
+    }
+
+    /// Lateness of all releases of all ports together.
+    pub fn lateness(&self) -> LatenessSummary {
+        let mut all = LatenessHistogram::default();
+        for p in &self.ports {
+            all.merge(&p.shared.lateness.lock().expect("lateness lock"));
+        }
+        all.summary()
+    }
+
+    /// Stops and joins every thread (within about 50 ms).
+    pub fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}

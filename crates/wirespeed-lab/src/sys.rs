@@ -1,0 +1,304 @@
+//! The operating system side of a lab: capabilities, network namespaces, TAP devices, `ip`.
+//!
+//! Namespaces are made and configured with iproute2 (`ip netns add`, `ip -n NS -batch -`),
+//! which every Linux with namespaces has and which names them under /run/netns so that
+//! `ip netns exec` and other tools find them. TAP devices are opened directly
+//! (`/dev/net/tun`, `TUNSETIFF` with `IFF_TAP | IFF_NO_PI`, see the kernel's
+//! Documentation/networking/tuntap.rst) so that the emulator holds their file descriptors; they
+//! are not persistent, so they vanish with the process that holds them.
+
+use std::ffi::CString;
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Command, Stdio};
+
+use crate::LabError;
+
+/// Prefix of every namespace and device a lab creates; `lab down --all` removes what has it.
+pub const PREFIX: &str = "ws-";
+
+/// Bit of CAP_NET_ADMIN in the capability sets (linux/capability.h).
+const CAP_NET_ADMIN: u32 = 12;
+
+/// True if this process may create namespaces and devices (effective CAP_NET_ADMIN).
+pub fn has_net_admin() -> bool {
+    let Ok(status) = std::fs::read_to_string("/proc/self/status") else {
+        return false;
+    };
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("CapEff:"))
+        .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+        .is_some_and(|caps| caps & (1 << CAP_NET_ADMIN) != 0)
+}
+
+/// Fails with [`LabError::NeedNetAdmin`] unless this process has CAP_NET_ADMIN.
+pub fn require_net_admin() -> Result<(), LabError> {
+    if has_net_admin() {
+        Ok(())
+    } else {
+        Err(LabError::NeedNetAdmin)
+    }
+}
+
+/// Runs `ip ARGS`, feeding `stdin` if given; fails with its stderr.
+pub fn ip(args: &[&str], stdin: Option<&str>) -> Result<(), LabError> {
+    let mut child = Command::new("ip")
+        .args(args)
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|source| LabError::Io {
+            what: "run ip (iproute2)".into(),
+            source,
+        })?;
+    if let Some(text) = stdin {
+        let mut pipe = child.stdin.take().expect("stdin was piped");
+        pipe.write_all(text.as_bytes())
+            .map_err(|source| LabError::Io {
+                what: "write to ip -batch".into(),
+                source,
+            })?;
+    }
+    let out = child.wait_with_output().map_err(|source| LabError::Io {
+        what: "wait for ip".into(),
+        source,
+    })?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(LabError::Command {
+            command: format!("ip {}", args.join(" ")),
+            stderr: String::from_utf8_lossy(&out.stderr)
+                .trim()
+                .replace('\n', "; "),
+        })
+    }
+}
+
+/// The names of all network namespaces (`ip netns list`).
+pub fn namespaces() -> Vec<String> {
+    std::fs::read_dir("/run/netns")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Names of the links in this process's namespace.
+pub fn links() -> Vec<String> {
+    std::fs::read_dir("/sys/class/net")
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .filter_map(|e| e.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Creates namespace `name` with its loopback up, and quiets IPv6's own chatter (router
+/// solicitations, duplicate address detection) on the interfaces that will be moved into it:
+/// on a 56 kbit/s link each such frame would hold the line for 10 ms and blur a measurement.
+pub fn add_namespace(name: &str) -> Result<(), LabError> {
+    ip(&["netns", "add", name], None)?;
+    ip(&["-n", name, "link", "set", "lo", "up"], None)?;
+    if std::path::Path::new("/proc/sys/net/ipv6").exists() {
+        for (key, value) in [
+            ("net/ipv6/conf/default/router_solicitations", "0"),
+            ("net/ipv6/conf/default/accept_ra", "0"),
+            ("net/ipv6/conf/default/dad_transmits", "0"),
+        ] {
+            sysctl(name, key, value)?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes namespace `name` (and with it every device inside).
+pub fn delete_namespace(name: &str) -> Result<(), LabError> {
+    ip(&["netns", "del", name], None)
+}
+
+/// Runs `f` on a new thread that has entered namespace `name`, and returns its result. Sockets
+/// made inside `f` belong to that namespace for their whole life.
+pub fn in_namespace<T: Send + 'static>(
+    name: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, LabError> {
+    let path = format!("/run/netns/{name}");
+    let file = File::open(&path).map_err(|source| LabError::Io {
+        what: format!("open {path}"),
+        source,
+    })?;
+    let handle = std::thread::spawn(move || {
+        // SAFETY: setns with a valid namespace fd changes only this thread's namespace.
+        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(f())
+    });
+    handle
+        .join()
+        .map_err(|_| LabError::Io {
+            what: format!("a thread in namespace {name} panicked"),
+            source: std::io::Error::other("panic"),
+        })?
+        .map_err(|source| LabError::Io {
+            what: format!("enter namespace {name}"),
+            source,
+        })
+}
+
+/// Sets a sysctl under /proc/sys inside namespace `ns` (e.g. `net/ipv4/ip_forward`).
+pub fn sysctl(ns: &str, key: &str, value: &str) -> Result<(), LabError> {
+    let path = format!("/proc/sys/{key}");
+    let value = value.to_string();
+    let shown = path.clone();
+    in_namespace(ns, move || std::fs::write(&path, value))?.map_err(|source| LabError::Io {
+        what: format!("write {shown} in {ns}"),
+        source,
+    })
+}
+
+const TUNSETIFF: libc::c_ulong = 0x4004_54ca;
+
+#[repr(C)]
+struct IfReq {
+    name: [u8; libc::IFNAMSIZ],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// An open TAP device: reading gives the frames its namespace sends, writing delivers frames
+/// to it as if received.
+#[derive(Debug)]
+pub struct Tap {
+    fd: OwnedFd,
+    /// Its name when created (in this process's namespace).
+    pub name: String,
+}
+
+impl Tap {
+    /// Creates TAP device `name` (at most 15 bytes).
+    pub fn create(name: &str) -> Result<Tap, LabError> {
+        let path = CString::new("/dev/net/tun").expect("no NUL");
+        // SAFETY: open with a valid C string; the result is checked.
+        let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if raw < 0 {
+            return Err(LabError::Io {
+                what: "open /dev/net/tun (is the tun module loaded?)".into(),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        // SAFETY: raw is a freshly opened descriptor that nothing else owns.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // Non-blocking: the emulator polls, then drains every queued frame.
+        // SAFETY: fcntl on a descriptor this function owns.
+        unsafe {
+            let flags = libc::fcntl(raw, libc::F_GETFL);
+            libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        }
+        let mut req = IfReq {
+            name: [0; libc::IFNAMSIZ],
+            flags: (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short,
+            _pad: [0; 22],
+        };
+        let bytes = name.as_bytes();
+        assert!(bytes.len() < libc::IFNAMSIZ, "TAP name {name} too long");
+        req.name[..bytes.len()].copy_from_slice(bytes);
+        // SAFETY: TUNSETIFF reads and writes one ifreq, which `req` is laid out as.
+        let rc = unsafe { libc::ioctl(fd.as_raw_fd(), TUNSETIFF, &mut req) };
+        if rc < 0 {
+            return Err(LabError::Io {
+                what: format!("create TAP device {name} (TUNSETIFF)"),
+                source: std::io::Error::last_os_error(),
+            });
+        }
+        Ok(Tap {
+            fd,
+            name: name.to_string(),
+        })
+    }
+
+    /// The raw descriptor, for the emulator's read and write loops.
+    pub fn raw_fd(&self) -> libc::c_int {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Reads one frame into `buf`; returns its length.
+pub fn read_frame(fd: libc::c_int, buf: &mut [u8]) -> std::io::Result<usize> {
+    // SAFETY: buf is valid for buf.len() bytes of writes.
+    let n = unsafe { libc::read(fd, buf.as_mut_ptr().cast(), buf.len()) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(n as usize)
+    }
+}
+
+/// Writes one frame.
+pub fn write_frame(fd: libc::c_int, frame: &[u8]) -> std::io::Result<()> {
+    // SAFETY: frame is valid for frame.len() bytes of reads.
+    let n = unsafe { libc::write(fd, frame.as_ptr().cast(), frame.len()) };
+    if n < 0 {
+        Err(std::io::Error::last_os_error())
+    } else {
+        Ok(())
+    }
+}
+
+/// Asks the kernel to wake this thread's timed sleeps within 1 ns of their deadline instead of
+/// the default 50 us slack, so that the spin before a release is short.
+pub fn tighten_timer_slack() {
+    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+}
+
+static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn note_signal(signal: libc::c_int) {
+    CAUGHT.store(signal, std::sync::atomic::Ordering::SeqCst);
+}
+
+/// From now on SIGINT, SIGTERM and SIGHUP only set a flag ([`caught_signal`]), so that the
+/// process can remove what it built before it exits.
+pub fn catch_termination() {
+    for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+        // SAFETY: the handler only stores into an atomic, which is async-signal-safe.
+        unsafe { libc::signal(s, note_signal as *const () as libc::sighandler_t) };
+    }
+}
+
+/// The termination signal caught since [`catch_termination`], if any.
+pub fn caught_signal() -> Option<i32> {
+    match CAUGHT.load(std::sync::atomic::Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// Sends SIGTERM to process `pid` (one this process started).
+pub fn terminate(pid: u32) {
+    // SAFETY: kill with a pid and a valid signal number.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+}
+
+/// Best effort: gives this thread a real-time (SCHED_FIFO) priority so that the emulator's
+/// threads are not preempted by the traffic they carry. The kernel's real-time throttling
+/// (95% of each second by default) keeps a spinning thread from starving the machine.
+/// Returns false if the priority could not be set (no CAP_SYS_NICE, or a container limit).
+pub fn realtime_priority() -> bool {
+    let param = libc::sched_param { sched_priority: 10 };
+    // SAFETY: sets the calling thread's policy with a valid parameter.
+    unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}

@@ -1,0 +1,952 @@
+//! Topology files: what a lab is made of, read from TOML and checked before anything is built.
+//!
+//! A lab is hosts and routers (each a network namespace; routers forward) joined by links. Each
+//! direction of a link has its own rate, propagation delay, drop-tail queue and seeded loss, so
+//! an asymmetric line (a DSL, a satellite return path) is one `[[link]]`. A router may carry
+//! Bellovin's processing model (seed 001, section 2 and Table 1): a fixed plus a per-byte cost
+//! for the packets it forwards and separately for the packets it answers itself.
+//!
+//! Every mistake is reported as one line naming the file and the line the mistake is on, so that
+//! `wirespeed lab up` never half-builds a network from a file it could have rejected.
+//!
+//! ```toml
+//! [[host]]
+//! name = "h1"
+//! [[router]]
+//! name = "r1"
+//! forward = { fixed = "525us", per_byte = "40ns" }
+//! [[link]]
+//! a = "h1"
+//! b = "r1"
+//! rate = "10M"          # or rate_ab / rate_ba, one per direction
+//! delay = "50us"        # or length_m + velocity_factor
+//! queue = 100           # packets; or queue_bytes = "64KiB"
+//! ```
+
+use std::collections::HashMap;
+use std::net::Ipv4Addr;
+use std::path::Path;
+use std::str::FromStr;
+use std::time::Duration;
+
+use serde::Deserialize;
+use toml::Spanned;
+use wirespeed_model::{BitRate, ByteSize, LinkLayer};
+
+use crate::addressing::Ipv4Net;
+
+/// Speed of light in vacuum, m/s (exact, SI definition of the metre).
+pub const SPEED_OF_LIGHT_M_PER_S: f64 = 299_792_458.0;
+/// Velocity factor used when a link gives a cable length but no factor: 0.66, typical of
+/// twisted pair and of the RG-58 thin coax of 10BASE2 (0.65 to 0.66).
+pub const DEFAULT_VELOCITY_FACTOR: f64 = 0.66;
+/// Queue limit of a direction when the file names none, in packets (a common NIC ring and
+/// `txqueuelen` order of magnitude).
+pub const DEFAULT_QUEUE_PACKETS: u32 = 100;
+/// The most nodes a lab may have; namespaces and threads are not free.
+pub const MAX_NODES: usize = 64;
+/// The most links: one /24 each out of 198.18.0.0/15.
+pub const MAX_LINKS: usize = 512;
+
+/// A topology file that could not be read or is wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TopologyError {
+    /// The file could not be read.
+    #[error("cannot read topology file {file}: {source}")]
+    Read {
+        /// The path as given.
+        file: String,
+        /// What the OS said.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or describes an impossible network.
+    #[error("{file}:{line}: {message}")]
+    Invalid {
+        /// The path as given.
+        file: String,
+        /// 1-based line of the mistake.
+        line: usize,
+        /// What is wrong and how to fix it.
+        message: String,
+    },
+}
+
+/// What a node is.
+#[derive(Debug, Clone, PartialEq)]
+pub enum NodeKind {
+    /// An end system: does not forward.
+    Host,
+    /// Forwards between its links (ip_forward on), with optional processing costs.
+    Router(RouterConfig),
+}
+
+/// Bellovin's per-packet processing cost: `fixed + per_byte * size` (seed 001, Table 1).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Cost {
+    /// Time every packet costs.
+    pub fixed: Duration,
+    /// Time each byte of the packet (IP header onward) costs.
+    pub per_byte: Duration,
+}
+
+impl Cost {
+    /// The cost of a packet of `bytes` bytes.
+    pub fn of(&self, bytes: u64) -> Duration {
+        self.fixed
+            + self
+                .per_byte
+                .saturating_mul(u32::try_from(bytes).unwrap_or(u32::MAX))
+    }
+
+    /// True if the cost is zero (no processing model).
+    pub fn is_zero(&self) -> bool {
+        self.fixed.is_zero() && self.per_byte.is_zero()
+    }
+}
+
+/// A router's processing model and ICMP behaviour.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct RouterConfig {
+    /// Cost of a packet it forwards (applied on its egress by the emulator).
+    pub forward: Cost,
+    /// Cost of a packet it originates as an answer (echo reply, time exceeded).
+    pub answer: Cost,
+    /// Keep the kernel's ICMP rate limit (false sets net.ipv4.icmp_ratelimit=0).
+    pub icmp_ratelimit: bool,
+}
+
+/// A host or router.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// Its name in the file (and in `lab exec`).
+    pub name: String,
+    /// Host or router.
+    pub kind: NodeKind,
+}
+
+/// How many frames or bytes a direction's queue holds before it drops arrivals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueueLimit {
+    /// Frames waiting (the one being serialized does not count).
+    Packets(u32),
+    /// Bytes of frames waiting.
+    Bytes(u64),
+}
+
+/// One direction of a link.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DirectionConfig {
+    /// Serialization rate.
+    pub rate: BitRate,
+    /// Propagation delay.
+    pub delay: Duration,
+    /// Drop-tail queue limit.
+    pub queue: QueueLimit,
+    /// Probability that a frame is lost, 0 <= loss < 1.
+    pub loss: f64,
+    /// Seed of the loss process, so that a run can be repeated frame for frame.
+    pub seed: u64,
+    /// Store-and-forward hops hidden inside the link (a switch, or an active wiretap that
+    /// receives each frame whole and retransmits it, seed 001 section 5): each adds one more
+    /// serialization time to every frame, which probing sees as extra per-byte cost.
+    pub hidden_hops: u8,
+}
+
+/// Full or half duplex.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LinkDuplex {
+    /// Both directions at once, no collisions.
+    Full,
+}
+
+/// A link between two nodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Link {
+    /// Position in the file, 0-based.
+    pub index: usize,
+    /// Node index of end a.
+    pub a: usize,
+    /// Node index of end b.
+    pub b: usize,
+    /// Direction a to b.
+    pub ab: DirectionConfig,
+    /// Direction b to a.
+    pub ba: DirectionConfig,
+    /// MTU of both interfaces.
+    pub mtu: u32,
+    /// Duplex.
+    pub duplex: LinkDuplex,
+    /// What the serializer charges per frame: Ethernet (header, FCS, pad, preamble, gap) or a
+    /// serial line (the IP packet alone).
+    pub layer: LinkLayer,
+    /// Whether the link carries IPv6 (`ipv6 = false` keeps IPv6's own multicast chatter off
+    /// a slow line).
+    pub ipv6: bool,
+    /// Address of end a, if the file gives one.
+    pub a_address: Option<Ipv4Net>,
+    /// Address of end b, if the file gives one.
+    pub b_address: Option<Ipv4Net>,
+    /// Line of the `[[link]]` table in the file.
+    pub line: usize,
+}
+
+/// A checked topology.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Topology {
+    /// The `name` key, if any.
+    pub name: Option<String>,
+    /// Hosts then routers, in file order.
+    pub nodes: Vec<Node>,
+    /// Links in file order.
+    pub links: Vec<Link>,
+}
+
+impl Topology {
+    /// Reads and checks a topology file.
+    pub fn load(path: &Path) -> Result<Topology, TopologyError> {
+        let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Read {
+            file: path.display().to_string(),
+            source,
+        })?;
+        Topology::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses and checks topology text; `file` names it in errors.
+    pub fn parse(text: &str, file: &str) -> Result<Topology, TopologyError> {
+        let ctx = Ctx { text, file };
+        let raw: RawTopology = toml::from_str(text).map_err(|e| {
+            let line = e.span().map_or(1, |s| ctx.line(s.start));
+            ctx.error_at_line(line, e.message().trim().to_string())
+        })?;
+        raw.check(&ctx)
+    }
+
+    /// The index of the node called `name`.
+    pub fn node_index(&self, name: &str) -> Option<usize> {
+        self.nodes.iter().position(|n| n.name == name)
+    }
+}
+
+struct Ctx<'a> {
+    text: &'a str,
+    file: &'a str,
+}
+
+impl Ctx<'_> {
+    fn line(&self, offset: usize) -> usize {
+        let end = offset.min(self.text.len());
+        self.text.as_bytes()[..end]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count()
+            + 1
+    }
+
+    fn error_at_line(&self, line: usize, message: String) -> TopologyError {
+        TopologyError::Invalid {
+            file: self.file.to_string(),
+            line,
+            message,
+        }
+    }
+
+    fn error<T>(&self, at: &Spanned<T>, message: String) -> TopologyError {
+        self.error_at_line(self.line(at.span().start), message)
+    }
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTopology {
+    name: Option<Spanned<String>>,
+    #[serde(default)]
+    host: Vec<RawHost>,
+    #[serde(default)]
+    router: Vec<RawRouter>,
+    #[serde(default)]
+    link: Vec<Spanned<RawLink>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawHost {
+    name: Spanned<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRouter {
+    name: Spanned<String>,
+    forward: Option<Spanned<RawCost>>,
+    answer: Option<Spanned<RawCost>>,
+    #[serde(default = "yes")]
+    icmp_ratelimit: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCost {
+    #[serde(default)]
+    fixed: Option<Spanned<toml::Value>>,
+    #[serde(default)]
+    per_byte: Option<Spanned<toml::Value>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLink {
+    a: Spanned<String>,
+    b: Spanned<String>,
+    rate: Option<Spanned<toml::Value>>,
+    rate_ab: Option<Spanned<toml::Value>>,
+    rate_ba: Option<Spanned<toml::Value>>,
+    delay: Option<Spanned<toml::Value>>,
+    length_m: Option<Spanned<toml::Value>>,
+    velocity_factor: Option<Spanned<toml::Value>>,
+    queue: Option<Spanned<toml::Value>>,
+    queue_bytes: Option<Spanned<toml::Value>>,
+    loss: Option<Spanned<toml::Value>>,
+    seed: Option<Spanned<toml::Value>>,
+    mtu: Option<Spanned<toml::Value>>,
+    duplex: Option<Spanned<String>>,
+    layer: Option<Spanned<String>>,
+    ipv6: Option<bool>,
+    hidden_hops: Option<Spanned<toml::Value>>,
+    a_address: Option<Spanned<String>>,
+    b_address: Option<Spanned<String>>,
+}
+
+impl RawTopology {
+    fn check(self, ctx: &Ctx<'_>) -> Result<Topology, TopologyError> {
+        let mut nodes: Vec<Node> = Vec::new();
+        let mut names: HashMap<String, usize> = HashMap::new();
+        let mut add = |name: &Spanned<String>, kind: NodeKind| -> Result<(), TopologyError> {
+            check_name(ctx, name)?;
+            if names.contains_key(name.get_ref()) {
+                return Err(ctx.error(
+                    name,
+                    format!(
+                        "duplicate node name '{}': every host and router needs its own name",
+                        name.get_ref()
+                    ),
+                ));
+            }
+            names.insert(name.get_ref().clone(), nodes.len());
+            nodes.push(Node {
+                name: name.get_ref().clone(),
+                kind,
+            });
+            Ok(())
+        };
+        for host in &self.host {
+            add(&host.name, NodeKind::Host)?;
+        }
+        for router in &self.router {
+            let config = RouterConfig {
+                forward: cost(ctx, router.forward.as_ref())?,
+                answer: cost(ctx, router.answer.as_ref())?,
+                icmp_ratelimit: router.icmp_ratelimit,
+            };
+            add(&router.name, NodeKind::Router(config))?;
+        }
+        if nodes.len() < 2 {
+            return Err(ctx.error_at_line(
+                1,
+                "a lab needs at least two nodes: add [[host]] or [[router]] tables with a name"
+                    .into(),
+            ));
+        }
+        if nodes.len() > MAX_NODES {
+            return Err(ctx.error_at_line(
+                1,
+                format!(
+                    "{} nodes is more than the {MAX_NODES} a lab may have",
+                    nodes.len()
+                ),
+            ));
+        }
+        if self.link.is_empty() {
+            return Err(ctx.error_at_line(
+                1,
+                "a lab needs at least one [[link]] with a = \"NODE\" and b = \"NODE\"".into(),
+            ));
+        }
+        if self.link.len() > MAX_LINKS {
+            return Err(ctx.error_at_line(
+                1,
+                format!(
+                    "{} links is more than the {MAX_LINKS} that 198.18.0.0/15 numbers",
+                    self.link.len()
+                ),
+            ));
+        }
+        let mut links = Vec::new();
+        for (index, link) in self.link.iter().enumerate() {
+            let line = ctx.line(link.span().start);
+            links.push(link.get_ref().check(ctx, index, line, &names)?);
+        }
+        check_addresses(ctx, &self.link, &links)?;
+        Ok(Topology {
+            name: self.name.map(Spanned::into_inner),
+            nodes,
+            links,
+        })
+    }
+}
+
+fn check_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<(), TopologyError> {
+    let n = name.get_ref();
+    let ok = !n.is_empty()
+        && n.len() <= 24
+        && n.starts_with(|c: char| c.is_ascii_lowercase())
+        && n.chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-');
+    if ok {
+        Ok(())
+    } else {
+        Err(ctx.error(
+            name,
+            format!("node name '{n}' must be 1 to 24 of a-z, 0-9 and '-', starting with a letter"),
+        ))
+    }
+}
+
+fn cost(ctx: &Ctx<'_>, raw: Option<&Spanned<RawCost>>) -> Result<Cost, TopologyError> {
+    let Some(raw) = raw else {
+        return Ok(Cost::default());
+    };
+    let get = |v: &Option<Spanned<toml::Value>>, what: &str| -> Result<Duration, TopologyError> {
+        match v {
+            None => Ok(Duration::ZERO),
+            Some(v) => duration(ctx, v, what),
+        }
+    };
+    Ok(Cost {
+        fixed: get(&raw.get_ref().fixed, "fixed cost")?,
+        per_byte: get(&raw.get_ref().per_byte, "per-byte cost")?,
+    })
+}
+
+fn text_of(v: &toml::Value) -> String {
+    match v {
+        toml::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn duration(
+    ctx: &Ctx<'_>,
+    v: &Spanned<toml::Value>,
+    what: &str,
+) -> Result<Duration, TopologyError> {
+    let text = text_of(v.get_ref());
+    if text.trim_start().starts_with('-') {
+        return Err(ctx.error(
+            v,
+            format!("negative {what} '{text}': a time cannot be below zero"),
+        ));
+    }
+    if let toml::Value::Integer(_) | toml::Value::Float(_) = v.get_ref() {
+        return Err(ctx.error(
+            v,
+            format!("{what} {text} has no unit: write it as a string with one, e.g. \"50us\" or \"1.2ms\""),
+        ));
+    }
+    wirespeed_model::units::parse_duration(&text).map_err(|e| ctx.error(v, format!("{what}: {e}")))
+}
+
+fn rate(ctx: &Ctx<'_>, v: &Spanned<toml::Value>) -> Result<BitRate, TopologyError> {
+    let text = text_of(v.get_ref());
+    if text.trim_start().starts_with('-') {
+        return Err(ctx.error(
+            v,
+            format!("negative rate '{text}': a link rate must be above zero, e.g. \"10M\""),
+        ));
+    }
+    let digits: String = text
+        .trim()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    if digits.parse::<f64>().is_ok_and(|x| x == 0.0) {
+        return Err(ctx.error(
+            v,
+            format!("rate '{text}': a link rate must be above zero, e.g. \"10M\""),
+        ));
+    }
+    let rate = BitRate::from_str(&text).map_err(|e| ctx.error(v, format!("rate: {e}")))?;
+    if rate.bits_per_second() > 10_000_000_000 {
+        return Err(ctx.error(
+            v,
+            format!("rate {rate} is above the 10 Gbit/s a user-space emulator can pretend to time"),
+        ));
+    }
+    Ok(rate)
+}
+
+fn number(ctx: &Ctx<'_>, v: &Spanned<toml::Value>, what: &str) -> Result<f64, TopologyError> {
+    match v.get_ref() {
+        toml::Value::Integer(i) => Ok(*i as f64),
+        toml::Value::Float(f) => Ok(*f),
+        other => Err(ctx.error(v, format!("{what} must be a number, not {other}"))),
+    }
+}
+
+fn integer(
+    ctx: &Ctx<'_>,
+    v: &Spanned<toml::Value>,
+    what: &str,
+    min: i64,
+    max: i64,
+) -> Result<i64, TopologyError> {
+    match v.get_ref() {
+        toml::Value::Integer(i) if (min..=max).contains(i) => Ok(*i),
+        toml::Value::Integer(i) => {
+            Err(ctx.error(v, format!("{what} {i} is outside {min}..={max}")))
+        }
+        other => Err(ctx.error(v, format!("{what} must be a whole number, not {other}"))),
+    }
+}
+
+impl RawLink {
+    fn check(
+        &self,
+        ctx: &Ctx<'_>,
+        index: usize,
+        line: usize,
+        names: &HashMap<String, usize>,
+    ) -> Result<Link, TopologyError> {
+        let node = |name: &Spanned<String>| -> Result<usize, TopologyError> {
+            names.get(name.get_ref()).copied().ok_or_else(|| {
+                let mut known: Vec<&String> = names.keys().collect();
+                known.sort();
+                let known: Vec<&str> = known.iter().map(|s| s.as_str()).collect();
+                ctx.error(
+                    name,
+                    format!(
+                        "unknown node '{}': declare it as [[host]] or [[router]] (known: {})",
+                        name.get_ref(),
+                        known.join(", ")
+                    ),
+                )
+            })
+        };
+        let a = node(&self.a)?;
+        let b = node(&self.b)?;
+        if a == b {
+            return Err(ctx.error(
+                &self.b,
+                format!(
+                    "link from '{}' to itself: a and b must differ",
+                    self.a.get_ref()
+                ),
+            ));
+        }
+        let base = self.rate.as_ref().map(|v| rate(ctx, v)).transpose()?;
+        let rate_ab = self
+            .rate_ab
+            .as_ref()
+            .map(|v| rate(ctx, v))
+            .transpose()?
+            .or(base);
+        let rate_ba = self
+            .rate_ba
+            .as_ref()
+            .map(|v| rate(ctx, v))
+            .transpose()?
+            .or(base);
+        let (Some(rate_ab), Some(rate_ba)) = (rate_ab, rate_ba) else {
+            return Err(ctx.error_at_line(
+                line,
+                "link has no rate: add rate = \"10M\" (or rate_ab and rate_ba, one per direction)"
+                    .into(),
+            ));
+        };
+        let delay = self.delay(ctx, line)?;
+        let queue = match (&self.queue, &self.queue_bytes) {
+            (Some(_), Some(q)) => {
+                return Err(ctx.error(q, "give queue (packets) or queue_bytes, not both".into()));
+            }
+            (Some(q), None) => {
+                QueueLimit::Packets(integer(ctx, q, "queue (packets)", 1, 1_000_000)? as u32)
+            }
+            (None, Some(q)) => {
+                let text = text_of(q.get_ref());
+                let size = ByteSize::from_str(&text)
+                    .map_err(|e| ctx.error(q, format!("queue_bytes: {e}")))?;
+                if size.bytes() < 64 {
+                    return Err(ctx.error(
+                        q,
+                        format!("queue_bytes {size} cannot hold one minimum frame (64 bytes)"),
+                    ));
+                }
+                QueueLimit::Bytes(size.bytes())
+            }
+            (None, None) => QueueLimit::Packets(DEFAULT_QUEUE_PACKETS),
+        };
+        let loss = match &self.loss {
+            None => 0.0,
+            Some(v) => {
+                let loss = number(ctx, v, "loss")?;
+                if !(0.0..1.0).contains(&loss) {
+                    return Err(ctx.error(
+                        v,
+                        format!("loss {loss} must be a probability in 0 <= loss < 1 (0.01 is 1%)"),
+                    ));
+                }
+                loss
+            }
+        };
+        let seed = match &self.seed {
+            None => index as u64 + 1,
+            Some(v) => integer(ctx, v, "seed", 0, i64::MAX)? as u64,
+        };
+        let mtu = match &self.mtu {
+            None => 1500,
+            Some(v) => integer(ctx, v, "mtu", 68, 9000)? as u32,
+        };
+        let duplex = match &self.duplex {
+            None => LinkDuplex::Full,
+            Some(d) if d.get_ref() == "full" => LinkDuplex::Full,
+            Some(d) if d.get_ref() == "half" => {
+                return Err(ctx.error(
+                    d,
+                    "duplex = \"half\" needs the CSMA/CD MAC, which this build of the lab does not have yet; use duplex = \"full\"".into(),
+                ));
+            }
+            Some(d) => {
+                return Err(ctx.error(
+                    d,
+                    format!("duplex '{}' is not \"full\" or \"half\"", d.get_ref()),
+                ));
+            }
+        };
+        let layer = match &self.layer {
+            None => LinkLayer::Ethernet { vlan_tags: 0 },
+            Some(l) if l.get_ref() == "ethernet" => LinkLayer::Ethernet { vlan_tags: 0 },
+            Some(l) if l.get_ref() == "serial" => LinkLayer::Serial,
+            Some(l) => {
+                return Err(ctx.error(
+                    l,
+                    format!("layer '{}' is not \"ethernet\" or \"serial\"", l.get_ref()),
+                ));
+            }
+        };
+        let address = |v: &Option<Spanned<String>>| -> Result<Option<Ipv4Net>, TopologyError> {
+            v.as_ref()
+                .map(|v| Ipv4Net::from_str(v.get_ref()).map_err(|e| ctx.error(v, e)))
+                .transpose()
+        };
+        let hidden_hops = match &self.hidden_hops {
+            None => 0,
+            Some(v) => integer(ctx, v, "hidden_hops", 0, 16)? as u8,
+        };
+        let direction = |rate| DirectionConfig {
+            rate,
+            delay,
+            queue,
+            loss,
+            seed,
+            hidden_hops,
+        };
+        Ok(Link {
+            index,
+            a,
+            b,
+            ab: direction(rate_ab),
+            ba: DirectionConfig {
+                seed: seed.wrapping_add(0x9e37_79b9_7f4a_7c15),
+                ..direction(rate_ba)
+            },
+            mtu,
+            duplex,
+            layer,
+            ipv6: self.ipv6.unwrap_or(true),
+            a_address: address(&self.a_address)?,
+            b_address: address(&self.b_address)?,
+            line,
+        })
+    }
+
+    fn delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
+        match (&self.delay, &self.length_m) {
+            (Some(_), Some(l)) => Err(ctx.error(l, "give delay or length_m, not both".into())),
+            (Some(d), None) => {
+                if self.velocity_factor.is_some() {
+                    return Err(ctx.error_at_line(line, "velocity_factor needs length_m".into()));
+                }
+                duration(ctx, d, "delay")
+            }
+            (None, Some(l)) => {
+                let length = number(ctx, l, "length_m")?;
+                if !(0.0..=4.0e7).contains(&length) {
+                    return Err(ctx.error(
+                        l,
+                        format!("length_m {length} must be between 0 and 40,000 km"),
+                    ));
+                }
+                let vf = match &self.velocity_factor {
+                    None => DEFAULT_VELOCITY_FACTOR,
+                    Some(v) => number(ctx, v, "velocity_factor")?,
+                };
+                if !(vf > 0.0 && vf <= 1.0) {
+                    let at = self.velocity_factor.as_ref().unwrap_or(l);
+                    return Err(
+                        ctx.error(at, format!("velocity_factor {vf} must be in 0 < vf <= 1"))
+                    );
+                }
+                Ok(Duration::from_secs_f64(
+                    length / (vf * SPEED_OF_LIGHT_M_PER_S),
+                ))
+            }
+            (None, None) => Ok(Duration::ZERO),
+        }
+    }
+}
+
+fn check_addresses(
+    ctx: &Ctx<'_>,
+    raw: &[Spanned<RawLink>],
+    links: &[Link],
+) -> Result<(), TopologyError> {
+    let mut seen: HashMap<Ipv4Addr, ()> = HashMap::new();
+    for (raw, link) in raw.iter().zip(links) {
+        for (net, at) in [
+            (link.a_address, raw.get_ref().a_address.as_ref()),
+            (link.b_address, raw.get_ref().b_address.as_ref()),
+        ] {
+            let (Some(net), Some(at)) = (net, at) else {
+                continue;
+            };
+            if seen.insert(net.addr, ()).is_some() {
+                return Err(ctx.error(
+                    at,
+                    format!(
+                        "duplicate address {}: every interface needs its own",
+                        net.addr
+                    ),
+                ));
+            }
+        }
+        if let (Some(x), Some(y), Some(at)) = (
+            link.a_address,
+            link.b_address,
+            raw.get_ref().b_address.as_ref(),
+        ) && !(x.contains(y.addr) && y.contains(x.addr))
+        {
+            return Err(ctx.error(
+                at,
+                format!("addresses {x} and {y} of one link are not in the same subnet"),
+            ));
+        }
+        if link.a_address.is_some() != link.b_address.is_some() {
+            return Err(ctx.error_at_line(
+                link.line,
+                "give both a_address and b_address, or neither".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = r#"
+[[host]]
+name = "h1"
+[[host]]
+name = "h2"
+[[link]]
+a = "h1"
+b = "h2"
+rate = "10M"
+delay = "100us"
+"#;
+
+    fn err(text: &str) -> (usize, String) {
+        match Topology::parse(text, "t.toml").unwrap_err() {
+            TopologyError::Invalid { line, message, .. } => (line, message),
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn two_hosts_parse_with_defaults() {
+        let t = Topology::parse(TWO, "t.toml").unwrap();
+        assert_eq!(t.nodes.len(), 2);
+        let l = &t.links[0];
+        assert_eq!(l.ab.rate.bits_per_second(), 10_000_000);
+        assert_eq!(l.ba.rate.bits_per_second(), 10_000_000);
+        assert_eq!(l.ab.delay, Duration::from_micros(100));
+        assert_eq!(l.ab.queue, QueueLimit::Packets(DEFAULT_QUEUE_PACKETS));
+        assert_eq!(l.mtu, 1500);
+        assert_eq!(l.line, 6);
+        assert_ne!(l.ab.seed, l.ba.seed);
+    }
+
+    #[test]
+    fn each_direction_may_differ() {
+        let t = Topology::parse(
+            &TWO.replace("rate = \"10M\"", "rate_ab = \"1M\"\nrate_ba = \"56k\""),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(t.links[0].ab.rate.bits_per_second(), 1_000_000);
+        assert_eq!(t.links[0].ba.rate.bits_per_second(), 56_000);
+    }
+
+    #[test]
+    fn hidden_hops_are_bounded() {
+        let t = Topology::parse(&TWO.replace("delay = \"100us\"", "hidden_hops = 3"), "t").unwrap();
+        assert_eq!(t.links[0].ab.hidden_hops, 3);
+        assert_eq!(t.links[0].ba.hidden_hops, 3);
+        let (line, msg) = err(&TWO.replace("delay = \"100us\"", "hidden_hops = 40"));
+        assert_eq!(line, 10);
+        assert!(msg.contains("hidden_hops 40 is outside 0..=16"), "{msg}");
+    }
+
+    #[test]
+    fn cable_length_gives_propagation_delay() {
+        let text = TWO.replace(
+            "delay = \"100us\"",
+            "length_m = 2500\nvelocity_factor = 0.77",
+        );
+        let t = Topology::parse(&text, "t").unwrap();
+        let us = t.links[0].ab.delay.as_secs_f64() * 1e6;
+        // 2500 m of thick coax at 0.77 c: 10.83 us.
+        assert!((us - 10.83).abs() < 0.01, "{us}");
+    }
+
+    #[test]
+    fn unknown_node_names_the_line() {
+        let (line, msg) = err(&TWO.replace("b = \"h2\"", "b = \"h3\""));
+        assert_eq!(line, 8);
+        assert!(
+            msg.contains("unknown node 'h3'") && msg.contains("h1, h2"),
+            "{msg}"
+        );
+    }
+
+    #[test]
+    fn negative_rate_names_the_line() {
+        let (line, msg) = err(&TWO.replace("\"10M\"", "\"-10M\""));
+        assert_eq!(line, 9);
+        assert!(msg.contains("negative rate"), "{msg}");
+        let (_, msg) = err(&TWO.replace("\"10M\"", "-10"));
+        assert!(msg.contains("negative rate"), "{msg}");
+    }
+
+    #[test]
+    fn duplicate_address_names_the_second() {
+        let text = format!(
+            "{TWO}a_address = \"198.18.9.1/24\"\nb_address = \"198.18.9.2/24\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"1M\"\na_address = \"198.18.9.3/24\"\nb_address = \"198.18.9.2/24\"\n"
+        );
+        let (line, msg) = err(&text);
+        assert_eq!(line, 18);
+        assert!(msg.contains("duplicate address 198.18.9.2"), "{msg}");
+    }
+
+    #[test]
+    fn duplicate_node_unknown_key_and_syntax() {
+        let (line, msg) = err(&TWO.replace("name = \"h2\"", "name = \"h1\""));
+        assert_eq!((line, msg.contains("duplicate node name 'h1'")), (5, true));
+        let (line, msg) = err(&TWO.replace("delay", "dealy"));
+        assert_eq!(line, 10);
+        assert!(msg.contains("dealy"), "{msg}");
+        let (line, _) = err("[[host]]\nname = \n");
+        assert_eq!(line, 2);
+    }
+
+    #[test]
+    fn other_mistakes_are_explained() {
+        for (from, to, needle) in [
+            (
+                "delay = \"100us\"",
+                "delay = \"100us\"\nloss = 1.5",
+                "probability",
+            ),
+            ("delay = \"100us\"", "delay = 100", "has no unit"),
+            ("delay = \"100us\"", "delay = \"-1ms\"", "negative delay"),
+            ("delay = \"100us\"", "duplex = \"half\"", "CSMA/CD"),
+            ("delay = \"100us\"", "mtu = 20", "mtu 20"),
+            ("delay = \"100us\"", "queue = 0", "queue"),
+            ("b = \"h2\"", "b = \"h1\"", "itself"),
+            ("rate = \"10M\"", "", "no rate"),
+            ("rate = \"10M\"", "rate = \"0M\"", "above zero"),
+            (
+                "delay = \"100us\"",
+                "a_address = \"198.18.1.1/24\"\nb_address = \"198.18.2.1/24\"",
+                "same subnet",
+            ),
+        ] {
+            let (_, msg) = err(&TWO.replace(from, to));
+            assert!(msg.contains(needle), "{needle}: {msg}");
+        }
+    }
+
+    #[test]
+    fn router_costs_parse() {
+        let text = r#"
+[[host]]
+name = "h1"
+[[router]]
+name = "r1"
+icmp_ratelimit = false
+forward = { fixed = "525us", per_byte = "40ns" }
+answer = { fixed = "0.751ms", per_byte = "1310ns" }
+[[link]]
+a = "h1"
+b = "r1"
+rate = "10M"
+"#;
+        let t = Topology::parse(text, "t").unwrap();
+        let NodeKind::Router(r) = &t.nodes[1].kind else {
+            panic!()
+        };
+        assert!(!r.icmp_ratelimit);
+        assert_eq!(r.forward.of(1000), Duration::from_micros(525 + 40));
+        assert_eq!(r.answer.of(0), Duration::from_micros(751));
+    }
+
+    #[test]
+    fn every_shipped_lab_is_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs");
+        let mut checked = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                Topology::load(&path).unwrap_or_else(|e| panic!("{e}"));
+                checked += 1;
+            }
+        }
+        assert!(checked >= 3, "{checked} labs in {}", dir.display());
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn any_text_is_accepted_or_rejected_with_a_line_in_the_file(text in "[\\[\\]a-z0-9=\" .\n-]{0,200}") {
+            match Topology::parse(&text, "t") {
+                Ok(_) => {}
+                Err(TopologyError::Invalid { line, .. }) => {
+                    proptest::prop_assert!(line >= 1 && line <= text.lines().count() + 1);
+                }
+                Err(other) => proptest::prop_assert!(false, "{other}"),
+            }
+        }
+
+        #[test]
+        fn mutated_good_files_never_panic(cut in 0usize..120, insert in "[a-z0-9=\" \n-]{0,8}") {
+            let mut text = TWO.to_string();
+            let at = text.char_indices().nth(cut.min(TWO.len() - 1)).map_or(0, |(i, _)| i);
+            text.insert_str(at, &insert);
+            let _ = Topology::parse(&text, "t");
+        }
+    }
+}

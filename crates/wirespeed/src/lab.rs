@@ -1,0 +1,379 @@
+//! `wirespeed lab`: build a network of namespaces and emulated links, use it, take it down.
+
+use std::io::{self, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use wirespeed_lab::lifecycle::{self, Detach, DownReport, LabRecord, StatusRecord};
+use wirespeed_lab::{PortStatus, Topology, sys};
+use wirespeed_model::RateFormat;
+use wirespeed_model::units::{format_seconds, group_digits};
+use wirespeed_report::{Document, Render, Table};
+
+use crate::output::{self, OutputArgs};
+
+#[derive(Debug, Args)]
+pub(crate) struct LabArgs {
+    #[command(subcommand)]
+    command: LabCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum LabCommand {
+    /// Build the topology in FILE and leave it running; prints the lab's name.
+    Up {
+        /// Topology file (TOML; see labs/ for examples).
+        file: PathBuf,
+        /// Print the lab's record (name, emulator pid, nodes, namespaces, addresses) as JSON
+        /// (schema "wirespeed.lab.up.v1") instead of its name.
+        #[arg(long, short = 'J')]
+        json: bool,
+    },
+    /// Run a command inside one node of a running lab.
+    Exec {
+        /// The lab's name, as `lab up` printed it.
+        name: String,
+        /// The host or router to run in.
+        node: String,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Build FILE, run a command, and always take the lab down; exits with the command's status.
+    /// Without --node the command runs outside the lab with WIRESPEED_LAB set to its name, so a
+    /// script can call `wirespeed lab exec "$WIRESPEED_LAB" NODE -- ...`.
+    Run {
+        /// Topology file.
+        file: PathBuf,
+        /// Run the command inside this node instead.
+        #[arg(long, value_name = "NODE")]
+        node: Option<String>,
+        /// The command and its arguments, after `--`.
+        #[arg(last = true, required = true, value_name = "CMD")]
+        command: Vec<String>,
+    },
+    /// Frames, bytes, drops, queue depth and timing error of every port of a running lab; with
+    /// no name, the running labs.
+    Status {
+        /// The lab's name.
+        name: Option<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Stop a lab's emulator and remove its namespaces and devices.
+    Down {
+        /// The lab's name.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        name: Option<String>,
+        /// Remove every lab, and every namespace and device whose name starts with `ws-`.
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
+    match args.command {
+        LabCommand::Up { file, json } => up(&file, json),
+        LabCommand::Exec {
+            name,
+            node,
+            command,
+        } => exec(&name, &node, &command),
+        LabCommand::Run {
+            file,
+            node,
+            command,
+        } => run_in_lab(&file, node.as_deref(), &command),
+        LabCommand::Status { name, output } => status(name.as_deref(), &output),
+        LabCommand::Down { name, all } => down(name.as_deref(), all),
+    }
+}
+
+fn load(file: &Path) -> anyhow::Result<Topology> {
+    Ok(Topology::load(file)?)
+}
+
+fn up(file: &Path, json: bool) -> anyhow::Result<()> {
+    let topology = load(file)?;
+    sys::require_net_admin()?;
+    sys::catch_termination();
+    let running = lifecycle::up(topology, file, Detach::Independent)?;
+    if let Some(signal) = sys::caught_signal() {
+        lifecycle::down(&running.name)?;
+        bail!(
+            "interrupted by signal {signal}; lab {} removed",
+            running.name
+        );
+    }
+    if json {
+        let record = lifecycle::record(&running.name)?;
+        let doc = Document::new(
+            "lab.up",
+            UpParams {
+                file: file.display().to_string(),
+            },
+            record,
+        );
+        print!("{}", wirespeed_report::to_json(&doc)?);
+    } else {
+        println!("{}", running.name);
+    }
+    Ok(())
+}
+
+fn ip_netns_exec(namespace: &str, command: &[String]) -> Command {
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", namespace]).args(command);
+    cmd
+}
+
+fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
+    let record = lifecycle::record(name)?;
+    let namespace = record.namespace(node)?;
+    let err = ip_netns_exec(namespace, command).exec();
+    Err(err).with_context(|| format!("running {} in {namespace}", command[0]))
+}
+
+fn run_in_lab(file: &Path, node: Option<&str>, command: &[String]) -> anyhow::Result<()> {
+    let topology = load(file)?;
+    if let Some(node) = node
+        && topology.node_index(node).is_none()
+    {
+        bail!("{} has no node '{node}'", file.display());
+    }
+    sys::require_net_admin()?;
+    sys::catch_termination();
+    let running = lifecycle::up(topology, file, Detach::DiesWithParent)?;
+    let outcome = run_and_wait(&running.name, node, command);
+    let down = lifecycle::down(&running.name);
+    let code = outcome?;
+    down?;
+    io::stdout().flush()?;
+    std::process::exit(code);
+}
+
+/// Runs the command until it exits or a termination signal arrives; returns the exit status
+/// to pass on (128 + signal when interrupted, as a shell does).
+fn run_and_wait(lab: &str, node: Option<&str>, command: &[String]) -> anyhow::Result<i32> {
+    if let Some(signal) = sys::caught_signal() {
+        return Ok(128 + signal);
+    }
+    let mut cmd = match node {
+        Some(node) => ip_netns_exec(lifecycle::record(lab)?.namespace(node)?, command),
+        None => {
+            let mut cmd = Command::new(&command[0]);
+            cmd.args(&command[1..]);
+            cmd
+        }
+    };
+    cmd.env("WIRESPEED_LAB", lab);
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("starting {}", command[0]))?;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            use std::os::unix::process::ExitStatusExt;
+            return Ok(status
+                .code()
+                .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)));
+        }
+        if let Some(signal) = sys::caught_signal() {
+            // The command we started, by its pid.
+            sys::terminate(child.id());
+            let _ = child.wait();
+            return Ok(128 + signal);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct UpParams {
+    file: String,
+}
+
+#[derive(Debug, Serialize)]
+struct StatusParams {
+    name: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+enum StatusResult {
+    One {
+        lab: LabRecord,
+        uptime_seconds: f64,
+        ports: Vec<PortStatus>,
+        #[serde(skip)]
+        rate_format: RateFormat,
+    },
+    List {
+        labs: Vec<LabRecord>,
+    },
+}
+
+fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
+    let result = match name {
+        Some(name) => {
+            let (
+                lab,
+                StatusRecord {
+                    uptime_seconds,
+                    ports,
+                    ..
+                },
+            ) = lifecycle::status(name)?;
+            if !lifecycle::alive(lab.pid) {
+                bail!(
+                    "the emulator of lab {name} (pid {}) is not running; `wirespeed lab down {name}` removes what it left",
+                    lab.pid
+                );
+            }
+            StatusResult::One {
+                lab,
+                uptime_seconds,
+                ports,
+                rate_format: output.rate_format,
+            }
+        }
+        None => StatusResult::List {
+            labs: lifecycle::running()
+                .iter()
+                .filter_map(|n| lifecycle::record(n).ok())
+                .collect(),
+        },
+    };
+    let doc = Document::new(
+        "lab.status",
+        StatusParams {
+            name: name.map(str::to_string),
+        },
+        result,
+    );
+    output::print(output, &doc).context("writing the result")
+}
+
+impl Render for StatusResult {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        match self {
+            StatusResult::List { labs } if labs.is_empty() => writeln!(out, "no labs running"),
+            StatusResult::List { labs } => {
+                let mut t = Table::new(["lab", "pid", "nodes", "file"]);
+                for lab in labs {
+                    let nodes: Vec<&str> = lab.nodes.iter().map(|n| n.name.as_str()).collect();
+                    t.row([
+                        lab.name.clone(),
+                        lab.pid.to_string(),
+                        nodes.join(" "),
+                        lab.file.clone(),
+                    ]);
+                }
+                write!(out, "{t}")
+            }
+            StatusResult::One {
+                lab,
+                uptime_seconds,
+                ports,
+                rate_format,
+            } => {
+                writeln!(
+                    out,
+                    "lab {} (emulator pid {}, up {}, from {})",
+                    lab.name,
+                    lab.pid,
+                    format_seconds(*uptime_seconds),
+                    lab.file
+                )?;
+                // Names and addresses read better left-aligned.
+                let width = |f: fn(&wirespeed_lab::lifecycle::NodeRecord) -> &str| {
+                    lab.nodes
+                        .iter()
+                        .map(|n| f(n).len())
+                        .max()
+                        .unwrap_or(0)
+                        .max(9)
+                };
+                let (wn, wk, ws) = (
+                    width(|n| &n.name),
+                    width(|n| &n.kind),
+                    width(|n| &n.namespace),
+                );
+                writeln!(
+                    out,
+                    "{:wn$}  {:wk$}  {:ws$}  addresses",
+                    "node", "kind", "namespace"
+                )?;
+                for n in &lab.nodes {
+                    writeln!(
+                        out,
+                        "{:wn$}  {:wk$}  {:ws$}  {}",
+                        n.name,
+                        n.kind,
+                        n.namespace,
+                        n.addresses.join(", ")
+                    )?;
+                }
+                writeln!(out)?;
+                let mut t = Table::new([
+                    "port",
+                    "rate",
+                    "delay",
+                    "frames",
+                    "bytes",
+                    "drop queue",
+                    "drop loss",
+                    "queue now/max",
+                    "busy",
+                    "late p50/p99",
+                ]);
+                for p in ports {
+                    let c = &p.counters;
+                    t.row([
+                        format!("{} {} -> {}", p.interface, p.from, p.to),
+                        rate_format.format(p.rate_bits_per_second as f64),
+                        format_seconds(p.delay_ns as f64 / 1e9),
+                        format!(
+                            "{}/{}",
+                            group_digits(c.frames_out),
+                            group_digits(c.frames_in)
+                        ),
+                        group_digits(c.bytes_out),
+                        group_digits(c.drops_queue),
+                        group_digits(c.drops_loss),
+                        format!("{}/{}", c.queue_frames, c.queue_frames_max),
+                        format!("{:.1}%", p.utilization * 100.0),
+                        format!("{}/{} us", p.lateness.p50_us, p.lateness.p99_us),
+                    ]);
+                }
+                write!(out, "{t}")?;
+                writeln!(
+                    out,
+                    "frames = delivered/offered; busy = share of time the wire was serializing; late = release time minus schedule"
+                )
+            }
+        }
+    }
+}
+
+fn down(name: Option<&str>, all: bool) -> anyhow::Result<()> {
+    let report: DownReport = if all {
+        lifecycle::down_all()?
+    } else {
+        lifecycle::down(name.expect("clap requires a name without --all"))?
+    };
+    for lab in &report.labs {
+        println!("removed lab {lab}");
+    }
+    for ns in &report.namespaces {
+        println!("removed leftover namespace {ns}");
+    }
+    for link in &report.links {
+        println!("removed leftover device {link}");
+    }
+    Ok(())
+}

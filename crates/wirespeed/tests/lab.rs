@@ -1,0 +1,542 @@
+//! `wirespeed lab`: topology errors everywhere; real labs where the test runs with
+//! CAP_NET_ADMIN (CI runs as root). A test that cannot build a lab says why and returns.
+//!
+//! The tests that build labs hold one lock so that they do not share the two CI cores, which
+//! would blur the rate they check, and each checks only its own lab's namespaces and devices
+//! (other tests may build labs at the same time).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use wirespeed_lab::sys;
+
+use crate::util::{assert_one_line_error, wirespeed};
+
+static LAB_LOCK: Mutex<()> = Mutex::new(());
+
+fn labs_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs")
+}
+
+fn lab_file(name: &str) -> String {
+    labs_dir().join(name).display().to_string()
+}
+
+/// True if labs can be built here; otherwise prints why.
+fn can_build_labs(test: &str) -> bool {
+    if sys::has_net_admin() && Path::new("/dev/net/tun").exists() {
+        true
+    } else {
+        eprintln!("{test}: skipped: needs CAP_NET_ADMIN and /dev/net/tun (CI runs as root)");
+        false
+    }
+}
+
+fn temp_topology(tag: &str, text: &str) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("ws-lab-test-{}-{tag}.toml", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+const TWO_HOSTS: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\n";
+
+#[test]
+fn bad_topologies_are_one_line_errors_naming_the_line() {
+    for (tag, text, needle) in [
+        (
+            "unknown",
+            TWO_HOSTS.replace("b = \"h2\"", "b = \"h9\""),
+            ":7: unknown node 'h9'",
+        ),
+        (
+            "negative",
+            TWO_HOSTS.replace("\"10M\"", "\"-10M\""),
+            ":8: negative rate",
+        ),
+        (
+            "duplicate",
+            format!("{TWO_HOSTS}a_address = \"198.18.7.1/24\"\nb_address = \"198.18.7.1/24\"\n"),
+            ":10: duplicate address 198.18.7.1",
+        ),
+    ] {
+        let path = temp_topology(tag, &text);
+        let file = path.display().to_string();
+        assert_one_line_error(&wirespeed(&["lab", "up", &file]), needle);
+        assert_one_line_error(&wirespeed(&["lab", "run", &file, "--", "true"]), needle);
+        std::fs::remove_file(path).unwrap();
+    }
+    assert_one_line_error(
+        &wirespeed(&["lab", "up", "/nonexistent/lab.toml"]),
+        "cannot read topology file",
+    );
+}
+
+#[test]
+fn unknown_labs_and_nodes_are_one_line_errors() {
+    assert_one_line_error(
+        &wirespeed(&["lab", "status", "no-such-lab-0000"]),
+        "no lab named 'no-such-lab-0000'",
+    );
+    assert_one_line_error(
+        &wirespeed(&["lab", "exec", "no-such-lab-0000", "h1", "--", "true"]),
+        "no lab named",
+    );
+    assert_one_line_error(&wirespeed(&["lab", "exec", "x", "h1"]), "CMD");
+    assert_one_line_error(&wirespeed(&["lab", "down"]), "<NAME>");
+}
+
+#[test]
+fn without_cap_net_admin_one_line_says_so() {
+    if !sys::has_net_admin() || Command::new("setpriv").arg("--help").output().is_err() {
+        eprintln!("without_cap_net_admin: skipped: needs root and setpriv to drop to nobody");
+        return;
+    }
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups", "--"])
+        .arg(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["lab", "up", &lab_file("two-host-10m.toml")])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("CAP_NET_ADMIN"), "{stderr}");
+}
+
+/// A running lab, taken down when dropped.
+struct UpLab {
+    name: String,
+    status: serde_json::Value,
+}
+
+impl UpLab {
+    fn up(file: &str) -> UpLab {
+        let run = wirespeed(&["lab", "up", file, "--json"]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        assert_eq!(doc["schema"], "wirespeed.lab.up.v1");
+        let name = doc["result"]["name"].as_str().unwrap().to_string();
+        let status = lab_status(&name);
+        UpLab { name, status }
+    }
+
+    fn namespace(&self, node: &str) -> String {
+        let nodes = self.status["result"]["lab"]["nodes"].as_array().unwrap();
+        let n = nodes.iter().find(|n| n["name"] == node).unwrap();
+        n["namespace"].as_str().unwrap().to_string()
+    }
+
+    fn pid(&self) -> i32 {
+        self.status["result"]["lab"]["pid"].as_i64().unwrap() as i32
+    }
+}
+
+impl Drop for UpLab {
+    fn drop(&mut self) {
+        let _ = wirespeed(&["lab", "down", &self.name]);
+    }
+}
+
+fn lab_status(name: &str) -> serde_json::Value {
+    let run = wirespeed(&["lab", "status", name, "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+/// Nothing of lab `name` is left: namespaces, devices in this namespace, state.
+fn assert_nothing_left(name: &str) {
+    let id = name.rsplit('-').next().unwrap();
+    let ns: Vec<String> = sys::namespaces()
+        .into_iter()
+        .filter(|n| n.starts_with(&format!("ws-{name}-")))
+        .collect();
+    assert!(ns.is_empty(), "namespaces left: {ns:?}");
+    let links: Vec<String> = sys::links()
+        .into_iter()
+        .filter(|l| l.starts_with(&format!("ws-{id}-")))
+        .collect();
+    assert!(links.is_empty(), "devices left: {links:?}");
+    assert!(
+        !Path::new("/run/wirespeed-lab").join(name).exists(),
+        "state left"
+    );
+}
+
+fn wait_until_gone(pid: i32) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Path::new(&format!("/proc/{pid}")).exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The Internet checksum (RFC 1071).
+fn checksum(bytes: &[u8]) -> u16 {
+    let mut sum: u32 = bytes
+        .chunks(2)
+        .map(|c| u32::from(u16::from_be_bytes([c[0], *c.get(1).unwrap_or(&0)])))
+        .sum();
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Sends one ICMP echo request with `payload` bytes and `ttl` from namespace `ns` to `to`;
+/// returns the ICMP type of the answer, who sent it, and the round-trip time.
+fn ping(ns: &str, to: Ipv4Addr, payload: usize, ttl: u32) -> Option<(u8, Ipv4Addr, Duration)> {
+    sys::in_namespace(ns, move || {
+        // SAFETY: plain socket calls with valid buffers and lengths; the fd is closed at the end.
+        unsafe {
+            let fd = libc::socket(libc::AF_INET, libc::SOCK_RAW, libc::IPPROTO_ICMP);
+            assert!(fd >= 0, "raw socket: {}", std::io::Error::last_os_error());
+            let tv = libc::timeval {
+                tv_sec: 3,
+                tv_usec: 0,
+            };
+            libc::setsockopt(
+                fd,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&raw const tv).cast(),
+                size_of::<libc::timeval>() as u32,
+            );
+            libc::setsockopt(
+                fd,
+                libc::IPPROTO_IP,
+                libc::IP_TTL,
+                (&raw const ttl).cast(),
+                4,
+            );
+            let id = (std::process::id() & 0xffff) as u16;
+            let mut req = vec![0u8; 8 + payload];
+            req[0] = 8;
+            req[4..6].copy_from_slice(&id.to_be_bytes());
+            req[6..8].copy_from_slice(&1u16.to_be_bytes());
+            let sum = checksum(&req);
+            req[2..4].copy_from_slice(&sum.to_be_bytes());
+            let addr = libc::sockaddr_in {
+                sin_family: libc::AF_INET as u16,
+                sin_port: 0,
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from(to).to_be(),
+                },
+                sin_zero: [0; 8],
+            };
+            let start = Instant::now();
+            libc::sendto(
+                fd,
+                req.as_ptr().cast(),
+                req.len(),
+                0,
+                (&raw const addr).cast(),
+                size_of::<libc::sockaddr_in>() as u32,
+            );
+            let mut buf = [0u8; 2048];
+            let result = loop {
+                let n = libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0);
+                if n <= 0 {
+                    break None;
+                }
+                let ihl = usize::from(buf[0] & 0x0f) * 4;
+                let icmp = &buf[ihl..n as usize];
+                let from = Ipv4Addr::new(buf[12], buf[13], buf[14], buf[15]);
+                // An echo reply carries our id at 4..6; a time exceeded quotes our request
+                // after its own 8 bytes and the quoted IP header.
+                let ours = match icmp[0] {
+                    0 => icmp[4..6] == id.to_be_bytes(),
+                    11 => {
+                        icmp.len() >= 8 + 20 + 8 && icmp[8 + 20 + 4..8 + 20 + 6] == id.to_be_bytes()
+                    }
+                    _ => false,
+                };
+                if ours {
+                    break Some((icmp[0], from, start.elapsed()));
+                }
+            };
+            libc::close(fd);
+            result
+        }
+    })
+    .unwrap()
+}
+
+/// Sends `bytes` over TCP from `from_ns` to `to` (in `to_ns`); returns the goodput the receiver
+/// saw from its first byte to the end, in bit/s.
+fn tcp_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize) -> f64 {
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    let to_ns = to_ns.to_string();
+    let receiver = std::thread::spawn(move || {
+        sys::in_namespace(&to_ns, move || {
+            let listener = TcpListener::bind((to, 0)).unwrap();
+            port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let (mut conn, _) = listener.accept().unwrap();
+            conn.set_read_timeout(Some(Duration::from_secs(20)))
+                .unwrap();
+            let mut buf = vec![0u8; 1 << 16];
+            let first = conn.read(&mut buf).unwrap();
+            let start = Instant::now();
+            let mut after_first = 0usize;
+            loop {
+                let n = conn.read(&mut buf).unwrap();
+                if n == 0 {
+                    break;
+                }
+                after_first += n;
+            }
+            assert_eq!(first + after_first, bytes);
+            after_first as f64 * 8.0 / start.elapsed().as_secs_f64()
+        })
+        .unwrap()
+    });
+    let port = port_rx.recv().unwrap();
+    sys::in_namespace(from_ns, move || {
+        let mut conn =
+            TcpStream::connect_timeout(&SocketAddr::from((to, port)), Duration::from_secs(5))
+                .unwrap();
+        let chunk = vec![0x5au8; 1 << 16];
+        let mut left = bytes;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            conn.write_all(&chunk[..n]).unwrap();
+            left -= n;
+        }
+    })
+    .unwrap();
+    receiver.join().unwrap()
+}
+
+/// TCP payload share of the wire on full-size Ethernet frames with timestamps: 1448 / 1538.
+fn tcp_share() -> f64 {
+    1448.0 / 1538.0
+}
+
+#[test]
+fn two_hosts_ping_crosses_the_link_and_tcp_gets_the_configured_rate() {
+    if !can_build_labs("two_hosts") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("two-host-10m.toml"));
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let (kind, from, rtt) = ping(&h1, Ipv4Addr::new(198, 18, 0, 2), 56, 64).expect("an echo reply");
+    assert_eq!((kind, from), (0, Ipv4Addr::new(198, 18, 0, 2)));
+    // 84-byte IP packet: 102-byte frame + 20 = 122 wire bytes = 97.6 us each way at 10 Mbit/s
+    // (plus 0.5 us of cable): a reply sooner than that did not cross the emulator.
+    assert!(rtt >= Duration::from_micros(196), "{rtt:?}");
+
+    let rate = tcp_goodput(&h1, &h2, Ipv4Addr::new(198, 18, 0, 2), 1_500_000);
+    let expected = 10e6 * tcp_share();
+    eprintln!("two hosts: TCP goodput {rate:.0} bit/s, ceiling {expected:.0}; ping {rtt:?}");
+    assert!(
+        (rate / expected - 1.0).abs() < 0.03,
+        "TCP goodput {rate:.0} bit/s, expected {expected:.0} within 3%"
+    );
+    let status = lab_status(&lab.name);
+    let port = &status["result"]["ports"][0];
+    assert_eq!(port["from"], "h1");
+    assert!(
+        port["counters"]["frames_out"].as_u64().unwrap() > 1000,
+        "{port}"
+    );
+    assert!(
+        port["counters"]["bytes_out"].as_u64().unwrap() > 1_500_000,
+        "{port}"
+    );
+    assert_eq!(status["schema"], "wirespeed.lab.status.v1");
+    let text = wirespeed(&["lab", "status", &lab.name]);
+    assert!(text.stdout.contains("eth0 h1 -> h2"), "{}", text.stdout);
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}
+
+#[test]
+fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
+    if !can_build_labs("router_chain") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("router-chain.toml"));
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let far = Ipv4Addr::new(198, 18, 2, 2);
+    let (kind, from, rtt) = ping(&h1, far, 56, 64).expect("an echo reply across two routers");
+    assert_eq!((kind, from), (0, far));
+    // 1 ms each way on the middle link, plus 2 x 488 us of serialization at 2 Mbit/s.
+    assert!(rtt >= Duration::from_micros(2_900), "{rtt:?}");
+    let (kind, from, _) = ping(&h1, far, 56, 2).expect("time exceeded from r2");
+    assert_eq!((kind, from), (11, Ipv4Addr::new(198, 18, 1, 2)));
+
+    let rate = tcp_goodput(&h1, &h2, far, 400_000);
+    let expected = 2e6 * tcp_share();
+    eprintln!("router chain: TCP goodput {rate:.0} bit/s, ceiling {expected:.0}; ping {rtt:?}");
+    assert!(
+        (rate / expected - 1.0).abs() < 0.05,
+        "TCP goodput {rate:.0} bit/s through the 2 Mbit/s hop, expected {expected:.0} within 5%"
+    );
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}
+
+#[test]
+fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
+    if !can_build_labs("seed_001") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("seed-001-path.toml"));
+    let roc = lab.namespace("roc");
+    let cbnewsa = Ipv4Addr::new(198, 18, 2, 2);
+    // Bellovin's method: the minimum of five round trips per size, after one that resolves
+    // every hop's ARP.
+    ping(&roc, cbnewsa, 32, 64).expect("an echo reply over the DS0");
+    let rtt = |size| {
+        (0..5)
+            .filter_map(|_| ping(&roc, cbnewsa, size, 64).map(|(_, _, t)| t))
+            .min()
+            .expect("an echo reply over the DS0")
+            .as_secs_f64()
+    };
+    let (small, large) = (rtt(32), rtt(432));
+    // The router answering itself pays its `answer` cost, 0.751 ms + 1.31 us/byte (ciscoping).
+    let to_router = (0..3)
+        .filter_map(|_| ping(&roc, Ipv4Addr::new(198, 18, 0, 2), 32, 64).map(|(_, _, t)| t))
+        .min()
+        .expect("an echo reply from ciscomci");
+    assert!(
+        to_router >= Duration::from_micros(751 + 60),
+        "{to_router:?}"
+    );
+    assert!(
+        to_router < Duration::from_micros(751 + 5_000),
+        "{to_router:?}"
+    );
+    let slope_us = (large - small) / 400.0 * 1e6;
+    // Per byte, one way: DS0 142.857 us + ciscomci forwarding 0.04 + ciscoser 2.939 + two
+    // 10 Mbit/s Ethernets 0.8 each (Table 1); twice for the round trip.
+    let expected_us = 2.0 * (1e6 * 8.0 / 56_000.0 + 0.04 + 2.939 + 0.8 + 0.8);
+    eprintln!(
+        "seed 001 path: per-byte round trip {slope_us:.2} us, configured {expected_us:.2} us"
+    );
+    assert!(
+        (slope_us / expected_us - 1.0).abs() < 0.02,
+        "per-byte round trip {slope_us:.2} us, expected {expected_us:.2} us"
+    );
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}
+
+#[test]
+fn sigterm_to_the_emulator_removes_the_lab() {
+    if !can_build_labs("sigterm") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("two-host-10m.toml"));
+    let pid = lab.pid();
+    assert_one_line_error(
+        &wirespeed(&["lab", "exec", &lab.name, "h3", "--", "true"]),
+        "has no node 'h3' (it has: h1, h2)",
+    );
+    let run = wirespeed(&["lab", "exec", &lab.name, "h1", "--", "sh", "-c", "exit 7"]);
+    assert_eq!(run.status, 7, "exec passes the command's status on");
+    let run = wirespeed(&["lab", "up", &lab_file("two-host-10m.toml")]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let plain = run.stdout.trim().to_string();
+    assert!(
+        plain.starts_with("two-host-") && !plain.contains(' '),
+        "{plain}"
+    );
+    assert_eq!(wirespeed(&["lab", "down", &plain]).status, 0);
+    assert_nothing_left(&plain);
+    sys::terminate(pid as u32);
+    wait_until_gone(pid);
+    assert_nothing_left(&lab.name);
+    assert_one_line_error(&wirespeed(&["lab", "down", &lab.name]), "no lab named");
+}
+
+#[test]
+fn lab_run_always_takes_the_lab_down() {
+    if !can_build_labs("lab_run") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file = lab_file("two-host-10m.toml");
+    // Success, in a node: the command sees the lab's addresses.
+    let run = wirespeed(&[
+        "lab", "run", &file, "--node", "h2", "--", "ip", "-4", "addr", "show", "eth0",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("198.18.0.2/24"), "{}", run.stdout);
+    // Failure: the command's status is passed on, and nothing is left.
+    let run = wirespeed(&[
+        "lab",
+        "run",
+        &file,
+        "--",
+        "sh",
+        "-c",
+        "echo $WIRESPEED_LAB; exit 3",
+    ]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    assert_nothing_left(run.stdout.trim());
+    // A command that cannot start: one line, status 2, nothing left.
+    let run = wirespeed(&["lab", "run", &file, "--", "/nonexistent/command"]);
+    assert_one_line_error(&run, "/nonexistent/command");
+    assert!(
+        sys::namespaces()
+            .iter()
+            .all(|n| !n.starts_with("ws-two-host-") || lab_alive(n))
+    );
+}
+
+/// True if namespace `ns` belongs to a lab that another test or user still runs.
+fn lab_alive(ns: &str) -> bool {
+    lifecycle_names()
+        .iter()
+        .any(|l| ns.starts_with(&format!("ws-{l}-")))
+}
+
+fn lifecycle_names() -> Vec<String> {
+    std::fs::read_dir("/run/wirespeed-lab")
+        .map(|d| {
+            d.filter_map(|e| e.ok()?.file_name().into_string().ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn sigterm_to_lab_run_removes_the_lab_and_stops_the_command() {
+    if !can_build_labs("sigterm_run") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["lab", "run", &lab_file("two-host-10m.toml"), "--"])
+        .args(["sh", "-c", "echo $WIRESPEED_LAB; exec sleep 30"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut name = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut name)
+        .unwrap();
+    let name = name.trim().to_string();
+    assert!(lab_alive(&format!("ws-{name}-h1")), "lab {name} runs");
+    let started = Instant::now();
+    sys::terminate(child.id());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM));
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the command was stopped"
+    );
+    assert_nothing_left(&name);
+}
