@@ -1,5 +1,6 @@
 //! The science of wirespeed, with no I/O: units, framing overheads, the envelope (ceiling) of a
-//! link, and, as later issues add them, statistics, delay models and auto-negotiation.
+//! link, statistics for best-case delay (min filter, line fits, intervals), Bellovin's delay-component
+//! algebra, and, as later issues add them, auto-negotiation.
 //!
 //! Everything here is a pure function of its inputs so that it can be tested exhaustively
 //! without a network, and reused unchanged by the simulator, the lab and the measuring
@@ -7,8 +8,10 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod delay;
 pub mod envelope;
 pub mod framing;
+pub mod stats;
 pub mod units;
 
 pub use envelope::{Duplex, Envelope, EnvelopeError, EnvelopeParams};
