@@ -8,6 +8,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod bestcase;
 pub mod delay;
 pub mod envelope;
 pub mod framing;

@@ -261,7 +261,8 @@ mod tests {
     /// An ICMPv4 time exceeded from 198.18.0.1, quoting an echo request id 0x1234 seq 7.
     static TIME_EXCEEDED_V4: [u8; 36] = [
         11, 0, 0, 0, 0, 0, 0, 0, // ICMP: time exceeded, unused
-        0x45, 0, 0, 64, 0, 0, 0x40, 0, 1, 1, 0, 0, 198, 18, 0, 2, 198, 18, 1, 2, // quoted IPv4
+        0x45, 0, 0, 64, 0, 0, 0x40, 0, 1, 1, 0, 0, 198, 18, 0, 2, 198, 18, 1,
+        2, // quoted IPv4
         8, 0, 0, 0, 0x12, 0x34, 0, 7, // quoted echo request
     ];
 
@@ -293,7 +294,11 @@ mod tests {
         unreachable[1] = 13;
         assert!(matches!(
             parse(Family::V4, &unreachable),
-            Ok(Message::Unreachable { code: 13, seq: 7, .. })
+            Ok(Message::Unreachable {
+                code: 13,
+                seq: 7,
+                ..
+            })
         ));
     }
 
@@ -301,10 +306,7 @@ mod tests {
     fn echo_reply_and_short_packets() {
         assert_eq!(
             parse(Family::V6, &[129, 0, 0, 0, 0, 9, 1, 0]),
-            Ok(Message::EchoReply {
-                ident: 9,
-                seq: 256
-            })
+            Ok(Message::EchoReply { ident: 9, seq: 256 })
         );
         assert_eq!(
             parse(Family::V4, &[0, 0, 0]),

@@ -65,7 +65,9 @@ pub enum ProbeError {
         raw: String,
     },
     /// A probe size below the smallest echo request.
-    #[error("probe size {size} is below the smallest {family} echo request, {min} bytes (IP header + 8)")]
+    #[error(
+        "probe size {size} is below the smallest {family} echo request, {min} bytes (IP header + 8)"
+    )]
     SizeTooSmall {
         /// The size asked for.
         size: usize,
@@ -90,7 +92,9 @@ pub enum ProbeError {
     #[error("receiving from the ICMP socket failed: {0}")]
     Receive(std::io::Error),
     /// Nothing answered the path discovery.
-    #[error("{target} did not answer {tries} echo requests within {timeout:?} each: the host is down, unreachable, or filters ICMP echo (check with ping, or allow ICMP echo on its firewall)")]
+    #[error(
+        "{target} did not answer {tries} echo requests within {timeout:?} each: the host is down, unreachable, or filters ICMP echo (check with ping, or allow ICMP echo on its firewall)"
+    )]
     NoAnswer {
         /// The target.
         target: IpAddr,
@@ -256,7 +260,11 @@ impl Prober {
                 }
             }
         };
-        while let Some(ev) = self.sock.next_event(deadline).map_err(ProbeError::Receive)? {
+        while let Some(ev) = self
+            .sock
+            .next_event(deadline)
+            .map_err(ProbeError::Receive)?
+        {
             if matched(ev, &mut sample, &mut tx_ns) {
                 break;
             }
@@ -451,7 +459,8 @@ mod tests {
     fn echo_probes_on_loopback_v4_and_v6() {
         for target in ["127.0.0.1", "::1"] {
             let target: IpAddr = target.parse().unwrap();
-            let run = run(&loopback(target, None)).expect("loopback answers (run as root or allow ping sockets)");
+            let run = run(&loopback(target, None))
+                .expect("loopback answers (run as root or allow ping sockets)");
             assert_eq!(run.samples.len(), 16);
             for s in &run.samples {
                 assert_eq!(s.reply, ReplyKind::EchoReply, "{s:?}");

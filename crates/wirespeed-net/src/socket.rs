@@ -128,7 +128,9 @@ unsafe fn read_sockaddr(ptr: *const u8, len: usize) -> Option<IpAddr> {
         match i32::from(family) {
             libc::AF_INET if len >= size_of::<libc::sockaddr_in>() => {
                 let sin = std::ptr::read_unaligned(ptr.cast::<libc::sockaddr_in>());
-                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(sin.sin_addr.s_addr))))
+                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
+                    sin.sin_addr.s_addr,
+                ))))
             }
             libc::AF_INET6 if len >= size_of::<libc::sockaddr_in6>() => {
                 let sin6 = std::ptr::read_unaligned(ptr.cast::<libc::sockaddr_in6>());
@@ -238,7 +240,11 @@ impl IcmpSocket {
                 let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
                 // SAFETY: ss and len describe a writable buffer.
                 unsafe {
-                    libc::getsockname(raw, (&mut ss as *mut libc::sockaddr_storage).cast(), &mut len)
+                    libc::getsockname(
+                        raw,
+                        (&mut ss as *mut libc::sockaddr_storage).cast(),
+                        &mut len,
+                    )
                 };
                 // SAFETY: sin_port and sin6_port sit at the same offset.
                 let sin = unsafe { &*(&ss as *const _ as *const libc::sockaddr_in) };
@@ -399,9 +405,8 @@ impl IcmpSocket {
                 if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
                     let ts = std::ptr::read_unaligned(data.cast::<libc::timespec>());
                     if ts.tv_sec != 0 || ts.tv_nsec != 0 {
-                        rx_kernel_ns = Some(
-                            i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec),
-                        );
+                        rx_kernel_ns =
+                            Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
                     }
                 } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
                     || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)
@@ -519,8 +524,13 @@ pub fn path_mtu(target: IpAddr) -> io::Result<usize> {
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let (ss, len) = sockaddr(SocketAddr::new(target, 9));
     // SAFETY: valid address.
-    if unsafe { libc::connect(fd.as_raw_fd(), (&ss as *const libc::sockaddr_storage).cast(), len) }
-        != 0
+    if unsafe {
+        libc::connect(
+            fd.as_raw_fd(),
+            (&ss as *const libc::sockaddr_storage).cast(),
+            len,
+        )
+    } != 0
     {
         return Err(last_error());
     }
