@@ -3,6 +3,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::envelope::EnvelopeArgs;
+use crate::model::ModelArgs;
+use crate::probe::ProbeArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -18,11 +20,19 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
+    /// round trip of echo probes of many sizes (Bellovin 1992).
+    Probe(ProbeArgs),
+    /// Predict a path's best-case delay from a component table, compare it with a probe, and
+    /// flag the components that disagree.
+    Model(ModelArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Probe(args) => crate::probe::run(args),
+        Command::Model(args) => crate::model::run(args),
     }
 }
 

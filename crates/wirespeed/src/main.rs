@@ -8,7 +8,9 @@ use clap::Parser;
 
 mod cli;
 mod envelope;
+mod model;
 mod output;
+mod probe;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

@@ -1,0 +1,512 @@
+//! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
+
+use std::io::{self, Write};
+use std::net::{IpAddr, ToSocketAddrs};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, Observation};
+use wirespeed_model::units::{format_seconds, parse_duration};
+use wirespeed_net::probe::{self, Hop, ProbeConfig, Sample};
+use wirespeed_net::{SocketChoice, SocketKind};
+use wirespeed_report::{Document, Render, Table};
+
+use crate::output::{self, OutputArgs};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ProbeArgs {
+    /// The host: an IPv4 or IPv6 address or a name.
+    #[arg(value_name = "HOST")]
+    host: String,
+
+    /// Probe sizes in IP packet bytes: a range FIRST..LAST:STEP (e.g. 28..1500:64) or a list
+    /// (e.g. 64,512,1024). Default: 16 sizes from the smallest echo to the path MTU (at most
+    /// 1500).
+    #[arg(long, value_name = "SIZES", value_parser = parse_sizes)]
+    sizes: Option<Sizes>,
+
+    /// Probes per size (per hop).
+    #[arg(long, short = 'n', default_value_t = 32, value_name = "N")]
+    count: u32,
+
+    /// Probe every hop up to --max-ttl with TTL-limited echoes (each router answers with ICMP
+    /// time exceeded), not only the destination.
+    #[arg(long)]
+    hops: bool,
+
+    /// Highest TTL tried with --hops.
+    #[arg(long, default_value_t = 30, value_name = "TTL", requires = "hops",
+          value_parser = clap::value_parser!(u8).range(1..=64))]
+    max_ttl: u8,
+
+    /// Pause after each probe's answer (e.g. 1ms, 0).
+    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse_duration)]
+    gap: Duration,
+
+    /// Least time between two probes to the same hop: routers rate-limit the ICMP errors they
+    /// send (Linux: about 1 per second per source), so 1s keeps under it.
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    hop_interval: Duration,
+
+    /// How long to wait for each answer.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
+
+    /// Stop sending after this long; what was measured is analysed and the result says so.
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = parse_duration)]
+    max_time: Duration,
+
+    /// Seed of the probe order and of the bootstrap (runs with one seed repeat exactly).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// Bootstrap replicates for the confidence intervals.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    bootstrap: usize,
+
+    /// ICMP socket: auto (datagram, else raw), dgram (unprivileged ping socket), raw (root).
+    #[arg(long, value_enum, default_value_t = SocketArg::Auto)]
+    socket: SocketArg,
+
+    /// Which clock to fit: auto (kernel software timestamps when every answer has them, else
+    /// CLOCK_MONOTONIC around the syscalls), kernel, or user.
+    #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
+    clock: ClockArg,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SocketArg {
+    Auto,
+    Dgram,
+    Raw,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum ClockArg {
+    Auto,
+    Kernel,
+    User,
+}
+
+/// Probe sizes as given.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sizes(pub(crate) Vec<usize>);
+
+/// Parses `FIRST..LAST:STEP` or `A,B,C`.
+pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a list of sizes: expected FIRST..LAST:STEP or A,B,C, for example 28..1500:64 or 40,1024"
+        )
+    };
+    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
+    let sizes = if let Some((range, step)) = text.split_once(':') {
+        let (a, b) = range.split_once("..").ok_or_else(bad)?;
+        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        if step == 0 || b < a {
+            return Err(bad());
+        }
+        let mut v: Vec<usize> = (a..=b).step_by(step).collect();
+        if v.last() != Some(&b) {
+            v.push(b);
+        }
+        v
+    } else {
+        text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
+    };
+    if sizes.is_empty() || sizes.len() > 1000 {
+        return Err(bad());
+    }
+    Ok(Sizes(sizes))
+}
+
+fn resolve(host: &str) -> anyhow::Result<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let addr = (host, 0)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve '{host}': give an IP address or a known name"))?
+        .next()
+        .with_context(|| format!("'{host}' has no address"))?;
+    Ok(addr.ip())
+}
+
+/// Which clock the fits used.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Timestamps {
+    /// SO_TIMESTAMPING software stamps: transmit (driver) to receive (stack).
+    KernelSoftware,
+    /// CLOCK_MONOTONIC before sendto and after recvmsg.
+    Monotonic,
+}
+
+#[derive(Debug, Serialize)]
+struct Parameters {
+    host: String,
+    target: IpAddr,
+    sizes_bytes: Vec<usize>,
+    probes_per_size: u32,
+    per_hop: bool,
+    max_ttl: Option<u8>,
+    gap_seconds: f64,
+    hop_interval_seconds: f64,
+    timeout_seconds: f64,
+    seed: u64,
+    bootstrap_replicates: usize,
+}
+
+#[derive(Debug, Serialize)]
+struct HopReport {
+    responder: Option<IpAddr>,
+    destination: bool,
+    #[serde(flatten)]
+    analysis: HopAnalysis,
+}
+
+#[derive(Debug, Serialize)]
+struct ProbeReport {
+    socket: SocketKind,
+    timestamps: Timestamps,
+    kernel_stamped_answers: usize,
+    answers: usize,
+    timer_floor_seconds: f64,
+    clock_resolution_seconds: f64,
+    path_mtu_bytes: Option<usize>,
+    elapsed_seconds: f64,
+    stopped_early: bool,
+    /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
+    hops: Vec<HopReport>,
+    /// Every probe, as sent.
+    samples: Vec<Sample>,
+    #[serde(skip)]
+    target: IpAddr,
+}
+
+pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
+    let target = resolve(&args.host)?;
+    let min = probe::min_size(target);
+    let mtu = wirespeed_net::socket::path_mtu(target).ok();
+    let sizes = match &args.sizes {
+        Some(s) => s.0.clone(),
+        None => {
+            let max = mtu.unwrap_or(1500).clamp(min + 15, 1500);
+            (0..16).map(|i| min + (max - min) * i / 15).collect()
+        }
+    };
+    if args.count == 0 {
+        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -n 32");
+    }
+    let config = ProbeConfig {
+        target,
+        sizes: sizes.clone(),
+        per_size: args.count,
+        max_ttl: args.hops.then_some(args.max_ttl),
+        gap: args.gap,
+        hop_interval: args.hop_interval,
+        timeout: args.timeout,
+        seed: args.seed,
+        max_duration: args.max_time,
+        socket: match args.socket {
+            SocketArg::Auto => SocketChoice::Auto,
+            SocketArg::Dgram => SocketChoice::Datagram,
+            SocketArg::Raw => SocketChoice::Raw,
+        },
+    };
+    let run = probe::run(&config)?;
+    let (floor, resolution) = wirespeed_net::socket::timer_floor();
+    let answered: Vec<&Sample> = run
+        .samples
+        .iter()
+        .filter(|s| s.rtt_user_ns.is_some())
+        .collect();
+    let stamped = answered
+        .iter()
+        .filter(|s| s.rtt_kernel_ns.is_some())
+        .count();
+    let timestamps = match args.clock {
+        ClockArg::User => Timestamps::Monotonic,
+        ClockArg::Kernel if stamped < answered.len() => bail!(
+            "--clock kernel: only {stamped} of {} answers carried kernel timestamps on this socket; use --clock auto or user",
+            answered.len()
+        ),
+        ClockArg::Kernel => Timestamps::KernelSoftware,
+        ClockArg::Auto if stamped == answered.len() && stamped > 0 => Timestamps::KernelSoftware,
+        ClockArg::Auto => Timestamps::Monotonic,
+    };
+    let observations: Vec<Observation> = run
+        .samples
+        .iter()
+        .map(|s| Observation {
+            ttl: s.ttl,
+            sent_bytes: s.sent_bytes,
+            returned_bytes: s.returned_bytes,
+            rtt_ms: match timestamps {
+                Timestamps::KernelSoftware => s.rtt_kernel_ns,
+                Timestamps::Monotonic => s.rtt_user_ns,
+            }
+            .map(|ns| ns as f64 / 1e6),
+            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
+        })
+        .collect();
+    let params = AnalysisParams {
+        bootstrap_replicates: args.bootstrap,
+        confidence: 0.95,
+        seed: args.seed,
+        // A step must exceed a few timer floors (and 1 us) to be told apart from clock noise.
+        min_step_ms: (4.0 * floor.as_secs_f64() * 1e3).max(0.001),
+    };
+    let analyses = bestcase::analyze(&observations, &params);
+    let hops: Vec<HopReport> = analyses
+        .into_iter()
+        .map(|analysis| {
+            let hop: Option<&Hop> = run.hops.iter().find(|h| h.ttl == analysis.ttl);
+            HopReport {
+                responder: hop.and_then(|h| h.responder),
+                destination: hop.is_some_and(|h| h.destination),
+                analysis,
+            }
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    for h in &run.hops {
+        if h.responder.is_none() {
+            warnings.push(format!(
+                "hop {} did not answer (no ICMP time exceeded: the router filters or rate-limits it); it is skipped and the next hop's cost includes it",
+                h.ttl
+            ));
+        }
+    }
+    for h in &hops {
+        if let Some(r) = &h.analysis.rate_limit {
+            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+        }
+        if let Some(r) = &h.analysis.no_fit_reason {
+            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+        }
+    }
+    if run.stopped_early {
+        warnings.push(format!(
+            "stopped after --max-time {}: not every probe was sent",
+            format_seconds(args.max_time.as_secs_f64())
+        ));
+    }
+    if timestamps == Timestamps::Monotonic && args.clock == ClockArg::Auto {
+        warnings.push(format!(
+            "kernel timestamps arrived for {stamped} of {} answers; every fit uses CLOCK_MONOTONIC around the syscalls instead, which adds the host's system-call cost to the fixed part",
+            answered.len()
+        ));
+    }
+    let mut verdicts = Vec::new();
+    for h in &hops {
+        if let Some(step) = h.analysis.fit.as_ref().and_then(|f| f.step.as_ref()) {
+            verdicts.push(format!(
+                "hop {}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
+                h.analysis.ttl,
+                step.jump_ms,
+                step.between_bytes[0],
+                step.between_bytes[1],
+                step.f_statistic
+            ));
+        }
+    }
+    let report = ProbeReport {
+        socket: run.socket,
+        timestamps,
+        kernel_stamped_answers: stamped,
+        answers: answered.len(),
+        timer_floor_seconds: floor.as_secs_f64(),
+        clock_resolution_seconds: resolution.as_secs_f64(),
+        path_mtu_bytes: run.path_mtu_bytes,
+        elapsed_seconds: run.elapsed_seconds,
+        stopped_early: run.stopped_early,
+        hops,
+        samples: run.samples,
+        target,
+    };
+    let parameters = Parameters {
+        host: args.host.clone(),
+        target,
+        sizes_bytes: sizes,
+        probes_per_size: args.count,
+        per_hop: args.hops,
+        max_ttl: args.hops.then_some(args.max_ttl),
+        gap_seconds: args.gap.as_secs_f64(),
+        hop_interval_seconds: args.hop_interval.as_secs_f64(),
+        timeout_seconds: args.timeout.as_secs_f64(),
+        seed: args.seed,
+        bootstrap_replicates: args.bootstrap,
+    };
+    let mut doc = Document::new("probe", parameters, report);
+    doc.warnings = warnings;
+    doc.verdicts = verdicts;
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+fn ms(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.4}")
+    } else {
+        "-".into()
+    }
+}
+
+fn iv(i: &wirespeed_model::stats::Interval, digits: usize) -> String {
+    format!("[{:.digits$}, {:.digits$}]", i.low, i.high)
+}
+
+impl Render for ProbeReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let clock = match self.timestamps {
+            Timestamps::KernelSoftware => "kernel software timestamps (SO_TIMESTAMPING)",
+            Timestamps::Monotonic => "CLOCK_MONOTONIC around the syscalls",
+        };
+        let socket = match self.socket {
+            SocketKind::Datagram => "ICMP datagram socket",
+            SocketKind::Raw => "raw ICMP socket",
+        };
+        writeln!(
+            out,
+            "probe {}: {} answers of {} probes, {socket}, {clock}",
+            self.target,
+            self.answers,
+            self.samples.len()
+        )?;
+        writeln!(
+            out,
+            "timer floor {} (CLOCK_MONOTONIC resolution {}), path MTU {}, {:.2} s",
+            format_seconds(self.timer_floor_seconds),
+            format_seconds(self.clock_resolution_seconds),
+            self.path_mtu_bytes
+                .map_or("unknown".to_string(), |m| format!("{m} bytes")),
+            self.elapsed_seconds
+        )?;
+        for h in &self.hops {
+            let a = &h.analysis;
+            let who = h.responder.map_or("*".to_string(), |r| r.to_string());
+            let role = if h.destination {
+                " (destination, echo)"
+            } else {
+                " (time exceeded)"
+            };
+            writeln!(out)?;
+            writeln!(
+                out,
+                "hop {} {who}{role}, loss {:.1}%",
+                a.ttl,
+                a.loss_fraction * 100.0
+            )?;
+            let mut t = Table::new([
+                "  sent B",
+                "returned B",
+                "probes",
+                "lost",
+                "min RTT ms",
+                "median ms",
+                "resid us",
+            ]);
+            for r in &a.sizes {
+                t.row([
+                    format!("  {}", r.sent_bytes),
+                    r.returned_bytes.to_string(),
+                    r.sent.to_string(),
+                    r.lost.to_string(),
+                    ms(r.min_rtt_ms),
+                    ms(r.median_rtt_ms),
+                    if r.residual_ms.is_finite() {
+                        format!("{:+.1}", r.residual_ms * 1e3)
+                    } else {
+                        "-".into()
+                    },
+                ]);
+            }
+            write!(out, "{t}")?;
+            match &a.fit {
+                None => writeln!(
+                    out,
+                    "  {}",
+                    a.no_fit_reason.as_deref().unwrap_or("not fitted")
+                )?,
+                Some(f) => {
+                    writeln!(
+                        out,
+                        "  fit of the minimums: RTT = {:.5} ms + {:.7} ms x (bytes sent + returned), R^2 {:.4}, residual sd {:.1} us",
+                        f.rtt_intercept_ms,
+                        f.rtt_slope_ms_per_byte,
+                        f.r_squared,
+                        f.residual_std_ms * 1e3
+                    )?;
+                    writeln!(
+                        out,
+                        "  one-way best case: {:.5} + {:.7} x size ms",
+                        f.one_way.fixed_ms, f.one_way.per_byte_ms
+                    )?;
+                    if let Some(b) = &f.bootstrap {
+                        writeln!(
+                            out,
+                            "    95% bootstrap: fixed {} ms, per byte {} ms",
+                            iv(&b.intercept, 5),
+                            iv(&b.slope, 7)
+                        )?;
+                    }
+                    if let Some(s) = &f.split_half {
+                        writeln!(
+                            out,
+                            "    split-half (even/odd): fixed {} ms, per byte {} ms",
+                            iv(&s.intercept, 5),
+                            iv(&s.slope, 7)
+                        )?;
+                    }
+                    if let (Some(ts), Some(l)) = (&f.theil_sen, &f.least_median_of_squares) {
+                        writeln!(
+                            out,
+                            "    robust: Theil-Sen {:.5} + {:.7} x size; least median of squares {:.5} + {:.7} x size",
+                            ts.fixed_ms, ts.per_byte_ms, l.fixed_ms, l.per_byte_ms
+                        )?;
+                    }
+                }
+            }
+            if let Some(inc) = &a.increment {
+                let rate = inc.implied_bits_per_second.map_or("-".to_string(), |b| {
+                    wirespeed_model::RateFormat::Adaptive.format(b)
+                });
+                let from = if inc.from_ttl == 0 {
+                    "this host".to_string()
+                } else {
+                    format!("hop {}", inc.from_ttl)
+                };
+                writeln!(
+                    out,
+                    "  own cost (from {from}): {:.5} ms + {:.7} ms/byte x size, implied link rate {rate}",
+                    inc.cost.fixed_ms, inc.cost.per_byte_ms
+                )?;
+                if let Some(c) = &inc.caveat {
+                    writeln!(out, "    note: {c}")?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_as_range_or_list() {
+        assert_eq!(parse_sizes("28..100:32").unwrap().0, vec![28, 60, 92, 100]);
+        assert_eq!(parse_sizes("40,1024").unwrap().0, vec![40, 1024]);
+        assert_eq!(parse_sizes("64..128:64").unwrap().0, vec![64, 128]);
+        for bad in ["", "a,b", "10..5:1", "1..5:0", "1..5"] {
+            let e = parse_sizes(bad).unwrap_err();
+            assert!(e.contains("28..1500:64"), "{bad}: {e}");
+        }
+    }
+}
