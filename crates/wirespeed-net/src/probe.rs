@@ -91,6 +91,18 @@ pub enum ProbeError {
     /// Receiving failed.
     #[error("receiving from the ICMP socket failed: {0}")]
     Receive(std::io::Error),
+    /// A node on the way said the target cannot be reached.
+    #[error(
+        "{target} is unreachable: {by} answered ICMP destination unreachable (code {code}): check the address and the routes on the way (`ip route get {target}`), or a firewall that rejects ICMP echo"
+    )]
+    Unreachable {
+        /// The target.
+        target: IpAddr,
+        /// Who said so.
+        by: IpAddr,
+        /// The ICMP code.
+        code: u8,
+    },
     /// Nothing answered the path discovery.
     #[error(
         "{target} did not answer {tries} echo requests within {timeout:?} each: the host is down, unreachable, or filters ICMP echo (check with ping, or allow ICMP echo on its firewall)"
@@ -138,6 +150,9 @@ pub struct Sample {
     pub responder: Option<IpAddr>,
     /// What came back.
     pub reply: ReplyKind,
+    /// The ICMP code of a destination unreachable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable_code: Option<u8>,
 }
 
 /// One hop as path discovery found it.
@@ -189,6 +204,17 @@ struct Prober {
 }
 
 impl Prober {
+    fn refuse_unreachable(&self, s: &Sample) -> Result<(), ProbeError> {
+        match (s.reply, s.responder) {
+            (ReplyKind::Unreachable, Some(by)) => Err(ProbeError::Unreachable {
+                target: self.target,
+                by,
+                code: s.unreachable_code.unwrap_or(0),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn one(&mut self, ttl: u8, size: usize) -> Result<Sample, ProbeError> {
         self.sock.set_ttl(ttl).map_err(ProbeError::Receive)?;
         self.seq = self.seq.wrapping_add(1);
@@ -218,6 +244,7 @@ impl Prober {
             sent_at_ns: (t0 - self.start).as_nanos() as u64,
             responder: None,
             reply: ReplyKind::Lost,
+            unreachable_code: None,
         };
         let mut tx_ns: Option<i128> = None;
         let mut rx_ns: Option<i128> = None;
@@ -243,7 +270,10 @@ impl Prober {
                         Message::TimeExceeded { ident, seq, .. } => {
                             (ReplyKind::TimeExceeded, ident, seq)
                         }
-                        Message::Unreachable { ident, seq, .. } => {
+                        Message::Unreachable {
+                            ident, seq, code, ..
+                        } => {
+                            sample.unreachable_code = Some(code);
                             (ReplyKind::Unreachable, ident, seq)
                         }
                         _ => return false,
@@ -330,6 +360,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
             let mut answered = false;
             for _ in 0..3 {
                 let s = p.one(64, min)?;
+                p.refuse_unreachable(&s)?;
                 answered = s.reply == ReplyKind::EchoReply;
                 if answered {
                     break;
@@ -357,6 +388,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
                 };
                 for _ in 0..3 {
                     let s = p.one(ttl, min)?;
+                    p.refuse_unreachable(&s)?;
                     let reply = s.reply;
                     hop.responder = s.responder;
                     if reply != ReplyKind::Lost {

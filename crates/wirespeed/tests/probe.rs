@@ -337,6 +337,53 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
 }
 
 #[test]
+fn probe_unreachable_and_filtered_hosts_are_one_line() {
+    let chain = Chain::new("u", false);
+    let exec = |args: &[&str]| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &chain.names[0], BIN, "probe"])
+            .args(args)
+            .output()
+            .unwrap();
+        crate::util::Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    };
+    // r1 has no route to 198.18.200.0/24: it answers net unreachable.
+    assert_one_line_error(
+        &exec(&["198.18.200.1", "--timeout", "200ms"]),
+        "is unreachable: 198.18.1.2 answered",
+    );
+    // No route at all from a to the other half of 198.18.0.0/15: the send itself fails.
+    assert_one_line_error(&exec(&["198.19.0.1"]), "no route");
+    // b ignores echo requests: ICMP filtered.
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &chain.names[3],
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.icmp_echo_ignore_all=1",
+    ]);
+    assert!(cmd.status().unwrap().success());
+    assert_one_line_error(
+        &exec(&[
+            "198.18.3.2",
+            "--hops",
+            "--max-ttl",
+            "4",
+            "--timeout",
+            "100ms",
+        ]),
+        "filters ICMP echo",
+    );
+}
+
+#[test]
 fn model_fit_then_compare_a_probed_chain_is_consistent() {
     let chain = Chain::new("m", false);
     let doc = chain.probe(&[
