@@ -77,7 +77,7 @@ pub enum ProbeError {
         family: &'static str,
     },
     /// A send failed.
-    #[error("sending a {size}-byte probe to {target} failed: {source}{hint}")]
+    #[error("sending a {size}-byte probe to {target} failed{hint}")]
     Send {
         /// The target.
         target: IpAddr,

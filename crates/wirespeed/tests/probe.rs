@@ -299,15 +299,30 @@ impl Drop for Chain {
 #[test]
 fn probe_discovers_every_hop_of_a_namespace_chain() {
     let chain = Chain::new("p", false);
-    for (dest, hops) in [
-        ("198.18.3.2", ["198.18.1.2", "198.18.2.2", "198.18.3.2"]),
-        (
-            "2001:2:0:3::2",
-            ["2001:2:0:1::2", "2001:2:0:2::2", "2001:2:0:3::2"],
-        ),
+    // Let a's processes open unprivileged ICMP datagram sockets, to test both socket kinds.
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &chain.names[0],
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.ping_group_range=0 2147483647",
+    ]);
+    assert!(cmd.status().unwrap().success());
+    let v4 = ["198.18.1.2", "198.18.2.2", "198.18.3.2"];
+    let v6 = ["2001:2:0:1::2", "2001:2:0:2::2", "2001:2:0:3::2"];
+    for (dest, hops, socket) in [
+        ("198.18.3.2", v4, "raw"),
+        ("2001:2:0:3::2", v6, "raw"),
+        ("198.18.3.2", v4, "dgram"),
+        ("2001:2:0:3::2", v6, "dgram"),
     ] {
         let doc = chain.probe(&[
             dest,
+            "--socket",
+            socket,
             "--hops",
             "--max-ttl",
             "6",
@@ -318,6 +333,8 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
             "--gap",
             "0",
         ]);
+        let kind = if socket == "raw" { "raw" } else { "datagram" };
+        assert_eq!(doc["result"]["socket"], kind);
         let got = doc["result"]["hops"].as_array().unwrap();
         assert_eq!(got.len(), 3, "{dest}: {:#}", doc["result"]["hops"]);
         for (i, (h, want)) in got.iter().zip(hops).enumerate() {
