@@ -9,6 +9,7 @@
 
 mod document;
 mod host;
+pub mod svg;
 mod table;
 
 pub use document::{Document, OutputFormat, Render, emit, to_json};

@@ -11,6 +11,7 @@ use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, Observation};
 use wirespeed_model::units::{format_seconds, parse_duration};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
+use wirespeed_report::svg::Series;
 use wirespeed_report::{Document, Render, Table};
 
 use crate::output::{self, OutputArgs};
@@ -74,6 +75,11 @@ pub(crate) struct ProbeArgs {
     /// CLOCK_MONOTONIC around the syscalls), kernel, or user.
     #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
     clock: ClockArg,
+
+    /// Also write an SVG plot: minimum round trip against bytes crossed, per hop, with the fitted
+    /// lines (the seed's figures 2-4).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -343,10 +349,46 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         seed: args.seed,
         bootstrap_replicates: args.bootstrap,
     };
+    if let Some(file) = &args.plot {
+        std::fs::write(file, plot(&report))
+            .with_context(|| format!("cannot write the plot to {}", file.display()))?;
+    }
     let mut doc = Document::new("probe", parameters, report);
     doc.warnings = warnings;
     doc.verdicts = verdicts;
     output::print(&args.output, &doc).context("writing the result")
+}
+
+/// Minimum RTT against bytes crossed (sent + returned), one series per hop, with its line.
+fn plot(report: &ProbeReport) -> String {
+    let series: Vec<Series> = report
+        .hops
+        .iter()
+        .map(|h| Series {
+            name: format!(
+                "hop {} {}",
+                h.analysis.ttl,
+                h.responder.map_or("*".to_string(), |r| r.to_string())
+            ),
+            points: h
+                .analysis
+                .sizes
+                .iter()
+                .map(|r| ((r.sent_bytes + r.returned_bytes) as f64, r.min_rtt_ms))
+                .collect(),
+            line: h
+                .analysis
+                .fit
+                .as_ref()
+                .map(|f| (f.rtt_intercept_ms, f.rtt_slope_ms_per_byte)),
+        })
+        .collect();
+    wirespeed_report::svg::plot(
+        &format!("wirespeed probe {}: minimum round trip", report.target),
+        "bytes crossed (sent + returned)",
+        "minimum RTT, ms",
+        &series,
+    )
 }
 
 fn ms(v: f64) -> String {

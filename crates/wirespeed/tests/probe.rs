@@ -319,8 +319,11 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
         ("198.18.3.2", v4, "dgram"),
         ("2001:2:0:3::2", v6, "dgram"),
     ] {
+        let svg = std::env::temp_dir().join(format!("ws-plot-{}-{socket}.svg", std::process::id()));
         let doc = chain.probe(&[
             dest,
+            "--plot",
+            svg.to_str().unwrap(),
             "--socket",
             socket,
             "--hops",
@@ -335,6 +338,13 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
         ]);
         let kind = if socket == "raw" { "raw" } else { "datagram" };
         assert_eq!(doc["result"]["socket"], kind);
+        let picture = std::fs::read_to_string(&svg).unwrap();
+        std::fs::remove_file(&svg).unwrap();
+        assert_eq!(
+            picture.matches("stroke-width=\"1.5\"").count(),
+            3,
+            "a line per hop"
+        );
         let got = doc["result"]["hops"].as_array().unwrap();
         assert_eq!(got.len(), 3, "{dest}: {:#}", doc["result"]["hops"]);
         for (i, (h, want)) in got.iter().zip(hops).enumerate() {
