@@ -391,6 +391,16 @@ fn plot(report: &ProbeReport) -> String {
     )
 }
 
+/// `fixed + per_byte x size` with the sign of the per-byte part folded in.
+fn line(c: wirespeed_model::delay::Cost) -> String {
+    let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
+    format!(
+        "{:.5} {sign} {} x size",
+        c.fixed_ms,
+        wirespeed_model::units::significant(c.per_byte_ms.abs(), 3)
+    )
+}
+
 fn ms(v: f64) -> String {
     if v.is_finite() {
         format!("{v:.4}")
@@ -484,17 +494,13 @@ impl Render for ProbeReport {
                         f.r_squared,
                         f.residual_std_ms * 1e3
                     )?;
-                    writeln!(
-                        out,
-                        "  one-way best case: {:.5} + {:.7} x size ms",
-                        f.one_way.fixed_ms, f.one_way.per_byte_ms
-                    )?;
+                    writeln!(out, "  one-way best case: {} ms", line(f.one_way))?;
                     if let Some(b) = &f.bootstrap {
                         writeln!(
                             out,
                             "    95% bootstrap: fixed {} ms, per byte {} ms",
                             iv(&b.intercept, 5),
-                            iv(&b.slope, 7)
+                            iv(&b.slope, 9)
                         )?;
                     }
                     if let Some(s) = &f.split_half {
@@ -502,22 +508,25 @@ impl Render for ProbeReport {
                             out,
                             "    split-half (even/odd): fixed {} ms, per byte {} ms",
                             iv(&s.intercept, 5),
-                            iv(&s.slope, 7)
+                            iv(&s.slope, 9)
                         )?;
                     }
                     if let (Some(ts), Some(l)) = (&f.theil_sen, &f.least_median_of_squares) {
                         writeln!(
                             out,
-                            "    robust: Theil-Sen {:.5} + {:.7} x size; least median of squares {:.5} + {:.7} x size",
-                            ts.fixed_ms, ts.per_byte_ms, l.fixed_ms, l.per_byte_ms
+                            "    robust: Theil-Sen {}; least median of squares {}",
+                            line(*ts),
+                            line(*l)
                         )?;
                     }
                 }
             }
             if let Some(inc) = &a.increment {
-                let rate = inc.implied_bits_per_second.map_or("-".to_string(), |b| {
-                    wirespeed_model::RateFormat::Adaptive.format(b)
-                });
+                let rate = inc
+                    .implied_bits_per_second
+                    .map_or("none (per-byte cost not above 0)".to_string(), |b| {
+                        wirespeed_model::RateFormat::Adaptive.format(b)
+                    });
                 let from = if inc.from_ttl == 0 {
                     "this host".to_string()
                 } else {
@@ -525,8 +534,8 @@ impl Render for ProbeReport {
                 };
                 writeln!(
                     out,
-                    "  own cost (from {from}): {:.5} ms + {:.7} ms/byte x size, implied link rate {rate}",
-                    inc.cost.fixed_ms, inc.cost.per_byte_ms
+                    "  own cost (from {from}): {} ms, implied link rate {rate}",
+                    line(inc.cost)
                 )?;
                 if let Some(c) = &inc.caveat {
                     writeln!(out, "    note: {c}")?;
