@@ -184,11 +184,14 @@ impl IcmpSocket {
             });
         };
         let raw = fd.as_raw_fd();
-        let on: libc::c_int = 1;
         let setup = || -> io::Result<()> {
+            // A raw socket reads ICMP errors as ordinary packets; IP_RECVERR would also queue
+            // them (and set a pending error that fails the next send), so only the datagram
+            // socket asks for it. Transmit stamps use the error queue either way.
+            let recverr: libc::c_int = libc::c_int::from(kind == SocketKind::Datagram);
             match family {
                 Family::V4 => {
-                    setsockopt(raw, libc::SOL_IP, libc::IP_RECVERR, &on)?;
+                    setsockopt(raw, libc::SOL_IP, libc::IP_RECVERR, &recverr)?;
                     setsockopt(
                         raw,
                         libc::SOL_IP,
@@ -197,7 +200,7 @@ impl IcmpSocket {
                     )?;
                 }
                 Family::V6 => {
-                    setsockopt(raw, libc::SOL_IPV6, libc::IPV6_RECVERR, &on)?;
+                    setsockopt(raw, libc::SOL_IPV6, libc::IPV6_RECVERR, &recverr)?;
                     setsockopt(
                         raw,
                         libc::SOL_IPV6,
@@ -289,7 +292,7 @@ impl IcmpSocket {
         let icmp_len = ip_size.saturating_sub(self.family.ip_header_len());
         icmp::emit_echo_request(self.family, self.ident, seq, icmp_len, &mut self.buf);
         let (ss, len) = sockaddr(self.target);
-        for attempt in 0..2 {
+        for attempt in 0..3 {
             let t0 = Instant::now();
             // SAFETY: buf and ss are valid for the lengths given.
             let rc = unsafe {
@@ -313,24 +316,28 @@ impl IcmpSocket {
                 err.raw_os_error(),
                 Some(libc::EHOSTUNREACH | libc::ENETUNREACH | libc::ECONNREFUSED | libc::EPROTO)
             );
-            if attempt == 0 && pending {
-                while self.recv_one(true)?.is_some() {}
+            if attempt < 2 && pending {
+                self.drain_errors()?;
                 continue;
             }
             return Err(err);
         }
-        unreachable!("the loop returns on its second pass")
+        unreachable!("the loop returns on its last pass")
     }
 
     /// Waits until `deadline` for the next event; `None` at the deadline.
     pub(crate) fn next_event(&mut self, deadline: Instant) -> io::Result<Option<Event>> {
         loop {
             // The error queue first (transmit stamps, IP_RECVERR errors), then data.
-            if let Some(ev) = self.recv_one(true)? {
-                return Ok(Some(ev));
+            match self.recv_one(true)? {
+                Some(Some(ev)) => return Ok(Some(ev)),
+                Some(None) => continue,
+                None => {}
             }
-            if let Some(ev) = self.recv_one(false)? {
-                return Ok(Some(ev));
+            match self.recv_one(false)? {
+                Some(Some(ev)) => return Ok(Some(ev)),
+                Some(None) => continue,
+                None => {}
             }
             let now = Instant::now();
             if now >= deadline {
@@ -354,17 +361,27 @@ impl IcmpSocket {
         }
     }
 
-    /// Drains events without waiting (stamps that arrive just after their reply).
-    pub(crate) fn poll_now(&mut self) -> io::Result<Option<Event>> {
-        if let Some(ev) = self.recv_one(true)? {
-            return Ok(Some(ev));
-        }
-        self.recv_one(false)
+    /// Reads and drops everything on the error queue (which also clears a pending socket error).
+    fn drain_errors(&mut self) -> io::Result<()> {
+        while self.recv_one(true)?.is_some() {}
+        Ok(())
     }
 
-    /// One non-blocking recvmsg from the error queue or the data queue; `None` if empty or if
-    /// the message was not for us (read and dropped).
-    fn recv_one(&mut self, errqueue: bool) -> io::Result<Option<Event>> {
+    /// Drains events without waiting (stamps that arrive just after their reply).
+    pub(crate) fn poll_now(&mut self) -> io::Result<Option<Event>> {
+        for errqueue in [true, false] {
+            while let Some(got) = self.recv_one(errqueue)? {
+                if got.is_some() {
+                    return Ok(got);
+                }
+            }
+        }
+        Ok(None)
+    }
+
+    /// One non-blocking recvmsg from the error queue or the data queue: `None` if the queue is
+    /// empty, `Some(None)` if a message was read that is not for us (dropped).
+    fn recv_one(&mut self, errqueue: bool) -> io::Result<Option<Option<Event>>> {
         let mut control = [0u64; 128];
         // SAFETY: all-zero is a valid sockaddr_storage.
         let mut name: libc::sockaddr_storage = unsafe { zeroed() };
@@ -388,7 +405,7 @@ impl IcmpSocket {
             let e = last_error();
             return match e.kind() {
                 io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-                _ if !errqueue => Ok(None),
+                _ if !errqueue => Ok(Some(None)),
                 _ => Err(e),
             };
         }
@@ -426,25 +443,25 @@ impl IcmpSocket {
         let payload = &self.rbuf[..n];
         if errqueue {
             let Some((serr, offender)) = ee else {
-                return Ok(None);
+                return Ok(Some(None));
             };
             if serr.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
-                return Ok(rx_kernel_ns.map(|ns| Event::TxStamp {
+                return Ok(Some(rx_kernel_ns.map(|ns| Event::TxStamp {
                     id: serr.ee_data,
                     ns,
-                }));
+                })));
             }
             // A raw socket reads the same error as an ordinary ICMP packet; use that copy.
             if self.kind == SocketKind::Raw {
-                return Ok(None);
+                return Ok(Some(None));
             }
             let is_icmp = serr.ee_origin == libc::SO_EE_ORIGIN_ICMP
                 || serr.ee_origin == libc::SO_EE_ORIGIN_ICMP6;
             let (Some(from), true) = (offender, is_icmp) else {
-                return Ok(None);
+                return Ok(Some(None));
             };
             let Some((ident, seq)) = icmp::parse_errqueue_payload(payload) else {
-                return Ok(None);
+                return Ok(Some(None));
             };
             let quoted = self.family.ip_header_len() + n;
             let time_exceeded = match self.family {
@@ -461,13 +478,13 @@ impl IcmpSocket {
                     quoted,
                 }
             };
-            return Ok(Some(Event::Reply {
+            return Ok(Some(Some(Event::Reply {
                 message,
                 from,
                 returned: self.family.ip_header_len() + icmp::HEADER_LEN + quoted,
                 rx_kernel_ns,
                 rx_user,
-            }));
+            })));
         }
         // SAFETY: name was filled by recvmsg with msg_namelen bytes.
         let from = unsafe {
@@ -476,26 +493,26 @@ impl IcmpSocket {
                 msg.msg_namelen as usize,
             )
         };
-        let Some(from) = from else { return Ok(None) };
+        let Some(from) = from else { return Ok(Some(None)) };
         let (icmp_bytes, returned) = match (self.family, self.kind) {
             (Family::V4, SocketKind::Raw) => {
                 let Ok(ihl) = icmp::ipv4_header_len(payload) else {
-                    return Ok(None);
+                    return Ok(Some(None));
                 };
                 (&payload[ihl..], n)
             }
             (family, _) => (payload, family.ip_header_len() + n),
         };
         let Ok(message) = icmp::parse(self.family, icmp_bytes) else {
-            return Ok(None);
+            return Ok(Some(None));
         };
-        Ok(Some(Event::Reply {
+        Ok(Some(Some(Event::Reply {
             message,
             from,
             returned,
             rx_kernel_ns,
             rx_user,
-        }))
+        })))
     }
 }
 
