@@ -493,7 +493,9 @@ impl IcmpSocket {
                 msg.msg_namelen as usize,
             )
         };
-        let Some(from) = from else { return Ok(Some(None)) };
+        let Some(from) = from else {
+            return Ok(Some(None));
+        };
         let (icmp_bytes, returned) = match (self.family, self.kind) {
             (Family::V4, SocketKind::Raw) => {
                 let Ok(ihl) = icmp::ipv4_header_len(payload) else {

@@ -187,6 +187,8 @@ struct ProbeReport {
     path_mtu_bytes: Option<usize>,
     elapsed_seconds: f64,
     stopped_early: bool,
+    /// Whether every hop was probed (else the destination alone, at TTL 64).
+    per_hop: bool,
     /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
     hops: Vec<HopReport>,
     /// Every probe, as sent.
@@ -332,6 +334,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         path_mtu_bytes: run.path_mtu_bytes,
         elapsed_seconds: run.elapsed_seconds,
         stopped_early: run.stopped_early,
+        per_hop: args.hops,
         hops,
         samples: run.samples,
         target,
@@ -448,12 +451,16 @@ impl Render for ProbeReport {
                 " (time exceeded)"
             };
             writeln!(out)?;
-            writeln!(
-                out,
-                "hop {} {who}{role}, loss {:.1}%",
-                a.ttl,
-                a.loss_fraction * 100.0
-            )?;
+            if self.per_hop {
+                writeln!(
+                    out,
+                    "hop {} {who}{role}, loss {:.1}%",
+                    a.ttl,
+                    a.loss_fraction * 100.0
+                )?;
+            } else {
+                writeln!(out, "{who}, loss {:.1}%", a.loss_fraction * 100.0)?;
+            }
             let mut t = Table::new([
                 "  sent B",
                 "returned B",
@@ -488,9 +495,12 @@ impl Render for ProbeReport {
                 Some(f) => {
                     writeln!(
                         out,
-                        "  fit of the minimums: RTT = {:.5} ms + {:.7} ms x (bytes sent + returned), R^2 {:.4}, residual sd {:.1} us",
-                        f.rtt_intercept_ms,
-                        f.rtt_slope_ms_per_byte,
+                        "  fit of the minimums: RTT = {} ms, R^2 {:.4}, residual sd {:.1} us",
+                        line(wirespeed_model::delay::Cost::new(
+                            f.rtt_intercept_ms,
+                            f.rtt_slope_ms_per_byte
+                        ))
+                        .replace(" x size", " x (bytes sent + returned)"),
                         f.r_squared,
                         f.residual_std_ms * 1e3
                     )?;
