@@ -475,3 +475,18 @@ fn probe_reports_icmp_rate_limiting_at_a_default_router() {
     // The routers that answer freely are not called rate limited.
     assert!(doc["result"]["hops"][1]["rate_limit"].is_null());
 }
+
+#[test]
+fn seed_001_section_4_misconfigured_router_from_the_command_line() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/");
+    let run = wirespeed(&[
+        "model",
+        "compare",
+        &format!("{dir}bellovin-1992.toml"),
+        "ih2",
+        &format!("{dir}bellovin-1992-ih-probe.json"),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("ANOMALY"), "{}", run.stdout);
+    assert!(run.stdout.contains("closest in the table: 'ciscobtw'"), "{}", run.stdout);
+}
