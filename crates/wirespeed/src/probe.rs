@@ -59,6 +59,12 @@ pub(crate) struct ProbeArgs {
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = parse_duration)]
     max_time: Duration,
 
+    /// Adaptive: repeat rounds of -n probes per size until every hop's 95% interval of the
+    /// one-way delay at the largest size (fixed width + per-byte width x size) is narrower than
+    /// this (e.g. 5us), at most 20 rounds and --max-time.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    until_width: Option<Duration>,
+
     /// Seed of the probe order and of the bootstrap (runs with one seed repeat exactly).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -166,6 +172,7 @@ struct Parameters {
     timeout_seconds: f64,
     seed: u64,
     bootstrap_replicates: usize,
+    until_width_seconds: Option<f64>,
 }
 
 #[derive(Debug, Serialize)]
@@ -189,12 +196,69 @@ struct ProbeReport {
     stopped_early: bool,
     /// Whether every hop was probed (else the destination alone, at TTL 64).
     per_hop: bool,
+    /// Rounds of probes sent (more than 1 with --until-width).
+    rounds: u32,
+    /// With --until-width: whether the intervals got narrow enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    converged: Option<bool>,
     /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
     hops: Vec<HopReport>,
     /// Every probe, as sent.
     samples: Vec<Sample>,
     #[serde(skip)]
     target: IpAddr,
+}
+
+/// Rounds of `--until-width` at most (each round is `-n` probes per size per hop).
+const MAX_ROUNDS: u32 = 20;
+
+/// Kernel stamps when every answer has one (or when asked), else the monotonic clock.
+fn choose_clock(samples: &[Sample], clock: ClockArg) -> anyhow::Result<(Timestamps, usize, usize)> {
+    let answered: Vec<&Sample> = samples.iter().filter(|s| s.rtt_user_ns.is_some()).collect();
+    let stamped = answered
+        .iter()
+        .filter(|s| s.rtt_kernel_ns.is_some())
+        .count();
+    let timestamps = match clock {
+        ClockArg::User => Timestamps::Monotonic,
+        ClockArg::Kernel if stamped < answered.len() => bail!(
+            "--clock kernel: only {stamped} of {} answers carried kernel timestamps on this socket; use --clock auto or user",
+            answered.len()
+        ),
+        ClockArg::Kernel => Timestamps::KernelSoftware,
+        ClockArg::Auto if stamped == answered.len() && stamped > 0 => Timestamps::KernelSoftware,
+        ClockArg::Auto => Timestamps::Monotonic,
+    };
+    Ok((timestamps, stamped, answered.len()))
+}
+
+fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> {
+    samples
+        .iter()
+        .map(|s| Observation {
+            ttl: s.ttl,
+            sent_bytes: s.sent_bytes,
+            returned_bytes: s.returned_bytes,
+            rtt_ms: match timestamps {
+                Timestamps::KernelSoftware => s.rtt_kernel_ns,
+                Timestamps::Monotonic => s.rtt_user_ns,
+            }
+            .map(|ns| ns as f64 / 1e6),
+            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
+        })
+        .collect()
+}
+
+/// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
+/// size (fixed width + per-byte width x size) is narrower than `width_ms`.
+fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
+    !hops.is_empty()
+        && hops.iter().all(|h| {
+            h.fit
+                .as_ref()
+                .and_then(|f| f.bootstrap)
+                .is_some_and(|b| b.intercept.width() + b.slope.width() * largest < width_ms)
+        })
 }
 
 pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
@@ -227,42 +291,9 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             SocketArg::Raw => SocketChoice::Raw,
         },
     };
-    let run = probe::run(&config)?;
+    let mut config = config;
+    let mut run = probe::run(&config)?;
     let (floor, resolution) = wirespeed_net::socket::timer_floor();
-    let answered: Vec<&Sample> = run
-        .samples
-        .iter()
-        .filter(|s| s.rtt_user_ns.is_some())
-        .collect();
-    let stamped = answered
-        .iter()
-        .filter(|s| s.rtt_kernel_ns.is_some())
-        .count();
-    let timestamps = match args.clock {
-        ClockArg::User => Timestamps::Monotonic,
-        ClockArg::Kernel if stamped < answered.len() => bail!(
-            "--clock kernel: only {stamped} of {} answers carried kernel timestamps on this socket; use --clock auto or user",
-            answered.len()
-        ),
-        ClockArg::Kernel => Timestamps::KernelSoftware,
-        ClockArg::Auto if stamped == answered.len() && stamped > 0 => Timestamps::KernelSoftware,
-        ClockArg::Auto => Timestamps::Monotonic,
-    };
-    let observations: Vec<Observation> = run
-        .samples
-        .iter()
-        .map(|s| Observation {
-            ttl: s.ttl,
-            sent_bytes: s.sent_bytes,
-            returned_bytes: s.returned_bytes,
-            rtt_ms: match timestamps {
-                Timestamps::KernelSoftware => s.rtt_kernel_ns,
-                Timestamps::Monotonic => s.rtt_user_ns,
-            }
-            .map(|ns| ns as f64 / 1e6),
-            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
-        })
-        .collect();
     let params = AnalysisParams {
         bootstrap_replicates: args.bootstrap,
         confidence: 0.95,
@@ -270,7 +301,38 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         // A step must exceed a few timer floors (and 1 us) to be told apart from clock noise.
         min_step_ms: (4.0 * floor.as_secs_f64() * 1e3).max(0.001),
     };
-    let analyses = bestcase::analyze(&observations, &params);
+    let largest = sizes.iter().copied().max().unwrap_or(0) as f64;
+    let mut rounds = 1u32;
+    let (timestamps, stamped, answers, analyses, converged) = loop {
+        let (timestamps, stamped, answers) = choose_clock(&run.samples, args.clock)?;
+        let analyses = bestcase::analyze(&observations(&run.samples, timestamps), &params);
+        let Some(width) = args.until_width else {
+            break (timestamps, stamped, answers, analyses, None);
+        };
+        let done = converged(&analyses, width.as_secs_f64() * 1e3, largest);
+        let left = args
+            .max_time
+            .saturating_sub(Duration::from_secs_f64(run.elapsed_seconds));
+        if done || rounds >= MAX_ROUNDS || run.stopped_early || left.is_zero() {
+            break (timestamps, stamped, answers, analyses, Some(done));
+        }
+        config.seed = args.seed.wrapping_add(u64::from(rounds));
+        config.max_duration = left;
+        let more = probe::run(&config)?;
+        let offset = (run.elapsed_seconds * 1e9) as u64;
+        run.samples.extend(more.samples.into_iter().map(|mut s| {
+            s.sent_at_ns += offset;
+            s
+        }));
+        for h in more.hops {
+            if !run.hops.iter().any(|x| x.ttl == h.ttl) {
+                run.hops.push(h);
+            }
+        }
+        run.elapsed_seconds += more.elapsed_seconds;
+        run.stopped_early |= more.stopped_early;
+        rounds += 1;
+    };
     let hops: Vec<HopReport> = analyses
         .into_iter()
         .map(|analysis| {
@@ -308,7 +370,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     if timestamps == Timestamps::Monotonic && args.clock == ClockArg::Auto {
         warnings.push(format!(
             "kernel timestamps arrived for {stamped} of {} answers; every fit uses CLOCK_MONOTONIC around the syscalls instead, which adds the host's system-call cost to the fixed part",
-            answered.len()
+            answers
         ));
     }
     let mut verdicts = Vec::new();
@@ -328,13 +390,15 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         socket: run.socket,
         timestamps,
         kernel_stamped_answers: stamped,
-        answers: answered.len(),
+        answers,
         timer_floor_seconds: floor.as_secs_f64(),
         clock_resolution_seconds: resolution.as_secs_f64(),
         path_mtu_bytes: run.path_mtu_bytes,
         elapsed_seconds: run.elapsed_seconds,
         stopped_early: run.stopped_early,
         per_hop: args.hops,
+        rounds,
+        converged,
         hops,
         samples: run.samples,
         target,
@@ -351,12 +415,19 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         timeout_seconds: args.timeout.as_secs_f64(),
         seed: args.seed,
         bootstrap_replicates: args.bootstrap,
+        until_width_seconds: args.until_width.map(|d| d.as_secs_f64()),
     };
     if let Some(file) = &args.plot {
         std::fs::write(file, plot(&report))
             .with_context(|| format!("cannot write the plot to {}", file.display()))?;
     }
     let mut doc = Document::new("probe", parameters, report);
+    if doc.result.converged == Some(false) {
+        warnings.push(format!(
+            "--until-width: the intervals were still wider than asked after {} round(s); the result is what was measured",
+            doc.result.rounds
+        ));
+    }
     doc.warnings = warnings;
     doc.verdicts = verdicts;
     output::print(&args.output, &doc).context("writing the result")

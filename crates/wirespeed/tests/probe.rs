@@ -488,5 +488,46 @@ fn seed_001_section_4_misconfigured_router_from_the_command_line() {
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("ANOMALY"), "{}", run.stdout);
-    assert!(run.stdout.contains("closest in the table: 'ciscobtw'"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("closest in the table: 'ciscobtw'"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
+    let easy = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "8",
+        "--sizes",
+        "28,700,1400",
+        "--until-width",
+        "1s",
+        "--json",
+    ]));
+    assert_eq!(easy["result"]["rounds"], 1);
+    assert_eq!(easy["result"]["converged"], true);
+    let hard = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "4",
+        "--sizes",
+        "28,700,1400",
+        "--until-width",
+        "1ns",
+        "--max-time",
+        "1s",
+        "--gap",
+        "0",
+        "--json",
+    ]));
+    let rounds = hard["result"]["rounds"].as_u64().unwrap();
+    assert!(rounds > 1, "{rounds}");
+    assert_eq!(hard["result"]["converged"], false);
+    assert!(hard["result"]["samples"].as_array().unwrap().len() > 12);
+    assert!(hard["warnings"].to_string().contains("--until-width"));
 }
