@@ -270,8 +270,10 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
     out
 }
 
-/// Analyses every hop, in TTL order, and differences consecutive fitted hops.
-pub fn analyze(obs: &[Observation], p: &AnalysisParams) -> Vec<HopAnalysis> {
+/// Analyses every hop, in TTL order, and differences consecutive fitted hops. The first hop is
+/// differenced against `host`, the sending host's own line (the seed's roc: echoes to its own
+/// loopback) when given, else against nothing.
+pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> Vec<HopAnalysis> {
     let mut ttls: Vec<u8> = obs.iter().map(|o| o.ttl).collect();
     ttls.sort_unstable();
     ttls.dedup();
@@ -289,10 +291,10 @@ pub fn analyze(obs: &[Observation], p: &AnalysisParams) -> Vec<HopAnalysis> {
         };
         let (from_ttl, before, before_iv) = match &prev {
             Some((t, f)) => (*t, f.one_way, f.bootstrap),
-            None => (0, Cost::default(), None),
+            None => (0, host.unwrap_or_default(), None),
         };
         let cost = fit.one_way - before;
-        let caveat = increment_caveat(cost, fit.bootstrap, before_iv, from_ttl);
+        let caveat = increment_caveat(cost, fit.bootstrap, before_iv, from_ttl, host.is_some());
         hop.increment = Some(Increment {
             from_ttl,
             cost,
@@ -310,7 +312,13 @@ fn increment_caveat(
     now: Option<LineIntervals>,
     before: Option<LineIntervals>,
     from_ttl: u8,
+    host_subtracted: bool,
 ) -> Option<String> {
+    if from_ttl == 0 && host_subtracted {
+        return Some(
+            "from this host's loopback line (the seed's roc): the first link's serialization and the hop's own cost together".into(),
+        );
+    }
     if from_ttl == 0 {
         return Some(
             "from this host: includes the host's own sending and receiving cost (probe 127.0.0.1 or ::1 for it, as the seed's roc)".into(),
@@ -389,7 +397,7 @@ mod tests {
         // Host+link 1: 0.1 ms + 10 Mbit/s; hop 2: 0.2 ms + 100 Mbit/s; hop 3: 0.05 + 1 Gbit/s.
         let fixed = [0.1, 0.2, 0.05];
         let per_byte = [0.0008, 0.00008, 0.000008];
-        let hops = analyze(&path(&fixed, &per_byte, 1), &P);
+        let hops = analyze(&path(&fixed, &per_byte, 1), &P, None);
         assert_eq!(hops.len(), 3);
         for (k, hop) in hops.iter().enumerate() {
             let inc = hop.increment.as_ref().unwrap();
@@ -411,22 +419,40 @@ mod tests {
     /// round trip flatten above 548 bytes.
     #[test]
     fn fitting_against_bytes_crossed_keeps_a_router_line_straight() {
-        let hops = analyze(&path(&[0.3], &[0.0008], 2)[..0], &P);
+        let hops = analyze(&path(&[0.3], &[0.0008], 2)[..0], &P, None);
         assert!(hops.is_empty());
         let obs: Vec<Observation> = path(&[0.3, 0.1], &[0.0008, 0.0], 2)
             .into_iter()
             .filter(|o| o.ttl == 1)
             .collect();
-        let hop = &analyze(&obs, &P)[0];
+        let hop = &analyze(&obs, &P, None)[0];
         let fit = hop.fit.as_ref().unwrap();
         assert!(fit.step.is_none(), "{fit:?}");
         assert!((fit.one_way.per_byte_ms - 0.0008).abs() < 1e-9);
     }
 
+    /// Seed 001 §2: ciscoping = keeper - (roc + ether): with the host's own line given, the
+    /// first hop's cost is what remains after it.
+    #[test]
+    fn seed_001_first_hop_minus_the_host_line() {
+        let roc = Cost::new(0.696, 0.000757);
+        let keeper = path(&[1.447], &[0.00287], 6);
+        let hops = analyze(&keeper, &P, Some(roc));
+        let inc = hops[0].increment.as_ref().unwrap();
+        let ether = Cost::new(0.0, 0.0008);
+        let ciscoping = inc.cost - ether;
+        assert!((ciscoping.fixed_ms - 0.751).abs() < 1e-6, "{inc:?}");
+        assert!(
+            (ciscoping.per_byte_ms - 0.00131).abs() < 0.000005,
+            "{inc:?}"
+        );
+        assert!(inc.caveat.as_ref().unwrap().contains("roc"));
+    }
+
     #[test]
     fn noisy_negative_increments_are_reported_not_clipped() {
         // Hop 2 costs nothing: its difference is noise around zero.
-        let hops = analyze(&path(&[0.5, 0.0], &[0.0008, 0.0], 3), &P);
+        let hops = analyze(&path(&[0.5, 0.0], &[0.0008, 0.0], 3), &P, None);
         let inc = hops[1].increment.as_ref().unwrap();
         assert!(inc.cost.per_byte_ms.abs() < 1e-6);
         let caveat = inc.caveat.as_deref().unwrap_or("");
@@ -455,7 +481,7 @@ mod tests {
                 sent_at_seconds: f64::from(i as u32) * 0.02,
             })
             .collect();
-        let hop = &analyze(&obs, &P)[0];
+        let hop = &analyze(&obs, &P, None)[0];
         assert!(hop.rate_limit.as_ref().unwrap().contains("rate limited"));
         assert!(hop.fit.is_none());
         assert!(
@@ -465,7 +491,7 @@ mod tests {
                 .contains("rate limiting")
         );
         // A healthy hop is not called rate limited.
-        let hops = analyze(&path(&[0.1], &[0.0008], 4), &P);
+        let hops = analyze(&path(&[0.1], &[0.0008], 4), &P, None);
         assert!(hops[0].rate_limit.is_none());
     }
 }

@@ -1,13 +1,13 @@
 //! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
 
 use std::io::{self, Write};
-use std::net::{IpAddr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
 use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, Observation};
+use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::units::{format_seconds, parse_duration};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
@@ -58,6 +58,12 @@ pub(crate) struct ProbeArgs {
     /// Stop sending after this long; what was measured is analysed and the result says so.
     #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = parse_duration)]
     max_time: Duration,
+
+    /// First probe this host's own loopback (127.0.0.1 or ::1) with the same sizes and count,
+    /// and subtract its line from the first hop's: the seed's `keeper - roc`, so that hop 1's
+    /// own cost no longer includes this host's sending and receiving.
+    #[arg(long)]
+    host_baseline: bool,
 
     /// Adaptive: repeat rounds of -n probes per size until every hop's 95% interval of the
     /// one-way delay at the largest size (fixed width + per-byte width x size) is narrower than
@@ -173,6 +179,7 @@ struct Parameters {
     seed: u64,
     bootstrap_replicates: usize,
     until_width_seconds: Option<f64>,
+    host_baseline: bool,
 }
 
 #[derive(Debug, Serialize)]
@@ -196,6 +203,9 @@ struct ProbeReport {
     stopped_early: bool,
     /// Whether every hop was probed (else the destination alone, at TTL 64).
     per_hop: bool,
+    /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_baseline: Option<HopFit>,
     /// Rounds of probes sent (more than 1 with --until-width).
     rounds: u32,
     /// With --until-width: whether the intervals got narrow enough.
@@ -249,6 +259,33 @@ fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> 
         .collect()
 }
 
+/// Echoes to this host's own loopback with the same sizes and count: the seed's roc.
+fn host_baseline(config: &ProbeConfig) -> anyhow::Result<Vec<Sample>> {
+    let lo: IpAddr = match config.target {
+        IpAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+        IpAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+    };
+    let mut c = config.clone();
+    c.target = lo;
+    c.max_ttl = None;
+    Ok(probe::run(&c)
+        .context("--host-baseline: probing this host's loopback")?
+        .samples)
+}
+
+/// The host's line from its loopback samples, read with the same clock as the path.
+fn host_fit(
+    samples: &[Sample],
+    timestamps: Timestamps,
+    params: &AnalysisParams,
+) -> anyhow::Result<HopFit> {
+    bestcase::analyze(&observations(samples, timestamps), params, None)
+        .into_iter()
+        .next()
+        .and_then(|h| h.fit)
+        .context("--host-baseline: the loopback probes gave no fit")
+}
+
 /// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
 /// size (fixed width + per-byte width x size) is narrower than `width_ms`.
 fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
@@ -292,6 +329,11 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         },
     };
     let mut config = config;
+    let host_samples = if args.host_baseline {
+        Some(host_baseline(&config)?)
+    } else {
+        None
+    };
     let mut run = probe::run(&config)?;
     let (floor, resolution) = wirespeed_net::socket::timer_floor();
     let params = AnalysisParams {
@@ -303,18 +345,33 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     };
     let largest = sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
-    let (timestamps, stamped, answers, analyses, converged) = loop {
+    let (timestamps, stamped, answers, analyses, converged, host_line) = loop {
         let (timestamps, stamped, answers) = choose_clock(&run.samples, args.clock)?;
-        let analyses = bestcase::analyze(&observations(&run.samples, timestamps), &params);
+        let host_line = match &host_samples {
+            Some(samples) => Some(host_fit(samples, timestamps, &params)?),
+            None => None,
+        };
+        let analyses = bestcase::analyze(
+            &observations(&run.samples, timestamps),
+            &params,
+            host_line.as_ref().map(|h| h.one_way),
+        );
         let Some(width) = args.until_width else {
-            break (timestamps, stamped, answers, analyses, None);
+            break (timestamps, stamped, answers, analyses, None, host_line);
         };
         let done = converged(&analyses, width.as_secs_f64() * 1e3, largest);
         let left = args
             .max_time
             .saturating_sub(Duration::from_secs_f64(run.elapsed_seconds));
         if done || rounds >= MAX_ROUNDS || run.stopped_early || left.is_zero() {
-            break (timestamps, stamped, answers, analyses, Some(done));
+            break (
+                timestamps,
+                stamped,
+                answers,
+                analyses,
+                Some(done),
+                host_line,
+            );
         }
         config.seed = args.seed.wrapping_add(u64::from(rounds));
         config.max_duration = left;
@@ -399,6 +456,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         per_hop: args.hops,
         rounds,
         converged,
+        host_baseline: host_line,
         hops,
         samples: run.samples,
         target,
@@ -416,6 +474,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         seed: args.seed,
         bootstrap_replicates: args.bootstrap,
         until_width_seconds: args.until_width.map(|d| d.as_secs_f64()),
+        host_baseline: args.host_baseline,
     };
     if let Some(file) = &args.plot {
         std::fs::write(file, plot(&report))
@@ -513,6 +572,13 @@ impl Render for ProbeReport {
                 .map_or("unknown".to_string(), |m| format!("{m} bytes")),
             self.elapsed_seconds
         )?;
+        if let Some(b) = &self.host_baseline {
+            writeln!(
+                out,
+                "this host (loopback baseline, the seed's roc): one-way {} ms, subtracted from hop 1",
+                line(b.one_way)
+            )?;
+        }
         for h in &self.hops {
             let a = &h.analysis;
             let who = h.responder.map_or("*".to_string(), |r| r.to_string());

@@ -446,6 +446,28 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
     assert_eq!(segments.len(), 3);
     assert!(segments.iter().all(|s| s["anomalous"] == false), "{cmp:#}");
     std::fs::remove_dir_all(&dir).unwrap();
+    // --host-baseline: hop 1's own cost is its line minus this host's loopback line.
+    let doc = chain.probe(&[
+        "198.18.3.2",
+        "--hops",
+        "--max-ttl",
+        "5",
+        "-n",
+        "4",
+        "--sizes",
+        "64..1400:334",
+        "--gap",
+        "0",
+        "--host-baseline",
+    ]);
+    let r = &doc["result"];
+    let host = r["host_baseline"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    let hop1 = r["hops"][0]["fit"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    let inc = r["hops"][0]["increment"]["cost"]["fixed_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((inc - (hop1 - host)).abs() < 1e-12, "{r:#}");
+    assert!(host > 0.0);
 }
 
 #[test]
