@@ -51,18 +51,12 @@ pub struct ProbeConfig {
 #[non_exhaustive]
 pub enum ProbeError {
     /// No ICMP socket could be opened.
-    #[error(
-        "cannot open an ICMP socket for {target}: the unprivileged datagram socket is {datagram} \
-         (allow your group with: sysctl -w net.ipv4.ping_group_range=\"0 2147483647\") and the raw \
-         socket is {raw} (run as root or give the binary CAP_NET_RAW)"
-    )]
+    #[error("cannot open an ICMP socket for {target}: {detail}")]
     NoSocket {
         /// The target.
         target: IpAddr,
-        /// The datagram socket's error.
-        datagram: String,
-        /// The raw socket's error.
-        raw: String,
+        /// Each kind tried, why it failed, and the fix.
+        detail: String,
     },
     /// A probe size below the smallest echo request.
     #[error(
@@ -333,13 +327,20 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let raw_ident = (config.seed as u16) ^ (std::process::id() as u16);
     let sock = IcmpSocket::open(config.target, config.socket, raw_ident).map_err(
         |OpenError { datagram, raw }| {
-            let say = |e: Option<std::io::Error>| {
-                e.map_or_else(|| "not tried".to_string(), |e| format!("refused ({e})"))
-            };
+            let mut detail = Vec::new();
+            if let Some(e) = datagram {
+                detail.push(format!(
+                    "the unprivileged ICMP datagram socket was refused ({e}): allow your group with sysctl -w net.ipv4.ping_group_range=\"0 2147483647\""
+                ));
+            }
+            if let Some(e) = raw {
+                detail.push(format!(
+                    "the raw socket was refused ({e}): run as root or give the binary CAP_NET_RAW (setcap cap_net_raw+ep wirespeed)"
+                ));
+            }
             ProbeError::NoSocket {
                 target: config.target,
-                datagram: say(datagram),
-                raw: say(raw),
+                detail: detail.join("; "),
             }
         },
     )?;

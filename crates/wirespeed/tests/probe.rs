@@ -553,3 +553,29 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
     assert!(hard["result"]["samples"].as_array().unwrap().len() > 12);
     assert!(hard["warnings"].to_string().contains("--until-width"));
 }
+
+#[test]
+fn probe_without_privileges_says_which_socket_and_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    // A copy of the binary that user nobody can reach, run with every privilege dropped.
+    let dir = std::env::temp_dir().join(format!("ws-nobody-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("wirespeed");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["probe", "127.0.0.1", "--socket", "raw"])
+        .output()
+        .expect("setpriv (util-linux) runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let run = crate::util::Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    assert_one_line_error(&run, "the raw socket was refused");
+    assert!(run.stderr.contains("CAP_NET_RAW"), "{}", run.stderr);
+}
