@@ -82,7 +82,13 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                 velocity_factor: p.velocity_factor,
                 prediction: p.predict(&sizes.0.iter().map(|&s| s as u64).collect::<Vec<_>>()),
             };
-            let doc = Document::new("model", ("predict", file, path), report);
+            let params = ModelParameters {
+                action: "predict",
+                model_file: Some(file),
+                path: Some(path),
+                probe_file: None,
+            };
+            let doc = Document::new("model", params, report);
             output::print(&output, &doc).context("writing the result")
         }
         ModelCommand::Compare {
@@ -133,7 +139,13 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                 tolerance: tol,
                 segments,
             };
-            let mut doc = Document::new("model", ("compare", file, path, probe), report);
+            let params = ModelParameters {
+                action: "compare",
+                model_file: Some(file),
+                path: Some(path),
+                probe_file: Some(probe),
+            };
+            let mut doc = Document::new("model", params, report);
             doc.verdicts.push(if anomalies == 0 {
                 "every segment within tolerance of the model".to_string()
             } else {
@@ -144,10 +156,28 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
         ModelCommand::Fit { probe, output } => {
             let measured = read_probe(&probe)?;
             let report = fit_table(&measured);
-            let doc = Document::new("model", ("fit", probe), report);
+            let params = ModelParameters {
+                action: "fit",
+                model_file: None,
+                path: None,
+                probe_file: Some(probe),
+            };
+            let doc = Document::new("model", params, report);
             output::print(&output, &doc).context("writing the result")
         }
     }
+}
+
+/// What `model` was asked to do.
+#[derive(Debug, Serialize)]
+struct ModelParameters {
+    action: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    model_file: Option<PathBuf>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    probe_file: Option<PathBuf>,
 }
 
 fn load(file: &PathBuf) -> anyhow::Result<ModelFile> {

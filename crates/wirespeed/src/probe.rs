@@ -9,7 +9,7 @@ use clap::{Args, ValueEnum};
 use serde::Serialize;
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::units::{format_seconds, parse_duration};
-use wirespeed_net::probe::{self, Hop, ProbeConfig, Sample};
+use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
 use wirespeed_report::svg::Series;
 use wirespeed_report::{Document, Render, Table};
@@ -249,9 +249,12 @@ fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> 
             ttl: s.ttl,
             sent_bytes: s.sent_bytes,
             returned_bytes: s.returned_bytes,
-            rtt_ms: match timestamps {
-                Timestamps::KernelSoftware => s.rtt_kernel_ns,
-                Timestamps::Monotonic => s.rtt_user_ns,
+            // A destination unreachable (a filter that woke up mid-run) times a different
+            // path from the echo or time exceeded being fitted: count it as lost.
+            rtt_ms: match (s.reply, timestamps) {
+                (ReplyKind::Unreachable | ReplyKind::Lost, _) => None,
+                (_, Timestamps::KernelSoftware) => s.rtt_kernel_ns,
+                (_, Timestamps::Monotonic) => s.rtt_user_ns,
             }
             .map(|ns| ns as f64 / 1e6),
             sent_at_seconds: s.sent_at_ns as f64 / 1e9,

@@ -579,3 +579,59 @@ fn probe_without_privileges_says_which_socket_and_the_fix() {
     assert_one_line_error(&run, "the raw socket was refused");
     assert!(run.stderr.contains("CAP_NET_RAW"), "{}", run.stderr);
 }
+
+#[test]
+fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
+    let dir = std::env::temp_dir().join(format!("ws-cmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let probe = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "8",
+        "--sizes",
+        "28,700,1400",
+        "--json",
+    ]);
+    let doc = json(&probe);
+    let probe_file = dir.join("lo.json");
+    std::fs::write(&probe_file, &probe.stdout).unwrap();
+    let one_way = &doc["result"]["hops"][0]["fit"]["one_way"];
+    // A model that says exactly what was measured, and one that is a second slower.
+    let model_file = dir.join("lo.toml");
+    std::fs::write(
+        &model_file,
+        format!(
+            "[components]\nhost = {{ fixed_ms = {}, per_byte_ms = {} }}\nslow = {{ fixed_ms = 1000.0 }}\n\
+             [paths.same]\nelements = [{{ component = \"host\" }}]\n\
+             [paths.slow]\nelements = [{{ component = \"host\" }}, {{ component = \"slow\" }}]\n",
+            one_way["fixed_ms"], one_way["per_byte_ms"]
+        ),
+    )
+    .unwrap();
+    let cmp = |path: &str| {
+        json(&wirespeed(&[
+            "model",
+            "compare",
+            model_file.to_str().unwrap(),
+            path,
+            probe_file.to_str().unwrap(),
+            "--json",
+        ]))
+    };
+    let same = cmp("same");
+    assert_eq!(same["parameters"]["action"], "compare");
+    assert_eq!(
+        same["result"]["segments"][0]["anomalous"], false,
+        "{same:#}"
+    );
+    let slow = cmp("slow");
+    assert_eq!(slow["result"]["segments"][0]["anomalous"], true, "{slow:#}");
+    assert!(
+        slow["verdicts"][0]
+            .as_str()
+            .unwrap()
+            .contains("outside tolerance")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
