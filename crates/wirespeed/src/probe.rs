@@ -289,6 +289,25 @@ fn host_fit(
         .context("--host-baseline: the loopback probes gave no fit")
 }
 
+/// A warning when the probes of one TTL were answered by more than one address.
+fn mixed_responders(samples: &[Sample], ttl: u8) -> Option<String> {
+    let mut seen: Vec<IpAddr> = samples
+        .iter()
+        .filter(|s| s.ttl == ttl && s.reply != ReplyKind::Lost)
+        .filter_map(|s| s.responder)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() > 1).then(|| {
+        let list: Vec<String> = seen.iter().map(ToString::to_string).collect();
+        format!(
+            "hop {ttl} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
+            seen.len(),
+            list.join(", ")
+        )
+    })
+}
+
 /// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
 /// size (fixed width + per-byte width x size) is narrower than `width_ms`.
 fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
@@ -414,6 +433,9 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
     }
     for h in &hops {
+        if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl) {
+            warnings.push(w);
+        }
         if let Some(r) = &h.analysis.rate_limit {
             warnings.push(format!("hop {}: {r}", h.analysis.ttl));
         }
@@ -699,6 +721,30 @@ impl Render for ProbeReport {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hop_answered_from_two_addresses_is_flagged() {
+        let sample = |ttl: u8, from: &str| Sample {
+            ttl,
+            sent_bytes: 100,
+            returned_bytes: 100,
+            rtt_kernel_ns: None,
+            rtt_user_ns: Some(1000),
+            sent_at_ns: 0,
+            responder: Some(from.parse().unwrap()),
+            reply: ReplyKind::TimeExceeded,
+            unreachable_code: None,
+        };
+        let samples = [
+            sample(1, "198.18.1.2"),
+            sample(2, "198.18.2.2"),
+            sample(2, "198.18.4.2"),
+            sample(1, "198.18.1.2"),
+        ];
+        assert_eq!(mixed_responders(&samples, 1), None);
+        let w = mixed_responders(&samples, 2).unwrap();
+        assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
+    }
 
     #[test]
     fn sizes_parse_as_range_or_list() {
