@@ -7,7 +7,9 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
+use wirespeed_model::BitRate;
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
+use wirespeed_model::delay::Cost;
 use wirespeed_model::units::{format_seconds, parse_duration};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
@@ -65,6 +67,12 @@ pub(crate) struct ProbeArgs {
     #[arg(long)]
     host_baseline: bool,
 
+    /// The rate of the link into hop TTL, as TTL=RATE (repeatable, e.g. --wire 1=10M --wire
+    /// 2=56k): that hop's transit cost is then reported as the seed computes it, path through
+    /// it - path to it - wire serialization (8 / rate per byte).
+    #[arg(long, value_name = "TTL=RATE", value_parser = parse_wire)]
+    wire: Vec<(u8, BitRate)>,
+
     /// Adaptive: repeat rounds of -n probes per size until every hop's 95% interval of the
     /// one-way delay at the largest size (fixed width + per-byte width x size) is narrower than
     /// this (e.g. 5us), at most 20 rounds and --max-time.
@@ -114,6 +122,21 @@ enum ClockArg {
 /// Probe sizes as given.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Sizes(pub(crate) Vec<usize>);
+
+/// Parses `TTL=RATE`.
+fn parse_wire(text: &str) -> Result<(u8, BitRate), String> {
+    let bad = |why: String| format!("'{text}' is not TTL=RATE ({why}), for example 1=10M or 2=56k");
+    let (ttl, rate) = text.split_once('=').ok_or_else(|| bad("no '='".into()))?;
+    let ttl: u8 = ttl
+        .trim()
+        .parse()
+        .map_err(|_| bad("TTL is 1 to 255".into()))?;
+    let rate: BitRate = rate.trim().parse().map_err(|e| bad(format!("{e}")))?;
+    if ttl == 0 || rate.bits_per_second() == 0 {
+        return Err(bad("TTL and rate must be above 0".into()));
+    }
+    Ok((ttl, rate))
+}
 
 /// Parses `FIRST..LAST:STEP` or `A,B,C`.
 pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
@@ -180,14 +203,27 @@ struct Parameters {
     bootstrap_replicates: usize,
     until_width_seconds: Option<f64>,
     host_baseline: bool,
+    /// (TTL, bit/s) of --wire.
+    wire: Vec<(u8, u64)>,
 }
 
 #[derive(Debug, Serialize)]
 struct HopReport {
     responder: Option<IpAddr>,
     destination: bool,
+    /// With --wire: own cost minus the wire's serialization (the seed's transit formula).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transit: Option<Transit>,
     #[serde(flatten)]
     analysis: HopAnalysis,
+}
+
+/// `through - to - wire` for one hop.
+#[derive(Debug, Serialize)]
+struct Transit {
+    wire_rate_bits_per_second: u64,
+    wire: Cost,
+    node: Cost,
 }
 
 #[derive(Debug, Serialize)]
@@ -416,9 +452,23 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         .into_iter()
         .map(|analysis| {
             let hop: Option<&Hop> = run.hops.iter().find(|h| h.ttl == analysis.ttl);
+            let transit = args
+                .wire
+                .iter()
+                .find(|(ttl, _)| *ttl == analysis.ttl)
+                .zip(analysis.increment.as_ref())
+                .map(|((_, rate), inc)| {
+                    let wire = Cost::serialization(*rate);
+                    Transit {
+                        wire_rate_bits_per_second: rate.bits_per_second(),
+                        wire,
+                        node: inc.cost - wire,
+                    }
+                });
             HopReport {
                 responder: hop.and_then(|h| h.responder),
                 destination: hop.is_some_and(|h| h.destination),
+                transit,
                 analysis,
             }
         })
@@ -500,6 +550,11 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         bootstrap_replicates: args.bootstrap,
         until_width_seconds: args.until_width.map(|d| d.as_secs_f64()),
         host_baseline: args.host_baseline,
+        wire: args
+            .wire
+            .iter()
+            .map(|(t, r)| (*t, r.bits_per_second()))
+            .collect(),
     };
     if let Some(file) = &args.plot {
         std::fs::write(file, plot(&report))
@@ -550,7 +605,7 @@ fn plot(report: &ProbeReport) -> String {
 }
 
 /// `fixed + per_byte x size` with the sign of the per-byte part folded in.
-fn line(c: wirespeed_model::delay::Cost) -> String {
+fn line(c: Cost) -> String {
     let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
     format!(
         "{:.5} {sign} {} x size",
@@ -658,11 +713,8 @@ impl Render for ProbeReport {
                     writeln!(
                         out,
                         "  fit of the minimums: RTT = {} ms, R^2 {:.4}, residual sd {:.1} us",
-                        line(wirespeed_model::delay::Cost::new(
-                            f.rtt_intercept_ms,
-                            f.rtt_slope_ms_per_byte
-                        ))
-                        .replace(" x size", " x (bytes sent + returned)"),
+                        line(Cost::new(f.rtt_intercept_ms, f.rtt_slope_ms_per_byte))
+                            .replace(" x size", " x (bytes sent + returned)"),
                         f.r_squared,
                         f.residual_std_ms * 1e3
                     )?;
@@ -712,6 +764,15 @@ impl Render for ProbeReport {
                 if let Some(c) = &inc.caveat {
                     writeln!(out, "    note: {c}")?;
                 }
+                if let Some(t) = &h.transit {
+                    writeln!(
+                        out,
+                        "  transit (own cost - {} wire at {}): {} ms",
+                        wirespeed_model::units::significant(t.wire.per_byte_ms, 3) + " ms/byte",
+                        BitRate::from_bits_per_second(t.wire_rate_bits_per_second),
+                        line(t.node)
+                    )?;
+                }
             }
         }
         Ok(())
@@ -744,6 +805,17 @@ mod tests {
         assert_eq!(mixed_responders(&samples, 1), None);
         let w = mixed_responders(&samples, 2).unwrap();
         assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
+    }
+
+    #[test]
+    fn wire_parses_ttl_and_rate() {
+        assert_eq!(
+            parse_wire("2=56k").unwrap(),
+            (2, BitRate::from_bits_per_second(56_000))
+        );
+        for bad in ["2", "0=10M", "x=10M", "1=fast", "1=0"] {
+            assert!(parse_wire(bad).unwrap_err().contains("1=10M"), "{bad}");
+        }
     }
 
     #[test]

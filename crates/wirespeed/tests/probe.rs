@@ -459,6 +459,8 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
         "--gap",
         "0",
         "--host-baseline",
+        "--wire",
+        "1=1G",
     ]);
     let r = &doc["result"];
     let host = r["host_baseline"]["one_way"]["fixed_ms"].as_f64().unwrap();
@@ -468,6 +470,15 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
         .unwrap();
     assert!((inc - (hop1 - host)).abs() < 1e-12, "{r:#}");
     assert!(host > 0.0);
+    // --wire 1=1G: the seed's transit, own cost minus 8 ns per byte of serialization.
+    let inc_pb = r["hops"][0]["increment"]["cost"]["per_byte_ms"]
+        .as_f64()
+        .unwrap();
+    let node_pb = r["hops"][0]["transit"]["node"]["per_byte_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((inc_pb - node_pb - 8e-6).abs() < 1e-15, "{r:#}");
+    assert!(r["hops"][1]["transit"].is_null());
 }
 
 #[test]
