@@ -46,6 +46,15 @@ impl Family {
         }
     }
 
+    /// Whether (type, code) says "too big": fragmentation needed (ICMPv4 3/4) or packet too big
+    /// (ICMPv6 type 2).
+    pub fn is_too_big(self, kind: u8, code: u8) -> bool {
+        match self {
+            Family::V4 => kind == 3 && code == 4,
+            Family::V6 => kind == 2,
+        }
+    }
+
     /// Bytes of the IP header this family's packets carry (without options or extensions).
     pub fn ip_header_len(self) -> usize {
         match self {
@@ -109,6 +118,16 @@ pub enum Message {
         /// Bytes quoted.
         quoted: usize,
     },
+    /// The probe was larger than a link on the way carries (ICMPv4 unreachable code 4,
+    /// fragmentation needed, RFC 1191; ICMPv6 packet too big, RFC 4443 §3.2).
+    TooBig {
+        /// The next-hop MTU the node reported (0 when it did not say).
+        mtu: u32,
+        /// The quoted probe's identifier.
+        ident: u16,
+        /// The quoted probe's sequence number.
+        seq: u16,
+    },
     /// Anything else (router advertisements, neighbour discovery, ...).
     Other {
         /// Its type.
@@ -123,6 +142,7 @@ impl fmt::Display for Message {
             Message::EchoReply { .. } => f.write_str("echo reply"),
             Message::TimeExceeded { .. } => f.write_str("time exceeded"),
             Message::Unreachable { code, .. } => write!(f, "unreachable (code {code})"),
+            Message::TooBig { mtu, .. } => write!(f, "too big (MTU {mtu})"),
             Message::Other { kind } => write!(f, "ICMP type {kind}"),
         }
     }
@@ -227,6 +247,15 @@ pub fn parse(family: Family, msg: &[u8]) -> Result<Message, WireError> {
             ident: be16(msg, 4),
             seq: be16(msg, 6),
         }
+    } else if family.is_too_big(kind, msg[1]) {
+        let mtu = match family {
+            Family::V4 => u32::from(be16(msg, 6)),
+            Family::V6 => u32::from_be_bytes([msg[4], msg[5], msg[6], msg[7]]),
+        };
+        match quoted_echo(family, quote) {
+            Some((ident, seq)) => Message::TooBig { mtu, ident, seq },
+            None => Message::Other { kind },
+        }
     } else if kind == family.time_exceeded() || kind == family.unreachable() {
         match quoted_echo(family, quote) {
             Some((ident, seq)) if kind == family.time_exceeded() => Message::TimeExceeded {
@@ -300,6 +329,34 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn fragmentation_needed_and_packet_too_big_carry_the_mtu() {
+        let mut frag = TIME_EXCEEDED_V4;
+        frag[0] = 3;
+        frag[1] = 4;
+        frag[6..8].copy_from_slice(&1280u16.to_be_bytes());
+        assert_eq!(
+            parse(Family::V4, &frag),
+            Ok(Message::TooBig {
+                mtu: 1280,
+                ident: 0x1234,
+                seq: 7
+            })
+        );
+        let mut big = vec![2, 0, 0, 0, 0, 0, 0x05, 0x00];
+        big.extend([0x60, 0, 0, 0, 0, 16, 58, 1]);
+        big.extend([0; 32]);
+        big.extend([128, 0, 0, 0, 0, 5, 0, 6]);
+        assert_eq!(
+            parse(Family::V6, &big),
+            Ok(Message::TooBig {
+                mtu: 1280,
+                ident: 5,
+                seq: 6
+            })
+        );
     }
 
     #[test]

@@ -121,6 +121,8 @@ pub enum ReplyKind {
     TimeExceeded,
     /// A destination unreachable (filtered, no route).
     Unreachable,
+    /// Too big for a link on the way (fragmentation needed, packet too big).
+    TooBig,
     /// Nothing before the timeout.
     Lost,
 }
@@ -147,6 +149,9 @@ pub struct Sample {
     /// The ICMP code of a destination unreachable.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unreachable_code: Option<u8>,
+    /// The MTU a too-big answer reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub too_big_mtu: Option<u32>,
 }
 
 /// One hop as path discovery found it.
@@ -239,6 +244,7 @@ impl Prober {
             responder: None,
             reply: ReplyKind::Lost,
             unreachable_code: None,
+            too_big_mtu: None,
         };
         let mut tx_ns: Option<i128> = None;
         let mut rx_ns: Option<i128> = None;
@@ -263,6 +269,10 @@ impl Prober {
                         Message::EchoReply { ident, seq } => (ReplyKind::EchoReply, ident, seq),
                         Message::TimeExceeded { ident, seq, .. } => {
                             (ReplyKind::TimeExceeded, ident, seq)
+                        }
+                        Message::TooBig { ident, seq, mtu } => {
+                            sample.too_big_mtu = Some(mtu);
+                            (ReplyKind::TooBig, ident, seq)
                         }
                         Message::Unreachable {
                             ident, seq, code, ..

@@ -6,6 +6,10 @@
 //! tracepath reads them; and the raw socket (needs `CAP_NET_RAW`), which sees every ICMP
 //! message and picks out the ones quoting its own identifier.
 //!
+//! Probes go out with "don't fragment" at the interface MTU whatever the route's learned path
+//! MTU (`IP_PMTUDISC_PROBE`, as tracepath), so a probe too big for a link further on comes back
+//! as fragmentation needed / packet too big instead of failing every later send.
+//!
 //! Timing: `SO_TIMESTAMPING` with software transmit and receive stamps (the kernel stamps the
 //! packet as the driver takes it and as it arrives; Documentation/networking/timestamping.rst),
 //! so scheduling of this process drops out of the round trip; and `CLOCK_MONOTONIC` read just
@@ -196,7 +200,7 @@ impl IcmpSocket {
                         raw,
                         libc::SOL_IP,
                         libc::IP_MTU_DISCOVER,
-                        &libc::IP_PMTUDISC_DO,
+                        &libc::IP_PMTUDISC_PROBE,
                     )?;
                 }
                 Family::V6 => {
@@ -205,7 +209,7 @@ impl IcmpSocket {
                         raw,
                         libc::SOL_IPV6,
                         libc::IPV6_MTU_DISCOVER,
-                        &libc::IPV6_PMTUDISC_DO,
+                        &libc::IPV6_PMTUDISC_PROBE,
                     )?;
                 }
             }
@@ -470,6 +474,12 @@ impl IcmpSocket {
             };
             let message = if time_exceeded {
                 Message::TimeExceeded { ident, seq, quoted }
+            } else if self.family.is_too_big(serr.ee_type, serr.ee_code) {
+                Message::TooBig {
+                    mtu: serr.ee_info,
+                    ident,
+                    seq,
+                }
             } else {
                 Message::Unreachable {
                     code: serr.ee_code,

@@ -288,7 +288,7 @@ fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> 
             // A destination unreachable (a filter that woke up mid-run) times a different
             // path from the echo or time exceeded being fitted: count it as lost.
             rtt_ms: match (s.reply, timestamps) {
-                (ReplyKind::Unreachable | ReplyKind::Lost, _) => None,
+                (ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost, _) => None,
                 (_, Timestamps::KernelSoftware) => s.rtt_kernel_ns,
                 (_, Timestamps::Monotonic) => s.rtt_user_ns,
             }
@@ -323,6 +323,27 @@ fn host_fit(
         .next()
         .and_then(|h| h.fit)
         .context("--host-baseline: the loopback probes gave no fit")
+}
+
+/// A warning when probes came back too big for a link on the way.
+fn too_big(samples: &[Sample]) -> Option<String> {
+    let big: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.reply == ReplyKind::TooBig)
+        .collect();
+    let smallest = big.iter().map(|s| s.sent_bytes).min()?;
+    let mtu = big.iter().filter_map(|s| s.too_big_mtu).min().unwrap_or(0);
+    let by: Vec<String> = {
+        let mut v: Vec<IpAddr> = big.iter().filter_map(|s| s.responder).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.iter().map(ToString::to_string).collect()
+    };
+    Some(format!(
+        "{} probes of {smallest} bytes and more were too big for a link on the way ({} reported MTU {mtu}): they are left out of the fits; keep --sizes at or below {mtu}",
+        big.len(),
+        by.join(", ")
+    ))
 }
 
 /// A warning when the probes of one TTL were answered by more than one address.
@@ -481,6 +502,9 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
                 h.ttl
             ));
         }
+    }
+    if let Some(w) = too_big(&run.samples) {
+        warnings.push(w);
     }
     for h in &hops {
         if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl) {
@@ -795,6 +819,7 @@ mod tests {
             responder: Some(from.parse().unwrap()),
             reply: ReplyKind::TimeExceeded,
             unreachable_code: None,
+            too_big_mtu: None,
         };
         let samples = [
             sample(1, "198.18.1.2"),

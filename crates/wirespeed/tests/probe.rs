@@ -646,3 +646,44 @@ fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
+    let chain = Chain::new("t", false);
+    // The r1 - r2 link carries 1280-byte packets at most.
+    ip(&["-n", &chain.names[1], "link", "set", "wsl1", "mtu", "1280"]);
+    ip(&["-n", &chain.names[2], "link", "set", "wsr1", "mtu", "1280"]);
+    for (dest, by) in [
+        ("198.18.3.2", "198.18.1.2"),
+        ("2001:2:0:3::2", "2001:2:0:1::2"),
+    ] {
+        let doc = chain.probe(&[
+            dest,
+            "--hops",
+            "--max-ttl",
+            "5",
+            "-n",
+            "4",
+            "--sizes",
+            "64..1400:334",
+            "--gap",
+            "0",
+        ]);
+        let warnings = doc["warnings"].to_string();
+        assert!(
+            warnings.contains("too big for a link on the way"),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains(&format!("({by} reported MTU 1280)")),
+            "{warnings}"
+        );
+        let hops = doc["result"]["hops"].as_array().unwrap();
+        assert_eq!(hops.len(), 3);
+        // Hop 1 is before the narrow link: every size answered. Beyond it, 1400 is lost and the
+        // fit uses the rest.
+        assert_eq!(hops[0]["sizes"][4]["lost"], 0);
+        assert_eq!(hops[2]["sizes"][4]["lost"], 4, "{:#}", hops[2]["sizes"]);
+        assert!(hops[2]["fit"]["one_way"]["fixed_ms"].is_number());
+    }
+}
