@@ -323,6 +323,40 @@ impl Prober {
     }
 }
 
+/// What the scheduler does next.
+#[derive(Debug, PartialEq)]
+enum Pick {
+    /// Send this probe (taken off the queue).
+    Send((u8, usize)),
+    /// Every queued probe is for a hop probed less than `interval` ago: wait.
+    WaitUntil(Instant),
+}
+
+/// Takes the first queued probe whose hop was last probed at least `interval` ago (routers
+/// limit the ICMP errors they send per source; spacing each hop's probes while the others are
+/// probed in between stays under the limit without slowing the run), keeping the order of the
+/// rest.
+fn pick(
+    pending: &mut std::collections::VecDeque<(u8, usize)>,
+    last: &[Option<Instant>],
+    now: Instant,
+    interval: Duration,
+) -> Pick {
+    let ready =
+        |t: u8| last[usize::from(t)].is_none_or(|l| now.saturating_duration_since(l) >= interval);
+    match pending.iter().position(|&(t, _)| ready(t)) {
+        Some(i) => Pick::Send(pending.remove(i).expect("index from position")),
+        None => {
+            let soonest = pending
+                .iter()
+                .filter_map(|&(t, _)| last[usize::from(t)])
+                .min()
+                .map_or(now, |l| l + interval);
+            Pick::WaitUntil(soonest)
+        }
+    }
+}
+
 /// Runs the probes `config` describes.
 pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let family = family_of(config.target);
@@ -448,33 +482,23 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let mut last_to_hop: Vec<Option<Instant>> = vec![None; 256];
     let mut stopped_early = false;
     let mut pending = std::collections::VecDeque::from(schedule);
-    while let Some((ttl, size)) = pending.pop_front() {
+    while !pending.is_empty() {
         if start.elapsed() >= config.max_duration {
             stopped_early = true;
             break;
         }
-        // Keep each hop under its ICMP rate: if this hop was probed too recently, take the
-        // next probe for another hop, or wait if every remaining probe is for busy hops.
-        if let Some(last) = last_to_hop[usize::from(ttl)] {
-            let ready = last + config.hop_interval;
-            if Instant::now() < ready {
-                let other = pending.iter().position(|&(t, _)| {
-                    last_to_hop[usize::from(t)].is_none_or(|l| l.elapsed() >= config.hop_interval)
-                });
-                match other {
-                    Some(i) => {
-                        pending.push_back((ttl, size));
-                        let next = pending.remove(i).expect("index from position");
-                        pending.push_front(next);
-                    }
-                    None => {
-                        pending.push_front((ttl, size));
-                        std::thread::sleep(ready - Instant::now());
-                    }
-                }
+        let (ttl, size) = match pick(
+            &mut pending,
+            &last_to_hop,
+            Instant::now(),
+            config.hop_interval,
+        ) {
+            Pick::Send(probe) => probe,
+            Pick::WaitUntil(ready) => {
+                std::thread::sleep(ready.saturating_duration_since(Instant::now()));
                 continue;
             }
-        }
+        };
         last_to_hop[usize::from(ttl)] = Some(Instant::now());
         samples.push(p.one(ttl, size)?);
         if !config.gap.is_zero() {
@@ -538,6 +562,32 @@ mod tests {
         let run = run(&loopback("127.0.0.1".parse().unwrap(), Some(4))).unwrap();
         assert_eq!(run.hops.len(), 1);
         assert!(run.hops[0].destination && run.hops[0].ttl == 1);
+    }
+
+    #[test]
+    fn the_scheduler_spaces_each_hop_and_fills_in_with_others() {
+        use std::collections::VecDeque;
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let mut last = vec![None; 256];
+        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 100), (1, 200), (2, 100)]);
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((1, 100)));
+        last[1] = Some(t0);
+        // Hop 1 is busy: hop 2 goes first, and hop 1's second probe keeps its place.
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((2, 100)));
+        last[2] = Some(t0);
+        assert_eq!(q, VecDeque::from([(1, 200)]));
+        assert_eq!(
+            pick(&mut q, &last, t0, second),
+            Pick::WaitUntil(t0 + second)
+        );
+        assert_eq!(
+            pick(&mut q, &last, t0 + second, second),
+            Pick::Send((1, 200))
+        );
+        // No interval: strictly in order.
+        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 1), (1, 2)]);
+        assert_eq!(pick(&mut q, &last, t0, Duration::ZERO), Pick::Send((1, 1)));
     }
 
     #[test]
