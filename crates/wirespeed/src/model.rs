@@ -11,6 +11,7 @@ use serde::Serialize;
 use wirespeed_model::delay::{
     self, Component, Cost, MeasuredHop, ModelFile, Prediction, SegmentComparison, Tolerance,
 };
+use wirespeed_report::svg::Series;
 use wirespeed_report::{Document, Render, Table};
 
 use crate::output::{self, OutputArgs};
@@ -52,6 +53,10 @@ enum ModelCommand {
         /// Allowed relative error of a per-byte cost, percent.
         #[arg(long, default_value_t = 25.0, value_name = "PERCENT")]
         per_byte_tolerance: f64,
+        /// Also write an SVG of measured against predicted one-way delay at the destination
+        /// (the seed's figure 4): probe minimums / 2 and the model's line.
+        #[arg(long, value_name = "FILE.svg")]
+        plot: Option<PathBuf>,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -97,6 +102,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
             probe,
             fixed_tolerance_ms,
             per_byte_tolerance,
+            plot,
             output,
         } => {
             let model = load(&file)?;
@@ -133,6 +139,10 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                         .join(", ")
                 );
             }
+            if let Some(file) = &plot {
+                std::fs::write(file, figure_4(&p, &measured))
+                    .with_context(|| format!("cannot write the plot to {}", file.display()))?;
+            }
             let anomalies = segments.iter().filter(|s| s.anomalous).count();
             let report = CompareReport {
                 path: path.clone(),
@@ -168,6 +178,43 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
     }
 }
 
+/// Measured against calculated one-way delay to the destination, as the seed's figure 4.
+fn figure_4(path: &delay::Path, measured: &[ProbedHop]) -> String {
+    let dest = measured
+        .iter()
+        .find(|m| m.destination)
+        .or_else(|| measured.last());
+    let points: Vec<(f64, f64)> = dest
+        .map(|d| {
+            d.echoed_minimums
+                .iter()
+                .map(|&(x, rtt)| (x, rtt / 2.0))
+                .collect()
+        })
+        .unwrap_or_default();
+    let expected = dest
+        .and_then(|d| path.hop_marks().into_iter().find(|m| m.0 == d.hop.hop))
+        .map_or_else(|| path.total(), |m| m.1);
+    let series = [
+        Series {
+            name: "measured (min RTT / 2)".into(),
+            points: points.clone(),
+            line: dest.map(|d| (d.hop.cost.fixed_ms, d.hop.cost.per_byte_ms)),
+        },
+        Series {
+            name: format!("model '{}'", path.name),
+            points: points.iter().map(|&(x, _)| (x, expected.at(x))).collect(),
+            line: Some((expected.fixed_ms, expected.per_byte_ms)),
+        },
+    ];
+    wirespeed_report::svg::plot(
+        &format!("path {}: measured versus calculated", path.name),
+        "packet size, bytes",
+        "one-way delay, ms",
+        &series,
+    )
+}
+
 /// What `model` was asked to do.
 #[derive(Debug, Serialize)]
 struct ModelParameters {
@@ -191,6 +238,8 @@ struct ProbedHop {
     responder: Option<String>,
     destination: bool,
     increment: Option<Cost>,
+    /// (bytes sent, minimum RTT ms) of sizes whose answer echoed the whole probe.
+    echoed_minimums: Vec<(f64, f64)>,
 }
 
 fn read_probe(file: &PathBuf) -> anyhow::Result<Vec<ProbedHop>> {
@@ -230,6 +279,17 @@ fn read_probe(file: &PathBuf) -> anyhow::Result<Vec<ProbedHop>> {
                 responder: h["responder"].as_str().map(str::to_string),
                 destination: h["destination"].as_bool().unwrap_or(false),
                 increment: cost(&h["increment"]["cost"]),
+                echoed_minimums: h["sizes"]
+                    .as_array()
+                    .map(|rows| {
+                        rows.iter()
+                            .filter(|r| r["sent_bytes"] == r["returned_bytes"])
+                            .filter_map(|r| {
+                                Some((r["sent_bytes"].as_f64()?, r["min_rtt_ms"].as_f64()?))
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default(),
             })
         })
         .collect())

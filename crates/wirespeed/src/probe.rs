@@ -602,11 +602,14 @@ fn plot(report: &ProbeReport) -> String {
         .hops
         .iter()
         .map(|h| Series {
-            name: format!(
-                "hop {} {}",
-                h.analysis.ttl,
-                h.responder.map_or("*".to_string(), |r| r.to_string())
-            ),
+            name: {
+                let who = h.responder.map_or("*".to_string(), |r| r.to_string());
+                if report.per_hop {
+                    format!("hop {} {who}", h.analysis.ttl)
+                } else {
+                    who
+                }
+            },
             points: h
                 .analysis
                 .sizes

@@ -636,6 +636,21 @@ fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
         same["result"]["segments"][0]["anomalous"], false,
         "{same:#}"
     );
+    let svg = dir.join("fig4.svg");
+    let run = wirespeed(&[
+        "model",
+        "compare",
+        model_file.to_str().unwrap(),
+        "same",
+        probe_file.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("measured (min RTT / 2)") && picture.contains("model 'same'"));
+    // Three measured sizes and three predicted, plus two legend marks.
+    assert_eq!(picture.matches("<circle").count(), 8, "{picture}");
     let slow = cmp("slow");
     assert_eq!(slow["result"]["segments"][0]["anomalous"], true, "{slow:#}");
     assert!(
