@@ -74,6 +74,9 @@ pub(crate) struct IcmpSocket {
     rbuf: Vec<u8>,
 }
 
+/// `ICMP_FILTER` of `<linux/icmp.h>`: a bit mask of ICMP types a raw socket does not receive.
+const ICMP_FILTER: libc::c_int = 1;
+
 fn last_error() -> io::Error {
     io::Error::last_os_error()
 }
@@ -211,6 +214,18 @@ impl IcmpSocket {
                         libc::IPV6_MTU_DISCOVER,
                         &libc::IPV6_PMTUDISC_PROBE,
                     )?;
+                }
+            }
+            if kind == SocketKind::Raw {
+                // A raw socket gets a copy of every ICMP message the host receives: room for
+                // bursts from other programs, and (IPv4) a kernel filter that keeps only echo
+                // reply (0), unreachable (3) and time exceeded (11). Best effort: a refusal
+                // only costs filtering in user space.
+                let rcvbuf: libc::c_int = 1 << 20;
+                let _ = setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &rcvbuf);
+                if family == Family::V4 {
+                    let blocked: u32 = !((1 << 0) | (1 << 3) | (1 << 11));
+                    let _ = setsockopt(raw, libc::SOL_RAW, ICMP_FILTER, &blocked);
                 }
             }
             let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
