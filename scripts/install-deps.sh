@@ -10,8 +10,9 @@ if command -v rustup >/dev/null 2>&1; then
 fi
 
 # Debian packages: iproute2 (namespaces, veth, tc), iperf3 (comparison peer),
-# iputils-ping (comparison peer), ethtool (comparison for diagnose).
-wanted=(iproute2 iperf3 iputils-ping ethtool)
+# iputils-ping (comparison peer), ethtool (comparison for diagnose), pchar (per-hop peer of
+# `wirespeed probe --hops`, bench/probe-chain.sh).
+wanted=(iproute2 iperf3 iputils-ping ethtool pchar)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

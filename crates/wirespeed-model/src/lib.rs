@@ -1,5 +1,6 @@
 //! The science of wirespeed, with no I/O: units, framing overheads, the envelope (ceiling) of a
-//! link, and, as later issues add them, statistics, delay models and auto-negotiation.
+//! link, statistics for best-case delay (min filter, line fits, intervals), Bellovin's delay-component
+//! algebra, and, as later issues add them, auto-negotiation.
 //!
 //! Everything here is a pure function of its inputs so that it can be tested exhaustively
 //! without a network, and reused unchanged by the simulator, the lab and the measuring
@@ -8,12 +9,15 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod autoneg;
+pub mod bestcase;
 pub mod csma_theory;
+pub mod delay;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod sample_stats;
 pub mod sockbuf;
+pub mod stats;
 pub mod sweep;
 pub mod units;
 

@@ -12,6 +12,7 @@ mod document;
 mod host;
 mod line_plot;
 pub mod plot;
+pub mod svg;
 mod table;
 
 pub use csv::Csv;

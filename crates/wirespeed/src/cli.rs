@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
+use crate::model::ModelArgs;
+use crate::probe::ProbeArgs;
 use crate::sim::SimArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
@@ -33,6 +35,12 @@ enum Command {
     /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
     /// router costs), run commands in it, and take it down.
     Lab(crate::lab::LabArgs),
+    /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
+    /// round trip of echo probes of many sizes (Bellovin 1992).
+    Probe(ProbeArgs),
+    /// Predict a path's best-case delay from a component table, compare it with a probe, and
+    /// flag the components that disagree.
+    Model(ModelArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -42,6 +50,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Diagnose(args) => crate::diagnose::run(args),
         Command::Sim(args) => crate::sim::run(args),
         Command::Lab(args) => crate::lab::run(args),
+        Command::Probe(args) => crate::probe::run(args),
+        Command::Model(args) => crate::model::run(args),
     }
 }
 

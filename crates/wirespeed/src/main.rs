@@ -11,7 +11,9 @@ mod cli;
 mod diagnose;
 mod envelope;
 mod lab;
+mod model;
 mod output;
+mod probe;
 mod sim;
 mod sim_link;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands

@@ -4,5 +4,6 @@ mod autoneg;
 mod diagnose;
 mod envelope;
 mod lab;
+mod probe;
 mod sim;
 mod util;

@@ -1,0 +1,497 @@
+//! From probes to best-case costs: the seed's analysis of a probe run, per hop.
+//!
+//! For every hop: the minimum, median and loss of each probe size; a least-squares line of the
+//! minimum round trip against the bytes that crossed the path (sent plus returned); its one-way
+//! form `fixed + per_byte x size` (half the round-trip fixed cost, as Bellovin halves his
+//! round trips, seed 001 §2); bootstrap and split-half intervals; robust fits; a step check;
+//! then each hop's own cost by differencing consecutive hops (seed §2's
+//! `through - to`), with the implied link rate 8 / per-byte cost.
+//!
+//! Why bytes sent plus bytes returned: an echo reply carries the whole probe back, but an ICMP
+//! time exceeded quotes at most 576 bytes of IPv4 (RFC 1812 §4.3.2.3; Linux's `icmp_send`
+//! stops there) or 1280 of IPv6 (RFC 4443 §2.4(c)). Fitted against the probe size alone, every
+//! router's line would bend where the quote stops growing.
+
+use serde::Serialize;
+
+use crate::delay::Cost;
+use crate::stats::{self, Group, LineIntervals, Step};
+
+/// One probe as the analysis sees it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Observation {
+    /// The hop's TTL.
+    pub ttl: u8,
+    /// IP bytes sent.
+    pub sent_bytes: usize,
+    /// IP bytes returned (any value when lost).
+    pub returned_bytes: usize,
+    /// Round trip, ms; `None` when lost.
+    pub rtt_ms: Option<f64>,
+    /// When it was sent, seconds after the start.
+    pub sent_at_seconds: f64,
+}
+
+/// Settings of the analysis.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct AnalysisParams {
+    /// Bootstrap replicates.
+    pub bootstrap_replicates: usize,
+    /// Confidence of the bootstrap intervals (0.95).
+    pub confidence: f64,
+    /// Seed of the bootstrap.
+    pub seed: u64,
+    /// Steps smaller than this are not reported, ms (a few timer ticks).
+    pub min_step_ms: f64,
+}
+
+/// One probe size at one hop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SizeRow {
+    /// IP bytes sent.
+    pub sent_bytes: usize,
+    /// IP bytes returned (the median of the answers).
+    pub returned_bytes: usize,
+    /// Probes sent.
+    pub sent: usize,
+    /// Probes lost.
+    pub lost: usize,
+    /// Minimum round trip, ms.
+    pub min_rtt_ms: f64,
+    /// Median round trip, ms.
+    pub median_rtt_ms: f64,
+    /// Minimum minus the fitted line, ms.
+    pub residual_ms: f64,
+}
+
+/// The fit of one hop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HopFit {
+    /// Round trip = intercept + slope x (sent + returned bytes): intercept ms.
+    pub rtt_intercept_ms: f64,
+    /// ... slope, ms per byte crossing the path.
+    pub rtt_slope_ms_per_byte: f64,
+    /// One-way best case: intercept / 2 + slope x size.
+    pub one_way: Cost,
+    /// R^2 of the least-squares fit of the minimums.
+    pub r_squared: f64,
+    /// Residual standard error, ms.
+    pub residual_std_ms: f64,
+    /// Bootstrap interval of the one-way coefficients (`confidence`).
+    pub bootstrap: Option<LineIntervals>,
+    /// Even/odd split-half spread of the one-way coefficients.
+    pub split_half: Option<LineIntervals>,
+    /// Theil-Sen, one-way.
+    pub theil_sen: Option<Cost>,
+    /// Least median of squares, one-way.
+    pub least_median_of_squares: Option<Cost>,
+    /// A step in the minimums the line does not explain.
+    pub step: Option<StepReport>,
+}
+
+/// A step, reported in probe sizes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepReport {
+    /// Between which bytes-crossed values the step lies.
+    pub between_bytes: [f64; 2],
+    /// Its height, ms (upper minus lower, round trip).
+    pub jump_ms: f64,
+    /// Chow F statistic.
+    pub f_statistic: f64,
+}
+
+/// A hop's own cost: its line minus the previous hop's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Increment {
+    /// The hop it is measured from (0 = this host).
+    pub from_ttl: u8,
+    /// The difference, one-way.
+    pub cost: Cost,
+    /// 8 / per-byte difference, bit/s (the link rate if the difference is all serialization).
+    pub implied_bits_per_second: Option<f64>,
+    /// Why the figure should not be trusted as it stands, when it should not.
+    pub caveat: Option<String>,
+}
+
+/// Everything about one hop.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HopAnalysis {
+    /// Its TTL.
+    pub ttl: u8,
+    /// Per size.
+    pub sizes: Vec<SizeRow>,
+    /// Lost share of its probes.
+    pub loss_fraction: f64,
+    /// The fit, when one could be made.
+    pub fit: Option<HopFit>,
+    /// Why there is no fit.
+    pub no_fit_reason: Option<String>,
+    /// ICMP rate limiting seen at this hop.
+    pub rate_limit: Option<String>,
+    /// Its own cost, from the previous fitted hop.
+    pub increment: Option<Increment>,
+}
+
+fn to_one_way(iv: LineIntervals) -> LineIntervals {
+    let mut out = iv;
+    out.intercept.low /= 2.0;
+    out.intercept.high /= 2.0;
+    out
+}
+
+/// Recognises ICMP rate limiting: a hop that lost a fifth or more of its probes while
+/// answering no faster than about one per second (Linux's `net.ipv4.icmp_ratelimit`, 1000 ms
+/// per destination with a burst of 6).
+fn rate_limit(obs: &[&Observation]) -> Option<String> {
+    let sent = obs.len();
+    let answered = obs.iter().filter(|o| o.rtt_ms.is_some()).count();
+    if sent < 10 || answered * 5 > sent * 4 {
+        return None;
+    }
+    let first = obs
+        .iter()
+        .map(|o| o.sent_at_seconds)
+        .fold(f64::INFINITY, f64::min);
+    let last = obs.iter().map(|o| o.sent_at_seconds).fold(0.0, f64::max);
+    let span = (last - first).max(1e-3);
+    let per_second = answered as f64 / span;
+    let offered = sent as f64 / span;
+    // The kernel lets a burst of 6 through, then one per second; allow some slack.
+    ((answered as f64) <= 2.0 * span + 8.0 && offered > per_second * 1.5).then(|| {
+        format!(
+            "rate limited: {answered} of {sent} probes answered over {span:.1} s ({per_second:.2}/s answered, {offered:.1}/s sent), the pattern of ICMP rate limiting (Linux: net.ipv4.icmp_ratelimit, about 1 per second per source); fewer, slower probes to this hop help: --hop-interval 1s"
+        )
+    })
+}
+
+/// Analyses the probes of one hop.
+pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnalysis {
+    let mut sizes: Vec<usize> = obs.iter().map(|o| o.sent_bytes).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut rows = Vec::new();
+    let mut groups = Vec::new();
+    for &size in &sizes {
+        let these: Vec<&&Observation> = obs.iter().filter(|o| o.sent_bytes == size).collect();
+        let rtts: Vec<f64> = these.iter().filter_map(|o| o.rtt_ms).collect();
+        if rtts.is_empty() {
+            rows.push(SizeRow {
+                sent_bytes: size,
+                returned_bytes: 0,
+                sent: these.len(),
+                lost: these.len(),
+                min_rtt_ms: f64::NAN,
+                median_rtt_ms: f64::NAN,
+                residual_ms: f64::NAN,
+            });
+            continue;
+        }
+        let mut returned: Vec<usize> = these
+            .iter()
+            .filter(|o| o.rtt_ms.is_some())
+            .map(|o| o.returned_bytes)
+            .collect();
+        returned.sort_unstable();
+        let returned = returned[returned.len() / 2];
+        rows.push(SizeRow {
+            sent_bytes: size,
+            returned_bytes: returned,
+            sent: these.len(),
+            lost: these.len() - rtts.len(),
+            min_rtt_ms: rtts.iter().copied().fold(f64::INFINITY, f64::min),
+            median_rtt_ms: stats::median(&rtts),
+            residual_ms: f64::NAN,
+        });
+        groups.push(Group {
+            x: (size + returned) as f64,
+            ys: rtts,
+        });
+    }
+    let total = obs.len();
+    let lost = obs.iter().filter(|o| o.rtt_ms.is_none()).count();
+    let limited = rate_limit(obs);
+    let mut out = HopAnalysis {
+        ttl,
+        sizes: Vec::new(),
+        loss_fraction: if total > 0 {
+            lost as f64 / total as f64
+        } else {
+            0.0
+        },
+        fit: None,
+        no_fit_reason: None,
+        rate_limit: limited.clone(),
+        increment: None,
+    };
+    let xs: Vec<f64> = groups.iter().map(|g| g.x).collect();
+    let mins: Vec<f64> = groups
+        .iter()
+        .map(|g| g.ys.iter().copied().fold(f64::INFINITY, f64::min))
+        .collect();
+    let thin = groups.iter().filter(|g| g.ys.len() < 2).count();
+    if limited.is_some() && thin * 2 > groups.len() {
+        out.no_fit_reason =
+            Some("not fitted: rate limiting left fewer than 2 answers for most sizes".to_string());
+        out.sizes = rows;
+        return out;
+    }
+    match stats::least_squares(&xs, &mins) {
+        Err(e) => out.no_fit_reason = Some(format!("not fitted: {e}")),
+        Ok(fit) => {
+            for (row, g) in rows.iter_mut().filter(|r| r.lost < r.sent).zip(&groups) {
+                row.residual_ms = row.min_rtt_ms - fit.line.at(g.x);
+            }
+            let one_way = |l: stats::Line| Cost::new(l.intercept / 2.0, l.slope);
+            out.fit = Some(HopFit {
+                rtt_intercept_ms: fit.line.intercept,
+                rtt_slope_ms_per_byte: fit.line.slope,
+                one_way: one_way(fit.line),
+                r_squared: fit.r_squared,
+                residual_std_ms: fit.residual_std,
+                bootstrap: stats::bootstrap(&groups, p.bootstrap_replicates, p.confidence, p.seed)
+                    .ok()
+                    .map(to_one_way),
+                split_half: stats::split_half(&groups)
+                    .ok()
+                    .map(|s| to_one_way(s.intervals())),
+                theil_sen: stats::theil_sen(&xs, &mins).ok().map(one_way),
+                least_median_of_squares: stats::least_median_of_squares(&xs, &mins)
+                    .ok()
+                    .map(one_way),
+                step: stats::detect_step(&xs, &mins, p.min_step_ms).map(|s: Step| StepReport {
+                    between_bytes: [s.after_size, s.before_size],
+                    jump_ms: s.jump,
+                    f_statistic: s.f_statistic,
+                }),
+            });
+        }
+    }
+    out.sizes = rows;
+    out
+}
+
+/// Analyses every hop, in TTL order, and differences consecutive fitted hops. The first hop is
+/// differenced against `host`, the sending host's own line (the seed's roc: echoes to its own
+/// loopback) when given, else against nothing.
+pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> Vec<HopAnalysis> {
+    let mut ttls: Vec<u8> = obs.iter().map(|o| o.ttl).collect();
+    ttls.sort_unstable();
+    ttls.dedup();
+    let mut hops: Vec<HopAnalysis> = ttls
+        .iter()
+        .map(|&ttl| {
+            let these: Vec<&Observation> = obs.iter().filter(|o| o.ttl == ttl).collect();
+            analyze_hop(ttl, &these, p)
+        })
+        .collect();
+    let mut prev: Option<(u8, HopFit)> = None;
+    for hop in &mut hops {
+        let Some(fit) = hop.fit.clone() else {
+            continue;
+        };
+        let (from_ttl, before, before_iv) = match &prev {
+            Some((t, f)) => (*t, f.one_way, f.bootstrap),
+            None => (0, host.unwrap_or_default(), None),
+        };
+        let cost = fit.one_way - before;
+        let caveat = increment_caveat(cost, fit.bootstrap, before_iv, from_ttl, host.is_some());
+        hop.increment = Some(Increment {
+            from_ttl,
+            cost,
+            implied_bits_per_second: cost.implied_bits_per_second(),
+            caveat,
+        });
+        prev = Some((hop.ttl, fit));
+    }
+    hops
+}
+
+/// Says when a difference is within the noise or negative beyond it, instead of clipping it.
+fn increment_caveat(
+    cost: Cost,
+    now: Option<LineIntervals>,
+    before: Option<LineIntervals>,
+    from_ttl: u8,
+    host_subtracted: bool,
+) -> Option<String> {
+    if from_ttl == 0 && host_subtracted {
+        return Some(
+            "from this host's loopback line (the seed's roc): the first link's serialization and the hop's own cost together".into(),
+        );
+    }
+    if from_ttl == 0 {
+        return Some(
+            "from this host: includes the host's own sending and receiving cost (probe 127.0.0.1 or ::1 for it, as the seed's roc)".into(),
+        );
+    }
+    let (Some(a), Some(b)) = (now, before) else {
+        return (cost.per_byte_ms < 0.0 || cost.fixed_ms < 0.0)
+            .then(|| "negative difference; no interval to judge it by".to_string());
+    };
+    let pb_lo = a.slope.low - b.slope.high;
+    let pb_hi = a.slope.high - b.slope.low;
+    let fx_lo = a.intercept.low - b.intercept.high;
+    let fx_hi = a.intercept.high - b.intercept.low;
+    let mut notes = Vec::new();
+    if pb_hi < 0.0 {
+        notes.push(format!("per-byte difference negative beyond the noise ({pb_lo:.6} .. {pb_hi:.6} ms/byte): the previous hop answers more slowly per byte than this one (ICMP errors generated in a slow path, or a different return route)"));
+    } else if pb_lo <= 0.0 {
+        notes.push(format!("per-byte difference within the noise ({pb_lo:.6} .. {pb_hi:.6} ms/byte): the link is faster than this run can resolve; more probes or larger sizes narrow it"));
+    }
+    if fx_hi < 0.0 {
+        notes.push(format!("fixed difference negative beyond the noise ({fx_lo:.4} .. {fx_hi:.4} ms): the previous hop takes longer to answer than this one to forward and answer"));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::SplitMix64;
+
+    const P: AnalysisParams = AnalysisParams {
+        bootstrap_replicates: 200,
+        confidence: 0.95,
+        seed: 5,
+        min_step_ms: 0.005,
+    };
+
+    /// A synthetic path: hop k adds `fixed[k]` one-way and `per_byte[k]` per byte each way;
+    /// routers quote 576 bytes at most, the last hop echoes. Noise only adds delay.
+    fn path(fixed: &[f64], per_byte: &[f64], seed: u64) -> Vec<Observation> {
+        let mut rng = SplitMix64::new(seed);
+        let mut out = Vec::new();
+        let n = fixed.len();
+        let mut t = 0.0;
+        for (k, _) in fixed.iter().enumerate() {
+            let f: f64 = fixed[..=k].iter().sum();
+            let b: f64 = per_byte[..=k].iter().sum();
+            for size in (100..=1500).step_by(100) {
+                for _ in 0..16 {
+                    let returned = if k + 1 == n {
+                        size
+                    } else {
+                        (28 + size.min(548)).min(576)
+                    };
+                    let noise = if rng.below(4) == 0 {
+                        0.0
+                    } else {
+                        rng.below(1000) as f64 * 1e-3
+                    };
+                    t += 0.01;
+                    out.push(Observation {
+                        ttl: (k + 1) as u8,
+                        sent_bytes: size,
+                        returned_bytes: returned,
+                        rtt_ms: Some(2.0 * f + b * (size + returned) as f64 + noise),
+                        sent_at_seconds: t,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn per_hop_costs_are_recovered_by_differencing() {
+        // Host+link 1: 0.1 ms + 10 Mbit/s; hop 2: 0.2 ms + 100 Mbit/s; hop 3: 0.05 + 1 Gbit/s.
+        let fixed = [0.1, 0.2, 0.05];
+        let per_byte = [0.0008, 0.00008, 0.000008];
+        let hops = analyze(&path(&fixed, &per_byte, 1), &P, None);
+        assert_eq!(hops.len(), 3);
+        for (k, hop) in hops.iter().enumerate() {
+            let inc = hop.increment.as_ref().unwrap();
+            assert!((inc.cost.fixed_ms - fixed[k]).abs() < 1e-6, "{k}: {inc:?}");
+            assert!(
+                (inc.cost.per_byte_ms / per_byte[k] - 1.0).abs() < 1e-6,
+                "{k}: {inc:?}"
+            );
+            let rate = inc.implied_bits_per_second.unwrap();
+            assert!((rate / (8.0 / (per_byte[k] / 1e3)) - 1.0).abs() < 1e-5);
+            assert!(hop.fit.as_ref().unwrap().r_squared > 0.999_999);
+        }
+        // The intermediate hops' x axis bends at the quote: their returned bytes stop at 576.
+        assert_eq!(hops[0].sizes.last().unwrap().returned_bytes, 576);
+        assert_eq!(hops[2].sizes.last().unwrap().returned_bytes, 1500);
+    }
+
+    /// Fitting against probe size alone would break: the quote makes a time-exceeded hop's
+    /// round trip flatten above 548 bytes.
+    #[test]
+    fn fitting_against_bytes_crossed_keeps_a_router_line_straight() {
+        let hops = analyze(&path(&[0.3], &[0.0008], 2)[..0], &P, None);
+        assert!(hops.is_empty());
+        let obs: Vec<Observation> = path(&[0.3, 0.1], &[0.0008, 0.0], 2)
+            .into_iter()
+            .filter(|o| o.ttl == 1)
+            .collect();
+        let hop = &analyze(&obs, &P, None)[0];
+        let fit = hop.fit.as_ref().unwrap();
+        assert!(fit.step.is_none(), "{fit:?}");
+        assert!((fit.one_way.per_byte_ms - 0.0008).abs() < 1e-9);
+    }
+
+    /// Seed 001 §2: ciscoping = keeper - (roc + ether): with the host's own line given, the
+    /// first hop's cost is what remains after it.
+    #[test]
+    fn seed_001_first_hop_minus_the_host_line() {
+        let roc = Cost::new(0.696, 0.000757);
+        let keeper = path(&[1.447], &[0.00287], 6);
+        let hops = analyze(&keeper, &P, Some(roc));
+        let inc = hops[0].increment.as_ref().unwrap();
+        let ether = Cost::new(0.0, 0.0008);
+        let ciscoping = inc.cost - ether;
+        assert!((ciscoping.fixed_ms - 0.751).abs() < 1e-6, "{inc:?}");
+        assert!(
+            (ciscoping.per_byte_ms - 0.00131).abs() < 0.000005,
+            "{inc:?}"
+        );
+        assert!(inc.caveat.as_ref().unwrap().contains("roc"));
+    }
+
+    #[test]
+    fn noisy_negative_increments_are_reported_not_clipped() {
+        // Hop 2 costs nothing: its difference is noise around zero.
+        let hops = analyze(&path(&[0.5, 0.0], &[0.0008, 0.0], 3), &P, None);
+        let inc = hops[1].increment.as_ref().unwrap();
+        assert!(inc.cost.per_byte_ms.abs() < 1e-6);
+        let caveat = inc.caveat.as_deref().unwrap_or("");
+        assert!(caveat.contains("within the noise"), "{inc:?}");
+        assert!(
+            hops[0]
+                .increment
+                .as_ref()
+                .unwrap()
+                .caveat
+                .as_ref()
+                .unwrap()
+                .contains("this host")
+        );
+    }
+
+    #[test]
+    fn rate_limited_hop_is_detected() {
+        // 150 probes in 3 s, of which only 7 answered: ICMP rate limiting.
+        let obs: Vec<Observation> = (0..150)
+            .map(|i| Observation {
+                ttl: 1,
+                sent_bytes: 100 + (i % 5) * 100,
+                returned_bytes: 128,
+                rtt_ms: (i % 23 == 0).then_some(1.0),
+                sent_at_seconds: f64::from(i as u32) * 0.02,
+            })
+            .collect();
+        let hop = &analyze(&obs, &P, None)[0];
+        assert!(hop.rate_limit.as_ref().unwrap().contains("rate limited"));
+        assert!(hop.fit.is_none());
+        assert!(
+            hop.no_fit_reason
+                .as_ref()
+                .unwrap()
+                .contains("rate limiting")
+        );
+        // A healthy hop is not called rate limited.
+        let hops = analyze(&path(&[0.1], &[0.0008], 4), &P, None);
+        assert!(hops[0].rate_limit.is_none());
+    }
+}

@@ -1,0 +1,600 @@
+//! The probe engine: echo requests of many sizes to a host, and TTL-limited ones to every
+//! router on the way, one at a time, in a seeded random order.
+//!
+//! Bellovin (seed 001) sends ICMP echoes of a range of sizes and keeps the minimum of each; the
+//! per-hop tools (pathchar, pchar, clink) add TTL-limited probes so that every router on the way
+//! answers with an ICMP time exceeded. This engine does both and only measures: it returns every
+//! probe (hop, bytes sent, bytes returned, round trip, which clock) and the analysis lives in
+//! `wirespeed_model::bestcase`.
+//!
+//! Probes are stop-and-wait (the next leaves when the previous has been answered or timed out,
+//! plus a gap), so the probe never queues behind itself, and sizes and hops are interleaved in
+//! random order so that slow drift in the path does not bias one size or one hop.
+
+use std::net::IpAddr;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use wirespeed_model::stats::SplitMix64;
+
+use crate::icmp::{Family, Message};
+use crate::socket::{Event, IcmpSocket, OpenError, SocketChoice, SocketKind};
+
+/// What to probe and how.
+#[derive(Debug, Clone)]
+pub struct ProbeConfig {
+    /// The host.
+    pub target: IpAddr,
+    /// Probe sizes, IP packet bytes.
+    pub sizes: Vec<usize>,
+    /// Probes per size (per hop).
+    pub per_size: u32,
+    /// Probe every hop up to this TTL (the destination included) instead of the destination
+    /// alone.
+    pub max_ttl: Option<u8>,
+    /// Pause after each probe's answer.
+    pub gap: Duration,
+    /// Least time between two probes to the same hop (routers limit ICMP errors per source).
+    pub hop_interval: Duration,
+    /// How long to wait for an answer.
+    pub timeout: Duration,
+    /// Seed of the probe order.
+    pub seed: u64,
+    /// Stop sending after this long (what was measured is kept and the result says so).
+    pub max_duration: Duration,
+    /// Which socket kind to use.
+    pub socket: SocketChoice,
+}
+
+/// Why probing could not start or go on.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProbeError {
+    /// No ICMP socket could be opened.
+    #[error("cannot open an ICMP socket for {target}: {detail}")]
+    NoSocket {
+        /// The target.
+        target: IpAddr,
+        /// Each kind tried, why it failed, and the fix.
+        detail: String,
+    },
+    /// A probe size below the smallest echo request.
+    #[error(
+        "probe size {size} is below the smallest {family} echo request, {min} bytes (IP header + 8)"
+    )]
+    SizeTooSmall {
+        /// The size asked for.
+        size: usize,
+        /// The minimum.
+        min: usize,
+        /// "IPv4" or "IPv6".
+        family: &'static str,
+    },
+    /// A send failed.
+    #[error("sending a {size}-byte probe to {target} failed{hint}")]
+    Send {
+        /// The target.
+        target: IpAddr,
+        /// The probe size.
+        size: usize,
+        /// The OS error.
+        source: std::io::Error,
+        /// What to do about it.
+        hint: &'static str,
+    },
+    /// Receiving failed.
+    #[error("receiving from the ICMP socket failed: {0}")]
+    Receive(std::io::Error),
+    /// A node on the way said the target cannot be reached.
+    #[error(
+        "{target} is unreachable: {by} answered ICMP destination unreachable (code {code}): check the address and the routes on the way (`ip route get {target}`), or a firewall that rejects ICMP echo"
+    )]
+    Unreachable {
+        /// The target.
+        target: IpAddr,
+        /// Who said so.
+        by: IpAddr,
+        /// The ICMP code.
+        code: u8,
+    },
+    /// Nothing answered the path discovery.
+    #[error(
+        "{target} did not answer {tries} echo requests within {timeout:?} each: the host is down, unreachable, or filters ICMP echo (check with ping, or allow ICMP echo on its firewall)"
+    )]
+    NoAnswer {
+        /// The target.
+        target: IpAddr,
+        /// Echo requests sent.
+        tries: u32,
+        /// Wait per request.
+        timeout: Duration,
+    },
+}
+
+/// What came back for one probe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ReplyKind {
+    /// An echo reply from the destination.
+    EchoReply,
+    /// A time exceeded from a router.
+    TimeExceeded,
+    /// A destination unreachable (filtered, no route).
+    Unreachable,
+    /// Too big for a link on the way (fragmentation needed, packet too big).
+    TooBig,
+    /// Nothing before the timeout.
+    Lost,
+}
+
+/// One probe.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    /// TTL it was sent with.
+    pub ttl: u8,
+    /// IP bytes sent.
+    pub sent_bytes: usize,
+    /// IP bytes of the answer (0 when lost).
+    pub returned_bytes: usize,
+    /// Round trip from kernel stamps (transmit to receive), ns.
+    pub rtt_kernel_ns: Option<u64>,
+    /// Round trip from CLOCK_MONOTONIC around the syscalls, ns.
+    pub rtt_user_ns: Option<u64>,
+    /// When it was sent, ns after the start.
+    pub sent_at_ns: u64,
+    /// Who answered.
+    pub responder: Option<IpAddr>,
+    /// What came back.
+    pub reply: ReplyKind,
+    /// The ICMP code of a destination unreachable.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unreachable_code: Option<u8>,
+    /// The MTU a too-big answer reported.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub too_big_mtu: Option<u32>,
+}
+
+/// One hop as path discovery found it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Hop {
+    /// Its TTL.
+    pub ttl: u8,
+    /// Who answered at that TTL (None: nobody, "*").
+    pub responder: Option<IpAddr>,
+    /// Whether it is the destination (answered with an echo reply).
+    pub destination: bool,
+}
+
+/// Everything a run measured.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProbeRun {
+    /// The socket kind used.
+    pub socket: SocketKind,
+    /// The route's MTU, bytes.
+    pub path_mtu_bytes: Option<usize>,
+    /// The hops probed (one, the destination, without `max_ttl`).
+    pub hops: Vec<Hop>,
+    /// Every probe of the measurement (not the path discovery), in the order sent.
+    pub samples: Vec<Sample>,
+    /// How long it took, seconds.
+    pub elapsed_seconds: f64,
+    /// Whether `max_duration` cut the schedule short.
+    pub stopped_early: bool,
+}
+
+fn family_of(target: IpAddr) -> Family {
+    match target {
+        IpAddr::V4(_) => Family::V4,
+        IpAddr::V6(_) => Family::V6,
+    }
+}
+
+/// The smallest probe for a target: an IP header plus the 8-byte echo header.
+pub fn min_size(target: IpAddr) -> usize {
+    family_of(target).ip_header_len() + crate::icmp::HEADER_LEN
+}
+
+struct Prober {
+    sock: IcmpSocket,
+    target: IpAddr,
+    seq: u16,
+    start: Instant,
+    timeout: Duration,
+}
+
+impl Prober {
+    fn refuse_unreachable(&self, s: &Sample) -> Result<(), ProbeError> {
+        match (s.reply, s.responder) {
+            (ReplyKind::Unreachable, Some(by)) => Err(ProbeError::Unreachable {
+                target: self.target,
+                by,
+                code: s.unreachable_code.unwrap_or(0),
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn one(&mut self, ttl: u8, size: usize) -> Result<Sample, ProbeError> {
+        self.sock.set_ttl(ttl).map_err(ProbeError::Receive)?;
+        self.seq = self.seq.wrapping_add(1);
+        let seq = self.seq;
+        let (t0, tx_id) = self.sock.send(seq, size).map_err(|source| {
+            let hint = match source.raw_os_error() {
+                Some(libc::EMSGSIZE) => " (larger than the path MTU: use smaller --sizes)",
+                Some(libc::ENETUNREACH | libc::EHOSTUNREACH) => {
+                    " (no route to it: check the address and `ip route get`)"
+                }
+                Some(libc::EPERM | libc::EACCES) => " (a firewall rule refuses ICMP output)",
+                _ => "",
+            };
+            ProbeError::Send {
+                target: self.target,
+                size,
+                source,
+                hint,
+            }
+        })?;
+        let mut sample = Sample {
+            ttl,
+            sent_bytes: size,
+            returned_bytes: 0,
+            rtt_kernel_ns: None,
+            rtt_user_ns: None,
+            sent_at_ns: (t0 - self.start).as_nanos() as u64,
+            responder: None,
+            reply: ReplyKind::Lost,
+            unreachable_code: None,
+            too_big_mtu: None,
+        };
+        let mut tx_ns: Option<i128> = None;
+        let mut rx_ns: Option<i128> = None;
+        let deadline = t0 + self.timeout;
+        let ident = self.sock.ident;
+        let mut matched = |ev: Event, sample: &mut Sample, tx_ns: &mut Option<i128>| -> bool {
+            match ev {
+                Event::TxStamp { id, ns } => {
+                    if id == tx_id {
+                        *tx_ns = Some(ns);
+                    }
+                    false
+                }
+                Event::Reply {
+                    message,
+                    from,
+                    returned,
+                    rx_kernel_ns,
+                    rx_user,
+                } => {
+                    let (kind, i, s) = match message {
+                        Message::EchoReply { ident, seq } => (ReplyKind::EchoReply, ident, seq),
+                        Message::TimeExceeded { ident, seq, .. } => {
+                            (ReplyKind::TimeExceeded, ident, seq)
+                        }
+                        Message::TooBig { ident, seq, mtu } => {
+                            sample.too_big_mtu = Some(mtu);
+                            (ReplyKind::TooBig, ident, seq)
+                        }
+                        Message::Unreachable {
+                            ident, seq, code, ..
+                        } => {
+                            sample.unreachable_code = Some(code);
+                            (ReplyKind::Unreachable, ident, seq)
+                        }
+                        _ => return false,
+                    };
+                    if i != ident || s != seq {
+                        return false;
+                    }
+                    sample.reply = kind;
+                    sample.responder = Some(from);
+                    sample.returned_bytes = returned;
+                    sample.rtt_user_ns = Some((rx_user - t0).as_nanos() as u64);
+                    rx_ns = rx_kernel_ns;
+                    true
+                }
+            }
+        };
+        while let Some(ev) = self
+            .sock
+            .next_event(deadline)
+            .map_err(ProbeError::Receive)?
+        {
+            if matched(ev, &mut sample, &mut tx_ns) {
+                break;
+            }
+        }
+        // The transmit stamp can follow the reply on the error queue: collect what is there.
+        if sample.reply != ReplyKind::Lost && tx_ns.is_none() {
+            let until = Instant::now() + Duration::from_micros(200);
+            while tx_ns.is_none() && Instant::now() < until {
+                match self.sock.poll_now().map_err(ProbeError::Receive)? {
+                    Some(Event::TxStamp { id, ns }) if id == tx_id => tx_ns = Some(ns),
+                    Some(_) => {}
+                    None => std::hint::spin_loop(),
+                }
+            }
+        }
+        if let (Some(tx), Some(rx)) = (tx_ns, rx_ns)
+            && rx >= tx
+        {
+            sample.rtt_kernel_ns = Some((rx - tx) as u64);
+        }
+        Ok(sample)
+    }
+}
+
+/// What the scheduler does next.
+#[derive(Debug, PartialEq)]
+enum Pick {
+    /// Send this probe (taken off the queue).
+    Send((u8, usize)),
+    /// Every queued probe is for a hop probed less than `interval` ago: wait.
+    WaitUntil(Instant),
+}
+
+/// Takes the first queued probe whose hop was last probed at least `interval` ago (routers
+/// limit the ICMP errors they send per source; spacing each hop's probes while the others are
+/// probed in between stays under the limit without slowing the run), keeping the order of the
+/// rest.
+fn pick(
+    pending: &mut std::collections::VecDeque<(u8, usize)>,
+    last: &[Option<Instant>],
+    now: Instant,
+    interval: Duration,
+) -> Pick {
+    let ready =
+        |t: u8| last[usize::from(t)].is_none_or(|l| now.saturating_duration_since(l) >= interval);
+    match pending.iter().position(|&(t, _)| ready(t)) {
+        Some(i) => Pick::Send(pending.remove(i).expect("index from position")),
+        None => {
+            let soonest = pending
+                .iter()
+                .filter_map(|&(t, _)| last[usize::from(t)])
+                .min()
+                .map_or(now, |l| l + interval);
+            Pick::WaitUntil(soonest)
+        }
+    }
+}
+
+/// Runs the probes `config` describes.
+pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
+    let family = family_of(config.target);
+    let min = min_size(config.target);
+    if let Some(&size) = config.sizes.iter().find(|&&s| s < min) {
+        return Err(ProbeError::SizeTooSmall {
+            size,
+            min,
+            family: if family == Family::V4 { "IPv4" } else { "IPv6" },
+        });
+    }
+    let raw_ident = (config.seed as u16) ^ (std::process::id() as u16);
+    let sock = IcmpSocket::open(config.target, config.socket, raw_ident).map_err(
+        |OpenError { datagram, raw }| {
+            let mut detail = Vec::new();
+            if let Some(e) = datagram {
+                detail.push(format!(
+                    "the unprivileged ICMP datagram socket was refused ({e}): allow your group with sysctl -w net.ipv4.ping_group_range=\"0 2147483647\""
+                ));
+            }
+            if let Some(e) = raw {
+                detail.push(format!(
+                    "the raw socket was refused ({e}): run as root or give the binary CAP_NET_RAW (setcap cap_net_raw+ep wirespeed)"
+                ));
+            }
+            ProbeError::NoSocket {
+                target: config.target,
+                detail: detail.join("; "),
+            }
+        },
+    )?;
+    let kind = sock.kind;
+    let start = Instant::now();
+    let mut p = Prober {
+        sock,
+        target: config.target,
+        seq: (config.seed >> 16) as u16,
+        start,
+        timeout: config.timeout,
+    };
+    let mut samples = Vec::new();
+    // Discovery: which TTL reaches whom; without max_ttl, the destination at TTL 64.
+    let mut hops = Vec::new();
+    match config.max_ttl {
+        None => {
+            let mut answered = false;
+            for _ in 0..3 {
+                let s = p.one(64, min)?;
+                p.refuse_unreachable(&s)?;
+                answered = s.reply == ReplyKind::EchoReply;
+                if answered {
+                    break;
+                }
+            }
+            if !answered {
+                return Err(ProbeError::NoAnswer {
+                    target: config.target,
+                    tries: 3,
+                    timeout: config.timeout,
+                });
+            }
+            hops.push(Hop {
+                ttl: 64,
+                responder: Some(config.target),
+                destination: true,
+            });
+        }
+        Some(max_ttl) => {
+            for ttl in 1..=max_ttl {
+                let mut hop = Hop {
+                    ttl,
+                    responder: None,
+                    destination: false,
+                };
+                for _ in 0..3 {
+                    let s = p.one(ttl, min)?;
+                    p.refuse_unreachable(&s)?;
+                    let reply = s.reply;
+                    hop.responder = s.responder;
+                    if reply != ReplyKind::Lost {
+                        hop.destination = reply == ReplyKind::EchoReply;
+                        break;
+                    }
+                    std::thread::sleep(config.gap);
+                }
+                let done = hop.destination;
+                hops.push(hop);
+                if done {
+                    break;
+                }
+            }
+            if !hops.iter().any(|h| h.destination) {
+                return Err(ProbeError::NoAnswer {
+                    target: config.target,
+                    tries: u32::from(max_ttl) * 3,
+                    timeout: config.timeout,
+                });
+            }
+        }
+    }
+    // The kernel turns receive timestamping on through a deferred static key, so the first
+    // answers after the socket asked for stamps can arrive without one: warm up until a stamped
+    // answer comes back (or give up after 20 tries and let the analysis fall back).
+    if let Some(dest) = hops.iter().find(|h| h.destination) {
+        for _ in 0..20 {
+            let s = p.one(dest.ttl, min)?;
+            if s.rtt_kernel_ns.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    }
+    // The measurement proper: every (hop, size) N times, shuffled.
+    let mut schedule: Vec<(u8, usize)> = Vec::new();
+    for hop in hops.iter().filter(|h| h.responder.is_some()) {
+        for &size in &config.sizes {
+            for _ in 0..config.per_size {
+                schedule.push((hop.ttl, size));
+            }
+        }
+    }
+    SplitMix64::new(config.seed).shuffle(&mut schedule);
+    let mut last_to_hop: Vec<Option<Instant>> = vec![None; 256];
+    let mut stopped_early = false;
+    let mut pending = std::collections::VecDeque::from(schedule);
+    while !pending.is_empty() {
+        if start.elapsed() >= config.max_duration {
+            stopped_early = true;
+            break;
+        }
+        let (ttl, size) = match pick(
+            &mut pending,
+            &last_to_hop,
+            Instant::now(),
+            config.hop_interval,
+        ) {
+            Pick::Send(probe) => probe,
+            Pick::WaitUntil(ready) => {
+                std::thread::sleep(ready.saturating_duration_since(Instant::now()));
+                continue;
+            }
+        };
+        last_to_hop[usize::from(ttl)] = Some(Instant::now());
+        samples.push(p.one(ttl, size)?);
+        if !config.gap.is_zero() {
+            std::thread::sleep(config.gap);
+        }
+    }
+    Ok(ProbeRun {
+        socket: kind,
+        path_mtu_bytes: crate::socket::path_mtu(config.target).ok(),
+        hops,
+        samples,
+        elapsed_seconds: start.elapsed().as_secs_f64(),
+        stopped_early,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loopback(target: IpAddr, max_ttl: Option<u8>) -> ProbeConfig {
+        ProbeConfig {
+            target,
+            sizes: vec![min_size(target), 200, 600, 1400],
+            per_size: 4,
+            max_ttl,
+            gap: Duration::ZERO,
+            hop_interval: Duration::ZERO,
+            timeout: Duration::from_secs(1),
+            seed: 1,
+            max_duration: Duration::from_secs(20),
+            socket: SocketChoice::Auto,
+        }
+    }
+
+    #[test]
+    fn echo_probes_on_loopback_v4_and_v6() {
+        for target in ["127.0.0.1", "::1"] {
+            let target: IpAddr = target.parse().unwrap();
+            let run = run(&loopback(target, None))
+                .expect("loopback answers (run as root or allow ping sockets)");
+            assert_eq!(run.samples.len(), 16);
+            for s in &run.samples {
+                assert_eq!(s.reply, ReplyKind::EchoReply, "{s:?}");
+                // An echo reply carries the request back: as many bytes returned as sent.
+                assert_eq!(s.returned_bytes, s.sent_bytes, "{s:?}");
+                assert!(s.rtt_user_ns.unwrap() < 1_000_000_000);
+                // Loopback stamps both ways (loopback_xmit calls skb_tx_timestamp), and the
+                // kernel interval lies inside the one measured around the syscalls.
+                assert!(s.rtt_kernel_ns.unwrap() <= s.rtt_user_ns.unwrap(), "{s:?}");
+            }
+            // Every size was probed per_size times, in shuffled order.
+            let sizes: Vec<usize> = run.samples.iter().map(|s| s.sent_bytes).collect();
+            assert_ne!(sizes.windows(2).filter(|w| w[0] == w[1]).count(), 15);
+            assert!(run.hops[0].destination);
+        }
+    }
+
+    #[test]
+    fn per_hop_on_loopback_finds_the_host_at_ttl_1() {
+        let run = run(&loopback("127.0.0.1".parse().unwrap(), Some(4))).unwrap();
+        assert_eq!(run.hops.len(), 1);
+        assert!(run.hops[0].destination && run.hops[0].ttl == 1);
+    }
+
+    #[test]
+    fn the_scheduler_spaces_each_hop_and_fills_in_with_others() {
+        use std::collections::VecDeque;
+        let t0 = Instant::now();
+        let second = Duration::from_secs(1);
+        let mut last = vec![None; 256];
+        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 100), (1, 200), (2, 100)]);
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((1, 100)));
+        last[1] = Some(t0);
+        // Hop 1 is busy: hop 2 goes first, and hop 1's second probe keeps its place.
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((2, 100)));
+        last[2] = Some(t0);
+        assert_eq!(q, VecDeque::from([(1, 200)]));
+        assert_eq!(
+            pick(&mut q, &last, t0, second),
+            Pick::WaitUntil(t0 + second)
+        );
+        assert_eq!(
+            pick(&mut q, &last, t0 + second, second),
+            Pick::Send((1, 200))
+        );
+        // No interval: strictly in order.
+        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 1), (1, 2)]);
+        assert_eq!(pick(&mut q, &last, t0, Duration::ZERO), Pick::Send((1, 1)));
+    }
+
+    #[test]
+    fn too_small_a_probe_is_refused_before_sending() {
+        let mut c = loopback("::1".parse().unwrap(), None);
+        c.sizes = vec![20];
+        let e = run(&c).unwrap_err();
+        assert!(e.to_string().contains("48 bytes"), "{e}");
+    }
+}

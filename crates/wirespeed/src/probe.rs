@@ -1,0 +1,859 @@
+//! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
+
+use std::io::{self, Write};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use wirespeed_model::BitRate;
+use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
+use wirespeed_model::delay::Cost;
+use wirespeed_model::units::{format_seconds, parse_duration};
+use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
+use wirespeed_net::{SocketChoice, SocketKind};
+use wirespeed_report::svg::Series;
+use wirespeed_report::{Document, Render, Table};
+
+use crate::output::{self, OutputArgs};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ProbeArgs {
+    /// The host: an IPv4 or IPv6 address or a name.
+    #[arg(value_name = "HOST")]
+    host: String,
+
+    /// Probe sizes in IP packet bytes: a range FIRST..LAST:STEP (e.g. 28..1500:64) or a list
+    /// (e.g. 64,512,1024). Default: 16 sizes from the smallest echo to the path MTU (at most
+    /// 1500).
+    #[arg(long, value_name = "SIZES", value_parser = parse_sizes)]
+    sizes: Option<Sizes>,
+
+    /// Probes per size (per hop).
+    #[arg(long, short = 'n', default_value_t = 32, value_name = "N")]
+    count: u32,
+
+    /// Probe every hop up to --max-ttl with TTL-limited echoes (each router answers with ICMP
+    /// time exceeded), not only the destination.
+    #[arg(long)]
+    hops: bool,
+
+    /// Highest TTL tried with --hops.
+    #[arg(long, default_value_t = 30, value_name = "TTL", requires = "hops",
+          value_parser = clap::value_parser!(u8).range(1..=64))]
+    max_ttl: u8,
+
+    /// Pause after each probe's answer (e.g. 1ms, 0).
+    #[arg(long, default_value = "1ms", value_name = "DURATION", value_parser = parse_duration)]
+    gap: Duration,
+
+    /// Least time between two probes to the same hop: routers rate-limit the ICMP errors they
+    /// send (Linux: about 1 per second per source), so 1s keeps under it.
+    #[arg(long, default_value = "0", value_name = "DURATION", value_parser = parse_duration)]
+    hop_interval: Duration,
+
+    /// How long to wait for each answer.
+    #[arg(long, default_value = "1s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
+
+    /// Stop sending after this long; what was measured is analysed and the result says so.
+    #[arg(long, default_value = "10m", value_name = "DURATION", value_parser = parse_duration)]
+    max_time: Duration,
+
+    /// First probe this host's own loopback (127.0.0.1 or ::1) with the same sizes and count,
+    /// and subtract its line from the first hop's: the seed's `keeper - roc`, so that hop 1's
+    /// own cost no longer includes this host's sending and receiving.
+    #[arg(long)]
+    host_baseline: bool,
+
+    /// The rate of the link into hop TTL, as TTL=RATE (repeatable, e.g. --wire 1=10M --wire
+    /// 2=56k): that hop's transit cost is then reported as the seed computes it, path through
+    /// it - path to it - wire serialization (8 / rate per byte).
+    #[arg(long, value_name = "TTL=RATE", value_parser = parse_wire)]
+    wire: Vec<(u8, BitRate)>,
+
+    /// Adaptive: repeat rounds of -n probes per size until every hop's 95% interval of the
+    /// one-way delay at the largest size (fixed width + per-byte width x size) is narrower than
+    /// this (e.g. 5us), at most 20 rounds and --max-time.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    until_width: Option<Duration>,
+
+    /// Seed of the probe order and of the bootstrap (runs with one seed repeat exactly).
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+
+    /// Bootstrap replicates for the confidence intervals.
+    #[arg(long, default_value_t = 400, value_name = "N")]
+    bootstrap: usize,
+
+    /// ICMP socket: auto (datagram, else raw), dgram (unprivileged ping socket), raw (root).
+    #[arg(long, value_enum, default_value_t = SocketArg::Auto)]
+    socket: SocketArg,
+
+    /// Which clock to fit: auto (kernel software timestamps when every answer has them, else
+    /// CLOCK_MONOTONIC around the syscalls), kernel, or user.
+    #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
+    clock: ClockArg,
+
+    /// Also write an SVG plot: minimum round trip against bytes crossed, per hop, with the fitted
+    /// lines (the seed's figures 2-4).
+    #[arg(long, value_name = "FILE.svg")]
+    plot: Option<std::path::PathBuf>,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum SocketArg {
+    Auto,
+    Dgram,
+    Raw,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, ValueEnum)]
+enum ClockArg {
+    Auto,
+    Kernel,
+    User,
+}
+
+/// Probe sizes as given.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Sizes(pub(crate) Vec<usize>);
+
+/// Parses `TTL=RATE`.
+fn parse_wire(text: &str) -> Result<(u8, BitRate), String> {
+    let bad = |why: String| format!("'{text}' is not TTL=RATE ({why}), for example 1=10M or 2=56k");
+    let (ttl, rate) = text.split_once('=').ok_or_else(|| bad("no '='".into()))?;
+    let ttl: u8 = ttl
+        .trim()
+        .parse()
+        .map_err(|_| bad("TTL is 1 to 255".into()))?;
+    let rate: BitRate = rate.trim().parse().map_err(|e| bad(format!("{e}")))?;
+    if ttl == 0 || rate.bits_per_second() == 0 {
+        return Err(bad("TTL and rate must be above 0".into()));
+    }
+    Ok((ttl, rate))
+}
+
+/// Parses `FIRST..LAST:STEP` or `A,B,C`.
+pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
+    let bad = || {
+        format!(
+            "'{text}' is not a list of sizes: expected FIRST..LAST:STEP or A,B,C, for example 28..1500:64 or 40,1024"
+        )
+    };
+    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
+    let sizes = if let Some((range, step)) = text.split_once(':') {
+        let (a, b) = range.split_once("..").ok_or_else(bad)?;
+        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
+        if step == 0 || b < a {
+            return Err(bad());
+        }
+        let mut v: Vec<usize> = (a..=b).step_by(step).collect();
+        if v.last() != Some(&b) {
+            v.push(b);
+        }
+        v
+    } else {
+        text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
+    };
+    if sizes.is_empty() || sizes.len() > 1000 {
+        return Err(bad());
+    }
+    Ok(Sizes(sizes))
+}
+
+fn resolve(host: &str) -> anyhow::Result<IpAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(ip);
+    }
+    let addr = (host, 0)
+        .to_socket_addrs()
+        .with_context(|| format!("cannot resolve '{host}': give an IP address or a known name"))?
+        .next()
+        .with_context(|| format!("'{host}' has no address"))?;
+    Ok(addr.ip())
+}
+
+/// Which clock the fits used.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum Timestamps {
+    /// SO_TIMESTAMPING software stamps: transmit (driver) to receive (stack).
+    KernelSoftware,
+    /// CLOCK_MONOTONIC before sendto and after recvmsg.
+    Monotonic,
+}
+
+#[derive(Debug, Serialize)]
+struct Parameters {
+    host: String,
+    target: IpAddr,
+    sizes_bytes: Vec<usize>,
+    probes_per_size: u32,
+    per_hop: bool,
+    max_ttl: Option<u8>,
+    gap_seconds: f64,
+    hop_interval_seconds: f64,
+    timeout_seconds: f64,
+    seed: u64,
+    bootstrap_replicates: usize,
+    until_width_seconds: Option<f64>,
+    host_baseline: bool,
+    /// (TTL, bit/s) of --wire.
+    wire: Vec<(u8, u64)>,
+}
+
+#[derive(Debug, Serialize)]
+struct HopReport {
+    responder: Option<IpAddr>,
+    destination: bool,
+    /// With --wire: own cost minus the wire's serialization (the seed's transit formula).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transit: Option<Transit>,
+    #[serde(flatten)]
+    analysis: HopAnalysis,
+}
+
+/// `through - to - wire` for one hop.
+#[derive(Debug, Serialize)]
+struct Transit {
+    wire_rate_bits_per_second: u64,
+    wire: Cost,
+    node: Cost,
+}
+
+#[derive(Debug, Serialize)]
+struct ProbeReport {
+    socket: SocketKind,
+    timestamps: Timestamps,
+    kernel_stamped_answers: usize,
+    answers: usize,
+    timer_floor_seconds: f64,
+    clock_resolution_seconds: f64,
+    path_mtu_bytes: Option<usize>,
+    elapsed_seconds: f64,
+    stopped_early: bool,
+    /// Whether every hop was probed (else the destination alone, at TTL 64).
+    per_hop: bool,
+    /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    host_baseline: Option<HopFit>,
+    /// Rounds of probes sent (more than 1 with --until-width).
+    rounds: u32,
+    /// With --until-width: whether the intervals got narrow enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    converged: Option<bool>,
+    /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
+    hops: Vec<HopReport>,
+    /// Every probe, as sent.
+    samples: Vec<Sample>,
+    #[serde(skip)]
+    target: IpAddr,
+}
+
+/// Rounds of `--until-width` at most (each round is `-n` probes per size per hop).
+const MAX_ROUNDS: u32 = 20;
+
+/// Kernel stamps when every answer has one (or when asked), else the monotonic clock.
+fn choose_clock(samples: &[Sample], clock: ClockArg) -> anyhow::Result<(Timestamps, usize, usize)> {
+    let answered: Vec<&Sample> = samples.iter().filter(|s| s.rtt_user_ns.is_some()).collect();
+    let stamped = answered
+        .iter()
+        .filter(|s| s.rtt_kernel_ns.is_some())
+        .count();
+    let timestamps = match clock {
+        ClockArg::User => Timestamps::Monotonic,
+        ClockArg::Kernel if stamped < answered.len() => bail!(
+            "--clock kernel: only {stamped} of {} answers carried kernel timestamps on this socket; use --clock auto or user",
+            answered.len()
+        ),
+        ClockArg::Kernel => Timestamps::KernelSoftware,
+        ClockArg::Auto if stamped == answered.len() && stamped > 0 => Timestamps::KernelSoftware,
+        ClockArg::Auto => Timestamps::Monotonic,
+    };
+    Ok((timestamps, stamped, answered.len()))
+}
+
+fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> {
+    samples
+        .iter()
+        .map(|s| Observation {
+            ttl: s.ttl,
+            sent_bytes: s.sent_bytes,
+            returned_bytes: s.returned_bytes,
+            // A destination unreachable (a filter that woke up mid-run) times a different
+            // path from the echo or time exceeded being fitted: count it as lost.
+            rtt_ms: match (s.reply, timestamps) {
+                (ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost, _) => None,
+                (_, Timestamps::KernelSoftware) => s.rtt_kernel_ns,
+                (_, Timestamps::Monotonic) => s.rtt_user_ns,
+            }
+            .map(|ns| ns as f64 / 1e6),
+            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
+        })
+        .collect()
+}
+
+/// Echoes to this host's own loopback with the same sizes and count: the seed's roc.
+fn host_baseline(config: &ProbeConfig) -> anyhow::Result<Vec<Sample>> {
+    let lo: IpAddr = match config.target {
+        IpAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
+        IpAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
+    };
+    let mut c = config.clone();
+    c.target = lo;
+    c.max_ttl = None;
+    Ok(probe::run(&c)
+        .context("--host-baseline: probing this host's loopback")?
+        .samples)
+}
+
+/// The host's line from its loopback samples, read with the same clock as the path.
+fn host_fit(
+    samples: &[Sample],
+    timestamps: Timestamps,
+    params: &AnalysisParams,
+) -> anyhow::Result<HopFit> {
+    bestcase::analyze(&observations(samples, timestamps), params, None)
+        .into_iter()
+        .next()
+        .and_then(|h| h.fit)
+        .context("--host-baseline: the loopback probes gave no fit")
+}
+
+/// A warning when probes came back too big for a link on the way.
+fn too_big(samples: &[Sample]) -> Option<String> {
+    let big: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.reply == ReplyKind::TooBig)
+        .collect();
+    let smallest = big.iter().map(|s| s.sent_bytes).min()?;
+    let mtu = big.iter().filter_map(|s| s.too_big_mtu).min().unwrap_or(0);
+    let by: Vec<String> = {
+        let mut v: Vec<IpAddr> = big.iter().filter_map(|s| s.responder).collect();
+        v.sort_unstable();
+        v.dedup();
+        v.iter().map(ToString::to_string).collect()
+    };
+    Some(format!(
+        "{} probes of {smallest} bytes and more were too big for a link on the way ({} reported MTU {mtu}): they are left out of the fits; keep --sizes at or below {mtu}",
+        big.len(),
+        by.join(", ")
+    ))
+}
+
+/// A warning when the probes of one TTL were answered by more than one address.
+fn mixed_responders(samples: &[Sample], ttl: u8) -> Option<String> {
+    let mut seen: Vec<IpAddr> = samples
+        .iter()
+        .filter(|s| s.ttl == ttl && s.reply != ReplyKind::Lost)
+        .filter_map(|s| s.responder)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() > 1).then(|| {
+        let list: Vec<String> = seen.iter().map(ToString::to_string).collect();
+        format!(
+            "hop {ttl} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
+            seen.len(),
+            list.join(", ")
+        )
+    })
+}
+
+/// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
+/// size (fixed width + per-byte width x size) is narrower than `width_ms`.
+fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
+    !hops.is_empty()
+        && hops.iter().all(|h| {
+            h.fit
+                .as_ref()
+                .and_then(|f| f.bootstrap)
+                .is_some_and(|b| b.intercept.width() + b.slope.width() * largest < width_ms)
+        })
+}
+
+pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
+    let target = resolve(&args.host)?;
+    let min = probe::min_size(target);
+    let mtu = wirespeed_net::socket::path_mtu(target).ok();
+    let sizes = match &args.sizes {
+        Some(s) => s.0.clone(),
+        None => {
+            let max = mtu.unwrap_or(1500).clamp(min + 15, 1500);
+            (0..16).map(|i| min + (max - min) * i / 15).collect()
+        }
+    };
+    if args.count == 0 {
+        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -n 32");
+    }
+    let config = ProbeConfig {
+        target,
+        sizes: sizes.clone(),
+        per_size: args.count,
+        max_ttl: args.hops.then_some(args.max_ttl),
+        gap: args.gap,
+        hop_interval: args.hop_interval,
+        timeout: args.timeout,
+        seed: args.seed,
+        max_duration: args.max_time,
+        socket: match args.socket {
+            SocketArg::Auto => SocketChoice::Auto,
+            SocketArg::Dgram => SocketChoice::Datagram,
+            SocketArg::Raw => SocketChoice::Raw,
+        },
+    };
+    let mut config = config;
+    let host_samples = if args.host_baseline {
+        Some(host_baseline(&config)?)
+    } else {
+        None
+    };
+    let mut run = probe::run(&config)?;
+    let (floor, resolution) = wirespeed_net::socket::timer_floor();
+    let params = AnalysisParams {
+        bootstrap_replicates: args.bootstrap,
+        confidence: 0.95,
+        seed: args.seed,
+        // A step must exceed a few timer floors (and 1 us) to be told apart from clock noise.
+        min_step_ms: (4.0 * floor.as_secs_f64() * 1e3).max(0.001),
+    };
+    let largest = sizes.iter().copied().max().unwrap_or(0) as f64;
+    let mut rounds = 1u32;
+    let (timestamps, stamped, answers, analyses, converged, host_line) = loop {
+        let (timestamps, stamped, answers) = choose_clock(&run.samples, args.clock)?;
+        let host_line = match &host_samples {
+            Some(samples) => Some(host_fit(samples, timestamps, &params)?),
+            None => None,
+        };
+        let analyses = bestcase::analyze(
+            &observations(&run.samples, timestamps),
+            &params,
+            host_line.as_ref().map(|h| h.one_way),
+        );
+        let Some(width) = args.until_width else {
+            break (timestamps, stamped, answers, analyses, None, host_line);
+        };
+        let done = converged(&analyses, width.as_secs_f64() * 1e3, largest);
+        let left = args
+            .max_time
+            .saturating_sub(Duration::from_secs_f64(run.elapsed_seconds));
+        if done || rounds >= MAX_ROUNDS || run.stopped_early || left.is_zero() {
+            break (
+                timestamps,
+                stamped,
+                answers,
+                analyses,
+                Some(done),
+                host_line,
+            );
+        }
+        config.seed = args.seed.wrapping_add(u64::from(rounds));
+        config.max_duration = left;
+        let more = probe::run(&config)?;
+        let offset = (run.elapsed_seconds * 1e9) as u64;
+        run.samples.extend(more.samples.into_iter().map(|mut s| {
+            s.sent_at_ns += offset;
+            s
+        }));
+        for h in more.hops {
+            if !run.hops.iter().any(|x| x.ttl == h.ttl) {
+                run.hops.push(h);
+            }
+        }
+        run.elapsed_seconds += more.elapsed_seconds;
+        run.stopped_early |= more.stopped_early;
+        rounds += 1;
+    };
+    let hops: Vec<HopReport> = analyses
+        .into_iter()
+        .map(|analysis| {
+            let hop: Option<&Hop> = run.hops.iter().find(|h| h.ttl == analysis.ttl);
+            let transit = args
+                .wire
+                .iter()
+                .find(|(ttl, _)| *ttl == analysis.ttl)
+                .zip(analysis.increment.as_ref())
+                .map(|((_, rate), inc)| {
+                    let wire = Cost::serialization(*rate);
+                    Transit {
+                        wire_rate_bits_per_second: rate.bits_per_second(),
+                        wire,
+                        node: inc.cost - wire,
+                    }
+                });
+            HopReport {
+                responder: hop.and_then(|h| h.responder),
+                destination: hop.is_some_and(|h| h.destination),
+                transit,
+                analysis,
+            }
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    for h in &run.hops {
+        if h.responder.is_none() {
+            warnings.push(format!(
+                "hop {} did not answer (no ICMP time exceeded: the router filters or rate-limits it); it is skipped and the next hop's cost includes it",
+                h.ttl
+            ));
+        }
+    }
+    if let Some(w) = too_big(&run.samples) {
+        warnings.push(w);
+    }
+    for h in &hops {
+        if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl) {
+            warnings.push(w);
+        }
+        if let Some(r) = &h.analysis.rate_limit {
+            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+        }
+        if let Some(r) = &h.analysis.no_fit_reason {
+            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+        }
+    }
+    if run.stopped_early {
+        warnings.push(format!(
+            "stopped after --max-time {}: not every probe was sent",
+            format_seconds(args.max_time.as_secs_f64())
+        ));
+    }
+    if timestamps == Timestamps::Monotonic && args.clock == ClockArg::Auto {
+        warnings.push(format!(
+            "kernel timestamps arrived for {stamped} of {} answers; every fit uses CLOCK_MONOTONIC around the syscalls instead, which adds the host's system-call cost to the fixed part",
+            answers
+        ));
+    }
+    let mut verdicts = Vec::new();
+    for h in &hops {
+        if let Some(step) = h.analysis.fit.as_ref().and_then(|f| f.step.as_ref()) {
+            verdicts.push(format!(
+                "hop {}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
+                h.analysis.ttl,
+                step.jump_ms,
+                step.between_bytes[0],
+                step.between_bytes[1],
+                step.f_statistic
+            ));
+        }
+    }
+    let report = ProbeReport {
+        socket: run.socket,
+        timestamps,
+        kernel_stamped_answers: stamped,
+        answers,
+        timer_floor_seconds: floor.as_secs_f64(),
+        clock_resolution_seconds: resolution.as_secs_f64(),
+        path_mtu_bytes: run.path_mtu_bytes,
+        elapsed_seconds: run.elapsed_seconds,
+        stopped_early: run.stopped_early,
+        per_hop: args.hops,
+        rounds,
+        converged,
+        host_baseline: host_line,
+        hops,
+        samples: run.samples,
+        target,
+    };
+    let parameters = Parameters {
+        host: args.host.clone(),
+        target,
+        sizes_bytes: sizes,
+        probes_per_size: args.count,
+        per_hop: args.hops,
+        max_ttl: args.hops.then_some(args.max_ttl),
+        gap_seconds: args.gap.as_secs_f64(),
+        hop_interval_seconds: args.hop_interval.as_secs_f64(),
+        timeout_seconds: args.timeout.as_secs_f64(),
+        seed: args.seed,
+        bootstrap_replicates: args.bootstrap,
+        until_width_seconds: args.until_width.map(|d| d.as_secs_f64()),
+        host_baseline: args.host_baseline,
+        wire: args
+            .wire
+            .iter()
+            .map(|(t, r)| (*t, r.bits_per_second()))
+            .collect(),
+    };
+    if let Some(file) = &args.plot {
+        std::fs::write(file, plot(&report))
+            .with_context(|| format!("cannot write the plot to {}", file.display()))?;
+    }
+    let mut doc = Document::new("probe", parameters, report);
+    if doc.result.converged == Some(false) {
+        warnings.push(format!(
+            "--until-width: the intervals were still wider than asked after {} round(s); the result is what was measured",
+            doc.result.rounds
+        ));
+    }
+    doc.warnings = warnings;
+    doc.verdicts = verdicts;
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+/// Minimum RTT against bytes crossed (sent + returned), one series per hop, with its line.
+fn plot(report: &ProbeReport) -> String {
+    let series: Vec<Series> = report
+        .hops
+        .iter()
+        .map(|h| Series {
+            name: {
+                let who = h.responder.map_or("*".to_string(), |r| r.to_string());
+                if report.per_hop {
+                    format!("hop {} {who}", h.analysis.ttl)
+                } else {
+                    who
+                }
+            },
+            points: h
+                .analysis
+                .sizes
+                .iter()
+                .map(|r| ((r.sent_bytes + r.returned_bytes) as f64, r.min_rtt_ms))
+                .collect(),
+            line: h
+                .analysis
+                .fit
+                .as_ref()
+                .map(|f| (f.rtt_intercept_ms, f.rtt_slope_ms_per_byte)),
+        })
+        .collect();
+    wirespeed_report::svg::plot(
+        &format!("wirespeed probe {}: minimum round trip", report.target),
+        "bytes crossed (sent + returned)",
+        "minimum RTT, ms",
+        &series,
+    )
+}
+
+/// `fixed + per_byte x size` with the sign of the per-byte part folded in.
+fn line(c: Cost) -> String {
+    let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
+    format!(
+        "{:.5} {sign} {} x size",
+        c.fixed_ms,
+        wirespeed_model::units::significant(c.per_byte_ms.abs(), 3)
+    )
+}
+
+fn ms(v: f64) -> String {
+    if v.is_finite() {
+        format!("{v:.4}")
+    } else {
+        "-".into()
+    }
+}
+
+fn iv(i: &wirespeed_model::stats::Interval, digits: usize) -> String {
+    format!("[{:.digits$}, {:.digits$}]", i.low, i.high)
+}
+
+impl Render for ProbeReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let clock = match self.timestamps {
+            Timestamps::KernelSoftware => "kernel software timestamps (SO_TIMESTAMPING)",
+            Timestamps::Monotonic => "CLOCK_MONOTONIC around the syscalls",
+        };
+        let socket = match self.socket {
+            SocketKind::Datagram => "ICMP datagram socket",
+            SocketKind::Raw => "raw ICMP socket",
+        };
+        writeln!(
+            out,
+            "probe {}: {} answers of {} probes, {socket}, {clock}",
+            self.target,
+            self.answers,
+            self.samples.len()
+        )?;
+        writeln!(
+            out,
+            "timer floor {} (CLOCK_MONOTONIC resolution {}), path MTU {}, {:.2} s",
+            format_seconds(self.timer_floor_seconds),
+            format_seconds(self.clock_resolution_seconds),
+            self.path_mtu_bytes
+                .map_or("unknown".to_string(), |m| format!("{m} bytes")),
+            self.elapsed_seconds
+        )?;
+        if let Some(b) = &self.host_baseline {
+            writeln!(
+                out,
+                "this host (loopback baseline, the seed's roc): one-way {} ms, subtracted from hop 1",
+                line(b.one_way)
+            )?;
+        }
+        for h in &self.hops {
+            let a = &h.analysis;
+            let who = h.responder.map_or("*".to_string(), |r| r.to_string());
+            let role = if h.destination {
+                " (destination, echo)"
+            } else {
+                " (time exceeded)"
+            };
+            writeln!(out)?;
+            if self.per_hop {
+                writeln!(
+                    out,
+                    "hop {} {who}{role}, loss {:.1}%",
+                    a.ttl,
+                    a.loss_fraction * 100.0
+                )?;
+            } else {
+                writeln!(out, "{who}, loss {:.1}%", a.loss_fraction * 100.0)?;
+            }
+            let mut t = Table::new([
+                "  sent B",
+                "returned B",
+                "probes",
+                "lost",
+                "min RTT ms",
+                "median ms",
+                "resid us",
+            ]);
+            for r in &a.sizes {
+                t.row([
+                    format!("  {}", r.sent_bytes),
+                    r.returned_bytes.to_string(),
+                    r.sent.to_string(),
+                    r.lost.to_string(),
+                    ms(r.min_rtt_ms),
+                    ms(r.median_rtt_ms),
+                    if r.residual_ms.is_finite() {
+                        format!("{:+.1}", r.residual_ms * 1e3)
+                    } else {
+                        "-".into()
+                    },
+                ]);
+            }
+            write!(out, "{t}")?;
+            match &a.fit {
+                None => writeln!(
+                    out,
+                    "  {}",
+                    a.no_fit_reason.as_deref().unwrap_or("not fitted")
+                )?,
+                Some(f) => {
+                    writeln!(
+                        out,
+                        "  fit of the minimums: RTT = {} ms, R^2 {:.4}, residual sd {:.1} us",
+                        line(Cost::new(f.rtt_intercept_ms, f.rtt_slope_ms_per_byte))
+                            .replace(" x size", " x (bytes sent + returned)"),
+                        f.r_squared,
+                        f.residual_std_ms * 1e3
+                    )?;
+                    writeln!(out, "  one-way best case: {} ms", line(f.one_way))?;
+                    if let Some(b) = &f.bootstrap {
+                        writeln!(
+                            out,
+                            "    95% bootstrap: fixed {} ms, per byte {} ms",
+                            iv(&b.intercept, 5),
+                            iv(&b.slope, 9)
+                        )?;
+                    }
+                    if let Some(s) = &f.split_half {
+                        writeln!(
+                            out,
+                            "    split-half (even/odd): fixed {} ms, per byte {} ms",
+                            iv(&s.intercept, 5),
+                            iv(&s.slope, 9)
+                        )?;
+                    }
+                    if let (Some(ts), Some(l)) = (&f.theil_sen, &f.least_median_of_squares) {
+                        writeln!(
+                            out,
+                            "    robust: Theil-Sen {}; least median of squares {}",
+                            line(*ts),
+                            line(*l)
+                        )?;
+                    }
+                }
+            }
+            if let Some(inc) = &a.increment {
+                let rate = inc
+                    .implied_bits_per_second
+                    .map_or("none (per-byte cost not above 0)".to_string(), |b| {
+                        wirespeed_model::RateFormat::Adaptive.format(b)
+                    });
+                let from = if inc.from_ttl == 0 {
+                    "this host".to_string()
+                } else {
+                    format!("hop {}", inc.from_ttl)
+                };
+                writeln!(
+                    out,
+                    "  own cost (from {from}): {} ms, implied link rate {rate}",
+                    line(inc.cost)
+                )?;
+                if let Some(c) = &inc.caveat {
+                    writeln!(out, "    note: {c}")?;
+                }
+                if let Some(t) = &h.transit {
+                    writeln!(
+                        out,
+                        "  transit (own cost - {} wire at {}): {} ms",
+                        wirespeed_model::units::significant(t.wire.per_byte_ms, 3) + " ms/byte",
+                        BitRate::from_bits_per_second(t.wire_rate_bits_per_second),
+                        line(t.node)
+                    )?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_hop_answered_from_two_addresses_is_flagged() {
+        let sample = |ttl: u8, from: &str| Sample {
+            ttl,
+            sent_bytes: 100,
+            returned_bytes: 100,
+            rtt_kernel_ns: None,
+            rtt_user_ns: Some(1000),
+            sent_at_ns: 0,
+            responder: Some(from.parse().unwrap()),
+            reply: ReplyKind::TimeExceeded,
+            unreachable_code: None,
+            too_big_mtu: None,
+        };
+        let samples = [
+            sample(1, "198.18.1.2"),
+            sample(2, "198.18.2.2"),
+            sample(2, "198.18.4.2"),
+            sample(1, "198.18.1.2"),
+        ];
+        assert_eq!(mixed_responders(&samples, 1), None);
+        let w = mixed_responders(&samples, 2).unwrap();
+        assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
+    }
+
+    #[test]
+    fn wire_parses_ttl_and_rate() {
+        assert_eq!(
+            parse_wire("2=56k").unwrap(),
+            (2, BitRate::from_bits_per_second(56_000))
+        );
+        for bad in ["2", "0=10M", "x=10M", "1=fast", "1=0"] {
+            assert!(parse_wire(bad).unwrap_err().contains("1=10M"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn sizes_parse_as_range_or_list() {
+        assert_eq!(parse_sizes("28..100:32").unwrap().0, vec![28, 60, 92, 100]);
+        assert_eq!(parse_sizes("40,1024").unwrap().0, vec![40, 1024]);
+        assert_eq!(parse_sizes("64..128:64").unwrap().0, vec![64, 128]);
+        for bad in ["", "a,b", "10..5:1", "1..5:0", "1..5"] {
+            let e = parse_sizes(bad).unwrap_err();
+            assert!(e.contains("28..1500:64"), "{bad}: {e}");
+        }
+    }
+}

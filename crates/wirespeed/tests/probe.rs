@@ -1,0 +1,704 @@
+//! `wirespeed probe` and `wirespeed model` end to end: loopback, a chain of namespaces this test
+//! builds (198.18.0.0/15 and 2001:2::/48, names ws-...), the seed's model file, bad input.
+
+use std::process::Command;
+
+use crate::util::{assert_one_line_error, wirespeed};
+
+const BIN: &str = env!("CARGO_BIN_EXE_wirespeed");
+
+fn json(run: &crate::util::Run) -> serde_json::Value {
+    assert_eq!(run.status, 0, "stderr: {}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("one JSON document")
+}
+
+#[test]
+fn probe_loopback_v4_and_v6_fits_a_line() {
+    for host in ["127.0.0.1", "::1"] {
+        let doc = json(&wirespeed(&[
+            "probe",
+            host,
+            "-n",
+            "8",
+            "--sizes",
+            "64..1400:192",
+            "--gap",
+            "0",
+            "--json",
+        ]));
+        assert_eq!(doc["schema"], "wirespeed.probe.v1");
+        let r = &doc["result"];
+        assert_eq!(r["answers"], 64);
+        assert!(matches!(
+            r["timestamps"].as_str(),
+            Some("kernel_software" | "monotonic")
+        ));
+        assert!(r["timer_floor_seconds"].as_f64().unwrap() > 0.0);
+        let hop = &r["hops"][0];
+        assert_eq!(hop["destination"], true);
+        assert_eq!(hop["sizes"].as_array().unwrap().len(), 8);
+        let fit = &hop["fit"];
+        // Loopback: a few microseconds one-way, far below a millisecond.
+        let fixed = fit["one_way"]["fixed_ms"].as_f64().unwrap();
+        assert!(fixed > 0.0 && fixed < 1.0, "{fit}");
+        assert!(fit["bootstrap"]["intercept"]["low"].is_number());
+        assert!(fit["split_half"]["slope"]["high"].is_number());
+        assert_eq!(r["samples"].as_array().unwrap().len(), 64);
+    }
+}
+
+#[test]
+fn probe_human_output_has_the_table_and_the_fit() {
+    let run = wirespeed(&["probe", "127.0.0.1", "-n", "4", "--sizes", "28,500,1000"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    for needle in [
+        "min RTT ms",
+        "one-way best case",
+        "95% bootstrap",
+        "split-half",
+        "Theil-Sen",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "{needle} missing:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn probe_bad_input_is_one_line() {
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--sizes", "1..5"]),
+        "28..1500:64",
+    );
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--sizes", "10"]),
+        "smallest IPv4 echo request, 28 bytes",
+    );
+    assert_one_line_error(
+        &wirespeed(&["probe", "no-such-host.invalid"]),
+        "cannot resolve",
+    );
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--sizes", "70000"]),
+        "larger than the path MTU",
+    );
+}
+
+#[test]
+fn model_predict_reproduces_seed_001_table_2() {
+    let doc = json(&wirespeed(&[
+        "model",
+        "predict",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/bellovin-1992.toml"
+        ),
+        "cbnewsa",
+        "--sizes",
+        "40,1024",
+        "--json",
+    ]));
+    assert_eq!(doc["schema"], "wirespeed.model.v1");
+    let total = &doc["result"]["prediction"]["total"];
+    assert!((total["fixed_ms"].as_f64().unwrap() - 20.7317).abs() < 0.005);
+    assert!((total["per_byte_ms"].as_f64().unwrap() - 0.3001).abs() < 0.0001);
+    let run = wirespeed(&[
+        "model",
+        "predict",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/bellovin-1992.toml"
+        ),
+        "cbnewsa",
+    ]);
+    assert!(
+        run.stdout.contains("9 Ciscos, 3 Ethernets   6.1959"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn model_bad_input_is_one_line() {
+    let dir = std::env::temp_dir().join(format!("ws-model-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("bad.toml");
+    std::fs::write(
+        &f,
+        "[components]\n[paths.p]\nelements = [{ component = \"nope\" }]\n",
+    )
+    .unwrap();
+    let run = wirespeed(&["model", "predict", f.to_str().unwrap(), "p"]);
+    assert_one_line_error(&run, "no component 'nope'");
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/bellovin-1992.toml"
+    );
+    assert_one_line_error(
+        &wirespeed(&["model", "predict", example, "x"]),
+        "no path 'x'",
+    );
+    assert_one_line_error(
+        &wirespeed(&["model", "compare", example, "cbnewsa", f.to_str().unwrap()]),
+        "is not JSON",
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Three namespaces in a row with two routers between, made and removed by this test:
+/// ws-a (198.18.1.1) - ws-r1 - ws-r2 - ws-b (198.18.3.2), and the same in 2001:2:0:N::/64.
+struct Chain {
+    names: Vec<String>,
+}
+
+fn ip(args: &[&str]) {
+    let out = Command::new("ip")
+        .args(args)
+        .output()
+        .expect("ip(8) runs (iproute2)");
+    assert!(
+        out.status.success(),
+        "ip {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+impl Chain {
+    fn new(tag: &str, rate_limit_first_router: bool) -> Chain {
+        let id = std::process::id();
+        let names: Vec<String> = ["a", "r1", "r2", "b"]
+            .iter()
+            .map(|n| format!("ws-{tag}{n}-{id}"))
+            .collect();
+        let chain = Chain {
+            names: names.clone(),
+        };
+        for n in &names {
+            ip(&["netns", "add", n]);
+            ip(&["-n", n, "link", "set", "lo", "up"]);
+        }
+        for i in 0..3 {
+            let (l, r) = (&names[i], &names[i + 1]);
+            let (lname, rname) = (format!("wsl{i}"), format!("wsr{i}"));
+            ip(&[
+                "-n", l, "link", "add", &lname, "type", "veth", "peer", "name", &rname, "netns", r,
+            ]);
+            let net = i + 1;
+            ip(&[
+                "-n",
+                l,
+                "addr",
+                "add",
+                &format!("198.18.{net}.1/24"),
+                "dev",
+                &lname,
+            ]);
+            ip(&[
+                "-n",
+                r,
+                "addr",
+                "add",
+                &format!("198.18.{net}.2/24"),
+                "dev",
+                &rname,
+            ]);
+            ip(&[
+                "-n",
+                l,
+                "addr",
+                "add",
+                &format!("2001:2:0:{net}::1/64"),
+                "dev",
+                &lname,
+                "nodad",
+            ]);
+            ip(&[
+                "-n",
+                r,
+                "addr",
+                "add",
+                &format!("2001:2:0:{net}::2/64"),
+                "dev",
+                &rname,
+                "nodad",
+            ]);
+            ip(&["-n", l, "link", "set", &lname, "up"]);
+            ip(&["-n", r, "link", "set", &rname, "up"]);
+        }
+        // Routes: everything goes right from a, left from b; routers know both sides.
+        let route = |ns: &str, dst4: &str, via4: &str, dst6: &str, via6: &str| {
+            ip(&["-n", ns, "route", "add", dst4, "via", via4]);
+            ip(&["-n", ns, "-6", "route", "add", dst6, "via", via6]);
+        };
+        route(
+            &names[0],
+            "198.18.0.0/16",
+            "198.18.1.2",
+            "2001:2::/48",
+            "2001:2:0:1::2",
+        );
+        route(
+            &names[1],
+            "198.18.3.0/24",
+            "198.18.2.2",
+            "2001:2:0:3::/64",
+            "2001:2:0:2::2",
+        );
+        route(
+            &names[2],
+            "198.18.1.0/24",
+            "198.18.2.1",
+            "2001:2:0:1::/64",
+            "2001:2:0:2::1",
+        );
+        route(
+            &names[3],
+            "198.18.0.0/16",
+            "198.18.3.1",
+            "2001:2::/48",
+            "2001:2:0:3::1",
+        );
+        for (k, r) in names[1..3].iter().enumerate() {
+            let mut settings = vec!["net.ipv4.ip_forward=1", "net.ipv6.conf.all.forwarding=1"];
+            if !(rate_limit_first_router && k == 0) {
+                // Our own routers answer every probe; the default (1/s) is tested separately.
+                settings.extend(["net.ipv4.icmp_ratemask=0", "net.ipv6.icmp.ratelimit=0"]);
+            }
+            let mut cmd = Command::new("ip");
+            cmd.args(["netns", "exec", r, "sysctl", "-q", "-w"])
+                .args(&settings);
+            assert!(cmd.status().unwrap().success());
+        }
+        chain
+    }
+
+    fn probe(&self, args: &[&str]) -> serde_json::Value {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &self.names[0], BIN, "probe"])
+            .args(args)
+            .arg("--json")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "probe {args:?}: {stderr}");
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+impl Drop for Chain {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = Command::new("ip").args(["netns", "del", n]).status();
+        }
+    }
+}
+
+#[test]
+fn probe_discovers_every_hop_of_a_namespace_chain() {
+    let chain = Chain::new("p", false);
+    // Let a's processes open unprivileged ICMP datagram sockets, to test both socket kinds.
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &chain.names[0],
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.ping_group_range=0 2147483647",
+    ]);
+    assert!(cmd.status().unwrap().success());
+    let v4 = ["198.18.1.2", "198.18.2.2", "198.18.3.2"];
+    let v6 = ["2001:2:0:1::2", "2001:2:0:2::2", "2001:2:0:3::2"];
+    for (dest, hops, socket) in [
+        ("198.18.3.2", v4, "raw"),
+        ("2001:2:0:3::2", v6, "raw"),
+        ("198.18.3.2", v4, "dgram"),
+        ("2001:2:0:3::2", v6, "dgram"),
+    ] {
+        let svg = std::env::temp_dir().join(format!("ws-plot-{}-{socket}.svg", std::process::id()));
+        let doc = chain.probe(&[
+            dest,
+            "--plot",
+            svg.to_str().unwrap(),
+            "--socket",
+            socket,
+            "--hops",
+            "--max-ttl",
+            "6",
+            "-n",
+            "6",
+            "--sizes",
+            "64..1400:334",
+            "--gap",
+            "0",
+        ]);
+        let kind = if socket == "raw" { "raw" } else { "datagram" };
+        assert_eq!(doc["result"]["socket"], kind);
+        let picture = std::fs::read_to_string(&svg).unwrap();
+        std::fs::remove_file(&svg).unwrap();
+        assert_eq!(
+            picture.matches("stroke-width=\"1.5\"").count(),
+            3,
+            "a line per hop"
+        );
+        let got = doc["result"]["hops"].as_array().unwrap();
+        assert_eq!(got.len(), 3, "{dest}: {:#}", doc["result"]["hops"]);
+        for (i, (h, want)) in got.iter().zip(hops).enumerate() {
+            assert_eq!(h["ttl"], i + 1);
+            assert_eq!(h["responder"], want);
+            assert_eq!(h["destination"], i == 2);
+            assert!(h["fit"]["one_way"]["fixed_ms"].is_number(), "{h:#}");
+            assert!(h["increment"]["cost"]["per_byte_ms"].is_number());
+        }
+        // Routers quote at most 576 bytes (IPv4) or 1280 (IPv6) of the probe; the destination
+        // echoes everything.
+        let last = |h: &serde_json::Value| h["sizes"].as_array().unwrap().last().unwrap().clone();
+        let quote = if dest.contains(':') { 1280 } else { 576 };
+        assert_eq!(last(&got[0])["returned_bytes"], quote);
+        assert_eq!(last(&got[2])["returned_bytes"], 1400);
+    }
+}
+
+#[test]
+fn probe_unreachable_and_filtered_hosts_are_one_line() {
+    let chain = Chain::new("u", false);
+    let exec = |args: &[&str]| {
+        let out = Command::new("ip")
+            .args(["netns", "exec", &chain.names[0], BIN, "probe"])
+            .args(args)
+            .output()
+            .unwrap();
+        crate::util::Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        }
+    };
+    // r1 has no route to 198.18.200.0/24: it answers net unreachable.
+    assert_one_line_error(
+        &exec(&["198.18.200.1", "--timeout", "200ms"]),
+        "is unreachable: 198.18.1.2 answered",
+    );
+    // No route at all from a to the other half of 198.18.0.0/15: the send itself fails.
+    assert_one_line_error(&exec(&["198.19.0.1"]), "no route");
+    // b ignores echo requests: ICMP filtered.
+    let mut cmd = Command::new("ip");
+    cmd.args([
+        "netns",
+        "exec",
+        &chain.names[3],
+        "sysctl",
+        "-q",
+        "-w",
+        "net.ipv4.icmp_echo_ignore_all=1",
+    ]);
+    assert!(cmd.status().unwrap().success());
+    assert_one_line_error(
+        &exec(&[
+            "198.18.3.2",
+            "--hops",
+            "--max-ttl",
+            "4",
+            "--timeout",
+            "100ms",
+        ]),
+        "filters ICMP echo",
+    );
+}
+
+#[test]
+fn model_fit_then_compare_a_probed_chain_is_consistent() {
+    let chain = Chain::new("m", false);
+    let doc = chain.probe(&[
+        "198.18.3.2",
+        "--hops",
+        "--max-ttl",
+        "5",
+        "-n",
+        "6",
+        "--sizes",
+        "64..1400:334",
+        "--gap",
+        "0",
+    ]);
+    let dir = std::env::temp_dir().join(format!("ws-fit-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let probe_file = dir.join("probe.json");
+    std::fs::write(&probe_file, doc.to_string()).unwrap();
+    let fitted = wirespeed(&["model", "fit", probe_file.to_str().unwrap()]);
+    assert_eq!(fitted.status, 0, "{}", fitted.stderr);
+    assert!(fitted.stdout.contains("hop1 = {"), "{}", fitted.stdout);
+    let model_file = dir.join("fitted.toml");
+    std::fs::write(&model_file, &fitted.stdout).unwrap();
+    let cmp = json(&wirespeed(&[
+        "model",
+        "compare",
+        model_file.to_str().unwrap(),
+        "probed",
+        probe_file.to_str().unwrap(),
+        "--json",
+    ]));
+    let segments = cmp["result"]["segments"].as_array().unwrap();
+    assert_eq!(segments.len(), 3);
+    assert!(segments.iter().all(|s| s["anomalous"] == false), "{cmp:#}");
+    std::fs::remove_dir_all(&dir).unwrap();
+    // --host-baseline: hop 1's own cost is its line minus this host's loopback line.
+    let doc = chain.probe(&[
+        "198.18.3.2",
+        "--hops",
+        "--max-ttl",
+        "5",
+        "-n",
+        "4",
+        "--sizes",
+        "64..1400:334",
+        "--gap",
+        "0",
+        "--host-baseline",
+        "--wire",
+        "1=1G",
+    ]);
+    let r = &doc["result"];
+    let host = r["host_baseline"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    let hop1 = r["hops"][0]["fit"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    let inc = r["hops"][0]["increment"]["cost"]["fixed_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((inc - (hop1 - host)).abs() < 1e-12, "{r:#}");
+    assert!(host > 0.0);
+    // --wire 1=1G: the seed's transit, own cost minus 8 ns per byte of serialization.
+    let inc_pb = r["hops"][0]["increment"]["cost"]["per_byte_ms"]
+        .as_f64()
+        .unwrap();
+    let node_pb = r["hops"][0]["transit"]["node"]["per_byte_ms"]
+        .as_f64()
+        .unwrap();
+    assert!((inc_pb - node_pb - 8e-6).abs() < 1e-15, "{r:#}");
+    assert!(r["hops"][1]["transit"].is_null());
+}
+
+#[test]
+fn probe_reports_icmp_rate_limiting_at_a_default_router() {
+    let chain = Chain::new("r", true);
+    let doc = chain.probe(&[
+        "198.18.3.2",
+        "--hops",
+        "--max-ttl",
+        "4",
+        "-n",
+        "10",
+        "--sizes",
+        "64,600,1200",
+        "--gap",
+        "0",
+        "--timeout",
+        "50ms",
+    ]);
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().starts_with("hop 1: rate limited")),
+        "{warnings:#?}"
+    );
+    // The routers that answer freely are not called rate limited.
+    assert!(doc["result"]["hops"][1]["rate_limit"].is_null());
+}
+
+#[test]
+fn seed_001_section_4_misconfigured_router_from_the_command_line() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/");
+    let run = wirespeed(&[
+        "model",
+        "compare",
+        &format!("{dir}bellovin-1992.toml"),
+        "ih2",
+        &format!("{dir}bellovin-1992-ih-probe.json"),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("ANOMALY"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("closest in the table: 'ciscobtw'"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
+    let easy = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "8",
+        "--sizes",
+        "28,700,1400",
+        "--until-width",
+        "1s",
+        "--json",
+    ]));
+    assert_eq!(easy["result"]["rounds"], 1);
+    assert_eq!(easy["result"]["converged"], true);
+    let hard = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "4",
+        "--sizes",
+        "28,700,1400",
+        "--until-width",
+        "1ns",
+        "--max-time",
+        "1s",
+        "--gap",
+        "0",
+        "--json",
+    ]));
+    let rounds = hard["result"]["rounds"].as_u64().unwrap();
+    assert!(rounds > 1, "{rounds}");
+    assert_eq!(hard["result"]["converged"], false);
+    assert!(hard["result"]["samples"].as_array().unwrap().len() > 12);
+    assert!(hard["warnings"].to_string().contains("--until-width"));
+}
+
+#[test]
+fn probe_without_privileges_says_which_socket_and_the_fix() {
+    use std::os::unix::fs::PermissionsExt;
+    // A copy of the binary that user nobody can reach, run with every privilege dropped.
+    let dir = std::env::temp_dir().join(format!("ws-nobody-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = dir.join("wirespeed");
+    std::fs::copy(BIN, &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let out = Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(&bin)
+        .args(["probe", "127.0.0.1", "--socket", "raw"])
+        .output()
+        .expect("setpriv (util-linux) runs");
+    std::fs::remove_dir_all(&dir).unwrap();
+    let run = crate::util::Run {
+        status: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    };
+    assert_one_line_error(&run, "the raw socket was refused");
+    assert!(run.stderr.contains("CAP_NET_RAW"), "{}", run.stderr);
+}
+
+#[test]
+fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
+    let dir = std::env::temp_dir().join(format!("ws-cmp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let probe = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "8",
+        "--sizes",
+        "28,700,1400",
+        "--json",
+    ]);
+    let doc = json(&probe);
+    let probe_file = dir.join("lo.json");
+    std::fs::write(&probe_file, &probe.stdout).unwrap();
+    let one_way = &doc["result"]["hops"][0]["fit"]["one_way"];
+    // A model that says exactly what was measured, and one that is a second slower.
+    let model_file = dir.join("lo.toml");
+    std::fs::write(
+        &model_file,
+        format!(
+            "[components]\nhost = {{ fixed_ms = {}, per_byte_ms = {} }}\nslow = {{ fixed_ms = 1000.0 }}\n\
+             [paths.same]\nelements = [{{ component = \"host\" }}]\n\
+             [paths.slow]\nelements = [{{ component = \"host\" }}, {{ component = \"slow\" }}]\n",
+            one_way["fixed_ms"], one_way["per_byte_ms"]
+        ),
+    )
+    .unwrap();
+    let cmp = |path: &str| {
+        json(&wirespeed(&[
+            "model",
+            "compare",
+            model_file.to_str().unwrap(),
+            path,
+            probe_file.to_str().unwrap(),
+            "--json",
+        ]))
+    };
+    let same = cmp("same");
+    assert_eq!(same["parameters"]["action"], "compare");
+    assert_eq!(
+        same["result"]["segments"][0]["anomalous"], false,
+        "{same:#}"
+    );
+    let svg = dir.join("fig4.svg");
+    let run = wirespeed(&[
+        "model",
+        "compare",
+        model_file.to_str().unwrap(),
+        "same",
+        probe_file.to_str().unwrap(),
+        "--plot",
+        svg.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let picture = std::fs::read_to_string(&svg).unwrap();
+    assert!(picture.contains("measured (min RTT / 2)") && picture.contains("model 'same'"));
+    // Three measured sizes and three predicted, plus two legend marks.
+    assert_eq!(picture.matches("<circle").count(), 8, "{picture}");
+    let slow = cmp("slow");
+    assert_eq!(slow["result"]["segments"][0]["anomalous"], true, "{slow:#}");
+    assert!(
+        slow["verdicts"][0]
+            .as_str()
+            .unwrap()
+            .contains("outside tolerance")
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
+    let chain = Chain::new("t", false);
+    // The r1 - r2 link carries 1280-byte packets at most.
+    ip(&["-n", &chain.names[1], "link", "set", "wsl1", "mtu", "1280"]);
+    ip(&["-n", &chain.names[2], "link", "set", "wsr1", "mtu", "1280"]);
+    for (dest, by) in [
+        ("198.18.3.2", "198.18.1.2"),
+        ("2001:2:0:3::2", "2001:2:0:1::2"),
+    ] {
+        let doc = chain.probe(&[
+            dest,
+            "--hops",
+            "--max-ttl",
+            "5",
+            "-n",
+            "4",
+            "--sizes",
+            "64..1400:334",
+            "--gap",
+            "0",
+        ]);
+        let warnings = doc["warnings"].to_string();
+        assert!(
+            warnings.contains("too big for a link on the way"),
+            "{warnings}"
+        );
+        assert!(
+            warnings.contains(&format!("({by} reported MTU 1280)")),
+            "{warnings}"
+        );
+        let hops = doc["result"]["hops"].as_array().unwrap();
+        assert_eq!(hops.len(), 3);
+        // Hop 1 is before the narrow link: every size answered. Beyond it, 1400 is lost and the
+        // fit uses the rest.
+        assert_eq!(hops[0]["sizes"][4]["lost"], 0);
+        assert_eq!(hops[2]["sizes"][4]["lost"], 4, "{:#}", hops[2]["sizes"]);
+        assert!(hops[2]["fit"]["one_way"]["fixed_ms"].is_number());
+    }
+}
