@@ -510,9 +510,13 @@ impl Segment {
         self.sim.model.stations[i].counters
     }
 
-    /// The longest one-way delay between two stations.
-    pub fn max_delay(&self) -> SimSpan {
-        self.sim.model.propagation.max_delay()
+    /// The one-way delay from `from` to the station farthest from it.
+    pub fn farthest(&self, from: usize) -> SimSpan {
+        let p = &self.sim.model.propagation;
+        (0..p.stations())
+            .map(|to| p.delay(from, to))
+            .max()
+            .unwrap_or(SimSpan::ZERO)
     }
 }
 
@@ -629,7 +633,10 @@ mod tests {
         assert_eq!(full.fcs_errors, 1, "{full:?}");
         assert_eq!(full.collisions, 0, "the full end ignores carrier");
         assert_eq!(full.sent, 1);
-        assert_eq!(half.received, 0, "the half end dropped what it was receiving");
+        assert_eq!(
+            half.received, 0,
+            "the half end dropped what it was receiving"
+        );
         assert!(
             !out.iter()
                 .any(|o| matches!(o, SegmentOutput::Delivered { .. })),

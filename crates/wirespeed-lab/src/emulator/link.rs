@@ -143,8 +143,11 @@ pub enum DropReason {
     TooBig,
 }
 
-/// Counters of one direction (what `lab status` shows per port).
+/// Counters of one direction (what `lab status` shows per port). The collision and error
+/// counters stay zero on a full-duplex direction; on a shared medium (half duplex, hub,
+/// duplex mismatch) they are the MAC's, as seed 003 Table 7 lists them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DirectionCounters {
     /// Frames offered.
     pub frames_in: u64,
@@ -170,6 +173,18 @@ pub struct DirectionCounters {
     pub queue_frames_max: u64,
     /// Total time the medium was held, nanoseconds (utilization = this / elapsed).
     pub busy_ns: u64,
+    /// Collisions this port's MAC took part in.
+    pub collisions: u64,
+    /// Of which late (after the first 512 bit times of the frame).
+    pub late_collisions: u64,
+    /// Frames dropped after 16 collisions (also in `drops_medium`).
+    pub excessive_collisions: u64,
+    /// Frames this port received with a bad FCS (truncated by a collision).
+    pub fcs_errors: u64,
+    /// Collision fragments shorter than 64 bytes this port received.
+    pub runts: u64,
+    /// Frames this port received intact (shared media only).
+    pub frames_received: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
