@@ -32,12 +32,12 @@ use crate::emulator::link::{Direction, DirectionCounters, Verdict};
 use crate::emulator::pump;
 use crate::emulator::router::RouterEgress;
 use crate::emulator::shared::{SharedConfig, SharedMedium};
-use crate::shared_port::{SharedPort, StationShared};
-use crate::topology::LinkDuplex;
-use wirespeed_sim::mac::MacDuplex;
 use crate::emulator::stats::{LatenessHistogram, LatenessSummary};
+use crate::shared_port::{SharedPort, StationShared};
 use crate::sys::{self, Tap};
+use crate::topology::LinkDuplex;
 use crate::topology::{NodeKind, Topology};
+use wirespeed_sim::mac::MacDuplex;
 
 /// Largest frame a TAP read can return (no GSO without IFF_VNET_HDR, but be generous).
 const FRAME_BUFFER: usize = 65_536;

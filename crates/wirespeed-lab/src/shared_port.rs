@@ -138,10 +138,7 @@ impl SharedPort {
                     }
                     let tag = next_tag;
                     next_tag += 1;
-                    if self
-                        .medium
-                        .offer(monotonic_now(), station, len as u64, tag)
-                    {
+                    if self.medium.offer(monotonic_now(), station, len as u64, tag) {
                         buffers.insert(tag, (buffer, len));
                     } else {
                         spare.push(buffer);

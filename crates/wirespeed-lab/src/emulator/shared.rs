@@ -147,7 +147,6 @@ impl SharedMedium {
         for output in self.segment.drain() {
             match output {
                 SegmentOutput::Delivered { tag, from, to, at } => {
-                    self.bytes_out[from] += self.lengths.get(&tag).copied().unwrap_or(0);
                     actions.push(SharedAction::Deliver {
                         tag,
                         from,
@@ -156,6 +155,7 @@ impl SharedMedium {
                     });
                 }
                 SegmentOutput::Sent { tag, from, at } => {
+                    self.bytes_out[from] += self.lengths.get(&tag).copied().unwrap_or(0);
                     // The last delivery of this frame is the one to the farthest station.
                     self.releasing
                         .push_back((at + self.segment.farthest(from), tag));
@@ -392,5 +392,12 @@ mod tests {
         assert!(m.offer(Nanos(0), 0, 1514, 2));
         assert_eq!(m.counters(0).drops_too_big, 1);
         assert_eq!(carrier_bits(42), (60 + 12) * 8);
+        let mut actions = Vec::new();
+        m.advance(Nanos(10_000_000), &mut actions);
+        assert_eq!(
+            m.counters(0).bytes_out,
+            1514,
+            "bytes sent once, not once per receiver"
+        );
     }
 }
