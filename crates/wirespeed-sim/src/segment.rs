@@ -168,7 +168,7 @@ struct Station {
     counters: StationCounters,
 }
 
-struct Model_ {
+struct SegmentModel {
     stations: Vec<Station>,
     propagation: Propagation,
     params: MacParams,
@@ -230,7 +230,7 @@ impl MacIo for Io<'_> {
     }
 }
 
-impl Model_ {
+impl SegmentModel {
     fn io<'a>(
         station: usize,
         tag: u64,
@@ -407,7 +407,7 @@ impl Model_ {
     }
 }
 
-impl Model for Model_ {
+impl Model for SegmentModel {
     type Event = Event;
 
     fn handle(&mut self, event: Event, queue: &mut EventQueue<Event>) {
@@ -430,7 +430,7 @@ impl Model for Model_ {
 
 /// A shared medium and its stations.
 pub struct Segment {
-    sim: Simulation<Model_>,
+    sim: Simulation<SegmentModel>,
 }
 
 impl Segment {
@@ -451,7 +451,7 @@ impl Segment {
             })
             .collect();
         Segment {
-            sim: Simulation::new(Model_ {
+            sim: Simulation::new(SegmentModel {
                 stations,
                 propagation: Propagation::new(&setup.cable, n),
                 params: setup.mac,
