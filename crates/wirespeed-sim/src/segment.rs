@@ -644,6 +644,58 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn every_frame_is_sent_or_lost_once_and_a_sent_frame_reaches_every_station(
+            offers in proptest::collection::vec((0u64..20_000, 0usize..5, 64u64..1519), 1..120),
+            length_m in 0.0f64..200.0,
+            seed in 0u64..1000,
+        ) {
+            let mut s = setup(vec![MacDuplex::Half; 5], length_m);
+            s.seed = seed;
+            s.queue_frames = 8;
+            let mut seg = Segment::new(&s);
+            for (tag, &(at_us, station, bytes)) in offers.iter().enumerate() {
+                seg.offer(us(at_us), station, tag as u64, (bytes + 8) * 8);
+            }
+            seg.run();
+            let out = seg.drain();
+            let mut fate = vec![0u32; offers.len()];
+            let mut deliveries = vec![0u32; offers.len()];
+            for o in &out {
+                match *o {
+                    SegmentOutput::Sent { tag, .. } | SegmentOutput::Lost { tag, .. } => {
+                        fate[tag as usize] += 1;
+                    }
+                    SegmentOutput::Delivered { tag, from, to, .. } => {
+                        proptest::prop_assert_ne!(from, to);
+                        deliveries[tag as usize] += 1;
+                    }
+                }
+            }
+            proptest::prop_assert!(fate.iter().all(|&f| f == 1), "{fate:?}");
+            for o in &out {
+                if let SegmentOutput::Sent { tag, .. } = *o {
+                    // Within the slot budget a frame that went without a collision reached
+                    // all four other stations intact.
+                    proptest::prop_assert_eq!(deliveries[tag as usize], 4);
+                }
+                if let SegmentOutput::Lost { tag, .. } = *o {
+                    proptest::prop_assert_eq!(deliveries[tag as usize], 0);
+                }
+            }
+            for i in 0..5 {
+                let c = seg.counters(i);
+                proptest::prop_assert_eq!(
+                    c.offered,
+                    c.sent + c.excessive_collisions + c.late_aborts + c.queue_drops
+                );
+                proptest::prop_assert_eq!(c.late_collisions, 0);
+                proptest::prop_assert_eq!(c.fcs_errors, 0);
+            }
+        }
+    }
+
     #[test]
     fn a_full_queue_drops_the_arrival() {
         let mut s = setup(vec![MacDuplex::Half; 2], 10.0);
