@@ -14,8 +14,10 @@
 //! 12-byte inter-frame gap (IEEE 802.3 clauses 3 and 4), so a 1514-byte TAP frame holds a
 //! 10 Mbit/s wire for 1538 x 8 / 10^7 = 1230.4 us; on a serial line only the IP packet.
 //!
-//! The medium is a trait ([`Medium`]) so that a half-duplex or shared CSMA/CD MAC can decide,
-//! later, when a frame may go and whether it collided; [`FullDuplex`] is the private wire.
+//! The medium is a trait ([`Medium`]) for media that can answer at arrival: [`FullDuplex`] is
+//! the private wire. A shared CSMA/CD medium cannot (a frame another station starts later
+//! still collides with this one), so half-duplex links, hubs and duplex mismatches are an
+//! event model advanced with the clock instead: [`super::shared::SharedMedium`].
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -57,11 +59,12 @@ pub enum MediumLoss {
     Corrupted,
 }
 
-/// When may a frame go, and did it get through: the seam where a MAC plugs in.
+/// When may a frame go, and did it get through, decided when the frame is ready.
 ///
 /// `ready` is when the frame reached the head of the queue and `hold` how long it occupies the
 /// medium once it goes. A full-duplex wire answers "as soon as the previous frame is done"; a
-/// CSMA/CD MAC (wirespeed-sim's) answers after deferral, collisions and backoff.
+/// wire with a deterministic fault could answer "lost". A CSMA/CD medium's answer depends on
+/// frames that arrive later, so it is not a `Medium` but [`super::shared::SharedMedium`].
 pub trait Medium: Send {
     /// Decides the fate of one frame.
     fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission;
