@@ -80,10 +80,13 @@ impl SharedPort {
                             continue;
                         };
                         let frame = &buffer[..*len];
+                        // Lateness is the release instant (the write's start) minus the
+                        // schedule, as on a full-duplex port; the write itself may run the
+                        // receiving stack synchronously.
+                        lateness[from].record(monotonic_now().minus(at));
                         if wanted_by(frame, to, &owners) {
                             let _ = sys::write_frame(self.fds[to], frame);
                         }
-                        lateness[from].record(monotonic_now().minus(at));
                     }
                     SharedAction::Release { tag } => {
                         if let Some((buffer, _)) = buffers.remove(&tag) {
