@@ -5,6 +5,10 @@
 //! (198.18.0.0/15, reserved by RFC 6890) and RFC 5180 (2001:2::/48), which no real network
 //! routes, so a lab can never leak traffic to a real host. A link may give its own IPv4 pair.
 //!
+//! Shared segment `j` (a hub) numbers after the links: it gets the subnet of link index
+//! `links + j`, and its stations are `.1`, `.2`, ... in the order the file lists them (IPv4
+//! only: IPv6's own solicitations would otherwise take turns on the shared medium).
+//!
 //! Routes are shortest paths in hops, computed per node by breadth-first search over links, in
 //! which only routers may be passed through (hosts do not forward). Ties go to the link that
 //! comes first in the file, and between the two ends of a destination link to end a, so the
@@ -103,11 +107,28 @@ pub struct Route {
     pub dev: String,
 }
 
+/// A station's interface on a shared segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StationInterface {
+    /// The node it belongs to.
+    pub node: usize,
+    /// The segment it is attached to.
+    pub segment: usize,
+    /// Its position among the segment's stations.
+    pub station: usize,
+    /// Its name inside the namespace (numbered after the node's link interfaces).
+    pub name: String,
+    /// IPv4 address and prefix.
+    pub ipv4: Ipv4Net,
+}
+
 /// Every interface and route of a lab.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {
     /// Two per link: index `2 * link` is end a, `2 * link + 1` end b.
     pub interfaces: Vec<Interface>,
+    /// Station interfaces of every segment, segment by segment in file order.
+    pub stations: Vec<StationInterface>,
     /// All routes of all nodes.
     pub routes: Vec<Route>,
 }
@@ -124,6 +145,12 @@ impl Plan {
             .iter()
             .find(|i| i.node == node)
             .map(|i| i.ipv4.addr)
+            .or_else(|| {
+                self.stations
+                    .iter()
+                    .find(|s| s.node == node)
+                    .map(|s| s.ipv4.addr)
+            })
     }
 }
 
@@ -165,8 +192,26 @@ pub fn plan(topology: &Topology) -> Plan {
             per_node[node] += 1;
         }
     }
+    let mut stations = Vec::new();
+    for segment in &topology.segments {
+        let (v4, _) = link_subnet(topology.links.len() + segment.index);
+        for (station, &node) in segment.stations.iter().enumerate() {
+            stations.push(StationInterface {
+                node,
+                segment: segment.index,
+                station,
+                name: format!("eth{}", per_node[node]),
+                ipv4: Ipv4Net {
+                    addr: Ipv4Addr::from(u32::from(v4) + station as u32 + 1),
+                    prefix: 24,
+                },
+            });
+            per_node[node] += 1;
+        }
+    }
     let mut plan = Plan {
         interfaces,
+        stations,
         routes: Vec::new(),
     };
     for node in 0..topology.nodes.len() {
@@ -361,6 +406,30 @@ rate = "10M"
         // a reaches the b-c subnet only as far as b (b is on it); c likewise. b has no route.
         assert_eq!(plan.routes.len(), 2);
         assert!(plan.routes.iter().all(|r| r.node != 1));
+    }
+
+    #[test]
+    fn segment_stations_share_a_subnet_after_the_links() {
+        let t = Topology::parse(
+            "[[host]]\nname=\"a\"\n[[host]]\nname=\"b\"\n[[host]]\nname=\"c\"\n[[link]]\na=\"a\"\nb=\"b\"\nrate=\"1M\"\n[[segment]]\nname=\"hub\"\nstations=[\"c\",\"a\",\"b\"]\nrate=\"10M\"\n",
+            "t",
+        )
+        .unwrap();
+        let plan = plan(&t);
+        let got: Vec<(usize, String, String)> = plan
+            .stations
+            .iter()
+            .map(|s| (s.node, s.name.clone(), s.ipv4.to_string()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (2, "eth0".to_string(), "198.18.1.1/24".to_string()),
+                (0, "eth1".to_string(), "198.18.1.2/24".to_string()),
+                (1, "eth1".to_string(), "198.18.1.3/24".to_string()),
+            ]
+        );
+        assert_eq!(plan.address_of(2), Some(Ipv4Addr::new(198, 18, 1, 1)));
     }
 
     #[test]

@@ -14,6 +14,7 @@ pub mod addressing;
 pub mod emulator;
 pub mod lifecycle;
 pub mod runtime;
+mod shared_port;
 pub mod sys;
 pub mod topology;
 

@@ -128,6 +128,13 @@ impl LabRecord {
                         std::iter::once(format!("{} {}", f.name, f.ipv4))
                             .chain(f.ipv6.map(|v6| format!("{} {v6}/64", f.name)))
                     })
+                    .chain(
+                        lab.plan
+                            .stations
+                            .iter()
+                            .filter(|s| s.node == i)
+                            .map(|s| format!("{} {}", s.name, s.ipv4)),
+                    )
                     .collect(),
             })
             .collect();

@@ -8,6 +8,10 @@
 //! recording how late it was. The two threads share a FIFO and recycle their buffers, so the
 //! data path allocates nothing once it is warm.
 //!
+//! A half-duplex link, a duplex-mismatch link and a hub ([`crate::topology::Segment`]) are one
+//! shared medium each: a single thread holds all their stations' TAP devices and runs the
+//! simulator's CSMA/CD MAC on the real clock (`shared_port`).
+//!
 //! Teardown order matters: the threads stop first, then the TAP descriptors close (which
 //! destroys the devices), then the namespaces are deleted. Deleting a namespace while a TAP is
 //! still open would move the device back to the root namespace instead of destroying it.
@@ -27,9 +31,13 @@ use crate::emulator::clock::{Nanos, RealClock, monotonic_now};
 use crate::emulator::link::{Direction, DirectionCounters, Verdict};
 use crate::emulator::pump;
 use crate::emulator::router::RouterEgress;
+use crate::emulator::shared::{SharedConfig, SharedMedium};
 use crate::emulator::stats::{LatenessHistogram, LatenessSummary};
+use crate::shared_port::{SharedPort, StationShared};
 use crate::sys::{self, Tap};
+use crate::topology::LinkDuplex;
 use crate::topology::{NodeKind, Topology};
+use wirespeed_sim::mac::MacDuplex;
 
 /// Largest frame a TAP read can return (no GSO without IFF_VNET_HDR, but be generous).
 const FRAME_BUFFER: usize = 65_536;
@@ -84,6 +92,15 @@ impl Lab {
             ));
             lab.taps.push(tap);
         }
+        for (k, station) in lab.plan.stations.iter().enumerate() {
+            let port = lab.plan.interfaces.len() + k;
+            let tap = Tap::create(&format!("{}{tap_id}-{port}", sys::PREFIX))?;
+            moves.push_str(&format!(
+                "link set {} netns {}\n",
+                tap.name, lab.namespaces[station.node]
+            ));
+            lab.taps.push(tap);
+        }
         sys::ip(&["-batch", "-"], Some(&moves))?;
         for node in 0..lab.topology.nodes.len() {
             lab.configure_node(node)?;
@@ -114,6 +131,19 @@ impl Lab {
             if let Some(v6) = interface.ipv6 {
                 batch.push_str(&format!("addr add {v6}/64 dev {dev} nodad\n"));
             }
+        }
+        for (k, station) in self.plan.stations.iter().enumerate() {
+            if station.node != node {
+                continue;
+            }
+            let mtu = self.topology.segments[station.segment].mtu;
+            let dev = &station.name;
+            let tap = &self.taps[self.plan.interfaces.len() + k].name;
+            names.push_str(&format!("link set {tap} name {dev}\n"));
+            names.push_str(&format!("link set {dev} mtu {mtu}\n"));
+            no_ipv6.push(dev.clone());
+            batch.push_str(&format!("link set {dev} up\n"));
+            batch.push_str(&format!("addr add {} dev {dev}\n", station.ipv4));
         }
         for route in self.plan.routes.iter().filter(|r| r.node == node) {
             batch.push_str(&format!(
@@ -166,6 +196,10 @@ impl Lab {
         let mut ports = Vec::new();
         let mut threads = Vec::new();
         for link in &self.topology.links {
+            if link.is_shared() {
+                self.start_shared_link(link, &stop, &mut ports, &mut threads);
+                continue;
+            }
             for (from_a, config) in [(true, link.ab), (false, link.ba)] {
                 let src = self.plan.end(link.index, from_a);
                 let dst = self.plan.end(link.index, !from_a);
@@ -205,9 +239,13 @@ impl Lab {
                     interface: src.name.clone(),
                     rate_bits_per_second: config.rate.bits_per_second(),
                     delay_ns: u64::try_from(config.delay.as_nanos()).unwrap_or(u64::MAX),
-                    shared: port,
+                    medium: "full".into(),
+                    shared: Shared::Direction(port),
                 });
             }
+        }
+        for segment in &self.topology.segments {
+            self.start_segment(segment, &stop, &mut ports, &mut threads);
         }
         Emulator {
             stop,
@@ -215,6 +253,115 @@ impl Lab {
             ports,
             started: monotonic_now(),
         }
+    }
+
+    /// A half-duplex or mismatched link: one thread, two stations (end a is station 0).
+    fn start_shared_link(
+        &self,
+        link: &crate::topology::Link,
+        stop: &Arc<AtomicBool>,
+        ports: &mut Vec<PortHandle>,
+        threads: &mut Vec<JoinHandle<()>>,
+    ) {
+        let mac = |d| match d {
+            LinkDuplex::Full => MacDuplex::Full,
+            LinkDuplex::Half => MacDuplex::Half,
+        };
+        let word = |d| match d {
+            LinkDuplex::Full => "full",
+            LinkDuplex::Half => "half",
+        };
+        let delay_s = link.ab.delay.as_secs_f64();
+        let config = SharedConfig {
+            rate: link.ab.rate,
+            duplex: vec![mac(link.duplex_a), mac(link.duplex_b)],
+            // The medium is given by its delay; any velocity gives it back exactly.
+            length_m: delay_s * wirespeed_sim::bus::SPEED_OF_LIGHT,
+            velocity_factor: 1.0,
+            queue: match link.ab.queue {
+                crate::topology::QueueLimit::Packets(p) => p,
+                crate::topology::QueueLimit::Bytes(_) => unreachable!("refused on half duplex"),
+            },
+            seed: link.ab.seed,
+            mtu: link.mtu,
+        };
+        let mut shared = Vec::new();
+        for (from_a, duplex) in [(true, link.duplex_a), (false, link.duplex_b)] {
+            let src = self.plan.end(link.index, from_a);
+            let dst = self.plan.end(link.index, !from_a);
+            let station = Arc::new(StationShared::default());
+            shared.push(Arc::clone(&station));
+            ports.push(PortHandle {
+                link: link.index,
+                from: self.topology.nodes[src.node].name.clone(),
+                to: self.topology.nodes[dst.node].name.clone(),
+                interface: src.name.clone(),
+                rate_bits_per_second: link.ab.rate.bits_per_second(),
+                delay_ns: u64::try_from(link.ab.delay.as_nanos()).unwrap_or(u64::MAX),
+                medium: word(duplex).into(),
+                shared: Shared::Station(station),
+            });
+        }
+        let port = SharedPort {
+            fds: vec![
+                self.taps[2 * link.index].raw_fd(),
+                self.taps[2 * link.index + 1].raw_fd(),
+            ],
+            medium: SharedMedium::new(&config, monotonic_now()),
+            shared,
+            stop: Arc::clone(stop),
+        };
+        let label = format!("{}:{}", self.name, link.index);
+        threads.push(spawn(format!("ws-csma-{label}"), move || port.run()));
+    }
+
+    /// A hub: one thread for all its stations.
+    fn start_segment(
+        &self,
+        segment: &crate::topology::Segment,
+        stop: &Arc<AtomicBool>,
+        ports: &mut Vec<PortHandle>,
+        threads: &mut Vec<JoinHandle<()>>,
+    ) {
+        let config = SharedConfig {
+            rate: segment.rate,
+            duplex: vec![MacDuplex::Half; segment.stations.len()],
+            length_m: segment.length_m,
+            velocity_factor: segment.velocity_factor,
+            queue: segment.queue,
+            seed: segment.seed,
+            mtu: segment.mtu,
+        };
+        let end_to_end_ns =
+            segment.length_m / (segment.velocity_factor * wirespeed_sim::bus::SPEED_OF_LIGHT) * 1e9;
+        let mut shared = Vec::new();
+        let mut fds = Vec::new();
+        for (k, station) in self.plan.stations.iter().enumerate() {
+            if station.segment != segment.index {
+                continue;
+            }
+            fds.push(self.taps[self.plan.interfaces.len() + k].raw_fd());
+            let s = Arc::new(StationShared::default());
+            shared.push(Arc::clone(&s));
+            ports.push(PortHandle {
+                link: self.topology.links.len() + segment.index,
+                from: self.topology.nodes[station.node].name.clone(),
+                to: segment.name.clone(),
+                interface: station.name.clone(),
+                rate_bits_per_second: segment.rate.bits_per_second(),
+                delay_ns: end_to_end_ns.round() as u64,
+                medium: "half".into(),
+                shared: Shared::Station(s),
+            });
+        }
+        let port = SharedPort {
+            fds,
+            medium: SharedMedium::new(&config, monotonic_now()),
+            shared,
+            stop: Arc::clone(stop),
+        };
+        let label = format!("{}:{}", self.name, segment.name);
+        threads.push(spawn(format!("ws-hub-{label}"), move || port.run()));
     }
 
     fn egress_costs(&self, node: usize) -> Option<RouterEgress> {
@@ -380,6 +527,27 @@ impl Egress {
     }
 }
 
+enum Shared {
+    Direction(Arc<PortShared>),
+    Station(Arc<StationShared>),
+}
+
+impl Shared {
+    fn counters(&self) -> DirectionCounters {
+        match self {
+            Shared::Direction(p) => *p.counters.lock().expect("counters lock"),
+            Shared::Station(s) => *s.counters.lock().expect("counters lock"),
+        }
+    }
+
+    fn lateness(&self) -> LatenessHistogram {
+        match self {
+            Shared::Direction(p) => p.lateness.lock().expect("lateness lock").clone(),
+            Shared::Station(s) => s.lateness.lock().expect("lateness lock").clone(),
+        }
+    }
+}
+
 struct PortHandle {
     link: usize,
     from: String,
@@ -387,7 +555,8 @@ struct PortHandle {
     interface: String,
     rate_bits_per_second: u64,
     delay_ns: u64,
-    shared: Arc<PortShared>,
+    medium: String,
+    shared: Shared,
 }
 
 /// The emulator's threads. [`Emulator::stop`] ends them.
@@ -401,8 +570,13 @@ pub struct Emulator {
 /// One direction of a link as `lab status` shows it: the egress port of `from`.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PortStatus {
-    /// Link index in the topology file.
+    /// Link index in the topology file (segments number after the links).
     pub link: usize,
+    /// How this port reaches the medium: "full" (a private direction) or "half" (CSMA/CD on
+    /// a half-duplex link, a hub, or the half end of a duplex mismatch; the full end of a
+    /// mismatch is "full" on a shared medium).
+    #[serde(default)]
+    pub medium: String,
     /// Sending node.
     pub from: String,
     /// Receiving node.
@@ -428,7 +602,7 @@ impl Emulator {
         self.ports
             .iter()
             .map(|p| {
-                let counters = *p.shared.counters.lock().expect("counters lock");
+                let counters = p.shared.counters();
                 PortStatus {
                     link: p.link,
                     from: p.from.clone(),
@@ -436,9 +610,10 @@ impl Emulator {
                     interface: p.interface.clone(),
                     rate_bits_per_second: p.rate_bits_per_second,
                     delay_ns: p.delay_ns,
+                    medium: p.medium.clone(),
                     counters,
                     utilization: (counters.busy_ns as f64 / elapsed).min(1.0),
-                    lateness: p.shared.lateness.lock().expect("lateness lock").summary(),
+                    lateness: p.shared.lateness().summary(),
                 }
             })
             .collect()
@@ -448,7 +623,7 @@ impl Emulator {
     pub fn lateness(&self) -> LatenessSummary {
         let mut all = LatenessHistogram::default();
         for p in &self.ports {
-            all.merge(&p.shared.lateness.lock().expect("lateness lock"));
+            all.merge(&p.shared.lateness());
         }
         all.summary()
     }

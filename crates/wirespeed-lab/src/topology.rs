@@ -153,11 +153,15 @@ pub struct DirectionConfig {
     pub hidden_hops: u8,
 }
 
-/// Full or half duplex.
+/// The duplex of one end of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkDuplex {
-    /// Both directions at once, no collisions.
+    /// Both directions at once, no carrier sense, no collisions.
     Full,
+    /// CSMA/CD: defer to carrier, detect collisions, back off (wirespeed-sim's MAC). Two
+    /// half-duplex ends share one medium; a half end facing a full end is a duplex mismatch
+    /// (seed 003 §4.4).
+    Half,
 }
 
 /// A link between two nodes.
@@ -175,8 +179,10 @@ pub struct Link {
     pub ba: DirectionConfig,
     /// MTU of both interfaces.
     pub mtu: u32,
-    /// Duplex.
-    pub duplex: LinkDuplex,
+    /// Duplex of end a.
+    pub duplex_a: LinkDuplex,
+    /// Duplex of end b.
+    pub duplex_b: LinkDuplex,
     /// What the serializer charges per frame: Ethernet (header, FCS, pad, preamble, gap) or a
     /// serial line (the IP packet alone).
     pub layer: LinkLayer,
@@ -191,6 +197,39 @@ pub struct Link {
     pub line: usize,
 }
 
+impl Link {
+    /// True when either end runs CSMA/CD, so that the link is one shared medium (half duplex
+    /// or a duplex mismatch) rather than two private directions.
+    pub fn is_shared(&self) -> bool {
+        self.duplex_a == LinkDuplex::Half || self.duplex_b == LinkDuplex::Half
+    }
+}
+
+/// A shared segment: a hub (repeater) joining N stations on one half-duplex CSMA/CD medium.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Segment {
+    /// Position among the `[[segment]]` tables, 0-based.
+    pub index: usize,
+    /// Its name in the file.
+    pub name: String,
+    /// Node index of each station, in file order.
+    pub stations: Vec<usize>,
+    /// Bit rate of the medium.
+    pub rate: BitRate,
+    /// Cable length end to end, metres (stations spread evenly along it).
+    pub length_m: f64,
+    /// Signal velocity as a fraction of the speed of light.
+    pub velocity_factor: f64,
+    /// Frames each station holds for its MAC.
+    pub queue: u32,
+    /// MTU of every station's interface.
+    pub mtu: u32,
+    /// Seed of the MACs' backoff.
+    pub seed: u64,
+    /// Line of the `[[segment]]` table.
+    pub line: usize,
+}
+
 /// A checked topology.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Topology {
@@ -200,6 +239,8 @@ pub struct Topology {
     pub nodes: Vec<Node>,
     /// Links in file order.
     pub links: Vec<Link>,
+    /// Shared segments in file order.
+    pub segments: Vec<Segment>,
 }
 
 impl Topology {
@@ -266,6 +307,21 @@ struct RawTopology {
     router: Vec<RawRouter>,
     #[serde(default)]
     link: Vec<Spanned<RawLink>>,
+    #[serde(default)]
+    segment: Vec<Spanned<RawSegment>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSegment {
+    name: Spanned<String>,
+    stations: Spanned<Vec<Spanned<String>>>,
+    rate: Option<Spanned<toml::Value>>,
+    length_m: Option<Spanned<toml::Value>>,
+    velocity_factor: Option<Spanned<toml::Value>>,
+    queue: Option<Spanned<toml::Value>>,
+    mtu: Option<Spanned<toml::Value>>,
+    seed: Option<Spanned<toml::Value>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -314,6 +370,8 @@ struct RawLink {
     seed: Option<Spanned<toml::Value>>,
     mtu: Option<Spanned<toml::Value>>,
     duplex: Option<Spanned<String>>,
+    duplex_a: Option<Spanned<String>>,
+    duplex_b: Option<Spanned<String>>,
     layer: Option<Spanned<String>>,
     ipv6: Option<bool>,
     hidden_hops: Option<Spanned<toml::Value>>,
@@ -370,10 +428,19 @@ impl RawTopology {
                 ),
             ));
         }
-        if self.link.is_empty() {
+        if self.link.is_empty() && self.segment.is_empty() {
             return Err(ctx.error_at_line(
                 1,
-                "a lab needs at least one [[link]] with a = \"NODE\" and b = \"NODE\"".into(),
+                "a lab needs at least one [[link]] with a = \"NODE\" and b = \"NODE\" (or a [[segment]])".into(),
+            ));
+        }
+        if self.link.len() + self.segment.len() > MAX_LINKS {
+            return Err(ctx.error_at_line(
+                1,
+                format!(
+                    "{} links and segments are more than the {MAX_LINKS} that 198.18.0.0/15 numbers",
+                    self.link.len() + self.segment.len()
+                ),
             ));
         }
         if self.link.len() > MAX_LINKS {
@@ -391,10 +458,16 @@ impl RawTopology {
             links.push(link.get_ref().check(ctx, index, line, &names)?);
         }
         check_addresses(ctx, &self.link, &links)?;
+        let mut segments = Vec::new();
+        for (index, segment) in self.segment.iter().enumerate() {
+            let line = ctx.line(segment.span().start);
+            segments.push(segment.get_ref().check(ctx, index, line, &names, &nodes)?);
+        }
         Ok(Topology {
             name: self.name.map(Spanned::into_inner),
             nodes,
             links,
+            segments,
         })
     }
 }
@@ -610,22 +683,46 @@ impl RawLink {
             None => 1500,
             Some(v) => integer(ctx, v, "mtu", 68, 9000)? as u32,
         };
-        let duplex = match &self.duplex {
-            None => LinkDuplex::Full,
-            Some(d) if d.get_ref() == "full" => LinkDuplex::Full,
-            Some(d) if d.get_ref() == "half" => {
-                return Err(ctx.error(
-                    d,
-                    "duplex = \"half\" needs the CSMA/CD MAC, which this build of the lab does not have yet; use duplex = \"full\"".into(),
-                ));
-            }
-            Some(d) => {
-                return Err(ctx.error(
-                    d,
-                    format!("duplex '{}' is not \"full\" or \"half\"", d.get_ref()),
-                ));
-            }
+        let parse_duplex = |d: &Spanned<String>| match d.get_ref().as_str() {
+            "full" => Ok(LinkDuplex::Full),
+            "half" => Ok(LinkDuplex::Half),
+            other => Err(ctx.error(d, format!("duplex '{other}' is not \"full\" or \"half\""))),
         };
+        let both = self.duplex.as_ref().map(parse_duplex).transpose()?;
+        let duplex_a = match &self.duplex_a {
+            Some(d) => parse_duplex(d)?,
+            None => both.unwrap_or(LinkDuplex::Full),
+        };
+        let duplex_b = match &self.duplex_b {
+            Some(d) => parse_duplex(d)?,
+            None => both.unwrap_or(LinkDuplex::Full),
+        };
+        if duplex_a == LinkDuplex::Half || duplex_b == LinkDuplex::Half {
+            let at = self
+                .duplex
+                .as_ref()
+                .or(self.duplex_a.as_ref())
+                .or(self.duplex_b.as_ref())
+                .expect("a half end was given");
+            if rate_ab != rate_ba {
+                return Err(ctx.error(
+                    at,
+                    "a half-duplex link is one medium with one rate: give rate, not rate_ab and rate_ba".into(),
+                ));
+            }
+            let unsupported = [
+                (self.loss.is_some(), "loss"),
+                (self.hidden_hops.is_some(), "hidden_hops"),
+                (self.queue_bytes.is_some(), "queue_bytes"),
+                (self.layer.is_some(), "layer"),
+            ];
+            if let Some((_, key)) = unsupported.iter().find(|(given, _)| *given) {
+                return Err(ctx.error(
+                    at,
+                    format!("{key} is not available on a half-duplex (CSMA/CD) link: remove it, or make the link full duplex"),
+                ));
+            }
+        }
         let layer = match &self.layer {
             None => LinkLayer::Ethernet { vlan_tags: 0 },
             Some(l) if l.get_ref() == "ethernet" => LinkLayer::Ethernet { vlan_tags: 0 },
@@ -664,7 +761,8 @@ impl RawLink {
                 ..direction(rate_ba)
             },
             mtu,
-            duplex,
+            duplex_a,
+            duplex_b,
             layer,
             ipv6: self.ipv6.unwrap_or(true),
             a_address: address(&self.a_address)?,
@@ -706,6 +804,118 @@ impl RawLink {
             }
             (None, None) => Ok(Duration::ZERO),
         }
+    }
+}
+
+/// Most stations a segment's /24 can number.
+pub const MAX_STATIONS: usize = 253;
+
+impl RawSegment {
+    fn check(
+        &self,
+        ctx: &Ctx<'_>,
+        index: usize,
+        line: usize,
+        names: &HashMap<String, usize>,
+        nodes: &[Node],
+    ) -> Result<Segment, TopologyError> {
+        check_name(ctx, &self.name)?;
+        let mut stations = Vec::new();
+        for station in self.stations.get_ref() {
+            let Some(&node) = names.get(station.get_ref()) else {
+                return Err(ctx.error(
+                    station,
+                    format!(
+                        "segment '{}' names unknown station '{}': add a [[host]] with that name",
+                        self.name.get_ref(),
+                        station.get_ref()
+                    ),
+                ));
+            };
+            if matches!(nodes[node].kind, NodeKind::Router(_)) {
+                return Err(ctx.error(
+                    station,
+                    format!(
+                        "router '{}' on segment '{}': the lab does not route across segments; attach hosts only",
+                        station.get_ref(),
+                        self.name.get_ref()
+                    ),
+                ));
+            }
+            if stations.contains(&node) {
+                return Err(ctx.error(
+                    station,
+                    format!(
+                        "station '{}' is on segment '{}' twice",
+                        station.get_ref(),
+                        self.name.get_ref()
+                    ),
+                ));
+            }
+            stations.push(node);
+        }
+        if !(2..=MAX_STATIONS).contains(&stations.len()) {
+            return Err(ctx.error(
+                &self.stations,
+                format!(
+                    "segment '{}' has {} stations: give 2 to {MAX_STATIONS}",
+                    self.name.get_ref(),
+                    stations.len()
+                ),
+            ));
+        }
+        let Some(rate) = self.rate.as_ref().map(|v| rate(ctx, v)).transpose()? else {
+            return Err(ctx.error_at_line(line, "segment has no rate: add rate = \"10M\"".into()));
+        };
+        let length_m = match &self.length_m {
+            None => 100.0,
+            Some(v) => {
+                let l = number(ctx, v, "length_m")?;
+                if !(0.0..=10_000.0).contains(&l) {
+                    return Err(ctx.error(
+                        v,
+                        format!("length_m {l} of a segment must be between 0 and 10 km"),
+                    ));
+                }
+                l
+            }
+        };
+        let velocity_factor = match &self.velocity_factor {
+            None => DEFAULT_VELOCITY_FACTOR,
+            Some(v) => {
+                let vf = number(ctx, v, "velocity_factor")?;
+                if !(vf > 0.0 && vf <= 1.0) {
+                    return Err(
+                        ctx.error(v, format!("velocity_factor {vf} must be in 0 < vf <= 1"))
+                    );
+                }
+                vf
+            }
+        };
+        let queue = match &self.queue {
+            None => DEFAULT_QUEUE_PACKETS,
+            Some(v) => integer(ctx, v, "queue (packets)", 1, 1_000_000)? as u32,
+        };
+        let mtu = match &self.mtu {
+            None => 1500,
+            Some(v) => integer(ctx, v, "mtu", 68, 9000)? as u32,
+        };
+        let seed = match &self.seed {
+            None => index as u64 + 1,
+            Some(v) => integer(ctx, v, "seed", 0, i64::MAX)? as u64,
+        };
+        Ok(Segment {
+            index,
+            name: self.name.get_ref().clone(),
+            stations,
+            rate,
+            length_m,
+            velocity_factor,
+            queue,
+            mtu,
+            seed,
+            line,
+        })
     }
 }
 
@@ -865,6 +1075,45 @@ delay = "100us"
     }
 
     #[test]
+    fn half_duplex_and_mismatch_links_and_segments_parse() {
+        let t =
+            Topology::parse(&TWO.replace("delay = \"100us\"", "duplex = \"half\""), "t").unwrap();
+        assert_eq!(
+            (t.links[0].duplex_a, t.links[0].duplex_b),
+            (LinkDuplex::Half, LinkDuplex::Half)
+        );
+        let t = Topology::parse(
+            &TWO.replace("delay = \"100us\"", "duplex_a = \"half\""),
+            "t",
+        )
+        .unwrap();
+        assert_eq!(
+            (t.links[0].duplex_a, t.links[0].duplex_b),
+            (LinkDuplex::Half, LinkDuplex::Full)
+        );
+        assert!(t.links[0].is_shared());
+        let hub = "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[host]]\nname = \"c\"\n\
+                   [[segment]]\nname = \"hub\"\nstations = [\"a\", \"b\", \"c\"]\nrate = \"10M\"\nlength_m = 50\n";
+        let t = Topology::parse(hub, "hub.toml").unwrap();
+        assert_eq!(t.segments[0].stations, [0, 1, 2]);
+        assert_eq!(t.segments[0].length_m, 50.0);
+        let e = Topology::parse(&hub.replace("\"c\"]", "\"d\"]"), "hub.toml").unwrap_err();
+        assert!(e.to_string().contains("unknown station 'd'"), "{e}");
+        assert!(e.to_string().contains("hub.toml:9:"), "names the line: {e}");
+        let e = Topology::parse(&hub.replace("rate = \"10M\"\n", ""), "hub.toml").unwrap_err();
+        assert!(e.to_string().contains("no rate"), "{e}");
+        let e = Topology::parse(
+            &TWO.replace(
+                "rate = \"10M\"",
+                "rate_ab = \"10M\"\nrate_ba = \"1M\"\nduplex = \"half\"",
+            ),
+            "t",
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("one rate"), "{e}");
+    }
+
+    #[test]
     fn other_mistakes_are_explained() {
         for (from, to, needle) in [
             (
@@ -874,7 +1123,12 @@ delay = "100us"
             ),
             ("delay = \"100us\"", "delay = 100", "has no unit"),
             ("delay = \"100us\"", "delay = \"-1ms\"", "negative delay"),
-            ("delay = \"100us\"", "duplex = \"half\"", "CSMA/CD"),
+            (
+                "delay = \"100us\"",
+                "duplex = \"half\"\nloss = 0.01",
+                "loss is not available on a half-duplex (CSMA/CD) link",
+            ),
+            ("delay = \"100us\"", "duplex_a = \"hlaf\"", "'hlaf'"),
             ("delay = \"100us\"", "mtu = 20", "mtu 20"),
             ("delay = \"100us\"", "queue = 0", "queue"),
             ("b = \"h2\"", "b = \"h1\"", "itself"),

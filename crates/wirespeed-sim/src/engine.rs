@@ -186,6 +186,11 @@ impl<M: Model, C: Clock> Simulation<M, C> {
         self.queue.schedule(at, event);
     }
 
+    /// When the next pending event is due, if any.
+    pub fn next_event_time(&self) -> Option<SimTime> {
+        self.queue.peek_time()
+    }
+
     /// Handles the next event; false when none is left.
     pub fn step(&mut self) -> bool {
         let Some(time) = self.queue.peek_time() else {

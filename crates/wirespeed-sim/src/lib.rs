@@ -17,6 +17,7 @@ pub mod engine;
 pub mod link;
 pub mod mac;
 pub mod network;
+pub mod segment;
 pub mod slotted;
 pub mod stats;
 pub mod sweep;

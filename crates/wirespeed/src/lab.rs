@@ -331,6 +331,17 @@ impl Render for StatusResult {
                     "busy",
                     "late p50/p99",
                 ]);
+                let shared = ports.iter().any(|p| p.medium == "half");
+                let mut errors = Table::new([
+                    "port",
+                    "duplex",
+                    "received",
+                    "collisions",
+                    "late coll",
+                    "excessive",
+                    "FCS errors",
+                    "runts",
+                ]);
                 for p in ports {
                     let c = &p.counters;
                     t.row([
@@ -349,8 +360,28 @@ impl Render for StatusResult {
                         format!("{:.1}%", p.utilization * 100.0),
                         format!("{}/{} us", p.lateness.p50_us, p.lateness.p99_us),
                     ]);
+                    if shared {
+                        errors.row([
+                            format!("{} {}", p.interface, p.from),
+                            p.medium.clone(),
+                            group_digits(c.frames_received),
+                            group_digits(c.collisions),
+                            group_digits(c.late_collisions),
+                            group_digits(c.excessive_collisions),
+                            group_digits(c.fcs_errors),
+                            group_digits(c.runts),
+                        ]);
+                    }
                 }
                 write!(out, "{t}")?;
+                if shared {
+                    writeln!(out)?;
+                    write!(out, "{errors}")?;
+                    writeln!(
+                        out,
+                        "shared media (CSMA/CD): collisions and late collisions as the port's MAC counted them; FCS errors and runts as it received them (seed 003 Table 7)"
+                    )?;
+                }
                 writeln!(
                     out,
                     "frames = delivered/offered; busy = share of time the wire was serializing; late = release time minus schedule"

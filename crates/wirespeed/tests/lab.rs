@@ -16,6 +16,9 @@ use wirespeed_lab::sys;
 
 use crate::util::{assert_one_line_error, wirespeed};
 
+#[path = "lab_shared.rs"]
+mod shared;
+
 static LAB_LOCK: Mutex<()> = Mutex::new(());
 
 fn labs_dir() -> PathBuf {

@@ -14,8 +14,10 @@
 //! 12-byte inter-frame gap (IEEE 802.3 clauses 3 and 4), so a 1514-byte TAP frame holds a
 //! 10 Mbit/s wire for 1538 x 8 / 10^7 = 1230.4 us; on a serial line only the IP packet.
 //!
-//! The medium is a trait ([`Medium`]) so that a half-duplex or shared CSMA/CD MAC can decide,
-//! later, when a frame may go and whether it collided; [`FullDuplex`] is the private wire.
+//! The medium is a trait ([`Medium`]) for media that can answer at arrival: [`FullDuplex`] is
+//! the private wire. A shared CSMA/CD medium cannot (a frame another station starts later
+//! still collides with this one), so half-duplex links, hubs and duplex mismatches are an
+//! event model advanced with the clock instead: [`super::shared::SharedMedium`].
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -57,11 +59,12 @@ pub enum MediumLoss {
     Corrupted,
 }
 
-/// When may a frame go, and did it get through: the seam where a MAC plugs in.
+/// When may a frame go, and did it get through, decided when the frame is ready.
 ///
 /// `ready` is when the frame reached the head of the queue and `hold` how long it occupies the
 /// medium once it goes. A full-duplex wire answers "as soon as the previous frame is done"; a
-/// CSMA/CD MAC (wirespeed-sim's) answers after deferral, collisions and backoff.
+/// wire with a deterministic fault could answer "lost". A CSMA/CD medium's answer depends on
+/// frames that arrive later, so it is not a `Medium` but [`super::shared::SharedMedium`].
 pub trait Medium: Send {
     /// Decides the fate of one frame.
     fn transmit(&mut self, ready: Nanos, hold: Duration) -> Transmission;
@@ -143,8 +146,11 @@ pub enum DropReason {
     TooBig,
 }
 
-/// Counters of one direction (what `lab status` shows per port).
+/// Counters of one direction (what `lab status` shows per port). The collision and error
+/// counters stay zero on a full-duplex direction; on a shared medium (half duplex, hub,
+/// duplex mismatch) they are the MAC's, as seed 003 Table 7 lists them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct DirectionCounters {
     /// Frames offered.
     pub frames_in: u64,
@@ -170,6 +176,18 @@ pub struct DirectionCounters {
     pub queue_frames_max: u64,
     /// Total time the medium was held, nanoseconds (utilization = this / elapsed).
     pub busy_ns: u64,
+    /// Collisions this port's MAC took part in.
+    pub collisions: u64,
+    /// Of which late (after the first 512 bit times of the frame).
+    pub late_collisions: u64,
+    /// Frames dropped after 16 collisions (also in `drops_medium`).
+    pub excessive_collisions: u64,
+    /// Frames this port received with a bad FCS (truncated by a collision).
+    pub fcs_errors: u64,
+    /// Collision fragments shorter than 64 bytes this port received.
+    pub runts: u64,
+    /// Frames this port received intact (shared media only).
+    pub frames_received: u64,
 }
 
 #[derive(Debug, Clone, Copy)]

@@ -1,13 +1,16 @@
 //! The link emulator's logic, free of devices: what happens to each frame and when.
 //!
-//! [`link::Direction`] decides a frame's fate the moment it arrives; [`pump`] holds frames until
-//! their release instants on any [`clock::Clock`]. Tests run both in virtual time, exactly; the
+//! [`link::Direction`] decides a full-duplex frame's fate the moment it arrives; [`pump`] holds
+//! frames until their release instants on any [`clock::Clock`]. [`shared::SharedMedium`] runs
+//! the simulator's CSMA/CD MAC for half-duplex links, hubs and duplex mismatches, advanced
+//! with the same clocks. Tests run both in virtual time, exactly; the
 //! lab runs the same code on the real clock and measures how late each release was
 //! ([`stats::LatenessHistogram`]).
 
 pub mod clock;
 pub mod link;
 pub mod router;
+pub mod shared;
 pub mod stats;
 
 use clock::{Clock, Nanos};

@@ -1,0 +1,403 @@
+//! The medium of a half-duplex link, a duplex-mismatch link or a hub: the simulator's CSMA/CD
+//! MAC decides when each frame goes, when frames collide, and when one is lost.
+//!
+//! A full-duplex direction can decide a frame's fate the moment it arrives ([`super::link`]),
+//! because nothing that happens later can change it. On a shared medium it can: a frame that
+//! another station starts a few hundred nanoseconds later still collides with it. So this
+//! medium is an event model, wirespeed-sim's [`Segment`], that the caller advances with the
+//! clock: it offers each frame at its arrival instant, asks when the next event is due, and
+//! advances the model to the present. In virtual time (tests) the present jumps; in the lab it
+//! is `CLOCK_MONOTONIC`, so the same MAC, with the same seed and the same arrival instants,
+//! gives the same collisions and deliveries in both.
+//!
+//! Each station's frame holds the medium for its preamble, frame and FCS (padded to 64
+//! bytes); the MAC adds the 96-bit gap itself (IEEE 802.3 clause 4, seed 003 Table 2).
+
+use wirespeed_model::BitRate;
+use wirespeed_sim::bus::{Cable, Placement};
+use wirespeed_sim::mac::{MacDuplex, MacParams};
+use wirespeed_sim::segment::{Segment, SegmentOutput, SegmentSetup};
+use wirespeed_sim::time::{PS_PER_SECOND, SimTime};
+
+use super::clock::Nanos;
+use super::link::{DirectionCounters, TAP_ETHERNET_HEADER};
+
+/// How a shared medium is built.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedConfig {
+    /// Bit rate of the medium.
+    pub rate: BitRate,
+    /// Duplex of each station's MAC (half, or full at one end of a mismatch).
+    pub duplex: Vec<MacDuplex>,
+    /// Cable length end to end, metres; stations are spread evenly along it.
+    pub length_m: f64,
+    /// Signal velocity as a fraction of the speed of light.
+    pub velocity_factor: f64,
+    /// Frames each station holds for its MAC.
+    pub queue: u32,
+    /// Seed of the backoff.
+    pub seed: u64,
+    /// MTU of the stations' interfaces.
+    pub mtu: u32,
+}
+
+/// What the caller must do now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedAction {
+    /// Hand frame `tag` to station `to`: its last bit arrived at `at`.
+    Deliver {
+        /// The caller's tag.
+        tag: u64,
+        /// Sending station.
+        from: usize,
+        /// Receiving station.
+        to: usize,
+        /// When it was due.
+        at: Nanos,
+    },
+    /// Nothing will read frame `tag` any more: its buffer may be reused.
+    Release {
+        /// The caller's tag.
+        tag: u64,
+    },
+}
+
+/// A shared medium with its stations.
+pub struct SharedMedium {
+    segment: Segment,
+    max_frame: u64,
+    bytes_in: Vec<u64>,
+    bytes_out: Vec<u64>,
+    too_big: Vec<u64>,
+    /// Lengths of frames in flight, by tag, so that delivered bytes can be counted.
+    lengths: std::collections::HashMap<u64, u64>,
+    /// Frames sent whose deliveries are all out once the model passes the instant.
+    releasing: std::collections::VecDeque<(SimTime, u64)>,
+}
+
+fn to_sim(t: Nanos) -> SimTime {
+    SimTime::from_ps(t.0.saturating_mul(1000))
+}
+
+fn to_nanos(t: SimTime) -> Nanos {
+    Nanos(t.ps().div_ceil(1000))
+}
+
+/// Bit times a TAP frame of `tap_len` bytes occupies: preamble and SFD, the frame padded to
+/// the 60-byte minimum, and the FCS.
+pub fn carrier_bits(tap_len: u64) -> u64 {
+    (tap_len.max(60) + 4 + 8) * 8
+}
+
+impl SharedMedium {
+    /// A quiet medium; its clock starts at `start`.
+    pub fn new(config: &SharedConfig, start: Nanos) -> SharedMedium {
+        let bps = config.rate.bits_per_second().max(1);
+        let mut mac = MacParams::table_2(10);
+        mac.bits_per_second = bps;
+        mac.bit_time = wirespeed_sim::time::SimSpan::from_ps(PS_PER_SECOND / bps);
+        let setup = SegmentSetup {
+            mac,
+            duplex: config.duplex.clone(),
+            cable: Cable {
+                length_m: config.length_m,
+                velocity_factor: config.velocity_factor,
+                attach_delay_ns: 0.0,
+                placement: Placement::Even,
+            },
+            queue_frames: config.queue as usize,
+            seed: config.seed,
+        };
+        let mut segment = Segment::new(&setup);
+        segment.advance(to_sim(start));
+        let n = config.duplex.len();
+        SharedMedium {
+            segment,
+            max_frame: u64::from(config.mtu) + TAP_ETHERNET_HEADER,
+            bytes_in: vec![0; n],
+            bytes_out: vec![0; n],
+            too_big: vec![0; n],
+            lengths: std::collections::HashMap::new(),
+            releasing: std::collections::VecDeque::new(),
+        }
+    }
+
+    /// Station `station` sent a TAP frame of `tap_len` bytes at `now`. Returns false (and
+    /// counts it) if the frame is too big for the MTU; the caller then keeps its buffer.
+    pub fn offer(&mut self, now: Nanos, station: usize, tap_len: u64, tag: u64) -> bool {
+        self.bytes_in[station] += tap_len;
+        if tap_len > self.max_frame {
+            self.too_big[station] += 1;
+            return false;
+        }
+        self.lengths.insert(tag, tap_len);
+        self.segment
+            .offer(to_sim(now), station, tag, carrier_bits(tap_len));
+        true
+    }
+
+    /// When the model next has something to do.
+    pub fn next_event(&self) -> Option<Nanos> {
+        self.segment.next_event().map(to_nanos)
+    }
+
+    /// Runs the model up to `now` and returns what to deliver and which buffers are free.
+    pub fn advance(&mut self, now: Nanos, actions: &mut Vec<SharedAction>) {
+        self.segment.advance(to_sim(now));
+        for output in self.segment.drain() {
+            match output {
+                SegmentOutput::Delivered { tag, from, to, at } => {
+                    actions.push(SharedAction::Deliver {
+                        tag,
+                        from,
+                        to,
+                        at: to_nanos(at),
+                    });
+                }
+                SegmentOutput::Sent { tag, from, at } => {
+                    self.bytes_out[from] += self.lengths.get(&tag).copied().unwrap_or(0);
+                    // The last delivery of this frame is the one to the farthest station.
+                    self.releasing
+                        .push_back((at + self.segment.farthest(from), tag));
+                }
+                SegmentOutput::Lost { tag, .. } => {
+                    self.lengths.remove(&tag);
+                    actions.push(SharedAction::Release { tag });
+                }
+            }
+        }
+        let model_now = self.segment.now();
+        while let Some(&(at, tag)) = self.releasing.front() {
+            if at > model_now {
+                break;
+            }
+            self.releasing.pop_front();
+            self.lengths.remove(&tag);
+            actions.push(SharedAction::Release { tag });
+        }
+    }
+
+    /// Number of stations.
+    pub fn stations(&self) -> usize {
+        self.segment.stations()
+    }
+
+    /// Counters of station `i`'s port, in the terms `lab status` shows.
+    pub fn counters(&self, i: usize) -> DirectionCounters {
+        let c = self.segment.counters(i);
+        DirectionCounters {
+            frames_in: c.offered + self.too_big[i],
+            bytes_in: self.bytes_in[i],
+            frames_out: c.sent,
+            bytes_out: self.bytes_out[i],
+            drops_queue: c.queue_drops,
+            drops_loss: 0,
+            drops_medium: c.excessive_collisions + c.late_aborts,
+            drops_too_big: self.too_big[i],
+            queue_frames: c.queue_frames,
+            queue_bytes: 0,
+            queue_frames_max: c.queue_frames_max,
+            busy_ns: c.busy_ps / 1000,
+            collisions: c.collisions,
+            late_collisions: c.late_collisions,
+            excessive_collisions: c.excessive_collisions,
+            fcs_errors: c.fcs_errors,
+            runts: c.runts,
+            frames_received: c.received,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clock::{Clock, RealClock, VirtualClock};
+    use super::*;
+
+    fn config(duplex: Vec<MacDuplex>) -> SharedConfig {
+        SharedConfig {
+            rate: BitRate::from_bits_per_second(10_000_000),
+            duplex,
+            length_m: 100.0,
+            velocity_factor: 0.66,
+            queue: 100,
+            seed: 5,
+            mtu: 1500,
+        }
+    }
+
+    /// Offered frames: (instant, station, TAP length).
+    fn offers(stations: usize, frames: u64, spacing_ns: u64) -> Vec<(Nanos, usize, u64)> {
+        (0..frames)
+            .map(|i| {
+                let station = (i * 7 % stations as u64) as usize;
+                let len = if i % 3 == 0 { 60 } else { 1514 };
+                (Nanos(1_000_000 + i * spacing_ns), station, len)
+            })
+            .collect()
+    }
+
+    /// Drives the medium through `clock`, offering each frame when its instant comes (or, on a
+    /// real clock, when the thread gets there: the instant actually used is recorded).
+    fn drive(
+        clock: &dyn Clock,
+        mut medium: SharedMedium,
+        plan: &[(Nanos, usize, u64)],
+    ) -> (Vec<(Nanos, usize, u64)>, Vec<SharedAction>, SharedMedium) {
+        let mut used = Vec::new();
+        let mut actions = Vec::new();
+        for (tag, &(at, station, len)) in plan.iter().enumerate() {
+            while let Some(next) = medium.next_event() {
+                if next > at {
+                    break;
+                }
+                let now = clock.wait_until(next);
+                medium.advance(now.min(at), &mut actions);
+            }
+            let now = clock.wait_until(at);
+            medium.advance(now, &mut actions);
+            medium.offer(now, station, len, tag as u64);
+            used.push((now, station, len));
+        }
+        while let Some(next) = medium.next_event() {
+            let now = clock.wait_until(next);
+            medium.advance(now, &mut actions);
+        }
+        (used, actions, medium)
+    }
+
+    fn simulate(
+        config: &SharedConfig,
+        plan: &[(Nanos, usize, u64)],
+    ) -> (Vec<SharedAction>, SharedMedium) {
+        let clock = VirtualClock::new(Nanos(0));
+        let (_, actions, medium) = drive(&clock, SharedMedium::new(config, Nanos(0)), plan);
+        (actions, medium)
+    }
+
+    #[test]
+    fn the_lab_medium_and_the_simulator_give_the_same_collisions_and_deliveries() {
+        // The simulator's own segment, fed directly with the same offers and seed.
+        let cfg = config(vec![MacDuplex::Half; 6]);
+        let plan = offers(6, 300, 150_000);
+        let (actions, medium) = simulate(&cfg, &plan);
+        let mut reference = Segment::new(&SegmentSetup {
+            mac: MacParams::table_2(10),
+            duplex: cfg.duplex.clone(),
+            cable: Cable {
+                length_m: 100.0,
+                velocity_factor: 0.66,
+                attach_delay_ns: 0.0,
+                placement: Placement::Even,
+            },
+            queue_frames: 100,
+            seed: 5,
+        });
+        for (tag, &(at, station, len)) in plan.iter().enumerate() {
+            reference.offer(to_sim(at), station, tag as u64, carrier_bits(len));
+        }
+        reference.run();
+        let expected: Vec<(u64, usize, Nanos)> = reference
+            .drain()
+            .into_iter()
+            .filter_map(|o| match o {
+                SegmentOutput::Delivered { tag, to, at, .. } => Some((tag, to, to_nanos(at))),
+                _ => None,
+            })
+            .collect();
+        let got: Vec<(u64, usize, Nanos)> = actions
+            .iter()
+            .filter_map(|a| match *a {
+                SharedAction::Deliver { tag, to, at, .. } => Some((tag, to, at)),
+                SharedAction::Release { .. } => None,
+            })
+            .collect();
+        assert_eq!(got, expected);
+        let collisions: u64 = (0..6).map(|i| medium.counters(i).collisions).sum();
+        let reference_collisions: u64 = (0..6).map(|i| reference.counters(i).collisions).sum();
+        assert_eq!(collisions, reference_collisions);
+        assert!(collisions > 0, "150 us apart, 1.2 ms frames must collide");
+        // Every frame's buffer is released exactly once.
+        let released = actions
+            .iter()
+            .filter(|a| matches!(a, SharedAction::Release { .. }))
+            .count();
+        assert_eq!(released, plan.len());
+    }
+
+    #[test]
+    fn real_time_matches_a_virtual_replay_of_the_same_arrivals() {
+        // 40 frames between 3 stations over about 40 ms of real time. Whatever instants the
+        // real clock gave the offers, replaying those instants in virtual time must give the
+        // same history: the real-time driver only decides *when* the model runs, never *what*
+        // happens.
+        let cfg = config(vec![MacDuplex::Half; 3]);
+        let clock = RealClock::default();
+        let start = clock.now();
+        let plan: Vec<(Nanos, usize, u64)> = offers(3, 40, 1_000_000)
+            .into_iter()
+            .map(|(at, s, l)| (Nanos(start.0 + at.0), s, l))
+            .collect();
+        let (used, actions, medium) = drive(&clock, SharedMedium::new(&cfg, start), &plan);
+        let replay_clock = VirtualClock::new(start);
+        let (_, replayed, replay) = drive(&replay_clock, SharedMedium::new(&cfg, start), &used);
+        let deliveries = |a: &[SharedAction]| -> Vec<SharedAction> {
+            a.iter()
+                .copied()
+                .filter(|x| matches!(x, SharedAction::Deliver { .. }))
+                .collect()
+        };
+        assert_eq!(deliveries(&actions), deliveries(&replayed));
+        for i in 0..3 {
+            assert_eq!(medium.counters(i), replay.counters(i));
+        }
+    }
+
+    #[test]
+    fn seed_003_mismatch_counts_fcs_errors_at_the_full_end_and_late_collisions_at_the_half_end() {
+        // Both ends offer full frames at 600 us spacing, well above the 10 Mbit/s line rate:
+        // they overlap constantly.
+        let cfg = config(vec![MacDuplex::Half, MacDuplex::Full]);
+        let plan: Vec<(Nanos, usize, u64)> = (0..200u64)
+            .map(|i| (Nanos(1_000_000 + i * 600_000), (i % 2) as usize, 1514))
+            .collect();
+        let (_, medium) = simulate(&cfg, &plan);
+        let half = medium.counters(0);
+        let full = medium.counters(1);
+        assert!(half.late_collisions > 0, "{half:?}");
+        assert_eq!(full.collisions, 0, "{full:?}");
+        assert!(full.fcs_errors > 0, "{full:?}");
+        assert!(
+            half.frames_received < full.frames_out,
+            "the half end loses what arrives while it transmits: {half:?} {full:?}"
+        );
+        // Matched half duplex: collisions, but none late and no FCS errors; every frame is
+        // received, except any that the capture effect (the loser of repeated collisions
+        // backs off ever longer) drove to 16 attempts.
+        let cfg = config(vec![MacDuplex::Half, MacDuplex::Half]);
+        let (_, medium) = simulate(&cfg, &plan);
+        for i in 0..2 {
+            let c = medium.counters(i);
+            let other = medium.counters(1 - i);
+            assert_eq!((c.late_collisions, c.fcs_errors), (0, 0), "{c:?}");
+            assert!(c.collisions > 0);
+            assert_eq!(c.frames_out + c.excessive_collisions, 100, "{c:?}");
+            assert_eq!(other.frames_received, c.frames_out);
+        }
+    }
+
+    #[test]
+    fn oversize_frames_are_refused_and_counted() {
+        let mut m = SharedMedium::new(&config(vec![MacDuplex::Half; 2]), Nanos(0));
+        assert!(!m.offer(Nanos(0), 0, 1515, 1));
+        assert!(m.offer(Nanos(0), 0, 1514, 2));
+        assert_eq!(m.counters(0).drops_too_big, 1);
+        assert_eq!(carrier_bits(42), (60 + 12) * 8);
+        let mut actions = Vec::new();
+        m.advance(Nanos(10_000_000), &mut actions);
+        assert_eq!(
+            m.counters(0).bytes_out,
+            1514,
+            "bytes sent once, not once per receiver"
+        );
+    }
+}

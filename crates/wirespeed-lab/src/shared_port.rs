@@ -1,0 +1,194 @@
+//! The real-time driver of a shared medium: one thread holds the TAP descriptors of every
+//! station of a half-duplex link, a duplex-mismatch link or a hub, and runs the simulator's
+//! CSMA/CD MAC ([`SharedMedium`]) on `CLOCK_MONOTONIC`.
+//!
+//! The loop: advance the model to now and carry out what it decided (write each delivered
+//! frame into the receiving station's TAP, recycle buffers of frames that are done); then wait
+//! for the earlier of the model's next event and a frame from any station, sleeping with
+//! `ppoll` until shortly before the event and polling without sleeping after that (a sleep
+//! alone wakes tens of microseconds late); stamp each frame read with the clock and offer it.
+//! One thread per medium keeps the model single-threaded, so its history is exactly the one a
+//! virtual-time run with the same arrival instants gives (tested in [`crate::emulator::shared`]).
+//!
+//! A hub repeats every frame to every station; the kernel of a station whose address is not
+//! the destination drops it. To spare those writes, the thread learns which station owns
+//! each source MAC address and writes a unicast frame only to its owner once known (what the
+//! receivers keep is the same).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use crate::emulator::clock::{Nanos, monotonic_now};
+use crate::emulator::link::DirectionCounters;
+use crate::emulator::shared::{SharedAction, SharedMedium};
+use crate::emulator::stats::LatenessHistogram;
+use crate::sys;
+
+/// Largest frame a TAP read can return.
+const FRAME_BUFFER: usize = 65_536;
+/// Longest sleep, so that the stop flag is seen.
+const POLL_INTERVAL_NS: u64 = 50_000_000;
+/// Stop sleeping this long before the model's next event and poll without sleeping.
+const SPIN_NS: u64 = 100_000;
+/// How often the counters are published.
+const PUBLISH_NS: u64 = 20_000_000;
+
+/// Counters and lateness of one station's port, shared with `lab status`.
+#[derive(Debug, Default)]
+pub(crate) struct StationShared {
+    pub(crate) counters: Mutex<DirectionCounters>,
+    pub(crate) lateness: Mutex<LatenessHistogram>,
+}
+
+/// The thread's state.
+pub(crate) struct SharedPort {
+    pub(crate) fds: Vec<libc::c_int>,
+    pub(crate) medium: SharedMedium,
+    pub(crate) shared: Vec<Arc<StationShared>>,
+    pub(crate) stop: Arc<AtomicBool>,
+}
+
+impl SharedPort {
+    pub(crate) fn run(mut self) {
+        sys::tighten_timer_slack();
+        sys::realtime_priority();
+        let n = self.fds.len();
+        let mut buffers: HashMap<u64, (Vec<u8>, usize)> = HashMap::new();
+        let mut spare: Vec<Vec<u8>> = Vec::new();
+        let mut owners: HashMap<[u8; 6], usize> = HashMap::new();
+        let mut lateness = vec![LatenessHistogram::default(); n];
+        let mut actions = Vec::new();
+        let mut next_tag = 0u64;
+        let mut published = Nanos(0);
+        let mut pfds: Vec<libc::pollfd> = self
+            .fds
+            .iter()
+            .map(|&fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = monotonic_now();
+            self.medium.advance(now, &mut actions);
+            for action in actions.drain(..) {
+                match action {
+                    SharedAction::Deliver { tag, from, to, at } => {
+                        let Some((buffer, len)) = buffers.get(&tag) else {
+                            continue;
+                        };
+                        let frame = &buffer[..*len];
+                        // Lateness is the release instant (the write's start) minus the
+                        // schedule, as on a full-duplex port; the write itself may run the
+                        // receiving stack synchronously.
+                        lateness[from].record(monotonic_now().minus(at));
+                        if wanted_by(frame, to, &owners) {
+                            let _ = sys::write_frame(self.fds[to], frame);
+                        }
+                    }
+                    SharedAction::Release { tag } => {
+                        if let Some((buffer, _)) = buffers.remove(&tag) {
+                            spare.push(buffer);
+                        }
+                    }
+                }
+            }
+            if now.minus(published) >= PUBLISH_NS as i64 {
+                self.publish(&mut lateness);
+                published = now;
+            }
+            let wait_ns = self
+                .medium
+                .next_event()
+                .map_or(POLL_INTERVAL_NS, |t| t.minus(now).max(0) as u64)
+                .min(POLL_INTERVAL_NS);
+            let sleep_ns = wait_ns.saturating_sub(SPIN_NS);
+            let timeout = libc::timespec {
+                tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
+                tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
+            };
+            // SAFETY: `pfds` is a valid array of `n` pollfd; the timeout outlives the call.
+            let ready = unsafe {
+                libc::ppoll(
+                    pfds.as_mut_ptr(),
+                    n as libc::nfds_t,
+                    &timeout,
+                    std::ptr::null(),
+                )
+            };
+            if ready <= 0 {
+                continue;
+            }
+            for (station, pfd) in pfds.iter().enumerate() {
+                if pfd.revents & libc::POLLIN == 0 {
+                    continue;
+                }
+                loop {
+                    let mut buffer = spare.pop().unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                    let len = match sys::read_frame(pfd.fd, &mut buffer) {
+                        Ok(len) if len > 0 => len,
+                        _ => {
+                            spare.push(buffer);
+                            break;
+                        }
+                    };
+                    if len >= 12 {
+                        let mut source = [0u8; 6];
+                        source.copy_from_slice(&buffer[6..12]);
+                        owners.insert(source, station);
+                    }
+                    let tag = next_tag;
+                    next_tag += 1;
+                    if self.medium.offer(monotonic_now(), station, len as u64, tag) {
+                        buffers.insert(tag, (buffer, len));
+                    } else {
+                        spare.push(buffer);
+                    }
+                }
+            }
+        }
+        self.publish(&mut lateness);
+    }
+
+    fn publish(&self, lateness: &mut [LatenessHistogram]) {
+        for (i, shared) in self.shared.iter().enumerate() {
+            *shared.counters.lock().expect("counters lock") = self.medium.counters(i);
+            shared
+                .lateness
+                .lock()
+                .expect("lateness lock")
+                .merge(&lateness[i]);
+            lateness[i] = LatenessHistogram::default();
+        }
+    }
+}
+
+/// Whether station `to` should be handed `frame`: broadcast, multicast and unknown unicast go
+/// to everyone (as a hub repeats them); known unicast only to its owner.
+fn wanted_by(frame: &[u8], to: usize, owners: &HashMap<[u8; 6], usize>) -> bool {
+    if frame.len() < 6 || frame[0] & 1 == 1 {
+        return true;
+    }
+    let mut dest = [0u8; 6];
+    dest.copy_from_slice(&frame[..6]);
+    owners.get(&dest).is_none_or(|&owner| owner == to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unicast_goes_to_its_owner_once_known_and_broadcast_to_all() {
+        let mut owners = HashMap::new();
+        let unicast = [2, 0, 0, 0, 0, 9, 2, 0, 0, 0, 0, 1, 8, 0];
+        assert!(wanted_by(&unicast, 3, &owners), "unknown: flooded");
+        owners.insert([2, 0, 0, 0, 0, 9], 1);
+        assert!(wanted_by(&unicast, 1, &owners));
+        assert!(!wanted_by(&unicast, 3, &owners));
+        let broadcast = [0xff; 14];
+        assert!(wanted_by(&broadcast, 3, &owners));
+    }
+}
