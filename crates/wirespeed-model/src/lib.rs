@@ -9,6 +9,7 @@
 
 pub mod envelope;
 pub mod framing;
+pub mod sequence;
 pub mod units;
 
 pub use envelope::{Duplex, Envelope, EnvelopeError, EnvelopeParams};
