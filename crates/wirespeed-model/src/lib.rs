@@ -7,6 +7,7 @@
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod bottleneck;
 pub mod envelope;
 pub mod framing;
 pub mod sequence;

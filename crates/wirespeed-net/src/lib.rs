@@ -16,14 +16,15 @@ pub mod client;
 pub mod control;
 pub mod env;
 pub mod report;
+pub mod signal;
 pub mod sock;
 pub mod spec;
+pub mod summary;
 pub mod tcp;
 pub mod udp;
 
 mod engine;
 mod session;
-mod signal;
 
 pub use agent::{Agent, AgentConfig, Limits};
 pub use client::{ClientConfig, ClientError, Progress, TestOutcome};

@@ -3,6 +3,8 @@
 use clap::{Parser, Subcommand};
 
 use crate::envelope::EnvelopeArgs;
+use crate::serve::ServeArgs;
+use crate::throughput::ThroughputArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -18,11 +20,20 @@ enum Command {
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
+    /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
+    Serve(ServeArgs),
+    /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
+    Tcp(ThroughputArgs),
+    /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
+    Udp(ThroughputArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Envelope(args) => crate::envelope::run(args),
+        Command::Serve(args) => crate::serve::run(args),
+        Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
+        Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
     }
 }
 

@@ -9,6 +9,10 @@ use clap::Parser;
 mod cli;
 mod envelope;
 mod output;
+mod serve;
+mod throughput;
+mod throughput_text;
+mod throughput_verdict;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
