@@ -118,7 +118,7 @@ fn per_core(cpu: f64, side: &SideReport) -> f64 {
 }
 
 /// Streams of one flow and role, from whichever end had that role.
-fn pick<'a>(o: &'a TestOutcome, flow: Flow, role: Role) -> Vec<&'a StreamReport> {
+fn pick(o: &TestOutcome, flow: Flow, role: Role) -> Vec<&StreamReport> {
     o.client
         .streams
         .iter()

@@ -335,21 +335,21 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         interrupt: Some(interrupt),
     };
     let human = !args.output.json && !args.json_stream;
-    if human {
-        throughput_text::header(
-            &mut io::stdout().lock(),
-            &spec,
-            agent_addr,
-            remote.is_none(),
-        )?;
-    }
-    let mut live = LiveLines::new(args.output.rate_format, &spec, human, args.json_stream);
+    let header = throughput_text::header(&spec, agent_addr, remote.is_none());
+    let mut live = LiveLines::new(
+        args.output.rate_format,
+        &spec,
+        human,
+        args.json_stream,
+        header,
+    );
     let outcome = client::run(&config, &mut live);
     if let Some((handle, thread)) = local_agent {
         handle.stop();
         let _ = thread.join();
     }
     let outcome = outcome?;
+    live.finish_header();
     let end = summary::end(&outcome, spec.direction);
     let result = ThroughputResult {
         start: Start {

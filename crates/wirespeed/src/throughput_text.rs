@@ -46,12 +46,7 @@ fn flow_name(flow: Flow) -> &'static str {
 }
 
 /// The first lines: who tests what.
-pub(crate) fn header(
-    out: &mut dyn Write,
-    spec: &TestSpec,
-    agent: SocketAddr,
-    in_process: bool,
-) -> io::Result<()> {
+pub(crate) fn header(spec: &TestSpec, agent: SocketAddr, in_process: bool) -> String {
     let proto = match spec.protocol {
         Protocol::Tcp => "tcp",
         Protocol::Udp => "udp",
@@ -81,8 +76,7 @@ pub(crate) fn header(
             ));
         }
     }
-    writeln!(
-        out,
+    format!(
         "wirespeed {proto} -> {agent}\n  {dir}, {} stream(s), {amount}, {} byte {}{extra}",
         spec.streams,
         spec.length_bytes,
@@ -91,8 +85,7 @@ pub(crate) fn header(
         } else {
             "buffers"
         },
-    )?;
-    out.flush()
+    )
 }
 
 /// Live interval lines (`-i`) or JSON objects (`--json-stream`) as the test runs.
@@ -102,18 +95,35 @@ pub(crate) struct LiveLines {
     json: bool,
     udp: bool,
     multi: bool,
-    header_done: bool,
+    header: Option<String>,
+    columns_done: bool,
 }
 
 impl LiveLines {
-    pub(crate) fn new(format: RateFormat, spec: &TestSpec, human: bool, json: bool) -> LiveLines {
+    /// `header` is printed before the first interval (or by [`LiveLines::finish_header`]), so
+    /// that a test refused before it starts prints nothing on stdout.
+    pub(crate) fn new(
+        format: RateFormat,
+        spec: &TestSpec,
+        human: bool,
+        json: bool,
+        header: String,
+    ) -> LiveLines {
         LiveLines {
+            header: human.then_some(header),
+            columns_done: false,
             format,
             human,
             json,
             udp: spec.protocol == Protocol::Udp,
             multi: spec.flows().len() > 1,
-            header_done: false,
+        }
+    }
+
+    /// Prints the header if no interval did.
+    pub(crate) fn finish_header(&mut self) {
+        if let Some(h) = self.header.take() {
+            println!("{h}");
         }
     }
 
@@ -141,7 +151,8 @@ impl Progress for LiveLines {
         if !self.human {
             return;
         }
-        if !self.header_done {
+        self.finish_header();
+        if !self.columns_done {
             let tail = if self.udp {
                 "  datagrams"
             } else {
@@ -151,7 +162,7 @@ impl Progress for LiveLines {
                 out,
                 "[  ID] interval          transfer         bitrate{tail}"
             );
-            self.header_done = true;
+            self.columns_done = true;
         }
         for s in &iv.streams {
             let tail = if self.udp {
