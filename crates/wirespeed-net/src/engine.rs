@@ -254,6 +254,7 @@ fn run_stream(
     };
     let mut udp = None;
     let mut tcp_info = None;
+    let mut last_arrival = None;
     let (result, socket_report) = match socket {
         DataSocket::Tcp(mut s) => {
             let r = match role {
@@ -285,7 +286,15 @@ fn run_stream(
                 ),
                 Role::Receiver => {
                     let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
-                    crate::udp::receive(&s, len, sh.tag, &sh.stop, &sh.peer_senders_done, c)
+                    crate::udp::receive(
+                        &s,
+                        len,
+                        sh.tag,
+                        &sh.stop,
+                        &sh.peer_senders_done,
+                        c,
+                        &mut last_arrival,
+                    )
                 }
             };
             let addr = |a: std::io::Result<std::net::SocketAddr>| {
@@ -296,7 +305,11 @@ fn run_stream(
             (r.map(|u| udp = Some(u)), rep)
         }
     };
-    let seconds = sh.start.elapsed().as_secs_f64();
+    // A UDP receiver's time ends with its last datagram, not with the drain after it.
+    let seconds = last_arrival
+        .unwrap_or_else(Instant::now)
+        .duration_since(sh.start)
+        .as_secs_f64();
     let cpu = sock::thread_cpu().since(&cpu0);
     let report = StreamReport {
         id,
