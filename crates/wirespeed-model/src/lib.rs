@@ -10,6 +10,7 @@
 pub mod bottleneck;
 pub mod envelope;
 pub mod framing;
+pub mod resample;
 pub mod sequence;
 pub mod units;
 

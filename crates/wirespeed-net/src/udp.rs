@@ -200,8 +200,7 @@ pub(crate) fn send(
             batch.iov[i].iov_len = len;
         }
         seq += sent as u64;
-        c.bytes.store(bytes, Ordering::Relaxed);
-        c.calls.store(calls, Ordering::Relaxed);
+        c.publish(bytes, calls);
         c.datagrams.store(seq, Ordering::Relaxed);
     }
     Ok(UdpReport {
@@ -295,8 +294,7 @@ pub(crate) fn receive(
             let arrival = stamp.unwrap_or(batch_ns);
             jitter.record((arrival as f64 - sent_ns as f64) / 1e9);
         }
-        c.bytes.store(bytes, Ordering::Relaxed);
-        c.calls.store(calls, Ordering::Relaxed);
+        c.publish(bytes, calls);
         c.datagrams.store(seqs.unique(), Ordering::Relaxed);
     }
     let lost = seqs.lost(None);
