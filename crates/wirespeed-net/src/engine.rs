@@ -251,6 +251,7 @@ impl Running {
                         socket: Default::default(),
                         tcp_info: None,
                         udp: None,
+                        zerocopy: None,
                         error: Some("the stream thread panicked".into()),
                     }),
                 }
@@ -300,11 +301,17 @@ fn run_stream(
     let mut udp = None;
     let mut tcp_info = None;
     let mut last_arrival = None;
+    let mut zerocopy = None;
     let (result, socket_report) = match socket {
         DataSocket::Tcp(mut s) => {
             let r = match role {
                 Role::Sender => {
-                    let r = crate::tcp::send(&mut s, len, spec.amount, sh.start, &sh.stop, c);
+                    let r = if spec.zerocopy {
+                        crate::tcp::send_zerocopy(&s, len, spec.amount, sh.start, &sh.stop, c)
+                            .map(|z| zerocopy = Some(z))
+                    } else {
+                        crate::tcp::send(&mut s, len, spec.amount, sh.start, &sh.stop, c)
+                    };
                     tcp_info = sock::tcp_info(&s);
                     r
                 }
@@ -370,6 +377,7 @@ fn run_stream(
         socket: socket_report,
         tcp_info,
         udp,
+        zerocopy,
         error: result.err().map(|e| e.to_string()),
     };
     c.done.store(true, Ordering::Release);

@@ -119,6 +119,18 @@ pub struct UdpReport {
     pub clock: Option<String>,
 }
 
+/// `--zerocopy` (MSG_ZEROCOPY, Linux 4.14): how many sends the kernel completed, and how many
+/// it had to copy anyway (always, on loopback: the receiver cannot hold pages of the sender).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ZeroCopyReport {
+    /// Sends with MSG_ZEROCOPY.
+    pub sends: u64,
+    /// Completion notifications received for them.
+    pub completed: u64,
+    /// Of those, the ones the kernel copied instead (`SO_EE_CODE_ZEROCOPY_COPIED`).
+    pub copied: u64,
+}
+
 /// One stream at one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamReport {
@@ -142,6 +154,9 @@ pub struct StreamReport {
     pub tcp_info: Option<TcpInfoReport>,
     /// UDP only.
     pub udp: Option<UdpReport>,
+    /// TCP sender with `--zerocopy` only.
+    #[serde(default)]
+    pub zerocopy: Option<ZeroCopyReport>,
     /// What ended the stream early, if anything did.
     pub error: Option<String>,
 }

@@ -97,6 +97,9 @@ pub struct TestSpec {
     /// UDP senders hand the kernel many datagrams per send (`UDP_SEGMENT`, `--gso`).
     #[serde(default)]
     pub gso: bool,
+    /// TCP senders use MSG_ZEROCOPY (`--zerocopy`).
+    #[serde(default)]
+    pub zerocopy: bool,
 }
 
 impl Default for TestSpec {
@@ -115,6 +118,7 @@ impl Default for TestSpec {
             agent_cpu: None,
             omit_seconds: 0.0,
             gso: false,
+            zerocopy: false,
         }
     }
 }

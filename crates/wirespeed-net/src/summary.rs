@@ -262,6 +262,7 @@ mod tests {
             socket: Default::default(),
             tcp_info: None,
             udp: None,
+            zerocopy: None,
             error: None,
         }
     }

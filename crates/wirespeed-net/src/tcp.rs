@@ -4,10 +4,12 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::engine::Counters;
+use crate::report::ZeroCopyReport;
 use crate::spec::Amount;
 
 /// The byte pattern ttcp sends: printable characters, so a capture is readable.
@@ -99,4 +101,133 @@ pub(crate) fn receive(
         ))),
         _ => Ok(()),
     }
+}
+
+// linux/errqueue.h and socket.h, not in every libc build.
+const SO_ZEROCOPY: libc::c_int = 60;
+const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+
+/// Reads the zerocopy completions waiting on the socket's error queue, without blocking.
+/// Each notification covers the range of sends `ee_info..=ee_data`.
+fn drain_completions(fd: i32, z: &mut ZeroCopyReport) {
+    loop {
+        let mut control = [0u64; 16];
+        // SAFETY: msghdr is plain old data; zero is an empty header.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_control = control.as_mut_ptr().cast();
+        h.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: the header points at `control`, alive for the call.
+        let r = unsafe { libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if r < 0 {
+            return;
+        }
+        // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&h);
+            while !cmsg.is_null() {
+                let level = (*cmsg).cmsg_level;
+                let kind = (*cmsg).cmsg_type;
+                if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
+                    || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
+                {
+                    let e = std::ptr::read_unaligned(
+                        libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
+                    );
+                    if e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0 {
+                        let n = u64::from(e.ee_data.wrapping_sub(e.ee_info)) + 1;
+                        z.completed += n;
+                        if e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                            z.copied += n;
+                        }
+                    }
+                }
+                cmsg = libc::CMSG_NXTHDR(&h, cmsg);
+            }
+        }
+    }
+}
+
+/// [`send`] with `MSG_ZEROCOPY`: the kernel sends from the user buffer's pages instead of
+/// copying them, and reports on the socket's error queue when it is done with each send. The
+/// buffer here is never written after it is filled, so no send has to wait for its
+/// completion; the queue is drained to keep its memory bounded and to count what the kernel
+/// really did.
+pub(crate) fn send_zerocopy(
+    s: &TcpStream,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<ZeroCopyReport> {
+    let fd = s.as_raw_fd();
+    let one: libc::c_int = 1;
+    // SAFETY: a valid int and its size.
+    if unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_ZEROCOPY,
+            (&one as *const libc::c_int).cast(),
+            4,
+        )
+    } != 0
+    {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("--zerocopy: SO_ZEROCOPY is not available ({e})"),
+        ));
+    }
+    let buf = pattern(len);
+    let mut z = ZeroCopyReport::default();
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let deadline = amount.duration().map(|d| start + d);
+    let limit = match amount {
+        Amount::Bytes(n) => n,
+        Amount::Seconds(_) => u64::MAX,
+    };
+    while bytes < limit && !stop.load(Ordering::Relaxed) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        let want = (limit - bytes).min(len as u64) as usize;
+        // SAFETY: buf outlives the call and the kernel's use of its pages (it is never freed
+        // before the socket is closed, and never written).
+        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), want, libc::MSG_ZEROCOPY) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ENOBUFS) => {
+                    // Too many completions outstanding: collect them, then retry.
+                    drain_completions(fd, &mut z);
+                    std::thread::yield_now();
+                    continue;
+                }
+                _ => return Err(silent(e)),
+            }
+        }
+        z.sends += 1;
+        bytes += n as u64;
+        calls += 1;
+        c.publish(bytes, calls);
+        if z.sends - z.completed > 256 {
+            drain_completions(fd, &mut z);
+        }
+    }
+    if bytes < limit && deadline.is_none() {
+        return Err(io::Error::other(format!(
+            "stopped after {bytes} of {limit} bytes"
+        )));
+    }
+    s.shutdown(Shutdown::Write)?;
+    // The last completions arrive as the peer acknowledges the data.
+    let wait = Instant::now();
+    while z.completed < z.sends && wait.elapsed() < Duration::from_millis(500) {
+        drain_completions(fd, &mut z);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(z)
 }

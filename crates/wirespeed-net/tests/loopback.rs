@@ -365,3 +365,33 @@ fn udp_gso_sends_exact_datagrams_both_ways() {
     }
     h.stop();
 }
+
+#[test]
+fn zerocopy_sends_exact_bytes_and_counts_completions() {
+    let (addr, h) = agent(AgentConfig::default());
+    for direction in [Direction::Send, Direction::Receive] {
+        let spec = TestSpec {
+            direction,
+            amount: Amount::Bytes(3_000_017),
+            length_bytes: 65536,
+            zerocopy: true,
+            ..TestSpec::default()
+        };
+        let out = run(&config(addr, spec)).unwrap();
+        let agent = out.agent.unwrap();
+        let (tx, rx) = match direction {
+            Direction::Send => (&out.client.streams[0], &agent.streams[0]),
+            _ => (&agent.streams[0], &out.client.streams[0]),
+        };
+        assert_eq!(
+            (tx.bytes, rx.bytes),
+            (3_000_017, 3_000_017),
+            "{direction:?}"
+        );
+        let z = tx.zerocopy.as_ref().unwrap();
+        assert_eq!(z.sends, tx.calls);
+        assert_eq!(z.completed, z.sends, "every send completed: {z:?}");
+        assert_eq!(z.copied, z.sends, "loopback always copies: {z:?}");
+    }
+    h.stop();
+}

@@ -135,6 +135,11 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'b', value_name = "RATE")]
     bitrate: Option<String>,
 
+    /// TCP: send with MSG_ZEROCOPY (the kernel reads the pages instead of copying them; the
+    /// report says how many sends it copied anyway, as it must on loopback).
+    #[arg(long)]
+    zerocopy: bool,
+
     /// UDP: hand the kernel up to 64 datagrams per send (UDP_SEGMENT generic segmentation
     /// offload); receivers always accept coalesced (GRO) buffers.
     #[arg(long)]
@@ -246,6 +251,9 @@ impl ThroughputArgs {
             (None, true) => 1_000_000,
             (None, false) => 0,
         };
+        if self.zerocopy && udp {
+            bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
+        }
         if self.gso && !udp {
             bail!(
                 "--gso is UDP segmentation offload: use it with `wirespeed udp` (TCP always has it)"
@@ -274,6 +282,7 @@ impl ThroughputArgs {
             agent_cpu: self.affinity.and_then(|a| a.agent),
             omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
             gso: self.gso,
+            zerocopy: self.zerocopy,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)

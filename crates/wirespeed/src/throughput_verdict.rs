@@ -164,6 +164,22 @@ pub(crate) fn judge(
             warnings.push(format!("stream {} ({:?} end): {e}", s.id, s.role));
         }
     }
+    for s in o
+        .client
+        .streams
+        .iter()
+        .chain(o.agent.iter().flat_map(|a| &a.streams))
+    {
+        if let Some(z) = &s.zerocopy
+            && z.copied > 0
+        {
+            warnings.push(format!(
+                "--zerocopy on stream {}: the kernel copied {} of {} sends anyway (it must on \
+                 loopback and on devices without scatter-gather); zerocopy pays off on a real NIC",
+                s.id, z.copied, z.sends
+            ));
+        }
+    }
     if let Some(w) = r.spec.window_bytes {
         let env = r.start.client_environment.as_ref();
         if let Some(max) = env.and_then(|e| e.rmem_max_bytes.min(e.wmem_max_bytes))
