@@ -329,3 +329,18 @@ fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
         "-O 2 leaves nothing of -t 1",
     );
 }
+
+#[test]
+fn json_stream_prints_each_interval_then_the_document() {
+    let run = wirespeed(&["tcp", "-t", "0.45", "-i", "0.15", "--json-stream"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let (last, intervals) = lines.split_last().unwrap();
+    assert!(intervals.len() >= 3, "{}", run.stdout);
+    assert!(intervals.iter().all(|i| i["interval"]["sum_sent"]["bytes"].is_u64()));
+    assert_eq!(last["schema"], "wirespeed.tcp.v1");
+}
