@@ -514,6 +514,7 @@ fn run_session(
         sockets,
         cookie.tag(),
         spec.agent_cpu,
+        None,
         Instant::now(),
     )
     .map_err(SessionError::Io)?;

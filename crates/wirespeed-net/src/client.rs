@@ -42,6 +42,9 @@ pub struct ClientConfig {
     pub idle_timeout: Duration,
     /// Set to stop the test early (SIGINT); the partial result is returned.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// A file this end's TCP senders send with `sendfile` (`--file`), from the start again
+    /// when they reach its end.
+    pub source: Option<std::path::PathBuf>,
 }
 
 /// Why a test did not run.
@@ -218,6 +221,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         sockets,
         cookie.tag(),
         cfg.cpu,
+        cfg.source.clone(),
         Instant::now(),
     )
     .map_err(local_err)?;

@@ -2,6 +2,7 @@
 //! counters that the interval reporter samples without stopping anyone.
 
 use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
@@ -129,18 +130,21 @@ struct Shared {
     tag: u64,
     start: Instant,
     cpu: Option<usize>,
+    source: Option<PathBuf>,
     stop: Arc<AtomicBool>,
     peer_senders_done: Arc<AtomicBool>,
 }
 
 impl Running {
-    /// Starts a thread per socket. `start` is the instant the test began at this end.
+    /// Starts a thread per socket. `start` is the instant the test began at this end;
+    /// `source` is a file TCP senders read with `sendfile` instead of a buffer (`--file`).
     pub(crate) fn start(
         spec: &TestSpec,
         side: Side,
         sockets: Vec<(u32, Flow, DataSocket)>,
         tag: u64,
         cpu: Option<usize>,
+        source: Option<PathBuf>,
         start: Instant,
     ) -> std::io::Result<Running> {
         let shared = Shared {
@@ -148,6 +152,7 @@ impl Running {
             tag,
             start,
             cpu,
+            source,
             stop: Arc::new(AtomicBool::new(false)),
             peer_senders_done: Arc::new(AtomicBool::new(false)),
         };
@@ -306,7 +311,9 @@ fn run_stream(
         DataSocket::Tcp(mut s) => {
             let r = match role {
                 Role::Sender => {
-                    let r = if spec.zerocopy {
+                    let r = if let Some(path) = &sh.source {
+                        crate::tcp::send_file(&s, path, len, spec.amount, sh.start, &sh.stop, c)
+                    } else if spec.zerocopy {
                         crate::tcp::send_zerocopy(&s, len, spec.amount, sh.start, &sh.stop, c)
                             .map(|z| zerocopy = Some(z))
                     } else {

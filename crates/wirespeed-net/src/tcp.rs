@@ -231,3 +231,67 @@ pub(crate) fn send_zerocopy(
     }
     Ok(z)
 }
+
+/// [`send`] from a file with `sendfile(2)`: the kernel moves the file's pages (from the page
+/// cache) to the socket without a copy through user space. At the end of the file it starts
+/// again from the beginning, so `-t` and `-n` work with any file size.
+pub(crate) fn send_file(
+    s: &TcpStream,
+    path: &std::path::Path,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<()> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("--file {}: {e}", path.display())))?;
+    let size = file.metadata()?.len();
+    if size == 0 {
+        return Err(io::Error::other(format!(
+            "--file {} is empty",
+            path.display()
+        )));
+    }
+    let (fd, src) = (s.as_raw_fd(), file.as_raw_fd());
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let mut offset: libc::off_t = 0;
+    let deadline = amount.duration().map(|d| start + d);
+    let limit = match amount {
+        Amount::Bytes(n) => n,
+        Amount::Seconds(_) => u64::MAX,
+    };
+    while bytes < limit && !stop.load(Ordering::Relaxed) {
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            break;
+        }
+        if offset as u64 >= size {
+            offset = 0;
+        }
+        let want = (limit - bytes).min(len as u64).min(size - offset as u64) as usize;
+        // SAFETY: both descriptors are open for the call; `offset` is ours.
+        let n = unsafe { libc::sendfile(fd, src, &mut offset, want) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(silent(e));
+        }
+        if n == 0 {
+            return Err(io::Error::other(format!(
+                "--file {} shrank while being sent",
+                path.display()
+            )));
+        }
+        bytes += n as u64;
+        calls += 1;
+        c.publish(bytes, calls);
+    }
+    if bytes < limit && deadline.is_none() {
+        return Err(io::Error::other(format!(
+            "stopped after {bytes} of {limit} bytes"
+        )));
+    }
+    s.shutdown(Shutdown::Write)
+}

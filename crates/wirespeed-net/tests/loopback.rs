@@ -32,6 +32,7 @@ fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(3),
         interrupt: None,
+        source: None,
     }
 }
 

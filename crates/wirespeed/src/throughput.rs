@@ -135,6 +135,11 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'b', value_name = "RATE")]
     bitrate: Option<String>,
 
+    /// TCP: send this file (with sendfile, from the page cache, from its start again at its
+    /// end) instead of a buffer.
+    #[arg(long, value_name = "PATH", conflicts_with = "zerocopy")]
+    file: Option<PathBuf>,
+
     /// TCP: send with MSG_ZEROCOPY (the kernel reads the pages instead of copying them; the
     /// report says how many sends it copied anyway, as it must on loopback).
     #[arg(long)]
@@ -251,6 +256,22 @@ impl ThroughputArgs {
             (None, true) => 1_000_000,
             (None, false) => 0,
         };
+        if self.file.is_some() && (udp || self.reverse) {
+            bail!(
+                "--file is sent by this end's TCP senders: use it with `wirespeed tcp`, without -R"
+            );
+        }
+        if let Some(f) = &self.file {
+            let len = std::fs::metadata(f)
+                .with_context(|| format!("--file {}: cannot read it", f.display()))?
+                .len();
+            if len == 0 {
+                bail!(
+                    "--file {} is empty: give a file with data to send",
+                    f.display()
+                );
+            }
+        }
         if self.zerocopy && udp {
             bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
         }
@@ -366,6 +387,7 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         omit: args.omit.unwrap_or_default(),
         idle_timeout: Duration::from_secs(10),
         interrupt: Some(interrupt),
+        source: args.file.clone(),
     };
     let human = !args.output.json && !args.json_stream;
     let header = throughput_text::header(&spec, agent_addr, remote.is_none());

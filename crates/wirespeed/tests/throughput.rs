@@ -341,6 +341,26 @@ fn json_stream_prints_each_interval_then_the_document() {
         .collect();
     let (last, intervals) = lines.split_last().unwrap();
     assert!(intervals.len() >= 3, "{}", run.stdout);
-    assert!(intervals.iter().all(|i| i["interval"]["sum_sent"]["bytes"].is_u64()));
+    assert!(
+        intervals
+            .iter()
+            .all(|i| i["interval"]["sum_sent"]["bytes"].is_u64())
+    );
     assert_eq!(last["schema"], "wirespeed.tcp.v1");
+}
+
+#[test]
+fn file_source_sends_exact_bytes_wrapping_at_its_end() {
+    let path = std::env::temp_dir().join(format!("ws-throughput-file-{}", std::process::id()));
+    std::fs::write(&path, vec![7u8; 10_000]).unwrap();
+    let p = path.to_str().unwrap();
+    let doc = json(&wirespeed(&[
+        "tcp", "--file", p, "-n", "25000B", "-l", "4096", "-J",
+    ]));
+    let end = &doc["result"]["end"];
+    assert_eq!(end["sum_received"]["bytes"], 25_000);
+    // 4096 + 4096 + 1808 (end of file) twice, then 4096 + 904.
+    assert_eq!(end["ttcp"][0]["calls"], 8);
+    assert_one_line_error(&wirespeed(&["tcp", "--file", p, "-R"]), "without -R");
+    std::fs::remove_file(&path).unwrap();
 }
