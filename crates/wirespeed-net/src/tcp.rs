@@ -28,6 +28,43 @@ fn silent(e: io::Error) -> io::Error {
     }
 }
 
+/// What a sender may still send: until a deadline (`-t`) or exactly `limit` bytes (`-n`).
+struct Budget {
+    deadline: Option<Instant>,
+    limit: u64,
+}
+
+impl Budget {
+    fn new(amount: Amount, start: Instant) -> Budget {
+        Budget {
+            deadline: amount.duration().map(|d| start + d),
+            limit: match amount {
+                Amount::Bytes(n) => n,
+                Amount::Seconds(_) => u64::MAX,
+            },
+        }
+    }
+
+    /// The size of the next call after `bytes` sent, at most `len`; `None` when done.
+    fn next(&self, bytes: u64, len: usize, stop: &AtomicBool) -> Option<usize> {
+        let done = bytes >= self.limit
+            || stop.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d);
+        (!done).then(|| (self.limit - bytes).min(len as u64) as usize)
+    }
+
+    /// An error if a `-n` count was cut short.
+    fn check(&self, bytes: u64) -> io::Result<()> {
+        if bytes < self.limit && self.deadline.is_none() {
+            return Err(io::Error::other(format!(
+                "stopped after {bytes} of {} bytes",
+                self.limit
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Writes `-l`-byte buffers until the deadline or until exactly `amount` bytes are written,
 /// then closes the sending half so that the receiver sees the end.
 pub(crate) fn send(
@@ -40,16 +77,8 @@ pub(crate) fn send(
 ) -> io::Result<()> {
     let buf = pattern(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
-    let deadline = amount.duration().map(|d| start + d);
-    let limit = match amount {
-        Amount::Bytes(n) => n,
-        Amount::Seconds(_) => u64::MAX,
-    };
-    while bytes < limit && !stop.load(Ordering::Relaxed) {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        let want = (limit - bytes).min(len as u64) as usize;
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
         match s.write(&buf[..want]) {
             Ok(n) => {
                 bytes += n as u64;
@@ -60,11 +89,7 @@ pub(crate) fn send(
             Err(e) => return Err(silent(e)),
         }
     }
-    if bytes < limit && deadline.is_none() {
-        return Err(io::Error::other(format!(
-            "stopped after {bytes} of {limit} bytes"
-        )));
-    }
+    budget.check(bytes)?;
     s.shutdown(Shutdown::Write)
 }
 
@@ -183,16 +208,8 @@ pub(crate) fn send_zerocopy(
     let buf = pattern(len);
     let mut z = ZeroCopyReport::default();
     let (mut bytes, mut calls) = (0u64, 0u64);
-    let deadline = amount.duration().map(|d| start + d);
-    let limit = match amount {
-        Amount::Bytes(n) => n,
-        Amount::Seconds(_) => u64::MAX,
-    };
-    while bytes < limit && !stop.load(Ordering::Relaxed) {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
-        let want = (limit - bytes).min(len as u64) as usize;
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
         // SAFETY: buf outlives the call and the kernel's use of its pages (it is never freed
         // before the socket is closed, and never written).
         let n = unsafe { libc::send(fd, buf.as_ptr().cast(), want, libc::MSG_ZEROCOPY) };
@@ -217,11 +234,7 @@ pub(crate) fn send_zerocopy(
             drain_completions(fd, &mut z);
         }
     }
-    if bytes < limit && deadline.is_none() {
-        return Err(io::Error::other(format!(
-            "stopped after {bytes} of {limit} bytes"
-        )));
-    }
+    budget.check(bytes)?;
     s.shutdown(Shutdown::Write)?;
     // The last completions arrive as the peer acknowledges the data.
     let wait = Instant::now();
@@ -256,19 +269,12 @@ pub(crate) fn send_file(
     let (fd, src) = (s.as_raw_fd(), file.as_raw_fd());
     let (mut bytes, mut calls) = (0u64, 0u64);
     let mut offset: libc::off_t = 0;
-    let deadline = amount.duration().map(|d| start + d);
-    let limit = match amount {
-        Amount::Bytes(n) => n,
-        Amount::Seconds(_) => u64::MAX,
-    };
-    while bytes < limit && !stop.load(Ordering::Relaxed) {
-        if deadline.is_some_and(|d| Instant::now() >= d) {
-            break;
-        }
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
         if offset as u64 >= size {
             offset = 0;
         }
-        let want = (limit - bytes).min(len as u64).min(size - offset as u64) as usize;
+        let want = want.min((size - offset as u64) as usize);
         // SAFETY: both descriptors are open for the call; `offset` is ours.
         let n = unsafe { libc::sendfile(fd, src, &mut offset, want) };
         if n < 0 {
@@ -288,10 +294,6 @@ pub(crate) fn send_file(
         calls += 1;
         c.publish(bytes, calls);
     }
-    if bytes < limit && deadline.is_none() {
-        return Err(io::Error::other(format!(
-            "stopped after {bytes} of {limit} bytes"
-        )));
-    }
+    budget.check(bytes)?;
     s.shutdown(Shutdown::Write)
 }
