@@ -398,6 +398,16 @@ enum SessionEnd {
     Failed(SessionError),
 }
 
+/// The end of a handshake by a message the phase admits but the handshake cannot use: the
+/// only such message is the client's own error.
+fn client_ended(m: Message) -> SessionEnd {
+    let why = match m {
+        Message::Error { message } => format!("the client ended the session: {message}"),
+        other => format!("unexpected control message '{}'", other.kind()),
+    };
+    SessionEnd::Failed(SessionError::Io(io::Error::other(why)))
+}
+
 impl<E: Into<SessionError>> From<E> for SessionEnd {
     fn from(e: E) -> Self {
         SessionEnd::Failed(e.into())
@@ -412,11 +422,11 @@ fn run_session(
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
     let idle = cfg.idle_timeout;
-    let Message::Hello {
-        protocol_version, ..
-    } = ctl.recv(idle, "waiting for hello")?
-    else {
-        return Err(SessionEnd::Failed(SessionError::Closed));
+    let protocol_version = match ctl.recv(idle, "waiting for hello")? {
+        Message::Hello {
+            protocol_version, ..
+        } => protocol_version,
+        other => return Err(client_ended(other)),
     };
     if protocol_version != PROTOCOL_VERSION {
         return Err(SessionEnd::Refused(format!(
@@ -427,10 +437,9 @@ fn run_session(
         let mut nonce = [0u8; 32];
         random_bytes(&mut nonce).map_err(SessionError::Io)?;
         ctl.send(&Message::Challenge { nonce: hex(&nonce) })?;
-        let Message::AuthResponse { mac } =
-            ctl.recv(idle, "waiting for the authentication response")?
-        else {
-            return Err(SessionEnd::Failed(SessionError::Closed));
+        let mac = match ctl.recv(idle, "waiting for the authentication response")? {
+            Message::AuthResponse { mac } => mac,
+            other => return Err(client_ended(other)),
         };
         let ok = unhex(&mac).is_some_and(|mac| key.verify(&nonce, &mac));
         if !ok {
@@ -443,12 +452,12 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         software: crate::client::software(),
     })?;
-    let Message::Request {
-        spec,
-        client_udp_ports,
-    } = ctl.recv(idle, "waiting for the test request")?
-    else {
-        return Err(SessionEnd::Failed(SessionError::Closed));
+    let (spec, client_udp_ports) = match ctl.recv(idle, "waiting for the test request")? {
+        Message::Request {
+            spec,
+            client_udp_ports,
+        } => (spec, client_udp_ports),
+        other => return Err(client_ended(other)),
     };
     record.spec = Some(spec.clone());
     if let Err(e) = spec.validate() {
