@@ -10,12 +10,15 @@
 
 pub mod autoneg;
 pub mod bestcase;
+pub mod bottleneck;
 pub mod csma_theory;
 pub mod delay;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
+pub mod resample;
 pub mod sample_stats;
+pub mod sequence;
 pub mod sockbuf;
 pub mod stats;
 pub mod sweep;

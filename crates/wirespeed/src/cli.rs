@@ -7,7 +7,9 @@ use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
 use crate::model::ModelArgs;
 use crate::probe::ProbeArgs;
+use crate::serve::ServeArgs;
 use crate::sim::SimArgs;
+use crate::throughput::ThroughputArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -41,6 +43,12 @@ enum Command {
     /// Predict a path's best-case delay from a component table, compare it with a probe, and
     /// flag the components that disagree.
     Model(ModelArgs),
+    /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
+    Serve(ServeArgs),
+    /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
+    Tcp(ThroughputArgs),
+    /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
+    Udp(ThroughputArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -52,6 +60,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Lab(args) => crate::lab::run(args),
         Command::Probe(args) => crate::probe::run(args),
         Command::Model(args) => crate::model::run(args),
+        Command::Serve(args) => crate::serve::run(args),
+        Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
+        Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
     }
 }
 

@@ -14,10 +14,14 @@ mod lab;
 mod model;
 mod output;
 mod probe;
+mod serve;
 mod sim;
 mod sim_link;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
+mod throughput;
+mod throughput_text;
+mod throughput_verdict;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

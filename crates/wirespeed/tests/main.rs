@@ -6,4 +6,5 @@ mod envelope;
 mod lab;
 mod probe;
 mod sim;
+mod throughput;
 mod util;

@@ -1,0 +1,299 @@
+//! The TCP data path: one blocking socket per thread, one buffer allocated per stream, plain
+//! `write`/`read` calls of `-l` bytes (ttcp's loop, seed 002). The counters a reporter samples
+//! are relaxed atomic stores of thread-local totals: no lock, no allocation per call.
+
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::engine::Counters;
+use crate::report::ZeroCopyReport;
+use crate::spec::Amount;
+
+/// The byte pattern ttcp sends: printable characters, so a capture is readable.
+pub(crate) fn pattern(len: usize) -> Vec<u8> {
+    (0..len).map(|i| b' ' + (i % 95) as u8).collect()
+}
+
+fn silent(e: io::Error) -> io::Error {
+    if crate::control::is_timeout(&e) {
+        io::Error::new(
+            io::ErrorKind::TimedOut,
+            "the peer stopped reading (timed out)",
+        )
+    } else {
+        e
+    }
+}
+
+/// What a sender may still send: until a deadline (`-t`) or exactly `limit` bytes (`-n`).
+struct Budget {
+    deadline: Option<Instant>,
+    limit: u64,
+}
+
+impl Budget {
+    fn new(amount: Amount, start: Instant) -> Budget {
+        Budget {
+            deadline: amount.duration().map(|d| start + d),
+            limit: match amount {
+                Amount::Bytes(n) => n,
+                Amount::Seconds(_) => u64::MAX,
+            },
+        }
+    }
+
+    /// The size of the next call after `bytes` sent, at most `len`; `None` when done.
+    fn next(&self, bytes: u64, len: usize, stop: &AtomicBool) -> Option<usize> {
+        let done = bytes >= self.limit
+            || stop.load(Ordering::Relaxed)
+            || self.deadline.is_some_and(|d| Instant::now() >= d);
+        (!done).then(|| (self.limit - bytes).min(len as u64) as usize)
+    }
+
+    /// An error if a `-n` count was cut short.
+    fn check(&self, bytes: u64) -> io::Result<()> {
+        if bytes < self.limit && self.deadline.is_none() {
+            return Err(io::Error::other(format!(
+                "stopped after {bytes} of {} bytes",
+                self.limit
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Writes `-l`-byte buffers until the deadline or until exactly `amount` bytes are written,
+/// then closes the sending half so that the receiver sees the end.
+pub(crate) fn send(
+    s: &mut TcpStream,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<()> {
+    let buf = pattern(len);
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
+        match s.write(&buf[..want]) {
+            Ok(n) => {
+                bytes += n as u64;
+                calls += 1;
+                c.publish(bytes, calls);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(silent(e)),
+        }
+    }
+    budget.check(bytes)?;
+    s.shutdown(Shutdown::Write)
+}
+
+/// Reads `-l`-byte buffers until the sender closes. With `expect`, fewer bytes is an error.
+pub(crate) fn receive(
+    s: &mut TcpStream,
+    len: usize,
+    expect: Option<u64>,
+    c: &Counters,
+) -> io::Result<()> {
+    let mut buf = vec![0u8; len];
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes += n as u64;
+                calls += 1;
+                c.publish(bytes, calls);
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if crate::control::is_timeout(&e) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "the peer went silent (no data within the idle timeout)",
+                ));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    match expect {
+        Some(n) if bytes != n => Err(io::Error::other(format!(
+            "received {bytes} of {n} bytes before the sender closed"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+// linux/errqueue.h and socket.h, not in every libc build.
+const SO_ZEROCOPY: libc::c_int = 60;
+const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
+const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
+
+/// Reads the zerocopy completions waiting on the socket's error queue, without blocking.
+/// Each notification covers the range of sends `ee_info..=ee_data`.
+fn drain_completions(fd: i32, z: &mut ZeroCopyReport) {
+    loop {
+        let mut control = [0u64; 16];
+        // SAFETY: msghdr is plain old data; zero is an empty header.
+        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
+        h.msg_control = control.as_mut_ptr().cast();
+        h.msg_controllen = std::mem::size_of_val(&control) as _;
+        // SAFETY: the header points at `control`, alive for the call.
+        let r = unsafe { libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
+        if r < 0 {
+            return;
+        }
+        // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&h);
+            while !cmsg.is_null() {
+                let level = (*cmsg).cmsg_level;
+                let kind = (*cmsg).cmsg_type;
+                if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
+                    || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
+                {
+                    let e = std::ptr::read_unaligned(
+                        libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
+                    );
+                    if e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0 {
+                        let n = u64::from(e.ee_data.wrapping_sub(e.ee_info)) + 1;
+                        z.completed += n;
+                        if e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                            z.copied += n;
+                        }
+                    }
+                }
+                cmsg = libc::CMSG_NXTHDR(&h, cmsg);
+            }
+        }
+    }
+}
+
+/// [`send`] with `MSG_ZEROCOPY`: the kernel sends from the user buffer's pages instead of
+/// copying them, and reports on the socket's error queue when it is done with each send. The
+/// buffer here is never written after it is filled, so no send has to wait for its
+/// completion; the queue is drained to keep its memory bounded and to count what the kernel
+/// really did.
+pub(crate) fn send_zerocopy(
+    s: &TcpStream,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<ZeroCopyReport> {
+    let fd = s.as_raw_fd();
+    let one: libc::c_int = 1;
+    // SAFETY: a valid int and its size.
+    if unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_ZEROCOPY,
+            (&one as *const libc::c_int).cast(),
+            4,
+        )
+    } != 0
+    {
+        let e = io::Error::last_os_error();
+        return Err(io::Error::new(
+            e.kind(),
+            format!("--zerocopy: SO_ZEROCOPY is not available ({e})"),
+        ));
+    }
+    let buf = pattern(len);
+    let mut z = ZeroCopyReport::default();
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
+        // SAFETY: buf outlives the call and the kernel's use of its pages (it is never freed
+        // before the socket is closed, and never written).
+        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), want, libc::MSG_ZEROCOPY) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR) => continue,
+                Some(libc::ENOBUFS) => {
+                    // Too many completions outstanding: collect them, then retry.
+                    drain_completions(fd, &mut z);
+                    std::thread::yield_now();
+                    continue;
+                }
+                _ => return Err(silent(e)),
+            }
+        }
+        z.sends += 1;
+        bytes += n as u64;
+        calls += 1;
+        c.publish(bytes, calls);
+        if z.sends - z.completed > 256 {
+            drain_completions(fd, &mut z);
+        }
+    }
+    budget.check(bytes)?;
+    s.shutdown(Shutdown::Write)?;
+    // The last completions arrive as the peer acknowledges the data.
+    let wait = Instant::now();
+    while z.completed < z.sends && wait.elapsed() < Duration::from_millis(500) {
+        drain_completions(fd, &mut z);
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(z)
+}
+
+/// [`send`] from a file with `sendfile(2)`: the kernel moves the file's pages (from the page
+/// cache) to the socket without a copy through user space. At the end of the file it starts
+/// again from the beginning, so `-t` and `-n` work with any file size.
+pub(crate) fn send_file(
+    s: &TcpStream,
+    path: &std::path::Path,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<()> {
+    let file = std::fs::File::open(path)
+        .map_err(|e| io::Error::new(e.kind(), format!("--file {}: {e}", path.display())))?;
+    let size = file.metadata()?.len();
+    if size == 0 {
+        return Err(io::Error::other(format!(
+            "--file {} is empty",
+            path.display()
+        )));
+    }
+    let (fd, src) = (s.as_raw_fd(), file.as_raw_fd());
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let mut offset: libc::off_t = 0;
+    let budget = Budget::new(amount, start);
+    while let Some(want) = budget.next(bytes, len, stop) {
+        if offset as u64 >= size {
+            offset = 0;
+        }
+        let want = want.min((size - offset as u64) as usize);
+        // SAFETY: both descriptors are open for the call; `offset` is ours.
+        let n = unsafe { libc::sendfile(fd, src, &mut offset, want) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(silent(e));
+        }
+        if n == 0 {
+            return Err(io::Error::other(format!(
+                "--file {} shrank while being sent",
+                path.display()
+            )));
+        }
+        bytes += n as u64;
+        calls += 1;
+        c.publish(bytes, calls);
+    }
+    budget.check(bytes)?;
+    s.shutdown(Shutdown::Write)
+}
