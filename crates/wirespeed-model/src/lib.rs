@@ -8,9 +8,11 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod autoneg;
+pub mod bottleneck;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
+pub mod sequence;
 pub mod sockbuf;
 pub mod sweep;
 pub mod units;

@@ -1,6 +1,36 @@
-//! The real network: agent, control protocol, stream and probe engines, and what Linux knows
-//! about its interfaces ([`iface`]).
+//! The real network: the wirespeed agent, its control protocol, and the TCP and UDP stream
+//! engines that measure what two tasks get over a path (seed 002's ttcp, done so that the tool is
+//! never the bottleneck it claims to find).
+//!
+//! Layout: [`control`] is the wire format and the session state machine (pure, fuzzed);
+//! [`auth`] the pre-shared-key challenge/response; [`sock`] socket options, granted buffer
+//! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
+//! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
+//! at once; [`client`] the side that asks for a test and collects both ends' views; [`iface`]
+//! what Linux knows about its interfaces (link settings and counters).
 
 #![warn(missing_docs, unreachable_pub)]
 
+pub mod agent;
+pub mod auth;
+pub mod client;
+pub mod control;
+pub mod env;
 pub mod iface;
+pub mod report;
+pub mod signal;
+pub mod sock;
+pub mod spec;
+pub mod summary;
+pub mod tcp;
+pub mod udp;
+
+mod engine;
+mod session;
+
+pub use agent::{Agent, AgentConfig, Limits};
+pub use client::{ClientConfig, ClientError, Progress, TestOutcome};
+pub use engine::Sample;
+pub use report::{CpuTime, SideReport, StreamReport};
+pub use session::SessionError;
+pub use spec::{Amount, Direction, Protocol, TestSpec};

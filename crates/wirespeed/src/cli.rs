@@ -5,6 +5,8 @@ use clap::{Parser, Subcommand};
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
+use crate::serve::ServeArgs;
+use crate::throughput::ThroughputArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
 /// explain the difference.
@@ -26,6 +28,12 @@ enum Command {
     /// Are these interfaces' link settings and error counters healthy? If not, which fault
     /// (duplex mismatch, bad cable, overruns) fits the evidence?
     Diagnose(DiagnoseArgs),
+    /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
+    Serve(ServeArgs),
+    /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
+    Tcp(ThroughputArgs),
+    /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
+    Udp(ThroughputArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -33,6 +41,9 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Envelope(args) => crate::envelope::run(args),
         Command::Autoneg(args) => crate::autoneg::run(args),
         Command::Diagnose(args) => crate::diagnose::run(args),
+        Command::Serve(args) => crate::serve::run(args),
+        Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
+        Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
     }
 }
 

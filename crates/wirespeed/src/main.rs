@@ -11,8 +11,12 @@ mod cli;
 mod diagnose;
 mod envelope;
 mod output;
+mod serve;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
+mod throughput;
+mod throughput_text;
+mod throughput_verdict;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

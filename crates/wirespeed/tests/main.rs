@@ -3,4 +3,5 @@
 mod autoneg;
 mod diagnose;
 mod envelope;
+mod throughput;
 mod util;

@@ -1,0 +1,198 @@
+//! Verdicts: what bounded a throughput measurement, in sentences.
+//!
+//! A rate alone does not say why it is not higher. The kernel keeps time-limited counters per
+//! TCP connection (`tcpi_busy_time`, `tcpi_rwnd_limited`, `tcpi_sndbuf_limited`, Linux 4.10+):
+//! the share of the busy time spent waiting for the receiver's window or for send-buffer
+//! space names the limit directly. With a known link rate the ceiling comes from the envelope
+//! (seed 002's back-of-the-envelope habit: compute the best case before trusting a
+//! measurement); on loopback there is no link, and the measurement itself is the host's
+//! ceiling, as in seed 002's first ttcp run.
+
+/// What is known about one direction of a test.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FlowFacts {
+    /// The measured goodput (receiver's count).
+    pub goodput_bits_per_second: f64,
+    /// The envelope's ceiling and where it comes from ("10 Gbit/s Ethernet, MTU 1500").
+    pub ceiling: Option<(f64, String)>,
+    /// The test ran over loopback (no link rate exists).
+    pub loopback: bool,
+    /// Smoothed RTT seen by the sender.
+    pub rtt_seconds: Option<f64>,
+    /// The receiver's granted `SO_RCVBUF`.
+    pub receive_buffer_bytes: Option<u64>,
+    /// The sender's granted `SO_SNDBUF`.
+    pub send_buffer_bytes: Option<u64>,
+    /// `tcpi_busy_time`, summed over streams.
+    pub busy_seconds: Option<f64>,
+    /// `tcpi_rwnd_limited`.
+    pub rwnd_limited_seconds: Option<f64>,
+    /// `tcpi_sndbuf_limited`.
+    pub sndbuf_limited_seconds: Option<f64>,
+    /// Busiest sending thread, percent of one core.
+    pub sender_thread_cpu_percent: Option<f64>,
+    /// Busiest receiving thread, percent of one core.
+    pub receiver_thread_cpu_percent: Option<f64>,
+    /// Congestion control in use.
+    pub congestion: Option<String>,
+    /// Queueing discipline (the default qdisc where the interface's own is unknown).
+    pub qdisc: Option<String>,
+}
+
+/// A share above this is called a limit.
+const LIMITED_SHARE: f64 = 0.2;
+/// A thread above this share of one core is called CPU-bound.
+const CPU_BOUND_PERCENT: f64 = 90.0;
+
+fn rate(bps: f64) -> String {
+    crate::RateFormat::Adaptive.format(bps)
+}
+
+/// The verdicts for one direction, most important first.
+pub fn verdicts(f: &FlowFacts) -> Vec<String> {
+    let mut out = Vec::new();
+    match &f.ceiling {
+        Some((ceiling, source)) if *ceiling > 0.0 => out.push(format!(
+            "{:.1}% of the {} envelope ceiling ({source})",
+            f.goodput_bits_per_second / ceiling * 100.0,
+            rate(*ceiling)
+        )),
+        _ if f.loopback => out.push(format!(
+            "loopback has no link rate: {} is this host's own ceiling for this stack and these \
+             settings (the upper bound any network test from here can reach)",
+            rate(f.goodput_bits_per_second)
+        )),
+        _ => out.push(
+            "no link rate known: give --link-rate to compare with the envelope ceiling".into(),
+        ),
+    }
+    let share = |limited: Option<f64>| match (limited, f.busy_seconds) {
+        (Some(l), Some(b)) if b > 0.0 => Some(l / b),
+        _ => None,
+    };
+    let bdp = f.rtt_seconds.map(|rtt| {
+        let pipe_rate = f
+            .ceiling
+            .as_ref()
+            .map_or(f.goodput_bits_per_second, |c| c.0);
+        pipe_rate * rtt / 8.0
+    });
+    if let Some(s) = share(f.rwnd_limited_seconds).filter(|&s| s > LIMITED_SHARE) {
+        let why = match (f.receive_buffer_bytes, bdp) {
+            (Some(r), Some(b)) if (r as f64) < b => format!(
+                ": granted receive buffer {r} bytes < bandwidth-delay product {} bytes; raise -w \
+                 (and net.core.rmem_max)",
+                b.round()
+            ),
+            _ => String::new(),
+        };
+        out.push(format!(
+            "receive-window-limited {:.0}% of the busy time{why}",
+            s * 100.0
+        ));
+    }
+    if let Some(s) = share(f.sndbuf_limited_seconds).filter(|&s| s > LIMITED_SHARE) {
+        let buf = f.send_buffer_bytes.map_or(String::new(), |b| {
+            format!(" (granted send buffer {b} bytes)")
+        });
+        out.push(format!(
+            "send-buffer-limited {:.0}% of the busy time{buf}: the sender waited for the \
+             buffer to drain",
+            s * 100.0
+        ));
+    }
+    for (who, cpu) in [
+        ("sender", f.sender_thread_cpu_percent),
+        ("receiver", f.receiver_thread_cpu_percent),
+    ] {
+        if let Some(c) = cpu.filter(|&c| c >= CPU_BOUND_PERCENT) {
+            out.push(format!(
+                "CPU-limited: the {who}'s thread used {c:.0}% of one core (a faster CPU, -P \
+                 streams on other cores, or larger -l would move the limit)"
+            ));
+        }
+    }
+    if f.congestion.as_deref() == Some("bbr") && f.qdisc.as_deref() != Some("fq") {
+        out.push(
+            "congestion control bbr without the fq qdisc: BBR paces itself by timers here, and \
+             on these machines that holds loopback TCP to about a third of what cubic reaches; \
+             compare with -C cubic"
+                .into(),
+        );
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_known_link_rate_gives_a_percentage_of_the_envelope() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 8.2e6,
+            ceiling: Some((9.415e6, "10 Mbit/s Ethernet".into())),
+            ..FlowFacts::default()
+        });
+        assert_eq!(
+            v[0],
+            "87.1% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
+        );
+    }
+
+    #[test]
+    fn loopback_is_the_hosts_own_ceiling() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 40e9,
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(
+            v[0].starts_with("loopback has no link rate: 40 Gbit/s"),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn window_limit_names_the_granted_buffer_and_the_bdp() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 5e6,
+            ceiling: Some((9.4e6, "x".into())),
+            rtt_seconds: Some(0.02),
+            receive_buffer_bytes: Some(16_384),
+            busy_seconds: Some(10.0),
+            rwnd_limited_seconds: Some(9.0),
+            ..FlowFacts::default()
+        });
+        assert!(
+            v[1].contains("90% of the busy time: granted receive buffer 16384 bytes < bandwidth-delay product 23500 bytes"),
+            "{v:?}"
+        );
+    }
+
+    #[test]
+    fn cpu_and_bbr_without_fq_are_named() {
+        let v = verdicts(&FlowFacts {
+            loopback: true,
+            sender_thread_cpu_percent: Some(99.0),
+            congestion: Some("bbr".into()),
+            qdisc: Some("fq_codel".into()),
+            ..FlowFacts::default()
+        });
+        assert!(
+            v.iter().any(|s| s.contains("sender's thread used 99%")),
+            "{v:?}"
+        );
+        assert!(
+            v.iter().any(|s| s.contains("bbr without the fq qdisc")),
+            "{v:?}"
+        );
+        let quiet = verdicts(&FlowFacts {
+            loopback: true,
+            busy_seconds: Some(1.0),
+            rwnd_limited_seconds: Some(0.1),
+            ..FlowFacts::default()
+        });
+        assert_eq!(quiet.len(), 1, "{quiet:?}");
+    }
+}

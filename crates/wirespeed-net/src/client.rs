@@ -1,0 +1,428 @@
+//! The client side of a test: handshake, data connections, the live interval loop, and the
+//! exchange of both ends' views. Measuring returns data; only the binary prints.
+
+use std::io::{self, Write};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::auth::{AuthKey, hex, unhex};
+use crate::control::{Message, PROTOCOL_VERSION, Phase, data_greeting};
+use crate::engine::{DataSocket, Running, Sample, Side};
+use crate::env::Environment;
+use crate::report::{Interval, IntervalStream, IntervalSum, Role, SideReport};
+use crate::session::{Control, SessionError};
+use crate::sock;
+use crate::spec::{Protocol, TestSpec};
+
+/// `wirespeed 0.1.0`, as both ends introduce themselves.
+pub fn software() -> String {
+    format!("wirespeed {}", env!("CARGO_PKG_VERSION"))
+}
+
+/// How to run one test.
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// The agent's control address.
+    pub agent: SocketAddr,
+    /// Local address to send from (`--bind`).
+    pub bind: Option<IpAddr>,
+    /// The test.
+    pub spec: TestSpec,
+    /// The pre-shared key, if the agent asks for one.
+    pub auth: Option<AuthKey>,
+    /// CPU for the client's stream threads (`-A`).
+    pub cpu: Option<usize>,
+    /// Reporting interval (`-i`); `None` for no intervals.
+    pub interval: Option<Duration>,
+    /// Warm-up left out of the totals (`-O`).
+    pub omit: Duration,
+    /// How long a silent agent is waited for.
+    pub idle_timeout: Duration,
+    /// Set to stop the test early (SIGINT); the partial result is returned.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+/// Why a test did not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// The agent could not be reached.
+    #[error("cannot connect to the agent at {addr}: {source}")]
+    Connect {
+        /// Where.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The agent refused the test; the reason is its own sentence.
+    #[error("{0}")]
+    Refused(String),
+    /// The agent reported an error.
+    #[error("the agent reported: {0}")]
+    Agent(String),
+    /// A local socket option or socket failed.
+    #[error("{0}")]
+    Local(String),
+    /// The control session broke before the test started.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The agent needs a key and none was given.
+    #[error("the agent requires authentication: pass --auth-key-file with the agent's key")]
+    KeyRequired,
+}
+
+/// What a test produced. `error` is set when it ended early; the rest is the partial result.
+#[derive(Debug, Clone)]
+pub struct TestOutcome {
+    /// The client's view.
+    pub client: SideReport,
+    /// The agent's view (missing if the agent went away).
+    pub agent: Option<SideReport>,
+    /// Each interval.
+    pub intervals: Vec<Interval>,
+    /// Why the test ended early.
+    pub error: Option<String>,
+    /// The control connection's local and remote addresses.
+    pub local: SocketAddr,
+    /// The agent's control address.
+    pub remote: SocketAddr,
+}
+
+/// Receives each interval as it ends (`-i` lines, `--json-stream`).
+pub trait Progress {
+    /// Called once per interval, in order.
+    fn interval(&mut self, interval: &Interval);
+}
+
+impl<F: FnMut(&Interval)> Progress for F {
+    fn interval(&mut self, interval: &Interval) {
+        self(interval)
+    }
+}
+
+fn local_err(e: impl std::fmt::Display) -> ClientError {
+    ClientError::Local(e.to_string())
+}
+
+fn new_tcp(cfg: &ClientConfig) -> Result<socket2::Socket, ClientError> {
+    let domain = socket2::Domain::for_address(cfg.agent);
+    let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))
+        .map_err(local_err)?;
+    if let Some(ip) = cfg.bind {
+        s.bind(&SocketAddr::new(ip, 0).into())
+            .map_err(|e| local_err(format!("cannot bind to {ip}: {e}")))?;
+    }
+    Ok(s)
+}
+
+fn connect(s: &socket2::Socket, cfg: &ClientConfig) -> Result<TcpStream, ClientError> {
+    s.connect_timeout(&cfg.agent.into(), cfg.idle_timeout)
+        .map_err(|source| ClientError::Connect {
+            addr: cfg.agent,
+            source,
+        })?;
+    Ok(s.try_clone().map_err(local_err)?.into())
+}
+
+/// Runs one test against an agent, calling `progress` at each interval.
+pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcome, ClientError> {
+    cfg.spec.validate().map_err(ClientError::Local)?;
+    let s = new_tcp(cfg)?;
+    let stream = connect(&s, cfg)?;
+    let _ = stream.set_nodelay(true);
+    let local = stream.local_addr().map_err(local_err)?;
+    let mut ctl = Control::new(stream, &[], false, false);
+    let idle = cfg.idle_timeout;
+    ctl.send(&Message::Hello {
+        protocol_version: PROTOCOL_VERSION,
+        software: software(),
+    })
+    .map_err(SessionError::Io)?;
+    loop {
+        match ctl.recv(idle, "waiting for the agent's welcome")? {
+            Message::Challenge { nonce } => {
+                let key = cfg.auth.as_ref().ok_or(ClientError::KeyRequired)?;
+                let nonce = unhex(&nonce)
+                    .ok_or_else(|| ClientError::Agent("a malformed challenge".into()))?;
+                ctl.send(&Message::AuthResponse {
+                    mac: hex(&key.respond(&nonce)),
+                })
+                .map_err(SessionError::Io)?;
+            }
+            Message::Welcome { .. } => break,
+            other => return Err(ended(other)),
+        }
+    }
+    // UDP: bind our ends first, so the agent's sockets talk to these ports alone.
+    let flows = cfg.spec.flows();
+    let mut udp = Vec::new();
+    if cfg.spec.protocol == Protocol::Udp {
+        let ip = cfg.bind.unwrap_or(local.ip());
+        for &(id, flow) in &flows {
+            let s = UdpSocket::bind(SocketAddr::new(ip, 0)).map_err(local_err)?;
+            sock::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
+            udp.push((id, flow, s));
+        }
+    }
+    let client_udp_ports = udp
+        .iter()
+        .map(|(_, _, s)| s.local_addr().map(|a| a.port()))
+        .collect::<io::Result<Vec<_>>>()
+        .map_err(local_err)?;
+    ctl.send(&Message::Request {
+        spec: cfg.spec.clone(),
+        client_udp_ports,
+    })
+    .map_err(SessionError::Io)?;
+    ctl.set_phase(Phase::AwaitRequest);
+    let (cookie, agent_udp_ports) =
+        match ctl.recv(idle, "waiting for the agent to accept the test")? {
+            Message::Accepted {
+                cookie,
+                agent_udp_ports,
+            } => (cookie, agent_udp_ports),
+            other => return Err(ended(other)),
+        };
+    let mut sockets = Vec::new();
+    if cfg.spec.protocol == Protocol::Tcp {
+        for &(id, flow) in &flows {
+            let s = new_tcp(cfg)?;
+            sock::apply_options(&s, &cfg.spec, true).map_err(local_err)?;
+            let mut t = connect(&s, cfg)?;
+            sock::set_timeouts(&t, idle).map_err(local_err)?;
+            t.write_all(&data_greeting(&cookie, id))
+                .map_err(local_err)?;
+            sockets.push((id, flow, DataSocket::Tcp(t)));
+        }
+    } else {
+        if agent_udp_ports.len() != udp.len() {
+            return Err(ClientError::Agent(
+                "the agent named the wrong number of UDP ports".into(),
+            ));
+        }
+        for ((id, flow, s), port) in udp.into_iter().zip(agent_udp_ports) {
+            s.connect(SocketAddr::new(cfg.agent.ip(), port))
+                .map_err(local_err)?;
+            sockets.push((id, flow, DataSocket::Udp(s)));
+        }
+    }
+    match ctl.recv(idle, "waiting for the agent to start the test")? {
+        Message::Start => {}
+        other => return Err(ended(other)),
+    }
+    let running = Running::start(
+        &cfg.spec,
+        Side::Client,
+        sockets,
+        cookie.tag(),
+        cfg.cpu,
+        Instant::now(),
+    )
+    .map_err(local_err)?;
+    let mut outcome = TestOutcome {
+        client: SideReport::default(),
+        agent: None,
+        intervals: Vec::new(),
+        error: None,
+        local,
+        remote: cfg.agent,
+    };
+    let error = drive(&mut ctl, &running, cfg, progress, &mut outcome.intervals);
+    if error.is_some() {
+        running.abort();
+    }
+    outcome.client = running.finish();
+    outcome.client.environment = Some(Environment::collect(Some(local.ip())));
+    outcome.error = error;
+    if outcome.error.is_none() {
+        match exchange(&mut ctl, &outcome.client, idle) {
+            Ok(agent) => outcome.agent = Some(agent),
+            Err(e) => outcome.error = Some(e),
+        }
+    } else {
+        let _ = ctl.send(&Message::Error {
+            message: outcome.error.clone().unwrap_or_default(),
+        });
+    }
+    fix_udp_loss(&mut outcome);
+    Ok(outcome)
+}
+
+/// A message that ends the handshake: a refusal, an error, or something out of place.
+fn ended(m: Message) -> ClientError {
+    match m {
+        Message::Refused { reason } => ClientError::Refused(reason),
+        Message::Error { message } => ClientError::Agent(message),
+        other => ClientError::Agent(format!("unexpected control message '{}'", other.kind())),
+    }
+}
+
+/// The running test: polls the control connection, reports intervals, relays "senders done".
+/// Returns why the test ended early, if it did.
+fn drive(
+    ctl: &mut Control,
+    running: &Running,
+    cfg: &ClientConfig,
+    progress: &mut dyn Progress,
+    intervals: &mut Vec<Interval>,
+) -> Option<String> {
+    let mut told_send_done = false;
+    let mut last = (0.0, running.samples());
+    let tick = cfg.interval;
+    let mut next = tick.map(|t| running.start + t);
+    loop {
+        match ctl.poll(Duration::from_millis(20)) {
+            Ok(Some(Message::SendDone)) => running.peer_senders_done(),
+            Ok(Some(Message::Error { message })) => {
+                return Some(format!("the agent ended the test: {message}"));
+            }
+            Ok(_) => {}
+            Err(SessionError::Closed) => {
+                return Some("the agent closed the control connection mid-test".into());
+            }
+            Err(e) => return Some(e.to_string()),
+        }
+        if cfg
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+        {
+            return Some("interrupted".into());
+        }
+        if !told_send_done && running.senders_done() {
+            if let Err(e) = ctl.send(&Message::SendDone) {
+                return Some(format!("the agent went away: {e}"));
+            }
+            told_send_done = true;
+        }
+        let done = running.all_done();
+        if let (Some(t), Some(at)) = (tick, next)
+            && (Instant::now() >= at || done)
+        {
+            let end = if done {
+                running.start.elapsed().as_secs_f64()
+            } else {
+                at.duration_since(running.start).as_secs_f64()
+            };
+            let now = running.samples();
+            if end - last.0 > 1e-3 {
+                let iv = interval(
+                    last.0,
+                    end,
+                    &last.1,
+                    &now,
+                    end <= cfg.omit.as_secs_f64() + 1e-9,
+                );
+                progress.interval(&iv);
+                intervals.push(iv);
+                last = (end, now);
+            }
+            next = Some(at + t);
+        }
+        if done {
+            return None;
+        }
+    }
+}
+
+fn interval(start: f64, end: f64, before: &[Sample], now: &[Sample], omitted: bool) -> Interval {
+    let secs = end - start;
+    let rate = |b: u64| b as f64 * 8.0 / secs;
+    let streams: Vec<IntervalStream> = now
+        .iter()
+        .zip(before)
+        .map(|(n, b)| {
+            let bytes = n.bytes - b.bytes;
+            let udp = n.datagrams > 0 || b.datagrams > 0;
+            let retrans = |s: &Sample| s.tcp_info.as_ref().map(|t| t.retransmits);
+            IntervalStream {
+                id: n.id,
+                flow: n.flow,
+                role: n.role,
+                bytes,
+                bits_per_second: rate(bytes),
+                datagrams: udp.then(|| n.datagrams - b.datagrams),
+                retransmits: retrans(n).map(|r| r.saturating_sub(retrans(b).unwrap_or(0))),
+                cwnd_bytes: n
+                    .tcp_info
+                    .as_ref()
+                    .map(|t| u64::from(t.cwnd_segments) * u64::from(t.mss_bytes)),
+                rtt_seconds: n.tcp_info.as_ref().map(|t| t.rtt_seconds),
+            }
+        })
+        .collect();
+    let sum = |role: Role| {
+        let of: Vec<&IntervalStream> = streams.iter().filter(|s| s.role == role).collect();
+        (!of.is_empty()).then(|| {
+            let bytes = of.iter().map(|s| s.bytes).sum();
+            IntervalSum {
+                bytes,
+                bits_per_second: rate(bytes),
+                datagrams: of.iter().map(|s| s.datagrams).sum(),
+                retransmits: of.iter().map(|s| s.retransmits).sum(),
+            }
+        })
+    };
+    Interval {
+        start_seconds: start,
+        end_seconds: end,
+        omitted,
+        sum_sent: sum(Role::Sender),
+        sum_received: sum(Role::Receiver),
+        streams,
+    }
+}
+
+/// Sends the client's view, waits for the agent's.
+fn exchange(ctl: &mut Control, client: &SideReport, idle: Duration) -> Result<SideReport, String> {
+    ctl.send(&Message::Finished {
+        report: client.clone(),
+    })
+    .map_err(|e| format!("the agent went away before the results: {e}"))?;
+    ctl.set_phase(Phase::ExchangeResults);
+    let deadline = idle + Duration::from_secs(5);
+    loop {
+        match ctl.recv(deadline, "waiting for the agent's results") {
+            Ok(Message::Results { report }) => return Ok(report),
+            Ok(Message::SendDone) => {}
+            Ok(Message::Error { message }) => return Err(format!("the agent reported: {message}")),
+            Ok(other) => return Err(format!("unexpected control message '{}'", other.kind())),
+            Err(SessionError::Closed) => {
+                return Err(
+                    "the agent closed the control connection before sending its results".into(),
+                );
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// With both views, a UDP receiver's loss is exact: datagrams sent minus datagrams received.
+fn fix_udp_loss(outcome: &mut TestOutcome) {
+    let Some(agent) = outcome.agent.as_mut() else {
+        return;
+    };
+    fix_receivers(&mut outcome.client, agent);
+    fix_receivers(agent, &outcome.client);
+}
+
+fn fix_receivers(receivers: &mut SideReport, senders: &SideReport) {
+    for r in receivers
+        .streams
+        .iter_mut()
+        .filter(|s| s.role == Role::Receiver)
+    {
+        let sent = senders
+            .streams
+            .iter()
+            .find(|s| s.id == r.id && s.role == Role::Sender)
+            .and_then(|s| s.udp.as_ref().map(|u| u.datagrams));
+        if let (Some(u), Some(sent)) = (r.udp.as_mut(), sent) {
+            let lost = sent.saturating_sub(u.datagrams);
+            u.lost = Some(lost);
+            u.lost_percent = crate::udp::percent(lost, sent);
+        }
+    }
+}

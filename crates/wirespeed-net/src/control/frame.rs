@@ -1,0 +1,229 @@
+//! Length-prefixed framing: `[u32 big-endian length][length bytes of JSON]`.
+//!
+//! [`decode`] is a pure function over bytes (the fuzz target and the proptest feed it anything);
+//! [`FrameReader`] accumulates what a socket delivers, so that a read timeout in the middle of a
+//! frame loses nothing, and never holds more than one frame's cap.
+
+use std::io::{self, Read, Write};
+
+use super::message::Message;
+
+/// The largest frame body accepted, in bytes. Results with many streams fit easily; anything
+/// larger is a broken or hostile peer.
+pub const MAX_FRAME_BYTES: usize = 256 * 1024;
+
+/// Why bytes are not a valid control message.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// The length prefix announces more than [`MAX_FRAME_BYTES`].
+    #[error("control message of {len} bytes exceeds the limit of {MAX_FRAME_BYTES} bytes")]
+    TooLarge {
+        /// The announced length.
+        len: usize,
+    },
+    /// The body is not a JSON control message of a known type.
+    #[error("malformed control message: {0}")]
+    Malformed(#[from] serde_json::Error),
+}
+
+/// Encodes one message as a frame.
+pub fn encode(message: &Message) -> Vec<u8> {
+    let body = serde_json::to_vec(message).expect("control messages always serialize");
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// Writes one message as a frame, in one write.
+pub fn write_message(out: &mut impl Write, message: &Message) -> io::Result<()> {
+    out.write_all(&encode(message))?;
+    out.flush()
+}
+
+/// Decodes the first frame in `bytes`: `Ok(None)` when more bytes are needed, otherwise the
+/// message and the number of bytes it used.
+pub fn decode(bytes: &[u8]) -> Result<Option<(Message, usize)>, DecodeError> {
+    let Some(prefix) = bytes.get(..4) else {
+        return Ok(None);
+    };
+    let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+    if len > MAX_FRAME_BYTES {
+        return Err(DecodeError::TooLarge { len });
+    }
+    let Some(body) = bytes.get(4..4 + len) else {
+        return Ok(None);
+    };
+    let message = serde_json::from_slice(body)?;
+    Ok(Some((message, 4 + len)))
+}
+
+/// What [`FrameReader::poll`] found. (One per control message, never on the data path, so the
+/// size of the message variant does not matter.)
+#[derive(Debug)]
+#[allow(clippy::large_enum_variant)]
+pub enum Polled {
+    /// A whole message.
+    Message(Message),
+    /// Nothing complete yet (the read timed out).
+    Pending,
+    /// The peer closed the connection.
+    Closed,
+}
+
+/// Reads frames from a stream, keeping partial frames across read timeouts.
+#[derive(Debug, Default)]
+pub struct FrameReader {
+    buf: Vec<u8>,
+}
+
+impl FrameReader {
+    /// A reader that starts with bytes already read from the stream (the agent reads four bytes
+    /// to tell control from data connections).
+    pub fn with_prefix(prefix: &[u8]) -> FrameReader {
+        FrameReader {
+            buf: prefix.to_vec(),
+        }
+    }
+
+    /// Returns the next message if one is complete, reading at most once from `input` (whose
+    /// read timeout sets how long this waits).
+    pub fn poll(&mut self, input: &mut impl Read) -> io::Result<Polled> {
+        if let Some(m) = self.take()? {
+            return Ok(Polled::Message(m));
+        }
+        let mut chunk = [0u8; 16 * 1024];
+        match input.read(&mut chunk) {
+            Ok(0) => Ok(Polled::Closed),
+            Ok(n) => {
+                self.buf.extend_from_slice(&chunk[..n]);
+                Ok(match self.take()? {
+                    Some(m) => Polled::Message(m),
+                    None => Polled::Pending,
+                })
+            }
+            Err(e) if is_timeout(&e) => Ok(Polled::Pending),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn take(&mut self) -> io::Result<Option<Message>> {
+        match decode(&self.buf) {
+            Ok(Some((m, used))) => {
+                self.buf.drain(..used);
+                Ok(Some(m))
+            }
+            Ok(None) => Ok(None),
+            Err(e) => Err(io::Error::new(io::ErrorKind::InvalidData, e)),
+        }
+    }
+}
+
+/// A read that ended because of `SO_RCVTIMEO`.
+pub(crate) fn is_timeout(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn hello_bytes_both_ways() {
+        let m = Message::Hello {
+            protocol_version: 1,
+            software: "t".into(),
+        };
+        let bytes = encode(&m);
+        let body = br#"{"type":"hello","protocol_version":1,"software":"t"}"#;
+        assert_eq!(&bytes[..4], &(body.len() as u32).to_be_bytes());
+        assert_eq!(&bytes[4..], body);
+        let (back, used) = decode(&bytes).unwrap().unwrap();
+        assert_eq!(back, m);
+        assert_eq!(used, bytes.len());
+    }
+
+    #[test]
+    fn incomplete_frames_wait_for_more() {
+        let bytes = encode(&Message::Start);
+        for cut in 0..bytes.len() {
+            assert!(decode(&bytes[..cut]).unwrap().is_none(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn oversized_and_malformed_frames_are_errors() {
+        let mut big = (MAX_FRAME_BYTES as u32 + 1).to_be_bytes().to_vec();
+        big.extend_from_slice(b"{}");
+        assert!(matches!(decode(&big), Err(DecodeError::TooLarge { .. })));
+        let mut junk = 5u32.to_be_bytes().to_vec();
+        junk.extend_from_slice(b"hello");
+        assert!(matches!(decode(&junk), Err(DecodeError::Malformed(_))));
+        let mut unknown = 16u32.to_be_bytes().to_vec();
+        unknown.extend_from_slice(br#"{"type":"nope"} "#);
+        assert!(decode(&unknown).is_err());
+    }
+
+    #[test]
+    fn reader_survives_a_frame_split_across_reads() {
+        let mut bytes = encode(&Message::Start);
+        bytes.extend(encode(&Message::SendDone));
+        let mut reader = FrameReader::default();
+        let mut input = io::Cursor::new(bytes);
+        struct OneByte<'a>(&'a mut io::Cursor<Vec<u8>>);
+        impl Read for OneByte<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+                self.0.read(&mut buf[..1])
+            }
+        }
+        let mut got = Vec::new();
+        loop {
+            match reader.poll(&mut OneByte(&mut input)).unwrap() {
+                Polled::Message(m) => got.push(m),
+                Polled::Pending => {}
+                Polled::Closed => break,
+            }
+        }
+        assert_eq!(got, vec![Message::Start, Message::SendDone]);
+    }
+
+    #[test]
+    fn committed_fuzz_corpus_decodes_without_panic() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/corpus/decode");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("the corpus is committed") {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            let _ = decode(&bytes);
+            n += 1;
+        }
+        assert!(n >= 10, "corpus has {n} files");
+    }
+
+    proptest! {
+        #[test]
+        fn decoder_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(any::<u8>(), 0..600)) {
+            if let Ok(Some((_, used))) = decode(&bytes) {
+                prop_assert!(used <= bytes.len());
+            }
+        }
+
+        #[test]
+        fn decoder_never_panics_behind_a_valid_prefix(body in proptest::collection::vec(any::<u8>(), 0..300)) {
+            let mut bytes = (body.len() as u32).to_be_bytes().to_vec();
+            bytes.extend_from_slice(&body);
+            let _ = decode(&bytes);
+        }
+
+        #[test]
+        fn error_messages_round_trip(text in ".{0,200}") {
+            let m = Message::Error { message: text };
+            let bytes = encode(&m);
+            prop_assert_eq!(decode(&bytes).unwrap().unwrap().0, m);
+        }
+    }
+}

@@ -1,0 +1,170 @@
+//! The control messages. Each is one JSON object whose `"type"` names it.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::report::SideReport;
+use crate::spec::TestSpec;
+
+/// The protocol version in every hello. A peer with another version is refused with a message
+/// that names both.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// 16 random bytes that tie data connections (and UDP datagrams) to their session. Written as
+/// 32 hex digits in JSON.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Cookie(pub [u8; 16]);
+
+impl Cookie {
+    /// A fresh random cookie.
+    pub fn random() -> std::io::Result<Cookie> {
+        let mut c = [0u8; 16];
+        crate::auth::random_bytes(&mut c)?;
+        Ok(Cookie(c))
+    }
+
+    /// The first eight bytes as a number: the tag every UDP datagram of the session carries.
+    pub fn tag(&self) -> u64 {
+        u64::from_be_bytes(self.0[..8].try_into().expect("16 bytes"))
+    }
+}
+
+impl fmt::Debug for Cookie {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Cookie({})", crate::auth::hex(&self.0))
+    }
+}
+
+impl Serialize for Cookie {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&crate::auth::hex(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Cookie {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Cookie, D::Error> {
+        let text = String::deserialize(d)?;
+        let bytes = crate::auth::unhex(&text)
+            .filter(|b| b.len() == 16)
+            .ok_or_else(|| serde::de::Error::custom("a cookie is 32 hex digits"))?;
+        let mut c = [0u8; 16];
+        c.copy_from_slice(&bytes);
+        Ok(Cookie(c))
+    }
+}
+
+/// One control message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Message {
+    /// Client -> agent, first: who is asking and in which protocol version.
+    Hello {
+        /// [`PROTOCOL_VERSION`] of the client.
+        protocol_version: u32,
+        /// `wirespeed 0.1.0`.
+        software: String,
+    },
+    /// Agent -> client when a key is required: prove you know it.
+    Challenge {
+        /// 32 random bytes, hex.
+        nonce: String,
+    },
+    /// Client -> agent: HMAC-SHA256 of the challenge under the pre-shared key, hex.
+    AuthResponse {
+        /// The MAC, hex.
+        mac: String,
+    },
+    /// Agent -> client: the hello (and the key, if asked) is accepted.
+    Welcome {
+        /// [`PROTOCOL_VERSION`] of the agent.
+        protocol_version: u32,
+        /// `wirespeed 0.1.0`.
+        software: String,
+    },
+    /// Client -> agent: the test wanted.
+    Request {
+        /// Its parameters.
+        spec: TestSpec,
+        /// UDP only: the client's port for each stream, so that the agent's sockets talk to
+        /// that peer alone.
+        #[serde(default)]
+        client_udp_ports: Vec<u16>,
+    },
+    /// Agent -> client: the test is accepted; open the data connections with this cookie.
+    Accepted {
+        /// The session cookie.
+        cookie: Cookie,
+        /// UDP only: the agent's port for each stream.
+        #[serde(default)]
+        agent_udp_ports: Vec<u16>,
+    },
+    /// Agent -> client: the test is refused; `reason` is printed verbatim.
+    Refused {
+        /// Why, with the limit and the flag that would fit it.
+        reason: String,
+    },
+    /// Agent -> client: every data stream is in place; go.
+    Start,
+    /// Either way: every stream this side sends on has finished sending.
+    SendDone,
+    /// Client -> agent: the client's streams are done; here is its view.
+    Finished {
+        /// The client's measurements.
+        report: SideReport,
+    },
+    /// Agent -> client: the agent's view; the session ends.
+    Results {
+        /// The agent's measurements.
+        report: SideReport,
+    },
+    /// Either way: something went wrong; the session ends.
+    Error {
+        /// One line, printed verbatim.
+        message: String,
+    },
+}
+
+impl Message {
+    /// The `"type"` name, for error messages.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Message::Hello { .. } => "hello",
+            Message::Challenge { .. } => "challenge",
+            Message::AuthResponse { .. } => "auth_response",
+            Message::Welcome { .. } => "welcome",
+            Message::Request { .. } => "request",
+            Message::Accepted { .. } => "accepted",
+            Message::Refused { .. } => "refused",
+            Message::Start => "start",
+            Message::SendDone => "send_done",
+            Message::Finished { .. } => "finished",
+            Message::Results { .. } => "results",
+            Message::Error { .. } => "error",
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookie_is_hex_in_json() {
+        let m = Message::Accepted {
+            cookie: Cookie([0xab; 16]),
+            agent_udp_ports: vec![],
+        };
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains(&"ab".repeat(16)), "{text}");
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
+        assert!(serde_json::from_str::<Message>(r#"{"type":"accepted","cookie":"abc"}"#).is_err());
+    }
+
+    #[test]
+    fn unknown_fields_are_refused() {
+        assert!(
+            serde_json::from_str::<Message>(r#"{"type":"error","message":"m","x":1}"#).is_err()
+        );
+    }
+}

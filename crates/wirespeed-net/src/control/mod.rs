@@ -1,0 +1,55 @@
+//! The control protocol between a client and the agent.
+//!
+//! One TCP connection per session carries length-prefixed JSON messages ([`frame`]): a 4-byte
+//! big-endian length, then that many bytes of one JSON object tagged by `"type"`
+//! ([`Message`]). Frames are capped at [`MAX_FRAME_BYTES`] so that a peer cannot make the agent
+//! allocate without bound. The order of messages is an explicit state machine ([`Phase`]), in
+//! the shape of iperf3's `PARAM_EXCHANGE -> CREATE_STREAMS -> TEST_START -> TEST_RUNNING ->
+//! TEST_END -> EXCHANGE_RESULTS`; anything out of order is an error and closes the session.
+//!
+//! Data connections open on the same port and start with [`DATA_MAGIC`], the session cookie and
+//! the stream number, so that the agent attaches them to the right session or drops them.
+
+mod frame;
+mod message;
+mod phase;
+
+pub(crate) use frame::is_timeout;
+pub use frame::{DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, decode, encode, write_message};
+pub use message::{Cookie, Message, PROTOCOL_VERSION};
+pub use phase::{Phase, ProtocolError};
+
+/// The first four bytes of a data connection (a control connection starts with a frame length,
+/// whose first byte is always zero because frames are smaller than 16 MiB).
+pub const DATA_MAGIC: [u8; 4] = *b"WSD1";
+
+/// The greeting a data connection sends: magic, cookie, stream number (big-endian).
+pub fn data_greeting(cookie: &Cookie, stream: u32) -> [u8; 24] {
+    let mut g = [0u8; 24];
+    g[..4].copy_from_slice(&DATA_MAGIC);
+    g[4..20].copy_from_slice(&cookie.0);
+    g[20..24].copy_from_slice(&stream.to_be_bytes());
+    g
+}
+
+/// Reads a greeting's cookie and stream number from the 20 bytes that follow the magic.
+pub fn parse_greeting_rest(rest: &[u8; 20]) -> (Cookie, u32) {
+    let mut c = [0u8; 16];
+    c.copy_from_slice(&rest[..16]);
+    let stream = u32::from_be_bytes([rest[16], rest[17], rest[18], rest[19]]);
+    (Cookie(c), stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn greeting_round_trips() {
+        let cookie = Cookie([7; 16]);
+        let g = data_greeting(&cookie, 513);
+        assert_eq!(&g[..4], b"WSD1");
+        let rest: [u8; 20] = g[4..].try_into().unwrap();
+        assert_eq!(parse_greeting_rest(&rest), (cookie, 513));
+    }
+}

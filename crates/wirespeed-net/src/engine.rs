@@ -1,0 +1,316 @@
+//! Runs one end's streams: a thread per stream, blocking I/O, a shared start instant, and
+//! counters that the interval reporter samples without stopping anyone.
+
+use std::net::{Shutdown, TcpStream, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::report::{CpuTime, Role, SideReport, StreamReport, TcpInfoReport};
+use crate::sock;
+use crate::spec::{Amount, Flow, TestSpec};
+
+/// Totals a stream thread publishes as it goes.
+#[derive(Debug, Default)]
+pub(crate) struct Counters {
+    pub(crate) bytes: AtomicU64,
+    pub(crate) calls: AtomicU64,
+    pub(crate) datagrams: AtomicU64,
+    pub(crate) done: AtomicBool,
+}
+
+/// A connected data socket.
+#[derive(Debug)]
+pub(crate) enum DataSocket {
+    Tcp(TcpStream),
+    Udp(UdpSocket),
+}
+
+/// Which end this is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Side {
+    Client,
+    Agent,
+}
+
+impl Side {
+    pub(crate) fn role(self, flow: Flow) -> Role {
+        match (self, flow) {
+            (Side::Client, Flow::Upload) | (Side::Agent, Flow::Download) => Role::Sender,
+            _ => Role::Receiver,
+        }
+    }
+}
+
+/// A live view of one stream.
+#[derive(Debug, Clone)]
+pub struct Sample {
+    /// Stream number.
+    pub id: u32,
+    /// Which way.
+    pub flow: Flow,
+    /// This end's role.
+    pub role: Role,
+    /// Bytes so far.
+    pub bytes: u64,
+    /// Calls so far.
+    pub calls: u64,
+    /// Datagrams so far (UDP).
+    pub datagrams: u64,
+    /// The sender's TCP_INFO now.
+    pub tcp_info: Option<TcpInfoReport>,
+}
+
+struct Stream {
+    id: u32,
+    flow: Flow,
+    role: Role,
+    counters: Arc<Counters>,
+    tcp: Option<TcpStream>,
+    thread: Option<JoinHandle<StreamReport>>,
+}
+
+/// One end's running streams.
+pub(crate) struct Running {
+    streams: Vec<Stream>,
+    stop: Arc<AtomicBool>,
+    peer_senders_done: Arc<AtomicBool>,
+    pub(crate) start: Instant,
+}
+
+/// What every stream thread needs.
+#[derive(Clone)]
+struct Shared {
+    spec: TestSpec,
+    tag: u64,
+    start: Instant,
+    cpu: Option<usize>,
+    stop: Arc<AtomicBool>,
+    peer_senders_done: Arc<AtomicBool>,
+}
+
+impl Running {
+    /// Starts a thread per socket. `start` is the instant the test began at this end.
+    pub(crate) fn start(
+        spec: &TestSpec,
+        side: Side,
+        sockets: Vec<(u32, Flow, DataSocket)>,
+        tag: u64,
+        cpu: Option<usize>,
+        start: Instant,
+    ) -> std::io::Result<Running> {
+        let shared = Shared {
+            spec: spec.clone(),
+            tag,
+            start,
+            cpu,
+            stop: Arc::new(AtomicBool::new(false)),
+            peer_senders_done: Arc::new(AtomicBool::new(false)),
+        };
+        let mut streams = Vec::new();
+        for (id, flow, socket) in sockets {
+            let role = side.role(flow);
+            let counters = Arc::new(Counters::default());
+            let tcp = match &socket {
+                DataSocket::Tcp(s) => Some(s.try_clone()?),
+                DataSocket::Udp(_) => None,
+            };
+            let (sh, c) = (shared.clone(), counters.clone());
+            let thread = std::thread::Builder::new()
+                .name(format!("ws-stream-{id}"))
+                .spawn(move || run_stream(sh, id, flow, role, socket, &c))?;
+            streams.push(Stream {
+                id,
+                flow,
+                role,
+                counters,
+                tcp,
+                thread: Some(thread),
+            });
+        }
+        Ok(Running {
+            streams,
+            stop: shared.stop,
+            peer_senders_done: shared.peer_senders_done,
+            start,
+        })
+    }
+
+    /// Whether every stream thread has ended.
+    pub(crate) fn all_done(&self) -> bool {
+        self.streams
+            .iter()
+            .all(|s| s.counters.done.load(Ordering::Acquire))
+    }
+
+    /// Whether every sending stream has ended (true when there are none).
+    pub(crate) fn senders_done(&self) -> bool {
+        self.streams
+            .iter()
+            .filter(|s| s.role == Role::Sender)
+            .all(|s| s.counters.done.load(Ordering::Acquire))
+    }
+
+    /// The other end's senders are done: UDP receivers drain and stop.
+    pub(crate) fn peer_senders_done(&self) {
+        self.peer_senders_done.store(true, Ordering::Release);
+    }
+
+    /// Stops every stream now: senders stop writing, TCP sockets are shut down so blocked
+    /// reads return.
+    pub(crate) fn abort(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.peer_senders_done.store(true, Ordering::Release);
+        for s in &self.streams {
+            if let Some(t) = &s.tcp {
+                let _ = t.shutdown(Shutdown::Both);
+            }
+        }
+    }
+
+    /// Each stream's totals now.
+    pub(crate) fn samples(&self) -> Vec<Sample> {
+        self.streams
+            .iter()
+            .map(|s| Sample {
+                id: s.id,
+                flow: s.flow,
+                role: s.role,
+                bytes: s.counters.bytes.load(Ordering::Relaxed),
+                calls: s.counters.calls.load(Ordering::Relaxed),
+                datagrams: s.counters.datagrams.load(Ordering::Relaxed),
+                tcp_info: match (&s.tcp, s.role) {
+                    (Some(t), Role::Sender) => sock::tcp_info(t),
+                    _ => None,
+                },
+            })
+            .collect()
+    }
+
+    /// Waits for every thread and returns this end's report.
+    pub(crate) fn finish(mut self) -> SideReport {
+        let mut streams = Vec::new();
+        for s in &mut self.streams {
+            if let Some(t) = s.thread.take() {
+                match t.join() {
+                    Ok(r) => streams.push(r),
+                    Err(_) => streams.push(StreamReport {
+                        id: s.id,
+                        flow: s.flow,
+                        role: s.role,
+                        bytes: s.counters.bytes.load(Ordering::Relaxed),
+                        calls: s.counters.calls.load(Ordering::Relaxed),
+                        seconds: self.start.elapsed().as_secs_f64(),
+                        cpu: CpuTime::default(),
+                        socket: Default::default(),
+                        tcp_info: None,
+                        udp: None,
+                        error: Some("the stream thread panicked".into()),
+                    }),
+                }
+            }
+        }
+        let mut cpu = CpuTime::default();
+        for s in &streams {
+            cpu.add(&s.cpu);
+        }
+        let wall_seconds = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
+        SideReport {
+            software: crate::client::software(),
+            streams,
+            cpu,
+            wall_seconds,
+            environment: None,
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.streams.iter().any(|s| s.thread.is_some()) {
+            self.abort();
+        }
+    }
+}
+
+fn run_stream(
+    sh: Shared,
+    id: u32,
+    flow: Flow,
+    role: Role,
+    socket: DataSocket,
+    c: &Counters,
+) -> StreamReport {
+    if let Some(cpu) = sh.cpu {
+        let _ = sock::pin_to_cpu(cpu);
+    }
+    let cpu0 = sock::thread_cpu();
+    let spec = &sh.spec;
+    let len = spec.length_bytes as usize;
+    let expect = match spec.amount {
+        Amount::Bytes(n) => Some(n),
+        Amount::Seconds(_) => None,
+    };
+    let mut udp = None;
+    let mut tcp_info = None;
+    let (result, socket_report) = match socket {
+        DataSocket::Tcp(mut s) => {
+            let r = match role {
+                Role::Sender => {
+                    let r = crate::tcp::send(&mut s, len, spec.amount, sh.start, &sh.stop, c);
+                    tcp_info = sock::tcp_info(&s);
+                    r
+                }
+                Role::Receiver => crate::tcp::receive(&mut s, len, expect, c),
+            };
+            let addr = |a: std::io::Result<std::net::SocketAddr>| {
+                a.map_or(String::new(), |a| a.to_string())
+            };
+            let rep =
+                sock::socket_report(&s, spec, true, addr(s.local_addr()), addr(s.peer_addr()));
+            (r, rep)
+        }
+        DataSocket::Udp(s) => {
+            let r = match role {
+                Role::Sender => crate::udp::send(
+                    &s,
+                    len,
+                    spec.rate_bits_per_second,
+                    spec.amount,
+                    sh.tag,
+                    sh.start,
+                    &sh.stop,
+                    c,
+                ),
+                Role::Receiver => {
+                    let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
+                    crate::udp::receive(&s, len, sh.tag, &sh.stop, &sh.peer_senders_done, c)
+                }
+            };
+            let addr = |a: std::io::Result<std::net::SocketAddr>| {
+                a.map_or(String::new(), |a| a.to_string())
+            };
+            let rep =
+                sock::socket_report(&s, spec, false, addr(s.local_addr()), addr(s.peer_addr()));
+            (r.map(|u| udp = Some(u)), rep)
+        }
+    };
+    let seconds = sh.start.elapsed().as_secs_f64();
+    let cpu = sock::thread_cpu().since(&cpu0);
+    let report = StreamReport {
+        id,
+        flow,
+        role,
+        bytes: c.bytes.load(Ordering::Relaxed),
+        calls: c.calls.load(Ordering::Relaxed),
+        seconds,
+        cpu,
+        socket: socket_report,
+        tcp_info,
+        udp,
+        error: result.err().map(|e| e.to_string()),
+    };
+    c.done.store(true, Ordering::Release);
+    report
+}

@@ -1,0 +1,140 @@
+//! The environment that travels with every result: congestion control, queueing discipline,
+//! MTU, socket memory limits, kernel and virtualisation. Two results are comparable only when
+//! these match, so each end reports its own.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// Kernel network settings of one end.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Environment {
+    /// `net.ipv4.tcp_congestion_control`.
+    pub default_congestion: Option<String>,
+    /// `net.ipv4.tcp_available_congestion_control`.
+    pub available_congestion: Option<String>,
+    /// `net.core.default_qdisc` (loopback itself has no queue: `noqueue`).
+    pub default_qdisc: Option<String>,
+    /// The interface that carries the test, when it can be found (`lo` on loopback).
+    pub interface: Option<String>,
+    /// Its MTU.
+    pub mtu_bytes: Option<u32>,
+    /// Its speed from sysfs, when the driver reports one.
+    pub link_speed_bits_per_second: Option<u64>,
+    /// `net.core.rmem_max`.
+    pub rmem_max_bytes: Option<u64>,
+    /// `net.core.wmem_max`.
+    pub wmem_max_bytes: Option<u64>,
+    /// `net.ipv4.tcp_rmem` (min default max).
+    pub tcp_rmem: Option<String>,
+    /// `net.ipv4.tcp_wmem` (min default max).
+    pub tcp_wmem: Option<String>,
+    /// Kernel release.
+    pub kernel: Option<String>,
+    /// Hypervisor, if the CPU says it runs under one (`/sys/class/dmi/id/sys_vendor`).
+    pub virtualization: Option<String>,
+    /// CPUs online.
+    pub cpus: usize,
+}
+
+fn read(path: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    (!text.is_empty()).then_some(text)
+}
+
+impl Environment {
+    /// Reads the settings; `local` is this end's address of the test, to find the interface.
+    pub fn collect(local: Option<IpAddr>) -> Environment {
+        let interface = local.and_then(interface_of);
+        let sys = |name: &str| {
+            interface
+                .as_ref()
+                .and_then(|i| read(&format!("/sys/class/net/{i}/{name}")))
+        };
+        let hypervisor = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .is_some_and(|c| {
+                c.lines()
+                    .any(|l| l.starts_with("flags") && l.contains(" hypervisor"))
+            });
+        Environment {
+            default_congestion: read("/proc/sys/net/ipv4/tcp_congestion_control"),
+            available_congestion: read("/proc/sys/net/ipv4/tcp_available_congestion_control"),
+            default_qdisc: read("/proc/sys/net/core/default_qdisc"),
+            mtu_bytes: sys("mtu").and_then(|m| m.parse().ok()),
+            // sysfs speed is in Mbit/s, -1 when unknown.
+            link_speed_bits_per_second: sys("speed")
+                .and_then(|s| s.parse::<i64>().ok())
+                .filter(|&s| s > 0)
+                .map(|s| s as u64 * 1_000_000),
+            interface,
+            rmem_max_bytes: read("/proc/sys/net/core/rmem_max").and_then(|v| v.parse().ok()),
+            wmem_max_bytes: read("/proc/sys/net/core/wmem_max").and_then(|v| v.parse().ok()),
+            tcp_rmem: read("/proc/sys/net/ipv4/tcp_rmem"),
+            tcp_wmem: read("/proc/sys/net/ipv4/tcp_wmem"),
+            kernel: read("/proc/sys/kernel/osrelease"),
+            virtualization: hypervisor.then(|| {
+                read("/sys/class/dmi/id/sys_vendor").unwrap_or_else(|| "a hypervisor".into())
+            }),
+            cpus: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}
+
+/// The interface that holds `addr` (`lo` for loopback addresses).
+fn interface_of(addr: IpAddr) -> Option<String> {
+    if addr.is_loopback() {
+        return Some("lo".into());
+    }
+    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
+    // SAFETY: getifaddrs allocates a list we walk read-only and free once.
+    unsafe {
+        if libc::getifaddrs(&mut head) != 0 {
+            return None;
+        }
+        let mut found = None;
+        let mut cur = head;
+        while !cur.is_null() {
+            let ifa = &*cur;
+            if !ifa.ifa_addr.is_null() {
+                let family = i32::from((*ifa.ifa_addr).sa_family);
+                let ip = if family == libc::AF_INET {
+                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
+                    Some(IpAddr::from(
+                        u32::from_be(sin.sin_addr.s_addr).to_be_bytes(),
+                    ))
+                } else if family == libc::AF_INET6 {
+                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
+                    Some(IpAddr::from(sin6.sin6_addr.s6_addr))
+                } else {
+                    None
+                };
+                if ip == Some(addr) {
+                    found = Some(
+                        std::ffi::CStr::from_ptr(ifa.ifa_name)
+                            .to_string_lossy()
+                            .into_owned(),
+                    );
+                    break;
+                }
+            }
+            cur = ifa.ifa_next;
+        }
+        libc::freeifaddrs(head);
+        found
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn loopback_is_lo_with_an_mtu() {
+        let e = Environment::collect(Some("127.0.0.1".parse().unwrap()));
+        assert_eq!(e.interface.as_deref(), Some("lo"));
+        assert!(e.mtu_bytes.unwrap() >= 1500);
+        assert!(e.cpus >= 1);
+    }
+}

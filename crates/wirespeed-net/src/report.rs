@@ -1,0 +1,237 @@
+//! What each end measured, as sent over the control connection and printed in `--json`.
+//! Field names carry their units.
+
+use serde::{Deserialize, Serialize};
+
+use crate::env::Environment;
+use crate::spec::Flow;
+
+/// CPU time used, from `getrusage` (per thread, summed over a side's stream threads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct CpuTime {
+    /// Time in user space.
+    pub user_seconds: f64,
+    /// Time in the kernel.
+    pub system_seconds: f64,
+}
+
+impl CpuTime {
+    /// User plus system.
+    pub fn total_seconds(&self) -> f64 {
+        self.user_seconds + self.system_seconds
+    }
+
+    /// `self - earlier`.
+    pub fn since(&self, earlier: &CpuTime) -> CpuTime {
+        CpuTime {
+            user_seconds: (self.user_seconds - earlier.user_seconds).max(0.0),
+            system_seconds: (self.system_seconds - earlier.system_seconds).max(0.0),
+        }
+    }
+
+    /// Adds another thread's time.
+    pub fn add(&mut self, other: &CpuTime) {
+        self.user_seconds += other.user_seconds;
+        self.system_seconds += other.system_seconds;
+    }
+}
+
+/// Whether this end wrote or read the stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    /// Wrote.
+    Sender,
+    /// Read.
+    Receiver,
+}
+
+/// Socket facts: what was asked for and what the kernel granted (Linux doubles a `SO_SNDBUF` /
+/// `SO_RCVBUF` request for its bookkeeping and clamps it to `net.core.wmem_max`/`rmem_max`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SocketReport {
+    /// `-w`, if given.
+    pub buffer_requested_bytes: Option<u64>,
+    /// `SO_SNDBUF` as read back at the end of the test.
+    pub send_buffer_granted_bytes: u64,
+    /// `SO_RCVBUF` as read back at the end of the test.
+    pub receive_buffer_granted_bytes: u64,
+    /// `-M`, if given.
+    pub mss_requested_bytes: Option<u32>,
+    /// The congestion control the socket used (TCP).
+    pub congestion: Option<String>,
+    /// This end's address.
+    pub local_address: String,
+    /// The other end's address.
+    pub peer_address: String,
+    /// The CPU the stream's thread was on when it finished.
+    pub cpu: Option<u32>,
+}
+
+/// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TcpInfoReport {
+    /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
+    pub retransmits: u32,
+    /// Smoothed RTT (`tcpi_rtt`).
+    pub rtt_seconds: f64,
+    /// RTT variation (`tcpi_rttvar`).
+    pub rttvar_seconds: f64,
+    /// Lowest RTT seen (`tcpi_min_rtt`), if the kernel reports it.
+    pub min_rtt_seconds: Option<f64>,
+    /// Congestion window in segments (`tcpi_snd_cwnd`).
+    pub cwnd_segments: u32,
+    /// Sender MSS (`tcpi_snd_mss`).
+    pub mss_bytes: u32,
+    /// Path MTU (`tcpi_pmtu`).
+    pub pmtu_bytes: u32,
+    /// Most recent delivery-rate sample (`tcpi_delivery_rate`), if reported.
+    pub delivery_rate_bits_per_second: Option<f64>,
+    /// Pacing rate (`tcpi_pacing_rate`), if reported.
+    pub pacing_rate_bits_per_second: Option<f64>,
+    /// Time the connection had data to send (`tcpi_busy_time`).
+    pub busy_seconds: Option<f64>,
+    /// Time limited by the receiver's window (`tcpi_rwnd_limited`).
+    pub rwnd_limited_seconds: Option<f64>,
+    /// Time limited by the send buffer (`tcpi_sndbuf_limited`).
+    pub sndbuf_limited_seconds: Option<f64>,
+    /// The peer's advertised window (`tcpi_snd_wnd`), if reported.
+    pub peer_window_bytes: Option<u32>,
+}
+
+/// UDP counts. The sender fills `datagrams`; the receiver all of it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct UdpReport {
+    /// Datagrams sent or received (unique, for the receiver).
+    pub datagrams: u64,
+    /// Receiver: datagrams that never arrived (sent minus received, when the sender's count
+    /// is known; else the gaps in the sequence numbers).
+    pub lost: Option<u64>,
+    /// Receiver: loss as a percentage of datagrams sent.
+    pub lost_percent: Option<f64>,
+    /// Receiver: datagrams that arrived more than once.
+    pub duplicates: Option<u64>,
+    /// Receiver: datagrams that arrived after a later one.
+    pub out_of_order: Option<u64>,
+    /// Receiver: RFC 3550 interarrival jitter.
+    pub jitter_seconds: Option<f64>,
+    /// Receiver: the timestamp source for jitter.
+    pub clock: Option<String>,
+}
+
+/// One stream at one end.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamReport {
+    /// Stream number.
+    pub id: u32,
+    /// Which way it flowed.
+    pub flow: Flow,
+    /// Whether this end wrote or read.
+    pub role: Role,
+    /// Payload bytes written or read.
+    pub bytes: u64,
+    /// System calls that moved data (write/read; sendmmsg/recvmmsg).
+    pub calls: u64,
+    /// From the start signal to the last byte, at this end.
+    pub seconds: f64,
+    /// The stream thread's CPU time.
+    pub cpu: CpuTime,
+    /// Socket options asked and granted.
+    pub socket: SocketReport,
+    /// TCP only.
+    pub tcp_info: Option<TcpInfoReport>,
+    /// UDP only.
+    pub udp: Option<UdpReport>,
+    /// What ended the stream early, if anything did.
+    pub error: Option<String>,
+}
+
+impl StreamReport {
+    /// Bits per second over the stream's own time.
+    pub fn bits_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 * 8.0 / self.seconds
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// Everything one end measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SideReport {
+    /// `wirespeed 0.1.0`.
+    pub software: String,
+    /// Each stream.
+    pub streams: Vec<StreamReport>,
+    /// Sum of the stream threads' CPU time.
+    pub cpu: CpuTime,
+    /// From the start signal to the last stream's end.
+    pub wall_seconds: f64,
+    /// This end's kernel settings.
+    pub environment: Option<Environment>,
+}
+
+impl SideReport {
+    /// CPU use as a percentage of one core over the test.
+    pub fn cpu_percent_of_one_core(&self) -> f64 {
+        if self.wall_seconds > 0.0 {
+            self.cpu.total_seconds() / self.wall_seconds * 100.0
+        } else {
+            f64::NAN
+        }
+    }
+}
+
+/// One stream over one reporting interval (`-i`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalStream {
+    /// Stream number.
+    pub id: u32,
+    /// Which way.
+    pub flow: Flow,
+    /// The client's role on it.
+    pub role: Role,
+    /// Bytes in the interval.
+    pub bytes: u64,
+    /// Rate over the interval.
+    pub bits_per_second: f64,
+    /// Datagrams in the interval (UDP).
+    pub datagrams: Option<u64>,
+    /// Sender: retransmits in the interval (TCP).
+    pub retransmits: Option<u32>,
+    /// Sender: congestion window at the end of the interval, bytes (TCP).
+    pub cwnd_bytes: Option<u64>,
+    /// Sender: smoothed RTT at the end of the interval (TCP).
+    pub rtt_seconds: Option<f64>,
+}
+
+/// A direction's total over one interval.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct IntervalSum {
+    /// Bytes.
+    pub bytes: u64,
+    /// Rate.
+    pub bits_per_second: f64,
+    /// Datagrams (UDP).
+    pub datagrams: Option<u64>,
+    /// Retransmits (TCP sender).
+    pub retransmits: Option<u32>,
+}
+
+/// One reporting interval as the client saw it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Interval {
+    /// Start, seconds since the test began.
+    pub start_seconds: f64,
+    /// End.
+    pub end_seconds: f64,
+    /// Whether this interval is inside the `-O` warm-up (left out of the totals).
+    pub omitted: bool,
+    /// Each stream.
+    pub streams: Vec<IntervalStream>,
+    /// Streams the client sends on.
+    pub sum_sent: Option<IntervalSum>,
+    /// Streams the client receives on.
+    pub sum_received: Option<IntervalSum>,
+}

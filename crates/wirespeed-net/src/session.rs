@@ -1,0 +1,105 @@
+//! One end of a control connection: frames in and out, the phase checked on every message,
+//! deadlines on every wait.
+
+use std::io;
+use std::net::TcpStream;
+use std::time::{Duration, Instant};
+
+use crate::control::{FrameReader, Message, Phase, Polled, ProtocolError, write_message};
+
+/// Why a session ended early.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The socket failed.
+    #[error("control connection: {0}")]
+    Io(#[from] io::Error),
+    /// The peer sent something out of order.
+    #[error(transparent)]
+    Protocol(#[from] ProtocolError),
+    /// The peer said nothing for too long.
+    #[error("the peer sent nothing for {} s while {what}", .after.as_secs_f64())]
+    Timeout {
+        /// What the session was waiting for.
+        what: &'static str,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The peer closed the connection.
+    #[error("the peer closed the control connection")]
+    Closed,
+}
+
+/// A control connection and its phase.
+pub(crate) struct Control {
+    pub(crate) stream: TcpStream,
+    reader: FrameReader,
+    pub(crate) phase: Phase,
+    agent_side: bool,
+    auth_required: bool,
+}
+
+impl Control {
+    pub(crate) fn new(
+        stream: TcpStream,
+        prefix: &[u8],
+        agent_side: bool,
+        auth_required: bool,
+    ) -> Control {
+        Control {
+            stream,
+            reader: FrameReader::with_prefix(prefix),
+            phase: Phase::AwaitHello,
+            agent_side,
+            auth_required,
+        }
+    }
+
+    pub(crate) fn send(&mut self, m: &Message) -> io::Result<()> {
+        write_message(&mut self.stream, m)
+    }
+
+    /// Moves the phase for a message this end sent or decided on.
+    pub(crate) fn set_phase(&mut self, phase: Phase) {
+        self.phase = phase;
+    }
+
+    /// One poll: waits at most `wait` for a message; checks and applies its transition.
+    pub(crate) fn poll(&mut self, wait: Duration) -> Result<Option<Message>, SessionError> {
+        self.stream
+            .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
+        match self.reader.poll(&mut self.stream)? {
+            Polled::Pending => Ok(None),
+            Polled::Closed => Err(SessionError::Closed),
+            Polled::Message(m) => {
+                self.phase = if self.agent_side {
+                    self.phase.on_client(&m, self.auth_required)?
+                } else {
+                    self.phase.on_agent(&m)?
+                };
+                Ok(Some(m))
+            }
+        }
+    }
+
+    /// Waits up to `timeout` for the next message.
+    pub(crate) fn recv(
+        &mut self,
+        timeout: Duration,
+        what: &'static str,
+    ) -> Result<Message, SessionError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(SessionError::Timeout {
+                    what,
+                    after: timeout,
+                });
+            }
+            if let Some(m) = self.poll(left.min(Duration::from_millis(200)))? {
+                return Ok(m);
+            }
+        }
+    }
+}

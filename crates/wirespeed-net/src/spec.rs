@@ -1,0 +1,232 @@
+//! What a test asks for: protocol, direction, streams, amount, buffer length and socket
+//! options. The client sends it in its request; both ends derive their streams from it.
+
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+/// TCP or UDP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Protocol {
+    /// A byte stream per connection.
+    #[default]
+    Tcp,
+    /// Datagrams with sequence numbers and send times.
+    Udp,
+}
+
+/// Which way data flows, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Direction {
+    /// Client transmits, agent receives (ttcp -t at the client).
+    #[default]
+    Send,
+    /// Agent transmits, client receives (`-R`).
+    Receive,
+    /// Both at once (`--bidir`): each stream number has one connection each way.
+    Both,
+}
+
+/// How much each sending stream sends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Amount {
+    /// For this long (`-t`).
+    Seconds(f64),
+    /// Exactly this many bytes per stream (`-n`, ttcp's number of buffers times `-l`).
+    Bytes(u64),
+}
+
+impl Default for Amount {
+    fn default() -> Self {
+        Amount::Seconds(10.0)
+    }
+}
+
+impl Amount {
+    /// The duration, for a timed test.
+    pub fn duration(self) -> Option<Duration> {
+        match self {
+            Amount::Seconds(s) => Some(Duration::from_secs_f64(s.max(0.0))),
+            Amount::Bytes(_) => None,
+        }
+    }
+}
+
+/// One stream's flow, seen from the client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Flow {
+    /// Client to agent.
+    Upload,
+    /// Agent to client.
+    Download,
+}
+
+/// The parameters of a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TestSpec {
+    /// TCP or UDP.
+    pub protocol: Protocol,
+    /// Which way.
+    pub direction: Direction,
+    /// Parallel streams per direction (`-P`).
+    pub streams: u32,
+    /// Duration or bytes per stream.
+    pub amount: Amount,
+    /// Bytes per write/read call, or per datagram (`-l`).
+    pub length_bytes: u32,
+    /// Requested socket send and receive buffer (`-w`); `None` leaves the kernel's autotuning.
+    pub window_bytes: Option<u64>,
+    /// TCP_NODELAY (`--nodelay`).
+    pub nodelay: bool,
+    /// TCP_MAXSEG (`-M`).
+    pub mss_bytes: Option<u32>,
+    /// TCP congestion control (`-C`), both ends.
+    pub congestion: Option<String>,
+    /// UDP target rate per stream in bit/s (`-b`); 0 = as fast as possible.
+    pub rate_bits_per_second: u64,
+    /// CPU the agent's stream threads are pinned to (`-A CLIENT,AGENT`).
+    pub agent_cpu: Option<usize>,
+}
+
+impl Default for TestSpec {
+    fn default() -> Self {
+        TestSpec {
+            protocol: Protocol::Tcp,
+            direction: Direction::Send,
+            streams: 1,
+            amount: Amount::default(),
+            length_bytes: 128 * 1024,
+            window_bytes: None,
+            nodelay: false,
+            mss_bytes: None,
+            congestion: None,
+            rate_bits_per_second: 0,
+            agent_cpu: None,
+        }
+    }
+}
+
+/// Bytes of header every UDP datagram carries (tag, sequence number, send time).
+pub const UDP_HEADER_BYTES: u32 = 24;
+
+impl TestSpec {
+    /// Every data stream of the test: its number and its flow. Stream numbers `0..P` go the
+    /// primary way; with `--bidir`, `P..2P` go back.
+    pub fn flows(&self) -> Vec<(u32, Flow)> {
+        let p = self.streams;
+        match self.direction {
+            Direction::Send => (0..p).map(|i| (i, Flow::Upload)).collect(),
+            Direction::Receive => (0..p).map(|i| (i, Flow::Download)).collect(),
+            Direction::Both => (0..p)
+                .map(|i| (i, Flow::Upload))
+                .chain((p..2 * p).map(|i| (i, Flow::Download)))
+                .collect(),
+        }
+    }
+
+    /// Checks what the spec itself must satisfy, whatever the agent's limits: one line naming
+    /// the value and the fix.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.streams == 0 || self.streams > 128 {
+            return Err(format!(
+                "-P {} is out of range: use 1 to 128 parallel streams",
+                self.streams
+            ));
+        }
+        if self.length_bytes == 0 || self.length_bytes > 64 * 1024 * 1024 {
+            return Err(format!(
+                "-l {} is out of range: use 1 byte to 64 MiB",
+                self.length_bytes
+            ));
+        }
+        if self.protocol == Protocol::Udp
+            && !(UDP_HEADER_BYTES..=65_507).contains(&self.length_bytes)
+        {
+            return Err(format!(
+                "-l {} is out of range for UDP: use {UDP_HEADER_BYTES} to 65507 bytes (the \
+                 datagram carries a {UDP_HEADER_BYTES}-byte sequence header)",
+                self.length_bytes
+            ));
+        }
+        match self.amount {
+            Amount::Seconds(s) if !(s.is_finite() && s > 0.0 && s <= 86_400.0) => {
+                return Err(format!(
+                    "-t {s} is out of range: use more than 0 s, at most 1 day"
+                ));
+            }
+            Amount::Bytes(0) => return Err("-n 0 sends nothing: use at least 1 byte".into()),
+            _ => {}
+        }
+        if let Some(cc) = &self.congestion
+            && (cc.is_empty()
+                || cc.len() > 15
+                || !cc.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'))
+        {
+            return Err(format!(
+                "-C '{cc}' is not a congestion control name (e.g. cubic, bbr, reno)"
+            ));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bidir_has_both_flows() {
+        let spec = TestSpec {
+            direction: Direction::Both,
+            streams: 2,
+            ..TestSpec::default()
+        };
+        assert_eq!(
+            spec.flows(),
+            vec![
+                (0, Flow::Upload),
+                (1, Flow::Upload),
+                (2, Flow::Download),
+                (3, Flow::Download)
+            ]
+        );
+    }
+
+    #[test]
+    fn validation_names_the_flag() {
+        let bad = TestSpec {
+            streams: 0,
+            ..TestSpec::default()
+        };
+        assert!(bad.validate().unwrap_err().starts_with("-P 0"));
+        let udp = TestSpec {
+            protocol: Protocol::Udp,
+            length_bytes: 8,
+            ..TestSpec::default()
+        };
+        assert!(udp.validate().unwrap_err().starts_with("-l 8"));
+        let cc = TestSpec {
+            congestion: Some("x; rm".into()),
+            ..TestSpec::default()
+        };
+        assert!(cc.validate().is_err());
+        assert!(TestSpec::default().validate().is_ok());
+    }
+
+    #[test]
+    fn spec_round_trips_through_json() {
+        let spec = TestSpec {
+            amount: Amount::Bytes(1 << 20),
+            congestion: Some("cubic".into()),
+            ..TestSpec::default()
+        };
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(text.contains(r#""amount":{"bytes":1048576}"#), "{text}");
+        assert_eq!(serde_json::from_str::<TestSpec>(&text).unwrap(), spec);
+    }
+}

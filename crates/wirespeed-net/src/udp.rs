@@ -1,0 +1,348 @@
+//! The UDP data path: batches of up to [`BATCH`] datagrams per `sendmmsg`/`recvmmsg` call over
+//! buffers allocated once per stream, a sequence number and a send time in every datagram, and
+//! pacing to the `-b` rate by the clock (not by sleeping a fixed gap, which drifts).
+//!
+//! Datagram layout (big-endian): `[0..8)` the session tag (first half of the cookie; datagrams
+//! without it are ignored), `[8..16)` the sequence number from 0, `[16..24)` the send time in
+//! `CLOCK_REALTIME` nanoseconds. The receiver takes its arrival time from the kernel
+//! (`SO_TIMESTAMPNS`, also `CLOCK_REALTIME`) so that user-space scheduling does not enter the
+//! jitter; a constant offset between two hosts' clocks cancels in RFC 3550's differences.
+
+use std::io;
+use std::mem;
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use wirespeed_model::sequence::{Jitter, SequenceTracker};
+
+use crate::engine::Counters;
+use crate::report::UdpReport;
+use crate::spec::{Amount, UDP_HEADER_BYTES};
+
+/// Datagrams per system call.
+pub const BATCH: usize = 64;
+
+const HEADER: usize = UDP_HEADER_BYTES as usize;
+
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid timespec pointer.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Per-call headers over one contiguous buffer of `BATCH` slots. Built once; each call only
+/// rewrites lengths.
+struct Batch {
+    buf: Vec<u8>,
+    slot: usize,
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+    control: Vec<u8>,
+}
+
+const CONTROL_SLOT: usize = 64;
+
+impl Batch {
+    fn new(slot: usize, fill: &[u8], with_control: bool) -> Batch {
+        let mut buf = Vec::with_capacity(slot * BATCH);
+        for _ in 0..BATCH {
+            buf.extend_from_slice(&fill[..slot]);
+        }
+        let mut control = vec![
+            0u8;
+            if with_control {
+                CONTROL_SLOT * BATCH
+            } else {
+                0
+            }
+        ];
+        let base = buf.as_mut_ptr();
+        let iov: Vec<libc::iovec> = (0..BATCH)
+            .map(|i| libc::iovec {
+                // SAFETY: i * slot is inside buf.
+                iov_base: unsafe { base.add(i * slot) }.cast(),
+                iov_len: slot,
+            })
+            .collect();
+        let mut b = Batch {
+            buf,
+            slot,
+            iov,
+            msgs: Vec::with_capacity(BATCH),
+            control: Vec::new(),
+        };
+        let cbase = control.as_mut_ptr();
+        for i in 0..BATCH {
+            // SAFETY: msghdr is plain old data; zero is a valid empty header.
+            let mut h: libc::msghdr = unsafe { mem::zeroed() };
+            h.msg_iov = &mut b.iov[i];
+            h.msg_iovlen = 1;
+            if with_control {
+                // SAFETY: i * CONTROL_SLOT is inside control.
+                h.msg_control = unsafe { cbase.add(i * CONTROL_SLOT) }.cast();
+                h.msg_controllen = CONTROL_SLOT as _;
+            }
+            b.msgs.push(libc::mmsghdr {
+                msg_hdr: h,
+                msg_len: 0,
+            });
+        }
+        b.control = control;
+        b
+    }
+
+    fn datagram(&mut self, i: usize) -> &mut [u8] {
+        &mut self.buf[i * self.slot..(i + 1) * self.slot]
+    }
+}
+
+fn write_header(d: &mut [u8], tag: u64, seq: u64, sent_ns: u64) {
+    d[0..8].copy_from_slice(&tag.to_be_bytes());
+    d[8..16].copy_from_slice(&seq.to_be_bytes());
+    d[16..24].copy_from_slice(&sent_ns.to_be_bytes());
+}
+
+/// A datagram's tag, sequence number and send time, if it is long enough.
+pub fn read_header(d: &[u8]) -> Option<(u64, u64, u64)> {
+    let word = |r: std::ops::Range<usize>| Some(u64::from_be_bytes(d.get(r)?.try_into().ok()?));
+    Some((word(0..8)?, word(8..16)?, word(16..24)?))
+}
+
+/// Sends datagrams of `len` bytes at `rate` bit/s (0: as fast as the socket takes them) until
+/// the deadline, or until `amount` bytes are sent (the last datagram shorter, but never
+/// shorter than the header).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn send(
+    sock: &UdpSocket,
+    len: usize,
+    rate_bits_per_second: u64,
+    amount: Amount,
+    tag: u64,
+    start: Instant,
+    stop: &AtomicBool,
+    c: &Counters,
+) -> io::Result<UdpReport> {
+    let fill = crate::tcp::pattern(len);
+    let mut batch = Batch::new(len, &fill, false);
+    let deadline = amount.duration().map(|d| start + d);
+    let byte_limit = match amount {
+        Amount::Bytes(n) => n,
+        Amount::Seconds(_) => u64::MAX,
+    };
+    let (mut seq, mut bytes, mut calls) = (0u64, 0u64, 0u64);
+    let bits_per_datagram = len as f64 * 8.0;
+    let fd = sock.as_raw_fd();
+    while bytes < byte_limit && !stop.load(Ordering::Relaxed) {
+        let now = Instant::now();
+        if deadline.is_some_and(|d| now >= d) {
+            break;
+        }
+        let mut due = BATCH as u64;
+        if rate_bits_per_second > 0 {
+            // Datagrams the schedule allows by now, counting the one at time zero.
+            let allowed = (now.duration_since(start).as_secs_f64() * rate_bits_per_second as f64
+                / bits_per_datagram) as u64
+                + 1;
+            if allowed <= seq {
+                let next = start
+                    + Duration::from_secs_f64(
+                        seq as f64 * bits_per_datagram / rate_bits_per_second as f64,
+                    );
+                let wait = next.saturating_duration_since(now);
+                if wait > Duration::from_micros(60) {
+                    std::thread::sleep(wait - Duration::from_micros(50));
+                } else {
+                    std::hint::spin_loop();
+                }
+                continue;
+            }
+            due = (allowed - seq).min(BATCH as u64);
+        }
+        let mut n = 0usize;
+        let mut planned = bytes;
+        while n < due as usize && planned < byte_limit {
+            let size = (byte_limit - planned).min(len as u64).max(HEADER as u64) as usize;
+            let now_ns = realtime_ns();
+            write_header(batch.datagram(n), tag, seq + n as u64, now_ns);
+            batch.iov[n].iov_len = size;
+            planned += size as u64;
+            n += 1;
+        }
+        // SAFETY: msgs[..n] point at iovecs and buffers owned by `batch`, alive for the call.
+        let sent = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), n as u32, 0) };
+        if sent < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EINTR | libc::ENOBUFS | libc::EAGAIN) => {
+                    std::thread::yield_now();
+                    continue;
+                }
+                Some(libc::ECONNREFUSED) => {
+                    return Err(io::Error::new(
+                        io::ErrorKind::ConnectionRefused,
+                        "the receiver's port is closed (ICMP port unreachable)",
+                    ));
+                }
+                _ => return Err(e),
+            }
+        }
+        calls += 1;
+        for i in 0..sent as usize {
+            bytes += batch.iov[i].iov_len as u64;
+            batch.iov[i].iov_len = len;
+        }
+        seq += sent as u64;
+        c.bytes.store(bytes, Ordering::Relaxed);
+        c.calls.store(calls, Ordering::Relaxed);
+        c.datagrams.store(seq, Ordering::Relaxed);
+    }
+    Ok(UdpReport {
+        datagrams: seq,
+        ..UdpReport::default()
+    })
+}
+
+/// Receives datagrams until `stop`, or until the peer's senders are done (`peer_done`) and the
+/// socket has been quiet for one read timeout (the drain). The socket's read timeout must be
+/// short (the engine sets 50 ms).
+pub(crate) fn receive(
+    sock: &UdpSocket,
+    len: usize,
+    tag: u64,
+    stop: &AtomicBool,
+    peer_done: &AtomicBool,
+    c: &Counters,
+) -> io::Result<UdpReport> {
+    let timestamps = crate::sock::enable_rx_timestamps(sock).is_ok();
+    let slot = len.max(HEADER) + 1;
+    let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps);
+    let mut seqs = SequenceTracker::new();
+    let mut jitter = Jitter::default();
+    let (mut bytes, mut calls, mut kernel_stamps) = (0u64, 0u64, 0u64);
+    let fd = sock.as_raw_fd();
+    let mut done_at: Option<Instant> = None;
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
+        if peer_done.load(Ordering::Relaxed) {
+            let t = *done_at.get_or_insert_with(Instant::now);
+            if t.elapsed() > Duration::from_secs(2) {
+                break;
+            }
+        }
+        for m in &mut batch.msgs {
+            if timestamps {
+                m.msg_hdr.msg_controllen = CONTROL_SLOT as _;
+            }
+        }
+        // SAFETY: msgs point at buffers owned by `batch`; a null timeout blocks up to
+        // SO_RCVTIMEO.
+        let n = unsafe {
+            libc::recvmmsg(
+                fd,
+                batch.msgs.as_mut_ptr(),
+                BATCH as u32,
+                libc::MSG_WAITFORONE,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::EAGAIN | libc::ETIMEDOUT) => {
+                    if done_at.is_some() {
+                        break;
+                    }
+                    continue;
+                }
+                Some(libc::EINTR | libc::ECONNREFUSED) => continue,
+                _ => return Err(e),
+            }
+        }
+        calls += 1;
+        let batch_ns = realtime_ns();
+        for i in 0..n as usize {
+            let got = batch.msgs[i].msg_len as usize;
+            let stamp = if timestamps {
+                rx_timestamp(&batch.msgs[i].msg_hdr)
+            } else {
+                None
+            };
+            let d = &batch.buf[i * slot..i * slot + got.min(slot)];
+            let Some((t, seq, sent_ns)) = read_header(d) else {
+                continue;
+            };
+            if t != tag {
+                continue;
+            }
+            bytes += got as u64;
+            seqs.record(seq);
+            if stamp.is_some() {
+                kernel_stamps += 1;
+            }
+            let arrival = stamp.unwrap_or(batch_ns);
+            jitter.record((arrival as f64 - sent_ns as f64) / 1e9);
+        }
+        c.bytes.store(bytes, Ordering::Relaxed);
+        c.calls.store(calls, Ordering::Relaxed);
+        c.datagrams.store(seqs.unique(), Ordering::Relaxed);
+    }
+    let lost = seqs.lost(None);
+    Ok(UdpReport {
+        datagrams: seqs.unique(),
+        lost: Some(lost),
+        lost_percent: percent(lost, seqs.unique() + lost),
+        duplicates: Some(seqs.duplicates()),
+        out_of_order: Some(seqs.out_of_order()),
+        jitter_seconds: Some(jitter.seconds()),
+        clock: Some(
+            if kernel_stamps > 0 && kernel_stamps == seqs.unique() + seqs.duplicates() {
+                "kernel receive timestamps (SO_TIMESTAMPNS), CLOCK_REALTIME".into()
+            } else {
+                "user-space receive time per batch, CLOCK_REALTIME".into()
+            },
+        ),
+    })
+}
+
+/// `part` of `whole` in percent, `None` for an empty whole.
+pub fn percent(part: u64, whole: u64) -> Option<f64> {
+    (whole > 0).then(|| part as f64 * 100.0 / whole as f64)
+}
+
+/// The `SCM_TIMESTAMPNS` control message of a received datagram, in nanoseconds.
+fn rx_timestamp(h: &libc::msghdr) -> Option<u64> {
+    // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(h);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
+            {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
+                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            cmsg = libc::CMSG_NXTHDR(h, cmsg);
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_round_trips() {
+        let mut d = [0u8; 30];
+        write_header(&mut d, 7, 8, 9);
+        assert_eq!(read_header(&d), Some((7, 8, 9)));
+        assert_eq!(read_header(&d[..23]), None);
+    }
+}

@@ -1,0 +1,201 @@
+//! `wirespeed serve`: the agent, the far end of `wirespeed tcp` and `wirespeed udp`.
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, ByteSize};
+use wirespeed_net::agent::SessionRecord;
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::{Agent, AgentConfig, Limits};
+
+/// The control port when none is given (data connections use it too).
+pub(crate) const DEFAULT_PORT: u16 = 5210;
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (default: every IPv4 and IPv6 address).
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    bind: Option<IpAddr>,
+
+    /// Control and data port.
+    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
+    port: u16,
+
+    /// Serve one session, then exit.
+    #[arg(long, short = '1')]
+    one_off: bool,
+
+    /// Require clients to prove they hold this pre-shared key (HMAC-SHA256 challenge).
+    #[arg(long, value_name = "FILE")]
+    auth_key_file: Option<PathBuf>,
+
+    /// Longest test a client may ask for.
+    #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
+    max_duration: Duration,
+
+    /// Highest UDP rate per stream (then -b 0, unlimited, is refused).
+    #[arg(long, value_name = "RATE")]
+    max_rate: Option<BitRate>,
+
+    /// Sessions served at once.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    max_sessions: usize,
+
+    /// Largest socket buffer (-w) a client may ask for.
+    #[arg(long, value_name = "BYTES")]
+    max_window: Option<ByteSize>,
+
+    /// Most parallel streams (-P) per session.
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    max_streams: u32,
+
+    /// How long a silent client is waited for.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    idle_timeout: Duration,
+
+    /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
+    #[arg(long, short = 'J')]
+    json: bool,
+}
+
+fn log_text(r: &SessionRecord) {
+    let what = match (&r.spec, r.outcome) {
+        (Some(spec), "completed") => {
+            let bytes: u64 = r
+                .report
+                .as_ref()
+                .map_or(0, |rep| rep.streams.iter().map(|s| s.bytes).sum());
+            format!(
+                "completed: {:?} {:?}, {} stream(s), {bytes} bytes at this end",
+                spec.protocol, spec.direction, spec.streams
+            )
+        }
+        _ => format!("{}: {}", r.outcome, r.message.as_deref().unwrap_or("")),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "session {} from {} {what} ({:.2} s)",
+        r.session, r.peer, r.seconds
+    );
+}
+
+fn log_json(r: &SessionRecord) {
+    let value = serde_json::json!({
+        "schema": "wirespeed.serve.v1",
+        "wirespeed_version": env!("CARGO_PKG_VERSION"),
+        "session": r,
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    let auth = args
+        .auth_key_file
+        .as_deref()
+        .map(AuthKey::from_file)
+        .transpose()?;
+    let config = AgentConfig {
+        limits: Limits {
+            max_duration: args.max_duration,
+            max_rate_bits_per_second: args.max_rate.map(BitRate::bits_per_second),
+            max_sessions: args.max_sessions.max(1),
+            max_window_bytes: args.max_window.map(ByteSize::bytes),
+            max_streams: args.max_streams.max(1),
+        },
+        auth,
+        idle_timeout: args.idle_timeout,
+        one_off: args.one_off,
+        handle_signals: true,
+        on_session: Some(if args.json {
+            Arc::new(log_json)
+        } else {
+            Arc::new(log_text)
+        }),
+    };
+    let addr = SocketAddr::new(
+        args.bind.unwrap_or("::".parse().expect("an address")),
+        args.port,
+    );
+    let agent = match Agent::bind(addr, config.clone()) {
+        Err(e) if args.bind.is_none() && e.kind() != std::io::ErrorKind::AddrInUse => {
+            // No IPv6 on this host: IPv4 only.
+            Agent::bind(
+                SocketAddr::new("0.0.0.0".parse().expect("an address"), args.port),
+                config,
+            )
+        }
+        other => other,
+    }
+    .with_context(|| {
+        format!(
+            "cannot listen on port {} (is another agent running? pick one with -p)",
+            args.port
+        )
+    })?;
+    let local = agent.local_addr()?;
+    if args.json {
+        log_json_start(local);
+    } else {
+        println!("wirespeed agent listening on {local} (control and data); Ctrl-C stops it");
+    }
+    agent.serve().context("serving")?;
+    if !args.json {
+        println!("wirespeed agent stopped");
+    }
+    Ok(())
+}
+
+fn log_json_start(local: SocketAddr) {
+    let value = serde_json::json!({
+        "schema": "wirespeed.serve.v1",
+        "wirespeed_version": env!("CARGO_PKG_VERSION"),
+        "listening": local.to_string(),
+    });
+    println!("{value}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
+            .map(|w| w.args)
+    }
+
+    #[test]
+    fn limits_parse_with_units() {
+        let a = parse(&[
+            "--max-duration",
+            "30s",
+            "--max-rate",
+            "100M",
+            "--max-window",
+            "1MiB",
+            "-1",
+        ])
+        .unwrap();
+        assert_eq!(a.max_duration, Duration::from_secs(30));
+        assert_eq!(a.max_rate.unwrap().bits_per_second(), 100_000_000);
+        assert_eq!(a.max_window.unwrap().bytes(), 1 << 20);
+        assert!(a.one_off);
+        assert_eq!(parse(&[]).unwrap().port, DEFAULT_PORT);
+        assert!(parse(&["--max-rate", "fast"]).is_err());
+    }
+}

@@ -1,0 +1,490 @@
+//! `wirespeed tcp [HOST]` and `wirespeed udp [HOST]`: what rate do two tasks get over this
+//! path? Without HOST, an in-process agent on loopback gives the host's own ceiling (seed 002
+//! runs ttcp on loopback before anything else).
+
+use std::io::{self, Write};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::Serialize;
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, ByteSize, RateFormat};
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::env::Environment;
+use wirespeed_net::report::Interval;
+use wirespeed_net::summary::{self, End};
+use wirespeed_net::{
+    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestSpec, client,
+};
+use wirespeed_report::Document;
+
+use crate::output::{self, OutputArgs};
+use crate::serve::DEFAULT_PORT;
+use crate::throughput_text::{self, LiveLines};
+use crate::throughput_verdict;
+
+/// `-n`: ttcp's number of buffers (a bare number), or a byte size (`16MiB`, `1000000B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    Buffers(u64),
+    Bytes(u64),
+}
+
+impl FromStr for Count {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Count, String> {
+        if let Ok(n) = s.parse::<u64>() {
+            return Ok(Count::Buffers(n));
+        }
+        s.parse::<ByteSize>()
+            .map(|b| Count::Bytes(b.bytes()))
+            .map_err(|_| {
+                format!("'{s}' is not a count: a number of -l buffers (2048) or a byte size (16MiB, 1000000B)")
+            })
+    }
+}
+
+/// `-A CLIENT[,AGENT]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Affinity {
+    client: usize,
+    agent: Option<usize>,
+}
+
+impl FromStr for Affinity {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Affinity, String> {
+        let bad = || {
+            format!("'{s}' is not a CPU placement: use CLIENT or CLIENT,AGENT CPU numbers (-A 0,1)")
+        };
+        let (c, a) = match s.split_once(',') {
+            Some((c, a)) => (c, Some(a)),
+            None => (s, None),
+        };
+        Ok(Affinity {
+            client: c.parse().map_err(|_| bad())?,
+            agent: a.map(str::parse).transpose().map_err(|_| bad())?,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ThroughputArgs {
+    /// The agent (`wirespeed serve`) as HOST or HOST:PORT; without it, an in-process agent on
+    /// loopback measures this host's own ceiling.
+    #[arg(value_name = "HOST")]
+    host: Option<String>,
+
+    /// The agent's port.
+    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
+    port: u16,
+
+    /// Test duration (default 10 s).
+    #[arg(long, short = 't', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
+    time: Option<Duration>,
+
+    /// Amount per stream instead of a duration: a number of -l buffers (ttcp's -n), or a byte
+    /// size such as 16MiB. Exactly that many bytes arrive (TCP).
+    #[arg(long, short = 'n', value_name = "COUNT")]
+    num: Option<Count>,
+
+    /// Bytes per write/read (TCP, default 128 KiB) or per datagram (UDP, default 1472).
+    #[arg(long, short = 'l', value_name = "BYTES")]
+    len: Option<ByteSize>,
+
+    /// Parallel streams, one thread each.
+    #[arg(long, short = 'P', default_value_t = 1, value_name = "N")]
+    parallel: u32,
+
+    /// Reverse: the agent sends, this end receives.
+    #[arg(long, short = 'R', conflicts_with = "bidir")]
+    reverse: bool,
+
+    /// Both directions at once.
+    #[arg(long)]
+    bidir: bool,
+
+    /// Socket send and receive buffer at both ends (Linux grants double, clamped to
+    /// net.core.[rw]mem_max; both sizes are reported).
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    window: Option<ByteSize>,
+
+    /// TCP_NODELAY: no Nagle coalescing.
+    #[arg(long, short = 'N')]
+    nodelay: bool,
+
+    /// TCP maximum segment size.
+    #[arg(long = "mss", short = 'M', value_name = "BYTES")]
+    mss: Option<u32>,
+
+    /// TCP congestion control at both ends (cubic, reno, bbr: see
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control).
+    #[arg(long, short = 'C', value_name = "ALGO")]
+    congestion: Option<String>,
+
+    /// UDP target rate per stream; 0 = as fast as possible.
+    #[arg(long, short = 'b', value_name = "RATE")]
+    bitrate: Option<String>,
+
+    /// Use IPv4 (loopback 127.0.0.1 without HOST).
+    #[arg(long, short = '4', conflicts_with = "ipv6")]
+    ipv4: bool,
+
+    /// Use IPv6 (loopback ::1 without HOST).
+    #[arg(long, short = '6')]
+    ipv6: bool,
+
+    /// Local address to send from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    bind: Option<IpAddr>,
+
+    /// Seconds between interval lines; 0 for none.
+    #[arg(long, short = 'i', default_value = "1", value_parser = parse_duration, value_name = "DURATION")]
+    interval: Duration,
+
+    /// Pin this end's stream threads to CPU CLIENT and the agent's to AGENT.
+    #[arg(long, short = 'A', value_name = "CLIENT[,AGENT]")]
+    affinity: Option<Affinity>,
+
+    /// The agent's pre-shared key.
+    #[arg(long, value_name = "FILE")]
+    auth_key_file: Option<PathBuf>,
+
+    /// The path's link rate, for the envelope ceiling in the verdict (read from sysfs when the
+    /// interface reports a speed).
+    #[arg(long, value_name = "RATE")]
+    link_rate: Option<BitRate>,
+
+    /// Print one JSON object per interval as it ends, then the document.
+    #[arg(long)]
+    json_stream: bool,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// What was asked, as the JSON `parameters`.
+#[derive(Debug, Serialize)]
+struct Parameters {
+    agent: String,
+    in_process_agent: bool,
+    test: TestSpec,
+    interval_seconds: f64,
+    link_rate_bits_per_second: Option<u64>,
+    client_cpu: Option<usize>,
+}
+
+/// The result in iperf3's layout.
+#[derive(Debug, Serialize)]
+pub(crate) struct ThroughputResult {
+    pub(crate) start: Start,
+    pub(crate) intervals: Vec<Interval>,
+    pub(crate) end: End,
+    pub(crate) error: Option<String>,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+    #[serde(skip)]
+    pub(crate) spec: TestSpec,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct Start {
+    pub(crate) local: String,
+    pub(crate) agent: String,
+    pub(crate) in_process_agent: bool,
+    pub(crate) agent_software: Option<String>,
+    pub(crate) client_environment: Option<Environment>,
+    pub(crate) agent_environment: Option<Environment>,
+    pub(crate) timestamp_source: &'static str,
+}
+
+impl ThroughputArgs {
+    fn spec(&self, protocol: Protocol) -> anyhow::Result<TestSpec> {
+        let udp = protocol == Protocol::Udp;
+        let len = self
+            .len
+            .map_or(if udp { 1472 } else { 128 * 1024 }, ByteSize::bytes);
+        let len = u32::try_from(len)
+            .map_err(|_| anyhow::anyhow!("-l {len} is too large: use at most 64MiB"))?;
+        let amount = match (self.num, self.time) {
+            (Some(Count::Buffers(n)), _) => Amount::Bytes(n.saturating_mul(u64::from(len))),
+            (Some(Count::Bytes(n)), _) => Amount::Bytes(n),
+            (None, Some(t)) => Amount::Seconds(t.as_secs_f64()),
+            (None, None) => Amount::Seconds(10.0),
+        };
+        let rate = match (&self.bitrate, udp) {
+            (Some(_), false) => bail!(
+                "-b sets a UDP rate: use it with `wirespeed udp` (TCP runs as fast as the path allows)"
+            ),
+            (Some(b), true) if b == "0" => 0,
+            (Some(b), true) => b.parse::<BitRate>()?.bits_per_second(),
+            (None, true) => 1_000_000,
+            (None, false) => 0,
+        };
+        if udp && (self.nodelay || self.mss.is_some() || self.congestion.is_some()) {
+            bail!("--nodelay, -M and -C are TCP options: use them with `wirespeed tcp`");
+        }
+        let spec = TestSpec {
+            protocol,
+            direction: if self.bidir {
+                Direction::Both
+            } else if self.reverse {
+                Direction::Receive
+            } else {
+                Direction::Send
+            },
+            streams: self.parallel,
+            amount,
+            length_bytes: len,
+            window_bytes: self.window.map(ByteSize::bytes),
+            nodelay: self.nodelay,
+            mss_bytes: self.mss,
+            congestion: self.congestion.clone(),
+            rate_bits_per_second: rate,
+            agent_cpu: self.affinity.and_then(|a| a.agent),
+        };
+        spec.validate().map_err(anyhow::Error::msg)?;
+        Ok(spec)
+    }
+
+    fn agent_address(&self) -> anyhow::Result<Option<SocketAddr>> {
+        let Some(host) = &self.host else {
+            return Ok(None);
+        };
+        if let Ok(ip) = host.parse::<IpAddr>() {
+            return Ok(Some(SocketAddr::new(ip, self.port)));
+        }
+        if let Ok(addr) = host.parse::<SocketAddr>() {
+            return Ok(Some(addr));
+        }
+        let (name, port) = match host.rsplit_once(':') {
+            Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {
+                (n, p.parse().expect("checked"))
+            }
+            _ => (host.as_str(), self.port),
+        };
+        let addrs: Vec<SocketAddr> = (name, port)
+            .to_socket_addrs()
+            .with_context(|| {
+                format!(
+                    "cannot resolve '{name}' (give an address or a name, e.g. 127.0.0.1 or ::1)"
+                )
+            })?
+            .collect();
+        addrs
+            .into_iter()
+            .find(|a| (!self.ipv4 || a.is_ipv4()) && (!self.ipv6 || a.is_ipv6()))
+            .map(Some)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "'{name}' has no {} address",
+                    if self.ipv6 { "IPv6" } else { "IPv4" }
+                )
+            })
+    }
+}
+
+pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+    let spec = args.spec(protocol)?;
+    let auth = args
+        .auth_key_file
+        .as_deref()
+        .map(AuthKey::from_file)
+        .transpose()?;
+    let remote = args.agent_address()?;
+    // Without HOST: an agent in this process, on loopback.
+    let mut local_agent = None;
+    let agent_addr = match remote {
+        Some(a) => a,
+        None => {
+            let ip: IpAddr = if args.ipv6 { "::1" } else { "127.0.0.1" }
+                .parse()
+                .expect("an address");
+            let agent = Agent::bind(
+                SocketAddr::new(ip, 0),
+                AgentConfig {
+                    auth: auth.clone(),
+                    ..AgentConfig::default()
+                },
+            )
+            .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
+            let addr = agent.local_addr()?;
+            local_agent = Some(agent.spawn()?);
+            addr
+        }
+    };
+    let interrupt = Arc::new(AtomicBool::new(false));
+    wirespeed_net::signal::forward_to(interrupt.clone());
+    let config = ClientConfig {
+        agent: agent_addr,
+        bind: args.bind,
+        spec: spec.clone(),
+        auth,
+        cpu: args.affinity.map(|a| a.client),
+        interval: (!args.interval.is_zero()).then_some(args.interval),
+        omit: Duration::ZERO,
+        idle_timeout: Duration::from_secs(10),
+        interrupt: Some(interrupt),
+    };
+    let human = !args.output.json && !args.json_stream;
+    let header = throughput_text::header(&spec, agent_addr, remote.is_none());
+    let mut live = LiveLines::new(
+        args.output.rate_format,
+        &spec,
+        human,
+        args.json_stream,
+        header,
+    );
+    let outcome = client::run(&config, &mut live);
+    if let Some((handle, thread)) = local_agent {
+        handle.stop();
+        let _ = thread.join();
+    }
+    let outcome = outcome?;
+    live.finish_header();
+    let end = summary::end(&outcome, spec.direction);
+    let result = ThroughputResult {
+        start: Start {
+            local: outcome.local.to_string(),
+            agent: agent_addr.to_string(),
+            in_process_agent: remote.is_none(),
+            agent_software: outcome.agent.as_ref().map(|a| a.software.clone()),
+            client_environment: outcome.client.environment.clone(),
+            agent_environment: outcome.agent.as_ref().and_then(|a| a.environment.clone()),
+            timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)",
+        },
+        intervals: outcome.intervals.clone(),
+        end,
+        error: outcome.error.clone(),
+        rate_format: args.output.rate_format,
+        spec: spec.clone(),
+    };
+    let params = Parameters {
+        agent: agent_addr.to_string(),
+        in_process_agent: remote.is_none(),
+        test: spec.clone(),
+        interval_seconds: args.interval.as_secs_f64(),
+        link_rate_bits_per_second: args.link_rate.map(BitRate::bits_per_second),
+        client_cpu: args.affinity.map(|a| a.client),
+    };
+    let command = match protocol {
+        Protocol::Tcp => "tcp",
+        Protocol::Udp => "udp",
+    };
+    let mut doc = Document::new(command, params, result);
+    let (verdicts, warnings) =
+        throughput_verdict::judge(&doc.result, &outcome, args.link_rate, agent_addr);
+    doc.verdicts = verdicts;
+    doc.warnings = warnings;
+    if args.json_stream {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{}", serde_json::to_string(&doc)?)?;
+    } else {
+        output::print(&args.output, &doc).context("writing the result")?;
+    }
+    if let Some(e) = outcome.error {
+        bail!("test ended early: {e} (the partial result is above)");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ThroughputArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<ThroughputArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("tcp").chain(argv.iter().copied())).map(|w| w.args)
+    }
+
+    #[test]
+    fn n_is_buffers_of_l_or_a_byte_size() {
+        let spec = parse(&["-n", "2048", "-l", "8192"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert_eq!(
+            spec.amount,
+            Amount::Bytes(16_777_216),
+            "seed 002: 2048 buffers of 8192"
+        );
+        let spec = parse(&["-n", "16MiB"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert_eq!(spec.amount, Amount::Bytes(16_777_216));
+        assert!(parse(&["-n", "lots"]).is_err());
+        assert!(parse(&["-n", "1", "-t", "1"]).is_err());
+    }
+
+    #[test]
+    fn direction_and_options_reach_the_spec() {
+        let spec = parse(&[
+            "-R", "-P", "3", "-w", "256KiB", "-C", "reno", "-M", "1200", "-N", "-A", "0,1",
+        ])
+        .unwrap()
+        .spec(Protocol::Tcp)
+        .unwrap();
+        assert_eq!(spec.direction, Direction::Receive);
+        assert_eq!(spec.streams, 3);
+        assert_eq!(spec.window_bytes, Some(262_144));
+        assert_eq!(spec.congestion.as_deref(), Some("reno"));
+        assert_eq!(spec.mss_bytes, Some(1200));
+        assert!(spec.nodelay);
+        assert_eq!(spec.agent_cpu, Some(1));
+        assert!(parse(&["-R", "--bidir"]).is_err());
+    }
+
+    #[test]
+    fn udp_rate_defaults_and_zero_means_unlimited() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(
+            a.spec(Protocol::Udp).unwrap().rate_bits_per_second,
+            1_000_000
+        );
+        assert_eq!(a.spec(Protocol::Udp).unwrap().length_bytes, 1472);
+        let a = parse(&["-b", "0"]).unwrap();
+        assert_eq!(a.spec(Protocol::Udp).unwrap().rate_bits_per_second, 0);
+        assert!(a.spec(Protocol::Tcp).is_err(), "-b is UDP only");
+        let a = parse(&["-b", "10M", "-l", "8"]).unwrap();
+        assert!(
+            a.spec(Protocol::Udp)
+                .unwrap_err()
+                .to_string()
+                .contains("-l 8")
+        );
+    }
+
+    #[test]
+    fn affinity_parses() {
+        assert_eq!(
+            "3".parse::<Affinity>().unwrap(),
+            Affinity {
+                client: 3,
+                agent: None
+            }
+        );
+        assert_eq!(
+            "0,1".parse::<Affinity>().unwrap(),
+            Affinity {
+                client: 0,
+                agent: Some(1)
+            }
+        );
+        assert!("x".parse::<Affinity>().is_err());
+    }
+}

@@ -1,0 +1,417 @@
+//! Human output of `wirespeed tcp` / `wirespeed udp`: iperf3-style interval and summary lines,
+//! seed 002's ttcp lines, both ends' CPU, TCP_INFO, buffers and the environment.
+
+use std::io::{self, Write};
+use std::net::SocketAddr;
+
+use wirespeed_model::RateFormat;
+use wirespeed_model::units::significant;
+use wirespeed_net::Progress;
+use wirespeed_net::report::{Interval, Role};
+use wirespeed_net::spec::Flow;
+use wirespeed_net::summary::{StreamPair, Sum, Ttcp};
+use wirespeed_net::{Amount, Direction, Protocol, TestSpec};
+use wirespeed_report::Render;
+
+use crate::throughput::ThroughputResult;
+
+fn bytes(n: u64) -> String {
+    let n = n as f64;
+    if n >= 1e9 {
+        format!("{} GB", significant(n / 1e9, 4))
+    } else if n >= 1e6 {
+        format!("{} MB", significant(n / 1e6, 4))
+    } else if n >= 1e3 {
+        format!("{} kB", significant(n / 1e3, 4))
+    } else {
+        format!("{n} B")
+    }
+}
+
+fn seconds(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.2} s")
+    } else if s >= 1e-3 {
+        format!("{:.1} ms", s * 1e3)
+    } else {
+        format!("{:.0} us", s * 1e6)
+    }
+}
+
+fn flow_name(flow: Flow) -> &'static str {
+    match flow {
+        Flow::Upload => "client->agent",
+        Flow::Download => "agent->client",
+    }
+}
+
+/// The first lines: who tests what.
+pub(crate) fn header(spec: &TestSpec, agent: SocketAddr, in_process: bool) -> String {
+    let proto = match spec.protocol {
+        Protocol::Tcp => "tcp",
+        Protocol::Udp => "udp",
+    };
+    let dir = match spec.direction {
+        Direction::Send => "client transmits",
+        Direction::Receive => "agent transmits (-R)",
+        Direction::Both => "both transmit (--bidir)",
+    };
+    let amount = match spec.amount {
+        Amount::Seconds(s) => format!("{s} s"),
+        Amount::Bytes(b) => format!("{b} bytes per stream"),
+    };
+    let agent = if in_process {
+        format!("{agent} (in-process agent on loopback: this host's own ceiling)")
+    } else {
+        agent.to_string()
+    };
+    let mut extra = String::new();
+    if spec.protocol == Protocol::Udp {
+        if spec.rate_bits_per_second == 0 {
+            extra.push_str(", -b 0 (as fast as possible)");
+        } else {
+            extra.push_str(&format!(
+                ", target {} per stream",
+                RateFormat::Adaptive.format(spec.rate_bits_per_second as f64)
+            ));
+        }
+    }
+    format!(
+        "wirespeed {proto} -> {agent}\n  {dir}, {} stream(s), {amount}, {} byte {}{extra}",
+        spec.streams,
+        spec.length_bytes,
+        if spec.protocol == Protocol::Udp {
+            "datagrams"
+        } else {
+            "buffers"
+        },
+    )
+}
+
+/// Live interval lines (`-i`) or JSON objects (`--json-stream`) as the test runs.
+pub(crate) struct LiveLines {
+    format: RateFormat,
+    human: bool,
+    json: bool,
+    udp: bool,
+    multi: bool,
+    header: Option<String>,
+    columns_done: bool,
+}
+
+impl LiveLines {
+    /// `header` is printed before the first interval (or by [`LiveLines::finish_header`]), so
+    /// that a test refused before it starts prints nothing on stdout.
+    pub(crate) fn new(
+        format: RateFormat,
+        spec: &TestSpec,
+        human: bool,
+        json: bool,
+        header: String,
+    ) -> LiveLines {
+        LiveLines {
+            header: human.then_some(header),
+            columns_done: false,
+            format,
+            human,
+            json,
+            udp: spec.protocol == Protocol::Udp,
+            multi: spec.flows().len() > 1,
+        }
+    }
+
+    /// Prints the header if no interval did.
+    pub(crate) fn finish_header(&mut self) {
+        if let Some(h) = self.header.take() {
+            println!("{h}");
+        }
+    }
+
+    fn line(&self, id: &str, iv: &Interval, bytes_: u64, bps: f64, tail: &str) -> String {
+        format!(
+            "[{id:>4}] {:>6.2}-{:<6.2} s  {:>10}  {:>14}{tail}",
+            iv.start_seconds,
+            iv.end_seconds,
+            bytes(bytes_),
+            self.format.format(bps)
+        )
+    }
+}
+
+impl Progress for LiveLines {
+    fn interval(&mut self, iv: &Interval) {
+        let mut out = io::stdout().lock();
+        if self.json {
+            if let Ok(text) = serde_json::to_string(&serde_json::json!({ "interval": iv })) {
+                let _ = writeln!(out, "{text}");
+                let _ = out.flush();
+            }
+            return;
+        }
+        if !self.human {
+            return;
+        }
+        self.finish_header();
+        if !self.columns_done {
+            let tail = if self.udp {
+                "  datagrams"
+            } else {
+                "  role      retr    cwnd       rtt"
+            };
+            let _ = writeln!(
+                out,
+                "[  ID] interval          transfer         bitrate{tail}"
+            );
+            self.columns_done = true;
+        }
+        for s in &iv.streams {
+            let tail = if self.udp {
+                format!("  {}", s.datagrams.unwrap_or(0))
+            } else {
+                let role = match s.role {
+                    Role::Sender => "sender",
+                    Role::Receiver => "receiver",
+                };
+                match (s.retransmits, s.cwnd_bytes, s.rtt_seconds) {
+                    (Some(r), Some(c), Some(rtt)) => {
+                        format!("  {role:<8} {r:>5}  {:>9}  {:>8}", bytes(c), seconds(rtt))
+                    }
+                    _ => format!("  {role}"),
+                }
+            };
+            let _ = writeln!(
+                out,
+                "{}",
+                self.line(&s.id.to_string(), iv, s.bytes, s.bits_per_second, &tail)
+            );
+        }
+        if self.multi {
+            for (label, sum) in [("SUM>", &iv.sum_sent), ("SUM<", &iv.sum_received)] {
+                if let Some(s) = sum {
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        self.line(label, iv, s.bytes, s.bits_per_second, "")
+                    );
+                }
+            }
+        }
+        let _ = out.flush();
+    }
+}
+
+fn sum_line(
+    out: &mut dyn Write,
+    fmt: RateFormat,
+    label: &str,
+    s: &Sum,
+    udp: bool,
+) -> io::Result<()> {
+    write!(
+        out,
+        "  {label:<26} {:>10} in {:>8}  {:>14}",
+        bytes(s.bytes),
+        seconds(s.seconds),
+        fmt.format(s.bits_per_second)
+    )?;
+    if let Some(r) = s.retransmits {
+        write!(out, "  retr {r}")?;
+    }
+    if udp {
+        if let Some(d) = s.datagrams {
+            write!(
+                out,
+                "  {d} datagrams ({:.0}/s)",
+                d as f64 / s.seconds.max(1e-9)
+            )?;
+        }
+        if let (Some(l), Some(p)) = (s.lost, s.lost_percent) {
+            write!(out, ", lost {l} ({p:.3}%)")?;
+        }
+        if let Some(j) = s.jitter_seconds {
+            write!(out, ", jitter {}", seconds(j))?;
+        }
+        if let (Some(d), Some(o)) = (s.duplicates, s.out_of_order)
+            && (d > 0 || o > 0)
+        {
+            write!(out, ", {d} duplicate, {o} out of order")?;
+        }
+    }
+    writeln!(out)
+}
+
+fn ttcp_lines(out: &mut dyn Write, t: &Ttcp) -> io::Result<()> {
+    let role = match t.role {
+        Role::Sender => "-t",
+        Role::Receiver => "-r",
+    };
+    writeln!(
+        out,
+        "  ttcp {role} {}: {} bytes in {:.2} real seconds = {:.2} MB/sec +++ (MB = 2^20 bytes)",
+        flow_name(t.flow),
+        t.bytes,
+        t.real_seconds,
+        t.bytes_per_second / 1_048_576.0
+    )?;
+    writeln!(
+        out,
+        "  ttcp {role} {}: numCalls: {}; msec/call: {:.3}; calls/sec: {:.2}",
+        flow_name(t.flow),
+        t.calls,
+        t.ms_per_call,
+        t.calls_per_second
+    )
+}
+
+fn stream_lines(out: &mut dyn Write, fmt: RateFormat, p: &StreamPair) -> io::Result<()> {
+    for (what, s) in [("sender", &p.sender), ("receiver", &p.receiver)] {
+        if let Some(s) = s {
+            write!(
+                out,
+                "  [{:>2}] {:<13} {what:<8} {:>10} in {:>8}  {:>14}",
+                p.id,
+                flow_name(p.flow),
+                bytes(s.bytes),
+                seconds(s.seconds),
+                fmt.format(s.bits_per_second())
+            )?;
+            if let Some(e) = &s.error {
+                write!(out, "  ERROR: {e}")?;
+            }
+            writeln!(out)?;
+        }
+    }
+    Ok(())
+}
+
+impl Render for ThroughputResult {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let fmt = self.rate_format;
+        let udp = self.spec.protocol == Protocol::Udp;
+        let e = &self.end;
+        writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -")?;
+        if e.streams.len() > 1
+            || e.streams.iter().any(|p| {
+                p.sender
+                    .as_ref()
+                    .or(p.receiver.as_ref())
+                    .is_some_and(|s| s.error.is_some())
+            })
+        {
+            writeln!(out, "per stream:")?;
+            for p in &e.streams {
+                stream_lines(out, fmt, p)?;
+            }
+        }
+        let primary = if self.spec.direction == Direction::Receive {
+            Flow::Download
+        } else {
+            Flow::Upload
+        };
+        writeln!(out, "summary ({}):", flow_name(primary))?;
+        sum_line(out, fmt, "sent", &e.sum_sent, udp)?;
+        sum_line(out, fmt, "received", &e.sum_received, udp)?;
+        if let (Some(s), Some(r)) = (&e.sum_sent_bidir_reverse, &e.sum_received_bidir_reverse) {
+            writeln!(out, "summary (agent->client, --bidir):")?;
+            sum_line(out, fmt, "sent", s, udp)?;
+            sum_line(out, fmt, "received", r, udp)?;
+        }
+        for t in &e.ttcp {
+            ttcp_lines(out, t)?;
+        }
+        let c = &e.cpu_utilization_percent;
+        let agent = match (c.remote_total, c.remote_user, c.remote_system) {
+            (Some(t), Some(u), Some(s)) => format!("agent {t:.1}% (user {u:.1}%, system {s:.1}%)"),
+            _ => "agent: unknown (no results from the agent)".into(),
+        };
+        writeln!(
+            out,
+            "cpu (percent of one core): client {:.1}% (user {:.1}%, system {:.1}%); {agent}",
+            c.host_total, c.host_user, c.host_system
+        )?;
+        for p in &e.streams {
+            if let Some(t) = p.sender.as_ref().and_then(|s| s.tcp_info.as_ref()) {
+                let opt_rate =
+                    |r: Option<f64>| r.map_or("n/a".into(), |r| RateFormat::Adaptive.format(r));
+                writeln!(
+                    out,
+                    "tcp_info [{}] sender: retransmits {}, srtt {} (min {}), cwnd {} segments x {} bytes, delivery rate {}, busy {}, rwnd-limited {}, sndbuf-limited {}",
+                    p.id,
+                    t.retransmits,
+                    seconds(t.rtt_seconds),
+                    t.min_rtt_seconds.map_or("n/a".into(), seconds),
+                    t.cwnd_segments,
+                    t.mss_bytes,
+                    opt_rate(t.delivery_rate_bits_per_second),
+                    t.busy_seconds.map_or("n/a".into(), seconds),
+                    t.rwnd_limited_seconds.map_or("n/a".into(), seconds),
+                    t.sndbuf_limited_seconds.map_or("n/a".into(), seconds),
+                )?;
+            }
+        }
+        if let Some(p) = e.streams.first() {
+            let requested = self
+                .spec
+                .window_bytes
+                .map_or("not set (kernel autotuning)".to_string(), |w| {
+                    format!("{w} bytes")
+                });
+            let show = |s: &Option<wirespeed_net::StreamReport>| {
+                s.as_ref().map_or("?".to_string(), |s| {
+                    format!(
+                        "send {} / receive {}",
+                        s.socket.send_buffer_granted_bytes, s.socket.receive_buffer_granted_bytes
+                    )
+                })
+            };
+            writeln!(
+                out,
+                "socket buffers [{}]: -w {requested}; granted at the sender {}, at the receiver {}",
+                p.id,
+                show(&p.sender),
+                show(&p.receiver)
+            )?;
+            let cpu = |s: &Option<wirespeed_net::StreamReport>| {
+                s.as_ref()
+                    .and_then(|s| s.socket.cpu)
+                    .map_or("?".into(), |c| c.to_string())
+            };
+            let cc = p.sender.as_ref().and_then(|s| s.socket.congestion.clone());
+            let placement = match (
+                p.sender.as_ref().and_then(|s| s.socket.cpu),
+                p.receiver.as_ref().and_then(|s| s.socket.cpu),
+            ) {
+                (Some(a), Some(b)) if a == b => " (same CPU)",
+                (Some(_), Some(_)) => " (cross-CPU)",
+                _ => "",
+            };
+            writeln!(
+                out,
+                "placement [{}]: sender on CPU {}, receiver on CPU {}{placement}{}",
+                p.id,
+                cpu(&p.sender),
+                cpu(&p.receiver),
+                cc.map_or(String::new(), |c| format!("; congestion control {c}"))
+            )?;
+        }
+        if let Some(env) = &self.start.client_environment {
+            writeln!(
+                out,
+                "environment (client): {} MTU {}, default qdisc {}, default cc {}, tcp_rmem {}, tcp_wmem {}, rmem_max {}, wmem_max {}, kernel {}{}",
+                env.interface.as_deref().unwrap_or("?"),
+                env.mtu_bytes.map_or("?".into(), |m| m.to_string()),
+                env.default_qdisc.as_deref().unwrap_or("?"),
+                env.default_congestion.as_deref().unwrap_or("?"),
+                env.tcp_rmem.as_deref().unwrap_or("?"),
+                env.tcp_wmem.as_deref().unwrap_or("?"),
+                env.rmem_max_bytes.map_or("?".into(), |m| m.to_string()),
+                env.wmem_max_bytes.map_or("?".into(), |m| m.to_string()),
+                env.kernel.as_deref().unwrap_or("?"),
+                env.virtualization
+                    .as_deref()
+                    .map_or(String::new(), |v| format!(", virtualised ({v})")),
+            )?;
+        }
+        Ok(())
+    }
+}

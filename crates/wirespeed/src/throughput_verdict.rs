@@ -1,0 +1,186 @@
+//! Verdicts and warnings for a throughput result: the facts gathered from both ends, judged by
+//! `wirespeed_model::bottleneck`.
+
+use std::net::SocketAddr;
+
+use wirespeed_model::bottleneck::{FlowFacts, verdicts};
+use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_net::report::Role;
+use wirespeed_net::spec::Flow;
+use wirespeed_net::{Amount, Direction, Protocol, StreamReport, TestOutcome};
+
+use crate::throughput::ThroughputResult;
+
+fn envelope(
+    rate: BitRate,
+    mtu: Option<u32>,
+    v6: bool,
+    r: &ThroughputResult,
+) -> Option<(f64, String)> {
+    let mtu = mtu.map_or(1500, u64::from);
+    let mtu = if mtu > 9216 { 1500 } else { mtu };
+    let udp = r.spec.protocol == Protocol::Udp;
+    let params = EnvelopeParams {
+        rate,
+        link: LinkLayer::Ethernet { vlan_tags: 0 },
+        mtu,
+        ip: if v6 {
+            IpVersion::V6
+        } else {
+            IpVersion::V4 { options_bytes: 0 }
+        },
+        transport: if udp {
+            Transport::Udp
+        } else {
+            Transport::Tcp { timestamps: true }
+        },
+        duplex: Duplex::Full,
+        ack_every: if udp { 0 } else { 2 },
+        udp_payload: udp.then_some(u64::from(r.spec.length_bytes)),
+        rtt: None,
+    };
+    let e = params.compute().ok()?;
+    Some((
+        e.goodput_bits_per_second,
+        format!(
+            "{rate} Ethernet, MTU {mtu}, {}",
+            if udp { "UDP" } else { "TCP with timestamps" }
+        ),
+    ))
+}
+
+fn thread_percent(s: &StreamReport) -> f64 {
+    if s.seconds > 0.0 {
+        s.cpu.total_seconds() / s.seconds * 100.0
+    } else {
+        0.0
+    }
+}
+
+fn facts(
+    r: &ThroughputResult,
+    o: &TestOutcome,
+    flow: Flow,
+    link_rate: Option<BitRate>,
+    agent: SocketAddr,
+) -> FlowFacts {
+    let all: Vec<&StreamReport> = o
+        .client
+        .streams
+        .iter()
+        .chain(o.agent.iter().flat_map(|a| &a.streams))
+        .filter(|s| s.flow == flow)
+        .collect();
+    let senders: Vec<&&StreamReport> = all.iter().filter(|s| s.role == Role::Sender).collect();
+    let receivers: Vec<&&StreamReport> = all.iter().filter(|s| s.role == Role::Receiver).collect();
+    let infos: Vec<_> = senders.iter().filter_map(|s| s.tcp_info.as_ref()).collect();
+    let sum_opt =
+        |f: &dyn Fn(&wirespeed_net::report::TcpInfoReport) -> Option<f64>| -> Option<f64> {
+            (!infos.is_empty()).then(|| infos.iter().filter_map(|t| f(t)).sum())
+        };
+    let env = r.start.client_environment.as_ref();
+    let received = match (flow, r.spec.direction) {
+        (Flow::Download, Direction::Both) => r
+            .end
+            .sum_received_bidir_reverse
+            .as_ref()
+            .unwrap_or(&r.end.sum_received),
+        _ => &r.end.sum_received,
+    };
+    let rate = link_rate.or_else(|| {
+        env.and_then(|e| e.link_speed_bits_per_second)
+            .map(BitRate::from_bits_per_second)
+    });
+    FlowFacts {
+        goodput_bits_per_second: received.bits_per_second,
+        ceiling: rate
+            .and_then(|rate| envelope(rate, env.and_then(|e| e.mtu_bytes), agent.is_ipv6(), r)),
+        loopback: agent.ip().is_loopback(),
+        rtt_seconds: (!infos.is_empty())
+            .then(|| infos.iter().map(|t| t.rtt_seconds).sum::<f64>() / infos.len() as f64),
+        receive_buffer_bytes: receivers
+            .iter()
+            .map(|s| s.socket.receive_buffer_granted_bytes)
+            .min(),
+        send_buffer_bytes: senders
+            .iter()
+            .map(|s| s.socket.send_buffer_granted_bytes)
+            .min(),
+        busy_seconds: sum_opt(&|t| t.busy_seconds),
+        rwnd_limited_seconds: sum_opt(&|t| t.rwnd_limited_seconds),
+        sndbuf_limited_seconds: sum_opt(&|t| t.sndbuf_limited_seconds),
+        sender_thread_cpu_percent: senders.iter().map(|s| thread_percent(s)).reduce(f64::max),
+        receiver_thread_cpu_percent: receivers.iter().map(|s| thread_percent(s)).reduce(f64::max),
+        congestion: senders.first().and_then(|s| s.socket.congestion.clone()),
+        qdisc: env.and_then(|e| {
+            if e.interface.as_deref() == Some("lo") {
+                Some("noqueue".to_string())
+            } else {
+                e.default_qdisc.clone()
+            }
+        }),
+    }
+}
+
+/// Verdicts (per direction) and warnings.
+pub(crate) fn judge(
+    r: &ThroughputResult,
+    o: &TestOutcome,
+    link_rate: Option<BitRate>,
+    agent: SocketAddr,
+) -> (Vec<String>, Vec<String>) {
+    let flows: Vec<Flow> = match r.spec.direction {
+        Direction::Send => vec![Flow::Upload],
+        Direction::Receive => vec![Flow::Download],
+        Direction::Both => vec![Flow::Upload, Flow::Download],
+    };
+    let mut out = Vec::new();
+    for flow in flows {
+        let prefix = if r.spec.direction == Direction::Both {
+            match flow {
+                Flow::Upload => "client->agent: ",
+                Flow::Download => "agent->client: ",
+            }
+        } else {
+            ""
+        };
+        out.extend(
+            verdicts(&facts(r, o, flow, link_rate, agent))
+                .into_iter()
+                .map(|v| format!("{prefix}{v}")),
+        );
+    }
+    let mut warnings = Vec::new();
+    for s in o
+        .client
+        .streams
+        .iter()
+        .chain(o.agent.iter().flat_map(|a| &a.streams))
+    {
+        if let Some(e) = &s.error {
+            warnings.push(format!("stream {} ({:?} end): {e}", s.id, s.role));
+        }
+    }
+    if let Some(w) = r.spec.window_bytes {
+        let env = r.start.client_environment.as_ref();
+        if let Some(max) = env.and_then(|e| e.rmem_max_bytes.min(e.wmem_max_bytes))
+            && w > max
+        {
+            warnings.push(format!(
+                "-w {w} exceeds net.core.rmem_max/wmem_max ({max}): the kernel clamped it; see the granted sizes"
+            ));
+        }
+    }
+    if let Amount::Seconds(s) = r.spec.amount
+        && s < 2.0
+        && r.spec.protocol == Protocol::Tcp
+    {
+        warnings.push(format!(
+            "a {s} s TCP test is short: slow start and warm-up weigh on the average"
+        ));
+    }
+    if o.agent.is_none() {
+        warnings.push("the agent's view is missing: rates are the client's alone".into());
+    }
+    (out, warnings)
+}

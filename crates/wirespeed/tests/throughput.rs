@@ -1,0 +1,308 @@
+//! `wirespeed tcp`, `wirespeed udp` and `wirespeed serve` end to end, on loopback, with agents
+//! on ephemeral ports that each test starts and stops itself.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{Run, assert_one_line_error, wirespeed};
+
+fn json(run: &Run) -> serde_json::Value {
+    assert_eq!(
+        run.status, 0,
+        "stderr: {}\nstdout: {}",
+        run.stderr, run.stdout
+    );
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+/// A `wirespeed serve` process on an ephemeral loopback port; killed on drop.
+struct Server {
+    child: Child,
+    port: u16,
+}
+
+impl Server {
+    fn start(extra: &[&str]) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+            .args([
+                "serve",
+                "-B",
+                "127.0.0.1",
+                "-p",
+                "0",
+                "--idle-timeout",
+                "2s",
+            ])
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("the agent starts");
+        let mut first = String::new();
+        BufReader::new(child.stdout.as_mut().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        // Text: "wirespeed agent listening on 127.0.0.1:PORT ..."; JSON: {"listening": "..."}.
+        let addr = match serde_json::from_str::<serde_json::Value>(&first) {
+            Ok(v) => v["listening"].as_str().unwrap_or_default().to_string(),
+            Err(_) => first
+                .split_whitespace()
+                .nth(4)
+                .unwrap_or_default()
+                .to_string(),
+        };
+        let port = addr
+            .rsplit_once(':')
+            .and_then(|(_, p)| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        Server { child, port }
+    }
+
+    fn port(&self) -> String {
+        self.port.to_string()
+    }
+
+    fn terminate(&mut self) -> Option<i32> {
+        // SAFETY: signals our own child by its PID.
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        let t = Instant::now();
+        while t.elapsed() < Duration::from_secs(5) {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn seed_002_loopback_ttcp_exact_bytes() {
+    // pcattcp -t: 2048 buffers of 8192 bytes = 16777216 bytes.
+    let doc = json(&wirespeed(&["tcp", "-n", "2048", "-l", "8192", "--json"]));
+    assert_eq!(doc["schema"], "wirespeed.tcp.v1");
+    let end = &doc["result"]["end"];
+    assert_eq!(end["sum_sent"]["bytes"], 16_777_216u64);
+    assert_eq!(end["sum_received"]["bytes"], 16_777_216u64);
+    assert_eq!(
+        end["ttcp"][0]["calls"], 2048,
+        "ttcp's numCalls: one write per buffer"
+    );
+    assert!(end["cpu_utilization_percent"]["host_total"].is_number());
+    assert!(end["cpu_utilization_percent"]["remote_total"].is_number());
+    assert!(
+        doc["result"]["start"]["in_process_agent"]
+            .as_bool()
+            .unwrap()
+    );
+    let verdicts = doc["verdicts"].as_array().unwrap();
+    assert!(
+        verdicts[0]
+            .as_str()
+            .unwrap()
+            .contains("this host's own ceiling")
+    );
+}
+
+#[test]
+fn exact_bytes_reverse_bidir_and_parallel() {
+    for (flags, sums) in [
+        (&["-R"][..], &["sum_received"][..]),
+        (
+            &["--bidir"][..],
+            &["sum_received", "sum_received_bidir_reverse"][..],
+        ),
+        (&["-P", "3"][..], &["sum_received"][..]),
+    ] {
+        let mut args = vec!["tcp", "-n", "1000001B", "-l", "4096", "-J", "-6"];
+        args.extend_from_slice(flags);
+        let doc = json(&wirespeed(&args));
+        let streams = if flags.contains(&"-P") { 3 } else { 1 };
+        for sum in sums {
+            assert_eq!(
+                doc["result"]["end"][sum]["bytes"],
+                1_000_001u64 * streams,
+                "{flags:?} {sum}"
+            );
+        }
+        for pair in doc["result"]["end"]["streams"].as_array().unwrap() {
+            assert_eq!(
+                pair["sender"]["bytes"], pair["receiver"]["bytes"],
+                "{flags:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn human_output_has_intervals_ttcp_lines_and_tcp_info() {
+    let run = wirespeed(&["tcp", "-t", "0.6", "-i", "0.2", "-w", "256KiB", "--nodelay"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let intervals = run
+        .stdout
+        .lines()
+        .filter(|l| l.starts_with("[   0]"))
+        .count();
+    assert!((3..=4).contains(&intervals), "{}", run.stdout);
+    for needle in [
+        "numCalls:",
+        "msec/call:",
+        "real seconds =",
+        "tcp_info [0] sender: retransmits",
+        "-w 262144 bytes; granted",
+        "cpu (percent of one core): client",
+    ] {
+        assert!(
+            run.stdout.contains(needle),
+            "{needle:?} missing:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn udp_json_counts_datagrams_and_loss() {
+    let doc = json(&wirespeed(&[
+        "udp", "-n", "300KB", "-l", "1000", "-b", "50M", "--json",
+    ]));
+    assert_eq!(doc["schema"], "wirespeed.udp.v1");
+    let end = &doc["result"]["end"];
+    assert_eq!(end["sum_sent"]["datagrams"], 300);
+    let got = end["sum_received"]["datagrams"].as_u64().unwrap();
+    let lost = end["sum_received"]["lost"].as_u64().unwrap();
+    assert_eq!(got + lost, 300);
+    assert!(end["sum_received"]["jitter_seconds"].as_f64().unwrap() >= 0.0);
+}
+
+#[test]
+fn a_separate_agent_serves_and_stops_cleanly_on_sigterm() {
+    let mut server = Server::start(&["--json"]);
+    let doc = json(&wirespeed(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &server.port(),
+        "-n",
+        "64KiB",
+        "-J",
+    ]));
+    assert_eq!(doc["result"]["end"]["sum_received"]["bytes"], 65_536);
+    assert!(
+        !doc["result"]["start"]["in_process_agent"]
+            .as_bool()
+            .unwrap()
+    );
+    assert_eq!(
+        server.terminate(),
+        Some(0),
+        "SIGTERM ends the agent with status 0"
+    );
+    let mut log = String::new();
+    std::io::Read::read_to_string(server.child.stdout.as_mut().unwrap(), &mut log).unwrap();
+    let record: serde_json::Value = serde_json::from_str(log.lines().next().unwrap()).unwrap();
+    assert_eq!(record["schema"], "wirespeed.serve.v1");
+    assert_eq!(record["session"]["outcome"], "completed");
+}
+
+#[test]
+fn limits_and_auth_are_refused_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("ws-throughput-key-{}", std::process::id()));
+    std::fs::write(&dir, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let key = dir.to_str().unwrap();
+    let server = Server::start(&["--max-duration", "1s", "--auth-key-file", key]);
+    let p = server.port();
+    assert_one_line_error(
+        &wirespeed(&["tcp", "127.0.0.1", "-p", &p, "-t", "1"]),
+        "the agent requires authentication",
+    );
+    let run = wirespeed(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-t",
+        "5",
+        "--auth-key-file",
+        key,
+    ]);
+    assert_one_line_error(
+        &run,
+        "refused by the agent: -t 5 s exceeds this agent's limit of 1 s",
+    );
+    let doc = json(&wirespeed(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &p,
+        "-n",
+        "1000B",
+        "--auth-key-file",
+        key,
+        "-J",
+    ]));
+    assert_eq!(doc["result"]["end"]["sum_received"]["bytes"], 1000);
+    std::fs::remove_file(&dir).unwrap();
+}
+
+#[test]
+fn the_agent_killed_mid_test_gives_a_partial_result_and_one_line() {
+    let mut server = Server::start(&[]);
+    let p = server.port();
+    let client = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["tcp", "127.0.0.1", "-p", &p, "-t", "20", "-i", "0.1"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(400));
+    server.child.kill().unwrap();
+    let t = Instant::now();
+    let out = client.wait_with_output().unwrap();
+    assert!(
+        t.elapsed() < Duration::from_secs(8),
+        "the client noticed promptly"
+    );
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("test ended early"), "{stderr}");
+    assert!(
+        stdout.contains("summary"),
+        "the partial result is printed: {stdout}"
+    );
+}
+
+#[test]
+fn a_closed_port_is_one_clear_line() {
+    // Bind and drop to find a port nobody listens on.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = wirespeed(&["tcp", "127.0.0.1", "-p", &port.to_string(), "-t", "1"]);
+    assert_one_line_error(&run, "cannot connect to the agent at 127.0.0.1");
+}
+
+#[test]
+fn bad_flags_are_one_line() {
+    assert_one_line_error(&wirespeed(&["tcp", "-n", "lots"]), "is not a count");
+    assert_one_line_error(&wirespeed(&["tcp", "-b", "10M"]), "-b sets a UDP rate");
+    assert_one_line_error(
+        &wirespeed(&["udp", "-l", "8"]),
+        "-l 8 is out of range for UDP",
+    );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-C", "nosuchcc", "-n", "1000B"]),
+        "-C nosuchcc",
+    );
+}
