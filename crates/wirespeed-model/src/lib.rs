@@ -9,9 +9,11 @@
 
 pub mod autoneg;
 pub mod bottleneck;
+pub mod csma_theory;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
+pub mod sample_stats;
 pub mod sequence;
 pub mod sockbuf;
 pub mod sweep;

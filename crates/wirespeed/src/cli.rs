@@ -6,6 +6,7 @@ use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
 use crate::serve::ServeArgs;
+use crate::sim::SimArgs;
 use crate::throughput::ThroughputArgs;
 
 /// wirespeed: measure what a network path delivers, compute what it should deliver, and
@@ -34,6 +35,9 @@ enum Command {
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
     Udp(ThroughputArgs),
+    /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
+    /// cable?
+    Sim(SimArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -44,6 +48,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => crate::serve::run(args),
         Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
+        Command::Sim(args) => crate::sim::run(args),
     }
 }
 

@@ -12,6 +12,7 @@ mod diagnose;
 mod envelope;
 mod output;
 mod serve;
+mod sim;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
 mod throughput;

@@ -3,5 +3,6 @@
 mod autoneg;
 mod diagnose;
 mod envelope;
+mod sim;
 mod throughput;
 mod util;

@@ -1,0 +1,209 @@
+//! Summaries of samples: mean, spread, Jain's fairness index and Student-t confidence intervals.
+//!
+//! Boggs, Mogul and Kent (seed 000, §3.3) judge unfairness by the standard deviation of the
+//! per-host bit and packet rates, and predictability by the standard deviation of the
+//! per-packet delay, which each host keeps as a count, a sum and a sum of squares
+//! ([`Moments`]). Jain's index (Jain, Chiu and Hawe, DEC-TR-301, 1984) puts fairness on one
+//! scale: `(sum x)^2 / (n * sum x^2)`, 1 when every host gets the same, `1/n` when one host gets
+//! everything. Replicated simulations are summarised by a two-sided Student-t interval on the
+//! mean of the replications (any statistics text; the quantiles below are to four figures).
+
+use serde::Serialize;
+
+/// Count, sum and sum of squares: what each of the seed's generator hosts reported, and enough
+/// to give the mean and standard deviation of everything it saw.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Moments {
+    /// Number of samples.
+    pub count: u64,
+    /// Sum of the samples.
+    pub sum: f64,
+    /// Sum of their squares.
+    pub sum_of_squares: f64,
+}
+
+impl Moments {
+    /// Adds one sample.
+    pub fn add(&mut self, x: f64) {
+        self.count += 1;
+        self.sum += x;
+        self.sum_of_squares += x * x;
+    }
+
+    /// Pools another set of samples into this one.
+    pub fn merge(&mut self, other: &Moments) {
+        self.count += other.count;
+        self.sum += other.sum;
+        self.sum_of_squares += other.sum_of_squares;
+    }
+
+    /// The mean, or NaN with no samples.
+    pub fn mean(&self) -> f64 {
+        if self.count == 0 {
+            f64::NAN
+        } else {
+            self.sum / self.count as f64
+        }
+    }
+
+    /// The population standard deviation (divide by n), 0 for one sample, NaN for none.
+    /// Rounding can make the variance a hair below zero when every sample is equal; that is 0.
+    pub fn std_dev(&self) -> f64 {
+        if self.count == 0 {
+            return f64::NAN;
+        }
+        let n = self.count as f64;
+        let mean = self.sum / n;
+        (self.sum_of_squares / n - mean * mean).max(0.0).sqrt()
+    }
+}
+
+/// The arithmetic mean, NaN for an empty slice.
+pub fn mean(xs: &[f64]) -> f64 {
+    if xs.is_empty() {
+        f64::NAN
+    } else {
+        xs.iter().sum::<f64>() / xs.len() as f64
+    }
+}
+
+/// The population standard deviation (divide by n): the spread of the per-host rates of one
+/// test, as the seed plots it. NaN for an empty slice.
+pub fn std_dev(xs: &[f64]) -> f64 {
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / xs.len() as f64).sqrt()
+}
+
+/// The sample standard deviation (divide by n - 1), for estimating a spread from replications.
+/// NaN for fewer than two samples.
+pub fn sample_std_dev(xs: &[f64]) -> f64 {
+    if xs.len() < 2 {
+        return f64::NAN;
+    }
+    let m = mean(xs);
+    (xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (xs.len() - 1) as f64).sqrt()
+}
+
+/// Jain's fairness index of non-negative shares: 1 when all are equal, `1/n` when one host has
+/// everything. NaN when the slice is empty or every share is zero.
+pub fn jain_fairness(xs: &[f64]) -> f64 {
+    let sum: f64 = xs.iter().sum();
+    let sum_sq: f64 = xs.iter().map(|x| x * x).sum();
+    if xs.is_empty() || sum_sq == 0.0 {
+        f64::NAN
+    } else {
+        sum * sum / (xs.len() as f64 * sum_sq)
+    }
+}
+
+/// A mean and the half-width of its two-sided confidence interval.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Estimate {
+    /// The mean over the samples.
+    pub mean: f64,
+    /// Half the width of the interval: the truth lies in `mean +- ci_half_width` at the stated
+    /// confidence. NaN with one sample (no spread to judge by).
+    pub ci_half_width: f64,
+}
+
+impl Estimate {
+    /// The 95% Student-t interval for the mean of independent samples (replications).
+    pub fn from_samples_95(xs: &[f64]) -> Estimate {
+        let n = xs.len();
+        let mean = mean(xs);
+        let ci_half_width = if n < 2 {
+            f64::NAN
+        } else {
+            student_t_975(n - 1) * sample_std_dev(xs) / (n as f64).sqrt()
+        };
+        Estimate {
+            mean,
+            ci_half_width,
+        }
+    }
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (the factor of a two-sided
+/// 95% interval). Exact to four figures for df <= 30, then the normal-limit series
+/// `z + (z^3 + z) / (4 df)`, within 0.1% of the true value.
+pub fn student_t_975(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.160,
+        2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060, 2.056,
+        2.052, 2.048, 2.045, 2.042,
+    ];
+    match df {
+        0 => f64::INFINITY,
+        1..=30 => TABLE[df - 1],
+        _ => {
+            let z = 1.959_964;
+            z + (z * z * z + z) / (4.0 * df as f64)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn moments_give_the_mean_and_population_std_dev() {
+        let mut m = Moments::default();
+        for x in [2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0] {
+            m.add(x);
+        }
+        assert_eq!(m.mean(), 5.0);
+        assert!((m.std_dev() - 2.0).abs() < 1e-12);
+        assert!(Moments::default().mean().is_nan());
+    }
+
+    #[test]
+    fn jain_is_one_for_equal_shares_and_one_over_n_for_a_monopoly() {
+        assert!((jain_fairness(&[3.0, 3.0, 3.0]) - 1.0).abs() < 1e-12);
+        assert!((jain_fairness(&[9.0, 0.0, 0.0]) - 1.0 / 3.0).abs() < 1e-12);
+        assert!(jain_fairness(&[]).is_nan());
+    }
+
+    #[test]
+    fn t_quantiles_match_the_table_and_approach_the_normal() {
+        assert_eq!(student_t_975(1), 12.706);
+        assert_eq!(student_t_975(9), 2.262);
+        assert!((student_t_975(40) - 2.021).abs() < 0.002);
+        assert!((student_t_975(120) - 1.980).abs() < 0.002);
+    }
+
+    #[test]
+    fn interval_of_known_samples() {
+        let e = Estimate::from_samples_95(&[10.0, 12.0, 14.0]);
+        assert_eq!(e.mean, 12.0);
+        // s = 2, t(2) = 4.303, half-width = 4.303 * 2 / sqrt(3)
+        assert!((e.ci_half_width - 4.303 * 2.0 / 3f64.sqrt()).abs() < 1e-9);
+        assert!(Estimate::from_samples_95(&[1.0]).ci_half_width.is_nan());
+    }
+
+    proptest! {
+        #[test]
+        fn jain_lies_between_one_over_n_and_one(xs in prop::collection::vec(0.0f64..1e6, 1..40)) {
+            let j = jain_fairness(&xs);
+            prop_assume!(!j.is_nan());
+            let n = xs.len() as f64;
+            prop_assert!(j <= 1.0 + 1e-9 && j >= 1.0 / n - 1e-9);
+        }
+
+        #[test]
+        fn pooled_moments_equal_moments_of_the_union(
+            a in prop::collection::vec(-1e3f64..1e3, 1..20),
+            b in prop::collection::vec(-1e3f64..1e3, 1..20),
+        ) {
+            let mut ma = Moments::default();
+            a.iter().for_each(|&x| ma.add(x));
+            let mut mb = Moments::default();
+            b.iter().for_each(|&x| mb.add(x));
+            ma.merge(&mb);
+            let all: Vec<f64> = a.iter().chain(&b).copied().collect();
+            prop_assert!((ma.mean() - mean(&all)).abs() < 1e-6);
+            prop_assert!((ma.std_dev() - std_dev(&all)).abs() < 1e-4);
+        }
+    }
+}

@@ -1,0 +1,112 @@
+use crate::util::{assert_one_line_error, wirespeed};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let run = wirespeed(args);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    serde_json::from_str(&run.stdout).expect("one JSON document")
+}
+
+#[test]
+fn sim_csma_json_has_one_point_per_size_and_host_count() {
+    let doc = json(&[
+        "sim", "csma", "-n", "1,2,6", "-l", "64,6/2", "-t", "100ms", "-R", "2", "--json",
+    ]);
+    assert_eq!(doc["schema"], "wirespeed.sim.v1");
+    assert_eq!(doc["parameters"]["model"], "csma");
+    assert_eq!(doc["parameters"]["mac"]["slot_bits"], 512);
+    let points = doc["result"]["points"].as_array().unwrap();
+    assert_eq!(points.len(), 6);
+    assert_eq!(points[3]["lengths"], "6/2");
+    assert_eq!(points[2]["hosts"], 6);
+    for key in [
+        "bits_per_second",
+        "bits_per_second_std_dev",
+        "packets_per_second",
+        "packets_per_second_std_dev",
+        "delay_mean_seconds",
+        "delay_std_dev_seconds",
+        "excess_delay_seconds",
+        "jain_fairness",
+        "utilization",
+    ] {
+        assert!(points[2][key]["mean"].is_number(), "{key}: {}", points[2]);
+        assert!(points[2][key]["ci_half_width"].is_number(), "{key}");
+    }
+    // Two 64-byte hosts: about 13,000 packets/s, no collisions.
+    let two = &points[1];
+    assert!(two["packets_per_second"]["mean"].as_f64().unwrap() > 12_000.0);
+    assert_eq!(two["collisions_per_packet"]["mean"], 0.0);
+}
+
+#[test]
+fn sim_csma_same_seed_same_figures() {
+    let args = [
+        "sim", "csma", "-n", "5", "-l", "128", "-t", "50ms", "--seed", "7", "-J",
+    ];
+    let a = json(&args);
+    let b = json(&args);
+    assert_eq!(a["result"]["points"], b["result"]["points"]);
+    let mut other = args.to_vec();
+    other[9] = "8";
+    assert_ne!(a["result"]["points"], json(&other)["result"]["points"]);
+}
+
+#[test]
+fn sim_csma_prints_a_table_per_size_and_the_theory() {
+    let run = wirespeed(&[
+        "sim", "csma", "-n", "1-3", "-l", "64,1536", "-t", "100ms", "--theory",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    for text in [
+        "packets: 64 bytes",
+        "packets: 1536 bytes",
+        "Mbit/s",
+        "pkt/s",
+        "Jain",
+        "M-B",
+        "1/e",
+        "24 byte times",
+        "verdict: 2 hosts x 64 bytes",
+    ] {
+        assert!(
+            run.stdout.contains(text),
+            "{text:?} missing:\n{}",
+            run.stdout
+        );
+    }
+}
+
+#[test]
+fn sim_csma_100_mbit_on_3000_ft_reports_late_collisions() {
+    let doc = json(&[
+        "sim", "csma", "-r", "100M", "-n", "8", "-l", "1536", "-t", "200ms", "-J",
+    ]);
+    assert!(
+        doc["result"]["points"][0]["late_collisions"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings
+            .iter()
+            .any(|w| w.as_str().unwrap().contains("late collisions"))
+    );
+}
+
+#[test]
+fn sim_csma_bad_input_is_one_line_and_status_2() {
+    assert_one_line_error(&wirespeed(&["sim", "csma", "-r", "1G"]), "Table 2");
+    assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "4000"]), "--oversize");
+    assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "32"]), "64 to");
+    assert_one_line_error(&wirespeed(&["sim", "csma", "-n", "0"]), "host");
+    assert_one_line_error(
+        &wirespeed(&["sim", "csma", "--cable", "far"]),
+        "cable length",
+    );
+    assert_one_line_error(&wirespeed(&["sim", "csma", "--velocity", "3"]), "velocity");
+    assert_one_line_error(&wirespeed(&["sim", "csma", "--load=-1"]), "offered load");
+    let help = wirespeed(&["--help"]);
+    assert!(help.stdout.contains("sim"));
+}
