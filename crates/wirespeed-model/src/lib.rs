@@ -13,6 +13,7 @@ pub mod csma_theory;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
+pub mod load;
 pub mod sample_stats;
 pub mod sequence;
 pub mod sockbuf;
