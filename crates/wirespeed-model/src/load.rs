@@ -215,7 +215,8 @@ impl LengthDeck {
     /// remainders, so the counts add up exactly and each is within one card of its share).
     pub fn from_weights(weights: &[(u64, f64)]) -> Result<LengthDeck, LoadError> {
         let total: f64 = weights.iter().map(|w| w.1).sum();
-        if !(total.is_finite() && total > 0.0) || weights.iter().any(|w| w.1.is_nan() || w.1 < 0.0) {
+        if !(total.is_finite() && total > 0.0) || weights.iter().any(|w| w.1.is_nan() || w.1 < 0.0)
+        {
             return Err(LoadError::EmptyMix);
         }
         let n = f64::from(WEIGHTED_DECK_CARDS);

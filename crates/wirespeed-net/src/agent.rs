@@ -443,10 +443,21 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         software: crate::client::software(),
     })?;
+    let request = ctl.recv(idle, "waiting for the test request")?;
+    if let Message::Load(first) = request {
+        let refused = crate::load::serve(ctl, first, cfg, &|| shared.stopping())?;
+        record.outcome = if refused.is_some() {
+            "refused"
+        } else {
+            "completed"
+        };
+        record.message = refused;
+        return Ok(());
+    }
     let Message::Request {
         spec,
         client_udp_ports,
-    } = ctl.recv(idle, "waiting for the test request")?
+    } = request
     else {
         return Err(SessionEnd::Failed(SessionError::Closed));
     };

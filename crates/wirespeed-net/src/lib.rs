@@ -17,6 +17,7 @@ pub mod client;
 pub mod control;
 pub mod env;
 pub mod iface;
+pub mod load;
 pub mod report;
 pub mod signal;
 pub mod sock;
