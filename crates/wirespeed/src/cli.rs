@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
+use crate::load::LoadArgs;
 use crate::serve::ServeArgs;
 use crate::sim::SimArgs;
 use crate::throughput::ThroughputArgs;
@@ -38,6 +39,9 @@ enum Command {
     /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
     /// cable?
     Sim(SimArgs),
+    /// N agents transmit at once on a common schedule (Boggs, Mogul and Kent's load test):
+    /// aggregate rate, fairness, delay and excess delay for each host count and packet length.
+    Load(LoadArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -49,6 +53,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
         Command::Sim(args) => crate::sim::run(args),
+        Command::Load(args) => crate::load::run(args),
     }
 }
 

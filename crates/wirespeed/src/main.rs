@@ -10,6 +10,8 @@ mod autoneg;
 mod cli;
 mod diagnose;
 mod envelope;
+mod load;
+mod load_render;
 mod output;
 mod serve;
 mod sim;

@@ -3,6 +3,7 @@
 mod autoneg;
 mod diagnose;
 mod envelope;
+mod load;
 mod sim;
 mod throughput;
 mod util;
