@@ -17,6 +17,8 @@ pub struct FlowFacts {
     pub ceiling: Option<(f64, String)>,
     /// The test ran over loopback (no link rate exists).
     pub loopback: bool,
+    /// The sender's own pacing target (UDP `-b`), if it had one.
+    pub target_bits_per_second: Option<f64>,
     /// Smoothed RTT seen by the sender.
     pub rtt_seconds: Option<f64>,
     /// The receiver's granted `SO_RCVBUF`.
@@ -51,6 +53,23 @@ fn rate(bps: f64) -> String {
 /// The verdicts for one direction, most important first.
 pub fn verdicts(f: &FlowFacts) -> Vec<String> {
     let mut out = Vec::new();
+    if let Some(target) = f.target_bits_per_second.filter(|&t| t > 0.0) {
+        let share = f.goodput_bits_per_second / target;
+        if share >= 0.95 {
+            out.push(format!(
+                "paced: {:.1}% of the -b target of {}; the sender, not the path, set the rate \
+                 (-b 0 finds the ceiling)",
+                share * 100.0,
+                rate(target)
+            ));
+            return out;
+        }
+        out.push(format!(
+            "{:.1}% of the -b target of {} arrived: something below the target limits the rate",
+            share * 100.0,
+            rate(target)
+        ));
+    }
     match &f.ceiling {
         Some((ceiling, source)) if *ceiling > 0.0 => out.push(format!(
             "{:.1}% of the {} envelope ceiling ({source})",
@@ -137,6 +156,21 @@ mod tests {
         assert_eq!(
             v[0],
             "87.1% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
+        );
+    }
+
+    #[test]
+    fn a_paced_sender_is_named_as_the_limit() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 99.9e6,
+            target_bits_per_second: Some(100e6),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert_eq!(v.len(), 1);
+        assert!(
+            v[0].starts_with("paced: 99.9% of the -b target of 100 Mbit/s"),
+            "{v:?}"
         );
     }
 

@@ -14,6 +14,7 @@ pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod load;
+pub mod resample;
 pub mod sample_stats;
 pub mod sequence;
 pub mod sockbuf;

@@ -2,8 +2,8 @@
 //! counters that the interval reporter samples without stopping anyone.
 
 use std::net::{Shutdown, TcpStream, UdpSocket};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,49 @@ pub(crate) struct Counters {
     pub(crate) calls: AtomicU64,
     pub(crate) datagrams: AtomicU64,
     pub(crate) done: AtomicBool,
+    /// End of the `-O` warm-up, if any.
+    warmup_until: Option<Instant>,
+    /// The stream's totals when the warm-up ended.
+    warm: OnceLock<Warm>,
+}
+
+/// A stream's totals at the end of the warm-up, subtracted from its report.
+#[derive(Debug, Clone, Copy)]
+struct Warm {
+    bytes: u64,
+    calls: u64,
+    cpu: CpuTime,
+    at: Instant,
+}
+
+impl Counters {
+    fn new(warmup_until: Option<Instant>) -> Counters {
+        Counters {
+            warmup_until,
+            ..Counters::default()
+        }
+    }
+
+    /// Publishes the totals; called by the stream's own thread after each call, so the
+    /// warm-up snapshot takes that thread's CPU time. After the warm-up this is two relaxed
+    /// stores and one atomic load.
+    pub(crate) fn publish(&self, bytes: u64, calls: u64) {
+        self.bytes.store(bytes, Ordering::Relaxed);
+        self.calls.store(calls, Ordering::Relaxed);
+        if let Some(until) = self.warmup_until
+            && self.warm.get().is_none()
+        {
+            let now = Instant::now();
+            if now >= until {
+                let _ = self.warm.set(Warm {
+                    bytes,
+                    calls,
+                    cpu: sock::thread_cpu(),
+                    at: now,
+                });
+            }
+        }
+    }
 }
 
 /// A connected data socket.
@@ -111,7 +154,9 @@ impl Running {
         let mut streams = Vec::new();
         for (id, flow, socket) in sockets {
             let role = side.role(flow);
-            let counters = Arc::new(Counters::default());
+            let warmup = (spec.omit_seconds > 0.0)
+                .then(|| start + Duration::from_secs_f64(spec.omit_seconds));
+            let counters = Arc::new(Counters::new(warmup));
             let tcp = match &socket {
                 DataSocket::Tcp(s) => Some(s.try_clone()?),
                 DataSocket::Udp(_) => None,
@@ -254,6 +299,7 @@ fn run_stream(
     };
     let mut udp = None;
     let mut tcp_info = None;
+    let mut last_arrival = None;
     let (result, socket_report) = match socket {
         DataSocket::Tcp(mut s) => {
             let r = match role {
@@ -285,7 +331,15 @@ fn run_stream(
                 ),
                 Role::Receiver => {
                     let _ = s.set_read_timeout(Some(Duration::from_millis(50)));
-                    crate::udp::receive(&s, len, sh.tag, &sh.stop, &sh.peer_senders_done, c)
+                    crate::udp::receive(
+                        &s,
+                        len,
+                        sh.tag,
+                        &sh.stop,
+                        &sh.peer_senders_done,
+                        c,
+                        &mut last_arrival,
+                    )
                 }
             };
             let addr = |a: std::io::Result<std::net::SocketAddr>| {
@@ -296,16 +350,22 @@ fn run_stream(
             (r.map(|u| udp = Some(u)), rep)
         }
     };
-    let seconds = sh.start.elapsed().as_secs_f64();
-    let cpu = sock::thread_cpu().since(&cpu0);
+    // A UDP receiver's time ends with its last datagram, not with the drain after it.
+    let end = last_arrival.unwrap_or_else(Instant::now);
+    let cpu_end = sock::thread_cpu();
+    // With -O, the report starts where the warm-up ended.
+    let (from, base_bytes, base_calls, cpu_from) = match c.warm.get() {
+        Some(w) => (w.at, w.bytes, w.calls, w.cpu),
+        None => (sh.start, 0, 0, cpu0),
+    };
     let report = StreamReport {
         id,
         flow,
         role,
-        bytes: c.bytes.load(Ordering::Relaxed),
-        calls: c.calls.load(Ordering::Relaxed),
-        seconds,
-        cpu,
+        bytes: c.bytes.load(Ordering::Relaxed) - base_bytes,
+        calls: c.calls.load(Ordering::Relaxed) - base_calls,
+        seconds: end.saturating_duration_since(from).as_secs_f64(),
+        cpu: cpu_end.since(&cpu_from),
         socket: socket_report,
         tcp_info,
         udp,

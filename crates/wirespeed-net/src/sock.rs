@@ -74,6 +74,12 @@ pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<()
             .map_err(wrap(format!("-w {w}")))?;
     }
     if !tcp {
+        if spec.window_bytes.is_none() {
+            // Small datagrams cost ~700 bytes of truesize each: the default 208 KiB holds only a
+            // few hundred, so a receiver that is descheduled for a millisecond drops. Ask for
+            // more (the kernel clamps to net.core.rmem_max; the granted size is reported).
+            let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, UDP_DEFAULT_RCVBUF);
+        }
         return Ok(());
     }
     if let Some(mss) = spec.mss_bytes {
@@ -93,6 +99,9 @@ pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<()
     }
     Ok(())
 }
+
+/// The receive buffer a UDP socket asks for when `-w` is not given.
+pub const UDP_DEFAULT_RCVBUF: i32 = 4 << 20;
 
 /// Sets `SO_SNDTIMEO` and `SO_RCVTIMEO`, so that a silent peer cannot hold a thread forever.
 pub fn set_timeouts(fd: &impl AsRawFd, timeout: Duration) -> io::Result<()> {

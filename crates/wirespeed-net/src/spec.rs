@@ -91,6 +91,9 @@ pub struct TestSpec {
     pub rate_bits_per_second: u64,
     /// CPU the agent's stream threads are pinned to (`-A CLIENT,AGENT`).
     pub agent_cpu: Option<usize>,
+    /// Warm-up left out of every stream's bytes, calls, time and CPU (`-O`), timed tests only.
+    #[serde(default)]
+    pub omit_seconds: f64,
 }
 
 impl Default for TestSpec {
@@ -107,6 +110,7 @@ impl Default for TestSpec {
             congestion: None,
             rate_bits_per_second: 0,
             agent_cpu: None,
+            omit_seconds: 0.0,
         }
     }
 }
@@ -161,6 +165,28 @@ impl TestSpec {
             }
             Amount::Bytes(0) => return Err("-n 0 sends nothing: use at least 1 byte".into()),
             _ => {}
+        }
+        if self.omit_seconds != 0.0 {
+            match self.amount {
+                _ if !(self.omit_seconds.is_finite() && self.omit_seconds > 0.0) => {
+                    return Err(format!(
+                        "-O {} is out of range: use a positive duration",
+                        self.omit_seconds
+                    ));
+                }
+                Amount::Bytes(_) => {
+                    return Err(
+                        "-O leaves out a warm-up from a timed test: use it with -t, not -n".into(),
+                    );
+                }
+                Amount::Seconds(t) if self.omit_seconds >= t => {
+                    return Err(format!(
+                        "-O {} leaves nothing of -t {t}: make the warm-up shorter than the test",
+                        self.omit_seconds
+                    ));
+                }
+                Amount::Seconds(_) => {}
+            }
         }
         if let Some(cc) = &self.congestion
             && (cc.is_empty()

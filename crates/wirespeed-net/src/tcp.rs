@@ -52,8 +52,7 @@ pub(crate) fn send(
             Ok(n) => {
                 bytes += n as u64;
                 calls += 1;
-                c.bytes.store(bytes, Ordering::Relaxed);
-                c.calls.store(calls, Ordering::Relaxed);
+                c.publish(bytes, calls);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(silent(e)),
@@ -82,8 +81,7 @@ pub(crate) fn receive(
             Ok(n) => {
                 bytes += n as u64;
                 calls += 1;
-                c.bytes.store(bytes, Ordering::Relaxed);
-                c.calls.store(calls, Ordering::Relaxed);
+                c.publish(bytes, calls);
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if crate::control::is_timeout(&e) => {

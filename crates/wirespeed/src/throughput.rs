@@ -13,6 +13,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::Args;
 use serde::Serialize;
+use wirespeed_model::resample;
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, RateFormat};
 use wirespeed_net::auth::AuthKey;
@@ -150,6 +151,10 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'i', default_value = "1", value_parser = parse_duration, value_name = "DURATION")]
     interval: Duration,
 
+    /// Leave the first DURATION (slow start, warm-up) out of the totals (timed tests).
+    #[arg(long, short = 'O', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
+    omit: Option<Duration>,
+
     /// Pin this end's stream threads to CPU CLIENT and the agent's to AGENT.
     #[arg(long, short = 'A', value_name = "CLIENT[,AGENT]")]
     affinity: Option<Affinity>,
@@ -162,6 +167,11 @@ pub(crate) struct ThroughputArgs {
     /// interface reports a speed).
     #[arg(long, value_name = "RATE")]
     link_rate: Option<BitRate>,
+
+    /// Run the test N times against the same agent and report the median, extremes and a
+    /// bootstrap 95% interval of the received rate.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
 
     /// Print one JSON object per interval as it ends, then the document.
     #[arg(long)]
@@ -189,6 +199,8 @@ pub(crate) struct ThroughputResult {
     pub(crate) intervals: Vec<Interval>,
     pub(crate) end: End,
     pub(crate) error: Option<String>,
+    /// `--repeat`: the received rate (bit/s) of every run, summarised.
+    pub(crate) repeat: Option<resample::Summary>,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
@@ -250,6 +262,7 @@ impl ThroughputArgs {
             congestion: self.congestion.clone(),
             rate_bits_per_second: rate,
             agent_cpu: self.affinity.and_then(|a| a.agent),
+            omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
@@ -330,7 +343,7 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         auth,
         cpu: args.affinity.map(|a| a.client),
         interval: (!args.interval.is_zero()).then_some(args.interval),
-        omit: Duration::ZERO,
+        omit: args.omit.unwrap_or_default(),
         idle_timeout: Duration::from_secs(10),
         interrupt: Some(interrupt),
     };
@@ -343,14 +356,42 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         args.json_stream,
         header,
     );
-    let outcome = client::run(&config, &mut live);
-    if let Some((handle, thread)) = local_agent {
-        handle.stop();
-        let _ = thread.join();
+    // --repeat: the same test N times; the last run's document, plus the statistics of all.
+    let runs = args.repeat.max(1);
+    let mut rates = Vec::new();
+    let mut last = None;
+    for k in 1..=runs {
+        if runs > 1 && human {
+            live.finish_header();
+            println!("run {k} of {runs}");
+        }
+        let outcome = match client::run(&config, &mut live) {
+            Ok(o) => o,
+            Err(e) => {
+                stop(local_agent);
+                return Err(e.into());
+            }
+        };
+        let end = summary::end(&outcome, spec.direction);
+        rates.push(
+            end.sum_received.bits_per_second
+                + end
+                    .sum_received_bidir_reverse
+                    .as_ref()
+                    .map_or(0.0, |s| s.bits_per_second),
+        );
+        let failed = outcome.error.is_some();
+        last = Some((outcome, end));
+        if failed {
+            break;
+        }
     }
-    let outcome = outcome?;
+    stop(local_agent);
+    let (outcome, end) = last.expect("at least one run");
     live.finish_header();
-    let end = summary::end(&outcome, spec.direction);
+    let repeat = (runs > 1)
+        .then(|| resample::summarize(&rates, 2000))
+        .flatten();
     let result = ThroughputResult {
         start: Start {
             local: outcome.local.to_string(),
@@ -364,6 +405,7 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         intervals: outcome.intervals.clone(),
         end,
         error: outcome.error.clone(),
+        repeat,
         rate_format: args.output.rate_format,
         spec: spec.clone(),
     };
@@ -384,6 +426,16 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         throughput_verdict::judge(&doc.result, &outcome, args.link_rate, agent_addr);
     doc.verdicts = verdicts;
     doc.warnings = warnings;
+    if let Some(r) = &doc.result.repeat
+        && r.spread_percent > 10.0
+    {
+        doc.warnings.push(format!(
+            "the {} runs spread {:.0}% (max - min over the median): the host is busy or the path \
+             varies; trust the median and its interval, or run more",
+            r.values.len(),
+            r.spread_percent
+        ));
+    }
     if args.json_stream {
         let mut out = io::stdout().lock();
         writeln!(out, "{}", serde_json::to_string(&doc)?)?;
@@ -394,6 +446,18 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         bail!("test ended early: {e} (the partial result is above)");
     }
     Ok(())
+}
+
+type LocalAgent = Option<(
+    wirespeed_net::agent::AgentHandle,
+    std::thread::JoinHandle<io::Result<()>>,
+)>;
+
+fn stop(agent: LocalAgent) {
+    if let Some((handle, thread)) = agent {
+        handle.stop();
+        let _ = thread.join();
+    }
 }
 
 #[cfg(test)]

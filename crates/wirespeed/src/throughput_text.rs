@@ -319,6 +319,20 @@ impl Render for ThroughputResult {
         for t in &e.ttcp {
             ttcp_lines(out, t)?;
         }
+        if let Some(r) = &self.repeat {
+            let f = |v: f64| fmt.format(v);
+            writeln!(
+                out,
+                "repeat: {} runs, received rate median {} (95% bootstrap interval {} to {}), min {}, max {}, spread {:.1}%",
+                r.values.len(),
+                f(r.median),
+                f(r.ci95_low),
+                f(r.ci95_high),
+                f(r.min),
+                f(r.max),
+                r.spread_percent
+            )?;
+        }
         let c = &e.cpu_utilization_percent;
         let agent = match (c.remote_total, c.remote_user, c.remote_system) {
             (Some(t), Some(u), Some(s)) => format!("agent {t:.1}% (user {u:.1}%, system {s:.1}%)"),

@@ -96,6 +96,9 @@ fn facts(
         ceiling: rate
             .and_then(|rate| envelope(rate, env.and_then(|e| e.mtu_bytes), agent.is_ipv6(), r)),
         loopback: agent.ip().is_loopback(),
+        target_bits_per_second: (r.spec.protocol == Protocol::Udp
+            && r.spec.rate_bits_per_second > 0)
+            .then(|| (r.spec.rate_bits_per_second * u64::from(r.spec.streams)) as f64),
         rtt_seconds: (!infos.is_empty())
             .then(|| infos.iter().map(|t| t.rtt_seconds).sum::<f64>() / infos.len() as f64),
         receive_buffer_bytes: receivers

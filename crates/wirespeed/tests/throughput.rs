@@ -306,3 +306,25 @@ fn bad_flags_are_one_line() {
         "-C nosuchcc",
     );
 }
+
+#[test]
+fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
+    let doc = json(&wirespeed(&[
+        "tcp", "-t", "0.6", "-O", "0.2", "-i", "0.2", "--repeat", "2", "-J",
+    ]));
+    let r = &doc["result"];
+    let secs = r["end"]["sum_sent"]["seconds"].as_f64().unwrap();
+    assert!(
+        (0.35..0.6).contains(&secs),
+        "the warm-up is not counted: {secs}"
+    );
+    assert_eq!(r["intervals"][0]["omitted"], true);
+    assert_eq!(r["intervals"][1]["omitted"], false);
+    let rep = &r["repeat"];
+    assert_eq!(rep["values"].as_array().unwrap().len(), 2);
+    assert!(rep["ci95_low"].as_f64().unwrap() <= rep["median"].as_f64().unwrap());
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-t", "1", "-O", "2"]),
+        "-O 2 leaves nothing of -t 1",
+    );
+}
