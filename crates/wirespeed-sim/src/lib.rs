@@ -6,13 +6,15 @@
 //! bit-for-bit reproducible from its seed, and the [`mac`] state machine only talks to a
 //! [`mac::MacIo`] driver, so the lab can run the same MAC in real time. [`network`] puts the
 //! seed's hosts on a [`bus`] and measures the seed's seven statistics ([`stats`]); [`sweep`]
-//! runs many points and replications on all cores; [`slotted`] is the Metcalfe-Boggs model of
+//! runs many points and replications on all cores; [`link`] is a point-to-point link
+//! with full duplex, half duplex or a duplex mismatch (seed 003); [`slotted`] is the Metcalfe-Boggs model of
 //! 1976 run on the same engine, the one place where "1/e" is true.
 
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod bus;
 pub mod engine;
+pub mod link;
 pub mod mac;
 pub mod network;
 pub mod slotted;

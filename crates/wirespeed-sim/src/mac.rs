@@ -18,9 +18,9 @@
 //! * **Attempt limit.** After 16 attempts have collided the frame is dropped and counted.
 //! * **Late collisions.** A collision detected more than one slot time after the preamble
 //!   (512 bit times into the frame) is late; on a cable within the standard's round-trip budget
-//!   it cannot happen. It is counted, and the frame is retried as after any collision
-//!   (802.3's own pseudocode; seed 003 §9: "its detection is exactly the same as for a normal
-//!   collision; it just happens late").
+//!   it cannot happen. It is counted (seed 003 §9: "its detection is exactly the same as for a
+//!   normal collision; it just happens late") and the frame is abandoned with a late-collision
+//!   error, as most controllers do; `abort_on_late_collision: false` retries it instead.
 //! * **Full duplex** (seed 003 §4.4): no carrier sense, no collision detection, no jam and no
 //!   backoff; only the gap after its own last frame.
 //!
@@ -54,6 +54,10 @@ pub struct MacParams {
     pub attempt_limit: u32,
     /// Largest backoff exponent (10).
     pub backoff_limit: u32,
+    /// Abandon a frame after a late collision instead of retrying it. 802.3 reports such a
+    /// frame with a late-collision error status and most controllers do not retransmit it;
+    /// on a network within the standard it never matters.
+    pub abort_on_late_collision: bool,
 }
 
 impl MacParams {
@@ -71,6 +75,7 @@ impl MacParams {
             preamble_bits: 64,
             attempt_limit: 16,
             backoff_limit: 10,
+            abort_on_late_collision: true,
         }
     }
 
@@ -122,6 +127,8 @@ pub enum TxOutcome {
     Sent,
     /// Given up after the attempt limit.
     Dropped,
+    /// Abandoned after a late collision.
+    LateCollision,
 }
 
 /// The story of one frame, reported when the MAC is done with it.
@@ -168,6 +175,8 @@ struct Frame {
     collisions: u32,
     late_collisions: u32,
     first_attempt: SimTime,
+    /// The collision of the current attempt was late.
+    late_now: bool,
 }
 
 /// One station's CSMA/CD MAC.
@@ -228,6 +237,7 @@ impl Mac {
             collisions: 0,
             late_collisions: 0,
             first_attempt: io.now(),
+            late_now: false,
         });
         self.phase = Phase::Defer { armed: false };
         self.try_transmit(io);
@@ -332,7 +342,8 @@ impl Mac {
         let window = self
             .params
             .bits(self.params.preamble_bits + self.params.slot_bits);
-        if now.since(start) > window {
+        frame.late_now = now.since(start) > window;
+        if frame.late_now {
             frame.late_collisions += 1;
         }
         self.phase = Phase::Jam;
@@ -357,6 +368,11 @@ impl Mac {
     fn finish_jam(&mut self, io: &mut impl MacIo) -> Option<TxReport> {
         self.stop_signal(io, SignalEnd::Jammed);
         let frame = self.frame.expect("jam without a frame");
+        if frame.late_now && self.params.abort_on_late_collision {
+            self.phase = Phase::Idle;
+            self.frame = None;
+            return Some(self.report(io, frame, TxOutcome::LateCollision));
+        }
         if frame.attempts >= self.params.attempt_limit {
             self.phase = Phase::Idle;
             self.frame = None;
@@ -537,6 +553,22 @@ mod tests {
     #[test]
     fn a_collision_after_the_slot_is_late() {
         let mut mac = Mac::new(MacParams::table_2(100), MacDuplex::Half);
+        let mut io = Probe {
+            now: SimTime::ZERO + MacParams::table_2(100).bits(1000),
+            ..Probe::default()
+        };
+        mac.send(&mut io, 12_000).unwrap();
+        io.now += MacParams::table_2(100).bits(64 + 600);
+        mac.carrier_on(&mut io);
+        let report = fire(&mut mac, &mut io).expect("abandoned at the end of the jam");
+        assert_eq!(report.outcome, TxOutcome::LateCollision);
+        assert_eq!((report.collisions, report.late_collisions), (1, 1));
+        // With retries allowed, it is retried like any collided frame.
+        let params = MacParams {
+            abort_on_late_collision: false,
+            ..MacParams::table_2(100)
+        };
+        let mut mac = Mac::new(params, MacDuplex::Half);
         let mut io = Probe {
             now: SimTime::ZERO + MacParams::table_2(100).bits(1000),
             ..Probe::default()

@@ -411,7 +411,7 @@ impl Network {
                     let first = packet.first_attempt.unwrap_or(report.first_attempt);
                     c.delay.add(report.finished.since(first).seconds());
                 }
-                TxOutcome::Dropped => c.dropped += 1,
+                TxOutcome::Dropped | TxOutcome::LateCollision => c.dropped += 1,
             }
         }
         let (lo, hi) = (

@@ -15,6 +15,7 @@ mod load_render;
 mod output;
 mod serve;
 mod sim;
+mod sim_link;
 #[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
 mod throughput;

@@ -19,12 +19,17 @@ use wirespeed_sim::{
 };
 
 use crate::output::{self, OutputArgs};
+use crate::sim_link::LinkArgs;
 
 #[derive(Debug, Clone, Subcommand)]
 pub(crate) enum SimCommand {
     /// A shared CSMA/CD Ethernet: N hosts sending flat out (or at an offered load) on one
     /// cable; the seven statistics of Boggs, Mogul and Kent for each host count and size.
-    Csma(CsmaArgs),
+    Csma(Box<CsmaArgs>),
+    /// A point-to-point link, full or half duplex at each end: a bulk transfer with
+    /// acknowledgements, both ways; a duplex mismatch shows seed 003's late collisions, FCS
+    /// errors and runts.
+    Link(Box<LinkArgs>),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -128,6 +133,11 @@ pub(crate) struct CsmaArgs {
     /// Show the Metcalfe-Boggs (1976) efficiency beside each point, and where "1/e" comes from.
     #[arg(long)]
     theory: bool,
+
+    /// Write SVG plots in the layout of seed 000's figures 3-3 to 3-9 (one curve per size,
+    /// x = hosts) into this directory.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<std::path::PathBuf>,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -273,6 +283,8 @@ struct SimReport {
     events_per_second: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     theory: Option<Vec<String>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    plots: Vec<String>,
     #[serde(skip)]
     rate_format: RateFormat,
     #[serde(skip)]
@@ -281,7 +293,8 @@ struct SimReport {
 
 pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
     match args.command {
-        SimCommand::Csma(args) => run_csma(args),
+        SimCommand::Csma(args) => run_csma(*args),
+        SimCommand::Link(args) => crate::sim_link::run(*args),
     }
 }
 
@@ -409,6 +422,10 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
             summary,
         })
         .collect();
+    let plots = match &args.plot {
+        Some(dir) => write_plots(dir, &sim_points)?,
+        None => Vec::new(),
+    };
     let warnings = warnings(&args, &sim_points);
     let verdicts = verdicts(&base, &points, &sim_points);
     let report = SimReport {
@@ -417,6 +434,7 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         wall_seconds: wall,
         events_per_second: events as f64 / wall.max(1e-9),
         theory: args.theory.then(|| theory_lines(slot)),
+        plots,
         rate_format: args.output.rate_format,
         replications: args.replications,
     };
@@ -440,6 +458,86 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
     doc.verdicts = verdicts;
     doc.warnings = warnings;
     output::print(&args.output, &doc).context("writing the result")
+}
+
+/// The seed's figures 3-3 to 3-9: one plot per statistic, one curve per packet size.
+fn write_plots(dir: &std::path::Path, points: &[SimPoint]) -> anyhow::Result<Vec<String>> {
+    type Stat = fn(&PointSummary) -> f64;
+    let figures: [(&str, &str, &str, Stat); 7] = [
+        (
+            "bit-rate",
+            "Total bit rate (seed 000 fig. 3-3)",
+            "Mbit/s",
+            |s| s.bits_per_second.mean / 1e6,
+        ),
+        (
+            "bit-rate-sd",
+            "Std. dev. of bit rate (fig. 3-4)",
+            "Mbit/s",
+            |s| s.bits_per_second_std_dev.mean / 1e6,
+        ),
+        (
+            "packet-rate",
+            "Total packet rate (fig. 3-5)",
+            "packets/s",
+            |s| s.packets_per_second.mean,
+        ),
+        (
+            "packet-rate-sd",
+            "Std. dev. of packet rate (fig. 3-6)",
+            "packets/s",
+            |s| s.packets_per_second_std_dev.mean,
+        ),
+        (
+            "delay",
+            "Average transmission delay (fig. 3-7)",
+            "ms",
+            |s| s.delay_mean_seconds.mean * 1e3,
+        ),
+        (
+            "delay-sd",
+            "Std. dev. of transmission delay (fig. 3-8)",
+            "ms",
+            |s| s.delay_std_dev_seconds.mean * 1e3,
+        ),
+        (
+            "excess-delay",
+            "Excess transmission delay (fig. 3-9)",
+            "ms",
+            |s| s.excess_delay_seconds.mean * 1e3,
+        ),
+    ];
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut labels: Vec<&str> = Vec::new();
+    for p in points {
+        if !labels.contains(&p.summary.lengths.as_str()) {
+            labels.push(&p.summary.lengths);
+        }
+    }
+    let mut written = Vec::new();
+    for (file, title, unit, stat) in figures {
+        let plot = wirespeed_report::LinePlot {
+            title: title.to_string(),
+            x_label: "number of hosts".to_string(),
+            y_label: unit.to_string(),
+            series: labels
+                .iter()
+                .map(|label| {
+                    let pts = points
+                        .iter()
+                        .filter(|p| p.summary.lengths == *label)
+                        .map(|p| (p.summary.hosts as f64, stat(&p.summary)))
+                        .collect();
+                    (label.to_string(), pts)
+                })
+                .collect(),
+        };
+        let path = dir.join(format!("{file}.svg"));
+        std::fs::write(&path, plot.to_svg())
+            .with_context(|| format!("writing {}", path.display()))?;
+        written.push(path.display().to_string());
+    }
+    Ok(written)
 }
 
 fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<String> {
@@ -609,6 +707,18 @@ impl Render for SimReport {
             group_digits(dropped),
             group_digits(late),
         )?;
+        let discarded: u64 = self.points.iter().map(|p| p.summary.discarded).sum();
+        if discarded > 0 {
+            writeln!(
+                out,
+                "{} packets offered by the generators were discarded for want of a free buffer \
+                 (seed 000 figure 2-1: G counts them, the throughput does not)",
+                group_digits(discarded)
+            )?;
+        }
+        if !self.plots.is_empty() {
+            writeln!(out, "plots: {}", self.plots.join(", "))?;
+        }
         if let Some(lines) = &self.theory {
             writeln!(out)?;
             for line in lines {

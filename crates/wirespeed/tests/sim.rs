@@ -110,3 +110,57 @@ fn sim_csma_bad_input_is_one_line_and_status_2() {
     let help = wirespeed(&["--help"]);
     assert!(help.stdout.contains("sim"));
 }
+
+#[test]
+fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
+    let doc = json(&[
+        "sim", "link", "--a", "half", "--b", "full", "-t", "2s", "-J",
+    ]);
+    assert_eq!(doc["schema"], "wirespeed.sim.v1");
+    assert_eq!(doc["parameters"]["model"], "link");
+    let ab = &doc["result"]["directions"][0];
+    assert_eq!(ab["from_duplex"], "half");
+    assert!(ab["sender"]["late_collisions"].as_u64().unwrap() > 0);
+    assert!(ab["receiver"]["fcs_errors"].as_u64().unwrap() > 0);
+    assert!(ab["goodput_fraction"].as_f64().unwrap() < 0.2);
+    let matched = json(&[
+        "sim", "link", "--a", "full", "--b", "full", "-t", "1s", "-J",
+    ]);
+    let ok = &matched["result"]["directions"][0];
+    assert!(ok["goodput_fraction"].as_f64().unwrap() > 0.95);
+    assert_eq!(ok["receiver"]["fcs_errors"], 0);
+    assert_one_line_error(&wirespeed(&["sim", "link", "-r", "1G"]), "Table 2");
+    assert_one_line_error(&wirespeed(&["sim", "link", "-l", "10"]), "64 to");
+}
+
+#[test]
+fn sim_csma_plot_writes_the_seed_figures() {
+    let dir = std::env::temp_dir().join(format!("wirespeed-sim-plot-{}", std::process::id()));
+    let run = wirespeed(&[
+        "sim",
+        "csma",
+        "-n",
+        "1-3",
+        "-l",
+        "64,512",
+        "-t",
+        "50ms",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let svg = std::fs::read_to_string(dir.join("bit-rate.svg")).unwrap();
+    assert_eq!(svg.matches("<polyline").count(), 2);
+    assert!(svg.contains("fig. 3-3"));
+    for f in [
+        "packet-rate",
+        "delay",
+        "delay-sd",
+        "excess-delay",
+        "bit-rate-sd",
+        "packet-rate-sd",
+    ] {
+        assert!(dir.join(format!("{f}.svg")).exists(), "{f}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
