@@ -7,7 +7,8 @@
 //! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
 //! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
 //! at once; [`client`] the side that asks for a test and collects both ends' views; [`iface`]
-//! what Linux knows about its interfaces (link settings and counters).
+//! what Linux knows about its interfaces (link settings and counters); [`load`] the coordinated
+//! many-host load test of seed 000 (agent side, UDP generator, controller).
 
 #![warn(missing_docs, unreachable_pub)]
 

@@ -454,3 +454,118 @@ pub(crate) fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()>
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{HostRecord, RUNS_SCHEMA};
+    use wirespeed_model::load::{LoadCounters, Schedule};
+    use wirespeed_net::load::{LoadReport, SinkCounts};
+
+    const SECOND: u64 = 1_000_000_000;
+
+    fn plan(hosts: Vec<usize>) -> LoadPlan {
+        LoadPlan {
+            schema: RUNS_SCHEMA.into(),
+            agents: vec!["loopback".into(); 3],
+            hosts,
+            lengths: vec!["1536".into()],
+            schedule: Schedule {
+                measure_ns: 2 * SECOND,
+                ..Schedule::SEED
+            },
+            rate_bits_per_second: None,
+            sink_host: Some(1),
+            seed: 1,
+        }
+    }
+
+    /// A host that sent `packets` 1536-byte packets in the window, each delayed `delay` s.
+    fn host(packets: u64, delay: f64, sink: Option<Vec<u64>>) -> HostRecord {
+        let mut c = LoadCounters::default();
+        for _ in 0..packets {
+            c.add_packet(1536);
+            c.add_delay(delay);
+        }
+        HostRecord {
+            agent: "127.0.0.1:1".into(),
+            clock: None,
+            report: Some(LoadReport {
+                counters: c,
+                delay_source: DelaySource::AroundSendCall,
+                clock: "CLOCK_MONOTONIC".into(),
+                start_lateness_s: 0.0,
+                sink: sink.map(|received| SinkCounts {
+                    received,
+                    strays: 0,
+                }),
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_seven_statistics_from_synthetic_reports() {
+        let mix = LengthMix::Fixed { bytes: 1536 };
+        let tests = vec![
+            TestRecord {
+                hosts: 1,
+                lengths: "1536".into(),
+                complete: true,
+                agents: vec![host(1000, 0.001, Some(vec![1000]))],
+            },
+            TestRecord {
+                hosts: 3,
+                lengths: "1536".into(),
+                complete: false,
+                agents: vec![
+                    host(600, 0.004, Some(vec![600, 300])),
+                    host(400, 0.002, None),
+                    HostRecord {
+                        agent: "127.0.0.1:3".into(),
+                        clock: None,
+                        report: None,
+                        error: Some("the agent closed the connection mid-test".into()),
+                    },
+                ],
+            },
+        ];
+        let rows = rows(&plan(vec![1, 3]), &[mix], &tests, None).unwrap();
+        assert_eq!(rows.len(), 2);
+        let one = rows[0].measured.as_ref().unwrap();
+        // 1000 packets of (1536 + 24) * 8 bits in 2 s.
+        assert!((one.bits_per_second - 1000.0 * 12_480.0 / 2.0).abs() < 1e-6);
+        assert_eq!(one.excess_delay_seconds, Some(0.0));
+        assert_eq!(rows[0].loss_at_sink, Some(0.0));
+
+        let three = &rows[1];
+        assert!(!three.complete);
+        assert_eq!(three.reporting_hosts, 2);
+        let m = three.measured.as_ref().unwrap();
+        // Per-host packet rates 300/s and 200/s: sum 500, population sd 50.
+        assert!((m.packets_per_second - 500.0).abs() < 1e-9);
+        assert!((m.packets_per_second_std_dev - 50.0).abs() < 1e-9);
+        // Jain of 3:2 = 25 / (2 * 13).
+        assert!((m.jain_fairness - 25.0 / 26.0).abs() < 1e-12);
+        // Delays pooled per packet: (600 * 4 ms + 400 * 2 ms) / 1000 = 3.2 ms, sd 0.98 ms.
+        assert!((m.delay_mean_seconds - 0.0032).abs() < 1e-12);
+        assert!((m.delay_std_dev_seconds - 0.24f64.sqrt() * 0.002).abs() < 1e-9);
+        // Ideal for the 2 hosts that reported: 2 x the 1-host delay of 1 ms.
+        assert!((m.excess_delay_seconds.unwrap() - 0.0012).abs() < 1e-12);
+        // The sink (host 1) got all 600 of its own and 300 of host 2's 400.
+        assert_eq!(three.per_host[1].loss_at_sink, Some(0.25));
+        assert_eq!(three.loss_at_sink, Some(0.1));
+        assert!(three.per_host[2].error.is_some());
+        let result = LoadResult {
+            results_file: None,
+            rows,
+            rate_format: RateFormat::default(),
+        };
+        let warnings = result.warnings(false);
+        assert!(warnings[0].contains("incomplete test (3 hosts x 1536): host 3"));
+        let mut text = Vec::new();
+        result.render(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("INCOMPLETE 2/3"), "{text}");
+    }
+}
