@@ -124,3 +124,55 @@ fn refusals_and_other_versions_end_the_run_with_one_sentence() {
     );
     t.join().unwrap();
 }
+
+/// A fake agent that takes the test and then never reports: a slow (or hung) agent.
+fn silent_agent() -> (SocketAddr, std::thread::JoinHandle<()>) {
+    use wirespeed_net::control::{FrameReader, Polled};
+    use wirespeed_net::load::LoadMessage;
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    let t = std::thread::spawn(move || {
+        let (mut s, _) = l.accept().unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut reader = FrameReader::default();
+        loop {
+            let reply = match reader.poll(&mut s) {
+                Ok(Polled::Message(Message::Hello { .. })) => Message::Welcome {
+                    protocol_version: 1,
+                    software: "silent".into(),
+                },
+                Ok(Polled::Message(Message::Load(LoadMessage::ClockQuery))) => {
+                    Message::Load(LoadMessage::ClockReply {
+                        agent_ns: wirespeed_net::load::monotonic_ns(),
+                    })
+                }
+                Ok(Polled::Message(Message::Load(LoadMessage::Announce { .. }))) => {
+                    Message::Load(LoadMessage::Ready { sink_port: 9 })
+                }
+                Ok(Polled::Message(_)) | Ok(Polled::Pending) => continue,
+                _ => return,
+            };
+            s.write_all(&encode(&reply)).unwrap();
+        }
+    });
+    (addr, t)
+}
+
+#[test]
+fn a_slow_agent_is_reported_after_the_schedule_and_the_others_kept() {
+    let (good, h) = agent(AgentConfig::default());
+    let (slow, t) = silent_agent();
+    let mut cfg = config(vec![good, slow], Sink::Own);
+    cfg.idle_timeout = Duration::from_millis(500);
+    let started = Instant::now();
+    let out = controller::run(&cfg).unwrap();
+    assert!(!out.complete);
+    assert!(out.agents[0].report.is_some());
+    let e = out.agents[1].error.as_deref().unwrap();
+    assert!(e.contains("slow or dead agent"), "{e}");
+    // The schedule (0.9 s) plus the grace, not the fake agent's 5 s.
+    assert!(started.elapsed() < Duration::from_secs(3));
+    h.stop();
+    drop(out);
+    t.join().unwrap();
+}
