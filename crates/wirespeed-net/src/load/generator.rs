@@ -209,7 +209,7 @@ pub fn transmit(
                         in_window,
                     };
                     next_id = next_id.wrapping_add(1);
-                    let backlog = if next_id % 256 == 0 { RING } else { 1 };
+                    let backlog = if next_id.is_multiple_of(256) { RING } else { 1 };
                     drain(&ring, &mut counters, backlog);
                 } else if in_window {
                     counters.add_delay((monotonic_ns() - before) as f64 * 1e-9);
