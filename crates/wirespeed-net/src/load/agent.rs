@@ -168,6 +168,7 @@ fn run(
     tx.connect(to)?;
     let stop_tx = AtomicBool::new(false);
     let stop_rx = AtomicBool::new(false);
+    let failed = AtomicBool::new(false);
     let report_at = start_at_ns + p.test.schedule.report_at_ns();
     let give_up = report_at + idle.as_nanos() as u64;
     std::thread::scope(|s| {
@@ -175,14 +176,20 @@ fn run(
             .test
             .count_sink
             .then(|| s.spawn(|| generator::count_sink(&p.sink, p.test.tag, &stop_rx)));
-        let sender = s.spawn(|| generator::transmit(&tx, &p.test, start_at_ns, &stop_tx));
+        let sender = s.spawn(|| {
+            let r = generator::transmit(&tx, &p.test, start_at_ns, destination.is_some(), &stop_tx);
+            failed.store(r.is_err(), Ordering::Relaxed);
+            r
+        });
         let stop_all = || {
             stop_tx.store(true, Ordering::Relaxed);
             stop_rx.store(true, Ordering::Relaxed);
         };
         // Watch the controller while the test runs: a closed connection or an error aborts.
         loop {
-            if sender.is_finished() && monotonic_ns() >= report_at {
+            if sender.is_finished()
+                && (monotonic_ns() >= report_at || failed.load(Ordering::Relaxed))
+            {
                 break;
             }
             if stopping() {

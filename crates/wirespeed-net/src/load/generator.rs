@@ -25,6 +25,9 @@ use super::{LoadReport, LoadTest, SinkCounts, clock_ns, monotonic_ns, sleep_unti
 
 const RING: usize = 1 << 16;
 const IN_WINDOW: u32 = 1;
+const CONSENT: u32 = 2;
+/// How long after the start of transmission a generator waits for a sink's consent.
+const CONSENT_WAIT_NS: u64 = 500_000_000;
 
 /// Writes a datagram header: test tag, host, flags (big-endian).
 pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
@@ -33,13 +36,46 @@ pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
     buf[12..16].copy_from_slice(&flags.to_be_bytes());
 }
 
-/// Reads a datagram header: `(tag, host, in_window)`, `None` if too short.
-pub fn read_header(buf: &[u8]) -> Option<(u64, u32, bool)> {
+/// Reads a datagram header: `(tag, host, flags)`, `None` if too short.
+fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
     let h = buf.get(..GENERATOR_HEADER_BYTES)?;
     let tag = u64::from_be_bytes(h[..8].try_into().ok()?);
     let host = u32::from_be_bytes(h[8..12].try_into().ok()?);
     let flags = u32::from_be_bytes(h[12..16].try_into().ok()?);
-    Some((tag, host, flags & IN_WINDOW != 0))
+    Some((tag, host, flags))
+}
+
+/// Reads a datagram header: `(tag, host, in_window)`, `None` if too short.
+pub fn read_header(buf: &[u8]) -> Option<(u64, u32, bool)> {
+    read_header_flags(buf).map(|(t, h, f)| (t, h, f & IN_WINDOW != 0))
+}
+
+/// Asks the sink at the other end of `sock` to confirm that it is the counting sink of test
+/// `tag` before anything is sent there: an agent never floods an address that did not agree
+/// (the sink echoes the 16-byte header of a consent probe, never more). Probes every 50 ms
+/// until `until_ns`.
+pub fn confirm_sink(
+    sock: &UdpSocket,
+    tag: u64,
+    host: u32,
+    until_ns: u64,
+    stop: &AtomicBool,
+) -> io::Result<bool> {
+    let mut probe = [0u8; GENERATOR_HEADER_BYTES];
+    write_header(&mut probe, tag, host, CONSENT);
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut reply = [0u8; 64];
+    while monotonic_ns() < until_ns && !stop.load(Ordering::Relaxed) {
+        // A refused probe (nothing listening yet) is retried like a lost one.
+        let _ = sock.send(&probe);
+        match sock.recv(&mut reply) {
+            Ok(n) if read_header_flags(&reply[..n]) == Some((tag, host, CONSENT)) => {
+                return Ok(true);
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
 }
 
 fn enable_tx_timestamps(sock: &UdpSocket) -> bool {
@@ -115,19 +151,17 @@ struct Slot {
 /// Transmits one test on a connected socket: waits for the scheduled transmission, sends until
 /// it ends (or `stop`), and returns what was counted in the window. `start_at_ns` is the common
 /// start in `CLOCK_MONOTONIC`.
+///
+/// With `confirm`, the destination must first confirm that it is this test's sink
+/// ([`confirm_sink`]); if it does not, nothing is sent and the result is an error.
 pub fn transmit(
     sock: &UdpSocket,
     test: &LoadTest,
     start_at_ns: u64,
+    confirm: bool,
     stop: &AtomicBool,
 ) -> io::Result<LoadReport> {
     let ipv6 = sock.peer_addr()?.is_ipv6();
-    let timestamps = enable_tx_timestamps(sock);
-    let source = if timestamps {
-        DelaySource::KernelTxSoftware
-    } else {
-        DelaySource::AroundSendCall
-    };
     let fd = sock.as_raw_fd();
     let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
     let mut dealer = Dealer::new(&test.deck, test.seed);
@@ -135,6 +169,23 @@ pub fn transmit(
     let (tx0, tx1) = s.transmit_span_ns();
     let (w0, w1) = s.window_ns();
     let stopped = || stop.load(Ordering::Relaxed);
+    if confirm {
+        let until = start_at_ns + tx0 + CONSENT_WAIT_NS;
+        if !confirm_sink(sock, test.tag, test.host, until, stop)? {
+            return Err(io::Error::other(format!(
+                "the sink at {} did not confirm this test (it is not a wirespeed sink of it); nothing was sent",
+                sock.peer_addr()?
+            )));
+        }
+    }
+    // Timestamping starts after the consent probes, so that the kernel's stamp counter
+    // (SOF_TIMESTAMPING_OPT_ID, from 0 when enabled) counts the test's packets only.
+    let timestamps = enable_tx_timestamps(sock);
+    let source = if timestamps {
+        DelaySource::KernelTxSoftware
+    } else {
+        DelaySource::AroundSendCall
+    };
     sleep_until(start_at_ns + tx0, &stopped);
     let mut counters = LoadCounters::default();
     let mut ring = vec![
@@ -242,10 +293,14 @@ pub fn count_sink(sock: &UdpSocket, tag: u64, stop: &AtomicBool) -> io::Result<S
     let mut counts = SinkCounts::default();
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Relaxed) {
-        match sock.recv(&mut buf) {
-            Ok(n) => match read_header(&buf[..n]) {
-                Some((t, host, in_window)) if t == tag => {
-                    if in_window {
+        match sock.recv_from(&mut buf) {
+            Ok((n, from)) => match read_header_flags(&buf[..n]) {
+                Some((t, _, CONSENT)) if t == tag => {
+                    // The generator asks before sending: echo the header, no more.
+                    let _ = sock.send_to(&buf[..GENERATOR_HEADER_BYTES], from);
+                }
+                Some((t, host, flags)) if t == tag => {
+                    if flags & IN_WINDOW != 0 {
                         let h = host as usize;
                         if h >= counts.received.len() {
                             counts.received.resize(h + 1, 0);
@@ -310,7 +365,7 @@ mod tests {
         let start = monotonic_ns();
         let (report, counts) = std::thread::scope(|s| {
             let rx = s.spawn(|| count_sink(&sink, 77, &stop));
-            let report = transmit(&tx, &test, start, &stop).unwrap();
+            let report = transmit(&tx, &test, start, true, &stop).unwrap();
             std::thread::sleep(Duration::from_millis(50));
             stop.store(true, Ordering::Relaxed);
             (report, rx.join().unwrap().unwrap())
@@ -333,5 +388,39 @@ mod tests {
             counts.received[2], c.packets,
             "loopback loses nothing at this rate"
         );
+    }
+
+    #[test]
+    fn nothing_is_sent_to_an_address_that_is_not_the_sink() {
+        let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let bystander = UdpSocket::bind(lo).unwrap();
+        let tx = UdpSocket::bind(lo).unwrap();
+        tx.connect(bystander.local_addr().unwrap()).unwrap();
+        let test = LoadTest {
+            tag: 5,
+            host: 0,
+            schedule: Schedule {
+                settle_ns: 0,
+                transmit_ns: 100_000_000,
+                measure_ns: 50_000_000,
+                cooldown_ns: 0,
+            },
+            deck: LengthDeck::from_counts(&[(1536, 1)]).unwrap(),
+            rate_bits_per_second: None,
+            count_sink: false,
+            seed: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let e = transmit(&tx, &test, monotonic_ns(), true, &stop).unwrap_err();
+        assert!(e.to_string().contains("did not confirm"), "{e}");
+        // Only the 16-byte consent probes reached the bystander.
+        bystander.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 2048];
+        let mut probes = 0;
+        while let Ok(n) = bystander.recv(&mut buf) {
+            assert_eq!(n, GENERATOR_HEADER_BYTES);
+            probes += 1;
+        }
+        assert!((1..=12).contains(&probes), "{probes}");
     }
 }

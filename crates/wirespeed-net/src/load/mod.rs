@@ -21,7 +21,10 @@
 //! A generator sends UDP datagrams ([`generator`]) to a sink: its own socket that it never
 //! reads (the seed's hosts "addressed [their] packets to [themselves], and disabled [their]
 //! receiver"), or one agent's counting sink, which reports how many of each host's in-window
-//! packets arrived (loss at the sink). The agent side is [`serve`].
+//! packets arrived (loss at the sink). Before a generator sends anything to another address it
+//! asks that sink to echo a 16-byte probe carrying the test's random tag; an address that does
+//! not is never flooded (the design's rule against reflection: an agent sends only where a
+//! party to the test agreed). The agent side is [`serve`].
 
 mod agent;
 pub mod controller;
