@@ -86,8 +86,11 @@ pub(crate) struct LoadArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     results: Option<PathBuf>,
 
-    /// Continue the series of a results file: its plan, the tests it lacks.
-    #[arg(long, value_name = "FILE")]
+    /// Continue the series of a results file: its plan (hosts, lengths, schedule, rate, sink,
+    /// seed), the tests it lacks.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
+    ])]
     resume: Option<PathBuf>,
 
     /// Write the seed's figures 3-3 to 3-9 (x = hosts, one curve per length) as SVG files in DIR.
@@ -547,6 +550,10 @@ mod tests {
         assert_eq!(parse_sink("2"), Ok(SinkArg::Host(2)));
         assert!(parse_sink("0").is_err() && parse_sink("here").is_err());
         assert!(parse(&["--lengths", "64,huge"]).is_err());
+        // The plan of a resumed series is the file's; flags that would change it are refused.
+        assert!(parse(&["--resume", "f", "--local", "2", "--no-model"]).is_ok());
+        assert!(parse(&["--resume", "f", "--lengths", "64"]).is_err());
+        assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
         assert_eq!(
             agent_address("127.0.0.1").unwrap(),
             "127.0.0.1:5210".parse().unwrap()
