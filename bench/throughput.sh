@@ -17,6 +17,9 @@ CC=${CC:-cubic}
 CLIENT_CPU=${CLIENT_CPU:-0}
 SERVER_CPU=${SERVER_CPU:-1}
 PORT=${PORT:-15211}
+# UDP socket buffers for both tools (wirespeed asks 4 MiB by itself, iperf3 keeps the kernel's
+# default): the same explicit -w for both, so the comparison is of the tools.
+UDP_BUF=${UDP_BUF:-4194304}
 OUT=bench/RESULTS.md
 TMP=$(mktemp -d /tmp/ws-bench.XXXXXX)
 trap 'rm -rf "$TMP"' EXIT
@@ -57,8 +60,8 @@ r = d["sum_received"]; c = d["cpu_utilization_percent"]
 cpu = (c["host_total"] + c["remote_total"]) / 100 * r["seconds"]
 print(r["bits_per_second"], 0, 0, cpu / (r["bytes"] / 1e9))' "$TMP/iperf3.json"
 }
-ws_udp() { # length
-    "$WS" udp -t "$SECS" -l "$1" -b 0 -A "$CLIENT_CPU,$SERVER_CPU" -i 0 -J | python3 -c '
+ws_udp() { # length [extra flags]
+    "$WS" udp -t "$SECS" -l "$1" -b 0 -w "$UDP_BUF" -A "$CLIENT_CPU,$SERVER_CPU" -i 0 -J "${@:2}" | python3 -c '
 import json, sys
 d = json.load(sys.stdin)["result"]["end"]
 r = d["sum_received"]; s = d["sum_sent"]; c = d["cpu_utilization_percent"]
@@ -66,7 +69,7 @@ cpu = (c["host_total"] + c["remote_total"]) / 100 * s["seconds"]
 print(r["bits_per_second"], r["datagrams"] / s["seconds"], r["lost_percent"], cpu / max(r["bytes"], 1) * 1e9)'
 }
 iperf3_udp() { # length
-    iperf3_run -u -l "$1" -b 0
+    iperf3_run -u -l "$1" -b 0 -w "$UDP_BUF"
     python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))["end"]
@@ -104,13 +107,15 @@ for ((rep = 1; rep <= REPS; rep++)); do
     iperf3_tcp -P 2 >> "$TMP/tcp2.iperf3"
     ws_udp 64 >> "$TMP/udp64.wirespeed"
     iperf3_udp 64 >> "$TMP/udp64.iperf3"
+    ws_udp 64 --gso >> "$TMP/udp64.wirespeed-gso"
     ws_udp 1472 >> "$TMP/udp1472.wirespeed"
     iperf3_udp 1472 >> "$TMP/udp1472.iperf3"
+    ws_udp 1472 --gso >> "$TMP/udp1472.wirespeed-gso"
 done
 
-python3 - "$TMP" "$OUT" "$REPS" "$SECS" "$CC" "$CLIENT_CPU" "$SERVER_CPU" <<'PY'
+python3 - "$TMP" "$OUT" "$REPS" "$SECS" "$CC" "$CLIENT_CPU" "$SERVER_CPU" "$UDP_BUF" <<'PY'
 import os, statistics, subprocess, sys, time
-tmp, out, reps, secs, cc, ccpu, scpu = sys.argv[1:]
+tmp, out, reps, secs, cc, ccpu, scpu, ubuf = sys.argv[1:]
 def load(case, tool):
     path = os.path.join(tmp, f"{case}.{tool}")
     if not os.path.exists(path):
@@ -139,7 +144,8 @@ lines.append(f"Made by `REPS={reps} SECS={secs} bash bench/throughput.sh` on {ti
              f"Each pair runs interleaved, {reps} repetitions of {secs} s; client pinned to CPU {ccpu}, server/agent to CPU {scpu} "
              f"(wirespeed `-A {ccpu},{scpu}`, iperf3 `-A {ccpu}` with the server under `taskset -c {scpu}`, iperf 2 and nuttcp under taskset); "
              f"TCP congestion control `{cc}` for wirespeed (`-C`), iperf3 (`-C`) and iperf 2 (`-Z`); nuttcp has no such flag and uses the "
-             f"system default. Buffer sizes: each tool's default write size (128 KiB for wirespeed and iperf3), kernel autotuning for socket buffers. "
+             f"system default. Buffer sizes: each tool's default write size (128 KiB for wirespeed and iperf3); TCP socket buffers left to "
+             f"kernel autotuning in both; UDP socket buffers `-w {ubuf}` in both (clamped by the kernel to net.core.rmem_max/wmem_max). "
              f"Figures are min / **median** / max.\n")
 lines.append("| case | tool | received rate, Gbit/s | received packets/s | loss % | CPU s per GB (both ends) |")
 lines.append("|---|---|---|---|---|---|")
@@ -150,15 +156,17 @@ cmds = {
     ("tcp1", "nuttcp"): f"nuttcp -T {secs} 127.0.0.1",
     ("tcp2", "wirespeed"): f"wirespeed tcp -P 2 -t {secs} -C {cc} -A {ccpu},{scpu}",
     ("tcp2", "iperf3"): f"iperf3 -c 127.0.0.1 -P 2 -t {secs} -C {cc} -A {ccpu}",
-    ("udp64", "wirespeed"): f"wirespeed udp -l 64 -b 0 -t {secs} -A {ccpu},{scpu}",
-    ("udp64", "iperf3"): f"iperf3 -c 127.0.0.1 -u -l 64 -b 0 -t {secs} -A {ccpu}",
-    ("udp1472", "wirespeed"): f"wirespeed udp -l 1472 -b 0 -t {secs} -A {ccpu},{scpu}",
-    ("udp1472", "iperf3"): f"iperf3 -c 127.0.0.1 -u -l 1472 -b 0 -t {secs} -A {ccpu}",
+    ("udp64", "wirespeed"): f"wirespeed udp -l 64 -b 0 -w {ubuf} -t {secs} -A {ccpu},{scpu}",
+    ("udp64", "iperf3"): f"iperf3 -c 127.0.0.1 -u -l 64 -b 0 -w {ubuf} -t {secs} -A {ccpu}",
+    ("udp1472", "wirespeed"): f"wirespeed udp -l 1472 -b 0 -w {ubuf} -t {secs} -A {ccpu},{scpu}",
+    ("udp1472", "iperf3"): f"iperf3 -c 127.0.0.1 -u -l 1472 -b 0 -w {ubuf} -t {secs} -A {ccpu}",
+    ("udp64", "wirespeed-gso"): f"wirespeed udp -l 64 -b 0 -w {ubuf} --gso -t {secs} -A {ccpu},{scpu}",
+    ("udp1472", "wirespeed-gso"): f"wirespeed udp -l 1472 -b 0 -w {ubuf} --gso -t {secs} -A {ccpu},{scpu}",
 }
 names = {"tcp1": "TCP, 1 stream", "tcp2": "TCP, -P 2", "udp64": "UDP 64 B, -b 0", "udp1472": "UDP 1472 B, -b 0"}
 ratios = []
 for case in ["tcp1", "tcp2", "udp64", "udp1472"]:
-    for tool in ["wirespeed", "iperf3", "iperf2", "nuttcp"]:
+    for tool in ["wirespeed", "iperf3", "iperf2", "nuttcp", "wirespeed-gso"]:
         rows = load(case, tool)
         if not rows:
             continue
@@ -173,6 +181,9 @@ for case in ["tcp1", "tcp2", "udp64", "udp1472"]:
                        med([r[3] for r in w]) / med([r[3] for r in i]),
                        "packets/s received" if k else "received rate"))
 lines.append("")
+lines.append("`wirespeed-gso` rows: the same test with `--gso` (UDP_SEGMENT on the sender, UDP_GRO on the receiver: "
+             "up to 64 datagrams per system call and, on loopback, per trip through the stack). iperf3 3.12 has no such mode; "
+             "the ratios below compare the default modes only.\n")
 lines.append("Ratios of medians, wirespeed / iperf3:\n")
 for name, r, cpu, what in ratios:
     lines.append(f"- {name}: {what} **{r:.2f}x**; CPU seconds per GB {cpu:.2f}x (below 1 is better)")

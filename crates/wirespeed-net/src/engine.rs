@@ -325,6 +325,7 @@ fn run_stream(
                     spec.rate_bits_per_second,
                     spec.amount,
                     sh.tag,
+                    spec.gso,
                     sh.start,
                     &sh.stop,
                     c,

@@ -94,6 +94,9 @@ pub struct TestSpec {
     /// Warm-up left out of every stream's bytes, calls, time and CPU (`-O`), timed tests only.
     #[serde(default)]
     pub omit_seconds: f64,
+    /// UDP senders hand the kernel many datagrams per send (`UDP_SEGMENT`, `--gso`).
+    #[serde(default)]
+    pub gso: bool,
 }
 
 impl Default for TestSpec {
@@ -111,6 +114,7 @@ impl Default for TestSpec {
             rate_bits_per_second: 0,
             agent_cpu: None,
             omit_seconds: 0.0,
+            gso: false,
         }
     }
 }

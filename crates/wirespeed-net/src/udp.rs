@@ -24,6 +24,13 @@ use crate::spec::{Amount, UDP_HEADER_BYTES};
 /// Datagrams per system call.
 pub const BATCH: usize = 64;
 
+// linux/udp.h: UDP generic segmentation offload (Linux 4.18) and receive coalescing (5.0).
+const SOL_UDP: libc::c_int = 17;
+const UDP_SEGMENT: libc::c_int = 103;
+const UDP_GRO: libc::c_int = 104;
+/// Largest UDP payload the kernel builds or coalesces in one GSO/GRO buffer.
+const GSO_MAX_BYTES: usize = 65_507;
+
 const HEADER: usize = UDP_HEADER_BYTES as usize;
 
 fn realtime_ns() -> u64 {
@@ -124,12 +131,26 @@ pub(crate) fn send(
     rate_bits_per_second: u64,
     amount: Amount,
     tag: u64,
+    gso: bool,
     start: Instant,
     stop: &AtomicBool,
     c: &Counters,
 ) -> io::Result<UdpReport> {
     let fill = crate::tcp::pattern(len);
     let mut batch = Batch::new(len, &fill, false);
+    // With GSO, one buffer of up to `per_call` back-to-back datagrams goes down as one send;
+    // the kernel cuts it into `len`-byte datagrams (the last may be shorter) as late as it can.
+    let per_call = if gso {
+        setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("--gso: UDP_SEGMENT is not available here ({e})"),
+            )
+        })?;
+        (GSO_MAX_BYTES / len).clamp(1, BATCH)
+    } else {
+        BATCH
+    };
     let deadline = amount.duration().map(|d| start + d);
     let byte_limit = match amount {
         Amount::Bytes(n) => n,
@@ -143,7 +164,7 @@ pub(crate) fn send(
         if deadline.is_some_and(|d| now >= d) {
             break;
         }
-        let mut due = BATCH as u64;
+        let mut due = per_call as u64;
         if rate_bits_per_second > 0 {
             // Datagrams the schedule allows by now, counting the one at time zero.
             let allowed = (now.duration_since(start).as_secs_f64() * rate_bits_per_second as f64
@@ -164,7 +185,7 @@ pub(crate) fn send(
                 }
                 continue;
             }
-            due = (allowed - seq).min(BATCH as u64);
+            due = (allowed - seq).min(per_call as u64);
         }
         let mut n = 0usize;
         let mut planned = bytes;
@@ -176,8 +197,24 @@ pub(crate) fn send(
             planned += size as u64;
             n += 1;
         }
-        // SAFETY: msgs[..n] point at iovecs and buffers owned by `batch`, alive for the call.
-        let sent = unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), n as u32, 0) };
+        let sent = if gso {
+            // One message over the n contiguous datagrams.
+            let total: usize = batch.iov[..n].iter().map(|v| v.iov_len).sum();
+            let mut one = libc::iovec {
+                iov_base: batch.buf.as_mut_ptr().cast(),
+                iov_len: total,
+            };
+            // SAFETY: msghdr is plain old data; zero is an empty header.
+            let mut h: libc::msghdr = unsafe { mem::zeroed() };
+            h.msg_iov = &mut one;
+            h.msg_iovlen = 1;
+            // SAFETY: the header points at `one`, which covers bytes owned by `batch`.
+            let r = unsafe { libc::sendmsg(fd, &h, 0) };
+            if r < 0 { -1 } else { n as i32 }
+        } else {
+            // SAFETY: msgs[..n] point at iovecs and buffers owned by `batch`, alive for the call.
+            unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), n as u32, 0) }
+        };
         if sent < 0 {
             let e = io::Error::last_os_error();
             match e.raw_os_error() {
@@ -223,8 +260,15 @@ pub(crate) fn receive(
     last_arrival: &mut Option<Instant>,
 ) -> io::Result<UdpReport> {
     let timestamps = crate::sock::enable_rx_timestamps(sock).is_ok();
-    let slot = len.max(HEADER) + 1;
-    let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps);
+    // Accept coalesced buffers (a GSO sender on loopback, GRO on a NIC): one receive then
+    // carries many datagrams, split below by the segment size the kernel reports.
+    let gro = setsockopt_int(sock, SOL_UDP, UDP_GRO, 1).is_ok();
+    let slot = if gro {
+        GSO_MAX_BYTES + 1
+    } else {
+        len.max(HEADER) + 1
+    };
+    let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps || gro);
     let mut seqs = SequenceTracker::new();
     let mut jitter = Jitter::default();
     let (mut bytes, mut calls, mut kernel_stamps) = (0u64, 0u64, 0u64);
@@ -241,7 +285,7 @@ pub(crate) fn receive(
             }
         }
         for m in &mut batch.msgs {
-            if timestamps {
+            if timestamps || gro {
                 m.msg_hdr.msg_controllen = CONTROL_SLOT as _;
             }
         }
@@ -274,25 +318,24 @@ pub(crate) fn receive(
         let batch_ns = realtime_ns();
         for i in 0..n as usize {
             let got = batch.msgs[i].msg_len as usize;
-            let stamp = if timestamps {
-                rx_timestamp(&batch.msgs[i].msg_hdr)
-            } else {
-                None
-            };
-            let d = &batch.buf[i * slot..i * slot + got.min(slot)];
-            let Some((t, seq, sent_ns)) = read_header(d) else {
-                continue;
-            };
-            if t != tag {
-                continue;
+            let (stamp, segment) = control_messages(&batch.msgs[i].msg_hdr);
+            let whole = &batch.buf[i * slot..i * slot + got.min(slot)];
+            let segment = segment.filter(|&s| s > 0).unwrap_or(whole.len().max(1));
+            for d in whole.chunks(segment) {
+                let Some((t, seq, sent_ns)) = read_header(d) else {
+                    continue;
+                };
+                if t != tag {
+                    continue;
+                }
+                bytes += d.len() as u64;
+                seqs.record(seq);
+                if stamp.is_some() {
+                    kernel_stamps += 1;
+                }
+                let arrival = stamp.unwrap_or(batch_ns);
+                jitter.record((arrival as f64 - sent_ns as f64) / 1e9);
             }
-            bytes += got as u64;
-            seqs.record(seq);
-            if stamp.is_some() {
-                kernel_stamps += 1;
-            }
-            let arrival = stamp.unwrap_or(batch_ns);
-            jitter.record((arrival as f64 - sent_ns as f64) / 1e9);
         }
         c.publish(bytes, calls);
         c.datagrams.store(seqs.unique(), Ordering::Relaxed);
@@ -320,21 +363,51 @@ pub fn percent(part: u64, whole: u64) -> Option<f64> {
     (whole > 0).then(|| part as f64 * 100.0 / whole as f64)
 }
 
-/// The `SCM_TIMESTAMPNS` control message of a received datagram, in nanoseconds.
-fn rx_timestamp(h: &libc::msghdr) -> Option<u64> {
+/// A received message's `SCM_TIMESTAMPNS` (nanoseconds) and `UDP_GRO` segment size.
+fn control_messages(h: &libc::msghdr) -> (Option<u64>, Option<usize>) {
+    let (mut stamp, mut segment) = (None, None);
+    if h.msg_control.is_null() || h.msg_controllen == 0 {
+        return (stamp, segment);
+    }
     // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
     unsafe {
         let mut cmsg = libc::CMSG_FIRSTHDR(h);
         while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPNS
-            {
+            let (level, kind) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
+            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS {
                 let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
-                return Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            } else if level == SOL_UDP && kind == UDP_GRO {
+                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+                segment = usize::try_from(size).ok();
             }
             cmsg = libc::CMSG_NXTHDR(h, cmsg);
         }
     }
-    None
+    (stamp, segment)
+}
+
+fn setsockopt_int(
+    sock: &UdpSocket,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: i32,
+) -> io::Result<()> {
+    // SAFETY: a valid int and its size.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            level,
+            name,
+            (&value as *const i32).cast(),
+            mem::size_of::<i32>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 #[cfg(test)]

@@ -336,3 +336,32 @@ fn udp_counts_every_datagram_and_loss_against_a_known_drop() {
     assert_eq!(rx.datagrams + rx.lost.unwrap(), sent);
     h.stop();
 }
+
+#[test]
+fn udp_gso_sends_exact_datagrams_both_ways() {
+    let (addr, h) = agent(AgentConfig::default());
+    for direction in [Direction::Send, Direction::Receive] {
+        let spec = TestSpec {
+            protocol: Protocol::Udp,
+            direction,
+            amount: Amount::Bytes(500 * 100 + 40), // the last datagram is short
+            length_bytes: 500,
+            rate_bits_per_second: 50_000_000,
+            gso: true,
+            ..TestSpec::default()
+        };
+        let out = run(&config(addr, spec)).unwrap();
+        let agent = out.agent.unwrap();
+        let (tx, rx) = match direction {
+            Direction::Send => (&out.client.streams[0], &agent.streams[0]),
+            _ => (&agent.streams[0], &out.client.streams[0]),
+        };
+        assert_eq!(tx.udp.as_ref().unwrap().datagrams, 101, "{direction:?}");
+        assert_eq!(tx.bytes, 50_040);
+        let r = rx.udp.as_ref().unwrap();
+        assert_eq!(r.datagrams + r.lost.unwrap(), 101);
+        assert!(r.lost.unwrap() <= 2, "{r:?}");
+        assert_eq!(r.duplicates, Some(0));
+    }
+    h.stop();
+}

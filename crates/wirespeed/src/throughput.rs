@@ -135,6 +135,11 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'b', value_name = "RATE")]
     bitrate: Option<String>,
 
+    /// UDP: hand the kernel up to 64 datagrams per send (UDP_SEGMENT generic segmentation
+    /// offload); receivers always accept coalesced (GRO) buffers.
+    #[arg(long)]
+    gso: bool,
+
     /// Use IPv4 (loopback 127.0.0.1 without HOST).
     #[arg(long, short = '4', conflicts_with = "ipv6")]
     ipv4: bool,
@@ -241,6 +246,11 @@ impl ThroughputArgs {
             (None, true) => 1_000_000,
             (None, false) => 0,
         };
+        if self.gso && !udp {
+            bail!(
+                "--gso is UDP segmentation offload: use it with `wirespeed udp` (TCP always has it)"
+            );
+        }
         if udp && (self.nodelay || self.mss.is_some() || self.congestion.is_some()) {
             bail!("--nodelay, -M and -C are TCP options: use them with `wirespeed tcp`");
         }
@@ -263,6 +273,7 @@ impl ThroughputArgs {
             rate_bits_per_second: rate,
             agent_cpu: self.affinity.and_then(|a| a.agent),
             omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
+            gso: self.gso,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
