@@ -132,7 +132,18 @@ fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
     for a in &agents {
         args.extend(["--agent", a.as_str()]);
     }
-    args.extend(SHORT);
+    // Transmitting from about 0.3 s to 2.3 s after the start: the kill at 0.7 s lands inside
+    // even on a loaded machine (and before the start, it is a dead agent, reported the same).
+    args.extend([
+        "--settle",
+        "0.2s",
+        "--transmit",
+        "2s",
+        "--measure",
+        "1s",
+        "--cooldown",
+        "0.1s",
+    ]);
     let mut servers = servers;
     let mut victim = servers.remove(1);
     let killer = std::thread::spawn(move || {
