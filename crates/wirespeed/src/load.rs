@@ -39,7 +39,7 @@ pub(crate) struct LoadArgs {
     agents: Vec<String>,
 
     /// In-process agents on loopback when no --agent is given.
-    #[arg(long, default_value_t = 4, value_name = "N",
+    #[arg(long, default_value_t = 4, value_name = "N", conflicts_with = "agents",
           value_parser = clap::value_parser!(u32).range(1..=64))]
     local: u32,
 
@@ -554,6 +554,8 @@ mod tests {
         assert!(parse(&["--resume", "f", "--local", "2", "--no-model"]).is_ok());
         assert!(parse(&["--resume", "f", "--lengths", "64"]).is_err());
         assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
+        assert!(parse(&["--agent", "::1", "--local", "2"]).is_err());
+        assert!(parse(&["--agent", "::1"]).is_ok());
         assert_eq!(
             agent_address("127.0.0.1").unwrap(),
             "127.0.0.1:5210".parse().unwrap()
