@@ -44,10 +44,19 @@ r = d["sum_received"]; c = d["cpu_utilization_percent"]
 cpu = (c["host_total"] + c["remote_total"]) / 100 * r["seconds"]
 print(r["bits_per_second"], 0, 0, cpu / (r["bytes"] / 1e9))'
 }
+# Waits (at most 5 s) until something listens on TCP port $1: a busy host can take longer than
+# a fixed sleep to start a server, and a one-off server that misses its client waits forever.
+listening() {
+    for _ in $(seq 50); do
+        ss -ltn "sport = :$1" 2>/dev/null | grep -q LISTEN && return 0
+        sleep 0.1
+    done
+    return 1
+}
 iperf3_run() { # client flags...
-    taskset -c "$SERVER_CPU" iperf3 -s -1 -p "$PORT" >/dev/null 2>&1 &
+    timeout $((SECS + 30)) taskset -c "$SERVER_CPU" iperf3 -s -1 -p "$PORT" >/dev/null 2>&1 &
     local pid=$!
-    sleep 0.3
+    listening "$PORT"
     iperf3 -c 127.0.0.1 -p "$PORT" -t "$SECS" -A "$CLIENT_CPU" -J "$@" > "$TMP/iperf3.json" || true
     wait "$pid" 2>/dev/null || true
 }
@@ -81,7 +90,7 @@ print(r["bits_per_second"], r["bytes"] / n / s["seconds"], r["lost_percent"], cp
 iperf2_tcp() {
     taskset -c "$SERVER_CPU" iperf -s -p "$PORT" >/dev/null 2>&1 &
     local pid=$!
-    sleep 0.3
+    listening "$PORT"
     # -y C: CSV, the last field is bits per second.
     taskset -c "$CLIENT_CPU" iperf -c 127.0.0.1 -p "$PORT" -t "$SECS" -Z "$CC" -y C | tail -1 | awk -F, '{print $NF, 0, 0, "nan"}'
     kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
@@ -89,7 +98,7 @@ iperf2_tcp() {
 nuttcp_tcp() {
     taskset -c "$SERVER_CPU" nuttcp -S -P "$((PORT + 1))" -p "$((PORT + 2))" --nofork >/dev/null 2>&1 &
     local pid=$!
-    sleep 0.3
+    listening "$((PORT + 1))"
     # nuttcp has no congestion-control flag: it runs with the system default.
     taskset -c "$CLIENT_CPU" nuttcp -P "$((PORT + 1))" -p "$((PORT + 2))" -T "$SECS" -fparse 127.0.0.1 \
         | sed -n 's/.*rate_Mbps=\([0-9.]*\).*/\1/p' | awk '{print $1 * 1e6, 0, 0, "nan"}'
@@ -147,6 +156,7 @@ lines.append(f"Made by `REPS={reps} SECS={secs} bash bench/throughput.sh` on {ti
              f"system default. Buffer sizes: each tool's default write size (128 KiB for wirespeed and iperf3); TCP socket buffers left to "
              f"kernel autotuning in both; UDP socket buffers `-w {ubuf}` in both (clamped by the kernel to net.core.rmem_max/wmem_max). "
              f"Figures are min / **median** / max.\n")
+lines.append("When the load average is above the number of CPUs (other work shares the host), both tools lose CPU time unpredictably and the min-max spread is wide: compare the medians, and rerun on an idle host before drawing a conclusion.\n")
 lines.append("| case | tool | received rate, Gbit/s | received packets/s | loss % | CPU s per GB (both ends) |")
 lines.append("|---|---|---|---|---|---|")
 cmds = {

@@ -52,10 +52,11 @@ impl Server {
                 .unwrap_or_default()
                 .to_string(),
         };
-        let port = addr
-            .rsplit_once(':')
-            .and_then(|(_, p)| p.parse().ok())
-            .unwrap_or_else(|| panic!("no port in {first:?}"));
+        let Some(port) = addr.rsplit_once(':').and_then(|(_, p)| p.parse().ok()) else {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no port in {first:?}");
+        };
         Server { child, port }
     }
 
