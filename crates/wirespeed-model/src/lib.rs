@@ -16,6 +16,7 @@ pub mod delay;
 pub mod diagnose;
 pub mod envelope;
 pub mod framing;
+pub mod load;
 pub mod resample;
 pub mod sample_stats;
 pub mod sequence;

@@ -452,12 +452,23 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         software: crate::client::software(),
     })?;
-    let (spec, client_udp_ports) = match ctl.recv(idle, "waiting for the test request")? {
-        Message::Request {
-            spec,
-            client_udp_ports,
-        } => (spec, client_udp_ports),
-        other => return Err(client_ended(other)),
+    let request = ctl.recv(idle, "waiting for the test request")?;
+    if let Message::Load(first) = request {
+        let refused = crate::load::serve(ctl, first, cfg, &|| shared.stopping())?;
+        record.outcome = if refused.is_some() {
+            "refused"
+        } else {
+            "completed"
+        };
+        record.message = refused;
+        return Ok(());
+    }
+    let Message::Request {
+        spec,
+        client_udp_ports,
+    } = request
+    else {
+        return Err(SessionEnd::Failed(SessionError::Closed));
     };
     record.spec = Some(spec.clone());
     if let Err(e) = spec.validate() {

@@ -9,7 +9,8 @@
 //! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
 //! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
 //! at once; [`client`] the side that asks for a test and collects both ends' views; [`probe`]
-//! and [`icmp`] echo and TTL-limited probes; [`iface`] link settings and counters.
+//! and [`icmp`] echo and TTL-limited probes; [`iface`] link settings and counters; [`load`] the
+//! coordinated many-host load test of seed 000 (agent side, UDP generator, controller).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -20,6 +21,7 @@ pub mod control;
 pub mod env;
 pub mod icmp;
 pub mod iface;
+pub mod load;
 pub mod probe;
 pub mod report;
 pub mod signal;

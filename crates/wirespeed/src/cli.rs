@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
 use crate::envelope::EnvelopeArgs;
+use crate::load::LoadArgs;
 use crate::model::ModelArgs;
 use crate::probe::ProbeArgs;
 use crate::serve::ServeArgs;
@@ -22,33 +23,36 @@ pub(crate) struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
-    /// ceiling).
-    Envelope(EnvelopeArgs),
-    /// What two link partners settle on (auto-negotiation, parallel detection, forced modes),
-    /// and the link code words they send.
-    Autoneg(AutonegArgs),
-    /// Are these interfaces' link settings and error counters healthy? If not, which fault
-    /// (duplex mismatch, bad cable, overruns) fits the evidence?
-    Diagnose(DiagnoseArgs),
-    /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
-    /// cable?
-    Sim(SimArgs),
-    /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
-    /// router costs), run commands in it, and take it down.
-    Lab(crate::lab::LabArgs),
-    /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
-    /// round trip of echo probes of many sizes (Bellovin 1992).
-    Probe(ProbeArgs),
-    /// Predict a path's best-case delay from a component table, compare it with a probe, and
-    /// flag the components that disagree.
-    Model(ModelArgs),
     /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
     Serve(ServeArgs),
     /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
     Udp(ThroughputArgs),
+    /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
+    /// ceiling).
+    Envelope(EnvelopeArgs),
+    /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
+    /// round trip of echo probes of many sizes (Bellovin 1992).
+    Probe(ProbeArgs),
+    /// Predict a path's best-case delay from a component table, compare it with a probe, and
+    /// flag the components that disagree.
+    Model(ModelArgs),
+    /// N agents transmit at once on a common schedule (Boggs, Mogul and Kent's load test):
+    /// aggregate rate, fairness, delay and excess delay for each host count and packet length.
+    Load(LoadArgs),
+    /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
+    /// cable?
+    Sim(SimArgs),
+    /// What two link partners settle on (auto-negotiation, parallel detection, forced modes),
+    /// and the link code words they send.
+    Autoneg(AutonegArgs),
+    /// Are these interfaces' link settings and error counters healthy? If not, which fault
+    /// (duplex mismatch, bad cable, overruns) fits the evidence?
+    Diagnose(DiagnoseArgs),
+    /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
+    /// router costs), run commands in it, and take it down.
+    Lab(crate::lab::LabArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -63,6 +67,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Serve(args) => crate::serve::run(args),
         Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
+        Command::Load(args) => crate::load::run(args),
     }
 }
 

@@ -11,6 +11,8 @@ mod cli;
 mod diagnose;
 mod envelope;
 mod lab;
+mod load;
+mod load_render;
 mod model;
 mod output;
 mod probe;

@@ -152,12 +152,12 @@ enum Net {
 }
 
 #[derive(Debug, Clone, PartialEq)]
-struct HostList(Vec<usize>);
+pub(crate) struct HostList(pub(crate) Vec<usize>);
 
 #[derive(Debug, Clone, PartialEq)]
-struct LengthList(Vec<LengthMix>);
+pub(crate) struct LengthList(pub(crate) Vec<LengthMix>);
 
-fn parse_hosts(text: &str) -> Result<HostList, String> {
+pub(crate) fn parse_hosts(text: &str) -> Result<HostList, String> {
     let bad = || format!("{text:?} is not a host list (example: 1-24 or 1,2,4,8,16-24)");
     let mut hosts = Vec::new();
     for part in text.split(',') {
@@ -177,7 +177,7 @@ fn parse_hosts(text: &str) -> Result<HostList, String> {
     Ok(HostList(hosts))
 }
 
-fn parse_lengths(text: &str) -> Result<LengthList, String> {
+pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
     let bad = |part: &str| {
         format!("{part:?} is not a packet length (examples: seed, 64, 1536, 6/2, 64:6+1536:2)")
     };

@@ -4,6 +4,7 @@ mod autoneg;
 mod diagnose;
 mod envelope;
 mod lab;
+mod load;
 mod probe;
 mod sim;
 mod throughput;

@@ -17,13 +17,13 @@ fn json(run: &Run) -> serde_json::Value {
 }
 
 /// A `wirespeed serve` process on an ephemeral loopback port; killed on drop.
-struct Server {
-    child: Child,
+pub(crate) struct Server {
+    pub(crate) child: Child,
     port: u16,
 }
 
 impl Server {
-    fn start(extra: &[&str]) -> Server {
+    pub(crate) fn start(extra: &[&str]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
             .args([
                 "serve",
@@ -60,7 +60,7 @@ impl Server {
         Server { child, port }
     }
 
-    fn port(&self) -> String {
+    pub(crate) fn port(&self) -> String {
         self.port.to_string()
     }
 

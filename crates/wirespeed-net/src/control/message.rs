@@ -118,6 +118,8 @@ pub enum Message {
         /// The agent's measurements.
         report: SideReport,
     },
+    /// A load test's message (seed 000's coordinated generators): see [`crate::load`].
+    Load(crate::load::LoadMessage),
     /// Either way: something went wrong; the session ends.
     Error {
         /// One line, printed verbatim.
@@ -140,6 +142,7 @@ impl Message {
             Message::SendDone => "send_done",
             Message::Finished { .. } => "finished",
             Message::Results { .. } => "results",
+            Message::Load(_) => "load",
             Message::Error { .. } => "error",
         }
     }

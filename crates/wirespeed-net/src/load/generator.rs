@@ -1,0 +1,426 @@
+//! The generator's data path: UDP datagrams of dealt lengths, saturating or paced, counted only
+//! in the measured window; and the counting sink.
+//!
+//! The seed timed each packet "from beginning of first attempt to transmit a packet to the end
+//! of its successful transmission" (§3.3). A host today hands the packet to the kernel; where
+//! the kernel can say when the packet left for the device (`SO_TIMESTAMPING` with
+//! `SOF_TIMESTAMPING_TX_SOFTWARE`, stamped by the driver's `skb_tx_timestamp`), the delay runs
+//! from just before the send call to that stamp, both in `CLOCK_REALTIME`. Timestamps come back
+//! on the socket's error queue tagged with a per-socket counter (`SOF_TIMESTAMPING_OPT_ID`),
+//! matched here to a ring of send times; a stamp whose slot was overwritten is dropped rather
+//! than guessed. Without timestamping, the delay is the time around the send call.
+
+use std::io;
+use std::net::UdpSocket;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wirespeed_model::load::{
+    Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, MAX_FRAME_BYTES, pacing_interval_ns,
+    udp_payload_bytes,
+};
+
+use super::{LoadReport, LoadTest, SinkCounts, clock_ns, monotonic_ns, sleep_until};
+
+const RING: usize = 1 << 16;
+const IN_WINDOW: u32 = 1;
+const CONSENT: u32 = 2;
+/// How long after the start of transmission a generator waits for a sink's consent.
+const CONSENT_WAIT_NS: u64 = 500_000_000;
+
+/// Writes a datagram header: test tag, host, flags (big-endian).
+pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
+    buf[..8].copy_from_slice(&tag.to_be_bytes());
+    buf[8..12].copy_from_slice(&host.to_be_bytes());
+    buf[12..16].copy_from_slice(&flags.to_be_bytes());
+}
+
+/// Reads a datagram header: `(tag, host, flags)`, `None` if too short.
+fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
+    let h = buf.get(..GENERATOR_HEADER_BYTES)?;
+    let tag = u64::from_be_bytes(h[..8].try_into().ok()?);
+    let host = u32::from_be_bytes(h[8..12].try_into().ok()?);
+    let flags = u32::from_be_bytes(h[12..16].try_into().ok()?);
+    Some((tag, host, flags))
+}
+
+/// Reads a datagram header: `(tag, host, in_window)`, `None` if too short.
+pub fn read_header(buf: &[u8]) -> Option<(u64, u32, bool)> {
+    read_header_flags(buf).map(|(t, h, f)| (t, h, f & IN_WINDOW != 0))
+}
+
+/// Asks the sink at the other end of `sock` to confirm that it is the counting sink of test
+/// `tag` before anything is sent there: an agent never floods an address that did not agree
+/// (the sink echoes the 16-byte header of a consent probe, never more). Probes every 50 ms
+/// until `until_ns`.
+pub fn confirm_sink(
+    sock: &UdpSocket,
+    tag: u64,
+    host: u32,
+    until_ns: u64,
+    stop: &AtomicBool,
+) -> io::Result<bool> {
+    let mut probe = [0u8; GENERATOR_HEADER_BYTES];
+    write_header(&mut probe, tag, host, CONSENT);
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut reply = [0u8; 64];
+    while monotonic_ns() < until_ns && !stop.load(Ordering::Relaxed) {
+        // A refused probe (nothing listening yet) is retried like a lost one.
+        let _ = sock.send(&probe);
+        match sock.recv(&mut reply) {
+            Ok(n) if read_header_flags(&reply[..n]) == Some((tag, host, CONSENT)) => {
+                return Ok(true);
+            }
+            _ => {}
+        }
+    }
+    Ok(false)
+}
+
+fn enable_tx_timestamps(sock: &UdpSocket) -> bool {
+    let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        | libc::SOF_TIMESTAMPING_SOFTWARE
+        | libc::SOF_TIMESTAMPING_OPT_ID
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    // SAFETY: a c_uint option value of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            (&flags as *const libc::c_uint).cast(),
+            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+        )
+    };
+    rc == 0
+}
+
+/// One transmit timestamp from the error queue: `(id, software stamp ns)`.
+fn read_tx_timestamp(fd: i32) -> Option<(u32, u64)> {
+    let mut control = [0u8; 512];
+    let mut data = [0u8; 64];
+    let mut iov = libc::iovec {
+        iov_base: data.as_mut_ptr().cast(),
+        iov_len: data.len(),
+    };
+    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
+    unsafe {
+        let mut h: libc::msghdr = std::mem::zeroed();
+        h.msg_iov = &mut iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control.as_mut_ptr().cast();
+        h.msg_controllen = control.len() as _;
+        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
+        if n < 0 {
+            return None;
+        }
+        let mut stamp = None;
+        let mut id = None;
+        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
+        while !cmsg.is_null() {
+            let level = (*cmsg).cmsg_level;
+            let kind = (*cmsg).cmsg_type;
+            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPING {
+                let ts =
+                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
+                stamp = Some(ts[0].tv_sec as u64 * 1_000_000_000 + ts[0].tv_nsec as u64);
+            } else if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
+                || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
+            {
+                let e = std::ptr::read_unaligned(
+                    libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
+                );
+                if e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
+                    id = Some(e.ee_data);
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
+        }
+        Some((id?, stamp.filter(|&s| s > 0)?))
+    }
+}
+
+#[derive(Clone, Copy)]
+struct Slot {
+    id: u32,
+    sent_realtime_ns: u64,
+    in_window: bool,
+}
+
+/// Transmits one test on a connected socket: waits for the scheduled transmission, sends until
+/// it ends (or `stop`), and returns what was counted in the window. `start_at_ns` is the common
+/// start in `CLOCK_MONOTONIC`.
+///
+/// With `confirm`, the destination must first confirm that it is this test's sink
+/// ([`confirm_sink`]); if it does not, nothing is sent and the result is an error.
+pub fn transmit(
+    sock: &UdpSocket,
+    test: &LoadTest,
+    start_at_ns: u64,
+    confirm: bool,
+    stop: &AtomicBool,
+) -> io::Result<LoadReport> {
+    let ipv6 = sock.peer_addr()?.is_ipv6();
+    let fd = sock.as_raw_fd();
+    let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
+    let mut dealer = Dealer::new(&test.deck, test.seed);
+    let s = test.schedule;
+    let (tx0, tx1) = s.transmit_span_ns();
+    let (w0, w1) = s.window_ns();
+    let stopped = || stop.load(Ordering::Relaxed);
+    if confirm {
+        let until = start_at_ns + tx0 + CONSENT_WAIT_NS;
+        if !confirm_sink(sock, test.tag, test.host, until, stop)? {
+            return Err(io::Error::other(format!(
+                "the sink at {} did not confirm this test (it is not a wirespeed sink of it); nothing was sent",
+                sock.peer_addr()?
+            )));
+        }
+    }
+    // Timestamping starts after the consent probes, so that the kernel's stamp counter
+    // (SOF_TIMESTAMPING_OPT_ID, from 0 when enabled) counts the test's packets only.
+    let timestamps = enable_tx_timestamps(sock);
+    let source = if timestamps {
+        DelaySource::KernelTxSoftware
+    } else {
+        DelaySource::AroundSendCall
+    };
+    sleep_until(start_at_ns + tx0, &stopped);
+    let mut counters = LoadCounters::default();
+    let mut ring = vec![
+        Slot {
+            id: u32::MAX,
+            sent_realtime_ns: 0,
+            in_window: false,
+        };
+        RING
+    ];
+    let mut next_id: u32 = 0;
+    let mut first_send = None;
+    let mut next_send_ns = (start_at_ns + tx0) as f64;
+    // Reads up to `max` stamps from the error queue (each send queues one; reading one per send
+    // and the backlog every 256 sends saves the system call that would find the queue empty).
+    let drain = |ring: &[Slot], counters: &mut LoadCounters, max: usize| {
+        for _ in 0..max {
+            let Some((id, stamp)) = read_tx_timestamp(fd) else {
+                return;
+            };
+            let slot = ring[id as usize % RING];
+            if slot.id == id && slot.in_window && stamp >= slot.sent_realtime_ns {
+                counters.add_delay((stamp - slot.sent_realtime_ns) as f64 * 1e-9);
+            }
+        }
+    };
+    loop {
+        let mut now = monotonic_ns();
+        if now >= start_at_ns + tx1 || stopped() {
+            break;
+        }
+        let len = dealer.deal();
+        if let Some(rate) = test.rate_bits_per_second {
+            if (now as f64) < next_send_ns {
+                sleep_until(next_send_ns as u64, &stopped);
+                now = monotonic_ns();
+                if now >= start_at_ns + tx1 {
+                    break;
+                }
+            } else if (now as f64) - next_send_ns > 10e6 {
+                // More than 10 ms behind (descheduled): offer from now on, no burst.
+                next_send_ns = now as f64;
+            }
+            next_send_ns += pacing_interval_ns(u64::from(len), rate)
+                .map_err(|e| io::Error::other(e.to_string()))?;
+        }
+        let t = now - start_at_ns;
+        let in_window = (w0..w1).contains(&t);
+        let payload = udp_payload_bytes(u64::from(len), ipv6);
+        write_header(
+            &mut buf,
+            test.tag,
+            test.host,
+            if in_window { IN_WINDOW } else { 0 },
+        );
+        let before = if timestamps {
+            clock_ns(libc::CLOCK_REALTIME)
+        } else {
+            monotonic_ns()
+        };
+        match sock.send(&buf[..payload]) {
+            Ok(_) => {
+                first_send.get_or_insert(now);
+                counters.packets_total += 1;
+                if in_window {
+                    counters.add_packet(u64::from(len));
+                }
+                if timestamps {
+                    ring[next_id as usize % RING] = Slot {
+                        id: next_id,
+                        sent_realtime_ns: before,
+                        in_window,
+                    };
+                    next_id = next_id.wrapping_add(1);
+                    let backlog = if next_id.is_multiple_of(256) { RING } else { 1 };
+                    drain(&ring, &mut counters, backlog);
+                } else if in_window {
+                    counters.add_delay((monotonic_ns() - before) as f64 * 1e-9);
+                }
+            }
+            Err(_) => counters.send_errors += 1,
+        }
+    }
+    if timestamps {
+        let until = monotonic_ns() + 20_000_000;
+        while counters.delay_count < counters.packets && monotonic_ns() < until {
+            drain(&ring, &mut counters, RING);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(start_at_ns + tx0)) as f64 * 1e-9);
+    Ok(LoadReport {
+        counters,
+        delay_source: source,
+        clock: "CLOCK_MONOTONIC".into(),
+        start_lateness_s: lateness,
+        sink: None,
+    })
+}
+
+/// Counts the in-window datagrams of test `tag` arriving on `sock`, per sending host, until
+/// `stop`.
+pub fn count_sink(sock: &UdpSocket, tag: u64, stop: &AtomicBool) -> io::Result<SinkCounts> {
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let mut counts = SinkCounts::default();
+    let mut buf = vec![0u8; 65_536];
+    while !stop.load(Ordering::Relaxed) {
+        match sock.recv_from(&mut buf) {
+            Ok((n, from)) => match read_header_flags(&buf[..n]) {
+                Some((t, _, CONSENT)) if t == tag => {
+                    // The generator asks before sending: echo the header, no more.
+                    let _ = sock.send_to(&buf[..GENERATOR_HEADER_BYTES], from);
+                }
+                Some((t, host, flags)) if t == tag => {
+                    if flags & IN_WINDOW != 0 {
+                        let h = host as usize;
+                        if h >= counts.received.len() {
+                            counts.received.resize(h + 1, 0);
+                        }
+                        counts.received[h] += 1;
+                    }
+                }
+                _ => counts.strays += 1,
+            },
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(counts)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, SocketAddr};
+    use wirespeed_model::load::{LengthDeck, Schedule};
+
+    #[test]
+    fn header_bytes_both_ways() {
+        let mut b = [0u8; 16];
+        write_header(&mut b, 0x0102_0304_0506_0708, 3, IN_WINDOW);
+        assert_eq!(
+            b,
+            [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 3, 0, 0, 0, 1],
+            "tag, host, flags big-endian"
+        );
+        assert_eq!(read_header(&b), Some((0x0102_0304_0506_0708, 3, true)));
+        assert_eq!(read_header(&b[..15]), None);
+    }
+
+    #[test]
+    fn a_short_loopback_run_counts_only_the_window_and_the_sink_sees_it() {
+        let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let sink = UdpSocket::bind(lo).unwrap();
+        let tx = UdpSocket::bind(lo).unwrap();
+        tx.connect(sink.local_addr().unwrap()).unwrap();
+        let test = LoadTest {
+            tag: 77,
+            host: 2,
+            schedule: Schedule {
+                settle_ns: 20_000_000,
+                transmit_ns: 200_000_000,
+                measure_ns: 100_000_000,
+                cooldown_ns: 0,
+            },
+            deck: LengthDeck::from_counts(&[(64, 1), (1536, 1)]).unwrap(),
+            // 4 Mbit/s of (64+24 + 1536+24)/2 * 8 bit packets: about 600 per second.
+            rate_bits_per_second: Some(4e6),
+            count_sink: true,
+            seed: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let start = monotonic_ns();
+        let (report, counts) = std::thread::scope(|s| {
+            let rx = s.spawn(|| count_sink(&sink, 77, &stop));
+            let report = transmit(&tx, &test, start, true, &stop).unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+            stop.store(true, Ordering::Relaxed);
+            (report, rx.join().unwrap().unwrap())
+        });
+        let c = report.counters;
+        // 0.1 s at 4 Mbit/s charged: 400 kbit, give or take a packet and timer slack.
+        let expected = 4e6 * 0.1;
+        assert!(
+            (c.charged_bits as f64 - expected).abs() < 0.1 * expected,
+            "{c:?}"
+        );
+        assert!(
+            c.packets_total > c.packets,
+            "the window is a part of the run"
+        );
+        assert_eq!(c.send_errors, 0);
+        assert!(c.delay_count > 0 && c.delay_mean_s() < 0.1, "{c:?}");
+        assert_eq!(counts.received.len(), 3);
+        assert_eq!(
+            counts.received[2], c.packets,
+            "loopback loses nothing at this rate"
+        );
+    }
+
+    #[test]
+    fn nothing_is_sent_to_an_address_that_is_not_the_sink() {
+        let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
+        let bystander = UdpSocket::bind(lo).unwrap();
+        let tx = UdpSocket::bind(lo).unwrap();
+        tx.connect(bystander.local_addr().unwrap()).unwrap();
+        let test = LoadTest {
+            tag: 5,
+            host: 0,
+            schedule: Schedule {
+                settle_ns: 0,
+                transmit_ns: 100_000_000,
+                measure_ns: 50_000_000,
+                cooldown_ns: 0,
+            },
+            deck: LengthDeck::from_counts(&[(1536, 1)]).unwrap(),
+            rate_bits_per_second: None,
+            count_sink: false,
+            seed: 1,
+        };
+        let stop = AtomicBool::new(false);
+        let e = transmit(&tx, &test, monotonic_ns(), true, &stop).unwrap_err();
+        assert!(e.to_string().contains("did not confirm"), "{e}");
+        // Only the 16-byte consent probes reached the bystander.
+        bystander.set_nonblocking(true).unwrap();
+        let mut buf = [0u8; 2048];
+        let mut probes = 0;
+        while let Ok(n) = bystander.recv(&mut buf) {
+            assert_eq!(n, GENERATOR_HEADER_BYTES);
+            probes += 1;
+        }
+        assert!((1..=12).contains(&probes), "{probes}");
+    }
+}

@@ -1,0 +1,177 @@
+//! The coordinated load test of Boggs, Mogul and Kent (seed 000 §3.3) over the agent's control
+//! protocol.
+//!
+//! The seed's control machine broadcast a packet announcing a test; each generator waited,
+//! transmitted, measured the middle of its transmission, waited again and reported four
+//! numbers. Here the controller ([`controller`]) opens one control session per agent and, inside
+//! the ordinary hello/welcome handshake, speaks the load messages of [`LoadMessage`] (carried
+//! by one [`Message::Load`](crate::control::Message::Load) variant):
+//!
+//! ```text
+//! controller                         agent
+//!   clock_query          ->                       (several: the fastest exchange sets the offset)
+//!                        <-  clock_reply{agent_ns}
+//!   announce{test}       ->                       (binds its sink, validates, refuses or:)
+//!                        <-  ready{sink_port}
+//!   go{start_at_ns, destination}  ->              (start_at in the agent's own clock)
+//!                                  ... settle, transmit (window counted), cool down ...
+//!                        <-  report{report}
+//! ```
+//!
+//! A generator sends UDP datagrams ([`generator`]) to a sink: its own socket that it never
+//! reads (the seed's hosts "addressed [their] packets to [themselves], and disabled [their]
+//! receiver"), or one agent's counting sink, which reports how many of each host's in-window
+//! packets arrived (loss at the sink). Before a generator sends anything to another address it
+//! asks that sink to echo a 16-byte probe carrying the test's random tag; an address that does
+//! not is never flooded (the design's rule against reflection: an agent sends only where a
+//! party to the test agreed). The agent side is [`serve`].
+
+mod agent;
+pub mod controller;
+pub mod generator;
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+use wirespeed_model::load::{DelaySource, LengthDeck, LoadCounters, Schedule};
+
+pub(crate) use agent::serve;
+
+/// One test as announced to one agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadTest {
+    /// Tags every datagram of this test, so that a sink counts nothing else.
+    pub tag: u64,
+    /// This agent's place in the test, from 0.
+    pub host: u32,
+    /// The timetable.
+    pub schedule: Schedule,
+    /// The packet lengths (Ethernet header and data, as the seed counted them).
+    pub deck: LengthDeck,
+    /// Offered load of this host, charged bits per second; `None` saturates.
+    pub rate_bits_per_second: Option<f64>,
+    /// Count what arrives at this agent's sink, per sending host.
+    pub count_sink: bool,
+    /// Seed of this host's deal of lengths.
+    pub seed: u64,
+}
+
+/// What a sink counted: in-window datagrams received from each sending host.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SinkCounts {
+    /// `received[h]`: in-window datagrams of host `h` that arrived.
+    pub received: Vec<u64>,
+    /// Datagrams that were not of this test (wrong tag or too short).
+    pub strays: u64,
+}
+
+/// One agent's report at the end of a test.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoadReport {
+    /// The seed's four numbers and more.
+    pub counters: LoadCounters,
+    /// Where the delays came from.
+    pub delay_source: DelaySource,
+    /// The clock the schedule ran on.
+    pub clock: String,
+    /// How late the first packet left after the scheduled start of transmission, seconds.
+    pub start_lateness_s: f64,
+    /// What this agent's sink counted, when asked to count.
+    pub sink: Option<SinkCounts>,
+}
+
+/// The load test's control messages, inside [`Message::Load`](crate::control::Message::Load).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "load", rename_all = "snake_case", deny_unknown_fields)]
+#[allow(clippy::large_enum_variant)]
+pub enum LoadMessage {
+    /// Controller -> agent: read your clock.
+    ClockQuery,
+    /// Agent -> controller: its `CLOCK_MONOTONIC`, nanoseconds.
+    ClockReply {
+        /// The reading.
+        agent_ns: u64,
+    },
+    /// Controller -> agent: the test.
+    Announce {
+        /// Its parameters.
+        test: LoadTest,
+    },
+    /// Agent -> controller: accepted; the sink listens on this UDP port.
+    Ready {
+        /// The port.
+        sink_port: u16,
+    },
+    /// Controller -> agent: start at this moment of your clock, sending there (`None`: your own
+    /// sink).
+    Go {
+        /// Common start in the agent's `CLOCK_MONOTONIC`, nanoseconds.
+        start_at_ns: u64,
+        /// Where to send.
+        destination: Option<SocketAddr>,
+    },
+    /// Agent -> controller: the test is over.
+    Report {
+        /// What it measured.
+        report: LoadReport,
+    },
+}
+
+/// `CLOCK_MONOTONIC` in nanoseconds: the clock every schedule runs on.
+pub fn monotonic_ns() -> u64 {
+    clock_ns(libc::CLOCK_MONOTONIC)
+}
+
+pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: one valid timespec to fill.
+    unsafe { libc::clock_gettime(clock, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Sleeps until `deadline_ns` of `CLOCK_MONOTONIC` (in slices, so `stop` is seen).
+pub(crate) fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
+    loop {
+        let now = monotonic_ns();
+        if now >= deadline_ns || stop() {
+            return;
+        }
+        let left = deadline_ns - now;
+        std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::{Message, decode, encode};
+
+    #[test]
+    fn load_messages_ride_in_the_control_protocol() {
+        let m = Message::Load(LoadMessage::Go {
+            start_at_ns: 42,
+            destination: None,
+        });
+        let bytes = encode(&m);
+        let body = std::str::from_utf8(&bytes[4..]).unwrap();
+        assert_eq!(
+            body,
+            r#"{"type":"load","load":"go","start_at_ns":42,"destination":null}"#
+        );
+        assert_eq!(decode(&bytes).unwrap().unwrap().0, m);
+        let clock = br#"{"type":"load","load":"clock_query"}"#;
+        let mut framed = (clock.len() as u32).to_be_bytes().to_vec();
+        framed.extend_from_slice(clock);
+        assert_eq!(
+            decode(&framed).unwrap().unwrap().0,
+            Message::Load(LoadMessage::ClockQuery)
+        );
+        let unknown = br#"{"type":"load","load":"explode"}"#;
+        let mut framed = (unknown.len() as u32).to_be_bytes().to_vec();
+        framed.extend_from_slice(unknown);
+        assert!(decode(&framed).is_err());
+    }
+}

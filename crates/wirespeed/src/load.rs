@@ -1,0 +1,574 @@
+//! `wirespeed load`: the coordinated many-host load test of Boggs, Mogul and Kent (seed 000
+//! §3.3): a series of tests over host counts and packet lengths, each run by the agents at once
+//! on a common schedule, results appended to a file as each test ends, `--resume` to go on.
+//! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, IsTerminal, Write};
+use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use wirespeed_model::BitRate;
+use wirespeed_model::load::{ClockEstimate, LengthDeck, Schedule};
+use wirespeed_model::units::parse_duration;
+use wirespeed_net::agent::AgentHandle;
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::load::LoadReport;
+use wirespeed_net::load::controller::{self, LoadConfig, Sink};
+use wirespeed_net::{Agent, AgentConfig};
+use wirespeed_report::Document;
+use wirespeed_sim::LengthMix;
+
+use crate::load_render::{LoadResult, rows, write_plots};
+use crate::output::{self, OutputArgs};
+use crate::serve::DEFAULT_PORT;
+use crate::sim::{HostList, LengthList, parse_hosts, parse_lengths};
+
+/// The schema of the results file's first line.
+pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LoadArgs {
+    /// An agent (`wirespeed serve` on each host) as HOST or HOST:PORT; repeat it, one per
+    /// transmitting host. Without any, --local in-process agents on loopback.
+    #[arg(long = "agent", short = 'a', value_name = "HOST[:PORT]")]
+    agents: Vec<String>,
+
+    /// In-process agents on loopback when no --agent is given.
+    #[arg(long, default_value_t = 4, value_name = "N", conflicts_with = "agents",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    local: u32,
+
+    /// Host counts of the series, such as 1-24 or 1,2,4 (default: 1 to the number of agents).
+    #[arg(long = "hosts", short = 'n', value_name = "LIST", value_parser = parse_hosts)]
+    hosts: Option<HostList>,
+
+    /// Packet lengths, comma-separated (header and data, as the seed counted): "seed" (its nine,
+    /// 64 to 4000 bytes), a length in bytes, a 64/1536 ratio such as 6/2, or a weighted mix such
+    /// as 64:6+576:1+1536:3.
+    #[arg(long = "lengths", short = 'l', default_value = "64,512,1536,6/2", value_name = "LIST",
+          value_parser = parse_lengths)]
+    lengths: LengthList,
+
+    /// Wait from the common start before transmitting (the seed: 5 s).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    settle: Duration,
+
+    /// Transmission time of each test (the seed: 20 s).
+    #[arg(long, short = 't', default_value = "20s", value_name = "DURATION",
+          value_parser = parse_duration)]
+    transmit: Duration,
+
+    /// The measured middle of the transmission (the seed: 10 s).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    measure: Duration,
+
+    /// Wait after transmitting before reporting (the seed: 5 s).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    cooldown: Duration,
+
+    /// Offered load per host, bits per second with the seed's 24 byte times per packet (such as
+    /// 2M); without it each host sends as fast as it can, as the seed's did.
+    #[arg(long, short = 'b', value_name = "RATE")]
+    rate: Option<BitRate>,
+
+    /// Where packets go: "self" (each host to its own socket, never read: the seed's receiver
+    /// off) or a host number whose agent counts what every host's packets deliver (loss at
+    /// the sink).
+    #[arg(long, default_value = "self", value_name = "self|HOST", value_parser = parse_sink)]
+    sink: SinkArg,
+
+    /// Append each finished test to this file (JSON lines); it must not exist.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    results: Option<PathBuf>,
+
+    /// Continue the series of a results file: its plan (hosts, lengths, schedule, rate, sink,
+    /// seed), the tests it lacks.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
+    ])]
+    resume: Option<PathBuf>,
+
+    /// Write the seed's figures 3-3 to 3-9 (x = hosts, one curve per length) as SVG files in DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+
+    /// Simulated time behind each row's shared-segment prediction.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    model_time: Duration,
+
+    /// Leave out the shared-segment prediction.
+    #[arg(long)]
+    no_model: bool,
+
+    /// Seed of the length deals and of the model.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    seed: u64,
+
+    /// How long a silent agent is waited for, beyond the schedule.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
+
+    /// File holding the agents' pre-shared key.
+    #[arg(long, value_name = "FILE")]
+    auth_key_file: Option<PathBuf>,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SinkArg {
+    Own,
+    /// 1-based host number.
+    Host(usize),
+}
+
+fn parse_sink(text: &str) -> Result<SinkArg, String> {
+    match text {
+        "self" => Ok(SinkArg::Own),
+        n => match n.parse::<usize>() {
+            Ok(h) if h >= 1 => Ok(SinkArg::Host(h)),
+            _ => Err(format!(
+                "{text:?} is not a sink (examples: self, 1 for the first host's agent)"
+            )),
+        },
+    }
+}
+
+/// Everything that fixes a series: the results file's first line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LoadPlan {
+    pub(crate) schema: String,
+    /// The agents' addresses, or `loopback` for in-process ones.
+    pub(crate) agents: Vec<String>,
+    pub(crate) hosts: Vec<usize>,
+    /// Each length mix in `--lengths` syntax.
+    pub(crate) lengths: Vec<String>,
+    pub(crate) schedule: Schedule,
+    pub(crate) rate_bits_per_second: Option<f64>,
+    /// Host number (1-based) of the counting sink; `None`: each host's own.
+    pub(crate) sink_host: Option<usize>,
+    pub(crate) seed: u64,
+}
+
+/// One agent in one test, as the results file keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HostRecord {
+    pub(crate) agent: String,
+    pub(crate) clock: Option<ClockEstimate>,
+    pub(crate) report: Option<LoadReport>,
+    pub(crate) error: Option<String>,
+}
+
+/// One finished test: a line of the results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TestRecord {
+    pub(crate) hosts: usize,
+    /// The length mix, in `--lengths` syntax.
+    pub(crate) lengths: String,
+    pub(crate) complete: bool,
+    pub(crate) agents: Vec<HostRecord>,
+}
+
+/// A length mix in the syntax `--lengths` reads back.
+pub(crate) fn mix_spec(mix: &LengthMix) -> String {
+    match mix {
+        LengthMix::Weighted { lengths } => lengths
+            .iter()
+            .map(|(b, w)| format!("{b}:{w}"))
+            .collect::<Vec<_>>()
+            .join("+"),
+        other => other.to_string(),
+    }
+}
+
+fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
+    let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
+    match list.0.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => bail!("{spec:?} is not one length mix"),
+    }
+}
+
+/// The deck the generators deal from.
+pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
+    let deck = match mix {
+        LengthMix::Fixed { bytes } => LengthDeck::from_counts(&[(*bytes, 1)]),
+        LengthMix::Ratio {
+            short,
+            long,
+            short_count,
+            long_count,
+        } => LengthDeck::from_counts(&[(*short, *short_count), (*long, *long_count)]),
+        LengthMix::Weighted { lengths } => LengthDeck::from_weights(lengths),
+    };
+    deck.with_context(|| format!("--lengths {}", mix_spec(mix)))
+}
+
+fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
+    }
+    if let Ok(addr) = text.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let (name, port) = match text.rsplit_once(':') {
+        Some((n, p)) if !n.contains(':') => (
+            n,
+            p.parse::<u16>()
+                .map_err(|_| anyhow::anyhow!("--agent {text}: {p:?} is not a port number"))?,
+        ),
+        _ => (text, DEFAULT_PORT),
+    };
+    (name, port)
+        .to_socket_addrs()
+        .ok()
+        .and_then(|mut a| a.next())
+        .with_context(|| {
+            format!(
+                "--agent {text}: cannot resolve {name:?} (give an address such as 127.0.0.1:5210)"
+            )
+        })
+}
+
+/// The agents of the run: the user's, or in-process ones on loopback (stopped on drop).
+struct Agents {
+    addrs: Vec<SocketAddr>,
+    local: Vec<AgentHandle>,
+}
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        for h in &self.local {
+            h.stop();
+        }
+    }
+}
+
+fn agents(args: &LoadArgs) -> anyhow::Result<Agents> {
+    if !args.agents.is_empty() {
+        let addrs = args
+            .agents
+            .iter()
+            .map(|a| agent_address(a))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        return Ok(Agents {
+            addrs,
+            local: Vec::new(),
+        });
+    }
+    let mut out = Agents {
+        addrs: Vec::new(),
+        local: Vec::new(),
+    };
+    for _ in 0..args.local {
+        let a = Agent::bind(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            AgentConfig::default(),
+        )
+        .context("starting an in-process agent on loopback")?;
+        out.addrs.push(a.local_addr()?);
+        let (h, _thread) = a.spawn()?;
+        out.local.push(h);
+    }
+    Ok(out)
+}
+
+impl LoadArgs {
+    fn plan(&self, agents: &Agents) -> anyhow::Result<LoadPlan> {
+        let n = agents.addrs.len();
+        let hosts = self
+            .hosts
+            .as_ref()
+            .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
+        let schedule = Schedule {
+            settle_ns: self.settle.as_nanos() as u64,
+            transmit_ns: self.transmit.as_nanos() as u64,
+            measure_ns: self.measure.as_nanos() as u64,
+            cooldown_ns: self.cooldown.as_nanos() as u64,
+        };
+        let agent_names = if agents.local.is_empty() {
+            agents.addrs.iter().map(ToString::to_string).collect()
+        } else {
+            vec!["loopback".to_string(); n]
+        };
+        Ok(LoadPlan {
+            schema: RUNS_SCHEMA.into(),
+            agents: agent_names,
+            hosts,
+            lengths: self.lengths.0.iter().map(mix_spec).collect(),
+            schedule,
+            rate_bits_per_second: self.rate.map(|r| r.bps()),
+            sink_host: match self.sink {
+                SinkArg::Own => None,
+                SinkArg::Host(h) => Some(h),
+            },
+            seed: self.seed,
+        })
+    }
+}
+
+fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
+    plan.schedule
+        .validate()
+        .context("--settle/--transmit/--measure/--cooldown")?;
+    let largest = plan.hosts.iter().copied().max().unwrap_or(0);
+    if largest > agents {
+        bail!(
+            "--hosts goes up to {largest} but there are {agents} agents: add --agent (or raise --local)"
+        );
+    }
+    if let Some(h) = plan.sink_host {
+        let smallest = plan.hosts.iter().copied().min().unwrap_or(0);
+        if h > smallest {
+            bail!(
+                "--sink {h}: the sink must be a host of every test, 1 to {smallest} (the smallest in --hosts)"
+            );
+        }
+    }
+    if let Some(r) = plan.rate_bits_per_second
+        && r <= 0.0
+    {
+        bail!(
+            "--rate 0: give a positive offered load per host (such as 2M), or leave it out to saturate"
+        );
+    }
+    let mixes = plan
+        .lengths
+        .iter()
+        .map(|s| parse_mix(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for m in &mixes {
+        deck(m)?;
+    }
+    Ok(mixes)
+}
+
+/// The open results file.
+struct RunsFile {
+    path: PathBuf,
+    file: File,
+}
+
+impl RunsFile {
+    fn create(path: &Path, plan: &LoadPlan) -> anyhow::Result<RunsFile> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .with_context(|| {
+                format!(
+                    "cannot create results file {} (to continue it, use --resume)",
+                    path.display()
+                )
+            })?;
+        writeln!(file, "{}", serde_json::to_string(plan)?)?;
+        file.flush()?;
+        Ok(RunsFile {
+            path: path.to_path_buf(),
+            file,
+        })
+    }
+
+    fn resume(path: &Path) -> anyhow::Result<(LoadPlan, Vec<TestRecord>, RunsFile)> {
+        let reader = BufReader::new(
+            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+        );
+        let mut lines = reader.lines();
+        let first = lines.next().transpose()?.unwrap_or_default();
+        let plan: LoadPlan = serde_json::from_str(&first)
+            .ok()
+            .filter(|p: &LoadPlan| p.schema == RUNS_SCHEMA)
+            .with_context(|| format!("{} line 1 is not a {RUNS_SCHEMA} plan", path.display()))?;
+        let mut tests = Vec::new();
+        for line in lines {
+            let line = line?;
+            // A line torn by a crash mid-write is dropped; its test runs again.
+            if let Ok(t) = serde_json::from_str::<TestRecord>(&line) {
+                tests.push(t);
+            }
+        }
+        let file = OpenOptions::new().append(true).open(path)?;
+        Ok((
+            plan,
+            tests,
+            RunsFile {
+                path: path.to_path_buf(),
+                file,
+            },
+        ))
+    }
+
+    fn append(&mut self, t: &TestRecord) -> anyhow::Result<()> {
+        let mut line = serde_json::to_string(t)?;
+        line.push('\n');
+        self.file
+            .write_all(line.as_bytes())
+            .and_then(|()| self.file.flush())
+            .with_context(|| format!("cannot append to {}", self.path.display()))
+    }
+}
+
+pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
+    let auth = args
+        .auth_key_file
+        .as_deref()
+        .map(AuthKey::from_file)
+        .transpose()
+        .context("--auth-key-file")?;
+    let agents = agents(&args)?;
+    let (plan, mut done, mut file) = match &args.resume {
+        Some(path) => {
+            let (plan, done, file) = RunsFile::resume(path)?;
+            (plan, done, Some(file))
+        }
+        None => {
+            let plan = args.plan(&agents)?;
+            let file = args
+                .results
+                .as_deref()
+                .map(|p| RunsFile::create(p, &plan))
+                .transpose()?;
+            (plan, Vec::new(), file)
+        }
+    };
+    let mixes = validate(&plan, agents.addrs.len())?;
+    let todo: Vec<(usize, &LengthMix)> = mixes
+        .iter()
+        .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))
+        .filter(|(h, m)| {
+            let spec = mix_spec(m);
+            !done.iter().any(|t| t.hosts == *h && t.lengths == spec)
+        })
+        .collect();
+    let bar = (!args.output.json && io::stderr().is_terminal()).then(|| {
+        let bar = indicatif::ProgressBar::new(todo.len() as u64);
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "load {bar:40} {pos}/{len} tests {msg}, {eta} left",
+            )
+            .expect("a valid template"),
+        );
+        bar
+    });
+    for (hosts, mix) in todo {
+        if let Some(bar) = &bar {
+            bar.set_message(format!("({hosts} hosts x {mix})"));
+        }
+        let cfg = LoadConfig {
+            agents: agents.addrs[..hosts].to_vec(),
+            auth: auth.clone(),
+            schedule: plan.schedule,
+            deck: deck(mix)?,
+            rate_bits_per_second: plan.rate_bits_per_second,
+            sink: plan.sink_host.map_or(Sink::Own, |h| Sink::Host(h - 1)),
+            seed: plan.seed,
+            idle_timeout: args.timeout,
+            clock_probes: 8,
+        };
+        let outcome = controller::run(&cfg)?;
+        let record = TestRecord {
+            hosts,
+            lengths: mix_spec(mix),
+            complete: outcome.complete,
+            agents: outcome
+                .agents
+                .into_iter()
+                .map(|a| HostRecord {
+                    agent: a.agent.to_string(),
+                    clock: a.clock,
+                    report: a.report,
+                    error: a.error,
+                })
+                .collect(),
+        };
+        if let Some(f) = &mut file {
+            f.append(&record)?;
+        }
+        done.push(record);
+        if let Some(bar) = &bar {
+            bar.inc(1);
+        }
+    }
+    if let Some(bar) = &bar {
+        bar.finish_and_clear();
+    }
+    let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
+    let rows = rows(&plan, &mixes, &done, model_ns)?;
+    let result = LoadResult {
+        results_file: file.map(|f| f.path.display().to_string()),
+        rows,
+        rate_format: args.output.rate_format,
+    };
+    if let Some(dir) = &args.plot {
+        write_plots(dir, &result)?;
+    }
+    let mut doc = Document::new("load", plan, result);
+    doc.warnings = doc.result.warnings(!agents.local.is_empty());
+    doc.verdicts = doc.result.verdicts();
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LoadArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<LoadArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn defaults_are_the_seed_schedule() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(
+            (a.settle, a.transmit, a.measure, a.cooldown),
+            (
+                Duration::from_secs(5),
+                Duration::from_secs(20),
+                Duration::from_secs(10),
+                Duration::from_secs(5)
+            )
+        );
+        assert_eq!(a.sink, SinkArg::Own);
+        assert_eq!(a.local, 4);
+    }
+
+    #[test]
+    fn sinks_agents_and_mixes_parse() {
+        assert_eq!(parse_sink("2"), Ok(SinkArg::Host(2)));
+        assert!(parse_sink("0").is_err() && parse_sink("here").is_err());
+        assert!(parse(&["--lengths", "64,huge"]).is_err());
+        // The plan of a resumed series is the file's; flags that would change it are refused.
+        assert!(parse(&["--resume", "f", "--local", "2", "--no-model"]).is_ok());
+        assert!(parse(&["--resume", "f", "--lengths", "64"]).is_err());
+        assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
+        assert!(parse(&["--agent", "::1", "--local", "2"]).is_err());
+        assert!(parse(&["--agent", "::1"]).is_ok());
+        assert_eq!(
+            agent_address("127.0.0.1").unwrap(),
+            "127.0.0.1:5210".parse().unwrap()
+        );
+        assert_eq!(
+            agent_address("[::1]:7").unwrap(),
+            "[::1]:7".parse().unwrap()
+        );
+        let mix = LengthMix::Weighted {
+            lengths: vec![(64, 6.0), (1536, 2.0)],
+        };
+        assert_eq!(mix_spec(&mix), "64:6+1536:2");
+        assert_eq!(parse_mix(&mix_spec(&mix)).unwrap(), mix);
+        assert_eq!(deck(&LengthMix::seed_ratio(6, 2)).unwrap().cards.len(), 8);
+    }
+}

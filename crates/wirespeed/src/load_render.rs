@@ -1,0 +1,571 @@
+//! `wirespeed load`'s results: the seed's seven statistics of each test (computed by the
+//! simulator's own `RunStats::from_counters`, so that measurement and model are the same
+//! arithmetic), Jain's index, loss at the sink, the shared-segment model beside each row,
+//! tables and the seed's figures 3-3 to 3-9.
+//!
+//! The excess delay (seed 000 §3.5: "the ideal time to send one packet and wait for each other
+//! host to send one packet is subtracted from the measured time") needs the time to send one
+//! packet; on a measured host that is the mean delay of the 1-host test of the same lengths, so
+//! the ideal for N hosts is N times it, and the excess is left out when the series has no 1-host
+//! test.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use anyhow::Context;
+use serde::Serialize;
+use wirespeed_model::RateFormat;
+use wirespeed_model::load::{DelaySource, loss_fraction};
+use wirespeed_model::sample_stats::Moments;
+use wirespeed_model::units::{format_seconds, group_digits, significant};
+use wirespeed_report::plot::{Labels, Series, line_plot_svg};
+use wirespeed_report::{Render, Table};
+use wirespeed_sim::stats::HostCounters;
+use wirespeed_sim::time::SimSpan;
+use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
+
+use crate::load::{LoadPlan, TestRecord, mix_spec};
+
+/// The seven statistics and what goes with them, for the measured hosts or the model.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Stats {
+    pub(crate) bits_per_second: f64,
+    pub(crate) bits_per_second_std_dev: f64,
+    pub(crate) packets_per_second: f64,
+    pub(crate) packets_per_second_std_dev: f64,
+    pub(crate) delay_mean_seconds: f64,
+    pub(crate) delay_std_dev_seconds: f64,
+    pub(crate) ideal_delay_seconds: Option<f64>,
+    pub(crate) excess_delay_seconds: Option<f64>,
+    pub(crate) jain_fairness: f64,
+    pub(crate) per_host_bits_per_second: Vec<f64>,
+}
+
+impl Stats {
+    fn from_run(r: &RunStats, ideal: Option<f64>) -> Stats {
+        Stats {
+            bits_per_second: r.bits_per_second,
+            bits_per_second_std_dev: r.bits_per_second_std_dev,
+            packets_per_second: r.packets_per_second,
+            packets_per_second_std_dev: r.packets_per_second_std_dev,
+            delay_mean_seconds: r.delay_mean_seconds,
+            delay_std_dev_seconds: r.delay_std_dev_seconds,
+            ideal_delay_seconds: ideal,
+            excess_delay_seconds: ideal.map(|i| r.delay_mean_seconds - i),
+            jain_fairness: r.jain_fairness,
+            per_host_bits_per_second: r.per_host_bits_per_second.clone(),
+        }
+    }
+}
+
+/// One host's part of a test.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct HostRow {
+    pub(crate) host: usize,
+    pub(crate) agent: String,
+    pub(crate) packets: Option<u64>,
+    pub(crate) send_errors: Option<u64>,
+    /// Lost on the way to the sink, fraction of the in-window packets.
+    pub(crate) loss_at_sink: Option<f64>,
+    pub(crate) clock_offset_seconds: Option<f64>,
+    pub(crate) control_rtt_seconds: Option<f64>,
+    pub(crate) start_lateness_seconds: Option<f64>,
+    pub(crate) error: Option<String>,
+}
+
+/// One test: measured, and the model of a shared 10 Mbit/s segment for the same parameters.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Row {
+    pub(crate) lengths: String,
+    pub(crate) hosts: usize,
+    pub(crate) reporting_hosts: usize,
+    pub(crate) complete: bool,
+    pub(crate) measured: Option<Stats>,
+    pub(crate) delay_source: Option<DelaySource>,
+    /// Loss at the counting sink over every reporting host.
+    pub(crate) loss_at_sink: Option<f64>,
+    /// The simulator's seed-000 long net (3000 ft, 4 clusters, 10 Mbit/s, Titan hosts): a
+    /// shared segment, which loopback is not.
+    pub(crate) model_shared_10mbit: Option<Stats>,
+    pub(crate) per_host: Vec<HostRow>,
+}
+
+#[derive(Debug, Serialize)]
+pub(crate) struct LoadResult {
+    pub(crate) results_file: Option<String>,
+    pub(crate) rows: Vec<Row>,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+}
+
+fn scenario(plan: &LoadPlan, hosts: usize, mix: &LengthMix, measure_ns: u64) -> Scenario {
+    let mut s = Scenario::seed_long_net(hosts, 64);
+    s.lengths = mix.clone();
+    s.measure_ns = measure_ns;
+    s.seed = plan.seed;
+    s.arrivals = match plan.rate_bits_per_second {
+        None => Arrivals::Saturated,
+        Some(r) => Arrivals::Poisson {
+            load: r * hosts as f64 / s.mac.bits_per_second as f64,
+        },
+    };
+    s
+}
+
+fn counters(t: &TestRecord) -> Vec<HostCounters> {
+    t.agents
+        .iter()
+        .filter_map(|a| a.report.as_ref())
+        .map(|r| HostCounters {
+            packets: r.counters.packets,
+            charged_bits: r.counters.charged_bits,
+            delay: Moments {
+                count: r.counters.delay_count,
+                sum: r.counters.delay_sum_s,
+                sum_of_squares: r.counters.delay_sum_sq_s2,
+            },
+            ..HostCounters::default()
+        })
+        .collect()
+}
+
+/// The rows of every finished test, in plan order, with the model beside each when
+/// `model_ns` is given.
+pub(crate) fn rows(
+    plan: &LoadPlan,
+    mixes: &[LengthMix],
+    tests: &[TestRecord],
+    model_ns: Option<u64>,
+) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    for mix in mixes {
+        let spec = mix_spec(mix);
+        let of_mix: Vec<&TestRecord> = tests.iter().filter(|t| t.lengths == spec).collect();
+        let measured_run = |t: &TestRecord| {
+            let c = counters(t);
+            (!c.is_empty()).then(|| {
+                let s = scenario(plan, c.len(), mix, plan.schedule.measure_ns);
+                RunStats::from_counters(&s, &c, 0, SimSpan::ZERO)
+            })
+        };
+        let single = of_mix
+            .iter()
+            .find(|t| t.hosts == 1 && t.complete)
+            .and_then(|t| measured_run(t))
+            .map(|r| r.delay_mean_seconds)
+            .filter(|d| d.is_finite());
+        for &hosts in &plan.hosts {
+            let Some(t) = of_mix.iter().find(|t| t.hosts == hosts) else {
+                continue;
+            };
+            let measured =
+                measured_run(t).map(|r| Stats::from_run(&r, single.map(|d| d * r.hosts as f64)));
+            let model = model_ns
+                .map(|ns| {
+                    let s = scenario(plan, hosts, mix, ns);
+                    wirespeed_sim::run(&s)
+                        .map(|r| Stats::from_run(&r, Some(r.ideal_delay_seconds)))
+                        .with_context(|| format!("the model of {hosts} hosts x {spec}"))
+                })
+                .transpose()?;
+            rows.push(row(plan, t, measured, model));
+        }
+    }
+    Ok(rows)
+}
+
+fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<Stats>) -> Row {
+    let sink = plan
+        .sink_host
+        .and_then(|h| t.agents.get(h - 1)?.report.as_ref()?.sink.clone());
+    let mut sent_total = 0;
+    let mut received_total = 0;
+    let per_host: Vec<HostRow> = t
+        .agents
+        .iter()
+        .enumerate()
+        .map(|(h, a)| {
+            let r = a.report.as_ref();
+            let loss = match (&sink, r) {
+                (Some(s), Some(r)) => {
+                    let got = s.received.get(h).copied().unwrap_or(0);
+                    sent_total += r.counters.packets;
+                    received_total += got.min(r.counters.packets);
+                    loss_fraction(r.counters.packets, got)
+                }
+                _ => None,
+            };
+            HostRow {
+                host: h + 1,
+                agent: a.agent.clone(),
+                packets: r.map(|r| r.counters.packets),
+                send_errors: r.map(|r| r.counters.send_errors),
+                loss_at_sink: loss,
+                clock_offset_seconds: a.clock.map(|c| c.offset_ns as f64 * 1e-9),
+                control_rtt_seconds: a.clock.map(|c| c.rtt_ns as f64 * 1e-9),
+                start_lateness_seconds: r.map(|r| r.start_lateness_s),
+                error: a.error.clone(),
+            }
+        })
+        .collect();
+    Row {
+        lengths: t.lengths.clone(),
+        hosts: t.hosts,
+        reporting_hosts: t.agents.iter().filter(|a| a.report.is_some()).count(),
+        complete: t.complete,
+        measured,
+        delay_source: t
+            .agents
+            .iter()
+            .find_map(|a| a.report.as_ref().map(|r| r.delay_source)),
+        loss_at_sink: sink.and_then(|_| loss_fraction(sent_total, received_total)),
+        model_shared_10mbit: model,
+        per_host,
+    }
+}
+
+/// A time that may be negative (an excess delay) or absent; below a nanosecond is 0.
+fn opt_seconds(s: Option<f64>) -> String {
+    match s.filter(|v| v.is_finite()) {
+        None => "-".into(),
+        Some(v) if v.abs() < 1e-9 => "0".into(),
+        Some(v) if v < 0.0 => format!("-{}", format_seconds(-v)),
+        Some(v) => format_seconds(v),
+    }
+}
+
+fn percent(f: Option<f64>) -> String {
+    f.map_or("-".into(), |f| format!("{}%", significant(f * 100.0, 3)))
+}
+
+impl LoadResult {
+    pub(crate) fn warnings(&self, loopback: bool) -> Vec<String> {
+        let mut w = Vec::new();
+        for r in self.rows.iter().filter(|r| !r.complete) {
+            for h in r.per_host.iter().filter(|h| h.error.is_some()) {
+                w.push(format!(
+                    "incomplete test ({} hosts x {}): host {} ({}) {}",
+                    r.hosts,
+                    r.lengths,
+                    h.host,
+                    h.agent,
+                    h.error.as_deref().unwrap_or_default()
+                ));
+            }
+        }
+        if loopback {
+            w.push(
+                "the agents share this host's loopback and CPUs, not a medium: the measured \
+                 columns are this host's generators; the model columns are a shared 10 Mbit/s \
+                 segment (seed 000's long net)"
+                    .into(),
+            );
+        }
+        let errors: u64 = self
+            .rows
+            .iter()
+            .flat_map(|r| &r.per_host)
+            .filter_map(|h| h.send_errors)
+            .sum();
+        if errors > 0 {
+            w.push(format!("{errors} send calls failed during the tests"));
+        }
+        w
+    }
+
+    pub(crate) fn verdicts(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for r in &self.rows {
+            let (Some(m), Some(j)) = (&r.measured, r.measured.as_ref().map(|m| m.jain_fairness))
+            else {
+                continue;
+            };
+            if r.hosts >= 3 && j.is_finite() && j < 0.9 {
+                v.push(format!(
+                    "{} hosts x {}: unfair (Jain {:.2}); the seed saw its backoff's unfairness at small N shrink as N grew (§3.5)",
+                    r.hosts, r.lengths, j
+                ));
+            }
+            let _ = m;
+        }
+        v
+    }
+}
+
+impl Render for LoadResult {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let f = self.rate_format;
+        let mut mixes: Vec<&str> = Vec::new();
+        for r in &self.rows {
+            if !mixes.contains(&r.lengths.as_str()) {
+                mixes.push(&r.lengths);
+            }
+        }
+        for mix in mixes {
+            writeln!(
+                out,
+                "Packet lengths {mix} (seed 000 §3.3 statistics per test)"
+            )?;
+            let mut t = Table::new([
+                "hosts",
+                "bit rate",
+                "sd",
+                "pkt/s",
+                "sd",
+                "delay",
+                "sd",
+                "excess",
+                "Jain",
+                "loss",
+                "| model: bit rate",
+                "pkt/s",
+                "delay",
+                "excess",
+                "status",
+            ]);
+            for r in self.rows.iter().filter(|r| r.lengths == mix) {
+                let mut cells: Vec<String> = vec![r.hosts.to_string()];
+                match &r.measured {
+                    Some(m) => cells.extend([
+                        f.format(m.bits_per_second),
+                        f.format(m.bits_per_second_std_dev),
+                        group_digits(m.packets_per_second.round() as u64),
+                        group_digits(m.packets_per_second_std_dev.round() as u64),
+                        opt_seconds(Some(m.delay_mean_seconds)),
+                        opt_seconds(Some(m.delay_std_dev_seconds)),
+                        opt_seconds(m.excess_delay_seconds),
+                        format!("{:.3}", m.jain_fairness),
+                    ]),
+                    None => cells.extend(std::iter::repeat_n("-".to_string(), 8)),
+                }
+                cells.push(percent(r.loss_at_sink));
+                match &r.model_shared_10mbit {
+                    Some(p) => cells.extend([
+                        format!("| {}", f.format(p.bits_per_second)),
+                        group_digits(p.packets_per_second.round() as u64),
+                        opt_seconds(Some(p.delay_mean_seconds)),
+                        opt_seconds(p.excess_delay_seconds),
+                    ]),
+                    None => cells.extend(["|".into(), "-".into(), "-".into(), "-".into()]),
+                }
+                cells.push(if r.complete {
+                    "ok".into()
+                } else {
+                    format!("INCOMPLETE {}/{}", r.reporting_hosts, r.hosts)
+                });
+                t.row(cells);
+            }
+            writeln!(out, "{t}")?;
+        }
+        if let Some(src) = self.rows.iter().find_map(|r| r.delay_source) {
+            writeln!(out, "Delay: {}.", src.describe())?;
+        }
+        writeln!(
+            out,
+            "Model: the simulator's shared 10 Mbit/s CSMA/CD segment (seed 000 §3.5 long net, \
+             Titan hosts) for the same hosts and lengths; loopback is not a shared segment."
+        )?;
+        writeln!(
+            out,
+            "Bit rates charge 24 byte times per packet (§3.3); excess = delay - hosts x the \
+             1-host delay (measured) or the collision-free ideal (model)."
+        )?;
+        if let Some(file) = &self.results_file {
+            writeln!(out, "Results: {file}")?;
+        }
+        Ok(())
+    }
+}
+
+/// The seed's figures 3-3 to 3-9: x = hosts, one curve per length mix.
+pub(crate) fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
+    type Pick = fn(&Stats) -> Option<f64>;
+    let figures: [(&str, &str, &str, Pick); 7] = [
+        ("fig3-3-bit-rate", "Total bit rate", "Mbit/s", |s| {
+            Some(s.bits_per_second / 1e6)
+        }),
+        (
+            "fig3-4-bit-rate-std-dev",
+            "Std. dev. of bit rate",
+            "Mbit/s",
+            |s| Some(s.bits_per_second_std_dev / 1e6),
+        ),
+        (
+            "fig3-5-packet-rate",
+            "Total packet rate",
+            "packets/s",
+            |s| Some(s.packets_per_second),
+        ),
+        (
+            "fig3-6-packet-rate-std-dev",
+            "Std. dev. of packet rate",
+            "packets/s",
+            |s| Some(s.packets_per_second_std_dev),
+        ),
+        ("fig3-7-delay", "Average transmission delay", "ms", |s| {
+            Some(s.delay_mean_seconds * 1e3)
+        }),
+        (
+            "fig3-8-delay-std-dev",
+            "Std. dev. of transmission delay",
+            "ms",
+            |s| Some(s.delay_std_dev_seconds * 1e3),
+        ),
+        (
+            "fig3-9-excess-delay",
+            "Excess transmission delay",
+            "ms",
+            |s| s.excess_delay_seconds.map(|e| e * 1e3),
+        ),
+    ];
+    let mut mixes: Vec<&str> = Vec::new();
+    for r in &result.rows {
+        if !mixes.contains(&r.lengths.as_str()) {
+            mixes.push(&r.lengths);
+        }
+    }
+    for (name, title, unit, pick) in figures {
+        let series: Vec<Series> = mixes
+            .iter()
+            .map(|&mix| Series {
+                name: mix.to_string(),
+                points: result
+                    .rows
+                    .iter()
+                    .filter(|r| r.lengths == mix)
+                    .filter_map(|r| {
+                        let y = pick(r.measured.as_ref()?)?;
+                        y.is_finite().then_some((r.hosts as f64, y))
+                    })
+                    .collect(),
+            })
+            .collect();
+        let svg = line_plot_svg(
+            Labels {
+                title,
+                x: "hosts",
+                y: unit,
+            },
+            &series,
+        )?;
+        let path = dir.join(format!("{name}.svg"));
+        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::load::{HostRecord, RUNS_SCHEMA};
+    use wirespeed_model::load::{LoadCounters, Schedule};
+    use wirespeed_net::load::{LoadReport, SinkCounts};
+
+    const SECOND: u64 = 1_000_000_000;
+
+    fn plan(hosts: Vec<usize>) -> LoadPlan {
+        LoadPlan {
+            schema: RUNS_SCHEMA.into(),
+            agents: vec!["loopback".into(); 3],
+            hosts,
+            lengths: vec!["1536".into()],
+            schedule: Schedule {
+                measure_ns: 2 * SECOND,
+                ..Schedule::SEED
+            },
+            rate_bits_per_second: None,
+            sink_host: Some(1),
+            seed: 1,
+        }
+    }
+
+    /// A host that sent `packets` 1536-byte packets in the window, each delayed `delay` s.
+    fn host(packets: u64, delay: f64, sink: Option<Vec<u64>>) -> HostRecord {
+        let mut c = LoadCounters::default();
+        for _ in 0..packets {
+            c.add_packet(1536);
+            c.add_delay(delay);
+        }
+        HostRecord {
+            agent: "127.0.0.1:1".into(),
+            clock: None,
+            report: Some(LoadReport {
+                counters: c,
+                delay_source: DelaySource::AroundSendCall,
+                clock: "CLOCK_MONOTONIC".into(),
+                start_lateness_s: 0.0,
+                sink: sink.map(|received| SinkCounts {
+                    received,
+                    strays: 0,
+                }),
+            }),
+            error: None,
+        }
+    }
+
+    #[test]
+    fn the_seven_statistics_from_synthetic_reports() {
+        let mix = LengthMix::Fixed { bytes: 1536 };
+        let tests = vec![
+            TestRecord {
+                hosts: 1,
+                lengths: "1536".into(),
+                complete: true,
+                agents: vec![host(1000, 0.001, Some(vec![1000]))],
+            },
+            TestRecord {
+                hosts: 3,
+                lengths: "1536".into(),
+                complete: false,
+                agents: vec![
+                    host(600, 0.004, Some(vec![600, 300])),
+                    host(400, 0.002, None),
+                    HostRecord {
+                        agent: "127.0.0.1:3".into(),
+                        clock: None,
+                        report: None,
+                        error: Some("the agent closed the connection mid-test".into()),
+                    },
+                ],
+            },
+        ];
+        let rows = rows(&plan(vec![1, 3]), &[mix], &tests, None).unwrap();
+        assert_eq!(rows.len(), 2);
+        let one = rows[0].measured.as_ref().unwrap();
+        // 1000 packets of (1536 + 24) * 8 bits in 2 s.
+        assert!((one.bits_per_second - 1000.0 * 12_480.0 / 2.0).abs() < 1e-6);
+        assert_eq!(one.excess_delay_seconds, Some(0.0));
+        assert_eq!(rows[0].loss_at_sink, Some(0.0));
+
+        let three = &rows[1];
+        assert!(!three.complete);
+        assert_eq!(three.reporting_hosts, 2);
+        let m = three.measured.as_ref().unwrap();
+        // Per-host packet rates 300/s and 200/s: sum 500, population sd 50.
+        assert!((m.packets_per_second - 500.0).abs() < 1e-9);
+        assert!((m.packets_per_second_std_dev - 50.0).abs() < 1e-9);
+        // Jain of 3:2 = 25 / (2 * 13).
+        assert!((m.jain_fairness - 25.0 / 26.0).abs() < 1e-12);
+        // Delays pooled per packet: (600 * 4 ms + 400 * 2 ms) / 1000 = 3.2 ms, sd 0.98 ms.
+        assert!((m.delay_mean_seconds - 0.0032).abs() < 1e-12);
+        assert!((m.delay_std_dev_seconds - 0.24f64.sqrt() * 0.002).abs() < 1e-9);
+        // Ideal for the 2 hosts that reported: 2 x the 1-host delay of 1 ms.
+        assert!((m.excess_delay_seconds.unwrap() - 0.0012).abs() < 1e-12);
+        // The sink (host 1) got all 600 of its own and 300 of host 2's 400.
+        assert_eq!(three.per_host[1].loss_at_sink, Some(0.25));
+        assert_eq!(three.loss_at_sink, Some(0.1));
+        assert!(three.per_host[2].error.is_some());
+        let result = LoadResult {
+            results_file: None,
+            rows,
+            rate_format: RateFormat::default(),
+        };
+        let warnings = result.warnings(false);
+        assert!(warnings[0].contains("incomplete test (3 hosts x 1536): host 3"));
+        let mut text = Vec::new();
+        result.render(&mut text).unwrap();
+        let text = String::from_utf8(text).unwrap();
+        assert!(text.contains("INCOMPLETE 2/3"), "{text}");
+    }
+}
