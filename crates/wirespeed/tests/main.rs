@@ -7,5 +7,6 @@ mod lab;
 mod load;
 mod probe;
 mod sim;
+mod sweep;
 mod throughput;
 mod util;
