@@ -243,6 +243,7 @@ impl IcmpSocket {
         })?;
         let ident = match kind {
             SocketKind::Raw => raw_ident,
+            // (UdpEcho is the probe engine's UDP transport; it never opens an ICMP socket.)
             SocketKind::Datagram | SocketKind::UdpEcho => {
                 // The kernel uses the bound "port" as the echo identifier; bind one now to know it.
                 let any: SocketAddr = match family {
