@@ -471,6 +471,19 @@ fn run_session(
         record.message = refused;
         return Ok(());
     }
+    if let Message::Echo(first) = request {
+        let (refused, totals) = crate::echo::serve(ctl, first, peer, cfg, &|| shared.stopping())?;
+        record.outcome = if refused.is_some() {
+            "refused"
+        } else {
+            "completed"
+        };
+        record.message = refused.or(Some(format!(
+            "udp echo: {} answered, {} dropped",
+            totals.answered, totals.dropped
+        )));
+        return Ok(());
+    }
     let Message::Request {
         spec,
         client_udp_ports,

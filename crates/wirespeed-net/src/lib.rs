@@ -18,6 +18,7 @@ pub mod agent;
 pub mod auth;
 pub mod client;
 pub mod control;
+pub mod echo;
 pub mod env;
 pub mod icmp;
 pub mod iface;

@@ -44,6 +44,26 @@ pub struct ProbeConfig {
     pub max_duration: Duration,
     /// Which socket kind to use.
     pub socket: SocketChoice,
+    /// Probe with UDP echo against a wirespeed agent on the target instead of ICMP echo.
+    pub udp: Option<UdpTarget>,
+}
+
+/// A wirespeed agent to probe with UDP echo ([`crate::echo`]).
+#[derive(Clone)]
+pub struct UdpTarget {
+    /// The agent's control port.
+    pub port: u16,
+    /// The pre-shared key, if the agent asks for one.
+    pub auth: Option<crate::auth::AuthKey>,
+}
+
+impl std::fmt::Debug for UdpTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpTarget")
+            .field("port", &self.port)
+            .field("auth", &self.auth.is_some())
+            .finish()
+    }
 }
 
 /// Why probing could not start or go on.
@@ -85,6 +105,14 @@ pub enum ProbeError {
     /// Receiving failed.
     #[error("receiving from the ICMP socket failed: {0}")]
     Receive(std::io::Error),
+    /// The UDP echo session could not be opened or broke.
+    #[error("UDP echo: {0}")]
+    Echo(#[from] crate::echo::EchoError),
+    /// UDP echo probes the destination only.
+    #[error(
+        "--hops needs ICMP: TTL-limited probes are answered by routers, not by the agent; drop --udp or --hops"
+    )]
+    UdpHops,
     /// A node on the way said the target cannot be reached.
     #[error(
         "{target} is unreachable: {by} answered ICMP destination unreachable (code {code}): check the address and the routes on the way (`ip route get {target}`), or a firewall that rejects ICMP echo"
@@ -180,6 +208,9 @@ pub struct ProbeRun {
     pub elapsed_seconds: f64,
     /// Whether `max_duration` cut the schedule short.
     pub stopped_early: bool,
+    /// UDP echo: what the agent's echo counted (answered, dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub echo: Option<crate::echo::EchoTotals>,
 }
 
 fn family_of(target: IpAddr) -> Family {
@@ -194,8 +225,14 @@ pub fn min_size(target: IpAddr) -> usize {
     family_of(target).ip_header_len() + crate::icmp::HEADER_LEN
 }
 
+/// What the probes travel as.
+enum Via {
+    Icmp(IcmpSocket),
+    Udp(crate::echo::UdpEcho),
+}
+
 struct Prober {
-    sock: IcmpSocket,
+    via: Via,
     target: IpAddr,
     seq: u16,
     start: Instant,
@@ -215,10 +252,28 @@ impl Prober {
     }
 
     fn one(&mut self, ttl: u8, size: usize) -> Result<Sample, ProbeError> {
-        self.sock.set_ttl(ttl).map_err(ProbeError::Receive)?;
+        let sock = match &mut self.via {
+            Via::Icmp(sock) => sock,
+            Via::Udp(echo) => {
+                return echo.one(size, self.start, self.timeout).map_err(|source| {
+                    ProbeError::Send {
+                        target: self.target,
+                        size,
+                        hint: match source.raw_os_error() {
+                            Some(libc::EMSGSIZE) => {
+                                " (larger than the path MTU: use smaller --sizes)"
+                            }
+                            _ => "",
+                        },
+                        source,
+                    }
+                });
+            }
+        };
+        sock.set_ttl(ttl).map_err(ProbeError::Receive)?;
         self.seq = self.seq.wrapping_add(1);
         let seq = self.seq;
-        let (t0, tx_id) = self.sock.send(seq, size).map_err(|source| {
+        let (t0, tx_id) = sock.send(seq, size).map_err(|source| {
             let hint = match source.raw_os_error() {
                 Some(libc::EMSGSIZE) => " (larger than the path MTU: use smaller --sizes)",
                 Some(libc::ENETUNREACH | libc::EHOSTUNREACH) => {
@@ -249,7 +304,7 @@ impl Prober {
         let mut tx_ns: Option<i128> = None;
         let mut rx_ns: Option<i128> = None;
         let deadline = t0 + self.timeout;
-        let ident = self.sock.ident;
+        let ident = sock.ident;
         let mut matched = |ev: Event, sample: &mut Sample, tx_ns: &mut Option<i128>| -> bool {
             match ev {
                 Event::TxStamp { id, ns } => {
@@ -294,11 +349,7 @@ impl Prober {
                 }
             }
         };
-        while let Some(ev) = self
-            .sock
-            .next_event(deadline)
-            .map_err(ProbeError::Receive)?
-        {
+        while let Some(ev) = sock.next_event(deadline).map_err(ProbeError::Receive)? {
             if matched(ev, &mut sample, &mut tx_ns) {
                 break;
             }
@@ -307,7 +358,7 @@ impl Prober {
         if sample.reply != ReplyKind::Lost && tx_ns.is_none() {
             let until = Instant::now() + Duration::from_micros(200);
             while tx_ns.is_none() && Instant::now() < until {
-                match self.sock.poll_now().map_err(ProbeError::Receive)? {
+                match sock.poll_now().map_err(ProbeError::Receive)? {
                     Some(Event::TxStamp { id, ns }) if id == tx_id => tx_ns = Some(ns),
                     Some(_) => {}
                     None => std::hint::spin_loop(),
@@ -360,7 +411,10 @@ fn pick(
 /// Runs the probes `config` describes.
 pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let family = family_of(config.target);
-    let min = min_size(config.target);
+    let min = match config.udp {
+        Some(_) => crate::echo::min_size(config.target),
+        None => min_size(config.target),
+    };
     if let Some(&size) = config.sizes.iter().find(|&&s| s < min) {
         return Err(ProbeError::SizeTooSmall {
             size,
@@ -368,8 +422,43 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
             family: if family == Family::V4 { "IPv4" } else { "IPv6" },
         });
     }
+    let start = Instant::now();
+    let (via, kind) = match &config.udp {
+        Some(_) if config.max_ttl.is_some() => return Err(ProbeError::UdpHops),
+        Some(udp) => {
+            // The session lasts as long as the run may, plus the answers' wait.
+            let seconds = (config.max_duration + config.timeout * 4).as_secs_f64();
+            let echo = crate::echo::UdpEcho::open(
+                std::net::SocketAddr::new(config.target, udp.port),
+                udp.auth.as_ref(),
+                seconds.min(3600.0),
+                Duration::from_secs(10),
+            )?;
+            (Via::Udp(echo), SocketKind::UdpEcho)
+        }
+        None => {
+            let sock = open_icmp(config)?;
+            let kind = sock.kind;
+            (Via::Icmp(sock), kind)
+        }
+    };
+    let mut p = Prober {
+        via,
+        target: config.target,
+        seq: (config.seed >> 16) as u16,
+        start,
+        timeout: config.timeout,
+    };
+    let mut run = measure(&mut p, config, min, kind, start)?;
+    if let Via::Udp(echo) = p.via {
+        run.echo = Some(echo.close(Duration::from_secs(10))?);
+    }
+    Ok(run)
+}
+
+fn open_icmp(config: &ProbeConfig) -> Result<IcmpSocket, ProbeError> {
     let raw_ident = (config.seed as u16) ^ (std::process::id() as u16);
-    let sock = IcmpSocket::open(config.target, config.socket, raw_ident).map_err(
+    IcmpSocket::open(config.target, config.socket, raw_ident).map_err(
         |OpenError { datagram, raw }| {
             let mut detail = Vec::new();
             if let Some(e) = datagram {
@@ -387,16 +476,17 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
                 detail: detail.join("; "),
             }
         },
-    )?;
-    let kind = sock.kind;
-    let start = Instant::now();
-    let mut p = Prober {
-        sock,
-        target: config.target,
-        seq: (config.seed >> 16) as u16,
-        start,
-        timeout: config.timeout,
-    };
+    )
+}
+
+/// Path discovery, warm-up and the shuffled schedule, over either transport.
+fn measure(
+    p: &mut Prober,
+    config: &ProbeConfig,
+    min: usize,
+    kind: SocketKind,
+    start: Instant,
+) -> Result<ProbeRun, ProbeError> {
     let mut samples = Vec::new();
     // Discovery: which TTL reaches whom; without max_ttl, the destination at TTL 64.
     let mut hops = Vec::new();
@@ -512,6 +602,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
         samples,
         elapsed_seconds: start.elapsed().as_secs_f64(),
         stopped_early,
+        echo: None,
     })
 }
 
@@ -531,6 +622,7 @@ mod tests {
             seed: 1,
             max_duration: Duration::from_secs(20),
             socket: SocketChoice::Auto,
+            udp: None,
         }
     }
 

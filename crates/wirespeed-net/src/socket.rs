@@ -31,6 +31,8 @@ pub enum SocketKind {
     Datagram,
     /// `SOCK_RAW`: needs `CAP_NET_RAW`.
     Raw,
+    /// A UDP socket whose datagrams a wirespeed agent echoes ([`crate::echo`]).
+    UdpEcho,
 }
 
 /// Which socket kind to use.
@@ -241,7 +243,8 @@ impl IcmpSocket {
         })?;
         let ident = match kind {
             SocketKind::Raw => raw_ident,
-            SocketKind::Datagram => {
+            // (UdpEcho is the probe engine's UDP transport; it never opens an ICMP socket.)
+            SocketKind::Datagram | SocketKind::UdpEcho => {
                 // The kernel uses the bound "port" as the echo identifier; bind one now to know it.
                 let any: SocketAddr = match family {
                     Family::V4 => (Ipv4Addr::UNSPECIFIED, 0).into(),

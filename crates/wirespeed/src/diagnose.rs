@@ -6,6 +6,7 @@
 //! and the tests use it to show the diagnosis of a NIC this machine does not have.
 
 use std::io::{self, Write};
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -13,9 +14,16 @@ use clap::Args;
 use serde::Serialize;
 use wirespeed_model::RateFormat;
 use wirespeed_model::autoneg::duplex_word;
-use wirespeed_model::diagnose::{Confidence, Counters, Diagnosis, Evidence, Severity, diagnose};
+use wirespeed_model::diagnose::peer::{ASYMMETRY_RATIO, Transfer, peer_findings};
+use wirespeed_model::diagnose::{
+    Confidence, Counters, Diagnosis, Evidence, Finding, Severity, diagnose,
+};
 use wirespeed_model::units::{format_duration, parse_duration};
+use wirespeed_net::ClientConfig;
+use wirespeed_net::auth::AuthKey;
 use wirespeed_net::iface::Reader;
+use wirespeed_net::report::Role;
+use wirespeed_net::spec::{Amount, Direction, TestSpec};
 use wirespeed_report::{Document, Render};
 
 use crate::output::{self, OutputArgs};
@@ -29,6 +37,31 @@ pub(crate) struct DiagnoseArgs {
     /// Time between the two readings of the counters, for rates (250ms, 2s).
     #[arg(long, short = 'i', default_value = "1s", value_name = "DURATION", value_parser = parse_interval)]
     interval: Duration,
+
+    /// Also run a TCP transfer each way (back to back) against a wirespeed agent on HOST
+    /// (`wirespeed serve`), sampling the counters across both: a duplex mismatch shows as one
+    /// direction several times slower with late collisions or FCS errors growing meanwhile
+    /// (seed 003 Table 7). The counters are then sampled over the transfers, not --interval.
+    #[arg(long, value_name = "HOST", conflicts_with = "interval")]
+    peer: Option<String>,
+
+    /// The agent's control port with --peer.
+    #[arg(
+        long,
+        short = 'p',
+        default_value_t = 5210,
+        requires = "peer",
+        value_name = "PORT"
+    )]
+    port: u16,
+
+    /// Length of each direction's transfer with --peer.
+    #[arg(long, short = 't', default_value = "3s", requires = "peer", value_name = "DURATION", value_parser = parse_interval)]
+    time: Duration,
+
+    /// With --peer: a file with the agent's pre-shared key, if it asks for one.
+    #[arg(long, requires = "peer", value_name = "FILE")]
+    auth_key_file: Option<std::path::PathBuf>,
 
     /// Print one JSON document (schema "wirespeed.diagnose.v1") instead of text.
     #[arg(long, short = 'J')]
@@ -62,6 +95,99 @@ struct InterfaceReport {
 #[derive(Debug, Serialize)]
 struct DiagnoseReport {
     interfaces: Vec<InterfaceReport>,
+    /// With --peer: the transfers and what they show.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    peer: Option<PeerReport>,
+}
+
+#[derive(Debug, Serialize)]
+struct PeerReport {
+    agent: SocketAddr,
+    seconds_each: f64,
+    to_peer: Transfer,
+    from_peer: Transfer,
+    findings: Vec<Finding>,
+}
+
+fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    (host, port)
+        .to_socket_addrs()
+        .with_context(|| {
+            format!("--peer: cannot resolve '{host}': give an IP address or a known name")
+        })?
+        .next()
+        .with_context(|| format!("--peer: '{host}' has no address"))
+}
+
+/// One direction against the agent: what the receiver got, and the sender's retransmissions.
+fn transfer(
+    agent: SocketAddr,
+    direction: Direction,
+    time: Duration,
+    auth: Option<AuthKey>,
+    warnings: &mut Vec<String>,
+) -> anyhow::Result<Transfer> {
+    let cfg = ClientConfig {
+        agent,
+        bind: None,
+        spec: TestSpec {
+            direction,
+            amount: Amount::Seconds(time.as_secs_f64()),
+            ..TestSpec::default()
+        },
+        auth,
+        cpu: None,
+        interval: None,
+        omit: Duration::ZERO,
+        idle_timeout: Duration::from_secs(10),
+        interrupt: None,
+        source: None,
+    };
+    let name = if direction == Direction::Send {
+        "to the peer"
+    } else {
+        "from the peer"
+    };
+    let outcome = wirespeed_net::client::run(&cfg, &mut |_: &_| {}).with_context(|| {
+        format!("--peer: the transfer {name} failed (is `wirespeed serve` running on the peer, on --port {}?)", agent.port())
+    })?;
+    let streams = || {
+        outcome
+            .client
+            .streams
+            .iter()
+            .chain(outcome.agent.iter().flat_map(|a| &a.streams))
+    };
+    // A transfer that stalls (a badly mismatched link can hold the last segments past the
+    // agent's deadline) is evidence, not a failure: keep what it moved, and say so. Without the
+    // receiver's view (the agent went away), the sender's count stands in.
+    let role = if streams().any(|s| s.role == Role::Receiver) {
+        Role::Receiver
+    } else {
+        Role::Sender
+    };
+    if let Some(e) = &outcome.error {
+        let counted = if role == Role::Receiver {
+            "receiver"
+        } else {
+            "sender"
+        };
+        warnings.push(format!(
+            "--peer: the transfer {name} ended early ({e}); its rate is what the {counted} counted before"
+        ));
+    }
+    Ok(Transfer {
+        direction: name.into(),
+        bits_per_second: streams()
+            .filter(|s| s.role == role)
+            .map(|s| s.bits_per_second())
+            .filter(|b| b.is_finite())
+            .sum(),
+        retransmits: streams()
+            .filter(|s| s.role == Role::Sender)
+            .map(|s| s.tcp_info.as_ref().map(|t| u64::from(t.retransmits)))
+            .sum(),
+    })
 }
 
 pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
@@ -70,7 +196,31 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         None => Reader::system(),
     };
     let mut warnings = Vec::new();
-    let evidence = reader.sample(&args.interfaces, args.interval, &mut warnings)?;
+    let (evidence, peer) = match &args.peer {
+        None => (
+            reader.sample(&args.interfaces, args.interval, &mut warnings)?,
+            None,
+        ),
+        Some(host) => {
+            let agent = resolve(host, args.port)?;
+            let auth = args
+                .auth_key_file
+                .as_deref()
+                .map(AuthKey::from_file)
+                .transpose()?;
+            let mut peer_warnings = Vec::new();
+            let (evidence, transfers) =
+                reader.sample_while(&args.interfaces, &mut warnings, || {
+                    let w = &mut peer_warnings;
+                    let to = transfer(agent, Direction::Send, args.time, auth.clone(), w)?;
+                    let from = transfer(agent, Direction::Receive, args.time, auth, w)?;
+                    anyhow::Ok((to, from))
+                })?;
+            warnings.extend(peer_warnings);
+            let (to_peer, from_peer) = transfers?;
+            (evidence, Some((agent, to_peer, from_peer)))
+        }
+    };
     let interfaces: Vec<InterfaceReport> = evidence
         .into_iter()
         .map(|evidence| InterfaceReport {
@@ -78,13 +228,41 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
             evidence,
         })
         .collect();
-    let verdicts = interfaces.iter().map(verdict).collect();
+    let peer = peer.map(|(agent, to_peer, from_peer)| {
+        let local: Vec<Diagnosis> = interfaces.iter().map(|i| i.diagnosis.clone()).collect();
+        PeerReport {
+            agent,
+            seconds_each: args.time.as_secs_f64(),
+            findings: peer_findings(&to_peer, &from_peer, &local),
+            to_peer,
+            from_peer,
+        }
+    });
+    let mut verdicts: Vec<String> = interfaces.iter().map(verdict).collect();
+    if let Some(p) = &peer {
+        verdicts.extend(p.findings.iter().map(|f| {
+            format!(
+                "peer {}: {} ({} confidence)",
+                p.agent,
+                f.title,
+                confidence_word(f.confidence)
+            )
+        }));
+        if p.findings.is_empty() {
+            verdicts.push(format!(
+                "peer {}: both directions within {ASYMMETRY_RATIO}x of each other: no duplex-mismatch signature end to end",
+                p.agent
+            ));
+        }
+    }
     let params = Params {
         interfaces: interfaces.iter().map(|i| i.evidence.name.clone()).collect(),
-        interval_seconds: args.interval.as_secs_f64(),
+        interval_seconds: interfaces
+            .first()
+            .map_or(args.interval.as_secs_f64(), |i| i.evidence.interval_seconds),
         source: reader.root().display().to_string(),
     };
-    let mut doc = Document::new("diagnose", params, DiagnoseReport { interfaces });
+    let mut doc = Document::new("diagnose", params, DiagnoseReport { interfaces, peer });
     doc.verdicts = verdicts;
     doc.warnings = warnings;
     let out = OutputArgs {
@@ -130,6 +308,41 @@ impl Render for DiagnoseReport {
                 writeln!(out)?;
             }
             render_one(r, out)?;
+        }
+        if let Some(p) = &self.peer {
+            writeln!(out)?;
+            writeln!(
+                out,
+                "peer {}: a TCP transfer each way, {:.1} s each",
+                p.agent, p.seconds_each
+            )?;
+            for t in [&p.to_peer, &p.from_peer] {
+                let retrans = t
+                    .retransmits
+                    .map_or(String::new(), |r| format!(", {r} segments retransmitted"));
+                writeln!(
+                    out,
+                    "  {:<14} {}{retrans}",
+                    t.direction,
+                    RateFormat::Adaptive.format(t.bits_per_second)
+                )?;
+            }
+            for f in &p.findings {
+                let sev = if f.severity == Severity::Fault {
+                    "FAULT"
+                } else {
+                    "warning"
+                };
+                writeln!(
+                    out,
+                    "  {sev} ({} confidence): {}",
+                    confidence_word(f.confidence),
+                    f.title
+                )?;
+                writeln!(out, "    evidence: {}", f.evidence.join("; "))?;
+                writeln!(out, "    cause:    {}", f.cause)?;
+                writeln!(out, "    fix:      {}", f.fix)?;
+            }
         }
         Ok(())
     }

@@ -87,6 +87,26 @@ pub(crate) struct ProbeArgs {
     #[arg(long, default_value_t = 400, value_name = "N")]
     bootstrap: usize,
 
+    /// Probe with UDP datagrams that a wirespeed agent on HOST echoes (`wirespeed serve`),
+    /// instead of ICMP echo: for paths that filter ICMP, or to time a known far end. The agent
+    /// answers only this session's datagrams, with the same bytes.
+    #[arg(long, conflicts_with_all = ["hops", "host_baseline", "socket"])]
+    udp: bool,
+
+    /// The agent's control port with --udp.
+    #[arg(
+        long,
+        short = 'p',
+        default_value_t = 5210,
+        requires = "udp",
+        value_name = "PORT"
+    )]
+    port: u16,
+
+    /// With --udp: a file with the agent's pre-shared key, if it asks for one.
+    #[arg(long, requires = "udp", value_name = "FILE")]
+    auth_key_file: Option<std::path::PathBuf>,
+
     /// ICMP socket: auto (datagram, else raw), dgram (unprivileged ping socket), raw (root).
     #[arg(long, value_enum, default_value_t = SocketArg::Auto)]
     socket: SocketArg,
@@ -229,6 +249,9 @@ struct Transit {
 #[derive(Debug, Serialize)]
 struct ProbeReport {
     socket: SocketKind,
+    /// With --udp: what the agent's echo counted (answered, dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    echo: Option<wirespeed_net::echo::EchoTotals>,
     timestamps: Timestamps,
     kernel_stamped_answers: usize,
     answers: usize,
@@ -379,7 +402,24 @@ fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
 
 pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     let target = resolve(&args.host)?;
-    let min = probe::min_size(target);
+    let min = if args.udp {
+        wirespeed_net::echo::min_size(target)
+    } else {
+        probe::min_size(target)
+    };
+    let udp = if args.udp {
+        let auth = args
+            .auth_key_file
+            .as_deref()
+            .map(wirespeed_net::auth::AuthKey::from_file)
+            .transpose()?;
+        Some(probe::UdpTarget {
+            port: args.port,
+            auth,
+        })
+    } else {
+        None
+    };
     let mtu = wirespeed_net::socket::path_mtu(target).ok();
     let sizes = match &args.sizes {
         Some(s) => s.0.clone(),
@@ -406,6 +446,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             SocketArg::Dgram => SocketChoice::Datagram,
             SocketArg::Raw => SocketChoice::Raw,
         },
+        udp,
     };
     let mut config = config;
     let host_samples = if args.host_baseline {
@@ -467,6 +508,10 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
         run.elapsed_seconds += more.elapsed_seconds;
         run.stopped_early |= more.stopped_early;
+        if let (Some(total), Some(round)) = (&mut run.echo, more.echo) {
+            total.answered += round.answered;
+            total.dropped += round.dropped;
+        }
         rounds += 1;
     };
     let hops: Vec<HopReport> = analyses
@@ -544,6 +589,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     }
     let report = ProbeReport {
         socket: run.socket,
+        echo: run.echo,
         timestamps,
         kernel_stamped_answers: stamped,
         answers,
@@ -662,6 +708,7 @@ impl Render for ProbeReport {
         let socket = match self.socket {
             SocketKind::Datagram => "ICMP datagram socket",
             SocketKind::Raw => "raw ICMP socket",
+            SocketKind::UdpEcho => "UDP echo to the wirespeed agent",
         };
         writeln!(
             out,

@@ -368,3 +368,56 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
     }
     drop(ns);
 }
+
+#[test]
+fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them() {
+    let server = crate::throughput::Server::start(&[]);
+    let run = wirespeed(&[
+        "diagnose",
+        "lo",
+        "--peer",
+        "127.0.0.1",
+        "-p",
+        &server.port(),
+        "-t",
+        "300ms",
+        "--json",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let r = &doc["result"];
+    let peer = &r["peer"];
+    assert_eq!(peer["to_peer"]["direction"], "to the peer");
+    let to = peer["to_peer"]["bits_per_second"].as_f64().unwrap();
+    let from = peer["from_peer"]["bits_per_second"].as_f64().unwrap();
+    assert!(to > 1e6 && from > 1e6, "{peer}");
+    // Loopback is symmetric: no asymmetry finding.
+    assert_eq!(peer["findings"].as_array().unwrap().len(), 0, "{peer}");
+    // The counters were read across both transfers: lo carried them.
+    let lo = &r["interfaces"][0];
+    assert!(doc["parameters"]["interval_seconds"].as_f64().unwrap() >= 0.6);
+    let bits = lo["diagnosis"]["rates"]["rx_bits_per_second"]
+        .as_f64()
+        .unwrap();
+    assert!(bits > 1e6, "{lo}");
+}
+
+#[test]
+fn diagnose_peer_without_an_agent_is_one_line() {
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port().to_string();
+    drop(free);
+    let run = wirespeed(&[
+        "diagnose",
+        "lo",
+        "--peer",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "200ms",
+    ]);
+    assert_one_line_error(&run, "wirespeed serve");
+    let run = wirespeed(&["diagnose", "lo", "--peer", "127.0.0.1", "-i", "1s"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+}

@@ -144,3 +144,66 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     drop(lab);
     assert_nothing_left(&name);
 }
+
+/// `diagnose --peer` from the half end of the mismatched pair, against an agent in the full end.
+/// The lab's ports are TAP devices without a PHY: the emulator counts the late collisions and FCS
+/// errors (`lab status`), the namespace's interface does not. So the peer test can show the
+/// asymmetry half of the signature only, and must never claim the mismatch as a counter-backed
+/// fault.
+#[test]
+fn diagnose_peer_across_a_duplex_mismatch_measures_both_directions_and_claims_no_counters() {
+    if !can_build_labs("diagnose_peer") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("duplex-mismatch.toml"));
+    let full = lab.namespace("full");
+    let agent = sys::in_namespace(&full, || {
+        wirespeed_net::Agent::bind(
+            "198.18.0.2:0".parse().unwrap(),
+            wirespeed_net::AgentConfig::default(),
+        )
+    })
+    .unwrap()
+    .unwrap();
+    let port = agent.local_addr().unwrap().port().to_string();
+    let (handle, thread) = agent.spawn().unwrap();
+    let run = wirespeed(&[
+        "lab",
+        "exec",
+        &lab.name,
+        "half",
+        "--",
+        env!("CARGO_BIN_EXE_wirespeed"),
+        "diagnose",
+        "eth0",
+        "--peer",
+        "198.18.0.2",
+        "-p",
+        &port,
+        "-t",
+        "1500ms",
+        "--json",
+    ]);
+    handle.stop();
+    thread.join().unwrap().unwrap();
+    let lab_counters = lab_status(&lab.name);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let peer = &doc["result"]["peer"];
+    eprintln!("diagnose --peer across the mismatch: {peer}");
+    for dir in ["to_peer", "from_peer"] {
+        let b = peer[dir]["bits_per_second"].as_f64().unwrap();
+        assert!(b > 0.0 && b < 10e6, "{dir}: {peer}");
+    }
+    // The emulator saw the mismatch ...
+    assert!(count(&counters(&lab_counters, "half"), "late_collisions") > 0);
+    // ... the TAP device did not, so any asymmetry is a warning, never a fault.
+    for f in peer["findings"].as_array().unwrap() {
+        assert_eq!(f["kind"], "asymmetric_transfer", "{f}");
+        assert_eq!(f["severity"], "warning", "{f}");
+    }
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}

@@ -702,3 +702,68 @@ fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
         assert!(hops[2]["fit"]["one_way"]["fixed_ms"].is_number());
     }
 }
+
+#[test]
+fn probe_udp_echo_against_the_agent_fits_a_line() {
+    let server = crate::throughput::Server::start(&[]);
+    let doc = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--udp",
+        "-p",
+        &server.port(),
+        "-n",
+        "8",
+        "--sizes",
+        "52..1396:192",
+        "--gap",
+        "0",
+        "--json",
+    ]));
+    let r = &doc["result"];
+    assert_eq!(r["socket"], "udp_echo");
+    assert_eq!(r["answers"], 64);
+    let samples = r["samples"].as_array().unwrap();
+    assert_eq!(samples.len(), 64);
+    for s in samples {
+        // The agent sends back exactly what it got: never more.
+        assert_eq!(s["returned_bytes"], s["sent_bytes"], "{s}");
+    }
+    let hop = &r["hops"][0];
+    assert_eq!(hop["sizes"].as_array().unwrap().len(), 8);
+    let fixed = hop["fit"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    assert!(fixed > 0.0 && fixed < 1.0, "{hop}");
+    assert!(hop["fit"]["bootstrap"]["intercept"]["low"].is_number());
+    // The fit is against bytes sent + returned: twice the probe size for an echo.
+    assert_eq!(hop["sizes"][0]["sent_bytes"], 52, "{}", hop["sizes"][0]);
+    assert_eq!(hop["sizes"][0]["returned_bytes"], 52);
+    assert!(hop["sizes"][0]["min_rtt_ms"].as_f64().unwrap() > 0.0);
+    // The discovery probe, the warm-up and the 64 probes were answered; nothing was dropped.
+    let answered = r["echo"]["answered"].as_u64().unwrap();
+    assert!(answered >= 65, "{}", r["echo"]);
+    assert_eq!(r["echo"]["dropped"], 0);
+}
+
+#[test]
+fn probe_udp_bad_input_is_one_line() {
+    // Below the smallest UDP echo (IP 20 + UDP 8 + cookie and sequence 24).
+    let server = crate::throughput::Server::start(&[]);
+    let run = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--udp",
+        "-p",
+        &server.port(),
+        "--sizes",
+        "40",
+    ]);
+    assert_one_line_error(&run, "52 bytes");
+    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "--hops"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    // No agent on that port.
+    let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = free.local_addr().unwrap().port().to_string();
+    drop(free);
+    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "-p", &port]);
+    assert_one_line_error(&run, "wirespeed serve");
+}

@@ -23,6 +23,7 @@
 //! Every finding carries its evidence (the counters and settings it rests on), the likely cause
 //! (Appendix B), the fix and a confidence.
 
+pub mod peer;
 mod rules;
 
 use serde::Serialize;
@@ -313,6 +314,8 @@ pub enum FindingKind {
     ErrorsGrowing,
     /// Drops and buffer overruns grew during the interval.
     OverflowsGrowing,
+    /// `diagnose --peer`: one direction of a transfer several times slower than the other.
+    AsymmetricTransfer,
 }
 
 /// One conclusion, with what it rests on.

@@ -120,6 +120,8 @@ pub enum Message {
     },
     /// A load test's message (seed 000's coordinated generators): see [`crate::load`].
     Load(crate::load::LoadMessage),
+    /// A UDP echo session's message (probes against the agent): see [`crate::echo`].
+    Echo(crate::echo::EchoMessage),
     /// Either way: something went wrong; the session ends.
     Error {
         /// One line, printed verbatim.
@@ -143,6 +145,7 @@ impl Message {
             Message::Finished { .. } => "finished",
             Message::Results { .. } => "results",
             Message::Load(_) => "load",
+            Message::Echo(_) => "echo",
             Message::Error { .. } => "error",
         }
     }

@@ -258,6 +258,18 @@ impl Reader {
         interval: Duration,
         warnings: &mut Vec<String>,
     ) -> Result<Vec<Evidence>, IfaceError> {
+        self.sample_while(names, warnings, || std::thread::sleep(interval))
+            .map(|(evidence, ())| evidence)
+    }
+
+    /// Reads `names` (all interfaces if empty), runs `during` (a transfer, for counters under
+    /// load), reads the counters again.
+    pub fn sample_while<T>(
+        &self,
+        names: &[String],
+        warnings: &mut Vec<String>,
+        during: impl FnOnce() -> T,
+    ) -> Result<(Vec<Evidence>, T), IfaceError> {
         let names = if names.is_empty() {
             self.interfaces()?
         } else {
@@ -269,7 +281,7 @@ impl Reader {
             first.push((name.clone(), kind, link, self.counters(name)?));
         }
         let start = Instant::now();
-        std::thread::sleep(interval);
+        let value = during();
         let mut out = Vec::with_capacity(first.len());
         for (name, kind, link, before) in first {
             let after = self.counters(&name)?;
@@ -282,7 +294,7 @@ impl Reader {
                 interval_seconds: start.elapsed().as_secs_f64(),
             });
         }
-        Ok(out)
+        Ok((out, value))
     }
 
     /// The sysfs root this reader uses.

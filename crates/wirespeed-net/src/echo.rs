@@ -1,0 +1,761 @@
+//! UDP echo against the agent: the probe transport for `wirespeed probe HOST --udp` (seed 001's
+//! echo, where ICMP is filtered or where the far end should be a known program).
+//!
+//! The design's rule is that an agent "never answers a packet it did not expect: an echo reply is
+//! never larger than its request and goes only to a peer with a live control session". So the
+//! echo lives inside a control session, carried by one [`Message::Echo`] variant:
+//!
+//! ```text
+//! client                                agent
+//!   open{client_port, seconds}   ->              (binds a UDP socket connected to the client's
+//!                                <-  ready{agent_port, cookie}   address and port alone)
+//!   datagrams [cookie | seq | padding]  <->  the same bytes back, rate-limited
+//!   close                        ->
+//!                                <-  closed{answered, dropped}
+//! ```
+//!
+//! The agent's socket is connected to the client's control-session IP and its announced port, so
+//! the kernel drops datagrams from anyone else; of the rest, only those that start with the
+//! session's 16-byte cookie are answered, with exactly the bytes received (a reply can never be
+//! larger than its request), at most [`MAX_ECHO_PER_SECOND`] a second. The service stops when
+//! the control session ends, by `close`, by the connection closing, at the announced duration
+//! (capped by the agent's `--max-duration`), or when the agent shuts down.
+//!
+//! The client side ([`UdpEcho`]) stamps each probe as the ICMP prober does: `SO_TIMESTAMPING`
+//! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::agent::AgentConfig;
+use crate::auth::{AuthKey, hex, unhex};
+use crate::control::{Cookie, Message, PROTOCOL_VERSION, Phase};
+use crate::probe::{ReplyKind, Sample};
+use crate::session::{Control, SessionError};
+
+/// The most datagrams a session's echo answers per second (a token bucket with a burst of
+/// [`ECHO_BURST`]); [`UdpEcho`] paces its probes to it.
+pub const MAX_ECHO_PER_SECOND: f64 = 2000.0;
+/// Datagrams answered back to back before the rate limit applies.
+pub const ECHO_BURST: f64 = 64.0;
+/// Cookie (16) and sequence number (8): the smallest echo payload.
+pub const ECHO_HEADER_LEN: usize = 24;
+/// Bytes of UDP header.
+const UDP_HEADER_LEN: usize = 8;
+
+/// The echo's control messages, inside [`Message::Echo`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "echo", rename_all = "snake_case", deny_unknown_fields)]
+pub enum EchoMessage {
+    /// Client -> agent: echo datagrams from this UDP port of my address for this long.
+    Open {
+        /// The client's UDP port (its IP is the control connection's).
+        client_port: u16,
+        /// How long the echo may run, seconds (capped by the agent's `--max-duration`).
+        seconds: f64,
+    },
+    /// Agent -> client: send to this port; start every datagram with this cookie.
+    Ready {
+        /// The agent's UDP port.
+        agent_port: u16,
+        /// The session cookie.
+        cookie: Cookie,
+    },
+    /// Client -> agent: done.
+    Close,
+    /// Agent -> client: the echo has stopped.
+    Closed {
+        /// Datagrams answered.
+        answered: u64,
+        /// Datagrams dropped: without the cookie, or over the rate limit.
+        dropped: u64,
+    },
+}
+
+/// What the agent's echo did in one session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct EchoTotals {
+    /// Datagrams answered.
+    pub answered: u64,
+    /// Datagrams dropped (no cookie, or over the rate limit).
+    pub dropped: u64,
+}
+
+/// A token bucket: `rate` per second, `burst` at most.
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, now: Instant) -> bool {
+        let refill = now.saturating_duration_since(self.last).as_secs_f64() * MAX_ECHO_PER_SECOND;
+        self.tokens = (self.tokens + refill).min(ECHO_BURST);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Whether a datagram is one of this session's probes.
+fn carries_cookie(datagram: &[u8], cookie: &Cookie) -> bool {
+    datagram.len() >= ECHO_HEADER_LEN && datagram[..16] == cookie.0
+}
+
+/// The agent side: serves one echo session on `ctl` until it ends. Returns the refusal, if the
+/// request was refused.
+pub(crate) fn serve(
+    ctl: &mut Control,
+    first: EchoMessage,
+    peer: SocketAddr,
+    cfg: &AgentConfig,
+    stopping: &dyn Fn() -> bool,
+) -> Result<(Option<String>, EchoTotals), SessionError> {
+    let EchoMessage::Open {
+        client_port,
+        seconds,
+    } = first
+    else {
+        let reason = "refused by the agent: an echo session starts with 'open'".to_string();
+        ctl.send(&Message::Refused {
+            reason: reason.clone(),
+        })?;
+        return Ok((Some(reason), EchoTotals::default()));
+    };
+    let max = cfg.limits.max_duration.as_secs_f64();
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= max) || client_port == 0 {
+        let reason = format!(
+            "refused by the agent: an echo of {seconds} s to port {client_port} is outside this agent's limit of {max} s (--max-duration on the agent)"
+        );
+        ctl.send(&Message::Refused {
+            reason: reason.clone(),
+        })?;
+        return Ok((Some(reason), EchoTotals::default()));
+    }
+    let local_ip = ctl.stream.local_addr()?.ip();
+    let sock = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
+    // Connected: the kernel delivers only the session's peer address and port.
+    sock.connect(SocketAddr::new(peer.ip(), client_port))?;
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let cookie = Cookie::random()?;
+    ctl.send(&Message::Echo(EchoMessage::Ready {
+        agent_port: sock.local_addr()?.port(),
+        cookie,
+    }))?;
+    ctl.set_phase(Phase::Running);
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicU64::new(0));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let echo = {
+        let (stop, answered, dropped) = (stop.clone(), answered.clone(), dropped.clone());
+        std::thread::Builder::new()
+            .name("ws-echo".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                let mut bucket = Bucket {
+                    tokens: ECHO_BURST,
+                    last: Instant::now(),
+                };
+                while !stop.load(Ordering::Acquire) {
+                    let n = match sock.recv(&mut buf) {
+                        Ok(n) => n,
+                        Err(_) => continue,
+                    };
+                    let datagram = &buf[..n];
+                    if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
+                        // The same bytes back: never larger than the request.
+                        if sock.send(datagram).is_ok() {
+                            answered.fetch_add(1, Ordering::Relaxed);
+                        }
+                    } else {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })?
+    };
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let ended = loop {
+        if stopping() || Instant::now() >= deadline {
+            break Ok(true);
+        }
+        match ctl.poll(Duration::from_millis(50)) {
+            Ok(Some(Message::Echo(EchoMessage::Close))) => break Ok(true),
+            Ok(Some(Message::Error { .. })) => break Ok(false),
+            Ok(Some(other)) => {
+                break Err(SessionError::Io(io::Error::other(format!(
+                    "unexpected control message '{}' during an echo",
+                    other.kind()
+                ))));
+            }
+            Ok(None) => {}
+            Err(SessionError::Closed) => break Ok(false),
+            Err(e) => break Err(e),
+        }
+    };
+    stop.store(true, Ordering::Release);
+    let _ = echo.join();
+    let totals = EchoTotals {
+        answered: answered.load(Ordering::Relaxed),
+        dropped: dropped.load(Ordering::Relaxed),
+    };
+    if ended? {
+        ctl.send(&Message::Echo(EchoMessage::Closed {
+            answered: totals.answered,
+            dropped: totals.dropped,
+        }))?;
+    }
+    Ok((None, totals))
+}
+
+/// Why an echo session could not be opened.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EchoError {
+    /// The agent could not be reached.
+    #[error(
+        "cannot connect to the wirespeed agent at {addr}: {source} (start one with `wirespeed serve` on the host, or give its port with --port)"
+    )]
+    Connect {
+        /// Where.
+        addr: SocketAddr,
+        /// Why.
+        source: io::Error,
+    },
+    /// The agent refused; its sentence.
+    #[error("{0}")]
+    Refused(String),
+    /// The agent needs a key.
+    #[error("the agent requires authentication: pass --auth-key-file with the agent's key")]
+    KeyRequired,
+    /// The session broke.
+    #[error(transparent)]
+    Session(#[from] SessionError),
+    /// The agent said something out of place.
+    #[error("the agent answered '{0}' where an echo message was expected")]
+    Unexpected(&'static str),
+}
+
+/// The client side: a live echo session and its stamped UDP socket.
+pub struct UdpEcho {
+    ctl: Control,
+    sock: UdpSocket,
+    cookie: Cookie,
+    seq: u64,
+    sent: u32,
+    ip_header: usize,
+    target: IpAddr,
+    buf: Vec<u8>,
+    rbuf: Vec<u8>,
+    last_send: Option<Instant>,
+}
+
+impl std::fmt::Debug for UdpEcho {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("UdpEcho")
+            .field("target", &self.target)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The smallest UDP echo probe to `target`, IP bytes: IP and UDP headers, cookie and sequence.
+pub fn min_size(target: IpAddr) -> usize {
+    ip_header_len(target) + UDP_HEADER_LEN + ECHO_HEADER_LEN
+}
+
+fn ip_header_len(target: IpAddr) -> usize {
+    match target {
+        IpAddr::V4(_) => 20,
+        IpAddr::V6(_) => 40,
+    }
+}
+
+fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
+    // SAFETY: value points to a live T of the size given.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd,
+            level,
+            name,
+            (value as *const T).cast(),
+            size_of::<T>() as libc::socklen_t,
+        )
+    };
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+impl UdpEcho {
+    /// Opens a control session to the agent at `agent` and asks for an echo lasting `seconds`.
+    pub fn open(
+        agent: SocketAddr,
+        auth: Option<&AuthKey>,
+        seconds: f64,
+        idle: Duration,
+    ) -> Result<UdpEcho, EchoError> {
+        let stream =
+            TcpStream::connect_timeout(&agent, idle).map_err(|source| EchoError::Connect {
+                addr: agent,
+                source,
+            })?;
+        let _ = stream.set_nodelay(true);
+        let local = stream.local_addr().map_err(SessionError::Io)?;
+        let mut ctl = Control::new(stream, &[], false, false);
+        ctl.send(&Message::Hello {
+            protocol_version: PROTOCOL_VERSION,
+            software: crate::client::software(),
+        })
+        .map_err(SessionError::Io)?;
+        loop {
+            match ctl.recv(idle, "waiting for the agent's welcome")? {
+                Message::Challenge { nonce } => {
+                    let key = auth.ok_or(EchoError::KeyRequired)?;
+                    let nonce = unhex(&nonce).ok_or(EchoError::Unexpected("challenge"))?;
+                    ctl.send(&Message::AuthResponse {
+                        mac: hex(&key.respond(&nonce)),
+                    })
+                    .map_err(SessionError::Io)?;
+                }
+                Message::Welcome { .. } => break,
+                Message::Refused { reason } => return Err(EchoError::Refused(reason)),
+                Message::Error { message } => return Err(EchoError::Refused(message)),
+                other => return Err(EchoError::Unexpected(other.kind())),
+            }
+        }
+        let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(SessionError::Io)?;
+        ctl.send(&Message::Echo(EchoMessage::Open {
+            client_port: sock.local_addr().map_err(SessionError::Io)?.port(),
+            seconds,
+        }))
+        .map_err(SessionError::Io)?;
+        let (agent_port, cookie) = match ctl.recv(idle, "waiting for the agent's echo")? {
+            Message::Echo(EchoMessage::Ready { agent_port, cookie }) => (agent_port, cookie),
+            Message::Refused { reason } => return Err(EchoError::Refused(reason)),
+            Message::Error { message } => return Err(EchoError::Refused(message)),
+            other => return Err(EchoError::Unexpected(other.kind())),
+        };
+        sock.connect(SocketAddr::new(agent.ip(), agent_port))
+            .map_err(SessionError::Io)?;
+        let fd = sock.as_raw_fd();
+        let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+            | libc::SOF_TIMESTAMPING_RX_SOFTWARE
+            | libc::SOF_TIMESTAMPING_SOFTWARE
+            | libc::SOF_TIMESTAMPING_OPT_ID
+            | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+        setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags)
+            .map_err(SessionError::Io)?;
+        // Don't fragment, as the ICMP probes: a probe too big for the path fails to send.
+        match agent.ip() {
+            IpAddr::V4(_) => setsockopt(
+                fd,
+                libc::SOL_IP,
+                libc::IP_MTU_DISCOVER,
+                &libc::IP_PMTUDISC_PROBE,
+            ),
+            IpAddr::V6(_) => setsockopt(
+                fd,
+                libc::SOL_IPV6,
+                libc::IPV6_MTU_DISCOVER,
+                &libc::IPV6_PMTUDISC_PROBE,
+            ),
+        }
+        .map_err(SessionError::Io)?;
+        Ok(UdpEcho {
+            ctl,
+            sock,
+            cookie,
+            seq: 0,
+            sent: 0,
+            ip_header: ip_header_len(agent.ip()),
+            target: agent.ip(),
+            buf: Vec::with_capacity(65536),
+            rbuf: vec![0; 65536],
+            last_send: None,
+        })
+    }
+
+    /// The agent's UDP address (for tests that send it foreign datagrams).
+    pub fn agent_udp_addr(&self) -> io::Result<SocketAddr> {
+        self.sock.peer_addr()
+    }
+
+    /// The session's cookie.
+    pub fn cookie(&self) -> Cookie {
+        self.cookie
+    }
+
+    /// One probe of `ip_size` IP bytes; waits at most `timeout` for its echo.
+    pub fn one(&mut self, ip_size: usize, start: Instant, timeout: Duration) -> io::Result<Sample> {
+        self.seq += 1;
+        let payload = ip_size.saturating_sub(self.ip_header + UDP_HEADER_LEN);
+        let payload = payload.max(ECHO_HEADER_LEN);
+        self.buf.clear();
+        self.buf.extend_from_slice(&self.cookie.0);
+        self.buf.extend_from_slice(&self.seq.to_be_bytes());
+        self.buf.resize(payload, 0);
+        // Stay under the agent's rate limit, so that no probe is dropped for it.
+        if let Some(last) = self.last_send {
+            let next = last + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND);
+            std::thread::sleep(next.saturating_duration_since(Instant::now()));
+        }
+        let t0 = Instant::now();
+        self.last_send = Some(t0);
+        self.sock.send(&self.buf)?;
+        let tx_id = self.sent;
+        self.sent = self.sent.wrapping_add(1);
+        let mut sample = Sample {
+            ttl: 64,
+            sent_bytes: ip_size,
+            returned_bytes: 0,
+            rtt_kernel_ns: None,
+            rtt_user_ns: None,
+            sent_at_ns: (t0 - start).as_nanos() as u64,
+            responder: None,
+            reply: ReplyKind::Lost,
+            unreachable_code: None,
+            too_big_mtu: None,
+        };
+        let deadline = t0 + timeout;
+        let mut tx_ns = None;
+        let mut rx_ns = None;
+        loop {
+            match self.recv_one(true)? {
+                Some(Got::TxStamp { id, ns }) if id == tx_id => tx_ns = Some(ns),
+                Some(_) => continue,
+                None => {}
+            }
+            match self.recv_one(false)? {
+                Some(Got::Data { len, rx_kernel_ns }) => {
+                    let d = &self.rbuf[..len];
+                    if carries_cookie(d, &self.cookie) && d[16..24] == self.seq.to_be_bytes() {
+                        sample.rtt_user_ns = Some(t0.elapsed().as_nanos() as u64);
+                        sample.reply = ReplyKind::EchoReply;
+                        sample.responder = Some(self.target);
+                        sample.returned_bytes = self.ip_header + UDP_HEADER_LEN + len;
+                        rx_ns = rx_kernel_ns;
+                        break;
+                    }
+                    continue;
+                }
+                Some(_) => continue,
+                None => {}
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let mut pfd = libc::pollfd {
+                fd: self.sock.as_raw_fd(),
+                events: libc::POLLIN | libc::POLLERR,
+                revents: 0,
+            };
+            let ms = (deadline - now).as_millis().clamp(1, 1000) as i32;
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, ms) };
+        }
+        // The transmit stamp can follow the reply on the error queue.
+        if sample.reply == ReplyKind::EchoReply && tx_ns.is_none() {
+            let until = Instant::now() + Duration::from_micros(200);
+            while tx_ns.is_none() && Instant::now() < until {
+                if let Some(Got::TxStamp { id, ns }) = self.recv_one(true)?
+                    && id == tx_id
+                {
+                    tx_ns = Some(ns);
+                }
+            }
+        }
+        if let (Some(tx), Some(rx)) = (tx_ns, rx_ns)
+            && rx >= tx
+        {
+            sample.rtt_kernel_ns = Some((rx - tx) as u64);
+        }
+        Ok(sample)
+    }
+
+    /// Ends the session; returns what the agent's echo counted.
+    pub fn close(mut self, idle: Duration) -> Result<EchoTotals, EchoError> {
+        self.ctl
+            .send(&Message::Echo(EchoMessage::Close))
+            .map_err(SessionError::Io)?;
+        match self.ctl.recv(idle, "waiting for the end of the echo")? {
+            Message::Echo(EchoMessage::Closed { answered, dropped }) => {
+                Ok(EchoTotals { answered, dropped })
+            }
+            other => Err(EchoError::Unexpected(other.kind())),
+        }
+    }
+
+    /// One non-blocking recvmsg: `None` when the queue is empty.
+    fn recv_one(&mut self, errqueue: bool) -> io::Result<Option<Got>> {
+        let mut control = [0u64; 64];
+        let mut iov = libc::iovec {
+            iov_base: self.rbuf.as_mut_ptr().cast(),
+            iov_len: self.rbuf.len(),
+        };
+        // SAFETY: all-zero is a valid msghdr; the fields are set below.
+        let mut msg: libc::msghdr = unsafe { zeroed() };
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = size_of_val(&control) as _;
+        let flags = libc::MSG_DONTWAIT | if errqueue { libc::MSG_ERRQUEUE } else { 0 };
+        // SAFETY: msg describes live buffers.
+        let n = unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, flags) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                // ECONNREFUSED and the like (no agent socket any more): nothing to read.
+                _ if !errqueue => Ok(Some(Got::Other)),
+                _ => Err(e),
+            };
+        }
+        let mut stamp = None;
+        let mut is_tx_stamp = None;
+        // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
+        unsafe {
+            let mut c = libc::CMSG_FIRSTHDR(&msg);
+            while !c.is_null() {
+                let h = &*c;
+                let data = libc::CMSG_DATA(c);
+                if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
+                    let ts = std::ptr::read_unaligned(data.cast::<libc::timespec>());
+                    if ts.tv_sec != 0 || ts.tv_nsec != 0 {
+                        stamp =
+                            Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
+                    }
+                } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
+                    || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)
+                {
+                    let serr = std::ptr::read_unaligned(data.cast::<libc::sock_extended_err>());
+                    if serr.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
+                        is_tx_stamp = Some(serr.ee_data);
+                    }
+                }
+                c = libc::CMSG_NXTHDR(&msg, c);
+            }
+        }
+        if errqueue {
+            return Ok(Some(match (is_tx_stamp, stamp) {
+                (Some(id), Some(ns)) => Got::TxStamp { id, ns },
+                _ => Got::Other,
+            }));
+        }
+        Ok(Some(Got::Data {
+            len: n as usize,
+            rx_kernel_ns: stamp,
+        }))
+    }
+}
+
+enum Got {
+    TxStamp {
+        id: u32,
+        ns: i128,
+    },
+    Data {
+        len: usize,
+        rx_kernel_ns: Option<i128>,
+    },
+    Other,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::Agent;
+
+    /// Sends `bytes` on the session's socket and waits up to 300 ms for an answer.
+    fn exchange(echo: &UdpEcho, bytes: &[u8]) -> Option<Vec<u8>> {
+        echo.sock.send(bytes).ok()?;
+        echo.sock
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        let mut buf = vec![0u8; 65536];
+        // An error (connection refused once the agent's socket is gone) is no answer too.
+        let n = echo.sock.recv(&mut buf).ok()?;
+        Some(buf[..n].to_vec())
+    }
+
+    #[test]
+    fn the_agent_echoes_its_session_alone_never_more_than_asked_and_stops_with_it() {
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let echo = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap();
+        let cookie = echo.cookie();
+        // A datagram without the cookie gets no answer.
+        assert_eq!(exchange(&echo, &[0x55; 200]), None);
+        // Another socket of this host, with the cookie: the agent's socket is connected to the
+        // session's port, so it never sees it.
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        stranger.connect(echo.agent_udp_addr().unwrap()).unwrap();
+        let mut with_cookie = cookie.0.to_vec();
+        with_cookie.resize(300, 7);
+        stranger.send(&with_cookie).unwrap();
+        stranger
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        assert!(
+            stranger.recv(&mut [0u8; 2048]).is_err(),
+            "a stranger got an echo"
+        );
+        // The session's own datagrams come back byte for byte: never larger than asked.
+        for size in [24, 200, 1400, 8000] {
+            let mut d = cookie.0.to_vec();
+            d.extend_from_slice(&(size as u64).to_be_bytes());
+            d.resize(size, 3);
+            assert_eq!(exchange(&echo, &d).as_deref(), Some(&d[..]), "{size} bytes");
+        }
+        let agent_udp = echo.agent_udp_addr().unwrap();
+        let sock = echo.sock.try_clone().unwrap();
+        let totals = echo.close(Duration::from_secs(5)).unwrap();
+        assert_eq!(
+            totals,
+            EchoTotals {
+                answered: 4,
+                dropped: 1
+            }
+        );
+        // After the session: silence.
+        let mut d = cookie.0.to_vec();
+        d.resize(100, 1);
+        let _ = sock.send_to(&d, agent_udp);
+        sock.set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        assert!(sock.recv(&mut [0u8; 2048]).is_err(), "an echo after close");
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_flood_is_answered_at_the_rate_limit_only() {
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let echo = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap();
+        let mut d = echo.cookie().0.to_vec();
+        d.resize(64, 0);
+        let t0 = Instant::now();
+        let mut sent = 0u64;
+        // Ten batches of 100 (each fits the agent's receive buffer) over some 50 ms: the bucket
+        // allows about 64 + 100 of the 1000.
+        for _ in 0..10 {
+            for _ in 0..100 {
+                if echo.sock.send(&d).is_ok() {
+                    sent += 1;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let elapsed = t0.elapsed().as_secs_f64();
+        std::thread::sleep(Duration::from_millis(100));
+        let totals = echo.close(Duration::from_secs(5)).unwrap();
+        let allowed = ECHO_BURST + (elapsed + 0.2) * MAX_ECHO_PER_SECOND + 1.0;
+        assert!(
+            (totals.answered as f64) <= allowed,
+            "{totals:?} of {sent} in {elapsed} s"
+        );
+        assert!(totals.dropped > 0, "{totals:?} of {sent} in {elapsed} s");
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_session_that_drops_its_control_connection_loses_its_echo() {
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let echo = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap();
+        let mut d = echo.cookie().0.to_vec();
+        d.resize(64, 0);
+        assert!(exchange(&echo, &d).is_some());
+        echo.ctl.stream.shutdown(std::net::Shutdown::Both).unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(exchange(&echo, &d), None);
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn an_echo_longer_than_the_agent_allows_is_refused() {
+        let mut cfg = AgentConfig::default();
+        cfg.limits.max_duration = Duration::from_secs(2);
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), cfg).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let e = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap_err();
+        assert!(e.to_string().contains("--max-duration"), "{e}");
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn only_datagrams_with_the_cookie_are_echoed() {
+        let c = Cookie([9; 16]);
+        let mut d = vec![9u8; 24];
+        assert!(carries_cookie(&d, &c));
+        d[3] = 0;
+        assert!(!carries_cookie(&d, &c));
+        assert!(
+            !carries_cookie(&[9u8; 23], &c),
+            "too short to carry a sequence"
+        );
+    }
+
+    #[test]
+    fn the_bucket_allows_a_burst_then_the_rate() {
+        let t0 = Instant::now();
+        let mut b = Bucket {
+            tokens: ECHO_BURST,
+            last: t0,
+        };
+        let burst = (0..1000).filter(|_| b.take(t0)).count();
+        assert_eq!(burst, ECHO_BURST as usize);
+        // One second later: MAX_ECHO_PER_SECOND more (capped at the burst).
+        let later = (0..1000)
+            .filter(|_| b.take(t0 + Duration::from_secs(1)))
+            .count();
+        assert_eq!(later, ECHO_BURST as usize);
+        let mut b = Bucket {
+            tokens: 0.0,
+            last: t0,
+        };
+        assert!(b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
+        assert!(!b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
+    }
+
+    #[test]
+    fn the_committed_corpus_frames_decode_to_echo_messages() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/decode");
+        for i in 0..4 {
+            let bytes = std::fs::read(format!("{dir}/echo-{i}")).unwrap();
+            let (m, _) = crate::control::decode(&bytes).unwrap().unwrap();
+            assert_eq!(m.kind(), "echo");
+        }
+    }
+
+    #[test]
+    fn echo_messages_round_trip_in_json() {
+        let m = Message::Echo(EchoMessage::Open {
+            client_port: 4000,
+            seconds: 5.0,
+        });
+        let text = serde_json::to_string(&m).unwrap();
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
+        assert!(text.contains("\"echo\":\"open\""), "{text}");
+    }
+}
