@@ -316,6 +316,11 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// A uniform number in [0, 1) (the top 53 bits).
+    pub fn next_f64(&mut self) -> f64 {
+        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+    }
+
     /// A uniform integer in `0..n` (Lemire's multiply-shift; the bias is below 2^-32 for the n
     /// used here).
     pub fn below(&mut self, n: usize) -> usize {

@@ -18,6 +18,7 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde::{Deserialize, Serialize};
 
+pub use crate::stats::median;
 use crate::units::{ByteSize, ParseUnitError};
 
 /// One value on a buffer axis: whole packets (multiples of the path MSS, as in the seed) or
@@ -365,21 +366,6 @@ pub const NOTCH_FRACTION: f64 = 0.05;
 pub const LINUX_MIN_RTO_SECONDS: f64 = 0.2;
 /// A pathological cell delivers less than this fraction of its best neighbour.
 pub const PATHOLOGICAL_FRACTION: f64 = 0.25;
-
-/// The median of a non-empty slice (the mean of the two middle values for an even count).
-pub fn median(values: &[f64]) -> f64 {
-    let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
-    let n = sorted.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        sorted[n / 2]
-    } else {
-        (sorted[n / 2 - 1] + sorted[n / 2]) / 2.0
-    }
-}
 
 fn median_u64(values: impl Iterator<Item = u64>) -> u64 {
     let mut v: Vec<u64> = values.collect();

@@ -10,13 +10,10 @@
 mod csv;
 mod document;
 mod host;
-mod line_plot;
 pub mod plot;
-pub mod svg;
 mod table;
 
 pub use csv::Csv;
 pub use document::{Document, OutputFormat, Render, emit, to_json};
 pub use host::HostFacts;
-pub use line_plot::LinePlot;
 pub use table::Table;

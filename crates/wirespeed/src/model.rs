@@ -11,7 +11,7 @@ use serde::Serialize;
 use wirespeed_model::delay::{
     self, Component, Cost, MeasuredHop, ModelFile, Prediction, SegmentComparison, Tolerance,
 };
-use wirespeed_report::svg::Series;
+use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 
 use crate::output::{self, OutputArgs};
@@ -140,7 +140,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                 );
             }
             if let Some(file) = &plot {
-                std::fs::write(file, figure_4(&p, &measured))
+                std::fs::write(file, figure_4(&p, &measured)?)
                     .with_context(|| format!("cannot write the plot to {}", file.display()))?;
             }
             let anomalies = segments.iter().filter(|s| s.anomalous).count();
@@ -179,7 +179,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
 }
 
 /// Measured against calculated one-way delay to the destination, as the seed's figure 4.
-fn figure_4(path: &delay::Path, measured: &[ProbedHop]) -> String {
+fn figure_4(path: &delay::Path, measured: &[ProbedHop]) -> anyhow::Result<String> {
     let dest = measured
         .iter()
         .find(|m| m.destination)
@@ -195,24 +195,36 @@ fn figure_4(path: &delay::Path, measured: &[ProbedHop]) -> String {
     let expected = dest
         .and_then(|d| path.hop_marks().into_iter().find(|m| m.0 == d.hop.hop))
         .map_or_else(|| path.total(), |m| m.1);
-    let series = [
+    let measured = Curve::new(
         Series {
             name: "measured (min RTT / 2)".into(),
             points: points.clone(),
-            line: dest.map(|d| (d.hop.cost.fixed_ms, d.hop.cost.per_byte_ms)),
         },
+        Mark::Points,
+    );
+    let measured = match dest {
+        Some(d) => measured.with_fit(d.hop.cost.fixed_ms, d.hop.cost.per_byte_ms),
+        None => measured,
+    };
+    let model = Curve::new(
         Series {
             name: format!("model '{}'", path.name),
             points: points.iter().map(|&(x, _)| (x, expected.at(x))).collect(),
-            line: Some((expected.fixed_ms, expected.per_byte_ms)),
         },
-    ];
-    wirespeed_report::svg::plot(
-        &format!("path {}: measured versus calculated", path.name),
-        "packet size, bytes",
-        "one-way delay, ms",
-        &series,
+        Mark::Points,
     )
+    .with_fit(expected.fixed_ms, expected.per_byte_ms);
+    let title = format!("path {}: measured versus calculated", path.name);
+    let labels = Labels {
+        title: &title,
+        x: "packet size, bytes",
+        y: "one-way delay, ms",
+    };
+    Ok(Plot::new(labels)
+        .x_from_zero()
+        .curve(measured)
+        .curve(model)
+        .svg()?)
 }
 
 /// What `model` was asked to do.

@@ -13,7 +13,7 @@ use wirespeed_model::delay::Cost;
 use wirespeed_model::units::{format_seconds, parse_duration};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
-use wirespeed_report::svg::Series;
+use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 
 use crate::output::{self, OutputArgs};
@@ -627,7 +627,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             .collect(),
     };
     if let Some(file) = &args.plot {
-        std::fs::write(file, plot(&report))
+        std::fs::write(file, plot(&report)?)
             .with_context(|| format!("cannot write the plot to {}", file.display()))?;
     }
     let mut doc = Document::new("probe", parameters, report);
@@ -643,18 +643,20 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
 }
 
 /// Minimum RTT against bytes crossed (sent + returned), one series per hop, with its line.
-fn plot(report: &ProbeReport) -> String {
-    let series: Vec<Series> = report
-        .hops
-        .iter()
-        .map(|h| Series {
-            name: {
-                let who = h.responder.map_or("*".to_string(), |r| r.to_string());
-                if report.per_hop {
-                    format!("hop {} {who}", h.analysis.ttl)
-                } else {
-                    who
-                }
+fn plot(report: &ProbeReport) -> anyhow::Result<String> {
+    let title = format!("wirespeed probe {}: minimum round trip", report.target);
+    let labels = Labels {
+        title: &title,
+        x: "bytes crossed (sent + returned)",
+        y: "minimum RTT, ms",
+    };
+    let plot = report.hops.iter().fold(Plot::new(labels), |plot, h| {
+        let who = h.responder.map_or("*".to_string(), |r| r.to_string());
+        let series = Series {
+            name: if report.per_hop {
+                format!("hop {} {who}", h.analysis.ttl)
+            } else {
+                who
             },
             points: h
                 .analysis
@@ -662,19 +664,14 @@ fn plot(report: &ProbeReport) -> String {
                 .iter()
                 .map(|r| ((r.sent_bytes + r.returned_bytes) as f64, r.min_rtt_ms))
                 .collect(),
-            line: h
-                .analysis
-                .fit
-                .as_ref()
-                .map(|f| (f.rtt_intercept_ms, f.rtt_slope_ms_per_byte)),
+        };
+        let curve = Curve::new(series, Mark::Points);
+        plot.curve(match &h.analysis.fit {
+            Some(f) => curve.with_fit(f.rtt_intercept_ms, f.rtt_slope_ms_per_byte),
+            None => curve,
         })
-        .collect();
-    wirespeed_report::svg::plot(
-        &format!("wirespeed probe {}: minimum round trip", report.target),
-        "bytes crossed (sent + returned)",
-        "minimum RTT, ms",
-        &series,
-    )
+    });
+    Ok(plot.x_from_zero().svg()?)
 }
 
 /// `fixed + per_byte x size` with the sign of the per-byte part folded in.

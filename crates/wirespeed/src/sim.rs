@@ -10,6 +10,7 @@ use serde::Serialize;
 use wirespeed_model::csma_theory::MetcalfeBoggs;
 use wirespeed_model::units::{format_seconds, group_digits, parse_duration, significant};
 use wirespeed_model::{BitRate, RateFormat};
+use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 use wirespeed_sim::bus::METRES_PER_FOOT;
 use wirespeed_sim::sweep::{Point, grid, run_sweep};
@@ -508,32 +509,33 @@ fn write_plots(dir: &std::path::Path, points: &[SimPoint]) -> anyhow::Result<Vec
         ),
     ];
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut labels: Vec<&str> = Vec::new();
+    let mut lengths: Vec<&str> = Vec::new();
     for p in points {
-        if !labels.contains(&p.summary.lengths.as_str()) {
-            labels.push(&p.summary.lengths);
+        if !lengths.contains(&p.summary.lengths.as_str()) {
+            lengths.push(&p.summary.lengths);
         }
     }
     let mut written = Vec::new();
     for (file, title, unit, stat) in figures {
-        let plot = wirespeed_report::LinePlot {
-            title: title.to_string(),
-            x_label: "number of hosts".to_string(),
-            y_label: unit.to_string(),
-            series: labels
-                .iter()
-                .map(|label| {
-                    let pts = points
-                        .iter()
-                        .filter(|p| p.summary.lengths == *label)
-                        .map(|p| (p.summary.hosts as f64, stat(&p.summary)))
-                        .collect();
-                    (label.to_string(), pts)
-                })
-                .collect(),
+        let labels = Labels {
+            title,
+            x: "number of hosts",
+            y: unit,
         };
+        let plot = lengths.iter().fold(Plot::new(labels), |plot, name| {
+            let points = points
+                .iter()
+                .filter(|p| p.summary.lengths == *name)
+                .map(|p| (p.summary.hosts as f64, stat(&p.summary)))
+                .collect();
+            let series = Series {
+                name: name.to_string(),
+                points,
+            };
+            plot.curve(Curve::new(series, Mark::Line))
+        });
         let path = dir.join(format!("{file}.svg"));
-        std::fs::write(&path, plot.to_svg())
+        std::fs::write(&path, plot.svg()?)
             .with_context(|| format!("writing {}", path.display()))?;
         written.push(path.display().to_string());
     }

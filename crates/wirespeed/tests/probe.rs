@@ -341,7 +341,7 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
         let picture = std::fs::read_to_string(&svg).unwrap();
         std::fs::remove_file(&svg).unwrap();
         assert_eq!(
-            picture.matches("stroke-width=\"1.5\"").count(),
+            picture.matches("stroke-width=\"2\"").count(),
             3,
             "a line per hop"
         );
@@ -648,7 +648,9 @@ fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let picture = std::fs::read_to_string(&svg).unwrap();
-    assert!(picture.contains("measured (min RTT / 2)") && picture.contains("model 'same'"));
+    assert!(
+        picture.contains("measured (min RTT / 2)") && picture.contains("model &apos;same&apos;")
+    );
     // Three measured sizes and three predicted, plus two legend marks.
     assert_eq!(picture.matches("<circle").count(), 8, "{picture}");
     let slow = cmp("slow");

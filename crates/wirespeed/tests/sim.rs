@@ -150,7 +150,8 @@ fn sim_csma_plot_writes_the_seed_figures() {
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let svg = std::fs::read_to_string(dir.join("bit-rate.svg")).unwrap();
-    assert_eq!(svg.matches("<polyline").count(), 2);
+    // One curve per packet length: curves are the plot's only strokes two pixels wide.
+    assert_eq!(svg.matches("stroke-width=\"2\"").count(), 2);
     assert!(svg.contains("fig. 3-3"));
     for f in [
         "packet-rate",

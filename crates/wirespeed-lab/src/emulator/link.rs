@@ -95,31 +95,9 @@ impl Medium for FullDuplex {
     }
 }
 
-/// SplitMix64 (Steele, Lea and Flood, OOPSLA 2014): a tiny seeded generator, enough for a
-/// Bernoulli loss process that must repeat exactly from its seed.
-#[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
-
-impl SplitMix64 {
-    /// A generator from `seed`.
-    pub fn new(seed: u64) -> SplitMix64 {
-        SplitMix64(seed)
-    }
-
-    /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    /// A uniform number in [0, 1).
-    pub fn next_f64(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
+/// The seeded generator of the Bernoulli loss process: the model's SplitMix64 (Steele, Lea and
+/// Flood, OOPSLA 2014), so that a loss pattern repeats exactly from its seed.
+pub use wirespeed_model::stats::SplitMix64;
 
 /// What the direction decided for one frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
