@@ -23,6 +23,7 @@ use wirespeed_report::{Document, Render, Table};
 use crate::output::{self, OutputArgs};
 
 mod boggs;
+mod duplex;
 mod envelope;
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
@@ -41,6 +42,10 @@ pub(crate) struct ReproduceArgs {
     #[arg(long, short = 't', value_name = "DURATION", value_parser = parse_duration)]
     time: Option<Duration>,
 
+    /// duplex-mismatch: bytes of each TCP transfer (default 2 MB; the seed moved 50 MB).
+    #[arg(long, short = 'n', value_name = "BYTES")]
+    size: Option<wirespeed_model::ByteSize>,
+
     /// envelope: skip the lab part (the lab needs root and takes a few seconds).
     #[arg(long)]
     no_lab: bool,
@@ -56,6 +61,8 @@ pub(crate) enum Name {
     Envelope,
     /// Seed 000: bit and packet rate vs N on a simulated 10 Mbit/s Ethernet.
     Boggs,
+    /// Seed 003: TCP each way across a duplex-mismatched and a matched 10 Mbit/s link.
+    DuplexMismatch,
 }
 
 struct Entry {
@@ -65,7 +72,7 @@ struct Entry {
     what: &'static str,
 }
 
-const ENTRIES: [Entry; 2] = [
+const ENTRIES: [Entry; 3] = [
     Entry {
         name: Name::Envelope,
         seeds: "002, 004",
@@ -77,6 +84,12 @@ const ENTRIES: [Entry; 2] = [
         seeds: "000",
         needs: "simulator only",
         what: "bit rate, packet rate, utilisation and delay vs N and packet length beside the seed's figures",
+    },
+    Entry {
+        name: Name::DuplexMismatch,
+        seeds: "003",
+        needs: "lab (root)",
+        what: "TCP each way across labs/duplex-mismatch.toml and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
 ];
 
@@ -91,6 +104,7 @@ impl Name {
         match self {
             Name::Envelope => "envelope",
             Name::Boggs => "boggs",
+            Name::DuplexMismatch => "duplex-mismatch",
         }
     }
 }
@@ -207,6 +221,7 @@ impl Reproduction {
 /// Shared options handed to each reproduction.
 pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
+    pub(crate) size: Option<u64>,
     pub(crate) lab: bool,
 }
 
@@ -214,6 +229,7 @@ pub(crate) struct Options {
 struct Params {
     name: Option<Name>,
     time_seconds: Option<f64>,
+    size_bytes: Option<u64>,
     lab: bool,
 }
 
@@ -244,6 +260,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let params = Params {
         name: args.name,
         time_seconds: args.time.map(|t| t.as_secs_f64()),
+        size_bytes: args.size.map(|s| s.bytes()),
         lab: !args.no_lab,
     };
     let Some(name) = args.name else {
@@ -267,6 +284,17 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             name.as_str()
         );
     }
+    if args.size.is_some() && name != Name::DuplexMismatch {
+        bail!(
+            "--size applies to duplex-mismatch, not {}; leave it out",
+            name.as_str()
+        );
+    }
+    if let Some(size) = args.size
+        && !(10_000..=50_000_000).contains(&size.bytes())
+    {
+        bail!("--size must be between 10kB and 50MB (the seed's file)");
+    }
     if args.no_lab && name != Name::Envelope {
         bail!(
             "--no-lab applies to envelope (the only one with an optional lab part), not {}; leave it out",
@@ -280,6 +308,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     }
     let options = Options {
         time: args.time,
+        size: args.size.map(|s| s.bytes()),
         lab: !args.no_lab,
     };
     if !args.output.json {
@@ -293,6 +322,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let result = match name {
         Name::Envelope => envelope::run(&options)?,
         Name::Boggs => boggs::run(&options)?,
+        Name::DuplexMismatch => duplex::run(&options)?,
     };
     let doc = Document::new("reproduce", params, result);
     output::print(&args.output, &doc).context("writing the result")
@@ -358,8 +388,13 @@ impl Render for Reproduction {
                 ]);
             }
             write!(out, "{t}")?;
+            // Each reason once, after the first row it explains.
+            let mut said: Vec<&str> = Vec::new();
             for r in c.rows.iter().filter(|r| !r.why.is_empty()) {
-                writeln!(out, "  {}: {}", r.quantity, r.why)?;
+                if !said.contains(&r.why.as_str()) {
+                    writeln!(out, "  {}: {}", r.quantity, r.why)?;
+                    said.push(&r.why);
+                }
             }
         }
         if !self.notes.is_empty() {
@@ -384,34 +419,71 @@ pub(crate) fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding this executable to run its subcommands")
 }
 
-/// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document.
+/// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document;
+/// stops it (SIGTERM to its pid) if it runs longer than `limit`.
 pub(crate) fn run_json(
     namespace: Option<&str>,
     args: &[String],
+    limit: Duration,
 ) -> anyhow::Result<serde_json::Value> {
+    use std::io::Read;
     let exe = exe()?;
     let mut cmd = match namespace {
         Some(ns) => {
+            // `ip netns exec` execs the command, so the child's pid is wirespeed's own.
             let mut c = Command::new("ip");
             c.args(["netns", "exec", ns]).arg(&exe);
             c
         }
         None => Command::new(&exe),
     };
-    cmd.args(args).arg("--json");
-    let out = cmd
-        .stderr(Stdio::piped())
-        .output()
+    cmd.args(args)
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
         .with_context(|| format!("running wirespeed {}", args.join(" ")))?;
-    if !out.status.success() {
-        bail!(
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            wirespeed_lab::sys::terminate(child.id());
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    match status {
+        None => bail!(
+            "wirespeed {} took longer than {} s and was stopped",
+            args.join(" "),
+            limit.as_secs()
+        ),
+        Some(s) if !s.success() => bail!(
             "wirespeed {} failed: {}",
             args.join(" "),
-            String::from_utf8_lossy(&out.stderr).trim()
-        );
+            String::from_utf8_lossy(&err).trim()
+        ),
+        Some(_) => serde_json::from_slice(&out)
+            .with_context(|| format!("reading the document of wirespeed {}", args.join(" "))),
     }
-    serde_json::from_slice(&out.stdout)
-        .with_context(|| format!("reading the document of wirespeed {}", args.join(" ")))
 }
 
 /// A lab built from a topology file for one reproduction, taken down on drop (only this one).
@@ -481,6 +553,7 @@ impl LabGuard {
         from: &str,
         to: &str,
         client_args: &[String],
+        limit: Duration,
     ) -> anyhow::Result<serde_json::Value> {
         let to_ns = self.namespace(to)?;
         let from_ns = self.namespace(from)?;
@@ -514,7 +587,7 @@ impl LabGuard {
             "0".into(),
         ];
         args.extend_from_slice(client_args);
-        let result = run_json(Some(&from_ns), &args);
+        let result = run_json(Some(&from_ns), &args, limit);
         // A one-off agent exits after its session; if the client failed, stop it ourselves.
         for _ in 0..50 {
             if agent.try_wait()?.is_some() {

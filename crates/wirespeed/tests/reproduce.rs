@@ -109,3 +109,56 @@ fn boggs_reproduces_the_seed_000_figures_in_the_simulator() {
     }
     assert_eq!(doc["parameters"]["time_seconds"], 2.0);
 }
+
+/// Lab reproductions need CAP_NET_ADMIN (CI runs as root); elsewhere they are skipped with a
+/// message, as the lab tests do.
+fn can_build_labs(test: &str) -> bool {
+    let root = unsafe { libc::geteuid() } == 0;
+    if !root {
+        eprintln!("{test}: skipped (needs root for network namespaces)");
+    }
+    root
+}
+
+#[test]
+fn envelope_lab_link_carries_its_ceiling() {
+    if !can_build_labs("envelope_lab_link_carries_its_ceiling") {
+        return;
+    }
+    let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
+    let rows = rows(&doc);
+    let lab = row(&rows, "TCP goodput across the link");
+    assert_eq!(lab["configured"].as_f64().unwrap().round(), 9.0);
+    assert_eq!(lab["verdict"], "within", "{lab}");
+}
+
+#[test]
+fn duplex_mismatch_shows_the_counter_signature() {
+    if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
+        return;
+    }
+    // 200 kB each way (the seed moved 50 MB): enough for the MAC counters, a few seconds.
+    let doc = json(&["reproduce", "duplex-mismatch", "-n", "200kB", "--json"]);
+    assert_eq!(doc["parameters"]["size_bytes"], 200_000);
+    let rows = rows(&doc);
+    // Properties of the MACs, true of every run: a full-duplex end counts no collisions, the
+    // half end of a mismatch no CRC errors, a matched link no late collisions.
+    for q in [
+        "test 1, full end (DUT02): collisions",
+        "test 1, full end (DUT02): late collisions",
+        "test 1, half end (DUT01): CRC errors",
+        "test 2, full end (DUT02): collisions",
+        "PUT half -> full, sender: late collisions",
+        "PUT full -> half, receiver: CRC errors + short",
+    ] {
+        assert_eq!(row(&rows, q)["verdict"], "within", "{q}: {}", row(&rows, q));
+    }
+    // Frames the half end sends into the full end's traffic collide: the mismatch is there.
+    let coll = row(&rows, "test 1, half end (DUT01): collisions")["ours"]
+        .as_f64()
+        .unwrap()
+        + row(&rows, "test 2, half end (DUT01): collisions")["ours"]
+            .as_f64()
+            .unwrap();
+    assert!(coll > 0.0);
+}

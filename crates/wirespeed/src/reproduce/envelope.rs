@@ -39,7 +39,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         .iter()
         .map(|s| s.to_string())
         .collect();
-    let loopback = super::run_json(None, &loop_args)?;
+    let loopback = super::run_json(None, &loop_args, time + Duration::from_secs(30))?;
     let loop_bps = num(
         &loopback,
         &["result", "end", "sum_received", "bits_per_second"],
@@ -162,7 +162,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let doc = lab.tcp("h1", "h2", &client)?;
+        let doc = lab.tcp("h1", "h2", &client, time + Duration::from_secs(30))?;
         let ports = lab.ports()?;
         drop(lab);
         let got = num(&doc, &["result", "end", "sum_received", "bits_per_second"])?;
