@@ -22,6 +22,7 @@ use wirespeed_report::{Document, Render, Table};
 
 use crate::output::{self, OutputArgs};
 
+mod bellovin;
 mod boggs;
 mod duplex;
 mod envelope;
@@ -63,6 +64,8 @@ pub(crate) enum Name {
     Boggs,
     /// Seed 003: TCP each way across a duplex-mismatched and a matched 10 Mbit/s link.
     DuplexMismatch,
+    /// Seed 001: probe a path built from Table 1, then flag a misconfigured board.
+    Bellovin,
 }
 
 struct Entry {
@@ -72,7 +75,7 @@ struct Entry {
     what: &'static str,
 }
 
-const ENTRIES: [Entry; 3] = [
+const ENTRIES: [Entry; 4] = [
     Entry {
         name: Name::Envelope,
         seeds: "002, 004",
@@ -91,6 +94,12 @@ const ENTRIES: [Entry; 3] = [
         needs: "lab (root)",
         what: "TCP each way across labs/duplex-mismatch.toml and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
+    Entry {
+        name: Name::Bellovin,
+        seeds: "001",
+        needs: "lab (root)",
+        what: "probe across labs/seed-001-path.toml, fitted costs vs Table 1, then the misconfigured board with model compare",
+    },
 ];
 
 impl Name {
@@ -105,6 +114,7 @@ impl Name {
             Name::Envelope => "envelope",
             Name::Boggs => "boggs",
             Name::DuplexMismatch => "duplex-mismatch",
+            Name::Bellovin => "bellovin",
         }
     }
 }
@@ -323,6 +333,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         Name::Envelope => envelope::run(&options)?,
         Name::Boggs => boggs::run(&options)?,
         Name::DuplexMismatch => duplex::run(&options)?,
+        Name::Bellovin => bellovin::run(&options)?,
     };
     let doc = Document::new("reproduce", params, result);
     output::print(&args.output, &doc).context("writing the result")
@@ -609,20 +620,26 @@ impl Drop for LabGuard {
     }
 }
 
-/// A topology file of the repository's `labs/`, found beside the working directory or the
-/// source tree this binary was built from.
+/// A topology file of the repository's `labs/`.
 pub(crate) fn lab_file(name: &str) -> anyhow::Result<PathBuf> {
+    repo_file("labs", name)
+}
+
+/// A file of the repository (`labs/`, `examples/`), found under the working directory or the
+/// source tree this binary was built from.
+pub(crate) fn repo_file(dir: &str, name: &str) -> anyhow::Result<PathBuf> {
     let candidates = [
-        PathBuf::from("labs").join(name),
+        Path::new(dir).join(name),
         Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../../labs")
+            .join("../..")
+            .join(dir)
             .join(name),
     ];
     candidates
         .iter()
         .find(|p| p.is_file())
         .cloned()
-        .with_context(|| format!("cannot find labs/{name}: run from the wirespeed source tree"))
+        .with_context(|| format!("cannot find {dir}/{name}: run from the wirespeed source tree"))
 }
 
 /// Relative difference a/b - 1.

@@ -28,7 +28,7 @@ fn row<'a>(rows: &'a [serde_json::Value], quantity: &str) -> &'a serde_json::Val
 fn list_names_every_reproduction() {
     let run = wirespeed(&["reproduce", "--list"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    for name in ["envelope", "boggs"] {
+    for name in ["envelope", "boggs", "duplex-mismatch", "bellovin"] {
         assert!(run.stdout.contains(name), "{}", run.stdout);
     }
     let doc = json(&["reproduce", "--list", "--json"]);
@@ -161,4 +161,18 @@ fn duplex_mismatch_shows_the_counter_signature() {
             .as_f64()
             .unwrap();
     assert!(coll > 0.0);
+}
+
+#[test]
+fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
+    if !can_build_labs("bellovin_recovers_the_per_byte_cost_and_flags_the_board") {
+        return;
+    }
+    let doc = json(&["reproduce", "bellovin", "--json"]);
+    let rows = rows(&doc);
+    let per_byte = row(&rows, "one-way per byte, roc -> cbnewsa");
+    assert_eq!(per_byte["verdict"], "within", "{per_byte}");
+    let board = row(&rows, "hop 2 (ciscomci + ether) per byte");
+    assert_eq!(board["verdict"], "within", "{board}");
+    assert!(board["why"].as_str().unwrap().contains("ciscobtw"));
 }
