@@ -258,11 +258,11 @@ struct List {
 
 impl Render for List {
     fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        let mut t = Table::new(["name", "seeds", "needs", "what"]);
         for e in &self.reproductions {
-            t.row([e.name, e.seeds, e.needs, e.what]);
+            writeln!(out, "{:<16} seed {:<9} needs {}", e.name, e.seeds, e.needs)?;
+            writeln!(out, "{:<16} {}", "", e.what)?;
         }
-        write!(out, "{t}")
+        Ok(())
     }
 }
 

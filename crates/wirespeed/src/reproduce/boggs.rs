@@ -161,7 +161,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             let r = sim(&seed_net(n, bytes, time, 1))?;
             rates.push(r.bits_per_second);
             curve.push(Row {
-                quantity: format!("{bytes} B, {n} hosts"),
+                quantity: format!("{bytes} B, {n} host{}", if n == 1 { "" } else { "s" }),
                 unit: "Mbit/s".into(),
                 configured: None,
                 paper: None,
