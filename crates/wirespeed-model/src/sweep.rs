@@ -361,6 +361,8 @@ pub struct SweepAnalysis {
 
 /// A notch is a diagonal point this far below the straight line through its neighbours.
 pub const NOTCH_FRACTION: f64 = 0.05;
+/// Linux's minimum retransmission timeout (`TCP_RTO_MIN`; RFC 6298 allows 1 s).
+pub const LINUX_MIN_RTO_SECONDS: f64 = 0.2;
 /// A pathological cell delivers less than this fraction of its best neighbour.
 pub const PATHOLOGICAL_FRACTION: f64 = 0.25;
 
@@ -616,6 +618,17 @@ fn kernel_words(runs: &[RunRecord], cell: &Cell) -> String {
             "; longest write() {}",
             crate::units::format_seconds(stall)
         ));
+    }
+    let retransmitted = here
+        .iter()
+        .filter_map(|r| r.kernel)
+        .any(|k| k.total_retransmits > 0);
+    if retransmitted && stall >= LINUX_MIN_RTO_SECONDS * 0.9 {
+        words.push_str(
+            "; the writer waited out retransmission timeouts (Linux's minimum RTO is 200 ms): \
+             segments were dropped, typically by a receive buffer too small for the kernel's \
+             per-packet overhead",
+        );
     }
     words
 }

@@ -85,7 +85,15 @@ impl Limits {
             }
             _ => {}
         }
-        if let (Some(max), Some(w)) = (self.max_window_bytes, spec.window_bytes)
+        let largest = [
+            spec.window_bytes,
+            spec.send_buffer_bytes,
+            spec.receive_buffer_bytes,
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        if let (Some(max), Some(w)) = (self.max_window_bytes, largest)
             && w > max
         {
             return refuse(

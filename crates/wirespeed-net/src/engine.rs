@@ -18,6 +18,8 @@ pub(crate) struct Counters {
     pub(crate) bytes: AtomicU64,
     pub(crate) calls: AtomicU64,
     pub(crate) datagrams: AtomicU64,
+    /// The longest single write, nanoseconds (TCP senders): a stalled writer shows here.
+    pub(crate) longest_call_nanos: AtomicU64,
     pub(crate) done: AtomicBool,
     /// End of the `-O` warm-up, if any.
     warmup_until: Option<Instant>,
@@ -257,6 +259,7 @@ impl Running {
                         tcp_info: None,
                         udp: None,
                         zerocopy: None,
+                        longest_call_seconds: None,
                         error: Some("the stream thread panicked".into()),
                     }),
                 }
@@ -385,6 +388,10 @@ fn run_stream(
         tcp_info,
         udp,
         zerocopy,
+        longest_call_seconds: match c.longest_call_nanos.load(Ordering::Relaxed) {
+            0 => None,
+            ns => Some(ns as f64 * 1e-9),
+        },
         error: result.err().map(|e| e.to_string()),
     };
     c.done.store(true, Ordering::Release);

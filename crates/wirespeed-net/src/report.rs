@@ -157,6 +157,10 @@ pub struct StreamReport {
     /// TCP sender with `--zerocopy` only.
     #[serde(default)]
     pub zerocopy: Option<ZeroCopyReport>,
+    /// TCP sender: the longest single write() call. A writer that waits on a full send buffer
+    /// shows it here (seed 004's sweep uses it to explain collapsed cells).
+    #[serde(default)]
+    pub longest_call_seconds: Option<f64>,
     /// What ended the stream early, if anything did.
     pub error: Option<String>,
 }

@@ -73,8 +73,24 @@ pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<()
         setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, w)
             .map_err(wrap(format!("-w {w}")))?;
     }
+    if let Some(b) = spec.send_buffer_bytes {
+        let b = i32::try_from(b).unwrap_or(i32::MAX);
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, b)
+            .map_err(wrap(format!("send buffer {b}")))?;
+    }
+    if let Some(b) = spec.receive_buffer_bytes {
+        let b = i32::try_from(b).unwrap_or(i32::MAX);
+        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, b)
+            .map_err(wrap(format!("receive buffer {b}")))?;
+        if tcp {
+            // The window a buffer yields depends on the kernel's truesize ratio; the clamp makes
+            // it exactly the buffer asked for (seed 004's "N packets" of window).
+            setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, b)
+                .map_err(wrap(format!("TCP_WINDOW_CLAMP {b}")))?;
+        }
+    }
     if !tcp {
-        if spec.window_bytes.is_none() {
+        if spec.window_bytes.is_none() && spec.receive_buffer_bytes.is_none() {
             // Small datagrams cost ~700 bytes of truesize each: the default 208 KiB holds only a
             // few hundred, so a receiver that is descheduled for a millisecond drops. Ask for
             // more (the kernel clamps to net.core.rmem_max; the granted size is reported).

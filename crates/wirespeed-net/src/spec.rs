@@ -81,6 +81,14 @@ pub struct TestSpec {
     pub length_bytes: u32,
     /// Requested socket send and receive buffer (`-w`); `None` leaves the kernel's autotuning.
     pub window_bytes: Option<u64>,
+    /// SO_SNDBUF of every socket, overriding `window_bytes` for the send side (the sweep's
+    /// sender buffer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub send_buffer_bytes: Option<u64>,
+    /// SO_RCVBUF of every socket, and TCP_WINDOW_CLAMP at the same size so that the advertised
+    /// window is exactly that (the sweep's receiver buffer).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub receive_buffer_bytes: Option<u64>,
     /// TCP_NODELAY (`--nodelay`).
     pub nodelay: bool,
     /// TCP_MAXSEG (`-M`).
@@ -111,6 +119,8 @@ impl Default for TestSpec {
             amount: Amount::default(),
             length_bytes: 128 * 1024,
             window_bytes: None,
+            send_buffer_bytes: None,
+            receive_buffer_bytes: None,
             nodelay: false,
             mss_bytes: None,
             congestion: None,

@@ -263,6 +263,7 @@ mod tests {
             tcp_info: None,
             udp: None,
             zerocopy: None,
+            longest_call_seconds: None,
             error: None,
         }
     }

@@ -78,12 +78,20 @@ pub(crate) fn send(
     let buf = pattern(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
     let budget = Budget::new(amount, start);
+    let mut longest = Duration::ZERO;
     while let Some(want) = budget.next(bytes, len, stop) {
+        let before = Instant::now();
         match s.write(&buf[..want]) {
             Ok(n) => {
                 bytes += n as u64;
                 calls += 1;
                 c.publish(bytes, calls);
+                let took = before.elapsed();
+                if took > longest {
+                    longest = took;
+                    c.longest_call_nanos
+                        .store(took.as_nanos() as u64, Ordering::Relaxed);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) => return Err(silent(e)),

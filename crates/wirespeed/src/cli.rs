@@ -29,6 +29,9 @@ enum Command {
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
     Udp(ThroughputArgs),
+    /// How does throughput depend on the send and receive socket buffers? Van Jacobson's
+    /// experiment: a grid of buffer sizes, repeated runs in a seeded random order.
+    Sweep(crate::sweep::SweepArgs),
     /// The most a link can carry after every header, gap and ACK (the back-of-the-envelope
     /// ceiling).
     Envelope(EnvelopeArgs),
@@ -60,6 +63,7 @@ enum Command {
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
+        Command::Sweep(args) => crate::sweep::command(args),
         Command::Envelope(args) => crate::envelope::run(args),
         Command::Autoneg(args) => crate::autoneg::run(args),
         Command::Diagnose(args) => crate::diagnose::run(args),

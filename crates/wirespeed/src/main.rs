@@ -20,7 +20,6 @@ mod reproduce;
 mod serve;
 mod sim;
 mod sim_link;
-#[allow(dead_code)] // wired into the CLI once the TCP engine that runs a point lands
 mod sweep;
 mod throughput;
 mod throughput_text;

@@ -296,6 +296,8 @@ impl ThroughputArgs {
             amount,
             length_bytes: len,
             window_bytes: self.window.map(ByteSize::bytes),
+            send_buffer_bytes: None,
+            receive_buffer_bytes: None,
             nodelay: self.nodelay,
             mss_bytes: self.mss,
             congestion: self.congestion.clone(),
@@ -313,37 +315,45 @@ impl ThroughputArgs {
         let Some(host) = &self.host else {
             return Ok(None);
         };
-        if let Ok(ip) = host.parse::<IpAddr>() {
-            return Ok(Some(SocketAddr::new(ip, self.port)));
-        }
-        if let Ok(addr) = host.parse::<SocketAddr>() {
-            return Ok(Some(addr));
-        }
-        let (name, port) = match host.rsplit_once(':') {
-            Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {
-                (n, p.parse().expect("checked"))
-            }
-            _ => (host.as_str(), self.port),
-        };
-        let addrs: Vec<SocketAddr> = (name, port)
-            .to_socket_addrs()
-            .with_context(|| {
-                format!(
-                    "cannot resolve '{name}' (give an address or a name, e.g. 127.0.0.1 or ::1)"
-                )
-            })?
-            .collect();
-        addrs
-            .into_iter()
-            .find(|a| (!self.ipv4 || a.is_ipv4()) && (!self.ipv6 || a.is_ipv6()))
-            .map(Some)
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "'{name}' has no {} address",
-                    if self.ipv6 { "IPv6" } else { "IPv4" }
-                )
-            })
+        resolve_agent(host, self.port, self.ipv4, self.ipv6).map(Some)
     }
+}
+
+/// The control address of an agent given as an address, `address:port`, or a name, keeping only
+/// the address family asked for (`-4`, `-6`).
+pub(crate) fn resolve_agent(
+    host: &str,
+    port: u16,
+    ipv4: bool,
+    ipv6: bool,
+) -> anyhow::Result<SocketAddr> {
+    if let Ok(ip) = host.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, port));
+    }
+    if let Ok(addr) = host.parse::<SocketAddr>() {
+        return Ok(addr);
+    }
+    let (name, port) = match host.rsplit_once(':') {
+        Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {
+            (n, p.parse().expect("checked"))
+        }
+        _ => (host, port),
+    };
+    let addrs: Vec<SocketAddr> = (name, port)
+        .to_socket_addrs()
+        .with_context(|| {
+            format!("cannot resolve '{name}' (give an address or a name, e.g. 127.0.0.1 or ::1)")
+        })?
+        .collect();
+    addrs
+        .into_iter()
+        .find(|a| (!ipv4 || a.is_ipv4()) && (!ipv6 || a.is_ipv6()))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "'{name}' has no {} address",
+                if ipv6 { "IPv6" } else { "IPv4" }
+            )
+        })
 }
 
 pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {

@@ -8,5 +8,6 @@ mod load;
 mod probe;
 mod reproduce;
 mod sim;
+mod sweep;
 mod throughput;
 mod util;

@@ -5,6 +5,7 @@
 //! `wirespeed_model::sweep` and [`render`]. Running one point is a [`PointRunner`]'s job, so the
 //! loop can be tested without a network.
 
+mod agent_runner;
 mod render;
 mod runs_file;
 
@@ -27,6 +28,39 @@ pub(crate) use runs_file::{RUNS_SCHEMA, RunsFile, SweepPlan};
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = BUFFER_HELP)]
 pub(crate) struct SweepArgs {
+    /// The agent (`wirespeed serve`) to send to; without HOST, an agent in this process on
+    /// loopback.
+    host: Option<String>,
+
+    /// The agent's control port.
+    #[arg(long, short = 'p', default_value_t = crate::serve::DEFAULT_PORT)]
+    port: u16,
+
+    /// Use IPv4.
+    #[arg(short = '4', long = "ipv4", conflicts_with = "ipv6")]
+    ipv4: bool,
+
+    /// Use IPv6 (loopback ::1 without HOST).
+    #[arg(short = '6', long = "ipv6")]
+    ipv6: bool,
+
+    /// The agent's pre-shared key, if it asks for one.
+    #[arg(long, value_name = "FILE")]
+    auth_key_file: Option<PathBuf>,
+
+    /// Bytes per write() and read() call.
+    #[arg(
+        short = 'l',
+        long = "length",
+        default_value = "128KiB",
+        value_name = "BYTES"
+    )]
+    length: ByteSize,
+
+    /// TCP congestion control at both ends (e.g. cubic, reno, bbr).
+    #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
+    congestion: Option<String>,
+
     /// Send-buffer sizes: packets (1..17, 1,2,4) or bytes (16KiB..1MiB:x2).
     #[arg(long, default_value = "1..17", value_name = "AXIS")]
     snd: Axis,
@@ -127,6 +161,28 @@ pub(crate) trait PointRunner {
     fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord>;
 }
 
+/// `wirespeed sweep`: builds the runner for the agent given (or an in-process one) and sweeps.
+pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
+    validate(&args)?;
+    let remote = args
+        .host
+        .as_deref()
+        .map(|h| crate::throughput::resolve_agent(h, args.port, args.ipv4, args.ipv6))
+        .transpose()?;
+    let auth = args
+        .auth_key_file
+        .as_deref()
+        .map(wirespeed_net::auth::AuthKey::from_file)
+        .transpose()?;
+    let length = u32::try_from(args.length.bytes())
+        .ok()
+        .filter(|&l| l > 0)
+        .context("-l must be between 1 byte and 4 GiB, for example -l 128KiB")?;
+    let mut runner =
+        agent_runner::AgentRunner::new(remote, args.ipv6, auth, length, args.congestion.clone())?;
+    run(args, &mut runner)
+}
+
 pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Result<()> {
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
@@ -147,6 +203,7 @@ pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Resu
                 reps: args.reps,
                 seed,
                 mss_bytes: mss,
+                set_mss: args.mss.is_some(),
                 transfer_bytes: args.time.is_none().then_some(args.bytes.bytes()),
                 transfer_seconds: args.time.map(|t| t.as_secs_f64()),
             };
@@ -211,7 +268,11 @@ fn execute(
             rcv_bytes: plan.rcv.0[planned.rcv_index].bytes(plan.mss_bytes),
             transfer_bytes: plan.transfer_bytes,
             transfer_time: plan.transfer_seconds.map(Duration::from_secs_f64),
-            mss: u32::try_from(plan.mss_bytes).ok(),
+            mss: if plan.set_mss {
+                u32::try_from(plan.mss_bytes).ok()
+            } else {
+                None
+            },
         };
         bar.set_message(format!(
             "{} x {}",
@@ -508,6 +569,7 @@ mod tests {
             reps: 1,
             seed: 1,
             mss_bytes: 1000,
+            set_mss: false,
             transfer_bytes: Some(1_000_000),
             transfer_seconds: None,
         };

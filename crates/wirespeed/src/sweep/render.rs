@@ -265,7 +265,12 @@ impl Render for SweepReport {
                 t.row([
                     Self::label(&p.snd, index, p.mss_bytes),
                     self.rate(row.task_to_task_kib_per_second * 1024.0),
-                    format!("{:.1}", row.wire_mbit_per_second),
+                    // On the wire of the modelled link only: loopback has no wire.
+                    if self.ceiling_bytes_per_second.is_some() {
+                        format!("{:.1}", row.wire_mbit_per_second)
+                    } else {
+                        "-".to_string()
+                    },
                     row.percent_of_ceiling
                         .map_or_else(|| "-".into(), |v| format!("{v:.0}%")),
                     cell.and_then(|c| c.predicted_bytes_per_second)

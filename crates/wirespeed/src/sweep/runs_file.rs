@@ -25,6 +25,9 @@ pub(crate) struct SweepPlan {
     pub(crate) seed: u64,
     /// Bytes of one "packet" on the axes.
     pub(crate) mss_bytes: u64,
+    /// Whether runs set TCP_MAXSEG to `mss_bytes` (`-M`), or leave the path's own MSS.
+    #[serde(default)]
+    pub(crate) set_mss: bool,
     /// Bytes per run, when the runs are fixed-size.
     pub(crate) transfer_bytes: Option<u64>,
     /// Seconds per run, when the runs are timed.

@@ -1,0 +1,177 @@
+//! Runs one sweep point as a TCP test against a wirespeed agent (remote, or in this process on
+//! loopback), with the sender's SO_SNDBUF and the receiver's SO_RCVBUF + TCP_WINDOW_CLAMP set
+//! before the data connection is made.
+
+use std::net::{IpAddr, SocketAddr};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use anyhow::Context;
+use wirespeed_model::sweep::{KernelView, RunRecord};
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::report::{Interval, Role, StreamReport};
+use wirespeed_net::{
+    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestSpec, client,
+};
+
+use super::{PointRequest, PointRunner};
+
+/// A runner bound to one agent.
+pub(crate) struct AgentRunner {
+    agent: SocketAddr,
+    local: Option<(
+        wirespeed_net::agent::AgentHandle,
+        JoinHandle<std::io::Result<()>>,
+    )>,
+    auth: Option<AuthKey>,
+    length_bytes: u32,
+    congestion: Option<String>,
+}
+
+impl AgentRunner {
+    /// An agent at `remote`, or a new one in this process on loopback.
+    pub(crate) fn new(
+        remote: Option<SocketAddr>,
+        ipv6: bool,
+        auth: Option<AuthKey>,
+        length_bytes: u32,
+        congestion: Option<String>,
+    ) -> anyhow::Result<AgentRunner> {
+        let mut local = None;
+        let agent = match remote {
+            Some(a) => a,
+            None => {
+                let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
+                    .parse()
+                    .expect("an address");
+                let agent = Agent::bind(
+                    SocketAddr::new(ip, 0),
+                    AgentConfig {
+                        auth: auth.clone(),
+                        ..AgentConfig::default()
+                    },
+                )
+                .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
+                let addr = agent.local_addr()?;
+                local = Some(agent.spawn()?);
+                addr
+            }
+        };
+        Ok(AgentRunner {
+            agent,
+            local,
+            auth,
+            length_bytes,
+            congestion,
+        })
+    }
+
+    fn test(&self, spec: TestSpec) -> anyhow::Result<wirespeed_net::TestOutcome> {
+        let config = ClientConfig {
+            agent: self.agent,
+            bind: None,
+            spec,
+            auth: self.auth.clone(),
+            cpu: None,
+            interval: None,
+            omit: Duration::ZERO,
+            idle_timeout: Duration::from_secs(30),
+            interrupt: None,
+            source: None,
+        };
+        let outcome = client::run(&config, &mut |_: &Interval| {})?;
+        if let Some(err) = &outcome.error {
+            anyhow::bail!("the test ended early: {err}");
+        }
+        Ok(outcome)
+    }
+
+    fn spec(&self, amount: Amount) -> TestSpec {
+        TestSpec {
+            protocol: Protocol::Tcp,
+            direction: Direction::Send,
+            streams: 1,
+            amount,
+            length_bytes: self.length_bytes,
+            congestion: self.congestion.clone(),
+            ..TestSpec::default()
+        }
+    }
+}
+
+impl Drop for AgentRunner {
+    fn drop(&mut self) {
+        if let Some((handle, thread)) = self.local.take() {
+            handle.stop();
+            let _ = thread.join();
+        }
+    }
+}
+
+fn stream(streams: &[StreamReport], role: Role) -> Option<&StreamReport> {
+    streams.iter().find(|s| s.role == role)
+}
+
+impl PointRunner for AgentRunner {
+    fn target(&self) -> String {
+        if self.local.is_some() {
+            format!("loopback (in-process agent at {})", self.agent)
+        } else {
+            self.agent.to_string()
+        }
+    }
+
+    /// The MSS the kernel picks for this path: a short default transfer, read from TCP_INFO.
+    fn path_mss(&mut self) -> anyhow::Result<u64> {
+        let outcome = self.test(self.spec(Amount::Bytes(256 * 1024)))?;
+        stream(&outcome.client.streams, Role::Sender)
+            .and_then(|s| s.tcp_info.as_ref())
+            .map(|t| u64::from(t.mss_bytes))
+            .filter(|&m| m > 0)
+            .context("the kernel did not report an MSS; give one with -M")
+    }
+
+    fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord> {
+        let amount = match (point.transfer_bytes, point.transfer_time) {
+            (_, Some(t)) => Amount::Seconds(t.as_secs_f64()),
+            (Some(b), None) => Amount::Bytes(b),
+            (None, None) => Amount::Bytes(8 << 20),
+        };
+        let spec = TestSpec {
+            send_buffer_bytes: Some(point.snd_bytes),
+            receive_buffer_bytes: Some(point.rcv_bytes),
+            mss_bytes: point.mss,
+            ..self.spec(amount)
+        };
+        let outcome = self.test(spec)?;
+        let sender = stream(&outcome.client.streams, Role::Sender)
+            .context("the client reported no sending stream")?;
+        let agent = outcome.agent.as_ref().context("the agent sent no report")?;
+        let receiver = stream(&agent.streams, Role::Receiver)
+            .context("the agent reported no receiving stream")?;
+        let kernel = sender.tcp_info.as_ref().map(|t| KernelView {
+            rtt_us: (t.rtt_seconds * 1e6) as u32,
+            min_rtt_us: t.min_rtt_seconds.map_or(0, |s| (s * 1e6) as u32),
+            snd_cwnd_segments: t.cwnd_segments,
+            total_retransmits: t.retransmits,
+            snd_window_bytes: t.peer_window_bytes.unwrap_or(0),
+            snd_mss_bytes: t.mss_bytes,
+        });
+        let percent = |cpu: f64, wall: f64| if wall > 0.0 { 100.0 * cpu / wall } else { 0.0 };
+        Ok(RunRecord {
+            snd_index: 0,
+            rcv_index: 0,
+            rep: 0,
+            snd_requested_bytes: point.snd_bytes,
+            rcv_requested_bytes: point.rcv_bytes,
+            snd_granted_bytes: sender.socket.send_buffer_granted_bytes,
+            rcv_granted_bytes: receiver.socket.receive_buffer_granted_bytes,
+            bytes: receiver.bytes,
+            seconds: receiver.seconds,
+            kernel,
+            max_write_seconds: sender.longest_call_seconds.unwrap_or(0.0),
+            sender_cpu_percent: percent(sender.cpu.total_seconds(), sender.seconds),
+            receiver_cpu_percent: percent(receiver.cpu.total_seconds(), receiver.seconds),
+        })
+    }
+}

@@ -1,0 +1,102 @@
+use crate::util::{assert_one_line_error, wirespeed};
+
+/// A small loopback sweep: every point runs `reps` times, granted buffers grow with the
+/// requested ones, the results file holds every run, and the JSON document carries the table.
+#[test]
+fn loopback_sweep_grants_grow_with_requests() {
+    let dir = std::env::temp_dir().join(format!("ws-sweep-e2e-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("runs.jsonl");
+    let heatmap = dir.join("heatmap.svg");
+    let csv = dir.join("cells.csv");
+    let run = wirespeed(&[
+        "sweep",
+        "--snd",
+        "32KiB,128KiB",
+        "--reps",
+        "2",
+        "-n",
+        "1MiB",
+        "--seed",
+        "3",
+        "--results",
+        results.to_str().unwrap(),
+        "--heatmap",
+        heatmap.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+        "--json",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["schema"], "wirespeed.sweep.v1");
+    let result = &doc["result"];
+    assert_eq!(result["complete"], true);
+    let runs = result["runs"].as_array().unwrap();
+    assert_eq!(runs.len(), 2 * 2 * 2);
+    for r in runs {
+        assert_eq!(r["bytes"], 1 << 20, "exactly the transfer arrived: {r}");
+        let (req, granted) = (
+            r["snd_requested_bytes"].as_u64().unwrap(),
+            r["snd_granted_bytes"].as_u64().unwrap(),
+        );
+        assert!(
+            granted >= req,
+            "the kernel grants at least the request (it doubles it): {r}"
+        );
+    }
+    let granted = |snd: u64| {
+        runs.iter()
+            .filter(|r| r["snd_requested_bytes"] == snd)
+            .map(|r| r["snd_granted_bytes"].as_u64().unwrap())
+            .max()
+            .unwrap()
+    };
+    assert!(granted(32768) < granted(131072));
+    assert_eq!(result["analysis"]["diagonal"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap().lines().count(),
+        1 + 8
+    );
+    assert!(
+        std::fs::read_to_string(&heatmap)
+            .unwrap()
+            .starts_with("<svg")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&csv).unwrap().lines().count(),
+        1 + 4
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_results_file_is_never_overwritten() {
+    let path = std::env::temp_dir().join(format!("ws-sweep-exists-{}.jsonl", std::process::id()));
+    std::fs::write(&path, "precious\n").unwrap();
+    let run = wirespeed(&[
+        "sweep",
+        "--snd",
+        "1",
+        "--reps",
+        "1",
+        "--results",
+        path.to_str().unwrap(),
+    ]);
+    assert_one_line_error(&run, "--resume");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "precious\n");
+    let _ = std::fs::remove_file(&path);
+}
+
+#[test]
+fn bad_grids_are_one_line() {
+    assert_one_line_error(&wirespeed(&["sweep", "--snd", "17..1"]), "buffer axis");
+    assert_one_line_error(&wirespeed(&["sweep", "--rcv", "1..x"]), "buffer axis");
+    assert_one_line_error(&wirespeed(&["sweep", "--reps", "0"]), "--reps");
+    let missing = std::env::temp_dir().join("ws-sweep-no-such-file.jsonl");
+    assert_one_line_error(
+        &wirespeed(&["sweep", "--resume", missing.to_str().unwrap()]),
+        "cannot open",
+    );
+}
