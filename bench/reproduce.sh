@@ -18,7 +18,7 @@ for c in d["comparisons"]:
             print("  %-48s %-9s configured %8s  paper %8s  ours %8s  %s"
                   % (r["quantity"], r["unit"], f(r["configured"]), f(r["paper"]), f(r["ours"]), r["verdict"]))
 '
-for name in envelope boggs duplex-mismatch bellovin; do
+for name in envelope boggs duplex-mismatch bellovin vj-buffers; do
     echo "### wirespeed reproduce $name --json"
     t0=$(date +%s.%N)
     "$bin" reproduce "$name" --json | python3 -c "$summary"

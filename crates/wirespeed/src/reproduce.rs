@@ -26,6 +26,7 @@ mod bellovin;
 mod boggs;
 mod duplex;
 mod envelope;
+mod vj;
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
 #[derive(Debug, Args)]
@@ -43,7 +44,8 @@ pub(crate) struct ReproduceArgs {
     #[arg(long, short = 't', value_name = "DURATION", value_parser = parse_duration)]
     time: Option<Duration>,
 
-    /// duplex-mismatch: bytes of each TCP transfer (default 2 MB; the seed moved 50 MB).
+    /// duplex-mismatch: bytes of each TCP transfer (default 2 MB; the seed moved 50 MB);
+    /// vj-buffers: bytes per point (default 1 MB; the seed: four of 8 MB).
     #[arg(long, short = 'n', value_name = "BYTES")]
     size: Option<wirespeed_model::ByteSize>,
 
@@ -66,6 +68,8 @@ pub(crate) enum Name {
     DuplexMismatch,
     /// Seed 001: probe a path built from Table 1, then flag a misconfigured board.
     Bellovin,
+    /// Seed 004: the socket-buffer sweep over 1..12 packets on an emulated 10 Mbit/s link.
+    VjBuffers,
 }
 
 struct Entry {
@@ -75,7 +79,7 @@ struct Entry {
     what: &'static str,
 }
 
-const ENTRIES: [Entry; 4] = [
+const ENTRIES: [Entry; 5] = [
     Entry {
         name: Name::Envelope,
         seeds: "002, 004",
@@ -100,6 +104,12 @@ const ENTRIES: [Entry; 4] = [
         needs: "lab (root)",
         what: "probe across labs/seed-001-path.toml, fitted costs vs Table 1, then the misconfigured board with model compare",
     },
+    Entry {
+        name: Name::VjBuffers,
+        seeds: "004",
+        needs: "lab (root)",
+        what: "sweep send = receive buffer 1..12 packets across labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
+    },
 ];
 
 impl Name {
@@ -115,6 +125,7 @@ impl Name {
             Name::Boggs => "boggs",
             Name::DuplexMismatch => "duplex-mismatch",
             Name::Bellovin => "bellovin",
+            Name::VjBuffers => "vj-buffers",
         }
     }
 }
@@ -294,9 +305,9 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             name.as_str()
         );
     }
-    if args.size.is_some() && name != Name::DuplexMismatch {
+    if args.size.is_some() && !matches!(name, Name::DuplexMismatch | Name::VjBuffers) {
         bail!(
-            "--size applies to duplex-mismatch, not {}; leave it out",
+            "--size applies to duplex-mismatch and vj-buffers, not {}; leave it out",
             name.as_str()
         );
     }
@@ -334,6 +345,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         Name::Boggs => boggs::run(&options)?,
         Name::DuplexMismatch => duplex::run(&options)?,
         Name::Bellovin => bellovin::run(&options)?,
+        Name::VjBuffers => vj::run(&options)?,
     };
     let doc = Document::new("reproduce", params, result);
     output::print(&args.output, &doc).context("writing the result")

@@ -28,7 +28,13 @@ fn row<'a>(rows: &'a [serde_json::Value], quantity: &str) -> &'a serde_json::Val
 fn list_names_every_reproduction() {
     let run = wirespeed(&["reproduce", "--list"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    for name in ["envelope", "boggs", "duplex-mismatch", "bellovin"] {
+    for name in [
+        "envelope",
+        "boggs",
+        "duplex-mismatch",
+        "bellovin",
+        "vj-buffers",
+    ] {
         assert!(run.stdout.contains(name), "{}", run.stdout);
     }
     let doc = json(&["reproduce", "--list", "--json"]);
@@ -175,4 +181,20 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
     let board = row(&rows, "hop 2 (ciscomci + ether) per byte");
     assert_eq!(board["verdict"], "within", "{board}");
     assert!(board["why"].as_str().unwrap().contains("ciscobtw"));
+}
+
+#[test]
+fn vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling() {
+    if !can_build_labs("vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling") {
+        return;
+    }
+    // 300 kB per point (the seed: four runs of 8 MB).
+    let doc = json(&["reproduce", "vj-buffers", "-n", "300kB", "--json"]);
+    let rows = rows(&doc);
+    assert_eq!(rows.len(), 13);
+    assert_eq!(row(&rows, "1 packet: task to task")["paper"], 384.0);
+    // With 12 packets in flight the emulated link, not the buffer, sets the rate.
+    let plateau = row(&rows, "plateau, % of the ceiling");
+    assert_eq!(plateau["verdict"], "within", "{plateau}");
+    assert!(plateau["ours"].as_f64().unwrap() <= 101.0, "{plateau}");
 }
