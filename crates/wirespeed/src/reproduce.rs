@@ -30,6 +30,12 @@ mod vj;
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
 #[derive(Debug, Args)]
+#[command(
+    after_long_help = "Each row: the ground truth this run configured, the seed's figure, ours, \
+the tolerance applied, and a verdict (ok = within it, OUTSIDE = not, - = the seed gives no figure \
+or measured another machine), then the reason. A lab reproduction needs root and brings up and \
+takes down only its own lab. bench/reproduce.sh runs them all."
+)]
 pub(crate) struct ReproduceArgs {
     /// The reproduction (see --list).
     #[arg(value_enum, required_unless_present = "list", value_name = "NAME")]
@@ -53,8 +59,9 @@ pub(crate) struct ReproduceArgs {
     #[arg(long)]
     no_lab: bool,
 
-    #[command(flatten)]
-    output: OutputArgs,
+    /// Print one JSON document (schema "wirespeed.reproduce.v1") instead of text.
+    #[arg(long, short = 'J')]
+    json: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
@@ -278,6 +285,10 @@ impl Render for List {
 }
 
 pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
+    let output = OutputArgs {
+        json: args.json,
+        rate_format: wirespeed_model::RateFormat::Adaptive,
+    };
     let params = Params {
         name: args.name,
         time_seconds: args.time.map(|t| t.as_secs_f64()),
@@ -297,7 +308,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
                 .collect(),
         };
         let doc = Document::new("reproduce", params, list);
-        return output::print(&args.output, &doc).context("writing the result");
+        return output::print(&output, &doc).context("writing the result");
     };
     if args.time.is_some() && !matches!(name, Name::Envelope | Name::Boggs) {
         bail!(
@@ -332,7 +343,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         size: args.size.map(|s| s.bytes()),
         lab: !args.no_lab,
     };
-    if !args.output.json {
+    if !args.json {
         eprintln!(
             "reproducing {} (seed {}): {}",
             name.as_str(),
@@ -348,7 +359,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         Name::VjBuffers => vj::run(&options)?,
     };
     let doc = Document::new("reproduce", params, result);
-    output::print(&args.output, &doc).context("writing the result")
+    output::print(&output, &doc).context("writing the result")
 }
 
 /// A figure for a text cell: up to 4 significant digits, thousands grouped.

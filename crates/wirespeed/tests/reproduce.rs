@@ -198,3 +198,10 @@ fn vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling() {
     assert_eq!(plateau["verdict"], "within", "{plateau}");
     assert!(plateau["ours"].as_f64().unwrap() <= 101.0, "{plateau}");
 }
+
+#[test]
+fn reproduce_takes_no_rate_format() {
+    // Every figure carries its own unit column, so -f would be parsed and ignored: refused.
+    let run = wirespeed(&["reproduce", "boggs", "-f", "m"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+}
