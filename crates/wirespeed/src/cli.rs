@@ -56,6 +56,9 @@ enum Command {
     /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
     /// router costs), run commands in it, and take it down.
     Lab(crate::lab::LabArgs),
+    /// Run a seed's experiment end to end (lab or simulator) and print the paper's table
+    /// beside ours with a verdict per row; `--list` names them.
+    Reproduce(crate::reproduce::ReproduceArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -72,6 +75,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
         Command::Load(args) => crate::load::run(args),
+        Command::Reproduce(args) => crate::reproduce::run(args),
     }
 }
 

@@ -16,6 +16,7 @@ mod load_render;
 mod model;
 mod output;
 mod probe;
+mod reproduce;
 mod serve;
 mod sim;
 mod sim_link;

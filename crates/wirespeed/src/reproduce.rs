@@ -1,0 +1,681 @@
+//! `wirespeed reproduce NAME`: a seed's experiment end to end, in the lab or the simulator,
+//! with the paper's figures beside ours and a verdict per row.
+//!
+//! Why a command and not a script: a reproduction is only worth something if the ground truth
+//! it configured (link rates, costs, station counts) is written beside what was measured, and
+//! if every comparison states its tolerance and the reason for its verdict. Each reproduction
+//! reuses the library (envelope arithmetic, the CSMA/CD simulator, the lab's lifecycle) where
+//! the logic is public, and runs this same executable as a subprocess with `--json` where the
+//! logic lives only in the binary (`tcp`, `serve`, `probe`, `model compare`); each row's
+//! `method` says which.
+
+use std::io::{self, BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use wirespeed_model::units::parse_duration;
+use wirespeed_report::{Document, Render, Table};
+
+use crate::output::{self, OutputArgs};
+
+mod bellovin;
+mod boggs;
+mod duplex;
+mod envelope;
+mod vj;
+
+/// Runs a seed's experiment end to end and prints the paper's table beside ours.
+#[derive(Debug, Args)]
+#[command(
+    after_long_help = "Each row: the ground truth this run configured, the seed's figure, ours, \
+the tolerance applied, and a verdict (ok = within it, OUTSIDE = not, - = the seed gives no figure \
+or measured another machine), then the reason. A lab reproduction needs root and brings up and \
+takes down only its own lab. bench/reproduce.sh runs them all."
+)]
+pub(crate) struct ReproduceArgs {
+    /// The reproduction (see --list).
+    #[arg(value_enum, required_unless_present = "list", value_name = "NAME")]
+    name: Option<Name>,
+
+    /// List the reproductions, their seeds and what they need (lab: root; sim: nothing).
+    #[arg(long, conflicts_with = "name")]
+    list: bool,
+
+    /// envelope: length of the loopback and of the lab TCP transfer (default 2 s);
+    /// boggs: simulated time per point (default 10 s, the seed's window).
+    #[arg(long, short = 't', value_name = "DURATION", value_parser = parse_duration)]
+    time: Option<Duration>,
+
+    /// duplex-mismatch: bytes of each TCP transfer (default 2 MB; the seed moved 50 MB);
+    /// vj-buffers: bytes per point (default 1 MB; the seed: four of 8 MB).
+    #[arg(long, short = 'n', value_name = "BYTES")]
+    size: Option<wirespeed_model::ByteSize>,
+
+    /// envelope: skip the lab part (the lab needs root and takes a few seconds).
+    #[arg(long)]
+    no_lab: bool,
+
+    /// Print one JSON document (schema "wirespeed.reproduce.v1") instead of text.
+    #[arg(long, short = 'J')]
+    json: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub(crate) enum Name {
+    /// Seeds 002/004: loopback ceiling, envelope figures, a 10 Mbit/s lab link.
+    Envelope,
+    /// Seed 000: bit and packet rate vs N on a simulated 10 Mbit/s Ethernet.
+    Boggs,
+    /// Seed 003: TCP each way across a duplex-mismatched and a matched 10 Mbit/s link.
+    DuplexMismatch,
+    /// Seed 001: probe a path built from Table 1, then flag a misconfigured board.
+    Bellovin,
+    /// Seed 004: the socket-buffer sweep over 1..12 packets on an emulated 10 Mbit/s link.
+    VjBuffers,
+}
+
+struct Entry {
+    name: Name,
+    seeds: &'static str,
+    needs: &'static str,
+    what: &'static str,
+}
+
+const ENTRIES: [Entry; 5] = [
+    Entry {
+        name: Name::Envelope,
+        seeds: "002, 004",
+        needs: "loopback; lab (root) for the 10 Mbit/s link",
+        what: "loopback TCP ceiling, envelope figures for 10M/100M/1G, TCP across labs/two-host-10m.toml vs 9.415 Mbit/s",
+    },
+    Entry {
+        name: Name::Boggs,
+        seeds: "000",
+        needs: "simulator only",
+        what: "bit rate, packet rate, utilisation and delay vs N and packet length beside the seed's figures",
+    },
+    Entry {
+        name: Name::DuplexMismatch,
+        seeds: "003",
+        needs: "lab (root)",
+        what: "TCP each way across labs/duplex-mismatch.toml and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
+    },
+    Entry {
+        name: Name::Bellovin,
+        seeds: "001",
+        needs: "lab (root)",
+        what: "probe across labs/seed-001-path.toml, fitted costs vs Table 1, then the misconfigured board with model compare",
+    },
+    Entry {
+        name: Name::VjBuffers,
+        seeds: "004",
+        needs: "lab (root)",
+        what: "sweep send = receive buffer 1..12 packets across labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
+    },
+];
+
+impl Name {
+    fn entry(self) -> &'static Entry {
+        ENTRIES
+            .iter()
+            .find(|e| e.name == self)
+            .expect("every name has an entry")
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            Name::Envelope => "envelope",
+            Name::Boggs => "boggs",
+            Name::DuplexMismatch => "duplex-mismatch",
+            Name::Bellovin => "bellovin",
+            Name::VjBuffers => "vj-buffers",
+        }
+    }
+}
+
+/// Whether a row's figure is within its tolerance.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    /// Within the stated tolerance.
+    Within,
+    /// Outside it (the `why` says by how much and what we think the reason is).
+    Outside,
+    /// No tolerance applies (the seed gives no figure, or it is a different machine).
+    NotCompared,
+}
+
+impl Verdict {
+    pub(crate) fn of(ok: bool) -> Verdict {
+        if ok {
+            Verdict::Within
+        } else {
+            Verdict::Outside
+        }
+    }
+    fn label(self) -> &'static str {
+        match self {
+            Verdict::Within => "ok",
+            Verdict::Outside => "OUTSIDE",
+            Verdict::NotCompared => "-",
+        }
+    }
+}
+
+/// One compared quantity.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Row {
+    /// What is compared.
+    pub(crate) quantity: String,
+    /// Unit of `configured`, `paper` and `ours`.
+    pub(crate) unit: String,
+    /// The ground truth this run configured (or the model's figure for it), if any.
+    pub(crate) configured: Option<f64>,
+    /// The seed's figure, if it states one.
+    pub(crate) paper: Option<f64>,
+    /// What we measured or simulated.
+    pub(crate) ours: Option<f64>,
+    /// The tolerance applied, in words.
+    pub(crate) tolerance: String,
+    pub(crate) verdict: Verdict,
+    /// Why the verdict is what it is.
+    pub(crate) why: String,
+}
+
+/// One of the seed's tables (or figures) beside ours.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Comparison {
+    pub(crate) title: String,
+    /// Where in the seed the figures come from.
+    pub(crate) source: String,
+    /// How our column was produced (library call or subprocess, and its command line).
+    pub(crate) method: String,
+    pub(crate) rows: Vec<Row>,
+}
+
+/// A configured setting of the experiment (the ground truth).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Setting {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+pub(crate) fn setting(name: &str, value: impl Into<String>) -> Setting {
+    Setting {
+        name: name.to_string(),
+        value: value.into(),
+    }
+}
+
+/// A finished reproduction.
+#[derive(Debug, Serialize)]
+pub(crate) struct Reproduction {
+    pub(crate) name: Name,
+    pub(crate) seeds: &'static str,
+    pub(crate) ground_truth: Vec<Setting>,
+    pub(crate) comparisons: Vec<Comparison>,
+    pub(crate) notes: Vec<String>,
+    pub(crate) rows: usize,
+    pub(crate) within: usize,
+    pub(crate) outside: usize,
+}
+
+impl Reproduction {
+    pub(crate) fn new(
+        name: Name,
+        ground_truth: Vec<Setting>,
+        comparisons: Vec<Comparison>,
+        notes: Vec<String>,
+    ) -> Reproduction {
+        let all = comparisons.iter().flat_map(|c| &c.rows);
+        let count = |v: Verdict| all.clone().filter(|r| r.verdict == v).count();
+        Reproduction {
+            name,
+            seeds: name.entry().seeds,
+            rows: all.clone().count(),
+            within: count(Verdict::Within),
+            outside: count(Verdict::Outside),
+            ground_truth,
+            comparisons,
+            notes,
+        }
+    }
+}
+
+/// Shared options handed to each reproduction.
+pub(crate) struct Options {
+    pub(crate) time: Option<Duration>,
+    pub(crate) size: Option<u64>,
+    pub(crate) lab: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct Params {
+    name: Option<Name>,
+    time_seconds: Option<f64>,
+    size_bytes: Option<u64>,
+    lab: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct ListEntry {
+    name: &'static str,
+    seeds: &'static str,
+    needs: &'static str,
+    what: &'static str,
+}
+
+#[derive(Debug, Serialize)]
+struct List {
+    reproductions: Vec<ListEntry>,
+}
+
+impl Render for List {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        for e in &self.reproductions {
+            writeln!(out, "{:<16} seed {:<9} needs {}", e.name, e.seeds, e.needs)?;
+            writeln!(out, "{:<16} {}", "", e.what)?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
+    let output = OutputArgs {
+        json: args.json,
+        rate_format: wirespeed_model::RateFormat::Adaptive,
+    };
+    let params = Params {
+        name: args.name,
+        time_seconds: args.time.map(|t| t.as_secs_f64()),
+        size_bytes: args.size.map(|s| s.bytes()),
+        lab: !args.no_lab,
+    };
+    let Some(name) = args.name else {
+        let list = List {
+            reproductions: ENTRIES
+                .iter()
+                .map(|e| ListEntry {
+                    name: e.name.as_str(),
+                    seeds: e.seeds,
+                    needs: e.needs,
+                    what: e.what,
+                })
+                .collect(),
+        };
+        let doc = Document::new("reproduce", params, list);
+        return output::print(&output, &doc).context("writing the result");
+    };
+    if args.time.is_some() && !matches!(name, Name::Envelope | Name::Boggs) {
+        bail!(
+            "--time applies to envelope and boggs, not {}; leave it out",
+            name.as_str()
+        );
+    }
+    if args.size.is_some() && !matches!(name, Name::DuplexMismatch | Name::VjBuffers) {
+        bail!(
+            "--size applies to duplex-mismatch and vj-buffers, not {}; leave it out",
+            name.as_str()
+        );
+    }
+    if let Some(size) = args.size
+        && !(10_000..=50_000_000).contains(&size.bytes())
+    {
+        bail!("--size must be between 10kB and 50MB (the seed's file)");
+    }
+    if args.no_lab && name != Name::Envelope {
+        bail!(
+            "--no-lab applies to envelope (the only one with an optional lab part), not {}; leave it out",
+            name.as_str()
+        );
+    }
+    if let Some(t) = args.time
+        && (t < Duration::from_millis(100) || t > Duration::from_secs(60))
+    {
+        bail!("--time must be between 100ms and 60s");
+    }
+    let options = Options {
+        time: args.time,
+        size: args.size.map(|s| s.bytes()),
+        lab: !args.no_lab,
+    };
+    if !args.json {
+        eprintln!(
+            "reproducing {} (seed {}): {}",
+            name.as_str(),
+            name.entry().seeds,
+            name.entry().what
+        );
+    }
+    let result = match name {
+        Name::Envelope => envelope::run(&options)?,
+        Name::Boggs => boggs::run(&options)?,
+        Name::DuplexMismatch => duplex::run(&options)?,
+        Name::Bellovin => bellovin::run(&options)?,
+        Name::VjBuffers => vj::run(&options)?,
+    };
+    let doc = Document::new("reproduce", params, result);
+    output::print(&output, &doc).context("writing the result")
+}
+
+/// A figure for a text cell: up to 4 significant digits, thousands grouped.
+pub(crate) fn figure(v: Option<f64>) -> String {
+    match v {
+        None => "-".into(),
+        Some(0.0) => "0".into(),
+        Some(v) => {
+            let digits = (4 - 1 - v.abs().log10().floor() as i32).clamp(0, 6) as usize;
+            let s = format!("{v:.digits$}");
+            let (int, frac) = s.split_once('.').map_or((s.as_str(), ""), |(i, f)| (i, f));
+            let grouped = int
+                .trim_start_matches('-')
+                .parse::<u64>()
+                .map_or_else(|_| int.to_string(), wirespeed_model::units::group_digits);
+            let sign = if v < 0.0 { "-" } else { "" };
+            if frac.is_empty() {
+                format!("{sign}{grouped}")
+            } else {
+                format!("{sign}{grouped}.{frac}")
+            }
+        }
+    }
+}
+
+impl Render for Reproduction {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(
+            out,
+            "reproduce {} (seed {})",
+            self.name.as_str(),
+            self.seeds
+        )?;
+        writeln!(out, "ground truth configured:")?;
+        for s in &self.ground_truth {
+            writeln!(out, "  {:<34} {}", s.name, s.value)?;
+        }
+        for c in &self.comparisons {
+            writeln!(out)?;
+            writeln!(out, "{}  [{}]", c.title, c.source)?;
+            writeln!(out, "  ours: {}", c.method)?;
+            let mut t = Table::new([
+                "quantity",
+                "unit",
+                "configured",
+                "paper",
+                "ours",
+                "tolerance",
+                "verdict",
+            ]);
+            for r in &c.rows {
+                t.row([
+                    r.quantity.clone(),
+                    r.unit.clone(),
+                    figure(r.configured),
+                    figure(r.paper),
+                    figure(r.ours),
+                    r.tolerance.clone(),
+                    r.verdict.label().to_string(),
+                ]);
+            }
+            write!(out, "{t}")?;
+            // Each reason once, after the first row it explains.
+            let mut said: Vec<&str> = Vec::new();
+            for r in c.rows.iter().filter(|r| !r.why.is_empty()) {
+                if !said.contains(&r.why.as_str()) {
+                    writeln!(out, "  {}: {}", r.quantity, r.why)?;
+                    said.push(&r.why);
+                }
+            }
+        }
+        if !self.notes.is_empty() {
+            writeln!(out)?;
+            for n in &self.notes {
+                writeln!(out, "note: {n}")?;
+            }
+        }
+        writeln!(
+            out,
+            "\n{} rows: {} within tolerance, {} outside, {} not compared",
+            self.rows,
+            self.within,
+            self.outside,
+            self.rows - self.within - self.outside
+        )
+    }
+}
+
+/// This executable, for the parts whose logic lives only in the binary.
+pub(crate) fn exe() -> anyhow::Result<PathBuf> {
+    std::env::current_exe().context("finding this executable to run its subcommands")
+}
+
+/// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document;
+/// stops it (SIGTERM to its pid) if it runs longer than `limit`.
+pub(crate) fn run_json(
+    namespace: Option<&str>,
+    args: &[String],
+    limit: Duration,
+) -> anyhow::Result<serde_json::Value> {
+    use std::io::Read;
+    let exe = exe()?;
+    let mut cmd = match namespace {
+        Some(ns) => {
+            // `ip netns exec` execs the command, so the child's pid is wirespeed's own.
+            let mut c = Command::new("ip");
+            c.args(["netns", "exec", ns]).arg(&exe);
+            c
+        }
+        None => Command::new(&exe),
+    };
+    cmd.args(args)
+        .arg("--json")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .with_context(|| format!("running wirespeed {}", args.join(" ")))?;
+    let mut stdout = child.stdout.take().expect("piped");
+    let mut stderr = child.stderr.take().expect("piped");
+    let out_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stdout.read_to_end(&mut v);
+        v
+    });
+    let err_reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        let _ = stderr.read_to_end(&mut v);
+        v
+    });
+    let deadline = std::time::Instant::now() + limit;
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break Some(status);
+        }
+        if std::time::Instant::now() > deadline {
+            wirespeed_lab::sys::terminate(child.id());
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = out_reader.join().unwrap_or_default();
+    let err = err_reader.join().unwrap_or_default();
+    match status {
+        None => bail!(
+            "wirespeed {} took longer than {} s and was stopped",
+            args.join(" "),
+            limit.as_secs()
+        ),
+        Some(s) if !s.success() => bail!(
+            "wirespeed {} failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&err).trim()
+        ),
+        Some(_) => serde_json::from_slice(&out)
+            .with_context(|| format!("reading the document of wirespeed {}", args.join(" "))),
+    }
+}
+
+/// A lab built from a topology file for one reproduction, taken down on drop (only this one).
+pub(crate) struct LabGuard {
+    pub(crate) name: String,
+    pub(crate) record: wirespeed_lab::lifecycle::LabRecord,
+}
+
+impl LabGuard {
+    pub(crate) fn up(file: &Path) -> anyhow::Result<LabGuard> {
+        use wirespeed_lab::lifecycle::{self, Detach};
+        let topology = wirespeed_lab::Topology::load(file)?;
+        wirespeed_lab::sys::require_net_admin()?;
+        let running = lifecycle::up(topology, file, Detach::DiesWithParent)?;
+        let record = match lifecycle::record(&running.name) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = lifecycle::down(&running.name);
+                return Err(e.into());
+            }
+        };
+        Ok(LabGuard {
+            name: running.name,
+            record,
+        })
+    }
+
+    pub(crate) fn namespace(&self, node: &str) -> anyhow::Result<String> {
+        Ok(self.record.namespace(node)?.to_string())
+    }
+
+    /// The first IPv4 address of `node`.
+    pub(crate) fn ipv4(&self, node: &str) -> anyhow::Result<String> {
+        let n = self
+            .record
+            .nodes
+            .iter()
+            .find(|n| n.name == node)
+            .with_context(|| format!("lab {} has no node {node}", self.name))?;
+        n.addresses
+            .iter()
+            .filter_map(|a| a.split_whitespace().nth(1))
+            .find(|a| !a.contains(':'))
+            .and_then(|a| a.split('/').next())
+            .map(str::to_string)
+            .with_context(|| format!("node {node} has no IPv4 address"))
+    }
+
+    /// Counters of every port, freshly written by the emulator.
+    pub(crate) fn ports(&self) -> anyhow::Result<Vec<wirespeed_lab::PortStatus>> {
+        // The emulator writes its status every 200 ms: wait for one written after now.
+        let (_, first) = wirespeed_lab::lifecycle::status(&self.name)?;
+        for _ in 0..20 {
+            std::thread::sleep(Duration::from_millis(100));
+            let (_, now) = wirespeed_lab::lifecycle::status(&self.name)?;
+            if now.sequence > first.sequence + 1 {
+                return Ok(now.ports);
+            }
+        }
+        Ok(wirespeed_lab::lifecycle::status(&self.name)?.1.ports)
+    }
+
+    /// A TCP transfer with this executable's agent and client: `serve -1` in `to`, `tcp` in
+    /// `from` with `client_args`; returns the client's document.
+    pub(crate) fn tcp(
+        &self,
+        from: &str,
+        to: &str,
+        client_args: &[String],
+        limit: Duration,
+    ) -> anyhow::Result<serde_json::Value> {
+        let to_ns = self.namespace(to)?;
+        let from_ns = self.namespace(from)?;
+        let addr = self.ipv4(to)?;
+        let mut agent = Command::new("ip")
+            .args(["netns", "exec", &to_ns])
+            .arg(exe()?)
+            .args(["serve", "-1", "-p", "0", "-B", &addr])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("starting the agent in the lab")?;
+        let line = {
+            let stdout = agent.stdout.take().expect("piped");
+            let mut line = String::new();
+            BufReader::new(stdout).read_line(&mut line).ok();
+            line
+        };
+        let Some(listening) = line
+            .split_whitespace()
+            .find(|w| w.contains(&addr) && w.contains(':'))
+        else {
+            wirespeed_lab::sys::terminate(agent.id());
+            let _ = agent.wait();
+            bail!("the agent in {to} did not say where it listens: {line:?}");
+        };
+        let mut args = vec![
+            "tcp".to_string(),
+            listening.to_string(),
+            "-i".into(),
+            "0".into(),
+        ];
+        args.extend_from_slice(client_args);
+        let result = run_json(Some(&from_ns), &args, limit);
+        // A one-off agent exits after its session; if the client failed, stop it ourselves.
+        for _ in 0..50 {
+            if agent.try_wait()?.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if agent.try_wait()?.is_none() {
+            wirespeed_lab::sys::terminate(agent.id());
+            let _ = agent.wait();
+        }
+        result
+    }
+}
+
+impl Drop for LabGuard {
+    fn drop(&mut self) {
+        let _ = wirespeed_lab::lifecycle::down(&self.name);
+    }
+}
+
+/// A topology file of the repository's `labs/`.
+pub(crate) fn lab_file(name: &str) -> anyhow::Result<PathBuf> {
+    repo_file("labs", name)
+}
+
+/// A file of the repository (`labs/`, `examples/`), found under the working directory or the
+/// source tree this binary was built from.
+pub(crate) fn repo_file(dir: &str, name: &str) -> anyhow::Result<PathBuf> {
+    let candidates = [
+        Path::new(dir).join(name),
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(dir)
+            .join(name),
+    ];
+    candidates
+        .iter()
+        .find(|p| p.is_file())
+        .cloned()
+        .with_context(|| format!("cannot find {dir}/{name}: run from the wirespeed source tree"))
+}
+
+/// Relative difference a/b - 1.
+pub(crate) fn rel(a: f64, b: f64) -> f64 {
+    a / b - 1.0
+}
+
+/// Looks a number up in a JSON document by a path of keys.
+pub(crate) fn num(doc: &serde_json::Value, path: &[&str]) -> anyhow::Result<f64> {
+    let mut v = doc;
+    for k in path {
+        v = &v[*k];
+    }
+    v.as_f64()
+        .with_context(|| format!("no number at {} in the document", path.join(".")))
+}

@@ -1,0 +1,220 @@
+//! `reproduce boggs` (seed 000, Boggs, Mogul and Kent, "Measured Capacity of an Ethernet"):
+//! the simulated 3000-foot, four-cluster Ethernet of §3.5 with N hosts sending flat out,
+//! beside the figures the seed states in its text (§3.3, §3.5, §3.6), and the bit rate vs N
+//! for the seed's packet lengths (figure 3-3, which the seed only plots).
+//!
+//! The seed's numbers are taken from its text as `crates/wirespeed-sim/tests/seed_000.rs`
+//! takes them, with the same tolerances; the simulator runs in process (library
+//! `wirespeed_sim::run`).
+
+use std::time::Duration;
+
+use wirespeed_sim::{HostModel, RunStats, Scenario};
+
+use super::{Comparison, Name, Options, Reproduction, Row, Verdict, setting};
+
+fn seed_net(hosts: usize, bytes: u64, time: Duration, seed: u64) -> Scenario {
+    Scenario {
+        measure_ns: time.as_nanos() as u64,
+        seed,
+        ..Scenario::seed_long_net(hosts, bytes)
+    }
+}
+
+fn sim(s: &Scenario) -> anyhow::Result<RunStats> {
+    Ok(wirespeed_sim::run(s)?)
+}
+
+/// Host counts of the bit-rate-vs-N table (the seed ran 1..24).
+const HOSTS: [usize; 8] = [1, 2, 3, 5, 10, 15, 20, 24];
+/// The seed's lengths shown (of its nine, 64 to 4000 bytes).
+const LENGTHS: [u64; 4] = [64, 512, 1536, 4000];
+
+pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
+    let time = options.time.unwrap_or(Duration::from_secs(10));
+    let t = time.as_secs_f64();
+    let mut rows = Vec::new();
+
+    // §3.3/§3.5: back-to-back 64-byte packets, 24 byte times of overhead each.
+    let b2b = Scenario {
+        host: HostModel {
+            interrupt_min_ns: 0,
+            interrupt_max_ns: 0,
+            ..HostModel::TITAN
+        },
+        ..seed_net(1, 64, time, 1)
+    };
+    let r = sim(&b2b)?;
+    let ideal = 1e7 / ((64.0 + 24.0) * 8.0);
+    rows.push(Row {
+        quantity: "1 host, 64 B back to back".into(),
+        unit: "packets/s".into(),
+        configured: Some(ideal),
+        paper: Some(14_200.0),
+        ours: Some(r.packets_per_second),
+        tolerance: "1% of paper".into(),
+        verdict: Verdict::of((r.packets_per_second / 14_200.0 - 1.0).abs() <= 0.01),
+        why: "§3.5 \"about 14,200\"; configured = 10 Mbit/s / (88 x 8 bits)".into(),
+    });
+
+    // §3.5, figure 3-5: the packet rate peaks at two hosts near 13,500/s.
+    let small: Vec<RunStats> = (1..=5)
+        .map(|n| sim(&seed_net(n, 64, time, 7)))
+        .collect::<anyhow::Result<_>>()?;
+    let peak = (0..small.len())
+        .max_by(|&a, &b| {
+            small[a]
+                .packets_per_second
+                .total_cmp(&small[b].packets_per_second)
+        })
+        .map_or(0, |i| i + 1);
+    let two = small[1].packets_per_second;
+    rows.push(Row {
+        quantity: "2 hosts, 64 B".into(),
+        unit: "packets/s".into(),
+        configured: None,
+        paper: Some(13_500.0),
+        ours: Some(two),
+        tolerance: "5%".into(),
+        verdict: Verdict::of((two / 13_500.0 - 1.0).abs() <= 0.05),
+        why: format!(
+            "§3.5 \"about 13,500 packets per second\"; {:+.1}%, {} collisions (the seed: two hosts synchronise)",
+            (two / 13_500.0 - 1.0) * 100.0,
+            small[1].collisions
+        ),
+    });
+    rows.push(Row {
+        quantity: "64 B: host count of the packet-rate peak".into(),
+        unit: "hosts".into(),
+        configured: None,
+        paper: Some(2.0),
+        ours: Some(peak as f64),
+        tolerance: "exact".into(),
+        verdict: Verdict::of(peak == 2),
+        why: "figure 3-5 \"the packet rate peaks at two hosts\" (searched over 1..5)".into(),
+    });
+
+    // §3.6: 64-byte packets on the long net, 24 hosts: 85% efficiency.
+    let u64b = sim(&seed_net(24, 64, time, 0))?.utilization;
+    rows.push(Row {
+        quantity: "24 hosts, 64 B utilisation".into(),
+        unit: "%".into(),
+        configured: None,
+        paper: Some(85.0),
+        ours: Some(u64b * 100.0),
+        tolerance: "+-7 points".into(),
+        verdict: Verdict::of((u64b - 0.85).abs() <= 0.07),
+        why: "§3.6 \"the efficiency drops to only 85%\"; this model's hosts are a few points slower than the Titans".into(),
+    });
+
+    // §3.5: 24 hosts, 1536-byte packets: 97%, 31 ms per packet per host (30 ideal).
+    let big = sim(&seed_net(24, 1536, time, 3))?;
+    rows.push(Row {
+        quantity: "24 hosts, 1536 B utilisation".into(),
+        unit: "%".into(),
+        configured: None,
+        paper: Some(97.0),
+        ours: Some(big.utilization * 100.0),
+        tolerance: "+-1 point".into(),
+        verdict: Verdict::of((big.utilization - 0.97).abs() <= 0.01),
+        why: "§3.5 \"a measured efficiency of about 97%\"".into(),
+    });
+    rows.push(Row {
+        quantity: "24 hosts, 1536 B delay per packet".into(),
+        unit: "ms".into(),
+        configured: Some(big.ideal_delay_seconds * 1e3),
+        paper: Some(31.0),
+        ours: Some(big.delay_mean_seconds * 1e3),
+        tolerance: "+-1.5 ms".into(),
+        verdict: Verdict::of((big.delay_mean_seconds - 0.031).abs() <= 0.0015),
+        why: "§3.5 \"about 31 milliseconds ... theoretically about 30\"; configured = the collision-free ideal".into(),
+    });
+
+    // §3.5, figure 3-4: per-host spread about 20% of the mean at 20 hosts.
+    let fair = sim(&seed_net(20, 512, time, 0))?;
+    let spread = fair.bits_per_second_std_dev / (fair.bits_per_second / 20.0);
+    rows.push(Row {
+        quantity: "20 hosts, 512 B: std dev of per-host rate".into(),
+        unit: "% of mean".into(),
+        configured: None,
+        paper: Some(20.0),
+        ours: Some(spread * 100.0),
+        tolerance: "10..35%".into(),
+        verdict: Verdict::of((0.10..0.35).contains(&spread)),
+        why: format!(
+            "figure 3-4 \"about 20% of mean\"; the spread depends on the window (the seed's 10 s, ours {t} s)"
+        ),
+    });
+
+    let stated = Comparison {
+        title: "Figures the seed states in its text".into(),
+        source: "seed 000 §3.3, §3.5 (figures 3-3, 3-4, 3-5), §3.6".into(),
+        method: "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point".into(),
+        rows,
+    };
+
+    // Figure 3-3: bit rate vs N for the seed's lengths (plotted only: no paper column).
+    let mut curve = Vec::new();
+    for bytes in LENGTHS {
+        let mut rates = Vec::new();
+        for n in HOSTS {
+            let r = sim(&seed_net(n, bytes, time, 1))?;
+            rates.push(r.bits_per_second);
+            curve.push(Row {
+                quantity: format!("{bytes} B, {n} host{}", if n == 1 { "" } else { "s" }),
+                unit: "Mbit/s".into(),
+                configured: None,
+                paper: None,
+                ours: Some(r.bits_per_second / 1e6),
+                tolerance: "-".into(),
+                verdict: Verdict::NotCompared,
+                why: String::new(),
+            });
+        }
+        let (at3, at24) = (rates[2], rates[HOSTS.len() - 1]);
+        curve.push(Row {
+            quantity: format!("{bytes} B: falls from 3 to 24 hosts"),
+            unit: "Mbit/s".into(),
+            configured: Some(at3 / 1e6),
+            paper: None,
+            ours: Some(at24 / 1e6),
+            tolerance: "ours < configured".into(),
+            verdict: Verdict::of(at24 < at3),
+            why: "§3.5 \"the bit rate decreases with increasing number of hosts\" (configured column: 3 hosts)".into(),
+        });
+    }
+    let bitrate = Comparison {
+        title: "Bit rate vs N (figure 3-3; the seed plots it and prints no numbers)".into(),
+        source: "seed 000 figure 3-3, long net, lengths 64/512/1536/4000".into(),
+        method: "library: wirespeed_sim::run, seed 1 per point".into(),
+        rows: curve,
+    };
+
+    let truth = vec![
+        setting(
+            "medium",
+            "10 Mbit/s CSMA/CD, IEEE 802.3 / seed 003 Table 2 timing",
+        ),
+        setting(
+            "cable",
+            "3000 ft at 0.77 c, hosts in 4 clusters (seed §3.5 long net)",
+        ),
+        setting(
+            "hosts",
+            "Titan model: 15 buffers, 75-100 us interrupt latency",
+        ),
+        setting(
+            "measured time per point",
+            format!("{t} s (the seed: 10 s of 20)"),
+        ),
+    ];
+    let notes = vec![
+            "the lab form (24 stations on labs/shared-24.toml) is not part of this reproduction: its senders cannot keep every station backlogged on two cores (README, lab shared media); bench/lab-shared.sh measures it".into(),
+    ];
+    Ok(Reproduction::new(
+        Name::Boggs,
+        truth,
+        vec![stated, bitrate],
+        notes,
+    ))
+}

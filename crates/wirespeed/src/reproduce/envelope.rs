@@ -1,0 +1,218 @@
+//! `reproduce envelope` (seeds 002 and 004): the host's loopback ceiling, the envelope of
+//! 10 Mbit/s, 100 Mbit/s and 1 Gbit/s Ethernet beside the seeds' figures, and TCP across an
+//! emulated 10 Mbit/s link against its 9.415 Mbit/s ceiling.
+//!
+//! Seed 002 (Atwood) measures the in-memory ttcp bound first (93.02 MB/s on his PC), then
+//! gives a rule of thumb for real transfers (10baseT 1 MB/s, 100baseT 10 MB/s, 1000baseT
+//! 30 MB/s, "plus or minus ten percent"). Those are measurements of 2000s hosts, not ceilings:
+//! what must hold is that each is at most the envelope. Seed 004 (Van Jacobson) states the
+//! 10 Mbit/s ceiling: 1,104 KB/s task to task.
+
+use std::time::Duration;
+
+use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+
+use super::{Comparison, Name, Options, Reproduction, Row, Verdict, num, rel, setting};
+
+fn ethernet_tcp(rate: BitRate) -> EnvelopeParams {
+    EnvelopeParams {
+        rate,
+        link: LinkLayer::Ethernet { vlan_tags: 0 },
+        mtu: 1500,
+        ip: IpVersion::V4 { options_bytes: 0 },
+        transport: Transport::Tcp { timestamps: true },
+        duplex: Duplex::Full,
+        ack_every: 2,
+        udp_payload: None,
+        rtt: None,
+    }
+}
+
+pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
+    let time = options.time.unwrap_or(Duration::from_secs(2));
+    let secs = format!("{}", time.as_secs_f64());
+    let mut comparisons = Vec::new();
+    let mut notes = Vec::new();
+
+    // 1. The host's own bound: TCP through loopback with the in-process agent.
+    let loop_args: Vec<String> = ["tcp", "-t", &secs, "-i", "0"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let loopback = super::run_json(None, &loop_args, time + Duration::from_secs(30))?;
+    let loop_bps = num(
+        &loopback,
+        &["result", "end", "sum_received", "bits_per_second"],
+    )?;
+
+    // 2. The envelopes (library arithmetic).
+    let mb = 1e6;
+    let mut envelope_rows = Vec::new();
+    let seed_004 = EnvelopeParams {
+        duplex: Duplex::Half,
+        ack_every: 1,
+        transport: Transport::Tcp { timestamps: false },
+        ..ethernet_tcp(BitRate::from_bits_per_second(10_000_000))
+    }
+    .compute()?;
+    let kib = seed_004.goodput_bytes_per_second / 1024.0;
+    let r = rel(kib, 1104.0);
+    envelope_rows.push(Row {
+        quantity: "10 Mbit/s TCP ceiling (seed 004)".into(),
+        unit: "KiB/s".into(),
+        configured: None,
+        paper: Some(1104.0),
+        ours: Some(kib),
+        tolerance: "1%".into(),
+        verdict: Verdict::of(r.abs() <= 0.01),
+        why: format!(
+            "{:+.2}%: half duplex (ACKs share the wire), one ACK per segment, no timestamps, KB = 1024 bytes, as a 1988 Sun sent them",
+            r * 100.0
+        ),
+    });
+    let rule_of_thumb = [
+        (10_000_000u64, 1.0),
+        (100_000_000, 10.0),
+        (1_000_000_000, 30.0),
+    ];
+    let mut ceilings = Vec::new();
+    for (bps, paper_mb) in rule_of_thumb {
+        let e = ethernet_tcp(BitRate::from_bits_per_second(bps)).compute()?;
+        let ceiling = e.goodput_bytes_per_second / mb;
+        ceilings.push((bps, e.goodput_bits_per_second));
+        let low = paper_mb * 0.9;
+        envelope_rows.push(Row {
+            quantity: format!("{} real-world rule vs ceiling (seed 002)", BitRate::from_bits_per_second(bps)),
+            unit: "MB/s".into(),
+            configured: None,
+            paper: Some(paper_mb),
+            ours: Some(ceiling),
+            tolerance: "paper -10% <= ceiling".into(),
+            verdict: Verdict::of(low <= ceiling),
+            why: format!(
+                "the seed's figure is a measured transfer, {:.0}% of the TCP ceiling (full duplex, timestamps, delayed ACKs); {}",
+                paper_mb / ceiling * 100.0,
+                if paper_mb / ceiling < 0.5 {
+                    "the seed blames hosts and disks, not the wire, for the rest"
+                } else {
+                    "the rest is host and protocol overhead of the seed's machines"
+                }
+            ),
+        });
+    }
+    comparisons.push(Comparison {
+        title: "Envelope: the ceiling of each link".into(),
+        source: "seed 004 table text (1,104 KB/s); seed 002 rule of thumb (1/10/30 MB/s)".into(),
+        method: "library: wirespeed_model::EnvelopeParams::compute".into(),
+        rows: envelope_rows,
+    });
+
+    let mut host_rows = vec![Row {
+        quantity: "loopback TCP (in-memory bound)".into(),
+        unit: "MB/s".into(),
+        configured: None,
+        paper: Some(93.02),
+        ours: Some(loop_bps / 8.0 / mb),
+        tolerance: "none (another machine)".into(),
+        verdict: Verdict::NotCompared,
+        why: "the seed's 2007 PC through ttcp; this host's kernel through `wirespeed tcp`".into(),
+    }];
+    for (bps, ceiling_bps) in &ceilings {
+        host_rows.push(Row {
+            quantity: format!(
+                "host bound >= {} ceiling",
+                BitRate::from_bits_per_second(*bps)
+            ),
+            unit: "Mbit/s".into(),
+            configured: Some(ceiling_bps / mb),
+            paper: None,
+            ours: Some(loop_bps / mb),
+            tolerance: "ours >= configured".into(),
+            verdict: Verdict::of(loop_bps >= *ceiling_bps),
+            why: if loop_bps >= *ceiling_bps {
+                "this host can fill the link: a shortfall on it is the network's".into()
+            } else {
+                "this host cannot fill the link (seed 002's point: measure the host first)".into()
+            },
+        });
+    }
+    comparisons.push(Comparison {
+        title: "The host's own bound (seed 002: measure in memory first)".into(),
+        source: "seed 002: 16777216 bytes in 0.17 s = 93.02 MB/s".into(),
+        method: format!(
+            "subprocess: wirespeed {} --json (in-process agent on loopback)",
+            loop_args.join(" ")
+        ),
+        rows: host_rows,
+    });
+
+    let mut truth = vec![
+        setting(
+            "loopback transfer",
+            format!("{secs} s, one stream, 128 KiB writes"),
+        ),
+        setting("envelope stack", "Ethernet II, MTU 1500, IPv4, TCP"),
+    ];
+
+    // 3. The lab: TCP across an emulated 10 Mbit/s full-duplex link.
+    if options.lab {
+        let file = super::lab_file("two-host-10m.toml")?;
+        let lab = super::LabGuard::up(&file)?;
+        let client: Vec<String> = ["-t", &secs, "--link-rate", "10M"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let doc = lab.tcp("h1", "h2", &client, time + Duration::from_secs(30))?;
+        let ports = lab.ports()?;
+        drop(lab);
+        let got = num(&doc, &["result", "end", "sum_received", "bits_per_second"])?;
+        let ceiling = ceilings[0].1;
+        let r = rel(got, ceiling);
+        let forward = ports.iter().find(|p| p.from == "h1");
+        truth.push(setting(
+            "lab link (labs/two-host-10m.toml)",
+            "h1 - h2, 10 Mbit/s full duplex, 100 m (505 ns), queue 100",
+        ));
+        truth.push(setting("lab transfer", format!("{secs} s h1 -> h2")));
+        let mut rows = vec![Row {
+            quantity: "TCP goodput across the link".into(),
+            unit: "Mbit/s".into(),
+            configured: Some(ceiling / 1e6),
+            paper: None,
+            ours: Some(got / 1e6),
+            tolerance: "-3% .. +0.5% of ceiling".into(),
+            verdict: Verdict::of((-0.03..=0.005).contains(&r)),
+            why: format!(
+                "{:+.2}% of 1448/1538 x 10 Mbit/s; the receiver's rate includes slow start in a {secs} s run",
+                r * 100.0
+            ),
+        }];
+        if let Some(p) = forward {
+            rows.push(Row {
+                quantity: "emulated wire busy h1 -> h2".into(),
+                unit: "%".into(),
+                configured: None,
+                paper: None,
+                ours: Some(p.utilization * 100.0),
+                tolerance: "none (share of the lab's life, set-up included)".into(),
+                verdict: Verdict::NotCompared,
+                why: format!(
+                    "{} frames delivered, {} dropped at the queue",
+                    p.counters.frames_out, p.counters.drops_queue
+                ),
+            });
+        }
+        comparisons.push(Comparison {
+            title: "Lab: TCP across an emulated 10 Mbit/s Ethernet".into(),
+            source: "envelope -r 10M (9.415 Mbit/s); seed 004's 91% for real 1988 hosts".into(),
+            method: format!(
+                "library: lifecycle::up(labs/two-host-10m.toml); subprocess: ip netns exec <h2> wirespeed serve -1 -p 0, ip netns exec <h1> wirespeed tcp ADDR:PORT {} --json",
+                client.join(" ")
+            ),
+            rows,
+        });
+    } else {
+        notes.push("--no-lab: the 10 Mbit/s lab link was not measured".into());
+    }
+    Ok(Reproduction::new(Name::Envelope, truth, comparisons, notes))
+}
