@@ -30,35 +30,8 @@ pub struct Summary {
     pub spread_percent: f64,
 }
 
-/// Median of a non-empty slice.
-pub fn median(values: &[f64]) -> f64 {
-    let mut v = values.to_vec();
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// SplitMix64 (Steele, Lea, Flood, "Fast splittable pseudorandom number generators", OOPSLA
-/// 2014): a small seeded generator, enough for resampling indices.
-struct SplitMix64(u64);
-
-impl SplitMix64 {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-}
+use crate::stats::SplitMix64;
+pub use crate::stats::median;
 
 /// Summarises `values` with `resamples` bootstrap resamples; `None` for no values.
 pub fn summarize(values: &[f64], resamples: usize) -> Option<Summary> {
@@ -68,7 +41,7 @@ pub fn summarize(values: &[f64], resamples: usize) -> Option<Summary> {
     let med = median(values);
     let min = values.iter().copied().fold(f64::INFINITY, f64::min);
     let max = values.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let mut rng = SplitMix64(0x5eed_0002);
+    let mut rng = SplitMix64::new(0x5eed_0002);
     let mut medians: Vec<f64> = (0..resamples.max(1))
         .map(|_| {
             let sample: Vec<f64> = (0..values.len())

@@ -369,19 +369,8 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
     let agent_addr = match remote {
         Some(a) => a,
         None => {
-            let ip: IpAddr = if args.ipv6 { "::1" } else { "127.0.0.1" }
-                .parse()
-                .expect("an address");
-            let agent = Agent::bind(
-                SocketAddr::new(ip, 0),
-                AgentConfig {
-                    auth: auth.clone(),
-                    ..AgentConfig::default()
-                },
-            )
-            .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
-            let addr = agent.local_addr()?;
-            local_agent = Some(agent.spawn()?);
+            let (addr, agent) = start_local_agent(args.ipv6, auth.clone())?;
+            local_agent = Some(agent);
             addr
         }
     };
@@ -500,10 +489,34 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
     Ok(())
 }
 
-type LocalAgent = Option<(
+/// An agent serving in a thread of this process: its handle and the thread.
+pub(crate) type AgentThread = (
     wirespeed_net::agent::AgentHandle,
     std::thread::JoinHandle<io::Result<()>>,
-)>;
+);
+
+type LocalAgent = Option<AgentThread>;
+
+/// An agent in this process on loopback (127.0.0.1, or ::1 with `ipv6`), on a free port: the
+/// far end of a test that names no HOST.
+pub(crate) fn start_local_agent(
+    ipv6: bool,
+    auth: Option<AuthKey>,
+) -> anyhow::Result<(SocketAddr, AgentThread)> {
+    let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
+        .parse()
+        .expect("an address");
+    let agent = Agent::bind(
+        SocketAddr::new(ip, 0),
+        AgentConfig {
+            auth,
+            ..AgentConfig::default()
+        },
+    )
+    .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
+    let addr = agent.local_addr()?;
+    Ok((addr, agent.spawn()?))
+}
 
 fn stop(agent: LocalAgent) {
     if let Some((handle, thread)) = agent {

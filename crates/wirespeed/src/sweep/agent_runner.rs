@@ -2,27 +2,21 @@
 //! loopback), with the sender's SO_SNDBUF and the receiver's SO_RCVBUF + TCP_WINDOW_CLAMP set
 //! before the data connection is made.
 
-use std::net::{IpAddr, SocketAddr};
-use std::thread::JoinHandle;
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
 use wirespeed_model::sweep::{KernelView, RunRecord};
 use wirespeed_net::auth::AuthKey;
 use wirespeed_net::report::{Interval, Role, StreamReport};
-use wirespeed_net::{
-    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestSpec, client,
-};
+use wirespeed_net::{Amount, ClientConfig, Direction, Protocol, TestSpec, client};
 
 use super::{PointRequest, PointRunner};
 
 /// A runner bound to one agent.
 pub(crate) struct AgentRunner {
     agent: SocketAddr,
-    local: Option<(
-        wirespeed_net::agent::AgentHandle,
-        JoinHandle<std::io::Result<()>>,
-    )>,
+    local: Option<crate::throughput::AgentThread>,
     auth: Option<AuthKey>,
     length_bytes: u32,
     congestion: Option<String>,
@@ -41,19 +35,8 @@ impl AgentRunner {
         let agent = match remote {
             Some(a) => a,
             None => {
-                let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
-                    .parse()
-                    .expect("an address");
-                let agent = Agent::bind(
-                    SocketAddr::new(ip, 0),
-                    AgentConfig {
-                        auth: auth.clone(),
-                        ..AgentConfig::default()
-                    },
-                )
-                .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
-                let addr = agent.local_addr()?;
-                local = Some(agent.spawn()?);
+                let (addr, agent) = crate::throughput::start_local_agent(ipv6, auth.clone())?;
+                local = Some(agent);
                 addr
             }
         };
