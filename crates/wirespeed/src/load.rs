@@ -3,10 +3,11 @@
 //! on a common schedule, results appended to a file as each test ends, `--resume` to go on.
 //! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
 
-use std::fs::{File, OpenOptions};
-use std::io::{self, BufRead, BufReader, IsTerminal, Write};
+use crate::runs_file::{RunsFile, RunsPlan};
+
+use std::io::{self, IsTerminal};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -349,68 +350,10 @@ fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
     Ok(mixes)
 }
 
-/// The open results file.
-struct RunsFile {
-    path: PathBuf,
-    file: File,
-}
-
-impl RunsFile {
-    fn create(path: &Path, plan: &LoadPlan) -> anyhow::Result<RunsFile> {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .with_context(|| {
-                format!(
-                    "cannot create results file {} (to continue it, use --resume)",
-                    path.display()
-                )
-            })?;
-        writeln!(file, "{}", serde_json::to_string(plan)?)?;
-        file.flush()?;
-        Ok(RunsFile {
-            path: path.to_path_buf(),
-            file,
-        })
-    }
-
-    fn resume(path: &Path) -> anyhow::Result<(LoadPlan, Vec<TestRecord>, RunsFile)> {
-        let reader = BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        );
-        let mut lines = reader.lines();
-        let first = lines.next().transpose()?.unwrap_or_default();
-        let plan: LoadPlan = serde_json::from_str(&first)
-            .ok()
-            .filter(|p: &LoadPlan| p.schema == RUNS_SCHEMA)
-            .with_context(|| format!("{} line 1 is not a {RUNS_SCHEMA} plan", path.display()))?;
-        let mut tests = Vec::new();
-        for line in lines {
-            let line = line?;
-            // A line torn by a crash mid-write is dropped; its test runs again.
-            if let Ok(t) = serde_json::from_str::<TestRecord>(&line) {
-                tests.push(t);
-            }
-        }
-        let file = OpenOptions::new().append(true).open(path)?;
-        Ok((
-            plan,
-            tests,
-            RunsFile {
-                path: path.to_path_buf(),
-                file,
-            },
-        ))
-    }
-
-    fn append(&mut self, t: &TestRecord) -> anyhow::Result<()> {
-        let mut line = serde_json::to_string(t)?;
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush())
-            .with_context(|| format!("cannot append to {}", self.path.display()))
+impl RunsPlan for LoadPlan {
+    const SCHEMA: &'static str = RUNS_SCHEMA;
+    fn schema(&self) -> &str {
+        &self.schema
     }
 }
 
@@ -424,7 +367,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     let agents = agents(&args)?;
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
-            let (plan, done, file) = RunsFile::resume(path)?;
+            let (plan, done, file) = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
             (plan, done, Some(file))
         }
         None => {
@@ -501,7 +444,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
     let rows = rows(&plan, &mixes, &done, model_ns)?;
     let result = LoadResult {
-        results_file: file.map(|f| f.path.display().to_string()),
+        results_file: file.map(|f| f.path().display().to_string()),
         rows,
         rate_format: args.output.rate_format,
     };

@@ -17,6 +17,7 @@ mod model;
 mod output;
 mod probe;
 mod reproduce;
+mod runs_file;
 mod serve;
 mod sim;
 mod sim_link;

@@ -7,7 +7,6 @@
 
 mod agent_runner;
 mod render;
-mod runs_file;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -22,8 +21,40 @@ use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, Link
 use wirespeed_report::Document;
 
 use crate::output::{self, OutputArgs};
+use crate::runs_file::{RunsFile, RunsPlan};
 pub(crate) use render::SweepReport;
-pub(crate) use runs_file::{RUNS_SCHEMA, RunsFile, SweepPlan};
+use serde::{Deserialize, Serialize};
+
+/// The schema of a sweep results file's first line.
+pub(crate) const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
+
+/// Everything that fixes which runs a sweep consists of and in which order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct SweepPlan {
+    pub(crate) schema: String,
+    /// The agent, or "loopback" for the in-process one.
+    pub(crate) target: String,
+    pub(crate) snd: Axis,
+    pub(crate) rcv: Axis,
+    pub(crate) reps: u32,
+    pub(crate) seed: u64,
+    /// Bytes of one "packet" on the axes.
+    pub(crate) mss_bytes: u64,
+    /// Whether runs set TCP_MAXSEG to `mss_bytes` (`-M`), or leave the path's own MSS.
+    #[serde(default)]
+    pub(crate) set_mss: bool,
+    /// Bytes per run, when the runs are fixed-size.
+    pub(crate) transfer_bytes: Option<u64>,
+    /// Seconds per run, when the runs are timed.
+    pub(crate) transfer_seconds: Option<f64>,
+}
+
+impl RunsPlan for SweepPlan {
+    const SCHEMA: &'static str = RUNS_SCHEMA;
+    fn schema(&self) -> &str {
+        &self.schema
+    }
+}
 
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = BUFFER_HELP)]
@@ -186,7 +217,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
 pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Result<()> {
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
-            let (plan, done, file) = RunsFile::resume(path)?;
+            let (plan, done, file) = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
             (plan, done, file)
         }
         None => {
@@ -503,7 +534,7 @@ mod tests {
         };
         let err = run(args.clone(), &mut failing).unwrap_err();
         assert!(format!("{err:#}").contains("peer went away"));
-        let (_, kept, _) = RunsFile::resume(&path).unwrap();
+        let (_, kept, _) = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
         assert_eq!(kept.len(), 7, "every finished run is kept");
 
         let resume = parse(&["--resume", path.to_str().unwrap(), "--json"]).unwrap();
@@ -513,7 +544,7 @@ mod tests {
         };
         run(resume, &mut rest).unwrap();
         assert_eq!(rest.calls.len(), 18 - 7, "resume runs only what is missing");
-        let (plan, all, _) = RunsFile::resume(&path).unwrap();
+        let (plan, all, _) = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
         assert_eq!(plan.seed, 9);
         let mut seen: Vec<(usize, usize, u32)> = all
             .iter()

@@ -9,7 +9,7 @@ use wirespeed_model::units::{ByteSize, significant};
 use wirespeed_report::plot::{Labels, Series, heatmap_svg, line_plot_svg};
 use wirespeed_report::{Csv, Render, Table};
 
-use super::runs_file::SweepPlan;
+use super::SweepPlan;
 
 /// The sweep's result document body.
 #[derive(Debug, Serialize)]

@@ -1,37 +1,21 @@
-//! The sweep's results file: one JSON line of plan, then one line per finished run, appended
-//! and flushed as each run ends so that Ctrl-C, a crash or a lost peer keeps every finished run,
-//! and `--resume FILE` can continue where the file stops.
+//! A series' results file (`sweep`, `load`): one JSON line of plan, then one line per finished
+//! run, appended and flushed as each run ends so that Ctrl-C, a crash or a lost peer keeps every
+//! finished run, and `--resume FILE` can continue where the file stops.
 
 use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
-use serde::{Deserialize, Serialize};
-use wirespeed_model::sweep::{Axis, RunRecord};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
-/// The schema of the first line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
-
-/// Everything that fixes which runs a sweep consists of and in which order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SweepPlan {
-    pub(crate) schema: String,
-    /// The agent, or "loopback" for the in-process one.
-    pub(crate) target: String,
-    pub(crate) snd: Axis,
-    pub(crate) rcv: Axis,
-    pub(crate) reps: u32,
-    pub(crate) seed: u64,
-    /// Bytes of one "packet" on the axes.
-    pub(crate) mss_bytes: u64,
-    /// Whether runs set TCP_MAXSEG to `mss_bytes` (`-M`), or leave the path's own MSS.
-    #[serde(default)]
-    pub(crate) set_mss: bool,
-    /// Bytes per run, when the runs are fixed-size.
-    pub(crate) transfer_bytes: Option<u64>,
-    /// Seconds per run, when the runs are timed.
-    pub(crate) transfer_seconds: Option<f64>,
+/// The first line of a results file: what fixes the runs of a series, under a named schema.
+pub(crate) trait RunsPlan: Serialize + DeserializeOwned {
+    /// The schema this kind of plan is written under (`wirespeed.sweep-runs.v1`).
+    const SCHEMA: &'static str;
+    /// The schema the plan read from a file carries.
+    fn schema(&self) -> &str;
 }
 
 /// An open results file, ready for appending.
@@ -42,7 +26,7 @@ pub(crate) struct RunsFile {
 
 impl RunsFile {
     /// Starts a new file with the plan; refuses to overwrite one that exists.
-    pub(crate) fn create(path: &Path, plan: &SweepPlan) -> anyhow::Result<RunsFile> {
+    pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
@@ -62,7 +46,9 @@ impl RunsFile {
     }
 
     /// Opens a partial sweep: its plan, its finished runs, and the file for appending.
-    pub(crate) fn resume(path: &Path) -> anyhow::Result<(SweepPlan, Vec<RunRecord>, RunsFile)> {
+    pub(crate) fn resume<P: RunsPlan, R: DeserializeOwned>(
+        path: &Path,
+    ) -> anyhow::Result<(P, Vec<R>, RunsFile)> {
         let reader = BufReader::new(
             File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
         );
@@ -73,10 +59,10 @@ impl RunsFile {
                 path.display()
             );
         };
-        let plan: SweepPlan = serde_json::from_str(&first?)
+        let plan: P = serde_json::from_str(&first?)
             .ok()
-            .filter(|p: &SweepPlan| p.schema == RUNS_SCHEMA)
-            .with_context(|| format!("{} line 1 is not a {RUNS_SCHEMA} plan", path.display()))?;
+            .filter(|p: &P| p.schema() == P::SCHEMA)
+            .with_context(|| format!("{} line 1 is not a {} plan", path.display(), P::SCHEMA))?;
         let mut runs = Vec::new();
         let mut torn = false;
         for (number, line) in lines {
@@ -91,7 +77,7 @@ impl RunsFile {
                     number
                 );
             }
-            match serde_json::from_str::<RunRecord>(&line) {
+            match serde_json::from_str::<R>(&line) {
                 Ok(run) => runs.push(run),
                 // A run cut off by a crash mid-write leaves a torn last line: drop it, redo the run.
                 Err(_) => torn = true,
@@ -109,7 +95,7 @@ impl RunsFile {
     }
 
     /// Appends one finished run and flushes it to the kernel.
-    pub(crate) fn append(&mut self, run: &RunRecord) -> anyhow::Result<()> {
+    pub(crate) fn append<R: Serialize>(&mut self, run: &R) -> anyhow::Result<()> {
         let mut line = serde_json::to_string(run)?;
         line.push('\n');
         self.file
