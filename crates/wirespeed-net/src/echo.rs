@@ -532,10 +532,8 @@ impl UdpEcho {
                 let h = &*c;
                 let data = libc::CMSG_DATA(c);
                 if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
-                    let ts = std::ptr::read_unaligned(data.cast::<libc::timespec>());
-                    if ts.tv_sec != 0 || ts.tv_nsec != 0 {
-                        stamp =
-                            Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
+                    if let Some(ns) = crate::socket::software_stamp_ns(data) {
+                        stamp = Some(ns);
                     }
                 } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
                     || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)

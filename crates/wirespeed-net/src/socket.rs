@@ -97,6 +97,18 @@ fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
     if rc == 0 { Ok(()) } else { Err(last_error()) }
 }
 
+/// The software timestamp (the first of the three `SO_TIMESTAMPING` timespecs) in a control
+/// message's data, in nanoseconds; `None` when the kernel left it zero.
+///
+/// # Safety
+/// `data` must point at the data of an `SO_TIMESTAMPING` control message.
+pub(crate) unsafe fn software_stamp_ns(data: *const u8) -> Option<i128> {
+    // SAFETY: the caller guarantees at least one timespec of control-message data.
+    let ts = unsafe { std::ptr::read_unaligned(data.cast::<libc::timespec>()) };
+    (ts.tv_sec != 0 || ts.tv_nsec != 0)
+        .then(|| i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec))
+}
+
 /// A socket address in the kernel's layout.
 pub(crate) fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
     // SAFETY: sockaddr_storage is plain data; all-zero is valid.
@@ -442,10 +454,8 @@ impl IcmpSocket {
                 let data = libc::CMSG_DATA(c);
                 let dlen = h.cmsg_len as usize - (data as usize - c as usize);
                 if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
-                    let ts = std::ptr::read_unaligned(data.cast::<libc::timespec>());
-                    if ts.tv_sec != 0 || ts.tv_nsec != 0 {
-                        rx_kernel_ns =
-                            Some(i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec));
+                    if let Some(ns) = software_stamp_ns(data) {
+                        rx_kernel_ns = Some(ns);
                     }
                 } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
                     || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)
