@@ -17,6 +17,7 @@ pub mod runtime;
 mod shared_port;
 pub mod sys;
 pub mod topology;
+pub mod truth;
 
 pub use addressing::{Ipv4Net, Plan};
 pub use lifecycle::LabError;

@@ -7,6 +7,11 @@
 //! then each hop's own cost by differencing consecutive hops (seed §2's
 //! `through - to`), with the implied link rate 8 / per-byte cost.
 //!
+//! Each hop's round trip is also fitted as a plane in bytes sent and bytes returned
+//! ([`crate::perhop`]), which separates a router's answer cost per byte from the path's, and its
+//! own cost is the difference of those planes; the module docs of `perhop` say what one end can
+//! and cannot tell apart.
+//!
 //! Why bytes sent plus bytes returned: an echo reply carries the whole probe back, but an ICMP
 //! time exceeded quotes at most 576 bytes of IPv4 (RFC 1812 §4.3.2.3; Linux's `icmp_send`
 //! stops there) or 1280 of IPv6 (RFC 4443 §2.4(c)). Fitted against the probe size alone, every
@@ -15,6 +20,7 @@
 use serde::Serialize;
 
 use crate::delay::Cost;
+use crate::perhop::{self, RttLine, Separation};
 use crate::stats::{self, Group, LineIntervals, Step};
 
 /// One probe as the analysis sees it.
@@ -87,6 +93,11 @@ pub struct HopFit {
     pub least_median_of_squares: Option<Cost>,
     /// A step in the minimums the line does not explain.
     pub step: Option<StepReport>,
+    /// The round trip as a plane in bytes sent and returned (`perhop`): `u` and `v` apart
+    /// when the sizes straddle the quote limit, else one slope for both.
+    pub rtt_line: RttLine,
+    /// Whether `rtt_line` separates sent from returned bytes.
+    pub separation: Separation,
 }
 
 /// A step, reported in probe sizes.
@@ -105,8 +116,12 @@ pub struct StepReport {
 pub struct Increment {
     /// The hop it is measured from (0 = this host).
     pub from_ttl: u8,
-    /// The difference, one-way.
+    /// The difference, one-way: half the difference of the round-trip planes' fixed costs, and
+    /// the difference of their costs per byte sent (`perhop::own_costs`).
     pub cost: Cost,
+    /// The answering node's own cost per byte it returns, `v - u` of this hop's plane, ms (0
+    /// for an echo; folded into `cost` when the sizes did not separate it).
+    pub answer_per_byte_ms: f64,
     /// 8 / per-byte difference, bit/s (the link rate if the difference is all serialization).
     pub implied_bits_per_second: Option<f64>,
     /// Why the figure should not be trusted as it stands, when it should not.
@@ -235,9 +250,18 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
         out.sizes = rows;
         return out;
     }
-    match stats::least_squares(&xs, &mins) {
-        Err(e) => out.no_fit_reason = Some(format!("not fitted: {e}")),
-        Ok(fit) => {
+    let plane_points: Vec<(f64, f64, f64)> = rows
+        .iter()
+        .filter(|r| r.lost < r.sent)
+        .map(|r| (r.sent_bytes as f64, r.returned_bytes as f64, r.min_rtt_ms))
+        .collect();
+    match (
+        stats::least_squares(&xs, &mins),
+        perhop::fit_rtt_line(&plane_points),
+    ) {
+        (Err(e), _) => out.no_fit_reason = Some(format!("not fitted: {e}")),
+        (Ok(_), None) => out.no_fit_reason = Some("not fitted: too few sizes".to_string()),
+        (Ok(fit), Some((rtt_line, separation))) => {
             for (row, g) in rows.iter_mut().filter(|r| r.lost < r.sent).zip(&groups) {
                 row.residual_ms = row.min_rtt_ms - fit.line.at(g.x);
             }
@@ -263,6 +287,8 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
                     jump_ms: s.jump,
                     f_statistic: s.f_statistic,
                 }),
+                rtt_line,
+                separation,
             });
         }
     }
@@ -290,14 +316,16 @@ pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> V
             continue;
         };
         let (from_ttl, before, before_iv) = match &prev {
-            Some((t, f)) => (*t, f.one_way, f.bootstrap),
-            None => (0, host.unwrap_or_default(), None),
+            Some((t, f)) => (*t, f.rtt_line, f.bootstrap),
+            None => (0, RttLine::echo(host.unwrap_or_default()), None),
         };
-        let cost = fit.one_way - before;
+        let own = perhop::own_costs(&[before, fit.rtt_line])[1];
+        let cost = own.cost();
         let caveat = increment_caveat(cost, fit.bootstrap, before_iv, from_ttl, host.is_some());
         hop.increment = Some(Increment {
             from_ttl,
             cost,
+            answer_per_byte_ms: own.answer_per_byte_ms,
             implied_bits_per_second: cost.implied_bits_per_second(),
             caveat,
         });

@@ -17,6 +17,7 @@ pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod load;
+pub mod perhop;
 pub mod resample;
 pub mod sample_stats;
 pub mod sequence;

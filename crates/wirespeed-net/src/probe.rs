@@ -538,7 +538,11 @@ fn measure(
                     break;
                 }
             }
-            if !hops.iter().any(|h| h.destination) {
+            // Routers still answering at the last TTL mean the destination lies further on:
+            // the hops found are measured (as traceroute -m stops short). Silence there means
+            // the destination does not answer.
+            let routers_go_on = hops.last().is_some_and(|h| h.responder.is_some());
+            if !hops.iter().any(|h| h.destination) && !routers_go_on {
                 return Err(ProbeError::NoAnswer {
                     target: config.target,
                     tries: u32::from(max_ttl) * 3,
@@ -550,7 +554,11 @@ fn measure(
     // The kernel turns receive timestamping on through a deferred static key, so the first
     // answers after the socket asked for stamps can arrive without one: warm up until a stamped
     // answer comes back (or give up after 20 tries and let the analysis fall back).
-    if let Some(dest) = hops.iter().find(|h| h.destination) {
+    let answering = hops
+        .iter()
+        .find(|h| h.destination)
+        .or_else(|| hops.iter().rev().find(|h| h.responder.is_some()));
+    if let Some(dest) = answering {
         for _ in 0..20 {
             let s = p.one(dest.ttl, min)?;
             if s.rtt_kernel_ns.is_some() {

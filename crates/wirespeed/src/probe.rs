@@ -10,6 +10,7 @@ use serde::Serialize;
 use wirespeed_model::BitRate;
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
+use wirespeed_model::perhop::Separation;
 use wirespeed_model::units::{format_seconds, parse_duration};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
@@ -548,6 +549,12 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             ));
         }
     }
+    if args.hops && !run.hops.iter().any(|h| h.destination) {
+        warnings.push(format!(
+            "{} was not reached within --max-ttl {}: routers still answer there, so the hops before it are measured; raise --max-ttl to reach it",
+            target, args.max_ttl
+        ));
+    }
     if let Some(w) = too_big(&run.samples) {
         warnings.push(w);
     }
@@ -790,6 +797,20 @@ impl Render for ProbeReport {
                         f.residual_std_ms * 1e3
                     )?;
                     writeln!(out, "  one-way best case: {} ms", line(f.one_way))?;
+                    let l = &f.rtt_line;
+                    writeln!(
+                        out,
+                        "  plane: RTT = {:.5} + {} x sent + {} x returned ms ({})",
+                        l.fixed_ms,
+                        wirespeed_model::units::significant(l.per_sent_byte_ms, 3),
+                        wirespeed_model::units::significant(l.per_returned_byte_ms, 3),
+                        match f.separation {
+                            Separation::Separated => "sent and returned bytes separated",
+                            Separation::Echo => "an echo: one slope both ways",
+                            Separation::Collinear =>
+                                "one slope: the sizes lie on one side of the quote limit (548 bytes)",
+                        }
+                    )?;
                     if let Some(b) = &f.bootstrap {
                         writeln!(
                             out,
@@ -832,6 +853,13 @@ impl Render for ProbeReport {
                     "  own cost (from {from}): {} ms, implied link rate {rate}",
                     line(inc.cost)
                 )?;
+                if inc.answer_per_byte_ms != 0.0 {
+                    writeln!(
+                        out,
+                        "    answer per returned byte at this hop: {} ms",
+                        wirespeed_model::units::significant(inc.answer_per_byte_ms, 3)
+                    )?;
+                }
                 if let Some(c) = &inc.caveat {
                     writeln!(out, "    note: {c}")?;
                 }

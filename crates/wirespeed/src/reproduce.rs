@@ -59,6 +59,11 @@ pub(crate) struct ReproduceArgs {
     #[arg(long)]
     no_lab: bool,
 
+    /// bellovin: probe this chain instead of labs/seed-001-path.toml (its first two
+    /// [[host]]s are the ends; every hop is checked against its configured costs).
+    #[arg(long, value_name = "FILE")]
+    topology: Option<PathBuf>,
+
     /// Print one JSON document (schema "wirespeed.reproduce.v1") instead of text.
     #[arg(long, short = 'J')]
     json: bool,
@@ -251,6 +256,7 @@ pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
     pub(crate) lab: bool,
+    pub(crate) topology: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -259,6 +265,8 @@ struct Params {
     time_seconds: Option<f64>,
     size_bytes: Option<u64>,
     lab: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    topology: Option<PathBuf>,
 }
 
 #[derive(Debug, Serialize)]
@@ -294,6 +302,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         time_seconds: args.time.map(|t| t.as_secs_f64()),
         size_bytes: args.size.map(|s| s.bytes()),
         lab: !args.no_lab,
+        topology: args.topology.clone(),
     };
     let Some(name) = args.name else {
         let list = List {
@@ -333,6 +342,12 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             name.as_str()
         );
     }
+    if args.topology.is_some() && name != Name::Bellovin {
+        bail!(
+            "--topology applies to bellovin, not {}; leave it out",
+            name.as_str()
+        );
+    }
     if let Some(t) = args.time
         && (t < Duration::from_millis(100) || t > Duration::from_secs(60))
     {
@@ -342,6 +357,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         time: args.time,
         size: args.size.map(|s| s.bytes()),
         lab: !args.no_lab,
+        topology: args.topology,
     };
     if !args.json {
         eprintln!(
@@ -528,8 +544,15 @@ pub(crate) struct LabGuard {
 
 impl LabGuard {
     pub(crate) fn up(file: &Path) -> anyhow::Result<LabGuard> {
+        LabGuard::up_topology(wirespeed_lab::Topology::load(file)?, file)
+    }
+
+    /// A lab of `topology` (read from, or derived from, `file`, which names it).
+    pub(crate) fn up_topology(
+        topology: wirespeed_lab::Topology,
+        file: &Path,
+    ) -> anyhow::Result<LabGuard> {
         use wirespeed_lab::lifecycle::{self, Detach};
-        let topology = wirespeed_lab::Topology::load(file)?;
         wirespeed_lab::sys::require_net_admin()?;
         let running = lifecycle::up(topology, file, Detach::DiesWithParent)?;
         let record = match lifecycle::record(&running.name) {

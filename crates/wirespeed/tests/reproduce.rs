@@ -183,6 +183,39 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
     assert!(board["why"].as_str().unwrap().contains("ciscobtw"));
 }
 
+/// Issue 6's accuracy check, end to end: a chain whose three hops differ in link rate,
+/// forwarding cost and answer cost, probed hop by hop (with the calibration twin); each hop's
+/// per-byte cost out within 2%, fixed cost within 20 us, each router's answer per byte within
+/// 2%. The rows compare minimums, which load only ever raises, so a busy machine does not make
+/// them fail; a broken fit, differencing or calibration does.
+#[test]
+fn per_hop_costs_of_a_lab_chain_are_recovered() {
+    if !can_build_labs("per_hop_costs_of_a_lab_chain_are_recovered") {
+        return;
+    }
+    let chain = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/probe-chain.toml");
+    let started = std::time::Instant::now();
+    let doc = json(&["reproduce", "bellovin", "--topology", chain, "--json"]);
+    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    let per_hop = &doc["result"]["comparisons"][0];
+    assert!(per_hop["title"].as_str().unwrap().contains("Each hop"));
+    let rows = per_hop["rows"].as_array().unwrap();
+    // Three hops (per byte, fixed) and two routers' answers.
+    assert_eq!(rows.len(), 8, "{rows:?}");
+    for r in rows {
+        assert_eq!(r["verdict"], "within", "{r}");
+    }
+    // The configured column is the file's: hop 2 is the 2 Mbit/s link (4 us/byte) plus r1's
+    // forwarding (0.1 us/byte).
+    let hop2 = row(rows, "hop 2 (r1 -> r2) per byte out");
+    assert!(
+        (hop2["configured"].as_f64().unwrap() - 4.1).abs() < 1e-9,
+        "{hop2}"
+    );
+    // No seed figures on a chain that is not the seed's.
+    assert!(rows.iter().all(|r| r["paper"].is_null()));
+}
+
 #[test]
 fn vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling() {
     if !can_build_labs("vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling") {

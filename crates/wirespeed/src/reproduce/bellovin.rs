@@ -1,41 +1,163 @@
 //! `reproduce bellovin` (seed 001, Bellovin, "A Best-Case Network Performance Model"): a path
 //! built in the lab from Table 1's components (labs/seed-001-path.toml: Ethernet, ciscomci,
-//! a 56 kbit/s DS0 with 7.6 ms of line, ciscoser, Ethernet), probed with echoes of many sizes;
-//! the fitted one-way line beside the sum of the components; then the seed's §4 finding, a
-//! router board configured with the wrong per-byte cost, flagged by `model compare`.
+//! a 56 kbit/s DS0 with 7.6 ms of line, ciscoser, Ethernet), probed hop by hop; each hop's own
+//! cost beside the configured components; then the seed's §4 finding, a router board
+//! configured with the wrong per-byte cost, flagged by `model compare`.
 //!
-//! Both steps run this executable as a subprocess (`probe ... --json` inside the lab's first
-//! host, `model compare ... --json` on the seed's §4 measurements shipped in `examples/`),
-//! because their logic lives in the binary.
+//! The lab adds a cost of its own to every link crossing (the emulator's thread wakes up to read
+//! each frame, the next namespace's kernel takes it), about 50 us per crossing on a loaded
+//! machine and no part of Table 1. As the seed subtracts its host's own loopback line (roc), this
+//! subtracts a run over a twin of the path with the same links and routers at no cost
+//! (`wirespeed_lab::truth::calibration_twin`): per hop, measured twin minus configured twin is
+//! that machinery. The twin runs first, with the same sizes and counts.
+//!
+//! What each row compares, and what cannot be separated from one end, is
+//! `wirespeed_model::perhop`'s identification argument: per hop the per-byte cost going out (the
+//! link into the hop plus the previous router's forwarding), the answering router's cost per
+//! returned byte, and the one-way fixed cost (link, previous router's forwarding, and half the
+//! change of answer cost between the two hops).
+//!
+//! Probing runs this executable as a subprocess (`probe ... --hops --json` inside the lab's
+//! first host), because its logic lives in the binary.
 
 use std::time::Duration;
 
+use anyhow::Context;
+use wirespeed_lab::Topology;
+use wirespeed_lab::truth::{self, ChainHop};
+use wirespeed_model::perhop::{self, OwnCost, RttLine};
+
 use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, num, setting};
 
-/// Table 1 (ms, ms per byte) as configured in labs/seed-001-path.toml.
-const CISCOMCI: (f64, f64) = (0.525, 0.000_04);
-const CISCOSER: (f64, f64) = (1.695, 0.002_939);
-/// DS0: 8 / 56,000 s per byte, and the 7.6 ms of line the seed measured.
-const DS0_PER_BYTE_MS: f64 = 8.0 / 56_000.0 * 1e3;
-const DS0_FIXED_MS: f64 = 7.6;
-/// 10 Mbit/s Ethernet: 0.0008 ms per byte; each frame adds 38 bytes (header, FCS, preamble,
-/// gap) = 0.0304 ms, and 50 m of cable at 0.66 c.
-const ETHER_PER_BYTE_MS: f64 = 0.0008;
-const ETHER_FIXED_MS: f64 = 38.0 * 0.0008 + 50.0 / (0.66 * 299_792_458.0) * 1e3;
+/// Probe budgets. Sizes on both sides of the 548-byte quote limit, so that a router's cost per
+/// returned byte is told apart from the path's (`perhop`). The lab's own jitter (a thread
+/// wake-up per crossing, 10 to 40 us on a loaded machine) has a sharp floor: the minimum of n
+/// probes comes within about 80 us / n of it, so a few sizes with many probes each pin a line
+/// down better than many sizes with few. Hops whose round trips are short get 40 probes per
+/// size (8 in each of 5 rounds); hops behind a slow line (the seed's DS0 holds a 1500-byte
+/// probe for 0.2 s each way) get 5, because there the per-byte cost is large against the
+/// jitter.
+const SIZES: &str = "64,300,548,800,1150,1500";
+const ROUNDS: usize = 5;
+const DENSE_PER_SIZE: &str = "8";
+const SPARSE_PER_SIZE: &str = "1";
+/// A hop whose configured round trip at 1500 bytes is shorter than this is probed densely.
+const DENSE_BELOW_MS: f64 = 50.0;
+/// Tolerances of issue 6: 2% per byte, 20 us fixed.
+const PER_BYTE_TOLERANCE: f64 = 0.02;
+const FIXED_TOLERANCE_US: f64 = 20.0;
 
-const SIZES: &str = "100,400,700,1000,1300,1500";
-const PER_SIZE: &str = "5";
+/// Table 1 per hop of labs/seed-001-path.toml, us and us per byte: (per byte out, answer per
+/// byte of the node answering, or None for the host).
+const SEED_PER_HOP: [(f64, Option<f64>); 3] = [
+    // ether .0008; ciscoping .00131
+    (0.8, Some(1.31)),
+    // ds0 .14285 + ciscomci .00004; ciscoping
+    (142.85 + 0.04, Some(1.31)),
+    // ciscoser .002939 + ether .0008; the 3B2 answers in its kernel, which the lab does not cost
+    (2.939 + 0.8, None),
+];
 
-pub(crate) fn run(_options: &Options) -> anyhow::Result<Reproduction> {
-    let file = super::lab_file("seed-001-path.toml")?;
-    let lab = LabGuard::up(&file)?;
-    let to = lab.ipv4("cbnewsa")?;
-    let ns = lab.namespace("roc")?;
-    let args: Vec<String> = [
+/// One hop's minimum round trip per size over every round so far: `sent -> (returned, ms)`.
+#[derive(Default)]
+struct HopMinimums {
+    responder: String,
+    destination: bool,
+    minimums: std::collections::BTreeMap<u64, (u64, f64)>,
+}
+
+/// A hop's plane fitted through its minimums.
+struct ProbedHop {
+    line: RttLine,
+    separated: bool,
+}
+
+/// One round: probes TTLs `1..=max_ttl` towards `to` (the destination is hop `hops`) and lowers
+/// `into`'s minimums (hop k at index k - 1).
+fn probe_round(
+    lab: &LabGuard,
+    (from, to): (&str, &str),
+    max_ttl: usize,
+    hops: usize,
+    dense: bool,
+    into: &mut [HopMinimums],
+) -> anyhow::Result<()> {
+    let target = lab.ipv4(to)?;
+    let args: Vec<String> = probe_args(&target, max_ttl, dense);
+    let doc = super::run_json(Some(&lab.namespace(from)?), &args, Duration::from_secs(180))?;
+    let list = doc["result"]["hops"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let last_is_destination = list.last().is_some_and(|h| h["destination"] == true);
+    if list.len() != max_ttl || (max_ttl == hops) != last_is_destination {
+        anyhow::bail!(
+            "the probe to {target} found {} hop(s) ending {}, the topology has {hops}: a router did not answer",
+            list.len(),
+            list.last()
+                .map_or("nowhere", |h| h["responder"].as_str().unwrap_or("*"))
+        );
+    }
+    for (h, acc) in list.iter().zip(into.iter_mut()) {
+        acc.responder = h["responder"].as_str().unwrap_or("*").to_string();
+        acc.destination = h["destination"] == true;
+        for row in h["sizes"].as_array().into_iter().flatten() {
+            let (Some(sent), Some(returned), Some(min)) = (
+                row["sent_bytes"].as_u64(),
+                row["returned_bytes"].as_u64(),
+                row["min_rtt_ms"].as_f64(),
+            ) else {
+                continue;
+            };
+            let slot = acc.minimums.entry(sent).or_insert((returned, min));
+            if min < slot.1 {
+                *slot = (returned, min);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Each hop's plane through its minimums (`perhop::fit_rtt_line`).
+fn planes(hops: &[HopMinimums]) -> anyhow::Result<Vec<ProbedHop>> {
+    hops.iter()
+        .enumerate()
+        .map(|(k, h)| {
+            let points: Vec<(f64, f64, f64)> = h
+                .minimums
+                .iter()
+                .map(|(&s, &(q, y))| (s as f64, q as f64, y))
+                .collect();
+            let (line, how) = perhop::fit_rtt_line(&points).with_context(|| {
+                format!(
+                    "hop {} ({}) answered fewer than two sizes: no line to fit",
+                    k + 1,
+                    h.responder
+                )
+            })?;
+            Ok(ProbedHop {
+                line,
+                separated: how == perhop::Separation::Separated,
+            })
+        })
+        .collect()
+}
+
+fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
+    let max_ttl = max_ttl.to_string();
+    let n = if dense {
+        DENSE_PER_SIZE
+    } else {
+        SPARSE_PER_SIZE
+    };
+    [
         "probe",
-        &to,
+        target,
+        "--hops",
+        "--max-ttl",
+        &max_ttl,
         "-n",
-        PER_SIZE,
+        n,
         "--sizes",
         SIZES,
         "--gap",
@@ -45,93 +167,397 @@ pub(crate) fn run(_options: &Options) -> anyhow::Result<Reproduction> {
     ]
     .iter()
     .map(|s| s.to_string())
-    .collect();
-    let probe = super::run_json(Some(&ns), &args, Duration::from_secs(120))?;
-    drop(lab);
+    .collect()
+}
 
-    let hops = probe["result"]["hops"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let dest = hops
+/// The two ends: the topology's first two hosts.
+fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
+    let hosts: Vec<&str> = t
+        .nodes
         .iter()
-        .find(|h| h["destination"] == true)
-        .ok_or_else(|| anyhow::anyhow!("the probe of {to} has no fit of the destination"))?;
-    let fixed = num(dest, &["fit", "one_way", "fixed_ms"])?;
-    let per_byte = num(dest, &["fit", "one_way", "per_byte_ms"])?;
-    let boot = |k: &str| -> anyhow::Result<(f64, f64)> {
-        Ok((
-            num(dest, &["fit", "bootstrap", k, "low"])?,
-            num(dest, &["fit", "bootstrap", k, "high"])?,
-        ))
-    };
-    let (fixed_ci, slope_ci) = (boot("intercept")?, boot("slope")?);
+        .filter(|n| matches!(n.kind, wirespeed_lab::topology::NodeKind::Host))
+        .map(|n| n.name.as_str())
+        .collect();
+    match hosts[..] {
+        [a, b, ..] => Ok((a.to_string(), b.to_string())),
+        _ => anyhow::bail!(
+            "the topology has {} host(s): bellovin probes from its first [[host]] to its second, give two",
+            hosts.len()
+        ),
+    }
+}
 
-    let expected_per_byte = 2.0 * ETHER_PER_BYTE_MS + CISCOMCI.1 + DS0_PER_BYTE_MS + CISCOSER.1;
-    let expected_fixed = 2.0 * ETHER_FIXED_MS + CISCOMCI.0 + DS0_FIXED_MS + CISCOSER.0;
-    let r = per_byte / expected_per_byte - 1.0;
-    let mut rows = vec![Row {
-        quantity: "one-way per byte, roc -> cbnewsa".into(),
-        unit: "us/byte".into(),
-        configured: Some(expected_per_byte * 1e3),
-        paper: Some(expected_per_byte * 1e3),
-        ours: Some(per_byte * 1e3),
-        tolerance: "2%".into(),
-        verdict: Verdict::of(r.abs() <= 0.02),
-        why: format!(
-            "{:+.2}%; Table 1: DS0 142.857 + ciscoser 2.939 + ciscomci 0.04 + 2 Ethernets 1.6; 95% bootstrap [{:.2}, {:.2}] us",
-            r * 100.0,
-            slope_ci.0 * 1e3,
-            slope_ci.1 * 1e3
-        ),
-    }];
-    // What the per-byte cost implies for the slow line, the component that dominates it.
-    let ds0 = per_byte - 2.0 * ETHER_PER_BYTE_MS - CISCOMCI.1 - CISCOSER.1;
-    let r = ds0 / DS0_PER_BYTE_MS - 1.0;
-    rows.push(Row {
-        quantity: "DS0 per byte (path minus the other components)".into(),
-        unit: "us/byte".into(),
-        configured: Some(DS0_PER_BYTE_MS * 1e3),
-        paper: Some(142.85),
-        ours: Some(ds0 * 1e3),
-        tolerance: "2%".into(),
-        verdict: Verdict::of(r.abs() <= 0.02),
-        why: format!(
-            "{:+.2}%; the seed: 0.14285 ms per byte at 56 kbit/s",
-            r * 100.0
-        ),
-    });
-    let d = (fixed - expected_fixed) * 1e3;
-    rows.push(Row {
-        quantity: "one-way fixed, roc -> cbnewsa".into(),
-        unit: "ms".into(),
-        configured: Some(expected_fixed),
-        paper: Some(CISCOMCI.0 + DS0_FIXED_MS + CISCOSER.0),
-        ours: Some(fixed),
-        tolerance: "20 us".into(),
-        verdict: Verdict::of(d.abs() <= 20.0),
-        why: format!(
-            "{d:+.0} us; paper = ciscomci .525 + DS0 line 7.6 + ciscoser 1.695, configured adds Ethernet framing and cable; 95% bootstrap [{:.3}, {:.3}] ms{}",
-            fixed_ci.0,
-            fixed_ci.1,
-            if (fixed_ci.0..=fixed_ci.1).contains(&expected_fixed) {
-                ": the configured value is inside the interval, the intercept is extrapolated 100 bytes below the smallest probe"
-            } else {
-                ": the interval excludes the configured value, so the excess is real, not noise; it is no Table 1 component (both hosts' stacks and the emulator's per-hop release latency are in it, and the seed's fixed costs have the same blind spot)"
+fn within_per_byte(ours: f64, configured: f64) -> (Verdict, f64) {
+    let r = ours / configured - 1.0;
+    (Verdict::of(r.abs() <= PER_BYTE_TOLERANCE), r)
+}
+
+fn within_fixed(ours_us: f64, configured_us: f64) -> (Verdict, f64) {
+    let d = ours_us - configured_us;
+    (Verdict::of(d.abs() <= FIXED_TOLERANCE_US), d)
+}
+
+pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
+    let seed_file = super::lab_file("seed-001-path.toml")?;
+    let file = options
+        .topology
+        .clone()
+        .unwrap_or_else(|| seed_file.clone());
+    let seed_path = options.topology.is_none();
+    let topology = Topology::load(&file)?;
+    let (from, to) = ends(&topology)?;
+    let configured = truth::chain(&topology, &from, &to)?;
+    let twin = truth::calibration_twin(&topology);
+    let twin_configured = truth::chain(&twin, &from, &to)?;
+    let n = configured.len();
+    // Hops 1..=dense are probed densely, the rest (behind a slow line) sparsely.
+    let dense = configured
+        .iter()
+        .take_while(|h| h.line.at(1500.0, 1500.0) < DENSE_BELOW_MS)
+        .count();
+    // Rounds alternate between the twin and the real chain, so that both see the same moments
+    // of a loaded machine (the lab's own cost drifts with the load by tens of microseconds over
+    // seconds); each hop's minimum per size is taken over all rounds.
+    let round = |lab: &LabGuard, acc: &mut Vec<HopMinimums>| -> anyhow::Result<()> {
+        if dense > 0 {
+            probe_round(lab, (&from, &to), dense, n, true, &mut acc[..dense])?;
+        }
+        if dense < n {
+            let mut sparse: Vec<HopMinimums> = (0..n).map(|_| HopMinimums::default()).collect();
+            probe_round(lab, (&from, &to), n, n, false, &mut sparse)?;
+            for (a, s) in acc.iter_mut().zip(sparse).skip(dense) {
+                a.responder = s.responder;
+                a.destination = s.destination;
+                for (size, (q, y)) in s.minimums {
+                    let slot = a.minimums.entry(size).or_insert((q, y));
+                    if y < slot.1 {
+                        *slot = (q, y);
+                    }
+                }
             }
-        ),
-    });
-    let measured = Comparison {
-        title: "The seed-001 path in the lab, probed (Table 1 components)".into(),
-        source: "seed 001 Table 1: ciscomci .525 + .00004/byte, ciscoser 1.695 + .002939/byte, DS0 .14285 ms/byte, Ethernet .0008 ms/byte".into(),
-        method: format!(
-            "library: lifecycle::up(labs/seed-001-path.toml); subprocess: ip netns exec <roc> wirespeed {} --json",
-            args.join(" ")
-        ),
-        rows,
+        }
+        Ok(())
     };
+    let started = std::time::Instant::now();
+    let twin_lab = LabGuard::up_topology(twin.clone(), &file)?;
+    let real_lab = LabGuard::up(&file)?;
+    let fresh = || (0..n).map(|_| HopMinimums::default()).collect::<Vec<_>>();
+    let (mut twin_acc, mut real_acc) = (fresh(), fresh());
+    for _ in 0..ROUNDS {
+        round(&twin_lab, &mut twin_acc)?;
+        round(&real_lab, &mut real_acc)?;
+    }
+    // This host's own stack, on its loopback (the seed's roc), and the emulator's punctuality.
+    let host_stack = super::run_json(
+        Some(&twin_lab.namespace(&from)?),
+        &[
+            "probe",
+            "127.0.0.1",
+            "-n",
+            DENSE_PER_SIZE,
+            "--sizes",
+            SIZES,
+            "--gap",
+            "0",
+        ]
+        .map(String::from),
+        Duration::from_secs(60),
+    )?;
+    let lateness = twin_lab.ports()?;
+    drop(real_lab);
+    drop(twin_lab);
+    let twin_probed = planes(&twin_acc)?;
+    let real = planes(&real_acc)?;
+    let elapsed = started.elapsed().as_secs_f64();
 
-    // §4: the misconfigured board, from the seed's own measurements.
+    let machinery: Vec<RttLine> = twin_probed
+        .iter()
+        .zip(&twin_configured)
+        .map(|(m, c)| m.line - c.line)
+        .collect();
+    let corrected: Vec<RttLine> = real
+        .iter()
+        .zip(&machinery)
+        .map(|(r, m)| r.line - *m)
+        .collect();
+    let raw: Vec<RttLine> = real.iter().map(|r| r.line).collect();
+    let truth_lines: Vec<RttLine> = configured.iter().map(|h| h.line).collect();
+    let own_ours = perhop::own_costs(&corrected);
+    let own_raw = perhop::own_costs(&raw);
+    let own_truth = perhop::own_costs(&truth_lines);
+    let own_machinery = perhop::own_costs(&machinery);
+
+    let per_hop = per_hop_rows(
+        &configured,
+        &real,
+        &own_truth,
+        &own_ours,
+        &own_raw,
+        seed_path,
+    );
+    let path = path_rows(
+        truth_lines[n - 1],
+        corrected[n - 1],
+        raw[n - 1],
+        seed_path,
+        &to,
+        &from,
+    );
+    let lab_cost = lab_cost_rows(&configured, &own_machinery, &host_stack, &lateness)?;
+    let file_name = file.display().to_string();
+    let runs = match dense {
+        0 => probe_args("<addr>", n, false).join(" "),
+        d if d == n => probe_args("<addr>", n, true).join(" "),
+        d => format!(
+            "{} (hops 1..{d}) and {} (the rest)",
+            probe_args("<addr>", d, true).join(" "),
+            probe_args("<addr>", n, false).join(" ")
+        ),
+    };
+    let method = format!(
+        "library: lifecycle::up({file_name}) and of its calibration twin (the same links, routers at no cost); subprocess, alternating between the two: ip netns exec <{from}> wirespeed {runs} --json, minimum per size over the rounds, plane fitted here; {elapsed:.1} s in all",
+    );
+    let mut comparisons = vec![
+        Comparison {
+            title: format!("Each hop's own cost, {from} -> {to}, calibrated (one way)"),
+            source: if seed_path {
+                "seed 001 Table 1: ether .0008/byte, ciscomci .525 + .00004/byte, ds0 .14285/byte, ciscoser 1.695 + .002939/byte, ciscoping .751 + .00131/byte".into()
+            } else {
+                format!("{file_name}: the configured links and router costs")
+            },
+            method: method.clone(),
+            rows: per_hop,
+        },
+        Comparison {
+            title: format!("The whole path, {from} -> {to} (one way)"),
+            source: "the sum of the configured components".into(),
+            method: method.clone(),
+            rows: path,
+        },
+        Comparison {
+            title: "What the lab itself adds (measured, not in any table)".into(),
+            source: "the calibration twin: measured minus configured, per hop; this host's loopback; the emulator's release lateness".into(),
+            method,
+            rows: lab_cost,
+        },
+    ];
+    if seed_path {
+        comparisons.push(board_comparison()?);
+    }
+    let mut truth_settings = vec![setting(
+        &format!("path ({file_name})"),
+        configured
+            .iter()
+            .map(|h| format!("{} -> {}", h.previous, h.node))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )];
+    for node in &topology.nodes {
+        if let wirespeed_lab::topology::NodeKind::Router(r) = &node.kind {
+            truth_settings.push(setting(
+                &format!("{} forward / answer", node.name),
+                format!(
+                    "{} + {}/byte; {} + {}/byte",
+                    wirespeed_model::units::format_seconds(r.forward.fixed.as_secs_f64()),
+                    wirespeed_model::units::format_seconds(r.forward.per_byte.as_secs_f64()),
+                    wirespeed_model::units::format_seconds(r.answer.fixed.as_secs_f64()),
+                    wirespeed_model::units::format_seconds(r.answer.per_byte.as_secs_f64()),
+                ),
+            ));
+        }
+    }
+    truth_settings.push(setting(
+        "probe",
+        format!(
+            "ICMP TTL-limited (time exceeded) and echo at the destination; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes x {ROUNDS} rounds, the others x {SPARSE_PER_SIZE} x {ROUNDS} rounds, rounds alternating between twin and chain; minimum per size over all rounds, plane fit in bytes sent and returned"
+        ),
+    ));
+    let notes = vec![
+        "not separable from one end (wirespeed_model::perhop): a router's forwarding per byte from the serialization of the link after it (both act on every byte going out: the per-byte rows hold their sum), and a router's fixed answer cost from the fixed costs before it (each hop's fixed row holds half the change of answer cost, and the configured column computes the same combination)".into(),
+    ];
+    Ok(Reproduction::new(
+        Name::Bellovin,
+        truth_settings,
+        comparisons,
+        notes,
+    ))
+}
+
+fn per_hop_rows(
+    configured: &[ChainHop],
+    real: &[ProbedHop],
+    truth: &[OwnCost],
+    ours: &[OwnCost],
+    raw: &[OwnCost],
+    seed_path: bool,
+) -> Vec<Row> {
+    let mut rows = Vec::new();
+    for (k, hop) in configured.iter().enumerate() {
+        let label = format!("hop {} ({} -> {})", hop.ttl, hop.previous, hop.node);
+        let paper = seed_path.then(|| SEED_PER_HOP.get(k).copied()).flatten();
+        let (verdict, r) = within_per_byte(ours[k].per_byte_ms, truth[k].per_byte_ms);
+        rows.push(Row {
+            quantity: format!("{label} per byte out"),
+            unit: "us/byte".into(),
+            configured: Some(truth[k].per_byte_ms * 1e3),
+            paper: paper.map(|p| p.0),
+            ours: Some(ours[k].per_byte_ms * 1e3),
+            tolerance: "2%".into(),
+            verdict,
+            why: format!(
+                "{:+.2}%; the link into {} plus {}'s forwarding per byte (one quantity seen from one end)",
+                r * 100.0,
+                hop.node,
+                hop.previous
+            ),
+        });
+        let (verdict, d) = within_fixed(ours[k].fixed_ms * 1e3, truth[k].fixed_ms * 1e3);
+        rows.push(Row {
+            quantity: format!("{label} fixed"),
+            unit: "us".into(),
+            configured: Some(truth[k].fixed_ms * 1e3),
+            paper: None,
+            ours: Some(ours[k].fixed_ms * 1e3),
+            tolerance: "20 us".into(),
+            verdict,
+            why: format!(
+                "{d:+.1} us after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer)",
+                raw[k].fixed_ms * 1e3,
+                hop.previous,
+                hop.node,
+                hop.previous
+            ),
+        });
+        if hop.router {
+            let separated = real[k].separated;
+            let (verdict, r) =
+                within_per_byte(ours[k].answer_per_byte_ms, truth[k].answer_per_byte_ms);
+            rows.push(Row {
+                quantity: format!("{} answer per byte", hop.node),
+                unit: "us/byte".into(),
+                configured: Some(truth[k].answer_per_byte_ms * 1e3),
+                paper: paper.and_then(|p| p.1),
+                ours: separated.then_some(ours[k].answer_per_byte_ms * 1e3),
+                tolerance: "2%".into(),
+                verdict: if separated {
+                    verdict
+                } else {
+                    Verdict::Outside
+                },
+                why: if separated {
+                    format!(
+                        "{:+.2}%; cost per returned byte minus cost per sent byte of this hop's plane",
+                        r * 100.0
+                    )
+                } else {
+                    "not separated: the sizes did not straddle the 548-byte quote limit".into()
+                },
+            });
+        }
+    }
+    rows
+}
+
+fn path_rows(
+    truth: RttLine,
+    ours: RttLine,
+    raw: RttLine,
+    seed_path: bool,
+    to: &str,
+    from: &str,
+) -> Vec<Row> {
+    // An echo: the one-way per byte is the mean of out and back.
+    let per_byte = |l: RttLine| (l.per_sent_byte_ms + l.per_returned_byte_ms) / 2.0;
+    let (verdict, r) = within_per_byte(per_byte(ours), per_byte(truth));
+    let (fixed_verdict, d) = within_fixed(ours.fixed_ms / 2.0 * 1e3, truth.fixed_ms / 2.0 * 1e3);
+    vec![
+        Row {
+            quantity: format!("one-way per byte, {from} -> {to}"),
+            unit: "us/byte".into(),
+            configured: Some(per_byte(truth) * 1e3),
+            // Table 1: DS0 142.857 + ciscoser 2.939 + ciscomci 0.04 + 2 Ethernets 1.6.
+            paper: seed_path.then_some(142.857 + 2.939 + 0.04 + 1.6),
+            ours: Some(per_byte(ours) * 1e3),
+            tolerance: "2%".into(),
+            verdict,
+            why: format!("{:+.2}%", r * 100.0),
+        },
+        Row {
+            quantity: format!("one-way fixed, {from} -> {to}"),
+            unit: "us".into(),
+            configured: Some(truth.fixed_ms / 2.0 * 1e3),
+            // ciscomci .525 + DS0 line 7.6 + ciscoser 1.695 (Table 1 has no Ethernet fixed cost).
+            paper: seed_path.then_some((0.525 + 7.6 + 1.695) * 1e3),
+            ours: Some(ours.fixed_ms / 2.0 * 1e3),
+            tolerance: "20 us".into(),
+            verdict: fixed_verdict,
+            why: format!(
+                "{d:+.1} us after subtracting the lab's own cost; as measured {:.1} us ({:+.1} us: the lab's own cost, next table)",
+                raw.fixed_ms / 2.0 * 1e3,
+                (raw.fixed_ms - truth.fixed_ms) / 2.0 * 1e3
+            ),
+        },
+    ]
+}
+
+fn lab_cost_rows(
+    configured: &[ChainHop],
+    machinery: &[OwnCost],
+    host: &serde_json::Value,
+    ports: &[wirespeed_lab::PortStatus],
+) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    let host_hop = host["result"]["hops"]
+        .get(0)
+        .context("the loopback probe has no result")?;
+    rows.push(Row {
+        quantity: "this host's own stack, loopback, one way".into(),
+        unit: "us".into(),
+        configured: None,
+        paper: Some(696.0),
+        ours: Some(num(host_hop, &["fit", "one_way", "fixed_ms"])? * 1e3),
+        tolerance: "-".into(),
+        verdict: Verdict::NotCompared,
+        why: "kernel timestamps leave the host's system calls out; the paper's roc (.696 ms) timed them on a SPARCstation".into(),
+    });
+    for (hop, m) in configured.iter().zip(machinery) {
+        rows.push(Row {
+            quantity: format!("lab cost of hop {} ({} -> {}), one way", hop.ttl, hop.previous, hop.node),
+            unit: "us".into(),
+            configured: Some(0.0),
+            paper: None,
+            ours: Some(m.fixed_ms * 1e3),
+            tolerance: "-".into(),
+            verdict: Verdict::NotCompared,
+            why: format!(
+                "the twin's measured minus configured: the emulator's wake-up to read each frame, the write into the next namespace and its kernel, both ways, halved; per byte {:+.4} us",
+                m.per_byte_ms * 1e3
+            ),
+        });
+    }
+    let worst = ports
+        .iter()
+        .max_by(|a, b| a.lateness.p50_us.total_cmp(&b.lateness.p50_us));
+    if let Some(p) = worst {
+        rows.push(Row {
+            quantity: "emulator release lateness, p50 / p99 (worst port of the twin)".into(),
+            unit: "us".into(),
+            configured: Some(0.0),
+            paper: None,
+            ours: Some(p.lateness.p50_us),
+            tolerance: "-".into(),
+            verdict: Verdict::NotCompared,
+            why: format!(
+                "release instant minus schedule; p99 {:.0} us on {} -> {} ({} frames): the minimum filter keeps the punctual ones",
+                p.lateness.p99_us, p.from, p.to, p.lateness.frames
+            ),
+        });
+    }
+    Ok(rows)
+}
+
+/// §4: the misconfigured board, from the seed's own measurements.
+fn board_comparison() -> anyhow::Result<Comparison> {
     let model = super::repo_file("examples", "bellovin-1992.toml")?;
     let ih_probe = super::repo_file("examples", "bellovin-1992-ih-probe.json")?;
     let compare_args: Vec<String> = vec![
@@ -185,7 +611,7 @@ pub(crate) fn run(_options: &Options) -> anyhow::Result<Reproduction> {
             },
         });
     }
-    let board = Comparison {
+    Ok(Comparison {
         title: "The misconfigured board (seed §4): model compare flags it".into(),
         source: "seed 001 §4: the ih path's second hop measured .564 + .0014/byte against .525 + .00084 expected".into(),
         method: format!(
@@ -193,32 +619,29 @@ pub(crate) fn run(_options: &Options) -> anyhow::Result<Reproduction> {
             compare_args.join(" ")
         ),
         rows,
-    };
+    })
+}
 
-    let truth = vec![
-        setting(
-            "path (labs/seed-001-path.toml)",
-            "roc - Ethernet 10M 50 m - ciscomci - DS0 56k serial, 7.6 ms - ciscoser - Ethernet 10M 50 m - cbnewsa",
-        ),
-        setting(
-            "ciscomci forward",
-            "0.525 ms + 40 ns/byte (Table 1 ciscomci)",
-        ),
-        setting(
-            "ciscoser forward",
-            "1.695 ms + 2939 ns/byte (Table 1 ciscoser)",
-        ),
-        setting(
-            "probe",
-            format!(
-                "ICMP echo, sizes {SIZES} bytes, {PER_SIZE} per size, minimum per size, least squares"
-            ),
-        ),
-    ];
-    Ok(Reproduction::new(
-        Name::Bellovin,
-        truth,
-        vec![measured, board],
-        vec!["per-hop components (--hops) are not separated here: a router's time-exceeded answer carries its own Table 1 'ciscoping' cost on at most 576 returned bytes, which the path-to-destination line avoids".into()],
-    ))
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn the_seed_path_has_two_ends_and_three_hops() {
+        let file = super::super::lab_file("seed-001-path.toml").unwrap();
+        let t = Topology::load(Path::new(&file)).unwrap();
+        let (a, b) = ends(&t).unwrap();
+        assert_eq!((a.as_str(), b.as_str()), ("roc", "cbnewsa"));
+        let hops = truth::chain(&t, &a, &b).unwrap();
+        assert_eq!(hops.len(), SEED_PER_HOP.len());
+        // The paper's per-hop figures are the configured ones to the paper's digits.
+        let own = perhop::own_costs(&hops.iter().map(|h| h.line).collect::<Vec<_>>());
+        for (o, (paper, _)) in own.iter().zip(SEED_PER_HOP) {
+            assert!(
+                (o.per_byte_ms * 1e3 / paper - 1.0).abs() < 0.001,
+                "{o:?} {paper}"
+            );
+        }
+    }
 }

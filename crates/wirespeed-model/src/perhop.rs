@@ -1,0 +1,383 @@
+//! Each hop's own cost from TTL-limited probes: what can be told apart, and how.
+//!
+//! Seed 001 finds a node's cost by subtracting the path *to* it from the path *through* it
+//! (§2, `ciscoping = keeper - (roc + ether)`; §4, `transit = ih2 - (ih1 + ether)`), with echoes
+//! answered by identical nodes. Per-hop tools (pathchar, pchar, clink) difference the lines of
+//! consecutive TTLs instead, each answered by a router's ICMP time exceeded. What such a
+//! difference contains follows from which bytes every cost acts on.
+//!
+//! # The model
+//!
+//! A probe of `S` IP bytes sent with TTL `k` crosses links `1..=k` and is forwarded by routers
+//! `1..k`; router `k` answers with a packet of `Q` IP bytes (a time exceeded quotes at most 548
+//! bytes of the probe, so `Q = min(S, 548) + 28` on IPv4, RFC 1812 §4.3.2.3; an echo reply has
+//! `Q = S`), which crosses the same links and routers back. With, for link `i`, a fixed cost
+//! `D_i` (propagation and per-frame framing) and a per-byte cost `s_i` (serialization), for
+//! router `j` a forward cost `f_j + phi_j x bytes` and an answer cost `a_j + alpha_j x bytes`
+//! applied to the packet it originates, the minimum round trip is
+//!
+//! ```text
+//! RTT_k(S, Q) = c_k + u_k S + v_k Q
+//!   c_k = sum_{i<=k} 2 D_i + sum_{j<k} 2 f_j + a_k
+//!   u_k = sum_{i<=k} s_i + sum_{j<k} phi_j                  (every byte that goes out)
+//!   v_k = sum_{i<=k} s_i + sum_{j<k} phi_j + alpha_k        (every byte that comes back)
+//! ```
+//!
+//! (for a symmetric path; with different rates each way `u` and `v` hold each direction's).
+//!
+//! # What is identifiable
+//!
+//! * `u_k`, `v_k` and `c_k` separately, from one TTL, *if* `S` and `Q` are not collinear: the
+//!   sizes must lie on both sides of the quote limit (below it `Q = S + 28`, above it `Q` is
+//!   constant). Fitted against `S + Q` alone, the line bends at 548 bytes whenever
+//!   `alpha_k != 0`, and its slope mixes the two ([`fit_rtt_line`] fits the plane instead).
+//! * Hop `k`'s own per-byte cost, `u_k - u_{k-1} = s_k + phi_{k-1}`: the link into it plus the
+//!   forwarding per byte of the router before it. These two act on the same bytes in the same
+//!   direction, so no single-ended probe can separate them (pathchar's "bandwidth" of a hop is
+//!   this sum, read as 8 / rate).
+//! * Router `k`'s answer per byte, `alpha_k = v_k - u_k` (for a symmetric path), because it
+//!   alone acts on the returned bytes only.
+//! * Hop `k`'s own fixed cost, one way: `(c_k - c_{k-1}) / 2 = D_k + f_{k-1} + (a_k - a_{k-1}) / 2`.
+//!   The answer's fixed cost `a_k` enters every probe answered at `k` exactly once, like the
+//!   fixed costs of the path before it, so it cannot be separated from them: adding `t` to
+//!   `a_k` and taking `t / 2` from `D_k + f_{k-1}` (and giving it back to hop `k + 1`) changes
+//!   no observable. An echo to the router's own address (Bellovin's probe) has the same fixed
+//!   part as its time exceeded and does not help. Only when consecutive routers answer alike
+//!   (the seed's "identical pairs of nodes") does the difference reduce to `D_k + f_{k-1}`.
+//!   The destination host answers in its kernel; the emulator charges it nothing.
+//!
+//! Differences are reported as they come, negative or not: the noise of two minimums, or a
+//! previous hop that answers more slowly than this one, shows up as a negative difference
+//! rather than being clipped to zero.
+//!
+//! # Calibration
+//!
+//! The lab adds a cost of its own to every link crossing (a thread wake-up to read each frame,
+//! the write into the next namespace, the kernel's forwarding); [`calibrated`] subtracts it as
+//! the seed subtracts its host's own loopback line (roc), using a run over a twin of the path
+//! whose modelled costs are known: measured twin minus configured twin is the machinery.
+
+use std::ops::{Add, Sub};
+
+use serde::{Deserialize, Serialize};
+
+use crate::delay::Cost;
+
+/// The plane `RTT = fixed + per_sent_byte x S + per_returned_byte x Q`, ms.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct RttLine {
+    /// `c`: round trip of a probe of no bytes, ms.
+    pub fixed_ms: f64,
+    /// `u`: ms per IP byte sent.
+    pub per_sent_byte_ms: f64,
+    /// `v`: ms per IP byte returned.
+    pub per_returned_byte_ms: f64,
+}
+
+impl RttLine {
+    /// The round trip of an echo whose one-way cost is `c` (answered at no cost: a host).
+    pub fn echo(c: Cost) -> RttLine {
+        RttLine {
+            fixed_ms: 2.0 * c.fixed_ms,
+            per_sent_byte_ms: c.per_byte_ms,
+            per_returned_byte_ms: c.per_byte_ms,
+        }
+    }
+
+    /// Round trip of `sent` bytes answered with `returned`, ms.
+    pub fn at(&self, sent: f64, returned: f64) -> f64 {
+        self.fixed_ms + self.per_sent_byte_ms * sent + self.per_returned_byte_ms * returned
+    }
+}
+
+impl Add for RttLine {
+    type Output = RttLine;
+    fn add(self, o: RttLine) -> RttLine {
+        RttLine {
+            fixed_ms: self.fixed_ms + o.fixed_ms,
+            per_sent_byte_ms: self.per_sent_byte_ms + o.per_sent_byte_ms,
+            per_returned_byte_ms: self.per_returned_byte_ms + o.per_returned_byte_ms,
+        }
+    }
+}
+
+impl Sub for RttLine {
+    type Output = RttLine;
+    fn sub(self, o: RttLine) -> RttLine {
+        RttLine {
+            fixed_ms: self.fixed_ms - o.fixed_ms,
+            per_sent_byte_ms: self.per_sent_byte_ms - o.per_sent_byte_ms,
+            per_returned_byte_ms: self.per_returned_byte_ms - o.per_returned_byte_ms,
+        }
+    }
+}
+
+/// How [`fit_rtt_line`] fitted a hop.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Separation {
+    /// Sent and returned bytes varied independently: `u` and `v` are each measured.
+    Separated,
+    /// Every answer returned what was sent (an echo): one slope, `u = v`.
+    Echo,
+    /// Returned bytes followed sent bytes (all sizes on one side of the quote limit): one
+    /// slope against bytes crossed, `u = v`; an answer cost per byte is folded into it.
+    Collinear,
+}
+
+/// Least squares of the minimum round trips on sent and returned bytes.
+///
+/// `points` are `(sent, returned, min_rtt_ms)`. When the returned bytes are not an affine
+/// function of the sent bytes, the plane `c + u S + v Q` is fitted (normal equations on centred
+/// values); otherwise the line `c + b (S + Q)` with `u = v = b`. `None` with fewer than two
+/// distinct sizes.
+pub fn fit_rtt_line(points: &[(f64, f64, f64)]) -> Option<(RttLine, Separation)> {
+    let n = points.len() as f64;
+    let mut distinct: Vec<f64> = points.iter().map(|p| p.0).collect();
+    distinct.sort_by(f64::total_cmp);
+    distinct.dedup();
+    if distinct.len() < 2 || points.iter().any(|p| !(p.0 + p.1 + p.2).is_finite()) {
+        return None;
+    }
+    let mean = |f: fn(&(f64, f64, f64)) -> f64| points.iter().map(f).sum::<f64>() / n;
+    let (ms, mq, my) = (mean(|p| p.0), mean(|p| p.1), mean(|p| p.2));
+    let (mut sss, mut sqq, mut ssq, mut ssy, mut sqy) = (0.0, 0.0, 0.0, 0.0, 0.0);
+    for &(s, q, y) in points {
+        let (s, q, y) = (s - ms, q - mq, y - my);
+        sss += s * s;
+        sqq += q * q;
+        ssq += s * q;
+        ssy += s * y;
+        sqy += q * y;
+    }
+    let det = sss * sqq - ssq * ssq;
+    let echo = points.iter().all(|p| p.0 == p.1);
+    // Collinear when the correlation of S and Q is 1 to within rounding, or Q never varies.
+    if echo || sqq == 0.0 || det <= 1e-9 * sss * sqq || distinct.len() < 3 {
+        let x = |p: &(f64, f64, f64)| p.0 + p.1;
+        let mx = ms + mq;
+        let (mut sxx, mut sxy) = (0.0, 0.0);
+        for p in points {
+            sxx += (x(p) - mx) * (x(p) - mx);
+            sxy += (x(p) - mx) * (p.2 - my);
+        }
+        let b = sxy / sxx;
+        let line = RttLine {
+            fixed_ms: my - b * mx,
+            per_sent_byte_ms: b,
+            per_returned_byte_ms: b,
+        };
+        let how = if echo {
+            Separation::Echo
+        } else {
+            Separation::Collinear
+        };
+        return Some((line, how));
+    }
+    let u = (sqq * ssy - ssq * sqy) / det;
+    let v = (sss * sqy - ssq * ssy) / det;
+    Some((
+        RttLine {
+            fixed_ms: my - u * ms - v * mq,
+            per_sent_byte_ms: u,
+            per_returned_byte_ms: v,
+        },
+        Separation::Separated,
+    ))
+}
+
+/// A hop's own cost: what its line adds to the previous hop's.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct OwnCost {
+    /// One-way fixed cost, `(c_k - c_{k-1}) / 2`, ms: the link into the hop, the previous
+    /// router's forwarding, and half the change in answer cost (see the module docs).
+    pub fixed_ms: f64,
+    /// Per byte going out, `u_k - u_{k-1}`, ms: the link into the hop and the previous
+    /// router's forwarding per byte.
+    pub per_byte_ms: f64,
+    /// The answering node's own cost per returned byte, `v_k - u_k`, ms (0 for an echo).
+    pub answer_per_byte_ms: f64,
+}
+
+impl OwnCost {
+    /// The one-way line `fixed + per_byte x size` of the hop (the seed's form).
+    pub fn cost(&self) -> Cost {
+        Cost::new(self.fixed_ms, self.per_byte_ms)
+    }
+}
+
+/// Each hop's own cost from consecutive round-trip lines (hop 0, the sending host, is the zero
+/// line: its own cost is in hop 1, unless the caller subtracts a loopback line first).
+pub fn own_costs(lines: &[RttLine]) -> Vec<OwnCost> {
+    let mut before = RttLine::default();
+    lines
+        .iter()
+        .map(|&line| {
+            let own = OwnCost {
+                fixed_ms: (line.fixed_ms - before.fixed_ms) / 2.0,
+                per_byte_ms: line.per_sent_byte_ms - before.per_sent_byte_ms,
+                answer_per_byte_ms: line.per_returned_byte_ms - line.per_sent_byte_ms,
+            };
+            before = line;
+            own
+        })
+        .collect()
+}
+
+/// `measured` minus what the measuring machinery added, where the machinery is a twin of the
+/// path with known costs: `twin_measured - twin_configured`. The seed's roc subtraction with a
+/// whole path in place of the loopback.
+pub fn calibrated(measured: RttLine, twin_measured: RttLine, twin_configured: RttLine) -> RttLine {
+    measured - (twin_measured - twin_configured)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Round trips of TTL-limited probes answered with a 548-byte quote, and an echo.
+    fn points(line: RttLine, sizes: &[f64], echo: bool) -> Vec<(f64, f64, f64)> {
+        sizes
+            .iter()
+            .map(|&s| {
+                let q = if echo { s } else { s.min(548.0) + 28.0 };
+                (s, q, line.at(s, q))
+            })
+            .collect()
+    }
+
+    const SIZES: [f64; 6] = [100.0, 300.0, 548.0, 800.0, 1150.0, 1500.0];
+
+    /// Seed 001 Table 1 on its path: hop 1 is roc -> ciscomci (10 Mbit/s Ethernet, answered
+    /// with ciscoping's .751 + .00131/byte), hop 2 crosses ciscomci (.525 + .00004/byte) and
+    /// the DS0 (.142857 ms/byte) to ciscoser, answering alike.
+    #[test]
+    fn seed_001_hops_are_separated_from_time_exceeded_alone() {
+        let ether = 0.0008;
+        let ds0 = 8.0 / 56_000.0 * 1e3;
+        let hop1 = RttLine {
+            fixed_ms: 0.751,
+            per_sent_byte_ms: ether,
+            per_returned_byte_ms: ether + 0.00131,
+        };
+        let hop2 = RttLine {
+            fixed_ms: 2.0 * 0.525 + 2.0 * 7.6 + 0.751,
+            per_sent_byte_ms: ether + 0.00004 + ds0,
+            per_returned_byte_ms: ether + 0.00004 + ds0 + 0.00131,
+        };
+        let fits: Vec<RttLine> = [hop1, hop2]
+            .iter()
+            .map(|&l| {
+                let (fit, how) = fit_rtt_line(&points(l, &SIZES, false)).unwrap();
+                assert_eq!(how, Separation::Separated);
+                fit
+            })
+            .collect();
+        let own = own_costs(&fits);
+        assert!((own[0].per_byte_ms - ether).abs() < 1e-9, "{own:?}");
+        assert!((own[0].answer_per_byte_ms - 0.00131).abs() < 1e-9);
+        assert!((own[0].fixed_ms - 0.751 / 2.0).abs() < 1e-9);
+        // Hop 2: the DS0 plus ciscomci's forwarding, and the same answer cost, so the
+        // difference of fixed costs is the forward cost and the line alone.
+        assert!((own[1].per_byte_ms - (ds0 + 0.00004)).abs() < 1e-9);
+        assert!((own[1].fixed_ms - (0.525 + 7.6)).abs() < 1e-9);
+        assert!((own[1].answer_per_byte_ms - 0.00131).abs() < 1e-9);
+    }
+
+    #[test]
+    fn one_sided_sizes_cannot_separate_the_answer() {
+        let l = RttLine {
+            fixed_ms: 1.0,
+            per_sent_byte_ms: 0.001,
+            per_returned_byte_ms: 0.003,
+        };
+        let (fit, how) = fit_rtt_line(&points(l, &[100.0, 200.0, 400.0], false)).unwrap();
+        assert_eq!(how, Separation::Collinear);
+        // The single slope is the average of the two: 0.002 ms per byte crossed.
+        assert!((fit.per_sent_byte_ms - 0.002).abs() < 1e-12);
+        let (_, how) = fit_rtt_line(&points(l, &[600.0, 900.0, 1500.0], false)).unwrap();
+        assert_eq!(how, Separation::Collinear);
+        let (fit, how) = fit_rtt_line(&points(l, &[100.0, 1500.0], true)).unwrap();
+        assert_eq!(how, Separation::Echo);
+        assert!((fit.per_sent_byte_ms - 0.002).abs() < 1e-12);
+        assert!(fit_rtt_line(&[(100.0, 128.0, 1.0)]).is_none());
+    }
+
+    #[test]
+    fn calibration_removes_what_the_twin_adds() {
+        let machinery = RttLine {
+            fixed_ms: 0.1,
+            per_sent_byte_ms: 1e-6,
+            per_returned_byte_ms: 2e-6,
+        };
+        let truth = RttLine {
+            fixed_ms: 3.0,
+            per_sent_byte_ms: 0.0008,
+            per_returned_byte_ms: 0.002,
+        };
+        let twin = RttLine {
+            fixed_ms: 1.0,
+            ..RttLine::default()
+        };
+        let got = calibrated(truth + machinery, twin + machinery, twin);
+        assert!((got - truth).fixed_ms.abs() < 1e-12);
+        assert!((got - truth).per_returned_byte_ms.abs() < 1e-15);
+    }
+
+    #[test]
+    fn negative_differences_are_kept() {
+        let own = own_costs(&[
+            RttLine {
+                fixed_ms: 2.0,
+                per_sent_byte_ms: 0.002,
+                per_returned_byte_ms: 0.002,
+            },
+            RttLine {
+                fixed_ms: 1.5,
+                per_sent_byte_ms: 0.001,
+                per_returned_byte_ms: 0.001,
+            },
+        ]);
+        assert_eq!(own[1].fixed_ms, -0.25);
+        assert_eq!(own[1].per_byte_ms, -0.001);
+    }
+
+    proptest! {
+        /// The plane fit is exact on exact data, whatever the costs, for any sizes that straddle
+        /// the quote limit.
+        #[test]
+        fn plane_fit_inverts_the_model(
+            c in 0.0f64..50.0,
+            u in 0.0f64..0.2,
+            alpha in 0.0f64..0.01,
+            low in 46.0f64..500.0,
+            high in 600.0f64..9000.0,
+        ) {
+            let l = RttLine { fixed_ms: c, per_sent_byte_ms: u, per_returned_byte_ms: u + alpha };
+            let sizes = [low, (low + 548.0) / 2.0, 548.0, high];
+            let (fit, how) = fit_rtt_line(&points(l, &sizes, false)).unwrap();
+            prop_assert_eq!(how, Separation::Separated);
+            prop_assert!((fit.fixed_ms - c).abs() < 1e-6 * (1.0 + c));
+            prop_assert!((fit.per_sent_byte_ms - u).abs() < 1e-9);
+            prop_assert!((fit.per_returned_byte_ms - (u + alpha)).abs() < 1e-9);
+        }
+
+        /// Differencing the cumulative lines gives back each hop's increments.
+        #[test]
+        fn own_costs_invert_accumulation(
+            incs in proptest::collection::vec((0.0f64..5.0, 0.0f64..0.2, 0.0f64..0.01), 1..6)
+        ) {
+            let mut acc = RttLine::default();
+            let mut lines = Vec::new();
+            for &(f, b, _) in &incs {
+                acc = acc + RttLine { fixed_ms: 2.0 * f, per_sent_byte_ms: b, per_returned_byte_ms: b };
+                lines.push(acc);
+            }
+            for (own, &(f, b, _)) in own_costs(&lines).iter().zip(&incs) {
+                prop_assert!((own.fixed_ms - f).abs() < 1e-9);
+                prop_assert!((own.per_byte_ms - b).abs() < 1e-12);
+            }
+        }
+    }
+}
