@@ -87,7 +87,7 @@ for k in sorted(hops):
     c, o = h["pb"]
     a, b = p5.get(k, (None, None)), p32.get(k, (None, None))
     f = lambda v, d: "-" if v is None else f"{v:.{d}f}"
-    print(f"| {k} ({h['name']}) | per byte out, us/byte | {c:.3f} | {o:.3f} | {err(o, c, True)} | (same) | | {f(a[0], 3)} | {err(a[0], c, True)} | {f(b[0], 3)} | {err(b[0], c, True)} |")
+    print(f"| {k} ({h['name']}) | per byte out, us/byte | {c:.3f} | {o:.3f} | {err(o, c, True)} | - | | {f(a[0], 3)} | {err(a[0], c, True)} | {f(b[0], 3)} | {err(b[0], c, True)} |")
     c, o = h["fx"]
     print(f"| {k} ({h['name']}) | fixed, us | {c:.1f} | {o:.1f} | {err(o, c, False)} | {f(h['raw'], 1)} | {err(h['raw'], c, False)} | {f(a[1], 1)} | {err(a[1], c, False)} | {f(b[1], 1)} | {err(b[1], c, False)} |")
 print()

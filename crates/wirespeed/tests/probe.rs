@@ -464,7 +464,11 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
     ]);
     let r = &doc["result"];
     let host = r["host_baseline"]["one_way"]["fixed_ms"].as_f64().unwrap();
-    let hop1 = r["hops"][0]["fit"]["one_way"]["fixed_ms"].as_f64().unwrap();
+    // Own costs difference the round-trip planes (perhop): half the plane's fixed cost.
+    let hop1 = r["hops"][0]["fit"]["rtt_line"]["fixed_ms"]
+        .as_f64()
+        .unwrap()
+        / 2.0;
     let inc = r["hops"][0]["increment"]["cost"]["fixed_ms"]
         .as_f64()
         .unwrap();
