@@ -277,8 +277,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         .collect();
     let corrected: Vec<RttLine> = real
         .iter()
-        .zip(&machinery)
-        .map(|(r, m)| r.line - *m)
+        .zip(twin_probed.iter().zip(&twin_configured))
+        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
         .collect();
     let raw: Vec<RttLine> = real.iter().map(|r| r.line).collect();
     let truth_lines: Vec<RttLine> = configured.iter().map(|h| h.line).collect();
