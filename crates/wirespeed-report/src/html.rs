@@ -199,9 +199,9 @@ fn section(n: usize, entry: &Entry) -> Markup {
     m.push(&sentences(doc, "verdicts", "Verdicts", "verdicts"));
     m.push(&sentences(doc, "warnings", "Warnings", "warnings"));
     let summary = sections::summary(&kind, doc);
-    if !summary.is_empty() {
-        m.push(&summary);
-    }
+    // Without a schema-specific summary the fields are the content: shown open.
+    let open = summary.is_empty();
+    m.push(&summary);
     let mut budget = Budget::new(CELLS_PER_DOCUMENT);
     if let Some(p) = doc.get("parameters") {
         m.heading("Parameters");
@@ -209,7 +209,11 @@ fn section(n: usize, entry: &Entry) -> Markup {
     }
     let rest = everything_else(doc);
     if !rest.is_empty() {
-        m.lit("<details><summary>Every field</summary>\n");
+        m.lit(if open {
+            "<details open><summary>Every field</summary>\n"
+        } else {
+            "<details><summary>Every field</summary>\n"
+        });
         for (key, value) in rest {
             m.lit("<h4>").text(key).lit("</h4>\n");
             m.push(&value_markup(key, value, &mut budget));

@@ -90,6 +90,12 @@ fn probe(result: &Value) -> Markup {
     for h in hops {
         let who = text(h, &["responder"]).unwrap_or("*");
         let ttl = num(h, &["ttl"]).map_or_else(|| "?".into(), number);
+        // Without --hops the one "hop" is the destination at the default TTL.
+        let name = if result.get("per_hop").and_then(Value::as_bool) == Some(true) {
+            format!("hop {ttl} {who}")
+        } else {
+            who.to_string()
+        };
         t.row(vec![
             Cell::num(ttl.clone()),
             Cell::text(who),
@@ -107,13 +113,7 @@ fn probe(result: &Value) -> Markup {
                 Some((bytes, num(s, &["min_rtt_ms"])?))
             })
             .collect();
-        let curve = Curve::new(
-            Series {
-                name: format!("hop {ttl} {who}"),
-                points,
-            },
-            Mark::Points,
-        );
+        let curve = Curve::new(Series { name, points }, Mark::Points);
         let fit = (
             num(h, &["fit", "rtt_intercept_ms"]),
             num(h, &["fit", "rtt_slope_ms_per_byte"]),

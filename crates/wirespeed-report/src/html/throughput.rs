@@ -172,13 +172,15 @@ fn streams(result: &Value) -> Markup {
 /// there are several streams), from `intervals[]`.
 pub(crate) fn intervals_plot(result: &Value) -> Markup {
     let mut curves: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
-    let mut add = |name: String, point: (f64, f64)| match curves.iter_mut().find(|c| c.0 == name) {
-        Some(c) => c.1.push(point),
-        None => curves.push((name, vec![point])),
-    };
+    // Each interval is a step: its rate held from its start to its end.
+    let mut add =
+        |name: String, step: [(f64, f64); 2]| match curves.iter_mut().find(|c| c.0 == name) {
+            Some(c) => c.1.extend(step),
+            None => curves.push((name, step.to_vec())),
+        };
     let intervals = list(result, &["intervals"]);
     for iv in intervals {
-        let Some(t) = num(iv, &["end_seconds"]) else {
+        let (Some(t0), Some(t1)) = (num(iv, &["start_seconds"]), num(iv, &["end_seconds"])) else {
             continue;
         };
         let streams = list(iv, &["streams"]);
@@ -189,13 +191,13 @@ pub(crate) fn intervals_plot(result: &Value) -> Markup {
                 let flow = text(s, &["flow"])
                     .map(|f| format!(" {f}"))
                     .unwrap_or_default();
-                add(format!("stream {id}{flow} {role}"), (t, bps));
+                add(format!("stream {id}{flow} {role}"), [(t0, bps), (t1, bps)]);
             }
         }
         if streams.len() > 1 {
             for (key, name) in [("sum_sent", "sum sent"), ("sum_received", "sum received")] {
                 if let Some(bps) = num(iv, &[key, "bits_per_second"]) {
-                    add(name.to_string(), (t, bps));
+                    add(name.to_string(), [(t0, bps), (t1, bps)]);
                 }
             }
         }
@@ -218,7 +220,7 @@ pub(crate) fn intervals_plot(result: &Value) -> Markup {
                 .into_iter()
                 .map(|(t, bps)| (t, scale(bps, peak)))
                 .collect();
-            Curve::new(Series { name, points }, Mark::LineAndPoints)
+            Curve::new(Series { name, points }, Mark::Line)
         })
         .collect();
     let total = curves.len();
@@ -234,7 +236,7 @@ pub(crate) fn intervals_plot(result: &Value) -> Markup {
     m.heading("Rate over time");
     plots::figure(
         &mut m,
-        &format!("the rate in each -i interval, per stream ({unit})"),
+        &format!("the rate of each -i interval, held across it, per stream ({unit})"),
         svg,
     );
     if total > shown {
