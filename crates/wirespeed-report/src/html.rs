@@ -56,7 +56,8 @@ const KNOWN: &[(&str, u32)] = &[
     ("autoneg", 1),
     ("diagnose", 1),
     ("reproduce", 1),
-    ("lab", 1),
+    ("lab.up", 1),
+    ("lab.status", 1),
     ("serve", 1),
 ];
 

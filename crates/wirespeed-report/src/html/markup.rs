@@ -171,20 +171,41 @@ impl HtmlTable {
         self.rows.is_empty()
     }
 
+    /// Whether column `i` has something in some row.
+    fn used(&self, i: usize) -> bool {
+        self.rows.iter().any(|row| match row.get(i) {
+            Some(Cell::Text(t) | Cell::Num(t) | Cell::Tone(t, _)) => !t.is_empty(),
+            Some(Cell::Markup(m)) => !m.is_empty(),
+            None => false,
+        })
+    }
+
+    /// The table; a headed column empty in every row (UDP's loss on a TCP test) is left out.
     pub(crate) fn markup(&self) -> Markup {
+        let shown: Vec<bool> = (0..self
+            .header
+            .len()
+            .max(self.rows.iter().map(Vec::len).max().unwrap_or(0)))
+            .map(|i| self.header.is_empty() || self.rows.is_empty() || self.used(i))
+            .collect();
         let mut m = Markup::new();
         m.lit("<table>\n");
         if !self.header.is_empty() {
             m.lit("<thead><tr>");
-            for h in &self.header {
-                m.lit("<th>").text(h).lit("</th>");
+            for (i, h) in self.header.iter().enumerate() {
+                if shown[i] {
+                    m.lit("<th>").text(h).lit("</th>");
+                }
             }
             m.lit("</tr></thead>\n");
         }
         m.lit("<tbody>\n");
         for row in &self.rows {
             m.lit("<tr>");
-            for cell in row {
+            for (i, cell) in row.iter().enumerate() {
+                if !shown[i] {
+                    continue;
+                }
                 match cell {
                     Cell::Text(t) => m.lit("<td>").text(t).lit("</td>"),
                     Cell::Num(t) => m.lit("<td class=\"num\">").text(t).lit("</td>"),
@@ -236,7 +257,8 @@ pub(crate) fn seconds(s: f64) -> String {
         "-".into()
     } else if s < 0.0 {
         format!("-{}", format_seconds(-s))
-    } else if s == 0.0 {
+    } else if s < 1e-12 {
+        // Below a picosecond is floating-point residue (a mean minus its ideal), not time.
         "0 s".into()
     } else {
         format_seconds(s)
@@ -281,6 +303,18 @@ mod tests {
             "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;"
         );
         assert_eq!(escape("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
+    }
+
+    #[test]
+    fn columns_empty_in_every_row_are_left_out() {
+        let mut t = HtmlTable::new(["a", "lost", "b"]);
+        t.row(vec![Cell::text("1"), Cell::opt(None), Cell::num("2")]);
+        let html = t.markup().into_string();
+        assert!(
+            html.contains("<th>a</th><th>b</th>") && !html.contains("lost"),
+            "{html}"
+        );
+        assert_eq!(seconds(1.057e-17), "0 s");
     }
 
     #[test]
