@@ -86,27 +86,25 @@ fn render(key: &str, value: &Value, level: usize, budget: &mut Budget) -> Markup
         }
         Value::Array(items) => {
             let mut t = HtmlTable::new(Vec::<String>::new());
+            let mut shown = 0;
             for (i, v) in items.iter().take(MAX_ROWS).enumerate() {
                 if !budget.take(2) {
                     break;
                 }
+                shown += 1;
                 t.row(vec![
                     Cell::num((i + 1).to_string()),
                     Cell::Markup(render(key, v, level + 1, budget)),
                 ]);
             }
             m.lit("<div class=\"kv\">").push(&t.markup()).lit("</div>");
-            more_rows(&mut m, items.len(), t_len(items.len()));
+            more_rows(&mut m, items.len(), shown);
         }
         scalar_value => {
             m.text(&scalar(key, scalar_value));
         }
     }
     m
-}
-
-fn t_len(n: usize) -> usize {
-    n.min(MAX_ROWS)
 }
 
 fn more_rows(m: &mut Markup, total: usize, shown: usize) {
