@@ -138,6 +138,65 @@ fn value_at(doc: &Value, path: &[String]) -> Option<f64> {
     num(doc, &keys).filter(|v| v.is_finite())
 }
 
+/// Parameters shown as differing, at most.
+const MAX_DIFFERING: usize = 8;
+
+/// Every scalar under `value` as (dotted path, text), nested objects flattened.
+fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                let path = if prefix.is_empty() {
+                    k.clone()
+                } else {
+                    format!("{prefix}.{k}")
+                };
+                flatten(&path, v, out);
+            }
+        }
+        other => out.push((prefix.to_string(), super::generic::scalar(prefix, other))),
+    }
+}
+
+/// The parameters whose values are not the same in every document (a figure compared across
+/// different settings is a different question), with each document's value.
+fn differing_parameters(docs: &[&Value]) -> Vec<(String, Vec<String>)> {
+    let flat: Vec<Vec<(String, String)>> = docs
+        .iter()
+        .map(|d| {
+            let mut out = Vec::new();
+            if let Some(p) = d.get("parameters") {
+                flatten("", p, &mut out);
+            }
+            out
+        })
+        .collect();
+    let mut paths: Vec<&str> = Vec::new();
+    for f in &flat {
+        for (p, _) in f {
+            if !paths.contains(&p.as_str()) {
+                paths.push(p);
+            }
+        }
+    }
+    paths
+        .into_iter()
+        .filter_map(|path| {
+            let values: Vec<String> = flat
+                .iter()
+                .map(|f| {
+                    f.iter()
+                        .find(|(p, _)| p == path)
+                        .map_or_else(String::new, |(_, v)| v.clone())
+                })
+                .collect();
+            let same = values.iter().all(|v| *v == values[0]);
+            (!same).then(|| (path.to_string(), values))
+        })
+        .take(MAX_DIFFERING)
+        .collect()
+}
+
 /// One comparison table per command that has two or more documents.
 pub(crate) fn tables(entries: &[Entry]) -> Markup {
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
@@ -194,6 +253,17 @@ pub(crate) fn tables(entries: &[Entry]) -> Markup {
         }
         if t.is_empty() {
             continue;
+        }
+        for (path, values) in differing_parameters(&docs) {
+            let mut row = vec![
+                Cell::text(format!("parameter {path}")),
+                Cell::text(""),
+                Cell::text(""),
+                Cell::text(""),
+                Cell::text(""),
+            ];
+            row.extend(values[..shown].iter().cloned().map(Cell::text));
+            t.row(row);
         }
         m.lit("<section>\n<h2>Comparison: ")
             .int(members.len())

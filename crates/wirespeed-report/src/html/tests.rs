@@ -165,6 +165,13 @@ fn several_runs_of_a_command_get_a_comparison() {
         "one envelope: nothing to compare"
     );
     assert!(html.contains("<a href=\"#doc-3\">envelope</a>"));
+    assert!(!html.contains("parameter test.streams"), "same parameters");
+    let mut other: Value = serde_json::from_str(tcp).unwrap();
+    other["parameters"]["test"]["streams"] = json!(1);
+    docs[1].document = other;
+    let html = render_page(&docs);
+    let row = "<tr><td>parameter test.streams</td><td></td><td></td><td></td><td></td><td>2</td><td>1</td></tr>";
+    assert!(html.contains(row), "the differing parameter, per document");
 }
 
 #[test]
