@@ -200,8 +200,8 @@ fn section(n: usize, entry: &Entry) -> Markup {
     m.push(&sentences(doc, "verdicts", "Verdicts", "verdicts"));
     m.push(&sentences(doc, "warnings", "Warnings", "warnings"));
     let summary = sections::summary(&kind, doc);
-    // Without a schema-specific summary the fields are the content: shown open.
-    let open = summary.is_empty();
+    // Without tables of its own the fields are the content: shown open.
+    let open = summary.is_empty() || !sections::dedicated(&kind);
     m.push(&summary);
     let mut budget = Budget::new(CELLS_PER_DOCUMENT);
     if let Some(p) = doc.get("parameters") {

@@ -31,6 +31,15 @@ fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
     path.iter().try_fold(v, |v, k| v.get(k))
 }
 
+/// Whether a command's result has tables and plots of its own here; for the others the page
+/// shows its scalar figures and then every field, unfolded.
+pub(crate) fn dedicated(kind: &Kind) -> bool {
+    matches!(kind, Kind::Known(c) if matches!(
+        c.as_str(),
+        "tcp" | "udp" | "sweep" | "sweep-runs" | "load" | "load-runs" | "probe" | "sim" | "reproduce" | "autoneg"
+    ))
+}
+
 /// The schema-specific tables and plots of a document (empty when it has none).
 pub(crate) fn summary(kind: &Kind, doc: &Value) -> Markup {
     let result = doc.get("result").unwrap_or(&Value::Null);

@@ -137,7 +137,15 @@ fn reproduce_colours_its_verdicts() {
 fn envelope_and_autoneg_show_their_figures() {
     let html = page("envelope.json", include_str!("testdata/envelope.json"));
     assert!(html.contains("goodput bits per second") && html.contains("9.415 Mbit/s"));
+    assert!(
+        html.contains("<details open>"),
+        "the envelope's fields are its content"
+    );
     let html = page("autoneg.json", include_str!("testdata/autoneg.json"));
+    assert!(
+        html.contains("<details><summary>"),
+        "autoneg has its own tables"
+    );
     assert!(html.contains("<td class=\"bad\">duplex mismatch</td>"));
 }
 
