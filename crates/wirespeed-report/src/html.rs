@@ -201,7 +201,7 @@ fn section(n: usize, entry: &Entry) -> Markup {
     m.push(&sentences(doc, "warnings", "Warnings", "warnings"));
     let summary = sections::summary(&kind, doc);
     // Without tables of its own the fields are the content: shown open.
-    let open = summary.is_empty() || !sections::dedicated(&kind);
+    let open = summary.is_empty() || !sections::dedicated(&kind, doc);
     m.push(&summary);
     let mut budget = Budget::new(CELLS_PER_DOCUMENT);
     if let Some(p) = doc.get("parameters") {

@@ -33,11 +33,17 @@ fn at<'a>(v: &'a Value, path: &[&str]) -> Option<&'a Value> {
 
 /// Whether a command's result has tables and plots of its own here; for the others the page
 /// shows its scalar figures and then every field, unfolded.
-pub(crate) fn dedicated(kind: &Kind) -> bool {
-    matches!(kind, Kind::Known(c) if matches!(
-        c.as_str(),
-        "tcp" | "udp" | "sweep" | "sweep-runs" | "load" | "load-runs" | "probe" | "sim" | "reproduce" | "autoneg"
-    ))
+pub(crate) fn dedicated(kind: &Kind, doc: &Value) -> bool {
+    let Kind::Known(command) = kind else {
+        return false;
+    };
+    match command.as_str() {
+        "tcp" | "udp" | "sweep" | "sweep-runs" | "load" | "load-runs" | "probe" | "reproduce"
+        | "autoneg" => true,
+        // `sim csma` has points to plot; `sim link` has directions, shown as fields.
+        "sim" => !list(doc, &["result", "points"]).is_empty(),
+        _ => false,
+    }
 }
 
 /// The schema-specific tables and plots of a document (empty when it has none).
