@@ -123,6 +123,10 @@ fn bad_json_is_one_line_with_file_line_and_column() {
     fs::write(&deep, format!("{}{}", "[".repeat(100), "]".repeat(100))).unwrap();
     let run = wirespeed(&["report", s(&deep)]);
     assert_one_line_error(&run, "deep.json:1:1: nested more than 64 levels deep");
+    let binary = dir.path("binary.json");
+    fs::write(&binary, b"{\"a\": \xff}").unwrap();
+    let run = wirespeed(&["report", s(&binary)]);
+    assert_one_line_error(&run, "binary.json:1:7: not UTF-8 text");
     let run = wirespeed(&["report", s(&dir.path("missing.json"))]);
     assert_one_line_error(&run, "missing.json");
 }

@@ -58,12 +58,22 @@ pub enum InputError {
 /// with its runs under `"runs"`, so the page treats it as one series.
 pub fn parse_documents(text: &str) -> Result<Vec<Value>, InputError> {
     let mut values = Vec::new();
+    let mut torn = None;
     let mut stream = serde_json::Deserializer::from_str(text).into_iter::<Value>();
     loop {
         let start = skip_space(text, stream.byte_offset());
         let Some(next) = stream.next() else { break };
-        let value = next.map_err(|e| json_error(text, &e))?;
         let (line, column) = line_column(text, start);
+        let value = match next {
+            Ok(value) => value,
+            // A results file or a stream that a crash or Ctrl-C cut mid-line: the lines before
+            // it are whole (each was flushed as it ended), so they are kept, as `--resume` does.
+            Err(e) if e.is_eof() && !values.is_empty() => {
+                torn = Some(line);
+                break;
+            }
+            Err(e) => return Err(json_error(text, &e)),
+        };
         if depth(&value) > MAX_DEPTH {
             return Err(InputError::TooDeep {
                 line,
@@ -83,7 +93,19 @@ pub fn parse_documents(text: &str) -> Result<Vec<Value>, InputError> {
     if values.is_empty() {
         return Err(InputError::Empty);
     }
-    Ok(group(values))
+    let mut documents = group(values);
+    if let (Some(line), Some(Value::Object(last))) = (torn, documents.last_mut()) {
+        let note = Value::String(format!(
+            "line {line} was cut off mid-write (a crash or Ctrl-C while saving): it is left out"
+        ));
+        match last.get_mut("warnings") {
+            Some(Value::Array(w)) => w.push(note),
+            _ => {
+                last.insert("warnings".into(), Value::Array(vec![note]));
+            }
+        }
+    }
+    Ok(documents)
 }
 
 /// Folds run lines into the plan before them, and drops `--json-stream` interval lines that
@@ -229,6 +251,27 @@ mod tests {
         assert_eq!(docs[0]["runs"].as_array().unwrap().len(), 2);
         let empty = parse_documents("{\"schema\":\"wirespeed.load-runs.v1\"}").unwrap();
         assert_eq!(empty[0]["runs"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn a_line_cut_off_at_the_end_is_left_out_with_a_warning() {
+        let text =
+            "{\"schema\":\"wirespeed.sweep-runs.v1\"}\n{\"snd_index\":0}\n{\"snd_index\":1,\"rc";
+        let docs = parse_documents(text).unwrap();
+        assert_eq!(docs[0]["runs"].as_array().unwrap().len(), 1);
+        assert!(
+            docs[0]["warnings"][0]
+                .as_str()
+                .unwrap()
+                .starts_with("line 3 was cut off")
+        );
+        // A document cut before it ends is an error, not an empty page.
+        assert!(matches!(
+            parse_documents("{\"schema\": \"wirespeed.tcp.v1\", \"res"),
+            Err(InputError::Json { line: 1, .. })
+        ));
+        // Damage that is not at the end is an error.
+        assert!(parse_documents("{\"a\":1}\n{\"b\": ]}\n{\"c\":1}").is_err());
     }
 
     #[test]
