@@ -172,6 +172,9 @@ pub(crate) fn scalar(key: &str, v: &Value) -> String {
     match v {
         Value::Null => "-".into(),
         Value::Bool(b) => if *b { "yes" } else { "no" }.into(),
+        // Integers beyond f64's 53 bits (seeds, identifiers) are printed exactly, not rounded.
+        Value::Number(n) if n.as_u64().is_some_and(|u| u > 1 << 53) => n.to_string(),
+        Value::Number(n) if n.as_i64().is_some_and(|i| i < -(1 << 53)) => n.to_string(),
         Value::Number(n) => n
             .as_f64()
             .map_or_else(|| n.to_string(), |f| by_unit(key, f)),
@@ -203,6 +206,17 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("2 ms") && out.contains("1, 2, 3") && out.contains("4,096 B"));
+    }
+
+    #[test]
+    fn seeds_are_printed_exactly() {
+        let seed = json!(4_112_730_303_788_921_392u64);
+        assert_eq!(scalar("seed", &seed), "4112730303788921392");
+        assert_eq!(
+            scalar("n", &json!(-9_007_199_254_740_993i64)),
+            "-9007199254740993"
+        );
+        assert_eq!(scalar("n", &json!(12345)), "12,345");
     }
 
     #[test]
