@@ -184,7 +184,7 @@ fn section(n: usize, entry: &Entry) -> Markup {
         Kind::Known(_) => {}
         Kind::OtherVersion(command, version) => {
             m.note(&format!(
-                "schema version v{version} of `{command}` is not one this report knows: its fields are shown as nested tables"
+                "schema version v{version} of \"{command}\" is not one this report knows: its fields are shown as nested tables"
             ));
         }
         Kind::Unknown if doc.get("schema").is_some() => {

@@ -141,17 +141,21 @@ fn value_at(doc: &Value, path: &[String]) -> Option<f64> {
 /// Parameters shown as differing, at most.
 const MAX_DIFFERING: usize = 8;
 
-/// Every scalar under `value` as (dotted path, text), nested objects flattened.
-fn flatten(prefix: &str, value: &Value, out: &mut Vec<(String, String)>) {
+/// Levels of nested parameters compared.
+const MAX_PARAMETER_LEVELS: usize = 8;
+
+/// Every scalar under `value` as (dotted path, text), nested objects flattened (down to
+/// [`MAX_PARAMETER_LEVELS`]; deeper ones are compared as a whole).
+fn flatten(prefix: &str, value: &Value, level: usize, out: &mut Vec<(String, String)>) {
     match value {
-        Value::Object(map) => {
+        Value::Object(map) if level < MAX_PARAMETER_LEVELS => {
             for (k, v) in map {
                 let path = if prefix.is_empty() {
                     k.clone()
                 } else {
                     format!("{prefix}.{k}")
                 };
-                flatten(&path, v, out);
+                flatten(&path, v, level + 1, out);
             }
         }
         other => out.push((prefix.to_string(), super::generic::scalar(prefix, other))),
@@ -166,7 +170,7 @@ fn differing_parameters(docs: &[&Value]) -> Vec<(String, Vec<String>)> {
         .map(|d| {
             let mut out = Vec::new();
             if let Some(p) = d.get("parameters") {
-                flatten("", p, &mut out);
+                flatten("", p, 0, &mut out);
             }
             out
         })

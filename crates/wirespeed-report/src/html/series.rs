@@ -170,7 +170,7 @@ pub(crate) fn sweep_runs(plan: &Value) -> Markup {
     let mut m = Markup::new();
     m.note(&format!(
         "a sweep results file: {} of {} planned runs finished; medians are computed here, \
-         verdicts come from `wirespeed sweep --resume FILE`",
+         verdicts come from \"wirespeed sweep --resume FILE\"",
         runs.len(),
         number(planned)
     ));
@@ -317,7 +317,7 @@ pub(crate) fn load_runs(plan: &Value) -> Markup {
     let mut m = Markup::new();
     m.note(&format!(
         "a load results file: {} of {planned} planned tests finished; totals are computed here \
-         from the counters, the model and verdicts come from `wirespeed load --resume FILE`",
+         from the counters, the model and verdicts come from \"wirespeed load --resume FILE\"",
         runs.len()
     ));
     let window = num(plan, &["schedule", "measure_ns"]).map(|ns| ns * 1e-9);

@@ -199,7 +199,7 @@ fn unknown_schemas_and_versions_render_generically_with_a_note() {
         },
     ]);
     assert_self_contained(&html);
-    assert!(html.contains("schema version v7 of `tcp` is not one this report knows"));
+    assert!(html.contains("schema version v7 of &quot;tcp&quot; is not one this report knows"));
     assert!(html.contains("not a schema this report knows"));
     assert!(html.contains("not a wirespeed document"));
 }
