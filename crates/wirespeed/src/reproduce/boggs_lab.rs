@@ -206,7 +206,12 @@ pub(crate) fn run(
         let expected = handed_to_mac(&sim, p.bytes);
         let off = p.bits_per_second / expected - 1.0;
         rows.push(Row {
-            quantity: format!("{} B, {} host{}", p.bytes, p.hosts, if p.hosts == 1 { "" } else { "s" }),
+            quantity: format!(
+                "lab {} B, {} host{}",
+                p.bytes,
+                p.hosts,
+                if p.hosts == 1 { "" } else { "s" }
+            ),
             unit: "Mbit/s".into(),
             configured: Some(expected / 1e6),
             paper: None,
