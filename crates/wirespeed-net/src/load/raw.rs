@@ -192,10 +192,7 @@ impl RawSender {
 
     /// Writes the Ethernet header (to and from this interface) and the test header.
     fn frame_template(&self, buf: &mut [u8], tag: u64, host: u32) {
-        buf[..6].copy_from_slice(&self.mac);
-        buf[6..12].copy_from_slice(&self.mac);
-        buf[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
-        write_header(&mut buf[ETHERNET_HEADER_BYTES..], tag, host, 0);
+        write_frame_headers(buf, self.mac, tag, host, 0, 0);
     }
 }
 
@@ -251,13 +248,37 @@ fn read_stamp(fd: i32, tag: u64, hardware: bool) -> Option<(u64, u64)> {
         }
         (n as usize, stamp)
     };
-    // The frame comes back with the stamp; find the test header wherever the kernel starts it.
-    let bytes = &data[..n.min(data.len())];
-    let at = bytes.windows(8).position(|w| w == tag.to_be_bytes())?;
-    let seq_at = at + GENERATOR_HEADER_BYTES;
-    let seq = u64::from_be_bytes(bytes.get(seq_at..seq_at + 8)?.try_into().ok()?);
+    let seq = frame_sequence(&data[..n.min(data.len())], tag)?;
     // A frame stamped only by the other clock (a software stamp when hardware was asked).
     (stamp > 0).then_some((seq, stamp))
+}
+
+/// The sequence number of a frame of test `tag` as the error queue returns it: the frame comes
+/// back with its stamp, starting wherever the kernel starts it (at the Ethernet header for a
+/// packet socket), so the test header is found by its tag. `None` for anything else.
+pub fn frame_sequence(bytes: &[u8], tag: u64) -> Option<u64> {
+    let at = bytes.windows(8).position(|w| w == tag.to_be_bytes())?;
+    let seq_at = at + GENERATOR_HEADER_BYTES;
+    Some(u64::from_be_bytes(
+        bytes.get(seq_at..seq_at + 8)?.try_into().ok()?,
+    ))
+}
+
+/// Writes the Ethernet header, the test header and the sequence number of one frame: the
+/// layout [`frame_sequence`] reads back.
+pub fn write_frame_headers(
+    buf: &mut [u8],
+    mac: [u8; 6],
+    tag: u64,
+    host: u32,
+    flags: u32,
+    seq: u64,
+) {
+    buf[..6].copy_from_slice(&mac);
+    buf[6..12].copy_from_slice(&mac);
+    buf[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
+    write_header(&mut buf[ETHERNET_HEADER_BYTES..], tag, host, flags);
+    buf[SEQ_AT..SEQ_AT + 8].copy_from_slice(&seq.to_be_bytes());
 }
 
 /// The stamping this generator got: its source, the hardware clock if any, and the sentence.
@@ -506,7 +527,60 @@ pub fn transmit(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use wirespeed_model::load::{LengthDeck, Schedule};
+
+    #[test]
+    fn frame_bytes_both_ways() {
+        let mut f = [0xAAu8; 64];
+        let mac = [2, 0, 0, 0, 0, 7];
+        write_frame_headers(&mut f, mac, 0x0102_0304_0506_0708, 3, IN_WINDOW, 0x1122);
+        let expected: [u8; 46] = [
+            2, 0, 0, 0, 0, 7, 2, 0, 0, 0, 0, 7, 0x88, 0xB5, // to self, from self, 0x88B5
+            1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 3, 0, 0, 0, 1, // tag, host, flags (in window)
+            0, 0, 0, 0, 0, 0, 0x11, 0x22, // sequence
+            0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, // the rest untouched
+        ];
+        assert_eq!(f[..46], expected);
+        assert_eq!(MIN_RAW_FRAME_BYTES, 38);
+        assert_eq!(frame_sequence(&f, 0x0102_0304_0506_0708), Some(0x1122));
+        // Wherever the returned bytes start, the tag finds the header.
+        assert_eq!(
+            frame_sequence(&f[14..], 0x0102_0304_0506_0708),
+            Some(0x1122)
+        );
+        assert_eq!(
+            frame_sequence(&f, 0x0102_0304_0506_0709),
+            None,
+            "another test"
+        );
+        assert_eq!(
+            frame_sequence(&f[..37], 0x0102_0304_0506_0708),
+            None,
+            "cut short"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_returned_bytes_parse_without_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..128),
+            tag: u64,
+        ) {
+            let _ = frame_sequence(&bytes, tag);
+        }
+
+        #[test]
+        fn a_written_frame_reads_back_its_sequence(tag: u64, seq: u64, host: u32, pad in 0usize..40) {
+            let mut f = vec![0u8; MIN_RAW_FRAME_BYTES + pad];
+            write_frame_headers(&mut f, [2, 0, 0, 0, 0, 1], tag, host, 0, seq);
+            // A tag whose bytes also occur earlier in the frame (the addresses, the type) would
+            // be found there first; a test's tag is a random 64-bit number.
+            let earlier = &f[..ETHERNET_HEADER_BYTES + 7];
+            prop_assume!(earlier.windows(8).all(|w| w != tag.to_be_bytes()));
+            prop_assert_eq!(frame_sequence(&f, tag), Some(seq));
+        }
+    }
 
     fn root() -> bool {
         // SAFETY: geteuid has no preconditions.
