@@ -88,7 +88,7 @@ impl Environment {
 }
 
 /// The interface that holds `addr` (`lo` for loopback addresses).
-fn interface_of(addr: IpAddr) -> Option<String> {
+pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
     if addr.is_loopback() {
         return Some("lo".into());
     }
