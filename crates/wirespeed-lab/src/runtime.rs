@@ -136,11 +136,16 @@ impl Lab {
             if station.node != node {
                 continue;
             }
-            let mtu = self.topology.segments[station.segment].mtu;
+            let segment = &self.topology.segments[station.segment];
             let dev = &station.name;
             let tap = &self.taps[self.plan.interfaces.len() + k].name;
             names.push_str(&format!("link set {tap} name {dev}\n"));
-            names.push_str(&format!("link set {dev} mtu {mtu}\n"));
+            names.push_str(&format!("link set {dev} mtu {}\n", segment.mtu));
+            // The device's ring (a TAP's ring is txqueuelen frames) holds as many frames as the
+            // station's queue: the emulator stops reading a station whose queue is full, and a
+            // default ring of 1000 would leave a saturating sender 1000 frames behind the
+            // medium (30 s of 1514-byte frames among 24 stations) when it stops.
+            names.push_str(&format!("link set {dev} txqueuelen {}\n", segment.queue));
             no_ipv6.push(dev.clone());
             batch.push_str(&format!("link set {dev} up\n"));
             batch.push_str(&format!("addr add {} dev {dev}\n", station.ipv4));

@@ -10,6 +10,14 @@
 //! One thread per medium keeps the model single-threaded, so its history is exactly the one a
 //! virtual-time run with the same arrival instants gives (tested in [`crate::emulator::shared`]).
 //!
+//! A station whose queue in the model is full is not read: its frames wait in the TAP
+//! device's ring (`txqueuelen` frames), and when that is full the kernel drops them and a
+//! sender with `PACKET_QDISC_BYPASS` is told `ENOBUFS`, so a saturating generator is held back
+//! at its own host as a real NIC holds it back. Reading every frame only to drop it at the
+//! model's queue cost this thread most of a core at a few hundred thousand frames a second,
+//! and told the generators that frames the medium never carried had gone (bench/RESULTS.md,
+//! lab load).
+//!
 //! A hub repeats every frame to every station; the kernel of a station whose address is not
 //! the destination drops it. To spare those writes, the thread learns which station owns
 //! each source MAC address and writes a unicast frame only to its owner once known (what the
@@ -104,6 +112,13 @@ impl SharedPort {
                 .next_event()
                 .map_or(POLL_INTERVAL_NS, |t| t.minus(now).max(0) as u64)
                 .min(POLL_INTERVAL_NS);
+            for (station, pfd) in pfds.iter_mut().enumerate() {
+                pfd.events = if self.medium.full(station) {
+                    0
+                } else {
+                    libc::POLLIN
+                };
+            }
             let sleep_ns = wait_ns.saturating_sub(SPIN_NS);
             let timeout = libc::timespec {
                 tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
@@ -125,7 +140,7 @@ impl SharedPort {
                 if pfd.revents & libc::POLLIN == 0 {
                     continue;
                 }
-                loop {
+                while !self.medium.full(station) {
                     let mut buffer = spare.pop().unwrap_or_else(|| vec![0; FRAME_BUFFER]);
                     let len = match sys::read_frame(pfd.fd, &mut buffer) {
                         Ok(len) if len > 0 => len,

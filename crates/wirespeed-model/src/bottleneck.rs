@@ -50,6 +50,14 @@ fn rate(bps: f64) -> String {
     crate::RateFormat::Adaptive.format(bps)
 }
 
+/// True for `fq`, alone or under a multiqueue root (`mq (fq on 4 queues)`): the qdisc that
+/// gives BBR the per-flow pacing it expects; `fq_codel` does not pace.
+fn paces_flows(qdisc: &str) -> bool {
+    qdisc
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .any(|word| word == "fq")
+}
+
 /// The verdicts for one direction, most important first.
 pub fn verdicts(f: &FlowFacts) -> Vec<String> {
     let mut out = Vec::new();
@@ -131,7 +139,7 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
             ));
         }
     }
-    if f.congestion.as_deref() == Some("bbr") && f.qdisc.as_deref() != Some("fq") {
+    if f.congestion.as_deref() == Some("bbr") && !f.qdisc.as_deref().is_some_and(paces_flows) {
         out.push(
             "congestion control bbr without the fq qdisc: BBR paces itself by timers here, and \
              on these machines that holds loopback TCP to about a third of what cubic reaches; \
@@ -202,6 +210,26 @@ mod tests {
             v[1].contains("90% of the busy time: granted receive buffer 16384 bytes < bandwidth-delay product 23500 bytes"),
             "{v:?}"
         );
+    }
+
+    #[test]
+    fn fq_under_a_multiqueue_root_paces_and_fq_codel_does_not() {
+        assert!(paces_flows("fq"));
+        assert!(paces_flows("mq (fq on 4 queues)"));
+        assert!(!paces_flows("fq_codel"));
+        assert!(!paces_flows("mq (fq_codel on 2 queues)"));
+        assert!(!paces_flows("noqueue"));
+        let bbr_on = |qdisc: &str| {
+            verdicts(&FlowFacts {
+                congestion: Some("bbr".into()),
+                qdisc: Some(qdisc.into()),
+                ..FlowFacts::default()
+            })
+            .iter()
+            .any(|s| s.contains("bbr without the fq qdisc"))
+        };
+        assert!(!bbr_on("mq (fq on 2 queues)"));
+        assert!(bbr_on("noqueue"));
     }
 
     #[test]

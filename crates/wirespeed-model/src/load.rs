@@ -363,6 +363,10 @@ pub enum DelaySource {
     /// From just before the send call to the kernel's software transmit timestamp
     /// (`SO_TIMESTAMPING`, `SOF_TIMESTAMPING_TX_SOFTWARE`), `CLOCK_REALTIME`.
     KernelTxSoftware,
+    /// From just before the send call to the NIC's hardware transmit timestamp
+    /// (`SOF_TIMESTAMPING_TX_HARDWARE`, raw hardware clock), the NIC's clock read against
+    /// `CLOCK_REALTIME` once at the start.
+    NicTxHardware,
     /// From just before the send call to its return, `CLOCK_MONOTONIC`: includes the system
     /// call and, when the socket buffer is full, the wait for room.
     AroundSendCall,
@@ -374,6 +378,9 @@ impl DelaySource {
         match self {
             DelaySource::KernelTxSoftware => {
                 "send call to kernel TX software timestamp (SO_TIMESTAMPING), CLOCK_REALTIME"
+            }
+            DelaySource::NicTxHardware => {
+                "send call to NIC hardware transmit timestamp (SO_TIMESTAMPING raw hardware), NIC clock against CLOCK_REALTIME"
             }
             DelaySource::AroundSendCall => "around the send call, CLOCK_MONOTONIC",
         }

@@ -17,6 +17,10 @@ pub struct Environment {
     pub default_qdisc: Option<String>,
     /// The interface that carries the test, when it can be found (`lo` on loopback).
     pub interface: Option<String>,
+    /// The queueing discipline actually on that interface (`tc qdisc show`): `noqueue` on
+    /// loopback, whatever `default_qdisc` says.
+    #[serde(default)]
+    pub qdisc: Option<String>,
     /// Its MTU.
     pub mtu_bytes: Option<u32>,
     /// Its speed from sysfs, when the driver reports one.
@@ -68,6 +72,7 @@ impl Environment {
                 .and_then(|s| s.parse::<i64>().ok())
                 .filter(|&s| s > 0)
                 .map(|s| s as u64 * 1_000_000),
+            qdisc: interface.as_deref().and_then(crate::iface::root_qdisc),
             interface,
             rmem_max_bytes: read("/proc/sys/net/core/rmem_max").and_then(|v| v.parse().ok()),
             wmem_max_bytes: read("/proc/sys/net/core/wmem_max").and_then(|v| v.parse().ok()),
@@ -83,7 +88,7 @@ impl Environment {
 }
 
 /// The interface that holds `addr` (`lo` for loopback addresses).
-fn interface_of(addr: IpAddr) -> Option<String> {
+pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
     if addr.is_loopback() {
         return Some("lo".into());
     }

@@ -6,9 +6,10 @@ use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener};
 use std::time::{Duration, Instant};
 
-use wirespeed_model::load::{LengthDeck, Schedule};
+use wirespeed_model::load::{DelaySource, LengthDeck, Schedule};
 use wirespeed_net::agent::AgentHandle;
 use wirespeed_net::control::{Message, encode};
+use wirespeed_net::load::RawEthernet;
 use wirespeed_net::load::controller::{self, LoadConfig, LoadError, Sink};
 use wirespeed_net::{Agent, AgentConfig, Limits};
 
@@ -35,6 +36,62 @@ fn config(agents: Vec<SocketAddr>, sink: Sink) -> LoadConfig {
         seed: 1,
         idle_timeout: Duration::from_secs(2),
         clock_probes: 4,
+        raw: None,
+    }
+}
+
+fn root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+#[test]
+fn raw_frames_on_an_absent_interface_are_refused_in_one_sentence() {
+    let (addr, h) = agent(AgentConfig::default());
+    let mut cfg = config(vec![addr], Sink::Own);
+    cfg.raw = Some(RawEthernet {
+        interface: Some("ws-no-such-if".into()),
+    });
+    let e = controller::run(&cfg).unwrap_err().to_string();
+    // Not root: the root sentence; root: the interface sentence.
+    let expected = if root() {
+        "no interface \"ws-no-such-if\""
+    } else {
+        "need root"
+    };
+    assert!(e.contains(expected) && !e.contains('\n'), "{e}");
+    h.stop();
+}
+
+#[test]
+fn two_agents_send_raw_frames_to_themselves_on_loopback() {
+    if !root() {
+        eprintln!("skipped: raw Ethernet needs root");
+        return;
+    }
+    let agents: Vec<_> = (0..2).map(|_| agent(AgentConfig::default())).collect();
+    let mut cfg = config(agents.iter().map(|a| a.0).collect(), Sink::Own);
+    // The agents' control address is 127.0.0.1: the frames go out on lo.
+    cfg.raw = Some(RawEthernet { interface: None });
+    let out = controller::run(&cfg).unwrap();
+    assert!(out.complete, "{out:?}");
+    for a in &out.agents {
+        let r = a.report.as_ref().unwrap();
+        let c = r.counters;
+        // 0.3 s at 2 Mbit/s charged: 600 kbit, paced one frame per call.
+        assert!((c.charged_bits as f64 - 6e5).abs() < 1e5, "{c:?}");
+        assert_eq!(r.interface.as_deref(), Some("lo"));
+        assert_eq!(r.delay_source, DelaySource::KernelTxSoftware);
+        assert!(
+            r.timestamping
+                .as_deref()
+                .unwrap()
+                .contains("no hardware transmit")
+        );
+        assert!(c.delay_count > 0, "{c:?}");
+    }
+    for (_, h) in agents {
+        h.stop();
     }
 }
 

@@ -10,6 +10,7 @@
 mod csv;
 mod document;
 mod host;
+pub mod html;
 pub mod plot;
 mod table;
 

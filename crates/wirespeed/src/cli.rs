@@ -59,6 +59,9 @@ enum Command {
     /// Run a seed's experiment end to end (lab or simulator) and print the paper's table
     /// beside ours with a verdict per row; `--list` names them.
     Reproduce(crate::reproduce::ReproduceArgs),
+    /// Turn saved results (--json, --json-stream, --results files; files or directories) into
+    /// one self-contained HTML page with tables and plots.
+    Report(crate::report::ReportArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -76,6 +79,7 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
         Command::Load(args) => crate::load::run(args),
         Command::Reproduce(args) => crate::reproduce::run(args),
+        Command::Report(args) => crate::report::run(args),
     }
 }
 

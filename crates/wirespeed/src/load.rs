@@ -18,8 +18,8 @@ use wirespeed_model::load::{ClockEstimate, LengthDeck, Schedule};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent::AgentHandle;
 use wirespeed_net::auth::AuthKey;
-use wirespeed_net::load::LoadReport;
 use wirespeed_net::load::controller::{self, LoadConfig, Sink};
+use wirespeed_net::load::{LoadReport, RawEthernet};
 use wirespeed_net::{Agent, AgentConfig};
 use wirespeed_report::Document;
 use wirespeed_sim::LengthMix;
@@ -83,6 +83,14 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value = "self", value_name = "self|HOST", value_parser = parse_sink)]
     sink: SinkArg,
 
+    /// Raw Ethernet frames instead of UDP (root on every agent): each agent sends on IFACE, or
+    /// without one on the interface holding its control address, frames addressed to its own
+    /// MAC (the seed's receiver-off generators). Transmit stamps from the NIC where it has
+    /// hardware stamping, else the kernel's software stamps; each agent says which.
+    #[arg(long, value_name = "IFACE", num_args = 0..=1, default_missing_value = "",
+          value_parser = parse_raw)]
+    raw: Option<RawEthernet>,
+
     /// Append each finished test to this file (JSON lines); it must not exist.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     results: Option<PathBuf>,
@@ -91,6 +99,7 @@ pub(crate) struct LoadArgs {
     /// seed), the tests it lacks.
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
+        "raw",
     ])]
     resume: Option<PathBuf>,
 
@@ -129,6 +138,17 @@ pub(crate) enum SinkArg {
     Host(usize),
 }
 
+fn parse_raw(text: &str) -> Result<RawEthernet, String> {
+    if text.len() >= 16 || text.contains(['/', ' ', '\0']) {
+        return Err(format!(
+            "{text:?} is not an interface name (examples: --raw eth0, or --raw alone for the agent's own)"
+        ));
+    }
+    Ok(RawEthernet {
+        interface: (!text.is_empty()).then(|| text.to_string()),
+    })
+}
+
 fn parse_sink(text: &str) -> Result<SinkArg, String> {
     match text {
         "self" => Ok(SinkArg::Own),
@@ -155,6 +175,9 @@ pub(crate) struct LoadPlan {
     /// Host number (1-based) of the counting sink; `None`: each host's own.
     pub(crate) sink_host: Option<usize>,
     pub(crate) seed: u64,
+    /// Raw Ethernet frames instead of UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) raw: Option<RawEthernet>,
 }
 
 /// One agent in one test, as the results file keeps it.
@@ -310,6 +333,7 @@ impl LoadArgs {
                 SinkArg::Host(h) => Some(h),
             },
             seed: self.seed,
+            raw: self.raw.clone(),
         })
     }
 }
@@ -331,6 +355,11 @@ fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
                 "--sink {h}: the sink must be a host of every test, 1 to {smallest} (the smallest in --hosts)"
             );
         }
+    }
+    if plan.raw.is_some() && plan.sink_host.is_some() {
+        bail!(
+            "--raw sends each host's frames to its own address: leave out --sink (or use --sink self)"
+        );
     }
     if let Some(r) = plan.rate_bits_per_second
         && r <= 0.0
@@ -413,6 +442,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             seed: plan.seed,
             idle_timeout: args.timeout,
             clock_probes: 8,
+            raw: plan.raw.clone(),
         };
         let outcome = controller::run(&cfg)?;
         let record = TestRecord {
@@ -499,6 +529,19 @@ mod tests {
         assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
         assert!(parse(&["--agent", "::1", "--local", "2"]).is_err());
         assert!(parse(&["--agent", "::1"]).is_ok());
+        assert_eq!(
+            parse(&["--raw"]).unwrap().raw,
+            Some(RawEthernet { interface: None })
+        );
+        assert_eq!(
+            parse(&["--raw", "eth0"]).unwrap().raw,
+            Some(RawEthernet {
+                interface: Some("eth0".into())
+            })
+        );
+        assert!(parse(&["--raw", "a/b"]).is_err());
+        assert!(parse(&["--resume", "f", "--raw"]).is_err());
+        assert_eq!(parse(&[]).unwrap().raw, None);
         assert_eq!(
             agent_address("127.0.0.1").unwrap(),
             "127.0.0.1:5210".parse().unwrap()

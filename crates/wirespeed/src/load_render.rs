@@ -70,6 +70,10 @@ pub(crate) struct HostRow {
     pub(crate) clock_offset_seconds: Option<f64>,
     pub(crate) control_rtt_seconds: Option<f64>,
     pub(crate) start_lateness_seconds: Option<f64>,
+    /// Where this host's delays came from (hardware or software stamps, or the send call).
+    pub(crate) delay_source: Option<DelaySource>,
+    /// Why that source: the interface's stamping capability (raw tests).
+    pub(crate) timestamping: Option<String>,
     pub(crate) error: Option<String>,
 }
 
@@ -204,6 +208,8 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
                 clock_offset_seconds: a.clock.map(|c| c.offset_ns as f64 * 1e-9),
                 control_rtt_seconds: a.clock.map(|c| c.rtt_ns as f64 * 1e-9),
                 start_lateness_seconds: r.map(|r| r.start_lateness_s),
+                delay_source: r.map(|r| r.delay_source),
+                timestamping: r.and_then(|r| r.timestamping.clone()),
                 error: a.error.clone(),
             }
         })
@@ -357,8 +363,27 @@ impl Render for LoadResult {
             }
             writeln!(out, "{t}")?;
         }
-        if let Some(src) = self.rows.iter().find_map(|r| r.delay_source) {
-            writeln!(out, "Delay: {}.", src.describe())?;
+        // Per agent, which clock stamped its delays (the sources may differ between hosts).
+        let mut sources: Vec<(DelaySource, Option<String>, Vec<String>)> = Vec::new();
+        for h in self.rows.iter().flat_map(|r| &r.per_host) {
+            let Some(src) = h.delay_source else { continue };
+            match sources
+                .iter_mut()
+                .find(|(s, why, _)| *s == src && why.as_deref() == h.timestamping.as_deref())
+            {
+                Some((_, _, agents)) if agents.contains(&h.agent) => {}
+                Some((_, _, agents)) => agents.push(h.agent.clone()),
+                None => sources.push((src, h.timestamping.clone(), vec![h.agent.clone()])),
+            }
+        }
+        for (src, why, agents) in &sources {
+            let whom = if sources.len() == 1 {
+                String::new()
+            } else {
+                format!(" [{}]", agents.join(", "))
+            };
+            let why = why.as_ref().map_or(String::new(), |w| format!(" ({w})"));
+            writeln!(out, "Delay: {}{why}{whom}.", src.describe())?;
         }
         writeln!(
             out,
@@ -477,6 +502,7 @@ mod tests {
             rate_bits_per_second: None,
             sink_host: Some(1),
             seed: 1,
+            raw: None,
         }
     }
 
@@ -499,6 +525,8 @@ mod tests {
                     received,
                     strays: 0,
                 }),
+                timestamping: None,
+                interface: None,
             }),
             error: None,
         }

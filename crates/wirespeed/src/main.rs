@@ -16,6 +16,7 @@ mod load_render;
 mod model;
 mod output;
 mod probe;
+mod report;
 mod reproduce;
 mod runs_file;
 mod serve;

@@ -24,6 +24,7 @@ use crate::output::{self, OutputArgs};
 
 mod bellovin;
 mod boggs;
+mod boggs_lab;
 mod duplex;
 mod envelope;
 mod vj;
@@ -56,8 +57,18 @@ pub(crate) struct ReproduceArgs {
     size: Option<wirespeed_model::ByteSize>,
 
     /// envelope: skip the lab part (the lab needs root and takes a few seconds).
-    #[arg(long)]
+    #[arg(long, conflicts_with = "lab")]
     no_lab: bool,
+
+    /// boggs: also run the lab form (root): `wirespeed load --raw` on labs/boggs-24.toml, one
+    /// agent per station, each row beside the simulator's for the same segment (about 6 s per
+    /// test; with -t the measured window per test, default 2 s).
+    #[arg(long)]
+    lab: bool,
+
+    /// boggs --lab: host counts of the lab series (default 1,2,4,8,16,24).
+    #[arg(long, value_name = "LIST", value_parser = crate::sim::parse_hosts, requires = "lab")]
+    lab_hosts: Option<crate::sim::HostList>,
 
     /// bellovin: probe this chain instead of labs/seed-001-path.toml (its first two
     /// [[host]]s are the ends; every hop is checked against its configured costs).
@@ -101,8 +112,8 @@ const ENTRIES: [Entry; 5] = [
     Entry {
         name: Name::Boggs,
         seeds: "000",
-        needs: "simulator only",
-        what: "bit rate, packet rate, utilisation and delay vs N and packet length beside the seed's figures",
+        needs: "simulator; --lab: lab (root)",
+        what: "bit rate, packet rate, utilisation and delay vs N and packet length beside the seed's figures; --lab: load --raw on labs/boggs-24.toml beside the simulator",
     },
     Entry {
         name: Name::DuplexMismatch,
@@ -256,6 +267,8 @@ pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
     pub(crate) lab: bool,
+    /// boggs --lab: host counts.
+    pub(crate) lab_hosts: Vec<usize>,
     pub(crate) topology: Option<PathBuf>,
 }
 
@@ -301,7 +314,11 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         name: args.name,
         time_seconds: args.time.map(|t| t.as_secs_f64()),
         size_bytes: args.size.map(|s| s.bytes()),
-        lab: !args.no_lab,
+        lab: if args.name == Some(Name::Boggs) {
+            args.lab
+        } else {
+            !args.no_lab
+        },
         topology: args.topology.clone(),
     };
     let Some(name) = args.name else {
@@ -348,6 +365,12 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             name.as_str()
         );
     }
+    if args.lab && name != Name::Boggs {
+        bail!(
+            "--lab applies to boggs (the others run in the lab already or have --no-lab), not {}; leave it out",
+            name.as_str()
+        );
+    }
     if let Some(t) = args.time
         && (t < Duration::from_millis(100) || t > Duration::from_secs(60))
     {
@@ -356,7 +379,14 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let options = Options {
         time: args.time,
         size: args.size.map(|s| s.bytes()),
-        lab: !args.no_lab,
+        lab: if name == Name::Boggs {
+            args.lab
+        } else {
+            !args.no_lab
+        },
+        lab_hosts: args
+            .lab_hosts
+            .map_or_else(|| boggs_lab::HOSTS.to_vec(), |h| h.0),
         topology: args.topology,
     };
     if !args.json {

@@ -411,9 +411,10 @@ impl Render for ThroughputResult {
         if let Some(env) = &self.start.client_environment {
             writeln!(
                 out,
-                "environment (client): {} MTU {}, default qdisc {}, default cc {}, tcp_rmem {}, tcp_wmem {}, rmem_max {}, wmem_max {}, kernel {}{}",
+                "environment (client): {} MTU {}, qdisc {} (default {}), default cc {}, tcp_rmem {}, tcp_wmem {}, rmem_max {}, wmem_max {}, kernel {}{}",
                 env.interface.as_deref().unwrap_or("?"),
                 env.mtu_bytes.map_or("?".into(), |m| m.to_string()),
+                env.qdisc.as_deref().unwrap_or("?"),
                 env.default_qdisc.as_deref().unwrap_or("?"),
                 env.default_congestion.as_deref().unwrap_or("?"),
                 env.tcp_rmem.as_deref().unwrap_or("?"),

@@ -115,13 +115,7 @@ fn facts(
         sender_thread_cpu_percent: senders.iter().map(|s| thread_percent(s)).reduce(f64::max),
         receiver_thread_cpu_percent: receivers.iter().map(|s| thread_percent(s)).reduce(f64::max),
         congestion: senders.first().and_then(|s| s.socket.congestion.clone()),
-        qdisc: env.and_then(|e| {
-            if e.interface.as_deref() == Some("lo") {
-                Some("noqueue".to_string())
-            } else {
-                e.default_qdisc.clone()
-            }
-        }),
+        qdisc: env.and_then(|e| e.qdisc.clone().or_else(|| e.default_qdisc.clone())),
     }
 }
 

@@ -194,3 +194,44 @@ fn bad_input_is_one_line() {
     assert_one_line_error(&r, "protocol version 99, this controller version 1");
     fake.join().unwrap();
 }
+
+#[test]
+fn raw_ethernet_refusals_are_one_line() {
+    let short = [
+        "--settle",
+        "0.1s",
+        "--transmit",
+        "0.4s",
+        "--measure",
+        "0.2s",
+        "--cooldown",
+        "0.1s",
+    ];
+    let mut args = vec![
+        "load",
+        "--local",
+        "1",
+        "--raw",
+        "ws-nope0",
+        "--lengths",
+        "512",
+    ];
+    args.extend(short);
+    let r = wirespeed(&args);
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } == 0 {
+        assert_one_line_error(&r, "no interface \"ws-nope0\" on the agent's host");
+    } else {
+        assert_one_line_error(&r, "need root (CAP_NET_RAW)");
+    }
+    let mut args = vec!["load", "--local", "2", "--raw", "--sink", "1"];
+    args.extend(short);
+    assert_one_line_error(
+        &wirespeed(&args),
+        "--raw sends each host's frames to its own",
+    );
+    assert_one_line_error(
+        &wirespeed(&["load", "--raw", "a/b"]),
+        "is not an interface name",
+    );
+}

@@ -6,6 +6,7 @@ mod envelope;
 mod lab;
 mod load;
 mod probe;
+mod report;
 mod reproduce;
 mod sim;
 mod sweep;

@@ -139,6 +139,42 @@ fn envelope_lab_link_carries_its_ceiling() {
 }
 
 #[test]
+fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
+    if !can_build_labs("boggs_lab_bit_rate_vs_n_follows_the_simulator") {
+        return;
+    }
+    // Seed 000 figure 3-3's experiment on labs/boggs-24.toml: 2 and 8 stations, 512- and
+    // 1514-byte frames, 1 s windows (about 20 s with the lab's set-up).
+    let doc = json(&[
+        "reproduce",
+        "boggs",
+        "--lab",
+        "--lab-hosts",
+        "2,8",
+        "-t",
+        "1s",
+        "--json",
+    ]);
+    assert_eq!(doc["parameters"]["lab"], true);
+    let rows = rows(&doc);
+    for q in [
+        "lab 512 B, 2 hosts",
+        "lab 512 B, 8 hosts",
+        "lab 1514 B, 2 hosts",
+        "lab 1514 B, 8 hosts",
+    ] {
+        let r = row(&rows, q);
+        assert_eq!(r["verdict"], "within", "{q}: {r}");
+        // The configured column is the simulator's figure for the same segment.
+        assert!(r["configured"].as_f64().unwrap() > 9.0, "{r}");
+    }
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "envelope", "--lab"]),
+        "--lab applies to boggs",
+    );
+}
+
+#[test]
 fn duplex_mismatch_shows_the_counter_signature() {
     if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
         return;

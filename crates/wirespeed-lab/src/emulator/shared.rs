@@ -73,6 +73,10 @@ pub struct SharedMedium {
     lengths: std::collections::HashMap<u64, u64>,
     /// Frames sent whose deliveries are all out once the model passes the instant.
     releasing: std::collections::VecDeque<(SimTime, u64)>,
+    /// Frames each station may hold waiting.
+    queue_limit: u64,
+    /// Offers since the last advance, per station (the model queues them when it runs).
+    unprocessed: Vec<u64>,
 }
 
 fn to_sim(t: Nanos) -> SimTime {
@@ -119,7 +123,17 @@ impl SharedMedium {
             too_big: vec![0; n],
             lengths: std::collections::HashMap::new(),
             releasing: std::collections::VecDeque::new(),
+            queue_limit: u64::from(config.queue),
+            unprocessed: vec![0; n],
         }
+    }
+
+    /// Whether station `i`'s queue is full, counting the frames offered since the last
+    /// advance: the driver then leaves the station's frames in its device, as a NIC whose
+    /// transmit ring is full stops taking frames from its host (and the host's own queue
+    /// backs up or drops) rather than taking them to throw them away.
+    pub fn full(&self, i: usize) -> bool {
+        self.segment.counters(i).queue_frames + self.unprocessed[i] >= self.queue_limit
     }
 
     /// Station `station` sent a TAP frame of `tap_len` bytes at `now`. Returns false (and
@@ -131,6 +145,7 @@ impl SharedMedium {
             return false;
         }
         self.lengths.insert(tag, tap_len);
+        self.unprocessed[station] += 1;
         self.segment
             .offer(to_sim(now), station, tag, carrier_bits(tap_len));
         true
@@ -144,6 +159,7 @@ impl SharedMedium {
     /// Runs the model up to `now` and returns what to deliver and which buffers are free.
     pub fn advance(&mut self, now: Nanos, actions: &mut Vec<SharedAction>) {
         self.segment.advance(to_sim(now));
+        self.unprocessed.iter_mut().for_each(|u| *u = 0);
         for output in self.segment.drain() {
             match output {
                 SegmentOutput::Delivered { tag, from, to, at } => {
@@ -272,6 +288,32 @@ mod tests {
         let clock = VirtualClock::new(Nanos(0));
         let (_, actions, medium) = drive(&clock, SharedMedium::new(config, Nanos(0)), plan);
         (actions, medium)
+    }
+
+    #[test]
+    fn a_station_is_full_when_its_queue_is_and_frees_as_the_model_sends() {
+        let mut c = config(vec![MacDuplex::Half; 2]);
+        c.queue = 2;
+        let mut m = SharedMedium::new(&c, Nanos(0));
+        let mut actions = Vec::new();
+        assert!(!m.full(0));
+        m.offer(Nanos(1_000), 0, 1514, 1);
+        m.offer(Nanos(1_000), 0, 1514, 2);
+        assert!(m.full(0), "two offers not yet run fill a 2-frame queue");
+        assert!(!m.full(1), "per station");
+        m.advance(Nanos(1_000), &mut actions);
+        assert!(!m.full(0), "one frame went on the wire, one waits");
+        m.offer(Nanos(2_000), 0, 1514, 3);
+        m.advance(Nanos(2_000), &mut actions);
+        assert!(m.full(0), "one on the wire, two waiting");
+        // 1514 + 12 + 12 byte times at 10 Mbit/s: 1.23 ms each.
+        m.advance(Nanos(1_500_000), &mut actions);
+        assert!(!m.full(0), "the first is sent: room again");
+        assert_eq!(
+            m.counters(0).drops_queue,
+            0,
+            "nothing was offered into a full queue"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@
 mod ioctl;
 mod netlink;
 mod nlwire;
+mod qdisc;
 mod sysfs;
 
 use std::path::{Path, PathBuf};
@@ -63,6 +64,18 @@ pub enum IfaceError {
         /// Why.
         source: std::io::Error,
     },
+}
+
+/// The queueing discipline attached to `ifname` as `tc qdisc show` names it (`noqueue`, `fq`,
+/// `mq (fq_codel on 4 queues)`), or `None` where rtnetlink cannot tell.
+pub fn root_qdisc(ifname: &str) -> Option<String> {
+    let name = std::ffi::CString::new(ifname).ok()?;
+    // SAFETY: a NUL-terminated name; 0 means no such interface.
+    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if index == 0 {
+        return None;
+    }
+    qdisc::describe(&qdisc::dump().ok()?, index as i32)
 }
 
 /// ethtool link-mode bits of the seed's technologies (enum ethtool_link_mode_bit_indices).

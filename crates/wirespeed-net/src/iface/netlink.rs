@@ -102,22 +102,22 @@ impl StdStats {
     }
 }
 
-/// A generic netlink socket bound to the ethtool family.
-pub(crate) struct Ethtool {
+/// A netlink socket of one protocol, talking to the kernel (port 0) request by request.
+pub(crate) struct NlSocket {
     fd: OwnedFd,
-    family: u16,
     seq: u32,
 }
 
-impl Ethtool {
-    /// Opens the socket and resolves the family; fails where the kernel has no ethtool netlink.
-    pub(crate) fn open() -> Result<Ethtool, NlError> {
+impl NlSocket {
+    /// `protocol` is `NETLINK_GENERIC` or `NETLINK_ROUTE`; replies time out after 2 s so that a
+    /// kernel that never answers cannot hang a test.
+    pub(crate) fn open(protocol: i32) -> Result<NlSocket, NlError> {
         // SAFETY: plain socket(2); the descriptor is owned at once.
         let raw = unsafe {
             libc::socket(
                 libc::AF_NETLINK,
                 libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                libc::NETLINK_GENERIC,
+                protocol,
             )
         };
         if raw < 0 {
@@ -139,40 +139,21 @@ impl Ethtool {
                 std::mem::size_of::<libc::timeval>() as libc::socklen_t,
             );
         }
-        let mut this = Ethtool {
-            fd,
-            family: GENL_ID_CTRL,
-            seq: 0,
-        };
-        let seq = this.next_seq();
-        let req = Request::genl(
-            GENL_ID_CTRL,
-            NLM_F_REQUEST | NLM_F_ACK,
-            seq,
-            CTRL_CMD_GETFAMILY,
-            1,
-        )
-        .string(CTRL_ATTR_FAMILY_NAME, "ethtool")
-        .finish();
-        let mut family = None;
-        this.transact(&req, seq, |attrs| {
-            family = attrs.find(CTRL_ATTR_FAMILY_ID).and_then(|a| a.u16());
-        })?;
-        this.family = family.ok_or(NlError::Malformed("no family id for ethtool"))?;
-        Ok(this)
+        Ok(NlSocket { fd, seq: 0 })
     }
 
-    fn next_seq(&mut self) -> u32 {
+    pub(crate) fn next_seq(&mut self) -> u32 {
         self.seq = self.seq.wrapping_add(1);
         self.seq
     }
 
-    /// Sends `req` and hands each reply's attributes to `each` until the acknowledgement.
-    fn transact(
+    /// Sends `req` and hands each reply of sequence `seq` to `each`, until the acknowledgement
+    /// or the end of a dump.
+    pub(crate) fn transact(
         &mut self,
         req: &[u8],
         seq: u32,
-        mut each: impl FnMut(Attrs<'_>),
+        mut each: impl FnMut(nlwire::Message<'_>) -> Result<(), nlwire::Malformed>,
     ) -> Result<(), NlError> {
         // SAFETY: sockaddr_nl zeroed is the kernel's address (port 0).
         let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
@@ -192,7 +173,9 @@ impl Ethtool {
             return Err(io::Error::last_os_error().into());
         }
         let mut buf = vec![0u8; 64 * 1024];
-        for _ in 0..64 {
+        // A dump of every qdisc on a host with many interfaces spans several datagrams; 256 of
+        // 64 KiB bounds the loop without cutting any real reply short.
+        for _ in 0..256 {
             // SAFETY: `buf` is valid for its length.
             let n =
                 unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
@@ -214,11 +197,56 @@ impl Ethtool {
                         };
                     }
                     NLMSG_DONE => return Ok(()),
-                    _ => each(msg.genl_attrs()?),
+                    _ => each(msg)?,
                 }
             }
         }
-        Err(NlError::Malformed("no acknowledgement after 64 datagrams"))
+        Err(NlError::Malformed("no acknowledgement after 256 datagrams"))
+    }
+}
+
+/// A generic netlink socket bound to the ethtool family.
+pub(crate) struct Ethtool {
+    socket: NlSocket,
+    family: u16,
+}
+
+impl Ethtool {
+    /// Opens the socket and resolves the family; fails where the kernel has no ethtool netlink.
+    pub(crate) fn open() -> Result<Ethtool, NlError> {
+        let mut this = Ethtool {
+            socket: NlSocket::open(libc::NETLINK_GENERIC)?,
+            family: GENL_ID_CTRL,
+        };
+        let seq = this.socket.next_seq();
+        let req = Request::genl(
+            GENL_ID_CTRL,
+            NLM_F_REQUEST | NLM_F_ACK,
+            seq,
+            CTRL_CMD_GETFAMILY,
+            1,
+        )
+        .string(CTRL_ATTR_FAMILY_NAME, "ethtool")
+        .finish();
+        let mut family = None;
+        this.transact(&req, seq, |attrs| {
+            family = attrs.find(CTRL_ATTR_FAMILY_ID).and_then(|a| a.u16());
+        })?;
+        this.family = family.ok_or(NlError::Malformed("no family id for ethtool"))?;
+        Ok(this)
+    }
+
+    /// Sends `req` and hands each reply's attributes to `each` until the acknowledgement.
+    fn transact(
+        &mut self,
+        req: &[u8],
+        seq: u32,
+        mut each: impl FnMut(Attrs<'_>),
+    ) -> Result<(), NlError> {
+        self.socket.transact(req, seq, |msg| {
+            each(msg.genl_attrs()?);
+            Ok(())
+        })
     }
 
     fn request(
@@ -228,7 +256,7 @@ impl Ethtool {
         ifname: &str,
         compact: bool,
     ) -> (u32, Request) {
-        let seq = self.next_seq();
+        let seq = self.socket.next_seq();
         let mut req = Request::genl(
             self.family,
             NLM_F_REQUEST | NLM_F_ACK,

@@ -12,6 +12,8 @@ pub(crate) const NLMSG_ERROR: u16 = 2;
 pub(crate) const NLMSG_DONE: u16 = 3;
 pub(crate) const NLM_F_REQUEST: u16 = 1;
 pub(crate) const NLM_F_ACK: u16 = 4;
+/// NLM_F_ROOT | NLM_F_MATCH: every object of the kind, ended by `NLMSG_DONE`.
+pub(crate) const NLM_F_DUMP: u16 = 0x300;
 pub(crate) const NLA_F_NESTED: u16 = 1 << 15;
 const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | (1 << 14));
 
@@ -53,6 +55,16 @@ impl<'a> Message<'a> {
             .get(GENL_HDRLEN..)
             .map(Attrs)
             .ok_or(Malformed("short generic netlink header"))
+    }
+
+    /// A fixed family header of `len` bytes (rtnetlink's `tcmsg`, `ifinfomsg`) and the
+    /// attributes after it.
+    pub(crate) fn split_header(&self, len: usize) -> Result<(&'a [u8], Attrs<'a>), Malformed> {
+        if self.payload.len() < len {
+            return Err(Malformed("short family header"));
+        }
+        let rest = self.payload.get(align4(len)..).unwrap_or(&[]);
+        Ok((&self.payload[..len], Attrs(rest)))
     }
 }
 
@@ -189,6 +201,22 @@ impl Request {
         buf.extend_from_slice(&seq.to_ne_bytes());
         buf.extend_from_slice(&0u32.to_ne_bytes());
         buf.extend_from_slice(&[cmd, version, 0, 0]);
+        Request {
+            buf,
+            nests: Vec::new(),
+        }
+    }
+
+    /// A routing netlink request (`NETLINK_ROUTE`): header, then the family's fixed header.
+    pub(crate) fn route(kind: u16, flags: u16, seq: u32, header: &[u8]) -> Request {
+        let mut buf = Vec::with_capacity(64);
+        buf.extend_from_slice(&0u32.to_ne_bytes());
+        buf.extend_from_slice(&kind.to_ne_bytes());
+        buf.extend_from_slice(&flags.to_ne_bytes());
+        buf.extend_from_slice(&seq.to_ne_bytes());
+        buf.extend_from_slice(&0u32.to_ne_bytes());
+        buf.extend_from_slice(header);
+        buf.resize(align4(buf.len()), 0);
         Request {
             buf,
             nests: Vec::new(),

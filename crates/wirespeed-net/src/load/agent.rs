@@ -6,7 +6,8 @@ use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::{LoadMessage, LoadTest, generator, monotonic_ns};
+use super::raw::RawSender;
+use super::{LoadMessage, LoadTest, generator, monotonic_ns, raw};
 use crate::agent::AgentConfig;
 use crate::control::Message;
 use crate::session::{Control, SessionError};
@@ -49,6 +50,26 @@ fn check(test: &LoadTest, cfg: &AgentConfig) -> Option<String> {
 struct Prepared {
     test: LoadTest,
     sink: UdpSocket,
+    raw: Option<RawSender>,
+}
+
+/// Opens the raw sender a raw test needs, on the named interface or the one holding the
+/// control connection's address; the refusal is one sentence.
+fn open_raw(test: &LoadTest, local_ip: std::net::IpAddr) -> Result<Option<RawSender>, String> {
+    let Some(r) = &test.raw else {
+        return Ok(None);
+    };
+    let interface = match &r.interface {
+        Some(name) => name.clone(),
+        None => crate::env::interface_of(local_ip).ok_or_else(|| {
+            format!("no interface holds the agent's address {local_ip}: name one with --raw IFACE")
+        })?,
+    };
+    let sender = RawSender::open(&interface).map_err(|e| e.to_string())?;
+    let longest = test.deck.cards.iter().copied().max().unwrap_or(0);
+    let shortest = test.deck.cards.iter().copied().min().unwrap_or(0);
+    sender.check(longest, shortest).map_err(|e| e.to_string())?;
+    Ok(Some(sender))
 }
 
 /// Serves a load session whose first load message is `first`. `Ok(Some(reason))` when the test
@@ -69,7 +90,11 @@ pub(crate) fn serve(
                 agent_ns: monotonic_ns(),
             }))?,
             LoadMessage::Announce { test } => {
-                if let Some(reason) = check(&test, cfg) {
+                let raw = match check(&test, cfg) {
+                    Some(reason) => Err(reason),
+                    None => open_raw(&test, local_ip),
+                };
+                if let Err(reason) = &raw {
                     let reason = format!("refused by the agent: {reason}");
                     ctl.send(&Message::Refused {
                         reason: reason.clone(),
@@ -78,7 +103,11 @@ pub(crate) fn serve(
                 }
                 let sink = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
                 let sink_port = sink.local_addr()?.port();
-                prepared = Some(Prepared { test, sink });
+                prepared = Some(Prepared {
+                    test,
+                    sink,
+                    raw: raw.ok().flatten(),
+                });
                 ctl.send(&Message::Load(LoadMessage::Ready { sink_port }))?;
             }
             LoadMessage::Go {
@@ -177,7 +206,12 @@ fn run(
             .count_sink
             .then(|| s.spawn(|| generator::count_sink(&p.sink, p.test.tag, &stop_rx)));
         let sender = s.spawn(|| {
-            let r = generator::transmit(&tx, &p.test, start_at_ns, destination.is_some(), &stop_tx);
+            let r = match &p.raw {
+                Some(raw_sender) => raw::transmit(raw_sender, &p.test, start_at_ns, &stop_tx),
+                None => {
+                    generator::transmit(&tx, &p.test, start_at_ns, destination.is_some(), &stop_tx)
+                }
+            };
             failed.store(r.is_err(), Ordering::Relaxed);
             r
         });

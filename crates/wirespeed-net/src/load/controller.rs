@@ -11,7 +11,7 @@ use std::time::Duration;
 use serde::Serialize;
 use wirespeed_model::load::{ClockEstimate, ClockSample, LengthDeck, Schedule};
 
-use super::{LoadMessage, LoadReport, LoadTest, monotonic_ns};
+use super::{LoadMessage, LoadReport, LoadTest, RawEthernet, monotonic_ns};
 use crate::auth::{AuthKey, hex, unhex};
 use crate::control::{Message, PROTOCOL_VERSION};
 use crate::session::{Control, SessionError};
@@ -47,6 +47,8 @@ pub struct LoadConfig {
     pub idle_timeout: Duration,
     /// Clock exchanges per agent.
     pub clock_probes: usize,
+    /// Raw Ethernet frames to each agent's own address instead of UDP (root on the agents).
+    pub raw: Option<RawEthernet>,
 }
 
 /// Why a load test cannot run at all.
@@ -213,6 +215,7 @@ fn prepare(addr: SocketAddr, host: usize, cfg: &LoadConfig, tag: u64) -> Result<
         rate_bits_per_second: cfg.rate_bits_per_second,
         count_sink: cfg.sink == Sink::Host(host),
         seed: cfg.seed.wrapping_add(host as u64),
+        raw: cfg.raw.clone(),
     };
     ctl.send(&Message::Load(LoadMessage::Announce { test }))
         .map_err(SessionError::Io)?;

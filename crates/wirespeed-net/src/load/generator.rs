@@ -24,7 +24,8 @@ use wirespeed_model::load::{
 use super::{LoadReport, LoadTest, SinkCounts, clock_ns, monotonic_ns, sleep_until};
 
 const RING: usize = 1 << 16;
-const IN_WINDOW: u32 = 1;
+/// Flag: the datagram or frame was sent in the measured window.
+pub(crate) const IN_WINDOW: u32 = 1;
 const CONSENT: u32 = 2;
 /// How long after the start of transmission a generator waits for a sink's consent.
 const CONSENT_WAIT_NS: u64 = 500_000_000;
@@ -283,6 +284,8 @@ pub fn transmit(
         clock: "CLOCK_MONOTONIC".into(),
         start_lateness_s: lateness,
         sink: None,
+        timestamping: None,
+        interface: None,
     })
 }
 
@@ -360,6 +363,7 @@ mod tests {
             rate_bits_per_second: Some(4e6),
             count_sink: true,
             seed: 1,
+            raw: None,
         };
         let stop = AtomicBool::new(false);
         let start = monotonic_ns();
@@ -409,6 +413,7 @@ mod tests {
             rate_bits_per_second: None,
             count_sink: false,
             seed: 1,
+            raw: None,
         };
         let stop = AtomicBool::new(false);
         let e = transmit(&tx, &test, monotonic_ns(), true, &stop).unwrap_err();

@@ -18,7 +18,8 @@
 //!                        <-  report{report}
 //! ```
 //!
-//! A generator sends UDP datagrams ([`generator`]) to a sink: its own socket that it never
+//! A generator sends UDP datagrams ([`generator`]), or as root raw Ethernet frames to its own
+//! address ([`raw`]), to a sink: its own socket that it never
 //! reads (the seed's hosts "addressed [their] packets to [themselves], and disabled [their]
 //! receiver"), or one agent's counting sink, which reports how many of each host's in-window
 //! packets arrived (loss at the sink). Before a generator sends anything to another address it
@@ -29,6 +30,8 @@
 mod agent;
 pub mod controller;
 pub mod generator;
+pub mod raw;
+pub mod tstamp;
 
 use std::net::SocketAddr;
 
@@ -54,6 +57,16 @@ pub struct LoadTest {
     pub count_sink: bool,
     /// Seed of this host's deal of lengths.
     pub seed: u64,
+    /// Raw Ethernet frames to the sender's own address instead of UDP ([`raw`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub raw: Option<RawEthernet>,
+}
+
+/// A raw Ethernet test: which interface each agent sends on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RawEthernet {
+    /// The interface by name; `None`: the one holding the agent's control address.
+    pub interface: Option<String>,
 }
 
 /// What a sink counted: in-window datagrams received from each sending host.
@@ -78,6 +91,12 @@ pub struct LoadReport {
     pub start_lateness_s: f64,
     /// What this agent's sink counted, when asked to count.
     pub sink: Option<SinkCounts>,
+    /// How the transmit stamps were chosen (hardware or software, and why), raw tests.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timestamping: Option<String>,
+    /// The interface a raw test sent on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interface: Option<String>,
 }
 
 /// The load test's control messages, inside [`Message::Load`](crate::control::Message::Load).

@@ -190,7 +190,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         rows: curve,
     };
 
-    let truth = vec![
+    let mut truth = vec![
         setting(
             "medium",
             "10 Mbit/s CSMA/CD, IEEE 802.3 / seed 003 Table 2 timing",
@@ -208,13 +208,16 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             format!("{t} s (the seed: 10 s of 20)"),
         ),
     ];
-    let notes = vec![
-            "the lab form (24 stations on labs/shared-24.toml) is not part of this reproduction: its senders cannot keep every station backlogged on two cores (README, lab shared media); bench/lab-shared.sh measures it".into(),
-    ];
-    Ok(Reproduction::new(
-        Name::Boggs,
-        truth,
-        vec![stated, bitrate],
-        notes,
-    ))
+    let mut comparisons = vec![stated, bitrate];
+    let mut notes = Vec::new();
+    if options.lab {
+        let window = options.time.unwrap_or(Duration::from_secs(2));
+        let (lab, lab_truth) = super::boggs_lab::run(&options.lab_hosts, window)?;
+        comparisons.push(lab);
+        truth.extend(lab_truth);
+        notes.push("lab rows: the seed prints no numbers for figure 3-3, so the lab is compared with the simulator for the same segment (no paper column)".into());
+    } else {
+        notes.push("--lab adds the lab form (root): wirespeed load --raw on labs/boggs-24.toml beside the simulator".into());
+    }
+    Ok(Reproduction::new(Name::Boggs, truth, comparisons, notes))
 }

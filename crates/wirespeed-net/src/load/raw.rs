@@ -1,0 +1,654 @@
+//! Raw Ethernet generation (root): frames addressed to the sender's own MAC, the seed's way.
+//!
+//! Boggs, Mogul and Kent's generators "addressed [their] packets to [themselves], and disabled
+//! [their] receiver" (seed 000 §3.4): no peer has to keep up, no address has to be resolved,
+//! and every frame still crosses the medium. Here an `AF_PACKET` socket bound to the interface
+//! with protocol 0 (it receives nothing: the receiver is off) sends frames of the dealt lengths
+//! (header and data; the device adds the FCS) with destination and source the interface's own
+//! address and the IEEE local experimental EtherType 0x88B5.
+//!
+//! Keeping a station backlogged takes few system calls per frame: `PACKET_QDISC_BYPASS` hands
+//! frames straight to the driver, `sendmmsg` sends a batch of reusable buffers per call, and a
+//! full device ring answers `ENOBUFS` (the frame was not taken), on which the generator waits a
+//! moment and offers the same frame again, as the seed's user process waited for a free buffer
+//! (§3.3, figure 3-2). Only frames the device took are counted.
+//!
+//! Transmission delays come from the socket's error queue ([`super::tstamp`]): each stamped
+//! frame comes back with its stamp, and the frame's own sequence number (after the test
+//! header) says which send it was, whatever the kernel's counters do. A frame in a batch starts
+//! when the one before it was stamped, so a batch does not charge its first frames' hand-off
+//! to the last.
+
+use std::io;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use wirespeed_model::load::{
+    Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, pacing_interval_ns,
+};
+
+use super::generator::{IN_WINDOW, write_header};
+use super::tstamp::{self, Choice, PhcClock};
+use super::{LoadReport, LoadTest, clock_ns, monotonic_ns, sleep_until};
+
+/// IEEE 802 local experimental EtherType 1: never a real protocol on anyone's network.
+pub const ETHERTYPE: u16 = 0x88B5;
+/// Ethernet header: destination, source, type.
+pub const ETHERNET_HEADER_BYTES: usize = 14;
+/// Where the frame's sequence number sits: after the Ethernet and the test header.
+const SEQ_AT: usize = ETHERNET_HEADER_BYTES + GENERATOR_HEADER_BYTES;
+/// The shortest frame that carries the headers and the sequence number.
+pub const MIN_RAW_FRAME_BYTES: usize = SEQ_AT + 8;
+/// Frames per `sendmmsg` when saturating.
+const BATCH: usize = 32;
+/// Send records kept for matching stamps.
+const RING: usize = 1 << 16;
+/// How long to wait when the device's ring is full before offering the frame again.
+const FULL_WAIT: Duration = Duration::from_micros(100);
+
+/// Why a raw generator cannot start on this host.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RawError {
+    /// Not root (no CAP_NET_RAW).
+    #[error(
+        "raw Ethernet frames need root (CAP_NET_RAW) on the agent: run wirespeed serve as root, or leave out --raw"
+    )]
+    NotPermitted,
+    /// No interface of that name.
+    #[error(
+        "no interface {0:?} on the agent's host (ip link lists them): name one with --raw IFACE"
+    )]
+    NoInterface(String),
+    /// A frame longer than the interface carries.
+    #[error(
+        "a {length}-byte frame exceeds {interface}'s MTU of {mtu} bytes (+14 of header): use shorter --lengths with --raw"
+    )]
+    TooLong {
+        /// The interface.
+        interface: String,
+        /// Its MTU.
+        mtu: u32,
+        /// The longest dealt length.
+        length: u32,
+    },
+    /// A frame too short for the headers.
+    #[error(
+        "a {0}-byte frame cannot carry the test's headers: --raw needs {MIN_RAW_FRAME_BYTES} bytes or more"
+    )]
+    TooShort(u32),
+    /// Anything else the OS said.
+    #[error("raw socket on {interface}: {source}")]
+    Io {
+        /// The interface.
+        interface: String,
+        /// The error.
+        source: io::Error,
+    },
+}
+
+/// An `AF_PACKET` socket bound to one interface, its receiver off.
+pub struct RawSender {
+    fd: OwnedFd,
+    /// The interface.
+    pub interface: String,
+    /// Its hardware address: destination and source of every frame.
+    pub mac: [u8; 6],
+    /// Its MTU.
+    pub mtu: u32,
+}
+
+impl RawSender {
+    /// Opens and binds the socket; [`RawError`] says what is missing.
+    pub fn open(interface: &str) -> Result<RawSender, RawError> {
+        let io_err = |source| RawError::Io {
+            interface: interface.to_string(),
+            source,
+        };
+        let req = tstamp::ifreq(interface).map_err(|_| RawError::NoInterface(interface.into()))?;
+        let name = std::ffi::CString::new(interface)
+            .map_err(|_| RawError::NoInterface(interface.into()))?;
+        // SAFETY: a NUL-terminated name.
+        let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
+        if index == 0 {
+            return Err(RawError::NoInterface(interface.into()));
+        }
+        // Protocol 0: the socket sends but is handed no received frame.
+        // SAFETY: plain socket(2).
+        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+        if raw < 0 {
+            let e = io::Error::last_os_error();
+            return Err(match e.raw_os_error() {
+                Some(libc::EPERM) | Some(libc::EACCES) => RawError::NotPermitted,
+                _ => io_err(e),
+            });
+        }
+        // SAFETY: a descriptor we just opened and own.
+        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+        // SAFETY: zeroed sockaddr_ll is valid; bind with its true size.
+        let rc = unsafe {
+            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
+            sll.sll_family = libc::AF_PACKET as u16;
+            sll.sll_ifindex = index as i32;
+            libc::bind(
+                fd.as_raw_fd(),
+                (&sll as *const libc::sockaddr_ll).cast(),
+                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+            )
+        };
+        if rc != 0 {
+            return Err(io_err(io::Error::last_os_error()));
+        }
+        let one: libc::c_int = 1;
+        // SAFETY: an int option. Without the bypass frames still go, through the qdisc.
+        unsafe {
+            libc::setsockopt(
+                fd.as_raw_fd(),
+                libc::SOL_PACKET,
+                libc::PACKET_QDISC_BYPASS,
+                (&one as *const libc::c_int).cast(),
+                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
+            );
+        }
+        let mut r = req;
+        // SAFETY: SIOCGIFHWADDR/SIOCGIFMTU fill the ifreq's union.
+        let (mac, mtu) = unsafe {
+            if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut r) != 0 {
+                return Err(io_err(io::Error::last_os_error()));
+            }
+            let mut mac = [0u8; 6];
+            for (m, &b) in mac.iter_mut().zip(r.ifr_ifru.ifru_hwaddr.sa_data.iter()) {
+                *m = b as u8;
+            }
+            let mut r = req;
+            if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU, &mut r) != 0 {
+                return Err(io_err(io::Error::last_os_error()));
+            }
+            (mac, r.ifr_ifru.ifru_mtu as u32)
+        };
+        Ok(RawSender {
+            fd,
+            interface: interface.to_string(),
+            mac,
+            mtu,
+        })
+    }
+
+    /// Checks that every length of the test fits this interface.
+    pub fn check(&self, longest: u32, shortest: u32) -> Result<(), RawError> {
+        if (shortest as usize) < MIN_RAW_FRAME_BYTES {
+            return Err(RawError::TooShort(shortest));
+        }
+        if u64::from(longest) > u64::from(self.mtu) + ETHERNET_HEADER_BYTES as u64 {
+            return Err(RawError::TooLong {
+                interface: self.interface.clone(),
+                mtu: self.mtu,
+                length: longest,
+            });
+        }
+        Ok(())
+    }
+
+    /// Writes the Ethernet header (to and from this interface) and the test header.
+    fn frame_template(&self, buf: &mut [u8], tag: u64, host: u32) {
+        write_frame_headers(buf, self.mac, tag, host, 0, 0);
+    }
+}
+
+impl AsRawFd for RawSender {
+    fn as_raw_fd(&self) -> std::os::fd::RawFd {
+        self.fd.as_raw_fd()
+    }
+}
+
+/// Where a frame's flags word sits.
+const FLAGS_AT: usize = ETHERNET_HEADER_BYTES + 12;
+
+#[derive(Clone, Copy)]
+struct Slot {
+    seq: u64,
+    sent_realtime_ns: u64,
+    batch: u64,
+    stamp_ns: u64,
+    in_window: bool,
+}
+
+/// Reads one stamped frame from the error queue: `(sequence, stamp ns)`, the stamp software
+/// (`hardware` false) or raw hardware.
+fn read_stamp(fd: i32, tag: u64, hardware: bool) -> Option<(u64, u64)> {
+    let mut control = [0u8; 512];
+    let mut data = [0u8; 128];
+    let mut iov = libc::iovec {
+        iov_base: data.as_mut_ptr().cast(),
+        iov_len: data.len(),
+    };
+    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
+    let (n, stamp) = unsafe {
+        let mut h: libc::msghdr = std::mem::zeroed();
+        h.msg_iov = &mut iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control.as_mut_ptr().cast();
+        h.msg_controllen = control.len() as _;
+        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
+        if n < 0 {
+            return None;
+        }
+        let mut stamp = 0u64;
+        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPING
+            {
+                let ts =
+                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
+                let t = ts[if hardware { 2 } else { 0 }];
+                stamp = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+            }
+            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
+        }
+        (n as usize, stamp)
+    };
+    let seq = frame_sequence(&data[..n.min(data.len())], tag)?;
+    // A frame stamped only by the other clock (a software stamp when hardware was asked).
+    (stamp > 0).then_some((seq, stamp))
+}
+
+/// The sequence number of a frame of test `tag` as the error queue returns it: the frame comes
+/// back with its stamp, starting wherever the kernel starts it (at the Ethernet header for a
+/// packet socket), so the test header is found by its tag. `None` for anything else.
+pub fn frame_sequence(bytes: &[u8], tag: u64) -> Option<u64> {
+    let at = bytes.windows(8).position(|w| w == tag.to_be_bytes())?;
+    let seq_at = at + GENERATOR_HEADER_BYTES;
+    Some(u64::from_be_bytes(
+        bytes.get(seq_at..seq_at + 8)?.try_into().ok()?,
+    ))
+}
+
+/// Writes the Ethernet header, the test header and the sequence number of one frame: the
+/// layout [`frame_sequence`] reads back.
+pub fn write_frame_headers(
+    buf: &mut [u8],
+    mac: [u8; 6],
+    tag: u64,
+    host: u32,
+    flags: u32,
+    seq: u64,
+) {
+    buf[..6].copy_from_slice(&mac);
+    buf[6..12].copy_from_slice(&mac);
+    buf[12..14].copy_from_slice(&ETHERTYPE.to_be_bytes());
+    write_header(&mut buf[ETHERNET_HEADER_BYTES..], tag, host, flags);
+    buf[SEQ_AT..SEQ_AT + 8].copy_from_slice(&seq.to_be_bytes());
+}
+
+/// The stamping this generator got: its source, the hardware clock if any, and the sentence.
+struct Stamping {
+    source: DelaySource,
+    phc: Option<PhcClock>,
+    note: String,
+}
+
+fn stamping(sender: &RawSender) -> Stamping {
+    let info = tstamp::ts_info(sender, &sender.interface);
+    let mut note = match tstamp::choose(&sender.interface, &info) {
+        Choice::Hardware { phc } => {
+            let ready = tstamp::enable_hardware_tx(sender, &sender.interface)
+                .and_then(|()| PhcClock::open(phc));
+            match ready {
+                Ok(clock) => {
+                    if let Some(source) = tstamp::enable_on_socket(sender, true) {
+                        let note = format!(
+                            "{}: hardware transmit stamps, clock /dev/ptp{phc} (offset to CLOCK_REALTIME {} ns)",
+                            sender.interface, clock.offset_ns
+                        );
+                        return Stamping {
+                            source,
+                            phc: Some(clock),
+                            note,
+                        };
+                    }
+                    format!(
+                        "{}: hardware stamps refused by the socket; software stamps",
+                        sender.interface
+                    )
+                }
+                Err(e) => format!(
+                    "{}: hardware stamps could not be enabled ({e}); software stamps",
+                    sender.interface
+                ),
+            }
+        }
+        Choice::Software(why) => why,
+    };
+    match tstamp::enable_on_socket(sender, false) {
+        Some(source) => Stamping {
+            source,
+            phc: None,
+            note,
+        },
+        None => {
+            note.push_str("; SO_TIMESTAMPING refused: delays around the send call");
+            Stamping {
+                source: DelaySource::AroundSendCall,
+                phc: None,
+                note,
+            }
+        }
+    }
+}
+
+/// Transmits one test on `sender`: frames to itself from the scheduled start of transmission
+/// until its end (or `stop`); counts what the device took in the window.
+pub fn transmit(
+    sender: &RawSender,
+    test: &LoadTest,
+    start_at_ns: u64,
+    stop: &AtomicBool,
+) -> io::Result<LoadReport> {
+    let fd = sender.as_raw_fd();
+    let s = test.schedule;
+    let (tx0, tx1) = s.transmit_span_ns();
+    let (w0, w1) = s.window_ns();
+    let stopped = || stop.load(Ordering::Relaxed);
+    let stamps = stamping(sender);
+    let stamped = stamps.source != DelaySource::AroundSendCall;
+    let hardware = stamps.phc.is_some();
+    let phc_offset = stamps.phc.as_ref().map_or(0, |c| c.offset_ns);
+    let batch_max = if test.rate_bits_per_second.is_some() {
+        1
+    } else {
+        BATCH
+    };
+    let longest = test.deck.cards.iter().copied().max().unwrap_or(0) as usize;
+    let mut buffers = vec![vec![0u8; longest.max(MIN_RAW_FRAME_BYTES)]; batch_max];
+    for b in &mut buffers {
+        sender.frame_template(b, test.tag, test.host);
+    }
+    let mut lengths = vec![0usize; batch_max];
+    let mut iovs: Vec<libc::iovec> = buffers
+        .iter_mut()
+        .map(|b| libc::iovec {
+            iov_base: b.as_mut_ptr().cast(),
+            iov_len: 0,
+        })
+        .collect();
+    // SAFETY: mmsghdr is plain data; all zeroes is a valid value.
+    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; batch_max];
+    let mut dealer = Dealer::new(&test.deck, test.seed);
+    let mut ring = vec![
+        Slot {
+            seq: u64::MAX,
+            sent_realtime_ns: 0,
+            batch: 0,
+            stamp_ns: 0,
+            in_window: false,
+        };
+        RING
+    ];
+    let mut counters = LoadCounters::default();
+    let drain = |ring: &mut [Slot], counters: &mut LoadCounters, max: usize| {
+        for _ in 0..max {
+            let Some((seq, raw_stamp)) = read_stamp(fd, test.tag, hardware) else {
+                return;
+            };
+            let stamp = (raw_stamp as i64 - phc_offset).max(0) as u64;
+            let i = (seq as usize) % RING;
+            if ring[i].seq != seq {
+                continue;
+            }
+            ring[i].stamp_ns = stamp;
+            let slot = ring[i];
+            let prev = ring[(seq.wrapping_sub(1) as usize) % RING];
+            let start = if prev.seq == seq.wrapping_sub(1) && prev.batch == slot.batch {
+                slot.sent_realtime_ns.max(prev.stamp_ns)
+            } else {
+                slot.sent_realtime_ns
+            };
+            if slot.in_window && stamp >= start {
+                counters.add_delay((stamp - start) as f64 * 1e-9);
+            }
+        }
+    };
+    sleep_until(start_at_ns + tx0, &stopped);
+    let mut seq: u64 = 0;
+    let mut batch_id: u64 = 0;
+    // Frames dealt but not yet taken by the device: buffers [pending_from..pending_to).
+    let (mut pending_from, mut pending_to) = (0usize, 0usize);
+    let mut first_send = None;
+    let mut next_send_ns = (start_at_ns + tx0) as f64;
+    loop {
+        let mut now = monotonic_ns();
+        if now >= start_at_ns + tx1 || stopped() {
+            break;
+        }
+        if pending_from == pending_to {
+            if let Some(rate) = test.rate_bits_per_second {
+                if (now as f64) < next_send_ns {
+                    sleep_until(next_send_ns as u64, &stopped);
+                    now = monotonic_ns();
+                    if now >= start_at_ns + tx1 {
+                        break;
+                    }
+                } else if (now as f64) - next_send_ns > 10e6 {
+                    // More than 10 ms behind (descheduled): offer from now on, no burst.
+                    next_send_ns = now as f64;
+                }
+                let len = dealer.deal();
+                lengths[0] = len as usize;
+                next_send_ns += pacing_interval_ns(u64::from(len), rate)
+                    .map_err(|e| io::Error::other(e.to_string()))?;
+                pending_to = 1;
+            } else {
+                for l in lengths.iter_mut() {
+                    *l = dealer.deal() as usize;
+                }
+                pending_to = batch_max;
+            }
+            pending_from = 0;
+        }
+        let in_window = (w0..w1).contains(&(now - start_at_ns));
+        let flags = if in_window { IN_WINDOW } else { 0 };
+        for i in pending_from..pending_to {
+            let b = &mut buffers[i];
+            b[FLAGS_AT..FLAGS_AT + 4].copy_from_slice(&flags.to_be_bytes());
+            b[SEQ_AT..SEQ_AT + 8].copy_from_slice(&(seq + (i - pending_from) as u64).to_be_bytes());
+            iovs[i].iov_len = lengths[i];
+            msgs[i].msg_hdr.msg_iov = &mut iovs[i];
+            msgs[i].msg_hdr.msg_iovlen = 1;
+        }
+        let before = if stamped {
+            clock_ns(libc::CLOCK_REALTIME)
+        } else {
+            monotonic_ns()
+        };
+        let want = pending_to - pending_from;
+        // SAFETY: `want` mmsghdrs, each pointing at one live iovec over a live buffer.
+        let sent = unsafe {
+            libc::sendmmsg(
+                fd,
+                msgs[pending_from..].as_mut_ptr(),
+                want as libc::c_uint,
+                0,
+            )
+        };
+        let taken = if sent < 0 { 0 } else { sent as usize };
+        if taken > 0 {
+            first_send.get_or_insert(now);
+            batch_id += 1;
+        }
+        for &len in &lengths[pending_from..pending_from + taken] {
+            counters.packets_total += 1;
+            if in_window {
+                counters.add_packet(len as u64);
+            }
+            if stamped {
+                ring[(seq as usize) % RING] = Slot {
+                    seq,
+                    sent_realtime_ns: before,
+                    batch: batch_id,
+                    stamp_ns: 0,
+                    in_window,
+                };
+            } else if in_window {
+                counters.add_delay((monotonic_ns() - before) as f64 * 1e-9 / taken as f64);
+            }
+            seq += 1;
+        }
+        pending_from += taken;
+        if stamped {
+            drain(&mut ring, &mut counters, taken + 1);
+        }
+        if taken < want {
+            // The device did not take a frame: its ring is full (ENOBUFS) or it is down. Wait
+            // and offer the same frame again; only what it takes is counted.
+            counters.send_errors += 1;
+            std::thread::sleep(FULL_WAIT);
+        }
+    }
+    if stamped {
+        let until = monotonic_ns() + 20_000_000;
+        while counters.delay_count < counters.packets && monotonic_ns() < until {
+            drain(&mut ring, &mut counters, RING);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(start_at_ns + tx0)) as f64 * 1e-9);
+    Ok(LoadReport {
+        counters,
+        delay_source: stamps.source,
+        clock: "CLOCK_MONOTONIC".into(),
+        start_lateness_s: lateness,
+        sink: None,
+        timestamping: Some(stamps.note),
+        interface: Some(sender.interface.clone()),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use wirespeed_model::load::{LengthDeck, Schedule};
+
+    #[test]
+    fn frame_bytes_both_ways() {
+        let mut f = [0xAAu8; 64];
+        let mac = [2, 0, 0, 0, 0, 7];
+        write_frame_headers(&mut f, mac, 0x0102_0304_0506_0708, 3, IN_WINDOW, 0x1122);
+        let expected: [u8; 46] = [
+            2, 0, 0, 0, 0, 7, 2, 0, 0, 0, 0, 7, 0x88, 0xB5, // to self, from self, 0x88B5
+            1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 3, 0, 0, 0, 1, // tag, host, flags (in window)
+            0, 0, 0, 0, 0, 0, 0x11, 0x22, // sequence
+            0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, 0xAA, // the rest untouched
+        ];
+        assert_eq!(f[..46], expected);
+        assert_eq!(MIN_RAW_FRAME_BYTES, 38);
+        assert_eq!(frame_sequence(&f, 0x0102_0304_0506_0708), Some(0x1122));
+        // Wherever the returned bytes start, the tag finds the header.
+        assert_eq!(
+            frame_sequence(&f[14..], 0x0102_0304_0506_0708),
+            Some(0x1122)
+        );
+        assert_eq!(
+            frame_sequence(&f, 0x0102_0304_0506_0709),
+            None,
+            "another test"
+        );
+        assert_eq!(
+            frame_sequence(&f[..37], 0x0102_0304_0506_0708),
+            None,
+            "cut short"
+        );
+    }
+
+    proptest! {
+        #[test]
+        fn any_returned_bytes_parse_without_panic(
+            bytes in proptest::collection::vec(any::<u8>(), 0..128),
+            tag: u64,
+        ) {
+            let _ = frame_sequence(&bytes, tag);
+        }
+
+        #[test]
+        fn a_written_frame_reads_back_its_sequence(tag: u64, seq: u64, host: u32, pad in 0usize..40) {
+            let mut f = vec![0u8; MIN_RAW_FRAME_BYTES + pad];
+            write_frame_headers(&mut f, [2, 0, 0, 0, 0, 1], tag, host, 0, seq);
+            // A tag whose bytes also occur earlier in the frame (the addresses, the type) would
+            // be found there first; a test's tag is a random 64-bit number.
+            let earlier = &f[..ETHERNET_HEADER_BYTES + 7];
+            prop_assume!(earlier.windows(8).all(|w| w != tag.to_be_bytes()));
+            prop_assert_eq!(frame_sequence(&f, tag), Some(seq));
+        }
+    }
+
+    fn root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    #[test]
+    fn an_absent_interface_and_bad_lengths_are_refused_clearly() {
+        let e = RawSender::open("ws-no-such-if").err().unwrap();
+        if root() {
+            assert!(matches!(e, RawError::NoInterface(_)), "{e}");
+            let lo = RawSender::open("lo").unwrap();
+            assert!(lo.check(1500, 64).is_ok());
+            let long = lo.check(70_000, 64).unwrap_err().to_string();
+            assert!(long.contains("exceeds lo's MTU"), "{long}");
+            assert!(matches!(lo.check(100, 20), Err(RawError::TooShort(20))));
+        } else {
+            // Either refusal is one clear line; which comes first depends on the host.
+            let text = e.to_string();
+            assert!(
+                text.contains("root") || text.contains("no interface"),
+                "{text}"
+            );
+            assert!(!text.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn frames_to_self_on_loopback_are_counted_and_stamped() {
+        if !root() {
+            eprintln!("skipped: raw Ethernet needs root");
+            return;
+        }
+        let sender = RawSender::open("lo").unwrap();
+        let test = LoadTest {
+            tag: 0x5753_5241_5700_0001,
+            host: 1,
+            schedule: Schedule {
+                settle_ns: 10_000_000,
+                transmit_ns: 200_000_000,
+                measure_ns: 100_000_000,
+                cooldown_ns: 0,
+            },
+            deck: LengthDeck::from_counts(&[(64, 1), (1514, 1)]).unwrap(),
+            rate_bits_per_second: None,
+            count_sink: false,
+            seed: 3,
+            raw: None,
+        };
+        let stop = AtomicBool::new(false);
+        let r = transmit(&sender, &test, monotonic_ns(), &stop).unwrap();
+        let c = r.counters;
+        assert!(c.packets > 100, "{c:?}");
+        assert!(
+            c.packets_total > c.packets,
+            "the window is a part of the run"
+        );
+        assert_eq!(
+            r.delay_source,
+            DelaySource::KernelTxSoftware,
+            "{:?}",
+            r.timestamping
+        );
+        let note = r.timestamping.unwrap();
+        assert!(note.starts_with("lo: no hardware"), "{note}");
+        assert!(
+            c.delay_count * 10 >= c.packets * 9 && c.delay_mean_s() < 0.01,
+            "stamps matched by sequence: {c:?}"
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! Which clock stamps a raw generator's transmissions: the NIC's, where it has a hardware
+//! transmit timestamp unit, else the kernel's software stamp at the driver.
+//!
+//! The seed's transmission delay ends at "the end of [the packet's] successful transmission"
+//! (seed 000 §3.3), which only the device knows. A NIC with a PTP hardware clock stamps a frame
+//! as it leaves (`SOF_TIMESTAMPING_TX_HARDWARE`); the kernel's software stamp
+//! (`skb_tx_timestamp` in the driver) marks the hand-off to the device's ring instead. The
+//! capability is read with `ETHTOOL_GET_TS_INFO` (what `ethtool -T` prints), transmit stamping
+//! is switched on with `SIOCSHWTSTAMP` only if it is off (keeping the receive filter a PTP
+//! daemon may have set), and the NIC's clock is read against `CLOCK_REALTIME` through its
+//! `/dev/ptpN` so that a hardware stamp and the send time are on one time line. veth, TAP and
+//! loopback have no hardware stamps: [`choose`] then says software, and why.
+
+use std::io;
+use std::os::fd::{AsRawFd, OwnedFd};
+
+use wirespeed_model::load::DelaySource;
+
+use super::clock_ns;
+
+/// `ETHTOOL_GET_TS_INFO` (include/uapi/linux/ethtool.h).
+const ETHTOOL_GET_TS_INFO: u32 = 0x41;
+
+/// `struct ethtool_ts_info`.
+#[repr(C)]
+#[derive(Default)]
+struct EthtoolTsInfo {
+    cmd: u32,
+    so_timestamping: u32,
+    phc_index: i32,
+    tx_types: u32,
+    tx_reserved: [u32; 3],
+    rx_filters: u32,
+    rx_reserved: [u32; 3],
+}
+
+/// What an interface can stamp, from `ETHTOOL_GET_TS_INFO`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TsInfo {
+    /// `SOF_TIMESTAMPING_*` capabilities.
+    pub so_timestamping: u32,
+    /// Index of its PTP hardware clock (`/dev/ptpN`), -1 for none.
+    pub phc_index: i32,
+    /// Bit set of the `HWTSTAMP_TX_*` modes it supports.
+    pub tx_types: u32,
+}
+
+/// The stamping a raw generator will ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// Hardware transmit stamps in the clock `/dev/ptp{phc}`.
+    Hardware {
+        /// The PHC index.
+        phc: i32,
+    },
+    /// Software stamps; the sentence says why not hardware.
+    Software(String),
+}
+
+/// Reads `ETHTOOL_GET_TS_INFO` for `interface` through any socket `fd`.
+pub fn ts_info(fd: &impl AsRawFd, interface: &str) -> io::Result<TsInfo> {
+    let mut info = EthtoolTsInfo {
+        cmd: ETHTOOL_GET_TS_INFO,
+        phc_index: -1,
+        ..EthtoolTsInfo::default()
+    };
+    let mut req = ifreq(interface)?;
+    req.ifr_ifru.ifru_data = (&mut info as *mut EthtoolTsInfo).cast();
+    // SAFETY: SIOCETHTOOL with an ifreq whose data points at a live ethtool_ts_info.
+    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL, &mut req) };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(TsInfo {
+        so_timestamping: info.so_timestamping,
+        phc_index: info.phc_index,
+        tx_types: info.tx_types,
+    })
+}
+
+/// Hardware transmit stamps if the interface can give them, else software and why.
+pub fn choose(interface: &str, info: &io::Result<TsInfo>) -> Choice {
+    let info = match info {
+        Ok(i) => i,
+        Err(e) => {
+            return Choice::Software(format!(
+                "{interface}: timestamping capabilities unknown (ETHTOOL_GET_TS_INFO: {e}); software stamps"
+            ));
+        }
+    };
+    let wanted = libc::SOF_TIMESTAMPING_TX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
+    let missing = if info.so_timestamping & wanted != wanted {
+        "no hardware transmit timestamps"
+    } else if info.tx_types & (1 << libc::HWTSTAMP_TX_ON) == 0 {
+        "hardware stamps but no HWTSTAMP_TX_ON mode"
+    } else if info.phc_index < 0 {
+        "hardware stamps but no PTP hardware clock to read them against"
+    } else {
+        return Choice::Hardware {
+            phc: info.phc_index,
+        };
+    };
+    let software = if info.so_timestamping & libc::SOF_TIMESTAMPING_TX_SOFTWARE != 0 {
+        "software transmit stamps"
+    } else {
+        "software stamps (the driver does not claim SOF_TIMESTAMPING_TX_SOFTWARE)"
+    };
+    Choice::Software(format!(
+        "{interface}: {missing} (ETHTOOL_GET_TS_INFO); {software}"
+    ))
+}
+
+/// Switches transmit stamping on at the NIC unless it is on already; keeps its receive filter.
+pub fn enable_hardware_tx(fd: &impl AsRawFd, interface: &str) -> io::Result<()> {
+    let mut config = libc::hwtstamp_config {
+        flags: 0,
+        tx_type: 0,
+        rx_filter: 0,
+    };
+    let mut req = ifreq(interface)?;
+    let config: *mut libc::hwtstamp_config = &mut config;
+    req.ifr_ifru.ifru_data = config.cast();
+    // SAFETY: SIOCGHWTSTAMP/SIOCSHWTSTAMP with an ifreq pointing at a live hwtstamp_config.
+    unsafe {
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGHWTSTAMP, &mut req) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if (*config).tx_type == libc::HWTSTAMP_TX_ON as libc::c_int {
+            return Ok(());
+        }
+        (*config).tx_type = libc::HWTSTAMP_TX_ON as libc::c_int;
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSHWTSTAMP, &mut req) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// A NIC's PTP hardware clock, read against `CLOCK_REALTIME`.
+pub struct PhcClock {
+    _fd: OwnedFd,
+    /// PHC minus `CLOCK_REALTIME`, nanoseconds, from the tightest of several readings.
+    pub offset_ns: i64,
+}
+
+impl PhcClock {
+    /// Opens `/dev/ptp{index}` and measures its offset.
+    pub fn open(index: i32) -> io::Result<PhcClock> {
+        let file = std::fs::File::open(format!("/dev/ptp{index}"))?;
+        let fd = OwnedFd::from(file);
+        // FD_TO_CLOCKID (include/linux/posix-timers.h): a dynamic POSIX clock of an open fd.
+        let clock = ((!fd.as_raw_fd()) << 3) | 3;
+        let mut best: Option<(u64, i64)> = None;
+        for _ in 0..16 {
+            let a = clock_ns(libc::CLOCK_REALTIME);
+            let mut ts = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            // SAFETY: one valid timespec to fill.
+            if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+            let b = clock_ns(libc::CLOCK_REALTIME);
+            let phc = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
+            let width = b.saturating_sub(a);
+            let offset = phc - (a + width / 2) as i64;
+            if best.is_none_or(|(w, _)| width < w) {
+                best = Some((width, offset));
+            }
+        }
+        Ok(PhcClock {
+            _fd: fd,
+            offset_ns: best.map_or(0, |(_, o)| o),
+        })
+    }
+}
+
+/// Sets the socket's stamping for `choice`; returns the source its delays will have.
+pub fn enable_on_socket(fd: &impl AsRawFd, hardware: bool) -> Option<DelaySource> {
+    let mut flags: libc::c_uint =
+        libc::SOF_TIMESTAMPING_TX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
+    if hardware {
+        flags |= libc::SOF_TIMESTAMPING_TX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
+    }
+    // SAFETY: a c_uint option value of the right size.
+    let rc = unsafe {
+        libc::setsockopt(
+            fd.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPING,
+            (&flags as *const libc::c_uint).cast(),
+            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
+        )
+    };
+    (rc == 0).then_some(if hardware {
+        DelaySource::NicTxHardware
+    } else {
+        DelaySource::KernelTxSoftware
+    })
+}
+
+/// An `ifreq` naming `interface`.
+pub(crate) fn ifreq(interface: &str) -> io::Result<libc::ifreq> {
+    // SAFETY: ifreq is plain data; all zeroes is a valid value.
+    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+    let name = interface.as_bytes();
+    if name.is_empty() || name.len() >= req.ifr_name.len() || name.contains(&0) {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{interface:?} is not an interface name"),
+        ));
+    }
+    for (d, &s) in req.ifr_name.iter_mut().zip(name) {
+        *d = s as libc::c_char;
+    }
+    Ok(req)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(so: u32, phc: i32, tx: u32) -> io::Result<TsInfo> {
+        Ok(TsInfo {
+            so_timestamping: so,
+            phc_index: phc,
+            tx_types: tx,
+        })
+    }
+
+    #[test]
+    fn hardware_only_with_the_stamp_the_tx_mode_and_a_clock() {
+        let hw = libc::SOF_TIMESTAMPING_TX_HARDWARE
+            | libc::SOF_TIMESTAMPING_RAW_HARDWARE
+            | libc::SOF_TIMESTAMPING_TX_SOFTWARE;
+        let on = 1 << libc::HWTSTAMP_TX_ON;
+        assert_eq!(
+            choose("eno1", &info(hw, 0, on)),
+            Choice::Hardware { phc: 0 }
+        );
+        let Choice::Software(why) = choose("eno1", &info(hw, -1, on)) else {
+            panic!("no clock, no hardware")
+        };
+        assert!(why.contains("no PTP hardware clock"), "{why}");
+        let Choice::Software(why) = choose("eno1", &info(hw, 0, 0)) else {
+            panic!("no tx mode, no hardware")
+        };
+        assert!(why.contains("HWTSTAMP_TX_ON"), "{why}");
+        let Choice::Software(why) =
+            choose("veth0", &info(libc::SOF_TIMESTAMPING_TX_SOFTWARE, -1, 0))
+        else {
+            panic!("software only")
+        };
+        assert_eq!(
+            why,
+            "veth0: no hardware transmit timestamps (ETHTOOL_GET_TS_INFO); software transmit stamps"
+        );
+        let err = Err(io::Error::from_raw_os_error(libc::EOPNOTSUPP));
+        assert!(matches!(choose("x", &err), Choice::Software(w) if w.contains("unknown")));
+    }
+
+    #[test]
+    fn loopback_has_no_hardware_stamps_so_software_is_chosen() {
+        // Capability absent -> software, stated: the path every veth/TAP/loopback takes.
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        let got = ts_info(&sock, "lo");
+        let choice = choose("lo", &got);
+        let Choice::Software(why) = choice else {
+            panic!("lo claims hardware stamps: {got:?}")
+        };
+        assert!(why.starts_with("lo: "), "{why}");
+        assert!(
+            ts_info(&sock, "ws-no-such-if").is_err(),
+            "an absent interface is an error"
+        );
+        assert!(ifreq("").is_err() && ifreq("a-name-far-too-long-for-ifreq").is_err());
+    }
+}

@@ -1,0 +1,352 @@
+//! Markup that cannot carry a file's text unescaped.
+//!
+//! Every string read from a results file is hostile until escaped (iperf3 had advisories in its
+//! JSON handling). [`Markup`] only accepts literal markup as `&'static str`, so text built at
+//! run time (a host name, a parameter, a verdict) can enter the page only through
+//! [`Markup::text`], which escapes it for element content and quoted attributes alike. The one
+//! exception is an SVG plot, and that only from this crate's plot functions (see [`Svg`]).
+
+use std::fmt::Write as _;
+
+use wirespeed_model::RateFormat;
+use wirespeed_model::units::{format_seconds, group_digits, significant};
+
+/// A piece of the page: literal markup and escaped text.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Markup(String);
+
+impl Markup {
+    pub(crate) fn new() -> Markup {
+        Markup(String::new())
+    }
+
+    /// Literal markup written in this crate's source.
+    pub(crate) fn lit(&mut self, markup: &'static str) -> &mut Markup {
+        self.0.push_str(markup);
+        self
+    }
+
+    /// Text from anywhere, escaped.
+    pub(crate) fn text(&mut self, text: &str) -> &mut Markup {
+        escape_into(&mut self.0, text);
+        self
+    }
+
+    /// A number (a section number, a count), which needs no escaping.
+    pub(crate) fn int(&mut self, n: usize) -> &mut Markup {
+        let _ = write!(self.0, "{n}");
+        self
+    }
+
+    pub(crate) fn push(&mut self, other: &Markup) -> &mut Markup {
+        self.0.push_str(&other.0);
+        self
+    }
+
+    /// A plot drawn by this crate.
+    pub(crate) fn svg(&mut self, svg: &Svg) -> &mut Markup {
+        self.0.push_str(&svg.0);
+        self
+    }
+
+    /// `<p class="note">text</p>`.
+    pub(crate) fn note(&mut self, text: &str) -> &mut Markup {
+        self.lit("<p class=\"note\">").text(text).lit("</p>\n")
+    }
+
+    pub(crate) fn heading(&mut self, text: &str) -> &mut Markup {
+        self.lit("<h3>").text(text).lit("</h3>\n")
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    pub(crate) fn into_string(self) -> String {
+        self.0
+    }
+}
+
+/// An SVG document drawn by [`crate::plot`], whose text the plotting backend escapes.
+#[derive(Debug, Clone)]
+pub(crate) struct Svg(String);
+
+impl Svg {
+    /// Wraps a plot from [`crate::plot`]; only plot output may be passed here.
+    pub(crate) fn from_plot(svg: String) -> Svg {
+        // The backend writes width and height; the page scales plots to its column instead.
+        Svg(svg.replacen("<svg ", "<svg class=\"plot\" ", 1))
+    }
+}
+
+/// Escapes `&`, `<`, `>`, `"` and `'`: enough for element content and quoted attributes.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text);
+    out
+}
+
+fn escape_into(out: &mut String, text: &str) {
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            // Control characters other than tab and newline have no business in a page.
+            c if c.is_control() && c != '\n' && c != '\t' => out.push('\u{FFFD}'),
+            c => out.push(c),
+        }
+    }
+}
+
+/// How a table cell is shown.
+#[derive(Debug, Clone)]
+pub(crate) enum Cell {
+    /// Text, left-aligned.
+    Text(String),
+    /// A figure, right-aligned.
+    Num(String),
+    /// A verdict word, coloured by its tone.
+    Tone(String, Tone),
+    /// Markup built elsewhere (a nested table).
+    Markup(Markup),
+}
+
+impl Cell {
+    pub(crate) fn text(s: impl Into<String>) -> Cell {
+        Cell::Text(s.into())
+    }
+
+    pub(crate) fn num(s: impl Into<String>) -> Cell {
+        Cell::Num(s.into())
+    }
+
+    /// A figure or an empty cell.
+    pub(crate) fn opt(s: Option<String>) -> Cell {
+        Cell::Num(s.unwrap_or_default())
+    }
+}
+
+/// Colours for verdicts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Tone {
+    Good,
+    Bad,
+    Neutral,
+}
+
+impl Tone {
+    fn class(self) -> &'static str {
+        match self {
+            Tone::Good => "good",
+            Tone::Bad => "bad",
+            Tone::Neutral => "neutral",
+        }
+    }
+}
+
+/// An HTML table with a header row.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct HtmlTable {
+    header: Vec<String>,
+    rows: Vec<Vec<Cell>>,
+}
+
+impl HtmlTable {
+    pub(crate) fn new<I: IntoIterator<Item = S>, S: Into<String>>(header: I) -> HtmlTable {
+        HtmlTable {
+            header: header.into_iter().map(Into::into).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    pub(crate) fn row(&mut self, cells: Vec<Cell>) -> &mut HtmlTable {
+        self.rows.push(cells);
+        self
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Whether column `i` has something in some row.
+    fn used(&self, i: usize) -> bool {
+        self.rows.iter().any(|row| match row.get(i) {
+            Some(Cell::Text(t) | Cell::Num(t) | Cell::Tone(t, _)) => !t.is_empty(),
+            Some(Cell::Markup(m)) => !m.is_empty(),
+            None => false,
+        })
+    }
+
+    /// The table; a headed column empty in every row (UDP's loss on a TCP test) is left out.
+    pub(crate) fn markup(&self) -> Markup {
+        let shown: Vec<bool> = (0..self
+            .header
+            .len()
+            .max(self.rows.iter().map(Vec::len).max().unwrap_or(0)))
+            .map(|i| self.header.is_empty() || self.rows.is_empty() || self.used(i))
+            .collect();
+        let mut m = Markup::new();
+        m.lit("<table>\n");
+        if !self.header.is_empty() {
+            m.lit("<thead><tr>");
+            for (i, h) in self.header.iter().enumerate() {
+                if shown[i] {
+                    m.lit("<th>").text(h).lit("</th>");
+                }
+            }
+            m.lit("</tr></thead>\n");
+        }
+        m.lit("<tbody>\n");
+        for row in &self.rows {
+            m.lit("<tr>");
+            for (i, cell) in row.iter().enumerate() {
+                if !shown[i] {
+                    continue;
+                }
+                match cell {
+                    Cell::Text(t) => m.lit("<td>").text(t).lit("</td>"),
+                    Cell::Num(t) => m.lit("<td class=\"num\">").text(t).lit("</td>"),
+                    Cell::Tone(t, tone) => m
+                        .lit("<td class=\"")
+                        .lit(tone.class())
+                        .lit("\">")
+                        .text(t)
+                        .lit("</td>"),
+                    Cell::Markup(inner) => m.lit("<td>").push(inner).lit("</td>"),
+                };
+            }
+            m.lit("</tr>\n");
+        }
+        m.lit("</tbody></table>\n");
+        m
+    }
+}
+
+/// A number in four significant digits, or with thousands separators when it is a whole
+/// number (counts, byte totals).
+pub(crate) fn number(v: f64) -> String {
+    if !v.is_finite() {
+        return "-".into();
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        let grouped = group_digits(v.abs() as u64);
+        return if v < 0.0 {
+            format!("-{grouped}")
+        } else {
+            grouped
+        };
+    }
+    significant(v, 4)
+}
+
+/// A rate in bits per second, in the decimal prefix that suits it.
+pub(crate) fn rate(bits_per_second: f64) -> String {
+    if bits_per_second.is_finite() {
+        RateFormat::Adaptive.format(bits_per_second)
+    } else {
+        "-".into()
+    }
+}
+
+/// A time in the unit that reads best, negative times included.
+pub(crate) fn seconds(s: f64) -> String {
+    if !s.is_finite() {
+        "-".into()
+    } else if s < 0.0 {
+        format!("-{}", format_seconds(-s))
+    } else if s < 1e-12 {
+        // Below a picosecond is floating-point residue (a mean minus its ideal), not time.
+        "0 s".into()
+    } else {
+        format_seconds(s)
+    }
+}
+
+/// A value formatted by the unit its field name carries (`*_bits_per_second`, `*_seconds`,
+/// `*_bytes`, `*_percent`, `*_ms`): the schemas put units in names, so the page can too.
+pub(crate) fn by_unit(key: &str, v: f64) -> String {
+    let key = key.to_ascii_lowercase();
+    if !v.is_finite() {
+        "-".into()
+    } else if key.ends_with("bits_per_second") {
+        rate(v)
+    } else if key.ends_with("bytes_per_second") {
+        rate(v * 8.0)
+    } else if key.ends_with("seconds") || key.ends_with("_s") {
+        seconds(v)
+    } else if key.ends_with("_ns") {
+        seconds(v * 1e-9)
+    } else if key.ends_with("_us") {
+        seconds(v * 1e-6)
+    } else if key.ends_with("_ms") || key.ends_with("rtt_ms") {
+        format!("{} ms", significant(v, 4))
+    } else if key.ends_with("percent") {
+        format!("{} %", significant(v, 3))
+    } else if key.ends_with("bytes") && v.fract() == 0.0 {
+        format!("{} B", number(v))
+    } else {
+        number(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escaping_covers_content_and_attributes() {
+        assert_eq!(
+            escape("<script>alert(\"x\" & 'y')</script>"),
+            "&lt;script&gt;alert(&quot;x&quot; &amp; &#39;y&#39;)&lt;/script&gt;"
+        );
+        assert_eq!(escape("a\u{0}b\u{1b}c\td"), "a\u{FFFD}b\u{FFFD}c\td");
+    }
+
+    #[test]
+    fn columns_empty_in_every_row_are_left_out() {
+        let mut t = HtmlTable::new(["a", "lost", "b"]);
+        t.row(vec![Cell::text("1"), Cell::opt(None), Cell::num("2")]);
+        let html = t.markup().into_string();
+        assert!(
+            html.contains("<th>a</th><th>b</th>") && !html.contains("lost"),
+            "{html}"
+        );
+        assert_eq!(seconds(1.057e-17), "0 s");
+    }
+
+    #[test]
+    fn tables_escape_every_cell_and_heading() {
+        let mut t = HtmlTable::new(["<th>"]);
+        t.row(vec![
+            Cell::text("<b>"),
+            Cell::num("1&2"),
+            Cell::Tone("\"bad\"".into(), Tone::Bad),
+            Cell::text("\"><script>"),
+        ]);
+        let html = t.markup().into_string();
+        assert!(
+            !html.contains("<b>") && !html.contains("<script>"),
+            "{html}"
+        );
+        assert!(html.contains("&lt;th&gt;") && html.contains("1&amp;2"));
+        assert!(html.contains("class=\"bad\">&quot;bad&quot;"));
+    }
+
+    #[test]
+    fn units_come_from_field_names() {
+        assert_eq!(by_unit("bits_per_second", 11_306_449_870.0), "11.31 Gbit/s");
+        assert_eq!(by_unit("rtt_seconds", 0.000228), "228 us");
+        assert_eq!(by_unit("delay_sum_s", -0.5), "-500 ms");
+        assert_eq!(
+            by_unit("send_buffer_granted_bytes", 4_194_304.0),
+            "4,194,304 B"
+        );
+        assert_eq!(by_unit("lost_percent", 1.2345), "1.23 %");
+        assert_eq!(by_unit("packets", 28047.0), "28,047");
+        assert_eq!(by_unit("efficiency", 0.94148244), "0.9415");
+        assert_eq!(number(f64::NAN), "-");
+    }
+}

@@ -1,0 +1,145 @@
+//! Plots for the page, drawn by [`crate::plot`] from numbers a file supplied, so first made
+//! safe to draw: non-finite and absurd values are dropped, long series thinned, and a plot
+//! with nothing left is not drawn at all.
+
+use crate::plot::{Curve, Labels, Plot, heatmap_svg};
+
+use super::markup::{Markup, Svg};
+
+/// Larger coordinates than this (in the plotted unit) are not data but damage.
+const LIMIT: f64 = 1e15;
+/// Points drawn per curve; longer series are thinned evenly.
+const MAX_POINTS: usize = 2000;
+/// Curves drawn per plot.
+pub(crate) const MAX_CURVES: usize = 16;
+/// Rows and columns drawn per heatmap.
+const MAX_CELLS_PER_SIDE: usize = 64;
+
+fn sane(v: f64) -> bool {
+    v.is_finite() && v.abs() <= LIMIT
+}
+
+fn clean(mut curve: Curve) -> Curve {
+    curve.series.points.retain(|(x, y)| sane(*x) && sane(*y));
+    let n = curve.series.points.len();
+    if n > MAX_POINTS {
+        let step = n.div_ceil(MAX_POINTS);
+        curve.series.points = curve.series.points.iter().copied().step_by(step).collect();
+    }
+    if let Some((a, b)) = curve.fit {
+        let ends_sane = curve
+            .series
+            .points
+            .iter()
+            .all(|(x, _)| sane(a + b * x) && sane(b * x));
+        if !(sane(a) && sane(b) && ends_sane) {
+            curve.fit = None;
+        }
+    }
+    curve
+}
+
+/// A line or scatter plot of `curves`, or `None` when no curve has a point to draw.
+pub(crate) fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -> Option<Svg> {
+    let curves: Vec<Curve> = curves
+        .into_iter()
+        .map(clean)
+        .filter(|c| !c.series.points.is_empty())
+        .take(MAX_CURVES)
+        .collect();
+    if curves.is_empty() {
+        return None;
+    }
+    let mut plot = curves.into_iter().fold(Plot::new(labels), Plot::curve);
+    if x_from_zero {
+        plot = plot.x_from_zero();
+    }
+    plot.svg().ok().map(Svg::from_plot)
+}
+
+/// A heatmap of `values[row][column]`, or `None` when it has no value to draw.
+pub(crate) fn heatmap(
+    labels: Labels<'_>,
+    columns: &[String],
+    rows: &[String],
+    values: &[Vec<Option<f64>>],
+) -> Option<Svg> {
+    let columns = &columns[..columns.len().min(MAX_CELLS_PER_SIDE)];
+    let rows = &rows[..rows.len().min(MAX_CELLS_PER_SIDE)];
+    let values: Vec<Vec<Option<f64>>> = values
+        .iter()
+        .take(rows.len())
+        .map(|row| {
+            row.iter()
+                .take(columns.len())
+                .map(|v| v.filter(|v| sane(*v) && *v >= 0.0))
+                .collect()
+        })
+        .collect();
+    if values.iter().flatten().all(Option::is_none) {
+        return None;
+    }
+    heatmap_svg(labels, columns, rows, &values)
+        .ok()
+        .map(Svg::from_plot)
+}
+
+/// Appends a plot under a caption, if there is one.
+pub(crate) fn figure(m: &mut Markup, caption: &str, svg: Option<Svg>) {
+    if let Some(svg) = svg {
+        m.lit("<figure>").svg(&svg);
+        m.lit("<figcaption class=\"dim\">")
+            .text(caption)
+            .lit("</figcaption></figure>\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plot::{Mark, Series};
+
+    fn labels() -> Labels<'static> {
+        Labels {
+            title: "t",
+            x: "x",
+            y: "y",
+        }
+    }
+
+    #[test]
+    fn damaged_points_and_fits_are_dropped_not_drawn() {
+        let curve = Curve::new(
+            Series {
+                name: "s".into(),
+                points: vec![(1.0, f64::MAX), (f64::NAN, 1.0), (2.0, 3.0), (3.0, 4.0)],
+            },
+            Mark::Points,
+        )
+        .with_fit(f64::MAX, 1.0);
+        let cleaned = clean(curve);
+        assert_eq!(cleaned.series.points, vec![(2.0, 3.0), (3.0, 4.0)]);
+        assert_eq!(cleaned.fit, None);
+        let empty = Curve::new(
+            Series {
+                name: "e".into(),
+                points: vec![(1e300, 1.0)],
+            },
+            Mark::Line,
+        );
+        assert!(chart(labels(), vec![empty], false).is_none());
+    }
+
+    #[test]
+    fn long_series_are_thinned() {
+        let points = (0..10_000).map(|i| (f64::from(i), 1.0)).collect();
+        let c = clean(Curve::new(
+            Series {
+                name: String::new(),
+                points,
+            },
+            Mark::Line,
+        ));
+        assert!(c.series.points.len() <= MAX_POINTS);
+    }
+}

@@ -1,0 +1,288 @@
+//! `reproduce boggs --lab`: seed 000's experiment on an emulated shared 10 Mbit/s segment.
+//!
+//! `labs/boggs-24.toml` is the seed's long net as a lab: 24 stations on one CSMA/CD medium of
+//! 914 m (3000 ft), each holding the Titans' 15 frames. One `wirespeed serve` per station
+//! (subprocess, in its namespace), one `wirespeed load --raw` controller in the first station's
+//! namespace: every agent sends frames of the test's length to its own MAC (the seed's
+//! receiver-off generators, §3.4) for `--time` plus settle and cool-down, and reports the
+//! frames its device took in the middle. Beside each row, the simulator (wirespeed-sim) for
+//! the same medium, read from the same file: rate, cable, velocity, evenly spread stations
+//! with a frame always queued (no interrupt latency: the emulator's MAC restarts at once).
+//!
+//! What a host counts is what its device took; after 16 collisions IEEE 802.3 gives a frame up
+//! (the seed's Titans retried it, §3.3's delay "to the end of its successful transmission"),
+//! so the host's count includes the frames the medium then dropped. The simulator's
+//! comparable figure is therefore its successful bits plus the bits it dropped after 16
+//! attempts; its successful bit rate (what figure 3-3 plots) is printed in the reason.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use wirespeed_sim::{
+    Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, RunStats, Scenario,
+};
+
+use super::{Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting};
+
+/// The lab's topology file.
+pub(crate) const TOPOLOGY: &str = "boggs-24.toml";
+/// Lengths of the lab series: frames a station's 15-frame queue keeps backlogged from one
+/// generator thread on a shared 2-core host (64-byte frames need 14,200 a second from one
+/// sender and fall short below 4 hosts; README, lab load).
+pub(crate) const LENGTHS: [u64; 2] = [512, 1514];
+/// Host counts by default.
+pub(crate) const HOSTS: [usize; 6] = [1, 2, 4, 8, 16, 24];
+/// Agreement asked of the lab with the simulator, fraction of the simulator's rate.
+const TOLERANCE: f64 = 0.03;
+
+/// Agents started in the lab's namespaces, stopped (SIGTERM to each pid) on drop.
+struct Agents {
+    children: Vec<Child>,
+    addrs: Vec<String>,
+}
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            wirespeed_lab::sys::terminate(c.id());
+            let _ = c.wait();
+        }
+    }
+}
+
+fn start_agents(lab: &LabGuard, n: usize) -> anyhow::Result<Agents> {
+    let mut agents = Agents {
+        children: Vec::new(),
+        addrs: Vec::new(),
+    };
+    for i in 1..=n {
+        let node = format!("s{i}");
+        let addr = lab.ipv4(&node)?;
+        let mut child = Command::new("ip")
+            .args(["netns", "exec", &lab.namespace(&node)?])
+            .arg(exe()?)
+            .args(["serve", "-p", "0", "-B", &addr])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("starting the agent of {node}"))?;
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .ok();
+        agents.children.push(child);
+        let listening = line
+            .split_whitespace()
+            .find(|w| w.starts_with(&format!("{addr}:")))
+            .with_context(|| {
+                format!("the agent in {node} did not say where it listens: {line:?}")
+            })?;
+        agents
+            .addrs
+            .push(listening.trim_end_matches(',').to_string());
+    }
+    Ok(agents)
+}
+
+/// One measured point.
+#[derive(Debug, Clone)]
+pub(crate) struct LabPoint {
+    pub(crate) bytes: u64,
+    pub(crate) hosts: usize,
+    pub(crate) bits_per_second: f64,
+    pub(crate) jain: f64,
+    pub(crate) complete: bool,
+}
+
+/// The simulator's scenario for the lab's segment.
+fn scenario(
+    seg: &wirespeed_lab::topology::Segment,
+    hosts: usize,
+    bytes: u64,
+    t: Duration,
+) -> Scenario {
+    let mut mac = MacParams::table_2(10);
+    mac.bits_per_second = seg.rate.bits_per_second();
+    Scenario {
+        mac,
+        cable: Cable {
+            length_m: seg.length_m,
+            velocity_factor: seg.velocity_factor,
+            attach_delay_ns: 0.0,
+            placement: Placement::Even,
+        },
+        hosts,
+        host: HostModel {
+            buffers: seg.queue,
+            interrupt_min_ns: 0,
+            interrupt_max_ns: 0,
+            retry_excessive_collisions: false,
+        },
+        lengths: LengthMix::Fixed { bytes },
+        allow_oversize: false,
+        arrivals: Arrivals::Saturated,
+        warmup_ns: 200_000_000,
+        measure_ns: t.as_nanos() as u64,
+        seed: 1,
+    }
+}
+
+/// Bits the simulated hosts handed to their MACs per second: sent plus given up after 16
+/// collisions (what a lab host's count includes).
+fn handed_to_mac(r: &RunStats, bytes: u64) -> f64 {
+    r.bits_per_second + r.dropped as f64 * ((bytes + 24) * 8) as f64 / r.measured_seconds
+}
+
+/// Runs the series on the lab and returns its comparison and settings.
+pub(crate) fn run(
+    hosts: &[usize],
+    measure: Duration,
+) -> anyhow::Result<(Comparison, Vec<Setting>)> {
+    let file = lab_file(TOPOLOGY)?;
+    let topology = wirespeed_lab::Topology::load(&file)?;
+    let seg = topology
+        .segments
+        .first()
+        .with_context(|| format!("{} has no [[segment]]", file.display()))?
+        .clone();
+    let most = hosts.iter().copied().max().unwrap_or(1);
+    if most > seg.stations.len() {
+        bail!(
+            "--lab-hosts goes up to {most} but {} has {} stations",
+            file.display(),
+            seg.stations.len()
+        );
+    }
+    let lab = LabGuard::up(&file)?;
+    let agents = start_agents(&lab, most)?;
+    let secs = measure.as_secs_f64();
+    let mut args = vec!["load".to_string(), "--raw".into()];
+    for a in &agents.addrs {
+        args.extend(["--agent".into(), a.clone()]);
+    }
+    let list = |v: &[String]| v.join(",");
+    let host_list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+    let length_list: Vec<String> = LENGTHS.iter().map(ToString::to_string).collect();
+    args.extend([
+        "--hosts".into(),
+        list(&host_list),
+        "--lengths".into(),
+        list(&length_list),
+        "--settle".into(),
+        "0.5s".into(),
+        "--transmit".into(),
+        format!("{}s", secs + 1.0),
+        "--measure".into(),
+        format!("{secs}s"),
+        // The stations' queues (15 frames each, and as many in each device) drain first.
+        "--cooldown".into(),
+        "1s".into(),
+        "--no-model".into(),
+    ]);
+    let tests = (hosts.len() * LENGTHS.len()) as f64;
+    let limit = Duration::from_secs_f64(tests * (secs + 8.0) + 30.0);
+    let doc = run_json(Some(&lab.namespace("s1")?), &args, limit)?;
+    drop(agents);
+    drop(lab);
+    let mut points = Vec::new();
+    for row in doc["result"]["rows"].as_array().context("load rows")? {
+        let bytes: u64 = row["lengths"]
+            .as_str()
+            .and_then(|s| s.parse().ok())
+            .context("a row's length")?;
+        points.push(LabPoint {
+            bytes,
+            hosts: row["hosts"].as_u64().context("a row's hosts")? as usize,
+            bits_per_second: row["measured"]["bits_per_second"].as_f64().unwrap_or(0.0),
+            jain: row["measured"]["jain_fairness"].as_f64().unwrap_or(0.0),
+            complete: row["complete"].as_bool().unwrap_or(false),
+        });
+    }
+    let mut rows = Vec::new();
+    for p in &points {
+        let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
+        let expected = handed_to_mac(&sim, p.bytes);
+        let off = p.bits_per_second / expected - 1.0;
+        rows.push(Row {
+            quantity: format!(
+                "lab {} B, {} host{}",
+                p.bytes,
+                p.hosts,
+                if p.hosts == 1 { "" } else { "s" }
+            ),
+            unit: "Mbit/s".into(),
+            configured: Some(expected / 1e6),
+            paper: None,
+            ours: Some(p.bits_per_second / 1e6),
+            tolerance: format!("{}% of sim", TOLERANCE * 100.0),
+            verdict: Verdict::of(p.complete && off.abs() <= TOLERANCE),
+            why: format!(
+                "{:+.1}%; sim sent {:.3} Mbit/s (+{} given up after 16 collisions), Jain lab {:.3} sim {:.3}{}",
+                off * 100.0,
+                sim.bits_per_second / 1e6,
+                sim.dropped,
+                p.jain,
+                sim.jain_fairness,
+                if p.complete { "" } else { "; INCOMPLETE: an agent did not report" }
+            ),
+        });
+    }
+    let comparison = Comparison {
+        title:
+            "Lab: bit rate vs N on an emulated shared 10 Mbit/s segment (figure 3-3's experiment)"
+                .into(),
+        source: "seed 000 §3.3-3.5; labs/boggs-24.toml".into(),
+        method: format!(
+            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts {} --lengths {} --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json; configured = wirespeed_sim::run on the same segment, sent + given-up bits",
+            list(&host_list),
+            list(&length_list),
+            secs + 1.0
+        ),
+        rows,
+    };
+    let truth = vec![
+        setting(
+            "lab segment",
+            format!(
+                "{}, {} m at {} c, {} stations evenly spread, {} frames per station (and its TAP ring)",
+                seg.rate,
+                seg.length_m,
+                seg.velocity_factor,
+                seg.stations.len(),
+                seg.queue
+            ),
+        ),
+        setting(
+            "lab generators",
+            "wirespeed load --raw: AF_PACKET frames to the station's own MAC, qdisc bypassed, sendmmsg batches of 32",
+        ),
+        setting(
+            "lab window per test",
+            format!("{secs} s of {} s transmitted", secs + 1.0),
+        ),
+    ];
+    Ok((comparison, truth))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_lab_scenario_is_the_topology_file_segment() {
+        let file = lab_file(TOPOLOGY).unwrap();
+        let t = wirespeed_lab::Topology::load(&file).unwrap();
+        let seg = &t.segments[0];
+        assert_eq!(seg.stations.len(), 24);
+        let s = scenario(seg, 4, 1514, Duration::from_secs(1));
+        assert_eq!(s.cable.length_m, seg.length_m);
+        assert_eq!(s.host.buffers, seg.queue);
+        s.validate().unwrap();
+        let r = wirespeed_sim::run(&s).unwrap();
+        // Given-up frames only add: the hosts' figure is at least the medium's.
+        assert!(handed_to_mac(&r, 1514) >= r.bits_per_second);
+        assert!(r.bits_per_second > 9e6 && r.bits_per_second < 1e7, "{r:?}");
+    }
+}

@@ -1,0 +1,132 @@
+//! `wirespeed report`: real results from `envelope`, `sim csma` and a 1 s loopback TCP run,
+//! into one HTML page; bad input is one line and status 2.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::util::{assert_one_line_error, wirespeed};
+
+/// A fresh directory for one test, removed when it ends.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("ws-report-{tag}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// Runs wirespeed with `args` and saves its stdout as `name`.
+    fn save(&self, name: &str, args: &[&str]) -> PathBuf {
+        let run = wirespeed(args);
+        assert_eq!(run.status, 0, "{args:?}: {}", run.stderr);
+        let path = self.path(name);
+        fs::write(&path, run.stdout).unwrap();
+        path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
+    let dir = Scratch::new("e2e");
+    let envelope = dir.save("envelope.json", &["envelope", "--rate", "10M", "--json"]);
+    let sim = dir.save(
+        "sim.json",
+        &[
+            "sim", "csma", "-n", "1,2,4", "-l", "64,1536", "-t", "200ms", "--json",
+        ],
+    );
+    let tcp = dir.save("tcp.json", &["tcp", "-t", "1", "--json"]);
+    let out = dir.path("page.html");
+    let run = wirespeed(&["report", s(&envelope), s(&sim), s(&tcp), "-o", s(&out)]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.stdout
+            .contains("3 document(s) from 3 file(s), 2 plot(s)"),
+        "{}",
+        run.stdout
+    );
+    let html = fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
+    for needle in [
+        "<a href=\"#doc-1\">envelope</a>",
+        "<a href=\"#doc-3\">tcp</a>",
+        "goodput bits per second",
+        "9.415 Mbit/s",
+        "efficiency against hosts",
+        "<h3>Totals</h3>",
+        "<h3>Rate over time</h3>",
+        "wirespeed.sim.v1",
+    ] {
+        assert!(html.contains(needle), "{needle}");
+    }
+    assert_eq!(html.matches("<svg class=\"plot\"").count(), 2);
+    assert!(!html.to_ascii_lowercase().contains("<script"));
+}
+
+#[test]
+fn a_directory_is_its_results_files_in_name_order() {
+    let dir = Scratch::new("dir");
+    dir.save("b-envelope.json", &["envelope", "--rate", "100M", "--json"]);
+    dir.save("a-envelope.json", &["envelope", "--rate", "10M", "--json"]);
+    fs::write(dir.path("notes.txt"), "not a result").unwrap();
+    let run = wirespeed(&["report", s(&dir.0), "-o", "-"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let html = run.stdout;
+    let a = html.find("a-envelope.json").unwrap();
+    let b = html.find("b-envelope.json").unwrap();
+    assert!(a < b, "name order");
+    assert!(!html.contains("notes.txt"));
+    assert!(
+        html.contains("Comparison: 2 × envelope"),
+        "two runs compared"
+    );
+    let empty = Scratch::new("empty");
+    let run = wirespeed(&["report", s(&empty.0)]);
+    assert_one_line_error(&run, "holds no .json, .jsonl or .ndjson files");
+}
+
+#[test]
+fn bad_json_is_one_line_with_file_line_and_column() {
+    let dir = Scratch::new("bad");
+    let bad = dir.path("bad.json");
+    fs::write(
+        &bad,
+        "{\n  \"schema\": \"wirespeed.tcp.v1\",\n  \"result\": ]\n}\n",
+    )
+    .unwrap();
+    let out = dir.path("page.html");
+    let run = wirespeed(&["report", s(&bad), "-o", s(&out)]);
+    assert_one_line_error(&run, &format!("{}:3:13: not valid JSON", bad.display()));
+    assert!(
+        run.stderr.contains("--json"),
+        "names the fix: {}",
+        run.stderr
+    );
+    assert!(!out.exists(), "no page for bad input");
+    let deep = dir.path("deep.json");
+    fs::write(&deep, format!("{}{}", "[".repeat(100), "]".repeat(100))).unwrap();
+    let run = wirespeed(&["report", s(&deep)]);
+    assert_one_line_error(&run, "deep.json:1:1: nested more than 64 levels deep");
+    let binary = dir.path("binary.json");
+    fs::write(&binary, b"{\"a\": \xff}").unwrap();
+    let run = wirespeed(&["report", s(&binary)]);
+    assert_one_line_error(&run, "binary.json:1:7: not UTF-8 text");
+    let run = wirespeed(&["report", s(&dir.path("missing.json"))]);
+    assert_one_line_error(&run, "missing.json");
+}
