@@ -325,7 +325,9 @@ fn run_stream(
                     tcp_info = sock::tcp_info(&s);
                     r
                 }
-                Role::Receiver => crate::tcp::receive(&mut s, len, expect, c),
+                Role::Receiver => {
+                    crate::tcp::receive(&mut s, len, expect, spec.receive_buffer_bytes, c)
+                }
             };
             let addr = |a: std::io::Result<std::net::SocketAddr>| {
                 a.map_or(String::new(), |a| a.to_string())

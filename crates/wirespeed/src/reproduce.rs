@@ -115,7 +115,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::VjBuffers,
         seeds: "004",
         needs: "lab (root)",
-        what: "sweep send = receive buffer 1..12 packets across labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
+        what: "sweep send = receive buffer 1..12 packets across labs/seed-004-sun3.toml (3/60 host costs) and labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
     },
 ];
 
