@@ -55,6 +55,10 @@ pub(crate) struct ReproduceArgs {
     #[arg(long, short = 'n', value_name = "BYTES")]
     size: Option<wirespeed_model::ByteSize>,
 
+    /// duplex-mismatch: transfers each way per TCP (default 1), to show the run-to-run spread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10))]
+    runs: Option<u32>,
+
     /// envelope: skip the lab part (the lab needs root and takes a few seconds).
     #[arg(long)]
     no_lab: bool,
@@ -103,7 +107,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::DuplexMismatch,
         seeds: "003",
         needs: "lab (root)",
-        what: "TCP each way across labs/duplex-mismatch.toml and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
+        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP and the 1990s profile, labs/duplex-mismatch-1990s.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
     Entry {
         name: Name::Bellovin,
@@ -250,6 +254,7 @@ impl Reproduction {
 pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
+    pub(crate) runs: Option<u32>,
     pub(crate) lab: bool,
 }
 
@@ -258,6 +263,8 @@ struct Params {
     name: Option<Name>,
     time_seconds: Option<f64>,
     size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<u32>,
     lab: bool,
 }
 
@@ -293,6 +300,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         name: args.name,
         time_seconds: args.time.map(|t| t.as_secs_f64()),
         size_bytes: args.size.map(|s| s.bytes()),
+        runs: args.runs,
         lab: !args.no_lab,
     };
     let Some(name) = args.name else {
@@ -322,6 +330,12 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             name.as_str()
         );
     }
+    if args.runs.is_some() && name != Name::DuplexMismatch {
+        bail!(
+            "--runs applies to duplex-mismatch, not {}; leave it out",
+            name.as_str()
+        );
+    }
     if let Some(size) = args.size
         && !(10_000..=50_000_000).contains(&size.bytes())
     {
@@ -341,6 +355,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let options = Options {
         time: args.time,
         size: args.size.map(|s| s.bytes()),
+        runs: args.runs,
         lab: !args.no_lab,
     };
     if !args.json {

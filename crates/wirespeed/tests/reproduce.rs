@@ -159,6 +159,13 @@ fn duplex_mismatch_shows_the_counter_signature() {
     ] {
         assert_eq!(row(&rows, q)["verdict"], "within", "{q}: {}", row(&rows, q));
     }
+    // The 1990s TCP profile's mismatch lab: the same MAC signature.
+    let full_end = row(&rows, "1990s TCP, test 2, full end: collisions");
+    assert_eq!(full_end["verdict"], "within", "{full_end}");
+    assert_eq!(
+        doc["result"]["comparisons"][1]["title"],
+        "Duplex mismatch (Table 7) with a 1990s TCP"
+    );
     // Frames the half end sends into the full end's traffic collide: the mismatch is there.
     let coll = row(&rows, "test 1, half end (DUT01): collisions")["ours"]
         .as_f64()
