@@ -54,6 +54,14 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
         &wirespeed(&["reproduce", "boggs", "-t", "10ms"]),
         "--time must be",
     );
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "vj-buffers", "--runs", "2"]),
+        "--runs applies to duplex-mismatch",
+    );
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "duplex-mismatch", "--runs", "0"]),
+        "--runs",
+    );
 }
 
 #[test]
