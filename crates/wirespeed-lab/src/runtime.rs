@@ -564,8 +564,12 @@ impl Egress {
         let mut disconnected = false;
         while !self.stop.load(Ordering::Relaxed) {
             if next.is_none() && !disconnected {
+                // Sleep in the channel until shortly before the held frame is due; the last
+                // stretch is spun in `wait_until`, as the pump does (a sleep wakes late).
                 let wait = holding.front().map_or(POLL_INTERVAL, |(done, _)| {
-                    Duration::from_nanos(done.minus(clock.now()).max(0) as u64).min(POLL_INTERVAL)
+                    let spin = i64::try_from(clock.spin.as_nanos()).unwrap_or(i64::MAX);
+                    Duration::from_nanos((done.minus(clock.now()) - spin).max(0) as u64)
+                        .min(POLL_INTERVAL)
                 });
                 match self.from_ingress.recv_timeout(wait) {
                     Ok(s) => next = Some(s),
