@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every `wirespeed reproduce` at its default size, with the verdict counts and the key rows.
+# Every `wirespeed reproduce` at its default size (duplex-mismatch with --runs 3), with the verdict counts and the key rows.
 # The lab reproductions need root; each takes its own labs down.
 #
 #   bash bench/reproduce.sh
@@ -21,7 +21,10 @@ for c in d["comparisons"]:
 for name in envelope boggs duplex-mismatch bellovin vj-buffers; do
     echo "### wirespeed reproduce $name --json"
     t0=$(date +%s.%N)
-    "$bin" reproduce "$name" --json | python3 -c "$summary"
+    extra=()
+    # Several runs each way show the mismatch's run-to-run spread.
+    [ "$name" = duplex-mismatch ] && extra=(--runs 3)
+    "$bin" reproduce "$name" "${extra[@]}" --json | python3 -c "$summary"
     t1=$(date +%s.%N)
     echo "wall time: $(python3 -c "print(round($t1 - $t0, 1))") s"
     echo

@@ -115,7 +115,7 @@ impl LabRecord {
             .map(|(i, node)| NodeRecord {
                 name: node.name.clone(),
                 kind: match node.kind {
-                    NodeKind::Host => "host".into(),
+                    NodeKind::Host(_) => "host".into(),
                     NodeKind::Router(_) => "router".into(),
                 },
                 namespace: lab.namespaces()[i].clone(),

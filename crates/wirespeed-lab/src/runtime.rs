@@ -8,6 +8,11 @@
 //! recording how late it was. The two threads share a FIFO and recycle their buffers, so the
 //! data path allocates nothing once it is warm.
 //!
+//! A host with a processing model ([`crate::topology::HostConfig`]) has one [`HostCpu`] per
+//! port, shared by the ingress thread of the direction leaving it (transmit cost, charged when
+//! the frame is read) and the egress thread of the direction reaching it (receive cost,
+//! charged when the frame's last bit arrives; the frame is written when the CPU is done).
+//!
 //! A half-duplex link, a duplex-mismatch link and a hub ([`crate::topology::Segment`]) are one
 //! shared medium each: a single thread holds all their stations' TAP devices and runs the
 //! simulator's CSMA/CD MAC on the real clock (`shared_port`).
@@ -16,6 +21,7 @@
 //! destroys the devices), then the namespaces are deleted. Deleting a namespace while a TAP is
 //! still open would move the device back to the root namespace instead of destroying it.
 
+use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -27,9 +33,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::LabError;
 use crate::addressing::{Plan, plan};
-use crate::emulator::clock::{Nanos, RealClock, monotonic_now};
+use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now};
+use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::{Direction, DirectionCounters, Verdict};
-use crate::emulator::pump;
 use crate::emulator::router::RouterEgress;
 use crate::emulator::shared::{SharedConfig, SharedMedium};
 use crate::emulator::stats::{LatenessHistogram, LatenessSummary};
@@ -172,6 +178,12 @@ impl Lab {
             }
         }
         sys::ip(&["-n", ns, "-batch", "-"], Some(&batch))?;
+        if let NodeKind::Host(host) = &self.topology.nodes[node].kind {
+            // Only inside this lab's own namespace: net.ipv4.tcp_* are per namespace.
+            for setting in &host.tcp {
+                sys::sysctl(ns, &format!("net/ipv4/{}", setting.key), &setting.value)?;
+            }
+        }
         if let NodeKind::Router(config) = &self.topology.nodes[node].kind {
             sys::sysctl(ns, "net/ipv4/ip_forward", "1")?;
             sys::sysctl(ns, "net/ipv6/conf/all/forwarding", "1")?;
@@ -205,6 +217,11 @@ impl Lab {
                 self.start_shared_link(link, &stop, &mut ports, &mut threads);
                 continue;
             }
+            // One CPU per host port, shared by the two threads that touch that port.
+            let cpus = [
+                self.host_cpu(self.plan.end(link.index, true).node),
+                self.host_cpu(self.plan.end(link.index, false).node),
+            ];
             for (from_a, config) in [(true, link.ab), (false, link.ba)] {
                 let src = self.plan.end(link.index, from_a);
                 let dst = self.plan.end(link.index, !from_a);
@@ -218,10 +235,16 @@ impl Lab {
                 let (tx, rx) = mpsc::channel::<Scheduled>();
                 let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
                 let direction = Direction::new(config, link.layer, link.mtu);
+                let (src_cpu, dst_cpu) = if from_a {
+                    (cpus[0].clone(), cpus[1].clone())
+                } else {
+                    (cpus[1].clone(), cpus[0].clone())
+                };
                 let ingress = Ingress {
                     fd: self.taps[src_port].raw_fd(),
                     direction,
                     router,
+                    host: src_cpu.clone(),
                     to_egress: tx,
                     recycled: recycle_rx,
                     shared: Arc::clone(&port),
@@ -229,6 +252,7 @@ impl Lab {
                 };
                 let egress = Egress {
                     fd: self.taps[dst_port].raw_fd(),
+                    host: dst_cpu,
                     from_ingress: rx,
                     recycle: recycle_tx,
                     shared: Arc::clone(&port),
@@ -246,6 +270,7 @@ impl Lab {
                     delay_ns: u64::try_from(config.delay.as_nanos()).unwrap_or(u64::MAX),
                     medium: "full".into(),
                     shared: Shared::Direction(port),
+                    host: src_cpu,
                 });
             }
         }
@@ -291,11 +316,13 @@ impl Lab {
             mtu: link.mtu,
         };
         let mut shared = Vec::new();
+        let mut cpus = Vec::new();
         for (from_a, duplex) in [(true, link.duplex_a), (false, link.duplex_b)] {
             let src = self.plan.end(link.index, from_a);
             let dst = self.plan.end(link.index, !from_a);
             let station = Arc::new(StationShared::default());
             shared.push(Arc::clone(&station));
+            cpus.push(self.host_model(src.node).map(|h| HostCpu::new(&h)));
             ports.push(PortHandle {
                 link: link.index,
                 from: self.topology.nodes[src.node].name.clone(),
@@ -305,6 +332,7 @@ impl Lab {
                 delay_ns: u64::try_from(link.ab.delay.as_nanos()).unwrap_or(u64::MAX),
                 medium: word(duplex).into(),
                 shared: Shared::Station(station),
+                host: None,
             });
         }
         let port = SharedPort {
@@ -312,6 +340,7 @@ impl Lab {
                 self.taps[2 * link.index].raw_fd(),
                 self.taps[2 * link.index + 1].raw_fd(),
             ],
+            cpus,
             medium: SharedMedium::new(&config, monotonic_now()),
             shared,
             stop: Arc::clone(stop),
@@ -341,11 +370,13 @@ impl Lab {
             segment.length_m / (segment.velocity_factor * wirespeed_sim::bus::SPEED_OF_LIGHT) * 1e9;
         let mut shared = Vec::new();
         let mut fds = Vec::new();
+        let mut cpus = Vec::new();
         for (k, station) in self.plan.stations.iter().enumerate() {
             if station.segment != segment.index {
                 continue;
             }
             fds.push(self.taps[self.plan.interfaces.len() + k].raw_fd());
+            cpus.push(self.host_model(station.node).map(|h| HostCpu::new(&h)));
             let s = Arc::new(StationShared::default());
             shared.push(Arc::clone(&s));
             ports.push(PortHandle {
@@ -357,16 +388,32 @@ impl Lab {
                 delay_ns: end_to_end_ns.round() as u64,
                 medium: "half".into(),
                 shared: Shared::Station(s),
+                host: None,
             });
         }
         let port = SharedPort {
             fds,
+            cpus,
             medium: SharedMedium::new(&config, monotonic_now()),
             shared,
             stop: Arc::clone(stop),
         };
         let label = format!("{}:{}", self.name, segment.name);
         threads.push(spawn(format!("ws-hub-{label}"), move || port.run()));
+    }
+
+    /// The processing model of `node`, if it is a host that has one.
+    fn host_model(&self, node: usize) -> Option<crate::topology::HostConfig> {
+        match &self.topology.nodes[node].kind {
+            NodeKind::Host(h) if h.has_costs() => Some(h.clone()),
+            _ => None,
+        }
+    }
+
+    /// A CPU for one port of `node`, shared between the threads of that port.
+    fn host_cpu(&self, node: usize) -> Option<Arc<Mutex<HostCpu>>> {
+        self.host_model(node)
+            .map(|h| Arc::new(Mutex::new(HostCpu::new(&h))))
     }
 
     fn egress_costs(&self, node: usize) -> Option<RouterEgress> {
@@ -439,6 +486,7 @@ struct Ingress {
     fd: libc::c_int,
     direction: Direction,
     router: Option<RouterEgress>,
+    host: Option<Arc<Mutex<HostCpu>>>,
     to_egress: Sender<Scheduled>,
     recycled: Receiver<Vec<u8>>,
     shared: Arc<PortShared>,
@@ -479,7 +527,11 @@ impl Ingress {
                     .router
                     .as_ref()
                     .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-                let verdict = self.direction.offer(now, len as u64, processing);
+                // A slow host's driver hands the frame to the link only when its CPU is done.
+                let ready = self.host.as_ref().map_or(now, |cpu| {
+                    cpu.lock().expect("host lock").transmit(now, len as u64)
+                });
+                let verdict = self.direction.offer(ready, len as u64, processing);
                 *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
                 match verdict {
                     Verdict::Deliver { at } => {
@@ -496,6 +548,7 @@ impl Ingress {
 
 struct Egress {
     fd: libc::c_int,
+    host: Option<Arc<Mutex<HostCpu>>>,
     from_ingress: Receiver<Scheduled>,
     recycle: Sender<Vec<u8>>,
     shared: Arc<PortShared>,
@@ -503,32 +556,61 @@ struct Egress {
 }
 
 impl Egress {
+    /// Takes each frame when its last bit reaches the far port, charges the receiving host's
+    /// CPU there (at that instant, so that its transmit and receive work interleave in time
+    /// order), and writes it when the CPU is done. Without a host model "done" is the
+    /// arrival, and a frame is written at its scheduled instant.
     fn run(self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
         let clock = RealClock::default();
-        let source = std::iter::from_fn(|| {
-            loop {
-                if self.stop.load(Ordering::Relaxed) {
-                    return None;
-                }
-                match self.from_ingress.recv_timeout(POLL_INTERVAL) {
-                    Ok(s) => return Some((s.at, s)),
-                    Err(RecvTimeoutError::Timeout) => continue,
-                    Err(RecvTimeoutError::Disconnected) => return None,
+        let mut next: Option<Scheduled> = None;
+        let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
+        let mut disconnected = false;
+        while !self.stop.load(Ordering::Relaxed) {
+            if next.is_none() && !disconnected {
+                // Sleep in the channel until shortly before the held frame is due; the last
+                // stretch is spun in `wait_until`, as the pump does (a sleep wakes late).
+                let wait = holding.front().map_or(POLL_INTERVAL, |(done, _)| {
+                    let spin = i64::try_from(clock.spin.as_nanos()).unwrap_or(i64::MAX);
+                    Duration::from_nanos((done.minus(clock.now()) - spin).max(0) as u64)
+                        .min(POLL_INTERVAL)
+                });
+                match self.from_ingress.recv_timeout(wait) {
+                    Ok(s) => next = Some(s),
+                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Disconnected) => disconnected = true,
                 }
             }
-        });
-        pump(&clock, source, |s, at, now| {
-            // A full socket queue in the far namespace drops the frame, as a NIC would.
-            let _ = sys::write_frame(self.fd, &s.buffer[..s.len]);
-            self.shared
-                .lateness
-                .lock()
-                .expect("lateness lock")
-                .record(now.minus(at));
-            let _ = self.recycle.send(s.buffer);
-        });
+            let due = holding.front().map(|(done, _)| *done);
+            match (due, next.as_ref().map(|s| s.at)) {
+                (Some(done), arrival) if arrival.is_none_or(|a| done <= a) => {
+                    if next.is_none() && done.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
+                        continue;
+                    }
+                    let now = clock.wait_until(done);
+                    let (_, s) = holding.pop_front().expect("a frame is held");
+                    // A full socket queue in the far namespace drops the frame, as a NIC would.
+                    let _ = sys::write_frame(self.fd, &s.buffer[..s.len]);
+                    self.shared
+                        .lateness
+                        .lock()
+                        .expect("lateness lock")
+                        .record(now.minus(done));
+                    let _ = self.recycle.send(s.buffer);
+                }
+                (_, Some(at)) => {
+                    clock.wait_until(at);
+                    let s = next.take().expect("a frame is next");
+                    let done = self.host.as_ref().map_or(at, |cpu| {
+                        cpu.lock().expect("host lock").receive(at, s.len as u64)
+                    });
+                    holding.push_back((done, s));
+                }
+                (None, None) if disconnected => return,
+                (_, None) => {}
+            }
+        }
     }
 }
 
@@ -545,6 +627,13 @@ impl Shared {
         }
     }
 
+    fn host(&self) -> Option<HostCounters> {
+        match self {
+            Shared::Direction(_) => None,
+            Shared::Station(s) => *s.host.lock().expect("host lock"),
+        }
+    }
+
     fn lateness(&self) -> LatenessHistogram {
         match self {
             Shared::Direction(p) => p.lateness.lock().expect("lateness lock").clone(),
@@ -554,6 +643,8 @@ impl Shared {
 }
 
 struct PortHandle {
+    /// The sending host's CPU, on a full-duplex port of a host with a processing model.
+    host: Option<Arc<Mutex<HostCpu>>>,
     link: usize,
     from: String,
     to: String,
@@ -598,6 +689,10 @@ pub struct PortStatus {
     pub utilization: f64,
     /// How late frames were released against their schedule.
     pub lateness: LatenessSummary,
+    /// The sending host's CPU at this port, if it has a processing model (transmit and
+    /// receive work together).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<HostCounters>,
 }
 
 impl Emulator {
@@ -619,6 +714,11 @@ impl Emulator {
                     counters,
                     utilization: (counters.busy_ns as f64 / elapsed).min(1.0),
                     lateness: p.shared.lateness().summary(),
+                    host: p
+                        .host
+                        .as_ref()
+                        .map(|cpu| cpu.lock().expect("host lock").counters())
+                        .or_else(|| p.shared.host()),
                 }
             })
             .collect()

@@ -18,6 +18,11 @@
 //! and told the generators that frames the medium never carried had gone (bench/RESULTS.md,
 //! lab load).
 //!
+//! A station whose host has a processing model charges its [`HostCpu`] twice: when a frame is
+//! read from its TAP (the frame is offered to the MAC when the CPU is done, so the MAC's queue
+//! holds only frames the driver has finished), and when the medium delivers a frame to it (the
+//! frame is held, copied out of the sender's buffer, until the CPU is done).
+//!
 //! A hub repeats every frame to every station; the kernel of a station whose address is not
 //! the destination drops it. To spare those writes, the thread learns which station owns
 //! each source MAC address and writes a unicast frame only to its owner once known (what the
@@ -27,7 +32,10 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use std::collections::VecDeque;
+
 use crate::emulator::clock::{Nanos, monotonic_now};
+use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::DirectionCounters;
 use crate::emulator::shared::{SharedAction, SharedMedium};
 use crate::emulator::stats::LatenessHistogram;
@@ -47,11 +55,22 @@ const PUBLISH_NS: u64 = 20_000_000;
 pub(crate) struct StationShared {
     pub(crate) counters: Mutex<DirectionCounters>,
     pub(crate) lateness: Mutex<LatenessHistogram>,
+    pub(crate) host: Mutex<Option<HostCounters>>,
+}
+
+/// A frame delivered to a station whose CPU is still busy: written when it is done.
+struct Held {
+    done: Nanos,
+    from: usize,
+    buffer: Vec<u8>,
+    len: usize,
 }
 
 /// The thread's state.
 pub(crate) struct SharedPort {
     pub(crate) fds: Vec<libc::c_int>,
+    /// Each station's host CPU, if its host has a processing model.
+    pub(crate) cpus: Vec<Option<HostCpu>>,
     pub(crate) medium: SharedMedium,
     pub(crate) shared: Vec<Arc<StationShared>>,
     pub(crate) stop: Arc<AtomicBool>,
@@ -67,6 +86,7 @@ impl SharedPort {
         let mut owners: HashMap<[u8; 6], usize> = HashMap::new();
         let mut lateness = vec![LatenessHistogram::default(); n];
         let mut actions = Vec::new();
+        let mut held: Vec<VecDeque<Held>> = (0..n).map(|_| VecDeque::new()).collect();
         let mut next_tag = 0u64;
         let mut published = Nanos(0);
         let mut pfds: Vec<libc::pollfd> = self
@@ -88,13 +108,26 @@ impl SharedPort {
                             continue;
                         };
                         let frame = &buffer[..*len];
+                        if !wanted_by(frame, to, &owners) {
+                            continue;
+                        }
+                        if let Some(cpu) = self.cpus[to].as_mut() {
+                            let done = cpu.receive(at, *len as u64);
+                            let mut copy = spare.pop().unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                            copy[..*len].copy_from_slice(frame);
+                            held[to].push_back(Held {
+                                done,
+                                from,
+                                buffer: copy,
+                                len: *len,
+                            });
+                            continue;
+                        }
                         // Lateness is the release instant (the write's start) minus the
                         // schedule, as on a full-duplex port; the write itself may run the
                         // receiving stack synchronously.
                         lateness[from].record(monotonic_now().minus(at));
-                        if wanted_by(frame, to, &owners) {
-                            let _ = sys::write_frame(self.fds[to], frame);
-                        }
+                        let _ = sys::write_frame(self.fds[to], frame);
                     }
                     SharedAction::Release { tag } => {
                         if let Some((buffer, _)) = buffers.remove(&tag) {
@@ -103,13 +136,25 @@ impl SharedPort {
                     }
                 }
             }
+            for (to, queue) in held.iter_mut().enumerate() {
+                while queue.front().is_some_and(|h| h.done <= monotonic_now()) {
+                    let h = queue.pop_front().expect("a held frame");
+                    lateness[h.from].record(monotonic_now().minus(h.done));
+                    let _ = sys::write_frame(self.fds[to], &h.buffer[..h.len]);
+                    spare.push(h.buffer);
+                }
+            }
             if now.minus(published) >= PUBLISH_NS as i64 {
                 self.publish(&mut lateness);
                 published = now;
             }
+            let next_held = held.iter().filter_map(|q| q.front().map(|h| h.done)).min();
             let wait_ns = self
                 .medium
                 .next_event()
+                .into_iter()
+                .chain(next_held)
+                .min()
                 .map_or(POLL_INTERVAL_NS, |t| t.minus(now).max(0) as u64)
                 .min(POLL_INTERVAL_NS);
             for (station, pfd) in pfds.iter_mut().enumerate() {
@@ -156,7 +201,12 @@ impl SharedPort {
                     }
                     let tag = next_tag;
                     next_tag += 1;
-                    if self.medium.offer(monotonic_now(), station, len as u64, tag) {
+                    let now = monotonic_now();
+                    // A slow host's driver offers the frame to its MAC when its CPU is done.
+                    let ready = self.cpus[station]
+                        .as_mut()
+                        .map_or(now, |cpu| cpu.transmit(now, len as u64));
+                    if self.medium.offer(ready, station, len as u64, tag) {
                         buffers.insert(tag, (buffer, len));
                     } else {
                         spare.push(buffer);
@@ -170,6 +220,7 @@ impl SharedPort {
     fn publish(&self, lateness: &mut [LatenessHistogram]) {
         for (i, shared) in self.shared.iter().enumerate() {
             *shared.counters.lock().expect("counters lock") = self.medium.counters(i);
+            *shared.host.lock().expect("host lock") = self.cpus[i].as_ref().map(HostCpu::counters);
             shared
                 .lateness
                 .lock()

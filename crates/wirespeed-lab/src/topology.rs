@@ -6,12 +6,21 @@
 //! Bellovin's processing model (seed 001, section 2 and Table 1): a fixed plus a per-byte cost
 //! for the packets it forwards and separately for the packets it answers itself.
 //!
+//! A host may carry a processing model of its own: a fixed plus a per-byte cost for each frame
+//! it transmits and for each frame it receives, served one frame at a time (seed 004's Sun 3/60s
+//! and seed 003's Solaris PCs spent real time per packet in their stacks and drivers; a modern
+//! namespace answers at once), and a TCP profile: `net.ipv4.tcp_*` settings written into its
+//! namespace, by name or as the `1990s` preset (no SACK, no RACK, no timestamps, Reno).
+//!
 //! Every mistake is reported as one line naming the file and the line the mistake is on, so that
 //! `wirespeed lab up` never half-builds a network from a file it could have rejected.
 //!
 //! ```toml
 //! [[host]]
 //! name = "h1"
+//! transmit = { fixed = "100us", per_byte = "784ns" }
+//! receive = { per_byte = "784ns" }
+//! tcp_profile = "1990s"        # and/or tcp = { tcp_sack = 0, tcp_congestion_control = "reno" }
 //! [[router]]
 //! name = "r1"
 //! forward = { fixed = "525us", per_byte = "40ns" }
@@ -75,8 +84,8 @@ pub enum TopologyError {
 /// What a node is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum NodeKind {
-    /// An end system: does not forward.
-    Host,
+    /// An end system: does not forward; may model a slow host's processing and TCP.
+    Host(HostConfig),
     /// Forwards between its links (ip_forward on), with optional processing costs.
     Router(RouterConfig),
 }
@@ -115,6 +124,98 @@ pub struct RouterConfig {
     /// Keep the kernel's ICMP rate limit (false sets net.ipv4.icmp_ratelimit=0).
     pub icmp_ratelimit: bool,
 }
+
+/// A host's processing model and TCP settings.
+///
+/// The emulator charges `transmit` to every frame the host sends before the frame reaches its
+/// link, and `receive` to every frame it is handed before its stack sees it, on one server per
+/// port: a frame waits while the host is busy with the previous one, in either direction. The
+/// per-byte part is charged on the packet (everything after the Ethernet header), as a
+/// router's is.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct HostConfig {
+    /// Cost of a frame the host sends.
+    pub transmit: Cost,
+    /// Cost of a frame the host receives.
+    pub receive: Cost,
+    /// `net.ipv4` sysctls written into the host's namespace, in order (preset first, then
+    /// the file's own `tcp` table, which overrides it).
+    pub tcp: Vec<TcpSetting>,
+    /// The preset named by `tcp_profile`, if any (shown by `lab status`).
+    pub tcp_profile: Option<String>,
+}
+
+impl HostConfig {
+    /// True if the emulator has a processing model to apply at this host's ports.
+    pub fn has_costs(&self) -> bool {
+        !(self.transmit.is_zero() && self.receive.is_zero())
+    }
+}
+
+/// One `net.ipv4.<key> = value` setting of a host's namespace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TcpSetting {
+    /// The key under net.ipv4 (`tcp_sack`).
+    pub key: String,
+    /// The value as written to /proc/sys.
+    pub value: String,
+}
+
+/// The TCP sysctls a topology may set, with the values each accepts. All of them are per
+/// network namespace (net.ipv4.tcp_* moved into `struct netns_ipv4` over kernels 4.x), so they
+/// change only the lab's own hosts.
+const TCP_KEYS: &[(&str, TcpValue)] = &[
+    ("tcp_sack", TcpValue::Int(0, 1)),
+    ("tcp_dsack", TcpValue::Int(0, 1)),
+    ("tcp_timestamps", TcpValue::Int(0, 2)),
+    ("tcp_window_scaling", TcpValue::Int(0, 1)),
+    ("tcp_recovery", TcpValue::Int(0, 7)),
+    ("tcp_early_retrans", TcpValue::Int(0, 4)),
+    ("tcp_frto", TcpValue::Int(0, 2)),
+    ("tcp_ecn", TcpValue::Int(0, 2)),
+    ("tcp_no_metrics_save", TcpValue::Int(0, 1)),
+    ("tcp_slow_start_after_idle", TcpValue::Int(0, 1)),
+    ("tcp_autocorking", TcpValue::Int(0, 1)),
+    ("tcp_thin_linear_timeouts", TcpValue::Int(0, 1)),
+    ("tcp_reordering", TcpValue::Int(1, 300)),
+    ("tcp_retries2", TcpValue::Int(1, 255)),
+    ("tcp_congestion_control", TcpValue::Name),
+];
+
+#[derive(Debug, Clone, Copy)]
+enum TcpValue {
+    Int(i64, i64),
+    Name,
+}
+
+/// The `1990s` preset: a TCP as the seeds' hosts had it (4.3BSD-Reno lineage, Solaris 2.5.1):
+/// no selective acknowledgements (RFC 2018 came in 1996 and Solaris 2.5.1 did not have it),
+/// no RACK or tail loss probes or F-RTO (2010s), no timestamps or window scaling (RFC 1323
+/// was optional and 10 Mbit/s never needed it; without timestamps a segment carries 1460
+/// bytes, the seed-004 figure), no ECN, Reno congestion control, and no per-destination
+/// metrics cache, so that each transfer starts afresh. Lost segments are then repaired by
+/// fast retransmit (three duplicate ACKs) or by the retransmission timer, as seed 003 §5
+/// describes.
+pub const TCP_PRESET_1990S: &[(&str, &str)] = &[
+    ("tcp_sack", "0"),
+    ("tcp_dsack", "0"),
+    ("tcp_recovery", "0"),
+    ("tcp_early_retrans", "0"),
+    ("tcp_frto", "0"),
+    ("tcp_timestamps", "0"),
+    ("tcp_window_scaling", "0"),
+    ("tcp_ecn", "0"),
+    ("tcp_congestion_control", "reno"),
+    ("tcp_no_metrics_save", "1"),
+];
+
+/// Names of the TCP presets `tcp_profile` accepts.
+pub const TCP_PRESETS: &[(&str, &[(&str, &str)])] = &[("1990s", TCP_PRESET_1990S)];
+
+/// Longest fixed cost a host or router may have: above this a unit was surely mistyped.
+pub const MAX_FIXED_COST: Duration = Duration::from_secs(1);
+/// Largest per-byte cost: 1 ms per byte is a 1 kB/s machine.
+pub const MAX_PER_BYTE_COST: Duration = Duration::from_millis(1);
 
 /// A host or router.
 #[derive(Debug, Clone, PartialEq)]
@@ -328,6 +429,10 @@ struct RawSegment {
 #[serde(deny_unknown_fields)]
 struct RawHost {
     name: Spanned<String>,
+    transmit: Option<Spanned<RawCost>>,
+    receive: Option<Spanned<RawCost>>,
+    tcp_profile: Option<Spanned<String>>,
+    tcp: Option<Spanned<toml::Table>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -402,7 +507,7 @@ impl RawTopology {
             Ok(())
         };
         for host in &self.host {
-            add(&host.name, NodeKind::Host)?;
+            add(&host.name, NodeKind::Host(host.check(ctx)?))?;
         }
         for router in &self.router {
             let config = RouterConfig {
@@ -503,6 +608,109 @@ fn cost(ctx: &Ctx<'_>, raw: Option<&Spanned<RawCost>>) -> Result<Cost, TopologyE
         fixed: get(&raw.get_ref().fixed, "fixed cost")?,
         per_byte: get(&raw.get_ref().per_byte, "per-byte cost")?,
     })
+}
+
+impl RawHost {
+    fn check(&self, ctx: &Ctx<'_>) -> Result<HostConfig, TopologyError> {
+        let transmit = cost(ctx, self.transmit.as_ref())?;
+        let receive = cost(ctx, self.receive.as_ref())?;
+        for (raw, c, what) in [
+            (&self.transmit, transmit, "transmit"),
+            (&self.receive, receive, "receive"),
+        ] {
+            let Some(raw) = raw else { continue };
+            if c.fixed > MAX_FIXED_COST || c.per_byte > MAX_PER_BYTE_COST {
+                return Err(ctx.error(
+                    raw,
+                    format!(
+                        "{what} cost of host '{}' is above {} ms fixed or {} us per byte: check the unit (\"784ns\", \"1.2ms\")",
+                        self.name.get_ref(),
+                        MAX_FIXED_COST.as_millis(),
+                        MAX_PER_BYTE_COST.as_micros()
+                    ),
+                ));
+            }
+        }
+        let mut tcp: Vec<TcpSetting> = Vec::new();
+        let mut set = |key: &str, value: String| {
+            tcp.retain(|s| s.key != key);
+            tcp.push(TcpSetting {
+                key: key.to_string(),
+                value,
+            });
+        };
+        let tcp_profile = match &self.tcp_profile {
+            None => None,
+            Some(p) => {
+                let Some((name, preset)) = TCP_PRESETS.iter().find(|(n, _)| *n == p.get_ref())
+                else {
+                    let known: Vec<&str> = TCP_PRESETS.iter().map(|(n, _)| *n).collect();
+                    return Err(ctx.error(
+                        p,
+                        format!(
+                            "unknown tcp_profile '{}': use one of {}, or set sysctls in a tcp table",
+                            p.get_ref(),
+                            known.join(", ")
+                        ),
+                    ));
+                };
+                for (k, v) in preset.iter() {
+                    set(k, v.to_string());
+                }
+                Some(name.to_string())
+            }
+        };
+        if let Some(table) = &self.tcp {
+            for (key, value) in table.get_ref() {
+                let Some((_, kind)) = TCP_KEYS.iter().find(|(k, _)| k == key) else {
+                    let known: Vec<&str> = TCP_KEYS.iter().map(|(k, _)| *k).collect();
+                    return Err(ctx.error(
+                        table,
+                        format!(
+                            "unknown TCP setting '{key}' in host '{}': the lab sets only per-namespace net.ipv4 keys ({})",
+                            self.name.get_ref(),
+                            known.join(", ")
+                        ),
+                    ));
+                };
+                let text = match (kind, value) {
+                    (TcpValue::Int(lo, hi), toml::Value::Integer(i)) if (lo..=hi).contains(&i) => {
+                        i.to_string()
+                    }
+                    (TcpValue::Int(lo, hi), other) => {
+                        return Err(ctx.error(
+                            table,
+                            format!("{key} = {other} must be a whole number in {lo}..={hi}"),
+                        ));
+                    }
+                    (TcpValue::Name, toml::Value::String(n))
+                        if !n.is_empty()
+                            && n.len() <= 15
+                            && n.chars().all(|c| {
+                                c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'
+                            }) =>
+                    {
+                        n.clone()
+                    }
+                    (TcpValue::Name, other) => {
+                        return Err(ctx.error(
+                            table,
+                            format!(
+                                "{key} = {other} must name an algorithm, e.g. \"reno\" or \"cubic\""
+                            ),
+                        ));
+                    }
+                };
+                set(key, text);
+            }
+        }
+        Ok(HostConfig {
+            transmit,
+            receive,
+            tcp,
+            tcp_profile,
+        })
+    }
 }
 
 fn text_of(v: &toml::Value) -> String {
@@ -1167,6 +1375,79 @@ rate = "10M"
         assert!(!r.icmp_ratelimit);
         assert_eq!(r.forward.of(1000), Duration::from_micros(525 + 40));
         assert_eq!(r.answer.of(0), Duration::from_micros(751));
+    }
+
+    #[test]
+    fn host_costs_and_tcp_profile_parse() {
+        let text = TWO.replace(
+            "name = \"h1\"\n",
+            "name = \"h1\"\ntransmit = { fixed = \"100us\", per_byte = \"784ns\" }\nreceive = { per_byte = \"784ns\" }\ntcp_profile = \"1990s\"\ntcp = { tcp_sack = 1, tcp_congestion_control = \"cubic\" }\n",
+        );
+        let t = Topology::parse(&text, "t").unwrap();
+        let NodeKind::Host(h) = &t.nodes[0].kind else {
+            panic!()
+        };
+        assert!(h.has_costs());
+        assert_eq!(
+            h.transmit.of(1500),
+            Duration::from_nanos(100_000 + 1500 * 784)
+        );
+        assert_eq!(h.receive.of(40), Duration::from_nanos(40 * 784));
+        assert_eq!(h.tcp_profile.as_deref(), Some("1990s"));
+        let get = |k: &str| h.tcp.iter().find(|s| s.key == k).map(|s| s.value.as_str());
+        // The file's own table overrides the preset; the rest of the preset stays.
+        assert_eq!(get("tcp_sack"), Some("1"));
+        assert_eq!(get("tcp_congestion_control"), Some("cubic"));
+        assert_eq!(get("tcp_timestamps"), Some("0"));
+        assert_eq!(get("tcp_recovery"), Some("0"));
+        assert_eq!(h.tcp.len(), TCP_PRESET_1990S.len());
+        let NodeKind::Host(plain) = &t.nodes[1].kind else {
+            panic!()
+        };
+        assert!(!plain.has_costs() && plain.tcp.is_empty());
+    }
+
+    #[test]
+    fn bad_host_settings_name_their_line() {
+        let with =
+            |extra: &str| TWO.replace("name = \"h2\"\n", &format!("name = \"h2\"\n{extra}\n"));
+        for (extra, needle) in [
+            ("transmit = { fixed = \"-1ms\" }", "negative fixed cost"),
+            ("receive = { per_byte = 784 }", "has no unit"),
+            ("receive = { per_byte = \"2ms\" }", "check the unit"),
+            ("transmit = { fixed = \"5s\" }", "check the unit"),
+            ("transmit = { fixed = \"1ms\", percpu = \"1ms\" }", "percpu"),
+            (
+                "tcp_profile = \"1980s\"",
+                "unknown tcp_profile '1980s': use one of 1990s",
+            ),
+            (
+                "tcp = { tcp_sack = 2 }",
+                "tcp_sack = 2 must be a whole number in 0..=1",
+            ),
+            ("tcp = { tcp_sack = \"off\" }", "must be a whole number"),
+            (
+                "tcp = { ip_forward = 1 }",
+                "unknown TCP setting 'ip_forward'",
+            ),
+            (
+                "tcp = { tcp_congestion_control = \"../x\" }",
+                "must name an algorithm",
+            ),
+            (
+                "tcp = { tcp_congestion_control = 3 }",
+                "must name an algorithm",
+            ),
+        ] {
+            let (line, msg) = err(&with(extra));
+            assert_eq!(line, 6, "{extra}: {msg}");
+            assert!(msg.contains(needle), "{extra}: {msg}");
+        }
+        // A router has no host model: the key is unknown there.
+        let text = "[[host]]\nname = \"h1\"\n[[router]]\nname = \"r1\"\ntcp_profile = \"1990s\"\n[[link]]\na = \"h1\"\nb = \"r1\"\nrate = \"10M\"\n";
+        let (line, msg) = err(text);
+        assert_eq!(line, 5, "{msg}");
+        assert!(msg.contains("tcp_profile"), "{msg}");
     }
 
     #[test]

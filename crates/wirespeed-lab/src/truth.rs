@@ -40,6 +40,11 @@ pub enum TruthError {
         /// End.
         to: String,
     },
+    /// An end host carries a processing model, which the per-hop planes leave out.
+    #[error(
+        "host '{0}' has transmit/receive costs: per-hop truth covers links and routers only; probe between hosts without a processing model"
+    )]
+    HostCosts(String),
 }
 
 /// One hop of a chain as configured.
@@ -76,7 +81,7 @@ fn link_cost(d: &DirectionConfig, layer: LinkLayer) -> (f64, f64) {
 fn router_costs(t: &Topology, node: usize) -> (Cost, Cost) {
     match &t.nodes[node].kind {
         NodeKind::Router(r) => (r.forward, r.answer),
-        NodeKind::Host => (Cost::default(), Cost::default()),
+        NodeKind::Host(_) => (Cost::default(), Cost::default()),
     }
 }
 
@@ -91,7 +96,7 @@ fn path(t: &Topology, from: usize, to: usize) -> Option<Vec<(usize, bool)>> {
             break;
         }
         // Only routers forward; a host in the middle ends the chain.
-        if n != from && matches!(t.nodes[n].kind, NodeKind::Host) {
+        if n != from && matches!(t.nodes[n].kind, NodeKind::Host(_)) {
             continue;
         }
         for l in t.links.iter().filter(|l| !l.is_shared()) {
@@ -127,6 +132,13 @@ pub fn chain(t: &Topology, from: &str, to: &str) -> Result<Vec<ChainHop>, TruthE
             .ok_or_else(|| TruthError::UnknownNode(n.to_string()))
     };
     let (a, b) = (index(from)?, index(to)?);
+    for (n, name) in [(a, from), (b, to)] {
+        if let NodeKind::Host(h) = &t.nodes[n].kind
+            && h.has_costs()
+        {
+            return Err(TruthError::HostCosts(name.into()));
+        }
+    }
     let links = path(t, a, b).ok_or_else(|| TruthError::NoPath {
         from: from.into(),
         to: to.into(),
@@ -234,6 +246,15 @@ mod tests {
             "{own:?}"
         );
         assert_eq!(own[2].answer_per_byte_ms, 0.0);
+    }
+
+    #[test]
+    fn a_host_with_a_processing_model_is_refused_not_left_out() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/seed-004-sun3.toml");
+        let t = Topology::load(std::path::Path::new(path)).unwrap();
+        let hosts: Vec<&str> = t.nodes.iter().map(|n| n.name.as_str()).collect();
+        let err = chain(&t, hosts[0], hosts[1]).unwrap_err();
+        assert!(matches!(err, TruthError::HostCosts(_)), "{err}");
     }
 
     #[test]

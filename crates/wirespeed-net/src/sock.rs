@@ -61,6 +61,17 @@ pub struct OptionError {
     pub source: io::Error,
 }
 
+/// Sets TCP_WINDOW_CLAMP to `bytes` again (see [`crate::tcp`]'s receiver: the kernel may have
+/// replaced it); best effort.
+pub(crate) fn set_window_clamp(fd: &impl AsRawFd, bytes: u64) {
+    let _ = setsockopt_int(
+        fd.as_raw_fd(),
+        libc::IPPROTO_TCP,
+        libc::TCP_WINDOW_CLAMP,
+        i32::try_from(bytes).unwrap_or(i32::MAX),
+    );
+}
+
 /// Applies the spec's options to a socket: `-w` before connect/listen so that the window scale
 /// is negotiated for it, `-M`, `--nodelay`, `-C`.
 pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<(), OptionError> {

@@ -106,6 +106,7 @@ pub(crate) fn receive(
     s: &mut TcpStream,
     len: usize,
     expect: Option<u64>,
+    window_clamp: Option<u64>,
     c: &Counters,
 ) -> io::Result<()> {
     let mut buf = vec![0u8; len];
@@ -117,6 +118,15 @@ pub(crate) fn receive(
                 bytes += n as u64;
                 calls += 1;
                 c.publish(bytes, calls);
+                if let Some(clamp) = window_clamp {
+                    // Linux (6.x, tcp_measure_rcv_mss) resets window_clamp to rcvbuf x its
+                    // measured payload/truesize ratio whenever that ratio changes, which undoes
+                    // the user's TCP_WINDOW_CLAMP once data flows: the window of a "K packet"
+                    // buffer became 4K/3 packets in the seed-004 lab. Setting it again after
+                    // each read holds the window to the request (the kernel returns at once
+                    // when the value is unchanged).
+                    crate::sock::set_window_clamp(s, clamp);
+                }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if crate::control::is_timeout(&e) => {

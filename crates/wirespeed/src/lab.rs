@@ -374,6 +374,32 @@ impl Render for StatusResult {
                     }
                 }
                 write!(out, "{t}")?;
+                let mut hosts = Table::new([
+                    "host port",
+                    "frames out",
+                    "frames in",
+                    "cpu busy",
+                    "waited for cpu",
+                ]);
+                for p in ports {
+                    if let Some(h) = &p.host {
+                        hosts.row([
+                            format!("{} {}", p.interface, p.from),
+                            group_digits(h.transmitted),
+                            group_digits(h.received),
+                            format_seconds(h.busy_ns as f64 / 1e9),
+                            format_seconds(h.waited_ns as f64 / 1e9),
+                        ]);
+                    }
+                }
+                if ports.iter().any(|p| p.host.is_some()) {
+                    writeln!(out)?;
+                    write!(out, "{hosts}")?;
+                    writeln!(
+                        out,
+                        "host processing model: frames charged the host's transmit and receive costs at this port, one at a time"
+                    )?;
+                }
                 if shared {
                     writeln!(out)?;
                     write!(out, "{errors}")?;

@@ -56,6 +56,10 @@ pub(crate) struct ReproduceArgs {
     #[arg(long, short = 'n', value_name = "BYTES")]
     size: Option<wirespeed_model::ByteSize>,
 
+    /// duplex-mismatch: transfers each way per TCP (default 1), to show the run-to-run spread.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10))]
+    runs: Option<u32>,
+
     /// envelope: skip the lab part (the lab needs root and takes a few seconds).
     #[arg(long, conflicts_with = "lab")]
     no_lab: bool,
@@ -119,7 +123,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::DuplexMismatch,
         seeds: "003",
         needs: "lab (root)",
-        what: "TCP each way across labs/duplex-mismatch.toml and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
+        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP and the 1990s profile, labs/duplex-mismatch-1990s.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
     Entry {
         name: Name::Bellovin,
@@ -131,7 +135,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::VjBuffers,
         seeds: "004",
         needs: "lab (root)",
-        what: "sweep send = receive buffer 1..12 packets across labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
+        what: "sweep send = receive buffer 1..12 packets across labs/seed-004-sun3.toml (3/60 host costs) and labs/two-host-10m.toml vs the LANCE column and the 1,104 KB/s ceiling",
     },
 ];
 
@@ -266,6 +270,7 @@ impl Reproduction {
 pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
+    pub(crate) runs: Option<u32>,
     pub(crate) lab: bool,
     /// boggs --lab: host counts.
     pub(crate) lab_hosts: Vec<usize>,
@@ -277,6 +282,8 @@ struct Params {
     name: Option<Name>,
     time_seconds: Option<f64>,
     size_bytes: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    runs: Option<u32>,
     lab: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     topology: Option<PathBuf>,
@@ -320,6 +327,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             !args.no_lab
         },
         topology: args.topology.clone(),
+        runs: args.runs,
     };
     let Some(name) = args.name else {
         let list = List {
@@ -345,6 +353,12 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if args.size.is_some() && !matches!(name, Name::DuplexMismatch | Name::VjBuffers) {
         bail!(
             "--size applies to duplex-mismatch and vj-buffers, not {}; leave it out",
+            name.as_str()
+        );
+    }
+    if args.runs.is_some() && name != Name::DuplexMismatch {
+        bail!(
+            "--runs applies to duplex-mismatch, not {}; leave it out",
             name.as_str()
         );
     }
@@ -388,6 +402,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
             .lab_hosts
             .map_or_else(|| boggs_lab::HOSTS.to_vec(), |h| h.0),
         topology: args.topology,
+        runs: args.runs,
     };
     if !args.json {
         eprintln!(

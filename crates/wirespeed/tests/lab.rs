@@ -357,6 +357,85 @@ fn two_hosts_ping_crosses_the_link_and_tcp_gets_the_configured_rate() {
     assert_nothing_left(&name);
 }
 
+/// A host with a processing model: h2 takes 1 ms + 1 us per byte for each frame it receives
+/// and 2 ms for each it sends, and runs the 1990s TCP profile.
+const SLOW_HOST: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\nreceive = { fixed = \"1ms\", per_byte = \"1us\" }\ntransmit = { fixed = \"2ms\" }\ntcp_profile = \"1990s\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\n";
+
+#[test]
+fn a_host_processing_cost_appears_in_the_round_trip_and_its_tcp_profile_in_its_namespace() {
+    if !can_build_labs("slow_host") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = temp_topology("slow-host", SLOW_HOST);
+    let lab = UpLab::up(&path.display().to_string());
+    std::fs::remove_file(&path).unwrap();
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let to = Ipv4Addr::new(198, 18, 0, 2);
+    ping(&h1, to, 56, 64).expect("an echo reply (and ARP resolved)");
+    let rtt = |payload| {
+        (0..5)
+            .filter_map(|_| ping(&h1, to, payload, 64).map(|(_, _, t)| t.as_secs_f64()))
+            .fold(f64::INFINITY, f64::min)
+    };
+    let (small, large) = (rtt(56), rtt(1000));
+    // The wire: an IP packet of 28 + payload bytes is a frame of 14 + that + 4 FCS, + 20 of
+    // preamble and gap, 0.8 us per byte at 10 Mbit/s, each way.
+    let wire = |payload: f64| 2.0 * (28.0 + payload + 38.0) * 0.8e-6;
+    // h2's CPU: receiving the request (1 ms + 1 us per packet byte), sending the reply (2 ms).
+    let host = |payload: f64| 1e-3 + (28.0 + payload) * 1e-6 + 2e-3;
+    for (payload, measured) in [(56.0, small), (1000.0, large)] {
+        let configured = wire(payload) + host(payload);
+        eprintln!(
+            "slow host: ping {payload} B: {:.3} ms, configured wire + host {:.3} ms",
+            measured * 1e3,
+            configured * 1e3
+        );
+        // Never sooner than configured; the kernels and the emulator's release add tens of
+        // microseconds, a busy CI machine more.
+        assert!(measured >= configured, "{measured} < {configured}");
+        assert!(measured < configured + 1.5e-3, "{measured} vs {configured}");
+    }
+    // The per-byte part: (1000 - 56) bytes more cost 1 us each at h2 plus 1.6 us of wire.
+    let slope = (large - small) / 944.0 * 1e6;
+    assert!(
+        (slope - 2.6).abs() < 0.15,
+        "per-byte round trip {slope:.3} us, configured 2.6"
+    );
+    let status = lab_status(&lab.name);
+    let port = status["result"]["ports"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["from"] == "h2")
+        .unwrap()
+        .clone();
+    assert!(port["host"]["received"].as_u64().unwrap() >= 11, "{port}");
+    assert!(
+        port["host"]["transmitted"].as_u64().unwrap() >= 11,
+        "{port}"
+    );
+    // The profile is in h2's namespace only.
+    let read = |ns: Option<&str>, key: &str| -> String {
+        let path = format!("/proc/sys/net/ipv4/{key}");
+        match ns {
+            Some(ns) => {
+                sys::in_namespace(ns, move || std::fs::read_to_string(path).unwrap()).unwrap()
+            }
+            None => std::fs::read_to_string(path).unwrap(),
+        }
+        .trim()
+        .to_string()
+    };
+    assert_eq!(read(Some(&h2), "tcp_sack"), "0");
+    assert_eq!(read(Some(&h2), "tcp_timestamps"), "0");
+    assert_eq!(read(Some(&h2), "tcp_congestion_control"), "reno");
+    assert_eq!(read(Some(&h1), "tcp_sack"), read(None, "tcp_sack"));
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}
+
 #[test]
 fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
     if !can_build_labs("router_chain") {

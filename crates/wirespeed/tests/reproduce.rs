@@ -54,6 +54,14 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
         &wirespeed(&["reproduce", "boggs", "-t", "10ms"]),
         "--time must be",
     );
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "vj-buffers", "--runs", "2"]),
+        "--runs applies to duplex-mismatch",
+    );
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "duplex-mismatch", "--runs", "0"]),
+        "--runs",
+    );
 }
 
 #[test]
@@ -195,6 +203,13 @@ fn duplex_mismatch_shows_the_counter_signature() {
     ] {
         assert_eq!(row(&rows, q)["verdict"], "within", "{q}: {}", row(&rows, q));
     }
+    // The 1990s TCP profile's mismatch lab: the same MAC signature.
+    let full_end = row(&rows, "1990s TCP, test 2, full end: collisions");
+    assert_eq!(full_end["verdict"], "within", "{full_end}");
+    assert_eq!(
+        doc["result"]["comparisons"][1]["title"],
+        "Duplex mismatch (Table 7) with a 1990s TCP"
+    );
     // Frames the half end sends into the full end's traffic collide: the mismatch is there.
     let coll = row(&rows, "test 1, half end (DUT01): collisions")["ours"]
         .as_f64()
@@ -267,19 +282,38 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
 }
 
 #[test]
-fn vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling() {
-    if !can_build_labs("vj_buffers_sweeps_twelve_buffer_sizes_to_the_ceiling") {
+fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
+    if !can_build_labs("vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model") {
         return;
     }
-    // 300 kB per point (the seed: four runs of 8 MB).
+    // 300 kB per point (the seed: four runs of 8 MB), across both labs.
     let doc = json(&["reproduce", "vj-buffers", "-n", "300kB", "--json"]);
-    let rows = rows(&doc);
-    assert_eq!(rows.len(), 13);
-    assert_eq!(row(&rows, "1 packet: task to task")["paper"], 384.0);
-    // With 12 packets in flight the emulated link, not the buffer, sets the rate.
-    let plateau = row(&rows, "plateau, % of the ceiling");
+    let comparisons = doc["result"]["comparisons"].as_array().unwrap();
+    assert_eq!(comparisons.len(), 3);
+    let rows_of = |i: usize| comparisons[i]["rows"].as_array().unwrap().clone();
+    let (sun3, modern, granted) = (rows_of(0), rows_of(1), rows_of(2));
+    assert_eq!((sun3.len(), modern.len(), granted.len()), (15, 15, 12));
+    assert_eq!(row(&sun3, "1 packet: task to task")["paper"], 384.0);
+    // The 3/60 host cost makes the rate rise with the buffer (the seed's 2.6x from 1 to 12
+    // packets); hosts that answer at once are near the link's rate from 1 packet on.
+    let rise = |rows: &[serde_json::Value]| {
+        row(rows, "the diagonal: rate at 12 packets / rate at 1")["ours"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(rise(&sun3) > 1.8, "{}", rise(&sun3));
+    assert!(rise(&modern) < 1.5, "{}", rise(&modern));
+    // The 1-packet row is the one the host cost was derived from: stop and wait.
+    let one = row(&sun3, "1 packet: task to task");
+    assert_eq!(one["verdict"], "within", "{one}");
+    // With 12 packets in flight the emulated link, not the buffer, sets the modern rate.
+    let plateau = row(&modern, "plateau, % of the ceiling");
     assert_eq!(plateau["verdict"], "within", "{plateau}");
     assert!(plateau["ours"].as_f64().unwrap() <= 101.0, "{plateau}");
+    // A buffer of K packets is a window of K packets, as in the seed.
+    for r in &granted {
+        assert_eq!(r["verdict"], "within", "{r}");
+    }
 }
 
 #[test]

@@ -3,11 +3,13 @@
 //! [`link::Direction`] decides a full-duplex frame's fate the moment it arrives; [`pump`] holds
 //! frames until their release instants on any [`clock::Clock`]. [`shared::SharedMedium`] runs
 //! the simulator's CSMA/CD MAC for half-duplex links, hubs and duplex mismatches, advanced
-//! with the same clocks. Tests run both in virtual time, exactly; the
+//! with the same clocks. [`host::HostCpu`] is a slow host's stack and driver at its port,
+//! charged before a frame reaches the medium and after the medium delivers it. Tests run both in virtual time, exactly; the
 //! lab runs the same code on the real clock and measures how late each release was
 //! ([`stats::LatenessHistogram`]).
 
 pub mod clock;
+pub mod host;
 pub mod link;
 pub mod router;
 pub mod shared;

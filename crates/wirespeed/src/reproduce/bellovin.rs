@@ -175,7 +175,7 @@ fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
     let hosts: Vec<&str> = t
         .nodes
         .iter()
-        .filter(|n| matches!(n.kind, wirespeed_lab::topology::NodeKind::Host))
+        .filter(|n| matches!(n.kind, wirespeed_lab::topology::NodeKind::Host(_)))
         .map(|n| n.name.as_str())
         .collect();
     match hosts[..] {

@@ -169,7 +169,8 @@ SO_SNDBUF and SO_RCVBUF are set to N x MSS bytes, which stops autotuning for tha
 kernel stores twice the request (half is for its own bookkeeping), never less than 4608 (send)
 or 2304 (receive) bytes, and caps the request at net.core.wmem_max / rmem_max (as root the
 cap is bypassed with SO_SNDBUFFORCE / SO_RCVBUFFORCE). The receiver also sets TCP_WINDOW_CLAMP
-to N x MSS so the advertised window is exactly N packets. Every run records the requested and
+to N x MSS so the advertised window is exactly N packets; with -M it sets the clamp again after
+each read, because Linux 6.x resets it from the buffer once data flows. Every run records the requested and
 granted sizes and what TCP_INFO showed. See docs/sweep.md.";
 
 /// What one run is asked to do.
