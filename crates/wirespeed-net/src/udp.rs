@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use wirespeed_model::sequence::{Jitter, SequenceTracker};
 
+use crate::buffer::AlignedBuf;
 use crate::engine::Counters;
 use crate::report::UdpReport;
 use crate::spec::{Amount, UDP_HEADER_BYTES};
@@ -46,7 +47,7 @@ fn realtime_ns() -> u64 {
 /// Per-call headers over one contiguous buffer of `BATCH` slots. Built once; each call only
 /// rewrites lengths.
 struct Batch {
-    buf: Vec<u8>,
+    buf: AlignedBuf,
     slot: usize,
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
@@ -57,9 +58,9 @@ const CONTROL_SLOT: usize = 64;
 
 impl Batch {
     fn new(slot: usize, fill: &[u8], with_control: bool) -> Batch {
-        let mut buf = Vec::with_capacity(slot * BATCH);
-        for _ in 0..BATCH {
-            buf.extend_from_slice(&fill[..slot]);
+        let mut buf = AlignedBuf::zeroed(slot * BATCH);
+        for d in buf.chunks_mut(slot) {
+            d.copy_from_slice(&fill[..slot]);
         }
         let mut control = vec![
             0u8;
@@ -263,11 +264,13 @@ pub(crate) fn receive(
     // Accept coalesced buffers (a GSO sender on loopback, GRO on a NIC): one receive then
     // carries many datagrams, split below by the segment size the kernel reports.
     let gro = setsockopt_int(sock, SOL_UDP, UDP_GRO, 1).is_ok();
+    // Slots start on cache lines: the kernel's copy into a misaligned buffer costs more.
     let slot = if gro {
         GSO_MAX_BYTES + 1
     } else {
         len.max(HEADER) + 1
-    };
+    }
+    .next_multiple_of(64);
     let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps || gro);
     let mut seqs = SequenceTracker::new();
     let mut jitter = Jitter::default();
