@@ -210,6 +210,13 @@ for case in ["tcp1", "tcp2", "udp64", "udp1472"]:
             k = 1 if case.startswith("udp") else 0
             loss = (f"; loss median {med([r[2] for r in w]):.2f}% against {med([r[2] for r in i]):.2f}%"
                     if k else "")
+            # Runs of one repetition are back to back and share the host's load at that moment:
+            # the median of per-repetition ratios is steadier than the ratio of medians when the
+            # load swings between repetitions.
+            paired = [a[k] / b[k] for a, b in zip(w, i) if b[k] > 0]
+            if paired:
+                loss += (f"; per-repetition ratios {', '.join(f'{x:.2f}' for x in paired)} "
+                         f"(median {statistics.median(paired):.2f}x)")
             ratios.append((f"{names[case]} ({tool})", med([r[k] for r in w]) / med([r[k] for r in i]),
                            med([r[3] for r in w]) / med([r[3] for r in i]),
                            "packets/s received" if k else "received rate", loss))

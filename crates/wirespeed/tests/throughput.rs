@@ -389,3 +389,23 @@ fn udp_states_how_datagrams_were_sent_and_received() {
             .contains("0.0% of datagrams in coalesced buffers")
     );
 }
+
+#[test]
+fn udp_at_b_0_warns_when_the_receiver_drops() {
+    // A 4 KiB receive buffer behind an unpaced sender: datagrams are dropped.
+    let doc = json(&wirespeed(&[
+        "udp", "-t", "0.3", "-l", "1400", "-b", "0", "-w", "4KiB", "--json",
+    ]));
+    let lost = doc["result"]["end"]["sum_received"]["lost_percent"]
+        .as_f64()
+        .unwrap();
+    assert!(lost >= 0.1, "{lost}");
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("-b 0: the sender outran the receiver")),
+        "{warnings:?}"
+    );
+}
