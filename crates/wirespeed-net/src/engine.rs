@@ -353,7 +353,7 @@ fn run_stream(
                     spec.rate_bits_per_second,
                     spec.amount,
                     sh.tag,
-                    spec.gso,
+                    crate::udp::SendMode::of(spec),
                     sh.start,
                     &sh.stop,
                     c,

@@ -16,6 +16,7 @@
 
 pub mod agent;
 pub mod auth;
+pub mod buffer;
 pub mod client;
 pub mod control;
 pub mod echo;

@@ -117,6 +117,17 @@ pub struct UdpReport {
     pub jitter_seconds: Option<f64>,
     /// Receiver: the timestamp source for jitter.
     pub clock: Option<String>,
+    /// How this end moved datagrams through its socket: the system call and the offload, e.g.
+    /// "sendmsg with UDP_SEGMENT (GSO, 64-byte segments)" or "recvmmsg with UDP_GRO".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_method: Option<String>,
+    /// Datagrams per system call, the mean over the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub datagrams_per_call: Option<f64>,
+    /// Receiver: datagrams that arrived in a coalesced buffer (UDP_GRO: several datagrams in one
+    /// receive, split here by the segment size the kernel reports; they share its arrival time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coalesced_datagrams: Option<u64>,
 }
 
 /// `--zerocopy` (MSG_ZEROCOPY, Linux 4.14): how many sends the kernel completed, and how many

@@ -102,9 +102,14 @@ pub struct TestSpec {
     /// Warm-up left out of every stream's bytes, calls, time and CPU (`-O`), timed tests only.
     #[serde(default)]
     pub omit_seconds: f64,
-    /// UDP senders hand the kernel many datagrams per send (`UDP_SEGMENT`, `--gso`).
+    /// UDP senders must hand the kernel many datagrams per send (`UDP_SEGMENT`, `--gso`): an
+    /// error where the kernel cannot. Without it or `no_gso`, senders use it where they can.
     #[serde(default)]
     pub gso: bool,
+    /// UDP senders hand the kernel one datagram per message (`sendmmsg`, `--no-gso`), each its
+    /// own trip through the stack, as iperf3 does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_gso: bool,
     /// TCP senders use MSG_ZEROCOPY (`--zerocopy`).
     #[serde(default)]
     pub zerocopy: bool,
@@ -128,6 +133,7 @@ impl Default for TestSpec {
             agent_cpu: None,
             omit_seconds: 0.0,
             gso: false,
+            no_gso: false,
             zerocopy: false,
         }
     }
@@ -205,6 +211,9 @@ impl TestSpec {
                 }
                 Amount::Seconds(_) => {}
             }
+        }
+        if self.gso && self.no_gso {
+            return Err("--gso and --no-gso contradict each other: give one of them".into());
         }
         if let Some(cc) = &self.congestion
             && (cc.is_empty()

@@ -8,13 +8,19 @@ use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::buffer::AlignedBuf;
 use crate::engine::Counters;
 use crate::report::ZeroCopyReport;
 use crate::spec::Amount;
 
-/// The byte pattern ttcp sends: printable characters, so a capture is readable.
-pub(crate) fn pattern(len: usize) -> Vec<u8> {
-    (0..len).map(|i| b' ' + (i % 95) as u8).collect()
+/// The byte pattern ttcp sends: printable characters, so a capture is readable. Page-aligned
+/// (see [`AlignedBuf`]).
+pub(crate) fn pattern(len: usize) -> AlignedBuf {
+    let mut b = AlignedBuf::zeroed(len);
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = b' ' + (i % 95) as u8;
+    }
+    b
 }
 
 fn silent(e: io::Error) -> io::Error {
@@ -109,7 +115,8 @@ pub(crate) fn receive(
     window_clamp: Option<u64>,
     c: &Counters,
 ) -> io::Result<()> {
-    let mut buf = vec![0u8; len];
+    // Page-aligned: the kernel's copy into it is the receiver's main cost (see buffer.rs).
+    let mut buf = AlignedBuf::zeroed(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
     loop {
         match s.read(&mut buf) {

@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use wirespeed_model::sequence::{Jitter, SequenceTracker};
 
+use crate::buffer::AlignedBuf;
 use crate::engine::Counters;
 use crate::report::UdpReport;
 use crate::spec::{Amount, UDP_HEADER_BYTES};
@@ -46,7 +47,7 @@ fn realtime_ns() -> u64 {
 /// Per-call headers over one contiguous buffer of `BATCH` slots. Built once; each call only
 /// rewrites lengths.
 struct Batch {
-    buf: Vec<u8>,
+    buf: AlignedBuf,
     slot: usize,
     iov: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
@@ -57,9 +58,9 @@ const CONTROL_SLOT: usize = 64;
 
 impl Batch {
     fn new(slot: usize, fill: &[u8], with_control: bool) -> Batch {
-        let mut buf = Vec::with_capacity(slot * BATCH);
-        for _ in 0..BATCH {
-            buf.extend_from_slice(&fill[..slot]);
+        let mut buf = AlignedBuf::zeroed(slot * BATCH);
+        for d in buf.chunks_mut(slot) {
+            d.copy_from_slice(&fill[..slot]);
         }
         let mut control = vec![
             0u8;
@@ -121,9 +122,50 @@ pub fn read_header(d: &[u8]) -> Option<(u64, u64, u64)> {
     Some((word(0..8)?, word(8..16)?, word(16..24)?))
 }
 
+/// How a UDP sender hands datagrams to the kernel.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SendMode {
+    /// With `UDP_SEGMENT` where the kernel and the path take it, else one datagram per message.
+    Auto,
+    /// With `UDP_SEGMENT` or not at all (`--gso`).
+    Segmented,
+    /// One datagram per message, each its own trip through the stack (`--no-gso`).
+    PerDatagram,
+}
+
+impl SendMode {
+    pub(crate) fn of(spec: &crate::spec::TestSpec) -> SendMode {
+        if spec.gso {
+            SendMode::Segmented
+        } else if spec.no_gso {
+            SendMode::PerDatagram
+        } else {
+            SendMode::Auto
+        }
+    }
+}
+
+/// Errors with which a `UDP_SEGMENT` send says the path cannot segment (a segment larger than
+/// the route's MTU, a device without checksum offload): in [`SendMode::Auto`] the sender then
+/// goes on one datagram per message.
+fn segmentation_refused(e: &io::Error) -> bool {
+    matches!(
+        e.raw_os_error(),
+        Some(libc::EINVAL | libc::EIO | libc::EMSGSIZE | libc::ENOPROTOOPT)
+    )
+}
+
 /// Sends datagrams of `len` bytes at `rate` bit/s (0: as fast as the socket takes them) until
 /// the deadline, or until `amount` bytes are sent (the last datagram shorter, but never
 /// shorter than the header).
+///
+/// With segmentation (`mode`), one buffer of up to [`BATCH`] back-to-back datagrams goes down
+/// as one send and one trip through the stack; the kernel cuts it into `len`-byte datagrams as
+/// late as it can (on loopback a `UDP_GRO` receiver gets it whole). On this project's hosts a
+/// datagram's own trip through the stack costs 4-5 us of the sender's CPU whether it comes
+/// from `send` (iperf3) or `sendmmsg`, so only segmentation moves small datagrams at several
+/// times iperf3's rate (bench/RESULTS.md). Every datagram still carries its own sequence number
+/// and send time, so loss, duplicates, reordering and jitter stay per datagram.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn send(
     sock: &UdpSocket,
@@ -131,26 +173,35 @@ pub(crate) fn send(
     rate_bits_per_second: u64,
     amount: Amount,
     tag: u64,
-    gso: bool,
+    mode: SendMode,
     start: Instant,
     stop: &AtomicBool,
     c: &Counters,
 ) -> io::Result<UdpReport> {
     let fill = crate::tcp::pattern(len);
     let mut batch = Batch::new(len, &fill, false);
-    // With GSO, one buffer of up to `per_call` back-to-back datagrams goes down as one send;
-    // the kernel cuts it into `len`-byte datagrams (the last may be shorter) as late as it can.
-    let per_call = if gso {
-        setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32).map_err(|e| {
-            io::Error::new(
-                e.kind(),
-                format!("--gso: UDP_SEGMENT is not available here ({e})"),
-            )
-        })?;
-        (GSO_MAX_BYTES / len).clamp(1, BATCH)
-    } else {
-        BATCH
+    let mut refused: Option<io::Error> = None;
+    let mut gso = match mode {
+        SendMode::PerDatagram => false,
+        SendMode::Segmented => {
+            setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32).map_err(|e| {
+                io::Error::new(
+                    e.kind(),
+                    format!("--gso: UDP_SEGMENT is not available here ({e})"),
+                )
+            })?;
+            true
+        }
+        SendMode::Auto => match setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32) {
+            Ok(()) => true,
+            Err(e) => {
+                refused = Some(e);
+                false
+            }
+        },
     };
+    // Whether a segmented send has gone through: a refusal after that is a real error.
+    let mut segmented_ok = false;
     let deadline = amount.duration().map(|d| start + d);
     let byte_limit = match amount {
         Amount::Bytes(n) => n,
@@ -160,6 +211,11 @@ pub(crate) fn send(
     let bits_per_datagram = len as f64 * 8.0;
     let fd = sock.as_raw_fd();
     while bytes < byte_limit && !stop.load(Ordering::Relaxed) {
+        let per_call = if gso {
+            (GSO_MAX_BYTES / len).clamp(1, BATCH)
+        } else {
+            BATCH
+        };
         let now = Instant::now();
         if deadline.is_some_and(|d| now >= d) {
             break;
@@ -217,6 +273,21 @@ pub(crate) fn send(
         };
         if sent < 0 {
             let e = io::Error::last_os_error();
+            if gso && !segmented_ok && mode == SendMode::Auto && segmentation_refused(&e) {
+                // The path cannot segment: go on one datagram per message (nothing was sent).
+                let _ = setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, 0);
+                gso = false;
+                refused = Some(e);
+                continue;
+            }
+            if gso && mode == SendMode::Segmented && segmentation_refused(&e) && !segmented_ok {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "--gso: the path refuses UDP_SEGMENT sends of {len}-byte datagrams ({e}); drop --gso"
+                    ),
+                ));
+            }
             match e.raw_os_error() {
                 Some(libc::EINTR | libc::ENOBUFS | libc::EAGAIN) => {
                     std::thread::yield_now();
@@ -232,6 +303,7 @@ pub(crate) fn send(
             }
         }
         calls += 1;
+        segmented_ok |= gso;
         for i in 0..sent as usize {
             bytes += batch.iov[i].iov_len as u64;
             batch.iov[i].iov_len = len;
@@ -240,8 +312,23 @@ pub(crate) fn send(
         c.publish(bytes, calls);
         c.datagrams.store(seq, Ordering::Relaxed);
     }
+    let io_method = if gso {
+        format!(
+            "sendmsg with UDP_SEGMENT (GSO, {len}-byte segments, up to {} per call)",
+            (GSO_MAX_BYTES / len).clamp(1, BATCH)
+        )
+    } else {
+        let why = match (mode, &refused) {
+            (SendMode::PerDatagram, _) => " (--no-gso)".to_string(),
+            (_, Some(e)) => format!(" (UDP_SEGMENT refused: {e})"),
+            _ => String::new(),
+        };
+        format!("sendmmsg, one datagram per message{why}")
+    };
     Ok(UdpReport {
         datagrams: seq,
+        io_method: Some(io_method),
+        datagrams_per_call: (calls > 0).then(|| seq as f64 / calls as f64),
         ..UdpReport::default()
     })
 }
@@ -263,15 +350,16 @@ pub(crate) fn receive(
     // Accept coalesced buffers (a GSO sender on loopback, GRO on a NIC): one receive then
     // carries many datagrams, split below by the segment size the kernel reports.
     let gro = setsockopt_int(sock, SOL_UDP, UDP_GRO, 1).is_ok();
+    // Slots start on cache lines: the kernel's copy into a misaligned buffer costs more.
     let slot = if gro {
         GSO_MAX_BYTES + 1
     } else {
         len.max(HEADER) + 1
-    };
+    }
+    .next_multiple_of(64);
     let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps || gro);
-    let mut seqs = SequenceTracker::new();
-    let mut jitter = Jitter::default();
-    let (mut bytes, mut calls, mut kernel_stamps) = (0u64, 0u64, 0u64);
+    let mut tally = Tally::new(tag);
+    let mut calls = 0u64;
     let fd = sock.as_raw_fd();
     let mut done_at: Option<Instant> = None;
     loop {
@@ -320,42 +408,98 @@ pub(crate) fn receive(
             let got = batch.msgs[i].msg_len as usize;
             let (stamp, segment) = control_messages(&batch.msgs[i].msg_hdr);
             let whole = &batch.buf[i * slot..i * slot + got.min(slot)];
-            let segment = segment.filter(|&s| s > 0).unwrap_or(whole.len().max(1));
-            for d in whole.chunks(segment) {
-                let Some((t, seq, sent_ns)) = read_header(d) else {
-                    continue;
-                };
-                if t != tag {
-                    continue;
-                }
-                bytes += d.len() as u64;
-                seqs.record(seq);
-                if stamp.is_some() {
-                    kernel_stamps += 1;
-                }
-                let arrival = stamp.unwrap_or(batch_ns);
-                jitter.record((arrival as f64 - sent_ns as f64) / 1e9);
-            }
+            tally.buffer(whole, segment, stamp.unwrap_or(batch_ns), stamp.is_some());
         }
-        c.publish(bytes, calls);
-        c.datagrams.store(seqs.unique(), Ordering::Relaxed);
+        c.publish(tally.bytes, calls);
+        c.datagrams.store(tally.seqs.unique(), Ordering::Relaxed);
     }
-    let lost = seqs.lost(None);
-    Ok(UdpReport {
-        datagrams: seqs.unique(),
-        lost: Some(lost),
-        lost_percent: percent(lost, seqs.unique() + lost),
-        duplicates: Some(seqs.duplicates()),
-        out_of_order: Some(seqs.out_of_order()),
-        jitter_seconds: Some(jitter.seconds()),
-        clock: Some(
-            if kernel_stamps > 0 && kernel_stamps == seqs.unique() + seqs.duplicates() {
-                "kernel receive timestamps (SO_TIMESTAMPNS), CLOCK_REALTIME".into()
-            } else {
-                "user-space receive time per batch, CLOCK_REALTIME".into()
-            },
-        ),
-    })
+    let mut report = tally.report();
+    report.io_method = Some(
+        if gro {
+            "recvmmsg with UDP_GRO"
+        } else {
+            "recvmmsg"
+        }
+        .into(),
+    );
+    report.datagrams_per_call = (calls > 0)
+        .then(|| (report.datagrams + report.duplicates.unwrap_or(0)) as f64 / calls as f64);
+    Ok(report)
+}
+
+/// The receiver's per-datagram accounting, one received buffer at a time.
+struct Tally {
+    tag: u64,
+    seqs: SequenceTracker,
+    jitter: Jitter,
+    bytes: u64,
+    kernel_stamps: u64,
+    coalesced: u64,
+}
+
+impl Tally {
+    fn new(tag: u64) -> Tally {
+        Tally {
+            tag,
+            seqs: SequenceTracker::new(),
+            jitter: Jitter::default(),
+            bytes: 0,
+            kernel_stamps: 0,
+            coalesced: 0,
+        }
+    }
+
+    /// Counts one received buffer: a single datagram, or with `UDP_GRO` several back to back,
+    /// each `segment` bytes long but the last. Every datagram in it is recorded on its own
+    /// (sequence number, send time); they share the buffer's arrival time `arrival_ns`, from
+    /// the kernel when `kernel_stamp`. Datagrams without this session's tag are skipped.
+    fn buffer(
+        &mut self,
+        whole: &[u8],
+        segment: Option<usize>,
+        arrival_ns: u64,
+        kernel_stamp: bool,
+    ) {
+        let segment = segment.filter(|&s| s > 0).unwrap_or(whole.len().max(1));
+        let coalesced = whole.len() > segment;
+        for d in whole.chunks(segment) {
+            let Some((t, seq, sent_ns)) = read_header(d) else {
+                continue;
+            };
+            if t != self.tag {
+                continue;
+            }
+            self.bytes += d.len() as u64;
+            self.seqs.record(seq);
+            self.kernel_stamps += u64::from(kernel_stamp);
+            self.coalesced += u64::from(coalesced);
+            self.jitter
+                .record((arrival_ns as f64 - sent_ns as f64) / 1e9);
+        }
+    }
+
+    fn report(&self) -> UdpReport {
+        let seqs = &self.seqs;
+        let lost = seqs.lost(None);
+        let arrivals = seqs.unique() + seqs.duplicates();
+        UdpReport {
+            datagrams: seqs.unique(),
+            lost: Some(lost),
+            lost_percent: percent(lost, seqs.unique() + lost),
+            duplicates: Some(seqs.duplicates()),
+            out_of_order: Some(seqs.out_of_order()),
+            jitter_seconds: Some(self.jitter.seconds()),
+            clock: Some(
+                if self.kernel_stamps > 0 && self.kernel_stamps == arrivals {
+                    "kernel receive timestamps (SO_TIMESTAMPNS), CLOCK_REALTIME".into()
+                } else {
+                    "user-space receive time per batch, CLOCK_REALTIME".into()
+                },
+            ),
+            coalesced_datagrams: Some(self.coalesced),
+            ..UdpReport::default()
+        }
+    }
 }
 
 /// `part` of `whole` in percent, `None` for an empty whole.
@@ -420,5 +564,67 @@ mod tests {
         write_header(&mut d, 7, 8, 9);
         assert_eq!(read_header(&d), Some((7, 8, 9)));
         assert_eq!(read_header(&d[..23]), None);
+    }
+
+    /// A coalesced (GRO) buffer of `segment`-byte datagrams with these (tag, seq, sent) headers;
+    /// the last one `last` bytes long.
+    fn coalesced(segment: usize, last: usize, headers: &[(u64, u64, u64)]) -> Vec<u8> {
+        let mut buf = Vec::new();
+        for (i, &(tag, seq, sent)) in headers.iter().enumerate() {
+            let mut d = vec![
+                0u8;
+                if i + 1 == headers.len() {
+                    last
+                } else {
+                    segment
+                }
+            ];
+            write_header(&mut d, tag, seq, sent);
+            buf.extend_from_slice(&d);
+        }
+        buf
+    }
+
+    #[test]
+    fn a_coalesced_buffer_is_counted_per_datagram() {
+        let mut t = Tally::new(7);
+        // Datagrams 0 and 1 alone, then one GRO buffer with 3, 2 (late), 2 again, a foreign
+        // tag, and a short 5; 4 never arrives.
+        t.buffer(&coalesced(64, 64, &[(7, 0, 1_000)]), None, 11_000, true);
+        t.buffer(&coalesced(64, 64, &[(7, 1, 2_000)]), Some(64), 12_000, true);
+        let gro = coalesced(
+            64,
+            40,
+            &[
+                (7, 3, 3_000),
+                (7, 2, 2_500),
+                (7, 2, 2_500),
+                (9, 4, 0),
+                (7, 5, 4_000),
+            ],
+        );
+        t.buffer(&gro, Some(64), 20_000, true);
+        let r = t.report();
+        assert_eq!(r.datagrams, 5, "{r:?}");
+        assert_eq!(r.lost, Some(1));
+        assert_eq!(r.duplicates, Some(1));
+        assert_eq!(
+            r.out_of_order,
+            Some(1),
+            "2 after 3 (its copy is a duplicate)"
+        );
+        assert_eq!(
+            r.coalesced_datagrams,
+            Some(4),
+            "the foreign datagram is not counted"
+        );
+        assert_eq!(t.bytes, 64 * 5 + 40);
+        assert!(r.clock.unwrap().starts_with("kernel"));
+        // RFC 3550 over the per-datagram transits (10, 10, 17, 17.5, 17.5, 16 us), in order.
+        let mut j = Jitter::default();
+        for transit in [10_000.0, 10_000.0, 17_000.0, 17_500.0, 17_500.0, 16_000.0] {
+            j.record(transit / 1e9);
+        }
+        assert_eq!(r.jitter_seconds, Some(j.seconds()));
     }
 }

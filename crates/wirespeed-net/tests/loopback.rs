@@ -396,3 +396,37 @@ fn zerocopy_sends_exact_bytes_and_counts_completions() {
     }
     h.stop();
 }
+
+#[test]
+fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
+    let (addr, h) = agent(AgentConfig::default());
+    for no_gso in [false, true] {
+        let spec = TestSpec {
+            protocol: Protocol::Udp,
+            amount: Amount::Bytes(64 * 2000),
+            length_bytes: 64,
+            // As fast as possible: every send call then carries a full batch.
+            rate_bits_per_second: 0,
+            no_gso,
+            ..TestSpec::default()
+        };
+        let out = run(&config(addr, spec)).unwrap();
+        let agent = out.agent.unwrap();
+        let tx = out.client.streams[0].udp.as_ref().unwrap();
+        let rx = agent.streams[0].udp.as_ref().unwrap();
+        assert_eq!(tx.datagrams, 2000);
+        assert_eq!(rx.datagrams + rx.lost.unwrap(), 2000, "{rx:?}");
+        assert_eq!(rx.duplicates, Some(0));
+        let method = tx.io_method.as_deref().unwrap();
+        assert!(tx.datagrams_per_call.unwrap() >= 1.0);
+        assert_eq!(rx.io_method.as_deref(), Some("recvmmsg with UDP_GRO"));
+        if no_gso {
+            assert!(method.starts_with("sendmmsg"), "{method}");
+            assert_eq!(rx.coalesced_datagrams, Some(0), "{rx:?}");
+        } else {
+            assert!(method.contains("UDP_SEGMENT"), "{method}");
+            assert!(rx.coalesced_datagrams.unwrap() > 0, "{rx:?}");
+        }
+    }
+    h.stop();
+}

@@ -145,10 +145,16 @@ pub(crate) struct ThroughputArgs {
     #[arg(long)]
     zerocopy: bool,
 
-    /// UDP: hand the kernel up to 64 datagrams per send (UDP_SEGMENT generic segmentation
-    /// offload); receivers always accept coalesced (GRO) buffers.
-    #[arg(long)]
+    /// UDP: require segmentation offload (UDP_SEGMENT: up to 64 datagrams per send and per
+    /// trip through the stack), an error where the kernel or path lacks it. It is already the
+    /// default wherever it works; receivers always accept coalesced (GRO) buffers.
+    #[arg(long, conflicts_with = "no_gso")]
     gso: bool,
+
+    /// UDP: one datagram per message (sendmmsg), each its own trip through the stack, as
+    /// iperf3 sends; without it senders use UDP_SEGMENT where the kernel and path take it.
+    #[arg(long)]
+    no_gso: bool,
 
     /// Use IPv4 (loopback 127.0.0.1 without HOST).
     #[arg(long, short = '4', conflicts_with = "ipv6")]
@@ -275,9 +281,9 @@ impl ThroughputArgs {
         if self.zerocopy && udp {
             bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
         }
-        if self.gso && !udp {
+        if (self.gso || self.no_gso) && !udp {
             bail!(
-                "--gso is UDP segmentation offload: use it with `wirespeed udp` (TCP always has it)"
+                "--gso/--no-gso choose UDP segmentation offload: use them with `wirespeed udp` (TCP always has it)"
             );
         }
         if udp && (self.nodelay || self.mss.is_some() || self.congestion.is_some()) {
@@ -305,6 +311,7 @@ impl ThroughputArgs {
             agent_cpu: self.affinity.and_then(|a| a.agent),
             omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
             gso: self.gso,
+            no_gso: self.no_gso,
             zerocopy: self.zerocopy,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
@@ -596,6 +603,19 @@ mod tests {
                 .to_string()
                 .contains("-l 8")
         );
+    }
+
+    #[test]
+    fn gso_is_required_refused_or_automatic() {
+        let auto = parse(&[]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(!auto.gso && !auto.no_gso, "by default the sender decides");
+        let on = parse(&["--gso"]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(on.gso && !on.no_gso);
+        let off = parse(&["--no-gso"]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(off.no_gso && !off.gso);
+        assert!(parse(&["--gso", "--no-gso"]).is_err());
+        let tcp = parse(&["--no-gso"]).unwrap().spec(Protocol::Tcp);
+        assert!(tcp.unwrap_err().to_string().contains("wirespeed udp"));
     }
 
     #[test]

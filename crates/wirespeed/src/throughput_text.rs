@@ -363,6 +363,27 @@ impl Render for ThroughputResult {
                 )?;
             }
         }
+        for p in &e.streams {
+            let io = |s: &Option<wirespeed_net::StreamReport>| {
+                s.as_ref().and_then(|s| s.udp.as_ref()).and_then(|u| {
+                    let method = u.io_method.as_deref()?;
+                    let per_call = u
+                        .datagrams_per_call
+                        .map_or(String::new(), |d| format!(", {d:.1} datagrams per call"));
+                    let coalesced = match u.coalesced_datagrams {
+                        Some(c) if u.datagrams > 0 => format!(
+                            ", {:.1}% of datagrams in coalesced buffers",
+                            c as f64 * 100.0 / u.datagrams as f64
+                        ),
+                        _ => String::new(),
+                    };
+                    Some(format!("{method}{per_call}{coalesced}"))
+                })
+            };
+            if let (Some(tx), Some(rx)) = (io(&p.sender), io(&p.receiver)) {
+                writeln!(out, "udp i/o [{}]: sender {tx}; receiver {rx}", p.id)?;
+            }
+        }
         if let Some(p) = e.streams.first() {
             let requested = self
                 .spec

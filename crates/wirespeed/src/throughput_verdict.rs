@@ -174,6 +174,26 @@ pub(crate) fn judge(
             ));
         }
     }
+    if r.spec.protocol == Protocol::Udp && r.spec.rate_bits_per_second == 0 {
+        for (sent, received) in [
+            (Some(&r.end.sum_sent), Some(&r.end.sum_received)),
+            (
+                r.end.sum_sent_bidir_reverse.as_ref(),
+                r.end.sum_received_bidir_reverse.as_ref(),
+            ),
+        ] {
+            if let (Some(sent), Some(rx)) = (sent, received)
+                && let Some(p) = rx.lost_percent.filter(|&p| p >= 0.1)
+            {
+                warnings.push(format!(
+                    "-b 0: the sender outran the receiver and {p:.1}% of the datagrams were dropped \
+                     (the received rate is what the receiver kept up with; {} were sent); give a \
+                     rate with -b to measure loss at that rate",
+                    r.rate_format.format(sent.bits_per_second)
+                ));
+            }
+        }
+    }
     if let Some(w) = r.spec.window_bytes {
         let env = r.start.client_environment.as_ref();
         if let Some(max) = env.and_then(|e| e.rmem_max_bytes.min(e.wmem_max_bytes))

@@ -364,3 +364,48 @@ fn file_source_sends_exact_bytes_wrapping_at_its_end() {
     assert_one_line_error(&wirespeed(&["tcp", "--file", p, "-R"]), "without -R");
     std::fs::remove_file(&path).unwrap();
 }
+
+#[test]
+fn udp_states_how_datagrams_were_sent_and_received() {
+    let auto = wirespeed(&["udp", "-n", "64000", "-l", "64", "-b", "0", "-i", "0"]);
+    assert!(
+        auto.stdout
+            .contains("udp i/o [0]: sender sendmsg with UDP_SEGMENT (GSO, 64-byte segments"),
+        "{}",
+        auto.stdout
+    );
+    assert!(auto.stdout.contains("receiver recvmmsg with UDP_GRO"));
+    let off = wirespeed(&[
+        "udp", "-n", "64000", "-l", "64", "-b", "0", "-i", "0", "--no-gso",
+    ]);
+    assert!(
+        off.stdout
+            .contains("udp i/o [0]: sender sendmmsg, one datagram per message (--no-gso)"),
+        "{}",
+        off.stdout
+    );
+    assert!(
+        off.stdout
+            .contains("0.0% of datagrams in coalesced buffers")
+    );
+}
+
+#[test]
+fn udp_at_b_0_warns_when_the_receiver_drops() {
+    // A 4 KiB receive buffer behind an unpaced sender: datagrams are dropped.
+    let doc = json(&wirespeed(&[
+        "udp", "-t", "0.3", "-l", "1400", "-b", "0", "-w", "4KiB", "--json",
+    ]));
+    let lost = doc["result"]["end"]["sum_received"]["lost_percent"]
+        .as_f64()
+        .unwrap();
+    assert!(lost >= 0.1, "{lost}");
+    let warnings = doc["warnings"].as_array().unwrap();
+    assert!(
+        warnings.iter().any(|w| w
+            .as_str()
+            .unwrap()
+            .starts_with("-b 0: the sender outran the receiver")),
+        "{warnings:?}"
+    );
+}
