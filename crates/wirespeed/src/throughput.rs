@@ -316,7 +316,7 @@ impl ThroughputArgs {
             gso: self.gso,
             no_gso: self.no_gso,
             zerocopy: self.zerocopy,
-            interval_seconds: (!self.interval.is_zero()).then(|| self.interval.as_secs_f64()),
+            interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
