@@ -24,7 +24,7 @@ use crate::auth::{AuthKey, hex, random_bytes, unhex};
 use crate::control::{Cookie, DATA_MAGIC, Message, PROTOCOL_VERSION, Phase, parse_greeting_rest};
 use crate::engine::{DataSocket, Running, Side};
 use crate::env::Environment;
-use crate::report::SideReport;
+use crate::report::{Interval, SideReport, keep_interval};
 use crate::session::{Control, SessionError};
 use crate::sock;
 use crate::spec::{Amount, Flow, Protocol, TestSpec};
@@ -561,11 +561,13 @@ fn run_session(
     .map_err(SessionError::Io)?;
     ctl.send(&Message::Start)?;
     ctl.set_phase(Phase::Running);
-    let outcome = supervise(ctl, &running, &spec, shared);
+    let mut intervals = Vec::new();
+    let outcome = supervise(ctl, &running, &spec, shared, &mut intervals);
     if outcome.is_err() {
         running.abort();
     }
     let mut report = running.finish();
+    report.intervals = intervals;
     report.environment = Some(Environment::collect(Some(local_ip)));
     record.report = Some(report.clone());
     outcome?;
@@ -619,6 +621,7 @@ fn supervise(
     running: &Running,
     spec: &TestSpec,
     shared: &Arc<Shared>,
+    intervals: &mut Vec<Interval>,
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
     let grace = cfg.idle_timeout + Duration::from_secs(2);
@@ -630,8 +633,15 @@ fn supervise(
         + grace;
     let mut client_done = false;
     let mut told_send_done = false;
+    let tick = spec.interval_seconds.map(Duration::from_secs_f64);
+    let mut next = tick.map(|t| running.start + t);
+    let mut last = (0.0, running.samples());
     loop {
-        if let Some(m) = ctl.poll(Duration::from_millis(50))? {
+        let wait = next.map_or(Duration::from_millis(50), |at| {
+            at.saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(50))
+        });
+        if let Some(m) = ctl.poll(wait)? {
             match m {
                 Message::SendDone => running.peer_senders_done(),
                 Message::Finished { .. } => {
@@ -652,7 +662,28 @@ fn supervise(
             ctl.send(&Message::SendDone)?;
             told_send_done = true;
         }
-        if client_done && running.all_done() {
+        let own_done = running.all_done();
+        if let (Some(t), Some(at)) = (tick, next)
+            && (Instant::now() >= at || own_done)
+        {
+            // The last interval ends when this end's streams did, not at the next tick.
+            let end = if own_done {
+                running.start.elapsed().as_secs_f64()
+            } else {
+                at.duration_since(running.start).as_secs_f64()
+            };
+            let now = running.samples();
+            if end - last.0 > 1e-3 {
+                let omitted = end <= spec.omit_seconds + 1e-9;
+                keep_interval(
+                    intervals,
+                    crate::client::interval(last.0, end, &last.1, &now, omitted),
+                );
+                last = (end, now);
+            }
+            next = (!own_done).then_some(at + t);
+        }
+        if client_done && own_done {
             return Ok(());
         }
         if shared.stopping() {

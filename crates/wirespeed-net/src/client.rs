@@ -131,7 +131,15 @@ fn connect(s: &socket2::Socket, cfg: &ClientConfig) -> Result<TcpStream, ClientE
 
 /// Runs one test against an agent, calling `progress` at each interval.
 pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcome, ClientError> {
-    cfg.spec.validate().map_err(ClientError::Local)?;
+    // The agent keeps its own intervals on the same ticks.
+    let spec = TestSpec {
+        interval_seconds: cfg
+            .interval
+            .map(|i| i.as_secs_f64())
+            .or(cfg.spec.interval_seconds),
+        ..cfg.spec.clone()
+    };
+    spec.validate().map_err(ClientError::Local)?;
     let s = new_tcp(cfg)?;
     let stream = connect(&s, cfg)?;
     let _ = stream.set_nodelay(true);
@@ -175,7 +183,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         .collect::<io::Result<Vec<_>>>()
         .map_err(local_err)?;
     ctl.send(&Message::Request {
-        spec: cfg.spec.clone(),
+        spec,
         client_udp_ports,
     })
     .map_err(SessionError::Io)?;
@@ -331,7 +339,14 @@ fn drive(
     }
 }
 
-fn interval(start: f64, end: f64, before: &[Sample], now: &[Sample], omitted: bool) -> Interval {
+/// One interval from the samples at its start and its end (both ends use it).
+pub(crate) fn interval(
+    start: f64,
+    end: f64,
+    before: &[Sample],
+    now: &[Sample],
+    omitted: bool,
+) -> Interval {
     let secs = end - start;
     let rate = |b: u64| b as f64 * 8.0 / secs;
     let streams: Vec<IntervalStream> = now

@@ -276,6 +276,7 @@ impl Running {
             cpu,
             wall_seconds,
             environment: None,
+            intervals: Vec::new(),
         }
     }
 }

@@ -187,6 +187,11 @@ impl StreamReport {
     }
 }
 
+/// The most intervals one end keeps in its report: it crosses the control connection, whose
+/// messages are bounded ([`crate::control::MAX_FRAME_BYTES`]), so a longer test's intervals are
+/// merged pairwise (each then spans two, four, ... ticks) rather than cut off.
+pub const MAX_SIDE_INTERVALS: usize = 128;
+
 /// Everything one end measured.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SideReport {
@@ -194,6 +199,11 @@ pub struct SideReport {
     pub software: String,
     /// Each stream.
     pub streams: Vec<StreamReport>,
+    /// This end's own totals per interval, on the client's `-i` ticks (`sum_sent` is what this
+    /// end sent): the agent's view of every interval travels in its report, as iperf3's
+    /// `--get-server-output` but always. Sums only, at most [`MAX_SIDE_INTERVALS`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub intervals: Vec<Interval>,
     /// Sum of the stream threads' CPU time.
     pub cpu: CpuTime,
     /// From the start signal to the last stream's end.
@@ -264,4 +274,117 @@ pub struct Interval {
     pub sum_sent: Option<IntervalSum>,
     /// Streams the client receives on.
     pub sum_received: Option<IntervalSum>,
+}
+
+impl IntervalSum {
+    fn merged(
+        a: &Option<IntervalSum>,
+        b: &Option<IntervalSum>,
+        seconds: f64,
+    ) -> Option<IntervalSum> {
+        let add = |x: Option<u64>, y: Option<u64>| match (x, y) {
+            (None, None) => None,
+            (x, y) => Some(x.unwrap_or(0) + y.unwrap_or(0)),
+        };
+        match (a, b) {
+            (None, None) => None,
+            (Some(s), None) | (None, Some(s)) => Some(IntervalSum {
+                bits_per_second: s.bytes as f64 * 8.0 / seconds,
+                ..s.clone()
+            }),
+            (Some(x), Some(y)) => {
+                let bytes = x.bytes + y.bytes;
+                Some(IntervalSum {
+                    bytes,
+                    bits_per_second: bytes as f64 * 8.0 / seconds,
+                    datagrams: add(x.datagrams, y.datagrams),
+                    retransmits: add(x.retransmits.map(u64::from), y.retransmits.map(u64::from))
+                        .map(|r| r.min(u64::from(u32::MAX)) as u32),
+                })
+            }
+        }
+    }
+}
+
+impl Interval {
+    /// This interval's totals only, without the per-stream lines.
+    pub fn sums_only(mut self) -> Interval {
+        self.streams.clear();
+        self
+    }
+
+    /// One interval spanning `self` and the `next` one (totals only).
+    pub fn merged(&self, next: &Interval) -> Interval {
+        let seconds = next.end_seconds - self.start_seconds;
+        Interval {
+            start_seconds: self.start_seconds,
+            end_seconds: next.end_seconds,
+            omitted: self.omitted && next.omitted,
+            streams: Vec::new(),
+            sum_sent: IntervalSum::merged(&self.sum_sent, &next.sum_sent, seconds),
+            sum_received: IntervalSum::merged(&self.sum_received, &next.sum_received, seconds),
+        }
+    }
+}
+
+/// Appends `interval` (totals only) to `kept`, merging neighbours pairwise whenever
+/// [`MAX_SIDE_INTERVALS`] would be passed, so that the list always covers the whole test.
+pub fn keep_interval(kept: &mut Vec<Interval>, interval: Interval) {
+    kept.push(interval.sums_only());
+    if kept.len() > MAX_SIDE_INTERVALS {
+        let merged: Vec<Interval> = kept
+            .chunks(2)
+            .map(|pair| match pair {
+                [a, b] => a.merged(b),
+                [a] => a.clone(),
+                _ => unreachable!("chunks of at most 2"),
+            })
+            .collect();
+        *kept = merged;
+    }
+}
+
+#[cfg(test)]
+mod interval_tests {
+    use super::*;
+
+    fn tick(start: f64, bytes: u64) -> Interval {
+        Interval {
+            start_seconds: start,
+            end_seconds: start + 1.0,
+            omitted: false,
+            streams: Vec::new(),
+            sum_sent: None,
+            sum_received: Some(IntervalSum {
+                bytes,
+                bits_per_second: bytes as f64 * 8.0,
+                datagrams: None,
+                retransmits: None,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_long_test_is_merged_pairwise_and_keeps_every_byte_and_second() {
+        let mut kept = Vec::new();
+        for i in 0..1000u32 {
+            keep_interval(&mut kept, tick(f64::from(i), 1000 + u64::from(i)));
+        }
+        assert!(kept.len() <= MAX_SIDE_INTERVALS, "{}", kept.len());
+        assert_eq!(kept[0].start_seconds, 0.0);
+        assert_eq!(kept.last().unwrap().end_seconds, 1000.0);
+        for w in kept.windows(2) {
+            assert_eq!(w[0].end_seconds, w[1].start_seconds, "no gap, no overlap");
+        }
+        let total: u64 = kept
+            .iter()
+            .map(|i| i.sum_received.as_ref().unwrap().bytes)
+            .sum();
+        assert_eq!(total, (0..1000u64).map(|i| 1000 + i).sum::<u64>());
+        let first = &kept[0];
+        let r = first.sum_received.as_ref().unwrap();
+        let secs = first.end_seconds - first.start_seconds;
+        assert!((r.bits_per_second - r.bytes as f64 * 8.0 / secs).abs() < 1e-6);
+        assert!(kept[0].sum_sent.is_none());
+    }
 }

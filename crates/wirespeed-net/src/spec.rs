@@ -65,6 +65,10 @@ pub enum Flow {
     Download,
 }
 
+/// The shortest reporting interval: shorter ones would be mostly the reporting loop's own
+/// scheduling noise, and would pile up in the agent's report.
+pub const MIN_INTERVAL_SECONDS: f64 = 0.01;
+
 /// The parameters of a test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -113,6 +117,10 @@ pub struct TestSpec {
     /// TCP senders use MSG_ZEROCOPY (`--zerocopy`).
     #[serde(default)]
     pub zerocopy: bool,
+    /// The client's reporting interval (`-i`), so that the agent keeps its own intervals on
+    /// the same ticks (iperf3's `--get-server-output`, always on); `None`: no intervals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interval_seconds: Option<f64>,
 }
 
 impl Default for TestSpec {
@@ -135,6 +143,7 @@ impl Default for TestSpec {
             gso: false,
             no_gso: false,
             zerocopy: false,
+            interval_seconds: None,
         }
     }
 }
@@ -189,6 +198,13 @@ impl TestSpec {
             }
             Amount::Bytes(0) => return Err("-n 0 sends nothing: use at least 1 byte".into()),
             _ => {}
+        }
+        if let Some(i) = self.interval_seconds
+            && !(i.is_finite() && (MIN_INTERVAL_SECONDS..=86_400.0).contains(&i))
+        {
+            return Err(format!(
+                "-i {i} s is out of range: use 10 ms to 1 day, or 0 for no intervals"
+            ));
         }
         if self.omit_seconds != 0.0 {
             match self.amount {
@@ -263,6 +279,18 @@ mod tests {
             ..TestSpec::default()
         };
         assert!(udp.validate().unwrap_err().starts_with("-l 8"));
+        for i in [0.001, f64::NAN, -1.0, 1e9] {
+            let tick = TestSpec {
+                interval_seconds: Some(i),
+                ..TestSpec::default()
+            };
+            assert!(tick.validate().unwrap_err().starts_with("-i "), "{i}");
+        }
+        let tick = TestSpec {
+            interval_seconds: Some(0.5),
+            ..TestSpec::default()
+        };
+        assert!(tick.validate().is_ok());
         let cc = TestSpec {
             congestion: Some("x; rm".into()),
             ..TestSpec::default()

@@ -115,6 +115,21 @@ fn timed_test_reports_intervals_and_tcp_info() {
     let agent = out.agent.unwrap();
     assert_eq!(agent.streams[0].bytes, s.bytes, "every byte sent arrived");
     assert!(agent.environment.is_some());
+    // The agent's own intervals, on the same ticks: they tile the test and hold every byte.
+    assert!(
+        (5..=7).contains(&agent.intervals.len()),
+        "{} agent intervals",
+        agent.intervals.len()
+    );
+    assert_eq!(agent.intervals[0].start_seconds, 0.0);
+    assert!((agent.intervals[0].end_seconds - 0.1).abs() < 1e-9);
+    let received: u64 = agent
+        .intervals
+        .iter()
+        .map(|i| i.sum_received.as_ref().expect("the agent receives").bytes)
+        .sum();
+    assert_eq!(received, agent.streams[0].bytes);
+    assert!(agent.intervals.iter().all(|i| i.sum_sent.is_none()));
     h.stop();
 }
 

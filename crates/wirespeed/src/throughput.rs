@@ -218,6 +218,9 @@ struct Parameters {
 pub(crate) struct ThroughputResult {
     pub(crate) start: Start,
     pub(crate) intervals: Vec<Interval>,
+    /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
+    /// rate the two ends disagree on in one interval shows where the bytes waited.
+    pub(crate) agent_intervals: Vec<Interval>,
     pub(crate) end: End,
     pub(crate) error: Option<String>,
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
@@ -313,6 +316,7 @@ impl ThroughputArgs {
             gso: self.gso,
             no_gso: self.no_gso,
             zerocopy: self.zerocopy,
+            interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
@@ -451,6 +455,11 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
             timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)",
         },
         intervals: outcome.intervals.clone(),
+        agent_intervals: outcome
+            .agent
+            .as_ref()
+            .map(|a| a.intervals.clone())
+            .unwrap_or_default(),
         end,
         error: outcome.error.clone(),
         repeat,

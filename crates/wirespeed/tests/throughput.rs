@@ -306,6 +306,10 @@ fn bad_flags_are_one_line() {
         &wirespeed(&["tcp", "-C", "nosuchcc", "-n", "1000B"]),
         "-C nosuchcc",
     );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-i", "5ms"]),
+        "-i 0.005 s is out of range",
+    );
 }
 
 #[test]
@@ -321,6 +325,15 @@ fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
     );
     assert_eq!(r["intervals"][0]["omitted"], true);
     assert_eq!(r["intervals"][1]["omitted"], false);
+    // The agent's view on the same ticks, warm-up marked the same way.
+    assert_eq!(r["agent_intervals"][0]["omitted"], true);
+    assert_eq!(r["agent_intervals"][0]["end_seconds"], 0.2);
+    assert!(
+        r["agent_intervals"][1]["sum_received"]["bytes"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
     let rep = &r["repeat"];
     assert_eq!(rep["values"].as_array().unwrap().len(), 2);
     assert!(rep["ci95_low"].as_f64().unwrap() <= rep["median"].as_f64().unwrap());
