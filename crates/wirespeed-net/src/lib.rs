@@ -24,6 +24,7 @@ pub mod env;
 pub mod icmp;
 pub mod iface;
 pub mod load;
+pub mod pmqos;
 pub mod probe;
 pub mod report;
 pub mod signal;

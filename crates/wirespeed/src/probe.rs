@@ -117,6 +117,12 @@ pub(crate) struct ProbeArgs {
     #[arg(long, value_enum, default_value_t = ClockArg::Auto)]
     clock: ClockArg,
 
+    /// Let idle CPUs halt during the run. By default (as root) the probe holds
+    /// /dev/cpu_dma_latency at 0 us, as cyclictest does, so that no CPU's wake-up from halt
+    /// (tens of microseconds, more on a virtual machine) is measured as path delay.
+    #[arg(long)]
+    allow_cpu_idle: bool,
+
     /// Also write an SVG plot: minimum round trip against bytes crossed, per hop, with the fitted
     /// lines (the seed's figures 2-4).
     #[arg(long, value_name = "FILE.svg")]
@@ -258,6 +264,8 @@ struct ProbeReport {
     answers: usize,
     timer_floor_seconds: f64,
     clock_resolution_seconds: f64,
+    /// Whether CPUs were kept from halting during the run (PM QoS), and if not, why.
+    cpu_wakeup: String,
     path_mtu_bytes: Option<usize>,
     elapsed_seconds: f64,
     stopped_early: bool,
@@ -450,6 +458,21 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         udp,
     };
     let mut config = config;
+    // Held until the analysis is done: the host baseline and every adaptive round run under it.
+    let (_cpu_hold, cpu_wakeup) = if args.allow_cpu_idle {
+        (None, "CPUs allowed to halt (--allow-cpu-idle)".to_string())
+    } else {
+        match wirespeed_net::pmqos::hold(0) {
+            Ok(h) => (
+                Some(h),
+                "CPUs kept from halting (/dev/cpu_dma_latency 0 us)".to_string(),
+            ),
+            Err(e) => (
+                None,
+                format!("CPUs may halt: /dev/cpu_dma_latency: {e} (root keeps them awake)"),
+            ),
+        }
+    };
     let host_samples = if args.host_baseline {
         Some(host_baseline(&config)?)
     } else {
@@ -602,6 +625,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         answers,
         timer_floor_seconds: floor.as_secs_f64(),
         clock_resolution_seconds: resolution.as_secs_f64(),
+        cpu_wakeup,
         path_mtu_bytes: run.path_mtu_bytes,
         elapsed_seconds: run.elapsed_seconds,
         stopped_early: run.stopped_early,
@@ -723,9 +747,10 @@ impl Render for ProbeReport {
         )?;
         writeln!(
             out,
-            "timer floor {} (CLOCK_MONOTONIC resolution {}), path MTU {}, {:.2} s",
+            "timer floor {} (CLOCK_MONOTONIC resolution {}), {}, path MTU {}, {:.2} s",
             format_seconds(self.timer_floor_seconds),
             format_seconds(self.clock_resolution_seconds),
+            self.cpu_wakeup,
             self.path_mtu_bytes
                 .map_or("unknown".to_string(), |m| format!("{m} bytes")),
             self.elapsed_seconds

@@ -44,7 +44,35 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
         assert!(fit["bootstrap"]["intercept"]["low"].is_number());
         assert!(fit["split_half"]["slope"]["high"].is_number());
         assert_eq!(r["samples"].as_array().unwrap().len(), 64);
+        // Root keeps the CPUs from halting for the run; anyone else is told why not.
+        let wakeup = r["cpu_wakeup"].as_str().unwrap();
+        // SAFETY: geteuid has no preconditions.
+        let root = unsafe { libc::geteuid() } == 0;
+        assert!(
+            wakeup.contains(if root {
+                "kept from halting"
+            } else {
+                "may halt"
+            }),
+            "{wakeup}"
+        );
     }
+    let doc = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "2",
+        "--sizes",
+        "64",
+        "--allow-cpu-idle",
+        "--json",
+    ]));
+    assert!(
+        doc["result"]["cpu_wakeup"]
+            .as_str()
+            .unwrap()
+            .contains("allowed to halt")
+    );
 }
 
 #[test]
