@@ -17,11 +17,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use wirespeed_model::load::{
-    Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, MAX_FRAME_BYTES, pacing_interval_ns,
-    udp_payload_bytes,
+    Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, MAX_FRAME_BYTES, udp_payload_bytes,
 };
 
-use super::{LoadReport, LoadTest, SinkCounts, clock_ns, monotonic_ns, sleep_until};
+use super::{LoadReport, LoadTest, Pacer, SinkCounts, clock_ns, monotonic_ns, sleep_until};
 
 const RING: usize = 1 << 16;
 /// Flag: the datagram or frame was sent in the measured window.
@@ -199,7 +198,7 @@ pub fn transmit(
     ];
     let mut next_id: u32 = 0;
     let mut first_send = None;
-    let mut next_send_ns = (start_at_ns + tx0) as f64;
+    let mut pacer = Pacer::new(start_at_ns + tx0);
     // Reads up to `max` stamps from the error queue (each send queues one; reading one per send
     // and the backlog every 256 sends saves the system call that would find the queue empty).
     let drain = |ring: &[Slot], counters: &mut LoadCounters, max: usize| {
@@ -220,18 +219,11 @@ pub fn transmit(
         }
         let len = dealer.deal();
         if let Some(rate) = test.rate_bits_per_second {
-            if (now as f64) < next_send_ns {
-                sleep_until(next_send_ns as u64, &stopped);
-                now = monotonic_ns();
-                if now >= start_at_ns + tx1 {
-                    break;
-                }
-            } else if (now as f64) - next_send_ns > 10e6 {
-                // More than 10 ms behind (descheduled): offer from now on, no burst.
-                next_send_ns = now as f64;
-            }
-            next_send_ns += pacing_interval_ns(u64::from(len), rate)
-                .map_err(|e| io::Error::other(e.to_string()))?;
+            let Some(slot) = pacer.wait(now, start_at_ns + tx1, &stopped) else {
+                break;
+            };
+            now = slot;
+            pacer.book(len, rate)?;
         }
         let t = now - start_at_ns;
         let in_window = (w0..w1).contains(&t);

@@ -152,6 +152,42 @@ pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
 }
 
 /// Sleeps until `deadline_ns` of `CLOCK_MONOTONIC` (in slices, so `stop` is seen).
+/// The send schedule of a paced generator: one frame every `length x 8 / rate`, and no burst to
+/// catch up after the thread was descheduled (more than 10 ms behind: the schedule restarts
+/// from now), so an offered load is never exceeded.
+pub(crate) struct Pacer {
+    next_ns: f64,
+}
+
+impl Pacer {
+    /// The first frame is due at `first_ns` (`CLOCK_MONOTONIC`).
+    pub(crate) fn new(first_ns: u64) -> Pacer {
+        Pacer {
+            next_ns: first_ns as f64,
+        }
+    }
+
+    /// Waits for the next frame's slot; the time then, or `None` if `end_ns` came first.
+    pub(crate) fn wait(&mut self, now: u64, end_ns: u64, stop: &dyn Fn() -> bool) -> Option<u64> {
+        if (now as f64) < self.next_ns {
+            sleep_until(self.next_ns as u64, stop);
+            let now = monotonic_ns();
+            return (now < end_ns).then_some(now);
+        }
+        if (now as f64) - self.next_ns > 10e6 {
+            self.next_ns = now as f64;
+        }
+        Some(now)
+    }
+
+    /// Books a frame of `length` bytes at `rate` bit/s into the schedule.
+    pub(crate) fn book(&mut self, length: u32, rate: f64) -> std::io::Result<()> {
+        self.next_ns += wirespeed_model::load::pacing_interval_ns(u64::from(length), rate)
+            .map_err(|e| std::io::Error::other(e.to_string()))?;
+        Ok(())
+    }
+}
+
 pub(crate) fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
     loop {
         let now = monotonic_ns();

@@ -24,13 +24,11 @@ use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use wirespeed_model::load::{
-    Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, pacing_interval_ns,
-};
+use wirespeed_model::load::{Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters};
 
 use super::generator::{IN_WINDOW, write_header};
 use super::tstamp::{self, Choice, PhcClock};
-use super::{LoadReport, LoadTest, clock_ns, monotonic_ns, sleep_until};
+use super::{LoadReport, LoadTest, Pacer, clock_ns, monotonic_ns, sleep_until};
 
 /// IEEE 802 local experimental EtherType 1: never a real protocol on anyone's network.
 pub const ETHERTYPE: u16 = 0x88B5;
@@ -415,7 +413,7 @@ pub fn transmit(
     // Frames dealt but not yet taken by the device: buffers [pending_from..pending_to).
     let (mut pending_from, mut pending_to) = (0usize, 0usize);
     let mut first_send = None;
-    let mut next_send_ns = (start_at_ns + tx0) as f64;
+    let mut pacer = Pacer::new(start_at_ns + tx0);
     loop {
         let mut now = monotonic_ns();
         if now >= start_at_ns + tx1 || stopped() {
@@ -423,20 +421,13 @@ pub fn transmit(
         }
         if pending_from == pending_to {
             if let Some(rate) = test.rate_bits_per_second {
-                if (now as f64) < next_send_ns {
-                    sleep_until(next_send_ns as u64, &stopped);
-                    now = monotonic_ns();
-                    if now >= start_at_ns + tx1 {
-                        break;
-                    }
-                } else if (now as f64) - next_send_ns > 10e6 {
-                    // More than 10 ms behind (descheduled): offer from now on, no burst.
-                    next_send_ns = now as f64;
-                }
+                let Some(slot) = pacer.wait(now, start_at_ns + tx1, &stopped) else {
+                    break;
+                };
+                now = slot;
                 let len = dealer.deal();
                 lengths[0] = len as usize;
-                next_send_ns += pacing_interval_ns(u64::from(len), rate)
-                    .map_err(|e| io::Error::other(e.to_string()))?;
+                pacer.book(len, rate)?;
                 pending_to = 1;
             } else {
                 for l in lengths.iter_mut() {

@@ -174,16 +174,6 @@ fn mismatch_runs(file: &str, bytes: u64, runs: u32) -> anyhow::Result<Vec<(Trans
     Ok(out)
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
 fn spread(v: &[f64]) -> String {
     let list: Vec<String> = v.iter().map(|x| format!("{x:.1}")).collect();
     format!("runs: {}", list.join(", "))
@@ -213,7 +203,7 @@ fn rate_rows(
             false,
         ),
     ] {
-        let m = median(v.clone());
+        let m = wirespeed_model::stats::median(v);
         let incomplete = runs
             .iter()
             .map(|r| if first { &r.0 } else { &r.1 })
@@ -248,7 +238,7 @@ fn rate_rows(
         .map(|(f, h)| f / h.max(1e-9))
         .collect();
     let seed_way = ratios.iter().filter(|&&r| r > 1.0).count();
-    let m = median(ratios.clone());
+    let m = wirespeed_model::stats::median(&ratios);
     rows.push(row(
         format!("{label}asymmetry: rate full->half / half->full (median)"),
         "ratio",
