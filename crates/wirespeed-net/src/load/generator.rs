@@ -98,47 +98,8 @@ fn enable_tx_timestamps(sock: &UdpSocket) -> bool {
 
 /// One transmit timestamp from the error queue: `(id, software stamp ns)`.
 fn read_tx_timestamp(fd: i32) -> Option<(u32, u64)> {
-    let mut control = [0u8; 512];
-    let mut data = [0u8; 64];
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
-    };
-    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
-    unsafe {
-        let mut h: libc::msghdr = std::mem::zeroed();
-        h.msg_iov = &mut iov;
-        h.msg_iovlen = 1;
-        h.msg_control = control.as_mut_ptr().cast();
-        h.msg_controllen = control.len() as _;
-        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
-        if n < 0 {
-            return None;
-        }
-        let mut stamp = None;
-        let mut id = None;
-        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
-        while !cmsg.is_null() {
-            let level = (*cmsg).cmsg_level;
-            let kind = (*cmsg).cmsg_type;
-            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPING {
-                let ts =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
-                stamp = Some(ts[0].tv_sec as u64 * 1_000_000_000 + ts[0].tv_nsec as u64);
-            } else if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-                || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
-            {
-                let e = std::ptr::read_unaligned(
-                    libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
-                );
-                if e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
-                    id = Some(e.ee_data);
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
-        }
-        Some((id?, stamp.filter(|&s| s > 0)?))
-    }
+    let stamp = super::tstamp::read_tx_stamp(fd, &mut [0u8; 64])?;
+    Some((stamp.id?, Some(stamp.software_ns).filter(|&s| s > 0)?))
 }
 
 #[derive(Clone, Copy)]

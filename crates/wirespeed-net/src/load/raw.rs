@@ -215,40 +215,16 @@ struct Slot {
 /// Reads one stamped frame from the error queue: `(sequence, stamp ns)`, the stamp software
 /// (`hardware` false) or raw hardware.
 fn read_stamp(fd: i32, tag: u64, hardware: bool) -> Option<(u64, u64)> {
-    let mut control = [0u8; 512];
     let mut data = [0u8; 128];
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
+    let stamp = tstamp::read_tx_stamp(fd, &mut data)?;
+    let seq = frame_sequence(&data[..stamp.len], tag)?;
+    let ns = if hardware {
+        stamp.hardware_ns
+    } else {
+        stamp.software_ns
     };
-    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
-    let (n, stamp) = unsafe {
-        let mut h: libc::msghdr = std::mem::zeroed();
-        h.msg_iov = &mut iov;
-        h.msg_iovlen = 1;
-        h.msg_control = control.as_mut_ptr().cast();
-        h.msg_controllen = control.len() as _;
-        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
-        if n < 0 {
-            return None;
-        }
-        let mut stamp = 0u64;
-        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_TIMESTAMPING
-            {
-                let ts =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
-                let t = ts[if hardware { 2 } else { 0 }];
-                stamp = t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-            }
-            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
-        }
-        (n as usize, stamp)
-    };
-    let seq = frame_sequence(&data[..n.min(data.len())], tag)?;
     // A frame stamped only by the other clock (a software stamp when hardware was asked).
-    (stamp > 0).then_some((seq, stamp))
+    (ns > 0).then_some((seq, ns))
 }
 
 /// The sequence number of a frame of test `tag` as the error queue returns it: the frame comes

@@ -200,6 +200,69 @@ pub fn enable_on_socket(fd: &impl AsRawFd, hardware: bool) -> Option<DelaySource
     })
 }
 
+/// One transmit timestamp read back from a socket's error queue.
+pub(crate) struct TxStamp {
+    /// Bytes of the looped-back packet written into the caller's buffer.
+    pub(crate) len: usize,
+    /// The kernel's software stamp, ns (0 if absent).
+    pub(crate) software_ns: u64,
+    /// The NIC's raw hardware stamp, ns (0 if absent).
+    pub(crate) hardware_ns: u64,
+    /// The stamp's key (`SOF_TIMESTAMPING_OPT_ID`), where the socket asked for one.
+    pub(crate) id: Option<u32>,
+}
+
+/// Reads one message from `fd`'s error queue without waiting: its stamps and, into `data`, the
+/// start of the packet it belongs to. `None` when the queue is empty.
+pub(crate) fn read_tx_stamp(fd: i32, data: &mut [u8]) -> Option<TxStamp> {
+    let mut control = [0u8; 512];
+    let mut iov = libc::iovec {
+        iov_base: data.as_mut_ptr().cast(),
+        iov_len: data.len(),
+    };
+    let ns = |t: libc::timespec| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
+    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
+    unsafe {
+        let mut h: libc::msghdr = std::mem::zeroed();
+        h.msg_iov = &mut iov;
+        h.msg_iovlen = 1;
+        h.msg_control = control.as_mut_ptr().cast();
+        h.msg_controllen = control.len() as _;
+        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
+        if n < 0 {
+            return None;
+        }
+        let mut stamp = TxStamp {
+            len: (n as usize).min(data.len()),
+            software_ns: 0,
+            hardware_ns: 0,
+            id: None,
+        };
+        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
+        while !cmsg.is_null() {
+            let level = (*cmsg).cmsg_level;
+            let kind = (*cmsg).cmsg_type;
+            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPING {
+                let ts =
+                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
+                stamp.software_ns = ns(ts[0]);
+                stamp.hardware_ns = ns(ts[2]);
+            } else if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
+                || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
+            {
+                let e = std::ptr::read_unaligned(
+                    libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
+                );
+                if e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
+                    stamp.id = Some(e.ee_data);
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
+        }
+        Some(stamp)
+    }
+}
+
 /// An `ifreq` naming `interface`.
 pub(crate) fn ifreq(interface: &str) -> io::Result<libc::ifreq> {
     // SAFETY: ifreq is plain data; all zeroes is a valid value.
