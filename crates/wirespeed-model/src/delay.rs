@@ -18,7 +18,7 @@ use std::ops::{Add, Mul, Sub};
 
 use serde::{Deserialize, Serialize};
 
-use crate::units::BitRate;
+use crate::units::{BitRate, format_seconds};
 
 /// The speed of light in vacuum, m/s.
 pub const SPEED_OF_LIGHT_M_PER_S: f64 = 299_792_458.0;
@@ -637,6 +637,9 @@ pub fn compare(
                 ));
             }
         }
+        if (pb_bad || fixed_bad) && hypotheses.is_empty() {
+            hypotheses.extend(unexplained(expected, got, pb_bad, fixed_bad));
+        }
         out.push(SegmentComparison {
             hop,
             elements: elements.iter().map(|e| e.group.clone()).collect(),
@@ -649,10 +652,90 @@ pub fn compare(
     out
 }
 
+/// What can honestly be said of a segment outside tolerance that no specific cause fits: which
+/// coefficient disagrees, by how much, and the causes that move it that way. A verdict that
+/// points at hypotheses must have some to point at.
+fn unexplained(expected: Cost, got: Cost, pb_bad: bool, fixed_bad: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if pb_bad {
+        let direction = if got.per_byte_ms > expected.per_byte_ms {
+            "above: a slower link, an extra copy or a store-and-forward step the model lacks"
+        } else {
+            "below: a faster link than modelled, or a hop the model has and the path does not"
+        };
+        out.push(format!(
+            "no modelled cause fits: per byte {} measured against {} expected, {direction}; or the probe is of another path",
+            per_byte_text(got.per_byte_ms),
+            per_byte_text(expected.per_byte_ms),
+        ));
+    }
+    if fixed_bad {
+        let delta_s = (got.fixed_ms - expected.fixed_ms) / 1000.0;
+        let direction = if delta_s > 0.0 {
+            "a longer cable, queueing or per-packet processing the model lacks"
+        } else {
+            "a shorter path or faster nodes than modelled"
+        };
+        out.push(format!(
+            "no modelled cause fits: fixed cost {}{} from the model ({} measured, {} expected): {direction}; or the probe is of another path",
+            if delta_s < 0.0 { "-" } else { "+" },
+            format_seconds(delta_s.abs()),
+            format_seconds(got.fixed_ms / 1000.0),
+            format_seconds(expected.fixed_ms / 1000.0),
+        ));
+    }
+    out
+}
+
+/// A per-byte cost in ns/byte: the unit in which link and copy costs are read at a glance.
+fn per_byte_text(ms_per_byte: f64) -> String {
+    format!(
+        "{} ns/byte",
+        crate::units::significant(ms_per_byte * 1e6, 4)
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn every_anomalous_segment_carries_a_hypothesis() {
+        // A probe of an unrelated path: nothing specific fits, yet the segment must say what
+        // disagrees rather than point at hypotheses that are not there.
+        let text = r#"
+            [components]
+            cisco = { fixed_ms = 0.525, per_byte_ms = 0.00004 }
+            [paths.p]
+            elements = [
+              { component = "cisco", hop = 1 },
+              { link = "ds0", rate = "56k" },
+              { component = "cisco", hop = 2 },
+            ]
+        "#;
+        let model = ModelFile::from_toml(text).unwrap();
+        let path = model.path("p").unwrap();
+        let measured = [
+            MeasuredHop {
+                hop: 1,
+                cost: Cost::new(0.525, 0.00004),
+            },
+            MeasuredHop {
+                hop: 2,
+                cost: Cost::new(0.1, 0.00001),
+            },
+        ];
+        let cmp = compare(path, &model.components, &measured, Tolerance::default());
+        let seg = &cmp[1];
+        assert!(seg.anomalous, "{seg:?}");
+        assert!(!seg.hypotheses.is_empty(), "{seg:?}");
+        let text = seg.hypotheses.join(" ");
+        assert!(
+            text.contains("below") && text.contains("another path"),
+            "{text}"
+        );
+    }
 
     fn near(a: f64, b: f64, tol: f64) -> bool {
         (a - b).abs() <= tol

@@ -67,6 +67,18 @@ pub enum SimError {
     /// Nothing to measure.
     #[error("the measured duration must be longer than zero (example: -t 10s)")]
     Duration,
+    /// A retransmission timeout that fires before any acknowledgement could arrive.
+    #[error(
+        "--rto {}: shorter than the quickest acknowledgement on this link ({}: a data frame, an ack, the ack delay and the cable both ways); give at least that (example: --rto 200ms)",
+        wirespeed_model::units::format_seconds(*rto_ns as f64 / 1e9),
+        wirespeed_model::units::format_seconds(*floor_ns as f64 / 1e9)
+    )]
+    Rto {
+        /// The timeout asked for, ns.
+        rto_ns: u64,
+        /// The shortest round trip on an idle link, ns.
+        floor_ns: u64,
+    },
     /// A cable that cannot carry a signal.
     #[error("the cable needs a length >= 0, a velocity factor in (0, 1] and a delay >= 0")]
     Cable,

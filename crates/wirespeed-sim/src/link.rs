@@ -88,6 +88,18 @@ impl LinkScenario {
         }
     }
 
+    /// The quickest an acknowledgement can come back on an idle link: one data frame and one
+    /// acknowledgement on the wire, each with its gap, the receiver's ack delay and the cable
+    /// both ways. A timeout below it fires before any frame can be acknowledged, so the sender
+    /// only ever retransmits (and the event count grows as 1/rto).
+    pub fn shortest_round_trip_ns(&self) -> u64 {
+        let bits =
+            (self.frame_bytes + ACK_BYTES + 2 * CARRIER_OVERHEAD) * 8 + 2 * self.mac.gap_bits;
+        let wire_ps = bits.saturating_mul(self.mac.bit_time.ps());
+        let cable_ps = SimSpan::from_seconds(2.0 * self.cable_m / (0.66 * SPEED_OF_LIGHT)).ps();
+        (wire_ps.saturating_add(cable_ps) / 1_000).saturating_add(self.ack_delay_ns)
+    }
+
     /// Checks the parameters.
     pub fn validate(&self) -> Result<(), SimError> {
         if self.frame_bytes < crate::traffic::MIN_LENGTH || self.frame_bytes > 65_535 {
@@ -104,6 +116,13 @@ impl LinkScenario {
         }
         if !(self.cable_m.is_finite() && self.cable_m >= 0.0) {
             return Err(SimError::Cable);
+        }
+        let floor = self.shortest_round_trip_ns();
+        if self.rto_ns < floor {
+            return Err(SimError::Rto {
+                rto_ns: self.rto_ns,
+                floor_ns: floor,
+            });
         }
         if self.measure_ns == 0 {
             return Err(SimError::Duration);
@@ -534,6 +553,25 @@ mod tests {
             ..LinkScenario::new(sender, receiver)
         };
         run_link(&s).unwrap()
+    }
+
+    #[test]
+    fn a_timeout_shorter_than_the_quickest_ack_is_refused() {
+        let base = LinkScenario::new(MacDuplex::Half, MacDuplex::Full);
+        let floor = base.shortest_round_trip_ns();
+        // 10 Mbit/s: 1514 + 64 + 2 x 8 bytes and two gaps are ~1.29 ms of wire time, plus the
+        // 100 us ack delay and ~1 us of cable.
+        assert!((1_300_000..1_500_000).contains(&floor), "{floor}");
+        let short = LinkScenario {
+            rto_ns: 1,
+            ..base.clone()
+        };
+        assert!(matches!(short.validate(), Err(SimError::Rto { .. })));
+        let at_floor = LinkScenario {
+            rto_ns: floor,
+            ..base
+        };
+        assert!(at_floor.validate().is_ok());
     }
 
     #[test]

@@ -144,6 +144,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                     .with_context(|| format!("cannot write the plot to {}", file.display()))?;
             }
             let anomalies = segments.iter().filter(|s| s.anomalous).count();
+            let total = segments.len();
             let report = CompareReport {
                 path: path.clone(),
                 tolerance: tol,
@@ -158,6 +159,10 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
             let mut doc = Document::new("model", params, report);
             doc.verdicts.push(if anomalies == 0 {
                 "every segment within tolerance of the model".to_string()
+            } else if anomalies == total && total > 1 {
+                format!(
+                    "all {total} segments outside tolerance: is the probe of this path? each segment's hypothesis says what disagrees"
+                )
             } else {
                 format!("{anomalies} segment(s) outside tolerance: see the hypotheses")
             });

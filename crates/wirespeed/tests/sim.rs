@@ -131,6 +131,31 @@ fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
     assert_eq!(ok["receiver"]["fcs_errors"], 0);
     assert_one_line_error(&wirespeed(&["sim", "link", "-r", "1G"]), "Table 2");
     assert_one_line_error(&wirespeed(&["sim", "link", "-l", "10"]), "64 to");
+    assert!(
+        doc["verdicts"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("duplex mismatch: the half-duplex end counted"),
+        "{doc}"
+    );
+}
+
+#[test]
+fn sim_link_refuses_a_timeout_no_ack_can_beat_and_earns_its_mismatch_verdict() {
+    // A 1 ns timeout used to livelock the simulator (an event every ns) or, on short runs, print
+    // a mismatch verdict over all-zero counters.
+    assert_one_line_error(
+        &wirespeed(&["sim", "link", "--rto", "1ns", "-t", "1s"]),
+        "shorter than the quickest acknowledgement",
+    );
+    let doc = json(&[
+        "sim", "link", "--a", "full", "--b", "half", "-t", "2ms", "-J",
+    ]);
+    let verdict = doc["verdicts"][0].as_str().unwrap();
+    assert!(
+        verdict.contains("no mismatch signature") && !verdict.starts_with("duplex mismatch"),
+        "{verdict}"
+    );
 }
 
 #[test]
