@@ -8,6 +8,7 @@ use clap::Parser;
 
 mod autoneg;
 mod cli;
+mod data;
 mod diagnose;
 mod envelope;
 mod lab;

@@ -106,39 +106,14 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
             output,
         } => {
             let model = load(&file)?;
-            let mut p = model.path(&path)?.clone();
             let measured = read_probe(&probe)?;
-            if p.elements.iter().all(|e| e.hop.is_none()) {
-                // No hop marks: the whole path ends at the probed destination.
-                let dest = measured.iter().find(|m| m.destination).with_context(|| {
-                    format!("{}: the probe has no fitted destination", probe.display())
-                })?;
-                if let Some(last) = p.elements.last_mut() {
-                    last.hop = Some(dest.hop.hop);
-                }
-            }
-            let hops: Vec<MeasuredHop> = measured.iter().map(|m| m.hop.clone()).collect();
             let tol = Tolerance {
                 per_byte_relative: per_byte_tolerance / 100.0,
                 fixed_ms: fixed_tolerance_ms,
                 ..Tolerance::default()
             };
-            let segments = delay::compare(&p, &model.components, &hops, tol);
-            if segments.is_empty() {
-                bail!(
-                    "{}: none of the path's marked hops ({}) was fitted in the probe (hops {}); mark elements with hop = TTL",
-                    probe.display(),
-                    p.hop_marks()
-                        .iter()
-                        .map(|m| m.0.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                    hops.iter()
-                        .map(|h| h.hop.to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                );
-            }
+            let probe_name = probe.display().to_string();
+            let (p, segments) = compare(&model, &path, &measured, tol, &probe_name)?;
             if let Some(file) = &plot {
                 std::fs::write(file, figure_4(&p, &measured)?)
                     .with_context(|| format!("cannot write the plot to {}", file.display()))?;
@@ -250,7 +225,48 @@ fn load(file: &PathBuf) -> anyhow::Result<ModelFile> {
     ModelFile::from_toml(&text).with_context(|| format!("model file {}", file.display()))
 }
 
-struct ProbedHop {
+/// The path `path_name` of `model` against per-hop probe fits, segment by segment: the path
+/// as compared (a path with no hop marks ends at the probed destination) and its segments.
+/// `probe_name` names the probe in errors.
+pub(crate) fn compare(
+    model: &ModelFile,
+    path_name: &str,
+    measured: &[ProbedHop],
+    tol: Tolerance,
+    probe_name: &str,
+) -> anyhow::Result<(delay::Path, Vec<SegmentComparison>)> {
+    let mut p = model.path(path_name)?.clone();
+    if p.elements.iter().all(|e| e.hop.is_none()) {
+        // No hop marks: the whole path ends at the probed destination.
+        let dest = measured
+            .iter()
+            .find(|m| m.destination)
+            .with_context(|| format!("{probe_name}: the probe has no fitted destination"))?;
+        if let Some(last) = p.elements.last_mut() {
+            last.hop = Some(dest.hop.hop);
+        }
+    }
+    let hops: Vec<MeasuredHop> = measured.iter().map(|m| m.hop.clone()).collect();
+    let segments = delay::compare(&p, &model.components, &hops, tol);
+    if segments.is_empty() {
+        bail!(
+            "{probe_name}: none of the path's marked hops ({}) was fitted in the probe (hops {}); mark elements with hop = TTL",
+            p.hop_marks()
+                .iter()
+                .map(|m| m.0.to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            hops.iter()
+                .map(|h| h.hop.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok((p, segments))
+}
+
+/// One hop of a saved probe result, as the model reads it.
+pub(crate) struct ProbedHop {
     hop: MeasuredHop,
     responder: Option<String>,
     destination: bool,
@@ -262,16 +278,17 @@ struct ProbedHop {
 fn read_probe(file: &PathBuf) -> anyhow::Result<Vec<ProbedHop>> {
     let text = std::fs::read_to_string(file)
         .with_context(|| format!("cannot read probe result {}", file.display()))?;
-    let doc: serde_json::Value = serde_json::from_str(&text).with_context(|| {
-        format!(
-            "{} is not JSON: save a probe with `wirespeed probe HOST --json > FILE`",
-            file.display()
-        )
+    parse_probe(&text, &file.display().to_string())
+}
+
+/// The hops of a probe result (`wirespeed probe --json`); `name` names it in errors.
+pub(crate) fn parse_probe(text: &str, name: &str) -> anyhow::Result<Vec<ProbedHop>> {
+    let doc: serde_json::Value = serde_json::from_str(text).with_context(|| {
+        format!("{name} is not JSON: save a probe with `wirespeed probe HOST --json > FILE`")
     })?;
     if doc["schema"] != "wirespeed.probe.v1" {
         bail!(
-            "{} is not a probe result (schema {}, expected wirespeed.probe.v1)",
-            file.display(),
+            "{name} is not a probe result (schema {}, expected wirespeed.probe.v1)",
             doc["schema"]
         );
     }

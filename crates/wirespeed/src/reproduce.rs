@@ -20,6 +20,7 @@ use serde::Serialize;
 use wirespeed_model::units::parse_duration;
 use wirespeed_report::{Document, Render, Table};
 
+use crate::data::LabFile;
 use crate::output::{self, OutputArgs};
 
 mod bellovin;
@@ -588,8 +589,8 @@ pub(crate) struct LabGuard {
 }
 
 impl LabGuard {
-    pub(crate) fn up(file: &Path) -> anyhow::Result<LabGuard> {
-        LabGuard::up_topology(wirespeed_lab::Topology::load(file)?, file)
+    pub(crate) fn up(file: &LabFile) -> anyhow::Result<LabGuard> {
+        LabGuard::up_topology(file.topology()?, file.path())
     }
 
     /// A lab of `topology` (read from, or derived from, `file`, which names it).
@@ -711,26 +712,9 @@ impl Drop for LabGuard {
     }
 }
 
-/// A topology file of the repository's `labs/`.
-pub(crate) fn lab_file(name: &str) -> anyhow::Result<PathBuf> {
-    repo_file("labs", name)
-}
-
-/// A file of the repository (`labs/`, `examples/`), found under the working directory or the
-/// source tree this binary was built from.
-pub(crate) fn repo_file(dir: &str, name: &str) -> anyhow::Result<PathBuf> {
-    let candidates = [
-        Path::new(dir).join(name),
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../..")
-            .join(dir)
-            .join(name),
-    ];
-    candidates
-        .iter()
-        .find(|p| p.is_file())
-        .cloned()
-        .with_context(|| format!("cannot find {dir}/{name}: run from the wirespeed source tree"))
+/// A built-in topology of the repository's `labs/` (see [`crate::data`]).
+pub(crate) fn lab_file(name: &str) -> anyhow::Result<LabFile> {
+    LabFile::builtin(name)
 }
 
 /// Relative difference a/b - 1.

@@ -326,3 +326,29 @@ fn reproduce_takes_no_rate_format() {
     let run = wirespeed(&["reproduce", "boggs", "-f", "m"]);
     assert_eq!(run.status, 2, "{}", run.stderr);
 }
+
+#[test]
+fn an_installed_binary_reproduces_from_any_directory() {
+    // `cargo install` copies the binary alone: its labs and examples must be built in. Run a
+    // copy from an empty directory with no source tree above it.
+    let dir = std::env::temp_dir().join(format!("wirespeed-installed-{}", std::process::id()));
+    std::fs::create_dir_all(dir.join("bin")).unwrap();
+    let exe = dir.join("bin/wirespeed");
+    std::fs::copy(env!("CARGO_BIN_EXE_wirespeed"), &exe).unwrap();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&exe)
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap()
+    };
+    let list = run(&["reproduce", "--list"]);
+    assert!(list.status.success());
+    assert!(String::from_utf8_lossy(&list.stdout).contains("labs/boggs-24.toml"));
+    let boggs = run(&["reproduce", "boggs", "-t", "1s", "--json"]);
+    let stderr = String::from_utf8_lossy(&boggs.stderr).to_string();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert!(boggs.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&boggs.stdout).unwrap();
+    assert!(!rows(&doc).is_empty());
+}

@@ -198,13 +198,12 @@ fn within_fixed(ours_us: f64, configured_us: f64) -> (Verdict, f64) {
 }
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
-    let seed_file = super::lab_file("seed-001-path.toml")?;
-    let file = options
-        .topology
-        .clone()
-        .unwrap_or_else(|| seed_file.clone());
+    let file = match &options.topology {
+        Some(path) => crate::data::LabFile::read(path)?,
+        None => super::lab_file("seed-001-path.toml")?,
+    };
     let seed_path = options.topology.is_none();
-    let topology = Topology::load(&file)?;
+    let topology = file.topology()?;
     let (from, to) = ends(&topology)?;
     let configured = truth::chain(&topology, &from, &to)?;
     let twin = truth::calibration_twin(&topology);
@@ -239,7 +238,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         Ok(())
     };
     let started = std::time::Instant::now();
-    let twin_lab = LabGuard::up_topology(twin.clone(), &file)?;
+    let twin_lab = LabGuard::up_topology(twin.clone(), file.path())?;
     let real_lab = LabGuard::up(&file)?;
     let fresh = || (0..n).map(|_| HopMinimums::default()).collect::<Vec<_>>();
     let (mut twin_acc, mut real_acc) = (fresh(), fresh());
@@ -304,7 +303,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         &from,
     );
     let lab_cost = lab_cost_rows(&configured, &own_machinery, &host_stack, &lateness)?;
-    let file_name = file.display().to_string();
+    let file_name = file.path().display().to_string();
     let runs = match dense {
         0 => probe_args("<addr>", n, false).join(" "),
         d if d == n => probe_args("<addr>", n, true).join(" "),
@@ -556,45 +555,28 @@ fn lab_cost_rows(
     Ok(rows)
 }
 
-/// §4: the misconfigured board, from the seed's own measurements.
+/// §4: the misconfigured board, from the seed's own measurements: `model compare` in process,
+/// on the model and probe built into this binary.
 fn board_comparison() -> anyhow::Result<Comparison> {
-    let model = super::repo_file("examples", "bellovin-1992.toml")?;
-    let ih_probe = super::repo_file("examples", "bellovin-1992-ih-probe.json")?;
-    let compare_args: Vec<String> = vec![
-        "model".into(),
-        "compare".into(),
-        model.display().to_string(),
-        "ih2".into(),
-        ih_probe.display().to_string(),
-    ];
-    let compare = super::run_json(None, &compare_args, Duration::from_secs(30))?;
-    let segments = compare["result"]["segments"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+    let model_file = crate::data::builtin("examples", "bellovin-1992.toml")?;
+    let probe_file = crate::data::builtin("examples", "bellovin-1992-ih-probe.json")?;
+    let model = wirespeed_model::delay::ModelFile::from_toml(model_file.text)
+        .with_context(|| format!("model file {}", model_file.path))?;
+    let measured = crate::model::parse_probe(probe_file.text, probe_file.path)?;
+    let tolerance = wirespeed_model::delay::Tolerance::default();
+    let (_, segments) =
+        crate::model::compare(&model, "ih2", &measured, tolerance, probe_file.path)?;
     let mut rows = Vec::new();
     for s in &segments {
-        let hop = s["hop"].as_u64().unwrap_or(0);
-        let anomalous = s["anomalous"] == true;
-        let hypothesis = s["hypotheses"][0].as_str().unwrap_or("");
+        let hypothesis = s.hypotheses.first().map_or("", String::as_str);
         // The seed's finding: the ciscomci hop is slower per byte than its class because
         // its ports sit on different boards; the first hop is the reference.
-        let seed_says = hop == 2;
+        let seed_says = s.hop == 2;
         rows.push(Row {
-            quantity: format!(
-                "hop {hop} ({}) per byte",
-                s["elements"]
-                    .as_array()
-                    .map(|e| e
-                        .iter()
-                        .filter_map(|x| x.as_str())
-                        .collect::<Vec<_>>()
-                        .join(" + "))
-                    .unwrap_or_default()
-            ),
+            quantity: format!("hop {} ({}) per byte", s.hop, s.elements.join(" + ")),
             unit: "us/byte".into(),
-            configured: num(s, &["expected", "per_byte_ms"]).ok().map(|v| v * 1e3),
-            paper: num(s, &["measured", "per_byte_ms"]).ok().map(|v| v * 1e3),
+            configured: Some(s.expected.per_byte_ms * 1e3),
+            paper: Some(s.measured.per_byte_ms * 1e3),
             ours: None,
             tolerance: if seed_says {
                 "flagged, between-boards".into()
@@ -602,9 +584,9 @@ fn board_comparison() -> anyhow::Result<Comparison> {
                 "not flagged".into()
             },
             verdict: Verdict::of(
-                anomalous == seed_says && (!seed_says || hypothesis.contains("ciscobtw")),
+                s.anomalous == seed_says && (!seed_says || hypothesis.contains("ciscobtw")),
             ),
-            why: if anomalous {
+            why: if s.anomalous {
                 format!("flagged: {hypothesis}")
             } else {
                 "agrees with the model".into()
@@ -615,8 +597,8 @@ fn board_comparison() -> anyhow::Result<Comparison> {
         title: "The misconfigured board (seed §4): model compare flags it".into(),
         source: "seed 001 §4: the ih path's second hop measured .564 + .0014/byte against .525 + .00084 expected".into(),
         method: format!(
-            "subprocess: wirespeed {} --json (configured = the model's expectation, paper = the seed's measurement)",
-            compare_args.join(" ")
+            "in process: wirespeed model compare {} ih2 {} (configured = the model's expectation, paper = the seed's measurement)",
+            model_file.path, probe_file.path
         ),
         rows,
     })
@@ -625,12 +607,28 @@ fn board_comparison() -> anyhow::Result<Comparison> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
+
+    #[test]
+    fn seed_001_board_is_flagged_by_model_compare_in_process() {
+        let c = board_comparison().unwrap();
+        let board = c
+            .rows
+            .iter()
+            .find(|r| r.quantity.starts_with("hop 2"))
+            .expect("hop 2 row");
+        assert!(matches!(board.verdict, Verdict::Within), "{:?}", board.why);
+        assert!(board.why.contains("ciscobtw"), "{}", board.why);
+        // The seed's figures, read through the typed segments: .00084 expected, .0014 measured.
+        assert!((board.configured.unwrap() - 0.84).abs() < 1e-9);
+        assert!((board.paper.unwrap() - 1.4).abs() < 1e-9);
+    }
 
     #[test]
     fn the_seed_path_has_two_ends_and_three_hops() {
-        let file = super::super::lab_file("seed-001-path.toml").unwrap();
-        let t = Topology::load(Path::new(&file)).unwrap();
+        let t = super::super::lab_file("seed-001-path.toml")
+            .unwrap()
+            .topology()
+            .unwrap();
         let (a, b) = ends(&t).unwrap();
         assert_eq!((a.as_str(), b.as_str()), ("roc", "cbnewsa"));
         let hops = truth::chain(&t, &a, &b).unwrap();

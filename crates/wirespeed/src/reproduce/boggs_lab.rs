@@ -141,17 +141,17 @@ pub(crate) fn run(
     measure: Duration,
 ) -> anyhow::Result<(Comparison, Vec<Setting>)> {
     let file = lab_file(TOPOLOGY)?;
-    let topology = wirespeed_lab::Topology::load(&file)?;
+    let topology = file.topology()?;
     let seg = topology
         .segments
         .first()
-        .with_context(|| format!("{} has no [[segment]]", file.display()))?
+        .with_context(|| format!("{} has no [[segment]]", file.path().display()))?
         .clone();
     let most = hosts.iter().copied().max().unwrap_or(1);
     if most > seg.stations.len() {
         bail!(
             "--lab-hosts goes up to {most} but {} has {} stations",
-            file.display(),
+            file.path().display(),
             seg.stations.len()
         );
     }
@@ -272,8 +272,7 @@ mod tests {
 
     #[test]
     fn the_lab_scenario_is_the_topology_file_segment() {
-        let file = lab_file(TOPOLOGY).unwrap();
-        let t = wirespeed_lab::Topology::load(&file).unwrap();
+        let t = lab_file(TOPOLOGY).unwrap().topology().unwrap();
         let seg = &t.segments[0];
         assert_eq!(seg.stations.len(), 24);
         let s = scenario(seg, 4, 1514, Duration::from_secs(1));
