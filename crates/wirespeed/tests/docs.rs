@@ -14,6 +14,8 @@
 //! * A command must exit 0 unless its expected output ends with a line `[exit N]`.
 //! * `$PORT` is the port of a `wirespeed serve` agent on 127.0.0.1, which this test starts on
 //!   an ephemeral port and stops at the end.
+//! * An example that needs root (a lab, raw sockets) says so with ```` ```console root ````: it
+//!   runs when the test runs as root (as CI does) and is skipped, with a note, otherwise.
 //! * An example that cannot run here (it needs a lab, root, or minutes) says so in its info
 //!   string: ```` ```console not-run: REASON ````. Its commands are still checked to name a real
 //!   command (`wirespeed CMD --help` must succeed), and the reason must not be empty.
@@ -37,6 +39,8 @@ struct Example {
     line: usize,
     /// `Some(reason)` for `console not-run: reason`.
     not_run: Option<String>,
+    /// `console root`: runs only as root.
+    root: bool,
     steps: Vec<Step>,
 }
 
@@ -91,7 +95,8 @@ fn parse_examples(file: &str, text: &str) -> Result<Vec<Example>, String> {
             continue;
         };
         let rest = rest.trim();
-        let not_run = if rest.is_empty() {
+        let root = rest == "root";
+        let not_run = if rest.is_empty() || root {
             None
         } else if let Some(reason) = rest.strip_prefix("not-run:") {
             let reason = reason.trim();
@@ -104,7 +109,7 @@ fn parse_examples(file: &str, text: &str) -> Result<Vec<Example>, String> {
             Some(reason.to_string())
         } else {
             return Err(format!(
-                "{file}:{}: unknown info string {info:?}: use `console` or `console not-run: REASON`",
+                "{file}:{}: unknown info string {info:?}: use `console`, `console root` or `console not-run: REASON`",
                 i + 1
             ));
         };
@@ -119,6 +124,7 @@ fn parse_examples(file: &str, text: &str) -> Result<Vec<Example>, String> {
             file: file.to_string(),
             line: i + 1,
             not_run,
+            root,
             steps,
         });
     }
@@ -377,10 +383,19 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
         examples.len()
     );
     let agent = Agent::start();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let is_root = unsafe { libc::geteuid() } == 0;
     let mut failures = Vec::new();
     let mut ran = 0;
     for (n, example) in examples.iter().enumerate() {
         if example.not_run.is_some() {
+            continue;
+        }
+        if example.root && !is_root {
+            eprintln!(
+                "{}:{}: skipped: the example needs root",
+                example.file, example.line
+            );
             continue;
         }
         let scratch = Scratch::new(n);
@@ -470,9 +485,10 @@ fn the_matcher_masks_within_a_line_and_across_lines() {
 
 #[test]
 fn the_parser_reads_commands_output_exit_status_and_not_run_reasons() {
-    let text = "intro\n```console\n$ wirespeed envelope \\\n  -r 10M\nline 1\n...\n\n$ wirespeed bad\nerror\n[exit 2]\n```\n```sh\n$ not an example\n```\n```console not-run: needs root\n$ wirespeed lab up x\n```\n";
+    let text = "intro\n```console\n$ wirespeed envelope \\\n  -r 10M\nline 1\n...\n\n$ wirespeed bad\nerror\n[exit 2]\n```\n```sh\n$ not an example\n```\n```console not-run: needs root\n$ wirespeed lab up x\n```\n```console root\n$ wirespeed probe ::1\n```\n";
     let ex = parse_examples("t.md", text).unwrap();
-    assert_eq!(ex.len(), 2);
+    assert_eq!(ex.len(), 3);
+    assert!(ex[2].root && ex[2].not_run.is_none() && !ex[0].root);
     assert_eq!(ex[0].line, 2);
     assert_eq!(ex[0].steps[0].command, "wirespeed envelope -r 10M");
     assert_eq!(ex[0].steps[0].expected, ["line 1", "..."]);
