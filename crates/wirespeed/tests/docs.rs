@@ -367,7 +367,9 @@ fn subcommand(command: &str) -> Option<Vec<String>> {
     Some(
         words[at + 1..]
             .iter()
-            .take_while(|w| w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-'))
+            .take_while(|w| {
+                w.chars().all(|c| c.is_ascii_lowercase() || c == '-') && !w.starts_with('-')
+            })
             .take(2)
             .map(|w| w.to_string())
             .collect(),
@@ -471,13 +473,19 @@ fn the_matcher_masks_within_a_line_and_across_lines() {
     assert!(line_matches("[..]", ""));
     assert!(line_matches("a[..]b[..]c", "a1b2c"));
     assert!(!line_matches("a[..]b[..]c", "a1c2b"));
-    assert!(!line_matches("ab[..]ba", "aba"), "the two ends must not overlap");
+    assert!(
+        !line_matches("ab[..]ba", "aba"),
+        "the two ends must not overlap"
+    );
     assert!(!line_matches("exact", "exact but longer"));
     assert!(lines_match(&pat("a\n...\nz"), &["a", "b", "c", "z"]));
     assert!(lines_match(&pat("a\n...\nz"), &["a", "z"]));
     assert!(!lines_match(&pat("a\n...\nz"), &["a", "b"]));
     assert!(lines_match(&pat("...\nx [..]\n..."), &["1", "x 2", "3"]));
-    assert!(!lines_match(&pat("a\nb"), &["a", "b", "c"]), "no silent extra lines");
+    assert!(
+        !lines_match(&pat("a\nb"), &["a", "b", "c"]),
+        "no silent extra lines"
+    );
     assert!(!lines_match(&pat("a\nb\nc"), &["a", "b"]));
     assert!(lines_match(&[], &[]));
     assert!(!lines_match(&[], &["unexpected output"]));
