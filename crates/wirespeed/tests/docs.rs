@@ -464,6 +464,62 @@ fn examples_not_run_name_a_reason_and_real_commands_and_stay_few() {
     }
 }
 
+/// The subcommands `wirespeed --help` (or `wirespeed CMD --help`) lists, without `help`.
+fn listed_subcommands(args: &[&str]) -> Vec<String> {
+    let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .expect("wirespeed runs");
+    assert!(out.status.success(), "{args:?} --help failed");
+    let text = String::from_utf8(out.stdout).expect("help is UTF-8");
+    text.lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| !l.trim().is_empty())
+        .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|c| *c != "help")
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn every_command_has_help_a_docs_page_and_a_readme_example() {
+    let root = repo_root();
+    let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
+    let commands = listed_subcommands(&[]);
+    assert!(commands.len() >= 10, "{commands:?}");
+    for command in &commands {
+        let subs = listed_subcommands(&[command]);
+        for sub in &subs {
+            // Every second-level command answers --help too.
+            listed_subcommands(&[command, sub]);
+        }
+        let page = root.join("docs").join(format!("{command}.md"));
+        assert!(
+            page.is_file(),
+            "`wirespeed {command}` has no page docs/{command}.md (CONTRIBUTING.md, the recipe)"
+        );
+        let shown = if subs.is_empty() {
+            vec![format!("wirespeed {command}")]
+        } else {
+            subs.iter()
+                .map(|s| format!("wirespeed {command} {s}"))
+                .collect()
+        };
+        assert!(
+            shown.iter().any(|s| readme.contains(s.as_str())),
+            "README.md names none of {shown:?}: add the command to the table and the tour"
+        );
+    }
+    let lines = readme.lines().count();
+    assert!(
+        lines < 400,
+        "README.md has {lines} lines: move detail to docs/"
+    );
+}
+
 #[test]
 fn the_matcher_masks_within_a_line_and_across_lines() {
     let pat = |s: &str| s.lines().map(str::to_string).collect::<Vec<_>>();
