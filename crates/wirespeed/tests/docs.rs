@@ -228,9 +228,13 @@ impl Agent {
             .spawn()
             .expect("the agent starts");
         let mut first = String::new();
-        BufReader::new(child.stdout.as_mut().expect("piped"))
+        let mut reader = BufReader::new(child.stdout.take().expect("piped"));
+        reader
             .read_line(&mut first)
             .expect("the agent prints where it listens");
+        // The agent logs a JSON line per session: drain them so that it never blocks on a
+        // full pipe. The thread ends when the agent is killed and the pipe closes.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
         let port = serde_json::from_str::<serde_json::Value>(&first)
             .ok()
             .and_then(|v| {
