@@ -1,6 +1,7 @@
 //! The science of wirespeed, with no I/O: units, framing overheads, the envelope (ceiling) of a
 //! link, statistics for best-case delay (min filter, line fits, intervals), Bellovin's delay-component
-//! algebra, and, as later issues add them, auto-negotiation.
+//! algebra, auto-negotiation (IEEE 802.3 Clause 28), the diagnosis rules, and the analyses of
+//! the sweep and load experiments.
 //!
 //! Everything here is a pure function of its inputs so that it can be tested exhaustively
 //! without a network, and reused unchanged by the simulator, the lab and the measuring

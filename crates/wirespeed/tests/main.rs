@@ -2,6 +2,7 @@
 
 mod autoneg;
 mod diagnose;
+mod docs;
 mod envelope;
 mod lab;
 mod load;
