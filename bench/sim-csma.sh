@@ -24,7 +24,7 @@ PY
 echo "== one 24-host 64-byte test, 10 s simulated, one thread"
 "$bin" sim csma -n 24 -l 64 -t 10s --threads 1 | tail -n 4 | head -n 3
 echo "== criterion: events per second"
-cargo bench -q -p wirespeed-sim --bench events -- --warm-up-time 1 --measurement-time 5 2>/dev/null \
+cargo bench -q --manifest-path crates/wirespeed-sim/bench/Cargo.toml --bench events -- --warm-up-time 1 --measurement-time 5 2>/dev/null \
     | grep -E "^csma|thrpt" || true
 if pkg-config --exists libns3.37-csma 2>/dev/null || ls /usr/lib/x86_64-linux-gnu/libns3*-csma* >/dev/null 2>&1; then
     echo "== ns-3 CSMA model (no collisions modelled), 24 hosts x 64 bytes, 10 s"
