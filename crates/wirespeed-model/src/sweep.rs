@@ -348,12 +348,21 @@ pub struct SweepAnalysis {
     pub cells: Vec<Cell>,
     /// The seed's table.
     pub diagonal: Vec<DiagonalRow>,
-    /// The best diagonal median, bytes/s.
+    /// The best diagonal median, bytes/s (the best cell's when the axes share no size).
     pub plateau_bytes_per_second: Option<f64>,
     /// The first diagonal buffer at which the rate reaches 90% of the plateau.
     pub reaches_90_percent_at: Option<BufferSize>,
     /// What limits the plateau.
     pub limit: PlateauLimit,
+    /// The path's minimum round trip over every run, from the sender's TCP_INFO, seconds.
+    #[serde(default)]
+    pub min_rtt_seconds: Option<f64>,
+    /// Plateau x minimum RTT: the window that keeps the path full at the plateau rate, bytes.
+    /// The knee of the diagonal belongs near it; well above it, the kernel's per-packet
+    /// overhead (a buffer holds less payload than its size) or a queue on the path explains
+    /// the difference.
+    #[serde(default)]
+    pub bandwidth_delay_product_bytes: Option<f64>,
     /// Diagonal points well below the line through their neighbours (the seed's 3-packet notch).
     pub notches: Vec<Anomaly>,
     /// Matrix cells far below their best neighbour (a collapse, not a dip).
@@ -436,12 +445,18 @@ pub fn analyse(
         })
         .collect();
 
-    let rates: Vec<f64> = diagonal_cells
-        .iter()
-        .map(|(_, c)| c.median_bytes_per_second)
-        .collect();
     // Each rate is already a median over repetitions, so the best of them is a fair plateau.
-    let plateau = rates.iter().copied().reduce(f64::max);
+    // With no diagonal (send and receive axes that share no size) the best cell of the whole
+    // matrix stands for it, so that a given ceiling is still compared with.
+    let plateau_cells: Vec<&Cell> = if diagonal_cells.is_empty() {
+        cells.iter().collect()
+    } else {
+        diagonal_cells.iter().map(|(_, c)| *c).collect()
+    };
+    let plateau = plateau_cells
+        .iter()
+        .map(|c| c.median_bytes_per_second)
+        .reduce(f64::max);
     let reaches_90_percent_at = plateau.and_then(|p| {
         diagonal_cells
             .iter()
@@ -449,12 +464,19 @@ pub fn analyse(
             .map(|(b, _)| *b)
     });
 
-    let limit = classify_limit(plateau, &diagonal_cells, runs, path);
+    let limit = classify_limit(plateau, &plateau_cells, runs, path);
 
     let mut notches = Vec::new();
     for w in diagonal_cells.windows(3) {
         let (before, here, after) = (w[0].1, w[1].1, w[2].1);
-        let line = (before.median_bytes_per_second + after.median_bytes_per_second) / 2.0;
+        // The straight line through the neighbours, read at this point's buffer size: on a
+        // doubling axis (16, 32, 64 KiB) a window-limited rate that doubles with the buffer lies
+        // on it, where the neighbours' mean would put it 20% low.
+        let x = |b: BufferSize| b.bytes(mss) as f64;
+        let (x0, x1, x2) = (x(w[0].0), x(w[1].0), x(w[2].0));
+        let t = if x2 > x0 { (x1 - x0) / (x2 - x0) } else { 0.5 };
+        let line = before.median_bytes_per_second
+            + t * (after.median_bytes_per_second - before.median_bytes_per_second);
         if here.median_bytes_per_second < (1.0 - NOTCH_FRACTION) * line {
             notches.push(Anomaly {
                 snd_index: here.snd_index,
@@ -496,12 +518,23 @@ pub fn analyse(
         }
     }
 
+    let min_rtt_seconds = runs
+        .iter()
+        .filter_map(|r| r.kernel)
+        .map(|k| k.min_rtt_us)
+        .filter(|&us| us > 0)
+        .min()
+        .map(|us| f64::from(us) * 1e-6);
+    let bandwidth_delay_product_bytes = plateau.zip(min_rtt_seconds).map(|(p, rtt)| p * rtt);
+
     SweepAnalysis {
         cells,
         diagonal,
         plateau_bytes_per_second: plateau,
         reaches_90_percent_at,
         limit,
+        min_rtt_seconds,
+        bandwidth_delay_product_bytes,
         notches,
         pathological,
     }
@@ -547,7 +580,7 @@ fn predict(
 
 fn classify_limit(
     plateau: Option<f64>,
-    diagonal: &[(BufferSize, &Cell)],
+    candidates: &[&Cell],
     runs: &[RunRecord],
     path: PathFacts,
 ) -> PlateauLimit {
@@ -559,9 +592,9 @@ fn classify_limit(
     {
         return PlateauLimit::Link;
     }
-    let top: Vec<&Cell> = diagonal
+    let top: Vec<&Cell> = candidates
         .iter()
-        .map(|(_, c)| *c)
+        .copied()
         .filter(|c| c.median_bytes_per_second >= 0.9 * plateau)
         .collect();
     let cpu_bound = runs.iter().any(|r| {
@@ -728,6 +761,53 @@ mod tests {
         assert_eq!(left.len(), p.len() - 2);
         assert!(!left.contains(&p[0]) && !left.contains(&p[5]));
         assert_eq!(left[0], p[1], "plan order is kept");
+    }
+
+    #[test]
+    fn a_rate_that_doubles_with_the_buffer_on_a_doubling_axis_is_no_notch() {
+        // 16, 32, 64 KiB with a window-limited rate: 1, 2, 4 units. The neighbours' mean (2.5)
+        // would call 32 KiB a 20% notch; the line through them at 32 KiB is exactly 2.
+        let axis: Axis = "16K,32K,64K".parse().unwrap();
+        let runs: Vec<RunRecord> = [1.0e6, 2.0e6, 4.0e6]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &r)| (0..3).map(move |rep| record(i, i, rep, r)))
+            .collect();
+        let path = PathFacts {
+            ceiling_bytes_per_second: None,
+            wire_bytes_per_payload_byte: 1.0,
+        };
+        let a = analyse(&axis, &axis, 1448, &runs, path);
+        assert!(a.notches.is_empty(), "{:?}", a.notches);
+        // A real dip at 32 KiB is still found.
+        let dipped: Vec<RunRecord> = [1.0e6, 1.5e6, 4.0e6]
+            .iter()
+            .enumerate()
+            .flat_map(|(i, &r)| (0..3).map(move |rep| record(i, i, rep, r)))
+            .collect();
+        assert_eq!(analyse(&axis, &axis, 1448, &dipped, path).notches.len(), 1);
+    }
+
+    #[test]
+    fn axes_with_no_common_size_still_compare_with_the_given_ceiling() {
+        // No diagonal: the plateau is the best cell, and a given link rate is used, not
+        // reported as missing.
+        let snd: Axis = "8K,16K".parse().unwrap();
+        let rcv: Axis = "12K,24K".parse().unwrap();
+        let runs = vec![
+            record(0, 0, 0, 1.0e6),
+            record(0, 1, 0, 1.5e6),
+            record(1, 0, 0, 1.2e6),
+            record(1, 1, 0, 2.4e6),
+        ];
+        let path = PathFacts {
+            ceiling_bytes_per_second: Some(2.5e6),
+            wire_bytes_per_payload_byte: 1.0,
+        };
+        let a = analyse(&snd, &rcv, 1448, &runs, path);
+        assert!(a.diagonal.is_empty());
+        assert_eq!(a.plateau_bytes_per_second, Some(2.4e6));
+        assert_eq!(a.limit, PlateauLimit::Link);
     }
 
     /// Seed 004's LANCE-to-LANCE and Intel-to-LANCE diagonals, as synthetic runs: the table comes

@@ -97,9 +97,22 @@ impl SweepReport {
             ));
         }
         if let Some(b) = a.reaches_90_percent_at {
+            let knee = b.bytes(p.mss_bytes);
+            let bdp = match (a.bandwidth_delay_product_bytes, a.min_rtt_seconds) {
+                (Some(bdp), Some(rtt)) if bdp >= 1.0 => format!(
+                    "; the bandwidth-delay product at the plateau is {} ({} {} x min RTT {}), so the knee is {:.1}x it{}",
+                    compact(bdp.round() as u64),
+                    self.rate(a.plateau_bytes_per_second.unwrap_or(0.0)),
+                    self.rate_unit(),
+                    wirespeed_model::units::format_seconds(rtt),
+                    knee as f64 / bdp,
+                    knee_reason(knee as f64 / bdp)
+                ),
+                _ => String::new(),
+            };
             out.push(format!(
-                "the diagonal reaches 90% of its plateau at {} per end",
-                compact(b.bytes(p.mss_bytes))
+                "the diagonal reaches 90% of its plateau at {} per end{bdp}",
+                compact(knee)
             ));
         }
         out.push(
@@ -308,5 +321,16 @@ impl Render for SweepReport {
             self.results_file
         )?;
         Ok(())
+    }
+}
+
+/// What a knee at `ratio` times the bandwidth-delay product says about the path.
+fn knee_reason(ratio: f64) -> &'static str {
+    if ratio < 0.5 {
+        ": below one BDP, so the rate is not window-bound there (the sender or the receiver's CPU, or the link, holds it)"
+    } else if ratio <= 2.5 {
+        ": a window of about one BDP fills the path, as TCP's window / RTT bound predicts"
+    } else {
+        ": well above one BDP: the buffer holds less payload than its size (per-packet overhead), or a queue on the path lengthens the RTT under load"
     }
 }
