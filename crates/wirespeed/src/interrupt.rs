@@ -81,12 +81,12 @@ pub(crate) fn print_partial<P: Serialize, R: Serialize + Render>(
     let mut out = stdout.lock();
     match args.format() {
         OutputFormat::Json => {
-            let mut value = serde_json::to_value(doc)?;
-            if let serde_json::Value::Object(map) = &mut value {
-                map.insert("partial".into(), serde_json::Value::Bool(true));
-                map.insert("interrupted".into(), serde_json::Value::String(what.into()));
-            }
-            let mut text = serde_json::to_string_pretty(&value)?;
+            let partial = Partial {
+                doc,
+                partial: true,
+                interrupted: what,
+            };
+            let mut text = serde_json::to_string_pretty(&partial)?;
             text.push('\n');
             out.write_all(text.as_bytes())?;
         }
@@ -96,6 +96,15 @@ pub(crate) fn print_partial<P: Serialize, R: Serialize + Render>(
         }
     }
     out.flush()
+}
+
+/// A document with the partial mark after its own fields.
+#[derive(Serialize)]
+struct Partial<'a, D: Serialize> {
+    #[serde(flatten)]
+    doc: &'a D,
+    partial: bool,
+    interrupted: &'a str,
 }
 
 /// A command line as one string a POSIX shell reads back into the same words: `wirespeed`
@@ -157,7 +166,14 @@ pub(crate) fn output_words(args: &OutputArgs) -> Vec<String> {
 
 /// A duration as a word `parse_duration` reads back exactly.
 pub(crate) fn duration_word(d: std::time::Duration) -> String {
-    format!("{}ns", d.as_nanos())
+    let ns = d.as_nanos();
+    match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
+        .into_iter()
+        .find(|(unit, _)| ns % unit == 0)
+    {
+        Some((unit, name)) => format!("{}{name}", ns / unit),
+        None => format!("{ns}ns"),
+    }
 }
 
 #[cfg(test)]
@@ -188,10 +204,14 @@ mod tests {
             let back: RateFormat = words.get(2).map_or("a", String::as_str).parse().unwrap();
             assert_eq!(back, args.rate_format, "{unit}");
         }
-        let d = std::time::Duration::from_micros(1500);
-        assert_eq!(
-            wirespeed_model::units::parse_duration(&duration_word(d)).unwrap(),
-            d
-        );
+        for (d, word) in [
+            (std::time::Duration::from_micros(1500), "1500us"),
+            (std::time::Duration::from_secs(5), "5s"),
+            (std::time::Duration::from_millis(2500), "2500ms"),
+            (std::time::Duration::from_nanos(7), "7ns"),
+        ] {
+            assert_eq!(duration_word(d), word);
+            assert_eq!(wirespeed_model::units::parse_duration(word).unwrap(), d);
+        }
     }
 }
