@@ -169,7 +169,7 @@ pub(crate) fn duration_word(d: std::time::Duration) -> String {
     let ns = d.as_nanos();
     match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
         .into_iter()
-        .find(|(unit, _)| ns % unit == 0)
+        .find(|(unit, _)| ns.is_multiple_of(*unit))
     {
         Some((unit, name)) => format!("{}{name}", ns / unit),
         None => format!("{ns}ns"),
