@@ -63,24 +63,40 @@ struct Scan<P, R> {
 }
 
 impl RunsFile {
-    /// Starts a new file with the plan; refuses to overwrite one that exists.
+    /// Starts a new file with the plan; refuses to overwrite one that exists. The plan is
+    /// written to a private file first and linked into place, so that the file appears with
+    /// its plan whole or not at all (a crash here leaves no empty file to block `--results`).
     pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
+        let refuse = || {
+            format!(
+                "cannot create results file {} (to continue it, use --resume)",
+                path.display()
+            )
+        };
+        if path.exists() {
+            return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
+                .with_context(refuse);
+        }
+        let name = path
+            .file_name()
+            .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+        let staging = path.with_file_name(format!(".{name}.{}.new", std::process::id()));
         let file = OpenOptions::new()
+            .read(true)
             .append(true)
             .create_new(true)
-            .open(path)
-            .with_context(|| {
-                format!(
-                    "cannot create results file {} (to continue it, use --resume)",
-                    path.display()
-                )
-            })?;
+            .open(&staging)
+            .with_context(refuse)?;
         let mut runs = RunsFile {
             path: path.to_path_buf(),
             file,
             len: 0,
         };
-        runs.append(plan)?;
+        let linked = runs
+            .append(plan)
+            .and_then(|()| std::fs::hard_link(&staging, path).with_context(refuse));
+        let _ = std::fs::remove_file(&staging);
+        linked?;
         Ok(runs)
     }
 
