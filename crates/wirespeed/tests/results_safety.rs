@@ -118,8 +118,25 @@ fn wait_for_lines(path: &str, lines: usize, child: &mut Child) {
     }
 }
 
+/// Sends `sig` once the child has installed its handler for it (its `SigCgt` mask in
+/// /proc says so; waited for at most 60 s), so a slow start cannot turn the test's Ctrl-C into
+/// the default action.
 fn signal(child: &Child, sig: i32) {
     let pid = i32::try_from(child.id()).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+        let caught = status
+            .lines()
+            .find_map(|l| l.strip_prefix("SigCgt:"))
+            .and_then(|hex| u64::from_str_radix(hex.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (sig - 1)) != 0 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the handler never appeared");
+        std::thread::sleep(Duration::from_millis(10));
+    }
     // SAFETY: kill(2) on the PID of a child this test started and has not reaped.
     assert_eq!(unsafe { libc::kill(pid, sig) }, 0);
 }
@@ -280,7 +297,7 @@ fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
         stopped.stderr
     );
     let saved = keys(&file, sweep_key).len();
-    assert!(saved >= 2 && saved < SWEEP_RUNS, "{saved} runs saved");
+    assert!((2..SWEEP_RUNS).contains(&saved), "{saved} runs saved");
     assert!(
         stopped
             .stdout
