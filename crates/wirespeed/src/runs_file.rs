@@ -92,11 +92,31 @@ impl RunsFile {
             file,
             len: 0,
         };
-        let linked = runs
-            .append(plan)
-            .and_then(|()| std::fs::hard_link(&staging, path).with_context(refuse));
+        let written = runs.append(plan);
+        let linked = written.and_then(|()| match std::fs::hard_link(&staging, path) {
+            Ok(()) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                Err(anyhow::Error::from(e).context(refuse()))
+            }
+            // A file system without hard links: create the file in place (a crash between its
+            // creation and the plan's one write can leave it empty there).
+            Err(_) => OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create_new(true)
+                .open(path)
+                .with_context(refuse)
+                .map(Some),
+        });
         let _ = std::fs::remove_file(&staging);
-        linked?;
+        if let Some(file) = linked? {
+            runs = RunsFile {
+                path: path.to_path_buf(),
+                file,
+                len: 0,
+            };
+            runs.append(plan)?;
+        }
         Ok(runs)
     }
 

@@ -225,8 +225,17 @@ fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
         "the newline is restored"
     );
 
-    // A torn last line: its bytes are dropped and said, its run done again.
+    // A torn last line: `report` reads the whole lines before it and says so.
     let torn = tear_last_line(&file, 40);
+    let page = dir.file("torn.html");
+    let report = wirespeed(&["report", &file, "-o", &page]);
+    assert_eq!(report.status, 0, "{}", report.stderr);
+    assert!(
+        std::fs::read_to_string(&page)
+            .unwrap()
+            .contains("cut off mid-write")
+    );
+    // Resume drops its bytes, says so, and runs that point again.
     let repaired = run(&with(&["sweep"], &["--resume", &file, "--json"]));
     assert_eq!(repaired.status, 0, "{}", repaired.stderr);
     assert!(
