@@ -628,9 +628,11 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
     }
     let run_interrupted = run.interrupted;
+    // Every round plans the whole schedule again.
     let planned = run.hops.iter().filter(|h| h.responder.is_some()).count()
         * sizes.len()
-        * args.count as usize;
+        * args.count as usize
+        * rounds as usize;
     let report = ProbeReport {
         socket: run.socket,
         echo: run.echo,
@@ -688,7 +690,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         return output::print(&args.output, &doc).context("writing the result");
     }
     let what = format!(
-        "interrupted after {} probes of the {planned} planned in round {rounds}; the fits below are from those",
+        "interrupted after {} probes of the {planned} planned ({rounds} round(s)); the fits below are from those",
         doc.result.samples.len()
     );
     crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
