@@ -67,15 +67,17 @@ impl RunsFile {
     /// written to a private file first and linked into place, so that the file appears with
     /// its plan whole or not at all (a crash here leaves no empty file to block `--results`).
     pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
-        let refuse = || {
-            format!(
-                "cannot create results file {} (to continue it, use --resume)",
+        let refuse = || format!("cannot create results file {}", path.display());
+        let exists = || {
+            anyhow::anyhow!(
+                "results file {} exists: to continue it, use --resume {}; to start again, give \
+                 another --results",
+                path.display(),
                 path.display()
             )
         };
-        if path.exists() {
-            return Err(std::io::Error::from(std::io::ErrorKind::AlreadyExists))
-                .with_context(refuse);
+        if path.symlink_metadata().is_ok() {
+            return Err(exists());
         }
         let name = path
             .file_name()
@@ -95,9 +97,7 @@ impl RunsFile {
         let written = runs.append(plan);
         let linked = written.and_then(|()| match std::fs::hard_link(&staging, path) {
             Ok(()) => Ok(None),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                Err(anyhow::Error::from(e).context(refuse()))
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
             // A file system without hard links: create the file in place (a crash between its
             // creation and the plan's one write can leave it empty there).
             Err(_) => OpenOptions::new()
@@ -491,7 +491,7 @@ mod tests {
     fn create_refuses_an_existing_file() {
         let path = written("exists", 1);
         let err = RunsFile::create(&path, &plan()).err().unwrap();
-        assert!(format!("{err:#}").contains("use --resume"));
+        assert!(format!("{err:#}").contains("exists: to continue it, use --resume"));
         let _ = std::fs::remove_file(&path);
     }
 }
