@@ -12,6 +12,8 @@
 //! random order so that slow drift in the path does not bias one size or one hop.
 
 use std::net::IpAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -46,6 +48,17 @@ pub struct ProbeConfig {
     pub socket: SocketChoice,
     /// Probe with UDP echo against a wirespeed agent on the target instead of ICMP echo.
     pub udp: Option<UdpTarget>,
+    /// Set (by Ctrl-C) to stop after the probe in flight: what was measured is kept and the
+    /// run says `interrupted`.
+    pub interrupt: Option<Arc<AtomicBool>>,
+}
+
+impl ProbeConfig {
+    fn interrupted(&self) -> bool {
+        self.interrupt
+            .as_ref()
+            .is_some_and(|f| f.load(Ordering::SeqCst))
+    }
 }
 
 /// A wirespeed agent to probe with UDP echo ([`crate::echo`]).
@@ -208,6 +221,8 @@ pub struct ProbeRun {
     pub elapsed_seconds: f64,
     /// Whether `max_duration` cut the schedule short.
     pub stopped_early: bool,
+    /// Whether the interrupt flag stopped the run (every sample taken is kept).
+    pub interrupted: bool,
     /// UDP echo: what the agent's echo counted (answered, dropped).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub echo: Option<crate::echo::EchoTotals>,
@@ -479,6 +494,20 @@ fn open_icmp(config: &ProbeConfig) -> Result<IcmpSocket, ProbeError> {
     )
 }
 
+/// A run the interrupt ended during path discovery: nothing measured.
+fn stopped_before_measuring(kind: SocketKind, config: &ProbeConfig, start: Instant) -> ProbeRun {
+    ProbeRun {
+        socket: kind,
+        path_mtu_bytes: crate::socket::path_mtu(config.target).ok(),
+        hops: Vec::new(),
+        samples: Vec::new(),
+        elapsed_seconds: start.elapsed().as_secs_f64(),
+        stopped_early: true,
+        interrupted: true,
+        echo: None,
+    }
+}
+
 /// Path discovery, warm-up and the shuffled schedule, over either transport.
 fn measure(
     p: &mut Prober,
@@ -494,6 +523,9 @@ fn measure(
         None => {
             let mut answered = false;
             for _ in 0..3 {
+                if config.interrupted() {
+                    return Ok(stopped_before_measuring(kind, config, start));
+                }
                 let s = p.one(64, min)?;
                 p.refuse_unreachable(&s)?;
                 answered = s.reply == ReplyKind::EchoReply;
@@ -522,6 +554,9 @@ fn measure(
                     destination: false,
                 };
                 for _ in 0..3 {
+                    if config.interrupted() {
+                        return Ok(stopped_before_measuring(kind, config, start));
+                    }
                     let s = p.one(ttl, min)?;
                     p.refuse_unreachable(&s)?;
                     let reply = s.reply;
@@ -560,6 +595,9 @@ fn measure(
         .or_else(|| hops.iter().rev().find(|h| h.responder.is_some()));
     if let Some(dest) = answering {
         for _ in 0..20 {
+            if config.interrupted() {
+                break;
+            }
             let s = p.one(dest.ttl, min)?;
             if s.rtt_kernel_ns.is_some() {
                 break;
@@ -579,8 +617,13 @@ fn measure(
     SplitMix64::new(config.seed).shuffle(&mut schedule);
     let mut last_to_hop: Vec<Option<Instant>> = vec![None; 256];
     let mut stopped_early = false;
+    let mut interrupted = false;
     let mut pending = std::collections::VecDeque::from(schedule);
     while !pending.is_empty() {
+        if config.interrupted() {
+            interrupted = true;
+            break;
+        }
         if start.elapsed() >= config.max_duration {
             stopped_early = true;
             break;
@@ -610,6 +653,7 @@ fn measure(
         samples,
         elapsed_seconds: start.elapsed().as_secs_f64(),
         stopped_early,
+        interrupted,
         echo: None,
     })
 }
@@ -631,7 +675,42 @@ mod tests {
             max_duration: Duration::from_secs(20),
             socket: SocketChoice::Auto,
             udp: None,
+            interrupt: None,
         }
+    }
+
+    #[test]
+    fn an_interrupt_stops_the_schedule_and_keeps_what_was_measured() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let before = ProbeConfig {
+            interrupt: Some(flag.clone()),
+            ..loopback("127.0.0.1".parse().unwrap(), None)
+        };
+        let first = run(&before).expect("an interrupted run is a result, not an error");
+        assert!(first.interrupted && first.samples.is_empty() && first.hops.is_empty());
+
+        // A schedule of ~4 s (1000 probes per size, 1 ms apart), interrupted by a thread.
+        flag.store(false, Ordering::SeqCst);
+        let long = ProbeConfig {
+            per_size: 1000,
+            gap: Duration::from_millis(1),
+            interrupt: Some(flag.clone()),
+            ..loopback("127.0.0.1".parse().unwrap(), None)
+        };
+        let setter = {
+            let flag = flag.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(200));
+                flag.store(true, Ordering::SeqCst);
+            })
+        };
+        let second = run(&long).unwrap();
+        setter.join().unwrap();
+        assert!(second.interrupted);
+        assert!(
+            second.samples.len() < 4 * 1000,
+            "the schedule was cut short"
+        );
     }
 
     #[test]

@@ -1,16 +1,30 @@
 //! SIGINT and SIGTERM as a flag: the agent's accept loop and the client's interval loop poll it
 //! and stop cleanly (sessions told, sockets shut, results printed) instead of dying mid-write.
+//! A second signal ends the process at once (status 128 + the signal), for a stop that hangs:
+//! what was already saved is whole, so nothing saved is lost.
 
 use std::sync::{Arc, OnceLock};
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// SIGINT's number, for callers without libc.
+pub const SIGINT: i32 = libc::SIGINT;
+/// SIGTERM's number.
+pub const SIGTERM: i32 = libc::SIGTERM;
 
 static STOP: AtomicBool = AtomicBool::new(false);
 
+/// The first signal that arrived (0: none).
+static RECEIVED: AtomicI32 = AtomicI32::new(0);
+
 static FORWARD: OnceLock<Arc<AtomicBool>> = OnceLock::new();
 
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
+extern "C" fn on_signal(signal: libc::c_int) {
+    if STOP.swap(true, Ordering::SeqCst) {
+        // SAFETY: _exit is async-signal-safe.
+        unsafe { libc::_exit(128 + signal) }
+    }
+    RECEIVED.store(signal, Ordering::SeqCst);
     if let Some(f) = FORWARD.get() {
         f.store(true, Ordering::SeqCst);
     }
@@ -26,7 +40,7 @@ pub fn forward_to(flag: Arc<AtomicBool>) {
 /// Routes SIGINT and SIGTERM to [`requested`]. Call once, from the main thread.
 pub fn install() {
     let handler = on_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+    // SAFETY: the handler only touches atomics and calls _exit, both async-signal-safe.
     unsafe {
         libc::signal(libc::SIGINT, handler);
         libc::signal(libc::SIGTERM, handler);
@@ -36,4 +50,12 @@ pub fn install() {
 /// Whether SIGINT or SIGTERM arrived since [`install`].
 pub fn requested() -> bool {
     STOP.load(Ordering::SeqCst)
+}
+
+/// The number of the first SIGINT or SIGTERM that arrived, if one did.
+pub fn received() -> Option<i32> {
+    match RECEIVED.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
 }

@@ -497,6 +497,20 @@ impl Model for Network {
 
 /// Runs one test and returns its statistics (deterministic in `scenario.seed`).
 pub fn run(scenario: &Scenario) -> Result<RunStats, SimError> {
+    Ok(run_stoppable(scenario, &|| false)?.expect("a run never asked to stop finishes"))
+}
+
+/// Simulated time between two looks at `stop` in [`run_stoppable`]: a few milliseconds of
+/// wall time at most, so that Ctrl-C ends even an hour-long simulation at once.
+const STOP_CHECK_NS: u64 = 10_000_000;
+
+/// [`run`], asking `stop` every 10 ms of simulated time; `None` if it said stop. The figures
+/// of a run that finishes are the same as [`run`]'s: the events are handled in the same order,
+/// only in slices.
+pub fn run_stoppable(
+    scenario: &Scenario,
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<RunStats>, SimError> {
     scenario.validate()?;
     let mut network = Network::new(scenario);
     let mut sim = Simulation::new(NetworkShell(&mut network));
@@ -512,15 +526,22 @@ pub fn run(scenario: &Scenario) -> Result<RunStats, SimError> {
         );
     }
     let end = network_end(scenario);
-    sim.step_until(end);
+    let mut reached = SimTime::ZERO;
+    while reached < end {
+        reached = (reached + SimSpan::from_ns(STOP_CHECK_NS)).min(end);
+        sim.step_until(reached);
+        if reached < end && stop() {
+            return Ok(None);
+        }
+    }
     let events = sim.events_handled();
     drop(sim);
-    Ok(RunStats::from_counters(
+    Ok(Some(RunStats::from_counters(
         scenario,
         &network.counters,
         events,
         network.propagation.max_delay(),
-    ))
+    )))
 }
 
 fn network_end(scenario: &Scenario) -> SimTime {

@@ -12,7 +12,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::SimError;
-use crate::network::{Scenario, run};
+use crate::network::{Scenario, run_stoppable};
 use crate::stats::{PointSummary, RunStats};
 use crate::traffic::LengthMix;
 
@@ -66,6 +66,24 @@ pub fn run_sweep(
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Result<Vec<PointSummary>, SimError> {
+    let summaries = run_sweep_stoppable(base, points, replications, threads, progress, &|| false)?;
+    Ok(summaries
+        .into_iter()
+        .map(|s| s.expect("a sweep never asked to stop finishes every point"))
+        .collect())
+}
+
+/// [`run_sweep`] that ends early when `stop()` says so (Ctrl-C): no job starts after it, the
+/// jobs running end within 10 ms of simulated time, and a point comes back `None` unless all
+/// its replications finished. Finished points have the same figures as in a whole sweep.
+pub fn run_sweep_stoppable(
+    base: &Scenario,
+    points: &[Point],
+    replications: usize,
+    threads: usize,
+    progress: &(dyn Fn(usize, usize) + Sync),
+    stop: &(dyn Fn() -> bool + Sync),
+) -> Result<Vec<Option<PointSummary>>, SimError> {
     let replications = replications.max(1);
     let scenarios: Vec<Scenario> = points
         .iter()
@@ -88,6 +106,9 @@ pub fn run_sweep(
         for _ in 0..workers {
             scope.spawn(|| {
                 loop {
+                    if stop() {
+                        break;
+                    }
                     let job = next.fetch_add(1, Ordering::Relaxed);
                     if job >= total {
                         break;
@@ -97,10 +118,11 @@ pub fn run_sweep(
                         seed: job_seed(base.seed, &points[i], rep),
                         ..scenarios[i].clone()
                     };
-                    match run(&scenario) {
-                        Ok(stats) => {
+                    match run_stoppable(&scenario, stop) {
+                        Ok(Some(stats)) => {
                             results.lock().expect("a worker panicked")[job] = Some(stats);
                         }
+                        Ok(None) => break,
                         Err(e) => {
                             first_error
                                 .lock()
@@ -121,11 +143,64 @@ pub fn run_sweep(
         .iter()
         .enumerate()
         .map(|(i, p)| {
-            let runs: Vec<RunStats> = results[i * replications..(i + 1) * replications]
+            let runs: Option<Vec<RunStats>> = results[i * replications..(i + 1) * replications]
                 .iter()
-                .map(|r| r.clone().expect("every job ran"))
+                .cloned()
                 .collect();
-            PointSummary::new(p.lengths.to_string(), &runs)
+            runs.map(|runs| PointSummary::new(p.lengths.to_string(), &runs))
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicBool;
+
+    fn short(hosts: usize) -> Scenario {
+        Scenario {
+            measure_ns: 200_000_000,
+            warmup_ns: 10_000_000,
+            ..Scenario::seed_long_net(hosts, 64)
+        }
+    }
+
+    #[test]
+    fn a_stopped_sweep_keeps_whole_points_with_the_figures_of_a_whole_sweep() {
+        let mixes = [LengthMix::Fixed { bytes: 64 }];
+        let points = grid(&mixes, &[1, 2, 3, 4]);
+        let whole = run_sweep(&short(1), &points, 2, 1, &|_, _| {}).unwrap();
+        // Stop after three jobs (one thread: jobs run in order), in the middle of point 2.
+        let stopped = AtomicBool::new(false);
+        let progress = |done: usize, _: usize| {
+            if done >= 3 {
+                stopped.store(true, Ordering::SeqCst);
+            }
+        };
+        let part = run_sweep_stoppable(&short(1), &points, 2, 1, &progress, &|| {
+            stopped.load(Ordering::SeqCst)
+        })
+        .unwrap();
+        assert_eq!(part.len(), 4);
+        assert_eq!(
+            part[0].as_ref(),
+            Some(&whole[0]),
+            "point 1 is whole and identical"
+        );
+        assert!(part[1].is_none(), "point 2 had one of its two replications");
+        assert!(part[2].is_none() && part[3].is_none());
+    }
+
+    #[test]
+    fn a_stop_ends_a_long_run_within_a_slice() {
+        let long = Scenario {
+            measure_ns: 3_600_000_000_000,
+            ..Scenario::seed_long_net(24, 64)
+        };
+        let asked = AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, Ordering::SeqCst) >= 2;
+        assert!(run_stoppable(&long, &stop).unwrap().is_none());
+        // Asked once per 10 ms slice: three slices, not the hour's 360,000.
+        assert_eq!(asked.load(Ordering::SeqCst), 3);
+    }
 }

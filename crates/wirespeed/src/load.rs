@@ -394,10 +394,16 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         .transpose()
         .context("--auth-key-file")?;
     let agents = agents(&args)?;
+    crate::interrupt::watch();
+    let mut repair = None;
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
-            let (plan, done, file) = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
-            (plan, done, Some(file))
+            let resumed = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
+            if let Some(r) = &resumed.repair {
+                eprintln!("wirespeed: warning: {r}");
+            }
+            repair = resumed.repair;
+            (resumed.plan, resumed.runs, Some(resumed.file))
         }
         None => {
             let plan = args.plan(&agents)?;
@@ -428,7 +434,13 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         );
         bar
     });
+    let planned = mixes.len() * plan.hosts.len();
+    let mut interrupted = false;
     for (hosts, mix) in todo {
+        if crate::interrupt::requested() {
+            interrupted = true;
+            break;
+        }
         if let Some(bar) = &bar {
             bar.set_message(format!("({hosts} hosts x {mix})"));
         }
@@ -444,7 +456,10 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             clock_probes: 8,
             raw: plan.raw.clone(),
         };
-        let outcome = controller::run(&cfg)?;
+        let Some(outcome) = run_test(cfg, &crate::interrupt::requested)? else {
+            interrupted = true;
+            break;
+        };
         let record = TestRecord {
             hosts,
             lengths: mix_spec(mix),
@@ -469,8 +484,13 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         }
     }
     if let Some(bar) = &bar {
-        bar.finish_and_clear();
+        if interrupted {
+            bar.abandon();
+        } else {
+            bar.finish_and_clear();
+        }
     }
+    let finished = done.len();
     let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
     let rows = rows(&plan, &mixes, &done, model_ns)?;
     let result = LoadResult {
@@ -483,8 +503,81 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     }
     let mut doc = Document::new("load", plan, result);
     doc.warnings = doc.result.warnings(!agents.local.is_empty());
+    doc.warnings.extend(repair);
     doc.verdicts = doc.result.verdicts();
-    output::print(&args.output, &doc).context("writing the result")
+    if !interrupted {
+        return output::print(&args.output, &doc).context("writing the result");
+    }
+    let what = format!(
+        "interrupted after {finished} of {planned} tests; the rows below are from those tests"
+    );
+    crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
+    let saved = doc.result.results_file.clone();
+    Err(crate::interrupt::Interrupted {
+        message: match &saved {
+            Some(path) => format!("{finished} of {planned} tests are saved in {path}"),
+            None => format!(
+                "{finished} of {planned} tests finished; none is saved (add --results FILE to keep them)"
+            ),
+        },
+        resume: saved.map(|path| resume_command(&args, &path)),
+    }
+    .into())
+}
+
+/// Runs one test in a thread of its own and waits for it, asking `stop` every 50 ms: on Ctrl-C
+/// the test in flight is abandoned (its agents see the control connection close when this
+/// process ends) and `None` comes back.
+fn run_test(
+    cfg: LoadConfig,
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<Option<controller::LoadOutcome>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("load-test".into())
+        .spawn(move || {
+            let _ = tx.send(controller::run(&cfg));
+        })
+        .context("starting the test's thread")?;
+    loop {
+        if stop() {
+            return Ok(None);
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(outcome) => return Ok(Some(outcome?)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the test's thread ended without an outcome (a panic: please report it)")
+            }
+        }
+    }
+}
+
+/// The command that continues this series: the flags its plan does not hold, and `--resume`.
+fn resume_command(args: &LoadArgs, path: &str) -> String {
+    use crate::interrupt::{command_line, duration_word, output_words, path_word};
+    let mut words = vec!["load".to_string()];
+    if args.agents.is_empty() {
+        words.extend(["--local".into(), args.local.to_string()]);
+    }
+    for a in &args.agents {
+        words.extend(["--agent".into(), a.clone()]);
+    }
+    if let Some(dir) = &args.plot {
+        words.extend(["--plot".into(), path_word(dir)]);
+    }
+    if args.no_model {
+        words.push("--no-model".into());
+    } else {
+        words.extend(["--model-time".into(), duration_word(args.model_time)]);
+    }
+    words.extend(["--timeout".into(), duration_word(args.timeout)]);
+    if let Some(f) = &args.auth_key_file {
+        words.extend(["--auth-key-file".into(), path_word(f)]);
+    }
+    words.extend(output_words(&args.output));
+    words.extend(["--resume".into(), path.to_string()]);
+    command_line(&words)
 }
 
 #[cfg(test)]

@@ -11,6 +11,7 @@ mod cli;
 mod data;
 mod diagnose;
 mod envelope;
+mod interrupt;
 mod lab;
 mod load;
 mod load_render;
@@ -36,6 +37,14 @@ fn main() -> ExitCode {
     match cli::run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
+        // Ctrl-C: the partial result is printed; say what was kept and how to go on.
+        Err(err) if err.downcast_ref::<interrupt::Interrupted>().is_some() => {
+            let stop = err
+                .downcast_ref::<interrupt::Interrupted>()
+                .expect("checked above");
+            eprintln!("wirespeed: {stop}");
+            ExitCode::from(stop.status())
+        }
         Err(err) => {
             let chain: Vec<String> = err.chain().map(ToString::to_string).collect();
             eprintln!("wirespeed: error: {}", chain.join(": "));

@@ -456,6 +456,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             SocketArg::Raw => SocketChoice::Raw,
         },
         udp,
+        interrupt: Some(crate::interrupt::watch()),
     };
     let mut config = config;
     // Held until the analysis is done: the host baseline and every adaptive round run under it.
@@ -474,11 +475,18 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
     };
     let host_samples = if args.host_baseline {
-        Some(host_baseline(&config)?)
+        Some(host_baseline(&config).map_err(or_interrupted)?)
     } else {
         None
     };
     let mut run = probe::run(&config)?;
+    if run.interrupted && run.samples.is_empty() {
+        return Err(crate::interrupt::Interrupted {
+            message: "stopped before any probe of the path was measured: nothing to print".into(),
+            resume: None,
+        }
+        .into());
+    }
     let (floor, resolution) = wirespeed_net::socket::timer_floor();
     let params = AnalysisParams {
         bootstrap_replicates: args.bootstrap,
@@ -490,9 +498,10 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     let largest = sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
     let (timestamps, stamped, answers, analyses, converged, host_line) = loop {
-        let (timestamps, stamped, answers) = choose_clock(&run.samples, args.clock)?;
+        let (timestamps, stamped, answers) =
+            choose_clock(&run.samples, args.clock).map_err(or_interrupted)?;
         let host_line = match &host_samples {
-            Some(samples) => Some(host_fit(samples, timestamps, &params)?),
+            Some(samples) => Some(host_fit(samples, timestamps, &params).map_err(or_interrupted)?),
             None => None,
         };
         let analyses = bestcase::analyze(
@@ -507,7 +516,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         let left = args
             .max_time
             .saturating_sub(Duration::from_secs_f64(run.elapsed_seconds));
-        if done || rounds >= MAX_ROUNDS || run.stopped_early || left.is_zero() {
+        if done || rounds >= MAX_ROUNDS || run.stopped_early || run.interrupted || left.is_zero() {
             break (
                 timestamps,
                 stamped,
@@ -532,6 +541,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
         run.elapsed_seconds += more.elapsed_seconds;
         run.stopped_early |= more.stopped_early;
+        run.interrupted |= more.interrupted;
         if let (Some(total), Some(round)) = (&mut run.echo, more.echo) {
             total.answered += round.answered;
             total.dropped += round.dropped;
@@ -592,7 +602,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             warnings.push(format!("hop {}: {r}", h.analysis.ttl));
         }
     }
-    if run.stopped_early {
+    if run.stopped_early && !run.interrupted {
         warnings.push(format!(
             "stopped after --max-time {}: not every probe was sent",
             format_seconds(args.max_time.as_secs_f64())
@@ -617,6 +627,12 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
             ));
         }
     }
+    let run_interrupted = run.interrupted;
+    // Every round plans the whole schedule again.
+    let planned = run.hops.iter().filter(|h| h.responder.is_some()).count()
+        * sizes.len()
+        * args.count as usize
+        * rounds as usize;
     let report = ProbeReport {
         socket: run.socket,
         echo: run.echo,
@@ -670,7 +686,32 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     }
     doc.warnings = warnings;
     doc.verdicts = verdicts;
-    output::print(&args.output, &doc).context("writing the result")
+    if !run_interrupted {
+        return output::print(&args.output, &doc).context("writing the result");
+    }
+    let what = format!(
+        "interrupted after {} probes of the {planned} planned ({rounds} round(s)); the fits below are from those",
+        doc.result.samples.len()
+    );
+    crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
+    Err(crate::interrupt::Interrupted {
+        message: "the partial fit is printed above (probe keeps no results file: --json saves it, marked \"partial\": true)".into(),
+        resume: None,
+    }
+    .into())
+}
+
+/// An analysis that failed because Ctrl-C left too few probes is an interrupt, not an error.
+fn or_interrupted(err: anyhow::Error) -> anyhow::Error {
+    if crate::interrupt::requested() {
+        crate::interrupt::Interrupted {
+            message: format!("stopped before enough was measured for a fit ({err:#})"),
+            resume: None,
+        }
+        .into()
+    } else {
+        err
+    }
 }
 
 /// Minimum RTT against bytes crossed (sent + returned), one series per hop, with its line.

@@ -1,14 +1,26 @@
 //! A series' results file (`sweep`, `load`): one JSON line of plan, then one line per finished
-//! run, appended and flushed as each run ends so that Ctrl-C, a crash or a lost peer keeps every
-//! finished run, and `--resume FILE` can continue where the file stops.
+//! run, appended as each run ends so that Ctrl-C, a crash or a lost peer keeps every finished
+//! run, and `--resume FILE` can continue where the file stops.
+//!
+//! Crash safety rests on two rules. Every append is one whole line handed to the kernel in a
+//! single `write(2)` and then `fdatasync(2)`ed, so a killed process tears at most the line being
+//! written and a power cut loses at most the runs not yet synced (a run takes seconds, a sync
+//! milliseconds: the cost is noise). And [`RunsFile::resume`] repairs the tail before it
+//! appends: a torn last line is cut off (and its run redone), a whole last record that lacks
+//! only its newline is kept and given one, and the bytes dropped are reported. Damage anywhere
+//! but the tail is refused and the file left untouched: it was not made by a crash.
 
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, bail};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+
+/// The longest line read back: far above any record (a run is under a few KiB), low enough
+/// that a hostile file cannot make resume hold gigabytes.
+const MAX_LINE_BYTES: u64 = 16 << 20;
 
 /// The first line of a results file: what fixes the runs of a series, under a named schema.
 pub(crate) trait RunsPlan: Serialize + DeserializeOwned {
@@ -22,89 +34,464 @@ pub(crate) trait RunsPlan: Serialize + DeserializeOwned {
 pub(crate) struct RunsFile {
     path: PathBuf,
     file: File,
+    /// Bytes in the file: where the next line starts, and where to cut back to if it fails.
+    len: u64,
+}
+
+/// A partial series read back by [`RunsFile::resume`].
+pub(crate) struct Resumed<P, R> {
+    pub(crate) plan: P,
+    /// The finished runs, in file order.
+    pub(crate) runs: Vec<R>,
+    pub(crate) file: RunsFile,
+    /// What the tail repair did, as a sentence for stderr and the document's warnings.
+    pub(crate) repair: Option<String>,
+}
+
+/// How a file's lines were judged, before anything is changed.
+struct Scan<P, R> {
+    plan: P,
+    runs: Vec<R>,
+    /// End of the last whole line kept (after its newline, if it has one).
+    keep: u64,
+    /// The last kept line has no newline: one must be written before the next record.
+    needs_newline: bool,
+    /// Line number and bytes of a torn last line.
+    torn: Option<(usize, u64)>,
+    /// Bytes read in all.
+    total: u64,
 }
 
 impl RunsFile {
-    /// Starts a new file with the plan; refuses to overwrite one that exists.
+    /// Starts a new file with the plan; refuses to overwrite one that exists. The plan is
+    /// written to a private file first and linked into place, so that the file appears with
+    /// its plan whole or not at all (a crash here leaves no empty file to block `--results`).
     pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
-        let mut file = OpenOptions::new()
-            .write(true)
+        let refuse = || format!("cannot create results file {}", path.display());
+        let exists = || {
+            anyhow::anyhow!(
+                "results file {} exists: to continue it, use --resume {}; to start again, give \
+                 another --results",
+                path.display(),
+                path.display()
+            )
+        };
+        if path.symlink_metadata().is_ok() {
+            return Err(exists());
+        }
+        let name = path
+            .file_name()
+            .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());
+        let staging = path.with_file_name(format!(".{name}.{}.new", std::process::id()));
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
             .create_new(true)
-            .open(path)
-            .with_context(|| {
-                format!(
-                    "cannot create results file {} (to continue it, use --resume)",
-                    path.display()
-                )
-            })?;
-        writeln!(file, "{}", serde_json::to_string(plan)?)?;
-        file.flush()?;
-        Ok(RunsFile {
+            .open(&staging)
+            .with_context(refuse)?;
+        let mut runs = RunsFile {
             path: path.to_path_buf(),
             file,
+            len: 0,
+        };
+        let written = runs.append(plan);
+        let linked = written.and_then(|()| match std::fs::hard_link(&staging, path) {
+            Ok(()) => Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(exists()),
+            // A file system without hard links: create the file in place (a crash between its
+            // creation and the plan's one write can leave it empty there).
+            Err(_) => OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create_new(true)
+                .open(path)
+                .with_context(refuse)
+                .map(Some),
+        });
+        let _ = std::fs::remove_file(&staging);
+        if let Some(file) = linked? {
+            runs = RunsFile {
+                path: path.to_path_buf(),
+                file,
+                len: 0,
+            };
+            runs.append(plan)?;
+        }
+        Ok(runs)
+    }
+
+    /// Opens a partial series: its plan, its finished runs, and the file for appending, with a
+    /// torn last line cut off first (see the module documentation).
+    pub(crate) fn resume<P: RunsPlan, R: DeserializeOwned>(
+        path: &Path,
+    ) -> anyhow::Result<Resumed<P, R>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .append(true)
+            .open(path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        let scan: Scan<P, R> = scan(path, &file)?;
+        let mut runs = RunsFile {
+            path: path.to_path_buf(),
+            file,
+            len: scan.keep,
+        };
+        let mut repair = None;
+        if scan.total > scan.keep {
+            runs.file
+                .set_len(scan.keep)
+                .and_then(|()| runs.file.sync_data())
+                .with_context(|| format!("cannot repair {}", path.display()))?;
+        }
+        if let Some((line, bytes)) = scan.torn {
+            repair = Some(format!(
+                "{}: dropped {bytes} bytes of a torn last line (line {line}, cut off mid-write \
+                 by a crash); its run is done again, the {} whole records before it are kept",
+                path.display(),
+                scan.runs.len()
+            ));
+        }
+        if scan.needs_newline {
+            runs.write_line(b"\n")?;
+        }
+        Ok(Resumed {
+            plan: scan.plan,
+            runs: scan.runs,
+            file: runs,
+            repair,
         })
     }
 
-    /// Opens a partial sweep: its plan, its finished runs, and the file for appending.
-    pub(crate) fn resume<P: RunsPlan, R: DeserializeOwned>(
-        path: &Path,
-    ) -> anyhow::Result<(P, Vec<R>, RunsFile)> {
-        let reader = BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-        );
-        let mut lines = reader.lines().enumerate();
-        let Some((_, first)) = lines.next() else {
-            bail!(
-                "{} is empty: it is not a sweep results file",
-                path.display()
-            );
-        };
-        let plan: P = serde_json::from_str(&first?)
-            .ok()
-            .filter(|p: &P| p.schema() == P::SCHEMA)
-            .with_context(|| format!("{} line 1 is not a {} plan", path.display(), P::SCHEMA))?;
-        let mut runs = Vec::new();
-        let mut torn = false;
-        for (number, line) in lines {
-            let line = line?;
-            if line.trim().is_empty() {
-                continue;
-            }
-            if torn {
-                bail!(
-                    "{} line {} follows an unreadable line: the file is damaged",
-                    path.display(),
-                    number
-                );
-            }
-            match serde_json::from_str::<R>(&line) {
-                Ok(run) => runs.push(run),
-                // A run cut off by a crash mid-write leaves a torn last line: drop it, redo the run.
-                Err(_) => torn = true,
-            }
-        }
-        let file = OpenOptions::new().append(true).open(path)?;
-        Ok((
-            plan,
-            runs,
-            RunsFile {
-                path: path.to_path_buf(),
-                file,
-            },
-        ))
+    /// Appends one finished run as one line in one `write(2)`, then syncs it to the disk.
+    pub(crate) fn append<R: Serialize>(&mut self, run: &R) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(run)?;
+        line.push(b'\n');
+        self.write_line(&line)
     }
 
-    /// Appends one finished run and flushes it to the kernel.
-    pub(crate) fn append<R: Serialize>(&mut self, run: &R) -> anyhow::Result<()> {
-        let mut line = serde_json::to_string(run)?;
-        line.push('\n');
-        self.file
-            .write_all(line.as_bytes())
-            .and_then(|()| self.file.flush())
-            .with_context(|| format!("cannot append to {}", self.path.display()))
+    /// One `write(2)` of a whole line; a short or failed write is cut back off, so the file
+    /// never ends in a fragment that this process made.
+    fn write_line(&mut self, line: &[u8]) -> anyhow::Result<()> {
+        let written = loop {
+            match self.file.write(line) {
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                other => break other,
+            }
+        };
+        let result = match written {
+            Ok(n) if n == line.len() => self.file.sync_data(),
+            Ok(n) => Err(std::io::Error::new(
+                std::io::ErrorKind::WriteZero,
+                format!(
+                    "only {n} of {} bytes were written (is the disk full?)",
+                    line.len()
+                ),
+            )),
+            Err(e) => Err(e),
+        };
+        match result {
+            Ok(()) => {
+                self.len += line.len() as u64;
+                Ok(())
+            }
+            Err(e) => {
+                let _ = self.file.set_len(self.len);
+                Err(e).with_context(|| format!("cannot append to {}", self.path.display()))
+            }
+        }
     }
 
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+/// Reads every line of `file`, judging each: the plan, whole records, blank lines, and at most
+/// one torn line, which must be the last.
+fn scan<P: RunsPlan, R: DeserializeOwned>(path: &Path, file: &File) -> anyhow::Result<Scan<P, R>> {
+    let mut reader = BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut offset = 0u64;
+    let mut number = 0usize;
+    let mut plan: Option<P> = None;
+    let mut runs = Vec::new();
+    let mut keep = 0u64;
+    let mut needs_newline = false;
+    let mut torn: Option<(usize, u64)> = None;
+    loop {
+        buf.clear();
+        let n = (&mut reader)
+            .take(MAX_LINE_BYTES + 1)
+            .read_until(b'\n', &mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))? as u64;
+        if n == 0 {
+            break;
+        }
+        number += 1;
+        if n > MAX_LINE_BYTES {
+            bail!(
+                "{} line {number} is longer than {} MiB: it is not a results file",
+                path.display(),
+                MAX_LINE_BYTES >> 20
+            );
+        }
+        let terminated = buf.last() == Some(&b'\n');
+        if let Some((line, _)) = torn {
+            bail!(
+                "{} line {number} follows the unreadable line {line}: the file is damaged in \
+                 the middle, not torn by a crash, and is left as it is; cut out line {line} by \
+                 hand or start again with --results",
+                path.display()
+            );
+        }
+        offset += n;
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            if terminated {
+                keep = offset;
+            }
+            continue;
+        }
+        if plan.is_none() {
+            let parsed = serde_json::from_slice::<P>(&buf)
+                .ok()
+                .filter(|p: &P| p.schema() == P::SCHEMA);
+            let Some(p) = parsed else {
+                bail!(
+                    "{} line {number} is not a {} plan: it is not this command's results file \
+                     (or the crash came before its first line was whole); start again with --results",
+                    path.display(),
+                    P::SCHEMA
+                );
+            };
+            plan = Some(p);
+        } else {
+            match serde_json::from_slice::<R>(&buf) {
+                Ok(run) => runs.push(run),
+                Err(_) => {
+                    torn = Some((number, n));
+                    continue;
+                }
+            }
+        }
+        keep = offset;
+        needs_newline = !terminated;
+    }
+    let Some(plan) = plan else {
+        bail!(
+            "{} is empty: it is not a results file (start one with --results)",
+            path.display()
+        );
+    };
+    Ok(Scan {
+        plan,
+        runs,
+        keep,
+        needs_newline,
+        torn,
+        total: offset,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    struct Plan {
+        schema: String,
+        points: u32,
+    }
+
+    impl RunsPlan for Plan {
+        const SCHEMA: &'static str = "wirespeed.test-runs.v1";
+        fn schema(&self) -> &str {
+            &self.schema
+        }
+    }
+
+    #[derive(Debug, Serialize, Deserialize, PartialEq)]
+    struct Run {
+        point: u32,
+        value: f64,
+    }
+
+    fn temp(name: &str) -> PathBuf {
+        let path =
+            std::env::temp_dir().join(format!("ws-runs-file-{}-{name}.jsonl", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
+    fn plan() -> Plan {
+        Plan {
+            schema: Plan::SCHEMA.into(),
+            points: 8,
+        }
+    }
+
+    /// A file with the plan and runs 0..n, each line whole.
+    fn written(name: &str, n: u32) -> PathBuf {
+        let path = temp(name);
+        let mut file = RunsFile::create(&path, &plan()).unwrap();
+        for point in 0..n {
+            file.append(&Run {
+                point,
+                value: f64::from(point) * 1.5,
+            })
+            .unwrap();
+        }
+        path
+    }
+
+    fn resume(path: &Path) -> anyhow::Result<Resumed<Plan, Run>> {
+        RunsFile::resume::<Plan, Run>(path)
+    }
+
+    #[test]
+    fn whole_files_resume_unchanged() {
+        let path = written("whole", 3);
+        let before = std::fs::read(&path).unwrap();
+        let r = resume(&path).unwrap();
+        assert_eq!(r.plan, plan());
+        assert_eq!(r.runs.len(), 3);
+        assert!(r.repair.is_none());
+        assert_eq!(std::fs::read(&path).unwrap(), before);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_off_and_reported_and_appends_follow_whole_records() {
+        let path = written("torn", 7);
+        let whole = std::fs::read(&path).unwrap();
+        let fragment = br#"{"point":7,"val"#;
+        let mut torn = whole.clone();
+        torn.extend_from_slice(fragment);
+        std::fs::write(&path, &torn).unwrap();
+        let mut r = resume(&path).unwrap();
+        assert_eq!(r.runs.len(), 7, "every whole record is kept");
+        let repair = r.repair.expect("the repair is reported");
+        assert!(
+            repair.contains(&format!("dropped {} bytes", fragment.len())),
+            "{repair}"
+        );
+        assert!(repair.contains("line 9"), "{repair}");
+        assert_eq!(std::fs::read(&path).unwrap(), whole, "the fragment is gone");
+        r.file
+            .append(&Run {
+                point: 7,
+                value: 0.0,
+            })
+            .unwrap();
+        let again = resume(&path).unwrap();
+        assert_eq!(again.runs.len(), 8, "the next resume reads all 8");
+        assert!(again.repair.is_none());
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_last_record_missing_only_its_newline_is_kept() {
+        let path = written("newline", 4);
+        let mut bytes = std::fs::read(&path).unwrap();
+        assert_eq!(bytes.pop(), Some(b'\n'));
+        std::fs::write(&path, &bytes).unwrap();
+        let mut r = resume(&path).unwrap();
+        assert_eq!(r.runs.len(), 4, "the record without its newline is whole");
+        assert!(r.repair.is_none(), "nothing was dropped");
+        r.file
+            .append(&Run {
+                point: 4,
+                value: 2.0,
+            })
+            .unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.lines().count(), 6, "{text}");
+        assert_eq!(resume(&path).unwrap().runs.len(), 5);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_plan_alone_without_its_newline_is_kept() {
+        let path = written("plan-only", 0);
+        let mut bytes = std::fs::read(&path).unwrap();
+        bytes.pop();
+        std::fs::write(&path, &bytes).unwrap();
+        let mut r = resume(&path).unwrap();
+        assert!(r.runs.is_empty());
+        r.file
+            .append(&Run {
+                point: 0,
+                value: 1.0,
+            })
+            .unwrap();
+        assert_eq!(resume(&path).unwrap().runs.len(), 1);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn every_truncation_keeps_exactly_the_whole_records_before_it() {
+        let path = written("every-cut", 3);
+        let whole = std::fs::read(&path).unwrap();
+        let ends: Vec<usize> = whole
+            .iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'\n')
+            .map(|(i, _)| i + 1)
+            .collect();
+        for cut in ends[0] - 1..=whole.len() {
+            std::fs::write(&path, &whole[..cut]).unwrap();
+            let r = resume(&path).unwrap_or_else(|e| panic!("cut at {cut}: {e:#}"));
+            // Whole lines before the cut, plus the one the cut leaves missing only its newline.
+            let expected = ends.iter().filter(|&&e| e - 1 <= cut).count() - 1;
+            assert_eq!(r.runs.len(), expected, "cut at {cut}");
+            let kept = std::fs::read(&path).unwrap();
+            assert!(
+                whole.starts_with(&kept),
+                "cut at {cut}: the repair only removes bytes"
+            );
+            assert_eq!(kept.last(), Some(&b'\n'), "cut at {cut}: ends whole");
+        }
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn damage_in_the_middle_is_refused_and_the_file_left_alone() {
+        let path = written("middle", 3);
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines: Vec<&str> = text.lines().collect();
+        lines[2] = r#"{"point":1,"val"#;
+        let damaged = lines.join("\n") + "\n";
+        std::fs::write(&path, &damaged).unwrap();
+        let err = format!("{:#}", resume(&path).err().expect("refused"));
+        assert!(
+            err.contains("line 4 follows the unreadable line 3"),
+            "{err}"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn other_files_are_refused() {
+        let path = temp("other");
+        std::fs::write(&path, "").unwrap();
+        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("is empty"));
+        std::fs::write(
+            &path,
+            "{\"schema\":\"wirespeed.other-runs.v1\",\"points\":1}\n",
+        )
+        .unwrap();
+        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("is not a"));
+        std::fs::write(&path, "{\"schema\":\"wirespeed.te").unwrap();
+        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("start again"));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn create_refuses_an_existing_file() {
+        let path = written("exists", 1);
+        let err = RunsFile::create(&path, &plan()).err().unwrap();
+        assert!(format!("{err:#}").contains("exists: to continue it, use --resume"));
+        let _ = std::fs::remove_file(&path);
     }
 }

@@ -13,7 +13,7 @@ use wirespeed_model::{BitRate, RateFormat};
 use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 use wirespeed_sim::bus::METRES_PER_FOOT;
-use wirespeed_sim::sweep::{Point, grid, run_sweep};
+use wirespeed_sim::sweep::{Point, grid, run_sweep_stoppable};
 use wirespeed_sim::traffic::{SEED_LENGTHS, STANDARD_MAX_LENGTH};
 use wirespeed_sim::{
     Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, PointSummary, Scenario,
@@ -406,10 +406,26 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
             bar.set_position(done as u64);
         }
     };
-    let summaries = run_sweep(&base, &points, replications, threads, &progress)?;
+    crate::interrupt::watch();
+    let summaries = run_sweep_stoppable(
+        &base,
+        &points,
+        replications,
+        threads,
+        &progress,
+        &crate::interrupt::requested,
+    )?;
     if let Some(bar) = &bar {
         bar.finish_and_clear();
     }
+    let planned = points.len();
+    // After Ctrl-C: the points whose every replication finished, in grid order.
+    let (points, summaries): (Vec<Point>, Vec<_>) = points
+        .into_iter()
+        .zip(summaries)
+        .filter_map(|(p, s)| s.map(|s| (p, s)))
+        .unzip();
+    let interrupted = points.len() < planned;
     let wall = started.elapsed().as_secs_f64();
     let events: u64 = summaries.iter().map(|s| s.events).sum();
     let slot = base.mac.slot_bits as f64;
@@ -458,7 +474,21 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
     let mut doc = Document::new("sim", params, report);
     doc.verdicts = verdicts;
     doc.warnings = warnings;
-    output::print(&args.output, &doc).context("writing the result")
+    if !interrupted {
+        return output::print(&args.output, &doc).context("writing the result");
+    }
+    let finished = doc.result.points.len();
+    let what = format!(
+        "interrupted after {finished} of {planned} points; the rows below are the points whose every replication finished"
+    );
+    crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
+    Err(crate::interrupt::Interrupted {
+        message: format!(
+            "{finished} of {planned} points finished and are printed above (sim csma keeps no results file: use --json to save them; the same --seed gives the same figures)"
+        ),
+        resume: None,
+    }
+    .into())
 }
 
 /// The seed's figures 3-3 to 3-9: one plot per statistic, one curve per packet size.

@@ -9,6 +9,7 @@ mod load;
 mod probe;
 mod report;
 mod reproduce;
+mod results_safety;
 mod sim;
 mod sweep;
 mod throughput;

@@ -3,6 +3,8 @@
 //! before the data connection is made.
 
 use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -20,6 +22,8 @@ pub(crate) struct AgentRunner {
     auth: Option<AuthKey>,
     length_bytes: u32,
     congestion: Option<String>,
+    /// Ctrl-C: ends the run in flight within the client's 20 ms poll.
+    interrupt: Option<Arc<AtomicBool>>,
 }
 
 impl AgentRunner {
@@ -30,6 +34,7 @@ impl AgentRunner {
         auth: Option<AuthKey>,
         length_bytes: u32,
         congestion: Option<String>,
+        interrupt: Option<Arc<AtomicBool>>,
     ) -> anyhow::Result<AgentRunner> {
         let mut local = None;
         let agent = match remote {
@@ -46,6 +51,7 @@ impl AgentRunner {
             auth,
             length_bytes,
             congestion,
+            interrupt,
         })
     }
 
@@ -59,7 +65,7 @@ impl AgentRunner {
             interval: None,
             omit: Duration::ZERO,
             idle_timeout: Duration::from_secs(30),
-            interrupt: None,
+            interrupt: self.interrupt.clone(),
             source: None,
         };
         let outcome = client::run(&config, &mut |_: &Interval| {})?;

@@ -131,8 +131,11 @@ pub(crate) struct SweepArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     results: Option<PathBuf>,
 
-    /// Continue the partial sweep in FILE: its plan is reused, its finished runs are kept.
-    #[arg(long, value_name = "FILE")]
+    /// Continue the partial sweep in FILE: its plan is reused, its finished runs are kept (a
+    /// run torn by a crash is cut off, said on stderr, and run again).
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "snd", "rcv", "reps", "bytes", "time", "mss", "seed",
+    ])]
     resume: Option<PathBuf>,
 
     /// Link rate, for the envelope ceiling and on-the-wire figures (e.g. 10M).
@@ -210,22 +213,58 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         .ok()
         .filter(|&l| l > 0)
         .context("-l must be between 1 byte and 4 GiB, for example -l 128KiB")?;
-    let mut runner =
-        agent_runner::AgentRunner::new(remote, args.ipv6, auth, length, args.congestion.clone())?;
-    run(args, &mut runner)
+    let interrupt = crate::interrupt::watch();
+    let mut runner = agent_runner::AgentRunner::new(
+        remote,
+        args.ipv6,
+        auth,
+        length,
+        args.congestion.clone(),
+        Some(interrupt),
+    )?;
+    run(args, &mut runner, &crate::interrupt::requested)
 }
 
-pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Result<()> {
+/// Why the loop stopped before the end.
+enum Stop {
+    /// A run failed (the peer went away, the disk filled).
+    Failed(anyhow::Error),
+    /// SIGINT or SIGTERM: the run in flight, if any, was abandoned.
+    Interrupted,
+}
+
+/// The sweep: plan (new or resumed), the runs it lacks, the report. `stop` says whether Ctrl-C
+/// arrived; it is asked before each run and after a failed one.
+pub(crate) fn run(
+    args: SweepArgs,
+    runner: &mut dyn PointRunner,
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<()> {
+    let mut repair = None;
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
-            let (plan, done, file) = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
-            (plan, done, file)
+            let resumed = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
+            if let Some(r) = &resumed.repair {
+                eprintln!("wirespeed: warning: {r}");
+            }
+            repair = resumed.repair;
+            (resumed.plan, resumed.runs, resumed.file)
         }
         None => {
             let seed = args.seed.unwrap_or_else(random_seed);
             let mss = match args.mss {
                 Some(m) => u64::from(m),
-                None => runner.path_mss()?,
+                None => match runner.path_mss() {
+                    Ok(m) => m,
+                    Err(_) if stop() => {
+                        return Err(crate::interrupt::Interrupted {
+                            message: "stopped before the first run; nothing was saved".into(),
+                            resume: None,
+                        }
+                        .into());
+                    }
+                    Err(e) => return Err(e),
+                },
             };
             let plan = SweepPlan {
                 schema: RUNS_SCHEMA.to_string(),
@@ -260,21 +299,87 @@ pub(crate) fn run(args: SweepArgs, runner: &mut dyn PointRunner) -> anyhow::Resu
             file.path().display()
         );
     }
-    let failure = execute(&plan, &todo, runner, &mut file, &mut done, quiet);
+    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, quiet, stop);
+    let saved = done.len();
     let report = build_report(&args, plan, order.len(), done, file.path());
     let mut doc = Document::new("sweep", args_summary(&args), report);
     doc.verdicts = doc.result.verdicts();
-    if let Some(err) = &failure {
+    doc.warnings.extend(repair);
+    if let Some(Stop::Failed(err)) = &stopped {
         doc.warnings.push(format!(
             "the sweep stopped early: {err:#}; finished runs are kept, continue with --resume"
         ));
     }
     write_files(&args, &doc.result)?;
-    output::print(&args.output, &doc).context("writing the result")?;
-    match failure {
-        Some(err) => Err(err.context("sweep incomplete")),
-        None => Ok(()),
+    match stopped {
+        None => output::print(&args.output, &doc).context("writing the result"),
+        Some(Stop::Failed(err)) => {
+            output::print(&args.output, &doc).context("writing the result")?;
+            Err(err.context("sweep incomplete"))
+        }
+        Some(Stop::Interrupted) => {
+            let path = file.path().to_path_buf();
+            let what = format!(
+                "interrupted after {saved} of {} runs; the table below is from those runs",
+                order.len()
+            );
+            crate::interrupt::print_partial(&args.output, &doc, &what)
+                .context("writing the result")?;
+            Err(crate::interrupt::Interrupted {
+                message: format!(
+                    "{saved} of {} runs are saved in {}",
+                    order.len(),
+                    path.display()
+                ),
+                resume: Some(resume_command(&args, &path)),
+            }
+            .into())
+        }
     }
+}
+
+/// The command that continues this sweep: the flags the plan does not hold, and `--resume`.
+fn resume_command(args: &SweepArgs, path: &Path) -> String {
+    use crate::interrupt::{command_line, output_words, path_word};
+    let mut words = vec!["sweep".to_string()];
+    if let Some(host) = &args.host {
+        words.push(host.clone());
+    }
+    if args.port != crate::serve::DEFAULT_PORT {
+        words.extend(["-p".into(), args.port.to_string()]);
+    }
+    if args.ipv4 {
+        words.push("-4".into());
+    }
+    if args.ipv6 {
+        words.push("-6".into());
+    }
+    if let Some(f) = &args.auth_key_file {
+        words.extend(["--auth-key-file".into(), path_word(f)]);
+    }
+    words.extend(["-l".into(), args.length.bytes().to_string()]);
+    if let Some(c) = &args.congestion {
+        words.extend(["-C".into(), c.clone()]);
+    }
+    if let Some(r) = args.link_rate {
+        words.extend(["--link-rate".into(), r.bits_per_second().to_string()]);
+    }
+    if args.half_duplex {
+        words.push("--half-duplex".into());
+    }
+    words.extend(["--ack-every".into(), args.ack_every.to_string()]);
+    for (flag, file) in [
+        ("--csv", &args.csv),
+        ("--heatmap", &args.heatmap),
+        ("--plot", &args.plot),
+    ] {
+        if let Some(f) = file {
+            words.extend([flag.to_string(), path_word(f)]);
+        }
+    }
+    words.extend(output_words(&args.output));
+    words.extend(["--resume".into(), path_word(path)]);
+    command_line(&words)
 }
 
 /// Runs the planned points in order, appending each; stops at the first failure and returns it.
@@ -285,7 +390,8 @@ fn execute(
     file: &mut RunsFile,
     done: &mut Vec<RunRecord>,
     quiet: bool,
-) -> Option<anyhow::Error> {
+    stop: &dyn Fn() -> bool,
+) -> Option<Stop> {
     let bar = ProgressBar::new(todo.len() as u64);
     if quiet {
         bar.set_draw_target(ProgressDrawTarget::hidden());
@@ -295,6 +401,10 @@ fn execute(
         bar.set_style(style);
     }
     for planned in todo {
+        if stop() {
+            bar.abandon();
+            return Some(Stop::Interrupted);
+        }
         let request = PointRequest {
             snd_bytes: plan.snd.0[planned.snd_index].bytes(plan.mss_bytes),
             rcv_bytes: plan.rcv.0[planned.rcv_index].bytes(plan.mss_bytes),
@@ -312,9 +422,13 @@ fn execute(
         ));
         let mut record = match runner.run(&request) {
             Ok(r) => r,
+            Err(_) if stop() => {
+                bar.abandon();
+                return Some(Stop::Interrupted);
+            }
             Err(err) => {
                 bar.abandon();
-                return Some(err);
+                return Some(Stop::Failed(err));
             }
         };
         record.snd_index = planned.snd_index;
@@ -322,7 +436,7 @@ fn execute(
         record.rep = planned.rep;
         if let Err(err) = file.append(&record) {
             bar.abandon();
-            return Some(err);
+            return Some(Stop::Failed(err));
         }
         done.push(record);
         bar.inc(1);
@@ -533,9 +647,11 @@ mod tests {
             calls: Vec::new(),
             fail_after: Some(7),
         };
-        let err = run(args.clone(), &mut failing).unwrap_err();
+        let err = run(args.clone(), &mut failing, &|| false).unwrap_err();
         assert!(format!("{err:#}").contains("peer went away"));
-        let (_, kept, _) = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
+        let kept = RunsFile::resume::<SweepPlan, RunRecord>(&path)
+            .unwrap()
+            .runs;
         assert_eq!(kept.len(), 7, "every finished run is kept");
 
         let resume = parse(&["--resume", path.to_str().unwrap(), "--json"]).unwrap();
@@ -543,9 +659,10 @@ mod tests {
             calls: Vec::new(),
             fail_after: None,
         };
-        run(resume, &mut rest).unwrap();
+        run(resume, &mut rest, &|| false).unwrap();
         assert_eq!(rest.calls.len(), 18 - 7, "resume runs only what is missing");
-        let (plan, all, _) = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
+        let resumed = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
+        let (plan, all) = (resumed.plan, resumed.runs);
         assert_eq!(plan.seed, 9);
         let mut seen: Vec<(usize, usize, u32)> = all
             .iter()
@@ -568,6 +685,82 @@ mod tests {
             "the runs followed the seeded order"
         );
         let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn an_interrupt_keeps_the_finished_runs_and_names_the_command_that_resumes() {
+        let path = temp("interrupt");
+        let args = parse(&[
+            "--snd",
+            "1..3",
+            "--reps",
+            "2",
+            "-n",
+            "100kB",
+            "--seed",
+            "5",
+            "-f",
+            "K",
+            "--results",
+            path.to_str().unwrap(),
+        ])
+        .unwrap();
+        let mut model = WindowModel {
+            calls: Vec::new(),
+            fail_after: None,
+        };
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 5
+        };
+        let err = run(args, &mut model, &stop).unwrap_err();
+        let stopped = err
+            .downcast_ref::<crate::interrupt::Interrupted>()
+            .expect("an interrupt, not a failure");
+        assert!(
+            stopped.message.contains("5 of 18 runs"),
+            "{}",
+            stopped.message
+        );
+        let command = stopped.resume.clone().expect("sweep can resume");
+        assert!(
+            command.ends_with(&format!(
+                "sweep -l 131072 --ack-every 2 -f K --resume {}",
+                path.display()
+            )),
+            "{command}"
+        );
+        assert_eq!(model.calls.len(), 5, "no run starts after the interrupt");
+        let resumed = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
+        assert_eq!(resumed.runs.len(), 5);
+        drop(resumed);
+        // The printed command, fed back, finishes the sweep.
+        let words: Vec<&str> = command.split(' ').skip(2).collect();
+        let mut rest = WindowModel {
+            calls: Vec::new(),
+            fail_after: None,
+        };
+        run(parse(&words).unwrap(), &mut rest, &|| false).unwrap();
+        assert_eq!(rest.calls.len(), 13);
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn resume_refuses_the_flags_its_plan_fixes() {
+        for flag in [
+            &["--snd", "1..4"][..],
+            &["--rcv", "1,2"],
+            &["--reps", "2"],
+            &["-n", "1MiB"],
+            &["-t", "1s"],
+            &["-M", "1460"],
+            &["--seed", "3"],
+        ] {
+            let mut argv = vec!["--resume", "f"];
+            argv.extend_from_slice(flag);
+            assert!(parse(&argv).is_err(), "{flag:?} with --resume");
+        }
     }
 
     #[test]
@@ -607,7 +800,18 @@ mod tests {
         };
         let mut file = RunsFile::create(&path, &plan).unwrap();
         let order = sweep::plan(4, 4, 1, 1);
-        assert!(execute(&plan, &order, &mut model, &mut file, &mut done, true).is_none());
+        assert!(
+            execute(
+                &plan,
+                &order,
+                &mut model,
+                &mut file,
+                &mut done,
+                true,
+                &|| false
+            )
+            .is_none()
+        );
         let report = build_report(&args, plan, 16, done, &path);
         assert!(report.complete);
         // Window-limited: 1 packet of 1000 bytes per ms = 1 MB/s, 4 packets = 4 MB/s.
