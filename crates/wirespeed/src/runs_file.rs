@@ -62,6 +62,22 @@ struct Scan<P, R> {
     total: u64,
 }
 
+/// Takes the file for this process alone until it closes it: two writers appending the same
+/// series would each run the points the other has not saved yet, and save some twice.
+fn lock(file: &File, path: &Path) -> anyhow::Result<()> {
+    use rustix::fs::{FlockOperation, flock};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(()),
+        Err(rustix::io::Errno::WOULDBLOCK) => anyhow::bail!(
+            "results file {} is being written by another wirespeed: wait for it to finish (or stop it), then --resume {}",
+            path.display(),
+            path.display()
+        ),
+        Err(e) => Err(std::io::Error::from(e))
+            .with_context(|| format!("cannot lock results file {}", path.display())),
+    }
+}
+
 impl RunsFile {
     /// Starts a new file with the plan; refuses to overwrite one that exists. The plan is
     /// written to a private file first and linked into place, so that the file appears with
@@ -89,6 +105,8 @@ impl RunsFile {
             .create_new(true)
             .open(&staging)
             .with_context(refuse)?;
+        // The lock is the inode's, so it holds on the name the plan is linked to.
+        lock(&file, path)?;
         let mut runs = RunsFile {
             path: path.to_path_buf(),
             file,
@@ -110,6 +128,7 @@ impl RunsFile {
         });
         let _ = std::fs::remove_file(&staging);
         if let Some(file) = linked? {
+            lock(&file, path)?;
             runs = RunsFile {
                 path: path.to_path_buf(),
                 file,
@@ -130,6 +149,7 @@ impl RunsFile {
             .append(true)
             .open(path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        lock(&file, path)?;
         let scan: Scan<P, R> = scan(path, &file)?;
         let mut runs = RunsFile {
             path: path.to_path_buf(),
@@ -383,6 +403,7 @@ mod tests {
                 value: 0.0,
             })
             .unwrap();
+        drop(r.file); // the lock is this open file's: close it as a finished run would
         let again = resume(&path).unwrap();
         assert_eq!(again.runs.len(), 8, "the next resume reads all 8");
         assert!(again.repair.is_none());
@@ -406,6 +427,7 @@ mod tests {
             .unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.lines().count(), 6, "{text}");
+        drop(r); // the lock is this open file's: close it as a finished run would
         assert_eq!(resume(&path).unwrap().runs.len(), 5);
         let _ = std::fs::remove_file(&path);
     }
@@ -424,6 +446,7 @@ mod tests {
                 value: 1.0,
             })
             .unwrap();
+        drop(r); // the lock is this open file's: close it as a finished run would
         assert_eq!(resume(&path).unwrap().runs.len(), 1);
         let _ = std::fs::remove_file(&path);
     }
@@ -484,6 +507,20 @@ mod tests {
         assert!(format!("{:#}", resume(&path).err().unwrap()).contains("is not a"));
         std::fs::write(&path, "{\"schema\":\"wirespeed.te").unwrap();
         assert!(format!("{:#}", resume(&path).err().unwrap()).contains("start again"));
+        let _ = std::fs::remove_file(&path);
+    }
+
+    #[test]
+    fn a_second_writer_is_refused_while_the_first_holds_the_file() {
+        let path = temp("locked");
+        let first = RunsFile::create(&path, &plan()).unwrap();
+        let err = resume(&path).err().unwrap().to_string();
+        assert!(err.contains("being written by another wirespeed"), "{err}");
+        drop(first);
+        assert!(
+            resume(&path).is_ok(),
+            "free again once the first has closed it"
+        );
         let _ = std::fs::remove_file(&path);
     }
 
