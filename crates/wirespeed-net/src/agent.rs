@@ -9,7 +9,8 @@
 //! accept loop, tell live sessions and shut their sockets.
 //!
 //! Hostile peers (issue 13) meet the limits of sshd's pre-authentication stage: at most
-//! `max_pending` connections may be in their handshake at once (more are closed on accept), the
+//! `max_pending` connections may be in their handshake at once (a new one closes the one that
+//! has waited longest), the
 //! handshake (hello, and the key's challenge when one is set) has its own short deadline, and a
 //! session slot is taken only once it completes, so unauthenticated peers cannot lock keyed
 //! clients out. A failed thread spawn or accept error refuses that one connection and backs
@@ -17,7 +18,7 @@
 //! [`Budget`] before it is allocated. Every test, of every kind, is stopped at the agent's
 //! `max_duration` by the agent itself.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -239,7 +240,8 @@ pub struct AgentStats {
     pub sessions: usize,
     /// Bytes reserved from the memory budget now.
     pub memory_reserved_bytes: u64,
-    /// Connections closed on accept because `max_pending` were in their handshake.
+    /// Connections closed because `max_pending` were in their handshake (the oldest waiting
+    /// one is closed to make room).
     pub refused_pending: u64,
     /// Connections closed because their thread could not be created.
     pub refused_spawn: u64,
@@ -283,6 +285,10 @@ struct Shared {
     accept_errors: AtomicU64,
     data_routes: Mutex<HashMap<Cookie, (IpAddr, Sender<DataConn>)>>,
     controls: Mutex<HashMap<u64, TcpStream>>,
+    /// The connections in their handshake, oldest first (a second handle to each, to close
+    /// the oldest when the cap is reached).
+    waiting: Mutex<VecDeque<(u64, TcpStream)>>,
+    next_conn: AtomicU64,
 }
 
 impl Shared {
@@ -319,13 +325,26 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 /// A connection counted as pending (and its memory held) until its handshake ends.
 struct Pending {
     shared: Arc<Shared>,
+    conn: u64,
     _memory: Reservation,
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
+        lock(&self.shared.waiting).retain(|(c, _)| *c != self.conn);
         self.shared.pending.fetch_sub(1, Ordering::AcqRel);
     }
+}
+
+/// Closes the connection that has waited longest in its handshake, if there is one to close.
+/// A full house of idle peers then cannot lock a legitimate client out: to keep it out, an
+/// attacker must open `max_pending` connections within the client's round trip.
+fn close_oldest_waiting(shared: &Shared) -> bool {
+    let oldest = lock(&shared.waiting).pop_front();
+    oldest.is_some_and(|(_, s)| {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        true
+    })
 }
 
 /// Counts refusals of one kind and says so once when they start and once when they stop,
@@ -421,6 +440,8 @@ impl Agent {
                 accept_errors: AtomicU64::new(0),
                 data_routes: Mutex::new(HashMap::new()),
                 controls: Mutex::new(HashMap::new()),
+                waiting: Mutex::new(VecDeque::new()),
+                next_conn: AtomicU64::new(0),
             }),
         })
     }
@@ -489,15 +510,18 @@ impl Agent {
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
             let max_pending = shared.config.limits.max_pending;
-            if shared.pending.fetch_add(1, Ordering::AcqRel) >= max_pending {
-                shared.pending.fetch_sub(1, Ordering::AcqRel);
+            if shared.pending.load(Ordering::Acquire) >= max_pending {
                 shared.refused_pending.fetch_add(1, Ordering::Relaxed);
                 pending_burst.hit(shared, || {
-                    format!("{max_pending} at once; closing new ones (--max-pending)")
+                    format!("{max_pending} at once; closing the oldest (--max-pending)")
                 });
-                continue;
+                if !close_oldest_waiting(shared) {
+                    continue;
+                }
+            } else {
+                pending_burst.clear(shared);
             }
-            pending_burst.clear(shared);
+            shared.pending.fetch_add(1, Ordering::AcqRel);
             let memory = match shared.budget.reserve(budget::PENDING_BYTES) {
                 Ok(r) => r,
                 Err(e) => {
@@ -514,8 +538,13 @@ impl Agent {
                 }
             };
             memory_burst.clear(shared);
+            let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            if let Ok(second) = stream.try_clone() {
+                lock(&shared.waiting).push_back((conn, second));
+            }
             let pending = Pending {
                 shared: shared.clone(),
+                conn,
                 _memory: memory,
             };
             let conn_shared = shared.clone();

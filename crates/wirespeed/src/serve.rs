@@ -63,7 +63,7 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
     handshake_timeout: Duration,
 
-    /// Connections in their handshake at once; more are closed on accept.
+    /// Connections in their handshake at once; beyond it the one waiting longest is closed.
     #[arg(long, default_value_t = 256, value_name = "N")]
     max_pending: usize,
 
