@@ -179,7 +179,7 @@ fn finding_3_a_task_limit_refuses_connections_instead_of_ending_the_agent() {
     }
     // Under 24 tasks (systemd TasksMax, containers), 120 idle connections cannot each get a
     // thread: the spawns that fail refuse those connections, and the agent lives on.
-    let mut agent = Agent::start(&["--handshake-timeout", "3s"]);
+    let mut agent = Agent::start(&[]);
     let Some(_limit) = TaskLimit::new(24, agent.pid()) else {
         eprintln!("cannot create a pids cgroup (not root?); the --max-pending test covers the cap");
         return;
@@ -248,8 +248,6 @@ fn finding_4_peers_that_never_answer_the_challenge_take_no_session_slot() {
         key_path,
         "--max-sessions",
         "4",
-        "--handshake-timeout",
-        "1s",
         "--idle-timeout",
         "30s",
     ]);
@@ -267,15 +265,15 @@ fn finding_4_peers_that_never_answer_the_challenge_take_no_session_slot() {
     std::thread::sleep(Duration::from_millis(200));
     // A keyed client is served while they wait.
     legitimate(&agent, &["--auth-key-file", key_path]);
-    // Their handshake deadline (1 s, not the 30 s idle timeout) closes them.
+    // Their handshake deadline (5 s by default, not the 30 s idle timeout) closes them.
     let t = Instant::now();
     for s in &mut silent {
-        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(12))).unwrap();
         let mut sink = Vec::new();
         let _ = s.read_to_end(&mut sink);
     }
     assert!(
-        t.elapsed() < Duration::from_secs(4),
+        t.elapsed() < Duration::from_secs(10),
         "silent peers held on for {:?}",
         t.elapsed()
     );
@@ -329,7 +327,7 @@ fn finding_5_a_test_over_the_memory_budget_is_refused_and_rss_stays_under_it() {
 
 #[test]
 fn finding_6_emfile_backs_off_instead_of_spinning() {
-    let mut agent = Agent::start(&["--idle-timeout", "30s", "--handshake-timeout", "4s"]);
+    let mut agent = Agent::start(&["--idle-timeout", "30s"]);
     let limit = libc::rlimit {
         rlim_cur: 32,
         rlim_max: 32,
@@ -354,7 +352,7 @@ fn finding_6_emfile_backs_off_instead_of_spinning() {
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     let share = (agent.cpu_ticks() - c0) as f64 / hz / t0.elapsed().as_secs_f64();
     assert!(
-        share < 0.25,
+        share < 0.15,
         "the agent used {:.0}% of a core while accept failed",
         share * 100.0
     );
