@@ -43,7 +43,7 @@ use crate::spec::{Amount, Flow, Protocol, TestSpec};
 /// What the agent allows one session, and all of them together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Limits {
-    /// The wall-clock cap on every test, of every kind (`-t`, `-n`, `-k`, reverse, load, echo):
+    /// The wall-clock cap on every test, of every kind (`-t`, `-n`, reverse, load, echo):
     /// a longer `-t` is refused, and the agent stops anything still running at this time.
     /// Session handlers read it from the [`AgentConfig`] they receive.
     pub max_duration: Duration,
@@ -79,6 +79,24 @@ impl Default for Limits {
 }
 
 impl Limits {
+    /// How long after its start the agent lets a test run before it stops it: a timed test
+    /// (`asked` = its `-t`, at most the limit) gets [`END_GRACE`] beyond it to drain and
+    /// report; an untimed one (`-n`, a load or echo session's own clock) gets the limit itself.
+    pub fn test_cap(&self, asked: Option<Duration>) -> Duration {
+        match asked {
+            Some(t) => t.min(self.max_duration) + END_GRACE,
+            None => self.max_duration,
+        }
+    }
+
+    /// The sentence a client is told when its test is stopped at the cap.
+    pub fn cap_reached(&self) -> String {
+        format!(
+            "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
+            self.max_duration.as_secs_f64()
+        )
+    }
+
     /// `None` if the spec fits, else the refusal the client prints.
     pub fn check(&self, spec: &TestSpec) -> Option<String> {
         let refuse = |what: String, flag: &str| {
@@ -959,7 +977,7 @@ fn collect_data_connections(
 }
 
 /// How long past its `-t` a timed test may take to drain and report before the agent stops it.
-const END_GRACE: Duration = Duration::from_secs(5);
+pub const END_GRACE: Duration = Duration::from_secs(5);
 
 /// The running phase: relays "senders done" both ways, waits for the client's view and for
 /// this end's streams, and enforces the duration limit.
@@ -971,13 +989,7 @@ fn supervise(
     intervals: &mut Vec<Interval>,
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
-    let limit = cfg.limits.max_duration;
-    // A timed test stops itself at -t (at most the limit, checked on request) and gets a
-    // moment to drain and report; anything else (-n, -k) is stopped at the limit itself.
-    let cap = match spec.amount.duration() {
-        Some(t) => t.min(limit) + END_GRACE,
-        None => limit,
-    };
+    let cap = cfg.limits.test_cap(spec.amount.duration());
     let mut client_done = false;
     let mut told_send_done = false;
     let tick = spec.interval_seconds.map(Duration::from_secs_f64);
@@ -1040,11 +1052,121 @@ fn supervise(
         }
         if running.start.elapsed() >= cap {
             return Err(SessionEnd::Failed(SessionError::Io(io::Error::other(
-                format!(
-                    "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
-                    limit.as_secs_f64()
-                ),
+                cfg.limits.cap_reached(),
             ))));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonsense_settings_are_named_with_their_flag() {
+        assert_eq!(AgentConfig::default().check(), Ok(()));
+        let cases: [(fn(&mut AgentConfig), &str); 8] = [
+            (|c| c.idle_timeout = Duration::ZERO, "--idle-timeout"),
+            (
+                |c| c.handshake_timeout = Duration::ZERO,
+                "--handshake-timeout",
+            ),
+            (|c| c.limits.max_duration = Duration::ZERO, "--max-duration"),
+            (|c| c.limits.max_sessions = 0, "--max-sessions"),
+            (|c| c.limits.max_streams = 0, "--max-streams"),
+            (|c| c.limits.max_pending = 0, "--max-pending"),
+            (|c| c.limits.max_memory_bytes = 1024, "--max-memory"),
+            (
+                |c| c.limits.max_rate_bits_per_second = Some(0),
+                "--max-rate",
+            ),
+        ];
+        for (spoil, flag) in cases {
+            let mut c = AgentConfig::default();
+            spoil(&mut c);
+            let e = c.check().unwrap_err();
+            assert!(e.starts_with(flag), "{e}");
+            assert!(
+                e.contains("e.g.") || e.contains("leave the flag out"),
+                "{e}"
+            );
+        }
+        let e = Agent::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            AgentConfig {
+                idle_timeout: Duration::ZERO,
+                ..AgentConfig::default()
+            },
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn the_cap_is_the_limit_for_untimed_tests_and_t_plus_grace_for_timed_ones() {
+        let limits = Limits {
+            max_duration: Duration::from_secs(3),
+            ..Limits::default()
+        };
+        assert_eq!(limits.test_cap(None), Duration::from_secs(3));
+        assert_eq!(
+            limits.test_cap(Some(Duration::from_secs(1))),
+            Duration::from_secs(1) + END_GRACE
+        );
+        // A -t over the limit is refused on request; the cap never exceeds limit + grace.
+        assert_eq!(
+            limits.test_cap(Some(Duration::from_secs(60))),
+            Duration::from_secs(3) + END_GRACE
+        );
+        assert!(limits.cap_reached().contains("--max-duration"));
+    }
+
+    #[test]
+    fn a_slow_handshake_is_cut_at_its_deadline_and_takes_no_slot() {
+        let agent = Agent::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            AgentConfig {
+                handshake_timeout: Duration::from_millis(300),
+                limits: Limits {
+                    max_pending: 2,
+                    ..Limits::default()
+                },
+                ..AgentConfig::default()
+            },
+        )
+        .unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (h, t) = agent.spawn().unwrap();
+        // One byte every 100 ms would keep a per-read timeout alive forever.
+        let mut slow = TcpStream::connect(addr).unwrap();
+        let started = Instant::now();
+        let mut closed = false;
+        while started.elapsed() < Duration::from_secs(3) {
+            if std::io::Write::write_all(&mut slow, &[0]).is_err() {
+                closed = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(closed, "a trickling peer outlived its handshake deadline");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        // Three idle peers against a cap of two: the oldest is closed.
+        let mut first = TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let _second = TcpStream::connect(addr).unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        let _third = TcpStream::connect(addr).unwrap();
+        first
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut buf = [0u8; 1];
+        let got = first.read(&mut buf);
+        assert!(matches!(got, Ok(0) | Err(_)), "{got:?}");
+        let stats = h.stats();
+        assert!(stats.refused_pending >= 1, "{stats:?}");
+        assert_eq!(stats.sessions, 0);
+        h.stop();
+        t.join().unwrap().unwrap();
     }
 }
