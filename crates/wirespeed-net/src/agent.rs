@@ -1065,7 +1065,8 @@ mod tests {
     #[test]
     fn nonsense_settings_are_named_with_their_flag() {
         assert_eq!(AgentConfig::default().check(), Ok(()));
-        let cases: [(fn(&mut AgentConfig), &str); 8] = [
+        type Spoil = fn(&mut AgentConfig);
+        let cases: [(Spoil, &str); 8] = [
             (|c| c.idle_timeout = Duration::ZERO, "--idle-timeout"),
             (
                 |c| c.handshake_timeout = Duration::ZERO,
