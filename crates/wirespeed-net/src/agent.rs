@@ -7,8 +7,18 @@
 //! client prints verbatim; a silent peer times out; a malformed or out-of-order message gets an
 //! error reply and closes that session only. SIGINT/SIGTERM (or [`AgentHandle::stop`]) stop the
 //! accept loop, tell live sessions and shut their sockets.
+//!
+//! Hostile peers (issue 13) meet the limits of sshd's pre-authentication stage: at most
+//! `max_pending` connections may be in their handshake at once (a new one closes the one that
+//! has waited longest), the
+//! handshake (hello, and the key's challenge when one is set) has its own short deadline, and a
+//! session slot is taken only once it completes, so unauthenticated peers cannot lock keyed
+//! clients out. A failed thread spawn or accept error refuses that one connection and backs
+//! off; nothing one connection does ends the agent. Memory is reserved from one
+//! [`Budget`] before it is allocated. Every test, of every kind, is stopped at the agent's
+//! `max_duration` by the agent itself.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
@@ -21,6 +31,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::auth::{AuthKey, hex, random_bytes, unhex};
+use crate::budget::{self, Budget, Reservation};
 use crate::control::{Cookie, DATA_MAGIC, Message, PROTOCOL_VERSION, Phase, parse_greeting_rest};
 use crate::engine::{DataSocket, Running, Side};
 use crate::env::Environment;
@@ -29,10 +40,12 @@ use crate::session::{Control, SessionError};
 use crate::sock;
 use crate::spec::{Amount, Flow, Protocol, TestSpec};
 
-/// What the agent allows one session.
+/// What the agent allows one session, and all of them together.
 #[derive(Debug, Clone, Serialize)]
 pub struct Limits {
-    /// Longest test (`-t`); a `-n` test is stopped at this time too.
+    /// The wall-clock cap on every test, of every kind (`-t`, `-n`, reverse, load, echo):
+    /// a longer `-t` is refused, and the agent stops anything still running at this time.
+    /// Session handlers read it from the [`AgentConfig`] they receive.
     pub max_duration: Duration,
     /// Highest UDP `-b` per stream, if limited (then `-b 0`, unlimited, is refused).
     pub max_rate_bits_per_second: Option<u64>,
@@ -42,7 +55,14 @@ pub struct Limits {
     pub max_window_bytes: Option<u64>,
     /// Largest `-P`.
     pub max_streams: u32,
+    /// Connections still in their handshake at once; more are closed on accept.
+    pub max_pending: usize,
+    /// The memory budget of the whole agent: sessions, streams and their buffers.
+    pub max_memory_bytes: u64,
 }
+
+/// The smallest `--max-memory` that serves one default test (a session and a 128 KiB stream).
+pub const MIN_MEMORY_BYTES: u64 = 16 * 1024 * 1024;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -52,11 +72,31 @@ impl Default for Limits {
             max_sessions: 64,
             max_window_bytes: None,
             max_streams: 128,
+            max_pending: 256,
+            max_memory_bytes: 1 << 30,
         }
     }
 }
 
 impl Limits {
+    /// How long after its start the agent lets a test run before it stops it: a timed test
+    /// (`asked` = its `-t`, at most the limit) gets [`END_GRACE`] beyond it to drain and
+    /// report; an untimed one (`-n`, a load or echo session's own clock) gets the limit itself.
+    pub fn test_cap(&self, asked: Option<Duration>) -> Duration {
+        match asked {
+            Some(t) => t.min(self.max_duration) + END_GRACE,
+            None => self.max_duration,
+        }
+    }
+
+    /// The sentence a client is told when its test is stopped at the cap.
+    pub fn cap_reached(&self) -> String {
+        format!(
+            "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
+            self.max_duration.as_secs_f64()
+        )
+    }
+
     /// `None` if the spec fits, else the refusal the client prints.
     pub fn check(&self, spec: &TestSpec) -> Option<String> {
         let refuse = |what: String, flag: &str| {
@@ -122,6 +162,12 @@ impl Limits {
 /// How the agent runs.
 #[derive(Clone)]
 pub struct AgentConfig {
+    /// How long a new connection has to complete its handshake (hello, and the key's
+    /// challenge when one is set) before it is closed.
+    pub handshake_timeout: Duration,
+    /// Told one line when the agent refuses connections (pending cap, failed thread spawn,
+    /// accept errors such as EMFILE): once at the start of each burst, once when it ends.
+    pub on_notice: Option<NoticeLog>,
     /// The limits.
     pub limits: Limits,
     /// The pre-shared key, if clients must prove they know it.
@@ -142,6 +188,8 @@ impl Default for AgentConfig {
             limits: Limits::default(),
             auth: None,
             idle_timeout: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(5),
+            on_notice: None,
             one_off: false,
             handle_signals: false,
             on_session: None,
@@ -151,6 +199,75 @@ impl Default for AgentConfig {
 
 /// Receives each finished session's record.
 pub type SessionLog = Arc<dyn Fn(&SessionRecord) + Send + Sync>;
+
+/// Receives the agent's notices (one line each).
+pub type NoticeLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl AgentConfig {
+    /// `Err` with one sentence (naming the flag and a usable value) if a setting makes no
+    /// sense: a zero timeout fails every session, a zero cap serves nobody.
+    pub fn check(&self) -> Result<(), String> {
+        let least = Duration::from_millis(100);
+        let timeouts = [
+            (self.idle_timeout, "--idle-timeout", "10s"),
+            (self.handshake_timeout, "--handshake-timeout", "5s"),
+            (self.limits.max_duration, "--max-duration", "1h"),
+        ];
+        for (value, flag, example) in timeouts {
+            if value < least {
+                return Err(format!(
+                    "{flag} {} s is too short for any session to complete; use at least 100ms (e.g. {flag} {example})",
+                    value.as_secs_f64()
+                ));
+            }
+        }
+        let counts = [
+            (self.limits.max_sessions, "--max-sessions", 64),
+            (self.limits.max_streams as usize, "--max-streams", 128),
+            (self.limits.max_pending, "--max-pending", 256),
+        ];
+        for (value, flag, example) in counts {
+            if value == 0 {
+                return Err(format!(
+                    "{flag} 0 would serve nobody; use at least 1 (e.g. {flag} {example})"
+                ));
+            }
+        }
+        if self.limits.max_memory_bytes < MIN_MEMORY_BYTES {
+            return Err(format!(
+                "--max-memory {} bytes cannot hold one session; use at least 16MiB (e.g. --max-memory 1GiB)",
+                self.limits.max_memory_bytes
+            ));
+        }
+        if self.limits.max_rate_bits_per_second == Some(0) {
+            return Err("--max-rate 0 would refuse every UDP test; give a rate (e.g. --max-rate 1G) or leave the flag out".into());
+        }
+        if self.limits.max_window_bytes == Some(0) {
+            return Err("--max-window 0 would refuse every -w; give a size (e.g. --max-window 16MiB) or leave the flag out".into());
+        }
+        Ok(())
+    }
+}
+
+/// What the agent holds and has refused, for tests and the operator.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct AgentStats {
+    /// Connections in their handshake now.
+    pub pending: usize,
+    /// Sessions past their handshake now.
+    pub sessions: usize,
+    /// Bytes reserved from the memory budget now.
+    pub memory_reserved_bytes: u64,
+    /// Connections closed because `max_pending` were in their handshake (the oldest waiting
+    /// one is closed to make room).
+    pub refused_pending: u64,
+    /// Connections closed because their thread could not be created.
+    pub refused_spawn: u64,
+    /// Connections closed because the memory budget could not hold their handshake.
+    pub refused_memory: u64,
+    /// Accept calls that failed (EMFILE and the like) and made the loop back off.
+    pub accept_errors: u64,
+}
 
 /// What happened in one session, for the agent's log.
 #[derive(Debug, Clone, Serialize)]
@@ -177,9 +294,19 @@ struct Shared {
     config: AgentConfig,
     stop: AtomicBool,
     sessions: AtomicUsize,
+    pending: AtomicUsize,
     next_id: AtomicU64,
+    budget: Arc<Budget>,
+    refused_pending: AtomicU64,
+    refused_spawn: AtomicU64,
+    refused_memory: AtomicU64,
+    accept_errors: AtomicU64,
     data_routes: Mutex<HashMap<Cookie, (IpAddr, Sender<DataConn>)>>,
     controls: Mutex<HashMap<u64, TcpStream>>,
+    /// The connections in their handshake, oldest first (a second handle to each, to close
+    /// the oldest when the cap is reached).
+    waiting: Mutex<VecDeque<(u64, Instant, TcpStream)>>,
+    next_conn: AtomicU64,
 }
 
 impl Shared {
@@ -187,7 +314,101 @@ impl Shared {
         self.stop.load(Ordering::Relaxed)
             || (self.config.handle_signals && crate::signal::requested())
     }
+
+    fn notice(&self, line: &str) {
+        if let Some(log) = &self.config.on_notice {
+            log(line);
+        }
+    }
+
+    fn stats(&self) -> AgentStats {
+        AgentStats {
+            pending: self.pending.load(Ordering::Acquire),
+            sessions: self.sessions.load(Ordering::Acquire),
+            memory_reserved_bytes: self.budget.used(),
+            refused_pending: self.refused_pending.load(Ordering::Relaxed),
+            refused_spawn: self.refused_spawn.load(Ordering::Relaxed),
+            refused_memory: self.refused_memory.load(Ordering::Relaxed),
+            accept_errors: self.accept_errors.load(Ordering::Relaxed),
+        }
+    }
 }
+
+/// A mutex's contents even if a thread panicked while holding it: one connection's panic
+/// must not take the others (and the accept loop) with it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// A connection counted as pending (and its memory held) until its handshake ends.
+struct Pending {
+    shared: Arc<Shared>,
+    conn: u64,
+    _memory: Reservation,
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        lock(&self.shared.waiting).retain(|(c, _, _)| *c != self.conn);
+        self.shared.pending.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// How long a connection must have waited in its handshake before a newcomer may close it: a
+/// burst of a test's own data connections (up to 128 at once) must not close each other.
+const EVICT_AFTER: Duration = Duration::from_millis(250);
+
+/// Closes the connection that has waited longest in its handshake, if it has waited at least
+/// [`EVICT_AFTER`]. A full house of idle peers then cannot lock a legitimate client out: to
+/// keep it out, an attacker must keep opening `max_pending` connections every 250 ms.
+fn close_oldest_waiting(shared: &Shared) -> bool {
+    let mut waiting = lock(&shared.waiting);
+    let old_enough = waiting
+        .front()
+        .is_some_and(|(_, since, _)| since.elapsed() >= EVICT_AFTER);
+    if !old_enough {
+        return false;
+    }
+    waiting.pop_front().is_some_and(|(_, _, s)| {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        true
+    })
+}
+
+/// Counts refusals of one kind and says so once when they start and once when they stop,
+/// so that a flood writes two lines, not one per connection.
+struct Burst {
+    what: &'static str,
+    count: u64,
+}
+
+impl Burst {
+    fn new(what: &'static str) -> Burst {
+        Burst { what, count: 0 }
+    }
+
+    fn hit(&mut self, shared: &Shared, why: impl FnOnce() -> String) {
+        if self.count == 0 {
+            shared.notice(&format!("{}: {} (said once per burst)", self.what, why()));
+        }
+        self.count += 1;
+    }
+
+    fn clear(&mut self, shared: &Shared) {
+        if self.count > 0 {
+            shared.notice(&format!(
+                "{}: over, {} connection(s) refused in that burst",
+                self.what, self.count
+            ));
+            self.count = 0;
+        }
+    }
+}
+
+/// The accept loop's pause after a failed accept (EMFILE, ENFILE, ENOBUFS, ENOMEM): the
+/// connection stays in the backlog, so retrying at once spins a core (issue 13 finding 6).
+const BACKOFF_FIRST: Duration = Duration::from_millis(10);
+const BACKOFF_MOST: Duration = Duration::from_millis(100);
 
 /// A bound agent, ready to serve.
 pub struct Agent {
@@ -206,11 +427,20 @@ impl AgentHandle {
     pub fn stop(&self) {
         self.shared.stop.store(true, Ordering::Release);
     }
+
+    /// What the agent holds and has refused so far.
+    pub fn stats(&self) -> AgentStats {
+        self.shared.stats()
+    }
 }
 
 impl Agent {
-    /// Binds the control port. `[::]:port` serves IPv4 and IPv6 alike.
+    /// Binds the control port. `[::]:port` serves IPv4 and IPv6 alike. A configuration that
+    /// [`AgentConfig::check`] refuses is an `InvalidInput` error.
     pub fn bind(addr: SocketAddr, config: AgentConfig) -> io::Result<Agent> {
+        config
+            .check()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let domain = socket2::Domain::for_address(addr);
         let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
         s.set_reuse_address(true)?;
@@ -222,15 +452,24 @@ impl Agent {
         if config.handle_signals {
             crate::signal::install();
         }
+        let budget = Budget::new(config.limits.max_memory_bytes);
         Ok(Agent {
             listener: s.into(),
             shared: Arc::new(Shared {
                 config,
                 stop: AtomicBool::new(false),
                 sessions: AtomicUsize::new(0),
+                pending: AtomicUsize::new(0),
                 next_id: AtomicU64::new(1),
+                budget,
+                refused_pending: AtomicU64::new(0),
+                refused_spawn: AtomicU64::new(0),
+                refused_memory: AtomicU64::new(0),
+                accept_errors: AtomicU64::new(0),
                 data_routes: Mutex::new(HashMap::new()),
                 controls: Mutex::new(HashMap::new()),
+                waiting: Mutex::new(VecDeque::new()),
+                next_conn: AtomicU64::new(0),
             }),
         })
     }
@@ -256,11 +495,19 @@ impl Agent {
         Ok((handle, thread))
     }
 
-    /// Accepts connections until stopped (or after one session with `one_off`).
+    /// Accepts connections until stopped (or after one session with `one_off`). No error of
+    /// one connection ends it: failed accepts back off and retry, a connection over the
+    /// pending cap or whose thread cannot be created is closed and counted.
     pub fn serve(self) -> io::Result<()> {
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
         let fd = self.listener.as_raw_fd();
-        while !self.shared.stopping() {
+        let shared = &self.shared;
+        let mut backoff = BACKOFF_FIRST;
+        let mut accept_burst = Burst::new("accept failing, backing off");
+        let mut pending_burst = Burst::new("too many connections in their handshake");
+        let mut spawn_burst = Burst::new("cannot create a thread for a connection");
+        let mut memory_burst = Burst::new("memory budget full");
+        while !shared.stopping() {
             let mut pfd = libc::pollfd {
                 fd,
                 events: libc::POLLIN,
@@ -274,18 +521,81 @@ impl Agent {
             }
             let (stream, peer) = match self.listener.accept() {
                 Ok(x) => x,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if is_transient_accept_error(&e) => continue,
-                Err(e) => return Err(e),
+                Err(e)
+                    if e.kind() == io::ErrorKind::Interrupted
+                        || e.raw_os_error() == Some(libc::ECONNABORTED) =>
+                {
+                    continue;
+                }
+                Err(e) => {
+                    shared.accept_errors.fetch_add(1, Ordering::Relaxed);
+                    accept_burst.hit(shared, || e.to_string());
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(BACKOFF_MOST);
+                    continue;
+                }
             };
-            let shared = self.shared.clone();
-            let t = std::thread::Builder::new()
+            backoff = BACKOFF_FIRST;
+            accept_burst.clear(shared);
+            let max_pending = shared.config.limits.max_pending;
+            if shared.pending.load(Ordering::Acquire) >= max_pending {
+                shared.refused_pending.fetch_add(1, Ordering::Relaxed);
+                pending_burst.hit(shared, || {
+                    format!(
+                        "{max_pending} at once; closing the oldest, or the newcomer (--max-pending)"
+                    )
+                });
+                if !close_oldest_waiting(shared) {
+                    continue;
+                }
+            } else {
+                pending_burst.clear(shared);
+            }
+            shared.pending.fetch_add(1, Ordering::AcqRel);
+            let memory = match shared.budget.reserve(budget::PENDING_BYTES) {
+                Ok(r) => r,
+                Err(e) => {
+                    shared.pending.fetch_sub(1, Ordering::AcqRel);
+                    shared.refused_memory.fetch_add(1, Ordering::Relaxed);
+                    memory_burst.hit(shared, || {
+                        format!(
+                            "{} free of {}; closing new connections (--max-memory)",
+                            budget::mib(e.free),
+                            budget::mib(e.limit)
+                        )
+                    });
+                    continue;
+                }
+            };
+            memory_burst.clear(shared);
+            let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            if let Ok(second) = stream.try_clone() {
+                lock(&shared.waiting).push_back((conn, Instant::now(), second));
+            }
+            let pending = Pending {
+                shared: shared.clone(),
+                conn,
+                _memory: memory,
+            };
+            let conn_shared = shared.clone();
+            // On failure the closure, with the stream and the pending count, is dropped: that
+            // one connection is closed.
+            match std::thread::Builder::new()
                 .name("ws-conn".into())
-                .spawn(move || handle_connection(stream, peer, &shared))?;
-            threads.push(t);
+                .spawn(move || handle_connection(stream, peer, &conn_shared, pending))
+            {
+                Ok(t) => {
+                    threads.push(t);
+                    spawn_burst.clear(shared);
+                }
+                Err(e) => {
+                    shared.refused_spawn.fetch_add(1, Ordering::Relaxed);
+                    spawn_burst.hit(shared, || e.to_string());
+                }
+            }
         }
         // Tell live sessions and unblock them.
-        for (_, c) in self.shared.controls.lock().expect("not poisoned").drain() {
+        for (_, c) in lock(&shared.controls).drain() {
             let _ = crate::control::write_message(
                 &mut &c,
                 &Message::Error {
@@ -302,28 +612,44 @@ impl Agent {
     }
 }
 
-fn is_transient_accept_error(e: &io::Error) -> bool {
-    matches!(
-        e.raw_os_error(),
-        Some(libc::ECONNABORTED | libc::EMFILE | libc::ENFILE | libc::ENOBUFS | libc::ENOMEM)
-    )
+/// Fills `buf` from `stream` before `deadline`, however slowly the peer trickles it.
+fn read_by(stream: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> io::Result<()> {
+    let mut got = 0;
+    while got < buf.len() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::ErrorKind::TimedOut.into());
+        }
+        stream.set_read_timeout(Some(left.max(Duration::from_millis(1))))?;
+        match stream.read(&mut buf[got..]) {
+            Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => got += n,
+            Err(e) if crate::control::is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
-fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: &Arc<Shared>) {
-    let idle = shared.config.idle_timeout;
-    let _ = stream.set_read_timeout(Some(idle));
+fn handle_connection(
+    mut stream: TcpStream,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    pending: Pending,
+) {
+    let deadline = Instant::now() + shared.config.handshake_timeout;
     let _ = stream.set_nodelay(true);
     let mut first = [0u8; 4];
-    if stream.read_exact(&mut first).is_err() {
+    if read_by(&mut stream, &mut first, deadline).is_err() {
         return;
     }
     if first == DATA_MAGIC {
         let mut rest = [0u8; 20];
-        if stream.read_exact(&mut rest).is_err() {
+        if read_by(&mut stream, &mut rest, deadline).is_err() {
             return;
         }
         let (cookie, id) = parse_greeting_rest(&rest);
-        let routes = shared.data_routes.lock().expect("not poisoned");
+        let routes = lock(&shared.data_routes);
         // Unknown cookies and foreign addresses are dropped without a word.
         if let Some((ip, tx)) = routes.get(&cookie)
             && *ip == peer.ip()
@@ -345,60 +671,123 @@ fn handle_connection(mut stream: TcpStream, peer: SocketAddr, shared: &Arc<Share
     };
     let auth = shared.config.auth.is_some();
     let mut ctl = Control::new(stream, &first, true, auth);
-    let active = shared.sessions.fetch_add(1, Ordering::AcqRel);
-    if active >= shared.config.limits.max_sessions {
-        let reason = format!(
-            "refused by the agent: it is serving its limit of {} concurrent sessions; try again later (--max-sessions on the agent)",
-            shared.config.limits.max_sessions
-        );
-        let _ = ctl.send(&Message::Refused {
-            reason: reason.clone(),
-        });
-        record.outcome = "refused";
-        record.message = Some(reason);
-    } else {
-        if let Ok(c) = ctl.stream.try_clone() {
-            shared
-                .controls
-                .lock()
-                .expect("not poisoned")
-                .insert(session, c);
+    let greeted = handshake(&mut ctl, shared, deadline);
+    drop(pending);
+    let completed_handshake = greeted.is_ok();
+    let end = match greeted {
+        Err(end) => Err(end),
+        Ok(()) => serve_session(&mut ctl, peer, shared, session, &mut record),
+    };
+    match end {
+        Ok(()) => {}
+        Err(SessionEnd::Refused(reason)) => {
+            let _ = ctl.send(&Message::Refused {
+                reason: reason.clone(),
+            });
+            record.outcome = "refused";
+            record.message = Some(reason);
         }
-        match run_session(&mut ctl, peer, shared, &mut record) {
-            Ok(()) => {}
-            Err(SessionEnd::Refused(reason)) => {
-                let _ = ctl.send(&Message::Refused {
-                    reason: reason.clone(),
+        Err(SessionEnd::Failed(e)) => {
+            let message = e.to_string();
+            if !matches!(e, SessionError::Closed) {
+                let _ = ctl.send(&Message::Error {
+                    message: message.clone(),
                 });
-                record.outcome = "refused";
-                record.message = Some(reason);
             }
-            Err(SessionEnd::Failed(e)) => {
-                let message = e.to_string();
-                if !matches!(e, SessionError::Closed) {
-                    let _ = ctl.send(&Message::Error {
-                        message: message.clone(),
-                    });
-                }
-                record.outcome = "failed";
-                record.message = Some(message);
-            }
+            record.outcome = "failed";
+            record.message = Some(message);
         }
-        shared
-            .controls
-            .lock()
-            .expect("not poisoned")
-            .remove(&session);
     }
-    shared.sessions.fetch_sub(1, Ordering::AcqRel);
     let _ = ctl.stream.shutdown(std::net::Shutdown::Both);
     record.seconds = started.elapsed().as_secs_f64();
     if let Some(log) = &shared.config.on_session {
         log(&record);
     }
-    if shared.config.one_off {
+    // `--one-off` counts a session that completed its handshake, not a stray connection.
+    if shared.config.one_off && completed_handshake {
         shared.stop.store(true, Ordering::Release);
     }
+}
+
+/// The hello, and the key's challenge when one is set, before `deadline`
+/// (`--handshake-timeout`, apart from `--idle-timeout`).
+fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<(), SessionEnd> {
+    let cfg = &shared.config;
+    let timed_out = |e: SessionError| match e {
+        SessionError::Timeout { what, .. } => SessionEnd::Failed(SessionError::Io(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "the handshake did not complete within {} s ({what}; --handshake-timeout on the agent)",
+                cfg.handshake_timeout.as_secs_f64()
+            ),
+        ))),
+        other => SessionEnd::Failed(other),
+    };
+    let left = || deadline.saturating_duration_since(Instant::now());
+    let protocol_version = match ctl.recv(left(), "waiting for hello").map_err(timed_out)? {
+        Message::Hello {
+            protocol_version, ..
+        } => protocol_version,
+        other => return Err(client_ended(other)),
+    };
+    if protocol_version != PROTOCOL_VERSION {
+        return Err(SessionEnd::Refused(format!(
+            "refused by the agent: the client speaks control protocol version {protocol_version}, this agent version {PROTOCOL_VERSION}; run the same wirespeed release at both ends"
+        )));
+    }
+    if let Some(key) = &cfg.auth {
+        let mut nonce = [0u8; 32];
+        random_bytes(&mut nonce).map_err(SessionError::Io)?;
+        ctl.send(&Message::Challenge { nonce: hex(&nonce) })?;
+        let mac = match ctl
+            .recv(left(), "waiting for the authentication response")
+            .map_err(timed_out)?
+        {
+            Message::AuthResponse { mac } => mac,
+            other => return Err(client_ended(other)),
+        };
+        let ok = unhex(&mac).is_some_and(|mac| key.verify(&nonce, &mac));
+        if !ok {
+            return Err(SessionEnd::Refused(
+                "refused by the agent: authentication failed (the client's --auth-key-file does not match the agent's)".into(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A session past its handshake: takes a slot and the session's memory, or refuses.
+fn serve_session(
+    ctl: &mut Control,
+    peer: SocketAddr,
+    shared: &Arc<Shared>,
+    session: u64,
+    record: &mut SessionRecord,
+) -> Result<(), SessionEnd> {
+    struct Slot<'a>(&'a AtomicUsize);
+    impl Drop for Slot<'_> {
+        fn drop(&mut self) {
+            self.0.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+    let max = shared.config.limits.max_sessions;
+    let active = shared.sessions.fetch_add(1, Ordering::AcqRel);
+    let _slot = Slot(&shared.sessions);
+    if active >= max {
+        return Err(SessionEnd::Refused(format!(
+            "refused by the agent: it is serving its limit of {max} concurrent sessions; try again later (--max-sessions on the agent)"
+        )));
+    }
+    let _memory = shared
+        .budget
+        .reserve(budget::SESSION_OVERHEAD_BYTES)
+        .map_err(|e| SessionEnd::Refused(e.refusal("a session")))?;
+    if let Ok(c) = ctl.stream.try_clone() {
+        lock(&shared.controls).insert(session, c);
+    }
+    let result = run_session(ctl, peer, shared, record);
+    lock(&shared.controls).remove(&session);
+    result
 }
 
 enum SessionEnd {
@@ -430,32 +819,6 @@ fn run_session(
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
     let idle = cfg.idle_timeout;
-    let protocol_version = match ctl.recv(idle, "waiting for hello")? {
-        Message::Hello {
-            protocol_version, ..
-        } => protocol_version,
-        other => return Err(client_ended(other)),
-    };
-    if protocol_version != PROTOCOL_VERSION {
-        return Err(SessionEnd::Refused(format!(
-            "refused by the agent: the client speaks control protocol version {protocol_version}, this agent version {PROTOCOL_VERSION}; run the same wirespeed release at both ends"
-        )));
-    }
-    if let Some(key) = &cfg.auth {
-        let mut nonce = [0u8; 32];
-        random_bytes(&mut nonce).map_err(SessionError::Io)?;
-        ctl.send(&Message::Challenge { nonce: hex(&nonce) })?;
-        let mac = match ctl.recv(idle, "waiting for the authentication response")? {
-            Message::AuthResponse { mac } => mac,
-            other => return Err(client_ended(other)),
-        };
-        let ok = unhex(&mac).is_some_and(|mac| key.verify(&nonce, &mac));
-        if !ok {
-            return Err(SessionEnd::Refused(
-                "refused by the agent: authentication failed (the client's --auth-key-file does not match the agent's)".into(),
-            ));
-        }
-    }
     ctl.send(&Message::Welcome {
         protocol_version: PROTOCOL_VERSION,
         software: crate::client::software(),
@@ -499,6 +862,16 @@ fn run_session(
         return Err(SessionEnd::Refused(reason));
     }
     let flows = spec.flows();
+    let _memory = shared
+        .budget
+        .reserve(budget::streams_cost(&spec, flows.len()))
+        .map_err(|e| {
+            SessionEnd::Refused(e.refusal(&format!(
+                "this test ({} stream(s) with -l {} bytes)",
+                flows.len(),
+                spec.length_bytes
+            )))
+        })?;
     let local_ip = ctl.stream.local_addr().map_err(SessionError::Io)?.ip();
     let cookie = Cookie::random().map_err(SessionError::Io)?;
     let mut udp_sockets = Vec::new();
@@ -518,12 +891,17 @@ fn run_session(
         }
     }
     let (tx, rx) = mpsc::channel();
+    // The route goes when the session does, however it ends.
+    struct Route<'a>(&'a Shared, Cookie);
+    impl Drop for Route<'_> {
+        fn drop(&mut self) {
+            lock(&self.0.data_routes).remove(&self.1);
+        }
+    }
+    let mut route = None;
     if spec.protocol == Protocol::Tcp {
-        shared
-            .data_routes
-            .lock()
-            .expect("not poisoned")
-            .insert(cookie, (peer.ip(), tx));
+        lock(&shared.data_routes).insert(cookie, (peer.ip(), tx));
+        route = Some(Route(shared, cookie));
     }
     let agent_udp_ports = udp_sockets
         .iter()
@@ -537,11 +915,7 @@ fn run_session(
     ctl.set_phase(Phase::CreateStreams);
     let sockets = if spec.protocol == Protocol::Tcp {
         let got = collect_data_connections(&rx, &flows, &spec, idle);
-        shared
-            .data_routes
-            .lock()
-            .expect("not poisoned")
-            .remove(&cookie);
+        drop(route);
         got?
     } else {
         udp_sockets
@@ -614,6 +988,9 @@ fn collect_data_connections(
         .collect())
 }
 
+/// How long past its `-t` a timed test may take to drain and report before the agent stops it.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
 /// The running phase: relays "senders done" both ways, waits for the client's view and for
 /// this end's streams, and enforces the duration limit.
 fn supervise(
@@ -624,13 +1001,7 @@ fn supervise(
     intervals: &mut Vec<Interval>,
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
-    let grace = cfg.idle_timeout + Duration::from_secs(2);
-    let cap = spec
-        .amount
-        .duration()
-        .unwrap_or(cfg.limits.max_duration)
-        .min(cfg.limits.max_duration)
-        + grace;
+    let cap = cfg.limits.test_cap(spec.amount.duration());
     let mut client_done = false;
     let mut told_send_done = false;
     let tick = spec.interval_seconds.map(Duration::from_secs_f64);
@@ -691,13 +1062,138 @@ fn supervise(
                 "the agent is shutting down",
             ))));
         }
-        if running.start.elapsed() > cap {
+        if running.start.elapsed() >= cap {
             return Err(SessionEnd::Failed(SessionError::Io(io::Error::other(
-                format!(
-                    "the test ran past the agent's limit of {} s",
-                    cap.as_secs_f64()
-                ),
+                cfg.limits.cap_reached(),
             ))));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nonsense_settings_are_named_with_their_flag() {
+        assert_eq!(AgentConfig::default().check(), Ok(()));
+        type Spoil = fn(&mut AgentConfig);
+        let cases: [(Spoil, &str); 8] = [
+            (|c| c.idle_timeout = Duration::ZERO, "--idle-timeout"),
+            (
+                |c| c.handshake_timeout = Duration::ZERO,
+                "--handshake-timeout",
+            ),
+            (|c| c.limits.max_duration = Duration::ZERO, "--max-duration"),
+            (|c| c.limits.max_sessions = 0, "--max-sessions"),
+            (|c| c.limits.max_streams = 0, "--max-streams"),
+            (|c| c.limits.max_pending = 0, "--max-pending"),
+            (|c| c.limits.max_memory_bytes = 1024, "--max-memory"),
+            (
+                |c| c.limits.max_rate_bits_per_second = Some(0),
+                "--max-rate",
+            ),
+        ];
+        for (spoil, flag) in cases {
+            let mut c = AgentConfig::default();
+            spoil(&mut c);
+            let e = c.check().unwrap_err();
+            assert!(e.starts_with(flag), "{e}");
+            assert!(
+                e.contains("e.g.") || e.contains("leave the flag out"),
+                "{e}"
+            );
+        }
+        let e = Agent::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            AgentConfig {
+                idle_timeout: Duration::ZERO,
+                ..AgentConfig::default()
+            },
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+    }
+
+    #[test]
+    fn the_cap_is_the_limit_for_untimed_tests_and_t_plus_grace_for_timed_ones() {
+        let limits = Limits {
+            max_duration: Duration::from_secs(3),
+            ..Limits::default()
+        };
+        assert_eq!(limits.test_cap(None), Duration::from_secs(3));
+        assert_eq!(
+            limits.test_cap(Some(Duration::from_secs(1))),
+            Duration::from_secs(1) + END_GRACE
+        );
+        // A -t over the limit is refused on request; the cap never exceeds limit + grace.
+        assert_eq!(
+            limits.test_cap(Some(Duration::from_secs(60))),
+            Duration::from_secs(3) + END_GRACE
+        );
+        assert!(limits.cap_reached().contains("--max-duration"));
+    }
+
+    fn spawn_agent(
+        handshake: Duration,
+        max_pending: usize,
+    ) -> (SocketAddr, AgentHandle, JoinHandle<io::Result<()>>) {
+        let agent = Agent::bind(
+            "127.0.0.1:0".parse().unwrap(),
+            AgentConfig {
+                handshake_timeout: handshake,
+                limits: Limits {
+                    max_pending,
+                    ..Limits::default()
+                },
+                ..AgentConfig::default()
+            },
+        )
+        .unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (h, t) = agent.spawn().unwrap();
+        (addr, h, t)
+    }
+
+    #[test]
+    fn a_trickling_handshake_is_cut_at_its_deadline() {
+        let (addr, h, t) = spawn_agent(Duration::from_millis(300), 4);
+        // One byte every 100 ms would keep a per-read timeout alive forever.
+        let mut slow = TcpStream::connect(addr).unwrap();
+        let started = Instant::now();
+        let mut closed = false;
+        while started.elapsed() < Duration::from_secs(3) {
+            if std::io::Write::write_all(&mut slow, &[0]).is_err() {
+                closed = true;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(closed, "a trickling peer outlived its handshake deadline");
+        assert!(started.elapsed() < Duration::from_secs(2));
+        assert_eq!(h.stats().sessions, 0);
+        h.stop();
+        t.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn a_full_pending_cap_closes_the_oldest_once_it_has_waited() {
+        let (addr, h, t) = spawn_agent(Duration::from_secs(20), 2);
+        let mut first = TcpStream::connect(addr).unwrap();
+        let _second = TcpStream::connect(addr).unwrap();
+        std::thread::sleep(EVICT_AFTER + Duration::from_millis(100));
+        let _third = TcpStream::connect(addr).unwrap();
+        first
+            .set_read_timeout(Some(Duration::from_secs(5)))
+            .unwrap();
+        let mut buf = [0u8; 1];
+        let got = first.read(&mut buf);
+        assert!(matches!(got, Ok(0) | Err(_)), "{got:?}");
+        let stats = h.stats();
+        assert!(stats.refused_pending >= 1, "{stats:?}");
+        assert!(stats.pending <= 2, "{stats:?}");
+        h.stop();
+        t.join().unwrap().unwrap();
     }
 }

@@ -5,7 +5,7 @@
 //! numbers is in `wirespeed-model`.
 //!
 //! Layout: [`control`] is the wire format and the session state machine (pure, fuzzed);
-//! [`auth`] the pre-shared-key challenge/response; [`sock`] socket options, granted buffer
+//! [`auth`] the pre-shared-key challenge/response; [`budget`] the agent's memory budget; [`sock`] socket options, granted buffer
 //! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
 //! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
 //! at once; [`client`] the side that asks for a test and collects both ends' views; [`probe`]
@@ -16,6 +16,7 @@
 
 pub mod agent;
 pub mod auth;
+pub mod budget;
 pub mod buffer;
 pub mod client;
 pub mod control;

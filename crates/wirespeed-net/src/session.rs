@@ -5,7 +5,11 @@ use std::io;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
-use crate::control::{FrameReader, Message, Phase, Polled, ProtocolError, write_message};
+use crate::control::{
+    FrameReader, Message, Phase, Polled, ProtocolError, encode_greeting, foreign_greeting,
+    write_message,
+};
+use std::io::Write;
 
 /// Why a session ended early.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +32,11 @@ pub enum SessionError {
     /// The peer closed the connection.
     #[error("the peer closed the control connection")]
     Closed,
+    /// The peer's first bytes are another protocol's (a client reached a web or SSH server).
+    #[error(
+        "this is not a wirespeed agent: it answered {0:?}; check the address and port (-p) of `wirespeed serve`"
+    )]
+    NotAgent(String),
 }
 
 /// A control connection and its phase.
@@ -56,6 +65,10 @@ impl Control {
     }
 
     pub(crate) fn send(&mut self, m: &Message) -> io::Result<()> {
+        if !self.agent_side && matches!(m, Message::Hello { .. }) {
+            self.stream.write_all(&encode_greeting(m))?;
+            return self.stream.flush();
+        }
         write_message(&mut self.stream, m)
     }
 
@@ -68,7 +81,16 @@ impl Control {
     pub(crate) fn poll(&mut self, wait: Duration) -> Result<Option<Message>, SessionError> {
         self.stream
             .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
-        match self.reader.poll(&mut self.stream)? {
+        let polled = self.reader.poll(&mut self.stream);
+        // Before the agent's first message, bytes that cannot start a frame are another
+        // protocol's: say so rather than "a frame too large" or "malformed".
+        if !self.agent_side
+            && self.phase == Phase::AwaitHello
+            && let Some(line) = foreign_greeting(self.reader.buffered())
+        {
+            return Err(SessionError::NotAgent(line));
+        }
+        match polled? {
             Polled::Pending => Ok(None),
             Polled::Closed => Err(SessionError::Closed),
             Polled::Message(m) => {

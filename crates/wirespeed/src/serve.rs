@@ -59,6 +59,18 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     idle_timeout: Duration,
 
+    /// How long a new connection has to complete its hello (and key challenge).
+    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
+    handshake_timeout: Duration,
+
+    /// Connections in their handshake at once; beyond it the one waiting longest is closed.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_pending: usize,
+
+    /// Memory budget of the whole agent (sessions, streams, buffers); tests over it are refused.
+    #[arg(long, default_value = "1GiB", value_name = "BYTES")]
+    max_memory: ByteSize,
+
     /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
     #[arg(long, short = 'J')]
     json: bool,
@@ -107,12 +119,16 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         limits: Limits {
             max_duration: args.max_duration,
             max_rate_bits_per_second: args.max_rate.map(BitRate::bits_per_second),
-            max_sessions: args.max_sessions.max(1),
+            max_sessions: args.max_sessions,
             max_window_bytes: args.max_window.map(ByteSize::bytes),
-            max_streams: args.max_streams.max(1),
+            max_streams: args.max_streams,
+            max_pending: args.max_pending,
+            max_memory_bytes: args.max_memory.bytes(),
         },
         auth,
         idle_timeout: args.idle_timeout,
+        handshake_timeout: args.handshake_timeout,
+        on_notice: Some(Arc::new(|line: &str| eprintln!("wirespeed agent: {line}"))),
         one_off: args.one_off,
         handle_signals: true,
         on_session: Some(if args.json {
@@ -121,6 +137,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             Arc::new(log_text)
         }),
     };
+    config.check().map_err(anyhow::Error::msg)?;
     let addr = SocketAddr::new(
         args.bind.unwrap_or("::".parse().expect("an address")),
         args.port,
@@ -197,5 +214,26 @@ mod tests {
         assert!(a.one_off);
         assert_eq!(parse(&[]).unwrap().port, DEFAULT_PORT);
         assert!(parse(&["--max-rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn hostile_peer_limits_parse_with_defaults() {
+        let d = parse(&[]).unwrap();
+        assert_eq!(d.handshake_timeout, Duration::from_secs(5));
+        assert_eq!(d.max_pending, 256);
+        assert_eq!(d.max_memory.bytes(), 1 << 30);
+        let a = parse(&[
+            "--handshake-timeout",
+            "500ms",
+            "--max-pending",
+            "8",
+            "--max-memory",
+            "64MiB",
+        ])
+        .unwrap();
+        assert_eq!(a.handshake_timeout, Duration::from_millis(500));
+        assert_eq!(a.max_pending, 8);
+        assert_eq!(a.max_memory.bytes(), 64 << 20);
+        assert!(parse(&["--max-memory", "lots"]).is_err());
     }
 }

@@ -1,5 +1,6 @@
 //! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
 
+mod attack;
 mod autoneg;
 mod diagnose;
 mod docs;

@@ -36,6 +36,43 @@ pub fn encode(message: &Message) -> Vec<u8> {
     frame
 }
 
+/// Encodes a client's first message with `\r\n\r\n` inside the frame, after the JSON (which
+/// JSON admits as trailing whitespace, so an agent reads the same message). A server of another
+/// protocol that reads a request up to a blank line (HTTP) then answers at once instead of
+/// waiting for more, and the client can name what it reached ([`foreign_greeting`]).
+pub fn encode_greeting(message: &Message) -> Vec<u8> {
+    let mut body = serde_json::to_vec(message).expect("control messages always serialize");
+    body.extend_from_slice(b"\r\n\r\n");
+    let mut frame = Vec::with_capacity(4 + body.len());
+    frame.extend_from_slice(&(body.len() as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame
+}
+
+/// The first line of what a peer sent, if it cannot be a wirespeed agent's frame: an agent's
+/// first byte is always zero (a frame length below 16 MiB), while other protocols open with
+/// text such as `HTTP/1.1 400 Bad Request` or `SSH-2.0-OpenSSH_9.6`. Shown printable, at
+/// most 60 characters.
+pub fn foreign_greeting(bytes: &[u8]) -> Option<String> {
+    let first = *bytes.first()?;
+    if first == 0 {
+        return None;
+    }
+    let line: String = bytes
+        .iter()
+        .take_while(|&&b| b != b'\r' && b != b'\n')
+        .take(60)
+        .map(|&b| {
+            if b.is_ascii_graphic() || b == b' ' {
+                b as char
+            } else {
+                '.'
+            }
+        })
+        .collect();
+    Some(line)
+}
+
 /// Writes one message as a frame, in one write.
 pub fn write_message(out: &mut impl Write, message: &Message) -> io::Result<()> {
     out.write_all(&encode(message))?;
@@ -108,6 +145,11 @@ impl FrameReader {
         }
     }
 
+    /// The bytes read but not yet decoded.
+    pub fn buffered(&self) -> &[u8] {
+        &self.buf
+    }
+
     fn take(&mut self) -> io::Result<Option<Message>> {
         match decode(&self.buf) {
             Ok(Some((m, used))) => {
@@ -146,6 +188,28 @@ mod tests {
         let (back, used) = decode(&bytes).unwrap().unwrap();
         assert_eq!(back, m);
         assert_eq!(used, bytes.len());
+    }
+
+    #[test]
+    fn a_greeting_decodes_as_its_message_and_foreign_bytes_are_named() {
+        let m = Message::Hello {
+            protocol_version: 1,
+            software: "t".into(),
+        };
+        let bytes = encode_greeting(&m);
+        assert!(bytes.ends_with(b"}\r\n\r\n"));
+        assert_eq!(decode(&bytes).unwrap().unwrap(), (m, bytes.len()));
+        assert_eq!(foreign_greeting(&bytes), None);
+        assert_eq!(
+            foreign_greeting(b"HTTP/1.1 400 Bad Request\r\nServer: x\r\n").as_deref(),
+            Some("HTTP/1.1 400 Bad Request")
+        );
+        assert_eq!(
+            foreign_greeting(b"SSH-2.0-OpenSSH_9.6\x07\r\n").as_deref(),
+            Some("SSH-2.0-OpenSSH_9.6.")
+        );
+        assert_eq!(foreign_greeting(&[b'x'; 200]).unwrap().len(), 60);
+        assert_eq!(foreign_greeting(b""), None);
     }
 
     #[test]

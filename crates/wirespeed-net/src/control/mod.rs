@@ -15,7 +15,10 @@ mod message;
 mod phase;
 
 pub(crate) use frame::is_timeout;
-pub use frame::{DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, decode, encode, write_message};
+pub use frame::{
+    DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, decode, encode, encode_greeting,
+    foreign_greeting, write_message,
+};
 pub use message::{Cookie, Message, PROTOCOL_VERSION};
 pub use phase::{Phase, ProtocolError};
 
