@@ -114,7 +114,8 @@ impl SharedPort {
                         }
                         if let Some(cpu) = self.cpus[to].as_mut() {
                             let done = cpu.receive(at, *len as u64);
-                            let mut copy = spare.pop().unwrap_or_else(|| vec![0; self.frame_buffer]);
+                            let mut copy =
+                                spare.pop().unwrap_or_else(|| vec![0; self.frame_buffer]);
                             copy[..*len].copy_from_slice(frame);
                             held[to].push_back(Held {
                                 done,
