@@ -813,6 +813,7 @@ fn wait_gone(pid: i32, grace: Duration) -> bool {
 /// every process in its cgroup and namespaces, then removes what the record names and is left.
 /// Acts only on a lab whose state this program wrote, and only on the objects recorded there.
 pub fn down(name: &str) -> Result<DownReport, LabError> {
+    state_dir(name)?;
     sys::require_net_admin()?;
     let dir = existing_state_dir(name)?;
     let record = match record(name) {
@@ -892,6 +893,7 @@ fn is_zombie(pid: i32) -> bool {
 /// Stops every lab recorded in the state directory that the calling user made (every lab
 /// with `force`). A lab whose state this program did not write is never touched.
 pub fn down_all(force: bool) -> Result<DownReport, LabError> {
+    state_root()?;
     sys::require_net_admin()?;
     // SAFETY: getuid cannot fail.
     let me = unsafe { libc::getuid() };
