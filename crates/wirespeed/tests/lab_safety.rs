@@ -242,7 +242,10 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
             "was not written by wirespeed",
         );
     }
-    assert_eq!(namespaces_with(&victim_ns), [victim_ns.clone()]);
+    assert_eq!(
+        namespaces_with(&victim_ns),
+        std::slice::from_ref(&victim_ns)
+    );
 
     let run = wirespeed_in(&state.0, &["lab", "down", "--all"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -260,7 +263,7 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
     assert_nothing_left(&mine);
     assert_eq!(
         namespaces_with(&other_ns),
-        [other_ns.clone()],
+        std::slice::from_ref(&other_ns),
         "other's lab kept"
     );
     assert!(
@@ -280,7 +283,10 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
     assert!(namespaces_with(&other_ns).is_empty(), "{}", run.stdout);
     assert!(exits_within(&mut other_child, Duration::from_secs(5)));
     assert!(!state.0.join(&other).exists());
-    assert_eq!(namespaces_with(&victim_ns), [victim_ns.clone()]);
+    assert_eq!(
+        namespaces_with(&victim_ns),
+        std::slice::from_ref(&victim_ns)
+    );
     assert!(
         !pids_in_namespace(&victim_ns).is_empty(),
         "victim's process kept"
