@@ -338,6 +338,8 @@ impl Lab {
         }
         let port = SharedPort {
             frame_buffer: link.frame_buffer(),
+            max_held: config.queue as usize + 2,
+            memory_drops: vec![0; 2],
             fds: vec![
                 self.taps[2 * link.index].raw_fd(),
                 self.taps[2 * link.index + 1].raw_fd(),
@@ -395,6 +397,8 @@ impl Lab {
         }
         let port = SharedPort {
             frame_buffer: crate::topology::frame_buffer(segment.mtu),
+            max_held: segment.queue as usize + 2,
+            memory_drops: vec![0; fds.len()],
             fds,
             cpus,
             medium: SharedMedium::new(&config, monotonic_now()),

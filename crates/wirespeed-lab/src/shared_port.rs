@@ -70,6 +70,11 @@ pub(crate) struct SharedPort {
     /// Bytes of each frame buffer: the medium's largest frame plus one
     /// ([`crate::topology::frame_buffer`]).
     pub(crate) frame_buffer: usize,
+    /// The most frames a station may hold for its host's CPU; a frame delivered beyond that is
+    /// dropped and counted as the sender's `drops_memory` (the lab's memory bound).
+    pub(crate) max_held: usize,
+    /// Frames dropped so, per sending station.
+    pub(crate) memory_drops: Vec<u64>,
     /// Each station's host CPU, if its host has a processing model.
     pub(crate) cpus: Vec<Option<HostCpu>>,
     pub(crate) medium: SharedMedium,
@@ -110,6 +115,10 @@ impl SharedPort {
                         };
                         let frame = &buffer[..*len];
                         if !wanted_by(frame, to, &owners) {
+                            continue;
+                        }
+                        if self.cpus[to].is_some() && held[to].len() >= self.max_held {
+                            self.memory_drops[from] += 1;
                             continue;
                         }
                         if let Some(cpu) = self.cpus[to].as_mut() {
@@ -221,7 +230,9 @@ impl SharedPort {
 
     fn publish(&self, lateness: &mut [LatenessHistogram]) {
         for (i, shared) in self.shared.iter().enumerate() {
-            *shared.counters.lock().expect("counters lock") = self.medium.counters(i);
+            let mut counters = self.medium.counters(i);
+            counters.drops_memory = self.memory_drops[i];
+            *shared.counters.lock().expect("counters lock") = counters;
             *shared.host.lock().expect("host lock") = self.cpus[i].as_ref().map(HostCpu::counters);
             shared
                 .lateness

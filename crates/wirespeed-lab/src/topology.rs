@@ -351,12 +351,13 @@ impl Link {
     pub fn in_flight_bytes(&self) -> u64 {
         let slot = self.frame_buffer() as u64 + FRAME_OVERHEAD_BYTES;
         if self.is_shared() {
-            // One medium: each station's queue plus the frame on the wire.
+            // One medium: each station's queue plus the frame on the wire, and as many again
+            // held for a receiving host's CPU.
             let queue = match self.ab.queue {
                 QueueLimit::Packets(p) => u64::from(p),
                 QueueLimit::Bytes(b) => b.div_ceil(64),
             };
-            return 2 * (queue + 2) * slot;
+            return 2 * 2 * (queue + 2) * slot;
         }
         [&self.ab, &self.ba]
             .iter()
@@ -381,10 +382,10 @@ const TAP_FRAME_OVERHEAD: usize = 18;
 
 impl Segment {
     /// Bytes the frames of this segment may take: each station's queue and the frame on the
-    /// medium.
+    /// medium, and as many again held for a receiving host's CPU.
     pub fn in_flight_bytes(&self) -> u64 {
         let slot = frame_buffer(self.mtu) as u64 + FRAME_OVERHEAD_BYTES;
-        self.stations.len() as u64 * (u64::from(self.queue) + 2) * slot
+        2 * self.stations.len() as u64 * (u64::from(self.queue) + 2) * slot
     }
 }
 
