@@ -11,6 +11,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod addressing;
+pub mod cleanup;
 pub mod emulator;
 pub mod lifecycle;
 pub mod runtime;

@@ -10,6 +10,14 @@
 //! `lab run`), it stops its threads, closes the TAP devices, deletes the namespaces and its
 //! state directory before it exits. If it is killed outright, its devices vanish with it and
 //! `lab down NAME` or `lab down --all` removes the namespaces it left.
+//!
+//! Safety rules (docs/lab-safety.md): a lab name is an identifier, never a path or a prefix;
+//! the state is written before anything is built and records the owner (uid), the emulator's
+//! pid and start time, the namespaces, devices and cgroup; `down` acts on one exact lab whose
+//! state this program wrote (schema, name, owner and every recorded object checked), and only
+//! on the objects recorded there; `down --all` takes only the caller's own labs unless forced.
+//! Every process in the lab's cgroup or namespaces is ended ([`crate::cleanup`]), and `down`
+//! reports success only once the emulator is gone.
 
 use std::io::{Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
@@ -18,12 +26,34 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::runtime::{Lab, PortStatus};
+use crate::addressing::Plan;
+use crate::cleanup;
+use crate::runtime::{Lab, PortStatus, namespace_name};
 use crate::sys;
-use crate::topology::{NodeKind, Topology};
+use crate::topology::{NodeKind, Topology, is_lab_base_name};
 
 /// Where running labs record themselves.
 pub const STATE_ROOT: &str = "/run/wirespeed-lab";
+/// Environment variable that moves the state directory (an absolute path), so that a test or
+/// a user can keep separate sets of labs; `down --all` sees only the labs recorded there.
+pub const STATE_ENV: &str = "WIRESPEED_LAB_STATE";
+/// Schema of `lab.json`: a state file without it was not written by this program.
+pub const STATE_SCHEMA: &str = "wirespeed.lab.state.v1";
+/// Longest lab name: a base of up to 16 characters, '-', four hex digits, with room to spare.
+pub const MAX_NAME: usize = 32;
+/// How long `down` waits for the emulator after SIGTERM before it sends SIGKILL.
+const TERM_GRACE: Duration = Duration::from_secs(3);
+/// How long `down` waits for the emulator to vanish after SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(2);
+/// The files a lab's state directory may hold; `down` removes these and nothing else.
+const STATE_FILES: &[&str] = &[
+    "lab.json",
+    "lab.tmp",
+    "status.json",
+    "status.tmp",
+    "pid",
+    "emulator.log",
+];
 
 /// Everything that can go wrong with a lab.
 #[derive(Debug, thiserror::Error)]
@@ -69,6 +99,44 @@ pub enum LabError {
         /// Its nodes.
         known: String,
     },
+    /// A lab name that is not an identifier (a path, empty, odd characters).
+    #[error(
+        "'{name}' is not a lab name (1 to {MAX_NAME} of a-z, 0-9 and '-', as `lab up` printed it; `wirespeed lab status` lists the running labs)"
+    )]
+    BadName {
+        /// What was given.
+        name: String,
+    },
+    /// The state directory of a lab holds something this program did not write.
+    #[error(
+        "the state of lab '{name}' ({path}) was not written by wirespeed: {reason}; nothing was removed (inspect it and remove it by hand)"
+    )]
+    NotOurs {
+        /// The lab.
+        name: String,
+        /// Its state file or directory.
+        path: String,
+        /// What did not match.
+        reason: String,
+    },
+    /// The state directory variable is not an absolute path.
+    #[error(
+        "{STATE_ENV}={value} is not an absolute path: set it to a directory such as /tmp/my-labs, or unset it"
+    )]
+    BadStateRoot {
+        /// Its value.
+        value: String,
+    },
+    /// The emulator survived SIGTERM and SIGKILL.
+    #[error(
+        "the emulator of lab '{name}' (pid {pid}) is still running after SIGKILL; the lab was not removed"
+    )]
+    StillRunning {
+        /// The lab.
+        name: String,
+        /// The emulator's pid.
+        pid: i32,
+    },
     /// The emulator process did not come up.
     #[error("the emulator process of lab '{name}' did not start; see {log}")]
     EmulatorFailed {
@@ -92,23 +160,46 @@ pub struct NodeRecord {
     pub addresses: Vec<String>,
 }
 
-/// What a running lab is: written by its emulator process.
+/// What a running lab is: written by `lab up` before anything is built, completed by its
+/// emulator process.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct LabRecord {
+    /// [`STATE_SCHEMA`].
+    #[serde(default)]
+    pub schema: String,
     /// Its name.
     pub name: String,
-    /// The emulator process.
+    /// The user that made it (`down --all` takes only the caller's own labs).
+    #[serde(default)]
+    pub uid: Option<u32>,
+    /// The emulator process (0 until it runs).
     pub pid: i32,
+    /// The emulator's start time (/proc/PID/stat field 22), so that a reused pid is never
+    /// signalled.
+    #[serde(default)]
+    pub start_time: u64,
     /// The topology file it came from.
     pub file: String,
     /// Its nodes.
     pub nodes: Vec<NodeRecord>,
+    /// The TAP devices it creates (in the root namespace only while it is being built).
+    #[serde(default)]
+    pub devices: Vec<String>,
+    /// The cgroup that holds every process started in it, if one could be made.
+    #[serde(default)]
+    pub cgroup: Option<String>,
 }
 
 impl LabRecord {
-    fn of(lab: &Lab, file: &str, pid: i32) -> LabRecord {
-        let nodes = lab
-            .topology
+    fn planned(
+        topology: &Topology,
+        plan: &Plan,
+        name: &str,
+        tap_id: &str,
+        file: &str,
+        cgroup: Option<&Path>,
+    ) -> LabRecord {
+        let nodes = topology
             .nodes
             .iter()
             .enumerate()
@@ -118,9 +209,8 @@ impl LabRecord {
                     NodeKind::Host(_) => "host".into(),
                     NodeKind::Router(_) => "router".into(),
                 },
-                namespace: lab.namespaces()[i].clone(),
-                addresses: lab
-                    .plan
+                namespace: namespace_name(name, &node.name),
+                addresses: plan
                     .interfaces
                     .iter()
                     .filter(|f| f.node == i)
@@ -129,8 +219,7 @@ impl LabRecord {
                             .chain(f.ipv6.map(|v6| format!("{} {v6}/64", f.name)))
                     })
                     .chain(
-                        lab.plan
-                            .stations
+                        plan.stations
                             .iter()
                             .filter(|s| s.node == i)
                             .map(|s| format!("{} {}", s.name, s.ipv4)),
@@ -138,12 +227,68 @@ impl LabRecord {
                     .collect(),
             })
             .collect();
+        let ports = plan.interfaces.len() + plan.stations.len();
         LabRecord {
-            name: lab.name.clone(),
-            pid,
+            schema: STATE_SCHEMA.into(),
+            name: name.to_string(),
+            // SAFETY: getuid cannot fail.
+            uid: Some(unsafe { libc::getuid() }),
+            pid: 0,
+            start_time: 0,
             file: file.to_string(),
             nodes,
+            devices: (0..ports)
+                .map(|port| format!("{}{tap_id}-{port}", sys::PREFIX))
+                .collect(),
+            cgroup: cgroup.map(|c| c.display().to_string()),
         }
+    }
+
+    /// Checks that this record is one this program wrote for lab `name`, and that every object
+    /// it names is one a lab of that name may own: otherwise `down` must not act on it.
+    pub fn verify(&self, name: &str) -> Result<(), String> {
+        if self.schema != STATE_SCHEMA {
+            return Err(format!("schema '{}' is not {STATE_SCHEMA}", self.schema));
+        }
+        if self.name != name {
+            return Err(format!("it records the name '{}'", self.name));
+        }
+        if self.uid.is_none() {
+            return Err("it records no owner".into());
+        }
+        let prefix = format!("{}{name}-", sys::PREFIX);
+        for node in &self.nodes {
+            let ns = &node.namespace;
+            let tail = ns.strip_prefix(&prefix).unwrap_or("");
+            if tail.is_empty()
+                || !tail
+                    .chars()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+            {
+                return Err(format!("namespace '{ns}' is not one of lab {name}"));
+            }
+        }
+        for dev in &self.devices {
+            let ok = dev.len() < 16
+                && dev.starts_with(sys::PREFIX)
+                && dev[sys::PREFIX.len()..]
+                    .chars()
+                    .all(|c| c.is_ascii_hexdigit() || c == '-');
+            if !ok {
+                return Err(format!("device '{dev}' is not a lab device"));
+            }
+        }
+        if let Some(cgroup) = &self.cgroup
+            && !cleanup::is_lab_cgroup(Path::new(cgroup), name)
+        {
+            return Err(format!("cgroup '{cgroup}' is not lab {name}'s"));
+        }
+        Ok(())
+    }
+
+    /// The namespaces recorded for this lab.
+    pub fn namespaces(&self) -> Vec<String> {
+        self.nodes.iter().map(|n| n.namespace.clone()).collect()
     }
 
     /// The namespace of node `node`.
@@ -176,8 +321,43 @@ pub struct StatusRecord {
     pub ports: Vec<PortStatus>,
 }
 
-fn state_dir(name: &str) -> PathBuf {
-    Path::new(STATE_ROOT).join(name)
+/// The directory where labs record themselves: [`STATE_ENV`] if set, else [`STATE_ROOT`].
+pub fn state_root() -> Result<PathBuf, LabError> {
+    match std::env::var_os(STATE_ENV) {
+        Some(v) if !v.is_empty() => {
+            let path = PathBuf::from(&v);
+            if path.is_absolute() && !path.components().any(|c| c.as_os_str() == "..") {
+                Ok(path)
+            } else {
+                Err(LabError::BadStateRoot {
+                    value: v.to_string_lossy().into_owned(),
+                })
+            }
+        }
+        _ => Ok(PathBuf::from(STATE_ROOT)),
+    }
+}
+
+/// True if `name` is a lab name: 1 to [`MAX_NAME`] of a-z, 0-9 and '-', starting with a
+/// letter or digit, not ending with '-'. Never a path, never empty.
+pub fn is_lab_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+/// The state directory of lab `name`, once the name is checked.
+fn state_dir(name: &str) -> Result<PathBuf, LabError> {
+    if !is_lab_name(name) {
+        return Err(LabError::BadName {
+            name: name.to_string(),
+        });
+    }
+    Ok(state_root()?.join(name))
 }
 
 /// A lab name from a topology: its `name` key or the file's stem, made safe, plus a suffix that
@@ -188,7 +368,7 @@ pub fn fresh_name(topology: &Topology, file: &Path) -> (String, String) {
         .clone()
         .or_else(|| file.file_stem().map(|s| s.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "lab".into());
-    let mut base: String = base
+    let base: String = base
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() {
@@ -197,14 +377,22 @@ pub fn fresh_name(topology: &Topology, file: &Path) -> (String, String) {
                 '-'
             }
         })
+        .take(crate::topology::MAX_LAB_NAME)
         .collect();
-    base.truncate(16);
+    // A file called "-.toml" or "___.toml" gives no usable name: the lab is then "lab-XXXX".
+    let trimmed = base.trim_matches('-');
+    let base = if is_lab_base_name(trimmed) {
+        trimmed.to_string()
+    } else {
+        "lab".to_string()
+    };
+    let root = state_root().unwrap_or_else(|_| PathBuf::from(STATE_ROOT));
     let mut seed = std::process::id() as u64 ^ crate::emulator::clock::monotonic_now().0;
     loop {
         seed = crate::emulator::link::SplitMix64::new(seed).next_u64();
         let id = format!("{:04x}", seed & 0xffff);
         let name = format!("{base}-{id}");
-        let taken = state_dir(&name).exists()
+        let taken = root.join(&name).exists()
             || sys::links()
                 .iter()
                 .any(|l| l.starts_with(&format!("ws-{id}-")))
@@ -243,24 +431,52 @@ fn fail(what: &str) -> LabError {
 }
 
 /// Builds `topology` and leaves it running in a background process; returns once it runs.
+/// Builds `topology` and leaves it running in a background process; returns once it runs.
+///
+/// The state (owner, namespaces, devices, cgroup) is written before anything is built, so that
+/// whatever happens next, `down` finds every object by its record.
 pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, LabError> {
     sys::require_net_admin()?;
     let (name, id) = fresh_name(&topology, file);
-    let dir = state_dir(&name);
-    std::fs::create_dir_all(&dir).map_err(|source| LabError::Io {
+    let root = state_root()?;
+    let dir = state_dir(&name)?;
+    std::fs::create_dir_all(&root).map_err(|source| LabError::Io {
+        what: format!("create {}", root.display()),
+        source,
+    })?;
+    std::fs::create_dir(&dir).map_err(|source| LabError::Io {
         what: format!("create {}", dir.display()),
         source,
     })?;
+    let cgroup = cleanup::create_cgroup(&name);
+    let plan = crate::addressing::plan(&topology);
+    let file_text = file.display().to_string();
+    let record = LabRecord::planned(&topology, &plan, &name, &id, &file_text, cgroup.as_deref());
+    let undo = |dir: &Path| {
+        if let Some(c) = &cgroup {
+            cleanup::kill_cgroup(c);
+        }
+        remove_state(dir);
+    };
+    if let Err(source) = write_json(&dir.join("lab.json"), &record) {
+        undo(&dir);
+        return Err(LabError::Io {
+            what: format!("write {}", dir.join("lab.json").display()),
+            source,
+        });
+    }
     let lab = match Lab::build(topology, &name, &id) {
         Ok(lab) => lab,
         Err(e) => {
-            let _ = std::fs::remove_dir_all(&dir);
+            undo(&dir);
             return Err(e);
         }
     };
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two descriptors into the array.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        drop(lab);
+        undo(&dir);
         return Err(fail("create a pipe"));
     }
     // SAFETY: both descriptors were just created and are owned here.
@@ -271,11 +487,13 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
     // the child may run ordinary Rust code.
     let pid = unsafe { libc::fork() };
     if pid < 0 {
+        drop(lab);
+        undo(&dir);
         return Err(fail("fork the emulator process"));
     }
     if pid == 0 {
         drop(read_end);
-        let code = emulator_process(lab, file, &dir, write_end, detach, parent);
+        let code = emulator_process(lab, record, &dir, write_end, detach, parent);
         // SAFETY: _exit ends the child without running the parent's atexit handlers.
         unsafe { libc::_exit(code) };
     }
@@ -288,13 +506,24 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
     } else {
         let log = dir.join("emulator.log").display().to_string();
         drop(lab);
+        if let Some(c) = &cgroup {
+            cleanup::kill_cgroup(c);
+        }
         Err(LabError::EmulatorFailed { name, log })
     }
 }
 
+/// Field 22 of /proc/PID/stat: when the process started, in clock ticks since boot.
+pub fn start_time(pid: i32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let (_, rest) = stat.rsplit_once(')')?;
+    // Fields after the command: state is field 3, so start time is the 20th of the rest.
+    rest.split_whitespace().nth(19)?.parse().ok()
+}
+
 fn emulator_process(
     mut lab: Lab,
-    file: &Path,
+    mut record: LabRecord,
     dir: &Path,
     ready: OwnedFd,
     detach: Detach,
@@ -319,14 +548,16 @@ fn emulator_process(
     redirect_stdio(&dir.join("emulator.log"));
     let signals = blocked_signals();
     let emulator = lab.start();
-    let record = LabRecord::of(&lab, &file.display().to_string(), std::process::id() as i32);
+    record.pid = std::process::id() as i32;
+    record.start_time = start_time(record.pid).unwrap_or(0);
     let wrote = write_json(&dir.join("lab.json"), &record).is_ok()
         && std::fs::write(dir.join("pid"), format!("{}\n", record.pid)).is_ok();
     if !wrote {
         eprintln!("cannot write the lab's state under {}", dir.display());
         emulator.stop();
+        end_processes(&record);
         lab.teardown();
-        let _ = std::fs::remove_dir_all(dir);
+        remove_state(dir);
         return 1;
     }
     let started = Instant::now();
@@ -351,9 +582,35 @@ fn emulator_process(
         );
     }
     emulator.stop();
+    end_processes(&record);
     lab.teardown();
-    let _ = std::fs::remove_dir_all(dir);
+    remove_state(dir);
     0
+}
+
+/// Ends every process of the lab: its cgroup, then whatever is left in its namespaces.
+/// Returns the pids signalled.
+fn end_processes(record: &LabRecord) -> Vec<i32> {
+    let mut killed = Vec::new();
+    if let Some(cgroup) = &record.cgroup {
+        killed.extend(cleanup::kill_cgroup(Path::new(cgroup)));
+    }
+    let ids = cleanup::namespace_ids(&record.namespaces());
+    for pid in cleanup::kill_in_namespaces(&ids) {
+        if !killed.contains(&pid) {
+            killed.push(pid);
+        }
+    }
+    killed
+}
+
+/// Removes the files a state directory may hold, then the directory; never anything else
+/// (a directory with other files in it stays).
+fn remove_state(dir: &Path) {
+    for f in STATE_FILES {
+        let _ = std::fs::remove_file(dir.join(f));
+    }
+    let _ = std::fs::remove_dir(dir);
 }
 
 fn redirect_stdio(log: &Path) {
@@ -420,20 +677,42 @@ fn write_status(
     write_json(&dir.join("status.json"), &record)
 }
 
-/// The record of running lab `name`.
+/// The state directory of lab `name` if it is a real directory (not a symlink).
+fn existing_state_dir(name: &str) -> Result<PathBuf, LabError> {
+    let dir = state_dir(name)?;
+    match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.is_dir() => Ok(dir),
+        Ok(_) => Err(LabError::NotOurs {
+            name: name.to_string(),
+            path: dir.display().to_string(),
+            reason: "it is not a directory".into(),
+        }),
+        Err(_) => Err(LabError::UnknownLab {
+            name: name.to_string(),
+        }),
+    }
+}
+
+/// The record of lab `name`, checked to be one this program wrote for that name.
 pub fn record(name: &str) -> Result<LabRecord, LabError> {
-    let path = state_dir(name).join("lab.json");
+    let dir = existing_state_dir(name)?;
+    let path = dir.join("lab.json");
     let text = std::fs::read_to_string(&path).map_err(|_| LabError::UnknownLab {
         name: name.to_string(),
     })?;
-    serde_json::from_str(&text).map_err(|e| LabError::Io {
-        what: format!("read {}", path.display()),
-        source: std::io::Error::other(e),
-    })
+    let not_ours = |reason: String| LabError::NotOurs {
+        name: name.to_string(),
+        path: path.display().to_string(),
+        reason,
+    };
+    let record: LabRecord =
+        serde_json::from_str(&text).map_err(|e| not_ours(format!("it does not parse ({e})")))?;
+    record.verify(name).map_err(not_ours)?;
+    Ok(record)
 }
 
 fn read_status(name: &str) -> Result<StatusRecord, LabError> {
-    let path = state_dir(name).join("status.json");
+    let path = existing_state_dir(name)?.join("status.json");
     let text = std::fs::read_to_string(&path).map_err(|source| LabError::Io {
         what: format!("read {}", path.display()),
         source,
@@ -450,7 +729,7 @@ fn read_status(name: &str) -> Result<StatusRecord, LabError> {
 pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
     let record = record(name)?;
     let before = read_status(name)?;
-    if alive(record.pid) && is_emulator(record.pid) {
+    if is_our_emulator(&record) {
         // SAFETY: SIGUSR1 to the lab's own emulator process, which waits for it.
         unsafe { libc::kill(record.pid, libc::SIGUSR1) };
         let deadline = Instant::now() + Duration::from_secs(1);
@@ -466,12 +745,16 @@ pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
     Ok((record, before))
 }
 
-/// Names of the labs recorded under the state directory.
+/// Names of the labs recorded under the state directory (only entries with a lab's name).
 pub fn running() -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(STATE_ROOT)
+    let Ok(root) = state_root() else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = std::fs::read_dir(root)
         .map(|d| {
             d.filter_map(|e| e.ok())
                 .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|n| is_lab_name(n))
                 .collect()
         })
         .unwrap_or_default();
@@ -485,11 +768,14 @@ pub fn alive(pid: i32) -> bool {
     pid > 0 && unsafe { libc::kill(pid, 0) } == 0
 }
 
-/// True if `pid` is one of our emulator processes (a wirespeed process), not a reused pid.
-fn is_emulator(pid: i32) -> bool {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|c| String::from_utf8_lossy(&c).contains("wirespeed"))
-        .unwrap_or(false)
+/// True if the record's emulator runs: the pid exists, is not a zombie, and started when the
+/// record says (so a reused pid is never taken for it).
+fn is_our_emulator(record: &LabRecord) -> bool {
+    record.pid > 0
+        && alive(record.pid)
+        && !is_zombie(record.pid)
+        && record.start_time != 0
+        && start_time(record.pid) == Some(record.start_time)
 }
 
 /// What `down` removed.
@@ -501,43 +787,96 @@ pub struct DownReport {
     pub namespaces: Vec<String>,
     /// Devices deleted here.
     pub links: Vec<String>,
+    /// Processes of the labs that were ended (in their cgroup or namespaces).
+    pub processes: Vec<i32>,
+    /// Labs left alone, with the reason (another user's, or state not ours).
+    pub skipped: Vec<String>,
 }
 
-/// Stops lab `name`: SIGTERM to its emulator, which tears down; whatever it leaves is removed.
-pub fn down(name: &str) -> Result<DownReport, LabError> {
-    sys::require_net_admin()?;
-    let dir = state_dir(name);
-    let pid = std::fs::read_to_string(dir.join("pid"))
-        .ok()
-        .and_then(|s| s.trim().parse::<i32>().ok());
-    let prefix = format!("{}{name}-", sys::PREFIX);
-    let leftovers = sys::namespaces().iter().any(|n| n.starts_with(&prefix));
-    if pid.is_none() && !dir.exists() && !leftovers {
-        return Err(LabError::UnknownLab {
-            name: name.to_string(),
-        });
+/// Waits (bounded) until `pid` is gone or a zombie, reaping it if it is our child.
+fn wait_gone(pid: i32, grace: Duration) -> bool {
+    let deadline = Instant::now() + grace;
+    loop {
+        // SAFETY: WNOHANG never blocks; a pid that is not our child gives ECHILD.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        if !alive(pid) || is_zombie(pid) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Stops lab `name`: SIGTERM to its emulator (SIGKILL if it does not exit within 3 s), ends
+/// every process in its cgroup and namespaces, then removes what the record names and is left.
+/// Acts only on a lab whose state this program wrote, and only on the objects recorded there.
+pub fn down(name: &str) -> Result<DownReport, LabError> {
+    state_dir(name)?;
+    sys::require_net_admin()?;
+    let dir = existing_state_dir(name)?;
+    let record = match record(name) {
+        Ok(r) => r,
+        Err(LabError::UnknownLab { .. }) => {
+            // A directory without lab.json: `up` died between making it and writing the record,
+            // before building anything. Only our own files are removed, and only if that is all
+            // the directory holds.
+            let foreign = std::fs::read_dir(&dir)
+                .map(|d| {
+                    d.filter_map(|e| e.ok())
+                        .any(|e| !STATE_FILES.iter().any(|f| e.file_name() == *f))
+                })
+                .unwrap_or(true);
+            if foreign {
+                return Err(LabError::NotOurs {
+                    name: name.to_string(),
+                    path: dir.display().to_string(),
+                    reason: "it has no lab.json and holds other files".into(),
+                });
+            }
+            remove_state(&dir);
+            return Ok(DownReport {
+                labs: vec![name.to_string()],
+                ..DownReport::default()
+            });
+        }
+        Err(e) => return Err(e),
+    };
     let mut report = DownReport {
         labs: vec![name.to_string()],
         ..DownReport::default()
     };
-    if let Some(pid) = pid.filter(|&p| alive(p) && is_emulator(p)) {
-        // SAFETY: sending SIGTERM to the lab's own emulator process, recorded by it.
-        unsafe { libc::kill(pid, libc::SIGTERM) };
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while alive(pid) && !is_zombie(pid) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(20));
+    if is_our_emulator(&record) {
+        // SAFETY: SIGTERM to the lab's own emulator process, identified by pid and start time.
+        unsafe { libc::kill(record.pid, libc::SIGTERM) };
+        if !wait_gone(record.pid, TERM_GRACE) {
+            if is_our_emulator(&record) {
+                // SAFETY: as above; it did not exit within the grace period.
+                unsafe { libc::kill(record.pid, libc::SIGKILL) };
+            }
+            if !wait_gone(record.pid, KILL_GRACE) {
+                return Err(LabError::StillRunning {
+                    name: name.to_string(),
+                    pid: record.pid,
+                });
+            }
         }
     }
-    for ns in sys::namespaces()
-        .into_iter()
-        .filter(|n| n.starts_with(&prefix))
-    {
-        if sys::delete_namespace(&ns).is_ok() {
+    report.processes = end_processes(&record);
+    let existing = sys::namespaces();
+    for ns in record.namespaces() {
+        if existing.contains(&ns) && sys::delete_namespace(&ns).is_ok() {
             report.namespaces.push(ns);
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    let links = sys::links();
+    for dev in &record.devices {
+        if links.contains(dev) && sys::ip(&["link", "del", dev], None).is_ok() {
+            report.links.push(dev.clone());
+        }
+    }
+    remove_state(&dir);
     Ok(report)
 }
 
@@ -551,30 +890,39 @@ fn is_zombie(pid: i32) -> bool {
         .unwrap_or(true)
 }
 
-/// Stops every recorded lab, then deletes every namespace and root-namespace device whose name
-/// starts with `ws-`.
-pub fn down_all() -> Result<DownReport, LabError> {
+/// Stops every lab recorded in the state directory that the calling user made (every lab
+/// with `force`). A lab whose state this program did not write is never touched.
+pub fn down_all(force: bool) -> Result<DownReport, LabError> {
+    state_root()?;
     sys::require_net_admin()?;
+    // SAFETY: getuid cannot fail.
+    let me = unsafe { libc::getuid() };
     let mut report = DownReport::default();
     for name in running() {
-        let one = down(&name)?;
-        report.labs.extend(one.labs);
-        report.namespaces.extend(one.namespaces);
-    }
-    for ns in sys::namespaces()
-        .into_iter()
-        .filter(|n| n.starts_with(sys::PREFIX))
-    {
-        if sys::delete_namespace(&ns).is_ok() {
-            report.namespaces.push(ns);
+        let owner = match record(&name) {
+            Ok(r) => r.uid,
+            Err(LabError::UnknownLab { .. }) => Some(me),
+            Err(e) => {
+                report.skipped.push(format!("{name}: {e}"));
+                continue;
+            }
+        };
+        if owner != Some(me) && !force {
+            report.skipped.push(format!(
+                "{name}: made by uid {} (add --force to remove it too)",
+                owner.map_or("unknown".into(), |u| u.to_string())
+            ));
+            continue;
         }
-    }
-    for link in sys::links()
-        .into_iter()
-        .filter(|l| l.starts_with(sys::PREFIX))
-    {
-        if sys::ip(&["link", "del", &link], None).is_ok() {
-            report.links.push(link);
+        match down(&name) {
+            Ok(one) => {
+                report.labs.extend(one.labs);
+                report.namespaces.extend(one.namespaces);
+                report.links.extend(one.links);
+                report.processes.extend(one.processes);
+            }
+            Err(LabError::UnknownLab { .. }) => {}
+            Err(e) => report.skipped.push(format!("{name}: {e}")),
         }
     }
     Ok(report)

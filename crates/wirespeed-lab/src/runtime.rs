@@ -23,7 +23,7 @@
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -45,8 +45,6 @@ use crate::topology::LinkDuplex;
 use crate::topology::{NodeKind, Topology};
 use wirespeed_sim::mac::MacDuplex;
 
-/// Largest frame a TAP read can return (no GSO without IFF_VNET_HDR, but be generous).
-const FRAME_BUFFER: usize = 65_536;
 /// How often idle threads look at the stop flag.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);
 
@@ -231,6 +229,7 @@ impl Lab {
                 let port = Arc::new(PortShared {
                     counters: Mutex::new(DirectionCounters::default()),
                     lateness: Mutex::new(LatenessHistogram::default()),
+                    in_flight: AtomicU64::new(0),
                 });
                 let (tx, rx) = mpsc::channel::<Scheduled>();
                 let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
@@ -242,6 +241,8 @@ impl Lab {
                 };
                 let ingress = Ingress {
                     fd: self.taps[src_port].raw_fd(),
+                    frame_buffer: link.frame_buffer(),
+                    max_in_flight: link.in_flight_frames(&config),
                     direction,
                     router,
                     host: src_cpu.clone(),
@@ -336,6 +337,9 @@ impl Lab {
             });
         }
         let port = SharedPort {
+            frame_buffer: link.frame_buffer(),
+            max_held: config.queue as usize + 2,
+            memory_drops: vec![0; 2],
             fds: vec![
                 self.taps[2 * link.index].raw_fd(),
                 self.taps[2 * link.index + 1].raw_fd(),
@@ -392,6 +396,9 @@ impl Lab {
             });
         }
         let port = SharedPort {
+            frame_buffer: crate::topology::frame_buffer(segment.mtu),
+            max_held: segment.queue as usize + 2,
+            memory_drops: vec![0; fds.len()],
             fds,
             cpus,
             medium: SharedMedium::new(&config, monotonic_now()),
@@ -480,10 +487,16 @@ struct Scheduled {
 struct PortShared {
     counters: Mutex<DirectionCounters>,
     lateness: Mutex<LatenessHistogram>,
+    /// Frames handed to the egress thread and not yet written or dropped.
+    in_flight: AtomicU64,
 }
 
 struct Ingress {
     fd: libc::c_int,
+    /// Bytes of each frame buffer (the link's largest frame, plus one).
+    frame_buffer: usize,
+    /// The most frames this direction may hold at once ([`crate::topology::Link::in_flight_frames`]).
+    max_in_flight: u64,
     direction: Direction,
     router: Option<RouterEgress>,
     host: Option<Arc<Mutex<HostCpu>>>,
@@ -514,7 +527,7 @@ impl Ingress {
                 let mut buffer = spare
                     .take()
                     .or_else(|| self.recycled.try_recv().ok())
-                    .unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                    .unwrap_or_else(|| vec![0; self.frame_buffer]);
                 let len = match sys::read_frame(self.fd, &mut buffer) {
                     Ok(len) if len > 0 => len,
                     _ => {
@@ -522,6 +535,15 @@ impl Ingress {
                         break;
                     }
                 };
+                // The memory bound: a direction never holds more frames than its rate, delay
+                // and queue allow, whatever the sender or a slow receiving host does.
+                if self.shared.in_flight.load(Ordering::Acquire) >= self.max_in_flight {
+                    self.direction.refuse_memory(len as u64);
+                    *self.shared.counters.lock().expect("counters lock") =
+                        self.direction.counters();
+                    spare = Some(buffer);
+                    continue;
+                }
                 let now = monotonic_now();
                 let processing = self
                     .router
@@ -535,6 +557,7 @@ impl Ingress {
                 *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
                 match verdict {
                     Verdict::Deliver { at } => {
+                        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
                         if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
                             return;
                         }
@@ -585,7 +608,12 @@ impl Egress {
             let due = holding.front().map(|(done, _)| *done);
             match (due, next.as_ref().map(|s| s.at)) {
                 (Some(done), arrival) if arrival.is_none_or(|a| done <= a) => {
-                    if next.is_none() && done.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
+                    // Never block longer than the poll interval: a stop must be seen at once,
+                    // whatever the delay (frames in flight are dropped then).
+                    if done.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
+                        if next.is_some() {
+                            std::thread::sleep(POLL_INTERVAL);
+                        }
                         continue;
                     }
                     let now = clock.wait_until(done);
@@ -597,9 +625,14 @@ impl Egress {
                         .lock()
                         .expect("lateness lock")
                         .record(now.minus(done));
+                    self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
                     let _ = self.recycle.send(s.buffer);
                 }
                 (_, Some(at)) => {
+                    if at.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
+                        std::thread::sleep(POLL_INTERVAL);
+                        continue;
+                    }
                     clock.wait_until(at);
                     let s = next.take().expect("a frame is next");
                     let done = self.host.as_ref().map_or(at, |cpu| {

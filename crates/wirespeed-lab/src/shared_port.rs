@@ -41,8 +41,6 @@ use crate::emulator::shared::{SharedAction, SharedMedium};
 use crate::emulator::stats::LatenessHistogram;
 use crate::sys;
 
-/// Largest frame a TAP read can return.
-const FRAME_BUFFER: usize = 65_536;
 /// Longest sleep, so that the stop flag is seen.
 const POLL_INTERVAL_NS: u64 = 50_000_000;
 /// Stop sleeping this long before the model's next event and poll without sleeping.
@@ -69,6 +67,14 @@ struct Held {
 /// The thread's state.
 pub(crate) struct SharedPort {
     pub(crate) fds: Vec<libc::c_int>,
+    /// Bytes of each frame buffer: the medium's largest frame plus one
+    /// ([`crate::topology::frame_buffer`]).
+    pub(crate) frame_buffer: usize,
+    /// The most frames a station may hold for its host's CPU; a frame delivered beyond that is
+    /// dropped and counted as the sender's `drops_memory` (the lab's memory bound).
+    pub(crate) max_held: usize,
+    /// Frames dropped so, per sending station.
+    pub(crate) memory_drops: Vec<u64>,
     /// Each station's host CPU, if its host has a processing model.
     pub(crate) cpus: Vec<Option<HostCpu>>,
     pub(crate) medium: SharedMedium,
@@ -111,9 +117,14 @@ impl SharedPort {
                         if !wanted_by(frame, to, &owners) {
                             continue;
                         }
+                        if self.cpus[to].is_some() && held[to].len() >= self.max_held {
+                            self.memory_drops[from] += 1;
+                            continue;
+                        }
                         if let Some(cpu) = self.cpus[to].as_mut() {
                             let done = cpu.receive(at, *len as u64);
-                            let mut copy = spare.pop().unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                            let mut copy =
+                                spare.pop().unwrap_or_else(|| vec![0; self.frame_buffer]);
                             copy[..*len].copy_from_slice(frame);
                             held[to].push_back(Held {
                                 done,
@@ -186,7 +197,7 @@ impl SharedPort {
                     continue;
                 }
                 while !self.medium.full(station) {
-                    let mut buffer = spare.pop().unwrap_or_else(|| vec![0; FRAME_BUFFER]);
+                    let mut buffer = spare.pop().unwrap_or_else(|| vec![0; self.frame_buffer]);
                     let len = match sys::read_frame(pfd.fd, &mut buffer) {
                         Ok(len) if len > 0 => len,
                         _ => {
@@ -219,7 +230,9 @@ impl SharedPort {
 
     fn publish(&self, lateness: &mut [LatenessHistogram]) {
         for (i, shared) in self.shared.iter().enumerate() {
-            *shared.counters.lock().expect("counters lock") = self.medium.counters(i);
+            let mut counters = self.medium.counters(i);
+            counters.drops_memory = self.memory_drops[i];
+            *shared.counters.lock().expect("counters lock") = counters;
             *shared.host.lock().expect("host lock") = self.cpus[i].as_ref().map(HostCpu::counters);
             shared
                 .lateness

@@ -216,6 +216,22 @@ pub const TCP_PRESETS: &[(&str, &[(&str, &str)])] = &[("1990s", TCP_PRESET_1990S
 pub const MAX_FIXED_COST: Duration = Duration::from_secs(1);
 /// Largest per-byte cost: 1 ms per byte is a 1 kB/s machine.
 pub const MAX_PER_BYTE_COST: Duration = Duration::from_millis(1);
+/// Longest propagation delay of a link direction: a geostationary hop is 0.27 s; 10 s leaves
+/// room for any terrestrial or satellite path and keeps the frames in flight and the time a
+/// teardown may have to drop within reach.
+pub const MAX_DELAY: Duration = Duration::from_secs(10);
+/// Longest lab name (`name` key, or the file's stem): namespaces are `ws-NAME-XXXX-NODE`.
+pub const MAX_LAB_NAME: usize = 16;
+/// Memory the emulator may hold in frames in flight, over all links of one lab: 256 MiB.
+/// Each direction may hold at most the frames its queue, its serializer and its propagation
+/// delay can contain when it carries minimum-size frames back to back
+/// ([`Link::in_flight_frames`]); a lab whose links together could hold more is refused, and at
+/// run time a direction that reaches its bound drops further arrivals (`drops_memory`).
+pub const FLIGHT_BUDGET_BYTES: u64 = 256 * 1024 * 1024;
+/// Bookkeeping per frame in flight beside its buffer (the schedule entry, channel node).
+pub const FRAME_OVERHEAD_BYTES: u64 = 64;
+/// Smallest packet a serial line carries (an IPv4 header), for the in-flight bound.
+pub const MIN_SERIAL_PACKET: u64 = 20;
 
 /// A host or router.
 #[derive(Debug, Clone, PartialEq)]
@@ -299,10 +315,77 @@ pub struct Link {
 }
 
 impl Link {
+    /// Bytes of buffer one frame of this link takes in the emulator: the largest TAP frame
+    /// (MTU, Ethernet header, one 802.1Q tag) plus one byte, so that an oversize frame reads
+    /// as too big instead of being cut to fit.
+    pub fn frame_buffer(&self) -> usize {
+        frame_buffer(self.mtu)
+    }
+
+    /// The most frames direction `d` of this link can hold at once when it carries
+    /// minimum-size frames back to back: its queue, the one being serialized, one in each
+    /// hidden hop, and as many as its propagation delay holds, plus one for rounding. The
+    /// emulator drops arrivals beyond this bound (`drops_memory`), which a real link of this
+    /// rate, delay and queue could not carry anyway.
+    pub fn in_flight_frames(&self, d: &DirectionConfig) -> u64 {
+        let min_wire = match self.layer {
+            LinkLayer::Serial => MIN_SERIAL_PACKET,
+            ethernet => ethernet.frame(0).wire,
+        };
+        let queue = match d.queue {
+            QueueLimit::Packets(p) => u64::from(p),
+            QueueLimit::Bytes(b) => b.div_ceil(min_wire),
+        };
+        let min_frame_ns = (u128::from(min_wire) * 8 * 1_000_000_000)
+            .div_ceil(u128::from(d.rate.bits_per_second().max(1)))
+            .max(1);
+        let propagation =
+            u64::try_from(d.delay.as_nanos().div_ceil(min_frame_ns)).unwrap_or(u64::MAX);
+        queue
+            .saturating_add(2)
+            .saturating_add(u64::from(d.hidden_hops))
+            .saturating_add(propagation)
+    }
+
+    /// Bytes the frames in flight of both directions may take ([`FLIGHT_BUDGET_BYTES`]).
+    pub fn in_flight_bytes(&self) -> u64 {
+        let slot = self.frame_buffer() as u64 + FRAME_OVERHEAD_BYTES;
+        if self.is_shared() {
+            // One medium: each station's queue plus the frame on the wire, and as many again
+            // held for a receiving host's CPU.
+            let queue = match self.ab.queue {
+                QueueLimit::Packets(p) => u64::from(p),
+                QueueLimit::Bytes(b) => b.div_ceil(64),
+            };
+            return 2 * 2 * (queue + 2) * slot;
+        }
+        [&self.ab, &self.ba]
+            .iter()
+            .map(|d| self.in_flight_frames(d).saturating_mul(slot))
+            .fold(0u64, u64::saturating_add)
+    }
+
     /// True when either end runs CSMA/CD, so that the link is one shared medium (half duplex
     /// or a duplex mismatch) rather than two private directions.
     pub fn is_shared(&self) -> bool {
         self.duplex_a == LinkDuplex::Half || self.duplex_b == LinkDuplex::Half
+    }
+}
+
+/// Bytes of buffer one frame of a link or segment of this MTU takes in the emulator.
+pub fn frame_buffer(mtu: u32) -> usize {
+    mtu as usize + TAP_FRAME_OVERHEAD + 1
+}
+
+/// Ethernet header and one 802.1Q tag: what a TAP frame adds to the MTU at most.
+const TAP_FRAME_OVERHEAD: usize = 18;
+
+impl Segment {
+    /// Bytes the frames of this segment may take: each station's queue and the frame on the
+    /// medium, and as many again held for a receiving host's CPU.
+    pub fn in_flight_bytes(&self) -> u64 {
+        let slot = frame_buffer(self.mtu) as u64 + FRAME_OVERHEAD_BYTES;
+        2 * self.stations.len() as u64 * (u64::from(self.queue) + 2) * slot
     }
 }
 
@@ -486,6 +569,9 @@ struct RawLink {
 
 impl RawTopology {
     fn check(self, ctx: &Ctx<'_>) -> Result<Topology, TopologyError> {
+        if let Some(name) = &self.name {
+            check_lab_name(ctx, name)?;
+        }
         let mut nodes: Vec<Node> = Vec::new();
         let mut names: HashMap<String, usize> = HashMap::new();
         let mut add = |name: &Spanned<String>, kind: NodeKind| -> Result<(), TopologyError> {
@@ -511,8 +597,20 @@ impl RawTopology {
         }
         for router in &self.router {
             let config = RouterConfig {
-                forward: cost(ctx, router.forward.as_ref())?,
-                answer: cost(ctx, router.answer.as_ref())?,
+                forward: bounded_cost(
+                    ctx,
+                    router.forward.as_ref(),
+                    "forward",
+                    "router",
+                    &router.name,
+                )?,
+                answer: bounded_cost(
+                    ctx,
+                    router.answer.as_ref(),
+                    "answer",
+                    "router",
+                    &router.name,
+                )?,
                 icmp_ratelimit: router.icmp_ratelimit,
             };
             add(&router.name, NodeKind::Router(config))?;
@@ -568,12 +666,39 @@ impl RawTopology {
             let line = ctx.line(segment.span().start);
             segments.push(segment.get_ref().check(ctx, index, line, &names, &nodes)?);
         }
+        check_memory(ctx, &links, &segments)?;
         Ok(Topology {
             name: self.name.map(Spanned::into_inner),
             nodes,
             links,
             segments,
         })
+    }
+}
+
+/// True if `name` may name a lab: 1 to [`MAX_LAB_NAME`] of a-z, 0-9 and '-', starting with a
+/// letter or digit and not ending with '-'. Never empty, never a path.
+pub fn is_lab_base_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_LAB_NAME
+        && name.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && !name.ends_with('-')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+}
+
+fn check_lab_name(ctx: &Ctx<'_>, name: &Spanned<String>) -> Result<(), TopologyError> {
+    let n = name.get_ref();
+    if is_lab_base_name(n) {
+        Ok(())
+    } else {
+        Err(ctx.error(
+            name,
+            format!(
+                "lab name '{n}' must be 1 to {MAX_LAB_NAME} of a-z, 0-9 and '-', starting with a letter or digit: e.g. name = \"two-host\" (or leave it out to use the file's name)"
+            ),
+        ))
     }
 }
 
@@ -610,27 +735,35 @@ fn cost(ctx: &Ctx<'_>, raw: Option<&Spanned<RawCost>>) -> Result<Cost, TopologyE
     })
 }
 
+/// A cost within [`MAX_FIXED_COST`] and [`MAX_PER_BYTE_COST`], or an error at its line.
+fn bounded_cost(
+    ctx: &Ctx<'_>,
+    raw: Option<&Spanned<RawCost>>,
+    what: &str,
+    kind: &str,
+    name: &Spanned<String>,
+) -> Result<Cost, TopologyError> {
+    let c = cost(ctx, raw)?;
+    if let Some(raw) = raw
+        && (c.fixed > MAX_FIXED_COST || c.per_byte > MAX_PER_BYTE_COST)
+    {
+        return Err(ctx.error(
+            raw,
+            format!(
+                "{what} cost of {kind} '{}' is above {} ms fixed or {} us per byte: check the unit (\"784ns\", \"1.2ms\")",
+                name.get_ref(),
+                MAX_FIXED_COST.as_millis(),
+                MAX_PER_BYTE_COST.as_micros()
+            ),
+        ));
+    }
+    Ok(c)
+}
+
 impl RawHost {
     fn check(&self, ctx: &Ctx<'_>) -> Result<HostConfig, TopologyError> {
-        let transmit = cost(ctx, self.transmit.as_ref())?;
-        let receive = cost(ctx, self.receive.as_ref())?;
-        for (raw, c, what) in [
-            (&self.transmit, transmit, "transmit"),
-            (&self.receive, receive, "receive"),
-        ] {
-            let Some(raw) = raw else { continue };
-            if c.fixed > MAX_FIXED_COST || c.per_byte > MAX_PER_BYTE_COST {
-                return Err(ctx.error(
-                    raw,
-                    format!(
-                        "{what} cost of host '{}' is above {} ms fixed or {} us per byte: check the unit (\"784ns\", \"1.2ms\")",
-                        self.name.get_ref(),
-                        MAX_FIXED_COST.as_millis(),
-                        MAX_PER_BYTE_COST.as_micros()
-                    ),
-                ));
-            }
-        }
+        let transmit = bounded_cost(ctx, self.transmit.as_ref(), "transmit", "host", &self.name)?;
+        let receive = bounded_cost(ctx, self.receive.as_ref(), "receive", "host", &self.name)?;
         let mut tcp: Vec<TcpSetting> = Vec::new();
         let mut set = |key: &str, value: String| {
             tcp.retain(|s| s.key != key);
@@ -980,6 +1113,27 @@ impl RawLink {
     }
 
     fn delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
+        let delay = self.unbounded_delay(ctx, line)?;
+        if delay > MAX_DELAY {
+            let at = self
+                .delay
+                .as_ref()
+                .or(self.velocity_factor.as_ref())
+                .or(self.length_m.as_ref());
+            let message = format!(
+                "delay {:.3} s is above the {} s a lab link may have: check the unit (\"50us\", \"270ms\")",
+                delay.as_secs_f64(),
+                MAX_DELAY.as_secs()
+            );
+            return Err(match at {
+                Some(at) => ctx.error(at, message),
+                None => ctx.error_at_line(line, message),
+            });
+        }
+        Ok(delay)
+    }
+
+    fn unbounded_delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
         match (&self.delay, &self.length_m) {
             (Some(_), Some(l)) => Err(ctx.error(l, "give delay or length_m, not both".into())),
             (Some(d), None) => {
@@ -1006,9 +1160,10 @@ impl RawLink {
                         ctx.error(at, format!("velocity_factor {vf} must be in 0 < vf <= 1"))
                     );
                 }
-                Ok(Duration::from_secs_f64(
-                    length / (vf * SPEED_OF_LIGHT_M_PER_S),
-                ))
+                // Above the bound, and never a conversion that could overflow.
+                let seconds =
+                    (length / (vf * SPEED_OF_LIGHT_M_PER_S)).min(MAX_DELAY.as_secs_f64() * 2.0);
+                Ok(Duration::from_secs_f64(seconds))
             }
             (None, None) => Ok(Duration::ZERO),
         }
@@ -1125,6 +1280,48 @@ impl RawSegment {
             line,
         })
     }
+}
+
+/// Refuses a lab whose links and segments together could hold more than
+/// [`FLIGHT_BUDGET_BYTES`] of frames, at the line of the link that goes over.
+fn check_memory(ctx: &Ctx<'_>, links: &[Link], segments: &[Segment]) -> Result<(), TopologyError> {
+    const MIB: f64 = 1024.0 * 1024.0;
+    let budget = FLIGHT_BUDGET_BYTES as f64 / MIB;
+    let mut total = 0u64;
+    let items = links
+        .iter()
+        .map(|l| (l.line, l.in_flight_bytes(), Some(l)))
+        .chain(segments.iter().map(|s| (s.line, s.in_flight_bytes(), None)));
+    for (line, bytes, link) in items {
+        total = total.saturating_add(bytes);
+        if total <= FLIGHT_BUDGET_BYTES {
+            continue;
+        }
+        let what = match link {
+            Some(l) => format!(
+                "this link can hold {:.0} MiB of frames in flight (rate {}, delay {:.3} s, queue {})",
+                bytes as f64 / MIB,
+                l.ab.rate.max(l.ba.rate),
+                l.ab.delay.as_secs_f64(),
+                match l.ab.queue {
+                    QueueLimit::Packets(p) => format!("{p} packets"),
+                    QueueLimit::Bytes(b) => format!("{b} bytes"),
+                }
+            ),
+            None => format!(
+                "this segment can hold {:.0} MiB of frames",
+                bytes as f64 / MIB
+            ),
+        };
+        return Err(ctx.error_at_line(
+            line,
+            format!(
+                "{what}; with the links before it that is {:.0} MiB, above the lab's budget of {budget:.0} MiB: lower the delay, the rate or the queue",
+                total as f64 / MIB
+            ),
+        ));
+    }
+    Ok(())
 }
 
 fn check_addresses(
@@ -1350,6 +1547,97 @@ delay = "100us"
         ] {
             let (_, msg) = err(&TWO.replace(from, to));
             assert!(msg.contains(needle), "{needle}: {msg}");
+        }
+    }
+
+    #[test]
+    fn lab_names_are_identifiers_and_never_empty_or_paths() {
+        for bad in [
+            "",
+            "-x",
+            "x-",
+            "../../tmp/x",
+            "/tmp/x",
+            "A",
+            "a b",
+            "abcdefghijklmnopq",
+        ] {
+            let (line, msg) = err(&format!("name = \"{bad}\"\n{TWO}"));
+            assert_eq!(line, 1, "{bad:?}: {msg}");
+            assert!(msg.contains("lab name"), "{bad:?}: {msg}");
+        }
+        for good in ["x", "two-host", "0day", "abcdefghijklmnop"] {
+            let t = Topology::parse(&format!("name = \"{good}\"\n{TWO}"), "t").unwrap();
+            assert_eq!(t.name.as_deref(), Some(good));
+        }
+    }
+
+    #[test]
+    fn delays_and_router_costs_outside_their_ranges_are_refused_at_their_line() {
+        for (delay, needle) in [
+            ("\"100000000s\"", "above the 10 s"),
+            ("\"60s\"", "above the 10 s"),
+            ("\"1000s\"", "above the 10 s"),
+        ] {
+            let (line, msg) = err(&TWO.replace("\"100us\"", delay));
+            assert_eq!(line, 10, "{msg}");
+            assert!(msg.contains(needle), "{msg}");
+        }
+        let (line, msg) = err(&TWO.replace(
+            "delay = \"100us\"",
+            "length_m = 1000\nvelocity_factor = 1e-300",
+        ));
+        assert_eq!(line, 11, "{msg}");
+        assert!(msg.contains("above the 10 s"), "{msg}");
+        assert!(
+            Topology::parse(
+                &TWO.replace("\"100us\"", "\"10s\"")
+                    .replace("\"10M\"", "\"1M\""),
+                "t"
+            )
+            .is_ok()
+        );
+        let router = "[[host]]\nname = \"h1\"\n[[router]]\nname = \"r1\"\nforward = { fixed = \"10s\" }\n[[link]]\na = \"h1\"\nb = \"r1\"\nrate = \"10M\"\n";
+        let (line, msg) = err(router);
+        assert_eq!(line, 5, "{msg}");
+        assert!(msg.contains("forward cost of router 'r1'"), "{msg}");
+        let (line, msg) = err(&router.replace(
+            "forward = { fixed = \"10s\" }",
+            "answer = { per_byte = \"2ms\" }",
+        ));
+        assert_eq!(line, 5, "{msg}");
+        assert!(msg.contains("answer cost of router 'r1'"), "{msg}");
+    }
+
+    #[test]
+    fn frames_in_flight_are_bounded_by_the_memory_budget() {
+        // 1 Gbit/s for 5 s: 7.4 million minimum frames in flight, far above the budget.
+        let (line, msg) = err(&TWO
+            .replace("\"10M\"", "\"1G\"")
+            .replace("\"100us\"", "\"5s\""));
+        assert_eq!(line, 6, "{msg}");
+        assert!(msg.contains("above the lab's budget of 256 MiB"), "{msg}");
+        // A 10 Mbit/s, 1 s satellite-like hop fits: 14,881 minimum frames each way.
+        let t = Topology::parse(&TWO.replace("\"100us\"", "\"1s\""), "t").unwrap();
+        let l = &t.links[0];
+        assert_eq!(l.in_flight_frames(&l.ab), 100 + 2 + 14_881);
+        assert!(l.in_flight_bytes() < FLIGHT_BUDGET_BYTES);
+        // The bound grows with the delay and the queue, never shrinks.
+        let long = Topology::parse(&TWO.replace("\"100us\"", "\"2s\""), "t").unwrap();
+        assert!(long.links[0].in_flight_frames(&long.links[0].ab) > l.in_flight_frames(&l.ab));
+        // Many links each under the budget are refused together, at the one that goes over.
+        let mut text = TWO
+            .replace("\"10M\"", "\"20M\"")
+            .replace("\"100us\"", "\"1s\"");
+        for _ in 0..4 {
+            text.push_str("[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"20M\"\ndelay = \"1s\"\n");
+        }
+        let (line, msg) = err(&text);
+        assert!(line > 6, "{line}: {msg}");
+        assert!(msg.contains("with the links before it"), "{msg}");
+        for lab in ["two-host-10m", "boggs-24", "shared-24", "seed-001-path"] {
+            let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("../../labs/{lab}.toml"));
+            Topology::load(&path).unwrap_or_else(|e| panic!("{e}"));
         }
     }
 

@@ -65,14 +65,18 @@ enum LabCommand {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// Stop a lab's emulator and remove its namespaces and devices.
+    /// Stop a lab's emulator, end every process in it, and remove the namespaces and devices
+    /// its state records.
     Down {
-        /// The lab's name.
+        /// The lab's name, exactly as `lab up` printed it (never a path or a prefix).
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         name: Option<String>,
-        /// Remove every lab, and every namespace and device whose name starts with `ws-`.
+        /// Remove every lab recorded in the state directory that you made.
         #[arg(long)]
         all: bool,
+        /// With --all, also remove labs other users made.
+        #[arg(long, requires = "all")]
+        force: bool,
     },
 }
 
@@ -90,7 +94,7 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             command,
         } => run_in_lab(&file, node.as_deref(), &command),
         LabCommand::Status { name, output } => status(name.as_deref(), &output),
-        LabCommand::Down { name, all } => down(name.as_deref(), all),
+        LabCommand::Down { name, all, force } => down(name.as_deref(), all, force),
     }
 }
 
@@ -135,6 +139,10 @@ fn ip_netns_exec(namespace: &str, command: &[String]) -> Command {
 fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
     let record = lifecycle::record(name)?;
     let namespace = record.namespace(node)?;
+    if let Some(cgroup) = &record.cgroup {
+        wirespeed_lab::cleanup::join_cgroup(Path::new(cgroup), std::process::id())
+            .with_context(|| format!("putting the command into lab {name}'s cgroup {cgroup}"))?;
+    }
     let err = ip_netns_exec(namespace, command).exec();
     Err(err).with_context(|| format!("running {} in {namespace}", command[0]))
 }
@@ -163,8 +171,9 @@ fn run_and_wait(lab: &str, node: Option<&str>, command: &[String]) -> anyhow::Re
     if let Some(signal) = sys::caught_signal() {
         return Ok(128 + signal);
     }
+    let record = lifecycle::record(lab)?;
     let mut cmd = match node {
-        Some(node) => ip_netns_exec(lifecycle::record(lab)?.namespace(node)?, command),
+        Some(node) => ip_netns_exec(record.namespace(node)?, command),
         None => {
             let mut cmd = Command::new(&command[0]);
             cmd.args(&command[1..]);
@@ -172,6 +181,10 @@ fn run_and_wait(lab: &str, node: Option<&str>, command: &[String]) -> anyhow::Re
         }
     };
     cmd.env("WIRESPEED_LAB", lab);
+    if let Some(cgroup) = &record.cgroup {
+        wirespeed_lab::cleanup::command_in_cgroup(&mut cmd, Path::new(cgroup))
+            .with_context(|| format!("opening lab {lab}'s cgroup {cgroup} for the command"))?;
+    }
     let mut child = cmd
         .spawn()
         .with_context(|| format!("starting {}", command[0]))?;
@@ -417,9 +430,9 @@ impl Render for StatusResult {
     }
 }
 
-fn down(name: Option<&str>, all: bool) -> anyhow::Result<()> {
+fn down(name: Option<&str>, all: bool, force: bool) -> anyhow::Result<()> {
     let report: DownReport = if all {
-        lifecycle::down_all()?
+        lifecycle::down_all(force)?
     } else {
         lifecycle::down(name.expect("clap requires a name without --all"))?
     };
@@ -431,6 +444,13 @@ fn down(name: Option<&str>, all: bool) -> anyhow::Result<()> {
     }
     for link in &report.links {
         println!("removed leftover device {link}");
+    }
+    if !report.processes.is_empty() {
+        let pids: Vec<String> = report.processes.iter().map(|p| p.to_string()).collect();
+        println!("ended processes of the lab: {}", pids.join(" "));
+    }
+    for lab in &report.skipped {
+        println!("left alone: {lab}");
     }
     Ok(())
 }

@@ -19,6 +19,9 @@ use crate::util::{assert_one_line_error, wirespeed};
 #[path = "lab_shared.rs"]
 mod shared;
 
+#[path = "lab_safety.rs"]
+mod safety;
+
 static LAB_LOCK: Mutex<()> = Mutex::new(());
 
 fn labs_dir() -> PathBuf {

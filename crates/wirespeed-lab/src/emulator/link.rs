@@ -146,6 +146,9 @@ pub struct DirectionCounters {
     pub drops_medium: u64,
     /// Frames larger than the MTU.
     pub drops_too_big: u64,
+    /// Frames refused because the direction already held as many frames in flight as its
+    /// rate, delay and queue allow (the emulator's memory bound, `Link::in_flight_frames`).
+    pub drops_memory: u64,
     /// Frames waiting after the last arrival.
     pub queue_frames: u64,
     /// Bytes waiting after the last arrival.
@@ -232,6 +235,14 @@ impl<M: Medium> Direction<M> {
         let rate = u128::from(self.config.rate.bits_per_second());
         self.carry = numerator % rate;
         Duration::from_nanos(u64::try_from(numerator / rate).unwrap_or(u64::MAX))
+    }
+
+    /// A frame of `tap_len` bytes arrived while the direction already held its bound of frames
+    /// in flight: it is dropped before it reaches the queue, and counted.
+    pub fn refuse_memory(&mut self, tap_len: u64) {
+        self.counters.frames_in += 1;
+        self.counters.bytes_in += tap_len;
+        self.counters.drops_memory += 1;
     }
 
     /// Counters so far.

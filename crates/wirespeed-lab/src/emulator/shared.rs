@@ -210,6 +210,7 @@ impl SharedMedium {
             drops_loss: 0,
             drops_medium: c.excessive_collisions + c.late_aborts,
             drops_too_big: self.too_big[i],
+            drops_memory: 0,
             queue_frames: c.queue_frames,
             queue_bytes: 0,
             queue_frames_max: c.queue_frames_max,
