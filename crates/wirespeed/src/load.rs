@@ -5,7 +5,6 @@
 
 use crate::runs_file::{RunsFile, RunsPlan};
 
-use std::io::{self, IsTerminal};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -424,16 +423,15 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             !done.iter().any(|t| t.hosts == *h && t.lengths == spec)
         })
         .collect();
-    let bar = (!args.output.json && io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new(todo.len() as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "load {bar:40} {pos}/{len} tests {msg}, {eta} left",
-            )
-            .expect("a valid template"),
-        );
-        bar
-    });
+    // A test lasts its schedule: settle, transmit, cool down (the measured part lies within).
+    let per_test = Duration::from_nanos(
+        plan.schedule
+            .settle_ns
+            .saturating_add(plan.schedule.transmit_ns)
+            .saturating_add(plan.schedule.cooldown_ns),
+    );
+    let bar =
+        crate::progress::Progress::start("load", "tests", todo.len() as u64, Some(per_test), false);
     let planned = mixes.len() * plan.hosts.len();
     let mut interrupted = false;
     for (hosts, mix) in todo {
@@ -441,9 +439,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             interrupted = true;
             break;
         }
-        if let Some(bar) = &bar {
-            bar.set_message(format!("({hosts} hosts x {mix})"));
-        }
+        bar.set_message(format!("{hosts} hosts x {mix}"));
         let cfg = LoadConfig {
             agents: agents.addrs[..hosts].to_vec(),
             auth: auth.clone(),
@@ -479,17 +475,9 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             f.append(&record)?;
         }
         done.push(record);
-        if let Some(bar) = &bar {
-            bar.inc(1);
-        }
+        bar.inc();
     }
-    if let Some(bar) = &bar {
-        if interrupted {
-            bar.abandon();
-        } else {
-            bar.finish_and_clear();
-        }
-    }
+    bar.finish();
     let finished = done.len();
     let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
     let rows = rows(&plan, &mixes, &done, model_ns)?;

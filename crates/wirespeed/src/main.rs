@@ -18,6 +18,7 @@ mod load_render;
 mod model;
 mod output;
 mod probe;
+mod progress;
 mod report;
 mod reproduce;
 mod runs_file;

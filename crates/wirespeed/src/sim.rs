@@ -1,7 +1,7 @@
 //! `wirespeed sim csma`: what a shared CSMA/CD Ethernet does with N hosts, these packet sizes,
 //! this cable. Flags in, a sweep run on every core, the seed's statistics out.
 
-use std::io::{self, IsTerminal, Write};
+use std::io::{self, Write};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -390,22 +390,16 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
         .max(1);
     let replications = args.replications as usize;
-    let bar = (!args.output.json && io::stderr().is_terminal()).then(|| {
-        let bar = indicatif::ProgressBar::new((points.len() * replications) as u64);
-        bar.set_style(
-            indicatif::ProgressStyle::with_template(
-                "simulating {bar:40} {pos}/{len} tests, {eta} left",
-            )
-            .expect("a valid template"),
-        );
-        bar
-    });
+    // No estimate before the first point: a simulation's cost depends on its event count.
+    let bar = crate::progress::Progress::start(
+        "simulating",
+        "tests",
+        (points.len() * replications) as u64,
+        None,
+        false,
+    );
     let started = Instant::now();
-    let progress = |done: usize, _total: usize| {
-        if let Some(bar) = &bar {
-            bar.set_position(done as u64);
-        }
-    };
+    let progress = |done: usize, _total: usize| bar.set_position(done as u64);
     crate::interrupt::watch();
     let summaries = run_sweep_stoppable(
         &base,
@@ -415,9 +409,7 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         &progress,
         &crate::interrupt::requested,
     )?;
-    if let Some(bar) = &bar {
-        bar.finish_and_clear();
-    }
+    bar.finish();
     let planned = points.len();
     // After Ctrl-C: the points whose every replication finished, in grid order.
     let (points, summaries): (Vec<Point>, Vec<_>) = points

@@ -100,3 +100,37 @@ fn bad_grids_are_one_line() {
         "cannot open",
     );
 }
+
+/// Off a terminal (a CI log), a series longer than the progress period prints a plain line
+/// naming how far it is and how long is left; the JSON on stdout stays one document.
+#[test]
+fn a_long_series_off_a_terminal_prints_plain_progress_lines() {
+    let dir = std::env::temp_dir().join(format!("ws-sweep-progress-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("runs.jsonl");
+    // 6 runs of 1 s: past the 5 s period whatever the machine's load.
+    let run = wirespeed(&[
+        "sweep",
+        "--snd",
+        "64KiB,128KiB",
+        "--rcv",
+        "128KiB",
+        "--reps",
+        "3",
+        "-t",
+        "1s",
+        "--results",
+        results.to_str().unwrap(),
+        "--json",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("sweep: ") && l.contains(" runs, "))
+        .unwrap_or_else(|| panic!("no progress line in: {}", run.stderr));
+    assert!(line.contains("elapsed") && line.contains("left"), "{line}");
+    serde_json::from_str::<serde_json::Value>(&run.stdout).expect("stdout is one document");
+}

@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use wirespeed_model::sweep::{self, Axis, PathFacts, PlannedRun, RunRecord};
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
@@ -299,7 +298,7 @@ pub(crate) fn run(
             file.path().display()
         );
     }
-    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, quiet, stop);
+    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, stop);
     let saved = done.len();
     let report = build_report(&args, plan, order.len(), done, file.path());
     let mut doc = Document::new("sweep", args_summary(&args), report);
@@ -382,6 +381,10 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     command_line(&words)
 }
 
+/// What a run costs beyond its transfer (connections, buffers, the agent's report), for the
+/// first estimate of the time left.
+const RUN_SETUP_SECONDS: f64 = 0.3;
+
 /// Runs the planned points in order, appending each; stops at the first failure and returns it.
 fn execute(
     plan: &SweepPlan,
@@ -389,20 +392,16 @@ fn execute(
     runner: &mut dyn PointRunner,
     file: &mut RunsFile,
     done: &mut Vec<RunRecord>,
-    quiet: bool,
     stop: &dyn Fn() -> bool,
 ) -> Option<Stop> {
-    let bar = ProgressBar::new(todo.len() as u64);
-    if quiet {
-        bar.set_draw_target(ProgressDrawTarget::hidden());
-    } else if let Ok(style) = ProgressStyle::with_template(
-        "{bar:40} {pos}/{len} runs, {elapsed} elapsed, ETA {eta} {msg}",
-    ) {
-        bar.set_style(style);
-    }
+    let per_run = plan
+        .transfer_seconds
+        .map(|t| Duration::from_secs_f64(t + RUN_SETUP_SECONDS));
+    // On stderr even with --json: a long series is never silent.
+    let bar = crate::progress::Progress::start("sweep", "runs", todo.len() as u64, per_run, false);
     for planned in todo {
         if stop() {
-            bar.abandon();
+            bar.finish();
             return Some(Stop::Interrupted);
         }
         let request = PointRequest {
@@ -423,11 +422,11 @@ fn execute(
         let mut record = match runner.run(&request) {
             Ok(r) => r,
             Err(_) if stop() => {
-                bar.abandon();
+                bar.finish();
                 return Some(Stop::Interrupted);
             }
             Err(err) => {
-                bar.abandon();
+                bar.finish();
                 return Some(Stop::Failed(err));
             }
         };
@@ -435,13 +434,13 @@ fn execute(
         record.rcv_index = planned.rcv_index;
         record.rep = planned.rep;
         if let Err(err) = file.append(&record) {
-            bar.abandon();
+            bar.finish();
             return Some(Stop::Failed(err));
         }
         done.push(record);
-        bar.inc(1);
+        bar.inc();
     }
-    bar.finish_and_clear();
+    bar.finish();
     None
 }
 
@@ -800,18 +799,7 @@ mod tests {
         };
         let mut file = RunsFile::create(&path, &plan).unwrap();
         let order = sweep::plan(4, 4, 1, 1);
-        assert!(
-            execute(
-                &plan,
-                &order,
-                &mut model,
-                &mut file,
-                &mut done,
-                true,
-                &|| false
-            )
-            .is_none()
-        );
+        assert!(execute(&plan, &order, &mut model, &mut file, &mut done, &|| false).is_none());
         let report = build_report(&args, plan, 16, done, &path);
         assert!(report.complete);
         // Window-limited: 1 packet of 1000 bytes per ms = 1 MB/s, 4 packets = 4 MB/s.

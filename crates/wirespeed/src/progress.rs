@@ -1,0 +1,264 @@
+//! Progress of long work (a sweep's runs, a load series, simulations, probe rounds), one shape
+//! for every command. On a terminal it is a bar on stderr; elsewhere (a CI log, a pipe, `nohup`)
+//! a plain line every few seconds, so a job that takes an hour is never silent for an hour.
+//!
+//! The time left comes from the work itself once an item has finished (elapsed / done x left),
+//! and before that from what the command knows an item costs (a sweep run lasts `-t`), so the
+//! first estimate is a real one and not "0 s": indicatif's own ETA knows nothing until the bar
+//! moves.
+
+use std::io::{IsTerminal, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressState, ProgressStyle};
+
+/// How often the plain progress line is printed when stderr is not a terminal.
+pub(crate) const PLAIN_EVERY: Duration = Duration::from_secs(5);
+
+/// What is known of the work, shared with the bar's template and the plain-line thread.
+struct Work {
+    /// "sweep", "load", "simulating", "probe".
+    what: String,
+    /// "runs", "tests", "rounds".
+    unit: &'static str,
+    total: u64,
+    done: AtomicU64,
+    started: Instant,
+    /// What one item is expected to cost before any has finished.
+    per_item: Option<Duration>,
+    message: Mutex<String>,
+}
+
+impl Work {
+    fn done(&self) -> u64 {
+        self.done.load(Ordering::Relaxed).min(self.total)
+    }
+
+    fn left(&self) -> Option<Duration> {
+        remaining(
+            self.started.elapsed(),
+            self.done(),
+            self.total,
+            self.per_item,
+        )
+    }
+
+    /// "sweep: 12/48 runs, 30 s elapsed, about 1m 30s left (16K x 32K)".
+    fn line(&self) -> String {
+        let message = self.message.lock().map(|m| m.clone()).unwrap_or_default();
+        let mut line = format!(
+            "{}: {}/{} {}, {} elapsed, {}",
+            self.what,
+            self.done(),
+            self.total,
+            self.unit,
+            short(self.started.elapsed()),
+            left_words(self.left())
+        );
+        if !message.is_empty() {
+            line.push_str(&format!(" ({message})"));
+        }
+        line
+    }
+}
+
+/// The time left: measured once an item has finished, else the items' expected cost.
+pub(crate) fn remaining(
+    elapsed: Duration,
+    done: u64,
+    total: u64,
+    per_item: Option<Duration>,
+) -> Option<Duration> {
+    let left = total.saturating_sub(done);
+    if done == 0 {
+        return per_item.map(|p| p.saturating_mul(u32::try_from(left).unwrap_or(u32::MAX)));
+    }
+    Some(elapsed.mul_f64(left as f64 / done as f64))
+}
+
+fn left_words(left: Option<Duration>) -> String {
+    match left {
+        Some(d) => format!("about {} left", short(d)),
+        None => "time left not known yet".to_string(),
+    }
+}
+
+/// A duration as a person reads a clock: "42 s", "3m 05s", "1h 02m".
+pub(crate) fn short(d: Duration) -> String {
+    let s = d.as_secs();
+    match s {
+        0..60 => format!("{s} s"),
+        60..3600 => format!("{}m {:02}s", s / 60, s % 60),
+        _ => format!("{}h {:02}m", s / 3600, (s % 3600) / 60),
+    }
+}
+
+/// The progress of one command's work; dropped or finished, it leaves the terminal clean.
+pub(crate) struct Progress {
+    work: Arc<Work>,
+    bar: Option<ProgressBar>,
+    ticker: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+}
+
+impl Progress {
+    /// Starts showing `total` items of `unit`. `quiet` (JSON on stdout to a terminal user who
+    /// asked for it, or a caller that prints its own) shows nothing.
+    pub(crate) fn start(
+        what: &str,
+        unit: &'static str,
+        total: u64,
+        per_item: Option<Duration>,
+        quiet: bool,
+    ) -> Progress {
+        let work = Arc::new(Work {
+            what: what.to_string(),
+            unit,
+            total,
+            done: AtomicU64::new(0),
+            started: Instant::now(),
+            per_item,
+            message: Mutex::new(String::new()),
+        });
+        let mut progress = Progress {
+            work: Arc::clone(&work),
+            bar: None,
+            ticker: None,
+        };
+        if quiet || total == 0 {
+            return progress;
+        }
+        if std::io::stderr().is_terminal() {
+            let for_template = Arc::clone(&work);
+            let left = move |_: &ProgressState, w: &mut dyn std::fmt::Write| {
+                let _ = w.write_str(&left_words(for_template.left()));
+            };
+            let template = format!(
+                "{what} {{bar:40}} {{pos}}/{{len}} {unit}, {{elapsed}} elapsed, {{left}} {{msg}}"
+            );
+            let bar = ProgressBar::new(total);
+            if let Ok(style) = ProgressStyle::with_template(&template) {
+                bar.set_style(style.with_key("left", left));
+            }
+            bar.enable_steady_tick(Duration::from_secs(1));
+            progress.bar = Some(bar);
+        } else {
+            let stop = Arc::new(AtomicBool::new(false));
+            let (flag, shared) = (Arc::clone(&stop), Arc::clone(&work));
+            let spawned = std::thread::Builder::new()
+                .name("progress".into())
+                .spawn(move || plain_lines(&shared, &flag));
+            if let Ok(handle) = spawned {
+                progress.ticker = Some((stop, handle));
+            }
+        }
+        progress
+    }
+
+    /// What the item under way is ("16K x 32K", "4 hosts x 64 B").
+    pub(crate) fn set_message(&self, message: impl Into<String>) {
+        let message = message.into();
+        if let Some(bar) = &self.bar {
+            bar.set_message(message.clone());
+        }
+        if let Ok(mut m) = self.work.message.lock() {
+            *m = message;
+        }
+    }
+
+    /// `done` items have finished.
+    pub(crate) fn set_position(&self, done: u64) {
+        self.work.done.store(done, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+        }
+    }
+
+    /// One more item has finished.
+    pub(crate) fn inc(&self) {
+        let done = self.work.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if let Some(bar) = &self.bar {
+            bar.set_position(done);
+        }
+    }
+
+    /// Stops showing progress and clears the bar.
+    pub(crate) fn finish(mut self) {
+        self.stop();
+    }
+
+    fn stop(&mut self) {
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+        }
+        if let Some((stop, handle)) = self.ticker.take() {
+            stop.store(true, Ordering::Relaxed);
+            handle.thread().unpark();
+            let _ = handle.join();
+        }
+    }
+}
+
+impl Drop for Progress {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// The plain line, every [`PLAIN_EVERY`] until told to stop; parked so that a stop is prompt.
+fn plain_lines(work: &Work, stop: &AtomicBool) {
+    let mut next = Instant::now() + PLAIN_EVERY;
+    loop {
+        let now = Instant::now();
+        if stop.load(Ordering::Relaxed) {
+            return;
+        }
+        if now >= next {
+            let _ = writeln!(std::io::stderr().lock(), "{}", work.line());
+            next += PLAIN_EVERY;
+            continue;
+        }
+        std::thread::park_timeout(next - now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_first_estimate_comes_from_the_expected_item_cost() {
+        let left = remaining(Duration::ZERO, 0, 10, Some(Duration::from_secs(3)));
+        assert_eq!(left, Some(Duration::from_secs(30)));
+        assert_eq!(remaining(Duration::ZERO, 0, 10, None), None);
+    }
+
+    #[test]
+    fn later_estimates_come_from_the_work_done() {
+        let left = remaining(Duration::from_secs(20), 4, 10, Some(Duration::from_secs(1)));
+        assert_eq!(left, Some(Duration::from_secs(30)));
+        assert_eq!(
+            remaining(Duration::from_secs(20), 10, 10, None),
+            Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn durations_read_as_a_clock() {
+        assert_eq!(short(Duration::from_secs(42)), "42 s");
+        assert_eq!(short(Duration::from_secs(185)), "3m 05s");
+        assert_eq!(short(Duration::from_secs(3720)), "1h 02m");
+    }
+
+    #[test]
+    fn the_plain_line_names_the_work_and_what_is_under_way() {
+        let p = Progress::start("sweep", "runs", 48, Some(Duration::from_secs(2)), true);
+        p.set_position(12);
+        p.set_message("16K x 32K");
+        let line = p.work.line();
+        assert!(line.starts_with("sweep: 12/48 runs, "), "{line}");
+        assert!(line.contains("left (16K x 32K)"), "{line}");
+    }
+}
