@@ -12,6 +12,7 @@
 
 pub mod addressing;
 pub mod emulator;
+pub mod inside;
 pub mod lifecycle;
 pub mod runtime;
 mod shared_port;

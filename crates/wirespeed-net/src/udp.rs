@@ -155,6 +155,9 @@ fn segmentation_refused(e: &io::Error) -> bool {
     )
 }
 
+/// The longest a paced sender sleeps before it looks at its stop flag again.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
 /// Sends datagrams of `len` bytes at `rate` bit/s (0: as fast as the socket takes them) until
 /// the deadline, or until `amount` bytes are sent (the last datagram shorter, but never
 /// shorter than the header).
@@ -231,7 +234,13 @@ pub(crate) fn send(
                     + Duration::from_secs_f64(
                         seq as f64 * bits_per_datagram / rate_bits_per_second as f64,
                     );
-                let wait = next.saturating_duration_since(now);
+                // Wake by the earlier of the next send and the deadline, and at least every
+                // STOP_POLL to see a stop (an interrupt, the agent's abort): at a low -b the
+                // next datagram may be minutes away.
+                let wait = next
+                    .min(deadline.unwrap_or(next))
+                    .saturating_duration_since(now)
+                    .min(STOP_POLL);
                 // Sleeping overshoots by the timer slack (~50 us); the schedule then allows a
                 // small batch, so the mean rate holds and the CPU is not burnt spinning.
                 if wait > Duration::from_micros(20) {

@@ -385,12 +385,17 @@ impl Render for ThroughputResult {
             }
         }
         if let Some(p) = e.streams.first() {
+            // TCP grows its buffers as the window needs (tcp_rmem/tcp_wmem autotuning); a UDP
+            // socket keeps the fixed net.core.[rw]mem_default it was created with.
+            let unset = if udp {
+                "not set (the kernel's default, net.core.rmem_default/wmem_default)"
+            } else {
+                "not set (kernel autotuning)"
+            };
             let requested = self
                 .spec
                 .window_bytes
-                .map_or("not set (kernel autotuning)".to_string(), |w| {
-                    format!("{w} bytes")
-                });
+                .map_or(unset.to_string(), |w| format!("{w} bytes"));
             let show = |s: &Option<wirespeed_net::StreamReport>| {
                 s.as_ref().map_or("?".to_string(), |s| {
                     format!(
