@@ -50,6 +50,9 @@ pub struct InterfaceTruth {
     pub link: String,
     /// The rate the emulator serializes frames leaving by this interface at, bit/s.
     pub rate_bits_per_second: u64,
+    /// The rate frames arriving by it were serialized at, bit/s (the far end's egress: it
+    /// differs on an asymmetric link).
+    pub receive_rate_bits_per_second: u64,
     /// What the wire charges per frame.
     pub layer: LinkLayer,
     /// The interface's MTU.
@@ -75,10 +78,10 @@ impl LabTruth {
         let namespace = |i: usize| namespaces.get(i).cloned().unwrap_or_default();
         let links = plan.interfaces.iter().filter_map(|f| {
             let link = topology.links.get(f.link)?;
-            let (dir, duplex, peer) = if f.is_a {
-                (&link.ab, link.duplex_a, link.b)
+            let (dir, back, duplex, peer) = if f.is_a {
+                (&link.ab, &link.ba, link.duplex_a, link.b)
             } else {
-                (&link.ba, link.duplex_b, link.a)
+                (&link.ba, &link.ab, link.duplex_b, link.a)
             };
             Some(InterfaceTruth {
                 lab: lab.to_string(),
@@ -87,6 +90,7 @@ impl LabTruth {
                 interface: f.name.clone(),
                 link: format!("{}-{}", node_name(f.node), node_name(peer)),
                 rate_bits_per_second: dir.rate.bits_per_second(),
+                receive_rate_bits_per_second: back.rate.bits_per_second(),
                 layer: link.layer,
                 mtu: link.mtu,
                 half_duplex: duplex == LinkDuplex::Half || link.is_shared(),
@@ -101,6 +105,7 @@ impl LabTruth {
                 interface: s.name.clone(),
                 link: format!("segment {}", segment.name),
                 rate_bits_per_second: segment.rate.bits_per_second(),
+                receive_rate_bits_per_second: segment.rate.bits_per_second(),
                 layer: LinkLayer::Ethernet { vlan_tags: 0 },
                 mtu: segment.mtu,
                 half_duplex: true,

@@ -17,6 +17,9 @@ pub struct FlowFacts {
     pub ceiling: Option<(f64, String)>,
     /// The test ran over loopback (no link rate exists).
     pub loopback: bool,
+    /// Without a ceiling: why the link rate is unknown ("eth0 is a TAP device, whose speed is
+    /// a constant of its driver").
+    pub unknown_rate_reason: Option<String>,
     /// The sender's own pacing target (UDP `-b`), if it had one.
     pub target_bits_per_second: Option<f64>,
     /// Smoothed RTT seen by the sender.
@@ -43,6 +46,9 @@ pub struct FlowFacts {
 
 /// A share above this is called a limit.
 const LIMITED_SHARE: f64 = 0.2;
+/// Goodput at or above this share of the envelope ceiling: the link is the bound (what is
+/// left is the measurement's own start and end, and the ceiling's rounding of the overheads).
+const LINK_BOUND_SHARE: f64 = 0.9;
 /// A thread above this share of one core is called CPU-bound.
 const CPU_BOUND_PERCENT: f64 = 90.0;
 
@@ -61,6 +67,11 @@ fn paces_flows(qdisc: &str) -> bool {
 /// The verdicts for one direction, most important first.
 pub fn verdicts(f: &FlowFacts) -> Vec<String> {
     let mut out = Vec::new();
+    // No bytes, no evidence: neither a ceiling nor a limit can be read from a rate of zero.
+    if f.goodput_bits_per_second.is_nan() || f.goodput_bits_per_second <= 0.0 {
+        out.push("nothing arrived: no rate to judge, so no verdict".into());
+        return out;
+    }
     if let Some(target) = f.target_bits_per_second.filter(|&t| t > 0.0) {
         let share = f.goodput_bits_per_second / target;
         if share >= 0.95 {
@@ -79,6 +90,15 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
         ));
     }
     match &f.ceiling {
+        Some((ceiling, source))
+            if *ceiling > 0.0 && f.goodput_bits_per_second / ceiling >= LINK_BOUND_SHARE =>
+        {
+            out.push(format!(
+                "the link is the bound: {:.1}% of the {} envelope ceiling ({source})",
+                f.goodput_bits_per_second / ceiling * 100.0,
+                rate(*ceiling)
+            ));
+        }
         Some((ceiling, source)) if *ceiling > 0.0 => out.push(format!(
             "{:.1}% of the {} envelope ceiling ({source})",
             f.goodput_bits_per_second / ceiling * 100.0,
@@ -89,9 +109,13 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
              settings (the upper bound any network test from here can reach)",
             rate(f.goodput_bits_per_second)
         )),
-        _ => out.push(
-            "no link rate known: give --link-rate to compare with the envelope ceiling".into(),
-        ),
+        _ => out.push(format!(
+            "link rate unknown{}: give it with --link-rate (e.g. --link-rate 1G) to compare with \
+             the envelope ceiling",
+            f.unknown_rate_reason
+                .as_ref()
+                .map_or(String::new(), |why| format!(" ({why})"))
+        )),
     }
     let share = |limited: Option<f64>| match (limited, f.busy_seconds) {
         (Some(l), Some(b)) if b > 0.0 => Some(l / b),
@@ -165,6 +189,46 @@ mod tests {
             v[0],
             "87.1% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
         );
+    }
+
+    #[test]
+    fn near_the_ceiling_the_link_is_named_as_the_bound() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 9.406e6,
+            ceiling: Some((9.415e6, "10 Mbit/s Ethernet".into())),
+            ..FlowFacts::default()
+        });
+        assert_eq!(
+            v[0],
+            "the link is the bound: 99.9% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
+        );
+    }
+
+    #[test]
+    fn an_unknown_rate_says_why_and_how_to_give_it() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 9.4e6,
+            unknown_rate_reason: Some("eth0 is a TAP device".into()),
+            ..FlowFacts::default()
+        });
+        assert_eq!(
+            v[0],
+            "link rate unknown (eth0 is a TAP device): give it with --link-rate (e.g. --link-rate 1G) to compare with the envelope ceiling"
+        );
+    }
+
+    #[test]
+    fn a_rate_of_zero_gets_no_verdict() {
+        for loopback in [false, true] {
+            let v = verdicts(&FlowFacts {
+                goodput_bits_per_second: 0.0,
+                loopback,
+                ceiling: (!loopback).then(|| (9.415e6, "x".into())),
+                sender_thread_cpu_percent: Some(99.0),
+                ..FlowFacts::default()
+            });
+            assert_eq!(v, ["nothing arrived: no rate to judge, so no verdict"]);
+        }
     }
 
     #[test]

@@ -10,6 +10,7 @@ mod autoneg;
 mod cli;
 mod diagnose;
 mod envelope;
+mod exit_status;
 mod lab;
 mod load;
 mod load_render;
@@ -38,7 +39,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let chain: Vec<String> = err.chain().map(ToString::to_string).collect();
             eprintln!("wirespeed: error: {}", chain.join(": "));
-            ExitCode::from(2)
+            ExitCode::from(exit_status::code_of(&err))
         }
     }
 }

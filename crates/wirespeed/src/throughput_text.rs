@@ -290,6 +290,13 @@ impl Render for ThroughputResult {
         let udp = self.spec.protocol == Protocol::Udp;
         let e = &self.end;
         writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -")?;
+        if let Some(why) = &self.partial_reason {
+            writeln!(
+                out,
+                "PARTIAL RESULT: {why}; the figures below are what was counted before, and no \
+                 verdict is given"
+            )?;
+        }
         if e.streams.len() > 1
             || e.streams.iter().any(|p| {
                 p.sender
