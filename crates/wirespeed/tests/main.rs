@@ -12,3 +12,4 @@ mod sim;
 mod sweep;
 mod throughput;
 mod util;
+mod verdicts;
