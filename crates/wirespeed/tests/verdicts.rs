@@ -105,7 +105,8 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
         .skip_while(|l| !l.starts_with("- - -"))
         .collect();
     assert!(
-        body.get(1).is_some_and(|l| l.starts_with("PARTIAL RESULT:")),
+        body.get(1)
+            .is_some_and(|l| l.starts_with("PARTIAL RESULT:")),
         "{rest}"
     );
     assert!(!rest.contains("verdict:"), "{rest}");
@@ -167,10 +168,7 @@ fn a_slow_udp_pacer_ends_by_its_deadline_and_on_sigterm() {
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     let received = &doc["result"]["end"]["sum_received"];
     // The receiver's time is the test's, not the span its two datagrams arrived in.
-    assert!(
-        received["seconds"].as_f64().unwrap() >= 1.9,
-        "{received}"
-    );
+    assert!(received["seconds"].as_f64().unwrap() >= 1.9, "{received}");
     let rate = received["bits_per_second"].as_f64().unwrap();
     assert!(rate < 6000.0 * 2.5, "{rate} bit/s for -b 6k");
 
@@ -263,7 +261,13 @@ struct NsAgent {
 impl NsAgent {
     fn start(ns: &str, addr: &str) -> NsAgent {
         let mut child = Command::new("ip")
-            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed"), "serve"])
+            .args([
+                "netns",
+                "exec",
+                ns,
+                env!("CARGO_BIN_EXE_wirespeed"),
+                "serve",
+            ])
             .args(["-B", addr, "-p", "0", "--idle-timeout", "5s"])
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -316,9 +320,10 @@ fn can_build_labs(test: &str) -> bool {
     }
 }
 
-/// Two hosts on a 10 Mbit/s link whose 20-frame queue a cubic slow start overflows.
+/// Two hosts on a 10 Mbit/s link with a 10-frame queue: Reno overflows it every few tenths of
+/// a second (one segment more per round trip of a few milliseconds).
 const TEN_MEGABIT: &str = "name = \"verdicts\"\n[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n\
-    [[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\nqueue = 20\n";
+    [[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\nqueue = 10\n";
 
 #[test]
 fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_stay_out() {
@@ -334,7 +339,10 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
     let target = lab.address("h2");
 
     // No rate flag: the TAP says 10 Gbit/s; the lab's 10 Mbit/s is the truth.
-    let run = in_namespace(&h1, &["tcp", &target, "-p", &agent.port, "-t", "4", "-O", "1"]);
+    let run = in_namespace(
+        &h1,
+        &["tcp", &target, "-p", &agent.port, "-t", "4", "-O", "1"],
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
     let verdict = run
         .stdout
@@ -353,7 +361,18 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
     let run = in_namespace(
         &h1,
         &[
-            "tcp", &target, "-p", &agent.port, "-t", "4", "-O", "2", "-i", "0.5", "-C", "cubic",
+            "tcp",
+            &target,
+            "-p",
+            &agent.port,
+            "-t",
+            "4",
+            "-O",
+            "2",
+            "-i",
+            "0.5",
+            "-C",
+            "reno",
             "--json",
         ],
     );
@@ -380,7 +399,7 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
     eprintln!("-O 2: {warm} retransmits in the warm-up, {after} after, {total} in the totals");
     assert!(
         warm > slack,
-        "a cubic slow start into a 20-frame queue retransmits: {warm} in the warm-up"
+        "Reno into a 10-frame queue retransmits: {warm} in the warm-up"
     );
     assert!(
         total <= after + slack,
