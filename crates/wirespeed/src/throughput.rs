@@ -211,9 +211,7 @@ const MAX_LINK_RATE: u64 = 10_000_000_000_000;
 fn parse_link_rate(text: &str) -> Result<BitRate, String> {
     let rate = text.parse::<BitRate>().map_err(|e| e.to_string())?;
     if rate.bits_per_second() > MAX_LINK_RATE {
-        return Err(format!(
-            "out of range: use 1 bit/s to 10 Tbit/s (e.g. --link-rate 1G)"
-        ));
+        return Err("out of range: use 1 bit/s to 10 Tbit/s (e.g. --link-rate 1G)".into());
     }
     Ok(rate)
 }
