@@ -285,6 +285,7 @@ mod tests {
         assert!(!paces_flows("noqueue"));
         let bbr_on = |qdisc: &str| {
             verdicts(&FlowFacts {
+                goodput_bits_per_second: 1e9,
                 congestion: Some("bbr".into()),
                 qdisc: Some(qdisc.into()),
                 ..FlowFacts::default()
@@ -299,6 +300,7 @@ mod tests {
     #[test]
     fn cpu_and_bbr_without_fq_are_named() {
         let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 30e9,
             loopback: true,
             sender_thread_cpu_percent: Some(99.0),
             congestion: Some("bbr".into()),
@@ -314,6 +316,7 @@ mod tests {
             "{v:?}"
         );
         let quiet = verdicts(&FlowFacts {
+            goodput_bits_per_second: 30e9,
             loopback: true,
             busy_seconds: Some(1.0),
             rwnd_limited_seconds: Some(0.1),

@@ -324,6 +324,9 @@ pub enum PlateauLimit {
     Other,
     /// No ceiling given and no CPU saturation: cannot tell.
     Unknown,
+    /// No buffer size is on both axes, so there is no diagonal and no plateau to judge
+    /// (whether or not a link rate was given).
+    NoDiagonal,
 }
 
 /// A cell that falls far below its neighbours.
@@ -551,8 +554,9 @@ fn classify_limit(
     runs: &[RunRecord],
     path: PathFacts,
 ) -> PlateauLimit {
+    // The plateau is the best diagonal cell: without a diagonal there is nothing to judge.
     let Some(plateau) = plateau else {
-        return PlateauLimit::Unknown;
+        return PlateauLimit::NoDiagonal;
     };
     if let Some(ceiling) = path.ceiling_bytes_per_second
         && plateau >= 0.9 * ceiling
@@ -828,6 +832,31 @@ mod tests {
         );
         assert!(p.explanation.contains("rtt 22 ms"), "{}", p.explanation);
         assert_eq!(a.limit, PlateauLimit::Unknown);
+    }
+
+    /// Issue 15: unequal axes with `--link-rate 20M` were reported as "no link rate given".
+    #[test]
+    fn unequal_axes_have_no_diagonal_whatever_the_link_rate() {
+        let snd: Axis = "16KiB,64KiB".parse().unwrap();
+        let rcv: Axis = "32KiB,128KiB".parse().unwrap();
+        let runs: Vec<RunRecord> = [(0, 0, 2e6), (0, 1, 2.2e6), (1, 0, 2.1e6), (1, 1, 2.4e6)]
+            .into_iter()
+            .map(|(s, r, rate)| record(s, r, 0, rate))
+            .collect();
+        for ceiling in [Some(2.45e6), None] {
+            let a = analyse(
+                &snd,
+                &rcv,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: ceiling,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            );
+            assert!(a.diagonal.is_empty());
+            assert_eq!(a.limit, PlateauLimit::NoDiagonal, "ceiling {ceiling:?}");
+        }
     }
 
     #[test]

@@ -110,6 +110,9 @@ impl SweepReport {
                     "the plateau is below 90% of the ceiling with no CPU saturated: look at the path, the NICs or the peer"
                 }
                 PlateauLimit::Unknown => "no link rate given (--link-rate), so no ceiling to compare with; no CPU saturated",
+                PlateauLimit::NoDiagonal => {
+                    "no buffer size is on both axes, so there is no diagonal plateau to compare with the ceiling (give --rcv the sizes of --snd, or leave it out)"
+                }
             }
             .to_string(),
         );
