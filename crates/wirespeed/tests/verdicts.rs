@@ -406,3 +406,89 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
         "{total} retransmits in the totals, {after} after the warm-up, {warm} in it"
     );
 }
+
+/// A namespace this test made (`ws-` prefix), removed when dropped.
+struct Netns(String);
+
+impl Netns {
+    fn ip(&self, args: &[&str]) {
+        let out = Command::new("ip")
+            .args(["-n", &self.0])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ip -n {} {args:?}: {}",
+            self.0,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
+    }
+}
+
+#[test]
+fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
+    if !can_build_labs("veth speed") {
+        return;
+    }
+    let ns = Netns(format!("ws-verdicts-veth-{}", std::process::id()));
+    assert!(
+        Command::new("ip")
+            .args(["netns", "add", &ns.0])
+            .status()
+            .unwrap()
+            .success()
+    );
+    // A veth pair reports 10 Gbit/s; the test's address is on one end of it.
+    ns.ip(&[
+        "link", "add", "wsv0", "type", "veth", "peer", "name", "wsv1",
+    ]);
+    ns.ip(&["addr", "add", "198.18.250.1/24", "dev", "wsv0"]);
+    for dev in ["lo", "wsv0", "wsv1"] {
+        ns.ip(&["link", "set", dev, "up"]);
+    }
+    let agent = NsAgent::start(&ns.0, "198.18.250.1");
+    let run = in_namespace(
+        &ns.0,
+        &["tcp", "198.18.250.1", "-p", &agent.port, "-t", "0.5"],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let verdict = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("verdict:"))
+        .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
+    assert!(
+        verdict.starts_with("verdict: link rate unknown (wsv0 is a veth")
+            && verdict.contains("give it with --link-rate"),
+        "{verdict}"
+    );
+    assert!(!run.stdout.contains("envelope ceiling ("), "{}", run.stdout);
+    // Given, it is used and named.
+    let run = in_namespace(
+        &ns.0,
+        &[
+            "tcp",
+            "198.18.250.1",
+            "-p",
+            &agent.port,
+            "-t",
+            "0.5",
+            "--link-rate",
+            "100G",
+        ],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.contains("envelope ceiling (100 Gbit/s Ethernet"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("; --link-rate)"), "{}", run.stdout);
+}
