@@ -361,6 +361,51 @@ pub struct SweepAnalysis {
     pub notches: Vec<Anomaly>,
     /// Matrix cells far below their best neighbour (a collapse, not a dip).
     pub pathological: Vec<Anomaly>,
+    /// The path's bandwidth-delay product, the size the knee should be read against.
+    #[serde(default)]
+    pub bdp: Option<Bdp>,
+}
+
+/// The path's bandwidth-delay product: the window that keeps the path full. Below it the
+/// window, not the path, sets the rate (window / RTT), so the diagonal's knee should sit near
+/// one BDP of window (Linux uses about half of a granted buffer for payload).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bdp {
+    /// Bytes.
+    pub bytes: f64,
+    /// The rate it is computed at, bytes/s.
+    pub rate_bytes_per_second: f64,
+    /// True when that rate is the envelope ceiling; false when it is the measured plateau.
+    pub rate_is_ceiling: bool,
+    /// The lowest RTT any run's kernel saw, seconds.
+    pub rtt_seconds: f64,
+}
+
+/// The BDP at the ceiling (else at the plateau) and the lowest RTT the runs saw.
+fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
+    let rtt_us = runs
+        .iter()
+        .filter_map(|r| r.kernel)
+        .map(|k| {
+            if k.min_rtt_us > 0 {
+                k.min_rtt_us
+            } else {
+                k.rtt_us
+            }
+        })
+        .filter(|&rtt| rtt > 0)
+        .min()?;
+    let (rate, rate_is_ceiling) = match path.ceiling_bytes_per_second {
+        Some(c) if c > 0.0 => (c, true),
+        _ => (plateau.filter(|&p| p > 0.0)?, false),
+    };
+    let rtt_seconds = f64::from(rtt_us) * 1e-6;
+    Some(Bdp {
+        bytes: rate * rtt_seconds,
+        rate_bytes_per_second: rate,
+        rate_is_ceiling,
+        rtt_seconds,
+    })
 }
 
 /// A notch is a diagonal point this far below the straight line through its neighbours.
@@ -457,7 +502,17 @@ pub fn analyse(
     let mut notches = Vec::new();
     for w in diagonal_cells.windows(3) {
         let (before, here, after) = (w[0].1, w[1].1, w[2].1);
-        let line = (before.median_bytes_per_second + after.median_bytes_per_second) / 2.0;
+        // The line through the neighbours, at this buffer's size: below the knee the rate is
+        // window / RTT, linear in the buffer, so on a doubling axis (16, 32, 64 KiB) a rate
+        // that doubles with the buffer lies on the line, not under its index midpoint.
+        let (x0, x, x2) = (
+            w[0].0.bytes(mss) as f64,
+            w[1].0.bytes(mss) as f64,
+            w[2].0.bytes(mss) as f64,
+        );
+        let t = if x2 > x0 { (x - x0) / (x2 - x0) } else { 0.5 };
+        let line = before.median_bytes_per_second
+            + t * (after.median_bytes_per_second - before.median_bytes_per_second);
         if here.median_bytes_per_second < (1.0 - NOTCH_FRACTION) * line {
             notches.push(Anomaly {
                 snd_index: here.snd_index,
@@ -507,6 +562,7 @@ pub fn analyse(
         limit,
         notches,
         pathological,
+        bdp: bdp(runs, plateau, path),
     }
 }
 
@@ -832,6 +888,79 @@ mod tests {
         );
         assert!(p.explanation.contains("rtt 22 ms"), "{}", p.explanation);
         assert_eq!(a.limit, PlateauLimit::Unknown);
+    }
+
+    /// Issue 15: on a doubling axis a rate that doubles with the buffer (16 to 32 KiB) is on
+    /// the line through its neighbours, not a notch; a real dip still is.
+    #[test]
+    fn a_rate_proportional_to_the_buffer_is_no_notch_on_a_doubling_axis() {
+        let axis: Axis = "16KiB,32KiB,64KiB,128KiB".parse().unwrap();
+        let analyse_rates = |rates: [f64; 4]| {
+            let runs: Vec<RunRecord> = rates
+                .iter()
+                .enumerate()
+                .map(|(i, &rate)| record(i, i, 0, rate))
+                .collect();
+            analyse(
+                &axis,
+                &axis,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: None,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            )
+        };
+        let proportional = analyse_rates([1e6, 2e6, 4e6, 8e6]);
+        assert!(
+            proportional.notches.is_empty(),
+            "{:?}",
+            proportional.notches
+        );
+        let dip = analyse_rates([1e6, 1.5e6, 4e6, 8e6]);
+        assert_eq!(dip.notches.len(), 1, "{:?}", dip.notches);
+        assert_eq!(dip.notches[0].snd_index, 1);
+        assert!((dip.notches[0].expected_bytes_per_second - 2e6).abs() < 1.0);
+    }
+
+    /// Issue 15: the knee is read against the path's bandwidth-delay product.
+    #[test]
+    fn the_bdp_is_the_ceiling_times_the_lowest_rtt() {
+        let axis: Axis = "16KiB,32KiB".parse().unwrap();
+        let runs: Vec<RunRecord> = [(0, 2e6, 9_000), (1, 2.4e6, 8_000)]
+            .into_iter()
+            .map(|(i, rate, rtt)| {
+                let mut r = record(i, i, 0, rate);
+                r.kernel = Some(KernelView {
+                    rtt_us: rtt + 500,
+                    min_rtt_us: rtt,
+                    ..KernelView::default()
+                });
+                r
+            })
+            .collect();
+        let with = |ceiling| {
+            analyse(
+                &axis,
+                &axis,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: ceiling,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            )
+            .bdp
+            .unwrap()
+        };
+        let b = with(Some(2.5e6));
+        assert!(b.rate_is_ceiling);
+        assert!((b.rtt_seconds - 0.008).abs() < 1e-12);
+        assert!((b.bytes - 20_000.0).abs() < 1e-6, "{b:?}");
+        let b = with(None);
+        assert!(!b.rate_is_ceiling);
+        assert!((b.bytes - 2.4e6 * 0.008).abs() < 1e-6, "{b:?}");
     }
 
     /// Issue 15: unequal axes with `--link-rate 20M` were reported as "no link rate given".

@@ -102,6 +102,29 @@ impl SweepReport {
                 compact(b.bytes(p.mss_bytes))
             ));
         }
+        if let Some(bdp) = &a.bdp {
+            let knee = a.reaches_90_percent_at.map_or(String::new(), |b| {
+                format!(
+                    "; the knee at {} per end is {:.1}x it (Linux keeps about half a granted \
+                     buffer for payload)",
+                    compact(b.bytes(p.mss_bytes)),
+                    b.bytes(p.mss_bytes) as f64 / bdp.bytes.max(1.0)
+                )
+            });
+            out.push(format!(
+                "the path's bandwidth-delay product is {} ({} {} {} x lowest RTT {:.2} ms): \
+                 with less window than that the window, not the path, sets the rate{knee}",
+                compact(bdp.bytes.round() as u64),
+                if bdp.rate_is_ceiling {
+                    "ceiling"
+                } else {
+                    "plateau"
+                },
+                self.rate(bdp.rate_bytes_per_second),
+                self.rate_unit(),
+                bdp.rtt_seconds * 1e3
+            ));
+        }
         out.push(
             match a.limit {
                 PlateauLimit::Link => "the plateau is limited by the link: it is within 10% of the envelope ceiling",
