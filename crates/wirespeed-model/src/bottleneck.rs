@@ -163,7 +163,16 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
             ));
         }
     }
-    if f.congestion.as_deref() == Some("bbr") && !f.qdisc.as_deref().is_some_and(paces_flows) {
+    // Only where something holds the rate below the link: at the link's ceiling BBR's timer
+    // pacing has cost nothing.
+    let link_bound = f
+        .ceiling
+        .as_ref()
+        .is_some_and(|(c, _)| *c > 0.0 && f.goodput_bits_per_second / c >= LINK_BOUND_SHARE);
+    if f.congestion.as_deref() == Some("bbr")
+        && !f.qdisc.as_deref().is_some_and(paces_flows)
+        && !link_bound
+    {
         out.push(
             "congestion control bbr without the fq qdisc: BBR paces itself by timers here, and \
              on these machines that holds loopback TCP to about a third of what cubic reaches; \
@@ -202,6 +211,23 @@ mod tests {
             v[0],
             "the link is the bound: 99.9% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
         );
+    }
+
+    #[test]
+    fn bbr_without_fq_is_no_verdict_at_the_links_ceiling() {
+        let at = |goodput: f64| {
+            verdicts(&FlowFacts {
+                goodput_bits_per_second: goodput,
+                ceiling: Some((9.415e6, "10 Mbit/s Ethernet".into())),
+                congestion: Some("bbr".into()),
+                qdisc: Some("pfifo_fast".into()),
+                ..FlowFacts::default()
+            })
+            .iter()
+            .any(|s| s.contains("bbr without the fq qdisc"))
+        };
+        assert!(!at(9.2e6), "the link is the bound");
+        assert!(at(3e6), "something below the link holds the rate");
     }
 
     #[test]
