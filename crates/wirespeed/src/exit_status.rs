@@ -2,8 +2,8 @@
 //! (docs/exit-status.md):
 //!
 //! * 0: the command ran whole and printed its result;
-//! * 1: it ran and found a fault the user asked to fail on (a threshold flag such as
-//!   `diagnose --fail-on`);
+//! * 1: it ran and found a fault the user asked to fail on with a threshold flag (reserved:
+//!   no command has such a flag yet);
 //! * 2: bad input, or the test could not start (a flag, a file, an unreachable agent): one line
 //!   on stderr names the problem and the fix, and nothing is measured;
 //! * 3: the test started but its result is partial (interrupted by SIGINT or SIGTERM, a
