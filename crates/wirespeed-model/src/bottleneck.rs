@@ -22,6 +22,9 @@ pub struct FlowFacts {
     pub unknown_rate_reason: Option<String>,
     /// The sender's own pacing target (UDP `-b`), if it had one.
     pub target_bits_per_second: Option<f64>,
+    /// The rate one datagram makes over the whole test (UDP, timed): a pacer sends whole
+    /// datagrams, so at a low `-b` the mean can be one datagram short of the target.
+    pub quantum_bits_per_second: Option<f64>,
     /// Smoothed RTT seen by the sender.
     pub rtt_seconds: Option<f64>,
     /// The receiver's granted `SO_RCVBUF`.
@@ -74,10 +77,20 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
     }
     if let Some(target) = f.target_bits_per_second.filter(|&t| t > 0.0) {
         let share = f.goodput_bits_per_second / target;
-        if share >= 0.95 {
+        let quantum = f.quantum_bits_per_second.unwrap_or(0.0).max(0.0);
+        if f.goodput_bits_per_second + quantum >= 0.95 * target {
+            let whole = if quantum >= 0.05 * target {
+                format!(
+                    " (one datagram is {:.1}% of the target over this test: the sender counts \
+                     whole datagrams)",
+                    quantum / target * 100.0
+                )
+            } else {
+                String::new()
+            };
             out.push(format!(
-                "paced: {:.1}% of the -b target of {}; the sender, not the path, set the rate \
-                 (-b 0 finds the ceiling)",
+                "paced: {:.1}% of the -b target of {}{whole}; the sender, not the path, set the \
+                 rate (-b 0 finds the ceiling)",
                 share * 100.0,
                 rate(target)
             ));
@@ -228,6 +241,30 @@ mod tests {
         };
         assert!(!at(9.2e6), "the link is the bound");
         assert!(at(3e6), "something below the link holds the rate");
+    }
+
+    #[test]
+    fn a_low_rate_pacer_is_judged_in_whole_datagrams() {
+        // -b 6k -t 2.5 with 1472-byte datagrams: one datagram (4710 bit/s over the test).
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 4710.4,
+            target_bits_per_second: Some(6000.0),
+            quantum_bits_per_second: Some(4710.4),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(
+            v[0].starts_with("paced: 78.5% of the -b target of 6 kbit/s (one datagram is 78.5%"),
+            "{v:?}"
+        );
+        let short = verdicts(&FlowFacts {
+            goodput_bits_per_second: 4e6,
+            target_bits_per_second: Some(10e6),
+            quantum_bits_per_second: Some(1e3),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(short[0].starts_with("40.0% of the -b target"), "{short:?}");
     }
 
     #[test]

@@ -225,14 +225,15 @@ pub(crate) fn send(
         }
         let mut due = per_call as u64;
         if rate_bits_per_second > 0 {
-            // Datagrams the schedule allows by now, counting the one at time zero.
+            // Datagrams the schedule allows by now: datagram k (from 1) is due when the rate
+            // has paid for k of them, so that over any whole test the mean is the target, not
+            // one datagram more (at a low -b, one datagram too many is a large share).
             let allowed = (now.duration_since(start).as_secs_f64() * rate_bits_per_second as f64
-                / bits_per_datagram) as u64
-                + 1;
+                / bits_per_datagram) as u64;
             if allowed <= seq {
                 let next = start
                     + Duration::from_secs_f64(
-                        seq as f64 * bits_per_datagram / rate_bits_per_second as f64,
+                        (seq + 1) as f64 * bits_per_datagram / rate_bits_per_second as f64,
                     );
                 // Wake by the earlier of the next send and the deadline, and at least every
                 // STOP_POLL to see a stop (an interrupt, the agent's abort): at a low -b the

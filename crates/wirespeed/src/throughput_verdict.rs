@@ -235,6 +235,12 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
         },
         ceiling,
         loopback: agent.ip().is_loopback(),
+        quantum_bits_per_second: match r.spec.amount {
+            Amount::Seconds(t) if r.spec.protocol == Protocol::Udp && t > 0.0 => {
+                Some(f64::from(r.spec.length_bytes) * 8.0 / t)
+            }
+            _ => None,
+        },
         target_bits_per_second: (r.spec.protocol == Protocol::Udp
             && r.spec.rate_bits_per_second > 0)
             .then(|| (r.spec.rate_bits_per_second * u64::from(r.spec.streams)) as f64),
