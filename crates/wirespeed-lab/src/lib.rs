@@ -13,6 +13,7 @@
 pub mod addressing;
 pub mod cleanup;
 pub mod emulator;
+pub mod inside;
 pub mod lifecycle;
 pub mod runtime;
 mod shared_port;

@@ -551,6 +551,9 @@ fn emulator_process(
     record.pid = std::process::id() as i32;
     record.start_time = start_time(record.pid).unwrap_or(0);
     let wrote = write_json(&dir.join("lab.json"), &record).is_ok()
+        && crate::inside::LabTruth::of(&lab.name, &lab.topology, &lab.plan, lab.namespaces())
+            .write(dir)
+            .is_ok()
         && std::fs::write(dir.join("pid"), format!("{}\n", record.pid)).is_ok();
     if !wrote {
         eprintln!("cannot write the lab's state under {}", dir.display());

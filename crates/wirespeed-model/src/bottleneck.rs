@@ -17,8 +17,14 @@ pub struct FlowFacts {
     pub ceiling: Option<(f64, String)>,
     /// The test ran over loopback (no link rate exists).
     pub loopback: bool,
+    /// Without a ceiling: why the link rate is unknown ("eth0 is a TAP device, whose speed is
+    /// a constant of its driver").
+    pub unknown_rate_reason: Option<String>,
     /// The sender's own pacing target (UDP `-b`), if it had one.
     pub target_bits_per_second: Option<f64>,
+    /// The rate one datagram makes over the whole test (UDP, timed): a pacer sends whole
+    /// datagrams, so at a low `-b` the mean can be one datagram short of the target.
+    pub quantum_bits_per_second: Option<f64>,
     /// Smoothed RTT seen by the sender.
     pub rtt_seconds: Option<f64>,
     /// The receiver's granted `SO_RCVBUF`.
@@ -43,6 +49,9 @@ pub struct FlowFacts {
 
 /// A share above this is called a limit.
 const LIMITED_SHARE: f64 = 0.2;
+/// Goodput at or above this share of the envelope ceiling: the link is the bound (what is
+/// left is the measurement's own start and end, and the ceiling's rounding of the overheads).
+const LINK_BOUND_SHARE: f64 = 0.9;
 /// A thread above this share of one core is called CPU-bound.
 const CPU_BOUND_PERCENT: f64 = 90.0;
 
@@ -61,12 +70,27 @@ fn paces_flows(qdisc: &str) -> bool {
 /// The verdicts for one direction, most important first.
 pub fn verdicts(f: &FlowFacts) -> Vec<String> {
     let mut out = Vec::new();
+    // No bytes, no evidence: neither a ceiling nor a limit can be read from a rate of zero.
+    if f.goodput_bits_per_second.is_nan() || f.goodput_bits_per_second <= 0.0 {
+        out.push("nothing arrived: no rate to judge, so no verdict".into());
+        return out;
+    }
     if let Some(target) = f.target_bits_per_second.filter(|&t| t > 0.0) {
         let share = f.goodput_bits_per_second / target;
-        if share >= 0.95 {
+        let quantum = f.quantum_bits_per_second.unwrap_or(0.0).max(0.0);
+        if f.goodput_bits_per_second + quantum >= 0.95 * target {
+            let whole = if quantum >= 0.05 * target {
+                format!(
+                    " (one datagram is {:.1}% of the target over this test: the sender counts \
+                     whole datagrams)",
+                    quantum / target * 100.0
+                )
+            } else {
+                String::new()
+            };
             out.push(format!(
-                "paced: {:.1}% of the -b target of {}; the sender, not the path, set the rate \
-                 (-b 0 finds the ceiling)",
+                "paced: {:.1}% of the -b target of {}{whole}; the sender, not the path, set the \
+                 rate (-b 0 finds the ceiling)",
                 share * 100.0,
                 rate(target)
             ));
@@ -79,6 +103,15 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
         ));
     }
     match &f.ceiling {
+        Some((ceiling, source))
+            if *ceiling > 0.0 && f.goodput_bits_per_second / ceiling >= LINK_BOUND_SHARE =>
+        {
+            out.push(format!(
+                "the link is the bound: {:.1}% of the {} envelope ceiling ({source})",
+                f.goodput_bits_per_second / ceiling * 100.0,
+                rate(*ceiling)
+            ));
+        }
         Some((ceiling, source)) if *ceiling > 0.0 => out.push(format!(
             "{:.1}% of the {} envelope ceiling ({source})",
             f.goodput_bits_per_second / ceiling * 100.0,
@@ -89,9 +122,13 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
              settings (the upper bound any network test from here can reach)",
             rate(f.goodput_bits_per_second)
         )),
-        _ => out.push(
-            "no link rate known: give --link-rate to compare with the envelope ceiling".into(),
-        ),
+        _ => out.push(format!(
+            "link rate unknown{}: give it with --link-rate (e.g. --link-rate 1G) to compare with \
+             the envelope ceiling",
+            f.unknown_rate_reason
+                .as_ref()
+                .map_or(String::new(), |why| format!(" ({why})"))
+        )),
     }
     let share = |limited: Option<f64>| match (limited, f.busy_seconds) {
         (Some(l), Some(b)) if b > 0.0 => Some(l / b),
@@ -139,7 +176,16 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
             ));
         }
     }
-    if f.congestion.as_deref() == Some("bbr") && !f.qdisc.as_deref().is_some_and(paces_flows) {
+    // Only where something holds the rate below the link: at the link's ceiling BBR's timer
+    // pacing has cost nothing.
+    let link_bound = f
+        .ceiling
+        .as_ref()
+        .is_some_and(|(c, _)| *c > 0.0 && f.goodput_bits_per_second / c >= LINK_BOUND_SHARE);
+    if f.congestion.as_deref() == Some("bbr")
+        && !f.qdisc.as_deref().is_some_and(paces_flows)
+        && !link_bound
+    {
         out.push(
             "congestion control bbr without the fq qdisc: BBR paces itself by timers here, and \
              on these machines that holds loopback TCP to about a third of what cubic reaches; \
@@ -165,6 +211,87 @@ mod tests {
             v[0],
             "87.1% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
         );
+    }
+
+    #[test]
+    fn near_the_ceiling_the_link_is_named_as_the_bound() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 9.406e6,
+            ceiling: Some((9.415e6, "10 Mbit/s Ethernet".into())),
+            ..FlowFacts::default()
+        });
+        assert_eq!(
+            v[0],
+            "the link is the bound: 99.9% of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet)"
+        );
+    }
+
+    #[test]
+    fn bbr_without_fq_is_no_verdict_at_the_links_ceiling() {
+        let at = |goodput: f64| {
+            verdicts(&FlowFacts {
+                goodput_bits_per_second: goodput,
+                ceiling: Some((9.415e6, "10 Mbit/s Ethernet".into())),
+                congestion: Some("bbr".into()),
+                qdisc: Some("pfifo_fast".into()),
+                ..FlowFacts::default()
+            })
+            .iter()
+            .any(|s| s.contains("bbr without the fq qdisc"))
+        };
+        assert!(!at(9.2e6), "the link is the bound");
+        assert!(at(3e6), "something below the link holds the rate");
+    }
+
+    #[test]
+    fn a_low_rate_pacer_is_judged_in_whole_datagrams() {
+        // -b 6k -t 2.5 with 1472-byte datagrams: one datagram (4710 bit/s over the test).
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 4710.4,
+            target_bits_per_second: Some(6000.0),
+            quantum_bits_per_second: Some(4710.4),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(
+            v[0].starts_with("paced: 78.5% of the -b target of 6 kbit/s (one datagram is 78.5%"),
+            "{v:?}"
+        );
+        let short = verdicts(&FlowFacts {
+            goodput_bits_per_second: 4e6,
+            target_bits_per_second: Some(10e6),
+            quantum_bits_per_second: Some(1e3),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(short[0].starts_with("40.0% of the -b target"), "{short:?}");
+    }
+
+    #[test]
+    fn an_unknown_rate_says_why_and_how_to_give_it() {
+        let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 9.4e6,
+            unknown_rate_reason: Some("eth0 is a TAP device".into()),
+            ..FlowFacts::default()
+        });
+        assert_eq!(
+            v[0],
+            "link rate unknown (eth0 is a TAP device): give it with --link-rate (e.g. --link-rate 1G) to compare with the envelope ceiling"
+        );
+    }
+
+    #[test]
+    fn a_rate_of_zero_gets_no_verdict() {
+        for loopback in [false, true] {
+            let v = verdicts(&FlowFacts {
+                goodput_bits_per_second: 0.0,
+                loopback,
+                ceiling: (!loopback).then(|| (9.415e6, "x".into())),
+                sender_thread_cpu_percent: Some(99.0),
+                ..FlowFacts::default()
+            });
+            assert_eq!(v, ["nothing arrived: no rate to judge, so no verdict"]);
+        }
     }
 
     #[test]
@@ -221,6 +348,7 @@ mod tests {
         assert!(!paces_flows("noqueue"));
         let bbr_on = |qdisc: &str| {
             verdicts(&FlowFacts {
+                goodput_bits_per_second: 1e9,
                 congestion: Some("bbr".into()),
                 qdisc: Some(qdisc.into()),
                 ..FlowFacts::default()
@@ -235,6 +363,7 @@ mod tests {
     #[test]
     fn cpu_and_bbr_without_fq_are_named() {
         let v = verdicts(&FlowFacts {
+            goodput_bits_per_second: 30e9,
             loopback: true,
             sender_thread_cpu_percent: Some(99.0),
             congestion: Some("bbr".into()),
@@ -250,6 +379,7 @@ mod tests {
             "{v:?}"
         );
         let quiet = verdicts(&FlowFacts {
+            goodput_bits_per_second: 30e9,
             loopback: true,
             busy_seconds: Some(1.0),
             rwnd_limited_seconds: Some(0.1),

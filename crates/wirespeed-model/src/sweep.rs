@@ -354,19 +354,55 @@ pub struct SweepAnalysis {
     pub reaches_90_percent_at: Option<BufferSize>,
     /// What limits the plateau.
     pub limit: PlateauLimit,
-    /// The path's minimum round trip over every run, from the sender's TCP_INFO, seconds.
-    #[serde(default)]
-    pub min_rtt_seconds: Option<f64>,
-    /// Plateau x minimum RTT: the window that keeps the path full at the plateau rate, bytes.
-    /// The knee of the diagonal belongs near it; well above it, the kernel's per-packet
-    /// overhead (a buffer holds less payload than its size) or a queue on the path explains
-    /// the difference.
-    #[serde(default)]
-    pub bandwidth_delay_product_bytes: Option<f64>,
     /// Diagonal points well below the line through their neighbours (the seed's 3-packet notch).
     pub notches: Vec<Anomaly>,
     /// Matrix cells far below their best neighbour (a collapse, not a dip).
     pub pathological: Vec<Anomaly>,
+    /// The path's bandwidth-delay product, the size the knee should be read against.
+    #[serde(default)]
+    pub bdp: Option<Bdp>,
+}
+
+/// The path's bandwidth-delay product: the window that keeps the path full. Below it the
+/// window, not the path, sets the rate (window / RTT), so the diagonal's knee should sit near
+/// one BDP of window (Linux uses about half of a granted buffer for payload).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Bdp {
+    /// Bytes.
+    pub bytes: f64,
+    /// The rate it is computed at, bytes/s.
+    pub rate_bytes_per_second: f64,
+    /// True when that rate is the envelope ceiling; false when it is the measured plateau.
+    pub rate_is_ceiling: bool,
+    /// The lowest RTT any run's kernel saw, seconds.
+    pub rtt_seconds: f64,
+}
+
+/// The BDP at the ceiling (else at the plateau) and the lowest RTT the runs saw.
+fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
+    let rtt_us = runs
+        .iter()
+        .filter_map(|r| r.kernel)
+        .map(|k| {
+            if k.min_rtt_us > 0 {
+                k.min_rtt_us
+            } else {
+                k.rtt_us
+            }
+        })
+        .filter(|&rtt| rtt > 0)
+        .min()?;
+    let (rate, rate_is_ceiling) = match path.ceiling_bytes_per_second {
+        Some(c) if c > 0.0 => (c, true),
+        _ => (plateau.filter(|&p| p > 0.0)?, false),
+    };
+    let rtt_seconds = f64::from(rtt_us) * 1e-6;
+    Some(Bdp {
+        bytes: rate * rtt_seconds,
+        rate_bytes_per_second: rate,
+        rate_is_ceiling,
+        rtt_seconds,
+    })
 }
 
 /// A notch is a diagonal point this far below the straight line through its neighbours.
@@ -518,25 +554,15 @@ pub fn analyse(
         }
     }
 
-    let min_rtt_seconds = runs
-        .iter()
-        .filter_map(|r| r.kernel)
-        .map(|k| k.min_rtt_us)
-        .filter(|&us| us > 0)
-        .min()
-        .map(|us| f64::from(us) * 1e-6);
-    let bandwidth_delay_product_bytes = plateau.zip(min_rtt_seconds).map(|(p, rtt)| p * rtt);
-
     SweepAnalysis {
         cells,
         diagonal,
         plateau_bytes_per_second: plateau,
         reaches_90_percent_at,
         limit,
-        min_rtt_seconds,
-        bandwidth_delay_product_bytes,
         notches,
         pathological,
+        bdp: bdp(runs, plateau, path),
     }
 }
 
@@ -788,28 +814,6 @@ mod tests {
         assert_eq!(analyse(&axis, &axis, 1448, &dipped, path).notches.len(), 1);
     }
 
-    #[test]
-    fn axes_with_no_common_size_still_compare_with_the_given_ceiling() {
-        // No diagonal: the plateau is the best cell, and a given link rate is used, not
-        // reported as missing.
-        let snd: Axis = "8K,16K".parse().unwrap();
-        let rcv: Axis = "12K,24K".parse().unwrap();
-        let runs = vec![
-            record(0, 0, 0, 1.0e6),
-            record(0, 1, 0, 1.5e6),
-            record(1, 0, 0, 1.2e6),
-            record(1, 1, 0, 2.4e6),
-        ];
-        let path = PathFacts {
-            ceiling_bytes_per_second: Some(2.5e6),
-            wire_bytes_per_payload_byte: 1.0,
-        };
-        let a = analyse(&snd, &rcv, 1448, &runs, path);
-        assert!(a.diagonal.is_empty());
-        assert_eq!(a.plateau_bytes_per_second, Some(2.4e6));
-        assert_eq!(a.limit, PlateauLimit::Link);
-    }
-
     /// Seed 004's LANCE-to-LANCE and Intel-to-LANCE diagonals, as synthetic runs: the table comes
     /// back as given, the LANCE plateau is link-limited (91% of 1,104 KB/s counts as near), and
     /// the Intel 3-packet notch is found and nothing else.
@@ -908,6 +912,110 @@ mod tests {
         );
         assert!(p.explanation.contains("rtt 22 ms"), "{}", p.explanation);
         assert_eq!(a.limit, PlateauLimit::Unknown);
+    }
+
+    /// Issue 15: on a doubling axis a rate that doubles with the buffer (16 to 32 KiB) is on
+    /// the line through its neighbours, not a notch; a real dip still is.
+    #[test]
+    fn a_rate_proportional_to_the_buffer_is_no_notch_on_a_doubling_axis() {
+        let axis: Axis = "16KiB,32KiB,64KiB,128KiB".parse().unwrap();
+        let analyse_rates = |rates: [f64; 4]| {
+            let runs: Vec<RunRecord> = rates
+                .iter()
+                .enumerate()
+                .map(|(i, &rate)| record(i, i, 0, rate))
+                .collect();
+            analyse(
+                &axis,
+                &axis,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: None,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            )
+        };
+        let proportional = analyse_rates([1e6, 2e6, 4e6, 8e6]);
+        assert!(
+            proportional.notches.is_empty(),
+            "{:?}",
+            proportional.notches
+        );
+        let dip = analyse_rates([1e6, 1.5e6, 4e6, 8e6]);
+        assert_eq!(dip.notches.len(), 1, "{:?}", dip.notches);
+        assert_eq!(dip.notches[0].snd_index, 1);
+        assert!((dip.notches[0].expected_bytes_per_second - 2e6).abs() < 1.0);
+    }
+
+    /// Issue 15: the knee is read against the path's bandwidth-delay product.
+    #[test]
+    fn the_bdp_is_the_ceiling_times_the_lowest_rtt() {
+        let axis: Axis = "16KiB,32KiB".parse().unwrap();
+        let runs: Vec<RunRecord> = [(0, 2e6, 9_000), (1, 2.4e6, 8_000)]
+            .into_iter()
+            .map(|(i, rate, rtt)| {
+                let mut r = record(i, i, 0, rate);
+                r.kernel = Some(KernelView {
+                    rtt_us: rtt + 500,
+                    min_rtt_us: rtt,
+                    ..KernelView::default()
+                });
+                r
+            })
+            .collect();
+        let with = |ceiling| {
+            analyse(
+                &axis,
+                &axis,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: ceiling,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            )
+            .bdp
+            .unwrap()
+        };
+        let b = with(Some(2.5e6));
+        assert!(b.rate_is_ceiling);
+        assert!((b.rtt_seconds - 0.008).abs() < 1e-12);
+        assert!((b.bytes - 20_000.0).abs() < 1e-6, "{b:?}");
+        let b = with(None);
+        assert!(!b.rate_is_ceiling);
+        assert!((b.bytes - 2.4e6 * 0.008).abs() < 1e-6, "{b:?}");
+    }
+
+    /// Issue 15: unequal axes with `--link-rate 20M` were reported as "no link rate given".
+    #[test]
+    fn unequal_axes_have_no_diagonal_whatever_the_link_rate() {
+        let snd: Axis = "16KiB,64KiB".parse().unwrap();
+        let rcv: Axis = "32KiB,128KiB".parse().unwrap();
+        let runs: Vec<RunRecord> = [(0, 0, 2e6), (0, 1, 2.2e6), (1, 0, 2.1e6), (1, 1, 2.4e6)]
+            .into_iter()
+            .map(|(s, r, rate)| record(s, r, 0, rate))
+            .collect();
+        for ceiling in [Some(2.45e6), None] {
+            let a = analyse(
+                &snd,
+                &rcv,
+                1448,
+                &runs,
+                PathFacts {
+                    ceiling_bytes_per_second: ceiling,
+                    wire_bytes_per_payload_byte: 1.0,
+                },
+            );
+            assert!(a.diagonal.is_empty());
+            // The best cell stands for the plateau: compared with the ceiling when one is given.
+            let expected = if ceiling.is_some() {
+                PlateauLimit::Link
+            } else {
+                PlateauLimit::Unknown
+            };
+            assert_eq!(a.limit, expected, "ceiling {ceiling:?}");
+        }
     }
 
     #[test]

@@ -285,7 +285,17 @@ fn drive(
     let tick = cfg.interval;
     let mut next = tick.map(|t| running.start + t);
     loop {
-        match ctl.poll(Duration::from_millis(20)) {
+        let polled = ctl.poll(Duration::from_millis(20));
+        // An interrupt first: the signal that sets the flag also breaks the poll (EINTR), and
+        // the run ended because the user asked, not because the control connection failed.
+        if cfg
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+        {
+            return Some("interrupted".into());
+        }
+        match polled {
             Ok(Some(Message::SendDone)) => running.peer_senders_done(),
             Ok(Some(Message::Error { message })) => {
                 return Some(format!("the agent ended the test: {message}"));
@@ -295,13 +305,6 @@ fn drive(
                 return Some("the agent closed the control connection mid-test".into());
             }
             Err(e) => return Some(e.to_string()),
-        }
-        if cfg
-            .interrupt
-            .as_ref()
-            .is_some_and(|i| i.load(Ordering::Relaxed))
-        {
-            return Some("interrupted".into());
         }
         if !told_send_done && running.senders_done() {
             if let Err(e) = ctl.send(&Message::SendDone) {

@@ -21,6 +21,8 @@ pub(crate) struct Counters {
     /// The longest single write, nanoseconds (TCP senders): a stalled writer shows here.
     pub(crate) longest_call_nanos: AtomicU64,
     pub(crate) done: AtomicBool,
+    /// A TCP sender's socket, to read its retransmits when the warm-up ends.
+    warm_tcp: Option<TcpStream>,
     /// End of the `-O` warm-up, if any.
     warmup_until: Option<Instant>,
     /// The stream's totals when the warm-up ended.
@@ -34,12 +36,15 @@ struct Warm {
     calls: u64,
     cpu: CpuTime,
     at: Instant,
+    /// A TCP sender's `tcpi_total_retrans` then: warm-up retransmits stay out of the totals.
+    retransmits: Option<u32>,
 }
 
 impl Counters {
-    fn new(warmup_until: Option<Instant>) -> Counters {
+    fn new(warmup_until: Option<Instant>, warm_tcp: Option<TcpStream>) -> Counters {
         Counters {
             warmup_until,
+            warm_tcp,
             ..Counters::default()
         }
     }
@@ -60,6 +65,11 @@ impl Counters {
                     calls,
                     cpu: sock::thread_cpu(),
                     at: now,
+                    retransmits: self
+                        .warm_tcp
+                        .as_ref()
+                        .and_then(sock::tcp_info)
+                        .map(|t| t.retransmits),
                 });
             }
         }
@@ -163,11 +173,15 @@ impl Running {
             let role = side.role(flow);
             let warmup = (spec.omit_seconds > 0.0)
                 .then(|| start + Duration::from_secs_f64(spec.omit_seconds));
-            let counters = Arc::new(Counters::new(warmup));
             let tcp = match &socket {
                 DataSocket::Tcp(s) => Some(s.try_clone()?),
                 DataSocket::Udp(_) => None,
             };
+            let warm_tcp = match (&tcp, role, warmup) {
+                (Some(t), Role::Sender, Some(_)) => Some(t.try_clone()?),
+                _ => None,
+            };
+            let counters = Arc::new(Counters::new(warmup, warm_tcp));
             let (sh, c) = (shared.clone(), counters.clone());
             let thread = std::thread::Builder::new()
                 .name(format!("ws-stream-{id}"))
@@ -380,14 +394,25 @@ fn run_stream(
             (r.map(|u| udp = Some(u)), rep)
         }
     };
-    // A UDP receiver's time ends with its last datagram, not with the drain after it.
-    let end = last_arrival.unwrap_or_else(Instant::now);
+    // A UDP receiver's time ends with its last datagram, not with the drain after it; in a
+    // timed test not before the test's end either, so that a slow pacer's few datagrams (one
+    // every second at a low -b) count over the whole test, not over the span they arrived in.
+    let now = Instant::now();
+    let end = match (last_arrival, spec.amount.duration()) {
+        (Some(last), Some(d)) => last.max((sh.start + d).min(now)),
+        (Some(last), None) => last,
+        (None, _) => now,
+    };
     let cpu_end = sock::thread_cpu();
     // With -O, the report starts where the warm-up ended.
     let (from, base_bytes, base_calls, cpu_from) = match c.warm.get() {
         Some(w) => (w.at, w.bytes, w.calls, w.cpu),
         None => (sh.start, 0, 0, cpu0),
     };
+    // With -O, retransmits too count from the end of the warm-up.
+    if let (Some(t), Some(base)) = (tcp_info.as_mut(), c.warm.get().and_then(|w| w.retransmits)) {
+        t.retransmits = t.retransmits.saturating_sub(base);
+    }
     let report = StreamReport {
         id,
         flow,

@@ -23,8 +23,12 @@ pub struct Environment {
     pub qdisc: Option<String>,
     /// Its MTU.
     pub mtu_bytes: Option<u32>,
-    /// Its speed from sysfs, when the driver reports one.
+    /// Its speed from sysfs, only for a NIC with a physical layer that reports one (see
+    /// `iface::Reader::trusted_speed`: virtual interfaces report a constant, not a wire).
     pub link_speed_bits_per_second: Option<u64>,
+    /// What the interface is, for people ("TAP device", "NIC (e1000e)").
+    #[serde(default)]
+    pub interface_kind: Option<String>,
     /// `net.core.rmem_max`.
     pub rmem_max_bytes: Option<u64>,
     /// `net.core.wmem_max`.
@@ -62,16 +66,16 @@ impl Environment {
                 c.lines()
                     .any(|l| l.starts_with("flags") && l.contains(" hypervisor"))
             });
+        let speed = interface
+            .as_deref()
+            .and_then(|i| crate::iface::Reader::system().trusted_speed(i).ok());
         Environment {
             default_congestion: read("/proc/sys/net/ipv4/tcp_congestion_control"),
             available_congestion: read("/proc/sys/net/ipv4/tcp_available_congestion_control"),
             default_qdisc: read("/proc/sys/net/core/default_qdisc"),
             mtu_bytes: sys("mtu").and_then(|m| m.parse().ok()),
-            // sysfs speed is in Mbit/s, -1 when unknown.
-            link_speed_bits_per_second: sys("speed")
-                .and_then(|s| s.parse::<i64>().ok())
-                .filter(|&s| s > 0)
-                .map(|s| s as u64 * 1_000_000),
+            link_speed_bits_per_second: speed.as_ref().and_then(|s| s.bits_per_second()),
+            interface_kind: speed.map(|s| s.kind.describe()),
             qdisc: interface.as_deref().and_then(crate::iface::root_qdisc),
             interface,
             rmem_max_bytes: read("/proc/sys/net/core/rmem_max").and_then(|v| v.parse().ok()),

@@ -71,7 +71,8 @@ pub struct SocketReport {
 /// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct TcpInfoReport {
-    /// Segments retransmitted over the connection's life (`tcpi_total_retrans`).
+    /// Segments retransmitted over the connection's life (`tcpi_total_retrans`), less those
+    /// of the `-O` warm-up.
     pub retransmits: u32,
     /// Smoothed RTT (`tcpi_rtt`).
     pub rtt_seconds: f64,

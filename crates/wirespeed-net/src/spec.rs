@@ -231,6 +231,26 @@ impl TestSpec {
         if self.gso && self.no_gso {
             return Err("--gso and --no-gso contradict each other: give one of them".into());
         }
+        // A pacer that cannot pay for one whole datagram before -t ends sends nothing: its
+        // first datagram is due when the rate has paid for it.
+        if self.protocol == Protocol::Udp
+            && self.rate_bits_per_second > 0
+            && let Amount::Seconds(t) = self.amount
+        {
+            let datagram_bits = f64::from(self.length_bytes) * 8.0;
+            let bits_in_t = self.rate_bits_per_second as f64 * t;
+            if bits_in_t <= datagram_bits {
+                let least = (datagram_bits / t).floor() as u64 + 1;
+                return Err(format!(
+                    "-b {} bit/s is too low to send one {}-byte datagram in -t {t} s: use more \
+                     than {} bit/s for this -l and -t (e.g. -b {}), a longer -t, or a smaller -l",
+                    self.rate_bits_per_second,
+                    self.length_bytes,
+                    least - 1,
+                    format_args!("{}k", least.div_ceil(1000))
+                ));
+            }
+        }
         if let Some(cc) = &self.congestion
             && (cc.is_empty()
                 || cc.len() > 15

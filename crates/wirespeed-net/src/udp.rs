@@ -155,6 +155,9 @@ fn segmentation_refused(e: &io::Error) -> bool {
     )
 }
 
+/// The longest a paced sender sleeps before it looks at its stop flag again.
+const STOP_POLL: Duration = Duration::from_millis(50);
+
 /// Sends datagrams of `len` bytes at `rate` bit/s (0: as fast as the socket takes them) until
 /// the deadline, or until `amount` bytes are sent (the last datagram shorter, but never
 /// shorter than the header).
@@ -222,16 +225,23 @@ pub(crate) fn send(
         }
         let mut due = per_call as u64;
         if rate_bits_per_second > 0 {
-            // Datagrams the schedule allows by now, counting the one at time zero.
+            // Datagrams the schedule allows by now: datagram k (from 1) is due when the rate
+            // has paid for k of them, so that over any whole test the mean is the target, not
+            // one datagram more (at a low -b, one datagram too many is a large share).
             let allowed = (now.duration_since(start).as_secs_f64() * rate_bits_per_second as f64
-                / bits_per_datagram) as u64
-                + 1;
+                / bits_per_datagram) as u64;
             if allowed <= seq {
                 let next = start
                     + Duration::from_secs_f64(
-                        seq as f64 * bits_per_datagram / rate_bits_per_second as f64,
+                        (seq + 1) as f64 * bits_per_datagram / rate_bits_per_second as f64,
                     );
-                let wait = next.saturating_duration_since(now);
+                // Wake by the earlier of the next send and the deadline, and at least every
+                // STOP_POLL to see a stop (an interrupt, the agent's abort): at a low -b the
+                // next datagram may be minutes away.
+                let wait = next
+                    .min(deadline.unwrap_or(next))
+                    .saturating_duration_since(now)
+                    .min(STOP_POLL);
                 // Sleeping overshoots by the timer slack (~50 us); the schedule then allows a
                 // small batch, so the mean rate holds and the CPU is not burnt spinning.
                 if wait > Duration::from_micros(20) {

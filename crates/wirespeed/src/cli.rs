@@ -26,8 +26,10 @@ enum Command {
     /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
     Serve(ServeArgs),
     /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
+    #[command(after_help = crate::exit_status::THROUGHPUT_HELP)]
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
+    #[command(after_help = crate::exit_status::THROUGHPUT_HELP)]
     Udp(ThroughputArgs),
     /// How does throughput depend on the send and receive socket buffers? Van Jacobson's
     /// experiment: a grid of buffer sizes, repeated runs in a seeded random order.

@@ -11,6 +11,7 @@ mod cli;
 mod data;
 mod diagnose;
 mod envelope;
+mod exit_status;
 mod interrupt;
 mod lab;
 mod load;
@@ -49,7 +50,7 @@ fn main() -> ExitCode {
         Err(err) => {
             let chain: Vec<String> = err.chain().map(ToString::to_string).collect();
             eprintln!("wirespeed: error: {}", chain.join(": "));
-            ExitCode::from(2)
+            ExitCode::from(exit_status::code_of(&err))
         }
     }
 }

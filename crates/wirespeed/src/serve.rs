@@ -162,13 +162,23 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.json {
         log_json_start(local);
     } else {
-        println!("wirespeed agent listening on {local} (control and data); Ctrl-C stops it");
+        say(&format!(
+            "wirespeed agent listening on {local} (control and data); Ctrl-C stops it"
+        ));
     }
     agent.serve().context("serving")?;
     if !args.json {
-        println!("wirespeed agent stopped");
+        say("wirespeed agent stopped");
     }
     Ok(())
+}
+
+/// A line on stdout that nobody may be reading any more: a script that read the "listening"
+/// line and closed the pipe must not make the agent panic on its last words.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 fn log_json_start(local: SocketAddr) {
@@ -177,7 +187,7 @@ fn log_json_start(local: SocketAddr) {
         "wirespeed_version": env!("CARGO_PKG_VERSION"),
         "listening": local.to_string(),
     });
-    println!("{value}");
+    say(&value.to_string());
 }
 
 #[cfg(test)]

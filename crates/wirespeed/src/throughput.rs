@@ -21,10 +21,11 @@ use wirespeed_net::env::Environment;
 use wirespeed_net::report::Interval;
 use wirespeed_net::summary::{self, End};
 use wirespeed_net::{
-    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestSpec, client,
+    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestOutcome, TestSpec, client,
 };
 use wirespeed_report::Document;
 
+use crate::exit_status::Exit;
 use crate::output::{self, OutputArgs};
 use crate::serve::DEFAULT_PORT;
 use crate::throughput_text::{self, LiveLines};
@@ -184,9 +185,11 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, value_name = "FILE")]
     auth_key_file: Option<PathBuf>,
 
-    /// The path's link rate, for the envelope ceiling in the verdict (read from sysfs when the
-    /// interface reports a speed).
-    #[arg(long, value_name = "RATE")]
+    /// The path's link rate, for the envelope ceiling in the verdict. Without it: inside a
+    /// wirespeed lab, the configured rate of the link the test leaves by; on a NIC with a
+    /// physical layer, the speed it reports; never the speed of a virtual interface (veth,
+    /// TAP, TUN, bridge, virtio), which is a constant of its driver.
+    #[arg(long, value_name = "RATE", value_parser = parse_link_rate)]
     link_rate: Option<BitRate>,
 
     /// Run the test N times against the same agent and report the median, extremes and a
@@ -200,6 +203,17 @@ pub(crate) struct ThroughputArgs {
 
     #[command(flatten)]
     output: OutputArgs,
+}
+
+/// The largest `--link-rate`: 10 Tbit/s, beyond any Ethernet standardised.
+const MAX_LINK_RATE: u64 = 10_000_000_000_000;
+
+fn parse_link_rate(text: &str) -> Result<BitRate, String> {
+    let rate = text.parse::<BitRate>().map_err(|e| e.to_string())?;
+    if rate.bits_per_second() > MAX_LINK_RATE {
+        return Err("out of range: use 1 bit/s to 10 Tbit/s (e.g. --link-rate 1G)".into());
+    }
+    Ok(rate)
 }
 
 /// What was asked, as the JSON `parameters`.
@@ -223,6 +237,13 @@ pub(crate) struct ThroughputResult {
     pub(crate) agent_intervals: Vec<Interval>,
     pub(crate) end: End,
     pub(crate) error: Option<String>,
+    /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
+    /// missing): its figures are what was counted before that, and no verdict is given.
+    pub(crate) partial: bool,
+    /// Why it is partial.
+    pub(crate) partial_reason: Option<String>,
+    /// The link rate the verdict compares with, and where it comes from.
+    pub(crate) link_rate: throughput_verdict::LinkRate,
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
     pub(crate) repeat: Option<resample::Summary>,
     #[serde(skip)]
@@ -271,15 +292,7 @@ impl ThroughputArgs {
             );
         }
         if let Some(f) = &self.file {
-            let len = std::fs::metadata(f)
-                .with_context(|| format!("--file {}: cannot read it", f.display()))?
-                .len();
-            if len == 0 {
-                bail!(
-                    "--file {} is empty: give a file with data to send",
-                    f.display()
-                );
-            }
+            check_source(f)?;
         }
         if self.zerocopy && udp {
             bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
@@ -328,6 +341,71 @@ impl ThroughputArgs {
         };
         resolve_agent(host, self.port, self.ipv4, self.ipv6).map(Some)
     }
+}
+
+/// `--file`: a regular file this process can read, with data in it (sendfile reads a regular
+/// file's pages; a directory, a FIFO or a device is refused before the test, not mid-way).
+fn check_source(f: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    let shown = f.display();
+    let meta = std::fs::metadata(f).map_err(|e| {
+        anyhow::anyhow!(
+            "--file {shown}: cannot read it ({}): give a readable regular file",
+            io_reason(&e)
+        )
+    })?;
+    if meta.is_dir() {
+        bail!("--file {shown} is a directory: give a regular file to send");
+    }
+    if !meta.is_file() {
+        bail!(
+            "--file {shown} is not a regular file (a FIFO, socket or device): give a regular file to send"
+        );
+    }
+    if meta.len() == 0 {
+        bail!("--file {shown} is empty: give a file with data to send");
+    }
+    std::fs::File::open(f)
+        .and_then(|mut h| h.read(&mut [0u8; 1]))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--file {shown}: cannot read it ({}): give a readable regular file",
+                io_reason(&e)
+            )
+        })?;
+    Ok(())
+}
+
+/// An I/O error's reason without the "(os error N)" tail.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Why a test's result is partial, or `None` when it ran whole.
+fn partial_reason(o: &TestOutcome) -> Option<String> {
+    let mut why = Vec::new();
+    match o.error.as_deref() {
+        Some("interrupted") => {
+            why.push("interrupted by SIGINT or SIGTERM before the test's end".to_string());
+        }
+        Some(e) => why.push(format!("the test ended early: {e}")),
+        None => {}
+    }
+    for (end, side) in [("client", Some(&o.client)), ("agent", o.agent.as_ref())] {
+        for s in side.iter().flat_map(|s| &s.streams) {
+            if let Some(e) = &s.error {
+                why.push(format!("stream {} failed at the {end}: {e}", s.id));
+            }
+        }
+    }
+    if o.error.is_none() && o.agent.is_none() {
+        why.push("the agent's view is missing".into());
+    }
+    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// The control address of an agent given as an address, `address:port`, or a name, keeping only
@@ -444,6 +522,12 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
     let repeat = (runs > 1)
         .then(|| resample::summarize(&rates, 2000))
         .flatten();
+    let partial_reason = partial_reason(&outcome);
+    let link_rate = throughput_verdict::link_rate(
+        args.link_rate,
+        outcome.client.environment.as_ref(),
+        agent_addr.ip().is_loopback(),
+    );
     let result = ThroughputResult {
         start: Start {
             local: outcome.local.to_string(),
@@ -462,6 +546,9 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
             .unwrap_or_default(),
         end,
         error: outcome.error.clone(),
+        partial: partial_reason.is_some(),
+        partial_reason: partial_reason.clone(),
+        link_rate,
         repeat,
         rate_format: args.output.rate_format,
         spec: spec.clone(),
@@ -479,8 +566,7 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         Protocol::Udp => "udp",
     };
     let mut doc = Document::new(command, params, result);
-    let (verdicts, warnings) =
-        throughput_verdict::judge(&doc.result, &outcome, args.link_rate, agent_addr);
+    let (verdicts, warnings) = throughput_verdict::judge(&doc.result, &outcome, agent_addr);
     doc.verdicts = verdicts;
     doc.warnings = warnings;
     if let Some(r) = &doc.result.repeat
@@ -499,8 +585,10 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
     } else {
         output::print(&args.output, &doc).context("writing the result")?;
     }
-    if let Some(e) = outcome.error {
-        bail!("test ended early: {e} (the partial result is above)");
+    if let Some(why) = partial_reason {
+        return Err(
+            Exit::partial(format!("partial result: {why} (what was counted is above)")).into(),
+        );
     }
     Ok(())
 }

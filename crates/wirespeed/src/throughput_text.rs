@@ -290,6 +290,13 @@ impl Render for ThroughputResult {
         let udp = self.spec.protocol == Protocol::Udp;
         let e = &self.end;
         writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -")?;
+        if let Some(why) = &self.partial_reason {
+            writeln!(
+                out,
+                "PARTIAL RESULT: {why}; the figures below are what was counted before, and no \
+                 verdict is given"
+            )?;
+        }
         if e.streams.len() > 1
             || e.streams.iter().any(|p| {
                 p.sender
@@ -385,12 +392,17 @@ impl Render for ThroughputResult {
             }
         }
         if let Some(p) = e.streams.first() {
+            // TCP grows its buffers as the window needs (tcp_rmem/tcp_wmem autotuning); a UDP
+            // socket keeps the fixed net.core.[rw]mem_default it was created with.
+            let unset = if udp {
+                "not set (the kernel's default, net.core.rmem_default/wmem_default)"
+            } else {
+                "not set (kernel autotuning)"
+            };
             let requested = self
                 .spec
                 .window_bytes
-                .map_or("not set (kernel autotuning)".to_string(), |w| {
-                    format!("{w} bytes")
-                });
+                .map_or(unset.to_string(), |w| format!("{w} bytes"));
             let show = |s: &Option<wirespeed_net::StreamReport>| {
                 s.as_ref().map_or("?".to_string(), |s| {
                     format!(

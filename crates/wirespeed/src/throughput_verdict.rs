@@ -3,26 +3,160 @@
 
 use std::net::SocketAddr;
 
+use serde::Serialize;
+use wirespeed_lab::inside::InterfaceTruth;
 use wirespeed_model::bottleneck::{FlowFacts, verdicts};
 use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_net::env::Environment;
 use wirespeed_net::report::Role;
 use wirespeed_net::spec::Flow;
 use wirespeed_net::{Amount, Direction, Protocol, StreamReport, TestOutcome};
 
 use crate::throughput::ThroughputResult;
 
+/// Where the verdict's link rate comes from. An interface's own speed is believed only for a
+/// NIC with a physical layer (`iface::Reader::trusted_speed`); inside a wirespeed lab the lab's
+/// configuration of the link the test leaves by is the truth (`wirespeed_lab::inside`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "source", rename_all = "snake_case")]
+pub(crate) enum LinkRate {
+    /// `--link-rate`.
+    Given { bits_per_second: u64 },
+    /// The configuration of the wirespeed lab this end runs in.
+    Lab {
+        /// Frames leaving by the interface.
+        bits_per_second: u64,
+        /// Frames arriving by it.
+        receive_bits_per_second: u64,
+        lab: String,
+        link: String,
+        interface: String,
+        layer: LinkLayer,
+        mtu: u32,
+        half_duplex: bool,
+    },
+    /// The speed a NIC with a physical layer reports.
+    Nic {
+        bits_per_second: u64,
+        interface: String,
+        kind: String,
+    },
+    /// Not known, and why.
+    Unknown { reason: String },
+}
+
+/// The link rate for a test whose client end saw `env`.
+pub(crate) fn link_rate(
+    given: Option<BitRate>,
+    env: Option<&Environment>,
+    loopback: bool,
+) -> LinkRate {
+    if let Some(rate) = given {
+        return LinkRate::Given {
+            bits_per_second: rate.bits_per_second(),
+        };
+    }
+    if loopback {
+        return LinkRate::Unknown {
+            reason: "loopback has no link".into(),
+        };
+    }
+    let interface = env.and_then(|e| e.interface.clone());
+    if let Some(truth) = interface.as_deref().and_then(wirespeed_lab::inside::lookup) {
+        return lab_rate(truth);
+    }
+    match (env, interface) {
+        (Some(e), Some(i)) => match e.link_speed_bits_per_second {
+            Some(bps) => LinkRate::Nic {
+                bits_per_second: bps,
+                interface: i,
+                kind: e.interface_kind.clone().unwrap_or_else(|| "NIC".into()),
+            },
+            None => LinkRate::Unknown {
+                reason: match e.interface_kind.as_deref() {
+                    Some(k) if k.starts_with("NIC") => format!("{i}, a {k}, reports no speed"),
+                    Some(k) => format!(
+                        "{i} is a {k}: a virtual interface's speed is a constant of its driver, \
+                         not of a wire"
+                    ),
+                    None => format!("the kind of {i} cannot be read"),
+                },
+            },
+        },
+        _ => LinkRate::Unknown {
+            reason: "the interface the test left by cannot be found".into(),
+        },
+    }
+}
+
+fn lab_rate(t: InterfaceTruth) -> LinkRate {
+    LinkRate::Lab {
+        bits_per_second: t.rate_bits_per_second,
+        receive_bits_per_second: t.receive_rate_bits_per_second,
+        lab: t.lab,
+        link: t.link,
+        interface: t.interface,
+        layer: t.layer,
+        mtu: t.mtu,
+        half_duplex: t.half_duplex,
+    }
+}
+
+/// The envelope ceiling for `flow` and the phrase that says where it comes from.
 fn envelope(
-    rate: BitRate,
-    mtu: Option<u32>,
+    link: &LinkRate,
+    flow: Flow,
+    env_mtu: Option<u32>,
     v6: bool,
     r: &ThroughputResult,
 ) -> Option<(f64, String)> {
+    let (bps, layer, mtu, half, whence) = match link {
+        LinkRate::Given { bits_per_second } => (
+            *bits_per_second,
+            LinkLayer::Ethernet { vlan_tags: 0 },
+            env_mtu,
+            false,
+            "--link-rate".to_string(),
+        ),
+        LinkRate::Lab {
+            bits_per_second,
+            receive_bits_per_second,
+            lab,
+            link,
+            interface,
+            layer,
+            mtu,
+            half_duplex,
+        } => (
+            match flow {
+                Flow::Upload => *bits_per_second,
+                Flow::Download => *receive_bits_per_second,
+            },
+            *layer,
+            Some(*mtu),
+            *half_duplex,
+            format!("link {link} of lab {lab} as configured, leaving by {interface}"),
+        ),
+        LinkRate::Nic {
+            bits_per_second,
+            interface,
+            kind,
+        } => (
+            *bits_per_second,
+            LinkLayer::Ethernet { vlan_tags: 0 },
+            env_mtu,
+            false,
+            format!("the speed {interface} ({kind}) reports"),
+        ),
+        LinkRate::Unknown { .. } => return None,
+    };
+    let rate = BitRate::from_bits_per_second(bps);
     let mtu = mtu.map_or(1500, u64::from);
     let mtu = if mtu > 9216 { 1500 } else { mtu };
     let udp = r.spec.protocol == Protocol::Udp;
     let params = EnvelopeParams {
         rate,
-        link: LinkLayer::Ethernet { vlan_tags: 0 },
+        link: layer,
         mtu,
         ip: if v6 {
             IpVersion::V6
@@ -34,16 +168,21 @@ fn envelope(
         } else {
             Transport::Tcp { timestamps: true }
         },
-        duplex: Duplex::Full,
+        duplex: if half { Duplex::Half } else { Duplex::Full },
         ack_every: if udp { 0 } else { 2 },
         udp_payload: udp.then_some(u64::from(r.spec.length_bytes)),
         rtt: None,
     };
     let e = params.compute().ok()?;
+    let layer = match layer {
+        LinkLayer::Ethernet { .. } => "Ethernet",
+        LinkLayer::Serial => "serial line",
+    };
     Some((
         e.goodput_bits_per_second,
         format!(
-            "{rate} Ethernet, MTU {mtu}, {}",
+            "{rate} {layer}{}, MTU {mtu}, {}; {whence}",
+            if half { " (half duplex)" } else { "" },
             if udp { "UDP" } else { "TCP with timestamps" }
         ),
     ))
@@ -57,13 +196,7 @@ fn thread_percent(s: &StreamReport) -> f64 {
     }
 }
 
-fn facts(
-    r: &ThroughputResult,
-    o: &TestOutcome,
-    flow: Flow,
-    link_rate: Option<BitRate>,
-    agent: SocketAddr,
-) -> FlowFacts {
+fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -> FlowFacts {
     let all: Vec<&StreamReport> = o
         .client
         .streams
@@ -87,15 +220,27 @@ fn facts(
             .unwrap_or(&r.end.sum_received),
         _ => &r.end.sum_received,
     };
-    let rate = link_rate.or_else(|| {
-        env.and_then(|e| e.link_speed_bits_per_second)
-            .map(BitRate::from_bits_per_second)
-    });
+    let ceiling = envelope(
+        &r.link_rate,
+        flow,
+        env.and_then(|e| e.mtu_bytes),
+        agent.is_ipv6(),
+        r,
+    );
     FlowFacts {
         goodput_bits_per_second: received.bits_per_second,
-        ceiling: rate
-            .and_then(|rate| envelope(rate, env.and_then(|e| e.mtu_bytes), agent.is_ipv6(), r)),
+        unknown_rate_reason: match &r.link_rate {
+            LinkRate::Unknown { reason } if ceiling.is_none() => Some(reason.clone()),
+            _ => None,
+        },
+        ceiling,
         loopback: agent.ip().is_loopback(),
+        quantum_bits_per_second: match r.spec.amount {
+            Amount::Seconds(t) if r.spec.protocol == Protocol::Udp && t > 0.0 => {
+                Some(f64::from(r.spec.length_bytes) * 8.0 / t)
+            }
+            _ => None,
+        },
         target_bits_per_second: (r.spec.protocol == Protocol::Udp
             && r.spec.rate_bits_per_second > 0)
             .then(|| (r.spec.rate_bits_per_second * u64::from(r.spec.streams)) as f64),
@@ -123,7 +268,6 @@ fn facts(
 pub(crate) fn judge(
     r: &ThroughputResult,
     o: &TestOutcome,
-    link_rate: Option<BitRate>,
     agent: SocketAddr,
 ) -> (Vec<String>, Vec<String>) {
     let flows: Vec<Flow> = match r.spec.direction {
@@ -132,6 +276,9 @@ pub(crate) fn judge(
         Direction::Both => vec![Flow::Upload, Flow::Download],
     };
     let mut out = Vec::new();
+    // A partial result holds no evidence for a verdict: a rate cut short by an interrupt, a
+    // failed stream or a missing view is not a ceiling and not a limit.
+    let flows = if r.partial { Vec::new() } else { flows };
     for flow in flows {
         let prefix = if r.spec.direction == Direction::Both {
             match flow {
@@ -142,7 +289,7 @@ pub(crate) fn judge(
             ""
         };
         out.extend(
-            verdicts(&facts(r, o, flow, link_rate, agent))
+            verdicts(&facts(r, o, flow, agent))
                 .into_iter()
                 .map(|v| format!("{prefix}{v}")),
         );
@@ -215,5 +362,6 @@ pub(crate) fn judge(
     if o.agent.is_none() {
         warnings.push("the agent's view is missing: rates are the client's alone".into());
     }
+
     (out, warnings)
 }

@@ -15,3 +15,4 @@ mod sim;
 mod sweep;
 mod throughput;
 mod util;
+mod verdicts;

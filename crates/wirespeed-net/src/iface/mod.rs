@@ -127,6 +127,22 @@ mod std_stat {
     pub(super) const FRAG: u16 = 2;
 }
 
+/// An interface's speed as far as it can be believed ([`Reader::trusted_speed`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrustedSpeed {
+    /// What the interface is.
+    pub kind: InterfaceKind,
+    /// Mbit/s, only for a NIC with a physical layer that reports a speed.
+    pub mbps: Option<u32>,
+}
+
+impl TrustedSpeed {
+    /// Bit/s, when known.
+    pub fn bits_per_second(&self) -> Option<u64> {
+        self.mbps.map(|m| u64::from(m) * 1_000_000)
+    }
+}
+
 /// Reads interfaces of this network namespace (or of a sysfs-like tree).
 #[derive(Debug, Clone)]
 pub struct Reader {
@@ -182,6 +198,24 @@ impl Reader {
             });
         }
         Ok(dir)
+    }
+
+    /// The speed a link-rate ceiling may rest on, with the interface's kind: the driver's
+    /// figure for a NIC with a physical layer, and `None` for every other kind (loopback, veth,
+    /// TAP, TUN, bridges, bonds, VLANs, paravirtual NICs such as virtio_net): their speed is a
+    /// constant of the driver, not of any wire (a TAP reports 10 Gbit/s whatever the emulator
+    /// behind it serializes at). This is the one rule every command that turns an interface
+    /// speed into a ceiling uses; `diagnose` reports the same kinds as having no physical layer.
+    pub fn trusted_speed(&self, name: &str) -> Result<TrustedSpeed, IfaceError> {
+        let dir = self.dir(name)?;
+        let driver = self.kernel.then(|| ioctl::driver(name).ok()).flatten();
+        let kind = sysfs::kind(&dir, driver.as_deref());
+        let mbps = if kind.has_phy() {
+            sysfs::speed(&dir)
+        } else {
+            None
+        };
+        Ok(TrustedSpeed { kind, mbps })
     }
 
     /// The interface's kind and link settings; `warnings` gets what could not be read.
@@ -332,6 +366,82 @@ mod tests {
         assert_eq!(abilities(&[]), Abilities::NONE);
         assert_eq!(speed_of(u32::MAX), None);
         assert_eq!(duplex_of(0xFF), None);
+    }
+
+    /// A directory laid out like /sys/class/net/NAME with `files` (path, contents) in it.
+    fn fake(root: &Path, name: &str, files: &[(&str, &str)]) {
+        let dir = root.join(name);
+        std::fs::create_dir_all(dir.join("statistics")).unwrap();
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+    }
+
+    #[test]
+    fn only_a_physical_layer_has_a_speed_to_believe() {
+        let root = std::env::temp_dir().join(format!("ws-trusted-speed-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        fake(
+            &root,
+            "tap0",
+            &[("tun_flags", "0x1002"), ("speed", "10000")],
+        );
+        fake(
+            &root,
+            "tun0",
+            &[("tun_flags", "0x1001"), ("speed", "10000")],
+        );
+        fake(&root, "lo", &[("type", "772"), ("speed", "10000")]);
+        fake(
+            &root,
+            "br0",
+            &[("bridge/hello_time", "200"), ("speed", "10000")],
+        );
+        fake(&root, "veth0", &[("speed", "10000")]);
+        fake(
+            &root,
+            "eth0",
+            &[("device/vendor", "0x8086"), ("speed", "1000")],
+        );
+        fake(
+            &root,
+            "eth1",
+            &[("device/vendor", "0x8086"), ("speed", "-1")],
+        );
+        let paravirtual = root.join("ens3");
+        fake(
+            &root,
+            "ens3",
+            &[("device/vendor", "0x1af4"), ("speed", "10000")],
+        );
+        std::os::unix::fs::symlink(
+            "../../bus/virtio/drivers/virtio_net",
+            paravirtual.join("device/driver"),
+        )
+        .unwrap();
+        let r = Reader::files(&root);
+        let speed = |name: &str| r.trusted_speed(name).unwrap();
+        for name in ["tap0", "tun0", "lo", "br0", "veth0", "ens3"] {
+            let s = speed(name);
+            assert_eq!(
+                s.mbps,
+                None,
+                "{name} ({}) reported 10000",
+                s.kind.describe()
+            );
+            assert!(!s.kind.has_phy(), "{name}");
+        }
+        assert_eq!(speed("tap0").kind, InterfaceKind::Tap);
+        assert_eq!(
+            speed("ens3").kind,
+            InterfaceKind::Paravirtual("virtio_net".into())
+        );
+        assert_eq!(speed("eth0").bits_per_second(), Some(1_000_000_000));
+        assert_eq!(speed("eth1").mbps, None, "-1 is unknown");
+        assert!(r.trusted_speed("nope").is_err());
+        let _ = std::fs::remove_dir_all(&root);
     }
 
     #[test]

@@ -97,22 +97,37 @@ impl SweepReport {
             ));
         }
         if let Some(b) = a.reaches_90_percent_at {
-            let knee = b.bytes(p.mss_bytes);
-            let bdp = match (a.bandwidth_delay_product_bytes, a.min_rtt_seconds) {
-                (Some(bdp), Some(rtt)) if bdp >= 1.0 => format!(
-                    "; the bandwidth-delay product at the plateau is {} ({} {} x min RTT {}), so the knee is {:.1}x it{}",
-                    compact(bdp.round() as u64),
-                    self.rate(a.plateau_bytes_per_second.unwrap_or(0.0)),
-                    self.rate_unit(),
-                    wirespeed_model::units::format_seconds(rtt),
-                    knee as f64 / bdp,
-                    knee_reason(knee as f64 / bdp)
-                ),
-                _ => String::new(),
-            };
             out.push(format!(
-                "the diagonal reaches 90% of its plateau at {} per end{bdp}",
-                compact(knee)
+                "the diagonal reaches 90% of its plateau at {} per end",
+                compact(b.bytes(p.mss_bytes))
+            ));
+        } else if a.diagonal.is_empty() && a.plateau_bytes_per_second.is_some() {
+            out.push(
+                "no buffer size is on both axes, so there is no diagonal: the plateau is the best cell of the matrix (give --rcv the sizes of --snd for the seed's table)"
+                    .to_string(),
+            );
+        }
+        if let Some(bdp) = &a.bdp {
+            let knee = a.reaches_90_percent_at.map_or(String::new(), |b| {
+                let ratio = b.bytes(p.mss_bytes) as f64 / bdp.bytes.max(1.0);
+                format!(
+                    "; the knee at {} per end is {ratio:.1}x it{}",
+                    compact(b.bytes(p.mss_bytes)),
+                    knee_reason(ratio)
+                )
+            });
+            out.push(format!(
+                "the path's bandwidth-delay product is {} ({} {} {} x lowest RTT {:.2} ms): \
+                 with less window than that the window, not the path, sets the rate{knee}",
+                compact(bdp.bytes.round() as u64),
+                if bdp.rate_is_ceiling {
+                    "ceiling"
+                } else {
+                    "plateau"
+                },
+                self.rate(bdp.rate_bytes_per_second),
+                self.rate_unit(),
+                bdp.rtt_seconds * 1e3
             ));
         }
         out.push(

@@ -1,0 +1,286 @@
+//! What a process inside a lab's namespace can learn about the links it sits on: the lab's
+//! ground truth, readable from inside.
+//!
+//! Inside a lab every interface is a TAP device, and a TAP reports whatever speed its driver
+//! likes (10 Gbit/s), whatever the emulator behind it serializes at (10 Mbit/s). A measurement
+//! judged against that speed is judged against fiction. The lab knows the truth, so it writes
+//! it down: when a lab comes up its emulator process writes `links.json` next to `lab.json` in
+//! `/run/wirespeed-lab/NAME/`, one entry per interface of every namespace, with the rate the
+//! emulator charges for frames leaving by that interface, the link layer and the duplex.
+//!
+//! A process finds its own entry without being told anything: it compares the device and
+//! inode of `/proc/self/ns/net` with those of `/run/netns/NS` for each namespace the files
+//! name. Both are files of the kernel's nsfs, and one namespace has one inode, so the match
+//! holds whichever way the process entered the namespace (`wirespeed lab exec`,
+//! `ip netns exec`, `setns`, a child of any of those) and needs no environment variable that a
+//! shell or `sudo` could drop. A file left behind by a lab that is gone cannot match: its
+//! namespaces no longer exist under `/run/netns`. Every read is bounded (the number of labs
+//! looked at, the size of each file).
+
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use wirespeed_model::LinkLayer;
+
+use crate::addressing::Plan;
+use crate::lifecycle::STATE_ROOT;
+use crate::topology::{LinkDuplex, Topology};
+
+/// The file in a lab's state directory.
+pub const FILE_NAME: &str = "links.json";
+/// Labs looked at, at most, when searching for this process's namespace.
+const MAX_LABS: usize = 1024;
+/// The largest `links.json` read.
+const MAX_FILE_BYTES: u64 = 4 << 20;
+
+/// One interface of one namespace, as the lab configured it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InterfaceTruth {
+    /// The lab's name.
+    pub lab: String,
+    /// The namespace the interface is in.
+    pub namespace: String,
+    /// The node of the topology.
+    pub node: String,
+    /// The interface's name inside the namespace (`eth0`).
+    pub interface: String,
+    /// The link or segment it is an end of, for people: `h1-h2` or `segment lan`.
+    pub link: String,
+    /// The rate the emulator serializes frames leaving by this interface at, bit/s.
+    pub rate_bits_per_second: u64,
+    /// The rate frames arriving by it were serialized at, bit/s (the far end's egress: it
+    /// differs on an asymmetric link).
+    pub receive_rate_bits_per_second: u64,
+    /// What the wire charges per frame.
+    pub layer: LinkLayer,
+    /// The interface's MTU.
+    pub mtu: u32,
+    /// True when this end runs CSMA/CD (half duplex, or a station of a shared segment).
+    pub half_duplex: bool,
+}
+
+/// Everything one lab wrote.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabTruth {
+    /// The lab's name.
+    pub lab: String,
+    /// Every interface of every namespace.
+    pub interfaces: Vec<InterfaceTruth>,
+}
+
+impl LabTruth {
+    /// The truth of a lab named `lab` built from `topology` and `plan`, whose node `i` lives in
+    /// namespace `namespaces[i]`.
+    pub fn of(lab: &str, topology: &Topology, plan: &Plan, namespaces: &[String]) -> LabTruth {
+        let node_name = |i: usize| topology.nodes[i].name.clone();
+        let namespace = |i: usize| namespaces.get(i).cloned().unwrap_or_default();
+        let links = plan.interfaces.iter().filter_map(|f| {
+            let link = topology.links.get(f.link)?;
+            let (dir, back, duplex, peer) = if f.is_a {
+                (&link.ab, &link.ba, link.duplex_a, link.b)
+            } else {
+                (&link.ba, &link.ab, link.duplex_b, link.a)
+            };
+            Some(InterfaceTruth {
+                lab: lab.to_string(),
+                namespace: namespace(f.node),
+                node: node_name(f.node),
+                interface: f.name.clone(),
+                link: format!("{}-{}", node_name(f.node), node_name(peer)),
+                rate_bits_per_second: dir.rate.bits_per_second(),
+                receive_rate_bits_per_second: back.rate.bits_per_second(),
+                layer: link.layer,
+                mtu: link.mtu,
+                half_duplex: duplex == LinkDuplex::Half || link.is_shared(),
+            })
+        });
+        let stations = plan.stations.iter().filter_map(|s| {
+            let segment = topology.segments.get(s.segment)?;
+            Some(InterfaceTruth {
+                lab: lab.to_string(),
+                namespace: namespace(s.node),
+                node: node_name(s.node),
+                interface: s.name.clone(),
+                link: format!("segment {}", segment.name),
+                rate_bits_per_second: segment.rate.bits_per_second(),
+                receive_rate_bits_per_second: segment.rate.bits_per_second(),
+                layer: LinkLayer::Ethernet { vlan_tags: 0 },
+                mtu: segment.mtu,
+                half_duplex: true,
+            })
+        });
+        LabTruth {
+            lab: lab.to_string(),
+            interfaces: links.chain(stations).collect(),
+        }
+    }
+
+    /// Writes `links.json` into the lab's state directory `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
+        let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(tmp, dir.join(FILE_NAME))
+    }
+}
+
+/// The configured truth of `interface` in this process's network namespace, when that
+/// namespace belongs to a running wirespeed lab; `None` anywhere else.
+pub fn lookup(interface: &str) -> Option<InterfaceTruth> {
+    lookup_in(
+        Path::new(STATE_ROOT),
+        Path::new("/run/netns"),
+        Path::new("/proc/self/ns/net"),
+        interface,
+    )
+}
+
+/// [`lookup`] over other directories: labs' state under `state_root`, named namespaces under
+/// `netns_dir`, this process's namespace at `self_ns`.
+pub fn lookup_in(
+    state_root: &Path,
+    netns_dir: &Path,
+    self_ns: &Path,
+    interface: &str,
+) -> Option<InterfaceTruth> {
+    let me = std::fs::metadata(self_ns).ok()?;
+    let me = (me.dev(), me.ino());
+    let same = |namespace: &str| {
+        // A namespace name is one path component: never let a file steer the stat elsewhere.
+        if namespace.is_empty() || namespace.contains('/') || namespace.starts_with('.') {
+            return false;
+        }
+        std::fs::metadata(netns_dir.join(namespace)).is_ok_and(|m| (m.dev(), m.ino()) == me)
+    };
+    for entry in std::fs::read_dir(state_root).ok()?.flatten().take(MAX_LABS) {
+        let Some(truth) = read(&entry.path().join(FILE_NAME)) else {
+            continue;
+        };
+        if let Some(found) = truth
+            .interfaces
+            .into_iter()
+            .find(|f| f.interface == interface && same(&f.namespace))
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn read(path: &Path) -> Option<LabTruth> {
+    let mut text = String::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_FILE_BYTES)
+        .read_to_string(&mut text)
+        .ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::addressing;
+
+    const TWO_HOST: &str = r#"
+        name = "two-host"
+        [[host]]
+        name = "h1"
+        [[host]]
+        name = "h2"
+        [[link]]
+        a = "h1"
+        b = "h2"
+        rate = "10M"
+    "#;
+
+    fn scratch(tag: &str) -> std::path::PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "ws-inside-{tag}-{}-{:?}",
+            std::process::id(),
+            std::thread::current().id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+
+    fn truth() -> LabTruth {
+        let topology = Topology::parse(TWO_HOST, "two-host.toml").unwrap();
+        let plan = addressing::plan(&topology);
+        LabTruth::of(
+            "two-host-0001",
+            &topology,
+            &plan,
+            &["ws-two-host-0001-h1".into(), "ws-two-host-0001-h2".into()],
+        )
+    }
+
+    #[test]
+    fn each_end_has_the_configured_rate_of_its_egress() {
+        let t = truth();
+        assert_eq!(t.interfaces.len(), 2);
+        let h1 = &t.interfaces[0];
+        assert_eq!(h1.node, "h1");
+        assert_eq!(h1.namespace, "ws-two-host-0001-h1");
+        assert_eq!(h1.link, "h1-h2");
+        assert_eq!(h1.rate_bits_per_second, 10_000_000);
+        assert_eq!(h1.layer, LinkLayer::Ethernet { vlan_tags: 0 });
+        assert!(!h1.half_duplex);
+        assert_eq!(t.interfaces[1].link, "h2-h1");
+    }
+
+    #[test]
+    fn a_process_finds_its_namespace_by_inode() {
+        let root = scratch("root");
+        let netns = scratch("netns");
+        let lab = root.join("two-host-0001");
+        std::fs::create_dir_all(&lab).unwrap();
+        truth().write(&lab).unwrap();
+        // Stand-ins for nsfs files: a file's identity is its device and inode.
+        std::fs::write(netns.join("ws-two-host-0001-h1"), "").unwrap();
+        std::fs::write(netns.join("ws-two-host-0001-h2"), "").unwrap();
+        let me = netns.join("ws-two-host-0001-h2");
+        let found = lookup_in(&root, &netns, &me, "eth0").expect("h2's eth0");
+        assert_eq!(found.node, "h2");
+        assert_eq!(found.link, "h2-h1");
+        assert!(lookup_in(&root, &netns, &me, "eth9").is_none());
+        // A process in no lab namespace (another file) finds nothing.
+        let elsewhere = netns.join("other");
+        std::fs::write(&elsewhere, "").unwrap();
+        assert!(lookup_in(&root, &netns, &elsewhere, "eth0").is_none());
+        // The match is by identity, not by name: another name for the same inode matches...
+        let alias = netns.join("alias-of-h2");
+        std::fs::hard_link(&me, &alias).unwrap();
+        assert_eq!(
+            lookup_in(&root, &netns, &alias, "eth0").map(|f| f.node),
+            Some("h2".into())
+        );
+        // ...and once the lab's namespace is gone from netns_dir, its file matches nothing.
+        std::fs::remove_file(&me).unwrap();
+        assert!(lookup_in(&root, &netns, &alias, "eth0").is_none());
+        let _ = std::fs::remove_dir_all(root);
+        let _ = std::fs::remove_dir_all(netns);
+    }
+
+    #[test]
+    fn a_hostile_file_is_ignored() {
+        let root = scratch("hostile");
+        let netns = scratch("hostile-netns");
+        let lab = root.join("x");
+        std::fs::create_dir_all(&lab).unwrap();
+        std::fs::write(lab.join(FILE_NAME), "not json").unwrap();
+        let mut t = truth();
+        t.interfaces[0].namespace = "../../etc/passwd".into();
+        let other = root.join("y");
+        std::fs::create_dir_all(&other).unwrap();
+        t.write(&other).unwrap();
+        let me = netns.join("self");
+        std::fs::write(&me, "").unwrap();
+        assert!(lookup_in(&root, &netns, &me, "eth0").is_none());
+        let _ = std::fs::remove_dir_all(root);
+        let _ = std::fs::remove_dir_all(netns);
+    }
+}
