@@ -51,6 +51,18 @@ pub struct ProbeConfig {
     /// Set (by Ctrl-C) to stop after the probe in flight: what was measured is kept and the
     /// run says `interrupted`.
     pub interrupt: Option<Arc<AtomicBool>>,
+    /// Told (probes sent, probes planned) as the shuffled schedule runs, for a progress line.
+    pub progress: Option<ProgressHook>,
+}
+
+/// A callback for the schedule's progress: (probes sent, probes planned).
+#[derive(Clone)]
+pub struct ProgressHook(pub Arc<dyn Fn(u64, u64) + Send + Sync>);
+
+impl std::fmt::Debug for ProgressHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ProgressHook")
+    }
 }
 
 impl ProbeConfig {
@@ -618,6 +630,13 @@ fn measure(
     let mut last_to_hop: Vec<Option<Instant>> = vec![None; 256];
     let mut stopped_early = false;
     let mut interrupted = false;
+    let planned = schedule.len() as u64;
+    let tell = |sent: u64| {
+        if let Some(hook) = &config.progress {
+            (hook.0)(sent, planned);
+        }
+    };
+    tell(0);
     let mut pending = std::collections::VecDeque::from(schedule);
     while !pending.is_empty() {
         if config.interrupted() {
@@ -642,6 +661,7 @@ fn measure(
         };
         last_to_hop[usize::from(ttl)] = Some(Instant::now());
         samples.push(p.one(ttl, size)?);
+        tell(planned - pending.len() as u64);
         if !config.gap.is_zero() {
             std::thread::sleep(config.gap);
         }
@@ -676,6 +696,7 @@ mod tests {
             socket: SocketChoice::Auto,
             udp: None,
             interrupt: None,
+            progress: None,
         }
     }
 

@@ -2,6 +2,7 @@
 
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -457,8 +458,19 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         },
         udp,
         interrupt: Some(crate::interrupt::watch()),
+        progress: None,
     };
     let mut config = config;
+    // Probes take the time of their round trips, gaps and per-hop spacing: no estimate before
+    // the first ones are answered.
+    let progress = Arc::new(crate::progress::Progress::start(
+        "probe", "probes", 0, None, false,
+    ));
+    let hook = Arc::clone(&progress);
+    config.progress = Some(probe::ProgressHook(Arc::new(move |sent, planned| {
+        hook.set_total(planned);
+        hook.set_position(sent);
+    })));
     // Held until the analysis is done: the host baseline and every adaptive round run under it.
     let (_cpu_hold, cpu_wakeup) = if args.allow_cpu_idle {
         (None, "CPUs allowed to halt (--allow-cpu-idle)".to_string())
@@ -548,6 +560,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         }
         rounds += 1;
     };
+    progress.finish();
     let hops: Vec<HopReport> = analyses
         .into_iter()
         .map(|analysis| {

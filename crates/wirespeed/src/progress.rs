@@ -24,7 +24,7 @@ struct Work {
     what: String,
     /// "runs", "tests", "rounds".
     unit: &'static str,
-    total: u64,
+    total: AtomicU64,
     done: AtomicU64,
     started: Instant,
     /// What one item is expected to cost before any has finished.
@@ -33,15 +33,19 @@ struct Work {
 }
 
 impl Work {
+    fn total(&self) -> u64 {
+        self.total.load(Ordering::Relaxed)
+    }
+
     fn done(&self) -> u64 {
-        self.done.load(Ordering::Relaxed).min(self.total)
+        self.done.load(Ordering::Relaxed).min(self.total())
     }
 
     fn left(&self) -> Option<Duration> {
         remaining(
             self.started.elapsed(),
             self.done(),
-            self.total,
+            self.total(),
             self.per_item,
         )
     }
@@ -53,7 +57,7 @@ impl Work {
             "{}: {}/{} {}, {} elapsed, {}",
             self.what,
             self.done(),
-            self.total,
+            self.total(),
             self.unit,
             short(self.started.elapsed()),
             left_words(self.left())
@@ -100,7 +104,7 @@ pub(crate) fn short(d: Duration) -> String {
 pub(crate) struct Progress {
     work: Arc<Work>,
     bar: Option<ProgressBar>,
-    ticker: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    ticker: Mutex<Option<(Arc<AtomicBool>, JoinHandle<()>)>>,
 }
 
 impl Progress {
@@ -116,7 +120,7 @@ impl Progress {
         let work = Arc::new(Work {
             what: what.to_string(),
             unit,
-            total,
+            total: AtomicU64::new(total),
             done: AtomicU64::new(0),
             started: Instant::now(),
             per_item,
@@ -125,9 +129,9 @@ impl Progress {
         let mut progress = Progress {
             work: Arc::clone(&work),
             bar: None,
-            ticker: None,
+            ticker: Mutex::new(None),
         };
-        if quiet || total == 0 {
+        if quiet {
             return progress;
         }
         if std::io::stderr().is_terminal() {
@@ -151,7 +155,7 @@ impl Progress {
                 .name("progress".into())
                 .spawn(move || plain_lines(&shared, &flag));
             if let Ok(handle) = spawned {
-                progress.ticker = Some((stop, handle));
+                progress.ticker = Mutex::new(Some((stop, handle)));
             }
         }
         progress
@@ -176,6 +180,15 @@ impl Progress {
         }
     }
 
+    /// The work turned out to be `total` items (a probe knows its schedule only after path
+    /// discovery).
+    pub(crate) fn set_total(&self, total: u64) {
+        self.work.total.store(total, Ordering::Relaxed);
+        if let Some(bar) = &self.bar {
+            bar.set_length(total);
+        }
+    }
+
     /// One more item has finished.
     pub(crate) fn inc(&self) {
         let done = self.work.done.fetch_add(1, Ordering::Relaxed) + 1;
@@ -184,16 +197,14 @@ impl Progress {
         }
     }
 
-    /// Stops showing progress and clears the bar.
-    pub(crate) fn finish(mut self) {
-        self.stop();
-    }
-
-    fn stop(&mut self) {
-        if let Some(bar) = self.bar.take() {
+    /// Stops showing progress and clears the bar (also through a shared handle, as the probe's
+    /// progress callback holds one).
+    pub(crate) fn finish(&self) {
+        if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
-        if let Some((stop, handle)) = self.ticker.take() {
+        let ticker = self.ticker.lock().ok().and_then(|mut t| t.take());
+        if let Some((stop, handle)) = ticker {
             stop.store(true, Ordering::Relaxed);
             handle.thread().unpark();
             let _ = handle.join();
@@ -203,7 +214,7 @@ impl Progress {
 
 impl Drop for Progress {
     fn drop(&mut self) {
-        self.stop();
+        self.finish();
     }
 }
 
@@ -216,7 +227,9 @@ fn plain_lines(work: &Work, stop: &AtomicBool) {
             return;
         }
         if now >= next {
-            let _ = writeln!(std::io::stderr().lock(), "{}", work.line());
+            if work.total() > 0 {
+                let _ = writeln!(std::io::stderr().lock(), "{}", work.line());
+            }
             next += PLAIN_EVERY;
             continue;
         }
