@@ -78,6 +78,7 @@ impl FromStr for Axis {
             expected: "packets (a number, or N p) or bytes (with a unit), as a list, a range \
                        A..B[:STEP] or a geometric range A..B:xK",
             example: "1..17, 1,2,4,8, 16KiB..1MiB:x2, 16KiB,256KiB",
+            largest: None,
         };
         let mut values = Vec::new();
         for item in text.split(',').map(str::trim) {

@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 /// The message names the value, what was expected and an example, so that a command-line error
 /// is one self-explaining line.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("'{input}' is not a {what}: expected {expected}, for example {example}")]
+#[error("{}", self.message())]
 #[non_exhaustive]
 pub struct ParseUnitError {
     /// What the user typed.
@@ -29,6 +29,30 @@ pub struct ParseUnitError {
     pub expected: &'static str,
     /// A few valid values.
     pub example: &'static str,
+    /// Set when the text is a well-formed quantity too large to hold: the largest one held.
+    pub largest: Option<&'static str>,
+}
+
+impl ParseUnitError {
+    fn message(&self) -> String {
+        match self.largest {
+            // A well-formed figure that is merely too big is out of range, not "not a
+            // duration": the fix is a smaller figure, not another syntax.
+            Some(largest) => format!(
+                "'{}' is out of range for a {}: at most {largest}, for example {}",
+                self.input, self.what, self.example
+            ),
+            None => format!(
+                "'{}' is not a {}: expected {}, for example {}",
+                self.input, self.what, self.expected, self.example
+            ),
+        }
+    }
+
+    fn too_large(mut self, largest: &'static str) -> ParseUnitError {
+        self.largest = Some(largest);
+        self
+    }
 }
 
 /// A decimal number split into an integer scaled by a power of ten, so that prefixes multiply
@@ -166,6 +190,7 @@ impl FromStr for BitRate {
             expected: "a number with an optional k/M/G/T (decimal) or Ki/Mi/Gi (binary) prefix \
                        and bit, bit/s, bps or B/s",
             example: "10M, 1.544Mbit/s, 56k, 1G, 125MB/s",
+            largest: None,
         };
         let (number, unit) = split_number(text);
         let value = Decimal::parse(number).ok_or_else(error)?;
@@ -177,7 +202,7 @@ impl FromStr for BitRate {
         };
         let bps = value
             .times_rounded(multiplier * bits_per_unit)
-            .ok_or_else(error)?;
+            .ok_or_else(|| error().too_large("2^64 - 1 bit/s"))?;
         if bps == 0 {
             return Err(error());
         }
@@ -247,6 +272,7 @@ impl FromStr for ByteSize {
             expected: "a whole number of bytes with an optional k/M/G (x1000) or Ki/Mi/Gi \
                        (x1024) prefix and an optional B",
             example: "1500, 64KiB, 128kB, 8M, 8MiB",
+            largest: None,
         };
         let (number, unit) = split_number(text);
         let value = Decimal::parse(number).ok_or_else(error)?;
@@ -254,10 +280,14 @@ impl FromStr for ByteSize {
         if !matches!(rest, "" | "B" | "byte" | "bytes") {
             return Err(error());
         }
-        value
-            .times_exact(multiplier)
-            .map(ByteSize)
-            .ok_or_else(error)
+        value.times_exact(multiplier).map(ByteSize).ok_or_else(|| {
+            // Exact fails on a fraction of a byte or on overflow; only the latter is too big.
+            if value.times_rounded(multiplier).is_some() {
+                error()
+            } else {
+                error().too_large("2^64 - 1 bytes")
+            }
+        })
     }
 }
 
@@ -292,6 +322,7 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseUnitError> {
         what: "duration",
         expected: "a number with ns, us, ms, s, m or h (seconds if no unit)",
         example: "10s, 250ms, 30us, 1.5",
+        largest: None,
     };
     let (number, unit) = split_number(text);
     let value = Decimal::parse(number).ok_or_else(error)?;
@@ -304,7 +335,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseUnitError> {
         "h" => 3_600_000_000_000,
         _ => return Err(error()),
     };
-    let nanos = value.times_rounded(nanos_per_unit).ok_or_else(error)?;
+    let nanos = value
+        .times_rounded(nanos_per_unit)
+        .ok_or_else(|| error().too_large("584 years (2^64 ns)"))?;
     Ok(Duration::from_nanos(nanos))
 }
 
@@ -418,6 +451,7 @@ impl FromStr for RateFormat {
                     expected: "a (auto), b, k, m, g, t (bit/s, decimal) or B, K, M, G (bytes/s, \
                                binary: KiB/s) or kB, MB, GB (bytes/s, decimal)",
                     example: "-f m, -f K, -f MB",
+                    largest: None,
                 });
             }
         })
@@ -616,5 +650,31 @@ mod tests {
             let d = parse_duration(&format!("{ns}ns")).unwrap();
             prop_assert_eq!(d.as_nanos(), u128::from(ns));
         }
+    }
+
+    #[test]
+    fn a_figure_too_large_is_out_of_range_not_another_syntax() {
+        let e = parse_duration("99999999999999s").unwrap_err().to_string();
+        assert!(e.contains("out of range for a duration"), "{e}");
+        assert!(!e.contains("is not a duration"), "{e}");
+        let e = "99999999999999999999T"
+            .parse::<BitRate>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("out of range for a bit rate"), "{e}");
+        let e = "99999999999GiB"
+            .parse::<ByteSize>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("out of range for a byte size"), "{e}");
+        // A fraction of a byte is a syntax problem, not a range one.
+        let e = "1.5".parse::<ByteSize>().unwrap_err().to_string();
+        assert!(e.contains("is not a byte size"), "{e}");
+        assert!(
+            parse_duration("ten")
+                .unwrap_err()
+                .to_string()
+                .contains("is not a duration")
+        );
     }
 }

@@ -48,8 +48,7 @@ fn main() -> ExitCode {
             ExitCode::from(stop.status())
         }
         Err(err) => {
-            let chain: Vec<String> = err.chain().map(ToString::to_string).collect();
-            eprintln!("wirespeed: error: {}", chain.join(": "));
+            eprintln!("wirespeed: error: {}", error_line(&err));
             ExitCode::from(exit_status::code_of(&err))
         }
     }
@@ -81,6 +80,22 @@ fn clap_error(err: &clap::Error) -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The error and its causes on one line, each cause once: a context that already quotes its
+/// source ("cannot connect: Connection refused") is not followed by that source again.
+fn error_line(err: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in err.chain().map(|c| c.to_string()) {
+        if cause.is_empty() || line.contains(&cause) {
+            continue;
+        }
+        if !line.is_empty() {
+            line.push_str(": ");
+        }
+        line.push_str(&cause);
+    }
+    line
 }
 
 fn is_broken_pipe(err: &anyhow::Error) -> bool {

@@ -152,11 +152,21 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
         other => other,
     }
-    .with_context(|| {
-        format!(
-            "cannot listen on port {} (is another agent running? pick one with -p)",
-            args.port
-        )
+    .map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrNotAvailable {
+            // EADDRNOTAVAIL: the -B address belongs to no interface of this host.
+            anyhow::anyhow!(
+                "-B {}: not an address of this host; give one of its own addresses, or leave -B out to listen on all",
+                addr.ip()
+            )
+        } else if e.kind() == std::io::ErrorKind::AddrInUse {
+            anyhow::anyhow!(
+                "cannot listen on port {}: it is in use (is another agent running? pick one with -p)",
+                args.port
+            )
+        } else {
+            anyhow::Error::new(e).context(format!("cannot listen on {addr}"))
+        }
     })?;
     let local = agent.local_addr()?;
     if args.json {

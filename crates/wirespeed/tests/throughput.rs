@@ -422,3 +422,25 @@ fn udp_at_b_0_warns_when_the_receiver_drops() {
         "{warnings:?}"
     );
 }
+
+/// Error lines say each cause once, call a too-large figure out of range, and name a -B address
+/// that is not this host's (binding sends nothing: 198.18.255.1 is in the test range).
+#[test]
+fn error_lines_name_each_cause_once_and_the_right_problem() {
+    let refused = wirespeed(&["tcp", "127.0.0.1", "-p", "1", "-t", "1"]);
+    assert_eq!(refused.status, 2, "{}", refused.stderr);
+    assert_eq!(
+        refused.stderr.matches("Connection refused").count(),
+        1,
+        "{}",
+        refused.stderr
+    );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-t", "99999999999999s"]),
+        "out of range for a duration",
+    );
+    assert_one_line_error(
+        &wirespeed(&["serve", "-B", "198.18.255.1", "-p", "0"]),
+        "not an address of this host",
+    );
+}
