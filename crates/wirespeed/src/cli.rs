@@ -26,10 +26,28 @@ enum Command {
     /// The agent: the far end of `tcp` and `udp` tests (serves many clients at once).
     Serve(ServeArgs),
     /// TCP throughput to an agent; without HOST, this host's own loopback ceiling.
-    #[command(after_help = crate::exit_status::THROUGHPUT_HELP)]
+    // One argument struct serves both protocols; each help page shows only its own options
+    // (the other protocol's are refused with the command to use).
+    #[command(
+        after_help = crate::exit_status::THROUGHPUT_HELP,
+        mut_arg("bitrate", |a| a.hide(true)),
+        mut_arg("gso", |a| a.hide(true)),
+        mut_arg("no_gso", |a| a.hide(true)),
+        mut_arg("len", |a| a.help("Bytes per write and read [default: 128KiB]")),
+    )]
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
-    #[command(after_help = crate::exit_status::THROUGHPUT_HELP)]
+    #[command(
+        after_help = crate::exit_status::THROUGHPUT_HELP,
+        mut_arg("nodelay", |a| a.hide(true)),
+        mut_arg("mss", |a| a.hide(true)),
+        mut_arg("congestion", |a| a.hide(true)),
+        mut_arg("file", |a| a.hide(true)),
+        mut_arg("zerocopy", |a| a.hide(true)),
+        mut_arg("len", |a| a.help("Payload bytes per datagram [default: 1472]")),
+        mut_arg("bitrate", |a| a.help("Target rate per stream; 0 = as fast as possible [default: 1M]")),
+        mut_arg("num", |a| a.help("Amount per stream instead of a duration: a number of -l datagrams, or a byte size such as 16MiB")),
+    )]
     Udp(ThroughputArgs),
     /// How does throughput depend on the send and receive socket buffers? Van Jacobson's
     /// experiment: a grid of buffer sizes, repeated runs in a seeded random order.
@@ -93,5 +111,22 @@ mod tests {
     #[test]
     fn the_cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    /// `tcp --help` and `udp --help` list only their own protocol's options.
+    #[test]
+    fn tcp_and_udp_help_list_only_their_own_options() {
+        let mut cli = Cli::command();
+        let tcp = cli.find_subcommand_mut("tcp").unwrap().render_long_help().to_string();
+        let mut cli = Cli::command();
+        let udp = cli.find_subcommand_mut("udp").unwrap().render_long_help().to_string();
+        for tcp_only in ["--nodelay", "--mss", "--congestion", "--file", "--zerocopy"] {
+            assert!(tcp.contains(tcp_only) && !udp.contains(tcp_only), "{tcp_only}");
+        }
+        for udp_only in ["--bitrate", "--no-gso"] {
+            assert!(udp.contains(udp_only) && !tcp.contains(udp_only), "{udp_only}");
+        }
+        assert!(udp.contains("[default: 1M]"), "{udp}");
+        assert_ne!(tcp, udp);
     }
 }
