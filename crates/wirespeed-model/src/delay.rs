@@ -131,6 +131,23 @@ pub enum ModelError {
         /// What is wrong and what to write instead.
         problem: String,
     },
+    /// A component's cost is negative, not a number, or beyond any path's (1 s fixed, 1 ms
+    /// per byte: a 56 kbit/s line is 0.14 ms per byte).
+    #[error(
+        "component '{tag}': {field} = {value} is out of range: costs are 0 to {max} ms, for example {field} = {example}"
+    )]
+    BadCost {
+        /// The component.
+        tag: String,
+        /// `fixed_ms` or `per_byte_ms`.
+        field: &'static str,
+        /// What the file says.
+        value: f64,
+        /// The largest accepted.
+        max: f64,
+        /// A value that reads right.
+        example: &'static str,
+    },
     /// The file has no path of that name.
     #[error("no path '{name}' in the model file (paths: {known})")]
     UnknownPath {
@@ -280,6 +297,22 @@ impl ModelFile {
     pub fn from_toml(text: &str) -> Result<ModelFile, ModelError> {
         let raw: RawFile = toml::from_str(text)
             .map_err(|e| ModelError::Syntax(e.to_string().lines().collect::<Vec<_>>().join(" ")))?;
+        for (tag, c) in &raw.components {
+            for (field, value, max, example) in [
+                ("fixed_ms", c.fixed_ms, 1000.0, "0.525"),
+                ("per_byte_ms", c.per_byte_ms, 1.0, "0.00004"),
+            ] {
+                if !(value.is_finite() && (0.0..=max).contains(&value)) {
+                    return Err(ModelError::BadCost {
+                        tag: tag.clone(),
+                        field,
+                        value,
+                        max,
+                        example,
+                    });
+                }
+            }
+        }
         let mut paths = Vec::new();
         for (name, rp) in &raw.paths {
             paths.push(build_path(name, rp, &raw.components)?);
@@ -699,6 +732,20 @@ fn per_byte_text(ms_per_byte: f64) -> String {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn negative_or_huge_costs_are_refused_naming_the_component() {
+        for (line, field) in [
+            ("cisco = { fixed_ms = -1.0 }", "fixed_ms"),
+            ("cisco = { per_byte_ms = 5.0 }", "per_byte_ms"),
+            ("cisco = { fixed_ms = nan }", "fixed_ms"),
+        ] {
+            let text = format!("[components]\n{line}\n");
+            let e = ModelFile::from_toml(&text).unwrap_err().to_string();
+            assert!(e.contains("component 'cisco'") && e.contains(field), "{e}");
+        }
+        assert!(ModelFile::from_toml("[components]\ncisco = { fixed_ms = 0.5 }\n").is_ok());
+    }
 
     #[test]
     fn every_anomalous_segment_carries_a_hypothesis() {

@@ -861,6 +861,12 @@ fn run_session(
     if let Some(reason) = cfg.limits.check(&spec) {
         return Err(SessionEnd::Refused(reason));
     }
+    if let Some(reason) = spec
+        .agent_cpu
+        .and_then(|cpu| crate::sock::cpu_refusal(cpu, "the agent"))
+    {
+        return Err(SessionEnd::Refused(reason));
+    }
     let flows = spec.flows();
     let _memory = shared
         .budget

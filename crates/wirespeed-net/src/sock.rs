@@ -278,6 +278,37 @@ pub fn current_cpu() -> Option<u32> {
     u32::try_from(cpu).ok()
 }
 
+/// The CPUs this process may run on (its affinity mask, as `taskset -p` shows it), lowest
+/// first; `-A` names one of them or nothing.
+pub fn usable_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain old data; the kernel fills at most its size; CPU_ISSET reads
+    // inside it for every index below CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = mem::zeroed();
+        if libc::sched_getaffinity(0, mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize)
+            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
+            .collect()
+    }
+}
+
+/// `-A` placement for `who` ("this end", "the agent") that names a CPU this process cannot
+/// run on: the sentence that says so, listing the ones it can.
+pub fn cpu_refusal(cpu: usize, who: &str) -> Option<String> {
+    let usable = usable_cpus();
+    if usable.is_empty() || usable.contains(&cpu) {
+        return None;
+    }
+    let list: Vec<String> = usable.iter().map(ToString::to_string).collect();
+    Some(format!(
+        "-A: CPU {cpu} is not one {who} can run on (CPUs {}): name one of them, e.g. -A {}",
+        list.join(","),
+        usable[0]
+    ))
+}
+
 /// Pins the calling thread to one CPU (`-A`).
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
     // SAFETY: cpu_set_t is plain old data; CPU_SET stays inside it for cpu < CPU_SETSIZE.

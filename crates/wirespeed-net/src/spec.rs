@@ -69,6 +69,14 @@ pub enum Flow {
 /// scheduling noise, and would pile up in the agent's report.
 pub const MIN_INTERVAL_SECONDS: f64 = 0.01;
 
+/// The shortest timed test: below it connection set-up and the first round trips are the
+/// whole test, and no rate is measured.
+pub const MIN_TEST_SECONDS: f64 = 0.1;
+
+/// The smallest `-w`: Linux raises any smaller request to its minimum socket buffer (about
+/// 4.5 KiB granted), so the request would not be what ran.
+pub const MIN_WINDOW_BYTES: u64 = 2048;
+
 /// The parameters of a test.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -191,13 +199,22 @@ impl TestSpec {
             ));
         }
         match self.amount {
-            Amount::Seconds(s) if !(s.is_finite() && s > 0.0 && s <= 86_400.0) => {
+            Amount::Seconds(s)
+                if !(s.is_finite() && (MIN_TEST_SECONDS..=86_400.0).contains(&s)) =>
+            {
                 return Err(format!(
-                    "-t {s} is out of range: use more than 0 s, at most 1 day"
+                    "-t {s} s is out of range: use {MIN_TEST_SECONDS} s to 1 day (a shorter test ends before a rate can be measured), e.g. -t 10s"
                 ));
             }
             Amount::Bytes(0) => return Err("-n 0 sends nothing: use at least 1 byte".into()),
             _ => {}
+        }
+        if let Some(w) = self.window_bytes
+            && w < MIN_WINDOW_BYTES
+        {
+            return Err(format!(
+                "-w {w} is too small: the kernel would quietly raise it to its own minimum; use at least {MIN_WINDOW_BYTES} bytes, e.g. -w 128KiB"
+            ));
         }
         if let Some(i) = self.interval_seconds
             && !(i.is_finite() && (MIN_INTERVAL_SECONDS..=86_400.0).contains(&i))

@@ -65,7 +65,9 @@ pub enum SimError {
     #[error("the interrupt latency range runs backwards (example: --interrupt-latency 75us-100us)")]
     Interrupt,
     /// Nothing to measure.
-    #[error("the measured duration must be longer than zero (example: -t 10s)")]
+    #[error(
+        "the measured duration must be longer than zero and at most 1 h of simulated time, whose events would take hours of real time (example: -t 10s)"
+    )]
     Duration,
     /// A retransmission timeout that fires before any acknowledgement could arrive.
     #[error(
@@ -83,3 +85,7 @@ pub enum SimError {
     #[error("the cable needs a length >= 0, a velocity factor in (0, 1] and a delay >= 0")]
     Cable,
 }
+
+/// The longest simulated time a test may measure (or warm up for): an hour of a busy segment
+/// is about a billion events.
+pub const MAX_SIMULATED_NS: u64 = 3_600_000_000_000;

@@ -124,7 +124,10 @@ impl LinkScenario {
                 floor_ns: floor,
             });
         }
-        if self.measure_ns == 0 {
+        if self.measure_ns == 0
+            || self.measure_ns > crate::MAX_SIMULATED_NS
+            || self.warmup_ns > crate::MAX_SIMULATED_NS
+        {
             return Err(SimError::Duration);
         }
         Ok(())

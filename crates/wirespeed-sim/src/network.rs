@@ -125,7 +125,10 @@ impl Scenario {
         if self.host.interrupt_min_ns > self.host.interrupt_max_ns {
             return Err(SimError::Interrupt);
         }
-        if self.measure_ns == 0 {
+        if self.measure_ns == 0
+            || self.measure_ns > crate::MAX_SIMULATED_NS
+            || self.warmup_ns > crate::MAX_SIMULATED_NS
+        {
             return Err(SimError::Duration);
         }
         let c = &self.cable;

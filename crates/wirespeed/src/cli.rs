@@ -117,14 +117,28 @@ mod tests {
     #[test]
     fn tcp_and_udp_help_list_only_their_own_options() {
         let mut cli = Cli::command();
-        let tcp = cli.find_subcommand_mut("tcp").unwrap().render_long_help().to_string();
+        let tcp = cli
+            .find_subcommand_mut("tcp")
+            .unwrap()
+            .render_long_help()
+            .to_string();
         let mut cli = Cli::command();
-        let udp = cli.find_subcommand_mut("udp").unwrap().render_long_help().to_string();
+        let udp = cli
+            .find_subcommand_mut("udp")
+            .unwrap()
+            .render_long_help()
+            .to_string();
         for tcp_only in ["--nodelay", "--mss", "--congestion", "--file", "--zerocopy"] {
-            assert!(tcp.contains(tcp_only) && !udp.contains(tcp_only), "{tcp_only}");
+            assert!(
+                tcp.contains(tcp_only) && !udp.contains(tcp_only),
+                "{tcp_only}"
+            );
         }
         for udp_only in ["--bitrate", "--no-gso"] {
-            assert!(udp.contains(udp_only) && !tcp.contains(udp_only), "{udp_only}");
+            assert!(
+                udp.contains(udp_only) && !tcp.contains(udp_only),
+                "{udp_only}"
+            );
         }
         assert!(udp.contains("[default: 1M]"), "{udp}");
         assert_ne!(tcp, udp);

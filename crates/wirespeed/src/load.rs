@@ -386,6 +386,9 @@ impl RunsPlan for LoadPlan {
 }
 
 pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::output::check_output_dir("--plot", dir)?;
+    }
     let auth = args
         .auth_key_file
         .as_deref()

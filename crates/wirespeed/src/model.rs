@@ -105,6 +105,9 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
             plot,
             output,
         } => {
+            if let Some(plot) = &plot {
+                crate::output::check_output_file("--plot", plot)?;
+            }
             let model = load(&file)?;
             let measured = read_probe(&probe)?;
             let tol = Tolerance {
@@ -430,11 +433,20 @@ fn fit_table(hops: &[ProbedHop]) -> FitReport {
             ),
             None => format!("hop {} ({who}): own cost", h.hop.hop),
         };
+        // A hop's own cost is a difference of two fits, so a cost near zero can come out a
+        // little below it; a model file holds no negative cost, so such a figure is written as
+        // 0 and the description keeps what was measured.
+        let mut description = description;
+        for (name, value) in [("fixed", inc.fixed_ms), ("per byte", inc.per_byte_ms)] {
+            if value < 0.0 {
+                description.push_str(&format!("; {name} measured {value:.9} ms, written as 0"));
+            }
+        }
         components.insert(
             tag.clone(),
             Component {
-                fixed_ms: inc.fixed_ms,
-                per_byte_ms: inc.per_byte_ms,
+                fixed_ms: inc.fixed_ms.max(0.0),
+                per_byte_ms: inc.per_byte_ms.max(0.0),
                 description,
             },
         );

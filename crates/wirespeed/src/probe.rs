@@ -411,6 +411,9 @@ fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
 }
 
 pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
+    if let Some(plot) = &args.plot {
+        crate::output::check_output_file("--plot", plot)?;
+    }
     let target = resolve(&args.host)?;
     let min = if args.udp {
         wirespeed_net::echo::min_size(target)

@@ -127,9 +127,9 @@ pub(crate) struct CsmaArgs {
     #[arg(long, default_value_t = 1, value_name = "N")]
     seed: u64,
 
-    /// Worker threads (default: every core).
-    #[arg(long, value_name = "N")]
-    threads: Option<usize>,
+    /// Worker threads, 1 to 256 (default: every core).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    threads: Option<u16>,
 
     /// Show the Metcalfe-Boggs (1976) efficiency beside each point, and where "1/e" comes from.
     #[arg(long)]
@@ -383,12 +383,15 @@ fn mix_max(mix: &LengthMix) -> u64 {
 }
 
 fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::output::check_output_dir("--plot", dir)?;
+    }
     let base = args.scenario()?;
     let points = grid(&args.lengths.0, &args.hosts.0);
-    let threads = args
-        .threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .max(1);
+    let threads = args.threads.map_or_else(
+        || std::thread::available_parallelism().map_or(1, usize::from),
+        usize::from,
+    );
     let replications = args.replications as usize;
     // No estimate before the first point: a simulation's cost depends on its event count.
     let bar = crate::progress::Progress::start(

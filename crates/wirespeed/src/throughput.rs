@@ -85,9 +85,9 @@ pub(crate) struct ThroughputArgs {
     #[arg(value_name = "HOST")]
     host: Option<String>,
 
-    /// The agent's port.
-    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
-    port: u16,
+    /// The agent's port [default: 5210].
+    #[arg(long, short = 'p')]
+    port: Option<u16>,
 
     /// Test duration (default 10 s).
     #[arg(long, short = 't', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
@@ -341,6 +341,24 @@ impl ThroughputArgs {
         };
         resolve_agent(host, self.port, self.ipv4, self.ipv6).map(Some)
     }
+
+    /// `-A` names CPUs this process can run on (the agent's too when it runs in this process).
+    fn check_affinity(&self) -> anyhow::Result<()> {
+        let Some(a) = self.affinity else {
+            return Ok(());
+        };
+        if let Some(reason) = wirespeed_net::sock::cpu_refusal(a.client, "this end") {
+            bail!(reason);
+        }
+        if self.host.is_none()
+            && let Some(reason) = a
+                .agent
+                .and_then(|cpu| wirespeed_net::sock::cpu_refusal(cpu, "the agent"))
+        {
+            bail!(reason);
+        }
+        Ok(())
+    }
 }
 
 /// `--file`: a regular file this process can read, with data in it (sendfile reads a regular
@@ -412,21 +430,42 @@ fn partial_reason(o: &TestOutcome) -> Option<String> {
 /// the address family asked for (`-4`, `-6`).
 pub(crate) fn resolve_agent(
     host: &str,
-    port: u16,
+    port: Option<u16>,
     ipv4: bool,
     ipv6: bool,
 ) -> anyhow::Result<SocketAddr> {
+    // A port in HOST:PORT and another in -p: which one was meant cannot be guessed.
+    let one_port = |in_host: u16| -> anyhow::Result<u16> {
+        match port {
+            Some(p) if p != in_host => bail!(
+                "two ports: {host} names {in_host} and -p names {p}; give the port once (HOST:PORT or -p)"
+            ),
+            _ => Ok(in_host),
+        }
+    };
+    let family = |ip: IpAddr| -> anyhow::Result<()> {
+        if ip.is_ipv4() && ipv6 {
+            bail!("{ip} is an IPv4 address but -6 asks for IPv6: drop -6 or give an IPv6 address");
+        }
+        if ip.is_ipv6() && ipv4 {
+            bail!("{ip} is an IPv6 address but -4 asks for IPv4: drop -4 or give an IPv4 address");
+        }
+        Ok(())
+    };
+    let port_or_default = port.unwrap_or(DEFAULT_PORT);
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, port));
+        family(ip)?;
+        return Ok(SocketAddr::new(ip, port_or_default));
     }
     if let Ok(addr) = host.parse::<SocketAddr>() {
-        return Ok(addr);
+        family(addr.ip())?;
+        return Ok(SocketAddr::new(addr.ip(), one_port(addr.port())?));
     }
     let (name, port) = match host.rsplit_once(':') {
         Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {
-            (n, p.parse().expect("checked"))
+            (n, one_port(p.parse().expect("checked"))?)
         }
-        _ => (host, port),
+        _ => (host, port_or_default),
     };
     let addrs: Vec<SocketAddr> = (name, port)
         .to_socket_addrs()
@@ -447,6 +486,7 @@ pub(crate) fn resolve_agent(
 
 pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
     let spec = args.spec(protocol)?;
+    args.check_affinity()?;
     let auth = args
         .auth_key_file
         .as_deref()

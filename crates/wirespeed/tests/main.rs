@@ -8,6 +8,7 @@ mod envelope;
 mod lab;
 mod load;
 mod probe;
+mod refusals;
 mod report;
 mod reproduce;
 mod results_safety;

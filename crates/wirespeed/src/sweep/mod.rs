@@ -201,7 +201,14 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
     let remote = args
         .host
         .as_deref()
-        .map(|h| crate::throughput::resolve_agent(h, args.port, args.ipv4, args.ipv6))
+        .map(|h| {
+            crate::throughput::resolve_agent(
+                h,
+                (args.port != crate::serve::DEFAULT_PORT).then_some(args.port),
+                args.ipv4,
+                args.ipv6,
+            )
+        })
         .transpose()?;
     let auth = args
         .auth_key_file
@@ -541,6 +548,18 @@ fn random_seed() -> u64 {
 pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
     if args.snd.0.is_empty() || args.rcv.as_ref().is_some_and(|a| a.0.is_empty()) {
         bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
+    }
+    if args.resume.is_none() && args.time.is_none() && args.bytes.bytes() == 0 {
+        bail!("-n 0 sends nothing: give each run at least 1 byte, for example -n 1MiB");
+    }
+    for (flag, path) in [
+        ("--csv", &args.csv),
+        ("--heatmap", &args.heatmap),
+        ("--plot", &args.plot),
+    ] {
+        if let Some(path) = path {
+            crate::output::check_output_file(flag, path)?;
+        }
     }
     Ok(())
 }
