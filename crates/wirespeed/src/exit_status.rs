@@ -6,9 +6,10 @@
 //!   no command has such a flag yet);
 //! * 2: bad input, or the test could not start (a flag, a file, an unreachable agent): one line
 //!   on stderr names the problem and the fix, and nothing is measured;
-//! * 3: the test started but its result is partial (interrupted by SIGINT or SIGTERM, a
-//!   stream failed, the agent's view is missing): what was counted is printed, marked
-//!   partial, with no verdict.
+//! * 3: the test started but its result is partial (a stream failed, the agent's view is
+//!   missing): what was counted is printed, marked partial, with no verdict;
+//! * 130 / 143: interrupted by SIGINT / SIGTERM (128 + the signal, as the shell reports it):
+//!   what finished is printed, marked partial, and kept where results are kept.
 //!
 //! Any error that does not carry an [`Exit`] is status 2.
 
@@ -24,9 +25,10 @@ pub(crate) const THROUGHPUT_HELP: &str = "\
 Exit status:
   0  the test ran whole; its result and verdicts are printed
   2  bad input or the test could not start (no agent there, refused): one line on stderr
-  3  partial result: interrupted (SIGINT, SIGTERM), a stream failed or the agent's view is
-     missing; what was counted is printed marked \"partial\" (JSON \"partial\": true and
-     \"partial_reason\"), with no verdict
+  3  partial result: a stream failed or the agent's view is missing; what was counted is
+     printed marked \"partial\" (JSON \"partial\": true and \"partial_reason\"), with no
+     verdict
+  130, 143  interrupted by SIGINT, SIGTERM: the same partial result
   (1 is for a fault found that a flag asked to fail on; tcp and udp have no such flag)
 See docs/exit-status.md.";
 

@@ -6,8 +6,6 @@ use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::str::FromStr;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -503,8 +501,7 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
             addr
         }
     };
-    let interrupt = Arc::new(AtomicBool::new(false));
-    wirespeed_net::signal::forward_to(interrupt.clone());
+    let interrupt = crate::interrupt::watch();
     let config = ClientConfig {
         agent: agent_addr,
         bind: args.bind,
@@ -626,9 +623,16 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         output::print(&args.output, &doc).context("writing the result")?;
     }
     if let Some(why) = partial_reason {
-        return Err(
-            Exit::partial(format!("partial result: {why} (what was counted is above)")).into(),
-        );
+        let mut exit = Exit::partial(format!("partial result: {why} (what was counted is above)"));
+        // Cut short by a signal: 128 + its number, as every long command and the shell say.
+        if crate::interrupt::requested() {
+            exit.code = crate::interrupt::Interrupted {
+                message: String::new(),
+                resume: None,
+            }
+            .status();
+        }
+        return Err(exit.into());
     }
     Ok(())
 }

@@ -68,7 +68,10 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
         .unwrap()
         .read_to_string(&mut stderr)
         .unwrap();
-    assert_eq!(status, 3, "a partial run exits 3: {stderr}");
+    assert_eq!(
+        status, 130,
+        "an interrupted run exits 128 + SIGINT: {stderr}"
+    );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(stderr.contains("partial result: interrupted"), "{stderr}");
     let doc: serde_json::Value = serde_json::from_str(rest.lines().last().unwrap()).unwrap();
@@ -99,7 +102,7 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
     let (status, _) = wait_bounded(&mut child, Duration::from_secs(10));
     let mut rest = String::new();
     out.read_to_string(&mut rest).unwrap();
-    assert_eq!(status, 3);
+    assert_eq!(status, 143, "128 + SIGTERM");
     let body: Vec<&str> = rest
         .lines()
         .skip_while(|l| !l.starts_with("- - -"))
@@ -192,7 +195,7 @@ fn a_slow_udp_pacer_ends_by_its_deadline_and_on_sigterm() {
     read_until(&mut out, |l| l.starts_with("[   0]"));
     signal(&child, libc::SIGTERM);
     let (status, took) = wait_bounded(&mut child, Duration::from_secs(15));
-    assert_eq!(status, 3, "an interrupted run is partial");
+    assert_eq!(status, 143, "an interrupted run exits 128 + SIGTERM");
     assert!(took < Duration::from_secs(5), "SIGTERM took {took:?}");
 }
 
