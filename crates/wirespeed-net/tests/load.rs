@@ -269,7 +269,13 @@ fn a_sink_beyond_the_clients_address_needs_the_flag_and_the_nonce_exchange() {
     let counts = out.agents[0].report.as_ref().unwrap().sink.clone().unwrap();
     let sent = out.agents[1].report.as_ref().unwrap().counters.packets;
     assert!(sent > 0);
-    assert_eq!(counts.received, vec![out.agents[0].report.as_ref().unwrap().counters.packets, sent]);
+    assert_eq!(
+        counts.received,
+        vec![
+            out.agents[0].report.as_ref().unwrap().counters.packets,
+            sent
+        ]
+    );
     assert_eq!(counts.foreign, 0);
     for (_, h) in [sink, strict, open] {
         h.stop();

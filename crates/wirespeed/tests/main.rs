@@ -1,5 +1,6 @@
 //! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
 
+mod attack_load;
 mod autoneg;
 mod diagnose;
 mod envelope;

@@ -246,7 +246,13 @@ pub(crate) fn serve(
                     .take()
                     .ok_or_else(|| io_err("'go' before a test was announced".into()))?;
                 let tx = match destination {
-                    None => connected(local_ip, p.sink.local_addr()?)?,
+                    None => {
+                        let tx = connected(local_ip, p.sink.local_addr()?)?;
+                        if let Some(book) = p.book.as_mut() {
+                            book.admit(p.test.host, tx.local_addr()?);
+                        }
+                        tx
+                    }
                     Some(d) => match p.target.take() {
                         Some(t) if t.consented && t.to == d => t.tx,
                         _ => {

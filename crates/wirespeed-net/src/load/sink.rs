@@ -96,6 +96,17 @@ impl SinkBook {
         }
     }
 
+    /// Admits `addr` as host `host`'s address without a nonce: the agent's own generator
+    /// sending to its own sink (the address is the agent's own socket, not read from the wire).
+    pub(crate) fn admit(&mut self, host: u32, addr: SocketAddr) {
+        if let Some(slot) = self.senders.get_mut(host as usize) {
+            *slot = Some(Sender {
+                addr,
+                nonce: [0; NONCE_BYTES],
+            });
+        }
+    }
+
     /// The nonce host `host` sent, if one came.
     pub fn nonce_of(&self, host: u32) -> Option<[u8; NONCE_BYTES]> {
         self.senders.get(host as usize)?.map(|s| s.nonce)
