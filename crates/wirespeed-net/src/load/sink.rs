@@ -87,7 +87,7 @@ impl SinkBook {
             self.counts.strays += 1;
             return;
         }
-        if !self.senders[h].is_some_and(|s| s.addr == from) {
+        if self.senders[h].is_none_or(|s| s.addr != from) {
             self.counts.foreign += 1;
             return;
         }
