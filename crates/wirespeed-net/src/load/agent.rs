@@ -139,6 +139,9 @@ pub(crate) fn serve(
     let local_ip = ctl.stream.local_addr()?.ip();
     let client_ip = ctl.stream.peer_addr()?.ip();
     let mut prepared: Option<Prepared> = None;
+    // One destination per session: nonces (and so datagrams to an address) stay bounded
+    // however often a client announces or targets.
+    let mut targeted = false;
     let mut message = first;
     let refuse = |ctl: &mut Control, reason: String| -> Result<Option<String>, SessionError> {
         ctl.send(&Message::Refused {
@@ -178,6 +181,12 @@ pub(crate) fn serve(
                 let p = prepared
                     .as_mut()
                     .ok_or_else(|| io_err("'target' before a test was announced".into()))?;
+                if std::mem::replace(&mut targeted, true) {
+                    return refuse(
+                        ctl,
+                        "refused by the agent: a load session has one destination; 'target' came twice".into(),
+                    );
+                }
                 if p.raw.is_some() {
                     return refuse(
                         ctl,
