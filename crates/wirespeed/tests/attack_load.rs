@@ -500,6 +500,14 @@ fn finding_7_a_schedule_adding_past_2_64_is_refused_and_one_over_the_limit_too()
         },
     }));
     assert!(why.contains("1 to 1024"), "{why}");
+    let mut evil = Hostile::connect(&agent);
+    let why = refusal(evil.load(LoadMessage::Announce {
+        test: LoadTest {
+            rate_bits_per_second: Some(-1.0),
+            ..test(7, short(), true)
+        },
+    }));
+    assert!(why.contains("not a positive rate"), "{why}");
     agent.assert_alive_and_small();
     legitimate_tests_pass(&[&agent]);
 }

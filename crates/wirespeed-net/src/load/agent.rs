@@ -38,6 +38,13 @@ fn check(test: &LoadTest, cfg: &AgentConfig) -> Option<String> {
             test.host, test.hosts
         ));
     }
+    if let Some(r) = test.rate_bits_per_second
+        && !(r.is_finite() && r > 0.0)
+    {
+        return Some(format!(
+            "offered load {r} bit/s is not a positive rate (example: --rate 2M)"
+        ));
+    }
     if let Some(max) = cfg.limits.max_rate_bits_per_second {
         match test.rate_bits_per_second {
             Some(r) if r > 0.0 && r <= max as f64 => {}
