@@ -61,6 +61,21 @@ pub enum LoadError {
     /// An offered load that is not a positive rate.
     #[error("offered load {0} bit/s per host: must be positive (example: --rate 2M)")]
     Rate(f64),
+    /// Settle, transmission and cool-down add up past what a 64-bit nanosecond clock holds.
+    #[error(
+        "the schedule's settle, transmit and cooldown times add up past 2^64 ns (584 years): give durations of hours at most (example: --settle 5s --transmit 20s --cooldown 5s)"
+    )]
+    Overflow,
+    /// The whole test lasts longer than the limit it runs under.
+    #[error(
+        "a load test of {total_s} s (settle + transmit + cooldown) exceeds the limit of {limit_s} s (--max-duration on the agent)"
+    )]
+    TooLong {
+        /// The schedule's length, seconds.
+        total_s: f64,
+        /// The limit, seconds.
+        limit_s: f64,
+    },
 }
 
 /// The seed's timetable, every part a parameter. Times are nanoseconds from the common start
@@ -105,8 +120,10 @@ impl Schedule {
         cooldown_ns: 5 * NS,
     };
 
-    /// Checks that the window is not empty and fits in the transmission.
+    /// Checks that the window is not empty and fits in the transmission, and that the times
+    /// add up without overflow (every other method then computes without wrapping).
     pub fn validate(&self) -> Result<(), LoadError> {
+        self.total_ns().ok_or(LoadError::Overflow)?;
         if self.measure_ns == 0 {
             return Err(LoadError::EmptyWindow);
         }
@@ -119,20 +136,47 @@ impl Schedule {
         Ok(())
     }
 
-    /// When transmission starts and stops, from the common start.
+    /// [`validate`](Self::validate), and the whole test (settle, transmission, cool-down) no
+    /// longer than `limit`: what an agent checks against its `--max-duration`.
+    pub fn validate_within(&self, limit: std::time::Duration) -> Result<(), LoadError> {
+        self.validate()?;
+        let total = self.total_ns().ok_or(LoadError::Overflow)?;
+        if u128::from(total) > limit.as_nanos() {
+            return Err(LoadError::TooLong {
+                total_s: total as f64 / NS as f64,
+                limit_s: limit.as_secs_f64(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Settle + transmit + cooldown, `None` if the sum overflows.
+    pub fn total_ns(&self) -> Option<u64> {
+        self.settle_ns
+            .checked_add(self.transmit_ns)?
+            .checked_add(self.cooldown_ns)
+    }
+
+    /// When transmission starts and stops, from the common start (saturating: a schedule that
+    /// failed [`validate`](Self::validate) never wraps round).
     pub fn transmit_span_ns(&self) -> (u64, u64) {
-        (self.settle_ns, self.settle_ns + self.transmit_ns)
+        (
+            self.settle_ns,
+            self.settle_ns.saturating_add(self.transmit_ns),
+        )
     }
 
     /// The measured window `[start, end)`, centred in the transmission.
     pub fn window_ns(&self) -> (u64, u64) {
-        let start = self.settle_ns + (self.transmit_ns - self.measure_ns) / 2;
-        (start, start + self.measure_ns)
+        let start = self
+            .settle_ns
+            .saturating_add(self.transmit_ns.saturating_sub(self.measure_ns) / 2);
+        (start, start.saturating_add(self.measure_ns))
     }
 
-    /// When the report is due, from the common start.
+    /// When the report is due, from the common start (saturating).
     pub fn report_at_ns(&self) -> u64 {
-        self.settle_ns + self.transmit_ns + self.cooldown_ns
+        self.total_ns().unwrap_or(u64::MAX)
     }
 
     /// The phase at `t_ns` from the common start.
@@ -480,6 +524,48 @@ mod tests {
         ));
         let empty = Schedule { measure_ns: 0, ..s };
         assert_eq!(empty.validate(), Err(LoadError::EmptyWindow));
+    }
+
+    #[test]
+    fn schedules_that_add_past_2_64_are_refused_not_wrapped() {
+        // Finding 7 of issue 13: these times wrapped to 1 ns and passed any limit.
+        let wraps = Schedule {
+            settle_ns: u64::MAX - 1,
+            transmit_ns: 2,
+            measure_ns: 1,
+            cooldown_ns: 0,
+        };
+        assert_eq!(wraps.validate(), Err(LoadError::Overflow));
+        assert_eq!(
+            wraps.validate_within(std::time::Duration::from_secs(3600)),
+            Err(LoadError::Overflow)
+        );
+        assert_eq!(wraps.report_at_ns(), u64::MAX, "saturates, never wraps");
+        let (tx0, tx1) = wraps.transmit_span_ns();
+        assert!(tx1 >= tx0);
+        let cool = Schedule {
+            cooldown_ns: u64::MAX,
+            ..Schedule::SEED
+        };
+        assert_eq!(cool.validate(), Err(LoadError::Overflow));
+        assert!(cool.validate().unwrap_err().to_string().contains("2^64"));
+    }
+
+    #[test]
+    fn a_schedule_is_held_to_the_limit_passed_in() {
+        let limit = std::time::Duration::from_secs(30);
+        assert_eq!(Schedule::SEED.validate_within(limit), Ok(()));
+        let e = Schedule::SEED
+            .validate_within(std::time::Duration::from_secs(29))
+            .unwrap_err();
+        assert_eq!(
+            e,
+            LoadError::TooLong {
+                total_s: 30.0,
+                limit_s: 29.0
+            }
+        );
+        assert!(e.to_string().contains("--max-duration"), "{e}");
     }
 
     #[test]

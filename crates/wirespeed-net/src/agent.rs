@@ -180,6 +180,9 @@ pub struct AgentConfig {
     pub handle_signals: bool,
     /// Called with a record of every session when it ends (`--json` session log).
     pub on_session: Option<SessionLog>,
+    /// Where load tests may send besides the agent's own address and its client's
+    /// (`--allow-destination`; the destination must still prove consent, docs/traffic-rules.md).
+    pub allow_destinations: Vec<crate::load::consent::Cidr>,
 }
 
 impl Default for AgentConfig {
@@ -193,6 +196,7 @@ impl Default for AgentConfig {
             one_off: false,
             handle_signals: false,
             on_session: None,
+            allow_destinations: Vec::new(),
         }
     }
 }

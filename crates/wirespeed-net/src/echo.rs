@@ -113,6 +113,17 @@ fn carries_cookie(datagram: &[u8], cookie: &Cookie) -> bool {
     datagram.len() >= ECHO_HEADER_LEN && datagram[..16] == cookie.0
 }
 
+/// The sequence number of an echo datagram of the session with `cookie`, `None` for anything
+/// else: how the client reads a reply (and the fuzz target `datagrams` reads any bytes).
+pub fn echo_sequence(datagram: &[u8], cookie: &Cookie) -> Option<u64> {
+    if !carries_cookie(datagram, cookie) {
+        return None;
+    }
+    Some(u64::from_be_bytes(
+        datagram.get(16..ECHO_HEADER_LEN)?.try_into().ok()?,
+    ))
+}
+
 /// The agent side: serves one echo session on `ctl` until it ends. Returns the refusal, if the
 /// request was refused.
 pub(crate) fn serve(
@@ -440,7 +451,7 @@ impl UdpEcho {
             match self.recv_one(false)? {
                 Some(Got::Data { len, rx_kernel_ns }) => {
                     let d = &self.rbuf[..len];
-                    if carries_cookie(d, &self.cookie) && d[16..24] == self.seq.to_be_bytes() {
+                    if echo_sequence(d, &self.cookie) == Some(self.seq) {
                         sample.rtt_user_ns = Some(t0.elapsed().as_nanos() as u64);
                         sample.reply = ReplyKind::EchoReply;
                         sample.responder = Some(self.target);

@@ -22,6 +22,8 @@ pub mod client;
 pub mod control;
 pub mod echo;
 pub mod env;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod icmp;
 pub mod iface;
 pub mod load;

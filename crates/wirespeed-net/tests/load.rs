@@ -233,3 +233,51 @@ fn a_slow_agent_is_reported_after_the_schedule_and_the_others_kept() {
     drop(out);
     t.join().unwrap();
 }
+
+/// An agent at `ip` (a loopback address) with these allowed destinations.
+fn agent_at(ip: &str, allow: &[&str]) -> (SocketAddr, AgentHandle) {
+    let a = Agent::bind(
+        format!("{ip}:0").parse().unwrap(),
+        AgentConfig {
+            allow_destinations: allow.iter().map(|c| c.parse().unwrap()).collect(),
+            ..AgentConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = a.local_addr().unwrap();
+    let (h, _t) = a.spawn().unwrap();
+    (addr, h)
+}
+
+#[test]
+fn a_sink_beyond_the_clients_address_needs_the_flag_and_the_nonce_exchange() {
+    // The controller reaches both agents from 127.0.0.1; the sink's agent is at 127.0.0.2, so
+    // the generator at 127.0.0.1 may send there only with --allow-destination (issue 13,
+    // finding 2), and then only after the sink's agent reported the generator's nonce.
+    let sink = agent_at("127.0.0.2", &[]);
+    let strict = agent_at("127.0.0.1", &[]);
+    let e = controller::run(&config(vec![sink.0, strict.0], Sink::Host(0))).unwrap_err();
+    let text = e.to_string();
+    assert!(
+        text.contains("--allow-destination") && text.contains("127.0.0.2"),
+        "{text}"
+    );
+    assert_eq!(text.lines().count(), 1);
+    let open = agent_at("127.0.0.1", &["127.0.0.0/8"]);
+    let out = controller::run(&config(vec![sink.0, open.0], Sink::Host(0))).unwrap();
+    assert!(out.complete, "{out:?}");
+    let counts = out.agents[0].report.as_ref().unwrap().sink.clone().unwrap();
+    let sent = out.agents[1].report.as_ref().unwrap().counters.packets;
+    assert!(sent > 0);
+    assert_eq!(
+        counts.received,
+        vec![
+            out.agents[0].report.as_ref().unwrap().counters.packets,
+            sent
+        ]
+    );
+    assert_eq!(counts.foreign, 0);
+    for (_, h) in [sink, strict, open] {
+        h.stop();
+    }
+}

@@ -302,6 +302,12 @@ fn agents(args: &LoadArgs) -> anyhow::Result<Agents> {
     Ok(out)
 }
 
+/// A duration in nanoseconds; one past 2^64 ns becomes `u64::MAX`, which the schedule's
+/// validation then refuses as an overflow (a cast would wrap it to a short test).
+fn saturating_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
 impl LoadArgs {
     fn plan(&self, agents: &Agents) -> anyhow::Result<LoadPlan> {
         let n = agents.addrs.len();
@@ -310,10 +316,10 @@ impl LoadArgs {
             .as_ref()
             .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
         let schedule = Schedule {
-            settle_ns: self.settle.as_nanos() as u64,
-            transmit_ns: self.transmit.as_nanos() as u64,
-            measure_ns: self.measure.as_nanos() as u64,
-            cooldown_ns: self.cooldown.as_nanos() as u64,
+            settle_ns: saturating_ns(self.settle),
+            transmit_ns: saturating_ns(self.transmit),
+            measure_ns: saturating_ns(self.measure),
+            cooldown_ns: saturating_ns(self.cooldown),
         };
         let agent_names = if agents.local.is_empty() {
             agents.addrs.iter().map(ToString::to_string).collect()

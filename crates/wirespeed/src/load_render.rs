@@ -524,6 +524,7 @@ mod tests {
                 sink: sink.map(|received| SinkCounts {
                     received,
                     strays: 0,
+                    foreign: 0,
                 }),
                 timestamping: None,
                 interface: None,

@@ -12,6 +12,7 @@ use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize};
 use wirespeed_net::agent::SessionRecord;
 use wirespeed_net::auth::AuthKey;
+use wirespeed_net::load::consent::Cidr;
 use wirespeed_net::{Agent, AgentConfig, Limits};
 
 /// The control port when none is given (data connections use it too).
@@ -55,6 +56,12 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 128, value_name = "N")]
     max_streams: u32,
 
+    /// Let load tests send to these address blocks too (besides this agent's own address and
+    /// its client's), when the destination is a wirespeed agent that proves it takes part in
+    /// the test (docs/traffic-rules.md). Example: --allow-destination 198.18.0.0/15.
+    #[arg(long, value_name = "CIDR", num_args = 1.., value_parser = parse_cidr)]
+    allow_destination: Vec<Cidr>,
+
     /// How long a silent client is waited for.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     idle_timeout: Duration,
@@ -74,6 +81,10 @@ pub(crate) struct ServeArgs {
     /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
     #[arg(long, short = 'J')]
     json: bool,
+}
+
+fn parse_cidr(text: &str) -> Result<Cidr, String> {
+    text.parse()
 }
 
 fn log_text(r: &SessionRecord) {
@@ -136,6 +147,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         } else {
             Arc::new(log_text)
         }),
+        allow_destinations: args.allow_destination.clone(),
     };
     config.check().map_err(anyhow::Error::msg)?;
     let addr = SocketAddr::new(
@@ -255,5 +267,19 @@ mod tests {
         assert_eq!(a.max_pending, 8);
         assert_eq!(a.max_memory.bytes(), 64 << 20);
         assert!(parse(&["--max-memory", "lots"]).is_err());
+    }
+
+    #[test]
+    fn allowed_destinations_parse_as_blocks() {
+        let a = parse(&["--allow-destination", "198.18.0.0/15", "2001:2::/48", "-1"]).unwrap();
+        let shown: Vec<String> = a
+            .allow_destination
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown, ["198.18.0.0/15", "2001:2::/48"]);
+        assert!(parse(&[]).unwrap().allow_destination.is_empty());
+        let e = parse(&["--allow-destination", "198.18.0.0/99"]).unwrap_err();
+        assert!(e.to_string().contains("examples: 198.18.0.0/15"), "{e}");
     }
 }

@@ -1,6 +1,7 @@
 //! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
 
 mod attack;
+mod attack_load;
 mod autoneg;
 mod diagnose;
 mod docs;

@@ -1,14 +1,21 @@
 //! The agent's side of a load test: answer clock queries, accept (or refuse) an announcement,
-//! open the sink, wait for the common start, transmit on the schedule and report.
+//! open the sink, take part in the consent exchange (as generator or sink, [`super::consent`]),
+//! wait for the common start, transmit on the schedule and report.
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use super::consent::{
+    MAX_NONCE_SENDS, NONCE_BYTES, destination_allowed, nonce_datagram, same_nonce,
+};
+use super::generator::drain_sink;
 use super::raw::RawSender;
+use super::sink::{MAX_HOSTS, SinkBook};
 use super::{LoadMessage, LoadTest, generator, monotonic_ns, raw};
 use crate::agent::AgentConfig;
+use crate::auth::{hex, unhex};
 use crate::control::Message;
 use crate::session::{Control, SessionError};
 
@@ -16,20 +23,26 @@ fn io_err(text: String) -> SessionError {
     SessionError::Io(io::Error::other(text))
 }
 
-/// Why an announcement is refused, or `None`.
+/// Why an announcement is refused, or `None`. Every number in it came from the client.
 fn check(test: &LoadTest, cfg: &AgentConfig) -> Option<String> {
-    if let Err(e) = test.schedule.validate() {
+    // Overflow and the agent's --max-duration (issue 13, finding 7).
+    if let Err(e) = test.schedule.validate_within(cfg.limits.max_duration) {
         return Some(e.to_string());
     }
     if let Err(e) = test.deck.validate() {
         return Some(e.to_string());
     }
-    let total = Duration::from_nanos(test.schedule.report_at_ns());
-    if total > cfg.limits.max_duration {
+    if test.hosts == 0 || test.hosts > MAX_HOSTS || test.host >= test.hosts {
         return Some(format!(
-            "a load test of {} s exceeds this agent's limit of {} s (--max-duration on the agent)",
-            total.as_secs_f64(),
-            cfg.limits.max_duration.as_secs_f64()
+            "host {} of a {}-host test: a load test has 1 to {MAX_HOSTS} hosts, each numbered below the count",
+            test.host, test.hosts
+        ));
+    }
+    if let Some(r) = test.rate_bits_per_second
+        && !(r.is_finite() && r > 0.0)
+    {
+        return Some(format!(
+            "offered load {r} bit/s is not a positive rate (example: --rate 2M)"
         ));
     }
     if let Some(max) = cfg.limits.max_rate_bits_per_second {
@@ -50,7 +63,56 @@ fn check(test: &LoadTest, cfg: &AgentConfig) -> Option<String> {
 struct Prepared {
     test: LoadTest,
     sink: UdpSocket,
+    /// The counting sink's book, when this agent counts.
+    book: Option<SinkBook>,
     raw: Option<RawSender>,
+    /// Where this generator was asked to send, and whether it consented.
+    target: Option<Target>,
+}
+
+/// A destination other than the agent's own sink, on its way to consent ([`super::consent`]).
+struct Target {
+    /// Connected to the destination: the nonce and, once consented, the test go through it.
+    tx: UdpSocket,
+    to: SocketAddr,
+    nonce: [u8; NONCE_BYTES],
+    sends: u32,
+    last_send_ns: u64,
+    consented: bool,
+}
+
+impl Target {
+    /// Sends the nonce again if it is due (every 100 ms, [`MAX_NONCE_SENDS`] in all).
+    fn resend(&mut self, tag: u64, host: u32) {
+        if self.consented || self.sends >= MAX_NONCE_SENDS {
+            return;
+        }
+        let now = monotonic_ns();
+        if self.sends > 0 && now.saturating_sub(self.last_send_ns) < 100_000_000 {
+            return;
+        }
+        // A refused datagram (nothing listening yet) is sent again like a lost one.
+        let _ = self.tx.send(&nonce_datagram(tag, host, &self.nonce));
+        self.sends += 1;
+        self.last_send_ns = now;
+    }
+}
+
+/// A socket bound beside `local_ip` (the same family as `to`, else any address) and connected
+/// to `to`.
+fn connected(local_ip: IpAddr, to: SocketAddr) -> io::Result<UdpSocket> {
+    let tx = UdpSocket::bind(SocketAddr::new(
+        if to.is_ipv6() == local_ip.is_ipv6() {
+            local_ip
+        } else if to.is_ipv6() {
+            std::net::Ipv6Addr::UNSPECIFIED.into()
+        } else {
+            std::net::Ipv4Addr::UNSPECIFIED.into()
+        },
+        0,
+    ))?;
+    tx.connect(to)?;
+    Ok(tx)
 }
 
 /// Opens the raw sender a raw test needs, on the named interface or the one holding the
@@ -82,8 +144,18 @@ pub(crate) fn serve(
 ) -> Result<Option<String>, SessionError> {
     let idle = cfg.idle_timeout;
     let local_ip = ctl.stream.local_addr()?.ip();
+    let client_ip = ctl.stream.peer_addr()?.ip();
     let mut prepared: Option<Prepared> = None;
+    // One destination per session: nonces (and so datagrams to an address) stay bounded
+    // however often a client announces or targets.
+    let mut targeted = false;
     let mut message = first;
+    let refuse = |ctl: &mut Control, reason: String| -> Result<Option<String>, SessionError> {
+        ctl.send(&Message::Refused {
+            reason: reason.clone(),
+        })?;
+        Ok(Some(reason))
+    };
     loop {
         match message {
             LoadMessage::ClockQuery => ctl.send(&Message::Load(LoadMessage::ClockReply {
@@ -94,37 +166,130 @@ pub(crate) fn serve(
                     Some(reason) => Err(reason),
                     None => open_raw(&test, local_ip),
                 };
-                if let Err(reason) = &raw {
-                    let reason = format!("refused by the agent: {reason}");
-                    ctl.send(&Message::Refused {
-                        reason: reason.clone(),
-                    })?;
-                    return Ok(Some(reason));
-                }
+                let raw = match raw {
+                    Ok(raw) => raw,
+                    Err(reason) => return refuse(ctl, format!("refused by the agent: {reason}")),
+                };
                 let sink = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
                 let sink_port = sink.local_addr()?.port();
+                let book = test
+                    .count_sink
+                    .then(|| SinkBook::new(&test, local_ip.to_canonical().is_ipv6()));
                 prepared = Some(Prepared {
                     test,
                     sink,
-                    raw: raw.ok().flatten(),
+                    book,
+                    raw,
+                    target: None,
                 });
                 ctl.send(&Message::Load(LoadMessage::Ready { sink_port }))?;
+            }
+            LoadMessage::Target { destination } => {
+                let p = prepared
+                    .as_mut()
+                    .ok_or_else(|| io_err("'target' before a test was announced".into()))?;
+                if std::mem::replace(&mut targeted, true) {
+                    return refuse(
+                        ctl,
+                        "refused by the agent: a load session has one destination; 'target' came twice".into(),
+                    );
+                }
+                if p.raw.is_some() {
+                    return refuse(
+                        ctl,
+                        "refused by the agent: a raw test sends to the agent's own address, never to a destination".into(),
+                    );
+                }
+                if let Err(reason) = destination_allowed(
+                    destination.ip(),
+                    client_ip,
+                    local_ip,
+                    &cfg.allow_destinations,
+                ) {
+                    return refuse(ctl, reason);
+                }
+                let mut nonce = [0u8; NONCE_BYTES];
+                crate::auth::random_bytes(&mut nonce).map_err(SessionError::Io)?;
+                let mut target = Target {
+                    tx: connected(local_ip, destination)?,
+                    to: destination,
+                    nonce,
+                    sends: 0,
+                    last_send_ns: 0,
+                    consented: false,
+                };
+                target.resend(p.test.tag, p.test.host);
+                p.target = Some(target);
+                ctl.send(&Message::Load(LoadMessage::NonceSent))?;
+            }
+            LoadMessage::NonceQuery { host } => {
+                let book = prepared
+                    .as_mut()
+                    .and_then(|p| p.book.as_mut().map(|b| (&p.sink, b)));
+                let Some((sink, book)) = book else {
+                    return Err(io_err(
+                        "'nonce_query' to an agent that is not the test's counting sink".into(),
+                    ));
+                };
+                drain_sink(sink, book, 1024)?;
+                ctl.send(&Message::Load(LoadMessage::NonceSeen {
+                    nonce: book.nonce_of(host).map(|n| hex(&n)),
+                }))?;
+            }
+            LoadMessage::Nonce { nonce } => {
+                let target = prepared
+                    .as_mut()
+                    .and_then(|p| p.target.as_mut())
+                    .ok_or_else(|| io_err("'nonce' before a 'target'".into()))?;
+                let relayed = unhex(&nonce).unwrap_or_default();
+                if !same_nonce(&relayed, &target.nonce) {
+                    return refuse(
+                        ctl,
+                        format!(
+                            "refused by the agent: {} did not prove that it takes part in this test (the nonce this agent sent it did not come back through a wirespeed agent's control connection); nothing was sent there but the nonce",
+                            target.to
+                        ),
+                    );
+                }
+                target.consented = true;
+                ctl.send(&Message::Load(LoadMessage::Consented))?;
             }
             LoadMessage::Go {
                 start_at_ns,
                 destination,
             } => {
-                let p = prepared
+                let mut p = prepared
                     .take()
                     .ok_or_else(|| io_err("'go' before a test was announced".into()))?;
+                let tx = match destination {
+                    None => {
+                        let tx = connected(local_ip, p.sink.local_addr()?)?;
+                        if let Some(book) = p.book.as_mut() {
+                            book.admit(p.test.host, tx.local_addr()?);
+                        }
+                        tx
+                    }
+                    Some(d) => match p.target.take() {
+                        Some(t) if t.consented && t.to == d => t.tx,
+                        _ => {
+                            return refuse(
+                                ctl,
+                                format!(
+                                    "refused by the agent: {d} did not consent to this test's traffic; an agent sends only to its own sink or to a wirespeed agent's sink that proved, by the nonce exchange, that it takes part (and, beyond its client's address, only with `wirespeed serve --allow-destination CIDR`; see docs/traffic-rules.md)"
+                                ),
+                            );
+                        }
+                    },
+                };
                 let lead = start_at_ns.saturating_sub(monotonic_ns());
-                if Duration::from_nanos(lead) > idle + cfg.limits.max_duration {
+                let horizon = idle.saturating_add(cfg.limits.max_duration);
+                if Duration::from_nanos(lead) > horizon {
                     return Err(io_err(format!(
                         "the start is {} s away, beyond this agent's limits",
                         lead as f64 * 1e-9
                     )));
                 }
-                run(ctl, p, start_at_ns, destination, local_ip, idle, stopping)?;
+                run(ctl, p, tx, start_at_ns, idle, stopping)?;
                 return Ok(None);
             }
             other => {
@@ -137,17 +302,29 @@ pub(crate) fn serve(
                 )));
             }
         }
-        message = next_load_message(ctl, idle, stopping)?;
+        message = next_load_message(ctl, idle, stopping, &mut || {
+            if let Some(p) = prepared.as_mut() {
+                let (tag, host) = (p.test.tag, p.test.host);
+                if let Some(t) = p.target.as_mut() {
+                    t.resend(tag, host);
+                }
+            }
+        })?;
     }
 }
 
+/// The controller's next load message, waited for at most `idle`; `tick` runs every 100 ms
+/// meanwhile.
 fn next_load_message(
     ctl: &mut Control,
     idle: Duration,
     stopping: &dyn Fn() -> bool,
+    tick: &mut dyn FnMut(),
 ) -> Result<LoadMessage, SessionError> {
-    let deadline = monotonic_ns() + idle.as_nanos() as u64;
+    let deadline =
+        monotonic_ns().saturating_add(u64::try_from(idle.as_nanos()).unwrap_or(u64::MAX));
     loop {
+        tick();
         if stopping() {
             return Err(io_err("the agent is shutting down".into()));
         }
@@ -176,41 +353,29 @@ fn next_load_message(
 fn run(
     ctl: &mut Control,
     p: Prepared,
+    tx: UdpSocket,
     start_at_ns: u64,
-    destination: Option<SocketAddr>,
-    local_ip: std::net::IpAddr,
     idle: Duration,
     stopping: &dyn Fn() -> bool,
 ) -> Result<(), SessionError> {
-    let own = p.sink.local_addr()?;
-    let to = destination.unwrap_or(own);
-    let tx = UdpSocket::bind(SocketAddr::new(
-        if to.is_ipv6() == local_ip.is_ipv6() {
-            local_ip
-        } else if to.is_ipv6() {
-            std::net::Ipv6Addr::UNSPECIFIED.into()
-        } else {
-            std::net::Ipv4Addr::UNSPECIFIED.into()
-        },
-        0,
-    ))?;
-    tx.connect(to)?;
     let stop_tx = AtomicBool::new(false);
     let stop_rx = AtomicBool::new(false);
     let failed = AtomicBool::new(false);
-    let report_at = start_at_ns + p.test.schedule.report_at_ns();
-    let give_up = report_at + idle.as_nanos() as u64;
+    let report_at = start_at_ns.saturating_add(p.test.schedule.report_at_ns());
+    let give_up = report_at.saturating_add(u64::try_from(idle.as_nanos()).unwrap_or(u64::MAX));
+    let Prepared {
+        test,
+        sink,
+        book,
+        raw,
+        ..
+    } = p;
     std::thread::scope(|s| {
-        let sink = p
-            .test
-            .count_sink
-            .then(|| s.spawn(|| generator::count_sink(&p.sink, p.test.tag, &stop_rx)));
+        let sink = book.map(|book| s.spawn(|| generator::count_sink(&sink, book, &stop_rx)));
         let sender = s.spawn(|| {
-            let r = match &p.raw {
-                Some(raw_sender) => raw::transmit(raw_sender, &p.test, start_at_ns, &stop_tx),
-                None => {
-                    generator::transmit(&tx, &p.test, start_at_ns, destination.is_some(), &stop_tx)
-                }
+            let r = match &raw {
+                Some(raw_sender) => raw::transmit(raw_sender, &test, start_at_ns, &stop_tx),
+                None => generator::transmit(&tx, &test, start_at_ns, &stop_tx),
             };
             failed.store(r.is_err(), Ordering::Relaxed);
             r

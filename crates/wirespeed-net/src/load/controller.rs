@@ -210,6 +210,7 @@ fn prepare(addr: SocketAddr, host: usize, cfg: &LoadConfig, tag: u64) -> Result<
     let test = LoadTest {
         tag,
         host: host as u32,
+        hosts: u32::try_from(cfg.agents.len()).unwrap_or(u32::MAX),
         schedule: cfg.schedule,
         deck: cfg.deck.clone(),
         rate_bits_per_second: cfg.rate_bits_per_second,
@@ -232,6 +233,100 @@ fn prepare(addr: SocketAddr, host: usize, cfg: &LoadConfig, tag: u64) -> Result<
         }),
         _ => Err(Fail::Agent("expected 'ready'".into())),
     }
+}
+
+/// How long the sink's agent is asked for a generator's nonce before that generator is given up.
+const CONSENT_WAIT: Duration = Duration::from_secs(3);
+
+/// The consent exchange ([`super::consent`]): each generator checks the traffic rule and sends
+/// its nonce to `to`; the sink's agent says what it received from each; the controller relays
+/// that, and the generator compares. A generator whose nonce never arrives is recorded and
+/// dropped; a refusal (the rule) ends the run.
+fn consent(
+    links: &mut Vec<(usize, Link)>,
+    outcomes: &mut [AgentOutcome],
+    to: SocketAddr,
+    cfg: &LoadConfig,
+) -> Result<(), LoadError> {
+    let Sink::Host(sink_host) = cfg.sink else {
+        return Ok(());
+    };
+    let wait = cfg.idle_timeout;
+    let mut failed: Vec<(usize, String)> = Vec::new();
+    for (h, link) in links.iter_mut() {
+        let addr = cfg.agents[*h];
+        let r = link
+            .ctl
+            .send(&Message::Load(LoadMessage::Target { destination: to }))
+            .map_err(|e| Fail::Agent(e.to_string()))
+            .and_then(|()| expect_load(&mut link.ctl, addr, wait, "waiting for 'nonce_sent'"));
+        match r {
+            Ok(LoadMessage::NonceSent) => {}
+            Ok(_) => failed.push((*h, "expected 'nonce_sent'".into())),
+            Err(Fail::Fatal(e)) => return Err(e),
+            Err(Fail::Agent(e)) => failed.push((*h, e)),
+        }
+    }
+    let hosts: Vec<usize> = links
+        .iter()
+        .map(|(h, _)| *h)
+        .filter(|h| !failed.iter().any(|(f, _)| f == h))
+        .collect();
+    for h in hosts {
+        let sink_addr = cfg.agents[sink_host];
+        let deadline = monotonic_ns() + CONSENT_WAIT.as_nanos() as u64;
+        let seen = loop {
+            let Some((_, sink)) = links.iter_mut().find(|(x, _)| *x == sink_host) else {
+                break Err("the sink's agent is gone".to_string());
+            };
+            let r = sink
+                .ctl
+                .send(&Message::Load(LoadMessage::NonceQuery { host: h as u32 }))
+                .map_err(|e| Fail::Agent(e.to_string()))
+                .and_then(|()| {
+                    expect_load(&mut sink.ctl, sink_addr, wait, "waiting for 'nonce_seen'")
+                });
+            match r {
+                Ok(LoadMessage::NonceSeen { nonce: Some(n) }) => break Ok(n),
+                Ok(LoadMessage::NonceSeen { nonce: None }) if monotonic_ns() < deadline => {
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                Ok(LoadMessage::NonceSeen { nonce: None }) => {
+                    break Err(format!(
+                        "its consent nonce never reached the sink at {to} within {} s (is UDP from this agent to the sink blocked?); nothing was sent",
+                        CONSENT_WAIT.as_secs()
+                    ));
+                }
+                Ok(_) => break Err("the sink's agent did not answer 'nonce_query'".into()),
+                Err(Fail::Fatal(e)) => return Err(e),
+                Err(Fail::Agent(e)) => break Err(format!("the sink's agent: {e}")),
+            }
+        };
+        let result = seen.and_then(|nonce| {
+            let (_, link) = links
+                .iter_mut()
+                .find(|(x, _)| *x == h)
+                .expect("a live link");
+            let addr = cfg.agents[h];
+            link.ctl
+                .send(&Message::Load(LoadMessage::Nonce { nonce }))
+                .map_err(|e| e.to_string())?;
+            match expect_load(&mut link.ctl, addr, wait, "waiting for 'consented'") {
+                Ok(LoadMessage::Consented) => Ok(()),
+                Ok(_) => Err("expected 'consented'".into()),
+                Err(Fail::Fatal(e)) => Err(e.to_string()),
+                Err(Fail::Agent(e)) => Err(e),
+            }
+        });
+        if let Err(e) = result {
+            failed.push((h, e));
+        }
+    }
+    for (h, e) in failed {
+        outcomes[h].error = Some(e);
+        links.retain(|(x, _)| *x != h);
+    }
+    Ok(())
 }
 
 /// Runs one test on every agent of `cfg`. Agents that fail are recorded and the others go on.
@@ -290,6 +385,14 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadOutcome, LoadError> {
             .find(|(host, _)| *host == h)
             .map(|(_, l)| SocketAddr::new(cfg.agents[h].ip(), l.sink_port)),
     };
+    if let Some(to) = destination {
+        consent(&mut links, &mut outcomes, to, cfg)?;
+        if links.is_empty() {
+            return Err(LoadError::NoAgents(
+                "no generator obtained its sink's consent".into(),
+            ));
+        }
+    }
     // The common start: far enough ahead that the slowest 'go' arrives before it.
     let slowest_rtt = links.iter().map(|(_, l)| l.clock.rtt_ns).max().unwrap_or(0);
     let start = monotonic_ns() + 50_000_000 + 4 * slowest_rtt;

@@ -20,14 +20,14 @@ use wirespeed_model::load::{
     Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, MAX_FRAME_BYTES, udp_payload_bytes,
 };
 
+use super::sink::SinkBook;
 use super::{LoadReport, LoadTest, Pacer, SinkCounts, clock_ns, monotonic_ns, sleep_until};
 
 const RING: usize = 1 << 16;
 /// Flag: the datagram or frame was sent in the measured window.
 pub(crate) const IN_WINDOW: u32 = 1;
-const CONSENT: u32 = 2;
-/// How long after the start of transmission a generator waits for a sink's consent.
-const CONSENT_WAIT_NS: u64 = 500_000_000;
+/// Flag: the datagram carries the sending agent's consent nonce ([`super::consent`]).
+pub(crate) const CONSENT: u32 = 2;
 
 /// Writes a datagram header: test tag, host, flags (big-endian).
 pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
@@ -37,7 +37,7 @@ pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
 }
 
 /// Reads a datagram header: `(tag, host, flags)`, `None` if too short.
-fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
+pub(crate) fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
     let h = buf.get(..GENERATOR_HEADER_BYTES)?;
     let tag = u64::from_be_bytes(h[..8].try_into().ok()?);
     let host = u32::from_be_bytes(h[8..12].try_into().ok()?);
@@ -48,34 +48,6 @@ fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
 /// Reads a datagram header: `(tag, host, in_window)`, `None` if too short.
 pub fn read_header(buf: &[u8]) -> Option<(u64, u32, bool)> {
     read_header_flags(buf).map(|(t, h, f)| (t, h, f & IN_WINDOW != 0))
-}
-
-/// Asks the sink at the other end of `sock` to confirm that it is the counting sink of test
-/// `tag` before anything is sent there: an agent never floods an address that did not agree
-/// (the sink echoes the 16-byte header of a consent probe, never more). Probes every 50 ms
-/// until `until_ns`.
-pub fn confirm_sink(
-    sock: &UdpSocket,
-    tag: u64,
-    host: u32,
-    until_ns: u64,
-    stop: &AtomicBool,
-) -> io::Result<bool> {
-    let mut probe = [0u8; GENERATOR_HEADER_BYTES];
-    write_header(&mut probe, tag, host, CONSENT);
-    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let mut reply = [0u8; 64];
-    while monotonic_ns() < until_ns && !stop.load(Ordering::Relaxed) {
-        // A refused probe (nothing listening yet) is retried like a lost one.
-        let _ = sock.send(&probe);
-        match sock.recv(&mut reply) {
-            Ok(n) if read_header_flags(&reply[..n]) == Some((tag, host, CONSENT)) => {
-                return Ok(true);
-            }
-            _ => {}
-        }
-    }
-    Ok(false)
 }
 
 fn enable_tx_timestamps(sock: &UdpSocket) -> bool {
@@ -111,18 +83,17 @@ struct Slot {
 
 /// Transmits one test on a connected socket: waits for the scheduled transmission, sends until
 /// it ends (or `stop`), and returns what was counted in the window. `start_at_ns` is the common
-/// start in `CLOCK_MONOTONIC`.
-///
-/// With `confirm`, the destination must first confirm that it is this test's sink
-/// ([`confirm_sink`]); if it does not, nothing is sent and the result is an error.
+/// start in `CLOCK_MONOTONIC`. Where `sock` is connected to is the caller's responsibility:
+/// the agent connects it only to its own sink or a destination that consented
+/// ([`super::consent`]).
 pub fn transmit(
     sock: &UdpSocket,
     test: &LoadTest,
     start_at_ns: u64,
-    confirm: bool,
     stop: &AtomicBool,
 ) -> io::Result<LoadReport> {
-    let ipv6 = sock.peer_addr()?.is_ipv6();
+    // A v4-mapped peer is reached over IPv4 (its headers are IPv4's).
+    let ipv6 = sock.peer_addr()?.ip().to_canonical().is_ipv6();
     let fd = sock.as_raw_fd();
     let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
     let mut dealer = Dealer::new(&test.deck, test.seed);
@@ -130,16 +101,13 @@ pub fn transmit(
     let (tx0, tx1) = s.transmit_span_ns();
     let (w0, w1) = s.window_ns();
     let stopped = || stop.load(Ordering::Relaxed);
-    if confirm {
-        let until = start_at_ns + tx0 + CONSENT_WAIT_NS;
-        if !confirm_sink(sock, test.tag, test.host, until, stop)? {
-            return Err(io::Error::other(format!(
-                "the sink at {} did not confirm this test (it is not a wirespeed sink of it); nothing was sent",
-                sock.peer_addr()?
-            )));
-        }
-    }
-    // Timestamping starts after the consent probes, so that the kernel's stamp counter
+    // Schedules are validated (no sum overflows) and starts bounded by the agent; saturating
+    // all the same, so that no input can wrap a deadline round to the past.
+    let (tx0, tx1) = (
+        start_at_ns.saturating_add(tx0),
+        start_at_ns.saturating_add(tx1),
+    );
+    // Timestamping starts after the consent nonces, so that the kernel's stamp counter
     // (SOF_TIMESTAMPING_OPT_ID, from 0 when enabled) counts the test's packets only.
     let timestamps = enable_tx_timestamps(sock);
     let source = if timestamps {
@@ -147,7 +115,7 @@ pub fn transmit(
     } else {
         DelaySource::AroundSendCall
     };
-    sleep_until(start_at_ns + tx0, &stopped);
+    sleep_until(tx0, &stopped);
     let mut counters = LoadCounters::default();
     let mut ring = vec![
         Slot {
@@ -159,7 +127,7 @@ pub fn transmit(
     ];
     let mut next_id: u32 = 0;
     let mut first_send = None;
-    let mut pacer = Pacer::new(start_at_ns + tx0);
+    let mut pacer = Pacer::new(tx0);
     // Reads up to `max` stamps from the error queue (each send queues one; reading one per send
     // and the backlog every 256 sends saves the system call that would find the queue empty).
     let drain = |ring: &[Slot], counters: &mut LoadCounters, max: usize| {
@@ -175,18 +143,18 @@ pub fn transmit(
     };
     loop {
         let mut now = monotonic_ns();
-        if now >= start_at_ns + tx1 || stopped() {
+        if now >= tx1 || stopped() {
             break;
         }
         let len = dealer.deal();
         if let Some(rate) = test.rate_bits_per_second {
-            let Some(slot) = pacer.wait(now, start_at_ns + tx1, &stopped) else {
+            let Some(slot) = pacer.wait(now, tx1, &stopped) else {
                 break;
             };
             now = slot;
             pacer.book(len, rate)?;
         }
-        let t = now - start_at_ns;
+        let t = now.saturating_sub(start_at_ns);
         let in_window = (w0..w1).contains(&t);
         let payload = udp_payload_bytes(u64::from(len), ipv6);
         write_header(
@@ -230,7 +198,7 @@ pub fn transmit(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(start_at_ns + tx0)) as f64 * 1e-9);
+    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(tx0)) as f64 * 1e-9);
     Ok(LoadReport {
         counters,
         delay_source: source,
@@ -242,30 +210,17 @@ pub fn transmit(
     })
 }
 
-/// Counts the in-window datagrams of test `tag` arriving on `sock`, per sending host, until
-/// `stop`.
-pub fn count_sink(sock: &UdpSocket, tag: u64, stop: &AtomicBool) -> io::Result<SinkCounts> {
+/// Counts the datagrams arriving on `sock` in `book` until `stop`; the counts at the end.
+pub fn count_sink(
+    sock: &UdpSocket,
+    mut book: SinkBook,
+    stop: &AtomicBool,
+) -> io::Result<SinkCounts> {
     sock.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let mut counts = SinkCounts::default();
     let mut buf = vec![0u8; 65_536];
     while !stop.load(Ordering::Relaxed) {
         match sock.recv_from(&mut buf) {
-            Ok((n, from)) => match read_header_flags(&buf[..n]) {
-                Some((t, _, CONSENT)) if t == tag => {
-                    // The generator asks before sending: echo the header, no more.
-                    let _ = sock.send_to(&buf[..GENERATOR_HEADER_BYTES], from);
-                }
-                Some((t, host, flags)) if t == tag => {
-                    if flags & IN_WINDOW != 0 {
-                        let h = host as usize;
-                        if h >= counts.received.len() {
-                            counts.received.resize(h + 1, 0);
-                        }
-                        counts.received[h] += 1;
-                    }
-                }
-                _ => counts.strays += 1,
-            },
+            Ok((n, from)) => book.accept(&buf[..n], from),
             Err(e)
                 if matches!(
                     e.kind(),
@@ -274,7 +229,27 @@ pub fn count_sink(sock: &UdpSocket, tag: u64, stop: &AtomicBool) -> io::Result<S
             Err(e) => return Err(e),
         }
     }
-    Ok(counts)
+    Ok(book.into_counts())
+}
+
+/// Takes in what is already queued on `sock` (at most `max` datagrams), without waiting: the
+/// sink reads its consent nonces this way before the test starts.
+pub(crate) fn drain_sink(sock: &UdpSocket, book: &mut SinkBook, max: usize) -> io::Result<()> {
+    let mut buf = vec![0u8; 65_536];
+    sock.set_nonblocking(true)?;
+    let mut result = Ok(());
+    for _ in 0..max {
+        match sock.recv_from(&mut buf) {
+            Ok((n, from)) => book.accept(&buf[..n], from),
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+            Err(e) => {
+                result = Err(e);
+                break;
+            }
+        }
+    }
+    sock.set_nonblocking(false)?;
+    result
 }
 
 #[cfg(test)]
@@ -305,6 +280,7 @@ mod tests {
         let test = LoadTest {
             tag: 77,
             host: 2,
+            hosts: 3,
             schedule: Schedule {
                 settle_ns: 20_000_000,
                 transmit_ns: 200_000_000,
@@ -319,10 +295,23 @@ mod tests {
             raw: None,
         };
         let stop = AtomicBool::new(false);
+        // The sender's nonce first: the sink counts host 2 only from where it came.
+        tx.send(&super::super::consent::nonce_datagram(77, 2, &[9; 16]))
+            .unwrap();
+        let mut book = SinkBook::new(&test, false);
+        drain_sink(&sink, &mut book, 10).unwrap();
+        assert_eq!(book.nonce_of(2), Some([9; 16]));
+        // A stranger's datagram of the test's format is foreign, not counted.
+        let stranger = UdpSocket::bind(lo).unwrap();
+        let mut forged = vec![0u8; udp_payload_bytes(64, false)];
+        write_header(&mut forged, 77, 2, IN_WINDOW);
         let start = monotonic_ns();
         let (report, counts) = std::thread::scope(|s| {
-            let rx = s.spawn(|| count_sink(&sink, 77, &stop));
-            let report = transmit(&tx, &test, start, true, &stop).unwrap();
+            let rx = s.spawn(|| count_sink(&sink, book, &stop));
+            stranger
+                .send_to(&forged, sink.local_addr().unwrap())
+                .unwrap();
+            let report = transmit(&tx, &test, start, &stop).unwrap();
             std::thread::sleep(Duration::from_millis(50));
             stop.store(true, Ordering::Relaxed);
             (report, rx.join().unwrap().unwrap())
@@ -345,40 +334,6 @@ mod tests {
             counts.received[2], c.packets,
             "loopback loses nothing at this rate"
         );
-    }
-
-    #[test]
-    fn nothing_is_sent_to_an_address_that_is_not_the_sink() {
-        let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let bystander = UdpSocket::bind(lo).unwrap();
-        let tx = UdpSocket::bind(lo).unwrap();
-        tx.connect(bystander.local_addr().unwrap()).unwrap();
-        let test = LoadTest {
-            tag: 5,
-            host: 0,
-            schedule: Schedule {
-                settle_ns: 0,
-                transmit_ns: 100_000_000,
-                measure_ns: 50_000_000,
-                cooldown_ns: 0,
-            },
-            deck: LengthDeck::from_counts(&[(1536, 1)]).unwrap(),
-            rate_bits_per_second: None,
-            count_sink: false,
-            seed: 1,
-            raw: None,
-        };
-        let stop = AtomicBool::new(false);
-        let e = transmit(&tx, &test, monotonic_ns(), true, &stop).unwrap_err();
-        assert!(e.to_string().contains("did not confirm"), "{e}");
-        // Only the 16-byte consent probes reached the bystander.
-        bystander.set_nonblocking(true).unwrap();
-        let mut buf = [0u8; 2048];
-        let mut probes = 0;
-        while let Ok(n) = bystander.recv(&mut buf) {
-            assert_eq!(n, GENERATOR_HEADER_BYTES);
-            probes += 1;
-        }
-        assert!((1..=12).contains(&probes), "{probes}");
+        assert_eq!(counts.foreign, 1, "{counts:?}");
     }
 }

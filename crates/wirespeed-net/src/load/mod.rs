@@ -13,6 +13,14 @@
 //!                        <-  clock_reply{agent_ns}
 //!   announce{test}       ->                       (binds its sink, validates, refuses or:)
 //!                        <-  ready{sink_port}
+//! when the generators send to one agent's counting sink (consent, [`consent`]):
+//!   target{destination}  ->  each generator       (the traffic rule, or a refusal; then it
+//!                        <-  nonce_sent            sends its secret nonce to the destination)
+//!   nonce_query{host}    ->  the sink's agent     (what its sink received from that host)
+//!                        <-  nonce_seen{nonce}
+//!   nonce{nonce}         ->  the generator        (relayed; a mismatch is refused)
+//!                        <-  consented
+//! then:
 //!   go{start_at_ns, destination}  ->              (start_at in the agent's own clock)
 //!                                  ... settle, transmit (window counted), cool down ...
 //!                        <-  report{report}
@@ -22,15 +30,18 @@
 //! address ([`raw`]), to a sink: its own socket that it never
 //! reads (the seed's hosts "addressed [their] packets to [themselves], and disabled [their]
 //! receiver"), or one agent's counting sink, which reports how many of each host's in-window
-//! packets arrived (loss at the sink). Before a generator sends anything to another address it
-//! asks that sink to echo a 16-byte probe carrying the test's random tag; an address that does
-//! not is never flooded (the design's rule against reflection: an agent sends only where a
-//! party to the test agreed). The agent side is [`serve`].
+//! packets arrived (loss at the sink). A generator sends nowhere else but to an address the
+//! traffic rule allows and whose agent proved, with the generator's own secret nonce relayed
+//! through its control connection, that it is the sink of the same test ([`consent`]; the
+//! design's rule against reflection). The sink believes nothing a datagram says before it is
+//! checked against the announcement ([`sink`]). The agent side is [`serve`].
 
 mod agent;
+pub mod consent;
 pub mod controller;
 pub mod generator;
 pub mod raw;
+pub mod sink;
 pub mod tstamp;
 
 use std::net::SocketAddr;
@@ -47,6 +58,8 @@ pub struct LoadTest {
     pub tag: u64,
     /// This agent's place in the test, from 0.
     pub host: u32,
+    /// How many hosts the test has (at most [`sink::MAX_HOSTS`]): sizes a counting sink.
+    pub hosts: u32,
     /// The timetable.
     pub schedule: Schedule,
     /// The packet lengths (Ethernet header and data, as the seed counted them).
@@ -74,8 +87,13 @@ pub struct RawEthernet {
 pub struct SinkCounts {
     /// `received[h]`: in-window datagrams of host `h` that arrived.
     pub received: Vec<u64>,
-    /// Datagrams that were not of this test (wrong tag or too short).
+    /// Datagrams that were not of this test (wrong tag, unknown host, flags or length, or
+    /// too short).
     pub strays: u64,
+    /// Datagrams in this test's format from an address that is not the host's (the one its
+    /// consent nonce came from): dropped, not counted.
+    #[serde(default)]
+    pub foreign: u64,
 }
 
 /// One agent's report at the end of a test.
@@ -121,8 +139,33 @@ pub enum LoadMessage {
         /// The port.
         sink_port: u16,
     },
+    /// Controller -> generator: this test sends to `destination`; check the traffic rule and
+    /// send your nonce there.
+    Target {
+        /// The counting sink's address.
+        destination: SocketAddr,
+    },
+    /// Generator -> controller: the rule allows it and the nonce is on its way.
+    NonceSent,
+    /// Controller -> the sink's agent: which nonce did host `host` send you?
+    NonceQuery {
+        /// The host, from 0.
+        host: u32,
+    },
+    /// Sink's agent -> controller: the nonce (hex), if it came.
+    NonceSeen {
+        /// 32 hex digits, or `None`.
+        nonce: Option<String>,
+    },
+    /// Controller -> generator: the nonce the sink's agent reported, relayed.
+    Nonce {
+        /// 32 hex digits.
+        nonce: String,
+    },
+    /// Generator -> controller: the destination proved its consent.
+    Consented,
     /// Controller -> agent: start at this moment of your clock, sending there (`None`: your own
-    /// sink).
+    /// sink; otherwise the destination that consented).
     Go {
         /// Common start in the agent's `CLOCK_MONOTONIC`, nanoseconds.
         start_at_ns: u64,

@@ -383,21 +383,26 @@ pub fn transmit(
             }
         }
     };
-    sleep_until(start_at_ns + tx0, &stopped);
+    // Validated schedules and bounded starts cannot overflow; saturating all the same.
+    let (tx0, tx1) = (
+        start_at_ns.saturating_add(tx0),
+        start_at_ns.saturating_add(tx1),
+    );
+    sleep_until(tx0, &stopped);
     let mut seq: u64 = 0;
     let mut batch_id: u64 = 0;
     // Frames dealt but not yet taken by the device: buffers [pending_from..pending_to).
     let (mut pending_from, mut pending_to) = (0usize, 0usize);
     let mut first_send = None;
-    let mut pacer = Pacer::new(start_at_ns + tx0);
+    let mut pacer = Pacer::new(tx0);
     loop {
         let mut now = monotonic_ns();
-        if now >= start_at_ns + tx1 || stopped() {
+        if now >= tx1 || stopped() {
             break;
         }
         if pending_from == pending_to {
             if let Some(rate) = test.rate_bits_per_second {
-                let Some(slot) = pacer.wait(now, start_at_ns + tx1, &stopped) else {
+                let Some(slot) = pacer.wait(now, tx1, &stopped) else {
                     break;
                 };
                 now = slot;
@@ -413,7 +418,7 @@ pub fn transmit(
             }
             pending_from = 0;
         }
-        let in_window = (w0..w1).contains(&(now - start_at_ns));
+        let in_window = (w0..w1).contains(&now.saturating_sub(start_at_ns));
         let flags = if in_window { IN_WINDOW } else { 0 };
         for i in pending_from..pending_to {
             let b = &mut buffers[i];
@@ -479,7 +484,7 @@ pub fn transmit(
             std::thread::sleep(Duration::from_millis(1));
         }
     }
-    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(start_at_ns + tx0)) as f64 * 1e-9);
+    let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(tx0)) as f64 * 1e-9);
     Ok(LoadReport {
         counters,
         delay_source: stamps.source,
@@ -585,6 +590,7 @@ mod tests {
         let test = LoadTest {
             tag: 0x5753_5241_5700_0001,
             host: 1,
+            hosts: 2,
             schedule: Schedule {
                 settle_ns: 10_000_000,
                 transmit_ns: 200_000_000,

@@ -1,0 +1,129 @@
+//! The checks behind the fuzz targets in `fuzz/` that read datagrams, shared by the targets
+//! (libFuzzer, `bash fuzz/run.sh`) and the corpus replay in `cargo test` (CI), so that both
+//! hold the decoders to the same promises. Each takes any bytes and panics only when a decoder
+//! breaks its promise.
+
+use std::net::SocketAddr;
+
+use wirespeed_model::load::{LengthDeck, Schedule};
+
+use crate::control::Cookie;
+use crate::echo::{ECHO_HEADER_LEN, echo_sequence};
+use crate::load::LoadTest;
+use crate::load::consent::{NONCE_DATAGRAM_BYTES, nonce_datagram, read_nonce};
+use crate::load::generator::read_header;
+use crate::load::raw::frame_sequence;
+use crate::load::sink::{MAX_HOSTS, SinkBook};
+
+/// The test tag of [`load_datagram`]'s announcement.
+pub const LOAD_TAG: u64 = 0x0123_4567_89ab_cdef;
+
+/// The load test's counting sink (issue 13, finding 1). The first two bytes are the announced
+/// host count, the third chooses the address family (bit 0) and whether the datagram comes
+/// from host 0's consented address (bit 1 clear) or another; the rest is one datagram, taken in
+/// after host 0's genuine nonce. The book keeps its announced size and counts the datagram at
+/// most once; the header and nonce readers agree with it.
+pub fn load_datagram(data: &[u8]) {
+    let Some((&[h0, h1, mode], datagram)) = data.split_first_chunk::<3>() else {
+        return;
+    };
+    let hosts = u32::from(u16::from_be_bytes([h0, h1]));
+    let test = LoadTest {
+        tag: LOAD_TAG,
+        host: 0,
+        hosts,
+        schedule: Schedule::SEED,
+        deck: LengthDeck::from_counts(&[(64, 1), (512, 1), (1536, 1)]).expect("a deck"),
+        rate_bits_per_second: None,
+        count_sink: true,
+        seed: 1,
+        raw: None,
+    };
+    let mut book = SinkBook::new(&test, mode & 1 != 0);
+    let sender: SocketAddr = ([127, 0, 0, 1], 4000).into();
+    let from: SocketAddr = ([127, 0, 0, 1], 4000 + u16::from((mode >> 1) & 1)).into();
+    if hosts > 0 {
+        book.accept(&nonce_datagram(LOAD_TAG, 0, &[7; 16]), sender);
+    }
+    book.accept(datagram, from);
+    let c = book.into_counts();
+    let announced = hosts.min(MAX_HOSTS);
+    assert_eq!(c.received.len(), announced as usize);
+    assert!(c.received.iter().sum::<u64>() + c.strays + c.foreign <= 1);
+    if let Some(nonce) = read_nonce(datagram) {
+        assert_eq!(datagram.len(), NONCE_DATAGRAM_BYTES);
+        assert_eq!(&datagram[16..], &nonce);
+    }
+    match read_header(datagram) {
+        Some((tag, host, _)) => {
+            assert!(datagram.len() >= 16);
+            if tag != LOAD_TAG || host >= announced {
+                assert_eq!(c.strays, 1, "another test's or host's datagram is a stray");
+            }
+        }
+        None => assert_eq!(c.strays, 1, "a datagram shorter than the header is a stray"),
+    }
+}
+
+/// The other datagram readers that face the network: the UDP throughput test's header, the
+/// echo service's cookie and sequence (`probe --udp`), and the raw Ethernet frame layout a raw
+/// load test reads back from the error queue. Each agrees with its writer's layout.
+pub fn datagrams(data: &[u8]) {
+    match crate::udp::read_header(data) {
+        Some((tag, seq, sent)) => {
+            assert_eq!(&data[..8], &tag.to_be_bytes());
+            assert_eq!(&data[8..16], &seq.to_be_bytes());
+            assert_eq!(&data[16..24], &sent.to_be_bytes());
+        }
+        None => assert!(data.len() < 24),
+    }
+    // The cookie is the first 16 bytes, so any datagram long enough carries "its" cookie.
+    let cookie = Cookie(
+        data.get(..16)
+            .and_then(|c| c.try_into().ok())
+            .unwrap_or([0; 16]),
+    );
+    match echo_sequence(data, &cookie) {
+        Some(seq) => assert_eq!(&data[16..ECHO_HEADER_LEN], &seq.to_be_bytes()),
+        None => assert!(data.len() < ECHO_HEADER_LEN),
+    }
+    let _ = echo_sequence(data, &Cookie([0xa5; 16]));
+    let _ = frame_sequence(data, 0x5753_5241_5700_0001);
+    if let Some(t) = data.get(..8) {
+        let tag = u64::from_be_bytes(t.try_into().expect("8 bytes"));
+        // The tag found at the front: the sequence follows the 16-byte test header.
+        match frame_sequence(data, tag) {
+            Some(seq) => assert_eq!(&data[16..24], &seq.to_be_bytes()),
+            None => assert!(data.len() < 24),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Replays a committed corpus through `check`; the count of files read.
+    fn replay(target: &str, check: fn(&[u8])) -> usize {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fuzz/corpus")
+            .join(target);
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).expect("the corpus is committed") {
+            let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+            check(&bytes);
+            n += 1;
+        }
+        n
+    }
+
+    #[test]
+    fn the_load_datagram_corpus_replays() {
+        let n = replay("load_datagram", super::load_datagram);
+        assert!(n >= 8, "{n} files");
+    }
+
+    #[test]
+    fn the_datagrams_corpus_replays() {
+        let n = replay("datagrams", super::datagrams);
+        assert!(n >= 4, "{n} files");
+    }
+}
