@@ -30,6 +30,8 @@ use crate::topology::{LinkDuplex, Topology};
 
 /// The file in a lab's state directory.
 pub const FILE_NAME: &str = "links.json";
+/// The file written first and renamed to [`FILE_NAME`], so a reader never sees half of it.
+pub const TEMP_NAME: &str = "links.json.tmp";
 /// Labs looked at, at most, when searching for this process's namespace.
 const MAX_LABS: usize = 1024;
 /// The largest `links.json` read.
@@ -120,7 +122,7 @@ impl LabTruth {
     /// Writes `links.json` into the lab's state directory `dir`.
     pub fn write(&self, dir: &Path) -> std::io::Result<()> {
         let text = serde_json::to_string_pretty(self).map_err(std::io::Error::other)?;
-        let tmp = dir.join(format!("{FILE_NAME}.tmp"));
+        let tmp = dir.join(TEMP_NAME);
         std::fs::write(&tmp, text)?;
         std::fs::rename(tmp, dir.join(FILE_NAME))
     }

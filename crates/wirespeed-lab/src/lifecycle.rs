@@ -53,6 +53,8 @@ const STATE_FILES: &[&str] = &[
     "status.tmp",
     "pid",
     "emulator.log",
+    crate::inside::FILE_NAME,
+    crate::inside::TEMP_NAME,
 ];
 
 /// Everything that can go wrong with a lab.
