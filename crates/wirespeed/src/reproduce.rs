@@ -515,6 +515,22 @@ pub(crate) fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding this executable to run its subcommands")
 }
 
+/// A subcommand that ran but printed a partial result (exit status 3), with its document.
+#[derive(Debug)]
+pub(crate) struct PartialRun {
+    pub(crate) command: String,
+    pub(crate) reason: String,
+    pub(crate) doc: serde_json::Value,
+}
+
+impl std::fmt::Display for PartialRun {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} failed: {}", self.command, self.reason)
+    }
+}
+
+impl std::error::Error for PartialRun {}
+
 /// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document;
 /// stops it (SIGTERM to its pid) if it runs longer than `limit`.
 pub(crate) fn run_json(
@@ -572,6 +588,22 @@ pub(crate) fn run_json(
             args.join(" "),
             limit.as_secs()
         ),
+        // Status 3: the test ran but is partial (a link that stalls can hold the agent's report
+        // past the client's wait). The document is handed over typed, for callers whose subject
+        // is such a link; the others see an error as before.
+        Some(s) if s.code() == Some(3) => match serde_json::from_slice::<serde_json::Value>(&out) {
+            Ok(doc) if doc["result"]["partial"] == true => Err(PartialRun {
+                command: format!("wirespeed {}", args.join(" ")),
+                reason: String::from_utf8_lossy(&err).trim().to_string(),
+                doc,
+            }
+            .into()),
+            _ => bail!(
+                "wirespeed {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&err).trim()
+            ),
+        },
         Some(s) if !s.success() => bail!(
             "wirespeed {} failed: {}",
             args.join(" "),
