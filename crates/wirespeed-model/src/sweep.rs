@@ -379,11 +379,10 @@ pub struct Bdp {
     pub rtt_seconds: f64,
 }
 
-/// The BDP at the ceiling (else at the plateau) and the lowest RTT the runs saw.
-fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
-    let rtt_us = runs
-        .iter()
-        .filter_map(|r| r.kernel)
+/// The lowest RTT the runs' kernels saw, µs: TCP_INFO's min RTT where it has one, else its
+/// smoothed RTT.
+fn lowest_rtt_us<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Option<u32> {
+    runs.filter_map(|r| r.kernel)
         .map(|k| {
             if k.min_rtt_us > 0 {
                 k.min_rtt_us
@@ -392,7 +391,12 @@ fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp>
             }
         })
         .filter(|&rtt| rtt > 0)
-        .min()?;
+        .min()
+}
+
+/// The BDP at the ceiling (else at the plateau) and the lowest RTT the runs saw.
+fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
+    let rtt_us = lowest_rtt_us(runs.iter())?;
     let (rate, rate_is_ceiling) = match path.ceiling_bytes_per_second {
         Some(c) if c > 0.0 => (c, true),
         _ => (plateau.filter(|&p| p > 0.0)?, false),
@@ -577,18 +581,7 @@ fn predict(
     rcv_granted: u64,
     path: PathFacts,
 ) -> Option<f64> {
-    let min_rtt_us = runs
-        .iter()
-        .filter_map(|r| r.kernel)
-        .map(|k| {
-            if k.min_rtt_us > 0 {
-                k.min_rtt_us
-            } else {
-                k.rtt_us
-            }
-        })
-        .filter(|&rtt| rtt > 0)
-        .min()?;
+    let min_rtt_us = lowest_rtt_us(runs.iter().copied())?;
     let seen_window = runs
         .iter()
         .filter_map(|r| r.kernel)
