@@ -81,6 +81,23 @@ fn spawn(args: &[String]) -> Child {
 }
 
 /// Waits for `child` at most `limit`; kills it and fails the test if it is still running.
+/// A run Ctrl-C stopped: status 130, its partial output first (holding `shows`), and the one
+/// line on stderr that names the signal.
+fn assert_stopped_by_sigint(stopped: &Run, shows: &str) {
+    assert_eq!(stopped.status, 130, "{}", stopped.stderr);
+    assert!(
+        stopped.stdout.starts_with("PARTIAL: interrupted after "),
+        "{}",
+        stopped.stdout
+    );
+    assert!(stopped.stdout.contains(shows), "{}", stopped.stdout);
+    assert!(
+        stopped.stderr.contains("interrupted by SIGINT"),
+        "{}",
+        stopped.stderr
+    );
+}
+
 fn finish(mut child: Child, limit: Duration) -> Run {
     let deadline = Instant::now() + limit;
     while child.try_wait().unwrap().is_none() {
@@ -289,22 +306,7 @@ fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
     wait_for_lines(&file, 3, &mut child);
     signal(&child, libc::SIGINT);
     let stopped = finish(child, Duration::from_secs(20));
-    assert_eq!(stopped.status, 130, "{}", stopped.stderr);
-    assert!(
-        stopped.stdout.starts_with("PARTIAL: interrupted after "),
-        "{}",
-        stopped.stdout
-    );
-    assert!(
-        stopped.stdout.contains("matrix, median KiB/s"),
-        "{}",
-        stopped.stdout
-    );
-    assert!(
-        stopped.stderr.contains("interrupted by SIGINT"),
-        "{}",
-        stopped.stderr
-    );
+    assert_stopped_by_sigint(&stopped, "matrix, median KiB/s");
     let saved = keys(&file, sweep_key).len();
     assert!((2..SWEEP_RUNS).contains(&saved), "{saved} runs saved");
     assert!(
@@ -425,22 +427,7 @@ fn probe_ctrl_c_prints_the_partial_fit() {
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGINT);
     let stopped = finish(child, Duration::from_secs(30));
-    assert_eq!(stopped.status, 130, "{}", stopped.stderr);
-    assert!(
-        stopped.stdout.starts_with("PARTIAL: interrupted after "),
-        "{}",
-        stopped.stdout
-    );
-    assert!(
-        stopped.stdout.contains("probe 127.0.0.1"),
-        "{}",
-        stopped.stdout
-    );
-    assert!(
-        stopped.stderr.contains("interrupted by SIGINT"),
-        "{}",
-        stopped.stderr
-    );
+    assert_stopped_by_sigint(&stopped, "probe 127.0.0.1");
 }
 
 /// SplitMix64: the crash test's instants and offsets, reproducible from the seed it prints.
