@@ -70,10 +70,11 @@ struct Transfer {
 }
 
 impl Transfer {
-    /// "200000 B in 0.6 s" or "61440 B in 5.0 s, stalled (nothing for 3.2 s)".
+    /// "200000 B in 0.6 s", or "61440 B in 4.9 s, cut at the cap, longest with nothing
+    /// arriving 3.2 s".
     fn moved(&self) -> String {
-        let stall = if self.longest_gap >= 1.0 {
-            format!(", nothing arrived for {:.1} s", self.longest_gap)
+        let stall = if !self.complete || self.longest_gap >= 1.0 {
+            format!(", longest with nothing arriving {:.1} s", self.longest_gap)
         } else {
             String::new()
         };
@@ -479,7 +480,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         title: "Matched half duplex (Table 6, test 1)".into(),
         source: "seed 003 §8.3 Table 6: 50 MB FTP at 10-HALF both ends".into(),
         method: format!(
-            "library: lifecycle::up(labs/duplex-matched.toml); subprocess: wirespeed serve / tcp -n {bytes}B in the lab's namespaces"
+            "library: lifecycle::up(labs/duplex-matched.toml); subprocess: wirespeed serve / tcp -R -n {bytes}B --json-stream in the lab's namespaces, each transfer cut at {} s",
+            cap.as_secs_f64()
         ),
         rows,
     });
