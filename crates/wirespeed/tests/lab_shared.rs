@@ -236,10 +236,13 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     assert!(count(&f, "fcs_errors") > 0, "{f}");
     // Rates: load only slows a transfer, so the comparisons are with the link's ceiling, not
     // with another measured rate (a starved matched run made "0.7 x matched" flaky). The
-    // emulator holds every transfer to the link rate; each mismatched direction loses frames
-    // to collisions and pays for them (the lab gives 0.2-0.47 of the ceiling either way,
-    // issue 21), so more than 0.7 would mean the mismatch was not emulated. Each direction
-    // moved something before any stall: the first window crosses an idle link.
+    // emulator holds every transfer to the link rate. Each mismatched direction loses frames
+    // to collisions and pays for them; which one pays more varies from run to run with modern
+    // TCP (issue 21). Measured on this lab: the slower direction 0.25-0.35 of the ceiling, the
+    // faster up to 0.54 (400 kB). So: the slower under 0.6 and the faster under 0.85, margins
+    // of about 1.6x that no load can eat; a link that did not emulate the mismatch runs near
+    // the ceiling (the matched pair: 0.8-0.95) and fails them. Each direction moved something
+    // before any stall: the first window crosses an idle link.
     for (what, t) in [("matched", &m), ("half->full", &hf), ("full->half", &fh)] {
         assert!(t.bytes > 0, "{what}: nothing arrived in {CAP:?}");
         assert!(
@@ -248,13 +251,21 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
             show(t)
         );
     }
-    for (what, t) in [("half->full", &hf), ("full->half", &fh)] {
-        assert!(
-            t.rate < 0.7 * ceiling,
-            "{what} {} is near the link's TCP ceiling {ceiling:.0} bit/s: the mismatch cost nothing",
-            show(t)
-        );
-    }
+    let (slower, faster) = if hf.rate < fh.rate {
+        (&hf, &fh)
+    } else {
+        (&fh, &hf)
+    };
+    assert!(
+        slower.rate < 0.6 * ceiling,
+        "the slower mismatched direction {} is over 0.6 of the link's TCP ceiling {ceiling:.0} bit/s",
+        show(slower)
+    );
+    assert!(
+        faster.rate < 0.85 * ceiling,
+        "the faster mismatched direction {} is near the link's TCP ceiling {ceiling:.0} bit/s: the mismatch cost nothing",
+        show(faster)
+    );
     let name = lab.name.clone();
     drop(lab);
     assert_nothing_left(&name);
