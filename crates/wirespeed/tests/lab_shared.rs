@@ -241,7 +241,7 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     // TCP (issue 21). Measured on this lab: the slower direction 0.25-0.35 of the ceiling, the
     // faster up to 0.54 (400 kB). So: the slower under 0.6 and the faster under 0.85, margins
     // of about 1.6x that no load can eat; a link that did not emulate the mismatch runs near
-    // the ceiling (the matched pair: 0.8-0.95) and fails them. Each direction moved something
+    // the ceiling (the matched pair: about 0.8) and fails the first. Each direction moved something
     // before any stall: the first window crosses an idle link.
     for (what, t) in [("matched", &m), ("half->full", &hf), ("full->half", &fh)] {
         assert!(t.bytes > 0, "{what}: nothing arrived in {CAP:?}");
