@@ -9,7 +9,7 @@
 //! logic lives only in the binary (`tcp`, `serve`, `probe`, `model compare`); each row's
 //! `method` says which.
 
-use std::io::{self, BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -48,7 +48,9 @@ pub(crate) struct ReproduceArgs {
     list: bool,
 
     /// envelope: length of the loopback and of the lab TCP transfer (default 2 s);
-    /// boggs: simulated time per point (default 10 s, the seed's window).
+    /// boggs: simulated time per point (default 10 s, the seed's window);
+    /// duplex-mismatch: the cap on each transfer (default 30 s): a transfer that stalls is
+    /// stopped there and reported with the bytes that arrived in that time.
     #[arg(long, short = 't', value_name = "DURATION", value_parser = parse_duration)]
     time: Option<Duration>,
 
@@ -345,9 +347,9 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         let doc = Document::new("reproduce", params, list);
         return output::print(&output, &doc).context("writing the result");
     };
-    if args.time.is_some() && !matches!(name, Name::Envelope | Name::Boggs) {
+    if args.time.is_some() && !matches!(name, Name::Envelope | Name::Boggs | Name::DuplexMismatch) {
         bail!(
-            "--time applies to envelope and boggs, not {}; leave it out",
+            "--time applies to envelope, boggs and duplex-mismatch, not {}; leave it out",
             name.as_str()
         );
     }
@@ -515,22 +517,6 @@ pub(crate) fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding this executable to run its subcommands")
 }
 
-/// A subcommand that ran but printed a partial result (exit status 3), with its document.
-#[derive(Debug)]
-pub(crate) struct PartialRun {
-    pub(crate) command: String,
-    pub(crate) reason: String,
-    pub(crate) doc: serde_json::Value,
-}
-
-impl std::fmt::Display for PartialRun {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} failed: {}", self.command, self.reason)
-    }
-}
-
-impl std::error::Error for PartialRun {}
-
 /// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document;
 /// stops it (SIGTERM to its pid) if it runs longer than `limit`.
 pub(crate) fn run_json(
@@ -538,7 +524,6 @@ pub(crate) fn run_json(
     args: &[String],
     limit: Duration,
 ) -> anyhow::Result<serde_json::Value> {
-    use std::io::Read;
     let exe = exe()?;
     let mut cmd = match namespace {
         Some(ns) => {
@@ -588,22 +573,6 @@ pub(crate) fn run_json(
             args.join(" "),
             limit.as_secs()
         ),
-        // Status 3: the test ran but is partial (a link that stalls can hold the agent's report
-        // past the client's wait). The document is handed over typed, for callers whose subject
-        // is such a link; the others see an error as before.
-        Some(s) if s.code() == Some(3) => match serde_json::from_slice::<serde_json::Value>(&out) {
-            Ok(doc) if doc["result"]["partial"] == true => Err(PartialRun {
-                command: format!("wirespeed {}", args.join(" ")),
-                reason: String::from_utf8_lossy(&err).trim().to_string(),
-                doc,
-            }
-            .into()),
-            _ => bail!(
-                "wirespeed {} failed: {}",
-                args.join(" "),
-                String::from_utf8_lossy(&err).trim()
-            ),
-        },
         Some(s) if !s.success() => bail!(
             "wirespeed {} failed: {}",
             args.join(" "),
@@ -681,20 +650,13 @@ impl LabGuard {
         Ok(wirespeed_lab::lifecycle::status(&self.name)?.1.ports)
     }
 
-    /// A TCP transfer with this executable's agent and client: `serve -1` in `to`, `tcp` in
-    /// `from` with `client_args`; returns the client's document.
-    pub(crate) fn tcp(
-        &self,
-        from: &str,
-        to: &str,
-        client_args: &[String],
-        limit: Duration,
-    ) -> anyhow::Result<serde_json::Value> {
-        let to_ns = self.namespace(to)?;
-        let from_ns = self.namespace(from)?;
-        let addr = self.ipv4(to)?;
+    /// An agent (`serve -1`) in `node`'s namespace on its IPv4 address: the child and the
+    /// address it listens on.
+    fn agent(&self, node: &str) -> anyhow::Result<(std::process::Child, String)> {
+        let ns = self.namespace(node)?;
+        let addr = self.ipv4(node)?;
         let mut agent = Command::new("ip")
-            .args(["netns", "exec", &to_ns])
+            .args(["netns", "exec", &ns])
             .arg(exe()?)
             .args(["serve", "-1", "-p", "0", "-B", &addr])
             .stdout(Stdio::piped())
@@ -704,38 +666,216 @@ impl LabGuard {
         let line = {
             let stdout = agent.stdout.take().expect("piped");
             let mut line = String::new();
-            BufReader::new(stdout).read_line(&mut line).ok();
+            BufReader::new(stdout.take(4096)).read_line(&mut line).ok();
             line
         };
-        let Some(listening) = line
+        match line
             .split_whitespace()
             .find(|w| w.contains(&addr) && w.contains(':'))
-        else {
-            wirespeed_lab::sys::terminate(agent.id());
-            let _ = agent.wait();
-            bail!("the agent in {to} did not say where it listens: {line:?}");
-        };
-        let mut args = vec![
-            "tcp".to_string(),
-            listening.to_string(),
-            "-i".into(),
-            "0".into(),
-        ];
+        {
+            Some(listening) => Ok((agent, listening.to_string())),
+            None => {
+                wirespeed_lab::sys::terminate(agent.id());
+                let _ = agent.wait();
+                bail!("the agent in {node} did not say where it listens: {line:?}");
+            }
+        }
+    }
+
+    /// A TCP test from a client in `from` to a one-off agent in `to`, as `--json`.
+    pub(crate) fn tcp(
+        &self,
+        from: &str,
+        to: &str,
+        client_args: &[String],
+        limit: Duration,
+    ) -> anyhow::Result<serde_json::Value> {
+        let from_ns = self.namespace(from)?;
+        let (agent, listening) = self.agent(to)?;
+        let mut args = vec!["tcp".to_string(), listening, "-i".into(), "0".into()];
         args.extend_from_slice(client_args);
         let result = run_json(Some(&from_ns), &args, limit);
-        // A one-off agent exits after its session; if the client failed, stop it ourselves.
-        for _ in 0..50 {
-            if agent.try_wait()?.is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        if agent.try_wait()?.is_none() {
-            wirespeed_lab::sys::terminate(agent.id());
-            let _ = agent.wait();
-        }
+        stop_agent(agent);
         result
     }
+
+    /// `bytes` over TCP from `from` to `to`, stopped at `cap` if it has not finished: what the
+    /// receiver got, from its own running count. A link that stalls for longer than the cap
+    /// (a duplex mismatch does, for tens of seconds) gives a row, not an error.
+    ///
+    /// The receiver is the client (`tcp -R` in `to`, the agent sending from `from`), so the
+    /// count comes from the client's interval lines (`--json-stream`, every 100 ms) as they
+    /// are printed; nothing waits on the control connection's results exchange, which crosses
+    /// the same stalled link.
+    pub(crate) fn tcp_capped(
+        &self,
+        from: &str,
+        to: &str,
+        bytes: u64,
+        cap: Duration,
+    ) -> anyhow::Result<Capped> {
+        use std::sync::mpsc::{RecvTimeoutError, channel};
+        use std::time::Instant;
+        let to_ns = self.namespace(to)?;
+        let (agent, listening) = self.agent(from)?;
+        let spawned = Command::new("ip")
+            .args(["netns", "exec", &to_ns])
+            .arg(exe()?)
+            .args(["tcp", &listening, "-R", "-n", &format!("{bytes}B")])
+            .args(["-i", "100ms", "--json-stream"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut client = match spawned {
+            Ok(c) => c,
+            Err(e) => {
+                stop_agent(agent);
+                return Err(e).context("starting the TCP client in the lab");
+            }
+        };
+        let stdout = client.stdout.take().expect("piped");
+        let stderr = client.stderr.take().expect("piped");
+        let (tx, rx) = channel::<String>();
+        let out_reader = std::thread::spawn(move || {
+            let mut r = BufReader::new(stdout);
+            loop {
+                // One line is one interval (a few hundred bytes); a longer one is cut and
+                // then fails to parse.
+                let mut line = String::new();
+                match (&mut r).take(1 << 20).read_line(&mut line) {
+                    Ok(0) | Err(_) => break,
+                    Ok(_) => {
+                        if tx.send(line).is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        });
+        let err_reader = std::thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = stderr.take(64 << 10).read_to_end(&mut v);
+            v
+        });
+        let deadline = Instant::now() + cap;
+        // Once every byte has arrived, the client has this long to exchange results and exit.
+        let grace = Duration::from_secs(2);
+        let mut got = Capped {
+            bytes: 0,
+            seconds: 0.0,
+            complete: false,
+            longest_gap: 0.0,
+            intervals: 0,
+        };
+        let mut gap = 0.0f64;
+        let mut until = deadline;
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(line) => {
+                    let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
+                        continue;
+                    };
+                    let iv = &v["interval"];
+                    let (Some(start), Some(end)) =
+                        (iv["start_seconds"].as_f64(), iv["end_seconds"].as_f64())
+                    else {
+                        continue;
+                    };
+                    let n = iv["sum_received"]["bytes"].as_u64().unwrap_or(0);
+                    got.intervals += 1;
+                    got.bytes = got.bytes.saturating_add(n);
+                    got.seconds = end;
+                    if n == 0 {
+                        gap += (end - start).max(0.0);
+                        got.longest_gap = got.longest_gap.max(gap);
+                    } else {
+                        gap = 0.0;
+                    }
+                    if got.bytes >= bytes && !got.complete {
+                        got.complete = true;
+                        until = (Instant::now() + grace).min(deadline);
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // A client still running is stuck on the stalled link: stop it (SIGTERM, then KILL).
+        let exited = wait_for(&mut client, Duration::ZERO)?;
+        if exited.is_none() {
+            wirespeed_lab::sys::terminate(client.id());
+            if wait_for(&mut client, Duration::from_secs(2))?.is_none() {
+                let _ = client.kill();
+                let _ = client.wait();
+            }
+        }
+        let _ = out_reader.join();
+        let err = err_reader.join().unwrap_or_default();
+        stop_agent(agent);
+        if got.intervals == 0 {
+            // Not one interval: the test never started, which is a failure, not a stall.
+            bail!(
+                "the TCP test from {from} to {to} never started: {}",
+                match String::from_utf8_lossy(&err).trim() {
+                    "" => "the client printed nothing".to_string(),
+                    e => e.to_string(),
+                }
+            );
+        }
+        Ok(got)
+    }
+}
+
+/// What a capped transfer moved, as its receiver counted it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Capped {
+    /// Bytes that arrived.
+    pub(crate) bytes: u64,
+    /// Seconds from the start of the test to its last count (the end, if it finished).
+    pub(crate) seconds: f64,
+    /// Whether every byte arrived before the cap.
+    pub(crate) complete: bool,
+    /// The longest run of 100 ms intervals in which nothing arrived, in seconds.
+    pub(crate) longest_gap: f64,
+    intervals: u32,
+}
+
+impl Capped {
+    pub(crate) fn kib_per_second(&self) -> f64 {
+        if self.seconds > 0.0 {
+            self.bytes as f64 / self.seconds / 1024.0
+        } else {
+            0.0
+        }
+    }
+}
+
+/// Waits up to `limit` for `child` to exit.
+fn wait_for(
+    child: &mut std::process::Child,
+    limit: Duration,
+) -> io::Result<Option<std::process::ExitStatus>> {
+    let deadline = std::time::Instant::now() + limit;
+    loop {
+        if let Some(s) = child.try_wait()? {
+            return Ok(Some(s));
+        }
+        if std::time::Instant::now() >= deadline {
+            return Ok(None);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A one-off agent exits after its session; one still running after a second is stopped.
+fn stop_agent(mut agent: std::process::Child) {
+    if matches!(wait_for(&mut agent, Duration::from_secs(1)), Ok(None)) {
+        wirespeed_lab::sys::terminate(agent.id());
+        if matches!(wait_for(&mut agent, Duration::from_secs(2)), Ok(None)) {
+            let _ = agent.kill();
+        }
+    }
+    let _ = agent.wait();
 }
 
 impl Drop for LabGuard {

@@ -2,13 +2,14 @@
 //! where concurrent senders collide, and the duplex-mismatch pair of seed 003 §8.4 against the
 //! matched pair.
 
-use std::net::{Ipv4Addr, UdpSocket};
-use std::time::Duration;
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
 
 use super::{
-    LAB_LOCK, UpLab, assert_nothing_left, can_build_labs, lab_file, lab_status, tcp_goodput,
+    LAB_LOCK, UpLab, assert_nothing_left, can_build_labs, lab_file, lab_status, tcp_share,
 };
 use crate::util::wirespeed;
 
@@ -91,6 +92,94 @@ fn shared_segment_concurrent_senders_collide_and_the_collisions_are_counted() {
     assert_nothing_left(&name);
 }
 
+/// What one TCP transfer moved, as its receiver counted it.
+struct Moved {
+    bytes: usize,
+    /// Receiver's rate from its first read to its last, bit/s (0 if fewer than two reads).
+    rate: f64,
+    complete: bool,
+}
+
+/// `bytes` over TCP from `from_ns` to `to` in `to_ns`, both ends stopped at `cap`: a
+/// mismatched link stalls at times for tens of seconds, and a stall is a result here, not a
+/// panic. Every wait is bounded by the cap (reads and writes time out every 250 ms).
+fn capped_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize, cap: Duration) -> Moved {
+    let deadline = Instant::now() + cap;
+    let (port_tx, port_rx) = std::sync::mpsc::channel();
+    let to_ns = to_ns.to_string();
+    let receiver = std::thread::spawn(move || {
+        sys::in_namespace(&to_ns, move || {
+            let listener = TcpListener::bind((to, 0)).unwrap();
+            port_tx.send(listener.local_addr().unwrap().port()).unwrap();
+            let (mut conn, _) = listener.accept().unwrap();
+            conn.set_read_timeout(Some(Duration::from_millis(250)))
+                .unwrap();
+            let mut buf = vec![0u8; 1 << 16];
+            let (mut total, mut after_first) = (0usize, 0usize);
+            let (mut first, mut last) = (None, None);
+            while Instant::now() < deadline {
+                match conn.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        total += n;
+                        let now = Instant::now();
+                        if first.is_none() {
+                            first = Some(now);
+                        } else {
+                            after_first += n;
+                        }
+                        last = Some(now);
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock
+                                | std::io::ErrorKind::TimedOut
+                                | std::io::ErrorKind::Interrupted
+                        ) => {}
+                    Err(e) => panic!("receiving: {e}"),
+                }
+            }
+            let rate = match (first, last) {
+                (Some(f), Some(l)) if l > f => after_first as f64 * 8.0 / (l - f).as_secs_f64(),
+                _ => 0.0,
+            };
+            Moved {
+                bytes: total,
+                rate,
+                complete: total == bytes,
+            }
+        })
+        .unwrap()
+    });
+    let port = port_rx.recv().unwrap();
+    sys::in_namespace(from_ns, move || {
+        let mut conn =
+            TcpStream::connect_timeout(&SocketAddr::from((to, port)), Duration::from_secs(5))
+                .unwrap();
+        conn.set_write_timeout(Some(Duration::from_millis(250)))
+            .unwrap();
+        let chunk = vec![0x5au8; 1 << 16];
+        let mut sent = 0;
+        while sent < bytes && Instant::now() < deadline {
+            match conn.write(&chunk[..(bytes - sent).min(chunk.len())]) {
+                Ok(n) => sent += n,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::WouldBlock
+                            | std::io::ErrorKind::TimedOut
+                            | std::io::ErrorKind::Interrupted
+                    ) => {}
+                Err(e) => panic!("sending: {e}"),
+            }
+        }
+        // Closing sends FIN after the queued bytes; the receiver ends at EOF or the cap.
+    })
+    .unwrap();
+    receiver.join().unwrap()
+}
+
 #[test]
 fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_at_the_full_end() {
     if !can_build_labs("duplex_mismatch") {
@@ -99,10 +188,15 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2));
     const BYTES: usize = 400_000;
+    // A transfer that stalls is cut here and judged by what arrived.
+    const CAP: Duration = Duration::from_secs(20);
+    // What TCP can carry on the 10 Mbit/s link at best (full frames, timestamps): no machine
+    // load can make a transfer faster than this, only slower.
+    let ceiling = 10e6 * tcp_share();
 
     let matched = UpLab::up(&lab_file("duplex-matched.toml"));
     let (half, full) = (matched.namespace("half"), matched.namespace("full"));
-    let matched_rate = tcp_goodput(&half, &full, b, BYTES);
+    let m = capped_goodput(&half, &full, b, BYTES, CAP);
     let status = lab_status(&matched.name);
     for end in ["half", "full"] {
         let c = counters(&status, end);
@@ -115,28 +209,62 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
 
     let lab = UpLab::up(&lab_file("duplex-mismatch.toml"));
     let (half, full) = (lab.namespace("half"), lab.namespace("full"));
-    let half_to_full = tcp_goodput(&half, &full, b, BYTES);
-    let full_to_half = tcp_goodput(&full, &half, a, BYTES);
+    let hf = capped_goodput(&half, &full, b, BYTES, CAP);
+    let fh = capped_goodput(&full, &half, a, BYTES, CAP);
     let status = lab_status(&lab.name);
     let (h, f) = (counters(&status, "half"), counters(&status, "full"));
+    let show = |t: &Moved| {
+        format!(
+            "{:.0} bit/s ({} of {BYTES} bytes{})",
+            t.rate,
+            t.bytes,
+            if t.complete { "" } else { ", cut at the cap" }
+        )
+    };
     eprintln!(
-        "duplex mismatch: half->full {half_to_full:.0} bit/s, full->half {full_to_half:.0} bit/s, \
-         matched {matched_rate:.0} bit/s; half end {h}; full end {f}"
+        "duplex mismatch: half->full {}, full->half {}, matched {}; half end {h}; full end {f}",
+        show(&hf),
+        show(&fh),
+        show(&m)
     );
     // Seed 003 Table 7: the half end counts the collisions, late ones among them; the full end
-    // counts none and sees the half end's truncated frames as FCS errors.
+    // counts none and sees the half end's truncated frames as FCS errors. This is the
+    // signature the physics guarantees, loaded machine or not.
     assert!(count(&h, "collisions") > 0, "{h}");
     assert!(count(&h, "late_collisions") > 0, "{h}");
     assert_eq!(count(&f, "collisions"), 0, "{f}");
     assert!(count(&f, "fcs_errors") > 0, "{f}");
-    // Both directions pay for the mismatch. Which one pays more varies from run to run with
-    // modern TCP (SACK and fast retransmit recover the frames the seed's 1998 stacks waited
-    // out with timeouts): the counters above are the robust signature, the rates are printed.
-    // On a loaded 2-core host one direction has come within 74% of the matched rate, so only
-    // the worse direction is held to a margin (0.35-0.55 of matched in every run seen).
+    // Rates: load only slows a transfer, so the comparisons are with the link's ceiling, not
+    // with another measured rate (a starved matched run made "0.7 x matched" flaky). The
+    // emulator holds every transfer to the link rate. Each mismatched direction loses frames
+    // to collisions and pays for them; which one pays more varies from run to run with modern
+    // TCP (issue 21). Measured on this lab: the slower direction 0.25-0.35 of the ceiling, the
+    // faster up to 0.54 (400 kB). So: the slower under 0.6 and the faster under 0.85, margins
+    // of about 1.6x that no load can eat; a link that did not emulate the mismatch runs near
+    // the ceiling (the matched pair: about 0.8) and fails the first. Each direction moved something
+    // before any stall: the first window crosses an idle link.
+    for (what, t) in [("matched", &m), ("half->full", &hf), ("full->half", &fh)] {
+        assert!(t.bytes > 0, "{what}: nothing arrived in {CAP:?}");
+        assert!(
+            t.rate <= 1.05 * ceiling,
+            "{what} {} is faster than the link's TCP ceiling {ceiling:.0} bit/s",
+            show(t)
+        );
+    }
+    let (slower, faster) = if hf.rate < fh.rate {
+        (&hf, &fh)
+    } else {
+        (&fh, &hf)
+    };
     assert!(
-        half_to_full.min(full_to_half) < 0.7 * matched_rate,
-        "half->full {half_to_full:.0}, full->half {full_to_half:.0} vs matched {matched_rate:.0}"
+        slower.rate < 0.6 * ceiling,
+        "the slower mismatched direction {} is over 0.6 of the link's TCP ceiling {ceiling:.0} bit/s",
+        show(slower)
+    );
+    assert!(
+        faster.rate < 0.85 * ceiling,
+        "the faster mismatched direction {} is near the link's TCP ceiling {ceiling:.0} bit/s: the mismatch cost nothing",
+        show(faster)
     );
     let name = lab.name.clone();
     drop(lab);

@@ -55,6 +55,10 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
         "--time must be",
     );
     assert_one_line_error(
+        &wirespeed(&["reproduce", "vj-buffers", "-t", "5s"]),
+        "--time applies to envelope, boggs and duplex-mismatch",
+    );
+    assert_one_line_error(
         &wirespeed(&["reproduce", "vj-buffers", "--runs", "2"]),
         "--runs applies to duplex-mismatch",
     );
@@ -187,10 +191,50 @@ fn duplex_mismatch_shows_the_counter_signature() {
     if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
         return;
     }
-    // 200 kB each way (the seed moved 50 MB): enough for the MAC counters, a few seconds.
-    let doc = json(&["reproduce", "duplex-mismatch", "-n", "200kB", "--json"]);
+    // 200 kB each way (the seed moved 50 MB): enough for the MAC counters, under a second
+    // when the link does not stall. It stalls at times, for tens of seconds: each transfer is
+    // cut at 5 s and counted by what arrived, so six transfers take at most about 40 s.
+    let started = std::time::Instant::now();
+    let doc = json(&[
+        "reproduce",
+        "duplex-mismatch",
+        "-n",
+        "200kB",
+        "-t",
+        "5s",
+        "--json",
+    ]);
+    let took = started.elapsed();
     assert_eq!(doc["parameters"]["size_bytes"], 200_000);
+    assert_eq!(doc["parameters"]["time_seconds"], 5.0);
+    // Six transfers of at most 5 s (+2 s to stop a stuck client) and three labs: a run that
+    // waited on a stalled byte count or results exchange instead would take far longer.
+    assert!(took < std::time::Duration::from_secs(120), "{took:?}");
     let rows = rows(&doc);
+    // Every rate row says what moved, complete or cut at the cap; none is missing.
+    for q in [
+        "test 1, PUT half -> full: rate (median)",
+        "test 2, PUT full -> half: rate (median)",
+        "1990s TCP, test 1, PUT half -> full: rate (median)",
+        "1990s TCP, test 2, PUT full -> half: rate (median)",
+        "PUT half -> full: rate",
+        "PUT full -> half: rate",
+    ] {
+        let r = row(&rows, q);
+        let why = r["why"].as_str().unwrap();
+        assert!(why.contains(" B in "), "{q}: {r}");
+        let kib = r["ours"].as_f64().unwrap();
+        assert!((0.0..1200.0).contains(&kib), "{q}: {r}");
+        eprintln!("{q}: {kib:.1} KiB/s; {why}");
+    }
+    for q in [
+        "test 1, half end (DUT01): collisions",
+        "test 1, half end (DUT01): late collisions",
+        "test 1, full end (DUT02): CRC errors",
+        "test 2, half end (DUT01): collisions",
+    ] {
+        eprintln!("{q}: {}", row(&rows, q)["ours"]);
+    }
     // Properties of the MACs, true of every run: a full-duplex end counts no collisions, the
     // half end of a mismatch no CRC errors, a matched link no late collisions.
     for q in [

@@ -11,13 +11,19 @@
 //! So the mismatch is run twice: with this host's TCP, and with the `1990s` TCP profile
 //! (labs/duplex-mismatch-1990s.toml: no SACK, RACK, TLP, F-RTO or timestamps, Reno), each
 //! `--runs` times, with every run's rate listed. The verdicts say what moved and what did not.
+//!
+//! A stalling link is the subject, so a stall is a measurement, not a failure: each transfer
+//! is cut at a time cap (`--time`, default 30 s) and counted by its receiver as it goes
+//! (`tcp -R --json-stream`), so neither a byte count that cannot finish nor the results
+//! exchange on the control connection (which crosses the same stalled link) can hang the run;
+//! a cut transfer's row says what arrived in how long, and the longest time nothing did.
 
 use std::time::Duration;
 
 use wirespeed_lab::PortStatus;
 use wirespeed_lab::emulator::link::DirectionCounters;
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, num, setting};
+use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
 
 /// One end's MAC counters during one transfer (after minus before).
 #[derive(Debug, Clone, Copy, Default)]
@@ -50,46 +56,59 @@ fn delta(before: &[PortStatus], after: &[PortStatus], node: &str) -> Mac {
     }
 }
 
-/// A transfer from `from` to `to`: rate in KiB/s and both ends' counters.
+/// A transfer from `from` to `to`, capped in time: what arrived, and both ends' counters.
 struct Transfer {
     kib_per_second: f64,
     bytes: u64,
     seconds: f64,
-    /// Cut short by the stalling link: the agent's report did not come in time.
-    stalled: bool,
+    /// Every byte arrived before the cap.
+    complete: bool,
+    /// The longest time in which nothing arrived (100 ms resolution).
+    longest_gap: f64,
     from: Mac,
     to: Mac,
 }
 
-fn transfer(lab: &LabGuard, from: &str, to: &str, bytes: u64) -> anyhow::Result<Transfer> {
+impl Transfer {
+    /// "200000 B in 0.6 s", or "61440 B in 4.9 s, cut at the cap, longest with nothing
+    /// arriving 3.2 s".
+    fn moved(&self) -> String {
+        let stall = if !self.complete || self.longest_gap >= 1.0 {
+            format!(", longest with nothing arriving {:.1} s", self.longest_gap)
+        } else {
+            String::new()
+        };
+        let cut = if self.complete {
+            ""
+        } else {
+            ", cut at the cap"
+        };
+        format!("{} B in {:.1} s{cut}{stall}", self.bytes, self.seconds)
+    }
+}
+
+/// Default cap on one transfer: the seed's slowest rate (15 KB/s) moves 450 kB in it.
+pub(crate) const DEFAULT_CAP: Duration = Duration::from_secs(30);
+
+fn transfer(
+    lab: &LabGuard,
+    from: &str,
+    to: &str,
+    bytes: u64,
+    cap: Duration,
+) -> anyhow::Result<Transfer> {
     let before = lab.ports()?;
-    let args = vec!["-n".to_string(), format!("{bytes}B")];
-    // The slowest the seed saw (15 KB/s) would take 50 MB an hour; we allow 200 kbit/s worth
-    // of the size plus a minute, and say so if it runs out. A transfer that stalls ends
-    // sooner, at the agent's idle timeout, with the bytes that arrived.
-    let limit = Duration::from_secs(60 + bytes * 8 / 200_000);
-    // The subject is a link that stalls: a transfer cut short (the agent's report held past the
-    // client's wait) is a measurement of that link, counted as stalled, not a failure.
-    let (doc, stalled) = match lab.tcp(from, to, &args, limit) {
-        Ok(doc) => (doc, false),
-        Err(e) => match e.downcast::<super::PartialRun>() {
-            Ok(partial) => (partial.doc, true),
-            Err(e) => return Err(e),
-        },
-    };
+    // A mismatched link stalls for tens of seconds at times (the half end backs off, TCP's
+    // retransmission timer doubles): the transfer is stopped at the cap and what arrived is
+    // the measurement.
+    let got = lab.tcp_capped(from, to, bytes, cap)?;
     let after = lab.ports()?;
-    // What arrived, from the agent's view; without it (the report never came), what the
-    // sender counted.
-    let side = if doc["result"]["end"]["sum_received"].is_object() {
-        "sum_received"
-    } else {
-        "sum_sent"
-    };
     Ok(Transfer {
-        kib_per_second: num(&doc, &["result", "end", side, "bits_per_second"])? / 8.0 / 1024.0,
-        bytes: num(&doc, &["result", "end", side, "bytes"])? as u64,
-        seconds: num(&doc, &["result", "end", side, "seconds"])?,
-        stalled,
+        kib_per_second: got.kib_per_second(),
+        bytes: got.bytes,
+        seconds: got.seconds,
+        complete: got.complete,
+        longest_gap: got.longest_gap,
         from: delta(&before, &after, from),
         to: delta(&before, &after, to),
     })
@@ -178,12 +197,17 @@ const PAPER_HALF_TO_FULL: f64 = 15.0;
 const PAPER_FULL_TO_HALF: f64 = 67.0;
 
 /// `runs` rounds of one transfer each way across the mismatch lab in `file`.
-fn mismatch_runs(file: &str, bytes: u64, runs: u32) -> anyhow::Result<Vec<(Transfer, Transfer)>> {
+fn mismatch_runs(
+    file: &str,
+    bytes: u64,
+    runs: u32,
+    cap: Duration,
+) -> anyhow::Result<Vec<(Transfer, Transfer)>> {
     let lab = LabGuard::up(&super::lab_file(file)?)?;
     let mut out = Vec::new();
     for _ in 0..runs {
-        let put_half = transfer(&lab, "half", "full", bytes)?;
-        let put_full = transfer(&lab, "full", "half", bytes)?;
+        let put_half = transfer(&lab, "half", "full", bytes, cap)?;
+        let put_full = transfer(&lab, "full", "half", bytes, cap)?;
         out.push((put_half, put_full));
     }
     drop(lab);
@@ -201,6 +225,7 @@ fn rate_rows(
     label: &str,
     runs: &[(Transfer, Transfer)],
     bytes: u64,
+    cap: Duration,
     tcp: &str,
 ) {
     let half: Vec<f64> = runs.iter().map(|r| r.0.kib_per_second).collect();
@@ -220,19 +245,21 @@ fn rate_rows(
         ),
     ] {
         let m = wirespeed_model::stats::median(v);
-        let incomplete = runs
+        let these: Vec<&Transfer> = runs
             .iter()
             .map(|r| if first { &r.0 } else { &r.1 })
-            .filter(|t| t.bytes < bytes || t.stalled)
-            .count();
+            .collect();
+        let incomplete = these.iter().filter(|t| !t.complete).count();
         let cut = if incomplete > 0 {
             format!(
-                "; {incomplete} of {} transfer(s) stalled before {bytes} bytes were reported (the rate counts what arrived, or what the sender counted when the agent's report never came)",
-                runs.len()
+                "; {incomplete} of {} transfer(s) stalled: cut at the {} s cap before {bytes} bytes (the rate counts what arrived)",
+                runs.len(),
+                cap.as_secs_f64()
             )
         } else {
             String::new()
         };
+        let moved: Vec<String> = these.iter().map(|t| t.moved()).collect();
         rows.push(row(
             format!("{label}{quantity} (median)"),
             "KiB/s",
@@ -241,10 +268,10 @@ fn rate_rows(
             "x0.5..x2 of paper",
             Verdict::of((0.5..=2.0).contains(&(m / paper))),
             format!(
-                "{:.1}x the seed's with {tcp}; {} ({} bytes each){cut}",
+                "{:.1}x the seed's with {tcp}; {} ({}){cut}",
                 m / paper,
                 spread(v),
-                bytes
+                moved.join("; ")
             ),
         ));
     }
@@ -273,12 +300,13 @@ fn rate_rows(
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let bytes = options.size.unwrap_or(2_000_000);
     let runs = options.runs.unwrap_or(1);
+    let cap = options.time.unwrap_or(DEFAULT_CAP);
     let mut comparisons = Vec::new();
 
     // The mismatch: host "half" (DUT01, 10-HALF) and host "full" (DUT02, 10-FULL), first with
     // this host's TCP, then with the 1990s profile in both namespaces.
-    let linux = mismatch_runs("duplex-mismatch.toml", bytes, runs)?;
-    let old = mismatch_runs("duplex-mismatch-1990s.toml", bytes, runs)?;
+    let linux = mismatch_runs("duplex-mismatch.toml", bytes, runs, cap)?;
+    let old = mismatch_runs("duplex-mismatch-1990s.toml", bytes, runs, cap)?;
     let (put_half, put_full) = &linux[0];
 
     let mut rows = Vec::new();
@@ -287,6 +315,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         "",
         &linux,
         bytes,
+        cap,
         "this host's TCP (SACK, RACK, fast retransmit)",
     );
     let mut test1 = Vec::new();
@@ -339,7 +368,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         title: "Duplex mismatch (Table 7, tests 1 and 2), this host's TCP".into(),
         source: "seed 003 §8.4 Table 7: 50 MB FTP, Solaris 2.5.1, Intel 82558B".into(),
         method: format!(
-            "library: lifecycle::up(labs/duplex-mismatch.toml), lifecycle::status counters before/after (first run); subprocess: ip netns exec <to> wirespeed serve -1 -p 0, ip netns exec <from> wirespeed tcp ADDR:PORT -n {bytes}B -i 0 --json, {runs} run(s) each way"
+            "library: lifecycle::up(labs/duplex-mismatch.toml), lifecycle::status counters before/after (first run); subprocess: ip netns exec <from> wirespeed serve -1 -p 0, ip netns exec <to> wirespeed tcp ADDR:PORT -R -n {bytes}B -i 100ms --json-stream (the receiver's count), each transfer cut at {} s, {runs} run(s) each way",
+            cap.as_secs_f64()
         ),
         rows,
     });
@@ -351,6 +381,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         "1990s TCP, ",
         &old,
         bytes,
+        cap,
         "the 1990s profile (no SACK, RACK, TLP, F-RTO or timestamps; Reno)",
     );
     let (h, f) = (&old[0].0, &old[0].1);
@@ -394,8 +425,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let file = super::lab_file("duplex-matched.toml")?;
     let lab = LabGuard::up(&file)?;
     let (a, b) = matched_nodes(&lab)?;
-    let ab = transfer(&lab, &a, &b, bytes)?;
-    let ba = transfer(&lab, &b, &a, bytes)?;
+    let ab = transfer(&lab, &a, &b, bytes, cap)?;
+    let ba = transfer(&lab, &b, &a, bytes, cap)?;
     drop(lab);
     let mut rows = Vec::new();
     for (t, label) in [(&ab, format!("{a} -> {b}")), (&ba, format!("{b} -> {a}"))] {
@@ -408,8 +439,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             "+-20%",
             Verdict::of((r - 1.0).abs() <= 0.2),
             format!(
-                "Table 6 test 1: 1000 KB/s, 10% under full duplex; the half-duplex envelope is 1,099 KiB/s ({:.1} s)",
-                t.seconds
+                "Table 6 test 1: 1000 KB/s, 10% under full duplex; the half-duplex envelope is 1,099 KiB/s ({})",
+                t.moved()
             ),
         ));
         for (end, mac) in [("sender", t.from), ("receiver", t.to)] {
@@ -449,7 +480,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         title: "Matched half duplex (Table 6, test 1)".into(),
         source: "seed 003 §8.3 Table 6: 50 MB FTP at 10-HALF both ends".into(),
         method: format!(
-            "library: lifecycle::up(labs/duplex-matched.toml); subprocess: wirespeed serve / tcp -n {bytes}B in the lab's namespaces"
+            "library: lifecycle::up(labs/duplex-matched.toml); subprocess: wirespeed serve / tcp -R -n {bytes}B --json-stream in the lab's namespaces, each transfer cut at {} s",
+            cap.as_secs_f64()
         ),
         rows,
     });
@@ -472,6 +504,13 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             "this host's Linux (SACK, RACK, fast retransmit, its default congestion control); then the 1990s profile in the mismatch lab's namespaces (tcp_sack, tcp_dsack, tcp_recovery, tcp_early_retrans, tcp_frto, tcp_timestamps, tcp_window_scaling, tcp_ecn = 0, tcp_no_metrics_save = 1, reno)",
         ),
         setting("runs", format!("{runs} each way per TCP")),
+        setting(
+            "cap per transfer",
+            format!(
+                "{} s (--time): a transfer that stalls is cut there and counted by what arrived",
+                cap.as_secs_f64()
+            ),
+        ),
     ];
     let notes = vec![format!(
         "the rates are {bytes}-byte transfers, not the seed's 50 MB; counters are per transfer (emulator counters after minus before)"
