@@ -82,6 +82,10 @@ enum Command {
     /// Turn saved results (--json, --json-stream, --results files; files or directories) into
     /// one self-contained HTML page with tables and plots.
     Report(crate::report::ReportArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(crate::install_aids::CompletionsArgs),
+    /// Print the manual page, or write one page per command into a directory (`--dir`).
+    Man(crate::install_aids::ManArgs),
 }
 
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
@@ -100,6 +104,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Load(args) => crate::load::run(args),
         Command::Reproduce(args) => crate::reproduce::run(args),
         Command::Report(args) => crate::report::run(args),
+        Command::Completions(args) => crate::install_aids::completions(args),
+        Command::Man(args) => crate::install_aids::man(args),
     }
 }
 

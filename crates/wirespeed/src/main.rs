@@ -12,6 +12,7 @@ mod data;
 mod diagnose;
 mod envelope;
 mod exit_status;
+mod install_aids;
 mod interrupt;
 mod lab;
 mod load;

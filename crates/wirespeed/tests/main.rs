@@ -6,6 +6,7 @@ mod autoneg;
 mod diagnose;
 mod docs;
 mod envelope;
+mod install_aids;
 mod json_golden;
 mod lab;
 mod load;
