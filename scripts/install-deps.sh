@@ -11,8 +11,9 @@ fi
 
 # Debian packages: iproute2 (namespaces, veth, tc), iperf3 (comparison peer),
 # iputils-ping (comparison peer), ethtool (comparison for diagnose), pchar (per-hop peer of
-# `wirespeed probe --hops`, bench/probe-chain.sh).
-wanted=(iproute2 iperf3 iputils-ping ethtool pchar)
+# `wirespeed probe --hops`, bench/probe-chain.sh), prometheus (its `promtool` checks the
+# `--metrics-file` output).
+wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -156,6 +156,7 @@ pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
+        metrics_file: None,
     };
     output::print(&out, &doc).context("writing the result")
 }

@@ -268,6 +268,7 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
+        metrics_file: None,
     };
     output::print(&out, &doc).context("writing the result")
 }

@@ -161,6 +161,9 @@ pub(crate) fn output_words(args: &OutputArgs) -> Vec<String> {
     if let Some(u) = unit {
         words.extend(["-f".to_string(), u.to_string()]);
     }
+    if let Some(path) = &args.metrics_file {
+        words.extend(["--metrics-file".to_string(), path.display().to_string()]);
+    }
     words
 }
 
@@ -198,6 +201,7 @@ mod tests {
             let args = OutputArgs {
                 json: true,
                 rate_format: unit.parse().unwrap(),
+                metrics_file: None,
             };
             let words = output_words(&args);
             assert_eq!(words[0], "--json");

@@ -17,6 +17,7 @@ mod interrupt;
 mod lab;
 mod load;
 mod load_render;
+mod metrics;
 mod model;
 mod output;
 mod probe;

@@ -19,6 +19,11 @@ pub(crate) struct OutputArgs {
     /// (binary, as iperf prints them); kB/MB/GB = decimal bytes/s.
     #[arg(long = "format", short = 'f', default_value = "a", value_name = "UNIT")]
     pub(crate) rate_format: RateFormat,
+
+    /// Also write the result as OpenMetrics text to FILE (replaced whole, for Prometheus'
+    /// node_exporter textfile collector): one gauge per figure, named by its JSON path.
+    #[arg(long, value_name = "FILE", value_parser = crate::metrics::output_file)]
+    pub(crate) metrics_file: Option<std::path::PathBuf>,
 }
 
 impl OutputArgs {
@@ -39,7 +44,12 @@ pub(crate) fn print<P: Serialize, R: Serialize + Render>(
     let stdout = io::stdout();
     let mut out = stdout.lock();
     emit(&mut out, args.format(), doc)?;
-    out.flush()
+    out.flush()?;
+    if let Some(path) = &args.metrics_file {
+        let value = serde_json::to_value(doc).map_err(io::Error::other)?;
+        crate::metrics::write_file(path, &value).map_err(|e| io::Error::other(format!("{e:#}")))?;
+    }
+    Ok(())
 }
 
 /// Checks, before any work, that `path` can be written as the output file of `flag`: a sweep

@@ -319,6 +319,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let output = OutputArgs {
         json: args.json,
         rate_format: wirespeed_model::RateFormat::Adaptive,
+        metrics_file: None,
     };
     let params = Params {
         name: args.name,

@@ -10,6 +10,7 @@ mod install_aids;
 mod json_golden;
 mod lab;
 mod load;
+mod metrics;
 mod probe;
 mod refusals;
 mod report;
