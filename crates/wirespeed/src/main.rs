@@ -14,6 +14,7 @@ mod envelope;
 mod exit_status;
 mod install_aids;
 mod interrupt;
+mod iperf3_json;
 mod lab;
 mod load;
 mod load_render;

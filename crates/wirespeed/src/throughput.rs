@@ -196,11 +196,25 @@ pub(crate) struct ThroughputArgs {
     repeat: u32,
 
     /// Print one JSON object per interval as it ends, then the document.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "json_format")]
     json_stream: bool,
+
+    /// The JSON layout: `wirespeed` (the `wirespeed.tcp.v1` / `udp.v1` document) or `iperf3`
+    /// (what `iperf3 -J` prints, for tools that read it). Implies --json.
+    #[arg(long, value_name = "LAYOUT", value_enum)]
+    json_format: Option<JsonFormat>,
 
     #[command(flatten)]
     output: OutputArgs,
+}
+
+/// `--json-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum JsonFormat {
+    /// wirespeed's own document.
+    Wirespeed,
+    /// `iperf3 -J`'s layout.
+    Iperf3,
 }
 
 /// The largest `--link-rate`: 10 Tbit/s, beyond any Ethernet standardised.
@@ -216,8 +230,8 @@ fn parse_link_rate(text: &str) -> Result<BitRate, String> {
 
 /// What was asked, as the JSON `parameters`.
 #[derive(Debug, Serialize)]
-struct Parameters {
-    agent: String,
+pub(crate) struct Parameters {
+    pub(crate) agent: String,
     in_process_agent: bool,
     test: TestSpec,
     interval_seconds: f64,
@@ -482,7 +496,7 @@ pub(crate) fn resolve_agent(
         })
 }
 
-pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
     let spec = args.spec(protocol)?;
     args.check_affinity()?;
     let auth = args
@@ -514,6 +528,9 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
         interrupt: Some(interrupt),
         source: args.file.clone(),
     };
+    if args.json_format.is_some() {
+        args.output.json = true;
+    }
     let human = !args.output.json && !args.json_stream;
     let header = throughput_text::header(&spec, agent_addr, remote.is_none());
     let mut live = LiveLines::new(
@@ -619,6 +636,13 @@ pub(crate) fn run(args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()
     if args.json_stream {
         let mut out = io::stdout().lock();
         writeln!(out, "{}", serde_json::to_string(&doc)?)?;
+    } else if args.json_format == Some(JsonFormat::Iperf3) {
+        let mut out = io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &crate::iperf3_json::document(&doc))?;
+        writeln!(out)?;
+        if let Some(path) = &args.output.metrics_file {
+            crate::metrics::write_file(path, &serde_json::to_value(&doc)?)?;
+        }
     } else {
         output::print(&args.output, &doc).context("writing the result")?;
     }

@@ -7,6 +7,7 @@ mod diagnose;
 mod docs;
 mod envelope;
 mod install_aids;
+mod iperf3_json;
 mod json_golden;
 mod lab;
 mod load;

@@ -1,0 +1,147 @@
+//! `--json-format iperf3` against what iperf3 itself prints on this machine: every key path
+//! `iperf3 -J` emits for a test exists in wirespeed's document for the same test, with the same
+//! JSON type, so a consumer of iperf3's JSON reads wirespeed's unchanged.
+
+use std::collections::BTreeMap;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::util::wirespeed;
+
+/// Kills the iperf3 server this test started (by its PID) however the test ends.
+struct Server(Child);
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// Every path in `v` (array elements as `[]`) with the type found there.
+fn paths(v: &Value, at: String, out: &mut BTreeMap<String, &'static str>) {
+    out.insert(at.clone(), kind(v));
+    match v {
+        Value::Object(map) => {
+            for (k, child) in map {
+                paths(child, format!("{at}.{k}"), out);
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                paths(item, format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Runs `iperf3 -c` with `args` against a one-off iperf3 server on loopback; None when iperf3 is
+/// not installed (scripts/install-deps.sh installs it).
+fn iperf3(args: &[&str]) -> Option<Value> {
+    Command::new("iperf3").arg("--version").output().ok()?;
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port().to_string()
+    };
+    let _server = Server(
+        Command::new("iperf3")
+            .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s starts"),
+    );
+    // The server listens within moments; retry the client briefly instead of sleeping blind.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", &port, "-J"])
+            .args(args)
+            .output()
+            .expect("iperf3 -c runs");
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+        if out.status.success() {
+            return Some(doc);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "iperf3 -c {args:?} failed: {}",
+            doc["error"]
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn compare(theirs: &Value, ours: &Value, case: &str) {
+    let mut want = BTreeMap::new();
+    paths(theirs, String::new(), &mut want);
+    let mut have = BTreeMap::new();
+    paths(ours, String::new(), &mut have);
+    let mut wrong = Vec::new();
+    for (path, t) in &want {
+        if *t == "null" {
+            continue;
+        }
+        match have.get(path) {
+            None => wrong.push(format!("{path}: missing (iperf3 has a {t})")),
+            Some(h) if h != t => wrong.push(format!("{path}: {h}, iperf3 has a {t}")),
+            Some(_) => {}
+        }
+    }
+    assert!(wrong.is_empty(), "{case}:\n{}", wrong.join("\n"));
+}
+
+#[test]
+fn iperf3_layout_has_every_key_iperf3_prints_with_its_type() {
+    let cases: [(&str, &[&str], &[&str]); 3] = [
+        ("tcp", &["-t", "1"], &["tcp", "-t", "1"]),
+        (
+            "tcp -P 2 -R",
+            &["-t", "1", "-P", "2", "-R"],
+            &["tcp", "-t", "1", "-P", "2", "-R"],
+        ),
+        (
+            "udp -b 10M",
+            &["-t", "1", "-u", "-b", "10M"],
+            &["udp", "-t", "1", "-b", "10M"],
+        ),
+    ];
+    for (case, theirs, ours) in cases {
+        let Some(reference) = iperf3(theirs) else {
+            eprintln!("iperf3 is not installed: the layout is not compared");
+            return;
+        };
+        let mut args = ours.to_vec();
+        args.extend(["--json-format", "iperf3"]);
+        let run = wirespeed(&args);
+        assert_eq!(run.status, 0, "{case}: {}", run.stderr);
+        let doc: Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+        compare(&reference, &doc, case);
+        // And the figures are wirespeed's own: the received sum is the test's.
+        assert!(
+            doc["end"]["sum_received"]["bytes"].as_u64().unwrap() > 0,
+            "{case}"
+        );
+    }
+}
+
+#[test]
+fn iperf3_layout_and_json_stream_are_refused_together() {
+    let run = wirespeed(&["tcp", "--json-format", "iperf3", "--json-stream"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--json-stream"), "{}", run.stderr);
+}
