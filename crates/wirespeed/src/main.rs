@@ -12,6 +12,7 @@ mod data;
 mod diagnose;
 mod envelope;
 mod exit_status;
+mod exporter;
 mod install_aids;
 mod interrupt;
 mod iperf3_json;

@@ -81,6 +81,12 @@ pub(crate) struct ServeArgs {
     /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
     #[arg(long, short = 'J')]
     json: bool,
+
+    /// Serve the agent's counters and the process's resources to Prometheus on
+    /// http://ADDR:PORT/metrics (no authentication: bind it where only the scraper reaches,
+    /// e.g. --metrics 127.0.0.1:9210).
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics: Option<SocketAddr>,
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
@@ -121,6 +127,16 @@ fn log_json(r: &SessionRecord) {
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // The metrics port is taken first: a port in use is refused before the agent listens.
+    let metrics = args
+        .metrics
+        .map(|addr| {
+            std::net::TcpListener::bind(addr).map_err(|e| {
+                anyhow::anyhow!("--metrics {addr}: cannot listen there ({e}); pick another port")
+            })
+        })
+        .transpose()?;
+    let totals = crate::exporter::Totals::default();
     let auth = args
         .auth_key_file
         .as_deref()
@@ -142,10 +158,15 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         on_notice: Some(Arc::new(|line: &str| eprintln!("wirespeed agent: {line}"))),
         one_off: args.one_off,
         handle_signals: true,
-        on_session: Some(if args.json {
-            Arc::new(log_json)
-        } else {
-            Arc::new(log_text)
+        on_session: Some({
+            let totals = totals.clone();
+            let json = args.json;
+            Arc::new(move |r: &SessionRecord| {
+                if let Ok(mut t) = totals.lock() {
+                    t.record(r);
+                }
+                if json { log_json(r) } else { log_text(r) }
+            })
         }),
         allow_destinations: args.allow_destination.clone(),
     };
@@ -181,6 +202,20 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     })?;
     let local = agent.local_addr()?;
+    if let Some(listener) = metrics {
+        let handle = agent.handle();
+        let metrics_at = listener.local_addr()?;
+        crate::exporter::spawn(
+            listener,
+            Arc::new(move || {
+                let totals = totals
+                    .lock()
+                    .map(|t| crate::exporter::page(&handle.stats(), &t));
+                totals.unwrap_or_default()
+            }),
+        )?;
+        eprintln!("wirespeed agent: metrics on http://{metrics_at}/metrics");
+    }
     if args.json {
         log_json_start(local);
     } else {

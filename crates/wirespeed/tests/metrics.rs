@@ -99,3 +99,113 @@ fn an_unwritable_metrics_file_is_refused_before_the_test_runs() {
     ]);
     assert_one_line_error(&run, "--metrics-file");
 }
+
+/// A plain HTTP/1.0 GET on loopback: the body, or None if nothing answered.
+fn http_get(port: u16, path: &str) -> Option<String> {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+        .ok()?;
+    write!(c, "GET {path} HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n").ok()?;
+    let mut out = String::new();
+    c.read_to_string(&mut out).ok()?;
+    out.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
+}
+
+/// Kills the Prometheus server this test started, by its PID.
+struct Prometheus(std::process::Child);
+
+impl Drop for Prometheus {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn a_real_prometheus_scrapes_the_agents_counters() {
+    if Command::new("prometheus")
+        .arg("--version")
+        .output()
+        .is_err()
+    {
+        eprintln!("prometheus is not installed: the scrape is not tested");
+        return;
+    }
+    let agent = super::util::ServeProcess::start(&["--metrics", "127.0.0.1:0"]);
+    let metrics_port: u16 = agent
+        .stderr()
+        .lines()
+        .find_map(|l| l.strip_prefix("wirespeed agent: metrics on http://127.0.0.1:"))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics address in {}", agent.stderr()));
+    let port = agent.port.to_string();
+    let run = wirespeed(&["tcp", "127.0.0.1", "-p", &port, "-t", "0.3"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let page = http_get(metrics_port, "/metrics").expect("the metrics page");
+    if let Some(findings) = promtool_findings(&page) {
+        assert!(findings.trim().is_empty(), "promtool: {findings}");
+    }
+
+    let dir = scratch("prometheus");
+    let prom_port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    std::fs::write(
+        dir.join("prometheus.yml"),
+        format!(
+            "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: wirespeed\n    \
+             static_configs:\n      - targets: ['127.0.0.1:{metrics_port}']\n"
+        ),
+    )
+    .unwrap();
+    let _prometheus = Prometheus(
+        Command::new("prometheus")
+            .arg(format!(
+                "--config.file={}",
+                dir.join("prometheus.yml").display()
+            ))
+            .arg(format!(
+                "--storage.tsdb.path={}",
+                dir.join("data").display()
+            ))
+            .arg(format!("--web.listen-address=127.0.0.1:{prom_port}"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("prometheus starts"),
+    );
+    // Scrapes every second; a busy 2-core machine may take a while to start it: poll, bounded.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(90);
+    let completed = loop {
+        let body = http_get(
+            prom_port,
+            "/api/v1/query?query=wirespeed_agent_sessions_finished_total",
+        );
+        let found = body
+            .and_then(|b| serde_json::from_str::<serde_json::Value>(&b).ok())
+            .and_then(|v| {
+                v["data"]["result"].as_array().and_then(|series| {
+                    series.iter().find_map(|s| {
+                        (s["metric"]["outcome"] == "completed")
+                            .then(|| s["value"][1].as_str().map(str::to_string))
+                            .flatten()
+                    })
+                })
+            });
+        if let Some(v) = found {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "Prometheus never returned the agent's counter"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(250));
+    };
+    assert_eq!(completed, "1", "sessions completed as Prometheus stored it");
+    drop(_prometheus);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
