@@ -3,68 +3,33 @@
 //! (bounded in count and time), and checks that the agent is alive, that its memory stayed
 //! bounded (VmRSS / VmHWM from /proc) and that a legitimate `wirespeed tcp` test still passes.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::util::{Run, assert_one_line_error, wirespeed};
 
 const MIB: u64 = 1024 * 1024;
 
-/// A `wirespeed serve` process on 127.0.0.1, port 0, its stderr (notices) in a file; killed on
-/// drop.
-struct Agent {
-    child: Child,
-    port: u16,
-    stderr_path: std::path::PathBuf,
-}
+/// The agent under attack: a `wirespeed serve` on 127.0.0.1, port 0; killed on drop.
+struct Agent(crate::util::ServeProcess);
 
 impl Agent {
     fn start(extra: &[&str]) -> Agent {
-        let stderr_path = std::env::temp_dir().join(format!(
-            "ws-attack-{}-{:?}.stderr",
-            std::process::id(),
-            std::thread::current().id()
-        ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-            .args(["serve", "-B", "127.0.0.1", "-p", "0"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(std::fs::File::create(&stderr_path).unwrap())
-            .spawn()
-            .expect("the agent starts");
-        let mut first = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let port = first
-            .split_whitespace()
-            .nth(4)
-            .and_then(|a| a.rsplit_once(':'))
-            .and_then(|(_, p)| p.parse().ok());
-        let Some(port) = port else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("no port in {first:?}");
-        };
-        Agent {
-            child,
-            port,
-            stderr_path,
-        }
+        Agent(crate::util::ServeProcess::start(extra))
     }
 
     fn port(&self) -> String {
-        self.port.to_string()
+        self.0.port.to_string()
     }
 
     fn pid(&self) -> i32 {
-        self.child.id() as i32
+        self.0.pid()
     }
 
     fn alive(&mut self) -> bool {
-        self.child.try_wait().unwrap().is_none()
+        self.0.alive()
     }
 
     /// A line of /proc/PID/status in KiB (VmRSS, VmHWM), as bytes.
@@ -89,11 +54,11 @@ impl Agent {
     }
 
     fn notices(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+        self.0.stderr()
     }
 
     fn addr(&self) -> std::net::SocketAddr {
-        ([127, 0, 0, 1], self.port).into()
+        ([127, 0, 0, 1], self.0.port).into()
     }
 
     /// Waits (bounded) for the agent to exit by itself.
@@ -106,14 +71,6 @@ impl Agent {
             std::thread::sleep(Duration::from_millis(20));
         }
         false
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.stderr_path);
     }
 }
 

@@ -41,16 +41,23 @@ pub(crate) fn assert_one_line_error(run: &Run, needle: &str) {
     assert!(run.stdout.is_empty(), "nothing on stdout: {}", run.stdout);
 }
 
-/// A `wirespeed serve` process on 127.0.0.1 (port 0: the kernel picks), started by a test and
-/// killed on drop; its stderr (notices) goes to a file the test can read.
+/// A `wirespeed serve` process started by a test (port 0: the kernel picks), on loopback or
+/// inside a namespace the test made (`ip netns exec` execs it, so the child is the agent
+/// itself); killed by its PID on drop. Its stderr (notices) goes to a file the test can read.
 pub(crate) struct ServeProcess {
     child: std::process::Child,
     pub(crate) port: u16,
-    pub(crate) stderr_path: std::path::PathBuf,
+    stderr_path: std::path::PathBuf,
 }
 
 impl ServeProcess {
+    /// An agent on 127.0.0.1 with `extra` flags.
     pub(crate) fn start(extra: &[&str]) -> ServeProcess {
+        ServeProcess::start_in(None, "127.0.0.1", extra)
+    }
+
+    /// An agent bound to `bind`, inside namespace `ns` when given.
+    pub(crate) fn start_in(ns: Option<&str>, bind: &str, extra: &[&str]) -> ServeProcess {
         use std::io::BufRead;
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -59,8 +66,16 @@ impl ServeProcess {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-            .args(["serve", "-B", "127.0.0.1", "-p", "0"])
+        let mut command = match ns {
+            Some(ns) => {
+                let mut c = Command::new("ip");
+                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")]);
+                c
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_wirespeed")),
+        };
+        let mut child = command
+            .args(["serve", "-B", bind, "-p", "0"])
             .args(extra)
             .stdout(std::process::Stdio::piped())
             .stderr(std::fs::File::create(&stderr_path).unwrap())
@@ -90,8 +105,17 @@ impl ServeProcess {
         }
     }
 
+    /// What the agent printed on stderr so far.
     pub(crate) fn stderr(&self) -> String {
         std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    pub(crate) fn pid(&self) -> i32 {
+        self.child.id() as i32
+    }
+
+    pub(crate) fn alive(&mut self) -> bool {
+        self.child.try_wait().unwrap().is_none()
     }
 }
 

@@ -265,49 +265,19 @@ impl Drop for TestLab {
     }
 }
 
-/// An agent in a namespace (`ip netns exec` execs it, so the child is the agent itself).
+/// An agent in a namespace, with the idle timeout these tests use.
 struct NsAgent {
-    child: Child,
+    _serve: crate::util::ServeProcess,
     port: String,
 }
 
 impl NsAgent {
     fn start(ns: &str, addr: &str) -> NsAgent {
-        let mut child = Command::new("ip")
-            .args([
-                "netns",
-                "exec",
-                ns,
-                env!("CARGO_BIN_EXE_wirespeed"),
-                "serve",
-            ])
-            .args(["-B", addr, "-p", "0", "--idle-timeout", "5s"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut first = String::new();
-        BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut first)
-            .unwrap();
-        let port = first
-            .split_whitespace()
-            .nth(4)
-            .and_then(|a| a.rsplit_once(':'))
-            .map(|(_, p)| p.to_string());
-        let Some(port) = port else {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("no port in {first:?}");
-        };
-        NsAgent { child, port }
-    }
-}
-
-impl Drop for NsAgent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let serve = crate::util::ServeProcess::start_in(Some(ns), addr, &["--idle-timeout", "5s"]);
+        NsAgent {
+            port: serve.port.to_string(),
+            _serve: serve,
+        }
     }
 }
 
