@@ -17,7 +17,7 @@
 //! stops there) or 1280 of IPv6 (RFC 4443 §2.4(c)). Fitted against the probe size alone, every
 //! router's line would bend where the quote stops growing.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::delay::Cost;
 use crate::perhop::{self, RttLine, Separation};
@@ -39,7 +39,7 @@ pub struct Observation {
 }
 
 /// Settings of the analysis.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct AnalysisParams {
     /// Bootstrap replicates.
     pub bootstrap_replicates: usize,
@@ -52,7 +52,7 @@ pub struct AnalysisParams {
 }
 
 /// One probe size at one hop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SizeRow {
     /// IP bytes sent.
     pub sent_bytes: usize,
@@ -71,7 +71,7 @@ pub struct SizeRow {
 }
 
 /// The fit of one hop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HopFit {
     /// Round trip = intercept + slope x (sent + returned bytes): intercept ms.
     pub rtt_intercept_ms: f64,
@@ -94,14 +94,34 @@ pub struct HopFit {
     /// A step in the minimums the line does not explain.
     pub step: Option<StepReport>,
     /// The round trip as a plane in bytes sent and returned (`perhop`): `u` and `v` apart
-    /// when the sizes straddle the quote limit, else one slope for both.
+    /// when the sizes straddle the quote limit, else one slope for both. Documents written
+    /// before it was recorded read as NaN.
+    #[serde(default = "unrecorded_rtt_line")]
     pub rtt_line: RttLine,
-    /// Whether `rtt_line` separates sent from returned bytes.
+    /// Whether `rtt_line` separates sent from returned bytes (older documents: one slope).
+    #[serde(default = "one_slope")]
     pub separation: Separation,
 }
 
+/// A figure an older document did not record.
+fn unrecorded() -> f64 {
+    f64::NAN
+}
+
+fn unrecorded_rtt_line() -> RttLine {
+    RttLine {
+        fixed_ms: f64::NAN,
+        per_sent_byte_ms: f64::NAN,
+        per_returned_byte_ms: f64::NAN,
+    }
+}
+
+fn one_slope() -> Separation {
+    Separation::Collinear
+}
+
 /// A step, reported in probe sizes.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StepReport {
     /// Between which bytes-crossed values the step lies.
     pub between_bytes: [f64; 2],
@@ -112,7 +132,7 @@ pub struct StepReport {
 }
 
 /// A hop's own cost: its line minus the previous hop's.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Increment {
     /// The hop it is measured from (0 = this host).
     pub from_ttl: u8,
@@ -121,6 +141,7 @@ pub struct Increment {
     pub cost: Cost,
     /// The answering node's own cost per byte it returns, `v - u` of this hop's plane, ms (0
     /// for an echo; folded into `cost` when the sizes did not separate it).
+    #[serde(default = "unrecorded")]
     pub answer_per_byte_ms: f64,
     /// 8 / per-byte difference, bit/s (the link rate if the difference is all serialization).
     pub implied_bits_per_second: Option<f64>,
@@ -129,7 +150,7 @@ pub struct Increment {
 }
 
 /// Everything about one hop.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HopAnalysis {
     /// Its TTL.
     pub ttl: u8,

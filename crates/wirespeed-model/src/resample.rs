@@ -9,10 +9,10 @@
 //! 97.5th percentiles of those medians. The resampling is seeded, so the same runs always give
 //! the same interval.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A set of repeated measurements, summarised.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
     /// The values, in run order.
     pub values: Vec<f64>,

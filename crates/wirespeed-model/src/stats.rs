@@ -266,7 +266,7 @@ pub fn least_median_of_squares(xs: &[f64], ys: &[f64]) -> Result<Line, StatsErro
 }
 
 /// A two-sided confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Interval {
     /// Lower bound.
     pub low: f64,
@@ -287,7 +287,7 @@ impl Interval {
 }
 
 /// Intervals for both coefficients of a line.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct LineIntervals {
     /// For the intercept (fixed cost).
     pub intercept: Interval,

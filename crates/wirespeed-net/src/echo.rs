@@ -80,7 +80,7 @@ pub enum EchoMessage {
 }
 
 /// What the agent's echo did in one session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct EchoTotals {
     /// Datagrams answered.
     pub answered: u64,

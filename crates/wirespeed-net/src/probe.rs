@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::stats::SplitMix64;
 
 use crate::icmp::{Family, Message};
@@ -165,7 +165,7 @@ pub enum ProbeError {
 }
 
 /// What came back for one probe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ReplyKind {
     /// An echo reply from the destination.
@@ -181,7 +181,7 @@ pub enum ReplyKind {
 }
 
 /// One probe.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Sample {
     /// TTL it was sent with.
     pub ttl: u8,
@@ -208,7 +208,7 @@ pub struct Sample {
 }
 
 /// One hop as path discovery found it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Hop {
     /// Its TTL.
     pub ttl: u8,
@@ -219,7 +219,7 @@ pub struct Hop {
 }
 
 /// Everything a run measured.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ProbeRun {
     /// The socket kind used.
     pub socket: SocketKind,

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use crate::icmp::{self, Family, Message};
 
 /// Which kind of ICMP socket a run used.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum SocketKind {
     /// `SOCK_DGRAM`/`IPPROTO_ICMP`: unprivileged, errors via `IP_RECVERR`.

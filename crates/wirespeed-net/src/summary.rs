@@ -3,14 +3,14 @@
 //! plus seed 002's ttcp line (bytes in real seconds = rate; calls; ms per call; calls per
 //! second).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::client::TestOutcome;
 use crate::report::{Role, SideReport, StreamReport};
 use crate::spec::{Direction, Flow};
 
 /// A direction's total at one end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Sum {
     /// Streams summed.
     pub streams: u32,
@@ -39,7 +39,7 @@ pub struct Sum {
 }
 
 /// One stream, both ends.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamPair {
     /// Stream number.
     pub id: u32,
@@ -53,7 +53,7 @@ pub struct StreamPair {
 
 /// CPU use of both ends, percent of one core over the test (iperf3's names: host = this
 /// client, remote = the agent).
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct CpuUtilization {
     /// Client, user + system.
     pub host_total: f64,
@@ -70,7 +70,7 @@ pub struct CpuUtilization {
 }
 
 /// Seed 002's summary for one end of one direction.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Ttcp {
     /// Which way.
     pub flow: Flow,
@@ -91,7 +91,7 @@ pub struct Ttcp {
 }
 
 /// The `end` object.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct End {
     /// Every stream, both ends.
     pub streams: Vec<StreamPair>,

@@ -3,7 +3,7 @@
 use std::io::{self, Write};
 use std::time::SystemTime;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::host::HostFacts;
 
@@ -28,12 +28,12 @@ pub trait Render {
 /// The JSON layout is `{"schema": "wirespeed.<command>.v1", "wirespeed_version", "started_at",
 /// "host", "parameters", "result", "verdicts", "warnings"}`. Floats that are not finite are
 /// written as `null` (JSON has no NaN), so the document always parses.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document<P, R> {
     /// `wirespeed.<command>.v<N>`.
     pub schema: String,
     /// The version of wirespeed that made it.
-    pub wirespeed_version: &'static str,
+    pub wirespeed_version: String,
     /// When the run started, RFC 3339 UTC.
     pub started_at: String,
     /// The machine it ran on.
@@ -43,8 +43,10 @@ pub struct Document<P, R> {
     /// What was found.
     pub result: R,
     /// Sentences comparing the result with a ceiling or a model.
+    #[serde(default)]
     pub verdicts: Vec<String>,
     /// Things that may make the result less trustworthy.
+    #[serde(default)]
     pub warnings: Vec<String>,
 }
 
@@ -53,7 +55,7 @@ impl<P: Serialize, R: Serialize> Document<P, R> {
     pub fn new(command: &str, parameters: P, result: R) -> Self {
         Document {
             schema: format!("wirespeed.{command}.v1"),
-            wirespeed_version: env!("CARGO_PKG_VERSION"),
+            wirespeed_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: humantime::format_rfc3339_seconds(SystemTime::now()).to_string(),
             host: HostFacts::collect(),
             parameters,

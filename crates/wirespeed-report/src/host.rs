@@ -1,14 +1,14 @@
 //! Facts about the machine a result was measured on, so that two results can be compared.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The host's kernel, processor and size.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HostFacts {
     /// Host name.
     pub hostname: String,
     /// Operating system family (`linux`, `macos`, ...).
-    pub os: &'static str,
+    pub os: String,
     /// Kernel release, such as `6.1.0-18-amd64`.
     pub kernel: String,
     /// Processor model name.
@@ -36,7 +36,7 @@ impl HostFacts {
             .unwrap_or_else(|| "unknown".to_string());
         HostFacts {
             hostname: read("/proc/sys/kernel/hostname"),
-            os: std::env::consts::OS,
+            os: std::env::consts::OS.to_string(),
             kernel: read("/proc/sys/kernel/osrelease"),
             cpu_model,
             cores: std::thread::available_parallelism().map_or(1, usize::from),

@@ -8,6 +8,7 @@
 #![warn(missing_docs, unreachable_pub)]
 
 mod csv;
+pub mod decode;
 mod document;
 mod host;
 pub mod html;

@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 use anyhow::Context;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
 use wirespeed_model::load::{DelaySource, loss_fraction};
 use wirespeed_model::sample_stats::Moments;
@@ -27,7 +27,7 @@ use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
 use crate::load::{LoadPlan, TestRecord, mix_spec};
 
 /// The seven statistics and what goes with them, for the measured hosts or the model.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Stats {
     pub(crate) bits_per_second: f64,
     pub(crate) bits_per_second_std_dev: f64,
@@ -59,7 +59,7 @@ impl Stats {
 }
 
 /// One host's part of a test.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct HostRow {
     pub(crate) host: usize,
     pub(crate) agent: String,
@@ -78,7 +78,7 @@ pub(crate) struct HostRow {
 }
 
 /// One test: measured, and the model of a shared 10 Mbit/s segment for the same parameters.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Row {
     pub(crate) lengths: String,
     pub(crate) hosts: usize,
@@ -94,7 +94,7 @@ pub(crate) struct Row {
     pub(crate) per_host: Vec<HostRow>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct LoadResult {
     pub(crate) results_file: Option<String>,
     pub(crate) rows: Vec<Row>,

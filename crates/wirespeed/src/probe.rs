@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::BitRate;
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
@@ -207,7 +207,7 @@ fn resolve(host: &str) -> anyhow::Result<IpAddr> {
 }
 
 /// Which clock the fits used.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 enum Timestamps {
     /// SO_TIMESTAMPING software stamps: transmit (driver) to receive (stack).
@@ -216,7 +216,7 @@ enum Timestamps {
     Monotonic,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Parameters {
     host: String,
     target: IpAddr,
@@ -235,27 +235,27 @@ struct Parameters {
     wire: Vec<(u8, u64)>,
 }
 
-#[derive(Debug, Serialize)]
-struct HopReport {
-    responder: Option<IpAddr>,
-    destination: bool,
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct HopReport {
+    pub(crate) responder: Option<IpAddr>,
+    pub(crate) destination: bool,
     /// With --wire: own cost minus the wire's serialization (the seed's transit formula).
     #[serde(skip_serializing_if = "Option::is_none")]
     transit: Option<Transit>,
     #[serde(flatten)]
-    analysis: HopAnalysis,
+    pub(crate) analysis: HopAnalysis,
 }
 
 /// `through - to - wire` for one hop.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 struct Transit {
     wire_rate_bits_per_second: u64,
     wire: Cost,
     node: Cost,
 }
 
-#[derive(Debug, Serialize)]
-struct ProbeReport {
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ProbeReport {
     socket: SocketKind,
     /// With --udp: what the agent's echo counted (answered, dropped).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -266,6 +266,7 @@ struct ProbeReport {
     timer_floor_seconds: f64,
     clock_resolution_seconds: f64,
     /// Whether CPUs were kept from halting during the run (PM QoS), and if not, why.
+    #[serde(default)]
     cpu_wakeup: String,
     path_mtu_bytes: Option<usize>,
     elapsed_seconds: f64,
@@ -281,11 +282,16 @@ struct ProbeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     converged: Option<bool>,
     /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
-    hops: Vec<HopReport>,
+    pub(crate) hops: Vec<HopReport>,
     /// Every probe, as sent.
     samples: Vec<Sample>,
-    #[serde(skip)]
+    #[serde(skip, default = "unspecified")]
     target: IpAddr,
+}
+
+/// The target of a decoded document, which keeps it in its parameters instead.
+fn unspecified() -> IpAddr {
+    IpAddr::from([0, 0, 0, 0])
 }
 
 /// Rounds of `--until-width` at most (each round is `-n` probes per size per hop).

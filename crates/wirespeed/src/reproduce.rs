@@ -518,23 +518,18 @@ pub(crate) fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding this executable to run its subcommands")
 }
 
-/// Runs `wirespeed ARGS --json` (inside `namespace` when given) and parses its document;
-/// stops it (SIGTERM to its pid) if it runs longer than `limit`.
-pub(crate) fn run_json(
-    namespace: Option<&str>,
+/// Runs `wirespeed ARGS --json` inside a lab's `namespace` (the one reason to run a command
+/// as a process: a namespace is entered by a process) and decodes its document into the types
+/// that wrote it; stops it (SIGTERM to its pid) if it runs longer than `limit`.
+pub(crate) fn run_json<T: serde::de::DeserializeOwned>(
+    namespace: &str,
     args: &[String],
     limit: Duration,
-) -> anyhow::Result<serde_json::Value> {
+) -> anyhow::Result<T> {
     let exe = exe()?;
-    let mut cmd = match namespace {
-        Some(ns) => {
-            // `ip netns exec` execs the command, so the child's pid is wirespeed's own.
-            let mut c = Command::new("ip");
-            c.args(["netns", "exec", ns]).arg(&exe);
-            c
-        }
-        None => Command::new(&exe),
-    };
+    // `ip netns exec` execs the command, so the child's pid is wirespeed's own.
+    let mut cmd = Command::new("ip");
+    cmd.args(["netns", "exec", namespace]).arg(&exe);
     cmd.args(args)
         .arg("--json")
         .stdout(Stdio::piped())
@@ -579,8 +574,11 @@ pub(crate) fn run_json(
             args.join(" "),
             String::from_utf8_lossy(&err).trim()
         ),
-        Some(_) => serde_json::from_slice(&out)
-            .with_context(|| format!("reading the document of wirespeed {}", args.join(" "))),
+        Some(_) => {
+            let text = String::from_utf8_lossy(&out);
+            wirespeed_report::decode::from_str(&text)
+                .with_context(|| format!("reading the document of wirespeed {}", args.join(" ")))
+        }
     }
 }
 
@@ -683,19 +681,19 @@ impl LabGuard {
         }
     }
 
-    /// A TCP test from a client in `from` to a one-off agent in `to`, as `--json`.
+    /// A TCP test from a client in `from` to a one-off agent in `to`: its document.
     pub(crate) fn tcp(
         &self,
         from: &str,
         to: &str,
         client_args: &[String],
         limit: Duration,
-    ) -> anyhow::Result<serde_json::Value> {
+    ) -> anyhow::Result<TcpDocument> {
         let from_ns = self.namespace(from)?;
         let (agent, listening) = self.agent(to)?;
         let mut args = vec!["tcp".to_string(), listening, "-i".into(), "0".into()];
         args.extend_from_slice(client_args);
-        let result = run_json(Some(&from_ns), &args, limit);
+        let result = run_json(&from_ns, &args, limit);
         stop_agent(agent);
         result
     }
@@ -774,16 +772,14 @@ impl LabGuard {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
-                    let Ok(v) = serde_json::from_str::<serde_json::Value>(&line) else {
-                        continue;
-                    };
-                    let iv = &v["interval"];
-                    let (Some(start), Some(end)) =
-                        (iv["start_seconds"].as_f64(), iv["end_seconds"].as_f64())
+                    // The stream's last line is the whole document, not an interval.
+                    let Ok(IntervalLine { interval: iv }) =
+                        wirespeed_report::decode::from_str::<IntervalLine>(&line)
                     else {
                         continue;
                     };
-                    let n = iv["sum_received"]["bytes"].as_u64().unwrap_or(0);
+                    let (start, end) = (iv.start_seconds, iv.end_seconds);
+                    let n = iv.sum_received.as_ref().map_or(0, |s| s.bytes);
                     got.intervals += 1;
                     got.bytes = got.bytes.saturating_add(n);
                     got.seconds = end;
@@ -825,6 +821,16 @@ impl LabGuard {
         }
         Ok(got)
     }
+}
+
+/// A `tcp --json` document, decoded into the types the command wrote it from.
+pub(crate) type TcpDocument =
+    wirespeed_report::Document<crate::throughput::Parameters, crate::throughput::ThroughputResult>;
+
+/// One line of `tcp --json-stream`: an interval as it ended.
+#[derive(serde::Deserialize)]
+struct IntervalLine {
+    interval: wirespeed_net::report::Interval,
 }
 
 /// What a capped transfer moved, as its receiver counted it.
@@ -895,12 +901,53 @@ pub(crate) fn rel(a: f64, b: f64) -> f64 {
     a / b - 1.0
 }
 
-/// Looks a number up in a JSON document by a path of keys.
-pub(crate) fn num(doc: &serde_json::Value, path: &[&str]) -> anyhow::Result<f64> {
-    let mut v = doc;
-    for k in path {
-        v = &v[*k];
+#[cfg(test)]
+mod decoding_tests {
+    //! `reproduce` reads the documents of the commands it runs in lab namespaces through the
+    //! types that wrote them: a field renamed or retyped on one side fails here, not in a lab.
+
+    use serde::de::IgnoredAny;
+    use wirespeed_report::Document;
+
+    use super::TcpDocument;
+
+    fn testdata(name: &str) -> String {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../wirespeed-report/src/html/testdata")
+            .join(name);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }
-    v.as_f64()
-        .with_context(|| format!("no number at {} in the document", path.join(".")))
+
+    #[test]
+    fn recorded_documents_of_every_command_reproduce_runs_decode() {
+        let tcp: TcpDocument = wirespeed_report::decode::from_str(&testdata("tcp.json")).unwrap();
+        assert!(tcp.result.end.sum_received.bits_per_second > 0.0);
+        let load: Document<IgnoredAny, crate::load_render::LoadResult> =
+            wirespeed_report::decode::from_str(&testdata("load.json")).unwrap();
+        assert!(!load.result.rows.is_empty());
+        let sweep: Document<IgnoredAny, crate::sweep::render::SweepReport> =
+            wirespeed_report::decode::from_str(&testdata("sweep.json")).unwrap();
+        assert!(!sweep.result.runs.is_empty());
+        let probe: Document<IgnoredAny, crate::probe::ProbeReport> =
+            wirespeed_report::decode::from_str(&testdata("probe.json")).unwrap();
+        assert!(!probe.result.hops.is_empty());
+    }
+
+    /// Today's tcp document, written and read back by the same types, figure for figure.
+    #[test]
+    fn a_loopback_tcp_document_round_trips() {
+        let config = crate::throughput::Config::loopback_tcp(0.2);
+        let mut silent =
+            crate::throughput_text::LiveLines::new(config.rate_format, &config.spec, false, false);
+        let m = crate::throughput::measure(&config, &mut silent).unwrap();
+        let text = wirespeed_report::to_json(&m.doc).unwrap();
+        let back: TcpDocument = wirespeed_report::decode::from_str(&text).unwrap();
+        assert_eq!(back.result.end, m.doc.result.end);
+        assert_eq!(back.result.intervals, m.doc.result.intervals);
+        assert_eq!(back.parameters.test, m.doc.parameters.test);
+        // Written again, the decoded document is the same text.
+        let mut again = back;
+        again.result.rate_format = m.doc.result.rate_format;
+        assert_eq!(wirespeed_report::to_json(&again).unwrap(), text);
+    }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::resample;
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, RateFormat};
@@ -229,34 +229,41 @@ fn parse_link_rate(text: &str) -> Result<BitRate, String> {
 }
 
 /// What was asked, as the JSON `parameters`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Parameters {
     pub(crate) agent: String,
     in_process_agent: bool,
-    test: TestSpec,
+    pub(crate) test: TestSpec,
     interval_seconds: f64,
     link_rate_bits_per_second: Option<u64>,
     client_cpu: Option<usize>,
 }
 
 /// The result in iperf3's layout.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct ThroughputResult {
     pub(crate) start: Start,
     pub(crate) intervals: Vec<Interval>,
     /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
     /// rate the two ends disagree on in one interval shows where the bytes waited.
+    // Fields added after the first documents were written read as absent from those.
+    #[serde(default)]
     pub(crate) agent_intervals: Vec<Interval>,
     pub(crate) end: End,
+    #[serde(default)]
     pub(crate) error: Option<String>,
     /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
     /// missing): its figures are what was counted before that, and no verdict is given.
+    #[serde(default)]
     pub(crate) partial: bool,
     /// Why it is partial.
+    #[serde(default)]
     pub(crate) partial_reason: Option<String>,
     /// The link rate the verdict compares with, and where it comes from.
+    #[serde(default)]
     pub(crate) link_rate: throughput_verdict::LinkRate,
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
+    #[serde(default)]
     pub(crate) repeat: Option<resample::Summary>,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
@@ -264,7 +271,7 @@ pub(crate) struct ThroughputResult {
     pub(crate) spec: TestSpec,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Start {
     pub(crate) local: String,
     pub(crate) agent: String,
@@ -272,7 +279,7 @@ pub(crate) struct Start {
     pub(crate) agent_software: Option<String>,
     pub(crate) client_environment: Option<Environment>,
     pub(crate) agent_environment: Option<Environment>,
-    pub(crate) timestamp_source: &'static str,
+    pub(crate) timestamp_source: String,
 }
 
 impl ThroughputArgs {
@@ -496,60 +503,128 @@ pub(crate) fn resolve_agent(
         })
 }
 
-pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
-    let spec = args.spec(protocol)?;
-    args.check_affinity()?;
-    let auth = args
-        .auth_key_file
-        .as_deref()
-        .map(AuthKey::from_file)
-        .transpose()?;
-    let remote = args.agent_address()?;
+/// A validated throughput test: what `tcp`/`udp` flags mean, and what a library caller
+/// (`reproduce`) builds directly.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) protocol: Protocol,
+    pub(crate) spec: TestSpec,
+    /// The agent; None: an agent in this process on loopback.
+    pub(crate) remote: Option<SocketAddr>,
+    /// With no remote agent: the in-process one on ::1 instead of 127.0.0.1.
+    pub(crate) ipv6: bool,
+    pub(crate) bind: Option<IpAddr>,
+    pub(crate) auth: Option<AuthKey>,
+    pub(crate) affinity: Option<Affinity>,
+    /// Interval length; zero for none.
+    pub(crate) interval: Duration,
+    pub(crate) omit: Duration,
+    pub(crate) file: Option<PathBuf>,
+    pub(crate) link_rate: Option<BitRate>,
+    pub(crate) repeat: u32,
+    pub(crate) rate_format: RateFormat,
+}
+
+impl Config {
+    /// One TCP stream through this host's loopback for `seconds`, no intervals: the host's own
+    /// ceiling, as `wirespeed tcp -t SECONDS -i 0` measures it.
+    pub(crate) fn loopback_tcp(seconds: f64) -> Config {
+        let spec = TestSpec {
+            protocol: Protocol::Tcp,
+            amount: Amount::Seconds(seconds),
+            length_bytes: 128 * 1024,
+            ..TestSpec::default()
+        };
+        Config {
+            protocol: Protocol::Tcp,
+            spec,
+            remote: None,
+            ipv6: false,
+            bind: None,
+            auth: None,
+            affinity: None,
+            interval: Duration::ZERO,
+            omit: Duration::ZERO,
+            file: None,
+            link_rate: None,
+            repeat: 1,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+}
+
+impl ThroughputArgs {
+    /// The flags, checked and turned into a test.
+    pub(crate) fn config(&self, protocol: Protocol) -> anyhow::Result<Config> {
+        let spec = self.spec(protocol)?;
+        self.check_affinity()?;
+        let auth = self
+            .auth_key_file
+            .as_deref()
+            .map(AuthKey::from_file)
+            .transpose()?;
+        Ok(Config {
+            protocol,
+            spec,
+            remote: self.agent_address()?,
+            ipv6: self.ipv6,
+            bind: self.bind,
+            auth,
+            affinity: self.affinity,
+            interval: self.interval,
+            omit: self.omit.unwrap_or_default(),
+            file: self.file.clone(),
+            link_rate: self.link_rate,
+            repeat: self.repeat,
+            rate_format: self.output.rate_format,
+        })
+    }
+}
+
+/// What a throughput test produced: the document `tcp`/`udp` print, and why it is partial.
+pub(crate) struct Measurement {
+    pub(crate) doc: Document<Parameters, ThroughputResult>,
+    pub(crate) partial_reason: Option<String>,
+}
+
+/// Runs the test (`config.repeat` times) and returns its typed document; `live` shows the
+/// intervals as they end (silent when built with neither text nor a JSON stream).
+pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurement> {
+    let spec = &config.spec;
+    let remote = config.remote;
     // Without HOST: an agent in this process, on loopback.
     let mut local_agent = None;
     let agent_addr = match remote {
         Some(a) => a,
         None => {
-            let (addr, agent) = start_local_agent(args.ipv6, auth.clone())?;
+            let (addr, agent) = start_local_agent(config.ipv6, config.auth.clone())?;
             local_agent = Some(agent);
             addr
         }
     };
+    live.announce(throughput_text::header(spec, agent_addr, remote.is_none()));
     let interrupt = crate::interrupt::watch();
-    let config = ClientConfig {
+    let client_config = ClientConfig {
         agent: agent_addr,
-        bind: args.bind,
+        bind: config.bind,
         spec: spec.clone(),
-        auth,
-        cpu: args.affinity.map(|a| a.client),
-        interval: (!args.interval.is_zero()).then_some(args.interval),
-        omit: args.omit.unwrap_or_default(),
+        auth: config.auth.clone(),
+        cpu: config.affinity.map(|a| a.client),
+        interval: (!config.interval.is_zero()).then_some(config.interval),
+        omit: config.omit,
         idle_timeout: Duration::from_secs(10),
         interrupt: Some(interrupt),
-        source: args.file.clone(),
+        source: config.file.clone(),
     };
-    if args.json_format.is_some() {
-        args.output.json = true;
-    }
-    let human = !args.output.json && !args.json_stream;
-    let header = throughput_text::header(&spec, agent_addr, remote.is_none());
-    let mut live = LiveLines::new(
-        args.output.rate_format,
-        &spec,
-        human,
-        args.json_stream,
-        header,
-    );
     // --repeat: the same test N times; the last run's document, plus the statistics of all.
-    let runs = args.repeat.max(1);
+    let runs = config.repeat.max(1);
     let mut rates = Vec::new();
     let mut last = None;
     for k in 1..=runs {
-        if runs > 1 && human {
-            live.finish_header();
-            println!("run {k} of {runs}");
+        if runs > 1 {
+            live.run_header(k, runs);
         }
-        let outcome = match client::run(&config, &mut live) {
+        let outcome = match client::run(&client_config, live) {
             Ok(o) => o,
             Err(e) => {
                 stop(local_agent);
@@ -578,7 +653,7 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         .flatten();
     let partial_reason = partial_reason(&outcome);
     let link_rate = throughput_verdict::link_rate(
-        args.link_rate,
+        config.link_rate,
         outcome.client.environment.as_ref(),
         agent_addr.ip().is_loopback(),
     );
@@ -590,7 +665,7 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
             agent_software: outcome.agent.as_ref().map(|a| a.software.clone()),
             client_environment: outcome.client.environment.clone(),
             agent_environment: outcome.agent.as_ref().and_then(|a| a.environment.clone()),
-            timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)",
+            timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)".into(),
         },
         intervals: outcome.intervals.clone(),
         agent_intervals: outcome
@@ -604,18 +679,18 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         partial_reason: partial_reason.clone(),
         link_rate,
         repeat,
-        rate_format: args.output.rate_format,
+        rate_format: config.rate_format,
         spec: spec.clone(),
     };
     let params = Parameters {
         agent: agent_addr.to_string(),
         in_process_agent: remote.is_none(),
         test: spec.clone(),
-        interval_seconds: args.interval.as_secs_f64(),
-        link_rate_bits_per_second: args.link_rate.map(BitRate::bits_per_second),
-        client_cpu: args.affinity.map(|a| a.client),
+        interval_seconds: config.interval.as_secs_f64(),
+        link_rate_bits_per_second: config.link_rate.map(BitRate::bits_per_second),
+        client_cpu: config.affinity.map(|a| a.client),
     };
-    let command = match protocol {
+    let command = match config.protocol {
         Protocol::Tcp => "tcp",
         Protocol::Udp => "udp",
     };
@@ -633,6 +708,29 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
             r.spread_percent
         ));
     }
+    Ok(Measurement {
+        doc,
+        partial_reason,
+    })
+}
+
+/// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
+pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+    let config = args.config(protocol)?;
+    if args.json_format.is_some() {
+        args.output.json = true;
+    }
+    let human = !args.output.json && !args.json_stream;
+    let mut live = LiveLines::new(
+        args.output.rate_format,
+        &config.spec,
+        human,
+        args.json_stream,
+    );
+    let Measurement {
+        doc,
+        partial_reason,
+    } = measure(&config, &mut live)?;
     if args.json_stream {
         let mut out = io::stdout().lock();
         writeln!(out, "{}", serde_json::to_string(&doc)?)?;
@@ -706,6 +804,22 @@ mod tests {
     struct Wrapper {
         #[command(flatten)]
         args: ThroughputArgs,
+    }
+
+    /// The library's loopback test is the one the command runs for the same flags.
+    #[test]
+    fn loopback_config_is_what_the_flags_ask_for() {
+        let from_flags = parse(&["-t", "2", "-i", "0"])
+            .unwrap()
+            .config(Protocol::Tcp)
+            .unwrap();
+        let built = Config::loopback_tcp(2.0);
+        assert_eq!(from_flags.spec, built.spec);
+        assert_eq!(from_flags.interval, built.interval);
+        assert_eq!(
+            (from_flags.remote, from_flags.repeat, from_flags.omit),
+            (built.remote, built.repeat, built.omit)
+        );
     }
 
     fn parse(argv: &[&str]) -> Result<ThroughputArgs, clap::Error> {

@@ -100,23 +100,33 @@ pub(crate) struct LiveLines {
 }
 
 impl LiveLines {
-    /// `header` is printed before the first interval (or by [`LiveLines::finish_header`]), so
-    /// that a test refused before it starts prints nothing on stdout.
-    pub(crate) fn new(
-        format: RateFormat,
-        spec: &TestSpec,
-        human: bool,
-        json: bool,
-        header: String,
-    ) -> LiveLines {
+    /// Silent unless `human` (interval lines) or `json` (one object per interval).
+    pub(crate) fn new(format: RateFormat, spec: &TestSpec, human: bool, json: bool) -> LiveLines {
         LiveLines {
-            header: human.then_some(header),
+            header: None,
             columns_done: false,
             format,
             human,
             json,
             udp: spec.protocol == Protocol::Udp,
             multi: spec.flows().len() > 1,
+        }
+    }
+
+    /// The test's first lines, known once its agent listens: printed before the first interval
+    /// (or by [`LiveLines::finish_header`]), so that a test refused before it starts prints
+    /// nothing on stdout.
+    pub(crate) fn announce(&mut self, header: String) {
+        if self.human {
+            self.header = Some(header);
+        }
+    }
+
+    /// `--repeat`: the line that starts run `k` of `runs`.
+    pub(crate) fn run_header(&mut self, k: u32, runs: u32) {
+        if self.human {
+            self.finish_header();
+            println!("run {k} of {runs}");
         }
     }
 

@@ -3,7 +3,7 @@
 
 use std::net::SocketAddr;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_lab::inside::InterfaceTruth;
 use wirespeed_model::bottleneck::{FlowFacts, verdicts};
 use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
@@ -17,7 +17,7 @@ use crate::throughput::ThroughputResult;
 /// Where the verdict's link rate comes from. An interface's own speed is believed only for a
 /// NIC with a physical layer (`iface::Reader::trusted_speed`); inside a wirespeed lab the lab's
 /// configuration of the link the test leaves by is the truth (`wirespeed_lab::inside`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 pub(crate) enum LinkRate {
     /// `--link-rate`.
@@ -43,6 +43,15 @@ pub(crate) enum LinkRate {
     },
     /// Not known, and why.
     Unknown { reason: String },
+}
+
+/// What a document written before the link rate was recorded says of it.
+impl Default for LinkRate {
+    fn default() -> Self {
+        LinkRate::Unknown {
+            reason: "not recorded in this document".into(),
+        }
+    }
 }
 
 /// The link rate for a test whose client end saw `env`.

@@ -27,7 +27,11 @@ use wirespeed_lab::Topology;
 use wirespeed_lab::truth::{self, ChainHop};
 use wirespeed_model::perhop::{self, OwnCost, RttLine};
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, num, setting};
+use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
+use crate::probe::{HopReport, ProbeReport};
+
+/// A `probe --json` document, decoded into the types the command wrote it from.
+type ProbeDocument = wirespeed_report::Document<serde::de::IgnoredAny, ProbeReport>;
 
 /// Probe budgets. Sizes on both sides of the 548-byte quote limit, so that a router's cost per
 /// returned byte is told apart from the path's (`perhop`). The lab's own jitter (a thread
@@ -84,31 +88,33 @@ fn probe_round(
 ) -> anyhow::Result<()> {
     let target = lab.ipv4(to)?;
     let args: Vec<String> = probe_args(&target, max_ttl, dense);
-    let doc = super::run_json(Some(&lab.namespace(from)?), &args, Duration::from_secs(180))?;
-    let list = doc["result"]["hops"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let last_is_destination = list.last().is_some_and(|h| h["destination"] == true);
+    let doc: ProbeDocument =
+        super::run_json(&lab.namespace(from)?, &args, Duration::from_secs(180))?;
+    let list = &doc.result.hops;
+    let responder = |h: &HopReport| {
+        h.responder
+            .map_or_else(|| "*".to_string(), |a| a.to_string())
+    };
+    let last_is_destination = list.last().is_some_and(|h| h.destination);
     if list.len() != max_ttl || (max_ttl == hops) != last_is_destination {
         anyhow::bail!(
             "the probe to {target} found {} hop(s) ending {}, the topology has {hops}: a router did not answer",
             list.len(),
-            list.last()
-                .map_or("nowhere", |h| h["responder"].as_str().unwrap_or("*"))
+            list.last().map_or_else(|| "nowhere".to_string(), responder)
         );
     }
     for (h, acc) in list.iter().zip(into.iter_mut()) {
-        acc.responder = h["responder"].as_str().unwrap_or("*").to_string();
-        acc.destination = h["destination"] == true;
-        for row in h["sizes"].as_array().into_iter().flatten() {
-            let (Some(sent), Some(returned), Some(min)) = (
-                row["sent_bytes"].as_u64(),
-                row["returned_bytes"].as_u64(),
-                row["min_rtt_ms"].as_f64(),
-            ) else {
+        acc.responder = responder(h);
+        acc.destination = h.destination;
+        for row in &h.analysis.sizes {
+            if !row.min_rtt_ms.is_finite() {
                 continue;
-            };
+            }
+            let (sent, returned, min) = (
+                row.sent_bytes as u64,
+                row.returned_bytes as u64,
+                row.min_rtt_ms,
+            );
             let slot = acc.minimums.entry(sent).or_insert((returned, min));
             if min < slot.1 {
                 *slot = (returned, min);
@@ -247,8 +253,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         round(&real_lab, &mut real_acc)?;
     }
     // This host's own stack, on its loopback (the seed's roc), and the emulator's punctuality.
-    let host_stack = super::run_json(
-        Some(&twin_lab.namespace(&from)?),
+    let host_stack: ProbeDocument = super::run_json(
+        &twin_lab.namespace(&from)?,
         &[
             "probe",
             "127.0.0.1",
@@ -502,19 +508,22 @@ fn path_rows(
 fn lab_cost_rows(
     configured: &[ChainHop],
     machinery: &[OwnCost],
-    host: &serde_json::Value,
+    host: &ProbeDocument,
     ports: &[wirespeed_lab::PortStatus],
 ) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    let host_hop = host["result"]["hops"]
-        .get(0)
-        .context("the loopback probe has no result")?;
+    let host_fit = host
+        .result
+        .hops
+        .first()
+        .and_then(|h| h.analysis.fit.as_ref())
+        .context("the loopback probe has no fit")?;
     rows.push(Row {
         quantity: "this host's own stack, loopback, one way".into(),
         unit: "us".into(),
         configured: None,
         paper: Some(696.0),
-        ours: Some(num(host_hop, &["fit", "one_way", "fixed_ms"])? * 1e3),
+        ours: Some(host_fit.one_way.fixed_ms * 1e3),
         tolerance: "-".into(),
         verdict: Verdict::NotCompared,
         why: "kernel timestamps leave the host's system calls out; the paper's roc (.696 ms) timed them on a SPARCstation".into(),

@@ -24,7 +24,11 @@ use wirespeed_sim::{
     Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, RunStats, Scenario,
 };
 
+use serde::de::IgnoredAny;
+use wirespeed_report::Document;
+
 use super::{Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting};
+use crate::load_render::LoadResult;
 
 /// The lab's topology file.
 pub(crate) const TOPOLOGY: &str = "boggs-24.toml";
@@ -183,21 +187,21 @@ pub(crate) fn run(
     ]);
     let tests = (hosts.len() * LENGTHS.len()) as f64;
     let limit = Duration::from_secs_f64(tests * (secs + 8.0) + 30.0);
-    let doc = run_json(Some(&lab.namespace("s1")?), &args, limit)?;
+    let doc: Document<IgnoredAny, LoadResult> = run_json(&lab.namespace("s1")?, &args, limit)?;
     drop(agents);
     drop(lab);
     let mut points = Vec::new();
-    for row in doc["result"]["rows"].as_array().context("load rows")? {
-        let bytes: u64 = row["lengths"]
-            .as_str()
-            .and_then(|s| s.parse().ok())
-            .context("a row's length")?;
+    for row in &doc.result.rows {
+        let bytes: u64 = row
+            .lengths
+            .parse()
+            .with_context(|| format!("a row's length {:?}", row.lengths))?;
         points.push(LabPoint {
             bytes,
-            hosts: row["hosts"].as_u64().context("a row's hosts")? as usize,
-            bits_per_second: row["measured"]["bits_per_second"].as_f64().unwrap_or(0.0),
-            jain: row["measured"]["jain_fairness"].as_f64().unwrap_or(0.0),
-            complete: row["complete"].as_bool().unwrap_or(false),
+            hosts: row.hosts,
+            bits_per_second: row.measured.as_ref().map_or(0.0, |m| m.bits_per_second),
+            jain: row.measured.as_ref().map_or(0.0, |m| m.jain_fairness),
+            complete: row.complete,
         });
     }
     let mut rows = Vec::new();

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 
-use super::{Comparison, Name, Options, Reproduction, Row, Verdict, num, rel, setting};
+use super::{Comparison, Name, Options, Reproduction, Row, Verdict, rel, setting};
 
 fn ethernet_tcp(rate: BitRate) -> EnvelopeParams {
     EnvelopeParams {
@@ -34,16 +34,20 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let mut comparisons = Vec::new();
     let mut notes = Vec::new();
 
-    // 1. The host's own bound: TCP through loopback with the in-process agent.
-    let loop_args: Vec<String> = ["tcp", "-t", &secs, "-i", "0"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-    let loopback = super::run_json(None, &loop_args, time + Duration::from_secs(30))?;
-    let loop_bps = num(
-        &loopback,
-        &["result", "end", "sum_received", "bits_per_second"],
-    )?;
+    // 1. The host's own bound: TCP through loopback with the in-process agent, called as a
+    // library function (what `wirespeed tcp -t SECS -i 0` runs).
+    let loopback_config = crate::throughput::Config::loopback_tcp(time.as_secs_f64());
+    let mut silent = crate::throughput_text::LiveLines::new(
+        loopback_config.rate_format,
+        &loopback_config.spec,
+        false,
+        false,
+    );
+    let loopback = crate::throughput::measure(&loopback_config, &mut silent)?;
+    if let Some(why) = loopback.partial_reason {
+        anyhow::bail!("the loopback TCP test did not run whole: {why}");
+    }
+    let loop_bps = loopback.doc.result.end.sum_received.bits_per_second;
 
     // 2. The envelopes (library arithmetic).
     let mb = 1e6;
@@ -140,8 +144,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         title: "The host's own bound (seed 002: measure in memory first)".into(),
         source: "seed 002: 16777216 bytes in 0.17 s = 93.02 MB/s".into(),
         method: format!(
-            "subprocess: wirespeed {} --json (in-process agent on loopback)",
-            loop_args.join(" ")
+            "in process: the tcp command's measurement (wirespeed tcp -t {secs} -i 0), agent in this process on loopback"
         ),
         rows: host_rows,
     });
@@ -165,7 +168,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         let doc = lab.tcp("h1", "h2", &client, time + Duration::from_secs(30))?;
         let ports = lab.ports()?;
         drop(lab);
-        let got = num(&doc, &["result", "end", "sum_received", "bits_per_second"])?;
+        let got = doc.result.end.sum_received.bits_per_second;
         let ceiling = ceilings[0].1;
         let r = rel(got, ceiling);
         let forward = ports.iter().find(|p| p.from == "h1");

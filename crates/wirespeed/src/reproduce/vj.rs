@@ -20,7 +20,11 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, num, setting};
+use serde::de::IgnoredAny;
+use wirespeed_report::Document;
+
+use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
+use crate::sweep::render::SweepReport;
 
 /// The seed's LANCE column: task-to-task KB/s and wire Mb/s for 1..12 packets.
 const LANCE: [(f64, f64); 12] = [
@@ -169,18 +173,30 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<Vec<Po
             }
             // The slowest point (1 packet, ~384 KB/s) takes ~3 s per MB.
             let limit = Duration::from_secs(60 + bytes / 100_000);
-            let doc = super::run_json(Some(&from_ns), &args, limit)?;
-            let d = &doc["result"]["analysis"]["diagonal"][0];
-            let run = &doc["result"]["runs"][0];
+            let doc: Document<IgnoredAny, SweepReport> = super::run_json(&from_ns, &args, limit)?;
+            let d = doc
+                .result
+                .analysis
+                .diagonal
+                .first()
+                .context("the sweep's document has no diagonal point")?;
+            let run = doc
+                .result
+                .runs
+                .first()
+                .context("the sweep's document has no run")?;
+            let kernel = run.kernel.as_ref();
             points.push(Point {
-                kib_per_second: num(d, &["task_to_task_kib_per_second"])?,
-                wire_mbit_per_second: num(d, &["wire_mbit_per_second"])?,
-                percent_of_ceiling: num(d, &["percent_of_ceiling"])?,
-                snd_granted: num(run, &["snd_granted_bytes"])?,
-                rcv_granted: num(run, &["rcv_granted_bytes"])?,
-                window: num(run, &["kernel", "snd_window_bytes"]).unwrap_or(0.0),
-                mss: num(run, &["kernel", "snd_mss_bytes"]).unwrap_or(0.0),
-                retransmits: num(run, &["kernel", "total_retransmits"]).unwrap_or(0.0),
+                kib_per_second: d.task_to_task_kib_per_second,
+                wire_mbit_per_second: d.wire_mbit_per_second,
+                percent_of_ceiling: d.percent_of_ceiling.context(
+                    "the sweep gave no percentage of the ceiling (--link-rate was given)",
+                )?,
+                snd_granted: run.snd_granted_bytes as f64,
+                rcv_granted: run.rcv_granted_bytes as f64,
+                window: kernel.map_or(0.0, |k| f64::from(k.snd_window_bytes)),
+                mss: kernel.map_or(0.0, |k| f64::from(k.snd_mss_bytes)),
+                retransmits: kernel.map_or(0.0, |k| f64::from(k.total_retransmits)),
             });
         }
         Ok(points)

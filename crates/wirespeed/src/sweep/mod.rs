@@ -6,7 +6,7 @@
 //! loop can be tested without a network.
 
 mod agent_runner;
-mod render;
+pub(crate) mod render;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
 use wirespeed_model::sweep::{Anomaly, Axis, PlateauLimit, RunRecord, SweepAnalysis};
 use wirespeed_model::units::{ByteSize, significant};
@@ -12,7 +12,7 @@ use wirespeed_report::{Csv, Render, Table};
 use super::SweepPlan;
 
 /// The sweep's result document body.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct SweepReport {
     pub(crate) plan: SweepPlan,
     /// Where the runs are kept.
