@@ -88,6 +88,16 @@ impl std::fmt::Debug for AlignedBuf {
     }
 }
 
+/// The byte pattern ttcp sends: printable characters, so a capture is readable. Page-aligned
+/// (see [`AlignedBuf`]).
+pub(crate) fn pattern(len: usize) -> AlignedBuf {
+    let mut b = AlignedBuf::zeroed(len);
+    for (i, x) in b.iter_mut().enumerate() {
+        *x = b' ' + (i % 95) as u8;
+    }
+    b
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

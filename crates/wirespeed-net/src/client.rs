@@ -7,8 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::auth::{AuthKey, hex, unhex};
-use crate::control::{Message, PROTOCOL_VERSION, Phase, data_greeting};
+use crate::auth::AuthKey;
+use crate::control::handshake::{self, HandshakeError};
+use crate::control::{Message, Phase, data_greeting};
 use crate::engine::{DataSocket, Running, Sample, Side};
 use crate::env::Environment;
 use crate::report::{Interval, IntervalStream, IntervalSum, Role, SideReport};
@@ -16,10 +17,7 @@ use crate::session::{Control, SessionError};
 use crate::sock;
 use crate::spec::{Protocol, TestSpec};
 
-/// `wirespeed 0.1.0`, as both ends introduce themselves.
-pub fn software() -> String {
-    format!("wirespeed {}", env!("CARGO_PKG_VERSION"))
-}
+pub use crate::control::handshake::software;
 
 /// How to run one test.
 #[derive(Debug, Clone)]
@@ -146,26 +144,15 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     let local = stream.local_addr().map_err(local_err)?;
     let mut ctl = Control::new(stream, &[], false, false);
     let idle = cfg.idle_timeout;
-    ctl.send(&Message::Hello {
-        protocol_version: PROTOCOL_VERSION,
-        software: software(),
-    })
-    .map_err(SessionError::Io)?;
-    loop {
-        match ctl.recv(idle, "waiting for the agent's welcome")? {
-            Message::Challenge { nonce } => {
-                let key = cfg.auth.as_ref().ok_or(ClientError::KeyRequired)?;
-                let nonce = unhex(&nonce)
-                    .ok_or_else(|| ClientError::Agent("a malformed challenge".into()))?;
-                ctl.send(&Message::AuthResponse {
-                    mac: hex(&key.respond(&nonce)),
-                })
-                .map_err(SessionError::Io)?;
-            }
-            Message::Welcome { .. } => break,
-            other => return Err(ended(other)),
-        }
-    }
+    handshake::greet(&mut ctl, cfg.auth.as_ref(), idle).map_err(|e| match e {
+        HandshakeError::Channel(e) => ClientError::Session(e),
+        HandshakeError::Io(e) => ClientError::Session(SessionError::Io(e)),
+        HandshakeError::KeyRequired => ClientError::KeyRequired,
+        HandshakeError::Refused(reason) => ClientError::Refused(reason),
+        HandshakeError::Agent(message) => ClientError::Agent(message),
+        // Version, a malformed challenge, a message out of place: the sentence says it all.
+        other => ClientError::Refused(other.to_string()),
+    })?;
     // UDP: bind our ends first, so the agent's sockets talk to these ports alone.
     let flows = cfg.spec.flows();
     let mut udp = Vec::new();

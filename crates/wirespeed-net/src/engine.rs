@@ -3,8 +3,8 @@
 
 use std::net::{Shutdown, TcpStream, UdpSocket};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -12,69 +12,7 @@ use crate::report::{CpuTime, Role, SideReport, StreamReport, TcpInfoReport};
 use crate::sock;
 use crate::spec::{Amount, Flow, TestSpec};
 
-/// Totals a stream thread publishes as it goes.
-#[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(crate) bytes: AtomicU64,
-    pub(crate) calls: AtomicU64,
-    pub(crate) datagrams: AtomicU64,
-    /// The longest single write, nanoseconds (TCP senders): a stalled writer shows here.
-    pub(crate) longest_call_nanos: AtomicU64,
-    pub(crate) done: AtomicBool,
-    /// A TCP sender's socket, to read its retransmits when the warm-up ends.
-    warm_tcp: Option<TcpStream>,
-    /// End of the `-O` warm-up, if any.
-    warmup_until: Option<Instant>,
-    /// The stream's totals when the warm-up ended.
-    warm: OnceLock<Warm>,
-}
-
-/// A stream's totals at the end of the warm-up, subtracted from its report.
-#[derive(Debug, Clone, Copy)]
-struct Warm {
-    bytes: u64,
-    calls: u64,
-    cpu: CpuTime,
-    at: Instant,
-    /// A TCP sender's `tcpi_total_retrans` then: warm-up retransmits stay out of the totals.
-    retransmits: Option<u32>,
-}
-
-impl Counters {
-    fn new(warmup_until: Option<Instant>, warm_tcp: Option<TcpStream>) -> Counters {
-        Counters {
-            warmup_until,
-            warm_tcp,
-            ..Counters::default()
-        }
-    }
-
-    /// Publishes the totals; called by the stream's own thread after each call, so the
-    /// warm-up snapshot takes that thread's CPU time. After the warm-up this is two relaxed
-    /// stores and one atomic load.
-    pub(crate) fn publish(&self, bytes: u64, calls: u64) {
-        self.bytes.store(bytes, Ordering::Relaxed);
-        self.calls.store(calls, Ordering::Relaxed);
-        if let Some(until) = self.warmup_until
-            && self.warm.get().is_none()
-        {
-            let now = Instant::now();
-            if now >= until {
-                let _ = self.warm.set(Warm {
-                    bytes,
-                    calls,
-                    cpu: sock::thread_cpu(),
-                    at: now,
-                    retransmits: self
-                        .warm_tcp
-                        .as_ref()
-                        .and_then(sock::tcp_info)
-                        .map(|t| t.retransmits),
-                });
-            }
-        }
-    }
-}
+pub(crate) use crate::counters::Counters;
 
 /// A connected data socket.
 #[derive(Debug)]
@@ -285,7 +223,7 @@ impl Running {
         }
         let wall_seconds = streams.iter().map(|s| s.seconds).fold(0.0, f64::max);
         SideReport {
-            software: crate::client::software(),
+            software: crate::control::handshake::software(),
             streams,
             cpu,
             wall_seconds,

@@ -4,46 +4,8 @@
 
 use std::net::IpAddr;
 
-use serde::{Deserialize, Serialize};
-
-/// Kernel network settings of one end.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Environment {
-    /// `net.ipv4.tcp_congestion_control`.
-    pub default_congestion: Option<String>,
-    /// `net.ipv4.tcp_available_congestion_control`.
-    pub available_congestion: Option<String>,
-    /// `net.core.default_qdisc` (loopback itself has no queue: `noqueue`).
-    pub default_qdisc: Option<String>,
-    /// The interface that carries the test, when it can be found (`lo` on loopback).
-    pub interface: Option<String>,
-    /// The queueing discipline actually on that interface (`tc qdisc show`): `noqueue` on
-    /// loopback, whatever `default_qdisc` says.
-    #[serde(default)]
-    pub qdisc: Option<String>,
-    /// Its MTU.
-    pub mtu_bytes: Option<u32>,
-    /// Its speed from sysfs, only for a NIC with a physical layer that reports one (see
-    /// `iface::Reader::trusted_speed`: virtual interfaces report a constant, not a wire).
-    pub link_speed_bits_per_second: Option<u64>,
-    /// What the interface is, for people ("TAP device", "NIC (e1000e)").
-    #[serde(default)]
-    pub interface_kind: Option<String>,
-    /// `net.core.rmem_max`.
-    pub rmem_max_bytes: Option<u64>,
-    /// `net.core.wmem_max`.
-    pub wmem_max_bytes: Option<u64>,
-    /// `net.ipv4.tcp_rmem` (min default max).
-    pub tcp_rmem: Option<String>,
-    /// `net.ipv4.tcp_wmem` (min default max).
-    pub tcp_wmem: Option<String>,
-    /// Kernel release.
-    pub kernel: Option<String>,
-    /// Hypervisor, if the CPU says it runs under one (`/sys/class/dmi/id/sys_vendor`).
-    pub virtualization: Option<String>,
-    /// CPUs online.
-    pub cpus: usize,
-}
+// The record travels in every side's report; it lives with the other wire records.
+pub use crate::report::Environment;
 
 fn read(path: &str) -> Option<String> {
     let text = std::fs::read_to_string(path).ok()?;

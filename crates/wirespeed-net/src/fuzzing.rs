@@ -8,7 +8,7 @@ use std::net::SocketAddr;
 use wirespeed_model::load::{LengthDeck, Schedule};
 
 use crate::control::Cookie;
-use crate::echo::{ECHO_HEADER_LEN, echo_sequence};
+use crate::control::echo::{ECHO_HEADER_LEN, echo_sequence};
 use crate::load::LoadTest;
 use crate::load::consent::{NONCE_DATAGRAM_BYTES, nonce_datagram, read_nonce};
 use crate::load::generator::read_header;

@@ -15,12 +15,12 @@
 #![warn(missing_docs, unreachable_pub)]
 
 pub mod agent;
+pub mod agent_config;
 pub mod auth;
 pub mod budget;
 pub mod buffer;
 pub mod client;
 pub mod control;
-pub mod echo;
 pub mod env;
 #[doc(hidden)]
 pub mod fuzzing;
@@ -38,6 +38,7 @@ pub mod summary;
 pub mod tcp;
 pub mod udp;
 
+mod counters;
 mod engine;
 mod session;
 

@@ -125,3 +125,19 @@ impl Control {
         }
     }
 }
+
+impl crate::control::handshake::Channel for Control {
+    type Error = SessionError;
+
+    fn send_message(&mut self, m: &Message) -> io::Result<()> {
+        self.send(m)
+    }
+
+    fn recv_message(
+        &mut self,
+        wait: Duration,
+        what: &'static str,
+    ) -> Result<Message, SessionError> {
+        self.recv(wait, what)
+    }
+}

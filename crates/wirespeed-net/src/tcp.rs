@@ -9,19 +9,11 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::buffer::AlignedBuf;
-use crate::engine::Counters;
+use crate::counters::Counters;
 use crate::report::ZeroCopyReport;
 use crate::spec::Amount;
 
-/// The byte pattern ttcp sends: printable characters, so a capture is readable. Page-aligned
-/// (see [`AlignedBuf`]).
-pub(crate) fn pattern(len: usize) -> AlignedBuf {
-    let mut b = AlignedBuf::zeroed(len);
-    for (i, x) in b.iter_mut().enumerate() {
-        *x = b' ' + (i % 95) as u8;
-    }
-    b
-}
+pub(crate) use crate::buffer::pattern;
 
 fn silent(e: io::Error) -> io::Error {
     if crate::control::is_timeout(&e) {

@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use wirespeed_model::sequence::{Jitter, SequenceTracker};
 
 use crate::buffer::AlignedBuf;
-use crate::engine::Counters;
+use crate::counters::Counters;
 use crate::report::UdpReport;
 use crate::spec::{Amount, UDP_HEADER_BYTES};
 
@@ -181,7 +181,7 @@ pub(crate) fn send(
     stop: &AtomicBool,
     c: &Counters,
 ) -> io::Result<UdpReport> {
-    let fill = crate::tcp::pattern(len);
+    let fill = crate::buffer::pattern(len);
     let mut batch = Batch::new(len, &fill, false);
     let mut refused: Option<io::Error> = None;
     let mut gso = match mode {

@@ -49,7 +49,7 @@ pub(crate) struct DiagnoseArgs {
     #[arg(
         long,
         short = 'p',
-        default_value_t = 5210,
+        default_value_t = wirespeed_net::control::DEFAULT_PORT,
         requires = "peer",
         value_name = "PORT"
     )]

@@ -25,8 +25,8 @@ use wirespeed_sim::LengthMix;
 
 use crate::load_render::{LoadResult, rows, write_plots};
 use crate::output::{self, OutputArgs};
-use crate::serve::DEFAULT_PORT;
 use crate::sim::{HostList, LengthList, parse_hosts, parse_lengths};
+use wirespeed_net::control::DEFAULT_PORT;
 
 /// The schema of the results file's first line.
 pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";

@@ -99,7 +99,7 @@ pub(crate) struct ProbeArgs {
     #[arg(
         long,
         short = 'p',
-        default_value_t = 5210,
+        default_value_t = wirespeed_net::control::DEFAULT_PORT,
         requires = "udp",
         value_name = "PORT"
     )]
@@ -259,7 +259,7 @@ pub(crate) struct ProbeReport {
     socket: SocketKind,
     /// With --udp: what the agent's echo counted (answered, dropped).
     #[serde(skip_serializing_if = "Option::is_none")]
-    echo: Option<wirespeed_net::echo::EchoTotals>,
+    echo: Option<wirespeed_net::control::echo::EchoTotals>,
     timestamps: Timestamps,
     kernel_stamped_answers: usize,
     answers: usize,
@@ -422,7 +422,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     }
     let target = resolve(&args.host)?;
     let min = if args.udp {
-        wirespeed_net::echo::min_size(target)
+        wirespeed_net::probe::echo::min_size(target)
     } else {
         probe::min_size(target)
     };

@@ -15,8 +15,7 @@ use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::consent::Cidr;
 use wirespeed_net::{Agent, AgentConfig, Limits};
 
-/// The control port when none is given (data connections use it too).
-pub(crate) const DEFAULT_PORT: u16 = 5210;
+use wirespeed_net::control::DEFAULT_PORT;
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServeArgs {

@@ -25,9 +25,9 @@ use wirespeed_report::Document;
 
 use crate::exit_status::Exit;
 use crate::output::{self, OutputArgs};
-use crate::serve::DEFAULT_PORT;
 use crate::throughput_text::{self, LiveLines};
 use crate::throughput_verdict;
+use wirespeed_net::control::DEFAULT_PORT;
 
 /// `-n`: ttcp's number of buffers (a bare number), or a byte size (`16MiB`, `1000000B`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

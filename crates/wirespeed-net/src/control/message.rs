@@ -118,10 +118,10 @@ pub enum Message {
         /// The agent's measurements.
         report: SideReport,
     },
-    /// A load test's message (seed 000's coordinated generators): see [`crate::load`].
-    Load(crate::load::LoadMessage),
-    /// A UDP echo session's message (probes against the agent): see [`crate::echo`].
-    Echo(crate::echo::EchoMessage),
+    /// A load test's message (seed 000's coordinated generators): see [`super::load`].
+    Load(super::load::LoadMessage),
+    /// A UDP echo session's message (probes against the agent): see [`super::echo`].
+    Echo(super::echo::EchoMessage),
     /// Either way: something went wrong; the session ends.
     Error {
         /// One line, printed verbatim.

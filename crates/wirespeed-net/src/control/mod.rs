@@ -10,7 +10,10 @@
 //! Data connections open on the same port and start with [`DATA_MAGIC`], the session cookie and
 //! the stream number, so that the agent attaches them to the right session or drops them.
 
+pub mod echo;
 mod frame;
+pub mod handshake;
+pub mod load;
 mod message;
 mod phase;
 
@@ -21,6 +24,9 @@ pub use frame::{
 };
 pub use message::{Cookie, Message, PROTOCOL_VERSION};
 pub use phase::{Phase, ProtocolError};
+
+/// The control and data port of an agent when none is given.
+pub const DEFAULT_PORT: u16 = 5210;
 
 /// The first four bytes of a data connection (a control connection starts with a frame length,
 /// whose first byte is always zero because frames are smaller than 16 MiB).

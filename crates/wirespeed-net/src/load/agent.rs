@@ -14,7 +14,7 @@ use super::generator::drain_sink;
 use super::raw::RawSender;
 use super::sink::{MAX_HOSTS, SinkBook};
 use super::{LoadMessage, LoadTest, generator, monotonic_ns, raw};
-use crate::agent::AgentConfig;
+use crate::agent_config::AgentConfig;
 use crate::auth::{hex, unhex};
 use crate::control::Message;
 use crate::session::{Control, SessionError};

@@ -19,9 +19,7 @@
 //!
 //! The price of a refused destination is at most [`MAX_NONCE_SENDS`] datagrams of 32 bytes.
 
-use std::fmt;
 use std::net::IpAddr;
-use std::str::FromStr;
 
 use wirespeed_model::load::GENERATOR_HEADER_BYTES;
 
@@ -59,78 +57,7 @@ pub(crate) fn same_nonce(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
 }
 
-/// An address block, as `--allow-destination` takes it: `198.18.0.0/15`, `2001:2::/48`, or one
-/// address (a /32 or /128).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Cidr {
-    addr: IpAddr,
-    prefix: u8,
-}
-
-impl Cidr {
-    /// Whether `ip` lies in the block (an IPv4-mapped IPv6 address counts as its IPv4 one).
-    pub fn contains(&self, ip: IpAddr) -> bool {
-        match (self.addr, ip.to_canonical()) {
-            (IpAddr::V4(net), IpAddr::V4(ip)) => {
-                masked(u128::from(u32::from(ip)), 32, self.prefix) == u128::from(u32::from(net))
-            }
-            (IpAddr::V6(net), IpAddr::V6(ip)) => {
-                masked(u128::from(ip), 128, self.prefix) == u128::from(net)
-            }
-            _ => false,
-        }
-    }
-}
-
-/// `value` of `bits` bits with all but the top `prefix` cleared.
-fn masked(value: u128, bits: u8, prefix: u8) -> u128 {
-    if prefix == 0 {
-        return 0;
-    }
-    let keep = u128::MAX << (128 - u32::from(prefix));
-    ((value << (128 - u32::from(bits))) & keep) >> (128 - u32::from(bits))
-}
-
-impl FromStr for Cidr {
-    type Err = String;
-
-    fn from_str(text: &str) -> Result<Cidr, String> {
-        let bad = || {
-            format!(
-                "{text:?} is not an address block (examples: 198.18.0.0/15, 2001:2::/48, 192.0.2.7)"
-            )
-        };
-        let (addr, prefix) = match text.split_once('/') {
-            Some((a, p)) => (a, Some(p)),
-            None => (text, None),
-        };
-        let addr: IpAddr = addr.parse().map_err(|_| bad())?;
-        let addr = addr.to_canonical();
-        let bits = if addr.is_ipv4() { 32 } else { 128 };
-        let prefix = match prefix {
-            None => bits,
-            Some(p) => p
-                .parse::<u8>()
-                .ok()
-                .filter(|&p| p <= bits)
-                .ok_or_else(bad)?,
-        };
-        // Host bits are cleared: 198.18.0.1/15 is the block 198.18.0.0/15.
-        let addr = match addr {
-            IpAddr::V4(a) => {
-                IpAddr::V4((masked(u128::from(u32::from(a)), 32, prefix) as u32).into())
-            }
-            IpAddr::V6(a) => IpAddr::V6(masked(u128::from(a), 128, prefix).into()),
-        };
-        Ok(Cidr { addr, prefix })
-    }
-}
-
-impl fmt::Display for Cidr {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.addr, self.prefix)
-    }
-}
+pub use crate::agent_config::Cidr;
 
 /// Rule 1: may an agent whose control connection runs from `client` to `own` send to
 /// `destination`? The refusal is the one line the client prints.

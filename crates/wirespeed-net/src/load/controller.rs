@@ -12,7 +12,8 @@ use serde::Serialize;
 use wirespeed_model::load::{ClockEstimate, ClockSample, LengthDeck, Schedule};
 
 use super::{LoadMessage, LoadReport, LoadTest, RawEthernet, monotonic_ns};
-use crate::auth::{AuthKey, hex, unhex};
+use crate::auth::AuthKey;
+use crate::control::handshake::{self, HandshakeError};
 use crate::control::{Message, PROTOCOL_VERSION};
 use crate::session::{Control, SessionError};
 
@@ -127,42 +128,20 @@ fn open(addr: SocketAddr, cfg: &LoadConfig) -> Result<Control, Fail> {
         .map_err(|e| Fail::Agent(format!("cannot connect: {e}")))?;
     let _ = stream.set_nodelay(true);
     let mut ctl = Control::new(stream, &[], false, false);
-    ctl.send(&Message::Hello {
-        protocol_version: PROTOCOL_VERSION,
-        software: crate::client::software(),
-    })
-    .map_err(SessionError::Io)?;
-    loop {
-        match ctl.recv(cfg.idle_timeout, "waiting for the agent's welcome")? {
-            Message::Challenge { nonce } => {
-                let key = cfg
-                    .auth
-                    .as_ref()
-                    .ok_or(Fail::Fatal(LoadError::KeyRequired(addr)))?;
-                let nonce = unhex(&nonce).ok_or(Fail::Agent("a malformed challenge".into()))?;
-                ctl.send(&Message::AuthResponse {
-                    mac: hex(&key.respond(&nonce)),
-                })
-                .map_err(SessionError::Io)?;
-            }
-            Message::Welcome {
-                protocol_version, ..
-            } if protocol_version != PROTOCOL_VERSION => {
-                return Err(Fail::Fatal(LoadError::Version {
-                    agent: addr,
-                    theirs: protocol_version,
-                }));
-            }
-            Message::Welcome { .. } => return Ok(ctl),
-            Message::Refused { reason } => {
-                return Err(Fail::Fatal(LoadError::Refused {
-                    agent: addr,
-                    reason,
-                }));
-            }
-            Message::Error { message } => return Err(Fail::Agent(message)),
-            other => return Err(Fail::Agent(format!("unexpected '{}'", other.kind()))),
-        }
+    match handshake::greet(&mut ctl, cfg.auth.as_ref(), cfg.idle_timeout) {
+        Ok(_) => Ok(ctl),
+        Err(HandshakeError::KeyRequired) => Err(Fail::Fatal(LoadError::KeyRequired(addr))),
+        Err(HandshakeError::Version { theirs, .. }) => Err(Fail::Fatal(LoadError::Version {
+            agent: addr,
+            theirs,
+        })),
+        Err(HandshakeError::Refused(reason)) => Err(Fail::Fatal(LoadError::Refused {
+            agent: addr,
+            reason,
+        })),
+        Err(HandshakeError::Agent(message)) => Err(Fail::Agent(message)),
+        Err(HandshakeError::Channel(e)) => Err(Fail::from(e)),
+        Err(other) => Err(Fail::Agent(other.to_string())),
     }
 }
 

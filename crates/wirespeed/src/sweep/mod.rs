@@ -63,7 +63,7 @@ pub(crate) struct SweepArgs {
     host: Option<String>,
 
     /// The agent's control port.
-    #[arg(long, short = 'p', default_value_t = crate::serve::DEFAULT_PORT)]
+    #[arg(long, short = 'p', default_value_t = wirespeed_net::control::DEFAULT_PORT)]
     port: u16,
 
     /// Use IPv4.
@@ -204,7 +204,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         .map(|h| {
             crate::throughput::resolve_agent(
                 h,
-                (args.port != crate::serve::DEFAULT_PORT).then_some(args.port),
+                (args.port != wirespeed_net::control::DEFAULT_PORT).then_some(args.port),
                 args.ipv4,
                 args.ipv6,
             )
@@ -351,7 +351,7 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     if let Some(host) = &args.host {
         words.push(host.clone());
     }
-    if args.port != crate::serve::DEFAULT_PORT {
+    if args.port != wirespeed_net::control::DEFAULT_PORT {
         words.extend(["-p".into(), args.port.to_string()]);
     }
     if args.ipv4 {

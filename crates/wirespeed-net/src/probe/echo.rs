@@ -1,4 +1,4 @@
-//! UDP echo against the agent: the probe transport for `wirespeed probe HOST --udp` (seed 001's
+//! UDP echo against the agent, the client's half: the probe transport for `wirespeed probe HOST --udp` (seed 001's
 //! echo, where ICMP is filtered or where the far end should be a known program).
 //!
 //! The design's rule is that an agent "never answers a packet it did not expect: an echo reply is
@@ -28,206 +28,20 @@ use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
-
-use crate::agent::AgentConfig;
-use crate::auth::{AuthKey, hex, unhex};
-use crate::control::{Cookie, Message, PROTOCOL_VERSION, Phase};
-use crate::probe::{ReplyKind, Sample};
+use crate::auth::AuthKey;
+use crate::control::echo::{
+    ECHO_HEADER_LEN, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, echo_sequence,
+};
+use crate::control::handshake::{self, HandshakeError};
+use crate::control::{Cookie, Message};
 use crate::session::{Control, SessionError};
 
-/// The most datagrams a session's echo answers per second (a token bucket with a burst of
-/// [`ECHO_BURST`]); [`UdpEcho`] paces its probes to it.
-pub const MAX_ECHO_PER_SECOND: f64 = 2000.0;
-/// Datagrams answered back to back before the rate limit applies.
-pub const ECHO_BURST: f64 = 64.0;
-/// Cookie (16) and sequence number (8): the smallest echo payload.
-pub const ECHO_HEADER_LEN: usize = 24;
+use super::{ReplyKind, Sample};
+
 /// Bytes of UDP header.
 const UDP_HEADER_LEN: usize = 8;
-
-/// The echo's control messages, inside [`Message::Echo`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "echo", rename_all = "snake_case", deny_unknown_fields)]
-pub enum EchoMessage {
-    /// Client -> agent: echo datagrams from this UDP port of my address for this long.
-    Open {
-        /// The client's UDP port (its IP is the control connection's).
-        client_port: u16,
-        /// How long the echo may run, seconds (capped by the agent's `--max-duration`).
-        seconds: f64,
-    },
-    /// Agent -> client: send to this port; start every datagram with this cookie.
-    Ready {
-        /// The agent's UDP port.
-        agent_port: u16,
-        /// The session cookie.
-        cookie: Cookie,
-    },
-    /// Client -> agent: done.
-    Close,
-    /// Agent -> client: the echo has stopped.
-    Closed {
-        /// Datagrams answered.
-        answered: u64,
-        /// Datagrams dropped: without the cookie, or over the rate limit.
-        dropped: u64,
-    },
-}
-
-/// What the agent's echo did in one session.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
-pub struct EchoTotals {
-    /// Datagrams answered.
-    pub answered: u64,
-    /// Datagrams dropped (no cookie, or over the rate limit).
-    pub dropped: u64,
-}
-
-/// A token bucket: `rate` per second, `burst` at most.
-struct Bucket {
-    tokens: f64,
-    last: Instant,
-}
-
-impl Bucket {
-    fn take(&mut self, now: Instant) -> bool {
-        let refill = now.saturating_duration_since(self.last).as_secs_f64() * MAX_ECHO_PER_SECOND;
-        self.tokens = (self.tokens + refill).min(ECHO_BURST);
-        self.last = now;
-        if self.tokens >= 1.0 {
-            self.tokens -= 1.0;
-            true
-        } else {
-            false
-        }
-    }
-}
-
-/// Whether a datagram is one of this session's probes.
-fn carries_cookie(datagram: &[u8], cookie: &Cookie) -> bool {
-    datagram.len() >= ECHO_HEADER_LEN && datagram[..16] == cookie.0
-}
-
-/// The sequence number of an echo datagram of the session with `cookie`, `None` for anything
-/// else: how the client reads a reply (and the fuzz target `datagrams` reads any bytes).
-pub fn echo_sequence(datagram: &[u8], cookie: &Cookie) -> Option<u64> {
-    if !carries_cookie(datagram, cookie) {
-        return None;
-    }
-    Some(u64::from_be_bytes(
-        datagram.get(16..ECHO_HEADER_LEN)?.try_into().ok()?,
-    ))
-}
-
-/// The agent side: serves one echo session on `ctl` until it ends. Returns the refusal, if the
-/// request was refused.
-pub(crate) fn serve(
-    ctl: &mut Control,
-    first: EchoMessage,
-    peer: SocketAddr,
-    cfg: &AgentConfig,
-    stopping: &dyn Fn() -> bool,
-) -> Result<(Option<String>, EchoTotals), SessionError> {
-    let EchoMessage::Open {
-        client_port,
-        seconds,
-    } = first
-    else {
-        let reason = "refused by the agent: an echo session starts with 'open'".to_string();
-        ctl.send(&Message::Refused {
-            reason: reason.clone(),
-        })?;
-        return Ok((Some(reason), EchoTotals::default()));
-    };
-    let max = cfg.limits.max_duration.as_secs_f64();
-    if !(seconds.is_finite() && seconds > 0.0 && seconds <= max) || client_port == 0 {
-        let reason = format!(
-            "refused by the agent: an echo of {seconds} s to port {client_port} is outside this agent's limit of {max} s (--max-duration on the agent)"
-        );
-        ctl.send(&Message::Refused {
-            reason: reason.clone(),
-        })?;
-        return Ok((Some(reason), EchoTotals::default()));
-    }
-    let local_ip = ctl.stream.local_addr()?.ip();
-    let sock = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
-    // Connected: the kernel delivers only the session's peer address and port.
-    sock.connect(SocketAddr::new(peer.ip(), client_port))?;
-    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
-    let cookie = Cookie::random()?;
-    ctl.send(&Message::Echo(EchoMessage::Ready {
-        agent_port: sock.local_addr()?.port(),
-        cookie,
-    }))?;
-    ctl.set_phase(Phase::Running);
-    let stop = Arc::new(AtomicBool::new(false));
-    let answered = Arc::new(AtomicU64::new(0));
-    let dropped = Arc::new(AtomicU64::new(0));
-    let echo = {
-        let (stop, answered, dropped) = (stop.clone(), answered.clone(), dropped.clone());
-        std::thread::Builder::new()
-            .name("ws-echo".into())
-            .spawn(move || {
-                let mut buf = vec![0u8; 65536];
-                let mut bucket = Bucket {
-                    tokens: ECHO_BURST,
-                    last: Instant::now(),
-                };
-                while !stop.load(Ordering::Acquire) {
-                    let n = match sock.recv(&mut buf) {
-                        Ok(n) => n,
-                        Err(_) => continue,
-                    };
-                    let datagram = &buf[..n];
-                    if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
-                        // The same bytes back: never larger than the request.
-                        if sock.send(datagram).is_ok() {
-                            answered.fetch_add(1, Ordering::Relaxed);
-                        }
-                    } else {
-                        dropped.fetch_add(1, Ordering::Relaxed);
-                    }
-                }
-            })?
-    };
-    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
-    let ended = loop {
-        if stopping() || Instant::now() >= deadline {
-            break Ok(true);
-        }
-        match ctl.poll(Duration::from_millis(50)) {
-            Ok(Some(Message::Echo(EchoMessage::Close))) => break Ok(true),
-            Ok(Some(Message::Error { .. })) => break Ok(false),
-            Ok(Some(other)) => {
-                break Err(SessionError::Io(io::Error::other(format!(
-                    "unexpected control message '{}' during an echo",
-                    other.kind()
-                ))));
-            }
-            Ok(None) => {}
-            Err(SessionError::Closed) => break Ok(false),
-            Err(e) => break Err(e),
-        }
-    };
-    stop.store(true, Ordering::Release);
-    let _ = echo.join();
-    let totals = EchoTotals {
-        answered: answered.load(Ordering::Relaxed),
-        dropped: dropped.load(Ordering::Relaxed),
-    };
-    if ended? {
-        ctl.send(&Message::Echo(EchoMessage::Closed {
-            answered: totals.answered,
-            dropped: totals.dropped,
-        }))?;
-    }
-    Ok((None, totals))
-}
 
 /// Why an echo session could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -325,27 +139,15 @@ impl UdpEcho {
         let _ = stream.set_nodelay(true);
         let local = stream.local_addr().map_err(SessionError::Io)?;
         let mut ctl = Control::new(stream, &[], false, false);
-        ctl.send(&Message::Hello {
-            protocol_version: PROTOCOL_VERSION,
-            software: crate::client::software(),
-        })
-        .map_err(SessionError::Io)?;
-        loop {
-            match ctl.recv(idle, "waiting for the agent's welcome")? {
-                Message::Challenge { nonce } => {
-                    let key = auth.ok_or(EchoError::KeyRequired)?;
-                    let nonce = unhex(&nonce).ok_or(EchoError::Unexpected("challenge"))?;
-                    ctl.send(&Message::AuthResponse {
-                        mac: hex(&key.respond(&nonce)),
-                    })
-                    .map_err(SessionError::Io)?;
-                }
-                Message::Welcome { .. } => break,
-                Message::Refused { reason } => return Err(EchoError::Refused(reason)),
-                Message::Error { message } => return Err(EchoError::Refused(message)),
-                other => return Err(EchoError::Unexpected(other.kind())),
+        handshake::greet(&mut ctl, auth, idle).map_err(|e| match e {
+            HandshakeError::Channel(e) => EchoError::Session(e),
+            HandshakeError::Io(e) => EchoError::Session(SessionError::Io(e)),
+            HandshakeError::KeyRequired => EchoError::KeyRequired,
+            HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
+                EchoError::Refused(reason)
             }
-        }
+            other => EchoError::Refused(other.to_string()),
+        })?;
         let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
             client_port: sock.local_addr().map_err(SessionError::Io)?.port(),
@@ -585,7 +387,8 @@ enum Got {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::Agent;
+    use crate::agent::{Agent, AgentConfig};
+    use crate::control::echo::ECHO_BURST;
 
     /// Sends `bytes` on the session's socket and waits up to 300 ms for an answer.
     fn exchange(echo: &UdpEcho, bytes: &[u8]) -> Option<Vec<u8>> {
@@ -710,61 +513,5 @@ mod tests {
         assert!(e.to_string().contains("--max-duration"), "{e}");
         handle.stop();
         thread.join().unwrap().unwrap();
-    }
-
-    #[test]
-    fn only_datagrams_with_the_cookie_are_echoed() {
-        let c = Cookie([9; 16]);
-        let mut d = vec![9u8; 24];
-        assert!(carries_cookie(&d, &c));
-        d[3] = 0;
-        assert!(!carries_cookie(&d, &c));
-        assert!(
-            !carries_cookie(&[9u8; 23], &c),
-            "too short to carry a sequence"
-        );
-    }
-
-    #[test]
-    fn the_bucket_allows_a_burst_then_the_rate() {
-        let t0 = Instant::now();
-        let mut b = Bucket {
-            tokens: ECHO_BURST,
-            last: t0,
-        };
-        let burst = (0..1000).filter(|_| b.take(t0)).count();
-        assert_eq!(burst, ECHO_BURST as usize);
-        // One second later: MAX_ECHO_PER_SECOND more (capped at the burst).
-        let later = (0..1000)
-            .filter(|_| b.take(t0 + Duration::from_secs(1)))
-            .count();
-        assert_eq!(later, ECHO_BURST as usize);
-        let mut b = Bucket {
-            tokens: 0.0,
-            last: t0,
-        };
-        assert!(b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
-        assert!(!b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
-    }
-
-    #[test]
-    fn the_committed_corpus_frames_decode_to_echo_messages() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/fuzz/corpus/decode");
-        for i in 0..4 {
-            let bytes = std::fs::read(format!("{dir}/echo-{i}")).unwrap();
-            let (m, _) = crate::control::decode(&bytes).unwrap().unwrap();
-            assert_eq!(m.kind(), "echo");
-        }
-    }
-
-    #[test]
-    fn echo_messages_round_trip_in_json() {
-        let m = Message::Echo(EchoMessage::Open {
-            client_port: 4000,
-            seconds: 5.0,
-        });
-        let text = serde_json::to_string(&m).unwrap();
-        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
-        assert!(text.contains("\"echo\":\"open\""), "{text}");
     }
 }

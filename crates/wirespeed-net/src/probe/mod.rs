@@ -11,6 +11,8 @@
 //! plus a gap), so the probe never queues behind itself, and sizes and hops are interleaved in
 //! random order so that slow drift in the path does not bias one size or one hop.
 
+pub mod echo;
+
 use std::net::IpAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -132,7 +134,7 @@ pub enum ProbeError {
     Receive(std::io::Error),
     /// The UDP echo session could not be opened or broke.
     #[error("UDP echo: {0}")]
-    Echo(#[from] crate::echo::EchoError),
+    Echo(#[from] echo::EchoError),
     /// UDP echo probes the destination only.
     #[error(
         "--hops needs ICMP: TTL-limited probes are answered by routers, not by the agent; drop --udp or --hops"
@@ -237,7 +239,7 @@ pub struct ProbeRun {
     pub interrupted: bool,
     /// UDP echo: what the agent's echo counted (answered, dropped).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub echo: Option<crate::echo::EchoTotals>,
+    pub echo: Option<crate::control::echo::EchoTotals>,
 }
 
 fn family_of(target: IpAddr) -> Family {
@@ -255,7 +257,7 @@ pub fn min_size(target: IpAddr) -> usize {
 /// What the probes travel as.
 enum Via {
     Icmp(IcmpSocket),
-    Udp(crate::echo::UdpEcho),
+    Udp(echo::UdpEcho),
 }
 
 struct Prober {
@@ -439,7 +441,7 @@ fn pick(
 pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let family = family_of(config.target);
     let min = match config.udp {
-        Some(_) => crate::echo::min_size(config.target),
+        Some(_) => echo::min_size(config.target),
         None => min_size(config.target),
     };
     if let Some(&size) = config.sizes.iter().find(|&&s| s < min) {
@@ -455,7 +457,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
         Some(udp) => {
             // The session lasts as long as the run may, plus the answers' wait.
             let seconds = (config.max_duration + config.timeout * 4).as_secs_f64();
-            let echo = crate::echo::UdpEcho::open(
+            let echo = echo::UdpEcho::open(
                 std::net::SocketAddr::new(config.target, udp.port),
                 udp.auth.as_ref(),
                 seconds.min(3600.0),

@@ -1,0 +1,171 @@
+//! The agent's half of the UDP echo (`wirespeed probe HOST --udp`): inside a control session,
+//! a UDP socket connected to the client's address and announced port alone, answering only
+//! datagrams that carry the session's cookie, with exactly the bytes received, at most
+//! [`MAX_ECHO_PER_SECOND`] a second, until the session ends or its time is up. The messages and
+//! the datagram layout are the control protocol's ([`crate::control::echo`]); the client is
+//! the probe's ([`crate::probe::echo`]).
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::agent_config::AgentConfig;
+use crate::control::echo::{
+    ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie,
+};
+use crate::control::{Cookie, Message, Phase};
+use crate::session::{Control, SessionError};
+
+/// A token bucket: `rate` per second, `burst` at most.
+struct Bucket {
+    tokens: f64,
+    last: Instant,
+}
+
+impl Bucket {
+    fn take(&mut self, now: Instant) -> bool {
+        let refill = now.saturating_duration_since(self.last).as_secs_f64() * MAX_ECHO_PER_SECOND;
+        self.tokens = (self.tokens + refill).min(ECHO_BURST);
+        self.last = now;
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The agent side: serves one echo session on `ctl` until it ends. Returns the refusal, if the
+/// request was refused.
+pub(crate) fn serve(
+    ctl: &mut Control,
+    first: EchoMessage,
+    peer: SocketAddr,
+    cfg: &AgentConfig,
+    stopping: &dyn Fn() -> bool,
+) -> Result<(Option<String>, EchoTotals), SessionError> {
+    let EchoMessage::Open {
+        client_port,
+        seconds,
+    } = first
+    else {
+        let reason = "refused by the agent: an echo session starts with 'open'".to_string();
+        ctl.send(&Message::Refused {
+            reason: reason.clone(),
+        })?;
+        return Ok((Some(reason), EchoTotals::default()));
+    };
+    let max = cfg.limits.max_duration.as_secs_f64();
+    if !(seconds.is_finite() && seconds > 0.0 && seconds <= max) || client_port == 0 {
+        let reason = format!(
+            "refused by the agent: an echo of {seconds} s to port {client_port} is outside this agent's limit of {max} s (--max-duration on the agent)"
+        );
+        ctl.send(&Message::Refused {
+            reason: reason.clone(),
+        })?;
+        return Ok((Some(reason), EchoTotals::default()));
+    }
+    let local_ip = ctl.stream.local_addr()?.ip();
+    let sock = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
+    // Connected: the kernel delivers only the session's peer address and port.
+    sock.connect(SocketAddr::new(peer.ip(), client_port))?;
+    sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    let cookie = Cookie::random()?;
+    ctl.send(&Message::Echo(EchoMessage::Ready {
+        agent_port: sock.local_addr()?.port(),
+        cookie,
+    }))?;
+    ctl.set_phase(Phase::Running);
+    let stop = Arc::new(AtomicBool::new(false));
+    let answered = Arc::new(AtomicU64::new(0));
+    let dropped = Arc::new(AtomicU64::new(0));
+    let echo = {
+        let (stop, answered, dropped) = (stop.clone(), answered.clone(), dropped.clone());
+        std::thread::Builder::new()
+            .name("ws-echo".into())
+            .spawn(move || {
+                let mut buf = vec![0u8; 65536];
+                let mut bucket = Bucket {
+                    tokens: ECHO_BURST,
+                    last: Instant::now(),
+                };
+                while !stop.load(Ordering::Acquire) {
+                    let n = match sock.recv(&mut buf) {
+                        Ok(n) => n,
+                        Err(_) => continue,
+                    };
+                    let datagram = &buf[..n];
+                    if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
+                        // The same bytes back: never larger than the request.
+                        if sock.send(datagram).is_ok() {
+                            answered.fetch_add(1, Ordering::Relaxed);
+                        }
+                    } else {
+                        dropped.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            })?
+    };
+    let deadline = Instant::now() + Duration::from_secs_f64(seconds);
+    let ended = loop {
+        if stopping() || Instant::now() >= deadline {
+            break Ok(true);
+        }
+        match ctl.poll(Duration::from_millis(50)) {
+            Ok(Some(Message::Echo(EchoMessage::Close))) => break Ok(true),
+            Ok(Some(Message::Error { .. })) => break Ok(false),
+            Ok(Some(other)) => {
+                break Err(SessionError::Io(io::Error::other(format!(
+                    "unexpected control message '{}' during an echo",
+                    other.kind()
+                ))));
+            }
+            Ok(None) => {}
+            Err(SessionError::Closed) => break Ok(false),
+            Err(e) => break Err(e),
+        }
+    };
+    stop.store(true, Ordering::Release);
+    let _ = echo.join();
+    let totals = EchoTotals {
+        answered: answered.load(Ordering::Relaxed),
+        dropped: dropped.load(Ordering::Relaxed),
+    };
+    if ended? {
+        ctl.send(&Message::Echo(EchoMessage::Closed {
+            answered: totals.answered,
+            dropped: totals.dropped,
+        }))?;
+    }
+    Ok((None, totals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bucket_allows_a_burst_then_the_rate() {
+        let t0 = Instant::now();
+        let mut b = Bucket {
+            tokens: ECHO_BURST,
+            last: t0,
+        };
+        let burst = (0..1000).filter(|_| b.take(t0)).count();
+        assert_eq!(burst, ECHO_BURST as usize);
+        // One second later: MAX_ECHO_PER_SECOND more (capped at the burst).
+        let later = (0..1000)
+            .filter(|_| b.take(t0 + Duration::from_secs(1)))
+            .count();
+        assert_eq!(later, ECHO_BURST as usize);
+        let mut b = Bucket {
+            tokens: 0.0,
+            last: t0,
+        };
+        assert!(b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
+        assert!(!b.take(t0 + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND)));
+    }
+}

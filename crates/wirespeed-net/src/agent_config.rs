@@ -1,0 +1,323 @@
+//! What the operator allows an agent (`wirespeed serve`'s flags): the limits of every session,
+//! the key, the timeouts, the address blocks load tests may send to. Plain settings with their
+//! checks, below both the agent and the session kinds it serves, which all read them.
+
+use std::fmt;
+use std::net::IpAddr;
+use std::str::FromStr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::auth::AuthKey;
+use crate::report::SideReport;
+use crate::spec::{Amount, Protocol, TestSpec};
+
+/// How long past its `-t` a timed test may take to drain and report before the agent stops it.
+pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// What the agent allows one session, and all of them together.
+#[derive(Debug, Clone, Serialize)]
+pub struct Limits {
+    /// The wall-clock cap on every test, of every kind (`-t`, `-n`, reverse, load, echo):
+    /// a longer `-t` is refused, and the agent stops anything still running at this time.
+    /// Session handlers read it from the [`AgentConfig`] they receive.
+    pub max_duration: Duration,
+    /// Highest UDP `-b` per stream, if limited (then `-b 0`, unlimited, is refused).
+    pub max_rate_bits_per_second: Option<u64>,
+    /// Sessions at once.
+    pub max_sessions: usize,
+    /// Largest `-w`.
+    pub max_window_bytes: Option<u64>,
+    /// Largest `-P`.
+    pub max_streams: u32,
+    /// Connections still in their handshake at once; more are closed on accept.
+    pub max_pending: usize,
+    /// The memory budget of the whole agent: sessions, streams and their buffers.
+    pub max_memory_bytes: u64,
+}
+
+/// The smallest `--max-memory` that serves one default test (a session and a 128 KiB stream).
+pub const MIN_MEMORY_BYTES: u64 = 16 * 1024 * 1024;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            max_duration: Duration::from_secs(3600),
+            max_rate_bits_per_second: None,
+            max_sessions: 64,
+            max_window_bytes: None,
+            max_streams: 128,
+            max_pending: 256,
+            max_memory_bytes: 1 << 30,
+        }
+    }
+}
+
+impl Limits {
+    /// How long after its start the agent lets a test run before it stops it: a timed test
+    /// (`asked` = its `-t`, at most the limit) gets [`END_GRACE`] beyond it to drain and
+    /// report; an untimed one (`-n`, a load or echo session's own clock) gets the limit itself.
+    pub fn test_cap(&self, asked: Option<Duration>) -> Duration {
+        match asked {
+            Some(t) => t.min(self.max_duration) + END_GRACE,
+            None => self.max_duration,
+        }
+    }
+
+    /// The sentence a client is told when its test is stopped at the cap.
+    pub fn cap_reached(&self) -> String {
+        format!(
+            "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
+            self.max_duration.as_secs_f64()
+        )
+    }
+
+    /// `None` if the spec fits, else the refusal the client prints.
+    pub fn check(&self, spec: &TestSpec) -> Option<String> {
+        let refuse = |what: String, flag: &str| {
+            Some(format!(
+                "refused by the agent: {what} ({flag} on the agent)"
+            ))
+        };
+        if spec.streams > self.max_streams {
+            return refuse(
+                format!(
+                    "-P {} exceeds this agent's limit of {} parallel streams",
+                    spec.streams, self.max_streams
+                ),
+                "--max-streams",
+            );
+        }
+        match spec.amount {
+            Amount::Seconds(s) if s > self.max_duration.as_secs_f64() => {
+                return refuse(
+                    format!(
+                        "-t {s} s exceeds this agent's limit of {} s",
+                        self.max_duration.as_secs_f64()
+                    ),
+                    "--max-duration",
+                );
+            }
+            _ => {}
+        }
+        let largest = [
+            spec.window_bytes,
+            spec.send_buffer_bytes,
+            spec.receive_buffer_bytes,
+        ]
+        .into_iter()
+        .flatten()
+        .max();
+        if let (Some(max), Some(w)) = (self.max_window_bytes, largest)
+            && w > max
+        {
+            return refuse(
+                format!("-w {w} bytes exceeds this agent's limit of {max} bytes"),
+                "--max-window",
+            );
+        }
+        if let (Some(max), Protocol::Udp) = (self.max_rate_bits_per_second, spec.protocol) {
+            let b = spec.rate_bits_per_second;
+            if b == 0 || b > max {
+                let asked = if b == 0 {
+                    "unlimited (-b 0)".to_string()
+                } else {
+                    format!("-b {b} bit/s")
+                };
+                return refuse(
+                    format!("rate {asked} exceeds this agent's limit of {max} bit/s per stream"),
+                    "--max-rate",
+                );
+            }
+        }
+        None
+    }
+}
+
+/// How the agent runs.
+#[derive(Clone)]
+pub struct AgentConfig {
+    /// How long a new connection has to complete its handshake (hello, and the key's
+    /// challenge when one is set) before it is closed.
+    pub handshake_timeout: Duration,
+    /// Told one line when the agent refuses connections (pending cap, failed thread spawn,
+    /// accept errors such as EMFILE): once at the start of each burst, once when it ends.
+    pub on_notice: Option<NoticeLog>,
+    /// The limits.
+    pub limits: Limits,
+    /// The pre-shared key, if clients must prove they know it.
+    pub auth: Option<AuthKey>,
+    /// How long a silent peer is waited for.
+    pub idle_timeout: Duration,
+    /// Serve one session, then exit (`--one-off`).
+    pub one_off: bool,
+    /// Stop on SIGINT/SIGTERM (the binary's agent; not an in-process one).
+    pub handle_signals: bool,
+    /// Called with a record of every session when it ends (`--json` session log).
+    pub on_session: Option<SessionLog>,
+    /// Where load tests may send besides the agent's own address and its client's
+    /// (`--allow-destination`; the destination must still prove consent, docs/traffic-rules.md).
+    pub allow_destinations: Vec<Cidr>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        AgentConfig {
+            limits: Limits::default(),
+            auth: None,
+            idle_timeout: Duration::from_secs(10),
+            handshake_timeout: Duration::from_secs(5),
+            on_notice: None,
+            one_off: false,
+            handle_signals: false,
+            on_session: None,
+            allow_destinations: Vec::new(),
+        }
+    }
+}
+
+/// Receives each finished session's record.
+pub type SessionLog = Arc<dyn Fn(&SessionRecord) + Send + Sync>;
+
+/// Receives the agent's notices (one line each).
+pub type NoticeLog = Arc<dyn Fn(&str) + Send + Sync>;
+
+impl AgentConfig {
+    /// `Err` with one sentence (naming the flag and a usable value) if a setting makes no
+    /// sense: a zero timeout fails every session, a zero cap serves nobody.
+    pub fn check(&self) -> Result<(), String> {
+        let least = Duration::from_millis(100);
+        let timeouts = [
+            (self.idle_timeout, "--idle-timeout", "10s"),
+            (self.handshake_timeout, "--handshake-timeout", "5s"),
+            (self.limits.max_duration, "--max-duration", "1h"),
+        ];
+        for (value, flag, example) in timeouts {
+            if value < least {
+                return Err(format!(
+                    "{flag} {} s is too short for any session to complete; use at least 100ms (e.g. {flag} {example})",
+                    value.as_secs_f64()
+                ));
+            }
+        }
+        let counts = [
+            (self.limits.max_sessions, "--max-sessions", 64),
+            (self.limits.max_streams as usize, "--max-streams", 128),
+            (self.limits.max_pending, "--max-pending", 256),
+        ];
+        for (value, flag, example) in counts {
+            if value == 0 {
+                return Err(format!(
+                    "{flag} 0 would serve nobody; use at least 1 (e.g. {flag} {example})"
+                ));
+            }
+        }
+        if self.limits.max_memory_bytes < MIN_MEMORY_BYTES {
+            return Err(format!(
+                "--max-memory {} bytes cannot hold one session; use at least 16MiB (e.g. --max-memory 1GiB)",
+                self.limits.max_memory_bytes
+            ));
+        }
+        if self.limits.max_rate_bits_per_second == Some(0) {
+            return Err("--max-rate 0 would refuse every UDP test; give a rate (e.g. --max-rate 1G) or leave the flag out".into());
+        }
+        if self.limits.max_window_bytes == Some(0) {
+            return Err("--max-window 0 would refuse every -w; give a size (e.g. --max-window 16MiB) or leave the flag out".into());
+        }
+        Ok(())
+    }
+}
+
+/// An address block, as `--allow-destination` takes it: `198.18.0.0/15`, `2001:2::/48`, or one
+/// address (a /32 or /128).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cidr {
+    addr: IpAddr,
+    prefix: u8,
+}
+
+impl Cidr {
+    /// Whether `ip` lies in the block (an IPv4-mapped IPv6 address counts as its IPv4 one).
+    pub fn contains(&self, ip: IpAddr) -> bool {
+        match (self.addr, ip.to_canonical()) {
+            (IpAddr::V4(net), IpAddr::V4(ip)) => {
+                masked(u128::from(u32::from(ip)), 32, self.prefix) == u128::from(u32::from(net))
+            }
+            (IpAddr::V6(net), IpAddr::V6(ip)) => {
+                masked(u128::from(ip), 128, self.prefix) == u128::from(net)
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `value` of `bits` bits with all but the top `prefix` cleared.
+fn masked(value: u128, bits: u8, prefix: u8) -> u128 {
+    if prefix == 0 {
+        return 0;
+    }
+    let keep = u128::MAX << (128 - u32::from(prefix));
+    ((value << (128 - u32::from(bits))) & keep) >> (128 - u32::from(bits))
+}
+
+impl FromStr for Cidr {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Cidr, String> {
+        let bad = || {
+            format!(
+                "{text:?} is not an address block (examples: 198.18.0.0/15, 2001:2::/48, 192.0.2.7)"
+            )
+        };
+        let (addr, prefix) = match text.split_once('/') {
+            Some((a, p)) => (a, Some(p)),
+            None => (text, None),
+        };
+        let addr: IpAddr = addr.parse().map_err(|_| bad())?;
+        let addr = addr.to_canonical();
+        let bits = if addr.is_ipv4() { 32 } else { 128 };
+        let prefix = match prefix {
+            None => bits,
+            Some(p) => p
+                .parse::<u8>()
+                .ok()
+                .filter(|&p| p <= bits)
+                .ok_or_else(bad)?,
+        };
+        // Host bits are cleared: 198.18.0.1/15 is the block 198.18.0.0/15.
+        let addr = match addr {
+            IpAddr::V4(a) => {
+                IpAddr::V4((masked(u128::from(u32::from(a)), 32, prefix) as u32).into())
+            }
+            IpAddr::V6(a) => IpAddr::V6(masked(u128::from(a), 128, prefix).into()),
+        };
+        Ok(Cidr { addr, prefix })
+    }
+}
+
+impl fmt::Display for Cidr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.addr, self.prefix)
+    }
+}
+
+/// What happened in one session, for the agent's log.
+#[derive(Debug, Clone, Serialize)]
+pub struct SessionRecord {
+    /// Agent-wide session number, from 1.
+    pub session: u64,
+    /// The client's control address.
+    pub peer: String,
+    /// `completed`, `refused` or `failed`.
+    pub outcome: &'static str,
+    /// The refusal or error, verbatim.
+    pub message: Option<String>,
+    /// What the client asked for, if it got that far.
+    pub spec: Option<TestSpec>,
+    /// The agent's measurements, if the test ran.
+    pub report: Option<SideReport>,
+    /// How long the session lasted.
+    pub seconds: f64,
+}
