@@ -409,11 +409,18 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
         runs: args.runs,
     };
     if !args.json {
+        // The progress line names the path that will really be measured.
+        let what = match &options.topology {
+            Some(file) => name
+                .entry()
+                .what
+                .replace("labs/seed-001-path.toml", &file.display().to_string()),
+            None => name.entry().what.to_string(),
+        };
         eprintln!(
-            "reproducing {} (seed {}): {}",
+            "reproducing {} (seed {}): {what}",
             name.as_str(),
             name.entry().seeds,
-            name.entry().what
         );
     }
     let result = match name {

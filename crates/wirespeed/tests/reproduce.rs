@@ -396,3 +396,24 @@ fn an_installed_binary_reproduces_from_any_directory() {
     let doc: serde_json::Value = serde_json::from_slice(&boggs.stdout).unwrap();
     assert!(!rows(&doc).is_empty());
 }
+
+/// Issue 15 item 5: the progress line names the topology that will be measured, not the
+/// built-in one it replaces (checked with a file that is then refused, so no lab is built).
+#[test]
+fn a_given_topology_is_named_in_the_progress_line() {
+    let dir = std::env::temp_dir().join(format!("ws-topology-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("my-path.toml");
+    std::fs::write(&file, "not toml [\n").unwrap();
+    let run = crate::util::wirespeed(&[
+        "reproduce",
+        "bellovin",
+        "--topology",
+        file.to_str().unwrap(),
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    let first = run.stderr.lines().next().unwrap_or_default();
+    assert!(first.contains("my-path.toml"), "{first}");
+    assert!(!first.contains("seed-001-path.toml"), "{first}");
+}
