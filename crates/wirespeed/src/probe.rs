@@ -294,6 +294,16 @@ fn unspecified() -> IpAddr {
     IpAddr::from([0, 0, 0, 0])
 }
 
+/// How a sentence names a hop: "the destination" when only the destination was probed (its
+/// TTL, 64, is no hop number), else its hop number.
+fn hop_name(h: &HopReport, per_hop: bool) -> String {
+    match (h.destination, per_hop) {
+        (true, false) => "the destination".to_string(),
+        (true, true) => format!("hop {} (the destination)", h.analysis.ttl),
+        (false, _) => format!("hop {}", h.analysis.ttl),
+    }
+}
+
 /// Rounds of `--until-width` at most (each round is `-n` probes per size per hop).
 const MAX_ROUNDS: u32 = 20;
 
@@ -386,7 +396,7 @@ fn too_big(samples: &[Sample]) -> Option<String> {
 }
 
 /// A warning when the probes of one TTL were answered by more than one address.
-fn mixed_responders(samples: &[Sample], ttl: u8) -> Option<String> {
+fn mixed_responders(samples: &[Sample], ttl: u8, name: &str) -> Option<String> {
     let mut seen: Vec<IpAddr> = samples
         .iter()
         .filter(|s| s.ttl == ttl && s.reply != ReplyKind::Lost)
@@ -397,7 +407,7 @@ fn mixed_responders(samples: &[Sample], ttl: u8) -> Option<String> {
     (seen.len() > 1).then(|| {
         let list: Vec<String> = seen.iter().map(ToString::to_string).collect();
         format!(
-            "hop {ttl} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
+            "{name} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
             seen.len(),
             list.join(", ")
         )
@@ -614,14 +624,14 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         warnings.push(w);
     }
     for h in &hops {
-        if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl) {
+        if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl, &hop_name(h, args.hops)) {
             warnings.push(w);
         }
         if let Some(r) = &h.analysis.rate_limit {
-            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+            warnings.push(format!("{}: {r}", hop_name(h, args.hops)));
         }
         if let Some(r) = &h.analysis.no_fit_reason {
-            warnings.push(format!("hop {}: {r}", h.analysis.ttl));
+            warnings.push(format!("{}: {r}", hop_name(h, args.hops)));
         }
     }
     if run.stopped_early && !run.interrupted {
@@ -640,8 +650,8 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     for h in &hops {
         if let Some(step) = h.analysis.fit.as_ref().and_then(|f| f.step.as_ref()) {
             verdicts.push(format!(
-                "hop {}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
-                h.analysis.ttl,
+                "{}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
+                hop_name(h, args.hops),
                 step.jump_ms,
                 step.between_bytes[0],
                 step.between_bytes[1],
@@ -990,9 +1000,31 @@ mod tests {
             sample(2, "198.18.4.2"),
             sample(1, "198.18.1.2"),
         ];
-        assert_eq!(mixed_responders(&samples, 1), None);
-        let w = mixed_responders(&samples, 2).unwrap();
+        assert_eq!(mixed_responders(&samples, 1, "hop 1"), None);
+        let w = mixed_responders(&samples, 2, "hop 2").unwrap();
         assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
+    }
+
+    /// Issue 15 item 4: the destination probed alone (TTL 64) is "the destination", not hop 64.
+    #[test]
+    fn the_destination_alone_is_not_called_hop_64() {
+        let report = |ttl: u8, destination: bool| HopReport {
+            responder: None,
+            destination,
+            transit: None,
+            analysis: HopAnalysis {
+                ttl,
+                sizes: Vec::new(),
+                loss_fraction: 0.0,
+                fit: None,
+                no_fit_reason: None,
+                rate_limit: None,
+                increment: None,
+            },
+        };
+        assert_eq!(hop_name(&report(64, true), false), "the destination");
+        assert_eq!(hop_name(&report(3, true), true), "hop 3 (the destination)");
+        assert_eq!(hop_name(&report(2, false), true), "hop 2");
     }
 
     #[test]
