@@ -778,13 +778,43 @@ fn plot(report: &ProbeReport) -> anyhow::Result<String> {
     Ok(plot.x_from_zero().svg()?)
 }
 
-/// `fixed + per_byte x size` with the sign of the per-byte part folded in.
+/// The unit a time of `ms` milliseconds reads best in, and its size in milliseconds.
+fn time_unit(ms: f64) -> (&'static str, f64) {
+    match ms.abs() {
+        m if m >= 1000.0 => ("s", 1000.0),
+        m if m >= 1.0 => ("ms", 1.0),
+        m if m >= 1e-3 => ("us", 1e-3),
+        _ => ("ns", 1e-6),
+    }
+}
+
+/// A time given in milliseconds, scaled to s, ms, us or ns with three significant digits
+/// (a per-byte cost of 0.000000349 ms is "0.349 ns").
+fn time_text(ms: f64) -> String {
+    if !ms.is_finite() {
+        return "-".into();
+    }
+    let (unit, size) = time_unit(ms);
+    format!(
+        "{} {unit}",
+        wirespeed_model::units::significant(ms / size, 3)
+    )
+}
+
+/// An interval of times in one unit, chosen by its larger end.
+fn interval_text(low_ms: f64, high_ms: f64) -> String {
+    let (unit, size) = time_unit(low_ms.abs().max(high_ms.abs()));
+    let v = |x: f64| wirespeed_model::units::significant(x / size, 3);
+    format!("[{}, {}] {unit}", v(low_ms), v(high_ms))
+}
+
+/// `fixed + per_byte/byte x size` with the sign of the per-byte part folded in.
 fn line(c: Cost) -> String {
     let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
     format!(
-        "{:.5} {sign} {} x size",
-        c.fixed_ms,
-        wirespeed_model::units::significant(c.per_byte_ms.abs(), 3)
+        "{} {sign} {}/byte x size",
+        time_text(c.fixed_ms),
+        time_text(c.per_byte_ms.abs())
     )
 }
 
@@ -794,10 +824,6 @@ fn ms(v: f64) -> String {
     } else {
         "-".into()
     }
-}
-
-fn iv(i: &wirespeed_model::stats::Interval, digits: usize) -> String {
-    format!("[{:.digits$}, {:.digits$}]", i.low, i.high)
 }
 
 impl Render for ProbeReport {
@@ -888,20 +914,20 @@ impl Render for ProbeReport {
                 Some(f) => {
                     writeln!(
                         out,
-                        "  fit of the minimums: RTT = {} ms, R^2 {:.4}, residual sd {:.1} us",
+                        "  fit of the minimums: RTT = {}, R^2 {:.4}, residual sd {:.1} us",
                         line(Cost::new(f.rtt_intercept_ms, f.rtt_slope_ms_per_byte))
                             .replace(" x size", " x (bytes sent + returned)"),
                         f.r_squared,
                         f.residual_std_ms * 1e3
                     )?;
-                    writeln!(out, "  one-way best case: {} ms", line(f.one_way))?;
+                    writeln!(out, "  one-way best case: {}", line(f.one_way))?;
                     let l = &f.rtt_line;
                     writeln!(
                         out,
-                        "  plane: RTT = {:.5} + {} x sent + {} x returned ms ({})",
-                        l.fixed_ms,
-                        wirespeed_model::units::significant(l.per_sent_byte_ms, 3),
-                        wirespeed_model::units::significant(l.per_returned_byte_ms, 3),
+                        "  plane: RTT = {} + {}/byte x sent + {}/byte x returned ({})",
+                        time_text(l.fixed_ms),
+                        time_text(l.per_sent_byte_ms),
+                        time_text(l.per_returned_byte_ms),
                         match f.separation {
                             Separation::Separated => "sent and returned bytes separated",
                             Separation::Echo => "an echo: one slope both ways",
@@ -912,17 +938,17 @@ impl Render for ProbeReport {
                     if let Some(b) = &f.bootstrap {
                         writeln!(
                             out,
-                            "    95% bootstrap: fixed {} ms, per byte {} ms",
-                            iv(&b.intercept, 5),
-                            iv(&b.slope, 9)
+                            "    95% bootstrap: fixed {}, per byte {}",
+                            interval_text(b.intercept.low, b.intercept.high),
+                            interval_text(b.slope.low, b.slope.high)
                         )?;
                     }
                     if let Some(s) = &f.split_half {
                         writeln!(
                             out,
-                            "    split-half (even/odd): fixed {} ms, per byte {} ms",
-                            iv(&s.intercept, 5),
-                            iv(&s.slope, 9)
+                            "    split-half (even/odd): fixed {}, per byte {}",
+                            interval_text(s.intercept.low, s.intercept.high),
+                            interval_text(s.slope.low, s.slope.high)
                         )?;
                     }
                     if let (Some(ts), Some(l)) = (&f.theil_sen, &f.least_median_of_squares) {
@@ -948,14 +974,14 @@ impl Render for ProbeReport {
                 };
                 writeln!(
                     out,
-                    "  own cost (from {from}): {} ms, implied link rate {rate}",
+                    "  own cost (from {from}): {}, implied link rate {rate}",
                     line(inc.cost)
                 )?;
                 if inc.answer_per_byte_ms != 0.0 {
                     writeln!(
                         out,
-                        "    answer per returned byte at this hop: {} ms",
-                        wirespeed_model::units::significant(inc.answer_per_byte_ms, 3)
+                        "    answer per returned byte at this hop: {}",
+                        time_text(inc.answer_per_byte_ms)
                     )?;
                 }
                 if let Some(c) = &inc.caveat {
@@ -964,8 +990,8 @@ impl Render for ProbeReport {
                 if let Some(t) = &h.transit {
                     writeln!(
                         out,
-                        "  transit (own cost - {} wire at {}): {} ms",
-                        wirespeed_model::units::significant(t.wire.per_byte_ms, 3) + " ms/byte",
+                        "  transit (own cost - {}/byte wire at {}): {}",
+                        time_text(t.wire.per_byte_ms),
                         BitRate::from_bits_per_second(t.wire_rate_bits_per_second),
                         line(t.node)
                     )?;
@@ -1003,6 +1029,21 @@ mod tests {
         assert_eq!(mixed_responders(&samples, 1, "hop 1"), None);
         let w = mixed_responders(&samples, 2, "hop 2").unwrap();
         assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
+    }
+
+    /// Issue 15 item 7: costs read in a unit that suits them, never nine decimals of ms.
+    #[test]
+    fn times_scale_to_a_readable_unit() {
+        assert_eq!(time_text(0.000000349), "0.349 ns");
+        assert_eq!(time_text(0.00104), "1.04 us");
+        assert_eq!(time_text(0.696), "696 us");
+        assert_eq!(time_text(12.5), "12.5 ms");
+        assert_eq!(time_text(f64::NAN), "-");
+        assert_eq!(interval_text(0.000606, 0.00259), "[0.606, 2.59] us");
+        assert_eq!(
+            line(Cost::new(0.00104, -0.000000349)),
+            "1.04 us - 0.349 ns/byte x size"
+        );
     }
 
     /// Issue 15 item 4: the destination probed alone (TTL 64) is "the destination", not hop 64.
