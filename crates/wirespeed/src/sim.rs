@@ -211,7 +211,7 @@ pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
 }
 
 /// `3000ft`, `910m`, `0.5km`, or a bare number of metres.
-fn parse_length(text: &str) -> Result<f64, String> {
+pub(crate) fn parse_length(text: &str) -> Result<f64, String> {
     let t = text.trim();
     let (number, scale) = if let Some(n) = t.strip_suffix("ft") {
         (n, METRES_PER_FOOT)

@@ -7,8 +7,8 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
 use serde::Serialize;
-use wirespeed_model::BitRate;
-use wirespeed_model::units::{group_digits, parse_duration};
+use wirespeed_model::units::{group_digits, parse_duration, significant};
+use wirespeed_model::{BitRate, RateFormat};
 use wirespeed_report::{Document, Render, Table};
 use wirespeed_sim::link::{LinkScenario, LinkStats, run_link};
 use wirespeed_sim::{MacDuplex, MacParams};
@@ -29,8 +29,8 @@ pub(crate) struct LinkArgs {
     #[arg(long, short = 'r', default_value = "10M", value_name = "RATE")]
     rate: BitRate,
 
-    /// Cable length in metres.
-    #[arg(long, default_value_t = 100.0, value_name = "METRES")]
+    /// Cable length (such as 100m, 330ft, 0.2km; a bare number is metres), as `sim csma` takes it.
+    #[arg(long, default_value = "100m", value_name = "LENGTH", value_parser = crate::sim::parse_length)]
     cable: f64,
 
     /// Data frame length in bytes (header and data, without the CRC).
@@ -103,6 +103,9 @@ struct LinkParams {
 #[derive(Debug, Serialize)]
 struct LinkReport {
     directions: Vec<Direction>,
+    /// `-f`: the unit of the text's rate column (the JSON keeps bytes per second).
+    #[serde(skip)]
+    rate_format: RateFormat,
 }
 
 pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
@@ -133,6 +136,7 @@ pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
         ..base.clone()
     })?;
     let report = LinkReport {
+        rate_format: args.output.rate_format,
         directions: vec![
             Direction {
                 from: "A",
@@ -202,8 +206,16 @@ impl Render for LinkReport {
             MacDuplex::Half => "half",
             MacDuplex::Full => "full",
         };
+        // The seed's unit (KB/s of 1024 bytes) unless -f asks for another.
+        let (unit, rate): (&str, Box<dyn Fn(f64) -> String>) = match self.rate_format {
+            RateFormat::Adaptive => ("KiB/s", Box::new(|b: f64| format!("{:.1}", b / 1024.0))),
+            f => (
+                f.unit(1.0),
+                Box::new(move |b: f64| significant(f.value(b * 8.0), 4)),
+            ),
+        };
         let mut t = Table::new([
-            "data", "KB/s", "line", "timeouts", "coll", "late", "aborted", "lost rx", "FCS err",
+            "data", unit, "line", "timeouts", "coll", "late", "aborted", "lost rx", "FCS err",
             "runts",
         ]);
         for d in &self.directions {
@@ -221,7 +233,7 @@ impl Render for LinkReport {
                     d.to,
                     duplex(d.to_duplex)
                 ),
-                format!("{:.1}", s.goodput_bytes_per_second / 1024.0),
+                rate(s.goodput_bytes_per_second),
                 format!("{:.1}%", s.goodput_fraction * 100.0),
                 group_digits(s.timeouts),
                 both(|c| c.collisions),
@@ -235,8 +247,8 @@ impl Render for LinkReport {
         write!(out, "{t}")?;
         writeln!(
             out,
-            "KB = 1024 bytes of data delivered in order; coll/late/aborted: collisions at either \
-             MAC; lost rx: frames a half-duplex end was receiving when it transmitted"
+            "{unit} of data delivered in order; coll/late/aborted: collisions at either MAC; lost \
+             rx: frames a half-duplex end was receiving when it transmitted"
         )
     }
 }

@@ -15,6 +15,22 @@ use wirespeed_report::Render;
 
 use crate::throughput::ThroughputResult;
 
+/// A transfer in the byte unit `-f` asked for (`-f K`: KiB, `-f MB`: MB), as iperf3's transfer
+/// column follows its `-f`; bits and `a` keep decimal bytes scaled to the amount.
+fn transfer(n: u64, fmt: RateFormat) -> String {
+    let scaled = |size: f64, unit: &str| format!("{} {unit}", significant(n as f64 / size, 4));
+    match fmt {
+        RateFormat::Bytes => format!("{n} B"),
+        RateFormat::Kibibytes => scaled(1024.0, "KiB"),
+        RateFormat::Mebibytes => scaled(1024.0 * 1024.0, "MiB"),
+        RateFormat::Gibibytes => scaled(1024.0 * 1024.0 * 1024.0, "GiB"),
+        RateFormat::Kilobytes => scaled(1e3, "kB"),
+        RateFormat::Megabytes => scaled(1e6, "MB"),
+        RateFormat::Gigabytes => scaled(1e9, "GB"),
+        _ => bytes(n),
+    }
+}
+
 fn bytes(n: u64) -> String {
     let n = n as f64;
     if n >= 1e9 {
@@ -142,7 +158,7 @@ impl LiveLines {
             "[{id:>4}] {:>6.2}-{:<6.2} s  {:>10}  {:>14}{tail}",
             iv.start_seconds,
             iv.end_seconds,
-            bytes(bytes_),
+            transfer(bytes_, self.format),
             self.format.format(bps)
         )
     }
@@ -220,7 +236,7 @@ fn sum_line(
     write!(
         out,
         "  {label:<26} {:>10} in {:>8}  {:>14}",
-        bytes(s.bytes),
+        transfer(s.bytes, fmt),
         seconds(s.seconds),
         fmt.format(s.bits_per_second)
     )?;
@@ -281,7 +297,7 @@ fn stream_lines(out: &mut dyn Write, fmt: RateFormat, p: &StreamPair) -> io::Res
                 "  [{:>2}] {:<13} {what:<8} {:>10} in {:>8}  {:>14}",
                 p.id,
                 flow_name(p.flow),
-                bytes(s.bytes),
+                transfer(s.bytes, fmt),
                 seconds(s.seconds),
                 fmt.format(s.bits_per_second())
             )?;
@@ -471,5 +487,21 @@ impl Render for ThroughputResult {
             )?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 15 item 7: `-f K` shows the transfer in KiB too, not in decimal GB.
+    #[test]
+    fn the_transfer_column_follows_the_byte_unit_asked_for() {
+        let n = 2_684_354_560; // 2.5 GiB
+        assert_eq!(transfer(n, RateFormat::Kibibytes), "2621440 KiB");
+        assert_eq!(transfer(n, RateFormat::Gibibytes), "2.5 GiB");
+        assert_eq!(transfer(n, RateFormat::Megabytes), "2684 MB");
+        assert_eq!(transfer(n, RateFormat::Megabits), "2.684 GB");
+        assert_eq!(transfer(n, RateFormat::Adaptive), "2.684 GB");
     }
 }

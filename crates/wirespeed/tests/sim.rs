@@ -190,3 +190,27 @@ fn sim_csma_plot_writes_the_seed_figures() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 15 item 7: `sim link` takes a cable length as `sim csma` does, and honours `-f`.
+#[test]
+fn sim_link_takes_lengths_with_units_and_honours_the_rate_unit() {
+    let metres = |args: &[&str]| {
+        let mut all = vec!["sim", "link", "-t", "0.2s", "--json"];
+        all.extend_from_slice(args);
+        let run = wirespeed(&all);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        doc["parameters"]["cable_m"].as_f64().unwrap()
+    };
+    assert_eq!(metres(&["--cable", "200m"]), 200.0);
+    assert_eq!(metres(&["--cable", "200"]), 200.0);
+    assert!((metres(&["--cable", "330ft"]) - 100.584).abs() < 1e-9);
+    let text = |f: &str| {
+        let run = wirespeed(&["sim", "link", "-t", "0.2s", "-f", f]);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        run.stdout.lines().next().unwrap_or_default().to_string()
+    };
+    assert!(text("a").contains("KiB/s"), "{}", text("a"));
+    assert!(text("m").contains("Mbit/s"), "{}", text("m"));
+    assert!(text("MB").contains("MB/s"), "{}", text("MB"));
+}
