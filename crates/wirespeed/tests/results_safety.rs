@@ -306,7 +306,7 @@ fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
     wait_for_lines(&file, 3, &mut child);
     signal(&child, libc::SIGINT);
     let stopped = finish(child, Duration::from_secs(20));
-    assert_stopped_by_sigint(&stopped, "matrix, median KiB/s");
+    assert_stopped_by_sigint(&stopped, "matrix, median ");
     let saved = keys(&file, sweep_key).len();
     assert!((2..SWEEP_RUNS).contains(&saved), "{saved} runs saved");
     assert!(

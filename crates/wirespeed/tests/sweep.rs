@@ -134,3 +134,36 @@ fn a_long_series_off_a_terminal_prints_plain_progress_lines() {
     assert!(line.contains("elapsed") && line.contains("left"), "{line}");
     serde_json::from_str::<serde_json::Value>(&run.stdout).expect("stdout is one document");
 }
+
+/// Issue 15 item 7: on loopback (gigabytes a second) the default unit scales, so no figure in
+/// the tables needs more than five digits; `-f` still picks the unit.
+#[test]
+fn loopback_sweep_figures_stay_short_in_the_default_unit() {
+    let dir = std::env::temp_dir().join(format!("ws-sweep-units-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let results = dir.join("runs.jsonl");
+    let run = wirespeed(&[
+        "sweep",
+        "--snd",
+        "256KiB",
+        "--rcv",
+        "256KiB",
+        "--reps",
+        "1",
+        "-n",
+        "8MiB",
+        "--results",
+        results.to_str().unwrap(),
+    ]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let matrix = run
+        .stdout
+        .lines()
+        .skip_while(|l| !l.starts_with("matrix, median "))
+        .nth(2)
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    let figure = matrix.split_whitespace().last().unwrap();
+    let digits = figure.split('.').next().unwrap().len();
+    assert!(digits <= 5, "{figure} in {}", run.stdout);
+}

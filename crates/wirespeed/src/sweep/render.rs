@@ -28,17 +28,44 @@ pub(crate) struct SweepReport {
 }
 
 impl SweepReport {
+    /// The seed's unit, KB/s of 1024 bytes, while the fastest run fits in five digits of it
+    /// (a 10 Mbit/s link: about 1,100); faster paths in MiB/s or GiB/s, one unit for the whole
+    /// report so that its figures compare at a glance.
+    fn adaptive_scale(&self) -> (&'static str, f64) {
+        let fastest = self
+            .runs
+            .iter()
+            .map(RunRecord::bytes_per_second)
+            .filter(|b| b.is_finite())
+            .fold(0.0, f64::max);
+        const KIB: f64 = 1024.0;
+        if fastest < 1e5 * KIB {
+            ("KiB/s", KIB)
+        } else if fastest < 1e5 * KIB * KIB {
+            ("MiB/s", KIB * KIB)
+        } else {
+            ("GiB/s", KIB * KIB * KIB)
+        }
+    }
+
     fn rate(&self, bytes_per_second: f64) -> String {
         match self.rate_format {
-            // The seed's unit: KB/s of 1024 bytes.
-            RateFormat::Adaptive => format!("{:.0}", bytes_per_second / 1024.0),
+            RateFormat::Adaptive => {
+                let (_, size) = self.adaptive_scale();
+                let v = bytes_per_second / size;
+                if size == 1024.0 {
+                    format!("{v:.0}")
+                } else {
+                    significant(v, 4)
+                }
+            }
             f => significant(f.value(bytes_per_second * 8.0), 4),
         }
     }
 
     fn rate_unit(&self) -> &'static str {
         match self.rate_format {
-            RateFormat::Adaptive => "KiB/s",
+            RateFormat::Adaptive => self.adaptive_scale().0,
             f => f.unit(1.0),
         }
     }
