@@ -503,10 +503,10 @@ fn ceiling(args: &SweepArgs, mss: u64) -> (Option<f64>, f64) {
     };
     match params.compute() {
         Ok(e) => {
-            let ack_wire = e
-                .acks
-                .map_or(0, |a| if a.shares_medium { 0 } else { a.frame.wire });
-            let factor = (e.cycle_wire_bytes + ack_wire) as f64 / e.cycle_payload_bytes as f64;
+            // What the data direction's wire carries per payload byte: the data frames, and
+            // the ACKs only where they share the medium (half duplex; the envelope's cycle
+            // already holds them then). On full duplex the ACKs use the other direction.
+            let factor = e.cycle_wire_bytes as f64 / e.cycle_payload_bytes as f64;
             (args.link_rate.map(|_| e.goodput_bytes_per_second), factor)
         }
         Err(_) => (None, 1.0),
@@ -578,6 +578,20 @@ mod tests {
     fn parse(argv: &[&str]) -> Result<SweepArgs, clap::Error> {
         Wrapper::try_parse_from(std::iter::once("sweep").chain(argv.iter().copied()))
             .map(|w| w.args)
+    }
+
+    /// Issue 15 item 4: at the ceiling, the data direction's wire runs at the link rate, not
+    /// above it (full duplex: the ACKs go the other way; half duplex: they share the medium).
+    #[test]
+    fn the_wire_rate_at_the_ceiling_is_the_link_rate() {
+        for duplex in [&[][..], &["--half-duplex"][..]] {
+            let mut argv = vec!["--link-rate", "10M"];
+            argv.extend_from_slice(duplex);
+            let args = parse(&argv).unwrap();
+            let (ceiling, factor) = ceiling(&args, 1448);
+            let wire_bits = ceiling.unwrap() * factor * 8.0;
+            assert!((wire_bits - 10e6).abs() < 1.0, "{duplex:?}: {wire_bits}");
+        }
     }
 
     /// A runner whose rate is window-limited: rate = min(snd, rcv) / 1 ms, capped at 100 MB/s.
