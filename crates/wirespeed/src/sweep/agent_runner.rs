@@ -97,6 +97,18 @@ impl Drop for AgentRunner {
     }
 }
 
+/// TCP payload of the largest packet loopback carries: its MTU (65536 on Linux) capped at the
+/// 65535 bytes an IP length field can say, less the IP header, the TCP header and the 12-byte
+/// timestamp option (65483 over IPv4, as the kernel reports when it is not lowered).
+fn loopback_packet_bytes(ipv6: bool) -> u64 {
+    let mtu = std::fs::read_to_string("/sys/class/net/lo/mtu")
+        .ok()
+        .and_then(|t| t.trim().parse::<u64>().ok())
+        .unwrap_or(65536);
+    let ip_header = if ipv6 { 40 } else { 20 };
+    mtu.min(65535) - ip_header - 20 - 12
+}
+
 fn stream(streams: &[StreamReport], role: Role) -> Option<&StreamReport> {
     streams.iter().find(|s| s.role == role)
 }
@@ -111,7 +123,13 @@ impl PointRunner for AgentRunner {
     }
 
     /// The MSS the kernel picks for this path: a short default transfer, read from TCP_INFO.
+    /// On loopback the kernel's figure moves between runs (32768 to 65483 bytes), which would
+    /// make "1 packet" mean another size in each sweep; there the packet is fixed instead at
+    /// the TCP payload of the largest IP packet loopback carries.
     fn path_mss(&mut self) -> anyhow::Result<u64> {
+        if self.agent.ip().is_loopback() {
+            return Ok(loopback_packet_bytes(self.agent.ip().is_ipv6()));
+        }
         let outcome = self.test(self.spec(Amount::Bytes(256 * 1024)))?;
         stream(&outcome.client.streams, Role::Sender)
             .and_then(|s| s.tcp_info.as_ref())
@@ -162,5 +180,17 @@ impl PointRunner for AgentRunner {
             sender_cpu_percent: percent(sender.cpu.total_seconds(), sender.seconds),
             receiver_cpu_percent: percent(receiver.cpu.total_seconds(), receiver.seconds),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Issue 15 item 4: a loopback sweep's packet is the same size in every run.
+    #[test]
+    fn the_loopback_packet_is_fixed_by_the_largest_ip_packet() {
+        let v4 = super::loopback_packet_bytes(false);
+        assert_eq!(v4, super::loopback_packet_bytes(false));
+        assert!(v4 <= 65483, "{v4}");
+        assert_eq!(v4 - super::loopback_packet_bytes(true), 20);
     }
 }
