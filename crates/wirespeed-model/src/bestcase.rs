@@ -303,11 +303,25 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
                 least_median_of_squares: stats::least_median_of_squares(&xs, &mins)
                     .ok()
                     .map(one_way),
-                step: stats::detect_step(&xs, &mins, p.min_step_ms).map(|s: Step| StepReport {
-                    between_bytes: [s.after_size, s.before_size],
-                    jump_ms: s.jump,
-                    f_statistic: s.f_statistic,
-                }),
+                // When sent and returned bytes separate (a router's answer quotes at most 576
+                // bytes, so above that its answers stop growing), a line in bytes crossed bends
+                // at the quote limit by construction: the step is looked for over the plane,
+                // which explains that bend, and only a real change of cost remains.
+                step: if separation == Separation::Separated {
+                    perhop::plane_step(&plane_points, p.min_step_ms, stats::STEP_F_THRESHOLD).map(
+                        |s| StepReport {
+                            between_bytes: [s.after_x, s.before_x],
+                            jump_ms: s.jump_ms,
+                            f_statistic: s.f_statistic,
+                        },
+                    )
+                } else {
+                    stats::detect_step(&xs, &mins, p.min_step_ms).map(|s: Step| StepReport {
+                        between_bytes: [s.after_size, s.before_size],
+                        jump_ms: s.jump,
+                        f_statistic: s.f_statistic,
+                    })
+                },
                 rtt_line,
                 separation,
             });
@@ -478,6 +492,59 @@ mod tests {
         let fit = hop.fit.as_ref().unwrap();
         assert!(fit.step.is_none(), "{fit:?}");
         assert!((fit.one_way.per_byte_ms - 0.0008).abs() < 1e-9);
+    }
+
+    /// A router whose answer costs `v` per returned byte and the way out `u` per byte sent, with
+    /// a step of `jump` ms for probes of `step_at` bytes and more (none when `jump` is 0).
+    fn router(u: f64, v: f64, jump: f64, step_at: usize) -> Vec<Observation> {
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        for size in (100..=1500).step_by(100) {
+            for k in 0..16 {
+                let returned = (28 + size.min(548)).min(576);
+                let step = if size >= step_at { jump } else { 0.0 };
+                t += 0.01;
+                out.push(Observation {
+                    ttl: 1,
+                    sent_bytes: size,
+                    returned_bytes: returned,
+                    rtt_ms: Some(
+                        0.3 + u * size as f64 + v * returned as f64 + step + k as f64 * 1e-4,
+                    ),
+                    sent_at_seconds: t,
+                });
+            }
+        }
+        out
+    }
+
+    /// Issue 15 item 5: a router that answers at another per-byte cost than it forwards bends
+    /// the line in bytes crossed at the quote limit. That bend is the plane's, not a change of
+    /// buffering strategy: no step is reported. A real step on top of it still is.
+    #[test]
+    fn the_quote_limit_bend_is_no_step_but_a_real_step_is() {
+        let hop = &analyze(&router(0.0008, 0.004, 0.0, usize::MAX), &P, None)[0];
+        let fit = hop.fit.as_ref().unwrap();
+        assert_eq!(fit.separation, Separation::Separated);
+        assert!(fit.step.is_none(), "{:?}", fit.step);
+        // The same minimums against bytes crossed alone show the bend as a step: what the
+        // probe used to call a change of buffering strategy.
+        let xs: Vec<f64> = hop
+            .sizes
+            .iter()
+            .map(|r| (r.sent_bytes + r.returned_bytes) as f64)
+            .collect();
+        let mins: Vec<f64> = hop.sizes.iter().map(|r| r.min_rtt_ms).collect();
+        assert!(stats::detect_step(&xs, &mins, P.min_step_ms).is_some());
+        let hop = &analyze(&router(0.0008, 0.004, 0.2, 1100), &P, None)[0];
+        let step = hop
+            .fit
+            .as_ref()
+            .unwrap()
+            .step
+            .as_ref()
+            .expect("the real step");
+        assert!((step.jump_ms - 0.2).abs() < 0.05, "{step:?}");
     }
 
     /// Seed 001 §2: ciscoping = keeper - (roc + ether): with the host's own line given, the

@@ -231,6 +231,117 @@ pub fn calibrated(measured: RttLine, twin_measured: RttLine, twin_configured: Rt
     measured - (twin_measured - twin_configured)
 }
 
+/// A level shift in a plane of round trips: from `after_x` to `before_x` bytes crossed the
+/// round trip jumps by `jump_ms` beyond what `c + u x sent + v x returned` explains.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlaneStep {
+    /// Bytes crossed (sent + returned) of the last point below the step.
+    pub after_x: f64,
+    /// Bytes crossed of the first point above it.
+    pub before_x: f64,
+    /// Its height, ms.
+    pub jump_ms: f64,
+    /// The F statistic of the shift against the plane alone (1 and n - 4 degrees of freedom).
+    pub f_statistic: f64,
+}
+
+/// Least squares of `y` on `cols` (each row a point), by the normal equations solved with
+/// partial pivoting: the coefficients and the sum of squared residuals, or None when singular.
+fn least_squares_columns(rows: &[Vec<f64>], y: &[f64]) -> Option<(Vec<f64>, f64)> {
+    let k = rows.first()?.len();
+    let mut a = vec![vec![0.0; k + 1]; k];
+    for (r, &yi) in rows.iter().zip(y) {
+        for i in 0..k {
+            for j in 0..k {
+                a[i][j] += r[i] * r[j];
+            }
+            a[i][k] += r[i] * yi;
+        }
+    }
+    let scale = a
+        .iter()
+        .map(|row| row[..k].iter().fold(0.0f64, |m, v| m.max(v.abs())))
+        .fold(0.0f64, f64::max);
+    for col in 0..k {
+        let pivot = (col..k).max_by(|&x, &y| a[x][col].abs().total_cmp(&a[y][col].abs()))?;
+        if a[pivot][col].abs() <= 1e-12 * scale.max(f64::MIN_POSITIVE) {
+            return None;
+        }
+        a.swap(col, pivot);
+        let pivot_row = a[col].clone();
+        for (r, row) in a.iter_mut().enumerate() {
+            if r != col {
+                let f = row[col] / pivot_row[col];
+                for (x, p) in row.iter_mut().zip(&pivot_row).skip(col) {
+                    *x -= f * p;
+                }
+            }
+        }
+    }
+    let coef: Vec<f64> = (0..k).map(|i| a[i][k] / a[i][i]).collect();
+    let sse = rows
+        .iter()
+        .zip(y)
+        .map(|(r, yi)| {
+            let fit: f64 = r.iter().zip(&coef).map(|(x, c)| x * c).sum();
+            (yi - fit) * (yi - fit)
+        })
+        .sum();
+    Some((coef, sse))
+}
+
+/// The strongest level shift in `points` (`(sent, returned, min_rtt_ms)`, sent and returned
+/// separated) over the plane fitted to them, if its F statistic exceeds `f_threshold` and it is
+/// larger than `min_jump` ms. The plane explains the bend that the quote limit puts in a line
+/// drawn against bytes crossed, so only a real change of cost remains to be found.
+pub fn plane_step(
+    points: &[(f64, f64, f64)],
+    min_jump: f64,
+    f_threshold: f64,
+) -> Option<PlaneStep> {
+    let mut pts: Vec<(f64, f64, f64)> = points.to_vec();
+    pts.sort_by(|a, b| (a.0 + a.1).total_cmp(&(b.0 + b.1)));
+    let n = pts.len();
+    if n < 7 {
+        return None;
+    }
+    let y: Vec<f64> = pts.iter().map(|p| p.2).collect();
+    let plane: Vec<Vec<f64>> = pts.iter().map(|p| vec![1.0, p.0, p.1]).collect();
+    let (_, pooled) = least_squares_columns(&plane, &y)?;
+    let mut best: Option<PlaneStep> = None;
+    for k in 3..=n - 3 {
+        let (below, above) = (pts[k - 1].0 + pts[k - 1].1, pts[k].0 + pts[k].1);
+        if below == above {
+            continue;
+        }
+        let rows: Vec<Vec<f64>> = pts
+            .iter()
+            .enumerate()
+            .map(|(i, p)| vec![1.0, p.0, p.1, f64::from(u8::from(i >= k))])
+            .collect();
+        let Some((coef, within)) = least_squares_columns(&rows, &y) else {
+            continue;
+        };
+        let dof = (n - 4) as f64;
+        let f = if within > 0.0 {
+            (pooled - within).max(0.0) / (within / dof)
+        } else if pooled > 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        if best.is_none_or(|b| f > b.f_statistic) {
+            best = Some(PlaneStep {
+                after_x: below,
+                before_x: above,
+                jump_ms: coef[3],
+                f_statistic: f,
+            });
+        }
+    }
+    best.filter(|s| s.f_statistic > f_threshold && s.jump_ms.abs() > min_jump)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
