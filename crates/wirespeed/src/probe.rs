@@ -1044,6 +1044,16 @@ mod tests {
         assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
     }
 
+    /// Issue 21 item 7: the default sizes are never padded by Ethernet (46 bytes and up).
+    #[test]
+    fn default_sizes_start_above_ethernet_padding() {
+        assert_eq!(unpadded_packet_bytes(), 46);
+        let sizes = default_sizes(28, Some(1500));
+        assert_eq!((sizes[0], sizes[15], sizes.len()), (46, 1500, 16));
+        // A UDP echo's smallest probe (52 bytes) is above it already.
+        assert_eq!(default_sizes(52, None)[0], 52);
+    }
+
     /// Issue 15 item 7: costs read in a unit that suits them, never nine decimals of ms.
     #[test]
     fn times_scale_to_a_readable_unit() {
