@@ -71,6 +71,17 @@ enum ModelCommand {
 }
 
 pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
+    // `model` prints delays, not rates: a rate unit would be parsed and ignored.
+    let output = match &args.command {
+        ModelCommand::Predict { output, .. }
+        | ModelCommand::Fit { output, .. }
+        | ModelCommand::Compare { output, .. } => output,
+    };
+    if output.rate_format != wirespeed_model::RateFormat::Adaptive {
+        anyhow::bail!(
+            "-f sets the unit of rates, and `model` prints delays (ms, us per byte): leave -f out"
+        );
+    }
     match args.command {
         ModelCommand::Predict {
             file,

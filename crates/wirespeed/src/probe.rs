@@ -287,6 +287,9 @@ pub(crate) struct ProbeReport {
     samples: Vec<Sample>,
     #[serde(skip, default = "unspecified")]
     target: IpAddr,
+    /// `-f`: the unit of implied link rates in the text.
+    #[serde(skip)]
+    rate_format: wirespeed_model::RateFormat,
 }
 
 /// The target of a decoded document, which keeps it in its parameters instead.
@@ -697,6 +700,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         hops,
         samples: run.samples,
         target,
+        rate_format: args.output.rate_format,
     };
     let parameters = Parameters {
         host: args.host.clone(),
@@ -978,7 +982,7 @@ impl Render for ProbeReport {
                 let rate = inc
                     .implied_bits_per_second
                     .map_or("none (per-byte cost not above 0)".to_string(), |b| {
-                        wirespeed_model::RateFormat::Adaptive.format(b)
+                        self.rate_format.format(b)
                     });
                 let from = if inc.from_ttl == 0 {
                     "this host".to_string()

@@ -59,3 +59,35 @@ fn simulation_and_sweep_values_are_refused_before_the_work() {
     let _ = std::fs::remove_dir_all(&dir);
     assert_one_line_error(&run, "fixed_ms = -1 is out of range");
 }
+
+/// Issue 15 item 7: `-f` is honoured where a command prints a rate and refused where it
+/// cannot apply, never parsed and ignored.
+#[test]
+fn rate_unit_is_honoured_or_refused() {
+    let run = wirespeed(&[
+        "model",
+        "predict",
+        "../../examples/bellovin-1992.toml",
+        "cbnewsa",
+        "-f",
+        "m",
+    ]);
+    assert_one_line_error(&run, "-f sets the unit of rates");
+    let run = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-n",
+        "2",
+        "--sizes",
+        "100,500",
+        "-f",
+        "k",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let implied = run
+        .stdout
+        .lines()
+        .find(|l| l.contains("implied link rate"))
+        .unwrap_or_else(|| panic!("{}", run.stdout));
+    assert!(implied.contains("kbit/s"), "{implied}");
+}
