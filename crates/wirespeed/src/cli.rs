@@ -57,6 +57,7 @@ enum Command {
     Envelope(EnvelopeArgs),
     /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
     /// round trip of echo probes of many sizes (Bellovin 1992).
+    #[command(mut_arg("auth_key_file", |a| a.requires("udp")))]
     Probe(ProbeArgs),
     /// Predict a path's best-case delay from a component table, compare it with a probe, and
     /// flag the components that disagree.
@@ -72,6 +73,7 @@ enum Command {
     Autoneg(AutonegArgs),
     /// Are these interfaces' link settings and error counters healthy? If not, which fault
     /// (duplex mismatch, bad cable, overruns) fits the evidence?
+    #[command(mut_arg("auth_key_file", |a| a.requires("peer")))]
     Diagnose(DiagnoseArgs),
     /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
     /// router costs), run commands in it, and take it down.

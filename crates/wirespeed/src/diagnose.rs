@@ -59,9 +59,8 @@ pub(crate) struct DiagnoseArgs {
     #[arg(long, short = 't', default_value = "3s", requires = "peer", value_name = "DURATION", value_parser = parse_interval)]
     time: Duration,
 
-    /// With --peer: a file with the agent's pre-shared key, if it asks for one.
-    #[arg(long, requires = "peer", value_name = "FILE")]
-    auth_key_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
 
     /// Print one JSON document (schema "wirespeed.diagnose.v1") instead of text.
     #[arg(long, short = 'J')]
@@ -203,11 +202,7 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         ),
         Some(host) => {
             let agent = resolve(host, args.port)?;
-            let auth = args
-                .auth_key_file
-                .as_deref()
-                .map(AuthKey::from_file)
-                .transpose()?;
+            let auth = args.key.load()?;
             let mut peer_warnings = Vec::new();
             let (evidence, transfers) =
                 reader.sample_while(&args.interfaces, &mut warnings, || {

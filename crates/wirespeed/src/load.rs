@@ -16,7 +16,6 @@ use wirespeed_model::BitRate;
 use wirespeed_model::load::{ClockEstimate, LengthDeck, Schedule};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent::AgentHandle;
-use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::controller::{self, LoadConfig, Sink};
 use wirespeed_net::load::{LoadReport, RawEthernet};
 use wirespeed_net::{Agent, AgentConfig};
@@ -122,9 +121,8 @@ pub(crate) struct LoadArgs {
     #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
     timeout: Duration,
 
-    /// File holding the agents' pre-shared key.
-    #[arg(long, value_name = "FILE")]
-    auth_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -395,12 +393,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         crate::output::check_output_dir("--plot", dir)?;
     }
-    let auth = args
-        .auth_key_file
-        .as_deref()
-        .map(AuthKey::from_file)
-        .transpose()
-        .context("--auth-key-file")?;
+    let auth = args.key.load().context("--auth-key-file")?;
     let agents = agents(&args)?;
     crate::interrupt::watch();
     let mut repair = None;
@@ -569,7 +562,7 @@ fn resume_command(args: &LoadArgs, path: &str) -> String {
         words.extend(["--model-time".into(), duration_word(args.model_time)]);
     }
     words.extend(["--timeout".into(), duration_word(args.timeout)]);
-    if let Some(f) = &args.auth_key_file {
+    if let Some(f) = &args.key.auth_key_file {
         words.extend(["--auth-key-file".into(), path_word(f)]);
     }
     words.extend(output_words(&args.output));

@@ -13,6 +13,7 @@ mod diagnose;
 mod envelope;
 mod exit_status;
 mod exporter;
+mod flags;
 mod install_aids;
 mod interrupt;
 mod iperf3_json;

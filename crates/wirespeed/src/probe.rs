@@ -105,9 +105,8 @@ pub(crate) struct ProbeArgs {
     )]
     port: u16,
 
-    /// With --udp: a file with the agent's pre-shared key, if it asks for one.
-    #[arg(long, requires = "udp", value_name = "FILE")]
-    auth_key_file: Option<std::path::PathBuf>,
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
 
     /// ICMP socket: auto (datagram, else raw), dgram (unprivileged ping socket), raw (root).
     #[arg(long, value_enum, default_value_t = SocketArg::Auto)]
@@ -456,11 +455,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         probe::min_size(target)
     };
     let udp = if args.udp {
-        let auth = args
-            .auth_key_file
-            .as_deref()
-            .map(wirespeed_net::auth::AuthKey::from_file)
-            .transpose()?;
+        let auth = args.key.load()?;
         Some(probe::UdpTarget {
             port: args.port,
             auth,

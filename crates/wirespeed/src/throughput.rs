@@ -179,9 +179,8 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'A', value_name = "CLIENT[,AGENT]")]
     affinity: Option<Affinity>,
 
-    /// The agent's pre-shared key.
-    #[arg(long, value_name = "FILE")]
-    auth_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
 
     /// The path's link rate, for the envelope ceiling in the verdict. Without it: inside a
     /// wirespeed lab, the configured rate of the link the test leaves by; on a NIC with a
@@ -558,11 +557,7 @@ impl ThroughputArgs {
     pub(crate) fn config(&self, protocol: Protocol) -> anyhow::Result<Config> {
         let spec = self.spec(protocol)?;
         self.check_affinity()?;
-        let auth = self
-            .auth_key_file
-            .as_deref()
-            .map(AuthKey::from_file)
-            .transpose()?;
+        let auth = self.key.load()?;
         Ok(Config {
             protocol,
             spec,

@@ -74,9 +74,8 @@ pub(crate) struct SweepArgs {
     #[arg(short = '6', long = "ipv6")]
     ipv6: bool,
 
-    /// The agent's pre-shared key, if it asks for one.
-    #[arg(long, value_name = "FILE")]
-    auth_key_file: Option<PathBuf>,
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
 
     /// Bytes per write() and read() call.
     #[arg(
@@ -210,11 +209,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
             )
         })
         .transpose()?;
-    let auth = args
-        .auth_key_file
-        .as_deref()
-        .map(wirespeed_net::auth::AuthKey::from_file)
-        .transpose()?;
+    let auth = args.key.load()?;
     let length = u32::try_from(args.length.bytes())
         .ok()
         .filter(|&l| l > 0)
@@ -360,7 +355,7 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     if args.ipv6 {
         words.push("-6".into());
     }
-    if let Some(f) = &args.auth_key_file {
+    if let Some(f) = &args.key.auth_key_file {
         words.extend(["--auth-key-file".into(), path_word(f)]);
     }
     words.extend(["-l".into(), args.length.bytes().to_string()]);
