@@ -530,6 +530,72 @@ pub mod optional_seconds {
     }
 }
 
+/// A list of whole numbers as every command writes one: items separated by commas, each a
+/// number (`64`), a range written `A-B` or `A..B` (both ends included), or a stepped range
+/// `A..B:S` (every `S` from `A`, and `B` itself). `1-24`, `1..24` and `1..24:1` are the same
+/// list. The result is sorted and without repeats; each value must lie in `min..=max`, and a
+/// list longer than `max_items` is refused (a typing slip must not allocate gigabytes).
+pub fn parse_number_list(
+    text: &str,
+    min: u64,
+    max: u64,
+    max_items: usize,
+) -> Result<Vec<u64>, String> {
+    let example = "such as 64, 1-24, 1..24 or 28..1500:64, joined by commas";
+    let number = |t: &str| {
+        t.trim()
+            .parse::<u64>()
+            .map_err(|_| format!("{:?} is not a whole number ({example})", t.trim()))
+    };
+    let mut out: Vec<u64> = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        let (range, step) = match part.split_once(':') {
+            Some((r, s)) => (r, number(s)?),
+            None => (part, 1),
+        };
+        let (a, b) = if let Some((a, b)) = range.split_once("..") {
+            (number(a)?, number(b)?)
+        } else if let Some((a, b)) = range.split_once('-') {
+            (number(a)?, number(b)?)
+        } else {
+            let n = number(range)?;
+            if part.contains(':') {
+                return Err(format!(
+                    "{part:?}: a step needs a range (such as 28..1500:64)"
+                ));
+            }
+            (n, n)
+        };
+        if step == 0 {
+            return Err(format!("{part:?}: the step must be at least 1"));
+        }
+        if a > b {
+            return Err(format!(
+                "{part:?}: a range runs from low to high (such as {b}..{a})"
+            ));
+        }
+        if a < min || b > max {
+            return Err(format!("{part:?}: values run from {min} to {max}"));
+        }
+        let count = (b - a) / step + 1;
+        if out.len() as u64 + count > max_items as u64 {
+            return Err(format!("{text:?} names more than {max_items} values"));
+        }
+        let mut v = a;
+        while v <= b {
+            out.push(v);
+            v += step;
+        }
+        if (b - a) % step != 0 {
+            out.push(b);
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -622,6 +688,38 @@ mod tests {
         assert_eq!(format_seconds(0.142857), "142.9 ms");
         assert_eq!(format_seconds(8e-7), "800 ns");
         assert_eq!(format_seconds(12.34), "12.34 s");
+    }
+
+    #[test]
+    fn number_lists_take_every_range_syntax() {
+        let p = |t: &str| parse_number_list(t, 1, 2000, 1000);
+        assert_eq!(p("1-4").unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(p("1..4").unwrap(), vec![1, 2, 3, 4]);
+        assert_eq!(p("28..200:64").unwrap(), vec![28, 92, 156, 200]);
+        assert_eq!(p("8, 1-3, 2").unwrap(), vec![1, 2, 3, 8]);
+        for bad in ["", "a", "4-1", "0-3", "1..3000", "1..5:0", "5:2", "1-3-5"] {
+            assert!(p(bad).is_err(), "{bad}");
+        }
+        assert!(parse_number_list("1..100000", 1, 1_000_000, 1000).is_err());
+    }
+
+    proptest! {
+        /// `A-B`, `A..B` and `A..B:1` are one list; a stepped range ends at `B`.
+        #[test]
+        fn range_syntaxes_agree(a in 1u64..500, len in 0u64..200, step in 1u64..50) {
+            let b = a + len;
+            let p = |t: String| parse_number_list(&t, 1, 1000, 10_000).unwrap();
+            let dash = p(format!("{a}-{b}"));
+            prop_assert_eq!(&dash, &(a..=b).collect::<Vec<_>>());
+            prop_assert_eq!(&p(format!("{a}..{b}")), &dash);
+            prop_assert_eq!(&p(format!("{a}..{b}:1")), &dash);
+            let stepped = p(format!("{a}..{b}:{step}"));
+            prop_assert_eq!(stepped.first().copied(), Some(a));
+            prop_assert_eq!(stepped.last().copied(), Some(b));
+            prop_assert!(stepped.windows(2).all(|w| w[1] - w[0] <= step));
+            let listed = dash.iter().map(u64::to_string).collect::<Vec<_>>().join(",");
+            prop_assert_eq!(p(listed), dash);
+        }
     }
 
     proptest! {

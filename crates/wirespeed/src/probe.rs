@@ -165,32 +165,12 @@ fn parse_wire(text: &str) -> Result<(u8, BitRate), String> {
     Ok((ttl, rate))
 }
 
-/// Parses `FIRST..LAST:STEP` or `A,B,C`.
+/// Probe sizes in the number-list syntax every command shares: `28..1500:64`, `64,512,1024`,
+/// `100-200` (IP packet bytes, at most 65535, at most 1000 sizes).
 pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
-    let bad = || {
-        format!(
-            "'{text}' is not a list of sizes: expected FIRST..LAST:STEP or A,B,C, for example 28..1500:64 or 40,1024"
-        )
-    };
-    let num = |s: &str| s.trim().parse::<usize>().map_err(|_| bad());
-    let sizes = if let Some((range, step)) = text.split_once(':') {
-        let (a, b) = range.split_once("..").ok_or_else(bad)?;
-        let (a, b, step) = (num(a)?, num(b)?, num(step)?);
-        if step == 0 || b < a {
-            return Err(bad());
-        }
-        let mut v: Vec<usize> = (a..=b).step_by(step).collect();
-        if v.last() != Some(&b) {
-            v.push(b);
-        }
-        v
-    } else {
-        text.split(',').map(num).collect::<Result<Vec<_>, _>>()?
-    };
-    if sizes.is_empty() || sizes.len() > 1000 {
-        return Err(bad());
-    }
-    Ok(Sizes(sizes))
+    let sizes = wirespeed_model::units::parse_number_list(text, 1, 65535, 1000)
+        .map_err(|e| format!("--sizes: {e}"))?;
+    Ok(Sizes(sizes.into_iter().map(|s| s as usize).collect()))
 }
 
 fn resolve(host: &str) -> anyhow::Result<IpAddr> {
@@ -1106,9 +1086,12 @@ mod tests {
         assert_eq!(parse_sizes("28..100:32").unwrap().0, vec![28, 60, 92, 100]);
         assert_eq!(parse_sizes("40,1024").unwrap().0, vec![40, 1024]);
         assert_eq!(parse_sizes("64..128:64").unwrap().0, vec![64, 128]);
-        for bad in ["", "a,b", "10..5:1", "1..5:0", "1..5"] {
+        // Issue 15 item 7: the syntaxes of the other commands' lists work here too.
+        assert_eq!(parse_sizes("100-103").unwrap().0, vec![100, 101, 102, 103]);
+        assert_eq!(parse_sizes("1..5").unwrap().0, vec![1, 2, 3, 4, 5]);
+        for bad in ["", "a,b", "10..5:1", "1..5:0", "0,64", "70000"] {
             let e = parse_sizes(bad).unwrap_err();
-            assert!(e.contains("28..1500:64"), "{bad}: {e}");
+            assert!(e.starts_with("--sizes: "), "{bad}: {e}");
         }
     }
 }

@@ -158,24 +158,12 @@ pub(crate) struct HostList(pub(crate) Vec<usize>);
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct LengthList(pub(crate) Vec<LengthMix>);
 
+/// Host counts, 1 to 1024, in the number-list syntax every command shares (`1-24`, `1..24`,
+/// `1,2,4,8`, `2..24:2`).
 pub(crate) fn parse_hosts(text: &str) -> Result<HostList, String> {
-    let bad = || format!("{text:?} is not a host list (example: 1-24 or 1,2,4,8,16-24)");
-    let mut hosts = Vec::new();
-    for part in text.split(',') {
-        let part = part.trim();
-        let (a, b) = part.split_once('-').unwrap_or((part, part));
-        let a: usize = a.trim().parse().map_err(|_| bad())?;
-        let b: usize = b.trim().parse().map_err(|_| bad())?;
-        if a == 0 || b < a || b > 1024 {
-            return Err(format!(
-                "{text:?}: host counts run from 1 to 1024, low to high"
-            ));
-        }
-        hosts.extend(a..=b);
-    }
-    hosts.sort_unstable();
-    hosts.dedup();
-    Ok(HostList(hosts))
+    let hosts = wirespeed_model::units::parse_number_list(text, 1, 1024, 1024)
+        .map_err(|e| format!("host counts: {e}"))?;
+    Ok(HostList(hosts.into_iter().map(|h| h as usize).collect()))
 }
 
 pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {

@@ -97,8 +97,12 @@ fn probe_human_output_has_the_table_and_the_fit() {
 #[test]
 fn probe_bad_input_is_one_line() {
     assert_one_line_error(
-        &wirespeed(&["probe", "127.0.0.1", "--sizes", "1..5"]),
+        &wirespeed(&["probe", "127.0.0.1", "--sizes", "1..x"]),
         "28..1500:64",
+    );
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--sizes", "1..5"]),
+        "smallest IPv4 echo request, 28 bytes",
     );
     assert_one_line_error(
         &wirespeed(&["probe", "127.0.0.1", "--sizes", "10"]),
@@ -110,7 +114,7 @@ fn probe_bad_input_is_one_line() {
     );
     assert_one_line_error(
         &wirespeed(&["probe", "127.0.0.1", "--sizes", "70000"]),
-        "larger than the path MTU",
+        "values run from 1 to 65535",
     );
 }
 
