@@ -1067,18 +1067,10 @@ mod tests {
         assert_eq!(a.limit, PlateauLimit::Cpu);
     }
 
-    #[test]
-    fn window_over_rtt_predicts_a_window_limited_cell() {
+    /// The analysis of one run on a one-point axis, with no link ceiling.
+    fn one_cell_no_ceiling(r: RunRecord) -> SweepAnalysis {
         let axis: Axis = "1".parse().unwrap();
-        let mut r = record(0, 0, 0, 1e5);
-        r.snd_granted_bytes = 2 * 16384;
-        r.rcv_granted_bytes = 2 * 65536;
-        r.kernel = Some(KernelView {
-            rtt_us: 120_000,
-            min_rtt_us: 100_000,
-            ..KernelView::default()
-        });
-        let a = analyse(
+        analyse(
             &axis,
             &axis,
             1460,
@@ -1087,7 +1079,20 @@ mod tests {
                 ceiling_bytes_per_second: None,
                 wire_bytes_per_payload_byte: 1.0,
             },
-        );
+        )
+    }
+
+    #[test]
+    fn window_over_rtt_predicts_a_window_limited_cell() {
+        let mut r = record(0, 0, 0, 1e5);
+        r.snd_granted_bytes = 2 * 16384;
+        r.rcv_granted_bytes = 2 * 65536;
+        r.kernel = Some(KernelView {
+            rtt_us: 120_000,
+            min_rtt_us: 100_000,
+            ..KernelView::default()
+        });
+        let a = one_cell_no_ceiling(r);
         // 16 KiB window / 100 ms.
         assert!((a.cells[0].predicted_bytes_per_second.unwrap() - 163_840.0).abs() < 1e-6);
     }
@@ -1097,7 +1102,6 @@ mod tests {
     /// it, not half the granted size, which read 17-19% low.
     #[test]
     fn the_window_share_the_receiver_advertised_applies_to_the_sender_too() {
-        let axis: Axis = "1".parse().unwrap();
         let mut r = record(0, 0, 0, 1e5);
         r.snd_granted_bytes = 2 * 65536;
         r.rcv_granted_bytes = 2 * 65536;
@@ -1107,16 +1111,7 @@ mod tests {
             snd_window_bytes: 88_474, // 1.35 x 65536
             ..KernelView::default()
         });
-        let a = analyse(
-            &axis,
-            &axis,
-            1460,
-            &[r],
-            PathFacts {
-                ceiling_bytes_per_second: None,
-                wire_bytes_per_payload_byte: 1.0,
-            },
-        );
+        let a = one_cell_no_ceiling(r);
         let predicted = a.cells[0].predicted_bytes_per_second.unwrap();
         assert!((predicted - 88_474_000.0).abs() < 1.0, "{predicted}");
     }
