@@ -85,6 +85,6 @@ while time.monotonic() < end:
     "$bin" lab status "$lab" --json | python3 "$py/hub.py" "$n"
     "$bin" lab down "$lab" >/dev/null
     trap - EXIT
-    "$bin" sim csma -n "$n" -l 1046 --cable 200m --even --velocity 0.66 --interrupt-latency 0us -t 4s --json \
+    "$bin" sim csma --hosts "$n" -l 1046 --cable 200m --even --velocity 0.66 --interrupt-latency 0us -t 4s --json \
         | python3 "$py/sim.py"
 done

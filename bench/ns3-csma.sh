@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds bench/ns3-csma.cc against Debian's libns3-dev (apt-get install libns3-dev g++
-# pkg-config) and runs it on the scenario of `wirespeed sim csma -n 24 -l 64 -t 10s`, then
+# pkg-config) and runs it on the scenario of `wirespeed sim csma --hosts 24 -l 64 -t 10s`, then
 # runs that too, one thread each, and prints both rates in frames per wall second.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,7 +12,7 @@ g++ -O2 -std=c++17 bench/ns3-csma.cc -o "$out/ns3-csma" $(pkg-config --cflags $m
     -lns3-core -lns3-network -lns3-csma -lns3-applications
 "$out/ns3-csma" --hosts=24 --payload=46 --seconds=10
 cargo build --release -q -p wirespeed
-target/release/wirespeed sim csma -n 24 -l 64 -t 10s --threads 1 -J | python3 -c '
+target/release/wirespeed sim csma --hosts 24 -l 64 -t 10s --threads 1 -J | python3 -c '
 import json, sys
 d = json.load(sys.stdin); r = d["result"]; p = r["points"][0]
 frames = p["packets_per_second"]["mean"] * d["parameters"]["measured_seconds"]

@@ -31,9 +31,9 @@ for r in "${ns[1]}" "${ns[2]}"; do
     ip netns exec "$r" sysctl -q -w net.ipv4.ip_forward=1 net.ipv4.icmp_ratemask=0
 done
 
-echo "### wirespeed probe 198.18.3.2 --hops -n $reps --sizes 28..1500:64 --gap 1ms"
+echo "### wirespeed probe 198.18.3.2 --hops -c $reps --sizes 28..1500:64 --gap 1ms"
 t0=$(date +%s.%N)
-ip netns exec "${ns[0]}" "$bin" probe 198.18.3.2 --hops --max-ttl 5 -n "$reps" --sizes 28..1500:64 --gap 1ms \
+ip netns exec "${ns[0]}" "$bin" probe 198.18.3.2 --hops --max-ttl 5 -c "$reps" --sizes 28..1500:64 --gap 1ms \
     | grep -E '^hop|one-way best case|own cost|95% bootstrap'
 t1=$(date +%s.%N)
 echo "wall time: $(python3 -c "print(round($t1 - $t0, 2))") s"

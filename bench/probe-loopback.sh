@@ -16,7 +16,7 @@ command -v ping >/dev/null || { echo "ping not found: bash scripts/install-deps.
 kernel=() user=() pings=() wtime=() ptime=()
 for ((r = 0; r < reps; r++)); do
     t0=$(date +%s.%N)
-    doc=$("$bin" probe 127.0.0.1 --sizes 84 -n "$count" --gap 2ms --seed "$r" --json)
+    doc=$("$bin" probe 127.0.0.1 --sizes 84 -c "$count" --gap 2ms --seed "$r" --json)
     t1=$(date +%s.%N)
     kernel+=("$(python3 -c 'import json,sys; d=json.load(sys.stdin); s=[x["rtt_kernel_ns"] for x in d["result"]["samples"] if x["rtt_kernel_ns"] is not None]; print(min(s)/1000 if s else "nan")' <<<"$doc")")
     user+=("$(python3 -c 'import json,sys; d=json.load(sys.stdin); s=[x["rtt_user_ns"] for x in d["result"]["samples"] if x["rtt_user_ns"] is not None]; print(min(s)/1000)' <<<"$doc")")

@@ -10,7 +10,7 @@ bin=$PWD/target/release/wirespeed
 work=$(mktemp -d /tmp/wirespeed-report-bench.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 "$bin" tcp -t 1 -P 2 --json > "$work/tcp.json"
-"$bin" sim csma -n 1,2,4,8,16,24 -l 64,512,1536 -t 200ms --json > "$work/sim.json"
+"$bin" sim csma --hosts 1,2,4,8,16,24 -l 64,512,1536 -t 200ms --json > "$work/sim.json"
 "$bin" envelope --rate 1G --json > "$work/envelope.json"
 python3 - "$bin" "$work" <<'PY'
 import os, shutil, subprocess, sys, time

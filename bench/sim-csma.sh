@@ -22,7 +22,7 @@ print(f"points {len(r['points'])}, events {r['events']:,}, wall {wall:.1f} s (in
       f"{r['events_per_second']/1e6:.1f} M events/s, {frames/r['wall_seconds']/1e6:.2f} M frames sent per wall second")
 PY
 echo "== one 24-host 64-byte test, 10 s simulated, one thread"
-"$bin" sim csma -n 24 -l 64 -t 10s --threads 1 | tail -n 4 | head -n 3
+"$bin" sim csma --hosts 24 -l 64 -t 10s --threads 1 | tail -n 4 | head -n 3
 echo "== criterion: events per second"
 cargo bench -q --manifest-path crates/wirespeed-sim/bench/Cargo.toml --bench events -- --warm-up-time 1 --measurement-time 5 2>/dev/null \
     | grep -E "^csma|thrpt" || true

@@ -66,7 +66,13 @@ pub(crate) struct EnvelopeArgs {
 
     /// UDP payload per datagram (default: the largest that fits one packet; larger ones are
     /// counted as IP fragments).
-    #[arg(long, short = 'l', value_name = "BYTES", requires = "udp")]
+    #[arg(
+        long = "len",
+        short = 'l',
+        visible_alias = "length",
+        value_name = "BYTES",
+        requires = "udp"
+    )]
     length: Option<wirespeed_model::ByteSize>,
 
     /// Round-trip time, for the bandwidth-delay product and the socket buffer to fill it.

@@ -25,3 +25,21 @@ impl KeyArgs {
             .transpose()?)
     }
 }
+
+/// The value parser of a letter that used to mean something else in one command: it refuses
+/// every value with the flag to use instead, so that `-n`, `-R` mean one thing everywhere
+/// (`-n` an amount to send, `-R` the reverse direction) and an old command line fails with the
+/// fix instead of a bare "unexpected argument".
+pub(crate) fn moved_to(
+    meaning: &'static str,
+    instead: &'static str,
+) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
+    move |_| Err(format!("{meaning}; use {instead} here"))
+}
+
+/// What `-n` means wherever it is taken.
+pub(crate) const MOVED_N: &str =
+    "-n is an amount to send in every command that takes it (tcp, udp, sweep, reproduce)";
+
+/// What `-R` means wherever it is taken.
+pub(crate) const MOVED_R: &str = "-R is the reverse direction (tcp, udp)";

@@ -43,8 +43,12 @@ pub(crate) struct LoadArgs {
     local: u32,
 
     /// Host counts of the series, such as 1-24 or 1,2,4 (default: 1 to the number of agents).
-    #[arg(long = "hosts", short = 'n', value_name = "LIST", value_parser = parse_hosts)]
+    #[arg(long = "hosts", value_name = "LIST", value_parser = parse_hosts)]
     hosts: Option<HostList>,
+
+    #[arg(short = 'n', hide = true, value_name = "LIST",
+          value_parser = crate::flags::moved_to(crate::flags::MOVED_N, "--hosts for host counts"))]
+    moved_n: Option<String>,
 
     /// Packet lengths, comma-separated (header and data, as the seed counted): "seed" (its nine,
     /// 64 to 4000 bytes), a length in bytes, a 64/1536 ratio such as 6/2, or a weighted mix such
@@ -58,7 +62,7 @@ pub(crate) struct LoadArgs {
     settle: Duration,
 
     /// Transmission time of each test (the seed: 20 s).
-    #[arg(long, short = 't', default_value = "20s", value_name = "DURATION",
+    #[arg(long, short = 't', visible_alias = "time", default_value = "20s", value_name = "DURATION",
           value_parser = parse_duration)]
     transmit: Duration,
 

@@ -32,9 +32,13 @@ pub(crate) struct ProbeArgs {
     #[arg(long, value_name = "SIZES", value_parser = parse_sizes)]
     sizes: Option<Sizes>,
 
-    /// Probes per size (per hop).
-    #[arg(long, short = 'n', default_value_t = 32, value_name = "N")]
+    /// Probes per size (per hop), as ping's -c.
+    #[arg(long, short = 'c', default_value_t = 32, value_name = "N")]
     count: u32,
+
+    #[arg(short = 'n', hide = true, value_name = "N",
+          value_parser = crate::flags::moved_to(crate::flags::MOVED_N, "-c/--count for probes per size"))]
+    moved_n: Option<String>,
 
     /// Probe every hop up to --max-ttl with TTL-limited echoes (each router answers with ICMP
     /// time exceeded), not only the destination.

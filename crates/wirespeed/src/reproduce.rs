@@ -56,7 +56,13 @@ pub(crate) struct ReproduceArgs {
 
     /// duplex-mismatch: bytes of each TCP transfer (default 2 MB; the seed moved 50 MB);
     /// vj-buffers: bytes per point (default 1 MB; the seed: four of 8 MB).
-    #[arg(long, short = 'n', value_name = "BYTES")]
+    #[arg(
+        long = "bytes",
+        short = 'n',
+        visible_alias = "num",
+        alias = "size",
+        value_name = "BYTES"
+    )]
     size: Option<wirespeed_model::ByteSize>,
 
     /// duplex-mismatch: transfers each way per TCP (default 1), to show the run-to-run spread.
@@ -356,7 +362,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     }
     if args.size.is_some() && !matches!(name, Name::DuplexMismatch | Name::VjBuffers) {
         bail!(
-            "--size applies to duplex-mismatch and vj-buffers, not {}; leave it out",
+            "-n/--bytes applies to duplex-mismatch and vj-buffers, not {}; leave it out",
             name.as_str()
         );
     }
@@ -369,7 +375,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if let Some(size) = args.size
         && !(10_000..=50_000_000).contains(&size.bytes())
     {
-        bail!("--size must be between 10kB and 50MB (the seed's file)");
+        bail!("-n/--bytes must be between 10kB and 50MB (the seed's file)");
     }
     if args.no_lab && name != Name::Envelope {
         bail!(

@@ -42,9 +42,13 @@ pub(crate) struct SimArgs {
 #[derive(Debug, Clone, Args)]
 pub(crate) struct CsmaArgs {
     /// Host counts: a list and ranges, such as 1-24 or 1,2,4,8,16-24.
-    #[arg(long = "hosts", short = 'n', default_value = "1-24", value_name = "LIST",
+    #[arg(long = "hosts", default_value = "1-24", value_name = "LIST",
           value_parser = parse_hosts)]
     hosts: HostList,
+
+    #[arg(short = 'n', hide = true, value_name = "LIST",
+          value_parser = crate::flags::moved_to(crate::flags::MOVED_N, "--hosts for host counts"))]
+    moved_n: Option<String>,
 
     /// Packet lengths, comma-separated: "seed" (the nine of seed 000: 64 to 4000 bytes), a
     /// length in bytes (64..1536, more with --oversize), a 64/1536 ratio such as 6/2, or a
@@ -119,9 +123,13 @@ pub(crate) struct CsmaArgs {
     discard_excessive: bool,
 
     /// Independent runs of each point (with 2 or more, 95% confidence intervals are shown).
-    #[arg(long, short = 'R', default_value_t = 1, value_name = "N",
+    #[arg(long, default_value_t = 1, value_name = "N",
           value_parser = clap::value_parser!(u32).range(1..=1000))]
     replications: u32,
+
+    #[arg(short = 'R', hide = true, value_name = "N",
+          value_parser = crate::flags::moved_to(crate::flags::MOVED_R, "--replications for independent runs"))]
+    moved_r: Option<String>,
 
     /// Seed of the random numbers; the same seed gives the same figures.
     #[arg(long, default_value_t = 1, value_name = "N")]
@@ -815,7 +823,7 @@ mod tests {
     #[test]
     fn flags_reach_the_scenario() {
         let s = parse(&[
-            "-n",
+            "--hosts",
             "4",
             "-l",
             "1536",
@@ -877,6 +885,6 @@ mod tests {
         assert!(parse(&["-l", "seed"]).unwrap().scenario().is_ok());
         assert!(parse(&["--burst", "3"]).is_err(), "--burst needs --load");
         assert!(parse(&["--velocity", "2"]).unwrap().scenario().is_err());
-        assert!(parse(&["-R", "0"]).is_err());
+        assert!(parse(&["--replications", "0"]).is_err());
     }
 }

@@ -34,7 +34,13 @@ pub(crate) struct LinkArgs {
     cable: f64,
 
     /// Data frame length in bytes (header and data, without the CRC).
-    #[arg(long, short = 'l', default_value_t = 1514, value_name = "BYTES")]
+    #[arg(
+        long = "len",
+        short = 'l',
+        visible_alias = "length",
+        default_value_t = 1514,
+        value_name = "BYTES"
+    )]
     length: u64,
 
     /// Data frames in flight at most.

@@ -93,7 +93,7 @@ pub(crate) struct ThroughputArgs {
 
     /// Amount per stream instead of a duration: a number of -l buffers (ttcp's -n), or a byte
     /// size such as 16MiB. Exactly that many bytes arrive (TCP).
-    #[arg(long, short = 'n', value_name = "COUNT")]
+    #[arg(long, short = 'n', visible_alias = "bytes", value_name = "COUNT")]
     num: Option<Count>,
 
     /// Bytes per write/read (TCP, default 128 KiB) or per datagram (UDP, default 1472).

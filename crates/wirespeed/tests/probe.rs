@@ -18,7 +18,7 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
         let doc = json(&wirespeed(&[
             "probe",
             host,
-            "-n",
+            "-c",
             "8",
             "--sizes",
             "64..1400:192",
@@ -60,7 +60,7 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
     let doc = json(&wirespeed(&[
         "probe",
         "127.0.0.1",
-        "-n",
+        "-c",
         "2",
         "--sizes",
         "64",
@@ -77,7 +77,7 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
 
 #[test]
 fn probe_human_output_has_the_table_and_the_fit() {
-    let run = wirespeed(&["probe", "127.0.0.1", "-n", "4", "--sizes", "28,500,1000"]);
+    let run = wirespeed(&["probe", "127.0.0.1", "-c", "4", "--sizes", "28,500,1000"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for needle in [
         "min RTT ms",
@@ -361,7 +361,7 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
             "--hops",
             "--max-ttl",
             "6",
-            "-n",
+            "-c",
             "6",
             "--sizes",
             "64..1400:334",
@@ -450,7 +450,7 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
         "--hops",
         "--max-ttl",
         "5",
-        "-n",
+        "-c",
         "6",
         "--sizes",
         "64..1400:334",
@@ -484,7 +484,7 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
         "--hops",
         "--max-ttl",
         "5",
-        "-n",
+        "-c",
         "4",
         "--sizes",
         "64..1400:334",
@@ -525,7 +525,7 @@ fn probe_reports_icmp_rate_limiting_at_a_default_router() {
         "--hops",
         "--max-ttl",
         "4",
-        "-n",
+        "-c",
         "10",
         "--sizes",
         "64,600,1200",
@@ -569,7 +569,7 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
     let easy = json(&wirespeed(&[
         "probe",
         "127.0.0.1",
-        "-n",
+        "-c",
         "8",
         "--sizes",
         "28,700,1400",
@@ -582,7 +582,7 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
     let hard = json(&wirespeed(&[
         "probe",
         "127.0.0.1",
-        "-n",
+        "-c",
         "4",
         "--sizes",
         "28,700,1400",
@@ -634,7 +634,7 @@ fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
     let probe = wirespeed(&[
         "probe",
         "127.0.0.1",
-        "-n",
+        "-c",
         "8",
         "--sizes",
         "28,700,1400",
@@ -718,7 +718,7 @@ fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
             "--hops",
             "--max-ttl",
             "5",
-            "-n",
+            "-c",
             "4",
             "--sizes",
             "64..1400:334",
@@ -753,7 +753,7 @@ fn probe_udp_echo_against_the_agent_fits_a_line() {
         "--udp",
         "-p",
         &server.port(),
-        "-n",
+        "-c",
         "8",
         "--sizes",
         "52..1396:192",

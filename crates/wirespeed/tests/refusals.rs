@@ -32,11 +32,11 @@ fn throughput_values_are_refused_before_the_test() {
 #[test]
 fn simulation_and_sweep_values_are_refused_before_the_work() {
     assert_one_line_error(
-        &wirespeed(&["sim", "csma", "--threads", "0", "-n", "2"]),
+        &wirespeed(&["sim", "csma", "--threads", "0", "--hosts", "2"]),
         "--threads",
     );
     assert_one_line_error(
-        &wirespeed(&["sim", "csma", "-t", "100000h", "-n", "1"]),
+        &wirespeed(&["sim", "csma", "-t", "100000h", "--hosts", "1"]),
         "at most 1 h of simulated time",
     );
     let dir = std::env::temp_dir().join(format!("ws-refusals-{}", std::process::id()));
@@ -76,7 +76,7 @@ fn rate_unit_is_honoured_or_refused() {
     let run = wirespeed(&[
         "probe",
         "127.0.0.1",
-        "-n",
+        "-c",
         "2",
         "--sizes",
         "100,500",

@@ -48,7 +48,7 @@ fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
     let sim = dir.save(
         "sim.json",
         &[
-            "sim", "csma", "-n", "1,2,4", "-l", "64,1536", "-t", "200ms", "--json",
+            "sim", "csma", "--hosts", "1,2,4", "-l", "64,1536", "-t", "200ms", "--json",
         ],
     );
     let tcp = dir.save("tcp.json", &["tcp", "-t", "1", "--json"]);

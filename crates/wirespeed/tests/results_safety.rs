@@ -388,7 +388,7 @@ fn sim_csma_ctrl_c_prints_the_finished_points() {
     let child = spawn(&with(
         &["sim", "csma"],
         &[
-            "-n",
+            "--hosts",
             "1-24",
             "-l",
             "64,1536",
@@ -422,7 +422,7 @@ fn probe_ctrl_c_prints_the_partial_fit() {
     // 16 sizes x 500 probes, 1 ms apart: over 8 s, interrupted after one.
     let child = spawn(&with(
         &["probe"],
-        &["127.0.0.1", "-n", "500", "--gap", "1ms"],
+        &["127.0.0.1", "-c", "500", "--gap", "1ms"],
     ));
     std::thread::sleep(Duration::from_millis(1000));
     signal(&child, libc::SIGINT);

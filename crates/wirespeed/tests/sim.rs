@@ -9,7 +9,17 @@ fn json(args: &[&str]) -> serde_json::Value {
 #[test]
 fn sim_csma_json_has_one_point_per_size_and_host_count() {
     let doc = json(&[
-        "sim", "csma", "-n", "1,2,6", "-l", "64,6/2", "-t", "100ms", "-R", "2", "--json",
+        "sim",
+        "csma",
+        "--hosts",
+        "1,2,6",
+        "-l",
+        "64,6/2",
+        "-t",
+        "100ms",
+        "--replications",
+        "2",
+        "--json",
     ]);
     assert_eq!(doc["schema"], "wirespeed.sim.v1");
     assert_eq!(doc["parameters"]["model"], "csma");
@@ -41,7 +51,7 @@ fn sim_csma_json_has_one_point_per_size_and_host_count() {
 #[test]
 fn sim_csma_same_seed_same_figures() {
     let args = [
-        "sim", "csma", "-n", "5", "-l", "128", "-t", "50ms", "--seed", "7", "-J",
+        "sim", "csma", "--hosts", "5", "-l", "128", "-t", "50ms", "--seed", "7", "-J",
     ];
     let a = json(&args);
     let b = json(&args);
@@ -54,7 +64,7 @@ fn sim_csma_same_seed_same_figures() {
 #[test]
 fn sim_csma_prints_a_table_per_size_and_the_theory() {
     let run = wirespeed(&[
-        "sim", "csma", "-n", "1-3", "-l", "64,1536", "-t", "100ms", "--theory",
+        "sim", "csma", "--hosts", "1-3", "-l", "64,1536", "-t", "100ms", "--theory",
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for text in [
@@ -79,7 +89,7 @@ fn sim_csma_prints_a_table_per_size_and_the_theory() {
 #[test]
 fn sim_csma_100_mbit_on_3000_ft_reports_late_collisions() {
     let doc = json(&[
-        "sim", "csma", "-r", "100M", "-n", "8", "-l", "1536", "-t", "200ms", "-J",
+        "sim", "csma", "-r", "100M", "--hosts", "8", "-l", "1536", "-t", "200ms", "-J",
     ]);
     assert!(
         doc["result"]["points"][0]["late_collisions"]
@@ -100,7 +110,7 @@ fn sim_csma_bad_input_is_one_line_and_status_2() {
     assert_one_line_error(&wirespeed(&["sim", "csma", "-r", "1G"]), "Table 2");
     assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "4000"]), "--oversize");
     assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "32"]), "64 to");
-    assert_one_line_error(&wirespeed(&["sim", "csma", "-n", "0"]), "host");
+    assert_one_line_error(&wirespeed(&["sim", "csma", "--hosts", "0"]), "host");
     assert_one_line_error(
         &wirespeed(&["sim", "csma", "--cable", "far"]),
         "cable length",
@@ -164,7 +174,7 @@ fn sim_csma_plot_writes_the_seed_figures() {
     let run = wirespeed(&[
         "sim",
         "csma",
-        "-n",
+        "--hosts",
         "1-3",
         "-l",
         "64,512",

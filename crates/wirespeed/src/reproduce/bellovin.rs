@@ -162,7 +162,7 @@ fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
         "--hops",
         "--max-ttl",
         &max_ttl,
-        "-n",
+        "-c",
         n,
         "--sizes",
         SIZES,
@@ -258,7 +258,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         &[
             "probe",
             "127.0.0.1",
-            "-n",
+            "-c",
             DENSE_PER_SIZE,
             "--sizes",
             SIZES,

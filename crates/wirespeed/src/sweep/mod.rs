@@ -80,7 +80,8 @@ pub(crate) struct SweepArgs {
     /// Bytes per write() and read() call.
     #[arg(
         short = 'l',
-        long = "length",
+        long = "len",
+        visible_alias = "length",
         default_value = "128KiB",
         value_name = "BYTES"
     )]
@@ -106,6 +107,7 @@ pub(crate) struct SweepArgs {
     #[arg(
         short = 'n',
         long = "bytes",
+        visible_alias = "num",
         default_value = "8MiB",
         value_name = "BYTES",
         conflicts_with = "time"
