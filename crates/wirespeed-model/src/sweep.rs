@@ -58,8 +58,8 @@ impl fmt::Display for BufferSize {
 /// The values of one axis of the grid, in the order given.
 ///
 /// Syntax: a comma-separated list of items; an item is a single value, an inclusive range
-/// `A..B` (step 1 packet, or `A..B:S` with step S), or a geometric range `A..B:xK` (each value
-/// K times the previous). A number without a unit is a count of packets (`1..17`, `3p`), one
+/// `A..B` or `A-B` (step 1 packet, or `A..B:S` with step S, B itself included), or a geometric
+/// range `A..B:xK` (each value K times the previous). A number without a unit is a count of packets (`1..17`, `3p`), one
 /// with a byte unit is bytes (`16KiB`, `4KiB..1MiB:x2`, `1500B`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -85,13 +85,16 @@ impl FromStr for Axis {
             if item.is_empty() {
                 return Err(error());
             }
-            match item.split_once("..") {
-                None => values.push(parse_value(item).ok_or_else(error)?),
-                Some((from, rest)) => {
-                    let (to, step) = match rest.split_once(':') {
-                        Some((to, step)) => (to, Some(step)),
-                        None => (rest, None),
-                    };
+            // The same range forms as every other list of numbers (`A..B`, `A-B`, `:S`), so
+            // that `1-4` means one thing in `sweep` and in `sim csma --hosts`.
+            let (range, step) = match item.split_once(':') {
+                Some((range, step)) => (range, Some(step)),
+                None => (item, None),
+            };
+            match range.split_once("..").or_else(|| range.split_once('-')) {
+                None if step.is_none() => values.push(parse_value(item).ok_or_else(error)?),
+                None => return Err(error()),
+                Some((from, to)) => {
                     let from = parse_value(from.trim()).ok_or_else(error)?;
                     let to = parse_value(to.trim()).ok_or_else(error)?;
                     expand_range(from, to, step, &mut values).ok_or_else(error)?;
@@ -154,6 +157,10 @@ fn expand_range(
             while value <= hi {
                 out.push(make(value));
                 value += step;
+            }
+            // As in every list of numbers: the range's end is on the axis even off the step.
+            if (hi - lo) % step != 0 {
+                out.push(make(hi));
             }
         }
     }
@@ -712,6 +719,47 @@ mod tests {
         );
         let e: Axis = "4KiB..16KiB:4KiB".parse().unwrap();
         assert_eq!(e.0.len(), 4);
+        let f: Axis = "1-4".parse().unwrap();
+        assert_eq!(f, "1..4".parse().unwrap());
+        let g: Axis = "16KiB-64KiB:16KiB".parse().unwrap();
+        assert_eq!(g.0.len(), 4);
+        let h: Axis = "2..9:4".parse().unwrap();
+        assert_eq!(
+            h.0.last(),
+            Some(&BufferSize::Packets(9)),
+            "the end is on the axis"
+        );
+    }
+
+    proptest! {
+        /// A list of packet counts means the same on a sweep axis as in every other list of
+        /// numbers (`sim csma --hosts`, `probe --sizes`): the same ranges, steps and ends.
+        #[test]
+        fn packet_axes_read_as_every_list_of_numbers(
+            items in proptest::collection::vec((1u64..40, 0u64..20, 0u64..6, 0usize..3), 1..5)
+        ) {
+            let text = items
+                .iter()
+                .map(|&(a, len, step, form)| match form {
+                    0 => a.to_string(),
+                    1 => format!("{a}-{}", a + len),
+                    _ if step == 0 => format!("{a}..{}", a + len),
+                    _ => format!("{a}..{}:{step}", a + len),
+                })
+                .collect::<Vec<_>>()
+                .join(",");
+            let list = crate::units::parse_number_list(&text, 1, 1000, 1000).unwrap();
+            let mut axis: Vec<u64> = text
+                .parse::<Axis>()
+                .unwrap()
+                .0
+                .into_iter()
+                .map(|v| v.bytes(1))
+                .collect();
+            axis.sort_unstable();
+            axis.dedup();
+            prop_assert_eq!(list, axis, "{}", text);
+        }
     }
 
     #[test]
