@@ -8,15 +8,18 @@
 //! know is shown the generic way with a note, never refused. Several documents of one schema
 //! get a comparison table (median, minimum, maximum of their headline figures).
 //!
-//! Rendering is pure (documents in, a string out) and total: it reads documents as
-//! `serde_json::Value`, so a missing field, a wrong type or a hostile string gives a thinner
-//! section, not a panic.
+//! Rendering is pure (documents in, a string out) and total. The page frame (heading, host
+//! facts, verdicts, every field as nested tables) walks a document as `serde_json::Value`; the
+//! tables and plots of a command come from its own result type, decoded from the document by
+//! the caller's [`Views`] (the binary, where the types live, beside their text views). A
+//! document that does not decode into its type (damaged, or written by another version) gets
+//! the generic section with the decoder's reason, never a panic.
 
 mod compare;
 mod generic;
 mod input;
-mod markup;
-mod plots;
+pub mod markup;
+pub mod plots;
 mod sections;
 mod series;
 mod throughput;
@@ -28,6 +31,39 @@ pub use markup::escape;
 
 use generic::{Budget, value_markup};
 use markup::{Cell, HtmlTable, Markup};
+
+/// What a command's own result type shows of one document.
+#[derive(Debug, Clone, Default)]
+pub struct View {
+    /// Its tables and plots.
+    pub markup: Markup,
+    /// The figures several documents of one command are compared by: a label, the unit key
+    /// the value is formatted by (`_bits_per_second`, `_seconds`, `_ms`, `` for a count), and
+    /// the value.
+    pub headlines: Vec<(String, &'static str, f64)>,
+    /// False when the tables show only part of the document (its fields are then shown open).
+    pub complete: bool,
+}
+
+/// The typed views of the commands this build knows: `view(command, document)` decodes the
+/// document into the command's result type and renders it; `None` when the command has no
+/// typed view (the page shows its scalar fields), `Some(Err(why))` when the document does not
+/// decode into the type.
+pub trait Views {
+    /// The view of `doc`, a document of `command` (`"stream"` for a cut-off `--json-stream`
+    /// that has intervals and no schema).
+    fn view(&self, command: &str, doc: &Value) -> Option<Result<View, String>>;
+}
+
+/// No typed views: every document is shown field by field (the crate's own tests use it).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct FieldsOnly;
+
+impl Views for FieldsOnly {
+    fn view(&self, _command: &str, _doc: &Value) -> Option<Result<View, String>> {
+        None
+    }
+}
 
 /// One document and where it came from.
 #[derive(Debug, Clone, PartialEq)]
@@ -103,8 +139,8 @@ fn title(doc: &Value) -> String {
     }
 }
 
-/// The page for these documents.
-pub fn render_page(entries: &[Entry]) -> String {
+/// The page for these documents, with the commands' typed `views`.
+pub fn render_page(entries: &[Entry], views: &dyn Views) -> String {
     let mut m = Markup::new();
     m.lit(HEAD);
     m.lit("<h1>wirespeed report</h1>\n<p class=\"meta\">");
@@ -120,10 +156,19 @@ pub fn render_page(entries: &[Entry]) -> String {
     if entries.is_empty() {
         m.note("No documents: give files or directories of results saved with --json, --json-stream or --results.");
     } else {
+        let typed: Vec<Option<Result<View, String>>> = entries
+            .iter()
+            .map(|e| match Kind::of(&e.document) {
+                Kind::Known(command) => views.view(&command, &e.document),
+                // A cut-off --json-stream has intervals and no schema.
+                Kind::Unknown if input::is_stream(&e.document) => views.view("stream", &e.document),
+                _ => None,
+            })
+            .collect();
         m.push(&index(entries));
-        m.push(&compare::tables(entries));
-        for (i, entry) in entries.iter().enumerate() {
-            m.push(&section(i + 1, entry));
+        m.push(&compare::tables(entries, &typed));
+        for (i, (entry, view)) in entries.iter().zip(&typed).enumerate() {
+            m.push(&section(i + 1, entry, view.as_ref()));
         }
     }
     m.lit("</body>\n</html>\n");
@@ -166,7 +211,7 @@ fn index(entries: &[Entry]) -> Markup {
     m
 }
 
-fn section(n: usize, entry: &Entry) -> Markup {
+fn section(n: usize, entry: &Entry, view: Option<&Result<View, String>>) -> Markup {
     let doc = &entry.document;
     let kind = Kind::of(doc);
     let mut m = Markup::new();
@@ -199,10 +244,25 @@ fn section(n: usize, entry: &Entry) -> Markup {
     }
     m.push(&sentences(doc, "verdicts", "Verdicts", "verdicts"));
     m.push(&sentences(doc, "warnings", "Warnings", "warnings"));
-    let summary = sections::summary(&kind, doc);
-    // Without tables of its own the fields are the content: shown open.
-    let open = summary.is_empty() || !sections::dedicated(&kind, doc);
-    m.push(&summary);
+    let open = match (view, &kind) {
+        (Some(Ok(v)), _) => {
+            m.push(&v.markup);
+            // Without tables of its own the fields are the content: shown open.
+            v.markup.is_empty() || !v.complete
+        }
+        (Some(Err(why)), Kind::Known(command)) => {
+            m.note(&format!(
+                "this \"{command}\" document does not match this version's result type ({why}): its fields are shown as nested tables"
+            ));
+            true
+        }
+        (_, Kind::Known(_)) => {
+            let summary = sections::summary(&kind, doc);
+            m.push(&summary);
+            summary.is_empty() || !sections::dedicated(&kind, doc)
+        }
+        _ => true,
+    };
     let mut budget = Budget::new(CELLS_PER_DOCUMENT);
     if let Some(p) = doc.get("parameters") {
         m.heading("Parameters");

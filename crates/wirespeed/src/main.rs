@@ -26,6 +26,7 @@ mod output;
 mod probe;
 mod progress;
 mod report;
+mod report_views;
 mod reproduce;
 mod runs_file;
 mod serve;
@@ -33,6 +34,7 @@ mod sim;
 mod sim_link;
 mod sweep;
 mod throughput;
+mod throughput_html;
 mod throughput_text;
 mod throughput_verdict;
 

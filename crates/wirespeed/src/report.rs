@@ -70,7 +70,7 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
                 }),
         );
     }
-    let page = html::render_page(&entries);
+    let page = html::render_page(&entries, &crate::report_views::CommandViews);
     if args.output == Path::new("-") {
         let mut out = io::stdout().lock();
         out.write_all(page.as_bytes())?;

@@ -926,7 +926,7 @@ mod decoding_tests {
 
     fn testdata(name: &str) -> String {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("../wirespeed-report/src/html/testdata")
+            .join("testdata/report")
             .join(name);
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
     }

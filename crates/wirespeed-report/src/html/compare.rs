@@ -6,88 +6,47 @@ use serde_json::Value;
 use wirespeed_model::stats::median;
 
 use super::markup::{Cell, HtmlTable, Markup, by_unit};
-use super::sections::num;
-use super::{Entry, Kind, anchor, title};
+use super::{Entry, Kind, View, anchor, title};
 
 /// Documents listed one by one beside the statistics.
 const MAX_RUN_COLUMNS: usize = 12;
 /// Figures compared per command when the command has no chosen headline figures.
 const MAX_GENERIC_METRICS: usize = 12;
 
-/// A headline figure: its label, the key its unit comes from, and where it is.
+/// A figure compared across documents: its label, the key its unit comes from, and each
+/// document's value.
 struct Metric {
     label: String,
-    unit_key: &'static str,
-    path: Vec<String>,
+    unit_key: String,
+    values: Vec<Option<f64>>,
 }
 
-fn chosen(label: &str, unit_key: &'static str, path: &[&str]) -> Metric {
-    Metric {
-        label: label.into(),
-        unit_key,
-        path: path.iter().map(|s| s.to_string()).collect(),
+/// The headline figures the commands' own types chose, in the order first seen.
+fn typed_metrics(views: &[Option<&View>]) -> Vec<Metric> {
+    let mut out: Vec<Metric> = Vec::new();
+    for (i, view) in views.iter().enumerate() {
+        for (label, unit, value) in view.map(|v| v.headlines.as_slice()).unwrap_or_default() {
+            let index = match out.iter().position(|m| &m.label == label) {
+                Some(k) => k,
+                None => {
+                    out.push(Metric {
+                        label: label.clone(),
+                        unit_key: unit.to_string(),
+                        values: vec![None; views.len()],
+                    });
+                    out.len() - 1
+                }
+            };
+            out[index].values[i] = Some(*value).filter(|v| v.is_finite());
+        }
     }
-}
-
-/// The figures worth comparing for a command.
-fn metrics(command: &str, docs: &[&Value]) -> Vec<Metric> {
-    match command {
-        "tcp" | "udp" => vec![
-            chosen(
-                "received rate",
-                "bits_per_second",
-                &["result", "end", "sum_received", "bits_per_second"],
-            ),
-            chosen(
-                "sent rate",
-                "bits_per_second",
-                &["result", "end", "sum_sent", "bits_per_second"],
-            ),
-            chosen(
-                "retransmits",
-                "",
-                &["result", "end", "sum_sent", "retransmits"],
-            ),
-            chosen(
-                "lost",
-                "lost_percent",
-                &["result", "end", "sum_received", "lost_percent"],
-            ),
-            chosen(
-                "jitter",
-                "jitter_seconds",
-                &["result", "end", "sum_received", "jitter_seconds"],
-            ),
-            chosen(
-                "CPU here",
-                "host_percent",
-                &["result", "end", "cpu_utilization_percent", "host_total"],
-            ),
-            chosen(
-                "CPU at the agent",
-                "remote_percent",
-                &["result", "end", "cpu_utilization_percent", "remote_total"],
-            ),
-        ],
-        "envelope" => vec![
-            chosen(
-                "goodput ceiling",
-                "bits_per_second",
-                &["result", "goodput_bits_per_second"],
-            ),
-            chosen("efficiency", "", &["result", "efficiency"]),
-        ],
-        "sweep" => vec![chosen(
-            "plateau",
-            "bytes_per_second",
-            &["result", "analysis", "plateau_bytes_per_second"],
-        )],
-        _ => generic_metrics(docs),
-    }
+    out
 }
 
 /// Numbers up to two levels under `result` that at least two of the documents have.
 fn generic_metrics(docs: &[&Value]) -> Vec<Metric> {
+    // A walk over whatever numbers the documents have: the fallback for commands without a
+    // typed view, so it reads keys it found, never keys it expects.
     let mut paths: Vec<Vec<String>> = Vec::new();
     for doc in docs {
         let Some(Value::Object(result)) = doc.get("result") else {
@@ -114,28 +73,22 @@ fn generic_metrics(docs: &[&Value]) -> Vec<Metric> {
     }
     paths
         .into_iter()
-        .map(|p| {
-            let mut path = vec!["result".to_string()];
-            path.extend(p.iter().cloned());
-            Metric {
-                label: p.join(" "),
-                unit_key: "",
-                path,
-            }
+        .map(|p| Metric {
+            label: p.join(" "),
+            unit_key: p.last().cloned().unwrap_or_default(),
+            values: docs.iter().map(|d| found_at(d, &p)).collect(),
         })
-        .filter(|m| {
-            docs.iter()
-                .filter(|d| value_at(d, &m.path).is_some())
-                .count()
-                >= 2
-        })
+        .filter(|m| m.values.iter().flatten().count() >= 2)
         .take(MAX_GENERIC_METRICS)
         .collect()
 }
 
-fn value_at(doc: &Value, path: &[String]) -> Option<f64> {
-    let keys: Vec<&str> = path.iter().map(String::as_str).collect();
-    num(doc, &keys).filter(|v| v.is_finite())
+/// The finite number at `result` / `keys` of a document, where the walk above found one.
+fn found_at(doc: &Value, keys: &[String]) -> Option<f64> {
+    keys.iter()
+        .try_fold(doc.get("result")?, |v, k| v.get(k))?
+        .as_f64()
+        .filter(|v| v.is_finite())
 }
 
 /// Parameters shown as differing, at most.
@@ -202,7 +155,7 @@ fn differing_parameters(docs: &[&Value]) -> Vec<(String, Vec<String>)> {
 }
 
 /// One comparison table per command that has two or more documents.
-pub(crate) fn tables(entries: &[Entry]) -> Markup {
+pub(crate) fn tables(entries: &[Entry], views: &[Option<Result<View, String>>]) -> Markup {
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
         if !matches!(Kind::of(&e.document), Kind::Known(_) | Kind::Unknown) {
@@ -217,9 +170,20 @@ pub(crate) fn tables(entries: &[Entry]) -> Markup {
     let mut m = Markup::new();
     for (name, members) in groups.iter().filter(|g| g.1.len() > 1) {
         let docs: Vec<&Value> = members.iter().map(|&i| &entries[i].document).collect();
-        let command = match Kind::of(docs[0]) {
-            Kind::Known(c) => c,
-            _ => String::new(),
+        let typed: Vec<Option<&View>> = members
+            .iter()
+            .map(|&i| {
+                views
+                    .get(i)
+                    .and_then(|v| v.as_ref())
+                    .and_then(|v| v.as_ref().ok())
+            })
+            .collect();
+        let chosen = typed_metrics(&typed);
+        let metrics = if chosen.is_empty() {
+            generic_metrics(&docs)
+        } else {
+            chosen
         };
         let shown = members.len().min(MAX_RUN_COLUMNS);
         let mut header = vec![
@@ -231,18 +195,13 @@ pub(crate) fn tables(entries: &[Entry]) -> Markup {
         ];
         header.extend(members[..shown].iter().map(|i| format!("#{}", i + 1)));
         let mut t = HtmlTable::new(header);
-        for metric in metrics(&command, &docs) {
-            let values: Vec<Option<f64>> = docs.iter().map(|d| value_at(d, &metric.path)).collect();
+        for metric in metrics {
+            let values = &metric.values;
             let present: Vec<f64> = values.iter().flatten().copied().collect();
             if present.is_empty() {
                 continue;
             }
-            let unit_key = if metric.unit_key.is_empty() {
-                metric.path.last().map_or("", String::as_str)
-            } else {
-                metric.unit_key
-            };
-            let show = |v: f64| by_unit(unit_key, v);
+            let show = |v: f64| by_unit(&metric.unit_key, v);
             let min = present.iter().copied().fold(f64::INFINITY, f64::min);
             let max = present.iter().copied().fold(f64::NEG_INFINITY, f64::max);
             let mut row = vec![

@@ -153,6 +153,14 @@ fn is_plan(value: &Value) -> bool {
         .is_some_and(|s| s.starts_with("wirespeed.") && s.contains("-runs.v"))
 }
 
+/// What `group` makes of a cut-off `--json-stream`: intervals under `result`, no schema.
+pub(crate) fn is_stream(value: &Value) -> bool {
+    value.get("schema").is_none()
+        && value
+            .get("result")
+            .is_some_and(|r| r.get("intervals").is_some())
+}
+
 fn interval_line(value: &Value) -> Option<&Value> {
     match value {
         Value::Object(m) if m.len() == 1 => m.get("interval"),

@@ -13,63 +13,68 @@ use wirespeed_model::units::{format_seconds, group_digits, significant};
 
 /// A piece of the page: literal markup and escaped text.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Markup(String);
+pub struct Markup(String);
 
 impl Markup {
-    pub(crate) fn new() -> Markup {
+    /// Nothing yet.
+    pub fn new() -> Markup {
         Markup(String::new())
     }
 
     /// Literal markup written in this crate's source.
-    pub(crate) fn lit(&mut self, markup: &'static str) -> &mut Markup {
+    pub fn lit(&mut self, markup: &'static str) -> &mut Markup {
         self.0.push_str(markup);
         self
     }
 
     /// Text from anywhere, escaped.
-    pub(crate) fn text(&mut self, text: &str) -> &mut Markup {
+    pub fn text(&mut self, text: &str) -> &mut Markup {
         escape_into(&mut self.0, text);
         self
     }
 
     /// A number (a section number, a count), which needs no escaping.
-    pub(crate) fn int(&mut self, n: usize) -> &mut Markup {
+    pub fn int(&mut self, n: usize) -> &mut Markup {
         let _ = write!(self.0, "{n}");
         self
     }
 
-    pub(crate) fn push(&mut self, other: &Markup) -> &mut Markup {
+    /// Appends markup built elsewhere (already escaped where it had to be).
+    pub fn push(&mut self, other: &Markup) -> &mut Markup {
         self.0.push_str(&other.0);
         self
     }
 
     /// A plot drawn by this crate.
-    pub(crate) fn svg(&mut self, svg: &Svg) -> &mut Markup {
+    pub fn svg(&mut self, svg: &Svg) -> &mut Markup {
         self.0.push_str(&svg.0);
         self
     }
 
     /// `<p class="note">text</p>`.
-    pub(crate) fn note(&mut self, text: &str) -> &mut Markup {
+    pub fn note(&mut self, text: &str) -> &mut Markup {
         self.lit("<p class=\"note\">").text(text).lit("</p>\n")
     }
 
-    pub(crate) fn heading(&mut self, text: &str) -> &mut Markup {
+    /// `<h3>text</h3>`.
+    pub fn heading(&mut self, text: &str) -> &mut Markup {
         self.lit("<h3>").text(text).lit("</h3>\n")
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// Nothing was written.
+    pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
 
-    pub(crate) fn into_string(self) -> String {
+    /// The page text.
+    pub fn into_string(self) -> String {
         self.0
     }
 }
 
 /// An SVG document drawn by [`crate::plot`], whose text the plotting backend escapes.
 #[derive(Debug, Clone)]
-pub(crate) struct Svg(String);
+pub struct Svg(String);
 
 impl Svg {
     /// Wraps a plot from [`crate::plot`]; only plot output may be passed here.
@@ -103,7 +108,7 @@ fn escape_into(out: &mut String, text: &str) {
 
 /// How a table cell is shown.
 #[derive(Debug, Clone)]
-pub(crate) enum Cell {
+pub enum Cell {
     /// Text, left-aligned.
     Text(String),
     /// A figure, right-aligned.
@@ -115,25 +120,30 @@ pub(crate) enum Cell {
 }
 
 impl Cell {
-    pub(crate) fn text(s: impl Into<String>) -> Cell {
+    /// Text, escaped when drawn.
+    pub fn text(s: impl Into<String>) -> Cell {
         Cell::Text(s.into())
     }
 
-    pub(crate) fn num(s: impl Into<String>) -> Cell {
+    /// A figure, right-aligned.
+    pub fn num(s: impl Into<String>) -> Cell {
         Cell::Num(s.into())
     }
 
     /// A figure or an empty cell.
-    pub(crate) fn opt(s: Option<String>) -> Cell {
+    pub fn opt(s: Option<String>) -> Cell {
         Cell::Num(s.unwrap_or_default())
     }
 }
 
 /// Colours for verdicts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Tone {
+pub enum Tone {
+    /// Within, passed, matched.
     Good,
+    /// Outside, failed, mismatched.
     Bad,
+    /// Neither.
     Neutral,
 }
 
@@ -149,25 +159,28 @@ impl Tone {
 
 /// An HTML table with a header row.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct HtmlTable {
+pub struct HtmlTable {
     header: Vec<String>,
     rows: Vec<Vec<Cell>>,
 }
 
 impl HtmlTable {
-    pub(crate) fn new<I: IntoIterator<Item = S>, S: Into<String>>(header: I) -> HtmlTable {
+    /// A table with this header row (none when empty).
+    pub fn new<I: IntoIterator<Item = S>, S: Into<String>>(header: I) -> HtmlTable {
         HtmlTable {
             header: header.into_iter().map(Into::into).collect(),
             rows: Vec::new(),
         }
     }
 
-    pub(crate) fn row(&mut self, cells: Vec<Cell>) -> &mut HtmlTable {
+    /// Appends a row.
+    pub fn row(&mut self, cells: Vec<Cell>) -> &mut HtmlTable {
         self.rows.push(cells);
         self
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
+    /// No rows.
+    pub fn is_empty(&self) -> bool {
         self.rows.is_empty()
     }
 
@@ -181,7 +194,7 @@ impl HtmlTable {
     }
 
     /// The table; a headed column empty in every row (UDP's loss on a TCP test) is left out.
-    pub(crate) fn markup(&self) -> Markup {
+    pub fn markup(&self) -> Markup {
         let shown: Vec<bool> = (0..self
             .header
             .len()
@@ -227,7 +240,7 @@ impl HtmlTable {
 
 /// A number in four significant digits, or with thousands separators when it is a whole
 /// number (counts, byte totals).
-pub(crate) fn number(v: f64) -> String {
+pub fn number(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
@@ -243,7 +256,7 @@ pub(crate) fn number(v: f64) -> String {
 }
 
 /// A rate in bits per second, in the decimal prefix that suits it.
-pub(crate) fn rate(bits_per_second: f64) -> String {
+pub fn rate(bits_per_second: f64) -> String {
     if bits_per_second.is_finite() {
         RateFormat::Adaptive.format(bits_per_second)
     } else {
@@ -252,7 +265,7 @@ pub(crate) fn rate(bits_per_second: f64) -> String {
 }
 
 /// A time in the unit that reads best, negative times included.
-pub(crate) fn seconds(s: f64) -> String {
+pub fn seconds(s: f64) -> String {
     if !s.is_finite() {
         "-".into()
     } else if s < 0.0 {
@@ -267,7 +280,7 @@ pub(crate) fn seconds(s: f64) -> String {
 
 /// A value formatted by the unit its field name carries (`*_bits_per_second`, `*_seconds`,
 /// `*_bytes`, `*_percent`, `*_ms`): the schemas put units in names, so the page can too.
-pub(crate) fn by_unit(key: &str, v: f64) -> String {
+pub fn by_unit(key: &str, v: f64) -> String {
     let key = key.to_ascii_lowercase();
     if !v.is_finite() {
         "-".into()

@@ -11,7 +11,7 @@ const LIMIT: f64 = 1e15;
 /// Points drawn per curve; longer series are thinned evenly.
 const MAX_POINTS: usize = 2000;
 /// Curves drawn per plot.
-pub(crate) const MAX_CURVES: usize = 16;
+pub const MAX_CURVES: usize = 16;
 /// Rows and columns drawn per heatmap.
 const MAX_CELLS_PER_SIDE: usize = 64;
 
@@ -40,7 +40,7 @@ fn clean(mut curve: Curve) -> Curve {
 }
 
 /// A line or scatter plot of `curves`, or `None` when no curve has a point to draw.
-pub(crate) fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -> Option<Svg> {
+pub fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -> Option<Svg> {
     let curves: Vec<Curve> = curves
         .into_iter()
         .map(clean)
@@ -58,7 +58,7 @@ pub(crate) fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -
 }
 
 /// A heatmap of `values[row][column]`, or `None` when it has no value to draw.
-pub(crate) fn heatmap(
+pub fn heatmap(
     labels: Labels<'_>,
     columns: &[String],
     rows: &[String],
@@ -85,7 +85,7 @@ pub(crate) fn heatmap(
 }
 
 /// Appends a plot under a caption, if there is one.
-pub(crate) fn figure(m: &mut Markup, caption: &str, svg: Option<Svg>) {
+pub fn figure(m: &mut Markup, caption: &str, svg: Option<Svg>) {
     if let Some(svg) = svg {
         m.lit("<figure>").svg(&svg);
         m.lit("<figcaption class=\"dim\">")
