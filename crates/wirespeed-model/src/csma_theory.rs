@@ -45,7 +45,7 @@ pub fn metcalfe_boggs_efficiency(packet_bits: f64, slot_bits: f64, q: f64) -> f6
 }
 
 /// One row of the theory beside a simulated point.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct MetcalfeBoggs {
     /// Stations always ready (`Q`).
     pub q: f64,

@@ -97,13 +97,23 @@ pub fn jain_fairness(xs: &[f64]) -> f64 {
 }
 
 /// A mean and the half-width of its two-sided confidence interval.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, serde::Deserialize)]
 pub struct Estimate {
     /// The mean over the samples.
+    #[serde(deserialize_with = "null_as_nan")]
     pub mean: f64,
     /// Half the width of the interval: the truth lies in `mean +- ci_half_width` at the stated
     /// confidence. NaN with one sample (no spread to judge by).
+    #[serde(deserialize_with = "null_as_nan")]
     pub ci_half_width: f64,
+}
+
+/// Reads the `null` a writer prints for a float that is not finite back as NaN. Needed on
+/// fields that a `#[serde(flatten)]` parent buffers, where a lenient reader of the whole
+/// document cannot reach them.
+pub fn null_as_nan<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 impl Estimate {

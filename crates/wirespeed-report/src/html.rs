@@ -20,9 +20,6 @@ mod generic;
 mod input;
 pub mod markup;
 pub mod plots;
-mod sections;
-mod series;
-mod throughput;
 
 use serde_json::Value;
 
@@ -110,7 +107,7 @@ pub(crate) enum Kind {
 
 impl Kind {
     pub(crate) fn of(doc: &Value) -> Kind {
-        let Some(schema) = doc.get("schema").and_then(Value::as_str) else {
+        let Some(schema) = Head::of(doc).schema else {
             return Kind::Unknown;
         };
         let Some(rest) = schema.strip_prefix("wirespeed.") else {
@@ -190,8 +187,8 @@ fn index(entries: &[Entry]) -> Markup {
             .lit("\">")
             .text(&title(doc))
             .lit("</a>");
-        if let Some(t) = doc.get("started_at").and_then(Value::as_str) {
-            m.lit(" <span class=\"dim\">").text(t).lit("</span>");
+        if let Some(t) = Head::of(doc).started_at {
+            m.lit(" <span class=\"dim\">").text(&t).lit("</span>");
         }
         m.lit(" <span class=\"src\">")
             .text(&e.source)
@@ -257,9 +254,11 @@ fn section(n: usize, entry: &Entry, view: Option<&Result<View, String>>) -> Mark
             true
         }
         (_, Kind::Known(_)) => {
-            let summary = sections::summary(&kind, doc);
-            m.push(&summary);
-            summary.is_empty() || !sections::dedicated(&kind, doc)
+            m.push(&generic::scalars(
+                "Summary",
+                doc.get("result").unwrap_or(&Value::Null),
+            ));
+            true
         }
         _ => true,
     };
@@ -306,33 +305,59 @@ fn everything_else(doc: &Value) -> Vec<(&str, &Value)> {
     }
 }
 
+/// The envelope every wirespeed document shares (see [`crate::Document`]), read into its
+/// types field by field: a field of another type reads as absent here and is shown as it is
+/// under "Every field".
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Head {
+    #[serde(deserialize_with = "or_none")]
+    schema: Option<String>,
+    #[serde(deserialize_with = "or_none")]
+    wirespeed_version: Option<String>,
+    #[serde(deserialize_with = "or_none")]
+    started_at: Option<String>,
+    #[serde(deserialize_with = "or_none")]
+    host: Option<crate::HostFacts>,
+}
+
+/// `T` if the value is one, else `None` (the frame never refuses a document).
+fn or_none<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let value = <Value as serde::Deserialize>::deserialize(d)?;
+    Ok(crate::decode::from_value(value).ok())
+}
+
+impl Head {
+    fn of(doc: &Value) -> Head {
+        match doc {
+            // From the borrowed value: the result, however large, is skipped, not copied.
+            Value::Object(_) => <Head as serde::Deserialize>::deserialize(doc).unwrap_or_default(),
+            _ => Head::default(),
+        }
+    }
+}
+
 /// Schema, version, start time and host facts (see [`crate::HostFacts`]).
 fn facts(doc: &Value) -> Markup {
+    let head = Head::of(doc);
     let mut t = HtmlTable::new(Vec::<String>::new());
-    let text = |v: Option<&Value>| v.map(|v| generic::scalar("", v));
     let mut add = |label: &str, value: Option<String>| {
         if let Some(v) = value {
             t.row(vec![Cell::text(label), Cell::text(v)]);
         }
     };
-    add("schema", text(doc.get("schema")));
-    add("wirespeed version", text(doc.get("wirespeed_version")));
-    add("started at", text(doc.get("started_at")));
-    if let Some(host) = doc.get("host") {
-        if host.is_object() {
-            add("host name", text(host.get("hostname")));
-            let os_kernel = [host.get("os"), host.get("kernel")]
-                .into_iter()
-                .flatten()
-                .map(|v| generic::scalar("", v))
-                .collect::<Vec<_>>()
-                .join(" ");
-            add("system", (!os_kernel.is_empty()).then_some(os_kernel));
-            add("processor", text(host.get("cpu_model")));
-            add("cores", text(host.get("cores")));
-        } else {
-            add("host", text(Some(host)));
-        }
+    add("schema", head.schema);
+    add("wirespeed version", head.wirespeed_version);
+    add("started at", head.started_at);
+    if let Some(host) = head.host {
+        add("host name", Some(host.hostname));
+        add("system", Some(format!("{} {}", host.os, host.kernel)));
+        add("processor", Some(host.cpu_model));
+        add("cores", Some(host.cores.to_string()));
     }
     let mut m = Markup::new();
     if !t.is_empty() {

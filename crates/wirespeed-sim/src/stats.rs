@@ -145,7 +145,7 @@ impl RunStats {
 }
 
 /// One point of a sweep (a length mix and a host count), over its replications.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct PointSummary {
     /// The length mix, as labelled in the seed's figures (`64`, `6/2`).
     pub lengths: String,
@@ -166,6 +166,7 @@ pub struct PointSummary {
     /// (6) Standard deviation of delay, seconds.
     pub delay_std_dev_seconds: Estimate,
     /// The collision-free ideal delay, seconds.
+    #[serde(deserialize_with = "wirespeed_model::sample_stats::null_as_nan")]
     pub ideal_delay_seconds: f64,
     /// (7) Excess delay, seconds.
     pub excess_delay_seconds: Estimate,

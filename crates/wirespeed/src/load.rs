@@ -212,7 +212,7 @@ pub(crate) fn mix_spec(mix: &LengthMix) -> String {
     }
 }
 
-fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
+pub(crate) fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
     let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
     match list.0.as_slice() {
         [one] => Ok(one.clone()),

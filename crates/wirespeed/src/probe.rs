@@ -205,7 +205,7 @@ struct Parameters {
     target: IpAddr,
     sizes_bytes: Vec<usize>,
     probes_per_size: u32,
-    per_hop: bool,
+    pub(crate) per_hop: bool,
     max_ttl: Option<u8>,
     gap_seconds: f64,
     hop_interval_seconds: f64,
@@ -255,7 +255,7 @@ pub(crate) struct ProbeReport {
     elapsed_seconds: f64,
     stopped_early: bool,
     /// Whether every hop was probed (else the destination alone, at TTL 64).
-    per_hop: bool,
+    pub(crate) per_hop: bool,
     /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     host_baseline: Option<HopFit>,

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::{Args, ValueEnum};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::units::parse_duration;
 use wirespeed_report::{Document, Render, Table};
 
@@ -93,7 +93,7 @@ pub(crate) struct ReproduceArgs {
     json: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub(crate) enum Name {
     /// Seeds 002/004: loopback ceiling, envelope figures, a 10 Mbit/s lab link.
@@ -167,7 +167,7 @@ impl Name {
 }
 
 /// Whether a row's figure is within its tolerance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Verdict {
     /// Within the stated tolerance.
@@ -196,7 +196,7 @@ impl Verdict {
 }
 
 /// One compared quantity.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Row {
     /// What is compared.
     pub(crate) quantity: String,
@@ -216,7 +216,7 @@ pub(crate) struct Row {
 }
 
 /// One of the seed's tables (or figures) beside ours.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Comparison {
     pub(crate) title: String,
     /// Where in the seed the figures come from.
@@ -227,7 +227,7 @@ pub(crate) struct Comparison {
 }
 
 /// A configured setting of the experiment (the ground truth).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct Setting {
     pub(crate) name: String,
     pub(crate) value: String,
@@ -241,10 +241,10 @@ pub(crate) fn setting(name: &str, value: impl Into<String>) -> Setting {
 }
 
 /// A finished reproduction.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Reproduction {
     pub(crate) name: Name,
-    pub(crate) seeds: &'static str,
+    pub(crate) seeds: std::borrow::Cow<'static, str>,
     pub(crate) ground_truth: Vec<Setting>,
     pub(crate) comparisons: Vec<Comparison>,
     pub(crate) notes: Vec<String>,
@@ -264,7 +264,7 @@ impl Reproduction {
         let count = |v: Verdict| all.clone().filter(|r| r.verdict == v).count();
         Reproduction {
             name,
-            seeds: name.entry().seeds,
+            seeds: name.entry().seeds.into(),
             rows: all.clone().count(),
             within: count(Verdict::Within),
             outside: count(Verdict::Outside),

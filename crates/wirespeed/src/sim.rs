@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use wirespeed_model::csma_theory::MetcalfeBoggs;
 use wirespeed_model::units::{format_seconds, group_digits, parse_duration, significant};
 use wirespeed_model::{BitRate, RateFormat};
@@ -264,23 +264,23 @@ struct SimParams {
 }
 
 /// One point with its theory.
-#[derive(Debug, Serialize)]
-struct SimPoint {
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SimPoint {
     #[serde(flatten)]
-    summary: PointSummary,
+    pub(crate) summary: PointSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
     metcalfe_boggs: Option<MetcalfeBoggs>,
 }
 
-#[derive(Debug, Serialize)]
-struct SimReport {
-    points: Vec<SimPoint>,
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SimReport {
+    pub(crate) points: Vec<SimPoint>,
     events: u64,
     wall_seconds: f64,
     events_per_second: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
     theory: Option<Vec<String>>,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     plots: Vec<String>,
     #[serde(skip)]
     rate_format: RateFormat,

@@ -188,6 +188,14 @@ impl Serialize for Technology {
     }
 }
 
+/// Read back from the short name it is written as (`100-full`), for saved documents.
+impl<'de> serde::Deserialize<'de> for Technology {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Technology, D::Error> {
+        let text = String::deserialize(d)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
 /// Why a mode or a set of modes did not parse.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]

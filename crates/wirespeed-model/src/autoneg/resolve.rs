@@ -21,7 +21,7 @@
 //! mismatch (which end is half), no link, or slower than both ends could do (when the ends'
 //! capabilities, by default what their configuration shows, allow a better mode).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{Abilities, Duplex, Pma, Technology};
 
@@ -163,7 +163,7 @@ impl std::str::FromStr for Partner {
 }
 
 /// One of the two ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum End {
     /// The first partner given.
@@ -173,7 +173,7 @@ pub enum End {
 }
 
 /// How an end arrived at its mode.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum HowResolved {
     /// Priority resolution of two advertisements.
@@ -187,7 +187,7 @@ pub enum HowResolved {
 }
 
 /// What one end runs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EndState {
     /// The technology in use; `None` without a link.
     pub technology: Option<Technology>,
@@ -236,7 +236,7 @@ pub fn duplex_word(duplex: Duplex) -> &'static str {
 }
 
 /// The class of a resolution.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "class")]
 pub enum Outcome {
     /// Both ends run the same mode, the best both can do.
@@ -262,7 +262,7 @@ pub enum Outcome {
 }
 
 /// The result of two partners meeting.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Resolution {
     /// What end A runs.
     pub a: EndState,

@@ -184,6 +184,25 @@ pub(crate) fn scalar(key: &str, v: &Value) -> String {
     }
 }
 
+/// The scalar fields at the top of a result, formatted by the units in their names.
+pub(crate) fn scalars(heading: &str, result: &Value) -> Markup {
+    let mut t = HtmlTable::new(["quantity", "value"]);
+    if let Value::Object(map) = result {
+        for (k, v) in map.iter().filter(|(_, v)| is_scalar(v)) {
+            t.row(vec![
+                Cell::text(k.replace('_', " ")),
+                Cell::num(scalar(k, v)),
+            ]);
+        }
+    }
+    let mut m = Markup::new();
+    if !t.is_empty() {
+        m.heading(heading);
+        m.push(&t.markup());
+    }
+    m
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -23,6 +23,33 @@ fn result_of<T: DeserializeOwned>(doc: &Value) -> Result<T, String> {
         .map_err(|e| e.to_string())
 }
 
+/// A whole document (a results file's plan with its runs) decoded into `T`.
+fn decode_whole<T: DeserializeOwned>(doc: &Value) -> Result<T, String> {
+    wirespeed_report::decode::from_value::<T>(doc.clone()).map_err(|e| e.to_string())
+}
+
+/// Fields whose presence tells two shapes of one schema apart.
+#[derive(Clone, Copy)]
+enum Field {
+    Points,
+    Outcome,
+}
+
+/// Whether the document's result has `field` (a typed look, not a path read).
+fn has_field(doc: &Value, field: Field) -> bool {
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Shape {
+        points: Option<serde::de::IgnoredAny>,
+        outcome: Option<serde::de::IgnoredAny>,
+    }
+    let shape = result_of::<Shape>(doc).unwrap_or_default();
+    match field {
+        Field::Points => shape.points.is_some(),
+        Field::Outcome => shape.outcome.is_some(),
+    }
+}
+
 impl Views for CommandViews {
     fn view(&self, command: &str, doc: &Value) -> Option<Result<View, String>> {
         Some(match command {
@@ -43,6 +70,65 @@ impl Views for CommandViews {
                     complete: false,
                 })
             }
+            "sweep" => result_of::<crate::sweep::render::SweepReport>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
+            "sweep-runs" => decode_whole::<crate::sweep::html::SweepRuns>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: Vec::new(),
+                complete: true,
+            }),
+            "load" => result_of::<crate::load_render::LoadResult>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: Vec::new(),
+                complete: true,
+            }),
+            "load-runs" => decode_whole::<crate::load_html::LoadRuns>(doc)
+                .and_then(|r| r.html())
+                .map(|markup| View {
+                    markup,
+                    headlines: Vec::new(),
+                    complete: true,
+                }),
+            "probe" => result_of::<crate::probe::ProbeReport>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: Vec::new(),
+                complete: true,
+            }),
+            // `sim link` has directions and no points: its fields are its content.
+            "sim" if !has_field(doc, Field::Points) => return None,
+            "sim" => result_of::<crate::sim::SimReport>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: Vec::new(),
+                complete: true,
+            }),
+            "reproduce" => result_of::<crate::reproduce::Reproduction>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
+            // A decoded or encoded code word has no partners to resolve.
+            "autoneg" if !has_field(doc, Field::Outcome) => return None,
+            "autoneg" => result_of::<wirespeed_model::autoneg::Resolution>(doc).map(|r| View {
+                markup: crate::autoneg_html::html(&r),
+                headlines: Vec::new(),
+                complete: true,
+            }),
+            "envelope" => result_of::<wirespeed_model::Envelope>(doc).map(|e| View {
+                markup: crate::envelope::html(&e),
+                headlines: vec![
+                    (
+                        "goodput ceiling".into(),
+                        "bits_per_second",
+                        e.goodput_bits_per_second,
+                    ),
+                    ("efficiency".into(), "", e.efficiency),
+                ],
+                // The envelope's every field is its content: shown open.
+                complete: false,
+            }),
             _ => return None,
         })
     }

@@ -161,7 +161,10 @@ fn envelope_and_autoneg_show_their_figures() {
         "envelope.json",
         include_str!("../../testdata/report/envelope.json"),
     );
-    assert!(html.contains("goodput bits per second") && html.contains("9.415 Mbit/s"));
+    assert!(
+        html.contains("<td>goodput ceiling</td><td class=\"num\">9.415 Mbit/s</td>"),
+        "{html}"
+    );
     assert!(
         html.contains("<details open>"),
         "the envelope's fields are its content"
@@ -448,4 +451,29 @@ proptest! {
     fn any_text_parses_or_fails_cleanly(text in "\\PC{0,64}") {
         let _ = parse_documents(&text);
     }
+}
+
+/// A document of a known command that does not decode into its type (a field renamed or
+/// missing, as a damaged file or another version would have it) is shown field by field with
+/// the decoder's reason, never as blank tables.
+#[test]
+fn a_document_that_does_not_fit_its_type_says_why() {
+    let mut doc: Value =
+        serde_json::from_str(include_str!("../../testdata/report/tcp.json")).unwrap();
+    doc["result"]["end"]
+        .as_object_mut()
+        .unwrap()
+        .remove("sum_received");
+    let html = render_page(&[Entry {
+        source: "damaged".into(),
+        document: doc,
+    }]);
+    assert!(
+        html.contains(
+            "does not match this version&#39;s result type (missing field `sum_received`"
+        ),
+        "{html}"
+    );
+    assert!(!html.contains("<h3>Totals</h3>"));
+    assert!(html.contains("<details open>"));
 }

@@ -6,6 +6,7 @@
 //! loop can be tested without a network.
 
 mod agent_runner;
+pub(crate) mod html;
 pub(crate) mod render;
 
 use std::io::IsTerminal;
