@@ -66,7 +66,7 @@ fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
     for needle in [
         "<a href=\"#doc-1\">envelope</a>",
         "<a href=\"#doc-3\">tcp</a>",
-        "goodput bits per second",
+        "goodput ceiling",
         "9.415 Mbit/s",
         "efficiency against hosts",
         "<h3>Totals</h3>",
