@@ -161,6 +161,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         for &(id, flow) in &flows {
             let s = UdpSocket::bind(SocketAddr::new(ip, 0)).map_err(local_err)?;
             sock::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
+            crate::udp::enable_gro(&s);
             udp.push((id, flow, s));
         }
     }

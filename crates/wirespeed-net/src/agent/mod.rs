@@ -737,6 +737,7 @@ fn run_session(
 fn udp_socket(local_ip: IpAddr, spec: &TestSpec) -> io::Result<UdpSocket> {
     let s = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
     sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
+    crate::udp::enable_gro(&s);
     Ok(s)
 }
 
