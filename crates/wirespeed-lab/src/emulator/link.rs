@@ -918,6 +918,229 @@ mod tests {
         assert_eq!(d.counters().drops_medium, 2);
     }
 
+    /// A TAP frame of `len` bytes: IPv4/UDP from 198.18.0.1 to 198.18.0.2, port `port`.
+    fn udp_frame(len: usize, port: u16) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[14 + 9] = 17;
+        f[26..30].copy_from_slice(&[198, 18, 0, 1]);
+        f[30..34].copy_from_slice(&[198, 18, 0, 2]);
+        f[34..36].copy_from_slice(&40000u16.to_be_bytes());
+        f[36..38].copy_from_slice(&port.to_be_bytes());
+        f
+    }
+
+    fn aqm(kind: AqmKind) -> AqmConfig {
+        AqmConfig {
+            kind,
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+            flows: 1024,
+            quantum: 1514,
+        }
+    }
+
+    /// Offers `arrivals` (instant, frame) to an AQM direction, advancing it exactly to each
+    /// event (as a perfectly punctual caller would) and to `end`; returns the events by tag.
+    fn run_aqm(d: &mut Direction, arrivals: &[(u64, Vec<u8>)], end: u64) -> Vec<Event> {
+        let mut out = Vec::new();
+        for (tag, (t, frame)) in arrivals.iter().enumerate() {
+            while let Some(e) = d.next_event().filter(|e| e.0 < *t) {
+                d.advance(e, &mut out);
+            }
+            d.enqueue(Nanos(*t), frame, Duration::ZERO, tag as u64, &mut out);
+        }
+        d.advance(Nanos(end), &mut out);
+        out
+    }
+
+    #[test]
+    fn codel_below_target_delivers_exactly_as_drop_tail_does() {
+        // Bursts of three full frames every 50 ms at 10 Mbit/s: the last waits 2.46 ms, below
+        // the 5 ms target, so CoDel never drops and the schedule is drop-tail's to the ns.
+        let frame = udp_frame(1514, 9);
+        let arrivals: Vec<(u64, Vec<u8>)> = (0..60u64)
+            .flat_map(|b| (0..3).map(move |k| (b * 50_000_000 + k * 1_000, k)))
+            .map(|(t, _)| (t, frame.clone()))
+            .collect();
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let mut tail = Direction::new(cfg, ETH, 1500);
+        let expected: Vec<u64> = arrivals
+            .iter()
+            .map(|(t, f)| at(tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO)))
+            .collect();
+        for kind in [AqmKind::Codel, AqmKind::FqCodel] {
+            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+            let events = run_aqm(&mut d, &arrivals, 4_000_000_000);
+            let got: Vec<u64> = events
+                .iter()
+                .map(|e| match e {
+                    Event::Deliver { at, .. } => at.0,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(got, expected, "{kind:?}");
+            let c = d.counters();
+            assert_eq!((c.frames_out, c.queue_frames_max), (180, 2));
+            assert_eq!(c.aqm.unwrap().drops, 0);
+        }
+    }
+
+    #[test]
+    fn a_late_caller_gets_the_same_schedule_as_a_punctual_one() {
+        // 15 Mbit/s of full frames into 10 Mbit/s for 1 s: CoDel drops; a caller that only
+        // comes at each arrival (never at the departures between) gets the same decisions.
+        let frame = udp_frame(1514, 9);
+        let arrivals: Vec<(u64, Vec<u8>)> = (0..1238u64)
+            .map(|i| (i * 807_466, frame.clone()))
+            .collect();
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let mut punctual = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let a = run_aqm(&mut punctual, &arrivals, 3_000_000_000);
+        let mut late = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let mut b = Vec::new();
+        for (tag, (t, f)) in arrivals.iter().enumerate() {
+            late.enqueue(Nanos(*t), f, Duration::ZERO, tag as u64, &mut b);
+        }
+        late.advance(Nanos(3_000_000_000), &mut b);
+        assert_eq!(a, b);
+        assert!(punctual.counters().aqm.unwrap().drops > 0);
+        assert_eq!(late.next_event(), None);
+    }
+
+    /// Queue delay (wire bytes waiting / rate) after `seconds` of an unresponsive load of
+    /// full frames at `load` bit/s into 10 Mbit/s with a 1000-frame queue, and the AQM drops.
+    fn overload(aqm_kind: Option<AqmKind>, load: u64, seconds: u64) -> (f64, u64, u64) {
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let gap = 1514 * 8 * 1_000_000_000 / load;
+        let frame = udp_frame(1514, 9);
+        let n = seconds * 1_000_000_000 / gap;
+        let mut out = Vec::new();
+        match aqm_kind {
+            None => {
+                let mut d = Direction::new(cfg, ETH, 1500);
+                for i in 0..n {
+                    d.offer(Nanos(i * gap), 1514, Duration::ZERO);
+                }
+                let c = d.counters();
+                (c.queue_bytes as f64 * 8.0 / 1e7, c.drops_queue, 0)
+            }
+            Some(kind) => {
+                let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+                for i in 0..n {
+                    d.enqueue(Nanos(i * gap), &frame, Duration::ZERO, i, &mut out);
+                }
+                let c = d.counters();
+                let drops = c.aqm.unwrap().drops;
+                (c.queue_bytes as f64 * 8.0 / 1e7, c.drops_queue, drops)
+            }
+        }
+    }
+
+    #[test]
+    fn codel_cannot_catch_up_with_an_unresponsive_double_overload_in_seconds() {
+        // 20 Mbit/s into 10: half the frames must go. CoDel's n-th drop of an episode comes
+        // about 2 x interval x sqrt(n) after its start, so in 4 s it has dropped some
+        // (4 s / 0.2 s)^2 = 400 frames of the ~3,300 too many, and the queue fills to its hard
+        // limit as drop-tail's does (1000 frames, 1.23 s).
+        let (tail_delay, tail_drops, _) = overload(None, 20_000_000, 4);
+        let (codel_delay, codel_tail, codel_drops) = overload(Some(AqmKind::Codel), 20_000_000, 4);
+        eprintln!(
+            "20M into 10M for 4 s: drop-tail {tail_delay:.3} s queued ({tail_drops} drops); codel {codel_delay:.3} s queued ({codel_drops} codel + {codel_tail} tail drops)"
+        );
+        assert!(tail_delay > 1.2 && codel_delay > 1.2);
+        assert!((250..600).contains(&codel_drops), "{codel_drops}");
+    }
+
+    #[test]
+    fn codel_holds_a_mild_overload_near_target() {
+        // 10.5 Mbit/s into 10: 5% must go, about 43 drops a second, a rate CoDel's control law
+        // reaches within a second or two; after 20 s the standing queue is a few ms.
+        let (tail_delay, _, _) = overload(None, 10_500_000, 20);
+        let (codel_delay, codel_tail, codel_drops) = overload(Some(AqmKind::Codel), 10_500_000, 20);
+        eprintln!(
+            "10.5M into 10M for 20 s: drop-tail {tail_delay:.3} s queued; codel {codel_delay:.4} s queued ({codel_drops} codel + {codel_tail} tail drops)"
+        );
+        assert!(tail_delay > 1.2);
+        assert_eq!(codel_tail, 0);
+        assert!(codel_delay < 0.05, "{codel_delay}");
+    }
+
+    #[test]
+    fn fq_codel_serves_a_sparse_flow_through_a_flood() {
+        // A 20 Mbit/s flood on one port, and a 100-byte packet on another every 100 ms: with
+        // FQ-CoDel each sparse packet waits at most for the frame on the wire; drop-tail makes
+        // it wait behind the whole queue.
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let flood = udp_frame(1514, 9);
+        let ping = udp_frame(100, 7);
+        let gap = 605_600;
+        let mut arrivals: Vec<(u64, Vec<u8>)> = (0..6_605u64).map(|i| (i * gap, flood.clone())).collect();
+        for k in 0..40u64 {
+            arrivals.push((k * 100_000_000 + 1, ping.clone()));
+        }
+        arrivals.sort_by_key(|(t, _)| *t);
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let events = run_aqm(&mut d, &arrivals, 6_000_000_000);
+        let mut worst = 0;
+        for e in &events {
+            if let Event::Deliver { tag, at } = e {
+                let (t, f) = &arrivals[*tag as usize];
+                if f.len() == 100 {
+                    worst = worst.max(at.0 - t);
+                }
+            }
+        }
+        let sparse = events
+            .iter()
+            .filter(|e| matches!(e, Event::Deliver { tag, .. } if arrivals[*tag as usize].1.len() == 100))
+            .count();
+        assert_eq!(sparse, 40, "no sparse packet is lost");
+        // One full frame on the wire (1.2304 ms) + its own (0.1376 ms) + 20 ms of delay.
+        assert!(worst <= 1_230_400 + 137_600 + 20_000_000, "{worst}");
+        let s = d.counters().aqm.unwrap();
+        assert!(s.flows_max >= 2 && s.ecn_marks == 0);
+        // Drop-tail: the last sparse packets wait behind a full 1000-frame queue.
+        let mut tail = Direction::new(cfg, ETH, 1500);
+        let mut tail_worst = 0;
+        for (t, f) in &arrivals {
+            if let Verdict::Deliver { at } = tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO)
+                && f.len() == 100
+            {
+                tail_worst = tail_worst.max(at.0 - t);
+            }
+        }
+        assert!(tail_worst > 1_000_000_000, "{tail_worst}");
+    }
+
+    #[test]
+    fn fq_codel_with_a_byte_limit_drops_from_the_fattest_flow() {
+        let cfg = config(1_000_000, 0, QueueLimit::Bytes(10 * 1538), 0.0);
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let mut out = Vec::new();
+        let fat = udp_frame(1514, 1);
+        let thin = udp_frame(1514, 2);
+        // One on the wire, then 10 of the fat flow fill the bytes; thin arrivals push the
+        // fat flow's head out.
+        for tag in 0..11 {
+            d.enqueue(Nanos(0), &fat, Duration::ZERO, tag, &mut out);
+        }
+        assert_eq!(out, vec![Event::Deliver { tag: 0, at: Nanos(12_304_000) }]);
+        out.clear();
+        d.enqueue(Nanos(0), &thin, Duration::ZERO, 100, &mut out);
+        assert_eq!(
+            out,
+            vec![Event::Drop {
+                tag: 1,
+                reason: DropReason::QueueFull
+            }]
+        );
+        let c = d.counters();
+        assert_eq!((c.drops_queue, c.aqm.unwrap().overflow_drops), (1, 1));
+        assert_eq!(c.queue_bytes, 10 * 1538);
+    }
+
     proptest! {
         #[test]
         fn deliveries_are_ordered_spaced_and_conserved(
