@@ -1779,11 +1779,18 @@ delay = "100us"
         let text = format!(
             "{TWO}aqm = \"fq_codel\"\naqm_target = \"10ms\"\naqm_interval = \"200ms\"\nfq_flows = 64\nfq_quantum = 300\nqueue = 1000\n"
         );
-        let a = Topology::parse(&text, "t.toml").unwrap().links[0].aqm.unwrap();
+        let a = Topology::parse(&text, "t.toml").unwrap().links[0]
+            .aqm
+            .unwrap();
         assert_eq!(a.kind, AqmKind::FqCodel);
         assert_eq!(
             (a.target, a.interval, a.flows, a.quantum),
-            (Duration::from_millis(10), Duration::from_millis(200), 64, 300)
+            (
+                Duration::from_millis(10),
+                Duration::from_millis(200),
+                64,
+                300
+            )
         );
     }
 
@@ -1793,12 +1800,20 @@ delay = "100us"
             (
                 "aqm = \"red\"",
                 11,
-                &["aqm \"red\"", "\"codel\", \"fq_codel\" or \"none\"", "e.g. aqm = \"fq_codel\""][..],
+                &[
+                    "aqm \"red\"",
+                    "\"codel\", \"fq_codel\" or \"none\"",
+                    "e.g. aqm = \"fq_codel\"",
+                ][..],
             ),
             (
                 "aqm = \"codel\"\naqm_target = \"0ms\"",
                 12,
-                &["aqm_target = \"0ms\"", "100us..=1s", "e.g. aqm_target = \"5ms\""],
+                &[
+                    "aqm_target = \"0ms\"",
+                    "100us..=1s",
+                    "e.g. aqm_target = \"5ms\"",
+                ],
             ),
             (
                 "aqm = \"codel\"\naqm_target = 5",
@@ -1808,7 +1823,11 @@ delay = "100us"
             (
                 "aqm = \"codel\"\naqm_interval = \"forever\"",
                 12,
-                &["aqm_interval = \"forever\"", "1ms..=10s", "e.g. aqm_interval = \"100ms\""],
+                &[
+                    "aqm_interval = \"forever\"",
+                    "1ms..=10s",
+                    "e.g. aqm_interval = \"100ms\"",
+                ],
             ),
             (
                 "aqm = \"codel\"\naqm_target = \"200ms\"",
@@ -1823,7 +1842,11 @@ delay = "100us"
             (
                 "aqm = \"fq_codel\"\nfq_quantum = \"1514\"",
                 12,
-                &["fq_quantum = \"1514\"", "256..=65536", "e.g. fq_quantum = 1514"],
+                &[
+                    "fq_quantum = \"1514\"",
+                    "256..=65536",
+                    "e.g. fq_quantum = 1514",
+                ],
             ),
             (
                 "aqm = \"codel\"\nfq_flows = 16",

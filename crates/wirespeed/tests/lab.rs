@@ -676,7 +676,15 @@ fn loaded_run(aqm: Option<&str>, load: &str, ping_h2: bool) -> LoadedRun {
          exit 1"
     );
     let mut child = Command::new(exe)
-        .args(["lab", "run", &path.display().to_string(), "--", "sh", "-c", &script])
+        .args([
+            "lab",
+            "run",
+            &path.display().to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -775,14 +783,30 @@ fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
         codel_tcp.aqm,
     );
     // Drop-tail bloats under both loads.
-    assert!(tail_udp.max() > 0.2, "drop-tail under UDP: {:?}", tail_udp.delays);
-    assert!(worst(&tail_udp.pings) > base_rtt + 0.2, "{:?}", tail_udp.pings);
-    assert!(tail_tcp.max() > 0.2, "drop-tail under TCP: {:?}", tail_tcp.delays);
+    assert!(
+        tail_udp.max() > 0.2,
+        "drop-tail under UDP: {:?}",
+        tail_udp.delays
+    );
+    assert!(
+        worst(&tail_udp.pings) > base_rtt + 0.2,
+        "{:?}",
+        tail_udp.pings
+    );
+    assert!(
+        tail_tcp.max() > 0.2,
+        "drop-tail under TCP: {:?}",
+        tail_tcp.delays
+    );
     // CoDel drops under the flood, at the pace its control law allows (not enough to matter).
     let codel_drops = codel_udp.aqm["drops"].as_u64().unwrap();
     assert!((50..2_000).contains(&codel_drops), "{}", codel_udp.aqm);
     // CoDel keeps TCP's standing queue near target.
-    assert!(codel_tcp.aqm["drops"].as_u64().unwrap() > 0, "{}", codel_tcp.aqm);
+    assert!(
+        codel_tcp.aqm["drops"].as_u64().unwrap() > 0,
+        "{}",
+        codel_tcp.aqm
+    );
     assert!(
         codel_tcp.settled() < 5.0 * target,
         "codel under TCP: {:?}",

@@ -702,7 +702,9 @@ impl FlowKey {
     pub fn of_frame(frame: &[u8]) -> FlowKey {
         let mut key = FlowKey::default();
         let mut at = 12;
-        let Some(mut ethertype) = frame.get(at..at + 2).map(|b| u16::from_be_bytes([b[0], b[1]]))
+        let Some(mut ethertype) = frame
+            .get(at..at + 2)
+            .map(|b| u16::from_be_bytes([b[0], b[1]]))
         else {
             return key;
         };
@@ -1143,7 +1145,10 @@ mod tests {
             prop_assert_eq!(bytes_in, bytes_out + bytes_dropped + aqm.bytes());
             prop_assert_eq!(queued.len(), aqm.len());
             let c = aqm.counters();
-            prop_assert_eq!((c.bytes_in, c.bytes_out, c.bytes_dropped), (bytes_in, bytes_out, bytes_dropped));
+            prop_assert_eq!(
+                (c.bytes_in, c.bytes_out, c.bytes_dropped),
+                (bytes_in, bytes_out, bytes_dropped)
+            );
             prop_assert_eq!(c.ecn_marks, 0);
         }
         // Draining gives back exactly what is queued.

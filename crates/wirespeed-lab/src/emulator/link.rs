@@ -355,7 +355,10 @@ impl<M: Medium> Direction<M> {
             self.processor_free = done;
             done
         };
-        let path = self.aqm.as_mut().expect("enqueue is for a direction with AQM");
+        let path = self
+            .aqm
+            .as_mut()
+            .expect("enqueue is for a direction with AQM");
         // The queue is FIFO in arrival order: a frame that skipped processing does not
         // overtake one still in it.
         let ready = ready.max(path.last_ready);
@@ -450,7 +453,8 @@ impl<M: Medium> Direction<M> {
                     path.dropped = dropped;
                     return;
                 }
-                path.aqm.enqueue(p.ready.0, p.len, p.hash, p.tag, &mut dropped);
+                path.aqm
+                    .enqueue(p.ready.0, p.len, p.hash, p.tag, &mut dropped);
                 path.queued_wire += wire;
             }
             (Aqm::FqCodel(fq), limit) => {
@@ -992,9 +996,8 @@ mod tests {
         // 15 Mbit/s of full frames into 10 Mbit/s for 1 s: CoDel drops; a caller that only
         // comes at each arrival (never at the departures between) gets the same decisions.
         let frame = udp_frame(1514, 9);
-        let arrivals: Vec<(u64, Vec<u8>)> = (0..1238u64)
-            .map(|i| (i * 807_466, frame.clone()))
-            .collect();
+        let arrivals: Vec<(u64, Vec<u8>)> =
+            (0..1238u64).map(|i| (i * 807_466, frame.clone())).collect();
         let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
         let mut punctual = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
         let a = run_aqm(&mut punctual, &arrivals, 3_000_000_000);
@@ -1076,7 +1079,8 @@ mod tests {
         let flood = udp_frame(1514, 9);
         let ping = udp_frame(100, 7);
         let gap = 605_600;
-        let mut arrivals: Vec<(u64, Vec<u8>)> = (0..6_605u64).map(|i| (i * gap, flood.clone())).collect();
+        let mut arrivals: Vec<(u64, Vec<u8>)> =
+            (0..6_605u64).map(|i| (i * gap, flood.clone())).collect();
         for k in 0..40u64 {
             arrivals.push((k * 100_000_000 + 1, ping.clone()));
         }
@@ -1126,7 +1130,13 @@ mod tests {
         for tag in 0..11 {
             d.enqueue(Nanos(0), &fat, Duration::ZERO, tag, &mut out);
         }
-        assert_eq!(out, vec![Event::Deliver { tag: 0, at: Nanos(12_304_000) }]);
+        assert_eq!(
+            out,
+            vec![Event::Deliver {
+                tag: 0,
+                at: Nanos(12_304_000)
+            }]
+        );
         out.clear();
         d.enqueue(Nanos(0), &thin, Duration::ZERO, 100, &mut out);
         assert_eq!(
