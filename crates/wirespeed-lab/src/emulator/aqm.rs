@@ -666,8 +666,9 @@ impl<T> Aqm<T> {
 }
 
 /// What FQ-CoDel hashes: protocol, addresses and ports (RFC 8290 section 4.1.1). Frames that
-/// are not IP hash on their EtherType alone; IP fragments after the first, and protocols without
-/// ports, on protocol and addresses.
+/// are not IP hash on their EtherType alone; IPv4 fragments after the first, protocols without
+/// ports, and IPv6 packets with extension headers (which are not followed) on protocol and
+/// addresses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct FlowKey {
     /// EtherType (0x0800, 0x86dd, or another for non-IP frames).
