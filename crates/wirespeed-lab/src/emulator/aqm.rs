@@ -6,7 +6,7 @@
 //! names the frame's buffer); what the queue drops is handed back to the caller in a vector,
 //! so that the buffer can be reused and the drop counted.
 //!
-//! CoDel decides at dequeue, not at enqueue (RFC 8289 section 3): the signal is the *sojourn
+//! CoDel decides at dequeue, not at enqueue (RFC 8289 section 3.1, the estimator): the signal is the *sojourn
 //! time* of the packet leaving the queue, the time from its enqueue to its dequeue, and a packet
 //! is dropped when that time has stayed above `target` for at least `interval`. Once dropping,
 //! the next drop comes `interval / sqrt(count)` after the previous one (the control law, RFC 8289
@@ -25,15 +25,16 @@
 
 use std::collections::VecDeque;
 
-/// CoDel's default target: the acceptable standing queue delay (RFC 8289 section 4.4).
+/// CoDel's default target: the acceptable standing queue delay (RFC 8289 section 4.3).
 pub const DEFAULT_TARGET_NS: u64 = 5_000_000;
-/// CoDel's default interval: a worst-case round trip (RFC 8289 section 4.3).
+/// CoDel's default interval: a worst-case round trip (RFC 8289 section 4.2).
 pub const DEFAULT_INTERVAL_NS: u64 = 100_000_000;
-/// FQ-CoDel's default number of flow queues (RFC 8290 section 5.1: 1024 in Linux).
+/// FQ-CoDel's default number of flow queues (RFC 8290's default, that of the Linux
+/// implementation it describes).
 pub const DEFAULT_FLOWS: u32 = 1024;
-/// FQ-CoDel's default quantum: one full Ethernet frame without FCS (RFC 8290 section 5.1).
+/// FQ-CoDel's default quantum: one full Ethernet frame without FCS (RFC 8290's default).
 pub const DEFAULT_QUANTUM: u32 = 1514;
-/// FQ-CoDel's default limit of packets in all queues together (RFC 8290 section 5.1).
+/// FQ-CoDel's default limit of packets in all queues together (RFC 8290's default).
 pub const DEFAULT_LIMIT: u32 = 10240;
 
 /// CoDel's parameters.
@@ -45,7 +46,7 @@ pub struct CodelParams {
     pub interval_ns: u64,
     /// The largest packet, bytes (RFC 8289's MAXPACKET, the link's MTU-sized packet): with no
     /// more than this many bytes left queued CoDel never drops, so that a slow link whose one
-    /// packet takes longer than `target` to send stays busy (RFC 8289 section 4.4).
+    /// packet takes longer than `target` to send stays busy (RFC 8289 section 4.1, non-starvation).
     pub mtu_bytes: u64,
 }
 
@@ -70,7 +71,7 @@ pub struct FqCodelParams {
     pub quantum: u32,
     /// Most packets in all queues together; beyond it the fattest queue loses its head.
     pub limit: u32,
-    /// Seed of the flow hash (RFC 8290 section 4.1.1: a per-instance perturbation, so that
+    /// Seed of the flow hash (RFC 8290 section 4.1: a per-instance perturbation, so that
     /// which flows share a queue differs between links).
     pub seed: u64,
 }
@@ -122,7 +123,7 @@ pub struct AqmCounters {
     pub ecn_marks: u64,
 }
 
-/// The state of one CoDel instance (RFC 8289 section 5.2's per-queue variables).
+/// The state of one CoDel instance (the per-queue variables of RFC 8289 section 5).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CodelVars {
     /// When the sojourn time will have been above target for a whole interval; `None` while
@@ -146,7 +147,7 @@ trait Source<T> {
     fn backlog(&self) -> u64;
 }
 
-/// `t + interval / sqrt(count)`: when the next drop is due (RFC 8289 section 5.5).
+/// `t + interval / sqrt(count)`: when the next drop is due (RFC 8289 sections 3.3 and 5).
 fn control_law(t: u64, interval_ns: u64, count: u32) -> u64 {
     let spacing = interval_ns as f64 / f64::from(count.max(1)).sqrt();
     t + spacing as u64
@@ -180,7 +181,7 @@ impl CodelVars {
         let sojourn = now.saturating_sub(packet.enqueued_ns);
         let mut ok_to_drop = false;
         if sojourn < p.target_ns || q.backlog() <= p.mtu_bytes {
-            // Below target, or too little left to keep the link busy (section 4.4): the
+            // Below target, or too little left to keep the link busy (section 4.1): the
             // delay must again stay above target for a whole interval before a drop.
             self.first_above_time = None;
         } else {
@@ -193,7 +194,7 @@ impl CodelVars {
         (Some(packet), ok_to_drop)
     }
 
-    /// The RFC's `dequeue` (section 5.5): the packet to send, if any; the packets CoDel dropped
+    /// The RFC's `dequeue` (section 5): the packet to send, if any; the packets CoDel dropped
     /// on the way are pushed onto `dropped`.
     fn dequeue<T>(
         &mut self,
@@ -229,7 +230,7 @@ impl CodelVars {
             }
             (packet, _) = self.dodequeue(p, now, q);
             self.dropping = true;
-            // Count reuse (section 5.5, as Linux does it): an episode that starts soon after
+            // Count reuse (section 5's pseudocode, which takes it from Linux): an episode that starts soon after
             // the last one (drop_next is at most an interval after the last drop, so
             // now - drop_next approximates the time since it) resumes at the drop rate that
             // controlled the queue then, rather than from 1.
@@ -295,7 +296,8 @@ impl<T> Codel<T> {
     }
 
     /// Adds a packet of `len` bytes at `now`, stamped for its sojourn time. CoDel itself never
-    /// refuses one: the queue's hard limit is the caller's (RFC 8289 section 5.3).
+    /// refuses one: the queue's hard limit is the caller's (RFC 8289 section 5's enqueue only
+    /// stamps the packet).
     pub fn enqueue(&mut self, now: u64, len: u64, payload: T) {
         self.counters.packets_in += 1;
         self.counters.bytes_in += len;
@@ -471,7 +473,9 @@ impl<T> FqCodel<T> {
     }
 
     /// Drops the head packet of the queue holding the most bytes onto `dropped` (RFC 8290
-    /// section 4.1: the overload that exceeds the limit is most likely that flow's doing).
+    /// section 4.1: the overload that exceeds the limit is most likely that flow's doing). One
+    /// packet per call: Linux drops a batch at once to save work, which changes which packets
+    /// go but not whose.
     /// False if everything is empty. The queue keeps its place in its list: the scheduler
     /// finds it empty when it next comes to it.
     pub fn drop_fattest(&mut self, dropped: &mut Vec<Packet<T>>) -> bool {
@@ -505,6 +509,8 @@ impl<T> FqCodel<T> {
                 None => (*self.old_flows.front()?, false),
             };
             let quantum = i64::from(self.params.quantum);
+            // "Negative credits" in the RFC's words, "has already dequeued at least a quantum":
+            // a deficit at or below zero, as Linux tests it.
             if self.flows[i].deficit <= 0 {
                 // It has sent its quantum this round: more credit, and to the end of the old
                 // flows, so a flow that stays backlogged gives up new-flow priority.
@@ -665,7 +671,7 @@ impl<T> Aqm<T> {
     }
 }
 
-/// What FQ-CoDel hashes: protocol, addresses and ports (RFC 8290 section 4.1.1). Frames that
+/// What FQ-CoDel hashes: protocol, addresses and ports (RFC 8290 section 4.1). Frames that
 /// are not IP hash on their EtherType alone; IPv4 fragments after the first, protocols without
 /// ports, and IPv6 packets with extension headers (which are not followed) on protocol and
 /// addresses.
