@@ -406,16 +406,18 @@ impl<M: Medium> Direction<M> {
                 _ => break,
             }
         }
-        self.note_aqm(&path, 0);
+        self.note_aqm(&path, false);
         self.aqm = Some(path);
     }
 
-    /// Depth and AQM counters after an event; `idle` frames just admitted to an idle wire are
-    /// not counted as waiting.
-    fn note_aqm(&mut self, path: &AqmPath, idle: u64) {
-        let wire = if idle == 0 { 0 } else { path.queued_wire };
-        let frames = path.aqm.len() as u64 - idle;
-        self.note_depth(frames, path.queued_wire - wire);
+    /// Depth and AQM counters after an event. A frame just admitted to an idle wire (`idle`)
+    /// is alone in the queue and leaves at once: it is not counted as waiting.
+    fn note_aqm(&mut self, path: &AqmPath, idle: bool) {
+        if idle {
+            self.note_depth(path.aqm.len() as u64 - 1, 0);
+        } else {
+            self.note_depth(path.aqm.len() as u64, path.queued_wire);
+        }
         let c = path.aqm.counters();
         let flows = path.aqm.active_flows() as u64;
         let stats = self.counters.aqm.get_or_insert_default();
@@ -482,7 +484,7 @@ impl<M: Medium> Direction<M> {
             });
         }
         path.dropped = dropped;
-        self.note_aqm(path, u64::from(idle));
+        self.note_aqm(path, idle);
     }
 
     /// The wire is free at `t` with frames queued: the AQM picks the next one (dropping what
