@@ -13,6 +13,12 @@
 //! the frame is read) and the egress thread of the direction reaching it (receive cost,
 //! charged when the frame's last bit arrives; the frame is written when the CPU is done).
 //!
+//! A direction with active queue management (`aqm = "codel"` or `"fq_codel"`) decides a
+//! frame's fate when it leaves the queue, not when it arrives: its ingress thread holds the
+//! queued frames' buffers, hands each arrival to [`Direction::enqueue`], and also wakes at
+//! [`Direction::next_event`] (the instant the wire frees) to let the queue release the next
+//! frame; the egress thread is the same.
+//!
 //! A half-duplex link, a duplex-mismatch link and a hub ([`crate::topology::Segment`]) are one
 //! shared medium each: a single thread holds all their stations' TAP devices and runs the
 //! simulator's CSMA/CD MAC on the real clock (`shared_port`).
@@ -35,7 +41,7 @@ use crate::LabError;
 use crate::addressing::{Plan, plan};
 use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now};
 use crate::emulator::host::{HostCounters, HostCpu};
-use crate::emulator::link::{Direction, DirectionCounters, Verdict};
+use crate::emulator::link::{Direction, DirectionCounters, Event, Verdict};
 use crate::emulator::router::RouterEgress;
 use crate::emulator::shared::{SharedConfig, SharedMedium};
 use crate::emulator::stats::{LatenessHistogram, LatenessSummary};
@@ -233,7 +239,10 @@ impl Lab {
                 });
                 let (tx, rx) = mpsc::channel::<Scheduled>();
                 let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
-                let direction = Direction::new(config, link.layer, link.mtu);
+                let mut direction = Direction::new(config, link.layer, link.mtu);
+                if let Some(aqm) = &link.aqm {
+                    direction = direction.with_aqm(aqm);
+                }
                 let (src_cpu, dst_cpu) = if from_a {
                     (cpus[0].clone(), cpus[1].clone())
                 } else {
@@ -272,6 +281,7 @@ impl Lab {
                     medium: "full".into(),
                     shared: Shared::Direction(port),
                     host: src_cpu,
+                    aqm: link.aqm.map(|a| a.kind.name().to_string()),
                 });
             }
         }
@@ -333,6 +343,7 @@ impl Lab {
                 delay_ns: u64::try_from(link.ab.delay.as_nanos()).unwrap_or(u64::MAX),
                 medium: word(duplex).into(),
                 shared: Shared::Station(station),
+                aqm: None,
                 host: None,
             });
         }
@@ -393,6 +404,7 @@ impl Lab {
                 medium: "half".into(),
                 shared: Shared::Station(s),
                 host: None,
+                aqm: None,
             });
         }
         let port = SharedPort {
@@ -507,7 +519,122 @@ struct Ingress {
 }
 
 impl Ingress {
-    fn run(mut self) {
+    fn run(self) {
+        if self.direction.has_aqm() {
+            self.run_aqm();
+        } else {
+            self.run_drop_tail();
+        }
+    }
+
+    /// The event path of a direction with active queue management: each frame read is
+    /// enqueued with a tag, its buffer held here until the queue delivers or drops it; between
+    /// reads the thread sleeps only until the queue's next event, so that every departure is
+    /// decided at (or just after) its instant with every earlier arrival already known.
+    fn run_aqm(mut self) {
+        sys::tighten_timer_slack();
+        sys::realtime_priority();
+        let mut held: std::collections::HashMap<u64, (Vec<u8>, usize)> =
+            std::collections::HashMap::new();
+        let mut pool: Vec<Vec<u8>> = Vec::new();
+        let mut events: Vec<Event> = Vec::new();
+        let mut next_tag: u64 = 0;
+        while !self.stop.load(Ordering::Relaxed) {
+            let now = monotonic_now();
+            self.direction.advance(now, &mut events);
+            if !self.release(&mut events, &mut held, &mut pool) {
+                return;
+            }
+            let wait = self
+                .direction
+                .next_event()
+                .map_or(POLL_INTERVAL.as_nanos() as i64, |t| t.minus(now))
+                .clamp(0, POLL_INTERVAL.as_nanos() as i64);
+            let timeout = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: wait as libc::c_long,
+            };
+            let mut pfd = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd, a valid timespec, no signal mask.
+            let ready = unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
+            if ready <= 0 {
+                continue;
+            }
+            loop {
+                let mut buffer = pool
+                    .pop()
+                    .or_else(|| self.recycled.try_recv().ok())
+                    .unwrap_or_else(|| vec![0; self.frame_buffer]);
+                let len = match sys::read_frame(self.fd, &mut buffer) {
+                    Ok(len) if len > 0 => len,
+                    _ => {
+                        pool.push(buffer);
+                        break;
+                    }
+                };
+                // The memory bound counts the frames queued here as well as those in flight.
+                if self.shared.in_flight.load(Ordering::Acquire) + held.len() as u64
+                    >= self.max_in_flight
+                {
+                    self.direction.refuse_memory(len as u64);
+                    *self.shared.counters.lock().expect("counters lock") =
+                        self.direction.counters();
+                    pool.push(buffer);
+                    continue;
+                }
+                let now = monotonic_now();
+                let processing = self
+                    .router
+                    .as_ref()
+                    .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
+                let ready = self.host.as_ref().map_or(now, |cpu| {
+                    cpu.lock().expect("host lock").transmit(now, len as u64)
+                });
+                let tag = next_tag;
+                next_tag += 1;
+                self.direction
+                    .enqueue(ready, &buffer[..len], processing, tag, &mut events);
+                held.insert(tag, (buffer, len));
+                if !self.release(&mut events, &mut held, &mut pool) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Hands the delivered frames to the egress thread and takes the dropped ones' buffers
+    /// back; publishes the counters. False if the egress thread is gone.
+    fn release(
+        &mut self,
+        events: &mut Vec<Event>,
+        held: &mut std::collections::HashMap<u64, (Vec<u8>, usize)>,
+        pool: &mut Vec<Vec<u8>>,
+    ) -> bool {
+        for event in events.drain(..) {
+            match event {
+                Event::Deliver { tag, at } => {
+                    let (buffer, len) = held.remove(&tag).expect("a held frame");
+                    self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+                    if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
+                        return false;
+                    }
+                }
+                Event::Drop { tag, .. } => {
+                    if let Some((buffer, _)) = held.remove(&tag) {
+                        pool.push(buffer);
+                    }
+                }
+            }
+        }
+        *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+        true
+    }
+
+    fn run_drop_tail(mut self) {
         sys::realtime_priority();
         let mut spare: Option<Vec<u8>> = None;
         while !self.stop.load(Ordering::Relaxed) {
@@ -686,6 +813,8 @@ struct PortHandle {
     delay_ns: u64,
     medium: String,
     shared: Shared,
+    /// "codel" or "fq_codel" on a direction with active queue management.
+    aqm: Option<String>,
 }
 
 /// The emulator's threads. [`Emulator::stop`] ends them.
@@ -726,6 +855,10 @@ pub struct PortStatus {
     /// receive work together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<HostCounters>,
+    /// The direction's active queue management, "codel" or "fq_codel" (absent: drop-tail);
+    /// what it did is `counters.aqm`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<String>,
 }
 
 impl Emulator {
@@ -752,6 +885,7 @@ impl Emulator {
                         .as_ref()
                         .map(|cpu| cpu.lock().expect("host lock").counters())
                         .or_else(|| p.shared.host()),
+                    aqm: p.aqm.clone(),
                 }
             })
             .collect()

@@ -30,6 +30,11 @@
 //! rate = "10M"          # or rate_ab / rate_ba, one per direction
 //! delay = "50us"        # or length_m + velocity_factor
 //! queue = 100           # packets; or queue_bytes = "64KiB"
+//! aqm = "fq_codel"      # or "codel"; none (drop-tail) by default
+//! aqm_target = "5ms"    # CoDel's target and interval (RFC 8289 defaults)
+//! aqm_interval = "100ms"
+//! fq_flows = 1024       # FQ-CoDel's flow queues and quantum (RFC 8290 defaults)
+//! fq_quantum = 1514
 //! ```
 
 use std::collections::HashMap;
@@ -270,6 +275,53 @@ pub struct DirectionConfig {
     pub hidden_hops: u8,
 }
 
+/// Which active queue management a link's directions run instead of plain drop-tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AqmKind {
+    /// CoDel on the one FIFO (RFC 8289).
+    Codel,
+    /// FQ-CoDel: flow queues by 5-tuple hash, deficit round robin, CoDel per queue (RFC 8290).
+    FqCodel,
+}
+
+impl AqmKind {
+    /// The word the topology file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            AqmKind::Codel => "codel",
+            AqmKind::FqCodel => "fq_codel",
+        }
+    }
+}
+
+/// Active queue management of both directions of a link (`aqm = ...` and its keys). The
+/// direction's `queue` / `queue_bytes` stays the hard limit: CoDel tail-drops beyond it,
+/// FQ-CoDel drops the head of its fattest flow queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AqmConfig {
+    /// CoDel or FQ-CoDel.
+    pub kind: AqmKind,
+    /// CoDel's target sojourn time.
+    pub target: Duration,
+    /// CoDel's interval.
+    pub interval: Duration,
+    /// FQ-CoDel's number of flow queues.
+    pub flows: u32,
+    /// FQ-CoDel's quantum, bytes.
+    pub quantum: u32,
+}
+
+/// Ranges of the AQM keys: (key, lowest, highest) as the file writes them.
+pub const AQM_TARGET_RANGE: (Duration, Duration) =
+    (Duration::from_micros(100), Duration::from_secs(1));
+/// Range of `aqm_interval`.
+pub const AQM_INTERVAL_RANGE: (Duration, Duration) =
+    (Duration::from_millis(1), Duration::from_secs(10));
+/// Range of `fq_flows`.
+pub const FQ_FLOWS_RANGE: (i64, i64) = (1, 65_536);
+/// Range of `fq_quantum`, bytes.
+pub const FQ_QUANTUM_RANGE: (i64, i64) = (256, 65_536);
+
 /// The duplex of one end of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LinkDuplex {
@@ -306,6 +358,8 @@ pub struct Link {
     /// Whether the link carries IPv6 (`ipv6 = false` keeps IPv6's own multicast chatter off
     /// a slow line).
     pub ipv6: bool,
+    /// Active queue management of both directions; `None` is drop-tail.
+    pub aqm: Option<AqmConfig>,
     /// Address of end a, if the file gives one.
     pub a_address: Option<Ipv4Net>,
     /// Address of end b, if the file gives one.
@@ -565,6 +619,11 @@ struct RawLink {
     hidden_hops: Option<Spanned<toml::Value>>,
     a_address: Option<Spanned<String>>,
     b_address: Option<Spanned<String>>,
+    aqm: Option<Spanned<String>>,
+    aqm_target: Option<Spanned<toml::Value>>,
+    aqm_interval: Option<Spanned<toml::Value>>,
+    fq_flows: Option<Spanned<toml::Value>>,
+    fq_quantum: Option<Spanned<toml::Value>>,
 }
 
 impl RawTopology {
@@ -1056,6 +1115,7 @@ impl RawLink {
                 (self.hidden_hops.is_some(), "hidden_hops"),
                 (self.queue_bytes.is_some(), "queue_bytes"),
                 (self.layer.is_some(), "layer"),
+                (self.aqm.is_some(), "aqm"),
             ];
             if let Some((_, key)) = unsupported.iter().find(|(given, _)| *given) {
                 return Err(ctx.error(
@@ -1106,10 +1166,159 @@ impl RawLink {
             duplex_b,
             layer,
             ipv6: self.ipv6.unwrap_or(true),
+            aqm: self.aqm(ctx)?,
             a_address: address(&self.a_address)?,
             b_address: address(&self.b_address)?,
             line,
         })
+    }
+
+    /// The `aqm` key and the keys that tune it; each bad value is one line naming the key, the
+    /// value, the range and an example.
+    fn aqm(&self, ctx: &Ctx<'_>) -> Result<Option<AqmConfig>, TopologyError> {
+        let kind = match &self.aqm {
+            None => None,
+            Some(a) => match a.get_ref().as_str() {
+                "none" => None,
+                "codel" => Some(AqmKind::Codel),
+                "fq_codel" => Some(AqmKind::FqCodel),
+                other => {
+                    return Err(ctx.error(
+                        a,
+                        format!(
+                            "aqm \"{other}\" is not one of \"codel\", \"fq_codel\" or \"none\": e.g. aqm = \"fq_codel\""
+                        ),
+                    ));
+                }
+            },
+        };
+        let tuning = [
+            (&self.aqm_target, "aqm_target", true),
+            (&self.aqm_interval, "aqm_interval", true),
+            (&self.fq_flows, "fq_flows", false),
+            (&self.fq_quantum, "fq_quantum", false),
+        ];
+        for (value, key, codel_too) in tuning {
+            let Some(v) = value else { continue };
+            let fits = match kind {
+                None => false,
+                Some(AqmKind::Codel) => codel_too,
+                Some(AqmKind::FqCodel) => true,
+            };
+            if !fits {
+                let needs = if codel_too {
+                    "aqm = \"codel\" or aqm = \"fq_codel\""
+                } else {
+                    "aqm = \"fq_codel\""
+                };
+                return Err(ctx.error(
+                    v,
+                    format!(
+                        "{key} = {} tunes {needs}, which this link does not have: add it or remove {key}",
+                        v.get_ref()
+                    ),
+                ));
+            }
+        }
+        let Some(kind) = kind else {
+            return Ok(None);
+        };
+        let time = |v: &Option<Spanned<toml::Value>>,
+                    key: &str,
+                    (min, max): (Duration, Duration),
+                    default: Duration,
+                    example: &str|
+         -> Result<Duration, TopologyError> {
+            let Some(v) = v else { return Ok(default) };
+            let range = format!(
+                "{}..={}",
+                wirespeed_model::units::format_seconds(min.as_secs_f64()).replace(' ', ""),
+                wirespeed_model::units::format_seconds(max.as_secs_f64()).replace(' ', "")
+            );
+            let bad = || {
+                ctx.error(
+                    v,
+                    format!(
+                        "{key} = {} is not a time in {range}: e.g. {key} = \"{example}\"",
+                        v.get_ref()
+                    ),
+                )
+            };
+            let toml::Value::String(text) = v.get_ref() else {
+                return Err(bad());
+            };
+            let d = wirespeed_model::units::parse_duration(text).map_err(|_| bad())?;
+            if d < min || d > max || text.trim_start().starts_with('-') {
+                return Err(bad());
+            }
+            Ok(d)
+        };
+        let target = time(
+            &self.aqm_target,
+            "aqm_target",
+            AQM_TARGET_RANGE,
+            Duration::from_nanos(crate::emulator::aqm::DEFAULT_TARGET_NS),
+            "5ms",
+        )?;
+        let interval = time(
+            &self.aqm_interval,
+            "aqm_interval",
+            AQM_INTERVAL_RANGE,
+            Duration::from_nanos(crate::emulator::aqm::DEFAULT_INTERVAL_NS),
+            "100ms",
+        )?;
+        if target >= interval {
+            let at = self
+                .aqm_target
+                .as_ref()
+                .or(self.aqm_interval.as_ref())
+                .expect("the defaults are in order");
+            return Err(ctx.error(
+                at,
+                format!(
+                    "aqm_target {:?} must be below aqm_interval {:?} (RFC 8289 puts it at 5-10% of the interval): e.g. aqm_target = \"5ms\" with aqm_interval = \"100ms\"",
+                    target, interval
+                ),
+            ));
+        }
+        let whole = |v: &Option<Spanned<toml::Value>>,
+                     key: &str,
+                     (min, max): (i64, i64),
+                     default: u32,
+                     example: u32|
+         -> Result<u32, TopologyError> {
+            let Some(v) = v else { return Ok(default) };
+            match v.get_ref() {
+                toml::Value::Integer(i) if (min..=max).contains(i) => Ok(*i as u32),
+                other => Err(ctx.error(
+                    v,
+                    format!(
+                        "{key} = {other} is not a whole number in {min}..={max}: e.g. {key} = {example}"
+                    ),
+                )),
+            }
+        };
+        let flows = whole(
+            &self.fq_flows,
+            "fq_flows",
+            FQ_FLOWS_RANGE,
+            crate::emulator::aqm::DEFAULT_FLOWS,
+            1024,
+        )?;
+        let quantum = whole(
+            &self.fq_quantum,
+            "fq_quantum",
+            FQ_QUANTUM_RANGE,
+            crate::emulator::aqm::DEFAULT_QUANTUM,
+            1514,
+        )?;
+        Ok(Some(AqmConfig {
+            kind,
+            target,
+            interval,
+            flows,
+            quantum,
+        }))
     }
 
     fn delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
@@ -1547,6 +1756,120 @@ delay = "100us"
         ] {
             let (_, msg) = err(&TWO.replace(from, to));
             assert!(msg.contains(needle), "{needle}: {msg}");
+        }
+    }
+
+    #[test]
+    fn aqm_keys_parse_with_the_rfc_defaults() {
+        let t = Topology::parse(TWO, "t.toml").unwrap();
+        assert_eq!(t.links[0].aqm, None, "drop-tail unless asked");
+        let t = Topology::parse(&format!("{TWO}aqm = \"none\"\n"), "t.toml").unwrap();
+        assert_eq!(t.links[0].aqm, None);
+        let t = Topology::parse(&format!("{TWO}aqm = \"codel\"\n"), "t.toml").unwrap();
+        assert_eq!(
+            t.links[0].aqm,
+            Some(AqmConfig {
+                kind: AqmKind::Codel,
+                target: Duration::from_millis(5),
+                interval: Duration::from_millis(100),
+                flows: 1024,
+                quantum: 1514,
+            })
+        );
+        let text = format!(
+            "{TWO}aqm = \"fq_codel\"\naqm_target = \"10ms\"\naqm_interval = \"200ms\"\nfq_flows = 64\nfq_quantum = 300\nqueue = 1000\n"
+        );
+        let a = Topology::parse(&text, "t.toml").unwrap().links[0]
+            .aqm
+            .unwrap();
+        assert_eq!(a.kind, AqmKind::FqCodel);
+        assert_eq!(
+            (a.target, a.interval, a.flows, a.quantum),
+            (
+                Duration::from_millis(10),
+                Duration::from_millis(200),
+                64,
+                300
+            )
+        );
+    }
+
+    #[test]
+    fn bad_aqm_values_name_the_key_value_range_and_an_example() {
+        for (extra, line, needles) in [
+            (
+                "aqm = \"red\"",
+                11,
+                &[
+                    "aqm \"red\"",
+                    "\"codel\", \"fq_codel\" or \"none\"",
+                    "e.g. aqm = \"fq_codel\"",
+                ][..],
+            ),
+            (
+                "aqm = \"codel\"\naqm_target = \"0ms\"",
+                12,
+                &[
+                    "aqm_target = \"0ms\"",
+                    "100us..=1s",
+                    "e.g. aqm_target = \"5ms\"",
+                ],
+            ),
+            (
+                "aqm = \"codel\"\naqm_target = 5",
+                12,
+                &["aqm_target = 5", "100us..=1s", "e.g. aqm_target = \"5ms\""],
+            ),
+            (
+                "aqm = \"codel\"\naqm_interval = \"forever\"",
+                12,
+                &[
+                    "aqm_interval = \"forever\"",
+                    "1ms..=10s",
+                    "e.g. aqm_interval = \"100ms\"",
+                ],
+            ),
+            (
+                "aqm = \"codel\"\naqm_target = \"200ms\"",
+                12,
+                &["aqm_target 200ms must be below aqm_interval 100ms", "e.g."],
+            ),
+            (
+                "aqm = \"fq_codel\"\nfq_flows = 0",
+                12,
+                &["fq_flows = 0", "1..=65536", "e.g. fq_flows = 1024"],
+            ),
+            (
+                "aqm = \"fq_codel\"\nfq_quantum = \"1514\"",
+                12,
+                &[
+                    "fq_quantum = \"1514\"",
+                    "256..=65536",
+                    "e.g. fq_quantum = 1514",
+                ],
+            ),
+            (
+                "aqm = \"codel\"\nfq_flows = 16",
+                12,
+                &["fq_flows = 16 tunes aqm = \"fq_codel\""],
+            ),
+            (
+                "aqm_target = \"5ms\"",
+                11,
+                &["aqm_target = \"5ms\" tunes aqm = \"codel\" or aqm = \"fq_codel\""],
+            ),
+            (
+                "duplex = \"half\"\naqm = \"codel\"",
+                11,
+                &["aqm is not available on a half-duplex (CSMA/CD) link"],
+            ),
+        ] {
+            let (at, msg) = err(&format!("{TWO}{extra}\n"));
+            assert!(!msg.contains('\n'), "{msg}");
+            assert_eq!(at, line, "{extra}: {msg}");
+            for needle in needles {
+                assert!(msg.contains(needle), "{needle}: {msg}");
+            }
         }
     }
 

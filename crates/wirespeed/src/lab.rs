@@ -413,6 +413,41 @@ impl Render for StatusResult {
                         "host processing model: frames charged the host's transmit and receive costs at this port, one at a time"
                     )?;
                 }
+                if ports.iter().any(|p| p.aqm.is_some()) {
+                    let mut aqm = Table::new([
+                        "aqm port",
+                        "aqm",
+                        "drop aqm",
+                        "drop overflow",
+                        "ecn marks",
+                        "flows now/max",
+                        "queue delay",
+                    ]);
+                    for p in ports {
+                        let (Some(kind), Some(a)) = (&p.aqm, &p.counters.aqm) else {
+                            continue;
+                        };
+                        // What the waiting bytes take to serialize: the delay a frame
+                        // arriving now would see before its first bit goes.
+                        let delay = p.counters.queue_bytes as f64 * 8.0
+                            / p.rate_bits_per_second.max(1) as f64;
+                        aqm.row([
+                            format!("{} {} -> {}", p.interface, p.from, p.to),
+                            kind.clone(),
+                            group_digits(a.drops),
+                            group_digits(a.overflow_drops),
+                            group_digits(a.ecn_marks),
+                            format!("{}/{}", a.flows, a.flows_max),
+                            format_seconds(delay),
+                        ]);
+                    }
+                    writeln!(out)?;
+                    write!(out, "{aqm}")?;
+                    writeln!(
+                        out,
+                        "active queue management: drop aqm = CoDel's drops at dequeue; drop overflow = FQ-CoDel's drops from its fattest flow over the queue limit (also in drop queue); ECN marking is not implemented (always 0); queue delay = bytes waiting / rate"
+                    )?;
+                }
                 if shared {
                     writeln!(out)?;
                     write!(out, "{errors}")?;

@@ -625,3 +625,218 @@ fn sigterm_to_lab_run_removes_the_lab_and_stops_the_command() {
     );
     assert_nothing_left(&name);
 }
+
+/// Two hosts, 10 Mbit/s, 20 ms each way, a 1000-frame queue; `aqm` added when given.
+fn aqm_topology(aqm: Option<&str>) -> String {
+    let mut text = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\ndelay = \"20ms\"\nqueue = 1000\n".to_string();
+    if let Some(aqm) = aqm {
+        text.push_str(&format!("aqm = \"{aqm}\"\n"));
+    }
+    text
+}
+
+/// What one loaded run showed: the h1 -> h2 queue's delay (bytes waiting / rate) in each
+/// `lab status` sample taken while frames were arriving, the last sample's AQM counters, and
+/// the round trips of the pings sent from 2 s to 3.5 s into the load (and how many got no
+/// answer within 3 s).
+struct LoadedRun {
+    delays: Vec<f64>,
+    aqm: serde_json::Value,
+    pings: Vec<f64>,
+    pings_lost: usize,
+}
+
+impl LoadedRun {
+    fn max(&self) -> f64 {
+        self.delays.iter().copied().fold(0.0, f64::max)
+    }
+
+    /// Median of the samples in the second half of the load (after the start-up transient).
+    fn settled(&self) -> f64 {
+        let mut late = self.delays[self.delays.len() / 2..].to_vec();
+        late.sort_by(f64::total_cmp);
+        late[late.len() / 2]
+    }
+}
+
+/// Builds the AQM lab with `wirespeed lab run`, runs `wirespeed serve` in h2 and `load` (a
+/// `wirespeed` command line against 198.18.0.2) in h1, samples `lab status` every 200 ms and,
+/// if `ping`, pings h2 from h1 meanwhile. Checks that nothing is left.
+fn loaded_run(aqm: Option<&str>, load: &str, ping_h2: bool) -> LoadedRun {
+    let tag = format!("aqm-{}", aqm.unwrap_or("none"));
+    let path = temp_topology(&tag, &aqm_topology(aqm));
+    let exe = env!("CARGO_BIN_EXE_wirespeed");
+    // The agent serves one session; the load is retried while the agent is not yet
+    // listening (connection refused comes back at once).
+    let script = format!(
+        "W='{exe}'; L=\"$WIRESPEED_LAB\"; echo \"$L\"\n\
+         \"$W\" lab exec \"$L\" h2 -- \"$W\" serve -B 198.18.0.2 -1 >/dev/null 2>&1 &\n\
+         for i in $(seq 40); do\n\
+           \"$W\" lab exec \"$L\" h1 -- \"$W\" {load} >/dev/null 2>&1 && exit 0\n\
+           sleep 0.25\n\
+         done\n\
+         exit 1"
+    );
+    let mut child = Command::new(exe)
+        .args([
+            "lab",
+            "run",
+            &path.display().to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut name = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut name)
+        .unwrap();
+    let name = name.trim().to_string();
+    let h1 = format!("ws-{name}-h1");
+    let mut run = LoadedRun {
+        delays: Vec::new(),
+        aqm: serde_json::Value::Null,
+        pings: Vec::new(),
+        pings_lost: 0,
+    };
+    let mut last_in = 0;
+    let mut loaded_since: Option<Instant> = None;
+    let deadline = Instant::now() + Duration::from_secs(40);
+    while child.try_wait().unwrap().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(200));
+        let out = wirespeed(&["lab", "status", &name, "--json"]);
+        let Ok(doc) = serde_json::from_str::<serde_json::Value>(&out.stdout) else {
+            continue;
+        };
+        let Some(port) = doc["result"]["ports"]
+            .as_array()
+            .and_then(|ports| ports.iter().find(|p| p["from"] == "h1"))
+        else {
+            continue;
+        };
+        let c = &port["counters"];
+        let bytes_in = c["bytes_in"].as_u64().unwrap_or(0);
+        // Only samples while the load is on (more than a trickle arrived since the last).
+        if bytes_in > last_in + 50_000 {
+            loaded_since.get_or_insert_with(Instant::now);
+            run.delays
+                .push(c["queue_bytes"].as_u64().unwrap() as f64 * 8.0 / 10e6);
+            run.aqm = c["aqm"].clone();
+            // Pings from 2 s into the 4 s load to 3.5 s, so that even one lost (3 s without an
+            // answer) is not followed by one sent after the load ended.
+            let into = loaded_since.map_or(Duration::ZERO, |t| t.elapsed());
+            if ping_h2 && into > Duration::from_secs(2) && into < Duration::from_millis(3_500) {
+                match ping(&h1, Ipv4Addr::new(198, 18, 0, 2), 56, 64) {
+                    Some((0, _, rtt)) => run.pings.push(rtt.as_secs_f64()),
+                    _ => run.pings_lost += 1,
+                }
+            }
+        }
+        last_in = bytes_in;
+    }
+    let status = child.wait().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    assert!(status.success(), "lab run with {tag}: {status}");
+    assert_nothing_left(&name);
+    assert!(run.delays.len() >= 5, "{tag}: {} samples", run.delays.len());
+    run
+}
+
+/// Issue 17's AQM: the same overload through drop-tail, CoDel and FQ-CoDel. CoDel's target is
+/// 5 ms; "near target" is under 5 x target. CoDel's control law cannot catch an unresponsive
+/// 2x overload within seconds (its n-th drop of an episode comes about 2 x interval x sqrt(n)
+/// after the start: ~400 drops in 4 s against ~3,300 frames too many), so a UDP flood fills a
+/// CoDel FIFO to its hard limit as it fills drop-tail's; what CoDel keeps near target is a
+/// load that responds to drops (TCP), and what FQ-CoDel keeps near target under the flood is
+/// every other flow (a ping). The numbers are printed for the record.
+#[test]
+fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
+    if !can_build_labs("aqm") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let udp = "udp 198.18.0.2 -b 20M -t 4";
+    let tcp = "tcp 198.18.0.2 -C cubic -t 6";
+    let base_rtt = 0.040;
+    let target = 0.005;
+
+    let tail_udp = loaded_run(None, udp, true);
+    let codel_udp = loaded_run(Some("codel"), udp, false);
+    let fq_udp = loaded_run(Some("fq_codel"), udp, true);
+    let tail_tcp = loaded_run(None, tcp, false);
+    let codel_tcp = loaded_run(Some("codel"), tcp, false);
+    let worst = |p: &[f64]| p.iter().copied().fold(0.0, f64::max);
+    eprintln!(
+        "aqm: UDP 20M: drop-tail queue delay max {:.3} s, pings {:.3?} s and {} lost; codel max {:.3} s, settled {:.3} s, {}; fq_codel ping max {:.4} s over {} pings ({} lost), {}",
+        tail_udp.max(),
+        tail_udp.pings,
+        tail_udp.pings_lost,
+        codel_udp.max(),
+        codel_udp.settled(),
+        codel_udp.aqm,
+        worst(&fq_udp.pings),
+        fq_udp.pings.len(),
+        fq_udp.pings_lost,
+        fq_udp.aqm,
+    );
+    eprintln!(
+        "aqm: TCP cubic: drop-tail queue delay max {:.3} s, settled {:.3} s; codel max {:.4} s, settled {:.4} s, {}",
+        tail_tcp.max(),
+        tail_tcp.settled(),
+        codel_tcp.max(),
+        codel_tcp.settled(),
+        codel_tcp.aqm,
+    );
+    // Drop-tail bloats under both loads.
+    assert!(
+        tail_udp.max() > 0.2,
+        "drop-tail under UDP: {:?}",
+        tail_udp.delays
+    );
+    // A ping behind drop-tail's full queue waits the whole queue, or finds it full and is lost.
+    assert!(
+        !tail_udp.pings.is_empty() || tail_udp.pings_lost > 0,
+        "no ping sent under drop-tail"
+    );
+    assert!(
+        tail_udp.pings.iter().all(|&rtt| rtt > base_rtt + 0.2),
+        "{:?}",
+        tail_udp.pings
+    );
+    assert!(
+        tail_tcp.max() > 0.2,
+        "drop-tail under TCP: {:?}",
+        tail_tcp.delays
+    );
+    // CoDel drops under the flood, at the pace its control law allows (not enough to matter).
+    let codel_drops = codel_udp.aqm["drops"].as_u64().unwrap();
+    assert!((50..2_000).contains(&codel_drops), "{}", codel_udp.aqm);
+    // CoDel keeps TCP's standing queue near target.
+    assert!(
+        codel_tcp.aqm["drops"].as_u64().unwrap() > 0,
+        "{}",
+        codel_tcp.aqm
+    );
+    assert!(
+        codel_tcp.settled() < 5.0 * target,
+        "codel under TCP: {:?}",
+        codel_tcp.delays
+    );
+    // FQ-CoDel serves the ping ahead of the flood.
+    assert!(
+        fq_udp.pings.len() >= 3 && fq_udp.pings_lost == 0,
+        "{:?}, {} lost",
+        fq_udp.pings,
+        fq_udp.pings_lost
+    );
+    assert!(
+        worst(&fq_udp.pings) < base_rtt + 5.0 * target,
+        "fq_codel ping under UDP: {:?}",
+        fq_udp.pings
+    );
+    assert_eq!(fq_udp.aqm["ecn_marks"], 0);
+}

@@ -14,6 +14,13 @@
 //! 12-byte inter-frame gap (IEEE 802.3 clauses 3 and 4), so a 1514-byte TAP frame holds a
 //! 10 Mbit/s wire for 1538 x 8 / 10^7 = 1230.4 us; on a serial line only the IP packet.
 //!
+//! With active queue management (`aqm = "codel"` or `"fq_codel"`, [`super::aqm`]) the fate of
+//! a frame is decided when it leaves the queue, by its sojourn time and by what arrived
+//! meanwhile, so such a direction is an event model instead: [`Direction::enqueue`] takes each
+//! arrival, [`Direction::advance`] runs the queue up to the present (each frame leaves at the
+//! exact instant the wire frees, however late the caller comes), and [`Direction::next_event`]
+//! says when to come back. The drop-tail path above is untouched by it.
+//!
 //! The medium is a trait ([`Medium`]) for media that can answer at arrival: [`FullDuplex`] is
 //! the private wire. A shared CSMA/CD medium cannot (a frame another station starts later
 //! still collides with this one), so half-duplex links, hubs and duplex mismatches are an
@@ -25,8 +32,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::LinkLayer;
 
+use super::aqm::{Aqm, Codel, CodelParams, FlowKey, FqCodel, FqCodelParams, Packet};
 use super::clock::Nanos;
-use crate::topology::{DirectionConfig, QueueLimit};
+use super::stats::AqmStats;
+use crate::topology::{AqmConfig, AqmKind, DirectionConfig, QueueLimit};
 
 /// Bytes of Ethernet header on a TAP frame (no preamble, no FCS).
 pub const TAP_ETHERNET_HEADER: u64 = 14;
@@ -122,6 +131,27 @@ pub enum DropReason {
     Medium(MediumLoss),
     /// Bigger than the link's MTU allows.
     TooBig,
+    /// CoDel dropped it when it reached the head of the queue (active queue management).
+    Aqm,
+}
+
+/// What a direction with active queue management did with the frame its caller tagged `tag`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    /// Hand the frame to the far end at `at`.
+    Deliver {
+        /// The caller's tag.
+        tag: u64,
+        /// When its last bit arrives at the far end.
+        at: Nanos,
+    },
+    /// The frame will not be delivered: its buffer is free.
+    Drop {
+        /// The caller's tag.
+        tag: u64,
+        /// Why.
+        reason: DropReason,
+    },
 }
 
 /// Counters of one direction (what `lab status` shows per port). The collision and error
@@ -169,6 +199,34 @@ pub struct DirectionCounters {
     pub runts: u64,
     /// Frames this port received intact (shared media only).
     pub frames_received: u64,
+    /// What the active queue management did; absent on a drop-tail direction.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub aqm: Option<AqmStats>,
+}
+
+/// A frame in a router's processing, not yet at the AQM queue.
+#[derive(Debug, Clone, Copy)]
+struct Pending {
+    ready: Nanos,
+    len: u64,
+    hash: u32,
+    tag: u64,
+}
+
+/// The queue of a direction with active queue management, and its event state.
+#[derive(Debug, Clone)]
+struct AqmPath {
+    aqm: Aqm<u64>,
+    kind: AqmKind,
+    seed: u64,
+    /// Frames in processing, in order of the instant they reach the queue.
+    pending: VecDeque<Pending>,
+    last_ready: Nanos,
+    /// When the wire finishes its current frame: the next dequeue, if anything is queued.
+    wire_free: Nanos,
+    /// Wire bytes queued (the unit of `queue_bytes`).
+    queued_wire: u64,
+    dropped: Vec<Packet<u64>>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -192,6 +250,7 @@ pub struct Direction<M: Medium = FullDuplex> {
     hidden: Vec<FullDuplex>,
     carry: u128,
     counters: DirectionCounters,
+    aqm: Option<Box<AqmPath>>,
 }
 
 impl Direction<FullDuplex> {
@@ -216,6 +275,270 @@ impl<M: Medium> Direction<M> {
             hidden: vec![FullDuplex::default(); usize::from(config.hidden_hops)],
             carry: 0,
             counters: DirectionCounters::default(),
+            aqm: None,
+        }
+    }
+
+    /// The same direction with active queue management: frames then go through
+    /// [`Direction::enqueue`] and [`Direction::advance`] instead of [`Direction::offer`]. The
+    /// direction's queue limit stays the hard limit; FQ-CoDel hashes flows with the direction's
+    /// seed. CoDel's "one MTU" is an MTU-sized packet with its Ethernet header.
+    pub fn with_aqm(mut self, config: &AqmConfig) -> Self {
+        let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
+        let codel = CodelParams {
+            target_ns: nanos(config.target),
+            interval_ns: nanos(config.interval),
+            mtu_bytes: self.max_frame - 4,
+        };
+        let aqm = match config.kind {
+            AqmKind::Codel => Aqm::Codel(Codel::new(codel)),
+            AqmKind::FqCodel => Aqm::FqCodel(FqCodel::new(FqCodelParams {
+                codel,
+                flows: config.flows,
+                quantum: config.quantum,
+                // A packet limit is FQ-CoDel's own limit (the fattest queue pays); a byte
+                // limit is checked here, with the RFC's default packet limit beside it.
+                limit: match self.config.queue {
+                    QueueLimit::Packets(p) => p,
+                    QueueLimit::Bytes(_) => super::aqm::DEFAULT_LIMIT,
+                },
+                seed: self.config.seed,
+            })),
+        };
+        self.counters.aqm = Some(AqmStats::default());
+        self.aqm = Some(Box::new(AqmPath {
+            aqm,
+            kind: config.kind,
+            seed: self.config.seed,
+            pending: VecDeque::new(),
+            last_ready: Nanos(0),
+            wire_free: Nanos(0),
+            queued_wire: 0,
+            dropped: Vec::new(),
+        }));
+        self
+    }
+
+    /// True if this direction runs active queue management (the event path).
+    pub fn has_aqm(&self) -> bool {
+        self.aqm.is_some()
+    }
+
+    /// The event path: frame `frame` (tagged `tag` by the caller) arrived at `now`;
+    /// `processing` is the router cost before it reaches the queue. Runs the queue up to `now`
+    /// first, so arrivals and departures are taken in time order; what was decided is pushed
+    /// onto `out`.
+    pub fn enqueue(
+        &mut self,
+        now: Nanos,
+        frame: &[u8],
+        processing: Duration,
+        tag: u64,
+        out: &mut Vec<Event>,
+    ) {
+        let tap_len = frame.len() as u64;
+        self.counters.frames_in += 1;
+        self.counters.bytes_in += tap_len;
+        if tap_len > self.max_frame {
+            self.counters.drops_too_big += 1;
+            out.push(Event::Drop {
+                tag,
+                reason: DropReason::TooBig,
+            });
+            return;
+        }
+        self.advance(now, out);
+        let ready = if processing.is_zero() {
+            now
+        } else {
+            let done = now.max(self.processor_free).after(processing);
+            self.processor_free = done;
+            done
+        };
+        let path = self
+            .aqm
+            .as_mut()
+            .expect("enqueue is for a direction with AQM");
+        // The queue is FIFO in arrival order: a frame that skipped processing does not
+        // overtake one still in it.
+        let ready = ready.max(path.last_ready);
+        path.last_ready = ready;
+        let hash = match path.kind {
+            AqmKind::FqCodel => FlowKey::of_frame(frame).hash(path.seed),
+            AqmKind::Codel => 0,
+        };
+        path.pending.push_back(Pending {
+            ready,
+            len: tap_len,
+            hash,
+            tag,
+        });
+        self.advance(now, out);
+    }
+
+    /// When the event path next has something to do (a frame reaching the queue, or the wire
+    /// freeing with frames queued); `None` while idle.
+    pub fn next_event(&self) -> Option<Nanos> {
+        let path = self.aqm.as_ref()?;
+        let arrival = path.pending.front().map(|p| p.ready);
+        let departure = (!path.aqm.is_empty()).then_some(path.wire_free);
+        match (arrival, departure) {
+            (Some(a), Some(d)) => Some(a.min(d)),
+            (a, d) => a.or(d),
+        }
+    }
+
+    /// Runs the event path up to `now`: every arrival and departure due by then, each at its
+    /// own instant (arrivals first on a tie, as the drop-tail path lets a frame arriving as
+    /// the wire frees go next).
+    pub fn advance(&mut self, now: Nanos, out: &mut Vec<Event>) {
+        let Some(mut path) = self.aqm.take() else {
+            return;
+        };
+        loop {
+            let arrival = path.pending.front().map(|p| p.ready).filter(|&r| r <= now);
+            let departure = (!path.aqm.is_empty())
+                .then_some(path.wire_free)
+                .filter(|&t| t <= now);
+            match (arrival, departure) {
+                (Some(a), d) if d.is_none_or(|d| a <= d) => self.admit(&mut path, out),
+                (_, Some(d)) => self.serve(&mut path, d, out),
+                _ => break,
+            }
+        }
+        self.note_aqm(&path, false);
+        self.aqm = Some(path);
+    }
+
+    /// Depth and AQM counters after an event. A frame just admitted to an idle wire (`idle`)
+    /// is alone in the queue and leaves at once: it is not counted as waiting.
+    fn note_aqm(&mut self, path: &AqmPath, idle: bool) {
+        if idle {
+            self.note_depth(path.aqm.len() as u64 - 1, 0);
+        } else {
+            self.note_depth(path.aqm.len() as u64, path.queued_wire);
+        }
+        let c = path.aqm.counters();
+        let flows = path.aqm.active_flows() as u64;
+        let stats = self.counters.aqm.get_or_insert_default();
+        stats.drops = c.codel_drops;
+        stats.overflow_drops = c.overflow_drops;
+        stats.ecn_marks = c.ecn_marks;
+        stats.flows = flows;
+        stats.flows_max = stats.flows_max.max(flows);
+    }
+
+    /// The next pending frame reaches the queue.
+    fn admit(&mut self, path: &mut AqmPath, out: &mut Vec<Event>) {
+        let p = path.pending.pop_front().expect("a pending frame");
+        let wire = self.wire_bytes(p.len);
+        // A frame that finds the wire idle and nothing queued goes at once: the dequeue
+        // happens at its arrival, and no limit can refuse it.
+        let idle = path.aqm.is_empty() && path.wire_free <= p.ready;
+        if idle {
+            path.wire_free = p.ready;
+        }
+        let mut dropped = std::mem::take(&mut path.dropped);
+        match (&mut path.aqm, self.config.queue) {
+            (Aqm::Codel(_), limit) => {
+                let full = match limit {
+                    QueueLimit::Packets(l) => path.aqm.len() as u64 >= u64::from(l),
+                    QueueLimit::Bytes(l) => path.queued_wire + wire > l,
+                };
+                if full && !idle {
+                    // The hard limit: CoDel alone tail-drops, as the drop-tail queue would.
+                    self.counters.drops_queue += 1;
+                    out.push(Event::Drop {
+                        tag: p.tag,
+                        reason: DropReason::QueueFull,
+                    });
+                    path.dropped = dropped;
+                    return;
+                }
+                path.aqm
+                    .enqueue(p.ready.0, p.len, p.hash, p.tag, &mut dropped);
+                path.queued_wire += wire;
+            }
+            (Aqm::FqCodel(fq), limit) => {
+                // Over a packet limit FQ-CoDel drops the head of its fattest queue itself;
+                // over a byte limit it is asked to here, until the frames fit.
+                fq.enqueue(p.ready.0, p.len, p.hash, p.tag, &mut dropped);
+                path.queued_wire += wire;
+                if let QueueLimit::Bytes(l) = limit {
+                    let mut over = path.queued_wire;
+                    for d in &dropped {
+                        over -= self.wire_bytes(d.len);
+                    }
+                    while over > l && !(idle && fq.len() == 1) && fq.drop_fattest(&mut dropped) {
+                        over -= self.wire_bytes(dropped.last().expect("just dropped").len);
+                    }
+                }
+            }
+        }
+        for d in dropped.drain(..) {
+            path.queued_wire -= self.wire_bytes(d.len);
+            self.counters.drops_queue += 1;
+            out.push(Event::Drop {
+                tag: d.payload,
+                reason: DropReason::QueueFull,
+            });
+        }
+        path.dropped = dropped;
+        self.note_aqm(path, idle);
+    }
+
+    /// The wire is free at `t` with frames queued: the AQM picks the next one (dropping what
+    /// CoDel drops), and it is serialized from `t`.
+    fn serve(&mut self, path: &mut AqmPath, t: Nanos, out: &mut Vec<Event>) {
+        let mut dropped = std::mem::take(&mut path.dropped);
+        let packet = path.aqm.dequeue(t.0, &mut dropped);
+        for d in dropped.drain(..) {
+            path.queued_wire -= self.wire_bytes(d.len);
+            out.push(Event::Drop {
+                tag: d.payload,
+                reason: DropReason::Aqm,
+            });
+        }
+        path.dropped = dropped;
+        // Nothing left (CoDel dropped the rest): the wire stays free from `t`, and the next
+        // arrival finds it idle.
+        let Some(packet) = packet else {
+            return;
+        };
+        let wire = self.wire_bytes(packet.len);
+        path.queued_wire -= wire;
+        let hold = self.serialization(wire);
+        match self.medium.transmit(t, hold) {
+            Transmission::Lost { at, reason } => {
+                path.wire_free = at.max(t);
+                self.counters.drops_medium += 1;
+                out.push(Event::Drop {
+                    tag: packet.payload,
+                    reason: DropReason::Medium(reason),
+                });
+            }
+            Transmission::Sent { start, end } => {
+                path.wire_free = end;
+                self.counters.busy_ns += end.minus(start) as u64;
+                if self.config.loss > 0.0 && self.rng.next_f64() < self.config.loss {
+                    self.counters.drops_loss += 1;
+                    out.push(Event::Drop {
+                        tag: packet.payload,
+                        reason: DropReason::Loss,
+                    });
+                    return;
+                }
+                self.counters.frames_out += 1;
+                self.counters.bytes_out += packet.len;
+                let mut last_bit = end;
+                for hop in &mut self.hidden {
+                    last_bit = hop.transmit(last_bit, hold).end();
+                }
+                out.push(Event::Deliver {
+                    tag: packet.payload,
+                    at: last_bit.after(self.config.delay),
+                });
+            }
         }
     }
 
@@ -599,6 +922,235 @@ mod tests {
             }
         );
         assert_eq!(d.counters().drops_medium, 2);
+    }
+
+    /// A TAP frame of `len` bytes: IPv4/UDP from 198.18.0.1 to 198.18.0.2, port `port`.
+    fn udp_frame(len: usize, port: u16) -> Vec<u8> {
+        let mut f = vec![0u8; len];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[14] = 0x45;
+        f[14 + 9] = 17;
+        f[26..30].copy_from_slice(&[198, 18, 0, 1]);
+        f[30..34].copy_from_slice(&[198, 18, 0, 2]);
+        f[34..36].copy_from_slice(&40000u16.to_be_bytes());
+        f[36..38].copy_from_slice(&port.to_be_bytes());
+        f
+    }
+
+    fn aqm(kind: AqmKind) -> AqmConfig {
+        AqmConfig {
+            kind,
+            target: Duration::from_millis(5),
+            interval: Duration::from_millis(100),
+            flows: 1024,
+            quantum: 1514,
+        }
+    }
+
+    /// Offers `arrivals` (instant, frame) to an AQM direction, advancing it exactly to each
+    /// event (as a perfectly punctual caller would) and to `end`; returns the events by tag.
+    fn run_aqm(d: &mut Direction, arrivals: &[(u64, Vec<u8>)], end: u64) -> Vec<Event> {
+        let mut out = Vec::new();
+        for (tag, (t, frame)) in arrivals.iter().enumerate() {
+            while let Some(e) = d.next_event().filter(|e| e.0 < *t) {
+                d.advance(e, &mut out);
+            }
+            d.enqueue(Nanos(*t), frame, Duration::ZERO, tag as u64, &mut out);
+        }
+        d.advance(Nanos(end), &mut out);
+        out
+    }
+
+    #[test]
+    fn codel_below_target_delivers_exactly_as_drop_tail_does() {
+        // Bursts of three full frames every 50 ms at 10 Mbit/s: the last waits 2.46 ms, below
+        // the 5 ms target, so CoDel never drops and the schedule is drop-tail's to the ns.
+        let frame = udp_frame(1514, 9);
+        let arrivals: Vec<(u64, Vec<u8>)> = (0..60u64)
+            .flat_map(|b| (0..3).map(move |k| (b * 50_000_000 + k * 1_000, k)))
+            .map(|(t, _)| (t, frame.clone()))
+            .collect();
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let mut tail = Direction::new(cfg, ETH, 1500);
+        let expected: Vec<u64> = arrivals
+            .iter()
+            .map(|(t, f)| at(tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO)))
+            .collect();
+        for kind in [AqmKind::Codel, AqmKind::FqCodel] {
+            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+            let events = run_aqm(&mut d, &arrivals, 4_000_000_000);
+            let got: Vec<u64> = events
+                .iter()
+                .map(|e| match e {
+                    Event::Deliver { at, .. } => at.0,
+                    other => panic!("{other:?}"),
+                })
+                .collect();
+            assert_eq!(got, expected, "{kind:?}");
+            let c = d.counters();
+            assert_eq!((c.frames_out, c.queue_frames_max), (180, 2));
+            assert_eq!(c.aqm.unwrap().drops, 0);
+        }
+    }
+
+    #[test]
+    fn a_late_caller_gets_the_same_schedule_as_a_punctual_one() {
+        // 15 Mbit/s of full frames into 10 Mbit/s for 1 s: CoDel drops; a caller that only
+        // comes at each arrival (never at the departures between) gets the same decisions.
+        let frame = udp_frame(1514, 9);
+        let arrivals: Vec<(u64, Vec<u8>)> =
+            (0..1238u64).map(|i| (i * 807_466, frame.clone())).collect();
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let mut punctual = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let a = run_aqm(&mut punctual, &arrivals, 3_000_000_000);
+        let mut late = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let mut b = Vec::new();
+        for (tag, (t, f)) in arrivals.iter().enumerate() {
+            late.enqueue(Nanos(*t), f, Duration::ZERO, tag as u64, &mut b);
+        }
+        late.advance(Nanos(3_000_000_000), &mut b);
+        assert_eq!(a, b);
+        assert!(punctual.counters().aqm.unwrap().drops > 0);
+        assert_eq!(late.next_event(), None);
+    }
+
+    /// Queue delay (wire bytes waiting / rate) after `seconds` of an unresponsive load of
+    /// full frames at `load` bit/s into 10 Mbit/s with a 1000-frame queue, and the AQM drops.
+    fn overload(aqm_kind: Option<AqmKind>, load: u64, seconds: u64) -> (f64, u64, u64) {
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let gap = 1514 * 8 * 1_000_000_000 / load;
+        let frame = udp_frame(1514, 9);
+        let n = seconds * 1_000_000_000 / gap;
+        let mut out = Vec::new();
+        match aqm_kind {
+            None => {
+                let mut d = Direction::new(cfg, ETH, 1500);
+                for i in 0..n {
+                    d.offer(Nanos(i * gap), 1514, Duration::ZERO);
+                }
+                let c = d.counters();
+                (c.queue_bytes as f64 * 8.0 / 1e7, c.drops_queue, 0)
+            }
+            Some(kind) => {
+                let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+                for i in 0..n {
+                    d.enqueue(Nanos(i * gap), &frame, Duration::ZERO, i, &mut out);
+                }
+                let c = d.counters();
+                let drops = c.aqm.unwrap().drops;
+                (c.queue_bytes as f64 * 8.0 / 1e7, c.drops_queue, drops)
+            }
+        }
+    }
+
+    #[test]
+    fn codel_cannot_catch_up_with_an_unresponsive_double_overload_in_seconds() {
+        // 20 Mbit/s into 10: half the frames must go. CoDel's n-th drop of an episode comes
+        // about 2 x interval x sqrt(n) after its start, so in 4 s it has dropped some
+        // (4 s / 0.2 s)^2 = 400 frames of the ~3,300 too many, and the queue fills to its hard
+        // limit as drop-tail's does (1000 frames, 1.23 s).
+        let (tail_delay, tail_drops, _) = overload(None, 20_000_000, 4);
+        let (codel_delay, codel_tail, codel_drops) = overload(Some(AqmKind::Codel), 20_000_000, 4);
+        eprintln!(
+            "20M into 10M for 4 s: drop-tail {tail_delay:.3} s queued ({tail_drops} drops); codel {codel_delay:.3} s queued ({codel_drops} codel + {codel_tail} tail drops)"
+        );
+        assert!(tail_delay > 1.2 && codel_delay > 1.2);
+        assert!((250..600).contains(&codel_drops), "{codel_drops}");
+    }
+
+    #[test]
+    fn codel_holds_a_mild_overload_near_target() {
+        // 10.5 Mbit/s into 10: 5% must go, about 43 drops a second, a rate CoDel's control law
+        // reaches within a second or two; after 20 s the standing queue is a few ms.
+        let (tail_delay, _, _) = overload(None, 10_500_000, 20);
+        let (codel_delay, codel_tail, codel_drops) = overload(Some(AqmKind::Codel), 10_500_000, 20);
+        eprintln!(
+            "10.5M into 10M for 20 s: drop-tail {tail_delay:.3} s queued; codel {codel_delay:.4} s queued ({codel_drops} codel + {codel_tail} tail drops)"
+        );
+        assert!(tail_delay > 1.2);
+        assert_eq!(codel_tail, 0);
+        assert!(codel_delay < 0.05, "{codel_delay}");
+    }
+
+    #[test]
+    fn fq_codel_serves_a_sparse_flow_through_a_flood() {
+        // A 20 Mbit/s flood on one port, and a 100-byte packet on another every 100 ms: with
+        // FQ-CoDel each sparse packet waits at most for the frame on the wire; drop-tail makes
+        // it wait behind the whole queue.
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let flood = udp_frame(1514, 9);
+        let ping = udp_frame(100, 7);
+        let gap = 605_600;
+        let mut arrivals: Vec<(u64, Vec<u8>)> =
+            (0..6_605u64).map(|i| (i * gap, flood.clone())).collect();
+        for k in 0..40u64 {
+            arrivals.push((k * 100_000_000 + 1, ping.clone()));
+        }
+        arrivals.sort_by_key(|(t, _)| *t);
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let events = run_aqm(&mut d, &arrivals, 6_000_000_000);
+        let mut worst = 0;
+        for e in &events {
+            if let Event::Deliver { tag, at } = e {
+                let (t, f) = &arrivals[*tag as usize];
+                if f.len() == 100 {
+                    worst = worst.max(at.0 - t);
+                }
+            }
+        }
+        let sparse = events
+            .iter()
+            .filter(|e| matches!(e, Event::Deliver { tag, .. } if arrivals[*tag as usize].1.len() == 100))
+            .count();
+        assert_eq!(sparse, 40, "no sparse packet is lost");
+        // One full frame on the wire (1.2304 ms) + its own (0.1376 ms) + 20 ms of delay.
+        assert!(worst <= 1_230_400 + 137_600 + 20_000_000, "{worst}");
+        let s = d.counters().aqm.unwrap();
+        assert!(s.flows_max >= 2 && s.ecn_marks == 0);
+        // Drop-tail: the last sparse packets wait behind a full 1000-frame queue.
+        let mut tail = Direction::new(cfg, ETH, 1500);
+        let mut tail_worst = 0;
+        for (t, f) in &arrivals {
+            if let Verdict::Deliver { at } = tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO)
+                && f.len() == 100
+            {
+                tail_worst = tail_worst.max(at.0 - t);
+            }
+        }
+        assert!(tail_worst > 1_000_000_000, "{tail_worst}");
+    }
+
+    #[test]
+    fn fq_codel_with_a_byte_limit_drops_from_the_fattest_flow() {
+        let cfg = config(1_000_000, 0, QueueLimit::Bytes(10 * 1538), 0.0);
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let mut out = Vec::new();
+        let fat = udp_frame(1514, 1);
+        let thin = udp_frame(1514, 2);
+        // One on the wire, then 10 of the fat flow fill the bytes; thin arrivals push the
+        // fat flow's head out.
+        for tag in 0..11 {
+            d.enqueue(Nanos(0), &fat, Duration::ZERO, tag, &mut out);
+        }
+        assert_eq!(
+            out,
+            vec![Event::Deliver {
+                tag: 0,
+                at: Nanos(12_304_000)
+            }]
+        );
+        out.clear();
+        d.enqueue(Nanos(0), &thin, Duration::ZERO, 100, &mut out);
+        assert_eq!(
+            out,
+            vec![Event::Drop {
+                tag: 1,
+                reason: DropReason::QueueFull
+            }]
+        );
+        let c = d.counters();
+        assert_eq!((c.drops_queue, c.aqm.unwrap().overflow_drops), (1, 1));
+        assert_eq!(c.queue_bytes, 10 * 1538);
     }
 
     proptest! {

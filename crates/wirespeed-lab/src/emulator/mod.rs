@@ -8,6 +8,7 @@
 //! lab runs the same code on the real clock and measures how late each release was
 //! ([`stats::LatenessHistogram`]).
 
+pub mod aqm;
 pub mod clock;
 pub mod host;
 pub mod link;

@@ -221,6 +221,7 @@ impl SharedMedium {
             fcs_errors: c.fcs_errors,
             runts: c.runts,
             frames_received: c.received,
+            aqm: None,
         }
     }
 }

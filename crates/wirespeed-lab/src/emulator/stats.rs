@@ -1,4 +1,5 @@
-//! Timing error of the real-time emulator: how late each frame left against its schedule.
+//! Timing error of the real-time emulator: how late each frame left against its schedule; and
+//! what a port's active queue management did ([`AqmStats`]).
 //!
 //! A histogram with 1 us bins up to 10 ms (and one overflow bin) costs one increment per frame
 //! and no allocation on the data path, and gives percentiles to the microsecond, which is the
@@ -99,6 +100,26 @@ impl LatenessHistogram {
             },
         }
     }
+}
+
+/// What the active queue management of one direction did (`aqm = "codel"` or `"fq_codel"`);
+/// absent on a drop-tail direction. ECN marking is not implemented: `ecn_marks` is always 0,
+/// and every packet CoDel picks is dropped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AqmStats {
+    /// Frames CoDel dropped at dequeue (sojourn time above target for an interval).
+    pub drops: u64,
+    /// Frames FQ-CoDel dropped from the head of its fattest flow queue because the direction's
+    /// queue limit was exceeded (also counted in `drops_queue`); CoDel alone tail-drops there.
+    pub overflow_drops: u64,
+    /// Frames marked ECN CE instead of dropped: always 0 (not implemented).
+    pub ecn_marks: u64,
+    /// Flow queues served now (FQ-CoDel's new and old lists; CoDel's one FIFO counts as one
+    /// while it holds frames).
+    pub flows: u64,
+    /// Most flow queues ever served at once.
+    pub flows_max: u64,
 }
 
 #[cfg(test)]
