@@ -30,6 +30,7 @@ pub mod load;
 pub mod pmqos;
 pub mod probe;
 pub mod report;
+pub mod rr;
 pub mod signal;
 pub mod sock;
 pub mod socket;

@@ -19,6 +19,7 @@
 //! `max_duration` by the agent itself.
 
 mod echo;
+mod rr;
 
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
@@ -623,6 +624,16 @@ fn run_session(
             "udp echo: {} answered, {} dropped",
             totals.answered, totals.dropped
         )));
+        return Ok(());
+    }
+    if let Message::Rr(first) = request {
+        let refused = rr::serve(ctl, first, peer, cfg, &|| shared.stopping())?;
+        record.outcome = if refused.is_some() {
+            "refused"
+        } else {
+            "completed"
+        };
+        record.message = refused;
         return Ok(());
     }
     let Message::Request {

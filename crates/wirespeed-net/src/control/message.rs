@@ -122,6 +122,8 @@ pub enum Message {
     Load(super::load::LoadMessage),
     /// A UDP echo session's message (probes against the agent): see [`super::echo`].
     Echo(super::echo::EchoMessage),
+    /// A request/response session's message (TCP_RR, TCP_CRR): see [`super::rr`].
+    Rr(super::rr::RrMessage),
     /// Either way: something went wrong; the session ends.
     Error {
         /// One line, printed verbatim.
@@ -146,6 +148,7 @@ impl Message {
             Message::Results { .. } => "results",
             Message::Load(_) => "load",
             Message::Echo(_) => "echo",
+            Message::Rr(_) => "rr",
             Message::Error { .. } => "error",
         }
     }

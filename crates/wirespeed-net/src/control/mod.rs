@@ -16,6 +16,7 @@ pub mod handshake;
 pub mod load;
 mod message;
 mod phase;
+pub mod rr;
 
 pub(crate) use frame::is_timeout;
 pub use frame::{
