@@ -12,8 +12,9 @@ fi
 # Debian packages: iproute2 (namespaces, veth, tc), iperf3 (comparison peer),
 # iputils-ping (comparison peer), ethtool (comparison for diagnose), pchar (per-hop peer of
 # `wirespeed probe --hops`, bench/probe-chain.sh), prometheus (its `promtool` checks the
-# `--metrics-file` output).
-wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus)
+# `--metrics-file` output), sockperf (request/response peer of `wirespeed latency --rr`,
+# bench/latency-rr.sh).
+wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -113,8 +113,11 @@ impl RrSession {
                 max: crate::control::rr::MAX_RR_BYTES,
             });
         }
-        let stream = TcpStream::connect_timeout(&agent, timeout)
-            .map_err(|source| RrError::Connect { addr: agent, source })?;
+        let stream =
+            TcpStream::connect_timeout(&agent, timeout).map_err(|source| RrError::Connect {
+                addr: agent,
+                source,
+            })?;
         let _ = stream.set_nodelay(true);
         let mut ctl = Control::new(stream, &[], false, false);
         handshake::greet(&mut ctl, auth, timeout).map_err(|e| match e {
@@ -236,7 +239,10 @@ impl RrSession {
         self.ctl
             .send(&Message::Rr(RrMessage::Close))
             .map_err(SessionError::Io)?;
-        match self.ctl.recv(self.timeout, "waiting for the agent's totals")? {
+        match self
+            .ctl
+            .recv(self.timeout, "waiting for the agent's totals")?
+        {
             Message::Rr(RrMessage::Closed {
                 transactions,
                 connections,

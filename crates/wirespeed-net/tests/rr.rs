@@ -34,7 +34,10 @@ fn rr_and_crr_transactions_are_counted_at_both_ends() {
     }
     let totals = s.close().unwrap();
     assert_eq!(totals.transactions, 60);
-    assert_eq!(totals.connections, 11, "one kept connection and ten new ones");
+    assert_eq!(
+        totals.connections, 11,
+        "one kept connection and ten new ones"
+    );
     h.stop();
 }
 

@@ -49,6 +49,9 @@ enum Command {
         mut_arg("num", |a| a.help("Amount per stream instead of a duration: a number of -l datagrams, or a byte size such as 16MiB")),
     )]
     Udp(ThroughputArgs),
+    /// Latency under load: idle and loaded round trips (UDP echo, TCP connect, request/response),
+    /// the increase, RPM and where the delay waits; `--rr` for TCP_RR / TCP_CRR.
+    Latency(crate::latency::LatencyArgs),
     /// How does throughput depend on the send and receive socket buffers? Van Jacobson's
     /// experiment: a grid of buffer sizes, repeated runs in a seeded random order.
     Sweep(crate::sweep::SweepArgs),
@@ -93,6 +96,7 @@ enum Command {
 pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sweep(args) => crate::sweep::command(args),
+        Command::Latency(args) => crate::latency::run(args),
         Command::Envelope(args) => crate::envelope::run(args),
         Command::Autoneg(args) => crate::autoneg::run(args),
         Command::Diagnose(args) => crate::diagnose::run(args),

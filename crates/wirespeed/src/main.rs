@@ -19,6 +19,7 @@ mod install_aids;
 mod interrupt;
 mod iperf3_json;
 mod lab;
+mod latency;
 mod load;
 mod load_html;
 mod load_render;

@@ -840,3 +840,123 @@ fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
     );
     assert_eq!(fq_udp.aqm["ecn_marks"], 0);
 }
+
+/// Runs `wirespeed latency` from h1 to an agent on h2 across a 10 Mbit/s link with 10 ms of
+/// delay each way and a drop-tail queue of 100 frames (`aqm` added when given), with one cubic
+/// upload as the load; returns the document.
+fn latency_across(aqm: Option<&str>) -> serde_json::Value {
+    let mut topology = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\ndelay = \"10ms\"\nqueue = 100\n".to_string();
+    if let Some(a) = aqm {
+        topology.push_str(&format!("aqm = \"{a}\"\n"));
+    }
+    let path = temp_topology(&format!("latency-{}", aqm.unwrap_or("tail")), &topology);
+    let exe = env!("CARGO_BIN_EXE_wirespeed");
+    // The agent serves every session of the run and is stopped by its PID when it ends.
+    let script = format!(
+        "W='{exe}'; L=\"$WIRESPEED_LAB\"\n\
+         \"$W\" lab exec \"$L\" h2 -- \"$W\" serve -B 198.18.0.2 >/dev/null 2>&1 &\n\
+         agent=$!\n\
+         for i in $(seq 40); do\n\
+           if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 --idle 2s -t 6s -P 1 --direction up -C cubic --json; then\n\
+             kill $agent; wait $agent; exit 0\n\
+           fi\n\
+           sleep 0.25\n\
+         done\n\
+         kill $agent; exit 1"
+    );
+    let out = Command::new(exe)
+        .args([
+            "lab",
+            "run",
+            &path.display().to_string(),
+            "--",
+            "sh",
+            "-c",
+            &script,
+        ])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&path);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let start = stdout.find('{').expect("a JSON document");
+    serde_json::from_str(&stdout[start..]).unwrap()
+}
+
+/// The UDP echo's idle p50, loaded p50 and loaded p99, ms.
+fn udp_echo(doc: &serde_json::Value) -> (f64, f64, f64) {
+    let udp = doc["result"]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "udp_echo")
+        .unwrap();
+    let f = |phase: &str, q: &str| udp[phase][q].as_f64().unwrap();
+    (
+        f("idle", "p50_ms"),
+        f("loaded", "p50_ms"),
+        f("loaded", "p99_ms"),
+    )
+}
+
+/// Issue 17's ground truth for `wirespeed latency`: the idle UDP round trip is the two delays
+/// and the serialization; a loss-based upload fills the drop-tail queue, so the loaded round
+/// trip rises by up to the queue's 100 full frames at 10 Mbit/s (123 ms), and the verdict names
+/// the lab link's queue; with fq_codel on the link the probes' flow is served ahead of the
+/// upload's queue and the increase stays near CoDel's 5 ms target. Margins, not timings: the
+/// upload's sawtooth drains the drop-tail queue part of the time.
+#[test]
+fn latency_under_load_finds_the_lab_links_queue_and_fq_codel_removes_it() {
+    if !can_build_labs("latency") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    // 2 x 10 ms, plus a minimum frame's serialization each way (84 byte times at 10 Mbit/s).
+    let base = 20.0 + 2.0 * 84.0 * 8.0 / 10e6 * 1e3;
+    let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
+    let frame = 1538.0 * 8.0 / 10e6 * 1e3;
+
+    let tail = latency_across(None);
+    let (idle, loaded, p99) = udp_echo(&tail);
+    let fq = latency_across(Some("fq_codel"));
+    let (fq_idle, fq_loaded, fq_p99) = udp_echo(&fq);
+    eprintln!(
+        "latency lab: drop-tail idle p50 {idle:.3} ms (base {base:.3}), loaded p50 {loaded:.3} ms, p99 {p99:.3} ms (a full queue adds {queue:.1} ms), upload {:.4e} bit/s; fq_codel idle {fq_idle:.3}, loaded p50 {fq_loaded:.3}, p99 {fq_p99:.3} ms, upload {:.4e} bit/s; verdicts {}",
+        tail["result"]["upload_bits_per_second"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        fq["result"]["upload_bits_per_second"]
+            .as_f64()
+            .unwrap_or(f64::NAN),
+        tail["verdicts"]
+    );
+    assert!(
+        (idle - base).abs() < 0.2 * base,
+        "idle {idle} against {base}"
+    );
+    assert!(
+        loaded - idle > 0.4 * queue && loaded - idle < 1.05 * queue,
+        "loaded {loaded}, idle {idle}, full queue {queue}"
+    );
+    assert!(
+        p99 - idle < 1.1 * queue + 5.0,
+        "p99 {p99} past a full queue"
+    );
+    let verdicts = tail["verdicts"].to_string();
+    assert!(verdicts.contains("the emulated link"), "{verdicts}");
+    assert!(tail["result"]["probe_share_percent"].as_f64().unwrap() < 1.0);
+    // fq_codel: the probe flow's p99 stays within CoDel's target, a frame time and a 15 ms
+    // margin of idle (measured: +9.5 ms), where drop-tail's is a full queue (+118 ms).
+    assert!(
+        fq_p99 - fq_idle < 5.0 + frame + 15.0,
+        "fq_codel p99 {fq_p99}, idle {fq_idle}"
+    );
+    // ... and the upload still fills the link (the envelope ceiling is 9.49 Mbit/s for 1448-byte
+    // segments; 90% of it with margins for a 6 s cubic run).
+    let rate = fq["result"]["upload_bits_per_second"].as_f64().unwrap();
+    assert!(rate > 0.9 * 9.49e6, "fq_codel upload {rate}");
+}

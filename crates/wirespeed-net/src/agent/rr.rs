@@ -67,11 +67,13 @@ pub(crate) fn serve(
         );
     }
     let local_ip = ctl.stream.local_addr()?.ip();
+    // Blocking accept: a new connection is served the moment it arrives (a polling accept
+    // would add its period to every TCP_CRR transaction); the stop wakes it by connecting.
     let listener = TcpListener::bind(SocketAddr::new(local_ip, 0))?;
-    listener.set_nonblocking(true)?;
+    let service_addr = listener.local_addr()?;
     let cookie = Cookie::random()?;
     ctl.send(&Message::Rr(RrMessage::Ready {
-        agent_port: listener.local_addr()?.port(),
+        agent_port: service_addr.port(),
         cookie,
     }))?;
     ctl.set_phase(Phase::Running);
@@ -118,6 +120,7 @@ pub(crate) fn serve(
         }
     };
     stop.store(true, Ordering::Release);
+    let _ = TcpStream::connect_timeout(&service_addr, cfg.idle_timeout);
     let _ = acceptor.join();
     if ended? {
         ctl.send(&Message::Rr(RrMessage::Closed {
@@ -144,11 +147,11 @@ fn accept_loop(listener: &TcpListener, peer: IpAddr, service: &Service) {
     let mut workers = Vec::new();
     while !service.stop.load(Ordering::Acquire) {
         match listener.accept() {
+            Ok(_) if service.stop.load(Ordering::Acquire) => break,
             Ok((stream, from)) => {
                 let totals = &service.totals;
                 // Only the session's own peer, and only so many at once.
-                if from.ip() != peer || totals.open.load(Ordering::Acquire) >= MAX_RR_CONNECTIONS
-                {
+                if from.ip() != peer || totals.open.load(Ordering::Acquire) >= MAX_RR_CONNECTIONS {
                     totals.refused.fetch_add(1, Ordering::Relaxed);
                     continue;
                 }
@@ -168,7 +171,7 @@ fn accept_loop(listener: &TcpListener, peer: IpAddr, service: &Service) {
                 }
                 workers.retain(|w| !w.is_finished());
             }
-            Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::sleep(POLL / 10),
+            // Out of descriptors and the like: wait a little rather than spin.
             Err(_) => std::thread::sleep(POLL / 10),
         }
     }
@@ -204,7 +207,12 @@ fn read_counted(
                 n -= got as u64;
                 quiet_since = Instant::now();
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
                 if quiet_since.elapsed() >= service.idle {
                     return Ok(false);
                 }

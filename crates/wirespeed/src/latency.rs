@@ -1,0 +1,1134 @@
+//! `wirespeed latency [HOST]`: latency under load. An idle phase, then a loaded phase with bulk
+//! TCP flows, while probes on flows of their own measure round trips the whole time: UDP echo
+//! (kernel timestamps where the socket gives them, as `probe --udp`), the TCP handshake and a
+//! request/response on a new connection (the responsiveness draft's foreign-flow probes), and
+//! a request/response on a kept connection. It reports idle and loaded latency per probe kind,
+//! the increase (bufferbloat), RPM, the throughput meanwhile, and where the extra delay waits.
+//!
+//! `--rr` is the request/response test alone (netperf's TCP_RR; `--connect`: TCP_CRR):
+//! transactions per second and their latency for fixed sizes.
+
+use std::io::{self, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::{Deserialize, Serialize};
+use wirespeed_model::RateFormat;
+use wirespeed_model::stats::quantile;
+use wirespeed_model::units::{ByteSize, parse_duration};
+use wirespeed_net::probe::echo::UdpEcho;
+use wirespeed_net::rr::RrSession;
+use wirespeed_net::spec::{Amount, Direction, Protocol, TestSpec};
+use wirespeed_report::{Document, Render};
+
+use crate::output::OutputArgs;
+use crate::throughput_verdict::LinkRate;
+
+/// The longest idle or loaded phase, and the longest `--rr` run.
+const MAX_PHASE: Duration = Duration::from_secs(3600);
+/// How long one probe waits for its answer.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the control connections wait for the agent.
+const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Probes kept, per kind: a bound on memory whatever the run's length and probe interval.
+const MAX_PROBES_PER_KIND: usize = 200_000;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum LoadDirection {
+    /// The client sends (upload).
+    Up,
+    /// The agent sends (download).
+    Down,
+    /// Both at once.
+    Both,
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LatencyArgs {
+    /// The agent (`wirespeed serve`), HOST or HOST:PORT; none = an agent in this process on
+    /// loopback.
+    #[arg(value_name = "HOST")]
+    host: Option<String>,
+
+    /// The agent's port.
+    #[arg(long, short = 'p', value_name = "PORT")]
+    port: Option<u16>,
+
+    /// The idle phase before the load starts.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    idle: Duration,
+
+    /// The loaded phase (with --rr: the whole test).
+    #[arg(long, short = 't', default_value = "8s", value_name = "DURATION",
+          value_parser = parse_duration)]
+    time: Duration,
+
+    /// Bulk TCP flows of the load (per direction).
+    #[arg(long, short = 'P', default_value_t = 4, value_name = "N",
+          value_parser = clap::value_parser!(u32).range(1..=128))]
+    parallel: u32,
+
+    /// Which way the load flows.
+    #[arg(long, value_enum, default_value = "both")]
+    direction: LoadDirection,
+
+    /// The load's TCP congestion control at both ends (e.g. cubic, reno, bbr); default: the
+    /// system's. Loss-based ones (cubic, reno) fill drop-tail queues, bbr mostly does not.
+    #[arg(long, short = 'C', value_name = "ALGO")]
+    congestion: Option<String>,
+
+    /// Time between probes of each kind (the TCP handshake probes: five times this).
+    #[arg(long, default_value = "20ms", value_name = "DURATION", value_parser = parse_duration)]
+    probe_interval: Duration,
+
+    /// The request/response test alone (netperf's TCP_RR): transactions per second and their
+    /// latency, for -t.
+    #[arg(long)]
+    rr: bool,
+
+    /// With --rr: a new TCP connection for every transaction (netperf's TCP_CRR).
+    #[arg(long, requires = "rr")]
+    connect: bool,
+
+    /// With --rr: bytes per request.
+    #[arg(long, default_value = "1", value_name = "BYTES", requires = "rr")]
+    request: ByteSize,
+
+    /// With --rr: bytes per response.
+    #[arg(long, default_value = "1", value_name = "BYTES", requires = "rr")]
+    response: ByteSize,
+
+    #[command(flatten)]
+    key: crate::flags::KeyArgs,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// The probes, by what they measure.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ProbeKind {
+    /// A UDP datagram to the agent's echo and back.
+    UdpEcho,
+    /// The TCP handshake of a new connection to the agent.
+    TcpConnect,
+    /// A 1-byte request and response on that new connection.
+    RrNewConnection,
+    /// A 1-byte request and response on one connection kept open.
+    RrKeptConnection,
+}
+
+impl ProbeKind {
+    const ALL: [ProbeKind; 4] = [
+        ProbeKind::UdpEcho,
+        ProbeKind::TcpConnect,
+        ProbeKind::RrNewConnection,
+        ProbeKind::RrKeptConnection,
+    ];
+
+    fn label(self) -> &'static str {
+        match self {
+            ProbeKind::UdpEcho => "UDP echo",
+            ProbeKind::TcpConnect => "TCP connect",
+            ProbeKind::RrNewConnection => "request/response, new connection",
+            ProbeKind::RrKeptConnection => "request/response, kept connection",
+        }
+    }
+
+    /// Bytes on the wire per probe, both ways, IP and TCP/UDP headers included (the probes'
+    /// own load, to report beside the link's).
+    fn wire_bytes(self, udp_ip_bytes: usize) -> f64 {
+        match self {
+            ProbeKind::UdpEcho => 2.0 * udp_ip_bytes as f64,
+            // SYN, SYN-ACK, ACK; then the FIN exchange of the connection's close.
+            ProbeKind::TcpConnect => 7.0 * 52.0,
+            // The cookie and a byte out, a byte back, an ACK.
+            ProbeKind::RrNewConnection => 52.0 + 17.0 + 53.0 + 52.0,
+            ProbeKind::RrKeptConnection => 53.0 * 2.0 + 52.0,
+        }
+    }
+}
+
+/// One probe: when it was sent and its round trip (`None`: no answer in time).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub(crate) struct ProbeSample {
+    pub(crate) kind: ProbeKind,
+    pub(crate) at_seconds: f64,
+    pub(crate) rtt_ms: Option<f64>,
+}
+
+/// Round trips of one probe kind in one phase, ms.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct LatencyStats {
+    pub(crate) probes: usize,
+    pub(crate) lost: usize,
+    pub(crate) min_ms: f64,
+    pub(crate) p50_ms: f64,
+    pub(crate) p90_ms: f64,
+    pub(crate) p99_ms: f64,
+    pub(crate) max_ms: f64,
+    /// The mean of the round trips at or below the 95th percentile (the draft's trimmed mean).
+    pub(crate) trimmed_mean_ms: f64,
+}
+
+impl LatencyStats {
+    pub(crate) fn of(rtts_ms: &[f64], lost: usize) -> LatencyStats {
+        let q = |p: f64| quantile(rtts_ms, p);
+        let p95 = q(0.95);
+        let kept: Vec<f64> = rtts_ms.iter().copied().filter(|r| *r <= p95).collect();
+        LatencyStats {
+            probes: rtts_ms.len() + lost,
+            lost,
+            min_ms: q(0.0),
+            p50_ms: q(0.5),
+            p90_ms: q(0.9),
+            p99_ms: q(0.99),
+            max_ms: q(1.0),
+            trimmed_mean_ms: if kept.is_empty() {
+                f64::NAN
+            } else {
+                kept.iter().sum::<f64>() / kept.len() as f64
+            },
+        }
+    }
+}
+
+/// One probe kind, idle against loaded.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct KindReport {
+    pub(crate) kind: ProbeKind,
+    pub(crate) idle: LatencyStats,
+    pub(crate) loaded: LatencyStats,
+    /// Loaded minus idle median: the delay the load added.
+    pub(crate) increase_p50_ms: f64,
+}
+
+/// One second of the run: its phase and each kind's median.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LatencyInterval {
+    pub(crate) start_seconds: f64,
+    pub(crate) end_seconds: f64,
+    pub(crate) phase: Phase,
+    pub(crate) p50_ms: Vec<(ProbeKind, f64)>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Phase {
+    Idle,
+    /// The load's first moments (slow start), left out of both phases.
+    Settling,
+    Loaded,
+    After,
+}
+
+/// Where the delay the load added waits, as far as the run can tell.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Queue {
+    /// Loaded minus idle median UDP echo round trip.
+    pub(crate) delay_ms: f64,
+    /// That delay at the load's measured rate: the bytes standing in the queue.
+    pub(crate) bytes: f64,
+    /// The queue, in words.
+    pub(crate) location: String,
+    /// What would shrink it.
+    pub(crate) remedy: String,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LatencyResult {
+    pub(crate) idle_seconds: f64,
+    pub(crate) loaded_seconds: f64,
+    /// Left out at the start of the load (slow start) from the loaded statistics.
+    pub(crate) settle_seconds: f64,
+    pub(crate) kinds: Vec<KindReport>,
+    /// Round trips per minute (the responsiveness draft), idle and loaded.
+    pub(crate) rpm_idle: f64,
+    pub(crate) rpm_loaded: f64,
+    /// The load's goodput each way meanwhile, bit/s.
+    pub(crate) upload_bits_per_second: Option<f64>,
+    pub(crate) download_bits_per_second: Option<f64>,
+    /// The probes' own load on the wire, bit/s, and its share of the load's rate.
+    pub(crate) probe_bits_per_second: f64,
+    pub(crate) probe_share_percent: f64,
+    pub(crate) link_rate: LinkRate,
+    pub(crate) queue: Option<Queue>,
+    pub(crate) intervals: Vec<LatencyInterval>,
+    pub(crate) samples: Vec<ProbeSample>,
+    pub(crate) partial: bool,
+    pub(crate) partial_reason: Option<String>,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LatencyParams {
+    pub(crate) agent: String,
+    pub(crate) in_process_agent: bool,
+    pub(crate) streams: u32,
+    pub(crate) direction: LoadDirection,
+    pub(crate) probe_interval_seconds: f64,
+    #[serde(default)]
+    pub(crate) congestion: Option<String>,
+}
+
+/// `--rr`: the request/response test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RrResult {
+    pub(crate) request_bytes: u32,
+    pub(crate) response_bytes: u32,
+    /// TCP_CRR: a new connection per transaction.
+    pub(crate) new_connection: bool,
+    pub(crate) transactions: u64,
+    pub(crate) seconds: f64,
+    pub(crate) transactions_per_second: f64,
+    /// From the request's first byte to the response's last.
+    pub(crate) round_trip: LatencyStats,
+    /// With a new connection: its handshake.
+    pub(crate) connect: Option<LatencyStats>,
+    /// What the agent counted.
+    pub(crate) agent_transactions: Option<u64>,
+    pub(crate) partial: bool,
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The samples of one probe loop, kept up to [`MAX_PROBES_PER_KIND`].
+type Samples = Arc<Mutex<Vec<ProbeSample>>>;
+
+fn push(samples: &Samples, s: ProbeSample) {
+    let mut v = samples.lock().unwrap_or_else(|e| e.into_inner());
+    if v.iter().filter(|x| x.kind == s.kind).count() < MAX_PROBES_PER_KIND {
+        v.push(s);
+    }
+}
+
+/// Runs `probe` every `gap` until `stop`, each probe's start measured from `t0`.
+fn probe_loop(
+    name: &str,
+    gap: Duration,
+    t0: Instant,
+    stop: Arc<AtomicBool>,
+    samples: Samples,
+    mut probe: impl FnMut(f64) -> Vec<ProbeSample> + Send + 'static,
+) -> io::Result<std::thread::JoinHandle<()>> {
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let mut next = Instant::now();
+            while !stop.load(Ordering::Acquire) {
+                let at = t0.elapsed().as_secs_f64();
+                for s in probe(at) {
+                    push(&samples, s);
+                }
+                next += gap;
+                let now = Instant::now();
+                if next > now {
+                    // Sleep in short steps so a stop is seen within 50 ms.
+                    let wait = (next - now).min(Duration::from_millis(50));
+                    std::thread::sleep(wait);
+                    while Instant::now() < next && !stop.load(Ordering::Acquire) {
+                        std::thread::sleep((next - Instant::now()).min(Duration::from_millis(50)));
+                    }
+                } else {
+                    next = now;
+                }
+            }
+        })
+}
+
+pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
+    for (flag, d) in [("--idle", args.idle), ("-t", args.time)] {
+        if d > MAX_PHASE {
+            bail!("{flag} {d:?} is too long: at most 1h (for example {flag} 10s)");
+        }
+    }
+    if args.time < Duration::from_millis(500) {
+        bail!(
+            "-t must be at least 500ms (for example -t 8s): the load needs time to fill the path"
+        );
+    }
+    if args.probe_interval < Duration::from_millis(1)
+        || args.probe_interval > Duration::from_secs(10)
+    {
+        bail!("--probe-interval must be between 1ms and 10s (for example --probe-interval 20ms)");
+    }
+    let key = args.key.load().context("--auth-key-file")?;
+    crate::interrupt::watch();
+    let remote = match &args.host {
+        Some(h) => Some(crate::throughput::resolve_agent(
+            h, args.port, false, false,
+        )?),
+        None => None,
+    };
+    let mut local_agent = None;
+    let agent = match remote {
+        Some(a) => a,
+        None => {
+            let (addr, agent) = crate::throughput::start_local_agent(false, key.clone())?;
+            local_agent = Some(agent);
+            addr
+        }
+    };
+    let outcome = if args.rr {
+        run_rr(&args, agent, key.as_ref())
+    } else {
+        run_latency(&args, agent, remote.is_none(), key.clone())
+    };
+    if let Some((handle, thread)) = local_agent {
+        handle.stop();
+        let _ = thread.join();
+    }
+    outcome
+}
+
+fn run_rr(
+    args: &LatencyArgs,
+    agent: SocketAddr,
+    key: Option<&wirespeed_net::auth::AuthKey>,
+) -> anyhow::Result<()> {
+    let size = |flag: &str, b: ByteSize| -> anyhow::Result<u32> {
+        let max = wirespeed_net::control::rr::MAX_RR_BYTES;
+        u32::try_from(b.bytes())
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                anyhow::anyhow!("{flag} {b}: give 1 to {max} bytes (for example {flag} 1)")
+            })
+    };
+    let request = size("--request", args.request)?;
+    let response = size("--response", args.response)?;
+    let seconds = args.time.as_secs_f64();
+    let mut session = RrSession::open(
+        agent,
+        key,
+        request,
+        response,
+        seconds + 10.0,
+        CONTROL_TIMEOUT,
+    )
+    .with_context(|| format!("the request/response service of {agent}"))?;
+    let started = Instant::now();
+    let mut rtts = Vec::new();
+    let mut connects = Vec::new();
+    let mut failure = None;
+    while started.elapsed() < args.time && !crate::interrupt::requested() {
+        let t = if args.connect {
+            session.transaction_on_new_connection()
+        } else {
+            session.transaction()
+        };
+        match t {
+            Ok(t) => {
+                if rtts.len() < MAX_PROBES_PER_KIND * 10 {
+                    rtts.push(ms(t.round_trip));
+                    if let Some(c) = t.connect {
+                        connects.push(ms(c));
+                    }
+                }
+            }
+            Err(e) => {
+                failure = Some(format!("a transaction failed: {e}"));
+                break;
+            }
+        }
+    }
+    let elapsed = started.elapsed().as_secs_f64();
+    let transactions = rtts.len() as u64;
+    let agent_count = session.close().ok().map(|t| t.transactions);
+    let interrupted = crate::interrupt::requested();
+    let partial = interrupted || failure.is_some();
+    let result = RrResult {
+        request_bytes: request,
+        response_bytes: response,
+        new_connection: args.connect,
+        transactions,
+        seconds: elapsed,
+        transactions_per_second: transactions as f64 / elapsed.max(1e-9),
+        round_trip: LatencyStats::of(&rtts, 0),
+        connect: args.connect.then(|| LatencyStats::of(&connects, 0)),
+        agent_transactions: agent_count,
+        partial,
+    };
+    let params = LatencyParams {
+        agent: agent.to_string(),
+        in_process_agent: args.host.is_none(),
+        streams: 0,
+        direction: args.direction,
+        probe_interval_seconds: 0.0,
+        congestion: None,
+    };
+    let mut doc = Document::new("latency-rr", params, result);
+    if let Some(why) = failure.clone() {
+        doc.warnings.push(why);
+    } else if interrupted {
+        doc.warnings
+            .push("interrupted: the figures are of the transactions before it".into());
+    } else {
+        let r = &doc.result;
+        doc.verdicts.push(format!(
+            "{:.0} transactions/s of {} B out and {} B back{}: {} median round trip",
+            r.transactions_per_second,
+            request,
+            response,
+            if args.connect {
+                ", each on a new connection"
+            } else {
+                ""
+            },
+            time_ms(r.round_trip.p50_ms),
+        ));
+    }
+    crate::output::print(&args.output, &doc).context("writing the result")?;
+    if partial {
+        return Err(crate::exit_status::Exit::partial(
+            failure.unwrap_or_else(|| "interrupted".into()),
+        )
+        .into());
+    }
+    Ok(())
+}
+
+fn run_latency(
+    args: &LatencyArgs,
+    agent: SocketAddr,
+    in_process: bool,
+    key: Option<wirespeed_net::auth::AuthKey>,
+) -> anyhow::Result<()> {
+    let total = args.idle + args.time;
+    let service_seconds = total.as_secs_f64() + 10.0;
+    let mut echo = UdpEcho::open(agent, key.as_ref(), service_seconds, CONTROL_TIMEOUT)
+        .with_context(|| format!("the UDP echo of {agent}"))?;
+    let mut kept = RrSession::open(agent, key.as_ref(), 1, 1, service_seconds, CONTROL_TIMEOUT)
+        .with_context(|| format!("the request/response service of {agent}"))?;
+    let mut fresh = RrSession::open(agent, key.as_ref(), 1, 1, service_seconds, CONTROL_TIMEOUT)
+        .with_context(|| format!("the request/response service of {agent}"))?;
+    let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
+    let samples: Samples = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let t0 = Instant::now();
+    let gap = args.probe_interval;
+    let threads = vec![
+        probe_loop(
+            "ws-lat-udp",
+            gap,
+            t0,
+            stop.clone(),
+            samples.clone(),
+            move |at| {
+                let rtt = echo
+                    .one(udp_ip_bytes, t0, PROBE_TIMEOUT)
+                    .ok()
+                    .and_then(|s| s.rtt_kernel_ns.or(s.rtt_user_ns))
+                    .map(|ns| ns as f64 / 1e6);
+                vec![ProbeSample {
+                    kind: ProbeKind::UdpEcho,
+                    at_seconds: at,
+                    rtt_ms: rtt,
+                }]
+            },
+        )?,
+        probe_loop(
+            "ws-lat-rr",
+            gap,
+            t0,
+            stop.clone(),
+            samples.clone(),
+            move |at| {
+                let rtt = kept.transaction().ok().map(|t| ms(t.round_trip));
+                if rtt.is_none() {
+                    // A broken kept connection is opened again on the next probe.
+                    let _ = kept.transaction();
+                }
+                vec![ProbeSample {
+                    kind: ProbeKind::RrKeptConnection,
+                    at_seconds: at,
+                    rtt_ms: rtt,
+                }]
+            },
+        )?,
+        probe_loop(
+            "ws-lat-crr",
+            gap * 5,
+            t0,
+            stop.clone(),
+            samples.clone(),
+            move |at| {
+                let t = fresh.transaction_on_new_connection().ok();
+                vec![
+                    ProbeSample {
+                        kind: ProbeKind::TcpConnect,
+                        at_seconds: at,
+                        rtt_ms: t.and_then(|t| t.connect).map(ms),
+                    },
+                    ProbeSample {
+                        kind: ProbeKind::RrNewConnection,
+                        at_seconds: at,
+                        rtt_ms: t.map(|t| ms(t.round_trip)),
+                    },
+                ]
+            },
+        )?,
+    ];
+    let human = !args.output.json;
+    if human {
+        println!(
+            "latency to {} ({}): {} idle, then {} with {} TCP flow(s) {}; probes every {}",
+            agent,
+            if in_process {
+                "in-process agent"
+            } else {
+                "agent"
+            },
+            humantime::format_duration(args.idle),
+            humantime::format_duration(args.time),
+            args.parallel,
+            match args.direction {
+                LoadDirection::Up => "up",
+                LoadDirection::Down => "down",
+                LoadDirection::Both => "each way",
+            },
+            humantime::format_duration(args.probe_interval),
+        );
+        println!(
+            "{:>11}  {:<8}  {:>11}  {:>11}  {:>11}",
+            "interval", "phase", "UDP echo", "kept RR", "connect"
+        );
+    }
+    // Live lines, one per second, while the idle phase runs and then the load.
+    let mut printed = 0usize;
+    let mut live = |upto: f64, load: Option<(f64, f64)>, settle: f64| {
+        while (printed as f64 + 1.0) <= upto {
+            let (a, b) = (printed as f64, printed as f64 + 1.0);
+            printed += 1;
+            if !human {
+                continue;
+            }
+            let v = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let median = |k: ProbeKind| {
+                let r: Vec<f64> = v
+                    .iter()
+                    .filter(|s| s.kind == k && s.at_seconds >= a && s.at_seconds < b)
+                    .filter_map(|s| s.rtt_ms)
+                    .collect();
+                if r.is_empty() {
+                    "-".to_string()
+                } else {
+                    time_ms(quantile(&r, 0.5))
+                }
+            };
+            println!(
+                "{:>4.1}-{:<4.1} s  {:<8}  {:>11}  {:>11}  {:>11}",
+                a,
+                b,
+                phase_name(phase_of(a, args.idle.as_secs_f64(), load, settle)),
+                median(ProbeKind::UdpEcho),
+                median(ProbeKind::RrKeptConnection),
+                median(ProbeKind::TcpConnect),
+            );
+        }
+    };
+    let idle_end = args.idle.as_secs_f64();
+    while t0.elapsed() < args.idle && !crate::interrupt::requested() {
+        std::thread::sleep(Duration::from_millis(50));
+        live(t0.elapsed().as_secs_f64(), None, 0.0);
+    }
+    // The load: bulk TCP flows against the same agent, in a thread of their own.
+    let spec = TestSpec {
+        protocol: Protocol::Tcp,
+        direction: match args.direction {
+            LoadDirection::Up => Direction::Send,
+            LoadDirection::Down => Direction::Receive,
+            LoadDirection::Both => Direction::Both,
+        },
+        streams: args.parallel,
+        amount: Amount::Seconds(args.time.as_secs_f64()),
+        length_bytes: 128 * 1024,
+        congestion: args.congestion.clone(),
+        ..TestSpec::default()
+    };
+    let mut config = crate::throughput::Config::loopback_tcp(args.time.as_secs_f64());
+    config.spec = spec;
+    config.remote = Some(agent);
+    config.auth = key.clone();
+    let load_start = t0.elapsed().as_secs_f64();
+    let settle = (args.time.as_secs_f64() / 4.0).min(1.0);
+    let bulk = {
+        let config = config.clone();
+        std::thread::Builder::new()
+            .name("ws-lat-load".into())
+            .spawn(move || {
+                let mut silent = crate::throughput_text::LiveLines::new(
+                    config.rate_format,
+                    &config.spec,
+                    false,
+                    false,
+                );
+                crate::throughput::measure(&config, &mut silent)
+            })?
+    };
+    while !bulk.is_finished() {
+        std::thread::sleep(Duration::from_millis(50));
+        let now = t0.elapsed().as_secs_f64();
+        live(now, Some((load_start, now)), settle);
+    }
+    let measured = bulk
+        .join()
+        .map_err(|_| anyhow::anyhow!("the load's thread panicked"))?;
+    let load_end = t0.elapsed().as_secs_f64();
+    stop.store(true, Ordering::Release);
+    for t in threads {
+        let _ = t.join();
+    }
+    let samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|e| e.into_inner()));
+    let interrupted = crate::interrupt::requested();
+    let (bulk_doc, bulk_partial) = match measured {
+        Ok(m) => (Some(m.doc), m.partial_reason),
+        Err(e) => (None, Some(format!("the load failed: {e:#}"))),
+    };
+    let partial_reason = bulk_partial.or(interrupted.then(|| "interrupted".to_string()));
+    let result = analyse(
+        &samples,
+        idle_end,
+        (load_start, load_end),
+        settle,
+        bulk_doc.as_ref().map(|d| &d.result),
+        udp_ip_bytes,
+        agent.ip(),
+        partial_reason.clone(),
+        args,
+    );
+    let params = LatencyParams {
+        agent: agent.to_string(),
+        in_process_agent: in_process,
+        streams: args.parallel,
+        direction: args.direction,
+        probe_interval_seconds: args.probe_interval.as_secs_f64(),
+        congestion: args.congestion.clone(),
+    };
+    let mut doc = Document::new("latency", params, result);
+    verdicts(&mut doc);
+    crate::output::print(&args.output, &doc).context("writing the result")?;
+    if let Some(why) = partial_reason {
+        return Err(crate::exit_status::Exit::partial(format!("partial result: {why}")).into());
+    }
+    Ok(())
+}
+
+fn phase_of(at: f64, idle_end: f64, load: Option<(f64, f64)>, settle: f64) -> Phase {
+    match load {
+        _ if at < idle_end => Phase::Idle,
+        Some((start, _)) if at < start + settle => Phase::Settling,
+        Some((_, end)) if at < end => Phase::Loaded,
+        Some(_) => Phase::After,
+        None => Phase::Idle,
+    }
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Idle => "idle",
+        Phase::Settling => "settling",
+        Phase::Loaded => "loaded",
+        Phase::After => "after",
+    }
+}
+
+/// A round trip in the unit that reads best.
+fn time_ms(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v < 1.0 {
+        format!("{:.0} us", v * 1e3)
+    } else if v < 100.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+/// RPM after the responsiveness draft: 60 s over the weighted mean of the trimmed means, with
+/// the weights the draft gives its probes (foreign-flow TCP handshake and request 1/6 each of
+/// the three foreign probes, self probes 1/2). wirespeed has no TLS probe and no probe on the
+/// load's own connections, so the foreign half is split between the handshake and the
+/// request on the new connection, and the kept connection stands for the self half.
+fn rpm(kinds: &[KindReport], pick: impl Fn(&KindReport) -> &LatencyStats) -> f64 {
+    let tm = |k: ProbeKind| {
+        kinds
+            .iter()
+            .find(|r| r.kind == k)
+            .map_or(f64::NAN, |r| pick(r).trimmed_mean_ms)
+    };
+    let weighted = 0.25 * tm(ProbeKind::TcpConnect)
+        + 0.25 * tm(ProbeKind::RrNewConnection)
+        + 0.5 * tm(ProbeKind::RrKeptConnection);
+    if weighted.is_finite() && weighted > 0.0 {
+        60_000.0 / weighted
+    } else {
+        f64::NAN
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn analyse(
+    samples: &[ProbeSample],
+    idle_end: f64,
+    load: (f64, f64),
+    settle: f64,
+    bulk: Option<&crate::throughput::ThroughputResult>,
+    udp_ip_bytes: usize,
+    agent_ip: IpAddr,
+    partial_reason: Option<String>,
+    args: &LatencyArgs,
+) -> LatencyResult {
+    let of = |kind: ProbeKind, phase: Phase| {
+        let picked: Vec<&ProbeSample> = samples
+            .iter()
+            .filter(|s| {
+                s.kind == kind && phase_of(s.at_seconds, idle_end, Some(load), settle) == phase
+            })
+            .collect();
+        let rtts: Vec<f64> = picked.iter().filter_map(|s| s.rtt_ms).collect();
+        LatencyStats::of(&rtts, picked.len() - rtts.len())
+    };
+    let kinds: Vec<KindReport> = ProbeKind::ALL
+        .iter()
+        .map(|&kind| {
+            let idle = of(kind, Phase::Idle);
+            let loaded = of(kind, Phase::Loaded);
+            KindReport {
+                kind,
+                increase_p50_ms: loaded.p50_ms - idle.p50_ms,
+                idle,
+                loaded,
+            }
+        })
+        .collect();
+    let (up, down) = match bulk {
+        Some(r) => {
+            let e = &r.end;
+            let rev = e
+                .sum_received_bidir_reverse
+                .as_ref()
+                .map(|s| s.bits_per_second);
+            match args.direction {
+                LoadDirection::Up => (Some(e.sum_received.bits_per_second), None),
+                LoadDirection::Down => (None, Some(e.sum_received.bits_per_second)),
+                LoadDirection::Both => (Some(e.sum_received.bits_per_second), rev),
+            }
+        }
+        None => (None, None),
+    };
+    let load_rate = up.unwrap_or(0.0).max(down.unwrap_or(0.0));
+    let loaded_seconds = (load.1 - load.0 - settle).max(0.0);
+    let probe_bits: f64 = samples
+        .iter()
+        .filter(|s| phase_of(s.at_seconds, idle_end, Some(load), settle) == Phase::Loaded)
+        .map(|s| s.kind.wire_bytes(udp_ip_bytes) * 8.0)
+        .sum();
+    let probe_bps = if loaded_seconds > 0.0 {
+        probe_bits / loaded_seconds
+    } else {
+        f64::NAN
+    };
+    let link_rate = bulk.map(|r| r.link_rate.clone()).unwrap_or_default();
+    let udp = kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
+    let queue = udp
+        .filter(|u| u.increase_p50_ms.is_finite() && load_rate > 0.0)
+        .map(|u| {
+            let bytes = (u.increase_p50_ms / 1e3 * load_rate / 8.0).max(0.0);
+            let (location, remedy) = where_it_waits(agent_ip, &link_rate);
+            Queue {
+                delay_ms: u.increase_p50_ms,
+                bytes,
+                location,
+                remedy,
+            }
+        });
+    let intervals = intervals(samples, idle_end, load, settle);
+    let rpm_idle = rpm(&kinds, |k| &k.idle);
+    let rpm_loaded = rpm(&kinds, |k| &k.loaded);
+    LatencyResult {
+        idle_seconds: idle_end,
+        loaded_seconds,
+        settle_seconds: settle,
+        kinds,
+        rpm_idle,
+        rpm_loaded,
+        upload_bits_per_second: up,
+        download_bits_per_second: down,
+        probe_bits_per_second: probe_bps,
+        probe_share_percent: if load_rate > 0.0 {
+            probe_bps / load_rate * 100.0
+        } else {
+            f64::NAN
+        },
+        link_rate,
+        queue,
+        intervals,
+        samples: samples.to_vec(),
+        partial: partial_reason.is_some(),
+        partial_reason,
+        rate_format: args.output.rate_format,
+    }
+}
+
+/// Which queue holds the packets, from what the run knows of the path.
+fn where_it_waits(agent_ip: IpAddr, link: &LinkRate) -> (String, String) {
+    if agent_ip.is_loopback() {
+        return (
+            "loopback has no link or qdisc queue: the bytes wait in the TCP sockets' own buffers (the senders' unsent data and the receivers' queues), which the probes on other flows share the CPU with".into(),
+            "a smaller net.ipv4.tcp_notsent_lowat (or TCP_NOTSENT_LOWAT on the load's sockets) keeps less unsent data queued in the sender".into(),
+        );
+    }
+    match link {
+        LinkRate::Lab { link, lab, .. } => (
+            format!("the emulated link {link} of lab {lab}: its queue (the link's `queue`) fills ahead of the serializer"),
+            "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps the standing queue near its target; a shorter `queue` caps it".into(),
+        ),
+        _ => (
+            "a queue along the path: the sender's qdisc and NIC ring, or a queue at the path's bottleneck".into(),
+            "at this host: fq_codel as the qdisc and BQL on the NIC keep the host's share short; at the bottleneck: an AQM (fq_codel, CAKE)".into(),
+        ),
+    }
+}
+
+fn intervals(
+    samples: &[ProbeSample],
+    idle_end: f64,
+    load: (f64, f64),
+    settle: f64,
+) -> Vec<LatencyInterval> {
+    let end = samples.iter().map(|s| s.at_seconds).fold(0.0, f64::max);
+    (0..(end.ceil() as usize).min(7200))
+        .map(|i| {
+            let (a, b) = (i as f64, i as f64 + 1.0);
+            let p50_ms = ProbeKind::ALL
+                .iter()
+                .filter_map(|&k| {
+                    let r: Vec<f64> = samples
+                        .iter()
+                        .filter(|s| s.kind == k && s.at_seconds >= a && s.at_seconds < b)
+                        .filter_map(|s| s.rtt_ms)
+                        .collect();
+                    (!r.is_empty()).then(|| (k, quantile(&r, 0.5)))
+                })
+                .collect();
+            LatencyInterval {
+                start_seconds: a,
+                end_seconds: b,
+                phase: phase_of(a, idle_end, Some(load), settle),
+                p50_ms,
+            }
+        })
+        .collect()
+}
+
+fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
+    let r = &doc.result;
+    if let Some(why) = &r.partial_reason {
+        doc.warnings
+            .push(format!("partial result ({why}): no verdict"));
+        return;
+    }
+    let udp = r.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
+    let Some(udp) = udp.filter(|u| u.idle.p50_ms.is_finite() && u.loaded.p50_ms.is_finite()) else {
+        doc.warnings.push(
+            "no UDP echo answered in one of the phases: no latency verdict (is UDP to the agent blocked?)".into(),
+        );
+        return;
+    };
+    for k in &r.kinds {
+        if k.loaded.probes > 0 && k.loaded.lost * 10 > k.loaded.probes {
+            doc.warnings.push(format!(
+                "{}: {} of {} probes unanswered under load",
+                k.kind.label(),
+                k.loaded.lost,
+                k.loaded.probes
+            ));
+        }
+    }
+    if let Some(q) = &r.queue {
+        // Below the idle phase's own spread the difference is noise, not a queue.
+        let noise = (udp.idle.p90_ms - udp.idle.p50_ms).max(0.05);
+        if q.delay_ms <= noise {
+            doc.verdicts.push(format!(
+                "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
+                time_ms(udp.idle.p50_ms),
+                time_ms(udp.loaded.p50_ms),
+                time_ms(udp.loaded.p99_ms),
+                time_ms(noise),
+            ));
+        } else {
+            doc.verdicts.push(format!(
+                "the load added {} to the median UDP round trip ({} idle, {} loaded, p99 {}): at the load's {} that is {} standing in a queue; where: {}; {}",
+                time_ms(q.delay_ms),
+                time_ms(udp.idle.p50_ms),
+                time_ms(udp.loaded.p50_ms),
+                time_ms(udp.loaded.p99_ms),
+                r.rate_format.format(
+                    r.upload_bits_per_second
+                        .unwrap_or(0.0)
+                        .max(r.download_bits_per_second.unwrap_or(0.0))
+                ),
+                ByteSize::from_bytes(q.bytes as u64),
+                q.location,
+                q.remedy,
+            ));
+        }
+    }
+    if r.rpm_loaded.is_finite() {
+        doc.verdicts.push(format!(
+            "responsiveness: {:.0} RPM under load ({:.0} idle)",
+            r.rpm_loaded, r.rpm_idle
+        ));
+    }
+    if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 {
+        doc.warnings.push(format!(
+            "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
+            r.probe_share_percent
+        ));
+    }
+}
+
+impl Render for LatencyResult {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<34} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "round trip (ms)", "idle p50", "p50", "p90", "p99", "max", "+p50", "lost"
+        )?;
+        for k in &self.kinds {
+            let f = |v: f64| {
+                if v.is_finite() {
+                    format!("{v:.3}")
+                } else {
+                    "-".into()
+                }
+            };
+            writeln!(
+                out,
+                "{:<34} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                k.kind.label(),
+                f(k.idle.p50_ms),
+                f(k.loaded.p50_ms),
+                f(k.loaded.p90_ms),
+                f(k.loaded.p99_ms),
+                f(k.loaded.max_ms),
+                f(k.increase_p50_ms),
+                format!("{}/{}", k.loaded.lost, k.loaded.probes),
+            )?;
+        }
+        let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| self.rate_format.format(b));
+        writeln!(
+            out,
+            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} ({:.2}% of it); RPM {:.0} idle, {:.0} loaded",
+            rate(self.upload_bits_per_second),
+            rate(self.download_bits_per_second),
+            self.loaded_seconds,
+            self.settle_seconds,
+            self.rate_format.format(self.probe_bits_per_second),
+            self.probe_share_percent,
+            self.rpm_idle,
+            self.rpm_loaded,
+        )
+    }
+}
+
+impl Render for RrResult {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let s = &self.round_trip;
+        writeln!(
+            out,
+            "{} {} B request / {} B response: {} transactions in {:.2} s = {:.0} per second",
+            if self.new_connection {
+                "TCP_CRR"
+            } else {
+                "TCP_RR"
+            },
+            self.request_bytes,
+            self.response_bytes,
+            self.transactions,
+            self.seconds,
+            self.transactions_per_second
+        )?;
+        writeln!(
+            out,
+            "round trip: min {}  p50 {}  p90 {}  p99 {}  max {}",
+            time_ms(s.min_ms),
+            time_ms(s.p50_ms),
+            time_ms(s.p90_ms),
+            time_ms(s.p99_ms),
+            time_ms(s.max_ms)
+        )?;
+        if let Some(c) = &self.connect {
+            writeln!(
+                out,
+                "connect:    min {}  p50 {}  p90 {}  p99 {}  max {}",
+                time_ms(c.min_ms),
+                time_ms(c.p50_ms),
+                time_ms(c.p90_ms),
+                time_ms(c.p99_ms),
+                time_ms(c.max_ms)
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statistics_of_round_trips() {
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        let s = LatencyStats::of(&v, 3);
+        assert_eq!((s.probes, s.lost), (103, 3));
+        assert_eq!((s.min_ms, s.max_ms), (1.0, 100.0));
+        assert!((s.p50_ms - 50.5).abs() < 1e-9);
+        assert!((s.p99_ms - 99.01).abs() < 1e-9);
+        // Trimmed at the 95th percentile (95.05): the mean of 1..=95.
+        assert!((s.trimmed_mean_ms - 48.0).abs() < 1e-9);
+        assert!(LatencyStats::of(&[], 2).p50_ms.is_nan());
+    }
+
+    #[test]
+    fn rpm_is_sixty_seconds_over_the_weighted_trimmed_means() {
+        let k = |kind, tm| KindReport {
+            kind,
+            idle: LatencyStats {
+                trimmed_mean_ms: tm,
+                ..LatencyStats::default()
+            },
+            loaded: LatencyStats::default(),
+            increase_p50_ms: 0.0,
+        };
+        let kinds = vec![
+            k(ProbeKind::TcpConnect, 10.0),
+            k(ProbeKind::RrNewConnection, 10.0),
+            k(ProbeKind::RrKeptConnection, 20.0),
+        ];
+        // 0.25 x 10 + 0.25 x 10 + 0.5 x 20 = 15 ms: 4000 round trips per minute.
+        assert!((rpm(&kinds, |k| &k.idle) - 4000.0).abs() < 1e-9);
+        assert!(rpm(&kinds[..1], |k| &k.idle).is_nan());
+    }
+
+    #[test]
+    fn phases_split_the_timeline() {
+        let load = Some((2.0, 10.0));
+        assert_eq!(phase_of(1.0, 2.0, load, 1.0), Phase::Idle);
+        assert_eq!(phase_of(2.5, 2.0, load, 1.0), Phase::Settling);
+        assert_eq!(phase_of(5.0, 2.0, load, 1.0), Phase::Loaded);
+        assert_eq!(phase_of(10.5, 2.0, load, 1.0), Phase::After);
+    }
+}
