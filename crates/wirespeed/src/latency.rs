@@ -661,9 +661,12 @@ fn run_latency(
     config.auth = key.clone();
     let load_start = t0.elapsed().as_secs_f64();
     let settle = (args.time.as_secs_f64() / 4.0).min(1.0);
-    let bulk = {
+    // Interrupted while idle: no load is started.
+    let measured = if crate::interrupt::requested() {
+        Err(anyhow::anyhow!("interrupted before the load"))
+    } else {
         let config = config.clone();
-        std::thread::Builder::new()
+        let bulk = std::thread::Builder::new()
             .name("ws-lat-load".into())
             .spawn(move || {
                 let mut silent = crate::throughput_text::LiveLines::new(
@@ -673,16 +676,15 @@ fn run_latency(
                     false,
                 );
                 crate::throughput::measure(&config, &mut silent)
-            })?
+            })?;
+        while !bulk.is_finished() {
+            std::thread::sleep(Duration::from_millis(50));
+            let now = t0.elapsed().as_secs_f64();
+            live(now, Some((load_start, now)), settle);
+        }
+        bulk.join()
+            .map_err(|_| anyhow::anyhow!("the load's thread panicked"))?
     };
-    while !bulk.is_finished() {
-        std::thread::sleep(Duration::from_millis(50));
-        let now = t0.elapsed().as_secs_f64();
-        live(now, Some((load_start, now)), settle);
-    }
-    let measured = bulk
-        .join()
-        .map_err(|_| anyhow::anyhow!("the load's thread panicked"))?;
     let load_end = t0.elapsed().as_secs_f64();
     stop.store(true, Ordering::Release);
     for t in threads {

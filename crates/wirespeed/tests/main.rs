@@ -10,6 +10,7 @@ mod install_aids;
 mod iperf3_json;
 mod json_golden;
 mod lab;
+mod latency;
 mod load;
 mod metrics;
 mod probe;

@@ -1,0 +1,179 @@
+//! `wirespeed latency` end to end on loopback: the document's shape and sense, `--rr` and
+//! `--rr --connect` counted alike at both ends, an agent in another process with a key, bad
+//! input refused before any work, and an interrupt giving a partial result with status 3. The
+//! ground truth across an emulated link is in `lab::latency_under_load_...`.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::util::{ServeProcess, assert_one_line_error, wirespeed};
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let run = wirespeed(args);
+    assert_eq!(run.status, 0, "{args:?}: {}", run.stderr);
+    serde_json::from_str(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", run.stdout))
+}
+
+#[test]
+fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
+    let doc = json(&["latency", "--idle", "1s", "-t", "2s", "-P", "1", "--json"]);
+    assert_eq!(doc["schema"], "wirespeed.latency.v1");
+    let r = &doc["result"];
+    let kinds = r["kinds"].as_array().unwrap();
+    let names: Vec<&str> = kinds.iter().map(|k| k["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        names,
+        [
+            "udp_echo",
+            "tcp_connect",
+            "rr_new_connection",
+            "rr_kept_connection"
+        ]
+    );
+    for k in kinds {
+        for phase in ["idle", "loaded"] {
+            let s = &k[phase];
+            assert!(s["probes"].as_u64().unwrap() > 0, "{k}");
+            let (min, p50, p99, max) = (
+                s["min_ms"].as_f64().unwrap(),
+                s["p50_ms"].as_f64().unwrap(),
+                s["p99_ms"].as_f64().unwrap(),
+                s["max_ms"].as_f64().unwrap(),
+            );
+            assert!(0.0 < min && min <= p50 && p50 <= p99 && p99 <= max, "{k}");
+        }
+    }
+    assert!(r["upload_bits_per_second"].as_f64().unwrap() > 0.0);
+    assert!(r["download_bits_per_second"].as_f64().unwrap() > 0.0);
+    assert!(r["probe_share_percent"].as_f64().unwrap() < 1.0);
+    assert!(r["rpm_loaded"].as_f64().unwrap() > 0.0);
+    assert_eq!(r["partial"], false);
+    let phases: Vec<&str> = r["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["phase"].as_str().unwrap())
+        .collect();
+    assert_eq!(phases.first(), Some(&"idle"));
+    assert!(phases.contains(&"loaded"), "{phases:?}");
+    let verdicts = doc["verdicts"].to_string();
+    assert!(
+        verdicts.contains("loopback") || verdicts.contains("no measurable delay"),
+        "{verdicts}"
+    );
+    assert!(verdicts.contains("RPM"), "{verdicts}");
+}
+
+#[test]
+fn rr_and_crr_count_the_same_transactions_at_both_ends() {
+    for extra in [&[][..], &["--connect"][..]] {
+        let mut args = vec![
+            "latency",
+            "--rr",
+            "-t",
+            "1s",
+            "--request",
+            "64",
+            "--response",
+            "1KiB",
+            "--json",
+        ];
+        args.extend_from_slice(extra);
+        let doc = json(&args);
+        assert_eq!(doc["schema"], "wirespeed.latency-rr.v1");
+        let r = &doc["result"];
+        let n = r["transactions"].as_u64().unwrap();
+        assert!(n > 10, "{r}");
+        assert_eq!(r["agent_transactions"].as_u64(), Some(n), "{r}");
+        assert_eq!(r["new_connection"], !extra.is_empty());
+        assert_eq!(r["connect"].is_object(), !extra.is_empty(), "{r}");
+        let tps = r["transactions_per_second"].as_f64().unwrap();
+        let secs = r["seconds"].as_f64().unwrap();
+        assert!((tps * secs - n as f64).abs() < 1.0);
+    }
+}
+
+#[test]
+fn latency_against_an_agent_with_a_key() {
+    let dir = std::env::temp_dir().join(format!("ws-latency-key-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = dir.join("key");
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef").unwrap();
+    let key = key.to_str().unwrap();
+    let agent = ServeProcess::start(&["--auth-key-file", key]);
+    let port = agent.port.to_string();
+    let doc = json(&[
+        "latency",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "--auth-key-file",
+        key,
+        "--idle",
+        "500ms",
+        "-t",
+        "1s",
+        "-P",
+        "1",
+        "--direction",
+        "down",
+        "--json",
+    ]);
+    assert_eq!(doc["parameters"]["in_process_agent"], false);
+    assert!(doc["result"]["download_bits_per_second"].as_f64().unwrap() > 0.0);
+    assert!(doc["result"]["upload_bits_per_second"].is_null());
+    // Without the key the agent refuses, and nothing is measured.
+    let run = wirespeed(&["latency", "127.0.0.1", "-p", &port, "--rr", "-t", "1s"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--auth-key-file"), "{}", run.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_latency_input_is_refused_before_any_work() {
+    for (args, needle) in [
+        (&["latency", "-t", "100ms"][..], "-t must be at least 500ms"),
+        (&["latency", "--idle", "2h"][..], "at most 1h"),
+        (
+            &["latency", "--probe-interval", "0s"][..],
+            "--probe-interval",
+        ),
+        (&["latency", "--connect"][..], "--rr"),
+        (&["latency", "--rr", "--request", "0"][..], "--request 0"),
+        (&["latency", "--rr", "--response", "1MiB"][..], "--response"),
+        (&["latency", "-P", "0"][..], "--parallel"),
+    ] {
+        let run = wirespeed(args);
+        assert_one_line_error(&run, needle);
+    }
+}
+
+#[test]
+fn an_interrupted_latency_run_is_partial_with_status_3() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["latency", "--idle", "1s", "-t", "20s", "-P", "1", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    // SAFETY: signalling a child this test started, by its PID.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let t0 = Instant::now();
+    let out = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(20),
+            "no end after SIGINT"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout).unwrap();
+    assert_eq!(out.code(), Some(3), "{stdout}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(doc["result"]["partial"], true);
+    assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{doc}");
+}
