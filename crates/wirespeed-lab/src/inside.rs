@@ -61,6 +61,16 @@ pub struct InterfaceTruth {
     pub mtu: u32,
     /// True when this end runs CSMA/CD (half duplex, or a station of a shared segment).
     pub half_duplex: bool,
+    /// The drop-tail limit of the queue frames leaving by this interface wait in: frames.
+    #[serde(default)]
+    pub queue_packets: Option<u32>,
+    /// The same limit in bytes, when the file gives it so.
+    #[serde(default)]
+    pub queue_bytes: Option<u64>,
+    /// The active queue management of that queue, in words (`codel, target 5ms`); `None`:
+    /// drop-tail.
+    #[serde(default)]
+    pub aqm: Option<String>,
 }
 
 /// Everything one lab wrote.
@@ -96,6 +106,25 @@ impl LabTruth {
                 layer: link.layer,
                 mtu: link.mtu,
                 half_duplex: duplex == LinkDuplex::Half || link.is_shared(),
+                queue_packets: match dir.queue {
+                    crate::topology::QueueLimit::Packets(n) => Some(n),
+                    crate::topology::QueueLimit::Bytes(_) => None,
+                },
+                queue_bytes: match dir.queue {
+                    crate::topology::QueueLimit::Bytes(b) => Some(b),
+                    crate::topology::QueueLimit::Packets(_) => None,
+                },
+                aqm: link.aqm.as_ref().map(|a| {
+                    format!(
+                        "{}, target {:?}, interval {:?}",
+                        match a.kind {
+                            crate::topology::AqmKind::Codel => "codel",
+                            crate::topology::AqmKind::FqCodel => "fq_codel",
+                        },
+                        a.target,
+                        a.interval
+                    )
+                }),
             })
         });
         let stations = plan.stations.iter().filter_map(|s| {
@@ -111,6 +140,9 @@ impl LabTruth {
                 layer: LinkLayer::Ethernet { vlan_tags: 0 },
                 mtu: segment.mtu,
                 half_duplex: true,
+                queue_packets: Some(segment.queue),
+                queue_bytes: None,
+                aqm: None,
             })
         });
         LabTruth {

@@ -83,7 +83,7 @@ pub(crate) struct LatencyArgs {
     congestion: Option<String>,
 
     /// Time between probes of each kind (the TCP handshake probes: five times this).
-    #[arg(long, default_value = "20ms", value_name = "DURATION", value_parser = parse_duration)]
+    #[arg(long, default_value = "40ms", value_name = "DURATION", value_parser = parse_duration)]
     probe_interval: Duration,
 
     /// The request/response test alone (netperf's TCP_RR): transactions per second and their
@@ -892,10 +892,40 @@ fn where_it_waits(agent_ip: IpAddr, link: &LinkRate) -> (String, String) {
         );
     }
     match link {
-        LinkRate::Lab { link, lab, .. } => (
-            format!("the emulated link {link} of lab {lab}: its queue (the link's `queue`) fills ahead of the serializer"),
-            "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps the standing queue near its target; a shorter `queue` caps it".into(),
-        ),
+        LinkRate::Lab {
+            link,
+            lab,
+            interface,
+            bits_per_second,
+            ..
+        } => {
+            let truth = wirespeed_lab::inside::lookup(interface);
+            let limit = truth.as_ref().and_then(|t| match (t.queue_packets, t.queue_bytes) {
+                // A full queue of full frames, at the link's rate.
+                (Some(n), _) => Some((
+                    format!("{n} frames"),
+                    f64::from(n) * 1538.0 * 8.0 / *bits_per_second as f64 * 1e3,
+                )),
+                (_, Some(b)) => Some((
+                    ByteSize::from_bytes(b).to_string(),
+                    b as f64 * 8.0 / *bits_per_second as f64 * 1e3,
+                )),
+                _ => None,
+            });
+            let limit = limit.map_or_else(String::new, |(what, ms)| {
+                format!(" (it holds {what}: {} when full)", time_ms(ms))
+            });
+            match truth.and_then(|t| t.aqm) {
+                Some(aqm) => (
+                    format!("the emulated link {link} of lab {lab}: its queue{limit}, managed by {aqm}"),
+                    "the AQM already holds the standing queue near its target; what remains is the load's own bursts".into(),
+                ),
+                None => (
+                    format!("the emulated link {link} of lab {lab}: its drop-tail queue{limit} fills ahead of the serializer"),
+                    "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps the standing queue near its target; a shorter `queue` caps it".into(),
+                ),
+            }
+        }
         _ => (
             "a queue along the path: the sender's qdisc and NIC ring, or a queue at the path's bottleneck".into(),
             "at this host: fq_codel as the qdisc and BQL on the NIC keep the host's share short; at the bottleneck: an AQM (fq_codel, CAKE)".into(),

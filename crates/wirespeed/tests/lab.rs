@@ -947,7 +947,15 @@ fn latency_under_load_finds_the_lab_links_queue_and_fq_codel_removes_it() {
         "p99 {p99} past a full queue"
     );
     let verdicts = tail["verdicts"].to_string();
-    assert!(verdicts.contains("the emulated link"), "{verdicts}");
+    assert!(
+        verdicts.contains("drop-tail queue (it holds 100 frames: 123 ms when full)"),
+        "{verdicts}"
+    );
+    assert!(
+        fq["verdicts"].to_string().contains("managed by fq_codel"),
+        "{}",
+        fq["verdicts"]
+    );
     assert!(tail["result"]["probe_share_percent"].as_f64().unwrap() < 1.0);
     // fq_codel: the probe flow's p99 stays within CoDel's target, a frame time and a 15 ms
     // margin of idle (measured: +9.5 ms), where drop-tail's is a full queue (+118 ms).
