@@ -27,6 +27,10 @@ pub(crate) const LABS: &[DataFile] = &[
         text: include_str!("../../../labs/boggs-24.toml"),
     },
     DataFile {
+        path: "labs/bufferbloat.toml",
+        text: include_str!("../../../labs/bufferbloat.toml"),
+    },
+    DataFile {
         path: "labs/duplex-matched.toml",
         text: include_str!("../../../labs/duplex-matched.toml"),
     },

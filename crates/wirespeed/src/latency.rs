@@ -132,7 +132,7 @@ impl ProbeKind {
         ProbeKind::RrKeptConnection,
     ];
 
-    fn label(self) -> &'static str {
+    pub(crate) fn label(self) -> &'static str {
         match self {
             ProbeKind::UdpEcho => "UDP echo",
             ProbeKind::TcpConnect => "TCP connect",

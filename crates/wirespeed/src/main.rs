@@ -20,6 +20,7 @@ mod interrupt;
 mod iperf3_json;
 mod lab;
 mod latency;
+mod latency_html;
 mod load;
 mod load_html;
 mod load_render;

@@ -129,6 +129,16 @@ impl Views for CommandViews {
                 // The envelope's every field is its content: shown open.
                 complete: false,
             }),
+            "latency" => result_of::<crate::latency::LatencyResult>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
+            "latency-rr" => result_of::<crate::latency::RrResult>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
             _ => return None,
         })
     }

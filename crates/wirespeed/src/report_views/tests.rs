@@ -378,6 +378,8 @@ const FIXTURES: &[&str] = &[
     include_str!("../../testdata/report/reproduce.json"),
     include_str!("../../testdata/report/envelope.json"),
     include_str!("../../testdata/report/autoneg.json"),
+    include_str!("../../testdata/report/latency.json"),
+    include_str!("../../testdata/report/latency-rr.json"),
 ];
 
 /// Replaces every number in `v`, in order, by the next of `with` (cyclically).
