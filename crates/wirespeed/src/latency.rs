@@ -30,8 +30,9 @@ use crate::throughput_verdict::LinkRate;
 
 /// The longest idle or loaded phase, and the longest `--rr` run.
 const MAX_PHASE: Duration = Duration::from_secs(3600);
-/// How long one probe waits for its answer.
-const PROBE_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long a UDP echo probe's answer is waited for before it counts as lost (longer than a
+/// 1000-frame queue at 10 Mbit/s, 1.23 s; the probes are pipelined, so the wait holds up none).
+const UDP_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the control connections wait for the agent.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Probes kept, per kind: a bound on memory whatever the run's length and probe interval.
@@ -85,6 +86,20 @@ pub(crate) struct LatencyArgs {
     /// Time between probes of each kind (the TCP handshake probes: five times this).
     #[arg(long, default_value = "40ms", value_name = "DURATION", value_parser = parse_duration)]
     probe_interval: Duration,
+
+    /// The load is UDP at this rate per flow (e.g. 12M) instead of TCP: a rate above the path's
+    /// holds its queue full, the drop-tail ground truth.
+    #[arg(long, value_name = "RATE", conflicts_with = "congestion")]
+    udp_load: Option<wirespeed_model::BitRate>,
+
+    /// Print one JSON object per second of the run as it ends (`{"interval": ...}`), then the
+    /// document.
+    #[arg(long, conflicts_with = "rr")]
+    json_stream: bool,
+
+    /// Write the round trips over time and their CDF, idle against loaded, as SVG files in DIR.
+    #[arg(long, value_name = "DIR", conflicts_with = "rr")]
+    plot: Option<std::path::PathBuf>,
 
     /// The request/response test alone (netperf's TCP_RR): transactions per second and their
     /// latency, for -t.
@@ -361,6 +376,14 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
     {
         bail!("--probe-interval must be between 1ms and 10s (for example --probe-interval 20ms)");
     }
+    if let Some(dir) = &args.plot {
+        crate::output::check_output_dir("--plot", dir)?;
+    }
+    if let Some(r) = args.udp_load
+        && r.bits_per_second() == 0
+    {
+        bail!("--udp-load 0: give a rate such as --udp-load 12M");
+    }
     let key = args.key.load().context("--auth-key-file")?;
     crate::interrupt::watch();
     let remote = match &args.host {
@@ -517,25 +540,25 @@ fn run_latency(
     let t0 = Instant::now();
     let gap = args.probe_interval;
     let threads = vec![
-        probe_loop(
-            "ws-lat-udp",
-            gap,
-            t0,
-            stop.clone(),
-            samples.clone(),
-            move |at| {
-                let rtt = echo
-                    .one(udp_ip_bytes, t0, PROBE_TIMEOUT)
-                    .ok()
-                    .and_then(|s| s.rtt_kernel_ns.or(s.rtt_user_ns))
-                    .map(|ns| ns as f64 / 1e6);
-                vec![ProbeSample {
-                    kind: ProbeKind::UdpEcho,
-                    at_seconds: at,
-                    rtt_ms: rtt,
-                }]
-            },
-        )?,
+        {
+            // Pipelined: a probe lost behind a full queue does not hold up the next one.
+            let (stop, samples) = (stop.clone(), samples.clone());
+            std::thread::Builder::new()
+                .name("ws-lat-udp".into())
+                .spawn(move || {
+                    let far = Instant::now() + MAX_PHASE * 3;
+                    let _ = echo.pipelined(udp_ip_bytes, gap, t0, UDP_TIMEOUT, far, &stop, |s| {
+                        push(
+                            &samples,
+                            ProbeSample {
+                                kind: ProbeKind::UdpEcho,
+                                at_seconds: s.sent_at_ns as f64 / 1e9,
+                                rtt_ms: s.rtt_kernel_ns.or(s.rtt_user_ns).map(|ns| ns as f64 / 1e6),
+                            },
+                        )
+                    });
+                })?
+        },
         probe_loop(
             "ws-lat-rr",
             gap,
@@ -578,7 +601,7 @@ fn run_latency(
             },
         )?,
     ];
-    let human = !args.output.json;
+    let human = !args.output.json && !args.json_stream;
     if human {
         println!(
             "latency to {} ({}): {} idle, then {} with {} TCP flow(s) {}; probes every {}",
@@ -609,6 +632,22 @@ fn run_latency(
         while (printed as f64 + 1.0) <= upto {
             let (a, b) = (printed as f64, printed as f64 + 1.0);
             printed += 1;
+            if args.json_stream {
+                let v = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+                let line = intervals(
+                    &v,
+                    args.idle.as_secs_f64(),
+                    load.unwrap_or((f64::MAX, f64::MAX)),
+                    settle,
+                )
+                .into_iter()
+                .find(|i| i.start_seconds == a);
+                if let Some(line) = line {
+                    let text = serde_json::json!({ "interval": line });
+                    println!("{text}");
+                }
+                continue;
+            }
             if !human {
                 continue;
             }
@@ -642,8 +681,14 @@ fn run_latency(
         live(t0.elapsed().as_secs_f64(), None, 0.0);
     }
     // The load: bulk TCP flows against the same agent, in a thread of their own.
+    let protocol = if args.udp_load.is_some() {
+        Protocol::Udp
+    } else {
+        Protocol::Tcp
+    };
     let spec = TestSpec {
-        protocol: Protocol::Tcp,
+        protocol,
+        rate_bits_per_second: args.udp_load.map_or(0, |r| r.bits_per_second()),
         direction: match args.direction {
             LoadDirection::Up => Direction::Send,
             LoadDirection::Down => Direction::Receive,
@@ -651,11 +696,16 @@ fn run_latency(
         },
         streams: args.parallel,
         amount: Amount::Seconds(args.time.as_secs_f64()),
-        length_bytes: 128 * 1024,
+        length_bytes: if args.udp_load.is_some() {
+            1472
+        } else {
+            128 * 1024
+        },
         congestion: args.congestion.clone(),
         ..TestSpec::default()
     };
     let mut config = crate::throughput::Config::loopback_tcp(args.time.as_secs_f64());
+    config.protocol = protocol;
     config.spec = spec;
     config.remote = Some(agent);
     config.auth = key.clone();
@@ -685,7 +735,12 @@ fn run_latency(
         bulk.join()
             .map_err(|_| anyhow::anyhow!("the load's thread panicked"))?
     };
-    let load_end = t0.elapsed().as_secs_f64();
+    // The transfer itself lasts -t from a little after `load_start` (its handshake); what
+    // follows (the results exchange) has no load, and the queue drains: not the loaded phase.
+    let load_end = t0
+        .elapsed()
+        .as_secs_f64()
+        .min(load_start + args.time.as_secs_f64());
     stop.store(true, Ordering::Release);
     for t in threads {
         let _ = t.join();
@@ -718,9 +773,54 @@ fn run_latency(
     };
     let mut doc = Document::new("latency", params, result);
     verdicts(&mut doc);
-    crate::output::print(&args.output, &doc).context("writing the result")?;
+    if let Some(dir) = &args.plot {
+        write_plots(dir, &doc.result)?;
+    }
+    if args.json_stream {
+        println!("{}", serde_json::to_string(&doc)?);
+    } else {
+        crate::output::print(&args.output, &doc).context("writing the result")?;
+    }
     if let Some(why) = partial_reason {
         return Err(crate::exit_status::Exit::partial(format!("partial result: {why}")).into());
+    }
+    Ok(())
+}
+
+/// `--plot DIR`: the round trips over time and the CDF, as the report draws them.
+fn write_plots(dir: &std::path::Path, r: &LatencyResult) -> anyhow::Result<()> {
+    use wirespeed_report::plot::Plot;
+    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
+    for (name, labels, curves, from_zero) in [
+        (
+            "latency-over-time.svg",
+            crate::latency_html::OVER_TIME,
+            r.over_time_curves(),
+            true,
+        ),
+        (
+            "latency-cdf.svg",
+            crate::latency_html::CDF,
+            r.cdf_curves(),
+            false,
+        ),
+    ] {
+        let curves: Vec<_> = curves
+            .into_iter()
+            .filter(|c| !c.series.points.is_empty())
+            .collect();
+        if curves.is_empty() {
+            continue;
+        }
+        let mut plot = curves.into_iter().fold(Plot::new(labels), Plot::curve);
+        if from_zero {
+            plot = plot.x_from_zero();
+        }
+        let svg = plot
+            .svg()
+            .map_err(|e| anyhow::anyhow!("drawing {name}: {e}"))?;
+        let path = dir.join(name);
+        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

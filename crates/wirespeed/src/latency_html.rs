@@ -25,7 +25,107 @@ fn cdf(mut values: Vec<f64>) -> Vec<(f64, f64)> {
         .collect()
 }
 
+/// The titles of the plot over time.
+pub(crate) const OVER_TIME: Labels<'static> = Labels {
+    title: "round trips over time",
+    x: "seconds from the start",
+    y: "round trip, ms",
+};
+
+/// The titles of the CDF.
+pub(crate) const CDF: Labels<'static> = Labels {
+    title: "UDP echo round trip, cumulative",
+    x: "round trip, ms",
+    y: "% of probes at or below",
+};
+
 impl LatencyResult {
+    /// Every probe's round trip over time, one scatter per kind, and the loaded phase's bounds
+    /// as a box reaching the highest round trip.
+    pub(crate) fn over_time_curves(&self) -> Vec<Curve> {
+        let kinds = [
+            ProbeKind::UdpEcho,
+            ProbeKind::RrKeptConnection,
+            ProbeKind::TcpConnect,
+        ];
+        let mut curves: Vec<Curve> = kinds
+            .iter()
+            .map(|&k| {
+                let points = self
+                    .samples
+                    .iter()
+                    .filter(|s| s.kind == k)
+                    .filter_map(|s| Some((s.at_seconds, s.rtt_ms?)))
+                    .collect();
+                Curve::new(
+                    Series {
+                        name: k.label().to_string(),
+                        points,
+                    },
+                    Mark::Points,
+                )
+            })
+            .collect();
+        let top = self
+            .samples
+            .iter()
+            .filter_map(|s| s.rtt_ms)
+            .fold(0.0, f64::max);
+        let loaded: Vec<f64> = self
+            .intervals
+            .iter()
+            .filter(|i| i.phase == Phase::Loaded)
+            .flat_map(|i| [i.start_seconds, i.end_seconds])
+            .collect();
+        if let (Some(a), Some(b)) = (
+            loaded.iter().copied().reduce(f64::min),
+            loaded.iter().copied().reduce(f64::max),
+        ) {
+            curves.push(Curve::new(
+                Series {
+                    name: "loaded phase".into(),
+                    points: vec![(a, 0.0), (a, top), (b, top), (b, 0.0)],
+                },
+                Mark::Line,
+            ));
+        }
+        curves
+    }
+
+    /// The UDP echo's round trips as cumulative distributions, idle and loaded.
+    pub(crate) fn cdf_curves(&self) -> Vec<Curve> {
+        let phase_of = |at: f64| {
+            self.intervals
+                .iter()
+                .find(|i| at >= i.start_seconds && at < i.end_seconds)
+                .map(|i| i.phase)
+        };
+        let udp = |phase: Phase| {
+            cdf(self
+                .samples
+                .iter()
+                .filter(|s| s.kind == ProbeKind::UdpEcho && phase_of(s.at_seconds) == Some(phase))
+                .filter_map(|s| s.rtt_ms)
+                .collect())
+        };
+        vec![
+            Curve::new(
+                Series {
+                    name: "idle".into(),
+                    points: udp(Phase::Idle),
+                },
+                Mark::Line,
+            ),
+            Curve::new(
+                Series {
+                    name: "loaded".into(),
+                    points: udp(Phase::Loaded),
+                },
+                Mark::Line,
+            ),
+        ]
+    }
+
     /// The tables and plots of the report's section.
     pub(crate) fn html(&self) -> Markup {
         let mut m = Markup::new();
@@ -78,108 +178,14 @@ impl LatencyResult {
             )),
         ]);
         m.push(&s.markup());
-        // Round trips over time, one scatter per kind, and the loaded phase's bounds as a step
-        // at the top of the plot.
-        let kinds = [
-            ProbeKind::UdpEcho,
-            ProbeKind::RrKeptConnection,
-            ProbeKind::TcpConnect,
-        ];
-        let mut curves: Vec<Curve> = kinds
-            .iter()
-            .map(|&k| {
-                let points = self
-                    .samples
-                    .iter()
-                    .filter(|s| s.kind == k)
-                    .filter_map(|s| Some((s.at_seconds, s.rtt_ms?)))
-                    .collect();
-                Curve::new(
-                    Series {
-                        name: k.label().to_string(),
-                        points,
-                    },
-                    Mark::Points,
-                )
-            })
-            .collect();
-        let top = self
-            .samples
-            .iter()
-            .filter_map(|s| s.rtt_ms)
-            .fold(0.0, f64::max);
-        let loaded: Vec<f64> = self
-            .intervals
-            .iter()
-            .filter(|i| i.phase == Phase::Loaded)
-            .flat_map(|i| [i.start_seconds, i.end_seconds])
-            .collect();
-        if let (Some(a), Some(b)) = (
-            loaded.iter().copied().reduce(f64::min),
-            loaded.iter().copied().reduce(f64::max),
-        ) {
-            curves.push(Curve::new(
-                Series {
-                    name: "loaded phase".into(),
-                    points: vec![(a, 0.0), (a, top), (b, top), (b, 0.0)],
-                },
-                Mark::Line,
-            ));
-        }
-        let svg = plots::chart(
-            Labels {
-                title: "round trips over time",
-                x: "seconds from the start",
-                y: "round trip, ms",
-            },
-            curves,
-            true,
-        );
+        let svg = plots::chart(OVER_TIME, self.over_time_curves(), true);
         m.heading("Over time");
         plots::figure(
             &mut m,
             "every probe's round trip; the box marks the loaded phase (its first moments left out)",
             svg,
         );
-        let phase_of = |at: f64| {
-            self.intervals
-                .iter()
-                .find(|i| at >= i.start_seconds && at < i.end_seconds)
-                .map(|i| i.phase)
-        };
-        let udp = |phase: Phase| {
-            cdf(self
-                .samples
-                .iter()
-                .filter(|s| s.kind == ProbeKind::UdpEcho && phase_of(s.at_seconds) == Some(phase))
-                .filter_map(|s| s.rtt_ms)
-                .collect())
-        };
-        let curves = vec![
-            Curve::new(
-                Series {
-                    name: "idle".into(),
-                    points: udp(Phase::Idle),
-                },
-                Mark::Line,
-            ),
-            Curve::new(
-                Series {
-                    name: "loaded".into(),
-                    points: udp(Phase::Loaded),
-                },
-                Mark::Line,
-            ),
-        ];
-        let svg = plots::chart(
-            Labels {
-                title: "UDP echo round trip, cumulative",
-                x: "round trip, ms",
-                y: "% of probes at or below",
-            },
-            curves,
-            false,
-        );
+        let svg = plots::chart(CDF, self.cdf_curves(), false);
         m.heading("Distribution");
         plots::figure(
             &mut m,
@@ -188,7 +194,6 @@ impl LatencyResult {
         );
         m
     }
-
     /// The figures several runs are compared by.
     pub(crate) fn headlines(&self) -> Vec<(String, &'static str, f64)> {
         let mut out = Vec::new();

@@ -844,12 +844,13 @@ fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
 /// Runs `wirespeed latency` from h1 to an agent on h2 across a 10 Mbit/s link with 10 ms of
 /// delay each way and a drop-tail queue of 100 frames (`aqm` added when given), with one cubic
 /// upload as the load; returns the document.
-fn latency_across(aqm: Option<&str>) -> serde_json::Value {
+fn latency_across(aqm: Option<&str>, load: &str) -> serde_json::Value {
     let mut topology = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\ndelay = \"10ms\"\nqueue = 100\n".to_string();
     if let Some(a) = aqm {
         topology.push_str(&format!("aqm = \"{a}\"\n"));
     }
-    let path = temp_topology(&format!("latency-{}", aqm.unwrap_or("tail")), &topology);
+    let tag = format!("latency-{}-{}", aqm.unwrap_or("tail"), load.len());
+    let path = temp_topology(&tag, &topology);
     let exe = env!("CARGO_BIN_EXE_wirespeed");
     // The agent serves every session of the run and is stopped by its PID when it ends.
     let script = format!(
@@ -857,7 +858,7 @@ fn latency_across(aqm: Option<&str>) -> serde_json::Value {
          \"$W\" lab exec \"$L\" h2 -- \"$W\" serve -B 198.18.0.2 >/dev/null 2>&1 &\n\
          agent=$!\n\
          for i in $(seq 40); do\n\
-           if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 --idle 2s -t 6s -P 1 --direction up -C cubic --json; then\n\
+           if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 --idle 2s -t 6s -P 1 --direction up {load} --json; then\n\
              kill $agent; wait $agent; exit 0\n\
            fi\n\
            sleep 0.25\n\
@@ -920,9 +921,9 @@ fn latency_under_load_finds_the_lab_links_queue_and_fq_codel_removes_it() {
     let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
     let frame = 1538.0 * 8.0 / 10e6 * 1e3;
 
-    let tail = latency_across(None);
+    let tail = latency_across(None, "-C cubic");
     let (idle, loaded, p99) = udp_echo(&tail);
-    let fq = latency_across(Some("fq_codel"));
+    let fq = latency_across(Some("fq_codel"), "-C cubic");
     let (fq_idle, fq_loaded, fq_p99) = udp_echo(&fq);
     eprintln!(
         "latency lab: drop-tail idle p50 {idle:.3} ms (base {base:.3}), loaded p50 {loaded:.3} ms, p99 {p99:.3} ms (a full queue adds {queue:.1} ms), upload {:.4e} bit/s; fq_codel idle {fq_idle:.3}, loaded p50 {fq_loaded:.3}, p99 {fq_p99:.3} ms, upload {:.4e} bit/s; verdicts {}",
@@ -967,4 +968,27 @@ fn latency_under_load_finds_the_lab_links_queue_and_fq_codel_removes_it() {
     // segments; 90% of it with margins for a 6 s cubic run).
     let rate = fq["result"]["upload_bits_per_second"].as_f64().unwrap();
     assert!(rate > 0.9 * 9.49e6, "fq_codel upload {rate}");
+}
+
+/// Issue 17's first ground truth: a UDP load above the link's rate holds the drop-tail queue
+/// full, so every probe that gets in waits the whole queue: the loaded median UDP round trip
+/// is the idle one plus 100 full frames at 10 Mbit/s (123 ms), within 5%.
+#[test]
+fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
+    if !can_build_labs("latency-udp") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
+    let doc = latency_across(None, "--udp-load 12M");
+    let (idle, loaded, p99) = udp_echo(&doc);
+    eprintln!(
+        "latency lab, UDP 12M into 10M: idle p50 {idle:.3} ms, loaded p50 {loaded:.3} ms (+{:.2}, the full queue {queue:.2}), p99 {p99:.3} ms",
+        loaded - idle
+    );
+    assert!(
+        ((loaded - idle) - queue).abs() < 0.05 * queue,
+        "increase {} against {queue}",
+        loaded - idle
+    );
 }

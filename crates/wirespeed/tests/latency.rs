@@ -177,3 +177,35 @@ fn an_interrupted_latency_run_is_partial_with_status_3() {
     assert_eq!(doc["result"]["partial"], true);
     assert!(doc["verdicts"].as_array().unwrap().is_empty(), "{doc}");
 }
+
+#[test]
+fn json_stream_and_plots() {
+    let dir = std::env::temp_dir().join(format!("ws-latency-plot-{}", std::process::id()));
+    let run = wirespeed(&[
+        "latency",
+        "--idle",
+        "1s",
+        "-t",
+        "1s",
+        "-P",
+        "1",
+        "--json-stream",
+        "--plot",
+        dir.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<serde_json::Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let (last, intervals) = lines.split_last().unwrap();
+    assert_eq!(last["schema"], "wirespeed.latency.v1");
+    assert!(!intervals.is_empty());
+    assert!(intervals.iter().all(|i| i["interval"]["phase"].is_string()));
+    for svg in ["latency-over-time.svg", "latency-cdf.svg"] {
+        let text = std::fs::read_to_string(dir.join(svg)).unwrap();
+        assert!(text.starts_with("<svg"), "{svg}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -298,6 +298,123 @@ impl UdpEcho {
         Ok(sample)
     }
 
+    /// Probes every `gap` until `stop` (or `until`), without waiting for one answer before the
+    /// next probe: behind a full queue most probes are lost, and a probe that waited for each
+    /// would send one a `timeout`. Each probe's outcome goes to `on_sample` once it is known:
+    /// answered (user-clock round trip, and the kernel's where both stamps arrived), or lost
+    /// after `timeout`. At most 4096 probes are outstanding; older ones are given up as lost.
+    pub fn pipelined(
+        &mut self,
+        ip_size: usize,
+        gap: Duration,
+        start: Instant,
+        timeout: Duration,
+        until: Instant,
+        stop: &std::sync::atomic::AtomicBool,
+        mut on_sample: impl FnMut(Sample),
+    ) -> io::Result<()> {
+        use std::collections::VecDeque;
+        use std::sync::atomic::Ordering;
+        const MAX_OUTSTANDING: usize = 4096;
+        let gap = gap.max(Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND));
+        // (sequence, tx stamp id, sent at, kernel tx stamp, the sample so far)
+        let mut outstanding: VecDeque<(u64, u32, Instant, Option<i128>, Sample)> = VecDeque::new();
+        let mut next_send = Instant::now();
+        loop {
+            let now = Instant::now();
+            let sending = !stop.load(Ordering::Acquire) && now < until;
+            if !sending && outstanding.is_empty() {
+                return Ok(());
+            }
+            if sending && now >= next_send {
+                self.seq += 1;
+                let payload = ip_size
+                    .saturating_sub(self.ip_header + UDP_HEADER_LEN)
+                    .max(ECHO_HEADER_LEN);
+                self.buf.clear();
+                self.buf.extend_from_slice(&self.cookie.0);
+                self.buf.extend_from_slice(&self.seq.to_be_bytes());
+                self.buf.resize(payload, 0);
+                let t0 = Instant::now();
+                self.sock.send(&self.buf)?;
+                let tx_id = self.sent;
+                self.sent = self.sent.wrapping_add(1);
+                let sample = Sample {
+                    ttl: 64,
+                    sent_bytes: ip_size,
+                    returned_bytes: 0,
+                    rtt_kernel_ns: None,
+                    rtt_user_ns: None,
+                    sent_at_ns: (t0 - start).as_nanos() as u64,
+                    responder: None,
+                    reply: ReplyKind::Lost,
+                    unreachable_code: None,
+                    too_big_mtu: None,
+                };
+                if outstanding.len() >= MAX_OUTSTANDING
+                    && let Some((.., lost)) = outstanding.pop_front()
+                {
+                    on_sample(lost);
+                }
+                outstanding.push_back((self.seq, tx_id, t0, None, sample));
+                next_send += gap;
+                if next_send < t0 {
+                    next_send = t0 + gap;
+                }
+            }
+            while let Some(got) = self.recv_one(true)? {
+                if let Got::TxStamp { id, ns } = got
+                    && let Some(o) = outstanding.iter_mut().find(|o| o.1 == id)
+                {
+                    o.3 = Some(ns);
+                }
+            }
+            while let Some(got) = self.recv_one(false)? {
+                let Got::Data { len, rx_kernel_ns } = got else {
+                    continue;
+                };
+                let Some(seq) = echo_sequence(&self.rbuf[..len], &self.cookie) else {
+                    continue;
+                };
+                let Some(i) = outstanding.iter().position(|o| o.0 == seq) else {
+                    continue;
+                };
+                let (_, _, t0, tx_ns, mut sample) = outstanding.remove(i).expect("found");
+                sample.rtt_user_ns = Some(t0.elapsed().as_nanos() as u64);
+                sample.reply = ReplyKind::EchoReply;
+                sample.responder = Some(self.target);
+                sample.returned_bytes = self.ip_header + UDP_HEADER_LEN + len;
+                if let (Some(tx), Some(rx)) = (tx_ns, rx_kernel_ns)
+                    && rx >= tx
+                {
+                    sample.rtt_kernel_ns = Some((rx - tx) as u64);
+                }
+                on_sample(sample);
+            }
+            let now = Instant::now();
+            while outstanding.front().is_some_and(|o| now >= o.2 + timeout) {
+                let (.., lost) = outstanding.pop_front().expect("front");
+                on_sample(lost);
+            }
+            // Sleep until the next send, an answer, or 10 ms, whichever comes first.
+            let wake = if sending {
+                next_send
+            } else {
+                now + Duration::from_millis(10)
+            };
+            let wait = wake
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(10));
+            let mut pfd = libc::pollfd {
+                fd: self.sock.as_raw_fd(),
+                events: libc::POLLIN | libc::POLLERR,
+                revents: 0,
+            };
+            // SAFETY: one valid pollfd.
+            unsafe { libc::poll(&mut pfd, 1, wait.as_millis().max(1) as i32) };
+        }
+    }
+
     /// Ends the session; returns what the agent's echo counted.
     pub fn close(mut self, idle: Duration) -> Result<EchoTotals, EchoError> {
         self.ctl
