@@ -546,8 +546,7 @@ fn run_latency(
             std::thread::Builder::new()
                 .name("ws-lat-udp".into())
                 .spawn(move || {
-                    let far = Instant::now() + MAX_PHASE * 3;
-                    let _ = echo.pipelined(udp_ip_bytes, gap, t0, UDP_TIMEOUT, far, &stop, |s| {
+                    let _ = echo.pipelined(udp_ip_bytes, gap, t0, UDP_TIMEOUT, &stop, |s| {
                         push(
                             &samples,
                             ProbeSample {

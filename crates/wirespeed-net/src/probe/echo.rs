@@ -298,7 +298,7 @@ impl UdpEcho {
         Ok(sample)
     }
 
-    /// Probes every `gap` until `stop` (or `until`), without waiting for one answer before the
+    /// Probes every `gap` until `stop`, without waiting for one answer before the
     /// next probe: behind a full queue most probes are lost, and a probe that waited for each
     /// would send one a `timeout`. Each probe's outcome goes to `on_sample` once it is known:
     /// answered (user-clock round trip, and the kernel's where both stamps arrived), or lost
@@ -309,7 +309,6 @@ impl UdpEcho {
         gap: Duration,
         start: Instant,
         timeout: Duration,
-        until: Instant,
         stop: &std::sync::atomic::AtomicBool,
         mut on_sample: impl FnMut(Sample),
     ) -> io::Result<()> {
@@ -322,7 +321,7 @@ impl UdpEcho {
         let mut next_send = Instant::now();
         loop {
             let now = Instant::now();
-            let sending = !stop.load(Ordering::Acquire) && now < until;
+            let sending = !stop.load(Ordering::Acquire);
             if !sending && outstanding.is_empty() {
                 return Ok(());
             }
