@@ -310,16 +310,17 @@ fn drive(
                 at.duration_since(running.start).as_secs_f64()
             };
             let now = running.samples();
+            let omitted = end <= cfg.omit.as_secs_f64() + 1e-9;
             if end - last.0 > 1e-3 {
-                let iv = interval(
-                    last.0,
-                    end,
-                    &last.1,
-                    &now,
-                    end <= cfg.omit.as_secs_f64() + 1e-9,
-                );
+                let iv = interval(last.0, end, &last.1, &now, omitted);
                 progress.interval(&iv);
                 intervals.push(iv);
+                last = (end, now);
+            } else if done && let Some(previous) = intervals.last_mut() {
+                // A last slice under a millisecond joins the interval before it (already
+                // shown live), so that the intervals hold every byte.
+                let tail = interval(last.0, end, &last.1, &now, omitted);
+                *previous = previous.extended(&tail);
                 last = (end, now);
             }
             next = Some(at + t);

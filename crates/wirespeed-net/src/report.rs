@@ -327,6 +327,48 @@ impl Interval {
     }
 }
 
+impl Interval {
+    /// `self` stretched over the `tail` that follows it, streams included: how a test's last
+    /// slice too short to be an interval of its own (under a millisecond: its rate would be
+    /// noise) still counts, so that the intervals hold every byte of the test.
+    pub fn extended(&self, tail: &Interval) -> Interval {
+        let seconds = tail.end_seconds - self.start_seconds;
+        let mut streams = self.streams.clone();
+        for t in &tail.streams {
+            match streams
+                .iter_mut()
+                .find(|s| s.id == t.id && s.flow == t.flow && s.role == t.role)
+            {
+                Some(s) => {
+                    s.bytes += t.bytes;
+                    s.datagrams = match (s.datagrams, t.datagrams) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0) + b.unwrap_or(0)),
+                    };
+                    s.retransmits = match (s.retransmits, t.retransmits) {
+                        (None, None) => None,
+                        (a, b) => Some(a.unwrap_or(0).saturating_add(b.unwrap_or(0))),
+                    };
+                    s.cwnd_bytes = t.cwnd_bytes.or(s.cwnd_bytes);
+                    s.rtt_seconds = t.rtt_seconds.or(s.rtt_seconds);
+                }
+                None => streams.push(t.clone()),
+            }
+        }
+        for s in &mut streams {
+            s.bits_per_second = s.bytes as f64 * 8.0 / seconds;
+        }
+        Interval {
+            start_seconds: self.start_seconds,
+            end_seconds: tail.end_seconds,
+            omitted: self.omitted && tail.omitted,
+            streams,
+            sum_sent: IntervalSum::merged(&self.sum_sent, &tail.sum_sent, seconds),
+            sum_received: IntervalSum::merged(&self.sum_received, &tail.sum_received, seconds),
+        }
+    }
+}
+
 /// Appends `interval` (totals only) to `kept`, merging neighbours pairwise whenever
 /// [`MAX_SIDE_INTERVALS`] would be passed, so that the list always covers the whole test.
 pub fn keep_interval(kept: &mut Vec<Interval>, interval: Interval) {
@@ -347,6 +389,53 @@ pub fn keep_interval(kept: &mut Vec<Interval>, interval: Interval) {
 #[cfg(test)]
 mod interval_tests {
     use super::*;
+    use crate::spec::Flow;
+
+    #[test]
+    fn a_short_tail_extends_the_interval_before_it_and_keeps_every_byte() {
+        let stream = |bytes: u64, bps: f64| IntervalStream {
+            id: 0,
+            flow: Flow::Upload,
+            role: Role::Sender,
+            bytes,
+            bits_per_second: bps,
+            datagrams: None,
+            retransmits: Some(1),
+            cwnd_bytes: Some(10),
+            rtt_seconds: Some(0.001),
+        };
+        let sum = |bytes: u64, secs: f64| {
+            Some(IntervalSum {
+                bytes,
+                bits_per_second: bytes as f64 * 8.0 / secs,
+                datagrams: None,
+                retransmits: Some(1),
+            })
+        };
+        let last = Interval {
+            start_seconds: 0.4,
+            end_seconds: 0.5,
+            omitted: false,
+            streams: vec![stream(1000, 80_000.0)],
+            sum_sent: sum(1000, 0.1),
+            sum_received: None,
+        };
+        let tail = Interval {
+            start_seconds: 0.5,
+            end_seconds: 0.5005,
+            omitted: false,
+            streams: vec![stream(250, 4e6)],
+            sum_sent: sum(250, 0.0005),
+            sum_received: None,
+        };
+        let e = last.extended(&tail);
+        assert_eq!((e.start_seconds, e.end_seconds), (0.4, 0.5005));
+        assert_eq!(e.streams[0].bytes, 1250);
+        assert_eq!(e.streams[0].retransmits, Some(2));
+        assert!((e.streams[0].bits_per_second - 1250.0 * 8.0 / 0.1005).abs() < 1e-6);
+        assert_eq!(e.sum_sent.as_ref().unwrap().bytes, 1250);
+        assert!(e.sum_received.is_none());
+    }
 
     fn tick(start: f64, bytes: u64) -> Interval {
         Interval {
