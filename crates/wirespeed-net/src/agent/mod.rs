@@ -991,6 +991,14 @@ mod tests {
         assert!(matches!(got, Ok(0) | Err(_)), "{got:?}");
         let stats = h.stats();
         assert!(stats.refused_pending >= 1, "{stats:?}");
+        // The evicted connection's handler releases its slot when it sees the shutdown, a
+        // moment after the peer sees its end of file: the count is back within the cap soon
+        // (it was 3 of 2 for that moment once on a loaded CI host), not necessarily at once.
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while h.stats().pending > 2 && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let stats = h.stats();
         assert!(stats.pending <= 2, "{stats:?}");
         h.stop();
         t.join().unwrap().unwrap();
