@@ -516,8 +516,10 @@ impl Ingress {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // SAFETY: one valid pollfd.
-            let ready = unsafe { libc::poll(&mut pfd, 1, POLL_INTERVAL.as_millis() as i32) };
+            let ready = sys::poll(
+                std::slice::from_mut(&mut pfd),
+                POLL_INTERVAL.as_millis() as i32,
+            );
             if ready <= 0 {
                 continue;
             }
