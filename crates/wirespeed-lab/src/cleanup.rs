@@ -21,6 +21,8 @@ use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rustix::process::Signal;
+
 /// The directory under a cgroup hierarchy's root that holds every lab's cgroup.
 pub const CGROUP_PARENT: &str = "wirespeed-lab";
 /// How long `kill_cgroup` and `kill_in_namespaces` keep trying.
@@ -105,34 +107,10 @@ pub fn join_cgroup(cgroup: &Path, pid: u32) -> std::io::Result<()> {
 /// Makes `cmd` move itself into `cgroup` before it runs (between fork and exec), so that it and
 /// everything it forks end with the lab; the command fails to start if it cannot.
 pub fn command_in_cgroup(cmd: &mut std::process::Command, cgroup: &Path) -> std::io::Result<()> {
-    use std::os::fd::AsRawFd;
-    use std::os::unix::process::CommandExt;
     let procs = std::fs::OpenOptions::new()
         .write(true)
         .open(cgroup.join("cgroup.procs"))?;
-    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
-    // functions (getpid, write) on a stack buffer; `procs` (close-on-exec) lives in the
-    // closure, so in the Command, until the command has started.
-    unsafe {
-        cmd.pre_exec(move || {
-            let mut digits = [0u8; 12];
-            let mut n = libc::getpid() as u32;
-            let mut i = digits.len();
-            loop {
-                i -= 1;
-                digits[i] = b'0' + (n % 10) as u8;
-                n /= 10;
-                if n == 0 {
-                    break;
-                }
-            }
-            let len = digits.len() - i;
-            if libc::write(procs.as_raw_fd(), digits[i..].as_ptr().cast(), len) != len as isize {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(())
-        });
-    }
+    crate::sys::process::write_pid_before_exec(cmd, procs);
     Ok(())
 }
 
@@ -163,8 +141,8 @@ pub fn kill_cgroup(cgroup: &Path) -> Vec<i32> {
         }
         if !kill_file.exists() || std::fs::write(&kill_file, "1").is_err() {
             for &pid in &members {
-                // SAFETY: SIGKILL to a member of the lab's own cgroup.
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+                // SIGKILL to a member of the lab's own cgroup.
+                crate::sys::send_signal(pid, Signal::KILL);
             }
         }
         for pid in members {
@@ -225,8 +203,8 @@ pub fn kill_in_namespaces(ids: &[(u64, u64)]) -> Vec<i32> {
             break;
         }
         for pid in found {
-            // SAFETY: SIGKILL to a process inside one of the lab's own namespaces.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            // SIGKILL to a process inside one of the lab's own namespaces.
+            crate::sys::send_signal(pid, Signal::KILL);
             if !killed.contains(&pid) {
                 killed.push(pid);
             }

@@ -9,6 +9,7 @@
 //! CAP_NET_ADMIN.
 
 #![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
 
 pub mod addressing;
 pub mod cleanup;
@@ -17,6 +18,8 @@ pub mod inside;
 pub mod lifecycle;
 pub mod runtime;
 mod shared_port;
+// The one place `unsafe` is allowed: see its module documentation.
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod topology;
 pub mod truth;

@@ -20,16 +20,23 @@
 //! reports success only once the emulator is gone.
 
 use std::io::{Read, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
+use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use rustix::pipe::{PipeFlags, pipe_with};
+use rustix::process::{
+    Pid, Signal, WaitOptions, getpid, getppid, getuid, set_parent_process_death_signal, setsid,
+    test_kill_process, waitpid,
+};
+use rustix::stdio::{dup2_stderr, dup2_stdin, dup2_stdout};
 use serde::{Deserialize, Serialize};
 
 use crate::addressing::Plan;
 use crate::cleanup;
 use crate::runtime::{Lab, PortStatus, namespace_name};
 use crate::sys;
+use crate::sys::process::{Forked, SignalSet};
 use crate::topology::{NodeKind, Topology, is_lab_base_name};
 
 /// Where running labs record themselves.
@@ -233,8 +240,7 @@ impl LabRecord {
         LabRecord {
             schema: STATE_SCHEMA.into(),
             name: name.to_string(),
-            // SAFETY: getuid cannot fail.
-            uid: Some(unsafe { libc::getuid() }),
+            uid: Some(getuid().as_raw()),
             pid: 0,
             start_time: 0,
             file: file.to_string(),
@@ -425,14 +431,6 @@ pub enum Detach {
     DiesWithParent,
 }
 
-fn fail(what: &str) -> LabError {
-    LabError::Io {
-        what: what.to_string(),
-        source: std::io::Error::last_os_error(),
-    }
-}
-
-/// Builds `topology` and leaves it running in a background process; returns once it runs.
 /// Builds `topology` and leaves it running in a background process; returns once it runs.
 ///
 /// The state (owner, namespaces, devices, cgroup) is written before anything is built, so that
@@ -474,31 +472,36 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
             return Err(e);
         }
     };
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 writes two descriptors into the array.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        drop(lab);
-        undo(&dir);
-        return Err(fail("create a pipe"));
-    }
-    // SAFETY: both descriptors were just created and are owned here.
-    let (read_end, write_end) =
-        unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: the process is single-threaded here (Lab::build joins the threads it starts), so
-    // the child may run ordinary Rust code.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        drop(lab);
-        undo(&dir);
-        return Err(fail("fork the emulator process"));
-    }
-    if pid == 0 {
-        drop(read_end);
-        let code = emulator_process(lab, record, &dir, write_end, detach, parent);
-        // SAFETY: _exit ends the child without running the parent's atexit handlers.
-        unsafe { libc::_exit(code) };
-    }
+    let (read_end, write_end) = match pipe_with(PipeFlags::CLOEXEC) {
+        Ok(ends) => ends,
+        Err(e) => {
+            drop(lab);
+            undo(&dir);
+            return Err(LabError::Io {
+                what: "create a pipe".into(),
+                source: e.into(),
+            });
+        }
+    };
+    let parent = getpid().as_raw_nonzero().get();
+    // The process is single-threaded here (Lab::build joins the threads it starts), as fork
+    // requires.
+    let pid = match sys::process::fork() {
+        Ok(Forked::Parent(pid)) => pid,
+        Ok(Forked::Child) => {
+            drop(read_end);
+            let code = emulator_process(lab, record, &dir, write_end, detach, parent);
+            sys::process::exit_child(code);
+        }
+        Err(source) => {
+            drop(lab);
+            undo(&dir);
+            return Err(LabError::Io {
+                what: "fork the emulator process".into(),
+                source,
+            });
+        }
+    };
     drop(write_end);
     let mut ok = [0u8; 1];
     let started = std::fs::File::from(read_end).read(&mut ok).unwrap_or(0) == 1;
@@ -531,24 +534,15 @@ fn emulator_process(
     detach: Detach,
     parent: i32,
 ) -> i32 {
-    // SAFETY: plain system calls on this process with valid arguments.
-    unsafe {
-        libc::setsid();
-        if detach == Detach::DiesWithParent {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGTERM as libc::c_ulong,
-                0,
-                0,
-                0,
-            );
-            if libc::getppid() != parent {
-                return 1;
-            }
+    let _ = setsid();
+    if detach == Detach::DiesWithParent {
+        let _ = set_parent_process_death_signal(Some(Signal::TERM));
+        if Pid::as_raw(getppid()) != parent {
+            return 1;
         }
     }
     redirect_stdio(&dir.join("emulator.log"));
-    let signals = blocked_signals();
+    let signals = SignalSet::block(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1]);
     let emulator = lab.start();
     record.pid = std::process::id() as i32;
     record.start_time = start_time(record.pid).unwrap_or(0);
@@ -570,7 +564,7 @@ fn emulator_process(
     let _ = write_status(dir, &emulator.status(), 0.0, sequence);
     let _ = std::fs::File::from(ready).write_all(b"1");
     loop {
-        match wait_signal(&signals, Duration::from_millis(200)) {
+        match signals.wait(Duration::from_millis(200)) {
             // SIGUSR1: a reader wants the counters now.
             Some(libc::SIGUSR1) | None => {}
             Some(signal) => {
@@ -628,38 +622,10 @@ fn redirect_stdio(log: &Path) {
         .append(true)
         .open(log);
     if let (Ok(null), Ok(log)) = (null, log) {
-        use std::os::fd::AsRawFd;
-        // SAFETY: dup2 onto the standard descriptors with valid source descriptors.
-        unsafe {
-            libc::dup2(null.as_raw_fd(), 0);
-            libc::dup2(null.as_raw_fd(), 1);
-            libc::dup2(log.as_raw_fd(), 2);
-        }
+        let _ = dup2_stdin(&null);
+        let _ = dup2_stdout(&null);
+        let _ = dup2_stderr(&log);
     }
-}
-
-fn blocked_signals() -> libc::sigset_t {
-    // SAFETY: sigset operations on a local set; pthread_sigmask on this thread, before any
-    // emulator thread starts, so that they inherit the mask and only sigtimedwait sees them.
-    unsafe {
-        let mut set: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut set);
-        for s in [libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1] {
-            libc::sigaddset(&mut set, s);
-        }
-        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        set
-    }
-}
-
-fn wait_signal(set: &libc::sigset_t, timeout: Duration) -> Option<i32> {
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
-    };
-    // SAFETY: a valid set and timespec; the siginfo pointer may be null.
-    let s = unsafe { libc::sigtimedwait(set, std::ptr::null_mut(), &ts) };
-    (s > 0).then_some(s)
 }
 
 fn write_json<T: Serialize>(path: &Path, value: &T) -> std::io::Result<()> {
@@ -735,8 +701,8 @@ pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
     let record = record(name)?;
     let before = read_status(name)?;
     if is_our_emulator(&record) {
-        // SAFETY: SIGUSR1 to the lab's own emulator process, which waits for it.
-        unsafe { libc::kill(record.pid, libc::SIGUSR1) };
+        // SIGUSR1 to the lab's own emulator process, which waits for it.
+        sys::send_signal(record.pid, Signal::USR1);
         let deadline = Instant::now() + Duration::from_secs(1);
         while Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(2));
@@ -769,8 +735,8 @@ pub fn running() -> Vec<String> {
 
 /// True if process `pid` exists.
 pub fn alive(pid: i32) -> bool {
-    // SAFETY: signal 0 only checks that the process exists.
-    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
+    // Signal 0 only checks that the process exists.
+    pid > 0 && Pid::from_raw(pid).is_some_and(|pid| test_kill_process(pid).is_ok())
 }
 
 /// True if the record's emulator runs: the pid exists, is not a zombie, and started when the
@@ -802,8 +768,10 @@ pub struct DownReport {
 fn wait_gone(pid: i32, grace: Duration) -> bool {
     let deadline = Instant::now() + grace;
     loop {
-        // SAFETY: WNOHANG never blocks; a pid that is not our child gives ECHILD.
-        unsafe { libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG) };
+        // WNOHANG never blocks; a pid that is not our child gives ECHILD.
+        if let Some(pid) = Pid::from_raw(pid.max(0)) {
+            let _ = waitpid(Some(pid), WaitOptions::NOHANG);
+        }
         if !alive(pid) || is_zombie(pid) {
             return true;
         }
@@ -853,12 +821,12 @@ pub fn down(name: &str) -> Result<DownReport, LabError> {
         ..DownReport::default()
     };
     if is_our_emulator(&record) {
-        // SAFETY: SIGTERM to the lab's own emulator process, identified by pid and start time.
-        unsafe { libc::kill(record.pid, libc::SIGTERM) };
+        // SIGTERM to the lab's own emulator process, identified by pid and start time.
+        sys::send_signal(record.pid, Signal::TERM);
         if !wait_gone(record.pid, TERM_GRACE) {
             if is_our_emulator(&record) {
-                // SAFETY: as above; it did not exit within the grace period.
-                unsafe { libc::kill(record.pid, libc::SIGKILL) };
+                // As above; it did not exit within the grace period.
+                sys::send_signal(record.pid, Signal::KILL);
             }
             if !wait_gone(record.pid, KILL_GRACE) {
                 return Err(LabError::StillRunning {
@@ -900,8 +868,7 @@ fn is_zombie(pid: i32) -> bool {
 pub fn down_all(force: bool) -> Result<DownReport, LabError> {
     state_root()?;
     sys::require_net_admin()?;
-    // SAFETY: getuid cannot fail.
-    let me = unsafe { libc::getuid() };
+    let me = getuid().as_raw();
     let mut report = DownReport::default();
     for name in running() {
         let owner = match record(&name) {

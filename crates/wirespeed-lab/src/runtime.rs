@@ -559,8 +559,7 @@ impl Ingress {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // SAFETY: one valid pollfd, a valid timespec, no signal mask.
-            let ready = unsafe { libc::ppoll(&mut pfd, 1, &timeout, std::ptr::null()) };
+            let ready = sys::ppoll(std::slice::from_mut(&mut pfd), &timeout);
             if ready <= 0 {
                 continue;
             }
@@ -643,8 +642,10 @@ impl Ingress {
                 events: libc::POLLIN,
                 revents: 0,
             };
-            // SAFETY: one valid pollfd.
-            let ready = unsafe { libc::poll(&mut pfd, 1, POLL_INTERVAL.as_millis() as i32) };
+            let ready = sys::poll(
+                std::slice::from_mut(&mut pfd),
+                POLL_INTERVAL.as_millis() as i32,
+            );
             if ready <= 0 {
                 continue;
             }

@@ -180,15 +180,7 @@ impl SharedPort {
                 tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
                 tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
             };
-            // SAFETY: `pfds` is a valid array of `n` pollfd; the timeout outlives the call.
-            let ready = unsafe {
-                libc::ppoll(
-                    pfds.as_mut_ptr(),
-                    n as libc::nfds_t,
-                    &timeout,
-                    std::ptr::null(),
-                )
-            };
+            let ready = sys::ppoll(&mut pfds[..n], &timeout);
             if ready <= 0 {
                 continue;
             }

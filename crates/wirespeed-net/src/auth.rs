@@ -5,7 +5,7 @@
 //! the wire and a recorded answer is useless for the next session's nonce. This proves the
 //! client knows the key; it does not encrypt the test.
 
-use std::io::{self, Read};
+use std::io;
 use std::path::Path;
 
 use hmac::{Hmac, Mac};
@@ -95,9 +95,11 @@ impl AuthKey {
     }
 }
 
-/// Fills `buf` from the kernel's random source.
+/// Fills `buf` from the kernel's random source (`getrandom(2)`, which unlike a read of
+/// `/dev/urandom` needs no file descriptor and cannot be handed a substitute file).
 pub fn random_bytes(buf: &mut [u8]) -> io::Result<()> {
-    std::fs::File::open("/dev/urandom")?.read_exact(buf)
+    getrandom::fill(buf)?;
+    Ok(())
 }
 
 /// Lowercase hex.

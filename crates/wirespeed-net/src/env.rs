@@ -58,43 +58,7 @@ pub(crate) fn interface_of(addr: IpAddr) -> Option<String> {
     if addr.is_loopback() {
         return Some("lo".into());
     }
-    let mut head: *mut libc::ifaddrs = std::ptr::null_mut();
-    // SAFETY: getifaddrs allocates a list we walk read-only and free once.
-    unsafe {
-        if libc::getifaddrs(&mut head) != 0 {
-            return None;
-        }
-        let mut found = None;
-        let mut cur = head;
-        while !cur.is_null() {
-            let ifa = &*cur;
-            if !ifa.ifa_addr.is_null() {
-                let family = i32::from((*ifa.ifa_addr).sa_family);
-                let ip = if family == libc::AF_INET {
-                    let sin = &*(ifa.ifa_addr as *const libc::sockaddr_in);
-                    Some(IpAddr::from(
-                        u32::from_be(sin.sin_addr.s_addr).to_be_bytes(),
-                    ))
-                } else if family == libc::AF_INET6 {
-                    let sin6 = &*(ifa.ifa_addr as *const libc::sockaddr_in6);
-                    Some(IpAddr::from(sin6.sin6_addr.s6_addr))
-                } else {
-                    None
-                };
-                if ip == Some(addr) {
-                    found = Some(
-                        std::ffi::CStr::from_ptr(ifa.ifa_name)
-                            .to_string_lossy()
-                            .into_owned(),
-                    );
-                    break;
-                }
-            }
-            cur = ifa.ifa_next;
-        }
-        libc::freeifaddrs(head);
-        found
-    }
+    crate::sys::netdevice::interface_with(addr)
 }
 
 #[cfg(test)]

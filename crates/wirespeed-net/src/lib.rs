@@ -13,6 +13,7 @@
 //! coordinated many-host load test of seed 000 (agent side, UDP generator, controller).
 
 #![warn(missing_docs, unreachable_pub)]
+#![deny(unsafe_code)]
 
 pub mod agent;
 pub mod agent_config;
@@ -42,6 +43,9 @@ pub mod udp;
 mod counters;
 mod engine;
 mod session;
+// The one place `unsafe` is allowed: see its module documentation.
+#[allow(unsafe_code)]
+mod sys;
 
 pub use agent::{Agent, AgentConfig, Limits};
 pub use client::{ClientConfig, ClientError, Progress, TestOutcome};

@@ -5,51 +5,15 @@
 //! older kernel yields `None` for newer fields instead of garbage.
 
 use std::io;
-use std::mem;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsFd;
 use std::time::Duration;
+
+use rustix::thread::{CpuSet, sched_getaffinity, sched_getcpu, sched_setaffinity};
+use socket2::SockRef;
 
 use crate::report::{CpuTime, SocketReport, TcpInfoReport};
 use crate::spec::TestSpec;
-
-fn setsockopt_bytes(fd: RawFd, level: i32, name: i32, value: &[u8]) -> io::Result<()> {
-    // SAFETY: the pointer and length describe `value`, which outlives the call.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            value.as_ptr().cast(),
-            value.len() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn setsockopt_int(fd: RawFd, level: i32, name: i32, value: i32) -> io::Result<()> {
-    setsockopt_bytes(fd, level, name, &value.to_ne_bytes())
-}
-
-fn getsockopt_bytes(fd: RawFd, level: i32, name: i32, buf: &mut [u8]) -> io::Result<usize> {
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: the kernel writes at most `len` bytes into `buf` and updates `len`.
-    let rc = unsafe { libc::getsockopt(fd, level, name, buf.as_mut_ptr().cast(), &mut len) };
-    if rc == 0 {
-        Ok(len as usize)
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-fn getsockopt_int(fd: RawFd, level: i32, name: i32) -> io::Result<i32> {
-    let mut b = [0u8; 4];
-    getsockopt_bytes(fd, level, name, &mut b)?;
-    Ok(i32::from_ne_bytes(b))
-}
+use crate::sys::{rusage, socket_options};
 
 /// Why a socket option could not be set.
 #[derive(Debug, thiserror::Error)]
@@ -63,40 +27,37 @@ pub struct OptionError {
 
 /// Sets TCP_WINDOW_CLAMP to `bytes` again (see [`crate::tcp`]'s receiver: the kernel may have
 /// replaced it); best effort.
-pub(crate) fn set_window_clamp(fd: &impl AsRawFd, bytes: u64) {
-    let _ = setsockopt_int(
-        fd.as_raw_fd(),
-        libc::IPPROTO_TCP,
-        libc::TCP_WINDOW_CLAMP,
-        i32::try_from(bytes).unwrap_or(i32::MAX),
-    );
+pub(crate) fn set_window_clamp(fd: &impl AsFd, bytes: u64) {
+    let _ = socket_options::set_tcp_window_clamp(fd, i32::try_from(bytes).unwrap_or(i32::MAX));
 }
 
 /// Applies the spec's options to a socket: `-w` before connect/listen so that the window scale
 /// is negotiated for it, `-M`, `--nodelay`, `-C`.
-pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<(), OptionError> {
-    let fd = fd.as_raw_fd();
+pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), OptionError> {
+    let sock = SockRef::from(fd);
     let wrap = |option: String| move |source| OptionError { option, source };
+    // Sizes are clamped to a C int, as the kernel reads them.
+    let int = |v: u64| i32::try_from(v).unwrap_or(i32::MAX);
     if let Some(w) = spec.window_bytes {
-        let w = i32::try_from(w).unwrap_or(i32::MAX);
-        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, w)
+        let w = int(w);
+        sock.set_send_buffer_size(w as usize)
             .map_err(wrap(format!("-w {w}")))?;
-        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, w)
+        sock.set_recv_buffer_size(w as usize)
             .map_err(wrap(format!("-w {w}")))?;
     }
     if let Some(b) = spec.send_buffer_bytes {
-        let b = i32::try_from(b).unwrap_or(i32::MAX);
-        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, b)
+        let b = int(b);
+        sock.set_send_buffer_size(b as usize)
             .map_err(wrap(format!("send buffer {b}")))?;
     }
     if let Some(b) = spec.receive_buffer_bytes {
-        let b = i32::try_from(b).unwrap_or(i32::MAX);
-        setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, b)
+        let b = int(b);
+        sock.set_recv_buffer_size(b as usize)
             .map_err(wrap(format!("receive buffer {b}")))?;
         if tcp {
             // The window a buffer yields depends on the kernel's truesize ratio; the clamp makes
             // it exactly the buffer asked for (seed 004's "N packets" of window).
-            setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, b)
+            socket_options::set_tcp_window_clamp(fd, b)
                 .map_err(wrap(format!("TCP_WINDOW_CLAMP {b}")))?;
         }
     }
@@ -105,24 +66,22 @@ pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<()
             // Small datagrams cost ~700 bytes of truesize each: the default 208 KiB holds only a
             // few hundred, so a receiver that is descheduled for a millisecond drops. Ask for
             // more (the kernel clamps to net.core.rmem_max; the granted size is reported).
-            let _ = setsockopt_int(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, UDP_DEFAULT_RCVBUF);
+            let _ = sock.set_recv_buffer_size(UDP_DEFAULT_RCVBUF as usize);
         }
         return Ok(());
     }
     if let Some(mss) = spec.mss_bytes {
-        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_MAXSEG, mss as i32)
-            .map_err(wrap(format!("-M {mss}")))?;
+        sock.set_tcp_mss(mss).map_err(wrap(format!("-M {mss}")))?;
     }
     if spec.nodelay {
-        setsockopt_int(fd, libc::IPPROTO_TCP, libc::TCP_NODELAY, 1)
+        sock.set_tcp_nodelay(true)
             .map_err(wrap("--nodelay".into()))?;
     }
     if let Some(cc) = &spec.congestion {
-        setsockopt_bytes(fd, libc::IPPROTO_TCP, libc::TCP_CONGESTION, cc.as_bytes()).map_err(
-            wrap(format!(
+        sock.set_tcp_congestion(cc.as_bytes())
+            .map_err(wrap(format!(
                 "-C {cc} (see /proc/sys/net/ipv4/tcp_available_congestion_control)"
-            )),
-        )?;
+            )))?;
     }
     Ok(())
 }
@@ -131,56 +90,38 @@ pub fn apply_options(fd: &impl AsRawFd, spec: &TestSpec, tcp: bool) -> Result<()
 pub const UDP_DEFAULT_RCVBUF: i32 = 4 << 20;
 
 /// Sets `SO_SNDTIMEO` and `SO_RCVTIMEO`, so that a silent peer cannot hold a thread forever.
-pub fn set_timeouts(fd: &impl AsRawFd, timeout: Duration) -> io::Result<()> {
-    let tv = libc::timeval {
-        tv_sec: timeout.as_secs() as libc::time_t,
-        tv_usec: timeout.subsec_micros() as libc::suseconds_t,
-    };
-    // SAFETY: timeval is plain old data.
-    let bytes = unsafe {
-        std::slice::from_raw_parts(
-            (&tv as *const libc::timeval).cast::<u8>(),
-            mem::size_of_val(&tv),
-        )
-    };
-    setsockopt_bytes(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_SNDTIMEO, bytes)?;
-    setsockopt_bytes(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_RCVTIMEO, bytes)
+pub fn set_timeouts(fd: &impl AsFd, timeout: Duration) -> io::Result<()> {
+    let sock = SockRef::from(fd);
+    sock.set_write_timeout(Some(timeout))?;
+    sock.set_read_timeout(Some(timeout))
 }
 
 /// Asks for kernel receive timestamps on a UDP socket (`SO_TIMESTAMPNS`).
-pub(crate) fn enable_rx_timestamps(fd: &impl AsRawFd) -> io::Result<()> {
-    setsockopt_int(fd.as_raw_fd(), libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1)
+pub(crate) fn enable_rx_timestamps(fd: &impl AsFd) -> io::Result<()> {
+    socket_options::set_timestampns(fd)
 }
 
 /// The congestion control a TCP socket uses.
-pub fn congestion(fd: &impl AsRawFd) -> Option<String> {
-    let mut b = [0u8; 16];
-    let n = getsockopt_bytes(
-        fd.as_raw_fd(),
-        libc::IPPROTO_TCP,
-        libc::TCP_CONGESTION,
-        &mut b,
-    )
-    .ok()?;
-    let name = &b[..n];
+pub fn congestion(fd: &impl AsFd) -> Option<String> {
+    let name = SockRef::from(fd).tcp_congestion().ok()?;
     let end = name.iter().position(|&c| c == 0).unwrap_or(name.len());
     Some(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
 /// Socket facts at the end of a test.
 pub fn socket_report(
-    fd: &impl AsRawFd,
+    fd: &impl AsFd,
     spec: &TestSpec,
     tcp: bool,
     local: String,
     peer: String,
 ) -> SocketReport {
-    let raw = fd.as_raw_fd();
-    let granted = |name| getsockopt_int(raw, libc::SOL_SOCKET, name).map_or(0, |v| v.max(0) as u64);
+    let sock = SockRef::from(fd);
+    let granted = |size: io::Result<usize>| size.map_or(0, |v| v as u64);
     SocketReport {
         buffer_requested_bytes: spec.window_bytes,
-        send_buffer_granted_bytes: granted(libc::SO_SNDBUF),
-        receive_buffer_granted_bytes: granted(libc::SO_RCVBUF),
+        send_buffer_granted_bytes: granted(sock.send_buffer_size()),
+        receive_buffer_granted_bytes: granted(sock.recv_buffer_size()),
         mss_requested_bytes: spec.mss_bytes,
         congestion: if tcp { congestion(fd) } else { None },
         local_address: local,
@@ -252,46 +193,35 @@ impl<'a> TcpInfoView<'a> {
 }
 
 /// Reads `TCP_INFO` from a socket.
-pub fn tcp_info(fd: &impl AsRawFd) -> Option<TcpInfoReport> {
+pub fn tcp_info(fd: &impl AsFd) -> Option<TcpInfoReport> {
     let mut buf = [0u8; 512];
-    let n = getsockopt_bytes(fd.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_INFO, &mut buf).ok()?;
+    let n = socket_options::tcp_info(fd, &mut buf).ok()?;
     TcpInfoView::new_checked(&buf[..n]).map(|v| v.report())
 }
 
 /// CPU time of the calling thread (`getrusage(RUSAGE_THREAD)`).
 pub fn thread_cpu() -> CpuTime {
-    // SAFETY: rusage is plain old data and getrusage fills it.
-    let mut ru: libc::rusage = unsafe { mem::zeroed() };
-    // SAFETY: a valid pointer to a rusage.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
-    let secs = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 / 1e6;
+    let (user_seconds, system_seconds) = rusage::thread_times();
     CpuTime {
-        user_seconds: secs(ru.ru_utime),
-        system_seconds: secs(ru.ru_stime),
+        user_seconds,
+        system_seconds,
     }
 }
 
 /// The CPU the calling thread runs on.
 pub fn current_cpu() -> Option<u32> {
-    // SAFETY: no arguments; returns -1 on failure.
-    let cpu = unsafe { libc::sched_getcpu() };
-    u32::try_from(cpu).ok()
+    u32::try_from(sched_getcpu()).ok()
 }
 
 /// The CPUs this process may run on (its affinity mask, as `taskset -p` shows it), lowest
 /// first; `-A` names one of them or nothing.
 pub fn usable_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain old data; the kernel fills at most its size; CPU_ISSET reads
-    // inside it for every index below CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = mem::zeroed();
-        if libc::sched_getaffinity(0, mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize)
-            .filter(|&cpu| libc::CPU_ISSET(cpu, &set))
-            .collect()
-    }
+    let Ok(set) = sched_getaffinity(None) else {
+        return Vec::new();
+    };
+    (0..CpuSet::MAX_CPU)
+        .filter(|&cpu| set.is_set(cpu))
+        .collect()
 }
 
 /// `-A` placement for `who` ("this end", "the agent") that names a CPU this process cannot
@@ -311,17 +241,12 @@ pub fn cpu_refusal(cpu: usize, who: &str) -> Option<String> {
 
 /// Pins the calling thread to one CPU (`-A`).
 pub fn pin_to_cpu(cpu: usize) -> io::Result<()> {
-    // SAFETY: cpu_set_t is plain old data; CPU_SET stays inside it for cpu < CPU_SETSIZE.
-    unsafe {
-        let mut set: libc::cpu_set_t = mem::zeroed();
-        if cpu >= libc::CPU_SETSIZE as usize {
-            return Err(io::Error::from(io::ErrorKind::InvalidInput));
-        }
-        libc::CPU_SET(cpu, &mut set);
-        if libc::sched_setaffinity(0, mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    if cpu >= CpuSet::MAX_CPU {
+        return Err(io::Error::from(io::ErrorKind::InvalidInput));
     }
+    let mut set = CpuSet::new();
+    set.set(cpu);
+    sched_setaffinity(None, &set)?;
     Ok(())
 }
 

@@ -16,12 +16,19 @@
 //! before `sendto` and just after `recvmsg` for every probe, used when a kernel stamp is missing.
 
 use std::io;
-use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::net::sockopt::{
+    Ipv4PathMtuDiscovery, Ipv6PathMtuDiscovery, ip_mtu, ipv6_mtu, set_ip_mtu_discover,
+    set_ipv6_mtu_discover,
+};
+use rustix::time::{ClockId, clock_getres};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+
 use crate::icmp::{self, Family, Message};
+use crate::sys::{cmsg, socket_options};
 
 /// Which kind of ICMP socket a run used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -65,7 +72,7 @@ pub(crate) enum Event {
 }
 
 pub(crate) struct IcmpSocket {
-    fd: OwnedFd,
+    fd: Socket,
     pub(crate) family: Family,
     pub(crate) kind: SocketKind,
     pub(crate) ident: u16,
@@ -76,90 +83,11 @@ pub(crate) struct IcmpSocket {
     rbuf: Vec<u8>,
 }
 
-/// `ICMP_FILTER` of `<linux/icmp.h>`: a bit mask of ICMP types a raw socket does not receive.
-const ICMP_FILTER: libc::c_int = 1;
-
-fn last_error() -> io::Error {
-    io::Error::last_os_error()
-}
-
-fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
-    // SAFETY: value points to a live T of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast(),
-            size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 { Ok(()) } else { Err(last_error()) }
-}
-
 /// The software timestamp (the first of the three `SO_TIMESTAMPING` timespecs) in a control
-/// message's data, in nanoseconds; `None` when the kernel left it zero.
-///
-/// # Safety
-/// `data` must point at the data of an `SO_TIMESTAMPING` control message.
-pub(crate) unsafe fn software_stamp_ns(data: *const u8) -> Option<i128> {
-    // SAFETY: the caller guarantees at least one timespec of control-message data.
-    let ts = unsafe { std::ptr::read_unaligned(data.cast::<libc::timespec>()) };
-    (ts.tv_sec != 0 || ts.tv_nsec != 0)
-        .then(|| i128::from(ts.tv_sec) * 1_000_000_000 + i128::from(ts.tv_nsec))
-}
-
-/// A socket address in the kernel's layout.
-pub(crate) fn sockaddr(addr: SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
-    // SAFETY: sockaddr_storage is plain data; all-zero is valid.
-    let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
-    let len = match addr {
-        SocketAddr::V4(a) => {
-            // SAFETY: sockaddr_storage is larger than and aligned for sockaddr_in.
-            let sin = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in) };
-            sin.sin_family = libc::AF_INET as libc::sa_family_t;
-            sin.sin_port = a.port().to_be();
-            sin.sin_addr.s_addr = u32::from(*a.ip()).to_be();
-            size_of::<libc::sockaddr_in>()
-        }
-        SocketAddr::V6(a) => {
-            // SAFETY: as above, for sockaddr_in6.
-            let sin6 = unsafe { &mut *(&mut ss as *mut _ as *mut libc::sockaddr_in6) };
-            sin6.sin6_family = libc::AF_INET6 as libc::sa_family_t;
-            sin6.sin6_port = a.port().to_be();
-            sin6.sin6_addr.s6_addr = a.ip().octets();
-            sin6.sin6_scope_id = a.scope_id();
-            size_of::<libc::sockaddr_in6>()
-        }
-    };
-    (ss, len as libc::socklen_t)
-}
-
-/// Reads an address the kernel wrote (a recvmsg name or an IP_RECVERR offender).
-///
-/// # Safety
-/// `ptr` must point to at least `len` readable bytes.
-unsafe fn read_sockaddr(ptr: *const u8, len: usize) -> Option<IpAddr> {
-    if len < size_of::<libc::sa_family_t>() {
-        return None;
-    }
-    // SAFETY: the caller guarantees len readable bytes; unaligned reads throughout.
-    unsafe {
-        let family = std::ptr::read_unaligned(ptr.cast::<libc::sa_family_t>());
-        match i32::from(family) {
-            libc::AF_INET if len >= size_of::<libc::sockaddr_in>() => {
-                let sin = std::ptr::read_unaligned(ptr.cast::<libc::sockaddr_in>());
-                Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
-                    sin.sin_addr.s_addr,
-                ))))
-            }
-            libc::AF_INET6 if len >= size_of::<libc::sockaddr_in6>() => {
-                let sin6 = std::ptr::read_unaligned(ptr.cast::<libc::sockaddr_in6>());
-                Some(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)))
-            }
-            _ => None,
-        }
-    }
+/// message's data, in nanoseconds; `None` when the kernel left it zero (or sent none).
+pub(crate) fn software_stamp_ns(data: &[u8]) -> Option<i128> {
+    let (sec, nsec) = cmsg::timespec(data, 0)?;
+    (sec != 0 || nsec != 0).then(|| i128::from(sec) * 1_000_000_000 + i128::from(nsec))
 }
 
 impl IcmpSocket {
@@ -170,30 +98,21 @@ impl IcmpSocket {
         raw_ident: u16,
     ) -> Result<IcmpSocket, OpenError> {
         let (domain, proto, family) = match target {
-            IpAddr::V4(_) => (libc::AF_INET, libc::IPPROTO_ICMP, Family::V4),
-            IpAddr::V6(_) => (libc::AF_INET6, libc::IPPROTO_ICMPV6, Family::V6),
+            IpAddr::V4(_) => (Domain::IPV4, Protocol::ICMPV4, Family::V4),
+            IpAddr::V6(_) => (Domain::IPV6, Protocol::ICMPV6, Family::V6),
         };
-        let try_kind = |ty: i32| -> io::Result<OwnedFd> {
-            // SAFETY: plain socket(2) call.
-            let fd = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, proto) };
-            if fd < 0 {
-                Err(last_error())
-            } else {
-                // SAFETY: fd is a fresh descriptor we own.
-                Ok(unsafe { OwnedFd::from_raw_fd(fd) })
-            }
-        };
+        let try_kind = |ty: Type| Socket::new(domain, ty, Some(proto));
         let mut dgram_err = None;
         let mut fd_kind = None;
         if choice != SocketChoice::Raw {
-            match try_kind(libc::SOCK_DGRAM) {
+            match try_kind(Type::DGRAM) {
                 Ok(fd) => fd_kind = Some((fd, SocketKind::Datagram)),
                 Err(e) => dgram_err = Some(e),
             }
         }
         let mut raw_err = None;
         if fd_kind.is_none() && choice != SocketChoice::Datagram {
-            match try_kind(libc::SOCK_RAW) {
+            match try_kind(Type::RAW) {
                 Ok(fd) => fd_kind = Some((fd, SocketKind::Raw)),
                 Err(e) => raw_err = Some(e),
             }
@@ -204,30 +123,19 @@ impl IcmpSocket {
                 raw: raw_err,
             });
         };
-        let raw = fd.as_raw_fd();
         let setup = || -> io::Result<()> {
             // A raw socket reads ICMP errors as ordinary packets; IP_RECVERR would also queue
             // them (and set a pending error that fails the next send), so only the datagram
             // socket asks for it. Transmit stamps use the error queue either way.
-            let recverr: libc::c_int = libc::c_int::from(kind == SocketKind::Datagram);
+            let recverr = kind == SocketKind::Datagram;
             match family {
                 Family::V4 => {
-                    setsockopt(raw, libc::SOL_IP, libc::IP_RECVERR, &recverr)?;
-                    setsockopt(
-                        raw,
-                        libc::SOL_IP,
-                        libc::IP_MTU_DISCOVER,
-                        &libc::IP_PMTUDISC_PROBE,
-                    )?;
+                    socket_options::set_recverr(&fd, false, recverr)?;
+                    set_ip_mtu_discover(&fd, Ipv4PathMtuDiscovery::PROBE)?;
                 }
                 Family::V6 => {
-                    setsockopt(raw, libc::SOL_IPV6, libc::IPV6_RECVERR, &recverr)?;
-                    setsockopt(
-                        raw,
-                        libc::SOL_IPV6,
-                        libc::IPV6_MTU_DISCOVER,
-                        &libc::IPV6_PMTUDISC_PROBE,
-                    )?;
+                    socket_options::set_recverr(&fd, true, recverr)?;
+                    set_ipv6_mtu_discover(&fd, Ipv6PathMtuDiscovery::PROBE)?;
                 }
             }
             if kind == SocketKind::Raw {
@@ -235,11 +143,10 @@ impl IcmpSocket {
                 // bursts from other programs, and (IPv4) a kernel filter that keeps only echo
                 // reply (0), unreachable (3) and time exceeded (11). Best effort: a refusal
                 // only costs filtering in user space.
-                let rcvbuf: libc::c_int = 1 << 20;
-                let _ = setsockopt(raw, libc::SOL_SOCKET, libc::SO_RCVBUF, &rcvbuf);
+                let _ = fd.set_recv_buffer_size(1 << 20);
                 if family == Family::V4 {
                     let blocked: u32 = !((1 << 0) | (1 << 3) | (1 << 11));
-                    let _ = setsockopt(raw, libc::SOL_RAW, ICMP_FILTER, &blocked);
+                    let _ = socket_options::set_icmp_filter(&fd, blocked);
                 }
             }
             let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
@@ -247,7 +154,7 @@ impl IcmpSocket {
                 | libc::SOF_TIMESTAMPING_SOFTWARE
                 | libc::SOF_TIMESTAMPING_OPT_ID
                 | libc::SOF_TIMESTAMPING_OPT_TSONLY;
-            setsockopt(raw, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags)
+            socket_options::set_timestamping(&fd, flags)
         };
         setup().map_err(|e| OpenError {
             datagram: None,
@@ -262,30 +169,16 @@ impl IcmpSocket {
                     Family::V4 => (Ipv4Addr::UNSPECIFIED, 0).into(),
                     Family::V6 => (Ipv6Addr::UNSPECIFIED, 0).into(),
                 };
-                let (ss, len) = sockaddr(any);
-                // SAFETY: ss holds a valid address of len bytes.
-                if unsafe { libc::bind(raw, (&ss as *const libc::sockaddr_storage).cast(), len) }
-                    != 0
-                {
+                if let Err(e) = fd.bind(&SockAddr::from(any)) {
                     return Err(OpenError {
-                        datagram: Some(last_error()),
+                        datagram: Some(e),
                         raw: None,
                     });
                 }
-                // SAFETY: all-zero sockaddr_storage is valid; getsockname fills it.
-                let mut ss: libc::sockaddr_storage = unsafe { zeroed() };
-                let mut len = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-                // SAFETY: ss and len describe a writable buffer.
-                unsafe {
-                    libc::getsockname(
-                        raw,
-                        (&mut ss as *mut libc::sockaddr_storage).cast(),
-                        &mut len,
-                    )
-                };
-                // SAFETY: sin_port and sin6_port sit at the same offset.
-                let sin = unsafe { &*(&ss as *const _ as *const libc::sockaddr_in) };
-                u16::from_be(sin.sin_port)
+                fd.local_addr()
+                    .ok()
+                    .and_then(|a| a.as_socket())
+                    .map_or(0, |a| a.port())
             }
         };
         Ok(IcmpSocket {
@@ -306,15 +199,9 @@ impl IcmpSocket {
         if self.ttl == Some(ttl) {
             return Ok(());
         }
-        let v = libc::c_int::from(ttl);
         match self.family {
-            Family::V4 => setsockopt(self.fd.as_raw_fd(), libc::SOL_IP, libc::IP_TTL, &v)?,
-            Family::V6 => setsockopt(
-                self.fd.as_raw_fd(),
-                libc::SOL_IPV6,
-                libc::IPV6_UNICAST_HOPS,
-                &v,
-            )?,
+            Family::V4 => self.fd.set_ttl_v4(u32::from(ttl))?,
+            Family::V6 => self.fd.set_unicast_hops_v6(u32::from(ttl))?,
         }
         self.ttl = Some(ttl);
         Ok(())
@@ -325,26 +212,17 @@ impl IcmpSocket {
     pub(crate) fn send(&mut self, seq: u16, ip_size: usize) -> io::Result<(Instant, u32)> {
         let icmp_len = ip_size.saturating_sub(self.family.ip_header_len());
         icmp::emit_echo_request(self.family, self.ident, seq, icmp_len, &mut self.buf);
-        let (ss, len) = sockaddr(self.target);
+        let target = SockAddr::from(self.target);
         for attempt in 0..3 {
             let t0 = Instant::now();
-            // SAFETY: buf and ss are valid for the lengths given.
-            let rc = unsafe {
-                libc::sendto(
-                    self.fd.as_raw_fd(),
-                    self.buf.as_ptr().cast(),
-                    self.buf.len(),
-                    0,
-                    (&ss as *const libc::sockaddr_storage).cast(),
-                    len,
-                )
+            let err = match self.fd.send_to(&self.buf, &target) {
+                Ok(_) => {
+                    let id = self.sent;
+                    self.sent = self.sent.wrapping_add(1);
+                    return Ok((t0, id));
+                }
+                Err(e) => e,
             };
-            if rc >= 0 {
-                let id = self.sent;
-                self.sent = self.sent.wrapping_add(1);
-                return Ok((t0, id));
-            }
-            let err = last_error();
             // A pending ICMP error (sk_err) fails the next send once; drain it and retry.
             let pending = matches!(
                 err.raw_os_error(),
@@ -378,19 +256,16 @@ impl IcmpSocket {
                 return Ok(None);
             }
             let wait = deadline - now;
-            let mut pfd = libc::pollfd {
-                fd: self.fd.as_raw_fd(),
-                events: libc::POLLIN | libc::POLLERR,
-                revents: 0,
+            let mut pfd = [PollFd::new(&self.fd, PollFlags::IN | PollFlags::ERR)];
+            let ms = wait.as_millis().min(i32::MAX as u128) as i64;
+            let timeout = Timespec {
+                tv_sec: ms.max(1) / 1000,
+                tv_nsec: (ms.max(1) % 1000) * 1_000_000,
             };
-            let ms = wait.as_millis().min(i32::MAX as u128) as i32;
-            // SAFETY: one valid pollfd.
-            let rc = unsafe { libc::poll(&mut pfd, 1, ms.max(1)) };
-            if rc < 0 {
-                let e = last_error();
-                if e.kind() != io::ErrorKind::Interrupted {
-                    return Err(e);
-                }
+            if let Err(e) = poll(&mut pfd, Some(&timeout))
+                && e != rustix::io::Errno::INTR
+            {
+                return Err(e.into());
             }
         }
     }
@@ -416,60 +291,32 @@ impl IcmpSocket {
     /// One non-blocking recvmsg from the error queue or the data queue: `None` if the queue is
     /// empty, `Some(None)` if a message was read that is not for us (dropped).
     fn recv_one(&mut self, errqueue: bool) -> io::Result<Option<Option<Event>>> {
-        let mut control = [0u64; 128];
-        // SAFETY: all-zero is a valid sockaddr_storage.
-        let mut name: libc::sockaddr_storage = unsafe { zeroed() };
-        let mut iov = libc::iovec {
-            iov_base: self.rbuf.as_mut_ptr().cast(),
-            iov_len: self.rbuf.len(),
-        };
-        // SAFETY: all-zero is a valid msghdr; the fields are set below.
-        let mut msg: libc::msghdr = unsafe { zeroed() };
-        msg.msg_name = (&mut name as *mut libc::sockaddr_storage).cast();
-        msg.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = size_of_val(&control) as _;
+        let mut control = [0u8; 1024];
         let flags = libc::MSG_DONTWAIT | if errqueue { libc::MSG_ERRQUEUE } else { 0 };
-        // SAFETY: msg describes live buffers.
-        let n = unsafe { libc::recvmsg(self.fd.as_raw_fd(), &mut msg, flags) };
+        let got = cmsg::recvmsg(&self.fd, &mut self.rbuf, &mut control, flags);
         let rx_user = Instant::now();
-        if n < 0 {
-            let e = last_error();
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-                _ if !errqueue => Ok(Some(None)),
-                _ => Err(e),
-            };
-        }
-        let n = n as usize;
+        let got = match got {
+            Ok(got) => got,
+            Err(e) => {
+                return match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                    _ if !errqueue => Ok(Some(None)),
+                    _ => Err(e),
+                };
+            }
+        };
+        let n = got.len;
         let mut rx_kernel_ns = None;
         let mut ee: Option<(libc::sock_extended_err, Option<IpAddr>)> = None;
-        // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let h = &*c;
-                let data = libc::CMSG_DATA(c);
-                let dlen = h.cmsg_len as usize - (data as usize - c as usize);
-                if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
-                    if let Some(ns) = software_stamp_ns(data) {
-                        rx_kernel_ns = Some(ns);
-                    }
-                } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
-                    || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)
-                {
-                    let serr = std::ptr::read_unaligned(data.cast::<libc::sock_extended_err>());
-                    let off = size_of::<libc::sock_extended_err>();
-                    let offender = if dlen > off {
-                        read_sockaddr(data.add(off), dlen - off)
-                    } else {
-                        None
-                    };
-                    ee = Some((serr, offender));
+        for c in cmsg::messages(&control[..got.control_len]) {
+            if c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING {
+                if let Some(ns) = software_stamp_ns(c.data) {
+                    rx_kernel_ns = Some(ns);
                 }
-                c = libc::CMSG_NXTHDR(&msg, c);
+            } else if (c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
+                || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR)
+            {
+                ee = cmsg::extended_err(c.data);
             }
         }
         let payload = &self.rbuf[..n];
@@ -524,13 +371,7 @@ impl IcmpSocket {
                 rx_user,
             })));
         }
-        // SAFETY: name was filled by recvmsg with msg_namelen bytes.
-        let from = unsafe {
-            read_sockaddr(
-                (&name as *const libc::sockaddr_storage).cast(),
-                msg.msg_namelen as usize,
-            )
-        };
+        let from = got.from;
         let Some(from) = from else {
             return Ok(Some(None));
         };
@@ -569,48 +410,16 @@ pub struct OpenError {
 /// connected UDP socket; nothing is sent).
 pub fn path_mtu(target: IpAddr) -> io::Result<usize> {
     let domain = match target {
-        IpAddr::V4(_) => libc::AF_INET,
-        IpAddr::V6(_) => libc::AF_INET6,
+        IpAddr::V4(_) => Domain::IPV4,
+        IpAddr::V6(_) => Domain::IPV6,
     };
-    // SAFETY: plain socket(2).
-    let fd = unsafe { libc::socket(domain, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        return Err(last_error());
-    }
-    // SAFETY: fresh descriptor.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-    let (ss, len) = sockaddr(SocketAddr::new(target, 9));
-    // SAFETY: valid address.
-    if unsafe {
-        libc::connect(
-            fd.as_raw_fd(),
-            (&ss as *const libc::sockaddr_storage).cast(),
-            len,
-        )
-    } != 0
-    {
-        return Err(last_error());
-    }
-    let mut mtu: libc::c_int = 0;
-    let mut l = size_of::<libc::c_int>() as libc::socklen_t;
-    let (level, name) = match target {
-        IpAddr::V4(_) => (libc::SOL_IP, libc::IP_MTU),
-        IpAddr::V6(_) => (libc::SOL_IPV6, libc::IPV6_MTU),
+    let fd = Socket::new(domain, Type::DGRAM, None)?;
+    fd.connect(&SockAddr::from(SocketAddr::new(target, 9)))?;
+    let mtu = match target {
+        IpAddr::V4(_) => ip_mtu(&fd)?,
+        IpAddr::V6(_) => ipv6_mtu(&fd)?,
     };
-    // SAFETY: mtu and l describe a writable c_int.
-    if unsafe {
-        libc::getsockopt(
-            fd.as_raw_fd(),
-            level,
-            name,
-            (&mut mtu as *mut libc::c_int).cast(),
-            &mut l,
-        )
-    } != 0
-    {
-        return Err(last_error());
-    }
-    Ok(mtu.max(0) as usize)
+    Ok(mtu as usize)
 }
 
 /// The smallest step of CLOCK_MONOTONIC seen between consecutive reads (the timer floor), and
@@ -626,10 +435,7 @@ pub fn timer_floor() -> (Duration, Duration) {
         }
         last = now;
     }
-    // SAFETY: all-zero timespec is valid; clock_getres fills it.
-    let mut ts: libc::timespec = unsafe { zeroed() };
-    // SAFETY: ts is writable.
-    unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+    let ts = clock_getres(ClockId::Monotonic);
     let res = Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.max(0) as u32);
     (floor, res)
 }

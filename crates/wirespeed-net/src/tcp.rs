@@ -4,7 +4,6 @@
 
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
@@ -12,6 +11,8 @@ use crate::buffer::AlignedBuf;
 use crate::counters::Counters;
 use crate::report::ZeroCopyReport;
 use crate::spec::Amount;
+use crate::sys::{cmsg, socket_options};
+use socket2::SockRef;
 
 pub(crate) use crate::buffer::pattern;
 
@@ -145,46 +146,37 @@ pub(crate) fn receive(
     }
 }
 
-// linux/errqueue.h and socket.h, not in every libc build.
-const SO_ZEROCOPY: libc::c_int = 60;
+// linux/errqueue.h, not in every libc build.
 const SO_EE_ORIGIN_ZEROCOPY: u8 = 5;
 const SO_EE_CODE_ZEROCOPY_COPIED: u8 = 1;
 
 /// Reads the zerocopy completions waiting on the socket's error queue, without blocking.
 /// Each notification covers the range of sends `ee_info..=ee_data`.
-fn drain_completions(fd: i32, z: &mut ZeroCopyReport) {
+fn drain_completions(s: &TcpStream, z: &mut ZeroCopyReport) {
     loop {
-        let mut control = [0u64; 16];
-        // SAFETY: msghdr is plain old data; zero is an empty header.
-        let mut h: libc::msghdr = unsafe { std::mem::zeroed() };
-        h.msg_control = control.as_mut_ptr().cast();
-        h.msg_controllen = std::mem::size_of_val(&control) as _;
-        // SAFETY: the header points at `control`, alive for the call.
-        let r = unsafe { libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT) };
-        if r < 0 {
+        let mut control = [0u8; 128];
+        let Ok(got) = cmsg::recvmsg(
+            s,
+            &mut [],
+            &mut control,
+            libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+        ) else {
             return;
-        }
-        // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&h);
-            while !cmsg.is_null() {
-                let level = (*cmsg).cmsg_level;
-                let kind = (*cmsg).cmsg_type;
-                if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-                    || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
-                {
-                    let e = std::ptr::read_unaligned(
-                        libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
-                    );
-                    if e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0 {
-                        let n = u64::from(e.ee_data.wrapping_sub(e.ee_info)) + 1;
-                        z.completed += n;
-                        if e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
-                            z.copied += n;
-                        }
+        };
+        for c in cmsg::messages(&control[..got.control_len]) {
+            if (c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
+                || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR)
+            {
+                let Some((e, _)) = cmsg::extended_err(c.data) else {
+                    continue;
+                };
+                if e.ee_origin == SO_EE_ORIGIN_ZEROCOPY && e.ee_errno == 0 {
+                    let n = u64::from(e.ee_data.wrapping_sub(e.ee_info)) + 1;
+                    z.completed += n;
+                    if e.ee_code & SO_EE_CODE_ZEROCOPY_COPIED != 0 {
+                        z.copied += n;
                     }
                 }
-                cmsg = libc::CMSG_NXTHDR(&h, cmsg);
             }
         }
     }
@@ -203,52 +195,39 @@ pub(crate) fn send_zerocopy(
     stop: &AtomicBool,
     c: &Counters,
 ) -> io::Result<ZeroCopyReport> {
-    let fd = s.as_raw_fd();
-    let one: libc::c_int = 1;
-    // SAFETY: a valid int and its size.
-    if unsafe {
-        libc::setsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            SO_ZEROCOPY,
-            (&one as *const libc::c_int).cast(),
-            4,
-        )
-    } != 0
-    {
-        let e = io::Error::last_os_error();
+    if let Err(e) = socket_options::set_zerocopy(s) {
         return Err(io::Error::new(
             e.kind(),
             format!("--zerocopy: SO_ZEROCOPY is not available ({e})"),
         ));
     }
+    let sock = SockRef::from(s);
     let buf = pattern(len);
     let mut z = ZeroCopyReport::default();
     let (mut bytes, mut calls) = (0u64, 0u64);
     let budget = Budget::new(amount, start);
     while let Some(want) = budget.next(bytes, len, stop) {
-        // SAFETY: buf outlives the call and the kernel's use of its pages (it is never freed
-        // before the socket is closed, and never written).
-        let n = unsafe { libc::send(fd, buf.as_ptr().cast(), want, libc::MSG_ZEROCOPY) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
+        // The kernel sends from buf's pages after the call returns: buf outlives the socket's
+        // use of them (it is never freed before the socket is closed, and never written).
+        let n = match sock.send_with_flags(&buf[..want], libc::MSG_ZEROCOPY) {
+            Ok(n) => n,
+            Err(e) => match e.raw_os_error() {
                 Some(libc::EINTR) => continue,
                 Some(libc::ENOBUFS) => {
                     // Too many completions outstanding: collect them, then retry.
-                    drain_completions(fd, &mut z);
+                    drain_completions(s, &mut z);
                     std::thread::yield_now();
                     continue;
                 }
                 _ => return Err(silent(e)),
-            }
-        }
+            },
+        };
         z.sends += 1;
         bytes += n as u64;
         calls += 1;
         c.publish(bytes, calls);
         if z.sends - z.completed > 256 {
-            drain_completions(fd, &mut z);
+            drain_completions(s, &mut z);
         }
     }
     budget.check(bytes)?;
@@ -256,7 +235,7 @@ pub(crate) fn send_zerocopy(
     // The last completions arrive as the peer acknowledges the data.
     let wait = Instant::now();
     while z.completed < z.sends && wait.elapsed() < Duration::from_millis(500) {
-        drain_completions(fd, &mut z);
+        drain_completions(s, &mut z);
         std::thread::sleep(Duration::from_millis(1));
     }
     Ok(z)
@@ -283,24 +262,19 @@ pub(crate) fn send_file(
             path.display()
         )));
     }
-    let (fd, src) = (s.as_raw_fd(), file.as_raw_fd());
     let (mut bytes, mut calls) = (0u64, 0u64);
-    let mut offset: libc::off_t = 0;
+    let mut offset: u64 = 0;
     let budget = Budget::new(amount, start);
     while let Some(want) = budget.next(bytes, len, stop) {
-        if offset as u64 >= size {
+        if offset >= size {
             offset = 0;
         }
-        let want = want.min((size - offset as u64) as usize);
-        // SAFETY: both descriptors are open for the call; `offset` is ours.
-        let n = unsafe { libc::sendfile(fd, src, &mut offset, want) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(silent(e));
-        }
+        let want = want.min((size - offset) as usize);
+        let n = match rustix::fs::sendfile(s, &file, Some(&mut offset), want) {
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(silent(e.into())),
+        };
         if n == 0 {
             return Err(io::Error::other(format!(
                 "--file {} shrank while being sent",

@@ -9,106 +9,34 @@
 //! jitter; a constant offset between two hosts' clocks cancels in RFC 3550's differences.
 
 use std::io;
-use std::mem;
 use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use wirespeed_model::sequence::{Jitter, SequenceTracker};
 
-use crate::buffer::AlignedBuf;
 use crate::counters::Counters;
 use crate::report::UdpReport;
 use crate::spec::{Amount, UDP_HEADER_BYTES};
+use crate::sys::cmsg;
+use crate::sys::mmsg::Batch;
+use crate::sys::socket_options::{self, SOL_UDP, UDP_GRO};
 
 /// Datagrams per system call.
 pub const BATCH: usize = 64;
 
-// linux/udp.h: UDP generic segmentation offload (Linux 4.18) and receive coalescing (5.0).
-const SOL_UDP: libc::c_int = 17;
-const UDP_SEGMENT: libc::c_int = 103;
-const UDP_GRO: libc::c_int = 104;
 /// Largest UDP payload the kernel builds or coalesces in one GSO/GRO buffer.
 const GSO_MAX_BYTES: usize = 65_507;
 
 const HEADER: usize = UDP_HEADER_BYTES as usize;
 
 fn realtime_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: a valid timespec pointer.
-    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-/// Per-call headers over one contiguous buffer of `BATCH` slots. Built once; each call only
-/// rewrites lengths.
-struct Batch {
-    buf: AlignedBuf,
-    slot: usize,
-    iov: Vec<libc::iovec>,
-    msgs: Vec<libc::mmsghdr>,
-    control: Vec<u8>,
-}
-
+/// Control-message space per datagram of a receiving batch (a stamp and a segment size).
 const CONTROL_SLOT: usize = 64;
-
-impl Batch {
-    fn new(slot: usize, fill: &[u8], with_control: bool) -> Batch {
-        let mut buf = AlignedBuf::zeroed(slot * BATCH);
-        for d in buf.chunks_mut(slot) {
-            d.copy_from_slice(&fill[..slot]);
-        }
-        let mut control = vec![
-            0u8;
-            if with_control {
-                CONTROL_SLOT * BATCH
-            } else {
-                0
-            }
-        ];
-        let base = buf.as_mut_ptr();
-        let iov: Vec<libc::iovec> = (0..BATCH)
-            .map(|i| libc::iovec {
-                // SAFETY: i * slot is inside buf.
-                iov_base: unsafe { base.add(i * slot) }.cast(),
-                iov_len: slot,
-            })
-            .collect();
-        let mut b = Batch {
-            buf,
-            slot,
-            iov,
-            msgs: Vec::with_capacity(BATCH),
-            control: Vec::new(),
-        };
-        let cbase = control.as_mut_ptr();
-        for i in 0..BATCH {
-            // SAFETY: msghdr is plain old data; zero is a valid empty header.
-            let mut h: libc::msghdr = unsafe { mem::zeroed() };
-            h.msg_iov = &mut b.iov[i];
-            h.msg_iovlen = 1;
-            if with_control {
-                // SAFETY: i * CONTROL_SLOT is inside control.
-                h.msg_control = unsafe { cbase.add(i * CONTROL_SLOT) }.cast();
-                h.msg_controllen = CONTROL_SLOT as _;
-            }
-            b.msgs.push(libc::mmsghdr {
-                msg_hdr: h,
-                msg_len: 0,
-            });
-        }
-        b.control = control;
-        b
-    }
-
-    fn datagram(&mut self, i: usize) -> &mut [u8] {
-        &mut self.buf[i * self.slot..(i + 1) * self.slot]
-    }
-}
 
 fn write_header(d: &mut [u8], tag: u64, seq: u64, sent_ns: u64) {
     d[0..8].copy_from_slice(&tag.to_be_bytes());
@@ -182,12 +110,12 @@ pub(crate) fn send(
     c: &Counters,
 ) -> io::Result<UdpReport> {
     let fill = crate::buffer::pattern(len);
-    let mut batch = Batch::new(len, &fill, false);
+    let mut batch = Batch::new(BATCH, len, &fill, 0);
     let mut refused: Option<io::Error> = None;
     let mut gso = match mode {
         SendMode::PerDatagram => false,
         SendMode::Segmented => {
-            setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32).map_err(|e| {
+            socket_options::set_udp_segment(sock, len as i32).map_err(|e| {
                 io::Error::new(
                     e.kind(),
                     format!("--gso: UDP_SEGMENT is not available here ({e})"),
@@ -195,7 +123,7 @@ pub(crate) fn send(
             })?;
             true
         }
-        SendMode::Auto => match setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, len as i32) {
+        SendMode::Auto => match socket_options::set_udp_segment(sock, len as i32) {
             Ok(()) => true,
             Err(e) => {
                 refused = Some(e);
@@ -212,7 +140,6 @@ pub(crate) fn send(
     };
     let (mut seq, mut bytes, mut calls) = (0u64, 0u64, 0u64);
     let bits_per_datagram = len as f64 * 8.0;
-    let fd = sock.as_raw_fd();
     while bytes < byte_limit && !stop.load(Ordering::Relaxed) {
         let per_call = if gso {
             (GSO_MAX_BYTES / len).clamp(1, BATCH)
@@ -258,65 +185,56 @@ pub(crate) fn send(
         while n < due as usize && planned < byte_limit {
             let size = (byte_limit - planned).min(len as u64).max(HEADER as u64) as usize;
             let now_ns = realtime_ns();
-            write_header(batch.datagram(n), tag, seq + n as u64, now_ns);
-            batch.iov[n].iov_len = size;
+            write_header(batch.slot_mut(n), tag, seq + n as u64, now_ns);
+            batch.set_len(n, size);
             planned += size as u64;
             n += 1;
         }
         let sent = if gso {
             // One message over the n contiguous datagrams.
-            let total: usize = batch.iov[..n].iter().map(|v| v.iov_len).sum();
-            let mut one = libc::iovec {
-                iov_base: batch.buf.as_mut_ptr().cast(),
-                iov_len: total,
-            };
-            // SAFETY: msghdr is plain old data; zero is an empty header.
-            let mut h: libc::msghdr = unsafe { mem::zeroed() };
-            h.msg_iov = &mut one;
-            h.msg_iovlen = 1;
-            // SAFETY: the header points at `one`, which covers bytes owned by `batch`.
-            let r = unsafe { libc::sendmsg(fd, &h, 0) };
-            if r < 0 { -1 } else { n as i32 }
+            batch.send_contiguous(sock, n)
         } else {
-            // SAFETY: msgs[..n] point at iovecs and buffers owned by `batch`, alive for the call.
-            unsafe { libc::sendmmsg(fd, batch.msgs.as_mut_ptr(), n as u32, 0) }
+            batch.send_each(sock, n)
         };
-        if sent < 0 {
-            let e = io::Error::last_os_error();
-            if gso && !segmented_ok && mode == SendMode::Auto && segmentation_refused(&e) {
-                // The path cannot segment: go on one datagram per message (nothing was sent).
-                let _ = setsockopt_int(sock, SOL_UDP, UDP_SEGMENT, 0);
-                gso = false;
-                refused = Some(e);
-                continue;
-            }
-            if gso && mode == SendMode::Segmented && segmentation_refused(&e) && !segmented_ok {
-                return Err(io::Error::new(
-                    e.kind(),
-                    format!(
-                        "--gso: the path refuses UDP_SEGMENT sends of {len}-byte datagrams ({e}); drop --gso"
-                    ),
-                ));
-            }
-            match e.raw_os_error() {
-                Some(libc::EINTR | libc::ENOBUFS | libc::EAGAIN) => {
-                    std::thread::yield_now();
+        let sent = match sent {
+            Ok(sent) => sent,
+            Err(e) => {
+                if gso && !segmented_ok && mode == SendMode::Auto && segmentation_refused(&e) {
+                    // The path cannot segment: go on one datagram per message (nothing was
+                    // sent).
+                    let _ = socket_options::set_udp_segment(sock, 0);
+                    gso = false;
+                    refused = Some(e);
                     continue;
                 }
-                Some(libc::ECONNREFUSED) => {
+                if gso && mode == SendMode::Segmented && segmentation_refused(&e) && !segmented_ok {
                     return Err(io::Error::new(
-                        io::ErrorKind::ConnectionRefused,
-                        "the receiver's port is closed (ICMP port unreachable)",
+                        e.kind(),
+                        format!(
+                            "--gso: the path refuses UDP_SEGMENT sends of {len}-byte datagrams ({e}); drop --gso"
+                        ),
                     ));
                 }
-                _ => return Err(e),
+                match e.raw_os_error() {
+                    Some(libc::EINTR | libc::ENOBUFS | libc::EAGAIN) => {
+                        std::thread::yield_now();
+                        continue;
+                    }
+                    Some(libc::ECONNREFUSED) => {
+                        return Err(io::Error::new(
+                            io::ErrorKind::ConnectionRefused,
+                            "the receiver's port is closed (ICMP port unreachable)",
+                        ));
+                    }
+                    _ => return Err(e),
+                }
             }
-        }
+        };
         calls += 1;
         segmented_ok |= gso;
-        for i in 0..sent as usize {
-            bytes += batch.iov[i].iov_len as u64;
-            batch.iov[i].iov_len = len;
+        for i in 0..sent {
+            bytes += batch.len(i) as u64;
+            batch.set_len(i, len);
         }
         seq += sent as u64;
         c.publish(bytes, calls);
@@ -343,18 +261,18 @@ pub(crate) fn send(
     })
 }
 
-/// Receives datagrams until `stop`, or until the peer's senders are done (`peer_done`) and the
-/// socket has been quiet for one read timeout (the drain). The socket's read timeout must be
-/// short (the engine sets 50 ms). `last_arrival` is when the last batch came, so that the
-/// drain does not count in the receiver's time.
 /// Asks the kernel to hand this socket coalesced buffers (`UDP_GRO`); false where it cannot.
 /// Set when the socket is bound, before the peer is told to send: a datagram queued before the
 /// option is set stays a single datagram, so a fast sender on a loaded host would otherwise
 /// race the receiver's setup (seen in CI: 2000 datagrams, none coalesced).
 pub(crate) fn enable_gro(sock: &UdpSocket) -> bool {
-    setsockopt_int(sock, SOL_UDP, UDP_GRO, 1).is_ok()
+    socket_options::set_udp_gro(sock, true).is_ok()
 }
 
+/// Receives datagrams until `stop`, or until the peer's senders are done (`peer_done`) and the
+/// socket has been quiet for one read timeout (the drain). The socket's read timeout must be
+/// short (the engine sets 50 ms). `last_arrival` is when the last batch came, so that the
+/// drain does not count in the receiver's time.
 pub(crate) fn receive(
     sock: &UdpSocket,
     len: usize,
@@ -375,10 +293,10 @@ pub(crate) fn receive(
         len.max(HEADER) + 1
     }
     .next_multiple_of(64);
-    let mut batch = Batch::new(slot, &vec![0u8; slot], timestamps || gro);
+    let control = if timestamps || gro { CONTROL_SLOT } else { 0 };
+    let mut batch = Batch::new(BATCH, slot, &vec![0u8; slot], control);
     let mut tally = Tally::new(tag);
     let mut calls = 0u64;
-    let fd = sock.as_raw_fd();
     let mut done_at: Option<Instant> = None;
     loop {
         if stop.load(Ordering::Relaxed) {
@@ -390,25 +308,9 @@ pub(crate) fn receive(
                 break;
             }
         }
-        for m in &mut batch.msgs {
-            if timestamps || gro {
-                m.msg_hdr.msg_controllen = CONTROL_SLOT as _;
-            }
-        }
-        // SAFETY: msgs point at buffers owned by `batch`; a null timeout blocks up to
-        // SO_RCVTIMEO.
-        let n = unsafe {
-            libc::recvmmsg(
-                fd,
-                batch.msgs.as_mut_ptr(),
-                BATCH as u32,
-                libc::MSG_WAITFORONE,
-                std::ptr::null_mut(),
-            )
-        };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            match e.raw_os_error() {
+        let n = match batch.receive(sock, libc::MSG_WAITFORONE) {
+            Ok(n) => n,
+            Err(e) => match e.raw_os_error() {
                 Some(libc::EAGAIN | libc::ETIMEDOUT) => {
                     if done_at.is_some() {
                         break;
@@ -417,15 +319,14 @@ pub(crate) fn receive(
                 }
                 Some(libc::EINTR | libc::ECONNREFUSED) => continue,
                 _ => return Err(e),
-            }
-        }
+            },
+        };
         calls += 1;
         *last_arrival = Some(Instant::now());
         let batch_ns = realtime_ns();
-        for i in 0..n as usize {
-            let got = batch.msgs[i].msg_len as usize;
-            let (stamp, segment) = control_messages(&batch.msgs[i].msg_hdr);
-            let whole = &batch.buf[i * slot..i * slot + got.min(slot)];
+        for i in 0..n {
+            let (whole, control) = batch.received(i);
+            let (stamp, segment) = control_messages(control);
             tally.buffer(whole, segment, stamp.unwrap_or(batch_ns), stamp.is_some());
         }
         c.publish(tally.bytes, calls);
@@ -526,50 +427,18 @@ pub fn percent(part: u64, whole: u64) -> Option<f64> {
 }
 
 /// A received message's `SCM_TIMESTAMPNS` (nanoseconds) and `UDP_GRO` segment size.
-fn control_messages(h: &libc::msghdr) -> (Option<u64>, Option<usize>) {
+fn control_messages(control: &[u8]) -> (Option<u64>, Option<usize>) {
     let (mut stamp, mut segment) = (None, None);
-    if h.msg_control.is_null() || h.msg_controllen == 0 {
-        return (stamp, segment);
-    }
-    // SAFETY: CMSG_* walk the control buffer the kernel filled, bounded by msg_controllen.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(h);
-        while !cmsg.is_null() {
-            let (level, kind) = ((*cmsg).cmsg_level, (*cmsg).cmsg_type);
-            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPNS {
-                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
-                stamp = Some(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
-            } else if level == SOL_UDP && kind == UDP_GRO {
-                let size = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-                segment = usize::try_from(size).ok();
+    for c in cmsg::messages(control) {
+        if c.level == libc::SOL_SOCKET && c.kind == libc::SCM_TIMESTAMPNS {
+            if let Some((sec, nsec)) = cmsg::timespec(c.data, 0) {
+                stamp = Some(sec as u64 * 1_000_000_000 + nsec as u64);
             }
-            cmsg = libc::CMSG_NXTHDR(h, cmsg);
+        } else if c.level == SOL_UDP && c.kind == UDP_GRO {
+            segment = cmsg::int(c.data).and_then(|size| usize::try_from(size).ok());
         }
     }
     (stamp, segment)
-}
-
-fn setsockopt_int(
-    sock: &UdpSocket,
-    level: libc::c_int,
-    name: libc::c_int,
-    value: i32,
-) -> io::Result<()> {
-    // SAFETY: a valid int and its size.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            level,
-            name,
-            (&value as *const i32).cast(),
-            mem::size_of::<i32>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 #[cfg(test)]

@@ -1,7 +1,8 @@
 //! The crate's layering, checked from its sources: no module imports one that imports it back
 //! (directly or around a circle), and the control protocol imports nothing but the plain wire
-//! records it carries (`spec`, `report`) and the key primitives (`auth`). A module that breaks
-//! either rule fails here, naming the circle or the import.
+//! records it carries (`spec`, `report`) and the key primitives (`auth`); and `unsafe` appears
+//! nowhere but in `src/sys/`. A module that breaks a rule fails here, naming the circle, the
+//! import or the line.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -115,4 +116,76 @@ fn the_control_protocol_imports_only_the_records_it_carries() {
             .collect();
         assert!(above.is_empty(), "{record} imports {above:?}");
     }
+}
+
+/// `text` without its comments: `/* */` blocks, then everything after `//` on each line (doc
+/// comments included), as the import scan above reads lines.
+fn code_lines(text: &str) -> Vec<String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(open) = rest.find("/*") {
+        out.push_str(&rest[..open]);
+        let Some(close) = rest[open + 2..].find("*/") else {
+            rest = "";
+            break;
+        };
+        // Keep the line count, so line numbers still point at the source.
+        out.extend(rest[open..open + 2 + close + 2].matches('\n').map(|_| '\n'));
+        rest = &rest[open + 2 + close + 2..];
+    }
+    out.push_str(rest);
+    out.lines()
+        .map(|l| l.split("//").next().unwrap_or("").to_string())
+        .collect()
+}
+
+/// Whether `code` holds `word` as a token of its own (`unsafe`, not `unsafe_code`).
+fn has_token(code: &str, word: &str) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    code.match_indices(word).any(|(i, _)| {
+        let before = code[..i].chars().next_back();
+        let after = code[i + word.len()..].chars().next();
+        !before.is_some_and(ident) && !after.is_some_and(ident)
+    })
+}
+
+#[test]
+fn unsafe_appears_only_under_sys() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut found = Vec::new();
+    let mut in_sys = 0;
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines = code_lines(&text);
+        if rel.starts_with("sys") {
+            in_sys += lines.iter().filter(|l| has_token(l, "unsafe")).count();
+            continue;
+        }
+        for (n, line) in lines.iter().enumerate() {
+            if has_token(line, "unsafe") {
+                found.push(format!("src/{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "unsafe outside src/sys/: move it into the sys module of its kernel facility, behind a \
+         safe function that states its invariants:\n{}",
+        found.join("\n")
+    );
+    // The scan itself works: the sys tree does hold the crate's unsafe code.
+    assert!(in_sys > 10, "{in_sys} unsafe tokens under src/sys/");
+}
+
+#[test]
+fn the_unsafe_scan_sees_code_and_skips_comments() {
+    let lines = code_lines("let a = 1; // unsafe here is prose\n/* unsafe\n */ unsafe { f() }\n");
+    assert!(!has_token(&lines[0], "unsafe"));
+    assert_eq!(lines.len(), 3);
+    assert!(has_token(&lines[2], "unsafe"), "{lines:?}");
+    assert!(!has_token("#![deny(unsafe_code)]", "unsafe"));
+    assert!(has_token("let x = unsafe{ y };", "unsafe"));
 }

@@ -84,12 +84,7 @@ impl Default for RealClock {
 
 /// `CLOCK_MONOTONIC` now.
 pub fn monotonic_now() -> Nanos {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: clock_gettime writes one timespec to the valid pointer it is given.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
     Nanos(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 

@@ -24,13 +24,13 @@ mod rr;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use serde::Serialize;
 
 use crate::auth::{hex, random_bytes, unhex};
@@ -184,6 +184,12 @@ impl Burst {
     }
 }
 
+/// How long the accept loop waits for a connection before it looks at its stop flag again.
+const ACCEPT_POLL: Timespec = Timespec {
+    tv_sec: 0,
+    tv_nsec: 200_000_000,
+};
+
 /// The accept loop's pause after a failed accept (EMFILE, ENFILE, ENOBUFS, ENOMEM): the
 /// connection stays in the backlog, so retrying at once spins a core (issue 13 finding 6).
 const BACKOFF_FIRST: Duration = Duration::from_millis(10);
@@ -279,7 +285,6 @@ impl Agent {
     /// pending cap or whose thread cannot be created is closed and counted.
     pub fn serve(self) -> io::Result<()> {
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
-        let fd = self.listener.as_raw_fd();
         let shared = &self.shared;
         let mut backoff = BACKOFF_FIRST;
         let mut accept_burst = Burst::new("accept failing, backing off");
@@ -287,15 +292,10 @@ impl Agent {
         let mut spawn_burst = Burst::new("cannot create a thread for a connection");
         let mut memory_burst = Burst::new("memory budget full");
         while !shared.stopping() {
-            let mut pfd = libc::pollfd {
-                fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            // SAFETY: one valid pollfd.
-            let ready = unsafe { libc::poll(&mut pfd, 1, 200) };
+            let mut pfd = [PollFd::new(&self.listener, PollFlags::IN)];
+            let ready = poll(&mut pfd, Some(&ACCEPT_POLL));
             threads.retain(|t| !t.is_finished());
-            if ready <= 0 {
+            if !matches!(ready, Ok(n) if n > 0) {
                 continue;
             }
             let (stream, peer) = match self.listener.accept() {

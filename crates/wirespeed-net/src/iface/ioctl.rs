@@ -2,15 +2,10 @@
 //! ethtool netlink, and the way to ask a driver its name.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 
-const SIOCETHTOOL: libc::c_ulong = 0x8946;
-const ETHTOOL_GDRVINFO: u32 = 0x03;
-const ETHTOOL_GLINKSETTINGS: u32 = 0x4c;
-/// `struct ethtool_link_settings` before its link-mode words.
-const LINK_SETTINGS_HEADER: usize = 48;
-/// `struct ethtool_drvinfo`.
-const DRVINFO_LEN: usize = 196;
+use socket2::{Domain, Socket, Type};
+
+use crate::sys::ethtool::{self, LINK_SETTINGS_HEADER};
 
 /// `struct ethtool_link_settings`, the fields wirespeed reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -23,42 +18,17 @@ pub(crate) struct RawLinkSettings {
     pub(crate) lp_advertising: Vec<u32>,
 }
 
-fn socket() -> io::Result<OwnedFd> {
-    // SAFETY: plain socket(2); the descriptor is owned at once.
-    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptor.
-    Ok(unsafe { OwnedFd::from_raw_fd(raw) })
-}
-
-/// Runs one SIOCETHTOOL command whose buffer is `data` (first u32 = command).
-fn ethtool(ifname: &str, data: &mut [u8]) -> io::Result<()> {
+/// A socket to carry the ioctl, after the name check SIOCETHTOOL's callers always had.
+fn socket(ifname: &str) -> io::Result<Socket> {
     if ifname.len() >= libc::IFNAMSIZ {
         return Err(io::Error::from_raw_os_error(libc::ENODEV));
     }
-    let sock = socket()?;
-    // SAFETY: ifreq is plain data; zeroed is valid.
-    let mut ifr: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (dst, src) in ifr.ifr_name.iter_mut().zip(ifname.bytes()) {
-        *dst = src as libc::c_char;
-    }
-    ifr.ifr_ifru.ifru_data = data.as_mut_ptr().cast();
-    // SAFETY: `ifr` points at `data`, which outlives the call and is as long as the command
-    // says (the callers size it).
-    let rc = unsafe { libc::ioctl(sock.as_raw_fd(), SIOCETHTOOL as _, &mut ifr) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(())
+    Socket::new(Domain::IPV4, Type::DGRAM, None)
 }
 
 /// The driver's name (ETHTOOL_GDRVINFO): "veth", "e1000e", "virtio_net".
 pub(crate) fn driver(ifname: &str) -> io::Result<String> {
-    let mut buf = [0u8; DRVINFO_LEN];
-    buf[..4].copy_from_slice(&ETHTOOL_GDRVINFO.to_ne_bytes());
-    ethtool(ifname, &mut buf)?;
+    let buf = ethtool::drvinfo(socket(ifname)?, ifname)?;
     let name = &buf[4..36];
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Ok(String::from_utf8_lossy(&name[..end]).into_owned())
@@ -66,9 +36,7 @@ pub(crate) fn driver(ifname: &str) -> io::Result<String> {
 
 /// ETHTOOL_GLINKSETTINGS, with the kernel's handshake on the number of mask words.
 pub(crate) fn link_settings(ifname: &str) -> io::Result<RawLinkSettings> {
-    let mut buf = vec![0u8; LINK_SETTINGS_HEADER + 3 * 127 * 4];
-    buf[..4].copy_from_slice(&ETHTOOL_GLINKSETTINGS.to_ne_bytes());
-    ethtool(ifname, &mut buf)?;
+    let buf = ethtool::link_settings(socket(ifname)?, ifname, 0)?;
     let nwords = buf[15] as i8;
     if nwords >= 0 {
         return Err(io::Error::new(
@@ -77,10 +45,7 @@ pub(crate) fn link_settings(ifname: &str) -> io::Result<RawLinkSettings> {
         ));
     }
     let nwords = (-nwords) as usize;
-    buf.fill(0);
-    buf[..4].copy_from_slice(&ETHTOOL_GLINKSETTINGS.to_ne_bytes());
-    buf[15] = nwords as u8;
-    ethtool(ifname, &mut buf)?;
+    let buf = ethtool::link_settings(socket(ifname)?, ifname, nwords as u8)?;
     Ok(parse_link_settings(&buf, nwords))
 }
 

@@ -69,12 +69,7 @@ pub enum IfaceError {
 /// The queueing discipline attached to `ifname` as `tc qdisc show` names it (`noqueue`, `fq`,
 /// `mq (fq_codel on 4 queues)`), or `None` where rtnetlink cannot tell.
 pub fn root_qdisc(ifname: &str) -> Option<String> {
-    let name = std::ffi::CString::new(ifname).ok()?;
-    // SAFETY: a NUL-terminated name; 0 means no such interface.
-    let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
-    if index == 0 {
-        return None;
-    }
+    let index = crate::sys::netdevice::index(ifname)?;
     qdisc::describe(&qdisc::dump().ok()?, index as i32)
 }
 

@@ -6,7 +6,10 @@
 //! are checked by [`super::nlwire`].
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::io::Read;
+use std::time::Duration;
+
+use socket2::{Domain, Protocol, Socket, Type};
 
 use super::nlwire::{self, Attrs, NLM_F_ACK, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, Request};
 
@@ -104,7 +107,7 @@ impl StdStats {
 
 /// A netlink socket of one protocol, talking to the kernel (port 0) request by request.
 pub(crate) struct NlSocket {
-    fd: OwnedFd,
+    fd: Socket,
     seq: u32,
 }
 
@@ -112,33 +115,12 @@ impl NlSocket {
     /// `protocol` is `NETLINK_GENERIC` or `NETLINK_ROUTE`; replies time out after 2 s so that a
     /// kernel that never answers cannot hang a test.
     pub(crate) fn open(protocol: i32) -> Result<NlSocket, NlError> {
-        // SAFETY: plain socket(2); the descriptor is owned at once.
-        let raw = unsafe {
-            libc::socket(
-                libc::AF_NETLINK,
-                libc::SOCK_RAW | libc::SOCK_CLOEXEC,
-                protocol,
-            )
-        };
-        if raw < 0 {
-            return Err(io::Error::last_os_error().into());
-        }
-        // SAFETY: `raw` is a fresh descriptor nobody else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        let timeout = libc::timeval {
-            tv_sec: 2,
-            tv_usec: 0,
-        };
-        // SAFETY: a valid timeval of the right size for SO_RCVTIMEO.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_SOCKET,
-                libc::SO_RCVTIMEO,
-                (&timeout as *const libc::timeval).cast(),
-                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
-            );
-        }
+        let fd = Socket::new(
+            Domain::from(libc::AF_NETLINK),
+            Type::RAW,
+            Some(Protocol::from(protocol)),
+        )?;
+        let _ = fd.set_read_timeout(Some(Duration::from_secs(2)));
         Ok(NlSocket { fd, seq: 0 })
     }
 
@@ -155,34 +137,14 @@ impl NlSocket {
         seq: u32,
         mut each: impl FnMut(nlwire::Message<'_>) -> Result<(), nlwire::Malformed>,
     ) -> Result<(), NlError> {
-        // SAFETY: sockaddr_nl zeroed is the kernel's address (port 0).
-        let mut addr: libc::sockaddr_nl = unsafe { std::mem::zeroed() };
-        addr.nl_family = libc::AF_NETLINK as libc::sa_family_t;
-        // SAFETY: `req` and `addr` are valid for the lengths given.
-        let sent = unsafe {
-            libc::sendto(
-                self.fd.as_raw_fd(),
-                req.as_ptr().cast(),
-                req.len(),
-                0,
-                (&addr as *const libc::sockaddr_nl).cast(),
-                std::mem::size_of::<libc::sockaddr_nl>() as libc::socklen_t,
-            )
-        };
-        if sent < 0 {
-            return Err(io::Error::last_os_error().into());
-        }
+        // An unconnected netlink socket sends to the kernel (port 0) without an address.
+        self.fd.send(req)?;
         let mut buf = vec![0u8; 64 * 1024];
         // A dump of every qdisc on a host with many interfaces spans several datagrams; 256 of
         // 64 KiB bounds the loop without cutting any real reply short.
         for _ in 0..256 {
-            // SAFETY: `buf` is valid for its length.
-            let n =
-                unsafe { libc::recv(self.fd.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len(), 0) };
-            if n < 0 {
-                return Err(io::Error::last_os_error().into());
-            }
-            for msg in nlwire::messages(&buf[..n as usize]) {
+            let n = (&self.fd).read(&mut buf)?;
+            for msg in nlwire::messages(&buf[..n]) {
                 let msg = msg?;
                 if msg.seq != seq {
                     continue;

@@ -152,8 +152,7 @@ mod tests {
     #[test]
     fn loopback_has_a_root_qdisc() {
         let all = dump().expect("rtnetlink qdisc dump");
-        // SAFETY: a NUL-terminated name.
-        let lo = unsafe { libc::if_nametoindex(c"lo".as_ptr()) } as i32;
+        let lo = crate::sys::netdevice::index("lo").unwrap() as i32;
         let kind = describe(&all, lo).expect("lo has a root qdisc");
         assert!(!kind.is_empty());
     }

@@ -12,10 +12,11 @@
 
 use std::io;
 use std::net::UdpSocket;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rustix::time::ClockId;
 use wirespeed_model::load::{
     Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters, MAX_FRAME_BYTES, udp_payload_bytes,
 };
@@ -55,21 +56,11 @@ fn enable_tx_timestamps(sock: &UdpSocket) -> bool {
         | libc::SOF_TIMESTAMPING_SOFTWARE
         | libc::SOF_TIMESTAMPING_OPT_ID
         | libc::SOF_TIMESTAMPING_OPT_TSONLY;
-    // SAFETY: a c_uint option value of the right size.
-    let rc = unsafe {
-        libc::setsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPING,
-            (&flags as *const libc::c_uint).cast(),
-            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
-        )
-    };
-    rc == 0
+    crate::sys::socket_options::set_timestamping(sock, flags).is_ok()
 }
 
 /// One transmit timestamp from the error queue: `(id, software stamp ns)`.
-fn read_tx_timestamp(fd: i32) -> Option<(u32, u64)> {
+fn read_tx_timestamp(fd: BorrowedFd<'_>) -> Option<(u32, u64)> {
     let stamp = super::tstamp::read_tx_stamp(fd, &mut [0u8; 64])?;
     Some((stamp.id?, Some(stamp.software_ns).filter(|&s| s > 0)?))
 }
@@ -94,7 +85,7 @@ pub fn transmit(
 ) -> io::Result<LoadReport> {
     // A v4-mapped peer is reached over IPv4 (its headers are IPv4's).
     let ipv6 = sock.peer_addr()?.ip().to_canonical().is_ipv6();
-    let fd = sock.as_raw_fd();
+    let fd = sock.as_fd();
     let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
     let mut dealer = Dealer::new(&test.deck, test.seed);
     let s = test.schedule;
@@ -164,7 +155,7 @@ pub fn transmit(
             if in_window { IN_WINDOW } else { 0 },
         );
         let before = if timestamps {
-            clock_ns(libc::CLOCK_REALTIME)
+            clock_ns(ClockId::Realtime)
         } else {
             monotonic_ns()
         };

@@ -46,22 +46,19 @@ pub mod tstamp;
 
 pub(crate) use agent::serve;
 
+use rustix::time::ClockId;
+
 // The load test's wire records belong to the control protocol; they are re-exported here
 // under the names the load test has always used.
 pub use crate::control::load::{LoadMessage, LoadReport, LoadTest, RawEthernet, SinkCounts};
 
 /// `CLOCK_MONOTONIC` in nanoseconds: the clock every schedule runs on.
 pub fn monotonic_ns() -> u64 {
-    clock_ns(libc::CLOCK_MONOTONIC)
+    clock_ns(ClockId::Monotonic)
 }
 
-pub(crate) fn clock_ns(clock: libc::clockid_t) -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: one valid timespec to fill.
-    unsafe { libc::clock_gettime(clock, &mut ts) };
+pub(crate) fn clock_ns(clock: ClockId) -> u64 {
+    let ts = rustix::time::clock_gettime(clock);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 

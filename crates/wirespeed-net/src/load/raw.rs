@@ -20,15 +20,19 @@
 //! to the last.
 
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use rustix::time::ClockId;
+use socket2::{Domain, Socket, Type};
 use wirespeed_model::load::{Dealer, DelaySource, GENERATOR_HEADER_BYTES, LoadCounters};
 
 use super::generator::{IN_WINDOW, write_header};
 use super::tstamp::{self, Choice, PhcClock};
 use super::{LoadReport, LoadTest, Pacer, clock_ns, monotonic_ns, sleep_until};
+use crate::sys::mmsg::FrameBatch;
+use crate::sys::{netdevice, packet, socket_options};
 
 /// IEEE 802 local experimental EtherType 1: never a real protocol on anyone's network.
 pub const ETHERTYPE: u16 = 0x88B5;
@@ -88,7 +92,7 @@ pub enum RawError {
 
 /// An `AF_PACKET` socket bound to one interface, its receiver off.
 pub struct RawSender {
-    fd: OwnedFd,
+    fd: Socket,
     /// The interface.
     pub interface: String,
     /// Its hardware address: destination and source of every frame.
@@ -104,67 +108,21 @@ impl RawSender {
             interface: interface.to_string(),
             source,
         };
-        let req = tstamp::ifreq(interface).map_err(|_| RawError::NoInterface(interface.into()))?;
-        let name = std::ffi::CString::new(interface)
-            .map_err(|_| RawError::NoInterface(interface.into()))?;
-        // SAFETY: a NUL-terminated name.
-        let index = unsafe { libc::if_nametoindex(name.as_ptr()) };
-        if index == 0 {
+        tstamp::check_name(interface).map_err(|_| RawError::NoInterface(interface.into()))?;
+        let Some(index) = netdevice::index(interface) else {
             return Err(RawError::NoInterface(interface.into()));
-        }
+        };
         // Protocol 0: the socket sends but is handed no received frame.
-        // SAFETY: plain socket(2).
-        let raw = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
-        if raw < 0 {
-            let e = io::Error::last_os_error();
-            return Err(match e.raw_os_error() {
+        let fd =
+            Socket::new(Domain::PACKET, Type::RAW, None).map_err(|e| match e.raw_os_error() {
                 Some(libc::EPERM) | Some(libc::EACCES) => RawError::NotPermitted,
                 _ => io_err(e),
-            });
-        }
-        // SAFETY: a descriptor we just opened and own.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
-        // SAFETY: zeroed sockaddr_ll is valid; bind with its true size.
-        let rc = unsafe {
-            let mut sll: libc::sockaddr_ll = std::mem::zeroed();
-            sll.sll_family = libc::AF_PACKET as u16;
-            sll.sll_ifindex = index as i32;
-            libc::bind(
-                fd.as_raw_fd(),
-                (&sll as *const libc::sockaddr_ll).cast(),
-                std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
-            )
-        };
-        if rc != 0 {
-            return Err(io_err(io::Error::last_os_error()));
-        }
-        let one: libc::c_int = 1;
-        // SAFETY: an int option. Without the bypass frames still go, through the qdisc.
-        unsafe {
-            libc::setsockopt(
-                fd.as_raw_fd(),
-                libc::SOL_PACKET,
-                libc::PACKET_QDISC_BYPASS,
-                (&one as *const libc::c_int).cast(),
-                std::mem::size_of::<libc::c_int>() as libc::socklen_t,
-            );
-        }
-        let mut r = req;
-        // SAFETY: SIOCGIFHWADDR/SIOCGIFMTU fill the ifreq's union.
-        let (mac, mtu) = unsafe {
-            if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFHWADDR, &mut r) != 0 {
-                return Err(io_err(io::Error::last_os_error()));
-            }
-            let mut mac = [0u8; 6];
-            for (m, &b) in mac.iter_mut().zip(r.ifr_ifru.ifru_hwaddr.sa_data.iter()) {
-                *m = b as u8;
-            }
-            let mut r = req;
-            if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFMTU, &mut r) != 0 {
-                return Err(io_err(io::Error::last_os_error()));
-            }
-            (mac, r.ifr_ifru.ifru_mtu as u32)
-        };
+            })?;
+        packet::bind_to_interface(&fd, index).map_err(io_err)?;
+        // Without the bypass frames still go, through the qdisc.
+        let _ = socket_options::set_packet_qdisc_bypass(&fd);
+        let mac = netdevice::hardware_address(&fd, interface).map_err(io_err)?;
+        let mtu = netdevice::mtu(&fd, interface).map_err(io_err)?;
         Ok(RawSender {
             fd,
             interface: interface.to_string(),
@@ -194,9 +152,9 @@ impl RawSender {
     }
 }
 
-impl AsRawFd for RawSender {
-    fn as_raw_fd(&self) -> std::os::fd::RawFd {
-        self.fd.as_raw_fd()
+impl AsFd for RawSender {
+    fn as_fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 }
 
@@ -214,7 +172,7 @@ struct Slot {
 
 /// Reads one stamped frame from the error queue: `(sequence, stamp ns)`, the stamp software
 /// (`hardware` false) or raw hardware.
-fn read_stamp(fd: i32, tag: u64, hardware: bool) -> Option<(u64, u64)> {
+fn read_stamp(fd: BorrowedFd<'_>, tag: u64, hardware: bool) -> Option<(u64, u64)> {
     let mut data = [0u8; 128];
     let stamp = tstamp::read_tx_stamp(fd, &mut data)?;
     let seq = frame_sequence(&data[..stamp.len], tag)?;
@@ -319,7 +277,7 @@ pub fn transmit(
     start_at_ns: u64,
     stop: &AtomicBool,
 ) -> io::Result<LoadReport> {
-    let fd = sender.as_raw_fd();
+    let fd = sender.as_fd();
     let s = test.schedule;
     let (tx0, tx1) = s.transmit_span_ns();
     let (w0, w1) = s.window_ns();
@@ -339,15 +297,7 @@ pub fn transmit(
         sender.frame_template(b, test.tag, test.host);
     }
     let mut lengths = vec![0usize; batch_max];
-    let mut iovs: Vec<libc::iovec> = buffers
-        .iter_mut()
-        .map(|b| libc::iovec {
-            iov_base: b.as_mut_ptr().cast(),
-            iov_len: 0,
-        })
-        .collect();
-    // SAFETY: mmsghdr is plain data; all zeroes is a valid value.
-    let mut msgs: Vec<libc::mmsghdr> = vec![unsafe { std::mem::zeroed() }; batch_max];
+    let mut frames = FrameBatch::new(batch_max);
     let mut dealer = Dealer::new(&test.deck, test.seed);
     let mut ring = vec![
         Slot {
@@ -420,30 +370,23 @@ pub fn transmit(
         }
         let in_window = (w0..w1).contains(&now.saturating_sub(start_at_ns));
         let flags = if in_window { IN_WINDOW } else { 0 };
-        for i in pending_from..pending_to {
-            let b = &mut buffers[i];
+        for (k, b) in buffers[pending_from..pending_to].iter_mut().enumerate() {
             b[FLAGS_AT..FLAGS_AT + 4].copy_from_slice(&flags.to_be_bytes());
-            b[SEQ_AT..SEQ_AT + 8].copy_from_slice(&(seq + (i - pending_from) as u64).to_be_bytes());
-            iovs[i].iov_len = lengths[i];
-            msgs[i].msg_hdr.msg_iov = &mut iovs[i];
-            msgs[i].msg_hdr.msg_iovlen = 1;
+            b[SEQ_AT..SEQ_AT + 8].copy_from_slice(&(seq + k as u64).to_be_bytes());
         }
+        let prepared = frames.prepare(
+            buffers[pending_from..pending_to]
+                .iter()
+                .zip(&lengths[pending_from..pending_to])
+                .map(|(b, &len)| &b[..len]),
+        );
         let before = if stamped {
-            clock_ns(libc::CLOCK_REALTIME)
+            clock_ns(ClockId::Realtime)
         } else {
             monotonic_ns()
         };
         let want = pending_to - pending_from;
-        // SAFETY: `want` mmsghdrs, each pointing at one live iovec over a live buffer.
-        let sent = unsafe {
-            libc::sendmmsg(
-                fd,
-                msgs[pending_from..].as_mut_ptr(),
-                want as libc::c_uint,
-                0,
-            )
-        };
-        let taken = if sent < 0 { 0 } else { sent as usize };
+        let taken = prepared.send(fd).unwrap_or(0);
         if taken > 0 {
             first_send.get_or_insert(now);
             batch_id += 1;
@@ -555,8 +498,7 @@ mod tests {
     }
 
     fn root() -> bool {
-        // SAFETY: geteuid has no preconditions.
-        unsafe { libc::geteuid() == 0 }
+        rustix::process::geteuid().is_root()
     }
 
     #[test]

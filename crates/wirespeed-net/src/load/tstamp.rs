@@ -12,27 +12,13 @@
 //! loopback have no hardware stamps: [`choose`] then says software, and why.
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, OwnedFd};
 
+use rustix::time::{ClockId, DynamicClockId, clock_gettime_dynamic};
 use wirespeed_model::load::DelaySource;
 
 use super::clock_ns;
-
-/// `ETHTOOL_GET_TS_INFO` (include/uapi/linux/ethtool.h).
-const ETHTOOL_GET_TS_INFO: u32 = 0x41;
-
-/// `struct ethtool_ts_info`.
-#[repr(C)]
-#[derive(Default)]
-struct EthtoolTsInfo {
-    cmd: u32,
-    so_timestamping: u32,
-    phc_index: i32,
-    tx_types: u32,
-    tx_reserved: [u32; 3],
-    rx_filters: u32,
-    rx_reserved: [u32; 3],
-}
+use crate::sys::{cmsg, ethtool, socket_options};
 
 /// What an interface can stamp, from `ETHTOOL_GET_TS_INFO`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,23 +44,13 @@ pub enum Choice {
 }
 
 /// Reads `ETHTOOL_GET_TS_INFO` for `interface` through any socket `fd`.
-pub fn ts_info(fd: &impl AsRawFd, interface: &str) -> io::Result<TsInfo> {
-    let mut info = EthtoolTsInfo {
-        cmd: ETHTOOL_GET_TS_INFO,
-        phc_index: -1,
-        ..EthtoolTsInfo::default()
-    };
-    let mut req = ifreq(interface)?;
-    req.ifr_ifru.ifru_data = (&mut info as *mut EthtoolTsInfo).cast();
-    // SAFETY: SIOCETHTOOL with an ifreq whose data points at a live ethtool_ts_info.
-    let rc = unsafe { libc::ioctl(fd.as_raw_fd(), libc::SIOCETHTOOL, &mut req) };
-    if rc != 0 {
-        return Err(io::Error::last_os_error());
-    }
+pub fn ts_info(fd: &impl AsFd, interface: &str) -> io::Result<TsInfo> {
+    check_name(interface)?;
+    let (so_timestamping, phc_index, tx_types) = ethtool::ts_info(fd, interface)?;
     Ok(TsInfo {
-        so_timestamping: info.so_timestamping,
-        phc_index: info.phc_index,
-        tx_types: info.tx_types,
+        so_timestamping,
+        phc_index,
+        tx_types,
     })
 }
 
@@ -111,29 +87,19 @@ pub fn choose(interface: &str, info: &io::Result<TsInfo>) -> Choice {
 }
 
 /// Switches transmit stamping on at the NIC unless it is on already; keeps its receive filter.
-pub fn enable_hardware_tx(fd: &impl AsRawFd, interface: &str) -> io::Result<()> {
+pub fn enable_hardware_tx(fd: &impl AsFd, interface: &str) -> io::Result<()> {
+    check_name(interface)?;
     let mut config = libc::hwtstamp_config {
         flags: 0,
         tx_type: 0,
         rx_filter: 0,
     };
-    let mut req = ifreq(interface)?;
-    let config: *mut libc::hwtstamp_config = &mut config;
-    req.ifr_ifru.ifru_data = config.cast();
-    // SAFETY: SIOCGHWTSTAMP/SIOCSHWTSTAMP with an ifreq pointing at a live hwtstamp_config.
-    unsafe {
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGHWTSTAMP, &mut req) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if (*config).tx_type == libc::HWTSTAMP_TX_ON as libc::c_int {
-            return Ok(());
-        }
-        (*config).tx_type = libc::HWTSTAMP_TX_ON as libc::c_int;
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSHWTSTAMP, &mut req) != 0 {
-            return Err(io::Error::last_os_error());
-        }
+    ethtool::hwtstamp(fd, interface, &mut config, false)?;
+    if config.tx_type == libc::HWTSTAMP_TX_ON as libc::c_int {
+        return Ok(());
     }
-    Ok(())
+    config.tx_type = libc::HWTSTAMP_TX_ON as libc::c_int;
+    ethtool::hwtstamp(fd, interface, &mut config, true)
 }
 
 /// A NIC's PTP hardware clock, read against `CLOCK_REALTIME`.
@@ -148,20 +114,13 @@ impl PhcClock {
     pub fn open(index: i32) -> io::Result<PhcClock> {
         let file = std::fs::File::open(format!("/dev/ptp{index}"))?;
         let fd = OwnedFd::from(file);
-        // FD_TO_CLOCKID (include/linux/posix-timers.h): a dynamic POSIX clock of an open fd.
-        let clock = ((!fd.as_raw_fd()) << 3) | 3;
+        // A dynamic POSIX clock of an open fd (FD_TO_CLOCKID, include/linux/posix-timers.h).
+        let clock = DynamicClockId::Dynamic(fd.as_fd());
         let mut best: Option<(u64, i64)> = None;
         for _ in 0..16 {
-            let a = clock_ns(libc::CLOCK_REALTIME);
-            let mut ts = libc::timespec {
-                tv_sec: 0,
-                tv_nsec: 0,
-            };
-            // SAFETY: one valid timespec to fill.
-            if unsafe { libc::clock_gettime(clock, &mut ts) } != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            let b = clock_ns(libc::CLOCK_REALTIME);
+            let a = clock_ns(ClockId::Realtime);
+            let ts = clock_gettime_dynamic(clock)?;
+            let b = clock_ns(ClockId::Realtime);
             let phc = ts.tv_sec * 1_000_000_000 + ts.tv_nsec;
             let width = b.saturating_sub(a);
             let offset = phc - (a + width / 2) as i64;
@@ -177,26 +136,18 @@ impl PhcClock {
 }
 
 /// Sets the socket's stamping for `choice`; returns the source its delays will have.
-pub fn enable_on_socket(fd: &impl AsRawFd, hardware: bool) -> Option<DelaySource> {
+pub fn enable_on_socket(fd: &impl AsFd, hardware: bool) -> Option<DelaySource> {
     let mut flags: libc::c_uint =
         libc::SOF_TIMESTAMPING_TX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
     if hardware {
         flags |= libc::SOF_TIMESTAMPING_TX_HARDWARE | libc::SOF_TIMESTAMPING_RAW_HARDWARE;
     }
-    // SAFETY: a c_uint option value of the right size.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_TIMESTAMPING,
-            (&flags as *const libc::c_uint).cast(),
-            std::mem::size_of::<libc::c_uint>() as libc::socklen_t,
-        )
-    };
-    (rc == 0).then_some(if hardware {
-        DelaySource::NicTxHardware
-    } else {
-        DelaySource::KernelTxSoftware
+    socket_options::set_timestamping(fd, flags).ok().map(|()| {
+        if hardware {
+            DelaySource::NicTxHardware
+        } else {
+            DelaySource::KernelTxSoftware
+        }
     })
 }
 
@@ -214,70 +165,47 @@ pub(crate) struct TxStamp {
 
 /// Reads one message from `fd`'s error queue without waiting: its stamps and, into `data`, the
 /// start of the packet it belongs to. `None` when the queue is empty.
-pub(crate) fn read_tx_stamp(fd: i32, data: &mut [u8]) -> Option<TxStamp> {
+pub(crate) fn read_tx_stamp(fd: impl AsFd, data: &mut [u8]) -> Option<TxStamp> {
     let mut control = [0u8; 512];
-    let mut iov = libc::iovec {
-        iov_base: data.as_mut_ptr().cast(),
-        iov_len: data.len(),
+    let got = cmsg::recvmsg(
+        fd,
+        data,
+        &mut control,
+        libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+    )
+    .ok()?;
+    let ns = |(sec, nsec): (i64, i64)| sec as u64 * 1_000_000_000 + nsec as u64;
+    let mut stamp = TxStamp {
+        len: got.len.min(data.len()),
+        software_ns: 0,
+        hardware_ns: 0,
+        id: None,
     };
-    let ns = |t: libc::timespec| t.tv_sec as u64 * 1_000_000_000 + t.tv_nsec as u64;
-    // SAFETY: zeroed msghdr pointing at live buffers; CMSG walk bounded by msg_controllen.
-    unsafe {
-        let mut h: libc::msghdr = std::mem::zeroed();
-        h.msg_iov = &mut iov;
-        h.msg_iovlen = 1;
-        h.msg_control = control.as_mut_ptr().cast();
-        h.msg_controllen = control.len() as _;
-        let n = libc::recvmsg(fd, &mut h, libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT);
-        if n < 0 {
-            return None;
+    for c in cmsg::messages(&control[..got.control_len]) {
+        if c.level == libc::SOL_SOCKET && c.kind == libc::SCM_TIMESTAMPING {
+            stamp.software_ns = cmsg::timespec(c.data, 0).map_or(0, ns);
+            stamp.hardware_ns = cmsg::timespec(c.data, 2).map_or(0, ns);
+        } else if ((c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
+            || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR))
+            && let Some((e, _)) = cmsg::extended_err(c.data)
+            && e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING
+        {
+            stamp.id = Some(e.ee_data);
         }
-        let mut stamp = TxStamp {
-            len: (n as usize).min(data.len()),
-            software_ns: 0,
-            hardware_ns: 0,
-            id: None,
-        };
-        let mut cmsg = libc::CMSG_FIRSTHDR(&h);
-        while !cmsg.is_null() {
-            let level = (*cmsg).cmsg_level;
-            let kind = (*cmsg).cmsg_type;
-            if level == libc::SOL_SOCKET && kind == libc::SCM_TIMESTAMPING {
-                let ts =
-                    std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<[libc::timespec; 3]>());
-                stamp.software_ns = ns(ts[0]);
-                stamp.hardware_ns = ns(ts[2]);
-            } else if (level == libc::SOL_IP && kind == libc::IP_RECVERR)
-                || (level == libc::SOL_IPV6 && kind == libc::IPV6_RECVERR)
-            {
-                let e = std::ptr::read_unaligned(
-                    libc::CMSG_DATA(cmsg).cast::<libc::sock_extended_err>(),
-                );
-                if e.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
-                    stamp.id = Some(e.ee_data);
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&h, cmsg);
-        }
-        Some(stamp)
     }
+    Some(stamp)
 }
 
-/// An `ifreq` naming `interface`.
-pub(crate) fn ifreq(interface: &str) -> io::Result<libc::ifreq> {
-    // SAFETY: ifreq is plain data; all zeroes is a valid value.
-    let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+/// Refuses what is not an interface name an `ifreq` can hold.
+pub(crate) fn check_name(interface: &str) -> io::Result<()> {
     let name = interface.as_bytes();
-    if name.is_empty() || name.len() >= req.ifr_name.len() || name.contains(&0) {
+    if name.is_empty() || name.len() >= libc::IFNAMSIZ || name.contains(&0) {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!("{interface:?} is not an interface name"),
         ));
     }
-    for (d, &s) in req.ifr_name.iter_mut().zip(name) {
-        *d = s as libc::c_char;
-    }
-    Ok(req)
+    Ok(())
 }
 
 #[cfg(test)]
@@ -337,6 +265,6 @@ mod tests {
             ts_info(&sock, "ws-no-such-if").is_err(),
             "an absent interface is an error"
         );
-        assert!(ifreq("").is_err() && ifreq("a-name-far-too-long-for-ifreq").is_err());
+        assert!(check_name("").is_err() && check_name("a-name-far-too-long-for-ifreq").is_err());
     }
 }

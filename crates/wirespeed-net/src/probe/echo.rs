@@ -25,10 +25,13 @@
 //! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
 
 use std::io;
-use std::mem::{size_of, zeroed};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
-use std::os::fd::AsRawFd;
 use std::time::{Duration, Instant};
+
+use rustix::event::{PollFd, PollFlags, Timespec, poll};
+use rustix::net::sockopt::{
+    Ipv4PathMtuDiscovery, Ipv6PathMtuDiscovery, set_ip_mtu_discover, set_ipv6_mtu_discover,
+};
 
 use crate::auth::AuthKey;
 use crate::control::echo::{
@@ -37,6 +40,8 @@ use crate::control::echo::{
 use crate::control::handshake::{self, HandshakeError};
 use crate::control::{Cookie, Message};
 use crate::session::{Control, SessionError};
+use crate::socket::software_stamp_ns;
+use crate::sys::{cmsg, socket_options};
 
 use super::{ReplyKind, Sample};
 
@@ -105,24 +110,6 @@ fn ip_header_len(target: IpAddr) -> usize {
     }
 }
 
-fn setsockopt<T>(fd: i32, level: i32, name: i32, value: &T) -> io::Result<()> {
-    // SAFETY: value points to a live T of the size given.
-    let rc = unsafe {
-        libc::setsockopt(
-            fd,
-            level,
-            name,
-            (value as *const T).cast(),
-            size_of::<T>() as libc::socklen_t,
-        )
-    };
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
 impl UdpEcho {
     /// Opens a control session to the agent at `agent` and asks for an echo lasting `seconds`.
     pub fn open(
@@ -162,30 +149,18 @@ impl UdpEcho {
         };
         sock.connect(SocketAddr::new(agent.ip(), agent_port))
             .map_err(SessionError::Io)?;
-        let fd = sock.as_raw_fd();
         let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
             | libc::SOF_TIMESTAMPING_RX_SOFTWARE
             | libc::SOF_TIMESTAMPING_SOFTWARE
             | libc::SOF_TIMESTAMPING_OPT_ID
             | libc::SOF_TIMESTAMPING_OPT_TSONLY;
-        setsockopt(fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPING, &flags)
-            .map_err(SessionError::Io)?;
+        socket_options::set_timestamping(&sock, flags).map_err(SessionError::Io)?;
         // Don't fragment, as the ICMP probes: a probe too big for the path fails to send.
         match agent.ip() {
-            IpAddr::V4(_) => setsockopt(
-                fd,
-                libc::SOL_IP,
-                libc::IP_MTU_DISCOVER,
-                &libc::IP_PMTUDISC_PROBE,
-            ),
-            IpAddr::V6(_) => setsockopt(
-                fd,
-                libc::SOL_IPV6,
-                libc::IPV6_MTU_DISCOVER,
-                &libc::IPV6_PMTUDISC_PROBE,
-            ),
+            IpAddr::V4(_) => set_ip_mtu_discover(&sock, Ipv4PathMtuDiscovery::PROBE),
+            IpAddr::V6(_) => set_ipv6_mtu_discover(&sock, Ipv6PathMtuDiscovery::PROBE),
         }
-        .map_err(SessionError::Io)?;
+        .map_err(|e| SessionError::Io(e.into()))?;
         Ok(UdpEcho {
             ctl,
             sock,
@@ -270,14 +245,13 @@ impl UdpEcho {
             if now >= deadline {
                 break;
             }
-            let mut pfd = libc::pollfd {
-                fd: self.sock.as_raw_fd(),
-                events: libc::POLLIN | libc::POLLERR,
-                revents: 0,
+            let mut pfd = [PollFd::new(&self.sock, PollFlags::IN | PollFlags::ERR)];
+            let ms = (deadline - now).as_millis().clamp(1, 1000) as i64;
+            let timeout = Timespec {
+                tv_sec: ms / 1000,
+                tv_nsec: (ms % 1000) * 1_000_000,
             };
-            let ms = (deadline - now).as_millis().clamp(1, 1000) as i32;
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut pfd, 1, ms) };
+            let _ = poll(&mut pfd, Some(&timeout));
         }
         // The transmit stamp can follow the reply on the error queue.
         if sample.reply == ReplyKind::EchoReply && tx_ns.is_none() {
@@ -404,13 +378,12 @@ impl UdpEcho {
             let wait = wake
                 .saturating_duration_since(Instant::now())
                 .min(Duration::from_millis(10));
-            let mut pfd = libc::pollfd {
-                fd: self.sock.as_raw_fd(),
-                events: libc::POLLIN | libc::POLLERR,
-                revents: 0,
+            let mut pfd = [PollFd::new(&self.sock, PollFlags::IN | PollFlags::ERR)];
+            let timeout = Timespec {
+                tv_sec: 0,
+                tv_nsec: wait.as_nanos().max(1_000_000) as i64,
             };
-            // SAFETY: one valid pollfd.
-            unsafe { libc::poll(&mut pfd, 1, wait.as_millis().max(1) as i32) };
+            let _ = poll(&mut pfd, Some(&timeout));
         }
     }
 
@@ -429,50 +402,33 @@ impl UdpEcho {
 
     /// One non-blocking recvmsg: `None` when the queue is empty.
     fn recv_one(&mut self, errqueue: bool) -> io::Result<Option<Got>> {
-        let mut control = [0u64; 64];
-        let mut iov = libc::iovec {
-            iov_base: self.rbuf.as_mut_ptr().cast(),
-            iov_len: self.rbuf.len(),
-        };
-        // SAFETY: all-zero is a valid msghdr; the fields are set below.
-        let mut msg: libc::msghdr = unsafe { zeroed() };
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = size_of_val(&control) as _;
+        let mut control = [0u8; 512];
         let flags = libc::MSG_DONTWAIT | if errqueue { libc::MSG_ERRQUEUE } else { 0 };
-        // SAFETY: msg describes live buffers.
-        let n = unsafe { libc::recvmsg(self.sock.as_raw_fd(), &mut msg, flags) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            return match e.kind() {
-                io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
-                // ECONNREFUSED and the like (no agent socket any more): nothing to read.
-                _ if !errqueue => Ok(Some(Got::Other)),
-                _ => Err(e),
-            };
-        }
+        let got = match cmsg::recvmsg(&self.sock, &mut self.rbuf, &mut control, flags) {
+            Ok(got) => got,
+            Err(e) => {
+                return match e.kind() {
+                    io::ErrorKind::WouldBlock | io::ErrorKind::Interrupted => Ok(None),
+                    // ECONNREFUSED and the like (no agent socket any more): nothing to read.
+                    _ if !errqueue => Ok(Some(Got::Other)),
+                    _ => Err(e),
+                };
+            }
+        };
+        let n = got.len;
         let mut stamp = None;
         let mut is_tx_stamp = None;
-        // SAFETY: walking the control buffer the kernel filled, with the libc CMSG macros.
-        unsafe {
-            let mut c = libc::CMSG_FIRSTHDR(&msg);
-            while !c.is_null() {
-                let h = &*c;
-                let data = libc::CMSG_DATA(c);
-                if h.cmsg_level == libc::SOL_SOCKET && h.cmsg_type == libc::SO_TIMESTAMPING {
-                    if let Some(ns) = crate::socket::software_stamp_ns(data) {
-                        stamp = Some(ns);
-                    }
-                } else if (h.cmsg_level == libc::SOL_IP && h.cmsg_type == libc::IP_RECVERR)
-                    || (h.cmsg_level == libc::SOL_IPV6 && h.cmsg_type == libc::IPV6_RECVERR)
-                {
-                    let serr = std::ptr::read_unaligned(data.cast::<libc::sock_extended_err>());
-                    if serr.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING {
-                        is_tx_stamp = Some(serr.ee_data);
-                    }
+        for c in cmsg::messages(&control[..got.control_len]) {
+            if c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING {
+                if let Some(ns) = software_stamp_ns(c.data) {
+                    stamp = Some(ns);
                 }
-                c = libc::CMSG_NXTHDR(&msg, c);
+            } else if ((c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
+                || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR))
+                && let Some((serr, _)) = cmsg::extended_err(c.data)
+                && serr.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING
+            {
+                is_tx_stamp = Some(serr.ee_data);
             }
         }
         if errqueue {
@@ -482,7 +438,7 @@ impl UdpEcho {
             }));
         }
         Ok(Some(Got::Data {
-            len: n as usize,
+            len: n,
             rx_kernel_ns: stamp,
         }))
     }

@@ -6,12 +6,25 @@
 //! (`/dev/net/tun`, `TUNSETIFF` with `IFF_TAP | IFF_NO_PI`, see the kernel's
 //! Documentation/networking/tuntap.rst) so that the emulator holds their file descriptors; they
 //! are not persistent, so they vanish with the process that holds them.
+//!
+//! This module tree is the only place in the crate where `unsafe` is allowed (`lib.rs` denies
+//! it elsewhere, and `tests/layers.rs` checks the sources): what `rustix` and `std` offer
+//! safely (setns, pipes, signals to other processes, clocks, timer slack, file flags) is called
+//! through them, and the rest (the `TUNSETIFF` ioctl, reads and writes on the emulator's raw
+//! descriptors, `poll`, the real-time scheduler, signal handlers and masks, `fork` and the
+//! `pre_exec` hook, in [`process`]) sits behind safe functions that state their invariants.
 
-use std::ffi::CString;
+pub mod process;
+
 use std::fs::File;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::num::NonZeroU64;
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 use std::process::{Command, Stdio};
+
+use rustix::fs::{OFlags, fcntl_getfl, fcntl_setfl};
+use rustix::process::{Pid, Signal, kill_process};
+use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
 
 use crate::LabError;
 
@@ -139,11 +152,8 @@ pub fn in_namespace<T: Send + 'static>(
         source,
     })?;
     let handle = std::thread::spawn(move || {
-        // SAFETY: setns with a valid namespace fd changes only this thread's namespace.
-        let rc = unsafe { libc::setns(file.as_raw_fd(), libc::CLONE_NEWNET) };
-        if rc != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+        // setns changes only this thread's namespace.
+        move_into_link_name_space(file.as_fd(), Some(LinkNameSpaceType::Network))?;
         Ok(f())
     });
     handle
@@ -190,22 +200,18 @@ pub struct Tap {
 impl Tap {
     /// Creates TAP device `name` (at most 15 bytes).
     pub fn create(name: &str) -> Result<Tap, LabError> {
-        let path = CString::new("/dev/net/tun").expect("no NUL");
-        // SAFETY: open with a valid C string; the result is checked.
-        let raw = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if raw < 0 {
-            return Err(LabError::Io {
+        let tun = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/net/tun")
+            .map_err(|source| LabError::Io {
                 what: "open /dev/net/tun (is the tun module loaded?)".into(),
-                source: std::io::Error::last_os_error(),
-            });
-        }
-        // SAFETY: raw is a freshly opened descriptor that nothing else owns.
-        let fd = unsafe { OwnedFd::from_raw_fd(raw) };
+                source,
+            })?;
+        let fd = OwnedFd::from(tun);
         // Non-blocking: the emulator polls, then drains every queued frame.
-        // SAFETY: fcntl on a descriptor this function owns.
-        unsafe {
-            let flags = libc::fcntl(raw, libc::F_GETFL);
-            libc::fcntl(raw, libc::F_SETFL, flags | libc::O_NONBLOCK);
+        if let Ok(flags) = fcntl_getfl(&fd) {
+            let _ = fcntl_setfl(&fd, flags | OFlags::NONBLOCK);
         }
         let mut req = IfReq {
             name: [0; libc::IFNAMSIZ],
@@ -260,8 +266,7 @@ pub fn write_frame(fd: libc::c_int, frame: &[u8]) -> std::io::Result<()> {
 /// Asks the kernel to wake this thread's timed sleeps within 1 ns of their deadline instead of
 /// the default 50 us slack, so that the spin before a release is short.
 pub fn tighten_timer_slack() {
-    // SAFETY: PR_SET_TIMERSLACK takes a plain integer and affects only this thread.
-    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong, 0, 0, 0) };
+    let _ = rustix::thread::set_current_timer_slack(NonZeroU64::new(1));
 }
 
 static CAUGHT: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
@@ -289,8 +294,37 @@ pub fn caught_signal() -> Option<i32> {
 
 /// Sends SIGTERM to process `pid` (one this process started).
 pub fn terminate(pid: u32) {
-    // SAFETY: kill with a pid and a valid signal number.
-    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    send_signal(pid as i32, Signal::TERM);
+}
+
+/// Sends `signal` to process `pid`; false if it could not. A `pid` of 0 or below names no one
+/// process (to `kill` it would mean a whole group) and is refused.
+pub fn send_signal(pid: i32, signal: Signal) -> bool {
+    (pid > 0)
+        .then(|| Pid::from_raw(pid))
+        .flatten()
+        .is_some_and(|pid| kill_process(pid, signal).is_ok())
+}
+
+/// `poll` on `fds` for at most `timeout_ms` milliseconds: how many are ready, or -1. Sound for
+/// any descriptor numbers: poll only reports on them (`POLLNVAL` for one that is not open).
+pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> i32 {
+    // SAFETY: `fds` is a valid array of fds.len() pollfd for the call.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout_ms) }
+}
+
+/// `ppoll` on `fds` with a nanosecond `timeout` (no signal mask change): how many are ready,
+/// or -1.
+pub fn ppoll(fds: &mut [libc::pollfd], timeout: &libc::timespec) -> i32 {
+    // SAFETY: `fds` is a valid array of fds.len() pollfd; the timeout outlives the call.
+    unsafe {
+        libc::ppoll(
+            fds.as_mut_ptr(),
+            fds.len() as libc::nfds_t,
+            timeout,
+            std::ptr::null(),
+        )
+    }
 }
 
 /// Best effort: gives this thread a real-time (SCHED_FIFO) priority so that the emulator's

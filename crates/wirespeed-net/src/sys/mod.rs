@@ -1,0 +1,21 @@
+//! Every `unsafe` of the crate, one file per kernel facility that neither `socket2` nor `rustix`
+//! offers as a safe call: socket options they do not name ([`socket_options`]), `recvmsg` with
+//! control messages (timestamps, `IP_RECVERR`, `UDP_GRO`; [`cmsg`]), `sendmmsg`/`recvmmsg`
+//! batches ([`mmsg`]), `AF_PACKET` ([`packet`]), the ethtool and hardware-stamping ioctls
+//! ([`ethtool`]), interface addresses, indexes and `SIOCGIF*` ([`netdevice`]), the thread's resource usage
+//! ([`rusage`]), the signal handler ([`signal`]) and page-aligned buffers ([`alloc`]).
+//!
+//! Each function here is safe to call: what the kernel reads or writes is described by Rust
+//! references and lengths the function builds itself, and each file states the invariants its
+//! types keep. The rest of the crate is `#![deny(unsafe_code)]`, and `tests/layers.rs` checks
+//! that no `unsafe` appears outside this directory. Nothing here imports the rest of the crate.
+
+pub(crate) mod alloc;
+pub(crate) mod cmsg;
+pub(crate) mod ethtool;
+pub(crate) mod mmsg;
+pub(crate) mod netdevice;
+pub(crate) mod packet;
+pub(crate) mod rusage;
+pub(crate) mod signal;
+pub(crate) mod socket_options;
