@@ -32,6 +32,7 @@ pub mod pmqos;
 pub mod probe;
 pub mod report;
 pub mod rr;
+pub mod service;
 pub mod signal;
 pub mod sock;
 pub mod socket;

@@ -8,49 +8,12 @@ use std::net::{SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use crate::auth::AuthKey;
-use crate::control::handshake::{self, HandshakeError};
 use crate::control::rr::RrMessage;
 use crate::control::{Cookie, Message};
 use crate::session::{Control, SessionError};
 
-/// Why a request/response session could not run.
-#[derive(Debug, thiserror::Error)]
-pub enum RrError {
-    /// The agent is not reachable.
-    #[error("cannot connect to the agent at {addr}: {source}")]
-    Connect {
-        /// Where.
-        addr: SocketAddr,
-        /// Why.
-        source: io::Error,
-    },
-    /// The agent refused; its sentence.
-    #[error("{0}")]
-    Refused(String),
-    /// The agent needs a key.
-    #[error("the agent requires authentication: pass --auth-key-file with the agent's key")]
-    KeyRequired,
-    /// The session broke.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// The agent said something out of place.
-    #[error("the agent answered '{0}' where a request/response message was expected")]
-    Unexpected(&'static str),
-    /// Asked for sizes or a duration no agent would take; nothing was sent.
-    #[error(
-        "request/response of {request_bytes} and {response_bytes} bytes for {seconds} s: sizes run from 1 to {max} bytes and the duration must be positive"
-    )]
-    Invalid {
-        /// Requested.
-        request_bytes: u32,
-        /// Requested.
-        response_bytes: u32,
-        /// Requested.
-        seconds: f64,
-        /// The largest size.
-        max: u32,
-    },
-}
+/// Why a request/response session could not be opened or run.
+pub type RrError = crate::service::ServiceError;
 
 /// What the agent counted when the session closed.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -106,29 +69,12 @@ impl RrSession {
         timeout: Duration,
     ) -> Result<RrSession, RrError> {
         if !crate::control::rr::open_is_valid(request_bytes, response_bytes, seconds) {
-            return Err(RrError::Invalid {
-                request_bytes,
-                response_bytes,
-                seconds,
-                max: crate::control::rr::MAX_RR_BYTES,
-            });
+            return Err(RrError::Invalid(format!(
+                "request/response of {request_bytes} and {response_bytes} bytes for {seconds} s: sizes run from 1 to {} bytes and the duration must be positive",
+                crate::control::rr::MAX_RR_BYTES
+            )));
         }
-        let stream =
-            TcpStream::connect_timeout(&agent, timeout).map_err(|source| RrError::Connect {
-                addr: agent,
-                source,
-            })?;
-        let _ = stream.set_nodelay(true);
-        let mut ctl = Control::new(stream, &[], false, false);
-        handshake::greet(&mut ctl, auth, timeout).map_err(|e| match e {
-            HandshakeError::Channel(e) => RrError::Session(e),
-            HandshakeError::Io(e) => RrError::Session(SessionError::Io(e)),
-            HandshakeError::KeyRequired => RrError::KeyRequired,
-            HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
-                RrError::Refused(reason)
-            }
-            other => RrError::Refused(other.to_string()),
-        })?;
+        let mut ctl = crate::service::open(agent, auth, timeout)?;
         ctl.send(&Message::Rr(RrMessage::Open {
             request_bytes,
             response_bytes,

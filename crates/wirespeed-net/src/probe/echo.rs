@@ -25,7 +25,7 @@
 //! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
 
 use std::io;
-use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
+use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
@@ -37,7 +37,6 @@ use crate::auth::AuthKey;
 use crate::control::echo::{
     ECHO_HEADER_LEN, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, echo_sequence,
 };
-use crate::control::handshake::{self, HandshakeError};
 use crate::control::{Cookie, Message};
 use crate::session::{Control, SessionError};
 use crate::socket::software_stamp_ns;
@@ -48,33 +47,8 @@ use super::{ReplyKind, Sample};
 /// Bytes of UDP header.
 const UDP_HEADER_LEN: usize = 8;
 
-/// Why an echo session could not be opened.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum EchoError {
-    /// The agent could not be reached.
-    #[error(
-        "cannot connect to the wirespeed agent at {addr}: {source} (start one with `wirespeed serve` on the host, or give its port with --port)"
-    )]
-    Connect {
-        /// Where.
-        addr: SocketAddr,
-        /// Why.
-        source: io::Error,
-    },
-    /// The agent refused; its sentence.
-    #[error("{0}")]
-    Refused(String),
-    /// The agent needs a key.
-    #[error("the agent requires authentication: pass --auth-key-file with the agent's key")]
-    KeyRequired,
-    /// The session broke.
-    #[error(transparent)]
-    Session(#[from] SessionError),
-    /// The agent said something out of place.
-    #[error("the agent answered '{0}' where an echo message was expected")]
-    Unexpected(&'static str),
-}
+/// Why an echo session could not be opened or run.
+pub type EchoError = crate::service::ServiceError;
 
 /// The client side: a live echo session and its stamped UDP socket.
 pub struct UdpEcho {
@@ -118,23 +92,8 @@ impl UdpEcho {
         seconds: f64,
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
-        let stream =
-            TcpStream::connect_timeout(&agent, idle).map_err(|source| EchoError::Connect {
-                addr: agent,
-                source,
-            })?;
-        let _ = stream.set_nodelay(true);
-        let local = stream.local_addr().map_err(SessionError::Io)?;
-        let mut ctl = Control::new(stream, &[], false, false);
-        handshake::greet(&mut ctl, auth, idle).map_err(|e| match e {
-            HandshakeError::Channel(e) => EchoError::Session(e),
-            HandshakeError::Io(e) => EchoError::Session(SessionError::Io(e)),
-            HandshakeError::KeyRequired => EchoError::KeyRequired,
-            HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
-                EchoError::Refused(reason)
-            }
-            other => EchoError::Refused(other.to_string()),
-        })?;
+        let mut ctl = crate::service::open(agent, auth, idle)?;
+        let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
         let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
             client_port: sock.local_addr().map_err(SessionError::Io)?.port(),
