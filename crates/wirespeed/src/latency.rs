@@ -35,7 +35,8 @@ const MAX_PHASE: Duration = Duration::from_secs(3600);
 const UDP_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long the control connections wait for the agent.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
-/// Probes kept, per kind: a bound on memory whatever the run's length and probe interval.
+/// Probes kept, four times this in all: a bound on memory whatever the run's length and probe
+/// interval.
 const MAX_PROBES_PER_KIND: usize = 200_000;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -321,7 +322,8 @@ type Samples = Arc<Mutex<Vec<ProbeSample>>>;
 
 fn push(samples: &Samples, s: ProbeSample) {
     let mut v = samples.lock().unwrap_or_else(|e| e.into_inner());
-    if v.iter().filter(|x| x.kind == s.kind).count() < MAX_PROBES_PER_KIND {
+    // A bound on the whole, checked in constant time (this runs for every probe).
+    if v.len() < MAX_PROBES_PER_KIND * ProbeKind::ALL.len() {
         v.push(s);
     }
 }
@@ -632,15 +634,9 @@ fn run_latency(
             let (a, b) = (printed as f64, printed as f64 + 1.0);
             printed += 1;
             if args.json_stream {
-                let v = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
-                let line = intervals(
-                    &v,
-                    args.idle.as_secs_f64(),
-                    load.unwrap_or((f64::MAX, f64::MAX)),
-                    settle,
-                )
-                .into_iter()
-                .find(|i| i.start_seconds == a);
+                let rtts = second_of(&samples.lock().unwrap_or_else(|e| e.into_inner()), a);
+                let phase = phase_of(a, args.idle.as_secs_f64(), load, settle);
+                let line = Some(interval_of(a, phase, &rtts));
                 if let Some(line) = line {
                     let text = serde_json::json!({ "interval": line });
                     println!("{text}");
@@ -650,17 +646,13 @@ fn run_latency(
             if !human {
                 continue;
             }
-            let v = samples.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            let rtts = second_of(&samples.lock().unwrap_or_else(|e| e.into_inner()), a);
             let median = |k: ProbeKind| {
-                let r: Vec<f64> = v
-                    .iter()
-                    .filter(|s| s.kind == k && s.at_seconds >= a && s.at_seconds < b)
-                    .filter_map(|s| s.rtt_ms)
-                    .collect();
+                let r = &rtts[ProbeKind::ALL.iter().position(|&x| x == k).expect("a kind")];
                 if r.is_empty() {
                     "-".to_string()
                 } else {
-                    time_ms(quantile(&r, 0.5))
+                    time_ms(quantile(r, 0.5))
                 }
             };
             println!(
@@ -1032,6 +1024,36 @@ fn where_it_waits(agent_ip: IpAddr, link: &LinkRate) -> (String, String) {
     }
 }
 
+/// One second's interval: its phase and each kind's median of the round trips in `rtts`
+/// (indexed as [`ProbeKind::ALL`]).
+fn interval_of(start: f64, phase: Phase, rtts: &[Vec<f64>; 4]) -> LatencyInterval {
+    LatencyInterval {
+        start_seconds: start,
+        end_seconds: start + 1.0,
+        phase,
+        p50_ms: ProbeKind::ALL
+            .iter()
+            .zip(rtts)
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(&k, r)| (k, quantile(r, 0.5)))
+            .collect(),
+    }
+}
+
+/// The round trips of each kind sent in `[start, start + 1)`.
+fn second_of(samples: &[ProbeSample], start: f64) -> [Vec<f64>; 4] {
+    let mut rtts: [Vec<f64>; 4] = Default::default();
+    for s in samples
+        .iter()
+        .filter(|s| s.at_seconds >= start && s.at_seconds < start + 1.0)
+    {
+        if let (Some(r), Some(k)) = (s.rtt_ms, ProbeKind::ALL.iter().position(|&k| k == s.kind)) {
+            rtts[k].push(r);
+        }
+    }
+    rtts
+}
+
 fn intervals(
     samples: &[ProbeSample],
     idle_end: f64,
@@ -1039,26 +1061,24 @@ fn intervals(
     settle: f64,
 ) -> Vec<LatencyInterval> {
     let end = samples.iter().map(|s| s.at_seconds).fold(0.0, f64::max);
-    (0..(end.ceil() as usize).min(7200))
-        .map(|i| {
-            let (a, b) = (i as f64, i as f64 + 1.0);
-            let p50_ms = ProbeKind::ALL
-                .iter()
-                .filter_map(|&k| {
-                    let r: Vec<f64> = samples
-                        .iter()
-                        .filter(|s| s.kind == k && s.at_seconds >= a && s.at_seconds < b)
-                        .filter_map(|s| s.rtt_ms)
-                        .collect();
-                    (!r.is_empty()).then(|| (k, quantile(&r, 0.5)))
-                })
-                .collect();
-            LatencyInterval {
-                start_seconds: a,
-                end_seconds: b,
-                phase: phase_of(a, idle_end, Some(load), settle),
-                p50_ms,
-            }
+    let seconds = (end.ceil() as usize).min(7200);
+    // One pass over the samples, into one bucket per second and kind.
+    let mut buckets: Vec<[Vec<f64>; 4]> = vec![Default::default(); seconds];
+    for s in samples {
+        let (Some(r), Some(k)) = (s.rtt_ms, ProbeKind::ALL.iter().position(|&k| k == s.kind))
+        else {
+            continue;
+        };
+        if let Some(b) = buckets.get_mut(s.at_seconds as usize) {
+            b[k].push(r);
+        }
+    }
+    buckets
+        .iter()
+        .enumerate()
+        .map(|(i, rtts)| {
+            let a = i as f64;
+            interval_of(a, phase_of(a, idle_end, Some(load), settle), rtts)
         })
         .collect()
 }
