@@ -13,8 +13,9 @@ fi
 # iputils-ping (comparison peer), ethtool (comparison for diagnose), pchar (per-hop peer of
 # `wirespeed probe --hops`, bench/probe-chain.sh), prometheus (its `promtool` checks the
 # `--metrics-file` output), sockperf (request/response peer of `wirespeed latency --rr`,
-# bench/latency-rr.sh).
-wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf)
+# bench/latency-rr.sh), irtt (the UDP round-trip peer of `wirespeed latency`,
+# bench/latency-lab.sh).
+wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf irtt)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

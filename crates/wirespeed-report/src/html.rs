@@ -103,6 +103,9 @@ pub(crate) enum Kind {
     Known(String),
     /// A wirespeed command, in a version newer (or older) than this report knows.
     OtherVersion(String, String),
+    /// A document `iperf3 -J` printed, read so that old iperf3 runs sit beside wirespeed's:
+    /// the wirespeed command its test corresponds to (`tcp`, `udp`), or `iperf3` when none does.
+    Iperf3(&'static str),
     /// Anything else, including no schema.
     Unknown,
 }
@@ -110,7 +113,10 @@ pub(crate) enum Kind {
 impl Kind {
     pub(crate) fn of(doc: &Value) -> Kind {
         let Some(schema) = Head::of(doc).schema else {
-            return Kind::Unknown;
+            return match input::iperf3_test(doc) {
+                Some(command) => Kind::Iperf3(command),
+                None => Kind::Unknown,
+            };
         };
         let Some(rest) = schema.strip_prefix("wirespeed.") else {
             return Kind::Unknown;
@@ -131,6 +137,7 @@ impl Kind {
 fn title(doc: &Value) -> String {
     match Kind::of(doc) {
         Kind::Known(c) | Kind::OtherVersion(c, _) => c,
+        Kind::Iperf3(c) => c.to_string(),
         Kind::Unknown => doc
             .get("schema")
             .and_then(Value::as_str)
@@ -159,6 +166,7 @@ pub fn render_page(entries: &[Entry], views: &dyn Views) -> String {
             .iter()
             .map(|e| match Kind::of(&e.document) {
                 Kind::Known(command) => views.view(&command, &e.document),
+                Kind::Iperf3(_) => views.view("iperf3", &e.document),
                 // A cut-off --json-stream has intervals and no schema.
                 Kind::Unknown if input::is_stream(&e.document) => views.view("stream", &e.document),
                 _ => None,
@@ -225,7 +233,8 @@ fn section(n: usize, entry: &Entry, view: Option<&Result<View, String>>) -> Mark
         .lit("</p>\n");
     m.push(&facts(doc));
     match &kind {
-        Kind::Known(_) => {}
+        // An iperf3 document's view says where it came from.
+        Kind::Known(_) | Kind::Iperf3(_) => {}
         Kind::OtherVersion(command, version) => {
             m.note(&format!(
                 "schema version v{version} of \"{command}\" is not one this report knows: its fields are shown as nested tables"
@@ -252,6 +261,12 @@ fn section(n: usize, entry: &Entry, view: Option<&Result<View, String>>) -> Mark
         (Some(Err(why)), Kind::Known(command)) => {
             m.note(&format!(
                 "this \"{command}\" document does not match this version's result type ({why}): its fields are shown as nested tables"
+            ));
+            true
+        }
+        (Some(Err(why)), Kind::Iperf3(_)) => {
+            m.note(&format!(
+                "an iperf3 -J document this report cannot read ({why}): its fields are shown as nested tables"
             ));
             true
         }

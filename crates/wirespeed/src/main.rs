@@ -17,6 +17,7 @@ mod exporter;
 mod flags;
 mod install_aids;
 mod interrupt;
+mod iperf3_html;
 mod iperf3_json;
 mod lab;
 mod latency;

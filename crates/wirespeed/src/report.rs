@@ -1,6 +1,6 @@
 //! `wirespeed report FILE... [-o report.html]`: saved results (`--json`, `--json-stream`,
-//! the `--results` files of `sweep` and `load`), files or directories of them, into one
-//! self-contained HTML page. Reading files is this module's job; the page is
+//! the `--results` files of `sweep` and `load`, and what `iperf3 -J` printed), files or
+//! directories of them, into one self-contained HTML page. Reading files is this module's job; the page is
 //! `wirespeed_report::html`'s.
 
 use std::fs;
@@ -22,8 +22,8 @@ const EXTENSIONS: &[&str] = &["json", "jsonl", "ndjson"];
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ReportArgs {
-    /// Results saved with --json, --json-stream or --results (sweep, load); a directory is
-    /// searched for *.json, *.jsonl and *.ndjson files.
+    /// Results saved with --json, --json-stream or --results (sweep, load), or by iperf3 -J;
+    /// a directory is searched for *.json, *.jsonl and *.ndjson files.
     #[arg(required = true, value_name = "FILE")]
     inputs: Vec<PathBuf>,
 
@@ -45,7 +45,7 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
         let text = read_limited(file, &mut total)?;
         let documents = html::parse_documents(&text).map_err(|e| {
             anyhow::anyhow!(
-                "{}:{e} (give files written by --json, --json-stream or --results)",
+                "{}:{e} (give files written by --json, --json-stream, --results or iperf3 -J)",
                 file.display()
             )
         })?;
@@ -174,7 +174,7 @@ fn read_limited(path: &Path, total: &mut u64) -> anyhow::Result<String> {
     String::from_utf8(bytes).map_err(|e| {
         let (line, column) = position(e.as_bytes(), e.utf8_error().valid_up_to());
         anyhow::anyhow!(
-            "{}:{line}:{column}: not UTF-8 text (give files written by --json, --json-stream or --results)",
+            "{}:{line}:{column}: not UTF-8 text (give files written by --json, --json-stream, --results or iperf3 -J)",
             path.display()
         )
     })

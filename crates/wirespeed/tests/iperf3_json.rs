@@ -154,3 +154,40 @@ fn iperf3_layout_and_json_stream_are_refused_together() {
     assert_eq!(run.status, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--json-stream"), "{}", run.stderr);
 }
+
+/// The other way: `wirespeed report` reads what `iperf3 -J` printed on this machine (and what
+/// `--json-format iperf3` printed) and compares it with a wirespeed run by the same figures.
+#[test]
+fn report_reads_iperf3_files_beside_wirespeed_runs() {
+    let Some(reference) = iperf3(&["-t", "1"]) else {
+        eprintln!("iperf3 is not installed: the report is not checked against it");
+        return;
+    };
+    let dir = std::env::temp_dir().join(format!("ws-iperf3-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let theirs = dir.join("iperf3.json");
+    std::fs::write(&theirs, reference.to_string()).unwrap();
+    let ours = wirespeed(&["tcp", "-t", "1", "--json"]);
+    assert_eq!(ours.status, 0, "{}", ours.stderr);
+    std::fs::write(dir.join("wirespeed.json"), &ours.stdout).unwrap();
+    let layout = wirespeed(&["tcp", "-t", "1", "--json-format", "iperf3"]);
+    assert_eq!(layout.status, 0, "{}", layout.stderr);
+    std::fs::write(dir.join("layout.json"), &layout.stdout).unwrap();
+    let page = dir.join("page.html");
+    let run = wirespeed(&[
+        "report",
+        dir.to_str().unwrap(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    let html = std::fs::read_to_string(&page).unwrap_or_default();
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(html.contains("Comparison: 3 × tcp"), "{html}");
+    assert!(html.contains("written by iperf 3."), "{html}");
+    assert!(html.contains("written by wirespeed "), "{html}");
+    assert!(
+        html.contains("<td>received rate</td><td class=\"num\">3</td>"),
+        "every run's received rate compared"
+    );
+}

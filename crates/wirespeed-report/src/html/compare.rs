@@ -147,7 +147,14 @@ fn differing_parameters(docs: &[&Value]) -> Vec<(String, Vec<String>)> {
                         .map_or_else(String::new, |(_, v)| v.clone())
                 })
                 .collect();
-            let same = values.iter().all(|v| *v == values[0]);
+            // Documents without parameters (another tool's, such as iperf3's) take no side.
+            let mut with = values
+                .iter()
+                .zip(docs)
+                .filter(|(_, d)| d.get("parameters").is_some())
+                .map(|(v, _)| v);
+            let first = with.next();
+            let same = first.is_none_or(|f| with.all(|v| v == f));
             (!same).then(|| (path.to_string(), values))
         })
         .take(MAX_DIFFERING)
@@ -158,7 +165,10 @@ fn differing_parameters(docs: &[&Value]) -> Vec<(String, Vec<String>)> {
 pub(crate) fn tables(entries: &[Entry], views: &[Option<Result<View, String>>]) -> Markup {
     let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
     for (i, e) in entries.iter().enumerate() {
-        if !matches!(Kind::of(&e.document), Kind::Known(_) | Kind::Unknown) {
+        if !matches!(
+            Kind::of(&e.document),
+            Kind::Known(_) | Kind::Iperf3(_) | Kind::Unknown
+        ) {
             continue;
         }
         let name = title(&e.document);

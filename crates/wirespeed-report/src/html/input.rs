@@ -161,6 +161,44 @@ pub(crate) fn is_stream(value: &Value) -> bool {
             .is_some_and(|r| r.get("intervals").is_some())
 }
 
+/// What `iperf3 -J` printed (or wirespeed's `--json-format iperf3`), told apart by its own
+/// head (`start.version` is "iperf 3.x", or "wirespeed x" with no schema): the
+/// wirespeed command its test corresponds to, from `start.test_start.protocol` ("iperf3" for a
+/// test that never started, or SCTP). Read typed, never by path: a document that only looks
+/// similar is not taken for one.
+pub(crate) fn iperf3_test(value: &Value) -> Option<&'static str> {
+    #[derive(serde::Deserialize)]
+    struct Doc {
+        start: Start,
+    }
+    #[derive(serde::Deserialize)]
+    struct Start {
+        version: String,
+        #[serde(default)]
+        test_start: Option<TestStart>,
+    }
+    #[derive(serde::Deserialize)]
+    struct TestStart {
+        protocol: String,
+    }
+    if value.get("schema").is_some() || value.get("end").is_none() {
+        return None;
+    }
+    let doc = <Doc as serde::Deserialize>::deserialize(value).ok()?;
+    // "wirespeed X": a wirespeed run saved with `--json-format iperf3`.
+    let v = &doc.start.version;
+    if !(v.starts_with("iperf 3") || v.starts_with("wirespeed ")) {
+        return None;
+    }
+    Some(
+        match doc.start.test_start.as_ref().map(|t| t.protocol.as_str()) {
+            Some("TCP") => "tcp",
+            Some("UDP") => "udp",
+            _ => "iperf3",
+        },
+    )
+}
+
 fn interval_line(value: &Value) -> Option<&Value> {
     match value {
         Value::Object(m) if m.len() == 1 => m.get("interval"),

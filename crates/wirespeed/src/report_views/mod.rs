@@ -139,6 +139,12 @@ impl Views for CommandViews {
                 headlines: r.headlines(),
                 complete: true,
             }),
+            // What `iperf3 -J` printed: compared with `tcp`/`udp` runs by the same headlines.
+            "iperf3" => decode_whole::<crate::iperf3_html::Iperf3Run>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
             _ => return None,
         })
     }

@@ -219,6 +219,101 @@ fn several_runs_of_a_command_get_a_comparison() {
     assert!(html.contains(row), "the differing parameter, per document");
 }
 
+/// What `iperf3 -J` (3.12) printed on this machine sits beside wirespeed's own runs: one
+/// comparison table, the same headline rows, iperf3's units converted.
+#[test]
+fn iperf3_documents_are_compared_with_wirespeed_runs() {
+    let mut docs = entries("tcp.json", include_str!("../../testdata/report/tcp.json"));
+    docs.extend(entries(
+        "iperf3-tcp.json",
+        include_str!("../../testdata/report/iperf3-tcp.json"),
+    ));
+    let html = render_page(&docs);
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>2. tcp</h2>"), "{html}");
+    assert!(
+        html.contains("JSON layout, written by iperf 3.12"),
+        "{html}"
+    );
+    assert!(html.contains("Comparison: 2 × tcp"), "{html}");
+    for row in ["received rate", "sent rate", "retransmits", "CPU here"] {
+        assert!(
+            html.contains(&format!("<td>{row}</td><td class=\"num\">2</td>")),
+            "{row} compared over both documents"
+        );
+    }
+    // iperf3's 24.42 Gbit/s received, in the table as wirespeed writes rates.
+    assert!(html.contains("24.42 Gbit/s"), "{html}");
+    // The RTTs iperf3 gives in microseconds (min 41, max 46) are shown as times.
+    assert!(html.contains("<h3>Streams (sender)</h3>"));
+    assert!(
+        html.contains(">41 us<") && html.contains(">46 us<"),
+        "{html}"
+    );
+    // Two plots: wirespeed's rate over time and iperf3's, drawn by the same code.
+    assert_eq!(svg_count(&html), 2);
+    // A document without parameters does not make every parameter "differ".
+    assert!(!html.contains("parameter test."), "{html}");
+}
+
+#[test]
+fn iperf3_udp_loss_and_jitter_arrive_in_wirespeeds_units() {
+    let iperf3: Value =
+        serde_json::from_str(include_str!("../../testdata/report/iperf3-udp.json")).unwrap();
+    let run: crate::iperf3_html::Iperf3Run = serde_json::from_value(iperf3.clone()).unwrap();
+    assert_eq!(run.command(), "udp");
+    let headlines = run.headlines();
+    let get = |label: &str| headlines.iter().find(|h| h.0 == label).map(|h| (h.1, h.2));
+    let jitter_ms = iperf3["end"]["sum_received"]["jitter_ms"].as_f64().unwrap();
+    assert_eq!(get("jitter"), Some(("jitter_seconds", jitter_ms / 1e3)));
+    assert_eq!(get("lost"), Some(("lost_percent", 0.0)));
+    assert_eq!(get("retransmits"), None, "UDP has no retransmits");
+    let received = iperf3["end"]["sum_received"]["bits_per_second"].as_f64();
+    assert_eq!(get("received rate").map(|h| h.1), received);
+    let mut docs = entries("udp.json", include_str!("../../testdata/report/udp.json"));
+    docs.extend(entries("iperf3-udp.json", &iperf3.to_string()));
+    let html = render_page(&docs);
+    assert!(html.contains("Comparison: 2 × udp"), "{html}");
+    assert!(
+        html.contains("<td>jitter</td><td class=\"num\">2</td>"),
+        "{html}"
+    );
+}
+
+#[test]
+fn a_failed_iperf3_run_says_so_and_lookalikes_are_not_iperf3() {
+    let html = page(
+        "iperf3-error.json",
+        include_str!("../../testdata/report/iperf3-error.json"),
+    );
+    assert_self_contained(&html);
+    assert!(html.contains("<h2>1. iperf3</h2>"), "{html}");
+    assert!(
+        html.contains(
+            "iperf3 reported the test as failed: unable to connect to server: Connection refused"
+        ),
+        "{html}"
+    );
+    // Another program's document with an iperf-like head is not read as iperf3's.
+    let html = render_page(&[Entry {
+        source: "x".into(),
+        document: json!({"start": {"version": "iperf 2.1"}, "end": {}}),
+    }]);
+    assert!(html.contains("a document without a schema"), "{html}");
+    // An iperf3 document with a damaged field is shown with the reason, not dropped.
+    let mut damaged: Value =
+        serde_json::from_str(include_str!("../../testdata/report/iperf3-tcp.json")).unwrap();
+    damaged["end"]["sum_sent"]["bytes"] = json!("many");
+    let html = render_page(&[Entry {
+        source: "x".into(),
+        document: damaged,
+    }]);
+    assert!(
+        html.contains("an iperf3 -J document this report cannot read ("),
+        "{html}"
+    );
+}
+
 #[test]
 fn unknown_schemas_and_versions_render_generically_with_a_note() {
     let html = render_page(&[
@@ -380,6 +475,9 @@ const FIXTURES: &[&str] = &[
     include_str!("../../testdata/report/autoneg.json"),
     include_str!("../../testdata/report/latency.json"),
     include_str!("../../testdata/report/latency-rr.json"),
+    include_str!("../../testdata/report/iperf3-tcp.json"),
+    include_str!("../../testdata/report/iperf3-udp.json"),
+    include_str!("../../testdata/report/iperf3-error.json"),
 ];
 
 /// Replaces every number in `v`, in order, by the next of `with` (cyclically).
