@@ -15,6 +15,7 @@ pub mod bottleneck;
 pub mod csma_theory;
 pub mod delay;
 pub mod diagnose;
+pub mod dscp;
 pub mod envelope;
 pub mod framing;
 pub mod load;

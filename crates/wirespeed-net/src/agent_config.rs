@@ -160,6 +160,9 @@ pub struct AgentConfig {
     /// Where load tests may send besides the agent's own address and its client's
     /// (`--allow-destination`; the destination must still prove consent, docs/traffic-rules.md).
     pub allow_destinations: Vec<Cidr>,
+    /// Listen with Multipath TCP (`serve --mptcp`): clients' `--mptcp` data connections run
+    /// MPTCP end to end; plain TCP clients are served as before (the listener falls back).
+    pub mptcp: bool,
 }
 
 impl Default for AgentConfig {
@@ -174,6 +177,7 @@ impl Default for AgentConfig {
             handle_signals: false,
             on_session: None,
             allow_destinations: Vec::new(),
+            mptcp: false,
         }
     }
 }

@@ -107,10 +107,22 @@ fn local_err(e: impl std::fmt::Display) -> ClientError {
     ClientError::Local(e.to_string())
 }
 
-fn new_tcp(cfg: &ClientConfig) -> Result<socket2::Socket, ClientError> {
+fn new_tcp(cfg: &ClientConfig, mptcp: bool) -> Result<socket2::Socket, ClientError> {
     let domain = socket2::Domain::for_address(cfg.agent);
-    let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))
-        .map_err(local_err)?;
+    let protocol = if mptcp {
+        socket2::Protocol::MPTCP
+    } else {
+        socket2::Protocol::TCP
+    };
+    let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(protocol)).map_err(|e| {
+        if mptcp {
+            local_err(format!(
+                "this kernel does not open Multipath TCP sockets ({e}): enable it (sysctl net.mptcp.enabled=1) or drop --mptcp"
+            ))
+        } else {
+            local_err(e)
+        }
+    })?;
     if let Some(ip) = cfg.bind {
         s.bind(&SocketAddr::new(ip, 0).into())
             .map_err(|e| local_err(format!("cannot bind to {ip}: {e}")))?;
@@ -138,7 +150,8 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         ..cfg.spec.clone()
     };
     spec.validate().map_err(ClientError::Local)?;
-    let s = new_tcp(cfg)?;
+    // The control connection is plain TCP whatever the data connections are.
+    let s = new_tcp(cfg, false)?;
     let stream = connect(&s, cfg)?;
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().map_err(local_err)?;
@@ -187,7 +200,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     let mut sockets = Vec::new();
     if cfg.spec.protocol == Protocol::Tcp {
         for &(id, flow) in &flows {
-            let s = new_tcp(cfg)?;
+            let s = new_tcp(cfg, cfg.spec.mptcp)?;
             sock::apply_options(&s, &cfg.spec, true).map_err(local_err)?;
             let mut t = connect(&s, cfg)?;
             sock::set_timeouts(&t, idle).map_err(local_err)?;

@@ -65,6 +65,13 @@ pub struct SocketReport {
     pub peer_address: String,
     /// The CPU the stream's thread was on when it finished.
     pub cpu: Option<u32>,
+    /// With `-S`: the TOS byte / traffic class the socket's packets carried, read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
+    /// With `--mptcp`: whether the connection ran Multipath TCP end to end (false: it fell
+    /// back to TCP, because the other end or a middlebox does not speak it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp: Option<bool>,
 }
 
 /// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.

@@ -61,6 +61,9 @@ pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), O
                 .map_err(wrap(format!("TCP_WINDOW_CLAMP {b}")))?;
         }
     }
+    if let Some(tos) = spec.tos {
+        set_tos(fd, tos).map_err(wrap(format!("-S 0x{tos:02x}")))?;
+    }
     if !tcp {
         if spec.window_bytes.is_none() && spec.receive_buffer_bytes.is_none() {
             // Small datagrams cost ~700 bytes of truesize each: the default 208 KiB holds only a
@@ -84,6 +87,36 @@ pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), O
             )))?;
     }
     Ok(())
+}
+
+/// Sets the TOS byte (IPv4) or traffic class (IPv6) of the socket's packets. A v6 socket that
+/// may carry v4-mapped traffic gets both.
+pub fn set_tos(fd: &impl AsFd, tos: u8) -> io::Result<()> {
+    let sock = SockRef::from(fd);
+    if sock.domain()? == socket2::Domain::IPV6 {
+        sock.set_tclass_v6(u32::from(tos))?;
+        // Mapped IPv4 peers take the IPv4 option; a v6-only socket refuses it, harmlessly.
+        let _ = sock.set_tos_v4(u32::from(tos));
+        Ok(())
+    } else {
+        sock.set_tos_v4(u32::from(tos))
+    }
+}
+
+/// The TOS byte or traffic class the socket's packets carry, as the kernel reads it back.
+pub fn tos(fd: &impl AsFd) -> Option<u8> {
+    let sock = SockRef::from(fd);
+    let v = if sock.domain().ok()? == socket2::Domain::IPV6 {
+        sock.tclass_v6().ok()?
+    } else {
+        sock.tos_v4().ok()?
+    };
+    u8::try_from(v).ok()
+}
+
+/// Whether a TCP connection runs Multipath TCP end to end (false when it fell back to TCP).
+pub fn is_mptcp(fd: &impl AsFd) -> bool {
+    socket_options::tcp_is_mptcp(fd).unwrap_or(false)
 }
 
 /// The receive buffer a UDP socket asks for when `-w` is not given.
@@ -127,6 +160,8 @@ pub fn socket_report(
         local_address: local,
         peer_address: peer,
         cpu: current_cpu(),
+        tos: spec.tos.and_then(|_| tos(fd)),
+        mptcp: (tcp && spec.mptcp).then(|| is_mptcp(fd)),
     }
 }
 

@@ -129,6 +129,14 @@ pub struct TestSpec {
     /// the same ticks (iperf3's `--get-server-output`, always on); `None`: no intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interval_seconds: Option<f64>,
+    /// The IP TOS byte (IPv4) or traffic class (IPv6) of every data socket at both ends
+    /// (`-S`, iperf3's flag): DSCP in the upper six bits. `None` leaves the kernel's 0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
+    /// TCP data connections are Multipath TCP (`--mptcp`, RFC 8684): the client opens them
+    /// with `IPPROTO_MPTCP`; they fall back to TCP where the agent or the path does not speak it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub mptcp: bool,
 }
 
 impl Default for TestSpec {
@@ -152,6 +160,8 @@ impl Default for TestSpec {
             no_gso: false,
             zerocopy: false,
             interval_seconds: None,
+            tos: None,
+            mptcp: false,
         }
     }
 }
@@ -177,6 +187,9 @@ impl TestSpec {
     /// Checks what the spec itself must satisfy, whatever the agent's limits: one line naming
     /// the value and the fix.
     pub fn validate(&self) -> Result<(), String> {
+        if self.mptcp && self.protocol != Protocol::Tcp {
+            return Err("--mptcp is for TCP tests: drop it from udp".into());
+        }
         if self.streams == 0 || self.streams > 128 {
             return Err(format!(
                 "-P {} is out of range: use 1 to 128 parallel streams",

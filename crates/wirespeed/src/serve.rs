@@ -86,6 +86,11 @@ pub(crate) struct ServeArgs {
     /// e.g. --metrics 127.0.0.1:9210).
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<SocketAddr>,
+
+    /// Listen with Multipath TCP (RFC 8684), so that clients' `tcp --mptcp` data connections
+    /// run MPTCP end to end; plain TCP clients are served as before.
+    #[arg(long)]
+    mptcp: bool,
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
@@ -168,6 +173,7 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             })
         }),
         allow_destinations: args.allow_destination.clone(),
+        mptcp: args.mptcp,
     };
     config.check().map_err(anyhow::Error::msg)?;
     let addr = SocketAddr::new(
@@ -218,8 +224,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     if args.json {
         log_json_start(local);
     } else {
+        let mptcp = if args.mptcp { ", Multipath TCP" } else { "" };
         say(&format!(
-            "wirespeed agent listening on {local} (control and data); Ctrl-C stops it"
+            "wirespeed agent listening on {local} (control and data{mptcp}); Ctrl-C stops it"
         ));
     }
     agent.serve().context("serving")?;

@@ -130,6 +130,16 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'C', value_name = "ALGO")]
     congestion: Option<String>,
 
+    /// IP TOS byte (IPv6: traffic class) of every data packet, at both ends (iperf3's -S): a
+    /// number (184, 0xb8, 0270) or a DSCP name (ef, af11..af43, cs0..cs7, le).
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
+    /// TCP: the data connections run Multipath TCP (RFC 8684). The agent must listen with
+    /// `serve --mptcp` (the in-process one does), or they fall back to TCP, which is reported.
+    #[arg(long)]
+    mptcp: bool,
+
     /// UDP target rate per stream; 0 = as fast as possible.
     #[arg(long, short = 'b', value_name = "RATE")]
     bitrate: Option<String>,
@@ -348,6 +358,8 @@ impl ThroughputArgs {
             no_gso: self.no_gso,
             zerocopy: self.zerocopy,
             interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
+            tos: self.tos,
+            mptcp: self.mptcp,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
@@ -592,7 +604,8 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
     let agent_addr = match remote {
         Some(a) => a,
         None => {
-            let (addr, agent) = start_local_agent(config.ipv6, config.auth.clone())?;
+            let (addr, agent) =
+                start_local_agent_with(config.ipv6, config.auth.clone(), spec.mptcp)?;
             local_agent = Some(agent);
             addr
         }
@@ -768,6 +781,15 @@ pub(crate) fn start_local_agent(
     ipv6: bool,
     auth: Option<AuthKey>,
 ) -> anyhow::Result<(SocketAddr, AgentThread)> {
+    start_local_agent_with(ipv6, auth, false)
+}
+
+/// [`start_local_agent`], listening with Multipath TCP when `mptcp` (`tcp --mptcp`).
+pub(crate) fn start_local_agent_with(
+    ipv6: bool,
+    auth: Option<AuthKey>,
+    mptcp: bool,
+) -> anyhow::Result<(SocketAddr, AgentThread)> {
     let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
         .parse()
         .expect("an address");
@@ -775,6 +797,7 @@ pub(crate) fn start_local_agent(
         SocketAddr::new(ip, 0),
         AgentConfig {
             auth,
+            mptcp,
             ..AgentConfig::default()
         },
     )

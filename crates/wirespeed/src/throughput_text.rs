@@ -92,6 +92,12 @@ pub(crate) fn header(spec: &TestSpec, agent: SocketAddr, in_process: bool) -> St
             ));
         }
     }
+    if let Some(tos) = spec.tos {
+        extra.push_str(&format!(", TOS {}", wirespeed_model::dscp::describe(tos)));
+    }
+    if spec.mptcp {
+        extra.push_str(", Multipath TCP");
+    }
     format!(
         "wirespeed {proto} -> {agent}\n  {dir}, {} stream(s), {amount}, {} byte {}{extra}",
         spec.streams,

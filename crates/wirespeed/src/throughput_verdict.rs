@@ -303,7 +303,7 @@ pub(crate) fn judge(
                 .map(|v| format!("{prefix}{v}")),
         );
     }
-    let mut warnings = Vec::new();
+    let mut warnings = marking_warnings(r, o);
     for s in o
         .client
         .streams
@@ -373,4 +373,52 @@ pub(crate) fn judge(
     }
 
     (out, warnings)
+}
+
+/// What `-S` and `--mptcp` asked for against what the sockets did: each is a request the kernel
+/// or the other end may not honour, and a result measured without it must say so.
+fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<String> {
+    let mut out = Vec::new();
+    let streams: Vec<(&str, &StreamReport)> = o
+        .client
+        .streams
+        .iter()
+        .map(|s| ("client", s))
+        .chain(
+            o.agent
+                .iter()
+                .flat_map(|a| &a.streams)
+                .map(|s| ("agent", s)),
+        )
+        .collect();
+    if let Some(asked) = r.spec.tos {
+        for (end, s) in &streams {
+            if let Some(got) = s.socket.tos
+                && got != asked
+            {
+                out.push(format!(
+                    "-S asked for TOS {} but stream {} at the {end} carries {}",
+                    wirespeed_model::dscp::describe(asked),
+                    s.id,
+                    wirespeed_model::dscp::describe(got)
+                ));
+            }
+        }
+    }
+    if r.spec.mptcp {
+        let client: Vec<&StreamReport> = o.client.streams.iter().collect();
+        let fell_back = client
+            .iter()
+            .filter(|s| s.socket.mptcp == Some(false))
+            .count();
+        if fell_back > 0 {
+            out.push(format!(
+                "--mptcp: {fell_back} of {} connections fell back to plain TCP: the agent listens \
+                 without Multipath TCP (start it with `serve --mptcp`) or something on the path \
+                 removed the MPTCP option; the rates are TCP's",
+                client.len()
+            ));
+        }
+    }
+    out
 }

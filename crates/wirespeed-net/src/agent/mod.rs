@@ -227,7 +227,21 @@ impl Agent {
             .check()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
         let domain = socket2::Domain::for_address(addr);
-        let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(socket2::Protocol::TCP))?;
+        let protocol = if config.mptcp {
+            socket2::Protocol::MPTCP
+        } else {
+            socket2::Protocol::TCP
+        };
+        let s = socket2::Socket::new(domain, socket2::Type::STREAM, Some(protocol)).map_err(|e| {
+            if config.mptcp {
+                io::Error::new(
+                    e.kind(),
+                    format!("this kernel does not open Multipath TCP sockets ({e}): enable it (sysctl net.mptcp.enabled=1) or drop --mptcp"),
+                )
+            } else {
+                e
+            }
+        })?;
         s.set_reuse_address(true)?;
         if addr.is_ipv6() && addr.ip().is_unspecified() {
             s.set_only_v6(false)?;

@@ -69,6 +69,17 @@ pub(crate) fn set_tcp_window_clamp(fd: impl AsFd, bytes: i32) -> io::Result<()> 
     set_int(fd, libc::IPPROTO_TCP, libc::TCP_WINDOW_CLAMP, bytes)
 }
 
+/// `TCP_IS_MPTCP` (linux/tcp.h, Linux 5.16): 1 on a Multipath TCP socket that has not fallen
+/// back to plain TCP, 0 on a TCP socket or a fallen-back one.
+const TCP_IS_MPTCP: libc::c_int = 43;
+
+/// Whether the connection speaks Multipath TCP end to end (see [`TCP_IS_MPTCP`]).
+pub(crate) fn tcp_is_mptcp(fd: impl AsFd) -> io::Result<bool> {
+    let mut buf = [0u8; 4];
+    let n = get(fd, libc::IPPROTO_TCP, TCP_IS_MPTCP, &mut buf)?;
+    Ok(n == 4 && i32::from_ne_bytes(buf) != 0)
+}
+
 /// `TCP_INFO` into `buf`: the bytes of a `struct tcp_info` the kernel filled (as many as fit).
 pub(crate) fn tcp_info(fd: impl AsFd, buf: &mut [u8]) -> io::Result<usize> {
     get(fd, libc::IPPROTO_TCP, libc::TCP_INFO, buf)

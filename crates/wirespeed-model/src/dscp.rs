@@ -1,0 +1,116 @@
+//! The IP TOS byte and its Differentiated Services code point, as `-S/--tos` takes them.
+//!
+//! The byte is the IPv4 header's second octet and the IPv6 traffic class: its upper six bits
+//! are the DSCP (RFC 2474), its lower two ECN (RFC 3168), which the kernel owns for TCP. Users
+//! name classes more often than bytes, so both are taken: a number as iperf3's `-S` reads it
+//! (decimal, `0x` hex, leading-`0` octal) or a per-hop behaviour's name: `ef` (RFC 3246),
+//! `af11`..`af43` (RFC 2597), `cs0`..`cs7` (RFC 2474's class selectors), `le` (RFC 8622),
+//! `va` (RFC 5865).
+
+/// Names of code points, with their DSCP value.
+const NAMED: &[(&str, u8)] = &[
+    ("cs0", 0),
+    ("le", 1),
+    ("cs1", 8),
+    ("af11", 10),
+    ("af12", 12),
+    ("af13", 14),
+    ("cs2", 16),
+    ("af21", 18),
+    ("af22", 20),
+    ("af23", 22),
+    ("cs3", 24),
+    ("af31", 26),
+    ("af32", 28),
+    ("af33", 30),
+    ("cs4", 32),
+    ("af41", 34),
+    ("af42", 36),
+    ("af43", 38),
+    ("cs5", 40),
+    ("va", 44),
+    ("ef", 46),
+    ("cs6", 48),
+    ("cs7", 56),
+];
+
+/// The TOS byte `text` names: a number from 0 to 255, or a DSCP name (its code point shifted
+/// into the upper six bits, ECN bits 0).
+pub fn parse_tos(text: &str) -> Result<u8, String> {
+    let t = text.trim().to_ascii_lowercase();
+    if let Some(&(_, dscp)) = NAMED.iter().find(|(name, _)| *name == t) {
+        return Ok(dscp << 2);
+    }
+    let parsed = if let Some(hex) = t.strip_prefix("0x") {
+        u32::from_str_radix(hex, 16)
+    } else if t.len() > 1 && t.starts_with('0') {
+        u32::from_str_radix(&t[1..], 8)
+    } else {
+        t.parse::<u32>()
+    };
+    match parsed {
+        Ok(v) => u8::try_from(v).map_err(|_| {
+            format!("TOS {text} is over 255: give one byte (0xb8) or a DSCP name (ef, af41, cs1)")
+        }),
+        Err(_) => Err(format!(
+            "'{text}' is not a TOS byte or DSCP name: give a number (184, 0xb8, 0270) or a name (ef, af11..af43, cs0..cs7, le, va)"
+        )),
+    }
+}
+
+/// The byte as people read it: `0xb8 (DSCP 46, EF)`, the name when the code point has one.
+pub fn describe(tos: u8) -> String {
+    let dscp = tos >> 2;
+    let ecn = tos & 0b11;
+    let name = NAMED
+        .iter()
+        .find(|(_, d)| *d == dscp)
+        .map(|(n, _)| format!(", {}", n.to_ascii_uppercase()))
+        .unwrap_or_default();
+    let ecn = if ecn == 0 {
+        String::new()
+    } else {
+        format!(", ECN bits {ecn:02b}")
+    };
+    format!("0x{tos:02x} (DSCP {dscp}{name}{ecn})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn numbers_read_as_iperf3_reads_them_and_names_as_the_rfcs_define() {
+        assert_eq!(parse_tos("184"), Ok(0xb8));
+        assert_eq!(parse_tos("0xB8"), Ok(0xb8));
+        assert_eq!(parse_tos("0270"), Ok(0xb8));
+        assert_eq!(parse_tos("0"), Ok(0));
+        assert_eq!(parse_tos("EF"), Ok(46 << 2));
+        assert_eq!(parse_tos("af41"), Ok(34 << 2));
+        assert_eq!(parse_tos("cs1"), Ok(0x20));
+        assert_eq!(parse_tos("le"), Ok(4));
+        assert!(parse_tos("256").unwrap_err().contains("over 255"));
+        assert!(parse_tos("fast").unwrap_err().contains("DSCP name"));
+        assert!(parse_tos("0x").is_err() && parse_tos("09").is_err());
+        assert_eq!(describe(0xb8), "0xb8 (DSCP 46, EF)");
+        assert_eq!(describe(0x29), "0x29 (DSCP 10, AF11, ECN bits 01)");
+        assert_eq!(describe(0x0c), "0x0c (DSCP 3)");
+    }
+
+    proptest! {
+        /// Every byte comes back from each way of writing it, and every name from its byte.
+        #[test]
+        fn every_byte_reads_back_in_each_notation(tos: u8) {
+            prop_assert_eq!(parse_tos(&tos.to_string()), Ok(tos));
+            prop_assert_eq!(parse_tos(&format!("0x{tos:x}")), Ok(tos));
+            prop_assert_eq!(parse_tos(&format!("0{tos:o}")), Ok(tos));
+            let d = describe(tos);
+            if let Some(name) = d.split(", ").nth(1).map(|n| n.trim_end_matches(')')) {
+                if !name.starts_with("ECN") {
+                    prop_assert_eq!(parse_tos(name), Ok(tos & !0b11));
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,166 @@
+//! `-S/--tos` and `--mptcp`: what the sockets carried, read back at both ends, checked on the
+//! wire where the test may capture (root), and the fallback to TCP reported, not hidden.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::util::{ServeProcess, assert_one_line_error, wirespeed};
+
+fn mptcp_enabled() -> bool {
+    std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|s| s.trim() == "1")
+}
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// Each stream end's (`tos`, `mptcp`) as the document reports them.
+fn socket_marks(doc: &Value) -> Vec<(Option<u64>, Option<bool>)> {
+    let mut out = Vec::new();
+    for s in doc["result"]["end"]["streams"].as_array().unwrap() {
+        for end in ["sender", "receiver"] {
+            if s[end].is_object() {
+                let socket = &s[end]["socket"];
+                out.push((socket["tos"].as_u64(), socket["mptcp"].as_bool()));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn tos_and_mptcp_are_read_back_at_both_ends() {
+    let mut args = vec!["tcp", "-t", "0.5", "-P", "2", "-S", "ef", "--json"];
+    if mptcp_enabled() {
+        args.push("--mptcp");
+    } else {
+        eprintln!("net.mptcp.enabled is not 1 here: only -S is checked");
+    }
+    let run = wirespeed(&args);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    let marks = socket_marks(&doc);
+    assert_eq!(marks.len(), 4, "two streams, both ends: {marks:?}");
+    for (tos, mptcp) in marks {
+        assert_eq!(tos, Some(0xb8), "EF is DSCP 46, TOS 0xb8");
+        if mptcp_enabled() {
+            assert_eq!(mptcp, Some(true), "the in-process agent listens with MPTCP");
+        }
+    }
+    let warnings = doc["warnings"].to_string();
+    assert!(!warnings.contains("fell back"), "{warnings}");
+    // The text view names the marking in its header.
+    let text = wirespeed(&["udp", "-t", "0.3", "-b", "1M", "-S", "0x20"]);
+    assert_eq!(text.status, 0, "{}", text.stderr);
+    assert!(
+        text.stdout.contains("TOS 0x20 (DSCP 8, CS1)"),
+        "{}",
+        text.stdout
+    );
+}
+
+#[test]
+fn mptcp_against_an_agent_without_it_falls_back_and_says_so() {
+    if !mptcp_enabled() {
+        eprintln!("net.mptcp.enabled is not 1 here: nothing to fall back from");
+        return;
+    }
+    let plain = ServeProcess::start(&[]);
+    let target = format!("127.0.0.1:{}", plain.port);
+    let run = wirespeed(&["tcp", &target, "-t", "0.5", "--mptcp", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        socket_marks(&doc).iter().all(|m| m.1 == Some(false)),
+        "{:?}",
+        socket_marks(&doc)
+    );
+    let warnings = doc["warnings"].to_string();
+    assert!(
+        warnings.contains("1 of 1 connections fell back to plain TCP")
+            && warnings.contains("serve --mptcp"),
+        "{warnings}"
+    );
+    drop(plain);
+    let multipath = ServeProcess::start(&["--mptcp"]);
+    let target = format!("127.0.0.1:{}", multipath.port);
+    let run = wirespeed(&["tcp", &target, "-t", "0.5", "--mptcp", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        socket_marks(&doc).iter().all(|m| m.1 == Some(true)),
+        "{:?}",
+        socket_marks(&doc)
+    );
+    // A plain client is served by an MPTCP agent as before.
+    let run = wirespeed(&["tcp", &target, "-t", "0.3"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+}
+
+#[test]
+fn bad_tos_and_mptcp_over_udp_are_one_line_errors() {
+    let run = wirespeed(&["tcp", "-S", "300"]);
+    assert_one_line_error(&run, "over 255");
+    let run = wirespeed(&["tcp", "-S", "fast"]);
+    assert_one_line_error(&run, "DSCP name");
+    let run = wirespeed(&["udp", "--mptcp"]);
+    assert_one_line_error(&run, "--mptcp is for TCP tests");
+}
+
+/// The TOS byte is on the packets themselves, in both directions: a packet socket on loopback
+/// counts the IPv4 packets that carry this test's unusual class (AF31, 0x68; no other test
+/// marks its traffic) while the agent sends (`-R`), so the large ones are the agent's.
+#[test]
+fn tos_is_on_the_wire_both_ways() {
+    if !is_root() {
+        eprintln!("not root: no packet socket, the wire is not checked");
+        return;
+    }
+    use socket2::{Domain, Protocol, Socket, Type};
+    const ETH_P_ALL: u16 = 0x0003;
+    let capture = Socket::new(
+        Domain::PACKET,
+        Type::RAW,
+        Some(Protocol::from(i32::from(ETH_P_ALL.to_be()))),
+    )
+    .expect("a packet socket");
+    capture
+        .set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    let test = std::thread::spawn(|| wirespeed(&["tcp", "-t", "0.5", "-R", "-S", "af31"]));
+    let mut marked_small = 0u64;
+    let mut marked_large = 0u64;
+    let mut buf = [0u8; 128];
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !test.is_finished() && Instant::now() < deadline {
+        let Ok(n) = std::io::Read::read(&mut &capture, &mut buf) else {
+            continue;
+        };
+        let frame = &buf[..n];
+        // Loopback frames carry a 14-byte Ethernet header; IPv4 is ethertype 0x0800.
+        if frame.len() < 18 || frame[12..14] != [0x08, 0x00] || frame[14] >> 4 != 4 {
+            continue;
+        }
+        if frame[15] & !0b11 == 0x68 {
+            let total = u16::from_be_bytes([frame[16], frame[17]]);
+            if total > 1000 {
+                marked_large += 1;
+            } else {
+                marked_small += 1;
+            }
+        }
+    }
+    let run = test.join().unwrap();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    eprintln!("AF31 on the wire: {marked_large} large and {marked_small} small packets");
+    assert!(
+        marked_large >= 10,
+        "the agent's data packets carry AF31: {marked_large} large marked packets"
+    );
+    assert!(
+        marked_small >= 1,
+        "the client's ACKs carry AF31 too: {marked_small} small marked packets"
+    );
+}
