@@ -1,6 +1,7 @@
 //! The client side of a test: handshake, data connections, the live interval loop, and the
 //! exchange of both ends' views. Measuring returns data; only the binary prints.
 
+use crate::address::with_port;
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr, TcpStream, UdpSocket};
 use std::sync::Arc;
@@ -170,9 +171,10 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     let flows = cfg.spec.flows();
     let mut udp = Vec::new();
     if cfg.spec.protocol == Protocol::Udp {
-        let ip = cfg.bind.unwrap_or(local.ip());
+        // The control connection's own address keeps a link-local zone; -B names an address.
+        let from = cfg.bind.map_or(local, |ip| SocketAddr::new(ip, 0));
         for &(id, flow) in &flows {
-            let s = UdpSocket::bind(SocketAddr::new(ip, 0)).map_err(local_err)?;
+            let s = UdpSocket::bind(with_port(from, 0)).map_err(local_err)?;
             sock::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
             crate::udp::enable_gro(&s);
             udp.push((id, flow, s));
@@ -215,8 +217,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
             ));
         }
         for ((id, flow, s), port) in udp.into_iter().zip(agent_udp_ports) {
-            s.connect(SocketAddr::new(cfg.agent.ip(), port))
-                .map_err(local_err)?;
+            s.connect(with_port(cfg.agent, port)).map_err(local_err)?;
             sockets.push((id, flow, DataSocket::Udp(s)));
         }
     }

@@ -15,6 +15,7 @@
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
 
+pub mod address;
 pub mod agent;
 pub mod agent_config;
 pub mod auth;

@@ -93,7 +93,7 @@ impl RrSession {
         request.resize(16 + request_bytes as usize, 0);
         Ok(RrSession {
             ctl,
-            agent: SocketAddr::new(agent.ip(), agent_port),
+            agent: crate::address::with_port(agent, agent_port),
             cookie,
             request,
             response_bytes: response_bytes as usize,

@@ -62,7 +62,15 @@ pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), O
         }
     }
     if let Some(tos) = spec.tos {
-        set_tos(fd, tos).map_err(wrap(format!("-S 0x{tos:02x}")))?;
+        let option = if spec.mptcp && tcp {
+            // MPTCP passes IP_TOS to its subflows, not IPV6_TCLASS (Linux 6.x): name that.
+            format!(
+                "-S 0x{tos:02x} with --mptcp (this kernel's Multipath TCP takes a TOS over IPv4 but may not take a traffic class over IPv6; test IPv4 or drop one of them)"
+            )
+        } else {
+            format!("-S 0x{tos:02x}")
+        };
+        set_tos(fd, tos).map_err(wrap(option))?;
     }
     if !tcp {
         if spec.window_bytes.is_none() && spec.receive_buffer_bytes.is_none() {

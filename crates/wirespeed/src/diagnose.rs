@@ -109,6 +109,12 @@ struct PeerReport {
 }
 
 fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
+    if let Some((addr, has_port)) =
+        wirespeed_net::address::parse_zoned(host).map_err(|e| anyhow::anyhow!("--peer {e}"))?
+    {
+        let port = if has_port { addr.port() } else { port };
+        return Ok(wirespeed_net::address::with_port(addr, port));
+    }
     (host, port)
         .to_socket_addrs()
         .with_context(|| {

@@ -236,6 +236,11 @@ pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
 }
 
 fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
+    if text.contains('%') {
+        bail!(
+            "--agent {text}: a zone names a link of this host, which the other agents cannot use to reach it; give the agents routable addresses"
+        );
+    }
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Ok(SocketAddr::new(ip, DEFAULT_PORT));
     }

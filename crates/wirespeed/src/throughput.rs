@@ -483,13 +483,30 @@ pub(crate) fn resolve_agent(
         Ok(())
     };
     let port_or_default = port.unwrap_or(DEFAULT_PORT);
+    // A link-local address with its zone: fe80::1%eth0, [fe80::1%eth0]:PORT.
+    if let Some((addr, has_port)) =
+        wirespeed_net::address::parse_zoned(host).map_err(anyhow::Error::msg)?
+    {
+        family(addr.ip())?;
+        let port = if has_port {
+            one_port(addr.port())?
+        } else {
+            port_or_default
+        };
+        return Ok(wirespeed_net::address::with_port(addr, port));
+    }
+    let zoned = |addr: SocketAddr| -> anyhow::Result<SocketAddr> {
+        wirespeed_net::address::require_zone(addr).map_err(anyhow::Error::msg)?;
+        Ok(addr)
+    };
     if let Ok(ip) = host.parse::<IpAddr>() {
         family(ip)?;
-        return Ok(SocketAddr::new(ip, port_or_default));
+        return zoned(SocketAddr::new(ip, port_or_default));
     }
     if let Ok(addr) = host.parse::<SocketAddr>() {
         family(addr.ip())?;
-        return Ok(SocketAddr::new(addr.ip(), one_port(addr.port())?));
+        let port = one_port(addr.port())?;
+        return zoned(wirespeed_net::address::with_port(addr, port));
     }
     let (name, port) = match host.rsplit_once(':') {
         Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {

@@ -992,3 +992,128 @@ fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
         loaded - idle
     );
 }
+
+/// h2's link-local address on eth0, once duplicate address detection has passed (bounded).
+fn link_local(ns: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let out = Command::new("ip")
+            .args([
+                "-n", ns, "-6", "-o", "addr", "show", "dev", "eth0", "scope", "link",
+            ])
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        if let Some(addr) = text
+            .split_whitespace()
+            .skip_while(|w| *w != "inet6")
+            .nth(1)
+            .and_then(|a| a.split('/').next())
+            && !text.contains("tentative")
+        {
+            return addr.to_string();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no usable link-local address on {ns} eth0: {text}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn wirespeed_in(ns: &str, args: &[&str]) -> (i32, String, String) {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")])
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A link-local address means nothing without its link: across the lab's link, h1 reaches
+/// h2's agent at `fe80::..%eth0` for TCP (with -S and --mptcp), UDP (whose data ports must keep
+/// the zone) and latency's echo and request/response probes; without the zone, one line says
+/// what to add.
+#[test]
+fn link_local_agents_are_reached_through_their_zone() {
+    if !can_build_labs("link_local") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let path = temp_topology("zone", &TWO_HOSTS.replace("\"10M\"", "\"100M\""));
+    let lab = UpLab::up(&path.display().to_string());
+    let _ = std::fs::remove_file(&path);
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let peer = link_local(&h2);
+    let agent = crate::util::ServeProcess::start_in(Some(&h2), "::", &["--mptcp"]);
+    let port = agent.port.to_string();
+    let zoned = format!("{peer}%eth0");
+    let mptcp =
+        std::fs::read_to_string("/proc/sys/net/mptcp/enabled").is_ok_and(|s| s.trim() == "1");
+    let tcp = |extra: &[&str]| -> serde_json::Value {
+        let mut args = vec!["tcp", zoned.as_str(), "-p", &port, "-t", "1", "--json"];
+        args.extend(extra);
+        let (status, stdout, stderr) = wirespeed_in(&h1, &args);
+        assert_eq!(status, 0, "{args:?}: {stderr}");
+        let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+        let received = doc["result"]["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap();
+        assert!(received > 10e6, "TCP over the 100 Mbit/s link: {received}");
+        doc
+    };
+    let ends = |doc: &serde_json::Value, field: &str| -> Vec<serde_json::Value> {
+        doc["result"]["end"]["streams"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| {
+                [
+                    s["sender"]["socket"][field].clone(),
+                    s["receiver"]["socket"][field].clone(),
+                ]
+            })
+            .collect()
+    };
+    // The traffic class at both ends (IPv6's TOS).
+    let doc = tcp(&["-S", "af41"]);
+    assert_eq!(ends(&doc, "tos"), vec![serde_json::json!(0x88); 2]);
+    if mptcp {
+        let doc = tcp(&["--mptcp"]);
+        assert_eq!(ends(&doc, "mptcp"), vec![serde_json::json!(true); 2]);
+    }
+    let bracketed = format!("[{peer}%eth0]:{port}");
+    let (status, stdout, stderr) =
+        wirespeed_in(&h1, &["udp", &bracketed, "-t", "0.5", "-b", "5M", "--json"]);
+    assert_eq!(status, 0, "{stderr}");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(
+        doc["result"]["end"]["sum_received"]["bytes"]
+            .as_u64()
+            .unwrap()
+            > 100_000,
+        "UDP data reached the agent through the zone"
+    );
+    let (status, stdout, stderr) = wirespeed_in(
+        &h1,
+        &[
+            "latency", &zoned, "-p", &port, "--idle", "1s", "-t", "1s", "--json",
+        ],
+    );
+    assert_eq!(status, 0, "{stderr}");
+    assert!(stdout.contains("udp_echo"), "{stdout}");
+    let (status, _, stderr) = wirespeed_in(&h1, &["tcp", &peer, "-p", &port, "-t", "1"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.contains("is link-local: name its interface"),
+        "{stderr}"
+    );
+    drop(agent);
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}

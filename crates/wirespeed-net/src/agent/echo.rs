@@ -5,6 +5,7 @@
 //! the datagram layout are the control protocol's ([`crate::control::echo`]); the client is
 //! the probe's ([`crate::probe::echo`]).
 
+use crate::address::with_port;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::Arc;
@@ -68,10 +69,10 @@ pub(crate) fn serve(
         })?;
         return Ok((Some(reason), EchoTotals::default()));
     }
-    let local_ip = ctl.stream.local_addr()?.ip();
-    let sock = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
+    let local = ctl.stream.local_addr()?;
+    let sock = UdpSocket::bind(with_port(local, 0))?;
     // Connected: the kernel delivers only the session's peer address and port.
-    sock.connect(SocketAddr::new(peer.ip(), client_port))?;
+    sock.connect(with_port(peer, client_port))?;
     sock.set_read_timeout(Some(Duration::from_millis(50)))?;
     let cookie = Cookie::random()?;
     ctl.send(&Message::Echo(EchoMessage::Ready {

@@ -21,6 +21,7 @@
 mod echo;
 mod rr;
 
+use crate::address::with_port;
 use std::collections::{HashMap, VecDeque};
 use std::io::{self, Read};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
@@ -681,7 +682,7 @@ fn run_session(
                 spec.length_bytes
             )))
         })?;
-    let local_ip = ctl.stream.local_addr().map_err(SessionError::Io)?.ip();
+    let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
     let cookie = Cookie::random().map_err(SessionError::Io)?;
     let mut udp_sockets = Vec::new();
     if spec.protocol == Protocol::Udp {
@@ -693,9 +694,8 @@ fn run_session(
             )));
         }
         for (&(id, flow), &port) in flows.iter().zip(&client_udp_ports) {
-            let s = udp_socket(local_ip, &spec).map_err(SessionError::Io)?;
-            s.connect(SocketAddr::new(peer.ip(), port))
-                .map_err(SessionError::Io)?;
+            let s = udp_socket(local, &spec).map_err(SessionError::Io)?;
+            s.connect(with_port(peer, port)).map_err(SessionError::Io)?;
             udp_sockets.push((id, flow, s));
         }
     }
@@ -751,7 +751,7 @@ fn run_session(
     }
     let mut report = running.finish();
     report.intervals = intervals;
-    report.environment = Some(Environment::collect(Some(local_ip)));
+    report.environment = Some(Environment::collect(Some(local.ip())));
     record.report = Some(report.clone());
     outcome?;
     ctl.send(&Message::Results { report })?;
@@ -759,8 +759,8 @@ fn run_session(
     Ok(())
 }
 
-fn udp_socket(local_ip: IpAddr, spec: &TestSpec) -> io::Result<UdpSocket> {
-    let s = UdpSocket::bind(SocketAddr::new(local_ip, 0))?;
+fn udp_socket(local: SocketAddr, spec: &TestSpec) -> io::Result<UdpSocket> {
+    let s = UdpSocket::bind(with_port(local, 0))?;
     sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     crate::udp::enable_gro(&s);
     Ok(s)

@@ -8,6 +8,7 @@
 //! kept (a 4 KiB scratch buffer), and every response is the same shared zero buffer, so a
 //! session holds a few KiB per connection whatever the sizes.
 
+use crate::address::with_port;
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
@@ -66,10 +67,10 @@ pub(crate) fn serve(
             ),
         );
     }
-    let local_ip = ctl.stream.local_addr()?.ip();
+    let local = ctl.stream.local_addr()?;
     // Blocking accept: a new connection is served the moment it arrives (a polling accept
     // would add its period to every TCP_CRR transaction); the stop wakes it by connecting.
-    let listener = TcpListener::bind(SocketAddr::new(local_ip, 0))?;
+    let listener = TcpListener::bind(with_port(local, 0))?;
     let service_addr = listener.local_addr()?;
     let cookie = Cookie::random()?;
     ctl.send(&Message::Rr(RrMessage::Ready {

@@ -362,7 +362,7 @@ pub fn run(cfg: &LoadConfig) -> Result<LoadOutcome, LoadError> {
         Sink::Host(h) => links
             .iter()
             .find(|(host, _)| *host == h)
-            .map(|(_, l)| SocketAddr::new(cfg.agents[h].ip(), l.sink_port)),
+            .map(|(_, l)| crate::address::with_port(cfg.agents[h], l.sink_port)),
     };
     if let Some(to) = destination {
         consent(&mut links, &mut outcomes, to, cfg)?;

@@ -24,6 +24,7 @@
 //! The client side ([`UdpEcho`]) stamps each probe as the ICMP prober does: `SO_TIMESTAMPING`
 //! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
 
+use crate::address::with_port;
 use std::io;
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
@@ -94,7 +95,7 @@ impl UdpEcho {
     ) -> Result<UdpEcho, EchoError> {
         let mut ctl = crate::service::open(agent, auth, idle)?;
         let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
-        let sock = UdpSocket::bind(SocketAddr::new(local.ip(), 0)).map_err(SessionError::Io)?;
+        let sock = UdpSocket::bind(with_port(local, 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
             client_port: sock.local_addr().map_err(SessionError::Io)?.port(),
             seconds,
@@ -106,7 +107,7 @@ impl UdpEcho {
             Message::Error { message } => return Err(EchoError::Refused(message)),
             other => return Err(EchoError::Unexpected(other.kind())),
         };
-        sock.connect(SocketAddr::new(agent.ip(), agent_port))
+        sock.connect(with_port(agent, agent_port))
             .map_err(SessionError::Io)?;
         let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
             | libc::SOF_TIMESTAMPING_RX_SOFTWARE

@@ -1,0 +1,182 @@
+//! Addresses as users write them, and as sockets need them.
+//!
+//! An IPv6 link-local address (`fe80::/10`) means nothing without the link it is on: the same
+//! `fe80::1` may exist on every interface. RFC 4007 §11 writes the link as a zone,
+//! `fe80::1%eth0` (or `%2`, an interface index), and RFC 6874 puts it inside the brackets with
+//! a port: `[fe80::1%eth0]:5201`. The socket layer carries it as the address's scope id, which
+//! every address derived from the agent's (its data ports, its echo port) must keep: a
+//! `SocketAddr::new(ip, port)` would drop it and send the data to no link at all.
+
+use std::net::{IpAddr, Ipv6Addr, SocketAddr, SocketAddrV6};
+
+/// `addr` with another port, keeping an IPv6 address's scope id and flow label.
+pub fn with_port(addr: SocketAddr, port: u16) -> SocketAddr {
+    let mut a = addr;
+    a.set_port(port);
+    a
+}
+
+/// Whether the address is IPv6 link-local (`fe80::/10`), which needs a zone to be reached.
+pub fn is_link_local(ip: IpAddr) -> bool {
+    matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)
+}
+
+/// An address written with a zone (`fe80::1%eth0`, `fe80::1%2`, `[fe80::1%eth0]:5201`): the
+/// socket address (port 0 when none is written) and whether a port was written. `Ok(None)`
+/// when `text` has no zone; an error, naming the fix, when the zone is malformed or names no
+/// interface of this host.
+pub fn parse_zoned(text: &str) -> Result<Option<(SocketAddr, bool)>, String> {
+    let Some(percent) = text.find('%') else {
+        return Ok(None);
+    };
+    let (inner, port) = match text.strip_prefix('[') {
+        Some(rest) => {
+            let (inside, after) = rest.split_once(']').ok_or_else(|| {
+                format!("{text}: a bracketed address needs its ']': write [fe80::1%eth0]:PORT")
+            })?;
+            let port = match after {
+                "" => None,
+                p => Some(
+                    p.strip_prefix(':')
+                        .and_then(|p| p.parse::<u16>().ok())
+                        .ok_or_else(|| {
+                            format!("{text}: after ']' give ':PORT' with a port number")
+                        })?,
+                ),
+            };
+            (inside, port)
+        }
+        None if text[percent..].contains(']') => {
+            return Err(format!(
+                "{text}: write a zone with a port as [ADDR%ZONE]:PORT"
+            ));
+        }
+        None => (text, None),
+    };
+    let (address, zone) = inner.split_once('%').expect("a % was found");
+    let ip: Ipv6Addr = address.parse().map_err(|_| {
+        if address.parse::<std::net::Ipv4Addr>().is_ok() {
+            format!("{text}: a zone (%{zone}) is for IPv6 link-local addresses; drop it for IPv4")
+        } else {
+            format!("{text}: {address} is not an IPv6 address (a zone follows one: fe80::1%eth0)")
+        }
+    })?;
+    let scope = zone_index(zone).map_err(|e| format!("{text}: {e}"))?;
+    Ok(Some((
+        SocketAddr::V6(SocketAddrV6::new(ip, port.unwrap_or(0), 0, scope)),
+        port.is_some(),
+    )))
+}
+
+/// The interface index a zone names: a number, or an interface name of this host.
+fn zone_index(zone: &str) -> Result<u32, String> {
+    if zone.is_empty() {
+        return Err("the zone after '%' is empty: name the interface (fe80::1%eth0)".into());
+    }
+    if let Ok(index) = zone.parse::<u32>() {
+        return if index == 0 {
+            Err("zone 0 names no interface: give an interface name or index".into())
+        } else {
+            Ok(index)
+        };
+    }
+    // The name becomes part of a /sys path: only what an interface name may hold (IFNAMSIZ,
+    // no '/', not '.' or '..') is looked up, so a zone cannot point anywhere else.
+    let valid = zone.len() < 16
+        && zone != "."
+        && zone != ".."
+        && zone
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'/' && b != b'%');
+    if !valid {
+        return Err(format!(
+            "'{zone}' is not an interface name: give one that `ip link` lists"
+        ));
+    }
+    let path = format!("/sys/class/net/{zone}/ifindex");
+    std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .ok_or_else(|| {
+            format!("no interface named {zone} on this host: give one that `ip link` lists")
+        })
+}
+
+/// Refuses a link-local address that has no zone: the kernel would refuse it too, with an
+/// error ("Invalid argument") that does not say why.
+pub fn require_zone(addr: SocketAddr) -> Result<(), String> {
+    match addr {
+        SocketAddr::V6(v6) if is_link_local(addr.ip()) && v6.scope_id() == 0 => Err(format!(
+            "{} is link-local: name its interface, e.g. {}%eth0",
+            v6.ip(),
+            v6.ip()
+        )),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zones_read_as_rfc_4007_and_6874_write_them() {
+        let lo = zone_index("lo").expect("every Linux host has lo");
+        let (a, port) = parse_zoned("fe80::1%lo").unwrap().unwrap();
+        assert_eq!(
+            a,
+            "[fe80::1]:0"
+                .parse::<SocketAddr>()
+                .map(|mut s| {
+                    if let SocketAddr::V6(v) = &mut s {
+                        v.set_scope_id(lo)
+                    }
+                    s
+                })
+                .unwrap()
+        );
+        assert!(!port);
+        let (a, port) = parse_zoned("[fe80::1%7]:5201").unwrap().unwrap();
+        assert!(port);
+        assert_eq!(a.port(), 5201);
+        let SocketAddr::V6(v6) = a else { panic!() };
+        assert_eq!(v6.scope_id(), 7);
+        assert_eq!(parse_zoned("fe80::1").unwrap(), None);
+        assert_eq!(parse_zoned("127.0.0.1:5").unwrap(), None);
+    }
+
+    #[test]
+    fn bad_zones_name_the_fix() {
+        for (text, needle) in [
+            ("fe80::1%", "empty"),
+            ("fe80::1%0", "zone 0"),
+            ("fe80::1%../../etc", "not an interface name"),
+            ("fe80::1%ws-no-such0", "no interface named"),
+            ("10.0.0.1%eth0", "drop it for IPv4"),
+            ("fe80::1%eth0]:80", "[ADDR%ZONE]:PORT"),
+            ("[fe80::1%lo]80", "':PORT'"),
+            ("[fe80::1%lo", "needs its ']'"),
+            ("bogus%lo", "not an IPv6 address"),
+        ] {
+            let e = parse_zoned(text).unwrap_err();
+            assert!(e.contains(needle), "{text}: {e}");
+        }
+    }
+
+    #[test]
+    fn link_local_without_a_zone_is_refused_and_ports_keep_the_zone() {
+        let bare: SocketAddr = "[fe80::2]:5210".parse().unwrap();
+        assert!(require_zone(bare).unwrap_err().contains("fe80::2%eth0"));
+        assert!(require_zone("[2001:2::1]:5210".parse().unwrap()).is_ok());
+        assert!(require_zone("127.0.0.1:1".parse().unwrap()).is_ok());
+        let zoned = SocketAddr::V6(SocketAddrV6::new("fe80::2".parse().unwrap(), 5210, 0, 3));
+        assert!(require_zone(zoned).is_ok());
+        let SocketAddr::V6(moved) = with_port(zoned, 40000) else {
+            panic!()
+        };
+        assert_eq!((moved.port(), moved.scope_id()), (40000, 3));
+        assert!(is_link_local("fe80::1".parse().unwrap()));
+        assert!(is_link_local("febf::1".parse().unwrap()));
+        assert!(!is_link_local("fec0::1".parse().unwrap()));
+    }
+}
