@@ -47,6 +47,8 @@ pub struct RrSession {
     timeout: Duration,
     started: Instant,
     kept: Option<TcpStream>,
+    /// The TOS byte / traffic class of the transactions' connections, from their SYN on.
+    tos: Option<u8>,
 }
 
 impl std::fmt::Debug for RrSession {
@@ -100,6 +102,7 @@ impl RrSession {
             timeout,
             started: Instant::now(),
             kept: None,
+            tos: None,
         })
     }
 
@@ -126,10 +129,24 @@ impl RrSession {
         Ok(t0.elapsed())
     }
 
+    /// Marks every connection opened from now on (`latency -S`), its handshake included.
+    pub fn set_tos(&mut self, tos: u8) {
+        self.tos = Some(tos);
+    }
+
     fn connect(&self) -> io::Result<(TcpStream, Duration)> {
+        let socket = socket2::Socket::new(
+            socket2::Domain::for_address(self.agent),
+            socket2::Type::STREAM,
+            Some(socket2::Protocol::TCP),
+        )?;
+        if let Some(tos) = self.tos {
+            crate::sock::set_tos(&socket, tos)?;
+        }
         let t0 = Instant::now();
-        let stream = TcpStream::connect_timeout(&self.agent, self.timeout)?;
+        socket.connect_timeout(&self.agent.into(), self.timeout)?;
         let took = t0.elapsed();
+        let stream = TcpStream::from(socket);
         stream.set_nodelay(true)?;
         stream.set_read_timeout(Some(self.timeout))?;
         stream.set_write_timeout(Some(self.timeout))?;

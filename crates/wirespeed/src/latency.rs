@@ -84,6 +84,12 @@ pub(crate) struct LatencyArgs {
     #[arg(long, short = 'C', value_name = "ALGO")]
     congestion: Option<String>,
 
+    /// Mark the probes this end sends (UDP echoes, connects, requests) with this IP TOS byte
+    /// or DSCP name (ef, af41, cs1: see tcp -S); the load stays unmarked, so a class-aware
+    /// queue shows as lower loaded latency for the marked probes.
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
     /// Time between probes of each kind (the TCP handshake probes: five times this).
     #[arg(long, default_value = "40ms", value_name = "DURATION", value_parser = parse_duration)]
     probe_interval: Duration,
@@ -292,6 +298,9 @@ pub(crate) struct LatencyParams {
     pub(crate) probe_interval_seconds: f64,
     #[serde(default)]
     pub(crate) congestion: Option<String>,
+    /// `-S`: the TOS byte the probes carried.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tos: Option<u8>,
 }
 
 /// `--rr`: the request/response test.
@@ -441,6 +450,9 @@ fn run_rr(
         CONTROL_TIMEOUT,
     )
     .with_context(|| format!("the request/response service of {agent}"))?;
+    if let Some(tos) = args.tos {
+        session.set_tos(tos);
+    }
     let started = Instant::now();
     let mut rtts = Vec::new();
     let mut connects = Vec::new();
@@ -490,6 +502,7 @@ fn run_rr(
         direction: args.direction,
         probe_interval_seconds: 0.0,
         congestion: None,
+        tos: args.tos,
     };
     let mut doc = Document::new("latency-rr", params, result);
     if let Some(why) = failure.clone() {
@@ -536,6 +549,12 @@ fn run_latency(
         .with_context(|| format!("the request/response service of {agent}"))?;
     let mut fresh = RrSession::open(agent, key.as_ref(), 1, 1, service_seconds, CONTROL_TIMEOUT)
         .with_context(|| format!("the request/response service of {agent}"))?;
+    if let Some(tos) = args.tos {
+        echo.set_tos(tos)
+            .with_context(|| format!("-S {}", wirespeed_model::dscp::describe(tos)))?;
+        kept.set_tos(tos);
+        fresh.set_tos(tos);
+    }
     let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
     let samples: Samples = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
@@ -761,6 +780,7 @@ fn run_latency(
         direction: args.direction,
         probe_interval_seconds: args.probe_interval.as_secs_f64(),
         congestion: args.congestion.clone(),
+        tos: args.tos,
     };
     let mut doc = Document::new("latency", params, result);
     verdicts(&mut doc);

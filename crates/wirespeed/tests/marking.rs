@@ -112,11 +112,12 @@ fn bad_tos_and_mptcp_over_udp_are_one_line_errors() {
 /// The TOS byte is on the packets themselves, in both directions: a packet socket on loopback
 /// counts the IPv4 packets that carry this test's unusual class (AF31, 0x68; no other test
 /// marks its traffic) while the agent sends (`-R`), so the large ones are the agent's.
-#[test]
-fn tos_is_on_the_wire_both_ways() {
+/// Counts, while `args` runs, the IPv4 packets on loopback whose class is `tos` (ECN bits
+/// aside), split at 1000 bytes: (large, small). None when this is not root (no packet socket).
+fn marked_on_the_wire(tos: u8, args: &'static [&'static str]) -> Option<(u64, u64)> {
     if !is_root() {
         eprintln!("not root: no packet socket, the wire is not checked");
-        return;
+        return None;
     }
     use socket2::{Domain, Protocol, Socket, Type};
     const ETH_P_ALL: u16 = 0x0003;
@@ -129,9 +130,8 @@ fn tos_is_on_the_wire_both_ways() {
     capture
         .set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
-    let test = std::thread::spawn(|| wirespeed(&["tcp", "-t", "0.5", "-R", "-S", "af31"]));
-    let mut marked_small = 0u64;
-    let mut marked_large = 0u64;
+    let test = std::thread::spawn(move || wirespeed(args));
+    let (mut large, mut small) = (0u64, 0u64);
     let mut buf = [0u8; 128];
     let deadline = Instant::now() + Duration::from_secs(30);
     while !test.is_finished() && Instant::now() < deadline {
@@ -143,24 +143,45 @@ fn tos_is_on_the_wire_both_ways() {
         if frame.len() < 18 || frame[12..14] != [0x08, 0x00] || frame[14] >> 4 != 4 {
             continue;
         }
-        if frame[15] & !0b11 == 0x68 {
-            let total = u16::from_be_bytes([frame[16], frame[17]]);
-            if total > 1000 {
-                marked_large += 1;
+        if frame[15] & !0b11 == tos {
+            if u16::from_be_bytes([frame[16], frame[17]]) > 1000 {
+                large += 1;
             } else {
-                marked_small += 1;
+                small += 1;
             }
         }
     }
     let run = test.join().unwrap();
     assert_eq!(run.status, 0, "{}", run.stderr);
-    eprintln!("AF31 on the wire: {marked_large} large and {marked_small} small packets");
-    assert!(
-        marked_large >= 10,
-        "the agent's data packets carry AF31: {marked_large} large marked packets"
-    );
-    assert!(
-        marked_small >= 1,
-        "the client's ACKs carry AF31 too: {marked_small} small marked packets"
-    );
+    eprintln!("{args:?}: TOS 0x{tos:02x} on {large} large and {small} small packets");
+    Some((large, small))
+}
+
+/// The TOS byte is on the packets themselves, in both directions: while the agent sends
+/// (`-R`), the large marked packets are its data and the small ones the client's ACKs (AF31,
+/// 0x68: no other test marks its traffic with it).
+#[test]
+fn tos_is_on_the_wire_both_ways() {
+    let Some((large, small)) = marked_on_the_wire(0x68, &["tcp", "-t", "0.5", "-R", "-S", "af31"])
+    else {
+        return;
+    };
+    assert!(large >= 10, "the agent's data packets carry AF31: {large}");
+    assert!(small >= 1, "the client's ACKs carry AF31 too: {small}");
+}
+
+/// `latency -S` marks the probes this end sends (echoes, connects, requests) and not the load:
+/// CS5 (0xa0) is on small packets only.
+#[test]
+fn latency_marks_its_probes_and_not_the_load() {
+    let Some((large, small)) = marked_on_the_wire(
+        0xa0,
+        &[
+            "latency", "--idle", "0.5s", "-t", "1s", "-S", "cs5", "--json",
+        ],
+    ) else {
+        return;
+    };
+    assert!(small >= 10, "the probes carry CS5: {small}");
+    assert_eq!(large, 0, "the bulk load stays unmarked");
 }

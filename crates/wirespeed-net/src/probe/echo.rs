@@ -232,6 +232,11 @@ impl UdpEcho {
         Ok(sample)
     }
 
+    /// Marks the probes this end sends (`latency -S`): the TOS byte or IPv6 traffic class.
+    pub fn set_tos(&self, tos: u8) -> io::Result<()> {
+        crate::sock::set_tos(&self.sock, tos)
+    }
+
     /// Probes every `gap` until `stop`, without waiting for one answer before the
     /// next probe: behind a full queue most probes are lost, and a probe that waited for each
     /// would send one a `timeout`. Each probe's outcome goes to `on_sample` once it is known:
