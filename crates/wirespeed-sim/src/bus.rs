@@ -48,6 +48,11 @@ pub struct Cable {
     pub velocity_factor: f64,
     /// One-way delay of each station's attachment (transceiver, drop cable, repeater).
     pub attach_delay_ns: f64,
+    /// One-way delay between a cluster's multiport repeater and the coax (the repeater's
+    /// transceiver cable and its transceiver), crossed only by signals between stations at
+    /// different points of the coax: stations behind the same repeater hear each other
+    /// through the repeater alone.
+    pub tap_delay_ns: f64,
     /// Station layout.
     pub placement: Placement,
 }
@@ -59,6 +64,7 @@ impl Cable {
             length_m: 3000.0 * METRES_PER_FOOT,
             velocity_factor: 0.77,
             attach_delay_ns: 0.0,
+            tap_delay_ns: 0.0,
             placement: Placement::Clusters { clusters: 4 },
         }
     }
@@ -121,7 +127,7 @@ impl Cable {
     pub fn end_to_end(&self) -> SimSpan {
         SimSpan::from_seconds(
             self.length_m / (self.velocity_factor * SPEED_OF_LIGHT)
-                + 2.0 * self.attach_delay_ns * 1e-9,
+                + 2.0 * (self.attach_delay_ns + self.tap_delay_ns) * 1e-9,
         )
     }
 }
@@ -146,11 +152,15 @@ impl Propagation {
         let x = cable.positions(n);
         let v = cable.velocity_factor * SPEED_OF_LIGHT;
         let attach = cable.attach_delay_ns * 1e-9;
+        let tap = cable.tap_delay_ns * 1e-9;
         let mut delay_ps = vec![0; n * n];
         for i in 0..n {
             for j in 0..n {
                 if i != j {
-                    let seconds = (x[i] - x[j]).abs() / v + 2.0 * attach;
+                    let apart = x[i] != x[j];
+                    let seconds = (x[i] - x[j]).abs() / v
+                        + 2.0 * attach
+                        + if apart { 2.0 * tap } else { 0.0 };
                     delay_ps[i * n + j] = (seconds * PS_PER_SECOND as f64).round() as u64;
                 }
             }
