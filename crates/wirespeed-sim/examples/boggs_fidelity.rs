@@ -30,11 +30,7 @@ fn point(s: &Scenario, reps: u64, charge: f64) -> Row {
                         .map(|seed| {
                             (
                                 seed,
-                                run(&Scenario {
-                                    seed,
-                                    ..s.clone()
-                                })
-                                .expect("scenario runs"),
+                                run(&Scenario { seed, ..s.clone() }).expect("scenario runs"),
                             )
                         })
                         .collect::<Vec<_>>()
@@ -226,14 +222,8 @@ fn main() {
             "jam at the instant of detection (the model before)".into(),
             mac(&base, |m| m.jam_after_preamble = false),
         ),
-        (
-            "restart 75-100 us uniform".into(),
-            uniform(&base, 75, 100),
-        ),
-        (
-            "restart 87 us, no spread".into(),
-            uniform(&base, 87, 87),
-        ),
+        ("restart 75-100 us uniform".into(), uniform(&base, 75, 100)),
+        ("restart 87 us, no spread".into(), uniform(&base, 87, 87)),
         (
             "restart 0: hosts always ready (Gonsalves and Tobagi's model)".into(),
             uniform(&base, 0, 0),
@@ -285,6 +275,14 @@ fn main() {
             (
                 "restart 75-100 us uniform".to_string(),
                 uniform(&net(24, bytes), 75, 100),
+            ),
+            (
+                "hosts always ready (restart 0)".to_string(),
+                uniform(&net(24, bytes), 0, 0),
+            ),
+            (
+                "backoff exponent capped at 6, not 10".to_string(),
+                mac(&net(24, bytes), |m| m.backoff_limit = 6),
             ),
         ] {
             let r = point(&s, reps, 1.0);

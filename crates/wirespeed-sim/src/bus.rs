@@ -261,6 +261,18 @@ mod tests {
         assert_eq!(p.group(0, 0), [4]);
         assert_eq!(p.group(0, 3), [3, 7]);
         assert_eq!(groups[3].0, p.delay(0, 7));
+        // A repeater-to-coax delay is crossed only between clusters.
+        let tapped = Cable {
+            tap_delay_ns: 500.0,
+            ..Cable::seed_long_net()
+        };
+        let q = Propagation::new(&tapped, 8);
+        assert_eq!(q.delay(0, 4), SimSpan::ZERO, "same cluster");
+        assert_eq!(q.delay(0, 3).ps(), p.delay(0, 3).ps() + 1_000_000);
+        assert_eq!(
+            tapped.end_to_end().ps(),
+            Cable::seed_long_net().end_to_end().ps() + 1_000_000
+        );
         // 20 ft: essentially zero.
         assert!(Cable::seed_short_net().end_to_end() < SimSpan::from_ns(30));
     }

@@ -569,7 +569,11 @@ mod tests {
         assert_eq!(jam_end(standard, 0), 96);
         assert_eq!(jam_end(standard, 40), 96);
         assert_eq!(jam_end(standard, 64), 96);
-        assert_eq!(jam_end(standard, 100), 132, "after the preamble: jam at once");
+        assert_eq!(
+            jam_end(standard, 100),
+            132,
+            "after the preamble: jam at once"
+        );
         let at_once = MacParams {
             jam_after_preamble: false,
             ..standard
@@ -577,6 +581,25 @@ mod tests {
         assert_eq!(jam_end(at_once, 0), 32);
         assert_eq!(jam_end(at_once, 40), 72);
         assert_eq!(jam_end(at_once, 100), 132);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_collision_fragment_is_shorter_than_96_bits(seen_after in 0u64..2000, frame in 512u64..12_000) {
+            // Whenever the other signal arrives (within the frame), the station's signal lasts
+            // at least the preamble and the jam, and ends 32 bits after the later of
+            // detection and the preamble's end.
+            let mut mac = Mac::new(MacParams::table_2(10), MacDuplex::Half);
+            let mut io = Probe { now: bits(1000), ..Probe::default() };
+            mac.send(&mut io, frame + 64).unwrap();
+            io.now = bits(1000 + seen_after.min(frame + 63));
+            mac.carrier_on(&mut io);
+            fire(&mut mac, &mut io);
+            let (end, what) = *io.signals.last().unwrap();
+            proptest::prop_assert_eq!(what, "jam end");
+            let length = end.since(bits(1000)).ps() / MacParams::table_2(10).bit_time.ps();
+            proptest::prop_assert_eq!(length, seen_after.min(frame + 63).max(64) + 32);
+        }
     }
 
     #[test]

@@ -102,7 +102,7 @@ impl HostModel {
 
     /// One restart time, nanoseconds: uniform in `[interrupt_min_ns, interrupt_max_ns]`, then
     /// (with a cycle time) as many instructions as fill it, each one or two cycles.
-    pub(crate) fn restart_ns(&self, rng: &mut ChaCha8Rng) -> u64 {
+    pub fn restart_ns(&self, rng: &mut ChaCha8Rng) -> u64 {
         let (lo, hi) = (self.interrupt_min_ns, self.interrupt_max_ns);
         let ns = lo + below(rng, hi - lo + 1);
         let n = self.instructions_in(ns);
