@@ -643,8 +643,8 @@ fn theory_lines(slot_bits: f64) -> Vec<String> {
             big.efficiency * 100.0
         ),
         "Why a real Ethernet does not sit at 1/e (seed 000 §2.5): it is unslotted and \
-         1-persistent, a collision on a short cable costs a round trip plus a 32-bit jam (a \
-         few microseconds), not a whole slot; packets are mostly long; binary exponential \
+         1-persistent, a collision on a short cable costs the 64-bit preamble and a 32-bit jam \
+         or a round trip and the jam (about 10 microseconds), not a whole slot; packets are mostly long; binary exponential \
          backoff adapts to Q; and Q is the number of hosts actually ready, seldom large."
             .to_string(),
         "The simulated columns run that real protocol; the M-B column is the 1976 formula for \
