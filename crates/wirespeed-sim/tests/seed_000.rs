@@ -170,7 +170,10 @@ fn seed_000_bit_rate_falls_with_hosts_and_rises_with_packet_size() {
 fn seed_000_short_net_is_more_efficient_most_for_short_packets() {
     // §3.6, figures 3-3 and 3-10: "network efficiency increases as the collision resolution
     // time decreases. The effect is most pronounced with short packets". 24 hosts, 2 s runs,
-    // 2 seeds; the gain for 64-byte packets must exceed 1 point and the gain for 1536.
+    // 2 seeds; the gain for 64-byte packets must exceed 0.3 point and the gain for 1536. Over
+    // 8 runs it is 0.8 +- 0.3 points (0.26 at 1536); it was 3 points before issue 21, when a
+    // collision between neighbours cost 32 bits of jam instead of the 96 of preamble and jam
+    // that 802.3 (and the seed's 20-ft net) cannot go below.
     let gain = |bytes| {
         let long = mean_over_seeds(&seed_net(24, bytes, 2.0, 0), 2, |r| r.utilization);
         let short = Scenario {
@@ -180,7 +183,7 @@ fn seed_000_short_net_is_more_efficient_most_for_short_packets() {
         mean_over_seeds(&short, 2, |r| r.utilization) - long
     };
     let (g64, g1536) = (gain(64), gain(1536));
-    assert!(g64 > 0.01, "{g64}");
+    assert!(g64 > 0.003, "{g64}");
     assert!(g64 > g1536, "{g64} vs {g1536}");
 }
 
