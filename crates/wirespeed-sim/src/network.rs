@@ -75,7 +75,7 @@ impl HostModel {
     /// deviation). That spread still breaks three hosts' rotation now and then (they collide,
     /// and the packet rate peaks at two, figure 3-5), and it gives 84% at 24 hosts of 64
     /// bytes where the seed measured 85% (§3.6); the 75-100 us uniform spread this model had
-    /// before gave 77.5%. The seed's delays (31 ms per 1536-byte packet with 24 hosts: the
+    /// before gives 77.5% with the same MAC (80.1% with its jam at once). The seed's delays (31 ms per 1536-byte packet with 24 hosts: the
     /// whole time each host spends per packet sent) count the attempts of a packet until it
     /// got through, so a packet that met 16 collisions is retried, not lost.
     pub const TITAN: HostModel = HostModel {
