@@ -158,7 +158,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         tolerance: "+-1 point".into(),
         verdict: Verdict::of((ours_rel + 1.1).abs() <= 1.0),
         why: format!(
-            "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.2%; bench/RESULTS.md) ({} s runs)",
+            "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.3%; bench/RESULTS.md) ({} s runs)",
             short.as_secs_f64()
         ),
     });
