@@ -17,6 +17,8 @@ trap 'rm -rf "$dir"' EXIT
 cat > "$dir/run.sh" <<INNER
 #!/usr/bin/env bash
 set -u
+# sweep writes a results file in its working directory: keep it out of the repository.
+cd "$dir"
 "$W" lab exec "\$WIRESPEED_LAB" sun2 -- "$W" serve -p 5299 >/dev/null 2>&1 &
 spid=\$!
 sleep 1
