@@ -48,6 +48,11 @@ pub struct Cable {
     pub velocity_factor: f64,
     /// One-way delay of each station's attachment (transceiver, drop cable, repeater).
     pub attach_delay_ns: f64,
+    /// One-way delay between a cluster's multiport repeater and the coax (the repeater's
+    /// transceiver cable and its transceiver), crossed only by signals between stations at
+    /// different points of the coax: stations behind the same repeater hear each other
+    /// through the repeater alone.
+    pub tap_delay_ns: f64,
     /// Station layout.
     pub placement: Placement,
 }
@@ -59,6 +64,7 @@ impl Cable {
             length_m: 3000.0 * METRES_PER_FOOT,
             velocity_factor: 0.77,
             attach_delay_ns: 0.0,
+            tap_delay_ns: 0.0,
             placement: Placement::Clusters { clusters: 4 },
         }
     }
@@ -121,7 +127,7 @@ impl Cable {
     pub fn end_to_end(&self) -> SimSpan {
         SimSpan::from_seconds(
             self.length_m / (self.velocity_factor * SPEED_OF_LIGHT)
-                + 2.0 * self.attach_delay_ns * 1e-9,
+                + 2.0 * (self.attach_delay_ns + self.tap_delay_ns) * 1e-9,
         )
     }
 }
@@ -146,11 +152,15 @@ impl Propagation {
         let x = cable.positions(n);
         let v = cable.velocity_factor * SPEED_OF_LIGHT;
         let attach = cable.attach_delay_ns * 1e-9;
+        let tap = cable.tap_delay_ns * 1e-9;
         let mut delay_ps = vec![0; n * n];
         for i in 0..n {
             for j in 0..n {
                 if i != j {
-                    let seconds = (x[i] - x[j]).abs() / v + 2.0 * attach;
+                    let apart = x[i] != x[j];
+                    let seconds = (x[i] - x[j]).abs() / v
+                        + 2.0 * attach
+                        + if apart { 2.0 * tap } else { 0.0 };
                     delay_ps[i * n + j] = (seconds * PS_PER_SECOND as f64).round() as u64;
                 }
             }
@@ -251,6 +261,18 @@ mod tests {
         assert_eq!(p.group(0, 0), [4]);
         assert_eq!(p.group(0, 3), [3, 7]);
         assert_eq!(groups[3].0, p.delay(0, 7));
+        // A repeater-to-coax delay is crossed only between clusters.
+        let tapped = Cable {
+            tap_delay_ns: 500.0,
+            ..Cable::seed_long_net()
+        };
+        let q = Propagation::new(&tapped, 8);
+        assert_eq!(q.delay(0, 4), SimSpan::ZERO, "same cluster");
+        assert_eq!(q.delay(0, 3).ps(), p.delay(0, 3).ps() + 1_000_000);
+        assert_eq!(
+            tapped.end_to_end().ps(),
+            Cable::seed_long_net().end_to_end().ps() + 1_000_000
+        );
         // 20 ft: essentially zero.
         assert!(Cable::seed_short_net().end_to_end() < SimSpan::from_ns(30));
     }

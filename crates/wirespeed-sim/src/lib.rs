@@ -64,6 +64,11 @@ pub enum SimError {
     /// An interrupt latency range upside down.
     #[error("the interrupt latency range runs backwards (example: --interrupt-latency 75us-100us)")]
     Interrupt,
+    /// An interrupt routine of too many instructions for its stalls to be drawn.
+    #[error(
+        "the interrupt latency is more than 1,500,000 instructions of the CPU cycle: give a shorter latency or a longer cycle (example: --interrupt-latency 87us --cycle-time 45ns)"
+    )]
+    Instructions,
     /// Nothing to measure.
     #[error(
         "the measured duration must be longer than zero and at most 1 h of simulated time, whose events would take hours of real time (example: -t 10s)"

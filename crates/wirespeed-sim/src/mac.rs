@@ -13,6 +13,10 @@
 //!   transmissions count as carrier, so it also leaves a gap after itself.
 //! * **Collision detection.** A collision is detected when another station's signal reaches a
 //!   station that is transmitting. It then sends a 32-bit jam and stops.
+//! * **Preamble first.** A collision seen during the preamble is enforced after it: the
+//!   preamble and delimiter (64 bits) go out whole, then the jam, so no fragment is shorter
+//!   than 96 bits (802.3 4.2.3.2.4, 4.2.8). Two stations behind one multiport repeater that
+//!   start together therefore hold the medium 9.6 us, not 3.2 (seed 000 §3.7, issue 21).
 //! * **Truncated binary exponential backoff.** After the n-th collision of a frame the station
 //!   waits `r x slotTime` with `r` uniform in `[0, 2^k)`, `k = min(n, backoffLimit)`.
 //! * **Attempt limit.** After 16 attempts have collided the frame is dropped and counted.
@@ -58,6 +62,13 @@ pub struct MacParams {
     /// frame with a late-collision error status and most controllers do not retransmit it;
     /// on a network within the standard it never matters.
     pub abort_on_late_collision: bool,
+    /// A collision detected while the preamble is still going out is enforced only after the
+    /// preamble and start-frame delimiter: the jam follows them, so that every collision
+    /// fragment is at least 96 bits (IEEE 802.3 4.2.3.2.4 and the `BitTransmitter` procedure
+    /// of 4.2.8, which sends the whole preamble before it looks at `collisionDetect`; the
+    /// Ethernet specification 1.0 that seed 000 cites, [8], does the same). `false` jams at
+    /// the instant of detection, as this model did before issue 21.
+    pub jam_after_preamble: bool,
 }
 
 impl MacParams {
@@ -76,6 +87,7 @@ impl MacParams {
             attempt_limit: 16,
             backoff_limit: 10,
             abort_on_late_collision: true,
+            jam_after_preamble: true,
         }
     }
 
@@ -347,7 +359,13 @@ impl Mac {
             frame.late_collisions += 1;
         }
         self.phase = Phase::Jam;
-        self.arm(io, now + self.params.bits(self.params.jam_bits));
+        let preamble_end = start + self.params.bits(self.params.preamble_bits);
+        let jam_from = if self.params.jam_after_preamble {
+            now.max(preamble_end)
+        } else {
+            now
+        };
+        self.arm(io, jam_from + self.params.bits(self.params.jam_bits));
     }
 
     fn stop_signal(&mut self, io: &mut impl MacIo, how: SignalEnd) {
@@ -493,7 +511,11 @@ mod tests {
         mac.carrier_on(&mut io);
         fire(&mut mac, &mut io);
         assert_eq!(io.signals, [(bits(3096), "start")]);
-        assert_eq!(io.timer.unwrap().0, bits(3096 + 32), "jam at once");
+        assert_eq!(
+            io.timer.unwrap().0,
+            bits(3096 + 64 + 32),
+            "preamble, then the jam"
+        );
     }
 
     #[test]
@@ -508,19 +530,76 @@ mod tests {
         assert_eq!(io.signals.len(), 1);
         io.now = bits(510);
         mac.carrier_on(&mut io);
-        assert_eq!(io.timer.unwrap().0, bits(542));
+        // Seen 10 bits into the preamble: the preamble (64 bits) goes out whole, then the jam.
+        assert_eq!(io.timer.unwrap().0, bits(500 + 64 + 32));
         assert!(fire(&mut mac, &mut io).is_none());
-        assert_eq!(io.signals[1], (bits(542), "jam end"));
+        assert_eq!(io.signals[1], (bits(596), "jam end"));
         // r = 1: one slot of backoff.
-        assert_eq!(io.timer.unwrap().0, bits(542 + 512));
+        assert_eq!(io.timer.unwrap().0, bits(596 + 512));
         io.now = bits(600);
         mac.carrier_off(&mut io);
         fire(&mut mac, &mut io); // backoff over, idle long enough: transmit at once
-        assert_eq!(io.signals[2], (bits(1054), "start"));
+        assert_eq!(io.signals[2], (bits(1108), "start"));
         let report = fire(&mut mac, &mut io).unwrap();
         assert_eq!((report.attempts, report.collisions), (2, 1));
         assert_eq!(report.late_collisions, 0);
         assert_eq!(report.first_attempt, bits(500));
+    }
+
+    #[test]
+    fn a_collision_in_the_preamble_is_enforced_after_it_and_one_later_at_once() {
+        // 802.3 4.2.3.2.4 / 4.2.8: the preamble and SFD always go out whole, so the shortest
+        // fragment is 64 + 32 = 96 bits however soon the other signal arrives.
+        let jam_end = |params: MacParams, seen_after: u64| {
+            let mut mac = Mac::new(params, MacDuplex::Half);
+            let mut io = Probe {
+                now: bits(1000),
+                ..Probe::default()
+            };
+            mac.send(&mut io, 608).unwrap();
+            io.now = bits(1000 + seen_after);
+            mac.carrier_on(&mut io);
+            fire(&mut mac, &mut io);
+            let (at, what) = *io.signals.last().unwrap();
+            assert_eq!(what, "jam end");
+            at.since(bits(1000)).ps() / params.bit_time.ps()
+        };
+        let standard = MacParams::table_2(10);
+        assert!(standard.jam_after_preamble);
+        assert_eq!(jam_end(standard, 0), 96);
+        assert_eq!(jam_end(standard, 40), 96);
+        assert_eq!(jam_end(standard, 64), 96);
+        assert_eq!(
+            jam_end(standard, 100),
+            132,
+            "after the preamble: jam at once"
+        );
+        let at_once = MacParams {
+            jam_after_preamble: false,
+            ..standard
+        };
+        assert_eq!(jam_end(at_once, 0), 32);
+        assert_eq!(jam_end(at_once, 40), 72);
+        assert_eq!(jam_end(at_once, 100), 132);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn no_collision_fragment_is_shorter_than_96_bits(seen_after in 0u64..2000, frame in 512u64..12_000) {
+            // Whenever the other signal arrives (within the frame), the station's signal lasts
+            // at least the preamble and the jam, and ends 32 bits after the later of
+            // detection and the preamble's end.
+            let mut mac = Mac::new(MacParams::table_2(10), MacDuplex::Half);
+            let mut io = Probe { now: bits(1000), ..Probe::default() };
+            mac.send(&mut io, frame + 64).unwrap();
+            io.now = bits(1000 + seen_after.min(frame + 63));
+            mac.carrier_on(&mut io);
+            fire(&mut mac, &mut io);
+            let (end, what) = *io.signals.last().unwrap();
+            proptest::prop_assert_eq!(what, "jam end");
+            let length = end.since(bits(1000)).ps() / MacParams::table_2(10).bit_time.ps();
+            proptest::prop_assert_eq!(length, seen_after.min(frame + 63).max(64) + 32);
+        }
     }
 
     #[test]

@@ -533,6 +533,7 @@ mod tests {
                 length_m,
                 velocity_factor: 0.66,
                 attach_delay_ns: 0.0,
+                tap_delay_ns: 0.0,
                 placement: Placement::Even,
             },
             queue_frames: 100,

@@ -73,10 +73,45 @@ fn seed_000_packet_rate_peaks_at_two_hosts_near_13500() {
 #[test]
 fn seed_000_64_byte_packets_on_the_long_net_lose_about_15_percent() {
     // §3.6: on the long net "the efficiency drops to only 85%" for 64-byte packets (figure
-    // 3-3, 24 hosts). Tolerance: 85% +- 7 points; this model gives about 80%, a few points
-    // under the Titans. 2 s runs, 2 seeds.
+    // 3-3, 24 hosts). Tolerance: 85% +- 2 points (the seed reads it off its figure). 2 s runs,
+    // 2 seeds. The model's Titan restarts its transmitter after 87 us of 45-ns instructions
+    // (seed §3.2); with the 75-100 us uniform restart it had before issue 21 the same net
+    // carries about 77.5%, outside: the figure is the restart's spread (bench/RESULTS.md).
     let u = mean_over_seeds(&seed_net(24, 64, 2.0, 0), 2, |r| r.utilization);
-    assert!((u - 0.85).abs() < 0.07, "{u}");
+    assert!((u - 0.85).abs() < 0.02, "{u}");
+    let spread = Scenario {
+        host: HostModel {
+            interrupt_min_ns: 75_000,
+            interrupt_max_ns: 100_000,
+            cycle_ps: 0,
+            ..HostModel::TITAN
+        },
+        ..seed_net(24, 64, 2.0, 0)
+    };
+    let wide = mean_over_seeds(&spread, 2, |r| r.utilization);
+    assert!(
+        wide < u - 0.04,
+        "75-100 us uniform {wide} vs instructions {u}"
+    );
+}
+
+#[test]
+fn seed_000_the_titan_restart_is_87_us_and_varies_by_its_instruction_stalls() {
+    // §3.2: "about 100 microseconds ... about 1500 machine instructions", 45-ns cycles, "one
+    // instruction every 1.5 cycles"; the 2-host peak of 13,500 packets/s puts the restart at
+    // 87 us: 1,289 instructions of one or two cycles, so 87 us +- 0.81 us (one sd).
+    let titan = HostModel::TITAN;
+    assert_eq!(titan.instructions_in(87_000), 1289);
+    assert!((titan.mean_interrupt_seconds() - 87e-6).abs() < 1e-12);
+    let mut rng = <rand_chacha::ChaCha8Rng as rand_core::SeedableRng>::seed_from_u64(5);
+    let xs: Vec<f64> = (0..4000)
+        .map(|_| titan.restart_ns(&mut rng) as f64 / 1000.0)
+        .collect();
+    let mean = xs.iter().sum::<f64>() / xs.len() as f64;
+    let sd = (xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+    assert!((mean - 87.0).abs() < 0.1, "{mean}");
+    assert!((sd - 0.81).abs() < 0.08, "{sd}");
+    assert!(xs.iter().all(|&x| (58.0..=116.1).contains(&x)));
 }
 
 #[test]
@@ -153,21 +188,37 @@ fn seed_000_short_net_is_more_efficient_most_for_short_packets() {
 }
 
 #[test]
-fn seed_000_two_clusters_and_four_differ_by_about_a_percent_at_most() {
-    // §3.7, figure 3-12: two clusters at the ends are "about 1.1% lower" than four for 64-byte
-    // packets and 24 hosts, with "no appreciable difference" for maximal-length packets.
-    // This model reproduces the size of the effect but not its sign for 64-byte packets (the
-    // two layouts come out within half a point of each other); the test holds it to the
-    // seed's magnitude: within 2 points for 64 bytes, within 0.5 point for 1536. 2 s, 2 seeds.
-    for (bytes, tolerance) in [(64, 0.02), (1536, 0.005)] {
-        let four = mean_over_seeds(&seed_net(24, bytes, 2.0, 0), 2, |r| r.utilization);
+fn seed_000_two_clusters_against_four_follow_the_phase_of_the_restart() {
+    // §3.7, figure 3-12: two clusters at the ends are "about 1.1% lower" than four for
+    // 64-byte packets and 24 hosts, with "no appreciable difference" for maximal-length
+    // packets. Not reproduced, and why (issue 21, bench/RESULTS.md): a host comes back 87 us
+    // after its packet, within a microsecond of the moment a host 3000 ft away sees the next
+    // 64-byte packet end and its gap pass (9.6 + 60.8 + 9.6 us + 2 x 3.96 us = 87.9 us), so
+    // which layout wins depends on that phase: with the restart at 80 us two clusters are
+    // more than 2% lower, at 87 us (the seed's 2-host rate) they are higher. 2 s, 2 seeds.
+    // For 1536-byte packets the two are within 0.5 point, as the seed says.
+    let relative = |s: Scenario| {
+        let four = mean_over_seeds(&s, 2, |r| r.utilization);
         let two = Scenario {
             cable: Cable::seed_two_clusters(),
-            ..seed_net(24, bytes, 2.0, 0)
+            ..s
         };
-        let two = mean_over_seeds(&two, 2, |r| r.utilization);
-        assert!((four - two).abs() < tolerance, "{bytes}: {four} vs {two}");
-    }
+        mean_over_seeds(&two, 2, |r| r.utilization) / four - 1.0
+    };
+    let restart = |us: u64| Scenario {
+        host: HostModel {
+            interrupt_min_ns: us * 1000,
+            interrupt_max_ns: us * 1000,
+            ..HostModel::TITAN
+        },
+        ..seed_net(24, 64, 2.0, 0)
+    };
+    let early = relative(restart(80));
+    let titan = relative(restart(87));
+    assert!(early < -0.02, "restart 80 us: two vs four {early}");
+    assert!(titan > 0.0, "restart 87 us: two vs four {titan}");
+    let big = relative(seed_net(24, 1536, 2.0, 0));
+    assert!(big.abs() < 0.005, "1536: {big}");
 }
 
 #[test]
@@ -214,6 +265,29 @@ fn seed_000_delay_and_its_spread_grow_linearly_with_hosts() {
     let spread: Vec<f64> = runs.iter().map(|r| r.delay_std_dev_seconds).collect();
     let (slope, r2) = fit(&spread);
     assert!(slope > 0.0 && r2 > 0.8, "{spread:?}");
+}
+
+#[test]
+fn seed_000_delay_spread_is_the_deep_backoff_tail_not_twice_the_mean() {
+    // §3.5, figure 3-8: "In the worst case, for large packets and many hosts, the standard
+    // deviation is about twice the mean." Not reproduced (issue 21 item 8): 24 hosts of 1536
+    // bytes give more than 2.5 times the mean, and the measured reason is the tail of packets
+    // whose backoff exponent climbs past 6 (waits of 3 to 52 ms, a 16-collision round about
+    // 200 ms): capped at 6, the same net gives under 2. 2 s, one seed each.
+    let ratio = |s: &Scenario| {
+        let r = sim(s);
+        r.delay_std_dev_seconds / r.delay_mean_seconds
+    };
+    let standard = ratio(&seed_net(24, 1536, 2.0, 5));
+    let capped = ratio(&Scenario {
+        mac: wirespeed_sim::MacParams {
+            backoff_limit: 6,
+            ..wirespeed_sim::MacParams::table_2(10)
+        },
+        ..seed_net(24, 1536, 2.0, 5)
+    });
+    assert!(standard > 2.5, "{standard}");
+    assert!(capped < 2.0, "{capped}");
 }
 
 #[test]

@@ -90,6 +90,11 @@ pub(crate) struct CsmaArgs {
     #[arg(long, default_value = "0ns", value_name = "DURATION", value_parser = parse_duration)]
     attach_delay: Duration,
 
+    /// One-way delay between a cluster's repeater and the coax (its transceiver cable and
+    /// transceiver), crossed only by signals between clusters.
+    #[arg(long, default_value = "0ns", value_name = "DURATION", value_parser = parse_duration)]
+    tap_delay: Duration,
+
     /// Measured time of each test (the seed measured the middle 10 s of 20).
     #[arg(long = "time", short = 't', default_value = "10s", value_name = "DURATION",
           value_parser = parse_duration)]
@@ -113,10 +118,16 @@ pub(crate) struct CsmaArgs {
     buffers: u32,
 
     /// Time from the end of a packet until the interrupt routine restarts the transmitter: one
-    /// value or a uniform range (the Titans: 75us-100us, mean 87 us).
-    #[arg(long, default_value = "75us-100us", value_name = "RANGE",
+    /// value or a uniform range (the Titans: 87us, from the seed's 2-host peak).
+    #[arg(long, default_value = "87us", value_name = "RANGE",
           value_parser = parse_latency)]
     interrupt_latency: (Duration, Duration),
+
+    /// The hosts' CPU cycle: the interrupt routine is that latency's worth of instructions of
+    /// one or two cycles each (1.5 on average), which spreads the restart by their stalls
+    /// (the Titan: 45ns, +-0.8 us); 0 for exactly the latency drawn.
+    #[arg(long, default_value = "45ns", value_name = "DURATION", value_parser = parse_duration)]
+    cycle_time: Duration,
 
     /// Discard a packet after 16 collisions instead of retrying it.
     #[arg(long)]
@@ -324,6 +335,7 @@ impl CsmaArgs {
         }
         cable.velocity_factor = self.velocity;
         cable.attach_delay_ns = self.attach_delay.as_nanos() as f64;
+        cable.tap_delay_ns = self.tap_delay.as_nanos() as f64;
         let arrivals = match (self.load, self.burst) {
             (None, _) => Arrivals::Saturated,
             (Some(load), None) => Arrivals::Poisson { load },
@@ -348,7 +360,10 @@ impl CsmaArgs {
                 buffers: self.buffers,
                 interrupt_min_ns: self.interrupt_latency.0.as_nanos() as u64,
                 interrupt_max_ns: self.interrupt_latency.1.as_nanos() as u64,
+                cycle_ps: u64::try_from(self.cycle_time.as_nanos() * 1000)
+                    .context("--cycle-time: too long (example: --cycle-time 45ns)")?,
                 retry_excessive_collisions: !self.discard_excessive,
+                delay_from_retry: false,
             },
             lengths: self.lengths.0[0].clone(),
             allow_oversize: true,
@@ -628,8 +643,8 @@ fn theory_lines(slot_bits: f64) -> Vec<String> {
             big.efficiency * 100.0
         ),
         "Why a real Ethernet does not sit at 1/e (seed 000 §2.5): it is unslotted and \
-         1-persistent, a collision on a short cable costs a round trip plus a 32-bit jam (a \
-         few microseconds), not a whole slot; packets are mostly long; binary exponential \
+         1-persistent, a collision on a short cable costs the 64-bit preamble and a 32-bit jam \
+         or a round trip and the jam (about 10 microseconds), not a whole slot; packets are mostly long; binary exponential \
          backoff adapts to Q; and Q is the number of hosts actually ready, seldom large."
             .to_string(),
         "The simulated columns run that real protocol; the M-B column is the 1976 formula for \
@@ -839,6 +854,10 @@ mod tests {
             "3",
             "--interrupt-latency",
             "10us",
+            "--cycle-time",
+            "0ns",
+            "--tap-delay",
+            "500ns",
             "--discard-excessive",
             "-t",
             "1s",
@@ -864,6 +883,10 @@ mod tests {
         );
         assert_eq!(s.host.buffers, 3);
         assert_eq!(s.host.interrupt_min_ns, 10_000);
+        assert_eq!(s.host.cycle_ps, 0);
+        assert_eq!(s.cable.tap_delay_ns, 500.0);
+        let titan = parse(&[]).unwrap().scenario().unwrap().host;
+        assert_eq!(titan, HostModel::TITAN, "the defaults are the seed's Titan");
         assert!(!s.host.retry_excessive_collisions);
         assert_eq!(s.measure_ns, 1_000_000_000);
         assert_eq!(s.seed, 9);
@@ -886,5 +909,18 @@ mod tests {
         assert!(parse(&["--burst", "3"]).is_err(), "--burst needs --load");
         assert!(parse(&["--velocity", "2"]).unwrap().scenario().is_err());
         assert!(parse(&["--replications", "0"]).is_err());
+        assert!(
+            parse(&["--interrupt-latency", "1s"])
+                .unwrap()
+                .scenario()
+                .is_err(),
+            "a routine of 15 million instructions"
+        );
+        assert!(
+            parse(&["--interrupt-latency", "1s", "--cycle-time", "0ns"])
+                .unwrap()
+                .scenario()
+                .is_ok()
+        );
     }
 }

@@ -9,7 +9,8 @@
 
 use std::time::Duration;
 
-use wirespeed_sim::{HostModel, RunStats, Scenario};
+use wirespeed_sim::network::TITAN_CYCLE_PS;
+use wirespeed_sim::{Cable, HostModel, MacParams, RunStats, Scenario};
 
 use super::{Comparison, Name, Options, Reproduction, Row, Verdict, setting};
 
@@ -94,17 +95,72 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         why: "figure 3-5 \"the packet rate peaks at two hosts\" (searched over 1..5)".into(),
     });
 
+    // The causes printed beside rows are measured on the spot, with runs of at most 2 s.
+    let short = time.min(Duration::from_secs(2));
+    let restart = |s: Scenario, lo_us: u64, hi_us: u64, cycle_ps: u64| Scenario {
+        host: HostModel {
+            interrupt_min_ns: lo_us * 1000,
+            interrupt_max_ns: hi_us * 1000,
+            cycle_ps,
+            ..HostModel::TITAN
+        },
+        ..s
+    };
+
     // §3.6: 64-byte packets on the long net, 24 hosts: 85% efficiency.
-    let u64b = sim(&seed_net(24, 64, time, 0))?.utilization;
+    let four64 = sim(&seed_net(24, 64, time, 0))?;
+    let u64b = four64.utilization;
+    let before = sim(&Scenario {
+        mac: MacParams {
+            jam_after_preamble: false,
+            ..MacParams::table_2(10)
+        },
+        ..restart(seed_net(24, 64, short, 0), 75, 100, 0)
+    })?
+    .utilization;
+    let spread = sim(&restart(seed_net(24, 64, short, 0), 75, 100, 0))?.utilization;
     rows.push(Row {
         quantity: "24 hosts, 64 B utilisation".into(),
         unit: "%".into(),
         configured: None,
         paper: Some(85.0),
         ours: Some(u64b * 100.0),
-        tolerance: "+-7 points".into(),
-        verdict: Verdict::of((u64b - 0.85).abs() <= 0.07),
-        why: "§3.6 \"the efficiency drops to only 85%\"; this model's hosts are a few points slower than the Titans".into(),
+        tolerance: "+-2 points".into(),
+        verdict: Verdict::of((u64b - 0.85).abs() <= 0.02),
+        why: format!(
+            "§3.6 \"the efficiency drops to only 85%\"; the cause modelled: the Titan's transmitter restart, 87 us of 45-ns instructions of one or two cycles (+-0.8 us), where a 75-100 us uniform restart gives {:.1}% (measured now, {} s) and the model before issue 21 (that spread, jam at once) {:.1}%",
+            spread * 100.0,
+            short.as_secs_f64(),
+            before * 100.0
+        ),
+    });
+
+    // §3.7: two clusters at the ends against four, 64-byte packets, 24 hosts.
+    let two_clusters = |s: Scenario| Scenario {
+        cable: Cable::seed_two_clusters(),
+        ..s
+    };
+    let relative = |four: &Scenario| -> anyhow::Result<f64> {
+        let a = sim(four)?.utilization;
+        let b = sim(&two_clusters(four.clone()))?.utilization;
+        Ok((b / a - 1.0) * 100.0)
+    };
+    let two64 = sim(&two_clusters(seed_net(24, 64, time, 0)))?;
+    let ours_rel = (two64.utilization / u64b - 1.0) * 100.0;
+    let ready = relative(&restart(seed_net(24, 64, short, 0), 0, 0, 0))?;
+    let early = relative(&restart(seed_net(24, 64, short, 0), 80, 80, TITAN_CYCLE_PS))?;
+    rows.push(Row {
+        quantity: "24 hosts, 64 B: 2 clusters vs 4, utilisation".into(),
+        unit: "%".into(),
+        configured: None,
+        paper: Some(-1.1),
+        ours: Some(ours_rel),
+        tolerance: "+-1 point".into(),
+        verdict: Verdict::of((ours_rel + 1.1).abs() <= 1.0),
+        why: format!(
+            "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.3%; bench/RESULTS.md) ({} s runs)",
+            short.as_secs_f64()
+        ),
     });
 
     // §3.5: 24 hosts, 1536-byte packets: 97%, 31 ms per packet per host (30 ideal).
@@ -130,6 +186,41 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         why: "§3.5 \"about 31 milliseconds ... theoretically about 30\"; configured = the collision-free ideal".into(),
     });
 
+    // §3.5, figure 3-8: the delay's standard deviation about twice its mean at worst.
+    let ratio = big.delay_std_dev_seconds / big.delay_mean_seconds;
+    let discard = sim(&Scenario {
+        host: HostModel {
+            retry_excessive_collisions: false,
+            ..HostModel::TITAN
+        },
+        ..seed_net(24, 1536, short, 3)
+    })?;
+    let dropped_share = discard.dropped as f64
+        / (discard.dropped as f64 + discard.packets_per_second * short.as_secs_f64());
+    let capped = sim(&Scenario {
+        mac: MacParams {
+            backoff_limit: 6,
+            ..MacParams::table_2(10)
+        },
+        ..seed_net(24, 1536, short, 3)
+    })?;
+    rows.push(Row {
+        quantity: "24 hosts, 1536 B: delay sd / mean".into(),
+        unit: "ratio".into(),
+        configured: None,
+        paper: Some(2.0),
+        ours: Some(ratio),
+        tolerance: "+-0.5".into(),
+        verdict: Verdict::of((ratio - 2.0).abs() <= 0.5),
+        why: format!(
+            "§3.5 \"the standard deviation is about twice the mean\"; the measured cause: the tail of packets in deep backoff (exponent 7 to 10: waits of 3 to 52 ms): {:.1}% of packets meet 16 collisions (discarded instead of retried, sd/mean {:.2}), and with the exponent capped at 6 (not the standard; to show the cause) sd/mean is {:.2}; nothing the seed says of its hosts shortens that tail ({} s runs; bench/RESULTS.md)",
+            dropped_share * 100.0,
+            discard.delay_std_dev_seconds / discard.delay_mean_seconds,
+            capped.delay_std_dev_seconds / capped.delay_mean_seconds,
+            short.as_secs_f64()
+        ),
+    });
+
     // §3.5, figure 3-4: per-host spread about 20% of the mean at 20 hosts.
     let fair = sim(&seed_net(20, 512, time, 0))?;
     let spread = fair.bits_per_second_std_dev / (fair.bits_per_second / 20.0);
@@ -148,7 +239,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
 
     let stated = Comparison {
         title: "Figures the seed states in its text".into(),
-        source: "seed 000 §3.3, §3.5 (figures 3-3, 3-4, 3-5), §3.6".into(),
+        source: "seed 000 §3.3, §3.5 (figures 3-3 to 3-5, 3-8), §3.6, §3.7".into(),
         method: "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point".into(),
         rows,
     };
@@ -201,7 +292,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         ),
         setting(
             "hosts",
-            "Titan model: 15 buffers, 75-100 us interrupt latency",
+            "Titan model: 15 buffers, transmitter restarted 87 us after each packet (1,289 instructions of one or two 45-ns cycles: +-0.8 us)",
         ),
         setting(
             "measured time per point",

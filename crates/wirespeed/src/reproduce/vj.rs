@@ -294,7 +294,7 @@ fn table(title: &str, file: &str, points: &[Point], bytes: u64, modelled: bool) 
             "the seed: \"the 3/60s get 91% of the theoretical max\" (1,104 KB/s); ours {best:.1}% of this link's envelope ({}){}",
             if modelled { "half duplex, an ACK per two segments" } else { "full duplex" },
             if modelled && best < 91.0 {
-                "; short of the seed's: on the half-duplex medium ACKs and data can collide (the seed's own reason why send = receive was best); this run does not separate that from the hosts' cost"
+                "; short of the seed's, and sagging past 7 packets where the seed's keeps rising: the measured cause is ACKs colliding with data on the half-duplex medium (the seed's own reason why send = receive was best), not the hosts' cost: with the same hosts on a full-duplex link the rate is flat at 1,152 KiB/s from 6 packets up, while half duplex rises to 980 at 6-8 packets and falls to 914-944 at 12, its ACK frames meeting 1.27 collisions each (bench/vj-duplex.sh, 3 transfers per point); how the seed's LANCEs met fewer the seed does not say"
             } else {
                 ""
             }
