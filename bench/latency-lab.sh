@@ -68,7 +68,7 @@ for ((r = 0; r < reps; r++)); do
 import json, sys
 d = json.load(open(sys.argv[1]))["result"]
 k = next(k for k in d["kinds"] if k["kind"] == "udp_echo")
-print(k["idle"]["p50_ms"], k["idle"]["p99_ms"], k["loaded"]["p50_ms"], k["loaded"]["p99_ms"], d["load_bits_per_second"] / 1e6)
+print(k["idle"]["p50_ms"], k["idle"]["p99_ms"], k["loaded"]["p50_ms"], k["loaded"]["p99_ms"], d["upload_bits_per_second"] / 1e6)
 PY
 )
     w_idle50+=("$a"); w_idle99+=("$b"); w_load50+=("$c"); w_load99+=("$d"); w_rate+=("$e")

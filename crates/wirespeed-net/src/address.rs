@@ -16,6 +16,14 @@ pub fn with_port(addr: SocketAddr, port: u16) -> SocketAddr {
     a
 }
 
+/// `ip` and `port` as a socket address, with `scope_id` on an IPv6 address (0: none).
+pub fn scoped(ip: IpAddr, port: u16, scope_id: u32) -> SocketAddr {
+    match ip {
+        IpAddr::V6(v6) => SocketAddr::V6(SocketAddrV6::new(v6, port, 0, scope_id)),
+        IpAddr::V4(_) => SocketAddr::new(ip, port),
+    }
+}
+
 /// Whether the address is IPv6 link-local (`fe80::/10`), which needs a zone to be reached.
 pub fn is_link_local(ip: IpAddr) -> bool {
     matches!(ip, IpAddr::V6(v6) if (v6.segments()[0] & 0xffc0) == 0xfe80)

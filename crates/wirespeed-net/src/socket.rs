@@ -94,6 +94,7 @@ impl IcmpSocket {
     /// Opens the socket kind `choice` allows, for probes to `target`.
     pub(crate) fn open(
         target: IpAddr,
+        scope_id: u32,
         choice: SocketChoice,
         raw_ident: u16,
     ) -> Result<IcmpSocket, OpenError> {
@@ -186,7 +187,7 @@ impl IcmpSocket {
             family,
             kind,
             ident,
-            target: SocketAddr::new(target, 0),
+            target: crate::address::scoped(target, 0, scope_id),
             sent: 0,
             ttl: None,
             buf: Vec::with_capacity(65536),

@@ -177,16 +177,30 @@ pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
     Ok(Sizes(sizes.into_iter().map(|s| s as usize).collect()))
 }
 
-fn resolve(host: &str) -> anyhow::Result<IpAddr> {
+/// The destination and, for a link-local one, its link (`fe80::1%eth0`).
+fn resolve(host: &str) -> anyhow::Result<(IpAddr, u32)> {
+    if let Some((addr, has_port)) =
+        wirespeed_net::address::parse_zoned(host).map_err(anyhow::Error::msg)?
+    {
+        if has_port {
+            bail!("{host}: probe takes a host, not a port; give the agent's port with -p");
+        }
+        let std::net::SocketAddr::V6(v6) = addr else {
+            unreachable!("a zone is IPv6's")
+        };
+        return Ok((addr.ip(), v6.scope_id()));
+    }
     if let Ok(ip) = host.parse::<IpAddr>() {
-        return Ok(ip);
+        wirespeed_net::address::require_zone(std::net::SocketAddr::new(ip, 0))
+            .map_err(anyhow::Error::msg)?;
+        return Ok((ip, 0));
     }
     let addr = (host, 0)
         .to_socket_addrs()
         .with_context(|| format!("cannot resolve '{host}': give an IP address or a known name"))?
         .next()
         .with_context(|| format!("'{host}' has no address"))?;
-    Ok(addr.ip())
+    Ok((addr.ip(), 0))
 }
 
 /// Which clock the fits used.
@@ -434,7 +448,7 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     if let Some(plot) = &args.plot {
         crate::output::check_output_file("--plot", plot)?;
     }
-    let target = resolve(&args.host)?;
+    let (target, scope_id) = resolve(&args.host)?;
     let min = if args.udp {
         wirespeed_net::probe::echo::min_size(target)
     } else {
@@ -455,10 +469,11 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         None => default_sizes(min, mtu),
     };
     if args.count == 0 {
-        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -n 32");
+        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
     }
     let config = ProbeConfig {
         target,
+        scope_id,
         sizes: sizes.clone(),
         per_size: args.count,
         max_ttl: args.hops.then_some(args.max_ttl),

@@ -1106,6 +1106,27 @@ fn link_local_agents_are_reached_through_their_zone() {
     );
     assert_eq!(status, 0, "{stderr}");
     assert!(stdout.contains("udp_echo"), "{stdout}");
+    // probe: ICMP echo and the agent's UDP echo, to the same zoned address.
+    for udp in [false, true] {
+        let mut args = vec![
+            "probe",
+            zoned.as_str(),
+            "-c",
+            "2",
+            "--sizes",
+            "100,400",
+            "--json",
+        ];
+        if udp {
+            args.extend(["--udp", "-p", &port]);
+        }
+        let (status, stdout, stderr) = wirespeed_in(&h1, &args);
+        assert_eq!(status, 0, "{args:?}: {stderr}");
+        assert!(
+            stdout.contains("\"schema\": \"wirespeed.probe.v1\""),
+            "{stdout}"
+        );
+    }
     let (status, _, stderr) = wirespeed_in(&h1, &["tcp", &peer, "-p", &port, "-t", "1"]);
     assert_eq!(status, 2, "{stderr}");
     assert!(

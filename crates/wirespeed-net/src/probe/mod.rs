@@ -29,6 +29,8 @@ use crate::socket::{Event, IcmpSocket, OpenError, SocketChoice, SocketKind};
 pub struct ProbeConfig {
     /// The host.
     pub target: IpAddr,
+    /// The link of a link-local target (`fe80::1%eth0`: the interface's index); 0 for none.
+    pub scope_id: u32,
     /// Probe sizes, IP packet bytes.
     pub sizes: Vec<usize>,
     /// Probes per size (per hop).
@@ -458,7 +460,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
             // The session lasts as long as the run may, plus the answers' wait.
             let seconds = (config.max_duration + config.timeout * 4).as_secs_f64();
             let echo = echo::UdpEcho::open(
-                std::net::SocketAddr::new(config.target, udp.port),
+                crate::address::scoped(config.target, udp.port, config.scope_id),
                 udp.auth.as_ref(),
                 seconds.min(3600.0),
                 Duration::from_secs(10),
@@ -487,7 +489,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
 
 fn open_icmp(config: &ProbeConfig) -> Result<IcmpSocket, ProbeError> {
     let raw_ident = (config.seed as u16) ^ (std::process::id() as u16);
-    IcmpSocket::open(config.target, config.socket, raw_ident).map_err(
+    IcmpSocket::open(config.target, config.scope_id, config.socket, raw_ident).map_err(
         |OpenError { datagram, raw }| {
             let mut detail = Vec::new();
             if let Some(e) = datagram {
@@ -687,6 +689,7 @@ mod tests {
     fn loopback(target: IpAddr, max_ttl: Option<u8>) -> ProbeConfig {
         ProbeConfig {
             target,
+            scope_id: 0,
             sizes: vec![min_size(target), 200, 600, 1400],
             per_size: 4,
             max_ttl,
