@@ -18,6 +18,7 @@ pub mod diagnose;
 pub mod envelope;
 pub mod framing;
 pub mod load;
+pub mod mesh;
 pub mod perhop;
 pub mod resample;
 pub mod sample_stats;
