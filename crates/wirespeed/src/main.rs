@@ -24,6 +24,8 @@ mod latency_html;
 mod load;
 mod load_html;
 mod load_render;
+mod mesh;
+mod mesh_html;
 mod metrics;
 mod model;
 mod output;

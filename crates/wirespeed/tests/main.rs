@@ -12,6 +12,7 @@ mod json_golden;
 mod lab;
 mod latency;
 mod load;
+mod mesh;
 mod metrics;
 mod probe;
 mod refusals;
