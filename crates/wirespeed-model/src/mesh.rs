@@ -297,7 +297,8 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
         tests.iter().filter(move |m| {
             (m.source == h || m.destination == h)
                 && skip.is_none_or(|(a, b)| {
-                    !((m.source == a && m.destination == b) || (m.source == b && m.destination == a))
+                    !((m.source == a && m.destination == b)
+                        || (m.source == b && m.destination == a))
                 })
         })
     };
@@ -429,7 +430,8 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
             .iter()
             .find(|o| o.source == m.destination && o.destination == m.source);
         let (Some(ab), Some(ba)) = (
-            m.rate_bits_per_second.filter(|v| v.is_finite() && *v >= 0.0),
+            m.rate_bits_per_second
+                .filter(|v| v.is_finite() && *v >= 0.0),
             back.and_then(|b| b.rate_bits_per_second)
                 .filter(|v| v.is_finite() && *v >= 0.0),
         ) else {
@@ -610,9 +612,14 @@ mod tests {
         });
         let a = analyse(4, &tests, &Thresholds::default());
         assert!(
-            a.findings
-                .iter()
-                .any(|f| matches!(f, Finding::HighLatencyPair { source: 0, destination: 1, .. })),
+            a.findings.iter().any(|f| matches!(
+                f,
+                Finding::HighLatencyPair {
+                    source: 0,
+                    destination: 1,
+                    ..
+                }
+            )),
             "{:?}",
             a.findings
         );
@@ -622,7 +629,11 @@ mod tests {
                 m.rtt_seconds = Some(9e-4);
             }
         });
-        assert!(analyse(4, &tests, &Thresholds::default()).findings.is_empty());
+        assert!(
+            analyse(4, &tests, &Thresholds::default())
+                .findings
+                .is_empty()
+        );
     }
 
     #[test]

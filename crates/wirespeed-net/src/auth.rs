@@ -98,7 +98,10 @@ impl AuthKey {
     /// (the mesh destination's consent). No context starts as the handshake's does, so no
     /// proof can stand for a handshake answer or the other way round.
     pub fn prove(&self, context: &[u8], data: &[u8]) -> Vec<u8> {
-        assert!(!context.starts_with(b"wirespeed-auth"), "a context of its own");
+        assert!(
+            !context.starts_with(b"wirespeed-auth"),
+            "a context of its own"
+        );
         let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length");
         mac.update(context);
         mac.update(data);

@@ -117,16 +117,14 @@ fn consent(
         );
     };
     let proof = key.prove(CONSENT_CONTEXT, &consent_bytes(&nonce, peer.ip()));
-    ctl.send(&Message::Mesh(MeshMessage::Consented { proof: hex(&proof) }))?;
+    ctl.send(&Message::Mesh(MeshMessage::Consented {
+        proof: hex(&proof),
+    }))?;
     Ok(None)
 }
 
 /// Why the source did not test the destination (the controller prints it verbatim).
-fn ask_consent(
-    destination: SocketAddr,
-    key: &AuthKey,
-    timeout: Duration,
-) -> Result<(), String> {
+fn ask_consent(destination: SocketAddr, key: &AuthKey, timeout: Duration) -> Result<(), String> {
     let fail = |why: String| format!("{destination} did not consent: {why}");
     let stream = TcpStream::connect_timeout(&destination, timeout)
         .map_err(|e| fail(format!("cannot connect ({e})")))?;
@@ -328,9 +326,7 @@ pub enum MeshError {
     #[error("{0}")]
     Refused(String),
     /// The source agent is of a release without mesh tests.
-    #[error(
-        "the agent at {0} does not run mesh tests (an older wirespeed release): upgrade it"
-    )]
+    #[error("the agent at {0} does not run mesh tests (an older wirespeed release): upgrade it")]
     TooOld(SocketAddr),
     /// The session broke.
     #[error(transparent)]
@@ -358,9 +354,9 @@ pub fn run_pair(
         Message::Error { message } if message.contains("unknown variant `mesh`") => {
             Err(MeshError::TooOld(source))
         }
-        Message::Error { message } => Err(MeshError::Refused(format!(
-            "the agent reported: {message}"
-        ))),
+        Message::Error { message } => {
+            Err(MeshError::Refused(format!("the agent reported: {message}")))
+        }
         other => Err(MeshError::Unexpected(other.kind())),
     }
 }

@@ -296,7 +296,10 @@ fn named_agents(args: &MeshArgs) -> anyhow::Result<Vec<AgentEntry>> {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("--agents-file {shown}: cannot read it"))?;
         if meta.len() > 4 << 20 {
-            bail!("--agents-file {shown}: {} bytes is too large for a list of agents (at most 4 MiB)", meta.len());
+            bail!(
+                "--agents-file {shown}: {} bytes is too large for a list of agents (at most 4 MiB)",
+                meta.len()
+            );
         }
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("--agents-file {shown}: cannot read it"))?;
@@ -370,7 +373,10 @@ impl MeshArgs {
             );
         }
         if self.probes > MAX_PROBES {
-            bail!("--probes {} is too many: at most {MAX_PROBES} per test", self.probes);
+            bail!(
+                "--probes {} is too many: at most {MAX_PROBES} per test",
+                self.probes
+            );
         }
         let gap = self.probe_gap.as_secs_f64();
         if !(MIN_PROBE_GAP_SECONDS..=MAX_PROBE_GAP_SECONDS).contains(&gap) {
@@ -383,7 +389,9 @@ impl MeshArgs {
             );
         }
         if self.timeout < Duration::from_millis(100) {
-            bail!("--timeout is too short for any agent to answer: use at least 100ms (e.g. --timeout 10s)");
+            bail!(
+                "--timeout is too short for any agent to answer: use at least 100ms (e.g. --timeout 10s)"
+            );
         }
         if let Some(n) = self.local
             && !(2..=16).contains(&n)
@@ -499,7 +507,9 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         "mesh",
         "tests",
         total_tests as u64,
-        Some(Duration::from_secs_f64(per_test / todo.first().map_or(1, Vec::len).max(1) as f64)),
+        Some(Duration::from_secs_f64(
+            per_test / todo.first().map_or(1, Vec::len).max(1) as f64,
+        )),
         false,
     );
     let start = Instant::now();
@@ -619,6 +629,15 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             }),
         }
         .into());
+    }
+    if args.csv {
+        // The CSV stays one table: verdicts and warnings go to stderr.
+        for v in doc.verdicts.drain(..) {
+            eprintln!("verdict: {v}");
+        }
+        for w in doc.warnings.drain(..) {
+            eprintln!("warning: {w}");
+        }
     }
     output::print(&args.output, &doc).context("writing the result")?;
     if doc.result.tests_failed > 0 {
@@ -790,9 +809,25 @@ impl MeshResult {
         out
     }
 
-    /// Failed tests, and a schedule that overran its prediction.
+    /// Failed tests, agents that share one host, and a schedule that overran its prediction.
     pub(crate) fn warnings(&self) -> Vec<String> {
         let mut out = Vec::new();
+        if self.agents.len() >= 2 && self.agents.iter().all(|a| a.address.ip().is_loopback()) {
+            out.push(
+                "every agent is on this host's loopback: the tests share its CPUs, not links, so rates and outliers here measure the host's scheduling".into(),
+            );
+        }
+        if self.slots > 0
+            && self.predicted_seconds > 0.0
+            && self.elapsed_seconds > 1.1 * self.predicted_seconds
+        {
+            out.push(format!(
+                "the mesh took {}, {:.0}% over the schedule's {}: its tests lasted longer than -t and the probes (after -t the receiver drains what the sender's socket buffer and the path's queue hold, longest on slow paths), or agents were slow to answer",
+                format_seconds(self.elapsed_seconds),
+                100.0 * (self.elapsed_seconds / self.predicted_seconds - 1.0),
+                format_seconds(self.predicted_seconds)
+            ));
+        }
         for r in &self.tests {
             for p in r.problems() {
                 out.push(format!(
@@ -813,9 +848,8 @@ impl MeshResult {
         );
         for s in 0..n {
             t.row(
-                std::iter::once(format!("{} {}", s + 1, self.name(s))).chain((0..n).map(|d| {
-                    if s == d { "-".to_string() } else { cell(s, d) }
-                })),
+                std::iter::once(format!("{} {}", s + 1, self.name(s)))
+                    .chain((0..n).map(|d| if s == d { "-".to_string() } else { cell(s, d) })),
             );
         }
         t
@@ -840,7 +874,8 @@ impl MeshResult {
             "probes_answered",
             "error",
         ]);
-        let f = |v: Option<f64>| v.map(|v| format!("{v}")).unwrap_or_default();
+        let f = |v: Option<f64>| v.map(|v| format!("{v:.9}")).unwrap_or_default();
+        let bps = |v: Option<f64>| v.map(|v| format!("{v:.0}")).unwrap_or_default();
         for r in &self.tests {
             let res = r.result.as_ref();
             let lat = res.and_then(|r| r.latency.as_ref());
@@ -854,7 +889,7 @@ impl MeshResult {
                 format!("{:.6}", r.planned_end_seconds),
                 format!("{:.6}", r.start_seconds),
                 format!("{:.6}", r.end_seconds),
-                f(r.rate()),
+                bps(r.rate()),
                 res.and_then(|r| r.retransmits)
                     .map(|v| v.to_string())
                     .unwrap_or_default(),
@@ -957,8 +992,18 @@ mod tests {
         assert!(resolve("", 1).is_err());
         assert!(resolve("localhost:x", 1).is_err());
         let dup = vec![e[0].clone(), e[0].clone()];
-        assert!(check_agents(&dup).unwrap_err().to_string().contains("twice"));
-        assert!(check_agents(&e[..1]).unwrap_err().to_string().contains("at least 2"));
+        assert!(
+            check_agents(&dup)
+                .unwrap_err()
+                .to_string()
+                .contains("twice")
+        );
+        assert!(
+            check_agents(&e[..1])
+                .unwrap_err()
+                .to_string()
+                .contains("at least 2")
+        );
     }
 
     #[test]
@@ -1023,7 +1068,10 @@ mod tests {
         let mut text = Vec::new();
         wirespeed_report::Render::render(&r, &mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
-        assert!(text.contains("TCP rate (row: source, column: destination)"), "{text}");
+        assert!(
+            text.contains("TCP rate (row: source, column: destination)"),
+            "{text}"
+        );
         assert!(r.csv().to_string().lines().count() == 13);
     }
 }

@@ -69,7 +69,10 @@ impl MeshResult {
                     name(host),
                     rate(median_bits_per_second),
                     rate(fleet_bits_per_second),
-                    format!("{:.1} robust SD below the fleet over {tests} tests", -robust_z),
+                    format!(
+                        "{:.1} robust SD below the fleet over {tests} tests",
+                        -robust_z
+                    ),
                 ),
                 Finding::BadPair {
                     source,
@@ -170,7 +173,9 @@ impl MeshResult {
                 Cell::text(r.error.clone().unwrap_or_default()),
             ]);
         }
-        m.lit("<div class=\"wide\">").push(&t.markup()).lit("</div>");
+        m.lit("<div class=\"wide\">")
+            .push(&t.markup())
+            .lit("</div>");
         m
     }
 
@@ -189,11 +194,7 @@ impl MeshResult {
                 "bits_per_second",
                 wirespeed_model::stats::median(&rates),
             ),
-            (
-                "outliers".into(),
-                "",
-                self.analysis.findings.len() as f64,
-            ),
+            ("outliers".into(), "", self.analysis.findings.len() as f64),
         ]
     }
 }

@@ -48,13 +48,22 @@ fn assert_no_agent_in_two_tests(tests: &[serde_json::Value]) {
     for (i, a) in tests.iter().enumerate() {
         for b in &tests[i + 1..] {
             let agents = |t: &serde_json::Value| {
-                BTreeSet::from([t["source"].as_u64().unwrap(), t["destination"].as_u64().unwrap()])
+                BTreeSet::from([
+                    t["source"].as_u64().unwrap(),
+                    t["destination"].as_u64().unwrap(),
+                ])
             };
             if agents(a).is_disjoint(&agents(b)) {
                 continue;
             }
-            let (s1, e1) = (a["start_seconds"].as_f64().unwrap(), a["end_seconds"].as_f64().unwrap());
-            let (s2, e2) = (b["start_seconds"].as_f64().unwrap(), b["end_seconds"].as_f64().unwrap());
+            let (s1, e1) = (
+                a["start_seconds"].as_f64().unwrap(),
+                a["end_seconds"].as_f64().unwrap(),
+            );
+            let (s2, e2) = (
+                b["start_seconds"].as_f64().unwrap(),
+                b["end_seconds"].as_f64().unwrap(),
+            );
             assert!(e1 <= s2 || e2 <= s1, "overlap: {a} and {b}");
         }
     }
@@ -74,8 +83,20 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
         .join(",");
     let results = dir.path("mesh.jsonl");
     let run = wirespeed(&[
-        "mesh", "--agents", &list, "-t", "0.3", "--probes", "5", "--probe-gap", "5ms",
-        "--auth-key-file", &key, "--results", &results, "--json",
+        "mesh",
+        "--agents",
+        &list,
+        "-t",
+        "0.3",
+        "--probes",
+        "5",
+        "--probe-gap",
+        "5ms",
+        "--auth-key-file",
+        &key,
+        "--results",
+        &results,
+        "--json",
     ]);
     assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
@@ -104,14 +125,30 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
     // The controller recorded the plan beside what ran: six slots, each planned after the last.
     let slots: BTreeSet<u64> = tests.iter().map(|t| t["slot"].as_u64().unwrap()).collect();
     assert_eq!(slots.len(), 6);
-    assert!(tests.iter().all(|t| t["planned_end_seconds"].as_f64().unwrap()
-        > t["planned_start_seconds"].as_f64().unwrap()));
+    assert!(
+        tests
+            .iter()
+            .all(|t| t["planned_end_seconds"].as_f64().unwrap()
+                > t["planned_start_seconds"].as_f64().unwrap())
+    );
     // Each test is on disk, after the plan line.
     let text = std::fs::read_to_string(&results).unwrap();
     assert_eq!(text.lines().count(), 13, "{text}");
-    assert!(text.lines().next().unwrap().contains("wirespeed.mesh-runs.v1"));
+    assert!(
+        text.lines()
+            .next()
+            .unwrap()
+            .contains("wirespeed.mesh-runs.v1")
+    );
     // Resuming a whole mesh runs nothing and shows the same matrix.
-    let again = wirespeed(&["mesh", "--resume", &results, "--auth-key-file", &key, "--json"]);
+    let again = wirespeed(&[
+        "mesh",
+        "--resume",
+        &results,
+        "--auth-key-file",
+        &key,
+        "--json",
+    ]);
     assert_eq!(again.status, 0, "{}", again.stderr);
     let again = json(&again);
     assert_eq!(again["result"]["tests"].as_array().unwrap().len(), 12);
@@ -120,24 +157,44 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
     let cut: Vec<&str> = text.lines().take(7).collect();
     std::fs::write(&results, cut.join("\n") + "\n").unwrap();
     let half = wirespeed(&[
-        "mesh", "--resume", &results, "--auth-key-file", &key, "--csv",
+        "mesh",
+        "--resume",
+        &results,
+        "--auth-key-file",
+        &key,
+        "--csv",
     ]);
     assert_eq!(half.status, 0, "{}", half.stderr);
     let csv: Vec<&str> = half.stdout.lines().collect();
     assert_eq!(csv.len(), 13, "{}", half.stdout);
     assert!(csv[0].starts_with("source,destination,source_address"));
-    assert_eq!(std::fs::read_to_string(&results).unwrap().lines().count(), 13);
+    assert_eq!(
+        std::fs::read_to_string(&results).unwrap().lines().count(),
+        13
+    );
     // The report draws the heatmap and the outlier table from the results file.
     let page = dir.path("mesh.html");
     let rep = wirespeed(&["report", &results, "-o", &page]);
     assert_eq!(rep.status, 0, "{}", rep.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
-    assert!(html.contains("Rate matrix") && html.contains("Outliers"), "no mesh view");
+    assert!(
+        html.contains("Rate matrix") && html.contains("Outliers"),
+        "no mesh view"
+    );
     assert!(html.contains("<svg"), "no heatmap");
     // The text view: the matrices and the pairs.
     let text = wirespeed(&[
-        "mesh", "--agents", &list, "-t", "0.2", "--probes", "2", "--concurrency", "2",
-        "--auth-key-file", &key,
+        "mesh",
+        "--agents",
+        &list,
+        "-t",
+        "0.2",
+        "--probes",
+        "2",
+        "--concurrency",
+        "2",
+        "--auth-key-file",
+        &key,
     ]);
     assert_eq!(text.status, 0, "{}", text.stderr);
     for needle in [
@@ -176,8 +233,14 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
     let doc = json(&run);
     let warnings = doc["warnings"].to_string();
     // The unkeyed agent will not send, and will not consent to be sent to.
-    assert!(warnings.contains("it holds no key, so it does not send tests to other agents"), "{warnings}");
-    assert!(warnings.contains("it holds no key, so it does not consent"), "{warnings}");
+    assert!(
+        warnings.contains("it holds no key, so it does not send tests to other agents"),
+        "{warnings}"
+    );
+    assert!(
+        warnings.contains("it holds no key, so it does not consent"),
+        "{warnings}"
+    );
     assert!(doc["result"]["rate_matrix_bits_per_second"][0][1].is_null());
 
     // An agent of another fleet (another key) cannot consent: the source's handshake fails.
@@ -186,11 +249,20 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
         "mesh",
         "--agents",
         &format!("127.0.0.1:{},127.0.0.1:{}", keyed.port, stranger.port),
-        "-t", "0.2", "--probes", "0", "--auth-key-file", &key, "--json",
+        "-t",
+        "0.2",
+        "--probes",
+        "0",
+        "--auth-key-file",
+        &key,
+        "--json",
     ]);
     assert_eq!(run.status, 2, "{}", run.stderr);
     let warnings = json(&run)["warnings"].to_string();
-    assert!(warnings.contains("did not consent: refused by the agent: authentication failed"), "{warnings}");
+    assert!(
+        warnings.contains("did not consent: refused by the agent: authentication failed"),
+        "{warnings}"
+    );
 
     // A destination outside the source's allow rules: 127.0.0.2 is neither the source's
     // address nor its client's.
@@ -199,23 +271,43 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
         "mesh",
         "--agents",
         &format!("127.0.0.1:{},127.0.0.2:{}", keyed.port, far.port),
-        "-t", "0.2", "--probes", "0", "--auth-key-file", &key, "--json",
+        "-t",
+        "0.2",
+        "--probes",
+        "0",
+        "--auth-key-file",
+        &key,
+        "--json",
     ]);
     assert_eq!(run.status, 2, "{}", run.stderr);
     let warnings = json(&run)["warnings"].to_string();
     assert!(warnings.contains("and 127.0.0.2 is neither"), "{warnings}");
     assert!(warnings.contains("--allow-destination"), "{warnings}");
     // With the block allowed, the same pair runs.
-    let open = ServeProcess::start(&["--auth-key-file", &key, "--allow-destination", "127.0.0.0/8"]);
+    let open = ServeProcess::start(&[
+        "--auth-key-file",
+        &key,
+        "--allow-destination",
+        "127.0.0.0/8",
+    ]);
     let run = wirespeed(&[
         "mesh",
         "--agents",
         &format!("127.0.0.1:{},127.0.0.2:{}", open.port, far.port),
-        "-t", "0.2", "--probes", "0", "--auth-key-file", &key, "--json",
+        "-t",
+        "0.2",
+        "--probes",
+        "0",
+        "--auth-key-file",
+        &key,
+        "--json",
     ]);
     let doc = json(&run);
     assert!(
-        doc["result"]["rate_matrix_bits_per_second"][0][1].as_f64().unwrap_or(0.0) > 0.0,
+        doc["result"]["rate_matrix_bits_per_second"][0][1]
+            .as_f64()
+            .unwrap_or(0.0)
+            > 0.0,
         "{}",
         doc["warnings"]
     );
@@ -225,18 +317,43 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
 fn mesh_bad_input_is_one_line_with_exit_2() {
     let dir = Scratch::new("bad");
     let list = dir.path("agents.txt");
-    std::fs::write(&list, "# fleet\nh1 127.0.0.1:5999\nh2 127.0.0.1:5998 extra\n").unwrap();
+    std::fs::write(
+        &list,
+        "# fleet\nh1 127.0.0.1:5999\nh2 127.0.0.1:5998 extra\n",
+    )
+    .unwrap();
     let missing = dir.path("missing.txt");
     for (args, needle) in [
         (vec!["mesh"], "at least 2 agents"),
-        (vec!["mesh", "--agents", "127.0.0.1:5999"], "at least 2 agents"),
-        (vec!["mesh", "--agents", "127.0.0.1:5999,127.0.0.1:5999"], "named twice"),
-        (vec!["mesh", "--agents", "127.0.0.1:x,127.0.0.1:2"], "not a port number"),
-        (vec!["mesh", "--local", "3", "-t", "0"], "-t 0 s is out of range"),
-        (vec!["mesh", "--local", "3", "--concurrency", "0"], "--concurrency 0"),
-        (vec!["mesh", "--local", "3", "--probes", "100000"], "at most 1000"),
+        (
+            vec!["mesh", "--agents", "127.0.0.1:5999"],
+            "at least 2 agents",
+        ),
+        (
+            vec!["mesh", "--agents", "127.0.0.1:5999,127.0.0.1:5999"],
+            "named twice",
+        ),
+        (
+            vec!["mesh", "--agents", "127.0.0.1:x,127.0.0.1:2"],
+            "not a port number",
+        ),
+        (
+            vec!["mesh", "--local", "3", "-t", "0"],
+            "-t 0 s is out of range",
+        ),
+        (
+            vec!["mesh", "--local", "3", "--concurrency", "0"],
+            "--concurrency 0",
+        ),
+        (
+            vec!["mesh", "--local", "3", "--probes", "100000"],
+            "at most 1000",
+        ),
         (vec!["mesh", "--local", "1"], "2 to 16"),
-        (vec!["mesh", "--agents-file", &list], "agents.txt:3: 3 words"),
+        (
+            vec!["mesh", "--agents-file", &list],
+            "agents.txt:3: 3 words",
+        ),
         (vec!["mesh", "--agents-file", &missing], "cannot read it"),
         (vec!["mesh", "--resume", &missing], "missing.txt"),
         (vec!["mesh", "--local", "2", "--csv", "--json"], "--json"),
@@ -249,7 +366,11 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
 fn mesh_local_agents_answer_with_a_key_of_their_own() {
     let run = wirespeed(&["mesh", "--local", "3", "-t", "0.2", "--probes", "2"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stdout.contains("3 agents, 6 of 6 tests in 6 slots"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("3 agents, 6 of 6 tests in 6 slots"),
+        "{}",
+        run.stdout
+    );
 }
 
 // ---- ground truth in a lab (root) ----
@@ -347,7 +468,9 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
     let dir = Scratch::new("lab");
     let key = dir.key("fleet.key", "0123456789abcdef0123456789abcdef\n");
     let path = crate::lab::temp_topology("mesh6", SIX_HOSTS);
@@ -361,7 +484,12 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
             let a = ServeProcess::start_in(
                 Some(&ns),
                 addr,
-                &["--auth-key-file", &key, "--allow-destination", "198.18.0.0/15"],
+                &[
+                    "--auth-key-file",
+                    &key,
+                    "--allow-destination",
+                    "198.18.0.0/15",
+                ],
             );
             (name.clone(), addr.clone(), a)
         })
@@ -374,7 +502,12 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
     // The controller runs in the router's namespace, which reaches every host.
     let out = std::process::Command::new("ip")
-        .args(["netns", "exec", &lab.namespace("r1"), env!("CARGO_BIN_EXE_wirespeed")])
+        .args([
+            "netns",
+            "exec",
+            &lab.namespace("r1"),
+            env!("CARGO_BIN_EXE_wirespeed"),
+        ])
         .args(["mesh", "--agents-file", &file, "-t", "1", "--probes", "10"])
         .args(["--auth-key-file", &key, "--json"])
         .output()
@@ -388,7 +521,10 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     let r = &doc["result"];
     eprintln!(
         "mesh lab: rates {}\nverdicts {}\npredicted {} s, took {} s",
-        r["rate_matrix_bits_per_second"], doc["verdicts"], r["predicted_seconds"], r["elapsed_seconds"]
+        r["rate_matrix_bits_per_second"],
+        doc["verdicts"],
+        r["predicted_seconds"],
+        r["elapsed_seconds"]
     );
     let names: Vec<String> = r["agents"]
         .as_array()
@@ -423,6 +559,9 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
         "{findings:?}"
     );
     let verdicts = doc["verdicts"].to_string();
-    assert!(verdicts.contains(&format!("host {slow} is slow in every pair")), "{verdicts}");
+    assert!(
+        verdicts.contains(&format!("host {slow} is slow in every pair")),
+        "{verdicts}"
+    );
     assert_no_agent_in_two_tests(r["tests"].as_array().unwrap());
 }

@@ -60,8 +60,7 @@ impl PairTest {
                 self.mesh_version
             ));
         }
-        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS)
-        {
+        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS) {
             return Some(format!(
                 "refused by the agent: a mesh test of {} s; ask for at least {} s (-t)",
                 self.tcp_seconds,
@@ -220,7 +219,10 @@ mod tests {
             let mut t = test();
             spoil(&mut t);
             let e = t.check().unwrap();
-            assert!(e.contains(needle) && e.starts_with("refused by the agent"), "{e}");
+            assert!(
+                e.contains(needle) && e.starts_with("refused by the agent"),
+                "{e}"
+            );
         }
     }
 
