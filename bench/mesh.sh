@@ -42,12 +42,13 @@ for i in $(seq "$N"); do
     AGENTS="${AGENTS:+$AGENTS,}127.0.0.1:$PORT"
 done
 
-timeout 600 "$BIN" mesh --agents "$AGENTS" -t "$SECS" --probes "$PROBES" \
+/usr/bin/time -f "%M" -o "$TMP/rss" timeout 600 "$BIN" mesh --agents "$AGENTS" -t "$SECS" --probes "$PROBES" \
     --auth-key-file "$TMP/key" --json >"$TMP/mesh.json" || true
 
-python3 - "$TMP/mesh.json" "$N" "$SECS" "$PROBES" <<'PY'
+python3 - "$TMP/mesh.json" "$N" "$SECS" "$PROBES" "$TMP/rss" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
+rss_mib = int(open(sys.argv[5]).read().split()[-1]) / 1024
 n, secs, probes = int(sys.argv[2]), sys.argv[3], sys.argv[4]
 r = doc["result"]
 tests = r["tests"]
@@ -63,6 +64,6 @@ ratio = r["elapsed_seconds"] / r["predicted_seconds"]
 ok = len(tests) == n * (n - 1) and overlaps == 0 and ratio <= 1.10
 print(f"| {n} | {secs} s, {probes} probes | {len(tests)} | {r['slots']} | {r['predicted_seconds']:.1f} s | "
       f"{r['elapsed_seconds']:.1f} s ({100 * (ratio - 1):+.1f}%) | {longest:.2f} s | {overlaps} | "
-      f"{rates[0] / 1e9:.2f}-{rates[-1] / 1e9:.2f} Gbit/s | {len(r['analysis']['findings'])} | {'ok' if ok else 'FAILED'} |")
+      f"{rates[0] / 1e9:.2f}-{rates[-1] / 1e9:.2f} Gbit/s | {len(r['analysis']['findings'])} | {rss_mib:.1f} MiB | {'ok' if ok else 'FAILED'} |")
 sys.exit(0 if ok else 1)
 PY

@@ -10,6 +10,7 @@ mod autoneg;
 mod autoneg_html;
 mod cli;
 mod data;
+mod deploy;
 mod diagnose;
 mod envelope;
 mod exit_status;

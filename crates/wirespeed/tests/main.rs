@@ -3,6 +3,7 @@
 mod attack;
 mod attack_load;
 mod autoneg;
+mod deploy;
 mod diagnose;
 mod docs;
 mod envelope;
