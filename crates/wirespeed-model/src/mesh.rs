@@ -47,7 +47,7 @@ pub fn circle_rounds(n: usize) -> Vec<Vec<Pair>> {
         return Vec::new();
     }
     // An odd fleet gets a bye: slot `n` is nobody.
-    let m = if n % 2 == 0 { n } else { n + 1 };
+    let m = if n.is_multiple_of(2) { n } else { n + 1 };
     let mut rounds = Vec::with_capacity(m - 1);
     // `circle[0]` is fixed; the others rotate.
     let mut circle: Vec<usize> = (0..m).collect();
@@ -517,7 +517,7 @@ mod tests {
         fn every_ordered_pair_once_and_no_agent_twice_in_a_round(n in 2usize..40) {
             let t = tournament(n);
             check_schedule(n, &t, 1);
-            let expected = if n % 2 == 0 { 2 * (n - 1) } else { 2 * n };
+            let expected = if n.is_multiple_of(2) { 2 * (n - 1) } else { 2 * n };
             prop_assert_eq!(t.len(), expected);
         }
 
