@@ -237,7 +237,8 @@ fn run_as_source(
     }
     let client = ClientConfig {
         agent: test.destination,
-        bind: Some(own),
+        // The route to the destination picks the source address, not the controller's path.
+        bind: None,
         spec,
         auth: Some(key.clone()),
         cpu: None,

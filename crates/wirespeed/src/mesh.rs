@@ -41,6 +41,8 @@ pub(crate) const OVERHEAD_SECONDS: f64 = 0.15;
 pub(crate) const MAX_AGENTS: usize = 1000;
 /// The most tests one agent may be in at once (`--concurrency`).
 pub(crate) const MAX_CONCURRENCY: usize = 64;
+/// The most tests the controller runs at once (one thread each): N/2 x `--concurrency`.
+pub(crate) const MAX_PARALLEL_TESTS: usize = 1024;
 
 #[derive(Debug, Args)]
 pub(crate) struct MeshArgs {
@@ -487,6 +489,14 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         }
     };
     check_agents(&plan.agents)?;
+    let parallel = plan.agents.len() / 2 * plan.concurrency;
+    if parallel > MAX_PARALLEL_TESTS {
+        bail!(
+            "{} agents at --concurrency {} would run {parallel} tests at once; the controller runs at most {MAX_PARALLEL_TESTS}: lower --concurrency",
+            plan.agents.len(),
+            plan.concurrency
+        );
+    }
     crate::interrupt::watch();
     let timing = plan.timing();
     let per_test = timing.per_test_seconds();
