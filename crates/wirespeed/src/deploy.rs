@@ -126,7 +126,10 @@ fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
 /// 256 MiB more, rounded up to a MiB.
 pub(crate) fn memory_limit_bytes(budget: u64) -> u64 {
     let extra = (budget / 4).max(256 << 20);
-    budget.saturating_add(extra).div_ceil(1 << 20) * (1 << 20)
+    budget
+        .saturating_add(extra)
+        .div_ceil(1 << 20)
+        .saturating_mul(1 << 20)
 }
 
 impl KubernetesArgs {
