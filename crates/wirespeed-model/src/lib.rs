@@ -19,6 +19,7 @@ pub mod dscp;
 pub mod envelope;
 pub mod framing;
 pub mod load;
+pub mod mesh;
 pub mod perhop;
 pub mod resample;
 pub mod sample_stats;

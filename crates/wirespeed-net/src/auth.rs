@@ -93,6 +93,28 @@ impl AuthKey {
         mac.update(nonce);
         mac.verify_slice(answer).is_ok()
     }
+
+    /// HMAC-SHA256 of `context || data` under the key, for proofs other than the handshake's
+    /// (the mesh destination's consent). No context starts as the handshake's does, so no
+    /// proof can stand for a handshake answer or the other way round.
+    pub fn prove(&self, context: &[u8], data: &[u8]) -> Vec<u8> {
+        assert!(
+            !context.starts_with(b"wirespeed-auth"),
+            "a context of its own"
+        );
+        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        mac.update(context);
+        mac.update(data);
+        mac.finalize().into_bytes().to_vec()
+    }
+
+    /// Whether `proof` is [`AuthKey::prove`] of `context || data`, compared in constant time.
+    pub fn check_proof(&self, context: &[u8], data: &[u8], proof: &[u8]) -> bool {
+        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length");
+        mac.update(context);
+        mac.update(data);
+        mac.verify_slice(proof).is_ok()
+    }
 }
 
 /// Fills `buf` from the kernel's random source (`getrandom(2)`, which unlike a read of

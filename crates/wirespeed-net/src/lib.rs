@@ -29,6 +29,7 @@ pub mod fuzzing;
 pub mod icmp;
 pub mod iface;
 pub mod load;
+pub mod mesh;
 pub mod pmqos;
 pub mod probe;
 pub mod report;

@@ -82,6 +82,8 @@ const KNOWN: &[(&str, u32)] = &[
     ("sweep-runs", 1),
     ("load", 1),
     ("load-runs", 1),
+    ("mesh", 1),
+    ("mesh-runs", 1),
     ("latency", 1),
     ("latency-rr", 1),
     ("envelope", 1),

@@ -68,6 +68,9 @@ enum Command {
     /// N agents transmit at once on a common schedule (Boggs, Mogul and Kent's load test):
     /// aggregate rate, fairness, delay and excess delay for each host count and packet length.
     Load(LoadArgs),
+    /// Every pair of a fleet of agents: a TCP and a latency test per ordered pair, scheduled so
+    /// that no agent is in two tests at once; the rate and round-trip matrices and the outliers.
+    Mesh(crate::mesh::MeshArgs),
     /// Simulations: what would a shared CSMA/CD Ethernet do with N hosts, these sizes, this
     /// cable?
     Sim(SimArgs),
@@ -78,6 +81,9 @@ enum Command {
     /// (duplex mismatch, bad cable, overruns) fits the evidence?
     #[command(mut_arg("auth_key_file", |a| a.requires("peer")))]
     Diagnose(DiagnoseArgs),
+    /// Manifests that run the agents and a mesh on a platform: `deploy kubernetes` prints a
+    /// DaemonSet of agents, a headless Service and a mesh Job for `kubectl apply -f -`.
+    Deploy(crate::deploy::DeployArgs),
     /// Build a network of namespaces joined by emulated links (exact rate, delay, queue, loss,
     /// router costs), run commands in it, and take it down.
     Lab(crate::lab::LabArgs),
@@ -108,6 +114,8 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Tcp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Tcp),
         Command::Udp(args) => crate::throughput::run(args, wirespeed_net::Protocol::Udp),
         Command::Load(args) => crate::load::run(args),
+        Command::Mesh(args) => crate::mesh::run(args),
+        Command::Deploy(args) => crate::deploy::run(args),
         Command::Reproduce(args) => crate::reproduce::run(args),
         Command::Report(args) => crate::report::run(args),
         Command::Completions(args) => crate::install_aids::completions(args),

@@ -64,6 +64,10 @@ const CASES: &[(&str, &[&str])] = &[
     ("autoneg", &["autoneg", "auto", "100-full"]),
     ("autoneg-decode", &["autoneg", "--decode", "0x41E1"]),
     ("reproduce-boggs", &["reproduce", "boggs"]),
+    (
+        "deploy-kubernetes",
+        &["deploy", "kubernetes", "--allow-destination", "10.0.0.0/16"],
+    ),
 ];
 
 fn repo_root() -> PathBuf {

@@ -22,7 +22,7 @@ mod shared;
 #[path = "lab_safety.rs"]
 mod safety;
 
-static LAB_LOCK: Mutex<()> = Mutex::new(());
+pub(crate) static LAB_LOCK: Mutex<()> = Mutex::new(());
 
 fn labs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs")
@@ -33,7 +33,7 @@ fn lab_file(name: &str) -> String {
 }
 
 /// True if labs can be built here; otherwise prints why.
-fn can_build_labs(test: &str) -> bool {
+pub(crate) fn can_build_labs(test: &str) -> bool {
     if sys::has_net_admin() && Path::new("/dev/net/tun").exists() {
         true
     } else {
@@ -42,7 +42,7 @@ fn can_build_labs(test: &str) -> bool {
     }
 }
 
-fn temp_topology(tag: &str, text: &str) -> PathBuf {
+pub(crate) fn temp_topology(tag: &str, text: &str) -> PathBuf {
     let path = std::env::temp_dir().join(format!("ws-lab-test-{}-{tag}.toml", std::process::id()));
     std::fs::write(&path, text).unwrap();
     path
@@ -114,13 +114,13 @@ fn without_cap_net_admin_one_line_says_so() {
 }
 
 /// A running lab, taken down when dropped.
-struct UpLab {
+pub(crate) struct UpLab {
     name: String,
     status: serde_json::Value,
 }
 
 impl UpLab {
-    fn up(file: &str) -> UpLab {
+    pub(crate) fn up(file: &str) -> UpLab {
         let run = wirespeed(&["lab", "up", file, "--json"]);
         assert_eq!(run.status, 0, "{}", run.stderr);
         let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -130,7 +130,7 @@ impl UpLab {
         UpLab { name, status }
     }
 
-    fn namespace(&self, node: &str) -> String {
+    pub(crate) fn namespace(&self, node: &str) -> String {
         let nodes = self.status["result"]["lab"]["nodes"].as_array().unwrap();
         let n = nodes.iter().find(|n| n["name"] == node).unwrap();
         n["namespace"].as_str().unwrap().to_string()

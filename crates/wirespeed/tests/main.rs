@@ -3,6 +3,7 @@
 mod attack;
 mod attack_load;
 mod autoneg;
+mod deploy;
 mod diagnose;
 mod docs;
 mod envelope;
@@ -13,6 +14,7 @@ mod lab;
 mod latency;
 mod load;
 mod marking;
+mod mesh;
 mod metrics;
 mod probe;
 mod refusals;

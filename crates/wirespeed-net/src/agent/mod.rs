@@ -641,6 +641,16 @@ fn run_session(
         )));
         return Ok(());
     }
+    if let Message::Mesh(first) = request {
+        let refused = crate::mesh::serve(ctl, first, peer, cfg, &shared.budget)?;
+        record.outcome = if refused.is_some() {
+            "refused"
+        } else {
+            "completed"
+        };
+        record.message = refused;
+        return Ok(());
+    }
     if let Message::Rr(first) = request {
         let refused = rr::serve(ctl, first, peer, cfg, &|| shared.stopping())?;
         record.outcome = if refused.is_some() {

@@ -124,6 +124,8 @@ pub enum Message {
     Echo(super::echo::EchoMessage),
     /// A request/response session's message (TCP_RR, TCP_CRR): see [`super::rr`].
     Rr(super::rr::RrMessage),
+    /// An agent-to-agent test's message (`wirespeed mesh`): see [`super::mesh`].
+    Mesh(super::mesh::MeshMessage),
     /// Either way: something went wrong; the session ends.
     Error {
         /// One line, printed verbatim.
@@ -149,6 +151,7 @@ impl Message {
             Message::Load(_) => "load",
             Message::Echo(_) => "echo",
             Message::Rr(_) => "rr",
+            Message::Mesh(_) => "mesh",
             Message::Error { .. } => "error",
         }
     }

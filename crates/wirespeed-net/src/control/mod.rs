@@ -14,6 +14,7 @@ pub mod echo;
 mod frame;
 pub mod handshake;
 pub mod load;
+pub mod mesh;
 mod message;
 mod phase;
 pub mod rr;

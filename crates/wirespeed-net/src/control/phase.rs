@@ -68,7 +68,9 @@ impl Phase {
             (P::AwaitAuth, M::AuthResponse { .. }) => P::AwaitRequest,
             (P::AwaitRequest, M::Request { .. }) => P::CreateStreams,
             (P::Running, M::SendDone) => P::Running,
-            (P::AwaitRequest | P::Running, M::Load(_) | M::Echo(_) | M::Rr(_)) => P::Running,
+            (P::AwaitRequest | P::Running, M::Load(_) | M::Echo(_) | M::Rr(_) | M::Mesh(_)) => {
+                P::Running
+            }
             (P::Running, M::Finished { .. }) => P::ExchangeResults,
             _ => return Err(self.unexpected(m)),
         })
@@ -85,7 +87,9 @@ impl Phase {
             (P::AwaitHello | P::AwaitAuth | P::AwaitRequest, M::Refused { .. }) => P::Closed,
             (P::AwaitRequest, M::Accepted { .. }) => P::CreateStreams,
             (P::CreateStreams, M::Start) => P::Running,
-            (P::AwaitRequest | P::Running, M::Load(_) | M::Echo(_) | M::Rr(_)) => P::Running,
+            (P::AwaitRequest | P::Running, M::Load(_) | M::Echo(_) | M::Rr(_) | M::Mesh(_)) => {
+                P::Running
+            }
             (P::Running, M::Refused { .. }) => P::Closed,
             (P::Running | P::ExchangeResults, M::SendDone) => self,
             (P::ExchangeResults, M::Results { .. }) => P::Closed,

@@ -92,6 +92,16 @@ impl Views for CommandViews {
                     headlines: Vec::new(),
                     complete: true,
                 }),
+            "mesh" => result_of::<crate::mesh::MeshResult>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: r.headlines(),
+                complete: true,
+            }),
+            "mesh-runs" => decode_whole::<crate::mesh_html::MeshRuns>(doc).map(|r| View {
+                markup: r.html(),
+                headlines: Vec::new(),
+                complete: true,
+            }),
             "probe" => result_of::<crate::probe::ProbeReport>(doc).map(|r| View {
                 markup: r.html(),
                 headlines: Vec::new(),

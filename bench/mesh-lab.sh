@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# `wirespeed mesh` over N agents in one lab (issue 19): N hosts behind one router on RATE links,
+# an agent in each host's namespace, the controller in the router's. Prints the same row as
+# bench/mesh.sh: predicted and actual time, the longest test, overlaps (from the recorded
+# times), the rates, the findings and the controller's peak memory.
+#
+#   sudo bash bench/mesh-lab.sh
+#   sudo N=16 RATE=10M SECS=0.5 PROBES=5 BIN=/path/to/wirespeed bash bench/mesh-lab.sh
+#
+# Needs root (CAP_NET_ADMIN). Everything runs inside `wirespeed lab run`, which takes the lab
+# (namespaces ws-meshlab-*, addresses 198.18.0.0/15) down on every exit; the agents are
+# stopped by PID before it does.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+N=${N:-16}
+RATE=${RATE:-10M}
+SECS=${SECS:-0.5}
+PROBES=${PROBES:-5}
+BIN=$(realpath "${BIN:-target/release/wirespeed}")
+TMP=$(mktemp -d /tmp/ws-bench-mesh-lab.XXXXXX)
+trap 'rm -rf "$TMP"' EXIT
+
+{
+    echo 'name = "meshlab"'
+    for i in $(seq "$N"); do printf '[[host]]\nname = "h%d"\n' "$i"; done
+    printf '[[router]]\nname = "r1"\n'
+    for i in $(seq "$N"); do
+        printf '[[link]]\na = "h%d"\nb = "r1"\nrate = "%s"\nipv6 = false\n' "$i" "$RATE"
+    done
+} >"$TMP/lab.toml"
+head -c 32 /dev/urandom | base64 >"$TMP/key"
+for i in $(seq "$N"); do echo "h$i 198.18.$((i - 1)).1:5210"; done >"$TMP/agents"
+
+cat >"$TMP/run.sh" <<SH
+set -u
+W="$BIN"; L="\$WIRESPEED_LAB"; PIDS=""
+for i in \$(seq $N); do
+    "\$W" lab exec "\$L" h\$i -- "\$W" serve -B 198.18.\$((i - 1)).1 -p 5210 \
+        --auth-key-file "$TMP/key" --allow-destination 198.18.0.0/15 >/dev/null 2>&1 &
+    PIDS="\$PIDS \$!"
+done
+sleep 2
+/usr/bin/time -f "%M" -o "$TMP/rss" timeout 900 "\$W" lab exec "\$L" r1 -- "\$W" mesh \
+    --agents-file "$TMP/agents" -t $SECS --probes $PROBES --auth-key-file "$TMP/key" --json \
+    >"$TMP/mesh.json" 2>"$TMP/mesh.err"
+for p in \$PIDS; do kill \$p 2>/dev/null; done
+for p in \$PIDS; do wait \$p 2>/dev/null; done
+exit 0
+SH
+"$BIN" lab run "$TMP/lab.toml" -- sh "$TMP/run.sh"
+
+python3 - "$TMP/mesh.json" "$N" "$SECS" "$PROBES" "$TMP/rss" "$RATE" <<'PY'
+import json, sys
+doc = json.load(open(sys.argv[1]))
+n, secs, probes, rate = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[6]
+rss_mib = int(open(sys.argv[5]).read().split()[-1]) / 1024
+r = doc["result"]
+tests = r["tests"]
+overlaps = 0
+for i, a in enumerate(tests):
+    for b in tests[i + 1:]:
+        if {a["source"], a["destination"]} & {b["source"], b["destination"]}:
+            if not (a["end_seconds"] <= b["start_seconds"] or b["end_seconds"] <= a["start_seconds"]):
+                overlaps += 1
+rates = sorted(t["result"]["tcp_bits_per_second"] for t in tests if t["result"] and t["result"]["tcp_bits_per_second"])
+longest = max(t["end_seconds"] - t["start_seconds"] for t in tests)
+ratio = r["elapsed_seconds"] / r["predicted_seconds"]
+# The schedule's own cost: each slot lasts its longest test; what the slots' longest tests add up to
+# against the elapsed time is the share of the time spent in tests.
+slot_max = {}
+for t in tests:
+    slot_max[t["slot"]] = max(slot_max.get(t["slot"], 0.0), t["end_seconds"] - t["start_seconds"])
+in_tests = sum(slot_max.values()) / r["elapsed_seconds"]
+ok = len(tests) == n * (n - 1) and overlaps == 0 and ratio <= 1.10
+print(f"| {n} lab hosts, {rate} | {secs} s, {probes} probes | {len(tests)} | {r['slots']} | {r['predicted_seconds']:.1f} s | "
+      f"{r['elapsed_seconds']:.1f} s ({100 * (ratio - 1):+.1f}%) | {longest:.2f} s | {100 * in_tests:.1f}% | {overlaps} | "
+      f"{rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f} Mbit/s | {len(r['analysis']['findings'])} | {rss_mib:.1f} MiB | {'ok' if ok else 'FAILED'} |")
+sys.exit(0 if ok else 1)
+PY

@@ -1,0 +1,645 @@
+//! A fleet measured pair by pair (`wirespeed mesh`, issue 19): which tests run when, how long
+//! the whole mesh takes, and which hosts and pairs stand out.
+//!
+//! **Schedule.** Every ordered pair of N agents gets one test. A test loads both of its ends, so
+//! two tests that share an agent would measure each other; the mesh is therefore scheduled as a
+//! round-robin tournament by the circle method (Kirkman's construction, as sports leagues draw
+//! their fixtures): fix agent 0, place the others on a circle and rotate it one step per round;
+//! agent 0 meets the one opposite it and every other agent the one mirrored across it. With N
+//! even that gives N-1 rounds of N/2 disjoint pairs covering each unordered pair exactly once;
+//! with N odd a "bye" joins (N rounds, one agent idle in each). Each unordered round is played
+//! twice, once in each direction, so the ordered pairs take 2(N-1) (or 2N) rounds and no agent
+//! is ever in two tests of one round. [`slots`] merges `K` consecutive rounds when the operator
+//! allows an agent in `K` tests at once (`--concurrency K`).
+//!
+//! **Duration.** Rounds run one after the other, each as long as its longest test, so the mesh
+//! lasts `slots x (tcp + latency + set-up)` ([`predicted_seconds`]).
+//!
+//! **Outliers.** Three signatures, each judged with robust statistics (the median and the
+//! median absolute deviation, MAD, scaled by 1.4826 to estimate a standard deviation under a
+//! normal law; Rousseeuw & Croux 1993), so that the outliers themselves do not move the yardstick:
+//!
+//! * a **slow host**: the median rate of all a host's tests, both directions, is far below the
+//!   median of the hosts' medians (a host problem: CPU, NIC settings, its own port);
+//! * a **bad pair**: a test far below what the other tests of its two hosts reach (the lower of
+//!   the two hosts' medians, without this pair): a bad link or port between them. A test of a
+//!   slow host is judged against that host's other tests, so a slow host does not make all its
+//!   pairs "bad";
+//! * an **asymmetric pair**: one direction far below the other: the signature of a duplex
+//!   mismatch, whose half-duplex end sees late collisions with the other's traffic and loses
+//!   frames in one direction more than the other (seed 003, §8.4, Table 7).
+//!
+//! Latency has the same two-level test (a host whose median round trip is far above the
+//! fleet's; a pair far above its hosts'), with an absolute floor so that microsecond jitter
+//! on a fast network is never an outlier.
+
+use serde::{Deserialize, Serialize};
+
+use crate::stats::median;
+
+/// An ordered pair: (source, destination), as agent indexes.
+pub type Pair = (usize, usize);
+
+/// The unordered rounds of the circle method: each a list of `(a, b)` with `a < b`, every
+/// unordered pair of `0..n` exactly once, no agent twice in a round.
+pub fn circle_rounds(n: usize) -> Vec<Vec<Pair>> {
+    if n < 2 {
+        return Vec::new();
+    }
+    // An odd fleet gets a bye: slot `n` is nobody.
+    let m = if n.is_multiple_of(2) { n } else { n + 1 };
+    let mut rounds = Vec::with_capacity(m - 1);
+    // `circle[0]` is fixed; the others rotate.
+    let mut circle: Vec<usize> = (0..m).collect();
+    for _ in 0..m - 1 {
+        let mut round = Vec::with_capacity(m / 2);
+        for i in 0..m / 2 {
+            let (a, b) = (circle[i], circle[m - 1 - i]);
+            if a < n && b < n {
+                round.push((a.min(b), a.max(b)));
+            }
+        }
+        rounds.push(round);
+        // Rotate every position but the first by one.
+        let last = circle.pop().expect("m >= 2");
+        circle.insert(1, last);
+    }
+    rounds
+}
+
+/// The ordered rounds: each unordered round of [`circle_rounds`] once as drawn and once
+/// reversed (alternating which end sends first, so that no agent sends in every first
+/// leg). Every ordered pair appears exactly once and no agent twice in a round.
+pub fn tournament(n: usize) -> Vec<Vec<Pair>> {
+    let mut out = Vec::new();
+    for (r, round) in circle_rounds(n).into_iter().enumerate() {
+        let forward: Vec<Pair> = round
+            .iter()
+            .enumerate()
+            .map(|(i, &(a, b))| if (r + i) % 2 == 0 { (a, b) } else { (b, a) })
+            .collect();
+        let back: Vec<Pair> = forward.iter().map(|&(a, b)| (b, a)).collect();
+        out.push(forward);
+        out.push(back);
+    }
+    out
+}
+
+/// The rounds run together when every agent may be in `concurrency` tests at once: `K`
+/// consecutive rounds per slot (`concurrency` 0 is taken as 1).
+pub fn slots(rounds: &[Vec<Pair>], concurrency: usize) -> Vec<Vec<Pair>> {
+    rounds
+        .chunks(concurrency.max(1))
+        .map(|c| c.concat())
+        .collect()
+}
+
+/// What one test costs in time.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TestTiming {
+    /// The TCP test's `-t`.
+    pub tcp_seconds: f64,
+    /// The latency probes: count times the gap between them.
+    pub latency_seconds: f64,
+    /// Connections, handshakes, the destination's consent and the results exchange: what a
+    /// test costs beyond its measuring time.
+    pub overhead_seconds: f64,
+}
+
+impl TestTiming {
+    /// One test, start to end.
+    pub fn per_test_seconds(&self) -> f64 {
+        self.tcp_seconds + self.latency_seconds + self.overhead_seconds
+    }
+}
+
+/// How long a mesh of `slots` slots lasts: each slot as long as one test.
+pub fn predicted_seconds(slots: usize, timing: &TestTiming) -> f64 {
+    slots as f64 * timing.per_test_seconds()
+}
+
+/// The median absolute deviation from the median, scaled by 1.4826 (a standard deviation's
+/// estimate under a normal law); NaN for an empty slice.
+pub fn mad(values: &[f64]) -> f64 {
+    let m = median(values);
+    let dev: Vec<f64> = values.iter().map(|v| (v - m).abs()).collect();
+    1.4826 * median(&dev)
+}
+
+/// One finished test as the analysis sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PairMeasure {
+    /// Source agent index.
+    pub source: usize,
+    /// Destination agent index.
+    pub destination: usize,
+    /// TCP goodput at the destination, bit/s; `None` if the test failed.
+    pub rate_bits_per_second: Option<f64>,
+    /// Median round trip of the latency probes, seconds; `None` if none came back.
+    pub rtt_seconds: Option<f64>,
+}
+
+/// How far is "far".
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Thresholds {
+    /// A rate below this share of its yardstick (host: the fleet's median; pair: its hosts')
+    /// is low.
+    pub low_ratio: f64,
+    /// ... and it must also lie this many robust standard deviations below it.
+    pub robust_z: f64,
+    /// The smallest robust standard deviation used, as a share of the median (identical
+    /// emulated links have a MAD of zero).
+    pub mad_floor_ratio: f64,
+    /// A pair whose slower direction is below this share of its faster one is asymmetric.
+    pub asymmetry_ratio: f64,
+    /// A round trip above this multiple of its yardstick is high ...
+    pub rtt_ratio: f64,
+    /// ... if it is also this much above it, seconds.
+    pub rtt_floor_seconds: f64,
+}
+
+impl Default for Thresholds {
+    fn default() -> Self {
+        Thresholds {
+            low_ratio: 0.5,
+            robust_z: 3.0,
+            mad_floor_ratio: 0.05,
+            asymmetry_ratio: 0.5,
+            rtt_ratio: 2.0,
+            rtt_floor_seconds: 0.001,
+        }
+    }
+}
+
+/// One host's figures.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HostFigures {
+    /// Agent index.
+    pub host: usize,
+    /// Median rate of its tests, both directions, bit/s (NaN if none finished).
+    pub median_rate_bits_per_second: f64,
+    /// Median rate of the tests it sent.
+    pub median_sent_bits_per_second: f64,
+    /// Median rate of the tests it received.
+    pub median_received_bits_per_second: f64,
+    /// Median of its tests' round trips, seconds.
+    pub median_rtt_seconds: f64,
+}
+
+/// An outlier and its evidence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Finding {
+    /// A host slow in every pair.
+    SlowHost {
+        /// Agent index.
+        host: usize,
+        /// Its median rate, bit/s.
+        median_bits_per_second: f64,
+        /// The median of all hosts' medians.
+        fleet_bits_per_second: f64,
+        /// Robust standard deviations below the fleet.
+        robust_z: f64,
+        /// Its tests that finished.
+        tests: usize,
+    },
+    /// A test far below the other tests of its two hosts.
+    BadPair {
+        /// Source.
+        source: usize,
+        /// Destination.
+        destination: usize,
+        /// Its rate, bit/s.
+        rate_bits_per_second: f64,
+        /// The lower of the two hosts' medians without this pair, bit/s.
+        expected_bits_per_second: f64,
+        /// Robust standard deviations below it.
+        robust_z: f64,
+    },
+    /// One direction far below the other.
+    AsymmetricPair {
+        /// The faster direction's source.
+        fast_source: usize,
+        /// The faster direction's destination.
+        fast_destination: usize,
+        /// The faster direction's rate.
+        fast_bits_per_second: f64,
+        /// The other direction's rate.
+        slow_bits_per_second: f64,
+    },
+    /// A host whose round trips are far above the fleet's.
+    SlowLatencyHost {
+        /// Agent index.
+        host: usize,
+        /// Its median round trip, seconds.
+        median_rtt_seconds: f64,
+        /// The median of the hosts' medians.
+        fleet_rtt_seconds: f64,
+    },
+    /// A test whose round trip is far above its hosts' others.
+    HighLatencyPair {
+        /// Source.
+        source: usize,
+        /// Destination.
+        destination: usize,
+        /// Its median round trip, seconds.
+        rtt_seconds: f64,
+        /// The higher of the two hosts' medians without this pair.
+        expected_rtt_seconds: f64,
+    },
+}
+
+impl Finding {
+    /// The agents the finding names.
+    pub fn hosts(&self) -> Vec<usize> {
+        match *self {
+            Finding::SlowHost { host, .. } | Finding::SlowLatencyHost { host, .. } => vec![host],
+            Finding::BadPair {
+                source,
+                destination,
+                ..
+            }
+            | Finding::HighLatencyPair {
+                source,
+                destination,
+                ..
+            } => vec![source, destination],
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                ..
+            } => vec![fast_source, fast_destination],
+        }
+    }
+
+    /// Whether it names a pair (not a host).
+    pub fn is_pair(&self) -> bool {
+        self.hosts().len() == 2
+    }
+}
+
+/// The hosts' figures and the outliers.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Analysis {
+    /// One per agent.
+    pub hosts: Vec<HostFigures>,
+    /// The outliers, hosts first.
+    pub findings: Vec<Finding>,
+}
+
+fn finite(values: impl Iterator<Item = Option<f64>>) -> Vec<f64> {
+    values.flatten().filter(|v| v.is_finite()).collect()
+}
+
+/// Judges a mesh of `n` agents from its finished tests.
+pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
+    let involving = |h: usize, skip: Option<(usize, usize)>| {
+        tests.iter().filter(move |m| {
+            (m.source == h || m.destination == h)
+                && skip.is_none_or(|(a, b)| {
+                    !((m.source == a && m.destination == b)
+                        || (m.source == b && m.destination == a))
+                })
+        })
+    };
+    let hosts: Vec<HostFigures> = (0..n)
+        .map(|h| HostFigures {
+            host: h,
+            median_rate_bits_per_second: median(&finite(
+                involving(h, None).map(|m| m.rate_bits_per_second),
+            )),
+            median_sent_bits_per_second: median(&finite(
+                tests
+                    .iter()
+                    .filter(|m| m.source == h)
+                    .map(|m| m.rate_bits_per_second),
+            )),
+            median_received_bits_per_second: median(&finite(
+                tests
+                    .iter()
+                    .filter(|m| m.destination == h)
+                    .map(|m| m.rate_bits_per_second),
+            )),
+            median_rtt_seconds: median(&finite(involving(h, None).map(|m| m.rtt_seconds))),
+        })
+        .collect();
+    let mut findings = Vec::new();
+    let robust_sd = |values: &[f64], centre: f64| mad(values).max(t.mad_floor_ratio * centre.abs());
+
+    // Slow hosts: each host's median against the median of the hosts' medians.
+    let host_rates: Vec<f64> = hosts
+        .iter()
+        .map(|h| h.median_rate_bits_per_second)
+        .filter(|v| v.is_finite())
+        .collect();
+    if host_rates.len() >= 3 {
+        let fleet = median(&host_rates);
+        let sd = robust_sd(&host_rates, fleet);
+        for h in &hosts {
+            let v = h.median_rate_bits_per_second;
+            if !v.is_finite() || sd <= 0.0 {
+                continue;
+            }
+            let z = (v - fleet) / sd;
+            if v < t.low_ratio * fleet && z < -t.robust_z {
+                findings.push(Finding::SlowHost {
+                    host: h.host,
+                    median_bits_per_second: v,
+                    fleet_bits_per_second: fleet,
+                    robust_z: z,
+                    tests: finite(involving(h.host, None).map(|m| m.rate_bits_per_second)).len(),
+                });
+            }
+        }
+    }
+    let host_rtts: Vec<f64> = hosts
+        .iter()
+        .map(|h| h.median_rtt_seconds)
+        .filter(|v| v.is_finite())
+        .collect();
+    if host_rtts.len() >= 3 {
+        let fleet = median(&host_rtts);
+        for h in &hosts {
+            let v = h.median_rtt_seconds;
+            if v.is_finite() && v > t.rtt_ratio * fleet && v > fleet + t.rtt_floor_seconds {
+                findings.push(Finding::SlowLatencyHost {
+                    host: h.host,
+                    median_rtt_seconds: v,
+                    fleet_rtt_seconds: fleet,
+                });
+            }
+        }
+    }
+
+    // Bad pairs: each test against the other tests of its two hosts.
+    for m in tests {
+        let skip = Some((m.source, m.destination));
+        let Some(rate) = m.rate_bits_per_second.filter(|v| v.is_finite()) else {
+            continue;
+        };
+        let mut expected = f64::INFINITY;
+        let mut sd = 0.0;
+        for h in [m.source, m.destination] {
+            let others = finite(involving(h, skip).map(|o| o.rate_bits_per_second));
+            if others.len() < 2 {
+                continue;
+            }
+            let med = median(&others);
+            if med < expected {
+                expected = med;
+                sd = robust_sd(&others, med);
+            }
+        }
+        if expected.is_finite() && sd > 0.0 {
+            let z = (rate - expected) / sd;
+            if rate < t.low_ratio * expected && z < -t.robust_z {
+                findings.push(Finding::BadPair {
+                    source: m.source,
+                    destination: m.destination,
+                    rate_bits_per_second: rate,
+                    expected_bits_per_second: expected,
+                    robust_z: z,
+                });
+            }
+        }
+        if let Some(rtt) = m.rtt_seconds.filter(|v| v.is_finite()) {
+            let mut expected_rtt = f64::NEG_INFINITY;
+            for h in [m.source, m.destination] {
+                let others = finite(involving(h, skip).map(|o| o.rtt_seconds));
+                if others.len() >= 2 {
+                    expected_rtt = expected_rtt.max(median(&others));
+                }
+            }
+            if expected_rtt.is_finite()
+                && rtt > t.rtt_ratio * expected_rtt
+                && rtt > expected_rtt + t.rtt_floor_seconds
+            {
+                findings.push(Finding::HighLatencyPair {
+                    source: m.source,
+                    destination: m.destination,
+                    rtt_seconds: rtt,
+                    expected_rtt_seconds: expected_rtt,
+                });
+            }
+        }
+    }
+
+    // Asymmetric pairs: each unordered pair's two directions.
+    for m in tests.iter().filter(|m| m.source < m.destination) {
+        let back = tests
+            .iter()
+            .find(|o| o.source == m.destination && o.destination == m.source);
+        let (Some(ab), Some(ba)) = (
+            m.rate_bits_per_second
+                .filter(|v| v.is_finite() && *v >= 0.0),
+            back.and_then(|b| b.rate_bits_per_second)
+                .filter(|v| v.is_finite() && *v >= 0.0),
+        ) else {
+            continue;
+        };
+        let (fast, slow, fs, fd) = if ab >= ba {
+            (ab, ba, m.source, m.destination)
+        } else {
+            (ba, ab, m.destination, m.source)
+        };
+        if fast > 0.0 && slow < t.asymmetry_ratio * fast {
+            findings.push(Finding::AsymmetricPair {
+                fast_source: fs,
+                fast_destination: fd,
+                fast_bits_per_second: fast,
+                slow_bits_per_second: slow,
+            });
+        }
+    }
+    Analysis { hosts, findings }
+}
+
+/// Per-pair asymmetry: `(slower - faster) / faster` of the two directions, from -1 (one way
+/// carried nothing) to 0 (equal); `None` unless both directions finished.
+pub fn asymmetry(ab: Option<f64>, ba: Option<f64>) -> Option<f64> {
+    let (ab, ba) = (ab?, ba?);
+    let fast = ab.max(ba);
+    (fast > 0.0 && ab.is_finite() && ba.is_finite()).then(|| (ab.min(ba) - fast) / fast)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeSet;
+
+    fn check_schedule(n: usize, rounds: &[Vec<Pair>], per_round: usize) {
+        let mut seen = BTreeSet::new();
+        for round in rounds {
+            let mut busy = vec![0usize; n];
+            for &(s, d) in round {
+                assert!(s < n && d < n && s != d, "{s}->{d}");
+                assert!(seen.insert((s, d)), "{s}->{d} twice");
+                busy[s] += 1;
+                busy[d] += 1;
+            }
+            assert!(busy.iter().all(|&b| b <= per_round), "{round:?}");
+        }
+        assert_eq!(seen.len(), n * (n - 1));
+    }
+
+    #[test]
+    fn six_agents_take_ten_rounds_of_three() {
+        let t = tournament(6);
+        assert_eq!(t.len(), 10);
+        assert!(t.iter().all(|r| r.len() == 3));
+        check_schedule(6, &t, 1);
+        // Five agents: a bye each round, ten rounds of two.
+        let t = tournament(5);
+        assert_eq!(t.len(), 10);
+        assert!(t.iter().all(|r| r.len() == 2));
+        assert!(tournament(1).is_empty() && tournament(0).is_empty());
+        assert_eq!(tournament(2), vec![vec![(0, 1)], vec![(1, 0)]]);
+    }
+
+    #[test]
+    fn sixteen_agents_take_thirty_rounds_and_the_prediction_follows() {
+        let t = tournament(16);
+        assert_eq!(t.len(), 30);
+        assert_eq!(t.iter().map(Vec::len).sum::<usize>(), 240);
+        let timing = TestTiming {
+            tcp_seconds: 1.0,
+            latency_seconds: 0.2,
+            overhead_seconds: 0.3,
+        };
+        assert!((predicted_seconds(slots(&t, 1).len(), &timing) - 45.0).abs() < 1e-9);
+        assert_eq!(slots(&t, 2).len(), 15);
+        assert_eq!(slots(&t, 4).len(), 8);
+    }
+
+    proptest! {
+        #[test]
+        fn every_ordered_pair_once_and_no_agent_twice_in_a_round(n in 2usize..40) {
+            let t = tournament(n);
+            check_schedule(n, &t, 1);
+            let expected = if n.is_multiple_of(2) { 2 * (n - 1) } else { 2 * n };
+            prop_assert_eq!(t.len(), expected);
+        }
+
+        #[test]
+        fn a_slot_of_k_rounds_holds_an_agent_at_most_k_times(n in 2usize..30, k in 1usize..6) {
+            let s = slots(&tournament(n), k);
+            check_schedule(n, &s, k);
+        }
+
+        #[test]
+        fn identical_links_flag_nothing(n in 3usize..12, rate in 1e6f64..1e10, jitter in 0.0f64..0.2) {
+            // Every test within +-20% of one rate: no outlier of any kind.
+            let mut tests = Vec::new();
+            for (i, (s, d)) in tournament(n).into_iter().flatten().enumerate() {
+                let wobble = 1.0 + jitter * (((i * 7919) % 13) as f64 / 12.0 - 0.5);
+                tests.push(PairMeasure {
+                    source: s,
+                    destination: d,
+                    rate_bits_per_second: Some(rate * wobble),
+                    rtt_seconds: Some(1e-4 * wobble),
+                });
+            }
+            let a = analyse(n, &tests, &Thresholds::default());
+            prop_assert!(a.findings.is_empty(), "{:?}", a.findings);
+        }
+    }
+
+    fn fleet(n: usize, rate: impl Fn(usize, usize) -> f64) -> Vec<PairMeasure> {
+        tournament(n)
+            .into_iter()
+            .flatten()
+            .map(|(s, d)| PairMeasure {
+                source: s,
+                destination: d,
+                rate_bits_per_second: Some(rate(s, d)),
+                rtt_seconds: Some(3e-4),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_slow_host_and_a_mismatched_pair_are_found_and_nothing_else() {
+        // Six hosts at 9.4 Mbit/s; host 0's link is ten times slower; the 4-5 link is
+        // mismatched (2 Mbit/s one way, 3 the other).
+        let tests = fleet(6, |s, d| match (s, d) {
+            (0, _) | (_, 0) => 0.94e6,
+            (4, 5) => 2.0e6,
+            (5, 4) => 3.0e6,
+            _ => 9.4e6 * (1.0 + 0.01 * ((s * 6 + d) % 3) as f64),
+        });
+        let a = analyse(6, &tests, &Thresholds::default());
+        let hosts: Vec<usize> = a
+            .findings
+            .iter()
+            .filter(|f| !f.is_pair())
+            .flat_map(Finding::hosts)
+            .collect();
+        assert_eq!(hosts, vec![0], "{:?}", a.findings);
+        let pairs: BTreeSet<(usize, usize)> = a
+            .findings
+            .iter()
+            .filter(|f| f.is_pair())
+            .map(|f| {
+                let h = f.hosts();
+                (h[0].min(h[1]), h[0].max(h[1]))
+            })
+            .collect();
+        assert_eq!(pairs, BTreeSet::from([(4, 5)]), "{:?}", a.findings);
+    }
+
+    #[test]
+    fn an_asymmetric_pair_is_named_with_its_fast_direction() {
+        let tests = fleet(4, |s, d| if (s, d) == (2, 3) { 1e6 } else { 9e6 });
+        let a = analyse(4, &tests, &Thresholds::default());
+        assert!(a.findings.contains(&Finding::AsymmetricPair {
+            fast_source: 3,
+            fast_destination: 2,
+            fast_bits_per_second: 9e6,
+            slow_bits_per_second: 1e6,
+        }));
+        assert_eq!(asymmetry(Some(1e6), Some(4e6)), Some(-0.75));
+        assert_eq!(asymmetry(None, Some(4e6)), None);
+    }
+
+    #[test]
+    fn a_high_latency_pair_needs_both_the_ratio_and_the_floor() {
+        let mut tests = fleet(4, |_, _| 9e6);
+        tests.iter_mut().for_each(|m| {
+            if (m.source, m.destination) == (0, 1) {
+                m.rtt_seconds = Some(5e-3);
+            }
+        });
+        let a = analyse(4, &tests, &Thresholds::default());
+        assert!(
+            a.findings.iter().any(|f| matches!(
+                f,
+                Finding::HighLatencyPair {
+                    source: 0,
+                    destination: 1,
+                    ..
+                }
+            )),
+            "{:?}",
+            a.findings
+        );
+        // Ten times 30 us is still under a millisecond: not an outlier.
+        tests.iter_mut().for_each(|m| {
+            if (m.source, m.destination) == (0, 1) {
+                m.rtt_seconds = Some(9e-4);
+            }
+        });
+        assert!(
+            analyse(4, &tests, &Thresholds::default())
+                .findings
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn mad_is_robust_to_one_outlier() {
+        assert!((mad(&[1.0, 1.0, 1.0, 100.0]) - 0.0).abs() < 1e-12);
+        assert!((mad(&[1.0, 2.0, 3.0, 4.0, 5.0]) - 1.4826).abs() < 1e-12);
+        assert!(mad(&[]).is_nan());
+    }
+}

@@ -1,0 +1,237 @@
+//! Agent-to-agent tests (`wirespeed mesh`, issue 19), as they cross the control connection
+//! inside [`Message::Mesh`](super::Message::Mesh). What the agents do with them is
+//! `crate::mesh`.
+//!
+//! ```text
+//! controller             source agent                      destination agent
+//!   run{destination,..} ->   (keyed? destination allowed?)
+//!                            hello, key challenge        ->   (the source proves the key)
+//!                            consent{nonce}              ->
+//!                                                        <-   consented{proof}
+//!                            (the proof checks: the destination holds the fleet's key)
+//!                            UDP echo probes, then the TCP test, each its own session
+//!                       <-   result{...}
+//! ```
+//!
+//! Versioning: the messages ride on control protocol version 1 as a new message kind, so that
+//! every other session between old and new releases works as before; an agent of an older
+//! release answers `run` with an error naming the unknown variant `mesh`, which the controller
+//! reports as "upgrade that agent". [`MESH_VERSION`] travels in `run` and `consent`, so that a
+//! later change of these messages is refused with a sentence instead of misread.
+
+use std::net::SocketAddr;
+
+use serde::{Deserialize, Serialize};
+
+/// The version of the mesh messages. An agent refuses a `run` or `consent` of another.
+pub const MESH_VERSION: u32 = 1;
+/// The most latency probes one test may send.
+pub const MAX_PROBES: u32 = 1000;
+/// The shortest gap between latency probes, seconds (the echo's own rate limit is 2000/s).
+pub const MIN_PROBE_GAP_SECONDS: f64 = 0.001;
+/// The longest gap between latency probes, seconds.
+pub const MAX_PROBE_GAP_SECONDS: f64 = 1.0;
+/// The HMAC context of the destination's consent (apart from the handshake's, so that one
+/// answer can never stand for the other).
+pub const CONSENT_CONTEXT: &[u8] = b"wirespeed-mesh-consent-v1";
+
+/// The test a controller asks of a source agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PairTest {
+    /// [`MESH_VERSION`].
+    pub mesh_version: u32,
+    /// The destination agent's control address.
+    pub destination: SocketAddr,
+    /// The TCP test's duration, seconds (bounded by both agents' `--max-duration`).
+    pub tcp_seconds: f64,
+    /// Latency probes (UDP echo) before the TCP test; 0 for none.
+    pub probes: u32,
+    /// Gap between probes, seconds.
+    pub probe_gap_seconds: f64,
+}
+
+impl PairTest {
+    /// `None` if the request is within the protocol's bounds, else the refusal.
+    pub fn check(&self) -> Option<String> {
+        if self.mesh_version != MESH_VERSION {
+            return Some(format!(
+                "refused by the agent: mesh messages of version {} (this agent speaks {MESH_VERSION}); run the same wirespeed release at the controller and the agents",
+                self.mesh_version
+            ));
+        }
+        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS) {
+            return Some(format!(
+                "refused by the agent: a mesh test of {} s; ask for at least {} s (-t)",
+                self.tcp_seconds,
+                crate::spec::MIN_TEST_SECONDS
+            ));
+        }
+        if self.probes > MAX_PROBES {
+            return Some(format!(
+                "refused by the agent: {} latency probes; at most {MAX_PROBES} per test (--probes)",
+                self.probes
+            ));
+        }
+        if !(MIN_PROBE_GAP_SECONDS..=MAX_PROBE_GAP_SECONDS).contains(&self.probe_gap_seconds) {
+            return Some(format!(
+                "refused by the agent: a probe gap of {} s; use {MIN_PROBE_GAP_SECONDS} to {MAX_PROBE_GAP_SECONDS} s",
+                self.probe_gap_seconds
+            ));
+        }
+        if self.destination.port() == 0 || self.destination.ip().is_unspecified() {
+            return Some(format!(
+                "refused by the agent: {} is not an agent's address",
+                self.destination
+            ));
+        }
+        None
+    }
+
+    /// How long the probes take at most, seconds.
+    pub fn probe_seconds(&self) -> f64 {
+        f64::from(self.probes) * self.probe_gap_seconds
+    }
+}
+
+/// The latency probes' figures (round trips on the user clock around the system calls, the
+/// kernel's where both software stamps came).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PairLatency {
+    /// Probes sent.
+    pub sent: u32,
+    /// Probes answered.
+    pub answered: u32,
+    /// Smallest round trip, seconds.
+    pub min_seconds: Option<f64>,
+    /// Median round trip, seconds.
+    pub median_seconds: Option<f64>,
+    /// 90th percentile, seconds.
+    pub p90_seconds: Option<f64>,
+    /// Largest, seconds.
+    pub max_seconds: Option<f64>,
+}
+
+/// What the source agent measured toward the destination.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PairResult {
+    /// TCP payload received by the destination per second, bit/s.
+    pub tcp_bits_per_second: Option<f64>,
+    /// Bytes the destination received.
+    pub tcp_bytes: Option<u64>,
+    /// The test's length at the destination, seconds.
+    pub tcp_seconds: Option<f64>,
+    /// Segments the source retransmitted.
+    pub retransmits: Option<u64>,
+    /// The source's smoothed round trip at the end of the test, seconds.
+    pub tcp_rtt_seconds: Option<f64>,
+    /// The latency probes.
+    pub latency: Option<PairLatency>,
+    /// Why a part failed (the other parts may have run).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<String>,
+    /// When the source started and ended the test, seconds since the Unix epoch (its clock).
+    pub started_unix_seconds: f64,
+    /// When it ended.
+    pub ended_unix_seconds: f64,
+}
+
+/// The mesh's control messages, inside [`Message::Mesh`](super::Message::Mesh).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "mesh", rename_all = "snake_case", deny_unknown_fields)]
+pub enum MeshMessage {
+    /// Controller -> source agent: test this destination.
+    Run {
+        /// The test.
+        test: PairTest,
+    },
+    /// Source agent -> controller: the test's figures; the session ends.
+    Result {
+        /// What it measured.
+        result: PairResult,
+    },
+    /// Source -> destination agent: prove that you hold the fleet's key and take part.
+    Consent {
+        /// [`MESH_VERSION`].
+        mesh_version: u32,
+        /// 32 random bytes, hex, drawn by the source.
+        nonce: String,
+    },
+    /// Destination -> source: HMAC-SHA256 under the key, context [`CONSENT_CONTEXT`], of the
+    /// nonce and the source's address as the destination sees it, hex.
+    Consented {
+        /// The proof.
+        proof: String,
+    },
+}
+
+/// The bytes the consent proof covers: the nonce and the source's IP address as text, so that
+/// a proof made for one source does not stand for another.
+pub fn consent_bytes(nonce: &[u8], source: std::net::IpAddr) -> Vec<u8> {
+    let mut b = nonce.to_vec();
+    b.extend_from_slice(source.to_canonical().to_string().as_bytes());
+    b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::control::Message;
+
+    fn test() -> PairTest {
+        PairTest {
+            mesh_version: MESH_VERSION,
+            destination: "127.0.0.1:5210".parse().unwrap(),
+            tcp_seconds: 1.0,
+            probes: 10,
+            probe_gap_seconds: 0.01,
+        }
+    }
+
+    #[test]
+    fn messages_round_trip_and_unknown_fields_are_refused() {
+        let m = Message::Mesh(MeshMessage::Run { test: test() });
+        let text = serde_json::to_string(&m).unwrap();
+        assert!(text.contains("\"mesh\":\"run\""), "{text}");
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
+        let bad = text.replace("\"probes\"", "\"x\":1,\"probes\"");
+        assert!(serde_json::from_str::<Message>(&bad).is_err());
+        let r = Message::Mesh(MeshMessage::Result {
+            result: PairResult::default(),
+        });
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), r);
+    }
+
+    #[test]
+    fn requests_out_of_bounds_are_refused_naming_the_bound() {
+        assert_eq!(test().check(), None);
+        type Spoil = fn(&mut PairTest);
+        let cases: [(Spoil, &str); 6] = [
+            (|t| t.mesh_version = 2, "version 2"),
+            (|t| t.tcp_seconds = 0.01, "at least"),
+            (|t| t.tcp_seconds = f64::NAN, "at least"),
+            (|t| t.probes = MAX_PROBES + 1, "at most"),
+            (|t| t.probe_gap_seconds = 0.0, "probe gap"),
+            (|t| t.destination.set_port(0), "not an agent"),
+        ];
+        for (spoil, needle) in cases {
+            let mut t = test();
+            spoil(&mut t);
+            let e = t.check().unwrap();
+            assert!(
+                e.contains(needle) && e.starts_with("refused by the agent"),
+                "{e}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_consent_covers_the_source() {
+        let a = consent_bytes(&[1; 32], "127.0.0.1".parse().unwrap());
+        let b = consent_bytes(&[1; 32], "::ffff:127.0.0.1".parse().unwrap());
+        let c = consent_bytes(&[1; 32], "127.0.0.2".parse().unwrap());
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+}
