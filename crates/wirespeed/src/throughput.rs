@@ -204,6 +204,9 @@ pub(crate) struct ThroughputArgs {
     json_format: Option<JsonFormat>,
 
     #[command(flatten)]
+    schedule: crate::schedule::ScheduleArgs,
+
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -711,7 +714,11 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
 
 /// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
 pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+    args.schedule.check_unused("--count")?;
     let config = args.config(protocol)?;
+    if args.schedule.active() {
+        return run_scheduled(&args, &config);
+    }
     if args.json_format.is_some() {
         args.output.json = true;
     }
@@ -752,6 +759,45 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         return Err(exit.into());
     }
     Ok(())
+}
+
+/// `--every`: the test on a schedule, each run's document appended to the results file.
+fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
+    if args.json_stream || args.json_format.is_some() {
+        bail!(
+            "--every prints one line per run and a summary: drop --json-stream/--json-format (each run's whole document is in the results file)"
+        );
+    }
+    let mut one = || {
+        let mut silent = LiveLines::new(config.rate_format, &config.spec, false, false);
+        let m = measure(config, &mut silent)?;
+        let end = &m.doc.result.end;
+        let rate = end.sum_received.bits_per_second
+            + end
+                .sum_received_bidir_reverse
+                .as_ref()
+                .map_or(0.0, |s| s.bits_per_second);
+        Ok(crate::schedule::RunOutput {
+            document: serde_json::to_value(&m.doc)?,
+            headline: Some(rate),
+            failure: m.partial_reason,
+        })
+    };
+    crate::schedule::run(
+        &args.schedule,
+        crate::schedule::Job {
+            command: match config.protocol {
+                Protocol::Tcp => "tcp",
+                Protocol::Udp => "udp",
+            },
+            count_flag: "--count",
+            seed: None,
+            headline: "received rate",
+            unit: crate::schedule::Unit::BitsPerSecond,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
 }
 
 /// An agent serving in a thread of this process: its handle and the thread.
