@@ -435,6 +435,10 @@ fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
 
 pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     args.schedule.check_unused("--max-runs")?;
+    if args.count == 0 {
+        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
+    }
+    args.key.load()?;
     if args.schedule.active() {
         return run_scheduled(&args);
     }

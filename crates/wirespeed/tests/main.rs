@@ -18,6 +18,7 @@ mod refusals;
 mod report;
 mod reproduce;
 mod results_safety;
+mod schedule;
 mod sim;
 mod sweep;
 mod throughput;
