@@ -160,6 +160,28 @@ pub struct AgentConfig {
     /// Where load tests may send besides the agent's own address and its client's
     /// (`--allow-destination`; the destination must still prove consent, docs/traffic-rules.md).
     pub allow_destinations: Vec<Cidr>,
+    /// `--exclusive`: one test at a time, the others queued (None: every test at once).
+    pub exclusive: Option<Exclusive>,
+}
+
+/// `--exclusive`: the agent runs one test at a time (tests are told apart by the client's
+/// address, so that the several sessions of one `latency` run together); the others wait in
+/// a bounded queue, first come first served, each for a bounded time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exclusive {
+    /// Tests waiting at most; one more is refused (`--queue-max`).
+    pub queue_max: usize,
+    /// The longest a test waits before it is refused (`--queue-timeout`).
+    pub queue_timeout: Duration,
+}
+
+impl Default for Exclusive {
+    fn default() -> Self {
+        Exclusive {
+            queue_max: 16,
+            queue_timeout: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for AgentConfig {
@@ -174,6 +196,7 @@ impl Default for AgentConfig {
             handle_signals: false,
             on_session: None,
             allow_destinations: Vec::new(),
+            exclusive: None,
         }
     }
 }
@@ -211,6 +234,22 @@ impl AgentConfig {
             if value == 0 {
                 return Err(format!(
                     "{flag} 0 would serve nobody; use at least 1 (e.g. {flag} {example})"
+                ));
+            }
+        }
+        if let Some(x) = &self.exclusive {
+            if x.queue_timeout < Duration::from_secs(1)
+                || x.queue_timeout > Duration::from_secs(86_400)
+            {
+                return Err(format!(
+                    "--queue-timeout {} s: a queued test must wait 1 s to 24 h (e.g. --queue-timeout 10m)",
+                    x.queue_timeout.as_secs_f64()
+                ));
+            }
+            if x.queue_max > 1024 {
+                return Err(format!(
+                    "--queue-max {}: at most 1024 tests may wait (e.g. --queue-max 16)",
+                    x.queue_max
                 ));
             }
         }
@@ -320,4 +359,7 @@ pub struct SessionRecord {
     pub report: Option<SideReport>,
     /// How long the session lasted.
     pub seconds: f64,
+    /// `--exclusive`: how long it waited for another test to end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_seconds: Option<f64>,
 }

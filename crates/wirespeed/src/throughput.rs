@@ -267,6 +267,9 @@ pub(crate) struct ThroughputResult {
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
     #[serde(default)]
     pub(crate) repeat: Option<resample::Summary>,
+    /// How long the test waited for another to end on a `serve --exclusive` agent.
+    #[serde(default)]
+    pub(crate) queued_seconds: f64,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
@@ -617,6 +620,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
     // --repeat: the same test N times; the last run's document, plus the statistics of all.
     let runs = config.repeat.max(1);
     let mut rates = Vec::new();
+    let mut queued_seconds = 0.0;
     let mut last = None;
     for k in 1..=runs {
         if runs > 1 {
@@ -629,6 +633,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
                 return Err(e.into());
             }
         };
+        queued_seconds += outcome.queued_seconds;
         let end = summary::end(&outcome, spec.direction);
         rates.push(
             end.sum_received.bits_per_second
@@ -677,6 +682,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
         partial_reason: partial_reason.clone(),
         link_rate,
         repeat,
+        queued_seconds,
         rate_format: config.rate_format,
         spec: spec.clone(),
     };
