@@ -354,3 +354,86 @@ fn probe_and_latency_run_on_a_schedule_too() {
     assert_never_overlap(&plan, &records);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Two schedules from two client addresses against `serve --exclusive`: their tests never run
+/// at once (each test's window, from the end of its wait to its end, is apart from the other
+/// client's), and a test that found the agent busy reports its wait.
+#[test]
+fn two_clients_against_an_exclusive_agent_never_overlap_and_the_second_reports_its_wait() {
+    let agent = ServeProcess::start(&["--exclusive"]);
+    let dir = temp("exclusive");
+    let port = agent.port.to_string();
+    let files = [dir.join("x.jsonl"), dir.join("y.jsonl")];
+    let children: Vec<Child> = files
+        .iter()
+        .zip(["127.0.0.2", "127.0.0.3"])
+        .map(|(file, from)| {
+            spawn(&[
+                "tcp",
+                "127.0.0.1",
+                "-p",
+                &port,
+                "-B",
+                from,
+                "-t",
+                "1.5",
+                "-i",
+                "0",
+                "--every",
+                "2s",
+                "--count",
+                "2",
+                "--results",
+                file.to_str().unwrap(),
+            ])
+        })
+        .collect();
+    for child in children {
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // Each run's test: from the end of its wait in the agent's queue to its end.
+    let windows: Vec<Vec<(SystemTime, SystemTime, f64)>> = files
+        .iter()
+        .map(|f| {
+            let (_, records) = read(f);
+            assert_eq!(records.len(), 2);
+            records
+                .iter()
+                .map(|r| {
+                    assert!(r["error"].is_null(), "{r}");
+                    let queued = r["document"]["result"]["queued_seconds"].as_f64().unwrap();
+                    (
+                        time(r, "started") + Duration::from_secs_f64(queued),
+                        time(r, "ended"),
+                        queued,
+                    )
+                })
+                .collect()
+        })
+        .collect();
+    // Side by side, two 1.5 s tests would share most of their 1.5 s; apart, they share at
+    // most the few milliseconds between the agent ending one session and the client noting
+    // its end (a margin of 0.5 s leaves room for a busy machine).
+    let margin = Duration::from_millis(500);
+    for x in &windows[0] {
+        for y in &windows[1] {
+            let shared =
+                x.1.min(y.1)
+                    .duration_since(x.0.max(y.0))
+                    .unwrap_or_default();
+            assert!(shared < margin, "tests overlap by {shared:?}: {x:?} {y:?}");
+        }
+    }
+    let waited = windows.iter().flatten().filter(|w| w.2 > 0.0).count();
+    assert!(
+        waited >= 1,
+        "a test found the agent busy and waited: {windows:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
