@@ -622,12 +622,25 @@ fn print_line(r: &RunRecord, count: Option<u64>, unit: Unit, format: RateFormat)
         (None, Some(v)) => format_figure(unit, v, format),
         (None, None) => "-".into(),
     };
-    let skipped = if r.skipped_slots > 0 {
-        format!(" ({} slot(s) skipped)", r.skipped_slots)
-    } else {
+    let mut notes = Vec::new();
+    if r.skipped_slots > 0 {
+        notes.push(format!("{} slot(s) skipped", r.skipped_slots));
+    }
+    // `serve --exclusive`: the run waited for another client's test.
+    if let Some(q) = r
+        .document
+        .as_ref()
+        .and_then(|d| d["result"]["queued_seconds"].as_f64())
+        .filter(|q| *q > 0.0)
+    {
+        notes.push(format!("waited {q:.1} s for the agent"));
+    }
+    let notes = if notes.is_empty() {
         String::new()
+    } else {
+        format!(" ({})", notes.join("; "))
     };
-    writeln!(out, "run {}{of}  {}  {what}{skipped}", r.run, r.started)?;
+    writeln!(out, "run {}{of}  {}  {what}{notes}", r.run, r.started)?;
     out.flush()
 }
 
