@@ -163,6 +163,28 @@ pub struct AgentConfig {
     /// Listen with Multipath TCP (`serve --mptcp`): clients' `--mptcp` data connections run
     /// MPTCP end to end; plain TCP clients are served as before (the listener falls back).
     pub mptcp: bool,
+    /// `--exclusive`: one test at a time, the others queued (None: every test at once).
+    pub exclusive: Option<Exclusive>,
+}
+
+/// `--exclusive`: the agent runs one test at a time (tests are told apart by the client's
+/// address, so that the several sessions of one `latency` run together); the others wait in
+/// a bounded queue, first come first served, each for a bounded time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Exclusive {
+    /// Tests waiting at most; one more is refused (`--queue-max`).
+    pub queue_max: usize,
+    /// The longest a test waits before it is refused (`--queue-timeout`).
+    pub queue_timeout: Duration,
+}
+
+impl Default for Exclusive {
+    fn default() -> Self {
+        Exclusive {
+            queue_max: 16,
+            queue_timeout: Duration::from_secs(600),
+        }
+    }
 }
 
 impl Default for AgentConfig {
@@ -178,6 +200,7 @@ impl Default for AgentConfig {
             on_session: None,
             allow_destinations: Vec::new(),
             mptcp: false,
+            exclusive: None,
         }
     }
 }
@@ -215,6 +238,22 @@ impl AgentConfig {
             if value == 0 {
                 return Err(format!(
                     "{flag} 0 would serve nobody; use at least 1 (e.g. {flag} {example})"
+                ));
+            }
+        }
+        if let Some(x) = &self.exclusive {
+            if x.queue_timeout < Duration::from_secs(1)
+                || x.queue_timeout > Duration::from_secs(86_400)
+            {
+                return Err(format!(
+                    "--queue-timeout {} s: a queued test must wait 1 s to 24 h (e.g. --queue-timeout 10m)",
+                    x.queue_timeout.as_secs_f64()
+                ));
+            }
+            if x.queue_max > 1024 {
+                return Err(format!(
+                    "--queue-max {}: at most 1024 tests may wait (e.g. --queue-max 16)",
+                    x.queue_max
                 ));
             }
         }
@@ -324,4 +363,7 @@ pub struct SessionRecord {
     pub report: Option<SideReport>,
     /// How long the session lasted.
     pub seconds: f64,
+    /// `--exclusive`: how long it waited for another test to end.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued_seconds: Option<f64>,
 }

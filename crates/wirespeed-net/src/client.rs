@@ -90,12 +90,21 @@ pub struct TestOutcome {
     pub local: SocketAddr,
     /// The agent's control address.
     pub remote: SocketAddr,
+    /// How long the test waited for another to end on an `--exclusive` agent (0: it did not,
+    /// or the agent did not say).
+    pub queued_seconds: f64,
 }
 
 /// Receives each interval as it ends (`-i` lines, `--json-stream`).
 pub trait Progress {
     /// Called once per interval, in order.
     fn interval(&mut self, interval: &Interval);
+
+    /// Called when the agent (`serve --exclusive`) says the test waits for another to end:
+    /// when the wait starts and every second after; `position` tests are ahead of it.
+    fn queued(&mut self, position: u32, waited: Duration) {
+        let _ = (position, waited);
+    }
 }
 
 impl<F: FnMut(&Interval)> Progress for F {
@@ -158,7 +167,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     let local = stream.local_addr().map_err(local_err)?;
     let mut ctl = Control::new(stream, &[], false, false);
     let idle = cfg.idle_timeout;
-    handshake::greet(&mut ctl, cfg.auth.as_ref(), idle).map_err(|e| match e {
+    handshake::greet_queued(&mut ctl, cfg.auth.as_ref(), idle).map_err(|e| match e {
         HandshakeError::Channel(e) => ClientError::Session(e),
         HandshakeError::Io(e) => ClientError::Session(SessionError::Io(e)),
         HandshakeError::KeyRequired => ClientError::KeyRequired,
@@ -191,14 +200,40 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     })
     .map_err(SessionError::Io)?;
     ctl.set_phase(Phase::AwaitRequest);
-    let (cookie, agent_udp_ports) =
+    let requested = Instant::now();
+    let mut queued = false;
+    let (cookie, agent_udp_ports) = loop {
         match ctl.recv(idle, "waiting for the agent to accept the test")? {
             Message::Accepted {
                 cookie,
                 agent_udp_ports,
-            } => (cookie, agent_udp_ports),
+            } => break (cookie, agent_udp_ports),
+            // `serve --exclusive`: another test runs; the agent says so every second.
+            Message::Queued {
+                position,
+                waited_seconds,
+            } => {
+                queued = true;
+                let waited = Duration::try_from_secs_f64(waited_seconds).unwrap_or_default();
+                progress.queued(position, waited);
+                if cfg
+                    .interrupt
+                    .as_ref()
+                    .is_some_and(|f| f.load(std::sync::atomic::Ordering::Relaxed))
+                {
+                    return Err(ClientError::Local(
+                        "interrupted while waiting for the agent (another test was running)".into(),
+                    ));
+                }
+            }
             other => return Err(ended(other)),
-        };
+        }
+    };
+    let queued_seconds = if queued {
+        requested.elapsed().as_secs_f64()
+    } else {
+        0.0
+    };
     let mut sockets = Vec::new();
     if cfg.spec.protocol == Protocol::Tcp {
         for &(id, flow) in &flows {
@@ -242,6 +277,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         error: None,
         local,
         remote: cfg.agent,
+        queued_seconds,
     };
     let error = drive(&mut ctl, &running, cfg, progress, &mut outcome.intervals);
     if error.is_some() {

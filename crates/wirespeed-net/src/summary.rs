@@ -312,6 +312,7 @@ mod tests {
             error: None,
             local: "127.0.0.1:1".parse().unwrap(),
             remote: "127.0.0.1:2".parse().unwrap(),
+            queued_seconds: 0.0,
         };
         let e = end(&o, Direction::Send);
         assert_eq!(e.sum_sent.bytes, 400);

@@ -60,7 +60,11 @@ enum Command {
     Envelope(EnvelopeArgs),
     /// Best-case delay of a path and of every hop: fixed + per-byte cost from the minimum
     /// round trip of echo probes of many sizes (Bellovin 1992).
-    #[command(mut_arg("auth_key_file", |a| a.requires("udp")))]
+    // `--count` is probes per size here: the schedule's number of runs is `--max-runs`.
+    #[command(
+        mut_arg("auth_key_file", |a| a.requires("udp")),
+        mut_arg("runs", |a| a.long("max-runs")),
+    )]
     Probe(ProbeArgs),
     /// Predict a path's best-case delay from a component table, compare it with a probe, and
     /// flag the components that disagree.

@@ -43,7 +43,9 @@ fn refusal_reason(message: &str) -> String {
     let text = message
         .strip_prefix("refused by the agent: ")
         .unwrap_or(message);
-    let reason = if text.contains("authentication") {
+    let reason = if text.contains("--exclusive") {
+        "queue"
+    } else if text.contains("authentication") {
         "authentication"
     } else if text.contains("protocol version") {
         "version"
@@ -251,6 +253,27 @@ pub(crate) fn page(stats: &AgentStats, totals: &SessionTotals) -> String {
             escape(reason)
         );
     }
+    gauge_or_counter(
+        &mut out,
+        "wirespeed_agent_queued_tests",
+        "gauge",
+        "Tests waiting for another to end now (serve --exclusive).",
+        stats.queued as f64,
+    );
+    gauge_or_counter(
+        &mut out,
+        "wirespeed_agent_queued_tests_total",
+        "counter",
+        "Tests that waited for another to end (serve --exclusive).",
+        stats.queued_total as f64,
+    );
+    gauge_or_counter(
+        &mut out,
+        "wirespeed_agent_queue_wait_seconds_total",
+        "counter",
+        "Time tests waited for another to end, in all (serve --exclusive).",
+        stats.queue_wait_micros_total as f64 / 1e6,
+    );
     gauge_or_counter(
         &mut out,
         "wirespeed_agent_accept_errors_total",

@@ -129,6 +129,9 @@ pub(crate) struct LatencyArgs {
     key: crate::flags::KeyArgs,
 
     #[command(flatten)]
+    schedule: crate::schedule::ScheduleArgs,
+
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -371,7 +374,89 @@ fn probe_loop(
         })
 }
 
+/// What one latency test produced: its document and why it is partial.
+enum Measured {
+    Latency(Document<LatencyParams, LatencyResult>, Option<String>),
+    Rr(Document<LatencyParams, RrResult>, Option<String>),
+}
+
 pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
+    args.schedule.check_unused("--count")?;
+    check(&args)?;
+    if args.schedule.active() {
+        return run_scheduled(&args);
+    }
+    match measure(&args, true)? {
+        Measured::Latency(doc, partial) => {
+            if args.json_stream {
+                println!("{}", serde_json::to_string(&doc)?);
+            } else {
+                crate::output::print(&args.output, &doc).context("writing the result")?;
+            }
+            if let Some(why) = partial {
+                return Err(
+                    crate::exit_status::Exit::partial(format!("partial result: {why}")).into(),
+                );
+            }
+        }
+        Measured::Rr(doc, partial) => {
+            crate::output::print(&args.output, &doc).context("writing the result")?;
+            if let Some(why) = partial {
+                return Err(crate::exit_status::Exit::partial(why).into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `--every`: the test on a schedule; the headline is the loaded median round trip of the UDP
+/// echo (with --rr, the transactions' median round trip).
+fn run_scheduled(args: &LatencyArgs) -> anyhow::Result<()> {
+    if args.json_stream || args.plot.is_some() {
+        bail!(
+            "--every prints one line per run and a summary: drop --json-stream/--plot (each run's whole document is in the results file)"
+        );
+    }
+    let mut one = || {
+        Ok(match measure(args, false)? {
+            Measured::Latency(doc, failure) => crate::schedule::RunOutput {
+                headline: doc
+                    .result
+                    .kinds
+                    .iter()
+                    .find(|k| k.kind == ProbeKind::UdpEcho)
+                    .map(|k| k.loaded.p50_ms)
+                    .filter(|v| v.is_finite()),
+                document: serde_json::to_value(&doc)?,
+                failure,
+            },
+            Measured::Rr(doc, failure) => crate::schedule::RunOutput {
+                headline: Some(doc.result.round_trip.p50_ms).filter(|v| v.is_finite()),
+                document: serde_json::to_value(&doc)?,
+                failure,
+            },
+        })
+    };
+    crate::schedule::run(
+        &args.schedule,
+        crate::schedule::Job {
+            command: "latency",
+            count_flag: "--count",
+            seed: None,
+            headline: if args.rr {
+                "request/response median round trip"
+            } else {
+                "loaded UDP echo median round trip"
+            },
+            unit: crate::schedule::Unit::Milliseconds,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
+}
+
+/// The flags' ranges, checked before any test (and before a schedule's first run).
+fn check(args: &LatencyArgs) -> anyhow::Result<()> {
     for (flag, d) in [("--idle", args.idle), ("-t", args.time)] {
         if d > MAX_PHASE {
             bail!("{flag} {d:?} is too long: at most 1h (for example {flag} 10s)");
@@ -395,6 +480,12 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
     {
         bail!("--udp-load 0: give a rate such as --udp-load 12M");
     }
+    args.key.load().context("--auth-key-file")?;
+    Ok(())
+}
+
+/// One test (latency under load, or --rr), printing live lines only when `live`.
+fn measure(args: &LatencyArgs, live: bool) -> anyhow::Result<Measured> {
     let key = args.key.load().context("--auth-key-file")?;
     crate::interrupt::watch();
     let remote = match &args.host {
@@ -413,9 +504,9 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
         }
     };
     let outcome = if args.rr {
-        run_rr(&args, agent, key.as_ref())
+        run_rr(args, agent, key.as_ref())
     } else {
-        run_latency(&args, agent, remote.is_none(), key.clone())
+        run_latency(args, agent, remote.is_none(), key.clone(), live)
     };
     if let Some((handle, thread)) = local_agent {
         handle.stop();
@@ -428,7 +519,7 @@ fn run_rr(
     args: &LatencyArgs,
     agent: SocketAddr,
     key: Option<&wirespeed_net::auth::AuthKey>,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Measured> {
     let size = |flag: &str, b: ByteSize| -> anyhow::Result<u32> {
         let max = wirespeed_net::control::rr::MAX_RR_BYTES;
         u32::try_from(b.bytes())
@@ -525,14 +616,8 @@ fn run_rr(
             time_ms(r.round_trip.p50_ms),
         ));
     }
-    crate::output::print(&args.output, &doc).context("writing the result")?;
-    if partial {
-        return Err(crate::exit_status::Exit::partial(
-            failure.unwrap_or_else(|| "interrupted".into()),
-        )
-        .into());
-    }
-    Ok(())
+    let partial = partial.then(|| failure.unwrap_or_else(|| "interrupted".into()));
+    Ok(Measured::Rr(doc, partial))
 }
 
 fn run_latency(
@@ -540,7 +625,8 @@ fn run_latency(
     agent: SocketAddr,
     in_process: bool,
     key: Option<wirespeed_net::auth::AuthKey>,
-) -> anyhow::Result<()> {
+    live: bool,
+) -> anyhow::Result<Measured> {
     let total = args.idle + args.time;
     let service_seconds = total.as_secs_f64() + 10.0;
     let mut echo = UdpEcho::open(agent, key.as_ref(), service_seconds, CONTROL_TIMEOUT)
@@ -621,7 +707,8 @@ fn run_latency(
             },
         )?,
     ];
-    let human = !args.output.json && !args.json_stream;
+    let human = live && !args.output.json && !args.json_stream;
+    let stream = live && args.json_stream;
     if human {
         println!(
             "latency to {} ({}): {} idle, then {} with {} TCP flow(s) {}; probes every {}",
@@ -652,7 +739,7 @@ fn run_latency(
         while (printed as f64 + 1.0) <= upto {
             let (a, b) = (printed as f64, printed as f64 + 1.0);
             printed += 1;
-            if args.json_stream {
+            if stream {
                 let rtts = second_of(&samples.lock().unwrap_or_else(|e| e.into_inner()), a);
                 let phase = phase_of(a, args.idle.as_secs_f64(), load, settle);
                 let line = Some(interval_of(a, phase, &rtts));
@@ -787,15 +874,7 @@ fn run_latency(
     if let Some(dir) = &args.plot {
         write_plots(dir, &doc.result)?;
     }
-    if args.json_stream {
-        println!("{}", serde_json::to_string(&doc)?);
-    } else {
-        crate::output::print(&args.output, &doc).context("writing the result")?;
-    }
-    if let Some(why) = partial_reason {
-        return Err(crate::exit_status::Exit::partial(format!("partial result: {why}")).into());
-    }
-    Ok(())
+    Ok(Measured::Latency(doc, partial_reason))
 }
 
 /// `--plot DIR`: the round trips over time and the CDF, as the report draws them.

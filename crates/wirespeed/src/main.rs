@@ -39,6 +39,7 @@ mod report_views;
 mod reproduce;
 mod reproduce_html;
 mod runs_file;
+mod schedule;
 mod serve;
 mod sim;
 mod sim_html;

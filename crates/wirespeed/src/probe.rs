@@ -133,6 +133,9 @@ pub(crate) struct ProbeArgs {
     plot: Option<std::path::PathBuf>,
 
     #[command(flatten)]
+    schedule: crate::schedule::ScheduleArgs,
+
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -445,6 +448,79 @@ fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
 }
 
 pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
+    args.schedule.check_unused("--max-runs")?;
+    if args.count == 0 {
+        bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
+    }
+    args.key.load()?;
+    if args.schedule.active() {
+        return run_scheduled(&args);
+    }
+    let (doc, interrupted) = measure(&args)?;
+    let Some(what) = interrupted else {
+        return output::print(&args.output, &doc).context("writing the result");
+    };
+    crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
+    Err(crate::interrupt::Interrupted {
+        message: "the partial fit is printed above (probe keeps no results file: --json saves it, marked \"partial\": true)".into(),
+        resume: None,
+    }
+    .into())
+}
+
+/// `--every`: the probe on a schedule; the headline is the last hop's least round trip at
+/// the smallest size.
+fn run_scheduled(args: &ProbeArgs) -> anyhow::Result<()> {
+    if args.plot.is_some() {
+        bail!(
+            "--plot draws one run: drop it with --every (wirespeed report draws the runs of the results file)"
+        );
+    }
+    let mut one = || {
+        let (doc, interrupted) = measure(args)?;
+        let headline = doc
+            .result
+            .hops
+            .last()
+            .and_then(|h| h.analysis.sizes.first())
+            .map(|s| s.min_rtt_ms)
+            .filter(|v| v.is_finite());
+        let failure = interrupted.or_else(|| {
+            doc.result
+                .hops
+                .last()
+                .filter(|h| {
+                    h.analysis
+                        .sizes
+                        .iter()
+                        .all(|s| s.sent > 0 && s.lost == s.sent)
+                })
+                .map(|_| "no probe was answered".to_string())
+        });
+        Ok(crate::schedule::RunOutput {
+            document: serde_json::to_value(&doc)?,
+            headline,
+            failure,
+        })
+    };
+    crate::schedule::run(
+        &args.schedule,
+        crate::schedule::Job {
+            command: "probe",
+            count_flag: "--max-runs",
+            seed: Some(args.seed),
+            headline: "least round trip at the smallest size",
+            unit: crate::schedule::Unit::Milliseconds,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
+}
+
+/// One probe of the path: the document, and what was measured if Ctrl-C cut it short.
+fn measure(
+    args: &ProbeArgs,
+) -> anyhow::Result<(Document<Parameters, ProbeReport>, Option<String>)> {
     if let Some(plot) = &args.plot {
         crate::output::check_output_file("--plot", plot)?;
     }
@@ -731,19 +807,13 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     }
     doc.warnings = warnings;
     doc.verdicts = verdicts;
-    if !run_interrupted {
-        return output::print(&args.output, &doc).context("writing the result");
-    }
-    let what = format!(
-        "interrupted after {} probes of the {planned} planned ({rounds} round(s)); the fits below are from those",
-        doc.result.samples.len()
-    );
-    crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
-    Err(crate::interrupt::Interrupted {
-        message: "the partial fit is printed above (probe keeps no results file: --json saves it, marked \"partial\": true)".into(),
-        resume: None,
-    }
-    .into())
+    let what = run_interrupted.then(|| {
+        format!(
+            "interrupted after {} probes of the {planned} planned ({rounds} round(s)); the fits below are from those",
+            doc.result.samples.len()
+        )
+    });
+    Ok((doc, what))
 }
 
 /// An analysis that failed because Ctrl-C left too few probes is an interrupt, not an error.

@@ -91,6 +91,20 @@ pub(crate) struct ServeArgs {
     /// run MPTCP end to end; plain TCP clients are served as before.
     #[arg(long)]
     mptcp: bool,
+
+    /// Run one test at a time: a test that arrives while another runs waits in a queue and
+    /// starts when it ends (tests are told apart by the client's address).
+    #[arg(long)]
+    exclusive: bool,
+
+    /// With --exclusive: tests that may wait at once; one more is refused.
+    #[arg(long, default_value_t = 16, value_name = "N", requires = "exclusive")]
+    queue_max: usize,
+
+    /// With --exclusive: the longest a test waits before it is refused.
+    #[arg(long, default_value = "10m", value_parser = parse_duration, value_name = "DURATION",
+          requires = "exclusive")]
+    queue_timeout: std::time::Duration,
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
@@ -112,9 +126,12 @@ fn log_text(r: &SessionRecord) {
         _ => format!("{}: {}", r.outcome, r.message.as_deref().unwrap_or("")),
     };
     let mut out = std::io::stdout().lock();
+    let queued = r
+        .queued_seconds
+        .map_or(String::new(), |q| format!(", after {q:.2} s in the queue"));
     let _ = writeln!(
         out,
-        "session {} from {} {what} ({:.2} s)",
+        "session {} from {} {what} ({:.2} s{queued})",
         r.session, r.peer, r.seconds
     );
 }
@@ -174,6 +191,12 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }),
         allow_destinations: args.allow_destination.clone(),
         mptcp: args.mptcp,
+        exclusive: args
+            .exclusive
+            .then_some(wirespeed_net::agent_config::Exclusive {
+                queue_max: args.queue_max,
+                queue_timeout: args.queue_timeout,
+            }),
     };
     config.check().map_err(anyhow::Error::msg)?;
     let addr = SocketAddr::new(

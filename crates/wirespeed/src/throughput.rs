@@ -214,6 +214,9 @@ pub(crate) struct ThroughputArgs {
     json_format: Option<JsonFormat>,
 
     #[command(flatten)]
+    schedule: crate::schedule::ScheduleArgs,
+
+    #[command(flatten)]
     output: OutputArgs,
 }
 
@@ -274,6 +277,9 @@ pub(crate) struct ThroughputResult {
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
     #[serde(default)]
     pub(crate) repeat: Option<resample::Summary>,
+    /// How long the test waited for another to end on a `serve --exclusive` agent.
+    #[serde(default)]
+    pub(crate) queued_seconds: f64,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
@@ -644,6 +650,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
     // --repeat: the same test N times; the last run's document, plus the statistics of all.
     let runs = config.repeat.max(1);
     let mut rates = Vec::new();
+    let mut queued_seconds = 0.0;
     let mut last = None;
     for k in 1..=runs {
         if runs > 1 {
@@ -656,6 +663,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
                 return Err(e.into());
             }
         };
+        queued_seconds += outcome.queued_seconds;
         let end = summary::end(&outcome, spec.direction);
         rates.push(
             end.sum_received.bits_per_second
@@ -704,6 +712,7 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
         partial_reason: partial_reason.clone(),
         link_rate,
         repeat,
+        queued_seconds,
         rate_format: config.rate_format,
         spec: spec.clone(),
     };
@@ -741,7 +750,11 @@ pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<M
 
 /// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
 pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+    args.schedule.check_unused("--count")?;
     let config = args.config(protocol)?;
+    if args.schedule.active() {
+        return run_scheduled(&args, &config);
+    }
     if args.json_format.is_some() {
         args.output.json = true;
     }
@@ -782,6 +795,45 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         return Err(exit.into());
     }
     Ok(())
+}
+
+/// `--every`: the test on a schedule, each run's document appended to the results file.
+fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
+    if args.json_stream || args.json_format.is_some() {
+        bail!(
+            "--every prints one line per run and a summary: drop --json-stream/--json-format (each run's whole document is in the results file)"
+        );
+    }
+    let mut one = || {
+        let mut silent = LiveLines::new(config.rate_format, &config.spec, false, false);
+        let m = measure(config, &mut silent)?;
+        let end = &m.doc.result.end;
+        let rate = end.sum_received.bits_per_second
+            + end
+                .sum_received_bidir_reverse
+                .as_ref()
+                .map_or(0.0, |s| s.bits_per_second);
+        Ok(crate::schedule::RunOutput {
+            document: serde_json::to_value(&m.doc)?,
+            headline: Some(rate),
+            failure: m.partial_reason,
+        })
+    };
+    crate::schedule::run(
+        &args.schedule,
+        crate::schedule::Job {
+            command: match config.protocol {
+                Protocol::Tcp => "tcp",
+                Protocol::Udp => "udp",
+            },
+            count_flag: "--count",
+            seed: None,
+            headline: "received rate",
+            unit: crate::schedule::Unit::BitsPerSecond,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
 }
 
 /// An agent serving in a thread of this process: its handle and the thread.

@@ -119,6 +119,8 @@ pub(crate) struct LiveLines {
     multi: bool,
     header: Option<String>,
     columns_done: bool,
+    /// `serve --exclusive`: the wait last said on stderr, whole seconds.
+    queue_said: Option<u64>,
 }
 
 impl LiveLines {
@@ -127,6 +129,7 @@ impl LiveLines {
         LiveLines {
             header: None,
             columns_done: false,
+            queue_said: None,
             format,
             human,
             json,
@@ -171,6 +174,21 @@ impl LiveLines {
 }
 
 impl Progress for LiveLines {
+    /// On stderr, whatever the output: when the wait starts and every 5 s after.
+    fn queued(&mut self, position: u32, waited: std::time::Duration) {
+        let secs = waited.as_secs();
+        if self.queue_said.is_some_and(|said| secs < said + 5) {
+            return;
+        }
+        self.queue_said = Some(secs);
+        let ahead = if position > 0 {
+            format!(", {position} more ahead")
+        } else {
+            String::new()
+        };
+        eprintln!("waiting for the agent: another test is running ({secs} s{ahead})");
+    }
+
     fn interval(&mut self, iv: &Interval) {
         let mut out = io::stdout().lock();
         if self.json {

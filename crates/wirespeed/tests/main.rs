@@ -21,6 +21,7 @@ mod refusals;
 mod report;
 mod reproduce;
 mod results_safety;
+mod schedule;
 mod sim;
 mod sweep;
 mod throughput;

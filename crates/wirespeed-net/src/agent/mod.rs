@@ -19,6 +19,7 @@
 //! `max_duration` by the agent itself.
 
 mod echo;
+mod queue;
 mod rr;
 
 use crate::address::with_port;
@@ -66,6 +67,14 @@ pub struct AgentStats {
     pub refused_memory: u64,
     /// Accept calls that failed (EMFILE and the like) and made the loop back off.
     pub accept_errors: u64,
+    /// `--exclusive`: tests waiting for another to end now.
+    pub queued: usize,
+    /// `--exclusive`: tests that waited, in all.
+    pub queued_total: u64,
+    /// `--exclusive`: tests refused because the queue was full or they waited too long.
+    pub refused_queue: u64,
+    /// `--exclusive`: time tests waited in the queue, in all, microseconds.
+    pub queue_wait_micros_total: u64,
 }
 
 type DataConn = (u32, TcpStream);
@@ -87,6 +96,8 @@ struct Shared {
     /// the oldest when the cap is reached).
     waiting: Mutex<VecDeque<(u64, Instant, TcpStream)>>,
     next_conn: AtomicU64,
+    /// `--exclusive`: the test that runs and the queue.
+    gate: Option<queue::Gate>,
 }
 
 impl Shared {
@@ -102,7 +113,16 @@ impl Shared {
     }
 
     fn stats(&self) -> AgentStats {
+        let q = self
+            .gate
+            .as_ref()
+            .map(queue::Gate::stats)
+            .unwrap_or_default();
         AgentStats {
+            queued: q.waiting,
+            queued_total: q.queued_total,
+            refused_queue: q.refused_total,
+            queue_wait_micros_total: q.waited_micros_total,
             pending: self.pending.load(Ordering::Acquire),
             sessions: self.sessions.load(Ordering::Acquire),
             memory_reserved_bytes: self.budget.used(),
@@ -253,6 +273,7 @@ impl Agent {
             crate::signal::install();
         }
         let budget = Budget::new(config.limits.max_memory_bytes);
+        let gate = config.exclusive.map(queue::Gate::new);
         Ok(Agent {
             listener: s.into(),
             shared: Arc::new(Shared {
@@ -270,6 +291,7 @@ impl Agent {
                 controls: Mutex::new(HashMap::new()),
                 waiting: Mutex::new(VecDeque::new()),
                 next_conn: AtomicU64::new(0),
+                gate,
             }),
         })
     }
@@ -462,6 +484,7 @@ fn handle_connection(
         spec: None,
         report: None,
         seconds: 0.0,
+        queued_seconds: None,
     };
     let auth = shared.config.auth.is_some();
     let mut ctl = Control::new(stream, &first, true, auth);
@@ -470,7 +493,7 @@ fn handle_connection(
     let completed_handshake = greeted.is_ok();
     let end = match greeted {
         Err(end) => Err(end),
-        Ok(()) => serve_session(&mut ctl, peer, shared, session, &mut record),
+        Ok(notices) => serve_session(&mut ctl, peer, shared, session, &mut record, notices),
     };
     match end {
         Ok(()) => {}
@@ -504,8 +527,9 @@ fn handle_connection(
 }
 
 /// The hello, and the key's challenge when one is set, before `deadline`
-/// (`--handshake-timeout`, apart from `--idle-timeout`).
-fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<(), SessionEnd> {
+/// (`--handshake-timeout`, apart from `--idle-timeout`). True if the client reads `queued`
+/// notices (its hello names [`crate::control::QUEUE_FEATURE`]).
+fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<bool, SessionEnd> {
     let cfg = &shared.config;
     let timed_out = |e: SessionError| match e {
         SessionError::Timeout { what, .. } => SessionEnd::Failed(SessionError::Io(io::Error::new(
@@ -518,12 +542,17 @@ fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<()
         other => SessionEnd::Failed(other),
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let protocol_version = match ctl.recv(left(), "waiting for hello").map_err(timed_out)? {
-        Message::Hello {
-            protocol_version, ..
-        } => protocol_version,
-        other => return Err(client_ended(other)),
-    };
+    let (protocol_version, notices) =
+        match ctl.recv(left(), "waiting for hello").map_err(timed_out)? {
+            Message::Hello {
+                protocol_version,
+                software,
+            } => (
+                protocol_version,
+                crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
+            ),
+            other => return Err(client_ended(other)),
+        };
     if protocol_version != PROTOCOL_VERSION {
         return Err(SessionEnd::Refused(format!(
             "refused by the agent: the client speaks control protocol version {protocol_version}, this agent version {PROTOCOL_VERSION}; run the same wirespeed release at both ends"
@@ -547,7 +576,7 @@ fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<()
             ));
         }
     }
-    Ok(())
+    Ok(notices)
 }
 
 /// A session past its handshake: takes a slot and the session's memory, or refuses.
@@ -557,6 +586,7 @@ fn serve_session(
     shared: &Arc<Shared>,
     session: u64,
     record: &mut SessionRecord,
+    notices: bool,
 ) -> Result<(), SessionEnd> {
     struct Slot<'a>(&'a AtomicUsize);
     impl Drop for Slot<'_> {
@@ -579,7 +609,7 @@ fn serve_session(
     if let Ok(c) = ctl.stream.try_clone() {
         lock(&shared.controls).insert(session, c);
     }
-    let result = run_session(ctl, peer, shared, record);
+    let result = run_session(ctl, peer, shared, record, notices);
     lock(&shared.controls).remove(&session);
     result
 }
@@ -605,11 +635,67 @@ impl<E: Into<SessionError>> From<E> for SessionEnd {
     }
 }
 
+/// Whether the client hung up (its control connection reads end-of-file or fails).
+fn client_gone(stream: &TcpStream) -> bool {
+    if stream.set_nonblocking(true).is_err() {
+        return true;
+    }
+    let gone = match stream.peek(&mut [0u8; 1]) {
+        Ok(0) => true,
+        Ok(_) => false,
+        Err(e) => e.kind() != io::ErrorKind::WouldBlock && e.kind() != io::ErrorKind::Interrupted,
+    };
+    stream.set_nonblocking(false).is_err() || gone
+}
+
+/// `--exclusive`: waits for this test's turn (None without `--exclusive`), telling a client
+/// that reads notices that it waits; the wait goes in the session's record.
+fn wait_turn<'a>(
+    shared: &'a Shared,
+    ctl: &mut Control,
+    peer: SocketAddr,
+    notices: bool,
+    record: &mut SessionRecord,
+) -> Result<Option<queue::Turn<'a>>, SessionEnd> {
+    let Some(gate) = &shared.gate else {
+        return Ok(None);
+    };
+    let probe = ctl.stream.try_clone().map_err(SessionError::Io)?;
+    let mut notify = |position: u32, waited: Duration| {
+        !notices
+            || ctl
+                .send(&Message::Queued {
+                    position,
+                    waited_seconds: waited.as_secs_f64(),
+                })
+                .is_ok()
+    };
+    match gate.wait(peer.ip(), &mut notify, &|| client_gone(&probe), &|| {
+        shared.stopping()
+    }) {
+        queue::Wait::Go(turn) => {
+            record.queued_seconds = turn.waited.map(|d| d.as_secs_f64());
+            Ok(Some(turn))
+        }
+        queue::Wait::Refused(reason, waited) => {
+            record.queued_seconds = Some(waited.as_secs_f64());
+            Err(SessionEnd::Refused(reason))
+        }
+        queue::Wait::Gone(waited) => {
+            record.queued_seconds = Some(waited.as_secs_f64());
+            Err(SessionEnd::Failed(SessionError::Io(io::Error::other(
+                "the client left while its test waited for another to end (--exclusive)",
+            ))))
+        }
+    }
+}
+
 fn run_session(
     ctl: &mut Control,
     peer: SocketAddr,
     shared: &Arc<Shared>,
     record: &mut SessionRecord,
+    notices: bool,
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
     let idle = cfg.idle_timeout;
@@ -618,6 +704,12 @@ fn run_session(
         software: crate::control::handshake::software(),
     })?;
     let request = ctl.recv(idle, "waiting for the test request")?;
+    // The services (load, echo, request/response) wait for their turn here; a throughput
+    // test once its limits are checked, so that a test the agent refuses is not kept waiting.
+    let mut turn = None;
+    if !matches!(request, Message::Request { .. }) {
+        turn = wait_turn(shared, ctl, peer, notices, record)?;
+    }
     if let Message::Load(first) = request {
         let refused = crate::load::serve(ctl, first, cfg, &|| shared.stopping())?;
         record.outcome = if refused.is_some() {
@@ -681,6 +773,10 @@ fn run_session(
     {
         return Err(SessionEnd::Refused(reason));
     }
+    if turn.is_none() {
+        turn = wait_turn(shared, ctl, peer, notices, record)?;
+    }
+    let _turn = turn;
     let flows = spec.flows();
     let _memory = shared
         .budget

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use super::message::{Message, PROTOCOL_VERSION};
+use super::message::{Message, PROTOCOL_VERSION, QUEUE_FEATURE};
 use crate::auth::{AuthKey, hex, unhex};
 
 /// A control connection as the handshake needs it.
@@ -79,9 +79,34 @@ pub fn greet<C: Channel>(
 where
     C::Error: std::error::Error + 'static,
 {
+    greet_as(ctl, key, idle, &software())
+}
+
+/// [`greet`] by a client that reads [`Message::Queued`] notices while its test waits for an
+/// `--exclusive` agent (its hello names [`QUEUE_FEATURE`]).
+pub fn greet_queued<C: Channel>(
+    ctl: &mut C,
+    key: Option<&AuthKey>,
+    idle: Duration,
+) -> Result<Welcome, HandshakeError<C::Error>>
+where
+    C::Error: std::error::Error + 'static,
+{
+    greet_as(ctl, key, idle, &format!("{} {QUEUE_FEATURE}", software()))
+}
+
+fn greet_as<C: Channel>(
+    ctl: &mut C,
+    key: Option<&AuthKey>,
+    idle: Duration,
+    software: &str,
+) -> Result<Welcome, HandshakeError<C::Error>>
+where
+    C::Error: std::error::Error + 'static,
+{
     ctl.send_message(&Message::Hello {
         protocol_version: PROTOCOL_VERSION,
-        software: software(),
+        software: software.to_string(),
     })?;
     loop {
         match ctl

@@ -11,6 +11,17 @@ use crate::spec::TestSpec;
 /// that names both.
 pub const PROTOCOL_VERSION: u32 = 1;
 
+/// The word a client adds to its hello's `software` (`wirespeed 0.1.0 +queue`) when it
+/// understands [`Message::Queued`]. A feature named in the free text of the hello keeps the
+/// protocol version: an agent that knows nothing of it ignores the word, and an agent that
+/// does sends `queued` only to clients that named it (others wait without the notice).
+pub const QUEUE_FEATURE: &str = "+queue";
+
+/// Whether a hello's `software` names `feature`.
+pub fn names_feature(software: &str, feature: &str) -> bool {
+    software.split_whitespace().any(|w| w == feature)
+}
+
 /// 16 random bytes that tie data connections (and UDP datagrams) to their session. Written as
 /// 32 hex digits in JSON.
 #[derive(Clone, Copy, PartialEq, Eq, Hash)]
@@ -99,6 +110,15 @@ pub enum Message {
         #[serde(default)]
         agent_udp_ports: Vec<u16>,
     },
+    /// Agent -> client, only to a client whose hello named [`QUEUE_FEATURE`]: the agent runs
+    /// one test at a time (`--exclusive`) and this one waits; sent when it starts waiting and
+    /// every second after, until `accepted` (or the session's own first answer) or a refusal.
+    Queued {
+        /// Tests ahead of this one (0: the next to run).
+        position: u32,
+        /// How long it has waited so far.
+        waited_seconds: f64,
+    },
     /// Agent -> client: the test is refused; `reason` is printed verbatim.
     Refused {
         /// Why, with the limit and the flag that would fit it.
@@ -143,6 +163,7 @@ impl Message {
             Message::Welcome { .. } => "welcome",
             Message::Request { .. } => "request",
             Message::Accepted { .. } => "accepted",
+            Message::Queued { .. } => "queued",
             Message::Refused { .. } => "refused",
             Message::Start => "start",
             Message::SendDone => "send_done",

@@ -86,6 +86,8 @@ impl Phase {
             (P::AwaitHello | P::AwaitAuth, M::Welcome { .. }) => P::AwaitRequest,
             (P::AwaitHello | P::AwaitAuth | P::AwaitRequest, M::Refused { .. }) => P::Closed,
             (P::AwaitRequest, M::Accepted { .. }) => P::CreateStreams,
+            // `--exclusive`: the test waits for another to end (clients that asked for it).
+            (P::AwaitRequest, M::Queued { .. }) => P::AwaitRequest,
             (P::CreateStreams, M::Start) => P::Running,
             (P::AwaitRequest | P::Running, M::Load(_) | M::Echo(_) | M::Rr(_) | M::Mesh(_)) => {
                 P::Running

@@ -207,6 +207,18 @@ fn interval_line(value: &Value) -> Option<&Value> {
 }
 
 fn flush_runs(out: &mut Vec<Value>, runs: Option<(Map<String, Value>, Vec<Value>)>) {
+    // A schedule's file (`--every`): each run's record holds the command's whole document,
+    // which is shown (and compared by its headline figures) as if saved on its own.
+    if let Some((plan, lines)) = &runs
+        && plan.get("schema").and_then(Value::as_str) == Some("wirespeed.schedule-runs.v1")
+    {
+        out.extend(
+            lines
+                .iter()
+                .filter_map(|run| run.get("document").filter(|d| d.is_object()).cloned()),
+        );
+        return;
+    }
     if let Some((mut plan, lines)) = runs {
         plan.insert("runs".into(), Value::Array(lines));
         out.push(Value::Object(plan));
@@ -297,6 +309,20 @@ mod tests {
         assert_eq!(docs[0]["runs"].as_array().unwrap().len(), 2);
         let empty = parse_documents("{\"schema\":\"wirespeed.load-runs.v1\"}").unwrap();
         assert_eq!(empty[0]["runs"], serde_json::json!([]));
+    }
+
+    #[test]
+    fn a_schedule_file_gives_each_run_s_document() {
+        let text = "{\"schema\":\"wirespeed.schedule-runs.v1\",\"command\":\"tcp\"}\n\
+            {\"run\":1,\"document\":{\"schema\":\"wirespeed.tcp.v1\",\"n\":1}}\n\
+            {\"run\":2,\"error\":\"down\",\"document\":null}\n\
+            {\"run\":3,\"document\":{\"schema\":\"wirespeed.tcp.v1\",\"n\":3}}\n";
+        let docs = parse_documents(text).unwrap();
+        assert_eq!(docs.len(), 2, "the failed run has no document");
+        assert_eq!(
+            (docs[0]["n"].as_u64(), docs[1]["n"].as_u64()),
+            (Some(1), Some(3))
+        );
     }
 
     #[test]
