@@ -106,10 +106,10 @@ mod tests {
             prop_assert_eq!(parse_tos(&format!("0x{tos:x}")), Ok(tos));
             prop_assert_eq!(parse_tos(&format!("0{tos:o}")), Ok(tos));
             let d = describe(tos);
-            if let Some(name) = d.split(", ").nth(1).map(|n| n.trim_end_matches(')')) {
-                if !name.starts_with("ECN") {
-                    prop_assert_eq!(parse_tos(name), Ok(tos & !0b11));
-                }
+            if let Some(name) = d.split(", ").nth(1).map(|n| n.trim_end_matches(')'))
+                && !name.starts_with("ECN")
+            {
+                prop_assert_eq!(parse_tos(name), Ok(tos & !0b11));
             }
         }
     }
