@@ -196,6 +196,11 @@ impl IcmpSocket {
     }
 
     /// Sets the TTL (hop limit) of the following probes.
+    /// Marks every probe with this TOS byte or IPv6 traffic class (`probe -S`).
+    pub(crate) fn set_tos(&self, tos: u8) -> io::Result<()> {
+        crate::sock::set_tos(&self.fd, tos)
+    }
+
     pub(crate) fn set_ttl(&mut self, ttl: u8) -> io::Result<()> {
         if self.ttl == Some(ttl) {
             return Ok(());

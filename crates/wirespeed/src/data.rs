@@ -82,6 +82,10 @@ pub(crate) const EXAMPLES: &[DataFile] = &[
         path: "examples/bellovin-1992.toml",
         text: include_str!("../../../examples/bellovin-1992.toml"),
     },
+    DataFile {
+        path: "examples/iperf3-tcp.json",
+        text: include_str!("../../../examples/iperf3-tcp.json"),
+    },
 ];
 
 /// The built-in file `dir/name` (`dir` is `labs` or `examples`).

@@ -32,6 +32,11 @@ pub(crate) struct ProbeArgs {
     #[arg(long, value_name = "SIZES", value_parser = parse_sizes)]
     sizes: Option<Sizes>,
 
+    /// Mark every probe with this IP TOS byte or DSCP name (ef, af41, cs1; see tcp -S), as
+    /// ping's -Q: a path that treats classes differently shows it in the per-hop costs.
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
     /// Probes per size (per hop), as ping's -c.
     #[arg(long, short = 'c', default_value_t = 32, value_name = "N")]
     count: u32,
@@ -550,6 +555,7 @@ fn measure(
     let config = ProbeConfig {
         target,
         scope_id,
+        tos: args.tos,
         sizes: sizes.clone(),
         per_size: args.count,
         max_ttl: args.hops.then_some(args.max_ttl),

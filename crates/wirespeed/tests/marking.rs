@@ -185,3 +185,24 @@ fn latency_marks_its_probes_and_not_the_load() {
     assert!(small >= 10, "the probes carry CS5: {small}");
     assert_eq!(large, 0, "the bulk load stays unmarked");
 }
+
+/// `probe -S` marks its echo requests: CS3 (0x60) on the probes of both sizes.
+#[test]
+fn probe_marks_its_echo_requests() {
+    let Some((large, small)) = marked_on_the_wire(
+        0x60,
+        &[
+            "probe",
+            "127.0.0.1",
+            "-c",
+            "4",
+            "--sizes",
+            "100,1200",
+            "-S",
+            "cs3",
+        ],
+    ) else {
+        return;
+    };
+    assert!(large >= 4 && small >= 4, "{large} large, {small} small");
+}

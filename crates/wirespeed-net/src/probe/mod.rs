@@ -31,6 +31,8 @@ pub struct ProbeConfig {
     pub target: IpAddr,
     /// The link of a link-local target (`fe80::1%eth0`: the interface's index); 0 for none.
     pub scope_id: u32,
+    /// The TOS byte / IPv6 traffic class of every probe (`-S`); `None`: the kernel's 0.
+    pub tos: Option<u8>,
     /// Probe sizes, IP packet bytes.
     pub sizes: Vec<usize>,
     /// Probes per size (per hop).
@@ -465,10 +467,16 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
                 seconds.min(3600.0),
                 Duration::from_secs(10),
             )?;
+            if let Some(tos) = config.tos {
+                echo.set_tos(tos).map_err(ProbeError::Receive)?;
+            }
             (Via::Udp(echo), SocketKind::UdpEcho)
         }
         None => {
             let sock = open_icmp(config)?;
+            if let Some(tos) = config.tos {
+                sock.set_tos(tos).map_err(ProbeError::Receive)?;
+            }
             let kind = sock.kind;
             (Via::Icmp(sock), kind)
         }
@@ -690,6 +698,7 @@ mod tests {
         ProbeConfig {
             target,
             scope_id: 0,
+            tos: None,
             sizes: vec![min_size(target), 200, 600, 1400],
             per_size: 4,
             max_ttl,
