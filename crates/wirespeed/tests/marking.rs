@@ -114,7 +114,7 @@ fn bad_tos_and_mptcp_over_udp_are_one_line_errors() {
 /// marks its traffic) while the agent sends (`-R`), so the large ones are the agent's.
 /// Counts, while `args` runs, the IPv4 packets on loopback whose class is `tos` (ECN bits
 /// aside), split at 1000 bytes: (large, small). None when this is not root (no packet socket).
-fn marked_on_the_wire(tos: u8, args: &'static [&'static str]) -> Option<(u64, u64)> {
+fn marked_on_the_wire(tos: u8, args: &[&str]) -> Option<(u64, u64)> {
     if !is_root() {
         eprintln!("not root: no packet socket, the wire is not checked");
         return None;
@@ -130,7 +130,11 @@ fn marked_on_the_wire(tos: u8, args: &'static [&'static str]) -> Option<(u64, u6
     capture
         .set_read_timeout(Some(Duration::from_millis(50)))
         .unwrap();
-    let test = std::thread::spawn(move || wirespeed(args));
+    let owned: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let test = std::thread::spawn(move || {
+        let args: Vec<&str> = owned.iter().map(String::as_str).collect();
+        wirespeed(&args)
+    });
     let (mut large, mut small) = (0u64, 0u64);
     let mut buf = [0u8; 128];
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -205,4 +209,35 @@ fn probe_marks_its_echo_requests() {
         return;
     };
     assert!(large >= 4 && small >= 4, "{large} large, {small} small");
+}
+
+/// `sweep -S` marks every run's data: AF21 (0x48) on the sender's full-size segments.
+#[test]
+fn sweep_marks_every_run() {
+    let results =
+        std::env::temp_dir().join(format!("ws-marking-sweep-{}.jsonl", std::process::id()));
+    let path = results.display().to_string();
+    let marked = marked_on_the_wire(
+        0x48,
+        &[
+            "sweep",
+            "--snd",
+            "4",
+            "--rcv",
+            "4",
+            "--reps",
+            "1",
+            "-n",
+            "1MiB",
+            "-S",
+            "af21",
+            "--results",
+            &path,
+        ],
+    );
+    let _ = std::fs::remove_file(&results);
+    let Some((large, _)) = marked else {
+        return;
+    };
+    assert!(large >= 10, "the runs' data carry AF21: {large}");
 }

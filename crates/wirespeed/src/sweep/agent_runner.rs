@@ -22,6 +22,8 @@ pub(crate) struct AgentRunner {
     auth: Option<AuthKey>,
     length_bytes: u32,
     congestion: Option<String>,
+    /// `-S`: the class of every run's data.
+    tos: Option<u8>,
     /// Ctrl-C: ends the run in flight within the client's 20 ms poll.
     interrupt: Option<Arc<AtomicBool>>,
 }
@@ -34,6 +36,7 @@ impl AgentRunner {
         auth: Option<AuthKey>,
         length_bytes: u32,
         congestion: Option<String>,
+        tos: Option<u8>,
         interrupt: Option<Arc<AtomicBool>>,
     ) -> anyhow::Result<AgentRunner> {
         let mut local = None;
@@ -51,6 +54,7 @@ impl AgentRunner {
             auth,
             length_bytes,
             congestion,
+            tos,
             interrupt,
         })
     }
@@ -83,6 +87,7 @@ impl AgentRunner {
             amount,
             length_bytes: self.length_bytes,
             congestion: self.congestion.clone(),
+            tos: self.tos,
             ..TestSpec::default()
         }
     }

@@ -92,6 +92,11 @@ pub(crate) struct SweepArgs {
     #[arg(short = 'C', long = "congestion", value_name = "ALGO")]
     congestion: Option<String>,
 
+    /// IP TOS byte (IPv6: traffic class) of every run's data at both ends: a number (0xb8) or
+    /// a DSCP name (ef, af21, cs1); see tcp -S.
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
     /// Send-buffer sizes: packets (1..17, 1,2,4) or bytes (16KiB..1MiB:x2).
     #[arg(long, default_value = "1..17", value_name = "AXIS")]
     snd: Axis,
@@ -224,6 +229,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         auth,
         length,
         args.congestion.clone(),
+        args.tos,
         Some(interrupt),
     )?;
     run(args, &mut runner, &crate::interrupt::requested)
@@ -364,6 +370,9 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     words.extend(["-l".into(), args.length.bytes().to_string()]);
     if let Some(c) = &args.congestion {
         words.extend(["-C".into(), c.clone()]);
+    }
+    if let Some(t) = args.tos {
+        words.extend(["-S".into(), format!("0x{t:02x}")]);
     }
     if let Some(r) = args.link_rate {
         words.extend(["--link-rate".into(), r.bits_per_second().to_string()]);
