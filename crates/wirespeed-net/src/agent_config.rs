@@ -66,12 +66,20 @@ impl Limits {
         }
     }
 
-    /// The sentence a client is told when its test is stopped at the cap.
-    pub fn cap_reached(&self) -> String {
-        format!(
-            "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
-            self.max_duration.as_secs_f64()
-        )
+    /// The sentence a client is told when its test (`asked` = its `-t`) is stopped at the cap:
+    /// the agent's limit, or a timed test that did not end within [`END_GRACE`] of its time.
+    pub fn cap_reached(&self, asked: Option<Duration>) -> String {
+        match asked {
+            Some(t) if t < self.max_duration => format!(
+                "the test did not end within {} s of its -t ({} s) and was stopped: the data stopped moving (a stalled path) or the client never said it had finished",
+                END_GRACE.as_secs_f64(),
+                t.as_secs_f64()
+            ),
+            _ => format!(
+                "the test reached this agent's limit of {} s and was stopped (--max-duration on the agent; ask for less with -t or -n)",
+                self.max_duration.as_secs_f64()
+            ),
+        }
     }
 
     /// `None` if the spec fits, else the refusal the client prints.

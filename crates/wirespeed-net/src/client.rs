@@ -323,7 +323,8 @@ fn drive(
     let tick = cfg.interval;
     let mut next = tick.map(|t| running.start + t);
     loop {
-        let polled = ctl.poll(Duration::from_millis(20));
+        // As the agent's SUPERVISE_TICK: the end of a test is seen at most this late.
+        let polled = ctl.poll(Duration::from_millis(10));
         // An interrupt first: the signal that sets the flag also breaks the poll (EINTR), and
         // the run ended because the user asked, not because the control connection failed.
         if cfg

@@ -284,12 +284,27 @@ fn run_stream(
                         crate::tcp::send_zerocopy(&s, len, spec.amount, sh.start, &sh.stop, c)
                             .map(|z| zerocopy = Some(z))
                     } else {
-                        crate::tcp::send(&mut s, len, spec.amount, sh.start, &sh.stop, c)
+                        crate::tcp::send(
+                            &mut s,
+                            len,
+                            spec.amount,
+                            sh.start,
+                            &sh.stop,
+                            spec.no_drain,
+                            c,
+                        )
                     };
                     tcp_info = sock::tcp_info(&s);
                     r
                 }
-                Role::Receiver => crate::tcp::receive(&mut s, len, expect, held_clamp(spec), c),
+                Role::Receiver => {
+                    let until = spec
+                        .amount
+                        .duration()
+                        .filter(|_| spec.no_drain)
+                        .map(|d| sh.start + d + crate::spec::NO_DRAIN_GRACE);
+                    crate::tcp::receive(&mut s, len, expect, held_clamp(spec), until, c)
+                }
             };
             let addr = |a: std::io::Result<std::net::SocketAddr>| {
                 a.map_or(String::new(), |a| a.to_string())

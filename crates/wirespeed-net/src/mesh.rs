@@ -214,6 +214,9 @@ fn run_as_source(
         protocol: Protocol::Tcp,
         direction: Direction::Send,
         amount: Amount::Seconds(test.tcp_seconds),
+        // A tournament's slots are as long as their tests: a test must end at its -t, not
+        // after draining seconds of buffered data from a slow path.
+        no_drain: true,
         ..TestSpec::default()
     };
     let _memory = match budget.reserve(budget::streams_cost(&spec, 1)) {

@@ -137,7 +137,18 @@ pub struct TestSpec {
     /// with `IPPROTO_MPTCP`; they fall back to TCP where the agent or the path does not speak it.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub mptcp: bool,
+    /// A timed TCP test ends at its time on the receiver too: the receiver stops reading
+    /// [`NO_DRAIN_GRACE`] after `-t` instead of draining what the sender's socket buffer and
+    /// the path's queues still hold (at 10 Mbit/s an autotuned buffer holds seconds of it),
+    /// and closes. The rate is then what arrived while the sender sent; the test lasts its
+    /// `-t`, which a schedule of many tests (`mesh`) must be able to count on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_drain: bool,
 }
+
+/// How long after `-t` a [`TestSpec::no_drain`] receiver still reads: what the sender wrote
+/// just before its deadline is then on the wire or in flight, not yet counted.
+pub const NO_DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Default for TestSpec {
     fn default() -> Self {
@@ -162,6 +173,7 @@ impl Default for TestSpec {
             interval_seconds: None,
             tos: None,
             mptcp: false,
+            no_drain: false,
         }
     }
 }

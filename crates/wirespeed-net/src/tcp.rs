@@ -65,18 +65,28 @@ impl Budget {
 }
 
 /// Writes `-l`-byte buffers until the deadline or until exactly `amount` bytes are written,
-/// then closes the sending half so that the receiver sees the end.
+/// then closes the sending half so that the receiver sees the end. With `no_drain` (a timed
+/// test whose receiver stops reading at its end) a write never blocks past the deadline: a
+/// receiver that stopped reading leaves the window shut, and a blocked write would wait for
+/// the agent's cap instead of ending the test.
 pub(crate) fn send(
     s: &mut TcpStream,
     len: usize,
     amount: Amount,
     start: Instant,
     stop: &AtomicBool,
+    no_drain: bool,
     c: &Counters,
 ) -> io::Result<()> {
     let buf = pattern(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
     let budget = Budget::new(amount, start);
+    let no_drain = no_drain && budget.deadline.is_some();
+    if no_drain {
+        // Short enough that the deadline is seen on time; a timed-out write returns what it
+        // wrote, and the loop looks at the deadline again.
+        s.set_write_timeout(Some(Duration::from_millis(20)))?;
+    }
     let mut longest = Duration::ZERO;
     while let Some(want) = budget.next(bytes, len, stop) {
         let before = Instant::now();
@@ -93,6 +103,7 @@ pub(crate) fn send(
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if no_drain && crate::control::is_timeout(&e) => {}
             Err(e) => return Err(silent(e)),
         }
     }
@@ -100,18 +111,30 @@ pub(crate) fn send(
     s.shutdown(Shutdown::Write)
 }
 
-/// Reads `-l`-byte buffers until the sender closes. With `expect`, fewer bytes is an error.
+/// Reads `-l`-byte buffers until the sender closes, or until `until` (a `no_drain` test),
+/// whichever comes first. With `expect`, fewer bytes is an error.
 pub(crate) fn receive(
     s: &mut TcpStream,
     len: usize,
     expect: Option<u64>,
     window_clamp: Option<u64>,
+    until: Option<Instant>,
     c: &Counters,
 ) -> io::Result<()> {
     // Page-aligned: the kernel's copy into it is the receiver's main cost (see buffer.rs).
     let mut buf = AlignedBuf::zeroed(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
+    let idle = s.read_timeout().ok().flatten();
     loop {
+        if let Some(until) = until {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            // The idle timeout still applies; the end of the test comes first if nearer.
+            let wait = idle.map_or(left, |i| i.min(left));
+            let _ = s.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
+        }
         match s.read(&mut buf) {
             Ok(0) => break,
             Ok(n) => {
@@ -129,6 +152,11 @@ pub(crate) fn receive(
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e)
+                if crate::control::is_timeout(&e) && until.is_some_and(|u| Instant::now() >= u) =>
+            {
+                break;
+            }
             Err(e) if crate::control::is_timeout(&e) => {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,

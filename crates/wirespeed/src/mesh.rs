@@ -139,7 +139,8 @@ impl MeshPlan {
         TestTiming {
             tcp_seconds: self.tcp_seconds,
             latency_seconds: f64::from(self.probes) * self.probe_gap_seconds,
-            overhead_seconds: OVERHEAD_SECONDS,
+            // The receiver reads a grace beyond -t (what was sent just before it).
+            overhead_seconds: OVERHEAD_SECONDS + wirespeed_net::spec::NO_DRAIN_GRACE.as_secs_f64(),
         }
     }
 
@@ -832,7 +833,7 @@ impl MeshResult {
             && self.elapsed_seconds > 1.1 * self.predicted_seconds
         {
             out.push(format!(
-                "the mesh took {}, {:.0}% over the schedule's {}: its tests lasted longer than -t and the probes (after -t the receiver drains what the sender's socket buffer and the path's queue hold, longest on slow paths), or agents were slow to answer",
+                "the mesh took {}, {:.0}% over the schedule's {}: its tests lasted longer than -t and the probes (a slow link's queue still drains after -t and delays the results' way back, or a busy host was slow to set tests up and answer)",
                 format_seconds(self.elapsed_seconds),
                 100.0 * (self.elapsed_seconds / self.predicted_seconds - 1.0),
                 format_seconds(self.predicted_seconds)

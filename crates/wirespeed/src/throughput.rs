@@ -366,6 +366,7 @@ impl ThroughputArgs {
             interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
             tos: self.tos,
             mptcp: self.mptcp,
+            no_drain: false,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)

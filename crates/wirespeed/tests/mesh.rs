@@ -564,4 +564,12 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
         "{verdicts}"
     );
     assert_no_agent_in_two_tests(r["tests"].as_array().unwrap());
+    // Every TCP test ends at its -t on the receiver too, even from the 1 Mbit/s host whose
+    // autotuned send buffer held seconds of data: draining it made the receiver's time (and
+    // the test) about 2.4 s longer (docs/mesh.md). What the link's own queue holds still
+    // drains after -t (1.2 s at 1 Mbit/s), delaying the result's way back, as it should.
+    for t in r["tests"].as_array().unwrap() {
+        let tcp = t["result"]["tcp_seconds"].as_f64().unwrap();
+        assert!(tcp < 1.0 + 0.5, "a TCP test lasted {tcp} s for -t 1: {t}");
+    }
 }
