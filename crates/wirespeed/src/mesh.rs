@@ -89,9 +89,29 @@ pub(crate) struct MeshArgs {
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     results: Option<PathBuf>,
 
-    /// Continue the mesh saved in FILE: run only the tests it lacks.
-    #[arg(long, value_name = "FILE", conflicts_with_all = ["agents", "agents_file", "local"])]
+    /// Continue the mesh saved in FILE: run only the tests it lacks; or continue the schedule
+    /// (`--every`) saved in FILE, given the same arguments as before.
+    #[arg(long, value_name = "FILE")]
     resume: Option<PathBuf>,
+
+    /// Measure the whole mesh again every DURATION (pScheduler's --repeat), each mesh's
+    /// document appended to the --results file; needs --count or --until.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    every: Option<Duration>,
+
+    /// With --every: at most N meshes.
+    #[arg(long = "count", value_name = "N")]
+    count: Option<u64>,
+
+    /// With --every: start no mesh after TIME, an RFC 3339 UTC time (2026-11-25T20:00:00Z) or
+    /// a duration from now (8h).
+    #[arg(long, value_name = "TIME")]
+    until: Option<String>,
+
+    /// With --every: start each mesh a uniformly random 0 to DURATION after its slot
+    /// (pScheduler's --slip).
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    slip: Option<Duration>,
 
     /// One CSV row per test instead of the text view.
     #[arg(long, conflicts_with = "json")]
@@ -437,68 +457,87 @@ fn unix_now() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
-    args.check()?;
-    let mut key = args.key.load().context("--auth-key-file")?;
-    let mut _local = None;
-    let mut repair = None;
-    let (plan, mut done, mut file) = match &args.resume {
-        Some(path) => {
-            let resumed = RunsFile::resume::<MeshPlan, PairRecord>(path)?;
-            if let Some(r) = &resumed.repair {
-                eprintln!("wirespeed: warning: {r}");
-            }
-            repair = resumed.repair;
-            if resumed.plan.local {
-                bail!(
-                    "{}: its agents were in-process (--local) and are gone; start a new mesh",
-                    path.display()
-                );
-            }
-            (resumed.plan, resumed.runs, Some(resumed.file))
-        }
-        None => {
-            let agents = match args.local {
-                Some(n) => {
-                    let k = match &key {
-                        Some(k) => k.clone(),
-                        None => random_key()?,
-                    };
-                    let (entries, handles) = local_agents(n, &k)?;
-                    key = Some(k);
-                    _local = Some(handles);
-                    entries
-                }
-                None => named_agents(&args)?,
-            };
-            check_agents(&agents)?;
-            let plan = MeshPlan {
-                schema: RUNS_SCHEMA.into(),
-                agents,
-                tcp_seconds: args.time.as_secs_f64(),
-                probes: args.probes,
-                probe_gap_seconds: args.probe_gap.as_secs_f64(),
-                concurrency: args.concurrency,
-                local: args.local.is_some(),
-            };
-            let file = args
-                .results
-                .as_deref()
-                .map(|p| RunsFile::create(p, &plan))
-                .transpose()?;
-            (plan, Vec::new(), file)
-        }
+/// Whether FILE is a schedule's results file (`--every`), not a mesh's own: its plan line's
+/// schema says so.
+fn is_schedule_file(path: &std::path::Path) -> bool {
+    use std::io::{BufRead, Read};
+    let Ok(f) = std::fs::File::open(path) else {
+        return false;
     };
-    check_agents(&plan.agents)?;
-    let parallel = plan.agents.len() / 2 * plan.concurrency;
-    if parallel > MAX_PARALLEL_TESTS {
-        bail!(
-            "{} agents at --concurrency {} would run {parallel} tests at once; the controller runs at most {MAX_PARALLEL_TESTS}: lower --concurrency",
-            plan.agents.len(),
-            plan.concurrency
-        );
+    // A plan line is a few KiB per agent; a bounded read of the first line is enough.
+    let mut first = String::new();
+    let _ = std::io::BufReader::new(f.take(8 << 20)).read_line(&mut first);
+    serde_json::from_str::<serde_json::Value>(&first)
+        .is_ok_and(|v| v["schema"].as_str() == Some(<crate::schedule::Plan as RunsPlan>::SCHEMA))
+}
+
+/// The agents of a new mesh: in-process ones (`--local`, whose handles must outlive the
+/// mesh) or those named; sets `key` to the local agents' key.
+fn agents_of(
+    args: &MeshArgs,
+    key: &mut Option<AuthKey>,
+) -> anyhow::Result<(Vec<AgentEntry>, Option<LocalAgents>)> {
+    let agents = match args.local {
+        Some(n) => {
+            let k = match key {
+                Some(k) => k.clone(),
+                None => random_key()?,
+            };
+            let (entries, handles) = local_agents(n, &k)?;
+            *key = Some(k);
+            return check_agents(&entries).map(|()| (entries, Some(handles)));
+        }
+        None => named_agents(args)?,
+    };
+    check_agents(&agents)?;
+    Ok((agents, None))
+}
+
+impl MeshPlan {
+    fn new(args: &MeshArgs, agents: Vec<AgentEntry>) -> MeshPlan {
+        MeshPlan {
+            schema: RUNS_SCHEMA.into(),
+            agents,
+            tcp_seconds: args.time.as_secs_f64(),
+            probes: args.probes,
+            probe_gap_seconds: args.probe_gap.as_secs_f64(),
+            concurrency: args.concurrency,
+            local: args.local.is_some(),
+        }
     }
-    crate::interrupt::watch();
+
+    /// Refuses a plan whose slots would need more threads than the controller runs.
+    fn check_parallel(&self) -> anyhow::Result<()> {
+        let parallel = self.agents.len() / 2 * self.concurrency;
+        if parallel > MAX_PARALLEL_TESTS {
+            bail!(
+                "{} agents at --concurrency {} would run {parallel} tests at once; the controller runs at most {MAX_PARALLEL_TESTS}: lower --concurrency",
+                self.agents.len(),
+                self.concurrency
+            );
+        }
+        Ok(())
+    }
+}
+
+/// One mesh run: the tests it finished (those resumed included), how it went.
+struct Executed {
+    done: Vec<PairRecord>,
+    slots: usize,
+    predicted: f64,
+    elapsed: f64,
+    interrupted: bool,
+    failed_first: Option<String>,
+}
+
+/// Runs the tests of `plan` not in `done`, slot by slot, appending each to `file`.
+fn execute(
+    plan: &MeshPlan,
+    mut done: Vec<PairRecord>,
+    mut file: Option<&mut RunsFile>,
+    key: Option<&AuthKey>,
+    idle: Duration,
+) -> anyhow::Result<Executed> {
     let timing = plan.timing();
     let per_test = timing.per_test_seconds();
     // The slots still to run: the tournament's, less the tests already saved.
@@ -543,8 +582,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
                 probes: plan.probes,
                 probe_gap_seconds: plan.probe_gap_seconds,
             };
-            let key = key.clone();
-            let idle = args.timeout;
+            let key = key.cloned();
             std::thread::Builder::new()
                 .name("mesh-test".into())
                 .spawn(move || {
@@ -578,7 +616,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             match rx.recv_timeout(Duration::from_millis(50)) {
                 Ok(record) => {
                     left -= 1;
-                    if let Some(f) = &mut file {
+                    if let Some(f) = file.as_deref_mut() {
                         f.append(&record)?;
                     }
                     if failed_first.is_none()
@@ -603,24 +641,116 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         }
     }
     bar.finish();
-    let elapsed = start.elapsed().as_secs_f64();
+    Ok(Executed {
+        done,
+        slots: todo.len(),
+        predicted,
+        elapsed: start.elapsed().as_secs_f64(),
+        interrupted,
+        failed_first,
+    })
+}
+
+impl MeshResult {
+    /// The document of a finished (or cut) mesh, with its verdicts and warnings.
+    fn document(self, plan: &MeshPlan) -> Document<MeshPlan, MeshResult> {
+        let mut doc = Document::new("mesh", plan.clone(), self);
+        doc.verdicts = doc.result.verdicts();
+        doc.warnings = doc.result.warnings();
+        doc
+    }
+
+    /// The median of the pairs' TCP rates: a scheduled mesh's headline.
+    fn median_rate(&self) -> Option<f64> {
+        let mut rates: Vec<f64> = self
+            .tests
+            .iter()
+            .filter_map(PairRecord::rate)
+            .filter(|r| r.is_finite())
+            .collect();
+        rates.sort_by(f64::total_cmp);
+        let n = rates.len();
+        (n > 0).then(|| {
+            if n % 2 == 1 {
+                rates[n / 2]
+            } else {
+                (rates[n / 2 - 1] + rates[n / 2]) / 2.0
+            }
+        })
+    }
+}
+
+pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
+    args.check()?;
+    if args.every.is_some() || args.resume.as_deref().is_some_and(is_schedule_file) {
+        return run_scheduled(&args);
+    }
+    for (given, flag) in [
+        (args.count.is_some(), "--count"),
+        (args.until.is_some(), "--until"),
+        (args.slip.is_some(), "--slip"),
+    ] {
+        if given {
+            bail!(
+                "{flag} belongs to a schedule: add --every DURATION to measure the mesh again and again"
+            );
+        }
+    }
+    let mut key = args.key.load().context("--auth-key-file")?;
+    let mut _local = None;
+    let mut repair = None;
+    let (plan, done, mut file) = match &args.resume {
+        Some(path) => {
+            if !args.agents.is_empty() || args.agents_file.is_some() || args.local.is_some() {
+                bail!(
+                    "--resume {}: the file names its agents; drop --agents, --agents-file and --local",
+                    path.display()
+                );
+            }
+            let resumed = RunsFile::resume::<MeshPlan, PairRecord>(path)?;
+            if let Some(r) = &resumed.repair {
+                eprintln!("wirespeed: warning: {r}");
+            }
+            repair = resumed.repair;
+            if resumed.plan.local {
+                bail!(
+                    "{}: its agents were in-process (--local) and are gone; start a new mesh",
+                    path.display()
+                );
+            }
+            (resumed.plan, resumed.runs, Some(resumed.file))
+        }
+        None => {
+            let (agents, local) = agents_of(&args, &mut key)?;
+            _local = local;
+            let plan = MeshPlan::new(&args, agents);
+            let file = args
+                .results
+                .as_deref()
+                .map(|p| RunsFile::create(p, &plan))
+                .transpose()?;
+            (plan, Vec::new(), file)
+        }
+    };
+    check_agents(&plan.agents)?;
+    plan.check_parallel()?;
+    crate::interrupt::watch();
+    let ex = execute(&plan, done, file.as_mut(), key.as_ref(), args.timeout)?;
     let result = build_result(
         &plan,
-        &done,
-        todo.len(),
-        predicted,
-        elapsed,
+        &ex.done,
+        ex.slots,
+        ex.predicted,
+        ex.elapsed,
         file.as_ref().map(|f| f.path().display().to_string()),
         args.output.rate_format,
         args.csv,
     );
-    let mut doc = Document::new("mesh", plan.clone(), result);
-    doc.verdicts = doc.result.verdicts();
-    doc.warnings = doc.result.warnings();
+    let mut doc = result.document(&plan);
     doc.warnings.extend(repair);
-    if interrupted {
+    if ex.interrupted {
         let planned = doc.result.tests_planned;
-        let finished = done.len();
+        let finished = ex.done.len();
         let what = format!("interrupted after {finished} of {planned} tests");
         crate::interrupt::print_partial(&args.output, &doc, &what).context("writing the result")?;
         let saved = doc.result.results_file.clone();
@@ -656,10 +786,82 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             "{} of {} tests failed (first: {})",
             doc.result.tests_failed,
             doc.result.tests.len(),
-            failed_first.unwrap_or_else(|| "see the warnings".into())
+            ex.failed_first.unwrap_or_else(|| "see the warnings".into())
         );
     }
     Ok(())
+}
+
+/// `--every`: the whole mesh on a schedule (`crate::schedule`), each mesh's document one
+/// record of the schedule's results file. A mesh cut by Ctrl-C is not recorded; `--resume`
+/// runs its slot again, whole.
+fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
+    if args.csv {
+        bail!(
+            "--every prints one line per mesh and a summary: drop --csv (each mesh's whole document is in the results file)"
+        );
+    }
+    if args.resume.is_some()
+        && (args.every.is_some() || args.until.is_some() || args.slip.is_some())
+    {
+        bail!(
+            "--every, --until and --slip are in the schedule's plan: drop them beside --resume, and give the mesh's other arguments as before"
+        );
+    }
+    let mut key = args.key.load().context("--auth-key-file")?;
+    let (agents, _local) = agents_of(args, &mut key)?;
+    let plan = MeshPlan::new(args, agents);
+    plan.check_parallel()?;
+    let schedule = crate::schedule::ScheduleArgs {
+        every: args.every,
+        runs: args.count,
+        until: args.until.clone(),
+        slip: args.slip,
+        results: args.results.clone(),
+        resume: args.resume.clone(),
+    };
+    let mut one = || {
+        let ex = execute(&plan, Vec::new(), None, key.as_ref(), args.timeout)?;
+        let result = build_result(
+            &plan,
+            &ex.done,
+            ex.slots,
+            ex.predicted,
+            ex.elapsed,
+            None,
+            args.output.rate_format,
+            false,
+        );
+        let failure = (result.tests_failed > 0).then(|| {
+            format!(
+                "{} of {} tests failed (first: {})",
+                result.tests_failed,
+                result.tests.len(),
+                ex.failed_first
+                    .clone()
+                    .unwrap_or_else(|| "see the warnings".into())
+            )
+        });
+        let headline = result.median_rate();
+        let doc = result.document(&plan);
+        Ok(crate::schedule::RunOutput {
+            document: serde_json::to_value(&doc)?,
+            headline,
+            failure,
+        })
+    };
+    crate::schedule::run(
+        &schedule,
+        crate::schedule::Job {
+            command: "mesh",
+            count_flag: "--count",
+            seed: None,
+            headline: "median pair rate",
+            unit: crate::schedule::Unit::BitsPerSecond,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
 }
 
 /// The document's result from the plan and the finished tests.

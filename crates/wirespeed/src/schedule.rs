@@ -1,5 +1,5 @@
-//! `--every DURATION [--count N | --until TIME] [--slip DURATION]` on `tcp`, `udp`, `probe` and
-//! `latency`: the same test run repeatedly on a fixed schedule, as perfSONAR's pScheduler runs
+//! `--every DURATION [--count N | --until TIME] [--slip DURATION]` on `tcp`, `udp`, `probe`,
+//! `latency` and `mesh`: the same test run repeatedly on a fixed schedule, as perfSONAR's pScheduler runs
 //! tests (`--repeat`, `--max-runs`, `--until`, `--slip`), each run appended to a results file.
 //!
 //! The schedule is a grid of slots `start + k x every`. Run k starts at its slot plus a slip

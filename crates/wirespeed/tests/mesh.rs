@@ -357,6 +357,20 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
         (vec!["mesh", "--agents-file", &missing], "cannot read it"),
         (vec!["mesh", "--resume", &missing], "missing.txt"),
         (vec!["mesh", "--local", "2", "--csv", "--json"], "--json"),
+        (
+            vec!["mesh", "--local", "2", "--count", "2"],
+            "--count belongs to a schedule: add --every",
+        ),
+        (
+            vec!["mesh", "--local", "2", "--every", "1s"],
+            "--every needs a bound",
+        ),
+        (
+            vec![
+                "mesh", "--local", "2", "--every", "1s", "--count", "2", "--csv",
+            ],
+            "drop --csv",
+        ),
     ] {
         assert_one_line_error(&wirespeed(&args), needle);
     }
@@ -371,6 +385,52 @@ fn mesh_local_agents_answer_with_a_key_of_their_own() {
         "{}",
         run.stdout
     );
+}
+
+/// `--every`: two whole meshes on a schedule, each a record of the schedule's results file
+/// holding the mesh's document (every test, no agent in two at once); resuming the finished
+/// schedule runs nothing more, and a resume with other arguments is refused naming the ones.
+#[test]
+fn mesh_every_measures_the_whole_mesh_on_a_schedule_and_resumes() {
+    let dir = Scratch::new("every");
+    let file = dir.path("nightly.jsonl");
+    let base = ["mesh", "--local", "3", "-t", "0.2", "--probes", "2"];
+    let mut args = base.to_vec();
+    args.extend(["--every", "1s", "--count", "2", "--results", &file]);
+    let run = wirespeed(&args);
+    assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("run 2/2"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("schedule of mesh: 2 run(s), 0 failed"),
+        "{}",
+        run.stdout
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(lines[0]["schema"], "wirespeed.schedule-runs.v1");
+    assert_eq!(lines[0]["command"], "mesh");
+    for record in &lines[1..] {
+        let doc = &record["document"];
+        assert_eq!(doc["schema"], "wirespeed.mesh.v1", "{record}");
+        let tests = doc["result"]["tests"].as_array().unwrap();
+        assert_eq!(tests.len(), 6, "{doc}");
+        assert_no_agent_in_two_tests(tests);
+        assert!(record["headline"].as_f64().unwrap() > 0.0, "{record}");
+    }
+    // The schedule is finished: resuming it runs no mesh and keeps the file as it was.
+    let mut again = base.to_vec();
+    again.extend(["--resume", &file]);
+    let run = wirespeed(&again);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("2 run(s)"), "{}", run.stdout);
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), text);
+    // Other arguments than the plan's are refused, naming the command that resumes.
+    let run = wirespeed(&["mesh", "--local", "3", "-t", "0.3", "--resume", &file]);
+    assert_one_line_error(&run, "give the same ones: ");
 }
 
 // ---- ground truth in a lab (root) ----
