@@ -267,6 +267,12 @@ fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<SocketAddr>> {
     if text.is_empty() {
         bail!("an empty agent name: give HOST or HOST:PORT");
     }
+    if let Some((addr, has_port)) =
+        wirespeed_net::address::parse_zoned(text).map_err(|e| anyhow::anyhow!("agent {e}"))?
+    {
+        let port = if has_port { addr.port() } else { default_port };
+        return Ok(vec![wirespeed_net::address::with_port(addr, port)]);
+    }
     if let Ok(ip) = text.parse::<IpAddr>() {
         return Ok(vec![SocketAddr::new(ip, default_port)]);
     }
@@ -439,6 +445,14 @@ fn check_agents(agents: &[AgentEntry]) -> anyhow::Result<()> {
         );
     }
     for (i, a) in agents.iter().enumerate() {
+        // Agents test each other: a link-local address's zone is an interface of one host (the
+        // controller's), which means nothing on the source agent's host.
+        if wirespeed_net::address::is_link_local(a.address.ip()) {
+            bail!(
+                "agent {} is link-local: its zone names an interface of this host only, and agents test each other from their own hosts; give each agent a routable address",
+                a.name
+            );
+        }
         if let Some(b) = agents[..i].iter().find(|b| b.address == a.address) {
             bail!(
                 "agent {} is named twice ({} and {}): each agent once",

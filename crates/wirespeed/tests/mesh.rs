@@ -358,6 +358,14 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
         (vec!["mesh", "--resume", &missing], "missing.txt"),
         (vec!["mesh", "--local", "2", "--csv", "--json"], "--json"),
         (
+            vec!["mesh", "--agents", "fe80::1%lo,127.0.0.1"],
+            "is link-local: its zone names an interface of this host only",
+        ),
+        (
+            vec!["mesh", "--agents", "fe80::1%nosuchif0,127.0.0.1"],
+            "no interface named nosuchif0",
+        ),
+        (
             vec!["mesh", "--local", "2", "--count", "2"],
             "--count belongs to a schedule: add --every",
         ),
