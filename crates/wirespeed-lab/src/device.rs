@@ -77,18 +77,17 @@ pub struct DeviceCounters {
 pub struct Watched {
     name: String,
     file: Mutex<File>,
-    /// Its transmit ring, frames (read once).
-    pub tx_queue_len: u64,
+    /// A socket made in the interface's namespace, to ask for its `txqueuelen`.
+    socket: Option<std::net::UdpSocket>,
 }
 
 impl Watched {
     /// Opens the counters of interface `name` in namespace `ns`.
     pub fn open(ns: &str, name: &str) -> Result<Watched, LabError> {
-        let dev = name.to_string();
-        let (file, qlen) = sys::in_namespace(ns, move || {
+        let (file, socket) = sys::in_namespace(ns, move || {
             (
                 File::open("/proc/thread-self/net/dev"),
-                sys::tx_queue_len(&dev),
+                std::net::UdpSocket::bind(("0.0.0.0", 0)).ok(),
             )
         })?;
         let file = file.map_err(|source| LabError::Io {
@@ -98,8 +97,16 @@ impl Watched {
         Ok(Watched {
             name: name.to_string(),
             file: Mutex::new(file),
-            tx_queue_len: qlen.unwrap_or(0),
+            socket,
         })
+    }
+
+    /// The interface's transmit ring now, frames (0 if unknown).
+    pub fn tx_queue_len(&self) -> u64 {
+        self.socket
+            .as_ref()
+            .and_then(|s| sys::tx_queue_len(s, &self.name))
+            .unwrap_or(0)
     }
 
     /// The interface's counters now (zeros if they cannot be read).

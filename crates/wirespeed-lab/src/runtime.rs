@@ -991,7 +991,7 @@ impl Emulator {
                     cpus[i] = cpu_ns;
                 }
                 let recent = shares[i];
-                let sender = p.sender.as_ref().map(|w| (w.read(), w.tx_queue_len));
+                let sender = p.sender.as_ref().map(|w| (w.read(), w.tx_queue_len()));
                 let device = DeviceCounters {
                     sender_tx_dropped: sender.map_or(0, |(l, _)| l.tx_dropped),
                     sender_tx_queue_len: sender.map_or(0, |(_, q)| q),

@@ -275,7 +275,7 @@ fn ping(ns: &str, to: Ipv4Addr, payload: usize, ttl: u32) -> Option<(u8, Ipv4Add
 
 /// Sends `bytes` over TCP from `from_ns` to `to` (in `to_ns`); returns the goodput the receiver
 /// saw from its first byte to the end, in bit/s.
-fn tcp_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize) -> f64 {
+pub(crate) fn tcp_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize) -> f64 {
     let (port_tx, port_rx) = std::sync::mpsc::channel();
     let to_ns = to_ns.to_string();
     let receiver = std::thread::spawn(move || {

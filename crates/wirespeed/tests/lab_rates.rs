@@ -102,3 +102,85 @@ fn frames_dropped_by_a_full_tap_queue_on_the_host_side_are_counted_in_lab_status
     drop(lab);
     let _ = std::fs::remove_file(file);
 }
+
+/// iperf3's receiver rate from h1 to h2 across `lab`, after `-O 1` of slow start; `None` if
+/// iperf3 is not installed.
+fn iperf3_rate(h1: &str, h2: &str, seconds: u32) -> Option<f64> {
+    Command::new("iperf3").arg("--version").output().ok()?;
+    let port = "5297";
+    let mut server = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            h2,
+            "iperf3",
+            "-s",
+            "-1",
+            "-B",
+            "198.18.0.2",
+        ])
+        .args(["-p", port])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .ok()?;
+    std::thread::sleep(Duration::from_millis(400));
+    let out = Command::new("timeout")
+        .args([&(seconds + 10).to_string(), "ip", "netns", "exec", h1])
+        .args(["iperf3", "-c", "198.18.0.2", "-p", port, "-J", "-O", "1"])
+        .args(["-t", &seconds.to_string()])
+        .output()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    if server.try_wait().ok().flatten().is_none() {
+        sys::terminate(server.id());
+    }
+    let _ = server.wait();
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).ok()?;
+    doc["end"]["sum_received"]["bits_per_second"].as_f64()
+}
+
+#[test]
+fn tcp_across_a_gigabit_lab_comes_near_the_ceiling_and_near_iperf3() {
+    if !can_build_labs("gigabit") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file = temp_topology("gigabit", GIGABIT);
+    let lab = UpLab::up(&file.display().to_string());
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let Some(iperf) = iperf3_rate(&h1, &h2, 3) else {
+        eprintln!("gigabit: skipped: iperf3 is not installed (scripts/install-deps.sh)");
+        return;
+    };
+    // 120 MB: about a second at the ceiling, after the connection's first read.
+    let ours = super::tcp_goodput(&h1, &h2, Ipv4Addr::new(198, 18, 0, 2), 120_000_000);
+    let ceiling = 1e9 * 1448.0 / 1538.0;
+    let status = lab_status(&lab.name);
+    let port = &status["result"]["ports"][0];
+    eprintln!(
+        "1 Gbit/s lab: ceiling {:.1} Mbit/s, iperf3 {:.1} ({:.1}%), in-process TCP {:.1} ({:.1}%); lateness {}; cost {}; device {}",
+        ceiling / 1e6,
+        iperf / 1e6,
+        iperf / ceiling * 100.0,
+        ours / 1e6,
+        ours / ceiling * 100.0,
+        port["lateness"],
+        port["cost"],
+        port["device"]
+    );
+    // The emulated wire is the limit: neither tool gets more than the ceiling (1% for the
+    // receiver's clock against the emulator's).
+    assert!(iperf <= ceiling * 1.01, "iperf3 {iperf} above {ceiling}");
+    assert!(ours <= ceiling * 1.01, "tcp {ours} above {ceiling}");
+    // Loosely near it, and like iperf3 on the same lab in the same test (a busy CI machine
+    // costs both alike).
+    assert!(iperf >= ceiling * 0.6, "iperf3 {iperf} far below {ceiling}");
+    assert!(ours >= iperf * 0.7, "tcp {ours} far below iperf3 {iperf}");
+    // The percentiles are ordered and the p99 below any max that is an outlier.
+    let l = &port["lateness"];
+    assert!(l["p50_us"].as_f64() <= l["p99_us"].as_f64());
+    assert!(l["p99_us"].as_f64() <= l["max_us"].as_f64());
+    drop(lab);
+    let _ = std::fs::remove_file(file);
+}

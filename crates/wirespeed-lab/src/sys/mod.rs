@@ -347,13 +347,13 @@ struct IfReqInt {
     _pad: [u8; 20],
 }
 
-/// The transmit queue length (`txqueuelen`) of interface `name` in this thread's namespace.
-pub fn tx_queue_len(name: &str) -> Option<u64> {
+/// The transmit queue length (`txqueuelen`) of interface `name` in the namespace `socket` was
+/// made in (any socket: the ioctl only names the interface).
+pub fn tx_queue_len(socket: &std::net::UdpSocket, name: &str) -> Option<u64> {
     let bytes = name.as_bytes();
     if bytes.len() >= libc::IFNAMSIZ {
         return None;
     }
-    let socket = std::net::UdpSocket::bind(("0.0.0.0", 0)).ok()?;
     let mut req = IfReqInt {
         name: [0; libc::IFNAMSIZ],
         value: 0,
