@@ -940,7 +940,8 @@ pub struct EmulatorCost {
 
 /// Why the lab, not the link it emulates, limits what `port` shows, if it does: frames lost
 /// before the emulator read them, an emulator thread near a full core, or releases late by
-/// more than a millisecond at the 99th percentile.
+/// more than a millisecond at the 99th percentile (of at least 1,000 frames: the percentile
+/// of a lab's first few frames says nothing).
 pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
     let name = format!("{} {} -> {}", port.interface, port.from, port.to);
     if port.device.sender_tx_dropped > 0 {
@@ -955,7 +956,7 @@ pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
             port.cost.cpu_share_recent * 100.0
         ));
     }
-    if port.lateness.frames > 0 && port.lateness.p99_us > 1_000.0 {
+    if port.lateness.frames >= 1_000 && port.lateness.p99_us > 1_000.0 {
         return Some(format!(
             "port {name}: 1% of frames left more than {:.0} us late: the lab's timing, not the link's, shapes this traffic",
             port.lateness.p99_us
@@ -1061,5 +1062,57 @@ impl Drop for Emulator {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port() -> PortStatus {
+        PortStatus {
+            link: 0,
+            medium: "full".into(),
+            from: "h1".into(),
+            to: "h2".into(),
+            interface: "eth0".into(),
+            rate_bits_per_second: 1_000_000_000,
+            delay_ns: 0,
+            counters: DirectionCounters::default(),
+            utilization: 0.0,
+            lateness: LatenessSummary::default(),
+            host: None,
+            aqm: None,
+            device: DeviceCounters::default(),
+            cost: EmulatorCost::default(),
+        }
+    }
+
+    #[test]
+    fn the_lab_is_named_the_bottleneck_only_on_evidence() {
+        assert_eq!(lab_bottleneck(&port()), None);
+        let mut p = port();
+        p.device.sender_tx_dropped = 3;
+        p.device.sender_tx_queue_len = 500;
+        let w = lab_bottleneck(&p).unwrap();
+        assert!(
+            w.contains("3 frames") && w.contains("txqueuelen 500"),
+            "{w}"
+        );
+        let mut p = port();
+        p.cost.cpu_share_recent = 0.95;
+        assert!(lab_bottleneck(&p).unwrap().contains("95% of a core"));
+        // A late first frame is no evidence; 1% of a thousand is.
+        let mut p = port();
+        p.lateness = LatenessSummary {
+            frames: 3,
+            p50_us: 2_000.0,
+            p99_us: 2_000.0,
+            max_us: 2_000.0,
+            mean_us: 2_000.0,
+        };
+        assert_eq!(lab_bottleneck(&p), None);
+        p.lateness.frames = 5_000;
+        assert!(lab_bottleneck(&p).unwrap().contains("2000 us late"));
     }
 }
