@@ -13,6 +13,7 @@
 
 pub mod addressing;
 pub mod cleanup;
+pub mod device;
 pub mod emulator;
 pub mod inside;
 pub mod lifecycle;
@@ -26,5 +27,5 @@ pub mod truth;
 
 pub use addressing::{Ipv4Net, Plan};
 pub use lifecycle::LabError;
-pub use runtime::{Emulator, Lab, PortStatus};
+pub use runtime::{Emulator, EmulatorCost, Lab, PortStatus, lab_bottleneck};
 pub use topology::{Topology, TopologyError};

@@ -39,7 +39,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::LabError;
 use crate::addressing::{Plan, plan};
-use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now};
+use crate::device::{DeviceCounters, Watched};
+use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now, thread_cpu_ns};
 use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::{Direction, DirectionCounters, Event, Verdict};
 use crate::emulator::router::RouterEgress;
@@ -232,11 +233,7 @@ impl Lab {
                 let src_port = 2 * link.index + usize::from(!from_a);
                 let dst_port = 2 * link.index + usize::from(from_a);
                 let router = self.egress_costs(src.node);
-                let port = Arc::new(PortShared {
-                    counters: Mutex::new(DirectionCounters::default()),
-                    lateness: Mutex::new(LatenessHistogram::default()),
-                    in_flight: AtomicU64::new(0),
-                });
+                let port = Arc::new(PortShared::default());
                 let (tx, rx) = mpsc::channel::<Scheduled>();
                 let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
                 let mut direction = Direction::new(config, link.layer, link.mtu);
@@ -282,17 +279,21 @@ impl Lab {
                     shared: Shared::Direction(port),
                     host: src_cpu,
                     aqm: link.aqm.map(|a| a.kind.name().to_string()),
+                    sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
+                    receiver: Watched::open(&self.namespaces[dst.node], &dst.name).ok(),
                 });
             }
         }
         for segment in &self.topology.segments {
             self.start_segment(segment, &stop, &mut ports, &mut threads);
         }
+        let started = monotonic_now();
         Emulator {
             stop,
             threads,
             ports,
-            started: monotonic_now(),
+            started,
+            previous_cpu: Mutex::new((started, Vec::new(), Vec::new())),
         }
     }
 
@@ -345,6 +346,8 @@ impl Lab {
                 shared: Shared::Station(station),
                 aqm: None,
                 host: None,
+                sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
+                receiver: Watched::open(&self.namespaces[src.node], &src.name).ok(),
             });
         }
         let port = SharedPort {
@@ -405,6 +408,8 @@ impl Lab {
                 shared: Shared::Station(s),
                 host: None,
                 aqm: None,
+                sender: Watched::open(&self.namespaces[station.node], &station.name).ok(),
+                receiver: Watched::open(&self.namespaces[station.node], &station.name).ok(),
             });
         }
         let port = SharedPort {
@@ -496,11 +501,27 @@ struct Scheduled {
     len: usize,
 }
 
+#[derive(Default)]
 struct PortShared {
     counters: Mutex<DirectionCounters>,
     lateness: Mutex<LatenessHistogram>,
     /// Frames handed to the egress thread and not yet written or dropped.
     in_flight: AtomicU64,
+    /// Writes into the receiving TAP that failed.
+    write_errors: AtomicU64,
+    /// CPU time of the ingress and egress threads, nanoseconds (published every ~10 ms).
+    cpu_ns: [AtomicU64; 2],
+}
+
+/// How often a thread publishes its CPU time.
+const CPU_PUBLISH_NS: i64 = 10_000_000;
+
+/// Publishes the calling thread's CPU time into `slot` if `CPU_PUBLISH_NS` passed since `last`.
+fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) {
+    if now.minus(*last) >= CPU_PUBLISH_NS {
+        slot.store(thread_cpu_ns(), Ordering::Relaxed);
+        *last = now;
+    }
 }
 
 struct Ingress {
@@ -539,8 +560,10 @@ impl Ingress {
         let mut pool: Vec<Vec<u8>> = Vec::new();
         let mut events: Vec<Event> = Vec::new();
         let mut next_tag: u64 = 0;
+        let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
             let now = monotonic_now();
+            publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, now);
             self.direction.advance(now, &mut events);
             if !self.release(&mut events, &mut held, &mut pool) {
                 return;
@@ -636,7 +659,9 @@ impl Ingress {
     fn run_drop_tail(mut self) {
         sys::realtime_priority();
         let mut spare: Option<Vec<u8>> = None;
+        let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
+            publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, monotonic_now());
             let mut pfd = libc::pollfd {
                 fd: self.fd,
                 events: libc::POLLIN,
@@ -714,11 +739,13 @@ impl Egress {
     fn run(self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
-        let clock = RealClock::default();
+        let clock = RealClock::for_realtime_thread();
         let mut next: Option<Scheduled> = None;
         let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
         let mut disconnected = false;
+        let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
+            publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now());
             if next.is_none() && !disconnected {
                 // Sleep in the channel until shortly before the held frame is due; the last
                 // stretch is spun in `wait_until`, as the pump does (a sleep wakes late).
@@ -746,8 +773,11 @@ impl Egress {
                     }
                     let now = clock.wait_until(done);
                     let (_, s) = holding.pop_front().expect("a frame is held");
-                    // A full socket queue in the far namespace drops the frame, as a NIC would.
-                    let _ = sys::write_frame(self.fd, &s.buffer[..s.len]);
+                    // A full socket queue in the far namespace drops the frame, as a NIC would
+                    // (the receiving interface counts it); a failed write is counted here.
+                    if sys::write_frame(self.fd, &s.buffer[..s.len]).is_err() {
+                        self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    }
                     self.shared
                         .lateness
                         .lock()
@@ -795,6 +825,21 @@ impl Shared {
         }
     }
 
+    /// Failed writes into the receiving TAP, and the CPU time of the threads serving the port
+    /// (a shared medium's one thread serves all its ports).
+    fn write_errors_and_cpu(&self) -> (u64, u64) {
+        match self {
+            Shared::Direction(p) => (
+                p.write_errors.load(Ordering::Relaxed),
+                p.cpu_ns[0].load(Ordering::Relaxed) + p.cpu_ns[1].load(Ordering::Relaxed),
+            ),
+            Shared::Station(s) => (
+                s.write_errors.load(Ordering::Relaxed),
+                s.cpu_ns.load(Ordering::Relaxed),
+            ),
+        }
+    }
+
     fn lateness(&self) -> LatenessHistogram {
         match self {
             Shared::Direction(p) => p.lateness.lock().expect("lateness lock").clone(),
@@ -816,6 +861,10 @@ struct PortHandle {
     shared: Shared,
     /// "codel" or "fq_codel" on a direction with active queue management.
     aqm: Option<String>,
+    /// The sending interface, in its namespace (its host-side drops).
+    sender: Option<Watched>,
+    /// The receiving interface (on a shared medium: the station's own).
+    receiver: Option<Watched>,
 }
 
 /// The emulator's threads. [`Emulator::stop`] ends them.
@@ -824,6 +873,8 @@ pub struct Emulator {
     threads: Vec<JoinHandle<()>>,
     ports: Vec<PortHandle>,
     started: Nanos,
+    /// When the previous status was taken and each port's CPU time then.
+    previous_cpu: Mutex<(Nanos, Vec<u64>, Vec<f64>)>,
 }
 
 /// One direction of a link as `lab status` shows it: the egress port of `from`.
@@ -860,16 +911,109 @@ pub struct PortStatus {
     /// what it did is `counters.aqm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aqm: Option<String>,
+    /// Frames lost on the host side of the port's TAP devices.
+    #[serde(default)]
+    pub device: DeviceCounters,
+    /// What the emulator itself spent on this port.
+    #[serde(default)]
+    pub cost: EmulatorCost,
+}
+
+/// The emulator's own cost on one port: CPU time of the threads that serve it.
+#[derive(Debug, Clone, Copy, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default)]
+pub struct EmulatorCost {
+    /// CPU time of the port's threads since the lab started, seconds.
+    pub cpu_seconds: f64,
+    /// Share of one core those threads used since the previous status (about 200 ms).
+    pub cpu_share_recent: f64,
+    /// CPU per frame offered, nanoseconds.
+    pub cpu_ns_per_frame: f64,
+    /// CPU per byte offered, nanoseconds.
+    pub cpu_ns_per_byte: f64,
+    /// Reads that carried more than one frame (TAP super-packets); 0 while every read is one
+    /// frame.
+    pub super_packets: u64,
+    /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
+    pub shared_thread: bool,
+}
+
+/// Why the lab, not the link it emulates, limits what `port` shows, if it does: frames lost
+/// before the emulator read them, an emulator thread near a full core, or releases late by
+/// more than a millisecond at the 99th percentile (of at least 1,000 frames: the percentile
+/// of a lab's first few frames says nothing).
+pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
+    let name = format!("{} {} -> {}", port.interface, port.from, port.to);
+    if port.device.sender_tx_dropped > 0 {
+        return Some(format!(
+            "port {name}: {} frames were dropped by the sending host's TAP queue (txqueuelen {}) before the emulator read them: the lab, not the link, is the bottleneck",
+            port.device.sender_tx_dropped, port.device.sender_tx_queue_len
+        ));
+    }
+    if port.cost.cpu_share_recent > 0.9 {
+        return Some(format!(
+            "port {name}: the emulator's threads used {:.0}% of a core: the lab, not the link, may be the bottleneck",
+            port.cost.cpu_share_recent * 100.0
+        ));
+    }
+    if port.lateness.frames >= 1_000 && port.lateness.p99_us > 1_000.0 {
+        return Some(format!(
+            "port {name}: 1% of frames left more than {:.0} us late: the lab's timing, not the link's, shapes this traffic",
+            port.lateness.p99_us
+        ));
+    }
+    None
 }
 
 impl Emulator {
     /// Counters and timing of every port, now.
     pub fn status(&self) -> Vec<PortStatus> {
-        let elapsed = monotonic_now().minus(self.started).max(1) as f64;
+        let now = monotonic_now();
+        let elapsed = now.minus(self.started).max(1) as f64;
+        let mut previous = self.previous_cpu.lock().expect("cpu lock");
+        let (then, cpus, shares) = &mut *previous;
+        cpus.resize(self.ports.len(), 0);
+        shares.resize(self.ports.len(), 0.0);
+        // Threads publish their CPU time every 10 ms: a share over less than 150 ms would be
+        // noise, so a status asked for sooner repeats the last one.
+        let interval = now.minus(*then).max(1) as f64;
+        let fresh = interval >= 150e6;
+        if fresh {
+            *then = now;
+        }
         self.ports
             .iter()
-            .map(|p| {
+            .enumerate()
+            .map(|(i, p)| {
                 let counters = p.shared.counters();
+                let (write_errors, cpu_ns) = p.shared.write_errors_and_cpu();
+                if fresh {
+                    shares[i] = cpu_ns.saturating_sub(cpus[i]) as f64 / interval;
+                    cpus[i] = cpu_ns;
+                }
+                let recent = shares[i];
+                let sender = p.sender.as_ref().map(|w| (w.read(), w.tx_queue_len()));
+                let device = DeviceCounters {
+                    sender_tx_dropped: sender.map_or(0, |(l, _)| l.tx_dropped),
+                    sender_tx_queue_len: sender.map_or(0, |(_, q)| q),
+                    receiver_rx_dropped: p.receiver.as_ref().map_or(0, |w| w.read().rx_dropped),
+                    write_errors,
+                };
+                let per = |n: u64| {
+                    if n == 0 {
+                        0.0
+                    } else {
+                        cpu_ns as f64 / n as f64
+                    }
+                };
+                let cost = EmulatorCost {
+                    cpu_seconds: cpu_ns as f64 / 1e9,
+                    cpu_share_recent: recent,
+                    cpu_ns_per_frame: per(counters.frames_in),
+                    cpu_ns_per_byte: per(counters.bytes_in),
+                    super_packets: 0,
+                    shared_thread: matches!(p.shared, Shared::Station(_)),
+                };
                 PortStatus {
                     link: p.link,
                     from: p.from.clone(),
@@ -887,6 +1031,8 @@ impl Emulator {
                         .map(|cpu| cpu.lock().expect("host lock").counters())
                         .or_else(|| p.shared.host()),
                     aqm: p.aqm.clone(),
+                    device,
+                    cost,
                 }
             })
             .collect()
@@ -916,5 +1062,57 @@ impl Drop for Emulator {
         for t in self.threads.drain(..) {
             let _ = t.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn port() -> PortStatus {
+        PortStatus {
+            link: 0,
+            medium: "full".into(),
+            from: "h1".into(),
+            to: "h2".into(),
+            interface: "eth0".into(),
+            rate_bits_per_second: 1_000_000_000,
+            delay_ns: 0,
+            counters: DirectionCounters::default(),
+            utilization: 0.0,
+            lateness: LatenessSummary::default(),
+            host: None,
+            aqm: None,
+            device: DeviceCounters::default(),
+            cost: EmulatorCost::default(),
+        }
+    }
+
+    #[test]
+    fn the_lab_is_named_the_bottleneck_only_on_evidence() {
+        assert_eq!(lab_bottleneck(&port()), None);
+        let mut p = port();
+        p.device.sender_tx_dropped = 3;
+        p.device.sender_tx_queue_len = 500;
+        let w = lab_bottleneck(&p).unwrap();
+        assert!(
+            w.contains("3 frames") && w.contains("txqueuelen 500"),
+            "{w}"
+        );
+        let mut p = port();
+        p.cost.cpu_share_recent = 0.95;
+        assert!(lab_bottleneck(&p).unwrap().contains("95% of a core"));
+        // A late first frame is no evidence; 1% of a thousand is.
+        let mut p = port();
+        p.lateness = LatenessSummary {
+            frames: 3,
+            p50_us: 2_000.0,
+            p99_us: 2_000.0,
+            max_us: 2_000.0,
+            mean_us: 2_000.0,
+        };
+        assert_eq!(lab_bottleneck(&p), None);
+        p.lateness.frames = 5_000;
+        assert!(lab_bottleneck(&p).unwrap().contains("2000 us late"));
     }
 }

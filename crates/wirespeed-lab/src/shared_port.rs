@@ -54,6 +54,10 @@ pub(crate) struct StationShared {
     pub(crate) counters: Mutex<DirectionCounters>,
     pub(crate) lateness: Mutex<LatenessHistogram>,
     pub(crate) host: Mutex<Option<HostCounters>>,
+    /// Writes into this station's TAP that failed.
+    pub(crate) write_errors: std::sync::atomic::AtomicU64,
+    /// CPU time of the one thread serving the whole medium, nanoseconds.
+    pub(crate) cpu_ns: std::sync::atomic::AtomicU64,
 }
 
 /// A frame delivered to a station whose CPU is still busy: written when it is done.
@@ -86,6 +90,8 @@ impl SharedPort {
     pub(crate) fn run(mut self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
+        // Only for its spin budget (see `clock`): the waits here are ppoll's.
+        let clock = crate::emulator::clock::RealClock::for_realtime_thread();
         let n = self.fds.len();
         let mut buffers: HashMap<u64, (Vec<u8>, usize)> = HashMap::new();
         let mut spare: Vec<Vec<u8>> = Vec::new();
@@ -138,7 +144,9 @@ impl SharedPort {
                         // schedule, as on a full-duplex port; the write itself may run the
                         // receiving stack synchronously.
                         lateness[from].record(monotonic_now().minus(at));
-                        let _ = sys::write_frame(self.fds[to], frame);
+                        if sys::write_frame(self.fds[to], frame).is_err() {
+                            self.shared[to].write_errors.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                     SharedAction::Release { tag } => {
                         if let Some((buffer, _)) = buffers.remove(&tag) {
@@ -151,7 +159,9 @@ impl SharedPort {
                 while queue.front().is_some_and(|h| h.done <= monotonic_now()) {
                     let h = queue.pop_front().expect("a held frame");
                     lateness[h.from].record(monotonic_now().minus(h.done));
-                    let _ = sys::write_frame(self.fds[to], &h.buffer[..h.len]);
+                    if sys::write_frame(self.fds[to], &h.buffer[..h.len]).is_err() {
+                        self.shared[to].write_errors.fetch_add(1, Ordering::Relaxed);
+                    }
                     spare.push(h.buffer);
                 }
             }
@@ -175,7 +185,8 @@ impl SharedPort {
                     libc::POLLIN
                 };
             }
-            let sleep_ns = wait_ns.saturating_sub(SPIN_NS);
+            let spin_ns = if clock.may_spin(now) { SPIN_NS } else { 0 };
+            let sleep_ns = wait_ns.saturating_sub(spin_ns);
             let timeout = libc::timespec {
                 tv_sec: (sleep_ns / 1_000_000_000) as libc::time_t,
                 tv_nsec: (sleep_ns % 1_000_000_000) as libc::c_long,
@@ -221,6 +232,10 @@ impl SharedPort {
     }
 
     fn publish(&self, lateness: &mut [LatenessHistogram]) {
+        let cpu = crate::emulator::clock::thread_cpu_ns();
+        for s in &self.shared {
+            s.cpu_ns.store(cpu, Ordering::Relaxed);
+        }
         for (i, shared) in self.shared.iter().enumerate() {
             let mut counters = self.medium.counters(i);
             counters.drops_memory = self.memory_drops[i];

@@ -10,7 +10,7 @@ use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use wirespeed_lab::lifecycle::{self, Detach, DownReport, LabRecord, StatusRecord};
-use wirespeed_lab::{PortStatus, Topology, sys};
+use wirespeed_lab::{PortStatus, Topology, lab_bottleneck, sys};
 use wirespeed_model::RateFormat;
 use wirespeed_model::units::{format_seconds, group_digits};
 use wirespeed_report::{Document, Render, Table};
@@ -261,13 +261,18 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
                 .collect(),
         },
     };
-    let doc = Document::new(
+    let warnings: Vec<String> = match &result {
+        StatusResult::One { ports, .. } => ports.iter().filter_map(lab_bottleneck).collect(),
+        StatusResult::List { .. } => Vec::new(),
+    };
+    let mut doc = Document::new(
         "lab.status",
         StatusParams {
             name: name.map(str::to_string),
         },
         result,
     );
+    doc.warnings.extend(warnings);
     output::print(output, &doc).context("writing the result")
 }
 
@@ -340,6 +345,8 @@ impl Render for StatusResult {
                     "bytes",
                     "drop queue",
                     "drop loss",
+                    "drop host",
+                    "drop other",
                     "queue now/max",
                     "busy",
                     "late p50/p99",
@@ -369,6 +376,14 @@ impl Render for StatusResult {
                         group_digits(c.bytes_out),
                         group_digits(c.drops_queue),
                         group_digits(c.drops_loss),
+                        group_digits(p.device.sender_tx_dropped),
+                        group_digits(
+                            c.drops_medium
+                                + c.drops_too_big
+                                + c.drops_memory
+                                + p.device.receiver_rx_dropped
+                                + p.device.write_errors,
+                        ),
                         format!("{}/{}", c.queue_frames, c.queue_frames_max),
                         format!("{:.1}%", p.utilization * 100.0),
                         format!("{}/{} us", p.lateness.p50_us, p.lateness.p99_us),
@@ -387,6 +402,45 @@ impl Render for StatusResult {
                     }
                 }
                 write!(out, "{t}")?;
+                let mut cost = Table::new([
+                    "emulator port",
+                    "cpu",
+                    "cpu now",
+                    "per frame",
+                    "per KB",
+                    "super-packets",
+                    "late p50/p99/max",
+                ]);
+                for p in ports {
+                    let k = &p.cost;
+                    cost.row([
+                        format!(
+                            "{} {}{}",
+                            p.interface,
+                            p.from,
+                            if k.shared_thread { " (medium)" } else { "" }
+                        ),
+                        format_seconds(k.cpu_seconds),
+                        format!("{:.0}%", k.cpu_share_recent * 100.0),
+                        format!("{:.2} us", k.cpu_ns_per_frame / 1e3),
+                        format!("{:.2} us", k.cpu_ns_per_byte * 1.024),
+                        format!(
+                            "{}/{}",
+                            group_digits(k.super_packets),
+                            group_digits(c_frames(p))
+                        ),
+                        format!(
+                            "{}/{}/{} us",
+                            p.lateness.p50_us, p.lateness.p99_us, p.lateness.max_us
+                        ),
+                    ]);
+                }
+                writeln!(out)?;
+                write!(out, "{cost}")?;
+                writeln!(
+                    out,
+                    "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered"
+                )?;
                 let mut hosts = Table::new([
                     "host port",
                     "frames out",
@@ -458,11 +512,16 @@ impl Render for StatusResult {
                 }
                 writeln!(
                     out,
-                    "frames = delivered/offered; busy = share of time the wire was serializing; late = release time minus schedule"
+                    "frames = delivered/offered; drop host = dropped by the sending host's TAP queue before the emulator read them; drop other = medium, too big, memory bound, receiving stack, failed writes; busy = share of time the wire was serializing; late = release time minus schedule"
                 )
             }
         }
     }
+}
+
+/// Frames offered to a port.
+fn c_frames(p: &PortStatus) -> u64 {
+    p.counters.frames_in
 }
 
 fn down(name: Option<&str>, all: bool, force: bool) -> anyhow::Result<()> {

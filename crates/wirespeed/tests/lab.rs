@@ -22,6 +22,9 @@ mod shared;
 #[path = "lab_safety.rs"]
 mod safety;
 
+#[path = "lab_rates.rs"]
+mod rates;
+
 pub(crate) static LAB_LOCK: Mutex<()> = Mutex::new(());
 
 fn labs_dir() -> PathBuf {
@@ -115,7 +118,7 @@ fn without_cap_net_admin_one_line_says_so() {
 
 /// A running lab, taken down when dropped.
 pub(crate) struct UpLab {
-    name: String,
+    pub(crate) name: String,
     status: serde_json::Value,
 }
 
@@ -147,7 +150,7 @@ impl Drop for UpLab {
     }
 }
 
-fn lab_status(name: &str) -> serde_json::Value {
+pub(crate) fn lab_status(name: &str) -> serde_json::Value {
     let run = wirespeed(&["lab", "status", name, "--json"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     serde_json::from_str(&run.stdout).unwrap()
@@ -272,7 +275,7 @@ fn ping(ns: &str, to: Ipv4Addr, payload: usize, ttl: u32) -> Option<(u8, Ipv4Add
 
 /// Sends `bytes` over TCP from `from_ns` to `to` (in `to_ns`); returns the goodput the receiver
 /// saw from its first byte to the end, in bit/s.
-fn tcp_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize) -> f64 {
+pub(crate) fn tcp_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize) -> f64 {
     let (port_tx, port_rx) = std::sync::mpsc::channel();
     let to_ns = to_ns.to_string();
     let receiver = std::thread::spawn(move || {

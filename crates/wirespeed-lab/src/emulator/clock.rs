@@ -5,6 +5,21 @@
 //! virtual time waiting is a jump, in real time it is a sleep until shortly before the release
 //! followed by a spin on `CLOCK_MONOTONIC`, because a sleep alone wakes tens of microseconds late
 //! (timer slack and scheduling), which at 100 Mbit/s is several minimum frames.
+//!
+//! The spin has a budget ([`SpinBudget`]). The emulator's threads run SCHED_FIFO, and the
+//! kernel's real-time throttling (`/proc/sys/kernel/sched_rt_runtime_us` out of
+//! `sched_rt_period_us`, 950 ms of every second by default) stops every real-time thread of a
+//! CPU for the rest of the period once they have run that long: a thread that spins between
+//! back-to-back releases at 1 Gbit/s hits it and stalls for the last tens of milliseconds of
+//! a second (issue 20: p99 lateness 4.7 ms, max 29 ms at 1 Gbit/s, and
+//! `sched: RT throttling activated` in the kernel log). So each thread measures its own CPU
+//! time over 10 ms windows; when it used more than its share of a window (0.4 of the
+//! real-time ratio, 0.38 by default, so that two such threads on one CPU stay below the
+//! limit), it does not spin in the next window: it sleeps to each instant (on the absolute
+//! monotonic clock; a real-time thread has no timer slack), which costs a wake-up's lateness
+//! (microseconds to tens of them) instead of a stall. Leaving the real-time class when over
+//! the share was measured too and was worse: the normal class's scheduling delays made the
+//! median release 150-500 us late (docs/lab.md, bench/RESULTS.md).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -67,18 +82,129 @@ impl Clock for VirtualClock {
     }
 }
 
-/// `CLOCK_MONOTONIC`, with sleep-then-spin waiting.
-#[derive(Debug, Clone, Copy)]
+/// `CLOCK_MONOTONIC`, with sleep-then-spin waiting, the spin under an optional [`SpinBudget`].
+#[derive(Debug)]
 pub struct RealClock {
     /// How long before a release the thread stops sleeping and starts spinning.
     pub spin: Duration,
+    budget: Option<std::sync::Mutex<SpinBudget>>,
 }
 
-impl Default for RealClock {
-    fn default() -> Self {
+impl RealClock {
+    /// A clock that always spins the last 100 us (for tests and threads that are not
+    /// real-time).
+    pub fn spinning() -> RealClock {
         RealClock {
             spin: Duration::from_micros(100),
+            budget: None,
         }
+    }
+
+    /// The clock of a real-time emulator thread: spins only within its [`SpinBudget`] (read
+    /// from the system's real-time throttling limits). Use it only from the thread it was made
+    /// for (it reads that thread's CPU time).
+    pub fn for_realtime_thread() -> RealClock {
+        RealClock {
+            spin: Duration::from_micros(100),
+            budget: Some(std::sync::Mutex::new(SpinBudget::from_system(
+                monotonic_now(),
+            ))),
+        }
+    }
+
+    /// True if the calling thread may spin now (always, without a budget).
+    pub fn may_spin(&self, now: Nanos) -> bool {
+        self.budget
+            .as_ref()
+            .is_none_or(|b| b.lock().expect("budget lock").may_spin(now, thread_cpu_ns))
+    }
+
+    /// How many windows so far this clock's thread went over its budget (0 without one).
+    pub fn windows_over_budget(&self) -> u64 {
+        self.budget
+            .as_ref()
+            .map_or(0, |b| b.lock().expect("budget lock").over)
+    }
+}
+
+/// The CPU time of the calling thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`).
+pub fn thread_cpu_ns() -> u64 {
+    let ts = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// Keeps a real-time thread under the kernel's real-time throttling: over each window the
+/// thread's CPU time is compared with `share` of the window, and the next window may spin
+/// only if it stayed under.
+#[derive(Debug, Clone)]
+pub struct SpinBudget {
+    /// Share of a window the thread may use and still spin in the next (0..=1; 1 = no limit).
+    pub share: f64,
+    /// Length of a window, nanoseconds.
+    pub window_ns: u64,
+    start: Nanos,
+    cpu_at_start: Option<u64>,
+    allowed: bool,
+    /// Windows in which the thread went over its share.
+    pub over: u64,
+}
+
+impl SpinBudget {
+    /// A budget of `share` per window of `window_ns`, starting at `now`.
+    pub fn new(share: f64, window_ns: u64, now: Nanos) -> SpinBudget {
+        SpinBudget {
+            share,
+            window_ns: window_ns.max(1),
+            start: now,
+            cpu_at_start: None,
+            allowed: true,
+            over: 0,
+        }
+    }
+
+    /// The budget the kernel's limits leave one of our threads: 0.4 of
+    /// `sched_rt_runtime_us / sched_rt_period_us` (no limit when the runtime is -1, i.e.
+    /// throttling is off), over 10 ms windows.
+    pub fn from_system(now: Nanos) -> SpinBudget {
+        let read = |f: &str| {
+            std::fs::read_to_string(format!("/proc/sys/kernel/{f}"))
+                .ok()
+                .and_then(|t| t.trim().parse::<i64>().ok())
+        };
+        let share = rt_share(read("sched_rt_runtime_us"), read("sched_rt_period_us"));
+        SpinBudget::new(share, 10_000_000, now)
+    }
+
+    /// May the thread spin at `now`? At the end of each window reads the thread's CPU time
+    /// (`cpu_ns`, called at most once a window) and decides for the next one.
+    pub fn may_spin(&mut self, now: Nanos, cpu_ns: impl FnOnce() -> u64) -> bool {
+        if self.share >= 1.0 {
+            return true;
+        }
+        let elapsed = now.minus(self.start);
+        if elapsed >= self.window_ns as i64 {
+            let cpu = cpu_ns();
+            if let Some(before) = self.cpu_at_start {
+                let used = cpu.saturating_sub(before) as f64 / elapsed as f64;
+                self.allowed = used <= self.share;
+                if !self.allowed {
+                    self.over += 1;
+                }
+            }
+            self.cpu_at_start = Some(cpu);
+            self.start = now;
+        }
+        self.allowed
+    }
+}
+
+/// The share of a window one emulator thread may use and still run real-time: 0.4 of the
+/// real-time ratio (two such threads on one CPU stay under the throttle), 1 without throttling
+/// (runtime -1) or without the files.
+pub fn rt_share(runtime_us: Option<i64>, period_us: Option<i64>) -> f64 {
+    match (runtime_us, period_us) {
+        (Some(r), Some(p)) if r >= 0 && p > 0 => 0.4 * (r as f64 / p as f64).min(1.0),
+        _ => 1.0,
     }
 }
 
@@ -88,6 +214,17 @@ pub fn monotonic_now() -> Nanos {
     Nanos(ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
 }
 
+/// Sleeps until `at` on `CLOCK_MONOTONIC` (absolute `clock_nanosleep`; retried after a signal).
+pub fn sleep_until(at: Nanos) {
+    let ts = rustix::time::Timespec {
+        tv_sec: (at.0 / 1_000_000_000) as _,
+        tv_nsec: (at.0 % 1_000_000_000) as _,
+    };
+    while let Err(rustix::io::Errno::INTR) =
+        rustix::thread::clock_nanosleep_absolute(rustix::thread::ClockId::Monotonic, &ts)
+    {}
+}
+
 impl Clock for RealClock {
     fn now(&self) -> Nanos {
         monotonic_now()
@@ -95,9 +232,15 @@ impl Clock for RealClock {
 
     fn wait_until(&self, at: Nanos) -> Nanos {
         let mut now = monotonic_now();
-        let spin = u64::try_from(self.spin.as_nanos()).unwrap_or(u64::MAX);
+        let spin = if self.may_spin(now) {
+            u64::try_from(self.spin.as_nanos()).unwrap_or(u64::MAX)
+        } else {
+            0
+        };
         if at.0 > now.0.saturating_add(spin) {
-            std::thread::sleep(Duration::from_nanos(at.0 - now.0 - spin));
+            // Sleep to `at - spin` on the absolute monotonic clock (a relative sleep would add
+            // the time spent computing it).
+            sleep_until(Nanos(at.0 - spin));
             now = monotonic_now();
         }
         while now < at {
@@ -120,8 +263,42 @@ mod tests {
     }
 
     #[test]
+    fn a_thread_over_its_share_stops_spinning_for_a_window() {
+        let mut b = SpinBudget::new(0.38, 10_000_000, Nanos(0));
+        assert!(b.may_spin(Nanos(1), || panic!("not read before the window ends")));
+        // First window end: the reference reading only.
+        assert!(b.may_spin(Nanos(10_000_000), || 1_000));
+        // 9 ms of CPU in a 10 ms window: over 38%, no spin in the next.
+        assert!(!b.may_spin(Nanos(20_000_000), || 9_001_000));
+        assert!(!b.may_spin(Nanos(25_000_000), || panic!("mid-window")));
+        // 1 ms in the next: back under.
+        assert!(b.may_spin(Nanos(30_000_000), || 10_001_000));
+        assert_eq!(b.over, 1);
+    }
+
+    #[test]
+    fn the_share_follows_the_kernels_real_time_limits() {
+        assert!((rt_share(Some(950_000), Some(1_000_000)) - 0.38).abs() < 1e-12);
+        assert_eq!(rt_share(Some(-1), Some(1_000_000)), 1.0);
+        assert_eq!(rt_share(None, None), 1.0);
+        let mut unlimited = SpinBudget::new(1.0, 1, Nanos(0));
+        assert!(unlimited.may_spin(Nanos(5), || panic!("never read")));
+    }
+
+    #[test]
     fn real_clock_never_returns_early() {
-        let clock = RealClock::default();
+        for clock in [RealClock::spinning(), RealClock::for_realtime_thread()] {
+            for step in [0u64, 50_000, 300_000] {
+                let at = clock.now().after(Duration::from_nanos(step));
+                let got = clock.wait_until(at);
+                assert!(got >= at);
+            }
+        }
+    }
+
+    #[test]
+    fn real_clock_default_never_returns_early() {
+        let clock = RealClock::spinning();
         for step in [0u64, 50_000, 300_000] {
             let at = clock.now().after(Duration::from_nanos(step));
             let got = clock.wait_until(at);

@@ -87,7 +87,7 @@ mod tests {
         // 20 full frames at 10 Mbit/s: 24.6 ms of real time, released against the same
         // schedule the virtual run uses. Early is a bug; late is the machine (reported, and
         // bounded loosely here for a busy CI machine).
-        let clock = RealClock::default();
+        let clock = RealClock::spinning();
         let start = clock.now().after(Duration::from_millis(1));
         let plan = schedule(start, 20);
         let mut lateness = LatenessHistogram::default();

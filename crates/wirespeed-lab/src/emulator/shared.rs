@@ -377,7 +377,7 @@ mod tests {
         // same history: the real-time driver only decides *when* the model runs, never *what*
         // happens.
         let cfg = config(vec![MacDuplex::Half; 3]);
-        let clock = RealClock::default();
+        let clock = RealClock::spinning();
         let start = clock.now();
         let plan: Vec<(Nanos, usize, u64)> = offers(3, 40, 1_000_000)
             .into_iter()

@@ -1,15 +1,56 @@
 //! Timing error of the real-time emulator: how late each frame left against its schedule; and
 //! what a port's active queue management did ([`AqmStats`]).
 //!
-//! A histogram with 1 us bins up to 10 ms (and one overflow bin) costs one increment per frame
-//! and no allocation on the data path, and gives percentiles to the microsecond, which is the
-//! resolution that matters next to a 6.7 us minimum frame at 100 Mbit/s.
+//! The lateness histogram is log-linear (as HdrHistogram is): 1 us bins up to 1,024 us, then
+//! each doubling of time split into 64 bins (a bin is at most 1/64 = 1.6% of its value wide), up
+//! to 2^30 us (18 minutes) and one overflow bin beyond. It costs one increment per frame and
+//! no allocation on the data path, and gives percentiles to the microsecond where they matter
+//! (next to a 6.7 us minimum frame at 100 Mbit/s) and to 1.6% for the millisecond stalls a busy
+//! machine adds. A percentile is the upper edge of the bin holding the nearest-rank sample,
+//! never above the largest lateness seen, so it is never below the true value and at most one
+//! bin above it. The first version had 1 us bins up to 10 ms and reported the maximum for any
+//! percentile that fell beyond: a p99 equal to the max whenever more than 1% of frames were
+//! over 10 ms late (issue 20).
 
 use serde::{Deserialize, Serialize};
 
-const BINS: usize = 10_000;
+/// Linear 1 us bins below this many microseconds.
+const LINEAR_US: u64 = 1_024;
+/// Sub-bins per doubling above the linear range (log2).
+const SUB_BITS: u32 = 6;
+const SUB: u64 = 1 << SUB_BITS;
+/// Doublings covered above the linear range: 1,024 us x 2^20 = 2^30 us.
+const OCTAVES: u64 = 20;
+const BINS: usize = (LINEAR_US + OCTAVES * SUB) as usize;
 
-/// Lateness of releases, in 1 us bins.
+/// The bin of a lateness of `us` microseconds, `None` past the last.
+fn bin_of(us: u64) -> Option<usize> {
+    if us < LINEAR_US {
+        return Some(us as usize);
+    }
+    // us >= 1024 = 2^10: octave k holds [2^(10+k), 2^(11+k)), split in SUB equal bins.
+    let log = 63 - u64::from(us.leading_zeros());
+    let octave = log - 10;
+    if octave >= OCTAVES {
+        return None;
+    }
+    let sub = (us >> (log - u64::from(SUB_BITS))) & (SUB - 1);
+    Some((LINEAR_US + octave * SUB + sub) as usize)
+}
+
+/// The upper edge of bin `i`, microseconds (exclusive: every value in it is below).
+fn upper_edge_us(i: usize) -> u64 {
+    let i = i as u64;
+    if i < LINEAR_US {
+        return i + 1;
+    }
+    let octave = (i - LINEAR_US) / SUB;
+    let sub = (i - LINEAR_US) % SUB;
+    let width = 1u64 << (10 + octave - u64::from(SUB_BITS));
+    (1u64 << (10 + octave)) + (sub + 1) * width
+}
+
+/// Lateness of releases, in log-linear microsecond bins.
 #[derive(Debug, Clone)]
 pub struct LatenessHistogram {
     bins: Vec<u64>,
@@ -36,9 +77,9 @@ impl Default for LatenessHistogram {
 pub struct LatenessSummary {
     /// Frames measured.
     pub frames: u64,
-    /// Median lateness (upper edge of its bin), microseconds.
+    /// Median lateness (upper edge of its bin, at most the max), microseconds.
     pub p50_us: f64,
-    /// 99th percentile lateness, microseconds.
+    /// 99th percentile lateness (upper edge of its bin, at most the max), microseconds.
     pub p99_us: f64,
     /// Largest lateness seen, microseconds.
     pub max_us: f64,
@@ -50,8 +91,7 @@ impl LatenessHistogram {
     /// Records one release `late_ns` nanoseconds after its schedule (negative counts as 0).
     pub fn record(&mut self, late_ns: i64) {
         let late = late_ns.max(0) as u64;
-        let bin = (late / 1_000) as usize;
-        match self.bins.get_mut(bin) {
+        match bin_of(late / 1_000).and_then(|b| self.bins.get_mut(b)) {
             Some(b) => *b += 1,
             None => self.overflow += 1,
         }
@@ -71,19 +111,22 @@ impl LatenessHistogram {
         self.max_ns = self.max_ns.max(other.max_ns);
     }
 
-    fn percentile_us(&self, p: f64) -> f64 {
+    /// The `p` quantile (0 < p <= 1) by nearest rank: the upper edge of the bin holding the
+    /// ceil(p x n)-th smallest lateness, capped at the largest, in microseconds.
+    pub fn percentile_us(&self, p: f64) -> f64 {
         if self.count == 0 {
             return 0.0;
         }
-        let rank = ((p * self.count as f64).ceil() as u64).max(1);
+        let max_us = self.max_ns as f64 / 1e3;
+        let rank = ((p * self.count as f64).ceil() as u64).clamp(1, self.count);
         let mut seen = 0;
         for (i, n) in self.bins.iter().enumerate() {
             seen += n;
             if seen >= rank {
-                return (i + 1) as f64;
+                return (upper_edge_us(i) as f64).min(max_us);
             }
         }
-        self.max_ns as f64 / 1e3
+        max_us
     }
 
     /// p50, p99, max and mean.
@@ -126,6 +169,8 @@ pub struct AqmStats {
 mod tests {
     use super::*;
 
+    use proptest::prelude::*;
+
     #[test]
     fn percentiles_come_from_the_bins() {
         let mut h = LatenessHistogram::default();
@@ -143,5 +188,65 @@ mod tests {
         h.merge(&other);
         assert_eq!(h.summary().max_us, 20_000.0);
         assert_eq!(h.summary().frames, 102);
+    }
+
+    #[test]
+    fn p99_of_stalls_beyond_ten_milliseconds_is_not_the_max() {
+        // Issue 20: 5% of frames 30-48 ms late (a 48 ms stall once a second at 1 Gbit/s);
+        // the old 10 ms histogram reported p99 = max = 48 ms.
+        let mut h = LatenessHistogram::default();
+        for i in 0..9_500 {
+            h.record(2_000 + i % 7 * 1_000);
+        }
+        for i in 0..500u64 {
+            h.record((30_000_000 + i * 36_000) as i64);
+        }
+        let s = h.summary();
+        assert_eq!(s.max_us, 47_964.0);
+        // The 9,900th of 10,000 is the 400th stalled frame: 30 ms + 399 x 36 us = 44.364 ms.
+        assert!(s.p99_us >= 44_364.0 && s.p99_us <= 44_364.0 * (1.0 + 1.0 / 64.0));
+        assert!(s.p99_us < s.max_us);
+        // 2..8 us evenly: the 5,000th is 5 us, in the bin [5, 6).
+        assert_eq!(s.p50_us, 6.0);
+    }
+
+    #[test]
+    fn bins_are_contiguous_and_each_edge_bounds_its_values() {
+        let mut previous = 0;
+        for i in 0..BINS {
+            let edge = upper_edge_us(i);
+            assert!(edge > previous);
+            assert_eq!(bin_of(edge - 1), Some(i), "bin {i}");
+            previous = edge;
+        }
+        assert_eq!(bin_of(previous), None);
+        assert_eq!(previous, 1 << 30);
+    }
+
+    proptest! {
+        #[test]
+        fn percentiles_bound_the_exact_nearest_rank_within_one_bin(
+            samples in proptest::collection::vec(
+                prop_oneof![0i64..2_000_000, 0i64..200_000_000_000], 1..400),
+            p in prop_oneof![Just(0.5), Just(0.99), 0.01f64..1.0],
+        ) {
+            let mut h = LatenessHistogram::default();
+            for &s in &samples {
+                h.record(s);
+            }
+            let mut sorted = samples.clone();
+            sorted.sort_unstable();
+            let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
+            let exact_us = sorted[rank - 1] as f64 / 1e3;
+            let got = h.percentile_us(p);
+            let max = h.summary().max_us;
+            prop_assert!(got >= exact_us, "p{p}: {got} < exact {exact_us}");
+            prop_assert!(got <= max);
+            // At most one bin above: 1 us, or 1/64 of the value.
+            prop_assert!(got <= (exact_us.floor() + 1.0).max(exact_us * (1.0 + 1.0 / 64.0)) + 1e-9,
+                "p{p}: {got} vs exact {exact_us}");
+            let s = h.summary();
+            prop_assert!(s.p50_us <= s.p99_us && s.p99_us <= s.max_us);
+        }
     }
 }

@@ -329,10 +329,39 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout: &libc::timespec) -> i32 {
 
 /// Best effort: gives this thread a real-time (SCHED_FIFO) priority so that the emulator's
 /// threads are not preempted by the traffic they carry. The kernel's real-time throttling
-/// (95% of each second by default) keeps a spinning thread from starving the machine.
+/// (95% of each second by default) keeps a spinning thread from starving the machine; the
+/// emulator's clocks keep under it (`emulator::clock::SpinBudget`).
 /// Returns false if the priority could not be set (no CAP_SYS_NICE, or a container limit).
 pub fn realtime_priority() -> bool {
     let param = libc::sched_param { sched_priority: 10 };
     // SAFETY: sets the calling thread's policy with a valid parameter.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
+}
+
+const SIOCGIFTXQLEN: libc::c_ulong = 0x8942;
+
+#[repr(C)]
+struct IfReqInt {
+    name: [u8; libc::IFNAMSIZ],
+    value: libc::c_int,
+    _pad: [u8; 20],
+}
+
+/// The transmit queue length (`txqueuelen`) of interface `name` in the namespace `socket` was
+/// made in (any socket: the ioctl only names the interface).
+pub fn tx_queue_len(socket: &std::net::UdpSocket, name: &str) -> Option<u64> {
+    let bytes = name.as_bytes();
+    if bytes.len() >= libc::IFNAMSIZ {
+        return None;
+    }
+    let mut req = IfReqInt {
+        name: [0; libc::IFNAMSIZ],
+        value: 0,
+        _pad: [0; 20],
+    };
+    req.name[..bytes.len()].copy_from_slice(bytes);
+    // SAFETY: SIOCGIFTXQLEN reads the name and writes one int of an ifreq, which `req` is laid
+    // out as (a 16-byte name, then the 24-byte union whose first member is the int).
+    let rc = unsafe { libc::ioctl(socket.as_raw_fd(), SIOCGIFTXQLEN, &mut req) };
+    (rc == 0).then(|| u64::try_from(req.value).unwrap_or(0))
 }

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The lab at today's link rates (issue 20), like with like: iperf3 TCP across a two-host lab
+# (1 ms each way) at 1 and 10 Gbit/s against the envelope ceiling (1448/1538 of the rate),
+# measured after slow start (iperf3 -O 2); the emulator's release lateness p50/p99/max, its CPU
+# per frame and the frames lost on the host side of the TAPs; then UDP 64-byte frames offered
+# at 100 Mbit/s line rate (148,809 frames/s) by iperf3 -u.
+# Needs root and iperf3. Builds its own labs (198.18.0.0/24, names ws-rates-*) and removes them.
+# Usage: bench/lab-rates.sh [SECONDS] [RATES...]   (default 10 s, 1G 10G)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+cargo build --release -q -p wirespeed-lab --example lab_rates
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us)"
+"$CARGO_TARGET_DIR/release/examples/lab_rates" "$@"

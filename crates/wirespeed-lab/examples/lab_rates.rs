@@ -1,0 +1,226 @@
+//! Benchmark of the lab at today's link rates (issue 20; run by bench/lab-rates.sh as root).
+//!
+//! Like with like: iperf3 across a two-host lab (1 ms each way) against the envelope ceiling
+//! of the configured rate (1448 payload bytes per 1538 wire bytes: full frames with TCP
+//! timestamps, FCS, preamble and gap), measured after slow start (`iperf3 -O`); the emulator's
+//! release lateness, its CPU per frame, and the frames lost on the host side of the TAPs.
+//! Then UDP 64-byte frames offered above 100 Mbit/s line rate (148,809 frames/s) into a
+//! 100 Mbit/s link: offered, forwarded, received, and where the rest were lost. Prints
+//! Markdown.
+//!
+//! `lab_rates [SECONDS] [RATES...]`: seconds per TCP run (default 10), rates (default 1G 10G).
+
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use wirespeed_lab::{Lab, PortStatus, Topology, sys};
+
+fn lab(rate: &str, queue: u32) -> Lab {
+    let text = format!(
+        "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"{rate}\"\ndelay = \"1ms\"\nqueue = {queue}\nipv6 = false\n"
+    );
+    let topology = Topology::parse(&text, "bench").expect("valid topology");
+    let id = format!("{:04x}", std::process::id() & 0xffff);
+    Lab::build(topology, &format!("rates-{id}"), &id).expect("the lab builds (run as root)")
+}
+
+/// Runs iperf3 (server in h2, client in h1 with `args`); returns the client's JSON.
+fn iperf3(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
+    let port = "5298";
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", lab.namespace("h2")?, "iperf3", "-s", "-1"])
+        .args(["-B", "198.18.0.2", "-p", port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    std::thread::sleep(Duration::from_millis(400));
+    let out = Command::new("ip")
+        .args([
+            "netns",
+            "exec",
+            lab.namespace("h1")?,
+            "iperf3",
+            "-c",
+            "198.18.0.2",
+        ])
+        .args(["-p", port, "-J"])
+        .args(args)
+        .output()
+        .ok();
+    // The server ends after one test (-1); if the client failed it is ended here, by pid.
+    std::thread::sleep(Duration::from_millis(300));
+    if server.try_wait().ok().flatten().is_none() {
+        sys::terminate(server.id());
+        let _ = server.wait();
+    }
+    serde_json::from_slice(&out?.stdout).ok()
+}
+
+fn forward(ports: &[PortStatus]) -> &PortStatus {
+    ports
+        .iter()
+        .find(|p| p.from == "h1")
+        .expect("a port h1 -> h2")
+}
+
+fn main() {
+    if !sys::has_net_admin() {
+        eprintln!("lab_rates: needs CAP_NET_ADMIN (run as root)");
+        std::process::exit(2);
+    }
+    let mut args = std::env::args().skip(1);
+    let seconds: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
+    let mut rates: Vec<String> = args.collect();
+    if rates.is_empty() {
+        rates = vec!["1G".into(), "10G".into()];
+    }
+    println!(
+        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|"
+    );
+    for rate in &rates {
+        let bits = rate
+            .parse::<wirespeed_model::BitRate>()
+            .expect("a rate")
+            .bits_per_second() as f64;
+        let lab = lab(rate, 1000);
+        let emulator = lab.start();
+        let ceiling = bits * 1448.0 / 1538.0;
+        let before = emulator.status();
+        let doc = iperf3(&lab, &["-t", &(seconds + 2).to_string(), "-O", "2"]);
+        let after = emulator.status();
+        let got = doc
+            .as_ref()
+            .and_then(|d| d["end"]["sum_received"]["bits_per_second"].as_f64())
+            .unwrap_or(f64::NAN);
+        let retransmits = doc
+            .as_ref()
+            .and_then(|d| d["end"]["sum_sent"]["retransmits"].as_u64())
+            .unwrap_or(0);
+        let f = forward(&after);
+        let back = after
+            .iter()
+            .find(|p| p.from == "h2")
+            .expect("a port h2 -> h1");
+        let cpu: f64 = after.iter().map(|p| p.cost.cpu_seconds).sum::<f64>()
+            - before.iter().map(|p| p.cost.cpu_seconds).sum::<f64>();
+        let frames: u64 = after.iter().map(|p| p.counters.frames_in).sum();
+        println!(
+            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {:.2} us | {:.2} |",
+            ceiling / 1e6,
+            got / 1e6,
+            got / ceiling * 100.0,
+            f.lateness.p50_us,
+            f.lateness.p99_us,
+            f.lateness.max_us,
+            f.counters.drops_queue,
+            f.device.sender_tx_dropped,
+            back.device.sender_tx_dropped,
+            cpu * 1e9 / frames.max(1) as f64 / 1e3,
+            cpu / (seconds + 2) as f64,
+        );
+        emulator.stop();
+        drop(lab);
+    }
+    // UDP 64-byte frames at 100 Mbit/s line rate: 18 payload bytes + 8 UDP + 20 IP + 14
+    // Ethernet + 4 FCS = 64; 84 bytes on the wire with preamble and gap: 148,809 frames/s.
+    // Offered above line rate (sendmmsg, as fast as one thread goes): the link forwards line
+    // rate and every other frame must be a queue drop (or a host-side drop, counted).
+    let lab = lab("100M", 1000);
+    let emulator = lab.start();
+    let line = 100e6 / (84.0 * 8.0);
+    let before = forward(&emulator.status()).counters;
+    let (sent, received, span) = udp_blast(&lab, 18, 3.0);
+    std::thread::sleep(Duration::from_millis(100));
+    let after = emulator.status();
+    let f = forward(&after);
+    let c = f.counters;
+    let forwarded = c.frames_out - before.frames_out;
+    println!(
+        "\n| UDP 64-byte into 100 Mbit/s | line rate | offered (sendmmsg) | emulator read | forwarded | received (rate over its span) | drop queue | drop host | lateness p50 / p99 / max (us) |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    println!(
+        "| 3 s | {line:.0} frames/s | {:.0} frames/s | {} | {forwarded} | {received} ({:.0} frames/s, {:.2}% of line rate) | {} | {} | {:.0} / {:.0} / {:.0} |",
+        sent as f64 / 3.0,
+        c.frames_in - before.frames_in,
+        received as f64 / span,
+        received as f64 / span / line * 100.0,
+        c.drops_queue - before.drops_queue,
+        f.device.sender_tx_dropped,
+        f.lateness.p50_us,
+        f.lateness.p99_us,
+        f.lateness.max_us,
+    );
+    let accounted = forwarded + (c.drops_queue - before.drops_queue) + c.drops_memory;
+    println!(
+        "\nframes read by the emulator {} = forwarded {forwarded} + queue drops + memory drops: {}",
+        c.frames_in - before.frames_in,
+        if accounted == c.frames_in - before.frames_in {
+            "yes"
+        } else {
+            "NO"
+        }
+    );
+    emulator.stop();
+}
+
+/// Sends `payload`-byte datagrams from h1 to h2 with sendmmsg for `seconds`; returns (sent,
+/// received, seconds between the receiver's first and last datagram).
+fn udp_blast(lab: &Lab, payload: usize, seconds: f64) -> (u64, u64, f64) {
+    use std::net::{Ipv4Addr, UdpSocket};
+    use std::os::fd::AsRawFd;
+    use std::time::Instant;
+    let (tx, rx) = std::sync::mpsc::channel();
+    let h2 = lab.namespace("h2").unwrap().to_string();
+    let receiver = std::thread::spawn(move || {
+        sys::in_namespace(&h2, move || {
+            let sock = UdpSocket::bind((Ipv4Addr::new(198, 18, 0, 2), 0)).unwrap();
+            sock.set_read_timeout(Some(Duration::from_millis(300)))
+                .unwrap();
+            tx.send(sock.local_addr().unwrap().port()).unwrap();
+            let mut buf = [0u8; 2048];
+            let (mut n, mut first, mut last) = (0u64, None, Instant::now());
+            while sock.recv(&mut buf).is_ok() {
+                first.get_or_insert_with(Instant::now);
+                last = Instant::now();
+                n += 1;
+            }
+            let span = first.map_or(1e-3, |f: Instant| (last - f).as_secs_f64().max(1e-3));
+            (n, span)
+        })
+        .unwrap()
+    });
+    let port = rx.recv().unwrap();
+    let sent = sys::in_namespace(lab.namespace("h1").unwrap(), move || {
+        let sock = UdpSocket::bind((Ipv4Addr::new(198, 18, 0, 1), 0)).unwrap();
+        sock.connect((Ipv4Addr::new(198, 18, 0, 2), port)).unwrap();
+        let data = vec![0u8; payload];
+        let mut iov = libc::iovec {
+            iov_base: data.as_ptr() as *mut libc::c_void,
+            iov_len: data.len(),
+        };
+        // SAFETY: a zeroed mmsghdr is valid; each points at the one iovec above.
+        let mut msgs: Vec<libc::mmsghdr> = (0..64)
+            .map(|_| {
+                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                m.msg_hdr.msg_iov = &raw mut iov;
+                m.msg_hdr.msg_iovlen = 1;
+                m
+            })
+            .collect();
+        let start = Instant::now();
+        let mut n = 0u64;
+        // Bounded by time and count.
+        while start.elapsed().as_secs_f64() < seconds && n < 10_000_000 {
+            // SAFETY: msgs holds 64 initialized headers whose buffers outlive the call.
+            let k = unsafe { libc::sendmmsg(sock.as_raw_fd(), msgs.as_mut_ptr(), 64, 0) };
+            if k > 0 {
+                n += k as u64;
+            }
+        }
+        n
+    })
+    .unwrap();
+    let (received, span) = receiver.join().unwrap();
+    (sent, received, span)
+}
