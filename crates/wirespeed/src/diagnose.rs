@@ -131,12 +131,30 @@ fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("--peer: '{host}' has no address"))
 }
 
+/// A file of lab `lab`'s state directory, parsed. Inside a node, `ip netns exec` has remounted
+/// /sys, so `lifecycle::record` cannot verify the lab's cgroup; the files are read here for their
+/// figures alone (nothing is signalled or removed on their word).
+fn lab_file<T: serde::de::DeserializeOwned>(lab: &str, file: &str) -> Option<T> {
+    if !wirespeed_lab::lifecycle::is_lab_name(lab) {
+        return None;
+    }
+    let path = wirespeed_lab::lifecycle::state_root()
+        .ok()?
+        .join(lab)
+        .join(file);
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
 /// This process's node in the lab `WIRESPEED_LAB` names: the node whose namespace is the one
 /// this process runs in. `None` outside a lab (or in a lab that is gone).
 fn lab_node() -> Option<(String, String)> {
     use std::os::unix::fs::MetadataExt;
     let lab = std::env::var("WIRESPEED_LAB").ok()?;
-    let record = wirespeed_lab::lifecycle::record(&lab).ok()?;
+    let record: wirespeed_lab::lifecycle::LabRecord = lab_file(&lab, "lab.json")?;
+    if record.name != lab {
+        return None;
+    }
     let ours = std::fs::metadata("/proc/self/ns/net").ok()?;
     record.nodes.iter().find_map(|n| {
         let m = std::fs::metadata(format!("/run/netns/{}", n.namespace)).ok()?;
@@ -145,6 +163,8 @@ fn lab_node() -> Option<(String, String)> {
 }
 
 /// The emulated MAC counters of `node`'s ports, by interface: (interface, medium, counters).
+/// The emulator writes them every 200 ms: this waits (at most a second) for a copy written
+/// after the call, so that what happened just before is counted.
 fn lab_mac_counters(
     lab: &str,
     node: &str,
@@ -153,16 +173,25 @@ fn lab_mac_counters(
     String,
     wirespeed_lab::emulator::link::DirectionCounters,
 )> {
-    wirespeed_lab::lifecycle::status(lab)
-        .map(|(_, status)| {
-            status
-                .ports
-                .into_iter()
-                .filter(|p| p.from == node)
-                .map(|p| (p.interface, p.medium, p.counters))
-                .collect()
-        })
-        .unwrap_or_default()
+    let read = || lab_file::<wirespeed_lab::lifecycle::StatusRecord>(lab, "status.json");
+    let Some(first) = read() else {
+        return Vec::new();
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut status = first;
+    let start = status.sequence;
+    while status.sequence <= start + 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Some(s) = read() {
+            status = s;
+        }
+    }
+    status
+        .ports
+        .into_iter()
+        .filter(|p| p.from == node)
+        .map(|p| (p.interface, p.medium, p.counters))
+        .collect()
 }
 
 /// Adds an emulated port's MAC counters to an interface's (a TAP device counts none of them).

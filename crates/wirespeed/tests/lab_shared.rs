@@ -276,8 +276,8 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
 /// and counts the late collisions, and `diagnose` under `lab exec` reads them as the interface's
 /// 802.3 counters. With them the verdict is the seed's, a counter-backed duplex mismatch, even
 /// when a modern TCP keeps the asymmetry below the counterless 3x (2.0 to 6.1x in
-/// bench/RESULTS.md): without the emulated counters, or with the ratio alone, this fails in
-/// most runs.
+/// bench/RESULTS.md, 1.0 to 2.2x in six runs on a loaded machine): without the emulated
+/// counters, or with the ratio alone, this fails in most runs.
 #[test]
 fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
     if !can_build_labs("diagnose_peer") {

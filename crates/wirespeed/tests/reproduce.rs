@@ -305,9 +305,9 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
 /// machine the rounds' minimums scatter by 40-100 us from round to round (issue 21 item 9), so
 /// the reproduction averages the lower half of the rounds and adds rounds until the even and
 /// the odd ones agree; what it still cannot meet on a loaded machine it says in the method.
-/// The bounds here are twice the tolerances (1.5 times for fixed costs), which a working
-/// recovery met in every run measured (bench/RESULTS.md), and which a broken one misses by
-/// far: without the plane fit, hop 1's per byte reads 1.8 for 0.8 us/byte and an answer per
+/// The bounds here are twice the tolerances per byte going out (four times for a router's
+/// answer per byte, 1.5 times for fixed costs), which a working recovery met in every run
+/// measured (bench/RESULTS.md), and which a broken one misses by far: without the plane fit, hop 1's per byte reads 1.8 for 0.8 us/byte and an answer per
 /// byte near 0 or doubled; without the calibration, hop 2's fixed cost reads 40-60 us high; a
 /// wrong differencing mixes hops whose costs differ several-fold.
 #[test]
@@ -335,6 +335,9 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
         let q = r["quantity"].as_str().unwrap();
         let ok = if q.ends_with("fixed") {
             (o - c).abs() <= 30.0
+        } else if q.contains("answer") {
+            // A difference of two slopes of one plane, the noisiest row (up to 3.1% seen).
+            (o / c - 1.0).abs() <= 0.08
         } else {
             (o / c - 1.0).abs() <= 0.04
         };
