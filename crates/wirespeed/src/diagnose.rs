@@ -4,6 +4,13 @@
 //! Setting `WIRESPEED_SYSFS_NET=DIR` reads a directory laid out like /sys/class/net instead of
 //! the kernel (files only, no ethtool): counters saved from another machine can be replayed,
 //! and the tests use it to show the diagnosis of a NIC this machine does not have.
+//!
+//! Inside a wirespeed lab (`wirespeed lab exec` sets `WIRESPEED_LAB`), the interfaces are TAP
+//! devices without a physical layer: the lab's emulator runs their MAC (CSMA/CD on a half-duplex
+//! or mismatched link) and counts what a NIC's PHY and MAC would (collisions, late collisions,
+//! FCS errors, runts). Those counters are read from the emulator's status and added to the
+//! interface's, as a NIC driver's 802.3 statistics are, so that `diagnose --peer` in the lab has
+//! the evidence the seed's half-duplex end had (seed 003 Table 7).
 
 use std::io::{self, Write};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -124,6 +131,78 @@ fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
         .with_context(|| format!("--peer: '{host}' has no address"))
 }
 
+/// A file of lab `lab`'s state directory, parsed. Inside a node, `ip netns exec` has remounted
+/// /sys, so `lifecycle::record` cannot verify the lab's cgroup; the files are read here for their
+/// figures alone (nothing is signalled or removed on their word).
+fn lab_file<T: serde::de::DeserializeOwned>(lab: &str, file: &str) -> Option<T> {
+    if !wirespeed_lab::lifecycle::is_lab_name(lab) {
+        return None;
+    }
+    let path = wirespeed_lab::lifecycle::state_root()
+        .ok()?
+        .join(lab)
+        .join(file);
+    let text = std::fs::read_to_string(path).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// This process's node in the lab `WIRESPEED_LAB` names: the node whose namespace is the one
+/// this process runs in. `None` outside a lab (or in a lab that is gone).
+fn lab_node() -> Option<(String, String)> {
+    use std::os::unix::fs::MetadataExt;
+    let lab = std::env::var("WIRESPEED_LAB").ok()?;
+    let record: wirespeed_lab::lifecycle::LabRecord = lab_file(&lab, "lab.json")?;
+    if record.name != lab {
+        return None;
+    }
+    let ours = std::fs::metadata("/proc/self/ns/net").ok()?;
+    record.nodes.iter().find_map(|n| {
+        let m = std::fs::metadata(format!("/run/netns/{}", n.namespace)).ok()?;
+        (m.dev() == ours.dev() && m.ino() == ours.ino()).then(|| (lab.clone(), n.name.clone()))
+    })
+}
+
+/// The emulated MAC counters of `node`'s ports, by interface: (interface, medium, counters).
+/// The emulator writes them every 200 ms: this waits (at most a second) for a copy written
+/// after the call, so that what happened just before is counted.
+fn lab_mac_counters(
+    lab: &str,
+    node: &str,
+) -> Vec<(
+    String,
+    String,
+    wirespeed_lab::emulator::link::DirectionCounters,
+)> {
+    let read = || lab_file::<wirespeed_lab::lifecycle::StatusRecord>(lab, "status.json");
+    let Some(first) = read() else {
+        return Vec::new();
+    };
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    let mut status = first;
+    let start = status.sequence;
+    while status.sequence <= start + 1 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+        if let Some(s) = read() {
+            status = s;
+        }
+    }
+    status
+        .ports
+        .into_iter()
+        .filter(|p| p.from == node)
+        .map(|p| (p.interface, p.medium, p.counters))
+        .collect()
+}
+
+/// Adds an emulated port's MAC counters to an interface's (a TAP device counts none of them).
+fn add_mac_counters(c: &mut Counters, m: &wirespeed_lab::emulator::link::DirectionCounters) {
+    c.collisions += m.collisions;
+    c.late_collisions = Some(c.late_collisions.unwrap_or(0) + m.late_collisions);
+    c.excessive_collisions = Some(c.excessive_collisions.unwrap_or(0) + m.excessive_collisions);
+    c.fcs_errors += m.fcs_errors;
+    c.undersize = Some(c.undersize.unwrap_or(0) + m.runts);
+}
+
 /// One direction against the agent: what the receiver got, and the sender's retransmissions.
 fn transfer(
     agent: SocketAddr,
@@ -210,15 +289,39 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
             let agent = resolve(host, args.port)?;
             let auth = args.key.load()?;
             let mut peer_warnings = Vec::new();
-            let (evidence, transfers) =
+            let lab = lab_node();
+            let (mut evidence, transfers) =
                 reader.sample_while(&args.interfaces, &mut warnings, || {
+                    let before = lab.as_ref().map(|(lab, node)| lab_mac_counters(lab, node));
                     let w = &mut peer_warnings;
-                    let to = transfer(agent, Direction::Send, args.time, auth.clone(), w)?;
-                    let from = transfer(agent, Direction::Receive, args.time, auth, w)?;
-                    anyhow::Ok((to, from))
+                    let to = transfer(agent, Direction::Send, args.time, auth.clone(), w);
+                    let from = to
+                        .is_ok()
+                        .then(|| transfer(agent, Direction::Receive, args.time, auth, w));
+                    let after = lab.as_ref().map(|(lab, node)| lab_mac_counters(lab, node));
+                    (to, from, before.zip(after))
                 })?;
             warnings.extend(peer_warnings);
-            let (to_peer, from_peer) = transfers?;
+            let (to, from, mac) = transfers;
+            let to_peer = to?;
+            let from_peer = from.context("the transfer to the peer failed")??;
+            if let (Some((lab, node)), Some((before, after))) = (&lab, mac) {
+                for e in &mut evidence {
+                    let port = |list: &[(String, String, _)]| {
+                        list.iter()
+                            .find(|(i, _, _)| *i == e.name)
+                            .map(|(_, m, c)| (m.clone(), *c))
+                    };
+                    if let (Some((medium, b)), Some((_, a))) = (port(&before), port(&after)) {
+                        add_mac_counters(&mut e.first, &b);
+                        add_mac_counters(&mut e.second, &a);
+                        e.link.source = format!(
+                            "{}; MAC counters from lab {lab}'s emulator (node {node}, {medium} duplex medium)",
+                            e.link.source
+                        );
+                    }
+                }
+            }
             (evidence, Some((agent, to_peer, from_peer)))
         }
     };

@@ -35,6 +35,9 @@ enum LabCommand {
         json: bool,
     },
     /// Run a command inside one node of a running lab.
+    ///
+    /// The command gets WIRESPEED_LAB set to the lab's name, as `lab run` gives it, so that
+    /// `wirespeed diagnose` inside the node reads the emulated MAC's counters of its ports.
     Exec {
         /// The lab's name, as `lab up` printed it.
         name: String,
@@ -143,7 +146,9 @@ fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
         wirespeed_lab::cleanup::join_cgroup(Path::new(cgroup), std::process::id())
             .with_context(|| format!("putting the command into lab {name}'s cgroup {cgroup}"))?;
     }
-    let err = ip_netns_exec(namespace, command).exec();
+    let err = ip_netns_exec(namespace, command)
+        .env("WIRESPEED_LAB", name)
+        .exec();
     Err(err).with_context(|| format!("running {} in {namespace}", command[0]))
 }
 

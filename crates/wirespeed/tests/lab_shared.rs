@@ -271,13 +271,15 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     assert_nothing_left(&name);
 }
 
-/// `diagnose --peer` from the half end of the mismatched pair, against an agent in the full end.
-/// The lab's ports are TAP devices without a PHY: the emulator counts the late collisions and FCS
-/// errors (`lab status`), the namespace's interface does not. So the peer test can show the
-/// asymmetry half of the signature only, and must never claim the mismatch as a counter-backed
-/// fault.
+/// `diagnose --peer` from the half end of the mismatched pair, against an agent in the full end
+/// (issue 21 item 6). The lab's ports are TAP devices without a PHY; the emulator runs their MAC
+/// and counts the late collisions, and `diagnose` under `lab exec` reads them as the interface's
+/// 802.3 counters. With them the verdict is the seed's, a counter-backed duplex mismatch, even
+/// when a modern TCP keeps the asymmetry below the counterless 3x (2.0 to 6.1x in
+/// bench/RESULTS.md, 1.0 to 2.2x in six runs on a loaded machine): without the emulated
+/// counters, or with the ratio alone, this fails in most runs.
 #[test]
-fn diagnose_peer_across_a_duplex_mismatch_measures_both_directions_and_claims_no_counters() {
+fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
     if !can_build_labs("diagnose_peer") {
         return;
     }
@@ -308,7 +310,7 @@ fn diagnose_peer_across_a_duplex_mismatch_measures_both_directions_and_claims_no
         "-p",
         &port,
         "-t",
-        "1500ms",
+        "3s",
         "--json",
     ]);
     handle.stop();
@@ -324,11 +326,27 @@ fn diagnose_peer_across_a_duplex_mismatch_measures_both_directions_and_claims_no
     }
     // The emulator saw the mismatch ...
     assert!(count(&counters(&lab_counters, "half"), "late_collisions") > 0);
-    // ... the TAP device did not, so any asymmetry is a warning, never a fault.
-    for f in peer["findings"].as_array().unwrap() {
-        assert_eq!(f["kind"], "asymmetric_transfer", "{f}");
-        assert_eq!(f["severity"], "warning", "{f}");
-    }
+    // ... and diagnose read it as eth0's MAC counters ...
+    let eth0 = &doc["result"]["interfaces"][0];
+    assert!(
+        eth0["link"]["source"]
+            .as_str()
+            .unwrap()
+            .contains("MAC counters from lab"),
+        "{eth0}"
+    );
+    // ... so the verdict is the seed's: a duplex mismatch, backed by counters.
+    let findings = peer["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{peer}");
+    assert_eq!(findings[0]["severity"], "fault", "{peer}");
+    assert_eq!(findings[0]["confidence"], "high", "{peer}");
+    assert!(
+        findings[0]["title"]
+            .as_str()
+            .unwrap()
+            .starts_with("duplex mismatch"),
+        "{peer}"
+    );
     let name = lab.name.clone();
     drop(lab);
     assert_nothing_left(&name);

@@ -301,11 +301,15 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
 
 /// Issue 6's accuracy check, end to end: a chain whose three hops differ in link rate,
 /// forwarding cost and answer cost, probed hop by hop against a calibration twin. The rows'
-/// verdicts apply issue 6's tolerances (2% per byte, 20 us fixed), which a loaded 2-core
-/// machine meets in most runs but not all (bench/RESULTS.md); this test asserts bounds that a
-/// load only rarely reaches and that a broken recovery misses by far: without the plane fit,
-/// hop 1's per byte would read 1.8 for 0.8 us/byte; without the calibration, every fixed cost
-/// reads 20 to 60 us high; a wrong differencing mixes hops whose costs differ several-fold.
+/// verdicts apply issue 6's tolerances (2% per byte, 20 us fixed). On this loaded 2-core
+/// machine the rounds' minimums scatter by 40-100 us from round to round (issue 21 item 9), so
+/// the reproduction averages the lower half of the rounds and adds rounds until the even and
+/// the odd ones agree; what it still cannot meet on a loaded machine it says in the method.
+/// The bounds here are twice the tolerances per byte going out (four times for a router's
+/// answer per byte, 1.5 times for fixed costs), which a working recovery met in every run
+/// measured (bench/RESULTS.md), and which a broken one misses by far: without the plane fit, hop 1's per byte reads 1.8 for 0.8 us/byte and an answer per
+/// byte near 0 or doubled; without the calibration, hop 2's fixed cost reads 40-60 us high; a
+/// wrong differencing mixes hops whose costs differ several-fold.
 #[test]
 fn per_hop_costs_of_a_lab_chain_are_recovered() {
     if !can_build_labs("per_hop_costs_of_a_lab_chain_are_recovered") {
@@ -314,9 +318,12 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
     let chain = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/probe-chain.toml");
     let started = std::time::Instant::now();
     let doc = json(&["reproduce", "bellovin", "--topology", chain, "--json"]);
-    assert!(started.elapsed().as_secs() < 30, "{:?}", started.elapsed());
+    // The rounds stop at a 40 s budget; this bound only catches a loop that ignores it.
+    assert!(started.elapsed().as_secs() < 150, "{:?}", started.elapsed());
     let per_hop = &doc["result"]["comparisons"][0];
     assert!(per_hop["title"].as_str().unwrap().contains("Each hop"));
+    let method = per_hop["method"].as_str().unwrap();
+    assert!(method.contains("rounds ("), "{method}");
     let rows = per_hop["rows"].as_array().unwrap();
     // Three hops (per byte, fixed) and two routers' answers.
     assert_eq!(rows.len(), 8, "{rows:?}");
@@ -327,15 +334,14 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
         );
         let q = r["quantity"].as_str().unwrap();
         let ok = if q.ends_with("fixed") {
-            (o - c).abs() <= 25.0
+            (o - c).abs() <= 30.0
         } else if q.contains("answer") {
-            // A difference of two plane coefficients, the noisiest row (-10.8% seen in CI);
-            // losing the plane would put it near 0 or double it.
-            (o / c - 1.0).abs() <= 0.20
+            // A difference of two slopes of one plane, the noisiest row (up to 3.1% seen).
+            (o / c - 1.0).abs() <= 0.08
         } else {
-            (o / c - 1.0).abs() <= 0.06
+            (o / c - 1.0).abs() <= 0.04
         };
-        assert!(ok, "{r}");
+        assert!(ok, "{r} ({method})");
     }
     // The configured column is the file's: hop 2 is the 2 Mbit/s link (4 us/byte) plus r1's
     // forwarding (0.1 us/byte).
