@@ -544,6 +544,27 @@ struct Executed {
     failed_first: Option<String>,
 }
 
+impl Executed {
+    fn result(
+        &self,
+        plan: &MeshPlan,
+        results_file: Option<String>,
+        rate_format: RateFormat,
+        csv: bool,
+    ) -> MeshResult {
+        build_result(
+            plan,
+            &self.done,
+            self.slots,
+            self.predicted,
+            self.elapsed,
+            results_file,
+            rate_format,
+            csv,
+        )
+    }
+}
+
 /// Runs the tests of `plan` not in `done`, slot by slot, appending each to `file`.
 fn execute(
     plan: &MeshPlan,
@@ -750,12 +771,8 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     plan.check_parallel()?;
     crate::interrupt::watch();
     let ex = execute(&plan, done, file.as_mut(), key.as_ref(), args.timeout)?;
-    let result = build_result(
+    let result = ex.result(
         &plan,
-        &ex.done,
-        ex.slots,
-        ex.predicted,
-        ex.elapsed,
         file.as_ref().map(|f| f.path().display().to_string()),
         args.output.rate_format,
         args.csv,
@@ -836,16 +853,7 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
     };
     let mut one = || {
         let ex = execute(&plan, Vec::new(), None, key.as_ref(), args.timeout)?;
-        let result = build_result(
-            &plan,
-            &ex.done,
-            ex.slots,
-            ex.predicted,
-            ex.elapsed,
-            None,
-            args.output.rate_format,
-            false,
-        );
+        let result = ex.result(&plan, None, args.output.rate_format, false);
         let failure = (result.tests_failed > 0).then(|| {
             format!(
                 "{} of {} tests failed (first: {})",
