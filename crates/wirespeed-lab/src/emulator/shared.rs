@@ -468,7 +468,11 @@ mod tests {
         let (_, medium) = simulate(&cfg, &plan);
         let c = medium.counters(0);
         let (frame, gap) = (1_220.8e-6, 9.6e-6);
-        assert_eq!((c.delay_access.frames, c.delay_queued.frames), (3, 3), "{c:?}");
+        assert_eq!(
+            (c.delay_access.frames, c.delay_queued.frames),
+            (3, 3),
+            "{c:?}"
+        );
         // The seed's delay: the MAC's first attempt (deferral included) to the end.
         let access = c.delay_access.mean_seconds().unwrap();
         assert!(access >= frame && access <= frame + gap + 1e-9, "{c:?}");
@@ -478,7 +482,10 @@ mod tests {
             queued >= 2.0 * frame + gap - 1e-9 && queued <= 2.0 * frame + 2.0 * gap + 1e-9,
             "{c:?}"
         );
-        assert!(c.delay_queued.std_dev_seconds().unwrap() > 0.8 * frame, "{c:?}");
+        assert!(
+            c.delay_queued.std_dev_seconds().unwrap() > 0.8 * frame,
+            "{c:?}"
+        );
         // The other station sent nothing and measured nothing.
         assert_eq!(medium.counters(1).delay_access, DelaySums::default());
     }
