@@ -83,6 +83,10 @@ pub enum SegmentOutput {
         from: usize,
         /// When its last bit left.
         at: SimTime,
+        /// When the MAC was handed the frame, the frame then at the head of the station's
+        /// queue (its first attempt, deferral included): `at` less this is seed 000 §3.3's
+        /// transmission delay.
+        first_attempt: SimTime,
     },
     /// Frame `tag` is gone.
     Lost {
@@ -362,6 +366,7 @@ impl SegmentModel {
                     tag,
                     from: station,
                     at: now,
+                    first_attempt: report.first_attempt,
                 }
             }
             TxOutcome::Dropped => {

@@ -200,6 +200,29 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
         assert_eq!(r["verdict"], "within", "{q}: {r}");
         // The configured column is the simulator's figure for the same segment.
         assert!(r["configured"].as_f64().unwrap() > 9.0, "{r}");
+        // Seed 000 §3.3's delay, measured by the emulator's MAC from the first attempt to the
+        // end of the successful transmission, beside the simulator's: same kind of figure
+        // (a frame or so per station, model time), so within a factor of two whatever the
+        // machine's load; the TAP hand-off stamp included the station's queue, 15 frames more.
+        let d = row(
+            &rows,
+            &format!(
+                "lab delay {} (MAC first attempt to end of successful transmission)",
+                q.trim_start_matches("lab ")
+            ),
+        );
+        let (ours, sim) = (
+            d["ours"].as_f64().unwrap(),
+            d["configured"].as_f64().unwrap(),
+        );
+        assert!(ours > 0.5 * sim && ours < 2.0 * sim, "{q}: {d}");
+        assert!(
+            d["why"]
+                .as_str()
+                .unwrap()
+                .contains("from the station's queue"),
+            "{d}"
+        );
     }
     assert_one_line_error(
         &wirespeed(&["reproduce", "envelope", "--lab"]),

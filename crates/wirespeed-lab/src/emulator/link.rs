@@ -34,7 +34,7 @@ use wirespeed_model::LinkLayer;
 
 use super::aqm::{Aqm, Codel, CodelParams, FlowKey, FqCodel, FqCodelParams, Packet};
 use super::clock::Nanos;
-use super::stats::AqmStats;
+use super::stats::{AqmStats, DelaySums};
 use crate::topology::{AqmConfig, AqmKind, DirectionConfig, QueueLimit};
 
 /// Bytes of Ethernet header on a TAP frame (no preamble, no FCS).
@@ -157,7 +157,7 @@ pub enum Event {
 /// Counters of one direction (what `lab status` shows per port). The collision and error
 /// counters stay zero on a full-duplex direction; on a shared medium (half duplex, hub,
 /// duplex mismatch) they are the MAC's, as seed 003 Table 7 lists them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct DirectionCounters {
     /// Frames offered.
@@ -199,6 +199,15 @@ pub struct DirectionCounters {
     pub runts: u64,
     /// Frames this port received intact (shared media only).
     pub frames_received: u64,
+    /// Shared media only: per frame sent successfully, the time from the MAC's first attempt
+    /// at it (the frame at the head of the station's queue, deferral included) to the end of
+    /// its successful transmission. Seed 000 §3.3's transmission delay, measured where the
+    /// seed measured it, not at the TAP hand-off.
+    pub delay_access: DelaySums,
+    /// Shared media only: per frame sent successfully, the time from its offer to the
+    /// station's queue (read from the TAP, or released by the host's CPU model) to the end of
+    /// its successful transmission: `delay_access` plus the wait in the station's queue.
+    pub delay_queued: DelaySums,
     /// What the active queue management did; absent on a drop-tail direction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aqm: Option<AqmStats>,

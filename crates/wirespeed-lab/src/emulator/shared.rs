@@ -12,6 +12,13 @@
 //!
 //! Each station's frame holds the medium for its preamble, frame and FCS (padded to 64
 //! bytes); the MAC adds the 96-bit gap itself (IEEE 802.3 clause 4, seed 003 Table 2).
+//!
+//! The MAC knows the instant a frame's transmission ended successfully, so the medium measures
+//! each station's transmission delays there, as seed 000 §3.3's hosts did ("first attempt to
+//! the end of the successful transmission"), rather than where a sender's socket stamps it
+//! (the TAP hand-off, before the station's queue and the MAC): `delay_access` from the MAC's
+//! first attempt, `delay_queued` from the frame's offer to the station's queue, both in model
+//! time, so a late thread does not stretch them.
 
 use wirespeed_model::BitRate;
 use wirespeed_sim::bus::{Cable, Placement};
@@ -21,6 +28,7 @@ use wirespeed_sim::time::{PS_PER_SECOND, SimTime};
 
 use super::clock::Nanos;
 use super::link::{DirectionCounters, TAP_ETHERNET_HEADER};
+use super::stats::DelaySums;
 
 /// How a shared medium is built.
 #[derive(Debug, Clone, PartialEq)]
@@ -69,8 +77,13 @@ pub struct SharedMedium {
     bytes_in: Vec<u64>,
     bytes_out: Vec<u64>,
     too_big: Vec<u64>,
-    /// Lengths of frames in flight, by tag, so that delivered bytes can be counted.
-    lengths: std::collections::HashMap<u64, u64>,
+    /// Lengths and offer instants of frames in flight, by tag, so that delivered bytes and
+    /// delays can be counted.
+    lengths: std::collections::HashMap<u64, (u64, SimTime)>,
+    /// Per station: delays from the MAC's first attempt to the successful end.
+    delay_access: Vec<DelaySums>,
+    /// Per station: delays from the offer to the successful end.
+    delay_queued: Vec<DelaySums>,
     /// Frames sent whose deliveries are all out once the model passes the instant.
     releasing: std::collections::VecDeque<(SimTime, u64)>,
     /// Frames each station may hold waiting.
@@ -123,6 +136,8 @@ impl SharedMedium {
             bytes_out: vec![0; n],
             too_big: vec![0; n],
             lengths: std::collections::HashMap::new(),
+            delay_access: vec![DelaySums::default(); n],
+            delay_queued: vec![DelaySums::default(); n],
             releasing: std::collections::VecDeque::new(),
             queue_limit: u64::from(config.queue),
             unprocessed: vec![0; n],
@@ -145,7 +160,9 @@ impl SharedMedium {
             self.too_big[station] += 1;
             return false;
         }
-        self.lengths.insert(tag, tap_len);
+        // The model queues it at this instant, or at its present if `now` is behind it.
+        let offered = to_sim(now).max(self.segment.now());
+        self.lengths.insert(tag, (tap_len, offered));
         self.unprocessed[station] += 1;
         self.segment
             .offer(to_sim(now), station, tag, carrier_bits(tap_len));
@@ -171,8 +188,17 @@ impl SharedMedium {
                         at: to_nanos(at),
                     });
                 }
-                SegmentOutput::Sent { tag, from, at } => {
-                    self.bytes_out[from] += self.lengths.get(&tag).copied().unwrap_or(0);
+                SegmentOutput::Sent {
+                    tag,
+                    from,
+                    at,
+                    first_attempt,
+                } => {
+                    if let Some(&(len, offered)) = self.lengths.get(&tag) {
+                        self.bytes_out[from] += len;
+                        self.delay_queued[from].add(at.since(offered).seconds());
+                    }
+                    self.delay_access[from].add(at.since(first_attempt).seconds());
                     // The last delivery of this frame is the one to the farthest station.
                     self.releasing
                         .push_back((at + self.segment.farthest(from), tag));
@@ -222,6 +248,8 @@ impl SharedMedium {
             fcs_errors: c.fcs_errors,
             runts: c.runts,
             frames_received: c.received,
+            delay_access: self.delay_access[i],
+            delay_queued: self.delay_queued[i],
             aqm: None,
         }
     }
@@ -429,6 +457,62 @@ mod tests {
             assert_eq!(c.frames_out + c.excessive_collisions, 100, "{c:?}");
             assert_eq!(other.frames_received, c.frames_out);
         }
+    }
+
+    #[test]
+    fn delays_run_from_the_first_attempt_and_from_the_offer_to_the_successful_end() {
+        // One station, three full frames offered at once on an idle medium: each holds the
+        // medium 1,220.8 us (12,208 bit times at 10 Mbit/s) and the next waits the 9.6 us gap.
+        let cfg = config(vec![MacDuplex::Half; 2]);
+        let plan = vec![(Nanos(1_000_000), 0, 1514); 3];
+        let (_, medium) = simulate(&cfg, &plan);
+        let c = medium.counters(0);
+        let (frame, gap) = (1_220.8e-6, 9.6e-6);
+        assert_eq!(
+            (c.delay_access.frames, c.delay_queued.frames),
+            (3, 3),
+            "{c:?}"
+        );
+        // The seed's delay: the MAC's first attempt (deferral included) to the end.
+        let access = c.delay_access.mean_seconds().unwrap();
+        assert!(access >= frame && access <= frame + gap + 1e-9, "{c:?}");
+        // From the offer: 1, 2 and 3 frames (and the gaps between them).
+        let queued = c.delay_queued.mean_seconds().unwrap();
+        assert!(
+            queued >= 2.0 * frame + gap - 1e-9 && queued <= 2.0 * frame + 2.0 * gap + 1e-9,
+            "{c:?}"
+        );
+        assert!(
+            c.delay_queued.std_dev_seconds().unwrap() > 0.8 * frame,
+            "{c:?}"
+        );
+        // The other station sent nothing and measured nothing.
+        assert_eq!(medium.counters(1).delay_access, DelaySums::default());
+    }
+
+    #[test]
+    fn every_frame_sent_has_its_delays_and_collisions_only_lengthen_them() {
+        // Four stations offering full frames 150 us apart among them: they collide, back off
+        // and retry. Every frame sent is measured once; none took less than its own frame
+        // time from its first attempt, and none less from its offer than from its attempt.
+        let cfg = config(vec![MacDuplex::Half; 4]);
+        let plan = offers(4, 400, 150_000);
+        let (_, medium) = simulate(&cfg, &plan);
+        let mut collisions = 0;
+        for i in 0..4 {
+            let c = medium.counters(i);
+            collisions += c.collisions;
+            assert_eq!(c.delay_access.frames, c.frames_out, "{c:?}");
+            assert_eq!(c.delay_queued.frames, c.frames_out, "{c:?}");
+            let (access, queued) = (
+                c.delay_access.mean_seconds().unwrap(),
+                c.delay_queued.mean_seconds().unwrap(),
+            );
+            // A third of the frames are 60 bytes (57.6 us on the wire), the rest 1,220.8 us.
+            assert!(access > (57.6e-6 + 2.0 * 1_220.8e-6) / 3.0, "{c:?}");
+            assert!(queued >= access, "{c:?}");
+        }
+        assert!(collisions > 0);
     }
 
     #[test]

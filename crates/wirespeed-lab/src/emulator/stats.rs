@@ -1,5 +1,6 @@
-//! Timing error of the real-time emulator: how late each frame left against its schedule; and
-//! what a port's active queue management did ([`AqmStats`]).
+//! Timing error of the real-time emulator: how late each frame left against its schedule;
+//! what a port's active queue management did ([`AqmStats`]); and the transmission delays a
+//! shared medium's MAC measured ([`DelaySums`]).
 //!
 //! The lateness histogram is log-linear (as HdrHistogram is): 1 us bins up to 1,024 us, then
 //! each doubling of time split into 64 bins (a bin is at most 1/64 = 1.6% of its value wide), up
@@ -13,6 +14,59 @@
 //! over 10 ms late (issue 20).
 
 use serde::{Deserialize, Serialize};
+
+/// Count, sum and sum of squares of per-frame delays, seconds: what each of seed 000's
+/// generator hosts reported (§3.3), so that a reader takes the mean and standard deviation of
+/// any window by subtracting two readings ([`DelaySums::since`]) and pools stations by adding.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct DelaySums {
+    /// Frames measured.
+    pub frames: u64,
+    /// Sum of their delays, seconds.
+    pub sum_seconds: f64,
+    /// Sum of the squares of their delays, seconds squared.
+    pub sum_squares_seconds2: f64,
+}
+
+impl DelaySums {
+    /// Adds one frame's delay.
+    pub fn add(&mut self, seconds: f64) {
+        self.frames += 1;
+        self.sum_seconds += seconds;
+        self.sum_squares_seconds2 += seconds * seconds;
+    }
+
+    /// Pools another station's (or window's) frames into these.
+    pub fn merge(&mut self, other: &DelaySums) {
+        self.frames += other.frames;
+        self.sum_seconds += other.sum_seconds;
+        self.sum_squares_seconds2 += other.sum_squares_seconds2;
+    }
+
+    /// The frames measured since `earlier`, a previous reading of the same counters.
+    pub fn since(&self, earlier: &DelaySums) -> DelaySums {
+        DelaySums {
+            frames: self.frames.saturating_sub(earlier.frames),
+            sum_seconds: (self.sum_seconds - earlier.sum_seconds).max(0.0),
+            sum_squares_seconds2: (self.sum_squares_seconds2 - earlier.sum_squares_seconds2)
+                .max(0.0),
+        }
+    }
+
+    /// Mean delay, seconds; `None` without frames.
+    pub fn mean_seconds(&self) -> Option<f64> {
+        (self.frames > 0).then(|| self.sum_seconds / self.frames as f64)
+    }
+
+    /// Population standard deviation of the delays, seconds (rounding below zero is 0);
+    /// `None` without frames.
+    pub fn std_dev_seconds(&self) -> Option<f64> {
+        let mean = self.mean_seconds()?;
+        let var = self.sum_squares_seconds2 / self.frames as f64 - mean * mean;
+        Some(var.max(0.0).sqrt())
+    }
+}
 
 /// Linear 1 us bins below this many microseconds.
 const LINEAR_US: u64 = 1_024;

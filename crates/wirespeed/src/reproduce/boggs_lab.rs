@@ -25,6 +25,8 @@ use wirespeed_sim::{
 };
 
 use serde::de::IgnoredAny;
+use wirespeed_lab::PortStatus;
+use wirespeed_lab::emulator::stats::DelaySums;
 use wirespeed_report::Document;
 
 use super::{Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting};
@@ -98,6 +100,44 @@ pub(crate) struct LabPoint {
     pub(crate) bits_per_second: f64,
     pub(crate) jain: f64,
     pub(crate) complete: bool,
+    /// What the emulator's MAC measured for the test's frames, pooled over its stations.
+    pub(crate) delay: StationDelays,
+}
+
+/// Transmission delays of one test, pooled over the sending stations' ports.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct StationDelays {
+    /// From the MAC's first attempt to the end of the successful transmission (seed 000 §3.3).
+    pub(crate) access: DelaySums,
+    /// From the frame's offer to the station's queue to the same end.
+    pub(crate) queued: DelaySums,
+}
+
+/// The delays the stations `s1..=s{hosts}` measured between two readings of the lab's ports.
+fn station_delays(before: &[PortStatus], after: &[PortStatus], hosts: usize) -> StationDelays {
+    let mut d = StationDelays::default();
+    for a in after {
+        let Some(i) = a
+            .from
+            .strip_prefix('s')
+            .and_then(|n| n.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if a.medium != "half" || i == 0 || i > hosts {
+            continue;
+        }
+        let b = before
+            .iter()
+            .find(|b| b.link == a.link && b.from == a.from)
+            .map(|b| b.counters)
+            .unwrap_or_default();
+        d.access
+            .merge(&a.counters.delay_access.since(&b.delay_access));
+        d.queued
+            .merge(&a.counters.delay_queued.since(&b.delay_queued));
+    }
+    d
 }
 
 /// The simulator's scenario for the lab's segment.
@@ -142,6 +182,49 @@ fn handed_to_mac(r: &RunStats, bytes: u64) -> f64 {
     r.bits_per_second + r.dropped as f64 * ((bytes + 24) * 8) as f64 / r.measured_seconds
 }
 
+/// Agreement asked of the lab's mean delay with the simulator's, fraction of the simulator's.
+const DELAY_TOLERANCE: f64 = 0.10;
+
+/// The seed's delay of one test: the lab's MAC against the simulator's, same definition.
+fn delay_row(p: &LabPoint, sim: &RunStats) -> Row {
+    let access = p.delay.access;
+    let mean = access.mean_seconds();
+    let expected = sim.delay_mean_seconds;
+    let off = mean.map(|m| m / expected - 1.0);
+    let within = p.complete && off.is_some_and(|o| o.abs() <= DELAY_TOLERANCE);
+    let ms = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.3} ms", v * 1e3));
+    Row {
+        quantity: format!(
+            "lab delay {} B, {} host{} (MAC first attempt to end of successful transmission)",
+            p.bytes,
+            p.hosts,
+            if p.hosts == 1 { "" } else { "s" }
+        ),
+        unit: "ms".into(),
+        configured: Some(expected * 1e3),
+        paper: None,
+        ours: mean.map(|m| m * 1e3),
+        tolerance: format!("{}% of sim", DELAY_TOLERANCE * 100.0),
+        verdict: Verdict::of(within),
+        why: format!(
+            "{}; measured by the emulator's MAC over {} frames (settle and cool-down included), sd {} (sim {:.3} ms); from the station's queue {}; not the TAP hand-off stamp{}",
+            off.map_or("no frame sent".to_string(), |o| format!(
+                "{:+.1}%",
+                o * 100.0
+            )),
+            access.frames,
+            ms(access.std_dev_seconds()),
+            sim.delay_std_dev_seconds * 1e3,
+            ms(p.delay.queued.mean_seconds()),
+            if p.complete {
+                ""
+            } else {
+                "; INCOMPLETE: an agent did not report"
+            }
+        ),
+    }
+}
+
 /// Runs the series on the lab and returns its comparison and settings.
 pub(crate) fn run(
     hosts: &[usize],
@@ -165,18 +248,14 @@ pub(crate) fn run(
     let lab = LabGuard::up(&file)?;
     let agents = start_agents(&lab, most)?;
     let secs = measure.as_secs_f64();
-    let mut args = vec!["load".to_string(), "--raw".into()];
+    let mut base = vec!["load".to_string(), "--raw".into()];
     for a in &agents.addrs {
-        args.extend(["--agent".into(), a.clone()]);
+        base.extend(["--agent".into(), a.clone()]);
     }
     let list = |v: &[String]| v.join(",");
     let host_list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
     let length_list: Vec<String> = LENGTHS.iter().map(ToString::to_string).collect();
-    args.extend([
-        "--hosts".into(),
-        list(&host_list),
-        "--lengths".into(),
-        list(&length_list),
+    base.extend([
         "--settle".into(),
         "0.5s".into(),
         "--transmit".into(),
@@ -188,25 +267,43 @@ pub(crate) fn run(
         "1s".into(),
         "--no-model".into(),
     ]);
-    let tests = (hosts.len() * LENGTHS.len()) as f64;
-    let limit = Duration::from_secs_f64(tests * (secs + 8.0) + 30.0);
-    let doc: Document<IgnoredAny, LoadResult> = run_json(&lab.namespace("s1")?, &args, limit)?;
+    let limit = Duration::from_secs_f64(secs + 8.0 + 30.0);
+    let namespace = lab.namespace("s1")?;
+    // One load run per test, the emulator's counters read before and after each, so that
+    // each test's delays are the MAC's own for that test's frames.
+    let mut points = Vec::new();
+    let mut before = lab.ports()?;
+    for &bytes in &LENGTHS {
+        for &h in hosts {
+            let mut args = base.clone();
+            args.extend([
+                "--hosts".into(),
+                h.to_string(),
+                "--lengths".into(),
+                bytes.to_string(),
+            ]);
+            let doc: Document<IgnoredAny, LoadResult> = run_json(&namespace, &args, limit)?;
+            let after = lab.ports()?;
+            let delay = station_delays(&before, &after, h);
+            before = after;
+            for row in &doc.result.rows {
+                let bytes: u64 = row
+                    .lengths
+                    .parse()
+                    .with_context(|| format!("a row's length {:?}", row.lengths))?;
+                points.push(LabPoint {
+                    bytes,
+                    hosts: row.hosts,
+                    bits_per_second: row.measured.as_ref().map_or(0.0, |m| m.bits_per_second),
+                    jain: row.measured.as_ref().map_or(0.0, |m| m.jain_fairness),
+                    complete: row.complete,
+                    delay,
+                });
+            }
+        }
+    }
     drop(agents);
     drop(lab);
-    let mut points = Vec::new();
-    for row in &doc.result.rows {
-        let bytes: u64 = row
-            .lengths
-            .parse()
-            .with_context(|| format!("a row's length {:?}", row.lengths))?;
-        points.push(LabPoint {
-            bytes,
-            hosts: row.hosts,
-            bits_per_second: row.measured.as_ref().map_or(0.0, |m| m.bits_per_second),
-            jain: row.measured.as_ref().map_or(0.0, |m| m.jain_fairness),
-            complete: row.complete,
-        });
-    }
     let mut rows = Vec::new();
     for p in &points {
         let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
@@ -236,16 +333,20 @@ pub(crate) fn run(
             ),
         });
     }
+    for p in &points {
+        let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
+        rows.push(delay_row(p, &sim));
+    }
     let comparison = Comparison {
         title:
             "Lab: bit rate vs N on an emulated shared 10 Mbit/s segment (figure 3-3's experiment)"
                 .into(),
         source: "seed 000 §3.3-3.5; labs/boggs-24.toml".into(),
         method: format!(
-            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts {} --lengths {} --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json; configured = wirespeed_sim::run on the same segment, sent + given-up bits",
+            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts H --lengths L --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json for each H in {} and L in {}; delays: lifecycle::status before and after each test, the stations' delay_access counters (the emulator's MAC); configured = wirespeed_sim::run on the same segment, sent + given-up bits, and its mean delay",
+            secs + 1.0,
             list(&host_list),
             list(&length_list),
-            secs + 1.0
         ),
         rows,
     };
