@@ -284,6 +284,10 @@ pub(crate) struct LatencyResult {
     pub(crate) probe_share_percent: f64,
     pub(crate) link_rate: LinkRate,
     pub(crate) queue: Option<Queue>,
+    /// Inside a wirespeed lab: the link's queue as the lab's emulator sampled it while the
+    /// load ran, beside the probes' round trips in the same window.
+    #[serde(default)]
+    pub(crate) link_queue: Option<crate::latency_queues::LinkQueueWindow>,
     pub(crate) intervals: Vec<LatencyInterval>,
     pub(crate) samples: Vec<ProbeSample>,
     pub(crate) partial: bool,
@@ -642,6 +646,8 @@ fn run_latency(
         fresh.set_tos(tos);
     }
     let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
+    // Inside a lab: the link this end leaves by, whose queue the lab's emulator samples.
+    let lab_port = crate::latency_queues::lab_port(agent);
     let samples: Samples = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
@@ -808,6 +814,8 @@ fn run_latency(
     config.auth = key.clone();
     let load_start = t0.elapsed().as_secs_f64();
     let settle = (args.time.as_secs_f64() / 4.0).min(1.0);
+    let mut snapshots = (None, None);
+    let mut tried = (false, false);
     // Interrupted while idle: no load is started.
     let measured = if crate::interrupt::requested() {
         Err(anyhow::anyhow!("interrupted before the load"))
@@ -827,6 +835,17 @@ fn run_latency(
         while !bulk.is_finished() {
             std::thread::sleep(Duration::from_millis(50));
             let now = t0.elapsed().as_secs_f64();
+            // The lab's counters at the two ends of the loaded window.
+            if let Some(port) = &lab_port {
+                if !tried.0 && now >= load_start + settle {
+                    tried.0 = true;
+                    snapshots.0 = crate::latency_queues::snapshot(port, t0);
+                }
+                if !tried.1 && now >= load_start + args.time.as_secs_f64() {
+                    tried.1 = true;
+                    snapshots.1 = crate::latency_queues::snapshot(port, t0);
+                }
+            }
             live(now, Some((load_start, now)), settle);
         }
         bulk.join()
@@ -838,6 +857,10 @@ fn run_latency(
         .elapsed()
         .as_secs_f64()
         .min(load_start + args.time.as_secs_f64());
+    if let (Some(port), Some(_), false) = (&lab_port, &snapshots.0, tried.1) {
+        // The load ended before its -t (it failed, or its end was late to be seen).
+        snapshots.1 = crate::latency_queues::snapshot(port, t0);
+    }
     stop.store(true, Ordering::Release);
     for t in threads {
         let _ = t.join();
@@ -849,7 +872,7 @@ fn run_latency(
         Err(e) => (None, Some(format!("the load failed: {e:#}"))),
     };
     let partial_reason = bulk_partial.or(interrupted.then(|| "interrupted".to_string()));
-    let result = analyse(
+    let mut result = analyse(
         &samples,
         idle_end,
         (load_start, load_end),
@@ -860,6 +883,19 @@ fn run_latency(
         partial_reason.clone(),
         args,
     );
+    if let (Some(port), (Some(a), Some(b))) = (&lab_port, &snapshots) {
+        let udp: Vec<(f64, f64)> = samples
+            .iter()
+            .filter(|s| s.kind == ProbeKind::UdpEcho)
+            .filter_map(|s| s.rtt_ms.map(|r| (s.at_seconds, r)))
+            .collect();
+        let idle_p50 = result
+            .kinds
+            .iter()
+            .find(|k| k.kind == ProbeKind::UdpEcho)
+            .map_or(f64::NAN, |k| k.idle.p50_ms);
+        result.link_queue = Some(crate::latency_queues::window(port, a, b, &udp, idle_p50));
+    }
     let params = LatencyParams {
         agent: agent.to_string(),
         in_process_agent: in_process,
@@ -1065,6 +1101,7 @@ fn analyse(
         },
         link_rate,
         queue,
+        link_queue: None,
         intervals,
         samples: samples.to_vec(),
         partial: partial_reason.is_some(),
@@ -1229,11 +1266,28 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
                         .unwrap_or(0.0)
                         .max(r.download_bits_per_second.unwrap_or(0.0))
                 ),
-                ByteSize::from_bytes(q.bytes as u64),
+                crate::latency_queues::bytes_text(q.bytes),
                 q.location,
                 q.remedy,
             ));
         }
+    }
+    if let Some(w) = &r.link_queue
+        && w.samples > 0
+    {
+        let both = w.out_mean_ms + w.back_mean_ms.max(0.0);
+        doc.verdicts.push(format!(
+            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {})",
+            w.to_seconds - w.from_seconds,
+            w.link,
+            time_ms(w.out_mean_ms),
+            crate::latency_queues::bytes_text(w.out_mean_bytes),
+            w.out_drops,
+            time_ms(w.back_mean_ms),
+            time_ms(w.probe_mean_increase_ms),
+            w.probe_mean_increase_ms / both * 100.0,
+            time_ms(both),
+        ));
     }
     if r.rpm_loaded.is_finite() {
         doc.verdicts.push(format!(

@@ -904,60 +904,133 @@ fn udp_echo(doc: &serde_json::Value) -> (f64, f64, f64) {
     )
 }
 
-/// Issue 17's ground truth for `wirespeed latency`: the idle UDP round trip is the two delays
-/// and the serialization; a loss-based upload fills the drop-tail queue, so the loaded round
-/// trip rises by up to the queue's 100 full frames at 10 Mbit/s (123 ms), and the verdict names
-/// the lab link's queue; with fq_codel on the link the probes' flow is served ahead of the
-/// upload's queue and the increase stays near CoDel's 5 ms target. Margins, not timings: the
-/// upload's sawtooth drains the drop-tail queue part of the time.
+/// The UDP echo's idle p50 and p90, ms.
+fn udp_echo_idle(doc: &serde_json::Value) -> (f64, f64) {
+    let udp = doc["result"]["kinds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["kind"] == "udp_echo")
+        .unwrap();
+    (
+        udp["idle"]["p50_ms"].as_f64().unwrap(),
+        udp["idle"]["p90_ms"].as_f64().unwrap(),
+    )
+}
+
+/// True if the kernel offers congestion control `cc` (loading its module if need be).
+fn has_congestion_control(cc: &str) -> bool {
+    let available = || {
+        std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+            .is_ok_and(|t| t.split_whitespace().any(|a| a == cc))
+    };
+    available()
+        || (Command::new("modprobe")
+            .arg(format!("tcp_{cc}"))
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+            && available())
+}
+
+/// Issue 17's ground truth for `wirespeed latency` under TCP: one upload, cubic and then bbr,
+/// across a 10 Mbit/s link with 10 ms each way and a drop-tail queue of 100 frames. The probes'
+/// mean round trip over the loaded window rose by what the lab's emulator sampled in the
+/// link's two queues over the same window (every millisecond, read through `lab status` at the
+/// window's ends), within 10%, plus the idle phase's own p50-p90 spread (the probes' noise
+/// without any load, measured in the same run). The verdict names the link's queue and its
+/// size in milliseconds. cubic fills the queue (the median rises by up to the 123 ms of 100
+/// full frames); bbr keeps about one bandwidth-delay product in it (8-20 ms here).
 #[test]
-fn latency_under_load_finds_the_lab_links_queue_and_fq_codel_removes_it() {
-    if !can_build_labs("latency") {
+fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
+    if !can_build_labs("latency-tcp") {
         return;
     }
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
     // 2 x 10 ms, plus a minimum frame's serialization each way (84 byte times at 10 Mbit/s).
     let base = 20.0 + 2.0 * 84.0 * 8.0 / 10e6 * 1e3;
-    let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
-    let frame = 1538.0 * 8.0 / 10e6 * 1e3;
+    let full = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
+    for cc in ["cubic", "bbr"] {
+        if !has_congestion_control(cc) {
+            eprintln!("latency-tcp {cc}: skipped: the kernel has no {cc}");
+            continue;
+        }
+        let doc = latency_across(None, &format!("-C {cc}"));
+        let (idle, loaded, p99) = udp_echo(&doc);
+        let (_, idle_p90) = udp_echo_idle(&doc);
+        let w = &doc["result"]["link_queue"];
+        let f = |k: &str| w[k].as_f64().unwrap_or(f64::NAN);
+        let queue = f("out_mean_ms") + f("back_mean_ms");
+        let probes = f("probe_mean_increase_ms");
+        let spread = (idle_p90 - idle).max(0.0);
+        eprintln!(
+            "latency lab, {cc} up: idle p50 {idle:.3} ms (base {base:.3}), loaded p50 {loaded:.3}, p99 {p99:.3} ms; the lab sampled {:.3} ms out + {:.4} ms back over {:.2} s ({} samples), the probes' mean rose by {probes:.3} ms ({:.1}%, idle spread {spread:.3} ms); upload {:.4e} bit/s; verdicts {}",
+            f("out_mean_ms"),
+            f("back_mean_ms"),
+            f("to_seconds") - f("from_seconds"),
+            w["samples"],
+            probes / queue * 100.0,
+            doc["result"]["upload_bits_per_second"]
+                .as_f64()
+                .unwrap_or(f64::NAN),
+            doc["verdicts"]
+        );
+        assert!(
+            (idle - base).abs() < 0.2 * base,
+            "idle {idle} against {base}"
+        );
+        // At least 2 s of the emulator's 1 ms samples, and the probes sent meanwhile.
+        assert!(w["samples"].as_u64().unwrap() >= 2_000, "{w}");
+        assert!(w["probes"].as_u64().unwrap() >= 40, "{w}");
+        assert!(queue > 1.0, "{cc} built no queue: {w}");
+        assert!(
+            (probes - queue).abs() <= 0.1 * queue + spread,
+            "{cc}: the probes' mean rose by {probes} ms, the lab's queues held {queue} ms (idle spread {spread})"
+        );
+        assert!(p99 - idle < 1.1 * full + 5.0, "p99 {p99} past a full queue");
+        let verdicts = doc["verdicts"].to_string();
+        assert!(
+            verdicts.contains("drop-tail queue (it holds 100 frames: 123 ms when full"),
+            "{verdicts}"
+        );
+        assert!(
+            verdicts.contains("sampling the queue of link h1-h2 every 1 ms"),
+            "{verdicts}"
+        );
+        if cc == "cubic" {
+            // Loss-based: the sawtooth keeps the queue between half full and full.
+            assert!(
+                loaded - idle > 0.4 * full && loaded - idle < 1.05 * full,
+                "loaded {loaded}, idle {idle}, full queue {full}"
+            );
+        }
+    }
+}
 
-    let tail = latency_across(None, "-C cubic");
-    let (idle, loaded, p99) = udp_echo(&tail);
+/// With `aqm = "fq_codel"` on the same link under the same cubic upload, the probes' flow is
+/// served ahead of the upload's queue and the increase stays near CoDel's 5 ms target.
+#[test]
+fn latency_under_load_with_fq_codel_stays_near_target() {
+    if !can_build_labs("latency-fq") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let frame = 1538.0 * 8.0 / 10e6 * 1e3;
     let fq = latency_across(Some("fq_codel"), "-C cubic");
     let (fq_idle, fq_loaded, fq_p99) = udp_echo(&fq);
     eprintln!(
-        "latency lab: drop-tail idle p50 {idle:.3} ms (base {base:.3}), loaded p50 {loaded:.3} ms, p99 {p99:.3} ms (a full queue adds {queue:.1} ms), upload {:.4e} bit/s; fq_codel idle {fq_idle:.3}, loaded p50 {fq_loaded:.3}, p99 {fq_p99:.3} ms, upload {:.4e} bit/s; verdicts {}",
-        tail["result"]["upload_bits_per_second"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
+        "latency lab, fq_codel: idle {fq_idle:.3}, loaded p50 {fq_loaded:.3}, p99 {fq_p99:.3} ms, upload {:.4e} bit/s; verdicts {}",
         fq["result"]["upload_bits_per_second"]
             .as_f64()
             .unwrap_or(f64::NAN),
-        tail["verdicts"]
-    );
-    assert!(
-        (idle - base).abs() < 0.2 * base,
-        "idle {idle} against {base}"
-    );
-    assert!(
-        loaded - idle > 0.4 * queue && loaded - idle < 1.05 * queue,
-        "loaded {loaded}, idle {idle}, full queue {queue}"
-    );
-    assert!(
-        p99 - idle < 1.1 * queue + 5.0,
-        "p99 {p99} past a full queue"
-    );
-    let verdicts = tail["verdicts"].to_string();
-    assert!(
-        verdicts.contains("drop-tail queue (it holds 100 frames: 123 ms when full)"),
-        "{verdicts}"
+        fq["verdicts"]
     );
     assert!(
         fq["verdicts"].to_string().contains("managed by fq_codel"),
         "{}",
         fq["verdicts"]
     );
-    assert!(tail["result"]["probe_share_percent"].as_f64().unwrap() < 1.0);
+    assert!(fq["result"]["probe_share_percent"].as_f64().unwrap() < 1.0);
     // fq_codel: the probe flow's p99 stays within CoDel's target, a frame time and a 15 ms
     // margin of idle (measured: +9.5 ms), where drop-tail's is a full queue (+118 ms).
     assert!(

@@ -223,6 +223,7 @@ impl SharedMedium {
             runts: c.runts,
             frames_received: c.received,
             aqm: None,
+            ..DirectionCounters::default()
         }
     }
 }
