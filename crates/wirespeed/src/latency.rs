@@ -33,6 +33,9 @@ const MAX_PHASE: Duration = Duration::from_secs(3600);
 /// How long a UDP echo probe's answer is waited for before it counts as lost (longer than a
 /// 1000-frame queue at 10 Mbit/s, 1.23 s; the probes are pipelined, so the wait holds up none).
 const UDP_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often this host's queues (the load's sockets, the qdisc, the NIC ring) are sampled
+/// while the load runs.
+const HOST_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 /// How long the control connections wait for the agent.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Probes kept, four times this in all: a bound on memory whatever the run's length and probe
@@ -288,6 +291,9 @@ pub(crate) struct LatencyResult {
     /// load ran, beside the probes' round trips in the same window.
     #[serde(default)]
     pub(crate) link_queue: Option<crate::latency_queues::LinkQueueWindow>,
+    /// Where the load's bytes waited over the loaded window, queue by queue, as measured.
+    #[serde(default)]
+    pub(crate) queues: Vec<crate::latency_queues::QueueShare>,
     pub(crate) intervals: Vec<LatencyInterval>,
     pub(crate) samples: Vec<ProbeSample>,
     pub(crate) partial: bool,
@@ -646,8 +652,13 @@ fn run_latency(
         fresh.set_tos(tos);
     }
     let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
-    // Inside a lab: the link this end leaves by, whose queue the lab's emulator samples.
-    let lab_port = crate::latency_queues::lab_port(agent);
+    // The interface towards the agent and, inside a lab, the link it is an end of, whose
+    // queue the lab's emulator samples.
+    let interface = crate::latency_queues::interface_to(agent);
+    let lab_port = crate::latency_queues::lab_port(interface.as_deref());
+    let qdisc_kind = interface
+        .as_deref()
+        .and_then(wirespeed_net::iface::root_qdisc);
     let samples: Samples = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
@@ -816,6 +827,31 @@ fn run_latency(
     let settle = (args.time.as_secs_f64() / 4.0).min(1.0);
     let mut snapshots = (None, None);
     let mut tried = (false, false);
+    // This host's queues, sampled over the loaded window.
+    let host_samples: Arc<Mutex<Vec<crate::latency_queues::HostSample>>> = Arc::default();
+    let host_sampler = {
+        let (stop, host_samples, interface) =
+            (stop.clone(), host_samples.clone(), interface.clone());
+        let (from, until) = (load_start + settle, load_start + args.time.as_secs_f64());
+        std::thread::Builder::new()
+            .name("ws-lat-queues".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    let now = t0.elapsed().as_secs_f64();
+                    if now >= until {
+                        break;
+                    }
+                    if now >= from {
+                        let s = crate::latency_queues::sample_host(agent, interface.as_deref());
+                        host_samples
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(s);
+                    }
+                    std::thread::sleep(HOST_SAMPLE_PERIOD);
+                }
+            })?
+    };
     // Interrupted while idle: no load is started.
     let measured = if crate::interrupt::requested() {
         Err(anyhow::anyhow!("interrupted before the load"))
@@ -865,6 +901,7 @@ fn run_latency(
     for t in threads {
         let _ = t.join();
     }
+    let _ = host_sampler.join();
     let samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|e| e.into_inner()));
     let interrupted = crate::interrupt::requested();
     let (bulk_doc, bulk_partial) = match measured {
@@ -896,6 +933,25 @@ fn run_latency(
             .map_or(f64::NAN, |k| k.idle.p50_ms);
         result.link_queue = Some(crate::latency_queues::window(port, a, b, &udp, idle_p50));
     }
+    let host = std::mem::take(&mut *host_samples.lock().unwrap_or_else(|e| e.into_inner()));
+    let rate = result
+        .upload_bits_per_second
+        .unwrap_or(0.0)
+        .max(result.download_bits_per_second.unwrap_or(0.0));
+    let rise = result
+        .kinds
+        .iter()
+        .find(|k| k.kind == ProbeKind::UdpEcho)
+        .map_or(f64::NAN, |k| k.increase_p50_ms);
+    result.queues = crate::latency_queues::split(
+        &host,
+        HOST_SAMPLE_PERIOD.as_secs_f64() * 1e3,
+        interface.as_deref(),
+        qdisc_kind.as_deref(),
+        lab_port.as_ref().zip(result.link_queue.as_ref()),
+        rate,
+        rise,
+    );
     let params = LatencyParams {
         agent: agent.to_string(),
         in_process_agent: in_process,
@@ -1102,6 +1158,7 @@ fn analyse(
         link_rate,
         queue,
         link_queue: None,
+        queues: Vec::new(),
         intervals,
         samples: samples.to_vec(),
         partial: partial_reason.is_some(),
@@ -1289,6 +1346,8 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
             time_ms(both),
         ));
     }
+    queue_verdicts(doc);
+    let r = &doc.result;
     if r.rpm_loaded.is_finite() {
         doc.verdicts.push(format!(
             "responsiveness: {:.0} RPM under load ({:.0} idle)",
@@ -1301,6 +1360,89 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
             r.probe_share_percent
         ));
     }
+}
+
+/// The split of the load's bytes between the queues the run measured: one line naming them
+/// all, then one per queue that held at least a kilobyte, with what would shrink it.
+fn queue_verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
+    let r = &doc.result;
+    if r.queues.is_empty() {
+        return;
+    }
+    let loopback = doc
+        .parameters
+        .agent
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback());
+    let rate = r
+        .upload_bits_per_second
+        .unwrap_or(0.0)
+        .max(r.download_bits_per_second.unwrap_or(0.0));
+    let size = |q: &crate::latency_queues::QueueShare| {
+        format!(
+            "{} ({})",
+            crate::latency_queues::bytes_text(q.mean_bytes),
+            time_ms(q.mean_ms)
+        )
+    };
+    let list: Vec<String> = r
+        .queues
+        .iter()
+        .map(|q| format!("{}: {}", q.location, size(q)))
+        .collect();
+    let crossed: Vec<&str> = r
+        .queues
+        .iter()
+        .filter(|q| q.probes_wait_here)
+        .map(|q| match q.queue {
+            crate::latency_queues::QueueKind::Qdisc => "the qdisc",
+            crate::latency_queues::QueueKind::NicRing => "the ring",
+            crate::latency_queues::QueueKind::LabLink => "the emulated link",
+            _ => "the path beyond this host",
+        })
+        .collect();
+    let mut lines = vec![format!(
+        "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
+        r.rate_format.format(rate),
+        list.join("; "),
+        if crossed.is_empty() {
+            "none of these".to_string()
+        } else {
+            crossed.join(" and ")
+        },
+        if loopback {
+            " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
+        } else {
+            ""
+        }
+    )];
+    for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
+        lines.push(format!(
+            "queue: {} held {} on average ({}{}); {}; shrink it: {}",
+            q.location,
+            crate::latency_queues::bytes_text(q.mean_bytes),
+            if q.queue == crate::latency_queues::QueueKind::LabLink {
+                format!("{} of delay at the link's rate", time_ms(q.mean_ms))
+            } else {
+                format!("{} at the load's rate", time_ms(q.mean_ms))
+            },
+            if q.max_bytes.is_finite() {
+                format!(
+                    "; at most {}",
+                    crate::latency_queues::bytes_text(q.max_bytes)
+                )
+            } else {
+                String::new()
+            },
+            if q.probes_wait_here {
+                "every packet that leaves this way waits in it, the probes included"
+            } else {
+                "only the load's own data waits in it, not the probes on flows of their own"
+            },
+            q.remedy,
+        ));
+    }
+    doc.verdicts.extend(lines);
 }
 
 impl Render for LatencyResult {

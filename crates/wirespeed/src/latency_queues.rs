@@ -11,11 +11,10 @@ use serde::{Deserialize, Serialize};
 use wirespeed_lab::emulator::link::DirectionCounters;
 use wirespeed_lab::inside::InterfaceTruth;
 
-/// The lab link this end leaves by towards `agent`, when this process runs inside a wirespeed
-/// lab (`None` on loopback and anywhere else).
-pub(crate) fn lab_port(agent: SocketAddr) -> Option<InterfaceTruth> {
+/// The interface this end leaves by towards `agent` (`lo` on loopback).
+pub(crate) fn interface_to(agent: SocketAddr) -> Option<String> {
     if agent.ip().is_loopback() {
-        return None;
+        return Some("lo".into());
     }
     let any: SocketAddr = match agent.ip() {
         IpAddr::V4(_) => "0.0.0.0:0".parse().expect("an address"),
@@ -25,8 +24,226 @@ pub(crate) fn lab_port(agent: SocketAddr) -> Option<InterfaceTruth> {
     let socket = UdpSocket::bind(any).ok()?;
     socket.connect(agent).ok()?;
     let local = socket.local_addr().ok()?.ip();
-    let interface = wirespeed_net::env::Environment::collect(Some(local)).interface?;
-    wirespeed_lab::inside::lookup(&interface)
+    wirespeed_net::env::Environment::collect(Some(local)).interface
+}
+
+/// The lab link `interface` is an end of, when this process runs inside a wirespeed lab
+/// (`None` on loopback and anywhere else).
+pub(crate) fn lab_port(interface: Option<&str>) -> Option<InterfaceTruth> {
+    interface
+        .filter(|i| *i != "lo")
+        .and_then(wirespeed_lab::inside::lookup)
+}
+
+/// One look at what this host holds queued of the load.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HostSample {
+    /// Written to the load's sockets here and not yet sent (`None`: the kernel does not say).
+    pub(crate) unsent: Option<u64>,
+    /// Received by the load's sockets here and not yet read.
+    pub(crate) unread: u64,
+    /// The qdisc of the interface towards the agent.
+    pub(crate) qdisc: Option<u64>,
+    /// The NIC's ring, as BQL counts it.
+    pub(crate) ring: Option<u64>,
+}
+
+/// Samples what this host holds of a load against `agent` (its TCP connections to the agent's
+/// port, and on loopback the agent's own ends) and the queues of `interface`.
+pub(crate) fn sample_host(agent: SocketAddr, interface: Option<&str>) -> HostSample {
+    let ours = |a: SocketAddr| a.ip() == agent.ip() && a.port() == agent.port();
+    let mut s = HostSample::default();
+    if let Some(sockets) = wirespeed_net::iface::tcp_queues() {
+        for q in sockets.iter().filter(|q| ours(q.remote) || ours(q.local)) {
+            if let Some(u) = q.unsent_bytes {
+                *s.unsent.get_or_insert(0) += u;
+            }
+            s.unread += q.unread_bytes;
+        }
+    }
+    if let Some(i) = interface {
+        s.qdisc = wirespeed_net::iface::qdisc_backlog(i).map(|b| b.bytes);
+        s.ring = wirespeed_net::iface::bql_inflight(i);
+    }
+    s
+}
+
+/// Which queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum QueueKind {
+    /// The load's TCP sockets on this host: written, not yet sent.
+    SenderSocketBuffers,
+    /// The load's TCP sockets on this host: received, not yet read.
+    ReceiverSocketBuffers,
+    /// The queueing discipline of the interface towards the agent.
+    Qdisc,
+    /// The NIC's transmit ring (BQL's in-flight bytes).
+    NicRing,
+    /// The emulated link's queue, as the lab's emulator sampled it.
+    LabLink,
+    /// Beyond this host: the probes' rise less what this host's queues on their path held.
+    Path,
+}
+
+/// One queue the load's bytes waited in, averaged over the loaded window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct QueueShare {
+    pub(crate) queue: QueueKind,
+    /// The queue, in words.
+    pub(crate) location: String,
+    pub(crate) mean_bytes: f64,
+    pub(crate) max_bytes: f64,
+    /// The mean bytes at the load's measured rate (the emulated link: its sampled delay,
+    /// which is its bytes at the link's rate).
+    pub(crate) mean_ms: f64,
+    /// True when the probes (flows of their own) wait in it; the senders' socket buffers
+    /// delay only the load's own data.
+    pub(crate) probes_wait_here: bool,
+    /// How it was measured.
+    pub(crate) source: String,
+    /// What would shrink it.
+    pub(crate) remedy: String,
+}
+
+fn mean_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (mut n, mut sum, mut max) = (0usize, 0.0, 0.0f64);
+    for v in values {
+        n += 1;
+        sum += v;
+        max = max.max(v);
+    }
+    (n > 0).then(|| (sum / n as f64, max))
+}
+
+/// The split: each queue the run could see, from the host samples (taken every
+/// `period_ms` over the loaded window), the lab's window, the interface's qdisc kind, the load's
+/// measured rate (bit/s) and the probes' rise (ms, the UDP echo's median).
+pub(crate) fn split(
+    host: &[HostSample],
+    period_ms: f64,
+    interface: Option<&str>,
+    qdisc_kind: Option<&str>,
+    lab: Option<(&InterfaceTruth, &LinkQueueWindow)>,
+    rate_bits_per_second: f64,
+    probe_rise_ms: f64,
+) -> Vec<QueueShare> {
+    let at_rate = |bytes: f64| {
+        if rate_bits_per_second > 0.0 {
+            bytes * 8.0 / rate_bits_per_second * 1e3
+        } else {
+            f64::NAN
+        }
+    };
+    let sampled = format!(
+        "{} samples, one every {period_ms:.0} ms over the loaded window",
+        host.len()
+    );
+    let mut out = Vec::new();
+    let mut push =
+        |queue, location: String, mm: Option<(f64, f64)>, probes, source: &str, remedy: &str| {
+            if let Some((mean, max)) = mm {
+                out.push(QueueShare {
+                    queue,
+                    location,
+                    mean_bytes: mean,
+                    max_bytes: max,
+                    mean_ms: at_rate(mean),
+                    probes_wait_here: probes,
+                    source: source.to_string(),
+                    remedy: remedy.to_string(),
+                });
+            }
+        };
+    push(
+        QueueKind::SenderSocketBuffers,
+        "the senders' socket buffers (the load's sockets here: written, not yet sent)".into(),
+        mean_max(host.iter().filter_map(|s| s.unsent.map(|u| u as f64))),
+        false,
+        &format!("tcp_info's notsent bytes through sock_diag (as ss -tin), {sampled}"),
+        "a smaller tcp_notsent_lowat (sysctl net.ipv4.tcp_notsent_lowat, or TCP_NOTSENT_LOWAT on the sending sockets, e.g. 128 KiB) keeps less unsent data queued; only the load's own next bytes wait behind it, not other flows",
+    );
+    push(
+        QueueKind::ReceiverSocketBuffers,
+        "the receivers' socket buffers (the load's sockets here: received, not yet read)".into(),
+        mean_max(host.iter().map(|s| s.unread as f64)),
+        false,
+        &format!("the sockets' receive queues through sock_diag, {sampled}"),
+        "the receiving application reading sooner (a core of its own) empties it; it delays only the load's own data",
+    );
+    let iface = interface.unwrap_or("the interface");
+    push(
+        QueueKind::Qdisc,
+        format!(
+            "the qdisc of {iface} ({})",
+            qdisc_kind.unwrap_or("unknown kind")
+        ),
+        mean_max(host.iter().filter_map(|s| s.qdisc.map(|b| b as f64))),
+        true,
+        &format!("its backlog through rtnetlink (as tc -s qdisc), {sampled}"),
+        "fq_codel as the qdisc (tc qdisc replace dev IF root fq_codel; net.core.default_qdisc) keeps the standing queue near 5 ms and serves sparse flows first; with BQL on the NIC the queue stays in the qdisc, where that works",
+    );
+    push(
+        QueueKind::NicRing,
+        format!("the transmit ring of {iface} (BQL in flight)"),
+        mean_max(host.iter().filter_map(|s| s.ring.map(|b| b as f64))),
+        true,
+        &format!("byte_queue_limits/inflight in sysfs, {sampled}"),
+        "BQL caps the ring at what keeps the NIC busy (byte_queue_limits/limit_max); a smaller ring (ethtool -G) does so without BQL",
+    );
+    if let Some((port, w)) = lab {
+        if w.samples > 0 {
+            let limit = match (port.queue_packets, port.queue_bytes) {
+                (Some(n), _) => format!("{n} frames"),
+                (_, Some(b)) => bytes_text(b as f64),
+                _ => "its limit".into(),
+            };
+            let queue = match &port.aqm {
+                Some(aqm) => format!("queue ({limit}, managed by {aqm})"),
+                None => format!("drop-tail queue ({limit})"),
+            };
+            out.push(QueueShare {
+                queue: QueueKind::LabLink,
+                location: format!(
+                    "the emulated link {}'s {queue} on the way out (lab {})",
+                    port.link, port.lab
+                ),
+                mean_bytes: w.out_mean_bytes,
+                max_bytes: f64::NAN,
+                mean_ms: w.out_mean_ms,
+                probes_wait_here: true,
+                source: format!(
+                    "the lab's emulator, {} samples of its queue delay, one every 1 ms (lab status)",
+                    w.samples
+                ),
+                remedy: if port.aqm.is_some() {
+                    "the AQM already holds the standing queue near its target".into()
+                } else {
+                    "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps it near 5 ms; a shorter `queue` caps it".into()
+                },
+            });
+        }
+    } else if interface != Some("lo") && probe_rise_ms.is_finite() && rate_bits_per_second > 0.0 {
+        // What the probes' rise leaves unexplained by this host's queues on their path.
+        let here: f64 = out
+            .iter()
+            .filter(|q| q.probes_wait_here)
+            .map(|q| q.mean_ms)
+            .filter(|v| v.is_finite())
+            .sum();
+        let beyond = (probe_rise_ms - here).max(0.0);
+        out.push(QueueShare {
+            queue: QueueKind::Path,
+            location: "beyond this host: the path's bottleneck queue (a switch, a router, the far host's NIC)".into(),
+            mean_bytes: beyond / 1e3 * rate_bits_per_second / 8.0,
+            max_bytes: f64::NAN,
+            mean_ms: beyond,
+            probes_wait_here: true,
+            source: "inferred: the UDP probes' median rise less this host's qdisc and ring".into(),
+            remedy: "an AQM at the bottleneck (fq_codel, CAKE) or, where the bottleneck is a host's NIC, BQL and fq_codel there".into(),
+        });
+    }
+    out
 }
 
 /// Bytes in words, to three figures with a decimal prefix (`117 kB`, `1.2 MB`).

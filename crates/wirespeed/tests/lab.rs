@@ -997,6 +997,45 @@ fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
             verdicts.contains("sampling the queue of link h1-h2 every 1 ms"),
             "{verdicts}"
         );
+        // The split: the link's queue as the lab sampled it; the qdisc of eth0 (the emulator
+        // reads the TAP as frames come, so the queue forms in the link, not here) a small
+        // part of it; the sender's socket buffer holding the upload's unsent bytes, which the
+        // probes on flows of their own do not wait behind.
+        let queues = doc["result"]["queues"].as_array().unwrap();
+        let kind = |k: &str| {
+            queues
+                .iter()
+                .find(|q| q["queue"] == k)
+                .unwrap_or_else(|| panic!("no {k} in {queues:?}"))
+        };
+        let ms = |k: &str| kind(k)["mean_ms"].as_f64().unwrap();
+        assert_eq!(ms("lab_link"), f("out_mean_ms"));
+        assert!(
+            kind("qdisc")["location"]
+                .as_str()
+                .unwrap()
+                .starts_with("the qdisc of eth0 ("),
+            "{queues:?}"
+        );
+        assert!(
+            ms("qdisc") < 0.1 * ms("lab_link"),
+            "the qdisc held {} ms, the link {} ms",
+            ms("qdisc"),
+            ms("lab_link")
+        );
+        assert_eq!(kind("sender_socket_buffers")["probes_wait_here"], false);
+        assert!(
+            kind("sender_socket_buffers")["mean_bytes"]
+                .as_f64()
+                .unwrap()
+                > 0.0,
+            "{queues:?}"
+        );
+        assert!(
+            verdicts.contains("queue: the emulated link h1-h2's drop-tail queue (100 frames"),
+            "{verdicts}"
+        );
+        assert!(verdicts.contains("tcp_notsent_lowat"), "{verdicts}");
         if cc == "cubic" {
             // Loss-based: the sawtooth keeps the queue between half full and full.
             assert!(
