@@ -279,7 +279,8 @@ pub(crate) struct LatencyResult {
     /// Round trips per minute (the responsiveness draft), idle and loaded.
     pub(crate) rpm_idle: f64,
     pub(crate) rpm_loaded: f64,
-    /// The load's goodput each way meanwhile, bit/s.
+    /// The load's goodput each way over the loaded window (the receiving end's intervals
+    /// after the first `settle_seconds`; the whole transfer when none fits), bit/s.
     pub(crate) upload_bits_per_second: Option<f64>,
     pub(crate) download_bits_per_second: Option<f64>,
     /// The probes' own load on the wire, bit/s, and its share of the load's rate.
@@ -1103,11 +1104,21 @@ fn analyse(
                 .sum_received_bidir_reverse
                 .as_ref()
                 .map(|s| s.bits_per_second);
-            match args.direction {
+            let whole = match args.direction {
                 LoadDirection::Up => (Some(e.sum_received.bits_per_second), None),
                 LoadDirection::Down => (None, Some(e.sum_received.bits_per_second)),
                 LoadDirection::Both => (Some(e.sum_received.bits_per_second), rev),
-            }
+            };
+            // Over the loaded window, as the receiving end counted it: the agent for the
+            // upload, this end for the download; the whole transfer when no interval fits.
+            (
+                whole
+                    .0
+                    .map(|w| goodput_after(&r.agent_intervals, settle).unwrap_or(w)),
+                whole
+                    .1
+                    .map(|w| goodput_after(&r.intervals, settle).unwrap_or(w)),
+            )
         }
         None => (None, None),
     };
@@ -1165,6 +1176,20 @@ fn analyse(
         partial_reason,
         rate_format: args.output.rate_format,
     }
+}
+
+/// The rate received over the intervals that start `settle` seconds or more into the transfer
+/// (the loaded window, slow start left out), bit/s; `None` when none does.
+fn goodput_after(intervals: &[wirespeed_net::report::Interval], settle: f64) -> Option<f64> {
+    let (bytes, seconds) = intervals
+        .iter()
+        .filter(|i| !i.omitted && i.start_seconds >= settle - 1e-6)
+        .filter_map(|i| {
+            let s = i.sum_received.as_ref()?;
+            Some((s.bytes, i.end_seconds - i.start_seconds))
+        })
+        .fold((0u64, 0.0), |(b, t), (x, d)| (b + x, t + d));
+    (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds)
 }
 
 /// Which queue holds the packets, from what the run knows of the path.
@@ -1334,7 +1359,7 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
     {
         let both = w.out_mean_ms + w.back_mean_ms.max(0.0);
         doc.verdicts.push(format!(
-            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {})",
+            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
             w.to_seconds - w.from_seconds,
             w.link,
             time_ms(w.out_mean_ms),
@@ -1344,6 +1369,11 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
             time_ms(w.probe_mean_increase_ms),
             w.probe_mean_increase_ms / both * 100.0,
             time_ms(both),
+            if w.aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
+                ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
+            } else {
+                ""
+            },
         ));
     }
     queue_verdicts(doc);

@@ -297,6 +297,9 @@ pub(crate) fn snapshot(port: &InterfaceTruth, t0: Instant) -> Option<LinkSnapsho
 pub(crate) struct LinkQueueWindow {
     pub(crate) lab: String,
     pub(crate) link: String,
+    /// The link's active queue management, in words (`None`: drop-tail).
+    #[serde(default)]
+    pub(crate) aqm: Option<String>,
     /// The window, seconds from the run's start.
     pub(crate) from_seconds: f64,
     pub(crate) to_seconds: f64,
@@ -352,6 +355,7 @@ pub(crate) fn window(
     LinkQueueWindow {
         lab: port.lab.clone(),
         link: port.link.clone(),
+        aqm: port.aqm.clone(),
         from_seconds: a.at_seconds,
         to_seconds: b.at_seconds,
         samples,

@@ -1046,40 +1046,56 @@ fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
     }
 }
 
-/// With `aqm = "fq_codel"` on the same link under the same cubic upload, the probes' flow is
-/// served ahead of the upload's queue and the increase stays near CoDel's 5 ms target.
+/// Issue 17's fq_codel ground truth: `aqm = "fq_codel"` on the same link under the same
+/// uploads (cubic, then bbr). The probes' flow is sparse, so FQ-CoDel serves it ahead of the
+/// upload's queue: its p99 stays under CoDel's 5 ms target + one full frame's serialization
+/// (1.23 ms at 10 Mbit/s) + a stated margin of 5 ms above the idle median (for the agent's and
+/// the client's wake-ups on a loaded 2-core machine; measured +1.3-1.9 ms, once +5.2 ms), where
+/// behind drop-tail it is a full queue (+118 ms with cubic). And the upload still reaches 95%
+/// of the envelope's ceiling for TCP on that link (`wirespeed envelope --rate 10M`: 9.415
+/// Mbit/s), measured over the loaded window.
 #[test]
 fn latency_under_load_with_fq_codel_stays_near_target() {
     if !can_build_labs("latency-fq") {
         return;
     }
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let frame = 1538.0 * 8.0 / 10e6 * 1e3;
-    let fq = latency_across(Some("fq_codel"), "-C cubic");
-    let (fq_idle, fq_loaded, fq_p99) = udp_echo(&fq);
-    eprintln!(
-        "latency lab, fq_codel: idle {fq_idle:.3}, loaded p50 {fq_loaded:.3}, p99 {fq_p99:.3} ms, upload {:.4e} bit/s; verdicts {}",
-        fq["result"]["upload_bits_per_second"]
-            .as_f64()
-            .unwrap_or(f64::NAN),
-        fq["verdicts"]
-    );
-    assert!(
-        fq["verdicts"].to_string().contains("managed by fq_codel"),
-        "{}",
-        fq["verdicts"]
-    );
-    assert!(fq["result"]["probe_share_percent"].as_f64().unwrap() < 1.0);
-    // fq_codel: the probe flow's p99 stays within CoDel's target, a frame time and a 15 ms
-    // margin of idle (measured: +9.5 ms), where drop-tail's is a full queue (+118 ms).
-    assert!(
-        fq_p99 - fq_idle < 5.0 + frame + 15.0,
-        "fq_codel p99 {fq_p99}, idle {fq_idle}"
-    );
-    // ... and the upload still fills the link (the envelope ceiling is 9.49 Mbit/s for 1448-byte
-    // segments; 90% of it with margins for a 6 s cubic run).
-    let rate = fq["result"]["upload_bits_per_second"].as_f64().unwrap();
-    assert!(rate > 0.9 * 9.49e6, "fq_codel upload {rate}");
+    let envelope = wirespeed(&["envelope", "--rate", "10M", "--json"]);
+    assert_eq!(envelope.status, 0, "{}", envelope.stderr);
+    let envelope: serde_json::Value = serde_json::from_str(&envelope.stdout).unwrap();
+    let ceiling = envelope["result"]["goodput_bits_per_second"]
+        .as_f64()
+        .unwrap();
+    let (target, frame, margin) = (5.0, 1538.0 * 8.0 / 10e6 * 1e3, 5.0);
+    for cc in ["cubic", "bbr"] {
+        if !has_congestion_control(cc) {
+            eprintln!("latency-fq {cc}: skipped: the kernel has no {cc}");
+            continue;
+        }
+        let fq = latency_across(Some("fq_codel"), &format!("-C {cc}"));
+        let (idle, loaded, p99) = udp_echo(&fq);
+        let rate = fq["result"]["upload_bits_per_second"].as_f64().unwrap();
+        eprintln!(
+            "latency lab, fq_codel, {cc} up: idle {idle:.3}, loaded p50 {loaded:.3}, p99 {p99:.3} ms (+{:.3}, bound {:.3}); upload {rate:.4e} bit/s = {:.1}% of the envelope's {ceiling:.4e}; verdicts {}",
+            p99 - idle,
+            target + frame + margin,
+            rate / ceiling * 100.0,
+            fq["verdicts"]
+        );
+        assert!(
+            fq["verdicts"].to_string().contains("managed by fq_codel"),
+            "{}",
+            fq["verdicts"]
+        );
+        assert!(
+            p99 - idle < target + frame + margin,
+            "fq_codel, {cc}: p99 {p99}, idle {idle}"
+        );
+        assert!(
+            rate >= 0.95 * ceiling,
+            "fq_codel, {cc}: upload {rate} against the envelope's {ceiling}"
+        );
+    }
 }
 
 /// Issue 17's first ground truth: a UDP load above the link's rate holds the drop-tail queue
