@@ -169,16 +169,29 @@ impl ProbeKind {
         }
     }
 
-    /// Bytes on the wire per probe, both ways, IP and TCP/UDP headers included (the probes'
-    /// own load, to report beside the link's).
-    fn wire_bytes(self, udp_ip_bytes: usize) -> f64 {
+    /// Bits on an Ethernet wire per probe, (this end's way out, the way back): each frame's IP
+    /// packet plus 38 bytes (header, FCS, preamble, gap), at least 84. The frames are those the
+    /// lab counts per probe in an idle phase (IPv4, TCP timestamps; IPv6 adds 20 bytes a frame):
+    /// a UDP echo is one datagram each way; a request on the kept connection one segment each
+    /// way (the ACKs ride on the next request and on the response); a probe on a new
+    /// connection is SYN, ACK, the session cookie, the request, FIN and the last ACK out, and
+    /// SYN-ACK, the response, FIN and an ACK back, split here between the handshake and the
+    /// request (`lab::latency_probes_own_load_stays_under_one_percent_of_the_link`).
+    fn wire_bits(self, udp_ip_bytes: usize, v6: bool) -> (f64, f64) {
+        let extra = if v6 { 20 } else { 0 };
+        let wire = |ip: &[usize]| -> f64 {
+            ip.iter()
+                .map(|&b| ((b + extra + 38).max(84) * 8) as f64)
+                .sum()
+        };
+        let udp = udp_ip_bytes - extra;
         match self {
-            ProbeKind::UdpEcho => 2.0 * udp_ip_bytes as f64,
-            // SYN, SYN-ACK, ACK; then the FIN exchange of the connection's close.
-            ProbeKind::TcpConnect => 7.0 * 52.0,
-            // The cookie and a byte out, a byte back, an ACK.
-            ProbeKind::RrNewConnection => 52.0 + 17.0 + 53.0 + 52.0,
-            ProbeKind::RrKeptConnection => 53.0 * 2.0 + 52.0,
+            ProbeKind::UdpEcho => (wire(&[udp]), wire(&[udp])),
+            // SYN (with its options), ACK, FIN, ACK; SYN-ACK, FIN.
+            ProbeKind::TcpConnect => (wire(&[60, 52, 52, 52]), wire(&[60, 52])),
+            // The 16-byte cookie, the 1-byte request; the response, an ACK.
+            ProbeKind::RrNewConnection => (wire(&[68, 53]), wire(&[53, 52])),
+            ProbeKind::RrKeptConnection => (wire(&[53]), wire(&[53])),
         }
     }
 }
@@ -283,15 +296,27 @@ pub(crate) struct LatencyResult {
     /// after the first `settle_seconds`; the whole transfer when none fits), bit/s.
     pub(crate) upload_bits_per_second: Option<f64>,
     pub(crate) download_bits_per_second: Option<f64>,
-    /// The probes' own load on the wire, bit/s, and its share of the load's rate.
+    /// The probes' own load on the wire during the loaded phase (Ethernet framing), bit/s,
+    /// both ways together and each way, and the larger way's share of the load's rate.
     pub(crate) probe_bits_per_second: f64,
+    #[serde(default)]
+    pub(crate) probe_out_bits_per_second: f64,
+    #[serde(default)]
+    pub(crate) probe_back_bits_per_second: f64,
     pub(crate) probe_share_percent: f64,
+    /// The larger of the two ways' shares of the link's rate that way, where the link's rate
+    /// is known (a lab, a NIC that reports its speed).
+    #[serde(default)]
+    pub(crate) probe_share_of_link_percent: Option<f64>,
     pub(crate) link_rate: LinkRate,
     pub(crate) queue: Option<Queue>,
     /// Inside a wirespeed lab: the link's queue as the lab's emulator sampled it while the
     /// load ran, beside the probes' round trips in the same window.
     #[serde(default)]
     pub(crate) link_queue: Option<crate::latency_queues::LinkQueueWindow>,
+    /// Inside a lab: the probes' own load on the link as the lab counted it in the idle phase.
+    #[serde(default)]
+    pub(crate) probe_load_on_link: Option<crate::latency_queues::ProbeLoadCount>,
     /// Where the load's bytes waited over the loaded window, queue by queue, as measured.
     #[serde(default)]
     pub(crate) queues: Vec<crate::latency_queues::QueueShare>,
@@ -791,9 +816,23 @@ fn run_latency(
         }
     };
     let idle_end = args.idle.as_secs_f64();
+    // Inside a lab, the lab's count of the idle phase's frames: the probes' own load.
+    let mut idle_snapshots = (None, None);
+    let mut idle_tried = (false, false);
     while t0.elapsed() < args.idle && !crate::interrupt::requested() {
         std::thread::sleep(Duration::from_millis(50));
-        live(t0.elapsed().as_secs_f64(), None, 0.0);
+        let now = t0.elapsed().as_secs_f64();
+        if let Some(port) = lab_port.as_ref().filter(|_| idle_end >= 1.0) {
+            if !idle_tried.0 && now >= 0.2 {
+                idle_tried.0 = true;
+                idle_snapshots.0 = crate::latency_queues::snapshot(port, t0);
+            }
+            if !idle_tried.1 && now >= idle_end - 0.25 {
+                idle_tried.1 = true;
+                idle_snapshots.1 = crate::latency_queues::snapshot(port, t0);
+            }
+        }
+        live(now, None, 0.0);
     }
     // The load: bulk TCP flows against the same agent, in a thread of their own.
     let protocol = if args.udp_load.is_some() {
@@ -933,6 +972,17 @@ fn run_latency(
             .find(|k| k.kind == ProbeKind::UdpEcho)
             .map_or(f64::NAN, |k| k.idle.p50_ms);
         result.link_queue = Some(crate::latency_queues::window(port, a, b, &udp, idle_p50));
+    }
+    if let (Some(port), (Some(a), Some(b))) = (&lab_port, &idle_snapshots) {
+        let sent: Vec<&ProbeSample> = samples
+            .iter()
+            .filter(|s| s.at_seconds >= a.at_seconds && s.at_seconds < b.at_seconds)
+            .collect();
+        let bits = sent.iter().fold((0.0, 0.0), |(o, r), s| {
+            let (x, y) = s.kind.wire_bits(udp_ip_bytes, agent.ip().is_ipv6());
+            (o + x, r + y)
+        });
+        result.probe_load_on_link = crate::latency_queues::probe_load(port, a, b, bits);
     }
     let host = std::mem::take(&mut *host_samples.lock().unwrap_or_else(|e| e.into_inner()));
     let rate = result
@@ -1124,17 +1174,37 @@ fn analyse(
     };
     let load_rate = up.unwrap_or(0.0).max(down.unwrap_or(0.0));
     let loaded_seconds = (load.1 - load.0 - settle).max(0.0);
-    let probe_bits: f64 = samples
+    let (probe_out, probe_back) = samples
         .iter()
         .filter(|s| phase_of(s.at_seconds, idle_end, Some(load), settle) == Phase::Loaded)
-        .map(|s| s.kind.wire_bytes(udp_ip_bytes) * 8.0)
-        .sum();
-    let probe_bps = if loaded_seconds > 0.0 {
-        probe_bits / loaded_seconds
-    } else {
-        f64::NAN
+        .map(|s| s.kind.wire_bits(udp_ip_bytes, agent_ip.is_ipv6()))
+        .fold((0.0, 0.0), |(o, b), (x, y)| (o + x, b + y));
+    let per_second = |bits: f64| {
+        if loaded_seconds > 0.0 {
+            bits / loaded_seconds
+        } else {
+            f64::NAN
+        }
     };
+    let (probe_out, probe_back) = (per_second(probe_out), per_second(probe_back));
     let link_rate = bulk.map(|r| r.link_rate.clone()).unwrap_or_default();
+    // Each way against the link's rate that way, where the link is known.
+    let probe_share_of_link = match &link_rate {
+        LinkRate::Lab {
+            bits_per_second,
+            receive_bits_per_second,
+            ..
+        } => Some(
+            (probe_out / *bits_per_second.max(&1) as f64)
+                .max(probe_back / *receive_bits_per_second.max(&1) as f64)
+                * 100.0,
+        ),
+        LinkRate::Given { bits_per_second }
+        | LinkRate::Nic {
+            bits_per_second, ..
+        } => Some(probe_out.max(probe_back) / *bits_per_second.max(&1) as f64 * 100.0),
+        LinkRate::Unknown { .. } => None,
+    };
     let udp = kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
     let queue = udp
         .filter(|u| u.increase_p50_ms.is_finite() && load_rate > 0.0)
@@ -1160,15 +1230,19 @@ fn analyse(
         rpm_loaded,
         upload_bits_per_second: up,
         download_bits_per_second: down,
-        probe_bits_per_second: probe_bps,
+        probe_bits_per_second: probe_out + probe_back,
+        probe_out_bits_per_second: probe_out,
+        probe_back_bits_per_second: probe_back,
         probe_share_percent: if load_rate > 0.0 {
-            probe_bps / load_rate * 100.0
+            probe_out.max(probe_back) / load_rate * 100.0
         } else {
             f64::NAN
         },
+        probe_share_of_link_percent: probe_share_of_link,
         link_rate,
         queue,
         link_queue: None,
+        probe_load_on_link: None,
         queues: Vec::new(),
         intervals,
         samples: samples.to_vec(),
@@ -1384,11 +1458,17 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
             r.rpm_loaded, r.rpm_idle
         ));
     }
-    if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 {
-        doc.warnings.push(format!(
-            "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
-            r.probe_share_percent
-        ));
+    match r.probe_share_of_link_percent {
+        Some(share) if share >= 1.0 => doc.warnings.push(format!(
+            "the probes' own load is {share:.1}% of the link: lengthen --probe-interval"
+        )),
+        None if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 => {
+            doc.warnings.push(format!(
+                "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
+                r.probe_share_percent
+            ))
+        }
+        _ => {}
     }
 }
 
@@ -1507,16 +1587,33 @@ impl Render for LatencyResult {
         let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| self.rate_format.format(b));
         writeln!(
             out,
-            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} ({:.2}% of it); RPM {:.0} idle, {:.0} loaded",
+            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} out, {} back on the wire ({}); RPM {:.0} idle, {:.0} loaded",
             rate(self.upload_bits_per_second),
             rate(self.download_bits_per_second),
             self.loaded_seconds,
             self.settle_seconds,
-            self.rate_format.format(self.probe_bits_per_second),
-            self.probe_share_percent,
+            self.rate_format.format(self.probe_out_bits_per_second),
+            self.rate_format.format(self.probe_back_bits_per_second),
+            match self.probe_share_of_link_percent {
+                Some(share) => format!("{share:.2}% of the link, the busier way"),
+                None => format!("{:.2}% of the load's rate", self.probe_share_percent),
+            },
             self.rpm_idle,
             self.rpm_loaded,
-        )
+        )?;
+        if let Some(c) = &self.probe_load_on_link {
+            writeln!(
+                out,
+                "probes on the lab's link while idle, as the lab counted every frame: {} out ({:.2}% of the link), {} back ({:.2}%); estimated here {} and {}",
+                self.rate_format.format(c.out_bits_per_second),
+                c.out_share_percent,
+                self.rate_format.format(c.back_bits_per_second),
+                c.back_share_percent,
+                self.rate_format.format(c.estimate_out_bits_per_second),
+                self.rate_format.format(c.estimate_back_bits_per_second),
+            )?;
+        }
+        Ok(())
     }
 }
 

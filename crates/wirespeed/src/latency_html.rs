@@ -172,9 +172,18 @@ impl LatencyResult {
             Cell::num(number(self.rpm_idle.round())),
             Cell::num(number(self.rpm_loaded.round())),
             Cell::num(format!(
-                "{} ({} %)",
-                rate(self.probe_bits_per_second),
-                number(self.probe_share_percent)
+                "{} out, {} back ({} % of the {})",
+                rate(self.probe_out_bits_per_second),
+                rate(self.probe_back_bits_per_second),
+                number(
+                    self.probe_share_of_link_percent
+                        .unwrap_or(self.probe_share_percent)
+                ),
+                if self.probe_share_of_link_percent.is_some() {
+                    "link"
+                } else {
+                    "load"
+                }
             )),
         ]);
         m.push(&s.markup());

@@ -368,6 +368,74 @@ pub(crate) fn window(
     }
 }
 
+/// The probes' own load on the lab link, as the lab's emulator counted every frame of the idle
+/// phase (when only the probes run), beside the run's own estimate for the probes it sent in
+/// the same window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ProbeLoadCount {
+    /// The window, seconds from the run's start.
+    pub(crate) from_seconds: f64,
+    pub(crate) to_seconds: f64,
+    /// On the wire (the frames with their FCS, preamble and gap), bit/s, this end's way out
+    /// and the way back.
+    pub(crate) out_bits_per_second: f64,
+    pub(crate) back_bits_per_second: f64,
+    pub(crate) out_frames_per_second: f64,
+    pub(crate) back_frames_per_second: f64,
+    /// Of the link's rate each way.
+    pub(crate) out_share_percent: f64,
+    pub(crate) back_share_percent: f64,
+    /// What the run estimates for the probes it sent in the window, bit/s each way.
+    pub(crate) estimate_out_bits_per_second: f64,
+    pub(crate) estimate_back_bits_per_second: f64,
+}
+
+/// Wire bits and frames one direction carried between two readings (Ethernet: each TAP frame
+/// plus its FCS, preamble and inter-frame gap; frames this small need no padding).
+fn wire_between(a: &DirectionCounters, b: &DirectionCounters, ethernet: bool) -> (f64, f64) {
+    let frames = b.frames_in.saturating_sub(a.frames_in) as f64;
+    let bytes = b.bytes_in.saturating_sub(a.bytes_in) as f64;
+    let wire = if ethernet {
+        bytes + frames * 24.0
+    } else {
+        bytes - frames * 14.0
+    };
+    (wire * 8.0, frames)
+}
+
+/// The lab's count of the idle window between `a` and `b`, with the run's estimate (bits each
+/// way) for the probes sent in it.
+pub(crate) fn probe_load(
+    port: &InterfaceTruth,
+    a: &LinkSnapshot,
+    b: &LinkSnapshot,
+    estimate_bits: (f64, f64),
+) -> Option<ProbeLoadCount> {
+    let seconds = b.at_seconds - a.at_seconds;
+    if seconds <= 0.0 {
+        return None;
+    }
+    let ethernet = matches!(port.layer, wirespeed_model::LinkLayer::Ethernet { .. });
+    let (out_bits, out_frames) = wire_between(&a.out, &b.out, ethernet);
+    let (back_bits, back_frames) = match (&a.back, &b.back) {
+        (Some(x), Some(y)) => wire_between(x, y, ethernet),
+        _ => (f64::NAN, f64::NAN),
+    };
+    let share = |bits: f64, rate: u64| bits / seconds / rate.max(1) as f64 * 100.0;
+    Some(ProbeLoadCount {
+        from_seconds: a.at_seconds,
+        to_seconds: b.at_seconds,
+        out_bits_per_second: out_bits / seconds,
+        back_bits_per_second: back_bits / seconds,
+        out_frames_per_second: out_frames / seconds,
+        back_frames_per_second: back_frames / seconds,
+        out_share_percent: share(out_bits, port.rate_bits_per_second),
+        back_share_percent: share(back_bits, port.receive_rate_bits_per_second),
+        estimate_out_bits_per_second: estimate_bits.0 / seconds,
+        estimate_back_bits_per_second: estimate_bits.1 / seconds,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

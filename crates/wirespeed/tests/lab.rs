@@ -845,11 +845,22 @@ fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
 /// delay each way and a drop-tail queue of 100 frames (`aqm` added when given), with one cubic
 /// upload as the load; returns the document.
 fn latency_across(aqm: Option<&str>, load: &str) -> serde_json::Value {
+    latency_run(aqm, &format!("--idle 2s -t 6s -P 1 --direction up {load}"))
+}
+
+/// Runs `wirespeed latency 198.18.0.2 ARGS --json` from h1 across the link `latency_across`
+/// builds; returns the document.
+fn latency_run(aqm: Option<&str>, args: &str) -> serde_json::Value {
+    let load = args;
     let mut topology = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"10M\"\ndelay = \"10ms\"\nqueue = 100\n".to_string();
     if let Some(a) = aqm {
         topology.push_str(&format!("aqm = \"{a}\"\n"));
     }
-    let tag = format!("latency-{}-{}", aqm.unwrap_or("tail"), load.len());
+    let tag = format!(
+        "latency-{}-{}",
+        aqm.unwrap_or("tail"),
+        load.bytes().map(u64::from).sum::<u64>()
+    );
     let path = temp_topology(&tag, &topology);
     let exe = env!("CARGO_BIN_EXE_wirespeed");
     // The agent serves every session of the run and is stopped by its PID when it ends.
@@ -858,7 +869,7 @@ fn latency_across(aqm: Option<&str>, load: &str) -> serde_json::Value {
          \"$W\" lab exec \"$L\" h2 -- \"$W\" serve -B 198.18.0.2 >/dev/null 2>&1 &\n\
          agent=$!\n\
          for i in $(seq 40); do\n\
-           if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 --idle 2s -t 6s -P 1 --direction up {load} --json; then\n\
+           if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 {load} --json; then\n\
              kill $agent; wait $agent; exit 0\n\
            fi\n\
            sleep 0.25\n\
@@ -1095,6 +1106,59 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
             rate >= 0.95 * ceiling,
             "fq_codel, {cc}: upload {rate} against the envelope's {ceiling}"
         );
+    }
+}
+
+/// Issue 17: the latency probes' own load is reported and stays under 1% of the link. The
+/// lab counts every frame of the idle phase, when only the probes run, on the 10 Mbit/s link
+/// each way: with the default probe interval (40 ms) that is under 1% of the link both ways,
+/// and the run's own estimate of its probes' wire bytes (which it reports for the loaded phase)
+/// agrees with the count within 10%; probing every 5 ms is past 1%, and the run says so.
+#[test]
+fn latency_probes_own_load_stays_under_one_percent_of_the_link() {
+    if !can_build_labs("latency-probe-load") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    for (interval, under) in [("40ms", true), ("5ms", false)] {
+        let doc = latency_run(
+            None,
+            &format!("--idle 3s -t 1s -P 1 --direction up --probe-interval {interval}"),
+        );
+        let r = &doc["result"];
+        let c = &r["probe_load_on_link"];
+        let f = |k: &str| c[k].as_f64().unwrap_or(f64::NAN);
+        eprintln!(
+            "latency lab, probes every {interval}: the lab counted {:.0} bit/s out ({:.3}%, {:.1} frames/s) and {:.0} bit/s back ({:.3}%, {:.1} frames/s) over {:.2} s idle; estimated {:.0} and {:.0}; loaded phase: {} of the link; warnings {}",
+            f("out_bits_per_second"),
+            f("out_share_percent"),
+            f("out_frames_per_second"),
+            f("back_bits_per_second"),
+            f("back_share_percent"),
+            f("back_frames_per_second"),
+            f("to_seconds") - f("from_seconds"),
+            f("estimate_out_bits_per_second"),
+            f("estimate_back_bits_per_second"),
+            r["probe_share_of_link_percent"],
+            doc["warnings"]
+        );
+        assert!(f("to_seconds") - f("from_seconds") > 2.0, "{c}");
+        for way in ["out", "back"] {
+            let counted = f(&format!("{way}_bits_per_second"));
+            let estimated = f(&format!("estimate_{way}_bits_per_second"));
+            assert!(
+                (estimated - counted).abs() < 0.1 * counted,
+                "{way}: estimated {estimated}, the lab counted {counted}"
+            );
+            let share = f(&format!("{way}_share_percent"));
+            assert_eq!(share < 1.0, under, "{way}: {share}% of the link");
+        }
+        let reported = r["probe_share_of_link_percent"].as_f64().unwrap();
+        assert_eq!(reported < 1.0, under, "{reported}");
+        let warned = doc["warnings"]
+            .to_string()
+            .contains("the probes' own load is");
+        assert_eq!(warned, !under, "{}", doc["warnings"]);
     }
 }
 
