@@ -172,8 +172,9 @@ impl ProbeKind {
     /// Bits on an Ethernet wire per probe, (this end's way out, the way back): each frame's IP
     /// packet plus 38 bytes (header, FCS, preamble, gap), at least 84. The frames are those the
     /// lab counts per probe in an idle phase (IPv4, TCP timestamps; IPv6 adds 20 bytes a frame):
-    /// a UDP echo is one datagram each way; a request on the kept connection one segment each
-    /// way (the ACKs ride on the next request and on the response); a probe on a new
+    /// a UDP echo is one datagram each way; a request on the kept connection the request and
+    /// the response's ACK out (acknowledged at once, so that the delayed-ACK timer does not race
+    /// the next probe) and the response back (carrying the request's ACK); a probe on a new
     /// connection is SYN, ACK, the session cookie, the request, FIN and the last ACK out, and
     /// SYN-ACK, the response, FIN and an ACK back, split here between the handshake and the
     /// request (`lab::latency_probes_own_load_stays_under_one_percent_of_the_link`).
@@ -191,7 +192,9 @@ impl ProbeKind {
             ProbeKind::TcpConnect => (wire(&[60, 52, 52, 52]), wire(&[60, 52])),
             // The 16-byte cookie, the 1-byte request; the response, an ACK.
             ProbeKind::RrNewConnection => (wire(&[68, 53]), wire(&[53, 52])),
-            ProbeKind::RrKeptConnection => (wire(&[53]), wire(&[53])),
+            // The request and the response's ACK (sent at once: `set_ack_at_once`); the
+            // response.
+            ProbeKind::RrKeptConnection => (wire(&[53, 52]), wire(&[53])),
         }
     }
 }
@@ -671,6 +674,8 @@ fn run_latency(
         .with_context(|| format!("the request/response service of {agent}"))?;
     let mut fresh = RrSession::open(agent, key.as_ref(), 1, 1, service_seconds, CONTROL_TIMEOUT)
         .with_context(|| format!("the request/response service of {agent}"))?;
+    // One probe, the same frames every time (the probes' own load is counted per probe).
+    kept.set_ack_at_once(true);
     if let Some(tos) = args.tos {
         echo.set_tos(tos)
             .with_context(|| format!("-S {}", wirespeed_model::dscp::describe(tos)))?;
