@@ -716,6 +716,24 @@ pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
     Ok((record, before))
 }
 
+/// The next counters lab `name`'s emulator writes by itself (every 200 ms), waiting at most
+/// `timeout` for them; the copy there now if none comes. For a reader inside one of the lab's
+/// namespaces, where [`status`] cannot check the lab's record (the cgroup hierarchy is not
+/// mounted there) and so sends no signal: it only reads.
+pub fn next_status(name: &str, timeout: Duration) -> Result<StatusRecord, LabError> {
+    let before = read_status(name)?;
+    let deadline = Instant::now() + timeout;
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+        if let Ok(fresh) = read_status(name)
+            && fresh.sequence > before.sequence
+        {
+            return Ok(fresh);
+        }
+    }
+    Ok(before)
+}
+
 /// Names of the labs recorded under the state directory (only entries with a lab's name).
 pub fn running() -> Vec<String> {
     let Ok(root) = state_root() else {

@@ -49,6 +49,8 @@ pub struct RrSession {
     kept: Option<TcpStream>,
     /// The TOS byte / traffic class of the transactions' connections, from their SYN on.
     tos: Option<u8>,
+    /// Acknowledge each response at once instead of delaying the ACK.
+    ack_at_once: bool,
 }
 
 impl std::fmt::Debug for RrSession {
@@ -103,6 +105,7 @@ impl RrSession {
             started: Instant::now(),
             kept: None,
             tos: None,
+            ack_at_once: false,
         })
     }
 
@@ -126,7 +129,21 @@ impl RrSession {
             }
             left -= n;
         }
-        Ok(t0.elapsed())
+        let round_trip = t0.elapsed();
+        if self.ack_at_once {
+            // Sends the pending ACK now (TCP_QUICKACK on a socket with an ACK to send).
+            let _ = socket2::SockRef::from(&*stream).set_tcp_quickack(true);
+        }
+        Ok(round_trip)
+    }
+
+    /// Acknowledges each response at once (`TCP_QUICKACK` after reading it) instead of
+    /// leaving the ACK to the delayed-ACK timer or the next request. For probes sent every few
+    /// tens of milliseconds, where that timer (40 ms at least on Linux) races the next probe,
+    /// this makes what a transaction puts on the wire the same every time: request, response,
+    /// ACK. Back-to-back tests (TCP_RR) leave it off, as netperf does.
+    pub fn set_ack_at_once(&mut self, on: bool) {
+        self.ack_at_once = on;
     }
 
     /// Marks every connection opened from now on (`latency -S`), its handshake included.

@@ -507,6 +507,37 @@ impl Render for StatusResult {
                         "active queue management: drop aqm = CoDel's drops at dequeue; drop overflow = FQ-CoDel's drops from its fattest flow over the queue limit (also in drop queue); ECN marking is not implemented (always 0); queue delay = bytes waiting / rate"
                     )?;
                 }
+                if ports.iter().any(|p| p.medium == "full") {
+                    let mut delays =
+                        Table::new(["queue delay port", "now", "mean since up", "samples"]);
+                    for p in ports.iter().filter(|p| p.medium == "full") {
+                        let c = &p.counters;
+                        let sampled = c.queue_delay_samples > 0;
+                        let or_dash = |v: f64| {
+                            if sampled {
+                                format_seconds(v)
+                            } else {
+                                "-".into()
+                            }
+                        };
+                        delays.row([
+                            format!("{} {} -> {}", p.interface, p.from, p.to),
+                            or_dash(c.queue_delay_ns as f64 / 1e9),
+                            or_dash(
+                                c.queue_delay_sum_ns as f64
+                                    / c.queue_delay_samples.max(1) as f64
+                                    / 1e9,
+                            ),
+                            group_digits(c.queue_delay_samples),
+                        ]);
+                    }
+                    writeln!(out)?;
+                    write!(out, "{delays}")?;
+                    writeln!(
+                        out,
+                        "queue delay = what a frame arriving then waits before its first bit goes (the bytes queued and the rest of the frame on the wire, at the rate), sampled by the emulator every 1 ms from the port's first frame (- : none yet, or a shared medium); the mean between two readings is the difference of queue_delay_sum_ns over that of queue_delay_samples (--json)"
+                    )?;
+                }
                 if shared {
                     writeln!(out)?;
                     write!(out, "{errors}")?;

@@ -33,6 +33,9 @@ const MAX_PHASE: Duration = Duration::from_secs(3600);
 /// How long a UDP echo probe's answer is waited for before it counts as lost (longer than a
 /// 1000-frame queue at 10 Mbit/s, 1.23 s; the probes are pipelined, so the wait holds up none).
 const UDP_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often this host's queues (the load's sockets, the qdisc, the NIC ring) are sampled
+/// while the load runs.
+const HOST_SAMPLE_PERIOD: Duration = Duration::from_millis(100);
 /// How long the control connections wait for the agent.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Probes kept, four times this in all: a bound on memory whatever the run's length and probe
@@ -166,16 +169,32 @@ impl ProbeKind {
         }
     }
 
-    /// Bytes on the wire per probe, both ways, IP and TCP/UDP headers included (the probes'
-    /// own load, to report beside the link's).
-    fn wire_bytes(self, udp_ip_bytes: usize) -> f64 {
+    /// Bits on an Ethernet wire per probe, (this end's way out, the way back): each frame's IP
+    /// packet plus 38 bytes (header, FCS, preamble, gap), at least 84. The frames are those the
+    /// lab counts per probe in an idle phase (IPv4, TCP timestamps; IPv6 adds 20 bytes a frame):
+    /// a UDP echo is one datagram each way; a request on the kept connection the request and
+    /// the response's ACK out (acknowledged at once, so that the delayed-ACK timer does not race
+    /// the next probe) and the response back (carrying the request's ACK); a probe on a new
+    /// connection is SYN, ACK, the session cookie, the request, FIN and the last ACK out, and
+    /// SYN-ACK, the response, FIN and an ACK back, split here between the handshake and the
+    /// request (`lab::latency_probes_own_load_stays_under_one_percent_of_the_link`).
+    fn wire_bits(self, udp_ip_bytes: usize, v6: bool) -> (f64, f64) {
+        let extra = if v6 { 20 } else { 0 };
+        let wire = |ip: &[usize]| -> f64 {
+            ip.iter()
+                .map(|&b| ((b + extra + 38).max(84) * 8) as f64)
+                .sum()
+        };
+        let udp = udp_ip_bytes - extra;
         match self {
-            ProbeKind::UdpEcho => 2.0 * udp_ip_bytes as f64,
-            // SYN, SYN-ACK, ACK; then the FIN exchange of the connection's close.
-            ProbeKind::TcpConnect => 7.0 * 52.0,
-            // The cookie and a byte out, a byte back, an ACK.
-            ProbeKind::RrNewConnection => 52.0 + 17.0 + 53.0 + 52.0,
-            ProbeKind::RrKeptConnection => 53.0 * 2.0 + 52.0,
+            ProbeKind::UdpEcho => (wire(&[udp]), wire(&[udp])),
+            // SYN (with its options), ACK, FIN, ACK; SYN-ACK, FIN.
+            ProbeKind::TcpConnect => (wire(&[60, 52, 52, 52]), wire(&[60, 52])),
+            // The 16-byte cookie, the 1-byte request; the response, an ACK.
+            ProbeKind::RrNewConnection => (wire(&[68, 53]), wire(&[53, 52])),
+            // The request and the response's ACK (sent at once: `set_ack_at_once`); the
+            // response.
+            ProbeKind::RrKeptConnection => (wire(&[53, 52]), wire(&[53])),
         }
     }
 }
@@ -276,14 +295,34 @@ pub(crate) struct LatencyResult {
     /// Round trips per minute (the responsiveness draft), idle and loaded.
     pub(crate) rpm_idle: f64,
     pub(crate) rpm_loaded: f64,
-    /// The load's goodput each way meanwhile, bit/s.
+    /// The load's goodput each way over the loaded window (the receiving end's intervals
+    /// after the first `settle_seconds`; the whole transfer when none fits), bit/s.
     pub(crate) upload_bits_per_second: Option<f64>,
     pub(crate) download_bits_per_second: Option<f64>,
-    /// The probes' own load on the wire, bit/s, and its share of the load's rate.
+    /// The probes' own load on the wire during the loaded phase (Ethernet framing), bit/s,
+    /// both ways together and each way, and the larger way's share of the load's rate.
     pub(crate) probe_bits_per_second: f64,
+    #[serde(default)]
+    pub(crate) probe_out_bits_per_second: f64,
+    #[serde(default)]
+    pub(crate) probe_back_bits_per_second: f64,
     pub(crate) probe_share_percent: f64,
+    /// The larger of the two ways' shares of the link's rate that way, where the link's rate
+    /// is known (a lab, a NIC that reports its speed).
+    #[serde(default)]
+    pub(crate) probe_share_of_link_percent: Option<f64>,
     pub(crate) link_rate: LinkRate,
     pub(crate) queue: Option<Queue>,
+    /// Inside a wirespeed lab: the link's queue as the lab's emulator sampled it while the
+    /// load ran, beside the probes' round trips in the same window.
+    #[serde(default)]
+    pub(crate) link_queue: Option<crate::latency_queues::LinkQueueWindow>,
+    /// Inside a lab: the probes' own load on the link as the lab counted it in the idle phase.
+    #[serde(default)]
+    pub(crate) probe_load_on_link: Option<crate::latency_queues::ProbeLoadCount>,
+    /// Where the load's bytes waited over the loaded window, queue by queue, as measured.
+    #[serde(default)]
+    pub(crate) queues: Vec<crate::latency_queues::QueueShare>,
     pub(crate) intervals: Vec<LatencyInterval>,
     pub(crate) samples: Vec<ProbeSample>,
     pub(crate) partial: bool,
@@ -635,6 +674,8 @@ fn run_latency(
         .with_context(|| format!("the request/response service of {agent}"))?;
     let mut fresh = RrSession::open(agent, key.as_ref(), 1, 1, service_seconds, CONTROL_TIMEOUT)
         .with_context(|| format!("the request/response service of {agent}"))?;
+    // One probe, the same frames every time (the probes' own load is counted per probe).
+    kept.set_ack_at_once(true);
     if let Some(tos) = args.tos {
         echo.set_tos(tos)
             .with_context(|| format!("-S {}", wirespeed_model::dscp::describe(tos)))?;
@@ -642,6 +683,13 @@ fn run_latency(
         fresh.set_tos(tos);
     }
     let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
+    // The interface towards the agent and, inside a lab, the link it is an end of, whose
+    // queue the lab's emulator samples.
+    let interface = crate::latency_queues::interface_to(agent);
+    let lab_port = crate::latency_queues::lab_port(interface.as_deref());
+    let qdisc_kind = interface
+        .as_deref()
+        .and_then(wirespeed_net::iface::root_qdisc);
     let samples: Samples = Arc::new(Mutex::new(Vec::new()));
     let stop = Arc::new(AtomicBool::new(false));
     let t0 = Instant::now();
@@ -773,9 +821,23 @@ fn run_latency(
         }
     };
     let idle_end = args.idle.as_secs_f64();
+    // Inside a lab, the lab's count of the idle phase's frames: the probes' own load.
+    let mut idle_snapshots = (None, None);
+    let mut idle_tried = (false, false);
     while t0.elapsed() < args.idle && !crate::interrupt::requested() {
         std::thread::sleep(Duration::from_millis(50));
-        live(t0.elapsed().as_secs_f64(), None, 0.0);
+        let now = t0.elapsed().as_secs_f64();
+        if let Some(port) = lab_port.as_ref().filter(|_| idle_end >= 1.0) {
+            if !idle_tried.0 && now >= 0.2 {
+                idle_tried.0 = true;
+                idle_snapshots.0 = crate::latency_queues::snapshot(port, t0);
+            }
+            if !idle_tried.1 && now >= idle_end - 0.25 {
+                idle_tried.1 = true;
+                idle_snapshots.1 = crate::latency_queues::snapshot(port, t0);
+            }
+        }
+        live(now, None, 0.0);
     }
     // The load: bulk TCP flows against the same agent, in a thread of their own.
     let protocol = if args.udp_load.is_some() {
@@ -808,6 +870,33 @@ fn run_latency(
     config.auth = key.clone();
     let load_start = t0.elapsed().as_secs_f64();
     let settle = (args.time.as_secs_f64() / 4.0).min(1.0);
+    let mut snapshots = (None, None);
+    let mut tried = (false, false);
+    // This host's queues, sampled over the loaded window.
+    let host_samples: Arc<Mutex<Vec<crate::latency_queues::HostSample>>> = Arc::default();
+    let host_sampler = {
+        let (stop, host_samples, interface) =
+            (stop.clone(), host_samples.clone(), interface.clone());
+        let (from, until) = (load_start + settle, load_start + args.time.as_secs_f64());
+        std::thread::Builder::new()
+            .name("ws-lat-queues".into())
+            .spawn(move || {
+                while !stop.load(Ordering::Acquire) {
+                    let now = t0.elapsed().as_secs_f64();
+                    if now >= until {
+                        break;
+                    }
+                    if now >= from {
+                        let s = crate::latency_queues::sample_host(agent, interface.as_deref());
+                        host_samples
+                            .lock()
+                            .unwrap_or_else(|e| e.into_inner())
+                            .push(s);
+                    }
+                    std::thread::sleep(HOST_SAMPLE_PERIOD);
+                }
+            })?
+    };
     // Interrupted while idle: no load is started.
     let measured = if crate::interrupt::requested() {
         Err(anyhow::anyhow!("interrupted before the load"))
@@ -827,6 +916,17 @@ fn run_latency(
         while !bulk.is_finished() {
             std::thread::sleep(Duration::from_millis(50));
             let now = t0.elapsed().as_secs_f64();
+            // The lab's counters at the two ends of the loaded window.
+            if let Some(port) = &lab_port {
+                if !tried.0 && now >= load_start + settle {
+                    tried.0 = true;
+                    snapshots.0 = crate::latency_queues::snapshot(port, t0);
+                }
+                if !tried.1 && now >= load_start + args.time.as_secs_f64() {
+                    tried.1 = true;
+                    snapshots.1 = crate::latency_queues::snapshot(port, t0);
+                }
+            }
             live(now, Some((load_start, now)), settle);
         }
         bulk.join()
@@ -838,10 +938,15 @@ fn run_latency(
         .elapsed()
         .as_secs_f64()
         .min(load_start + args.time.as_secs_f64());
+    if let (Some(port), Some(_), false) = (&lab_port, &snapshots.0, tried.1) {
+        // The load ended before its -t (it failed, or its end was late to be seen).
+        snapshots.1 = crate::latency_queues::snapshot(port, t0);
+    }
     stop.store(true, Ordering::Release);
     for t in threads {
         let _ = t.join();
     }
+    let _ = host_sampler.join();
     let samples = std::mem::take(&mut *samples.lock().unwrap_or_else(|e| e.into_inner()));
     let interrupted = crate::interrupt::requested();
     let (bulk_doc, bulk_partial) = match measured {
@@ -849,7 +954,7 @@ fn run_latency(
         Err(e) => (None, Some(format!("the load failed: {e:#}"))),
     };
     let partial_reason = bulk_partial.or(interrupted.then(|| "interrupted".to_string()));
-    let result = analyse(
+    let mut result = analyse(
         &samples,
         idle_end,
         (load_start, load_end),
@@ -859,6 +964,49 @@ fn run_latency(
         agent.ip(),
         partial_reason.clone(),
         args,
+    );
+    if let (Some(port), (Some(a), Some(b))) = (&lab_port, &snapshots) {
+        let udp: Vec<(f64, f64)> = samples
+            .iter()
+            .filter(|s| s.kind == ProbeKind::UdpEcho)
+            .filter_map(|s| s.rtt_ms.map(|r| (s.at_seconds, r)))
+            .collect();
+        let idle_p50 = result
+            .kinds
+            .iter()
+            .find(|k| k.kind == ProbeKind::UdpEcho)
+            .map_or(f64::NAN, |k| k.idle.p50_ms);
+        result.link_queue = Some(crate::latency_queues::window(port, a, b, &udp, idle_p50));
+    }
+    if let (Some(port), (Some(a), Some(b))) = (&lab_port, &idle_snapshots) {
+        let sent: Vec<&ProbeSample> = samples
+            .iter()
+            .filter(|s| s.at_seconds >= a.at_seconds && s.at_seconds < b.at_seconds)
+            .collect();
+        let bits = sent.iter().fold((0.0, 0.0), |(o, r), s| {
+            let (x, y) = s.kind.wire_bits(udp_ip_bytes, agent.ip().is_ipv6());
+            (o + x, r + y)
+        });
+        result.probe_load_on_link = crate::latency_queues::probe_load(port, a, b, bits);
+    }
+    let host = std::mem::take(&mut *host_samples.lock().unwrap_or_else(|e| e.into_inner()));
+    let rate = result
+        .upload_bits_per_second
+        .unwrap_or(0.0)
+        .max(result.download_bits_per_second.unwrap_or(0.0));
+    let rise = result
+        .kinds
+        .iter()
+        .find(|k| k.kind == ProbeKind::UdpEcho)
+        .map_or(f64::NAN, |k| k.increase_p50_ms);
+    result.queues = crate::latency_queues::split(
+        &host,
+        HOST_SAMPLE_PERIOD.as_secs_f64() * 1e3,
+        interface.as_deref(),
+        qdisc_kind.as_deref(),
+        lab_port.as_ref().zip(result.link_queue.as_ref()),
+        rate,
+        rise,
     );
     let params = LatencyParams {
         agent: agent.to_string(),
@@ -1011,27 +1159,57 @@ fn analyse(
                 .sum_received_bidir_reverse
                 .as_ref()
                 .map(|s| s.bits_per_second);
-            match args.direction {
+            let whole = match args.direction {
                 LoadDirection::Up => (Some(e.sum_received.bits_per_second), None),
                 LoadDirection::Down => (None, Some(e.sum_received.bits_per_second)),
                 LoadDirection::Both => (Some(e.sum_received.bits_per_second), rev),
-            }
+            };
+            // Over the loaded window, as the receiving end counted it: the agent for the
+            // upload, this end for the download; the whole transfer when no interval fits.
+            (
+                whole
+                    .0
+                    .map(|w| goodput_after(&r.agent_intervals, settle).unwrap_or(w)),
+                whole
+                    .1
+                    .map(|w| goodput_after(&r.intervals, settle).unwrap_or(w)),
+            )
         }
         None => (None, None),
     };
     let load_rate = up.unwrap_or(0.0).max(down.unwrap_or(0.0));
     let loaded_seconds = (load.1 - load.0 - settle).max(0.0);
-    let probe_bits: f64 = samples
+    let (probe_out, probe_back) = samples
         .iter()
         .filter(|s| phase_of(s.at_seconds, idle_end, Some(load), settle) == Phase::Loaded)
-        .map(|s| s.kind.wire_bytes(udp_ip_bytes) * 8.0)
-        .sum();
-    let probe_bps = if loaded_seconds > 0.0 {
-        probe_bits / loaded_seconds
-    } else {
-        f64::NAN
+        .map(|s| s.kind.wire_bits(udp_ip_bytes, agent_ip.is_ipv6()))
+        .fold((0.0, 0.0), |(o, b), (x, y)| (o + x, b + y));
+    let per_second = |bits: f64| {
+        if loaded_seconds > 0.0 {
+            bits / loaded_seconds
+        } else {
+            f64::NAN
+        }
     };
+    let (probe_out, probe_back) = (per_second(probe_out), per_second(probe_back));
     let link_rate = bulk.map(|r| r.link_rate.clone()).unwrap_or_default();
+    // Each way against the link's rate that way, where the link is known.
+    let probe_share_of_link = match &link_rate {
+        LinkRate::Lab {
+            bits_per_second,
+            receive_bits_per_second,
+            ..
+        } => Some(
+            (probe_out / *bits_per_second.max(&1) as f64)
+                .max(probe_back / *receive_bits_per_second.max(&1) as f64)
+                * 100.0,
+        ),
+        LinkRate::Given { bits_per_second }
+        | LinkRate::Nic {
+            bits_per_second, ..
+        } => Some(probe_out.max(probe_back) / *bits_per_second.max(&1) as f64 * 100.0),
+        LinkRate::Unknown { .. } => None,
+    };
     let udp = kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
     let queue = udp
         .filter(|u| u.increase_p50_ms.is_finite() && load_rate > 0.0)
@@ -1057,20 +1235,40 @@ fn analyse(
         rpm_loaded,
         upload_bits_per_second: up,
         download_bits_per_second: down,
-        probe_bits_per_second: probe_bps,
+        probe_bits_per_second: probe_out + probe_back,
+        probe_out_bits_per_second: probe_out,
+        probe_back_bits_per_second: probe_back,
         probe_share_percent: if load_rate > 0.0 {
-            probe_bps / load_rate * 100.0
+            probe_out.max(probe_back) / load_rate * 100.0
         } else {
             f64::NAN
         },
+        probe_share_of_link_percent: probe_share_of_link,
         link_rate,
         queue,
+        link_queue: None,
+        probe_load_on_link: None,
+        queues: Vec::new(),
         intervals,
         samples: samples.to_vec(),
         partial: partial_reason.is_some(),
         partial_reason,
         rate_format: args.output.rate_format,
     }
+}
+
+/// The rate received over the intervals that start `settle` seconds or more into the transfer
+/// (the loaded window, slow start left out), bit/s; `None` when none does.
+fn goodput_after(intervals: &[wirespeed_net::report::Interval], settle: f64) -> Option<f64> {
+    let (bytes, seconds) = intervals
+        .iter()
+        .filter(|i| !i.omitted && i.start_seconds >= settle - 1e-6)
+        .filter_map(|i| {
+            let s = i.sum_received.as_ref()?;
+            Some((s.bytes, i.end_seconds - i.start_seconds))
+        })
+        .fold((0u64, 0.0), |(b, t), (x, d)| (b + x, t + d));
+    (seconds > 0.0).then(|| bytes as f64 * 8.0 / seconds)
 }
 
 /// Which queue holds the packets, from what the run knows of the path.
@@ -1229,24 +1427,137 @@ fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
                         .unwrap_or(0.0)
                         .max(r.download_bits_per_second.unwrap_or(0.0))
                 ),
-                ByteSize::from_bytes(q.bytes as u64),
+                crate::latency_queues::bytes_text(q.bytes),
                 q.location,
                 q.remedy,
             ));
         }
     }
+    if let Some(w) = &r.link_queue
+        && w.samples > 0
+    {
+        let both = w.out_mean_ms + w.back_mean_ms.max(0.0);
+        doc.verdicts.push(format!(
+            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
+            w.to_seconds - w.from_seconds,
+            w.link,
+            time_ms(w.out_mean_ms),
+            crate::latency_queues::bytes_text(w.out_mean_bytes),
+            w.out_drops,
+            time_ms(w.back_mean_ms),
+            time_ms(w.probe_mean_increase_ms),
+            w.probe_mean_increase_ms / both * 100.0,
+            time_ms(both),
+            if w.aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
+                ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
+            } else {
+                ""
+            },
+        ));
+    }
+    queue_verdicts(doc);
+    let r = &doc.result;
     if r.rpm_loaded.is_finite() {
         doc.verdicts.push(format!(
             "responsiveness: {:.0} RPM under load ({:.0} idle)",
             r.rpm_loaded, r.rpm_idle
         ));
     }
-    if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 {
-        doc.warnings.push(format!(
-            "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
-            r.probe_share_percent
+    match r.probe_share_of_link_percent {
+        Some(share) if share >= 1.0 => doc.warnings.push(format!(
+            "the probes' own load is {share:.1}% of the link: lengthen --probe-interval"
+        )),
+        None if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 => {
+            doc.warnings.push(format!(
+                "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
+                r.probe_share_percent
+            ))
+        }
+        _ => {}
+    }
+}
+
+/// The split of the load's bytes between the queues the run measured: one line naming them
+/// all, then one per queue that held at least a kilobyte, with what would shrink it.
+fn queue_verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
+    let r = &doc.result;
+    if r.queues.is_empty() {
+        return;
+    }
+    let loopback = doc
+        .parameters
+        .agent
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback());
+    let rate = r
+        .upload_bits_per_second
+        .unwrap_or(0.0)
+        .max(r.download_bits_per_second.unwrap_or(0.0));
+    let size = |q: &crate::latency_queues::QueueShare| {
+        format!(
+            "{} ({})",
+            crate::latency_queues::bytes_text(q.mean_bytes),
+            time_ms(q.mean_ms)
+        )
+    };
+    let list: Vec<String> = r
+        .queues
+        .iter()
+        .map(|q| format!("{}: {}", q.location, size(q)))
+        .collect();
+    let crossed: Vec<&str> = r
+        .queues
+        .iter()
+        .filter(|q| q.probes_wait_here)
+        .map(|q| match q.queue {
+            crate::latency_queues::QueueKind::Qdisc => "the qdisc",
+            crate::latency_queues::QueueKind::NicRing => "the ring",
+            crate::latency_queues::QueueKind::LabLink => "the emulated link",
+            _ => "the path beyond this host",
+        })
+        .collect();
+    let mut lines = vec![format!(
+        "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
+        r.rate_format.format(rate),
+        list.join("; "),
+        if crossed.is_empty() {
+            "none of these".to_string()
+        } else {
+            crossed.join(" and ")
+        },
+        if loopback {
+            " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
+        } else {
+            ""
+        }
+    )];
+    for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
+        lines.push(format!(
+            "queue: {} held {} on average ({}{}); {}; shrink it: {}",
+            q.location,
+            crate::latency_queues::bytes_text(q.mean_bytes),
+            if q.queue == crate::latency_queues::QueueKind::LabLink {
+                format!("{} of delay at the link's rate", time_ms(q.mean_ms))
+            } else {
+                format!("{} at the load's rate", time_ms(q.mean_ms))
+            },
+            if q.max_bytes.is_finite() {
+                format!(
+                    "; at most {}",
+                    crate::latency_queues::bytes_text(q.max_bytes)
+                )
+            } else {
+                String::new()
+            },
+            if q.probes_wait_here {
+                "every packet that leaves this way waits in it, the probes included"
+            } else {
+                "only the load's own data waits in it, not the probes on flows of their own"
+            },
+            q.remedy,
         ));
     }
+    doc.verdicts.extend(lines);
 }
 
 impl Render for LatencyResult {
@@ -1281,16 +1592,33 @@ impl Render for LatencyResult {
         let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| self.rate_format.format(b));
         writeln!(
             out,
-            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} ({:.2}% of it); RPM {:.0} idle, {:.0} loaded",
+            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} out, {} back on the wire ({}); RPM {:.0} idle, {:.0} loaded",
             rate(self.upload_bits_per_second),
             rate(self.download_bits_per_second),
             self.loaded_seconds,
             self.settle_seconds,
-            self.rate_format.format(self.probe_bits_per_second),
-            self.probe_share_percent,
+            self.rate_format.format(self.probe_out_bits_per_second),
+            self.rate_format.format(self.probe_back_bits_per_second),
+            match self.probe_share_of_link_percent {
+                Some(share) => format!("{share:.2}% of the link, the busier way"),
+                None => format!("{:.2}% of the load's rate", self.probe_share_percent),
+            },
             self.rpm_idle,
             self.rpm_loaded,
-        )
+        )?;
+        if let Some(c) = &self.probe_load_on_link {
+            writeln!(
+                out,
+                "probes on the lab's link while idle, as the lab counted every frame: {} out ({:.2}% of the link), {} back ({:.2}%); estimated here {} and {}",
+                self.rate_format.format(c.out_bits_per_second),
+                c.out_share_percent,
+                self.rate_format.format(c.back_bits_per_second),
+                c.back_share_percent,
+                self.rate_format.format(c.estimate_out_bits_per_second),
+                self.rate_format.format(c.estimate_back_bits_per_second),
+            )?;
+        }
+        Ok(())
     }
 }
 

@@ -172,12 +172,48 @@ impl LatencyResult {
             Cell::num(number(self.rpm_idle.round())),
             Cell::num(number(self.rpm_loaded.round())),
             Cell::num(format!(
-                "{} ({} %)",
-                rate(self.probe_bits_per_second),
-                number(self.probe_share_percent)
+                "{} out, {} back ({} % of the {})",
+                rate(self.probe_out_bits_per_second),
+                rate(self.probe_back_bits_per_second),
+                number(
+                    self.probe_share_of_link_percent
+                        .unwrap_or(self.probe_share_percent)
+                ),
+                if self.probe_share_of_link_percent.is_some() {
+                    "link"
+                } else {
+                    "load"
+                }
             )),
         ]);
         m.push(&s.markup());
+        if !self.queues.is_empty() {
+            let mut q = HtmlTable::new([
+                "queue",
+                "mean",
+                "max",
+                "mean ms",
+                "probes wait in it",
+                "measured by",
+                "shrink it",
+            ]);
+            let bytes = |v: f64| Cell::num(crate::latency_queues::bytes_text(v));
+            for share in &self.queues {
+                q.row(vec![
+                    Cell::text(share.location.as_str()),
+                    bytes(share.mean_bytes),
+                    bytes(share.max_bytes),
+                    Cell::num(ms(share.mean_ms)),
+                    Cell::text(if share.probes_wait_here { "yes" } else { "no" }),
+                    Cell::text(share.source.as_str()),
+                    Cell::text(share.remedy.as_str()),
+                ]);
+            }
+            m.heading("Where the load's bytes waited");
+            m.lit("<div class=\"wide\">")
+                .push(&q.markup())
+                .lit("</div>");
+        }
         let svg = plots::chart(OVER_TIME, self.over_time_curves(), true);
         m.heading("Over time");
         plots::figure(

@@ -23,6 +23,7 @@ mod iperf3_json;
 mod lab;
 mod latency;
 mod latency_html;
+mod latency_queues;
 mod load;
 mod load_html;
 mod load_render;

@@ -62,6 +62,32 @@ fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
         "{verdicts}"
     );
     assert!(verdicts.contains("RPM"), "{verdicts}");
+    // The split on loopback: the load's bytes wait in the sockets' buffers (measured through
+    // sock_diag), the qdisc of lo is noqueue and holds nothing, and there is no link.
+    let queues = r["queues"].as_array().unwrap();
+    let kind = |k: &str| queues.iter().find(|q| q["queue"] == k);
+    let mean = |k: &str| kind(k).map_or(f64::NAN, |q| q["mean_bytes"].as_f64().unwrap());
+    let qdisc = kind("qdisc").expect("lo's qdisc is sampled");
+    assert_eq!(qdisc["location"], "the qdisc of lo (noqueue)", "{qdisc}");
+    assert_eq!(mean("qdisc"), 0.0, "{qdisc}");
+    assert_eq!(qdisc["probes_wait_here"], true);
+    assert!(
+        mean("sender_socket_buffers") + mean("receiver_socket_buffers") > 0.0,
+        "{queues:?}"
+    );
+    assert_eq!(
+        kind("sender_socket_buffers").unwrap()["probes_wait_here"],
+        false
+    );
+    assert!(
+        kind("lab_link").is_none() && kind("path").is_none(),
+        "{queues:?}"
+    );
+    assert!(
+        verdicts.contains("where the load's bytes waited")
+            && verdicts.contains("on loopback the qdisc is noqueue and there is no link"),
+        "{verdicts}"
+    );
 }
 
 #[test]

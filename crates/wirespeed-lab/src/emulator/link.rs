@@ -34,6 +34,7 @@ use wirespeed_model::LinkLayer;
 
 use super::aqm::{Aqm, Codel, CodelParams, FlowKey, FqCodel, FqCodelParams, Packet};
 use super::clock::Nanos;
+use super::occupancy::QueueDelaySampler;
 use super::stats::{AqmStats, DelaySums};
 use crate::topology::{AqmConfig, AqmKind, DirectionConfig, QueueLimit};
 
@@ -211,6 +212,14 @@ pub struct DirectionCounters {
     /// What the active queue management did; absent on a drop-tail direction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aqm: Option<AqmStats>,
+    /// The queue's delay sampled every millisecond ([`super::occupancy`]): how many samples
+    /// so far (full-duplex directions; zero on a shared medium).
+    pub queue_delay_samples: u64,
+    /// Their sum, nanoseconds: the mean over the time between two readings is the difference
+    /// of this over the difference of `queue_delay_samples`.
+    pub queue_delay_sum_ns: u64,
+    /// The last sample, nanoseconds: what a frame arriving then waited before its first bit.
+    pub queue_delay_ns: u64,
 }
 
 /// A frame in a router's processing, not yet at the AQM queue.
@@ -260,6 +269,7 @@ pub struct Direction<M: Medium = FullDuplex> {
     carry: u128,
     counters: DirectionCounters,
     aqm: Option<Box<AqmPath>>,
+    occupancy: QueueDelaySampler,
 }
 
 impl Direction<FullDuplex> {
@@ -285,6 +295,7 @@ impl<M: Medium> Direction<M> {
             carry: 0,
             counters: DirectionCounters::default(),
             aqm: None,
+            occupancy: QueueDelaySampler::default(),
         }
     }
 
@@ -409,11 +420,23 @@ impl<M: Medium> Direction<M> {
             let departure = (!path.aqm.is_empty())
                 .then_some(path.wire_free)
                 .filter(|&t| t <= now);
-            match (arrival, departure) {
-                (Some(a), d) if d.is_none_or(|d| a <= d) => self.admit(&mut path, out),
-                (_, Some(d)) => self.serve(&mut path, d, out),
+            let at = match (arrival, departure) {
+                (Some(a), d) if d.is_none_or(|d| a <= d) => {
+                    self.occupancy.advance(a, &mut self.counters);
+                    self.admit(&mut path, out);
+                    a
+                }
+                (_, Some(d)) => {
+                    self.occupancy.advance(d, &mut self.counters);
+                    self.serve(&mut path, d, out);
+                    d
+                }
                 _ => break,
-            }
+            };
+            // The work left: the frame on the wire, then every byte queued.
+            let queued = self.serialization_of(path.queued_wire);
+            self.occupancy
+                .set_work_end(path.wire_free.max(at).after(queued));
         }
         self.note_aqm(&path, false);
         self.aqm = Some(path);
@@ -560,6 +583,15 @@ impl<M: Medium> Direction<M> {
         }
     }
 
+    /// Serialization time of `wire` bytes at the link's rate, without touching the carry (for
+    /// the occupancy sampler).
+    fn serialization_of(&self, wire: u64) -> Duration {
+        let rate = u128::from(self.config.rate.bits_per_second().max(1));
+        Duration::from_nanos(
+            u64::try_from(u128::from(wire) * 8 * 1_000_000_000 / rate).unwrap_or(u64::MAX),
+        )
+    }
+
     /// Serialization time of `wire` bytes, with the sub-nanosecond remainder carried to the
     /// next frame so that a long run keeps the exact rate.
     fn serialization(&mut self, wire: u64) -> Duration {
@@ -599,6 +631,7 @@ impl<M: Medium> Direction<M> {
             self.processor_free = done;
             done
         };
+        self.occupancy.advance(ready, &mut self.counters);
         let (waiting_frames, waiting_bytes) = self.waiting_at(ready);
         let wire = self.wire_bytes(tap_len);
         let full = match self.config.queue {
@@ -625,6 +658,7 @@ impl<M: Medium> Direction<M> {
                     bytes: wire,
                 });
                 self.in_system_bytes += wire;
+                self.occupancy.set_work_end(end);
                 self.counters.busy_ns += end.minus(start) as u64;
                 let waiting = u64::from(start > ready);
                 self.note_depth(waiting_frames + waiting, waiting_bytes + waiting * wire);
@@ -999,6 +1033,36 @@ mod tests {
             let c = d.counters();
             assert_eq!((c.frames_out, c.queue_frames_max), (180, 2));
             assert_eq!(c.aqm.unwrap().drops, 0);
+        }
+    }
+
+    #[test]
+    fn drop_tail_and_aqm_sample_the_same_queue_delay_every_millisecond() {
+        // Ten full frames at once at 10 Mbit/s keep the wire busy for 12.304 ms; one more at
+        // 20 ms. The samples at 1..=12 ms see 12.304 - k ms, those at 0 and 13..=20 ms nothing.
+        let frame = udp_frame(1514, 9);
+        let mut arrivals: Vec<(u64, Vec<u8>)> = (0..10).map(|_| (0, frame.clone())).collect();
+        arrivals.push((20_000_000, frame.clone()));
+        let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
+        let mut tail = Direction::new(cfg, ETH, 1500);
+        for (t, f) in &arrivals {
+            tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO);
+        }
+        let expected = (1..=12).map(|k| 12_304_000 - k * 1_000_000).sum::<u64>();
+        let c = tail.counters();
+        assert_eq!(
+            (c.queue_delay_samples, c.queue_delay_sum_ns),
+            (21, expected)
+        );
+        for kind in [AqmKind::Codel, AqmKind::FqCodel] {
+            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+            run_aqm(&mut d, &arrivals, 20_000_000);
+            let c = d.counters();
+            assert_eq!(
+                (c.queue_delay_samples, c.queue_delay_sum_ns),
+                (21, expected),
+                "{kind:?}"
+            );
         }
     }
 

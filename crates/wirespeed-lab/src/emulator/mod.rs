@@ -12,6 +12,7 @@ pub mod aqm;
 pub mod clock;
 pub mod host;
 pub mod link;
+pub mod occupancy;
 pub mod router;
 pub mod shared;
 pub mod stats;

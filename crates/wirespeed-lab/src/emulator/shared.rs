@@ -251,6 +251,7 @@ impl SharedMedium {
             delay_access: self.delay_access[i],
             delay_queued: self.delay_queued[i],
             aqm: None,
+            ..DirectionCounters::default()
         }
     }
 }

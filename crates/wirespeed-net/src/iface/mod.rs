@@ -18,6 +18,7 @@ mod ioctl;
 mod netlink;
 mod nlwire;
 mod qdisc;
+mod sockdiag;
 mod sysfs;
 
 use std::path::{Path, PathBuf};
@@ -71,6 +72,63 @@ pub enum IfaceError {
 pub fn root_qdisc(ifname: &str) -> Option<String> {
     let index = crate::sys::netdevice::index(ifname)?;
     qdisc::describe(&qdisc::dump().ok()?, index as i32)
+}
+
+pub use sockdiag::TcpQueue;
+
+/// What the queueing discipline of `ifname` holds now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QdiscBacklog {
+    /// The discipline, as [`root_qdisc`] names it.
+    pub kind: String,
+    /// Packets queued in it.
+    pub packets: u64,
+    /// Bytes queued in it.
+    pub bytes: u64,
+}
+
+/// The qdisc of `ifname` and its backlog now (`tc -s qdisc show dev IFNAME`), or `None` where
+/// rtnetlink cannot tell. `noqueue` holds nothing and reports zeros.
+pub fn qdisc_backlog(ifname: &str) -> Option<QdiscBacklog> {
+    let index = crate::sys::netdevice::index(ifname)? as i32;
+    let all = qdisc::dump().ok()?;
+    let kind = qdisc::describe(&all, index)?;
+    let (packets, bytes) = qdisc::root_backlog(&all, index).unwrap_or((0, 0));
+    Some(QdiscBacklog {
+        kind,
+        packets: u64::from(packets),
+        bytes: u64::from(bytes),
+    })
+}
+
+/// Bytes handed to `ifname`'s driver and not yet completed, summed over its transmit queues
+/// (BQL's `byte_queue_limits/inflight`): the NIC ring's share of a standing queue. `None` when
+/// the device has no BQL (loopback, TAP, veth).
+pub fn bql_inflight(ifname: &str) -> Option<u64> {
+    if ifname.is_empty() || ifname.contains('/') || ifname.starts_with('.') {
+        return None;
+    }
+    let dir = Path::new("/sys/class/net").join(ifname).join("queues");
+    let mut total = None;
+    for entry in std::fs::read_dir(dir).ok()?.flatten().take(4096) {
+        if !entry.file_name().to_string_lossy().starts_with("tx-") {
+            continue;
+        }
+        let file = entry.path().join("byte_queue_limits/inflight");
+        if let Some(v) = std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.trim().parse::<u64>().ok())
+        {
+            *total.get_or_insert(0) += v;
+        }
+    }
+    total
+}
+
+/// Every established TCP socket of this network namespace and what it holds queued (sock_diag
+/// netlink, as `ss -tin`), or `None` where the kernel does not answer.
+pub fn tcp_queues() -> Option<Vec<TcpQueue>> {
+    sockdiag::dump().ok()
 }
 
 /// ethtool link-mode bits of the seed's technologies (enum ethtool_link_mode_bit_indices).

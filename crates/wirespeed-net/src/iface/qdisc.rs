@@ -14,6 +14,13 @@ const RTM_GETQDISC: u16 = 38;
 /// `struct tcmsg`: family, two pads, ifindex, handle, parent, info.
 const TCMSG_LEN: usize = 20;
 const TCA_KIND: u16 = 1;
+/// `struct tc_stats` (the old statistics: bytes, packets, drops, overlimits, bps, pps, qlen,
+/// backlog).
+const TCA_STATS: u16 = 3;
+/// The nested statistics, of which `TCA_STATS_QUEUE` is a `struct gnet_stats_queue` (qlen,
+/// backlog, drops, requeues, overlimits).
+const TCA_STATS2: u16 = 7;
+const TCA_STATS_QUEUE: u16 = 3;
 /// The parent of a root qdisc.
 const TC_H_ROOT: u32 = 0xFFFF_FFFF;
 
@@ -24,6 +31,8 @@ pub(crate) struct Qdisc {
     pub(crate) handle: u32,
     pub(crate) parent: u32,
     pub(crate) kind: String,
+    /// Packets and bytes queued in it now (`None`: the kernel gave no statistics).
+    pub(crate) backlog: Option<(u32, u32)>,
 }
 
 fn word(b: &[u8], at: usize) -> u32 {
@@ -43,11 +52,23 @@ pub(crate) fn parse(msg: &Message<'_>) -> Result<Option<Qdisc>, Malformed> {
             String::from_utf8_lossy(text).into_owned()
         })
         .ok_or(Malformed("qdisc without a kind"))?;
+    let queue = attrs
+        .find(TCA_STATS2)
+        .and_then(|a| a.nested().find(TCA_STATS_QUEUE))
+        .filter(|a| a.data.len() >= 8)
+        .map(|a| (word(a.data, 0), word(a.data, 4)))
+        .or_else(|| {
+            attrs
+                .find(TCA_STATS)
+                .filter(|a| a.data.len() >= 36)
+                .map(|a| (word(a.data, 28), word(a.data, 32)))
+        });
     Ok(Some(Qdisc {
         ifindex: word(head, 4) as i32,
         handle: word(head, 8),
         parent: word(head, 12),
         kind,
+        backlog: queue,
     }))
 }
 
@@ -69,6 +90,14 @@ pub(crate) fn dump() -> Result<Vec<Qdisc>, NlError> {
         Ok(())
     })?;
     Ok(all)
+}
+
+/// The root qdisc of interface `ifindex` and what it holds queued now (packets, bytes). A
+/// multiqueue root (`mq`) reports the sum of its queues, as `tc -s` shows it.
+pub(crate) fn root_backlog(all: &[Qdisc], ifindex: i32) -> Option<(u32, u32)> {
+    all.iter()
+        .find(|q| q.ifindex == ifindex && q.parent == TC_H_ROOT)?
+        .backlog
 }
 
 /// What `tc` would call the interface's discipline: the root's kind, and for a multiqueue root
@@ -105,6 +134,7 @@ mod tests {
             handle,
             parent,
             kind: kind.into(),
+            backlog: None,
         }
     }
 
@@ -144,6 +174,19 @@ mod tests {
         let msg = nlwire::messages(&bytes).next().unwrap().unwrap();
         let parsed = parse(&msg).unwrap().unwrap();
         assert_eq!(parsed, q(7, 0, TC_H_ROOT, "tbf"));
+        // With statistics: the queue's packets and bytes from TCA_STATS2's TCA_STATS_QUEUE.
+        let mut queue = Vec::new();
+        for v in [12u32, 18_000, 3, 0, 0] {
+            queue.extend_from_slice(&v.to_ne_bytes());
+        }
+        let bytes = Request::route(RTM_NEWQDISC, 0, 5, &head)
+            .string(TCA_KIND, "fq_codel")
+            .begin(TCA_STATS2)
+            .bytes(TCA_STATS_QUEUE, &queue)
+            .end()
+            .finish();
+        let msg = nlwire::messages(&bytes).next().unwrap().unwrap();
+        assert_eq!(parse(&msg).unwrap().unwrap().backlog, Some((12, 18_000)));
         let short = Request::route(RTM_NEWQDISC, 0, 5, &[0; 8]).finish();
         let msg = nlwire::messages(&short).next().unwrap().unwrap();
         assert!(parse(&msg).is_err());

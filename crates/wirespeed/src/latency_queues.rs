@@ -1,0 +1,499 @@
+//! Where the load's bytes wait during `wirespeed latency`'s loaded phase, measured rather than
+//! inferred: inside a wirespeed lab, the emulated link's queue as the lab's emulator samples
+//! it (every millisecond, [`wirespeed_lab::emulator::occupancy`]), read through `lab status`
+//! at the two ends of the loaded window; the probes' round trips in the same window are
+//! compared with it.
+
+use std::net::{IpAddr, SocketAddr, UdpSocket};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+use wirespeed_lab::emulator::link::DirectionCounters;
+use wirespeed_lab::inside::InterfaceTruth;
+
+/// The interface this end leaves by towards `agent` (`lo` on loopback).
+pub(crate) fn interface_to(agent: SocketAddr) -> Option<String> {
+    if agent.ip().is_loopback() {
+        return Some("lo".into());
+    }
+    let any: SocketAddr = match agent.ip() {
+        IpAddr::V4(_) => "0.0.0.0:0".parse().expect("an address"),
+        IpAddr::V6(_) => "[::]:0".parse().expect("an address"),
+    };
+    // A connected UDP socket sends nothing: it only asks the routing table for the source.
+    let socket = UdpSocket::bind(any).ok()?;
+    socket.connect(agent).ok()?;
+    let local = socket.local_addr().ok()?.ip();
+    wirespeed_net::env::Environment::collect(Some(local)).interface
+}
+
+/// The lab link `interface` is an end of, when this process runs inside a wirespeed lab
+/// (`None` on loopback and anywhere else).
+pub(crate) fn lab_port(interface: Option<&str>) -> Option<InterfaceTruth> {
+    interface
+        .filter(|i| *i != "lo")
+        .and_then(wirespeed_lab::inside::lookup)
+}
+
+/// One look at what this host holds queued of the load.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct HostSample {
+    /// Written to the load's sockets here and not yet sent (`None`: the kernel does not say).
+    pub(crate) unsent: Option<u64>,
+    /// Received by the load's sockets here and not yet read.
+    pub(crate) unread: u64,
+    /// The qdisc of the interface towards the agent.
+    pub(crate) qdisc: Option<u64>,
+    /// The NIC's ring, as BQL counts it.
+    pub(crate) ring: Option<u64>,
+}
+
+/// Samples what this host holds of a load against `agent` (its TCP connections to the agent's
+/// port, and on loopback the agent's own ends) and the queues of `interface`.
+pub(crate) fn sample_host(agent: SocketAddr, interface: Option<&str>) -> HostSample {
+    let ours = |a: SocketAddr| a.ip() == agent.ip() && a.port() == agent.port();
+    let mut s = HostSample::default();
+    if let Some(sockets) = wirespeed_net::iface::tcp_queues() {
+        for q in sockets.iter().filter(|q| ours(q.remote) || ours(q.local)) {
+            if let Some(u) = q.unsent_bytes {
+                *s.unsent.get_or_insert(0) += u;
+            }
+            s.unread += q.unread_bytes;
+        }
+    }
+    if let Some(i) = interface {
+        s.qdisc = wirespeed_net::iface::qdisc_backlog(i).map(|b| b.bytes);
+        s.ring = wirespeed_net::iface::bql_inflight(i);
+    }
+    s
+}
+
+/// Which queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum QueueKind {
+    /// The load's TCP sockets on this host: written, not yet sent.
+    SenderSocketBuffers,
+    /// The load's TCP sockets on this host: received, not yet read.
+    ReceiverSocketBuffers,
+    /// The queueing discipline of the interface towards the agent.
+    Qdisc,
+    /// The NIC's transmit ring (BQL's in-flight bytes).
+    NicRing,
+    /// The emulated link's queue, as the lab's emulator sampled it.
+    LabLink,
+    /// Beyond this host: the probes' rise less what this host's queues on their path held.
+    Path,
+}
+
+/// One queue the load's bytes waited in, averaged over the loaded window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct QueueShare {
+    pub(crate) queue: QueueKind,
+    /// The queue, in words.
+    pub(crate) location: String,
+    pub(crate) mean_bytes: f64,
+    pub(crate) max_bytes: f64,
+    /// The mean bytes at the load's measured rate (the emulated link: its sampled delay,
+    /// which is its bytes at the link's rate).
+    pub(crate) mean_ms: f64,
+    /// True when the probes (flows of their own) wait in it; the senders' socket buffers
+    /// delay only the load's own data.
+    pub(crate) probes_wait_here: bool,
+    /// How it was measured.
+    pub(crate) source: String,
+    /// What would shrink it.
+    pub(crate) remedy: String,
+}
+
+fn mean_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
+    let (mut n, mut sum, mut max) = (0usize, 0.0, 0.0f64);
+    for v in values {
+        n += 1;
+        sum += v;
+        max = max.max(v);
+    }
+    (n > 0).then(|| (sum / n as f64, max))
+}
+
+/// The split: each queue the run could see, from the host samples (taken every
+/// `period_ms` over the loaded window), the lab's window, the interface's qdisc kind, the load's
+/// measured rate (bit/s) and the probes' rise (ms, the UDP echo's median).
+pub(crate) fn split(
+    host: &[HostSample],
+    period_ms: f64,
+    interface: Option<&str>,
+    qdisc_kind: Option<&str>,
+    lab: Option<(&InterfaceTruth, &LinkQueueWindow)>,
+    rate_bits_per_second: f64,
+    probe_rise_ms: f64,
+) -> Vec<QueueShare> {
+    let at_rate = |bytes: f64| {
+        if rate_bits_per_second > 0.0 {
+            bytes * 8.0 / rate_bits_per_second * 1e3
+        } else {
+            f64::NAN
+        }
+    };
+    let sampled = format!(
+        "{} samples, one every {period_ms:.0} ms over the loaded window",
+        host.len()
+    );
+    let mut out = Vec::new();
+    let mut push =
+        |queue, location: String, mm: Option<(f64, f64)>, probes, source: &str, remedy: &str| {
+            if let Some((mean, max)) = mm {
+                out.push(QueueShare {
+                    queue,
+                    location,
+                    mean_bytes: mean,
+                    max_bytes: max,
+                    mean_ms: at_rate(mean),
+                    probes_wait_here: probes,
+                    source: source.to_string(),
+                    remedy: remedy.to_string(),
+                });
+            }
+        };
+    push(
+        QueueKind::SenderSocketBuffers,
+        "the senders' socket buffers (the load's sockets here: written, not yet sent)".into(),
+        mean_max(host.iter().filter_map(|s| s.unsent.map(|u| u as f64))),
+        false,
+        &format!("tcp_info's notsent bytes through sock_diag (as ss -tin), {sampled}"),
+        "a smaller tcp_notsent_lowat (sysctl net.ipv4.tcp_notsent_lowat, or TCP_NOTSENT_LOWAT on the sending sockets, e.g. 128 KiB) keeps less unsent data queued; only the load's own next bytes wait behind it, not other flows",
+    );
+    push(
+        QueueKind::ReceiverSocketBuffers,
+        "the receivers' socket buffers (the load's sockets here: received, not yet read)".into(),
+        mean_max(host.iter().map(|s| s.unread as f64)),
+        false,
+        &format!("the sockets' receive queues through sock_diag, {sampled}"),
+        "the receiving application reading sooner (a core of its own) empties it; it delays only the load's own data",
+    );
+    let iface = interface.unwrap_or("the interface");
+    push(
+        QueueKind::Qdisc,
+        format!(
+            "the qdisc of {iface} ({})",
+            qdisc_kind.unwrap_or("unknown kind")
+        ),
+        mean_max(host.iter().filter_map(|s| s.qdisc.map(|b| b as f64))),
+        true,
+        &format!("its backlog through rtnetlink (as tc -s qdisc), {sampled}"),
+        "fq_codel as the qdisc (tc qdisc replace dev IF root fq_codel; net.core.default_qdisc) keeps the standing queue near 5 ms and serves sparse flows first; with BQL on the NIC the queue stays in the qdisc, where that works",
+    );
+    push(
+        QueueKind::NicRing,
+        format!("the transmit ring of {iface} (BQL in flight)"),
+        mean_max(host.iter().filter_map(|s| s.ring.map(|b| b as f64))),
+        true,
+        &format!("byte_queue_limits/inflight in sysfs, {sampled}"),
+        "BQL caps the ring at what keeps the NIC busy (byte_queue_limits/limit_max); a smaller ring (ethtool -G) does so without BQL",
+    );
+    if let Some((port, w)) = lab {
+        if w.samples > 0 {
+            let limit = match (port.queue_packets, port.queue_bytes) {
+                (Some(n), _) => format!("{n} frames"),
+                (_, Some(b)) => bytes_text(b as f64),
+                _ => "its limit".into(),
+            };
+            let queue = match &port.aqm {
+                Some(aqm) => format!("queue ({limit}, managed by {aqm})"),
+                None => format!("drop-tail queue ({limit})"),
+            };
+            out.push(QueueShare {
+                queue: QueueKind::LabLink,
+                location: format!(
+                    "the emulated link {}'s {queue} on the way out (lab {})",
+                    port.link, port.lab
+                ),
+                mean_bytes: w.out_mean_bytes,
+                max_bytes: f64::NAN,
+                mean_ms: w.out_mean_ms,
+                probes_wait_here: true,
+                source: format!(
+                    "the lab's emulator, {} samples of its queue delay, one every 1 ms (lab status)",
+                    w.samples
+                ),
+                remedy: if port.aqm.is_some() {
+                    "the AQM already holds the standing queue near its target".into()
+                } else {
+                    "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps it near 5 ms; a shorter `queue` caps it".into()
+                },
+            });
+        }
+    } else if interface != Some("lo") && probe_rise_ms.is_finite() && rate_bits_per_second > 0.0 {
+        // What the probes' rise leaves unexplained by this host's queues on their path.
+        let here: f64 = out
+            .iter()
+            .filter(|q| q.probes_wait_here)
+            .map(|q| q.mean_ms)
+            .filter(|v| v.is_finite())
+            .sum();
+        let beyond = (probe_rise_ms - here).max(0.0);
+        out.push(QueueShare {
+            queue: QueueKind::Path,
+            location: "beyond this host: the path's bottleneck queue (a switch, a router, the far host's NIC)".into(),
+            mean_bytes: beyond / 1e3 * rate_bits_per_second / 8.0,
+            max_bytes: f64::NAN,
+            mean_ms: beyond,
+            probes_wait_here: true,
+            source: "inferred: the UDP probes' median rise less this host's qdisc and ring".into(),
+            remedy: "an AQM at the bottleneck (fq_codel, CAKE) or, where the bottleneck is a host's NIC, BQL and fq_codel there".into(),
+        });
+    }
+    out
+}
+
+/// Bytes in words, to three figures with a decimal prefix (`117 kB`, `1.2 MB`).
+pub(crate) fn bytes_text(bytes: f64) -> String {
+    if !bytes.is_finite() {
+        return "-".into();
+    }
+    let bytes = bytes.max(0.0);
+    let (v, unit) = match bytes {
+        b if b >= 1e9 => (b / 1e9, "GB"),
+        b if b >= 1e6 => (b / 1e6, "MB"),
+        b if b >= 1e3 => (b / 1e3, "kB"),
+        b => return format!("{b:.0} B"),
+    };
+    format!("{} {unit}", wirespeed_model::units::significant(v, 3))
+}
+
+/// The counters of this end's way out on the lab link and of the way back, at one instant.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LinkSnapshot {
+    /// Seconds from the run's start.
+    pub(crate) at_seconds: f64,
+    pub(crate) out: DirectionCounters,
+    pub(crate) back: Option<DirectionCounters>,
+}
+
+/// Reads the lab's counters (`lab status`) as the emulator next writes them, within 200 ms.
+pub(crate) fn snapshot(port: &InterfaceTruth, t0: Instant) -> Option<LinkSnapshot> {
+    let status =
+        wirespeed_lab::lifecycle::next_status(&port.lab, Duration::from_millis(500)).ok()?;
+    // The emulator wrote it within the 5 ms before it was seen.
+    let at = t0.elapsed().as_secs_f64() - 0.0025;
+    let out = status
+        .ports
+        .iter()
+        .find(|p| p.from == port.node && p.interface == port.interface)?;
+    let back = status
+        .ports
+        .iter()
+        .find(|p| p.link == out.link && p.to == port.node && p.from == out.to);
+    Some(LinkSnapshot {
+        at_seconds: at,
+        out: out.counters,
+        back: back.map(|p| p.counters),
+    })
+}
+
+/// What the lab's emulator saw of the link between two snapshots: the ground truth the
+/// probes' round trips are compared with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct LinkQueueWindow {
+    pub(crate) lab: String,
+    pub(crate) link: String,
+    /// The link's active queue management, in words (`None`: drop-tail).
+    #[serde(default)]
+    pub(crate) aqm: Option<String>,
+    /// The window, seconds from the run's start.
+    pub(crate) from_seconds: f64,
+    pub(crate) to_seconds: f64,
+    /// The emulator's samples of the way out's queue in the window (one per millisecond).
+    pub(crate) samples: u64,
+    /// Mean queue delay of the way out (this end's egress), and of the way back, ms.
+    pub(crate) out_mean_ms: f64,
+    pub(crate) back_mean_ms: f64,
+    /// The way out's queue in bytes: its mean delay at the link's rate.
+    pub(crate) out_mean_bytes: f64,
+    /// Frames the way out's queue dropped in the window (full).
+    pub(crate) out_drops: u64,
+    /// The UDP echo probes sent in the window that came back, and their mean round trip
+    /// minus the idle phase's median: what the queues added to a probe on average.
+    pub(crate) probes: usize,
+    pub(crate) probe_mean_increase_ms: f64,
+}
+
+/// Mean sampled delay, ms, between two readings of one direction's counters.
+fn mean_ms(a: &DirectionCounters, b: &DirectionCounters) -> (u64, f64) {
+    let n = b.queue_delay_samples.saturating_sub(a.queue_delay_samples);
+    let sum = b.queue_delay_sum_ns.saturating_sub(a.queue_delay_sum_ns);
+    (
+        n,
+        if n == 0 {
+            f64::NAN
+        } else {
+            sum as f64 / n as f64 / 1e6
+        },
+    )
+}
+
+/// The window between `a` and `b`, with the UDP echo round trips (`(sent at, rtt ms)`) sent in
+/// it and the idle phase's median `idle_p50_ms`.
+pub(crate) fn window(
+    port: &InterfaceTruth,
+    a: &LinkSnapshot,
+    b: &LinkSnapshot,
+    udp: &[(f64, f64)],
+    idle_p50_ms: f64,
+) -> LinkQueueWindow {
+    let (samples, out_mean_ms) = mean_ms(&a.out, &b.out);
+    let back_mean_ms = match (&a.back, &b.back) {
+        (Some(x), Some(y)) => mean_ms(x, y).1,
+        _ => f64::NAN,
+    };
+    let inside: Vec<f64> = udp
+        .iter()
+        .filter(|(at, _)| *at >= a.at_seconds && *at < b.at_seconds)
+        .map(|(_, rtt)| *rtt)
+        .collect();
+    let probe_mean = inside.iter().sum::<f64>() / inside.len() as f64;
+    LinkQueueWindow {
+        lab: port.lab.clone(),
+        link: port.link.clone(),
+        aqm: port.aqm.clone(),
+        from_seconds: a.at_seconds,
+        to_seconds: b.at_seconds,
+        samples,
+        out_mean_ms,
+        back_mean_ms,
+        out_mean_bytes: out_mean_ms / 1e3 * port.rate_bits_per_second as f64 / 8.0,
+        out_drops: b.out.drops_queue.saturating_sub(a.out.drops_queue),
+        probes: inside.len(),
+        probe_mean_increase_ms: probe_mean - idle_p50_ms,
+    }
+}
+
+/// The probes' own load on the lab link, as the lab's emulator counted every frame of the idle
+/// phase (when only the probes run), beside the run's own estimate for the probes it sent in
+/// the same window.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct ProbeLoadCount {
+    /// The window, seconds from the run's start.
+    pub(crate) from_seconds: f64,
+    pub(crate) to_seconds: f64,
+    /// On the wire (the frames with their FCS, preamble and gap), bit/s, this end's way out
+    /// and the way back.
+    pub(crate) out_bits_per_second: f64,
+    pub(crate) back_bits_per_second: f64,
+    pub(crate) out_frames_per_second: f64,
+    pub(crate) back_frames_per_second: f64,
+    /// Of the link's rate each way.
+    pub(crate) out_share_percent: f64,
+    pub(crate) back_share_percent: f64,
+    /// What the run estimates for the probes it sent in the window, bit/s each way.
+    pub(crate) estimate_out_bits_per_second: f64,
+    pub(crate) estimate_back_bits_per_second: f64,
+}
+
+/// Wire bits and frames one direction carried between two readings (Ethernet: each TAP frame
+/// plus its FCS, preamble and inter-frame gap; frames this small need no padding).
+fn wire_between(a: &DirectionCounters, b: &DirectionCounters, ethernet: bool) -> (f64, f64) {
+    let frames = b.frames_in.saturating_sub(a.frames_in) as f64;
+    let bytes = b.bytes_in.saturating_sub(a.bytes_in) as f64;
+    let wire = if ethernet {
+        bytes + frames * 24.0
+    } else {
+        bytes - frames * 14.0
+    };
+    (wire * 8.0, frames)
+}
+
+/// The lab's count of the idle window between `a` and `b`, with the run's estimate (bits each
+/// way) for the probes sent in it.
+pub(crate) fn probe_load(
+    port: &InterfaceTruth,
+    a: &LinkSnapshot,
+    b: &LinkSnapshot,
+    estimate_bits: (f64, f64),
+) -> Option<ProbeLoadCount> {
+    let seconds = b.at_seconds - a.at_seconds;
+    if seconds <= 0.0 {
+        return None;
+    }
+    let ethernet = matches!(port.layer, wirespeed_model::LinkLayer::Ethernet { .. });
+    let (out_bits, out_frames) = wire_between(&a.out, &b.out, ethernet);
+    let (back_bits, back_frames) = match (&a.back, &b.back) {
+        (Some(x), Some(y)) => wire_between(x, y, ethernet),
+        _ => (f64::NAN, f64::NAN),
+    };
+    let share = |bits: f64, rate: u64| bits / seconds / rate.max(1) as f64 * 100.0;
+    Some(ProbeLoadCount {
+        from_seconds: a.at_seconds,
+        to_seconds: b.at_seconds,
+        out_bits_per_second: out_bits / seconds,
+        back_bits_per_second: back_bits / seconds,
+        out_frames_per_second: out_frames / seconds,
+        back_frames_per_second: back_frames / seconds,
+        out_share_percent: share(out_bits, port.rate_bits_per_second),
+        back_share_percent: share(back_bits, port.receive_rate_bits_per_second),
+        estimate_out_bits_per_second: estimate_bits.0 / seconds,
+        estimate_back_bits_per_second: estimate_bits.1 / seconds,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn counters(samples: u64, sum_ns: u64, drops: u64) -> DirectionCounters {
+        DirectionCounters {
+            queue_delay_samples: samples,
+            queue_delay_sum_ns: sum_ns,
+            drops_queue: drops,
+            ..DirectionCounters::default()
+        }
+    }
+
+    #[test]
+    fn bytes_read_as_three_figures() {
+        assert_eq!(bytes_text(0.0), "0 B");
+        assert_eq!(bytes_text(999.4), "999 B");
+        assert_eq!(bytes_text(116_941.0), "117 kB");
+        assert_eq!(bytes_text(1_204_000.0), "1.2 MB");
+        assert_eq!(bytes_text(f64::NAN), "-");
+    }
+
+    #[test]
+    fn the_window_is_the_difference_of_two_readings() {
+        let port = InterfaceTruth {
+            lab: "l".into(),
+            namespace: "ws-l-h1".into(),
+            node: "h1".into(),
+            interface: "eth0".into(),
+            link: "h1-h2".into(),
+            rate_bits_per_second: 10_000_000,
+            receive_rate_bits_per_second: 10_000_000,
+            layer: wirespeed_model::LinkLayer::Ethernet { vlan_tags: 0 },
+            mtu: 1500,
+            half_duplex: false,
+            queue_packets: Some(100),
+            queue_bytes: None,
+            aqm: None,
+        };
+        let a = LinkSnapshot {
+            at_seconds: 3.0,
+            out: counters(1_000, 5_000_000_000, 7),
+            back: Some(counters(1_000, 0, 0)),
+        };
+        // 4000 samples of 60 ms on the way out, 0.1 ms back.
+        let b = LinkSnapshot {
+            at_seconds: 7.0,
+            out: counters(5_000, 5_000_000_000 + 4_000 * 60_000_000, 9),
+            back: Some(counters(5_000, 4_000 * 100_000, 0)),
+        };
+        let udp = [(2.0, 20.0), (3.5, 80.0), (5.0, 82.0), (7.5, 90.0)];
+        let w = window(&port, &a, &b, &udp, 20.0);
+        assert_eq!(w.samples, 4_000);
+        assert!((w.out_mean_ms - 60.0).abs() < 1e-9);
+        assert!((w.back_mean_ms - 0.1).abs() < 1e-9);
+        // 60 ms at 10 Mbit/s.
+        assert!((w.out_mean_bytes - 75_000.0).abs() < 1e-6);
+        assert_eq!((w.out_drops, w.probes), (2, 2));
+        assert!((w.probe_mean_increase_ms - 61.0).abs() < 1e-9);
+    }
+}
