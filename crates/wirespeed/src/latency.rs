@@ -420,8 +420,8 @@ fn probe_loop(
 
 /// What one latency test produced: its document and why it is partial.
 enum Measured {
-    Latency(Document<LatencyParams, LatencyResult>, Option<String>),
-    Rr(Document<LatencyParams, RrResult>, Option<String>),
+    Latency(Box<Document<LatencyParams, LatencyResult>>, Option<String>),
+    Rr(Box<Document<LatencyParams, RrResult>>, Option<String>),
 }
 
 pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
@@ -661,7 +661,7 @@ fn run_rr(
         ));
     }
     let partial = partial.then(|| failure.unwrap_or_else(|| "interrupted".into()));
-    Ok(Measured::Rr(doc, partial))
+    Ok(Measured::Rr(Box::new(doc), partial))
 }
 
 fn run_latency(
@@ -1031,7 +1031,7 @@ fn run_latency(
     if let Some(dir) = &args.plot {
         write_plots(dir, &doc.result)?;
     }
-    Ok(Measured::Latency(doc, partial_reason))
+    Ok(Measured::Latency(Box::new(doc), partial_reason))
 }
 
 /// `--plot DIR`: the round trips over time and the CDF, as the report draws them.
