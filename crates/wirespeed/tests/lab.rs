@@ -866,10 +866,16 @@ fn latency_run(aqm: Option<&str>, args: &str) -> serde_json::Value {
     );
     let path = temp_topology(&tag, &topology);
     let exe = env!("CARGO_BIN_EXE_wirespeed");
-    // The agent serves every session of the run and is stopped by its PID when it ends.
+    // The agent serves every session of the run and is stopped by its PID when it ends. It
+    // runs at a real-time priority (as the lab's emulator does) where `chrt` can give it: its
+    // echo's answer is the one user-space step in a UDP probe's round trip, and on a CI
+    // machine whose other tests load both cores its wake-up otherwise adds tens of
+    // milliseconds to some probes (measured beside a loopback `tcp -P 2`: the probes' mean
+    // rise 153% of the lab's queue under bbr; with `chrt -f 10`, 99.5-101%).
     let script = format!(
         "W='{exe}'; L=\"$WIRESPEED_LAB\"\n\
-         \"$W\" lab exec \"$L\" h2 -- \"$W\" serve -B 198.18.0.2 >/dev/null 2>&1 &\n\
+         RT=; \"$W\" lab exec \"$L\" h2 -- chrt -f 10 true 2>/dev/null && RT='chrt -f 10'\n\
+         \"$W\" lab exec \"$L\" h2 -- $RT \"$W\" serve -B 198.18.0.2 >/dev/null 2>&1 &\n\
          agent=$!\n\
          for i in $(seq 40); do\n\
            if \"$W\" lab exec \"$L\" h1 -- \"$W\" latency 198.18.0.2 {load} --json; then\n\
