@@ -13,7 +13,7 @@
 //! the evidence the seed's half-duplex end had (seed 003 Table 7).
 
 use std::io::{self, Write};
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -113,22 +113,6 @@ struct PeerReport {
     to_peer: Transfer,
     from_peer: Transfer,
     findings: Vec<Finding>,
-}
-
-fn resolve(host: &str, port: u16) -> anyhow::Result<SocketAddr> {
-    if let Some((addr, has_port)) =
-        wirespeed_net::address::parse_zoned(host).map_err(|e| anyhow::anyhow!("--peer {e}"))?
-    {
-        let port = if has_port { addr.port() } else { port };
-        return Ok(wirespeed_net::address::with_port(addr, port));
-    }
-    (host, port)
-        .to_socket_addrs()
-        .with_context(|| {
-            format!("--peer: cannot resolve '{host}': give an IP address or a known name")
-        })?
-        .next()
-        .with_context(|| format!("--peer: '{host}' has no address"))
 }
 
 /// A file of lab `lab`'s state directory, parsed. Inside a node, `ip netns exec` has remounted
@@ -286,7 +270,7 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
             None,
         ),
         Some(host) => {
-            let agent = resolve(host, args.port)?;
+            let agent = crate::host::resolve_one(host, args.port, "--peer")?;
             let auth = args.key.load()?;
             let mut peer_warnings = Vec::new();
             let lab = lab_node();

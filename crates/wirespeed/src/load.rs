@@ -5,7 +5,7 @@
 
 use crate::runs_file::{RunsFile, RunsPlan};
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -241,29 +241,7 @@ fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
             "--agent {text}: a zone names a link of this host, which the other agents cannot use to reach it; give the agents routable addresses"
         );
     }
-    if let Ok(ip) = text.parse::<IpAddr>() {
-        return Ok(SocketAddr::new(ip, DEFAULT_PORT));
-    }
-    if let Ok(addr) = text.parse::<SocketAddr>() {
-        return Ok(addr);
-    }
-    let (name, port) = match text.rsplit_once(':') {
-        Some((n, p)) if !n.contains(':') => (
-            n,
-            p.parse::<u16>()
-                .map_err(|_| anyhow::anyhow!("--agent {text}: {p:?} is not a port number"))?,
-        ),
-        _ => (text, DEFAULT_PORT),
-    };
-    (name, port)
-        .to_socket_addrs()
-        .ok()
-        .and_then(|mut a| a.next())
-        .with_context(|| {
-            format!(
-                "--agent {text}: cannot resolve {name:?} (give an address such as 127.0.0.1:5210)"
-            )
-        })
+    crate::host::resolve_one(text, DEFAULT_PORT, "--agent")
 }
 
 /// The agents of the run: the user's, or in-process ones on loopback (stopped on drop).

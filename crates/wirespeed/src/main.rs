@@ -16,6 +16,7 @@ mod envelope;
 mod exit_status;
 mod exporter;
 mod flags;
+mod host;
 mod install_aids;
 mod interrupt;
 mod iperf3_html;

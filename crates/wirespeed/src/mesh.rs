@@ -4,7 +4,7 @@
 //! (`wirespeed_net::mesh`, which follows the agents' traffic rules); the schedule, the
 //! prediction of its length and the outlier analysis are `wirespeed_model::mesh`.
 
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -263,42 +263,8 @@ fn default_format() -> RateFormat {
 
 /// `HOST`, `HOST:PORT`, `[V6]:PORT` or `V6`, with every address a name resolves to.
 fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<SocketAddr>> {
-    let text = text.trim();
-    if text.is_empty() {
-        bail!("an empty agent name: give HOST or HOST:PORT");
-    }
-    if let Some((addr, has_port)) =
-        wirespeed_net::address::parse_zoned(text).map_err(|e| anyhow::anyhow!("agent {e}"))?
-    {
-        let port = if has_port { addr.port() } else { default_port };
-        return Ok(vec![wirespeed_net::address::with_port(addr, port)]);
-    }
-    if let Ok(ip) = text.parse::<IpAddr>() {
-        return Ok(vec![SocketAddr::new(ip, default_port)]);
-    }
-    if let Ok(addr) = text.parse::<SocketAddr>() {
-        return Ok(vec![addr]);
-    }
-    let (name, port) = match text.rsplit_once(':') {
-        Some((n, p)) if !n.contains(':') => (
-            n,
-            p.parse::<u16>()
-                .map_err(|_| anyhow::anyhow!("agent {text}: {p:?} is not a port number"))?,
-        ),
-        _ => (text, default_port),
-    };
-    let mut out: Vec<SocketAddr> = Vec::new();
-    for a in (name, port).to_socket_addrs().with_context(|| {
-        format!("agent {text}: cannot resolve {name:?} (give an address such as 127.0.0.1:5210)")
-    })? {
-        if !out.contains(&a) {
-            out.push(a);
-        }
-    }
-    if out.is_empty() {
-        bail!("agent {text}: {name:?} resolves to no address");
-    }
-    Ok(out)
+    let host = crate::host::Host::parse(text, "agent")?;
+    host.addresses(host.port().unwrap_or(default_port), "agent")
 }
 
 /// The agents named by `--agents` and `--agents-file`, in order.

@@ -1,7 +1,7 @@
 //! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
 
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -187,28 +187,16 @@ pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
 
 /// The destination and, for a link-local one, its link (`fe80::1%eth0`).
 fn resolve(host: &str) -> anyhow::Result<(IpAddr, u32)> {
-    if let Some((addr, has_port)) =
-        wirespeed_net::address::parse_zoned(host).map_err(anyhow::Error::msg)?
-    {
-        if has_port {
-            bail!("{host}: probe takes a host, not a port; give the agent's port with -p");
-        }
-        let std::net::SocketAddr::V6(v6) = addr else {
-            unreachable!("a zone is IPv6's")
-        };
-        return Ok((addr.ip(), v6.scope_id()));
+    let parsed = crate::host::Host::parse(host, "probe")?;
+    if parsed.port().is_some() {
+        bail!("{host}: probe takes a host, not a port; give the agent's port with -p");
     }
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        wirespeed_net::address::require_zone(std::net::SocketAddr::new(ip, 0))
-            .map_err(anyhow::Error::msg)?;
-        return Ok((ip, 0));
-    }
-    let addr = (host, 0)
-        .to_socket_addrs()
-        .with_context(|| format!("cannot resolve '{host}': give an IP address or a known name"))?
-        .next()
-        .with_context(|| format!("'{host}' has no address"))?;
-    Ok((addr.ip(), 0))
+    let addr = parsed.addresses(0, "probe")?.remove(0);
+    let scope = match addr {
+        std::net::SocketAddr::V6(v6) => v6.scope_id(),
+        std::net::SocketAddr::V4(_) => 0,
+    };
+    Ok((addr.ip(), scope))
 }
 
 /// Which clock the fits used.

@@ -3,7 +3,7 @@
 //! runs ttcp on loopback before anything else).
 
 use std::io::{self, Write};
-use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
@@ -489,45 +489,20 @@ pub(crate) fn resolve_agent(
         }
         Ok(())
     };
-    let port_or_default = port.unwrap_or(DEFAULT_PORT);
-    // A link-local address with its zone: fe80::1%eth0, [fe80::1%eth0]:PORT.
-    if let Some((addr, has_port)) =
-        wirespeed_net::address::parse_zoned(host).map_err(anyhow::Error::msg)?
-    {
+    let parsed = crate::host::Host::parse(host, "agent")?;
+    if let crate::host::Host::Address(addr, _) = parsed {
         family(addr.ip())?;
-        let port = if has_port {
-            one_port(addr.port())?
-        } else {
-            port_or_default
-        };
-        return Ok(wirespeed_net::address::with_port(addr, port));
     }
-    let zoned = |addr: SocketAddr| -> anyhow::Result<SocketAddr> {
-        wirespeed_net::address::require_zone(addr).map_err(anyhow::Error::msg)?;
-        Ok(addr)
+    let port = match parsed.port() {
+        Some(written) => one_port(written)?,
+        None => port.unwrap_or(DEFAULT_PORT),
     };
-    if let Ok(ip) = host.parse::<IpAddr>() {
-        family(ip)?;
-        return zoned(SocketAddr::new(ip, port_or_default));
-    }
-    if let Ok(addr) = host.parse::<SocketAddr>() {
-        family(addr.ip())?;
-        let port = one_port(addr.port())?;
-        return zoned(wirespeed_net::address::with_port(addr, port));
-    }
-    let (name, port) = match host.rsplit_once(':') {
-        Some((n, p)) if !n.contains(':') && p.parse::<u16>().is_ok() => {
-            (n, one_port(p.parse().expect("checked"))?)
-        }
-        _ => (host, port_or_default),
+    let name = match parsed {
+        crate::host::Host::Name(name, _) => name,
+        crate::host::Host::Address(..) => host,
     };
-    let addrs: Vec<SocketAddr> = (name, port)
-        .to_socket_addrs()
-        .with_context(|| {
-            format!("cannot resolve '{name}' (give an address or a name, e.g. 127.0.0.1 or ::1)")
-        })?
-        .collect();
-    addrs
+    parsed
+        .addresses(port, "agent")?
         .into_iter()
         .find(|a| (!ipv4 || a.is_ipv4()) && (!ipv6 || a.is_ipv6()))
         .ok_or_else(|| {

@@ -232,6 +232,15 @@ fn bad_diagnose_input_is_one_line() {
         &wirespeed(&["diagnose", "--interval", "0s"]),
         "out of range",
     );
+    // A link-local peer without its zone: the fix, not the kernel's "Invalid argument".
+    assert_one_line_error(
+        &wirespeed(&["diagnose", "lo", "--peer", "fe80::1"]),
+        "--peer fe80::1 is link-local: name its interface, e.g. fe80::1%eth0",
+    );
+    assert_one_line_error(
+        &wirespeed(&["load", "-a", "127.0.0.1:x"]),
+        "--agent 127.0.0.1:x: \"x\" is not a port number",
+    );
 }
 
 /// Two network namespaces joined by a veth pair: ws-a (198.18.0.1) in the first, ws-b
