@@ -21,24 +21,31 @@ trap cleanup EXIT
 
 step() { printf '%-58s' "$1"; }
 ok() { echo "ok${1:+ ($1)}"; }
+# Every check either prints ok or stops the script: a step that fails must not pass silently.
+fail() { echo "FAILED${1:+: $1}"; exit 1; }
 
 echo "package: $(basename "$deb"), $(du -h "$deb" | cut -f1)"
 step "control fields (dpkg-deb --info)"
-dpkg-deb --info "$deb" | grep -q '^ Package: wirespeed' && ok
+# Captured first: `dpkg-deb | grep -q` under pipefail fails when grep stops reading early.
+info=$(dpkg-deb --info "$deb")
+grep -q '^ Package: wirespeed' <<<"$info" && grep -q '^ Architecture: ' <<<"$info" && ok || fail "$info"
 step "dpkg -i"
-dpkg -i "$deb" >/dev/null && ok
+dpkg -i "$deb" >/dev/null && ok || fail
 step "installed binary runs"
 ok "$(/usr/bin/wirespeed --version)"
 step "a manual page per command, found by man"
 pages=$(ls /usr/share/man/man1/wirespeed*.1.gz | wc -l)
-man -w wirespeed-serve >/dev/null && man -w wirespeed-sim-csma >/dev/null && ok "$pages pages"
+man -w wirespeed-serve >/dev/null && man -w wirespeed-sim-csma >/dev/null && ok "$pages pages" || fail
 step "bash completion loads"
-bash --norc -c 'source /usr/share/bash-completion/completions/wirespeed && complete -p wirespeed' >/dev/null && ok
+bash --norc -c 'source /usr/share/bash-completion/completions/wirespeed && complete -p wirespeed' >/dev/null && ok || fail
 step "key created, root only, 64 hex digits"
-[ "$(stat -c %a /etc/wirespeed/auth.key)" = 600 ] && grep -Eq '^[0-9a-f]{64}$' /etc/wirespeed/auth.key && ok
+[ "$(stat -c %a /etc/wirespeed/auth.key)" = 600 ] && grep -Eq '^[0-9a-f]{64}$' /etc/wirespeed/auth.key && ok || fail
 step "unit verifies (systemd-analyze verify)"
 if command -v systemd-analyze >/dev/null; then
-    systemd-analyze verify /lib/systemd/system/wirespeed.service && ok
+    # verify also loads other packages' units and warns about them: only ours are shown.
+    verify=$(systemd-analyze verify /lib/systemd/system/wirespeed.service 2>&1) || fail "$verify"
+    ours=$(grep -i wirespeed <<<"$verify" || true)
+    ok "${ours:-no warning about wirespeed.service}"
 else
     echo "skipped (no systemd-analyze)"
 fi
@@ -68,11 +75,11 @@ exec_start=${exec_start//\$\{CREDENTIALS_DIRECTORY\}/$CREDENTIALS_DIRECTORY}
 exec_start=${exec_start//\$WIRESPEED_SERVE_ARGS/-B 127.0.0.1 -p $port --one-off}
 $exec_start >/dev/null 2>&1 &
 agent=$!
-sleep 0.5
+for _ in $(seq 100); do ss -ltn | grep -q ":$port " && break; sleep 0.1; done
 refusal=$(/usr/bin/wirespeed tcp 127.0.0.1 -p "$port" -t 1 2>&1 >/dev/null) && { echo "FAILED: a client without the key was served"; exit 1; }
 rate=$(/usr/bin/wirespeed tcp 127.0.0.1 -p "$port" -t 1 --auth-key-file /etc/wirespeed/auth.key --json \
     | sed -n 's/.*"bits_per_second": \([0-9.e+]*\).*/\1/p' | head -n 1)
-[ -n "$rate" ] && ok "received $rate bit/s"
+[ -n "$rate" ] && ok "received $rate bit/s" || fail "no rate from the keyed client"
 echo "  without the key: $refusal"
 wait "$agent" 2>/dev/null || true
 agent=
