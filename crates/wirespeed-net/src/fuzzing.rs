@@ -38,6 +38,7 @@ pub fn load_datagram(data: &[u8]) {
         count_sink: true,
         seed: 1,
         raw: None,
+        tos: None,
     };
     let mut book = SinkBook::new(&test, mode & 1 != 0);
     let sender: SocketAddr = ([127, 0, 0, 1], 4000).into();

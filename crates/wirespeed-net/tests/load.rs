@@ -37,6 +37,7 @@ fn config(agents: Vec<SocketAddr>, sink: Sink) -> LoadConfig {
         idle_timeout: Duration::from_secs(2),
         clock_probes: 4,
         raw: None,
+        tos: None,
     }
 }
 

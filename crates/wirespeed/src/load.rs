@@ -93,15 +93,22 @@ pub(crate) struct LoadArgs {
           value_parser = parse_raw)]
     raw: Option<RawEthernet>,
 
+    /// IP TOS byte (IPv6: traffic class) of every datagram the agents send, as a number or a
+    /// DSCP name (ef, af41, cs1; iperf3's -S): each agent reads its socket's value back and a
+    /// warning names any agent whose packets were not marked (one older than -S).
+    #[arg(long = "tos", short = 'S', value_name = "TOS", conflicts_with = "raw",
+          value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
     /// Append each finished test to this file (JSON lines); it must not exist.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
     results: Option<PathBuf>,
 
     /// Continue the series of a results file: its plan (hosts, lengths, schedule, rate, sink,
-    /// seed), the tests it lacks.
+    /// seed, raw, TOS), the tests it lacks.
     #[arg(long, value_name = "FILE", conflicts_with_all = [
         "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
-        "raw",
+        "raw", "tos",
     ])]
     resume: Option<PathBuf>,
 
@@ -179,6 +186,9 @@ pub(crate) struct LoadPlan {
     /// Raw Ethernet frames instead of UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) raw: Option<RawEthernet>,
+    /// The IP TOS byte of every datagram (`-S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tos: Option<u8>,
 }
 
 /// One agent in one test, as the results file keeps it.
@@ -242,6 +252,35 @@ fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
         );
     }
     crate::host::resolve_one(text, DEFAULT_PORT, "--agent")
+}
+
+/// Agents whose datagrams did not carry the TOS byte asked for: the report of each agent holds
+/// the value its socket read back, and an agent that predates `-S` reports none.
+fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<String> {
+    let Some(tos) = tos else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for h in done.iter().flat_map(|t| &t.agents) {
+        let Some(r) = &h.report else { continue };
+        if r.tos == Some(tos) {
+            continue;
+        }
+        let line = match r.tos {
+            Some(other) => format!(
+                "agent {} sent with TOS {other:#04x}, not the {tos:#04x} asked (-S): its kernel set another value",
+                h.agent
+            ),
+            None => format!(
+                "agent {} did not mark its datagrams with TOS {tos:#04x} (-S): it reports no TOS, as an agent older than -S does; upgrade it",
+                h.agent
+            ),
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
 }
 
 /// The agents of the run: the user's, or in-process ones on loopback (stopped on drop).
@@ -324,6 +363,7 @@ impl LoadArgs {
             },
             seed: self.seed,
             raw: self.raw.clone(),
+            tos: self.tos,
         })
     }
 }
@@ -440,6 +480,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             idle_timeout: args.timeout,
             clock_probes: 8,
             raw: plan.raw.clone(),
+            tos: plan.tos,
         };
         let Some(outcome) = run_test(cfg, &crate::interrupt::requested)? else {
             interrupted = true;
@@ -481,6 +522,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     let mut doc = Document::new("load", plan, result);
     doc.warnings = doc.result.warnings(!agents.local.is_empty());
     doc.warnings.extend(repair);
+    doc.warnings.extend(unmarked(doc.parameters.tos, &done));
     doc.verdicts = doc.result.verdicts();
     if !interrupted {
         return output::print(&args.output, &doc).context("writing the result");
@@ -589,6 +631,41 @@ mod tests {
     }
 
     #[test]
+    fn agents_that_did_not_mark_are_named_once() {
+        let report = |tos: Option<u8>| LoadReport {
+            counters: Default::default(),
+            delay_source: wirespeed_model::load::DelaySource::AroundSendCall,
+            clock: "CLOCK_MONOTONIC".into(),
+            start_lateness_s: 0.0,
+            sink: None,
+            timestamping: None,
+            interface: None,
+            tos,
+        };
+        let host = |agent: &str, tos: Option<u8>| HostRecord {
+            agent: agent.into(),
+            clock: None,
+            report: Some(report(tos)),
+            error: None,
+        };
+        let test = TestRecord {
+            hosts: 3,
+            lengths: "64".into(),
+            complete: true,
+            agents: vec![host("a", Some(0xb8)), host("b", None), host("c", Some(0))],
+        };
+        let done = vec![test.clone(), test];
+        assert!(unmarked(None, &done).is_empty());
+        let w = unmarked(Some(0xb8), &done);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("agent b") && w[0].contains("older than -S"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("agent c") && w[1].contains("0x00"), "{w:?}");
+    }
+
+    #[test]
     fn sinks_agents_and_mixes_parse() {
         assert_eq!(parse_sink("2"), Ok(SinkArg::Host(2)));
         assert!(parse_sink("0").is_err() && parse_sink("here").is_err());
@@ -611,6 +688,7 @@ mod tests {
         );
         assert!(parse(&["--raw", "a/b"]).is_err());
         assert!(parse(&["--resume", "f", "--raw"]).is_err());
+        assert!(parse(&["--resume", "f", "-S", "ef"]).is_err());
         assert_eq!(parse(&[]).unwrap().raw, None);
         assert_eq!(
             agent_address("127.0.0.1").unwrap(),

@@ -503,6 +503,7 @@ mod tests {
             sink_host: Some(1),
             seed: 1,
             raw: None,
+            tos: None,
         }
     }
 
@@ -528,6 +529,7 @@ mod tests {
                 }),
                 timestamping: None,
                 interface: None,
+                tos: None,
             }),
             error: None,
         }

@@ -163,6 +163,7 @@ fn test(tag: u64, schedule: Schedule, count_sink: bool) -> LoadTest {
         count_sink,
         seed: 1,
         raw: None,
+        tos: None,
     }
 }
 

@@ -29,6 +29,10 @@ pub struct LoadTest {
     /// Raw Ethernet frames to the sender's own address instead of UDP (`load::raw`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub raw: Option<RawEthernet>,
+    /// The IP TOS byte (IPv6: traffic class) of every datagram (`load -S`); an agent that
+    /// predates it ignores the field and its report carries no `tos`, which the controller sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
 }
 
 /// A raw Ethernet test: which interface each agent sends on.
@@ -71,6 +75,9 @@ pub struct LoadReport {
     /// The interface a raw test sent on.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub interface: Option<String>,
+    /// The TOS byte the sending socket carried, read back from the kernel when one was asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
 }
 
 /// The load test's control messages, inside [`Message::Load`](crate::control::Message::Load).

@@ -32,6 +32,11 @@ fn check(test: &LoadTest, cfg: &AgentConfig) -> Option<String> {
     if let Err(e) = test.deck.validate() {
         return Some(e.to_string());
     }
+    if test.tos.is_some() && test.raw.is_some() {
+        return Some(
+            "a TOS byte marks IP packets, and a raw Ethernet test sends frames with no IP header: drop -S or --raw".into(),
+        );
+    }
     if test.hosts == 0 || test.hosts > MAX_HOSTS || test.host >= test.hosts {
         return Some(format!(
             "host {} of a {}-host test: a load test has 1 to {MAX_HOSTS} hosts, each numbered below the count",

@@ -50,6 +50,8 @@ pub struct LoadConfig {
     pub clock_probes: usize,
     /// Raw Ethernet frames to each agent's own address instead of UDP (root on the agents).
     pub raw: Option<RawEthernet>,
+    /// The IP TOS byte of every datagram (`-S`); `None` leaves the system's default.
+    pub tos: Option<u8>,
 }
 
 /// Why a load test cannot run at all.
@@ -196,6 +198,7 @@ fn prepare(addr: SocketAddr, host: usize, cfg: &LoadConfig, tag: u64) -> Result<
         count_sink: cfg.sink == Sink::Host(host),
         seed: cfg.seed.wrapping_add(host as u64),
         raw: cfg.raw.clone(),
+        tos: cfg.tos,
     };
     ctl.send(&Message::Load(LoadMessage::Announce { test }))
         .map_err(SessionError::Io)?;

@@ -85,6 +85,9 @@ pub fn transmit(
 ) -> io::Result<LoadReport> {
     // A v4-mapped peer is reached over IPv4 (its headers are IPv4's).
     let ipv6 = sock.peer_addr()?.ip().to_canonical().is_ipv6();
+    if let Some(tos) = test.tos {
+        crate::sock::set_tos(sock, tos)?;
+    }
     let fd = sock.as_fd();
     let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
     let mut dealer = Dealer::new(&test.deck, test.seed);
@@ -198,6 +201,8 @@ pub fn transmit(
         sink: None,
         timestamping: None,
         interface: None,
+        // Read back, not echoed: the kernel's value is what the packets carried.
+        tos: test.tos.and_then(|_| crate::sock::tos(sock)),
     })
 }
 
@@ -284,6 +289,7 @@ mod tests {
             count_sink: true,
             seed: 1,
             raw: None,
+            tos: None,
         };
         let stop = AtomicBool::new(false);
         // The sender's nonce first: the sink counts host 2 only from where it came.

@@ -436,6 +436,7 @@ pub fn transmit(
         sink: None,
         timestamping: Some(stamps.note),
         interface: Some(sender.interface.clone()),
+        tos: None,
     })
 }
 
@@ -544,6 +545,7 @@ mod tests {
             count_sink: false,
             seed: 3,
             raw: None,
+            tos: None,
         };
         let stop = AtomicBool::new(false);
         let r = transmit(&sender, &test, monotonic_ns(), &stop).unwrap();

@@ -142,6 +142,7 @@ mod tests {
             count_sink: true,
             seed: 1,
             raw: None,
+            tos: None,
         }
     }
 
