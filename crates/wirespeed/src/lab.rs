@@ -460,7 +460,7 @@ impl Render for StatusResult {
                 )?;
                 writeln!(
                     out,
-                    "super-packets = reads of several frames (TSO/USO), each frame charged to the wire; \"cut\" = cut into frames because one was dropped; held back = how late a super-packet's first frame arrived, at most one super-packet's serialization time (\"off\": one frame per read)"
+                    "super-packets = reads of several frames (TSO/USO), each frame charged to the wire; \"cut\" = cut into frames because one was dropped; held back = how late a super-packet's first frame arrived (at most 64 us and one super-packet's serialization time) (\"off\": one frame per read)"
                 )?;
                 let mut hosts = Table::new([
                     "host port",

@@ -309,6 +309,78 @@ pub fn segment(plan: &Plan, frame: &[u8], i: usize, out: &mut [u8]) -> usize {
     len
 }
 
+/// Writes segments `first..first + count` of the super-packet `frame` (cut by `plan`) into
+/// `out` as one smaller super-packet, and returns its length and the vnet header to write it
+/// with; a single segment is a plain frame ([`segment`], complete checksums, no GSO). The
+/// smaller super-packet has the headers a stack with TSO would have given it: IPv4 total
+/// length of the whole and the IP id of its first segment, IPv6 payload length, the sequence
+/// number of its first segment, FIN and PSH only if it holds the last segment, CWR only if it
+/// holds the first, and in the transport checksum field the pseudo-header sum (the receiving
+/// stack takes it as `CHECKSUM_PARTIAL`, as from a NIC; a router segmenting it again adjusts
+/// that sum, as `tcp_gso_segment` does). `out` must hold `plan.header + count * plan.mss`.
+pub fn cut_run(
+    plan: &Plan,
+    frame: &[u8],
+    first: usize,
+    count: usize,
+    gso_type: u8,
+    out: &mut [u8],
+) -> (usize, VnetHdr) {
+    if count <= 1 {
+        return (segment(plan, frame, first, out), VnetHdr::default());
+    }
+    let n = plan.segments();
+    let start = plan.header + first * plan.mss;
+    let end = (plan.header + (first + count) * plan.mss).min(frame.len());
+    let len = plan.header + (end - start);
+    out[..plan.header].copy_from_slice(&frame[..plan.header]);
+    out[plan.header..len].copy_from_slice(&frame[start..end]);
+    let set16 =
+        |out: &mut [u8], at: usize, v: u16| out[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    let l4_len = len - plan.l4;
+    if plan.ipv6 {
+        set16(out, plan.l3 + 4, l4_len as u16);
+    } else {
+        set16(out, plan.l3 + 2, (len - plan.l3) as u16);
+        let id = u16::from_be_bytes([frame[plan.l3 + 4], frame[plan.l3 + 5]]);
+        set16(out, plan.l3 + 4, id.wrapping_add(first as u16));
+        set16(out, plan.l3 + 10, 0);
+        let c = fold(sum_words(0, &out[plan.l3..plan.l4]));
+        set16(out, plan.l3 + 10, c);
+    }
+    let field = if plan.tcp {
+        let seq = u32::from_be_bytes(frame[plan.l4 + 4..plan.l4 + 8].try_into().expect("4 bytes"));
+        let seq = seq.wrapping_add((first * plan.mss) as u32);
+        out[plan.l4 + 4..plan.l4 + 8].copy_from_slice(&seq.to_be_bytes());
+        if first + count < n {
+            out[plan.l4 + 13] &= !0x09;
+        }
+        if first != 0 {
+            out[plan.l4 + 13] &= !0x80;
+        }
+        plan.l4 + 16
+    } else {
+        set16(out, plan.l4 + 4, l4_len as u16);
+        plan.l4 + 6
+    };
+    let pseudo = if plan.ipv6 {
+        sum_words(0, &out[plan.l3 + 8..plan.l3 + 40])
+    } else {
+        sum_words(0, &out[plan.l3 + 12..plan.l3 + 20])
+    } + if plan.tcp { 6 } else { 17 }
+        + l4_len as u64;
+    set16(out, field, !fold(pseudo));
+    let hdr = VnetHdr {
+        flags: F_NEEDS_CSUM,
+        gso_type,
+        hdr_len: plan.header as u16,
+        gso_size: plan.mss as u16,
+        csum_start: plan.l4 as u16,
+        csum_offset: (field - plan.l4) as u16,
+    };
+    (len, hdr)
+}
+
 /// Completes the partial checksum of a frame that is not a super-packet but carries
 /// `F_NEEDS_CSUM` (checksum offload): the sum from `csum_start` to the end, added to the
 /// pseudo-header sum the field already holds, is written at `csum_start + csum_offset`. For a
@@ -567,6 +639,52 @@ mod tests {
             ..hdr
         };
         assert!(!complete_checksum(&far, &mut frame));
+    }
+
+    #[test]
+    fn a_run_of_segments_is_the_super_packet_a_stack_would_have_sent_for_them() {
+        // Segments 2..5 of seven: cut again by the kernel (here: by `segment` after completing
+        // nothing, since the pseudo sum is recomputed per segment) they are segments 2..5 of
+        // the original.
+        let frame = super_packet(false, true, 10_000, 0x80 | 0x10 | 0x08 | 0x01);
+        let hdr = VnetHdr {
+            flags: F_NEEDS_CSUM,
+            gso_type: GSO_TCPV4 | GSO_ECN,
+            gso_size: 1448,
+            ..VnetHdr::default()
+        };
+        let plan = Plan::new(&hdr, &frame).unwrap();
+        let whole = cut(&hdr, &frame);
+        for (first, count) in [(2, 3), (0, 2), (5, 2), (0, 7)] {
+            let mut out = vec![0u8; plan.header + count * plan.mss];
+            let (len, sub) = cut_run(&plan, &frame, first, count, hdr.gso_type, &mut out);
+            out.truncate(len);
+            assert_eq!(
+                (sub.flags, sub.gso_size, sub.csum_start, sub.csum_offset),
+                (F_NEEDS_CSUM, 1448, 34, 16)
+            );
+            // The partial checksum field holds the pseudo-header sum for its own length.
+            let mut done = out.clone();
+            assert!(complete_checksum(&sub, &mut done));
+            if count * 1448 >= 10_000 - first * 1448 || first + count == 7 {
+                assert_eq!(done[47] & 0x09, 0x09);
+            } else {
+                assert_eq!(done[47] & 0x09, 0);
+            }
+            assert!(transport_ok(&done, false, true), "{first}+{count}");
+            assert_eq!(fold(sum_words(0, &out[14..34])), 0);
+            assert_eq!(u16::from_be_bytes([out[16], out[17]]) as usize, len - 14);
+            let again = cut(&sub, &out);
+            assert_eq!(again.len(), count);
+            for (k, s) in again.iter().enumerate() {
+                assert_eq!(s, &whole[first + k], "{first}+{count}: segment {k}");
+            }
+        }
+        // One segment is a plain frame.
+        let mut out = vec![0u8; plan.header + plan.mss];
+        let (len, sub) = cut_run(&plan, &frame, 4, 1, hdr.gso_type, &mut out);
+        assert_eq!(sub, VnetHdr::default());
+        assert_eq!(out[..len], whole[4][..]);
     }
 
     #[test]
