@@ -177,6 +177,19 @@ fn tcp_across_a_gigabit_lab_comes_near_the_ceiling_and_near_iperf3() {
     // costs both alike).
     assert!(iperf >= ceiling * 0.6, "iperf3 {iperf} far below {ceiling}");
     assert!(ours >= iperf * 0.7, "tcp {ours} far below iperf3 {iperf}");
+    // A plain full-duplex link carries super-packets where the kernel grants the offloads:
+    // each frame is charged (the frames they carried are among those offered) and no frame is
+    // held back more than the 64 us bound.
+    let cost = &port["cost"];
+    if cost["offloads"] == true {
+        let (supers, frames) = (
+            cost["super_packets"].as_u64().unwrap(),
+            cost["super_packet_frames"].as_u64().unwrap(),
+        );
+        assert!(supers > 0 && frames >= 2 * supers, "{cost}");
+        assert!(frames <= port["counters"]["frames_in"].as_u64().unwrap());
+        assert!(cost["held_back_max_us"].as_f64().unwrap() <= 64.0, "{cost}");
+    }
     // The percentiles are ordered and the p99 below any max that is an outlier.
     let l = &port["lateness"];
     assert!(l["p50_us"].as_f64() <= l["p99_us"].as_f64());
