@@ -6,9 +6,13 @@
 # at 100 Mbit/s line rate (148,809 frames/s) by iperf3 -u.
 # Needs root and iperf3. Builds its own labs (198.18.0.0/24, names ws-rates-*) and removes them.
 # Usage: bench/lab-rates.sh [SECONDS] [RATES...]   (default 10 s, 1G 10G)
+# WIRESPEED_LAB_OFFLOAD=0 runs it without super-packets (one TAP read and write per frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p wirespeed-lab --example lab_rates
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us)"
+cargo build --release -q -p wirespeed --bin wirespeed
+# wirespeed tcp runs across the same labs after iperf3 (both cubic, both -O 2).
+export WIRESPEED="${WIRESPEED:-$CARGO_TARGET_DIR/release/wirespeed}"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us), load $(cut -d' ' -f1-3 /proc/loadavg), offloads ${WIRESPEED_LAB_OFFLOAD:-1}"
 "$CARGO_TARGET_DIR/release/examples/lab_rates" "$@"

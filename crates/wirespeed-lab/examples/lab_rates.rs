@@ -9,6 +9,9 @@
 //! Markdown.
 //!
 //! `lab_rates [SECONDS] [RATES...]`: seconds per TCP run (default 10), rates (default 1G 10G).
+//! With `WIRESPEED=path/to/wirespeed`, `wirespeed tcp` runs across the same lab after iperf3,
+//! with the same congestion control (cubic), duration and omitted slow start.
+//! `WIRESPEED_LAB_OFFLOAD=0` builds the labs without super-packets (one frame per read).
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -57,6 +60,34 @@ fn iperf3(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
     serde_json::from_slice(&out?.stdout).ok()
 }
 
+/// Runs `wirespeed tcp` (agent `wirespeed serve -1` in h2, client in h1 with `args`) with the
+/// binary named by `$WIRESPEED`; returns the client's JSON result, or `None` without it.
+fn wirespeed_tcp(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
+    let bin = std::env::var("WIRESPEED").ok()?;
+    let port = "5299";
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", lab.namespace("h2")?, &bin, "serve", "-1"])
+        .args(["-B", "198.18.0.2", "-p", port])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    std::thread::sleep(Duration::from_millis(400));
+    let out = Command::new("ip")
+        .args(["netns", "exec", lab.namespace("h1")?, &bin, "tcp"])
+        .args(["198.18.0.2", "-p", port, "--json"])
+        .args(args)
+        .output()
+        .ok();
+    std::thread::sleep(Duration::from_millis(300));
+    if server.try_wait().ok().flatten().is_none() {
+        sys::terminate(server.id());
+        let _ = server.wait();
+    }
+    let doc: serde_json::Value = serde_json::from_slice(&out?.stdout).ok()?;
+    Some(doc["result"].clone())
+}
+
 fn forward(ports: &[PortStatus]) -> &PortStatus {
     ports
         .iter()
@@ -76,7 +107,7 @@ fn main() {
         rates = vec!["1G".into(), "10G".into()];
     }
     println!(
-        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|"
+        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for rate in &rates {
         let bits = rate
@@ -87,8 +118,12 @@ fn main() {
         let emulator = lab.start();
         let ceiling = bits * 1448.0 / 1538.0;
         let before = emulator.status();
-        let doc = iperf3(&lab, &["-t", &(seconds + 2).to_string(), "-O", "2"]);
+        let time = (seconds + 2).to_string();
+        // Like with like: the same congestion control, duration and omitted slow start.
+        let doc = iperf3(&lab, &["-t", &time, "-O", "2", "-C", "cubic"]);
         let after = emulator.status();
+        let ours = wirespeed_tcp(&lab, &["-t", &time, "-O", "2", "-C", "cubic"])
+            .and_then(|d| d["end"]["sum_received"]["bits_per_second"].as_f64());
         let got = doc
             .as_ref()
             .and_then(|d| d["end"]["sum_received"]["bits_per_second"].as_f64())
@@ -105,8 +140,12 @@ fn main() {
         let cpu: f64 = after.iter().map(|p| p.cost.cpu_seconds).sum::<f64>()
             - before.iter().map(|p| p.cost.cpu_seconds).sum::<f64>();
         let frames: u64 = after.iter().map(|p| p.counters.frames_in).sum();
+        let ours = ours.map_or("- | -".to_string(), |b| {
+            format!("{:.1} Mbit/s | {:.2}%", b / 1e6, b / ceiling * 100.0)
+        });
+        let k = &f.cost;
         println!(
-            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {:.2} us | {:.2} |",
+            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {ours} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {} | {:.1} | {:.2} us | {:.2} |",
             ceiling / 1e6,
             got / 1e6,
             got / ceiling * 100.0,
@@ -116,6 +155,18 @@ fn main() {
             f.counters.drops_queue,
             f.device.sender_tx_dropped,
             back.device.sender_tx_dropped,
+            if k.offloads {
+                format!(
+                    "{} ({}) / {}, {}",
+                    k.super_packets,
+                    k.super_packet_frames,
+                    f.counters.frames_in,
+                    k.segmented_in_software
+                )
+            } else {
+                format!("off / {}", f.counters.frames_in)
+            },
+            k.held_back_max_us,
             cpu * 1e9 / frames.max(1) as f64 / 1e3,
             cpu / (seconds + 2) as f64,
         );

@@ -41,6 +41,7 @@ use crate::LabError;
 use crate::addressing::{Plan, plan};
 use crate::device::{DeviceCounters, Watched};
 use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now, thread_cpu_ns};
+use crate::emulator::gso;
 use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::{Direction, DirectionCounters, Event, Verdict};
 use crate::emulator::router::RouterEgress;
@@ -95,8 +96,14 @@ impl Lab {
             lab.namespaces.push(ns);
         }
         let mut moves = String::new();
+        let offload = offloads_wanted();
         for (port, interface) in lab.plan.interfaces.iter().enumerate() {
-            let tap = Tap::create(&format!("{}{tap_id}-{port}", sys::PREFIX))?;
+            let tap_name = format!("{}{tap_id}-{port}", sys::PREFIX);
+            let tap = if offload && offloads_allowed(&lab.topology, interface.link) {
+                Tap::create_offloaded(&tap_name)?
+            } else {
+                Tap::create(&tap_name)?
+            };
             moves.push_str(&format!(
                 "link set {} netns {}\n",
                 tap.name, lab.namespaces[interface.node]
@@ -245,8 +252,16 @@ impl Lab {
                 } else {
                     (cpus[1].clone(), cpus[0].clone())
                 };
+                // Both ends of a link are opened alike; super-packets only where both carry
+                // the vnet header (the far end must accept what the near end hands over).
+                let vnet = self.taps[src_port].offloads.vnet_hdr
+                    && self.taps[dst_port].offloads.vnet_hdr
+                    && link.aqm.is_none();
+                port.offloaded
+                    .store(vnet && self.taps[src_port].offloads.tso, Ordering::Relaxed);
                 let ingress = Ingress {
                     fd: self.taps[src_port].raw_fd(),
+                    vnet,
                     frame_buffer: link.frame_buffer(),
                     max_in_flight: link.in_flight_frames(&config),
                     direction,
@@ -488,6 +503,28 @@ impl Drop for Lab {
     }
 }
 
+/// False if `WIRESPEED_LAB_OFFLOAD=0` asks for frame-per-read TAP devices everywhere (to
+/// compare with the emulator before super-packets).
+fn offloads_wanted() -> bool {
+    std::env::var("WIRESPEED_LAB_OFFLOAD").map_or(true, |v| v != "0")
+}
+
+/// True if link `link` may carry super-packets: a private full-duplex link without active
+/// queue management (whose per-frame decisions are made at dequeue) whose ends are neither
+/// hosts with a processing model (charged per frame on both sides of the emulator) nor routers
+/// with a per-packet cost. Queue limits, loss and hidden hops stay exact with super-packets
+/// (each segment is offered as a frame, and a super-packet with a dropped segment is cut).
+pub fn offloads_allowed(topology: &Topology, link: usize) -> bool {
+    let Some(link) = topology.links.get(link) else {
+        return false;
+    };
+    let plain = |node: usize| match &topology.nodes[node].kind {
+        NodeKind::Host(h) => !h.has_costs(),
+        NodeKind::Router(r) => r.forward.is_zero() && r.answer.is_zero(),
+    };
+    !link.is_shared() && link.aqm.is_none() && plain(link.a) && plain(link.b)
+}
+
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(name)
@@ -499,6 +536,8 @@ struct Scheduled {
     at: Nanos,
     buffer: Vec<u8>,
     len: usize,
+    /// Frames this write stands for (a super-packet's segments; 1 for a frame).
+    frames: u64,
 }
 
 #[derive(Default)]
@@ -511,6 +550,18 @@ struct PortShared {
     write_errors: AtomicU64,
     /// CPU time of the ingress and egress threads, nanoseconds (published every ~10 ms).
     cpu_ns: [AtomicU64; 2],
+    /// True if the port's TAP devices carry super-packets (vnet header and TSO).
+    offloaded: AtomicBool,
+    /// Reads that were super-packets of two or more segments.
+    super_packets: AtomicU64,
+    /// The segments (frames) those super-packets stood for.
+    super_packet_frames: AtomicU64,
+    /// Super-packets cut into frames in software because one of their segments was dropped.
+    segmented: AtomicU64,
+    /// The longest time a delivered super-packet held its first segment back: from the
+    /// instant the first segment's last bit reached the far end to the release of the whole
+    /// (the timing error super-packets add), nanoseconds.
+    held_back_max_ns: AtomicU64,
 }
 
 /// How often a thread publishes its CPU time.
@@ -524,8 +575,69 @@ fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) {
     }
 }
 
+/// The most a super-packet may hold its first frame back after that frame's last bit reached
+/// the far end, nanoseconds: a super-packet whose segments would span more is written as runs
+/// of segments that each fit (single frames where one frame takes longer: at 10 Mbit/s every
+/// frame leaves at its own instant; at 1 Gbit/s runs of 6 full segments; at 10 Gbit/s a whole
+/// 64 KB super-packet, 44 segments in 53 us). So the timing error super-packets add is at most
+/// this, and at most one super-packet's serialization time, never early.
+pub const HOLD_BACK_MAX_NS: i64 = 64_000;
+
+/// Bytes of the buffer a super-packet is read into: the vnet header, 64 KB of IP packet (the
+/// kernel's default `gso_max_size`), an Ethernet header with a VLAN tag, and one byte more to
+/// tell a truncated read.
+const SUPER_READ_BUFFER: usize = gso::VNET_HDR_LEN + 65_536 + 18 + 1;
+
+/// Free buffers in size classes (the smallest holds one frame with its vnet header, each next
+/// twice the previous, the last [`SUPER_READ_BUFFER`]), so that a frame or a small super-packet
+/// in flight holds at most twice its bytes, and the data path allocates nothing once warm.
+struct BufferPools {
+    sizes: Vec<usize>,
+    free: Vec<Vec<Vec<u8>>>,
+}
+
+impl BufferPools {
+    fn new(small: usize, largest: usize) -> BufferPools {
+        let mut sizes = Vec::new();
+        let mut size = small;
+        while size < largest {
+            sizes.push(size);
+            size *= 2;
+        }
+        sizes.push(largest);
+        BufferPools {
+            free: vec![Vec::new(); sizes.len()],
+            sizes,
+        }
+    }
+
+    fn class_of(&self, len: usize) -> usize {
+        self.sizes
+            .iter()
+            .position(|&s| s >= len)
+            .unwrap_or(self.sizes.len() - 1)
+    }
+
+    fn largest(&self) -> usize {
+        self.sizes.len() - 1
+    }
+
+    fn take(&mut self, len: usize) -> Vec<u8> {
+        let c = self.class_of(len);
+        self.free[c].pop().unwrap_or_else(|| vec![0; self.sizes[c]])
+    }
+
+    fn put(&mut self, buffer: Vec<u8>) {
+        if let Some(c) = self.sizes.iter().position(|&s| s == buffer.len()) {
+            self.free[c].push(buffer);
+        }
+    }
+}
+
 struct Ingress {
     fd: libc::c_int,
+    /// Its TAP devices carry the vnet header: reads may be super-packets.
+    vnet: bool,
     /// Bytes of each frame buffer (the link's largest frame, plus one).
     frame_buffer: usize,
     /// The most frames this direction may hold at once ([`crate::topology::Link::in_flight_frames`]).
@@ -541,7 +653,9 @@ struct Ingress {
 
 impl Ingress {
     fn run(self) {
-        if self.direction.has_aqm() {
+        if self.vnet {
+            self.run_offloaded();
+        } else if self.direction.has_aqm() {
             self.run_aqm();
         } else {
             self.run_drop_tail();
@@ -641,7 +755,16 @@ impl Ingress {
                 Event::Deliver { tag, at } => {
                     let (buffer, len) = held.remove(&tag).expect("a held frame");
                     self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-                    if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
+                    if self
+                        .to_egress
+                        .send(Scheduled {
+                            at,
+                            buffer,
+                            len,
+                            frames: 1,
+                        })
+                        .is_err()
+                    {
                         return false;
                     }
                 }
@@ -654,6 +777,188 @@ impl Ingress {
         }
         *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
         true
+    }
+
+    /// A drop-tail direction between TAP devices with the vnet header: a read is one frame or
+    /// one super-packet (up to 64 KB of TCP or UDP payload that the sender's stack did not
+    /// cut, [`gso`]). A super-packet's segments are offered to the direction one by one at
+    /// the instant it was read ([`Direction::offer_segments`]: per segment the wire is charged
+    /// header, FCS, preamble and gap, the queue counts a frame, loss draws once), exactly as
+    /// the same frames from a device without offloads would be. If every segment is
+    /// delivered, the super-packet is written whole into the far TAP when its last segment's
+    /// last bit arrives, and the far stack takes it as a NIC's GRO would hand it over: its
+    /// first segments arrive late by at most the serialization time of the segments after
+    /// them, less than one super-packet's (`held_back_max_ns` in `lab status`), never early.
+    /// If any segment is dropped (queue full, loss, memory bound), the super-packet is cut
+    /// into real frames ([`gso::segment`]) and each survivor is released at its own instant,
+    /// so drops and timing stay exact per frame.
+    fn run_offloaded(mut self) {
+        sys::realtime_priority();
+        let small = self.frame_buffer + gso::VNET_HDR_LEN;
+        let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
+        let mut scratch = pools.take(SUPER_READ_BUFFER);
+        let mut verdicts = Vec::new();
+        let mut cpu_published = Nanos(0);
+        while !self.stop.load(Ordering::Relaxed) {
+            publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, monotonic_now());
+            let mut pfd = libc::pollfd {
+                fd: self.fd,
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            let ready = sys::poll(
+                std::slice::from_mut(&mut pfd),
+                POLL_INTERVAL.as_millis() as i32,
+            );
+            if ready <= 0 {
+                continue;
+            }
+            loop {
+                while let Ok(b) = self.recycled.try_recv() {
+                    pools.put(b);
+                }
+                let n = match sys::read_frame(self.fd, &mut scratch) {
+                    Ok(n) if n > 0 => n,
+                    _ => break,
+                };
+                if !self.offer_read(&mut scratch, n, &mut pools, &mut verdicts) {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Decides the fate of one read of `n` bytes (vnet header and frame) in `scratch`; false
+    /// if the egress thread is gone.
+    fn offer_read(
+        &mut self,
+        scratch: &mut Vec<u8>,
+        n: usize,
+        pools: &mut BufferPools,
+        verdicts: &mut Vec<Verdict>,
+    ) -> bool {
+        let Some(hdr) = gso::VnetHdr::parse(&scratch[..n]) else {
+            return true;
+        };
+        let now = monotonic_now();
+        let frame_len = (n - gso::VNET_HDR_LEN) as u64;
+        // A read that filled the buffer was truncated (a super-packet beyond 64 KB): it is
+        // offered at its full size, which no link's MTU takes (counted as too big).
+        let plan = (hdr.is_gso() && n < scratch.len())
+            .then(|| gso::Plan::new(&hdr, &scratch[gso::VNET_HDR_LEN..n]).ok())
+            .flatten()
+            .filter(|p| p.segments() > 1);
+        let Some(plan) = plan else {
+            if self.shared.in_flight.load(Ordering::Acquire) >= self.max_in_flight {
+                self.direction.refuse_memory(frame_len);
+                *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+                return true;
+            }
+            let verdict = self.direction.offer(now, frame_len, Duration::ZERO);
+            *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+            let Verdict::Deliver { at } = verdict else {
+                return true;
+            };
+            let mut buffer = pools.take(n);
+            buffer[..n].copy_from_slice(&scratch[..n]);
+            return self.send(at, buffer, n, 1);
+        };
+        let k = plan.segments() as u64;
+        if self.shared.in_flight.load(Ordering::Acquire) + k > self.max_in_flight {
+            for len in plan.segment_lens() {
+                self.direction.refuse_memory(len);
+            }
+            *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+            return true;
+        }
+        verdicts.clear();
+        self.direction
+            .offer_segments(now, plan.segment_lens(), Duration::ZERO, verdicts);
+        *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+        let at = |v: &Verdict| match v {
+            Verdict::Deliver { at } => Some(*at),
+            Verdict::Drop(_) => None,
+        };
+        let whole = verdicts.iter().all(|v| at(v).is_some());
+        if let (true, Some(Some(first)), Some(Some(last))) =
+            (whole, verdicts.first().map(at), verdicts.last().map(at))
+            && last.minus(first) <= HOLD_BACK_MAX_NS
+        {
+            self.note_super_packet(k, last.minus(first));
+            // A large read leaves with the buffer it was read into; a small one is copied
+            // into a buffer of its size, so that memory follows the bytes in flight.
+            let buffer = if pools.class_of(n) == pools.largest() {
+                std::mem::replace(scratch, pools.take(SUPER_READ_BUFFER))
+            } else {
+                let mut b = pools.take(n);
+                b[..n].copy_from_slice(&scratch[..n]);
+                b
+            };
+            return self.send(last, buffer, n, k);
+        }
+        // Cut: into runs of delivered segments that each leave within the bound of their first
+        // (on a slow link, or where a segment was dropped, single frames).
+        if !whole {
+            self.shared.segmented.fetch_add(1, Ordering::Relaxed);
+        }
+        let frame = &scratch[gso::VNET_HDR_LEN..n];
+        let mut i = 0;
+        while i < verdicts.len() {
+            let Some(first) = at(&verdicts[i]) else {
+                i += 1;
+                continue;
+            };
+            let mut j = i + 1;
+            while j < verdicts.len()
+                && at(&verdicts[j]).is_some_and(|t| t.minus(first) <= HOLD_BACK_MAX_NS)
+            {
+                j += 1;
+            }
+            let count = j - i;
+            let last = at(&verdicts[j - 1]).expect("a delivered segment");
+            if count > 1 {
+                self.note_super_packet(count as u64, last.minus(first));
+            }
+            let mut buffer = pools.take(gso::VNET_HDR_LEN + plan.header + count * plan.mss);
+            let (len, hdr) = gso::cut_run(
+                &plan,
+                frame,
+                i,
+                count,
+                hdr.gso_type,
+                &mut buffer[gso::VNET_HDR_LEN..],
+            );
+            hdr.write(&mut buffer);
+            if !self.send(last, buffer, gso::VNET_HDR_LEN + len, count as u64) {
+                return false;
+            }
+            i = j;
+        }
+        true
+    }
+
+    /// Counts a super-packet of `frames` delivered whole, its first frame held back `held` ns.
+    fn note_super_packet(&self, frames: u64, held: i64) {
+        self.shared.super_packets.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .super_packet_frames
+            .fetch_add(frames, Ordering::Relaxed);
+        self.shared
+            .held_back_max_ns
+            .fetch_max(held.max(0) as u64, Ordering::Relaxed);
+    }
+
+    /// Hands a write of `frames` frames to the egress thread; false if it is gone.
+    fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
+        self.shared.in_flight.fetch_add(frames, Ordering::AcqRel);
+        self.to_egress
+            .send(Scheduled {
+                at,
+                buffer,
+                len,
+                frames,
+            })
+            .is_ok()
     }
 
     fn run_drop_tail(mut self) {
@@ -711,7 +1016,16 @@ impl Ingress {
                 match verdict {
                     Verdict::Deliver { at } => {
                         self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-                        if self.to_egress.send(Scheduled { at, buffer, len }).is_err() {
+                        if self
+                            .to_egress
+                            .send(Scheduled {
+                                at,
+                                buffer,
+                                len,
+                                frames: 1,
+                            })
+                            .is_err()
+                        {
                             return;
                         }
                     }
@@ -783,7 +1097,7 @@ impl Egress {
                         .lock()
                         .expect("lateness lock")
                         .record(now.minus(done));
-                    self.shared.in_flight.fetch_sub(1, Ordering::AcqRel);
+                    self.shared.in_flight.fetch_sub(s.frames, Ordering::AcqRel);
                     let _ = self.recycle.send(s.buffer);
                 }
                 (_, Some(at)) => {
@@ -840,12 +1154,34 @@ impl Shared {
         }
     }
 
+    fn super_packets(&self) -> SuperPackets {
+        match self {
+            Shared::Direction(p) => SuperPackets {
+                offloads: p.offloaded.load(Ordering::Relaxed),
+                super_packets: p.super_packets.load(Ordering::Relaxed),
+                frames: p.super_packet_frames.load(Ordering::Relaxed),
+                segmented: p.segmented.load(Ordering::Relaxed),
+                held_back_max_ns: p.held_back_max_ns.load(Ordering::Relaxed),
+            },
+            Shared::Station(_) => SuperPackets::default(),
+        }
+    }
+
     fn lateness(&self) -> LatenessHistogram {
         match self {
             Shared::Direction(p) => p.lateness.lock().expect("lateness lock").clone(),
             Shared::Station(s) => s.lateness.lock().expect("lateness lock").clone(),
         }
     }
+}
+
+#[derive(Default)]
+struct SuperPackets {
+    offloads: bool,
+    super_packets: u64,
+    frames: u64,
+    segmented: u64,
+    held_back_max_ns: u64,
 }
 
 struct PortHandle {
@@ -934,6 +1270,18 @@ pub struct EmulatorCost {
     /// Reads that carried more than one frame (TAP super-packets); 0 while every read is one
     /// frame.
     pub super_packets: u64,
+    /// True if the port's TAP devices carry super-packets (vnet header, checksum offload and
+    /// TSO; a link without per-frame semantics at its ends, `runtime::offloads_allowed`).
+    pub offloads: bool,
+    /// Frames (segments) the super-packets stood for; each was charged as a frame.
+    pub super_packet_frames: u64,
+    /// Super-packets cut into frames by the emulator because one of their segments was
+    /// dropped (queue, loss, memory), so that the survivors leave at their own instants.
+    pub segmented_in_software: u64,
+    /// The timing error super-packets added: the longest a delivered super-packet held its
+    /// first segment back after that segment's last bit reached the far end (the
+    /// serialization time of the segments after it, under one super-packet's), microseconds.
+    pub held_back_max_us: f64,
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
 }
@@ -1006,12 +1354,17 @@ impl Emulator {
                         cpu_ns as f64 / n as f64
                     }
                 };
+                let sp = p.shared.super_packets();
                 let cost = EmulatorCost {
                     cpu_seconds: cpu_ns as f64 / 1e9,
                     cpu_share_recent: recent,
                     cpu_ns_per_frame: per(counters.frames_in),
                     cpu_ns_per_byte: per(counters.bytes_in),
-                    super_packets: 0,
+                    super_packets: sp.super_packets,
+                    offloads: sp.offloads,
+                    super_packet_frames: sp.frames,
+                    segmented_in_software: sp.segmented,
+                    held_back_max_us: sp.held_back_max_ns as f64 / 1e3,
                     shared_thread: matches!(p.shared, Shared::Station(_)),
                 };
                 PortStatus {

@@ -413,7 +413,8 @@ impl Render for StatusResult {
                     "cpu now",
                     "per frame",
                     "per KB",
-                    "super-packets",
+                    "super-packets (frames)/frames",
+                    "held back max",
                     "late p50/p99/max",
                 ]);
                 for p in ports {
@@ -429,11 +430,22 @@ impl Render for StatusResult {
                         format!("{:.0}%", k.cpu_share_recent * 100.0),
                         format!("{:.2} us", k.cpu_ns_per_frame / 1e3),
                         format!("{:.2} us", k.cpu_ns_per_byte * 1.024),
-                        format!(
-                            "{}/{}",
-                            group_digits(k.super_packets),
-                            group_digits(c_frames(p))
-                        ),
+                        if k.offloads {
+                            format!(
+                                "{} ({} frames)/{}{}",
+                                group_digits(k.super_packets),
+                                group_digits(k.super_packet_frames),
+                                group_digits(c_frames(p)),
+                                if k.segmented_in_software > 0 {
+                                    format!(", {} cut", group_digits(k.segmented_in_software))
+                                } else {
+                                    String::new()
+                                }
+                            )
+                        } else {
+                            format!("off ({})", group_digits(c_frames(p)))
+                        },
+                        format!("{:.1} us", k.held_back_max_us),
                         format!(
                             "{}/{}/{} us",
                             p.lateness.p50_us, p.lateness.p99_us, p.lateness.max_us
@@ -445,6 +457,10 @@ impl Render for StatusResult {
                 writeln!(
                     out,
                     "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered"
+                )?;
+                writeln!(
+                    out,
+                    "super-packets = reads of several frames (TSO/USO), each frame charged to the wire; \"cut\" = cut into frames because one was dropped; held back = how late a super-packet's first frame arrived (at most 64 us and one super-packet's serialization time) (\"off\": one frame per read)"
                 )?;
                 let mut hosts = Table::new([
                     "host port",

@@ -682,6 +682,25 @@ impl<M: Medium> Direction<M> {
         }
     }
 
+    /// A super-packet of segments of `lens` TAP bytes each arrived at `now`: each segment is
+    /// offered as the frame it stands for, in order, at the same instant (a stack without
+    /// offloads hands the segments of one send to its device back to back, as one burst), so
+    /// the wire is charged header, FCS, preamble and gap per segment, a queue limit in frames
+    /// counts every segment, and loss and drops fall on single segments: exactly what
+    /// [`Direction::offer`] decides for the same frames offered one by one. The verdicts are
+    /// pushed onto `out`, one per segment.
+    pub fn offer_segments(
+        &mut self,
+        now: Nanos,
+        lens: impl IntoIterator<Item = u64>,
+        processing: Duration,
+        out: &mut Vec<Verdict>,
+    ) {
+        for len in lens {
+            out.push(self.offer(now, len, processing));
+        }
+    }
+
     fn note_depth(&mut self, frames: u64, bytes: u64) {
         self.counters.queue_frames = frames;
         self.counters.queue_bytes = bytes;
@@ -1224,6 +1243,56 @@ mod tests {
         let c = d.counters();
         assert_eq!((c.drops_queue, c.aqm.unwrap().overflow_drops), (1, 1));
         assert_eq!(c.queue_bytes, 10 * 1538);
+    }
+
+    proptest! {
+        /// A super-packet of k segments costs the direction exactly what k frames offered one
+        /// by one at the same instant cost: the same verdicts (deliveries, queue drops, losses)
+        /// and the same counters, whatever the state the direction was in.
+        #[test]
+        fn charging_k_segments_equals_charging_k_frames(
+            before in proptest::collection::vec((0u64..200_000, 60u64..1514), 0..40),
+            segments in proptest::collection::vec(60u64..1514, 1..45),
+            gap in 0u64..300_000,
+            limit in 1u32..40,
+            loss in 0.0f64..0.3,
+            rate in 1_000_000u64..10_000_000_000,
+        ) {
+            let mut a = Direction::new(config(rate, 100, QueueLimit::Packets(limit), loss), ETH, 1500);
+            let mut now = 0;
+            for (g, len) in &before {
+                now += g;
+                a.offer(Nanos(now), *len, Duration::ZERO);
+            }
+            now += gap;
+            let mut b = a.clone();
+            let mut together = Vec::new();
+            a.offer_segments(Nanos(now), segments.iter().copied(), Duration::ZERO, &mut together);
+            let one_by_one: Vec<Verdict> = segments
+                .iter()
+                .map(|len| b.offer(Nanos(now), *len, Duration::ZERO))
+                .collect();
+            prop_assert_eq!(&together, &one_by_one);
+            prop_assert_eq!(a.counters(), b.counters());
+            prop_assert_eq!(a.counters().frames_in, before.len() as u64 + segments.len() as u64);
+        }
+
+        /// On an idle wire, a super-packet of k full segments is released when the last of
+        /// them has left: k x (1514 + FCS 4 + preamble 8 + gap 12) x 8 bits at the rate, as
+        /// the envelope charges every frame.
+        #[test]
+        fn a_super_packet_holds_the_wire_for_every_segment_it_stands_for(
+            k in 1u64..45,
+            rate in 1_000_000u64..100_000_000_000,
+        ) {
+            let mut d = Direction::new(config(rate, 0, QueueLimit::Packets(1000), 0.0), ETH, 1500);
+            let mut out = Vec::new();
+            d.offer_segments(Nanos(0), std::iter::repeat_n(1514, k as usize), Duration::ZERO, &mut out);
+            let wire = ETH.frame(1500).wire;
+            prop_assert_eq!(wire, 1538);
+            let last = at(*out.last().unwrap());
+            prop_assert_eq!(u128::from(last), u128::from(k * wire * 8) * 1_000_000_000 / u128::from(rate));
+        }
     }
 
     proptest! {

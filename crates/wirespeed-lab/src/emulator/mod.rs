@@ -10,6 +10,7 @@
 
 pub mod aqm;
 pub mod clock;
+pub mod gso;
 pub mod host;
 pub mod link;
 pub mod occupancy;

@@ -188,6 +188,30 @@ struct IfReq {
     _pad: [u8; 22],
 }
 
+const TUNSETOFFLOAD: libc::c_ulong = 0x4004_54d0;
+const TUNGETFEATURES: libc::c_ulong = 0x8004_54cf;
+const IFF_VNET_HDR: libc::c_int = 0x4000;
+/// `TUNSETOFFLOAD` flags (linux/if_tun.h): the device may hand over packets with a partial
+/// checksum, TCP super-packets over IPv4 and IPv6 (with ECN's CWR), UDP super-packets (USO,
+/// Linux 6.2 and later).
+const TUN_F_CSUM: libc::c_uint = 0x01;
+const TUN_F_TSO4: libc::c_uint = 0x02;
+const TUN_F_TSO6: libc::c_uint = 0x04;
+const TUN_F_TSO_ECN: libc::c_uint = 0x08;
+const TUN_F_USO4: libc::c_uint = 0x20;
+const TUN_F_USO6: libc::c_uint = 0x40;
+
+/// Which offloads a TAP device opened with `IFF_VNET_HDR` got.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Offloads {
+    /// Every read and write carries a `struct virtio_net_hdr` (10 bytes) in front of the frame.
+    pub vnet_hdr: bool,
+    /// Checksum offload and TSO for IPv4 and IPv6 (reads may be TCP super-packets).
+    pub tso: bool,
+    /// UDP segmentation offload (reads may be UDP super-packets).
+    pub uso: bool,
+}
+
 /// An open TAP device: reading gives the frames its namespace sends, writing delivers frames
 /// to it as if received.
 #[derive(Debug)]
@@ -195,11 +219,53 @@ pub struct Tap {
     fd: OwnedFd,
     /// Its name when created (in this process's namespace).
     pub name: String,
+    /// What the device offloads (all false for a plain frame-per-read TAP).
+    pub offloads: Offloads,
 }
 
 impl Tap {
-    /// Creates TAP device `name` (at most 15 bytes).
+    /// Creates TAP device `name` (at most 15 bytes), one frame per read and write.
     pub fn create(name: &str) -> Result<Tap, LabError> {
+        Tap::open(name, false)
+    }
+
+    /// Creates TAP device `name` with `IFF_VNET_HDR` and the offloads the kernel grants
+    /// (checksum, TSO4/TSO6 with ECN, and USO4/USO6 where the kernel has them), so that one
+    /// read carries up to 64 KB of TCP or UDP payload. If the kernel refuses the vnet header
+    /// the device is a plain one ([`Tap::offloads`] says which it is); if it refuses the
+    /// offloads the device keeps the header and carries single frames.
+    pub fn create_offloaded(name: &str) -> Result<Tap, LabError> {
+        let mut features: libc::c_uint = 0;
+        let probe = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/net/tun")
+            .map_err(|source| LabError::Io {
+                what: "open /dev/net/tun (is the tun module loaded?)".into(),
+                source,
+            })?;
+        // SAFETY: TUNGETFEATURES writes one unsigned int, which `features` is.
+        let rc = unsafe { libc::ioctl(probe.as_raw_fd(), TUNGETFEATURES, &mut features) };
+        drop(probe);
+        if rc < 0 || features & IFF_VNET_HDR as libc::c_uint == 0 {
+            return Tap::open(name, false);
+        }
+        let mut tap = Tap::open(name, true)?;
+        tap.offloads.vnet_hdr = true;
+        let base = TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN;
+        for (flags, uso) in [(base | TUN_F_USO4 | TUN_F_USO6, true), (base, false)] {
+            // SAFETY: TUNSETOFFLOAD takes its unsigned int argument by value.
+            let rc = unsafe { libc::ioctl(tap.fd.as_raw_fd(), TUNSETOFFLOAD, flags) };
+            if rc == 0 {
+                tap.offloads.tso = true;
+                tap.offloads.uso = uso;
+                break;
+            }
+        }
+        Ok(tap)
+    }
+
+    fn open(name: &str, vnet_hdr: bool) -> Result<Tap, LabError> {
         let tun = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -215,7 +281,8 @@ impl Tap {
         }
         let mut req = IfReq {
             name: [0; libc::IFNAMSIZ],
-            flags: (libc::IFF_TAP | libc::IFF_NO_PI) as libc::c_short,
+            flags: (libc::IFF_TAP | libc::IFF_NO_PI | if vnet_hdr { IFF_VNET_HDR } else { 0 })
+                as libc::c_short,
             _pad: [0; 22],
         };
         let bytes = name.as_bytes();
@@ -232,6 +299,7 @@ impl Tap {
         Ok(Tap {
             fd,
             name: name.to_string(),
+            offloads: Offloads::default(),
         })
     }
 
