@@ -132,7 +132,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::DuplexMismatch,
         seeds: "003",
         needs: "lab (root)",
-        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP and the 1990s profile, labs/duplex-mismatch-1990s.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
+        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP, the 1990s profile, labs/duplex-mismatch-1990s.toml, and the seed's hosts, labs/duplex-mismatch-1990s-hosts.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
     Entry {
         name: Name::Bellovin,

@@ -8,9 +8,13 @@
 //! came from 1998 stacks that waited out every lost segment with a retransmission timeout;
 //! Linux recovers most losses with SACK and fast retransmit, so our mismatched link is far
 //! faster, and which direction suffers more varies from run to run (README, lab shared media).
-//! So the mismatch is run twice: with this host's TCP, and with the `1990s` TCP profile
-//! (labs/duplex-mismatch-1990s.toml: no SACK, RACK, TLP, F-RTO or timestamps, Reno), each
-//! `--runs` times, with every run's rate listed. The verdicts say what moved and what did not.
+//! So the mismatch is run three times: with this host's TCP, with the `1990s` TCP profile
+//! (labs/duplex-mismatch-1990s.toml: no SACK, RACK, TLP, F-RTO or timestamps, Reno), and with
+//! the seed's hosts (labs/duplex-mismatch-1990s-hosts.toml: 405 us per frame from Table 8, the
+//! 1990s profile with timestamps so that the timer follows every ACK as §5 describes, and
+//! Solaris 2.5.1's 8 KB window), each `--runs` times, with every run's rate listed. Each
+//! transfer's TCP counters (timeouts, fast retransmits, delayed ACKs) are read in the
+//! namespaces, and a rate row outside the seed's 2x prints the measured cause beside it.
 //!
 //! A stalling link is the subject, so a stall is a measurement, not a failure: each transfer
 //! is cut at a time cap (`--time`, default 30 s) and counted by its receiver as it goes
@@ -322,6 +326,19 @@ const PAPER_TEST1_FRAMES_PER_LATE: f64 = 43830.0 / 6088.0;
 /// (timer or fast retransmit) the sender used, and how much arrived per timeout.
 fn rate_cause(these: &[&Transfer], too_fast: bool, half_sends: bool) -> String {
     let sum = |f: fn(&Transfer) -> u64| these.iter().map(|t| f(t)).sum::<u64>();
+    // Seconds per collision of the half end, ours and the seed's (Table 7: test 1 3,400 s for
+    // 6,088 late collisions, test 2 750 s for 3,742 collisions).
+    let seconds: f64 = these.iter().map(|t| t.seconds).sum();
+    let collisions = sum(|t| t.from.collisions.max(t.to.collisions));
+    let per = if half_sends {
+        3400.0 / 6088.0
+    } else {
+        750.0 / 3742.0
+    };
+    let per_collision = format!(
+        "; {:.3} s per collision of the half end against the seed's {per:.2} s",
+        seconds / collisions.max(1) as f64
+    );
     let timeouts = sum(|t| t.sender.timeouts);
     let fast = sum(|t| t.sender.fast_retrans);
     let arrived = sum(|t| t.receiver.in_segs);
@@ -330,22 +347,22 @@ fn rate_cause(these: &[&Transfer], too_fast: bool, half_sends: bool) -> String {
     if too_fast {
         if fast > timeouts {
             format!(
-                "measured cause: the sender repaired its losses by fast retransmit ({fast}) rather than by its timer ({timeouts} timeouts); the seed's TCP waited for the timer (§8.4: its window shrank to zero, no ACK could reach it)"
+                "measured cause: the sender repaired its losses by fast retransmit ({fast}) rather than by its timer ({timeouts} timeouts); the seed's TCP waited for the timer (§8.4: its window shrank to zero, no ACK could reach it){per_collision}"
             )
         } else {
             format!(
-                "measured cause: {timeouts} timeouts and {fast} fast retransmits cost less than the seed's: {:.1} segments arrived per timeout",
+                "measured cause: {timeouts} timeouts and {fast} fast retransmits cost less than the seed's: {:.1} segments arrived per timeout{per_collision}",
                 arrived as f64 / timeouts.max(1) as f64
             )
         }
     } else if half_sends {
         format!(
-            "measured cause: {timeouts} timeouts, {:.1} segments arrived per timeout against the seed's {PAPER_TEST1_FRAMES_PER_LATE:.1} frames per late collision; the receiver delayed {delayed} of its {acks} ACKs (Linux acknowledges every segment after a timeout or out of order, so the ACK of a window's first segment meets the second as a late collision, where the seed's receiver acknowledged every other segment)",
+            "measured cause: {timeouts} timeouts, {:.1} segments arrived per timeout against the seed's {PAPER_TEST1_FRAMES_PER_LATE:.1} frames per late collision; the receiver delayed {delayed} of its {acks} ACKs (Linux acknowledges every segment after a timeout or out of order, so the ACK of a window's first segment meets the second as a late collision, where the seed's receiver acknowledged every other segment){per_collision}",
             arrived as f64 / timeouts.max(1) as f64
         )
     } else {
         format!(
-            "measured cause: {timeouts} timeouts and {fast} fast retransmits, {:.1} segments arrived per timeout",
+            "measured cause: {timeouts} timeouts and {fast} fast retransmits, {:.1} segments arrived per timeout{per_collision}",
             arrived as f64 / timeouts.max(1) as f64
         )
     }
@@ -699,7 +716,9 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         ),
         setting(
             "seed's hosts (labs/duplex-mismatch-1990s-hosts.toml)",
-            format!("1990s profile with tcp_timestamps = 1 (the seed's §5 timer: the round trip measured on every ACK), 405 us per frame each way (Table 8), tcp -w {SOLARIS_WINDOW}: an 8 KB window (Solaris 2.5.1's default 8,192-byte tcp_xmit_hiwat / tcp_recv_hiwat; Linux advertises 8,688 of its 16 KiB buffer)"),
+            format!(
+                "1990s profile with tcp_timestamps = 1 (the seed's §5 timer: the round trip measured on every ACK), 405 us per frame each way (Table 8), tcp -w {SOLARIS_WINDOW}: an 8 KB window (Solaris 2.5.1's default 8,192-byte tcp_xmit_hiwat / tcp_recv_hiwat; Linux advertises 8,688 of its 16 KiB buffer)"
+            ),
         ),
         setting("runs", format!("{runs} each way per TCP")),
         setting(
@@ -761,11 +780,11 @@ mod tests {
             }
         );
         // A kernel without a counter, or garbage: zeros, never a panic.
-        assert_eq!(TcpCounters::parse("", "TcpExt: a\n"), TcpCounters::default());
-        let before = TcpCounters {
-            timeouts: 5,
-            ..c
-        };
+        assert_eq!(
+            TcpCounters::parse("", "TcpExt: a\n"),
+            TcpCounters::default()
+        );
+        let before = TcpCounters { timeouts: 5, ..c };
         assert_eq!(c.since(before).timeouts, 0);
         assert_eq!(c.since(TcpCounters::default()), c);
     }
