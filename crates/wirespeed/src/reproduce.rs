@@ -132,7 +132,7 @@ const ENTRIES: [Entry; 5] = [
         name: Name::DuplexMismatch,
         seeds: "003",
         needs: "lab (root)",
-        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP and the 1990s profile, labs/duplex-mismatch-1990s.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
+        what: "TCP each way across labs/duplex-mismatch.toml (this host's TCP, the 1990s profile, labs/duplex-mismatch-1990s.toml, and the seed's hosts, labs/duplex-mismatch-1990s-hosts.toml) and labs/duplex-matched.toml, rates and counters vs Tables 6 and 7",
     },
     Entry {
         name: Name::Bellovin,
@@ -662,6 +662,22 @@ impl LabGuard {
         Ok(wirespeed_lab::lifecycle::status(&self.name)?.1.ports)
     }
 
+    /// The text of `/proc/net/<file>` as `node`'s namespace sees it (its own TCP counters).
+    pub(crate) fn proc_net(&self, node: &str, file: &str) -> anyhow::Result<String> {
+        let ns = self.namespace(node)?;
+        let out = Command::new("ip")
+            .args(["netns", "exec", &ns, "cat"])
+            .arg(format!("/proc/net/{file}"))
+            .stdin(Stdio::null())
+            .stderr(Stdio::null())
+            .output()
+            .with_context(|| format!("reading /proc/net/{file} in {node}"))?;
+        if !out.status.success() {
+            bail!("reading /proc/net/{file} in {node} failed: {}", out.status);
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
     /// An agent (`serve -1`) in `node`'s namespace on its IPv4 address: the child and the
     /// address it listens on.
     fn agent(&self, node: &str) -> anyhow::Result<(std::process::Child, String)> {
@@ -725,6 +741,7 @@ impl LabGuard {
         to: &str,
         bytes: u64,
         cap: Duration,
+        client_flags: &[&str],
     ) -> anyhow::Result<Capped> {
         use std::sync::mpsc::{RecvTimeoutError, channel};
         use std::time::Instant;
@@ -735,6 +752,7 @@ impl LabGuard {
             .arg(exe()?)
             .args(["tcp", &listening, "-R", "-n", &format!("{bytes}B")])
             .args(["-i", "100ms", "--json-stream"])
+            .args(client_flags)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn();

@@ -8,9 +8,13 @@
 //! came from 1998 stacks that waited out every lost segment with a retransmission timeout;
 //! Linux recovers most losses with SACK and fast retransmit, so our mismatched link is far
 //! faster, and which direction suffers more varies from run to run (README, lab shared media).
-//! So the mismatch is run twice: with this host's TCP, and with the `1990s` TCP profile
-//! (labs/duplex-mismatch-1990s.toml: no SACK, RACK, TLP, F-RTO or timestamps, Reno), each
-//! `--runs` times, with every run's rate listed. The verdicts say what moved and what did not.
+//! So the mismatch is run three times: with this host's TCP, with the `1990s` TCP profile
+//! (labs/duplex-mismatch-1990s.toml: no SACK, RACK, TLP, F-RTO or timestamps, Reno), and with
+//! the seed's hosts (labs/duplex-mismatch-1990s-hosts.toml: 405 us per frame from Table 8, the
+//! 1990s profile with timestamps so that the timer follows every ACK as §5 describes, and
+//! Solaris 2.5.1's 8 KB window), each `--runs` times, with every run's rate listed. Each
+//! transfer's TCP counters (timeouts, fast retransmits, delayed ACKs) are read in the
+//! namespaces, and a rate row outside the seed's 2x prints the measured cause beside it.
 //!
 //! A stalling link is the subject, so a stall is a measurement, not a failure: each transfer
 //! is cut at a time cap (`--time`, default 30 s) and counted by its receiver as it goes
@@ -56,6 +60,71 @@ fn delta(before: &[PortStatus], after: &[PortStatus], node: &str) -> Mac {
     }
 }
 
+/// One namespace's TCP counters (`/proc/net/snmp` Tcp and `/proc/net/netstat` TcpExt): what
+/// its TCP did to repair losses and how it acknowledged, as `nstat` shows them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct TcpCounters {
+    /// Segments sent (Tcp OutSegs).
+    pub(crate) out_segs: u64,
+    /// Segments received (Tcp InSegs).
+    pub(crate) in_segs: u64,
+    /// Segments retransmitted (Tcp RetransSegs).
+    pub(crate) retrans_segs: u64,
+    /// Retransmission timer expiries (TcpExt TCPTimeouts).
+    pub(crate) timeouts: u64,
+    /// Fast retransmits (TcpExt TCPFastRetrans).
+    pub(crate) fast_retrans: u64,
+    /// ACKs sent by the delayed-ACK timer (TcpExt DelayedACKs).
+    pub(crate) delayed_acks: u64,
+}
+
+/// The value named `name` in the `prefix` table of a `/proc/net/snmp`-style text (a line of
+/// names followed by a line of values, both starting with `prefix:`).
+fn proc_value(text: &str, prefix: &str, name: &str) -> Option<u64> {
+    let mut lines = text.lines().filter(|l| l.starts_with(prefix));
+    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
+        let i = names.split_whitespace().position(|n| n == name);
+        if let Some(i) = i {
+            return values.split_whitespace().nth(i)?.parse().ok();
+        }
+    }
+    None
+}
+
+impl TcpCounters {
+    /// From the texts of `/proc/net/snmp` and `/proc/net/netstat`; a missing counter is 0.
+    pub(crate) fn parse(snmp: &str, netstat: &str) -> TcpCounters {
+        let tcp = |n| proc_value(snmp, "Tcp:", n).unwrap_or(0);
+        let ext = |n| proc_value(netstat, "TcpExt:", n).unwrap_or(0);
+        TcpCounters {
+            out_segs: tcp("OutSegs"),
+            in_segs: tcp("InSegs"),
+            retrans_segs: tcp("RetransSegs"),
+            timeouts: ext("TCPTimeouts"),
+            fast_retrans: ext("TCPFastRetrans"),
+            delayed_acks: ext("DelayedACKs"),
+        }
+    }
+
+    fn read(lab: &LabGuard, node: &str) -> anyhow::Result<TcpCounters> {
+        Ok(TcpCounters::parse(
+            &lab.proc_net(node, "snmp")?,
+            &lab.proc_net(node, "netstat")?,
+        ))
+    }
+
+    fn since(self, before: TcpCounters) -> TcpCounters {
+        TcpCounters {
+            out_segs: self.out_segs.saturating_sub(before.out_segs),
+            in_segs: self.in_segs.saturating_sub(before.in_segs),
+            retrans_segs: self.retrans_segs.saturating_sub(before.retrans_segs),
+            timeouts: self.timeouts.saturating_sub(before.timeouts),
+            fast_retrans: self.fast_retrans.saturating_sub(before.fast_retrans),
+            delayed_acks: self.delayed_acks.saturating_sub(before.delayed_acks),
+        }
+    }
+}
+
 /// A transfer from `from` to `to`, capped in time: what arrived, and both ends' counters.
 struct Transfer {
     kib_per_second: f64,
@@ -67,6 +136,9 @@ struct Transfer {
     longest_gap: f64,
     from: Mac,
     to: Mac,
+    /// The sender's and the receiver's TCP counters over the transfer.
+    sender: TcpCounters,
+    receiver: TcpCounters,
 }
 
 impl Transfer {
@@ -85,6 +157,21 @@ impl Transfer {
         };
         format!("{} B in {:.1} s{cut}{stall}", self.bytes, self.seconds)
     }
+
+    /// What the two TCPs did: "sender 40 timeouts, 0 fast retransmits, 44 segments resent;
+    /// receiver 1 delayed ACK of 653 segments sent; 121 late collisions of 123".
+    fn tcp(&self) -> String {
+        format!(
+            "sender {} timeouts, {} fast retransmits, {} segments resent; receiver {} delayed ACKs of {} segments sent; half end {} late collisions of {}",
+            self.sender.timeouts,
+            self.sender.fast_retrans,
+            self.sender.retrans_segs,
+            self.receiver.delayed_acks,
+            self.receiver.out_segs,
+            self.from.late.max(self.to.late),
+            self.from.collisions.max(self.to.collisions),
+        )
+    }
 }
 
 /// Default cap on one transfer: the seed's slowest rate (15 KB/s) moves 450 kB in it.
@@ -96,13 +183,16 @@ fn transfer(
     to: &str,
     bytes: u64,
     cap: Duration,
+    client_flags: &[&str],
 ) -> anyhow::Result<Transfer> {
     let before = lab.ports()?;
+    let (s0, r0) = (TcpCounters::read(lab, from)?, TcpCounters::read(lab, to)?);
     // A mismatched link stalls for tens of seconds at times (the half end backs off, TCP's
     // retransmission timer doubles): the transfer is stopped at the cap and what arrived is
     // the measurement.
-    let got = lab.tcp_capped(from, to, bytes, cap)?;
+    let got = lab.tcp_capped(from, to, bytes, cap, client_flags)?;
     let after = lab.ports()?;
+    let (s1, r1) = (TcpCounters::read(lab, from)?, TcpCounters::read(lab, to)?);
     Ok(Transfer {
         kib_per_second: got.kib_per_second(),
         bytes: got.bytes,
@@ -111,6 +201,8 @@ fn transfer(
         longest_gap: got.longest_gap,
         from: delta(&before, &after, from),
         to: delta(&before, &after, to),
+        sender: s1.since(s0),
+        receiver: r1.since(r0),
     })
 }
 
@@ -192,6 +284,12 @@ fn end_rows(rows: &mut Vec<Row>, label: &str, ours: Mac, paper: [Option<f64>; 6]
     }
 }
 
+/// The window of the seed's hosts: Solaris 2.5.1's default tcp_xmit_hiwat and tcp_recv_hiwat,
+/// 8,192 bytes (not in the seed; its Table 4 names the OS), which Solaris advertises whole.
+/// Linux grants double the `tcp -w` request (16 KiB buffers) and advertises 8,688 bytes of it
+/// (6 segments of 1,448), the nearest to 8,192; `-w 4096` would advertise only 2 segments.
+const SOLARIS_WINDOW: &str = "8192";
+
 /// Seed 003 Table 7's rates: test 1 (PUT half -> full) and test 2 (PUT full -> half), KB/s.
 const PAPER_HALF_TO_FULL: f64 = 15.0;
 const PAPER_FULL_TO_HALF: f64 = 67.0;
@@ -202,12 +300,13 @@ fn mismatch_runs(
     bytes: u64,
     runs: u32,
     cap: Duration,
+    client_flags: &[&str],
 ) -> anyhow::Result<Vec<(Transfer, Transfer)>> {
     let lab = LabGuard::up(&super::lab_file(file)?)?;
     let mut out = Vec::new();
     for _ in 0..runs {
-        let put_half = transfer(&lab, "half", "full", bytes, cap)?;
-        let put_full = transfer(&lab, "full", "half", bytes, cap)?;
+        let put_half = transfer(&lab, "half", "full", bytes, cap, client_flags)?;
+        let put_full = transfer(&lab, "full", "half", bytes, cap, client_flags)?;
         out.push((put_half, put_full));
     }
     drop(lab);
@@ -217,6 +316,56 @@ fn mismatch_runs(
 fn spread(v: &[f64]) -> String {
     let list: Vec<String> = v.iter().map(|x| format!("{x:.1}")).collect();
     format!("runs: {}", list.join(", "))
+}
+
+/// Seed 003 Table 7, test 1: frames the full end received per late collision of the half
+/// end (43,830 / 6,088): what one lost window cost the seed's TCP one timeout for.
+const PAPER_TEST1_FRAMES_PER_LATE: f64 = 43830.0 / 6088.0;
+
+/// Why a rate row is outside, from what the transfers' TCPs and MACs counted: which repair
+/// (timer or fast retransmit) the sender used, and how much arrived per timeout.
+fn rate_cause(these: &[&Transfer], too_fast: bool, half_sends: bool) -> String {
+    let sum = |f: fn(&Transfer) -> u64| these.iter().map(|t| f(t)).sum::<u64>();
+    // Seconds per collision of the half end, ours and the seed's (Table 7: test 1 3,400 s for
+    // 6,088 late collisions, test 2 750 s for 3,742 collisions).
+    let seconds: f64 = these.iter().map(|t| t.seconds).sum();
+    let collisions = sum(|t| t.from.collisions.max(t.to.collisions));
+    let per = if half_sends {
+        3400.0 / 6088.0
+    } else {
+        750.0 / 3742.0
+    };
+    let per_collision = format!(
+        "; {:.3} s per collision of the half end against the seed's {per:.2} s",
+        seconds / collisions.max(1) as f64
+    );
+    let timeouts = sum(|t| t.sender.timeouts);
+    let fast = sum(|t| t.sender.fast_retrans);
+    let arrived = sum(|t| t.receiver.in_segs);
+    let delayed = sum(|t| t.receiver.delayed_acks);
+    let acks = sum(|t| t.receiver.out_segs);
+    if too_fast {
+        if fast > timeouts {
+            format!(
+                "measured cause: the sender repaired its losses by fast retransmit ({fast}) rather than by its timer ({timeouts} timeouts); the seed's TCP waited for the timer (§8.4: its window shrank to zero, no ACK could reach it){per_collision}"
+            )
+        } else {
+            format!(
+                "measured cause: {timeouts} timeouts and {fast} fast retransmits cost less than the seed's: {:.1} segments arrived per timeout{per_collision}",
+                arrived as f64 / timeouts.max(1) as f64
+            )
+        }
+    } else if half_sends {
+        format!(
+            "measured cause: {timeouts} timeouts, {:.1} segments arrived per timeout against the seed's {PAPER_TEST1_FRAMES_PER_LATE:.1} frames per late collision; the receiver delayed {delayed} of its {acks} ACKs (Linux acknowledges every segment after a timeout or out of order, so the ACK of a window's first segment meets the second as a late collision, where the seed's receiver acknowledged every other segment){per_collision}",
+            arrived as f64 / timeouts.max(1) as f64
+        )
+    } else {
+        format!(
+            "measured cause: {timeouts} timeouts and {fast} fast retransmits, {:.1} segments arrived per timeout{per_collision}",
+            arrived as f64 / timeouts.max(1) as f64
+        )
+    }
 }
 
 /// Rate and asymmetry rows over all runs of one TCP: medians compared, every run listed.
@@ -259,16 +408,25 @@ fn rate_rows(
         } else {
             String::new()
         };
-        let moved: Vec<String> = these.iter().map(|t| t.moved()).collect();
+        let moved: Vec<String> = these
+            .iter()
+            .map(|t| format!("{}: {}", t.moved(), t.tcp()))
+            .collect();
+        let within = (0.5..=2.0).contains(&(m / paper));
+        let cause = if within {
+            String::new()
+        } else {
+            format!("; {}", rate_cause(&these, m > paper, first))
+        };
         rows.push(row(
             format!("{label}{quantity} (median)"),
             "KiB/s",
             Some(paper),
             m,
             "x0.5..x2 of paper",
-            Verdict::of((0.5..=2.0).contains(&(m / paper))),
+            Verdict::of(within),
             format!(
-                "{:.1}x the seed's with {tcp}; {} ({}){cut}",
+                "{:.1}x the seed's with {tcp}{cause}; {} ({}){cut}",
                 m / paper,
                 spread(v),
                 moved.join("; ")
@@ -305,8 +463,15 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
 
     // The mismatch: host "half" (DUT01, 10-HALF) and host "full" (DUT02, 10-FULL), first with
     // this host's TCP, then with the 1990s profile in both namespaces.
-    let linux = mismatch_runs("duplex-mismatch.toml", bytes, runs, cap)?;
-    let old = mismatch_runs("duplex-mismatch-1990s.toml", bytes, runs, cap)?;
+    let linux = mismatch_runs("duplex-mismatch.toml", bytes, runs, cap, &[])?;
+    let old = mismatch_runs("duplex-mismatch-1990s.toml", bytes, runs, cap, &[])?;
+    let hosts = mismatch_runs(
+        "duplex-mismatch-1990s-hosts.toml",
+        bytes,
+        runs,
+        cap,
+        &["-w", SOLARIS_WINDOW],
+    )?;
     let (put_half, put_full) = &linux[0];
 
     let mut rows = Vec::new();
@@ -421,12 +586,58 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         rows,
     });
 
+    // The same mismatch with the seed's hosts: their TCP as the seed describes it (§5: the
+    // timer follows the round trip measured on every ACK), their per-frame cost (Table 8) and
+    // Solaris 2.5.1's 8 KB windows.
+    let mut rows = Vec::new();
+    rate_rows(
+        &mut rows,
+        "seed's hosts, ",
+        &hosts,
+        bytes,
+        cap,
+        "the seed's hosts (1990s profile with RTT measured on every ACK, 405 us per frame, an 8 KB window)",
+    );
+    let (h, f) = (&hosts[0].0, &hosts[0].1);
+    rows.push(row(
+        "seed's hosts, test 1, half end: late collisions / collisions".into(),
+        "ratio",
+        Some(6088.0 / 6087.0),
+        h.from.late as f64 / h.from.collisions.max(1) as f64,
+        ">= 0.8 (the seed: every collision late)",
+        Verdict::of(h.from.late as f64 >= 0.8 * h.from.collisions.max(1) as f64),
+        format!(
+            "{} of {} collisions late: the full end's ACK, 810 us after a frame, lands inside the half end's next one",
+            h.from.late, h.from.collisions
+        ),
+    ));
+    rows.push(row(
+        "seed's hosts, test 2, full end: timeouts".into(),
+        "count",
+        None,
+        f.sender.timeouts as f64,
+        "> fast retransmits (§8.4: it waits for the TCP timer)",
+        Verdict::of(f.sender.timeouts > f.sender.fast_retrans),
+        format!(
+            "{} timeouts, {} fast retransmits: the half end cannot ACK while the full end sends, so the window drains and the timer repairs the loss",
+            f.sender.timeouts, f.sender.fast_retrans
+        ),
+    ));
+    comparisons.push(Comparison {
+        title: "Duplex mismatch (Table 7) with the seed's hosts".into(),
+        source: "seed 003 §5, §8.4 Table 7 (rates, counters), Table 4 (identical IBM 300PLs, Solaris 2.5.1), Table 8 (2,400 KB/s at 100 Mbit/s: the hosts' cost)".into(),
+        method: format!(
+            "as above across labs/duplex-mismatch-1990s-hosts.toml (1990s profile with tcp_timestamps = 1, 405 us per frame each way), tcp -w {SOLARIS_WINDOW} (16 KiB granted each end, 8,688 bytes advertised), TCP counters from /proc/net/snmp and netstat in each namespace, {runs} run(s) each way"
+        ),
+        rows,
+    });
+
     // The same link with both ends half duplex.
     let file = super::lab_file("duplex-matched.toml")?;
     let lab = LabGuard::up(&file)?;
     let (a, b) = matched_nodes(&lab)?;
-    let ab = transfer(&lab, &a, &b, bytes, cap)?;
-    let ba = transfer(&lab, &b, &a, bytes, cap)?;
+    let ab = transfer(&lab, &a, &b, bytes, cap, &[])?;
+    let ba = transfer(&lab, &b, &a, bytes, cap, &[])?;
     drop(lab);
     let mut rows = Vec::new();
     for (t, label) in [(&ab, format!("{a} -> {b}")), (&ba, format!("{b} -> {a}"))] {
@@ -503,6 +714,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             "TCP",
             "this host's Linux (SACK, RACK, fast retransmit, its default congestion control); then the 1990s profile in the mismatch lab's namespaces (tcp_sack, tcp_dsack, tcp_recovery, tcp_early_retrans, tcp_frto, tcp_timestamps, tcp_window_scaling, tcp_ecn = 0, tcp_no_metrics_save = 1, reno)",
         ),
+        setting(
+            "seed's hosts (labs/duplex-mismatch-1990s-hosts.toml)",
+            format!(
+                "1990s profile with tcp_timestamps = 1 (the seed's §5 timer: the round trip measured on every ACK), 405 us per frame each way (Table 8), tcp -w {SOLARIS_WINDOW}: an 8 KB window (Solaris 2.5.1's default 8,192-byte tcp_xmit_hiwat / tcp_recv_hiwat; Linux advertises 8,688 of its 16 KiB buffer)"
+            ),
+        ),
         setting("runs", format!("{runs} each way per TCP")),
         setting(
             "cap per transfer",
@@ -538,5 +755,37 @@ fn matched_nodes(lab: &LabGuard) -> anyhow::Result<(String, String)> {
             "labs/duplex-matched.toml should have two hosts, has {}",
             hosts.len()
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SNMP: &str = "Ip: Forwarding DefaultTTL\nIp: 1 64\nTcp: RtoAlgorithm RtoMin InSegs OutSegs RetransSegs\nTcp: 1 200 527 707 140\nUdp: InDatagrams\nUdp: 0\n";
+    const NETSTAT: &str = "TcpExt: SyncookiesSent DelayedACKs TCPTimeouts TCPFastRetrans\nTcpExt: 0 1 3 128\nIpExt: InNoRoutes\nIpExt: 0\n";
+
+    #[test]
+    fn tcp_counters_parse_the_namespace_proc_files() {
+        let c = TcpCounters::parse(SNMP, NETSTAT);
+        assert_eq!(
+            c,
+            TcpCounters {
+                out_segs: 707,
+                in_segs: 527,
+                retrans_segs: 140,
+                timeouts: 3,
+                fast_retrans: 128,
+                delayed_acks: 1,
+            }
+        );
+        // A kernel without a counter, or garbage: zeros, never a panic.
+        assert_eq!(
+            TcpCounters::parse("", "TcpExt: a\n"),
+            TcpCounters::default()
+        );
+        let before = TcpCounters { timeouts: 5, ..c };
+        assert_eq!(c.since(before).timeouts, 0);
+        assert_eq!(c.since(TcpCounters::default()), c);
     }
 }
