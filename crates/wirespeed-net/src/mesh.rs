@@ -217,6 +217,7 @@ fn run_as_source(
         // A tournament's slots are as long as their tests: a test must end at its -t, not
         // after draining seconds of buffered data from a slow path.
         no_drain: true,
+        tos: test.tos,
         ..TestSpec::default()
     };
     let _memory = match budget.reserve(budget::streams_cost(&spec, 1)) {
@@ -251,7 +252,10 @@ fn run_as_source(
         interrupt: None,
         source: None,
     };
-    match crate::client::run(&client, &mut |_: &crate::report::Interval| {}) {
+    result.tcp_started_unix_seconds = Some(unix_now());
+    let outcome = crate::client::run(&client, &mut |_: &crate::report::Interval| {});
+    result.tcp_ended_unix_seconds = Some(unix_now());
+    match outcome {
         Ok(outcome) => {
             let end = crate::summary::end(&outcome, Direction::Send);
             let r = &end.sum_received;
@@ -266,6 +270,13 @@ fn run_as_source(
                 .streams
                 .iter()
                 .find_map(|s| s.tcp_info.as_ref().map(|t| t.rtt_seconds));
+            if test.tos.is_some() {
+                let tos = |streams: &[crate::report::StreamReport]| {
+                    streams.iter().find_map(|s| s.socket.tos)
+                };
+                result.source_tos = tos(&outcome.client.streams);
+                result.destination_tos = outcome.agent.as_ref().and_then(|a| tos(&a.streams));
+            }
             if let Some(e) = outcome.error {
                 result.errors.push(format!("tcp test: {e}"));
             }
