@@ -89,8 +89,14 @@ reach = med([t["result"]["started_unix_seconds"] - t["start_unix_seconds"] for t
 at_source = med([t["result"]["ended_unix_seconds"] - t["result"]["started_unix_seconds"] for t in done])
 back = med([t["end_unix_seconds"] - t["result"]["ended_unix_seconds"] for t in done])
 whole = med([t["end_seconds"] - t["start_seconds"] for t in tests])
+stamped = [t["result"] for t in done if t["result"].get("tcp_started_unix_seconds")]
+probes_part = med([r["tcp_started_unix_seconds"] - r["started_unix_seconds"] for r in stamped])
+tcp_part = med([r["tcp_ended_unix_seconds"] - r["tcp_started_unix_seconds"] for r in stamped])
+tcp_time = med([t["result"]["tcp_seconds"] for t in done if t["result"].get("tcp_seconds")])
 load = open("/proc/loadavg").read().split()[0]
-print(f"per test (median): {whole:.3f} s = reach and consent {reach:.3f} + probes and tcp at the source {at_source:.3f} + result back {back:.3f}; load average {load}", file=sys.stderr)
+print(f"per test (median): {whole:.3f} s = reach and consent {reach:.3f} + at the source {at_source:.3f} "
+      f"(probes' session {probes_part:.3f}, tcp session {tcp_part:.3f} of which the receiver's time {tcp_time:.3f}) "
+      f"+ result back {back:.3f}; load average {load}", file=sys.stderr)
 print(f"| {n} lab hosts, {rate} | {secs} s, {probes} probes | {len(tests)} | {r['slots']} | {r['predicted_seconds']:.1f} s | "
       f"{r['elapsed_seconds']:.1f} s ({100 * (ratio - 1):+.1f}%) | {longest:.2f} s | {100 * in_tests:.1f}% | {overlaps} | "
       f"{rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f} Mbit/s | {len(r['analysis']['findings'])} | {rss_mib:.1f} MiB | {'ok' if ok else 'FAILED'} |")
