@@ -6,6 +6,13 @@
 #
 #   sudo bash bench/mesh-lab.sh
 #   sudo N=16 RATE=10M SECS=0.5 PROBES=5 BIN=/path/to/wirespeed bash bench/mesh-lab.sh
+#   sudo KEEP=mesh.json bash bench/mesh-lab.sh    # also keep the mesh's --json document
+#
+# Then, on stderr, where each test's time went (medians over the tests, seconds, from the
+# controller's and the source agent's clocks, one host): reaching the source and the
+# destination's consent, the probes and the TCP test at the source, the result's way back.
+# The load average is the host's one-minute figure at the end (other engineers' builds share
+# the cores).
 #
 # Needs root (CAP_NET_ADMIN). Everything runs inside `wirespeed lab run`, which takes the lab
 # (namespaces ws-meshlab-*, addresses 198.18.0.0/15) down on every exit; the agents are
@@ -49,6 +56,7 @@ for p in \$PIDS; do wait \$p 2>/dev/null; done
 exit 0
 SH
 "$BIN" lab run "$TMP/lab.toml" -- sh "$TMP/run.sh"
+if [ -n "${KEEP:-}" ]; then cp "$TMP/mesh.json" "$KEEP"; fi
 
 python3 - "$TMP/mesh.json" "$N" "$SECS" "$PROBES" "$TMP/rss" "$RATE" <<'PY'
 import json, sys
@@ -73,6 +81,22 @@ for t in tests:
     slot_max[t["slot"]] = max(slot_max.get(t["slot"], 0.0), t["end_seconds"] - t["start_seconds"])
 in_tests = sum(slot_max.values()) / r["elapsed_seconds"]
 ok = len(tests) == n * (n - 1) and overlaps == 0 and ratio <= 1.10
+def med(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else float("nan")
+done = [t for t in tests if t["result"]]
+reach = med([t["result"]["started_unix_seconds"] - t["start_unix_seconds"] for t in done])
+at_source = med([t["result"]["ended_unix_seconds"] - t["result"]["started_unix_seconds"] for t in done])
+back = med([t["end_unix_seconds"] - t["result"]["ended_unix_seconds"] for t in done])
+whole = med([t["end_seconds"] - t["start_seconds"] for t in tests])
+stamped = [t["result"] for t in done if t["result"].get("tcp_started_unix_seconds")]
+probes_part = med([r["tcp_started_unix_seconds"] - r["started_unix_seconds"] for r in stamped])
+tcp_part = med([r["tcp_ended_unix_seconds"] - r["tcp_started_unix_seconds"] for r in stamped])
+tcp_time = med([t["result"]["tcp_seconds"] for t in done if t["result"].get("tcp_seconds")])
+load = open("/proc/loadavg").read().split()[0]
+print(f"per test (median): {whole:.3f} s = reach and consent {reach:.3f} + at the source {at_source:.3f} "
+      f"(probes' session {probes_part:.3f}, tcp session {tcp_part:.3f} of which the receiver's time {tcp_time:.3f}) "
+      f"+ result back {back:.3f}; load average {load}", file=sys.stderr)
 print(f"| {n} lab hosts, {rate} | {secs} s, {probes} probes | {len(tests)} | {r['slots']} | {r['predicted_seconds']:.1f} s | "
       f"{r['elapsed_seconds']:.1f} s ({100 * (ratio - 1):+.1f}%) | {longest:.2f} s | {100 * in_tests:.1f}% | {overlaps} | "
       f"{rates[0] / 1e6:.2f}-{rates[-1] / 1e6:.2f} Mbit/s | {len(r['analysis']['findings'])} | {rss_mib:.1f} MiB | {'ok' if ok else 'FAILED'} |")

@@ -118,6 +118,166 @@ pub fn predicted_seconds(slots: usize, timing: &TestTiming) -> f64 {
     slots as f64 * timing.per_test_seconds()
 }
 
+/// How long the slots take when every test lasts `per_test` seconds and [`Dispatch`] starts
+/// each one as soon as both its agents are free: the longest chain of tests through which one
+/// agent's next test waits for its last (the critical path). With every agent in every round
+/// (N even) it is `slots x per_test`, [`predicted_seconds`]; a bye can only shorten it.
+pub fn critical_path_seconds(slots: &[Vec<Pair>], per_test: f64) -> f64 {
+    let agents = slots
+        .iter()
+        .flatten()
+        .map(|&(s, d)| s.max(d) + 1)
+        .max()
+        .unwrap_or(0);
+    // Per agent: when its tests of earlier slots have all ended, and the slot it is in now
+    // with the latest end among that slot's tests.
+    let mut free = vec![0.0f64; agents];
+    let mut current: Vec<(Option<usize>, f64)> = vec![(None, 0.0); agents];
+    let mut end = 0.0f64;
+    for (k, slot) in slots.iter().enumerate() {
+        for &(s, d) in slot {
+            for a in [s, d] {
+                if current[a].0 != Some(k) {
+                    free[a] = free[a].max(current[a].1);
+                    current[a] = (Some(k), free[a]);
+                }
+            }
+            let finish = free[s].max(free[d]) + per_test;
+            for a in [s, d] {
+                current[a].1 = current[a].1.max(finish);
+            }
+            end = end.max(finish);
+        }
+    }
+    end
+}
+
+/// Which tests may start, as tests end: a test of slot `k` starts once both its agents have
+/// ended every test of theirs in slots before `k`, without waiting for the slot's other
+/// tests. An agent's tests then never run beside a test of another slot, so it is in at most
+/// as many tests at once as one slot gives it (one, at `--concurrency 1`), and a slot's slow
+/// test delays only the tests that share its agents, not the whole next slot.
+#[derive(Debug, Clone)]
+pub struct Dispatch {
+    tests: Vec<(usize, Pair)>,
+    state: Vec<TestState>,
+    /// Per agent, its tests in slot order.
+    of_agent: Vec<Vec<usize>>,
+    /// Per agent, the position in `of_agent` of its first test not ended.
+    front: Vec<usize>,
+    /// Agents whose tests may have become ready.
+    dirty: Vec<usize>,
+    ended: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TestState {
+    Waiting,
+    Running,
+    Ended,
+}
+
+impl Dispatch {
+    /// The tests of `slots` (as [`slots`] orders them), numbered in that order.
+    pub fn new(slots: &[Vec<Pair>]) -> Dispatch {
+        let tests: Vec<(usize, Pair)> = slots
+            .iter()
+            .enumerate()
+            .flat_map(|(k, slot)| slot.iter().map(move |&p| (k, p)))
+            .collect();
+        let agents = tests
+            .iter()
+            .map(|&(_, (s, d))| s.max(d) + 1)
+            .max()
+            .unwrap_or(0);
+        let mut of_agent = vec![Vec::new(); agents];
+        for (i, &(_, (s, d))) in tests.iter().enumerate() {
+            of_agent[s].push(i);
+            if d != s {
+                of_agent[d].push(i);
+            }
+        }
+        Dispatch {
+            state: vec![TestState::Waiting; tests.len()],
+            tests,
+            of_agent,
+            front: vec![0; agents],
+            dirty: (0..agents).collect(),
+            ended: 0,
+        }
+    }
+
+    /// Test `i`: its slot and its pair.
+    pub fn test(&self, i: usize) -> (usize, Pair) {
+        self.tests[i]
+    }
+
+    /// How many tests there are.
+    pub fn len(&self) -> usize {
+        self.tests.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.tests.is_empty()
+    }
+
+    /// Whether every test has ended.
+    pub fn all_ended(&self) -> bool {
+        self.ended == self.tests.len()
+    }
+
+    /// The slot of agent `a`'s first test not ended (`None`: all ended).
+    fn front_slot(&mut self, a: usize) -> Option<usize> {
+        let list = &self.of_agent[a];
+        let mut f = self.front[a];
+        while f < list.len() && self.state[list[f]] == TestState::Ended {
+            f += 1;
+        }
+        self.front[a] = f;
+        list.get(f).map(|&i| self.tests[i].0)
+    }
+
+    /// The tests that may start now, in schedule order; each is marked running and returned
+    /// once.
+    pub fn ready(&mut self) -> Vec<usize> {
+        let mut out = Vec::new();
+        let mut dirty = std::mem::take(&mut self.dirty);
+        dirty.sort_unstable();
+        dirty.dedup();
+        for a in dirty {
+            let Some(k) = self.front_slot(a) else {
+                continue;
+            };
+            let mut f = self.front[a];
+            while let Some(&i) = self.of_agent[a].get(f) {
+                let (slot, (s, d)) = self.tests[i];
+                if slot != k {
+                    break;
+                }
+                let other = if s == a { d } else { s };
+                if self.state[i] == TestState::Waiting && self.front_slot(other) == Some(k) {
+                    self.state[i] = TestState::Running;
+                    out.push(i);
+                }
+                f += 1;
+            }
+        }
+        out.sort_unstable();
+        out
+    }
+
+    /// Test `i` ended (with figures or not): its agents may take their next tests.
+    pub fn end(&mut self, i: usize) {
+        if self.state[i] != TestState::Ended {
+            self.state[i] = TestState::Ended;
+            self.ended += 1;
+            let (_, (s, d)) = self.tests[i];
+            self.dirty.extend([s, d]);
+        }
+    }
+}
+
 /// The median absolute deviation from the median, scaled by 1.4826 (a standard deviation's
 /// estimate under a normal law); NaN for an empty slice.
 pub fn mad(values: &[f64]) -> f64 {
@@ -512,7 +672,88 @@ mod tests {
         assert_eq!(slots(&t, 4).len(), 8);
     }
 
+    /// Runs a `Dispatch` with test `i` lasting `length(i)`, ending tests in time order;
+    /// returns each test's (start, end) and checks that an agent is never in more than
+    /// `most` tests at once, nor in tests of two slots at once.
+    fn simulate(
+        slots: &[Vec<Pair>],
+        most: usize,
+        length: impl Fn(usize) -> f64,
+    ) -> Vec<(f64, f64)> {
+        let mut d = Dispatch::new(slots);
+        let mut times = vec![(f64::NAN, f64::NAN); d.len()];
+        let mut running: Vec<(f64, usize)> = Vec::new();
+        let mut now = 0.0;
+        loop {
+            for i in d.ready() {
+                times[i] = (now, now + length(i));
+                running.push((now + length(i), i));
+            }
+            // No agent in more than `most` running tests, all of one slot.
+            let mut per_agent: std::collections::BTreeMap<usize, Vec<usize>> = Default::default();
+            for &(_, i) in &running {
+                let (k, (s, t)) = d.test(i);
+                per_agent.entry(s).or_default().push(k);
+                per_agent.entry(t).or_default().push(k);
+            }
+            for ks in per_agent.values() {
+                assert!(ks.len() <= most, "{ks:?}");
+                assert!(ks.iter().all(|&k| k == ks[0]), "{ks:?}");
+            }
+            if running.is_empty() {
+                break;
+            }
+            running.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let (t, i) = running.pop().expect("not empty");
+            now = t;
+            d.end(i);
+        }
+        assert!(d.all_ended());
+        times
+    }
+
+    #[test]
+    fn dispatch_with_equal_tests_is_the_slot_by_slot_schedule() {
+        for n in [2, 3, 5, 6, 16] {
+            let s = slots(&tournament(n), 1);
+            let times = simulate(&s, 1, |_| 1.0);
+            let end = times.iter().map(|t| t.1).fold(0.0, f64::max);
+            assert!((end - critical_path_seconds(&s, 1.0)).abs() < 1e-9, "{n}");
+            assert!(end <= s.len() as f64 + 1e-9, "{n}");
+        }
+        assert!((critical_path_seconds(&slots(&tournament(16), 1), 0.75) - 22.5).abs() < 1e-9);
+        assert_eq!(critical_path_seconds(&[], 1.0), 0.0);
+    }
+
+    #[test]
+    fn a_slow_test_delays_only_the_tests_of_its_agents() {
+        // 16 agents, one test in each slot twice as long (a different pair each slot): slot by
+        // slot that is 30 x 2 = 60; tests started as their agents come free end sooner, and
+        // never before the 30 slots of one test each.
+        let s = slots(&tournament(16), 1);
+        let mut slow = Vec::new();
+        let mut first = 0;
+        for (k, slot) in s.iter().enumerate() {
+            slow.push(first + (3 * k) % slot.len());
+            first += slot.len();
+        }
+        let times = simulate(&s, 1, |i| if slow.contains(&i) { 2.0 } else { 1.0 });
+        let end = times.iter().map(|t| t.1).fold(0.0, f64::max);
+        assert!((31.0..50.0).contains(&end), "{end}");
+    }
+
     proptest! {
+        #[test]
+        fn dispatch_never_puts_an_agent_in_more_tests_than_its_slot(
+            n in 2usize..14,
+            k in 1usize..4,
+            lengths in proptest::collection::vec(0.1f64..3.0, 1..50),
+        ) {
+            let s = slots(&tournament(n), k);
+            let times = simulate(&s, k, |i| lengths[i % lengths.len()]);
+            prop_assert!(times.iter().all(|t| t.0.is_finite() && t.1 >= t.0));
+        }
+
         #[test]
         fn every_ordered_pair_once_and_no_agent_twice_in_a_round(n in 2usize..40) {
             let t = tournament(n);

@@ -217,6 +217,7 @@ fn run_as_source(
         // A tournament's slots are as long as their tests: a test must end at its -t, not
         // after draining seconds of buffered data from a slow path.
         no_drain: true,
+        tos: test.tos,
         ..TestSpec::default()
     };
     let _memory = match budget.reserve(budget::streams_cost(&spec, 1)) {
@@ -232,9 +233,13 @@ fn run_as_source(
         started_unix_seconds: started,
         ..PairResult::default()
     };
+    let mut closing = None;
     if test.probes > 0 {
         match probe(test, key, idle) {
-            Ok(l) => result.latency = Some(l),
+            Ok((l, c)) => {
+                result.latency = Some(l);
+                closing = c;
+            }
             Err(e) => result.errors.push(format!("latency probes: {e}")),
         }
     }
@@ -251,7 +256,10 @@ fn run_as_source(
         interrupt: None,
         source: None,
     };
-    match crate::client::run(&client, &mut |_: &crate::report::Interval| {}) {
+    result.tcp_started_unix_seconds = Some(unix_now());
+    let outcome = crate::client::run(&client, &mut |_: &crate::report::Interval| {});
+    result.tcp_ended_unix_seconds = Some(unix_now());
+    match outcome {
         Ok(outcome) => {
             let end = crate::summary::end(&outcome, Direction::Send);
             let r = &end.sum_received;
@@ -266,11 +274,23 @@ fn run_as_source(
                 .streams
                 .iter()
                 .find_map(|s| s.tcp_info.as_ref().map(|t| t.rtt_seconds));
+            if test.tos.is_some() {
+                let tos = |streams: &[crate::report::StreamReport]| {
+                    streams.iter().find_map(|s| s.socket.tos)
+                };
+                result.source_tos = tos(&outcome.client.streams);
+                result.destination_tos = outcome.agent.as_ref().and_then(|a| tos(&a.streams));
+            }
             if let Some(e) = outcome.error {
                 result.errors.push(format!("tcp test: {e}"));
             }
         }
         Err(e) => result.errors.push(format!("tcp test: {e}")),
+    }
+    // The probes' session has long ended (its close ran beside the TCP test's set-up); the
+    // test is over only when it has.
+    if let Some(c) = closing {
+        let _ = c.join();
     }
     result.ended_unix_seconds = unix_now();
     ctl.send(&Message::Mesh(MeshMessage::Result { result }))?;
@@ -278,8 +298,14 @@ fn run_as_source(
 }
 
 /// The latency probes: one UDP echo probe every gap, each waited for at most 250 ms, all of
-/// them within the probes' time and a second.
-fn probe(test: &PairTest, key: &AuthKey, idle: Duration) -> Result<PairLatency, String> {
+/// them within the probes' time and a second. Returns the figures and the thread that closes
+/// the echo session: the destination agent ends its echo only when its responder's read
+/// times out (up to 50 ms after the close), which the TCP test's set-up need not wait for.
+fn probe(
+    test: &PairTest,
+    key: &AuthKey,
+    idle: Duration,
+) -> Result<(PairLatency, Option<std::thread::JoinHandle<()>>), String> {
     let gap = Duration::from_secs_f64(test.probe_gap_seconds);
     let budget = test.probe_seconds() + 1.0;
     let mut echo = UdpEcho::open(test.destination, Some(key), budget + 1.0, idle)
@@ -303,8 +329,15 @@ fn probe(test: &PairTest, key: &AuthKey, idle: Duration) -> Result<PairLatency, 
         }
         std::thread::sleep(gap.saturating_sub(t0.elapsed()));
     }
-    let _ = echo.close(idle);
-    Ok(latency_of(sent, &rtts))
+    // If no thread can be had, the echo is dropped here: its connection closes, which ends
+    // the destination's echo as well.
+    let closing = std::thread::Builder::new()
+        .name("mesh-echo-close".into())
+        .spawn(move || {
+            let _ = echo.close(idle);
+        })
+        .ok();
+    Ok((latency_of(sent, &rtts), closing))
 }
 
 fn latency_of(sent: u32, rtts: &[f64]) -> PairLatency {

@@ -77,6 +77,11 @@ pub(crate) struct MeshArgs {
     #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "DURATION")]
     probe_gap: Duration,
 
+    /// IP TOS byte (IPv6: traffic class) of every TCP test's data packets, at both ends
+    /// (iperf3's -S): a number (184, 0xb8, 0270) or a DSCP name (ef, af11..af43, cs0..cs7, le).
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
     /// Tests an agent may be in at once (1: a round-robin tournament, no agent in two tests).
     #[arg(long, default_value_t = 1, value_name = "K")]
     concurrency: usize,
@@ -145,6 +150,9 @@ pub(crate) struct MeshPlan {
     /// The agents were in-process on loopback (`--local`).
     #[serde(default)]
     pub(crate) local: bool,
+    /// The TCP tests' TOS byte (`-S`), at both ends of each.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tos: Option<u8>,
 }
 
 impl RunsPlan for MeshPlan {
@@ -483,6 +491,7 @@ impl MeshPlan {
             probe_gap_seconds: args.probe_gap.as_secs_f64(),
             concurrency: args.concurrency,
             local: args.local.is_some(),
+            tos: args.tos,
         }
     }
 
@@ -531,7 +540,12 @@ impl Executed {
     }
 }
 
-/// Runs the tests of `plan` not in `done`, slot by slot, appending each to `file`.
+/// Runs the tests of `plan` not in `done`, appending each to `file` as it ends. A test starts
+/// as soon as both its agents have ended their tests of earlier slots
+/// ([`model::Dispatch`]): no agent is in two tests at once (at `--concurrency 1`), and a
+/// slot's slowest test holds up only the tests of its own two agents, not the whole next slot.
+/// A test's recorded start is taken in its thread after the controller saw its agents' last
+/// tests end, so the recorded times of one agent's tests never overlap.
 fn execute(
     plan: &MeshPlan,
     mut done: Vec<PairRecord>,
@@ -552,12 +566,12 @@ fn execute(
         })
         .filter(|slot| !slot.is_empty())
         .collect();
-    let predicted = model::predicted_seconds(todo.len(), &timing);
-    let total_tests: usize = todo.iter().map(Vec::len).sum();
+    let predicted = model::critical_path_seconds(&todo, per_test);
+    let mut dispatch = model::Dispatch::new(&todo);
     let bar = crate::progress::Progress::start(
         "mesh",
         "tests",
-        total_tests as u64,
+        dispatch.len() as u64,
         Some(Duration::from_secs_f64(
             per_test / todo.first().map_or(1, Vec::len).max(1) as f64,
         )),
@@ -566,79 +580,97 @@ fn execute(
     let start = Instant::now();
     let mut interrupted = false;
     let mut failed_first: Option<String> = None;
-    for (i, slot) in todo.iter().enumerate() {
+    let (tx, rx) = mpsc::channel::<(usize, PairRecord)>();
+    // Starts test `i` (slot `slot`, `s` to `d`) in a thread of its own.
+    let launch = |i: usize, slot: usize, (s, d): model::Pair| -> anyhow::Result<()> {
+        let tx = tx.clone();
+        let source = plan.agents[s].address;
+        let test = PairTest {
+            mesh_version: MESH_VERSION,
+            destination: plan.agents[d].address,
+            tcp_seconds: plan.tcp_seconds,
+            probes: plan.probes,
+            probe_gap_seconds: plan.probe_gap_seconds,
+            tos: plan.tos,
+        };
+        let key = key.cloned();
+        let planned_start = slot as f64 * per_test;
+        std::thread::Builder::new()
+            .name("mesh-test".into())
+            .spawn(move || {
+                let t0 = start.elapsed().as_secs_f64();
+                let u0 = unix_now();
+                // A panic would leave the controller waiting for this record: it becomes the
+                // test's error instead.
+                let got = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    wirespeed_net::mesh::run_pair(source, key.as_ref(), &test, idle)
+                }))
+                .unwrap_or_else(|_| {
+                    Err(wirespeed_net::mesh::MeshError::Refused(
+                        "the controller's thread for this test panicked (please report it)".into(),
+                    ))
+                });
+                let record = PairRecord {
+                    source: s,
+                    destination: d,
+                    slot,
+                    planned_start_seconds: planned_start,
+                    planned_end_seconds: planned_start + per_test,
+                    start_seconds: t0,
+                    end_seconds: start.elapsed().as_secs_f64(),
+                    start_unix_seconds: u0,
+                    end_unix_seconds: unix_now(),
+                    error: got.as_ref().err().map(ToString::to_string),
+                    result: got.ok(),
+                };
+                let _ = tx.send((i, record));
+            })
+            .context("starting a test's thread")?;
+        Ok(())
+    };
+    let mut running = 0usize;
+    loop {
         if crate::interrupt::requested() {
             interrupted = true;
             break;
         }
-        let planned_start = i as f64 * per_test;
-        let (tx, rx) = mpsc::channel();
-        for &(s, d) in slot {
-            let tx = tx.clone();
-            let source = plan.agents[s].address;
-            let test = PairTest {
-                mesh_version: MESH_VERSION,
-                destination: plan.agents[d].address,
-                tcp_seconds: plan.tcp_seconds,
-                probes: plan.probes,
-                probe_gap_seconds: plan.probe_gap_seconds,
-            };
-            let key = key.cloned();
-            std::thread::Builder::new()
-                .name("mesh-test".into())
-                .spawn(move || {
-                    let t0 = start.elapsed().as_secs_f64();
-                    let u0 = unix_now();
-                    let got = wirespeed_net::mesh::run_pair(source, key.as_ref(), &test, idle);
-                    let record = PairRecord {
-                        source: s,
-                        destination: d,
-                        slot: i,
-                        planned_start_seconds: planned_start,
-                        planned_end_seconds: planned_start + per_test,
-                        start_seconds: t0,
-                        end_seconds: start.elapsed().as_secs_f64(),
-                        start_unix_seconds: u0,
-                        end_unix_seconds: unix_now(),
-                        error: got.as_ref().err().map(ToString::to_string),
-                        result: got.ok(),
-                    };
-                    let _ = tx.send(record);
-                })
-                .context("starting a test's thread")?;
+        for i in dispatch.ready() {
+            let (slot, pair) = dispatch.test(i);
+            launch(i, slot, pair)?;
+            running += 1;
         }
-        drop(tx);
-        let mut left = slot.len();
-        while left > 0 {
-            if crate::interrupt::requested() {
-                interrupted = true;
-                break;
-            }
-            match rx.recv_timeout(Duration::from_millis(50)) {
-                Ok(record) => {
-                    left -= 1;
-                    if let Some(f) = file.as_deref_mut() {
-                        f.append(&record)?;
-                    }
-                    if failed_first.is_none()
-                        && let Some(p) = record.problems().first()
-                    {
-                        failed_first = Some(format!(
-                            "{} -> {}: {p}",
-                            plan.agents[record.source].name, plan.agents[record.destination].name
-                        ));
-                    }
-                    done.push(record);
-                    bar.inc();
-                }
-                Err(mpsc::RecvTimeoutError::Timeout) => {}
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
-                    bail!("a test's thread ended without a record (a panic: please report it)")
-                }
-            }
-        }
-        if interrupted {
+        if running == 0 {
+            // Nothing runs and nothing is ready: every test has ended.
             break;
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok((i, record)) => {
+                running -= 1;
+                // The agents' next tests start first; the bookkeeping runs beside them.
+                dispatch.end(i);
+                for j in dispatch.ready() {
+                    let (slot, pair) = dispatch.test(j);
+                    launch(j, slot, pair)?;
+                    running += 1;
+                }
+                if let Some(f) = file.as_deref_mut() {
+                    f.append(&record)?;
+                }
+                if failed_first.is_none()
+                    && let Some(p) = record.problems().first()
+                {
+                    failed_first = Some(format!(
+                        "{} -> {}: {p}",
+                        plan.agents[record.source].name, plan.agents[record.destination].name
+                    ));
+                }
+                done.push(record);
+                bar.inc();
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("a test's thread ended without a record (a panic: please report it)")
+            }
         }
     }
     bar.finish();
@@ -1239,6 +1271,7 @@ mod tests {
             probe_gap_seconds: 0.01,
             concurrency: 1,
             local: false,
+            tos: None,
         };
         let done: Vec<PairRecord> = model::tournament(4)
             .into_iter()

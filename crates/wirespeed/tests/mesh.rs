@@ -379,6 +379,8 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
             ],
             "drop --csv",
         ),
+        (vec!["mesh", "--local", "2", "-S", "300"], "over 255"),
+        (vec!["mesh", "--local", "2", "--tos", "fast"], "DSCP name"),
     ] {
         assert_one_line_error(&wirespeed(&args), needle);
     }
@@ -393,6 +395,38 @@ fn mesh_local_agents_answer_with_a_key_of_their_own() {
         "{}",
         run.stdout
     );
+}
+
+/// `-S`: every TCP test's data socket carries the class at both ends, as each end's kernel
+/// reads it back (AF11 is 0x28).
+#[test]
+fn mesh_tos_marks_the_data_sockets_at_both_ends() {
+    let run = wirespeed(&[
+        "mesh", "--local", "2", "-t", "0.2", "--probes", "1", "-S", "af11", "--json",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc = json(&run);
+    assert_eq!(doc["parameters"]["tos"], 0x28, "{}", doc["parameters"]);
+    let tests = doc["result"]["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), 2);
+    for t in tests {
+        assert_eq!(t["result"]["source_tos"], 0x28, "{t}");
+        assert_eq!(t["result"]["destination_tos"], 0x28, "{t}");
+    }
+    // Unmarked, the document does not claim a class.
+    let run = wirespeed(&[
+        "mesh", "--local", "2", "-t", "0.2", "--probes", "1", "--json",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc = json(&run);
+    assert!(
+        doc["parameters"].get("tos").is_none(),
+        "{}",
+        doc["parameters"]
+    );
+    for t in doc["result"]["tests"].as_array().unwrap() {
+        assert!(t["result"].get("source_tos").is_none(), "{t}");
+    }
 }
 
 /// `--every`: two whole meshes on a schedule, each a record of the schedule's results file

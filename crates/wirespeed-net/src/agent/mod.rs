@@ -850,6 +850,18 @@ fn run_session(
     .map_err(SessionError::Io)?;
     ctl.send(&Message::Start)?;
     ctl.set_phase(Phase::Running);
+    // A test that ends at its -t (`no_drain`, a mesh's) reads this host's facts while it
+    // runs, not after the client's view came: each of a mesh's hundreds of tests would
+    // otherwise wait for those reads before its results.
+    let facts = spec
+        .no_drain
+        .then(|| {
+            std::thread::Builder::new()
+                .name("session-env".into())
+                .spawn(move || Environment::collect(Some(local.ip())))
+                .ok()
+        })
+        .flatten();
     let mut intervals = Vec::new();
     let outcome = supervise(ctl, &running, &spec, shared, &mut intervals);
     if outcome.is_err() {
@@ -857,7 +869,11 @@ fn run_session(
     }
     let mut report = running.finish();
     report.intervals = intervals;
-    report.environment = Some(Environment::collect(Some(local.ip())));
+    report.environment = Some(
+        facts
+            .and_then(|f| f.join().ok())
+            .unwrap_or_else(|| Environment::collect(Some(local.ip()))),
+    );
     record.report = Some(report.clone());
     outcome?;
     ctl.send(&Message::Results { report })?;

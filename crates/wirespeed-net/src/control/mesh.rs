@@ -49,6 +49,11 @@ pub struct PairTest {
     pub probes: u32,
     /// Gap between probes, seconds.
     pub probe_gap_seconds: f64,
+    /// The IP TOS byte (IPv6: traffic class) of the TCP test's data sockets at both ends
+    /// (`mesh -S`). Left out when unset, so that an agent of the release before it still takes
+    /// a test without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tos: Option<u8>,
 }
 
 impl PairTest {
@@ -130,6 +135,21 @@ pub struct PairResult {
     /// Why a part failed (the other parts may have run).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub errors: Vec<String>,
+    /// With `-S`: the TOS byte (IPv6: traffic class) the TCP test's data socket carried at
+    /// the source and at the destination, each read back from its kernel.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source_tos: Option<u8>,
+    /// The destination's, from its report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destination_tos: Option<u8>,
+    /// When the source started the TCP test's session (after the probes) and when it had
+    /// both ends' views of it, seconds since the Unix epoch (its clock): between them the
+    /// session's set-up, `-t`, and the end of the test.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_started_unix_seconds: Option<f64>,
+    /// See `tcp_started_unix_seconds`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_ended_unix_seconds: Option<f64>,
     /// When the source started and ended the test, seconds since the Unix epoch (its clock).
     pub started_unix_seconds: f64,
     /// When it ended.
@@ -185,6 +205,7 @@ mod tests {
             tcp_seconds: 1.0,
             probes: 10,
             probe_gap_seconds: 0.01,
+            tos: None,
         }
     }
 
@@ -196,6 +217,17 @@ mod tests {
         assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
         let bad = text.replace("\"probes\"", "\"x\":1,\"probes\"");
         assert!(serde_json::from_str::<Message>(&bad).is_err());
+        // Without -S the request is what the release before `tos` sent and read.
+        assert!(!text.contains("tos"), "{text}");
+        let marked = Message::Mesh(MeshMessage::Run {
+            test: PairTest {
+                tos: Some(0xb8),
+                ..test()
+            },
+        });
+        let text = serde_json::to_string(&marked).unwrap();
+        assert!(text.contains("\"tos\":184"), "{text}");
+        assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), marked);
         let r = Message::Mesh(MeshMessage::Result {
             result: PairResult::default(),
         });
