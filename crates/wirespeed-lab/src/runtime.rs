@@ -245,7 +245,22 @@ impl Lab {
                 } else {
                     (cpus[1].clone(), cpus[0].clone())
                 };
+                // Charged from the sending kernel's transmit stamps where the ingress thread's
+                // wake-up is a sizeable share of a frame's time (best effort: without the
+                // socket, frames are charged from their read).
+                let stamps = (config.rate.bits_per_second()
+                    <= crate::ingress_stamp::MAX_STAMPED_RATE_BITS)
+                    .then(|| {
+                        crate::ingress_stamp::IngressStamps::open(
+                            &self.namespaces[src.node],
+                            &src.name,
+                        )
+                        .ok()
+                    })
+                    .flatten();
+                let stamp_counters = stamps.as_ref().map(|s| s.counters());
                 let ingress = Ingress {
+                    stamps,
                     fd: self.taps[src_port].raw_fd(),
                     frame_buffer: link.frame_buffer(),
                     max_in_flight: link.in_flight_frames(&config),
@@ -281,6 +296,7 @@ impl Lab {
                     aqm: link.aqm.map(|a| a.kind.name().to_string()),
                     sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                     receiver: Watched::open(&self.namespaces[dst.node], &dst.name).ok(),
+                    stamps: stamp_counters,
                 });
             }
         }
@@ -348,6 +364,7 @@ impl Lab {
                 host: None,
                 sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                 receiver: Watched::open(&self.namespaces[src.node], &src.name).ok(),
+                stamps: None,
             });
         }
         let port = SharedPort {
@@ -410,6 +427,7 @@ impl Lab {
                 aqm: None,
                 sender: Watched::open(&self.namespaces[station.node], &station.name).ok(),
                 receiver: Watched::open(&self.namespaces[station.node], &station.name).ok(),
+                stamps: None,
             });
         }
         let port = SharedPort {
@@ -525,6 +543,8 @@ fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) {
 }
 
 struct Ingress {
+    /// The sending kernel's transmit stamps, where this link uses them.
+    stamps: Option<crate::ingress_stamp::IngressStamps>,
     fd: libc::c_int,
     /// Bytes of each frame buffer (the link's largest frame, plus one).
     frame_buffer: usize,
@@ -540,6 +560,16 @@ struct Ingress {
 }
 
 impl Ingress {
+    /// The instant a frame just read entered the link: its transmit stamp where there is
+    /// one, else now.
+    fn charged_from(&mut self, frame: &[u8]) -> Nanos {
+        let now = monotonic_now();
+        match &mut self.stamps {
+            Some(stamps) => stamps.sent_at(frame, now),
+            None => now,
+        }
+    }
+
     fn run(self) {
         if self.direction.has_aqm() {
             self.run_aqm();
@@ -608,7 +638,7 @@ impl Ingress {
                     pool.push(buffer);
                     continue;
                 }
-                let now = monotonic_now();
+                let now = self.charged_from(&buffer[..len]);
                 let processing = self
                     .router
                     .as_ref()
@@ -697,7 +727,7 @@ impl Ingress {
                     spare = Some(buffer);
                     continue;
                 }
-                let now = monotonic_now();
+                let now = self.charged_from(&buffer[..len]);
                 let processing = self
                     .router
                     .as_ref()
@@ -865,6 +895,8 @@ struct PortHandle {
     sender: Option<Watched>,
     /// The receiving interface (on a shared medium: the station's own).
     receiver: Option<Watched>,
+    /// The pairing of frames with their transmit stamps, where the ingress uses them.
+    stamps: Option<Arc<crate::ingress_stamp::SharedCounters>>,
 }
 
 /// The emulator's threads. [`Emulator::stop`] ends them.
@@ -917,6 +949,10 @@ pub struct PortStatus {
     /// What the emulator itself spent on this port.
     #[serde(default)]
     pub cost: EmulatorCost,
+    /// On a link of at most 1 Gbit/s: frames charged from the sending kernel's transmit stamp
+    /// (`crate::ingress_stamp`), and those that could not be paired with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress_stamps: Option<crate::ingress_stamp::StampCounters>,
 }
 
 /// The emulator's own cost on one port: CPU time of the threads that serve it.
@@ -1033,6 +1069,7 @@ impl Emulator {
                     aqm: p.aqm.clone(),
                     device,
                     cost,
+                    ingress_stamps: p.stamps.as_ref().map(|s| s.read()),
                 }
             })
             .collect()
@@ -1085,6 +1122,7 @@ mod tests {
             aqm: None,
             device: DeviceCounters::default(),
             cost: EmulatorCost::default(),
+            ingress_stamps: None,
         }
     }
 
