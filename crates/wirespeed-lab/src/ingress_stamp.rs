@@ -40,14 +40,12 @@ pub const MAX_STAMPED_RATE_BITS: u64 = 1_000_000_000;
 /// Copies held while waiting for their frames; older ones are dropped first.
 const MAX_PENDING: usize = 256;
 
-/// The key a frame and its copy share: FNV-1a over its length and first bytes.
-pub fn frame_key(len: usize, head: &[u8]) -> u64 {
+/// The key a frame and its copy share: FNV-1a over its first [`sys::packet::SNAP_LEN`] bytes
+/// (all the copy holds: the kernel cuts it there, and its length with it; the IP header's
+/// own length field is among those bytes).
+pub fn frame_key(frame: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in (len as u64)
-        .to_le_bytes()
-        .iter()
-        .chain(&head[..head.len().min(sys::packet::SNAP_LEN)])
-    {
+    for b in &frame[..frame.len().min(sys::packet::SNAP_LEN)] {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
@@ -155,11 +153,10 @@ impl IngressStamps {
     /// When the kernel transmitted `frame`, read at `read_at` (monotonic): its stamp moved to
     /// the monotonic clock, within `[previous answer, read_at]`; `read_at` if it has no copy.
     pub fn sent_at(&mut self, frame: &[u8], read_at: Nanos) -> Nanos {
-        while let Some((head, whole, stamp)) = sys::packet::recv_stamped(&self.fd, &mut self.buf)
-        {
-            self.pairer.push(frame_key(whole, &self.buf[..head]), stamp);
+        while let Some((head, stamp)) = sys::packet::recv_stamped(&self.fd, &mut self.buf) {
+            self.pairer.push(frame_key(&self.buf[..head]), stamp);
         }
-        let at = match self.pairer.take(frame_key(frame.len(), frame)) {
+        let at = match self.pairer.take(frame_key(frame)) {
             Some(stamp) => {
                 let offset = realtime_ns() - i128::from(crate::emulator::clock::monotonic_now().0);
                 let mono = stamp - offset;
@@ -170,7 +167,12 @@ impl IngressStamps {
         let at = at.max(self.last);
         self.last = at;
         let c = self.pairer.counters;
-        for (slot, v) in self.published.0.iter().zip([c.paired, c.unpaired, c.resynced]) {
+        for (slot, v) in self
+            .published
+            .0
+            .iter()
+            .zip([c.paired, c.unpaired, c.resynced])
+        {
             slot.store(v, Ordering::Relaxed);
         }
         at
@@ -189,7 +191,7 @@ mod tests {
     #[test]
     fn frames_pair_head_to_head_and_resynchronise_past_lost_ones() {
         let f = |i: u8| vec![i; 120];
-        let key = |i: u8| frame_key(120, &f(i));
+        let key = |i: u8| frame_key(&f(i));
         let mut p = Pairer::default();
         for i in 0..4 {
             p.push(key(i), i128::from(i) * 10);
@@ -210,11 +212,13 @@ mod tests {
                 resynced: 1
             }
         );
-        // Only the first 96 bytes and the length count.
+        // Only the first 96 bytes count (the copy holds no more): a frame and its cut copy
+        // share the key.
         let mut long = f(5);
         long[100] = 1;
-        assert_eq!(frame_key(120, &long), key(5));
-        assert_ne!(frame_key(121, &f(5)), key(5));
+        assert_eq!(frame_key(&long), key(5));
+        assert_eq!(frame_key(&f(5)[..96]), key(5));
+        assert_ne!(frame_key(&f(5)[..95]), key(5));
         // The pending copies are bounded.
         for i in 0..1000u32 {
             p.push(u64::from(i), 0);

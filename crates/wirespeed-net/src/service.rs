@@ -66,14 +66,15 @@ pub(crate) fn open_with(
         })?;
     let _ = stream.set_nodelay(true);
     let mut ctl = Control::new(stream, &[], false, false);
-    let welcome = handshake::greet_with(&mut ctl, auth, timeout, features).map_err(|e| match e {
-        HandshakeError::Channel(e) => ServiceError::Session(e),
-        HandshakeError::Io(e) => ServiceError::Session(SessionError::Io(e)),
-        HandshakeError::KeyRequired => ServiceError::KeyRequired,
-        HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
-            ServiceError::Refused(reason)
-        }
-        other => ServiceError::Refused(other.to_string()),
-    })?;
+    let welcome =
+        handshake::greet_with(&mut ctl, auth, timeout, features).map_err(|e| match e {
+            HandshakeError::Channel(e) => ServiceError::Session(e),
+            HandshakeError::Io(e) => ServiceError::Session(SessionError::Io(e)),
+            HandshakeError::KeyRequired => ServiceError::KeyRequired,
+            HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
+                ServiceError::Refused(reason)
+            }
+            other => ServiceError::Refused(other.to_string()),
+        })?;
     Ok((ctl, welcome))
 }

@@ -67,7 +67,12 @@ pub fn open_outgoing(name: &str) -> std::io::Result<OwnedFd> {
         filter: program.as_ptr() as *mut libc::sock_filter,
     };
     set_option(&fd, libc::SOL_SOCKET, libc::SO_ATTACH_FILTER, &prog)?;
-    set_option(&fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, &1 as &libc::c_int)?;
+    set_option(
+        &fd,
+        libc::SOL_SOCKET,
+        libc::SO_TIMESTAMPNS,
+        &1 as &libc::c_int,
+    )?;
     // SAFETY: all-zero is a valid sockaddr_ll; the fields that matter are set below.
     let mut addr: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
     addr.sll_family = libc::AF_PACKET as u16;
@@ -105,9 +110,10 @@ fn set_option<T>(fd: &OwnedFd, level: i32, name: i32, value: &T) -> std::io::Res
     }
 }
 
-/// One queued frame without waiting: its first bytes into `buf`, its whole length, and its
-/// kernel timestamp (`CLOCK_REALTIME`, ns). `None` when nothing is queued (or on an error).
-pub fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, usize, i128)> {
+/// One queued frame without waiting: its first bytes into `buf` (the filter has already cut
+/// it to [`SNAP_LEN`]), how many, and its kernel timestamp (`CLOCK_REALTIME`, ns). `None`
+/// when nothing is queued (or on an error).
+pub fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, i128)> {
     let mut iov = libc::iovec {
         iov_base: buf.as_mut_ptr().cast(),
         iov_len: buf.len(),
@@ -122,17 +128,11 @@ pub fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, usize, i128)
     msg.msg_controllen = std::mem::size_of_val(&control);
     // SAFETY: `msg` points to `iov` (valid for buf.len() bytes) and to `control` (valid for
     // its size), both alive for the call.
-    let n = unsafe {
-        libc::recvmsg(
-            fd.as_raw_fd(),
-            &mut msg,
-            libc::MSG_DONTWAIT | libc::MSG_TRUNC,
-        )
-    };
+    let n = unsafe { libc::recvmsg(fd.as_raw_fd(), &mut msg, libc::MSG_DONTWAIT) };
     if n < 0 {
         return None;
     }
-    let whole = n as usize;
+    let len = (n as usize).min(buf.len());
     let mut stamp = None;
     // SAFETY: the CMSG macros walk the control buffer the kernel filled, within the length it
     // set in `msg`; each header is checked before its data is read.
@@ -150,5 +150,5 @@ pub fn recv_stamped(fd: &OwnedFd, buf: &mut [u8]) -> Option<(usize, usize, i128)
             c = libc::CMSG_NXTHDR(&msg, c);
         }
     }
-    Some((whole.min(buf.len()), whole, stamp?))
+    Some((len, stamp?))
 }

@@ -547,26 +547,25 @@ fn handshake(
         other => SessionEnd::Failed(other),
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let (protocol_version, words) =
-        match ctl.recv(left(), "waiting for hello").map_err(timed_out)? {
-            Message::Hello {
-                protocol_version,
-                software,
-            } => (
-                protocol_version,
-                ClientWords {
-                    notices: crate::control::names_feature(
-                        &software,
-                        crate::control::QUEUE_FEATURE,
-                    ),
-                    residence: crate::control::names_feature(
-                        &software,
-                        crate::control::RESIDENCE_FEATURE,
-                    ),
-                },
-            ),
-            other => return Err(client_ended(other)),
-        };
+    let (protocol_version, words) = match ctl
+        .recv(left(), "waiting for hello")
+        .map_err(timed_out)?
+    {
+        Message::Hello {
+            protocol_version,
+            software,
+        } => (
+            protocol_version,
+            ClientWords {
+                notices: crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
+                residence: crate::control::names_feature(
+                    &software,
+                    crate::control::RESIDENCE_FEATURE,
+                ),
+            },
+        ),
+        other => return Err(client_ended(other)),
+    };
     if protocol_version != PROTOCOL_VERSION {
         return Err(SessionEnd::Refused(format!(
             "refused by the agent: the client speaks control protocol version {protocol_version}, this agent version {PROTOCOL_VERSION}; run the same wirespeed release at both ends"

@@ -168,8 +168,14 @@ mod tests {
         // A hostile reply.
         assert_eq!(check_residence(Some(-1), 1_000), Residence::Rejected);
         assert_eq!(check_residence(Some(1_001), 1_000), Residence::Rejected);
-        assert_eq!(check_residence(Some(i64::MAX), u64::MAX), Residence::Accepted(i64::MAX as u64));
-        assert_eq!(check_residence(Some(1_000), 1_000), Residence::Accepted(1_000));
+        assert_eq!(
+            check_residence(Some(i64::MAX), u64::MAX),
+            Residence::Accepted(i64::MAX as u64)
+        );
+        assert_eq!(
+            check_residence(Some(1_000), 1_000),
+            Residence::Accepted(1_000)
+        );
         assert_eq!(check_residence(Some(0), 1_000), Residence::Accepted(0));
         assert_eq!(check_residence(None, 1_000), Residence::Absent);
     }
