@@ -1177,15 +1177,39 @@ fn latency_probes_own_load_stays_under_one_percent_of_the_link() {
 /// the residence time (the agent's wake-up and turnaround, 70-110 us) or with the emulator
 /// charging each frame from its own read instead of the sending kernel's transmit stamp (the
 /// ingress thread's wake-up, 130-150 us a round trip) the best probe is 180-300 us above.
-/// The bounds are on the best probe and the median of some 100 (a loaded CI machine delays
-/// some probes, not all), and the raw round trip is checked to contain the network's.
+/// The bounds are on the best probe and the median of some 400 (every 10 ms for 4 s: a loaded
+/// CI machine delays some probes, not all; the best of a second run of the same if the first
+/// run's best missed, so a burst of other work cannot fail it alone), and the raw round trip
+/// is checked to contain the network's.
 #[test]
 fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
     if !can_build_labs("latency-idle-truth") {
         return;
     }
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let doc = latency_run(None, "--idle 4s -t 1s -P 1 --direction up");
+    // IPv4, UDP, the echo's cookie, sequence and residence field; Ethernet framing (header,
+    // FCS, preamble, gap: 38 bytes) at 10 Mbit/s, each way; 10 ms each way.
+    let frame_bits = ((20 + 8 + 32 + 38) as f64).max(84.0) * 8.0;
+    let truth_us = 2.0 * 10_000.0 + 2.0 * frame_bits / 10e6 * 1e6;
+    let us = |v: &serde_json::Value| v.as_f64().unwrap() * 1e3;
+    let mut runs = 0;
+    let doc = loop {
+        runs += 1;
+        let doc = latency_run(
+            None,
+            "--idle 4s -t 1s -P 1 --direction up --probe-interval 10ms",
+        );
+        let best = doc["result"]["kinds"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|k| k["kind"] == "udp_echo")
+            .and_then(|k| k["network_round_trip"]["idle"]["min_ms"].as_f64());
+        if runs == 2 || best.is_some_and(|b| (b * 1e3 - truth_us).abs() <= 20.0) {
+            break doc;
+        }
+        eprintln!("latency lab idle: first run's best {best:?} ms, running again");
+    };
     let udp = doc["result"]["kinds"]
         .as_array()
         .unwrap()
@@ -1195,11 +1219,6 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
     let net = &udp["network_round_trip"];
     assert!(net.is_object(), "no network round trip: {udp}");
     assert_eq!(net["residence_rejected"], 0, "{net}");
-    // IPv4, UDP, the echo's cookie, sequence and residence field; Ethernet framing (header,
-    // FCS, preamble, gap: 38 bytes) at 10 Mbit/s, each way; 10 ms each way.
-    let frame_bits = ((20 + 8 + 32 + 38) as f64).max(84.0) * 8.0;
-    let truth_us = 2.0 * 10_000.0 + 2.0 * frame_bits / 10e6 * 1e6;
-    let us = |v: &serde_json::Value| v.as_f64().unwrap() * 1e3;
     let (best, median) = (us(&net["idle"]["min_ms"]), us(&net["idle"]["p50_ms"]));
     let (raw_best, raw_median) = (us(&udp["idle"]["min_ms"]), us(&udp["idle"]["p50_ms"]));
     eprintln!(
@@ -1211,7 +1230,7 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
         us(&net["agent_residence_idle"]["p50_ms"]),
         net["idle"]["probes"],
     );
-    assert!(net["idle"]["probes"].as_u64().unwrap() >= 50, "{net}");
+    assert!(net["idle"]["probes"].as_u64().unwrap() >= 200, "{net}");
     assert!(
         (best - truth_us).abs() <= 20.0,
         "best network round trip {best:.1} us against {truth_us:.1} us"
