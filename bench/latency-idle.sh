@@ -13,14 +13,21 @@
 #   client side: the probe's own round trip less eth0-to-eth0 (its kernel timestamps).
 # Prints the medians over the idle phase, min | median | max over the repetitions, as
 # Markdown, and the same probe on loopback for reference. The capture sockets wake for every
-# frame and so load the CPU a little themselves.
+# frame and so load the CPU a little themselves. Where the agent reports its residence time
+# (issue 17), also the network round trip (raw less residence) over 2D + serialization: its
+# median and its best probe.
 #
 #   sudo bash bench/latency-idle.sh [REPS]
+#   sudo WIRESPEED_BIN=/path/to/wirespeed bash bench/latency-idle.sh [REPS]   (another build)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}
-cargo build --release -q -p wirespeed
-bin=${CARGO_TARGET_DIR:-$PWD/target}/release/wirespeed
+if [ -n "${WIRESPEED_BIN:-}" ]; then
+    bin=$WIRESPEED_BIN
+else
+    cargo build --release -q -p wirespeed
+    bin=${CARGO_TARGET_DIR:-$PWD/target}/release/wirespeed
+fi
 tmp=$(mktemp -d)
 lab=
 cleanup() {
@@ -54,10 +61,11 @@ while time.time() < end and n < 100000:
 PY
 
 cat > "$tmp/split.py" <<'PY'
-# SER_US D_US h1.jsonl h2.jsonl latency.json -> probe-excess h1h2-excess turnaround h2h1-excess client
+# RATE D_US h1.jsonl h2.jsonl latency.json -> probe-excess h1h2-excess turnaround h2h1-excess
+# client network-p50-excess network-min-excess
 import json, statistics as st, sys
 from collections import Counter
-ser, d = float(sys.argv[1]), float(sys.argv[2])
+rate, d = float(sys.argv[1]), float(sys.argv[2])
 c1 = [json.loads(l) for l in open(sys.argv[3])]
 c2 = [json.loads(l) for l in open(sys.argv[4])]
 doc = json.load(open(sys.argv[5]))["result"]
@@ -71,16 +79,21 @@ rows = [(b[p] - a[p], c[p] - b[p], e[p] - c[p], e[p] - a[p], a[p]) for p in a if
 t0 = min(r[4] for r in rows)
 rows = [r for r in rows if (r[4] - t0) / 1e9 < idle_end - 0.5]  # the idle phase only
 m = lambda i: st.median(r[i] for r in rows) / 1e3
-u = next(k for k in doc["kinds"] if k["kind"] == "udp_echo")["idle"]["p50_ms"] * 1e3
-print(f"{u - 2 * ser - 2 * d:.1f} {m(0) - ser - d:.1f} {m(1):.1f} {m(2) - ser - d:.1f} {u - m(3):.1f}")
+k = next(k for k in doc["kinds"] if k["kind"] == "udp_echo")
+net = k.get("network_round_trip")
+# The echo's IP packet (52 bytes, 60 with the residence field) in an Ethernet frame of 38 more.
+ser = (60 if net else 52) + 38
+ser = ser * 8 / rate * 1e6
+u = k["idle"]["p50_ms"] * 1e3
+nu = f'{net["idle"]["p50_ms"] * 1e3 - 2 * ser - 2 * d:.1f} {net["idle"]["min_ms"] * 1e3 - 2 * ser - 2 * d:.1f}' if net else "nan nan"
+print(f"{u - 2 * ser - 2 * d:.1f} {m(0) - ser - d:.1f} {m(1):.1f} {m(2) - ser - d:.1f} {u - m(3):.1f} {nu}")
 PY
 
 declare -A res
 for link in "10G 0" "10M 0" "10M 10ms"; do
     set -- $link
     rate=$1 delay=$2
-    # A 52-byte echo packet in an 90-byte Ethernet frame on the wire, each way.
-    ser=$(python3 -c "r={'10G':1e10,'10M':1e7}['$rate']; print(90*8/r*1e6)")
+    ratebits=$(python3 -c "print({'10G':1e10,'10M':1e7}['$rate'])")
     d=$(python3 -c "print({'0':0,'10ms':10000}['$delay'])")
     printf '[[host]]\nname = "h1"\n[[host]]\nname = "h2"\n[[link]]\na = "h1"\nb = "h2"\nrate = "%s"\ndelay = "%s"\nqueue = 100\n' "$rate" "$delay" > "$tmp/link.toml"
     for ((r = 0; r < reps; r++)); do
@@ -99,7 +112,7 @@ for link in "10G 0" "10M 0" "10M 10ms"; do
         wait "$agent" 2>/dev/null || true
         "$bin" lab down "$lab" >/dev/null
         lab=
-        res["$link"]+="$(python3 "$tmp/split.py" "$ser" "$d" "$tmp/h1.jsonl" "$tmp/h2.jsonl" "$tmp/lat.json")"$'\n'
+        res["$link"]+="$(python3 "$tmp/split.py" "$ratebits" "$d" "$tmp/h1.jsonl" "$tmp/h2.jsonl" "$tmp/lat.json")"$'\n'
     done
 done
 loop=()
@@ -107,14 +120,14 @@ for ((r = 0; r < reps; r++)); do
     loop+=("$("$bin" latency --idle 3s -t 0.5s -P 1 --direction up --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["result"]; print(next(k for k in d["kinds"] if k["kind"]=="udp_echo")["idle"]["p50_ms"]*1e3)')")
 done
 
-stats() { python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.argv[1:]); print(f"{v[0]:.0f} / {s.median(v):.0f} / {v[-1]:.0f}")' "$@"; }
-echo "| link ($reps labs; min / median / max of the idle medians, us) | probe p50 over 2D + serialization | h1 -> h2 crossing excess | agent turnaround | h2 -> h1 crossing excess | client side |"
-echo "|---|---|---|---|---|---|"
+stats() { python3 -c 'import sys,math,statistics as s; v=sorted(float(x) for x in sys.argv[1:] if not math.isnan(float(x))); print(f"{v[0]:.0f} / {s.median(v):.0f} / {v[-1]:.0f}" if v else "-")' "$@"; }
+echo "| link ($reps labs; min / median / max over the labs, us) | raw probe p50 over 2D + serialization | network p50 over it | network best over it | h1 -> h2 crossing excess | agent turnaround | h2 -> h1 crossing excess | client side |"
+echo "|---|---|---|---|---|---|---|---|"
 for link in "10G 0" "10M 0" "10M 10ms"; do
     cols=()
-    for i in 1 2 3 4 5; do
+    for i in 1 2 3 4 5 6 7; do
         cols+=("$(stats $(printf '%s' "${res[$link]}" | awk -v i="$i" 'NF {print $i}'))")
     done
-    echo "| $link | ${cols[0]} | ${cols[1]} | ${cols[2]} | ${cols[3]} | ${cols[4]} |"
+    echo "| $link | ${cols[0]} | ${cols[5]} | ${cols[6]} | ${cols[1]} | ${cols[2]} | ${cols[3]} | ${cols[4]} |"
 done
-echo "| loopback (no lab) | UDP echo idle p50 $(stats "${loop[@]}") | | | | |"
+echo "| loopback (no lab) | UDP echo idle p50 $(stats "${loop[@]}") | | | | | | |"

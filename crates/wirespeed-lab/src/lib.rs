@@ -15,6 +15,7 @@ pub mod addressing;
 pub mod cleanup;
 pub mod device;
 pub mod emulator;
+pub mod ingress_stamp;
 pub mod inside;
 pub mod lifecycle;
 pub mod runtime;

@@ -259,7 +259,22 @@ impl Lab {
                     && link.aqm.is_none();
                 port.offloaded
                     .store(vnet && self.taps[src_port].offloads.tso, Ordering::Relaxed);
+                // Charged from the sending kernel's transmit stamps where the ingress thread's
+                // wake-up is a sizeable share of a frame's time (best effort: without the
+                // socket, frames are charged from their read).
+                let stamps = (config.rate.bits_per_second()
+                    <= crate::ingress_stamp::MAX_STAMPED_RATE_BITS)
+                    .then(|| {
+                        crate::ingress_stamp::IngressStamps::open(
+                            &self.namespaces[src.node],
+                            &src.name,
+                        )
+                        .ok()
+                    })
+                    .flatten();
+                let stamp_counters = stamps.as_ref().map(|s| s.counters());
                 let ingress = Ingress {
+                    stamps,
                     fd: self.taps[src_port].raw_fd(),
                     vnet,
                     frame_buffer: link.frame_buffer(),
@@ -296,6 +311,7 @@ impl Lab {
                     aqm: link.aqm.map(|a| a.kind.name().to_string()),
                     sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                     receiver: Watched::open(&self.namespaces[dst.node], &dst.name).ok(),
+                    stamps: stamp_counters,
                 });
             }
         }
@@ -363,6 +379,7 @@ impl Lab {
                 host: None,
                 sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                 receiver: Watched::open(&self.namespaces[src.node], &src.name).ok(),
+                stamps: None,
             });
         }
         let port = SharedPort {
@@ -425,6 +442,7 @@ impl Lab {
                 aqm: None,
                 sender: Watched::open(&self.namespaces[station.node], &station.name).ok(),
                 receiver: Watched::open(&self.namespaces[station.node], &station.name).ok(),
+                stamps: None,
             });
         }
         let port = SharedPort {
@@ -635,6 +653,8 @@ impl BufferPools {
 }
 
 struct Ingress {
+    /// The sending kernel's transmit stamps, where this link uses them.
+    stamps: Option<crate::ingress_stamp::IngressStamps>,
     fd: libc::c_int,
     /// Its TAP devices carry the vnet header: reads may be super-packets.
     vnet: bool,
@@ -652,6 +672,16 @@ struct Ingress {
 }
 
 impl Ingress {
+    /// The instant a frame just read entered the link: its transmit stamp where there is
+    /// one, else now.
+    fn charged_from(&mut self, frame: &[u8]) -> Nanos {
+        let now = monotonic_now();
+        match &mut self.stamps {
+            Some(stamps) => stamps.sent_at(frame, now),
+            None => now,
+        }
+    }
+
     fn run(self) {
         if self.vnet {
             self.run_offloaded();
@@ -722,7 +752,7 @@ impl Ingress {
                     pool.push(buffer);
                     continue;
                 }
-                let now = monotonic_now();
+                let now = self.charged_from(&buffer[..len]);
                 let processing = self
                     .router
                     .as_ref()
@@ -840,7 +870,9 @@ impl Ingress {
         let Some(hdr) = gso::VnetHdr::parse(&scratch[..n]) else {
             return true;
         };
-        let now = monotonic_now();
+        // A super-packet has one copy at the packet socket, as a frame does: the stamp pairs
+        // with the frame after the vnet header.
+        let now = self.charged_from(&scratch[gso::VNET_HDR_LEN..n]);
         let frame_len = (n - gso::VNET_HDR_LEN) as u64;
         // A read that filled the buffer was truncated (a super-packet beyond 64 KB): it is
         // offered at its full size, which no link's MTU takes (counted as too big).
@@ -1002,7 +1034,7 @@ impl Ingress {
                     spare = Some(buffer);
                     continue;
                 }
-                let now = monotonic_now();
+                let now = self.charged_from(&buffer[..len]);
                 let processing = self
                     .router
                     .as_ref()
@@ -1201,6 +1233,8 @@ struct PortHandle {
     sender: Option<Watched>,
     /// The receiving interface (on a shared medium: the station's own).
     receiver: Option<Watched>,
+    /// The pairing of frames with their transmit stamps, where the ingress uses them.
+    stamps: Option<Arc<crate::ingress_stamp::SharedCounters>>,
 }
 
 /// The emulator's threads. [`Emulator::stop`] ends them.
@@ -1253,6 +1287,10 @@ pub struct PortStatus {
     /// What the emulator itself spent on this port.
     #[serde(default)]
     pub cost: EmulatorCost,
+    /// On a link of at most 1 Gbit/s: frames charged from the sending kernel's transmit stamp
+    /// (`crate::ingress_stamp`), and those that could not be paired with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ingress_stamps: Option<crate::ingress_stamp::StampCounters>,
 }
 
 /// The emulator's own cost on one port: CPU time of the threads that serve it.
@@ -1386,6 +1424,7 @@ impl Emulator {
                     aqm: p.aqm.clone(),
                     device,
                     cost,
+                    ingress_stamps: p.stamps.as_ref().map(|s| s.read()),
                 }
             })
             .collect()
@@ -1438,6 +1477,7 @@ mod tests {
             aqm: None,
             device: DeviceCounters::default(),
             cost: EmulatorCost::default(),
+            ingress_stamps: None,
         }
     }
 

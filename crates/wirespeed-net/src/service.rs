@@ -48,6 +48,17 @@ pub(crate) fn open(
     auth: Option<&AuthKey>,
     timeout: Duration,
 ) -> Result<Control, ServiceError> {
+    open_with(agent, auth, timeout, &[]).map(|(ctl, _)| ctl)
+}
+
+/// [`open`] naming `features` in the hello; also returns the agent's welcome (whose software
+/// names the features it has).
+pub(crate) fn open_with(
+    agent: SocketAddr,
+    auth: Option<&AuthKey>,
+    timeout: Duration,
+    features: &[&str],
+) -> Result<(Control, handshake::Welcome), ServiceError> {
     let stream =
         TcpStream::connect_timeout(&agent, timeout).map_err(|source| ServiceError::Connect {
             addr: agent,
@@ -55,14 +66,15 @@ pub(crate) fn open(
         })?;
     let _ = stream.set_nodelay(true);
     let mut ctl = Control::new(stream, &[], false, false);
-    handshake::greet(&mut ctl, auth, timeout).map_err(|e| match e {
-        HandshakeError::Channel(e) => ServiceError::Session(e),
-        HandshakeError::Io(e) => ServiceError::Session(SessionError::Io(e)),
-        HandshakeError::KeyRequired => ServiceError::KeyRequired,
-        HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
-            ServiceError::Refused(reason)
-        }
-        other => ServiceError::Refused(other.to_string()),
-    })?;
-    Ok(ctl)
+    let welcome =
+        handshake::greet_with(&mut ctl, auth, timeout, features).map_err(|e| match e {
+            HandshakeError::Channel(e) => ServiceError::Session(e),
+            HandshakeError::Io(e) => ServiceError::Session(SessionError::Io(e)),
+            HandshakeError::KeyRequired => ServiceError::KeyRequired,
+            HandshakeError::Refused(reason) | HandshakeError::Agent(reason) => {
+                ServiceError::Refused(reason)
+            }
+            other => ServiceError::Refused(other.to_string()),
+        })?;
+    Ok((ctl, welcome))
 }

@@ -20,6 +20,7 @@ use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
 use wirespeed_model::stats::quantile;
 use wirespeed_model::units::{ByteSize, parse_duration};
+use wirespeed_net::control::echo::Residence;
 use wirespeed_net::probe::echo::UdpEcho;
 use wirespeed_net::rr::RrSession;
 use wirespeed_net::spec::{Amount, Direction, Protocol, TestSpec};
@@ -205,6 +206,32 @@ pub(crate) struct ProbeSample {
     pub(crate) kind: ProbeKind,
     pub(crate) at_seconds: f64,
     pub(crate) rtt_ms: Option<f64>,
+    /// UDP echo against an agent that reports it: the agent's residence time (its kernel's
+    /// receive stamp to its reply's send), accepted as within `0..=rtt_ms`; the network's
+    /// round trip is `rtt_ms` less this.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) agent_residence_ms: Option<f64>,
+    /// The reply carried a residence time that cannot be true (negative, or longer than the
+    /// round trip): refused, and the round trip kept raw.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) residence_rejected: bool,
+}
+
+impl ProbeSample {
+    fn new(kind: ProbeKind, at_seconds: f64, rtt_ms: Option<f64>) -> ProbeSample {
+        ProbeSample {
+            kind,
+            at_seconds,
+            rtt_ms,
+            agent_residence_ms: None,
+            residence_rejected: false,
+        }
+    }
+
+    /// The round trip less the agent's residence time, where the agent reported one.
+    fn network_rtt_ms(&self) -> Option<f64> {
+        Some(self.rtt_ms? - self.agent_residence_ms?)
+    }
 }
 
 /// Round trips of one probe kind in one phase, ms.
@@ -247,10 +274,28 @@ impl LatencyStats {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct KindReport {
     pub(crate) kind: ProbeKind,
+    /// The raw round trips, as the client's kernel stamped them (the agent's turnaround in).
     pub(crate) idle: LatencyStats,
     pub(crate) loaded: LatencyStats,
     /// Loaded minus idle median: the delay the load added.
     pub(crate) increase_p50_ms: f64,
+    /// UDP echo against an agent that reports its residence time (RFC 8762's T3 - T2): the
+    /// network's round trip, each probe's raw round trip less the agent's residence, over the
+    /// probes that carried an accepted one. `None` for other kinds and older agents.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) network_round_trip: Option<NetworkRoundTrip>,
+}
+
+/// The round trip without the far end's own processing, and that processing.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct NetworkRoundTrip {
+    /// Raw round trip less the agent's residence, idle and loaded.
+    pub(crate) idle: LatencyStats,
+    pub(crate) loaded: LatencyStats,
+    /// The agent's residence times (receive stamp to send), idle.
+    pub(crate) agent_residence_idle: LatencyStats,
+    /// Replies whose residence was refused (negative or longer than the round trip).
+    pub(crate) residence_rejected: usize,
 }
 
 /// One second of the run: its phase and each kind's median.
@@ -687,7 +732,8 @@ fn run_latency(
         kept.set_tos(tos);
         fresh.set_tos(tos);
     }
-    let udp_ip_bytes = wirespeed_net::probe::echo::min_size(agent.ip());
+    // With the agent's residence field when it reports one.
+    let udp_ip_bytes = echo.pipelined_min_size();
     // The interface towards the agent and, inside a lab, the link it is an end of, whose
     // queue the lab's emulator samples.
     let interface = crate::latency_queues::interface_to(agent);
@@ -706,15 +752,20 @@ fn run_latency(
             std::thread::Builder::new()
                 .name("ws-lat-udp".into())
                 .spawn(move || {
-                    let _ = echo.pipelined(udp_ip_bytes, gap, t0, UDP_TIMEOUT, &stop, |s| {
-                        push(
-                            &samples,
-                            ProbeSample {
-                                kind: ProbeKind::UdpEcho,
-                                at_seconds: s.sent_at_ns as f64 / 1e9,
-                                rtt_ms: s.rtt_kernel_ns.or(s.rtt_user_ns).map(|ns| ns as f64 / 1e6),
-                            },
-                        )
+                    let _ = echo.pipelined(udp_ip_bytes, gap, t0, UDP_TIMEOUT, &stop, |s, r| {
+                        let mut sample = ProbeSample::new(
+                            ProbeKind::UdpEcho,
+                            s.sent_at_ns as f64 / 1e9,
+                            s.rtt_kernel_ns.or(s.rtt_user_ns).map(|ns| ns as f64 / 1e6),
+                        );
+                        match r {
+                            Residence::Accepted(ns) => {
+                                sample.agent_residence_ms = Some(ns as f64 / 1e6);
+                            }
+                            Residence::Rejected => sample.residence_rejected = true,
+                            Residence::Absent => {}
+                        }
+                        push(&samples, sample)
                     });
                 })?
         },
@@ -734,11 +785,7 @@ fn run_latency(
                     // A broken kept connection is opened again on the next probe.
                     let _ = kept.transaction();
                 }
-                vec![ProbeSample {
-                    kind: ProbeKind::RrKeptConnection,
-                    at_seconds: at,
-                    rtt_ms: rtt,
-                }]
+                vec![ProbeSample::new(ProbeKind::RrKeptConnection, at, rtt)]
             },
         )?,
         probe_loop(
@@ -750,16 +797,8 @@ fn run_latency(
             move |at| {
                 let t = fresh.transaction_on_new_connection().ok();
                 vec![
-                    ProbeSample {
-                        kind: ProbeKind::TcpConnect,
-                        at_seconds: at,
-                        rtt_ms: t.and_then(|t| t.connect).map(ms),
-                    },
-                    ProbeSample {
-                        kind: ProbeKind::RrNewConnection,
-                        at_seconds: at,
-                        rtt_ms: t.map(|t| ms(t.round_trip)),
-                    },
+                    ProbeSample::new(ProbeKind::TcpConnect, at, t.and_then(|t| t.connect).map(ms)),
+                    ProbeSample::new(ProbeKind::RrNewConnection, at, t.map(|t| ms(t.round_trip))),
                 ]
             },
         )?,
@@ -1148,6 +1187,32 @@ fn analyse(
         let rtts: Vec<f64> = picked.iter().filter_map(|s| s.rtt_ms).collect();
         LatencyStats::of(&rtts, picked.len() - rtts.len())
     };
+    let in_phase = |kind: ProbeKind, phase: Phase| {
+        samples.iter().filter(move |s| {
+            s.kind == kind && phase_of(s.at_seconds, idle_end, Some(load), settle) == phase
+        })
+    };
+    // The network's round trip, over the probes whose reply carried an accepted residence.
+    let network = |kind: ProbeKind| -> Option<NetworkRoundTrip> {
+        let all = || samples.iter().filter(|s| s.kind == kind);
+        all().any(|s| s.agent_residence_ms.is_some()).then(|| {
+            let stats = |phase| {
+                let v: Vec<f64> = in_phase(kind, phase)
+                    .filter_map(ProbeSample::network_rtt_ms)
+                    .collect();
+                LatencyStats::of(&v, 0)
+            };
+            let residence: Vec<f64> = in_phase(kind, Phase::Idle)
+                .filter_map(|s| s.agent_residence_ms)
+                .collect();
+            NetworkRoundTrip {
+                idle: stats(Phase::Idle),
+                loaded: stats(Phase::Loaded),
+                agent_residence_idle: LatencyStats::of(&residence, 0),
+                residence_rejected: all().filter(|s| s.residence_rejected).count(),
+            }
+        })
+    };
     let kinds: Vec<KindReport> = ProbeKind::ALL
         .iter()
         .map(|&kind| {
@@ -1158,6 +1223,7 @@ fn analyse(
                 increase_p50_ms: loaded.p50_ms - idle.p50_ms,
                 idle,
                 loaded,
+                network_round_trip: network(kind),
             }
         })
         .collect();
@@ -1597,6 +1663,20 @@ impl Render for LatencyResult {
                 f(k.increase_p50_ms),
                 format!("{}/{}", k.loaded.lost, k.loaded.probes),
             )?;
+            if let Some(n) = &k.network_round_trip {
+                writeln!(
+                    out,
+                    "{:<34} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+                    "  less the agent's residence",
+                    f(n.idle.p50_ms),
+                    f(n.loaded.p50_ms),
+                    f(n.loaded.p90_ms),
+                    f(n.loaded.p99_ms),
+                    f(n.loaded.max_ms),
+                    f(n.loaded.p50_ms - n.idle.p50_ms),
+                    "",
+                )?;
+            }
         }
         let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| self.rate_format.format(b));
         writeln!(
@@ -1699,6 +1779,7 @@ mod tests {
             },
             loaded: LatencyStats::default(),
             increase_p50_ms: 0.0,
+            network_round_trip: None,
         };
         let kinds = vec![
             k(ProbeKind::TcpConnect, 10.0),

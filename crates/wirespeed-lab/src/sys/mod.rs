@@ -14,6 +14,7 @@
 //! descriptors, `poll`, the real-time scheduler, signal handlers and masks, `fork` and the
 //! `pre_exec` hook, in [`process`]) sits behind safe functions that state their invariants.
 
+pub mod packet;
 pub mod process;
 
 use std::fs::File;

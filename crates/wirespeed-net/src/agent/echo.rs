@@ -4,6 +4,14 @@
 //! [`MAX_ECHO_PER_SECOND`] a second, until the session ends or its time is up. The messages and
 //! the datagram layout are the control protocol's ([`crate::control::echo`]); the client is
 //! the probe's ([`crate::probe::echo`]).
+//!
+//! With a client that named [`crate::control::RESIDENCE_FEATURE`], the socket takes kernel
+//! receive stamps (`SO_TIMESTAMPING`, software) and each datagram that asks for it
+//! ([`crate::control::echo::RESIDENCE_ASKED`] after the sequence) goes back with the time
+//! from its receive stamp to just before the reply's `sendmsg` written there (RFC 8762's T2 to
+//! T3, as one interval on one clock, `CLOCK_REALTIME` like the stamp): the agent's wake-up and
+//! turnaround, which the client takes out of the network's round trip. The reply keeps the
+//! request's length.
 
 use crate::address::with_port;
 use std::io;
@@ -14,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use crate::agent_config::AgentConfig;
 use crate::control::echo::{
-    ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie,
+    ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie, stamp_residence,
 };
 use crate::control::{Cookie, Message, Phase};
 use crate::session::{Control, SessionError};
@@ -46,6 +54,7 @@ pub(crate) fn serve(
     first: EchoMessage,
     peer: SocketAddr,
     cfg: &AgentConfig,
+    residence: bool,
     stopping: &dyn Fn() -> bool,
 ) -> Result<(Option<String>, EchoTotals), SessionError> {
     let EchoMessage::Open {
@@ -74,6 +83,13 @@ pub(crate) fn serve(
     // Connected: the kernel delivers only the session's peer address and port.
     sock.connect(with_port(peer, client_port))?;
     sock.set_read_timeout(Some(Duration::from_millis(50)))?;
+    // Kernel receive stamps, only for a client that asked for residence times.
+    let stamped = residence
+        && crate::sys::socket_options::set_timestamping(
+            &sock,
+            libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE,
+        )
+        .is_ok();
     let cookie = Cookie::random()?;
     ctl.send(&Message::Echo(EchoMessage::Ready {
         agent_port: sock.local_addr()?.port(),
@@ -89,17 +105,32 @@ pub(crate) fn serve(
             .name("ws-echo".into())
             .spawn(move || {
                 let mut buf = vec![0u8; 65536];
+                let mut control = [0u8; 256];
                 let mut bucket = Bucket {
                     tokens: ECHO_BURST,
                     last: Instant::now(),
                 };
                 while !stop.load(Ordering::Acquire) {
-                    let n = match sock.recv(&mut buf) {
-                        Ok(n) => n,
-                        Err(_) => continue,
+                    let (n, rx_ns) = if stamped {
+                        match crate::sys::cmsg::recvmsg(&sock, &mut buf, &mut control, 0) {
+                            Ok(got) => (got.len, receive_stamp(&control[..got.control_len])),
+                            Err(_) => continue,
+                        }
+                    } else {
+                        match sock.recv(&mut buf) {
+                            Ok(n) => (n, None),
+                            Err(_) => continue,
+                        }
                     };
-                    let datagram = &buf[..n];
+                    let datagram = &mut buf[..n];
                     if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
+                        // The last thing before the send: the residence so far.
+                        if let Some(rx) = rx_ns {
+                            let now = realtime_ns();
+                            if let Ok(r) = i64::try_from(now - rx) {
+                                stamp_residence(datagram, r);
+                            }
+                        }
                         // The same bytes back: never larger than the request.
                         if sock.send(datagram).is_ok() {
                             answered.fetch_add(1, Ordering::Relaxed);
@@ -142,6 +173,19 @@ pub(crate) fn serve(
         }))?;
     }
     Ok((None, totals))
+}
+
+/// The software receive stamp among a datagram's control messages, ns of `CLOCK_REALTIME`.
+fn receive_stamp(control: &[u8]) -> Option<i128> {
+    crate::sys::cmsg::messages(control)
+        .filter(|c| c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING)
+        .find_map(|c| crate::socket::software_stamp_ns(c.data))
+}
+
+/// `CLOCK_REALTIME` now, ns: the clock of the kernel's software stamps.
+fn realtime_ns() -> i128 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
+    i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
 }
 
 #[cfg(test)]

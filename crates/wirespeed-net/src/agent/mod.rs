@@ -493,7 +493,7 @@ fn handle_connection(
     let completed_handshake = greeted.is_ok();
     let end = match greeted {
         Err(end) => Err(end),
-        Ok(notices) => serve_session(&mut ctl, peer, shared, session, &mut record, notices),
+        Ok(words) => serve_session(&mut ctl, peer, shared, session, &mut record, words),
     };
     match end {
         Ok(()) => {}
@@ -528,8 +528,13 @@ fn handle_connection(
 
 /// The hello, and the key's challenge when one is set, before `deadline`
 /// (`--handshake-timeout`, apart from `--idle-timeout`). True if the client reads `queued`
-/// notices (its hello names [`crate::control::QUEUE_FEATURE`]).
-fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<bool, SessionEnd> {
+/// notices (its hello names [`crate::control::QUEUE_FEATURE`]), and whether it asks for echo
+/// residence times ([`crate::control::RESIDENCE_FEATURE`]).
+fn handshake(
+    ctl: &mut Control,
+    shared: &Shared,
+    deadline: Instant,
+) -> Result<ClientWords, SessionEnd> {
     let cfg = &shared.config;
     let timed_out = |e: SessionError| match e {
         SessionError::Timeout { what, .. } => SessionEnd::Failed(SessionError::Io(io::Error::new(
@@ -542,17 +547,25 @@ fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<bo
         other => SessionEnd::Failed(other),
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let (protocol_version, notices) =
-        match ctl.recv(left(), "waiting for hello").map_err(timed_out)? {
-            Message::Hello {
-                protocol_version,
-                software,
-            } => (
-                protocol_version,
-                crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
-            ),
-            other => return Err(client_ended(other)),
-        };
+    let (protocol_version, words) = match ctl
+        .recv(left(), "waiting for hello")
+        .map_err(timed_out)?
+    {
+        Message::Hello {
+            protocol_version,
+            software,
+        } => (
+            protocol_version,
+            ClientWords {
+                notices: crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
+                residence: crate::control::names_feature(
+                    &software,
+                    crate::control::RESIDENCE_FEATURE,
+                ),
+            },
+        ),
+        other => return Err(client_ended(other)),
+    };
     if protocol_version != PROTOCOL_VERSION {
         return Err(SessionEnd::Refused(format!(
             "refused by the agent: the client speaks control protocol version {protocol_version}, this agent version {PROTOCOL_VERSION}; run the same wirespeed release at both ends"
@@ -576,7 +589,16 @@ fn handshake(ctl: &mut Control, shared: &Shared, deadline: Instant) -> Result<bo
             ));
         }
     }
-    Ok(notices)
+    Ok(words)
+}
+
+/// The features a client's hello named.
+#[derive(Debug, Clone, Copy)]
+struct ClientWords {
+    /// It reads `queued` notices.
+    notices: bool,
+    /// It asks for the residence time in echo replies.
+    residence: bool,
 }
 
 /// A session past its handshake: takes a slot and the session's memory, or refuses.
@@ -586,7 +608,7 @@ fn serve_session(
     shared: &Arc<Shared>,
     session: u64,
     record: &mut SessionRecord,
-    notices: bool,
+    words: ClientWords,
 ) -> Result<(), SessionEnd> {
     struct Slot<'a>(&'a AtomicUsize);
     impl Drop for Slot<'_> {
@@ -609,7 +631,7 @@ fn serve_session(
     if let Ok(c) = ctl.stream.try_clone() {
         lock(&shared.controls).insert(session, c);
     }
-    let result = run_session(ctl, peer, shared, record, notices);
+    let result = run_session(ctl, peer, shared, record, words);
     lock(&shared.controls).remove(&session);
     result
 }
@@ -695,13 +717,19 @@ fn run_session(
     peer: SocketAddr,
     shared: &Arc<Shared>,
     record: &mut SessionRecord,
-    notices: bool,
+    words: ClientWords,
 ) -> Result<(), SessionEnd> {
+    let notices = words.notices;
     let cfg = &shared.config;
     let idle = cfg.idle_timeout;
     ctl.send(&Message::Welcome {
         protocol_version: PROTOCOL_VERSION,
-        software: crate::control::handshake::software(),
+        // The features this agent has, named for clients that look for them.
+        software: format!(
+            "{} {}",
+            crate::control::handshake::software(),
+            crate::control::RESIDENCE_FEATURE
+        ),
     })?;
     let request = ctl.recv(idle, "waiting for the test request")?;
     // The services (load, echo, request/response) wait for their turn here; a throughput
@@ -721,7 +749,9 @@ fn run_session(
         return Ok(());
     }
     if let Message::Echo(first) = request {
-        let (refused, totals) = echo::serve(ctl, first, peer, cfg, &|| shared.stopping())?;
+        let (refused, totals) = echo::serve(ctl, first, peer, cfg, words.residence, &|| {
+            shared.stopping()
+        })?;
         record.outcome = if refused.is_some() {
             "refused"
         } else {

@@ -13,6 +13,14 @@ pub const ECHO_BURST: f64 = 64.0;
 /// Cookie (16) and sequence number (8): the smallest echo payload.
 pub const ECHO_HEADER_LEN: usize = 24;
 
+/// Cookie, sequence and the agent's residence time (8 bytes, signed, big-endian, ns): the
+/// smallest echo payload that can carry a residence ([`super::RESIDENCE_FEATURE`]).
+pub const ECHO_STAMPED_LEN: usize = ECHO_HEADER_LEN + 8;
+/// What a client writes in the residence field to ask for it: the agent replaces it with the
+/// time from its kernel's receive stamp of the datagram to just before its `sendmsg` of the
+/// reply. A reply that still carries it was not stamped (the agent had no receive stamp).
+pub const RESIDENCE_ASKED: i64 = i64::MIN;
+
 /// What the agent's echo did in one session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct EchoTotals {
@@ -67,6 +75,52 @@ pub fn echo_sequence(datagram: &[u8], cookie: &Cookie) -> Option<u64> {
     ))
 }
 
+/// Agent side: writes `residence_ns` into a datagram that asks for it (at least
+/// [`ECHO_STAMPED_LEN`] bytes, the field holding [`RESIDENCE_ASKED`]); true if it did. The
+/// datagram keeps its length, so the reply is never larger than the request.
+pub(crate) fn stamp_residence(datagram: &mut [u8], residence_ns: i64) -> bool {
+    let Some(field) = datagram.get_mut(ECHO_HEADER_LEN..ECHO_STAMPED_LEN) else {
+        return false;
+    };
+    if field != RESIDENCE_ASKED.to_be_bytes() || residence_ns == RESIDENCE_ASKED {
+        return false;
+    }
+    field.copy_from_slice(&residence_ns.to_be_bytes());
+    true
+}
+
+/// Client side: the residence field of a reply, as sent (hostile: any value), `None` when the
+/// reply is too short to carry one or was not stamped.
+pub fn echo_residence(datagram: &[u8]) -> Option<i64> {
+    let field = datagram.get(ECHO_HEADER_LEN..ECHO_STAMPED_LEN)?;
+    let value = i64::from_be_bytes(field.try_into().ok()?);
+    (value != RESIDENCE_ASKED).then_some(value)
+}
+
+/// What a client makes of a reply's residence against the round trip it measured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Residence {
+    /// No residence in the reply (an agent without the feature, or no receive stamp).
+    Absent,
+    /// A residence within `0..=round trip`, ns.
+    Accepted(u64),
+    /// A residence that cannot be true (negative, or longer than the whole round trip): the
+    /// reply is kept as a raw round trip and the residence is counted as rejected.
+    Rejected,
+}
+
+/// Checks a reply's residence (`echo_residence`) against the round trip `rtt_ns` that
+/// contains it.
+pub fn check_residence(residence_ns: Option<i64>, rtt_ns: u64) -> Residence {
+    match residence_ns {
+        None => Residence::Absent,
+        Some(r) => match u64::try_from(r) {
+            Ok(r) if r <= rtt_ns => Residence::Accepted(r),
+            _ => Residence::Rejected,
+        },
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -83,6 +137,47 @@ mod tests {
             !carries_cookie(&[9u8; 23], &c),
             "too short to carry a sequence"
         );
+    }
+
+    #[test]
+    fn a_residence_is_written_only_where_asked_and_checked_against_the_round_trip() {
+        let c = Cookie([9; 16]);
+        let mut d = c.0.to_vec();
+        d.extend_from_slice(&7u64.to_be_bytes());
+        // Too short to carry one: untouched.
+        let mut short = d.clone();
+        assert!(!stamp_residence(&mut short, 5));
+        assert_eq!(short, d);
+        assert_eq!(echo_residence(&short), None);
+        // Long enough but not asked (zero padding, as `probe --udp` sends): untouched.
+        let mut padded = d.clone();
+        padded.resize(64, 0);
+        let before = padded.clone();
+        assert!(!stamp_residence(&mut padded, 5));
+        assert_eq!(padded, before);
+        assert_eq!(echo_residence(&padded), Some(0));
+        // Asked: stamped in place, same length, cookie and sequence intact.
+        let mut asked = d.clone();
+        asked.extend_from_slice(&RESIDENCE_ASKED.to_be_bytes());
+        asked.resize(40, 1);
+        assert_eq!(echo_residence(&asked), None, "asked but not stamped");
+        assert!(stamp_residence(&mut asked, 12_345));
+        assert_eq!(asked.len(), 40);
+        assert_eq!(echo_sequence(&asked, &c), Some(7));
+        assert_eq!(echo_residence(&asked), Some(12_345));
+        // A hostile reply.
+        assert_eq!(check_residence(Some(-1), 1_000), Residence::Rejected);
+        assert_eq!(check_residence(Some(1_001), 1_000), Residence::Rejected);
+        assert_eq!(
+            check_residence(Some(i64::MAX), u64::MAX),
+            Residence::Accepted(i64::MAX as u64)
+        );
+        assert_eq!(
+            check_residence(Some(1_000), 1_000),
+            Residence::Accepted(1_000)
+        );
+        assert_eq!(check_residence(Some(0), 1_000), Residence::Accepted(0));
+        assert_eq!(check_residence(None, 1_000), Residence::Absent);
     }
 
     #[test]

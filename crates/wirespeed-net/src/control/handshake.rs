@@ -95,6 +95,24 @@ where
     greet_as(ctl, key, idle, &format!("{} {QUEUE_FEATURE}", software()))
 }
 
+/// [`greet`] naming `features` (words such as [`super::RESIDENCE_FEATURE`]) after the software.
+pub fn greet_with<C: Channel>(
+    ctl: &mut C,
+    key: Option<&AuthKey>,
+    idle: Duration,
+    features: &[&str],
+) -> Result<Welcome, HandshakeError<C::Error>>
+where
+    C::Error: std::error::Error + 'static,
+{
+    let mut software = software();
+    for f in features {
+        software.push(' ');
+        software.push_str(f);
+    }
+    greet_as(ctl, key, idle, &software)
+}
+
 fn greet_as<C: Channel>(
     ctl: &mut C,
     key: Option<&AuthKey>,

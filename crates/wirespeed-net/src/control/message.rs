@@ -17,6 +17,14 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// does sends `queued` only to clients that named it (others wait without the notice).
 pub const QUEUE_FEATURE: &str = "+queue";
 
+/// The word both ends add to their hello and welcome (`wirespeed 0.1.0 +residence`) when they
+/// stamp UDP echo replies with the agent's residence time (RFC 8762's receive-to-send
+/// interval): the client asks per datagram by writing [`crate::control::echo::RESIDENCE_ASKED`]
+/// after the sequence, and an agent that named the word overwrites it
+/// ([`crate::control::echo::stamp_residence`]). Neither end changes anything unless the other
+/// named it, so old agents and old clients keep working byte for byte.
+pub const RESIDENCE_FEATURE: &str = "+residence";
+
 /// Whether a hello's `software` names `feature`.
 pub fn names_feature(software: &str, feature: &str) -> bool {
     software.split_whitespace().any(|w| w == feature)

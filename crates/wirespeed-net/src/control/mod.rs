@@ -24,7 +24,9 @@ pub use frame::{
     DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, decode, encode, encode_greeting,
     foreign_greeting, write_message,
 };
-pub use message::{Cookie, Message, PROTOCOL_VERSION, QUEUE_FEATURE, names_feature};
+pub use message::{
+    Cookie, Message, PROTOCOL_VERSION, QUEUE_FEATURE, RESIDENCE_FEATURE, names_feature,
+};
 pub use phase::{Phase, ProtocolError};
 
 /// The control and data port of an agent when none is given.

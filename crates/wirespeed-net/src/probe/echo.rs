@@ -23,6 +23,14 @@
 //!
 //! The client side ([`UdpEcho`]) stamps each probe as the ICMP prober does: `SO_TIMESTAMPING`
 //! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
+//!
+//! Residence time (RFC 8762's T3 - T2, as TWAMP and STAMP reflectors report it): when both
+//! ends name [`RESIDENCE_FEATURE`] in their hello and welcome, [`UdpEcho::pipelined`] sends
+//! probes 8 bytes longer whose last field asks the agent for it, and the agent writes there
+//! the time from its kernel's receive stamp to its reply's `sendmsg`. The client checks it
+//! against the round trip that contains it ([`check_residence`]: negative or longer than the
+//! round trip is rejected and counted) and reports both the raw round trip and the network's
+//! (raw less residence). Against an agent without the feature nothing changes.
 
 use crate::address::with_port;
 use std::io;
@@ -36,9 +44,10 @@ use rustix::net::sockopt::{
 
 use crate::auth::AuthKey;
 use crate::control::echo::{
-    ECHO_HEADER_LEN, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, echo_sequence,
+    ECHO_HEADER_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND,
+    RESIDENCE_ASKED, Residence, check_residence, echo_residence, echo_sequence,
 };
-use crate::control::{Cookie, Message};
+use crate::control::{Cookie, Message, RESIDENCE_FEATURE, names_feature};
 use crate::session::{Control, SessionError};
 use crate::socket::software_stamp_ns;
 use crate::sys::{cmsg, socket_options};
@@ -63,6 +72,8 @@ pub struct UdpEcho {
     buf: Vec<u8>,
     rbuf: Vec<u8>,
     last_send: Option<Instant>,
+    /// Both ends stamp residence times ([`RESIDENCE_FEATURE`]).
+    residence: bool,
 }
 
 impl std::fmt::Debug for UdpEcho {
@@ -93,7 +104,9 @@ impl UdpEcho {
         seconds: f64,
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
-        let mut ctl = crate::service::open(agent, auth, idle)?;
+        let (mut ctl, welcome) =
+            crate::service::open_with(agent, auth, idle, &[RESIDENCE_FEATURE])?;
+        let residence = names_feature(&welcome.software, RESIDENCE_FEATURE);
         let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
         let sock = UdpSocket::bind(with_port(local, 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
@@ -132,7 +145,24 @@ impl UdpEcho {
             buf: Vec::with_capacity(65536),
             rbuf: vec![0; 65536],
             last_send: None,
+            residence,
         })
+    }
+
+    /// Whether the agent reports its residence time in the replies of [`UdpEcho::pipelined`].
+    pub fn reports_residence(&self) -> bool {
+        self.residence
+    }
+
+    /// The smallest probe [`UdpEcho::pipelined`] sends, IP bytes: [`min_size`], plus the
+    /// residence field when the agent stamps it.
+    pub fn pipelined_min_size(&self) -> usize {
+        let payload = if self.residence {
+            ECHO_STAMPED_LEN
+        } else {
+            ECHO_HEADER_LEN
+        };
+        self.ip_header + UDP_HEADER_LEN + payload
     }
 
     /// The agent's UDP address (for tests that send it foreign datagrams).
@@ -242,6 +272,9 @@ impl UdpEcho {
     /// would send one a `timeout`. Each probe's outcome goes to `on_sample` once it is known:
     /// answered (user-clock round trip, and the kernel's where both stamps arrived), or lost
     /// after `timeout`. At most 4096 probes are outstanding; older ones are given up as lost.
+    /// With an agent that stamps residence times, each probe asks for one and its outcome
+    /// comes with the reply's [`Residence`], checked against the round trip (kernel stamps
+    /// where both arrived, else the user clock's); [`Residence::Absent`] otherwise.
     pub fn pipelined(
         &mut self,
         ip_size: usize,
@@ -249,7 +282,7 @@ impl UdpEcho {
         start: Instant,
         timeout: Duration,
         stop: &std::sync::atomic::AtomicBool,
-        mut on_sample: impl FnMut(Sample),
+        mut on_sample: impl FnMut(Sample, Residence),
     ) -> io::Result<()> {
         use std::collections::VecDeque;
         use std::sync::atomic::Ordering;
@@ -272,7 +305,10 @@ impl UdpEcho {
                 self.buf.clear();
                 self.buf.extend_from_slice(&self.cookie.0);
                 self.buf.extend_from_slice(&self.seq.to_be_bytes());
-                self.buf.resize(payload, 0);
+                if self.residence {
+                    self.buf.extend_from_slice(&RESIDENCE_ASKED.to_be_bytes());
+                }
+                self.buf.resize(payload.max(self.buf.len()), 0);
                 let t0 = Instant::now();
                 self.sock.send(&self.buf)?;
                 let tx_id = self.sent;
@@ -292,7 +328,7 @@ impl UdpEcho {
                 if outstanding.len() >= MAX_OUTSTANDING
                     && let Some((.., lost)) = outstanding.pop_front()
                 {
-                    on_sample(lost);
+                    on_sample(lost, Residence::Absent);
                 }
                 outstanding.push_back((self.seq, tx_id, t0, None, sample));
                 next_send += gap;
@@ -327,12 +363,18 @@ impl UdpEcho {
                 {
                     sample.rtt_kernel_ns = Some((rx - tx) as u64);
                 }
-                on_sample(sample);
+                let residence = match sample.rtt_kernel_ns.or(sample.rtt_user_ns) {
+                    Some(rtt) if self.residence => {
+                        check_residence(echo_residence(&self.rbuf[..len]), rtt)
+                    }
+                    _ => Residence::Absent,
+                };
+                on_sample(sample, residence);
             }
             let now = Instant::now();
             while outstanding.front().is_some_and(|o| now >= o.2 + timeout) {
                 let (.., lost) = outstanding.pop_front().expect("front");
-                on_sample(lost);
+                on_sample(lost, Residence::Absent);
             }
             // Sleep until the next send, an answer, or 10 ms, whichever comes first.
             let wake = if sending {
