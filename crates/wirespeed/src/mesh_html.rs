@@ -41,7 +41,7 @@ impl MeshResult {
             .collect();
         plots::figure(
             &mut m,
-            "median round trip of the UDP echo probes, ms",
+            "best round trip of the UDP echo probes, ms",
             plots::heatmap(
                 Labels {
                     title: "round trip, ms",

@@ -200,7 +200,7 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
     for needle in [
         "wirespeed mesh: 4 agents, 12 of 12 tests in 3 slots",
         "TCP rate (row: source, column: destination)",
-        "Round trip (median of the UDP echo probes)",
+        "Round trip (best of the UDP echo probes)",
         "asymmetry",
     ] {
         assert!(text.stdout.contains(needle), "{needle}: {}", text.stdout);
