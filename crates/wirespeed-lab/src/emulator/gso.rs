@@ -262,60 +262,77 @@ fn transport_checksum(plan: &Plan, segment: &[u8]) -> u16 {
     if !plan.tcp && c == 0 { 0xffff } else { c }
 }
 
-/// Writes segment `i` of the super-packet `frame` (cut by `plan`) into `out`, and returns its
-/// length; `out` must hold the segment (`plan.header + plan.mss` bytes suffice). Every header
-/// field a segment changes is set and every checksum is complete, so the segment is a frame
-/// as a NIC without offloads would have sent it.
-pub fn segment(plan: &Plan, frame: &[u8], i: usize, out: &mut [u8]) -> usize {
+fn set16(out: &mut [u8], at: usize, v: u16) {
+    out[at..at + 2].copy_from_slice(&v.to_be_bytes());
+}
+
+/// Writes segments `first..first + count` of the super-packet `frame` into `out` with the
+/// headers a stack would give them as one packet: IPv4 total length, the IP id of the first
+/// segment and a complete IPv4 header checksum, IPv6 payload length, the first segment's TCP
+/// sequence number, FIN and PSH only if the last segment is among them, CWR only if the first
+/// is, the UDP length. Returns the length written and the offset of the transport checksum
+/// field, which is left for the caller (complete for a frame, pseudo-header for GSO).
+fn write_segments(
+    plan: &Plan,
+    frame: &[u8],
+    first: usize,
+    count: usize,
+    out: &mut [u8],
+) -> (usize, usize) {
     let n = plan.segments();
-    let chunk = plan.chunk(i);
-    let len = plan.header + chunk;
-    let start = plan.header + i * plan.mss;
+    let start = plan.header + first * plan.mss;
+    let end = (plan.header + (first + count) * plan.mss).min(frame.len());
+    let len = plan.header + (end - start);
     out[..plan.header].copy_from_slice(&frame[..plan.header]);
-    out[plan.header..len].copy_from_slice(&frame[start..start + chunk]);
-    let set16 =
-        |out: &mut [u8], at: usize, v: u16| out[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    out[plan.header..len].copy_from_slice(&frame[start..end]);
     let l4_len = len - plan.l4;
     if plan.ipv6 {
         set16(out, plan.l3 + 4, l4_len as u16);
     } else {
         set16(out, plan.l3 + 2, (len - plan.l3) as u16);
         let id = u16::from_be_bytes([frame[plan.l3 + 4], frame[plan.l3 + 5]]);
-        set16(out, plan.l3 + 4, id.wrapping_add(i as u16));
+        set16(out, plan.l3 + 4, id.wrapping_add(first as u16));
         set16(out, plan.l3 + 10, 0);
         let c = fold(sum_words(0, &out[plan.l3..plan.l4]));
         set16(out, plan.l3 + 10, c);
     }
-    if plan.tcp {
-        let seq = u32::from_be_bytes(frame[plan.l4 + 4..plan.l4 + 8].try_into().expect("4 bytes"));
-        let seq = seq.wrapping_add((i * plan.mss) as u32);
-        out[plan.l4 + 4..plan.l4 + 8].copy_from_slice(&seq.to_be_bytes());
+    let field = if plan.tcp {
         const FIN: u8 = 0x01;
         const PSH: u8 = 0x08;
         const CWR: u8 = 0x80;
-        if i + 1 != n {
+        let seq = u32::from_be_bytes(frame[plan.l4 + 4..plan.l4 + 8].try_into().expect("4 bytes"));
+        let seq = seq.wrapping_add((first * plan.mss) as u32);
+        out[plan.l4 + 4..plan.l4 + 8].copy_from_slice(&seq.to_be_bytes());
+        if first + count < n {
             out[plan.l4 + 13] &= !(FIN | PSH);
         }
-        if i != 0 {
+        if first != 0 {
             out[plan.l4 + 13] &= !CWR;
         }
-        let c = transport_checksum(plan, &out[..len]);
-        set16(out, plan.l4 + 16, c);
+        plan.l4 + 16
     } else {
         set16(out, plan.l4 + 4, l4_len as u16);
-        let c = transport_checksum(plan, &out[..len]);
-        set16(out, plan.l4 + 6, c);
-    }
+        plan.l4 + 6
+    };
+    (len, field)
+}
+
+/// Writes segment `i` of the super-packet `frame` (cut by `plan`) into `out`, and returns its
+/// length; `out` must hold the segment (`plan.header + plan.mss` bytes suffice). Every header
+/// field a segment changes is set and every checksum is complete, so the segment is a frame
+/// as a NIC without offloads would have sent it.
+pub fn segment(plan: &Plan, frame: &[u8], i: usize, out: &mut [u8]) -> usize {
+    let (len, field) = write_segments(plan, frame, i, 1, out);
+    let c = transport_checksum(plan, &out[..len]);
+    set16(out, field, c);
     len
 }
 
 /// Writes segments `first..first + count` of the super-packet `frame` (cut by `plan`) into
 /// `out` as one smaller super-packet, and returns its length and the vnet header to write it
 /// with; a single segment is a plain frame ([`segment`], complete checksums, no GSO). The
-/// smaller super-packet has the headers a stack with TSO would have given it: IPv4 total
-/// length of the whole and the IP id of its first segment, IPv6 payload length, the sequence
-/// number of its first segment, FIN and PSH only if it holds the last segment, CWR only if it
-/// holds the first, and in the transport checksum field the pseudo-header sum (the receiving
+/// smaller super-packet has the headers a stack with TSO would have given it (see
+/// `write_segments`), and in the transport checksum field the pseudo-header sum (the receiving
 /// stack takes it as `CHECKSUM_PARTIAL`, as from a NIC; a router segmenting it again adjusts
 /// that sum, as `tcp_gso_segment` does). `out` must hold `plan.header + count * plan.mss`.
 pub fn cut_run(
@@ -329,40 +346,8 @@ pub fn cut_run(
     if count <= 1 {
         return (segment(plan, frame, first, out), VnetHdr::default());
     }
-    let n = plan.segments();
-    let start = plan.header + first * plan.mss;
-    let end = (plan.header + (first + count) * plan.mss).min(frame.len());
-    let len = plan.header + (end - start);
-    out[..plan.header].copy_from_slice(&frame[..plan.header]);
-    out[plan.header..len].copy_from_slice(&frame[start..end]);
-    let set16 =
-        |out: &mut [u8], at: usize, v: u16| out[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    let (len, field) = write_segments(plan, frame, first, count, out);
     let l4_len = len - plan.l4;
-    if plan.ipv6 {
-        set16(out, plan.l3 + 4, l4_len as u16);
-    } else {
-        set16(out, plan.l3 + 2, (len - plan.l3) as u16);
-        let id = u16::from_be_bytes([frame[plan.l3 + 4], frame[plan.l3 + 5]]);
-        set16(out, plan.l3 + 4, id.wrapping_add(first as u16));
-        set16(out, plan.l3 + 10, 0);
-        let c = fold(sum_words(0, &out[plan.l3..plan.l4]));
-        set16(out, plan.l3 + 10, c);
-    }
-    let field = if plan.tcp {
-        let seq = u32::from_be_bytes(frame[plan.l4 + 4..plan.l4 + 8].try_into().expect("4 bytes"));
-        let seq = seq.wrapping_add((first * plan.mss) as u32);
-        out[plan.l4 + 4..plan.l4 + 8].copy_from_slice(&seq.to_be_bytes());
-        if first + count < n {
-            out[plan.l4 + 13] &= !0x09;
-        }
-        if first != 0 {
-            out[plan.l4 + 13] &= !0x80;
-        }
-        plan.l4 + 16
-    } else {
-        set16(out, plan.l4 + 4, l4_len as u16);
-        plan.l4 + 6
-    };
     let pseudo = if plan.ipv6 {
         sum_words(0, &out[plan.l3 + 8..plan.l3 + 40])
     } else {
