@@ -27,31 +27,23 @@ fn lab(rate: &str, queue: u32) -> Lab {
     Lab::build(topology, &format!("rates-{id}"), &id).expect("the lab builds (run as root)")
 }
 
-/// Runs iperf3 (server in h2, client in h1 with `args`); returns the client's JSON.
-fn iperf3(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
-    let port = "5298";
+/// Runs `server` (a one-test server) in h2 and `client` in h1, each as `ip netns exec NS
+/// argv...`; returns the client's JSON output. The server ends after its one test; if the
+/// client failed, it is ended here, by pid.
+fn client_server(lab: &Lab, server: &[&str], client: &[&str]) -> Option<serde_json::Value> {
     let mut server = Command::new("ip")
-        .args(["netns", "exec", lab.namespace("h2")?, "iperf3", "-s", "-1"])
-        .args(["-B", "198.18.0.2", "-p", port])
+        .args(["netns", "exec", lab.namespace("h2")?])
+        .args(server)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
     std::thread::sleep(Duration::from_millis(400));
     let out = Command::new("ip")
-        .args([
-            "netns",
-            "exec",
-            lab.namespace("h1")?,
-            "iperf3",
-            "-c",
-            "198.18.0.2",
-        ])
-        .args(["-p", port, "-J"])
-        .args(args)
+        .args(["netns", "exec", lab.namespace("h1")?])
+        .args(client)
         .output()
         .ok();
-    // The server ends after one test (-1); if the client failed it is ended here, by pid.
     std::thread::sleep(Duration::from_millis(300));
     if server.try_wait().ok().flatten().is_none() {
         sys::terminate(server.id());
@@ -60,31 +52,24 @@ fn iperf3(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
     serde_json::from_slice(&out?.stdout).ok()
 }
 
+/// Runs iperf3 (server in h2, client in h1 with `args`); returns the client's JSON.
+fn iperf3(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
+    let port = "5298";
+    let server = ["iperf3", "-s", "-1", "-B", "198.18.0.2", "-p", port];
+    let mut client = vec!["iperf3", "-c", "198.18.0.2", "-p", port, "-J"];
+    client.extend_from_slice(args);
+    client_server(lab, &server, &client)
+}
+
 /// Runs `wirespeed tcp` (agent `wirespeed serve -1` in h2, client in h1 with `args`) with the
 /// binary named by `$WIRESPEED`; returns the client's JSON result, or `None` without it.
 fn wirespeed_tcp(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
     let bin = std::env::var("WIRESPEED").ok()?;
     let port = "5299";
-    let mut server = Command::new("ip")
-        .args(["netns", "exec", lab.namespace("h2")?, &bin, "serve", "-1"])
-        .args(["-B", "198.18.0.2", "-p", port])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .ok()?;
-    std::thread::sleep(Duration::from_millis(400));
-    let out = Command::new("ip")
-        .args(["netns", "exec", lab.namespace("h1")?, &bin, "tcp"])
-        .args(["198.18.0.2", "-p", port, "--json"])
-        .args(args)
-        .output()
-        .ok();
-    std::thread::sleep(Duration::from_millis(300));
-    if server.try_wait().ok().flatten().is_none() {
-        sys::terminate(server.id());
-        let _ = server.wait();
-    }
-    let doc: serde_json::Value = serde_json::from_slice(&out?.stdout).ok()?;
+    let server = [bin.as_str(), "serve", "-1", "-B", "198.18.0.2", "-p", port];
+    let mut client = vec![bin.as_str(), "tcp", "198.18.0.2", "-p", port, "--json"];
+    client.extend_from_slice(args);
+    let doc = client_server(lab, &server, &client)?;
     Some(doc["result"].clone())
 }
 

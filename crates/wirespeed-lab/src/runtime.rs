@@ -682,6 +682,21 @@ impl Ingress {
         }
     }
 
+    /// Publishes this thread's CPU time, then waits up to [`POLL_INTERVAL`] for the TAP to
+    /// have a frame; false when it has none yet (the caller checks `stop` and waits again).
+    fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
+        publish_cpu(&self.shared.cpu_ns[0], cpu_published, monotonic_now());
+        let mut pfd = libc::pollfd {
+            fd: self.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        sys::poll(
+            std::slice::from_mut(&mut pfd),
+            POLL_INTERVAL.as_millis() as i32,
+        ) > 0
+    }
+
     fn run(self) {
         if self.vnet {
             self.run_offloaded();
@@ -830,17 +845,7 @@ impl Ingress {
         let mut verdicts = Vec::new();
         let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
-            publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, monotonic_now());
-            let mut pfd = libc::pollfd {
-                fd: self.fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ready = sys::poll(
-                std::slice::from_mut(&mut pfd),
-                POLL_INTERVAL.as_millis() as i32,
-            );
-            if ready <= 0 {
+            if !self.wait_readable(&mut cpu_published) {
                 continue;
             }
             loop {
@@ -998,17 +1003,7 @@ impl Ingress {
         let mut spare: Option<Vec<u8>> = None;
         let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
-            publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, monotonic_now());
-            let mut pfd = libc::pollfd {
-                fd: self.fd,
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            let ready = sys::poll(
-                std::slice::from_mut(&mut pfd),
-                POLL_INTERVAL.as_millis() as i32,
-            );
-            if ready <= 0 {
+            if !self.wait_readable(&mut cpu_published) {
                 continue;
             }
             // Drain everything queued on the device before polling again: one poll per burst,

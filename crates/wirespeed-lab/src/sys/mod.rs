@@ -224,6 +224,18 @@ pub struct Tap {
     pub offloads: Offloads,
 }
 
+/// The tun/tap clone device, opened for one device (or one feature query).
+fn open_tun() -> Result<std::fs::File, LabError> {
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/dev/net/tun")
+        .map_err(|source| LabError::Io {
+            what: "open /dev/net/tun (is the tun module loaded?)".into(),
+            source,
+        })
+}
+
 impl Tap {
     /// Creates TAP device `name` (at most 15 bytes), one frame per read and write.
     pub fn create(name: &str) -> Result<Tap, LabError> {
@@ -237,14 +249,7 @@ impl Tap {
     /// offloads the device keeps the header and carries single frames.
     pub fn create_offloaded(name: &str) -> Result<Tap, LabError> {
         let mut features: libc::c_uint = 0;
-        let probe = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/net/tun")
-            .map_err(|source| LabError::Io {
-                what: "open /dev/net/tun (is the tun module loaded?)".into(),
-                source,
-            })?;
+        let probe = open_tun()?;
         // SAFETY: TUNGETFEATURES writes one unsigned int, which `features` is.
         let rc = unsafe { libc::ioctl(probe.as_raw_fd(), TUNGETFEATURES, &mut features) };
         drop(probe);
@@ -267,15 +272,7 @@ impl Tap {
     }
 
     fn open(name: &str, vnet_hdr: bool) -> Result<Tap, LabError> {
-        let tun = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/net/tun")
-            .map_err(|source| LabError::Io {
-                what: "open /dev/net/tun (is the tun module loaded?)".into(),
-                source,
-            })?;
-        let fd = OwnedFd::from(tun);
+        let fd = OwnedFd::from(open_tun()?);
         // Non-blocking: the emulator polls, then drains every queued frame.
         if let Ok(flags) = fcntl_getfl(&fd) {
             let _ = fcntl_setfl(&fd, flags | OFlags::NONBLOCK);
