@@ -11,12 +11,17 @@
 //! Prints a Markdown section for bench/RESULTS.md.
 
 use std::io::{Read, Write};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use wirespeed_lab::emulator::stats::LatenessSummary;
 use wirespeed_lab::{Emulator, Lab, Topology, sys};
+
+// Only its sendmmsg sender is used here; lab_rates uses both.
+#[allow(dead_code)]
+#[path = "common/blast.rs"]
+mod blast;
 
 const H2: Ipv4Addr = Ipv4Addr::new(198, 18, 0, 2);
 
@@ -115,68 +120,19 @@ fn us(s: &LatenessSummary) -> String {
     format!("{:.0} / {:.0} / {:.0}", s.p50_us, s.p99_us, s.max_us)
 }
 
-/// Blasts UDP datagrams of `payload` bytes for `seconds`; returns (offered pps, delivered pps
-/// at the receiver, frames the emulator forwarded per second).
+/// Blasts UDP datagrams of `payload` bytes for `seconds` with `sendmmsg` (the shared send
+/// loop, `common/blast.rs`); returns (offered pps, delivered pps at the receiver, frames the
+/// emulator forwarded per second).
 fn udp_blast(lab: &Lab, emulator: &Emulator, payload: usize, seconds: f64) -> (f64, f64, f64) {
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h2 = lab.namespace("h2").unwrap().to_string();
-    let receiver = std::thread::spawn(move || {
-        sys::in_namespace(&h2, move || {
-            let sock = UdpSocket::bind((H2, 0)).unwrap();
-            sock.set_read_timeout(Some(Duration::from_millis(300)))
-                .unwrap();
-            tx.send(sock.local_addr().unwrap().port()).unwrap();
-            let mut buf = [0u8; 2048];
-            let mut n = 0u64;
-            let mut first: Option<Instant> = None;
-            let mut last = Instant::now();
-            while sock.recv(&mut buf).is_ok() {
-                first.get_or_insert_with(Instant::now);
-                last = Instant::now();
-                n += 1;
-            }
-            let span = first.map_or(1.0, |f| (last - f).as_secs_f64().max(1e-3));
-            n as f64 / span
-        })
-        .unwrap()
-    });
-    let port = rx.recv().unwrap();
     let forwarded = || emulator.status()[0].counters.frames_out;
     let before = forwarded();
-    let sent = sys::in_namespace(lab.namespace("h1").unwrap(), move || {
-        use std::os::fd::AsRawFd;
-        let sock = UdpSocket::bind((Ipv4Addr::new(198, 18, 0, 1), 0)).unwrap();
-        sock.connect((H2, port)).unwrap();
-        let data = vec![0u8; payload];
-        // sendmmsg: 64 datagrams per system call, so that the sender outruns the emulator.
-        let mut iov = libc::iovec {
-            iov_base: data.as_ptr() as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        // SAFETY: zeroed mmsghdr is valid; each points at the one iovec above.
-        let mut msgs: Vec<libc::mmsghdr> = (0..64)
-            .map(|_| {
-                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = &raw mut iov;
-                m.msg_hdr.msg_iovlen = 1;
-                m
-            })
-            .collect();
-        let start = Instant::now();
-        let mut n = 0u64;
-        while start.elapsed().as_secs_f64() < seconds {
-            // SAFETY: msgs holds 64 initialized headers whose buffers outlive the call.
-            let sent = unsafe { libc::sendmmsg(sock.as_raw_fd(), msgs.as_mut_ptr(), 64, 0) };
-            if sent > 0 {
-                n += sent as u64;
-            }
-        }
-        n as f64 / start.elapsed().as_secs_f64()
-    })
-    .unwrap();
-    let received = receiver.join().unwrap();
-    let forwarded = (forwarded() - before) as f64 / seconds;
-    (sent, received, forwarded)
+    let b = blast::udp_blast(lab, blast::Sender::Mmsg, payload, seconds, None);
+    let forwarded = (forwarded() - before) as f64 / b.send_seconds;
+    (
+        b.sent as f64 / b.send_seconds,
+        b.received as f64 / b.span,
+        forwarded,
+    )
 }
 
 fn main() {

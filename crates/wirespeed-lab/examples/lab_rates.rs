@@ -5,8 +5,11 @@
 //! timestamps, FCS, preamble and gap), measured after slow start (`iperf3 -O`); the emulator's
 //! release lateness, its CPU per frame, and the frames lost on the host side of the TAPs.
 //! Then UDP 64-byte frames offered above 100 Mbit/s line rate (148,809 frames/s) into a
-//! 100 Mbit/s link: offered, forwarded, received, and where the rest were lost. Prints
-//! Markdown.
+//! 100 Mbit/s link, by `sendmmsg` and by UDP GSO (`common/blast.rs`): offered, forwarded,
+//! received, and where the rest were lost. Prints Markdown.
+//!
+//! `lab_rates [SECONDS] [RATES...]`; `lab_rates small [SECONDS] [QUEUE...]` runs only the
+//! 64-byte rows, once per queue limit (default 1000 frames).
 //!
 //! `lab_rates [SECONDS] [RATES...]`: seconds per TCP run (default 10), rates (default 1G 10G).
 //! With `WIRESPEED=path/to/wirespeed`, `wirespeed tcp` runs across the same lab after iperf3,
@@ -17,6 +20,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use wirespeed_lab::{Lab, PortStatus, Topology, sys};
+
+#[path = "common/blast.rs"]
+mod blast;
 
 fn lab(rate: &str, queue: u32) -> Lab {
     let text = format!(
@@ -85,14 +91,27 @@ fn main() {
         eprintln!("lab_rates: needs CAP_NET_ADMIN (run as root)");
         std::process::exit(2);
     }
-    let mut args = std::env::args().skip(1);
+    let mut args = std::env::args().skip(1).peekable();
+    if args.peek().map(String::as_str) == Some("small") {
+        args.next();
+        let seconds: f64 = args.next().and_then(|s| s.parse().ok()).unwrap_or(3.0);
+        let queues: Vec<u32> = args.filter_map(|q| q.parse().ok()).collect();
+        for queue in if queues.is_empty() {
+            vec![1000]
+        } else {
+            queues
+        } {
+            small_frames(seconds.clamp(0.5, 30.0), queue.clamp(1, 100_000));
+        }
+        return;
+    }
     let seconds: u32 = args.next().and_then(|s| s.parse().ok()).unwrap_or(10);
     let mut rates: Vec<String> = args.collect();
     if rates.is_empty() {
         rates = vec!["1G".into(), "10G".into()];
     }
     println!(
-        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for rate in &rates {
         let bits = rate
@@ -158,105 +177,108 @@ fn main() {
         emulator.stop();
         drop(lab);
     }
-    // UDP 64-byte frames at 100 Mbit/s line rate: 18 payload bytes + 8 UDP + 20 IP + 14
-    // Ethernet + 4 FCS = 64; 84 bytes on the wire with preamble and gap: 148,809 frames/s.
-    // Offered above line rate (sendmmsg, as fast as one thread goes): the link forwards line
-    // rate and every other frame must be a queue drop (or a host-side drop, counted).
-    let lab = lab("100M", 1000);
-    let emulator = lab.start();
-    let line = 100e6 / (84.0 * 8.0);
-    let before = forward(&emulator.status()).counters;
-    let (sent, received, span) = udp_blast(&lab, 18, 3.0);
-    std::thread::sleep(Duration::from_millis(100));
-    let after = emulator.status();
-    let f = forward(&after);
-    let c = f.counters;
-    let forwarded = c.frames_out - before.frames_out;
-    println!(
-        "\n| UDP 64-byte into 100 Mbit/s | line rate | offered (sendmmsg) | emulator read | forwarded | received (rate over its span) | drop queue | drop host | lateness p50 / p99 / max (us) |\n|---|---|---|---|---|---|---|---|---|"
-    );
-    println!(
-        "| 3 s | {line:.0} frames/s | {:.0} frames/s | {} | {forwarded} | {received} ({:.0} frames/s, {:.2}% of line rate) | {} | {} | {:.0} / {:.0} / {:.0} |",
-        sent as f64 / 3.0,
-        c.frames_in - before.frames_in,
-        received as f64 / span,
-        received as f64 / span / line * 100.0,
-        c.drops_queue - before.drops_queue,
-        f.device.sender_tx_dropped,
-        f.lateness.p50_us,
-        f.lateness.p99_us,
-        f.lateness.max_us,
-    );
-    let accounted = forwarded + (c.drops_queue - before.drops_queue) + c.drops_memory;
-    println!(
-        "\nframes read by the emulator {} = forwarded {forwarded} + queue drops + memory drops: {}",
-        c.frames_in - before.frames_in,
-        if accounted == c.frames_in - before.frames_in {
-            "yes"
-        } else {
-            "NO"
-        }
-    );
-    emulator.stop();
+    small_frames(f64::from(seconds.min(5)), 1000);
 }
 
-/// Sends `payload`-byte datagrams from h1 to h2 with sendmmsg for `seconds`; returns (sent,
-/// received, seconds between the receiver's first and last datagram).
-fn udp_blast(lab: &Lab, payload: usize, seconds: f64) -> (u64, u64, f64) {
-    use std::net::{Ipv4Addr, UdpSocket};
-    use std::os::fd::AsRawFd;
-    use std::time::Instant;
-    let (tx, rx) = std::sync::mpsc::channel();
-    let h2 = lab.namespace("h2").unwrap().to_string();
-    let receiver = std::thread::spawn(move || {
-        sys::in_namespace(&h2, move || {
-            let sock = UdpSocket::bind((Ipv4Addr::new(198, 18, 0, 2), 0)).unwrap();
-            sock.set_read_timeout(Some(Duration::from_millis(300)))
-                .unwrap();
-            tx.send(sock.local_addr().unwrap().port()).unwrap();
-            let mut buf = [0u8; 2048];
-            let (mut n, mut first, mut last) = (0u64, None, Instant::now());
-            while sock.recv(&mut buf).is_ok() {
-                first.get_or_insert_with(Instant::now);
-                last = Instant::now();
-                n += 1;
-            }
-            let span = first.map_or(1e-3, |f: Instant| (last - f).as_secs_f64().max(1e-3));
-            (n, span)
-        })
-        .unwrap()
-    });
-    let port = rx.recv().unwrap();
-    let sent = sys::in_namespace(lab.namespace("h1").unwrap(), move || {
-        let sock = UdpSocket::bind((Ipv4Addr::new(198, 18, 0, 1), 0)).unwrap();
-        sock.connect((Ipv4Addr::new(198, 18, 0, 2), port)).unwrap();
-        let data = vec![0u8; payload];
-        let mut iov = libc::iovec {
-            iov_base: data.as_ptr() as *mut libc::c_void,
-            iov_len: data.len(),
-        };
-        // SAFETY: a zeroed mmsghdr is valid; each points at the one iovec above.
-        let mut msgs: Vec<libc::mmsghdr> = (0..64)
-            .map(|_| {
-                let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
-                m.msg_hdr.msg_iov = &raw mut iov;
-                m.msg_hdr.msg_iovlen = 1;
-                m
-            })
-            .collect();
-        let start = Instant::now();
-        let mut n = 0u64;
-        // Bounded by time and count.
-        while start.elapsed().as_secs_f64() < seconds && n < 10_000_000 {
-            // SAFETY: msgs holds 64 initialized headers whose buffers outlive the call.
-            let k = unsafe { libc::sendmmsg(sock.as_raw_fd(), msgs.as_mut_ptr(), 64, 0) };
-            if k > 0 {
-                n += k as u64;
-            }
-        }
-        n
-    })
-    .unwrap();
-    let (received, span) = receiver.join().unwrap();
-    (sent, received, span)
+/// UDP 64-byte frames at 100 Mbit/s line rate: 18 payload bytes + 8 UDP + 20 IP + 14
+/// Ethernet + 4 FCS = 64; 84 bytes on the wire with preamble and gap: 148,809 frames/s.
+/// Offered above line rate by each sender (as fast as one thread goes): the link must forward
+/// line rate, and every other frame must be a drop of the configured queue, counted; nothing
+/// may be lost elsewhere (the sending host's TAP, the emulator's memory bound, the receiver).
+fn small_frames(seconds: f64, queue: u32) {
+    let line = 100e6 / (84.0 * 8.0);
+    println!(
+        "\n| UDP 64-byte into 100 Mbit/s (queue {queue}), {seconds} s | offered (frames/s) | emulator read (super-packets) | forwarded (frames/s over the receiver's span) | of 148,809 | drop queue | drop elsewhere: host TAP, memory, loss | wire busy | middle half: forwarded (frames/s), wire busy | received / forwarded | read = forwarded + drops | emulator CPU (share of a core) | lateness p50 / p99 / max (us) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    );
+    let runs = [
+        (blast::Sender::Mmsg, None),
+        (blast::Sender::Gso, None),
+        (blast::Sender::Gso, Some(1.1 * line)),
+    ];
+    for (sender, rate) in runs {
+        let lab = lab("100M", queue);
+        let emulator = lab.start();
+        let before = emulator.status();
+        // The middle of the blast, away from its start (address resolution, the queue
+        // filling) and its end (the queue draining): frames forwarded per second there.
+        let (b, middle) = std::thread::scope(|scope| {
+            let sampler = scope.spawn(|| {
+                std::thread::sleep(Duration::from_secs_f64(seconds * 0.25));
+                let t0 = std::time::Instant::now();
+                let a = forward(&emulator.status()).counters;
+                std::thread::sleep(Duration::from_secs_f64(seconds * 0.5));
+                let z = forward(&emulator.status()).counters;
+                let dt = t0.elapsed().as_secs_f64();
+                (
+                    (z.frames_out - a.frames_out) as f64 / dt,
+                    (z.busy_ns - a.busy_ns) as f64 / 1e9 / dt,
+                )
+            });
+            let b = blast::udp_blast(&lab, sender, 18, seconds, rate);
+            (b, sampler.join().expect("the sampler"))
+        });
+        std::thread::sleep(Duration::from_millis(100));
+        let after = emulator.status();
+        let f0 = forward(&before);
+        let f = forward(&after);
+        let (c0, c) = (f0.counters, f.counters);
+        let read = c.frames_in - c0.frames_in;
+        let forwarded = c.frames_out - c0.frames_out;
+        let queue = c.drops_queue - c0.drops_queue;
+        let elsewhere = format!(
+            "{}, {}, {}",
+            f.device.sender_tx_dropped - f0.device.sender_tx_dropped,
+            c.drops_memory - c0.drops_memory,
+            c.drops_loss - c0.drops_loss
+        );
+        let busy = (c.busy_ns - c0.busy_ns) as f64 / 1e9 / b.span;
+        let cpu: f64 = after.iter().map(|p| p.cost.cpu_seconds).sum::<f64>()
+            - before.iter().map(|p| p.cost.cpu_seconds).sum::<f64>();
+        let fps = forwarded as f64 / b.span;
+        println!(
+            "| {} | {:.0} | {read} ({}) | {forwarded} ({fps:.0}) | {:.2}% | {queue} | {elsewhere} | {:.1}% | {:.0}, {:.1}% | {} / {forwarded} | {} | {:.2} | {:.0} / {:.0} / {:.0} |",
+            match rate {
+                Some(r) => format!(
+                    "{} paced at {:.0}% of line rate",
+                    sender.name(),
+                    r / line * 100.0
+                ),
+                None => format!("{}, as fast as it goes", sender.name()),
+            },
+            b.sent as f64 / b.send_seconds,
+            f.cost.super_packets - f0.cost.super_packets,
+            fps / line * 100.0,
+            busy * 100.0,
+            middle.0,
+            middle.1 * 100.0,
+            b.received,
+            if read
+                == forwarded
+                    + queue
+                    + (c.drops_memory - c0.drops_memory)
+                    + (c.drops_loss - c0.drops_loss)
+            {
+                "yes"
+            } else {
+                "NO"
+            },
+            cpu / (b.span.max(b.send_seconds)),
+            f.lateness.p50_us,
+            f.lateness.p99_us,
+            f.lateness.max_us,
+        );
+        println!(
+            "|  | transmit stamps {}, queue max {}, {} of the {read} frames read left in runs of several |",
+            f.ingress_stamps.map_or("off".to_string(), |s| format!(
+                "paired {} / unpaired {}{}",
+                s.paired,
+                s.unpaired,
+                if s.gave_up { ", gave up" } else { "" }
+            )),
+            c.queue_frames_max,
+            f.cost.super_packet_frames - f0.cost.super_packet_frames,
+        );
+        emulator.stop();
+        drop(lab);
+    }
 }

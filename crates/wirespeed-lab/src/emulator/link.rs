@@ -134,6 +134,9 @@ pub enum DropReason {
     TooBig,
     /// CoDel dropped it when it reached the head of the queue (active queue management).
     Aqm,
+    /// The emulator's memory bound refused it ([`Direction::refuse_memory`]): the direction
+    /// already held as many frames as its rate, delay and queue allow.
+    Memory,
 }
 
 /// What a direction with active queue management did with the frame its caller tagged `tag`.

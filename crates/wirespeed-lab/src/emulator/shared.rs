@@ -516,6 +516,104 @@ mod tests {
         assert!(collisions > 0);
     }
 
+    /// A hub of `stations` saturated stations (each queue refilled the instant it has room,
+    /// as a backlogged lab station's TAP ring refills it) run in virtual time for `seconds`
+    /// after 200 ms of warm-up; returns (frames sent, given up, collisions) in the window.
+    fn saturated(stations: usize, tap_len: u64, seconds: f64) -> (u64, u64, u64) {
+        let cfg = SharedConfig {
+            rate: BitRate::from_bits_per_second(10_000_000),
+            duplex: vec![MacDuplex::Half; stations],
+            length_m: 914.4,
+            velocity_factor: 0.77,
+            queue: 15,
+            seed: 1,
+            mtu: 1500,
+        };
+        let mut m = SharedMedium::new(&cfg, Nanos(0));
+        let mut actions = Vec::new();
+        let mut tag = 0;
+        let total = |m: &SharedMedium| {
+            (0..stations).fold((0, 0, 0), |(s, g, c), i| {
+                let k = m.counters(i);
+                (
+                    s + k.frames_out,
+                    g + k.excessive_collisions,
+                    c + k.collisions,
+                )
+            })
+        };
+        let warm = Nanos(200_000_000);
+        let end = Nanos(200_000_000 + (seconds * 1e9) as u64);
+        let mut at_warm = None;
+        let mut now = Nanos(0);
+        while now < end {
+            for i in 0..stations {
+                while !m.full(i) {
+                    m.offer(now, i, tap_len, tag);
+                    tag += 1;
+                }
+            }
+            m.advance(now, &mut actions);
+            actions.clear();
+            if now >= warm && at_warm.is_none() {
+                at_warm = Some(total(&m));
+            }
+            now = m.next_event().unwrap_or(end).max(Nanos(now.0 + 1));
+        }
+        let (a, b) = (at_warm.unwrap(), total(&m));
+        (b.0 - a.0, b.1 - a.1, b.2 - a.2)
+    }
+
+    #[test]
+    fn a_saturated_hub_of_minimum_frames_carries_what_the_simulator_carries() {
+        // Issue 20 part B / issue 21 item 5: the lab's 64-byte series on labs/boggs-24.toml
+        // (914.4 m at 0.77 c, 15 frames per station) fell 4-9% short of the simulator. Driven
+        // in virtual time with every station's queue refilled the instant it has room, the
+        // lab's medium carries what wirespeed-sim's saturated hosts carry (sent plus given up
+        // after 16 collisions) within 1%: the shortfall is not in the medium's model but in
+        // how the lab's stations are fed (bench/RESULTS.md).
+        let seconds = 1.0;
+        for stations in [4usize, 24] {
+            let (sent, given_up, collisions) = saturated(stations, 64, seconds);
+            let mut mac = MacParams::table_2(10);
+            mac.bits_per_second = 10_000_000;
+            let sim = wirespeed_sim::run(&wirespeed_sim::Scenario {
+                mac,
+                cable: Cable {
+                    length_m: 914.4,
+                    velocity_factor: 0.77,
+                    attach_delay_ns: 0.0,
+                    tap_delay_ns: 0.0,
+                    placement: Placement::Even,
+                },
+                hosts: stations,
+                host: wirespeed_sim::HostModel {
+                    buffers: 15,
+                    interrupt_min_ns: 0,
+                    interrupt_max_ns: 0,
+                    cycle_ps: 0,
+                    retry_excessive_collisions: false,
+                    delay_from_retry: false,
+                },
+                lengths: wirespeed_sim::LengthMix::Fixed { bytes: 64 },
+                allow_oversize: false,
+                arrivals: wirespeed_sim::Arrivals::Saturated,
+                warmup_ns: 200_000_000,
+                measure_ns: (seconds * 1e9) as u64,
+                seed: 1,
+            })
+            .unwrap();
+            let lab = (sent + given_up) as f64 / seconds;
+            let expected = sim.packets_per_second + sim.dropped as f64 / sim.measured_seconds;
+            let off = lab / expected - 1.0;
+            assert!(
+                off.abs() < 0.01,
+                "{stations} stations: lab medium {lab:.0} frames/s ({collisions} collisions), simulator {expected:.0}: {:+.2}%",
+                off * 100.0
+            );
+        }
+    }
+
     #[test]
     fn oversize_frames_are_refused_and_counted() {
         let mut m = SharedMedium::new(&config(vec![MacDuplex::Half; 2]), Nanos(0));
