@@ -3,9 +3,13 @@
 # (1 ms each way) at 1 and 10 Gbit/s against the envelope ceiling (1448/1538 of the rate),
 # measured after slow start (iperf3 -O 2); the emulator's release lateness p50/p99/max, its CPU
 # per frame and the frames lost on the host side of the TAPs; then UDP 64-byte frames offered
-# at 100 Mbit/s line rate (148,809 frames/s) by iperf3 -u.
+# at 100 Mbit/s line rate (148,809 frames/s) by sendmmsg and by UDP GSO (64 segments of 18
+# bytes per send, examples/common/blast.rs), each as fast as it goes, and GSO paced at 110%.
 # Needs root and iperf3. Builds its own labs (198.18.0.0/24, names ws-rates-*) and removes them.
 # Usage: bench/lab-rates.sh [SECONDS] [RATES...]   (default 10 s, 1G 10G)
+#        bench/lab-rates.sh small [SECONDS] [QUEUE...]   only the 64-byte rows (default 3 s,
+#        queue 1000 frames), once per queue limit: offered, read, forwarded against 148,809
+#        frames/s (whole run and middle half), drops by place, received.
 # WIRESPEED_LAB_OFFLOAD=0 runs it without super-packets (one TAP read and write per frame).
 set -euo pipefail
 cd "$(dirname "$0")/.."

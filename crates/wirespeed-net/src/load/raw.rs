@@ -46,8 +46,25 @@ pub const MIN_RAW_FRAME_BYTES: usize = SEQ_AT + 8;
 const BATCH: usize = 32;
 /// Send records kept for matching stamps.
 const RING: usize = 1 << 16;
-/// How long to wait when the device's ring is full before offering the frame again.
+/// How long to wait when the device's ring is full before offering the frame again: the
+/// first wait, and the longest after consecutive refusals of every frame.
 const FULL_WAIT: Duration = Duration::from_micros(100);
+const FULL_WAIT_MAX: Duration = Duration::from_millis(1);
+
+/// The wait after a send that left frames behind: `FULL_WAIT` after a send the device took
+/// some of (it drains about as fast as it is offered), twice the previous wait after a send it
+/// took none of, up to `FULL_WAIT_MAX`. On a shared medium each of N stations drains at 1/N of
+/// the rate: 24 generators of 64-byte frames each woke 10,000 times a second to be refused
+/// (250,000 refusals in 4.5 s), CPU the medium's own senders then lacked (bench/RESULTS.md,
+/// issue 20 part B). A 1 ms wait is 14 of a station's 64-byte frames at 10 Mbit/s alone,
+/// less than its device ring and queue hold (15 each).
+fn next_full_wait(previous: Duration, taken: usize) -> Duration {
+    if taken > 0 {
+        FULL_WAIT
+    } else {
+        (previous * 2).clamp(FULL_WAIT, FULL_WAIT_MAX)
+    }
+}
 
 /// Why a raw generator cannot start on this host.
 #[derive(Debug, thiserror::Error)]
@@ -345,6 +362,7 @@ pub fn transmit(
     let (mut pending_from, mut pending_to) = (0usize, 0usize);
     let mut first_send = None;
     let mut pacer = Pacer::new(tx0);
+    let mut full_wait = FULL_WAIT / 2;
     loop {
         let mut now = monotonic_ns();
         if now >= tx1 || stopped() {
@@ -417,7 +435,8 @@ pub fn transmit(
             // The device did not take a frame: its ring is full (ENOBUFS) or it is down. Wait
             // and offer the same frame again; only what it takes is counted.
             counters.send_errors += 1;
-            std::thread::sleep(FULL_WAIT);
+            full_wait = next_full_wait(full_wait, taken);
+            std::thread::sleep(full_wait);
         }
     }
     if stamped {
@@ -442,6 +461,24 @@ pub fn transmit(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_refused_generator_waits_longer_until_its_device_takes_a_frame() {
+        use super::{FULL_WAIT, FULL_WAIT_MAX, next_full_wait};
+        let mut w = FULL_WAIT / 2;
+        w = next_full_wait(w, 0);
+        assert_eq!(w, FULL_WAIT);
+        let waits: Vec<_> = (0..6)
+            .map(|_| {
+                w = next_full_wait(w, 0);
+                w
+            })
+            .collect();
+        assert_eq!(waits[0], FULL_WAIT * 2);
+        assert_eq!(waits[2], FULL_WAIT * 8);
+        assert_eq!(*waits.last().unwrap(), FULL_WAIT_MAX);
+        assert_eq!(next_full_wait(w, 3), FULL_WAIT, "a take resets it");
+    }
+
     use super::*;
     use proptest::prelude::*;
     use wirespeed_model::load::{LengthDeck, Schedule};
