@@ -47,6 +47,19 @@ fn sim(h: usize, bytes: u64, placement: Placement, secs: f64, seed: u64) -> (f64
 
 /// The lab's model: `total` stations even on the cable, the first `h` kept full.
 fn seg(h: usize, total: usize, bytes: u64, secs: f64, seed: u64) -> (f64, f64, f64, u64) {
+    seg_refill(h, total, bytes, secs, seed, 0)
+}
+
+/// As [`seg`], but each station's queue is topped up only every `refill_us` (each station at
+/// its own phase): generators that run in bursts, as the lab's do on a busy machine.
+fn seg_refill(
+    h: usize,
+    total: usize,
+    bytes: u64,
+    secs: f64,
+    seed: u64,
+    refill_us: u64,
+) -> (f64, f64, f64, u64) {
     let setup = SegmentSetup {
         mac: MacParams::table_2(10),
         duplex: vec![MacDuplex::Half; total],
@@ -72,6 +85,14 @@ fn seg(h: usize, total: usize, bytes: u64, secs: f64, seed: u64) -> (f64, f64, f
     let mut started = false;
     while t < end {
         for i in 0..h {
+            if refill_us > 0 {
+                let phase = (i as u64 * 7919 * 1000) % (refill_us * 1000);
+                let k = (t.ps() / 1_000_000 + phase / 1000) / refill_us;
+                let k_next = ((t + step).ps() / 1_000_000 + phase / 1000) / refill_us;
+                if k == k_next {
+                    continue;
+                }
+            }
             let c = s.counters(i);
             let mut q = c.queue_frames;
             while q < 15 {
@@ -170,7 +191,39 @@ fn spread() {
     }
 }
 
+fn bursts() {
+    let a: Vec<String> = std::env::args().collect();
+    let secs: f64 = a.get(2).and_then(|s| s.parse().ok()).unwrap_or(2.0);
+    let seeds: u64 = a.get(3).and_then(|s| s.parse().ok()).unwrap_or(8);
+    for bytes in [512u64, 1514] {
+        for h in [2usize, 8] {
+            for refill in [0u64, 1_000, 5_000, 10_000, 20_000] {
+                let mut m = Vec::new();
+                let mut sd = Vec::new();
+                let mut cpf = Vec::new();
+                for seed in 1..=seeds {
+                    let r = seg_refill(h, 24, bytes, secs, seed, refill);
+                    m.push(r.0);
+                    sd.push(r.1);
+                    cpf.push(r.2);
+                }
+                let avg = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+                println!(
+                    "{bytes} B {h} hosts, queues topped up every {:>5} us: delay mean {:.3} ms, per-window sd {:.3} ms, collisions/frame {:.3}",
+                    refill,
+                    avg(&m),
+                    avg(&sd),
+                    avg(&cpf)
+                );
+            }
+        }
+    }
+}
+
 fn main() {
+    if std::env::args().nth(1).as_deref() == Some("bursts") {
+        return bursts();
+    }
     if std::env::args().nth(1).as_deref() == Some("spread") {
         return spread();
     }

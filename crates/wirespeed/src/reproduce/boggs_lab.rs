@@ -111,6 +111,19 @@ pub(crate) struct StationDelays {
     pub(crate) access: DelaySums,
     /// From the frame's offer to the station's queue to the same end.
     pub(crate) queued: DelaySums,
+    /// Collisions the stations' MACs took part in.
+    pub(crate) collisions: u64,
+    /// Frames they sent.
+    pub(crate) sent: u64,
+    /// Frames they gave up after 16 collisions.
+    pub(crate) given_up: u64,
+}
+
+impl StationDelays {
+    /// Collisions per frame sent, as the simulator counts them.
+    pub(crate) fn collisions_per_frame(&self) -> f64 {
+        self.collisions as f64 / self.sent.max(1) as f64
+    }
 }
 
 /// The delays the stations `s1..=s{hosts}` measured between two readings of the lab's ports.
@@ -136,6 +149,12 @@ fn station_delays(before: &[PortStatus], after: &[PortStatus], hosts: usize) -> 
             .merge(&a.counters.delay_access.since(&b.delay_access));
         d.queued
             .merge(&a.counters.delay_queued.since(&b.delay_queued));
+        d.collisions += a.counters.collisions.saturating_sub(b.collisions);
+        d.sent += a.counters.frames_out.saturating_sub(b.frames_out);
+        d.given_up += a
+            .counters
+            .excessive_collisions
+            .saturating_sub(b.excessive_collisions);
     }
     d
 }
@@ -270,8 +289,40 @@ impl DelaySpread {
     }
 }
 
+/// What the simulator's seed-1 window of a test gave, beside which a delay row is read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SimWindow {
+    /// Per-frame delay sd, seconds.
+    pub(crate) delay_sd_seconds: f64,
+    /// Collisions per frame sent.
+    pub(crate) collisions_per_frame: f64,
+    /// Bits per second handed to the MACs (sent and given up): the lab rate row's figure.
+    pub(crate) handed_bits_per_second: f64,
+}
+
+/// Why a delay row is outside, from what the lab's stations measured in the same test: the
+/// generators fell behind (the lab carried less than always-full stations would, so queues
+/// ran dry and refilled in bursts), and what that did to collisions per frame.
+fn delay_cause(p: &LabPoint, sim: &SimWindow) -> String {
+    let short = p.bits_per_second / sim.handed_bits_per_second - 1.0;
+    let coll = p.delay.collisions_per_frame();
+    if short < -TOLERANCE {
+        format!(
+            "; measured cause: the stations were not kept backlogged (the lab carried {:+.1}% against always-full stations: a queue ran dry and refilled in a burst), {coll:.3} collisions per frame against the simulator's {:.3}",
+            short * 100.0,
+            sim.collisions_per_frame
+        )
+    } else {
+        format!(
+            "; not explained: the stations kept up (rate {:+.1}% of the simulator's), {coll:.3} collisions per frame against the simulator's {:.3}",
+            short * 100.0,
+            sim.collisions_per_frame
+        )
+    }
+}
+
 /// The seed's delay of one test: the lab's MAC against the simulator's, same definition.
-fn delay_row(p: &LabPoint, sim: &DelaySpread, sim_sd_seconds: f64) -> Row {
+fn delay_row(p: &LabPoint, sim: &DelaySpread, window: &SimWindow) -> Row {
     let access = p.delay.access;
     let mean = access.mean_seconds();
     let expected = sim.mean_seconds;
@@ -297,11 +348,16 @@ fn delay_row(p: &LabPoint, sim: &DelaySpread, sim_sd_seconds: f64) -> Row {
         ),
         verdict: Verdict::of(within),
         why: format!(
-            "{}; sim over {} windows (seeds 1-{}): a window's mean {:.3} to {:.3} ms, sd {:.1}% of the mean (frames that meet many collisions wait tens of ms: one window's mean is this noisy); measured by the emulator's MAC over {} frames (settle and cool-down included), sd {} (sim {:.3} ms); from the station's queue {}; not the TAP hand-off stamp{}",
+            "{}{}; sim over {} windows (seeds 1-{}): a window's mean {:.3} to {:.3} ms, sd {:.1}% of the mean (frames that meet many collisions wait tens of ms: one window's mean is this noisy); measured by the emulator's MAC over {} frames (settle and cool-down included), sd {} (sim {:.3} ms), {:.3} collisions per frame (sim {:.3}), {} given up; from the station's queue {}; not the TAP hand-off stamp{}",
             off.map_or("no frame sent".to_string(), |o| format!(
                 "{:+.1}%",
                 o * 100.0
             )),
+            if within || mean.is_none() {
+                String::new()
+            } else {
+                delay_cause(p, window)
+            },
             sim.windows,
             sim.windows,
             sim.min_seconds * 1e3,
@@ -309,7 +365,10 @@ fn delay_row(p: &LabPoint, sim: &DelaySpread, sim_sd_seconds: f64) -> Row {
             sim.sd_seconds / sim.mean_seconds * 100.0,
             access.frames,
             ms(access.std_dev_seconds()),
-            sim_sd_seconds * 1e3,
+            window.delay_sd_seconds * 1e3,
+            p.delay.collisions_per_frame(),
+            window.collisions_per_frame,
+            p.delay.given_up,
             ms(p.delay.queued.mean_seconds()),
             if p.complete {
                 ""
@@ -435,7 +494,12 @@ pub(crate) fn run(
         let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
         let spread =
             DelaySpread::simulate(&scenario(&seg, p.hosts, p.bytes, window), SPREAD_SEEDS)?;
-        rows.push(delay_row(p, &spread, sim.delay_std_dev_seconds));
+        let seen = SimWindow {
+            delay_sd_seconds: sim.delay_std_dev_seconds,
+            collisions_per_frame: sim.collisions_per_packet,
+            handed_bits_per_second: handed_to_mac(&sim, p.bytes),
+        };
+        rows.push(delay_row(p, &spread, &seen));
     }
     let comparison = Comparison {
         title:
@@ -532,6 +596,9 @@ mod tests {
             delay: StationDelays {
                 access,
                 queued: access,
+                collisions: 500,
+                sent: 1000,
+                given_up: 0,
             },
         }
     }
@@ -554,7 +621,12 @@ mod tests {
         assert_eq!(two.tolerance(), DELAY_TOLERANCE, "{two:?}");
         // The verdicts: +13.5% at 8 stations is within the simulator's own spread; the same
         // excess at 2 stations, and three times the spread at 8, are not.
-        let v = |p: &LabPoint, s: &DelaySpread| delay_row(p, s, 0.0).verdict;
+        let w = SimWindow {
+            delay_sd_seconds: 0.0,
+            collisions_per_frame: 0.5,
+            handed_bits_per_second: 1e7,
+        };
+        let v = |p: &LabPoint, s: &DelaySpread| delay_row(p, s, &w).verdict;
         assert_eq!(
             v(&point(8, eight.mean_seconds * 1.135), &eight),
             Verdict::Within
@@ -565,12 +637,30 @@ mod tests {
         );
         let far = eight.mean_seconds * (1.0 + 3.0 * eight.tolerance());
         assert_eq!(v(&point(8, far), &eight), Verdict::Outside);
-        let row = delay_row(&point(8, eight.mean_seconds), &eight, 0.0);
+        let row = delay_row(&point(8, eight.mean_seconds), &eight, &w);
         assert!(row.why.contains("sim over 8 windows"), "{}", row.why);
+        assert!(!row.why.contains("cause"), "{}", row.why);
         assert!(
             row.tolerance.contains("2 sd of a window's mean"),
             "{}",
             row.tolerance
         );
+        // An outside row names what the lab measured: a short rate means the generators did
+        // not keep the queues full; a full rate leaves it unexplained, said so.
+        let mut slow = point(2, two.mean_seconds * 1.2);
+        slow.bits_per_second = 0.95e7;
+        let why = delay_row(&slow, &two, &w).why;
+        assert!(
+            why.contains(
+                "measured cause: the stations were not kept backlogged (the lab carried -5.0%"
+            ),
+            "{why}"
+        );
+        assert!(
+            why.contains("0.500 collisions per frame against the simulator's 0.500"),
+            "{why}"
+        );
+        let why = delay_row(&point(2, two.mean_seconds * 1.2), &two, &w).why;
+        assert!(why.contains("not explained: the stations kept up"), "{why}");
     }
 }
