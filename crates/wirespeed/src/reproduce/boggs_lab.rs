@@ -314,7 +314,7 @@ fn delay_cause(p: &LabPoint, sim: &SimWindow) -> String {
     let extra = p.delay.ran_dry.saturating_sub(p.hosts as u64);
     if extra > 0 || short < -TOLERANCE {
         format!(
-            "; measured cause: the stations were not kept backlogged (their queues ran dry {extra} times during the test, beyond the {} as it ended; the lab carried {:+.1}% against always-full stations), {coll:.3} collisions per frame against the simulator's {:.3}",
+            "; measured cause: the stations were not kept backlogged (their queues ran dry {extra} times during the test, beyond the {} as it ended: frames did not reach the MAC in time, a generator or the emulator's thread reading its TAP fell behind, and a station that runs dry re-enters contention with a fresh frame; the lab carried {:+.1}% against always-full stations), {coll:.3} collisions per frame against the simulator's {:.3}",
             p.hosts,
             short * 100.0,
             sim.collisions_per_frame
