@@ -224,6 +224,19 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
             "{d}"
         );
     }
+    // A lab row outside says what the lab's stations measured (issue 21 item 5): the times
+    // their queues ran dry, or that the count does not explain it.
+    let lab_rows = rows
+        .iter()
+        .filter(|r| r["quantity"].as_str().unwrap().starts_with("lab "));
+    for r in lab_rows.filter(|r| r["verdict"] == "outside") {
+        let why = r["why"].as_str().unwrap();
+        assert!(
+            why.contains("measured cause: ") || why.contains("not explained: "),
+            "{r}"
+        );
+        assert!(why.contains("ran dry"), "{r}");
+    }
     assert_one_line_error(
         &wirespeed(&["reproduce", "envelope", "--lab"]),
         "--lab applies to boggs",
@@ -439,7 +452,10 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
     let lance = row(&sun3, "plateau, % of the ceiling");
     if lance["verdict"] == "outside" {
         let why = lance["why"].as_str().unwrap();
-        assert!(why.contains("measured cause: ACKs colliding with data"), "{lance}");
+        assert!(
+            why.contains("measured cause: ACKs colliding with data"),
+            "{lance}"
+        );
         assert!(why.contains("collisions per ACK frame"), "{lance}");
     }
     // With 12 packets in flight the emulated link, not the buffer, sets the modern rate.
