@@ -1,6 +1,13 @@
-//! Issue 21 item 5 experiment: the lab's segment model (24 stations, the first h active)
-//! against the simulator's h evenly spread stations, in virtual time, both saturated.
-//! `cargo run --release -p wirespeed-sim --example lab_delay [SECONDS] [SEEDS]`
+//! Issue 21 item 5 experiments: the lab's shared-medium model (`segment`, 24 stations of
+//! labs/boggs-24.toml's 914.4 m at 0.77 c, the first H kept full) against the simulator's
+//! (`wirespeed_sim::run`, H saturated stations), both in virtual time, seed 000's delay (first
+//! attempt to the end of the successful transmission). bench/RESULTS.md has the figures.
+//!
+//! `cargo run --release -p wirespeed-sim --example lab_delay [SECONDS] [SEEDS]`: per seed,
+//! the simulator (even and at the lab's positions) and the segment model side by side.
+//! `... lab_delay spread SECONDS SEEDS`: how much a window's mean delay moves between seeds.
+//! `... lab_delay bursts SECONDS SEEDS`: the segment model with each station's queue topped up
+//! only every 1-20 ms (generators that fall behind), its mean delay and collisions per frame.
 use wirespeed_sim::bus::{Cable, Placement};
 use wirespeed_sim::mac::{MacDuplex, MacParams};
 use wirespeed_sim::segment::{Segment, SegmentOutput, SegmentSetup};
