@@ -108,7 +108,7 @@ fn seg_refill(
                 q += 1;
             }
         }
-        t = t + step;
+        t += step;
         s.advance(t);
         if !started && t >= warm {
             started = true;
@@ -122,13 +122,12 @@ fn seg_refill(
             if let SegmentOutput::Sent {
                 at, first_attempt, ..
             } = o
+                && started
             {
-                if started {
-                    let d = at.since(first_attempt).seconds() * 1e3;
-                    n += 1;
-                    sum += d;
-                    sq += d * d;
-                }
+                let d = at.since(first_attempt).seconds() * 1e3;
+                n += 1;
+                sum += d;
+                sq += d * d;
             }
         }
     }
