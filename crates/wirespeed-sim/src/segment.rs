@@ -130,6 +130,12 @@ pub struct StationCounters {
     pub runts: u64,
     /// Time its own signal was on the medium, picoseconds.
     pub busy_ps: u64,
+    /// Times its MAC finished a frame (sent or given up) and found none waiting: the station
+    /// stopped contending until its next offer. Always-full stations (seed 000's generators,
+    /// the simulator's saturated hosts) never do; a lab station whose generator falls behind
+    /// does, and re-enters contention with a fresh frame.
+    #[serde(default)]
+    pub ran_dry: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -390,6 +396,10 @@ impl SegmentModel {
         };
         self.out.push(output);
         self.kick(station, queue);
+        let s = &mut self.stations[station];
+        if s.in_flight.is_none() {
+            s.counters.ran_dry += 1;
+        }
     }
 
     fn offer(&mut self, station: usize, tag: u64, bits: u64, queue: &mut EventQueue<Event>) {
@@ -713,5 +723,21 @@ mod tests {
         seg.run();
         let c = seg.counters(0);
         assert_eq!((c.sent, c.queue_drops, c.queue_frames_max), (3, 2, 2));
+    }
+
+    #[test]
+    fn a_station_whose_queue_empties_is_counted_as_run_dry_once_per_emptying() {
+        let mut seg = Segment::new(&setup(vec![MacDuplex::Half; 2], 100.0));
+        // Three frames at once: the MAC sends them back to back and runs dry after the third.
+        for tag in 0..3 {
+            seg.offer(us(10), 0, tag, FULL_FRAME_BITS);
+        }
+        seg.run();
+        assert_eq!((seg.counters(0).sent, seg.counters(0).ran_dry), (3, 1));
+        // One more, long after: dry again once it is sent.
+        seg.offer(us(100_000), 0, 9, FULL_FRAME_BITS);
+        seg.run();
+        assert_eq!((seg.counters(0).sent, seg.counters(0).ran_dry), (4, 2));
+        assert_eq!(seg.counters(1).ran_dry, 0);
     }
 }

@@ -796,6 +796,7 @@ impl LabGuard {
             complete: false,
             longest_gap: 0.0,
             intervals: 0,
+            peer_window_bytes: None,
         };
         let mut gap = 0.0f64;
         let mut until = deadline;
@@ -803,10 +804,14 @@ impl LabGuard {
             let left = until.saturating_duration_since(Instant::now());
             match rx.recv_timeout(left) {
                 Ok(line) => {
-                    // The stream's last line is the whole document, not an interval.
+                    // The stream's last line is the whole document, not an interval: it carries
+                    // the sender's TCP_INFO, whose window is the one the receiver advertised.
                     let Ok(IntervalLine { interval: iv }) =
                         wirespeed_report::decode::from_str::<IntervalLine>(&line)
                     else {
+                        if let Ok(doc) = wirespeed_report::decode::from_str::<TcpDocument>(&line) {
+                            got.peer_window_bytes = sender_window(&doc);
+                        }
                         continue;
                     };
                     let (start, end) = (iv.start_seconds, iv.end_seconds);
@@ -864,6 +869,17 @@ struct IntervalLine {
     interval: wirespeed_net::report::Interval,
 }
 
+/// The largest window a `tcp` test's senders saw advertised (`tcpi_snd_wnd` at the end of
+/// each stream), from the document the client printed when the test finished.
+pub(crate) fn sender_window(doc: &TcpDocument) -> Option<u32> {
+    doc.result
+        .end
+        .streams
+        .iter()
+        .filter_map(|p| p.sender.as_ref()?.tcp_info.as_ref()?.peer_window_bytes)
+        .max()
+}
+
 /// What a capped transfer moved, as its receiver counted it.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Capped {
@@ -876,6 +892,9 @@ pub(crate) struct Capped {
     /// The longest run of 100 ms intervals in which nothing arrived, in seconds.
     pub(crate) longest_gap: f64,
     intervals: u32,
+    /// The window the sender saw advertised at the end (`tcpi_snd_wnd`), if the test finished
+    /// and its document arrived (a transfer cut at the cap has none).
+    pub(crate) peer_window_bytes: Option<u32>,
 }
 
 impl Capped {
@@ -953,6 +972,9 @@ mod decoding_tests {
     fn recorded_documents_of_every_command_reproduce_runs_decode() {
         let tcp: TcpDocument = wirespeed_report::decode::from_str(&testdata("tcp.json")).unwrap();
         assert!(tcp.result.end.sum_received.bits_per_second > 0.0);
+        // The window the duplex comparison checks: the largest of the senders' (two streams,
+        // 29,696 and 29,140,992 bytes in the recorded document).
+        assert_eq!(super::sender_window(&tcp), Some(29_140_992));
         let load: Document<IgnoredAny, crate::load_render::LoadResult> =
             wirespeed_report::decode::from_str(&testdata("load.json")).unwrap();
         assert!(!load.result.rows.is_empty());

@@ -224,6 +224,19 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
             "{d}"
         );
     }
+    // A lab row outside says what the lab's stations measured (issue 21 item 5): the times
+    // their queues ran dry, or that the count does not explain it.
+    let lab_rows = rows
+        .iter()
+        .filter(|r| r["quantity"].as_str().unwrap().starts_with("lab "));
+    for r in lab_rows.filter(|r| r["verdict"] == "outside") {
+        let why = r["why"].as_str().unwrap();
+        assert!(
+            why.contains("measured cause: ") || why.contains("not explained: "),
+            "{r}"
+        );
+        assert!(why.contains("ran dry"), "{r}");
+    }
     assert_one_line_error(
         &wirespeed(&["reproduce", "envelope", "--lab"]),
         "--lab applies to boggs",
@@ -309,6 +322,15 @@ fn duplex_mismatch_shows_the_counter_signature() {
     ] {
         assert_eq!(row(&rows, q)["verdict"], "within", "{q}: {}", row(&rows, q));
     }
+    // Solaris 2.5.1's 8 KB window (`tcp -w 8192`): the sender of every transfer that finished
+    // saw at most what Linux advertises for it (the full end's transfer finishes: 200 kB at
+    // 134-575 KiB/s measured); without the flag it would see the autotuned tens of kilobytes.
+    let w = row(
+        &rows,
+        "seed's hosts, window the sender saw (largest, finished transfers)",
+    );
+    assert_eq!(w["verdict"], "within", "{w}");
+    assert!(w["ours"].as_f64().unwrap() <= 8688.0, "{w}");
     // A rate row outside says what the TCPs did.
     for r in &rows {
         let q = r["quantity"].as_str().unwrap();
@@ -425,6 +447,17 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
     // The 1-packet row is the one the host cost was derived from: stop and wait.
     let one = row(&sun3, "1 packet: task to task");
     assert_eq!(one["verdict"], "within", "{one}");
+    // The 3/60 plateau (seed: 91% of the ceiling): outside only with this run's collisions
+    // per ACK frame printed as its cause (issue 21 item 4).
+    let lance = row(&sun3, "plateau, % of the ceiling");
+    if lance["verdict"] == "outside" {
+        let why = lance["why"].as_str().unwrap();
+        assert!(
+            why.contains("measured cause: ACKs colliding with data"),
+            "{lance}"
+        );
+        assert!(why.contains("collisions per ACK frame"), "{lance}");
+    }
     // With 12 packets in flight the emulated link, not the buffer, sets the modern rate.
     let plateau = row(&modern, "plateau, % of the ceiling");
     assert_eq!(plateau["verdict"], "within", "{plateau}");

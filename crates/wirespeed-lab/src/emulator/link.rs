@@ -212,6 +212,9 @@ pub struct DirectionCounters {
     /// station's queue (read from the TAP, or released by the host's CPU model) to the end of
     /// its successful transmission: `delay_access` plus the wait in the station's queue.
     pub delay_queued: DelaySums,
+    /// Shared media only: times the station's MAC finished a frame and found none waiting
+    /// (its generator had fallen behind, or stopped).
+    pub ran_dry: u64,
     /// What the active queue management did; absent on a drop-tail direction.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub aqm: Option<AqmStats>,

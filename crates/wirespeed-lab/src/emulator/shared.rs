@@ -250,6 +250,7 @@ impl SharedMedium {
             frames_received: c.received,
             delay_access: self.delay_access[i],
             delay_queued: self.delay_queued[i],
+            ran_dry: c.ran_dry,
             aqm: None,
             ..DirectionCounters::default()
         }

@@ -111,6 +111,21 @@ pub(crate) struct StationDelays {
     pub(crate) access: DelaySums,
     /// From the frame's offer to the station's queue to the same end.
     pub(crate) queued: DelaySums,
+    /// Collisions the stations' MACs took part in.
+    pub(crate) collisions: u64,
+    /// Frames they sent.
+    pub(crate) sent: u64,
+    /// Frames they gave up after 16 collisions.
+    pub(crate) given_up: u64,
+    /// Times a station's MAC found its queue empty (once per station as the test ends).
+    pub(crate) ran_dry: u64,
+}
+
+impl StationDelays {
+    /// Collisions per frame sent, as the simulator counts them.
+    pub(crate) fn collisions_per_frame(&self) -> f64 {
+        self.collisions as f64 / self.sent.max(1) as f64
+    }
 }
 
 /// The delays the stations `s1..=s{hosts}` measured between two readings of the lab's ports.
@@ -136,11 +151,35 @@ fn station_delays(before: &[PortStatus], after: &[PortStatus], hosts: usize) -> 
             .merge(&a.counters.delay_access.since(&b.delay_access));
         d.queued
             .merge(&a.counters.delay_queued.since(&b.delay_queued));
+        d.collisions += a.counters.collisions.saturating_sub(b.collisions);
+        d.sent += a.counters.frames_out.saturating_sub(b.frames_out);
+        d.given_up += a
+            .counters
+            .excessive_collisions
+            .saturating_sub(b.excessive_collisions);
+        d.ran_dry += a.counters.ran_dry.saturating_sub(b.ran_dry);
     }
     d
 }
 
-/// The simulator's scenario for the lab's segment.
+/// Where the test's stations sit: the first `hosts` of the segment's stations, which the lab
+/// spreads evenly over the whole cable ([`wirespeed_lab::emulator::shared`]), so that 8 of 24
+/// stations occupy the first 7/23 of it, not the whole length as 8 evenly spread stations
+/// would.
+fn lab_positions(seg: &wirespeed_lab::topology::Segment, hosts: usize) -> Vec<f64> {
+    let all = Cable {
+        length_m: seg.length_m,
+        velocity_factor: seg.velocity_factor,
+        attach_delay_ns: 0.0,
+        tap_delay_ns: 0.0,
+        placement: Placement::Even,
+    }
+    .positions(seg.stations.len());
+    all.into_iter().take(hosts).collect()
+}
+
+/// The simulator's scenario for the lab's segment: its rate, cable and queue, and the test's
+/// stations where the lab has them.
 fn scenario(
     seg: &wirespeed_lab::topology::Segment,
     hosts: usize,
@@ -156,7 +195,9 @@ fn scenario(
             velocity_factor: seg.velocity_factor,
             attach_delay_ns: 0.0,
             tap_delay_ns: 0.0,
-            placement: Placement::Even,
+            placement: Placement::Positions {
+                metres: lab_positions(seg, hosts),
+            },
         },
         hosts,
         host: HostModel {
@@ -182,16 +223,139 @@ fn handed_to_mac(r: &RunStats, bytes: u64) -> f64 {
     r.bits_per_second + r.dropped as f64 * ((bytes + 24) * 8) as f64 / r.measured_seconds
 }
 
-/// Agreement asked of the lab's mean delay with the simulator's, fraction of the simulator's.
+/// Agreement asked of the lab's mean delay with the simulator's, fraction of the simulator's,
+/// at least: wider where the simulator's own mean moves more than this from one window to
+/// the next ([`DelaySpread`]).
 const DELAY_TOLERANCE: f64 = 0.10;
 
+/// Simulated windows (seeds 1..=this) from which the spread of a window's mean delay is taken.
+const SPREAD_SEEDS: u64 = 8;
+
+/// How much the simulator's mean delay moves from one window to another of the same length,
+/// seeds `1..=SPREAD_SEEDS`.
+///
+/// Measured (issue 21 item 5, `cargo run --release -p wirespeed-sim --example lab_delay spread
+/// 2 40`): with 8 saturated stations a frame that meets many collisions waits tens of
+/// milliseconds while most wait one or two frame times (a run's delay sd is 4-12 times its
+/// mean), so a 2-s window's mean delay has a standard deviation of 9% (512 B) to 12% (1514 B)
+/// over 40 seeds, -16% to +33% at the extremes: the 10% asked before was less than one
+/// standard deviation of the quantity compared. At 2 stations the same figure is 0.2-1%.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct DelaySpread {
+    /// Mean over the windows of each window's mean delay, seconds.
+    pub(crate) mean_seconds: f64,
+    /// Sample standard deviation of the windows' means, seconds.
+    pub(crate) sd_seconds: f64,
+    /// Smallest and largest window mean, seconds.
+    pub(crate) min_seconds: f64,
+    pub(crate) max_seconds: f64,
+    /// Windows simulated.
+    pub(crate) windows: u64,
+}
+
+impl DelaySpread {
+    /// The simulator's window means for `base` (whose seed is replaced by 1..=`seeds`).
+    pub(crate) fn simulate(base: &Scenario, seeds: u64) -> anyhow::Result<DelaySpread> {
+        let means = std::thread::scope(|scope| {
+            let handles: Vec<_> = (1..=seeds)
+                .map(|seed| {
+                    let mut s = base.clone();
+                    s.seed = seed;
+                    scope.spawn(move || wirespeed_sim::run(&s).map(|r| r.delay_mean_seconds))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("a simulation thread panicked"))
+                .collect::<Result<Vec<f64>, _>>()
+        })?;
+        Ok(DelaySpread::of(&means))
+    }
+
+    fn of(means: &[f64]) -> DelaySpread {
+        let n = means.len().max(1) as f64;
+        let mean = means.iter().sum::<f64>() / n;
+        let var = means.iter().map(|m| (m - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0);
+        DelaySpread {
+            mean_seconds: mean,
+            sd_seconds: var.sqrt(),
+            min_seconds: means.iter().copied().fold(f64::INFINITY, f64::min),
+            max_seconds: means.iter().copied().fold(0.0, f64::max),
+            windows: means.len() as u64,
+        }
+    }
+
+    /// The tolerance, a fraction of the mean: two standard deviations of a window's mean,
+    /// and never below [`DELAY_TOLERANCE`].
+    pub(crate) fn tolerance(&self) -> f64 {
+        (2.0 * self.sd_seconds / self.mean_seconds).max(DELAY_TOLERANCE)
+    }
+}
+
+/// What the simulator's seed-1 window of a test gave, beside which a delay row is read.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct SimWindow {
+    /// Per-frame delay sd, seconds.
+    pub(crate) delay_sd_seconds: f64,
+    /// Collisions per frame sent.
+    pub(crate) collisions_per_frame: f64,
+    /// Bits per second handed to the MACs (sent and given up): the lab rate row's figure.
+    pub(crate) handed_bits_per_second: f64,
+}
+
+/// Why a delay row is outside, from what the lab's stations measured in the same test: the
+/// generators fell behind (the stations' queues ran dry during the test, not only as it
+/// ended, and refilled later: a station then re-enters contention with a fresh frame), or
+/// the lab carried less than always-full stations would; and what collisions per frame were.
+fn delay_cause(p: &LabPoint, sim: &SimWindow) -> String {
+    let short = p.bits_per_second / sim.handed_bits_per_second - 1.0;
+    let coll = p.delay.collisions_per_frame();
+    // Each station runs dry once as its generator stops at the end of the test.
+    let extra = p.delay.ran_dry.saturating_sub(p.hosts as u64);
+    if extra > 0 || short < -TOLERANCE {
+        format!(
+            "; measured cause: the stations were not kept backlogged (their queues ran dry {extra} times during the test, beyond the {} as it ended: frames did not reach the MAC in time, a generator or the emulator's thread reading its TAP fell behind, and a station that runs dry re-enters contention with a fresh frame; the lab carried {:+.1}% against always-full stations), {coll:.3} collisions per frame against the simulator's {:.3}",
+            p.hosts,
+            short * 100.0,
+            sim.collisions_per_frame
+        )
+    } else {
+        format!(
+            "; not explained: the stations stayed backlogged (their queues ran dry only as the test ended; rate {:+.1}% of the simulator's), {coll:.3} collisions per frame against the simulator's {:.3}",
+            short * 100.0,
+            sim.collisions_per_frame
+        )
+    }
+}
+
+/// Why a rate row is outside: below the simulator, the stations' queues that ran dry during
+/// the test (the medium then waits for a generator); above it, nothing the lab counts.
+fn rate_cause(p: &LabPoint, off: f64) -> String {
+    if off.abs() <= TOLERANCE {
+        return String::new();
+    }
+    let extra = p.delay.ran_dry.saturating_sub(p.hosts as u64);
+    if off < 0.0 && extra > 0 {
+        format!(
+            "; measured cause: the stations' queues ran dry {extra} times during the test (beyond the {} as it ended): their generators, or the emulator's thread reading their TAPs, fell behind on this machine's cores",
+            p.hosts
+        )
+    } else {
+        format!(
+            "; not explained: the stations' queues ran dry {} times, {} of them as the test ended",
+            p.delay.ran_dry, p.hosts
+        )
+    }
+}
+
 /// The seed's delay of one test: the lab's MAC against the simulator's, same definition.
-fn delay_row(p: &LabPoint, sim: &RunStats) -> Row {
+fn delay_row(p: &LabPoint, sim: &DelaySpread, window: &SimWindow) -> Row {
     let access = p.delay.access;
     let mean = access.mean_seconds();
-    let expected = sim.delay_mean_seconds;
+    let expected = sim.mean_seconds;
     let off = mean.map(|m| m / expected - 1.0);
-    let within = p.complete && off.is_some_and(|o| o.abs() <= DELAY_TOLERANCE);
+    let tolerance = sim.tolerance();
+    let within = p.complete && off.is_some_and(|o| o.abs() <= tolerance);
     let ms = |x: Option<f64>| x.map_or("-".to_string(), |v| format!("{:.3} ms", v * 1e3));
     Row {
         quantity: format!(
@@ -204,17 +368,36 @@ fn delay_row(p: &LabPoint, sim: &RunStats) -> Row {
         configured: Some(expected * 1e3),
         paper: None,
         ours: mean.map(|m| m * 1e3),
-        tolerance: format!("{}% of sim", DELAY_TOLERANCE * 100.0),
+        tolerance: format!(
+            "{:.0}% of sim (2 sd of a window's mean, at least {}%)",
+            tolerance * 100.0,
+            DELAY_TOLERANCE * 100.0
+        ),
         verdict: Verdict::of(within),
         why: format!(
-            "{}; measured by the emulator's MAC over {} frames (settle and cool-down included), sd {} (sim {:.3} ms); from the station's queue {}; not the TAP hand-off stamp{}",
+            "{}{}; sim over {} windows (seeds 1-{}): a window's mean {:.3} to {:.3} ms, sd {:.1}% of the mean (frames that meet many collisions wait tens of ms: one window's mean is this noisy); measured by the emulator's MAC over {} frames (settle and cool-down included), sd {} (sim {:.3} ms), {:.3} collisions per frame (sim {:.3}), {} given up, queues ran dry {} times ({} as the test ended); from the station's queue {}; not the TAP hand-off stamp{}",
             off.map_or("no frame sent".to_string(), |o| format!(
                 "{:+.1}%",
                 o * 100.0
             )),
+            if within || mean.is_none() {
+                String::new()
+            } else {
+                delay_cause(p, window)
+            },
+            sim.windows,
+            sim.windows,
+            sim.min_seconds * 1e3,
+            sim.max_seconds * 1e3,
+            sim.sd_seconds / sim.mean_seconds * 100.0,
             access.frames,
             ms(access.std_dev_seconds()),
-            sim.delay_std_dev_seconds * 1e3,
+            window.delay_sd_seconds * 1e3,
+            p.delay.collisions_per_frame(),
+            window.collisions_per_frame,
+            p.delay.given_up,
+            p.delay.ran_dry,
+            p.hosts,
             ms(p.delay.queued.mean_seconds()),
             if p.complete {
                 ""
@@ -323,8 +506,9 @@ pub(crate) fn run(
             tolerance: format!("{}% of sim", TOLERANCE * 100.0),
             verdict: Verdict::of(p.complete && off.abs() <= TOLERANCE),
             why: format!(
-                "{:+.1}%; sim sent {:.3} Mbit/s (+{} given up after 16 collisions), Jain lab {:.3} sim {:.3}{}",
+                "{:+.1}%{}; sim sent {:.3} Mbit/s (+{} given up after 16 collisions), Jain lab {:.3} sim {:.3}{}",
                 off * 100.0,
+                rate_cause(p, off),
                 sim.bits_per_second / 1e6,
                 sim.dropped,
                 p.jain,
@@ -333,9 +517,19 @@ pub(crate) fn run(
             ),
         });
     }
+    // The lab's delay counters span the whole test (settle, transmission, cool-down): the
+    // spread is taken over simulated windows as long as its transmission.
+    let window = measure + Duration::from_secs(1);
     for p in &points {
         let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
-        rows.push(delay_row(p, &sim));
+        let spread =
+            DelaySpread::simulate(&scenario(&seg, p.hosts, p.bytes, window), SPREAD_SEEDS)?;
+        let seen = SimWindow {
+            delay_sd_seconds: sim.delay_std_dev_seconds,
+            collisions_per_frame: sim.collisions_per_packet,
+            handed_bits_per_second: handed_to_mac(&sim, p.bytes),
+        };
+        rows.push(delay_row(p, &spread, &seen));
     }
     let comparison = Comparison {
         title:
@@ -343,10 +537,12 @@ pub(crate) fn run(
                 .into(),
         source: "seed 000 §3.3-3.5; labs/boggs-24.toml".into(),
         method: format!(
-            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts H --lengths L --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json for each H in {} and L in {}; delays: lifecycle::status before and after each test, the stations' delay_access counters (the emulator's MAC); configured = wirespeed_sim::run on the same segment, sent + given-up bits, and its mean delay",
+            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts H --lengths L --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json for each H in {} and L in {}; delays: lifecycle::status before and after each test, the stations' delay_access counters (the emulator's MAC); configured = wirespeed_sim::run on the same segment (the test's stations where the lab has them), sent + given-up bits; for the delay, the mean over {SPREAD_SEEDS} simulated windows of {} s (seeds 1-{SPREAD_SEEDS}), the tolerance 2 sd of a window's mean (at least {}%)",
             secs + 1.0,
             list(&host_list),
             list(&length_list),
+            secs + 1.0,
+            DELAY_TOLERANCE * 100.0,
         ),
         rows,
     };
@@ -391,5 +587,131 @@ mod tests {
         // Given-up frames only add: the hosts' figure is at least the medium's.
         assert!(handed_to_mac(&r, 1514) >= r.bits_per_second);
         assert!(r.bits_per_second > 9e6 && r.bits_per_second < 1e7, "{r:?}");
+    }
+
+    fn segment() -> wirespeed_lab::topology::Segment {
+        lab_file(TOPOLOGY).unwrap().topology().unwrap().segments[0].clone()
+    }
+
+    #[test]
+    fn the_simulated_stations_sit_where_the_lab_has_them() {
+        // The lab spreads its 24 stations over the whole 914 m and a test with 8 uses s1..s8:
+        // the simulator must put its 8 there too, not over the whole cable.
+        let seg = segment();
+        let s = scenario(&seg, 8, 512, Duration::from_secs(1));
+        let at = s.cable.positions(8);
+        let step = seg.length_m / 23.0;
+        for (i, x) in at.iter().enumerate() {
+            assert!((x - step * i as f64).abs() < 1e-9, "{at:?}");
+        }
+        assert!(at[7] < seg.length_m / 3.0, "{at:?}");
+        // All 24: the whole cable, as the lab has them.
+        let all = scenario(&seg, 24, 512, Duration::from_secs(1))
+            .cable
+            .positions(24);
+        assert!((all[23] - seg.length_m).abs() < 1e-9);
+    }
+
+    fn point(hosts: usize, mean_seconds: f64) -> LabPoint {
+        let mut access = DelaySums::default();
+        for _ in 0..1000 {
+            access.add(mean_seconds);
+        }
+        LabPoint {
+            bytes: 512,
+            hosts,
+            bits_per_second: 1e7,
+            jain: 1.0,
+            complete: true,
+            delay: StationDelays {
+                access,
+                queued: access,
+                collisions: 500,
+                sent: 1000,
+                given_up: 0,
+                ran_dry: hosts as u64,
+            },
+        }
+    }
+
+    #[test]
+    fn the_delay_tolerance_is_the_simulators_window_to_window_spread() {
+        // Issue 21 item 5: the lab's 8-station delay was 13.5% above one simulated window and
+        // called OUTSIDE at 10%; a 1-s window's mean moves more than that between seeds.
+        let seg = segment();
+        let t = Duration::from_secs(1);
+        let eight = DelaySpread::simulate(&scenario(&seg, 8, 512, t), SPREAD_SEEDS).unwrap();
+        let two = DelaySpread::simulate(&scenario(&seg, 2, 512, t), SPREAD_SEEDS).unwrap();
+        assert_eq!(eight.windows, SPREAD_SEEDS);
+        assert!(eight.min_seconds < eight.mean_seconds && eight.mean_seconds < eight.max_seconds);
+        // At 8 stations a window's mean varies by more than 7% (sd), so the tolerance
+        // widens past 14%; at 2 it varies by about 1% and the 10% floor applies.
+        assert!(eight.sd_seconds / eight.mean_seconds > 0.07, "{eight:?}");
+        assert!(eight.tolerance() > 0.14, "{eight:?}");
+        assert!(two.sd_seconds / two.mean_seconds < 0.03, "{two:?}");
+        assert_eq!(two.tolerance(), DELAY_TOLERANCE, "{two:?}");
+        // The verdicts: +13.5% at 8 stations is within the simulator's own spread; the same
+        // excess at 2 stations, and three times the spread at 8, are not.
+        let w = SimWindow {
+            delay_sd_seconds: 0.0,
+            collisions_per_frame: 0.5,
+            handed_bits_per_second: 1e7,
+        };
+        let v = |p: &LabPoint, s: &DelaySpread| delay_row(p, s, &w).verdict;
+        assert_eq!(
+            v(&point(8, eight.mean_seconds * 1.135), &eight),
+            Verdict::Within
+        );
+        assert_eq!(
+            v(&point(2, two.mean_seconds * 1.135), &two),
+            Verdict::Outside
+        );
+        let far = eight.mean_seconds * (1.0 + 3.0 * eight.tolerance());
+        assert_eq!(v(&point(8, far), &eight), Verdict::Outside);
+        let row = delay_row(&point(8, eight.mean_seconds), &eight, &w);
+        assert!(row.why.contains("sim over 8 windows"), "{}", row.why);
+        assert!(!row.why.contains("cause"), "{}", row.why);
+        assert!(
+            row.tolerance.contains("2 sd of a window's mean"),
+            "{}",
+            row.tolerance
+        );
+        // An outside row names what the lab measured: a short rate means the generators did
+        // not keep the queues full; a full rate leaves it unexplained, said so.
+        let mut slow = point(2, two.mean_seconds * 1.2);
+        slow.bits_per_second = 0.95e7;
+        let why = delay_row(&slow, &two, &w).why;
+        assert!(
+            why.contains(
+                "measured cause: the stations were not kept backlogged (their queues ran dry 0 times during the test, beyond the 2 as it ended"
+            ),
+            "{why}"
+        );
+        assert!(why.contains("the lab carried -5.0%"), "{why}");
+        let mut dry = point(2, two.mean_seconds * 1.2);
+        dry.delay.ran_dry = 40;
+        let why = delay_row(&dry, &two, &w).why;
+        assert!(
+            why.contains("queues ran dry 38 times during the test"),
+            "{why}"
+        );
+        assert!(
+            why.contains("0.500 collisions per frame against the simulator's 0.500"),
+            "{why}"
+        );
+        let why = delay_row(&point(2, two.mean_seconds * 1.2), &two, &w).why;
+        assert!(
+            why.contains("not explained: the stations stayed backlogged"),
+            "{why}"
+        );
+        // The rate rows: outside and short, the same count is the cause.
+        let mut behind = point(2, 0.0);
+        behind.delay.ran_dry = 30;
+        assert!(
+            rate_cause(&behind, -0.043)
+                .contains("measured cause: the stations' queues ran dry 28 times")
+        );
+        assert_eq!(rate_cause(&behind, -0.02), "");
+        assert!(rate_cause(&point(2, 0.0), -0.05).contains("not explained"));
     }
 }

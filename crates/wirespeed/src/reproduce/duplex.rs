@@ -139,6 +139,8 @@ struct Transfer {
     /// The sender's and the receiver's TCP counters over the transfer.
     sender: TcpCounters,
     receiver: TcpCounters,
+    /// The window the sender saw advertised at the end, if the transfer finished.
+    peer_window: Option<u32>,
 }
 
 impl Transfer {
@@ -170,7 +172,9 @@ impl Transfer {
             self.receiver.out_segs,
             self.from.late.max(self.to.late),
             self.from.collisions.max(self.to.collisions),
-        )
+        ) + &self
+            .peer_window
+            .map_or(String::new(), |w| format!("; window the sender saw {w} B"))
     }
 }
 
@@ -203,6 +207,7 @@ fn transfer(
         to: delta(&before, &after, to),
         sender: s1.since(s0),
         receiver: r1.since(r0),
+        peer_window: got.peer_window_bytes,
     })
 }
 
@@ -289,6 +294,43 @@ fn end_rows(rows: &mut Vec<Row>, label: &str, ours: Mac, paper: [Option<f64>; 6]
 /// Linux grants double the `tcp -w` request (16 KiB buffers) and advertises 8,688 bytes of it
 /// (6 segments of 1,448), the nearest to 8,192; `-w 4096` would advertise only 2 segments.
 const SOLARIS_WINDOW: &str = "8192";
+
+/// The most Linux advertises for `tcp -w 8192`: 6 segments of 1,448 bytes out of the 16 KiB
+/// it grants (its receive buffer's payload share), the nearest it comes to Solaris's 8,192.
+const SOLARIS_WINDOW_ADVERTISED: u32 = 6 * 1448;
+
+/// The "window the sender saw" row of a comparison that asks for Solaris's 8 KB window: the
+/// largest `tcpi_snd_wnd` among the transfers that finished (a stalled one prints no
+/// document), which must not pass what Linux advertises for `-w 8192`; without the flag the
+/// receiver's buffer autotunes and advertises tens of kilobytes.
+fn window_row(label: &str, runs: &[(Transfer, Transfer)]) -> Row {
+    let seen: Vec<u32> = runs
+        .iter()
+        .flat_map(|(a, b)| [a.peer_window, b.peer_window])
+        .flatten()
+        .collect();
+    let largest = seen.iter().copied().max();
+    Row {
+        quantity: format!("{label}window the sender saw (largest, finished transfers)"),
+        unit: "bytes".into(),
+        configured: Some(SOLARIS_WINDOW.parse().expect("a number")),
+        paper: None,
+        ours: largest.map(f64::from),
+        tolerance: format!("<= {SOLARIS_WINDOW_ADVERTISED} (6 segments)"),
+        verdict: match largest {
+            None => Verdict::NotCompared,
+            Some(w) => Verdict::of(w > 0 && w <= SOLARIS_WINDOW_ADVERTISED),
+        },
+        why: match largest {
+            None => "no transfer finished, so no sender reported its TCP_INFO".into(),
+            Some(_) => format!(
+                "tcpi_snd_wnd at the end of {} of {} transfers; Solaris 2.5.1's default tcp_xmit_hiwat / tcp_recv_hiwat is 8,192 bytes (not in the seed: its Table 4 names the OS)",
+                seen.len(),
+                2 * runs.len()
+            ),
+        },
+    }
+}
 
 /// Seed 003 Table 7's rates: test 1 (PUT half -> full) and test 2 (PUT full -> half), KB/s.
 const PAPER_HALF_TO_FULL: f64 = 15.0;
@@ -440,6 +482,24 @@ fn rate_rows(
         .collect();
     let seed_way = ratios.iter().filter(|&&r| r > 1.0).count();
     let m = wirespeed_model::stats::median(&ratios);
+    let repairs = |t: &[&Transfer]| {
+        let timeouts: u64 = t.iter().map(|x| x.sender.timeouts).sum();
+        let fast: u64 = t.iter().map(|x| x.sender.fast_retrans).sum();
+        format!("{timeouts} timeouts, {fast} fast retransmits")
+    };
+    let firsts: Vec<&Transfer> = runs.iter().map(|r| &r.0).collect();
+    let seconds: Vec<&Transfer> = runs.iter().map(|r| &r.1).collect();
+    let cause = if seed_way == ratios.len() {
+        String::new()
+    } else {
+        format!(
+            "; measured cause: the half end's sender repaired its losses with {} and its half end met {} late of {} collisions, the full end's with {}",
+            repairs(&firsts),
+            firsts.iter().map(|t| t.from.late).sum::<u64>(),
+            firsts.iter().map(|t| t.from.collisions).sum::<u64>(),
+            repairs(&seconds)
+        )
+    };
     rows.push(row(
         format!("{label}asymmetry: rate full->half / half->full (median)"),
         "ratio",
@@ -448,7 +508,7 @@ fn rate_rows(
         "> 1 in every run (the seed's direction)",
         Verdict::of(seed_way == ratios.len()),
         format!(
-            "half -> full was the slower direction in {seed_way} of {} runs ({}); the seed: 4.5x",
+            "half -> full was the slower direction in {seed_way} of {} runs ({}); the seed: 4.5x{cause}",
             ratios.len(),
             spread(&ratios)
         ),
@@ -557,7 +617,14 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         h.from.late as f64,
         "> 0 (count scales with size)",
         Verdict::of(h.from.late > 0),
-        "the half end's frames overlapped by the full end's ACKs".into(),
+        if h.from.late > 0 {
+            "the half end's frames overlapped by the full end's ACKs".into()
+        } else {
+            format!(
+                "measured cause: {} collisions at the half end, none late: these hosts answer at once, so the full end's ACK starts within the first 64 bytes of the half end's next frame (an early collision, retried); the seed's hosts, slower than one gap, met it late (see the comparison with the seed's hosts)",
+                h.from.collisions
+            )
+        },
     ));
     rows.push(row(
         "1990s TCP, test 1, full end: CRC errors + short".into(),
@@ -598,6 +665,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         cap,
         "the seed's hosts (1990s profile with RTT measured on every ACK, 405 us per frame, an 8 KB window)",
     );
+    rows.push(window_row("seed's hosts, ", &hosts));
     let (h, f) = (&hosts[0].0, &hosts[0].1);
     rows.push(row(
         "seed's hosts, test 1, half end: late collisions / collisions".into(),
@@ -787,5 +855,45 @@ mod tests {
         let before = TcpCounters { timeouts: 5, ..c };
         assert_eq!(c.since(before).timeouts, 0);
         assert_eq!(c.since(TcpCounters::default()), c);
+    }
+
+    fn moved(window: Option<u32>) -> Transfer {
+        Transfer {
+            kib_per_second: 100.0,
+            bytes: 200_000,
+            seconds: 2.0,
+            complete: window.is_some(),
+            longest_gap: 0.0,
+            from: Mac::default(),
+            to: Mac::default(),
+            sender: TcpCounters::default(),
+            receiver: TcpCounters::default(),
+            peer_window: window,
+        }
+    }
+
+    #[test]
+    fn the_seeds_hosts_window_row_holds_linux_to_the_8_kb_solaris_window() {
+        // Issue 21 item 3: the comparison "with the seed's hosts" asks for Solaris 2.5.1's
+        // 8 KB window (`tcp -w 8192`); the row fails if the sender saw more than Linux
+        // advertises for that request, as it does when the flag is dropped (the receiver
+        // autotunes to tens of kilobytes).
+        let with_flag = [(moved(None), moved(Some(8688)))];
+        let r = window_row("seed's hosts, ", &with_flag);
+        assert_eq!(r.verdict, Verdict::Within, "{}", r.why);
+        assert_eq!(r.ours, Some(8688.0));
+        assert_eq!(r.configured, Some(8192.0));
+        assert!(r.why.contains("1 of 2 transfers"), "{}", r.why);
+        let without = [(moved(Some(8688)), moved(Some(64_128)))];
+        assert_eq!(window_row("", &without).verdict, Verdict::Outside);
+        let stalled = [(moved(None), moved(None))];
+        assert_eq!(window_row("", &stalled).verdict, Verdict::NotCompared);
+        // The flag the comparison passes is the one the row checks against.
+        assert!(SOLARIS_WINDOW_ADVERTISED >= SOLARIS_WINDOW.parse::<u32>().unwrap());
+        assert!(
+            moved(Some(8688))
+                .tcp()
+                .contains("window the sender saw 8688 B")
+        );
     }
 }
