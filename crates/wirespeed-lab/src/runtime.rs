@@ -1105,14 +1105,19 @@ impl Egress {
             if next.is_none() && !disconnected {
                 // Sleep in the channel until shortly before the held frame is due; the last
                 // stretch is spun in `wait_until`, as the pump does (a sleep wakes late).
+                let now = clock.now();
                 let wait = holding.front().map_or(POLL_INTERVAL, |(done, _)| {
-                    let spin = i64::try_from(clock.spin_ns()).unwrap_or(i64::MAX);
-                    Duration::from_nanos((done.minus(clock.now()) - spin).max(0) as u64)
-                        .min(POLL_INTERVAL)
+                    let spin = i64::try_from(clock.spin_before(*done, now)).unwrap_or(i64::MAX);
+                    Duration::from_nanos((done.minus(now) - spin).max(0) as u64).min(POLL_INTERVAL)
                 });
                 match self.from_ingress.recv_timeout(wait) {
                     Ok(s) => next = Some(s),
-                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Timeout) => {
+                        // A timed wait for a held frame: its wake-up error is the clock's too.
+                        if !holding.is_empty() && wait < POLL_INTERVAL {
+                            clock.record_wake(now.after(wait), clock.now());
+                        }
+                    }
                     Err(RecvTimeoutError::Disconnected) => disconnected = true,
                 }
             }

@@ -20,6 +20,15 @@
 //! (microseconds to tens of them) instead of a stall. Leaving the real-time class when over
 //! the share was measured too and was worse: the normal class's scheduling delays made the
 //! median release 150-500 us late (docs/lab.md, bench/RESULTS.md).
+//!
+//! How long to spin is the timer strategy ([`SpinPolicy`]). A fixed 100 us spin covers a
+//! loaded machine's wake-ups, but at 10 Gbit/s (a 64 KB super-packet every 53 us) it means
+//! spinning all the time, CPU the hosts' stacks on the same two cores need. By default the
+//! spin follows the thread's own measured wake-up error ([`WakeError`]: the recent worst
+//! oversleep of its absolute sleeps, decaying), at most 100 us and at most a tenth of the time
+//! since the previous release ([`adaptive_spin`]): the full measured error on an idle link, a
+//! tenth of a core at most under back-to-back releases. The egress thread counts the time it spun
+//! ([`RealClock::spun_ns`]), so `lab status` shows it apart from the work.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -94,13 +103,16 @@ pub struct RealClock {
     wake: Option<std::sync::Mutex<WakeError>>,
     /// Nanoseconds spent spinning so far (CPU burnt waiting, not working).
     spun_ns: AtomicU64,
+    /// When the previous wait returned (the gap to the next bounds an adaptive spin).
+    last_return: AtomicU64,
 }
 
 /// How an emulator thread waits for a release: sleep to shortly before it, then spin.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpinPolicy {
-    /// Spin as long as the thread's sleeps have recently overslept ([`WakeError`]), at most
-    /// [`MAX_SPIN_NS`]: on a quiet machine a few microseconds, on a busy one up to the most.
+    /// Spin as long as the thread's sleeps have recently overslept ([`WakeError`]), but at
+    /// most a tenth of the time since the previous release ([`adaptive_spin`]) and at most
+    /// [`MAX_SPIN_NS`]: spinning then costs at most about a tenth of a core at any rate.
     Adaptive,
     /// Always spin the last this many nanoseconds (0: sleep only).
     Fixed(u64),
@@ -135,6 +147,16 @@ impl SpinPolicy {
             Err(_) => Ok(SpinPolicy::Adaptive),
         }
     }
+}
+
+/// The spin of [`SpinPolicy::Adaptive`] before a release `gap_ns` after the previous one: the
+/// measured wake-up error's spin (`wake_spin_ns`), at most a tenth of the gap. At 1 Gbit/s
+/// (a run of 6 full segments every 74 us) a fixed 100 us spin spun all the time and, under the
+/// spin budget, took 0.4-0.5 of a core from the hosts' stacks for no gain at the 99th
+/// percentile (bench/RESULTS.md, issue 20); a tenth of the gap keeps the spin's cost near a
+/// tenth of a core at any rate.
+pub fn adaptive_spin(wake_spin_ns: u64, gap_ns: u64) -> u64 {
+    wake_spin_ns.min(gap_ns / 10)
 }
 
 /// A thread's recent wake-up error: how late its absolute sleeps returned, as a peak that
@@ -181,6 +203,7 @@ impl RealClock {
             budget: None,
             wake: None,
             spun_ns: AtomicU64::new(0),
+            last_return: AtomicU64::new(0),
         }
     }
 
@@ -204,6 +227,7 @@ impl RealClock {
             ))),
             wake,
             spun_ns: AtomicU64::new(0),
+            last_return: AtomicU64::new(0),
         }
     }
 
@@ -213,6 +237,32 @@ impl RealClock {
         self.wake
             .as_ref()
             .map_or(most, |w| w.lock().expect("wake lock").spin_ns().min(most))
+    }
+
+    /// How long before a release due at `at` this clock spins, asked at `now`: nothing over
+    /// the budget; the policy's spin otherwise (adaptive: [`adaptive_spin`] of the measured
+    /// wake-up error and the time since the previous release). A thread that sleeps elsewhere
+    /// (in a channel) until `at` less this, then calls [`Clock::wait_until`], only spins.
+    pub fn spin_before(&self, at: Nanos, now: Nanos) -> u64 {
+        if !self.may_spin(now) {
+            0
+        } else if self.wake.is_some() {
+            let gap =
+                at.0.saturating_sub(self.last_return.load(Ordering::Relaxed));
+            adaptive_spin(self.spin_ns(), gap)
+        } else {
+            self.spin_ns()
+        }
+    }
+
+    /// Records a sleep that aimed at `target` and returned at `now` (adaptive: the wake-up
+    /// error the spin follows; a sleep elsewhere, such as a channel's timed wait, counts too).
+    pub fn record_wake(&self, target: Nanos, now: Nanos) {
+        if let Some(w) = &self.wake {
+            w.lock()
+                .expect("wake lock")
+                .record(now.minus(target).max(0) as u64);
+        }
     }
 
     /// Nanoseconds this clock's thread spent spinning so far.
@@ -340,22 +390,14 @@ impl Clock for RealClock {
 
     fn wait_until(&self, at: Nanos) -> Nanos {
         let mut now = monotonic_now();
-        let spin = if self.may_spin(now) {
-            self.spin_ns()
-        } else {
-            0
-        };
+        let spin = self.spin_before(at, now);
         if at.0 > now.0.saturating_add(spin) {
             // Sleep to `at - spin` on the absolute monotonic clock (a relative sleep would add
             // the time spent computing it).
             let target = Nanos(at.0 - spin);
             sleep_until(target);
             now = monotonic_now();
-            if let Some(w) = &self.wake {
-                w.lock()
-                    .expect("wake lock")
-                    .record(now.minus(target).max(0) as u64);
-            }
+            self.record_wake(target, now);
         }
         let spin_from = now;
         while now < at {
@@ -364,6 +406,7 @@ impl Clock for RealClock {
         }
         self.spun_ns
             .fetch_add(now.minus(spin_from) as u64, Ordering::Relaxed);
+        self.last_return.store(now.0, Ordering::Relaxed);
         now
     }
 }
@@ -436,6 +479,17 @@ mod tests {
         // Never beyond the most, whatever a stall measured.
         w.record(u64::MAX / 2);
         assert_eq!(w.spin_ns(), MAX_SPIN_NS);
+    }
+
+    #[test]
+    fn an_adaptive_spin_takes_at_most_a_tenth_of_the_gap_between_releases() {
+        // 10 Gbit/s: a 64 KB super-packet every 53 us: at most 5.3 us of spin, not 100.
+        assert_eq!(adaptive_spin(MAX_SPIN_NS, 53_000), 5_300);
+        // 1 Gbit/s runs of 6 segments, 74 us apart, on a quiet core (wake-ups 4 us late).
+        assert_eq!(adaptive_spin(5_000, 74_000), 5_000);
+        // An idle link: the whole measured error.
+        assert_eq!(adaptive_spin(40_000, 10_000_000), 40_000);
+        assert_eq!(adaptive_spin(40_000, 0), 0);
     }
 
     #[test]
