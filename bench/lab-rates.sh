@@ -11,6 +11,11 @@
 #        queue 1000 frames), once per queue limit: offered, read, forwarded against 148,809
 #        frames/s (whole run and middle half), drops by place, received.
 # WIRESPEED_LAB_OFFLOAD=0 runs it without super-packets (one TAP read and write per frame).
+# SPINS="adaptive 100 0" REPS=3 runs every timer strategy (WIRESPEED_LAB_SPIN_US: the spin
+# before each release, adaptive or fixed microseconds) REPS times, interleaved, each run
+# printing: the plain-veth iperf3 bound of the machine (no lab), then per rate iperf3 and
+# wirespeed tcp against the ceiling, lateness p50/p99/max, drops, super-packets, and the
+# emulator's CPU per frame and per super-packet in each stage (ingress, egress, spin).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -18,5 +23,10 @@ cargo build --release -q -p wirespeed-lab --example lab_rates
 cargo build --release -q -p wirespeed --bin wirespeed
 # wirespeed tcp runs across the same labs after iperf3 (both cubic, both -O 2).
 export WIRESPEED="${WIRESPEED:-$CARGO_TARGET_DIR/release/wirespeed}"
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us), load $(cut -d' ' -f1-3 /proc/loadavg), offloads ${WIRESPEED_LAB_OFFLOAD:-1}"
-"$CARGO_TARGET_DIR/release/examples/lab_rates" "$@"
+for rep in $(seq 1 "${REPS:-1}"); do
+  for spin in ${SPINS:-adaptive}; do
+    echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us), load $(cut -d' ' -f1-3 /proc/loadavg), offloads ${WIRESPEED_LAB_OFFLOAD:-1}, spin $spin, run $rep"
+    WIRESPEED_LAB_SPIN_US="$spin" "$CARGO_TARGET_DIR/release/examples/lab_rates" "$@"
+    echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+  done
+done

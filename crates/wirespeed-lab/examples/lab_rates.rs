@@ -14,7 +14,11 @@
 //! `lab_rates [SECONDS] [RATES...]`: seconds per TCP run (default 10), rates (default 1G 10G).
 //! With `WIRESPEED=path/to/wirespeed`, `wirespeed tcp` runs across the same lab after iperf3,
 //! with the same congestion control (cubic), duration and omitted slow start.
-//! `WIRESPEED_LAB_OFFLOAD=0` builds the labs without super-packets (one frame per read).
+//! `WIRESPEED_LAB_OFFLOAD=0` builds the labs without super-packets (one frame per read);
+//! `WIRESPEED_LAB_SPIN_US` chooses the egress threads' spin before releases (the timer
+//! strategy: `adaptive` or fixed microseconds). First, iperf3 across a plain veth pair between
+//! two namespaces (no lab): the machine's bound for the same path. Per rate, the data
+//! direction's CPU per frame and per write in each stage (ingress, egress, egress spin).
 
 use std::process::{Command, Stdio};
 use std::time::Duration;
@@ -37,8 +41,18 @@ fn lab(rate: &str, queue: u32) -> Lab {
 /// argv...`; returns the client's JSON output. The server ends after its one test; if the
 /// client failed, it is ended here, by pid.
 fn client_server(lab: &Lab, server: &[&str], client: &[&str]) -> Option<serde_json::Value> {
+    client_server_in(lab.namespace("h1")?, lab.namespace("h2")?, server, client)
+}
+
+/// [`client_server`] between namespaces `h1` (client) and `h2` (server).
+fn client_server_in(
+    h1: &str,
+    h2: &str,
+    server: &[&str],
+    client: &[&str],
+) -> Option<serde_json::Value> {
     let mut server = Command::new("ip")
-        .args(["netns", "exec", lab.namespace("h2")?])
+        .args(["netns", "exec", h2])
         .args(server)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -46,7 +60,7 @@ fn client_server(lab: &Lab, server: &[&str], client: &[&str]) -> Option<serde_js
         .ok()?;
     std::thread::sleep(Duration::from_millis(400));
     let out = Command::new("ip")
-        .args(["netns", "exec", lab.namespace("h1")?])
+        .args(["netns", "exec", h1])
         .args(client)
         .output()
         .ok();
@@ -77,6 +91,63 @@ fn wirespeed_tcp(lab: &Lab, args: &[&str]) -> Option<serde_json::Value> {
     client.extend_from_slice(args);
     let doc = client_server(lab, &server, &client)?;
     Some(doc["result"].clone())
+}
+
+/// Two namespaces of this process joined by a veth pair; removed when dropped.
+struct VethPair {
+    names: [String; 2],
+}
+
+impl Drop for VethPair {
+    fn drop(&mut self) {
+        for n in &self.names {
+            let _ = sys::delete_namespace(n);
+        }
+    }
+}
+
+/// iperf3 TCP (cubic, after -O 2) from one namespace to another across a plain veth pair: the
+/// machine's bound for the path without the lab. Received bits per second.
+fn veth_bound(seconds: u32) -> Option<f64> {
+    let id = format!("{:04x}", std::process::id() & 0xffff);
+    let pair = VethPair {
+        names: [format!("ws-vb{id}-a"), format!("ws-vb{id}-b")],
+    };
+    for n in &pair.names {
+        sys::add_namespace(n).ok()?;
+    }
+    let (a, b) = (&pair.names[0], &pair.names[1]);
+    let (va, vb) = (format!("ws-vb{id}a"), format!("ws-vb{id}b"));
+    let steps: [&[&str]; 5] = [
+        &[
+            "link", "add", &va, "netns", a, "type", "veth", "peer", "name", &vb, "netns", b,
+        ],
+        &["-n", a, "addr", "add", "198.18.1.1/24", "dev", &va],
+        &["-n", b, "addr", "add", "198.18.1.2/24", "dev", &vb],
+        &["-n", a, "link", "set", &va, "up"],
+        &["-n", b, "link", "set", &vb, "up"],
+    ];
+    for step in steps {
+        sys::ip(step, None).ok()?;
+    }
+    let time = seconds.to_string();
+    let server = ["iperf3", "-s", "-1", "-B", "198.18.1.2", "-p", "5297"];
+    let client = [
+        "iperf3",
+        "-c",
+        "198.18.1.2",
+        "-p",
+        "5297",
+        "-J",
+        "-t",
+        &time,
+        "-O",
+        "2",
+        "-C",
+        "cubic",
+    ];
+    let doc = client_server_in(a, b, &server, &client)?;
+    doc["end"]["sum_received"]["bits_per_second"].as_f64()
 }
 
 fn forward(ports: &[PortStatus]) -> &PortStatus {
@@ -110,8 +181,19 @@ fn main() {
     if rates.is_empty() {
         rates = vec!["1G".into(), "10G".into()];
     }
+    let seconds_total = seconds + 2;
+    // The upper bound of this machine for the same path without the lab: iperf3 between two
+    // namespaces joined by a plain veth pair (no emulator, no delay): the CPU the two stacks
+    // need, with nothing of the emulator's.
+    match veth_bound(seconds_total) {
+        Some(b) => println!(
+            "plain veth, iperf3 TCP (after -O 2, cubic, {seconds_total} s): {:.1} Mbit/s\n",
+            b / 1e6
+        ),
+        None => println!("plain veth: not measured (iperf3 failed)\n"),
+    }
     println!(
-        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | emulator threads (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | CPU per frame in / out / spin (us) | CPU per super-packet in / out-spin (us) | emulator threads (share of a core) | spin (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for rate in &rates {
         let bits = rate
@@ -144,12 +226,39 @@ fn main() {
         let cpu: f64 = after.iter().map(|p| p.cost.cpu_seconds).sum::<f64>()
             - before.iter().map(|p| p.cost.cpu_seconds).sum::<f64>();
         let frames: u64 = after.iter().map(|p| p.counters.frames_in).sum();
+        // The data direction's stages over the iperf3 run: ingress, egress, and the egress
+        // thread's spin before releases, per frame and per write (a super-packet or a frame).
+        let b = forward(&before);
+        let stage = |f: fn(&PortStatus) -> f64| f(forward(&after)) - f(b);
+        let (cin, cout, cspin) = (
+            stage(|p| p.cost.ingress_cpu_seconds),
+            stage(|p| p.cost.egress_cpu_seconds),
+            stage(|p| p.cost.spin_cpu_seconds),
+        );
+        let fa = forward(&after);
+        let run_frames = (fa.counters.frames_in - b.counters.frames_in).max(1) as f64;
+        let writes = ((fa.cost.super_packets - b.cost.super_packets)
+            + (fa.counters.frames_out - b.counters.frames_out)
+            - (fa.cost.super_packet_frames - b.cost.super_packet_frames))
+            .max(1) as f64;
+        let per_frame = format!(
+            "{:.2} / {:.2} / {:.2}",
+            cin * 1e6 / run_frames,
+            cout * 1e6 / run_frames,
+            cspin * 1e6 / run_frames
+        );
+        let per_write = format!(
+            "{:.1} / {:.1}",
+            cin * 1e6 / writes,
+            (cout - cspin) * 1e6 / writes
+        );
+        let spin_share = cspin / seconds_total as f64;
         let ours = ours.map_or("- | -".to_string(), |b| {
             format!("{:.1} Mbit/s | {:.2}%", b / 1e6, b / ceiling * 100.0)
         });
         let k = &f.cost;
         println!(
-            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {ours} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {} | {:.1} | {:.2} us | {:.2} |",
+            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {ours} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {} | {:.1} | {:.2} us | {per_frame} | {per_write} | {:.2} | {spin_share:.2} |",
             ceiling / 1e6,
             got / 1e6,
             got / ceiling * 100.0,

@@ -136,6 +136,12 @@ pub enum LabError {
         /// Its value.
         value: String,
     },
+    /// An environment variable that tunes the emulator has a value it cannot use.
+    #[error("{message}")]
+    BadSetting {
+        /// The one-line message, naming the variable and the fix.
+        message: String,
+    },
     /// The emulator survived SIGTERM and SIGKILL.
     #[error(
         "the emulator of lab '{name}' (pid {pid}) is still running after SIGKILL; the lab was not removed"

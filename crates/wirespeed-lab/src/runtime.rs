@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 use crate::LabError;
 use crate::addressing::{Plan, plan};
 use crate::device::{DeviceCounters, Watched};
-use crate::emulator::clock::{Clock, Nanos, RealClock, monotonic_now, thread_cpu_ns};
+use crate::emulator::clock::{Clock, Nanos, RealClock, SpinPolicy, monotonic_now, thread_cpu_ns};
 use crate::emulator::gso;
 use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::{Direction, DirectionCounters, Event, Verdict};
@@ -68,6 +68,8 @@ pub struct Lab {
     namespaces: Vec<String>,
     taps: Vec<Tap>,
     torn_down: bool,
+    /// How the egress threads wait for a release ([`crate::emulator::clock::SPIN_ENV`]).
+    spin: SpinPolicy,
 }
 
 /// The namespace of `node` in lab `lab`.
@@ -80,8 +82,10 @@ impl Lab {
     /// `tap_id` (a few characters) makes the TAP device names unique: `ws-<tap_id>-<port>`.
     pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
         sys::require_net_admin()?;
+        let spin = SpinPolicy::from_env().map_err(|message| LabError::BadSetting { message })?;
         let plan = plan(&topology);
         let mut lab = Lab {
+            spin,
             name: name.to_string(),
             namespaces: Vec::new(),
             taps: Vec::new(),
@@ -292,6 +296,7 @@ impl Lab {
                     stop: Arc::clone(&stop),
                 };
                 let egress = Egress {
+                    spin: self.spin,
                     fd: self.taps[dst_port].raw_fd(),
                     host: dst_cpu,
                     from_ingress: rx,
@@ -572,6 +577,8 @@ struct PortShared {
     write_errors: AtomicU64,
     /// CPU time of the ingress and egress threads, nanoseconds (published every ~10 ms).
     cpu_ns: [AtomicU64; 2],
+    /// Of the egress thread's, the time it spun waiting for releases (published with it).
+    spin_ns: AtomicU64,
     /// True if the port's TAP devices carry super-packets (vnet header and TSO).
     offloaded: AtomicBool,
     /// Reads that were super-packets of two or more segments.
@@ -589,12 +596,15 @@ struct PortShared {
 /// How often a thread publishes its CPU time.
 const CPU_PUBLISH_NS: i64 = 10_000_000;
 
-/// Publishes the calling thread's CPU time into `slot` if `CPU_PUBLISH_NS` passed since `last`.
-fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) {
+/// Publishes the calling thread's CPU time into `slot` if `CPU_PUBLISH_NS` passed since `last`;
+/// true if it did.
+fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) -> bool {
     if now.minus(*last) >= CPU_PUBLISH_NS {
         slot.store(thread_cpu_ns(), Ordering::Relaxed);
         *last = now;
+        return true;
     }
+    false
 }
 
 /// The most a super-packet may hold its first frame back after that frame's last bit reached
@@ -1102,6 +1112,7 @@ impl Ingress {
 }
 
 struct Egress {
+    spin: SpinPolicy,
     fd: libc::c_int,
     host: Option<Arc<Mutex<HostCpu>>>,
     from_ingress: Receiver<Scheduled>,
@@ -1118,24 +1129,33 @@ impl Egress {
     fn run(self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
-        let clock = RealClock::for_realtime_thread();
+        let clock = RealClock::for_realtime_thread_with(self.spin);
         let mut next: Option<Scheduled> = None;
         let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
         let mut disconnected = false;
         let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
-            publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now());
+            if publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
+                self.shared
+                    .spin_ns
+                    .store(clock.spun_ns(), Ordering::Relaxed);
+            }
             if next.is_none() && !disconnected {
                 // Sleep in the channel until shortly before the held frame is due; the last
                 // stretch is spun in `wait_until`, as the pump does (a sleep wakes late).
+                let now = clock.now();
                 let wait = holding.front().map_or(POLL_INTERVAL, |(done, _)| {
-                    let spin = i64::try_from(clock.spin.as_nanos()).unwrap_or(i64::MAX);
-                    Duration::from_nanos((done.minus(clock.now()) - spin).max(0) as u64)
-                        .min(POLL_INTERVAL)
+                    let spin = i64::try_from(clock.spin_before(*done, now)).unwrap_or(i64::MAX);
+                    Duration::from_nanos((done.minus(now) - spin).max(0) as u64).min(POLL_INTERVAL)
                 });
                 match self.from_ingress.recv_timeout(wait) {
                     Ok(s) => next = Some(s),
-                    Err(RecvTimeoutError::Timeout) => {}
+                    Err(RecvTimeoutError::Timeout) => {
+                        // A timed wait for a held frame: its wake-up error is the clock's too.
+                        if !holding.is_empty() && wait < POLL_INTERVAL {
+                            clock.record_wake(now.after(wait), clock.now());
+                        }
+                    }
                     Err(RecvTimeoutError::Disconnected) => disconnected = true,
                 }
             }
@@ -1216,6 +1236,19 @@ impl Shared {
                 s.write_errors.load(Ordering::Relaxed),
                 s.cpu_ns.load(Ordering::Relaxed),
             ),
+        }
+    }
+
+    /// CPU time of the ingress thread, the egress thread, and the egress thread's spin,
+    /// nanoseconds (zeros on a shared medium, whose one thread is `write_errors_and_cpu`'s).
+    fn stage_cpu(&self) -> [u64; 3] {
+        match self {
+            Shared::Direction(p) => [
+                p.cpu_ns[0].load(Ordering::Relaxed),
+                p.cpu_ns[1].load(Ordering::Relaxed),
+                p.spin_ns.load(Ordering::Relaxed),
+            ],
+            Shared::Station(_) => [0; 3],
         }
     }
 
@@ -1355,6 +1388,30 @@ pub struct EmulatorCost {
     pub held_back_max_us: f64,
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
+    /// Of `cpu_seconds`, the ingress thread's (reading the sending TAP, deciding each frame's
+    /// fate); 0 on a shared medium.
+    pub ingress_cpu_seconds: f64,
+    /// Of `cpu_seconds`, the egress thread's (waiting for each release, writing into the
+    /// receiving TAP, which runs the receiving stack in this thread); 0 on a shared medium.
+    pub egress_cpu_seconds: f64,
+    /// Of `egress_cpu_seconds`, the time spent spinning before releases (the timer strategy's
+    /// cost, not work: `clock::SpinPolicy`).
+    pub spin_cpu_seconds: f64,
+}
+
+impl EmulatorCost {
+    /// CPU per frame of the busier of the port's two threads, spinning aside, nanoseconds:
+    /// what one frame costs the stage that limits the frames per second the port can carry.
+    /// `None` on a shared medium or before any frame.
+    pub fn busiest_stage_ns_per_frame(&self, frames_in: u64, frames_out: u64) -> Option<f64> {
+        if self.shared_thread || frames_in == 0 || frames_out == 0 {
+            return None;
+        }
+        let ingress = self.ingress_cpu_seconds * 1e9 / frames_in as f64;
+        let egress =
+            (self.egress_cpu_seconds - self.spin_cpu_seconds).max(0.0) * 1e9 / frames_out as f64;
+        Some(ingress.max(egress))
+    }
 }
 
 /// Why the lab, not the link it emulates, limits what `port` shows, if it does: frames lost
@@ -1374,6 +1431,36 @@ pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
             "port {name}: the emulator's threads used {:.0}% of a core: the lab, not the link, may be the bottleneck",
             port.cost.cpu_share_recent * 100.0
         ));
+    }
+    // The stage that limits the port: a thread that needs more CPU per frame (its spin before
+    // releases aside) than the wire holds an average frame cannot carry line rate even with a
+    // core to itself; super-packets divide the per-read and per-write cost by the frames each
+    // carries, so the warning says how many they carried.
+    let (frames_in, frames_out) = (port.counters.frames_in, port.counters.frames_out);
+    if frames_out >= 10_000
+        && port.counters.busy_ns > 0
+        && let Some(stage) = port.cost.busiest_stage_ns_per_frame(frames_in, frames_out)
+    {
+        let wire = port.counters.busy_ns as f64 / frames_out as f64;
+        if stage > 0.9 * wire {
+            let k = &port.cost;
+            let carried = if !k.offloads {
+                "one frame per read and write (no super-packets on this link)".to_string()
+            } else if k.super_packets == 0 {
+                "no super-packets yet: every read carried one frame".to_string()
+            } else {
+                format!(
+                    "super-packets carried {:.1} frames each on average, {:.0}% of the frames",
+                    k.super_packet_frames as f64 / k.super_packets as f64,
+                    k.super_packet_frames as f64 * 100.0 / frames_in.max(1) as f64
+                )
+            };
+            return Some(format!(
+                "port {name}: the emulator's busier thread needs {:.2} us of CPU per frame (spinning aside) and the wire holds a frame {:.2} us: it cannot carry this link's line rate ({carried}): the lab, not the link, is the bottleneck",
+                stage / 1e3,
+                wire / 1e3
+            ));
+        }
     }
     if port.lateness.frames >= 1_000 && port.lateness.p99_us > 1_000.0 {
         return Some(format!(
@@ -1426,7 +1513,11 @@ impl Emulator {
                     }
                 };
                 let sp = p.shared.super_packets();
+                let [ingress_ns, egress_ns, spin_ns] = p.shared.stage_cpu();
                 let cost = EmulatorCost {
+                    ingress_cpu_seconds: ingress_ns as f64 / 1e9,
+                    egress_cpu_seconds: egress_ns as f64 / 1e9,
+                    spin_cpu_seconds: spin_ns as f64 / 1e9,
                     cpu_seconds: cpu_ns as f64 / 1e9,
                     cpu_share_recent: recent,
                     cpu_ns_per_frame: per(counters.frames_in),
@@ -1550,5 +1641,50 @@ mod tests {
         assert_eq!(lab_bottleneck(&p), None);
         p.lateness.frames = 5_000;
         assert!(lab_bottleneck(&p).unwrap().contains("2000 us late"));
+    }
+
+    #[test]
+    fn the_lab_is_named_the_bottleneck_when_a_stage_cannot_keep_up_with_the_wire() {
+        // 100,000 full frames at 10 Gbit/s: the wire holds each 1.23 us.
+        let mut p = port();
+        p.rate_bits_per_second = 10_000_000_000;
+        p.counters.frames_in = 100_000;
+        p.counters.frames_out = 100_000;
+        p.counters.busy_ns = 123_040_000;
+        p.cost.offloads = true;
+        p.cost.super_packets = 2_500;
+        p.cost.super_packet_frames = 100_000;
+        // The egress thread spent 0.2 s, of which 0.1 s spinning: 1 us of work per frame.
+        p.cost.egress_cpu_seconds = 0.2;
+        p.cost.spin_cpu_seconds = 0.1;
+        p.cost.ingress_cpu_seconds = 0.05;
+        assert_eq!(lab_bottleneck(&p), None);
+        // Without the spin taken aside, the same thread would be named: spin is not work.
+        p.cost.spin_cpu_seconds = 0.0;
+        let w = lab_bottleneck(&p).unwrap();
+        assert!(
+            w.contains("2.00 us of CPU per frame")
+                && w.contains("1.23 us")
+                && w.contains("40.0 frames each")
+                && w.contains("100% of the frames"),
+            "{w}"
+        );
+        // The ingress thread can be the stage too; one frame per read is said so.
+        let mut q = port();
+        q.counters.frames_in = 20_000;
+        q.counters.frames_out = 20_000;
+        q.counters.busy_ns = 20_000 * 12_304;
+        q.cost.ingress_cpu_seconds = 20_000.0 * 12e-6;
+        let w = lab_bottleneck(&q).unwrap();
+        assert!(
+            w.contains("12.00 us") && w.contains("one frame per read"),
+            "{w}"
+        );
+        // Too few frames are no evidence; a shared medium's thread is judged by its share.
+        q.counters.frames_out = 9_999;
+        assert_eq!(lab_bottleneck(&q), None);
+        q.counters.frames_out = 20_000;
+        q.cost.shared_thread = true;
+        assert_eq!(lab_bottleneck(&q), None);
     }
 }

@@ -412,6 +412,7 @@ impl Render for StatusResult {
                     "cpu",
                     "cpu now",
                     "per frame",
+                    "in/out/spin per frame",
                     "per KB",
                     "super-packets (frames)/frames",
                     "held back max",
@@ -429,6 +430,7 @@ impl Render for StatusResult {
                         format_seconds(k.cpu_seconds),
                         format!("{:.0}%", k.cpu_share_recent * 100.0),
                         format!("{:.2} us", k.cpu_ns_per_frame / 1e3),
+                        stages(k, p.counters.frames_in),
                         format!("{:.2} us", k.cpu_ns_per_byte * 1.024),
                         if k.offloads {
                             format!(
@@ -456,7 +458,7 @@ impl Render for StatusResult {
                 write!(out, "{cost}")?;
                 writeln!(
                     out,
-                    "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered"
+                    "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered; in/out/spin = the ingress thread's, the egress thread's (the receiving stack included) and of that the spin before releases"
                 )?;
                 writeln!(
                     out,
@@ -599,4 +601,20 @@ fn down(name: Option<&str>, all: bool, force: bool) -> anyhow::Result<()> {
         println!("left alone: {lab}");
     }
     Ok(())
+}
+
+/// The `in/out/spin per frame` cell: each thread's CPU per frame offered, and the egress
+/// thread's spin before releases per frame (`-` on a shared medium, whose one thread is the
+/// `per frame` cell).
+fn stages(k: &wirespeed_lab::EmulatorCost, frames: u64) -> String {
+    if k.shared_thread || frames == 0 {
+        return "-".into();
+    }
+    let per = |s: f64| s * 1e6 / frames as f64;
+    format!(
+        "{:.2}/{:.2}/{:.2} us",
+        per(k.ingress_cpu_seconds),
+        per(k.egress_cpu_seconds),
+        per(k.spin_cpu_seconds)
+    )
 }

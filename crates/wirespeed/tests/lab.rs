@@ -99,6 +99,40 @@ fn unknown_labs_and_nodes_are_one_line_errors() {
 }
 
 #[test]
+fn a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing() {
+    if !can_build_labs("a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing") {
+        return;
+    }
+    // A state directory of this test's own: whatever `lab run` would leave is there.
+    let state = std::env::temp_dir().join(format!("ws-spin-state-{}", std::process::id()));
+    for bad in ["fast", "1001", "-5"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+            .env("WIRESPEED_LAB_SPIN_US", bad)
+            .env("WIRESPEED_LAB_STATE", &state)
+            .args(["lab", "run", &lab_file("two-host-10m.toml"), "--", "true"])
+            .output()
+            .expect("the wirespeed binary runs");
+        let run = crate::util::Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        };
+        assert_one_line_error(&run, "WIRESPEED_LAB_SPIN_US");
+        assert!(
+            run.stderr.contains("'adaptive' or to microseconds"),
+            "{}",
+            run.stderr
+        );
+    }
+    // Refused before any lab was made: no state left.
+    let left: Vec<_> = std::fs::read_dir(&state)
+        .map(|d| d.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    let _ = std::fs::remove_dir_all(&state);
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+#[test]
 fn without_cap_net_admin_one_line_says_so() {
     if !sys::has_net_admin() || Command::new("setpriv").arg("--help").output().is_err() {
         eprintln!("without_cap_net_admin: skipped: needs root and setpriv to drop to nobody");

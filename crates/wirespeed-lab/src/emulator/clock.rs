@@ -20,6 +20,15 @@
 //! (microseconds to tens of them) instead of a stall. Leaving the real-time class when over
 //! the share was measured too and was worse: the normal class's scheduling delays made the
 //! median release 150-500 us late (docs/lab.md, bench/RESULTS.md).
+//!
+//! How long to spin is the timer strategy ([`SpinPolicy`]). A fixed 100 us spin covers a
+//! loaded machine's wake-ups, but at 10 Gbit/s (a 64 KB super-packet every 53 us) it means
+//! spinning all the time, CPU the hosts' stacks on the same two cores need. By default the
+//! spin follows the thread's own measured wake-up error ([`WakeError`]: the recent worst
+//! oversleep of its absolute sleeps, decaying), at most 100 us and at most a tenth of the time
+//! since the previous release ([`adaptive_spin`]): the full measured error on an idle link, a
+//! tenth of a core at most under back-to-back releases. The egress thread counts the time it spun
+//! ([`RealClock::spun_ns`]), so `lab status` shows it apart from the work.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -85,9 +94,104 @@ impl Clock for VirtualClock {
 /// `CLOCK_MONOTONIC`, with sleep-then-spin waiting, the spin under an optional [`SpinBudget`].
 #[derive(Debug)]
 pub struct RealClock {
-    /// How long before a release the thread stops sleeping and starts spinning.
+    /// How long before a release the thread stops sleeping and starts spinning: the most it
+    /// spins (with [`SpinPolicy::Adaptive`] the spin is the thread's measured wake-up error,
+    /// at most this).
     pub spin: Duration,
     budget: Option<std::sync::Mutex<SpinBudget>>,
+    /// The measured wake-up error, where the spin follows it.
+    wake: Option<std::sync::Mutex<WakeError>>,
+    /// Nanoseconds spent spinning so far (CPU burnt waiting, not working).
+    spun_ns: AtomicU64,
+    /// When the previous wait returned (the gap to the next bounds an adaptive spin).
+    last_return: AtomicU64,
+}
+
+/// How an emulator thread waits for a release: sleep to shortly before it, then spin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpinPolicy {
+    /// Spin as long as the thread's sleeps have recently overslept ([`WakeError`]), but at
+    /// most a tenth of the time since the previous release ([`adaptive_spin`]) and at most
+    /// [`MAX_SPIN_NS`]: spinning then costs at most about a tenth of a core at any rate.
+    Adaptive,
+    /// Always spin the last this many nanoseconds (0: sleep only).
+    Fixed(u64),
+}
+
+/// The longest an emulator thread spins before a release, nanoseconds.
+pub const MAX_SPIN_NS: u64 = 100_000;
+
+/// The environment variable that chooses the [`SpinPolicy`] of a lab's threads (for measuring
+/// the timer strategy per rate: `adaptive`, the default, or a fixed spin in microseconds).
+pub const SPIN_ENV: &str = "WIRESPEED_LAB_SPIN_US";
+
+impl SpinPolicy {
+    /// Parses [`SPIN_ENV`]'s value: `adaptive`, or microseconds from 0 to 1000.
+    pub fn parse(text: &str) -> Result<SpinPolicy, String> {
+        let t = text.trim();
+        if t == "adaptive" {
+            return Ok(SpinPolicy::Adaptive);
+        }
+        match t.parse::<u64>() {
+            Ok(us) if us <= 1_000 => Ok(SpinPolicy::Fixed(us * 1_000)),
+            _ => Err(format!(
+                "{SPIN_ENV}={text} is not a spin: set it to 'adaptive' or to microseconds from 0 to 1000, or unset it"
+            )),
+        }
+    }
+
+    /// The policy [`SPIN_ENV`] asks for (adaptive when unset).
+    pub fn from_env() -> Result<SpinPolicy, String> {
+        match std::env::var(SPIN_ENV) {
+            Ok(v) => SpinPolicy::parse(&v),
+            Err(_) => Ok(SpinPolicy::Adaptive),
+        }
+    }
+}
+
+/// The spin of [`SpinPolicy::Adaptive`] before a release `gap_ns` after the previous one: the
+/// measured wake-up error's spin (`wake_spin_ns`), at most a tenth of the gap. At 1 Gbit/s
+/// (a run of 6 full segments every 74 us) a fixed 100 us spin spun all the time and, under the
+/// spin budget, took 0.4-0.5 of a core from the hosts' stacks for no gain at the 99th
+/// percentile (bench/RESULTS.md, issue 20); a tenth of the gap keeps the spin's cost near a
+/// tenth of a core at any rate.
+pub fn adaptive_spin(wake_spin_ns: u64, gap_ns: u64) -> u64 {
+    wake_spin_ns.min(gap_ns / 10)
+}
+
+/// A thread's recent wake-up error: how late its absolute sleeps returned, as a peak that
+/// decays (each sample takes the larger of itself and the estimate less 1/32 of it), so the
+/// spin before a release covers the recent worst wake-up and shrinks again within about a
+/// hundred sleeps once the machine is quiet. A thread that spins the full 100 us before each
+/// of 19,000 releases a second (10 Gbit/s, one 64 KB super-packet every 53 us) spins all the
+/// time; a real-time thread on a quiet core wakes a few microseconds late, so a spin of that
+/// size keeps the release on time at a small share of the CPU (bench/RESULTS.md, issue 20).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WakeError {
+    peak_ns: u64,
+}
+
+impl Default for WakeError {
+    /// Starts at the most: a thread spins fully until its first sleeps are measured.
+    fn default() -> Self {
+        WakeError {
+            peak_ns: MAX_SPIN_NS,
+        }
+    }
+}
+
+impl WakeError {
+    /// Records one sleep that returned `late_ns` after its target.
+    pub fn record(&mut self, late_ns: u64) {
+        let decayed = self.peak_ns - self.peak_ns / 32;
+        self.peak_ns = late_ns.max(decayed).min(MAX_SPIN_NS);
+    }
+
+    /// The spin that covers it: the peak and a quarter more, at least 2 us, at most
+    /// [`MAX_SPIN_NS`].
+    pub fn spin_ns(&self) -> u64 {
+        (self.peak_ns + self.peak_ns / 4).clamp(2_000, MAX_SPIN_NS)
+    }
 }
 
 impl RealClock {
@@ -95,21 +199,75 @@ impl RealClock {
     /// real-time).
     pub fn spinning() -> RealClock {
         RealClock {
-            spin: Duration::from_micros(100),
+            spin: Duration::from_nanos(MAX_SPIN_NS),
             budget: None,
+            wake: None,
+            spun_ns: AtomicU64::new(0),
+            last_return: AtomicU64::new(0),
         }
     }
 
     /// The clock of a real-time emulator thread: spins only within its [`SpinBudget`] (read
-    /// from the system's real-time throttling limits). Use it only from the thread it was made
-    /// for (it reads that thread's CPU time).
+    /// from the system's real-time throttling limits), 100 us before each release. Use it only
+    /// from the thread it was made for (it reads that thread's CPU time).
     pub fn for_realtime_thread() -> RealClock {
+        RealClock::for_realtime_thread_with(SpinPolicy::Fixed(MAX_SPIN_NS))
+    }
+
+    /// The same with the spin chosen by `policy`.
+    pub fn for_realtime_thread_with(policy: SpinPolicy) -> RealClock {
+        let (spin, wake) = match policy {
+            SpinPolicy::Adaptive => (MAX_SPIN_NS, Some(std::sync::Mutex::default())),
+            SpinPolicy::Fixed(ns) => (ns, None),
+        };
         RealClock {
-            spin: Duration::from_micros(100),
+            spin: Duration::from_nanos(spin),
             budget: Some(std::sync::Mutex::new(SpinBudget::from_system(
                 monotonic_now(),
             ))),
+            wake,
+            spun_ns: AtomicU64::new(0),
+            last_return: AtomicU64::new(0),
         }
+    }
+
+    /// How long before a release this clock spins now, nanoseconds (before the budget).
+    pub fn spin_ns(&self) -> u64 {
+        let most = u64::try_from(self.spin.as_nanos()).unwrap_or(u64::MAX);
+        self.wake
+            .as_ref()
+            .map_or(most, |w| w.lock().expect("wake lock").spin_ns().min(most))
+    }
+
+    /// How long before a release due at `at` this clock spins, asked at `now`: nothing over
+    /// the budget; the policy's spin otherwise (adaptive: [`adaptive_spin`] of the measured
+    /// wake-up error and the time since the previous release). A thread that sleeps elsewhere
+    /// (in a channel) until `at` less this, then calls [`Clock::wait_until`], only spins.
+    pub fn spin_before(&self, at: Nanos, now: Nanos) -> u64 {
+        if !self.may_spin(now) {
+            0
+        } else if self.wake.is_some() {
+            let gap =
+                at.0.saturating_sub(self.last_return.load(Ordering::Relaxed));
+            adaptive_spin(self.spin_ns(), gap)
+        } else {
+            self.spin_ns()
+        }
+    }
+
+    /// Records a sleep that aimed at `target` and returned at `now` (adaptive: the wake-up
+    /// error the spin follows; a sleep elsewhere, such as a channel's timed wait, counts too).
+    pub fn record_wake(&self, target: Nanos, now: Nanos) {
+        if let Some(w) = &self.wake {
+            w.lock()
+                .expect("wake lock")
+                .record(now.minus(target).max(0) as u64);
+        }
+    }
+
+    /// Nanoseconds this clock's thread spent spinning so far.
+    pub fn spun_ns(&self) -> u64 {
+        self.spun_ns.load(Ordering::Relaxed)
     }
 
     /// True if the calling thread may spin now (always, without a budget).
@@ -232,21 +390,23 @@ impl Clock for RealClock {
 
     fn wait_until(&self, at: Nanos) -> Nanos {
         let mut now = monotonic_now();
-        let spin = if self.may_spin(now) {
-            u64::try_from(self.spin.as_nanos()).unwrap_or(u64::MAX)
-        } else {
-            0
-        };
+        let spin = self.spin_before(at, now);
         if at.0 > now.0.saturating_add(spin) {
             // Sleep to `at - spin` on the absolute monotonic clock (a relative sleep would add
             // the time spent computing it).
-            sleep_until(Nanos(at.0 - spin));
+            let target = Nanos(at.0 - spin);
+            sleep_until(target);
             now = monotonic_now();
+            self.record_wake(target, now);
         }
+        let spin_from = now;
         while now < at {
             std::hint::spin_loop();
             now = monotonic_now();
         }
+        self.spun_ns
+            .fetch_add(now.minus(spin_from) as u64, Ordering::Relaxed);
+        self.last_return.store(now.0, Ordering::Relaxed);
         now
     }
 }
@@ -294,6 +454,70 @@ mod tests {
                 assert!(got >= at);
             }
         }
+    }
+
+    #[test]
+    fn the_spin_follows_the_measured_wake_up_error() {
+        // Until it has measured anything a thread spins the most.
+        let mut w = WakeError::default();
+        assert_eq!(w.spin_ns(), MAX_SPIN_NS);
+        // Wake-ups 4 us late: within a few hundred sleeps the spin is about that, not 100 us
+        // (a fixed spin would burn the whole gap between 10 Gbit/s releases).
+        for _ in 0..300 {
+            w.record(4_000);
+        }
+        assert!(w.spin_ns() >= 5_000 && w.spin_ns() < 8_000, "{w:?}");
+        // One wake-up 60 us late raises it at once; it decays again afterwards.
+        w.record(60_000);
+        assert_eq!(w.spin_ns(), 75_000);
+        w.record(1_000);
+        assert!(w.spin_ns() < 75_000 && w.spin_ns() > 60_000);
+        for _ in 0..300 {
+            w.record(1_000);
+        }
+        assert_eq!(w.spin_ns(), 2_000);
+        // Never beyond the most, whatever a stall measured.
+        w.record(u64::MAX / 2);
+        assert_eq!(w.spin_ns(), MAX_SPIN_NS);
+    }
+
+    #[test]
+    fn an_adaptive_spin_takes_at_most_a_tenth_of_the_gap_between_releases() {
+        // 10 Gbit/s: a 64 KB super-packet every 53 us: at most 5.3 us of spin, not 100.
+        assert_eq!(adaptive_spin(MAX_SPIN_NS, 53_000), 5_300);
+        // 1 Gbit/s runs of 6 segments, 74 us apart, on a quiet core (wake-ups 4 us late).
+        assert_eq!(adaptive_spin(5_000, 74_000), 5_000);
+        // An idle link: the whole measured error.
+        assert_eq!(adaptive_spin(40_000, 10_000_000), 40_000);
+        assert_eq!(adaptive_spin(40_000, 0), 0);
+    }
+
+    #[test]
+    fn the_spin_policy_parses_or_names_the_fix() {
+        assert_eq!(SpinPolicy::parse("adaptive"), Ok(SpinPolicy::Adaptive));
+        assert_eq!(SpinPolicy::parse("100"), Ok(SpinPolicy::Fixed(100_000)));
+        assert_eq!(SpinPolicy::parse(" 0 "), Ok(SpinPolicy::Fixed(0)));
+        for bad in ["", "-1", "1001", "fast", "10us"] {
+            let e = SpinPolicy::parse(bad).unwrap_err();
+            assert!(e.contains("'adaptive' or to microseconds"), "{e}");
+            assert!(!e.contains('\n'));
+        }
+    }
+
+    #[test]
+    fn an_adaptive_clock_never_returns_early_and_counts_its_spin() {
+        let clock = RealClock::for_realtime_thread_with(SpinPolicy::Adaptive);
+        assert_eq!(clock.spin_ns(), MAX_SPIN_NS);
+        for step in [0u64, 50_000, 300_000, 2_000_000] {
+            let at = clock.now().after(Duration::from_nanos(step));
+            assert!(clock.wait_until(at) >= at);
+        }
+        // It slept twice (300 us and 2 ms ahead), measured how late, and spun some.
+        assert!(clock.spun_ns() > 0);
+        let fixed = RealClock::for_realtime_thread_with(SpinPolicy::Fixed(0));
+        assert_eq!(fixed.spin_ns(), 0);
+        let at = fixed.now().after(Duration::from_micros(200));
+        assert!(fixed.wait_until(at) >= at);
     }
 
     #[test]
