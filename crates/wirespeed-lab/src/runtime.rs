@@ -80,6 +80,11 @@ impl Lab {
     /// `tap_id` (a few characters) makes the TAP device names unique: `ws-<tap_id>-<port>`.
     pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
         sys::require_net_admin()?;
+        if let Ok(value) = std::env::var(crate::ingress_stamp::STAMPS_ENV)
+            && !matches!(value.as_str(), "0" | "all")
+        {
+            return Err(LabError::BadStampsSetting { value });
+        }
         let plan = plan(&topology);
         let mut lab = Lab {
             name: name.to_string(),
@@ -262,8 +267,7 @@ impl Lab {
                 // Charged from the sending kernel's transmit stamps where the ingress thread's
                 // wake-up is a sizeable share of a frame's time (best effort: without the
                 // socket, frames are charged from their read).
-                let stamps = (config.rate.bits_per_second()
-                    <= crate::ingress_stamp::MAX_STAMPED_RATE_BITS)
+                let stamps = crate::ingress_stamp::stamped_here(config.rate.bits_per_second())
                     .then(|| {
                         crate::ingress_stamp::IngressStamps::open(
                             &self.namespaces[src.node],
