@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -1099,7 +1099,17 @@ impl Egress {
                     Duration::from_nanos((done.minus(clock.now()) - spin).max(0) as u64)
                         .min(POLL_INTERVAL)
                 });
-                match self.from_ingress.recv_timeout(wait) {
+                // With a frame due now, only a look (a zero `recv_timeout` goes through the
+                // channel's waiting machinery: microseconds of every idle release, issue 17).
+                let got = if wait.is_zero() {
+                    self.from_ingress.try_recv().map_err(|e| match e {
+                        TryRecvError::Empty => RecvTimeoutError::Timeout,
+                        TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+                    })
+                } else {
+                    self.from_ingress.recv_timeout(wait)
+                };
+                match got {
                     Ok(s) => next = Some(s),
                     Err(RecvTimeoutError::Timeout) => {}
                     Err(RecvTimeoutError::Disconnected) => disconnected = true,
