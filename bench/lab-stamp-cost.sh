@@ -32,8 +32,8 @@ cleanup() {
 }
 trap cleanup EXIT
 echo "# $(date -u +%Y-%m-%dT%H:%MZ), load $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-echo "| link and offered rate | stamps | emulator CPU per frame, ns (min / median / max) | frames/s in | paired / unpaired | client sent Mbit/s |"
-echo "|---|---|---|---|---|---|"
+echo "| link and offered rate | stamps | emulator CPU per frame, ns (min / median / max) | frames in per second of load | reads paired / unpaired (one stamp per read: a super-packet is one) |"
+echo "|---|---|---|---|---|"
 for rate in "${rates[@]}"; do
     printf '[[host]]\nname = "h1"\n[[host]]\nname = "h2"\n[[link]]\na = "h1"\nb = "h2"\nrate = "%s"\ndelay = "0"\nqueue = 1000\n' "$rate" > "$tmp/wl.toml"
     declare -A cost=() fps=() pair=() sent=()
@@ -76,7 +76,7 @@ PY
         stats=$(python3 -c 'import sys,statistics as s; v=sorted(float(x) for x in sys.argv[1:]); print(f"{v[0]:.0f} / {s.median(v):.0f} / {v[-1]:.0f}")' ${cost[$stamps]})
         frames=$(python3 -c 'import sys,statistics as s; print(f"{s.median(float(x) for x in sys.argv[1:]) / 3:.0f}")' ${fps[$stamps]})
         mbit=$(python3 -c 'import sys,statistics as s; print(f"{s.median(float(x) for x in sys.argv[1:]):.1f}")' ${sent[$stamps]})
-        echo "| $rate, udp -b $rate -l 64 | $([ "$stamps" = all ] && echo on || echo off) | $stats | $frames | ${pair[$stamps]} | $mbit |"
+        echo "| $rate, udp -b $rate -l 64 | $([ "$stamps" = all ] && echo on || echo off) | $stats | $frames | ${pair[$stamps]} |"
     done
     unset cost fps pair sent
 done
