@@ -14,8 +14,10 @@
 # Prints the medians over the idle phase, min | median | max over the repetitions, as
 # Markdown, and the same probe on loopback for reference. The capture sockets wake for every
 # frame and so load the CPU a little themselves. Where the agent reports its residence time
-# (issue 17), also the network round trip (raw less residence) over 2D + serialization: its
-# median and its best probe.
+# (issue 17), also the network round trip (raw less residence, to the agent's kernel stamp of
+# the reply entering its device queue where it sends follow-ups) over 2D + serialization: its
+# median and its best probe. bench/latency-trace.sh splits one lab's probes step by step from
+# the kernel's trace.
 #
 #   sudo bash bench/latency-idle.sh [REPS]
 #   sudo WIRESPEED_BIN=/path/to/wirespeed bash bench/latency-idle.sh [REPS]   (another build)
