@@ -127,9 +127,10 @@ pub fn echo_follow_up(datagram: &[u8]) -> Option<(u64, i64)> {
 /// be true, negative or past the round trip, is ignored: the residence stays the shorter one).
 pub fn follow_up(residence: Residence, send_path_ns: i64, rtt_ns: u64) -> Residence {
     match (residence, u64::try_from(send_path_ns)) {
-        (Residence::Accepted(r), Ok(p)) if r.saturating_add(p) <= rtt_ns => {
-            Residence::ToTransmit(r + p)
-        }
+        (Residence::Accepted(r), Ok(p)) => match r.checked_add(p) {
+            Some(total) if total <= rtt_ns => Residence::ToTransmit(total),
+            _ => residence,
+        },
         (other, _) => other,
     }
 }
@@ -248,7 +249,9 @@ mod tests {
         assert_eq!(follow_up(r, 13_000, 100_000), Residence::ToTransmit(53_000));
         assert_eq!(follow_up(r, 60_001, 100_000), r);
         assert_eq!(follow_up(r, -1, 100_000), r);
-        assert_eq!(follow_up(r, i64::MAX, u64::MAX), r);
+        assert_eq!(follow_up(r, i64::MAX, 100_000), r);
+        let huge = Residence::Accepted(u64::MAX);
+        assert_eq!(follow_up(huge, i64::MAX, u64::MAX), huge, "no overflow");
         assert_eq!(follow_up(Residence::Rejected, 1, 100), Residence::Rejected);
         assert_eq!(follow_up(Residence::Absent, 1, 100), Residence::Absent);
     }
