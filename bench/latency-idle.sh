@@ -14,8 +14,10 @@
 # Prints the medians over the idle phase, min | median | max over the repetitions, as
 # Markdown, and the same probe on loopback for reference. The capture sockets wake for every
 # frame and so load the CPU a little themselves. Where the agent reports its residence time
-# (issue 17), also the network round trip (raw less residence) over 2D + serialization: its
-# median and its best probe.
+# (issue 17), also the network round trip (raw less residence, to the agent's kernel stamp of
+# the reply entering its device queue where it sends follow-ups) over 2D + serialization: its
+# median and its best probe. bench/latency-trace.sh splits one lab's probes step by step from
+# the kernel's trace.
 #
 #   sudo bash bench/latency-idle.sh [REPS]
 #   sudo WIRESPEED_BIN=/path/to/wirespeed bash bench/latency-idle.sh [REPS]   (another build)
@@ -81,8 +83,9 @@ rows = [r for r in rows if (r[4] - t0) / 1e9 < idle_end - 0.5]  # the idle phase
 m = lambda i: st.median(r[i] for r in rows) / 1e3
 k = next(k for k in doc["kinds"] if k["kind"] == "udp_echo")
 net = k.get("network_round_trip")
-# The echo's IP packet (52 bytes, 60 with the residence field) in an Ethernet frame of 38 more.
-ser = (60 if net else 52) + 38
+# The echo's IP packet (52 bytes, 60 with the residence field, 76 with the follow-up's, as the
+# client reports it) in an Ethernet frame of 38 more.
+ser = ((net.get("probe_ip_bytes") or 60) if net else 52) + 38
 ser = ser * 8 / rate * 1e6
 u = k["idle"]["p50_ms"] * 1e3
 nu = f'{net["idle"]["p50_ms"] * 1e3 - 2 * ser - 2 * d:.1f} {net["idle"]["min_ms"] * 1e3 - 2 * ser - 2 * d:.1f}' if net else "nan nan"

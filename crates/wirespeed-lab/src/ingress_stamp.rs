@@ -37,6 +37,25 @@ use crate::sys;
 /// The fastest link whose ingress is charged from the kernel's transmit stamps, bit/s.
 pub const MAX_STAMPED_RATE_BITS: u64 = 1_000_000_000;
 
+/// The environment variable that moves the cut-off, to measure the stamps' cost: `0` stamps no
+/// link, `all` every link whatever its rate; unset, links of at most [`MAX_STAMPED_RATE_BITS`]
+/// (another value is refused when the lab is built, `LabError::BadStampsSetting`).
+pub const STAMPS_ENV: &str = "WIRESPEED_LAB_INGRESS_STAMPS";
+
+/// Whether a link of `rate_bits` is charged from transmit stamps, given [`STAMPS_ENV`]'s value.
+pub fn stamped(rate_bits: u64, env: Option<&str>) -> bool {
+    match env {
+        Some("0") => false,
+        Some("all") => true,
+        _ => rate_bits <= MAX_STAMPED_RATE_BITS,
+    }
+}
+
+/// [`stamped`] with this process's environment (the emulator inherits `lab up`'s).
+pub fn stamped_here(rate_bits: u64) -> bool {
+    stamped(rate_bits, std::env::var(STAMPS_ENV).ok().as_deref())
+}
+
 /// Copies held while waiting for their frames; older ones are dropped first.
 const MAX_PENDING: usize = 256;
 
@@ -199,6 +218,14 @@ fn realtime_ns() -> i128 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cut_off_moves_only_when_asked() {
+        assert!(stamped(MAX_STAMPED_RATE_BITS, None));
+        assert!(!stamped(MAX_STAMPED_RATE_BITS + 1, None));
+        assert!(!stamped(10_000_000, Some("0")));
+        assert!(stamped(10_000_000_000, Some("all")));
+    }
 
     #[test]
     fn frames_pair_head_to_head_and_resynchronise_past_lost_ones() {

@@ -92,6 +92,14 @@ pub enum LabError {
         /// What it printed.
         stderr: String,
     },
+    /// `WIRESPEED_LAB_INGRESS_STAMPS` holds a value it does not take.
+    #[error(
+        "WIRESPEED_LAB_INGRESS_STAMPS={value} is not a choice: 0 (no link charged from transmit stamps) or all (every link, whatever its rate); unset for links of at most 1 Gbit/s"
+    )]
+    BadStampsSetting {
+        /// The value found.
+        value: String,
+    },
     /// No running lab has this name.
     #[error("no lab named '{name}' is running (see `wirespeed lab status` for the running ones)")]
     UnknownLab {

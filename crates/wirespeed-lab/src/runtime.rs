@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -83,6 +83,11 @@ impl Lab {
     pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
         sys::require_net_admin()?;
         let spin = SpinPolicy::from_env().map_err(|message| LabError::BadSetting { message })?;
+        if let Ok(value) = std::env::var(crate::ingress_stamp::STAMPS_ENV)
+            && !matches!(value.as_str(), "0" | "all")
+        {
+            return Err(LabError::BadStampsSetting { value });
+        }
         let plan = plan(&topology);
         let mut lab = Lab {
             spin,
@@ -266,8 +271,7 @@ impl Lab {
                 // Charged from the sending kernel's transmit stamps where the ingress thread's
                 // wake-up is a sizeable share of a frame's time (best effort: without the
                 // socket, frames are charged from their read).
-                let stamps = (config.rate.bits_per_second()
-                    <= crate::ingress_stamp::MAX_STAMPED_RATE_BITS)
+                let stamps = crate::ingress_stamp::stamped_here(config.rate.bits_per_second())
                     .then(|| {
                         crate::ingress_stamp::IngressStamps::open(
                             &self.namespaces[src.node],
@@ -1148,7 +1152,17 @@ impl Egress {
                     let spin = i64::try_from(clock.spin_before(*done, now)).unwrap_or(i64::MAX);
                     Duration::from_nanos((done.minus(now) - spin).max(0) as u64).min(POLL_INTERVAL)
                 });
-                match self.from_ingress.recv_timeout(wait) {
+                // With a frame due now, only a look (a zero `recv_timeout` goes through the
+                // channel's waiting machinery: microseconds of every idle release, issue 17).
+                let got = if wait.is_zero() {
+                    self.from_ingress.try_recv().map_err(|e| match e {
+                        TryRecvError::Empty => RecvTimeoutError::Timeout,
+                        TryRecvError::Disconnected => RecvTimeoutError::Disconnected,
+                    })
+                } else {
+                    self.from_ingress.recv_timeout(wait)
+                };
+                match got {
                     Ok(s) => next = Some(s),
                     Err(RecvTimeoutError::Timeout) => {
                         // A timed wait for a held frame: its wake-up error is the clock's too.

@@ -215,6 +215,10 @@ pub(crate) struct ProbeSample {
     /// round trip): refused, and the round trip kept raw.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub(crate) residence_rejected: bool,
+    /// The residence ends at the agent's kernel transmit stamp (its follow-up arrived), not
+    /// just before its `sendmsg`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub(crate) residence_to_transmit: bool,
 }
 
 impl ProbeSample {
@@ -225,6 +229,7 @@ impl ProbeSample {
             rtt_ms,
             agent_residence_ms: None,
             residence_rejected: false,
+            residence_to_transmit: false,
         }
     }
 
@@ -296,6 +301,15 @@ pub(crate) struct NetworkRoundTrip {
     pub(crate) agent_residence_idle: LatencyStats,
     /// Replies whose residence was refused (negative or longer than the round trip).
     pub(crate) residence_rejected: usize,
+    /// Idle probes whose residence ends at the agent's kernel transmit stamp (its follow-up
+    /// arrived), as the client's own stamps are taken; the others' ends just before the
+    /// agent's `sendmsg`, leaving its send path in the network's round trip.
+    #[serde(default)]
+    pub(crate) idle_to_transmit_stamp: usize,
+    /// The echo's IP packet, bytes (with the residence and follow-up fields), whose
+    /// serialization each way belongs to the round trip.
+    #[serde(default)]
+    pub(crate) probe_ip_bytes: usize,
 }
 
 /// One second of the run: its phase and each kind's median.
@@ -762,6 +776,10 @@ fn run_latency(
                             Residence::Accepted(ns) => {
                                 sample.agent_residence_ms = Some(ns as f64 / 1e6);
                             }
+                            Residence::ToTransmit(ns) => {
+                                sample.agent_residence_ms = Some(ns as f64 / 1e6);
+                                sample.residence_to_transmit = true;
+                            }
                             Residence::Rejected => sample.residence_rejected = true,
                             Residence::Absent => {}
                         }
@@ -1210,6 +1228,10 @@ fn analyse(
                 loaded: stats(Phase::Loaded),
                 agent_residence_idle: LatencyStats::of(&residence, 0),
                 residence_rejected: all().filter(|s| s.residence_rejected).count(),
+                idle_to_transmit_stamp: in_phase(kind, Phase::Idle)
+                    .filter(|s| s.residence_to_transmit)
+                    .count(),
+                probe_ip_bytes: udp_ip_bytes,
             }
         })
     };

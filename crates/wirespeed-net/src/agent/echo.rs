@@ -12,6 +12,14 @@
 //! T3, as one interval on one clock, `CLOCK_REALTIME` like the stamp): the agent's wake-up and
 //! turnaround, which the client takes out of the network's round trip. The reply keeps the
 //! request's length.
+//!
+//! With a client that also named [`crate::control::FOLLOW_UP_FEATURE`], the socket takes
+//! kernel transmit stamps too (`SOF_TIMESTAMPING_TX_SCHED`: as the reply enters the device's
+//! queue; with `OPT_ID` to tell the replies apart), and each reply that asks for it carries
+//! the follow-up of an earlier reply: its sequence and the time from just before its
+//! `sendmsg` to that stamp (the agent's own socket and IP send path, 10-30 us on a busy VM,
+//! which a residence ending at the `sendmsg` would leave in the network's round trip). A reply's stamp is known only once it has left,
+//! so it travels in a later reply, as a two-step clock's follow-up.
 
 use crate::address::with_port;
 use std::io;
@@ -22,7 +30,8 @@ use std::time::{Duration, Instant};
 
 use crate::agent_config::AgentConfig;
 use crate::control::echo::{
-    ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie, stamp_residence,
+    ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie, echo_sequence,
+    stamp_follow_up, stamp_residence,
 };
 use crate::control::{Cookie, Message, Phase};
 use crate::session::{Control, SessionError};
@@ -47,6 +56,86 @@ impl Bucket {
     }
 }
 
+/// What a client asked the echo to stamp.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Stamps {
+    /// The residence time in each reply ([`crate::control::RESIDENCE_FEATURE`]).
+    pub(crate) residence: bool,
+    /// Follow-ups of the replies' send paths ([`crate::control::FOLLOW_UP_FEATURE`]).
+    pub(crate) follow_up: bool,
+}
+
+/// Replies sent whose transmit stamps are awaited, at most this many (older ones are given up).
+const MAX_AWAITED: usize = 16;
+
+/// The transmit side of the follow-ups: which replies await their stamps, and the latest
+/// follow-up not yet sent.
+#[derive(Debug, Default)]
+struct FollowUps {
+    /// (`OPT_ID` of the send, the reply's sequence, `CLOCK_REALTIME` just before its send).
+    awaited: std::collections::VecDeque<(u32, u64, i128)>,
+    /// The next `OPT_ID` the kernel gives a send on this socket.
+    next_id: u32,
+    /// The latest reply whose stamp arrived: (sequence, send path ns).
+    ready: Option<(u64, i64)>,
+}
+
+impl FollowUps {
+    /// A reply `seq` was just handed to `sendmsg` at `before_ns`.
+    fn sent(&mut self, seq: u64, before_ns: i128) {
+        if self.awaited.len() >= MAX_AWAITED {
+            self.awaited.pop_front();
+        }
+        self.awaited.push_back((self.next_id, seq, before_ns));
+        self.next_id = self.next_id.wrapping_add(1);
+    }
+
+    /// The kernel's transmit stamp `ns` of the send with `OPT_ID` `id`.
+    fn stamped(&mut self, id: u32, ns: i128) {
+        if let Some(i) = self.awaited.iter().position(|a| a.0 == id) {
+            let (_, seq, before) = self.awaited[i];
+            self.awaited.drain(..=i);
+            if let Ok(path) = i64::try_from(ns - before)
+                && path >= 0
+            {
+                self.ready = Some((seq, path));
+            }
+        }
+    }
+
+    /// Reads every transmit stamp queued on `sock`'s error queue (without waiting).
+    fn drain(&mut self, sock: &UdpSocket) {
+        let mut control = [0u8; 256];
+        let mut empty = [0u8; 0];
+        for _ in 0..MAX_AWAITED * 2 {
+            let Ok(got) = crate::sys::cmsg::recvmsg(
+                sock,
+                &mut empty,
+                &mut control,
+                libc::MSG_ERRQUEUE | libc::MSG_DONTWAIT,
+            ) else {
+                return;
+            };
+            let mut stamp = None;
+            let mut id = None;
+            for c in crate::sys::cmsg::messages(&control[..got.control_len]) {
+                if c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING {
+                    stamp = crate::socket::software_stamp_ns(c.data);
+                } else if ((c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
+                    || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR))
+                    && let Some((serr, _)) = crate::sys::cmsg::extended_err(c.data)
+                    && serr.ee_origin == libc::SO_EE_ORIGIN_TIMESTAMPING
+                {
+                    id = Some(serr.ee_data);
+                }
+            }
+            if let (Some(id), Some(ns)) = (id, stamp) {
+                self.stamped(id, ns);
+            }
+        }
+    }
+}
+
 /// The agent side: serves one echo session on `ctl` until it ends. Returns the refusal, if the
 /// request was refused.
 pub(crate) fn serve(
@@ -54,7 +143,7 @@ pub(crate) fn serve(
     first: EchoMessage,
     peer: SocketAddr,
     cfg: &AgentConfig,
-    residence: bool,
+    asked: Stamps,
     stopping: &dyn Fn() -> bool,
 ) -> Result<(Option<String>, EchoTotals), SessionError> {
     let EchoMessage::Open {
@@ -83,13 +172,23 @@ pub(crate) fn serve(
     // Connected: the kernel delivers only the session's peer address and port.
     sock.connect(with_port(peer, client_port))?;
     sock.set_read_timeout(Some(Duration::from_millis(50)))?;
-    // Kernel receive stamps, only for a client that asked for residence times.
-    let stamped = residence
-        && crate::sys::socket_options::set_timestamping(
-            &sock,
-            libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE,
-        )
-        .is_ok();
+    // Kernel receive stamps, only for a client that asked for residence times; transmit stamps
+    // too for one that asked for follow-ups.
+    // The stamp as the reply enters the device's queue (before the qdisc and the device's
+    // transmit, where the lab's emulator charges the link from): never after the frame
+    // starts on the wire, so the residence never takes a piece of the network's time, and a
+    // reply held in this host's qdisc under load stays in the network's round trip.
+    let transmit = libc::SOF_TIMESTAMPING_TX_SCHED
+        | libc::SOF_TIMESTAMPING_OPT_ID
+        | libc::SOF_TIMESTAMPING_OPT_TSONLY;
+    let receive = libc::SOF_TIMESTAMPING_RX_SOFTWARE | libc::SOF_TIMESTAMPING_SOFTWARE;
+    let mut follow_ups = (asked.residence
+        && asked.follow_up
+        && crate::sys::socket_options::set_timestamping(&sock, receive | transmit).is_ok())
+    .then(FollowUps::default);
+    let stamped = follow_ups.is_some()
+        || (asked.residence
+            && crate::sys::socket_options::set_timestamping(&sock, receive).is_ok());
     let cookie = Cookie::random()?;
     ctl.send(&Message::Echo(EchoMessage::Ready {
         agent_port: sock.local_addr()?.port(),
@@ -124,16 +223,32 @@ pub(crate) fn serve(
                     };
                     let datagram = &mut buf[..n];
                     if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
-                        // The last thing before the send: the residence so far.
-                        if let Some(rx) = rx_ns {
-                            let now = realtime_ns();
-                            if let Ok(r) = i64::try_from(now - rx) {
-                                stamp_residence(datagram, r);
+                        if let Some(f) = follow_ups.as_mut() {
+                            f.drain(&sock);
+                            if let Some((seq, path)) = f.ready
+                                && stamp_follow_up(datagram, seq, path)
+                            {
+                                f.ready = None;
                             }
+                        }
+                        // The last thing before the send: the residence so far.
+                        let now = realtime_ns();
+                        if let Some(rx) = rx_ns
+                            && let Ok(r) = i64::try_from(now - rx)
+                        {
+                            stamp_residence(datagram, r);
                         }
                         // The same bytes back: never larger than the request.
                         if sock.send(datagram).is_ok() {
                             answered.fetch_add(1, Ordering::Relaxed);
+                            if let Some(f) = follow_ups.as_mut() {
+                                f.sent(echo_sequence(datagram, &cookie).unwrap_or(0), now);
+                                f.drain(&sock);
+                            }
+                        } else {
+                            // A failed send may or may not have taken a stamp key: the
+                            // keys of later sends are no longer known, so no more follow-ups.
+                            follow_ups = None;
                         }
                     } else {
                         dropped.fetch_add(1, Ordering::Relaxed);

@@ -562,6 +562,10 @@ fn handshake(
                     &software,
                     crate::control::RESIDENCE_FEATURE,
                 ),
+                follow_up: crate::control::names_feature(
+                    &software,
+                    crate::control::FOLLOW_UP_FEATURE,
+                ),
             },
         ),
         other => return Err(client_ended(other)),
@@ -599,6 +603,17 @@ struct ClientWords {
     notices: bool,
     /// It asks for the residence time in echo replies.
     residence: bool,
+    /// It asks for follow-ups of the replies' send paths (with the residence).
+    follow_up: bool,
+}
+
+impl From<ClientWords> for echo::Stamps {
+    fn from(w: ClientWords) -> echo::Stamps {
+        echo::Stamps {
+            residence: w.residence,
+            follow_up: w.residence && w.follow_up,
+        }
+    }
 }
 
 /// A session past its handshake: takes a slot and the session's memory, or refuses.
@@ -726,9 +741,10 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         // The features this agent has, named for clients that look for them.
         software: format!(
-            "{} {}",
+            "{} {} {}",
             crate::control::handshake::software(),
-            crate::control::RESIDENCE_FEATURE
+            crate::control::RESIDENCE_FEATURE,
+            crate::control::FOLLOW_UP_FEATURE
         ),
     })?;
     let request = ctl.recv(idle, "waiting for the test request")?;
@@ -749,9 +765,8 @@ fn run_session(
         return Ok(());
     }
     if let Message::Echo(first) = request {
-        let (refused, totals) = echo::serve(ctl, first, peer, cfg, words.residence, &|| {
-            shared.stopping()
-        })?;
+        let (refused, totals) =
+            echo::serve(ctl, first, peer, cfg, words.into(), &|| shared.stopping())?;
         record.outcome = if refused.is_some() {
             "refused"
         } else {

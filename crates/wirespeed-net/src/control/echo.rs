@@ -20,6 +20,14 @@ pub const ECHO_STAMPED_LEN: usize = ECHO_HEADER_LEN + 8;
 /// time from its kernel's receive stamp of the datagram to just before its `sendmsg` of the
 /// reply. A reply that still carries it was not stamped (the agent had no receive stamp).
 pub const RESIDENCE_ASKED: i64 = i64::MIN;
+/// Cookie, sequence, residence and the follow-up ([`super::FOLLOW_UP_FEATURE`]): the sequence
+/// of an earlier reply (8 bytes) and the time from just before that reply's `sendmsg` to its
+/// kernel transmit stamp (8 bytes, signed, ns; both big-endian), which the agent learns only
+/// once the reply has left (as PTP's two-step clocks send a follow-up).
+pub const ECHO_FOLLOW_UP_LEN: usize = ECHO_STAMPED_LEN + 16;
+/// What a client writes in the follow-up's time to ask for one; a reply that still carries it
+/// brings none (the agent had no transmit stamp yet).
+pub const FOLLOW_UP_ASKED: i64 = i64::MIN;
 
 /// What the agent's echo did in one session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
@@ -89,6 +97,44 @@ pub(crate) fn stamp_residence(datagram: &mut [u8], residence_ns: i64) -> bool {
     true
 }
 
+/// Agent side: writes the follow-up of reply `seq` (`send_path_ns`, from just before its
+/// `sendmsg` to its kernel transmit stamp) into a datagram that asks for one (at least
+/// [`ECHO_FOLLOW_UP_LEN`] bytes, the time holding [`FOLLOW_UP_ASKED`]); true if it did.
+pub(crate) fn stamp_follow_up(datagram: &mut [u8], seq: u64, send_path_ns: i64) -> bool {
+    let Some(field) = datagram.get_mut(ECHO_STAMPED_LEN..ECHO_FOLLOW_UP_LEN) else {
+        return false;
+    };
+    if field[8..] != FOLLOW_UP_ASKED.to_be_bytes() || send_path_ns == FOLLOW_UP_ASKED {
+        return false;
+    }
+    field[..8].copy_from_slice(&seq.to_be_bytes());
+    field[8..].copy_from_slice(&send_path_ns.to_be_bytes());
+    true
+}
+
+/// Client side: the follow-up of a reply (the sequence of the earlier reply it is about, and
+/// that reply's send path, ns), as sent (hostile: any values), `None` when it carries none.
+pub fn echo_follow_up(datagram: &[u8]) -> Option<(u64, i64)> {
+    let field = datagram.get(ECHO_STAMPED_LEN..ECHO_FOLLOW_UP_LEN)?;
+    let seq = u64::from_be_bytes(field[..8].try_into().ok()?);
+    let ns = i64::from_be_bytes(field[8..].try_into().ok()?);
+    (ns != FOLLOW_UP_ASKED).then_some((seq, ns))
+}
+
+/// Client side: a reply's accepted residence (to just before the agent's `sendmsg`) carried on
+/// to the agent's kernel transmit stamp by its follow-up, checked against the round trip
+/// `rtt_ns` that contains both; anything else is returned unchanged (a follow-up that cannot
+/// be true, negative or past the round trip, is ignored: the residence stays the shorter one).
+pub fn follow_up(residence: Residence, send_path_ns: i64, rtt_ns: u64) -> Residence {
+    match (residence, u64::try_from(send_path_ns)) {
+        (Residence::Accepted(r), Ok(p)) => match r.checked_add(p) {
+            Some(total) if total <= rtt_ns => Residence::ToTransmit(total),
+            _ => residence,
+        },
+        (other, _) => other,
+    }
+}
+
 /// Client side: the residence field of a reply, as sent (hostile: any value), `None` when the
 /// reply is too short to carry one or was not stamped.
 pub fn echo_residence(datagram: &[u8]) -> Option<i64> {
@@ -102,8 +148,12 @@ pub fn echo_residence(datagram: &[u8]) -> Option<i64> {
 pub enum Residence {
     /// No residence in the reply (an agent without the feature, or no receive stamp).
     Absent,
-    /// A residence within `0..=round trip`, ns.
+    /// A residence within `0..=round trip`, ns: to just before the agent's `sendmsg`.
     Accepted(u64),
+    /// A residence to the agent's kernel transmit stamp (the follow-up's send path added),
+    /// within `0..=round trip`, ns: taken as the reply enters the agent's device queue, where
+    /// the client's own transmit stamp is taken too (at its device).
+    ToTransmit(u64),
     /// A residence that cannot be true (negative, or longer than the whole round trip): the
     /// reply is kept as a raw round trip and the residence is counted as rejected.
     Rejected,
@@ -178,6 +228,32 @@ mod tests {
         );
         assert_eq!(check_residence(Some(0), 1_000), Residence::Accepted(0));
         assert_eq!(check_residence(None, 1_000), Residence::Absent);
+    }
+
+    #[test]
+    fn a_follow_up_is_written_only_where_asked_and_carries_the_residence_to_the_transmit() {
+        let mut stamped = vec![0u8; ECHO_STAMPED_LEN];
+        assert!(!stamp_follow_up(&mut stamped, 1, 5), "too short");
+        assert_eq!(echo_follow_up(&stamped), None);
+        let mut asked = vec![0u8; ECHO_STAMPED_LEN];
+        asked.extend_from_slice(&0u64.to_be_bytes());
+        asked.extend_from_slice(&FOLLOW_UP_ASKED.to_be_bytes());
+        assert_eq!(echo_follow_up(&asked), None, "asked, none written");
+        assert!(!stamp_follow_up(&mut asked, 7, FOLLOW_UP_ASKED));
+        assert!(stamp_follow_up(&mut asked, 7, 13_000));
+        assert_eq!(asked.len(), ECHO_FOLLOW_UP_LEN);
+        assert_eq!(echo_follow_up(&asked), Some((7, 13_000)));
+        assert!(!stamp_follow_up(&mut asked, 8, 1), "written once");
+        // Carried on only from an accepted residence, and only within the round trip.
+        let r = Residence::Accepted(40_000);
+        assert_eq!(follow_up(r, 13_000, 100_000), Residence::ToTransmit(53_000));
+        assert_eq!(follow_up(r, 60_001, 100_000), r);
+        assert_eq!(follow_up(r, -1, 100_000), r);
+        assert_eq!(follow_up(r, i64::MAX, 100_000), r);
+        let huge = Residence::Accepted(u64::MAX);
+        assert_eq!(follow_up(huge, i64::MAX, u64::MAX), huge, "no overflow");
+        assert_eq!(follow_up(Residence::Rejected, 1, 100), Residence::Rejected);
+        assert_eq!(follow_up(Residence::Absent, 1, 100), Residence::Absent);
     }
 
     #[test]

@@ -25,6 +25,13 @@ pub const QUEUE_FEATURE: &str = "+queue";
 /// named it, so old agents and old clients keep working byte for byte.
 pub const RESIDENCE_FEATURE: &str = "+residence";
 
+/// The word both ends add (beside [`RESIDENCE_FEATURE`]) when the agent also reports each
+/// reply's send path, from just before its `sendmsg` to its kernel's transmit stamp, in a
+/// later reply ([`crate::control::echo::ECHO_FOLLOW_UP_LEN`]), so that the residence the
+/// client takes out ends at the agent's device (its queue's entry, just before the instant a
+/// lab's emulator charges the link from), as the client's own transmit stamp is taken there.
+pub const FOLLOW_UP_FEATURE: &str = "+followup";
+
 /// Whether a hello's `software` names `feature`.
 pub fn names_feature(software: &str, feature: &str) -> bool {
     software.split_whitespace().any(|w| w == feature)

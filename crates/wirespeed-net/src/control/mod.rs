@@ -25,7 +25,8 @@ pub use frame::{
     foreign_greeting, write_message,
 };
 pub use message::{
-    Cookie, Message, PROTOCOL_VERSION, QUEUE_FEATURE, RESIDENCE_FEATURE, names_feature,
+    Cookie, FOLLOW_UP_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE, RESIDENCE_FEATURE,
+    names_feature,
 };
 pub use phase::{Phase, ProtocolError};
 

@@ -31,6 +31,15 @@
 //! against the round trip that contains it ([`check_residence`]: negative or longer than the
 //! round trip is rejected and counted) and reports both the raw round trip and the network's
 //! (raw less residence). Against an agent without the feature nothing changes.
+//!
+//! Follow-ups: when both ends also name [`FOLLOW_UP_FEATURE`], probes are 16 bytes longer
+//! again and each reply carries the agent's send path of an earlier reply (from just before
+//! its `sendmsg` to its kernel transmit stamp). [`UdpEcho::pipelined`] holds each answered
+//! probe until its follow-up arrives (normally with the next reply) and then hands it on with
+//! the residence carried to the agent's transmit stamp ([`Residence::ToTransmit`]), so that
+//! both ends' stamps are the kernel's at the device; a probe whose follow-up does not come
+//! within [`FOLLOW_UP_WAIT`] (the last one, or when the next reply is lost) keeps the
+//! residence to the `sendmsg`.
 
 use crate::address::with_port;
 use std::io;
@@ -44,10 +53,11 @@ use rustix::net::sockopt::{
 
 use crate::auth::AuthKey;
 use crate::control::echo::{
-    ECHO_HEADER_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND,
-    RESIDENCE_ASKED, Residence, check_residence, echo_residence, echo_sequence,
+    ECHO_FOLLOW_UP_LEN, ECHO_HEADER_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals,
+    FOLLOW_UP_ASKED, MAX_ECHO_PER_SECOND, RESIDENCE_ASKED, Residence, check_residence,
+    echo_follow_up, echo_residence, echo_sequence, follow_up,
 };
-use crate::control::{Cookie, Message, RESIDENCE_FEATURE, names_feature};
+use crate::control::{Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, names_feature};
 use crate::session::{Control, SessionError};
 use crate::socket::software_stamp_ns;
 use crate::sys::{cmsg, socket_options};
@@ -56,6 +66,12 @@ use super::{ReplyKind, Sample};
 
 /// Bytes of UDP header.
 const UDP_HEADER_LEN: usize = 8;
+
+/// How long an answered probe waits for its follow-up before it is handed on without one.
+pub const FOLLOW_UP_WAIT: Duration = Duration::from_millis(200);
+
+/// Answered probes held for their follow-ups, at most (older ones are handed on without).
+const MAX_HELD: usize = 64;
 
 /// Why an echo session could not be opened or run.
 pub type EchoError = crate::service::ServiceError;
@@ -74,6 +90,8 @@ pub struct UdpEcho {
     last_send: Option<Instant>,
     /// Both ends stamp residence times ([`RESIDENCE_FEATURE`]).
     residence: bool,
+    /// The agent also sends follow-ups of its replies' send paths ([`FOLLOW_UP_FEATURE`]).
+    follow_ups: bool,
 }
 
 impl std::fmt::Debug for UdpEcho {
@@ -105,8 +123,9 @@ impl UdpEcho {
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
         let (mut ctl, welcome) =
-            crate::service::open_with(agent, auth, idle, &[RESIDENCE_FEATURE])?;
+            crate::service::open_with(agent, auth, idle, &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE])?;
         let residence = names_feature(&welcome.software, RESIDENCE_FEATURE);
+        let follow_ups = residence && names_feature(&welcome.software, FOLLOW_UP_FEATURE);
         let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
         let sock = UdpSocket::bind(with_port(local, 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
@@ -146,6 +165,7 @@ impl UdpEcho {
             rbuf: vec![0; 65536],
             last_send: None,
             residence,
+            follow_ups,
         })
     }
 
@@ -154,10 +174,17 @@ impl UdpEcho {
         self.residence
     }
 
+    /// Whether the agent sends follow-ups of its replies' send paths.
+    pub fn sends_follow_ups(&self) -> bool {
+        self.follow_ups
+    }
+
     /// The smallest probe [`UdpEcho::pipelined`] sends, IP bytes: [`min_size`], plus the
-    /// residence field when the agent stamps it.
+    /// residence field when the agent stamps it, and the follow-up's when it sends them.
     pub fn pipelined_min_size(&self) -> usize {
-        let payload = if self.residence {
+        let payload = if self.follow_ups {
+            ECHO_FOLLOW_UP_LEN
+        } else if self.residence {
             ECHO_STAMPED_LEN
         } else {
             ECHO_HEADER_LEN
@@ -290,11 +317,17 @@ impl UdpEcho {
         let gap = gap.max(Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND));
         // (sequence, tx stamp id, sent at, kernel tx stamp, the sample so far)
         let mut outstanding: VecDeque<(u64, u32, Instant, Option<i128>, Sample)> = VecDeque::new();
+        // Answered probes awaiting their follow-ups: (sequence, answered at, round trip, the
+        // sample, its residence to the agent's sendmsg).
+        let mut held: VecDeque<(u64, Instant, u64, Sample, Residence)> = VecDeque::new();
         let mut next_send = Instant::now();
         loop {
             let now = Instant::now();
             let sending = !stop.load(Ordering::Acquire);
             if !sending && outstanding.is_empty() {
+                for (_, _, _, sample, residence) in held.drain(..) {
+                    on_sample(sample, residence);
+                }
                 return Ok(());
             }
             if sending && now >= next_send {
@@ -307,6 +340,10 @@ impl UdpEcho {
                 self.buf.extend_from_slice(&self.seq.to_be_bytes());
                 if self.residence {
                     self.buf.extend_from_slice(&RESIDENCE_ASKED.to_be_bytes());
+                }
+                if self.follow_ups {
+                    self.buf.extend_from_slice(&0u64.to_be_bytes());
+                    self.buf.extend_from_slice(&FOLLOW_UP_ASKED.to_be_bytes());
                 }
                 self.buf.resize(payload.max(self.buf.len()), 0);
                 let t0 = Instant::now();
@@ -363,15 +400,44 @@ impl UdpEcho {
                 {
                     sample.rtt_kernel_ns = Some((rx - tx) as u64);
                 }
-                let residence = match sample.rtt_kernel_ns.or(sample.rtt_user_ns) {
+                let rtt = sample.rtt_kernel_ns.or(sample.rtt_user_ns);
+                let residence = match rtt {
                     Some(rtt) if self.residence => {
                         check_residence(echo_residence(&self.rbuf[..len]), rtt)
                     }
                     _ => Residence::Absent,
                 };
-                on_sample(sample, residence);
+                if !self.follow_ups {
+                    on_sample(sample, residence);
+                    continue;
+                }
+                // This reply's follow-up completes an earlier one; this one waits for its own.
+                if let Some((about, path)) = echo_follow_up(&self.rbuf[..len])
+                    && let Some(i) = held.iter().position(|h| h.0 == about)
+                {
+                    let (_, _, rtt, earlier, r) = held.remove(i).expect("found");
+                    on_sample(earlier, follow_up(r, path, rtt));
+                }
+                match (residence, rtt) {
+                    (Residence::Accepted(_), Some(rtt)) => {
+                        if held.len() >= MAX_HELD
+                            && let Some((.., s, r)) = held.pop_front()
+                        {
+                            on_sample(s, r);
+                        }
+                        held.push_back((seq, Instant::now(), rtt, sample, residence));
+                    }
+                    _ => on_sample(sample, residence),
+                }
             }
             let now = Instant::now();
+            while held
+                .front()
+                .is_some_and(|h| now.duration_since(h.1) >= FOLLOW_UP_WAIT)
+            {
+                let (.., s, r) = held.pop_front().expect("front");
+                on_sample(s, r);
+            }
             while outstanding.front().is_some_and(|o| now >= o.2 + timeout) {
                 let (.., lost) = outstanding.pop_front().expect("front");
                 on_sample(lost, Residence::Absent);
