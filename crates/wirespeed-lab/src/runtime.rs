@@ -1165,8 +1165,9 @@ impl Egress {
                 match got {
                     Ok(s) => next = Some(s),
                     Err(RecvTimeoutError::Timeout) => {
-                        // A timed wait for a held frame: its wake-up error is the clock's too.
-                        if !holding.is_empty() && wait < POLL_INTERVAL {
+                        // A timed wait for a held frame: its wake-up error is the clock's too
+                        // (a zero wait was only a look, not a sleep: no wake-up to learn from).
+                        if !holding.is_empty() && !wait.is_zero() && wait < POLL_INTERVAL {
                             clock.record_wake(now.after(wait), clock.now());
                         }
                     }
