@@ -123,6 +123,14 @@ pub fn predicted_seconds(slots: usize, timing: &TestTiming) -> f64 {
 /// agent's next test waits for its last (the critical path). With every agent in every round
 /// (N even) it is `slots x per_test`, [`predicted_seconds`]; a bye can only shorten it.
 pub fn critical_path_seconds(slots: &[Vec<Pair>], per_test: f64) -> f64 {
+    critical_path(slots, |_, _| per_test)
+}
+
+/// [`critical_path_seconds`] with each test's own length, `cost(slot, pair)`: the planned
+/// length plus what a test measured of its own beyond it (the tail of its data still
+/// arriving after `-t`, which the test waits for so that the next tests of its agents do not
+/// measure behind its queue).
+pub fn critical_path(slots: &[Vec<Pair>], cost: impl Fn(usize, Pair) -> f64) -> f64 {
     let agents = slots
         .iter()
         .flatten()
@@ -142,7 +150,7 @@ pub fn critical_path_seconds(slots: &[Vec<Pair>], per_test: f64) -> f64 {
                     current[a] = (Some(k), free[a]);
                 }
             }
-            let finish = free[s].max(free[d]) + per_test;
+            let finish = free[s].max(free[d]) + cost(k, (s, d));
             for a in [s, d] {
                 current[a].1 = current[a].1.max(finish);
             }
@@ -297,6 +305,19 @@ pub struct PairMeasure {
     pub rate_bits_per_second: Option<f64>,
     /// Median round trip of the latency probes, seconds; `None` if none came back.
     pub rtt_seconds: Option<f64>,
+    /// The probes may have waited behind another test's data: the last test of one of its
+    /// agents ended with its data still arriving (its tail reached the cap). Such a round
+    /// trip is not judged: its evidence is the schedule's queue, not the path's.
+    #[serde(default)]
+    pub rtt_behind_queue: bool,
+}
+
+impl PairMeasure {
+    /// The round trip the verdicts judge: none when the probes may have waited behind another
+    /// test's queue.
+    fn judged_rtt(&self) -> Option<f64> {
+        self.rtt_seconds.filter(|_| !self.rtt_behind_queue)
+    }
 }
 
 /// How far is "far".
@@ -480,7 +501,7 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
                     .filter(|m| m.destination == h)
                     .map(|m| m.rate_bits_per_second),
             )),
-            median_rtt_seconds: median(&finite(involving(h, None).map(|m| m.rtt_seconds))),
+            median_rtt_seconds: median(&finite(involving(h, None).map(PairMeasure::judged_rtt))),
         })
         .collect();
     let mut findings = Vec::new();
@@ -562,10 +583,10 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
                 });
             }
         }
-        if let Some(rtt) = m.rtt_seconds.filter(|v| v.is_finite()) {
+        if let Some(rtt) = m.judged_rtt().filter(|v| v.is_finite()) {
             let mut expected_rtt = f64::NEG_INFINITY;
             for h in [m.source, m.destination] {
-                let others = finite(involving(h, skip).map(|o| o.rtt_seconds));
+                let others = finite(involving(h, skip).map(PairMeasure::judged_rtt));
                 if others.len() >= 2 {
                     expected_rtt = expected_rtt.max(median(&others));
                 }
@@ -726,6 +747,55 @@ mod tests {
     }
 
     #[test]
+    fn each_tests_tail_is_in_the_prediction_along_its_chain() {
+        // 16 agents, tests of 0.75 s, each waiting for its data's tail (0 to 120 ms, as a
+        // 10 Mbit/s link's queue drains): the dispatch ends when the critical path of the
+        // tests' own lengths says, not at the plan's 30 x 0.75 s that leaves the tails out.
+        let s = slots(&tournament(16), 1);
+        let d = Dispatch::new(&s);
+        let tail = |i: usize| 0.12 * ((i * 37) % 11) as f64 / 10.0;
+        let length = |i: usize| 0.75 + tail(i);
+        let times = simulate(&s, 1, length);
+        let end = times.iter().map(|t| t.1).fold(0.0, f64::max);
+        let index = |k: usize, p: Pair| (0..d.len()).find(|&i| d.test(i) == (k, p)).unwrap();
+        let predicted = critical_path(&s, |k, p| length(index(k, p)));
+        assert!((end - predicted).abs() < 1e-9, "{end} {predicted}");
+        let planned = critical_path_seconds(&s, 0.75);
+        assert!(end > planned + 0.5, "{end} {planned}");
+    }
+
+    #[test]
+    fn probes_behind_another_tests_queue_are_not_judged() {
+        // Identical links; one test's probes started while the last test of its source was
+        // still arriving there (its tail hit the cap): 2.4 ms against 0.36 ms. Judged, it is
+        // a "high round trip"; known to be behind the schedule's own queue, it is not, and it
+        // does not move the others' yardstick either.
+        let mut tests = fleet(16, |_, _| 9.4e6);
+        tests.iter_mut().for_each(|m| m.rtt_seconds = Some(3.6e-4));
+        let bad = tests
+            .iter()
+            .position(|m| (m.source, m.destination) == (3, 9))
+            .unwrap();
+        tests[bad].rtt_seconds = Some(2.4e-3);
+        let flagged = analyse(16, &tests, &Thresholds::default()).findings;
+        assert!(
+            matches!(
+                flagged.as_slice(),
+                [Finding::HighLatencyPair {
+                    source: 3,
+                    destination: 9,
+                    ..
+                }]
+            ),
+            "{flagged:?}"
+        );
+        tests[bad].rtt_behind_queue = true;
+        let a = analyse(16, &tests, &Thresholds::default());
+        assert!(a.findings.is_empty(), "{:?}", a.findings);
+        assert!((a.hosts[3].median_rtt_seconds - 3.6e-4).abs() < 1e-12);
+    }
+
+    #[test]
     fn a_slow_test_delays_only_the_tests_of_its_agents() {
         // 16 agents, one test in each slot twice as long (a different pair each slot): slot by
         // slot that is 30 x 2 = 60; tests started as their agents come free end sooner, and
@@ -779,6 +849,7 @@ mod tests {
                     destination: d,
                     rate_bits_per_second: Some(rate * wobble),
                     rtt_seconds: Some(1e-4 * wobble),
+                    rtt_behind_queue: false,
                 });
             }
             let a = analyse(n, &tests, &Thresholds::default());
@@ -795,6 +866,7 @@ mod tests {
                 destination: d,
                 rate_bits_per_second: Some(rate(s, d)),
                 rtt_seconds: Some(3e-4),
+                rtt_behind_queue: false,
             })
             .collect()
     }

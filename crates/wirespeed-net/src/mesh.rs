@@ -269,6 +269,10 @@ fn run_as_source(
                 result.tcp_seconds = Some(r.seconds);
             }
             result.retransmits = end.sum_sent.retransmits;
+            result.tcp_drain = outcome
+                .agent
+                .as_ref()
+                .and_then(|a| a.streams.iter().find_map(|s| s.drain));
             result.tcp_rtt_seconds = outcome
                 .client
                 .streams

@@ -150,6 +150,11 @@ pub struct PairResult {
     /// See `tcp_started_unix_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_ended_unix_seconds: Option<f64>,
+    /// The destination's tail after its counted time (`-t` and the grace): how long the
+    /// test's data still arrived, and what ended it. The test ended only then, so the path's
+    /// queues no longer hold its data when the agents' next tests start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_drain: Option<crate::report::DrainReport>,
     /// When the source started and ended the test, seconds since the Unix epoch (its clock).
     pub started_unix_seconds: f64,
     /// When it ended.
