@@ -214,7 +214,7 @@ impl MeshRuns {
             &self.plan,
             &self.runs,
             0,
-            f64::NAN,
+            (f64::NAN, f64::NAN),
             f64::NAN,
             None,
             wirespeed_model::RateFormat::Adaptive,
