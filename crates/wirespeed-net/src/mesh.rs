@@ -243,6 +243,14 @@ fn run_as_source(
             Err(e) => result.errors.push(format!("latency probes: {e}")),
         }
     }
+    if test.probes_only() {
+        if let Some(c) = closing {
+            let _ = c.join();
+        }
+        result.ended_unix_seconds = unix_now();
+        ctl.send(&Message::Mesh(MeshMessage::Result { result }))?;
+        return Ok(None);
+    }
     let client = ClientConfig {
         agent: test.destination,
         // The route to the destination picks the source address, not the controller's path.

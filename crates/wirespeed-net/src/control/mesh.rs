@@ -65,7 +65,9 @@ impl PairTest {
                 self.mesh_version
             ));
         }
-        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS) {
+        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS)
+            && !self.probes_only()
+        {
             return Some(format!(
                 "refused by the agent: a mesh test of {} s; ask for at least {} s (-t)",
                 self.tcp_seconds,
@@ -91,6 +93,12 @@ impl PairTest {
             ));
         }
         None
+    }
+
+    /// A `-t` of exactly 0 with probes: the latency probes alone, no TCP test (the
+    /// controller's second look at a round trip it would flag, taken when no other test runs).
+    pub fn probes_only(&self) -> bool {
+        self.tcp_seconds == 0.0 && self.probes > 0
     }
 
     /// How long the probes take at most, seconds.
