@@ -256,6 +256,32 @@ impl PairRecord {
     }
 }
 
+/// The most round trips the controller looks at a second time after the mesh.
+pub(crate) const MAX_RECHECKS: usize = 32;
+
+/// A second look at a round trip the mesh would flag: the pair's probes again, alone (no TCP
+/// test), after every test has ended, so that no other test's traffic or load is beside them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct RttRecheck {
+    pub(crate) source: usize,
+    pub(crate) destination: usize,
+    /// When the controller asked and when the answer came, seconds from this run's start.
+    pub(crate) start_seconds: f64,
+    pub(crate) end_seconds: f64,
+    pub(crate) latency: Option<wirespeed_net::control::mesh::PairLatency>,
+    pub(crate) error: Option<String>,
+}
+
+impl RttRecheck {
+    fn is_of(&self, a: usize, b: usize) -> bool {
+        (self.source, self.destination) == (a, b) || (self.source, self.destination) == (b, a)
+    }
+
+    fn best(&self) -> Option<f64> {
+        self.latency.as_ref().and_then(|l| l.min_seconds)
+    }
+}
+
 /// Both directions of one unordered pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct PairFigures {
@@ -299,6 +325,9 @@ pub(crate) struct MeshResult {
     pub(crate) analysis: Analysis,
     /// Every test, in the order they finished.
     pub(crate) tests: Vec<PairRecord>,
+    /// The second looks at round trips that the tests alone would have flagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) rtt_rechecks: Vec<RttRecheck>,
     pub(crate) results_file: Option<String>,
     #[serde(skip, default = "default_format")]
     pub(crate) rate_format: RateFormat,
@@ -553,6 +582,7 @@ impl MeshPlan {
 /// One mesh run: the tests it finished (those resumed included), how it went.
 struct Executed {
     done: Vec<PairRecord>,
+    rechecks: Vec<RttRecheck>,
     slots: usize,
     planned: f64,
     predicted: f64,
@@ -575,6 +605,7 @@ impl Executed {
             self.slots,
             (self.planned, self.predicted),
             self.elapsed,
+            &self.rechecks,
             results_file,
             rate_format,
             csv,
@@ -717,14 +748,22 @@ fn execute(
     }
     bar.finish();
     // The prediction with what each test measured of its own: its data's tail.
-    let predicted = predict(&todo, &timing, |(s, d)| {
+    let mut predicted = predict(&todo, &timing, |(s, d)| {
         done.iter()
             .find(|r| r.source == s && r.destination == d)
             .and_then(PairRecord::tail)
             .map_or(0.0, |t| t.seconds)
     });
+    let rechecks = if interrupted {
+        Vec::new()
+    } else {
+        recheck_round_trips(plan, &done, key, idle, start)
+    };
+    // Each second look is the probes and a test's set-up, one after the other.
+    predicted += rechecks.len() as f64 * (timing.latency_seconds + OVERHEAD_SECONDS);
     Ok(Executed {
         done,
+        rechecks,
         slots: todo.len(),
         planned,
         predicted,
@@ -732,6 +771,73 @@ fn execute(
         interrupted,
         failed_first,
     })
+}
+
+/// The pairs whose round trip the tests alone would flag, probed again one at a time after
+/// every test has ended: a busy core or a passing queue delays the probes of one test, a slow
+/// path delays them all, so a finding stands only if the second look agrees. At most
+/// [`MAX_RECHECKS`], each bounded like a test (`idle` and the probes' time).
+fn recheck_round_trips(
+    plan: &MeshPlan,
+    done: &[PairRecord],
+    key: Option<&AuthKey>,
+    idle: Duration,
+    start: Instant,
+) -> Vec<RttRecheck> {
+    if plan.probes == 0 {
+        return Vec::new();
+    }
+    let first = build_result(
+        plan,
+        done,
+        0,
+        (f64::NAN, f64::NAN),
+        f64::NAN,
+        &[],
+        None,
+        RateFormat::Adaptive,
+        false,
+    );
+    let pairs: Vec<model::Pair> = first
+        .analysis
+        .findings
+        .iter()
+        .filter_map(|f| match *f {
+            Finding::HighLatencyPair {
+                source,
+                destination,
+                ..
+            } => Some((source, destination)),
+            _ => None,
+        })
+        .take(MAX_RECHECKS)
+        .collect();
+    let mut out = Vec::new();
+    for (s, d) in pairs {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let test = PairTest {
+            mesh_version: MESH_VERSION,
+            destination: plan.agents[d].address,
+            // The probes alone.
+            tcp_seconds: 0.0,
+            probes: plan.probes,
+            probe_gap_seconds: plan.probe_gap_seconds,
+            tos: None,
+        };
+        let t0 = start.elapsed().as_secs_f64();
+        let got = wirespeed_net::mesh::run_pair(plan.agents[s].address, key, &test, idle);
+        out.push(RttRecheck {
+            source: s,
+            destination: d,
+            start_seconds: t0,
+            end_seconds: start.elapsed().as_secs_f64(),
+            error: got.as_ref().err().map(ToString::to_string),
+            latency: got.ok().and_then(|r| r.latency),
+        });
+    }
+    out
 }
 
 impl MeshResult {
@@ -985,6 +1091,7 @@ pub(crate) fn build_result(
     slots: usize,
     (planned, predicted): (f64, f64),
     elapsed: f64,
+    rechecks: &[RttRecheck],
     results_file: Option<String>,
     rate_format: RateFormat,
     csv: bool,
@@ -1021,7 +1128,13 @@ pub(crate) fn build_result(
             source: r.source,
             destination: r.destination,
             rate_bits_per_second: r.rate(),
-            rtt_seconds: r.rtt(),
+            // The path's best round trip: a second look's probes count as the tests' do.
+            rtt_seconds: rechecks
+                .iter()
+                .filter(|c| c.is_of(r.source, r.destination))
+                .filter_map(RttRecheck::best)
+                .chain(r.rtt())
+                .reduce(f64::min),
             rtt_behind_queue: behind,
         })
         .collect();
@@ -1043,6 +1156,7 @@ pub(crate) fn build_result(
         pairs,
         analysis: model::analyse(n, &measures, &Thresholds::default()),
         tests: done.to_vec(),
+        rtt_rechecks: rechecks.to_vec(),
         results_file,
         rate_format,
         csv,
@@ -1121,11 +1235,16 @@ impl MeshResult {
                     rtt_seconds,
                     expected_rtt_seconds,
                 } => format!(
-                    "pair {} -> {} has a high round trip: {} against {} for the other tests of its hosts",
+                    "pair {} <-> {} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
                     self.name(source),
                     self.name(destination),
                     format_seconds(rtt_seconds),
-                    format_seconds(expected_rtt_seconds)
+                    format_seconds(expected_rtt_seconds),
+                    if self.rtt_rechecks.iter().any(|c| c.is_of(source, destination)) {
+                        ", and again of a second look when no other test ran"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
@@ -1162,6 +1281,43 @@ impl MeshResult {
                 100.0 * (self.elapsed_seconds / self.predicted_seconds - 1.0),
                 format_seconds(self.predicted_seconds)
             ));
+        }
+        let cleared: Vec<&RttRecheck> = self
+            .rtt_rechecks
+            .iter()
+            .filter(|c| {
+                !self.analysis.findings.iter().any(|f| {
+                    matches!(f, Finding::HighLatencyPair { .. }) && {
+                        let h = f.hosts();
+                        c.is_of(h[0], h[1])
+                    }
+                })
+            })
+            .collect();
+        if !cleared.is_empty() {
+            out.push(format!(
+                "{} pair(s) whose tests' probes all came back late were probed again when no other test ran, and their round trip was as their hosts' others (not flagged): {}",
+                cleared.len(),
+                cleared
+                    .iter()
+                    .map(|c| format!(
+                        "{} <-> {} {}",
+                        self.name(c.source),
+                        self.name(c.destination),
+                        c.best().map_or("(no answer)".into(), format_seconds)
+                    ))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        for c in &self.rtt_rechecks {
+            if let Some(e) = &c.error {
+                out.push(format!(
+                    "second look at {} <-> {}: {e}",
+                    self.name(c.source),
+                    self.name(c.destination)
+                ));
+            }
         }
         if self.rtt_not_judged > 0 {
             out.push(format!(
@@ -1409,6 +1565,7 @@ mod tests {
             6,
             (7.0, 7.0),
             7.0,
+            &[],
             None,
             RateFormat::Adaptive,
             false,
