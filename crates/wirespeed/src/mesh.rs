@@ -259,20 +259,28 @@ impl PairRecord {
 /// The most round trips the controller looks at a second time after the mesh.
 pub(crate) const MAX_RECHECKS: usize = 32;
 
-/// A second look at a round trip the mesh would flag: the pair's probes again, alone (no TCP
-/// test), after every test has ended, so that no other test's traffic or load is beside them.
+/// A second look at a figure the mesh would flag, after every test has ended, so that no
+/// other test's traffic or load is beside it: a round trip's probes alone (no TCP test), or a
+/// low rate's TCP test alone (no probes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct RttRecheck {
+pub(crate) struct Recheck {
     pub(crate) source: usize,
     pub(crate) destination: usize,
     /// When the controller asked and when the answer came, seconds from this run's start.
     pub(crate) start_seconds: f64,
     pub(crate) end_seconds: f64,
+    /// A rate's second look: the TCP test's rate at the destination.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rate_bits_per_second: Option<f64>,
+    /// A round trip's second look: the probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) latency: Option<wirespeed_net::control::mesh::PairLatency>,
     pub(crate) error: Option<String>,
+    /// Whether it looked at the rate (else the round trip).
+    pub(crate) rate: bool,
 }
 
-impl RttRecheck {
+impl Recheck {
     fn is_of(&self, a: usize, b: usize) -> bool {
         (self.source, self.destination) == (a, b) || (self.source, self.destination) == (b, a)
     }
@@ -325,9 +333,9 @@ pub(crate) struct MeshResult {
     pub(crate) analysis: Analysis,
     /// Every test, in the order they finished.
     pub(crate) tests: Vec<PairRecord>,
-    /// The second looks at round trips that the tests alone would have flagged.
+    /// The second looks at the rates and round trips that the tests alone would have flagged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) rtt_rechecks: Vec<RttRecheck>,
+    pub(crate) rechecks: Vec<Recheck>,
     pub(crate) results_file: Option<String>,
     #[serde(skip, default = "default_format")]
     pub(crate) rate_format: RateFormat,
@@ -582,7 +590,7 @@ impl MeshPlan {
 /// One mesh run: the tests it finished (those resumed included), how it went.
 struct Executed {
     done: Vec<PairRecord>,
-    rechecks: Vec<RttRecheck>,
+    rechecks: Vec<Recheck>,
     slots: usize,
     planned: f64,
     predicted: f64,
@@ -759,8 +767,19 @@ fn execute(
     } else {
         recheck_round_trips(plan, &done, key, idle, start)
     };
-    // Each second look is the probes and a test's set-up, one after the other.
-    predicted += rechecks.len() as f64 * (timing.latency_seconds + OVERHEAD_SECONDS);
+    // The second looks run one after the other, each a test's set-up and its TCP test or its
+    // probes (with the TCP test's grace and tail as measured).
+    predicted += rechecks
+        .iter()
+        .map(|c| {
+            OVERHEAD_SECONDS
+                + if c.rate {
+                    timing.tcp_seconds + wirespeed_net::spec::NO_DRAIN_GRACE.as_secs_f64()
+                } else {
+                    timing.latency_seconds
+                }
+        })
+        .sum::<f64>();
     Ok(Executed {
         done,
         rechecks,
@@ -783,10 +802,7 @@ fn recheck_round_trips(
     key: Option<&AuthKey>,
     idle: Duration,
     start: Instant,
-) -> Vec<RttRecheck> {
-    if plan.probes == 0 {
-        return Vec::new();
-    }
+) -> Vec<Recheck> {
     let first = build_result(
         plan,
         done,
@@ -798,43 +814,65 @@ fn recheck_round_trips(
         RateFormat::Adaptive,
         false,
     );
-    let pairs: Vec<model::Pair> = first
-        .analysis
-        .findings
-        .iter()
-        .filter_map(|f| match *f {
+    // (source, destination, a rate's look): a low test, the slower direction of an
+    // asymmetric pair, a high round trip; each once.
+    let mut looks: Vec<(usize, usize, bool)> = Vec::new();
+    for f in &first.analysis.findings {
+        let look = match *f {
+            Finding::BadPair {
+                source,
+                destination,
+                ..
+            } => (source, destination, true),
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                ..
+            } => (fast_destination, fast_source, true),
             Finding::HighLatencyPair {
                 source,
                 destination,
                 ..
-            } => Some((source, destination)),
-            _ => None,
-        })
-        .take(MAX_RECHECKS)
-        .collect();
+            } if plan.probes > 0 => (source, destination, false),
+            _ => continue,
+        };
+        if !looks.contains(&look) {
+            looks.push(look);
+        }
+    }
+    looks.truncate(MAX_RECHECKS);
     let mut out = Vec::new();
-    for (s, d) in pairs {
+    for (s, d, rate) in looks {
         if crate::interrupt::requested() {
             break;
         }
         let test = PairTest {
             mesh_version: MESH_VERSION,
             destination: plan.agents[d].address,
-            // The probes alone.
-            tcp_seconds: 0.0,
-            probes: plan.probes,
+            // The TCP test alone, or the probes alone (-t 0).
+            tcp_seconds: if rate { plan.tcp_seconds } else { 0.0 },
+            probes: if rate { 0 } else { plan.probes },
             probe_gap_seconds: plan.probe_gap_seconds,
-            tos: None,
+            tos: plan.tos,
         };
         let t0 = start.elapsed().as_secs_f64();
         let got = wirespeed_net::mesh::run_pair(plan.agents[s].address, key, &test, idle);
-        out.push(RttRecheck {
+        let (got, error) = match got {
+            Ok(r) => {
+                let e = (!r.errors.is_empty()).then(|| r.errors.join("; "));
+                (Some(r), e)
+            }
+            Err(e) => (None, Some(e.to_string())),
+        };
+        out.push(Recheck {
             source: s,
             destination: d,
             start_seconds: t0,
             end_seconds: start.elapsed().as_secs_f64(),
-            error: got.as_ref().err().map(ToString::to_string),
-            latency: got.ok().and_then(|r| r.latency),
+            rate_bits_per_second: got.as_ref().and_then(|r| r.tcp_bits_per_second),
+            latency: got.and_then(|r| r.latency),
+            error,
+            rate,
         });
     }
     out
@@ -1091,7 +1129,7 @@ pub(crate) fn build_result(
     slots: usize,
     (planned, predicted): (f64, f64),
     elapsed: f64,
-    rechecks: &[RttRecheck],
+    rechecks: &[Recheck],
     results_file: Option<String>,
     rate_format: RateFormat,
     csv: bool,
@@ -1127,12 +1165,19 @@ pub(crate) fn build_result(
         .map(|(r, &behind)| PairMeasure {
             source: r.source,
             destination: r.destination,
-            rate_bits_per_second: r.rate(),
+            // The path's rate: the better of the test and its second look (a busy host or
+            // another test's traffic lowers a rate, a slow link lowers both).
+            rate_bits_per_second: rechecks
+                .iter()
+                .filter(|c| c.rate && (c.source, c.destination) == (r.source, r.destination))
+                .filter_map(|c| c.rate_bits_per_second)
+                .chain(r.rate())
+                .reduce(f64::max),
             // The path's best round trip: a second look's probes count as the tests' do.
             rtt_seconds: rechecks
                 .iter()
-                .filter(|c| c.is_of(r.source, r.destination))
-                .filter_map(RttRecheck::best)
+                .filter(|c| !c.rate && c.is_of(r.source, r.destination))
+                .filter_map(Recheck::best)
                 .chain(r.rtt())
                 .reduce(f64::min),
             rtt_behind_queue: behind,
@@ -1156,7 +1201,7 @@ pub(crate) fn build_result(
         pairs,
         analysis: model::analyse(n, &measures, &Thresholds::default()),
         tests: done.to_vec(),
-        rtt_rechecks: rechecks.to_vec(),
+        rechecks: rechecks.to_vec(),
         results_file,
         rate_format,
         csv,
@@ -1197,12 +1242,19 @@ impl MeshResult {
                     expected_bits_per_second,
                     robust_z,
                 } => format!(
-                    "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below): a bad link or port between them",
+                    "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
                     self.name(source),
                     self.name(destination),
                     self.rate(rate_bits_per_second),
                     self.rate(expected_bits_per_second),
-                    -robust_z
+                    -robust_z,
+                    if self.rechecks.iter().any(|c| {
+                        c.rate && (c.source, c.destination) == (source, destination)
+                    }) {
+                        "; the better of its test and a second look when no other test ran"
+                    } else {
+                        ""
+                    }
                 ),
                 Finding::AsymmetricPair {
                     fast_source,
@@ -1240,7 +1292,11 @@ impl MeshResult {
                     self.name(destination),
                     format_seconds(rtt_seconds),
                     format_seconds(expected_rtt_seconds),
-                    if self.rtt_rechecks.iter().any(|c| c.is_of(source, destination)) {
+                    if self
+                        .rechecks
+                        .iter()
+                        .any(|c| !c.rate && c.is_of(source, destination))
+                    {
                         ", and again of a second look when no other test ran"
                     } else {
                         ""
@@ -1282,35 +1338,52 @@ impl MeshResult {
                 format_seconds(self.predicted_seconds)
             ));
         }
-        let cleared: Vec<&RttRecheck> = self
-            .rtt_rechecks
-            .iter()
-            .filter(|c| {
-                !self.analysis.findings.iter().any(|f| {
-                    matches!(f, Finding::HighLatencyPair { .. }) && {
-                        let h = f.hosts();
-                        c.is_of(h[0], h[1])
-                    }
-                })
+        // Second looks that cleared what the tests alone would have flagged.
+        let stands = |c: &Recheck| {
+            self.analysis.findings.iter().any(|f| {
+                let h = f.hosts();
+                f.is_pair()
+                    && c.is_of(h[0], h[1])
+                    && matches!(f, Finding::HighLatencyPair { .. }) != c.rate
             })
-            .collect();
-        if !cleared.is_empty() {
-            out.push(format!(
-                "{} pair(s) whose tests' probes all came back late were probed again when no other test ran, and their round trip was as their hosts' others (not flagged): {}",
-                cleared.len(),
-                cleared
-                    .iter()
-                    .map(|c| format!(
-                        "{} <-> {} {}",
+        };
+        for rate in [true, false] {
+            let cleared: Vec<String> = self
+                .rechecks
+                .iter()
+                .filter(|c| c.rate == rate && c.error.is_none() && !stands(c))
+                .map(|c| {
+                    format!(
+                        "{} -> {} {}",
                         self.name(c.source),
                         self.name(c.destination),
-                        c.best().map_or("(no answer)".into(), format_seconds)
-                    ))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
+                        if rate {
+                            c.rate_bits_per_second
+                                .map_or("(no figure)".into(), |v| self.rate(v))
+                        } else {
+                            c.best().map_or("(no answer)".into(), format_seconds)
+                        }
+                    )
+                })
+                .collect();
+            if cleared.is_empty() {
+                continue;
+            }
+            out.push(if rate {
+                format!(
+                    "{} test(s) with a low rate were run again when no other test ran and were as their hosts' others (not flagged; a busy host or another test's traffic, not the link): {}",
+                    cleared.len(),
+                    cleared.join(", ")
+                )
+            } else {
+                format!(
+                    "{} pair(s) whose tests' probes all came back late were probed again when no other test ran, and their round trip was as their hosts' others (not flagged): {}",
+                    cleared.len(),
+                    cleared.join(", ")
+                )
+            });
         }
-        for c in &self.rtt_rechecks {
+        for c in &self.rechecks {
             if let Some(e) = &c.error {
                 out.push(format!(
                     "second look at {} <-> {}: {e}",
