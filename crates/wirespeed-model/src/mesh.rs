@@ -13,7 +13,9 @@
 //! allows an agent in `K` tests at once (`--concurrency K`).
 //!
 //! **Duration.** Rounds run one after the other, each as long as its longest test, so the mesh
-//! lasts `slots x (tcp + latency + set-up)` ([`predicted_seconds`]).
+//! lasts `slots x (tcp + latency + set-up)` ([`predicted_seconds`]) when every test lasts its
+//! plan; [`critical_path`] takes each test's own length (its plan and the tail of its data
+//! that it measured still arriving after `-t`) along the [`Dispatch`]'s chains.
 //!
 //! **Outliers.** Three signatures, each judged with robust statistics (the median and the
 //! median absolute deviation, MAD, scaled by 1.4826 to estimate a standard deviation under a
@@ -31,7 +33,9 @@
 //!
 //! Latency has the same two-level test (a host whose median round trip is far above the
 //! fleet's; a pair far above its hosts'), with an absolute floor so that microsecond jitter
-//! on a fast network is never an outlier.
+//! on a fast network is never an outlier. A pair's round trip is the best probe of both its
+//! tests (the same links either way), and a round trip whose probes may have waited behind
+//! another test's queue ([`PairMeasure::rtt_behind_queue`]) is not judged.
 
 use serde::{Deserialize, Serialize};
 
