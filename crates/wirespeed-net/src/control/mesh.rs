@@ -65,9 +65,9 @@ impl PairTest {
                 self.mesh_version
             ));
         }
-        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS)
-            && !self.probes_only()
-        {
+        let timed =
+            self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS;
+        if !(timed || self.probes_only()) {
             return Some(format!(
                 "refused by the agent: a mesh test of {} s; ask for at least {} s (-t)",
                 self.tcp_seconds,
