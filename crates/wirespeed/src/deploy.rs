@@ -333,7 +333,8 @@ impl KubernetesArgs {
 /// The Job's `activeDeadlineSeconds`: twice the longest the mesh can take by its schedule,
 /// plus 5 minutes for the pod's start and busy hosts' set-up.
 pub(crate) fn job_deadline_seconds(longest_mesh_seconds: f64) -> u64 {
-    (2.0 * longest_mesh_seconds).ceil() as u64 + 300
+    // Whole seconds up, from the microsecond (a sum of 0.05 s steps is not exact in binary).
+    ((2.0 * longest_mesh_seconds * 1e6).round() / 1e6).ceil() as u64 + 300
 }
 
 /// A JSON value as YAML block style: maps and lists indented, every string quoted as JSON
