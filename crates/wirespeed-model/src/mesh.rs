@@ -13,7 +13,9 @@
 //! allows an agent in `K` tests at once (`--concurrency K`).
 //!
 //! **Duration.** Rounds run one after the other, each as long as its longest test, so the mesh
-//! lasts `slots x (tcp + latency + set-up)` ([`predicted_seconds`]).
+//! lasts `slots x (tcp + latency + set-up)` ([`predicted_seconds`]) when every test lasts its
+//! plan; [`critical_path`] takes each test's own length (its plan and the tail of its data
+//! that it measured still arriving after `-t`) along the [`Dispatch`]'s chains.
 //!
 //! **Outliers.** Three signatures, each judged with robust statistics (the median and the
 //! median absolute deviation, MAD, scaled by 1.4826 to estimate a standard deviation under a
@@ -31,7 +33,9 @@
 //!
 //! Latency has the same two-level test (a host whose median round trip is far above the
 //! fleet's; a pair far above its hosts'), with an absolute floor so that microsecond jitter
-//! on a fast network is never an outlier.
+//! on a fast network is never an outlier. A pair's round trip is the best probe of both its
+//! tests (the same links either way), and a round trip whose probes may have waited behind
+//! another test's queue ([`PairMeasure::rtt_behind_queue`]) is not judged.
 
 use serde::{Deserialize, Serialize};
 
@@ -123,6 +127,14 @@ pub fn predicted_seconds(slots: usize, timing: &TestTiming) -> f64 {
 /// agent's next test waits for its last (the critical path). With every agent in every round
 /// (N even) it is `slots x per_test`, [`predicted_seconds`]; a bye can only shorten it.
 pub fn critical_path_seconds(slots: &[Vec<Pair>], per_test: f64) -> f64 {
+    critical_path(slots, |_, _| per_test)
+}
+
+/// [`critical_path_seconds`] with each test's own length, `cost(slot, pair)`: the planned
+/// length plus what a test measured of its own beyond it (the tail of its data still
+/// arriving after `-t`, which the test waits for so that the next tests of its agents do not
+/// measure behind its queue).
+pub fn critical_path(slots: &[Vec<Pair>], cost: impl Fn(usize, Pair) -> f64) -> f64 {
     let agents = slots
         .iter()
         .flatten()
@@ -142,7 +154,7 @@ pub fn critical_path_seconds(slots: &[Vec<Pair>], per_test: f64) -> f64 {
                     current[a] = (Some(k), free[a]);
                 }
             }
-            let finish = free[s].max(free[d]) + per_test;
+            let finish = free[s].max(free[d]) + cost(k, (s, d));
             for a in [s, d] {
                 current[a].1 = current[a].1.max(finish);
             }
@@ -297,6 +309,19 @@ pub struct PairMeasure {
     pub rate_bits_per_second: Option<f64>,
     /// Median round trip of the latency probes, seconds; `None` if none came back.
     pub rtt_seconds: Option<f64>,
+    /// The probes may have waited behind another test's data: the last test of one of its
+    /// agents ended with its data still arriving (its tail reached the cap). Such a round
+    /// trip is not judged: its evidence is the schedule's queue, not the path's.
+    #[serde(default)]
+    pub rtt_behind_queue: bool,
+}
+
+impl PairMeasure {
+    /// The round trip the verdicts judge: none when the probes may have waited behind another
+    /// test's queue.
+    fn judged_rtt(&self) -> Option<f64> {
+        self.rtt_seconds.filter(|_| !self.rtt_behind_queue)
+    }
 }
 
 /// How far is "far".
@@ -396,13 +421,14 @@ pub enum Finding {
         /// The median of the hosts' medians.
         fleet_rtt_seconds: f64,
     },
-    /// A test whose round trip is far above its hosts' others.
+    /// A pair whose round trip (the best probe of its tests, both directions) is far above
+    /// its hosts' others.
     HighLatencyPair {
-        /// Source.
+        /// Source of its first test.
         source: usize,
-        /// Destination.
+        /// Destination of its first test.
         destination: usize,
-        /// Its median round trip, seconds.
+        /// Its best round trip, seconds.
         rtt_seconds: f64,
         /// The higher of the two hosts' medians without this pair.
         expected_rtt_seconds: f64,
@@ -480,7 +506,7 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
                     .filter(|m| m.destination == h)
                     .map(|m| m.rate_bits_per_second),
             )),
-            median_rtt_seconds: median(&finite(involving(h, None).map(|m| m.rtt_seconds))),
+            median_rtt_seconds: median(&finite(involving(h, None).map(PairMeasure::judged_rtt))),
         })
         .collect();
     let mut findings = Vec::new();
@@ -562,10 +588,29 @@ pub fn analyse(n: usize, tests: &[PairMeasure], t: &Thresholds) -> Analysis {
                 });
             }
         }
-        if let Some(rtt) = m.rtt_seconds.filter(|v| v.is_finite()) {
+        // A round trip crosses the same links whichever end sends the probes: the pair's is
+        // the best of both directions' tests, judged once per pair. A passing queue or a busy
+        // core delays the probes of one test, rarely those of both; a slow path delays all.
+        let same = |o: &PairMeasure| {
+            (o.source, o.destination) == (m.source, m.destination)
+                || (o.source, o.destination) == (m.destination, m.source)
+        };
+        let first = tests
+            .iter()
+            .position(same)
+            .is_some_and(|i| std::ptr::eq(&tests[i], m));
+        let best = finite(
+            tests
+                .iter()
+                .filter(|o| same(o))
+                .map(PairMeasure::judged_rtt),
+        )
+        .into_iter()
+        .reduce(f64::min);
+        if let Some(rtt) = best.filter(|_| first) {
             let mut expected_rtt = f64::NEG_INFINITY;
             for h in [m.source, m.destination] {
-                let others = finite(involving(h, skip).map(|o| o.rtt_seconds));
+                let others = finite(involving(h, skip).map(PairMeasure::judged_rtt));
                 if others.len() >= 2 {
                     expected_rtt = expected_rtt.max(median(&others));
                 }
@@ -726,6 +771,62 @@ mod tests {
     }
 
     #[test]
+    fn each_tests_tail_is_in_the_prediction_along_its_chain() {
+        // 16 agents, tests of 0.75 s, each waiting for its data's tail (0 to 120 ms, as a
+        // 10 Mbit/s link's queue drains): the dispatch ends when the critical path of the
+        // tests' own lengths says, not at the plan's 30 x 0.75 s that leaves the tails out.
+        let s = slots(&tournament(16), 1);
+        let d = Dispatch::new(&s);
+        let tail = |i: usize| 0.12 * ((i * 37) % 11) as f64 / 10.0;
+        let length = |i: usize| 0.75 + tail(i);
+        let times = simulate(&s, 1, length);
+        let end = times.iter().map(|t| t.1).fold(0.0, f64::max);
+        let index = |k: usize, p: Pair| (0..d.len()).find(|&i| d.test(i) == (k, p)).unwrap();
+        let predicted = critical_path(&s, |k, p| length(index(k, p)));
+        assert!((end - predicted).abs() < 1e-9, "{end} {predicted}");
+        let planned = critical_path_seconds(&s, 0.75);
+        assert!(end > planned + 0.5, "{end} {planned}");
+    }
+
+    #[test]
+    fn probes_behind_another_tests_queue_are_not_judged() {
+        // Identical links; one test's probes started while the last test of its source was
+        // still arriving there (its tail hit the cap): 2.4 ms against 0.36 ms. Judged, it is
+        // a "high round trip"; known to be behind the schedule's own queue, it is not, and it
+        // does not move the others' yardstick either.
+        let mut tests = fleet(16, |_, _| 9.4e6);
+        tests.iter_mut().for_each(|m| m.rtt_seconds = Some(3.6e-4));
+        let bad = tests
+            .iter()
+            .position(|m| (m.source, m.destination) == (3, 9))
+            .unwrap();
+        tests[bad].rtt_seconds = Some(2.4e-3);
+        // Both directions' probes waited (one path's queue): the pair's best is high.
+        let back = tests
+            .iter()
+            .position(|m| (m.source, m.destination) == (9, 3))
+            .unwrap();
+        tests[back].rtt_seconds = Some(2.2e-3);
+        let flagged = analyse(16, &tests, &Thresholds::default()).findings;
+        assert!(
+            matches!(
+                flagged.as_slice(),
+                [Finding::HighLatencyPair {
+                    source: 3,
+                    destination: 9,
+                    ..
+                }]
+            ),
+            "{flagged:?}"
+        );
+        tests[bad].rtt_behind_queue = true;
+        tests[back].rtt_behind_queue = true;
+        let a = analyse(16, &tests, &Thresholds::default());
+        assert!(a.findings.is_empty(), "{:?}", a.findings);
+        assert!((a.hosts[3].median_rtt_seconds - 3.6e-4).abs() < 1e-12);
+    }
+
+    #[test]
     fn a_slow_test_delays_only_the_tests_of_its_agents() {
         // 16 agents, one test in each slot twice as long (a different pair each slot): slot by
         // slot that is 30 x 2 = 60; tests started as their agents come free end sooner, and
@@ -779,6 +880,7 @@ mod tests {
                     destination: d,
                     rate_bits_per_second: Some(rate * wobble),
                     rtt_seconds: Some(1e-4 * wobble),
+                    rtt_behind_queue: false,
                 });
             }
             let a = analyse(n, &tests, &Thresholds::default());
@@ -795,6 +897,7 @@ mod tests {
                 destination: d,
                 rate_bits_per_second: Some(rate(s, d)),
                 rtt_seconds: Some(3e-4),
+                rtt_behind_queue: false,
             })
             .collect()
     }
@@ -847,26 +950,25 @@ mod tests {
     fn a_high_latency_pair_needs_both_the_ratio_and_the_floor() {
         let mut tests = fleet(4, |_, _| 9e6);
         tests.iter_mut().for_each(|m| {
-            if (m.source, m.destination) == (0, 1) {
+            if (m.source.min(m.destination), m.source.max(m.destination)) == (0, 1) {
                 m.rtt_seconds = Some(5e-3);
             }
         });
         let a = analyse(4, &tests, &Thresholds::default());
         assert!(
-            a.findings.iter().any(|f| matches!(
-                f,
-                Finding::HighLatencyPair {
-                    source: 0,
-                    destination: 1,
-                    ..
+            a.findings.iter().any(|f| {
+                matches!(f, Finding::HighLatencyPair { .. }) && {
+                    let mut h = f.hosts();
+                    h.sort_unstable();
+                    h == [0, 1]
                 }
-            )),
+            }),
             "{:?}",
             a.findings
         );
         // Ten times 30 us is still under a millisecond: not an outlier.
         tests.iter_mut().for_each(|m| {
-            if (m.source, m.destination) == (0, 1) {
+            if (m.source.min(m.destination), m.source.max(m.destination)) == (0, 1) {
                 m.rtt_seconds = Some(9e-4);
             }
         });
@@ -874,6 +976,34 @@ mod tests {
             analyse(4, &tests, &Thresholds::default())
                 .findings
                 .is_empty()
+        );
+    }
+
+    #[test]
+    fn a_pairs_round_trip_is_the_best_of_both_directions() {
+        // Identical links under a busy host: one test's five probes all waited for a core
+        // (2.85 ms best against 0.42 ms, a 16-host lab at load 11); the same path's other
+        // direction, probed a slot later, was 0.43 ms. Not a slow path: nothing flagged.
+        let mut tests = fleet(16, |_, _| 9.4e6);
+        tests.iter_mut().for_each(|m| m.rtt_seconds = Some(4.2e-4));
+        let one = tests
+            .iter()
+            .position(|m| (m.source, m.destination) == (7, 6))
+            .unwrap();
+        tests[one].rtt_seconds = Some(2.85e-3);
+        let a = analyse(16, &tests, &Thresholds::default());
+        assert!(a.findings.is_empty(), "{:?}", a.findings);
+        // A path that is slow is slow both ways: flagged once, with the better of the two.
+        let back = tests
+            .iter()
+            .position(|m| (m.source, m.destination) == (6, 7))
+            .unwrap();
+        tests[back].rtt_seconds = Some(2.5e-3);
+        let f = analyse(16, &tests, &Thresholds::default()).findings;
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert!(
+            matches!(f[0], Finding::HighLatencyPair { rtt_seconds, .. } if rtt_seconds == 2.5e-3),
+            "{f:?}"
         );
     }
 

@@ -212,6 +212,7 @@ impl Running {
                         udp: None,
                         zerocopy: None,
                         longest_call_seconds: None,
+                        drain: None,
                         error: Some("the stream thread panicked".into()),
                     }),
                 }
@@ -274,6 +275,9 @@ fn run_stream(
     let mut tcp_info = None;
     let mut last_arrival = None;
     let mut zerocopy = None;
+    // A `no_drain` TCP receiver: when its counted time ended, and the tail it read after.
+    let mut counted_end = None;
+    let mut drain = None;
     let (result, socket_report) = match socket {
         DataSocket::Tcp(mut s) => {
             let r = match role {
@@ -298,12 +302,17 @@ fn run_stream(
                     r
                 }
                 Role::Receiver => {
-                    let until = spec
-                        .amount
-                        .duration()
-                        .filter(|_| spec.no_drain)
-                        .map(|d| sh.start + d + crate::spec::NO_DRAIN_GRACE);
-                    crate::tcp::receive(&mut s, len, expect, held_clamp(spec), until, c)
+                    let until = spec.amount.duration().filter(|_| spec.no_drain).map(|d| {
+                        crate::tcp::Until {
+                            at: sh.start + d + crate::spec::NO_DRAIN_GRACE,
+                            quiet: crate::spec::NO_DRAIN_QUIET,
+                            cap: crate::spec::NO_DRAIN_CAP,
+                        }
+                    });
+                    crate::tcp::receive(&mut s, len, expect, held_clamp(spec), until, c).map(|r| {
+                        counted_end = Some(r.counted_end);
+                        drain = r.drain;
+                    })
                 }
             };
             let addr = |a: std::io::Result<std::net::SocketAddr>| {
@@ -350,7 +359,7 @@ fn run_stream(
     // A UDP receiver's time ends with its last datagram, not with the drain after it; in a
     // timed test not before the test's end either, so that a slow pacer's few datagrams (one
     // every second at a low -b) count over the whole test, not over the span they arrived in.
-    let now = Instant::now();
+    let now = counted_end.unwrap_or_else(Instant::now);
     let end = match (last_arrival, spec.amount.duration()) {
         (Some(last), Some(d)) => last.max((sh.start + d).min(now)),
         (Some(last), None) => last,
@@ -382,6 +391,7 @@ fn run_stream(
             0 => None,
             ns => Some(ns as f64 * 1e-9),
         },
+        drain,
         error: result.err().map(|e| e.to_string()),
     };
     c.done.store(true, Ordering::Release);

@@ -243,6 +243,14 @@ fn run_as_source(
             Err(e) => result.errors.push(format!("latency probes: {e}")),
         }
     }
+    if test.probes_only() {
+        if let Some(c) = closing {
+            let _ = c.join();
+        }
+        result.ended_unix_seconds = unix_now();
+        ctl.send(&Message::Mesh(MeshMessage::Result { result }))?;
+        return Ok(None);
+    }
     let client = ClientConfig {
         agent: test.destination,
         // The route to the destination picks the source address, not the controller's path.
@@ -269,6 +277,10 @@ fn run_as_source(
                 result.tcp_seconds = Some(r.seconds);
             }
             result.retransmits = end.sum_sent.retransmits;
+            result.tcp_drain = outcome
+                .agent
+                .as_ref()
+                .and_then(|a| a.streams.iter().find_map(|s| s.drain));
             result.tcp_rtt_seconds = outcome
                 .client
                 .streams

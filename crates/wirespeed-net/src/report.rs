@@ -149,6 +149,39 @@ pub struct ZeroCopyReport {
     pub copied: u64,
 }
 
+/// What ended a [`TestSpec::no_drain`](crate::spec::TestSpec::no_drain) receiver's tail.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DrainEnd {
+    /// The sender's reset arrived: it follows the sender's data through the same queues, so
+    /// nothing of the test is on the path any more.
+    Reset,
+    /// The sender closed (a FIN, which follows its data the same way).
+    Closed,
+    /// No data for [`NO_DRAIN_QUIET`](crate::spec::NO_DRAIN_QUIET) (a reset lost to a full
+    /// queue, or a sender that never reset).
+    Quiet,
+    /// [`NO_DRAIN_CAP`](crate::spec::NO_DRAIN_CAP) passed with data still arriving: the path
+    /// may still carry the test's tail.
+    Cap,
+    /// The socket failed otherwise.
+    Error,
+}
+
+/// A `no_drain` receiver's tail: after its counted time (`-t` and the grace) it reads on,
+/// uncounted, until the test's data stopped arriving, so that the test is over only when its
+/// data no longer holds the path's queues (a mesh's next test on this host would otherwise
+/// send its latency probes behind them).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct DrainReport {
+    /// From the end of the counted time to the end of the tail.
+    pub seconds: f64,
+    /// Payload bytes read in the tail (not in the stream's `bytes`).
+    pub bytes: u64,
+    /// What ended it.
+    pub ended_by: DrainEnd,
+}
+
 /// One stream at one end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct StreamReport {
@@ -179,6 +212,9 @@ pub struct StreamReport {
     /// shows it here (seed 004's sweep uses it to explain collapsed cells).
     #[serde(default)]
     pub longest_call_seconds: Option<f64>,
+    /// A `no_drain` TCP receiver: the tail it read after its counted time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub drain: Option<DrainReport>,
     /// What ended the stream early, if anything did.
     pub error: Option<String>,
 }

@@ -150,6 +150,15 @@ pub struct TestSpec {
 /// just before its deadline is then on the wire or in flight, not yet counted.
 pub const NO_DRAIN_GRACE: std::time::Duration = std::time::Duration::from_millis(50);
 
+/// After its grace a [`TestSpec::no_drain`] receiver reads on, uncounted, until the sender's
+/// reset (or FIN) arrives behind the last of its data, or until no data came for this long
+/// (the reset lost to a full drop-tail queue): at 1 Mbit/s a full frame arrives every 12 ms.
+pub const NO_DRAIN_QUIET: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// The longest a [`TestSpec::no_drain`] receiver reads that tail: a path's queue of more than
+/// this many seconds is still draining when the test ends (the report says so).
+pub const NO_DRAIN_CAP: std::time::Duration = std::time::Duration::from_secs(2);
+
 impl Default for TestSpec {
     fn default() -> Self {
         TestSpec {

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use crate::buffer::AlignedBuf;
 use crate::counters::Counters;
-use crate::report::ZeroCopyReport;
+use crate::report::{DrainEnd, DrainReport, ZeroCopyReport};
 use crate::spec::Amount;
 use crate::sys::{cmsg, socket_options};
 use socket2::SockRef;
@@ -121,23 +121,46 @@ pub(crate) fn send(
     s.shutdown(Shutdown::Write)
 }
 
+/// A `no_drain` receiver's end: it counts until `at` (`-t` and the grace), then reads the
+/// tail, uncounted, until the data stops arriving ([`DrainReport`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Until {
+    /// The end of the counted time.
+    pub(crate) at: Instant,
+    /// The tail ends after this long without data ...
+    pub(crate) quiet: Duration,
+    /// ... and at the latest this long after `at`.
+    pub(crate) cap: Duration,
+}
+
+/// How a [`receive`] ended: the end of its counted time, and a `no_drain` receiver's tail.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Received {
+    /// When the counted part ended (the stream's time ends here, not after the tail).
+    pub(crate) counted_end: Instant,
+    pub(crate) drain: Option<DrainReport>,
+}
+
 /// Reads `-l`-byte buffers until the sender closes, or until `until` (a `no_drain` test),
-/// whichever comes first. With `expect`, fewer bytes is an error.
+/// whichever comes first; a `no_drain` receiver then reads the tail ([`drain`]). With
+/// `expect`, fewer bytes is an error.
 pub(crate) fn receive(
     s: &mut TcpStream,
     len: usize,
     expect: Option<u64>,
     window_clamp: Option<u64>,
-    until: Option<Instant>,
+    until: Option<Until>,
     c: &Counters,
-) -> io::Result<()> {
+) -> io::Result<Received> {
     // Page-aligned: the kernel's copy into it is the receiver's main cost (see buffer.rs).
     let mut buf = AlignedBuf::zeroed(len);
     let (mut bytes, mut calls) = (0u64, 0u64);
     let idle = s.read_timeout().ok().flatten();
+    // Whether the sender's end (reset or FIN) has arrived: then there is no tail to read.
+    let mut ended = None;
     loop {
         if let Some(until) = until {
-            let left = until.saturating_duration_since(Instant::now());
+            let left = until.at.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
@@ -146,7 +169,10 @@ pub(crate) fn receive(
             let _ = s.set_read_timeout(Some(wait.max(Duration::from_millis(1))));
         }
         match s.read(&mut buf) {
-            Ok(0) => break,
+            Ok(0) => {
+                ended = Some(DrainEnd::Closed);
+                break;
+            }
             Ok(n) => {
                 bytes += n as u64;
                 calls += 1;
@@ -163,13 +189,17 @@ pub(crate) fn receive(
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e)
-                if crate::control::is_timeout(&e) && until.is_some_and(|u| Instant::now() >= u) =>
+                if crate::control::is_timeout(&e)
+                    && until.is_some_and(|u| Instant::now() >= u.at) =>
             {
                 break;
             }
             // A timed sender that ends without draining (`no_drain`) resets the connection at
             // its time; the data before the reset has been read.
-            Err(e) if until.is_some() && e.kind() == io::ErrorKind::ConnectionReset => break,
+            Err(e) if until.is_some() && e.kind() == io::ErrorKind::ConnectionReset => {
+                ended = Some(DrainEnd::Reset);
+                break;
+            }
             Err(e) if crate::control::is_timeout(&e) => {
                 return Err(io::Error::new(
                     io::ErrorKind::TimedOut,
@@ -179,11 +209,65 @@ pub(crate) fn receive(
             Err(e) => return Err(e),
         }
     }
+    let counted_end = Instant::now();
+    let drain = until.map(|u| match ended {
+        Some(end) => DrainReport {
+            seconds: 0.0,
+            bytes: 0,
+            ended_by: end,
+        },
+        None => drain(s, &mut buf, u.quiet, u.cap),
+    });
     match expect {
         Some(n) if bytes != n => Err(io::Error::other(format!(
             "received {bytes} of {n} bytes before the sender closed"
         ))),
-        _ => Ok(()),
+        _ => Ok(Received { counted_end, drain }),
+    }
+}
+
+/// The tail of a `no_drain` test: what the sender wrote before its time and the path's queues
+/// still held when the receiver's counted time ended. The sender's reset (or FIN) travels
+/// behind that data in the same queues, so its arrival is the moment the test's data has left
+/// the path; a reset lost to a full queue shows as `quiet` without data, and `cap` bounds a
+/// sender that never stops. Read and thrown away: the rate is what arrived in the counted time.
+pub(crate) fn drain(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    quiet: Duration,
+    cap: Duration,
+) -> DrainReport {
+    let start = Instant::now();
+    let deadline = start + cap;
+    let mut bytes = 0u64;
+    let ended_by = loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            break DrainEnd::Cap;
+        }
+        if s.set_read_timeout(Some(quiet.min(left).max(Duration::from_millis(1))))
+            .is_err()
+        {
+            break DrainEnd::Error;
+        }
+        match s.read(buf) {
+            Ok(0) => break DrainEnd::Closed,
+            Ok(n) => bytes += n as u64,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if e.kind() == io::ErrorKind::ConnectionReset => break DrainEnd::Reset,
+            Err(e) if crate::control::is_timeout(&e) => {
+                if Instant::now() >= deadline {
+                    break DrainEnd::Cap;
+                }
+                break DrainEnd::Quiet;
+            }
+            Err(_) => break DrainEnd::Error,
+        }
+    };
+    DrainReport {
+        seconds: start.elapsed().as_secs_f64(),
+        bytes,
+        ended_by,
     }
 }
 
@@ -328,4 +412,80 @@ pub(crate) fn send_file(
     }
     budget.check(bytes)?;
     s.shutdown(Shutdown::Write)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::TcpListener;
+
+    /// A receiver and its sender over loopback.
+    fn pair() -> (TcpStream, TcpStream) {
+        let l = TcpListener::bind("127.0.0.1:0").unwrap();
+        let tx = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (rx, _) = l.accept().unwrap();
+        rx.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+        (rx, tx)
+    }
+
+    #[test]
+    fn a_no_drain_receiver_reads_the_tail_until_the_senders_reset() {
+        // The sender writes before and after the receiver's counted time, then resets: the
+        // test is over only when the reset came, behind the last of the data.
+        let (mut rx, mut tx) = pair();
+        let at = Instant::now() + Duration::from_millis(100);
+        let sender = std::thread::spawn(move || {
+            tx.write_all(&[1u8; 1000]).unwrap();
+            // Causal, not timed: wait until the receiver's counted time has surely passed.
+            std::thread::sleep(
+                at.saturating_duration_since(Instant::now()) + Duration::from_millis(50),
+            );
+            tx.write_all(&[2u8; 4000]).unwrap();
+            socket2::SockRef::from(&tx)
+                .set_linger(Some(Duration::ZERO))
+                .unwrap();
+            drop(tx);
+        });
+        let c = Counters::new(None, None);
+        let until = Until {
+            at,
+            // Long enough that only the reset can end the tail on a busy machine.
+            quiet: Duration::from_secs(10),
+            cap: Duration::from_secs(20),
+        };
+        let r = receive(&mut rx, 64 << 10, None, None, Some(until), &c).unwrap();
+        sender.join().unwrap();
+        let drain = r.drain.expect("a no_drain receiver reports its tail");
+        assert_eq!(drain.ended_by, DrainEnd::Reset, "{drain:?}");
+        // The counted part is what came before its end, the tail the rest (Linux still hands
+        // out the data queued before a reset).
+        assert_eq!(
+            c.bytes.load(Ordering::Relaxed) + drain.bytes,
+            5000,
+            "{drain:?}"
+        );
+        assert!(r.counted_end >= at);
+    }
+
+    #[test]
+    fn a_tail_without_a_reset_ends_when_the_data_stops() {
+        // A sender that neither resets nor closes (its reset lost): the tail ends after the
+        // quiet time, not at the idle timeout.
+        let (mut rx, mut tx) = pair();
+        let at = Instant::now() + Duration::from_millis(20);
+        tx.write_all(&[1u8; 1000]).unwrap();
+        let c = Counters::new(None, None);
+        let until = Until {
+            at,
+            quiet: Duration::from_millis(30),
+            cap: Duration::from_secs(20),
+        };
+        let r = receive(&mut rx, 64 << 10, None, None, Some(until), &c).unwrap();
+        assert_eq!(r.drain.map(|d| d.ended_by), Some(DrainEnd::Quiet));
+        // A plain receiver has no tail.
+        tx.write_all(&[1u8; 10]).unwrap();
+        drop(tx);
+        let r = receive(&mut rx, 64 << 10, None, None, None, &c).unwrap();
+        assert!(r.drain.is_none());
+    }
 }

@@ -15,7 +15,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Value, json};
 use wirespeed_model::ByteSize;
-use wirespeed_model::mesh::{TestTiming, predicted_seconds, slots, tournament};
+use wirespeed_model::mesh::{slots, tournament};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent_config::Cidr;
 use wirespeed_net::control::DEFAULT_PORT;
@@ -84,7 +84,7 @@ pub(crate) struct KubernetesArgs {
     probes: u32,
 
     /// How many nodes to expect: sizes the Job's deadline (twice the schedule's prediction
-    /// plus 5 minutes).
+    /// with every test's tail at its cap, plus 5 minutes).
     #[arg(long, default_value_t = 16, value_name = "N")]
     nodes: usize,
 
@@ -100,8 +100,11 @@ fn parse_cidr(text: &str) -> Result<Cidr, String> {
 #[derive(Debug, Serialize)]
 pub(crate) struct Manifests {
     pub(crate) manifests: Vec<Value>,
-    /// How long the Job's mesh should take over `nodes` agents, seconds.
+    /// How long the Job's mesh should take over `nodes` agents, seconds, as the mesh plans it.
     pub(crate) predicted_mesh_seconds: f64,
+    /// The longest it can take by its schedule: every test's tail (its data still arriving
+    /// after `-t`) at the destination's cap. The Job's deadline is twice this and 5 minutes.
+    pub(crate) longest_mesh_seconds: f64,
 }
 
 /// Kubernetes names: lowercase letters, digits and `-`, 1 to 63, starting and ending with a
@@ -262,13 +265,8 @@ impl KubernetesArgs {
                 "ports": [{"name": "agent", "port": self.port, "targetPort": self.port, "protocol": "TCP"}]
             }
         });
-        let timing = TestTiming {
-            tcp_seconds: self.time.as_secs_f64(),
-            latency_seconds: f64::from(self.probes) * 0.01,
-            overhead_seconds: crate::mesh::OVERHEAD_SECONDS,
-        };
-        let predicted = predicted_seconds(slots(&tournament(self.nodes), 1).len(), &timing);
-        let deadline = (2.0 * predicted).ceil() as u64 + 300;
+        let (predicted, longest) = self.predicted();
+        let deadline = job_deadline_seconds(longest);
         let job_labels =
             json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "mesh"});
         let job = json!({
@@ -293,6 +291,7 @@ impl KubernetesArgs {
                                 "--auth-key-file", key_file,
                                 "-t", format!("{}s", self.time.as_secs_f64()),
                                 "--probes", self.probes.to_string(),
+                                "--probe-gap", crate::mesh::DEFAULT_PROBE_GAP,
                                 "--json"
                             ],
                             "resources": {
@@ -310,8 +309,32 @@ impl KubernetesArgs {
         Manifests {
             manifests: vec![svc, daemonset, job],
             predicted_mesh_seconds: predicted,
+            longest_mesh_seconds: longest,
         }
     }
+
+    /// The Job's mesh over `--nodes` agents, by the mesh's own prediction
+    /// ([`crate::mesh::predict`]): as planned (no test's data arriving after its grace), and
+    /// at its longest (every test's tail at the destination's cap).
+    fn predicted(&self) -> (f64, f64) {
+        let gap = parse_duration(crate::mesh::DEFAULT_PROBE_GAP)
+            .expect("the default probe gap parses")
+            .as_secs_f64();
+        let timing = crate::mesh::test_timing(self.time.as_secs_f64(), self.probes, gap);
+        let slots = slots(&tournament(self.nodes), 1);
+        let cap = wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64();
+        (
+            crate::mesh::predict(&slots, &timing, |_| 0.0),
+            crate::mesh::predict(&slots, &timing, |_| cap),
+        )
+    }
+}
+
+/// The Job's `activeDeadlineSeconds`: twice the longest the mesh can take by its schedule,
+/// plus 5 minutes for the pod's start and busy hosts' set-up.
+pub(crate) fn job_deadline_seconds(longest_mesh_seconds: f64) -> u64 {
+    // Whole seconds up, from the microsecond (a sum of 0.05 s steps is not exact in binary).
+    ((2.0 * longest_mesh_seconds * 1e6).round() / 1e6).ceil() as u64 + 300
 }
 
 /// A JSON value as YAML block style: maps and lists indented, every string quoted as JSON
@@ -417,6 +440,49 @@ mod tests {
             s,
             "a:\n  b:\n  - 1\n  - \"x: y\"\n  c:\n  - d: true\n    e: \"on\"\nf: []\n"
         );
+    }
+
+    #[test]
+    fn the_jobs_deadline_is_the_meshs_own_prediction_at_its_longest() {
+        // 16 nodes, -t 5, 20 probes 10 ms apart: each test 5 + 0.2 + 0.15 + 0.05 (the
+        // receiver's grace) s by plan, 2 s more with its tail at the cap; 30 slots.
+        let args = KubernetesArgs {
+            allow_destination: vec!["10.0.0.0/8".parse().unwrap()],
+            namespace: "wirespeed".into(),
+            image: "wirespeed:latest".into(),
+            secret: "wirespeed-key".into(),
+            port: 5210,
+            metrics_port: 9210,
+            max_memory: ByteSize::from_bytes(1 << 30),
+            time: Duration::from_secs(5),
+            probes: 20,
+            nodes: 16,
+            output: OutputArgs {
+                json: false,
+                rate_format: wirespeed_model::RateFormat::Adaptive,
+                metrics_file: None,
+            },
+        };
+        let m = args.manifests();
+        assert!(
+            (m.predicted_mesh_seconds - 30.0 * 5.4).abs() < 1e-6,
+            "{}",
+            m.predicted_mesh_seconds
+        );
+        assert!(
+            (m.longest_mesh_seconds - 30.0 * 7.4).abs() < 1e-6,
+            "{}",
+            m.longest_mesh_seconds
+        );
+        let job = &m.manifests[2];
+        assert_eq!(job["kind"], "Job");
+        assert_eq!(job["spec"]["activeDeadlineSeconds"], 2 * 222 + 300);
+        // The mesh the Job runs takes its probes' gap from the same constant.
+        let job_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = job_args.iter().position(|a| a == "--probe-gap").unwrap();
+        assert_eq!(job_args[at + 1], crate::mesh::DEFAULT_PROBE_GAP);
     }
 
     #[test]

@@ -37,6 +37,9 @@ pub(crate) const RUNS_SCHEMA: &str = "wirespeed.mesh-runs.v1";
 /// consent, the results exchange), as measured on loopback and a lab (docs/mesh.md).
 pub(crate) const OVERHEAD_SECONDS: f64 = 0.15;
 
+/// The probes' gap when `--probe-gap` is not given (the Job of `deploy kubernetes` too).
+pub(crate) const DEFAULT_PROBE_GAP: &str = "10ms";
+
 /// The most agents one mesh takes (a mesh of N has N(N-1) tests: 1000 agents is a million).
 pub(crate) const MAX_AGENTS: usize = 1000;
 /// The most tests one agent may be in at once (`--concurrency`).
@@ -74,7 +77,7 @@ pub(crate) struct MeshArgs {
     probes: u32,
 
     /// Gap between latency probes.
-    #[arg(long, default_value = "10ms", value_parser = parse_duration, value_name = "DURATION")]
+    #[arg(long, default_value = DEFAULT_PROBE_GAP, value_parser = parse_duration, value_name = "DURATION")]
     probe_gap: Duration,
 
     /// IP TOS byte (IPv6: traffic class) of every TCP test's data packets, at both ends
@@ -162,14 +165,33 @@ impl RunsPlan for MeshPlan {
     }
 }
 
+/// What each test of a mesh costs by plan: `-t`, the probes, and beyond them the set-up and
+/// results ([`OVERHEAD_SECONDS`]) and the grace the receiver counts after `-t`.
+pub(crate) fn test_timing(tcp_seconds: f64, probes: u32, probe_gap_seconds: f64) -> TestTiming {
+    TestTiming {
+        tcp_seconds,
+        latency_seconds: f64::from(probes) * probe_gap_seconds,
+        overhead_seconds: OVERHEAD_SECONDS + wirespeed_net::spec::NO_DRAIN_GRACE.as_secs_f64(),
+    }
+}
+
+/// The one prediction of how long the tests of `slots` take (the mesh's, and the deadline of
+/// `deploy kubernetes`'s Job): the critical path of the dispatch ([`model::critical_path`])
+/// when each test lasts its plan and `tail(pair)`, the time its data still arrived after
+/// `-t` and the grace (the destination waits for it: the measured figure after a run, 0
+/// before it, [`wirespeed_net::spec::NO_DRAIN_CAP`] for a bound).
+pub(crate) fn predict(
+    slots: &[Vec<model::Pair>],
+    timing: &TestTiming,
+    tail: impl Fn(model::Pair) -> f64,
+) -> f64 {
+    let per_test = timing.per_test_seconds();
+    model::critical_path(slots, |_, pair| per_test + tail(pair))
+}
+
 impl MeshPlan {
     fn timing(&self) -> TestTiming {
-        TestTiming {
-            tcp_seconds: self.tcp_seconds,
-            latency_seconds: f64::from(self.probes) * self.probe_gap_seconds,
-            // The receiver reads a grace beyond -t (what was sent just before it).
-            overhead_seconds: OVERHEAD_SECONDS + wirespeed_net::spec::NO_DRAIN_GRACE.as_secs_f64(),
-        }
+        test_timing(self.tcp_seconds, self.probes, self.probe_gap_seconds)
     }
 
     fn slots(&self) -> Vec<Vec<model::Pair>> {
@@ -219,6 +241,11 @@ impl PairRecord {
             .and_then(|l| l.min_seconds)
     }
 
+    /// The destination's tail: how long the test's data still arrived after its counted time.
+    fn tail(&self) -> Option<wirespeed_net::report::DrainReport> {
+        self.result.as_ref().and_then(|r| r.tcp_drain)
+    }
+
     /// The test's errors: the controller's, or the parts the source reported.
     fn problems(&self) -> Vec<String> {
         let mut p: Vec<String> = self.error.iter().cloned().collect();
@@ -226,6 +253,40 @@ impl PairRecord {
             p.extend(r.errors.iter().cloned());
         }
         p
+    }
+}
+
+/// The most round trips the controller looks at a second time after the mesh.
+pub(crate) const MAX_RECHECKS: usize = 32;
+
+/// A second look at a figure the mesh would flag, after every test has ended, so that no
+/// other test's traffic or load is beside it: a round trip's probes alone (no TCP test), or a
+/// low rate's TCP test alone (no probes).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct Recheck {
+    pub(crate) source: usize,
+    pub(crate) destination: usize,
+    /// When the controller asked and when the answer came, seconds from this run's start.
+    pub(crate) start_seconds: f64,
+    pub(crate) end_seconds: f64,
+    /// A rate's second look: the TCP test's rate at the destination.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) rate_bits_per_second: Option<f64>,
+    /// A round trip's second look: the probes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) latency: Option<wirespeed_net::control::mesh::PairLatency>,
+    pub(crate) error: Option<String>,
+    /// Whether it looked at the rate (else the round trip).
+    pub(crate) rate: bool,
+}
+
+impl Recheck {
+    fn is_of(&self, a: usize, b: usize) -> bool {
+        (self.source, self.destination) == (a, b) || (self.source, self.destination) == (b, a)
+    }
+
+    fn best(&self) -> Option<f64> {
+        self.latency.as_ref().and_then(|l| l.min_seconds)
     }
 }
 
@@ -250,9 +311,18 @@ pub(crate) struct MeshResult {
     pub(crate) tests_planned: usize,
     #[serde(default)]
     pub(crate) tests_failed: usize,
-    /// Slots (rounds) this run scheduled, and how long the schedule said they would take.
+    /// Slots (rounds) this run scheduled, and how long the schedule says they take: each
+    /// test its plan and its tail as measured (the time its data still arrived after `-t` and
+    /// the grace, which the test waited for).
     pub(crate) slots: usize,
     pub(crate) predicted_seconds: f64,
+    /// The same before the run: each test its plan alone.
+    #[serde(default)]
+    pub(crate) planned_seconds: f64,
+    /// Tests whose round trip is not judged: their probes started right after a test of one
+    /// of their agents whose data was still arriving at its cap (`rtt_behind_queue`).
+    #[serde(default)]
+    pub(crate) rtt_not_judged: usize,
     /// How long this run took.
     pub(crate) elapsed_seconds: f64,
     /// `rate_matrix_bits_per_second[source][destination]`.
@@ -263,6 +333,9 @@ pub(crate) struct MeshResult {
     pub(crate) analysis: Analysis,
     /// Every test, in the order they finished.
     pub(crate) tests: Vec<PairRecord>,
+    /// The second looks at the rates and round trips that the tests alone would have flagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) rechecks: Vec<Recheck>,
     pub(crate) results_file: Option<String>,
     #[serde(skip, default = "default_format")]
     pub(crate) rate_format: RateFormat,
@@ -517,7 +590,9 @@ impl MeshPlan {
 /// One mesh run: the tests it finished (those resumed included), how it went.
 struct Executed {
     done: Vec<PairRecord>,
+    rechecks: Vec<Recheck>,
     slots: usize,
+    planned: f64,
     predicted: f64,
     elapsed: f64,
     interrupted: bool,
@@ -536,8 +611,9 @@ impl Executed {
             plan,
             &self.done,
             self.slots,
-            self.predicted,
+            (self.planned, self.predicted),
             self.elapsed,
+            &self.rechecks,
             results_file,
             rate_format,
             csv,
@@ -571,7 +647,7 @@ fn execute(
         })
         .filter(|slot| !slot.is_empty())
         .collect();
-    let predicted = model::critical_path_seconds(&todo, per_test);
+    let planned = predict(&todo, &timing, |_| 0.0);
     let mut dispatch = model::Dispatch::new(&todo);
     let bar = crate::progress::Progress::start(
         "mesh",
@@ -679,14 +755,127 @@ fn execute(
         }
     }
     bar.finish();
+    // The prediction with what each test measured of its own: its data's tail.
+    let mut predicted = predict(&todo, &timing, |(s, d)| {
+        done.iter()
+            .find(|r| r.source == s && r.destination == d)
+            .and_then(PairRecord::tail)
+            .map_or(0.0, |t| t.seconds)
+    });
+    let rechecks = if interrupted {
+        Vec::new()
+    } else {
+        recheck_round_trips(plan, &done, key, idle, start)
+    };
+    // The second looks run one after the other, each a test's set-up and its TCP test or its
+    // probes (with the TCP test's grace and tail as measured).
+    predicted += rechecks
+        .iter()
+        .map(|c| {
+            OVERHEAD_SECONDS
+                + if c.rate {
+                    timing.tcp_seconds + wirespeed_net::spec::NO_DRAIN_GRACE.as_secs_f64()
+                } else {
+                    timing.latency_seconds
+                }
+        })
+        .sum::<f64>();
     Ok(Executed {
         done,
+        rechecks,
         slots: todo.len(),
+        planned,
         predicted,
         elapsed: start.elapsed().as_secs_f64(),
         interrupted,
         failed_first,
     })
+}
+
+/// The pairs whose round trip the tests alone would flag, probed again one at a time after
+/// every test has ended: a busy core or a passing queue delays the probes of one test, a slow
+/// path delays them all, so a finding stands only if the second look agrees. At most
+/// [`MAX_RECHECKS`], each bounded like a test (`idle` and the probes' time).
+fn recheck_round_trips(
+    plan: &MeshPlan,
+    done: &[PairRecord],
+    key: Option<&AuthKey>,
+    idle: Duration,
+    start: Instant,
+) -> Vec<Recheck> {
+    let first = build_result(
+        plan,
+        done,
+        0,
+        (f64::NAN, f64::NAN),
+        f64::NAN,
+        &[],
+        None,
+        RateFormat::Adaptive,
+        false,
+    );
+    // (source, destination, a rate's look): a low test, the slower direction of an
+    // asymmetric pair, a high round trip; each once.
+    let mut looks: Vec<(usize, usize, bool)> = Vec::new();
+    for f in &first.analysis.findings {
+        let look = match *f {
+            Finding::BadPair {
+                source,
+                destination,
+                ..
+            } => (source, destination, true),
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                ..
+            } => (fast_destination, fast_source, true),
+            Finding::HighLatencyPair {
+                source,
+                destination,
+                ..
+            } if plan.probes > 0 => (source, destination, false),
+            _ => continue,
+        };
+        if !looks.contains(&look) {
+            looks.push(look);
+        }
+    }
+    looks.truncate(MAX_RECHECKS);
+    let mut out = Vec::new();
+    for (s, d, rate) in looks {
+        if crate::interrupt::requested() {
+            break;
+        }
+        let test = PairTest {
+            mesh_version: MESH_VERSION,
+            destination: plan.agents[d].address,
+            // The TCP test alone, or the probes alone (-t 0).
+            tcp_seconds: if rate { plan.tcp_seconds } else { 0.0 },
+            probes: if rate { 0 } else { plan.probes },
+            probe_gap_seconds: plan.probe_gap_seconds,
+            tos: plan.tos,
+        };
+        let t0 = start.elapsed().as_secs_f64();
+        let got = wirespeed_net::mesh::run_pair(plan.agents[s].address, key, &test, idle);
+        let (got, error) = match got {
+            Ok(r) => {
+                let e = (!r.errors.is_empty()).then(|| r.errors.join("; "));
+                (Some(r), e)
+            }
+            Err(e) => (None, Some(e.to_string())),
+        };
+        out.push(Recheck {
+            source: s,
+            destination: d,
+            start_seconds: t0,
+            end_seconds: start.elapsed().as_secs_f64(),
+            rate_bits_per_second: got.as_ref().and_then(|r| r.tcp_bits_per_second),
+            latency: got.and_then(|r| r.latency),
+            error,
+            rate,
+        });
+    }
+    out
 }
 
 impl MeshResult {
@@ -889,14 +1078,58 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
     )
 }
 
+/// For each test of `done`: whether its probes may have waited behind another test's data.
+/// The last test before it of its source or its destination (by the controller's clock) was
+/// still receiving when its tail reached the cap, or its tail ended on a socket error, so data
+/// may still have been on the path when the probes went out. A tail that ended with the
+/// sender's reset, its FIN or a quiet gap left the path empty before the test ended, and the
+/// agents' next tests started after that.
+fn behind_queue(done: &[PairRecord], n: usize) -> Vec<bool> {
+    use wirespeed_net::report::DrainEnd;
+    // Per agent, its tests' (end, index), by end.
+    let mut by_agent: Vec<Vec<(f64, usize)>> = vec![Vec::new(); n];
+    for (i, r) in done.iter().enumerate() {
+        for a in [r.source, r.destination] {
+            if a < n {
+                by_agent[a].push((r.end_unix_seconds, i));
+            }
+        }
+    }
+    for list in &mut by_agent {
+        list.sort_by(|x, y| x.0.total_cmp(&y.0));
+    }
+    let unsound = |i: usize| {
+        done[i]
+            .tail()
+            .is_some_and(|t| matches!(t.ended_by, DrainEnd::Cap | DrainEnd::Error))
+    };
+    done.iter()
+        .enumerate()
+        .map(|(i, r)| {
+            [r.source, r.destination].into_iter().any(|a| {
+                let Some(list) = by_agent.get(a) else {
+                    return false;
+                };
+                let k = list.partition_point(|&(end, _)| end <= r.start_unix_seconds);
+                list[..k]
+                    .iter()
+                    .rev()
+                    .find(|&&(_, j)| j != i)
+                    .is_some_and(|&(_, j)| unsound(j))
+            })
+        })
+        .collect()
+}
+
 /// The document's result from the plan and the finished tests.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_result(
     plan: &MeshPlan,
     done: &[PairRecord],
     slots: usize,
-    predicted: f64,
+    (planned, predicted): (f64, f64),
     elapsed: f64,
+    rechecks: &[Recheck],
     results_file: Option<String>,
     rate_format: RateFormat,
     csv: bool,
@@ -924,28 +1157,51 @@ pub(crate) fn build_result(
             });
         }
     }
+    let behind = behind_queue(done, n);
     let measures: Vec<PairMeasure> = done
         .iter()
-        .filter(|r| r.source < n && r.destination < n)
-        .map(|r| PairMeasure {
+        .zip(&behind)
+        .filter(|(r, _)| r.source < n && r.destination < n)
+        .map(|(r, &behind)| PairMeasure {
             source: r.source,
             destination: r.destination,
-            rate_bits_per_second: r.rate(),
-            rtt_seconds: r.rtt(),
+            // The path's rate: the better of the test and its second look (a busy host or
+            // another test's traffic lowers a rate, a slow link lowers both).
+            rate_bits_per_second: rechecks
+                .iter()
+                .filter(|c| c.rate && (c.source, c.destination) == (r.source, r.destination))
+                .filter_map(|c| c.rate_bits_per_second)
+                .chain(r.rate())
+                .reduce(f64::max),
+            // The path's best round trip: a second look's probes count as the tests' do.
+            rtt_seconds: rechecks
+                .iter()
+                .filter(|c| !c.rate && c.is_of(r.source, r.destination))
+                .filter_map(Recheck::best)
+                .chain(r.rtt())
+                .reduce(f64::min),
+            rtt_behind_queue: behind,
         })
         .collect();
+    let rtt_not_judged = measures
+        .iter()
+        .filter(|m| m.rtt_behind_queue && m.rtt_seconds.is_some())
+        .count();
     MeshResult {
         agents: plan.agents.clone(),
         tests_planned: n * n.saturating_sub(1),
         tests_failed: done.iter().filter(|r| r.rate().is_none()).count(),
         slots,
         predicted_seconds: predicted,
+        planned_seconds: planned,
+        rtt_not_judged,
         elapsed_seconds: elapsed,
         rate_matrix_bits_per_second: rates,
         rtt_matrix_seconds: rtts,
         pairs,
         analysis: model::analyse(n, &measures, &Thresholds::default()),
         tests: done.to_vec(),
+        rechecks: rechecks.to_vec(),
         results_file,
         rate_format,
         csv,
@@ -986,12 +1242,19 @@ impl MeshResult {
                     expected_bits_per_second,
                     robust_z,
                 } => format!(
-                    "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below): a bad link or port between them",
+                    "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
                     self.name(source),
                     self.name(destination),
                     self.rate(rate_bits_per_second),
                     self.rate(expected_bits_per_second),
-                    -robust_z
+                    -robust_z,
+                    if self.rechecks.iter().any(|c| {
+                        c.rate && (c.source, c.destination) == (source, destination)
+                    }) {
+                        "; the better of its test and a second look when no other test ran"
+                    } else {
+                        ""
+                    }
                 ),
                 Finding::AsymmetricPair {
                     fast_source,
@@ -1024,11 +1287,20 @@ impl MeshResult {
                     rtt_seconds,
                     expected_rtt_seconds,
                 } => format!(
-                    "pair {} -> {} has a high round trip: {} against {} for the other tests of its hosts",
+                    "pair {} <-> {} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
                     self.name(source),
                     self.name(destination),
                     format_seconds(rtt_seconds),
-                    format_seconds(expected_rtt_seconds)
+                    format_seconds(expected_rtt_seconds),
+                    if self
+                        .rechecks
+                        .iter()
+                        .any(|c| !c.rate && c.is_of(source, destination))
+                    {
+                        ", and again of a second look when no other test ran"
+                    } else {
+                        ""
+                    }
                 ),
             });
         }
@@ -1060,10 +1332,71 @@ impl MeshResult {
             && self.elapsed_seconds > 1.1 * self.predicted_seconds
         {
             out.push(format!(
-                "the mesh took {}, {:.0}% over the schedule's {}: its tests lasted longer than -t and the probes (a slow link's queue still drains after -t and delays the results' way back, or a busy host was slow to set tests up and answer)",
+                "the mesh took {}, {:.0}% over the schedule's {} (its plan and each test's tail as measured): a busy host was slow to set tests up and answer",
                 format_seconds(self.elapsed_seconds),
                 100.0 * (self.elapsed_seconds / self.predicted_seconds - 1.0),
                 format_seconds(self.predicted_seconds)
+            ));
+        }
+        // Second looks that cleared what the tests alone would have flagged.
+        let stands = |c: &Recheck| {
+            self.analysis.findings.iter().any(|f| {
+                let h = f.hosts();
+                f.is_pair()
+                    && c.is_of(h[0], h[1])
+                    && matches!(f, Finding::HighLatencyPair { .. }) != c.rate
+            })
+        };
+        for rate in [true, false] {
+            let cleared: Vec<String> = self
+                .rechecks
+                .iter()
+                .filter(|c| c.rate == rate && c.error.is_none() && !stands(c))
+                .map(|c| {
+                    format!(
+                        "{} -> {} {}",
+                        self.name(c.source),
+                        self.name(c.destination),
+                        if rate {
+                            c.rate_bits_per_second
+                                .map_or("(no figure)".into(), |v| self.rate(v))
+                        } else {
+                            c.best().map_or("(no answer)".into(), format_seconds)
+                        }
+                    )
+                })
+                .collect();
+            if cleared.is_empty() {
+                continue;
+            }
+            out.push(if rate {
+                format!(
+                    "{} test(s) with a low rate were run again when no other test ran and were as their hosts' others (not flagged; a busy host or another test's traffic, not the link): {}",
+                    cleared.len(),
+                    cleared.join(", ")
+                )
+            } else {
+                format!(
+                    "{} pair(s) whose tests' probes all came back late were probed again when no other test ran, and their round trip was as their hosts' others (not flagged): {}",
+                    cleared.len(),
+                    cleared.join(", ")
+                )
+            });
+        }
+        for c in &self.rechecks {
+            if let Some(e) = &c.error {
+                out.push(format!(
+                    "second look at {} <-> {}: {e}",
+                    self.name(c.source),
+                    self.name(c.destination)
+                ));
+            }
+        }
+        if self.rtt_not_judged > 0 {
+            out.push(format!(
+                "{} test(s) have round trips that were not judged: their probes started right after a test of one of their agents whose data was still arriving when its tail reached the {} s cap (a queue longer than that), so they may have waited behind it",
+                self.rtt_not_judged,
+                wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64()
             ));
         }
         for r in &self.tests {
@@ -1149,11 +1482,12 @@ impl wirespeed_report::Render for MeshResult {
         }
         writeln!(
             out,
-            "wirespeed mesh: {} agents, {} of {} tests in {} slots; predicted {}, took {}",
+            "wirespeed mesh: {} agents, {} of {} tests in {} slots; planned {}, predicted {} with the tests' tails, took {}",
             self.agents.len(),
             self.tests.len(),
             self.tests_planned,
             self.slots,
+            format_seconds(self.planned_seconds),
             format_seconds(self.predicted_seconds),
             format_seconds(self.elapsed_seconds)
         )?;
@@ -1298,7 +1632,17 @@ mod tests {
                 error: None,
             })
             .collect();
-        let r = build_result(&plan, &done, 6, 7.0, 7.0, None, RateFormat::Adaptive, false);
+        let r = build_result(
+            &plan,
+            &done,
+            6,
+            (7.0, 7.0),
+            7.0,
+            &[],
+            None,
+            RateFormat::Adaptive,
+            false,
+        );
         assert_eq!(r.rate_matrix_bits_per_second[2][3], Some(1e6));
         assert_eq!(r.rate_matrix_bits_per_second[0][0], None);
         let v = r.verdicts().join("\n");

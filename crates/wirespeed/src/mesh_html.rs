@@ -117,10 +117,10 @@ impl MeshResult {
                     expected_rtt_seconds,
                 } => (
                     "high-latency pair",
-                    format!("{} -> {}", name(source), name(destination)),
+                    format!("{} <-> {}", name(source), name(destination)),
                     seconds(rtt_seconds),
                     seconds(expected_rtt_seconds),
-                    "round trip above its hosts' other tests".into(),
+                    "best round trip of both directions above its hosts' other tests".into(),
                 ),
             };
             t.row(vec![
@@ -214,8 +214,9 @@ impl MeshRuns {
             &self.plan,
             &self.runs,
             0,
+            (f64::NAN, f64::NAN),
             f64::NAN,
-            f64::NAN,
+            &[],
             None,
             wirespeed_model::RateFormat::Adaptive,
             false,

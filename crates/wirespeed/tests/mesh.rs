@@ -670,8 +670,18 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     // autotuned send buffer held seconds of data: draining it made the receiver's time (and
     // the test) about 2.4 s longer (docs/mesh.md). What the link's own queue holds still
     // drains after -t (1.2 s at 1 Mbit/s), delaying the result's way back, as it should.
+    // A test is over only when its data stopped arriving: the destination read the tail
+    // until the sender's reset came behind it (or a quiet gap), never cut at the cap (a
+    // 1 Mbit/s link's 100 frames take 1.2 s), so no test's data was left on the links of the
+    // next tests' probes.
     for t in r["tests"].as_array().unwrap() {
         let tcp = t["result"]["tcp_seconds"].as_f64().unwrap();
         assert!(tcp < 1.0 + 0.5, "a TCP test lasted {tcp} s for -t 1: {t}");
+        let end = t["result"]["tcp_drain"]["ended_by"].as_str();
+        assert!(
+            matches!(end, Some("reset" | "closed" | "quiet")),
+            "a test's tail did not end with its data: {t}"
+        );
     }
+    assert_eq!(r["rtt_not_judged"], 0, "{doc}");
 }

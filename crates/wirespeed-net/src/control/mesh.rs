@@ -65,7 +65,9 @@ impl PairTest {
                 self.mesh_version
             ));
         }
-        if !(self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS) {
+        let timed =
+            self.tcp_seconds.is_finite() && self.tcp_seconds >= crate::spec::MIN_TEST_SECONDS;
+        if !(timed || self.probes_only()) {
             return Some(format!(
                 "refused by the agent: a mesh test of {} s; ask for at least {} s (-t)",
                 self.tcp_seconds,
@@ -91,6 +93,12 @@ impl PairTest {
             ));
         }
         None
+    }
+
+    /// A `-t` of exactly 0 with probes: the latency probes alone, no TCP test (the
+    /// controller's second look at a round trip it would flag, taken when no other test runs).
+    pub fn probes_only(&self) -> bool {
+        self.tcp_seconds == 0.0 && self.probes > 0
     }
 
     /// How long the probes take at most, seconds.
@@ -150,6 +158,11 @@ pub struct PairResult {
     /// See `tcp_started_unix_seconds`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp_ended_unix_seconds: Option<f64>,
+    /// The destination's tail after its counted time (`-t` and the grace): how long the
+    /// test's data still arrived, and what ended it. The test ended only then, so the path's
+    /// queues no longer hold its data when the agents' next tests start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_drain: Option<crate::report::DrainReport>,
     /// When the source started and ended the test, seconds since the Unix epoch (its clock).
     pub started_unix_seconds: f64,
     /// When it ended.
