@@ -87,6 +87,20 @@ impl HostModel {
         delay_from_retry: false,
     };
 
+    /// A station as the lab's emulator has it: `buffers` frames queued at its MAC, which
+    /// starts the next one at once (no interrupt routine in between), gives a frame up after
+    /// 16 collisions as IEEE 802.3 says, and counts a frame's delay from its first attempt.
+    pub const fn ready_at_once(buffers: u32) -> HostModel {
+        HostModel {
+            buffers,
+            interrupt_min_ns: 0,
+            interrupt_max_ns: 0,
+            cycle_ps: 0,
+            retry_excessive_collisions: false,
+            delay_from_retry: false,
+        }
+    }
+
     /// Mean interrupt latency, seconds.
     pub fn mean_interrupt_seconds(&self) -> f64 {
         (self.interrupt_min_ns + self.interrupt_max_ns) as f64 * 0.5e-9
