@@ -30,9 +30,9 @@ const GSO_MAX_BYTES: usize = 65_507;
 
 const HEADER: usize = UDP_HEADER_BYTES as usize;
 
+/// `CLOCK_REALTIME` now, ns: the clock of the kernel's software stamps.
 fn realtime_ns() -> u64 {
-    let ts = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+    crate::load::clock_ns(rustix::time::ClockId::Realtime)
 }
 
 /// Control-message space per datagram of a receiving batch (a stamp and a segment size).

@@ -130,13 +130,7 @@ fn capped_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize, cap: D
                         }
                         last = Some(now);
                     }
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock
-                                | std::io::ErrorKind::TimedOut
-                                | std::io::ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if transient(&e) => {}
                     Err(e) => panic!("receiving: {e}"),
                 }
             }
@@ -164,13 +158,7 @@ fn capped_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize, cap: D
         while sent < bytes && Instant::now() < deadline {
             match conn.write(&chunk[..(bytes - sent).min(chunk.len())]) {
                 Ok(n) => sent += n,
-                Err(e)
-                    if matches!(
-                        e.kind(),
-                        std::io::ErrorKind::WouldBlock
-                            | std::io::ErrorKind::TimedOut
-                            | std::io::ErrorKind::Interrupted
-                    ) => {}
+                Err(e) if transient(&e) => {}
                 Err(e) => panic!("sending: {e}"),
             }
         }
@@ -391,13 +379,7 @@ fn sender_backoffs(from_ns: &str, to_ns: &str, to: Ipv4Addr, cap: Duration) -> (
                 match conn.read(&mut buf) {
                     Ok(0) => break,
                     Ok(n) => total += n,
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock
-                                | std::io::ErrorKind::TimedOut
-                                | std::io::ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if transient(&e) => {}
                     Err(_) => break,
                 }
             }
@@ -421,13 +403,7 @@ fn sender_backoffs(from_ns: &str, to_ns: &str, to: Ipv4Addr, cap: Duration) -> (
             while Instant::now() < deadline {
                 match conn.write(&chunk) {
                     Ok(_) => {}
-                    Err(e)
-                        if matches!(
-                            e.kind(),
-                            std::io::ErrorKind::WouldBlock
-                                | std::io::ErrorKind::TimedOut
-                                | std::io::ErrorKind::Interrupted
-                        ) => {}
+                    Err(e) if transient(&e) => {}
                     Err(_) => break,
                 }
             }
@@ -487,4 +463,14 @@ fn seed_003_hosts_timer_follows_every_ack_only_with_timestamps() {
         without >= 2.0,
         "without timestamps the median backoff is {without}: it did not compound (the model would not be needed)"
     );
+}
+
+/// A timed-out, would-block or interrupted read or write: try again until the test's deadline.
+fn transient(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::WouldBlock
+            | std::io::ErrorKind::TimedOut
+            | std::io::ErrorKind::Interrupted
+    )
 }

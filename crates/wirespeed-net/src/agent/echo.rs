@@ -299,8 +299,7 @@ fn receive_stamp(control: &[u8]) -> Option<i128> {
 
 /// `CLOCK_REALTIME` now, ns: the clock of the kernel's software stamps.
 fn realtime_ns() -> i128 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::Realtime);
-    i128::from(t.tv_sec) * 1_000_000_000 + i128::from(t.tv_nsec)
+    i128::from(crate::load::clock_ns(rustix::time::ClockId::Realtime))
 }
 
 #[cfg(test)]
