@@ -1219,6 +1219,14 @@ fn latency_probes_own_load_stays_under_one_percent_of_the_link() {
 /// loaded CI machine delays some probes, not all; the best of a second run of the same if the
 /// first run's best missed, so a burst of other work cannot fail it alone), and the raw round
 /// trip is checked to contain the network's.
+///
+/// No probe may beat the wire: every stamp that bounds the network's round trip is taken
+/// before the emulator starts the frame on the link (each end's transmit stamp as the datagram
+/// enters its device's queue) or after the frame has left it (receive stamps), so the best
+/// probe is at least 2D + serialization, checked without a second chance (2 us of slack for
+/// rounding). With the client's transmit stamp taken at the driver instead, after the
+/// device's packet sockets (where the emulator stamps the frame) had been served, the best
+/// probe came 0.5-8.8 us under the wire in 4 of 6 runs and 139 us under in one of eight.
 #[test]
 fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
     if !can_build_labs("latency-idle-truth") {
@@ -1246,7 +1254,14 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
             .unwrap_or_default();
         let best = net["idle"]["min_ms"].as_f64();
         let truth = truth_us(net["probe_ip_bytes"].as_f64().unwrap_or(0.0));
-        if runs == 2 || best.is_some_and(|b| (b * 1e3 - truth).abs() <= 20.0) {
+        if let Some(b) = best {
+            assert!(
+                b * 1e3 >= truth - 2.0,
+                "a probe beat the wire: best network round trip {:.1} us against {truth:.1} us",
+                b * 1e3
+            );
+        }
+        if runs == 2 || best.is_some_and(|b| b * 1e3 - truth <= 20.0) {
             break doc;
         }
         eprintln!("latency lab idle: first run's best {best:?} ms, running again");
@@ -1284,7 +1299,7 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
         "{to_transmit} of {probes} idle probes' residences reached the agent's transmit stamp"
     );
     assert!(
-        (best - truth_us).abs() <= 20.0,
+        best - truth_us <= 20.0 && best >= truth_us - 2.0,
         "best network round trip {best:.1} us against {truth_us:.1} us"
     );
     assert!(

@@ -152,7 +152,7 @@ pub enum Residence {
     Accepted(u64),
     /// A residence to the agent's kernel transmit stamp (the follow-up's send path added),
     /// within `0..=round trip`, ns: taken as the reply enters the agent's device queue, where
-    /// the client's own transmit stamp is taken too (at its device).
+    /// the client's own transmit stamp is taken too.
     ToTransmit(u64),
     /// A residence that cannot be true (negative, or longer than the whole round trip): the
     /// reply is kept as a raw round trip and the residence is counted as rejected.

@@ -21,8 +21,10 @@
 //! the control session ends, by `close`, by the connection closing, at the announced duration
 //! (capped by the agent's `--max-duration`), or when the agent shuts down.
 //!
-//! The client side ([`UdpEcho`]) stamps each probe as the ICMP prober does: `SO_TIMESTAMPING`
-//! software transmit and receive stamps, and `CLOCK_MONOTONIC` around the syscalls.
+//! The client side ([`UdpEcho`]) stamps each probe with `SO_TIMESTAMPING` software stamps:
+//! transmit as the probe enters the device's queue (where the agent stamps its reply too, and
+//! never after the frame's time on a link has begun), receive as the ICMP prober does; and
+//! `CLOCK_MONOTONIC` around the syscalls.
 //!
 //! Residence time (RFC 8762's T3 - T2, as TWAMP and STAMP reflectors report it): when both
 //! ends name [`RESIDENCE_FEATURE`] in their hello and welcome, [`UdpEcho::pipelined`] sends
@@ -141,7 +143,15 @@ impl UdpEcho {
         };
         sock.connect(with_port(agent, agent_port))
             .map_err(SessionError::Io)?;
-        let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SOFTWARE
+        // The transmit stamp as the probe enters the device's queue (`TX_SCHED`, as the
+        // agent stamps its reply), not at the driver (`TX_SOFTWARE`): between the two the
+        // kernel hands a copy to every packet socket on the device and wakes its reader, and
+        // a link emulator (the lab's, or a capture) stamps the frame there, so a driver stamp
+        // can come after the frame's time on the link has begun. Measured across a 10 Mbit/s
+        // lab link: the driver stamp came 2-52 us (median 9) after the device's packet
+        // sockets saw the probe, and one probe in a few hundred came back faster than
+        // 2D + serialization allows, by up to 139 us.
+        let flags: libc::c_uint = libc::SOF_TIMESTAMPING_TX_SCHED
             | libc::SOF_TIMESTAMPING_RX_SOFTWARE
             | libc::SOF_TIMESTAMPING_SOFTWARE
             | libc::SOF_TIMESTAMPING_OPT_ID
