@@ -14,8 +14,9 @@
 //! with no copy is charged from its read as before and counted as unpaired.
 //!
 //! The stamp is `CLOCK_REALTIME`; it is moved to `CLOCK_MONOTONIC` by the offset between the
-//! two clocks read at the TAP read, never later than that read and never earlier than the
-//! previous frame's charged instant (the link's schedule stays in order; the wire itself is
+//! two clocks ([`measure_offset`]: the narrowest of three monotonic-realtime-monotonic
+//! brackets, read again every [`OFFSET_REFRESH_NS`]), never later than the TAP read and never
+//! earlier than the previous frame's charged instant (the link's schedule stays in order; the wire itself is
 //! never started before the previous frame's end, [`crate::emulator::link::Direction::offer`]).
 //!
 //! The cost is one non-blocking `recvmsg` per frame in the ingress thread and a clone of each
@@ -77,6 +78,30 @@ pub fn frame_key(frame: &[u8]) -> u64 {
     h
 }
 
+/// How long a measured offset between `CLOCK_REALTIME` and `CLOCK_MONOTONIC` is used before it
+/// is measured again, ns. The kernel slews both clocks alike, so they part only when the wall
+/// clock is stepped (`settimeofday`, a leap second); a step is followed within this, and a
+/// stamp moved by a stale offset meanwhile is still held within `[previous, read]`.
+pub const OFFSET_REFRESH_NS: i64 = 100_000_000;
+
+/// `CLOCK_REALTIME` less `CLOCK_MONOTONIC`, ns, from `tries` readings of monotonic, realtime,
+/// monotonic (`read`): each realtime reading belongs to the middle of its bracket, within half
+/// its width, and the narrowest bracket counts. A single pair of readings is off by however
+/// long the thread was away between them (an interrupt, a preempted vCPU), and a frame
+/// charged by that offset would be released that much late.
+pub fn measure_offset(mut read: impl FnMut() -> (u64, i128, u64), tries: usize) -> i128 {
+    let mut best: Option<(u64, i128)> = None;
+    for _ in 0..tries.max(1) {
+        let (before, real, after) = read();
+        let width = after.saturating_sub(before);
+        let middle = i128::from(before / 2 + after / 2 + (before % 2 + after % 2) / 2);
+        if best.is_none_or(|(w, _)| width < w) {
+            best = Some((width, real - middle));
+        }
+    }
+    best.map_or(0, |(_, offset)| offset)
+}
+
 /// How the pairing went, for `lab status`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]
@@ -135,6 +160,8 @@ pub struct IngressStamps {
     pairer: Pairer,
     buf: [u8; sys::packet::SNAP_LEN],
     last: Nanos,
+    /// The clocks' offset ([`measure_offset`]) and when it was measured (monotonic).
+    offset: Option<(i128, Nanos)>,
     published: Arc<SharedCounters>,
 }
 
@@ -169,6 +196,7 @@ impl IngressStamps {
             pairer: Pairer::default(),
             buf: [0; sys::packet::SNAP_LEN],
             last: Nanos(0),
+            offset: None,
             published: Arc::default(),
         })
     }
@@ -189,7 +217,15 @@ impl IngressStamps {
         }
         let at = match self.pairer.take(frame_key(frame)) {
             Some(stamp) => {
-                let offset = realtime_ns() - i128::from(crate::emulator::clock::monotonic_now().0);
+                let offset = match self.offset {
+                    Some((offset, at)) if read_at.minus(at) < OFFSET_REFRESH_NS => offset,
+                    _ => {
+                        let now = crate::emulator::clock::monotonic_now;
+                        let offset = measure_offset(|| (now().0, realtime_ns(), now().0), 3);
+                        self.offset = Some((offset, read_at));
+                        offset
+                    }
+                };
                 let mono = stamp - offset;
                 Nanos(u64::try_from(mono.clamp(0, i128::from(read_at.0))).unwrap_or(read_at.0))
             }
@@ -225,6 +261,34 @@ mod tests {
         assert!(!stamped(MAX_STAMPED_RATE_BITS + 1, None));
         assert!(!stamped(10_000_000, Some("0")));
         assert!(stamped(10_000_000_000, Some("all")));
+    }
+
+    #[test]
+    fn the_clocks_offset_comes_from_the_narrowest_bracket() {
+        // Realtime runs 1 s ahead of monotonic. The first bracket was interrupted for 60 us
+        // after the realtime reading (the monotonic reading after it is late), the second
+        // was not: a single pair of readings would put the offset 60 us low and release the
+        // frames charged by it 60 us late.
+        let readings = [
+            (1_000_000u64, 1_001_000_100i128, 1_060_200u64),
+            (2_000_000, 1_002_000_050, 2_000_100),
+            (3_000_000, 1_003_020_000, 3_040_000),
+        ];
+        let mut i = 0;
+        let offset = measure_offset(
+            || {
+                i += 1;
+                readings[i - 1]
+            },
+            3,
+        );
+        assert_eq!(offset, 1_000_000_000);
+        // One try is one bracket, its middle.
+        let mut once = readings.iter().copied();
+        assert_eq!(
+            measure_offset(|| once.next().unwrap(), 1),
+            1_001_000_100 - 1_030_100
+        );
     }
 
     #[test]
