@@ -60,9 +60,10 @@ pub(crate) fn judged(
     let hw = if hw.is_finite() { hw } else { 0.0 };
     let off = (ours - paper).abs();
     let verdict = Verdict::of(off <= tol + hw);
-    let tolerance = format!("+-{tol} {unit} + sampling +-{hw:.2}");
+    let sep = if unit.is_empty() { "" } else { " " };
+    let tolerance = format!("+-{tol}{sep}{unit} + sampling +-{hw:.2}");
     let mut why = format!(
-        "; this run's sampling error +-{hw:.2} {unit} (95%, jackknife over {} batches of {batch_seconds} s)",
+        "; this run's sampling error +-{hw:.2}{sep}{unit} (95%, jackknife over {} batches of {batch_seconds} s)",
         sampled.batches
     );
     if off > tol && off <= tol + hw {
