@@ -26,8 +26,8 @@ pub mod traffic;
 
 pub use bus::{Cable, Placement};
 pub use mac::{MacDuplex, MacParams};
-pub use network::{HostModel, Scenario, run};
-pub use stats::{PointSummary, RunStats};
+pub use network::{HostModel, Scenario, run, run_batched};
+pub use stats::{Batches, PointSummary, RunStats, Sampled};
 pub use traffic::{Arrivals, LengthMix};
 
 /// Why a scenario cannot run.
@@ -86,6 +86,9 @@ pub enum SimError {
         /// The shortest round trip on an idle link, ns.
         floor_ns: u64,
     },
+    /// A batch count out of range.
+    #[error("{0} batches: cut the window into 2 to 100 batches (example: 10)")]
+    Batches(usize),
     /// A cable that cannot carry a signal.
     #[error("the cable needs a length >= 0, a velocity factor in (0, 1] and a delay >= 0")]
     Cable,

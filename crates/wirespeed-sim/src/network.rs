@@ -25,7 +25,7 @@ use crate::SimError;
 use crate::bus::{Cable, Propagation};
 use crate::engine::{EventQueue, Model, Simulation};
 use crate::mac::{Mac, MacDuplex, MacIo, MacParams, SignalEnd, TxOutcome, TxReport};
-use crate::stats::{HostCounters, RunStats};
+use crate::stats::{Batches, HostCounters, RunStats};
 use crate::time::{SimSpan, SimTime};
 use crate::traffic::{
     Arrivals, CARRIER_OVERHEAD_BYTES, CHARGED_OVERHEAD_BYTES, LengthMix, LengthSource, below,
@@ -302,6 +302,9 @@ pub(crate) struct Network {
     macs: Vec<Mac>,
     hosts: Vec<Host>,
     counters: Vec<HostCounters>,
+    /// `batches[b][host]`: the window cut into equal batches (empty unless asked for, by
+    /// [`run_batched`]); counted beside `counters`, which stay as they were.
+    batches: Vec<Vec<HostCounters>>,
     rng: ChaCha8Rng,
     window: (SimTime, SimTime),
     /// Mean time between arrivals (or bursts) at each host, seconds.
@@ -393,6 +396,7 @@ impl Network {
             macs: vec![Mac::new(scenario.mac, MacDuplex::Half); n],
             hosts,
             counters: vec![HostCounters::default(); n],
+            batches: Vec::new(),
             rng,
             window: (start, end),
             arrival_mean_s,
@@ -401,6 +405,17 @@ impl Network {
 
     fn in_window(&self, t: SimTime) -> bool {
         t >= self.window.0 && t < self.window.1
+    }
+
+    /// The batch of the window that `t` (in the window) falls in.
+    fn batch_of(&self, t: SimTime) -> Option<usize> {
+        let b = self.batches.len();
+        if b == 0 || !self.in_window(t) {
+            return None;
+        }
+        let width = u128::from(self.window.1.since(self.window.0).ps());
+        let at = u128::from(t.since(self.window.0).ps());
+        Some(((at * b as u128 / width.max(1)) as usize).min(b - 1))
     }
 
     /// Hands the next queued packet to the MAC if the transmitter is free.
@@ -490,17 +505,22 @@ impl Network {
             host.output_queue.push_front(again);
         }
         if self.in_window(report.finished) {
-            let c = &mut self.counters[station];
-            c.collisions += u64::from(report.collisions);
-            c.late_collisions += u64::from(report.late_collisions);
-            match report.outcome {
-                TxOutcome::Sent => {
-                    c.packets += 1;
-                    c.charged_bits += Scenario::charged_bits(packet.bytes);
-                    let first = packet.first_attempt.unwrap_or(report.first_attempt);
-                    c.delay.add(report.finished.since(first).seconds());
+            let count = |c: &mut HostCounters| {
+                c.collisions += u64::from(report.collisions);
+                c.late_collisions += u64::from(report.late_collisions);
+                match report.outcome {
+                    TxOutcome::Sent => {
+                        c.packets += 1;
+                        c.charged_bits += Scenario::charged_bits(packet.bytes);
+                        let first = packet.first_attempt.unwrap_or(report.first_attempt);
+                        c.delay.add(report.finished.since(first).seconds());
+                    }
+                    TxOutcome::Dropped | TxOutcome::LateCollision => c.dropped += 1,
                 }
-                TxOutcome::Dropped | TxOutcome::LateCollision => c.dropped += 1,
+            };
+            count(&mut self.counters[station]);
+            if let Some(b) = self.batch_of(report.finished) {
+                count(&mut self.batches[b][station]);
             }
         }
         let latency = self.scenario.host.restart_ns(&mut self.rng);
@@ -596,8 +616,40 @@ pub fn run_stoppable(
     scenario: &Scenario,
     stop: &(dyn Fn() -> bool + Sync),
 ) -> Result<Option<RunStats>, SimError> {
+    Ok(run_inner(scenario, stop, 0)?.map(|(stats, _)| stats))
+}
+
+/// The most batches [`run_batched`] cuts a window into.
+pub const MAX_BATCHES: usize = 100;
+
+/// [`run`], with the window also counted in `batches` equal parts (2 to [`MAX_BATCHES`]),
+/// from which each figure's sampling error follows ([`Batches`]). The run's figures are the
+/// same as [`run`]'s: the batches are counted beside the window's counters and draw nothing
+/// from the random stream.
+pub fn run_batched(scenario: &Scenario, batches: usize) -> Result<(RunStats, Batches), SimError> {
+    if !(2..=MAX_BATCHES).contains(&batches) {
+        return Err(SimError::Batches(batches));
+    }
+    let (stats, counters) =
+        run_inner(scenario, &|| false, batches)?.expect("a run never asked to stop finishes");
+    let batches = Batches {
+        batch_seconds: scenario.measure_ns as f64 * 1e-9 / batches as f64,
+        link_bits_per_second: scenario.mac.bits_per_second as f64,
+        counters,
+    };
+    Ok((stats, batches))
+}
+
+type Counted = (RunStats, Vec<Vec<HostCounters>>);
+
+fn run_inner(
+    scenario: &Scenario,
+    stop: &(dyn Fn() -> bool + Sync),
+    batches: usize,
+) -> Result<Option<Counted>, SimError> {
     scenario.validate()?;
     let mut network = Network::new(scenario);
+    network.batches = vec![vec![HostCounters::default(); scenario.hosts]; batches];
     let mut sim = Simulation::new(NetworkShell(&mut network));
     // Generators start at random moments within the first millisecond, as machines that
     // heard the same broadcast control packet would.
@@ -621,12 +673,13 @@ pub fn run_stoppable(
     }
     let events = sim.events_handled();
     drop(sim);
-    Ok(Some(RunStats::from_counters(
+    let stats = RunStats::from_counters(
         scenario,
         &network.counters,
         events,
         network.propagation.max_delay(),
-    )))
+    );
+    Ok(Some((stats, network.batches)))
 }
 
 fn network_end(scenario: &Scenario) -> SimTime {

@@ -452,9 +452,20 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
     // bounds only keep the two apart (without the host model both come out near 1.1x).
     assert!(rise(&sun3) > 1.55, "{}", rise(&sun3));
     assert!(rise(&modern) < 1.45, "{}", rise(&modern));
-    // The 1-packet row is the one the host cost was derived from: stop and wait.
+    // The 1-packet row is the one the host cost was derived from: stop and wait. A loaded
+    // machine can take it below the seed's by more than 25% (287 KiB/s at load average 7.2,
+    // 234 at 9.5): then only with what the load did during that point printed beside it, the
+    // emulator's lateness per round trip and the load average (issue 21).
     let one = row(&sun3, "1 packet: task to task");
-    assert_eq!(one["verdict"], "within", "{one}");
+    if one["verdict"] != "within" {
+        let why = one["why"].as_str().unwrap();
+        assert!(
+            why.contains("below the seed")
+                && why.contains("the emulator released frames")
+                && why.contains("load average"),
+            "{one}"
+        );
+    }
     // The 3/60 plateau (seed: 91% of the ceiling): outside only with this run's collisions
     // per ACK frame printed as its cause (issue 21 item 4).
     let lance = row(&sun3, "plateau, % of the ceiling");

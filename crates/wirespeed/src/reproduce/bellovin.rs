@@ -243,6 +243,97 @@ fn settled(
         }))
 }
 
+/// 95% half-widths of one hop's own costs from the run's rounds, ms.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct OwnCostSpread {
+    fixed_ms: f64,
+    per_byte_ms: f64,
+    answer_per_byte_ms: f64,
+}
+
+/// The run's own sampling error of each hop's calibrated costs (issue 21 item 9): the whole
+/// estimate (twin and chain, lower half or minimum, plane, calibration) recomputed with each
+/// round left out in turn; the jackknife's standard error, times Student's t with rounds - 1
+/// degrees of freedom. A row off by more than its tolerance but within this interval is the
+/// estimator's spread on this machine at this moment; off by more than both, a bias. NaN
+/// with fewer than three rounds.
+fn own_cost_spread(
+    twin: &[HopMinimums],
+    real: &[HopMinimums],
+    twin_configured: &[ChainHop],
+    dense: usize,
+    rounds: usize,
+) -> anyhow::Result<Vec<OwnCostSpread>> {
+    let nan = OwnCostSpread {
+        fixed_ms: f64::NAN,
+        per_byte_ms: f64::NAN,
+        answer_per_byte_ms: f64::NAN,
+    };
+    if rounds < 3 {
+        return Ok(vec![nan; real.len()]);
+    }
+    let leave_out: Vec<Vec<OwnCost>> = (0..rounds)
+        .map(|j| calibrated_costs(twin, real, twin_configured, dense, |i| i != j))
+        .collect::<anyhow::Result<_>>()?;
+    let t = wirespeed_model::sample_stats::student_t_975(rounds - 1);
+    let half_width = |f: &dyn Fn(&OwnCost) -> f64, k: usize| {
+        let xs: Vec<f64> = leave_out.iter().map(|c| f(&c[k])).collect();
+        let m = xs.iter().sum::<f64>() / rounds as f64;
+        let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+        t * ((rounds - 1) as f64 / rounds as f64 * ss).sqrt()
+    };
+    Ok((0..real.len())
+        .map(|k| OwnCostSpread {
+            fixed_ms: half_width(&|c| c.fixed_ms, k),
+            per_byte_ms: half_width(&|c| c.per_byte_ms, k),
+            answer_per_byte_ms: half_width(&|c| c.answer_per_byte_ms, k),
+        })
+        .collect())
+}
+
+/// A row off by `off` from its configured value, against its tolerance `tol` and the run's own
+/// 95% half-width `hw` (same unit; NaN counts as none): within the tolerance; outside it only
+/// by the estimator's spread in this run (within, and said so); or beyond both (a bias of
+/// this run, outside).
+fn judge_spread(off: f64, tol: f64, hw: f64) -> (Verdict, &'static str) {
+    let hw = if hw.is_finite() { hw } else { 0.0 };
+    let off = off.abs();
+    if off <= tol {
+        (Verdict::Within, "")
+    } else if off <= tol + hw {
+        (
+            Verdict::Within,
+            "; outside the tolerance only by the estimator's spread in this run (the rounds' minimums move the slopes it subtracts)",
+        )
+    } else {
+        (
+            Verdict::Outside,
+            "; beyond the run's own interval: a bias, not the rounds' spread",
+        )
+    }
+}
+
+/// A router's answer cost per returned byte against its configured one: within 2%, or within
+/// 2% plus the run's own 95% interval (`spread`, ms), which the reason then names as the
+/// estimator's spread; beyond both it is a bias of this run.
+fn judge_answer(ours_ms: f64, truth_ms: f64, spread_ms: f64) -> (Verdict, String, String) {
+    let r = ours_ms / truth_ms - 1.0;
+    let hw = if spread_ms.is_finite() {
+        spread_ms
+    } else {
+        0.0
+    };
+    let (verdict, said) = judge_spread(ours_ms - truth_ms, PER_BYTE_TOLERANCE * truth_ms.abs(), hw);
+    let tolerance = format!("2% + this run's +-{:.3} us/byte", hw * 1e3);
+    let why = format!(
+        "{:+.2}%, this run's 95% interval +-{:.3} us/byte ({:.1}%: jackknife over its rounds); cost per returned byte minus cost per sent byte of this hop's plane{said}",
+        r * 100.0,
+        hw * 1e3,
+        hw / truth_ms.abs() * 100.0
+    );
+    (verdict, tolerance, why)
+}
+
 fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
     let max_ttl = max_ttl.to_string();
     let n = if dense {
@@ -285,6 +376,10 @@ fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
             hosts.len()
         ),
     }
+}
+
+fn finite_or_zero(x: f64) -> f64 {
+    if x.is_finite() { x } else { 0.0 }
 }
 
 fn within_per_byte(ours: f64, configured: f64) -> (Verdict, f64) {
@@ -402,12 +497,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let own_truth = perhop::own_costs(&truth_lines);
     let own_machinery = perhop::own_costs(&machinery);
 
+    let spread = own_cost_spread(&twin_acc, &real_acc, &twin_configured, dense, rounds)?;
     let per_hop = per_hop_rows(
         &configured,
         &real,
-        &own_truth,
-        &own_ours,
-        &own_raw,
+        (&own_truth, &own_ours, &own_raw),
+        &spread,
         seed_path,
     );
     let path = path_rows(
@@ -510,42 +605,46 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
 fn per_hop_rows(
     configured: &[ChainHop],
     real: &[ProbedHop],
-    truth: &[OwnCost],
-    ours: &[OwnCost],
-    raw: &[OwnCost],
+    (truth, ours, raw): (&[OwnCost], &[OwnCost], &[OwnCost]),
+    spread: &[OwnCostSpread],
     seed_path: bool,
 ) -> Vec<Row> {
     let mut rows = Vec::new();
     for (k, hop) in configured.iter().enumerate() {
         let label = format!("hop {} ({} -> {})", hop.ttl, hop.previous, hop.node);
         let paper = seed_path.then(|| SEED_PER_HOP.get(k).copied()).flatten();
-        let (verdict, r) = within_per_byte(ours[k].per_byte_ms, truth[k].per_byte_ms);
+        let r = ours[k].per_byte_ms / truth[k].per_byte_ms - 1.0;
+        let hw = spread[k].per_byte_ms / truth[k].per_byte_ms.abs();
+        let (verdict, said) = judge_spread(r, PER_BYTE_TOLERANCE, hw);
         rows.push(Row {
             quantity: format!("{label} per byte out"),
             unit: "us/byte".into(),
             configured: Some(truth[k].per_byte_ms * 1e3),
             paper: paper.map(|p| p.0),
             ours: Some(ours[k].per_byte_ms * 1e3),
-            tolerance: "2%".into(),
+            tolerance: format!("2% + this run's +-{:.2}%", finite_or_zero(hw) * 100.0),
             verdict,
             why: format!(
-                "{:+.2}%; the link into {} plus {}'s forwarding per byte (one quantity seen from one end)",
+                "{:+.2}% (this run's 95% interval +-{:.2}%); the link into {} plus {}'s forwarding per byte (one quantity seen from one end){said}",
                 r * 100.0,
+                hw * 100.0,
                 hop.node,
                 hop.previous
             ),
         });
-        let (verdict, d) = within_fixed(ours[k].fixed_ms * 1e3, truth[k].fixed_ms * 1e3);
+        let d = (ours[k].fixed_ms - truth[k].fixed_ms) * 1e3;
+        let hw_us = spread[k].fixed_ms * 1e3;
+        let (verdict, said) = judge_spread(d, FIXED_TOLERANCE_US, hw_us);
         rows.push(Row {
             quantity: format!("{label} fixed"),
             unit: "us".into(),
             configured: Some(truth[k].fixed_ms * 1e3),
             paper: None,
             ours: Some(ours[k].fixed_ms * 1e3),
-            tolerance: "20 us".into(),
+            tolerance: format!("20 us + this run's +-{:.1} us", finite_or_zero(hw_us)),
             verdict,
             why: format!(
-                "{d:+.1} us after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer)",
+                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer){said}",
                 raw[k].fixed_ms * 1e3,
                 hop.previous,
                 hop.node,
@@ -554,25 +653,21 @@ fn per_hop_rows(
         });
         if hop.router {
             let separated = real[k].separated;
-            let (verdict, r) =
-                within_per_byte(ours[k].answer_per_byte_ms, truth[k].answer_per_byte_ms);
+            let (verdict, tolerance, why) = judge_answer(
+                ours[k].answer_per_byte_ms,
+                truth[k].answer_per_byte_ms,
+                spread[k].answer_per_byte_ms,
+            );
             rows.push(Row {
                 quantity: format!("{} answer per byte", hop.node),
                 unit: "us/byte".into(),
                 configured: Some(truth[k].answer_per_byte_ms * 1e3),
                 paper: paper.and_then(|p| p.1),
                 ours: separated.then_some(ours[k].answer_per_byte_ms * 1e3),
-                tolerance: "2%".into(),
-                verdict: if separated {
-                    verdict
-                } else {
-                    Verdict::Outside
-                },
+                tolerance,
+                verdict: if separated { verdict } else { Verdict::Outside },
                 why: if separated {
-                    format!(
-                        "{:+.2}%; cost per returned byte minus cost per sent byte of this hop's plane",
-                        r * 100.0
-                    )
+                    why
                 } else {
                     "not separated: the sizes did not straddle the 548-byte quote limit".into()
                 },
@@ -806,6 +901,104 @@ mod tests {
         assert!(
             tilt(minimum) > 3.0 * tilt(lower_half),
             "{minimum:?} {lower_half:?}"
+        );
+    }
+
+    /// Rounds of minimums with the scatter of a loaded machine, drawn from `seed`: each size
+    /// in each round up to `amp` ms above the line (uniform), one round in three 50 us high.
+    fn noisy(line: impl Fn(u64) -> f64, seed: u64, amp: f64, rounds: usize) -> HopMinimums {
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut unit = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut h = HopMinimums::default();
+        for s in [64u64, 300, 548, 800, 1150, 1500] {
+            let q = s.min(548) + 28;
+            let list = (0..rounds)
+                .map(|i| {
+                    let disturbed = if i % 3 == 2 { 0.05 } else { 0.0 };
+                    (q, line(s) + amp * unit() + disturbed)
+                })
+                .collect();
+            h.rounds.insert(s, list);
+        }
+        h
+    }
+
+    /// Issue 21 item 9: the answer-per-byte row judged with the run's own interval. A
+    /// one-router chain (the router answers at 1.31 us per returned byte, as ciscoping),
+    /// 12 rounds whose minimums scatter by up to 60 us, drawn 40 times: some estimates land
+    /// outside 2% on their own; the jackknife over the rounds covers the truth in at least
+    /// 32 of the 40 and names the spread. The same rounds with the router's answer costing
+    /// 30% more than configured (a bias, which no round's leaving out removes) are outside,
+    /// named a bias, in at least 36 of 40.
+    #[test]
+    fn the_answer_per_byte_row_tells_spread_from_bias() {
+        let returned = |s: u64| (s.min(548) + 28) as f64;
+        let twin_line = |s: u64| 0.4 + 0.0016 * s as f64 + 0.0016 * returned(s);
+        let real_line = |s: u64| twin_line(s) + 0.3 + 0.00131 * returned(s);
+        let biased_line = |s: u64| real_line(s) + 0.3 * 0.00131 * returned(s);
+        let configured = |answer_per_byte_ms: f64| ChainHop {
+            ttl: 1,
+            previous: "a".into(),
+            node: "r".into(),
+            router: true,
+            line: RttLine {
+                fixed_ms: 0.4,
+                per_sent_byte_ms: 0.0016,
+                per_returned_byte_ms: 0.0016 + answer_per_byte_ms,
+            },
+        };
+        let twin_cfg = vec![configured(0.0)];
+        let truth = perhop::own_costs(&[configured(0.00131).line])[0].answer_per_byte_ms;
+        assert!((truth - 0.00131).abs() < 1e-12);
+        let (mut outside_alone, mut covered, mut bias_found) = (0, 0, 0);
+        for seed in 0..40u64 {
+            let twin = vec![noisy(twin_line, 2 * seed, 0.06, 12)];
+            let judge = |real: &HopMinimums| {
+                let real = vec![real.clone()];
+                let ours = calibrated_costs(&twin, &real, &twin_cfg, 1, |_| true).unwrap()[0];
+                let spread = own_cost_spread(&twin, &real, &twin_cfg, 1, 12).unwrap()[0];
+                (
+                    ours.answer_per_byte_ms,
+                    judge_answer(ours.answer_per_byte_ms, truth, spread.answer_per_byte_ms),
+                )
+            };
+            let (ours, (v, _, why)) = judge(&noisy(real_line, 2 * seed + 1, 0.06, 12));
+            if (ours / truth - 1.0).abs() > PER_BYTE_TOLERANCE {
+                outside_alone += 1;
+                assert_eq!(judge_answer(ours, truth, f64::NAN).0, Verdict::Outside);
+                if v == Verdict::Within {
+                    assert!(why.contains("the estimator's spread"), "{why}");
+                }
+            }
+            covered += usize::from(v == Verdict::Within);
+            let (_, (v, _, why)) = judge(&noisy(biased_line, 2 * seed + 1, 0.06, 12));
+            if v == Verdict::Outside {
+                assert!(why.contains("a bias"), "{why}");
+                bias_found += 1;
+            }
+        }
+        eprintln!(
+            "outside 2% alone {outside_alone}, covered {covered}, bias found {bias_found} of 40"
+        );
+        assert!(
+            outside_alone >= 4,
+            "{outside_alone}: rounds too quiet to test anything"
+        );
+        assert!(covered >= 32, "{covered} of 40");
+        assert!(bias_found >= 36, "{bias_found} of 40");
+        let twin = vec![noisy(twin_line, 0, 0.06, 2)];
+        let real = vec![noisy(real_line, 1, 0.06, 2)];
+        assert!(
+            own_cost_spread(&twin, &real, &twin_cfg, 1, 2).unwrap()[0]
+                .fixed_ms
+                .is_nan()
         );
     }
 

@@ -6,11 +6,19 @@
 //! The seed's numbers are taken from its text as `crates/wirespeed-sim/tests/seed_000.rs`
 //! takes them, with the same tolerances; the simulator runs in process (library
 //! `wirespeed_sim::run`).
+//!
+//! A run shorter than the seed's 10 s is judged as what it is (issue 21): each stated figure
+//! comes from a run cut into [`BATCHES`] batches (`wirespeed_sim::run_batched`), and its
+//! tolerance is the seed's plus the run's own 95% sampling half-width from those batches
+//! (jackknife), printed beside the figure. The per-host spread of figure 3-4 is not a figure
+//! that settles with time but the window's sampling noise itself (the batches' per-host
+//! sampling error accounts for it at every length: bench/RESULTS.md), so it shrinks as
+//! 1/sqrt(window): its 10..35% band at the seed's 10 s is scaled by sqrt(10 s / window).
 
 use std::time::Duration;
 
 use wirespeed_sim::network::TITAN_CYCLE_PS;
-use wirespeed_sim::{Cable, HostModel, MacParams, RunStats, Scenario};
+use wirespeed_sim::{Batches, Cable, HostModel, MacParams, RunStats, Sampled, Scenario};
 
 use super::{Comparison, Name, Options, Reproduction, Row, Verdict, setting};
 
@@ -24,6 +32,74 @@ fn seed_net(hosts: usize, bytes: u64, time: Duration, seed: u64) -> Scenario {
 
 fn sim(s: &Scenario) -> anyhow::Result<RunStats> {
     Ok(wirespeed_sim::run(s)?)
+}
+
+/// Batches a stated figure's run is cut into for its sampling error.
+pub(crate) const BATCHES: usize = 10;
+
+fn sim_batched(s: &Scenario) -> anyhow::Result<(RunStats, Batches)> {
+    Ok(wirespeed_sim::run_batched(s, BATCHES)?)
+}
+
+/// The seed's window, seconds (§3.3: 10 s measured in the middle of 20).
+const SEED_WINDOW_S: f64 = 10.0;
+
+/// A figure within `tol` of the seed's, widened by the run's 95% sampling half-width
+/// (`scale` turns the sampled value's unit into the row's). Returns the verdict, the
+/// tolerance in words and what the interval says for the reason.
+pub(crate) fn judged(
+    ours: f64,
+    paper: f64,
+    tol: f64,
+    unit: &str,
+    sampled: &Sampled,
+    scale: f64,
+    batch_seconds: f64,
+) -> (Verdict, String, String) {
+    let hw = sampled.half_width_95 * scale;
+    let hw = if hw.is_finite() { hw } else { 0.0 };
+    let off = (ours - paper).abs();
+    let verdict = Verdict::of(off <= tol + hw);
+    let sep = if unit.is_empty() { "" } else { " " };
+    let tolerance = format!("+-{tol}{sep}{unit} + sampling +-{hw:.2}");
+    let mut why = format!(
+        "; this run's sampling error +-{hw:.2}{sep}{unit} (95%, jackknife over {} batches of {batch_seconds} s)",
+        sampled.batches
+    );
+    if off > tol && off <= tol + hw {
+        why.push_str(": within only by it, a longer -t decides");
+    }
+    (verdict, tolerance, why)
+}
+
+/// Figure 3-4's band (10..35% of the mean at the seed's 10 s window) for a window of
+/// `window_s`: the spread is the window's sampling noise, so it scales as 1/sqrt(window).
+pub(crate) fn spread_band(window_s: f64) -> (f64, f64) {
+    let k = (SEED_WINDOW_S / window_s).sqrt();
+    (0.10 * k, 0.35 * k)
+}
+
+/// The per-host rates' sampling error from the batches (the root mean square over hosts of
+/// each host's batch-means standard error), over the mean rate: how much spread sampling
+/// alone puts between symmetric hosts in this window.
+pub(crate) fn per_host_sampling(batches: &Batches) -> f64 {
+    let b = batches.counters.len();
+    let hosts = batches.counters.first().map_or(0, Vec::len);
+    if b < 2 || hosts == 0 {
+        return f64::NAN;
+    }
+    let (mut var, mut total) = (0.0, 0.0);
+    for h in 0..hosts {
+        let xs: Vec<f64> = batches
+            .counters
+            .iter()
+            .map(|c| c[h].charged_bits as f64 / batches.batch_seconds)
+            .collect();
+        let m = xs.iter().sum::<f64>() / b as f64;
+        var += xs.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / ((b - 1) * b) as f64;
+        total += m;
+    }
+    (var / hosts as f64).sqrt() / (total / hosts as f64)
 }
 
 /// Host counts of the bit-rate-vs-N table (the seed ran 1..24).
@@ -108,8 +184,9 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     };
 
     // §3.6: 64-byte packets on the long net, 24 hosts: 85% efficiency.
-    let four64 = sim(&seed_net(24, 64, time, 0))?;
+    let (four64, four64_b) = sim_batched(&seed_net(24, 64, time, 0))?;
     let u64b = four64.utilization;
+    let bs = four64_b.batch_seconds;
     let before = sim(&Scenario {
         mac: MacParams {
             jam_after_preamble: false,
@@ -119,16 +196,25 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     })?
     .utilization;
     let spread = sim(&restart(seed_net(24, 64, short, 0), 75, 100, 0))?.utilization;
+    let (verdict, tolerance, sampling) = judged(
+        u64b * 100.0,
+        85.0,
+        2.0,
+        "points",
+        &four64_b.utilization(),
+        100.0,
+        bs,
+    );
     rows.push(Row {
         quantity: "24 hosts, 64 B utilisation".into(),
         unit: "%".into(),
         configured: None,
         paper: Some(85.0),
         ours: Some(u64b * 100.0),
-        tolerance: "+-2 points".into(),
-        verdict: Verdict::of((u64b - 0.85).abs() <= 0.02),
+        tolerance,
+        verdict,
         why: format!(
-            "§3.6 \"the efficiency drops to only 85%\"; the cause modelled: the Titan's transmitter restart, 87 us of 45-ns instructions of one or two cycles (+-0.8 us), where a 75-100 us uniform restart gives {:.1}% (measured now, {} s) and the model before issue 21 (that spread, jam at once) {:.1}%",
+            "§3.6 \"the efficiency drops to only 85%\"; the cause modelled: the Titan's transmitter restart, 87 us of 45-ns instructions of one or two cycles (+-0.8 us), where a 75-100 us uniform restart gives {:.1}% (measured now, {} s) and the model before issue 21 (that spread, jam at once) {:.1}%{sampling}",
             spread * 100.0,
             short.as_secs_f64(),
             before * 100.0
@@ -145,8 +231,18 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         let b = sim(&two_clusters(four.clone()))?.utilization;
         Ok((b / a - 1.0) * 100.0)
     };
-    let two64 = sim(&two_clusters(seed_net(24, 64, time, 0)))?;
+    let (two64, two64_b) = sim_batched(&two_clusters(seed_net(24, 64, time, 0)))?;
     let ours_rel = (two64.utilization / u64b - 1.0) * 100.0;
+    // The difference of two runs: their relative sampling errors add in quadrature.
+    let (ua, ub) = (four64_b.utilization(), two64_b.utilization());
+    let rel = Sampled {
+        value: ours_rel,
+        half_width_95: (two64.utilization / u64b)
+            * ((ua.half_width_95 / ua.value).powi(2) + (ub.half_width_95 / ub.value).powi(2))
+                .sqrt(),
+        batches: BATCHES,
+    };
+    let (verdict, tolerance, sampling) = judged(ours_rel, -1.1, 1.0, "points", &rel, 100.0, bs);
     let ready = relative(&restart(seed_net(24, 64, short, 0), 0, 0, 0))?;
     let early = relative(&restart(seed_net(24, 64, short, 0), 80, 80, TITAN_CYCLE_PS))?;
     rows.push(Row {
@@ -155,35 +251,53 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         configured: None,
         paper: Some(-1.1),
         ours: Some(ours_rel),
-        tolerance: "+-1 point".into(),
-        verdict: Verdict::of((ours_rel + 1.1).abs() <= 1.0),
+        tolerance,
+        verdict,
         why: format!(
-            "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.3%; bench/RESULTS.md) ({} s runs)",
+            "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.3%; bench/RESULTS.md) ({} s runs){sampling}",
             short.as_secs_f64()
         ),
     });
 
     // §3.5: 24 hosts, 1536-byte packets: 97%, 31 ms per packet per host (30 ideal).
-    let big = sim(&seed_net(24, 1536, time, 3))?;
+    let (big, big_b) = sim_batched(&seed_net(24, 1536, time, 3))?;
+    let (verdict, tolerance, sampling) = judged(
+        big.utilization * 100.0,
+        97.0,
+        1.0,
+        "points",
+        &big_b.utilization(),
+        100.0,
+        bs,
+    );
     rows.push(Row {
         quantity: "24 hosts, 1536 B utilisation".into(),
         unit: "%".into(),
         configured: None,
         paper: Some(97.0),
         ours: Some(big.utilization * 100.0),
-        tolerance: "+-1 point".into(),
-        verdict: Verdict::of((big.utilization - 0.97).abs() <= 0.01),
-        why: "§3.5 \"a measured efficiency of about 97%\"".into(),
+        tolerance,
+        verdict,
+        why: format!("§3.5 \"a measured efficiency of about 97%\"{sampling}"),
     });
+    let (verdict, tolerance, sampling) = judged(
+        big.delay_mean_seconds * 1e3,
+        31.0,
+        1.5,
+        "ms",
+        &big_b.delay_mean_seconds(),
+        1e3,
+        bs,
+    );
     rows.push(Row {
         quantity: "24 hosts, 1536 B delay per packet".into(),
         unit: "ms".into(),
         configured: Some(big.ideal_delay_seconds * 1e3),
         paper: Some(31.0),
         ours: Some(big.delay_mean_seconds * 1e3),
-        tolerance: "+-1.5 ms".into(),
-        verdict: Verdict::of((big.delay_mean_seconds - 0.031).abs() <= 0.0015),
-        why: "§3.5 \"about 31 milliseconds ... theoretically about 30\"; configured = the collision-free ideal".into(),
+        tolerance,
+        verdict,
+        why: format!("§3.5 \"about 31 milliseconds ... theoretically about 30\"; configured = the collision-free ideal{sampling}"),
     });
 
     // §3.5, figure 3-8: the delay's standard deviation about twice its mean at worst.
@@ -204,16 +318,18 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         },
         ..seed_net(24, 1536, short, 3)
     })?;
+    let (ratio_verdict, ratio_tolerance, ratio_sampling) =
+        judged(ratio, 2.0, 0.5, "", &big_b.delay_sd_over_mean(), 1.0, bs);
     rows.push(Row {
         quantity: "24 hosts, 1536 B: delay sd / mean".into(),
         unit: "ratio".into(),
         configured: None,
         paper: Some(2.0),
         ours: Some(ratio),
-        tolerance: "+-0.5".into(),
-        verdict: Verdict::of((ratio - 2.0).abs() <= 0.5),
+        tolerance: ratio_tolerance,
+        verdict: ratio_verdict,
         why: format!(
-            "§3.5 \"the standard deviation is about twice the mean\"; the measured cause: the tail of packets in deep backoff (exponent 7 to 10: waits of 3 to 52 ms): {:.1}% of packets meet 16 collisions (discarded instead of retried, sd/mean {:.2}), and with the exponent capped at 6 (not the standard; to show the cause) sd/mean is {:.2}; nothing the seed says of its hosts shortens that tail ({} s runs; bench/RESULTS.md)",
+            "§3.5 \"the standard deviation is about twice the mean\"; the measured cause: the tail of packets in deep backoff (exponent 7 to 10: waits of 3 to 52 ms): {:.1}% of packets meet 16 collisions (discarded instead of retried, sd/mean {:.2}), and with the exponent capped at 6 (not the standard; to show the cause) sd/mean is {:.2}; nothing the seed says of its hosts shortens that tail ({} s runs; bench/RESULTS.md){ratio_sampling}",
             dropped_share * 100.0,
             discard.delay_std_dev_seconds / discard.delay_mean_seconds,
             capped.delay_std_dev_seconds / capped.delay_mean_seconds,
@@ -222,18 +338,22 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     });
 
     // §3.5, figure 3-4: per-host spread about 20% of the mean at 20 hosts.
-    let fair = sim(&seed_net(20, 512, time, 0))?;
+    let (fair, fair_b) = sim_batched(&seed_net(20, 512, time, 0))?;
     let spread = fair.bits_per_second_std_dev / (fair.bits_per_second / 20.0);
+    let (lo, hi) = spread_band(t);
+    let noise = per_host_sampling(&fair_b);
     rows.push(Row {
         quantity: "20 hosts, 512 B: std dev of per-host rate".into(),
         unit: "% of mean".into(),
         configured: None,
         paper: Some(20.0),
         ours: Some(spread * 100.0),
-        tolerance: "10..35%".into(),
-        verdict: Verdict::of((0.10..0.35).contains(&spread)),
+        tolerance: format!("{:.0}..{:.0}% (10..35% x sqrt(10 s / {t} s))", lo * 100.0, hi * 100.0),
+        verdict: Verdict::of((lo..hi).contains(&spread)),
         why: format!(
-            "figure 3-4 \"about 20% of mean\"; the spread depends on the window (the seed's 10 s, ours {t} s)"
+            "figure 3-4 \"about 20% of mean\" over the seed's 10 s; the spread is the window's sampling noise: sampling alone puts {:.0}% of the mean between symmetric hosts in this {t} s run (each host's batch-means standard error), so the seed's band scales as 1/sqrt(window); at 10 s this run's spread would be about {:.0}%",
+            noise * 100.0,
+            spread * (t / SEED_WINDOW_S).sqrt() * 100.0
         ),
     });
 
@@ -311,4 +431,68 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         notes.push("--lab adds the lab form (root): wirespeed load --raw on labs/boggs-24.toml beside the simulator".into());
     }
     Ok(Reproduction::new(Name::Boggs, truth, comparisons, notes))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(hosts: usize, bytes: u64, ms: u64, seed: u64) -> (RunStats, Batches) {
+        sim_batched(&seed_net(hosts, bytes, Duration::from_millis(ms), seed)).unwrap()
+    }
+
+    /// Issue 21: a 0.5 s run's mean delay (24 hosts, 1536 B) falls outside the seed's
+    /// +-1.5 ms on its own, and within once the run's own sampling error is counted; at the
+    /// seed's 10 s the interval is narrow (under 2 ms) so a long run is still judged tightly.
+    #[test]
+    fn a_short_run_is_judged_with_its_own_sampling_error() {
+        let (r, b) = at(24, 1536, 500, 3);
+        let ours = r.delay_mean_seconds * 1e3;
+        assert!(
+            (ours - 31.0).abs() > 1.5,
+            "{ours} ms: pick a case the seed's tolerance alone fails"
+        );
+        let sampled = b.delay_mean_seconds();
+        let (v, tol, why) = judged(ours, 31.0, 1.5, "ms", &sampled, 1e3, b.batch_seconds);
+        assert_eq!(v, Verdict::Within, "{ours} {tol} {why}");
+        assert!(why.contains("within only by it"), "{why}");
+        let no_sampling = Sampled {
+            half_width_95: 0.0,
+            ..sampled
+        };
+        assert_eq!(
+            judged(ours, 31.0, 1.5, "ms", &no_sampling, 1e3, b.batch_seconds).0,
+            Verdict::Outside
+        );
+        let (_, long) = at(24, 1536, 10_000, 3);
+        assert!(long.delay_mean_seconds().half_width_95 * 1e3 < 2.0);
+        // The sd/mean row stays outside at a long run: its interval does not hide the cause.
+        let (rl, _) = at(24, 1536, 10_000, 3);
+        let ratio = rl.delay_std_dev_seconds / rl.delay_mean_seconds;
+        let (v, _, _) = judged(ratio, 2.0, 0.5, "", &long.delay_sd_over_mean(), 1.0, 1.0);
+        assert_eq!(v, Verdict::Outside, "{ratio}");
+    }
+
+    /// Figure 3-4's spread shrinks as 1/sqrt(window): half-second runs fall outside the seed's
+    /// 10..35% (taken at 10 s) and inside the band scaled to their window, and the batches'
+    /// per-host sampling error is of the spread's own size (it is the spread's cause).
+    #[test]
+    fn the_per_host_spread_is_judged_against_the_band_for_its_window() {
+        let (lo, hi) = spread_band(0.5);
+        for seed in 0..3 {
+            let (r, b) = at(20, 512, 500, seed);
+            let spread = r.bits_per_second_std_dev / (r.bits_per_second / 20.0);
+            assert!(!(0.10..0.35).contains(&spread), "seed {seed}: {spread}");
+            assert!(
+                (lo..hi).contains(&spread),
+                "seed {seed}: {spread} not in {lo}..{hi}"
+            );
+            let noise = per_host_sampling(&b);
+            assert!(
+                noise > 0.5 * spread && noise < 1.5 * spread,
+                "{noise} against {spread}"
+            );
+        }
+        assert_eq!(spread_band(10.0), (0.10, 0.35));
+    }
 }
