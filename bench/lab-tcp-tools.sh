@@ -58,7 +58,7 @@ run() {
     server=$!
     sleep 0.4
     # shellcheck disable=SC2086
-    "${nice[@]}" ip netns exec "$n1" timeout $((secs + 30)) "$W" tcp 198.18.0.2 -p 5299 --json -i 0 -t "$wt" -O 2 -C cubic ${WIRESPEED_ARGS:-} || true
+    "${nice[@]}" ip netns exec "$n1" timeout $((secs + 30)) "$W" tcp 198.18.0.2 -p 5299 --json -t "$wt" -O 2 -C cubic ${WIRESPEED_ARGS:-} || true
   fi
   # A one-test server ends by itself; one that did not is ended here, by pid.
   for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
