@@ -21,7 +21,10 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p wirespeed-lab --example lab_rates
 cargo build --release -q -p wirespeed --bin wirespeed
-# wirespeed tcp runs across the same labs after iperf3 (both cubic, both -O 2).
+# wirespeed tcp runs across the same labs after iperf3 (both cubic, both -O 2, the same counted
+# window: iperf3 -t S+2 -O 2 against wirespeed tcp -t S+4 -O 2), and the table gives its ratio to
+# iperf3, with each tool's ACK frames per 100 data frames and the emulator's ACK-direction CPU.
+# bench/lab-tcp-tools.sh compares the two tools alone, several times, through one lab.
 export WIRESPEED="${WIRESPEED:-$CARGO_TARGET_DIR/release/wirespeed}"
 for rep in $(seq 1 "${REPS:-1}"); do
   for spin in ${SPINS:-adaptive}; do

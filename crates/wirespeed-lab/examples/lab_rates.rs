@@ -13,7 +13,13 @@
 //!
 //! `lab_rates [SECONDS] [RATES...]`: seconds per TCP run (default 10), rates (default 1G 10G).
 //! With `WIRESPEED=path/to/wirespeed`, `wirespeed tcp` runs across the same lab after iperf3,
-//! with the same congestion control (cubic), duration and omitted slow start.
+//! with the same congestion control (cubic) and the same counted window: iperf3's `-O` comes on
+//! top of its `-t`, wirespeed's is inside it, so iperf3 `-t S -O 2` runs against wirespeed
+//! `-t S+2 -O 2` (both S+2 seconds, the last S counted). Before, both had `-t S -O 2`, and
+//! wirespeed counted 2 s less, ending 2 s earlier, than the iperf3 it was compared with. The
+//! table then gives wirespeed / iperf3, and for each tool the ACK frames per 100 data frames and
+//! the emulator's CPU on the ACK direction (a receiver that reads more often sends more ACKs,
+//! and each costs the emulator a read and a release).
 //! `WIRESPEED_LAB_OFFLOAD=0` builds the labs without super-packets (one frame per read);
 //! `WIRESPEED_LAB_SPIN_US` chooses the egress threads' spin before releases (the timer
 //! strategy: `adaptive` or fixed microseconds). First, iperf3 across a plain veth pair between
@@ -150,6 +156,14 @@ fn veth_bound(seconds: u32) -> Option<f64> {
     doc["end"]["sum_received"]["bits_per_second"].as_f64()
 }
 
+/// The ACK direction's port, h2 -> h1.
+fn reverse(ports: &[PortStatus]) -> &PortStatus {
+    ports
+        .iter()
+        .find(|p| p.from == "h2")
+        .expect("a port h2 -> h1")
+}
+
 fn forward(ports: &[PortStatus]) -> &PortStatus {
     ports
         .iter()
@@ -193,7 +207,7 @@ fn main() {
         None => println!("plain veth: not measured (iperf3 failed)\n"),
     }
     println!(
-        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2) | of ceiling | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | CPU per frame in / out / spin (us) | CPU per super-packet in / out-spin (us) | emulator threads (share of a core) | spin (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2, same window) | of ceiling | wirespeed / iperf3 | ACKs per 100 frames / emulator ACK-direction core: iperf3, wirespeed | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | CPU per frame in / out / spin (us) | CPU per super-packet in / out-spin (us) | emulator threads (share of a core) | spin (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for rate in &rates {
         let bits = rate
@@ -208,8 +222,11 @@ fn main() {
         // Like with like: the same congestion control, duration and omitted slow start.
         let doc = iperf3(&lab, &["-t", &time, "-O", "2", "-C", "cubic"]);
         let after = emulator.status();
-        let ours = wirespeed_tcp(&lab, &["-t", &time, "-O", "2", "-C", "cubic"])
+        // The same counted window as iperf3's (its -O is on top of its -t, ours inside it).
+        let our_time = (seconds + 4).to_string();
+        let ours = wirespeed_tcp(&lab, &["-t", &our_time, "-O", "2", "-C", "cubic"])
             .and_then(|d| d["end"]["sum_received"]["bits_per_second"].as_f64());
+        let after_ours = emulator.status();
         let got = doc
             .as_ref()
             .and_then(|d| d["end"]["sum_received"]["bits_per_second"].as_f64())
@@ -253,12 +270,29 @@ fn main() {
             (cout - cspin) * 1e6 / writes
         );
         let spin_share = cspin / seconds_total as f64;
-        let ours = ours.map_or("- | -".to_string(), |b| {
-            format!("{:.1} Mbit/s | {:.2}%", b / 1e6, b / ceiling * 100.0)
+        let ours = ours.map_or("- | - | -".to_string(), |b| {
+            format!(
+                "{:.1} Mbit/s | {:.2}% | {:.3}",
+                b / 1e6,
+                b / ceiling * 100.0,
+                b / got
+            )
         });
+        // ACK frames per 100 data frames and the emulator's CPU on the ACK direction (share of
+        // a core over the run), for iperf3's run and for wirespeed's.
+        let acks = |b: &[PortStatus], a: &[PortStatus], secs: f64| {
+            let (fb, fa) = (forward(b), forward(a));
+            let (rb, ra) = (reverse(b), reverse(a));
+            let data = (fa.counters.frames_in - fb.counters.frames_in).max(1) as f64;
+            let acks = (ra.counters.frames_in - rb.counters.frames_in) as f64;
+            let cpu = ra.cost.cpu_seconds - rb.cost.cpu_seconds;
+            format!("{:.2} / {:.2}", acks * 100.0 / data, cpu / secs)
+        };
+        let acks_iperf3 = acks(&before, &after, seconds_total as f64 + 2.0);
+        let acks_ours = acks(&after, &after_ours, seconds_total as f64 + 2.0);
         let k = &f.cost;
         println!(
-            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {ours} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {} | {:.1} | {:.2} us | {per_frame} | {per_write} | {:.2} | {spin_share:.2} |",
+            "| {rate}bit/s | {:.1} Mbit/s | {:.1} Mbit/s | {:.2}% | {retransmits} | {ours} | {acks_iperf3}, {acks_ours} | {:.0} / {:.0} / {:.0} | {} | {}, {} | {} | {:.1} | {:.2} us | {per_frame} | {per_write} | {:.2} | {spin_share:.2} |",
             ceiling / 1e6,
             got / 1e6,
             got / ceiling * 100.0,

@@ -84,8 +84,11 @@ pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), O
     if let Some(mss) = spec.mss_bytes {
         sock.set_tcp_mss(mss).map_err(wrap(format!("-M {mss}")))?;
     }
-    if spec.nodelay {
-        sock.set_tcp_nodelay(true)
+    // Nagle exactly as asked, both ways: the agent accepts every connection with TCP_NODELAY
+    // (its control messages are small) before it knows which are data connections, and an
+    // agent that sends (`-R`, `--bidir`) must not send with it when `-N` was not given.
+    if spec.nodelay || sock.tcp_nodelay().unwrap_or(false) {
+        sock.set_tcp_nodelay(spec.nodelay)
             .map_err(wrap("--nodelay".into()))?;
     }
     if let Some(cc) = &spec.congestion {
@@ -318,6 +321,26 @@ mod tests {
         let r = TcpInfoView::new_checked(&[0u8; 120]).unwrap().report();
         assert_eq!(r.delivery_rate_bits_per_second, None);
         assert_eq!(r.busy_seconds, None);
+    }
+
+    #[test]
+    fn a_data_socket_has_nagle_as_asked_even_if_accepted_with_nodelay() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let _client = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (s, _) = listener.accept().unwrap();
+        // As the agent's accept path leaves every connection.
+        s.set_nodelay(true).unwrap();
+        apply_options(&s, &TestSpec::default(), true).unwrap();
+        assert!(
+            !s.nodelay().unwrap(),
+            "without -N the data socket sends with Nagle"
+        );
+        let spec = TestSpec {
+            nodelay: true,
+            ..TestSpec::default()
+        };
+        apply_options(&s, &spec, true).unwrap();
+        assert!(s.nodelay().unwrap(), "-N sets TCP_NODELAY");
     }
 
     #[test]
