@@ -596,6 +596,47 @@ struct PortShared {
     /// instant the first segment's last bit reached the far end to the release of the whole
     /// (the timing error super-packets add), nanoseconds.
     held_back_max_ns: AtomicU64,
+    /// Releases later than [`LATE_RELEASE_NS`], by cause ([`LateCause`]).
+    late: [AtomicU64; 3],
+}
+
+/// A release later than this is counted by its cause in `lab status` (the bound on
+/// the 99th percentile at 1 Gbit/s), nanoseconds.
+pub const LATE_RELEASE_NS: i64 = 50_000;
+
+/// Why a release was late ([`LATE_RELEASE_NS`]), as the egress thread sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LateCause {
+    /// The thread came to the release already past due, and its previous write into the
+    /// receiving TAP (which runs the receiving host's stack in this thread) ended after the
+    /// release was due: the previous write's work delayed it.
+    PreviousWrite,
+    /// The thread came to the release already past due though its previous write ended in
+    /// time: a late wake-up from its wait for the hand-off, or the thread was preempted.
+    Behind,
+    /// The thread came to the release in time but its wait (sleep, then spin) returned late:
+    /// a late wake-up from sleep, or preemption while it spun.
+    Wait,
+}
+
+/// The cause of a release due at `due` that the thread turned to at `reached`, after a
+/// previous write that ended at `previous_write_end`, and made at `released`; `None` if it was
+/// not late ([`LATE_RELEASE_NS`]).
+fn late_cause(
+    due: Nanos,
+    reached: Nanos,
+    previous_write_end: Nanos,
+    released: Nanos,
+) -> Option<LateCause> {
+    if released.minus(due) <= LATE_RELEASE_NS {
+        None
+    } else if reached <= due {
+        Some(LateCause::Wait)
+    } else if previous_write_end > due {
+        Some(LateCause::PreviousWrite)
+    } else {
+        Some(LateCause::Behind)
+    }
 }
 
 /// How often a thread publishes its CPU time.
@@ -1174,6 +1215,7 @@ impl Egress {
         let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
         let mut disconnected = false;
         let mut cpu_published = Nanos(0);
+        let mut previous_write_end = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
             if publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
                 self.shared
@@ -1221,9 +1263,14 @@ impl Egress {
                         }
                         continue;
                     }
+                    let reached = clock.now();
                     let now = clock.wait_until(done);
                     let (_, s) = holding.pop_front().expect("a frame is held");
+                    if let Some(cause) = late_cause(done, reached, previous_write_end, now) {
+                        self.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
+                    }
                     self.release(s, done, now);
+                    previous_write_end = clock.now();
                 }
                 (_, Some(at)) => {
                     if at.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
@@ -1307,6 +1354,14 @@ impl Shared {
                 p.cpu_ns[1].load(Ordering::Relaxed),
                 p.spin_ns.load(Ordering::Relaxed),
             ],
+            Shared::Station(_) => [0; 3],
+        }
+    }
+
+    /// Releases later than [`LATE_RELEASE_NS`] by [`LateCause`] (zeros on a shared medium).
+    fn late_releases(&self) -> [u64; 3] {
+        match self {
+            Shared::Direction(p) => [0, 1, 2].map(|i| p.late[i].load(Ordering::Relaxed)),
             Shared::Station(_) => [0; 3],
         }
     }
@@ -1456,6 +1511,16 @@ pub struct EmulatorCost {
     /// Of `egress_cpu_seconds`, the time spent spinning before releases (the timer strategy's
     /// cost, not work: `clock::SpinPolicy`).
     pub spin_cpu_seconds: f64,
+    /// Releases more than 50 us late ([`LATE_RELEASE_NS`]) whose thread came to them past
+    /// due because its previous write into the receiving TAP (the receiving host's stack,
+    /// run in the emulator's thread) ended after they were due.
+    pub late_after_previous_write: u64,
+    /// Releases more than 50 us late whose thread came to them past due for another reason
+    /// (a late wake-up from its wait for the hand-off, or preemption).
+    pub late_behind: u64,
+    /// Releases more than 50 us late whose thread came to them in time but whose wait (sleep,
+    /// then spin) returned late.
+    pub late_in_wait: u64,
 }
 
 impl EmulatorCost {
@@ -1573,10 +1638,14 @@ impl Emulator {
                 };
                 let sp = p.shared.super_packets();
                 let [ingress_ns, egress_ns, spin_ns] = p.shared.stage_cpu();
+                let late = p.shared.late_releases();
                 let cost = EmulatorCost {
                     ingress_cpu_seconds: ingress_ns as f64 / 1e9,
                     egress_cpu_seconds: egress_ns as f64 / 1e9,
                     spin_cpu_seconds: spin_ns as f64 / 1e9,
+                    late_after_previous_write: late[LateCause::PreviousWrite as usize],
+                    late_behind: late[LateCause::Behind as usize],
+                    late_in_wait: late[LateCause::Wait as usize],
                     cpu_seconds: cpu_ns as f64 / 1e9,
                     cpu_share_recent: recent,
                     cpu_ns_per_frame: per(counters.frames_in),
@@ -1850,6 +1919,26 @@ mod tests {
             cost: EmulatorCost::default(),
             ingress_stamps: None,
         }
+    }
+
+    #[test]
+    fn a_late_release_is_blamed_on_the_previous_write_the_wait_or_being_behind() {
+        let due = Nanos(1_000_000);
+        let later = |us: u64| Nanos(due.0 + us * 1_000);
+        // 50 us late is not late; the previous write is blamed only if it ended after `due`.
+        assert_eq!(late_cause(due, due, Nanos(0), later(50)), None);
+        assert_eq!(
+            late_cause(due, later(40), later(40), later(60)),
+            Some(LateCause::PreviousWrite)
+        );
+        assert_eq!(
+            late_cause(due, later(40), Nanos(900_000), later(60)),
+            Some(LateCause::Behind)
+        );
+        assert_eq!(
+            late_cause(due, Nanos(990_000), later(60), later(60)),
+            Some(LateCause::Wait)
+        );
     }
 
     #[test]
