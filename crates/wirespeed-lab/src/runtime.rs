@@ -309,7 +309,8 @@ impl Lab {
                     shared: Arc::clone(&port),
                     stop: Arc::clone(&stop),
                 };
-                let label = format!("{}:{}", self.name, ports.len());
+                // The port first: a thread's name is cut to 15 bytes (`ws-in-0:rates-0`).
+                let label = format!("{}:{}", ports.len(), self.name);
                 threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
                 threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
                 ports.push(PortHandle {
@@ -600,6 +601,10 @@ struct PortShared {
     late: [AtomicU64; 3],
 }
 
+/// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
+/// shared-medium threads' 10 (`sys::realtime_priority`).
+const RELEASE_PRIORITY: i32 = 11;
+
 /// A release later than this is counted by its cause in `lab status` (the bound on
 /// the 99th percentile at 1 Gbit/s), nanoseconds.
 pub const LATE_RELEASE_NS: i64 = 50_000;
@@ -612,20 +617,24 @@ enum LateCause {
     /// release was due: the previous write's work delayed it.
     PreviousWrite,
     /// The thread came to the release already past due though its previous write ended in
-    /// time: a late wake-up from its wait for the hand-off, or the thread was preempted.
+    /// time and it had not slept past the instant: it was preempted (or busy with the
+    /// hand-off).
     Behind,
-    /// The thread came to the release in time but its wait (sleep, then spin) returned late:
-    /// a late wake-up from sleep, or preemption while it spun.
+    /// A sleep returned after the release was due: the thread's timed wait for the hand-off
+    /// (which sleeps until shortly before the release) or its wait for the instant (sleep,
+    /// then spin): a late wake-up, or preemption while it spun.
     Wait,
 }
 
 /// The cause of a release due at `due` that the thread turned to at `reached`, after a
-/// previous write that ended at `previous_write_end`, and made at `released`; `None` if it was
-/// not late ([`LATE_RELEASE_NS`]).
+/// previous write that ended at `previous_write_end` (and, if `slept_past_due`, a timed wait
+/// for the hand-off that returned after `due`), and made at `released`; `None` if it was not
+/// late ([`LATE_RELEASE_NS`]).
 fn late_cause(
     due: Nanos,
     reached: Nanos,
     previous_write_end: Nanos,
+    slept_past_due: bool,
     released: Nanos,
 ) -> Option<LateCause> {
     if released.minus(due) <= LATE_RELEASE_NS {
@@ -634,6 +643,8 @@ fn late_cause(
         Some(LateCause::Wait)
     } else if previous_write_end > due {
         Some(LateCause::PreviousWrite)
+    } else if slept_past_due {
+        Some(LateCause::Wait)
     } else {
         Some(LateCause::Behind)
     }
@@ -1209,13 +1220,17 @@ impl Egress {
     /// arrival, and a frame is written at its scheduled instant.
     fn run(self) {
         sys::tighten_timer_slack();
-        sys::realtime_priority();
+        // One above the ingress threads: on two cores the four threads of a link often want
+        // both, and a release is due at an instant while a read is charged from the sender's
+        // transmit stamp (at up to 1 Gbit/s, `ingress_stamp`) or waits in the TAP's queue.
+        sys::realtime_priority_of(RELEASE_PRIORITY);
         let clock = RealClock::for_realtime_thread_with(self.spin);
         let mut next: Option<Scheduled> = None;
         let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
         let mut disconnected = false;
         let mut cpu_published = Nanos(0);
         let mut previous_write_end = Nanos(0);
+        let mut slept_past_due = false;
         while !self.stop.load(Ordering::Relaxed) {
             if publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
                 self.shared
@@ -1246,7 +1261,9 @@ impl Egress {
                         // A timed wait for a held frame: its wake-up error is the clock's too
                         // (a zero wait was only a look, not a sleep: no wake-up to learn from).
                         if !holding.is_empty() && !wait.is_zero() && wait < POLL_INTERVAL {
-                            clock.record_wake(now.after(wait), clock.now());
+                            let woke = clock.now();
+                            clock.record_wake(now.after(wait), woke);
+                            slept_past_due |= holding.front().is_some_and(|(d, _)| woke > *d);
                         }
                     }
                     Err(RecvTimeoutError::Disconnected) => disconnected = true,
@@ -1266,11 +1283,14 @@ impl Egress {
                     let reached = clock.now();
                     let now = clock.wait_until(done);
                     let (_, s) = holding.pop_front().expect("a frame is held");
-                    if let Some(cause) = late_cause(done, reached, previous_write_end, now) {
+                    if let Some(cause) =
+                        late_cause(done, reached, previous_write_end, slept_past_due, now)
+                    {
                         self.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
                     }
                     self.release(s, done, now);
                     previous_write_end = clock.now();
+                    slept_past_due = false;
                 }
                 (_, Some(at)) => {
                     if at.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
@@ -1515,11 +1535,11 @@ pub struct EmulatorCost {
     /// due because its previous write into the receiving TAP (the receiving host's stack,
     /// run in the emulator's thread) ended after they were due.
     pub late_after_previous_write: u64,
-    /// Releases more than 50 us late whose thread came to them past due for another reason
-    /// (a late wake-up from its wait for the hand-off, or preemption).
+    /// Releases more than 50 us late whose thread came to them past due for another reason:
+    /// it was preempted (no sleep of its own returned late, no write ran past them).
     pub late_behind: u64,
-    /// Releases more than 50 us late whose thread came to them in time but whose wait (sleep,
-    /// then spin) returned late.
+    /// Releases more than 50 us late because a sleep of the thread returned after they were
+    /// due: its timed wait for the hand-off, or its wait for the instant (sleep, then spin).
     pub late_in_wait: u64,
 }
 
@@ -1926,17 +1946,22 @@ mod tests {
         let due = Nanos(1_000_000);
         let later = |us: u64| Nanos(due.0 + us * 1_000);
         // 50 us late is not late; the previous write is blamed only if it ended after `due`.
-        assert_eq!(late_cause(due, due, Nanos(0), later(50)), None);
+        assert_eq!(late_cause(due, due, Nanos(0), false, later(50)), None);
         assert_eq!(
-            late_cause(due, later(40), later(40), later(60)),
+            late_cause(due, later(40), later(40), false, later(60)),
             Some(LateCause::PreviousWrite)
         );
         assert_eq!(
-            late_cause(due, later(40), Nanos(900_000), later(60)),
+            late_cause(due, later(40), Nanos(900_000), false, later(60)),
             Some(LateCause::Behind)
         );
+        // Past due after a sleep for the hand-off that returned past the instant.
         assert_eq!(
-            late_cause(due, Nanos(990_000), later(60), later(60)),
+            late_cause(due, later(40), Nanos(900_000), true, later(60)),
+            Some(LateCause::Wait)
+        );
+        assert_eq!(
+            late_cause(due, Nanos(990_000), later(60), false, later(60)),
             Some(LateCause::Wait)
         );
     }
