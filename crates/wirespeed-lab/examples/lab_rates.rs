@@ -172,7 +172,12 @@ fn thread_times(prefix: &str) -> (f64, f64) {
         }
         // After the name: state is field 3; utime and stime are fields 14 and 15.
         let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
-        let tick = |i: usize| fields.get(i).and_then(|f| f.parse::<f64>().ok()).unwrap_or(0.0);
+        let tick = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
         sum.0 += tick(11) / 100.0;
         sum.1 += tick(12) / 100.0;
     }

@@ -1231,6 +1231,9 @@ impl Egress {
         let mut cpu_published = Nanos(0);
         let mut previous_write_end = Nanos(0);
         let mut slept_past_due = false;
+        // When the thread turned to the next release, if it did so before the hand-off branch
+        // below waited for that frame's arrival.
+        let mut reached: Option<Nanos> = None;
         while !self.stop.load(Ordering::Relaxed) {
             if publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
                 self.shared
@@ -1280,7 +1283,7 @@ impl Egress {
                         }
                         continue;
                     }
-                    let reached = clock.now();
+                    let reached = reached.take().unwrap_or_else(|| clock.now());
                     let now = clock.wait_until(done);
                     let (_, s) = holding.pop_front().expect("a frame is held");
                     if let Some(cause) =
@@ -1296,6 +1299,11 @@ impl Egress {
                     if at.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
                         std::thread::sleep(POLL_INTERVAL);
                         continue;
+                    }
+                    // Without a host model this wait is the release's own (`done` is `at`):
+                    // the thread turned to the release now.
+                    if holding.is_empty() && self.host.is_none() {
+                        reached = Some(clock.now());
                     }
                     clock.wait_until(at);
                     let s = next.take().expect("a frame is next");
