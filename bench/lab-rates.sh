@@ -16,6 +16,14 @@
 # printing: the plain-veth iperf3 bound of the machine (no lab), then per rate iperf3 and
 # wirespeed tcp against the ceiling, lateness p50/p99/max, drops, super-packets, and the
 # emulator's CPU per frame and per super-packet in each stage (ingress, egress, spin).
+# Then, per rate, the emulator's columns of the issue's Must show: the data direction's
+# threads per write split into user and kernel time (the kernel's: the TAP read's and write's
+# copies, the receiving stack a TAP write runs, wake-ups), the releases more than 50 us late
+# by cause (the previous write ran past them / the thread came past due otherwise / its wait
+# returned late), the cores of the emulator and of iperf3's own processes, the machine's busy
+# cores (all processes: 2.00 means no core was left for another TAP queue's thread), the lab's
+# cores per Gbit/s against plain veth's (iperf3's own), and the rate two whole cores could
+# carry at the lab's cost (an upper bound: time spent outside these processes is not in it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"

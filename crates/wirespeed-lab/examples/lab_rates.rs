@@ -114,7 +114,7 @@ impl Drop for VethPair {
 
 /// iperf3 TCP (cubic, after -O 2) from one namespace to another across a plain veth pair: the
 /// machine's bound for the path without the lab. Received bits per second.
-fn veth_bound(seconds: u32) -> Option<f64> {
+fn veth_bound(seconds: u32) -> Option<(f64, (f64, f64))> {
     let id = format!("{:04x}", std::process::id() & 0xffff);
     let pair = VethPair {
         names: [format!("ws-vb{id}-a"), format!("ws-vb{id}-b")],
@@ -153,7 +153,68 @@ fn veth_bound(seconds: u32) -> Option<f64> {
         "cubic",
     ];
     let doc = client_server_in(a, b, &server, &client)?;
-    doc["end"]["sum_received"]["bits_per_second"].as_f64()
+    Some((
+        doc["end"]["sum_received"]["bits_per_second"].as_f64()?,
+        iperf3_cpu(&doc),
+    ))
+}
+
+/// User and system CPU seconds of this process's threads whose name starts with `prefix`
+/// (from /proc/self/task/*/stat, in clock ticks of 1/100 s: `getconf CLK_TCK` is 100 on Linux).
+fn thread_times(prefix: &str) -> (f64, f64) {
+    let mut sum = (0.0, 0.0);
+    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
+        return sum;
+    };
+    for task in dir.flatten() {
+        let Ok(stat) = std::fs::read_to_string(task.path().join("stat")) else {
+            continue;
+        };
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        if !stat[open + 1..close].starts_with(prefix) {
+            continue;
+        }
+        // After the name: state is field 3; utime and stime are fields 14 and 15.
+        let fields: Vec<&str> = stat[close + 2..].split(' ').collect();
+        let tick = |i: usize| {
+            fields
+                .get(i)
+                .and_then(|f| f.parse::<f64>().ok())
+                .unwrap_or(0.0)
+        };
+        sum.0 += tick(11) / 100.0;
+        sum.1 += tick(12) / 100.0;
+    }
+    sum
+}
+
+/// Busy and total jiffies of the whole machine (/proc/stat's first line; idle and iowait are
+/// not busy).
+fn machine_jiffies() -> (f64, f64) {
+    let text = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let v: Vec<f64> = text
+        .lines()
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .filter_map(|f| f.parse().ok())
+        .collect();
+    let total: f64 = v.iter().sum();
+    let idle = v.get(3).copied().unwrap_or(0.0) + v.get(4).copied().unwrap_or(0.0);
+    (total - idle, total)
+}
+
+/// iperf3's own CPU of its client and server processes (user + system, share of one core),
+/// from its JSON (`end.cpu_utilization_percent`).
+fn iperf3_cpu(doc: &serde_json::Value) -> (f64, f64) {
+    let c = &doc["end"]["cpu_utilization_percent"];
+    (
+        c["host_total"].as_f64().unwrap_or(f64::NAN) / 100.0,
+        c["remote_total"].as_f64().unwrap_or(f64::NAN) / 100.0,
+    )
 }
 
 /// The ACK direction's port, h2 -> h1.
@@ -199,13 +260,16 @@ fn main() {
     // The upper bound of this machine for the same path without the lab: iperf3 between two
     // namespaces joined by a plain veth pair (no emulator, no delay): the CPU the two stacks
     // need, with nothing of the emulator's.
-    match veth_bound(seconds_total) {
-        Some(b) => println!(
-            "plain veth, iperf3 TCP (after -O 2, cubic, {seconds_total} s): {:.1} Mbit/s\n",
-            b / 1e6
+    let veth = veth_bound(seconds_total);
+    match veth {
+        Some((b, (client, server))) => println!(
+            "plain veth, iperf3 TCP (after -O 2, cubic, {seconds_total} s): {:.1} Mbit/s; iperf3's own CPU client {client:.2} + server {server:.2} cores: {:.3} cores per Gbit/s\n",
+            b / 1e6,
+            (client + server) / (b / 1e9)
         ),
         None => println!("plain veth: not measured (iperf3 failed)\n"),
     }
+    let mut budget_rows = Vec::new();
     println!(
         "| rate | ceiling | iperf3 TCP (after -O 2) | of ceiling | retransmits | wirespeed tcp (after -O 2, same window) | of ceiling | wirespeed / iperf3 | ACKs per 100 frames / emulator ACK-direction core: iperf3, wirespeed | lateness p50 / p99 / max (us) | drop queue | drop host (sender, ACKs) | super-packets (frames) / frames, cut | held back max (us) | emulator CPU per frame | CPU per frame in / out / spin (us) | CPU per super-packet in / out-spin (us) | emulator threads (share of a core) | spin (share of a core) |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
@@ -219,9 +283,19 @@ fn main() {
         let ceiling = bits * 1448.0 / 1538.0;
         let before = emulator.status();
         let time = (seconds + 2).to_string();
+        let (threads0, machine0) = (
+            [thread_times("ws-in-0:"), thread_times("ws-out-0:")],
+            machine_jiffies(),
+        );
+        let wall0 = std::time::Instant::now();
         // Like with like: the same congestion control, duration and omitted slow start.
         let doc = iperf3(&lab, &["-t", &time, "-O", "2", "-C", "cubic"]);
         let after = emulator.status();
+        let wall = wall0.elapsed().as_secs_f64();
+        let (threads1, machine1) = (
+            [thread_times("ws-in-0:"), thread_times("ws-out-0:")],
+            machine_jiffies(),
+        );
         // The same counted window as iperf3's (its -O is on top of its -t, ours inside it).
         let our_time = (seconds + 4).to_string();
         let ours = wirespeed_tcp(&lab, &["-t", &our_time, "-O", "2", "-C", "cubic"])
@@ -317,8 +391,41 @@ fn main() {
             cpu * 1e9 / frames.max(1) as f64 / 1e3,
             cpu / (seconds + 2) as f64,
         );
+        // The emulator's columns of the CPU budget: the data direction's threads split into
+        // user and kernel time per write (the kernel's: the TAP read's copy, the write's copy
+        // and the receiving stack it runs, wake-ups); late releases by cause; the whole lab's
+        // CPU (both directions' threads and iperf3's own) per Gbit/s against plain veth's, and
+        // the rate two whole cores could carry at that cost.
+        let user_sys = |k: usize| {
+            (
+                (threads1[k].0 - threads0[k].0) * 1e6 / writes,
+                (threads1[k].1 - threads0[k].1) * 1e6 / writes,
+            )
+        };
+        let ((in_user, in_sys), (out_user, out_sys)) = (user_sys(0), user_sys(1));
+        let (client, server) = doc.as_ref().map_or((f64::NAN, f64::NAN), iperf3_cpu);
+        let emulator_cores = cpu / wall;
+        let per_gbit = (emulator_cores + client + server) / (got / 1e9);
+        let machine_busy = (machine1.0 - machine0.0) / (machine1.1 - machine0.1).max(1.0)
+            * std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
+        let late = |f: fn(&PortStatus) -> u64| f(fa) - f(b);
+        budget_rows.push(format!(
+            "| {rate}bit/s | {in_user:.1} / {in_sys:.1} | {out_user:.1} / {out_sys:.1} | {} / {} / {} of {} | {emulator_cores:.2} + {client:.2} + {server:.2} | {machine_busy:.2} | {per_gbit:.3} | {} | {:.1} Gbit/s |",
+            late(|p| p.cost.late_after_previous_write),
+            late(|p| p.cost.late_behind),
+            late(|p| p.cost.late_in_wait),
+            fa.lateness.frames - b.lateness.frames,
+            veth.map_or("-".to_string(), |(v, (c, s))| format!("{:.3}", (c + s) / (v / 1e9))),
+            2.0 / per_gbit,
+        ));
         emulator.stop();
         drop(lab);
+    }
+    println!(
+        "\n| rate | data ingress thread per write: user / kernel (us) | data egress thread per write: user / kernel (us) | releases > 50 us late: after the previous write / behind / in the wait, of releases | cores: emulator + iperf3 client + server | machine busy (cores, all processes) | lab cores per Gbit/s | plain veth cores per Gbit/s (iperf3's own) | 2 cores at the lab's cost carry |\n|---|---|---|---|---|---|---|---|---|"
+    );
+    for row in budget_rows {
+        println!("{row}");
     }
     small_frames(f64::from(seconds.min(5)), 1000);
 }

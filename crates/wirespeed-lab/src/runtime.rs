@@ -30,7 +30,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender, TryRecvError};
+use std::sync::mpsc::{RecvTimeoutError, TryRecvError};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -42,6 +42,7 @@ use crate::addressing::{Plan, plan};
 use crate::device::{DeviceCounters, Watched};
 use crate::emulator::clock::{Clock, Nanos, RealClock, SpinPolicy, monotonic_now, thread_cpu_ns};
 use crate::emulator::gso;
+use crate::emulator::handoff::{self, Receiver, Sender};
 use crate::emulator::host::{HostCounters, HostCpu};
 use crate::emulator::link::{Direction, DirectionCounters, Event, Verdict};
 use crate::emulator::router::RouterEgress;
@@ -250,8 +251,8 @@ impl Lab {
                 let dst_port = 2 * link.index + usize::from(from_a);
                 let router = self.egress_costs(src.node);
                 let port = Arc::new(PortShared::default());
-                let (tx, rx) = mpsc::channel::<Scheduled>();
-                let (recycle_tx, recycle_rx) = mpsc::channel::<Vec<u8>>();
+                let (tx, rx) = handoff::channel::<Scheduled>();
+                let (recycle_tx, recycle_rx) = handoff::channel::<Vec<u8>>();
                 let mut direction = Direction::new(config, link.layer, link.mtu);
                 if let Some(aqm) = &link.aqm {
                     direction = direction.with_aqm(aqm);
@@ -308,7 +309,8 @@ impl Lab {
                     shared: Arc::clone(&port),
                     stop: Arc::clone(&stop),
                 };
-                let label = format!("{}:{}", self.name, ports.len());
+                // The port first: a thread's name is cut to 15 bytes (`ws-in-0:rates-0`).
+                let label = format!("{}:{}", ports.len(), self.name);
                 threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
                 threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
                 ports.push(PortHandle {
@@ -595,6 +597,57 @@ struct PortShared {
     /// instant the first segment's last bit reached the far end to the release of the whole
     /// (the timing error super-packets add), nanoseconds.
     held_back_max_ns: AtomicU64,
+    /// Releases later than [`LATE_RELEASE_NS`], by cause ([`LateCause`]).
+    late: [AtomicU64; 3],
+}
+
+/// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
+/// shared-medium threads' 10 (`sys::realtime_priority`).
+const RELEASE_PRIORITY: i32 = 11;
+
+/// A release later than this is counted by its cause in `lab status` (the bound on
+/// the 99th percentile at 1 Gbit/s), nanoseconds.
+pub const LATE_RELEASE_NS: i64 = 50_000;
+
+/// Why a release was late ([`LATE_RELEASE_NS`]), as the egress thread sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LateCause {
+    /// The thread came to the release already past due, and its previous write into the
+    /// receiving TAP (which runs the receiving host's stack in this thread) ended after the
+    /// release was due: the previous write's work delayed it.
+    PreviousWrite,
+    /// The thread came to the release already past due though its previous write ended in
+    /// time and it had not slept past the instant: it was preempted (or busy with the
+    /// hand-off).
+    Behind,
+    /// A sleep returned after the release was due: the thread's timed wait for the hand-off
+    /// (which sleeps until shortly before the release) or its wait for the instant (sleep,
+    /// then spin): a late wake-up, or preemption while it spun.
+    Wait,
+}
+
+/// The cause of a release due at `due` that the thread turned to at `reached`, after a
+/// previous write that ended at `previous_write_end` (and, if `slept_past_due`, a timed wait
+/// for the hand-off that returned after `due`), and made at `released`; `None` if it was not
+/// late ([`LATE_RELEASE_NS`]).
+fn late_cause(
+    due: Nanos,
+    reached: Nanos,
+    previous_write_end: Nanos,
+    slept_past_due: bool,
+    released: Nanos,
+) -> Option<LateCause> {
+    if released.minus(due) <= LATE_RELEASE_NS {
+        None
+    } else if reached <= due {
+        Some(LateCause::Wait)
+    } else if previous_write_end > due {
+        Some(LateCause::PreviousWrite)
+    } else if slept_past_due {
+        Some(LateCause::Wait)
+    } else {
+        Some(LateCause::Behind)
+    }
 }
 
 /// How often a thread publishes its CPU time.
@@ -887,18 +940,40 @@ impl Ingress {
                 continue;
             }
             loop {
-                while let Ok(b) = self.recycled.try_recv() {
-                    pools.put(b);
-                }
-                let n = match sys::read_frame(self.fd, &mut scratch) {
-                    Ok(n) if n > 0 => n,
-                    _ => break,
-                };
-                if !self.offer_read(&mut scratch, n, &mut pools, &mut verdicts) {
-                    return;
+                match self.read_and_offer(None, &mut scratch, &mut pools, &mut verdicts) {
+                    Some(true) => {}
+                    Some(false) => return,
+                    None => break,
                 }
             }
         }
+    }
+
+    /// One step of [`Ingress::run_offloaded`]: takes back the buffers the egress thread
+    /// wrote, reads one frame or super-packet and decides its fate, charged from `at` if given
+    /// (virtual time, for tests) or else from the clock. `None` if the TAP had nothing to
+    /// read; `Some(false)` if the egress thread is gone.
+    fn read_and_offer(
+        &mut self,
+        at: Option<Nanos>,
+        scratch: &mut Vec<u8>,
+        pools: &mut BufferPools,
+        verdicts: &mut Vec<Verdict>,
+    ) -> Option<bool> {
+        while let Ok(b) = self.recycled.try_recv() {
+            pools.put(b);
+        }
+        let n = match sys::read_frame(self.fd, scratch) {
+            Ok(n) if n > 0 => n,
+            _ => return None,
+        };
+        Some(match at {
+            None => self.offer_read(scratch, n, pools, verdicts),
+            Some(now) => match gso::VnetHdr::parse(&scratch[..n]) {
+                Some(hdr) => self.offer_read_at(now, hdr, scratch, n, pools, verdicts),
+                None => true,
+            },
+        })
     }
 
     /// Decides the fate of one read of `n` bytes (vnet header and frame) in `scratch`; false
@@ -916,6 +991,19 @@ impl Ingress {
         // A super-packet has one copy at the packet socket, as a frame does: the stamp pairs
         // with the frame after the vnet header.
         let now = self.charged_from(&scratch[gso::VNET_HDR_LEN..n]);
+        self.offer_read_at(now, hdr, scratch, n, pools, verdicts)
+    }
+
+    /// [`Ingress::offer_read`] of a read charged from `now` whose vnet header is `hdr`.
+    fn offer_read_at(
+        &mut self,
+        now: Nanos,
+        hdr: gso::VnetHdr,
+        scratch: &mut Vec<u8>,
+        n: usize,
+        pools: &mut BufferPools,
+        verdicts: &mut Vec<Verdict>,
+    ) -> bool {
         let frame_len = (n - gso::VNET_HDR_LEN) as u64;
         // A read that filled the buffer was truncated (a super-packet beyond 64 KB): it is
         // offered at its full size, which no link's MTU takes (counted as too big).
@@ -1132,12 +1220,20 @@ impl Egress {
     /// arrival, and a frame is written at its scheduled instant.
     fn run(self) {
         sys::tighten_timer_slack();
-        sys::realtime_priority();
+        // One above the ingress threads: on two cores the four threads of a link often want
+        // both, and a release is due at an instant while a read is charged from the sender's
+        // transmit stamp (at up to 1 Gbit/s, `ingress_stamp`) or waits in the TAP's queue.
+        sys::realtime_priority_of(RELEASE_PRIORITY);
         let clock = RealClock::for_realtime_thread_with(self.spin);
         let mut next: Option<Scheduled> = None;
         let mut holding: VecDeque<(Nanos, Scheduled)> = VecDeque::new();
         let mut disconnected = false;
         let mut cpu_published = Nanos(0);
+        let mut previous_write_end = Nanos(0);
+        let mut slept_past_due = false;
+        // When the thread turned to the next release, if it did so before the hand-off branch
+        // below waited for that frame's arrival.
+        let mut reached: Option<Nanos> = None;
         while !self.stop.load(Ordering::Relaxed) {
             if publish_cpu(&self.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
                 self.shared
@@ -1168,7 +1264,9 @@ impl Egress {
                         // A timed wait for a held frame: its wake-up error is the clock's too
                         // (a zero wait was only a look, not a sleep: no wake-up to learn from).
                         if !holding.is_empty() && !wait.is_zero() && wait < POLL_INTERVAL {
-                            clock.record_wake(now.after(wait), clock.now());
+                            let woke = clock.now();
+                            clock.record_wake(now.after(wait), woke);
+                            slept_past_due |= holding.front().is_some_and(|(d, _)| woke > *d);
                         }
                     }
                     Err(RecvTimeoutError::Disconnected) => disconnected = true,
@@ -1185,25 +1283,27 @@ impl Egress {
                         }
                         continue;
                     }
+                    let reached = reached.take().unwrap_or_else(|| clock.now());
                     let now = clock.wait_until(done);
                     let (_, s) = holding.pop_front().expect("a frame is held");
-                    // A full socket queue in the far namespace drops the frame, as a NIC would
-                    // (the receiving interface counts it); a failed write is counted here.
-                    if sys::write_frame(self.fd, &s.buffer[..s.len]).is_err() {
-                        self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+                    if let Some(cause) =
+                        late_cause(done, reached, previous_write_end, slept_past_due, now)
+                    {
+                        self.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
                     }
-                    self.shared
-                        .lateness
-                        .lock()
-                        .expect("lateness lock")
-                        .record(now.minus(done));
-                    self.shared.in_flight.fetch_sub(s.frames, Ordering::AcqRel);
-                    let _ = self.recycle.send(s.buffer);
+                    self.release(s, done, now);
+                    previous_write_end = clock.now();
+                    slept_past_due = false;
                 }
                 (_, Some(at)) => {
                     if at.minus(clock.now()) > POLL_INTERVAL.as_nanos() as i64 {
                         std::thread::sleep(POLL_INTERVAL);
                         continue;
+                    }
+                    // Without a host model this wait is the release's own (`done` is `at`):
+                    // the thread turned to the release now.
+                    if holding.is_empty() && self.host.is_none() {
+                        reached = Some(clock.now());
                     }
                     clock.wait_until(at);
                     let s = next.take().expect("a frame is next");
@@ -1216,6 +1316,25 @@ impl Egress {
                 (_, None) => {}
             }
         }
+    }
+}
+
+impl Egress {
+    /// Writes `s`, due at `done`, into the receiving TAP at `now`; records its lateness and
+    /// gives its buffer back to the ingress thread.
+    fn release(&self, s: Scheduled, done: Nanos, now: Nanos) {
+        // A full socket queue in the far namespace drops the frame, as a NIC would (the
+        // receiving interface counts it); a failed write is counted here.
+        if sys::write_frame(self.fd, &s.buffer[..s.len]).is_err() {
+            self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
+        }
+        self.shared
+            .lateness
+            .lock()
+            .expect("lateness lock")
+            .record(now.minus(done));
+        self.shared.in_flight.fetch_sub(s.frames, Ordering::AcqRel);
+        let _ = self.recycle.send(s.buffer);
     }
 }
 
@@ -1263,6 +1382,14 @@ impl Shared {
                 p.cpu_ns[1].load(Ordering::Relaxed),
                 p.spin_ns.load(Ordering::Relaxed),
             ],
+            Shared::Station(_) => [0; 3],
+        }
+    }
+
+    /// Releases later than [`LATE_RELEASE_NS`] by [`LateCause`] (zeros on a shared medium).
+    fn late_releases(&self) -> [u64; 3] {
+        match self {
+            Shared::Direction(p) => [0, 1, 2].map(|i| p.late[i].load(Ordering::Relaxed)),
             Shared::Station(_) => [0; 3],
         }
     }
@@ -1412,6 +1539,16 @@ pub struct EmulatorCost {
     /// Of `egress_cpu_seconds`, the time spent spinning before releases (the timer strategy's
     /// cost, not work: `clock::SpinPolicy`).
     pub spin_cpu_seconds: f64,
+    /// Releases more than 50 us late ([`LATE_RELEASE_NS`]) whose thread came to them past
+    /// due because its previous write into the receiving TAP (the receiving host's stack,
+    /// run in the emulator's thread) ended after they were due.
+    pub late_after_previous_write: u64,
+    /// Releases more than 50 us late whose thread came to them past due for another reason:
+    /// it was preempted (no sleep of its own returned late, no write ran past them).
+    pub late_behind: u64,
+    /// Releases more than 50 us late because a sleep of the thread returned after they were
+    /// due: its timed wait for the hand-off, or its wait for the instant (sleep, then spin).
+    pub late_in_wait: u64,
 }
 
 impl EmulatorCost {
@@ -1529,10 +1666,14 @@ impl Emulator {
                 };
                 let sp = p.shared.super_packets();
                 let [ingress_ns, egress_ns, spin_ns] = p.shared.stage_cpu();
+                let late = p.shared.late_releases();
                 let cost = EmulatorCost {
                     ingress_cpu_seconds: ingress_ns as f64 / 1e9,
                     egress_cpu_seconds: egress_ns as f64 / 1e9,
                     spin_cpu_seconds: spin_ns as f64 / 1e9,
+                    late_after_previous_write: late[LateCause::PreviousWrite as usize],
+                    late_behind: late[LateCause::Behind as usize],
+                    late_in_wait: late[LateCause::Wait as usize],
                     cpu_seconds: cpu_ns as f64 / 1e9,
                     cpu_share_recent: recent,
                     cpu_ns_per_frame: per(counters.frames_in),
@@ -1600,6 +1741,194 @@ impl Drop for Emulator {
 mod tests {
     use super::*;
 
+    /// A TCP/IPv4 super-packet as a stack with TSO hands it to a TAP with the vnet header:
+    /// `segments` segments of 1448 payload bytes (a 10-byte vnet header, Ethernet, IPv4, TCP
+    /// with timestamps); with one segment, a plain frame (no GSO).
+    fn tcp_read(segments: usize) -> Vec<u8> {
+        let (l3, l4, th, mss) = (14, 34, 32, 1448);
+        let payload = if segments == 1 { 0 } else { segments * mss };
+        let mut f = vec![0u8; l4 + th + payload];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[l3] = 0x45;
+        f[l3 + 2..l3 + 4].copy_from_slice(&((20 + th + payload) as u16).to_be_bytes());
+        f[l3 + 6] = 0x40;
+        f[l3 + 8] = 64;
+        f[l3 + 9] = 6;
+        f[l3 + 12..l3 + 16].copy_from_slice(&[198, 18, 0, 1]);
+        f[l3 + 16..l3 + 20].copy_from_slice(&[198, 18, 0, 2]);
+        f[l4..l4 + 2].copy_from_slice(&40000u16.to_be_bytes());
+        f[l4 + 2..l4 + 4].copy_from_slice(&5201u16.to_be_bytes());
+        f[l4 + 12] = 8 << 4;
+        f[l4 + 13] = 0x10;
+        f[l4 + 20..l4 + 32].copy_from_slice(&[1, 1, 8, 10, 0, 0, 0, 1, 0, 0, 0, 2]);
+        let hdr = gso::VnetHdr {
+            flags: gso::F_NEEDS_CSUM,
+            gso_type: if segments == 1 {
+                gso::GSO_NONE
+            } else {
+                gso::GSO_TCPV4
+            },
+            hdr_len: (l4 + th) as u16,
+            gso_size: if segments == 1 { 0 } else { mss as u16 },
+            csum_start: l4 as u16,
+            csum_offset: 16,
+        };
+        let mut read = vec![0u8; gso::VNET_HDR_LEN];
+        hdr.write(&mut read);
+        read.extend_from_slice(&f);
+        read
+    }
+
+    /// The ingress and egress threads' code of one offloaded direction, driven in virtual
+    /// time on one thread, with datagram socket pairs standing in for the two TAPs (one read
+    /// or write is one frame or super-packet, as on a TAP with the vnet header).
+    struct Rig {
+        ingress: Ingress,
+        egress: Egress,
+        sender_host: std::os::unix::net::UnixDatagram,
+        receiver_host: std::os::unix::net::UnixDatagram,
+        _taps: [std::os::unix::net::UnixDatagram; 2],
+        pools: BufferPools,
+        scratch: Vec<u8>,
+        verdicts: Vec<Verdict>,
+        holding: VecDeque<Scheduled>,
+        sink: Vec<u8>,
+        reads: [Vec<u8>; 3],
+        round: u64,
+        /// Frames and super-packets the receiving host got.
+        received: u64,
+    }
+
+    impl Rig {
+        fn new() -> Rig {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::net::UnixDatagram;
+            let (sender_host, sender_tap) = UnixDatagram::pair().unwrap();
+            let (receiver_tap, receiver_host) = UnixDatagram::pair().unwrap();
+            for s in [&sender_host, &sender_tap, &receiver_tap, &receiver_host] {
+                s.set_nonblocking(true).unwrap();
+            }
+            // 10 Gbit/s, 100 us, a 200-frame queue: offered faster than the wire (below), so
+            // that the queue fills and drops, and a dropped segment cuts its super-packet into
+            // runs: every branch of the path is taken. No random loss: the offered pattern
+            // repeats, so after warm-up the buffers in flight never reach a new peak (a
+            // random loss pattern does now and then, and the pools then grow by a buffer:
+            // growth to a peak, not an allocation per frame).
+            let config = crate::topology::DirectionConfig {
+                rate: wirespeed_model::BitRate::from_bits_per_second(10_000_000_000),
+                delay: Duration::from_micros(100),
+                queue: crate::topology::QueueLimit::Packets(200),
+                loss: 0.0,
+                seed: 7,
+                hidden_hops: 0,
+            };
+            let shared = Arc::new(PortShared::default());
+            let stop = Arc::new(AtomicBool::new(false));
+            let (tx, rx) = handoff::channel();
+            let (recycle_tx, recycle_rx) = handoff::channel();
+            let frame_buffer = crate::topology::frame_buffer(1500);
+            let ingress = Ingress {
+                stamps: None,
+                fd: sender_tap.as_raw_fd(),
+                vnet: true,
+                frame_buffer,
+                max_in_flight: 10_000,
+                direction: Direction::new(
+                    config,
+                    wirespeed_model::LinkLayer::Ethernet { vlan_tags: 0 },
+                    1500,
+                ),
+                router: None,
+                host: None,
+                to_egress: tx,
+                recycled: recycle_rx,
+                shared: Arc::clone(&shared),
+                stop: Arc::clone(&stop),
+            };
+            let egress = Egress {
+                spin: SpinPolicy::Fixed(0),
+                fd: receiver_tap.as_raw_fd(),
+                host: None,
+                from_ingress: rx,
+                recycle: recycle_tx,
+                shared,
+                stop,
+            };
+            let mut pools = BufferPools::new(frame_buffer + gso::VNET_HDR_LEN, SUPER_READ_BUFFER);
+            let scratch = pools.take(SUPER_READ_BUFFER);
+            Rig {
+                ingress,
+                egress,
+                sender_host,
+                receiver_host,
+                _taps: [sender_tap, receiver_tap],
+                pools,
+                scratch,
+                verdicts: Vec::new(),
+                holding: VecDeque::new(),
+                sink: vec![0; SUPER_READ_BUFFER],
+                // A 64 KB super-packet, a small one, and an acknowledgement-sized frame.
+                reads: [tcp_read(44), tcp_read(3), tcp_read(1)],
+                round: 0,
+                received: 0,
+            }
+        }
+
+        /// `n` rounds of 15 us (the three reads take 19.3 us of wire per round on average):
+        /// the sending host writes one read, the ingress code reads and offers it, the egress
+        /// code takes what was handed over and writes everything due, the receiving host
+        /// reads what was written.
+        fn run(&mut self, n: u64) {
+            for _ in 0..n {
+                let now = Nanos(1_000_000 + self.round * 15_000);
+                let read = &self.reads[(self.round % 3) as usize];
+                self.sender_host.send(read).unwrap();
+                self.round += 1;
+                let step = self.ingress.read_and_offer(
+                    Some(now),
+                    &mut self.scratch,
+                    &mut self.pools,
+                    &mut self.verdicts,
+                );
+                assert_eq!(step, Some(true));
+                while let Ok(s) = self.egress.from_ingress.try_recv() {
+                    self.holding.push_back(s);
+                }
+                while self.holding.front().is_some_and(|s| s.at <= now) {
+                    let s = self.holding.pop_front().unwrap();
+                    let at = s.at;
+                    self.egress.release(s, at, now);
+                    while self.receiver_host.recv(&mut self.sink).is_ok() {
+                        self.received += 1;
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_data_path_allocates_nothing_per_frame_once_warm() {
+        let mut rig = Rig::new();
+        rig.run(3_000);
+        let before = rig.ingress.direction.counters();
+        let (received_before, cut_before) = (
+            rig.received,
+            rig.ingress.shared.segmented.load(Ordering::Relaxed),
+        );
+        let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| rig.run(15_000));
+        let after = rig.ingress.direction.counters();
+        // The run took every branch: whole super-packets, cut ones, queue drops.
+        assert!(after.frames_out - before.frames_out > 150_000, "{after:?}");
+        assert!(after.drops_queue > before.drops_queue, "{after:?}");
+        assert!(rig.ingress.shared.segmented.load(Ordering::Relaxed) > cut_before);
+        assert!(rig.received - received_before > 10_000);
+        assert_eq!(rig.ingress.shared.write_errors.load(Ordering::Relaxed), 0);
+        assert_eq!(
+            allocations, 0,
+            "the data path allocated {allocations} times over 15,000 reads once warm"
+        );
+    }
+
     fn port() -> PortStatus {
         PortStatus {
             link: 0,
@@ -1618,6 +1947,31 @@ mod tests {
             cost: EmulatorCost::default(),
             ingress_stamps: None,
         }
+    }
+
+    #[test]
+    fn a_late_release_is_blamed_on_the_previous_write_the_wait_or_being_behind() {
+        let due = Nanos(1_000_000);
+        let later = |us: u64| Nanos(due.0 + us * 1_000);
+        // 50 us late is not late; the previous write is blamed only if it ended after `due`.
+        assert_eq!(late_cause(due, due, Nanos(0), false, later(50)), None);
+        assert_eq!(
+            late_cause(due, later(40), later(40), false, later(60)),
+            Some(LateCause::PreviousWrite)
+        );
+        assert_eq!(
+            late_cause(due, later(40), Nanos(900_000), false, later(60)),
+            Some(LateCause::Behind)
+        );
+        // Past due after a sleep for the hand-off that returned past the instant.
+        assert_eq!(
+            late_cause(due, later(40), Nanos(900_000), true, later(60)),
+            Some(LateCause::Wait)
+        );
+        assert_eq!(
+            late_cause(due, Nanos(990_000), later(60), false, later(60)),
+            Some(LateCause::Wait)
+        );
     }
 
     #[test]

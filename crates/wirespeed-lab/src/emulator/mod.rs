@@ -11,6 +11,7 @@
 pub mod aqm;
 pub mod clock;
 pub mod gso;
+pub mod handoff;
 pub mod host;
 pub mod link;
 pub mod occupancy;

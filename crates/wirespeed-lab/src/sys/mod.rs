@@ -14,6 +14,8 @@
 //! descriptors, `poll`, the real-time scheduler, signal handlers and masks, `fork` and the
 //! `pre_exec` hook, in [`process`]) sits behind safe functions that state their invariants.
 
+#[cfg(test)]
+pub mod counting_alloc;
 pub mod packet;
 pub mod process;
 
@@ -399,7 +401,15 @@ pub fn ppoll(fds: &mut [libc::pollfd], timeout: &libc::timespec) -> i32 {
 /// emulator's clocks keep under it (`emulator::clock::SpinBudget`).
 /// Returns false if the priority could not be set (no CAP_SYS_NICE, or a container limit).
 pub fn realtime_priority() -> bool {
-    let param = libc::sched_param { sched_priority: 10 };
+    realtime_priority_of(10)
+}
+
+/// [`realtime_priority`] at SCHED_FIFO priority `priority` (1-99; the emulator's threads use
+/// 10, and its release threads one more, so that a release preempts a read).
+pub fn realtime_priority_of(priority: i32) -> bool {
+    let param = libc::sched_param {
+        sched_priority: priority.clamp(1, 99),
+    };
     // SAFETY: sets the calling thread's policy with a valid parameter.
     unsafe { libc::sched_setscheduler(0, libc::SCHED_FIFO, &param) == 0 }
 }
