@@ -360,7 +360,9 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let stated = Comparison {
         title: "Figures the seed states in its text".into(),
         source: "seed 000 §3.3, §3.5 (figures 3-3 to 3-5, 3-8), §3.6, §3.7".into(),
-        method: "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point".into(),
+        method: format!(
+            "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point; a row with a sampling error: run_batched, the same run cut into {BATCHES} batches"
+        ),
         rows,
     };
 
