@@ -16,12 +16,7 @@ reps=${1:-3}
 shift || true
 rates=("$@")
 [ ${#rates[@]} -gt 0 ] || rates=(100M 1G)
-if [ -n "${WIRESPEED_BIN:-}" ]; then
-    bin=$WIRESPEED_BIN
-else
-    cargo build --release -q -p wirespeed
-    bin=${CARGO_TARGET_DIR:-$PWD/target}/release/wirespeed
-fi
+. bench/lib/wirespeed-bin.sh
 tmp=$(mktemp -d)
 lab=
 agent=

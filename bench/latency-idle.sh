@@ -24,12 +24,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-3}
-if [ -n "${WIRESPEED_BIN:-}" ]; then
-    bin=$WIRESPEED_BIN
-else
-    cargo build --release -q -p wirespeed
-    bin=${CARGO_TARGET_DIR:-$PWD/target}/release/wirespeed
-fi
+. bench/lib/wirespeed-bin.sh
 tmp=$(mktemp -d)
 lab=
 cleanup() {

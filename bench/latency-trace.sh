@@ -23,12 +23,7 @@ cd "$(dirname "$0")/.."
 rate=${1:-10M}
 delay=${2:-10ms}
 secs=${3:-4}
-if [ -n "${WIRESPEED_BIN:-}" ]; then
-    bin=$WIRESPEED_BIN
-else
-    cargo build --release -q -p wirespeed
-    bin=${CARGO_TARGET_DIR:-$PWD/target}/release/wirespeed
-fi
+. bench/lib/wirespeed-bin.sh
 tracefs=/sys/kernel/tracing
 if [ ! -d "$tracefs/instances" ]; then
     mount -t tracefs nodev "$tracefs" 2>/dev/null || true
