@@ -455,3 +455,6 @@ nav ol { padding-left: 1.5em; }
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
