@@ -59,28 +59,15 @@ SH
 if [ -n "${KEEP:-}" ]; then cp "$TMP/mesh.json" "$KEEP"; fi
 
 python3 - "$TMP/mesh.json" "$N" "$SECS" "$PROBES" "$TMP/rss" "$RATE" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, os.path.join(os.getcwd(), "bench", "lib"))
+from mesh_schedule import schedule_figures
 doc = json.load(open(sys.argv[1]))
 n, secs, probes, rate = int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[6]
 rss_mib = int(open(sys.argv[5]).read().split()[-1]) / 1024
-r = doc["result"]
-tests = r["tests"]
-overlaps = 0
-for i, a in enumerate(tests):
-    for b in tests[i + 1:]:
-        if {a["source"], a["destination"]} & {b["source"], b["destination"]}:
-            if not (a["end_seconds"] <= b["start_seconds"] or b["end_seconds"] <= a["start_seconds"]):
-                overlaps += 1
-rates = sorted(t["result"]["tcp_bits_per_second"] for t in tests if t["result"] and t["result"]["tcp_bits_per_second"])
-longest = max(t["end_seconds"] - t["start_seconds"] for t in tests)
-ratio = r["elapsed_seconds"] / r["predicted_seconds"]
-# The schedule's own cost: each slot lasts its longest test; what the slots' longest tests add up to
-# against the elapsed time is the share of the time spent in tests.
-slot_max = {}
-for t in tests:
-    slot_max[t["slot"]] = max(slot_max.get(t["slot"], 0.0), t["end_seconds"] - t["start_seconds"])
-in_tests = sum(slot_max.values()) / r["elapsed_seconds"]
-ok = len(tests) == n * (n - 1) and overlaps == 0 and ratio <= 1.10
+f = schedule_figures(doc, n)
+r, tests, overlaps, rates, longest = f["r"], f["tests"], f["overlaps"], f["rates"], f["longest"]
+ratio, in_tests, ok = f["ratio"], f["in_tests"], f["ok"]
 def med(v):
     v = sorted(v)
     return v[len(v) // 2] if v else float("nan")
