@@ -18,6 +18,7 @@ cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 cargo build --release -q -p wirespeed
 bin=$CARGO_TARGET_DIR/release/wirespeed
+source bench/lib/boggs24-agents.sh
 runs=${RUNS:-3}
 secs=${SECS:-5}
 parts=${*:-duplex hub hub64}
@@ -108,26 +109,13 @@ fi
 if want hub64; then
 h64secs=${HUB64_SECS:-2}
 echo "== hub 64-byte series: labs/boggs-24.toml, load --raw --lengths 64, --measure ${h64secs}s, load $(cut -d' ' -f1-3 /proc/loadavg)"
-lab=$("$bin" lab up labs/boggs-24.toml)
-emu=$("$bin" lab status "$lab" | head -1 | grep -o "emulator pid [0-9]*" | grep -o "[0-9]*$")
 pids=()
 cleanup64() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$bin" lab down "$lab" >/dev/null || true
+    boggs24_down
     rm -rf "$py"
 }
 trap cleanup64 EXIT
-for i in $(seq 24); do
-    ip netns exec "ws-$lab-s$i" "$bin" serve -p 0 -B "198.18.0.$i" > "$py/agent$i" 2>&1 &
-    pids+=($!)
-done
-sleep 1
-agents=()
-for i in $(seq 24); do
-    agents+=(--agent "$(grep -o "198.18.0.$i:[0-9]*" "$py/agent$i" | head -1)")
-done
-ticks() { awk '{print $14+$15}' "/proc/$emu/stat"; }
-dropped() { for i in $(seq 24); do ip netns exec "ws-$lab-s$i" cat /sys/class/net/eth0/statistics/tx_dropped; done | paste -sd+ | bc; }
+boggs24_up "$py"
 echo "| N | lab agents (Mbit/s) | sim sent + given up (Mbit/s) | lab - sim | medium carried | emulator CPU (share of a core) | TAP refusals | load average |"
 echo "|---|---|---|---|---|---|---|---|"
 for n in ${HUB64_HOSTS:-1 2 4 8 16 24}; do

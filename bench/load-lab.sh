@@ -11,6 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 cargo build --release -q -p wirespeed
 bin=$PWD/target/release/wirespeed
+source bench/lib/boggs24-agents.sh
 secs=${SECS:-2}
 
 echo "== (1) reproduce boggs --lab -t ${secs}s (hosts 1,2,4,8,16,24; 512 and 1514 B)"
@@ -18,25 +19,13 @@ echo "== (1) reproduce boggs --lab -t ${secs}s (hosts 1,2,4,8,16,24; 512 and 151
 
 echo "== (2) cost per frame: load --raw on labs/boggs-24.toml, --transmit $((secs + 1))s --measure ${secs}s"
 tmp=$(mktemp -d)
-lab=$("$bin" lab up labs/boggs-24.toml)
-emu=$("$bin" lab status "$lab" | head -1 | grep -o "emulator pid [0-9]*" | grep -o "[0-9]*$")
-agents=(); pids=()
+pids=()
 cleanup() {
-    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-    "$bin" lab down "$lab" >/dev/null || true
+    boggs24_down
     rm -rf "$tmp"
 }
 trap cleanup EXIT
-for i in $(seq 24); do
-    ip netns exec "ws-$lab-s$i" "$bin" serve -p 0 -B "198.18.0.$i" > "$tmp/agent$i" 2>&1 &
-    pids+=($!)
-done
-sleep 0.5
-for i in $(seq 24); do
-    agents+=(--agent "$(grep -o "198.18.0.$i:[0-9]*" "$tmp/agent$i" | head -1)")
-done
-ticks() { awk '{print $14+$15}' "/proc/$emu/stat"; }
-dropped() { for i in $(seq 24); do ip netns exec "ws-$lab-s$i" cat /sys/class/net/eth0/statistics/tx_dropped; done | paste -sd+ | bc; }
+boggs24_up "$tmp"
 for len in 64 512 1514; do
     for n in 1 4 24; do
         t0=$(ticks); d0=$(dropped)
