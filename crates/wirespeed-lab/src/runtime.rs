@@ -71,6 +71,8 @@ pub struct Lab {
     torn_down: bool,
     /// How the egress threads wait for a release ([`crate::emulator::clock::SPIN_ENV`]).
     spin: SpinPolicy,
+    /// Threads per offloaded direction ([`THREADS_ENV`]).
+    threads: Threads,
 }
 
 /// The namespace of `node` in lab `lab`.
@@ -84,6 +86,7 @@ impl Lab {
     pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
         sys::require_net_admin()?;
         let spin = SpinPolicy::from_env().map_err(|message| LabError::BadSetting { message })?;
+        let threads = Threads::from_env().map_err(|message| LabError::BadSetting { message })?;
         if let Ok(value) = std::env::var(crate::ingress_stamp::STAMPS_ENV)
             && !matches!(value.as_str(), "0" | "all")
         {
@@ -92,6 +95,7 @@ impl Lab {
         let plan = plan(&topology);
         let mut lab = Lab {
             spin,
+            threads,
             name: name.to_string(),
             namespaces: Vec::new(),
             taps: Vec::new(),
@@ -311,8 +315,15 @@ impl Lab {
                 };
                 // The port first: a thread's name is cut to 15 bytes (`ws-in-0:rates-0`).
                 let label = format!("{}:{}", ports.len(), self.name);
-                threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
-                threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
+                if vnet && self.threads == Threads::One {
+                    port.one_thread.store(true, Ordering::Relaxed);
+                    threads.push(spawn(format!("ws-io-{label}"), move || {
+                        run_one_thread(ingress, egress)
+                    }));
+                } else {
+                    threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
+                    threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
+                }
                 ports.push(PortHandle {
                     link: link.index,
                     from: self.topology.nodes[src.node].name.clone(),
@@ -558,6 +569,158 @@ pub fn offloads_allowed(topology: &Topology, link: usize) -> bool {
     !link.is_shared() && link.aqm.is_none() && plain(link.a) && plain(link.b)
 }
 
+/// The environment variable that chooses how many threads serve an offloaded direction
+/// (a link carrying super-packets): `1` (the default), one thread that waits in one `ppoll`
+/// for the sending TAP or the next release ([`run_one_thread`]), or `2`, an ingress and an
+/// egress thread joined by a hand-off (the design before; kept to compare the two in one run,
+/// `bench/lab-threads.sh`). Directions without super-packets always have two.
+pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
+
+/// Threads per offloaded direction ([`THREADS_ENV`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// One thread reads, releases and writes.
+    One,
+    /// An ingress thread and an egress thread.
+    Two,
+}
+
+impl Threads {
+    /// Parses [`THREADS_ENV`]'s value: `1` or `2`.
+    pub fn parse(text: &str) -> Result<Threads, String> {
+        match text.trim() {
+            "1" => Ok(Threads::One),
+            "2" => Ok(Threads::Two),
+            _ => Err(format!(
+                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it"
+            )),
+        }
+    }
+
+    /// What [`THREADS_ENV`] asks for (one thread when unset).
+    pub fn from_env() -> Result<Threads, String> {
+        match std::env::var(THREADS_ENV) {
+            Ok(v) => Threads::parse(&v),
+            Err(_) => Ok(Threads::One),
+        }
+    }
+}
+
+/// The most reads one wake-up of [`run_one_thread`] makes before it looks at the releases
+/// again (it also stops as soon as a release comes due): a sender that keeps the TAP full
+/// cannot hold a release back by more than one read.
+const READS_PER_WAKE: usize = 64;
+
+/// One offloaded direction served by one thread (the default, [`THREADS_ENV`]): it releases
+/// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
+/// super-packet the sending TAP holds (non-blocking, until the TAP is empty, a release comes
+/// due, or [`READS_PER_WAKE`]), and then waits in one `ppoll` for the TAP to become readable
+/// or until shortly before the next release (a nanosecond timeout, then the spin). With two
+/// threads, each super-packet cost four wake-ups (the reader's poll, the releaser's hand-off
+/// and its sleep to the instant, and the same for the acknowledgement coming back) and a
+/// cross-thread wake-up; here a burst of reads and the releases due between them share one.
+/// The decisions are [`Ingress`]'s and the writes [`Egress`]'s, unchanged: the hand-off FIFO
+/// between them stays, uncontended (a lock each way, no wake-up), so the data path allocates
+/// nothing once warm (`tests::the_data_path_allocates_nothing_per_frame_once_warm`).
+///
+/// Releases come before reads, so a frame's fate is never decided while writes that were due
+/// before it still count against the memory bound. The risk of one thread: a write into the
+/// receiving TAP runs the receiving host's stack in this thread, and a read is a copy of up to
+/// 64 KB; a release due meanwhile waits for them (counted in `lab status`: `late_after_previous_write`,
+/// and `late_behind` for a read that ran past it).
+fn run_one_thread(mut ingress: Ingress, egress: Egress) {
+    sys::tighten_timer_slack();
+    sys::realtime_priority_of(RELEASE_PRIORITY);
+    let clock = RealClock::for_realtime_thread_with(egress.spin);
+    let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
+    let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
+    let mut scratch = pools.take(SUPER_READ_BUFFER);
+    let mut verdicts = Vec::new();
+    let mut holding: VecDeque<Scheduled> = VecDeque::new();
+    let mut cpu_published = Nanos(0);
+    let mut previous_write_end = Nanos(0);
+    let mut slept_past_due = false;
+    // The TAP may hold more: the last read did not find it empty.
+    let mut readable = false;
+    // True if the next release is due within its spin at `now`.
+    let due_soon = |holding: &VecDeque<Scheduled>, now: Nanos| {
+        holding.front().is_some_and(|s| {
+            s.at.minus(now) <= i64::try_from(clock.spin_before(s.at, now)).unwrap_or(i64::MAX)
+        })
+    };
+    while !egress.stop.load(Ordering::Relaxed) {
+        if publish_cpu(&egress.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
+            egress
+                .shared
+                .spin_ns
+                .store(clock.spun_ns(), Ordering::Relaxed);
+        }
+        // Releases first: everything due, and what is due within its spin.
+        while due_soon(&holding, clock.now()) {
+            let reached = clock.now();
+            let s = holding.pop_front().expect("a held write");
+            let due = s.at;
+            let now = clock.wait_until(due);
+            if let Some(cause) = late_cause(due, reached, previous_write_end, slept_past_due, now) {
+                egress.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
+            }
+            egress.release(s, due, now);
+            previous_write_end = clock.now();
+            slept_past_due = false;
+        }
+        if readable {
+            readable = false;
+            for _ in 0..READS_PER_WAKE {
+                match ingress.read_and_offer(None, &mut scratch, &mut pools, &mut verdicts) {
+                    Some(true) => {}
+                    Some(false) => return,
+                    None => break,
+                }
+                while let Ok(s) = egress.from_ingress.try_recv() {
+                    holding.push_back(s);
+                }
+                readable = true;
+                if due_soon(&holding, clock.now()) {
+                    break;
+                }
+            }
+            if readable {
+                // More to read, or a release due: no wait.
+                continue;
+            }
+        }
+        let now = clock.now();
+        let target = holding.front().map(|s| {
+            let spin = clock.spin_before(s.at, now);
+            (s.at, Nanos(s.at.0.saturating_sub(spin)))
+        });
+        let wait = target.map_or(POLL_INTERVAL.as_nanos() as i64, |(_, t)| t.minus(now));
+        let wait = wait.clamp(0, POLL_INTERVAL.as_nanos() as i64);
+        let timeout = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: wait as libc::c_long,
+        };
+        let mut pfd = libc::pollfd {
+            fd: ingress.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = sys::ppoll(std::slice::from_mut(&mut pfd), &timeout);
+        if ready > 0 {
+            readable = true;
+        } else if let Some((due, target)) = target
+            && wait > 0
+            && ready == 0
+        {
+            // A timed wait for a held write: its wake-up error is the clock's (a zero wait was
+            // only a look, not a sleep).
+            let woke = clock.now();
+            clock.record_wake(target, woke);
+            slept_past_due |= woke > due;
+        }
+    }
+}
+
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(name)
@@ -599,6 +762,9 @@ struct PortShared {
     held_back_max_ns: AtomicU64,
     /// Releases later than [`LATE_RELEASE_NS`], by cause ([`LateCause`]).
     late: [AtomicU64; 3],
+    /// One thread serves the direction (reads, releases and writes: [`run_one_thread`]); its
+    /// CPU time is published as the egress thread's.
+    one_thread: AtomicBool,
 }
 
 /// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
@@ -1530,6 +1696,10 @@ pub struct EmulatorCost {
     pub held_back_max_us: f64,
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
+    /// True if one thread serves this direction, reading, releasing and writing
+    /// (`WIRESPEED_LAB_THREADS`, the default on a link with super-packets): its CPU is
+    /// `egress_cpu_seconds`, and `ingress_cpu_seconds` is 0.
+    pub one_thread: bool,
     /// Of `cpu_seconds`, the ingress thread's (reading the sending TAP, deciding each frame's
     /// fate); 0 on a shared medium.
     pub ingress_cpu_seconds: f64,
@@ -1544,7 +1714,8 @@ pub struct EmulatorCost {
     /// run in the emulator's thread) ended after they were due.
     pub late_after_previous_write: u64,
     /// Releases more than 50 us late whose thread came to them past due for another reason:
-    /// it was preempted (no sleep of its own returned late, no write ran past them).
+    /// it was preempted (no sleep of its own returned late, no write ran past them), or, with
+    /// one thread per direction (`one_thread`), a read of the sending TAP ran past them.
     pub late_behind: u64,
     /// Releases more than 50 us late because a sleep of the thread returned after they were
     /// due: its timed wait for the hand-off, or its wait for the instant (sleep, then spin).
@@ -1684,6 +1855,7 @@ impl Emulator {
                     segmented_in_software: sp.segmented,
                     held_back_max_us: sp.held_back_max_ns as f64 / 1e3,
                     shared_thread: matches!(p.shared, Shared::Station(_)),
+                    one_thread: matches!(&p.shared, Shared::Direction(d) if d.one_thread.load(Ordering::Relaxed)),
                 };
                 PortStatus {
                     link: p.link,
