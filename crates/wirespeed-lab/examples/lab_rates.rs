@@ -430,6 +430,7 @@ fn main() {
         summary(serde_json::json!({
             "kind": "tcp",
             "threads": std::env::var("WIRESPEED_LAB_THREADS").unwrap_or_else(|_| "default".into()),
+            "mode": std::env::var("LAB_MODE").ok(),
             "one_thread": fa.cost.one_thread,
             "rate": rate,
             "ceiling_bps": ceiling,
@@ -567,6 +568,7 @@ fn small_frames(seconds: f64, queue: u32) {
         summary(serde_json::json!({
             "kind": "small",
             "threads": std::env::var("WIRESPEED_LAB_THREADS").unwrap_or_else(|_| "default".into()),
+            "mode": std::env::var("LAB_MODE").ok(),
             "one_thread": f.cost.one_thread,
             "sender": sender.name(),
             "paced": rate.is_some(),

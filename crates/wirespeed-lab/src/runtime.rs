@@ -73,6 +73,9 @@ pub struct Lab {
     spin: SpinPolicy,
     /// Threads per offloaded direction ([`THREADS_ENV`]).
     threads: Threads,
+    /// CPUs the directions' threads are bound to, in port order, round robin ([`CPUS_ENV`];
+    /// empty: not bound).
+    cpus: Vec<usize>,
 }
 
 /// The namespace of `node` in lab `lab`.
@@ -87,6 +90,7 @@ impl Lab {
         sys::require_net_admin()?;
         let spin = SpinPolicy::from_env().map_err(|message| LabError::BadSetting { message })?;
         let threads = Threads::from_env().map_err(|message| LabError::BadSetting { message })?;
+        let cpus = cpus_from_env().map_err(|message| LabError::BadSetting { message })?;
         if let Ok(value) = std::env::var(crate::ingress_stamp::STAMPS_ENV)
             && !matches!(value.as_str(), "0" | "all")
         {
@@ -96,6 +100,7 @@ impl Lab {
         let mut lab = Lab {
             spin,
             threads,
+            cpus,
             name: name.to_string(),
             namespaces: Vec::new(),
             taps: Vec::new(),
@@ -315,14 +320,27 @@ impl Lab {
                 };
                 // The port first: a thread's name is cut to 15 bytes (`ws-in-0:rates-0`).
                 let label = format!("{}:{}", ports.len(), self.name);
+                let cpu = (!self.cpus.is_empty()).then(|| self.cpus[ports.len() % self.cpus.len()]);
+                let pin = move || {
+                    if let Some(cpu) = cpu {
+                        sys::pin_to_cpu(cpu);
+                    }
+                };
                 if vnet && self.threads == Threads::One {
                     port.one_thread.store(true, Ordering::Relaxed);
                     threads.push(spawn(format!("ws-io-{label}"), move || {
+                        pin();
                         run_one_thread(ingress, egress)
                     }));
                 } else {
-                    threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
-                    threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
+                    threads.push(spawn(format!("ws-in-{label}"), move || {
+                        pin();
+                        ingress.run()
+                    }));
+                    threads.push(spawn(format!("ws-out-{label}"), move || {
+                        pin();
+                        egress.run()
+                    }));
                 }
                 ports.push(PortHandle {
                     link: link.index,
@@ -603,6 +621,42 @@ impl Threads {
             Ok(v) => Threads::parse(&v),
             Err(_) => Ok(Threads::One),
         }
+    }
+}
+
+/// The environment variable that binds the threads of the private directions to CPUs, for
+/// measuring placement: a comma-separated list of CPU numbers, taken round robin in port
+/// order (port 0 is the first link's a -> b direction, port 1 its b -> a), e.g. `0,1` puts a
+/// two-host lab's data direction on CPU 0 and its acknowledgements on CPU 1. Unset: the
+/// scheduler places them.
+pub const CPUS_ENV: &str = "WIRESPEED_LAB_CPUS";
+
+/// Parses [`CPUS_ENV`]'s value against the CPUs this machine has (`available`): at most 64
+/// numbers, each below `available`.
+pub fn parse_cpus(text: &str, available: usize) -> Result<Vec<usize>, String> {
+    let bad = || {
+        format!(
+            "{CPUS_ENV}={text} is not a CPU list: give comma-separated CPU numbers below {available} (e.g. 0,1), at most 64, or unset it"
+        )
+    };
+    let cpus: Vec<usize> = text
+        .split(',')
+        .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    if cpus.is_empty() || cpus.len() > 64 || cpus.iter().any(|&c| c >= available) {
+        return Err(bad());
+    }
+    Ok(cpus)
+}
+
+/// The CPUs [`CPUS_ENV`] asks for (none when unset).
+fn cpus_from_env() -> Result<Vec<usize>, String> {
+    match std::env::var(CPUS_ENV) {
+        Ok(v) => parse_cpus(
+            &v,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ),
+        Err(_) => Ok(Vec::new()),
     }
 }
 
@@ -2390,6 +2444,23 @@ mod tests {
             late_cause(due, Nanos(990_000), later(60), false, later(60)),
             Some(LateCause::Wait)
         );
+    }
+
+    #[test]
+    fn the_thread_and_cpu_settings_parse_or_name_the_fix() {
+        assert_eq!(Threads::parse("1"), Ok(Threads::One));
+        assert_eq!(Threads::parse(" 2 "), Ok(Threads::Two));
+        for bad in ["", "0", "3", "two"] {
+            let e = Threads::parse(bad).unwrap_err();
+            assert!(e.contains("set it to 1") && !e.contains('\n'), "{e}");
+        }
+        assert_eq!(parse_cpus("0,1", 2), Ok(vec![0, 1]));
+        assert_eq!(parse_cpus(" 1 ", 2), Ok(vec![1]));
+        for bad in ["", "2", "0,,1", "-1", "a"] {
+            let e = parse_cpus(bad, 2).unwrap_err();
+            assert!(e.contains("below 2") && !e.contains('\n'), "{e}");
+        }
+        assert!(parse_cpus(&vec!["0"; 65].join(","), 2).is_err());
     }
 
     #[test]
