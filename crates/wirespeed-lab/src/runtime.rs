@@ -326,7 +326,7 @@ impl Lab {
                         sys::pin_to_cpu(cpu);
                     }
                 };
-                if vnet && self.threads == Threads::One {
+                if vnet && self.threads.one_for(config.rate.bits_per_second()) {
                     port.one_thread.store(true, Ordering::Relaxed);
                     threads.push(spawn(format!("ws-io-{label}"), move || {
                         pin();
@@ -588,15 +588,28 @@ pub fn offloads_allowed(topology: &Topology, link: usize) -> bool {
 }
 
 /// The environment variable that chooses how many threads serve an offloaded direction
-/// (a link carrying super-packets): `1` (the default), one thread that waits in one `ppoll`
-/// for the sending TAP or the next release ([`run_one_thread`]), or `2`, an ingress and an
-/// egress thread joined by a hand-off (the design before; kept to compare the two in one run,
-/// `bench/lab-threads.sh`). Directions without super-packets always have two.
+/// (a link carrying super-packets): `1`, one thread that waits in one `ppoll` for the sending
+/// TAP or the next release ([`run_one_thread`]), or `2`, an ingress and an egress thread joined
+/// by a hand-off (kept to compare the two in one run, `bench/lab-threads.sh`). Unset, a
+/// direction faster than [`ONE_THREAD_ABOVE_BPS`] gets one thread and a slower one two
+/// ([`Threads::Auto`]). Directions without super-packets always have two.
 pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
+
+/// Above this rate an offloaded direction gets one thread unless [`THREADS_ENV`] says
+/// otherwise, bits per second. Measured (bench/RESULTS.md, issue 20, branch emu11, load 4-8):
+/// at 10 Gbit/s one thread cost 11-15% less CPU per 64 KB super-packet in three series of
+/// alternating runs; at 1 Gbit/s it saved no CPU (the lab's cores per Gbit/s 0.91-1.10 of two
+/// threads') and its p99 release lateness was the worse (the reads it makes itself delay
+/// releases that a separate release thread would preempt them for); and 64-byte frames offered
+/// faster than 100 Mbit/s overflowed the sending host's TAP ring with one thread (one core's
+/// share for both the reads and the writes) and not with two.
+pub const ONE_THREAD_ABOVE_BPS: u64 = 1_000_000_000;
 
 /// Threads per offloaded direction ([`THREADS_ENV`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Threads {
+    /// One thread above [`ONE_THREAD_ABOVE_BPS`], two at or below it (the default).
+    Auto,
     /// One thread reads, releases and writes.
     One,
     /// An ingress thread and an egress thread.
@@ -610,16 +623,25 @@ impl Threads {
             "1" => Ok(Threads::One),
             "2" => Ok(Threads::Two),
             _ => Err(format!(
-                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it"
+                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it (one thread above 1 Gbit/s)"
             )),
         }
     }
 
-    /// What [`THREADS_ENV`] asks for (one thread when unset).
+    /// What [`THREADS_ENV`] asks for ([`Threads::Auto`] when unset).
     pub fn from_env() -> Result<Threads, String> {
         match std::env::var(THREADS_ENV) {
             Ok(v) => Threads::parse(&v),
-            Err(_) => Ok(Threads::One),
+            Err(_) => Ok(Threads::Auto),
+        }
+    }
+
+    /// True if an offloaded direction of `bits_per_second` gets one thread.
+    pub fn one_for(self, bits_per_second: u64) -> bool {
+        match self {
+            Threads::Auto => bits_per_second > ONE_THREAD_ABOVE_BPS,
+            Threads::One => true,
+            Threads::Two => false,
         }
     }
 }
@@ -665,7 +687,8 @@ fn cpus_from_env() -> Result<Vec<usize>, String> {
 /// cannot hold a release back by more than one read.
 const READS_PER_WAKE: usize = 64;
 
-/// One offloaded direction served by one thread (the default, [`THREADS_ENV`]): it releases
+/// One offloaded direction served by one thread ([`THREADS_ENV`]; the default above
+/// [`ONE_THREAD_ABOVE_BPS`]): it releases
 /// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
 /// super-packet the sending TAP holds (non-blocking, until the TAP is empty, a release comes
 /// due, or [`READS_PER_WAKE`]), and then waits in one `ppoll` for the TAP to become readable
@@ -1814,7 +1837,7 @@ pub struct EmulatorCost {
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
     /// True if one thread serves this direction, reading, releasing and writing
-    /// (`WIRESPEED_LAB_THREADS`, the default on a link with super-packets): its CPU is
+    /// (`WIRESPEED_LAB_THREADS`; by default on a link with super-packets above 1 Gbit/s): its CPU is
     /// `egress_cpu_seconds`, and `ingress_cpu_seconds` is 0.
     pub one_thread: bool,
     /// Of `cpu_seconds`, the ingress thread's (reading the sending TAP, deciding each frame's
@@ -2450,6 +2473,11 @@ mod tests {
     fn the_thread_and_cpu_settings_parse_or_name_the_fix() {
         assert_eq!(Threads::parse("1"), Ok(Threads::One));
         assert_eq!(Threads::parse(" 2 "), Ok(Threads::Two));
+        // Unset: one thread only above 1 Gbit/s.
+        assert!(Threads::Auto.one_for(10_000_000_000));
+        assert!(!Threads::Auto.one_for(1_000_000_000));
+        assert!(Threads::One.one_for(100_000_000));
+        assert!(!Threads::Two.one_for(10_000_000_000));
         for bad in ["", "0", "3", "two"] {
             let e = Threads::parse(bad).unwrap_err();
             assert!(e.contains("set it to 1") && !e.contains('\n'), "{e}");
