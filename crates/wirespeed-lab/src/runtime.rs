@@ -597,12 +597,13 @@ pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
 
 /// Above this rate an offloaded direction gets one thread unless [`THREADS_ENV`] says
 /// otherwise, bits per second. Measured (bench/RESULTS.md, issue 20, branch emu11, load 4-8):
-/// at 10 Gbit/s one thread cost 11-15% less CPU per 64 KB super-packet in three series of
+/// at 10 Gbit/s one thread cost 9-26% less CPU per 64 KB super-packet in five series of
 /// alternating runs; at 1 Gbit/s it saved no CPU (the lab's cores per Gbit/s 0.91-1.10 of two
 /// threads') and its p99 release lateness was the worse (the reads it makes itself delay
-/// releases that a separate release thread would preempt them for); and 64-byte frames offered
+/// releases that a separate release thread would preempt them for); 64-byte frames offered
 /// faster than 100 Mbit/s overflowed the sending host's TAP ring with one thread (one core's
-/// share for both the reads and the writes) and not with two.
+/// share for both the reads and the writes) and not with two; and at 100 Mbit/s the frames
+/// stopped pairing with the sender's transmit stamps (`crate::ingress_stamp`).
 pub const ONE_THREAD_ABOVE_BPS: u64 = 1_000_000_000;
 
 /// Threads per offloaded direction ([`THREADS_ENV`]).
