@@ -706,61 +706,32 @@ const READS_PER_WAKE: usize = 64;
 /// receiving TAP runs the receiving host's stack in this thread, and a read is a copy of up to
 /// 64 KB; a release due meanwhile waits for them (counted in `lab status`: `late_after_previous_write`,
 /// and `late_behind` for a read that ran past it).
-fn run_one_thread(mut ingress: Ingress, egress: Egress) {
+fn run_one_thread(ingress: Ingress, egress: Egress) {
     sys::tighten_timer_slack();
     sys::realtime_priority_of(RELEASE_PRIORITY);
     let clock = RealClock::for_realtime_thread_with(egress.spin);
-    let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
-    let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
-    let mut scratch = pools.take(SUPER_READ_BUFFER);
-    let mut verdicts = Vec::new();
-    let mut holding: VecDeque<Scheduled> = VecDeque::new();
+    let spin = |at: Nanos, now: Nanos| clock.spin_before(at, now);
+    let mut one = OneThread::new(ingress, egress);
     let mut cpu_published = Nanos(0);
-    let mut previous_write_end = Nanos(0);
-    let mut slept_past_due = false;
     // The TAP may hold more: the last read did not find it empty.
     let mut readable = false;
-    // True if the next release is due within its spin at `now`.
-    let due_soon = |holding: &VecDeque<Scheduled>, now: Nanos| {
-        holding.front().is_some_and(|s| {
-            s.at.minus(now) <= i64::try_from(clock.spin_before(s.at, now)).unwrap_or(i64::MAX)
-        })
-    };
-    while !egress.stop.load(Ordering::Relaxed) {
-        if publish_cpu(&egress.shared.cpu_ns[1], &mut cpu_published, clock.now()) {
-            egress
+    while !one.egress.stop.load(Ordering::Relaxed) {
+        if publish_cpu(
+            &one.egress.shared.cpu_ns[1],
+            &mut cpu_published,
+            clock.now(),
+        ) {
+            one.egress
                 .shared
                 .spin_ns
                 .store(clock.spun_ns(), Ordering::Relaxed);
         }
         // Releases first: everything due, and what is due within its spin.
-        while due_soon(&holding, clock.now()) {
-            let reached = clock.now();
-            let s = holding.pop_front().expect("a held write");
-            let due = s.at;
-            let now = clock.wait_until(due);
-            if let Some(cause) = late_cause(due, reached, previous_write_end, slept_past_due, now) {
-                egress.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
-            }
-            egress.release(s, due, now);
-            previous_write_end = clock.now();
-            slept_past_due = false;
-        }
+        one.release_due(&clock, &spin);
         if readable {
-            readable = false;
-            for _ in 0..READS_PER_WAKE {
-                match ingress.read_and_offer(None, &mut scratch, &mut pools, &mut verdicts) {
-                    Some(true) => {}
-                    Some(false) => return,
-                    None => break,
-                }
-                while let Ok(s) = egress.from_ingress.try_recv() {
-                    holding.push_back(s);
-                }
-                readable = true;
-                if due_soon(&holding, clock.now()) {
-                    break;
-                }
+            match one.read_batch(&clock, &spin, None) {
+                Some(more) => readable = more,
+                None => return,
             }
             if readable {
                 // More to read, or a release due: no wait.
@@ -768,7 +739,7 @@ fn run_one_thread(mut ingress: Ingress, egress: Egress) {
             }
         }
         let now = clock.now();
-        let target = holding.front().map(|s| {
+        let target = one.holding.front().map(|s| {
             let spin = clock.spin_before(s.at, now);
             (s.at, Nanos(s.at.0.saturating_sub(spin)))
         });
@@ -779,7 +750,7 @@ fn run_one_thread(mut ingress: Ingress, egress: Egress) {
             tv_nsec: wait as libc::c_long,
         };
         let mut pfd = libc::pollfd {
-            fd: ingress.fd,
+            fd: one.ingress.fd,
             events: libc::POLLIN,
             revents: 0,
         };
@@ -794,8 +765,100 @@ fn run_one_thread(mut ingress: Ingress, egress: Egress) {
             // only a look, not a sleep).
             let woke = clock.now();
             clock.record_wake(target, woke);
-            slept_past_due |= woke > due;
+            one.slept_past_due |= woke > due;
         }
+    }
+}
+
+/// The state of [`run_one_thread`] and its two steps, which the tests drive in virtual time.
+struct OneThread {
+    ingress: Ingress,
+    egress: Egress,
+    pools: BufferPools,
+    scratch: Vec<u8>,
+    verdicts: Vec<Verdict>,
+    /// Writes handed over by the ingress code, in release order.
+    holding: VecDeque<Scheduled>,
+    previous_write_end: Nanos,
+    slept_past_due: bool,
+}
+
+impl OneThread {
+    fn new(ingress: Ingress, egress: Egress) -> OneThread {
+        let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
+        let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
+        let scratch = pools.take(SUPER_READ_BUFFER);
+        OneThread {
+            ingress,
+            egress,
+            pools,
+            scratch,
+            verdicts: Vec::new(),
+            holding: VecDeque::new(),
+            previous_write_end: Nanos(0),
+            slept_past_due: false,
+        }
+    }
+
+    /// True if the next release is due within its spin (`spin(at, now)`) at `now`.
+    fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
+        self.holding
+            .front()
+            .is_some_and(|s| s.at.minus(now) <= i64::try_from(spin(s.at, now)).unwrap_or(i64::MAX))
+    }
+
+    /// Releases every held write that is due within its spin, each at its instant on `clock`
+    /// (sleep, then spin), counting the late ones by cause.
+    fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
+        while self.due_soon(clock.now(), spin) {
+            let reached = clock.now();
+            let s = self.holding.pop_front().expect("a held write");
+            let due = s.at;
+            let now = clock.wait_until(due);
+            if let Some(cause) = late_cause(
+                due,
+                reached,
+                self.previous_write_end,
+                self.slept_past_due,
+                now,
+            ) {
+                self.egress.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
+            }
+            self.egress.release(s, due, now);
+            self.previous_write_end = clock.now();
+            self.slept_past_due = false;
+        }
+    }
+
+    /// Reads what the sending TAP holds, up to [`READS_PER_WAKE`], until it is empty or a
+    /// release comes due, charged from `at` if given (virtual time) or else from the clock:
+    /// `Some(true)` if the TAP may hold more, `Some(false)` if it was empty, `None` if the
+    /// egress side is gone.
+    fn read_batch(
+        &mut self,
+        clock: &impl Clock,
+        spin: &impl Fn(Nanos, Nanos) -> u64,
+        at: Option<Nanos>,
+    ) -> Option<bool> {
+        for _ in 0..READS_PER_WAKE {
+            match self.ingress.read_and_offer(
+                at,
+                &mut self.scratch,
+                &mut self.pools,
+                &mut self.verdicts,
+            ) {
+                Some(true) => {}
+                Some(false) => return None,
+                None => return Some(false),
+            }
+            while let Ok(s) = self.egress.from_ingress.try_recv() {
+                self.holding.push_back(s);
+            }
+            if self.due_soon(clock.now(), spin) {
+                break;
+            }
+        }
+        Some(true)
     }
 }
 
@@ -2322,6 +2385,66 @@ mod tests {
         assert_eq!(
             allocations, 0,
             "the data path allocated {allocations} times over 15,000 reads once warm"
+        );
+    }
+
+    #[test]
+    fn the_one_thread_path_allocates_nothing_per_frame_once_warm() {
+        use crate::emulator::clock::VirtualClock;
+        // The same direction and offered pattern as the two-thread test above, through the
+        // one thread's own steps (`OneThread::read_batch`, `OneThread::release_due`) on a
+        // virtual clock with no spin.
+        let Rig {
+            ingress,
+            egress,
+            sender_host,
+            receiver_host,
+            _taps,
+            reads,
+            period_ns,
+            mut sink,
+            ..
+        } = Rig::new();
+        let mut one = OneThread::new(ingress, egress);
+        let clock = VirtualClock::new(Nanos(0));
+        let no_spin = |_: Nanos, _: Nanos| 0u64;
+        let mut round = 0u64;
+        let mut received = 0u64;
+        let mut run = |n: u64| {
+            for _ in 0..n {
+                let now = Nanos(1_000_000 + round * period_ns);
+                clock.advance_to(now);
+                sender_host
+                    .send(&reads[(round % reads.len() as u64) as usize])
+                    .unwrap();
+                round += 1;
+                // As the thread does: releases due, reads until the TAP is empty (a read
+                // batch stops early when a release comes due).
+                loop {
+                    one.release_due(&clock, &no_spin);
+                    let more = one.read_batch(&clock, &no_spin, Some(now));
+                    assert!(more.is_some(), "the egress side is there");
+                    if more == Some(false) {
+                        break;
+                    }
+                }
+                one.release_due(&clock, &no_spin);
+                while receiver_host.recv(&mut sink).is_ok() {
+                    received += 1;
+                }
+            }
+        };
+        run(3_000);
+        let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| run(15_000));
+        let c = one.ingress.direction.counters();
+        assert!(c.frames_out > 150_000, "{c:?}");
+        assert!(c.drops_queue > 0, "{c:?}");
+        assert!(one.ingress.shared.segmented.load(Ordering::Relaxed) > 0);
+        assert!(received > 10_000);
+        assert_eq!(one.ingress.shared.write_errors.load(Ordering::Relaxed), 0);
+        assert_eq!(
+            allocations, 0,
+            "the one-thread path allocated {allocations} times over 15,000 reads once warm"
         );
     }
 
