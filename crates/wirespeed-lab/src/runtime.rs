@@ -6,7 +6,9 @@
 //! [`Direction`] when each must be delivered; the egress thread holds each frame until that
 //! instant (sleep, then spin: [`RealClock`]) and writes it into the far end's TAP device,
 //! recording how late it was. The two threads share a FIFO and recycle their buffers, so the
-//! data path allocates nothing once it is warm.
+//! data path allocates nothing once it is warm. A direction that carries super-packets above
+//! 1 Gbit/s has one thread instead, which does both between its waits in one `ppoll`
+//! ([`run_one_thread`], [`THREADS_ENV`]).
 //!
 //! A host with a processing model ([`crate::topology::HostConfig`]) has one [`HostCpu`] per
 //! port, shared by the ingress thread of the direction leaving it (transmit cost, charged when
@@ -597,7 +599,7 @@ pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
 
 /// Above this rate an offloaded direction gets one thread unless [`THREADS_ENV`] says
 /// otherwise, bits per second. Measured (bench/RESULTS.md, issue 20, branch emu11, load 4-8):
-/// at 10 Gbit/s one thread cost 9-26% less CPU per 64 KB super-packet in five series of
+/// at 10 Gbit/s one thread cost 9-26% less CPU per 64 KB super-packet in six series of
 /// alternating runs; at 1 Gbit/s it saved no CPU (the lab's cores per Gbit/s 0.91-1.10 of two
 /// threads') and its p99 release lateness was the worse (the reads it makes itself delay
 /// releases that a separate release thread would preempt them for); 64-byte frames offered
