@@ -190,6 +190,30 @@ fn thread_times(prefix: &str) -> (f64, f64) {
     sum
 }
 
+/// User and system CPU seconds of the data direction's (port 0's) ingress and egress threads;
+/// with one thread per direction (`ws-io-0:`, `WIRESPEED_LAB_THREADS=1`) its time is the
+/// egress's and the ingress's is 0.
+fn data_threads() -> [(f64, f64); 2] {
+    let (out, io) = (thread_times("ws-out-0:"), thread_times("ws-io-0:"));
+    [thread_times("ws-in-0:"), (out.0 + io.0, out.1 + io.1)]
+}
+
+/// Appends one JSON line to the file `LAB_RATES_SUMMARY` names, if it is set (for
+/// bench/lab-threads.sh, which compares runs side by side).
+fn summary(line: serde_json::Value) {
+    use std::io::Write;
+    let Ok(path) = std::env::var("LAB_RATES_SUMMARY") else {
+        return;
+    };
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+    {
+        let _ = writeln!(f, "{line}");
+    }
+}
+
 /// Busy and total jiffies of the whole machine (/proc/stat's first line; idle and iowait are
 /// not busy).
 fn machine_jiffies() -> (f64, f64) {
@@ -283,19 +307,13 @@ fn main() {
         let ceiling = bits * 1448.0 / 1538.0;
         let before = emulator.status();
         let time = (seconds + 2).to_string();
-        let (threads0, machine0) = (
-            [thread_times("ws-in-0:"), thread_times("ws-out-0:")],
-            machine_jiffies(),
-        );
+        let (threads0, machine0) = (data_threads(), machine_jiffies());
         let wall0 = std::time::Instant::now();
         // Like with like: the same congestion control, duration and omitted slow start.
         let doc = iperf3(&lab, &["-t", &time, "-O", "2", "-C", "cubic"]);
         let after = emulator.status();
         let wall = wall0.elapsed().as_secs_f64();
-        let (threads1, machine1) = (
-            [thread_times("ws-in-0:"), thread_times("ws-out-0:")],
-            machine_jiffies(),
-        );
+        let (threads1, machine1) = (data_threads(), machine_jiffies());
         // The same counted window as iperf3's (its -O is on top of its -t, ours inside it).
         let our_time = (seconds + 4).to_string();
         let ours = wirespeed_tcp(&lab, &["-t", &our_time, "-O", "2", "-C", "cubic"])
@@ -409,6 +427,33 @@ fn main() {
         let machine_busy = (machine1.0 - machine0.0) / (machine1.1 - machine0.1).max(1.0)
             * std::thread::available_parallelism().map_or(1.0, |n| n.get() as f64);
         let late = |f: fn(&PortStatus) -> u64| f(fa) - f(b);
+        summary(serde_json::json!({
+            "kind": "tcp",
+            "threads": std::env::var("WIRESPEED_LAB_THREADS").unwrap_or_else(|_| "default".into()),
+            "mode": std::env::var("LAB_MODE").ok(),
+            "one_thread": fa.cost.one_thread,
+            "rate": rate,
+            "ceiling_bps": ceiling,
+            "iperf3_bps": got,
+            "of_ceiling": got / ceiling,
+            "retransmits": retransmits,
+            "drops_queue": fa.counters.drops_queue - b.counters.drops_queue,
+            "lateness_us": [fa.lateness.p50_us, fa.lateness.p99_us, fa.lateness.max_us],
+            "late": [
+                late(|p| p.cost.late_after_previous_write),
+                late(|p| p.cost.late_behind),
+                late(|p| p.cost.late_in_wait),
+            ],
+            "releases": fa.lateness.frames - b.lateness.frames,
+            "data_user_sys_per_write_us": [in_user + out_user, in_sys + out_sys],
+            "emulator_cores": emulator_cores,
+            "iperf3_cores": [client, server],
+            "machine_busy": machine_busy,
+            "lab_cores_per_gbit": per_gbit,
+            "veth_bps": veth.map(|(v, _)| v),
+            "veth_cores_per_gbit": veth.map(|(v, (c, s))| (c + s) / (v / 1e9)),
+            "load": std::fs::read_to_string("/proc/loadavg").unwrap_or_default().split(' ').next().unwrap_or("").to_string(),
+        }));
         budget_rows.push(format!(
             "| {rate}bit/s | {in_user:.1} / {in_sys:.1} | {out_user:.1} / {out_sys:.1} | {} / {} / {} of {} | {emulator_cores:.2} + {client:.2} + {server:.2} | {machine_busy:.2} | {per_gbit:.3} | {} | {:.1} Gbit/s |",
             late(|p| p.cost.late_after_previous_write),
@@ -427,7 +472,10 @@ fn main() {
     for row in budget_rows {
         println!("{row}");
     }
-    small_frames(f64::from(seconds.min(5)), 1000);
+    // LAB_RATES_SMALL=0 leaves the 64-byte rows out (bench/lab-threads.sh runs them apart).
+    if std::env::var("LAB_RATES_SMALL").map_or(true, |v| v != "0") {
+        small_frames(f64::from(seconds.min(5)), 1000);
+    }
 }
 
 /// UDP 64-byte frames at 100 Mbit/s line rate: 18 payload bytes + 8 UDP + 20 IP + 14
@@ -517,6 +565,20 @@ fn small_frames(seconds: f64, queue: u32) {
             f.lateness.p99_us,
             f.lateness.max_us,
         );
+        summary(serde_json::json!({
+            "kind": "small",
+            "threads": std::env::var("WIRESPEED_LAB_THREADS").unwrap_or_else(|_| "default".into()),
+            "mode": std::env::var("LAB_MODE").ok(),
+            "one_thread": f.cost.one_thread,
+            "sender": sender.name(),
+            "paced": rate.is_some(),
+            "of_line_rate": fps / line,
+            "drops_queue": queue,
+            "drops_memory": c.drops_memory - c0.drops_memory,
+            "drops_host": f.device.sender_tx_dropped - f0.device.sender_tx_dropped,
+            "lateness_us": [f.lateness.p50_us, f.lateness.p99_us, f.lateness.max_us],
+            "emulator_cores": cpu / (b.span.max(b.send_seconds)),
+        }));
         println!(
             "|  | transmit stamps {}, queue max {}, {} of the {read} frames read left in runs of several |",
             f.ingress_stamps.map_or("off".to_string(), |s| format!(

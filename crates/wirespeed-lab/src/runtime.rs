@@ -6,7 +6,9 @@
 //! [`Direction`] when each must be delivered; the egress thread holds each frame until that
 //! instant (sleep, then spin: [`RealClock`]) and writes it into the far end's TAP device,
 //! recording how late it was. The two threads share a FIFO and recycle their buffers, so the
-//! data path allocates nothing once it is warm.
+//! data path allocates nothing once it is warm. A direction that carries super-packets above
+//! 1 Gbit/s has one thread instead, which does both between its waits in one `ppoll`
+//! ([`run_one_thread`], [`THREADS_ENV`]).
 //!
 //! A host with a processing model ([`crate::topology::HostConfig`]) has one [`HostCpu`] per
 //! port, shared by the ingress thread of the direction leaving it (transmit cost, charged when
@@ -71,6 +73,11 @@ pub struct Lab {
     torn_down: bool,
     /// How the egress threads wait for a release ([`crate::emulator::clock::SPIN_ENV`]).
     spin: SpinPolicy,
+    /// Threads per offloaded direction ([`THREADS_ENV`]).
+    threads: Threads,
+    /// CPUs the directions' threads are bound to, in port order, round robin ([`CPUS_ENV`];
+    /// empty: not bound).
+    cpus: Vec<usize>,
 }
 
 /// The namespace of `node` in lab `lab`.
@@ -84,6 +91,8 @@ impl Lab {
     pub fn build(topology: Topology, name: &str, tap_id: &str) -> Result<Lab, LabError> {
         sys::require_net_admin()?;
         let spin = SpinPolicy::from_env().map_err(|message| LabError::BadSetting { message })?;
+        let threads = Threads::from_env().map_err(|message| LabError::BadSetting { message })?;
+        let cpus = cpus_from_env().map_err(|message| LabError::BadSetting { message })?;
         if let Ok(value) = std::env::var(crate::ingress_stamp::STAMPS_ENV)
             && !matches!(value.as_str(), "0" | "all")
         {
@@ -92,6 +101,8 @@ impl Lab {
         let plan = plan(&topology);
         let mut lab = Lab {
             spin,
+            threads,
+            cpus,
             name: name.to_string(),
             namespaces: Vec::new(),
             taps: Vec::new(),
@@ -311,8 +322,28 @@ impl Lab {
                 };
                 // The port first: a thread's name is cut to 15 bytes (`ws-in-0:rates-0`).
                 let label = format!("{}:{}", ports.len(), self.name);
-                threads.push(spawn(format!("ws-in-{label}"), move || ingress.run()));
-                threads.push(spawn(format!("ws-out-{label}"), move || egress.run()));
+                let cpu = (!self.cpus.is_empty()).then(|| self.cpus[ports.len() % self.cpus.len()]);
+                let pin = move || {
+                    if let Some(cpu) = cpu {
+                        sys::pin_to_cpu(cpu);
+                    }
+                };
+                if vnet && self.threads.one_for(config.rate.bits_per_second()) {
+                    port.one_thread.store(true, Ordering::Relaxed);
+                    threads.push(spawn(format!("ws-io-{label}"), move || {
+                        pin();
+                        run_one_thread(ingress, egress)
+                    }));
+                } else {
+                    threads.push(spawn(format!("ws-in-{label}"), move || {
+                        pin();
+                        ingress.run()
+                    }));
+                    threads.push(spawn(format!("ws-out-{label}"), move || {
+                        pin();
+                        egress.run()
+                    }));
+                }
                 ports.push(PortHandle {
                     link: link.index,
                     from: self.topology.nodes[src.node].name.clone(),
@@ -558,6 +589,281 @@ pub fn offloads_allowed(topology: &Topology, link: usize) -> bool {
     !link.is_shared() && link.aqm.is_none() && plain(link.a) && plain(link.b)
 }
 
+/// The environment variable that chooses how many threads serve an offloaded direction
+/// (a link carrying super-packets): `1`, one thread that waits in one `ppoll` for the sending
+/// TAP or the next release ([`run_one_thread`]), or `2`, an ingress and an egress thread joined
+/// by a hand-off (kept to compare the two in one run, `bench/lab-threads.sh`). Unset, a
+/// direction faster than [`ONE_THREAD_ABOVE_BPS`] gets one thread and a slower one two
+/// ([`Threads::Auto`]). Directions without super-packets always have two.
+pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
+
+/// Above this rate an offloaded direction gets one thread unless [`THREADS_ENV`] says
+/// otherwise, bits per second. Measured (bench/RESULTS.md, issue 20, branch emu11, load 4-8):
+/// at 10 Gbit/s one thread cost 9-26% less CPU per 64 KB super-packet in six series of
+/// alternating runs; at 1 Gbit/s it saved no CPU (the lab's cores per Gbit/s 0.91-1.10 of two
+/// threads') and its p99 release lateness was the worse (the reads it makes itself delay
+/// releases that a separate release thread would preempt them for); 64-byte frames offered
+/// faster than 100 Mbit/s overflowed the sending host's TAP ring with one thread (one core's
+/// share for both the reads and the writes) and not with two; and at 100 Mbit/s the frames
+/// stopped pairing with the sender's transmit stamps (`crate::ingress_stamp`).
+pub const ONE_THREAD_ABOVE_BPS: u64 = 1_000_000_000;
+
+/// Threads per offloaded direction ([`THREADS_ENV`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Threads {
+    /// One thread above [`ONE_THREAD_ABOVE_BPS`], two at or below it (the default).
+    Auto,
+    /// One thread reads, releases and writes.
+    One,
+    /// An ingress thread and an egress thread.
+    Two,
+}
+
+impl Threads {
+    /// Parses [`THREADS_ENV`]'s value: `1` or `2`.
+    pub fn parse(text: &str) -> Result<Threads, String> {
+        match text.trim() {
+            "1" => Ok(Threads::One),
+            "2" => Ok(Threads::Two),
+            _ => Err(format!(
+                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it (one thread above 1 Gbit/s)"
+            )),
+        }
+    }
+
+    /// What [`THREADS_ENV`] asks for ([`Threads::Auto`] when unset).
+    pub fn from_env() -> Result<Threads, String> {
+        match std::env::var(THREADS_ENV) {
+            Ok(v) => Threads::parse(&v),
+            Err(_) => Ok(Threads::Auto),
+        }
+    }
+
+    /// True if an offloaded direction of `bits_per_second` gets one thread.
+    pub fn one_for(self, bits_per_second: u64) -> bool {
+        match self {
+            Threads::Auto => bits_per_second > ONE_THREAD_ABOVE_BPS,
+            Threads::One => true,
+            Threads::Two => false,
+        }
+    }
+}
+
+/// The environment variable that binds the threads of the private directions to CPUs, for
+/// measuring placement: a comma-separated list of CPU numbers, taken round robin in port
+/// order (port 0 is the first link's a -> b direction, port 1 its b -> a), e.g. `0,1` puts a
+/// two-host lab's data direction on CPU 0 and its acknowledgements on CPU 1. Unset: the
+/// scheduler places them.
+pub const CPUS_ENV: &str = "WIRESPEED_LAB_CPUS";
+
+/// Parses [`CPUS_ENV`]'s value against the CPUs this machine has (`available`): at most 64
+/// numbers, each below `available`.
+pub fn parse_cpus(text: &str, available: usize) -> Result<Vec<usize>, String> {
+    let bad = || {
+        format!(
+            "{CPUS_ENV}={text} is not a CPU list: give comma-separated CPU numbers below {available} (e.g. 0,1), at most 64, or unset it"
+        )
+    };
+    let cpus: Vec<usize> = text
+        .split(',')
+        .map(|c| c.trim().parse::<usize>().map_err(|_| bad()))
+        .collect::<Result<_, _>>()?;
+    if cpus.is_empty() || cpus.len() > 64 || cpus.iter().any(|&c| c >= available) {
+        return Err(bad());
+    }
+    Ok(cpus)
+}
+
+/// The CPUs [`CPUS_ENV`] asks for (none when unset).
+fn cpus_from_env() -> Result<Vec<usize>, String> {
+    match std::env::var(CPUS_ENV) {
+        Ok(v) => parse_cpus(
+            &v,
+            std::thread::available_parallelism().map_or(1, |n| n.get()),
+        ),
+        Err(_) => Ok(Vec::new()),
+    }
+}
+
+/// The most reads one wake-up of [`run_one_thread`] makes before it looks at the releases
+/// again (it also stops as soon as a release comes due): a sender that keeps the TAP full
+/// cannot hold a release back by more than one read.
+const READS_PER_WAKE: usize = 64;
+
+/// One offloaded direction served by one thread ([`THREADS_ENV`]; the default above
+/// [`ONE_THREAD_ABOVE_BPS`]): it releases
+/// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
+/// super-packet the sending TAP holds (non-blocking, until the TAP is empty, a release comes
+/// due, or [`READS_PER_WAKE`]), and then waits in one `ppoll` for the TAP to become readable
+/// or until shortly before the next release (a nanosecond timeout, then the spin). With two
+/// threads, each super-packet cost four wake-ups (the reader's poll, the releaser's hand-off
+/// and its sleep to the instant, and the same for the acknowledgement coming back) and a
+/// cross-thread wake-up; here a burst of reads and the releases due between them share one.
+/// The decisions are [`Ingress`]'s and the writes [`Egress`]'s, unchanged: the hand-off FIFO
+/// between them stays, uncontended (a lock each way, no wake-up), so the data path allocates
+/// nothing once warm (`tests::the_data_path_allocates_nothing_per_frame_once_warm`).
+///
+/// Releases come before reads, so a frame's fate is never decided while writes that were due
+/// before it still count against the memory bound. The risk of one thread: a write into the
+/// receiving TAP runs the receiving host's stack in this thread, and a read is a copy of up to
+/// 64 KB; a release due meanwhile waits for them (counted in `lab status`: `late_after_previous_write`,
+/// and `late_behind` for a read that ran past it).
+fn run_one_thread(ingress: Ingress, egress: Egress) {
+    sys::tighten_timer_slack();
+    sys::realtime_priority_of(RELEASE_PRIORITY);
+    let clock = RealClock::for_realtime_thread_with(egress.spin);
+    let spin = |at: Nanos, now: Nanos| clock.spin_before(at, now);
+    let mut one = OneThread::new(ingress, egress);
+    let mut cpu_published = Nanos(0);
+    // The TAP may hold more: the last read did not find it empty.
+    let mut readable = false;
+    while !one.egress.stop.load(Ordering::Relaxed) {
+        if publish_cpu(
+            &one.egress.shared.cpu_ns[1],
+            &mut cpu_published,
+            clock.now(),
+        ) {
+            one.egress
+                .shared
+                .spin_ns
+                .store(clock.spun_ns(), Ordering::Relaxed);
+        }
+        // Releases first: everything due, and what is due within its spin.
+        one.release_due(&clock, &spin);
+        if readable {
+            match one.read_batch(&clock, &spin, None) {
+                Some(more) => readable = more,
+                None => return,
+            }
+            if readable {
+                // More to read, or a release due: no wait.
+                continue;
+            }
+        }
+        let now = clock.now();
+        let target = one.holding.front().map(|s| {
+            let spin = clock.spin_before(s.at, now);
+            (s.at, Nanos(s.at.0.saturating_sub(spin)))
+        });
+        let wait = target.map_or(POLL_INTERVAL.as_nanos() as i64, |(_, t)| t.minus(now));
+        let wait = wait.clamp(0, POLL_INTERVAL.as_nanos() as i64);
+        let timeout = libc::timespec {
+            tv_sec: 0,
+            tv_nsec: wait as libc::c_long,
+        };
+        let mut pfd = libc::pollfd {
+            fd: one.ingress.fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ready = sys::ppoll(std::slice::from_mut(&mut pfd), &timeout);
+        if ready > 0 {
+            readable = true;
+        } else if let Some((due, target)) = target
+            && wait > 0
+            && ready == 0
+        {
+            // A timed wait for a held write: its wake-up error is the clock's (a zero wait was
+            // only a look, not a sleep).
+            let woke = clock.now();
+            clock.record_wake(target, woke);
+            one.slept_past_due |= woke > due;
+        }
+    }
+}
+
+/// The state of [`run_one_thread`] and its two steps, which the tests drive in virtual time.
+struct OneThread {
+    ingress: Ingress,
+    egress: Egress,
+    pools: BufferPools,
+    scratch: Vec<u8>,
+    verdicts: Vec<Verdict>,
+    /// Writes handed over by the ingress code, in release order.
+    holding: VecDeque<Scheduled>,
+    previous_write_end: Nanos,
+    slept_past_due: bool,
+}
+
+impl OneThread {
+    fn new(ingress: Ingress, egress: Egress) -> OneThread {
+        let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
+        let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
+        let scratch = pools.take(SUPER_READ_BUFFER);
+        OneThread {
+            ingress,
+            egress,
+            pools,
+            scratch,
+            verdicts: Vec::new(),
+            holding: VecDeque::new(),
+            previous_write_end: Nanos(0),
+            slept_past_due: false,
+        }
+    }
+
+    /// True if the next release is due within its spin (`spin(at, now)`) at `now`.
+    fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
+        self.holding
+            .front()
+            .is_some_and(|s| s.at.minus(now) <= i64::try_from(spin(s.at, now)).unwrap_or(i64::MAX))
+    }
+
+    /// Releases every held write that is due within its spin, each at its instant on `clock`
+    /// (sleep, then spin), counting the late ones by cause.
+    fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
+        while self.due_soon(clock.now(), spin) {
+            let reached = clock.now();
+            let s = self.holding.pop_front().expect("a held write");
+            let due = s.at;
+            let now = clock.wait_until(due);
+            if let Some(cause) = late_cause(
+                due,
+                reached,
+                self.previous_write_end,
+                self.slept_past_due,
+                now,
+            ) {
+                self.egress.shared.late[cause as usize].fetch_add(1, Ordering::Relaxed);
+            }
+            self.egress.release(s, due, now);
+            self.previous_write_end = clock.now();
+            self.slept_past_due = false;
+        }
+    }
+
+    /// Reads what the sending TAP holds, up to [`READS_PER_WAKE`], until it is empty or a
+    /// release comes due, charged from `at` if given (virtual time) or else from the clock:
+    /// `Some(true)` if the TAP may hold more, `Some(false)` if it was empty, `None` if the
+    /// egress side is gone.
+    fn read_batch(
+        &mut self,
+        clock: &impl Clock,
+        spin: &impl Fn(Nanos, Nanos) -> u64,
+        at: Option<Nanos>,
+    ) -> Option<bool> {
+        for _ in 0..READS_PER_WAKE {
+            match self.ingress.read_and_offer(
+                at,
+                &mut self.scratch,
+                &mut self.pools,
+                &mut self.verdicts,
+            ) {
+                Some(true) => {}
+                Some(false) => return None,
+                None => return Some(false),
+            }
+            while let Ok(s) = self.egress.from_ingress.try_recv() {
+                self.holding.push_back(s);
+            }
+            if self.due_soon(clock.now(), spin) {
+                break;
+            }
+        }
+        Some(true)
+    }
+}
+
 fn spawn(name: String, f: impl FnOnce() + Send + 'static) -> JoinHandle<()> {
     std::thread::Builder::new()
         .name(name)
@@ -569,7 +875,8 @@ struct Scheduled {
     at: Nanos,
     buffer: Vec<u8>,
     len: usize,
-    /// Frames this write stands for (a super-packet's segments; 1 for a frame).
+    /// What this write counts against the direction's memory bound, in frame buffers
+    /// ([`memory_charge`]; 1 for a frame).
     frames: u64,
 }
 
@@ -577,7 +884,8 @@ struct Scheduled {
 struct PortShared {
     counters: Mutex<DirectionCounters>,
     lateness: Mutex<LatenessHistogram>,
-    /// Frames handed to the egress thread and not yet written or dropped.
+    /// Frame buffers' worth of memory handed to the egress thread and not yet written or
+    /// dropped ([`memory_charge`]; one per frame where each frame has its own buffer).
     in_flight: AtomicU64,
     /// Writes into the receiving TAP that failed.
     write_errors: AtomicU64,
@@ -599,6 +907,9 @@ struct PortShared {
     held_back_max_ns: AtomicU64,
     /// Releases later than [`LATE_RELEASE_NS`], by cause ([`LateCause`]).
     late: [AtomicU64; 3],
+    /// One thread serves the direction (reads, releases and writes: [`run_one_thread`]); its
+    /// CPU time is published as the egress thread's.
+    one_thread: AtomicBool,
 }
 
 /// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
@@ -690,6 +1001,23 @@ fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: bool) -> u64
         .unwrap_or(u64::MAX)
         .saturating_add(1);
     frames.saturating_add(slack.min(frames / 8 + 1))
+}
+
+/// What a write of `frames` frames in a buffer of `capacity` bytes counts against its
+/// direction's memory bound ([`crate::topology::Link::in_flight_frames`], which
+/// `topology::check_memory` budgets at one frame buffer, `slot` bytes, each): the frame buffers
+/// its memory fills, but never more than its frames. Counting frames alone made the bound
+/// refuse minimum-size frames before the configured queue was full: a run of ten 64-byte
+/// segments is one small buffer, yet it counted ten, so the frames a late release still held
+/// (the emulator's own lateness, past the bound's 1 ms of slack) ate the queue's room
+/// (bench/RESULTS.md, issue 20: 216 and 542 memory refusals of UDP GSO paced at 110% of
+/// 100 Mbit/s line rate besides the queue's drops). Never more than its frames, so a queue of
+/// N frames fits wherever it did; a buffer of a power-of-two size class holds at most twice
+/// the frames' slots, as before.
+fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
+    frames
+        .min(u64::try_from(capacity.div_ceil(slot.max(1))).unwrap_or(u64::MAX))
+        .max(1)
 }
 
 /// Bytes of the buffer a super-packet is read into: the vnet header, 64 KB of IP packet (the
@@ -805,17 +1133,12 @@ impl Ingress {
     fn run_aqm(mut self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
-        let mut held: std::collections::HashMap<u64, (Vec<u8>, usize)> =
-            std::collections::HashMap::new();
-        let mut pool: Vec<Vec<u8>> = Vec::new();
-        let mut events: Vec<Event> = Vec::new();
-        let mut next_tag: u64 = 0;
+        let mut st = AqmHeld::default();
         let mut cpu_published = Nanos(0);
         while !self.stop.load(Ordering::Relaxed) {
             let now = monotonic_now();
             publish_cpu(&self.shared.cpu_ns[0], &mut cpu_published, now);
-            self.direction.advance(now, &mut events);
-            if !self.release(&mut events, &mut held, &mut pool) {
+            if !self.aqm_advance(now, &mut st) {
                 return;
             }
             let wait = self
@@ -837,45 +1160,64 @@ impl Ingress {
                 continue;
             }
             loop {
-                let mut buffer = pool
-                    .pop()
-                    .or_else(|| self.recycled.try_recv().ok())
-                    .unwrap_or_else(|| vec![0; self.frame_buffer]);
-                let len = match sys::read_frame(self.fd, &mut buffer) {
-                    Ok(len) if len > 0 => len,
-                    _ => {
-                        pool.push(buffer);
-                        break;
-                    }
-                };
-                // The memory bound counts the frames queued here as well as those in flight.
-                if self.shared.in_flight.load(Ordering::Acquire) + held.len() as u64
-                    >= self.max_in_flight
-                {
-                    self.direction.refuse_memory(len as u64);
-                    *self.shared.counters.lock().expect("counters lock") =
-                        self.direction.counters();
-                    pool.push(buffer);
-                    continue;
-                }
-                let now = self.charged_from(&buffer[..len]);
-                let processing = self
-                    .router
-                    .as_ref()
-                    .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-                let ready = self.host.as_ref().map_or(now, |cpu| {
-                    cpu.lock().expect("host lock").transmit(now, len as u64)
-                });
-                let tag = next_tag;
-                next_tag += 1;
-                self.direction
-                    .enqueue(ready, &buffer[..len], processing, tag, &mut events);
-                held.insert(tag, (buffer, len));
-                if !self.release(&mut events, &mut held, &mut pool) {
-                    return;
+                match self.aqm_read_one(None, &mut st) {
+                    Some(true) => {}
+                    Some(false) => return,
+                    None => break,
                 }
             }
         }
+    }
+
+    /// Lets the queue of a direction with active queue management release (or drop) what is
+    /// due at `now`; false if the egress thread is gone.
+    fn aqm_advance(&mut self, now: Nanos, st: &mut AqmHeld) -> bool {
+        self.direction.advance(now, &mut st.events);
+        self.release(&mut st.events, &mut st.held, &mut st.pool)
+    }
+
+    /// One read of [`Ingress::run_aqm`]: reads a frame and enqueues it, charged from `at` if
+    /// given (virtual time, for tests) or else from the clock. `None` if the TAP had nothing
+    /// to read; `Some(false)` if the egress thread is gone.
+    fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
+        let mut buffer = st
+            .pool
+            .pop()
+            .or_else(|| self.recycled.try_recv().ok())
+            .unwrap_or_else(|| vec![0; self.frame_buffer]);
+        let len = match sys::read_frame(self.fd, &mut buffer) {
+            Ok(len) if len > 0 => len,
+            _ => {
+                st.pool.push(buffer);
+                return None;
+            }
+        };
+        // The memory bound counts the frames queued here as well as those in flight.
+        if self.shared.in_flight.load(Ordering::Acquire) + st.held.len() as u64
+            >= self.max_in_flight
+        {
+            self.direction.refuse_memory(len as u64);
+            *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+            st.pool.push(buffer);
+            return Some(true);
+        }
+        let now = match at {
+            Some(t) => t,
+            None => self.charged_from(&buffer[..len]),
+        };
+        let processing = self
+            .router
+            .as_ref()
+            .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
+        let ready = self.host.as_ref().map_or(now, |cpu| {
+            cpu.lock().expect("host lock").transmit(now, len as u64)
+        });
+        let tag = st.next_tag;
+        st.next_tag += 1;
+        self.direction
+            .enqueue(ready, &buffer[..len], processing, tag, &mut st.events);
+        st.held.insert(tag, (buffer, len));
+        Some(self.release(&mut st.events, &mut st.held, &mut st.pool))
     }
 
     /// Hands the delivered frames to the egress thread and takes the dropped ones' buffers
@@ -1127,13 +1469,14 @@ impl Ingress {
 
     /// Hands a write of `frames` frames to the egress thread; false if it is gone.
     fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
-        self.shared.in_flight.fetch_add(frames, Ordering::AcqRel);
+        let charge = memory_charge(frames, buffer.len(), self.frame_buffer + gso::VNET_HDR_LEN);
+        self.shared.in_flight.fetch_add(charge, Ordering::AcqRel);
         self.to_egress
             .send(Scheduled {
                 at,
                 buffer,
                 len,
-                frames,
+                frames: charge,
             })
             .is_ok()
     }
@@ -1149,58 +1492,87 @@ impl Ingress {
             // Drain everything queued on the device before polling again: one poll per burst,
             // one read per frame.
             loop {
-                let mut buffer = spare
-                    .take()
-                    .or_else(|| self.recycled.try_recv().ok())
-                    .unwrap_or_else(|| vec![0; self.frame_buffer]);
-                let len = match sys::read_frame(self.fd, &mut buffer) {
-                    Ok(len) if len > 0 => len,
-                    _ => {
-                        spare = Some(buffer);
-                        break;
-                    }
-                };
-                // The memory bound: a direction never holds more frames than its rate, delay
-                // and queue allow, whatever the sender or a slow receiving host does.
-                if self.shared.in_flight.load(Ordering::Acquire) >= self.max_in_flight {
-                    self.direction.refuse_memory(len as u64);
-                    *self.shared.counters.lock().expect("counters lock") =
-                        self.direction.counters();
-                    spare = Some(buffer);
-                    continue;
-                }
-                let now = self.charged_from(&buffer[..len]);
-                let processing = self
-                    .router
-                    .as_ref()
-                    .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-                // A slow host's driver hands the frame to the link only when its CPU is done.
-                let ready = self.host.as_ref().map_or(now, |cpu| {
-                    cpu.lock().expect("host lock").transmit(now, len as u64)
-                });
-                let verdict = self.direction.offer(ready, len as u64, processing);
-                *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
-                match verdict {
-                    Verdict::Deliver { at } => {
-                        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-                        if self
-                            .to_egress
-                            .send(Scheduled {
-                                at,
-                                buffer,
-                                len,
-                                frames: 1,
-                            })
-                            .is_err()
-                        {
-                            return;
-                        }
-                    }
-                    Verdict::Drop(_) => spare = Some(buffer),
+                match self.drop_tail_read_one(None, &mut spare) {
+                    Some(true) => {}
+                    Some(false) => return,
+                    None => break,
                 }
             }
         }
     }
+
+    /// One read of [`Ingress::run_drop_tail`]: reads a frame and decides its fate, charged
+    /// from `at` if given (virtual time, for tests) or else from the clock; `spare` keeps a
+    /// buffer between reads. `None` if the TAP had nothing to read; `Some(false)` if the
+    /// egress thread is gone.
+    fn drop_tail_read_one(
+        &mut self,
+        at: Option<Nanos>,
+        spare: &mut Option<Vec<u8>>,
+    ) -> Option<bool> {
+        let mut buffer = spare
+            .take()
+            .or_else(|| self.recycled.try_recv().ok())
+            .unwrap_or_else(|| vec![0; self.frame_buffer]);
+        let len = match sys::read_frame(self.fd, &mut buffer) {
+            Ok(len) if len > 0 => len,
+            _ => {
+                *spare = Some(buffer);
+                return None;
+            }
+        };
+        // The memory bound: a direction never holds more frames than its rate, delay and
+        // queue allow, whatever the sender or a slow receiving host does.
+        if self.shared.in_flight.load(Ordering::Acquire) >= self.max_in_flight {
+            self.direction.refuse_memory(len as u64);
+            *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+            *spare = Some(buffer);
+            return Some(true);
+        }
+        let now = match at {
+            Some(t) => t,
+            None => self.charged_from(&buffer[..len]),
+        };
+        let processing = self
+            .router
+            .as_ref()
+            .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
+        // A slow host's driver hands the frame to the link only when its CPU is done.
+        let ready = self.host.as_ref().map_or(now, |cpu| {
+            cpu.lock().expect("host lock").transmit(now, len as u64)
+        });
+        let verdict = self.direction.offer(ready, len as u64, processing);
+        *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
+        match verdict {
+            Verdict::Deliver { at } => {
+                self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+                Some(
+                    self.to_egress
+                        .send(Scheduled {
+                            at,
+                            buffer,
+                            len,
+                            frames: 1,
+                        })
+                        .is_ok(),
+                )
+            }
+            Verdict::Drop(_) => {
+                *spare = Some(buffer);
+                Some(true)
+            }
+        }
+    }
+}
+
+/// The frames a direction with active queue management holds while they wait in its queue
+/// ([`Ingress::run_aqm`]), by tag, with free buffers and the queue's events.
+#[derive(Default)]
+struct AqmHeld {
+    held: std::collections::HashMap<u64, (Vec<u8>, usize)>,
+    pool: Vec<Vec<u8>>,
+    events: Vec<Event>,
+    next_tag: u64,
 }
 
 struct Egress {
@@ -1530,6 +1902,10 @@ pub struct EmulatorCost {
     pub held_back_max_us: f64,
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
+    /// True if one thread serves this direction, reading, releasing and writing
+    /// (`WIRESPEED_LAB_THREADS`; by default on a link with super-packets above 1 Gbit/s): its CPU is
+    /// `egress_cpu_seconds`, and `ingress_cpu_seconds` is 0.
+    pub one_thread: bool,
     /// Of `cpu_seconds`, the ingress thread's (reading the sending TAP, deciding each frame's
     /// fate); 0 on a shared medium.
     pub ingress_cpu_seconds: f64,
@@ -1544,7 +1920,8 @@ pub struct EmulatorCost {
     /// run in the emulator's thread) ended after they were due.
     pub late_after_previous_write: u64,
     /// Releases more than 50 us late whose thread came to them past due for another reason:
-    /// it was preempted (no sleep of its own returned late, no write ran past them).
+    /// it was preempted (no sleep of its own returned late, no write ran past them), or, with
+    /// one thread per direction (`one_thread`), a read of the sending TAP ran past them.
     pub late_behind: u64,
     /// Releases more than 50 us late because a sleep of the thread returned after they were
     /// due: its timed wait for the hand-off, or its wait for the instant (sleep, then spin).
@@ -1684,6 +2061,7 @@ impl Emulator {
                     segmented_in_software: sp.segmented,
                     held_back_max_us: sp.held_back_max_ns as f64 / 1e3,
                     shared_thread: matches!(p.shared, Shared::Station(_)),
+                    one_thread: matches!(&p.shared, Shared::Direction(d) if d.one_thread.load(Ordering::Relaxed)),
                 };
                 PortStatus {
                     link: p.link,
@@ -1793,21 +2171,51 @@ mod tests {
         verdicts: Vec<Verdict>,
         holding: VecDeque<Scheduled>,
         sink: Vec<u8>,
-        reads: [Vec<u8>; 3],
+        reads: Vec<Vec<u8>>,
+        /// Virtual time between the sending host's writes, and how late (behind their
+        /// instant) the egress code releases.
+        period_ns: u64,
+        lag_ns: u64,
+        /// The drop-tail path's spare buffer, and the event path's held frames.
+        spare: Option<Vec<u8>>,
+        aqm: AqmHeld,
         round: u64,
         /// Frames and super-packets the receiving host got.
         received: u64,
     }
 
+    /// A UDP/IPv4 super-packet as a stack with USO hands it to a TAP with the vnet header:
+    /// `segments` datagrams of `payload` bytes each (UDP GSO).
+    fn udp_read(segments: usize, payload: usize) -> Vec<u8> {
+        let (l3, l4) = (14, 34);
+        let total = segments * payload;
+        let mut f = vec![0u8; l4 + 8 + total];
+        f[12..14].copy_from_slice(&0x0800u16.to_be_bytes());
+        f[l3] = 0x45;
+        f[l3 + 2..l3 + 4].copy_from_slice(&((20 + 8 + total) as u16).to_be_bytes());
+        f[l3 + 8] = 64;
+        f[l3 + 9] = 17;
+        f[l3 + 12..l3 + 16].copy_from_slice(&[198, 18, 0, 1]);
+        f[l3 + 16..l3 + 20].copy_from_slice(&[198, 18, 0, 2]);
+        f[l4..l4 + 2].copy_from_slice(&40000u16.to_be_bytes());
+        f[l4 + 2..l4 + 4].copy_from_slice(&5201u16.to_be_bytes());
+        f[l4 + 4..l4 + 6].copy_from_slice(&((8 + total) as u16).to_be_bytes());
+        let hdr = gso::VnetHdr {
+            flags: gso::F_NEEDS_CSUM,
+            gso_type: gso::GSO_UDP_L4,
+            hdr_len: (l4 + 8) as u16,
+            gso_size: payload as u16,
+            csum_start: l4 as u16,
+            csum_offset: 6,
+        };
+        let mut read = vec![0u8; gso::VNET_HDR_LEN];
+        hdr.write(&mut read);
+        read.extend_from_slice(&f);
+        read
+    }
+
     impl Rig {
         fn new() -> Rig {
-            use std::os::fd::AsRawFd;
-            use std::os::unix::net::UnixDatagram;
-            let (sender_host, sender_tap) = UnixDatagram::pair().unwrap();
-            let (receiver_tap, receiver_host) = UnixDatagram::pair().unwrap();
-            for s in [&sender_host, &sender_tap, &receiver_tap, &receiver_host] {
-                s.set_nonblocking(true).unwrap();
-            }
             // 10 Gbit/s, 100 us, a 200-frame queue: offered faster than the wire (below), so
             // that the queue fills and drops, and a dropped segment cuts its super-packet into
             // runs: every branch of the path is taken. No random loss: the offered pattern
@@ -1822,6 +2230,40 @@ mod tests {
                 seed: 7,
                 hidden_hops: 0,
             };
+            // A 64 KB super-packet, a small one, and an acknowledgement-sized frame, one
+            // every 15 us (the three take 19.3 us of wire per round on average).
+            let reads = vec![tcp_read(44), tcp_read(3), tcp_read(1)];
+            Rig::with(config, 10_000, reads, 15_000, 0)
+        }
+
+        fn with(
+            config: crate::topology::DirectionConfig,
+            max_in_flight: u64,
+            reads: Vec<Vec<u8>>,
+            period_ns: u64,
+            lag_ns: u64,
+        ) -> Rig {
+            Rig::of_kind(config, None, true, max_in_flight, reads, period_ns, lag_ns)
+        }
+
+        /// A rig of any kind of direction: `vnet` (super-packets: the offloaded path) or not
+        /// (one frame per read: the drop-tail path, or with `aqm` the event path).
+        fn of_kind(
+            config: crate::topology::DirectionConfig,
+            aqm: Option<&crate::topology::AqmConfig>,
+            vnet: bool,
+            max_in_flight: u64,
+            reads: Vec<Vec<u8>>,
+            period_ns: u64,
+            lag_ns: u64,
+        ) -> Rig {
+            use std::os::fd::AsRawFd;
+            use std::os::unix::net::UnixDatagram;
+            let (sender_host, sender_tap) = UnixDatagram::pair().unwrap();
+            let (receiver_tap, receiver_host) = UnixDatagram::pair().unwrap();
+            for s in [&sender_host, &sender_tap, &receiver_tap, &receiver_host] {
+                s.set_nonblocking(true).unwrap();
+            }
             let shared = Arc::new(PortShared::default());
             let stop = Arc::new(AtomicBool::new(false));
             let (tx, rx) = handoff::channel();
@@ -1830,14 +2272,20 @@ mod tests {
             let ingress = Ingress {
                 stamps: None,
                 fd: sender_tap.as_raw_fd(),
-                vnet: true,
+                vnet,
                 frame_buffer,
-                max_in_flight: 10_000,
-                direction: Direction::new(
-                    config,
-                    wirespeed_model::LinkLayer::Ethernet { vlan_tags: 0 },
-                    1500,
-                ),
+                max_in_flight,
+                direction: {
+                    let d = Direction::new(
+                        config,
+                        wirespeed_model::LinkLayer::Ethernet { vlan_tags: 0 },
+                        1500,
+                    );
+                    match aqm {
+                        Some(a) => d.with_aqm(a),
+                        None => d,
+                    }
+                },
                 router: None,
                 host: None,
                 to_egress: tx,
@@ -1867,34 +2315,47 @@ mod tests {
                 verdicts: Vec::new(),
                 holding: VecDeque::new(),
                 sink: vec![0; SUPER_READ_BUFFER],
-                // A 64 KB super-packet, a small one, and an acknowledgement-sized frame.
-                reads: [tcp_read(44), tcp_read(3), tcp_read(1)],
+                reads,
+                period_ns,
+                lag_ns,
+                spare: None,
+                aqm: AqmHeld::default(),
                 round: 0,
                 received: 0,
             }
         }
 
-        /// `n` rounds of 15 us (the three reads take 19.3 us of wire per round on average):
-        /// the sending host writes one read, the ingress code reads and offers it, the egress
-        /// code takes what was handed over and writes everything due, the receiving host
-        /// reads what was written.
+        /// `n` rounds of `period_ns`: the sending host writes one read, the ingress code reads
+        /// and offers it, the egress code takes what was handed over and writes everything
+        /// due (`lag_ns` ago), the receiving host reads what was written.
         fn run(&mut self, n: u64) {
             for _ in 0..n {
-                let now = Nanos(1_000_000 + self.round * 15_000);
-                let read = &self.reads[(self.round % 3) as usize];
+                let now = Nanos(1_000_000 + self.round * self.period_ns);
+                let read = &self.reads[(self.round % self.reads.len() as u64) as usize];
                 self.sender_host.send(read).unwrap();
                 self.round += 1;
-                let step = self.ingress.read_and_offer(
-                    Some(now),
-                    &mut self.scratch,
-                    &mut self.pools,
-                    &mut self.verdicts,
-                );
+                let step = if self.ingress.vnet {
+                    self.ingress.read_and_offer(
+                        Some(now),
+                        &mut self.scratch,
+                        &mut self.pools,
+                        &mut self.verdicts,
+                    )
+                } else if self.ingress.direction.has_aqm() {
+                    assert!(self.ingress.aqm_advance(now, &mut self.aqm));
+                    self.ingress.aqm_read_one(Some(now), &mut self.aqm)
+                } else {
+                    self.ingress.drop_tail_read_one(Some(now), &mut self.spare)
+                };
                 assert_eq!(step, Some(true));
                 while let Ok(s) = self.egress.from_ingress.try_recv() {
                     self.holding.push_back(s);
                 }
-                while self.holding.front().is_some_and(|s| s.at <= now) {
+                while self
+                    .holding
+                    .front()
+                    .is_some_and(|s| s.at.0 + self.lag_ns <= now.0)
+                {
                     let s = self.holding.pop_front().unwrap();
                     let at = s.at;
                     self.egress.release(s, at, now);
@@ -1927,6 +2388,166 @@ mod tests {
             allocations, 0,
             "the data path allocated {allocations} times over 15,000 reads once warm"
         );
+    }
+
+    #[test]
+    fn the_one_thread_path_allocates_nothing_per_frame_once_warm() {
+        use crate::emulator::clock::VirtualClock;
+        // The same direction and offered pattern as the two-thread test above, through the
+        // one thread's own steps (`OneThread::read_batch`, `OneThread::release_due`) on a
+        // virtual clock with no spin.
+        let Rig {
+            ingress,
+            egress,
+            sender_host,
+            receiver_host,
+            _taps,
+            reads,
+            period_ns,
+            mut sink,
+            ..
+        } = Rig::new();
+        let mut one = OneThread::new(ingress, egress);
+        let clock = VirtualClock::new(Nanos(0));
+        let no_spin = |_: Nanos, _: Nanos| 0u64;
+        let mut round = 0u64;
+        let mut received = 0u64;
+        let mut run = |n: u64| {
+            for _ in 0..n {
+                let now = Nanos(1_000_000 + round * period_ns);
+                clock.advance_to(now);
+                sender_host
+                    .send(&reads[(round % reads.len() as u64) as usize])
+                    .unwrap();
+                round += 1;
+                // As the thread does: releases due, reads until the TAP is empty (a read
+                // batch stops early when a release comes due).
+                loop {
+                    one.release_due(&clock, &no_spin);
+                    let more = one.read_batch(&clock, &no_spin, Some(now));
+                    assert!(more.is_some(), "the egress side is there");
+                    if more == Some(false) {
+                        break;
+                    }
+                }
+                one.release_due(&clock, &no_spin);
+                while receiver_host.recv(&mut sink).is_ok() {
+                    received += 1;
+                }
+            }
+        };
+        run(3_000);
+        let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| run(15_000));
+        let c = one.ingress.direction.counters();
+        assert!(c.frames_out > 150_000, "{c:?}");
+        assert!(c.drops_queue > 0, "{c:?}");
+        assert!(one.ingress.shared.segmented.load(Ordering::Relaxed) > 0);
+        assert!(received > 10_000);
+        assert_eq!(one.ingress.shared.write_errors.load(Ordering::Relaxed), 0);
+        assert_eq!(
+            allocations, 0,
+            "the one-thread path allocated {allocations} times over 15,000 reads once warm"
+        );
+    }
+
+    #[test]
+    fn a_configured_queue_of_minimum_size_frames_fits_the_memory_bound_while_releases_run_late() {
+        // 100 Mbit/s, 1 ms, a 1000-frame queue (bench/lab-rates.sh's 64-byte rows), the bound
+        // the runtime gives it; UDP GSO super-packets of 64 datagrams of 18 bytes (64-byte
+        // frames) offered at 110% of line rate, so the queue fills and drops; the egress code
+        // releases 1.5 ms behind each instant (a late thread, measured up to 2.5 ms on the
+        // idle host). Every frame beyond the queue must be the queue's drop, none the memory
+        // bound's: counting each 64-byte frame of a run as a whole buffer refused 1,000s.
+        let topology = crate::topology::Topology::parse(
+            "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"100M\"\ndelay = \"1ms\"\nqueue = 1000\n",
+            "t",
+        )
+        .unwrap();
+        let link = &topology.links[0];
+        let bound = with_super_packet_slack(link.in_flight_frames(&link.ab), 100_000_000, true);
+        assert_eq!(bound, 1151 + 144);
+        // 64 frames of 84 wire bytes at 100 Mbit/s take 430.08 us; 110%: one every 391 us.
+        let mut rig = Rig::with(link.ab, bound, vec![udp_read(64, 18)], 391_000, 1_500_000);
+        rig.run(3_000);
+        let c = rig.ingress.direction.counters();
+        assert!(c.drops_queue > 10_000, "{c:?}");
+        assert!(c.frames_out > 150_000, "{c:?}");
+        assert_eq!(c.drops_memory, 0, "{c:?}");
+        // Memory stays bounded: the buffers in flight never exceed the bound.
+        assert!(rig.ingress.shared.in_flight.load(Ordering::Relaxed) <= bound);
+    }
+
+    #[test]
+    fn a_write_counts_its_buffers_against_the_memory_bound_never_more_than_its_frames() {
+        let slot = crate::topology::frame_buffer(1500) + gso::VNET_HDR_LEN;
+        // A frame in its own buffer: one.
+        assert_eq!(memory_charge(1, slot, slot), 1);
+        // Ten 64-byte segments in one small buffer: one, not ten.
+        assert_eq!(memory_charge(10, slot, slot), 1);
+        // A 64 KB super-packet of 44 full segments: the buffers it fills (43), not more.
+        assert_eq!(memory_charge(44, SUPER_READ_BUFFER, slot), 43);
+        // Three full segments in a buffer of four slots: its three frames.
+        assert_eq!(memory_charge(3, 4 * slot, slot), 3);
+    }
+
+    /// One frame as a stack without offloads hands it to a plain TAP: TCP/IPv4 with
+    /// timestamps, `len` bytes in all (an acknowledgement at 66).
+    fn plain_frame(len: usize) -> Vec<u8> {
+        let mut f = tcp_read(1)[gso::VNET_HDR_LEN..].to_vec();
+        f.resize(len.max(f.len()), 0);
+        let ip = (f.len() - 14) as u16;
+        f[16..18].copy_from_slice(&ip.to_be_bytes());
+        f
+    }
+
+    /// The frame-per-read paths (drop-tail, and the event path of CoDel and FQ-CoDel), driven
+    /// in virtual time like the offloaded one: three full frames and an acknowledgement every
+    /// 32 us into 1 Gbit/s (37.5 us of wire: the queue fills and drops), 3,000 rounds of
+    /// warm-up, then 15,000 counted. Returns the allocations and the rig.
+    fn frame_path_allocations(aqm: Option<&str>) -> (u64, Rig) {
+        let text = format!(
+            "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"1G\"\ndelay = \"100us\"\nqueue = 200\n{}",
+            aqm.map_or(String::new(), |a| format!("aqm = \"{a}\"\n"))
+        );
+        let topology = crate::topology::Topology::parse(&text, "t").unwrap();
+        let link = &topology.links[0];
+        let bound = link.in_flight_frames(&link.ab);
+        let reads = vec![
+            plain_frame(1514),
+            plain_frame(1514),
+            plain_frame(1514),
+            plain_frame(66),
+        ];
+        let mut rig = Rig::of_kind(link.ab, link.aqm.as_ref(), false, bound, reads, 8_000, 0);
+        rig.run(3_000);
+        let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| rig.run(15_000));
+        (allocations, rig)
+    }
+
+    #[test]
+    fn the_drop_tail_path_without_super_packets_allocates_nothing_per_frame_once_warm() {
+        let (allocations, rig) = frame_path_allocations(None);
+        let c = rig.ingress.direction.counters();
+        assert!(c.frames_out > 10_000 && c.drops_queue > 100, "{c:?}");
+        assert!(rig.received > 10_000);
+        assert_eq!(
+            allocations, 0,
+            "the drop-tail path allocated {allocations} times over 15,000 frames once warm"
+        );
+    }
+
+    #[test]
+    fn the_aqm_path_allocates_nothing_per_frame_once_warm() {
+        for aqm in ["codel", "fq_codel"] {
+            let (allocations, rig) = frame_path_allocations(Some(aqm));
+            let c = rig.ingress.direction.counters();
+            assert!(c.frames_out > 10_000, "{aqm}: {c:?}");
+            assert!(rig.received > 10_000, "{aqm}");
+            assert_eq!(
+                allocations, 0,
+                "the {aqm} path allocated {allocations} times over 15,000 frames once warm"
+            );
+        }
     }
 
     fn port() -> PortStatus {
@@ -1972,6 +2593,28 @@ mod tests {
             late_cause(due, Nanos(990_000), later(60), false, later(60)),
             Some(LateCause::Wait)
         );
+    }
+
+    #[test]
+    fn the_thread_and_cpu_settings_parse_or_name_the_fix() {
+        assert_eq!(Threads::parse("1"), Ok(Threads::One));
+        assert_eq!(Threads::parse(" 2 "), Ok(Threads::Two));
+        // Unset: one thread only above 1 Gbit/s.
+        assert!(Threads::Auto.one_for(10_000_000_000));
+        assert!(!Threads::Auto.one_for(1_000_000_000));
+        assert!(Threads::One.one_for(100_000_000));
+        assert!(!Threads::Two.one_for(10_000_000_000));
+        for bad in ["", "0", "3", "two"] {
+            let e = Threads::parse(bad).unwrap_err();
+            assert!(e.contains("set it to 1") && !e.contains('\n'), "{e}");
+        }
+        assert_eq!(parse_cpus("0,1", 2), Ok(vec![0, 1]));
+        assert_eq!(parse_cpus(" 1 ", 2), Ok(vec![1]));
+        for bad in ["", "2", "0,,1", "-1", "a"] {
+            let e = parse_cpus(bad, 2).unwrap_err();
+            assert!(e.contains("below 2") && !e.contains('\n'), "{e}");
+        }
+        assert!(parse_cpus(&vec!["0"; 65].join(","), 2).is_err());
     }
 
     #[test]

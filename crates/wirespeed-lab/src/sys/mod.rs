@@ -404,6 +404,17 @@ pub fn realtime_priority() -> bool {
     realtime_priority_of(10)
 }
 
+/// Best effort: binds the calling thread to CPU `cpu`; false if it could not (no such CPU, or
+/// outside the process's allowed set).
+pub fn pin_to_cpu(cpu: usize) -> bool {
+    if cpu >= rustix::thread::CpuSet::MAX_CPU {
+        return false;
+    }
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(cpu);
+    rustix::thread::sched_setaffinity(None, &set).is_ok()
+}
+
 /// [`realtime_priority`] at SCHED_FIFO priority `priority` (1-99; the emulator's threads use
 /// 10, and its release threads one more, so that a release preempts a read).
 pub fn realtime_priority_of(priority: i32) -> bool {

@@ -1,0 +1,106 @@
+//! Issue 20, the emulator side (root; skipped otherwise): a direction with super-packets above
+//! 1 Gbit/s is served by one thread that reads, releases and writes (`runtime::run_one_thread`),
+//! one at or below 1 Gbit/s by an ingress and an egress thread; `lab status` says which
+//! (`cost.one_thread`). Through the one thread, UDP super-packets blasted across a 10 Gbit/s
+//! link are each forwarded or dropped and counted once, and the receiver gets what was
+//! forwarded. No timing is asserted.
+
+// Only the GSO sender of the benchmarks' send loop is used here.
+#[allow(dead_code)]
+#[path = "../examples/common/blast.rs"]
+mod blast;
+
+use std::time::Duration;
+
+use wirespeed_lab::{Lab, Topology, sys};
+
+fn two_hosts(rate: &str, tag: &str) -> Lab {
+    let text = format!(
+        "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"{rate}\"\ndelay = \"100us\"\nqueue = 1000\nipv6 = false\n"
+    );
+    let topology = Topology::parse(&text, "one-thread").expect("valid topology");
+    let id = format!("{tag}{:03x}", std::process::id() & 0xfff);
+    Lab::build(topology, &format!("one-{id}"), &id).expect("the lab builds")
+}
+
+/// Names of this process's threads that start with `prefix`.
+fn threads_named(prefix: &str) -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|d| {
+            d.flatten()
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with(prefix))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn a_fast_offloaded_direction_has_one_thread_and_carries_every_frame_it_reads() {
+    if !sys::has_net_admin() {
+        eprintln!("one_thread: skipped (needs CAP_NET_ADMIN)");
+        return;
+    }
+    // The setting the test relies on is the default: a colleague's environment must not
+    // force one design or the other.
+    if std::env::var_os(wirespeed_lab::runtime::THREADS_ENV).is_some() {
+        eprintln!(
+            "one_thread: skipped ({} is set)",
+            wirespeed_lab::runtime::THREADS_ENV
+        );
+        return;
+    }
+    let lab = two_hosts("10G", "t");
+    let emulator = lab.start();
+    let status = emulator.status();
+    let offloaded = status.iter().all(|p| p.cost.offloads);
+    if offloaded {
+        assert!(status.iter().all(|p| p.cost.one_thread), "{status:?}");
+        // Two ports, one thread each, none of the pair's.
+        assert_eq!(threads_named("ws-io-"), 2);
+        assert_eq!(threads_named("ws-in-") + threads_named("ws-out-"), 0);
+    }
+    // Paced at 100,000 datagrams/s (0.8 Gbit/s), so that a receiver on a busy machine keeps
+    // up (its 16 MB buffer holds 160 ms of them): what is checked is the accounting.
+    let b = blast::udp_blast(&lab, blast::Sender::Gso, 1000, 1.0, Some(100_000.0));
+    std::thread::sleep(Duration::from_millis(100));
+    let status = emulator.status();
+    emulator.stop();
+    drop(lab);
+    let f = status
+        .iter()
+        .find(|p| p.from == "h1")
+        .expect("a port h1 -> h2");
+    let c = f.counters;
+    eprintln!(
+        "10 Gbit/s: sent {}, received {}; counters {c:?}; cost {:?}",
+        b.sent, b.received, f.cost
+    );
+    assert!(c.frames_out > 1_000, "{c:?}");
+    assert_eq!(
+        c.frames_in,
+        c.frames_out + c.drops_queue + c.drops_memory + c.drops_loss + c.drops_too_big,
+        "every frame read is forwarded or dropped, and counted once"
+    );
+    assert_eq!(f.device.write_errors, 0);
+    assert!(
+        b.received <= c.frames_out && b.received * 10 >= c.frames_out * 9,
+        "received {} of {} forwarded",
+        b.received,
+        c.frames_out
+    );
+
+    // At 1 Gbit/s the pair of threads serves each direction.
+    let lab = two_hosts("1G", "u");
+    let emulator = lab.start();
+    let status = emulator.status();
+    if status.iter().all(|p| p.cost.offloads) {
+        assert!(status.iter().all(|p| !p.cost.one_thread), "{status:?}");
+        assert_eq!(threads_named("ws-io-"), 0);
+        assert_eq!(threads_named("ws-in-"), 2);
+    }
+    emulator.stop();
+    drop(lab);
+}
