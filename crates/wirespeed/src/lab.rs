@@ -458,7 +458,7 @@ impl Render for StatusResult {
                 write!(out, "{cost}")?;
                 writeln!(
                     out,
-                    "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered; in/out/spin = the ingress thread's, the egress thread's (the receiving stack included) and of that the spin before releases"
+                    "emulator = CPU time of the threads serving the port (\"(medium)\": one thread serves the whole shared medium), now = share of a core since the previous status, per frame / per KB of what was offered; in/out/spin = the ingress thread's, the egress thread's (the receiving stack included) and of that the spin before releases (in = - where one thread serves the direction: out is all of it)"
                 )?;
                 writeln!(
                     out,
@@ -605,16 +605,49 @@ fn down(name: Option<&str>, all: bool, force: bool) -> anyhow::Result<()> {
 
 /// The `in/out/spin per frame` cell: each thread's CPU per frame offered, and the egress
 /// thread's spin before releases per frame (`-` on a shared medium, whose one thread is the
-/// `per frame` cell).
+/// `per frame` cell). A direction served by one thread has no ingress thread: its `in` is `-`
+/// and its `out` is the whole thread (reads included), not a 0 that would read as free reads.
 fn stages(k: &wirespeed_lab::EmulatorCost, frames: u64) -> String {
     if k.shared_thread || frames == 0 {
         return "-".into();
     }
     let per = |s: f64| s * 1e6 / frames as f64;
+    let ingress = if k.one_thread {
+        "-".to_string()
+    } else {
+        format!("{:.2}", per(k.ingress_cpu_seconds))
+    };
     format!(
-        "{:.2}/{:.2}/{:.2} us",
-        per(k.ingress_cpu_seconds),
+        "{ingress}/{:.2}/{:.2} us",
         per(k.egress_cpu_seconds),
         per(k.spin_cpu_seconds)
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::stages;
+
+    #[test]
+    fn a_one_thread_direction_shows_no_ingress_stage_rather_than_a_free_one() {
+        let two = wirespeed_lab::EmulatorCost {
+            ingress_cpu_seconds: 0.5,
+            egress_cpu_seconds: 1.0,
+            spin_cpu_seconds: 0.25,
+            ..Default::default()
+        };
+        assert_eq!(stages(&two, 1_000_000), "0.50/1.00/0.25 us");
+        let one = wirespeed_lab::EmulatorCost {
+            one_thread: true,
+            ingress_cpu_seconds: 0.0,
+            ..two
+        };
+        assert_eq!(stages(&one, 1_000_000), "-/1.00/0.25 us");
+        let medium = wirespeed_lab::EmulatorCost {
+            shared_thread: true,
+            ..two
+        };
+        assert_eq!(stages(&medium, 1_000_000), "-");
+        assert_eq!(stages(&two, 0), "-");
+    }
 }
