@@ -1188,11 +1188,12 @@ mod tests {
     /// honest and tight: about the run-to-run spread, not twice it. A router behind a 56
     /// kbit/s line answering at 1.31 us per returned byte (ciscoser), its twin without the
     /// cost, 200 runs of independent single probes with a loaded machine's lateness. Before
-    /// (6 sizes, 5 rounds, the minimum per size) the median interval of the answer per byte
-    /// was about twice the 95% spread of the estimates across runs; now (the rounds the
-    /// seed's DS0 and the budget give, [`SLOW_SIZES`], the lower half's mean) it is within
-    /// 0.7..1.4 of it, covers the truth in at least 90% of the runs, and the spread itself
-    /// is smaller than before.
+    /// (6 sizes, 5 rounds, the minimum per size) the median interval was 1.4 times the 95%
+    /// spread of the estimates across runs in this model (in the lab, about twice: five runs,
+    /// bench/RESULTS.md); now (the rounds the seed's DS0 and the budget give, [`SLOW_SIZES`],
+    /// the lower half's mean) it is within 0.8..1.2 of it for the answer per byte and the
+    /// fixed cost, covers the truth in at least 90% of the runs, and the spread itself is
+    /// smaller than before. The old design, computed here too, fails those bounds.
     #[test]
     fn behind_a_slow_line_the_runs_interval_is_the_run_to_run_spread() {
         let ds0 = 0.142_857 + 0.000_8;
@@ -1220,8 +1221,18 @@ mod tests {
         // (estimate, 95% half-width) of the answer per byte and the fixed cost, per run.
         type Draw = ((f64, f64), (f64, f64));
         let now = |seed: u64| -> Draw {
-            let t = vec![single_probes(|s, q| twin_line.at(s, q), SLOW_SIZES, planned, 2 * seed)];
-            let r = vec![single_probes(|s, q| real_line.at(s, q), SLOW_SIZES, planned, 2 * seed + 1)];
+            let t = vec![single_probes(
+                |s, q| twin_line.at(s, q),
+                SLOW_SIZES,
+                planned,
+                2 * seed,
+            )];
+            let r = vec![single_probes(
+                |s, q| real_line.at(s, q),
+                SLOW_SIZES,
+                planned,
+                2 * seed + 1,
+            )];
             let c = calibrated_costs(&t, &r, &cfg, |_| true).unwrap()[0];
             let w = own_cost_spread(&t, &r, &cfg, planned).unwrap()[0];
             (
@@ -1234,9 +1245,8 @@ mod tests {
             let t = single_probes(|s, q| twin_line.at(s, q), SIZES, rounds, 2 * seed);
             let r = single_probes(|s, q| real_line.at(s, q), SIZES, rounds, 2 * seed + 1);
             let costs = |keep: &dyn Fn(usize) -> bool| {
-                let fit = |h: &HopMinimums| {
-                    perhop::fit_rtt_line(&minimum_points(h, keep)).unwrap().0
-                };
+                let fit =
+                    |h: &HopMinimums| perhop::fit_rtt_line(&minimum_points(h, keep)).unwrap().0;
                 perhop::own_costs(&[perhop::calibrated(fit(&r), fit(&t), twin_line)])[0]
             };
             let whole = costs(&|_| true);
@@ -1259,35 +1269,54 @@ mod tests {
             let mut hw: Vec<f64> = draws.iter().map(|d| d.1).collect();
             hw.sort_by(f64::total_cmp);
             let median = hw[hw.len() / 2];
-            let covered = draws
-                .iter()
-                .filter(|d| (d.0 - truth).abs() <= d.1)
-                .count() as f64
-                / n;
+            let covered = draws.iter().filter(|d| (d.0 - truth).abs() <= d.1).count() as f64 / n;
             // (95% spread across runs, median interval / that spread, coverage)
             (1.96 * sd, median / (1.96 * sd), covered)
         };
         let runs = 200u64;
         let (new, old): (Vec<Draw>, Vec<Draw>) = (0..runs).map(|s| (now(s), before(s))).unzip();
-        let answer = |d: &[Draw]| summary(&d.iter().map(|x| x.0).collect::<Vec<_>>(), truth.answer_per_byte_ms);
-        let fixed = |d: &[Draw]| summary(&d.iter().map(|x| x.1).collect::<Vec<_>>(), truth.fixed_ms);
+        let answer = |d: &[Draw]| {
+            summary(
+                &d.iter().map(|x| x.0).collect::<Vec<_>>(),
+                truth.answer_per_byte_ms,
+            )
+        };
+        let fixed =
+            |d: &[Draw]| summary(&d.iter().map(|x| x.1).collect::<Vec<_>>(), truth.fixed_ms);
         let (a_new, a_old, f_new, f_old) = (answer(&new), answer(&old), fixed(&new), fixed(&old));
         eprintln!(
             "{planned} rounds: answer per byte spread +-{:.4} us/byte, interval/spread {:.2}, coverage {:.2}; fixed +-{:.1} us, {:.2}, {:.2}",
-            a_new.0 * 1e3, a_new.1, a_new.2, f_new.0 * 1e3, f_new.1, f_new.2
+            a_new.0 * 1e3,
+            a_new.1,
+            a_new.2,
+            f_new.0 * 1e3,
+            f_new.1,
+            f_new.2
         );
         eprintln!(
             "before ({ROUNDS} rounds, minimum): answer per byte spread +-{:.4} us/byte, interval/spread {:.2}, coverage {:.2}; fixed +-{:.1} us, {:.2}, {:.2}",
-            a_old.0 * 1e3, a_old.1, a_old.2, f_old.0 * 1e3, f_old.1, f_old.2
+            a_old.0 * 1e3,
+            a_old.1,
+            a_old.2,
+            f_old.0 * 1e3,
+            f_old.1,
+            f_old.2
         );
-        // Before: the interval said about twice the spread.
-        assert!(a_old.1 > 1.6, "{a_old:?}");
-        for (name, (spread, ratio, coverage), old_spread) in
-            [("answer per byte", a_new, a_old.0), ("fixed", f_new, f_old.0)]
-        {
-            assert!((0.7..=1.4).contains(&ratio), "{name}: interval / spread {ratio}");
+        // Before: the interval said more than the spread.
+        assert!(a_old.1 > 1.25 && f_old.1 > 1.25, "{a_old:?} {f_old:?}");
+        for (name, (spread, ratio, coverage), old_spread) in [
+            ("answer per byte", a_new, a_old.0),
+            ("fixed", f_new, f_old.0),
+        ] {
+            assert!(
+                (0.8..=1.2).contains(&ratio),
+                "{name}: interval / spread {ratio}"
+            );
             assert!(coverage >= 0.9, "{name}: coverage {coverage}");
-            assert!(spread < old_spread, "{name}: spread {spread} against {old_spread} before");
+            assert!(
+                spread < old_spread,
+                "{name}: spread {spread} against {old_spread} before"
+            );
         }
     }
 
