@@ -716,7 +716,7 @@ mod tests {
         let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
         assert!(!why.contains("measured cause"), "{why}");
         assert!(
-            why.contains("the rest, 1239 us per window, is neither"),
+            why.contains("the rest, 1238 us per window, is neither"),
             "{why}"
         );
         // Unread: said so, no cause claimed from it.
