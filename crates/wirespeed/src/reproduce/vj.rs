@@ -110,10 +110,14 @@ struct Point {
     late_per_round_trip_us: f64,
     /// The machine's 1-minute load average at the end of this point (/proc/loadavg).
     load_average: f64,
-    /// Time the sender's and the receiver's threads (the sweep and the agent) spent waiting
-    /// on a run queue for a CPU during this point, per window of K packets moved, us (NaN
-    /// when /proc could not be read).
+    /// Time the receiver's threads (the agent's) spent waiting on a run queue for a CPU
+    /// during this point, per window of K packets moved, us (NaN when /proc could not be
+    /// read). Its read reopens the clamped window: with a window of one segment this wait is
+    /// on every window's path; with more, an upper bound of what it added.
     cpu_wait_per_window_us: f64,
+    /// The same for the sender's threads (the sweep's): off the window's path, its send
+    /// buffer (twice the window, at least 4,608 bytes) holding the next segments.
+    sender_wait_per_window_us: f64,
 }
 
 /// The emulator's mean lateness between two readings of `node`'s ports, us (0 if no frame).
@@ -157,7 +161,7 @@ struct LostTime {
     excess_us: f64,
     /// The emulator's release lateness, data frame and ACK.
     emulator_us: f64,
-    /// The sender's and receiver's threads waiting on a run queue for a CPU (0 if unknown).
+    /// The receiver's threads waiting on a run queue for a CPU (0 if unknown).
     cpu_wait_us: f64,
 }
 
@@ -187,17 +191,19 @@ impl LostTime {
 
 /// Why a modelled point fell more than 25% below the seed, from what the run measured
 /// (issue 21): each window of K packets took `excess` us longer than at the seed's rate; of
-/// that, the emulator's release lateness (data frame + ACK) and the time the sender's and
-/// the receiver's threads waited on a run queue for a CPU (/proc/PID/task/TID/schedstat,
-/// per window moved) are each printed. When the two together account for at least half the
-/// loss, the machine's load is the measured cause, the larger named first; otherwise the
-/// figures are printed and the rest named as not attributed.
+/// that, the emulator's release lateness (data frame + ACK) and the time the receiver's
+/// threads waited on a run queue for a CPU (/proc/PID/task/TID/schedstat, per window moved:
+/// its read reopens the clamped window) are each printed, and the sender's wait beside them
+/// (off the path: its buffer holds the next segments). When the emulator's lateness and the
+/// receiver's wait together account for at least half the loss, the machine's load is the
+/// measured cause, the larger named first; otherwise the figures are printed and the rest
+/// named as not attributed.
 fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
     let (late, wait) = (lost.emulator_us, lost.cpu_wait_us);
     let waited = if p.cpu_wait_per_window_us.is_finite() {
         format!(
-            "{wait:.0} us per window waiting for a CPU (the sender's and receiver's threads on a run queue, {:.0}%)",
+            "{wait:.0} us per window with the receiver's threads waiting on a run queue for a CPU ({:.0}%: its read reopens the clamped window)",
             lost.share(wait) * 100.0
         )
     } else {
@@ -214,8 +220,8 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     };
     let rest = lost.excess_us - lost.attributed_us();
     let figures = format!(
-        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; load average {:.1}",
-        lost.excess_us, p.load_average
+        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; the sender's threads waited {:.0} us per window (off the path: its buffer holds the next segments); load average {:.1}",
+        lost.excess_us, p.sender_wait_per_window_us, p.load_average
     );
     if lost.share(lost.attributed_us()) >= 0.5 {
         format!(
@@ -233,7 +239,10 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
 fn within_below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
     let waited = if p.cpu_wait_per_window_us.is_finite() {
-        format!("{:.0} us waiting for a CPU", lost.cpu_wait_us)
+        format!(
+            "the receiver's threads {:.0} us waiting for a CPU (the sender's {:.0} us, off the path)",
+            lost.cpu_wait_us, p.sender_wait_per_window_us
+        )
     } else {
         "waits for a CPU not read".to_string()
     };
@@ -304,14 +313,14 @@ impl CpuWait {
         self.last.insert((pid, tid), waiting_ns);
     }
 
-    /// Waiting time over the interval, us; NaN if no thread was ever read.
-    fn total_us(&self) -> f64 {
-        if !self.readable {
+    /// Waiting time of `pid`'s threads over the interval, us; NaN if no thread of it was
+    /// ever read.
+    fn total_us(&self, pid: u32) -> f64 {
+        let mut threads = self.last.iter().filter(|((p, _), _)| *p == pid).peekable();
+        if !self.readable || threads.peek().is_none() {
             return f64::NAN;
         }
-        let ns: u64 = self
-            .last
-            .iter()
+        let ns: u64 = threads
             .map(|(key, &now)| now.saturating_sub(self.baseline.get(key).copied().unwrap_or(0)))
             .sum();
         ns as f64 / 1e3
@@ -429,8 +438,10 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
             // The agent's threads and the sweep's, sampled while the point runs.
             let agent_pid = agent.id();
             let mut waits = CpuWait::start(&[agent_pid]);
+            let mut sweep_pid = None;
             let doc: Document<IgnoredAny, SweepReport> =
                 super::run_json_watching(&from_ns, &args, limit, &mut |pid| {
+                    sweep_pid = Some(pid);
                     waits.sample(pid);
                     waits.sample(agent_pid);
                 })?;
@@ -454,7 +465,9 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
             // Windows of K packets this point moved.
             let windows = run.bytes as f64 / (k as f64 * 1460.0);
             points.push(Point {
-                cpu_wait_per_window_us: waits.total_us() / windows.max(1.0),
+                cpu_wait_per_window_us: waits.total_us(agent_pid) / windows.max(1.0),
+                sender_wait_per_window_us: sweep_pid
+                    .map_or(f64::NAN, |pid| waits.total_us(pid) / windows.max(1.0)),
                 late_per_round_trip_us,
                 load_average: load_average(),
                 kib_per_second: d.task_to_task_kib_per_second,
@@ -665,6 +678,7 @@ mod tests {
                 late_per_round_trip_us: 0.0,
                 load_average: 1.0,
                 cpu_wait_per_window_us: 0.0,
+                sender_wait_per_window_us: 30.0,
             })
             .collect()
     }
@@ -724,7 +738,7 @@ mod tests {
         assert!(why.contains("measured cause: the machine's load"), "{why}");
         assert!(
             why.contains(
-                "took 1255 us longer than at the seed's rate: 900 us per window waiting for a CPU (the sender's and receiver's threads on a run queue, 72%); the emulator released frames 17 us late per round trip (data + ACK, 1% of that); load average 7.2; 338 us not attributed"
+                "took 1255 us longer than at the seed's rate: 900 us per window with the receiver's threads waiting on a run queue for a CPU (72%: its read reopens the clamped window); the emulator released frames 17 us late per round trip (data + ACK, 1% of that); the sender's threads waited 30 us per window (off the path: its buffer holds the next segments); load average 7.2; 338 us not attributed"
             ),
             "{why}"
         );
@@ -747,7 +761,7 @@ mod tests {
         let row = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0];
         assert_eq!(row.verdict, Verdict::Within);
         assert!(
-            row.why.contains("within 25% of the seed; each window 361 us longer than at the seed's rate: 120 us waiting for a CPU, 17 us the emulator's lateness"),
+            row.why.contains("within 25% of the seed; each window 361 us longer than at the seed's rate: the receiver's threads 120 us waiting for a CPU (the sender's 30 us, off the path), 17 us the emulator's lateness"),
             "{}",
             row.why
         );
@@ -764,7 +778,7 @@ mod tests {
         assert_eq!(parse_schedstat("12"), None);
         assert_eq!(parse_schedstat("x 1 2"), None);
         let mut w = CpuWait::default();
-        assert!(w.total_us().is_nan(), "nothing read");
+        assert!(w.total_us(1).is_nan(), "nothing read");
         // The agent's thread 10 had waited 5 ms before the point; 7 ms at its end.
         w.baseline.insert((1, 10), 5_000_000);
         w.record(1, 10, 5_000_000);
@@ -777,10 +791,14 @@ mod tests {
         // A counter read lower than its baseline (a reused tid) counts nothing.
         w.baseline.insert((1, 12), 9_000_000);
         w.record(1, 12, 100);
-        assert!((w.total_us() - 3_550.0).abs() < 1e-9, "{}", w.total_us());
+        // The agent (pid 1): 2 ms + 1 ms; the sweep (pid 2): 0.3 + 0.25 ms.
+        assert!((w.total_us(1) - 3_000.0).abs() < 1e-9, "{}", w.total_us(1));
+        assert!((w.total_us(2) - 550.0).abs() < 1e-9, "{}", w.total_us(2));
+        assert!(w.total_us(3).is_nan(), "a process never read");
         // The live sampler reads this process's own threads.
-        let me = CpuWait::start(&[std::process::id()]);
-        assert!(me.total_us().is_finite() && me.total_us() >= 0.0);
+        let me = std::process::id();
+        let live = CpuWait::start(&[me]);
+        assert!(live.total_us(me).is_finite() && live.total_us(me) >= 0.0);
     }
 
     #[test]
