@@ -385,7 +385,7 @@ fn rounds_behind_slow_line(
             + pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), per_size(SPARSE_PER_SIZE))
     };
     let seconds = round(chain) + round(twin);
-    if !(seconds > 0.0) {
+    if seconds.is_nan() || seconds <= 0.0 {
         return MAX_ROUNDS;
     }
     ((left.as_secs_f64() / seconds).floor() as usize).clamp(ROUNDS, MAX_ROUNDS)

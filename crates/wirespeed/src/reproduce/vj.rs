@@ -110,14 +110,16 @@ struct Point {
     late_per_round_trip_us: f64,
     /// The machine's 1-minute load average at the end of this point (/proc/loadavg).
     load_average: f64,
-    /// Time the receiver's threads (the agent's) spent waiting on a run queue for a CPU
-    /// during this point, per window of K packets moved, us (NaN when /proc could not be
-    /// read). Its read reopens the clamped window: with a window of one segment this wait is
-    /// on every window's path; with more, an upper bound of what it added.
-    cpu_wait_per_window_us: f64,
-    /// The same for the sender's threads (the sweep's): off the window's path, its send
-    /// buffer (twice the window, at least 4,608 bytes) holding the next segments.
-    sender_wait_per_window_us: f64,
+    /// How long the receiver's data thread (the agent's) waited on a run queue for a CPU per
+    /// wake-up during this point, us (NaN when /proc could not be read). One wake-up per
+    /// window is on the window's path: the data's arrival wakes it, and its read reopens the
+    /// clamped window.
+    receiver_wait_per_wakeup_us: f64,
+    /// The receiver's data thread's wake-ups per window of K packets.
+    receiver_wakeups_per_window: f64,
+    /// The same wait for the sender's data thread (the sweep's): off the window's path, its
+    /// send buffer (twice the window, at least 4,608 bytes) holding the next segments.
+    sender_wait_per_wakeup_us: f64,
 }
 
 /// The emulator's mean lateness between two readings of `node`'s ports, us (0 if no frame).
@@ -161,7 +163,8 @@ struct LostTime {
     excess_us: f64,
     /// The emulator's release lateness, data frame and ACK.
     emulator_us: f64,
-    /// The receiver's threads waiting on a run queue for a CPU (0 if unknown).
+    /// The receiver's data thread waiting on a run queue for a CPU, once per window (0 if
+    /// unknown).
     cpu_wait_us: f64,
 }
 
@@ -171,8 +174,8 @@ impl LostTime {
         LostTime {
             excess_us: (seconds(p.kib_per_second) - seconds(paper_kib)) * 1e6,
             emulator_us: p.late_per_round_trip_us,
-            cpu_wait_us: if p.cpu_wait_per_window_us.is_finite() {
-                p.cpu_wait_per_window_us
+            cpu_wait_us: if p.receiver_wait_per_wakeup_us.is_finite() {
+                p.receiver_wait_per_wakeup_us
             } else {
                 0.0
             },
@@ -191,20 +194,22 @@ impl LostTime {
 
 /// Why a modelled point fell more than 25% below the seed, from what the run measured
 /// (issue 21): each window of K packets took `excess` us longer than at the seed's rate; of
-/// that, the emulator's release lateness (data frame + ACK) and the time the receiver's
-/// threads waited on a run queue for a CPU (/proc/PID/task/TID/schedstat, per window moved:
-/// its read reopens the clamped window) are each printed, and the sender's wait beside them
-/// (off the path: its buffer holds the next segments). When the emulator's lateness and the
+/// that, the emulator's release lateness (data frame + ACK) and the time the receiver's data
+/// thread waited on a run queue for a CPU once per window (/proc/PID/task/TID/schedstat: its
+/// mean wait per wake-up; the data's arrival wakes it and its read reopens the clamped
+/// window) are each printed, and the sender's wait per wake-up beside them (off the path: its
+/// buffer holds the next segments). When the emulator's lateness and the
 /// receiver's wait together account for at least half the loss, the machine's load is the
 /// measured cause, the larger named first; otherwise the figures are printed and the rest
 /// named as not attributed.
 fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
     let (late, wait) = (lost.emulator_us, lost.cpu_wait_us);
-    let waited = if p.cpu_wait_per_window_us.is_finite() {
+    let waited = if p.receiver_wait_per_wakeup_us.is_finite() {
         format!(
-            "{wait:.0} us per window with the receiver's threads waiting on a run queue for a CPU ({:.0}%: its read reopens the clamped window)",
-            lost.share(wait) * 100.0
+            "{wait:.0} us per window with the receiving thread waiting on a run queue for a CPU ({:.0}%: its mean wait per wake-up, {:.1} wake-ups per window, one on the window's path: its read reopens the clamped window)",
+            lost.share(wait) * 100.0,
+            p.receiver_wakeups_per_window
         )
     } else {
         "the processes' waits for a CPU not read (/proc)".to_string()
@@ -220,8 +225,8 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     };
     let rest = lost.excess_us - lost.attributed_us();
     let figures = format!(
-        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; the sender's threads waited {:.0} us per window (off the path: its buffer holds the next segments); load average {:.1}",
-        lost.excess_us, p.sender_wait_per_window_us, p.load_average
+        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; the sending thread waited {:.0} us per wake-up (off the path: its buffer holds the next segments); load average {:.1}",
+        lost.excess_us, p.sender_wait_per_wakeup_us, p.load_average
     );
     if lost.share(lost.attributed_us()) >= 0.5 {
         format!(
@@ -238,10 +243,10 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
 /// window lost, printed without naming a cause (so that every run shows what the waits were).
 fn within_below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
-    let waited = if p.cpu_wait_per_window_us.is_finite() {
+    let waited = if p.receiver_wait_per_wakeup_us.is_finite() {
         format!(
-            "the receiver's threads {:.0} us waiting for a CPU (the sender's {:.0} us, off the path)",
-            lost.cpu_wait_us, p.sender_wait_per_window_us
+            "the receiving thread {:.0} us waiting for a CPU per wake-up (the sender's {:.0} us, off the path)",
+            lost.cpu_wait_us, p.sender_wait_per_wakeup_us
         )
     } else {
         "waits for a CPU not read".to_string()
@@ -252,20 +257,40 @@ fn within_below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     )
 }
 
-/// One thread's scheduler statistics, `/proc/PID/task/TID/schedstat`: time on a CPU and time
-/// waiting on a run queue, ns (the first two fields; Documentation/scheduler/sched-stats.rst).
-fn parse_schedstat(text: &str) -> Option<(u64, u64)> {
-    let mut fields = text.split_whitespace();
-    let on_cpu = fields.next()?.parse().ok()?;
-    let waiting = fields.next()?.parse().ok()?;
-    Some((on_cpu, waiting))
+/// One thread's scheduler statistics, `/proc/PID/task/TID/schedstat`: time on a CPU, time
+/// waiting on a run queue (ns), and the number of times it ran on a CPU (each run follows a
+/// wait on a run queue: a wake-up or a preemption); Documentation/scheduler/sched-stats.rst.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct SchedStat {
+    on_cpu_ns: u64,
+    waiting_ns: u64,
+    runs: u64,
+}
+
+impl SchedStat {
+    fn since(self, before: SchedStat) -> SchedStat {
+        SchedStat {
+            on_cpu_ns: self.on_cpu_ns.saturating_sub(before.on_cpu_ns),
+            waiting_ns: self.waiting_ns.saturating_sub(before.waiting_ns),
+            runs: self.runs.saturating_sub(before.runs),
+        }
+    }
+}
+
+fn parse_schedstat(text: &str) -> Option<SchedStat> {
+    let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
+    Some(SchedStat {
+        on_cpu_ns: fields.next()??,
+        waiting_ns: fields.next()??,
+        runs: fields.next()??,
+    })
 }
 
 /// At most this many threads of one process are read per sample (a bound on hostile /proc).
 const MAX_THREADS: usize = 1024;
 
-/// The threads of `pid` and their (on CPU, waiting) ns; empty once it has exited.
-fn thread_schedstats(pid: u32) -> Vec<(u32, (u64, u64))> {
+/// The threads of `pid` and their statistics; empty once it has exited.
+fn thread_schedstats(pid: u32) -> Vec<(u32, SchedStat)> {
     let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return Vec::new();
     };
@@ -279,51 +304,63 @@ fn thread_schedstats(pid: u32) -> Vec<(u32, (u64, u64))> {
         .collect()
 }
 
-/// The time some processes' threads spent waiting for a CPU over an interval, from samples of
-/// their schedstat: a thread alive at the start counts from its figure then, one first seen
-/// later (born during the interval) from zero; each counts to its last sample (a thread that
-/// exits between two samples, 20 ms apart, loses at most that much of its figure).
+/// How long the thread that moves a process's data waited for a CPU each time it was woken,
+/// over an interval, from samples of its threads' schedstat: a thread alive at the start
+/// counts from its figures then, one first seen later (born during the interval) from zero;
+/// each counts to its last sample (20 ms apart). The data thread is the one that spent the
+/// most time on a CPU over the interval: the other threads (the control connection, timers)
+/// are not on the data's path, and a thread that polls can wait a long time in total while
+/// nothing waits for it, so the total over all threads overstates what the data lost (it
+/// was 2-6 times the lost time in a run at load 5.5); the wait per run of the data thread is
+/// what each wake-up on the data's path cost.
 #[derive(Debug, Default)]
 struct CpuWait {
-    baseline: std::collections::HashMap<(u32, u32), u64>,
-    last: std::collections::HashMap<(u32, u32), u64>,
-    readable: bool,
+    baseline: std::collections::HashMap<(u32, u32), SchedStat>,
+    last: std::collections::HashMap<(u32, u32), SchedStat>,
 }
 
 impl CpuWait {
     fn start(pids: &[u32]) -> CpuWait {
         let mut w = CpuWait::default();
         for &pid in pids {
-            for (tid, (_, waiting)) in thread_schedstats(pid) {
-                w.baseline.insert((pid, tid), waiting);
-                w.record(pid, tid, waiting);
+            for (tid, stat) in thread_schedstats(pid) {
+                w.baseline.insert((pid, tid), stat);
+                w.record(pid, tid, stat);
             }
         }
         w
     }
 
     fn sample(&mut self, pid: u32) {
-        for (tid, (_, waiting)) in thread_schedstats(pid) {
-            self.record(pid, tid, waiting);
+        for (tid, stat) in thread_schedstats(pid) {
+            self.record(pid, tid, stat);
         }
     }
 
-    fn record(&mut self, pid: u32, tid: u32, waiting_ns: u64) {
-        self.readable = true;
-        self.last.insert((pid, tid), waiting_ns);
+    fn record(&mut self, pid: u32, tid: u32, stat: SchedStat) {
+        self.last.insert((pid, tid), stat);
     }
 
-    /// Waiting time of `pid`'s threads over the interval, us; NaN if no thread of it was
-    /// ever read.
-    fn total_us(&self, pid: u32) -> f64 {
-        let mut threads = self.last.iter().filter(|((p, _), _)| *p == pid).peekable();
-        if !self.readable || threads.peek().is_none() {
-            return f64::NAN;
+    /// `pid`'s data thread over the interval (the most time on a CPU), if any was read.
+    fn data_thread(&self, pid: u32) -> Option<SchedStat> {
+        self.last
+            .iter()
+            .filter(|((p, _), _)| *p == pid)
+            .map(|(key, now)| now.since(self.baseline.get(key).copied().unwrap_or_default()))
+            .max_by_key(|d| d.on_cpu_ns)
+    }
+
+    /// The data thread's mean wait on a run queue per run, us (NaN if never read or never ran).
+    fn wait_per_wakeup_us(&self, pid: u32) -> f64 {
+        match self.data_thread(pid) {
+            Some(d) if d.runs > 0 => d.waiting_ns as f64 / d.runs as f64 / 1e3,
+            _ => f64::NAN,
         }
-        let ns: u64 = threads
-            .map(|(key, &now)| now.saturating_sub(self.baseline.get(key).copied().unwrap_or(0)))
-            .sum();
-        ns as f64 / 1e3
+    }
+
+    /// The data thread's runs over the interval (0 if never read).
+    fn runs(&self, pid: u32) -> u64 {
+        self.data_thread(pid).map_or(0, |d| d.runs)
     }
 }
 
@@ -465,9 +502,10 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
             // Windows of K packets this point moved.
             let windows = run.bytes as f64 / (k as f64 * 1460.0);
             points.push(Point {
-                cpu_wait_per_window_us: waits.total_us(agent_pid) / windows.max(1.0),
-                sender_wait_per_window_us: sweep_pid
-                    .map_or(f64::NAN, |pid| waits.total_us(pid) / windows.max(1.0)),
+                receiver_wait_per_wakeup_us: waits.wait_per_wakeup_us(agent_pid),
+                receiver_wakeups_per_window: waits.runs(agent_pid) as f64 / windows.max(1.0),
+                sender_wait_per_wakeup_us: sweep_pid
+                    .map_or(f64::NAN, |pid| waits.wait_per_wakeup_us(pid)),
                 late_per_round_trip_us,
                 load_average: load_average(),
                 kib_per_second: d.task_to_task_kib_per_second,
@@ -677,8 +715,9 @@ mod tests {
                 retransmits: 0.0,
                 late_per_round_trip_us: 0.0,
                 load_average: 1.0,
-                cpu_wait_per_window_us: 0.0,
-                sender_wait_per_window_us: 30.0,
+                receiver_wait_per_wakeup_us: 0.0,
+                receiver_wakeups_per_window: 2.0,
+                sender_wait_per_wakeup_us: 30.0,
             })
             .collect()
     }
@@ -730,7 +769,7 @@ mod tests {
         p[0].kib_per_second = 287.0;
         p[0].late_per_round_trip_us = 17.0;
         p[0].load_average = 7.2;
-        p[0].cpu_wait_per_window_us = 900.0;
+        p[0].receiver_wait_per_wakeup_us = 900.0;
         let lost = LostTime::of(1, &p[0], 384.0);
         assert!((lost.excess_us - 1255.6).abs() < 1.0, "{lost:?}");
         assert!((lost.attributed_us() - 917.0).abs() < 1e-9);
@@ -738,12 +777,12 @@ mod tests {
         assert!(why.contains("measured cause: the machine's load"), "{why}");
         assert!(
             why.contains(
-                "took 1255 us longer than at the seed's rate: 900 us per window with the receiver's threads waiting on a run queue for a CPU (72%: its read reopens the clamped window); the emulator released frames 17 us late per round trip (data + ACK, 1% of that); the sender's threads waited 30 us per window (off the path: its buffer holds the next segments); load average 7.2; 338 us not attributed"
+                "took 1255 us longer than at the seed's rate: 900 us per window with the receiving thread waiting on a run queue for a CPU (72%: its mean wait per wake-up, 2.0 wake-ups per window, one on the window's path: its read reopens the clamped window); the emulator released frames 17 us late per round trip (data + ACK, 1% of that); the sending thread waited 30 us per wake-up (off the path: its buffer holds the next segments); load average 7.2; 338 us not attributed"
             ),
             "{why}"
         );
         // Without the waits (the figure before issue 21) the same row has no cause.
-        p[0].cpu_wait_per_window_us = 0.0;
+        p[0].receiver_wait_per_wakeup_us = 0.0;
         let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
         assert!(!why.contains("measured cause"), "{why}");
         assert!(
@@ -751,54 +790,62 @@ mod tests {
             "{why}"
         );
         // Unread: said so, no cause claimed from it.
-        p[0].cpu_wait_per_window_us = f64::NAN;
+        p[0].receiver_wait_per_wakeup_us = f64::NAN;
         let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
         assert!(why.contains("waits for a CPU not read"), "{why}");
         assert!(!why.contains("measured cause"), "{why}");
         // Below the seed but within 25%: the split printed, no cause claimed.
         p[0].kib_per_second = 350.0;
-        p[0].cpu_wait_per_window_us = 120.0;
+        p[0].receiver_wait_per_wakeup_us = 120.0;
         let row = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0];
         assert_eq!(row.verdict, Verdict::Within);
         assert!(
-            row.why.contains("within 25% of the seed; each window 361 us longer than at the seed's rate: the receiver's threads 120 us waiting for a CPU (the sender's 30 us, off the path), 17 us the emulator's lateness"),
+            row.why.contains("within 25% of the seed; each window 361 us longer than at the seed's rate: the receiving thread 120 us waiting for a CPU per wake-up (the sender's 30 us, off the path), 17 us the emulator's lateness"),
             "{}",
             row.why
         );
         // More than the whole loss: attributed in full, nothing negative left.
         p[0].kib_per_second = 287.0;
-        p[0].cpu_wait_per_window_us = 5_000.0;
+        p[0].receiver_wait_per_wakeup_us = 5_000.0;
         let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
         assert!(why.contains("; 0 us not attributed"), "{why}");
     }
 
     #[test]
-    fn the_waits_for_a_cpu_count_from_the_start_and_from_birth() {
-        assert_eq!(parse_schedstat("123456 7890 42\n"), Some((123_456, 7_890)));
-        assert_eq!(parse_schedstat("12"), None);
+    fn the_waits_for_a_cpu_are_the_data_threads_per_wake_up() {
+        let st = |on_cpu_ns, waiting_ns, runs| SchedStat {
+            on_cpu_ns,
+            waiting_ns,
+            runs,
+        };
+        assert_eq!(
+            parse_schedstat("123456 7890 42\n"),
+            Some(st(123_456, 7_890, 42))
+        );
+        assert_eq!(parse_schedstat("12 3"), None);
         assert_eq!(parse_schedstat("x 1 2"), None);
         let mut w = CpuWait::default();
-        assert!(w.total_us(1).is_nan(), "nothing read");
-        // The agent's thread 10 had waited 5 ms before the point; 7 ms at its end.
-        w.baseline.insert((1, 10), 5_000_000);
-        w.record(1, 10, 5_000_000);
-        w.record(1, 10, 7_000_000);
-        // A session thread born during the point, and the sweep's two threads.
-        w.record(1, 11, 1_000_000);
-        w.record(2, 20, 300_000);
-        w.record(2, 21, 200_000);
-        w.record(2, 21, 250_000);
-        // A counter read lower than its baseline (a reused tid) counts nothing.
-        w.baseline.insert((1, 12), 9_000_000);
-        w.record(1, 12, 100);
-        // The agent (pid 1): 2 ms + 1 ms; the sweep (pid 2): 0.3 + 0.25 ms.
-        assert!((w.total_us(1) - 3_000.0).abs() < 1e-9, "{}", w.total_us(1));
-        assert!((w.total_us(2) - 550.0).abs() < 1e-9, "{}", w.total_us(2));
-        assert!(w.total_us(3).is_nan(), "a process never read");
+        assert!(w.wait_per_wakeup_us(1).is_nan(), "nothing read");
+        // The agent (pid 1): its control thread 10 had run before the point and waited
+        // 4 ms more over it in 10 runs, on the CPU for 1 ms; a session thread born during
+        // the point moved the data: 50 ms on a CPU, 600 runs, 120 ms waiting.
+        w.baseline.insert((1, 10), st(9_000_000, 5_000_000, 100));
+        w.record(1, 10, st(10_000_000, 9_000_000, 110));
+        w.record(1, 11, st(20_000_000, 60_000_000, 300));
+        w.record(1, 11, st(50_000_000, 120_000_000, 600));
+        // The sweep (pid 2): one thread, 4 ms waiting in 100 runs.
+        w.record(2, 20, st(30_000_000, 4_000_000, 100));
+        // A tid reused with figures below its baseline counts nothing.
+        w.baseline.insert((1, 12), st(90_000_000, 9_000_000, 9));
+        w.record(1, 12, st(100, 100, 1));
+        assert!((w.wait_per_wakeup_us(1) - 200.0).abs() < 1e-9, "{w:?}");
+        assert_eq!(w.runs(1), 600);
+        assert!((w.wait_per_wakeup_us(2) - 40.0).abs() < 1e-9);
+        assert!(w.wait_per_wakeup_us(3).is_nan(), "a process never read");
         // The live sampler reads this process's own threads.
         let me = std::process::id();
         let live = CpuWait::start(&[me]);
-        assert!(live.total_us(me).is_finite() && live.total_us(me) >= 0.0);
+        assert!(live.data_thread(me).is_some());
     }
 
     #[test]
