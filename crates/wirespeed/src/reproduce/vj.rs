@@ -311,7 +311,7 @@ fn thread_schedstats(pid: u32) -> Vec<(u32, SchedStat)> {
 /// most time on a CPU over the interval: the other threads (the control connection, timers)
 /// are not on the data's path, and a thread that polls can wait a long time in total while
 /// nothing waits for it, so the total over all threads overstates what the data lost (it
-/// was 2-6 times the lost time in a run at load 5.5); the wait per run of the data thread is
+/// was 2 to 10 times the lost time in a run at load 5.5); the wait per run of the data thread is
 /// what each wake-up on the data's path cost.
 #[derive(Debug, Default)]
 struct CpuWait {
