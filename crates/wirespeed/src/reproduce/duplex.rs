@@ -291,6 +291,11 @@ fn end_rows(rows: &mut Vec<Row>, label: &str, ours: Mac, paper: [Option<f64>; 6]
                     Verdict::of(v > 0),
                     if v > 0 {
                         "present, as in the seed".into()
+                    } else if i == 4 && ours.runts > 0 {
+                        format!(
+                            "absent in this run; measured cause: every damaged frame this end received ({}) was cut short (short packets): the other end's collisions came before 64 bytes of its frames, so none arrived long enough to fail its CRC (the seed's test 2: 6 CRC errors against 40 short packets, the same split nearer the edge)",
+                            ours.runts
+                        )
                     } else {
                         "absent in this run: the seed's signature did not appear".into()
                     },
@@ -913,6 +918,31 @@ mod tests {
                 .tcp()
                 .contains("window the sender saw 8688 B")
         );
+    }
+
+    /// Issue 21 item 3: a full end's CRC row outside (none in this run) prints its measured
+    /// cause when the damaged frames it received were all runts.
+    #[test]
+    fn a_crc_row_without_crc_errors_but_with_runts_names_the_early_collisions() {
+        let mut rows = Vec::new();
+        let paper = [None, None, Some(0.0), Some(0.0), Some(6.0), Some(40.0)];
+        let ours = Mac {
+            runts: 12,
+            ..Mac::default()
+        };
+        end_rows(&mut rows, "test 2, full end", ours, paper, false);
+        let crc = &rows[4];
+        assert_eq!(crc.verdict, Verdict::Outside);
+        assert!(
+            crc.why.contains(
+                "measured cause: every damaged frame this end received (12) was cut short"
+            ),
+            "{}",
+            crc.why
+        );
+        let mut rows = Vec::new();
+        end_rows(&mut rows, "x", Mac::default(), paper, false);
+        assert!(rows[4].why.contains("did not appear"), "{}", rows[4].why);
     }
 
     /// Issue 21 item 3: the seed's-hosts row "full end: timeouts" outside (fast retransmits
