@@ -539,6 +539,17 @@ pub(crate) fn run_json<T: serde::de::DeserializeOwned>(
     args: &[String],
     limit: Duration,
 ) -> anyhow::Result<T> {
+    run_json_watching(namespace, args, limit, &mut |_| {})
+}
+
+/// [`run_json`], calling `watch` with the child's pid every 20 ms while it runs (to sample
+/// what /proc says of it).
+pub(crate) fn run_json_watching<T: serde::de::DeserializeOwned>(
+    namespace: &str,
+    args: &[String],
+    limit: Duration,
+    watch: &mut dyn FnMut(u32),
+) -> anyhow::Result<T> {
     let exe = exe()?;
     // `ip netns exec` execs the command, so the child's pid is wirespeed's own.
     let mut cmd = Command::new("ip");
@@ -567,6 +578,7 @@ pub(crate) fn run_json<T: serde::de::DeserializeOwned>(
         if let Some(status) = child.try_wait()? {
             break Some(status);
         }
+        watch(child.id());
         if std::time::Instant::now() > deadline {
             wirespeed_lab::sys::terminate(child.id());
             let _ = child.wait();

@@ -37,11 +37,21 @@ type ProbeDocument = wirespeed_report::Document<serde::de::IgnoredAny, ProbeRepo
 /// returned byte is told apart from the path's (`perhop`). The lab's own jitter (a thread
 /// wake-up per crossing, 10 to 40 us on a loaded machine) has a sharp floor: the minimum of n
 /// probes comes within about 80 us / n of it, so a few sizes with many probes each pin a line
-/// down better than many sizes with few. Hops whose round trips are short get 40 probes per
-/// size (8 in each of 5 rounds); hops behind a slow line (the seed's DS0 holds a 1500-byte
-/// probe for 0.2 s each way) get 5, because there the per-byte cost is large against the
-/// jitter.
+/// down better than many sizes with few. Hops whose round trips are short get 8 probes per
+/// size per round; hops behind a slow line (the seed's DS0 holds a 1500-byte probe for 0.2 s
+/// each way) get one per size per round, at [`SLOW_SIZES`], in as many rounds as the budget
+/// holds ([`rounds_behind_slow_line`]).
 const SIZES: &str = "64,300,548,800,1150,1500";
+/// Behind a slow line each probe costs its bytes at the line's rate, so the sizes are the ends
+/// of the plane's two pieces (it bends at the 548-byte quote limit): for a straight line the
+/// least-variance design puts the points at its ends. The middle sizes of [`SIZES`] cost about
+/// half of a round's time behind the seed's DS0 (3,730 of 7,086 bytes through it for the
+/// router, 4,500 of 8,724 for the echo) for a quarter of the spread of the sizes sent (the
+/// sum of squared deviations, 367k of 1,436k bytes squared): per second of the slow line
+/// these three give 1.5 times the leverage of the six. Three sizes that are not collinear in
+/// (sent, returned) still separate the router's answer per byte.
+const SLOW_SIZES: &str = "64,548,1500";
+/// Fewest rounds behind a slow line (the jackknife needs a few rounds to say anything).
 const ROUNDS: usize = 5;
 /// A path of fast hops only: at least this many rounds, then more until the even and the odd
 /// rounds agree, up to [`MAX_ROUNDS`] and [`ROUNDS_BUDGET`].
@@ -89,9 +99,13 @@ impl HopMinimums {
     /// the chain, so slopes and intercepts inherit an extreme value's spread. The mean of the
     /// lower half of the rounds' minimums drops the load-disturbed rounds and averages the
     /// rest, the same estimator for the twin and the chain, so that the lab's floor cancels in
-    /// the calibration. Probed sparsely (one probe per round, behind a slow line), the plain
-    /// minimum over all rounds. Only the rounds `keep` accepts (by index) count.
-    fn points_of(&self, dense: bool, keep: impl Fn(usize) -> bool) -> Vec<(f64, f64, f64)> {
+    /// the calibration. Probed sparsely (one probe per round, behind a slow line), the same
+    /// estimator over the rounds' single probes (issue 21): the minimum of a few rounds there
+    /// rested on one probe per size, and the jackknife of a minimum (the run's own interval)
+    /// is not a consistent estimate of its spread: over 5 rounds it said about twice the
+    /// run-to-run spread. The mean of the lower half is a smooth statistic whose jackknife
+    /// is. Only the rounds `keep` accepts (by index) count.
+    fn points_of(&self, keep: impl Fn(usize) -> bool) -> Vec<(f64, f64, f64)> {
         self.rounds
             .iter()
             .filter_map(|(&s, list)| {
@@ -103,12 +117,8 @@ impl HopMinimums {
                     .collect();
                 kept.sort_by(|a, b| a.1.total_cmp(&b.1));
                 let (q, _) = *kept.first()?;
-                let y = if dense {
-                    let half = kept.len().div_ceil(2);
-                    kept[..half].iter().map(|p| p.1).sum::<f64>() / half as f64
-                } else {
-                    kept[0].1
-                };
+                let half = kept.len().div_ceil(2);
+                let y = kept[..half].iter().map(|p| p.1).sum::<f64>() / half as f64;
                 Some((s as f64, q as f64, y))
             })
             .collect()
@@ -166,17 +176,16 @@ fn probe_round(
     Ok(())
 }
 
-/// Each hop's plane through its points (`perhop::fit_rtt_line`): hops `..dense` were probed
-/// densely; only the rounds `keep` accepts count.
+/// Each hop's plane through its points (`perhop::fit_rtt_line`); only the rounds `keep`
+/// accepts count.
 fn planes(
     hops: &[HopMinimums],
-    dense: usize,
     keep: impl Fn(usize) -> bool + Copy,
 ) -> anyhow::Result<Vec<ProbedHop>> {
     hops.iter()
         .enumerate()
         .map(|(k, h)| {
-            let points = h.points_of(k < dense, keep);
+            let points = h.points_of(keep);
             let (line, how) = perhop::fit_rtt_line(&points).with_context(|| {
                 format!(
                     "hop {} ({}) answered fewer than two sizes: no line to fit",
@@ -197,10 +206,9 @@ fn calibrated_costs(
     twin: &[HopMinimums],
     real: &[HopMinimums],
     twin_configured: &[ChainHop],
-    dense: usize,
     keep: impl Fn(usize) -> bool + Copy,
 ) -> anyhow::Result<Vec<OwnCost>> {
-    let (t, r) = (planes(twin, dense, keep)?, planes(real, dense, keep)?);
+    let (t, r) = (planes(twin, keep)?, planes(real, keep)?);
     let corrected: Vec<RttLine> = r
         .iter()
         .zip(t.iter().zip(twin_configured))
@@ -220,9 +228,9 @@ fn settled(
     twin_configured: &[ChainHop],
     dense: usize,
 ) -> anyhow::Result<bool> {
-    let even = calibrated_costs(twin, real, twin_configured, dense, |i| i % 2 == 0)?;
-    let odd = calibrated_costs(twin, real, twin_configured, dense, |i| i % 2 == 1)?;
-    let all = calibrated_costs(twin, real, twin_configured, dense, |_| true)?;
+    let even = calibrated_costs(twin, real, twin_configured, |i| i % 2 == 0)?;
+    let odd = calibrated_costs(twin, real, twin_configured, |i| i % 2 == 1)?;
+    let all = calibrated_costs(twin, real, twin_configured, |_| true)?;
     let relative = |a: f64, b: f64, whole: f64| (a - b).abs() <= PER_BYTE_TOLERANCE * whole.abs();
     Ok(even
         .iter()
@@ -261,7 +269,6 @@ fn own_cost_spread(
     twin: &[HopMinimums],
     real: &[HopMinimums],
     twin_configured: &[ChainHop],
-    dense: usize,
     rounds: usize,
 ) -> anyhow::Result<Vec<OwnCostSpread>> {
     let nan = OwnCostSpread {
@@ -273,7 +280,7 @@ fn own_cost_spread(
         return Ok(vec![nan; real.len()]);
     }
     let leave_out: Vec<Vec<OwnCost>> = (0..rounds)
-        .map(|j| calibrated_costs(twin, real, twin_configured, dense, |i| i != j))
+        .map(|j| calibrated_costs(twin, real, twin_configured, |i| i != j))
         .collect::<anyhow::Result<_>>()?;
     let t = wirespeed_model::sample_stats::student_t_975(rounds - 1);
     let half_width = |f: &dyn Fn(&OwnCost) -> f64, k: usize| {
@@ -334,12 +341,62 @@ fn judge_answer(ours_ms: f64, truth_ms: f64, spread_ms: f64) -> (Verdict, String
     (verdict, tolerance, why)
 }
 
+/// The sizes of a list such as [`SIZES`], IP bytes.
+fn sizes_of(list: &str) -> Vec<f64> {
+    list.split(',').filter_map(|s| s.parse().ok()).collect()
+}
+
+/// The configured time of one probe pass, seconds: every hop `..hops` of `chain` probed
+/// `per_size` times at each of `sizes`, stop and wait (`wirespeed_net::probe`): the sum of
+/// their configured round trips (a router answers a time exceeded quoting at most 548 bytes,
+/// the destination an echo of the same size).
+fn pass_seconds(chain: &[ChainHop], hops: usize, sizes: &[f64], per_size: f64) -> f64 {
+    let ms: f64 = chain[..hops]
+        .iter()
+        .map(|h| {
+            sizes
+                .iter()
+                .map(|&s| {
+                    let returned = if h.router { s.min(548.0) + 28.0 } else { s };
+                    h.line.at(s, returned)
+                })
+                .sum::<f64>()
+        })
+        .sum();
+    ms * per_size / 1e3
+}
+
+/// Rounds for a path with hops behind a slow line (issue 21): as many as fit in `left` of the
+/// budget, each round's time being what the configured lines say one round of the real chain
+/// and one of its twin take (the hops `..dense` densely at [`SIZES`], then every hop once at
+/// [`SLOW_SIZES`]), at least [`ROUNDS`] and at most [`MAX_ROUNDS`]. A slow line's rate, not
+/// a constant, sets it: the seed's 56 kbit/s DS0 leaves room for about twelve rounds in
+/// 40 s, a line half as fast for half as many. The loop still stops when a round it has
+/// measured says the next would overrun the budget (a loaded machine).
+fn rounds_behind_slow_line(
+    chain: &[ChainHop],
+    twin: &[ChainHop],
+    dense: usize,
+    left: Duration,
+) -> usize {
+    let per_size = |n: &str| n.parse::<f64>().unwrap_or(1.0);
+    let round = |c: &[ChainHop]| {
+        pass_seconds(c, dense, &sizes_of(SIZES), per_size(DENSE_PER_SIZE))
+            + pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), per_size(SPARSE_PER_SIZE))
+    };
+    let seconds = round(chain) + round(twin);
+    if seconds.is_nan() || seconds <= 0.0 {
+        return MAX_ROUNDS;
+    }
+    ((left.as_secs_f64() / seconds).floor() as usize).clamp(ROUNDS, MAX_ROUNDS)
+}
+
 fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
     let max_ttl = max_ttl.to_string();
-    let n = if dense {
-        DENSE_PER_SIZE
+    let (n, sizes) = if dense {
+        (DENSE_PER_SIZE, SIZES)
     } else {
-        SPARSE_PER_SIZE
+        (SPARSE_PER_SIZE, SLOW_SIZES)
     };
     [
         "probe",
@@ -350,7 +407,7 @@ fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
         "-c",
         n,
         "--sizes",
-        SIZES,
+        sizes,
         "--gap",
         "0",
         "--timeout",
@@ -439,7 +496,13 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let (least, most) = if dense == n {
         (MIN_ROUNDS, MAX_ROUNDS)
     } else {
-        (ROUNDS, ROUNDS)
+        let planned = rounds_behind_slow_line(
+            &configured,
+            &twin_configured,
+            dense,
+            ROUNDS_BUDGET.saturating_sub(started.elapsed()),
+        );
+        (planned, planned)
     };
     let mut rounds = 0;
     let mut settled_after = None;
@@ -476,8 +539,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let lateness = twin_lab.ports()?;
     drop(real_lab);
     drop(twin_lab);
-    let twin_probed = planes(&twin_acc, dense, |_| true)?;
-    let real = planes(&real_acc, dense, |_| true)?;
+    let twin_probed = planes(&twin_acc, |_| true)?;
+    let real = planes(&real_acc, |_| true)?;
     let elapsed = started.elapsed().as_secs_f64();
 
     let machinery: Vec<RttLine> = twin_probed
@@ -497,7 +560,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let own_truth = perhop::own_costs(&truth_lines);
     let own_machinery = perhop::own_costs(&machinery);
 
-    let spread = own_cost_spread(&twin_acc, &real_acc, &twin_configured, dense, rounds)?;
+    let spread = own_cost_spread(&twin_acc, &real_acc, &twin_configured, rounds)?;
     let per_hop = per_hop_rows(
         &configured,
         &real,
@@ -528,13 +591,16 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         Some(_) if dense == n => {
             "the even and the odd rounds agreed within the tolerances".to_string()
         }
-        Some(_) | None if dense < n => "fixed: hops behind a slow line".to_string(),
+        Some(_) | None if dense < n => format!(
+            "hops behind a slow line: {most} planned from the configured lines to fit the {} s budget",
+            ROUNDS_BUDGET.as_secs()
+        ),
         _ => format!(
             "the even and the odd rounds still disagreed after {rounds} rounds: the machine was too loaded, the rows carry that spread"
         ),
     };
     let method = format!(
-        "library: lifecycle::up({file_name}) and of its calibration twin (the same links, routers at no cost); subprocess, alternating between the two: ip netns exec <{from}> wirespeed {runs} --json; {rounds} rounds ({convergence}); per size the mean of the lower half of the rounds' minimums (fast hops) or the minimum (behind a slow line), plane fitted here; {elapsed:.1} s in all",
+        "library: lifecycle::up({file_name}) and of its calibration twin (the same links, routers at no cost); subprocess, alternating between the two: ip netns exec <{from}> wirespeed {runs} --json; {rounds} rounds ({convergence}); per size the mean of the lower half of the rounds' minimums (fast hops) or of the rounds' single probes (behind a slow line), plane fitted here; {elapsed:.1} s in all",
     );
     let mut comparisons = vec![
         Comparison {
@@ -588,7 +654,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     truth_settings.push(setting(
         "probe",
         format!(
-            "ICMP TTL-limited (time exceeded) and echo at the destination; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others x {SPARSE_PER_SIZE}; {ROUNDS} rounds behind a slow line, else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or the minimum (slow), plane fit in bytes sent and returned"
+            "ICMP TTL-limited (time exceeded) and echo at the destination; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; behind a slow line as many rounds as the configured round trips fit in {} s ({ROUNDS} to {MAX_ROUNDS}), else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
+            ROUNDS_BUDGET.as_secs()
         ),
     ));
     let notes = vec![
@@ -869,20 +936,35 @@ mod tests {
         h
     }
 
+    /// The estimator before issue 21's change behind a slow line: per size the minimum of the
+    /// rounds `keep` accepts.
+    fn minimum_points(h: &HopMinimums, keep: impl Fn(usize) -> bool) -> Vec<(f64, f64, f64)> {
+        h.rounds
+            .iter()
+            .filter_map(|(&s, list)| {
+                let (q, y) = list
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, _)| keep(*i))
+                    .map(|(_, &p)| p)
+                    .min_by(|a, b| a.1.total_cmp(&b.1))?;
+                Some((s as f64, q as f64, y))
+            })
+            .collect()
+    }
+
     #[test]
     fn the_lower_half_of_the_rounds_is_averaged_and_disturbed_rounds_are_dropped() {
         let h = hop(|_| 1.0, None);
-        let dense = h.points_of(true, |_| true);
+        let dense = h.points_of(|_| true);
         // Twelve rounds: +0, 4, 52, 60, 3, 51 us, twice; the six lowest are 0, 0, 3, 3, 4, 4 us,
         // every disturbed round (+50 us) and the worst jitter (60 us) left out.
         let expected = 0.014 / 6.0;
         for &(_, _, y) in &dense {
             assert!((y - 1.0 - expected).abs() < 1e-12, "{y} {expected}");
         }
-        // Sparse: the minimum.
-        assert!(h.points_of(false, |_| true).iter().all(|p| p.2 == 1.0));
         // Only the rounds kept count.
-        let even = h.points_of(true, |i| i % 2 == 0);
+        let even = h.points_of(|i| i % 2 == 0);
         assert!(even.iter().all(|p| p.2 > 1.0));
     }
 
@@ -894,9 +976,9 @@ mod tests {
         let line = |s: u64| 1.0 + 0.005 * s as f64 + 0.007 * (s.min(548) + 28) as f64;
         let h = hop(line, Some((64, 0)));
         let fit = |points: Vec<(f64, f64, f64)>| perhop::fit_rtt_line(&points).unwrap().0;
-        let clean = fit(hop(line, None).points_of(true, |_| true));
-        let lower_half = fit(h.points_of(true, |_| true));
-        let minimum = fit(h.points_of(false, |_| true));
+        let clean = fit(hop(line, None).points_of(|_| true));
+        let lower_half = fit(h.points_of(|_| true));
+        let minimum = fit(minimum_points(&h, |_| true));
         let tilt = |l: RttLine| (l.per_returned_byte_ms - clean.per_returned_byte_ms).abs();
         assert!(
             tilt(minimum) > 3.0 * tilt(lower_half),
@@ -962,8 +1044,8 @@ mod tests {
             let twin = vec![noisy(twin_line, 2 * seed, 0.06, 12)];
             let judge = |real: &HopMinimums| {
                 let real = vec![real.clone()];
-                let ours = calibrated_costs(&twin, &real, &twin_cfg, 1, |_| true).unwrap()[0];
-                let spread = own_cost_spread(&twin, &real, &twin_cfg, 1, 12).unwrap()[0];
+                let ours = calibrated_costs(&twin, &real, &twin_cfg, |_| true).unwrap()[0];
+                let spread = own_cost_spread(&twin, &real, &twin_cfg, 12).unwrap()[0];
                 (
                     ours.answer_per_byte_ms,
                     judge_answer(ours.answer_per_byte_ms, truth, spread.answer_per_byte_ms),
@@ -996,10 +1078,246 @@ mod tests {
         let twin = vec![noisy(twin_line, 0, 0.06, 2)];
         let real = vec![noisy(real_line, 1, 0.06, 2)];
         assert!(
-            own_cost_spread(&twin, &real, &twin_cfg, 1, 2).unwrap()[0]
+            own_cost_spread(&twin, &real, &twin_cfg, 2).unwrap()[0]
                 .fixed_ms
                 .is_nan()
         );
+    }
+
+    fn seed_chain() -> (Vec<ChainHop>, Vec<ChainHop>, usize) {
+        let t = super::super::lab_file("seed-001-path.toml")
+            .unwrap()
+            .topology()
+            .unwrap();
+        let (a, b) = ends(&t).unwrap();
+        let chain = truth::chain(&t, &a, &b).unwrap();
+        let twin = truth::chain(&truth::calibration_twin(&t), &a, &b).unwrap();
+        let dense = chain
+            .iter()
+            .take_while(|h| h.line.at(1500.0, 1500.0) < DENSE_BELOW_MS)
+            .count();
+        (chain, twin, dense)
+    }
+
+    /// Issue 21: behind a slow line the rounds come from the line's rate and the budget, not
+    /// a constant. The seed's DS0 (56 kbit/s) leaves room for more than twice the 5 rounds
+    /// it had; a line half as fast for about half as many; a budget too short for the fewest
+    /// still gets them, a very long one no more than the most.
+    #[test]
+    fn rounds_behind_a_slow_line_come_from_its_rate_and_the_budget() {
+        let (chain, twin, dense) = seed_chain();
+        assert_eq!(dense, 1, "only the hop before the DS0 is fast");
+        let left = ROUNDS_BUDGET - Duration::from_secs(4);
+        let seed = rounds_behind_slow_line(&chain, &twin, dense, left);
+        // One round of both labs by their configured lines, seconds.
+        let round = |c: &[ChainHop]| {
+            pass_seconds(c, dense, &sizes_of(SIZES), 8.0)
+                + pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), 1.0)
+        };
+        let seconds = round(&chain) + round(&twin);
+        eprintln!("seed path: one round {seconds:.2} s, {seed} rounds in {left:?}");
+        assert!((2.0..3.5).contains(&seconds), "{seconds}");
+        assert!(seed >= 2 * ROUNDS, "{seed} rounds behind the DS0");
+        assert_eq!(seed, (left.as_secs_f64() / seconds) as usize);
+        // The DS0 at half its rate (every per-byte cost behind hop 1 doubled).
+        let slower = |c: &[ChainHop]| {
+            let mut c = c.to_vec();
+            let first = c[0].line;
+            for h in c.iter_mut().skip(1) {
+                h.line.per_sent_byte_ms = 2.0 * h.line.per_sent_byte_ms - first.per_sent_byte_ms;
+                h.line.per_returned_byte_ms =
+                    2.0 * h.line.per_returned_byte_ms - first.per_returned_byte_ms;
+            }
+            c
+        };
+        let half_rate = rounds_behind_slow_line(&slower(&chain), &slower(&twin), dense, left);
+        assert!(
+            half_rate < seed && half_rate * 2 <= seed + 2,
+            "{half_rate} against {seed}"
+        );
+        assert_eq!(
+            rounds_behind_slow_line(&chain, &twin, dense, Duration::from_secs(1)),
+            ROUNDS
+        );
+        assert_eq!(
+            rounds_behind_slow_line(&chain, &twin, dense, Duration::from_secs(3600)),
+            MAX_ROUNDS
+        );
+    }
+
+    /// One probe's lateness above its floor on a loaded machine, ms: 0-40 us of wake-up
+    /// jitter, and one probe in three disturbed by a further 40-100 us (bench/RESULTS.md,
+    /// "probe: per-hop accuracy": rounds 40-100 us above the quietest one time in three,
+    /// sizes scattered by 10-40 us within a round). Behind a slow line each probe is its
+    /// own round, 0.4 s from the next, so each draws its own.
+    fn single_probes(
+        line: impl Fn(f64, f64) -> f64,
+        sizes: &str,
+        rounds: usize,
+        seed: u64,
+    ) -> HopMinimums {
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut unit = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 11) as f64 / (1u64 << 53) as f64
+        };
+        let mut h = HopMinimums::default();
+        for s in sizes_of(sizes) {
+            let q = s.min(548.0) + 28.0;
+            let list = (0..rounds)
+                .map(|_| {
+                    let jitter = 0.04 * unit();
+                    let disturbed = if unit() < 1.0 / 3.0 {
+                        0.04 + 0.06 * unit()
+                    } else {
+                        0.0
+                    };
+                    (q as u64, line(s, q) + jitter + disturbed)
+                })
+                .collect();
+            h.rounds.insert(s as u64, list);
+        }
+        h
+    }
+
+    /// Issue 21: behind the DS0 the run's own interval (the jackknife over its rounds) must be
+    /// honest and tight: about the run-to-run spread, not twice it. A router behind a 56
+    /// kbit/s line answering at 1.31 us per returned byte (ciscoser), its twin without the
+    /// cost, 200 runs of independent single probes with a loaded machine's lateness. Before
+    /// (6 sizes, 5 rounds, the minimum per size) the median interval was 1.4 times the 95%
+    /// spread of the estimates across runs in this model (in the lab, about twice: five runs,
+    /// bench/RESULTS.md); now (the rounds the seed's DS0 and the budget give, [`SLOW_SIZES`],
+    /// the lower half's mean) it is within 0.8..1.2 of it for the answer per byte and the
+    /// fixed cost, covers the truth in at least 90% of the runs, and the spread itself is
+    /// smaller than before. The old design, computed here too, fails those bounds.
+    #[test]
+    fn behind_a_slow_line_the_runs_interval_is_the_run_to_run_spread() {
+        let ds0 = 0.142_857 + 0.000_8;
+        let twin_line = RttLine {
+            fixed_ms: 16.3,
+            per_sent_byte_ms: ds0,
+            per_returned_byte_ms: ds0,
+        };
+        let real_line = RttLine {
+            fixed_ms: 16.3 + 0.3,
+            per_returned_byte_ms: ds0 + 0.00131,
+            ..twin_line
+        };
+        let cfg = vec![ChainHop {
+            ttl: 1,
+            previous: "a".into(),
+            node: "r".into(),
+            router: true,
+            line: twin_line,
+        }];
+        let truth = perhop::own_costs(&[real_line])[0];
+        let (chain, twin, dense) = seed_chain();
+        let planned =
+            rounds_behind_slow_line(&chain, &twin, dense, ROUNDS_BUDGET - Duration::from_secs(4));
+        // (estimate, 95% half-width) of the answer per byte and the fixed cost, per run.
+        type Draw = ((f64, f64), (f64, f64));
+        let now = |seed: u64| -> Draw {
+            let t = vec![single_probes(
+                |s, q| twin_line.at(s, q),
+                SLOW_SIZES,
+                planned,
+                2 * seed,
+            )];
+            let r = vec![single_probes(
+                |s, q| real_line.at(s, q),
+                SLOW_SIZES,
+                planned,
+                2 * seed + 1,
+            )];
+            let c = calibrated_costs(&t, &r, &cfg, |_| true).unwrap()[0];
+            let w = own_cost_spread(&t, &r, &cfg, planned).unwrap()[0];
+            (
+                (c.answer_per_byte_ms, w.answer_per_byte_ms),
+                (c.fixed_ms, w.fixed_ms),
+            )
+        };
+        let before = |seed: u64| -> Draw {
+            let rounds = ROUNDS;
+            let t = single_probes(|s, q| twin_line.at(s, q), SIZES, rounds, 2 * seed);
+            let r = single_probes(|s, q| real_line.at(s, q), SIZES, rounds, 2 * seed + 1);
+            let costs = |keep: &dyn Fn(usize) -> bool| {
+                let fit =
+                    |h: &HopMinimums| perhop::fit_rtt_line(&minimum_points(h, keep)).unwrap().0;
+                perhop::own_costs(&[perhop::calibrated(fit(&r), fit(&t), twin_line)])[0]
+            };
+            let whole = costs(&|_| true);
+            let out: Vec<OwnCost> = (0..rounds).map(|j| costs(&|i| i != j)).collect();
+            let t975 = wirespeed_model::sample_stats::student_t_975(rounds - 1);
+            let hw = |f: &dyn Fn(&OwnCost) -> f64| {
+                let m = out.iter().map(f).sum::<f64>() / rounds as f64;
+                let ss: f64 = out.iter().map(|c| (f(c) - m).powi(2)).sum();
+                t975 * ((rounds - 1) as f64 / rounds as f64 * ss).sqrt()
+            };
+            (
+                (whole.answer_per_byte_ms, hw(&|c| c.answer_per_byte_ms)),
+                (whole.fixed_ms, hw(&|c| c.fixed_ms)),
+            )
+        };
+        let summary = |draws: &[(f64, f64)], truth: f64| {
+            let n = draws.len() as f64;
+            let mean = draws.iter().map(|d| d.0).sum::<f64>() / n;
+            let sd = (draws.iter().map(|d| (d.0 - mean).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+            let mut hw: Vec<f64> = draws.iter().map(|d| d.1).collect();
+            hw.sort_by(f64::total_cmp);
+            let median = hw[hw.len() / 2];
+            let covered = draws.iter().filter(|d| (d.0 - truth).abs() <= d.1).count() as f64 / n;
+            // (95% spread across runs, median interval / that spread, coverage)
+            (1.96 * sd, median / (1.96 * sd), covered)
+        };
+        let runs = 200u64;
+        let (new, old): (Vec<Draw>, Vec<Draw>) = (0..runs).map(|s| (now(s), before(s))).unzip();
+        let answer = |d: &[Draw]| {
+            summary(
+                &d.iter().map(|x| x.0).collect::<Vec<_>>(),
+                truth.answer_per_byte_ms,
+            )
+        };
+        let fixed =
+            |d: &[Draw]| summary(&d.iter().map(|x| x.1).collect::<Vec<_>>(), truth.fixed_ms);
+        let (a_new, a_old, f_new, f_old) = (answer(&new), answer(&old), fixed(&new), fixed(&old));
+        eprintln!(
+            "{planned} rounds: answer per byte spread +-{:.4} us/byte, interval/spread {:.2}, coverage {:.2}; fixed +-{:.1} us, {:.2}, {:.2}",
+            a_new.0 * 1e3,
+            a_new.1,
+            a_new.2,
+            f_new.0 * 1e3,
+            f_new.1,
+            f_new.2
+        );
+        eprintln!(
+            "before ({ROUNDS} rounds, minimum): answer per byte spread +-{:.4} us/byte, interval/spread {:.2}, coverage {:.2}; fixed +-{:.1} us, {:.2}, {:.2}",
+            a_old.0 * 1e3,
+            a_old.1,
+            a_old.2,
+            f_old.0 * 1e3,
+            f_old.1,
+            f_old.2
+        );
+        // Before: the interval said more than the spread.
+        assert!(a_old.1 > 1.25 && f_old.1 > 1.25, "{a_old:?} {f_old:?}");
+        for (name, (spread, ratio, coverage), old_spread) in [
+            ("answer per byte", a_new, a_old.0),
+            ("fixed", f_new, f_old.0),
+        ] {
+            assert!(
+                (0.8..=1.2).contains(&ratio),
+                "{name}: interval / spread {ratio}"
+            );
+            assert!(coverage >= 0.9, "{name}: coverage {coverage}");
+            assert!(
+                spread < old_spread,
+                "{name}: spread {spread} against {old_spread} before"
+            );
+        }
     }
 
     #[test]

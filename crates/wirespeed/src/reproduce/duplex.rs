@@ -125,6 +125,27 @@ impl TcpCounters {
     }
 }
 
+/// The reason of the row "seed's hosts, test 2, full end: timeouts": the seed's mechanism
+/// when the timer repaired more losses than fast retransmit; otherwise the measured cause
+/// (issue 21 item 3, bench/RESULTS.md "what each side's TCP did"): each fast retransmit is
+/// three duplicate ACKs from the half end reaching the full end, which the half end's MAC
+/// queued while the full end sent and delivered once its 8,688-byte window was spent, so the
+/// window did not drain to the timer. `f` is test 2, full -> half: its receiver (`to`) is the
+/// half end.
+fn timer_reason(f: &Transfer) -> String {
+    let (timeouts, fast) = (f.sender.timeouts, f.sender.fast_retrans);
+    if timeouts > fast {
+        format!(
+            "{timeouts} timeouts, {fast} fast retransmits: the half end cannot ACK while the full end sends, so the window drains and the timer repairs the loss"
+        )
+    } else {
+        format!(
+            "{timeouts} timeouts, {fast} fast retransmits; measured cause: each fast retransmit is three duplicate ACKs that reached the full end: the half end ({} collisions, {} late, in this transfer) queued its ACKs while the full end sent and delivered them once the full end's window was spent, so the window did not drain to the timer as the seed's §8.4 says its did; {} segments resent of {} sent",
+            f.to.collisions, f.to.late, f.sender.retrans_segs, f.sender.out_segs
+        )
+    }
+}
+
 /// A transfer from `from` to `to`, capped in time: what arrived, and both ends' counters.
 struct Transfer {
     kib_per_second: f64,
@@ -270,6 +291,11 @@ fn end_rows(rows: &mut Vec<Row>, label: &str, ours: Mac, paper: [Option<f64>; 6]
                     Verdict::of(v > 0),
                     if v > 0 {
                         "present, as in the seed".into()
+                    } else if i == 4 && ours.runts > 0 {
+                        format!(
+                            "absent in this run; measured cause: every damaged frame this end received ({}) was cut short (short packets): the other end's collisions came before 64 bytes of its frames, so none arrived long enough to fail its CRC (the seed's test 2: 6 CRC errors against 40 short packets, the same split nearer the edge)",
+                            ours.runts
+                        )
                     } else {
                         "absent in this run: the seed's signature did not appear".into()
                     },
@@ -686,10 +712,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         f.sender.timeouts as f64,
         "> fast retransmits (§8.4: it waits for the TCP timer)",
         Verdict::of(f.sender.timeouts > f.sender.fast_retrans),
-        format!(
-            "{} timeouts, {} fast retransmits: the half end cannot ACK while the full end sends, so the window drains and the timer repairs the loss",
-            f.sender.timeouts, f.sender.fast_retrans
-        ),
+        timer_reason(f),
     ));
     comparisons.push(Comparison {
         title: "Duplex mismatch (Table 7) with the seed's hosts".into(),
@@ -895,5 +918,55 @@ mod tests {
                 .tcp()
                 .contains("window the sender saw 8688 B")
         );
+    }
+
+    /// Issue 21 item 3: a full end's CRC row outside (none in this run) prints its measured
+    /// cause when the damaged frames it received were all runts.
+    #[test]
+    fn a_crc_row_without_crc_errors_but_with_runts_names_the_early_collisions() {
+        let mut rows = Vec::new();
+        let paper = [None, None, Some(0.0), Some(0.0), Some(6.0), Some(40.0)];
+        let ours = Mac {
+            runts: 12,
+            ..Mac::default()
+        };
+        end_rows(&mut rows, "test 2, full end", ours, paper, false);
+        let crc = &rows[4];
+        assert_eq!(crc.verdict, Verdict::Outside);
+        assert!(
+            crc.why.contains(
+                "measured cause: every damaged frame this end received (12) was cut short"
+            ),
+            "{}",
+            crc.why
+        );
+        let mut rows = Vec::new();
+        end_rows(&mut rows, "x", Mac::default(), paper, false);
+        assert!(rows[4].why.contains("did not appear"), "{}", rows[4].why);
+    }
+
+    /// Issue 21 item 3: the seed's-hosts row "full end: timeouts" outside (fast retransmits
+    /// outnumber timeouts) prints its measured cause with the transfer's counters; within,
+    /// the seed's mechanism.
+    #[test]
+    fn the_full_ends_timer_row_outside_prints_the_duplicate_acks_cause() {
+        let mut t = moved(Some(8688));
+        t.sender.timeouts = 7;
+        t.sender.fast_retrans = 18;
+        t.sender.retrans_segs = 39;
+        t.sender.out_segs = 180;
+        t.to.collisions = 38;
+        t.to.late = 0;
+        let why = timer_reason(&t);
+        assert!(
+            why.contains("7 timeouts, 18 fast retransmits; measured cause: each fast retransmit is three duplicate ACKs")
+                && why.contains("the half end (38 collisions, 0 late, in this transfer)")
+                && why.contains("39 segments resent of 180 sent"),
+            "{why}"
+        );
+        t.sender.timeouts = 40;
+        let why = timer_reason(&t);
+        assert!(!why.contains("measured cause"), "{why}");
+        assert!(why.contains("the window drains"), "{why}");
     }
 }
