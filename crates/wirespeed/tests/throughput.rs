@@ -167,6 +167,27 @@ fn human_output_has_intervals_ttcp_lines_and_tcp_info() {
             run.stdout
         );
     }
+    // The sender's window use, the median over its counted intervals (issue 20): what tells a
+    // window-limited sender from one its own writes held back.
+    let info = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tcp_info [0] sender:"))
+        .unwrap();
+    let tail = info
+        .split_once(", window use ")
+        .unwrap_or_else(|| panic!("no window use: {info}"))
+        .1;
+    let (value, rest) = tail.split_once(' ').unwrap();
+    let value: f64 = value.parse().unwrap();
+    assert!(value.is_finite() && value >= 0.0, "{info}");
+    let n: usize = rest
+        .strip_prefix("(rate x srtt / cwnd, median of ")
+        .and_then(|r| r.strip_suffix(" intervals)"))
+        .unwrap_or_else(|| panic!("{info}"))
+        .parse()
+        .unwrap();
+    assert!((1..=intervals).contains(&n), "{info}");
 }
 
 #[test]
