@@ -72,6 +72,11 @@ pub struct SocketReport {
     /// back to TCP, because the other end or a middlebox does not speak it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<bool>,
+    /// TCP: whether the kernel paces the socket on this end's asking (`SO_MAX_PACING_RATE` set,
+    /// as every sending end does but on loopback: `sock::PACING_UNCAPPED`); absent in reports
+    /// of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<bool>,
 }
 
 /// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.
