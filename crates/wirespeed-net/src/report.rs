@@ -531,7 +531,10 @@ mod interval_tests {
         let intervals = vec![
             // Slow start, omitted: its full window must not count.
             iv(true, vec![at(1.0)]),
-            iv(false, vec![at(0.3), sender(1, 8e9, Some(2_000_000), Some(0.002))]),
+            iv(
+                false,
+                vec![at(0.3), sender(1, 8e9, Some(2_000_000), Some(0.002))],
+            ),
             iv(false, vec![at(0.5)]),
             iv(false, vec![at(0.4), at(0.4)]),
         ];

@@ -203,8 +203,14 @@ fn loopback_senders_are_not_paced_and_every_end_says_so() {
         let streams = doc["result"]["end"]["streams"].as_array().unwrap();
         assert!(!streams.is_empty(), "{flags:?}");
         for pair in streams {
-            assert_eq!(pair["sender"]["socket"]["paced"], false, "{flags:?}: {pair}");
-            assert_eq!(pair["receiver"]["socket"]["paced"], false, "{flags:?}: {pair}");
+            assert_eq!(
+                pair["sender"]["socket"]["paced"], false,
+                "{flags:?}: {pair}"
+            );
+            assert_eq!(
+                pair["receiver"]["socket"]["paced"], false,
+                "{flags:?}: {pair}"
+            );
         }
     }
 }

@@ -146,7 +146,11 @@ pub(crate) fn max_pacing_rate(fd: impl AsFd) -> io::Result<u64> {
         8 => Ok(u64::from_ne_bytes(buf)),
         4 => {
             let v = u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
-            Ok(if v == u32::MAX { u64::MAX } else { u64::from(v) })
+            Ok(if v == u32::MAX {
+                u64::MAX
+            } else {
+                u64::from(v)
+            })
         }
         n => Err(io::Error::other(format!(
             "SO_MAX_PACING_RATE returned {n} bytes"
