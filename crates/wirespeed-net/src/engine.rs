@@ -282,6 +282,11 @@ fn run_stream(
         DataSocket::Tcp(mut s) => {
             let r = match role {
                 Role::Sender => {
+                    // Paced by the kernel, at its own rate (see `sock::PACING_UNCAPPED`), but
+                    // on loopback (`sock::paces_to`); a kernel without it sends as before.
+                    if s.peer_addr().is_ok_and(|a| sock::paces_to(a.ip())) {
+                        let _ = sock::enable_pacing(&s);
+                    }
                     let r = if let Some(path) = &sh.source {
                         crate::tcp::send_file(&s, path, len, spec.amount, sh.start, &sh.stop, c)
                     } else if spec.zerocopy {

@@ -72,6 +72,11 @@ pub struct SocketReport {
     /// back to TCP, because the other end or a middlebox does not speak it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<bool>,
+    /// TCP: whether the kernel paces the socket on this end's asking (`SO_MAX_PACING_RATE` set,
+    /// as every sending end does but on loopback: `sock::PACING_UNCAPPED`); absent in reports
+    /// of older versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paced: Option<bool>,
 }
 
 /// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.
@@ -412,6 +417,52 @@ impl Interval {
     }
 }
 
+impl IntervalStream {
+    /// The share of its congestion window a TCP sender kept in flight over this interval: the
+    /// bytes in flight the interval's rate needs at the smoothed RTT (rate x srtt, Little's
+    /// law) over the window at the interval's end. Near 1 the window was full (window-limited:
+    /// a loss-based congestion control grows it until a queue on the path overflows); well
+    /// below 1 something else set the rate (the sender's own writes or the receiver's window),
+    /// and the path's queue was not tested. `None` for receivers, UDP, and an interval without
+    /// a window or an RTT.
+    pub fn window_use(&self) -> Option<f64> {
+        if self.role != Role::Sender {
+            return None;
+        }
+        let (cwnd, rtt) = (self.cwnd_bytes?, self.rtt_seconds?);
+        (cwnd > 0 && rtt > 0.0 && self.bits_per_second.is_finite())
+            .then(|| self.bits_per_second / 8.0 * rtt / cwnd as f64)
+    }
+}
+
+/// The median [`IntervalStream::window_use`] of stream `id` (`flow`) over the counted intervals
+/// (the `-O` warm-up left out), with the number of intervals it is the median of; `None` when
+/// no interval has one.
+pub fn median_window_use<'a>(
+    intervals: impl IntoIterator<Item = &'a Interval>,
+    id: u32,
+    flow: Flow,
+) -> Option<(f64, usize)> {
+    let mut uses: Vec<f64> = intervals
+        .into_iter()
+        .filter(|iv| !iv.omitted)
+        .flat_map(|iv| &iv.streams)
+        .filter(|s| s.id == id && s.flow == flow)
+        .filter_map(IntervalStream::window_use)
+        .collect();
+    if uses.is_empty() {
+        return None;
+    }
+    uses.sort_by(f64::total_cmp);
+    let n = uses.len();
+    let median = if n % 2 == 1 {
+        uses[n / 2]
+    } else {
+        (uses[n / 2 - 1] + uses[n / 2]) / 2.0
+    };
+    Some((median, n))
+}
+
 /// Appends `interval` (totals only) to `kept`, merging neighbours pairwise whenever
 /// [`MAX_SIDE_INTERVALS`] would be passed, so that the list always covers the whole test.
 pub fn keep_interval(kept: &mut Vec<Interval>, interval: Interval) {
@@ -433,6 +484,69 @@ pub fn keep_interval(kept: &mut Vec<Interval>, interval: Interval) {
 mod interval_tests {
     use super::*;
     use crate::spec::Flow;
+
+    fn sender(id: u32, bps: f64, cwnd: Option<u64>, rtt: Option<f64>) -> IntervalStream {
+        IntervalStream {
+            id,
+            flow: Flow::Upload,
+            role: Role::Sender,
+            bytes: 0,
+            bits_per_second: bps,
+            datagrams: None,
+            retransmits: Some(0),
+            cwnd_bytes: cwnd,
+            rtt_seconds: rtt,
+        }
+    }
+
+    #[test]
+    fn window_use_is_the_rate_times_srtt_over_the_window() {
+        // 8 Gbit/s at 2 ms is 2 MB in flight: a full 2 MB window, half of a 4 MB one.
+        let full = sender(0, 8e9, Some(2_000_000), Some(0.002));
+        assert!((full.window_use().unwrap() - 1.0).abs() < 1e-12);
+        let half = sender(0, 8e9, Some(4_000_000), Some(0.002));
+        assert!((half.window_use().unwrap() - 0.5).abs() < 1e-12);
+        // No window or RTT, a zero window, a receiver: no figure.
+        assert_eq!(sender(0, 8e9, None, Some(0.002)).window_use(), None);
+        assert_eq!(sender(0, 8e9, Some(0), Some(0.002)).window_use(), None);
+        assert_eq!(sender(0, 8e9, Some(1000), Some(0.0)).window_use(), None);
+        let receiver = IntervalStream {
+            role: Role::Receiver,
+            ..full.clone()
+        };
+        assert_eq!(receiver.window_use(), None);
+    }
+
+    #[test]
+    fn the_median_window_use_leaves_the_warm_up_and_other_streams_out() {
+        let iv = |omitted: bool, streams: Vec<IntervalStream>| Interval {
+            start_seconds: 0.0,
+            end_seconds: 1.0,
+            omitted,
+            streams,
+            sum_sent: None,
+            sum_received: None,
+        };
+        let at = |use_: f64| sender(0, 8e9 * use_, Some(2_000_000), Some(0.002));
+        let intervals = vec![
+            // Slow start, omitted: its full window must not count.
+            iv(true, vec![at(1.0)]),
+            iv(
+                false,
+                vec![at(0.3), sender(1, 8e9, Some(2_000_000), Some(0.002))],
+            ),
+            iv(false, vec![at(0.5)]),
+            iv(false, vec![at(0.4), at(0.4)]),
+        ];
+        let (m, n) = median_window_use(&intervals, 0, Flow::Upload).unwrap();
+        assert_eq!(n, 4);
+        assert!((m - 0.4).abs() < 1e-12, "{m}");
+        // Stream 1 on its own: its one counted interval.
+        let (m1, n1) = median_window_use(&intervals, 1, Flow::Upload).unwrap();
+        assert_eq!((n1, (m1 * 1e9).round() / 1e9), (1, 1.0));
+        assert_eq!(median_window_use(&intervals, 0, Flow::Download), None);
+        assert_eq!(median_window_use(&[], 0, Flow::Upload), None);
+    }
 
     #[test]
     fn a_short_tail_extends_the_interval_before_it_and_keeps_every_byte() {

@@ -100,6 +100,38 @@ pub fn apply_options(fd: &impl AsFd, spec: &TestSpec, tcp: bool) -> Result<(), O
     Ok(())
 }
 
+/// The `SO_MAX_PACING_RATE` a TCP sender sets: no cap (all ones but one), but not the "unset"
+/// value, so that the kernel paces the socket itself (Linux 4.13+, `tcp_internal_pacing`) at
+/// its own pacing rate (2 x cwnd / srtt in slow start, 1.2 x in congestion avoidance) instead
+/// of sending what each ACK frees at once. Measured through a 10 Gbit/s lab (issue 20,
+/// bench/RESULTS.md): a sender that keeps its window full, as this one does, otherwise sends
+/// the window freed by a batch of ACKs back to back into the path's queue, overflows a 1,000
+/// frame queue well below the window the path holds, and leaves slow start early.
+pub const PACING_UNCAPPED: u64 = u64::MAX - 1;
+
+/// Whether a TCP sender to `peer` asks the kernel to pace it: everywhere but loopback, which
+/// has no queue for a burst to overflow and whose figure is this host's own ceiling (which
+/// pacing's timers can only lower).
+pub fn paces_to(peer: std::net::IpAddr) -> bool {
+    let loopback = match peer {
+        std::net::IpAddr::V4(a) => a.is_loopback(),
+        std::net::IpAddr::V6(a) => {
+            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|m| m.is_loopback())
+        }
+    };
+    !loopback
+}
+
+/// Turns the kernel's pacing on for a TCP sending socket ([`PACING_UNCAPPED`]).
+pub fn enable_pacing(fd: &impl AsFd) -> io::Result<()> {
+    socket_options::set_max_pacing_rate(fd, PACING_UNCAPPED)
+}
+
+/// Whether the kernel paces this socket on our asking (`SO_MAX_PACING_RATE` set).
+pub fn pacing_enabled(fd: &impl AsFd) -> bool {
+    socket_options::max_pacing_rate(fd).is_ok_and(|r| r != u64::MAX)
+}
+
 /// Sets the TOS byte (IPv4) or traffic class (IPv6) of the socket's packets. A v6 socket that
 /// may carry v4-mapped traffic gets both.
 pub fn set_tos(fd: &impl AsFd, tos: u8) -> io::Result<()> {
@@ -173,6 +205,7 @@ pub fn socket_report(
         cpu: current_cpu(),
         tos: spec.tos.and_then(|_| tos(fd)),
         mptcp: (tcp && spec.mptcp).then(|| is_mptcp(fd)),
+        paced: tcp.then(|| pacing_enabled(fd)),
     }
 }
 
@@ -341,6 +374,34 @@ mod tests {
         };
         apply_options(&s, &spec, true).unwrap();
         assert!(s.nodelay().unwrap(), "-N sets TCP_NODELAY");
+    }
+
+    #[test]
+    fn senders_are_paced_toward_every_peer_but_loopback() {
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        assert!(paces_to(ip("198.18.0.2")));
+        assert!(paces_to(ip("2001:2::2")));
+        assert!(paces_to(ip("fe80::1")));
+        assert!(!paces_to(ip("127.0.0.1")));
+        assert!(!paces_to(ip("127.3.2.1")));
+        assert!(!paces_to(ip("::1")));
+        assert!(!paces_to(ip("::ffff:127.0.0.1")));
+        assert!(paces_to(ip("::ffff:198.18.0.2")));
+    }
+
+    #[test]
+    fn a_tcp_sender_asks_the_kernel_to_pace_it_without_a_cap() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        // A new socket: no cap, no pacing asked.
+        assert!(!pacing_enabled(&s));
+        enable_pacing(&s).unwrap();
+        assert!(pacing_enabled(&s), "SO_MAX_PACING_RATE left unset");
+        // Uncapped: a 64-bit kernel keeps the whole value (a 32-bit read would cap at 34 Gbit/s).
+        assert_eq!(
+            socket_options::max_pacing_rate(&s).unwrap(),
+            PACING_UNCAPPED
+        );
     }
 
     #[test]

@@ -404,9 +404,18 @@ impl Render for ThroughputResult {
             if let Some(t) = p.sender.as_ref().and_then(|s| s.tcp_info.as_ref()) {
                 let opt_rate =
                     |r: Option<f64>| r.map_or("n/a".into(), |r| RateFormat::Adaptive.format(r));
+                // From the sender's intervals (the client's; the agent's when it sent them).
+                let window_use = wirespeed_net::report::median_window_use(
+                    self.intervals.iter().chain(&self.agent_intervals),
+                    p.id,
+                    p.flow,
+                )
+                .map_or(String::new(), |(u, n)| {
+                    format!(", window use {u:.2} (rate x srtt / cwnd, median of {n} intervals)")
+                });
                 writeln!(
                     out,
-                    "tcp_info [{}] sender: retransmits {}, srtt {} (min {}), cwnd {} segments x {} bytes, delivery rate {}, busy {}, rwnd-limited {}, sndbuf-limited {}",
+                    "tcp_info [{}] sender: retransmits {}, srtt {} (min {}), cwnd {} segments x {} bytes, delivery rate {}, busy {}, rwnd-limited {}, sndbuf-limited {}{window_use}",
                     p.id,
                     t.retransmits,
                     seconds(t.rtt_seconds),

@@ -1437,6 +1437,11 @@ fn link_local_agents_are_reached_through_their_zone() {
     // The traffic class at both ends (IPv6's TOS).
     let doc = tcp(&["-S", "af41"]);
     assert_eq!(ends(&doc, "tos"), vec![serde_json::json!(0x88); 2]);
+    // Across a link the sender asks the kernel to pace it, the receiver does not (issue 20).
+    assert_eq!(
+        ends(&doc, "paced"),
+        vec![serde_json::json!(true), serde_json::json!(false)]
+    );
     if mptcp {
         let doc = tcp(&["--mptcp"]);
         assert_eq!(ends(&doc, "mptcp"), vec![serde_json::json!(true); 2]);

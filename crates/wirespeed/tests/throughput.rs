@@ -167,6 +167,52 @@ fn human_output_has_intervals_ttcp_lines_and_tcp_info() {
             run.stdout
         );
     }
+    // The sender's window use, the median over its counted intervals (issue 20): what tells a
+    // window-limited sender from one its own writes held back.
+    let info = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("tcp_info [0] sender:"))
+        .unwrap();
+    let tail = info
+        .split_once(", window use ")
+        .unwrap_or_else(|| panic!("no window use: {info}"))
+        .1;
+    let (value, rest) = tail.split_once(' ').unwrap();
+    let value: f64 = value.parse().unwrap();
+    assert!(value.is_finite() && value >= 0.0, "{info}");
+    let n: usize = rest
+        .strip_prefix("(rate x srtt / cwnd, median of ")
+        .and_then(|r| r.strip_suffix(" intervals)"))
+        .unwrap_or_else(|| panic!("{info}"))
+        .parse()
+        .unwrap();
+    assert!((1..=intervals).contains(&n), "{info}");
+}
+
+/// Issue 20: a TCP sender asks the kernel to pace it (`SO_MAX_PACING_RATE`, uncapped) except
+/// on loopback, where there is no queue to protect and the figure is the host's ceiling; both
+/// ends say so, the client's and the agent's (`-R`). (Across a lab, where senders are paced:
+/// `lab::link_local_agents_are_reached_through_their_zone`.)
+#[test]
+fn loopback_senders_are_not_paced_and_every_end_says_so() {
+    for flags in [&[][..], &["-R"][..]] {
+        let mut args = vec!["tcp", "-n", "256KiB", "--json"];
+        args.extend_from_slice(flags);
+        let doc = json(&wirespeed(&args));
+        let streams = doc["result"]["end"]["streams"].as_array().unwrap();
+        assert!(!streams.is_empty(), "{flags:?}");
+        for pair in streams {
+            assert_eq!(
+                pair["sender"]["socket"]["paced"], false,
+                "{flags:?}: {pair}"
+            );
+            assert_eq!(
+                pair["receiver"]["socket"]["paced"], false,
+                "{flags:?}: {pair}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -125,6 +125,39 @@ pub(crate) fn set_udp_gro(fd: impl AsFd, on: bool) -> io::Result<()> {
     set_int(fd, SOL_UDP, UDP_GRO, libc::c_int::from(on))
 }
 
+/// `SO_MAX_PACING_RATE` (asm-generic/socket.h).
+const SO_MAX_PACING_RATE: libc::c_int = 47;
+
+/// `SO_MAX_PACING_RATE` as a 64-bit value, bytes per second (Linux reads 64 bits when given
+/// them, 32 before 5.x). Any value but all ones also turns the kernel's own TCP pacing on.
+pub(crate) fn set_max_pacing_rate(fd: impl AsFd, bytes_per_second: u64) -> io::Result<()> {
+    set(
+        fd,
+        libc::SOL_SOCKET,
+        SO_MAX_PACING_RATE,
+        &bytes_per_second.to_ne_bytes(),
+    )
+}
+
+/// `SO_MAX_PACING_RATE` as the kernel reads it back (all ones: no cap and no pacing asked).
+pub(crate) fn max_pacing_rate(fd: impl AsFd) -> io::Result<u64> {
+    let mut buf = [0u8; 8];
+    match get(fd, libc::SOL_SOCKET, SO_MAX_PACING_RATE, &mut buf)? {
+        8 => Ok(u64::from_ne_bytes(buf)),
+        4 => {
+            let v = u32::from_ne_bytes([buf[0], buf[1], buf[2], buf[3]]);
+            Ok(if v == u32::MAX {
+                u64::MAX
+            } else {
+                u64::from(v)
+            })
+        }
+        n => Err(io::Error::other(format!(
+            "SO_MAX_PACING_RATE returned {n} bytes"
+        ))),
+    }
+}
+
 /// `SO_ZEROCOPY`: allow `MSG_ZEROCOPY` sends.
 pub(crate) fn set_zerocopy(fd: impl AsFd) -> io::Result<()> {
     set_int(fd, libc::SOL_SOCKET, SO_ZEROCOPY, 1)
