@@ -35,14 +35,14 @@ cargo build --release -q -p wirespeed --bin wirespeed
 # bench/lab-tcp-tools.sh compares the two tools alone, several times, through one lab.
 export WIRESPEED="${WIRESPEED:-$CARGO_TARGET_DIR/release/wirespeed}"
 # THREADS="2 1" alternates the emulator's two threads per offloaded direction and one
-# (WIRESPEED_LAB_THREADS; unset, "auto": one above 1 Gbit/s, two at or below) in every
+# (WIRESPEED_LAB_THREADS; unset, "default": two) in every
 # repetition and ends with the two side by side (bench/lib/lab-threads-table.py;
 # bench/lab-threads.sh does the same without wirespeed tcp).
 summary=$(mktemp)
 trap 'rm -f "$summary"' EXIT
 for rep in $(seq 1 "${REPS:-1}"); do
   for spin in ${SPINS:-adaptive}; do
-    for threads in ${THREADS:-auto}; do
+    for threads in ${THREADS:-default}; do
       echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), sched_rt_runtime_us $(cat /proc/sys/kernel/sched_rt_runtime_us), load $(cut -d' ' -f1-3 /proc/loadavg), offloads ${WIRESPEED_LAB_OFFLOAD:-1}, spin $spin, threads per direction $threads, run $rep"
       env LAB_RATES_SUMMARY="$summary" LAB_MODE="$threads" ${THREADS:+WIRESPEED_LAB_THREADS=$threads} \
         WIRESPEED_LAB_SPIN_US="$spin" "$CARGO_TARGET_DIR/release/examples/lab_rates" "$@"
@@ -50,6 +50,6 @@ for rep in $(seq 1 "${REPS:-1}"); do
     done
   done
 done
-if [ "$(echo ${THREADS:-auto} | wc -w)" -gt 1 ]; then
+if [ "$(echo ${THREADS:-default} | wc -w)" -gt 1 ]; then
   python3 bench/lib/lab-threads-table.py "$summary"
 fi

@@ -41,8 +41,12 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
 W="${WIRESPEED:-$CARGO_TARGET_DIR/release/wirespeed}"
 [ -n "${WIRESPEED:-}" ] || cargo build --release -q -p wirespeed --bin wirespeed
 command -v iperf3 >/dev/null || { echo "needs iperf3" >&2; exit 2; }
+# QUEUE=N sets the link's drop-tail queue in frames (default 1000: 0.6 of the 10 Gbit/s path's
+# bandwidth-delay product, 1,653 frames at 2 ms).
+queue=${QUEUE:-1000}
+case "$queue" in ''|*[!0-9]*) echo "QUEUE=$queue is not a number of frames: give e.g. QUEUE=2000" >&2; exit 2 ;; esac
 dir=$(mktemp -d)
-printf '[[host]]\nname = "h1"\n[[host]]\nname = "h2"\n[[link]]\na = "h1"\nb = "h2"\nrate = "%s"\ndelay = "1ms"\nqueue = 1000\nipv6 = false\n' "$rate" >"$dir/tt.toml"
+printf '[[host]]\nname = "h1"\n[[host]]\nname = "h2"\n[[link]]\na = "h1"\nb = "h2"\nrate = "%s"\ndelay = "1ms"\nqueue = %s\nipv6 = false\n' "$rate" "$queue" >"$dir/tt.toml"
 name=""
 server=""
 cleanup() {
@@ -54,7 +58,7 @@ trap cleanup EXIT
 name=$("$W" lab up "$dir/tt.toml")
 n1="ws-$name-h1" n2="ws-$name-h2"
 bits=$(awk -v r="$rate" 'BEGIN{m=1; if (r ~ /G$/) m=1e9; else if (r ~ /M$/) m=1e6; sub(/[GM]$/,"",r); print r*m}')
-echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), lab $name ($rate, 1 ms each way, queue 1000), nice ${NICE:-0}, load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "# $(date -u +%Y-%m-%dT%H:%MZ), $(nproc) cores, kernel $(uname -r), lab $name ($rate, 1 ms each way, queue $queue), nice ${NICE:-0}, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "# iperf3 -t $secs -O 2 -C cubic ${IPERF3_ARGS:-}; wirespeed tcp -t $wt -O 2 -C cubic ${WIRESPEED_ARGS:-}; ceiling $(awk -v b="$bits" 'BEGIN{printf "%.1f", b*1448/1538/1e6}') Mbit/s"
 # One run: server in h2, client in h1; prints the client's JSON on stdout.
 run() {

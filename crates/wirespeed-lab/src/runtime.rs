@@ -240,6 +240,13 @@ impl Lab {
         &self.namespaces
     }
 
+    /// Serves each offloaded direction with `threads` when the emulator starts, whatever
+    /// [`THREADS_ENV`] said when the lab was built (for tests and benches that compare the
+    /// two designs in one process).
+    pub fn set_threads(&mut self, threads: Threads) {
+        self.threads = threads;
+    }
+
     /// Starts the emulator's threads.
     pub fn start(&self) -> Emulator {
         let stop = Arc::new(AtomicBool::new(false));
@@ -286,7 +293,7 @@ impl Lab {
                 // Not with one thread per direction: measured at 100 Mbit/s with one thread
                 // forced, the frames stopped pairing with their stamps (bench/RESULTS.md,
                 // issue 20, one thread against two), so such a link is charged from its reads.
-                let one_thread = vnet && self.threads.one_for(config.rate.bits_per_second());
+                let one_thread = vnet && self.threads == Threads::One;
                 let stamps = (crate::ingress_stamp::stamped_here(config.rate.bits_per_second())
                     && !one_thread)
                     .then(|| {
@@ -597,30 +604,25 @@ pub fn offloads_allowed(topology: &Topology, link: usize) -> bool {
 /// The environment variable that chooses how many threads serve an offloaded direction
 /// (a link carrying super-packets): `1`, one thread that waits in one `ppoll` for the sending
 /// TAP or the next release ([`run_one_thread`]), or `2`, an ingress and an egress thread joined
-/// by a hand-off (kept to compare the two in one run, `bench/lab-threads.sh`). Unset, a
-/// direction faster than [`ONE_THREAD_ABOVE_BPS`] gets one thread and a slower one two
-/// ([`Threads::Auto`]). Directions without super-packets always have two.
+/// by a hand-off, the default. Directions without super-packets always have two.
+///
+/// Why two by default (bench/RESULTS.md, issue 20): on a loaded machine one thread cost 9-26%
+/// less CPU per 64 KB super-packet at 10 Gbit/s, but on the idle host it carried less: iperf3
+/// through a 10 Gbit/s lab reached 85.8-91.2% of the ceiling with one thread against
+/// 96.7-97.0% with two (queue 1,000 frames), and with a queue of the path's bandwidth-delay
+/// product 89.6-98.8% (3 of 6 runs at 98% or more) against 88.4-99.2% (5 of 6). At 1 Gbit/s
+/// it saved no CPU under load; 64-byte frames offered above 100 Mbit/s line rate overflowed the
+/// sender's TAP ring with one thread and not with two; and the frames stopped pairing with the
+/// sender's transmit stamps (`crate::ingress_stamp`).
 pub const THREADS_ENV: &str = "WIRESPEED_LAB_THREADS";
 
-/// Above this rate an offloaded direction gets one thread unless [`THREADS_ENV`] says
-/// otherwise, bits per second. Measured (bench/RESULTS.md, issue 20, branch emu11, load 4-8):
-/// at 10 Gbit/s one thread cost 9-26% less CPU per 64 KB super-packet in six series of
-/// alternating runs; at 1 Gbit/s it saved no CPU (the lab's cores per Gbit/s 0.91-1.10 of two
-/// threads') and its p99 release lateness was the worse (the reads it makes itself delay
-/// releases that a separate release thread would preempt them for); 64-byte frames offered
-/// faster than 100 Mbit/s overflowed the sending host's TAP ring with one thread (one core's
-/// share for both the reads and the writes) and not with two; and at 100 Mbit/s the frames
-/// stopped pairing with the sender's transmit stamps (`crate::ingress_stamp`).
-pub const ONE_THREAD_ABOVE_BPS: u64 = 1_000_000_000;
-
 /// Threads per offloaded direction ([`THREADS_ENV`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Threads {
-    /// One thread above [`ONE_THREAD_ABOVE_BPS`], two at or below it (the default).
-    Auto,
     /// One thread reads, releases and writes.
     One,
-    /// An ingress thread and an egress thread.
+    /// An ingress thread and an egress thread (the default).
+    #[default]
     Two,
 }
 
@@ -631,25 +633,16 @@ impl Threads {
             "1" => Ok(Threads::One),
             "2" => Ok(Threads::Two),
             _ => Err(format!(
-                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it (one thread above 1 Gbit/s)"
+                "{THREADS_ENV}={text} is not a thread count: set it to 1 (one thread per direction) or 2 (an ingress and an egress thread), or unset it (two)"
             )),
         }
     }
 
-    /// What [`THREADS_ENV`] asks for ([`Threads::Auto`] when unset).
+    /// What [`THREADS_ENV`] asks for ([`Threads::Two`] when unset).
     pub fn from_env() -> Result<Threads, String> {
         match std::env::var(THREADS_ENV) {
             Ok(v) => Threads::parse(&v),
-            Err(_) => Ok(Threads::Auto),
-        }
-    }
-
-    /// True if an offloaded direction of `bits_per_second` gets one thread.
-    pub fn one_for(self, bits_per_second: u64) -> bool {
-        match self {
-            Threads::Auto => bits_per_second > ONE_THREAD_ABOVE_BPS,
-            Threads::One => true,
-            Threads::Two => false,
+            Err(_) => Ok(Threads::default()),
         }
     }
 }
@@ -695,8 +688,7 @@ fn cpus_from_env() -> Result<Vec<usize>, String> {
 /// cannot hold a release back by more than one read.
 const READS_PER_WAKE: usize = 64;
 
-/// One offloaded direction served by one thread ([`THREADS_ENV`]; the default above
-/// [`ONE_THREAD_ABOVE_BPS`]): it releases
+/// One offloaded direction served by one thread (on request: [`THREADS_ENV`]): it releases
 /// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
 /// super-packet the sending TAP holds (non-blocking, until the TAP is empty, a release comes
 /// due, or [`READS_PER_WAKE`]), and then waits in one `ppoll` for the TAP to become readable
@@ -2604,11 +2596,9 @@ mod tests {
     fn the_thread_and_cpu_settings_parse_or_name_the_fix() {
         assert_eq!(Threads::parse("1"), Ok(Threads::One));
         assert_eq!(Threads::parse(" 2 "), Ok(Threads::Two));
-        // Unset: one thread only above 1 Gbit/s.
-        assert!(Threads::Auto.one_for(10_000_000_000));
-        assert!(!Threads::Auto.one_for(1_000_000_000));
-        assert!(Threads::One.one_for(100_000_000));
-        assert!(!Threads::Two.one_for(10_000_000_000));
+        // Unset: two threads at every rate (one thread carried less at 10 Gbit/s on the idle
+        // host).
+        assert_eq!(Threads::default(), Threads::Two);
         for bad in ["", "0", "3", "two"] {
             let e = Threads::parse(bad).unwrap_err();
             assert!(e.contains("set it to 1") && !e.contains('\n'), "{e}");

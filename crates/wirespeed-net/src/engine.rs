@@ -284,7 +284,7 @@ fn run_stream(
                 Role::Sender => {
                     // Paced by the kernel, at its own rate (see `sock::PACING_UNCAPPED`), but
                     // on loopback (`sock::paces_to`); a kernel without it sends as before.
-                    if s.peer_addr().is_ok_and(|a| sock::paces_to(a.ip())) {
+                    if s.peer_addr().is_ok_and(|a| sock::paces(spec, a.ip())) {
                         let _ = sock::enable_pacing(&s);
                     }
                     let r = if let Some(path) = &sh.source {

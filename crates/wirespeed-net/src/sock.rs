@@ -122,6 +122,12 @@ pub fn paces_to(peer: std::net::IpAddr) -> bool {
     !loopback
 }
 
+/// Whether a TCP sender of `spec` to `peer` asks the kernel to pace it: [`paces_to`] the peer,
+/// unless the test asked for an unpaced sender (`--no-pacing`).
+pub fn paces(spec: &TestSpec, peer: std::net::IpAddr) -> bool {
+    !spec.no_pacing && paces_to(peer)
+}
+
 /// Turns the kernel's pacing on for a TCP sending socket ([`PACING_UNCAPPED`]).
 pub fn enable_pacing(fd: &impl AsFd) -> io::Result<()> {
     socket_options::set_max_pacing_rate(fd, PACING_UNCAPPED)
@@ -387,6 +393,26 @@ mod tests {
         assert!(!paces_to(ip("::1")));
         assert!(!paces_to(ip("::ffff:127.0.0.1")));
         assert!(paces_to(ip("::ffff:198.18.0.2")));
+    }
+
+    #[test]
+    fn no_pacing_leaves_a_sender_unpaced_toward_any_peer() {
+        let ip = |s: &str| s.parse::<std::net::IpAddr>().unwrap();
+        let paced = TestSpec::default();
+        let unpaced = TestSpec {
+            no_pacing: true,
+            ..TestSpec::default()
+        };
+        assert!(paces(&paced, ip("198.18.0.2")));
+        assert!(!paces(&unpaced, ip("198.18.0.2")));
+        assert!(!paces(&unpaced, ip("127.0.0.1")));
+        // Sent to the agent only when asked, so an agent that predates it takes every other
+        // test; an agent of this build reads it back.
+        let text = serde_json::to_string(&paced).unwrap();
+        assert!(!text.contains("no_pacing"), "{text}");
+        let text = serde_json::to_string(&unpaced).unwrap();
+        let back: TestSpec = serde_json::from_str(&text).unwrap();
+        assert!(back.no_pacing);
     }
 
     #[test]

@@ -125,6 +125,12 @@ pub struct TestSpec {
     /// TCP senders use MSG_ZEROCOPY (`--zerocopy`).
     #[serde(default)]
     pub zerocopy: bool,
+    /// TCP senders send what the window allows as the ACKs free it, without the kernel's
+    /// pacing (`--no-pacing`), as iperf3 does without `--fq-rate`: for comparing like with
+    /// like against an unpaced tool. Sent only when set, so agents that predate it still
+    /// take every other test.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_pacing: bool,
     /// The client's reporting interval (`-i`), so that the agent keeps its own intervals on
     /// the same ticks (iperf3's `--get-server-output`, always on); `None`: no intervals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +185,7 @@ impl Default for TestSpec {
             gso: false,
             no_gso: false,
             zerocopy: false,
+            no_pacing: false,
             interval_seconds: None,
             tos: None,
             mptcp: false,

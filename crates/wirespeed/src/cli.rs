@@ -44,6 +44,7 @@ enum Command {
         mut_arg("congestion", |a| a.hide(true)),
         mut_arg("file", |a| a.hide(true)),
         mut_arg("zerocopy", |a| a.hide(true)),
+        mut_arg("no_pacing", |a| a.hide(true)),
         mut_arg("len", |a| a.help("Payload bytes per datagram [default: 1472]")),
         mut_arg("bitrate", |a| a.help("Target rate per stream; 0 = as fast as possible [default: 1M]")),
         mut_arg("num", |a| a.help("Amount per stream instead of a duration: a number of -l datagrams, or a byte size such as 16MiB")),
@@ -152,7 +153,14 @@ mod tests {
             .unwrap()
             .render_long_help()
             .to_string();
-        for tcp_only in ["--nodelay", "--mss", "--congestion", "--file", "--zerocopy"] {
+        for tcp_only in [
+            "--nodelay",
+            "--mss",
+            "--congestion",
+            "--file",
+            "--zerocopy",
+            "--no-pacing",
+        ] {
             assert!(
                 tcp.contains(tcp_only) && !udp.contains(tcp_only),
                 "{tcp_only}"

@@ -154,6 +154,12 @@ pub(crate) struct ThroughputArgs {
     #[arg(long)]
     zerocopy: bool,
 
+    /// TCP: senders send what each ACK frees at once, without the kernel's pacing (the default
+    /// paces every sender but a loopback one), as iperf3 sends without --fq-rate; for
+    /// comparing like with like against an unpaced tool.
+    #[arg(long)]
+    no_pacing: bool,
+
     /// UDP: require segmentation offload (UDP_SEGMENT: up to 64 datagrams per send and per
     /// trip through the stack), an error where the kernel or path lacks it. It is already the
     /// default wherever it works; receivers always accept coalesced (GRO) buffers.
@@ -328,6 +334,11 @@ impl ThroughputArgs {
         if let Some(f) = &self.file {
             check_source(f)?;
         }
+        if self.no_pacing && udp {
+            bail!(
+                "--no-pacing turns off TCP pacing: use it with `wirespeed tcp` (UDP senders pace to -b)"
+            );
+        }
         if self.zerocopy && udp {
             bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
         }
@@ -363,6 +374,7 @@ impl ThroughputArgs {
             gso: self.gso,
             no_gso: self.no_gso,
             zerocopy: self.zerocopy,
+            no_pacing: self.no_pacing,
             interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
             tos: self.tos,
             mptcp: self.mptcp,
@@ -958,6 +970,19 @@ mod tests {
         assert!(parse(&["--gso", "--no-gso"]).is_err());
         let tcp = parse(&["--no-gso"]).unwrap().spec(Protocol::Tcp);
         assert!(tcp.unwrap_err().to_string().contains("wirespeed udp"));
+    }
+
+    #[test]
+    fn no_pacing_is_a_tcp_option_carried_in_the_spec() {
+        let paced = parse(&[]).unwrap().spec(Protocol::Tcp).unwrap();
+        assert!(!paced.no_pacing, "senders are paced by default");
+        let unpaced = parse(&["--no-pacing"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert!(unpaced.no_pacing);
+        let udp = parse(&["--no-pacing"]).unwrap().spec(Protocol::Udp);
+        assert!(udp.unwrap_err().to_string().contains("wirespeed tcp"));
     }
 
     #[test]
