@@ -1098,6 +1098,27 @@ impl Ingress {
         }
     }
 
+    /// When a frame just read is ready for the link, and what a router on the way costs it:
+    /// charged from `at` (a super-packet's instant) or its own arrival ([`Self::charged_from`]),
+    /// plus the time a slow sending host's CPU takes to hand it over.
+    fn ready_for_link(&mut self, frame: &[u8], at: Option<Nanos>) -> (Nanos, Duration) {
+        let now = match at {
+            Some(t) => t,
+            None => self.charged_from(frame),
+        };
+        let processing = self
+            .router
+            .as_ref()
+            .map_or(Duration::ZERO, |r| r.charge(frame).duration());
+        // A slow host's driver hands the frame to the link only when its CPU is done.
+        let ready = self.host.as_ref().map_or(now, |cpu| {
+            cpu.lock()
+                .expect("host lock")
+                .transmit(now, frame.len() as u64)
+        });
+        (ready, processing)
+    }
+
     /// Publishes this thread's CPU time, then waits up to [`POLL_INTERVAL`] for the TAP to
     /// have a frame; false when it has none yet (the caller checks `stop` and waits again).
     fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
@@ -1198,17 +1219,7 @@ impl Ingress {
             st.pool.push(buffer);
             return Some(true);
         }
-        let now = match at {
-            Some(t) => t,
-            None => self.charged_from(&buffer[..len]),
-        };
-        let processing = self
-            .router
-            .as_ref()
-            .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-        let ready = self.host.as_ref().map_or(now, |cpu| {
-            cpu.lock().expect("host lock").transmit(now, len as u64)
-        });
+        let (ready, processing) = self.ready_for_link(&buffer[..len], at);
         let tag = st.next_tag;
         st.next_tag += 1;
         self.direction
@@ -1526,18 +1537,7 @@ impl Ingress {
             *spare = Some(buffer);
             return Some(true);
         }
-        let now = match at {
-            Some(t) => t,
-            None => self.charged_from(&buffer[..len]),
-        };
-        let processing = self
-            .router
-            .as_ref()
-            .map_or(Duration::ZERO, |r| r.charge(&buffer[..len]).duration());
-        // A slow host's driver hands the frame to the link only when its CPU is done.
-        let ready = self.host.as_ref().map_or(now, |cpu| {
-            cpu.lock().expect("host lock").transmit(now, len as u64)
-        });
+        let (ready, processing) = self.ready_for_link(&buffer[..len], at);
         let verdict = self.direction.offer(ready, len as u64, processing);
         *self.shared.counters.lock().expect("counters lock") = self.direction.counters();
         match verdict {

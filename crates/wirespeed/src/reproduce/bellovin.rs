@@ -986,18 +986,23 @@ mod tests {
         );
     }
 
-    /// Rounds of minimums with the scatter of a loaded machine, drawn from `seed`: each size
-    /// in each round up to `amp` ms above the line (uniform), one round in three 50 us high.
-    fn noisy(line: impl Fn(u64) -> f64, seed: u64, amp: f64, rounds: usize) -> HopMinimums {
+    /// Uniform draws in [0, 1) from `seed` (a 64-bit LCG: the same numbers on every machine).
+    fn uniform_from(seed: u64) -> impl FnMut() -> f64 {
         let mut x = seed
             .wrapping_mul(6364136223846793005)
             .wrapping_add(1442695040888963407);
-        let mut unit = || {
+        move || {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             (x >> 11) as f64 / (1u64 << 53) as f64
-        };
+        }
+    }
+
+    /// Rounds of minimums with the scatter of a loaded machine, drawn from `seed`: each size
+    /// in each round up to `amp` ms above the line (uniform), one round in three 50 us high.
+    fn noisy(line: impl Fn(u64) -> f64, seed: u64, amp: f64, rounds: usize) -> HopMinimums {
+        let mut unit = uniform_from(seed);
         let mut h = HopMinimums::default();
         for s in [64u64, 300, 548, 800, 1150, 1500] {
             let q = s.min(548) + 28;
@@ -1156,15 +1161,7 @@ mod tests {
         rounds: usize,
         seed: u64,
     ) -> HopMinimums {
-        let mut x = seed
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        let mut unit = || {
-            x = x
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (x >> 11) as f64 / (1u64 << 53) as f64
-        };
+        let mut unit = uniform_from(seed);
         let mut h = HopMinimums::default();
         for s in sizes_of(sizes) {
             let q = s.min(548.0) + 28.0;
