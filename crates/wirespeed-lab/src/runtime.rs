@@ -1900,7 +1900,7 @@ pub struct EmulatorCost {
     /// True on a shared medium, where one thread serves every port (the CPU is the medium's).
     pub shared_thread: bool,
     /// True if one thread serves this direction, reading, releasing and writing
-    /// (`WIRESPEED_LAB_THREADS`; by default on a link with super-packets above 1 Gbit/s): its CPU is
+    /// (on request, `WIRESPEED_LAB_THREADS=1`, on a link with super-packets): its CPU is
     /// `egress_cpu_seconds`, and `ingress_cpu_seconds` is 0.
     pub one_thread: bool,
     /// Of `cpu_seconds`, the ingress thread's (reading the sending TAP, deciding each frame's
