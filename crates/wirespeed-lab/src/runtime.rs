@@ -2148,10 +2148,7 @@ mod tests {
             csum_start: l4 as u16,
             csum_offset: 16,
         };
-        let mut read = vec![0u8; gso::VNET_HDR_LEN];
-        hdr.write(&mut read);
-        read.extend_from_slice(&f);
-        read
+        as_read(&hdr, &f)
     }
 
     /// The ingress and egress threads' code of one offloaded direction, driven in virtual
@@ -2181,6 +2178,14 @@ mod tests {
         received: u64,
     }
 
+    /// What one read of a TAP with the vnet header returns: the header, then the frame.
+    fn as_read(hdr: &gso::VnetHdr, frame: &[u8]) -> Vec<u8> {
+        let mut read = vec![0u8; gso::VNET_HDR_LEN];
+        hdr.write(&mut read);
+        read.extend_from_slice(frame);
+        read
+    }
+
     /// A UDP/IPv4 super-packet as a stack with USO hands it to a TAP with the vnet header:
     /// `segments` datagrams of `payload` bytes each (UDP GSO).
     fn udp_read(segments: usize, payload: usize) -> Vec<u8> {
@@ -2205,10 +2210,7 @@ mod tests {
             csum_start: l4 as u16,
             csum_offset: 6,
         };
-        let mut read = vec![0u8; gso::VNET_HDR_LEN];
-        hdr.write(&mut read);
-        read.extend_from_slice(&f);
-        read
+        as_read(&hdr, &f)
     }
 
     impl Rig {
