@@ -7,50 +7,23 @@ use std::process::ExitCode;
 use clap::Parser;
 
 mod autoneg;
-mod autoneg_html;
 mod cli;
-mod data;
+mod common;
 mod deploy;
 mod diagnose;
 mod envelope;
-mod exit_status;
-mod exporter;
-mod flags;
-mod host;
-mod install_aids;
-mod interrupt;
-mod iperf3_html;
-mod iperf3_json;
 mod lab;
 mod latency;
-mod latency_html;
-mod latency_queues;
 mod load;
-mod load_html;
-mod load_render;
 mod mesh;
-mod mesh_html;
-mod metrics;
 mod model;
-mod output;
 mod probe;
-mod probe_html;
-mod progress;
 mod report;
-mod report_views;
 mod reproduce;
-mod reproduce_html;
-mod runs_file;
-mod schedule;
 mod serve;
 mod sim;
-mod sim_html;
-mod sim_link;
 mod sweep;
 mod throughput;
-mod throughput_html;
-mod throughput_text;
-mod throughput_verdict;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -61,16 +34,20 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         // Ctrl-C: the partial result is printed; say what was kept and how to go on.
-        Err(err) if err.downcast_ref::<interrupt::Interrupted>().is_some() => {
+        Err(err)
+            if err
+                .downcast_ref::<common::interrupt::Interrupted>()
+                .is_some() =>
+        {
             let stop = err
-                .downcast_ref::<interrupt::Interrupted>()
+                .downcast_ref::<common::interrupt::Interrupted>()
                 .expect("checked above");
             eprintln!("wirespeed: {stop}");
             ExitCode::from(stop.status())
         }
         Err(err) => {
             eprintln!("wirespeed: error: {}", error_line(&err));
-            ExitCode::from(exit_status::code_of(&err))
+            ExitCode::from(common::exit_status::code_of(&err))
         }
     }
 }
