@@ -1,6 +1,6 @@
 //! The command-line map: one subcommand per question wirespeed answers.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
@@ -16,7 +16,7 @@ use crate::throughput::ThroughputArgs;
 /// explain the difference.
 #[derive(Debug, Parser)]
 #[command(name = "wirespeed", version, about, propagate_version = true)]
-pub(crate) struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -104,7 +104,7 @@ enum Command {
     Man(crate::common::install_aids::ManArgs),
 }
 
-pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sweep(args) => crate::sweep::command(args),
         Command::Latency(args) => crate::latency::run(args),
@@ -123,8 +123,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deploy(args) => crate::deploy::run(args),
         Command::Reproduce(args) => crate::reproduce::run(args),
         Command::Report(args) => crate::report::run(args),
-        Command::Completions(args) => crate::common::install_aids::completions(args),
-        Command::Man(args) => crate::common::install_aids::man(args),
+        Command::Completions(args) => {
+            crate::common::install_aids::completions(args, Cli::command())
+        }
+        Command::Man(args) => crate::common::install_aids::man(args, Cli::command()),
     }
 }
 

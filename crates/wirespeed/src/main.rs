@@ -1,29 +1,14 @@
-//! The `wirespeed` binary: flags in, a command run, a document out. Everything real lives in
-//! the library crates.
+//! The `wirespeed` binary: flags in, a command run, a document out. The commands live in this
+//! crate's library (`src/lib.rs`: one folder per command, `common/` for what they share), the
+//! science and the I/O in the library crates; here are only the exit statuses and error lines.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
-mod autoneg;
-mod cli;
-mod common;
-mod deploy;
-mod diagnose;
-mod envelope;
-mod lab;
-mod latency;
-mod load;
-mod mesh;
-mod model;
-mod probe;
-mod report;
-mod reproduce;
-mod serve;
-mod sim;
-mod sweep;
-mod throughput;
+use wirespeed::cli;
+use wirespeed::common::{exit_status, interrupt};
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {
@@ -34,20 +19,16 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if is_broken_pipe(&err) => ExitCode::SUCCESS,
         // Ctrl-C: the partial result is printed; say what was kept and how to go on.
-        Err(err)
-            if err
-                .downcast_ref::<common::interrupt::Interrupted>()
-                .is_some() =>
-        {
+        Err(err) if err.downcast_ref::<interrupt::Interrupted>().is_some() => {
             let stop = err
-                .downcast_ref::<common::interrupt::Interrupted>()
+                .downcast_ref::<interrupt::Interrupted>()
                 .expect("checked above");
             eprintln!("wirespeed: {stop}");
             ExitCode::from(stop.status())
         }
         Err(err) => {
             eprintln!("wirespeed: error: {}", error_line(&err));
-            ExitCode::from(common::exit_status::code_of(&err))
+            ExitCode::from(exit_status::code_of(&err))
         }
     }
 }

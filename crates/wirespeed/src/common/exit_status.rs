@@ -58,7 +58,7 @@ impl fmt::Display for Exit {
 impl std::error::Error for Exit {}
 
 /// The status an error ends the process with.
-pub(crate) fn code_of(err: &anyhow::Error) -> u8 {
+pub fn code_of(err: &anyhow::Error) -> u8 {
     err.chain()
         .find_map(|e| e.downcast_ref::<Exit>())
         .map_or(BAD_INPUT, |e| e.code)

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 use wirespeed_net::auth::AuthKey;
+use wirespeed_sim::traffic::{LengthMix, SEED_LENGTHS};
 
 /// `--auth-key-file`: the key a client proves to an agent that asks for one.
 #[derive(Debug, Clone, Default, Args)]
@@ -43,3 +44,51 @@ pub(crate) const MOVED_N: &str =
 
 /// What `-R` means wherever it is taken.
 pub(crate) const MOVED_R: &str = "-R is the reverse direction (tcp, udp)";
+
+/// `--hosts`: host counts (`sim csma`, `load`, `reproduce --lab-hosts`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HostList(pub(crate) Vec<usize>);
+
+/// `--lengths`: packet lengths or length mixes (`sim csma`, `load`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LengthList(pub(crate) Vec<LengthMix>);
+
+/// Host counts, 1 to 1024, in the number-list syntax every command shares (`1-24`, `1..24`,
+/// `1,2,4,8`, `2..24:2`).
+pub(crate) fn parse_hosts(text: &str) -> Result<HostList, String> {
+    let hosts = wirespeed_model::units::parse_number_list(text, 1, 1024, 1024)
+        .map_err(|e| format!("host counts: {e}"))?;
+    Ok(HostList(hosts.into_iter().map(|h| h as usize).collect()))
+}
+
+pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
+    let bad = |part: &str| {
+        format!("{part:?} is not a packet length (examples: seed, 64, 1536, 6/2, 64:6+1536:2)")
+    };
+    let mut mixes = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        if part == "seed" {
+            mixes.extend(SEED_LENGTHS.iter().map(|&bytes| LengthMix::Fixed { bytes }));
+        } else if let Some((s, l)) = part.split_once('/') {
+            let s: u32 = s.parse().map_err(|_| bad(part))?;
+            let l: u32 = l.parse().map_err(|_| bad(part))?;
+            mixes.push(LengthMix::seed_ratio(s, l));
+        } else if part.contains(':') {
+            let lengths = part
+                .split('+')
+                .map(|item| {
+                    let (b, w) = item.split_once(':').ok_or_else(|| bad(part))?;
+                    let b: u64 = b.parse().map_err(|_| bad(part))?;
+                    let w: f64 = w.parse().map_err(|_| bad(part))?;
+                    Ok((b, w))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            mixes.push(LengthMix::Weighted { lengths });
+        } else {
+            let bytes: u64 = part.parse().map_err(|_| bad(part))?;
+            mixes.push(LengthMix::Fixed { bytes });
+        }
+    }
+    Ok(LengthList(mixes))
+}

@@ -5,10 +5,8 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Context;
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
-
-use crate::cli::Cli;
 
 /// `wirespeed completions SHELL`.
 #[derive(Debug, Args)]
@@ -27,9 +25,10 @@ pub(crate) struct ManArgs {
     dir: Option<PathBuf>,
 }
 
-/// Prints the completion script: `wirespeed completions bash > /etc/bash_completion.d/wirespeed`.
-pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
-    let mut cmd = Cli::command();
+/// Prints the completion script of `cmd` (the whole command map, which the caller passes so
+/// that shared code imports no command): `wirespeed completions bash >
+/// /etc/bash_completion.d/wirespeed`.
+pub(crate) fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> anyhow::Result<()> {
     let mut out = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "wirespeed", &mut out);
     std::io::stdout()
@@ -38,9 +37,8 @@ pub(crate) fn completions(args: CompletionsArgs) -> anyhow::Result<()> {
         .context("writing the completion script")
 }
 
-/// Prints the top-level page, or writes every command's page into `--dir`.
-pub(crate) fn man(args: ManArgs) -> anyhow::Result<()> {
-    let cmd = Cli::command();
+/// Prints `cmd`'s top-level page, or writes every command's page into `--dir`.
+pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
     let Some(dir) = args.dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
@@ -98,7 +96,10 @@ fn missing_pages(dir: &std::path::Path, names: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
+    use clap::CommandFactory;
+
     use super::*;
+    use crate::cli::Cli;
 
     #[test]
     fn every_command_and_subcommand_has_a_page_that_names_it() {
@@ -126,9 +127,12 @@ mod tests {
     fn pages_written_to_a_directory_are_all_there() {
         let dir = std::env::temp_dir().join(format!("wirespeed-man-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
-        man(ManArgs {
-            dir: Some(dir.clone()),
-        })
+        man(
+            ManArgs {
+                dir: Some(dir.clone()),
+            },
+            Cli::command(),
+        )
         .unwrap();
         let names: Vec<String> = pages(Cli::command())
             .unwrap()

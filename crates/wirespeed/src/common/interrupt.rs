@@ -39,7 +39,7 @@ pub(crate) fn requested() -> bool {
 /// The error a command returns after it printed its partial result: `main` prints the
 /// message and exits 128 + the signal's number.
 #[derive(Debug)]
-pub(crate) struct Interrupted {
+pub struct Interrupted {
     /// What was kept and how to go on, one sentence.
     pub(crate) message: String,
     /// The exact command that continues the work, when the command can resume.
@@ -48,7 +48,7 @@ pub(crate) struct Interrupted {
 
 impl Interrupted {
     /// The process's exit status: 130 after SIGINT, 143 after SIGTERM.
-    pub(crate) fn status(&self) -> u8 {
+    pub fn status(&self) -> u8 {
         let signal = wirespeed_net::signal::received().unwrap_or(wirespeed_net::signal::SIGINT);
         u8::try_from(128 + signal).unwrap_or(130)
     }

@@ -25,9 +25,9 @@ use wirespeed_net::{Agent, AgentConfig};
 use wirespeed_report::Document;
 use wirespeed_sim::LengthMix;
 
+use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::load::render::{LoadResult, rows, write_plots};
-use crate::sim::{HostList, LengthList, parse_hosts, parse_lengths};
 use wirespeed_net::control::DEFAULT_PORT;
 
 /// The schema of the results file's first line.

@@ -5,9 +5,10 @@
 //! it configured (link rates, costs, station counts) is written beside what was measured, and
 //! if every comparison states its tolerance and the reason for its verdict. Each reproduction
 //! reuses the library (envelope arithmetic, the CSMA/CD simulator, the lab's lifecycle) where
-//! the logic is public, and runs this same executable as a subprocess with `--json` where the
-//! logic lives only in the binary (`tcp`, `serve`, `probe`, `model compare`); each row's
-//! `method` says which.
+//! the logic is public (this crate's own library included: `throughput::measure` for a loopback
+//! TCP test, `model::compare`), and runs this same executable as a subprocess with `--json`
+//! where a run needs its own process or namespace (`serve`, `tcp` and `probe` inside a lab);
+//! each row's `method` says which.
 
 pub(crate) mod html;
 
@@ -82,8 +83,8 @@ pub(crate) struct ReproduceArgs {
     lab: bool,
 
     /// boggs --lab: host counts of the lab series (default 1,2,4,8,16,24).
-    #[arg(long, value_name = "LIST", value_parser = crate::sim::parse_hosts, requires = "lab")]
-    lab_hosts: Option<crate::sim::HostList>,
+    #[arg(long, value_name = "LIST", value_parser = crate::common::flags::parse_hosts, requires = "lab")]
+    lab_hosts: Option<crate::common::flags::HostList>,
 
     /// bellovin: probe this chain instead of labs/seed-001-path.toml (its first two
     /// [[host]]s are the ends; every hop is checked against its configured costs).

@@ -22,6 +22,7 @@ use wirespeed_sim::{
     Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, PointSummary, Scenario,
 };
 
+use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::sim::link::LinkArgs;
 
@@ -172,52 +173,6 @@ enum Net {
     Long4,
     Long2,
     Short,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct HostList(pub(crate) Vec<usize>);
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct LengthList(pub(crate) Vec<LengthMix>);
-
-/// Host counts, 1 to 1024, in the number-list syntax every command shares (`1-24`, `1..24`,
-/// `1,2,4,8`, `2..24:2`).
-pub(crate) fn parse_hosts(text: &str) -> Result<HostList, String> {
-    let hosts = wirespeed_model::units::parse_number_list(text, 1, 1024, 1024)
-        .map_err(|e| format!("host counts: {e}"))?;
-    Ok(HostList(hosts.into_iter().map(|h| h as usize).collect()))
-}
-
-pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
-    let bad = |part: &str| {
-        format!("{part:?} is not a packet length (examples: seed, 64, 1536, 6/2, 64:6+1536:2)")
-    };
-    let mut mixes = Vec::new();
-    for part in text.split(',') {
-        let part = part.trim();
-        if part == "seed" {
-            mixes.extend(SEED_LENGTHS.iter().map(|&bytes| LengthMix::Fixed { bytes }));
-        } else if let Some((s, l)) = part.split_once('/') {
-            let s: u32 = s.parse().map_err(|_| bad(part))?;
-            let l: u32 = l.parse().map_err(|_| bad(part))?;
-            mixes.push(LengthMix::seed_ratio(s, l));
-        } else if part.contains(':') {
-            let lengths = part
-                .split('+')
-                .map(|item| {
-                    let (b, w) = item.split_once(':').ok_or_else(|| bad(part))?;
-                    let b: u64 = b.parse().map_err(|_| bad(part))?;
-                    let w: f64 = w.parse().map_err(|_| bad(part))?;
-                    Ok((b, w))
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            mixes.push(LengthMix::Weighted { lengths });
-        } else {
-            let bytes: u64 = part.parse().map_err(|_| bad(part))?;
-            mixes.push(LengthMix::Fixed { bytes });
-        }
-    }
-    Ok(LengthList(mixes))
 }
 
 /// `3000ft`, `910m`, `0.5km`, or a bare number of metres.

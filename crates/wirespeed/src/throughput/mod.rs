@@ -7,6 +7,8 @@ pub(crate) mod html;
 pub(crate) mod iperf3;
 pub(crate) mod text;
 
+pub use text::LiveLines;
+
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -30,7 +32,6 @@ use wirespeed_report::Document;
 
 use crate::common::exit_status::Exit;
 use crate::common::output::{self, OutputArgs};
-use text::LiveLines;
 use wirespeed_net::control::DEFAULT_PORT;
 
 /// `-n`: ttcp's number of buffers (a bare number), or a byte size (`16MiB`, `1000000B`).
@@ -252,7 +253,7 @@ fn parse_link_rate(text: &str) -> Result<BitRate, String> {
 
 /// What was asked, as the JSON `parameters`.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Parameters {
+pub struct Parameters {
     pub(crate) agent: String,
     in_process_agent: bool,
     pub(crate) test: TestSpec,
@@ -263,7 +264,7 @@ pub(crate) struct Parameters {
 
 /// The result in iperf3's layout.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct ThroughputResult {
+pub struct ThroughputResult {
     pub(crate) start: Start,
     pub(crate) intervals: Vec<Interval>,
     /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
@@ -271,7 +272,7 @@ pub(crate) struct ThroughputResult {
     // Fields added after the first documents were written read as absent from those.
     #[serde(default)]
     pub(crate) agent_intervals: Vec<Interval>,
-    pub(crate) end: End,
+    pub end: End,
     #[serde(default)]
     pub(crate) error: Option<String>,
     /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
@@ -532,7 +533,7 @@ pub(crate) fn resolve_agent(
 /// A validated throughput test: what `tcp`/`udp` flags mean, and what a library caller
 /// (`reproduce`) builds directly.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     pub(crate) protocol: Protocol,
     pub(crate) spec: TestSpec,
     /// The agent; None: an agent in this process on loopback.
@@ -552,9 +553,19 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// The test to run.
+    pub fn spec(&self) -> &TestSpec {
+        &self.spec
+    }
+
+    /// How rates are written in text.
+    pub fn rate_format(&self) -> RateFormat {
+        self.rate_format
+    }
+
     /// One TCP stream through this host's loopback for `seconds`, no intervals: the host's own
     /// ceiling, as `wirespeed tcp -t SECONDS -i 0` measures it.
-    pub(crate) fn loopback_tcp(seconds: f64) -> Config {
+    pub fn loopback_tcp(seconds: f64) -> Config {
         let spec = TestSpec {
             protocol: Protocol::Tcp,
             amount: Amount::Seconds(seconds),
@@ -604,14 +615,14 @@ impl ThroughputArgs {
 }
 
 /// What a throughput test produced: the document `tcp`/`udp` print, and why it is partial.
-pub(crate) struct Measurement {
-    pub(crate) doc: Document<Parameters, ThroughputResult>,
-    pub(crate) partial_reason: Option<String>,
+pub struct Measurement {
+    pub doc: Document<Parameters, ThroughputResult>,
+    pub partial_reason: Option<String>,
 }
 
 /// Runs the test (`config.repeat` times) and returns its typed document; `live` shows the
 /// intervals as they end (silent when built with neither text nor a JSON stream).
-pub(crate) fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurement> {
+pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurement> {
     let spec = &config.spec;
     let remote = config.remote;
     // Without HOST: an agent in this process, on loopback.

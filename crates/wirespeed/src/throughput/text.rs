@@ -111,7 +111,7 @@ pub(crate) fn header(spec: &TestSpec, agent: SocketAddr, in_process: bool) -> St
 }
 
 /// Live interval lines (`-i`) or JSON objects (`--json-stream`) as the test runs.
-pub(crate) struct LiveLines {
+pub struct LiveLines {
     format: RateFormat,
     human: bool,
     json: bool,
@@ -125,7 +125,7 @@ pub(crate) struct LiveLines {
 
 impl LiveLines {
     /// Silent unless `human` (interval lines) or `json` (one object per interval).
-    pub(crate) fn new(format: RateFormat, spec: &TestSpec, human: bool, json: bool) -> LiveLines {
+    pub fn new(format: RateFormat, spec: &TestSpec, human: bool, json: bool) -> LiveLines {
         LiveLines {
             header: None,
             columns_done: false,
