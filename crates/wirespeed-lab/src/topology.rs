@@ -35,6 +35,7 @@
 //! aqm_interval = "100ms"
 //! fq_flows = 1024       # FQ-CoDel's flow queues and quantum (RFC 8290 defaults)
 //! fq_quantum = 1514
+//! fq_perturbation = 42  # the flow hash's; drawn at random per start unless set (lab status shows it)
 //! ```
 
 use std::collections::HashMap;
@@ -309,6 +310,10 @@ pub struct AqmConfig {
     pub flows: u32,
     /// FQ-CoDel's quantum, bytes.
     pub quantum: u32,
+    /// FQ-CoDel's flow-hash perturbation (`fq_perturbation`), for a run that must repeat
+    /// which flows share a queue; `None`: the lab draws one at random when it starts and shows
+    /// it in `lab status`, so that no sender can know it in advance (RFC 8290 section 4.1).
+    pub perturbation: Option<u64>,
 }
 
 /// Ranges of the AQM keys: (key, lowest, highest) as the file writes them.
@@ -624,6 +629,7 @@ struct RawLink {
     aqm_interval: Option<Spanned<toml::Value>>,
     fq_flows: Option<Spanned<toml::Value>>,
     fq_quantum: Option<Spanned<toml::Value>>,
+    fq_perturbation: Option<Spanned<toml::Value>>,
 }
 
 impl RawTopology {
@@ -1020,6 +1026,13 @@ impl RawLink {
                 ),
             ));
         }
+        if let (Some(both), true) = (&self.rate, self.rate_ab.is_some() || self.rate_ba.is_some()) {
+            // One of them would be silently ignored for that direction.
+            return Err(ctx.error(
+                both,
+                "give rate (both directions) or rate_ab and rate_ba (one per direction), not both: remove rate or the per-direction rates".into(),
+            ));
+        }
         let base = self.rate.as_ref().map(|v| rate(ctx, v)).transpose()?;
         let rate_ab = self
             .rate_ab
@@ -1197,6 +1210,7 @@ impl RawLink {
             (&self.aqm_interval, "aqm_interval", true),
             (&self.fq_flows, "fq_flows", false),
             (&self.fq_quantum, "fq_quantum", false),
+            (&self.fq_perturbation, "fq_perturbation", false),
         ];
         for (value, key, codel_too) in tuning {
             let Some(v) = value else { continue };
@@ -1312,17 +1326,23 @@ impl RawLink {
             crate::emulator::aqm::DEFAULT_QUANTUM,
             1514,
         )?;
+        let perturbation = self
+            .fq_perturbation
+            .as_ref()
+            .map(|v| integer(ctx, v, "fq_perturbation", 0, i64::MAX).map(|p| p as u64))
+            .transpose()?;
         Ok(Some(AqmConfig {
             kind,
             target,
             interval,
             flows,
             quantum,
+            perturbation,
         }))
     }
 
     fn delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
-        let delay = self.unbounded_delay(ctx, line)?;
+        let delay = self.unbounded_delay(ctx)?;
         if delay > MAX_DELAY {
             let at = self
                 .delay
@@ -1342,15 +1362,17 @@ impl RawLink {
         Ok(delay)
     }
 
-    fn unbounded_delay(&self, ctx: &Ctx<'_>, line: usize) -> Result<Duration, TopologyError> {
+    fn unbounded_delay(&self, ctx: &Ctx<'_>) -> Result<Duration, TopologyError> {
+        if let (Some(vf), None) = (&self.velocity_factor, &self.length_m) {
+            // Alone it would change nothing: the delay is `delay`, or zero.
+            return Err(ctx.error(
+                vf,
+                "velocity_factor needs length_m (the cable's length): add length_m = 100, or remove velocity_factor".into(),
+            ));
+        }
         match (&self.delay, &self.length_m) {
             (Some(_), Some(l)) => Err(ctx.error(l, "give delay or length_m, not both".into())),
-            (Some(d), None) => {
-                if self.velocity_factor.is_some() {
-                    return Err(ctx.error_at_line(line, "velocity_factor needs length_m".into()));
-                }
-                duration(ctx, d, "delay")
-            }
+            (Some(d), None) => duration(ctx, d, "delay"),
             (None, Some(l)) => {
                 let length = number(ctx, l, "length_m")?;
                 if !(0.0..=4.0e7).contains(&length) {
@@ -1774,15 +1796,17 @@ delay = "100us"
                 interval: Duration::from_millis(100),
                 flows: 1024,
                 quantum: 1514,
+                perturbation: None,
             })
         );
         let text = format!(
-            "{TWO}aqm = \"fq_codel\"\naqm_target = \"10ms\"\naqm_interval = \"200ms\"\nfq_flows = 64\nfq_quantum = 300\nqueue = 1000\n"
+            "{TWO}aqm = \"fq_codel\"\naqm_target = \"10ms\"\naqm_interval = \"200ms\"\nfq_flows = 64\nfq_quantum = 300\nqueue = 1000\nfq_perturbation = 12345\n"
         );
         let a = Topology::parse(&text, "t.toml").unwrap().links[0]
             .aqm
             .unwrap();
         assert_eq!(a.kind, AqmKind::FqCodel);
+        assert_eq!(a.perturbation, Some(12345), "set for a reproducible run");
         assert_eq!(
             (a.target, a.interval, a.flows, a.quantum),
             (
@@ -1930,6 +1954,34 @@ delay = "100us"
         ));
         assert_eq!(line, 5, "{msg}");
         assert!(msg.contains("answer cost of router 'r1'"), "{msg}");
+    }
+
+    #[test]
+    fn a_rate_beside_per_direction_rates_and_a_velocity_factor_without_length_are_refused() {
+        // rate and rate_ab together: one would be silently ignored for that direction.
+        for extra in ["rate_ab = \"1M\"", "rate_ba = \"56k\""] {
+            let (line, msg) = err(&format!("{TWO}{extra}\n"));
+            assert_eq!(line, 9, "{msg}");
+            assert!(msg.contains("not both"), "{msg}");
+            assert_eq!(msg.lines().count(), 1, "{msg}");
+        }
+        // velocity_factor alone changes nothing: with a delay, and without one.
+        let (line, msg) = err(&format!("{TWO}velocity_factor = 0.66\n"));
+        assert_eq!(line, 11, "{msg}");
+        assert!(msg.contains("velocity_factor needs length_m"), "{msg}");
+        let (line, msg) = err(&TWO.replace("delay = \"100us\"", "velocity_factor = 0.66"));
+        assert_eq!(line, 10, "{msg}");
+        assert!(msg.contains("add length_m"), "{msg}");
+        assert!(
+            Topology::parse(
+                &TWO.replace(
+                    "delay = \"100us\"",
+                    "length_m = 100\nvelocity_factor = 0.66"
+                ),
+                "t"
+            )
+            .is_ok()
+        );
     }
 
     #[test]

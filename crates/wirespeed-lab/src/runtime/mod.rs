@@ -46,7 +46,7 @@ use crate::emulator::router::RouterEgress;
 use crate::emulator::shared::{SharedConfig, SharedMedium};
 use crate::shared_port::{SharedPort, StationShared};
 use crate::sys::{self, Tap};
-use crate::topology::LinkDuplex;
+use crate::topology::{AqmKind, LinkDuplex};
 use crate::topology::{NodeKind, Topology};
 use wirespeed_sim::mac::MacDuplex;
 
@@ -262,6 +262,16 @@ impl Lab {
     /// Starts the emulator's threads.
     pub fn start(&self) -> Emulator {
         let stop = Arc::new(AtomicBool::new(false));
+        let perturbations: Vec<u64> = self
+            .topology
+            .links
+            .iter()
+            .map(|link| {
+                link.aqm
+                    .and_then(|a| a.perturbation)
+                    .unwrap_or_else(fresh_perturbation)
+            })
+            .collect();
         let mut ports = Vec::new();
         let mut threads = Vec::new();
         for link in &self.topology.links {
@@ -285,7 +295,7 @@ impl Lab {
                 let (recycle_tx, recycle_rx) = handoff::channel::<Vec<u8>>();
                 let mut direction = Direction::new(config, link.layer, link.mtu);
                 if let Some(aqm) = &link.aqm {
-                    direction = direction.with_aqm(aqm);
+                    direction = direction.with_aqm(aqm, perturbations[link.index]);
                 }
                 let (src_cpu, dst_cpu) = if from_a {
                     (cpus[0].clone(), cpus[1].clone())
@@ -379,6 +389,10 @@ impl Lab {
                     shared: Shared::Direction(port),
                     host: src_cpu,
                     aqm: link.aqm.map(|a| a.kind.name().to_string()),
+                    fq_perturbation: link
+                        .aqm
+                        .filter(|a| a.kind == AqmKind::FqCodel)
+                        .map(|_| perturbations[link.index]),
                     sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                     receiver: Watched::open(&self.namespaces[dst.node], &dst.name).ok(),
                     stamps: stamp_counters,
@@ -446,6 +460,7 @@ impl Lab {
                 medium: word(duplex).into(),
                 shared: Shared::Station(station),
                 aqm: None,
+                fq_perturbation: None,
                 host: None,
                 sender: Watched::open(&self.namespaces[src.node], &src.name).ok(),
                 receiver: Watched::open(&self.namespaces[src.node], &src.name).ok(),
@@ -510,6 +525,7 @@ impl Lab {
                 shared: Shared::Station(s),
                 host: None,
                 aqm: None,
+                fq_perturbation: None,
                 sender: Watched::open(&self.namespaces[station.node], &station.name).ok(),
                 receiver: Watched::open(&self.namespaces[station.node], &station.name).ok(),
                 stamps: None,
@@ -593,6 +609,16 @@ impl Drop for Lab {
 
 /// False if `WIRESPEED_LAB_OFFLOAD=0` asks for frame-per-read TAP devices everywhere (to
 /// compare with the emulator before super-packets).
+/// A flow-hash perturbation for a link whose topology sets none: random, so that no sender can
+/// know which flows share a queue (RFC 8290 section 4.1), and below 2^63 so that the value
+/// `lab status` shows can be written back as `fq_perturbation` to repeat a run.
+pub fn fresh_perturbation() -> u64 {
+    // The kernel's random source fails only before it is seeded at boot; a lab built then
+    // still gets a value no sender can read off the topology.
+    getrandom::u64().unwrap_or_else(|_| monotonic_now().0 ^ u64::from(std::process::id()) << 32)
+        >> 1
+}
+
 fn offloads_wanted() -> bool {
     std::env::var("WIRESPEED_LAB_OFFLOAD").map_or(true, |v| v != "0")
 }

@@ -116,6 +116,8 @@ pub(super) struct PortHandle {
     pub(super) shared: Shared,
     /// "codel" or "fq_codel" on a direction with active queue management.
     pub(super) aqm: Option<String>,
+    /// FQ-CoDel's flow-hash perturbation on this direction's link.
+    pub(super) fq_perturbation: Option<u64>,
     /// The sending interface, in its namespace (its host-side drops).
     pub(super) sender: Option<Watched>,
     /// The receiving interface (on a shared medium: the station's own).
@@ -168,6 +170,11 @@ pub struct PortStatus {
     /// what it did is `counters.aqm`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub aqm: Option<String>,
+    /// FQ-CoDel's flow-hash perturbation (the topology's `fq_perturbation`, or the one drawn
+    /// at random when the lab started): set it in the topology to repeat a run's flow-to-queue
+    /// mapping.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fq_perturbation: Option<u64>,
     /// Frames lost on the host side of the port's TAP devices.
     #[serde(default)]
     pub device: DeviceCounters,
@@ -387,6 +394,7 @@ impl Emulator {
                         .map(|cpu| cpu.lock().expect("host lock").counters())
                         .or_else(|| p.shared.host()),
                     aqm: p.aqm.clone(),
+                    fq_perturbation: p.fq_perturbation,
                     device,
                     cost,
                     ingress_stamps: p.stamps.as_ref().map(|s| s.read()),

@@ -181,7 +181,7 @@ impl Rig {
                     1500,
                 );
                 match aqm {
-                    Some(a) => d.with_aqm(a),
+                    Some(a) => d.with_aqm(a, 7),
                     None => d,
                 }
             },
@@ -463,6 +463,7 @@ fn port() -> PortStatus {
         lateness: LatenessSummary::default(),
         host: None,
         aqm: None,
+        fq_perturbation: None,
         device: DeviceCounters::default(),
         cost: EmulatorCost::default(),
         ingress_stamps: None,
