@@ -528,13 +528,6 @@ impl RawLink {
                 ),
             ));
         }
-        if let (Some(both), true) = (&self.rate, self.rate_ab.is_some() || self.rate_ba.is_some()) {
-            // One of them would be silently ignored for that direction.
-            return Err(ctx.error(
-                both,
-                "give rate (both directions) or rate_ab and rate_ba (one per direction), not both: remove rate or the per-direction rates".into(),
-            ));
-        }
         let base = self.rate.as_ref().map(|v| rate(ctx, v)).transpose()?;
         let rate_ab = self
             .rate_ab
@@ -548,6 +541,14 @@ impl RawLink {
             .map(|v| rate(ctx, v))
             .transpose()?
             .or(base);
+        if let (Some(both), true) = (&self.rate, self.rate_ab.is_some() || self.rate_ba.is_some()) {
+            // Each value was checked at its own line above; together, one of them would be
+            // silently ignored for that direction.
+            return Err(ctx.error(
+                both,
+                "give rate (both directions) or rate_ab and rate_ba (one per direction), not both: remove rate or the per-direction rates".into(),
+            ));
+        }
         let (Some(rate_ab), Some(rate_ba)) = (rate_ab, rate_ba) else {
             return Err(ctx.error_at_line(
                 line,
