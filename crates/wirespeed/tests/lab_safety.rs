@@ -662,7 +662,11 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     // Issue 32: a per-direction rate beside `rate`, and a velocity factor without a length,
     // were silently ignored.
     ("+rate_ab = \"1M\"", 8, "not both"),
-    ("+velocity_factor = 0.66", 9, "velocity_factor needs length_m"),
+    (
+        "+velocity_factor = 0.66",
+        9,
+        "velocity_factor needs length_m",
+    ),
     ("^name = \"\"", 1, "lab name ''"),
     ("^name = \"../../tmp/x\"", 1, "lab name '../../tmp/x'"),
     ("^name = 5", 1, "invalid type"),
