@@ -228,12 +228,19 @@ pub struct LabRecord {
     /// The cgroup that holds every process started in it, if one could be made.
     #[serde(default)]
     pub cgroup: Option<String>,
-    /// The emulator's executable (/proc/PID/exe when it started).
+    /// The emulator's executable and cgroup, once it runs (boxed, so that the record stays
+    /// small in the results that carry it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub exe: Option<String>,
-    /// The emulator's own cgroup (/proc/PID/cgroup when it started).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub emulator_cgroup: Option<String>,
+    pub emulator: Option<Box<EmulatorIdentity>>,
+}
+
+/// What `down` checks a live emulator process against, besides its pid and start time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EmulatorIdentity {
+    /// Its executable (/proc/PID/exe when it started).
+    pub exe: String,
+    /// Its own cgroup (/proc/PID/cgroup when it started).
+    pub cgroup: String,
 }
 
 impl LabRecord {
@@ -287,8 +294,7 @@ impl LabRecord {
                 .map(|port| format!("{}{tap_id}-{port}", sys::PREFIX))
                 .collect(),
             cgroup: cgroup.map(|c| c.display().to_string()),
-            exe: None,
-            emulator_cgroup: None,
+            emulator: None,
         }
     }
 
@@ -594,8 +600,9 @@ fn emulator_process(
     if std::env::set_current_dir(dir).is_err() {
         return 1;
     }
-    record.exe = executable_of("self");
-    record.emulator_cgroup = cgroup_of("self");
+    record.emulator = executable_of("self")
+        .zip(cgroup_of("self"))
+        .map(|(exe, cgroup)| Box::new(EmulatorIdentity { exe, cgroup }));
     let signals = SignalSet::block(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1]);
     let emulator = lab.start();
     record.pid = std::process::id() as i32;
@@ -847,15 +854,20 @@ fn check_emulator(record: &LabRecord, dir: &Path) -> Result<bool, String> {
         return Ok(false);
     }
     let pid = record.pid;
+    let Some(identity) = &record.emulator else {
+        return Err(format!(
+            "pid {pid} cannot be told to be this lab's emulator: the record names no executable or cgroup (a lab started by an older wirespeed: stop pid {pid} yourself)"
+        ));
+    };
     let found = executable_of(&pid.to_string());
-    if record.exe.is_none() || found != record.exe {
+    if found.as_deref() != Some(identity.exe.as_str()) {
         return Err(format!(
             "pid {pid} is not this lab's emulator: its executable is {} where the record says {}",
             found.as_deref().unwrap_or("unknown"),
-            record.exe.as_deref().unwrap_or("nothing")
+            identity.exe
         ));
     }
-    if cgroup_of(&pid.to_string()) != record.emulator_cgroup {
+    if cgroup_of(&pid.to_string()).as_deref() != Some(identity.cgroup.as_str()) {
         return Err(format!(
             "pid {pid} is not this lab's emulator: its cgroup differs from the record's"
         ));

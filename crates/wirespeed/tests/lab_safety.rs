@@ -384,8 +384,10 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
         "nodes": [{"name": "h1", "kind": "host", "namespace": format!("ws-{forged}-h1"), "addresses": []}],
         "devices": [],
         "cgroup": null,
-        "exe": std::fs::read_link(format!("/proc/{}/exe", victim.id())).unwrap(),
-        "emulator_cgroup": std::fs::read_to_string(format!("/proc/{}/cgroup", victim.id())).unwrap().trim(),
+        "emulator": {
+            "exe": std::fs::read_link(format!("/proc/{}/exe", victim.id())).unwrap(),
+            "cgroup": std::fs::read_to_string(format!("/proc/{}/cgroup", victim.id())).unwrap().trim(),
+        },
     });
     std::fs::write(forged_dir.join("lab.json"), record.to_string()).unwrap();
     assert_one_line_error(
