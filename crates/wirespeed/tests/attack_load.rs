@@ -95,6 +95,7 @@ impl Hostile {
         h.send(&Message::Hello {
             protocol_version: PROTOCOL_VERSION,
             software: "attack_load".into(),
+            nonce: None,
         });
         match h.recv() {
             Message::Welcome { .. } => h,

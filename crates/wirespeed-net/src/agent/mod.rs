@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use serde::Serialize;
 
-use crate::auth::{hex, random_bytes, unhex};
+use crate::auth::{HANDSHAKE_NONCE_BYTES, Role, hex, random_bytes, unhex};
 use crate::budget::{self, Budget, Reservation};
 use crate::control::{Cookie, DATA_MAGIC, Message, PROTOCOL_VERSION, Phase, parse_greeting_rest};
 use crate::engine::{DataSocket, Running, Side};
@@ -547,15 +547,18 @@ fn handshake(
         other => SessionEnd::Failed(other),
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let (protocol_version, words) = match ctl
+    let (protocol_version, software, client_nonce, words) = match ctl
         .recv(left(), "waiting for hello")
         .map_err(timed_out)?
     {
         Message::Hello {
             protocol_version,
             software,
+            nonce,
         } => (
             protocol_version,
+            software.clone(),
+            nonce,
             ClientWords {
                 notices: crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
                 residence: crate::control::names_feature(
@@ -576,9 +579,20 @@ fn handshake(
         )));
     }
     if let Some(key) = &cfg.auth {
-        let mut nonce = [0u8; 32];
-        random_bytes(&mut nonce).map_err(SessionError::Io)?;
-        ctl.send(&Message::Challenge { nonce: hex(&nonce) })?;
+        let mut agent_nonce = [0u8; HANDSHAKE_NONCE_BYTES];
+        random_bytes(&mut agent_nonce).map_err(SessionError::Io)?;
+        let client_nonce = client_nonce
+            .and_then(|n| unhex(&n))
+            .filter(|n| n.len() == HANDSHAKE_NONCE_BYTES);
+        // The agent proves the key first, for this session only; a client without a nonce
+        // (no key, or an older release) gets a challenge without a proof and is refused below.
+        let session = client_nonce
+            .as_ref()
+            .map(|c| key.handshake(protocol_version, &software, c, &agent_nonce));
+        ctl.send(&Message::Challenge {
+            nonce: hex(&agent_nonce),
+            proof: session.as_ref().map(|h| hex(&h.proof(Role::Agent))),
+        })?;
         let mac = match ctl
             .recv(left(), "waiting for the authentication response")
             .map_err(timed_out)?
@@ -586,12 +600,17 @@ fn handshake(
             Message::AuthResponse { mac } => mac,
             other => return Err(client_ended(other)),
         };
-        let ok = unhex(&mac).is_some_and(|mac| key.verify(&nonce, &mac));
-        if !ok {
+        let Some(session) = session else {
+            return Err(SessionEnd::Refused(
+                "refused by the agent: the client answered with the one-way key check of an older wirespeed release, which a relay can pass; run the same wirespeed release at both ends".into(),
+            ));
+        };
+        if !unhex(&mac).is_some_and(|mac| session.verify(Role::Client, &mac)) {
             return Err(SessionEnd::Refused(
                 "refused by the agent: authentication failed (the client's --auth-key-file does not match the agent's)".into(),
             ));
         }
+        ctl.secure(session.seal(Role::Agent));
     }
     Ok(words)
 }

@@ -90,15 +90,24 @@ pub enum Message {
         protocol_version: u32,
         /// `wirespeed 0.1.0`.
         software: String,
+        /// A client with a key: its 32 random bytes of the handshake, hex ([`crate::auth`]).
+        /// Absent (and not written) without a key, so keyless ends of any release agree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nonce: Option<String>,
     },
-    /// Agent -> client when a key is required: prove you know it.
+    /// Agent -> client when a key is required: the agent's nonce and its proof of the key.
     Challenge {
         /// 32 random bytes, hex.
         nonce: String,
+        /// The agent's proof for this session ([`crate::auth::Handshake::proof`]), hex. An
+        /// agent of an older release sends none, and a keyed client refuses it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
     },
-    /// Client -> agent: HMAC-SHA256 of the challenge under the pre-shared key, hex.
+    /// Client -> agent: the client's proof of the key for this session, hex. Every frame after
+    /// it, both ways, carries its tag ([`crate::auth::Seal`]).
     AuthResponse {
-        /// The MAC, hex.
+        /// The proof, hex.
         mac: String,
     },
     /// Agent -> client: the hello (and the key, if asked) is accepted.
