@@ -322,11 +322,26 @@ mod tests {
             "a reflected proof (the agent's sent back as the client's)"
         );
         for (label, h) in [
-            ("another client nonce", key.handshake(1, "wirespeed 0.1.0", &[3; 32], &na)),
-            ("another agent nonce", key.handshake(1, "wirespeed 0.1.0", &nc, &[3; 32])),
-            ("another version", key.handshake(2, "wirespeed 0.1.0", &nc, &na)),
-            ("another hello", key.handshake(1, "wirespeed 0.1.0 +queue", &nc, &na)),
-            ("another key", other.handshake(1, "wirespeed 0.1.0", &nc, &na)),
+            (
+                "another client nonce",
+                key.handshake(1, "wirespeed 0.1.0", &[3; 32], &na),
+            ),
+            (
+                "another agent nonce",
+                key.handshake(1, "wirespeed 0.1.0", &nc, &[3; 32]),
+            ),
+            (
+                "another version",
+                key.handshake(2, "wirespeed 0.1.0", &nc, &na),
+            ),
+            (
+                "another hello",
+                key.handshake(1, "wirespeed 0.1.0 +queue", &nc, &na),
+            ),
+            (
+                "another key",
+                other.handshake(1, "wirespeed 0.1.0", &nc, &na),
+            ),
         ] {
             assert!(!h.verify(Role::Agent, &agent), "{label}");
         }

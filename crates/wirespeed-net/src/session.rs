@@ -116,7 +116,8 @@ impl Control {
                     Some(seal) => open_sealed(&body, seal).ok_or(SessionError::Forged)?,
                     None => serde_json::from_slice(&body).map_err(DecodeError::Malformed),
                 }
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                .with_peer_text_escaped();
                 self.phase = if self.agent_side {
                     self.phase.on_client(&m, self.auth_required)?
                 } else {

@@ -167,11 +167,11 @@ impl FrameReader {
     /// read timeout sets how long this waits).
     pub fn poll(&mut self, input: &mut impl Read) -> io::Result<Polled> {
         Ok(match self.poll_body(input)? {
-            PolledBody::Body(body) => Polled::Message(
-                serde_json::from_slice(&body).map_err(|e| {
+            PolledBody::Body(body) => {
+                Polled::Message(serde_json::from_slice(&body).map_err(|e| {
                     io::Error::new(io::ErrorKind::InvalidData, DecodeError::Malformed(e))
-                })?,
-            ),
+                })?)
+            }
             PolledBody::Pending => Polled::Pending,
             PolledBody::Closed => Polled::Closed,
         })

@@ -158,7 +158,8 @@ where
                 let proof = proof.ok_or(HandshakeError::AgentUnproven(
                     "its challenge carries no proof, as an older release's does",
                 ))?;
-                let session = key.handshake(PROTOCOL_VERSION, software, &client_nonce, &agent_nonce);
+                let session =
+                    key.handshake(PROTOCOL_VERSION, software, &client_nonce, &agent_nonce);
                 if !unhex(&proof).is_some_and(|p| session.verify(Role::Agent, &p)) {
                     return Err(HandshakeError::AgentUnproven(
                         "its proof does not match this client's key",
@@ -279,7 +280,12 @@ mod tests {
         else {
             panic!("a keyed hello carries a nonce: {hello:?}")
         };
-        let h = key.handshake(*protocol_version, software, &unhex(nonce).unwrap(), &agent_nonce);
+        let h = key.handshake(
+            *protocol_version,
+            software,
+            &unhex(nonce).unwrap(),
+            &agent_nonce,
+        );
         Message::Challenge {
             nonce: hex(&agent_nonce),
             proof: Some(hex(&h.proof(Role::Agent))),
@@ -326,7 +332,11 @@ mod tests {
         };
         let e = greet(&mut impostor, Some(&key), Duration::from_secs(1)).unwrap_err();
         assert!(matches!(e, HandshakeError::AgentUnproven(_)), "{e}");
-        assert_eq!(impostor.inner.sent.len(), 1, "no answer to an unproven agent");
+        assert_eq!(
+            impostor.inner.sent.len(),
+            1,
+            "no answer to an unproven agent"
+        );
         // A bare welcome, and an old release's challenge without a proof, are refused.
         let mut s = script(vec![welcome(PROTOCOL_VERSION)]);
         let e = greet(&mut s, Some(&key), Duration::from_secs(1)).unwrap_err();

@@ -178,6 +178,51 @@ pub enum Message {
 }
 
 impl Message {
+    /// The message with every free-text field a peer wrote passed through
+    /// [`wirespeed_model::peer::escape`], so that whatever shows or logs it shows one line of
+    /// visible characters (issue 32: a forged `error` wrote lines and escape codes into the
+    /// agent's log). Applied to every message read from a peer ([`crate::session`]).
+    pub fn with_peer_text_escaped(self) -> Message {
+        use wirespeed_model::peer::escape;
+        match self {
+            Message::Hello {
+                protocol_version,
+                software,
+                nonce,
+            } => Message::Hello {
+                protocol_version,
+                software: escape(&software),
+                nonce,
+            },
+            Message::Welcome {
+                protocol_version,
+                software,
+            } => Message::Welcome {
+                protocol_version,
+                software: escape(&software),
+            },
+            Message::Refused { reason } => Message::Refused {
+                reason: escape(&reason),
+            },
+            Message::Error { message } => Message::Error {
+                message: escape(&message),
+            },
+            Message::Results { report } => Message::Results {
+                report: report.with_peer_text_escaped(),
+            },
+            Message::Finished { report } => Message::Finished {
+                report: report.with_peer_text_escaped(),
+            },
+            Message::Mesh(super::mesh::MeshMessage::Result { mut result }) => {
+                for e in &mut result.errors {
+                    *e = escape(e);
+                }
+                Message::Mesh(super::mesh::MeshMessage::Result { result })
+            }
+            other => other,
+        }
+    }
+
     /// The `"type"` name, for error messages.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -216,6 +261,28 @@ mod tests {
         assert!(text.contains(&"ab".repeat(16)), "{text}");
         assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
         assert!(serde_json::from_str::<Message>(r#"{"type":"accepted","cookie":"abc"}"#).is_err());
+    }
+
+    #[test]
+    fn peer_text_is_escaped_in_every_free_text_field() {
+        let m: Message = serde_json::from_str(
+            r#"{"type":"error","message":"x\nsession 99 127.0.0.1:1 completed\n\u001b[2J"}"#,
+        )
+        .unwrap();
+        let Message::Error { message } = m.with_peer_text_escaped() else {
+            panic!()
+        };
+        assert_eq!(message, r"x\nsession 99 127.0.0.1:1 completed\n\x1b[2J");
+        let m = Message::Refused {
+            reason: "a\rb".into(),
+        }
+        .with_peer_text_escaped();
+        assert_eq!(
+            m,
+            Message::Refused {
+                reason: r"a\rb".into()
+            }
+        );
     }
 
     #[test]
