@@ -424,8 +424,35 @@ fn finding_2_an_echo_service_elsewhere_gets_no_test_traffic() {
     // The client's own address still works, and so does a sink at another address that is a
     // wirespeed agent of the test when the generator's operator allowed it.
     legitimate_tests_pass(&[&strict, &open]);
+    // A keyless generator beyond its client's address is refused, naming the key (issue 32: a
+    // bare nonce can be relayed by anyone on the path); the keyed case passes in
+    // wirespeed-net's tests/load.rs.
     let mut elsewhere = Agent::start("127.0.0.2", &[]);
-    legitimate_tests_pass(&[&elsewhere, &open]);
+    let (a, b) = (elsewhere.addr.to_string(), open.addr.to_string());
+    let keyless = wirespeed(&[
+        "load",
+        "--agent",
+        &a,
+        "--agent",
+        &b,
+        "--hosts",
+        "2",
+        "--sink",
+        "1",
+        "--lengths",
+        "512",
+        "--rate",
+        "5M",
+        "--no-model",
+        "--timeout",
+        "3s",
+    ]);
+    assert_eq!(keyless.status, 2, "{}", keyless.stderr);
+    assert!(
+        keyless.stderr.contains("--auth-key-file"),
+        "{}",
+        keyless.stderr
+    );
     let refused = wirespeed(&[
         "load",
         "--agent",
