@@ -20,6 +20,7 @@ pub mod envelope;
 pub mod framing;
 pub mod load;
 pub mod mesh;
+pub mod peer;
 pub mod perhop;
 pub mod resample;
 pub mod sample_stats;

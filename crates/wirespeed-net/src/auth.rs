@@ -1,19 +1,42 @@
-//! Pre-shared-key authentication: HMAC-SHA256 challenge/response (RFC 2104 over FIPS 180-4).
+//! Pre-shared-key authentication of both ends, bound to the session (issue 32).
 //!
-//! The agent sends 32 random bytes; the client answers `HMAC-SHA256(key, "wirespeed-auth-v1" ||
-//! nonce)`; the agent checks it with the MAC's constant-time comparison. The key never crosses
-//! the wire and a recorded answer is useless for the next session's nonce. This proves the
-//! client knows the key; it does not encrypt the test.
+//! The construction is HKDF-SHA256 (RFC 5869) and HMAC-SHA256 (RFC 2104) from RustCrypto, in
+//! the shape of TLS 1.3's PSK handshake reduced to what a control channel needs:
+//!
+//! 1. the client's hello carries 32 random bytes `Nc`; the agent answers with its own `Na`;
+//! 2. both derive, from the key and `Nc || Na` as HKDF's salt, a confirmation key and one frame
+//!    key per direction;
+//! 3. each end proves the key with `HMAC(confirm, role || transcript)`, where the transcript
+//!    names the construction (`wirespeed-auth-v2`), the protocol version, the hello's software
+//!    and both nonces. The agent proves first; the client checks that proof before it answers;
+//! 4. every frame after the handshake carries `HMAC(frame key of its direction, sequence ||
+//!    body)`: a relay that passed the handshake between a keyed client and a real agent cannot
+//!    add, change, drop, reorder or reflect a single message, so it gains nothing a plain TCP
+//!    proxy would not.
+//!
+//! A proof names its role, so the agent's proof cannot stand for the client's; it names both
+//! nonces, so a proof recorded or relayed from another session is worthless. The key never
+//! crosses the wire. This authenticates; it does not encrypt (test parameters and results are
+//! not secret, and an on-path attacker can always cut a connection).
 
 use std::io;
 use std::path::Path;
 
+use hkdf::Hkdf;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
 type HmacSha256 = Hmac<Sha256>;
 
-const CONTEXT: &[u8] = b"wirespeed-auth-v1";
+/// The construction and its version: the first bytes of every transcript and key label, so
+/// that nothing proved or derived here can be taken for anything else.
+const HANDSHAKE_LABEL: &[u8] = b"wirespeed-auth-v2";
+
+/// Bytes of each end's handshake nonce.
+pub const HANDSHAKE_NONCE_BYTES: usize = 32;
+
+/// Bytes of a frame's tag (HMAC-SHA256).
+pub const TAG_BYTES: usize = 32;
 
 /// A pre-shared key read from a file.
 #[derive(Clone)]
@@ -74,24 +97,41 @@ impl AuthKey {
         AuthKey(bytes.to_vec())
     }
 
-    fn mac(&self) -> HmacSha256 {
-        let mut mac = HmacSha256::new_from_slice(&self.0).expect("HMAC takes keys of any length");
-        mac.update(CONTEXT);
-        mac
-    }
-
-    /// The client's answer to `nonce`.
-    pub fn respond(&self, nonce: &[u8]) -> Vec<u8> {
-        let mut mac = self.mac();
-        mac.update(nonce);
-        mac.finalize().into_bytes().to_vec()
-    }
-
-    /// Whether `answer` is the right response to `nonce`, compared in constant time.
-    pub fn verify(&self, nonce: &[u8], answer: &[u8]) -> bool {
-        let mut mac = self.mac();
-        mac.update(nonce);
-        mac.verify_slice(answer).is_ok()
+    /// The session's keys once both nonces are known: `protocol_version` and `software` are
+    /// the client's hello's.
+    pub fn handshake(
+        &self,
+        protocol_version: u32,
+        software: &str,
+        client_nonce: &[u8],
+        agent_nonce: &[u8],
+    ) -> Handshake {
+        let mut transcript = Vec::with_capacity(HANDSHAKE_LABEL.len() + 96 + software.len());
+        for part in [
+            HANDSHAKE_LABEL,
+            &protocol_version.to_be_bytes(),
+            software.as_bytes(),
+            client_nonce,
+            agent_nonce,
+        ] {
+            // Each part length-prefixed, so that no two different transcripts share bytes.
+            transcript.extend_from_slice(&(part.len() as u32).to_be_bytes());
+            transcript.extend_from_slice(part);
+        }
+        let salt = [client_nonce, agent_nonce].concat();
+        let hk = Hkdf::<Sha256>::new(Some(&salt), &self.0);
+        let key = |purpose: &[u8]| {
+            let mut k = [0u8; 32];
+            hk.expand_multi_info(&[HANDSHAKE_LABEL, b" ", purpose, b" ", &transcript], &mut k)
+                .expect("32 bytes is a valid HKDF-SHA256 length");
+            k
+        };
+        Handshake {
+            confirm: key(b"confirm"),
+            client_to_agent: key(b"client-to-agent frames"),
+            agent_to_client: key(b"agent-to-client frames"),
+            transcript,
+        }
     }
 
     /// HMAC-SHA256 of `context || data` under the key, for proofs other than the handshake's
@@ -114,6 +154,115 @@ impl AuthKey {
         mac.update(context);
         mac.update(data);
         mac.verify_slice(proof).is_ok()
+    }
+}
+
+/// Which end of a control connection proves or seals.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The end that said hello.
+    Client,
+    /// `wirespeed serve`.
+    Agent,
+}
+
+impl Role {
+    fn label(self) -> &'static [u8] {
+        match self {
+            Role::Client => b"client proof",
+            Role::Agent => b"agent proof",
+        }
+    }
+}
+
+/// One session's keys, derived by [`AuthKey::handshake`].
+pub struct Handshake {
+    confirm: [u8; 32],
+    client_to_agent: [u8; 32],
+    agent_to_client: [u8; 32],
+    transcript: Vec<u8>,
+}
+
+impl std::fmt::Debug for Handshake {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Handshake(..)")
+    }
+}
+
+fn mac_of(key: &[u8], parts: &[&[u8]]) -> HmacSha256 {
+    let mut mac = HmacSha256::new_from_slice(key).expect("HMAC takes keys of any length");
+    for p in parts {
+        mac.update(p);
+    }
+    mac
+}
+
+impl Handshake {
+    /// `role`'s proof that it holds the key, for this session's transcript only.
+    pub fn proof(&self, role: Role) -> [u8; 32] {
+        mac_of(&self.confirm, &[role.label(), &self.transcript])
+            .finalize()
+            .into_bytes()
+            .into()
+    }
+
+    /// Whether `proof` is `role`'s proof for this session, compared in constant time.
+    pub fn verify(&self, role: Role, proof: &[u8]) -> bool {
+        mac_of(&self.confirm, &[role.label(), &self.transcript])
+            .verify_slice(proof)
+            .is_ok()
+    }
+
+    /// The frame seal of the end that plays `me`.
+    pub fn seal(&self, me: Role) -> Seal {
+        let (send, receive) = match me {
+            Role::Client => (self.client_to_agent, self.agent_to_client),
+            Role::Agent => (self.agent_to_client, self.client_to_agent),
+        };
+        Seal {
+            send,
+            receive,
+            sent: 0,
+            received: 0,
+        }
+    }
+}
+
+/// Tags frames after the handshake: a key per direction and a count of frames each way, so
+/// that a frame cannot be replayed, reordered, dropped (the next one fails) or sent back.
+pub struct Seal {
+    send: [u8; 32],
+    receive: [u8; 32],
+    sent: u64,
+    received: u64,
+}
+
+impl std::fmt::Debug for Seal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Seal(sent {}, received {})", self.sent, self.received)
+    }
+}
+
+impl Seal {
+    /// The tag of the next frame this end sends.
+    pub fn tag(&mut self, body: &[u8]) -> [u8; TAG_BYTES] {
+        let tag = mac_of(&self.send, &[&self.sent.to_be_bytes(), body])
+            .finalize()
+            .into_bytes()
+            .into();
+        self.sent += 1;
+        tag
+    }
+
+    /// Whether `tag` is right for the next frame from the peer (compared in constant time).
+    pub fn check(&mut self, body: &[u8], tag: &[u8]) -> bool {
+        let ok = mac_of(&self.receive, &[&self.received.to_be_bytes(), body])
+            .verify_slice(tag)
+            .is_ok();
+        if ok {
+            self.received += 1;
+        }
+        ok
     }
 }
 
@@ -160,18 +309,62 @@ mod tests {
     }
 
     #[test]
-    fn the_right_key_answers_and_a_wrong_one_does_not() {
+    fn proofs_name_their_role_and_session_and_a_wrong_key_fails() {
         let key = AuthKey::from_bytes(b"0123456789abcdef");
         let other = AuthKey::from_bytes(b"0123456789abcdeX");
-        let nonce = [9u8; 32];
-        let answer = key.respond(&nonce);
-        assert!(key.verify(&nonce, &answer));
+        let (nc, na) = ([1u8; 32], [2u8; 32]);
+        let ours = key.handshake(1, "wirespeed 0.1.0", &nc, &na);
+        let theirs = key.handshake(1, "wirespeed 0.1.0", &nc, &na);
+        let agent = ours.proof(Role::Agent);
+        assert!(theirs.verify(Role::Agent, &agent));
         assert!(
-            !key.verify(&[8u8; 32], &answer),
-            "a replay for another nonce"
+            !theirs.verify(Role::Client, &agent),
+            "a reflected proof (the agent's sent back as the client's)"
         );
-        assert!(!other.verify(&nonce, &answer));
-        assert!(!key.verify(&nonce, &answer[..31]));
+        for (label, h) in [
+            (
+                "another client nonce",
+                key.handshake(1, "wirespeed 0.1.0", &[3; 32], &na),
+            ),
+            (
+                "another agent nonce",
+                key.handshake(1, "wirespeed 0.1.0", &nc, &[3; 32]),
+            ),
+            (
+                "another version",
+                key.handshake(2, "wirespeed 0.1.0", &nc, &na),
+            ),
+            (
+                "another hello",
+                key.handshake(1, "wirespeed 0.1.0 +queue", &nc, &na),
+            ),
+            (
+                "another key",
+                other.handshake(1, "wirespeed 0.1.0", &nc, &na),
+            ),
+        ] {
+            assert!(!h.verify(Role::Agent, &agent), "{label}");
+        }
+        assert!(!theirs.verify(Role::Agent, &agent[..31]));
+    }
+
+    #[test]
+    fn sealed_frames_open_once_in_order_and_only_in_their_direction() {
+        let key = AuthKey::from_bytes(b"0123456789abcdef");
+        let h = key.handshake(1, "w", &[1; 32], &[2; 32]);
+        let (mut client, mut agent) = (h.seal(Role::Client), h.seal(Role::Agent));
+        let t0 = client.tag(b"first");
+        let t1 = client.tag(b"second");
+        assert!(!agent.check(b"second", &t1), "out of order");
+        assert!(!agent.check(b"firsT", &t0), "changed");
+        assert!(agent.check(b"first", &t0));
+        assert!(!agent.check(b"first", &t0), "replayed");
+        assert!(agent.check(b"second", &t1));
+        let back = agent.tag(b"first");
+        assert!(!agent.check(b"first", &back), "reflected");
+        assert!(client.check(b"first", &back));
+        let other = AuthKey::from_bytes(b"0123456789abcdeX").handshake(1, "w", &[1; 32], &[2; 32]);
+        assert!(!other.seal(Role::Agent).check(b"first", &t0));
     }
 
     #[test]

@@ -287,7 +287,7 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     outcome.client.environment = Some(Environment::collect(Some(local.ip())));
     outcome.error = error;
     if outcome.error.is_none() {
-        match exchange(&mut ctl, &outcome.client, idle) {
+        match exchange(&mut ctl, &outcome.client, idle, cfg.agent) {
             Ok(agent) => outcome.agent = Some(agent),
             Err(e) => outcome.error = Some(e),
         }
@@ -438,7 +438,12 @@ pub(crate) fn interval(
 }
 
 /// Sends the client's view, waits for the agent's.
-fn exchange(ctl: &mut Control, client: &SideReport, idle: Duration) -> Result<SideReport, String> {
+fn exchange(
+    ctl: &mut Control,
+    client: &SideReport,
+    idle: Duration,
+    agent: SocketAddr,
+) -> Result<SideReport, String> {
     ctl.send(&Message::Finished {
         report: client.clone(),
     })
@@ -447,7 +452,14 @@ fn exchange(ctl: &mut Control, client: &SideReport, idle: Duration) -> Result<Si
     let deadline = idle + Duration::from_secs(5);
     loop {
         match ctl.recv(deadline, "waiting for the agent's results") {
-            Ok(Message::Results { report }) => return Ok(report),
+            Ok(Message::Results { report }) => {
+                // The agent's figures are shown beside ours: an impossible one is refused,
+                // named, not printed as measured.
+                report
+                    .check(&format!("agent {agent}"))
+                    .map_err(|e| e.to_string())?;
+                return Ok(report);
+            }
             Ok(Message::SendDone) => {}
             Ok(Message::Error { message }) => return Err(format!("the agent reported: {message}")),
             Ok(other) => return Err(format!("unexpected control message '{}'", other.kind())),

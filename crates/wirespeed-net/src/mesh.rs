@@ -398,7 +398,12 @@ pub fn run_pair(
         .map_err(SessionError::Io)?;
     let wait = Duration::from_secs_f64(test.tcp_seconds + test.probe_seconds() + 1.0) + idle * 3;
     match ctl.recv(wait, "waiting for the mesh test's result")? {
-        Message::Mesh(MeshMessage::Result { result }) => Ok(result),
+        Message::Mesh(MeshMessage::Result { result }) => {
+            result
+                .check(&format!("agent {source}"))
+                .map_err(|e| MeshError::Refused(e.to_string()))?;
+            Ok(result)
+        }
         Message::Refused { reason } => Err(MeshError::Refused(reason)),
         Message::Error { message } if message.contains("unknown variant `mesh`") => {
             Err(MeshError::TooOld(source))

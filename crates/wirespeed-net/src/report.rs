@@ -261,6 +261,75 @@ pub struct SideReport {
 }
 
 impl SideReport {
+    /// The report with the free text a peer wrote in it escaped
+    /// ([`wirespeed_model::peer::escape`]).
+    pub fn with_peer_text_escaped(mut self) -> SideReport {
+        use wirespeed_model::peer::escape;
+        self.software = escape(&self.software);
+        for s in &mut self.streams {
+            if let Some(e) = &mut s.error {
+                *e = escape(e);
+            }
+            if let Some(c) = &mut s.socket.congestion {
+                *c = escape(c);
+            }
+            for a in [&mut s.socket.local_address, &mut s.socket.peer_address] {
+                *a = escape(a);
+            }
+        }
+        self
+    }
+
+    /// Whether every figure of a peer's report can be true: finite and not negative, rates
+    /// consistent with the bytes and the time, lost datagrams within those counted. The
+    /// refusal names `peer` and the figure ("agent 127.0.0.1:5210 reported an impossible
+    /// rate").
+    pub fn check(&self, peer: &str) -> Result<(), wirespeed_model::peer::Impossible> {
+        let f = wirespeed_model::peer::Figures::of(peer);
+        f.quantity("wall time", self.wall_seconds)?;
+        f.quantity("CPU time", self.cpu.user_seconds)?;
+        f.quantity("CPU time", self.cpu.system_seconds)?;
+        for s in &self.streams {
+            f.quantity("stream time", s.seconds)?;
+            f.quantity("CPU time", s.cpu.user_seconds)?;
+            f.quantity("CPU time", s.cpu.system_seconds)?;
+            if let Some(t) = &s.tcp_info {
+                f.quantity("round-trip time", t.rtt_seconds)?;
+                f.quantity("round-trip time", t.rttvar_seconds)?;
+                f.maybe("round-trip time", t.min_rtt_seconds)?;
+                f.maybe("delivery rate", t.delivery_rate_bits_per_second)?;
+                f.maybe("pacing rate", t.pacing_rate_bits_per_second)?;
+            }
+            if let Some(u) = &s.udp {
+                f.maybe("jitter", u.jitter_seconds)?;
+                if let Some(p) = u.lost_percent
+                    && !(0.0..=100.0).contains(&p)
+                {
+                    f.quantity("loss", -1.0).map_err(|mut e| {
+                        e.why = format!("{p}% lost");
+                        e
+                    })?;
+                }
+                if let Some(lost) = u.lost {
+                    f.answered(u.datagrams.saturating_add(lost), lost)?;
+                }
+            }
+        }
+        for i in &self.intervals {
+            f.quantity("interval", i.start_seconds)?;
+            f.quantity("interval", i.end_seconds)?;
+            f.ordered("interval", &[Some(i.start_seconds), Some(i.end_seconds)])?;
+            let length = i.end_seconds - i.start_seconds;
+            for sum in [&i.sum_sent, &i.sum_received].into_iter().flatten() {
+                f.rate(sum.bits_per_second, sum.bytes, length)?;
+            }
+            for st in &i.streams {
+                f.rate(st.bits_per_second, st.bytes, length)?;
+            }
+        }
+        Ok(())
+    }
+
     /// CPU use as a percentage of one core over the test.
     pub fn cpu_percent_of_one_core(&self) -> f64 {
         if self.wall_seconds > 0.0 {

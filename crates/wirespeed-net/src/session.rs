@@ -5,9 +5,10 @@ use std::io;
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
 
+use crate::auth::Seal;
 use crate::control::{
-    FrameReader, Message, Phase, Polled, ProtocolError, encode_greeting, foreign_greeting,
-    write_message,
+    DecodeError, FrameReader, Message, Phase, PolledBody, ProtocolError, encode_greeting,
+    encode_sealed, foreign_greeting, open_sealed, write_message,
 };
 use std::io::Write;
 
@@ -37,6 +38,11 @@ pub enum SessionError {
         "this is not a wirespeed agent: it answered {0:?}; check the address and port (-p) of `wirespeed serve`"
     )]
     NotAgent(String),
+    /// A frame after a keyed handshake whose tag is wrong.
+    #[error(
+        "a control message failed its integrity check (forged, changed, replayed or reordered on the way: something between the two ends is tampering with the connection); the session is closed"
+    )]
+    Forged,
 }
 
 /// A control connection and its phase.
@@ -46,6 +52,8 @@ pub(crate) struct Control {
     pub(crate) phase: Phase,
     agent_side: bool,
     auth_required: bool,
+    /// Set once a keyed handshake completes: every frame after it is tagged and checked.
+    seal: Option<Seal>,
 }
 
 impl Control {
@@ -61,10 +69,20 @@ impl Control {
             phase: Phase::AwaitHello,
             agent_side,
             auth_required,
+            seal: None,
         }
     }
 
+    /// From now on every frame both ways is tagged under the session's keys.
+    pub(crate) fn secure(&mut self, seal: Seal) {
+        self.seal = Some(seal);
+    }
+
     pub(crate) fn send(&mut self, m: &Message) -> io::Result<()> {
+        if let Some(seal) = &mut self.seal {
+            self.stream.write_all(&encode_sealed(m, seal))?;
+            return self.stream.flush();
+        }
         if !self.agent_side && matches!(m, Message::Hello { .. }) {
             self.stream.write_all(&encode_greeting(m))?;
             return self.stream.flush();
@@ -81,7 +99,7 @@ impl Control {
     pub(crate) fn poll(&mut self, wait: Duration) -> Result<Option<Message>, SessionError> {
         self.stream
             .set_read_timeout(Some(wait.max(Duration::from_millis(1))))?;
-        let polled = self.reader.poll(&mut self.stream);
+        let polled = self.reader.poll_body(&mut self.stream);
         // Before the agent's first message, bytes that cannot start a frame are another
         // protocol's: say so rather than "a frame too large" or "malformed".
         if !self.agent_side
@@ -91,9 +109,15 @@ impl Control {
             return Err(SessionError::NotAgent(line));
         }
         match polled? {
-            Polled::Pending => Ok(None),
-            Polled::Closed => Err(SessionError::Closed),
-            Polled::Message(m) => {
+            PolledBody::Pending => Ok(None),
+            PolledBody::Closed => Err(SessionError::Closed),
+            PolledBody::Body(body) => {
+                let m = match &mut self.seal {
+                    Some(seal) => open_sealed(&body, seal).ok_or(SessionError::Forged)?,
+                    None => serde_json::from_slice(&body).map_err(DecodeError::Malformed),
+                }
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
+                .with_peer_text_escaped();
                 self.phase = if self.agent_side {
                     self.phase.on_client(&m, self.auth_required)?
                 } else {
@@ -139,5 +163,9 @@ impl crate::control::handshake::Channel for Control {
         what: &'static str,
     ) -> Result<Message, SessionError> {
         self.recv(wait, what)
+    }
+
+    fn secure(&mut self, seal: Seal) {
+        Control::secure(self, seal);
     }
 }

@@ -124,6 +124,7 @@ fn a_waiting_test_starts_when_the_running_one_ends_and_old_clients_wait_without_
     b.write_all(&encode_greeting(&Message::Hello {
         protocol_version: PROTOCOL_VERSION,
         software: "wirespeed 0.0.9".into(),
+        nonce: None,
     }))
     .unwrap();
     assert!(matches!(

@@ -235,12 +235,18 @@ fn a_slow_agent_is_reported_after_the_schedule_and_the_others_kept() {
     t.join().unwrap();
 }
 
-/// An agent at `ip` (a loopback address) with these allowed destinations.
+fn fleet_key() -> wirespeed_net::auth::AuthKey {
+    wirespeed_net::auth::AuthKey::from_bytes(b"the fleet's key, 32 bytes long..")
+}
+
+/// An agent at `ip` (a loopback address) with these allowed destinations, holding the fleet's
+/// key (a destination beyond the client's address must prove its consent under a key).
 fn agent_at(ip: &str, allow: &[&str]) -> (SocketAddr, AgentHandle) {
     let a = Agent::bind(
         format!("{ip}:0").parse().unwrap(),
         AgentConfig {
             allow_destinations: allow.iter().map(|c| c.parse().unwrap()).collect(),
+            auth: Some(fleet_key()),
             ..AgentConfig::default()
         },
     )
@@ -257,7 +263,11 @@ fn a_sink_beyond_the_clients_address_needs_the_flag_and_the_nonce_exchange() {
     // finding 2), and then only after the sink's agent reported the generator's nonce.
     let sink = agent_at("127.0.0.2", &[]);
     let strict = agent_at("127.0.0.1", &[]);
-    let e = controller::run(&config(vec![sink.0, strict.0], Sink::Host(0))).unwrap_err();
+    let keyed = |agents| LoadConfig {
+        auth: Some(fleet_key()),
+        ..config(agents, Sink::Host(0))
+    };
+    let e = controller::run(&keyed(vec![sink.0, strict.0])).unwrap_err();
     let text = e.to_string();
     assert!(
         text.contains("--allow-destination") && text.contains("127.0.0.2"),
@@ -265,7 +275,7 @@ fn a_sink_beyond_the_clients_address_needs_the_flag_and_the_nonce_exchange() {
     );
     assert_eq!(text.lines().count(), 1);
     let open = agent_at("127.0.0.1", &["127.0.0.0/8"]);
-    let out = controller::run(&config(vec![sink.0, open.0], Sink::Host(0))).unwrap();
+    let out = controller::run(&keyed(vec![sink.0, open.0])).unwrap();
     assert!(out.complete, "{out:?}");
     let counts = out.agents[0].report.as_ref().unwrap().sink.clone().unwrap();
     let sent = out.agents[1].report.as_ref().unwrap().counters.packets;

@@ -185,6 +185,7 @@ fn session_limit_refuses_the_extra_client() {
         .write_all(&encode(&Message::Hello {
             protocol_version: 1,
             software: "t".into(),
+            nonce: None,
         }))
         .unwrap();
     std::thread::sleep(Duration::from_millis(100));
@@ -307,8 +308,12 @@ fn authentication_accepts_the_key_and_refuses_others() {
     let mut c = config(addr, spec);
     assert!(matches!(run(&c), Err(ClientError::KeyRequired)));
     c.auth = Some(AuthKey::from_bytes(b"the wrong secret, same length.."));
+    // The client checks the agent's proof first, so a wrong key stops at the client.
     let err = run(&c).unwrap_err();
-    assert!(err.to_string().contains("authentication failed"), "{err}");
+    assert!(
+        err.to_string().contains("does not match this client's key"),
+        "{err}"
+    );
     c.auth = Some(key);
     assert_eq!(run(&c).unwrap().agent.unwrap().streams[0].bytes, 1000);
     h.stop();

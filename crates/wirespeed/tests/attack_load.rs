@@ -95,6 +95,7 @@ impl Hostile {
         h.send(&Message::Hello {
             protocol_version: PROTOCOL_VERSION,
             software: "attack_load".into(),
+            nonce: None,
         });
         match h.recv() {
             Message::Welcome { .. } => h,
@@ -384,30 +385,20 @@ fn finding_2_an_echo_service_elsewhere_gets_no_test_traffic() {
         "nothing at all reached the echo service"
     );
 
-    // 3. An agent that allows 127.0.0.0/8: it sends its nonce, which the echo service echoes
-    // to the agent, but no wirespeed agent reports it; a guessed nonce is refused and 'go'
-    // with that destination too.
+    // 3. An agent that allows 127.0.0.0/8 but holds no key: a bare nonce is no proof beyond
+    // its client's address (anyone on the path could relay it, issue 32), so the target is
+    // refused before a single datagram, naming the key; 'go' there too.
     let mut evil = Hostile::connect(&open);
     evil.load(LoadMessage::Announce {
         test: test(tag, short(), false),
     });
-    assert_eq!(
-        evil.load(LoadMessage::Target {
-            destination: echo.addr
-        }),
-        Message::Load(LoadMessage::NonceSent)
-    );
-    std::thread::sleep(Duration::from_millis(300));
-    let why = refusal(evil.load(LoadMessage::Nonce {
-        nonce: "00".repeat(16),
-    }));
-    assert!(why.contains("did not prove"), "{why}");
-    let mut evil = Hostile::connect(&open);
-    evil.load(LoadMessage::Announce {
-        test: test(tag, short(), false),
-    });
-    evil.load(LoadMessage::Target {
+    let why = refusal(evil.load(LoadMessage::Target {
         destination: echo.addr,
+    }));
+    assert!(why.contains("--auth-key-file"), "{why}");
+    let mut evil = Hostile::connect(&open);
+    evil.load(LoadMessage::Announce {
+        test: test(tag, short(), false),
     });
     let start = evil.agent_now() + 50_000_000;
     let why = refusal(evil.load(LoadMessage::Go {
@@ -433,8 +424,35 @@ fn finding_2_an_echo_service_elsewhere_gets_no_test_traffic() {
     // The client's own address still works, and so does a sink at another address that is a
     // wirespeed agent of the test when the generator's operator allowed it.
     legitimate_tests_pass(&[&strict, &open]);
+    // A keyless generator beyond its client's address is refused, naming the key (issue 32: a
+    // bare nonce can be relayed by anyone on the path); the keyed case passes in
+    // wirespeed-net's tests/load.rs.
     let mut elsewhere = Agent::start("127.0.0.2", &[]);
-    legitimate_tests_pass(&[&elsewhere, &open]);
+    let (a, b) = (elsewhere.addr.to_string(), open.addr.to_string());
+    let keyless = wirespeed(&[
+        "load",
+        "--agent",
+        &a,
+        "--agent",
+        &b,
+        "--hosts",
+        "2",
+        "--sink",
+        "1",
+        "--lengths",
+        "512",
+        "--rate",
+        "5M",
+        "--no-model",
+        "--timeout",
+        "3s",
+    ]);
+    assert_eq!(keyless.status, 2, "{}", keyless.stderr);
+    assert!(
+        keyless.stderr.contains("--auth-key-file"),
+        "{}",
+        keyless.stderr
+    );
     let refused = wirespeed(&[
         "load",
         "--agent",

@@ -2,6 +2,7 @@
 
 mod attack;
 mod attack_load;
+mod attack_peers;
 mod autoneg;
 mod deploy;
 mod diagnose;

@@ -35,7 +35,7 @@ use std::time::{Duration, Instant};
 use rustix::event::{PollFd, PollFlags, Timespec, poll};
 use serde::Serialize;
 
-use crate::auth::{hex, random_bytes, unhex};
+use crate::auth::{HANDSHAKE_NONCE_BYTES, Role, hex, random_bytes, unhex};
 use crate::budget::{self, Budget, Reservation};
 use crate::control::{Cookie, DATA_MAGIC, Message, PROTOCOL_VERSION, Phase, parse_greeting_rest};
 use crate::engine::{DataSocket, Running, Side};
@@ -67,6 +67,9 @@ pub struct AgentStats {
     pub refused_memory: u64,
     /// Accept calls that failed (EMFILE and the like) and made the loop back off.
     pub accept_errors: u64,
+    /// Sessions closed because they had not asked for a test within [`IDLE_SLOT_GRACE`] of
+    /// their hello when another client needed their slot (or the agent a descriptor or thread).
+    pub evicted_idle: u64,
     /// `--exclusive`: tests waiting for another to end now.
     pub queued: usize,
     /// `--exclusive`: tests that waited, in all.
@@ -98,6 +101,16 @@ struct Shared {
     next_conn: AtomicU64,
     /// `--exclusive`: the test that runs and the queue.
     gate: Option<queue::Gate>,
+    /// Sessions past their handshake that have not asked for a test yet, oldest first (a
+    /// second handle to each, to free its slot for a client that needs one).
+    idle: Mutex<VecDeque<(u64, Instant, TcpStream)>>,
+    /// Sessions and echo sessions per client address now.
+    per_address: Mutex<HashMap<IpAddr, (usize, usize)>>,
+    /// Consent datagrams sent per client address this minute.
+    nonces: crate::load::consent::NonceBudget,
+    /// Sessions closed because they sat idle after their hello while another client needed
+    /// the slot.
+    evicted_idle: AtomicU64,
 }
 
 impl Shared {
@@ -130,6 +143,7 @@ impl Shared {
             refused_spawn: self.refused_spawn.load(Ordering::Relaxed),
             refused_memory: self.refused_memory.load(Ordering::Relaxed),
             accept_errors: self.accept_errors.load(Ordering::Relaxed),
+            evicted_idle: self.evicted_idle.load(Ordering::Relaxed),
         }
     }
 }
@@ -175,6 +189,143 @@ fn close_oldest_waiting(shared: &Shared) -> bool {
     })
 }
 
+/// How long a session may sit after its welcome without asking for a test before a client
+/// that needs its slot may take it ("a few seconds": a real client asks at once).
+pub const IDLE_SLOT_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a newcomer waits for an evicted session's slot to come free.
+const ROOM_WAIT: Duration = Duration::from_secs(2);
+
+/// Closes the session that has sat longest after its hello without asking for a test, if it
+/// has sat [`IDLE_SLOT_GRACE`]. Its thread sees the shutdown and frees its slot.
+fn evict_idle_session(shared: &Shared) -> bool {
+    let victim = {
+        let mut idle = lock(&shared.idle);
+        let old_enough = idle
+            .front()
+            .is_some_and(|(_, since, _)| since.elapsed() >= IDLE_SLOT_GRACE);
+        if old_enough { idle.pop_front() } else { None }
+    };
+    victim.is_some_and(|(_, _, s)| {
+        let _ = s.shutdown(std::net::Shutdown::Both);
+        shared.evicted_idle.fetch_add(1, Ordering::Relaxed);
+        true
+    })
+}
+
+/// When descriptors or threads run out (a `ulimit -n`, a cgroup's `pids.max`): closes the
+/// peer that holds one for least reason, a connection still in its handshake or else an idle
+/// session, so that the next client gets in instead of the idlers keeping every resource.
+fn evict_for_resources(shared: &Shared) -> bool {
+    close_oldest_waiting(shared) || evict_idle_session(shared)
+}
+
+/// A session at the `--max-sessions` cap: frees an idle session's slot and waits (bounded)
+/// for it. True when this session (already counted) fits.
+fn make_room(shared: &Shared, max: usize) -> bool {
+    if !evict_idle_session(shared) {
+        return false;
+    }
+    let deadline = Instant::now() + ROOM_WAIT;
+    while Instant::now() < deadline {
+        if shared.sessions.load(Ordering::Acquire) <= max {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    false
+}
+
+/// A session's share of the per-address counts, given back when it ends.
+struct AddressShare<'a> {
+    shared: &'a Shared,
+    ip: IpAddr,
+    echo: bool,
+}
+
+impl<'a> AddressShare<'a> {
+    /// Sessions one address may hold at once: half of `--max-sessions`, so that one address
+    /// (however many connections it opens) leaves the other half to everyone else.
+    fn sessions_cap(shared: &Shared) -> usize {
+        shared.config.limits.max_sessions.div_ceil(2)
+    }
+
+    /// Echo sessions one address may hold at once: a quarter of `--max-sessions`.
+    fn echo_cap(shared: &Shared) -> usize {
+        shared.config.limits.max_sessions.div_ceil(4)
+    }
+
+    fn session(shared: &'a Shared, ip: IpAddr) -> Result<AddressShare<'a>, String> {
+        let ip = ip.to_canonical();
+        let cap = Self::sessions_cap(shared);
+        let mut map = lock(&shared.per_address);
+        let entry = map.entry(ip).or_default();
+        if entry.0 >= cap {
+            return Err(format!(
+                "refused by the agent: {ip} holds {cap} sessions already, the most one address may (half of --max-sessions {}); end one first",
+                shared.config.limits.max_sessions
+            ));
+        }
+        entry.0 += 1;
+        Ok(AddressShare {
+            shared,
+            ip,
+            echo: false,
+        })
+    }
+
+    fn echo(&mut self) -> Result<(), String> {
+        let cap = Self::echo_cap(self.shared);
+        let mut map = lock(&self.shared.per_address);
+        let entry = map.entry(self.ip).or_default();
+        if entry.1 >= cap {
+            return Err(format!(
+                "refused by the agent: {} holds {cap} echo sessions already, the most one address may (a quarter of --max-sessions {}); end one first",
+                self.ip, self.shared.config.limits.max_sessions
+            ));
+        }
+        entry.1 += 1;
+        self.echo = true;
+        Ok(())
+    }
+}
+
+impl Drop for AddressShare<'_> {
+    fn drop(&mut self) {
+        let mut map = lock(&self.shared.per_address);
+        if let Some(entry) = map.get_mut(&self.ip) {
+            entry.0 = entry.0.saturating_sub(1);
+            if self.echo {
+                entry.1 = entry.1.saturating_sub(1);
+            }
+            if *entry == (0, 0) {
+                map.remove(&self.ip);
+            }
+        }
+    }
+}
+
+/// Whether `stream` (just accepted, at the pending cap) already carries a data greeting with
+/// the cookie of a live session from the same address: a test's own data connection, which
+/// never counts against the pending cap (issue 32: a storm of newcomers closed one). Looked
+/// at without waiting; a greeting not yet arrived is treated as any newcomer.
+fn known_data_connection(shared: &Shared, stream: &TcpStream, peer: SocketAddr) -> bool {
+    let mut greeting = [0u8; 24];
+    if stream.set_nonblocking(true).is_err() {
+        return false;
+    }
+    let peeked = stream.peek(&mut greeting);
+    let _ = stream.set_nonblocking(false);
+    if !matches!(peeked, Ok(24)) || greeting[..4] != DATA_MAGIC {
+        return false;
+    }
+    let rest: [u8; 20] = greeting[4..].try_into().expect("20 bytes");
+    let (cookie, _) = parse_greeting_rest(&rest);
+    lock(&shared.data_routes)
+        .get(&cookie)
+        .is_some_and(|(ip, _)| *ip == peer.ip())
+}
+
 /// Counts refusals of one kind and says so once when they start and once when they stop,
 /// so that a flood writes two lines, not one per connection.
 struct Burst {
@@ -215,6 +366,11 @@ const ACCEPT_POLL: Timespec = Timespec {
 /// connection stays in the backlog, so retrying at once spins a core (issue 13 finding 6).
 const BACKOFF_FIRST: Duration = Duration::from_millis(10);
 const BACKOFF_MOST: Duration = Duration::from_millis(100);
+
+/// Thread creations tried for one connection, each after freeing an idler's thread.
+const SPAWN_TRIES: u32 = 4;
+/// The pause for an evicted idler's thread to end before the next try.
+const SPAWN_RETRY_PAUSE: Duration = Duration::from_millis(20);
 
 /// A bound agent, ready to serve.
 pub struct Agent {
@@ -292,6 +448,10 @@ impl Agent {
                 waiting: Mutex::new(VecDeque::new()),
                 next_conn: AtomicU64::new(0),
                 gate,
+                idle: Mutex::new(VecDeque::new()),
+                per_address: Mutex::new(HashMap::new()),
+                nonces: crate::load::consent::NonceBudget::default(),
+                evicted_idle: AtomicU64::new(0),
             }),
         })
     }
@@ -346,6 +506,11 @@ impl Agent {
                 Err(e) => {
                     shared.accept_errors.fetch_add(1, Ordering::Relaxed);
                     accept_burst.hit(shared, || e.to_string());
+                    // Out of descriptors: free one held by an idler, so that the connection
+                    // waiting in the backlog (perhaps a real client) gets in on the retry.
+                    if matches!(e.raw_os_error(), Some(libc::EMFILE | libc::ENFILE)) {
+                        evict_for_resources(shared);
+                    }
                     std::thread::sleep(backoff);
                     backoff = (backoff * 2).min(BACKOFF_MOST);
                     continue;
@@ -354,7 +519,9 @@ impl Agent {
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
             let max_pending = shared.config.limits.max_pending;
-            if shared.pending.load(Ordering::Acquire) >= max_pending {
+            if shared.pending.load(Ordering::Acquire) >= max_pending
+                && !known_data_connection(shared, &stream, peer)
+            {
                 shared.refused_pending.fetch_add(1, Ordering::Relaxed);
                 pending_burst.hit(shared, || {
                     format!(
@@ -393,20 +560,38 @@ impl Agent {
                 conn,
                 _memory: memory,
             };
-            let conn_shared = shared.clone();
-            // On failure the closure, with the stream and the pending count, is dropped: that
-            // one connection is closed.
-            match std::thread::Builder::new()
-                .name("ws-conn".into())
-                .spawn(move || handle_connection(stream, peer, &conn_shared, pending))
-            {
-                Ok(t) => {
-                    threads.push(t);
-                    spawn_burst.clear(shared);
-                }
-                Err(e) => {
-                    shared.refused_spawn.fetch_add(1, Ordering::Relaxed);
-                    spawn_burst.hit(shared, || e.to_string());
+            // The connection waits in a cell the thread takes it from, so that a failed spawn
+            // (a task limit) leaves it here to try again once an idler's thread is gone.
+            let cell = Arc::new(Mutex::new(Some((stream, pending))));
+            let mut tries = 0;
+            loop {
+                let conn_shared = shared.clone();
+                let conn_cell = cell.clone();
+                let spawned = std::thread::Builder::new()
+                    .name("ws-conn".into())
+                    .spawn(move || {
+                        if let Some((stream, pending)) = lock(&conn_cell).take() {
+                            handle_connection(stream, peer, &conn_shared, pending);
+                        }
+                    });
+                match spawned {
+                    Ok(t) => {
+                        threads.push(t);
+                        spawn_burst.clear(shared);
+                        break;
+                    }
+                    Err(e) => {
+                        tries += 1;
+                        if tries < SPAWN_TRIES && evict_for_resources(shared) {
+                            std::thread::sleep(SPAWN_RETRY_PAUSE);
+                            continue;
+                        }
+                        // That one connection is closed with its pending count.
+                        lock(&cell).take();
+                        shared.refused_spawn.fetch_add(1, Ordering::Relaxed);
+                        spawn_burst.hit(shared, || e.to_string());
+                        break;
+                    }
                 }
             }
         }
@@ -547,15 +732,18 @@ fn handshake(
         other => SessionEnd::Failed(other),
     };
     let left = || deadline.saturating_duration_since(Instant::now());
-    let (protocol_version, words) = match ctl
+    let (protocol_version, software, client_nonce, words) = match ctl
         .recv(left(), "waiting for hello")
         .map_err(timed_out)?
     {
         Message::Hello {
             protocol_version,
             software,
+            nonce,
         } => (
             protocol_version,
+            software.clone(),
+            nonce,
             ClientWords {
                 notices: crate::control::names_feature(&software, crate::control::QUEUE_FEATURE),
                 residence: crate::control::names_feature(
@@ -576,9 +764,20 @@ fn handshake(
         )));
     }
     if let Some(key) = &cfg.auth {
-        let mut nonce = [0u8; 32];
-        random_bytes(&mut nonce).map_err(SessionError::Io)?;
-        ctl.send(&Message::Challenge { nonce: hex(&nonce) })?;
+        let mut agent_nonce = [0u8; HANDSHAKE_NONCE_BYTES];
+        random_bytes(&mut agent_nonce).map_err(SessionError::Io)?;
+        let client_nonce = client_nonce
+            .and_then(|n| unhex(&n))
+            .filter(|n| n.len() == HANDSHAKE_NONCE_BYTES);
+        // The agent proves the key first, for this session only; a client without a nonce
+        // (no key, or an older release) gets a challenge without a proof and is refused below.
+        let session = client_nonce
+            .as_ref()
+            .map(|c| key.handshake(protocol_version, &software, c, &agent_nonce));
+        ctl.send(&Message::Challenge {
+            nonce: hex(&agent_nonce),
+            proof: session.as_ref().map(|h| hex(&h.proof(Role::Agent))),
+        })?;
         let mac = match ctl
             .recv(left(), "waiting for the authentication response")
             .map_err(timed_out)?
@@ -586,12 +785,17 @@ fn handshake(
             Message::AuthResponse { mac } => mac,
             other => return Err(client_ended(other)),
         };
-        let ok = unhex(&mac).is_some_and(|mac| key.verify(&nonce, &mac));
-        if !ok {
+        let Some(session) = session else {
+            return Err(SessionEnd::Refused(
+                "refused by the agent: the client answered with the one-way key check of an older wirespeed release, which a relay can pass; run the same wirespeed release at both ends".into(),
+            ));
+        };
+        if !unhex(&mac).is_some_and(|mac| session.verify(Role::Client, &mac)) {
             return Err(SessionEnd::Refused(
                 "refused by the agent: authentication failed (the client's --auth-key-file does not match the agent's)".into(),
             ));
         }
+        ctl.secure(session.seal(Role::Agent));
     }
     Ok(words)
 }
@@ -634,11 +838,12 @@ fn serve_session(
     let max = shared.config.limits.max_sessions;
     let active = shared.sessions.fetch_add(1, Ordering::AcqRel);
     let _slot = Slot(&shared.sessions);
-    if active >= max {
+    if active >= max && !make_room(shared, max) {
         return Err(SessionEnd::Refused(format!(
             "refused by the agent: it is serving its limit of {max} concurrent sessions; try again later (--max-sessions on the agent)"
         )));
     }
+    let mut share = AddressShare::session(shared, peer.ip()).map_err(SessionEnd::Refused)?;
     let _memory = shared
         .budget
         .reserve(budget::SESSION_OVERHEAD_BYTES)
@@ -646,9 +851,30 @@ fn serve_session(
     if let Ok(c) = ctl.stream.try_clone() {
         lock(&shared.controls).insert(session, c);
     }
-    let result = run_session(ctl, peer, shared, record, words);
+    let result = run_session(ctl, peer, shared, record, words, &mut share);
     lock(&shared.controls).remove(&session);
     result
+}
+
+/// A session on the idle list from its welcome until its first request.
+struct Idle<'a> {
+    shared: &'a Shared,
+    session: u64,
+}
+
+impl<'a> Idle<'a> {
+    fn enter(shared: &'a Shared, session: u64, stream: &TcpStream) -> Idle<'a> {
+        if let Ok(s) = stream.try_clone() {
+            lock(&shared.idle).push_back((session, Instant::now(), s));
+        }
+        Idle { shared, session }
+    }
+}
+
+impl Drop for Idle<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.idle).retain(|(s, _, _)| *s != self.session);
+    }
 }
 
 enum SessionEnd {
@@ -733,6 +959,7 @@ fn run_session(
     shared: &Arc<Shared>,
     record: &mut SessionRecord,
     words: ClientWords,
+    share: &mut AddressShare<'_>,
 ) -> Result<(), SessionEnd> {
     let notices = words.notices;
     let cfg = &shared.config;
@@ -747,7 +974,10 @@ fn run_session(
             crate::control::FOLLOW_UP_FEATURE
         ),
     })?;
-    let request = ctl.recv(idle, "waiting for the test request")?;
+    let waiting = Idle::enter(shared, record.session, &ctl.stream);
+    let request = ctl.recv(idle, "waiting for the test request");
+    drop(waiting);
+    let request = request?;
     // The services (load, echo, request/response) wait for their turn here; a throughput
     // test once its limits are checked, so that a test the agent refuses is not kept waiting.
     let mut turn = None;
@@ -755,7 +985,7 @@ fn run_session(
         turn = wait_turn(shared, ctl, peer, notices, record)?;
     }
     if let Message::Load(first) = request {
-        let refused = crate::load::serve(ctl, first, cfg, &|| shared.stopping())?;
+        let refused = crate::load::serve(ctl, first, cfg, &|| shared.stopping(), &shared.nonces)?;
         record.outcome = if refused.is_some() {
             "refused"
         } else {
@@ -765,6 +995,7 @@ fn run_session(
         return Ok(());
     }
     if let Message::Echo(first) = request {
+        share.echo().map_err(SessionEnd::Refused)?;
         let (refused, totals) =
             echo::serve(ctl, first, peer, cfg, words.into(), &|| shared.stopping())?;
         record.outcome = if refused.is_some() {

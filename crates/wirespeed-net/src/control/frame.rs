@@ -79,9 +79,8 @@ pub fn write_message(out: &mut impl Write, message: &Message) -> io::Result<()> 
     out.flush()
 }
 
-/// Decodes the first frame in `bytes`: `Ok(None)` when more bytes are needed, otherwise the
-/// message and the number of bytes it used.
-pub fn decode(bytes: &[u8]) -> Result<Option<(Message, usize)>, DecodeError> {
+/// The body of the first frame in `bytes`: `Ok(None)` when more bytes are needed.
+pub fn frame_body(bytes: &[u8]) -> Result<Option<&[u8]>, DecodeError> {
     let Some(prefix) = bytes.get(..4) else {
         return Ok(None);
     };
@@ -89,11 +88,40 @@ pub fn decode(bytes: &[u8]) -> Result<Option<(Message, usize)>, DecodeError> {
     if len > MAX_FRAME_BYTES {
         return Err(DecodeError::TooLarge { len });
     }
-    let Some(body) = bytes.get(4..4 + len) else {
+    Ok(bytes.get(4..4 + len))
+}
+
+/// Decodes the first frame in `bytes`: `Ok(None)` when more bytes are needed, otherwise the
+/// message and the number of bytes it used.
+pub fn decode(bytes: &[u8]) -> Result<Option<(Message, usize)>, DecodeError> {
+    let Some(body) = frame_body(bytes)? else {
         return Ok(None);
     };
     let message = serde_json::from_slice(body)?;
-    Ok(Some((message, 4 + len)))
+    Ok(Some((message, 4 + body.len())))
+}
+
+/// A sealed frame: the message's JSON, then its tag; the length prefix counts both.
+pub fn encode_sealed(message: &Message, seal: &mut crate::auth::Seal) -> Vec<u8> {
+    let body = serde_json::to_vec(message).expect("control messages always serialize");
+    let tag = seal.tag(&body);
+    let mut frame = Vec::with_capacity(4 + body.len() + tag.len());
+    frame.extend_from_slice(&((body.len() + tag.len()) as u32).to_be_bytes());
+    frame.extend_from_slice(&body);
+    frame.extend_from_slice(&tag);
+    frame
+}
+
+/// Checks a sealed frame's body (JSON then tag) and decodes its message; `None` when the tag
+/// is wrong (a forged, changed, replayed or reordered frame) or the frame is too short for one.
+pub fn open_sealed(
+    body: &[u8],
+    seal: &mut crate::auth::Seal,
+) -> Option<Result<Message, DecodeError>> {
+    let split = body.len().checked_sub(crate::auth::TAG_BYTES)?;
+    let (json, tag) = body.split_at(split);
+    seal.check(json, tag)
+        .then(|| serde_json::from_slice(json).map_err(DecodeError::Malformed))
 }
 
 /// What [`FrameReader::poll`] found. (One per control message, never on the data path, so the
@@ -103,6 +131,17 @@ pub fn decode(bytes: &[u8]) -> Result<Option<(Message, usize)>, DecodeError> {
 pub enum Polled {
     /// A whole message.
     Message(Message),
+    /// Nothing complete yet (the read timed out).
+    Pending,
+    /// The peer closed the connection.
+    Closed,
+}
+
+/// What [`FrameReader::poll_body`] found.
+#[derive(Debug)]
+pub enum PolledBody {
+    /// A whole frame's body.
+    Body(Vec<u8>),
     /// Nothing complete yet (the read timed out).
     Pending,
     /// The peer closed the connection.
@@ -127,20 +166,34 @@ impl FrameReader {
     /// Returns the next message if one is complete, reading at most once from `input` (whose
     /// read timeout sets how long this waits).
     pub fn poll(&mut self, input: &mut impl Read) -> io::Result<Polled> {
-        if let Some(m) = self.take()? {
-            return Ok(Polled::Message(m));
+        Ok(match self.poll_body(input)? {
+            PolledBody::Body(body) => {
+                Polled::Message(serde_json::from_slice(&body).map_err(|e| {
+                    io::Error::new(io::ErrorKind::InvalidData, DecodeError::Malformed(e))
+                })?)
+            }
+            PolledBody::Pending => Polled::Pending,
+            PolledBody::Closed => Polled::Closed,
+        })
+    }
+
+    /// Returns the next frame's body, undecoded, if one is complete (a sealed frame's body is
+    /// checked before it is decoded), reading at most once from `input`.
+    pub fn poll_body(&mut self, input: &mut impl Read) -> io::Result<PolledBody> {
+        if let Some(b) = self.take()? {
+            return Ok(PolledBody::Body(b));
         }
         let mut chunk = [0u8; 16 * 1024];
         match input.read(&mut chunk) {
-            Ok(0) => Ok(Polled::Closed),
+            Ok(0) => Ok(PolledBody::Closed),
             Ok(n) => {
                 self.buf.extend_from_slice(&chunk[..n]);
                 Ok(match self.take()? {
-                    Some(m) => Polled::Message(m),
-                    None => Polled::Pending,
+                    Some(b) => PolledBody::Body(b),
+                    None => PolledBody::Pending,
                 })
             }
-            Err(e) if is_timeout(&e) => Ok(Polled::Pending),
+            Err(e) if is_timeout(&e) => Ok(PolledBody::Pending),
             Err(e) => Err(e),
         }
     }
@@ -150,11 +203,12 @@ impl FrameReader {
         &self.buf
     }
 
-    fn take(&mut self) -> io::Result<Option<Message>> {
-        match decode(&self.buf) {
-            Ok(Some((m, used))) => {
-                self.buf.drain(..used);
-                Ok(Some(m))
+    fn take(&mut self) -> io::Result<Option<Vec<u8>>> {
+        match frame_body(&self.buf) {
+            Ok(Some(body)) => {
+                let body = body.to_vec();
+                self.buf.drain(..4 + body.len());
+                Ok(Some(body))
             }
             Ok(None) => Ok(None),
             Err(e) => Err(io::Error::new(io::ErrorKind::InvalidData, e)),
@@ -180,6 +234,7 @@ mod tests {
         let m = Message::Hello {
             protocol_version: 1,
             software: "t".into(),
+            nonce: None,
         };
         let bytes = encode(&m);
         let body = br#"{"type":"hello","protocol_version":1,"software":"t"}"#;
@@ -195,6 +250,7 @@ mod tests {
         let m = Message::Hello {
             protocol_version: 1,
             software: "t".into(),
+            nonce: None,
         };
         let bytes = encode_greeting(&m);
         assert!(bytes.ends_with(b"}\r\n\r\n"));

@@ -8,7 +8,7 @@
 use std::time::Duration;
 
 use super::message::{Message, PROTOCOL_VERSION, QUEUE_FEATURE};
-use crate::auth::{AuthKey, hex, unhex};
+use crate::auth::{AuthKey, HANDSHAKE_NONCE_BYTES, Role, Seal, hex, random_bytes, unhex};
 
 /// A control connection as the handshake needs it.
 pub trait Channel {
@@ -18,6 +18,8 @@ pub trait Channel {
     fn send_message(&mut self, m: &Message) -> std::io::Result<()>;
     /// Waits up to `wait` for the next message; `what` names the wait in a timeout error.
     fn recv_message(&mut self, wait: Duration, what: &'static str) -> Result<Message, Self::Error>;
+    /// Tags and checks every frame from now on (a keyed handshake's last step).
+    fn secure(&mut self, seal: Seal);
 }
 
 /// What the agent said of itself in its welcome.
@@ -57,9 +59,15 @@ pub enum HandshakeError<E: std::error::Error + 'static> {
     /// The agent reported an error (its sentence, verbatim).
     #[error("the agent reported: {0}")]
     Agent(String),
-    /// The agent sent a challenge that is not hex.
+    /// The agent sent a challenge that is not 64 hex digits.
     #[error("the agent sent a malformed key challenge")]
     MalformedChallenge,
+    /// A keyed client met an agent that did not prove the key: an older release, an agent
+    /// without a key, or an impostor. The client never runs a test on an unproven agent.
+    #[error(
+        "the agent did not prove that it holds the key ({0}); this client has --auth-key-file and talks only to an agent that proves it: start the agent with the same key file and run the same wirespeed release at both ends"
+    )]
+    AgentUnproven(&'static str),
     /// The agent said something out of place.
     #[error("the agent answered '{0}' where its welcome was expected")]
     Unexpected(&'static str),
@@ -122,21 +130,51 @@ fn greet_as<C: Channel>(
 where
     C::Error: std::error::Error + 'static,
 {
+    let client_nonce = match key {
+        Some(_) => {
+            let mut n = [0u8; HANDSHAKE_NONCE_BYTES];
+            random_bytes(&mut n)?;
+            Some(n)
+        }
+        None => None,
+    };
     ctl.send_message(&Message::Hello {
         protocol_version: PROTOCOL_VERSION,
         software: software.to_string(),
+        nonce: client_nonce.map(|n| hex(&n)),
     })?;
+    let mut proven = false;
     loop {
         match ctl
             .recv_message(idle, "waiting for the agent's welcome")
             .map_err(HandshakeError::Channel)?
         {
-            Message::Challenge { nonce } => {
-                let key = key.ok_or(HandshakeError::KeyRequired)?;
-                let nonce = unhex(&nonce).ok_or(HandshakeError::MalformedChallenge)?;
+            Message::Challenge { nonce, proof } => {
+                let (key, client_nonce) =
+                    key.zip(client_nonce).ok_or(HandshakeError::KeyRequired)?;
+                let agent_nonce = unhex(&nonce)
+                    .filter(|n| n.len() == HANDSHAKE_NONCE_BYTES)
+                    .ok_or(HandshakeError::MalformedChallenge)?;
+                let proof = proof.ok_or(HandshakeError::AgentUnproven(
+                    "its challenge carries no proof, as an older release's does",
+                ))?;
+                let session =
+                    key.handshake(PROTOCOL_VERSION, software, &client_nonce, &agent_nonce);
+                if !unhex(&proof).is_some_and(|p| session.verify(Role::Agent, &p)) {
+                    return Err(HandshakeError::AgentUnproven(
+                        "its proof does not match this client's key",
+                    ));
+                }
                 ctl.send_message(&Message::AuthResponse {
-                    mac: hex(&key.respond(&nonce)),
+                    mac: hex(&session.proof(Role::Client)),
                 })?;
+                ctl.secure(session.seal(Role::Client));
+                proven = true;
+            }
+            Message::Welcome { .. } if key.is_some() && !proven => {
+                return Err(HandshakeError::AgentUnproven(
+                    "it welcomed this client without a challenge",
+                ));
             }
             Message::Welcome {
                 protocol_version,
@@ -173,6 +211,7 @@ mod tests {
     struct Script {
         answers: VecDeque<Message>,
         sent: Vec<Message>,
+        secured: bool,
     }
 
     #[derive(Debug, thiserror::Error)]
@@ -188,12 +227,16 @@ mod tests {
         fn recv_message(&mut self, _: Duration, _: &'static str) -> Result<Message, Closed> {
             self.answers.pop_front().ok_or(Closed)
         }
+        fn secure(&mut self, _: Seal) {
+            self.secured = true;
+        }
     }
 
     fn script(answers: Vec<Message>) -> Script {
         Script {
             answers: answers.into(),
             sent: Vec::new(),
+            secured: false,
         }
     }
 
@@ -227,25 +270,98 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_challenge_is_answered_with_the_key_and_refused_without_it() {
-        let key = AuthKey::from_bytes(b"0123456789abcdef");
-        let nonce = [7u8; 32];
-        let challenge = Message::Challenge { nonce: hex(&nonce) };
-        let mut s = script(vec![challenge.clone(), welcome(PROTOCOL_VERSION)]);
-        greet(&mut s, Some(&key), Duration::from_secs(1)).unwrap();
-        assert_eq!(
-            s.sent[1],
-            Message::AuthResponse {
-                mac: hex(&key.respond(&nonce))
-            }
+    /// What a real agent with `key` would challenge the client's hello with.
+    fn challenge_for(key: &AuthKey, hello: &Message, agent_nonce: [u8; 32]) -> Message {
+        let Message::Hello {
+            protocol_version,
+            software,
+            nonce: Some(nonce),
+        } = hello
+        else {
+            panic!("a keyed hello carries a nonce: {hello:?}")
+        };
+        let h = key.handshake(
+            *protocol_version,
+            software,
+            &unhex(nonce).unwrap(),
+            &agent_nonce,
         );
-        let mut s = script(vec![challenge]);
+        Message::Challenge {
+            nonce: hex(&agent_nonce),
+            proof: Some(hex(&h.proof(Role::Agent))),
+        }
+    }
+
+    /// A channel that answers the hello as an agent holding `key` would, then welcomes.
+    struct KeyedAgent {
+        key: AuthKey,
+        inner: Script,
+    }
+
+    impl Channel for KeyedAgent {
+        type Error = Closed;
+        fn send_message(&mut self, m: &Message) -> std::io::Result<()> {
+            if matches!(m, Message::Hello { .. }) {
+                let c = challenge_for(&self.key, m, [5; 32]);
+                self.inner.answers.push_front(c);
+            }
+            self.inner.send_message(m)
+        }
+        fn recv_message(&mut self, w: Duration, what: &'static str) -> Result<Message, Closed> {
+            self.inner.recv_message(w, what)
+        }
+        fn secure(&mut self, s: Seal) {
+            self.inner.secure(s);
+        }
+    }
+
+    #[test]
+    fn a_keyed_client_answers_only_an_agent_that_proved_the_key() {
+        let key = AuthKey::from_bytes(b"0123456789abcdef");
+        let mut agent = KeyedAgent {
+            key: key.clone(),
+            inner: script(vec![welcome(PROTOCOL_VERSION)]),
+        };
+        greet(&mut agent, Some(&key), Duration::from_secs(1)).unwrap();
+        assert!(agent.inner.secured, "frames after the handshake are sealed");
+        assert!(matches!(agent.inner.sent[1], Message::AuthResponse { .. }));
+        // An impostor without the key: its proof fails and the client says nothing more.
+        let mut impostor = KeyedAgent {
+            key: AuthKey::from_bytes(b"not-the-fleet-key"),
+            inner: script(vec![welcome(PROTOCOL_VERSION)]),
+        };
+        let e = greet(&mut impostor, Some(&key), Duration::from_secs(1)).unwrap_err();
+        assert!(matches!(e, HandshakeError::AgentUnproven(_)), "{e}");
+        assert_eq!(
+            impostor.inner.sent.len(),
+            1,
+            "no answer to an unproven agent"
+        );
+        // A bare welcome, and an old release's challenge without a proof, are refused.
+        let mut s = script(vec![welcome(PROTOCOL_VERSION)]);
+        let e = greet(&mut s, Some(&key), Duration::from_secs(1)).unwrap_err();
+        assert!(e.to_string().contains("without a challenge"), "{e}");
+        let mut s = script(vec![Message::Challenge {
+            nonce: hex(&[7u8; 32]),
+            proof: None,
+        }]);
+        let e = greet(&mut s, Some(&key), Duration::from_secs(1)).unwrap_err();
+        assert!(e.to_string().contains("no proof"), "{e}");
+        assert_eq!(s.sent.len(), 1);
+        // Without a key: the hello carries no nonce (the bytes of every earlier release).
+        let mut s = script(vec![Message::Challenge {
+            nonce: hex(&[7u8; 32]),
+            proof: None,
+        }]);
         assert!(matches!(
             greet(&mut s, None, Duration::from_secs(1)),
             Err(HandshakeError::KeyRequired)
         ));
-        let mut s = script(vec![Message::Challenge { nonce: "zz".into() }]);
+        assert!(matches!(s.sent[0], Message::Hello { nonce: None, .. }));
+        let mut s = script(vec![Message::Challenge {
+            nonce: "zz".into(),
+            proof: None,
+        }]);
         assert!(matches!(
             greet(&mut s, Some(&key), Duration::from_secs(1)),
             Err(HandshakeError::MalformedChallenge)

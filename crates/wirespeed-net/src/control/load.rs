@@ -119,11 +119,20 @@ pub enum LoadMessage {
     NonceSeen {
         /// 32 hex digits, or `None`.
         nonce: Option<String>,
+        /// A sink's agent with a key: its proof that it saw the nonce, HMAC-SHA256 under the
+        /// key of [`crate::load::consent::LOAD_CONSENT_CONTEXT`], the test's tag, the host and
+        /// the nonce (hex). Only an agent holding the key can make it, so an observer who
+        /// copied the nonce off the wire cannot.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
     },
     /// Controller -> generator: the nonce the sink's agent reported, relayed.
     Nonce {
         /// 32 hex digits.
         nonce: String,
+        /// The sink agent's proof, relayed ([`LoadMessage::NonceSeen`]).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
     },
     /// Generator -> controller: the destination proved its consent.
     Consented,

@@ -198,6 +198,36 @@ pub enum MeshMessage {
     },
 }
 
+impl PairResult {
+    /// Whether every figure a source agent reported can be true (finite, not negative, the
+    /// rate consistent with its bytes and time, answers within probes sent, latency quantiles
+    /// in order); the refusal names `peer` and the figure.
+    pub fn check(&self, peer: &str) -> Result<(), wirespeed_model::peer::Impossible> {
+        let f = wirespeed_model::peer::Figures::of(peer);
+        f.maybe("rate", self.tcp_bits_per_second)?;
+        f.maybe("duration", self.tcp_seconds)?;
+        f.maybe("round-trip time", self.tcp_rtt_seconds)?;
+        if let (Some(rate), Some(bytes), Some(seconds)) =
+            (self.tcp_bits_per_second, self.tcp_bytes, self.tcp_seconds)
+        {
+            f.rate(rate, bytes, seconds)?;
+        }
+        if let Some(l) = &self.latency {
+            f.answered(u64::from(l.sent), u64::from(l.answered))?;
+            f.ordered(
+                "latency",
+                &[
+                    l.min_seconds,
+                    l.median_seconds,
+                    l.p90_seconds,
+                    l.max_seconds,
+                ],
+            )?;
+        }
+        Ok(())
+    }
+}
+
 /// The bytes the consent proof covers: the nonce and the source's IP address as text, so that
 /// a proof made for one source does not stand for another.
 pub fn consent_bytes(nonce: &[u8], source: std::net::IpAddr) -> Vec<u8> {

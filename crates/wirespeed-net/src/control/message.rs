@@ -90,15 +90,24 @@ pub enum Message {
         protocol_version: u32,
         /// `wirespeed 0.1.0`.
         software: String,
+        /// A client with a key: its 32 random bytes of the handshake, hex ([`crate::auth`]).
+        /// Absent (and not written) without a key, so keyless ends of any release agree.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nonce: Option<String>,
     },
-    /// Agent -> client when a key is required: prove you know it.
+    /// Agent -> client when a key is required: the agent's nonce and its proof of the key.
     Challenge {
         /// 32 random bytes, hex.
         nonce: String,
+        /// The agent's proof for this session ([`crate::auth::Handshake::proof`]), hex. An
+        /// agent of an older release sends none, and a keyed client refuses it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        proof: Option<String>,
     },
-    /// Client -> agent: HMAC-SHA256 of the challenge under the pre-shared key, hex.
+    /// Client -> agent: the client's proof of the key for this session, hex. Every frame after
+    /// it, both ways, carries its tag ([`crate::auth::Seal`]).
     AuthResponse {
-        /// The MAC, hex.
+        /// The proof, hex.
         mac: String,
     },
     /// Agent -> client: the hello (and the key, if asked) is accepted.
@@ -169,6 +178,51 @@ pub enum Message {
 }
 
 impl Message {
+    /// The message with every free-text field a peer wrote passed through
+    /// [`wirespeed_model::peer::escape`], so that whatever shows or logs it shows one line of
+    /// visible characters (issue 32: a forged `error` wrote lines and escape codes into the
+    /// agent's log). Applied to every message read from a peer ([`crate::session`]).
+    pub fn with_peer_text_escaped(self) -> Message {
+        use wirespeed_model::peer::escape;
+        match self {
+            Message::Hello {
+                protocol_version,
+                software,
+                nonce,
+            } => Message::Hello {
+                protocol_version,
+                software: escape(&software),
+                nonce,
+            },
+            Message::Welcome {
+                protocol_version,
+                software,
+            } => Message::Welcome {
+                protocol_version,
+                software: escape(&software),
+            },
+            Message::Refused { reason } => Message::Refused {
+                reason: escape(&reason),
+            },
+            Message::Error { message } => Message::Error {
+                message: escape(&message),
+            },
+            Message::Results { report } => Message::Results {
+                report: report.with_peer_text_escaped(),
+            },
+            Message::Finished { report } => Message::Finished {
+                report: report.with_peer_text_escaped(),
+            },
+            Message::Mesh(super::mesh::MeshMessage::Result { mut result }) => {
+                for e in &mut result.errors {
+                    *e = escape(e);
+                }
+                Message::Mesh(super::mesh::MeshMessage::Result { result })
+            }
+            other => other,
+        }
+    }
+
     /// The `"type"` name, for error messages.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -207,6 +261,28 @@ mod tests {
         assert!(text.contains(&"ab".repeat(16)), "{text}");
         assert_eq!(serde_json::from_str::<Message>(&text).unwrap(), m);
         assert!(serde_json::from_str::<Message>(r#"{"type":"accepted","cookie":"abc"}"#).is_err());
+    }
+
+    #[test]
+    fn peer_text_is_escaped_in_every_free_text_field() {
+        let m: Message = serde_json::from_str(
+            r#"{"type":"error","message":"x\nsession 99 127.0.0.1:1 completed\n\u001b[2J"}"#,
+        )
+        .unwrap();
+        let Message::Error { message } = m.with_peer_text_escaped() else {
+            panic!()
+        };
+        assert_eq!(message, r"x\nsession 99 127.0.0.1:1 completed\n\x1b[2J");
+        let m = Message::Refused {
+            reason: "a\rb".into(),
+        }
+        .with_peer_text_escaped();
+        assert_eq!(
+            m,
+            Message::Refused {
+                reason: r"a\rb".into()
+            }
+        );
     }
 
     #[test]

@@ -21,8 +21,8 @@ pub mod rr;
 
 pub(crate) use frame::is_timeout;
 pub use frame::{
-    DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, decode, encode, encode_greeting,
-    foreign_greeting, write_message,
+    DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, PolledBody, decode, encode, encode_greeting,
+    encode_sealed, foreign_greeting, frame_body, open_sealed, write_message,
 };
 pub use message::{
     Cookie, FOLLOW_UP_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE, RESIDENCE_FEATURE,

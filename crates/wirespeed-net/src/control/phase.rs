@@ -109,6 +109,7 @@ mod tests {
         Message::Hello {
             protocol_version: 1,
             software: String::new(),
+            nonce: None,
         }
     }
 

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::consent::{
-    MAX_NONCE_SENDS, NONCE_BYTES, destination_allowed, nonce_datagram, same_nonce,
+    LOAD_CONSENT_CONTEXT, MAX_NONCE_SENDS, NONCE_BYTES, NONCE_DATAGRAMS_PER_MINUTE, NonceBudget,
+    consent_bytes, consent_proof, destination_allowed, keyless_allows, nonce_datagram, same_nonce,
 };
 use super::generator::drain_sink;
 use super::raw::RawSender;
@@ -88,12 +89,15 @@ struct Target {
 
 impl Target {
     /// Sends the nonce again if it is due (every 100 ms, [`MAX_NONCE_SENDS`] in all).
-    fn resend(&mut self, tag: u64, host: u32) {
+    fn resend(&mut self, tag: u64, host: u32, budget: &NonceBudget, client: IpAddr) {
         if self.consented || self.sends >= MAX_NONCE_SENDS {
             return;
         }
         let now = monotonic_ns();
         if self.sends > 0 && now.saturating_sub(self.last_send_ns) < 100_000_000 {
+            return;
+        }
+        if !budget.take(client) {
             return;
         }
         // A refused datagram (nothing listening yet) is sent again like a lost one.
@@ -146,6 +150,7 @@ pub(crate) fn serve(
     first: LoadMessage,
     cfg: &AgentConfig,
     stopping: &dyn Fn() -> bool,
+    nonces: &NonceBudget,
 ) -> Result<Option<String>, SessionError> {
     let idle = cfg.idle_timeout;
     let local_ip = ctl.stream.local_addr()?.ip();
@@ -210,8 +215,21 @@ pub(crate) fn serve(
                     client_ip,
                     local_ip,
                     &cfg.allow_destinations,
-                ) {
+                )
+                .and_then(|()| match cfg.auth {
+                    Some(_) => Ok(()),
+                    None => keyless_allows(destination.ip(), client_ip, local_ip),
+                }) {
                     return refuse(ctl, reason);
+                }
+                if nonces.left(client_ip) < MAX_NONCE_SENDS {
+                    return refuse(
+                        ctl,
+                        format!(
+                            "refused by the agent: {} has had its {NONCE_DATAGRAMS_PER_MINUTE} consent datagrams of this minute (ten targets); try again in a minute",
+                            client_ip.to_canonical()
+                        ),
+                    );
                 }
                 let mut nonce = [0u8; NONCE_BYTES];
                 crate::auth::random_bytes(&mut nonce).map_err(SessionError::Io)?;
@@ -223,7 +241,7 @@ pub(crate) fn serve(
                     last_send_ns: 0,
                     consented: false,
                 };
-                target.resend(p.test.tag, p.test.host);
+                target.resend(p.test.tag, p.test.host, nonces, client_ip);
                 p.target = Some(target);
                 ctl.send(&Message::Load(LoadMessage::NonceSent))?;
             }
@@ -237,17 +255,38 @@ pub(crate) fn serve(
                     ));
                 };
                 drain_sink(sink, book, 1024)?;
+                let nonce = book.nonce_of(host);
+                let tag = prepared.as_ref().map_or(0, |p| p.test.tag);
                 ctl.send(&Message::Load(LoadMessage::NonceSeen {
-                    nonce: book.nonce_of(host).map(|n| hex(&n)),
+                    nonce: nonce.map(|n| hex(&n)),
+                    proof: nonce
+                        .zip(cfg.auth.as_ref())
+                        .map(|(n, key)| hex(&consent_proof(key, tag, host, &n))),
                 }))?;
             }
-            LoadMessage::Nonce { nonce } => {
-                let target = prepared
+            LoadMessage::Nonce { nonce, proof } => {
+                let p = prepared
                     .as_mut()
-                    .and_then(|p| p.target.as_mut())
+                    .ok_or_else(|| io_err("'nonce' before a 'target'".into()))?;
+                let (tag, host) = (p.test.tag, p.test.host);
+                let target = p
+                    .target
+                    .as_mut()
                     .ok_or_else(|| io_err("'nonce' before a 'target'".into()))?;
                 let relayed = unhex(&nonce).unwrap_or_default();
-                if !same_nonce(&relayed, &target.nonce) {
+                // With a key, the nonce alone is not enough: the sink's agent must have proved
+                // under the key that it received it (an observer on the path sees the nonce).
+                let proven = match &cfg.auth {
+                    None => true,
+                    Some(key) => proof.as_deref().and_then(unhex).is_some_and(|p| {
+                        key.check_proof(
+                            LOAD_CONSENT_CONTEXT,
+                            &consent_bytes(tag, host, &target.nonce),
+                            &p,
+                        )
+                    }),
+                };
+                if !proven || !same_nonce(&relayed, &target.nonce) {
                     return refuse(
                         ctl,
                         format!(
@@ -311,7 +350,7 @@ pub(crate) fn serve(
             if let Some(p) = prepared.as_mut() {
                 let (tag, host) = (p.test.tag, p.test.host);
                 if let Some(t) = p.target.as_mut() {
-                    t.resend(tag, host);
+                    t.resend(tag, host, nonces, client_ip);
                 }
             }
         })?;

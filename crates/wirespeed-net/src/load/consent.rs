@@ -17,6 +17,14 @@
 //!    connection (authenticated when the agents hold a key). A UDP echo service has no control
 //!    connection to report through; a spoofer never sees the nonce.
 //!
+//! 3. A nonce is visible to anyone on the path to the destination, so a bare nonce proves
+//!    nothing there (issue 32: an observer relayed it and aimed 542 MB at a silent host). A
+//!    destination beyond the generator's own address and its client's therefore needs a key:
+//!    the sink's agent answers with [`consent_proof`], an HMAC under the fleet's key of the
+//!    nonce, the test's tag and the host, and the generator checks it. A generator without a
+//!    key sends only to its own address or its client's. A generator with a key checks the
+//!    proof for every destination.
+//!
 //! The price of a refused destination is at most [`MAX_NONCE_SENDS`] datagrams of 32 bytes.
 
 use std::net::IpAddr;
@@ -50,6 +58,95 @@ pub fn read_nonce(bytes: &[u8]) -> Option<[u8; NONCE_BYTES]> {
         return None;
     }
     bytes[GENERATOR_HEADER_BYTES..].try_into().ok()
+}
+
+/// Consent datagrams an agent sends on behalf of one client address in a minute, whatever
+/// the number of its sessions: ten targets' worth ([`MAX_NONCE_SENDS`] each). Without it, a
+/// client opening sessions without end made the agent send 600 datagrams a second, 12 bytes
+/// of each chosen by the client, to any UDP port of an address the rules allow (issue 32).
+pub const NONCE_DATAGRAMS_PER_MINUTE: u32 = 10 * MAX_NONCE_SENDS;
+
+/// The agent's count of consent datagrams per client address over the last minute (a fixed
+/// window per address). At most [`NonceBudget::MAX_ADDRESSES`] addresses are remembered;
+/// beyond that, windows that have ended are forgotten first, then the oldest.
+#[derive(Debug, Default)]
+pub struct NonceBudget {
+    windows: std::sync::Mutex<std::collections::HashMap<IpAddr, (std::time::Instant, u32)>>,
+}
+
+impl NonceBudget {
+    /// Addresses remembered at most (a few hundred KiB).
+    pub const MAX_ADDRESSES: usize = 4096;
+    const WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
+
+    /// Takes one datagram from `client`'s budget; false when this minute's is spent.
+    pub fn take(&self, client: IpAddr) -> bool {
+        self.take_at(client, std::time::Instant::now())
+    }
+
+    /// Whether `client` may still send one datagram this minute (nothing is taken).
+    pub fn left(&self, client: IpAddr) -> u32 {
+        let now = std::time::Instant::now();
+        let w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        match w.get(&client.to_canonical()) {
+            Some(&(since, n)) if now.duration_since(since) < Self::WINDOW => {
+                NONCE_DATAGRAMS_PER_MINUTE.saturating_sub(n)
+            }
+            _ => NONCE_DATAGRAMS_PER_MINUTE,
+        }
+    }
+
+    fn take_at(&self, client: IpAddr, now: std::time::Instant) -> bool {
+        let mut w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
+        if w.len() >= Self::MAX_ADDRESSES && !w.contains_key(&client.to_canonical()) {
+            w.retain(|_, (since, _)| now.duration_since(*since) < Self::WINDOW);
+            if w.len() >= Self::MAX_ADDRESSES
+                && let Some(oldest) = w
+                    .iter()
+                    .min_by_key(|(_, (since, _))| *since)
+                    .map(|(a, _)| *a)
+            {
+                w.remove(&oldest);
+            }
+        }
+        let entry = w.entry(client.to_canonical()).or_insert((now, 0));
+        if now.duration_since(entry.0) >= Self::WINDOW {
+            *entry = (now, 0);
+        }
+        if entry.1 >= NONCE_DATAGRAMS_PER_MINUTE {
+            return false;
+        }
+        entry.1 += 1;
+        true
+    }
+}
+
+/// The context of a load consent proof (its own, apart from the handshake's and the mesh's).
+pub const LOAD_CONSENT_CONTEXT: &[u8] = b"wirespeed-load-consent-v1";
+
+/// What a sink's agent proves under the key: the test, the host and the nonce it received.
+pub fn consent_bytes(tag: u64, host: u32, nonce: &[u8]) -> Vec<u8> {
+    let mut b = tag.to_be_bytes().to_vec();
+    b.extend_from_slice(&host.to_be_bytes());
+    b.extend_from_slice(nonce);
+    b
+}
+
+/// The sink's agent's proof that host `host` of test `tag` sent it `nonce`.
+pub fn consent_proof(key: &crate::auth::AuthKey, tag: u64, host: u32, nonce: &[u8]) -> Vec<u8> {
+    key.prove(LOAD_CONSENT_CONTEXT, &consent_bytes(tag, host, nonce))
+}
+
+/// Whether a generator without a key may send to `destination` at all: only its own address
+/// or its client's, where a bare nonce is proof enough (no third party is aimed at).
+pub fn keyless_allows(destination: IpAddr, client: IpAddr, own: IpAddr) -> Result<(), String> {
+    let d = destination.to_canonical();
+    if d == client.to_canonical() || d == own.to_canonical() {
+        return Ok(());
+    }
+    Err(format!(
+        "refused by the agent: {d} is neither this agent's address nor its client's, and without a key its consent cannot be proven (anyone who sees the nonce on its way there could relay it); start every agent of the test with `wirespeed serve --auth-key-file FILE` holding the same key (see docs/traffic-rules.md)"
+    ))
 }
 
 /// Equal bytes, compared in time independent of where they differ.
@@ -148,6 +245,23 @@ mod tests {
         assert_eq!(read_nonce(&[0u8; 33]), None);
         assert!(same_nonce(&n, &[7u8; 16]) && !same_nonce(&n, &[7u8; 15]));
         assert!(!same_nonce(&n, &[[7u8; 15].as_slice(), &[8]].concat()));
+    }
+
+    #[test]
+    fn the_nonce_budget_is_per_address_and_per_minute() {
+        let b = NonceBudget::default();
+        let t = std::time::Instant::now();
+        let (a, other) = (ip("127.0.0.2"), ip("127.0.0.3"));
+        for _ in 0..NONCE_DATAGRAMS_PER_MINUTE {
+            assert!(b.take_at(a, t));
+        }
+        assert!(!b.take_at(a, t + std::time::Duration::from_secs(59)));
+        assert!(b.take_at(other, t), "another address has its own budget");
+        assert!(b.take_at(a, t + std::time::Duration::from_secs(61)));
+        for i in 0..(NonceBudget::MAX_ADDRESSES as u32 + 10) {
+            b.take_at(std::net::Ipv4Addr::from(0x0a00_0000 + i).into(), t);
+        }
+        assert!(b.windows.lock().unwrap().len() <= NonceBudget::MAX_ADDRESSES);
     }
 
     proptest! {

@@ -269,11 +269,14 @@ fn consent(
                     expect_load(&mut sink.ctl, sink_addr, wait, "waiting for 'nonce_seen'")
                 });
             match r {
-                Ok(LoadMessage::NonceSeen { nonce: Some(n) }) => break Ok(n),
-                Ok(LoadMessage::NonceSeen { nonce: None }) if monotonic_ns() < deadline => {
+                Ok(LoadMessage::NonceSeen {
+                    nonce: Some(n),
+                    proof,
+                }) => break Ok((n, proof)),
+                Ok(LoadMessage::NonceSeen { nonce: None, .. }) if monotonic_ns() < deadline => {
                     std::thread::sleep(Duration::from_millis(50));
                 }
-                Ok(LoadMessage::NonceSeen { nonce: None }) => {
+                Ok(LoadMessage::NonceSeen { nonce: None, .. }) => {
                     break Err(format!(
                         "its consent nonce never reached the sink at {to} within {} s (is UDP from this agent to the sink blocked?); nothing was sent",
                         CONSENT_WAIT.as_secs()
@@ -284,14 +287,14 @@ fn consent(
                 Err(Fail::Agent(e)) => break Err(format!("the sink's agent: {e}")),
             }
         };
-        let result = seen.and_then(|nonce| {
+        let result = seen.and_then(|(nonce, proof)| {
             let (_, link) = links
                 .iter_mut()
                 .find(|(x, _)| *x == h)
                 .expect("a live link");
             let addr = cfg.agents[h];
             link.ctl
-                .send(&Message::Load(LoadMessage::Nonce { nonce }))
+                .send(&Message::Load(LoadMessage::Nonce { nonce, proof }))
                 .map_err(|e| e.to_string())?;
             match expect_load(&mut link.ctl, addr, wait, "waiting for 'consented'") {
                 Ok(LoadMessage::Consented) => Ok(()),
