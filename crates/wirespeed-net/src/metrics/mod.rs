@@ -4,5 +4,7 @@
 
 pub mod http;
 pub mod listener;
+pub mod probe;
 
 pub use listener::{Answer, BearerToken, ListenerConfig, MetricsListener, Response, Routes};
+pub use probe::{Module, ProbeKind, ProbeSettings, Prober};
