@@ -34,6 +34,8 @@ pub struct ListenerConfig {
     pub request_timeout: Duration,
     /// The token every path but `/healthz` needs (`Authorization: Bearer TOKEN`).
     pub bearer: Option<BearerToken>,
+    /// Where the listener counts what it has seen (shared with the page that shows it).
+    pub stats: Arc<ListenerStats>,
 }
 
 impl Default for ListenerConfig {
@@ -42,6 +44,7 @@ impl Default for ListenerConfig {
             max_connections: 1024,
             request_timeout: Duration::from_secs(5),
             bearer: None,
+            stats: Arc::default(),
         }
     }
 }
@@ -194,7 +197,7 @@ impl MetricsListener {
             epoll::EventFlags::IN,
         )?;
         let stop = Arc::new(AtomicBool::new(false));
-        let stats = Arc::new(ListenerStats::default());
+        let stats = config.stats.clone();
         let mut lp = Loop {
             epoll,
             listener,
