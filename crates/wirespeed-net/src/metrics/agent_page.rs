@@ -265,7 +265,10 @@ pub fn page(
             "memory" => stats.refused_memory,
             _ => 0,
         };
-        let _ = writeln!(o, "wirespeed_agent_refused_total{{reason=\"{reason}\"}} {n}");
+        let _ = writeln!(
+            o,
+            "wirespeed_agent_refused_total{{reason=\"{reason}\"}} {n}"
+        );
     }
     single(
         o,
@@ -470,7 +473,11 @@ mod tests {
             "wirespeed_agent_refused_total ",
             "process_cpu_seconds_total ",
         ] {
-            assert_eq!(p.matches(&format!("# TYPE {family}")).count(), 1, "{family}");
+            assert_eq!(
+                p.matches(&format!("# TYPE {family}")).count(),
+                1,
+                "{family}"
+            );
         }
     }
 
@@ -481,7 +488,10 @@ mod tests {
             "refused",
             Some("refused by the agent: authentication required (x)"),
         ));
-        t.record(&record("refused", Some("refused by the agent: -P 16 is over --max-streams 8")));
+        t.record(&record(
+            "refused",
+            Some("refused by the agent: -P 16 is over --max-streams 8"),
+        ));
         t.record(&record("failed", Some("oops")));
         let stats = AgentStats {
             refused_pending: 2,
@@ -489,16 +499,18 @@ mod tests {
             ..AgentStats::default()
         };
         let p = page(&stats, &t, &ListenerStats::default(), false);
-        assert!(p.contains("wirespeed_agent_refused_total{reason=\"authentication\"} 1\n"), "{p}");
+        assert!(
+            p.contains("wirespeed_agent_refused_total{reason=\"authentication\"} 1\n"),
+            "{p}"
+        );
         assert!(p.contains("wirespeed_agent_refused_total{reason=\"limit\"} 1\n"));
         assert!(p.contains("wirespeed_agent_refused_total{reason=\"pending\"} 2\n"));
         assert!(p.contains("wirespeed_agent_sessions_finished_total{outcome=\"failed\"} 1\n"));
         assert!(p.contains("wirespeed_agent_test_bytes_total{direction=\"sent\"} 5\n"));
         t.last.push_back(("198.18.0.7".into(), 8e6, 1.0));
         assert!(!page(&stats, &t, &ListenerStats::default(), false).contains("198.18.0.7"));
-        assert!(
-            page(&stats, &t, &ListenerStats::default(), true)
-                .contains("wirespeed_agent_last_test_bits_per_second{client=\"198.18.0.7\"} 8000000\n")
-        );
+        assert!(page(&stats, &t, &ListenerStats::default(), true).contains(
+            "wirespeed_agent_last_test_bits_per_second{client=\"198.18.0.7\"} 8000000\n"
+        ));
     }
 }

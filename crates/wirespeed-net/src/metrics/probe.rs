@@ -398,7 +398,7 @@ fn run(
     if let Err(why) = result {
         let _ = writeln!(
             out,
-            "# HELP probe_failure_info Why the probe failed.\n# TYPE probe_failure_info info\nprobe_failure_info{{reason=\"{}\"}} 1",
+            "# HELP probe_failure Why the probe failed.\n# TYPE probe_failure info\nprobe_failure_info{{reason=\"{}\"}} 1",
             reason_label(&why)
         );
     } else {
