@@ -405,9 +405,15 @@ impl Loop {
         match &mut c.state {
             State::Reading(buf) => {
                 let mut chunk = [0u8; 2048];
+                // A client may send its request and close its side at once (`curl` does not,
+                // a script may): what came before the end is still answered.
+                let mut ended = false;
                 loop {
                     match c.stream.read(&mut chunk) {
-                        Ok(0) => return self.close(token),
+                        Ok(0) => {
+                            ended = true;
+                            break;
+                        }
                         Ok(n) => {
                             let room = HEAD_MAX - buf.len();
                             buf.extend_from_slice(&chunk[..n.min(room)]);
@@ -422,6 +428,7 @@ impl Loop {
                 }
                 let parsed = parse_head(buf);
                 let (request, peer) = match parsed {
+                    Ok(None) if ended => return self.close(token),
                     Ok(None) => return,
                     Ok(Some((request, _))) => (request, c.peer),
                     Err(e) => {
@@ -493,12 +500,13 @@ impl Loop {
             return;
         };
         c.state = State::Writing(r.bytes(with_body, extra), 0);
-        // Only writability matters from now on.
+        // Only writability matters from now on (a half-closed peer's RDHUP would wake the
+        // loop again and again while the answer waits for room).
         let _ = epoll::modify(
             &self.epoll,
             &c.stream,
             epoll::EventData::new_u64(token),
-            epoll::EventFlags::OUT | epoll::EventFlags::RDHUP,
+            epoll::EventFlags::OUT,
         );
         self.write(token);
     }
@@ -598,6 +606,14 @@ mod tests {
             "{head}"
         );
         assert!(get(a, "POST /metrics HTTP/1.1\r\n\r\n", t).starts_with("HTTP/1.1 405 "));
+        // A request followed at once by the end of the client's side is still answered.
+        let mut half = TcpStream::connect(a).unwrap();
+        half.set_read_timeout(Some(t)).unwrap();
+        half.write_all(b"GET /healthz HTTP/1.1\r\n\r\n").unwrap();
+        half.shutdown(std::net::Shutdown::Write).unwrap();
+        let mut answer = String::new();
+        let _ = half.read_to_string(&mut answer);
+        assert!(answer.ends_with("\r\n\r\nok\n"), "{answer}");
         assert!(get(a, "GET metrics\r\n\r\n", t).starts_with("HTTP/1.1 400 "));
         let flood = format!("GET /metrics HTTP/1.1\r\nX: {}", "a".repeat(64 * 1024));
         assert!(get(a, &flood, t).starts_with("HTTP/1.1 400 "));
