@@ -56,6 +56,15 @@ pub struct Sample {
     pub tcp_info: Option<TcpInfoReport>,
 }
 
+/// Bytes and datagrams this end's streams moved, by direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Moved {
+    pub(crate) bytes_sent: u64,
+    pub(crate) bytes_received: u64,
+    pub(crate) datagrams_sent: u64,
+    pub(crate) datagrams_received: u64,
+}
+
 struct Stream {
     id: u32,
     flow: Flow,
@@ -171,6 +180,27 @@ impl Running {
                 let _ = t.shutdown(Shutdown::Both);
             }
         }
+    }
+
+    /// What this end's streams have moved so far, warm-up included: a few relaxed loads, no
+    /// system call (the agent's live counters read it several times a second).
+    pub(crate) fn moved(&self) -> Moved {
+        let mut m = Moved::default();
+        for s in &self.streams {
+            let bytes = s.counters.bytes.load(Ordering::Relaxed);
+            let datagrams = s.counters.datagrams.load(Ordering::Relaxed);
+            match s.role {
+                Role::Sender => {
+                    m.bytes_sent += bytes;
+                    m.datagrams_sent += datagrams;
+                }
+                Role::Receiver => {
+                    m.bytes_received += bytes;
+                    m.datagrams_received += datagrams;
+                }
+            }
+        }
+        m
     }
 
     /// Each stream's totals now.

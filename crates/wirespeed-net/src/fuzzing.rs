@@ -100,6 +100,34 @@ pub fn datagrams(data: &[u8]) {
     }
 }
 
+/// The metrics listener's request head reader (issue 32 item 2): whatever it accepts lies
+/// within [`crate::metrics::http::HEAD_MAX`] and its bounds, reads the same from its own head
+/// alone, and a head that is incomplete stays so for any shorter prefix.
+pub fn http_head(data: &[u8]) {
+    use crate::metrics::http::{HEAD_MAX, HeadError, QUERY_MAX, parse_head};
+    match parse_head(data) {
+        Ok(Some((request, used))) => {
+            assert!(used <= data.len() && used <= HEAD_MAX);
+            assert!(request.path.starts_with('/'));
+            assert!(request.query.len() <= QUERY_MAX);
+            assert!(request.path.len() + request.query.len() <= used);
+            assert!(
+                request
+                    .scrape_timeout_seconds
+                    .is_none_or(|s| s.is_finite() && s > 0.0)
+            );
+            let again = parse_head(&data[..used]).expect("its own head reads again");
+            assert_eq!(again, Some((request, used)));
+        }
+        Ok(None) => {
+            assert!(data.len() < HEAD_MAX);
+            assert_eq!(parse_head(&data[..data.len() / 2]), Ok(None));
+        }
+        Err(HeadError::TooLarge) => assert!(data.len() >= HEAD_MAX),
+        Err(_) => {}
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Replays a committed corpus through `check`; the count of files read.
@@ -120,6 +148,12 @@ mod tests {
     fn the_load_datagram_corpus_replays() {
         let n = replay("load_datagram", super::load_datagram);
         assert!(n >= 8, "{n} files");
+    }
+
+    #[test]
+    fn the_http_head_corpus_replays() {
+        let n = replay("http_head", super::http_head);
+        assert!(n >= 6, "{n} files");
     }
 
     #[test]

@@ -30,6 +30,7 @@ pub mod icmp;
 pub mod iface;
 pub mod load;
 pub mod mesh;
+pub mod metrics;
 pub mod pmqos;
 pub mod probe;
 pub mod report;

@@ -38,7 +38,7 @@ use serde::Serialize;
 use crate::auth::{HANDSHAKE_NONCE_BYTES, Role, hex, random_bytes, unhex};
 use crate::budget::{self, Budget, Reservation};
 use crate::control::{Cookie, DATA_MAGIC, Message, PROTOCOL_VERSION, Phase, parse_greeting_rest};
-use crate::engine::{DataSocket, Running, Side};
+use crate::engine::{DataSocket, Moved, Running, Side};
 use crate::env::Environment;
 use crate::report::{Interval, keep_interval};
 use crate::session::{Control, SessionError};
@@ -78,6 +78,59 @@ pub struct AgentStats {
     pub refused_queue: u64,
     /// `--exclusive`: time tests waited in the queue, in all, microseconds.
     pub queue_wait_micros_total: u64,
+    /// Bytes this agent's test streams sent, in all, counted as they move (at most
+    /// [`LIVE_TICK`] late).
+    pub test_bytes_sent: u64,
+    /// Bytes this agent's test streams received, in all, counted as they move.
+    pub test_bytes_received: u64,
+    /// UDP datagrams this agent's test streams sent, in all, counted as they move.
+    pub test_datagrams_sent: u64,
+    /// UDP datagrams this agent's test streams received (unique sequence numbers), in all.
+    pub test_datagrams_received: u64,
+}
+
+/// How often a running test adds what its streams moved to the agent's totals: a
+/// Prometheus `rate()` over a test must see it move, at least once a second.
+pub const LIVE_TICK: Duration = Duration::from_millis(250);
+
+/// What every test moved, in all, fed by the running sessions as they go.
+#[derive(Debug, Default)]
+struct LiveTotals {
+    bytes_sent: AtomicU64,
+    bytes_received: AtomicU64,
+    datagrams_sent: AtomicU64,
+    datagrams_received: AtomicU64,
+}
+
+impl LiveTotals {
+    /// Adds what moved since `told`, and remembers `now` as told.
+    fn add(&self, now: Moved, told: &mut Moved) {
+        let add = |total: &AtomicU64, now: u64, before: u64| {
+            total.fetch_add(now.saturating_sub(before), Ordering::Relaxed);
+        };
+        add(&self.bytes_sent, now.bytes_sent, told.bytes_sent);
+        add(
+            &self.bytes_received,
+            now.bytes_received,
+            told.bytes_received,
+        );
+        add(
+            &self.datagrams_sent,
+            now.datagrams_sent,
+            told.datagrams_sent,
+        );
+        add(
+            &self.datagrams_received,
+            now.datagrams_received,
+            told.datagrams_received,
+        );
+        *told = Moved {
+            bytes_sent: now.bytes_sent.max(told.bytes_sent),
+            bytes_received: now.bytes_received.max(told.bytes_received),
+            datagrams_sent: now.datagrams_sent.max(told.datagrams_sent),
+            datagrams_received: now.datagrams_received.max(told.datagrams_received),
+        };
+    }
 }
 
 type DataConn = (u32, TcpStream);
@@ -111,6 +164,8 @@ struct Shared {
     /// Sessions closed because they sat idle after their hello while another client needed
     /// the slot.
     evicted_idle: AtomicU64,
+    /// What the tests moved, as they move it.
+    live: LiveTotals,
 }
 
 impl Shared {
@@ -144,6 +199,10 @@ impl Shared {
             refused_memory: self.refused_memory.load(Ordering::Relaxed),
             accept_errors: self.accept_errors.load(Ordering::Relaxed),
             evicted_idle: self.evicted_idle.load(Ordering::Relaxed),
+            test_bytes_sent: self.live.bytes_sent.load(Ordering::Relaxed),
+            test_bytes_received: self.live.bytes_received.load(Ordering::Relaxed),
+            test_datagrams_sent: self.live.datagrams_sent.load(Ordering::Relaxed),
+            test_datagrams_received: self.live.datagrams_received.load(Ordering::Relaxed),
         }
     }
 }
@@ -452,6 +511,7 @@ impl Agent {
                 per_address: Mutex::new(HashMap::new()),
                 nonces: crate::load::consent::NonceBudget::default(),
                 evicted_idle: AtomicU64::new(0),
+                live: LiveTotals::default(),
             }),
         })
     }
@@ -778,12 +838,15 @@ fn handshake(
             nonce: hex(&agent_nonce),
             proof: session.as_ref().map(|h| hex(&h.proof(Role::Agent))),
         })?;
-        let mac = match ctl
-            .recv(left(), "waiting for the authentication response")
-            .map_err(timed_out)?
-        {
-            Message::AuthResponse { mac } => mac,
-            other => return Err(client_ended(other)),
+        // A client without the key gives up at the challenge (it closes, or says why): for
+        // the operator that is a refusal for want of authentication, not a failed session.
+        let mac = match ctl.recv(left(), "waiting for the authentication response") {
+            Ok(Message::AuthResponse { mac }) => mac,
+            _ => {
+                return Err(SessionEnd::Refused(
+                    "refused by the agent: authentication required (the client did not answer the key challenge; give it the agent's key with --auth-key-file)".into(),
+                ));
+            }
         };
         let Some(session) = session else {
             return Err(SessionEnd::Refused(
@@ -1139,10 +1202,12 @@ fn run_session(
         })
         .flatten();
     let mut intervals = Vec::new();
-    let outcome = supervise(ctl, &running, &spec, shared, &mut intervals);
+    let mut told = Moved::default();
+    let outcome = supervise(ctl, &running, &spec, shared, &mut intervals, &mut told);
     if outcome.is_err() {
         running.abort();
     }
+    shared.live.add(running.moved(), &mut told);
     let mut report = running.finish();
     report.intervals = intervals;
     report.environment = Some(
@@ -1209,8 +1274,10 @@ fn supervise(
     spec: &TestSpec,
     shared: &Arc<Shared>,
     intervals: &mut Vec<Interval>,
+    told: &mut Moved,
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
+    let mut next_live = Instant::now() + LIVE_TICK;
     let cap = cfg.limits.test_cap(spec.amount.duration());
     let mut client_done = false;
     let mut told_send_done = false;
@@ -1242,6 +1309,10 @@ fn supervise(
         if !told_send_done && running.senders_done() {
             ctl.send(&Message::SendDone)?;
             told_send_done = true;
+        }
+        if Instant::now() >= next_live {
+            shared.live.add(running.moved(), told);
+            next_live += LIVE_TICK;
         }
         let own_done = running.all_done();
         if let (Some(t), Some(at)) = (tick, next)
