@@ -212,3 +212,104 @@ fn tests_iperf3_cannot_say_are_refused_before_connecting() {
     s.streams = 3;
     assert_eq!(client::params_for(&s).unwrap().num, Some(3000), "-n is every stream's together");
 }
+
+// ---- iperf3's client against wirespeed's iperf3 service ----
+
+use wirespeed_net::AgentConfig;
+use wirespeed_net::iperf3::server::{Handle, Server as Service};
+
+fn service(config: AgentConfig) -> (SocketAddr, Handle, std::thread::JoinHandle<()>) {
+    let s = Service::bind("127.0.0.1:0".parse().unwrap(), config).unwrap();
+    let addr = s.local_addr().unwrap();
+    let (h, t) = s.spawn().unwrap();
+    (addr, h, t)
+}
+
+/// `iperf3 -c` with `args` against `addr`: its exit status and its `-J` document; None when
+/// iperf3 is not installed.
+fn iperf3_client(addr: SocketAddr, args: &[&str]) -> Option<(bool, Value)> {
+    Command::new("iperf3").arg("--version").output().ok()?;
+    let out = Command::new("timeout")
+        .args(["20", "iperf3", "-c", "127.0.0.1", "-p", &addr.port().to_string(), "-J"])
+        .args(args)
+        .output()
+        .expect("iperf3 -c runs");
+    let doc = serde_json::from_slice(&out.stdout).expect("iperf3 -c -J writes JSON");
+    Some((out.status.success(), doc))
+}
+
+/// iperf3's client against the service: exit 0, no error, and its sender and receiver sums
+/// (the receiver's being the service's own results) within `tolerance` of what the service
+/// counted.
+fn against_service(args: &[&str], tolerance: f64) -> Option<Value> {
+    let (addr, h, t) = service(AgentConfig::default());
+    let (ok, doc) = iperf3_client(addr, args)?;
+    h.stop();
+    t.join().unwrap();
+    assert!(ok && doc.get("error").is_none(), "iperf3 {args:?}: {}", doc["error"]);
+    let stats = h.stats();
+    assert_eq!(stats.completed_total.load(std::sync::atomic::Ordering::Relaxed), 1);
+    let end = &doc["end"];
+    let udp = args.contains(&"-u");
+    let bidir = args.contains(&"--bidir");
+    let reverse = args.contains(&"-R");
+    let served_received = stats.received_bytes_total.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    let served_sent = stats.sent_bytes_total.load(std::sync::atomic::Ordering::Relaxed) as f64;
+    if udp {
+        let sum = &end["sum"];
+        assert!(sum["bytes"].as_u64().unwrap() > 0);
+        let mine = if reverse { served_sent } else { served_received };
+        near(sum["bytes"].as_f64().unwrap(), mine, tolerance, "UDP bytes");
+    } else {
+        let up = if reverse { None } else { Some(end["sum_received"]["bytes"].as_f64().unwrap()) };
+        if let Some(up) = up {
+            near(up, served_received, tolerance, "the service's received bytes as iperf3 shows them");
+            near(end["sum_sent"]["bytes"].as_f64().unwrap(), up, tolerance, "iperf3's sent and the service's received");
+        }
+        if reverse {
+            near(end["sum_sent"]["bytes"].as_f64().unwrap(), served_sent, tolerance, "the service's sent bytes");
+            near(end["sum_received"]["bytes"].as_f64().unwrap(), served_sent, tolerance, "what iperf3 received of them");
+        }
+        if bidir {
+            near(end["sum_sent_bidir_reverse"]["bytes"].as_f64().unwrap(), served_sent, tolerance, "the service's sent bytes (bidir)");
+        }
+    }
+    Some(doc)
+}
+
+#[test]
+fn iperf3_tcp_against_the_service() {
+    against_service(&["-t", "2"], 0.02);
+}
+
+#[test]
+fn iperf3_reverse_against_the_service() {
+    against_service(&["-t", "2", "-R"], 0.02);
+}
+
+#[test]
+fn iperf3_four_streams_against_the_service() {
+    let Some(doc) = against_service(&["-t", "2", "-P", "4"], 0.02) else { return };
+    assert_eq!(doc["end"]["streams"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn iperf3_bidir_against_the_service() {
+    against_service(&["-t", "2", "--bidir"], 0.02);
+}
+
+#[test]
+fn iperf3_udp_100m_against_the_service() {
+    let Some(doc) = against_service(&["-t", "2", "-u", "-b", "100M", "-l", "1448"], 0.02) else { return };
+    let sum = &doc["end"]["sum"];
+    near(sum["bits_per_second"].as_f64().unwrap(), 100e6, 0.05, "UDP rate");
+    assert!(sum["lost_percent"].as_f64().unwrap() < 2.0, "{sum}");
+}
+
+#[test]
+fn iperf3_bytes_and_udp_reverse_against_the_service() {
+    let Some(doc) = against_service(&["-n", "100M"], 0.02) else { return };
+    // iperf3's M is 2^20; its receiver stops counting at TEST_END, its sender at the count.
+    assert!(doc["end"]["sum_sent"]["bytes"].as_u64().unwrap() >= 100 << 20);
+    against_service(&["-t", "1", "-u", "-b", "50M", "-R", "-l", "1448"], 0.02);
+}

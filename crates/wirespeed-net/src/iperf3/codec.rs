@@ -354,7 +354,7 @@ pub struct TestParams {
     pub streams: u32,
     /// Seconds, 0 when ended by bytes or blocks.
     pub seconds: u64,
-    /// Bytes in all (0: none asked).
+    /// Bytes in all (0: none asked); `-k` blocks times `-l`.
     pub bytes: u64,
     /// Blocks in all (0: none asked).
     pub blocks: u64,
@@ -409,7 +409,7 @@ impl Params {
         if seconds > MAX_TIME_SECONDS {
             return refuse(format!("-t {seconds} exceeds {MAX_TIME_SECONDS} s"));
         }
-        let bytes = self.num.unwrap_or(0);
+        let mut bytes = self.num.unwrap_or(0);
         let blocks = self.blockcount.unwrap_or(0);
         let length = match (udp, self.len) {
             (false, None) => 128 * 1024,
@@ -418,6 +418,10 @@ impl Params {
             (true, Some(l)) if (MIN_UDP_BLOCK_BYTES..=MAX_UDP_BLOCK_BYTES).contains(&l) => l,
             (_, Some(l)) => return refuse(format!("-l {l} is outside what iperf3 accepts")),
         } as u32;
+        // `-k` blocks are bytes here: every block is one `-l`.
+        if bytes == 0 {
+            bytes = blocks.saturating_mul(u64::from(length));
+        }
         let omit_seconds = self.omit.unwrap_or(0);
         if omit_seconds > 600 {
             return refuse(format!("-O {omit_seconds} exceeds 600 s"));

@@ -18,4 +18,5 @@ pub use codec::{
     State, StreamResults, TestParams,
 };
 pub mod client;
+pub mod server;
 mod stream;

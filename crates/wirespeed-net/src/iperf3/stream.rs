@@ -3,7 +3,8 @@
 //! timeouts so that every loop sees the stop flag; nothing allocates per call.
 //!
 //! Counting follows iperf3 so that both ends' figures compare: a sender counts what it wrote,
-//! a receiver what it read while the test ran (not what drains after TEST_END); the `-O`
+//! a receiver what it read of what was sent while the test ran, including what was still in
+//! flight at TEST_END (iperf3's receiver leaves that out); the `-O`
 //! warm-up is left out at both ends; a UDP receiver counts a gap in the sequence as loss and a
 //! late datagram as one loss fewer, and smooths the transit-time difference as RFC 3550 A.8
 //! does (jitter).
@@ -159,9 +160,13 @@ pub(crate) fn tcp_send(mut s: TcpStream, len: usize, shared: Arc<Shared>) -> Cou
     // Wait (briefly) until what was written has arrived: the receiver stops counting when
     // the client says TEST_END, and a socket buffer still in flight would be counted here and
     // not there (iperf3's own client leaves that gap).
+    // The stream's time runs until then, as the receiver's does.
     let drained_by = Instant::now() + DRAIN_WAIT;
     while in_flight(&s) && Instant::now() < drained_by {
         std::thread::sleep(Duration::from_millis(2));
+        if w.done {
+            last = Instant::now();
+        }
     }
     c.tcp_info = sock::tcp_info(&s);
     c.cpu = sock::thread_cpu().since(&cpu0);
@@ -188,7 +193,9 @@ fn in_flight(s: &TcpStream) -> bool {
     field(UNACKED) > 0 || field(NOTSENT) > 0
 }
 
-/// Reads until stopped, then drains uncounted until the peer closes (at most `drain`).
+/// Reads until stopped, and after that (at most `drain`) until the peer closes or no data
+/// came for [`POLL`]: what arrives then was sent before the test ended, and is counted, so
+/// that this end's total is the sender's (iperf3 leaves out what is in flight at TEST_END).
 pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain: Duration) -> Count {
     let mut buf = vec![0u8; len.max(1)];
     let cpu0 = sock::thread_cpu();
@@ -208,7 +215,7 @@ pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain:
         let counting = w.counting(&shared, &c);
         match s.read(&mut buf) {
             Ok(0) => break,
-            Ok(n) if drain_until.is_none() => {
+            Ok(n) => {
                 c.bytes += n as u64;
                 c.calls += 1;
                 if counting {
@@ -216,8 +223,11 @@ pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain:
                     last = Instant::now();
                 }
             }
-            Ok(_) => {}
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+                if drain_until.is_some() {
+                    break;
+                }
+            }
             Err(e) => {
                 if drain_until.is_none() {
                     c.error = Some(format!("receive failed: {e}"));
