@@ -167,7 +167,11 @@ fn tcp_bidirectional_matches_the_iperf3_server() {
     let _serial = serial();
     let Some((out, json)) = run(spec(Protocol::Tcp, Direction::Both, 1, 2.0)) else { return };
     assert_eq!(out.test.client.streams.len(), 2);
-    check(&out, &json, 0.02);
+    // iperf3's server runs both directions on one thread and stops counting at TEST_END:
+    // what its kernel has acknowledged but it has not yet read (a receive buffer, up to 2.5 %
+    // of 2 s at loopback rates on a loaded 2-core host) is missing from its count, which no
+    // client can change. Each direction's own figures are within 2 % elsewhere.
+    check(&out, &json, 0.03);
 }
 
 #[test]
@@ -343,3 +347,240 @@ fn iperf3_bytes_and_udp_reverse_against_the_service() {
     assert!(doc["end"]["sum_sent"]["bytes"].as_u64().unwrap() >= 100 << 20);
     against_service(&["-t", "1", "-u", "-b", "50M", "-R", "-l", "1448"], 0.02);
 }
+
+// ---- hostile clients against the service ----
+
+use std::io::{Read, Write};
+use wirespeed_net::iperf3::codec::{COOKIE_BYTES, Cookie, encode_json};
+use wirespeed_net::iperf3::Params;
+
+fn quick_config() -> AgentConfig {
+    AgentConfig {
+        handshake_timeout: Duration::from_secs(1),
+        idle_timeout: Duration::from_secs(2),
+        ..AgentConfig::default()
+    }
+}
+
+fn cookie(c: u8) -> Cookie {
+    Cookie::from_random(&[c; COOKIE_BYTES])
+}
+
+fn read_byte(s: &mut TcpStream) -> Option<u8> {
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut b = [0u8; 1];
+    match s.read(&mut b) {
+        Ok(1) => Some(b[0]),
+        _ => None,
+    }
+}
+
+/// Whether the peer closed (or reset) within `within`, reading and dropping what it sends.
+fn closed_within(s: &mut TcpStream, within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    let mut buf = [0u8; 256];
+    while Instant::now() < deadline {
+        s.set_read_timeout(Some(Duration::from_millis(100))).unwrap();
+        match s.read(&mut buf) {
+            Ok(0) => return true,
+            Ok(_) => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut) => {}
+            Err(_) => return true,
+        }
+    }
+    false
+}
+
+/// A control connection up to CREATE_STREAMS for `params`.
+fn up_to_streams(addr: SocketAddr, c: &Cookie, params: &Params) -> TcpStream {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&c.0).unwrap();
+    assert_eq!(read_byte(&mut s), Some(9), "PARAM_EXCHANGE");
+    s.write_all(&encode_json(params)).unwrap();
+    assert_eq!(read_byte(&mut s), Some(10), "CREATE_STREAMS");
+    s
+}
+
+fn tcp_params(seconds: u64, streams: u64) -> Params {
+    Params {
+        tcp: Some(true),
+        time: Some(seconds),
+        parallel: Some(streams),
+        len: Some(131072),
+        ..Params::default()
+    }
+}
+
+/// The service still runs a whole test after an attack (when iperf3 is installed).
+fn still_serves(addr: SocketAddr) {
+    if let Some((ok, doc)) = iperf3_client(addr, &["-t", "1"]) {
+        assert!(ok && doc.get("error").is_none(), "{}", doc["error"]);
+    }
+}
+
+#[test]
+fn an_oversized_json_length_is_refused_from_its_prefix() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&cookie(1).0).unwrap();
+    assert_eq!(read_byte(&mut s), Some(9));
+    let start = Instant::now();
+    s.write_all(&[0xff, 0xff, 0xff, 0xff, b'{']).unwrap();
+    assert_eq!(read_byte(&mut s), Some(0xfe), "SERVER_ERROR");
+    let mut code = [0u8; 8];
+    s.read_exact(&mut code).unwrap();
+    assert_eq!(i32::from_be_bytes(code[..4].try_into().unwrap()), 114, "IERECVPARAMS");
+    assert!(closed_within(&mut s, Duration::from_secs(2)));
+    assert!(start.elapsed() < Duration::from_secs(2), "refused at once, not after reading 4 GiB");
+    still_serves(addr);
+    h.stop();
+    t.join().unwrap();
+    assert!(h.stats().refused_total.load(std::sync::atomic::Ordering::Relaxed) >= 1);
+}
+
+#[test]
+fn json_that_is_not_parameters_is_refused() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    for body in [&b"[[[[[[[[[[[[[[[[[[[[[[[[[[[["[..], b"{\"tcp\":true,\"parallel\":1e9}", b"{\"time\":-5}"] {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&cookie(2).0).unwrap();
+        assert_eq!(read_byte(&mut s), Some(9));
+        s.write_all(&(body.len() as u32).to_be_bytes()).unwrap();
+        s.write_all(body).unwrap();
+        assert_eq!(read_byte(&mut s), Some(0xfe), "SERVER_ERROR for {}", String::from_utf8_lossy(body));
+        assert!(closed_within(&mut s, Duration::from_secs(2)));
+    }
+    h.stop();
+    t.join().unwrap();
+}
+
+#[test]
+fn a_cookie_that_is_not_one_is_denied_and_a_wrong_one_does_not_join() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&[0x80; COOKIE_BYTES]).unwrap();
+    assert_eq!(read_byte(&mut s), Some(0xff), "ACCESS_DENIED");
+    assert!(closed_within(&mut s, Duration::from_secs(2)));
+    // During a test, another cookie is another client: denied, and the test is not joined.
+    let mut ctrl = up_to_streams(addr, &cookie(3), &tcp_params(1, 1));
+    let mut intruder = TcpStream::connect(addr).unwrap();
+    intruder.write_all(&cookie(4).0).unwrap();
+    assert_eq!(read_byte(&mut intruder), Some(0xff), "ACCESS_DENIED");
+    // The test still waits for its own stream, and fails without it.
+    assert_eq!(read_byte(&mut ctrl), Some(0xfe), "SERVER_ERROR: no streams came");
+    h.stop();
+    t.join().unwrap();
+}
+
+#[test]
+fn a_half_open_test_is_ended_at_the_handshake_timeout() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let c = cookie(5);
+    let start = Instant::now();
+    let mut ctrl = up_to_streams(addr, &c, &tcp_params(1, 2));
+    // One of two streams, and that one half-sent: its cookie cut short.
+    let mut one = TcpStream::connect(addr).unwrap();
+    one.write_all(&c.0).unwrap();
+    let mut half = TcpStream::connect(addr).unwrap();
+    half.write_all(&c.0[..10]).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(0xfe), "SERVER_ERROR");
+    let mut code = [0u8; 8];
+    ctrl.read_exact(&mut code).unwrap();
+    assert_eq!(i32::from_be_bytes(code[..4].try_into().unwrap()), 118, "IECREATESTREAMS");
+    assert!(start.elapsed() < Duration::from_secs(4), "{:?}", start.elapsed());
+    assert!(closed_within(&mut half, Duration::from_secs(3)), "the half-sent cookie's connection is closed");
+    still_serves(addr);
+    h.stop();
+    t.join().unwrap();
+    assert_eq!(h.stats().sessions.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+#[test]
+fn a_slowloris_is_closed_and_does_not_hold_the_service() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let c = cookie(6);
+    let mut slow = TcpStream::connect(addr).unwrap();
+    let start = Instant::now();
+    let mut closed = false;
+    for b in c.0 {
+        if slow.write_all(&[b]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+        if start.elapsed() > Duration::from_secs(3) {
+            break;
+        }
+    }
+    assert!(closed || closed_within(&mut slow, Duration::from_millis(500)), "a byte every 200 ms outlasted the handshake timeout");
+    assert!(start.elapsed() < Duration::from_secs(4));
+    // A slow sender of parameters, too.
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.write_all(&cookie(7).0).unwrap();
+    assert_eq!(read_byte(&mut s), Some(9));
+    s.write_all(&[0, 0, 0, 100, b'{']).unwrap();
+    assert!(closed_within(&mut s, Duration::from_secs(3)), "a parameters document that never ends is dropped");
+    still_serves(addr);
+    h.stop();
+    t.join().unwrap();
+}
+
+#[test]
+fn a_bad_state_code_ends_the_test() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let c = cookie(8);
+    let mut ctrl = up_to_streams(addr, &c, &tcp_params(30, 1));
+    let mut data = TcpStream::connect(addr).unwrap();
+    data.write_all(&c.0).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING");
+    let start = Instant::now();
+    ctrl.write_all(&[0x77]).unwrap();
+    assert!(closed_within(&mut ctrl, Duration::from_secs(3)));
+    assert!(closed_within(&mut data, Duration::from_secs(3)), "the data stream is closed too");
+    assert!(start.elapsed() < Duration::from_secs(4));
+    h.stop();
+    t.join().unwrap();
+    assert_eq!(h.stats().completed_total.load(std::sync::atomic::Ordering::Relaxed), 0);
+}
+
+#[test]
+fn limits_are_iperf3_errors_and_data_comes_only_from_the_client() {
+    let _serial = serial();
+    let mut config = quick_config();
+    config.limits.max_duration = Duration::from_secs(5);
+    config.limits.max_rate_bits_per_second = Some(10_000_000);
+    let (addr, h, t) = service(config);
+    let refused = |p: Params| {
+        let mut s = TcpStream::connect(addr).unwrap();
+        s.write_all(&cookie(9).0).unwrap();
+        assert_eq!(read_byte(&mut s), Some(9));
+        s.write_all(&encode_json(&p)).unwrap();
+        assert_eq!(read_byte(&mut s), Some(0xfe), "SERVER_ERROR for {p:?}");
+        let mut code = [0u8; 8];
+        s.read_exact(&mut code).unwrap();
+        i32::from_be_bytes(code[..4].try_into().unwrap())
+    };
+    assert_eq!(refused(tcp_params(60, 1)), 5, "IEDURATION over --max-duration");
+    let udp = Params { udp: Some(true), tcp: None, bandwidth: Some(100_000_000), len: Some(1448), ..tcp_params(1, 1) };
+    assert_eq!(refused(udp), 27, "IETOTALRATE over --max-rate");
+    // A stream with the right cookie from another address does not join the test.
+    let c = cookie(10);
+    let mut ctrl = up_to_streams(addr, &c, &tcp_params(1, 1));
+    let other = Socket::new(Domain::IPV4, Type::STREAM, None).unwrap();
+    other.bind(&"127.0.0.2:0".parse::<SocketAddr>().unwrap().into()).unwrap();
+    other.connect(&addr.into()).unwrap();
+    let mut other: TcpStream = other.into();
+    other.write_all(&c.0).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(0xfe), "no stream from the client's own address came");
+    h.stop();
+    t.join().unwrap();
+}
+
+use socket2::{Domain, Socket, Type};
