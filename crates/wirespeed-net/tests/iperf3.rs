@@ -584,3 +584,25 @@ fn limits_are_iperf3_errors_and_data_comes_only_from_the_client() {
 }
 
 use socket2::{Domain, Socket, Type};
+
+#[test]
+fn a_wirespeed_client_that_meets_an_iperf3_server_is_told_so() {
+    let _serial = serial();
+    let Some(server) = Server::start() else { return };
+    let cfg = wirespeed_net::ClientConfig {
+        agent: server.addr,
+        bind: None,
+        spec: spec(Protocol::Tcp, Direction::Send, 1, 1.0),
+        auth: None,
+        cpu: None,
+        interval: None,
+        omit: Duration::ZERO,
+        idle_timeout: Duration::from_secs(3),
+        interrupt: None,
+        source: None,
+    };
+    let err = wirespeed_net::client::run(&cfg, &mut |_: &wirespeed_net::report::Interval| {})
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("this is an iperf3 server") && err.contains("--iperf3"), "{err}");
+}
