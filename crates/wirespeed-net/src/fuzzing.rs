@@ -161,7 +161,10 @@ pub fn iperf3_control(data: &[u8]) {
             if let Some((s, u, q)) = read_udp_header(rest, wide) {
                 let mut buf = [0u8; 16];
                 write_udp_header(&mut buf, s, u, q, wide);
-                assert_eq!(&buf[..if wide { 16 } else { 12 }], &rest[..if wide { 16 } else { 12 }]);
+                assert_eq!(
+                    &buf[..if wide { 16 } else { 12 }],
+                    &rest[..if wide { 16 } else { 12 }]
+                );
             }
         }
     }

@@ -17,8 +17,8 @@ use socket2::{Domain, Protocol as SockProtocol, SockRef, Socket, Type};
 
 use super::codec::{
     COOKIE_BYTES, Cookie, LEGACY_UDP_CONNECT_REPLY, MAX_RESULTS_BYTES, MAX_UDP_BLOCK_BYTES,
-    MIN_UDP_BLOCK_BYTES, Params, Results, State, StreamResults, UDP_CONNECT_MSG,
-    UDP_CONNECT_REPLY, encode_json, stream_id,
+    MIN_UDP_BLOCK_BYTES, Params, Results, State, StreamResults, UDP_CONNECT_MSG, UDP_CONNECT_REPLY,
+    encode_json, stream_id,
 };
 use super::stream::{self, Count, Shared, read_json, read_state, write_all_within};
 use crate::client::TestOutcome;
@@ -64,7 +64,9 @@ pub enum Iperf3Error {
         source: io::Error,
     },
     /// The server said ACCESS_DENIED: another test runs there.
-    #[error("the iperf3 server at {0} is busy with another test (ACCESS_DENIED); try again when it ends")]
+    #[error(
+        "the iperf3 server at {0} is busy with another test (ACCESS_DENIED); try again when it ends"
+    )]
     Busy(SocketAddr),
     /// The server said SERVER_ERROR.
     #[error("the iperf3 server refused or failed the test: {0}")]
@@ -175,7 +177,9 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     let mut ctrl = TcpStream::connect_timeout(&addr, cfg.timeout)
         .map_err(|source| Iperf3Error::Connect { addr, source })?;
     let _ = ctrl.set_nodelay(true);
-    let local = ctrl.local_addr().map_err(|e| Iperf3Error::Local(e.to_string()))?;
+    let local = ctrl
+        .local_addr()
+        .map_err(|e| Iperf3Error::Local(e.to_string()))?;
     let mut random = [0u8; COOKIE_BYTES];
     crate::auth::random_bytes(&mut random).map_err(|e| Iperf3Error::Local(e.to_string()))?;
     let cookie = Cookie::from_random(&random);
@@ -190,11 +194,14 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
             State::AccessDenied => Err(Iperf3Error::Busy(addr)),
             State::ServerError => {
                 let mut b = [0u8; 8];
-                stream::read_exact_by(ctrl, &mut b, Instant::now() + cfg.timeout).map_err(io_err)?;
+                stream::read_exact_by(ctrl, &mut b, Instant::now() + cfg.timeout)
+                    .map_err(io_err)?;
                 let code = i32::from_be_bytes(b[..4].try_into().expect("4 bytes"));
                 Err(Iperf3Error::Server(server_error_text(code)))
             }
-            State::ServerTerminate => Err(Iperf3Error::Server("the server ended the test (SERVER_TERMINATE)".into())),
+            State::ServerTerminate => Err(Iperf3Error::Server(
+                "the server ended the test (SERVER_TERMINATE)".into(),
+            )),
             other => Err(proto(format!("sent {other:?} where {want:?} was due"))),
         }
     };
@@ -216,12 +223,23 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     for (i, flow) in flows.iter().enumerate() {
         let id = stream_id(i as u32);
         if udp {
-            let s = open_udp(addr, spec, cfg.timeout).map_err(|e| proto(format!("did not take UDP stream {id}: {e}")))?;
-            opened.push(Opened { id, flow: *flow, tcp: None, udp: Some(s) });
+            let s = open_udp(addr, spec, cfg.timeout)
+                .map_err(|e| proto(format!("did not take UDP stream {id}: {e}")))?;
+            opened.push(Opened {
+                id,
+                flow: *flow,
+                tcp: None,
+                udp: Some(s),
+            });
         } else {
             let mut s = open_tcp(addr, spec, cfg.timeout)?;
             write_all_within(&mut s, &cookie.0, cfg.timeout).map_err(io_err)?;
-            opened.push(Opened { id, flow: *flow, tcp: Some(s), udp: None });
+            opened.push(Opened {
+                id,
+                flow: *flow,
+                tcp: Some(s),
+                udp: None,
+            });
         }
     }
     expect(&mut ctrl, State::TestStart)?;
@@ -238,8 +256,16 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     for o in &opened {
         let sh = shared.clone();
         let (local_s, peer_s, sock_report) = match (&o.tcp, &o.udp) {
-            (Some(t), _) => (t.local_addr(), t.peer_addr(), sock::socket_report(t, spec, true, String::new(), String::new())),
-            (_, Some(u)) => (u.local_addr(), u.peer_addr(), sock::socket_report(u, spec, false, String::new(), String::new())),
+            (Some(t), _) => (
+                t.local_addr(),
+                t.peer_addr(),
+                sock::socket_report(t, spec, true, String::new(), String::new()),
+            ),
+            (_, Some(u)) => (
+                u.local_addr(),
+                u.peer_addr(),
+                sock::socket_report(u, spec, false, String::new(), String::new()),
+            ),
             _ => unreachable!("every stream has a socket"),
         };
         let mut sock_report = sock_report;
@@ -247,12 +273,28 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         sock_report.peer_address = peer_s.map(|a| a.to_string()).unwrap_or_default();
         facts.push(sock_report);
         let rate = spec.rate_bits_per_second;
-        let handle = match (o.flow, o.tcp.as_ref().map(TcpStream::try_clone), o.udp.as_ref().map(UdpSocket::try_clone)) {
-            (Flow::Upload, Some(Ok(t)), _) => std::thread::spawn(move || stream::tcp_send(t, len, sh)),
-            (Flow::Download, Some(Ok(t)), _) => std::thread::spawn(move || stream::tcp_recv(t, len, sh, Duration::from_secs(1))),
-            (Flow::Upload, _, Some(Ok(u))) => std::thread::spawn(move || stream::udp_send(u, len, rate, wide, sh)),
-            (Flow::Download, _, Some(Ok(u))) => std::thread::spawn(move || stream::udp_recv(u, len, wide, sh)),
-            _ => return Err(Iperf3Error::Local("cannot share a stream's socket with its thread".into())),
+        let handle = match (
+            o.flow,
+            o.tcp.as_ref().map(TcpStream::try_clone),
+            o.udp.as_ref().map(UdpSocket::try_clone),
+        ) {
+            (Flow::Upload, Some(Ok(t)), _) => {
+                std::thread::spawn(move || stream::tcp_send(t, len, sh))
+            }
+            (Flow::Download, Some(Ok(t)), _) => {
+                std::thread::spawn(move || stream::tcp_recv(t, len, sh, Duration::from_secs(1)))
+            }
+            (Flow::Upload, _, Some(Ok(u))) => {
+                std::thread::spawn(move || stream::udp_send(u, len, rate, wide, sh))
+            }
+            (Flow::Download, _, Some(Ok(u))) => {
+                std::thread::spawn(move || stream::udp_recv(u, len, wide, sh))
+            }
+            _ => {
+                return Err(Iperf3Error::Local(
+                    "cannot share a stream's socket with its thread".into(),
+                ));
+            }
         };
         threads.push(handle);
     }
@@ -270,11 +312,16 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
             break;
         }
         if budget > 0
-            && (shared.sent.load(Ordering::Relaxed) >= budget || shared.received.load(Ordering::Relaxed) >= budget)
+            && (shared.sent.load(Ordering::Relaxed) >= budget
+                || shared.received.load(Ordering::Relaxed) >= budget)
         {
             break;
         }
-        if cfg.interrupt.as_ref().is_some_and(|i| i.load(Ordering::Relaxed)) {
+        if cfg
+            .interrupt
+            .as_ref()
+            .is_some_and(|i| i.load(Ordering::Relaxed))
+        {
             error = Some("interrupted".to_string());
             break;
         }
@@ -282,12 +329,15 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         let mut b = [0u8; 1];
         match ctrl.peek(&mut b) {
             Ok(0) => {
-                error = Some("the iperf3 server closed the control connection during the test".into());
+                error =
+                    Some("the iperf3 server closed the control connection during the test".into());
                 break;
             }
             Ok(_) => {
                 error = Some(match State::from_code(b[0]) {
-                    Ok(State::ServerTerminate) => "the iperf3 server ended the test (SERVER_TERMINATE)".into(),
+                    Ok(State::ServerTerminate) => {
+                        "the iperf3 server ended the test (SERVER_TERMINATE)".into()
+                    }
                     Ok(s) => format!("the iperf3 server sent {s:?} during the test"),
                     Err(e) => format!("the iperf3 server sent {e}"),
                 });
@@ -305,7 +355,10 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     let wall = started.elapsed().saturating_sub(omit).as_secs_f64();
     if let Some(e) = error {
         let _ = write_all_within(&mut ctrl, &[State::ClientTerminate.code()], cfg.timeout);
-        return Err(Iperf3Error::Protocol { addr, what: format!("did not finish the test: {e}") });
+        return Err(Iperf3Error::Protocol {
+            addr,
+            what: format!("did not finish the test: {e}"),
+        });
     }
     // Senders end (their data acknowledged) before TEST_END, at which the server stops
     // counting; receivers drain after it, uncounted, until the server closes its streams.
@@ -325,7 +378,10 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     let counts: Vec<Count> = counts.into_iter().map(Option::unwrap_or_default).collect();
 
     expect(&mut ctrl, State::ExchangeResults)?;
-    let ids: Vec<(u64, bool)> = opened.iter().map(|o| (o.id, o.flow == Flow::Upload)).collect();
+    let ids: Vec<(u64, bool)> = opened
+        .iter()
+        .map(|o| (o.id, o.flow == Flow::Upload))
+        .collect();
     let ours = results_of(&ids, &counts, wall, spec.protocol == Protocol::Tcp);
     write_all_within(&mut ctrl, &encode_json(&ours), cfg.timeout).map_err(io_err)?;
     let theirs: Results = read_json(&mut ctrl, MAX_RESULTS_BYTES, Instant::now() + cfg.timeout)
@@ -375,9 +431,17 @@ fn joined(h: std::thread::JoinHandle<Count>) -> Count {
     })
 }
 
-fn open_tcp(addr: SocketAddr, spec: &TestSpec, timeout: Duration) -> Result<TcpStream, Iperf3Error> {
-    let s = Socket::new(Domain::for_address(addr), Type::STREAM, Some(SockProtocol::TCP))
-        .map_err(|e| Iperf3Error::Local(format!("cannot open a TCP socket: {e}")))?;
+fn open_tcp(
+    addr: SocketAddr,
+    spec: &TestSpec,
+    timeout: Duration,
+) -> Result<TcpStream, Iperf3Error> {
+    let s = Socket::new(
+        Domain::for_address(addr),
+        Type::STREAM,
+        Some(SockProtocol::TCP),
+    )
+    .map_err(|e| Iperf3Error::Local(format!("cannot open a TCP socket: {e}")))?;
     sock::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
     s.connect_timeout(&addr.into(), timeout)
         .map_err(|source| Iperf3Error::Connect { addr, source })?;
@@ -386,7 +450,11 @@ fn open_tcp(addr: SocketAddr, spec: &TestSpec, timeout: Duration) -> Result<TcpS
 
 /// Opens a UDP stream: the greeting until the server answers, at most three times.
 fn open_udp(addr: SocketAddr, spec: &TestSpec, timeout: Duration) -> io::Result<UdpSocket> {
-    let s = Socket::new(Domain::for_address(addr), Type::DGRAM, Some(SockProtocol::UDP))?;
+    let s = Socket::new(
+        Domain::for_address(addr),
+        Type::DGRAM,
+        Some(SockProtocol::UDP),
+    )?;
     sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     s.connect(&addr.into())?;
     let s: UdpSocket = s.into();
@@ -396,24 +464,42 @@ fn open_udp(addr: SocketAddr, spec: &TestSpec, timeout: Duration) -> io::Result<
         s.send(&UDP_CONNECT_MSG)?;
         let wait = Instant::now() + (deadline.saturating_duration_since(Instant::now()) / 3);
         while Instant::now() < wait {
-            s.set_read_timeout(Some(wait.saturating_duration_since(Instant::now()).max(Duration::from_millis(1))))?;
+            s.set_read_timeout(Some(
+                wait.saturating_duration_since(Instant::now())
+                    .max(Duration::from_millis(1)),
+            ))?;
             match s.recv(&mut buf) {
                 Ok(4) if buf[..4] == UDP_CONNECT_REPLY || buf[..4] == LEGACY_UDP_CONNECT_REPLY => {
                     let _ = SockRef::from(&s).set_read_timeout(None);
                     return Ok(s);
                 }
                 Ok(_) => {}
-                Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => break,
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                    ) =>
+                {
+                    break;
+                }
                 Err(e) => return Err(e),
             }
         }
     }
-    Err(io::Error::new(io::ErrorKind::TimedOut, "no answer to the UDP greeting"))
+    Err(io::Error::new(
+        io::ErrorKind::TimedOut,
+        "no answer to the UDP greeting",
+    ))
 }
 
 /// This end's results as iperf3's client sends them.
 /// `streams`: each stream's id and whether this end sent on it.
-pub(crate) fn results_of(streams: &[(u64, bool)], counts: &[Count], wall: f64, tcp: bool) -> Results {
+pub(crate) fn results_of(
+    streams: &[(u64, bool)],
+    counts: &[Count],
+    wall: f64,
+    tcp: bool,
+) -> Results {
     let cpu = counts.iter().fold(CpuTime::default(), |mut t, c| {
         t.add(&c.cpu);
         t
@@ -424,9 +510,19 @@ pub(crate) fn results_of(streams: &[(u64, bool)], counts: &[Count], wall: f64, t
         cpu_util_total: pct(cpu.total_seconds()),
         cpu_util_user: pct(cpu.user_seconds),
         cpu_util_system: pct(cpu.system_seconds),
-        sender_has_retransmits: if !sends { -1 } else if tcp { 1 } else { 0 },
+        sender_has_retransmits: if !sends {
+            -1
+        } else if tcp {
+            1
+        } else {
+            0
+        },
         congestion_used: None,
-        streams: streams.iter().zip(counts).map(|((id, sender), c)| stream_results(*id, *sender, tcp, c)).collect(),
+        streams: streams
+            .iter()
+            .zip(counts)
+            .map(|((id, sender), c)| stream_results(*id, *sender, tcp, c))
+            .collect(),
         server_output_text: None,
     }
 }
@@ -450,8 +546,18 @@ pub(crate) fn stream_results(id: u64, sender: bool, tcp: bool, c: &Count) -> Str
     }
 }
 
-fn our_stream(id: u64, flow: Flow, c: &Count, socket: crate::report::SocketReport, udp: bool) -> StreamReport {
-    let role = if flow == Flow::Upload { Role::Sender } else { Role::Receiver };
+fn our_stream(
+    id: u64,
+    flow: Flow,
+    c: &Count,
+    socket: crate::report::SocketReport,
+    udp: bool,
+) -> StreamReport {
+    let role = if flow == Flow::Upload {
+        Role::Sender
+    } else {
+        Role::Receiver
+    };
     StreamReport {
         id: id as u32,
         flow,
@@ -463,7 +569,10 @@ fn our_stream(id: u64, flow: Flow, c: &Count, socket: crate::report::SocketRepor
         socket,
         tcp_info: if udp { None } else { c.tcp_info.clone() },
         udp: udp.then(|| match role {
-            Role::Sender => UdpReport { datagrams: c.packets, ..UdpReport::default() },
+            Role::Sender => UdpReport {
+                datagrams: c.packets,
+                ..UdpReport::default()
+            },
             Role::Receiver => UdpReport {
                 datagrams: c.packets.saturating_sub(c.lost),
                 lost: Some(c.lost),
@@ -482,17 +591,28 @@ fn our_stream(id: u64, flow: Flow, c: &Count, socket: crate::report::SocketRepor
 }
 
 /// The server's results as a wirespeed agent's report, and what they cannot say.
-fn server_side(r: &Results, flows: &[Flow], udp: bool) -> Result<(SideReport, Vec<String>), Iperf3Error> {
+fn server_side(
+    r: &Results,
+    flows: &[Flow],
+    udp: bool,
+) -> Result<(SideReport, Vec<String>), Iperf3Error> {
     let mut streams = Vec::with_capacity(r.streams.len());
     for s in &r.streams {
-        let Some(flow) = (0..flows.len() as u32).find(|i| stream_id(*i) == s.id).map(|i| flows[i as usize]) else {
+        let Some(flow) = (0..flows.len() as u32)
+            .find(|i| stream_id(*i) == s.id)
+            .map(|i| flows[i as usize])
+        else {
             return Err(Iperf3Error::Protocol {
                 addr: ([0, 0, 0, 0], 0).into(),
                 what: format!("reported stream {} that this test did not open", s.id),
             });
         };
         // The server's role is the other end of the client's.
-        let role = if flow == Flow::Upload { Role::Receiver } else { Role::Sender };
+        let role = if flow == Flow::Upload {
+            Role::Receiver
+        } else {
+            Role::Sender
+        };
         let seconds = (s.end_time.unwrap_or(0.0) - s.start_time.unwrap_or(0.0)).max(0.0);
         let packets = s.packets.max(0) as u64;
         let lost = s.errors.max(0) as u64;
@@ -507,7 +627,10 @@ fn server_side(r: &Results, flows: &[Flow], udp: bool) -> Result<(SideReport, Ve
             socket: Default::default(),
             tcp_info: None,
             udp: udp.then(|| match role {
-                Role::Sender => UdpReport { datagrams: packets, ..UdpReport::default() },
+                Role::Sender => UdpReport {
+                    datagrams: packets,
+                    ..UdpReport::default()
+                },
                 Role::Receiver => UdpReport {
                     datagrams: packets.saturating_sub(lost),
                     lost: Some(lost),

@@ -55,7 +55,11 @@ pub struct Cookie(pub [u8; COOKIE_BYTES]);
 
 impl std::fmt::Debug for Cookie {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Cookie({})", String::from_utf8_lossy(&self.0[..COOKIE_BYTES - 1]))
+        write!(
+            f,
+            "Cookie({})",
+            String::from_utf8_lossy(&self.0[..COOKIE_BYTES - 1])
+        )
     }
 }
 
@@ -263,25 +267,53 @@ fn flag<'de, D: Deserializer<'de>>(d: D) -> Result<Option<bool>, D::Error> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Params {
     /// TCP test.
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub tcp: Option<bool>,
     /// UDP test.
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub udp: Option<bool>,
     /// SCTP test (refused here).
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub sctp: Option<bool>,
     /// Seconds of warm-up left out of the results (`-O`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub omit: Option<u64>,
     /// Seconds (`-t`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub time: Option<u64>,
     /// Bytes in all, every stream together (`-n`); 0: timed.
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub num: Option<u64>,
     /// Blocks in all (`-k`); 0: not by blocks.
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub blockcount: Option<u64>,
     /// TCP maximum segment size (`-M`).
     #[serde(
@@ -292,28 +324,60 @@ pub struct Params {
     )]
     pub mss: Option<u64>,
     /// TCP_NODELAY (`-N`).
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub nodelay: Option<bool>,
     /// Streams (`-P`), per direction.
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub parallel: Option<u64>,
     /// The server sends (`-R`).
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub reverse: Option<bool>,
     /// Both ways at once (`--bidir`).
-    #[serde(default, deserialize_with = "flag", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "flag",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bidirectional: Option<bool>,
     /// Socket buffer bytes (`-w`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub window: Option<u64>,
     /// Bytes per write, or per datagram (`-l`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub len: Option<u64>,
     /// Target bit/s per stream (`-b`); 0: unlimited.
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub bandwidth: Option<u64>,
     /// Packets per burst (`-b RATE/BURST`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub burst: Option<u64>,
     /// The IP TOS byte (`-S`).
     #[serde(
@@ -327,13 +391,25 @@ pub struct Params {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub congestion: Option<String>,
     /// The server should return its own output with the results (`--get-server-output`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub get_server_output: Option<u64>,
     /// UDP datagrams carry 64-bit sequence numbers (`--udp-counters-64bit`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub udp_counters_64bit: Option<u64>,
     /// The sender uses sendfile (`-Z`).
-    #[serde(default, deserialize_with = "count", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "count",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub zerocopy: Option<u64>,
     /// RSA-encrypted credentials (`--username`); refused here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -520,13 +596,21 @@ pub struct StreamResults {
     #[serde(deserialize_with = "signed_required")]
     pub errors: i64,
     /// Datagrams lost during the warm-up.
-    #[serde(default, deserialize_with = "signed", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "signed",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub omitted_errors: Option<i64>,
     /// UDP datagrams sent, or the highest sequence number received.
     #[serde(deserialize_with = "signed_required")]
     pub packets: i64,
     /// Datagrams of the warm-up.
-    #[serde(default, deserialize_with = "signed", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "signed",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub omitted_packets: Option<i64>,
     /// Seconds from the stream's start: 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -546,14 +630,24 @@ impl Results {
                 2 * MAX_STREAMS
             )));
         }
-        let finite = [self.cpu_util_total, self.cpu_util_user, self.cpu_util_system]
-            .into_iter()
-            .chain(self.streams.iter().flat_map(|s| {
-                [s.jitter, s.start_time.unwrap_or(0.0), s.end_time.unwrap_or(0.0)]
-            }))
-            .all(f64::is_finite);
+        let finite = [
+            self.cpu_util_total,
+            self.cpu_util_user,
+            self.cpu_util_system,
+        ]
+        .into_iter()
+        .chain(self.streams.iter().flat_map(|s| {
+            [
+                s.jitter,
+                s.start_time.unwrap_or(0.0),
+                s.end_time.unwrap_or(0.0),
+            ]
+        }))
+        .all(f64::is_finite);
         if !finite {
-            return Err(CodecError::Refused("a figure in the results is not finite".into()));
+            return Err(CodecError::Refused(
+                "a figure in the results is not finite".into(),
+            ));
         }
         Ok(self)
     }
@@ -642,7 +736,8 @@ mod tests {
         assert_eq!(t.bits_per_second, 100_000_000);
         let mut frame = encode_json(&p);
         frame.extend_from_slice(b"trailing");
-        let (back, used): (Params, usize) = decode_frame(&frame, MAX_PARAMS_BYTES).unwrap().unwrap();
+        let (back, used): (Params, usize) =
+            decode_frame(&frame, MAX_PARAMS_BYTES).unwrap().unwrap();
         assert_eq!(back, p);
         assert_eq!(used, frame.len() - 8);
     }
@@ -707,7 +802,10 @@ mod tests {
             let mut buf = [0u8; 32];
             write_udp_header(&mut buf, 7, 999_999, 41, wide);
             assert_eq!(read_udp_header(&buf, wide), Some((7, 999_999, 41)));
-            assert_eq!(read_udp_header(&buf[..udp_header_bytes(wide) - 1], wide), None);
+            assert_eq!(
+                read_udp_header(&buf[..udp_header_bytes(wide) - 1], wide),
+                None
+            );
         }
     }
 }

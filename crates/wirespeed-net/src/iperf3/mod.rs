@@ -14,8 +14,8 @@
 pub mod codec;
 
 pub use codec::{
-    COOKIE_BYTES, CodecError, Cookie, MAX_PARAMS_BYTES, MAX_RESULTS_BYTES, Params, Results,
-    State, StreamResults, TestParams,
+    COOKIE_BYTES, CodecError, Cookie, MAX_PARAMS_BYTES, MAX_RESULTS_BYTES, Params, Results, State,
+    StreamResults, TestParams,
 };
 pub mod client;
 pub mod server;

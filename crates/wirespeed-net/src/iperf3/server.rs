@@ -100,7 +100,11 @@ impl Server {
         config
             .check()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        let t = Socket::new(Domain::for_address(addr), Type::STREAM, Some(SockProtocol::TCP))?;
+        let t = Socket::new(
+            Domain::for_address(addr),
+            Type::STREAM,
+            Some(SockProtocol::TCP),
+        )?;
         t.set_reuse_address(true)?;
         if addr.is_ipv6() {
             t.set_only_v6(false)?;
@@ -191,7 +195,11 @@ impl Server {
 
 /// A UDP socket on `local` (shared with the others on it), connected to `peer` if given.
 fn udp_on(local: SocketAddr, peer: Option<SocketAddr>) -> io::Result<UdpSocket> {
-    let s = Socket::new(Domain::for_address(local), Type::DGRAM, Some(SockProtocol::UDP))?;
+    let s = Socket::new(
+        Domain::for_address(local),
+        Type::DGRAM,
+        Some(SockProtocol::UDP),
+    )?;
     s.set_reuse_address(true)?;
     if local.is_ipv6() {
         s.set_only_v6(false)?;
@@ -296,7 +304,8 @@ fn server_error(s: &mut TcpStream, code: i32) -> Ended {
 fn refusal_code(p: &Params, reason: &str) -> i32 {
     if p.authtoken.is_some() {
         errno::AUTH
-    } else if reason.contains("-P") || reason.contains("--max-streams") || reason.contains("memory") {
+    } else if reason.contains("-P") || reason.contains("--max-streams") || reason.contains("memory")
+    {
         errno::NUM_STREAMS
     } else if reason.contains("-t") || reason.contains("--max-duration") {
         errno::DURATION
@@ -336,10 +345,17 @@ fn spec_of(t: &TestParams) -> TestSpec {
     }
 }
 
-fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mpsc::Receiver<TcpStream>) -> Result<(), Ended> {
+fn session(
+    ctx: &Arc<Ctx>,
+    mut ctrl: TcpStream,
+    peer: SocketAddr,
+    streams_rx: mpsc::Receiver<TcpStream>,
+) -> Result<(), Ended> {
     let _ = ctrl.set_nodelay(true);
     let hs = ctx.config.handshake_timeout;
-    let send = |ctrl: &mut TcpStream, st: State| write_all_within(ctrl, &[st.code()], hs).map_err(|_| Ended);
+    let send = |ctrl: &mut TcpStream, st: State| {
+        write_all_within(ctrl, &[st.code()], hs).map_err(|_| Ended)
+    };
     send(&mut ctrl, State::ParamExchange)?;
     let params: Params = match read_json(&mut ctrl, MAX_PARAMS_BYTES, Instant::now() + hs) {
         Ok(Ok(p)) => p,
@@ -348,7 +364,9 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
     };
     let test = match params.check() {
         Ok(t) => t,
-        Err(CodecError::Refused(r)) => return Err(server_error(&mut ctrl, refusal_code(&params, &r))),
+        Err(CodecError::Refused(r)) => {
+            return Err(server_error(&mut ctrl, refusal_code(&params, &r)));
+        }
         Err(_) => return Err(server_error(&mut ctrl, errno::RECV_PARAMS)),
     };
     let spec = spec_of(&test);
@@ -359,8 +377,15 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
     if test.seconds + test.omit_seconds > limits.max_duration.as_secs() && test.bytes == 0 {
         return Err(server_error(&mut ctrl, errno::DURATION));
     }
-    let flows = if test.direction == Direction::Both { 2 } else { 1 } * test.streams as usize;
-    let Ok(_memory) = ctx.budget.reserve(SESSION_OVERHEAD_BYTES + streams_cost(&spec, flows)) else {
+    let flows = if test.direction == Direction::Both {
+        2
+    } else {
+        1
+    } * test.streams as usize;
+    let Ok(_memory) = ctx
+        .budget
+        .reserve(SESSION_OVERHEAD_BYTES + streams_cost(&spec, flows))
+    else {
         return Err(server_error(&mut ctrl, errno::NUM_STREAMS));
     };
 
@@ -427,7 +452,8 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
     }
 
     // The client ends the test; the agent's cap ends it if the client does not.
-    let cap = limits.test_cap((test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds)));
+    let cap = limits
+        .test_cap((test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds)));
     let stop_at = Instant::now() + cap;
     let started = Instant::now();
     let end = loop {
@@ -448,7 +474,11 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
         .map(|h| h.join().unwrap_or_default())
         .collect();
     for (c, sends) in counts.iter().zip(&client_sends) {
-        let total = if *sends { &ctx.stats.received_bytes_total } else { &ctx.stats.sent_bytes_total };
+        let total = if *sends {
+            &ctx.stats.received_bytes_total
+        } else {
+            &ctx.stats.sent_bytes_total
+        };
         total.fetch_add(c.bytes, Ordering::Relaxed);
     }
     match end {
@@ -465,7 +495,11 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
         Ok(Ok(r)) => r,
         _ => return Err(Ended),
     };
-    let ids: Vec<(u64, bool)> = client_sends.iter().enumerate().map(|(i, c)| (stream_id(i as u32), !c)).collect();
+    let ids: Vec<(u64, bool)> = client_sends
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (stream_id(i as u32), !c))
+        .collect();
     let mut ours = results_of(&ids, &counts, wall, !test.udp);
     if !test.udp && ours.sender_has_retransmits >= 0 {
         ours.congestion_used = test.congestion.clone();
@@ -479,7 +513,12 @@ fn session(ctx: &Arc<Ctx>, mut ctrl: TcpStream, peer: SocketAddr, streams_rx: mp
 
 /// Waits for one UDP stream's greeting from `client` and answers it from a socket connected
 /// to the greeting's source. Datagrams from any other address are dropped unanswered.
-fn accept_udp(ctx: &Ctx, client: IpAddr, local: SocketAddr, deadline: Instant) -> io::Result<UdpSocket> {
+fn accept_udp(
+    ctx: &Ctx,
+    client: IpAddr,
+    local: SocketAddr,
+    deadline: Instant,
+) -> io::Result<UdpSocket> {
     let mut buf = [0u8; 64];
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -489,7 +528,14 @@ fn accept_udp(ctx: &Ctx, client: IpAddr, local: SocketAddr, deadline: Instant) -
         ctx.udp.set_read_timeout(Some(left))?;
         let (n, from) = match ctx.udp.recv_from(&mut buf) {
             Ok(r) => r,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => continue,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
             Err(e) => return Err(e),
         };
         if canonical(from.ip()) != client || n != 4 || buf[..4] != UDP_CONNECT_MSG {

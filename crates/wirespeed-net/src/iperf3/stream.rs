@@ -104,7 +104,8 @@ impl Warmup {
     fn counting(&mut self, shared: &Shared, c: &Count) -> bool {
         if !self.done && Instant::now() >= shared.counted_from {
             self.done = true;
-            (self.bytes, self.calls, self.packets, self.lost) = (c.bytes, c.calls, c.packets, c.lost);
+            (self.bytes, self.calls, self.packets, self.lost) =
+                (c.bytes, c.calls, c.packets, c.lost);
         }
         self.done
     }
@@ -138,7 +139,10 @@ pub(crate) fn tcp_send(mut s: TcpStream, len: usize, shared: Arc<Shared>) -> Cou
     let mut last = started;
     while !shared.stopped() {
         let counting = w.counting(&shared, &c);
-        if counting && shared.byte_budget > 0 && shared.sent.load(Ordering::Relaxed) >= shared.byte_budget {
+        if counting
+            && shared.byte_budget > 0
+            && shared.sent.load(Ordering::Relaxed) >= shared.byte_budget
+        {
             break;
         }
         match s.write(&buf) {
@@ -150,7 +154,13 @@ pub(crate) fn tcp_send(mut s: TcpStream, len: usize, shared: Arc<Shared>) -> Cou
                     last = Instant::now();
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => {
                 c.error = Some(format!("send failed: {e}"));
                 break;
@@ -196,7 +206,12 @@ fn in_flight(s: &TcpStream) -> bool {
 /// Reads until stopped, and after that (at most `drain`) until the peer closes or no data
 /// came for [`POLL`]: what arrives then was sent before the test ended, and is counted, so
 /// that this end's total is the sender's (iperf3 leaves out what is in flight at TEST_END).
-pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain: Duration) -> Count {
+pub(crate) fn tcp_recv(
+    mut s: TcpStream,
+    len: usize,
+    shared: Arc<Shared>,
+    drain: Duration,
+) -> Count {
     let mut buf = vec![0u8; len.max(1)];
     let cpu0 = sock::thread_cpu();
     let _ = s.set_read_timeout(Some(POLL));
@@ -223,7 +238,14 @@ pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain:
                     last = Instant::now();
                 }
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) =>
+            {
                 if drain_until.is_some() {
                     break;
                 }
@@ -244,12 +266,20 @@ pub(crate) fn tcp_recv(mut s: TcpStream, len: usize, shared: Arc<Shared>, drain:
 /// Seconds and microseconds of the wall clock, as iperf3 stamps its datagrams (the receiver
 /// uses differences only, so the two clocks need not agree).
 fn now_stamp() -> (u32, u32) {
-    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    let d = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
     (d.as_secs() as u32, d.subsec_micros())
 }
 
 /// Sends `len`-byte datagrams at `bits_per_second` (0: as fast as the socket takes them).
-pub(crate) fn udp_send(s: UdpSocket, len: usize, bits_per_second: u64, wide: bool, shared: Arc<Shared>) -> Count {
+pub(crate) fn udp_send(
+    s: UdpSocket,
+    len: usize,
+    bits_per_second: u64,
+    wide: bool,
+    shared: Arc<Shared>,
+) -> Count {
     let mut buf = vec![0x5au8; len.max(udp_header_bytes(wide))];
     let cpu0 = sock::thread_cpu();
     let _ = s.set_write_timeout(Some(POLL));
@@ -261,7 +291,10 @@ pub(crate) fn udp_send(s: UdpSocket, len: usize, bits_per_second: u64, wide: boo
     let mut seq: u64 = 0;
     while !shared.stopped() {
         let counting = w.counting(&shared, &c);
-        if counting && shared.byte_budget > 0 && shared.sent.load(Ordering::Relaxed) >= shared.byte_budget {
+        if counting
+            && shared.byte_budget > 0
+            && shared.sent.load(Ordering::Relaxed) >= shared.byte_budget
+        {
             break;
         }
         if bits_per_second > 0 {
@@ -287,7 +320,13 @@ pub(crate) fn udp_send(s: UdpSocket, len: usize, bits_per_second: u64, wide: boo
                 }
             }
             // A full socket buffer (ENOBUFS) loses the datagram; the sequence shows the gap.
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) || e.raw_os_error() == Some(libc::ENOBUFS) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) || e.raw_os_error() == Some(libc::ENOBUFS) => {}
             Err(e) => {
                 c.error = Some(format!("send failed: {e}"));
                 break;
@@ -329,12 +368,19 @@ pub(crate) fn udp_recv(s: UdpSocket, len: usize, wide: bool, shared: Arc<Shared>
                     c.lost = c.lost.saturating_sub(1);
                 }
                 let (now_s, now_us) = now_stamp();
-                let transit = (f64::from(now_s) - f64::from(secs)) + (f64::from(now_us) - f64::from(usecs)) / 1e6;
+                let transit = (f64::from(now_s) - f64::from(secs))
+                    + (f64::from(now_us) - f64::from(usecs)) / 1e6;
                 let d = (transit - prev_transit.unwrap_or(transit)).abs();
                 prev_transit = Some(transit);
                 c.jitter += (d - c.jitter) / 16.0;
             }
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             // An ICMP port unreachable from a peer that already closed: nothing more comes.
             Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => {}
             Err(e) => {
@@ -349,7 +395,11 @@ pub(crate) fn udp_recv(s: UdpSocket, len: usize, wide: bool, shared: Arc<Shared>
 
 /// Reads exactly `buf.len()` bytes before `deadline`, whatever the peer's pace (a slowloris
 /// sending a byte a second still meets the deadline).
-pub(crate) fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant) -> io::Result<()> {
+pub(crate) fn read_exact_by(
+    s: &mut TcpStream,
+    buf: &mut [u8],
+    deadline: Instant,
+) -> io::Result<()> {
     let mut got = 0;
     while got < buf.len() {
         let left = deadline.saturating_duration_since(Instant::now());
@@ -358,9 +408,20 @@ pub(crate) fn read_exact_by(s: &mut TcpStream, buf: &mut [u8], deadline: Instant
         }
         s.set_read_timeout(Some(left.min(POLL * 4)))?;
         match s.read(&mut buf[got..]) {
-            Ok(0) => return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the peer closed the connection")),
+            Ok(0) => {
+                return Err(io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    "the peer closed the connection",
+                ));
+            }
             Ok(n) => got += n,
-            Err(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted) => {}
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
             Err(e) => return Err(e),
         }
     }
@@ -374,7 +435,10 @@ pub(crate) fn write_all_within(s: &mut TcpStream, buf: &[u8], timeout: Duration)
 }
 
 /// Reads one state byte before `deadline`.
-pub(crate) fn read_state(s: &mut TcpStream, deadline: Instant) -> io::Result<Result<super::State, super::CodecError>> {
+pub(crate) fn read_state(
+    s: &mut TcpStream,
+    deadline: Instant,
+) -> io::Result<Result<super::State, super::CodecError>> {
     let mut b = [0u8; 1];
     read_exact_by(s, &mut b, deadline)?;
     Ok(super::State::from_code(b[0]))
