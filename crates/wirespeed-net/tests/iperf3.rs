@@ -326,6 +326,16 @@ fn tests_iperf3_cannot_say_are_refused_before_connecting() {
     let mut s = spec(Protocol::Tcp, Direction::Send, 1, 1.5);
     let err = client::params_for(&s).unwrap_err().to_string();
     assert!(err.contains("whole seconds"), "{err}");
+    s.amount = Amount::Seconds(1.0);
+    s.zerocopy = true;
+    let err = client::params_for(&s).unwrap_err().to_string();
+    assert!(err.contains("-Z"), "{err}");
+    s.direction = Direction::Receive;
+    assert_eq!(
+        client::params_for(&s).unwrap().zerocopy,
+        Some(1),
+        "the server zero-copies"
+    );
     s.amount = Amount::Bytes(1000);
     s.streams = 3;
     assert_eq!(

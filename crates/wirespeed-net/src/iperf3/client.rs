@@ -123,6 +123,22 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
             spec.omit_seconds
         )));
     }
+    // What this end cannot do in iperf3's streams is refused, not dropped.
+    if spec.zerocopy && spec.direction != Direction::Receive {
+        return Err(Iperf3Error::Unsupported(
+            "-Z with --iperf3 zero-copies only the server's sending (-R); this end sends with write(2): drop -Z or add -R".into(),
+        ));
+    }
+    if spec.mptcp {
+        return Err(Iperf3Error::Unsupported(
+            "--mptcp with --iperf3: iperf3 3.12 servers do not take Multipath TCP; drop one of them".into(),
+        ));
+    }
+    if udp && spec.gso {
+        return Err(Iperf3Error::Unsupported(
+            "--gso with --iperf3: this end sends one iperf3 datagram per call; drop --gso".into(),
+        ));
+    }
     if udp && !(MIN_UDP_BLOCK_BYTES..=MAX_UDP_BLOCK_BYTES).contains(&u64::from(spec.length_bytes)) {
         return Err(Iperf3Error::Unsupported(format!(
             "-l {}: an iperf3 UDP datagram holds {MIN_UDP_BLOCK_BYTES} to {MAX_UDP_BLOCK_BYTES} bytes",
