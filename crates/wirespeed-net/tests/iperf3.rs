@@ -108,6 +108,7 @@ fn run(spec: TestSpec) -> Option<(Outcome, Value)> {
     let server = Server::start()?;
     let cfg = Config {
         server: server.addr,
+        bind: None,
         spec,
         timeout: Duration::from_secs(5),
         interrupt: None,
@@ -312,6 +313,7 @@ fn a_busy_iperf3_server_is_named() {
     assert_eq!(state[0], 10, "CREATE_STREAMS");
     let cfg = Config {
         server: server.addr,
+        bind: Some([127, 0, 0, 1].into()),
         spec: spec(Protocol::Tcp, Direction::Send, 1, 1.0),
         timeout: Duration::from_secs(3),
         interrupt: None,
@@ -855,4 +857,26 @@ fn a_wirespeed_client_that_meets_an_iperf3_server_is_told_so() {
         err.contains("this is an iperf3 server") && err.contains("--iperf3"),
         "{err}"
     );
+}
+
+#[test]
+fn a_dual_stack_service_serves_ipv4_udp_and_tcp() {
+    let _serial = serial();
+    let s = Service::bind("[::]:0".parse().unwrap(), quick_config()).unwrap();
+    let addr = s.local_addr().unwrap();
+    let (h, t) = s.spawn().unwrap();
+    for args in [
+        &["-t", "1", "-u", "-b", "10M", "-l", "1000"][..],
+        &["-t", "1"][..],
+    ] {
+        if let Some((ok, doc)) = iperf3_client(addr, args) {
+            assert!(
+                ok && doc.get("error").is_none(),
+                "{args:?}: {}",
+                doc["error"]
+            );
+        }
+    }
+    h.stop();
+    t.join().unwrap();
 }

@@ -31,6 +31,8 @@ use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 pub struct Config {
     /// The server's address (port 5201 unless it was started with `-p`).
     pub server: SocketAddr,
+    /// Local address to test from (`--bind`).
+    pub bind: Option<std::net::IpAddr>,
     /// The test. `Amount::Bytes` is per stream, as everywhere in wirespeed; iperf3's `-n`
     /// counts every stream together, so the server is asked for streams times bytes.
     pub spec: TestSpec,
@@ -190,8 +192,7 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         addr,
         what: format!("stopped answering ({e})"),
     };
-    let mut ctrl = TcpStream::connect_timeout(&addr, cfg.timeout)
-        .map_err(|source| Iperf3Error::Connect { addr, source })?;
+    let mut ctrl = open_tcp(addr, cfg.bind, None, cfg.timeout)?;
     let _ = ctrl.set_nodelay(true);
     let local = ctrl
         .local_addr()
@@ -239,7 +240,7 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
     for (i, flow) in flows.iter().enumerate() {
         let id = stream_id(i as u32);
         if udp {
-            let s = open_udp(addr, spec, cfg.timeout)
+            let s = open_udp(addr, cfg.bind, spec, cfg.timeout)
                 .map_err(|e| proto(format!("did not take UDP stream {id}: {e}")))?;
             opened.push(Opened {
                 id,
@@ -248,7 +249,7 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
                 udp: Some(s),
             });
         } else {
-            let mut s = open_tcp(addr, spec, cfg.timeout)?;
+            let mut s = open_tcp(addr, cfg.bind, Some(spec), cfg.timeout)?;
             write_all_within(&mut s, &cookie.0, cfg.timeout).map_err(io_err)?;
             opened.push(Opened {
                 id,
@@ -447,9 +448,12 @@ fn joined(h: std::thread::JoinHandle<Count>) -> Count {
     })
 }
 
+/// A TCP connection from `bind` (if given) with `spec`'s options set before it connects
+/// (a data stream), or without (the control connection).
 fn open_tcp(
     addr: SocketAddr,
-    spec: &TestSpec,
+    bind: Option<std::net::IpAddr>,
+    spec: Option<&TestSpec>,
     timeout: Duration,
 ) -> Result<TcpStream, Iperf3Error> {
     let s = Socket::new(
@@ -458,19 +462,33 @@ fn open_tcp(
         Some(SockProtocol::TCP),
     )
     .map_err(|e| Iperf3Error::Local(format!("cannot open a TCP socket: {e}")))?;
-    sock::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
+    if let Some(ip) = bind {
+        s.bind(&SocketAddr::new(ip, 0).into())
+            .map_err(|e| Iperf3Error::Local(format!("cannot bind to {ip} (--bind): {e}")))?;
+    }
+    if let Some(spec) = spec {
+        sock::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
+    }
     s.connect_timeout(&addr.into(), timeout)
         .map_err(|source| Iperf3Error::Connect { addr, source })?;
     Ok(s.into())
 }
 
 /// Opens a UDP stream: the greeting until the server answers, at most three times.
-fn open_udp(addr: SocketAddr, spec: &TestSpec, timeout: Duration) -> io::Result<UdpSocket> {
+fn open_udp(
+    addr: SocketAddr,
+    bind: Option<std::net::IpAddr>,
+    spec: &TestSpec,
+    timeout: Duration,
+) -> io::Result<UdpSocket> {
     let s = Socket::new(
         Domain::for_address(addr),
         Type::DGRAM,
         Some(SockProtocol::UDP),
     )?;
+    if let Some(ip) = bind {
+        s.bind(&SocketAddr::new(ip, 0).into())?;
+    }
     sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     s.connect(&addr.into())?;
     let s: UdpSocket = s.into();
