@@ -880,3 +880,14 @@ fn a_dual_stack_service_serves_ipv4_udp_and_tcp() {
     h.stop();
     t.join().unwrap();
 }
+
+#[test]
+fn a_warm_up_is_left_out_at_both_ends() {
+    let _serial = serial();
+    let mut s = spec(Protocol::Tcp, Direction::Send, 1, 1.0);
+    s.omit_seconds = 1.0;
+    let Some((out, json)) = run(s) else { return };
+    check(&out, &json, 0.02);
+    let ours = &out.test.client.streams[0];
+    assert!((0.9..1.5).contains(&ours.seconds), "the counted time is -t, not -O + -t: {}", ours.seconds);
+}
