@@ -889,5 +889,9 @@ fn a_warm_up_is_left_out_at_both_ends() {
     let Some((out, json)) = run(s) else { return };
     check(&out, &json, 0.02);
     let ours = &out.test.client.streams[0];
-    assert!((0.9..1.5).contains(&ours.seconds), "the counted time is -t, not -O + -t: {}", ours.seconds);
+    assert!(
+        (0.9..1.5).contains(&ours.seconds),
+        "the counted time is -t, not -O + -t: {}",
+        ours.seconds
+    );
 }
