@@ -474,7 +474,16 @@ fn iperf3_tcp_against_the_service() {
 #[test]
 fn iperf3_reverse_against_the_service() {
     let _serial = serial();
-    against_service(&["-t", "2", "-R"], 0.02);
+    let Some(doc) = against_service(&["-t", "2", "-R", "--get-server-output"], 0.02) else {
+        return;
+    };
+    let text = doc["server_output_text"]
+        .as_str()
+        .expect("the service's own output");
+    assert!(
+        text.contains("iperf3 service") && text.contains("sender"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -504,6 +504,9 @@ fn session(
     if !test.udp && ours.sender_has_retransmits >= 0 {
         ours.congestion_used = test.congestion.clone();
     }
+    if test.get_server_output {
+        ours.server_output_text = Some(server_output(&test, &ids, &counts));
+    }
     write_all_within(&mut ctrl, &encode_json(&ours), idle).map_err(|_| Ended)?;
     send(&mut ctrl, State::DisplayResults)?;
     // IPERF_DONE, or the client's close: either ends the test.
@@ -545,4 +548,40 @@ fn accept_udp(
         s.send(&UDP_CONNECT_REPLY)?;
         return Ok(s);
     }
+}
+
+/// This end's view as text, for a client's `--get-server-output` (iperf3 prints it under
+/// "Server output:"): one line per stream.
+fn server_output(test: &TestParams, ids: &[(u64, bool)], counts: &[Count]) -> String {
+    let mut out = format!(
+        "wirespeed {} iperf3 service: {} test, {} stream(s) per direction\n",
+        env!("CARGO_PKG_VERSION"),
+        if test.udp { "UDP" } else { "TCP" },
+        test.streams
+    );
+    for ((id, sends), c) in ids.iter().zip(counts) {
+        let rate = if c.seconds > 0.0 {
+            c.bytes as f64 * 8.0 / c.seconds
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "[{id:3}] {:.2} s  {} bytes  {:.1} Mbit/s  {}{}\n",
+            c.seconds,
+            c.bytes,
+            rate / 1e6,
+            if *sends { "sender" } else { "receiver" },
+            if test.udp && !sends {
+                format!(
+                    "  lost {}/{}  jitter {:.3} ms",
+                    c.lost,
+                    c.packets,
+                    c.jitter * 1e3
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
 }
