@@ -136,6 +136,19 @@ pub enum LabError {
         /// What did not match.
         reason: String,
     },
+    /// A record whose claims do not hold on this system: the process it names is not its
+    /// emulator, another emulator runs the lab, or a namespace is not the one it made.
+    #[error(
+        "the state of lab '{name}' ({path}) does not match what runs: {reason}; nothing was signalled or removed"
+    )]
+    Mismatch {
+        /// The lab.
+        name: String,
+        /// Its state file.
+        path: String,
+        /// What did not match.
+        reason: String,
+    },
     /// The state directory variable is not an absolute path.
     #[error(
         "{STATE_ENV}={value} is not an absolute path: set it to a directory such as /tmp/my-labs, or unset it"
@@ -181,6 +194,10 @@ pub struct NodeRecord {
     pub namespace: String,
     /// `interface address/prefix` entries.
     pub addresses: Vec<String>,
+    /// Device and inode of its namespace (/run/netns/NAME), recorded when `lab up` made it:
+    /// `down` deletes a namespace of that name only if it is still this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace_id: Option<(u64, u64)>,
 }
 
 /// What a running lab is: written by `lab up` before anything is built, completed by its
@@ -211,6 +228,19 @@ pub struct LabRecord {
     /// The cgroup that holds every process started in it, if one could be made.
     #[serde(default)]
     pub cgroup: Option<String>,
+    /// The emulator's executable and cgroup, once it runs (boxed, so that the record stays
+    /// small in the results that carry it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub emulator: Option<Box<EmulatorIdentity>>,
+}
+
+/// What `down` checks a live emulator process against, besides its pid and start time.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct EmulatorIdentity {
+    /// Its executable (/proc/PID/exe when it started).
+    pub exe: String,
+    /// Its own cgroup (/proc/PID/cgroup when it started).
+    pub cgroup: String,
 }
 
 impl LabRecord {
@@ -248,6 +278,7 @@ impl LabRecord {
                             .map(|s| format!("{} {}", s.name, s.ipv4)),
                     )
                     .collect(),
+                namespace_id: None,
             })
             .collect();
         let ports = plan.interfaces.len() + plan.stations.len();
@@ -263,6 +294,7 @@ impl LabRecord {
                 .map(|port| format!("{}{tap_id}-{port}", sys::PREFIX))
                 .collect(),
             cgroup: cgroup.map(|c| c.display().to_string()),
+            emulator: None,
         }
     }
 
@@ -465,7 +497,8 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
     let cgroup = cleanup::create_cgroup(&name);
     let plan = crate::addressing::plan(&topology);
     let file_text = file.display().to_string();
-    let record = LabRecord::planned(&topology, &plan, &name, &id, &file_text, cgroup.as_deref());
+    let mut record =
+        LabRecord::planned(&topology, &plan, &name, &id, &file_text, cgroup.as_deref());
     let undo = |dir: &Path| {
         if let Some(c) = &cgroup {
             cleanup::kill_cgroup(c);
@@ -486,6 +519,12 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
             return Err(e);
         }
     };
+    // What `down` checks before it deletes a namespace of these names.
+    for node in &mut record.nodes {
+        node.namespace_id = cleanup::namespace_ids(std::slice::from_ref(&node.namespace))
+            .first()
+            .copied();
+    }
     let (read_end, write_end) = match pipe_with(PipeFlags::CLOEXEC) {
         Ok(ends) => ends,
         Err(e) => {
@@ -556,6 +595,14 @@ fn emulator_process(
         }
     }
     redirect_stdio(&dir.join("emulator.log"));
+    // The state directory is the emulator's working directory for its whole life: that is
+    // how `down` tells the one emulator of this record from a copy of the record elsewhere.
+    if std::env::set_current_dir(dir).is_err() {
+        return 1;
+    }
+    record.emulator = executable_of("self")
+        .zip(cgroup_of("self"))
+        .map(|(exe, cgroup)| Box::new(EmulatorIdentity { exe, cgroup }));
     let signals = SignalSet::block(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1]);
     let emulator = lab.start();
     record.pid = std::process::id() as i32;
@@ -714,7 +761,8 @@ fn read_status(name: &str) -> Result<StatusRecord, LabError> {
 pub fn status(name: &str) -> Result<(LabRecord, StatusRecord), LabError> {
     let record = record(name)?;
     let before = read_status(name)?;
-    if is_our_emulator(&record) {
+    let dir = existing_state_dir(name)?;
+    if check_emulator(&record, &dir) == Ok(true) {
         // SIGUSR1 to the lab's own emulator process, which waits for it.
         sys::send_signal(record.pid, Signal::USR1);
         let deadline = Instant::now() + Duration::from_secs(1);
@@ -779,6 +827,126 @@ fn is_our_emulator(record: &LabRecord) -> bool {
         && !is_zombie(record.pid)
         && record.start_time != 0
         && start_time(record.pid) == Some(record.start_time)
+}
+
+/// The executable of process `pid` ("self" for this one), without the " (deleted)" the
+/// kernel appends once the file was replaced (an upgrade while the lab runs).
+fn executable_of(pid: &str) -> Option<String> {
+    let path = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+    let text = path.to_string_lossy();
+    Some(text.strip_suffix(" (deleted)").unwrap_or(&text).to_string())
+}
+
+/// The cgroup membership of process `pid` ("self" for this one), as /proc/PID/cgroup lists it.
+fn cgroup_of(pid: &str) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/cgroup"))
+        .ok()
+        .map(|t| t.trim().to_string())
+}
+
+/// Checks the record's emulator against the process its pid names, before anything is
+/// signalled: `Ok(true)` if it runs and is this record's (pid, start time, executable, cgroup,
+/// and its working directory is this state directory `dir`), `Ok(false)` if it is gone, and
+/// the reason if a live process fits the pid and start time but not the rest (a record copied
+/// from a running lab, or forged around an unrelated process).
+fn check_emulator(record: &LabRecord, dir: &Path) -> Result<bool, String> {
+    if !is_our_emulator(record) {
+        return Ok(false);
+    }
+    let pid = record.pid;
+    let Some(identity) = &record.emulator else {
+        return Err(format!(
+            "pid {pid} cannot be told to be this lab's emulator: the record names no executable or cgroup (a lab started by an older wirespeed: stop pid {pid} yourself)"
+        ));
+    };
+    let found = executable_of(&pid.to_string());
+    if found.as_deref() != Some(identity.exe.as_str()) {
+        return Err(format!(
+            "pid {pid} is not this lab's emulator: its executable is {} where the record says {}",
+            found.as_deref().unwrap_or("unknown"),
+            identity.exe
+        ));
+    }
+    if cgroup_of(&pid.to_string()).as_deref() != Some(identity.cgroup.as_str()) {
+        return Err(format!(
+            "pid {pid} is not this lab's emulator: its cgroup differs from the record's"
+        ));
+    }
+    let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok();
+    let here = std::fs::canonicalize(dir).ok();
+    if cwd.is_none() || cwd != here {
+        return Err(format!(
+            "pid {pid} is not the emulator of the lab recorded here: it serves the lab state at {}",
+            cwd.map_or("an unknown place".into(), |c| c.display().to_string())
+        ));
+    }
+    Ok(true)
+}
+
+/// A live emulator of lab `name` recorded in another state directory than `dir`: a process
+/// whose working directory is a state directory of that name holding a `lab.json`. With one,
+/// a record here is a copy, and its namespaces are that lab's.
+fn emulator_elsewhere(name: &str, dir: &Path) -> Option<(i32, PathBuf)> {
+    let here = std::fs::canonicalize(dir).ok();
+    let me = std::process::id() as i32;
+    std::fs::read_dir("/proc")
+        .ok()?
+        .filter_map(|e| e.ok()?.file_name().to_str()?.parse::<i32>().ok())
+        .filter(|&pid| pid != me)
+        .find_map(|pid| {
+            let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).ok()?;
+            (cwd.file_name()? == name
+                && Some(&cwd) != here.as_ref()
+                && cwd.join("lab.json").is_file()
+                && !is_zombie(pid))
+            .then_some((pid, cwd))
+        })
+}
+
+/// What `down` checks before it signals or deletes anything: the emulator the record names
+/// is this record's ([`check_emulator`]), no emulator elsewhere runs a lab of this name, and
+/// each recorded namespace that exists is the one `lab up` made (its device and inode).
+fn verify_claims(record: &LabRecord, dir: &Path) -> Result<(), String> {
+    if !check_emulator(record, dir)?
+        && let Some((pid, at)) = emulator_elsewhere(&record.name, dir)
+    {
+        return Err(format!(
+            "lab {} is run by pid {pid} from the state at {}: this record is not that lab's",
+            record.name,
+            at.display()
+        ));
+    }
+    for node in &record.nodes {
+        let now = cleanup::namespace_ids(std::slice::from_ref(&node.namespace))
+            .first()
+            .copied();
+        match (now, node.namespace_id) {
+            (None, _) => {}
+            (Some(now), Some(made)) if now == made => {}
+            (Some(_), Some(_)) => {
+                return Err(format!(
+                    "namespace {} is not the one this lab made (its inode differs from the record's)",
+                    node.namespace
+                ));
+            }
+            (Some(_), None) => {
+                return Err(format!(
+                    "namespace {} is recorded without its identity, so it cannot be told from another lab's: if it is yours, remove it with `ip netns del {}`",
+                    node.namespace, node.namespace
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// True if lab `name`'s emulator runs and is the one its record names (checked as `down`
+/// checks it); false for a lab whose emulator is gone, or whose record is not ours.
+pub fn emulator_running(name: &str) -> bool {
+    let (Ok(record), Ok(dir)) = (record(name), existing_state_dir(name)) else {
+        return false;
+    };
+    check_emulator(&record, &dir) == Ok(true)
 }
 
 /// What `down` removed.
@@ -848,6 +1016,11 @@ pub fn down(name: &str) -> Result<DownReport, LabError> {
         }
         Err(e) => return Err(e),
     };
+    verify_claims(&record, &dir).map_err(|reason| LabError::Mismatch {
+        name: name.to_string(),
+        path: dir.join("lab.json").display().to_string(),
+        reason,
+    })?;
     let mut report = DownReport {
         labs: vec![name.to_string()],
         ..DownReport::default()

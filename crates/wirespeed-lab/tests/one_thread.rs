@@ -1,6 +1,6 @@
 //! Issue 20, the emulator side (root; skipped otherwise): a direction with super-packets asked
 //! for one thread (`WIRESPEED_LAB_THREADS=1`, here `Lab::set_threads`) is served by one thread
-//! that reads, releases and writes (`runtime::run_one_thread`) instead of the default ingress
+//! that reads, releases and writes (`runtime::one_thread::run_one_thread`) instead of the default ingress
 //! and egress threads; `lab status` says which (`cost.one_thread`). Through the one thread, UDP super-packets blasted across a 10 Gbit/s
 //! link are each forwarded or dropped and counted once, and the receiver gets no more than was
 //! forwarded. No timing is asserted.

@@ -1,6 +1,6 @@
 //! The command-line map: one subcommand per question wirespeed answers.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::autoneg::AutonegArgs;
 use crate::diagnose::DiagnoseArgs;
@@ -16,7 +16,7 @@ use crate::throughput::ThroughputArgs;
 /// explain the difference.
 #[derive(Debug, Parser)]
 #[command(name = "wirespeed", version, about, propagate_version = true)]
-pub(crate) struct Cli {
+pub struct Cli {
     #[command(subcommand)]
     command: Command,
 }
@@ -29,7 +29,7 @@ enum Command {
     // One argument struct serves both protocols; each help page shows only its own options
     // (the other protocol's are refused with the command to use).
     #[command(
-        after_help = crate::exit_status::THROUGHPUT_HELP,
+        after_help = crate::common::exit_status::THROUGHPUT_HELP,
         mut_arg("bitrate", |a| a.hide(true)),
         mut_arg("gso", |a| a.hide(true)),
         mut_arg("no_gso", |a| a.hide(true)),
@@ -38,7 +38,7 @@ enum Command {
     Tcp(ThroughputArgs),
     /// UDP throughput, loss, reordering and jitter to an agent; without HOST, on loopback.
     #[command(
-        after_help = crate::exit_status::THROUGHPUT_HELP,
+        after_help = crate::common::exit_status::THROUGHPUT_HELP,
         mut_arg("nodelay", |a| a.hide(true)),
         mut_arg("mss", |a| a.hide(true)),
         mut_arg("congestion", |a| a.hide(true)),
@@ -99,12 +99,12 @@ enum Command {
     /// one self-contained HTML page with tables and plots.
     Report(crate::report::ReportArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
-    Completions(crate::install_aids::CompletionsArgs),
+    Completions(crate::common::install_aids::CompletionsArgs),
     /// Print the manual page, or write one page per command into a directory (`--dir`).
-    Man(crate::install_aids::ManArgs),
+    Man(crate::common::install_aids::ManArgs),
 }
 
-pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
+pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sweep(args) => crate::sweep::command(args),
         Command::Latency(args) => crate::latency::run(args),
@@ -123,8 +123,10 @@ pub(crate) fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Deploy(args) => crate::deploy::run(args),
         Command::Reproduce(args) => crate::reproduce::run(args),
         Command::Report(args) => crate::report::run(args),
-        Command::Completions(args) => crate::install_aids::completions(args),
-        Command::Man(args) => crate::install_aids::man(args),
+        Command::Completions(args) => {
+            crate::common::install_aids::completions(args, Cli::command())
+        }
+        Command::Man(args) => crate::common::install_aids::man(args, Cli::command()),
     }
 }
 

@@ -1,56 +1,14 @@
-//! The `wirespeed` binary: flags in, a command run, a document out. Everything real lives in
-//! the library crates.
+//! The `wirespeed` binary: flags in, a command run, a document out. The commands live in this
+//! crate's library (`src/lib.rs`: one folder per command, `common/` for what they share), the
+//! science and the I/O in the library crates; here are only the exit statuses and error lines.
 
 use std::io::{self, Write};
 use std::process::ExitCode;
 
 use clap::Parser;
 
-mod autoneg;
-mod autoneg_html;
-mod cli;
-mod data;
-mod deploy;
-mod diagnose;
-mod envelope;
-mod exit_status;
-mod exporter;
-mod flags;
-mod host;
-mod install_aids;
-mod interrupt;
-mod iperf3_html;
-mod iperf3_json;
-mod lab;
-mod latency;
-mod latency_html;
-mod latency_queues;
-mod load;
-mod load_html;
-mod load_render;
-mod mesh;
-mod mesh_html;
-mod metrics;
-mod model;
-mod output;
-mod probe;
-mod probe_html;
-mod progress;
-mod report;
-mod report_views;
-mod reproduce;
-mod reproduce_html;
-mod runs_file;
-mod schedule;
-mod serve;
-mod sim;
-mod sim_html;
-mod sim_link;
-mod sweep;
-mod throughput;
-mod throughput_html;
-mod throughput_text;
-mod throughput_verdict;
+use wirespeed::cli;
+use wirespeed::common::{exit_status, interrupt};
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse() {

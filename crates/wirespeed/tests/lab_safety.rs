@@ -176,6 +176,10 @@ fn lab_down_takes_no_path_and_no_prefix() {
 fn fake_state(state: &Path, name: &str, ns: &str, uid: u32, schema: &str) {
     let dir = state.join(name);
     std::fs::create_dir_all(&dir).unwrap();
+    // As `lab up` records it: the namespace's device and inode, taken when it was made.
+    let id = wirespeed_lab::cleanup::namespace_ids(&[ns.to_string()])
+        .first()
+        .copied();
     let record = serde_json::json!({
         "schema": schema,
         "name": name,
@@ -183,7 +187,7 @@ fn fake_state(state: &Path, name: &str, ns: &str, uid: u32, schema: &str) {
         "pid": 0,
         "start_time": 0,
         "file": "fake.toml",
-        "nodes": [{"name": "h1", "kind": "host", "namespace": ns, "addresses": []}],
+        "nodes": [{"name": "h1", "kind": "host", "namespace": ns, "addresses": [], "namespace_id": id}],
         "devices": [],
         "cgroup": null,
     });
@@ -308,6 +312,98 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
         &wirespeed_in(Path::new("relative/dir"), &["lab", "down", "--all"]),
         "is not an absolute path",
     );
+}
+
+/// Field 22 of /proc/PID/stat, as `lab up` records it.
+fn start_time_of(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let (_, rest) = stat.rsplit_once(')').unwrap();
+    rest.split_whitespace().nth(19).unwrap().parse().unwrap()
+}
+
+/// Issue 32, item 7: `lab down` trusted a `lab.json` in a test's own state directory. A copy
+/// of a running lab's record, and a record forged around an unrelated process with its start
+/// time, executable and cgroup copied in, are refused before anything is signalled or
+/// deleted; the running lab and the process are untouched.
+#[test]
+fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
+    if !can_build_labs("forged record") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let real_state = TempDir::new("real");
+    let forged_state = TempDir::new("forged");
+    let run = wirespeed_in(
+        &real_state.0,
+        &["lab", "up", &lab_file("two-host-10m.toml")],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let name = run.stdout.trim().to_string();
+    let real: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(real_state.0.join(&name).join("lab.json")).unwrap(),
+    )
+    .unwrap();
+    let emulator = real["pid"].as_i64().unwrap() as i32;
+    let namespaces = namespaces_with(&format!("ws-{name}-"));
+    assert_eq!(namespaces.len(), 2, "{namespaces:?}");
+
+    // The running lab's record copied whole (pid, start time, executable, cgroup, namespace
+    // inodes), and copied with the emulator's pid cleared.
+    let copy_dir = forged_state.0.join(&name);
+    std::fs::create_dir_all(&copy_dir).unwrap();
+    let mut dead = real.clone();
+    dead["pid"] = 0.into();
+    dead["start_time"] = 0.into();
+    for (record, needle) in [
+        (&real, "it serves the lab state at"),
+        (&dead, "this record is not that lab's"),
+    ] {
+        std::fs::write(copy_dir.join("lab.json"), record.to_string()).unwrap();
+        assert_one_line_error(
+            &wirespeed_in(&forged_state.0, &["lab", "down", &name]),
+            needle,
+        );
+        assert!(runs(emulator), "the real emulator was signalled");
+        assert_eq!(namespaces_with(&format!("ws-{name}-")), namespaces);
+    }
+    std::fs::remove_dir_all(&copy_dir).unwrap();
+
+    // A record forged around an unrelated process: its start time, executable and cgroup
+    // copied in.
+    let victim = Command::new("sleep").arg("30").spawn().unwrap();
+    let forged = unique("forged");
+    let forged_dir = forged_state.0.join(&forged);
+    std::fs::create_dir_all(&forged_dir).unwrap();
+    let record = serde_json::json!({
+        "schema": "wirespeed.lab.state.v1",
+        "name": forged,
+        "uid": 0,
+        "pid": victim.id(),
+        "start_time": start_time_of(victim.id()),
+        "file": "forged.toml",
+        "nodes": [{"name": "h1", "kind": "host", "namespace": format!("ws-{forged}-h1"), "addresses": []}],
+        "devices": [],
+        "cgroup": null,
+        "emulator": {
+            "exe": std::fs::read_link(format!("/proc/{}/exe", victim.id())).unwrap(),
+            "cgroup": std::fs::read_to_string(format!("/proc/{}/cgroup", victim.id())).unwrap().trim(),
+        },
+    });
+    std::fs::write(forged_dir.join("lab.json"), record.to_string()).unwrap();
+    assert_one_line_error(
+        &wirespeed_in(&forged_state.0, &["lab", "down", &forged]),
+        "is not the emulator of the lab recorded here",
+    );
+    assert!(
+        runs(victim.id() as i32),
+        "the unrelated process was signalled"
+    );
+    kill_and_reap(victim);
+
+    // The real lab still goes down through its own record.
+    let run = wirespeed_in(&real_state.0, &["lab", "down", &name]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_nothing_left(&name);
 }
 
 #[test]
@@ -561,9 +657,17 @@ const MALFORMED: &[(&str, usize, &str)] = &[
     ),
     ("+a_address = \"1.2.3\"", 9, "1.2.3"),
     (
-        "+rate_ab = \"1G\"\nrate_ba = \"1G\"\ndelay = \"5s\"",
+        "=[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"1G\"\ndelay = \"5s\"\n",
         5,
         "above the lab's budget",
+    ),
+    // Issue 32: a per-direction rate beside `rate`, and a velocity factor without a length,
+    // were silently ignored.
+    ("+rate_ab = \"1M\"", 8, "not both"),
+    (
+        "+velocity_factor = 0.66",
+        9,
+        "velocity_factor needs length_m",
     ),
     ("^name = \"\"", 1, "lab name ''"),
     ("^name = \"../../tmp/x\"", 1, "lab name '../../tmp/x'"),

@@ -12,6 +12,7 @@ mod iperf3_json;
 mod json_golden;
 mod lab;
 mod latency;
+mod layers;
 mod load;
 mod marking;
 mod mesh;

@@ -242,7 +242,8 @@ struct Pending {
 struct AqmPath {
     aqm: Aqm<u64>,
     kind: AqmKind,
-    seed: u64,
+    /// The flow hash's perturbation (FQ-CoDel).
+    perturbation: u64,
     /// Frames in processing, in order of the instant they reach the queue.
     pending: VecDeque<Pending>,
     last_ready: Nanos,
@@ -307,9 +308,10 @@ impl<M: Medium> Direction<M> {
 
     /// The same direction with active queue management: frames then go through
     /// [`Direction::enqueue`] and [`Direction::advance`] instead of [`Direction::offer`]. The
-    /// direction's queue limit stays the hard limit; FQ-CoDel hashes flows with the direction's
-    /// seed. CoDel's "one MTU" is an MTU-sized packet with its Ethernet header.
-    pub fn with_aqm(mut self, config: &AqmConfig) -> Self {
+    /// direction's queue limit stays the hard limit; FQ-CoDel hashes flows with `perturbation`
+    /// (the link's: `config.perturbation`, or one the lab drew at random when it started).
+    /// CoDel's "one MTU" is an MTU-sized packet with its Ethernet header.
+    pub fn with_aqm(mut self, config: &AqmConfig, perturbation: u64) -> Self {
         let nanos = |d: Duration| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX);
         let codel = CodelParams {
             target_ns: nanos(config.target),
@@ -328,19 +330,21 @@ impl<M: Medium> Direction<M> {
                     QueueLimit::Packets(p) => p,
                     QueueLimit::Bytes(_) => super::aqm::DEFAULT_LIMIT,
                 },
-                seed: self.config.seed,
+                drop_batch: super::aqm::DEFAULT_DROP_BATCH,
+                perturbation,
             })),
         };
         self.counters.aqm = Some(AqmStats::default());
         self.aqm = Some(Box::new(AqmPath {
             aqm,
             kind: config.kind,
-            seed: self.config.seed,
+            perturbation,
             pending: VecDeque::new(),
             last_ready: Nanos(0),
             wire_free: Nanos(0),
             queued_wire: 0,
-            dropped: Vec::new(),
+            // A whole overflow batch fits without a reallocation on the data path.
+            dropped: Vec::with_capacity(super::aqm::DEFAULT_DROP_BATCH as usize + 1),
         }));
         self
     }
@@ -390,7 +394,7 @@ impl<M: Medium> Direction<M> {
         let ready = ready.max(path.last_ready);
         path.last_ready = ready;
         let hash = match path.kind {
-            AqmKind::FqCodel => FlowKey::of_frame(frame).hash(path.seed),
+            AqmKind::FqCodel => FlowKey::of_frame(frame).hash(path.perturbation),
             AqmKind::Codel => 0,
         };
         path.pending.push_back(Pending {
@@ -507,8 +511,14 @@ impl<M: Medium> Direction<M> {
                     for d in &dropped {
                         over -= self.wire_bytes(d.len);
                     }
-                    while over > l && !(idle && fq.len() == 1) && fq.drop_fattest(&mut dropped) {
-                        over -= self.wire_bytes(dropped.last().expect("just dropped").len);
+                    while over > l && !(idle && fq.len() == 1) {
+                        let before = dropped.len();
+                        if !fq.drop_fattest(&mut dropped) {
+                            break;
+                        }
+                        for d in &dropped[before..] {
+                            over -= self.wire_bytes(d.len);
+                        }
                     }
                 }
             }
@@ -1012,6 +1022,7 @@ mod tests {
             interval: Duration::from_millis(100),
             flows: 1024,
             quantum: 1514,
+            perturbation: None,
         }
     }
 
@@ -1045,7 +1056,7 @@ mod tests {
             .map(|(t, f)| at(tail.offer(Nanos(*t), f.len() as u64, Duration::ZERO)))
             .collect();
         for kind in [AqmKind::Codel, AqmKind::FqCodel] {
-            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind), 7);
             let events = run_aqm(&mut d, &arrivals, 4_000_000_000);
             let got: Vec<u64> = events
                 .iter()
@@ -1080,7 +1091,7 @@ mod tests {
             (21, expected)
         );
         for kind in [AqmKind::Codel, AqmKind::FqCodel] {
-            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+            let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind), 7);
             run_aqm(&mut d, &arrivals, 20_000_000);
             let c = d.counters();
             assert_eq!(
@@ -1099,9 +1110,9 @@ mod tests {
         let arrivals: Vec<(u64, Vec<u8>)> =
             (0..1238u64).map(|i| (i * 807_466, frame.clone())).collect();
         let cfg = config(10_000_000, 20_000, QueueLimit::Packets(1000), 0.0);
-        let mut punctual = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let mut punctual = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel), 7);
         let a = run_aqm(&mut punctual, &arrivals, 3_000_000_000);
-        let mut late = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel));
+        let mut late = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::Codel), 7);
         let mut b = Vec::new();
         for (tag, (t, f)) in arrivals.iter().enumerate() {
             late.enqueue(Nanos(*t), f, Duration::ZERO, tag as u64, &mut b);
@@ -1130,7 +1141,7 @@ mod tests {
                 (c.queue_bytes as f64 * 8.0 / 1e7, c.drops_queue, 0)
             }
             Some(kind) => {
-                let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind));
+                let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(kind), 7);
                 for i in 0..n {
                     d.enqueue(Nanos(i * gap), &frame, Duration::ZERO, i, &mut out);
                 }
@@ -1185,7 +1196,7 @@ mod tests {
             arrivals.push((k * 100_000_000 + 1, ping.clone()));
         }
         arrivals.sort_by_key(|(t, _)| *t);
-        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel), 7);
         let events = run_aqm(&mut d, &arrivals, 6_000_000_000);
         let mut worst = 0;
         for e in &events {
@@ -1221,12 +1232,13 @@ mod tests {
     #[test]
     fn fq_codel_with_a_byte_limit_drops_from_the_fattest_flow() {
         let cfg = config(1_000_000, 0, QueueLimit::Bytes(10 * 1538), 0.0);
-        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel));
+        let mut d = Direction::new(cfg, ETH, 1500).with_aqm(&aqm(AqmKind::FqCodel), 7);
         let mut out = Vec::new();
         let fat = udp_frame(1514, 1);
         let thin = udp_frame(1514, 2);
-        // One on the wire, then 10 of the fat flow fill the bytes; thin arrivals push the
-        // fat flow's head out.
+        // One on the wire, then 10 of the fat flow fill the bytes; a thin arrival pushes a
+        // batch from the fat flow's head out: half its bytes, as Linux's fq_codel_drop does
+        // for its memory limit too.
         for tag in 0..11 {
             d.enqueue(Nanos(0), &fat, Duration::ZERO, tag, &mut out);
         }
@@ -1241,14 +1253,16 @@ mod tests {
         d.enqueue(Nanos(0), &thin, Duration::ZERO, 100, &mut out);
         assert_eq!(
             out,
-            vec![Event::Drop {
-                tag: 1,
-                reason: DropReason::QueueFull
-            }]
+            (1..=5)
+                .map(|tag| Event::Drop {
+                    tag,
+                    reason: DropReason::QueueFull
+                })
+                .collect::<Vec<_>>()
         );
         let c = d.counters();
-        assert_eq!((c.drops_queue, c.aqm.unwrap().overflow_drops), (1, 1));
-        assert_eq!(c.queue_bytes, 10 * 1538);
+        assert_eq!((c.drops_queue, c.aqm.unwrap().overflow_drops), (5, 5));
+        assert_eq!(c.queue_bytes, 6 * 1538);
     }
 
     proptest! {

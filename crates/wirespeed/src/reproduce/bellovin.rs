@@ -451,7 +451,7 @@ fn within_fixed(ours_us: f64, configured_us: f64) -> (Verdict, f64) {
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let file = match &options.topology {
-        Some(path) => crate::data::LabFile::read(path)?,
+        Some(path) => crate::common::data::LabFile::read(path)?,
         None => super::lab_file("seed-001-path.toml")?,
     };
     let seed_path = options.topology.is_none();
@@ -848,8 +848,8 @@ fn lab_cost_rows(
 /// §4: the misconfigured board, from the seed's own measurements: `model compare` in process,
 /// on the model and probe built into this binary.
 fn board_comparison() -> anyhow::Result<Comparison> {
-    let model_file = crate::data::builtin("examples", "bellovin-1992.toml")?;
-    let probe_file = crate::data::builtin("examples", "bellovin-1992-ih-probe.json")?;
+    let model_file = crate::common::data::builtin("examples", "bellovin-1992.toml")?;
+    let probe_file = crate::common::data::builtin("examples", "bellovin-1992-ih-probe.json")?;
     let model = wirespeed_model::delay::ModelFile::from_toml(model_file.text)
         .with_context(|| format!("model file {}", model_file.path))?;
     let measured = crate::model::parse_probe(probe_file.text, probe_file.path)?;

@@ -37,7 +37,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     // 1. The host's own bound: TCP through loopback with the in-process agent, called as a
     // library function (what `wirespeed tcp -t SECS -i 0` runs).
     let loopback_config = crate::throughput::Config::loopback_tcp(time.as_secs_f64());
-    let mut silent = crate::throughput_text::LiveLines::new(
+    let mut silent = crate::throughput::text::LiveLines::new(
         loopback_config.rate_format,
         &loopback_config.spec,
         false,

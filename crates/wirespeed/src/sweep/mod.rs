@@ -20,8 +20,8 @@ use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 use wirespeed_report::Document;
 
-use crate::output::{self, OutputArgs};
-use crate::runs_file::{RunsFile, RunsPlan};
+use crate::common::output::{self, OutputArgs};
+use crate::common::runs_file::{RunsFile, RunsPlan};
 pub(crate) use render::SweepReport;
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +76,7 @@ pub(crate) struct SweepArgs {
     ipv6: bool,
 
     #[command(flatten)]
-    key: crate::flags::KeyArgs,
+    key: crate::common::flags::KeyArgs,
 
     /// Bytes per write() and read() call.
     #[arg(
@@ -222,7 +222,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         .ok()
         .filter(|&l| l > 0)
         .context("-l must be between 1 byte and 4 GiB, for example -l 128KiB")?;
-    let interrupt = crate::interrupt::watch();
+    let interrupt = crate::common::interrupt::watch();
     let mut runner = agent_runner::AgentRunner::new(
         remote,
         args.ipv6,
@@ -232,7 +232,7 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         args.tos,
         Some(interrupt),
     )?;
-    run(args, &mut runner, &crate::interrupt::requested)
+    run(args, &mut runner, &crate::common::interrupt::requested)
 }
 
 /// Why the loop stopped before the end.
@@ -267,7 +267,7 @@ pub(crate) fn run(
                 None => match runner.path_mss() {
                     Ok(m) => m,
                     Err(_) if stop() => {
-                        return Err(crate::interrupt::Interrupted {
+                        return Err(crate::common::interrupt::Interrupted {
                             message: "stopped before the first run; nothing was saved".into(),
                             resume: None,
                         }
@@ -333,9 +333,9 @@ pub(crate) fn run(
                 "interrupted after {saved} of {} runs; the table below is from those runs",
                 order.len()
             );
-            crate::interrupt::print_partial(&args.output, &doc, &what)
+            crate::common::interrupt::print_partial(&args.output, &doc, &what)
                 .context("writing the result")?;
-            Err(crate::interrupt::Interrupted {
+            Err(crate::common::interrupt::Interrupted {
                 message: format!(
                     "{saved} of {} runs are saved in {}",
                     order.len(),
@@ -350,7 +350,7 @@ pub(crate) fn run(
 
 /// The command that continues this sweep: the flags the plan does not hold, and `--resume`.
 fn resume_command(args: &SweepArgs, path: &Path) -> String {
-    use crate::interrupt::{command_line, output_words, path_word};
+    use crate::common::interrupt::{command_line, output_words, path_word};
     let mut words = vec!["sweep".to_string()];
     if let Some(host) = &args.host {
         words.push(host.clone());
@@ -412,7 +412,13 @@ fn execute(
         .transfer_seconds
         .map(|t| Duration::from_secs_f64(t + RUN_SETUP_SECONDS));
     // On stderr even with --json: a long series is never silent.
-    let bar = crate::progress::Progress::start("sweep", "runs", todo.len() as u64, per_run, false);
+    let bar = crate::common::progress::Progress::start(
+        "sweep",
+        "runs",
+        todo.len() as u64,
+        per_run,
+        false,
+    );
     for planned in todo {
         if stop() {
             bar.finish();
@@ -565,7 +571,7 @@ pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
         ("--plot", &args.plot),
     ] {
         if let Some(path) = path {
-            crate::output::check_output_file(flag, path)?;
+            crate::common::output::check_output_file(flag, path)?;
         }
     }
     Ok(())
@@ -755,7 +761,7 @@ mod tests {
         };
         let err = run(args, &mut model, &stop).unwrap_err();
         let stopped = err
-            .downcast_ref::<crate::interrupt::Interrupted>()
+            .downcast_ref::<crate::common::interrupt::Interrupted>()
             .expect("an interrupt, not a failure");
         assert!(
             stopped.message.contains("5 of 18 runs"),

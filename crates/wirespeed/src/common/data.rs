@@ -1,0 +1,180 @@
+//! The files the program itself needs (the labs `reproduce` builds, the seed's model and probe
+//! that `reproduce bellovin` compares), compiled into the binary so that an installed
+//! `wirespeed` works from any directory with no source tree beside it. The repository's `labs/`
+//! and `examples/` stay the place to read and edit them; a test keeps the two identical.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+
+/// One file of the repository, as it was when this binary was built.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DataFile {
+    /// Its path in the repository (`labs/boggs-24.toml`), which names it in messages.
+    pub(crate) path: &'static str,
+    /// Its contents.
+    pub(crate) text: &'static str,
+}
+
+/// Every topology of `labs/`.
+pub(crate) const LABS: &[DataFile] = &[
+    DataFile {
+        path: "labs/asymmetric.toml",
+        text: include_str!("../../../../labs/asymmetric.toml"),
+    },
+    DataFile {
+        path: "labs/boggs-24.toml",
+        text: include_str!("../../../../labs/boggs-24.toml"),
+    },
+    DataFile {
+        path: "labs/bufferbloat.toml",
+        text: include_str!("../../../../labs/bufferbloat.toml"),
+    },
+    DataFile {
+        path: "labs/duplex-matched.toml",
+        text: include_str!("../../../../labs/duplex-matched.toml"),
+    },
+    DataFile {
+        path: "labs/duplex-mismatch-1990s-hosts.toml",
+        text: include_str!("../../../../labs/duplex-mismatch-1990s-hosts.toml"),
+    },
+    DataFile {
+        path: "labs/duplex-mismatch-1990s.toml",
+        text: include_str!("../../../../labs/duplex-mismatch-1990s.toml"),
+    },
+    DataFile {
+        path: "labs/duplex-mismatch.toml",
+        text: include_str!("../../../../labs/duplex-mismatch.toml"),
+    },
+    DataFile {
+        path: "labs/probe-chain.toml",
+        text: include_str!("../../../../labs/probe-chain.toml"),
+    },
+    DataFile {
+        path: "labs/router-chain.toml",
+        text: include_str!("../../../../labs/router-chain.toml"),
+    },
+    DataFile {
+        path: "labs/seed-001-path.toml",
+        text: include_str!("../../../../labs/seed-001-path.toml"),
+    },
+    DataFile {
+        path: "labs/seed-004-sun3.toml",
+        text: include_str!("../../../../labs/seed-004-sun3.toml"),
+    },
+    DataFile {
+        path: "labs/shared-24.toml",
+        text: include_str!("../../../../labs/shared-24.toml"),
+    },
+    DataFile {
+        path: "labs/two-host-10m.toml",
+        text: include_str!("../../../../labs/two-host-10m.toml"),
+    },
+];
+
+/// Every file of `examples/`.
+pub(crate) const EXAMPLES: &[DataFile] = &[
+    DataFile {
+        path: "examples/bellovin-1992-ih-probe.json",
+        text: include_str!("../../../../examples/bellovin-1992-ih-probe.json"),
+    },
+    DataFile {
+        path: "examples/bellovin-1992.toml",
+        text: include_str!("../../../../examples/bellovin-1992.toml"),
+    },
+    DataFile {
+        path: "examples/iperf3-tcp.json",
+        text: include_str!("../../../../examples/iperf3-tcp.json"),
+    },
+];
+
+/// The built-in file `dir/name` (`dir` is `labs` or `examples`).
+pub(crate) fn builtin(dir: &str, name: &str) -> anyhow::Result<DataFile> {
+    let wanted = format!("{dir}/{name}");
+    LABS.iter()
+        .chain(EXAMPLES)
+        .find(|f| f.path == wanted)
+        .copied()
+        .with_context(|| format!("{wanted} is not built into this wirespeed"))
+}
+
+/// A topology to bring up: built in, or a file the user named.
+#[derive(Debug, Clone)]
+pub(crate) struct LabFile {
+    path: PathBuf,
+    text: std::borrow::Cow<'static, str>,
+}
+
+impl LabFile {
+    /// The built-in `labs/NAME`.
+    pub(crate) fn builtin(name: &str) -> anyhow::Result<LabFile> {
+        let f = builtin("labs", name)?;
+        Ok(LabFile {
+            path: PathBuf::from(f.path),
+            text: f.text.into(),
+        })
+    }
+
+    /// A topology file the user gave.
+    pub(crate) fn read(path: &Path) -> anyhow::Result<LabFile> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read topology {}", path.display()))?;
+        Ok(LabFile {
+            path: path.to_path_buf(),
+            text: text.into(),
+        })
+    }
+
+    /// The path that names it (the repository path of a built-in one).
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Parsed and checked; errors name the file and line.
+    pub(crate) fn topology(&self) -> anyhow::Result<wirespeed_lab::Topology> {
+        Ok(wirespeed_lab::Topology::parse(
+            &self.text,
+            &self.path.display().to_string(),
+        )?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The source tree this binary was built from.
+    fn repo() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+    }
+
+    #[test]
+    fn every_repository_data_file_is_built_in_unchanged() {
+        for (dir, table) in [("labs", LABS), ("examples", EXAMPLES)] {
+            // Directories (a sysfs replay tree for the docs) are read by path, not built in.
+            let mut on_disk: Vec<String> = std::fs::read_dir(repo().join(dir))
+                .unwrap()
+                .map(Result::unwrap)
+                .filter(|e| e.file_type().unwrap().is_file())
+                .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
+                .collect();
+            on_disk.sort();
+            let mut built: Vec<String> = table.iter().map(|f| f.path.to_string()).collect();
+            built.sort();
+            assert_eq!(on_disk, built, "add new files of {dir}/ to data.rs");
+            for f in table {
+                let text = std::fs::read_to_string(repo().join(f.path)).unwrap();
+                assert_eq!(text, f.text, "{}", f.path);
+            }
+        }
+    }
+
+    #[test]
+    fn every_built_in_lab_parses() {
+        for f in LABS {
+            let name = f.path.trim_start_matches("labs/");
+            LabFile::builtin(name).unwrap().topology().unwrap();
+        }
+        assert!(LabFile::builtin("no-such.toml").is_err());
+    }
+}

@@ -1,0 +1,87 @@
+//! Exit statuses, so that a script can tell a result from a refusal from a run cut short
+//! (docs/exit-status.md):
+//!
+//! * 0: the command ran whole and printed its result;
+//! * 1: it ran and found a fault the user asked to fail on with a threshold flag (reserved:
+//!   no command has such a flag yet);
+//! * 2: bad input, or the test could not start (a flag, a file, an unreachable agent): one line
+//!   on stderr names the problem and the fix, and nothing is measured;
+//! * 3: the test started but its result is partial (a stream failed, the agent's view is
+//!   missing): what was counted is printed, marked partial, with no verdict;
+//! * 130 / 143: interrupted by SIGINT / SIGTERM (128 + the signal, as the shell reports it):
+//!   what finished is printed, marked partial, and kept where results are kept.
+//!
+//! Any error that does not carry an [`Exit`] is status 2.
+
+use std::fmt;
+
+/// Bad input, or the test could not start.
+pub(crate) const BAD_INPUT: u8 = 2;
+/// The test started; its result is partial.
+pub(crate) const PARTIAL: u8 = 3;
+
+/// The `after_help` of `tcp` and `udp`.
+pub(crate) const THROUGHPUT_HELP: &str = "\
+Exit status:
+  0  the test ran whole; its result and verdicts are printed
+  2  bad input or the test could not start (no agent there, refused): one line on stderr
+  3  partial result: a stream failed or the agent's view is missing; what was counted is
+     printed marked \"partial\" (JSON \"partial\": true and \"partial_reason\"), with no
+     verdict
+  130, 143  interrupted by SIGINT, SIGTERM: the same partial result
+  (1 is for a fault found that a flag asked to fail on; tcp and udp have no such flag)
+See docs/exit-status.md.";
+
+/// An error with its exit status.
+#[derive(Debug)]
+pub(crate) struct Exit {
+    pub(crate) code: u8,
+    pub(crate) message: String,
+}
+
+impl Exit {
+    /// A partial result (status 3).
+    pub(crate) fn partial(message: String) -> Exit {
+        Exit {
+            code: PARTIAL,
+            message,
+        }
+    }
+}
+
+impl fmt::Display for Exit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Exit {}
+
+/// The status an error ends the process with.
+pub fn code_of(err: &anyhow::Error) -> u8 {
+    err.chain()
+        .find_map(|e| e.downcast_ref::<Exit>())
+        .map_or(BAD_INPUT, |e| e.code)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn statuses_are_carried_by_the_error_and_default_to_bad_input() {
+        let partial: anyhow::Error = Exit::partial("cut short".into()).into();
+        assert_eq!(code_of(&partial), PARTIAL);
+        assert_eq!(code_of(&partial.context("while testing")), PARTIAL);
+        assert_eq!(
+            code_of(&anyhow::anyhow!("-t x is not a duration")),
+            BAD_INPUT
+        );
+        let fault: anyhow::Error = Exit {
+            code: 1,
+            message: "a fault".into(),
+        }
+        .into();
+        assert_eq!(code_of(&fault), 1);
+    }
+}

@@ -1,0 +1,94 @@
+//! Flags that mean the same on every command that takes them, defined once and flattened in
+//! (as `OutputArgs` is for `--json` and `-f`).
+
+use std::path::PathBuf;
+
+use clap::Args;
+use wirespeed_net::auth::AuthKey;
+use wirespeed_sim::traffic::{LengthMix, SEED_LENGTHS};
+
+/// `--auth-key-file`: the key a client proves to an agent that asks for one.
+#[derive(Debug, Clone, Default, Args)]
+pub(crate) struct KeyArgs {
+    /// A file with the agent's pre-shared key, if it asks for one (an HMAC-SHA256 challenge;
+    /// the same file the agent was started with).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) auth_key_file: Option<PathBuf>,
+}
+
+impl KeyArgs {
+    /// The key, read and checked, if a file was given.
+    pub(crate) fn load(&self) -> anyhow::Result<Option<AuthKey>> {
+        Ok(self
+            .auth_key_file
+            .as_deref()
+            .map(AuthKey::from_file)
+            .transpose()?)
+    }
+}
+
+/// The value parser of a letter that used to mean something else in one command: it refuses
+/// every value with the flag to use instead, so that `-n`, `-R` mean one thing everywhere
+/// (`-n` an amount to send, `-R` the reverse direction) and an old command line fails with the
+/// fix instead of a bare "unexpected argument".
+pub(crate) fn moved_to(
+    meaning: &'static str,
+    instead: &'static str,
+) -> impl Fn(&str) -> Result<String, String> + Clone + Send + Sync + 'static {
+    move |_| Err(format!("{meaning}; use {instead} here"))
+}
+
+/// What `-n` means wherever it is taken.
+pub(crate) const MOVED_N: &str =
+    "-n is an amount to send in every command that takes it (tcp, udp, sweep, reproduce)";
+
+/// What `-R` means wherever it is taken.
+pub(crate) const MOVED_R: &str = "-R is the reverse direction (tcp, udp)";
+
+/// `--hosts`: host counts (`sim csma`, `load`, `reproduce --lab-hosts`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct HostList(pub(crate) Vec<usize>);
+
+/// `--lengths`: packet lengths or length mixes (`sim csma`, `load`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LengthList(pub(crate) Vec<LengthMix>);
+
+/// Host counts, 1 to 1024, in the number-list syntax every command shares (`1-24`, `1..24`,
+/// `1,2,4,8`, `2..24:2`).
+pub(crate) fn parse_hosts(text: &str) -> Result<HostList, String> {
+    let hosts = wirespeed_model::units::parse_number_list(text, 1, 1024, 1024)
+        .map_err(|e| format!("host counts: {e}"))?;
+    Ok(HostList(hosts.into_iter().map(|h| h as usize).collect()))
+}
+
+pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
+    let bad = |part: &str| {
+        format!("{part:?} is not a packet length (examples: seed, 64, 1536, 6/2, 64:6+1536:2)")
+    };
+    let mut mixes = Vec::new();
+    for part in text.split(',') {
+        let part = part.trim();
+        if part == "seed" {
+            mixes.extend(SEED_LENGTHS.iter().map(|&bytes| LengthMix::Fixed { bytes }));
+        } else if let Some((s, l)) = part.split_once('/') {
+            let s: u32 = s.parse().map_err(|_| bad(part))?;
+            let l: u32 = l.parse().map_err(|_| bad(part))?;
+            mixes.push(LengthMix::seed_ratio(s, l));
+        } else if part.contains(':') {
+            let lengths = part
+                .split('+')
+                .map(|item| {
+                    let (b, w) = item.split_once(':').ok_or_else(|| bad(part))?;
+                    let b: u64 = b.parse().map_err(|_| bad(part))?;
+                    let w: f64 = w.parse().map_err(|_| bad(part))?;
+                    Ok((b, w))
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            mixes.push(LengthMix::Weighted { lengths });
+        } else {
+            let bytes: u64 = part.parse().map_err(|_| bad(part))?;
+            mixes.push(LengthMix::Fixed { bytes });
+        }
+    }
+    Ok(LengthList(mixes))
+}

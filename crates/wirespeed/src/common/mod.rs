@@ -1,0 +1,17 @@
+//! What every command shares: output paths and formats, common flags, host facts, the embedded
+//! data files, Ctrl-C and exit statuses, progress lines, the runs file, schedules, metrics and
+//! their exporter, and the install aids (completions, man pages). Nothing here imports a
+//! command (`tests/layers.rs` checks it).
+
+pub mod data;
+pub mod exit_status;
+pub mod exporter;
+pub mod flags;
+pub mod host;
+pub mod install_aids;
+pub mod interrupt;
+pub mod metrics;
+pub mod output;
+pub mod progress;
+pub mod runs_file;
+pub mod schedule;

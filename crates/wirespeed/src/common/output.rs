@@ -1,0 +1,129 @@
+//! Output flags shared by every command.
+
+use std::io::{self, Write};
+use std::path::Path;
+
+use clap::Args;
+use serde::Serialize;
+use wirespeed_model::RateFormat;
+use wirespeed_report::{Document, OutputFormat, Render, emit};
+
+/// `--json` and `-f`, flattened into each command.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct OutputArgs {
+    /// Print one JSON document (schema "wirespeed.<command>.v1") instead of text.
+    #[arg(long, short = 'J')]
+    pub(crate) json: bool,
+
+    /// Rate unit: a = auto, k/m/g = kbit/s, Mbit/s, Gbit/s; K/M/G = KiB/s, MiB/s, GiB/s
+    /// (binary, as iperf prints them); kB/MB/GB = decimal bytes/s.
+    #[arg(long = "format", short = 'f', default_value = "a", value_name = "UNIT")]
+    pub(crate) rate_format: RateFormat,
+
+    /// Also write the result as OpenMetrics text to FILE (replaced whole, for Prometheus'
+    /// node_exporter textfile collector): one gauge per figure, named by its JSON path.
+    #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
+    pub(crate) metrics_file: Option<std::path::PathBuf>,
+}
+
+impl OutputArgs {
+    pub(crate) fn format(&self) -> OutputFormat {
+        if self.json {
+            OutputFormat::Json
+        } else {
+            OutputFormat::Human
+        }
+    }
+}
+
+/// Writes a document to stdout in the chosen format.
+pub(crate) fn print<P: Serialize, R: Serialize + Render>(
+    args: &OutputArgs,
+    doc: &Document<P, R>,
+) -> io::Result<()> {
+    let stdout = io::stdout();
+    let mut out = stdout.lock();
+    emit(&mut out, args.format(), doc)?;
+    out.flush()?;
+    if let Some(path) = &args.metrics_file {
+        let value = serde_json::to_value(doc).map_err(io::Error::other)?;
+        crate::common::metrics::write_file(path, &value)
+            .map_err(|e| io::Error::other(format!("{e:#}")))?;
+    }
+    Ok(())
+}
+
+/// Checks, before any work, that `path` can be written as the output file of `flag`: a sweep
+/// that runs for an hour and then cannot save its plot has lost the hour.
+pub(crate) fn check_output_file(flag: &str, path: &Path) -> anyhow::Result<()> {
+    let shown = path.display();
+    if path.is_dir() {
+        anyhow::bail!(
+            "{flag} {shown} is a directory: give a file name in it, e.g. {flag} {shown}/out"
+        );
+    }
+    writable_directory(flag, path, parent_of(path))
+}
+
+/// The same for an output directory that will be created if it is missing.
+pub(crate) fn check_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
+    let shown = dir.display();
+    if dir.exists() {
+        if !dir.is_dir() {
+            anyhow::bail!(
+                "{flag} {shown} is a file, not a directory: give a directory to write into"
+            );
+        }
+        return writable_directory(flag, dir, dir);
+    }
+    writable_directory(flag, dir, parent_of(dir))
+}
+
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+fn writable_directory(flag: &str, path: &Path, dir: &Path) -> anyhow::Result<()> {
+    if !dir.is_dir() {
+        anyhow::bail!(
+            "{flag} {}: the directory {} does not exist: create it first (mkdir -p {})",
+            path.display(),
+            dir.display(),
+            dir.display()
+        );
+    }
+    if rustix::fs::access(dir, rustix::fs::Access::WRITE_OK).is_err() {
+        anyhow::bail!(
+            "{flag} {}: the directory {} is not writable by this user: choose another place",
+            path.display(),
+            dir.display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_paths_are_checked_before_the_work() {
+        let tmp = std::env::temp_dir();
+        assert!(check_output_file("--plot", &tmp.join("ws-output-check.svg")).is_ok());
+        let e = check_output_file("--plot", &tmp).unwrap_err().to_string();
+        assert!(e.contains("is a directory"), "{e}");
+        let e = check_output_file("--heatmap", Path::new("/nonexistent/x.svg"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/nonexistent does not exist"), "{e}");
+        assert!(check_output_file("--csv", Path::new("cells.csv")).is_ok());
+        assert!(check_output_dir("--plot", &tmp.join("ws-output-check-dir")).is_ok());
+        let e = check_output_dir("--plot", Path::new("/nonexistent/plots"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+}

@@ -1,0 +1,495 @@
+//! `wirespeed deploy kubernetes`: the manifests that hand the agents' placement and
+//! keeping-alive to Kubernetes (issue 19) instead of a home-made orchestrator: a DaemonSet
+//! running `serve` on every node (host networking, so that a mesh measures the nodes' own
+//! paths; the key from a Secret; a memory limit that matches the agent's `--max-memory`;
+//! readiness from the agent's metrics endpoint), a headless Service whose DNS name resolves to
+//! every ready agent, and a Job running `mesh` over that name. Printed as YAML (or inside a
+//! `wirespeed.deploy.v1` document with `--json`), for `kubectl apply -f -`; nothing is applied
+//! here.
+
+use std::io::Write;
+use std::time::Duration;
+
+use anyhow::bail;
+use clap::{Args, Subcommand};
+use serde::Serialize;
+use serde_json::{Value, json};
+use wirespeed_model::ByteSize;
+use wirespeed_model::mesh::{slots, tournament};
+use wirespeed_model::units::parse_duration;
+use wirespeed_net::agent_config::Cidr;
+use wirespeed_net::control::DEFAULT_PORT;
+use wirespeed_report::Document;
+
+use crate::common::output::{self, OutputArgs};
+
+/// Where the key file is mounted in every container.
+pub(crate) const KEY_DIR: &str = "/etc/wirespeed";
+/// The key's file name inside the Secret.
+pub(crate) const KEY_ITEM: &str = "auth.key";
+
+#[derive(Debug, Args)]
+pub(crate) struct DeployArgs {
+    #[command(subcommand)]
+    target: Target,
+}
+
+#[derive(Debug, Subcommand)]
+enum Target {
+    /// A DaemonSet of agents (host networking, key from a Secret), a headless Service over
+    /// them and a Job that runs `mesh` across them, as YAML for `kubectl apply -f -`.
+    Kubernetes(KubernetesArgs),
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct KubernetesArgs {
+    /// Address blocks of the nodes, which the agents may test (their `--allow-destination`;
+    /// repeat or list several): the mesh's Job runs in a pod, so the nodes' addresses are
+    /// neither an agent's own nor its client's.
+    #[arg(long, value_name = "CIDR", num_args = 1.., required = true, value_parser = parse_cidr)]
+    allow_destination: Vec<Cidr>,
+
+    /// The namespace of every object.
+    #[arg(long, default_value = "wirespeed")]
+    namespace: String,
+
+    /// The image (packaging/container/Containerfile).
+    #[arg(long, default_value = "wirespeed:latest")]
+    image: String,
+
+    /// The Secret holding the fleet's key under `auth.key`
+    /// (`kubectl create secret generic NAME --from-file=auth.key=FILE`).
+    #[arg(long, default_value = "wirespeed-key")]
+    secret: String,
+
+    /// The agents' port on every node.
+    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
+    port: u16,
+
+    /// The agents' metrics port (readiness and Prometheus), on the node's address.
+    #[arg(long, default_value_t = 9210)]
+    metrics_port: u16,
+
+    /// The agent's memory budget (`serve --max-memory`); the container's limit is this plus
+    /// a quarter (at least 256 MiB) for the process itself, as the Debian unit's.
+    #[arg(long, default_value = "1GiB", value_name = "BYTES")]
+    max_memory: ByteSize,
+
+    /// The mesh Job's TCP test length (`mesh -t`).
+    #[arg(long = "time", short = 't', default_value = "5s", value_parser = parse_duration)]
+    time: Duration,
+
+    /// The mesh Job's latency probes per test.
+    #[arg(long, default_value_t = 20)]
+    probes: u32,
+
+    /// How many nodes to expect: sizes the Job's deadline (twice the schedule's prediction
+    /// with every test's tail at its cap, plus 5 minutes).
+    #[arg(long, default_value_t = 16, value_name = "N")]
+    nodes: usize,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+fn parse_cidr(text: &str) -> Result<Cidr, String> {
+    text.parse()
+}
+
+/// The `deploy` document's result: the manifests, in apply order.
+#[derive(Debug, Serialize)]
+pub(crate) struct Manifests {
+    pub(crate) manifests: Vec<Value>,
+    /// How long the Job's mesh should take over `nodes` agents, seconds, as the mesh plans it.
+    pub(crate) predicted_mesh_seconds: f64,
+    /// The longest it can take by its schedule: every test's tail (its data still arriving
+    /// after `-t`) at the destination's cap. The Job's deadline is twice this and 5 minutes.
+    pub(crate) longest_mesh_seconds: f64,
+}
+
+/// Kubernetes names: lowercase letters, digits and `-`, 1 to 63, starting and ending with a
+/// letter or digit (RFC 1123 labels).
+fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
+    let ok = !name.is_empty()
+        && name.len() <= 63
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-');
+    if !ok {
+        bail!(
+            "{flag} {name:?} is not a Kubernetes name: use 1 to 63 lowercase letters, digits and '-' (e.g. {flag} wirespeed)"
+        );
+    }
+    Ok(())
+}
+
+/// The container memory limit for an agent budget: the budget plus a quarter, at least
+/// 256 MiB more, rounded up to a MiB.
+pub(crate) fn memory_limit_bytes(budget: u64) -> u64 {
+    let extra = (budget / 4).max(256 << 20);
+    budget
+        .saturating_add(extra)
+        .div_ceil(1 << 20)
+        .saturating_mul(1 << 20)
+}
+
+impl KubernetesArgs {
+    fn check(&self) -> anyhow::Result<()> {
+        check_name("--namespace", &self.namespace)?;
+        check_name("--secret", &self.secret)?;
+        if self.image.is_empty() || self.image.chars().any(char::is_whitespace) {
+            bail!(
+                "--image {:?} is not an image reference (e.g. --image registry.example/wirespeed:0.1.0)",
+                self.image
+            );
+        }
+        if self.port == 0 || self.metrics_port == 0 || self.port == self.metrics_port {
+            bail!(
+                "--port and --metrics-port must be two different ports above 0 (defaults 5210 and 9210)"
+            );
+        }
+        let budget = self.max_memory.bytes();
+        if budget < wirespeed_net::agent_config::MIN_MEMORY_BYTES {
+            bail!(
+                "--max-memory {budget} bytes cannot hold one session; use at least 16MiB (e.g. --max-memory 1GiB)"
+            );
+        }
+        let t = self.time.as_secs_f64();
+        if !(wirespeed_net::spec::MIN_TEST_SECONDS..=3600.0).contains(&t) {
+            bail!("-t {t} s is out of range: give each test 100ms to 1h (e.g. -t 5s)");
+        }
+        if self.probes > wirespeed_net::control::mesh::MAX_PROBES {
+            bail!(
+                "--probes {} is too many: at most {} per test",
+                self.probes,
+                wirespeed_net::control::mesh::MAX_PROBES
+            );
+        }
+        if !(2..=crate::mesh::MAX_AGENTS).contains(&self.nodes) {
+            bail!(
+                "--nodes {} is out of range: a mesh has 2 to {} agents",
+                self.nodes,
+                crate::mesh::MAX_AGENTS
+            );
+        }
+        Ok(())
+    }
+
+    fn manifests(&self) -> Manifests {
+        let ns = &self.namespace;
+        let labels =
+            json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "agent"});
+        let key_file = format!("{KEY_DIR}/{KEY_ITEM}");
+        let service = "wirespeed-agents";
+        let budget = self.max_memory.bytes();
+        let limit = memory_limit_bytes(budget);
+        let mut serve: Vec<String> = vec![
+            "serve".into(),
+            "-p".into(),
+            self.port.to_string(),
+            "--auth-key-file".into(),
+            key_file.clone(),
+            "--max-memory".into(),
+            budget.to_string(),
+            "--metrics".into(),
+            format!("$(POD_IP):{}", self.metrics_port),
+        ];
+        for c in &self.allow_destination {
+            serve.extend(["--allow-destination".into(), c.to_string()]);
+        }
+        let key_volume = json!({
+            "name": "key",
+            "secret": {"secretName": self.secret, "defaultMode": 0o400,
+                       "items": [{"key": KEY_ITEM, "path": KEY_ITEM}]}
+        });
+        let key_mount = json!({"name": "key", "mountPath": KEY_DIR, "readOnly": true});
+        let hardened = json!({
+            "runAsNonRoot": true, "runAsUser": 65534, "runAsGroup": 65534,
+            "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
+            "capabilities": {"drop": ["ALL"]}
+        });
+        let daemonset = json!({
+            "apiVersion": "apps/v1",
+            "kind": "DaemonSet",
+            "metadata": {"name": "wirespeed-agent", "namespace": ns, "labels": labels},
+            "spec": {
+                "selector": {"matchLabels": labels},
+                "updateStrategy": {"type": "RollingUpdate"},
+                "template": {
+                    "metadata": {"labels": labels},
+                    "spec": {
+                        "hostNetwork": true,
+                        "dnsPolicy": "ClusterFirstWithHostNet",
+                        "securityContext": {"fsGroup": 65534},
+                        "terminationGracePeriodSeconds": 10,
+                        "tolerations": [{"operator": "Exists"}],
+                        "containers": [{
+                            "name": "agent",
+                            "image": self.image,
+                            "args": serve,
+                            "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
+                            "ports": [
+                                {"name": "agent", "containerPort": self.port, "protocol": "TCP"},
+                                {"name": "metrics", "containerPort": self.metrics_port, "protocol": "TCP"}
+                            ],
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "64Mi"},
+                                "limits": {"memory": format!("{}Mi", limit >> 20)}
+                            },
+                            "readinessProbe": {
+                                "httpGet": {"path": "/metrics", "port": "metrics"},
+                                "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3
+                            },
+                            "livenessProbe": {
+                                "httpGet": {"path": "/metrics", "port": "metrics"},
+                                "initialDelaySeconds": 10, "periodSeconds": 30, "timeoutSeconds": 5
+                            },
+                            "securityContext": hardened,
+                            "volumeMounts": [key_mount]
+                        }],
+                        "volumes": [key_volume]
+                    }
+                }
+            }
+        });
+        let svc = json!({
+            "apiVersion": "v1",
+            "kind": "Service",
+            "metadata": {"name": service, "namespace": ns, "labels": labels},
+            "spec": {
+                "clusterIP": "None",
+                "publishNotReadyAddresses": false,
+                "selector": labels,
+                "ports": [{"name": "agent", "port": self.port, "targetPort": self.port, "protocol": "TCP"}]
+            }
+        });
+        let (predicted, longest) = self.predicted();
+        let deadline = job_deadline_seconds(longest);
+        let job_labels =
+            json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "mesh"});
+        let job = json!({
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": "wirespeed-mesh", "namespace": ns, "labels": job_labels},
+            "spec": {
+                "backoffLimit": 0,
+                "activeDeadlineSeconds": deadline,
+                "ttlSecondsAfterFinished": 86400,
+                "template": {
+                    "metadata": {"labels": job_labels},
+                    "spec": {
+                        "restartPolicy": "Never",
+                        "securityContext": {"fsGroup": 65534},
+                        "containers": [{
+                            "name": "mesh",
+                            "image": self.image,
+                            "args": [
+                                "mesh",
+                                "--agents", format!("{service}.{ns}.svc.cluster.local:{}", self.port),
+                                "--auth-key-file", key_file,
+                                "-t", format!("{}s", self.time.as_secs_f64()),
+                                "--probes", self.probes.to_string(),
+                                "--probe-gap", crate::mesh::DEFAULT_PROBE_GAP,
+                                "--json"
+                            ],
+                            "resources": {
+                                "requests": {"cpu": "100m", "memory": "64Mi"},
+                                "limits": {"memory": "512Mi"}
+                            },
+                            "securityContext": hardened,
+                            "volumeMounts": [key_mount]
+                        }],
+                        "volumes": [key_volume]
+                    }
+                }
+            }
+        });
+        Manifests {
+            manifests: vec![svc, daemonset, job],
+            predicted_mesh_seconds: predicted,
+            longest_mesh_seconds: longest,
+        }
+    }
+
+    /// The Job's mesh over `--nodes` agents, by the mesh's own prediction
+    /// ([`crate::mesh::predict`]): as planned (no test's data arriving after its grace), and
+    /// at its longest (every test's tail at the destination's cap).
+    fn predicted(&self) -> (f64, f64) {
+        let gap = parse_duration(crate::mesh::DEFAULT_PROBE_GAP)
+            .expect("the default probe gap parses")
+            .as_secs_f64();
+        let timing = crate::mesh::test_timing(self.time.as_secs_f64(), self.probes, gap);
+        let slots = slots(&tournament(self.nodes), 1);
+        let cap = wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64();
+        (
+            crate::mesh::predict(&slots, &timing, |_| 0.0),
+            crate::mesh::predict(&slots, &timing, |_| cap),
+        )
+    }
+}
+
+/// The Job's `activeDeadlineSeconds`: twice the longest the mesh can take by its schedule,
+/// plus 5 minutes for the pod's start and busy hosts' set-up.
+pub(crate) fn job_deadline_seconds(longest_mesh_seconds: f64) -> u64 {
+    // Whole seconds up, from the microsecond (a sum of 0.05 s steps is not exact in binary).
+    ((2.0 * longest_mesh_seconds * 1e6).round() / 1e6).ceil() as u64 + 300
+}
+
+/// A JSON value as YAML block style: maps and lists indented, every string quoted as JSON
+/// quotes it (a JSON string is a YAML double-quoted scalar), so no value is ever read as
+/// another type.
+pub(crate) fn yaml(v: &Value, indent: usize, out: &mut String) {
+    let pad = " ".repeat(indent);
+    match v {
+        Value::Object(map) => {
+            for (k, val) in map {
+                match val {
+                    Value::Object(m) if !m.is_empty() => {
+                        out.push_str(&format!("{pad}{k}:\n"));
+                        yaml(val, indent + 2, out);
+                    }
+                    Value::Array(a) if !a.is_empty() => {
+                        out.push_str(&format!("{pad}{k}:\n"));
+                        yaml(val, indent, out);
+                    }
+                    _ => out.push_str(&format!("{pad}{k}: {}\n", scalar(val))),
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items {
+                match item {
+                    Value::Object(m) if !m.is_empty() => {
+                        let mut inner = String::new();
+                        yaml(item, indent + 2, &mut inner);
+                        // The first key goes on the dash's line.
+                        out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
+                    }
+                    _ => out.push_str(&format!("{pad}- {}\n", scalar(item))),
+                }
+            }
+        }
+        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
+    }
+}
+
+fn scalar(v: &Value) -> String {
+    match v {
+        Value::Object(_) => "{}".into(),
+        Value::Array(_) => "[]".into(),
+        other => other.to_string(),
+    }
+}
+
+impl wirespeed_report::Render for Manifests {
+    fn render(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "# wirespeed deploy kubernetes: apply after the key's Secret exists (docs/deploy.md)"
+        )?;
+        for m in &self.manifests {
+            let mut text = String::new();
+            yaml(m, 0, &mut text);
+            write!(out, "---\n{text}")?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn run(args: DeployArgs) -> anyhow::Result<()> {
+    let Target::Kubernetes(k) = args.target;
+    k.check()?;
+    let manifests = k.manifests();
+    let params = json!({
+        "target": "kubernetes",
+        "namespace": k.namespace,
+        "image": k.image,
+        "secret": k.secret,
+        "port": k.port,
+        "metrics_port": k.metrics_port,
+        "max_memory_bytes": k.max_memory.bytes(),
+        "allow_destination": k.allow_destination.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "tcp_seconds": k.time.as_secs_f64(),
+        "probes": k.probes,
+        "nodes": k.nodes,
+    });
+    let doc = Document::new("deploy", params, manifests);
+    output::print(&k.output, &doc)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_memory_limit_covers_the_budget_and_the_process() {
+        assert_eq!(memory_limit_bytes(1 << 30), 1280 << 20);
+        assert_eq!(memory_limit_bytes(16 << 20), 272 << 20);
+        assert!(memory_limit_bytes(u64::MAX) >= 1 << 30);
+    }
+
+    #[test]
+    fn yaml_quotes_every_string_and_nests_lists_of_maps() {
+        let v = json!({"a": {"b": [1, "x: y"], "c": [{"d": true, "e": "on"}]}, "f": []});
+        let mut s = String::new();
+        yaml(&v, 0, &mut s);
+        assert_eq!(
+            s,
+            "a:\n  b:\n  - 1\n  - \"x: y\"\n  c:\n  - d: true\n    e: \"on\"\nf: []\n"
+        );
+    }
+
+    #[test]
+    fn the_jobs_deadline_is_the_meshs_own_prediction_at_its_longest() {
+        // 16 nodes, -t 5, 20 probes 10 ms apart: each test 5 + 0.2 + 0.15 + 0.05 (the
+        // receiver's grace) s by plan, 2 s more with its tail at the cap; 30 slots.
+        let args = KubernetesArgs {
+            allow_destination: vec!["10.0.0.0/8".parse().unwrap()],
+            namespace: "wirespeed".into(),
+            image: "wirespeed:latest".into(),
+            secret: "wirespeed-key".into(),
+            port: 5210,
+            metrics_port: 9210,
+            max_memory: ByteSize::from_bytes(1 << 30),
+            time: Duration::from_secs(5),
+            probes: 20,
+            nodes: 16,
+            output: OutputArgs {
+                json: false,
+                rate_format: wirespeed_model::RateFormat::Adaptive,
+                metrics_file: None,
+            },
+        };
+        let m = args.manifests();
+        assert!(
+            (m.predicted_mesh_seconds - 30.0 * 5.4).abs() < 1e-6,
+            "{}",
+            m.predicted_mesh_seconds
+        );
+        assert!(
+            (m.longest_mesh_seconds - 30.0 * 7.4).abs() < 1e-6,
+            "{}",
+            m.longest_mesh_seconds
+        );
+        let job = &m.manifests[2];
+        assert_eq!(job["kind"], "Job");
+        assert_eq!(job["spec"]["activeDeadlineSeconds"], 2 * 222 + 300);
+        // The mesh the Job runs takes its probes' gap from the same constant.
+        let job_args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = job_args.iter().position(|a| a == "--probe-gap").unwrap();
+        assert_eq!(job_args[at + 1], crate::mesh::DEFAULT_PROBE_GAP);
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_name("--namespace", "wirespeed").is_ok());
+        for bad in ["", "Big", "a_b", "-a", "a-", &"a".repeat(64)] {
+            assert!(check_name("--namespace", bad).is_err(), "{bad}");
+        }
+    }
+}

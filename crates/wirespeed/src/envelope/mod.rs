@@ -1,0 +1,395 @@
+//! `wirespeed envelope`: the ceiling of a link, and the arithmetic behind it.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use wirespeed_model::envelope::{Envelope, ExplainLine};
+use wirespeed_model::units::{format_seconds, group_digits, parse_duration, significant};
+use wirespeed_model::{
+    BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, RateFormat, Transport,
+};
+use wirespeed_report::{Document, Render};
+
+use crate::common::output::{self, OutputArgs};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct EnvelopeArgs {
+    /// Link rate: 10M, 100Mbit, 1G, 56k, 1.544M (k/M/G are powers of 1000).
+    #[arg(long, short = 'r', value_name = "RATE")]
+    rate: BitRate,
+
+    /// Largest IP packet, in bytes (1500 on Ethernet; up to 9216 for jumbo frames).
+    #[arg(long, default_value_t = 1500, value_name = "BYTES")]
+    mtu: u64,
+
+    /// Link type: ethernet (preamble, header, FCS, pad, gap) or serial (the packet's bytes
+    /// only, as on a DS0 or DS1 line).
+    #[arg(long, value_enum, default_value_t = LinkKind::Ethernet)]
+    link: LinkKind,
+
+    /// Number of 802.1Q VLAN tags (0, 1, or 2 for Q-in-Q).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2), value_name = "N")]
+    vlan: u8,
+
+    /// Compute for UDP instead of TCP.
+    #[arg(long, short = 'u')]
+    udp: bool,
+
+    /// IPv6 instead of IPv4.
+    #[arg(long, short = '6')]
+    ipv6: bool,
+
+    /// IPv4 option bytes (a multiple of 4, at most 40).
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "BYTES",
+        conflicts_with = "ipv6"
+    )]
+    ipv4_options: u8,
+
+    /// TCP segments without the 12-byte timestamp option (Linux sends it by default).
+    #[arg(long, conflicts_with = "udp")]
+    no_timestamps: bool,
+
+    /// TCP data segments per ACK (2 = delayed ACK; 0 leaves ACKs out).
+    #[arg(long, default_value_t = 2, value_name = "N", conflicts_with = "udp")]
+    ack_every: u32,
+
+    /// full: each direction has the whole rate; half: one shared medium, so ACKs take wire
+    /// time from the data.
+    #[arg(long, value_enum, default_value_t = DuplexArg::Full)]
+    duplex: DuplexArg,
+
+    /// UDP payload per datagram (default: the largest that fits one packet; larger ones are
+    /// counted as IP fragments).
+    #[arg(
+        long = "len",
+        short = 'l',
+        visible_alias = "length",
+        value_name = "BYTES",
+        requires = "udp"
+    )]
+    length: Option<wirespeed_model::ByteSize>,
+
+    /// Round-trip time, for the bandwidth-delay product and the socket buffer to fill it.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    rtt: Option<Duration>,
+
+    /// Show the arithmetic line by line.
+    #[arg(long)]
+    explain: bool,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum LinkKind {
+    Ethernet,
+    Serial,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum DuplexArg {
+    Full,
+    Half,
+}
+
+impl EnvelopeArgs {
+    fn params(&self) -> EnvelopeParams {
+        EnvelopeParams {
+            rate: self.rate,
+            link: match self.link {
+                LinkKind::Ethernet => LinkLayer::Ethernet {
+                    vlan_tags: self.vlan,
+                },
+                LinkKind::Serial => LinkLayer::Serial,
+            },
+            mtu: self.mtu,
+            ip: if self.ipv6 {
+                IpVersion::V6
+            } else {
+                IpVersion::V4 {
+                    options_bytes: self.ipv4_options,
+                }
+            },
+            transport: if self.udp {
+                Transport::Udp
+            } else {
+                Transport::Tcp {
+                    timestamps: !self.no_timestamps,
+                }
+            },
+            duplex: match self.duplex {
+                DuplexArg::Full => Duplex::Full,
+                DuplexArg::Half => Duplex::Half,
+            },
+            ack_every: self.ack_every,
+            udp_payload: self.length.map(|l| l.bytes()),
+            rtt: self.rtt,
+        }
+    }
+}
+
+/// The envelope as printed: the model's figures plus, when asked, the arithmetic.
+#[derive(Debug, Serialize)]
+struct EnvelopeReport {
+    #[serde(flatten)]
+    envelope: Envelope,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    explain: Option<Vec<ExplainLine>>,
+    #[serde(skip)]
+    rate_format: RateFormat,
+}
+
+pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
+    let params = args.params();
+    let envelope = params.compute()?;
+    let explain = args.explain.then(|| envelope.explain());
+    let report = EnvelopeReport {
+        envelope,
+        explain,
+        rate_format: args.output.rate_format,
+    };
+    let doc = Document::new("envelope", params, report);
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+impl Render for EnvelopeReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let e = &self.envelope;
+        let p = &e.params;
+        let rate_fmt = |bps: f64| {
+            let auto = self.rate_format == RateFormat::Adaptive;
+            let shown = self.rate_format.format(bps);
+            if auto {
+                shown
+            } else {
+                format!("{shown} ({})", RateFormat::Adaptive.format(bps))
+            }
+        };
+        let duplex = match p.duplex {
+            Duplex::Full => "full duplex",
+            Duplex::Half => "half duplex",
+        };
+        writeln!(
+            out,
+            "envelope: {} {}, MTU {}, {duplex}",
+            p.rate,
+            stack_name(p),
+            p.mtu
+        )?;
+        let mut t: Vec<[String; 2]> = Vec::new();
+        let frames: Vec<String> = e
+            .data_frames
+            .iter()
+            .map(|s| {
+                let n = if s.count > 1 {
+                    format!("{} x ", s.count)
+                } else {
+                    String::new()
+                };
+                format!("{n}{} (frame {})", s.bytes.wire, s.bytes.frame)
+            })
+            .collect();
+        t.push([
+            "bytes on the wire per frame".to_string(),
+            frames.join(" + "),
+        ]);
+        t.push(["payload per frame".to_string(), payload_line(e)]);
+        if let Some(a) = &e.acks {
+            let cost = if a.shares_medium {
+                "shares the medium"
+            } else {
+                "reverse direction"
+            };
+            t.push([
+                "ACK stream".to_string(),
+                format!(
+                    "1 per {} segment(s), {} wire bytes each, {} ({cost})",
+                    a.every,
+                    a.frame.wire,
+                    RateFormat::Adaptive.format(a.wire_bits_per_second)
+                ),
+            ]);
+        }
+        t.push([
+            "efficiency".to_string(),
+            format!("{:.2}%", e.efficiency * 100.0),
+        ]);
+        t.push([
+            "goodput ceiling".to_string(),
+            format!(
+                "{} bytes/s = {}",
+                group_digits(e.goodput_bytes_per_second.round() as u64),
+                rate_fmt(e.goodput_bits_per_second)
+            ),
+        ]);
+        t.push([
+            "frames/s at this size".to_string(),
+            significant(e.frames_per_second, 6),
+        ]);
+        t.push([
+            format!("frames/s at the minimum ({} wire bytes)", p.link.min_wire()),
+            significant(e.min_frames_per_second, 6),
+        ]);
+        t.push([
+            "serialization per byte".to_string(),
+            format_seconds(e.seconds_per_byte),
+        ]);
+        t.push([
+            "serialization per frame".to_string(),
+            format_seconds(e.seconds_per_frame),
+        ]);
+        if let Some(pipe) = &e.pipe {
+            t.push([
+                format!(
+                    "bandwidth-delay product (RTT {})",
+                    format_seconds(pipe.rtt_seconds)
+                ),
+                format!(
+                    "{} payload bytes ({} on the wire)",
+                    group_digits(pipe.bdp_payload_bytes.round() as u64),
+                    group_digits(pipe.bdp_wire_bytes.round() as u64)
+                ),
+            ]);
+            t.push([
+                "socket buffer to fill the pipe".to_string(),
+                format!(
+                    "-w {} (Linux grants {}: it doubles requests)",
+                    pipe.socket_buffer_bytes, pipe.socket_buffer_granted_bytes
+                ),
+            ]);
+        }
+        let width = t.iter().map(|[label, _]| label.len()).max().unwrap_or(0);
+        for [label, value] in &t {
+            writeln!(out, "  {label:<width$}  {value}")?;
+        }
+        writeln!(out, "units: k, M, G = powers of 1000; KiB = 1024 bytes")?;
+        if let Some(lines) = &self.explain {
+            writeln!(out)?;
+            writeln!(out, "the arithmetic:")?;
+            let width = lines.iter().map(|l| l.label.len()).max().unwrap_or(0);
+            for (i, l) in lines.iter().enumerate() {
+                writeln!(out, "{:>2}. {:<width$}  {}", i + 1, l.label, l.work)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn payload_line(e: &Envelope) -> String {
+    match e.params.transport {
+        Transport::Tcp { .. } => format!("{} bytes (MSS)", e.payload_bytes),
+        Transport::Udp => format!("{} bytes per datagram", e.payload_bytes),
+    }
+}
+
+fn stack_name(p: &EnvelopeParams) -> String {
+    let link = match p.link {
+        LinkLayer::Ethernet { vlan_tags: 0 } => "Ethernet".to_string(),
+        LinkLayer::Ethernet { vlan_tags } => format!("Ethernet + {vlan_tags} VLAN tag(s)"),
+        LinkLayer::Serial => "serial line".to_string(),
+    };
+    let ip = match p.ip {
+        IpVersion::V4 { .. } => "IPv4",
+        IpVersion::V6 => "IPv6",
+    };
+    let transport = match p.transport {
+        Transport::Tcp { timestamps: true } => "TCP (timestamps)",
+        Transport::Tcp { timestamps: false } => "TCP (no options)",
+        Transport::Udp => "UDP",
+    };
+    format!("{link} / {ip} / {transport}")
+}
+
+/// The HTML view of an envelope for `wirespeed report`: the ceiling's headline figures (the
+/// rest of the document, every frame and ACK, follows as fields).
+pub(crate) fn html(e: &wirespeed_model::Envelope) -> wirespeed_report::html::markup::Markup {
+    use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate, seconds};
+    let mut t = HtmlTable::new(["quantity", "value"]);
+    for (label, value) in [
+        ("goodput ceiling", rate(e.goodput_bits_per_second)),
+        ("efficiency", format!("{} %", number(e.efficiency * 100.0))),
+        ("payload per packet", format!("{} B", e.payload_bytes)),
+        ("frames per second", number(e.frames_per_second)),
+        ("time per payload byte", seconds(e.seconds_per_byte)),
+        ("time per frame", seconds(e.seconds_per_frame)),
+    ] {
+        t.row(vec![Cell::text(label), Cell::num(value)]);
+    }
+    let mut m = Markup::new();
+    m.heading("Summary");
+    m.push(&t.markup());
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: EnvelopeArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<EnvelopeArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("envelope").chain(argv.iter().copied()))
+            .map(|w| w.args)
+    }
+
+    #[test]
+    fn rate_is_required_and_parsed() {
+        assert!(parse(&[]).is_err());
+        let args = parse(&["--rate", "1.544M"]).unwrap();
+        assert_eq!(args.rate.bits_per_second(), 1_544_000);
+        assert!(
+            parse(&["--rate", "fast"])
+                .unwrap_err()
+                .to_string()
+                .contains("is not a bit rate")
+        );
+    }
+
+    #[test]
+    fn flags_reach_the_model() {
+        let p = parse(&[
+            "-r", "10M", "-u", "-6", "-l", "1000", "--vlan", "1", "--duplex", "half",
+        ])
+        .unwrap()
+        .params();
+        assert_eq!(p.transport, Transport::Udp);
+        assert_eq!(p.ip, IpVersion::V6);
+        assert_eq!(p.udp_payload, Some(1000));
+        assert_eq!(p.link, LinkLayer::Ethernet { vlan_tags: 1 });
+        assert_eq!(p.duplex, Duplex::Half);
+        let p = parse(&[
+            "-r",
+            "10M",
+            "--no-timestamps",
+            "--ack-every",
+            "1",
+            "--rtt",
+            "20ms",
+        ])
+        .unwrap()
+        .params();
+        assert_eq!(p.transport, Transport::Tcp { timestamps: false });
+        assert_eq!(p.ack_every, 1);
+        assert_eq!(p.rtt, Some(Duration::from_millis(20)));
+    }
+
+    #[test]
+    fn contradictory_flags_are_refused() {
+        assert!(parse(&["-r", "10M", "-l", "100"]).is_err(), "-l needs -u");
+        assert!(parse(&["-r", "10M", "-u", "--no-timestamps"]).is_err());
+        assert!(parse(&["-r", "10M", "--vlan", "3"]).is_err());
+        assert!(parse(&["-r", "10M", "-f", "x"]).is_err());
+    }
+}

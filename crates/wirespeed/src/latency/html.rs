@@ -1,0 +1,284 @@
+//! The HTML view of a latency run, beside its text view (in `latency.rs`): the table of every
+//! probe kind idle against loaded, the round trips over time with the load's phase boundaries
+//! marked, and the distribution (CDF) of the UDP echo's round trips idle against loaded, as
+//! flent's RRUL plots show them.
+
+use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate};
+use wirespeed_report::html::plots;
+use wirespeed_report::plot::{Curve, Labels, Mark, Series};
+
+use crate::latency::{LatencyResult, Phase, ProbeKind, RrResult};
+
+fn ms(v: f64) -> String {
+    format!("{} ms", number(v))
+}
+
+/// The empirical CDF of `values`: (value, fraction at or below it).
+fn cdf(mut values: Vec<f64>) -> Vec<(f64, f64)> {
+    values.retain(|v| v.is_finite());
+    values.sort_by(f64::total_cmp);
+    let n = values.len() as f64;
+    values
+        .into_iter()
+        .enumerate()
+        .map(|(i, v)| (v, (i + 1) as f64 / n * 100.0))
+        .collect()
+}
+
+/// The titles of the plot over time.
+pub(crate) const OVER_TIME: Labels<'static> = Labels {
+    title: "round trips over time",
+    x: "seconds from the start",
+    y: "round trip, ms",
+};
+
+/// The titles of the CDF.
+pub(crate) const CDF: Labels<'static> = Labels {
+    title: "UDP echo round trip, cumulative",
+    x: "round trip, ms",
+    y: "% of probes at or below",
+};
+
+impl LatencyResult {
+    /// Every probe's round trip over time, one scatter per kind, and the loaded phase's bounds
+    /// as a box reaching the highest round trip.
+    pub(crate) fn over_time_curves(&self) -> Vec<Curve> {
+        let kinds = [
+            ProbeKind::UdpEcho,
+            ProbeKind::RrKeptConnection,
+            ProbeKind::TcpConnect,
+        ];
+        let mut curves: Vec<Curve> = kinds
+            .iter()
+            .map(|&k| {
+                let points = self
+                    .samples
+                    .iter()
+                    .filter(|s| s.kind == k)
+                    .filter_map(|s| Some((s.at_seconds, s.rtt_ms?)))
+                    .collect();
+                Curve::new(
+                    Series {
+                        name: k.label().to_string(),
+                        points,
+                    },
+                    Mark::Points,
+                )
+            })
+            .collect();
+        let top = self
+            .samples
+            .iter()
+            .filter_map(|s| s.rtt_ms)
+            .fold(0.0, f64::max);
+        let loaded: Vec<f64> = self
+            .intervals
+            .iter()
+            .filter(|i| i.phase == Phase::Loaded)
+            .flat_map(|i| [i.start_seconds, i.end_seconds])
+            .collect();
+        if let (Some(a), Some(b)) = (
+            loaded.iter().copied().reduce(f64::min),
+            loaded.iter().copied().reduce(f64::max),
+        ) {
+            curves.push(Curve::new(
+                Series {
+                    name: "loaded phase".into(),
+                    points: vec![(a, 0.0), (a, top), (b, top), (b, 0.0)],
+                },
+                Mark::Line,
+            ));
+        }
+        curves
+    }
+
+    /// The UDP echo's round trips as cumulative distributions, idle and loaded.
+    pub(crate) fn cdf_curves(&self) -> Vec<Curve> {
+        let phase_of = |at: f64| {
+            self.intervals
+                .iter()
+                .find(|i| at >= i.start_seconds && at < i.end_seconds)
+                .map(|i| i.phase)
+        };
+        let udp = |phase: Phase| {
+            cdf(self
+                .samples
+                .iter()
+                .filter(|s| s.kind == ProbeKind::UdpEcho && phase_of(s.at_seconds) == Some(phase))
+                .filter_map(|s| s.rtt_ms)
+                .collect())
+        };
+        vec![
+            Curve::new(
+                Series {
+                    name: "idle".into(),
+                    points: udp(Phase::Idle),
+                },
+                Mark::Line,
+            ),
+            Curve::new(
+                Series {
+                    name: "loaded".into(),
+                    points: udp(Phase::Loaded),
+                },
+                Mark::Line,
+            ),
+        ]
+    }
+
+    /// The tables and plots of the report's section.
+    pub(crate) fn html(&self) -> Markup {
+        let mut m = Markup::new();
+        if let Some(why) = &self.partial_reason {
+            m.note(&format!("partial result: {why}"));
+        }
+        let mut t = HtmlTable::new([
+            "probe",
+            "idle p50",
+            "loaded p50",
+            "p90",
+            "p99",
+            "max",
+            "increase of p50",
+            "lost",
+        ]);
+        for k in &self.kinds {
+            t.row(vec![
+                Cell::text(k.kind.label()),
+                Cell::num(ms(k.idle.p50_ms)),
+                Cell::num(ms(k.loaded.p50_ms)),
+                Cell::num(ms(k.loaded.p90_ms)),
+                Cell::num(ms(k.loaded.p99_ms)),
+                Cell::num(ms(k.loaded.max_ms)),
+                Cell::num(ms(k.increase_p50_ms)),
+                Cell::num(format!("{}/{}", k.loaded.lost, k.loaded.probes)),
+            ]);
+        }
+        m.heading("Round trips, idle and loaded");
+        m.lit("<div class=\"wide\">")
+            .push(&t.markup())
+            .lit("</div>");
+        let mut s = HtmlTable::new([
+            "load up",
+            "load down",
+            "RPM idle",
+            "RPM loaded",
+            "probe load",
+        ]);
+        let r = |v: Option<f64>| Cell::opt(v.map(rate));
+        s.row(vec![
+            r(self.upload_bits_per_second),
+            r(self.download_bits_per_second),
+            Cell::num(number(self.rpm_idle.round())),
+            Cell::num(number(self.rpm_loaded.round())),
+            Cell::num(format!(
+                "{} out, {} back ({} % of the {})",
+                rate(self.probe_out_bits_per_second),
+                rate(self.probe_back_bits_per_second),
+                number(
+                    self.probe_share_of_link_percent
+                        .unwrap_or(self.probe_share_percent)
+                ),
+                if self.probe_share_of_link_percent.is_some() {
+                    "link"
+                } else {
+                    "load"
+                }
+            )),
+        ]);
+        m.push(&s.markup());
+        if !self.queues.is_empty() {
+            let mut q = HtmlTable::new([
+                "queue",
+                "mean",
+                "max",
+                "mean ms",
+                "probes wait in it",
+                "measured by",
+                "shrink it",
+            ]);
+            let bytes = |v: f64| Cell::num(crate::latency::queues::bytes_text(v));
+            for share in &self.queues {
+                q.row(vec![
+                    Cell::text(share.location.as_str()),
+                    bytes(share.mean_bytes),
+                    bytes(share.max_bytes),
+                    Cell::num(ms(share.mean_ms)),
+                    Cell::text(if share.probes_wait_here { "yes" } else { "no" }),
+                    Cell::text(share.source.as_str()),
+                    Cell::text(share.remedy.as_str()),
+                ]);
+            }
+            m.heading("Where the load's bytes waited");
+            m.lit("<div class=\"wide\">")
+                .push(&q.markup())
+                .lit("</div>");
+        }
+        let svg = plots::chart(OVER_TIME, self.over_time_curves(), true);
+        m.heading("Over time");
+        plots::figure(
+            &mut m,
+            "every probe's round trip; the box marks the loaded phase (its first moments left out)",
+            svg,
+        );
+        let svg = plots::chart(CDF, self.cdf_curves(), false);
+        m.heading("Distribution");
+        plots::figure(
+            &mut m,
+            "the CDF of the UDP echo's round trips, idle against loaded",
+            svg,
+        );
+        m
+    }
+    /// The figures several runs are compared by.
+    pub(crate) fn headlines(&self) -> Vec<(String, &'static str, f64)> {
+        let mut out = Vec::new();
+        if let Some(u) = self.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho) {
+            out.push(("UDP echo idle p50".into(), "_ms", u.idle.p50_ms));
+            out.push(("UDP echo loaded p50".into(), "_ms", u.loaded.p50_ms));
+            out.push(("UDP echo loaded p99".into(), "_ms", u.loaded.p99_ms));
+        }
+        out.push(("RPM loaded".into(), "", self.rpm_loaded));
+        out
+    }
+}
+
+impl RrResult {
+    /// The table of the report's section.
+    pub(crate) fn html(&self) -> Markup {
+        let mut t = HtmlTable::new([
+            "test",
+            "transactions/s",
+            "p50",
+            "p90",
+            "p99",
+            "max",
+            "connect p50",
+        ]);
+        t.row(vec![
+            Cell::text(if self.new_connection {
+                "TCP_CRR"
+            } else {
+                "TCP_RR"
+            }),
+            Cell::num(number(self.transactions_per_second.round())),
+            Cell::num(ms(self.round_trip.p50_ms)),
+            Cell::num(ms(self.round_trip.p90_ms)),
+            Cell::num(ms(self.round_trip.p99_ms)),
+            Cell::num(ms(self.round_trip.max_ms)),
+            Cell::opt(self.connect.as_ref().map(|c| ms(c.p50_ms))),
+        ]);
+        let mut m = Markup::new();
+        m.heading("Request/response");
+        m.push(&t.markup());
+        m
+    }
+
+    /// The figures several runs are compared by.
+    pub(crate) fn headlines(&self) -> Vec<(String, &'static str, f64)> {
+        vec![
+            ("transactions/s".into(), "", self.transactions_per_second),
+            ("round trip p50".into(), "_ms", self.round_trip.p50_ms),
+        ]
+    }
+}

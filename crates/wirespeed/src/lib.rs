@@ -1,0 +1,45 @@
+//! wirespeed's commands as a library: each command is a module with its flags (`*Args`), and
+//! where it has been separated, a validated `Config`, a `measure` that prints nothing and a
+//! typed result. The `wirespeed` binary is flags plus [`cli::run`].
+//!
+//! The map: one folder per command (`serve`, `throughput` for `tcp`/`udp`, `latency`, `sweep`,
+//! `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`, `diagnose`, `deploy`, `lab`,
+//! `reproduce`, `report`); in each, `mod.rs` holds the flags and the run, `html.rs` the report
+//! view, `text.rs`/`render.rs` the terminal view and `analysis.rs` the verdicts. `cli` is the
+//! command map; `common/` is what the commands share (output, flags, host facts, embedded data,
+//! Ctrl-C, exit statuses, progress, the runs file, schedules, metrics, install aids) and imports
+//! no command (`tests/layers.rs` checks both rules).
+//!
+//! A loopback TCP test, the in-process agent standing in for `wirespeed tcp` without HOST:
+//!
+//! ```
+//! use wirespeed::throughput::{self, Config, LiveLines};
+//!
+//! let config = Config::loopback_tcp(0.3);
+//! // Neither text nor a JSON stream: nothing is printed while it runs.
+//! let mut live = LiveLines::new(config.rate_format(), config.spec(), false, false);
+//! let measured = throughput::measure(&config, &mut live)?;
+//! let received = measured.doc.result.end.sum_received.bits_per_second;
+//! assert!(received > 0.0, "loopback carried nothing");
+//! assert!(measured.partial_reason.is_none());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+
+pub mod autoneg;
+pub mod cli;
+pub mod common;
+pub mod deploy;
+pub mod diagnose;
+pub mod envelope;
+pub mod lab;
+pub mod latency;
+pub mod load;
+pub mod mesh;
+pub mod model;
+pub mod probe;
+pub mod report;
+pub mod reproduce;
+pub mod serve;
+pub mod sim;
+pub mod sweep;
+pub mod throughput;

@@ -1,0 +1,717 @@
+//! `wirespeed load`: the coordinated many-host load test of Boggs, Mogul and Kent (seed 000
+//! §3.3): a series of tests over host counts and packet lengths, each run by the agents at once
+//! on a common schedule, results appended to a file as each test ends, `--resume` to go on.
+//! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
+
+pub(crate) mod html;
+pub(crate) mod render;
+
+use crate::common::runs_file::{RunsFile, RunsPlan};
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use wirespeed_model::BitRate;
+use wirespeed_model::load::{ClockEstimate, LengthDeck, Schedule};
+use wirespeed_model::units::parse_duration;
+use wirespeed_net::agent::AgentHandle;
+use wirespeed_net::load::controller::{self, LoadConfig, Sink};
+use wirespeed_net::load::{LoadReport, RawEthernet};
+use wirespeed_net::{Agent, AgentConfig};
+use wirespeed_report::Document;
+use wirespeed_sim::LengthMix;
+
+use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
+use crate::common::output::{self, OutputArgs};
+use crate::load::render::{LoadResult, rows, write_plots};
+use wirespeed_net::control::DEFAULT_PORT;
+
+/// The schema of the results file's first line.
+pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LoadArgs {
+    /// An agent (`wirespeed serve` on each host) as HOST or HOST:PORT; repeat it, one per
+    /// transmitting host. Without any, --local in-process agents on loopback.
+    #[arg(long = "agent", short = 'a', value_name = "HOST[:PORT]")]
+    agents: Vec<String>,
+
+    /// In-process agents on loopback when no --agent is given.
+    #[arg(long, default_value_t = 4, value_name = "N", conflicts_with = "agents",
+          value_parser = clap::value_parser!(u32).range(1..=64))]
+    local: u32,
+
+    /// Host counts of the series, such as 1-24 or 1,2,4 (default: 1 to the number of agents).
+    #[arg(long = "hosts", value_name = "LIST", value_parser = parse_hosts)]
+    hosts: Option<HostList>,
+
+    #[arg(short = 'n', hide = true, value_name = "LIST",
+          value_parser = crate::common::flags::moved_to(crate::common::flags::MOVED_N, "--hosts for host counts"))]
+    moved_n: Option<String>,
+
+    /// Packet lengths, comma-separated (header and data, as the seed counted): "seed" (its nine,
+    /// 64 to 4000 bytes), a length in bytes, a 64/1536 ratio such as 6/2, or a weighted mix such
+    /// as 64:6+576:1+1536:3.
+    #[arg(long = "lengths", short = 'l', default_value = "64,512,1536,6/2", value_name = "LIST",
+          value_parser = parse_lengths)]
+    lengths: LengthList,
+
+    /// Wait from the common start before transmitting (the seed: 5 s).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    settle: Duration,
+
+    /// Transmission time of each test (the seed: 20 s).
+    #[arg(long, short = 't', visible_alias = "time", default_value = "20s", value_name = "DURATION",
+          value_parser = parse_duration)]
+    transmit: Duration,
+
+    /// The measured middle of the transmission (the seed: 10 s).
+    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
+    measure: Duration,
+
+    /// Wait after transmitting before reporting (the seed: 5 s).
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    cooldown: Duration,
+
+    /// Offered load per host, bits per second with the seed's 24 byte times per packet (such as
+    /// 2M); without it each host sends as fast as it can, as the seed's did.
+    #[arg(long, short = 'b', value_name = "RATE")]
+    rate: Option<BitRate>,
+
+    /// Where packets go: "self" (each host to its own socket, never read: the seed's receiver
+    /// off) or a host number whose agent counts what every host's packets deliver (loss at
+    /// the sink).
+    #[arg(long, default_value = "self", value_name = "self|HOST", value_parser = parse_sink)]
+    sink: SinkArg,
+
+    /// Raw Ethernet frames instead of UDP (root on every agent): each agent sends on IFACE, or
+    /// without one on the interface holding its control address, frames addressed to its own
+    /// MAC (the seed's receiver-off generators). Transmit stamps from the NIC where it has
+    /// hardware stamping, else the kernel's software stamps; each agent says which.
+    #[arg(long, value_name = "IFACE", num_args = 0..=1, default_missing_value = "",
+          value_parser = parse_raw)]
+    raw: Option<RawEthernet>,
+
+    /// IP TOS byte (IPv6: traffic class) of every datagram the agents send, as a number or a
+    /// DSCP name (ef, af41, cs1; iperf3's -S): each agent reads its socket's value back and a
+    /// warning names any agent whose packets were not marked (one older than -S).
+    #[arg(long = "tos", short = 'S', value_name = "TOS", conflicts_with = "raw",
+          value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
+    /// Append each finished test to this file (JSON lines); it must not exist.
+    #[arg(long, value_name = "FILE", conflicts_with = "resume")]
+    results: Option<PathBuf>,
+
+    /// Continue the series of a results file: its plan (hosts, lengths, schedule, rate, sink,
+    /// seed, raw, TOS), the tests it lacks.
+    #[arg(long, value_name = "FILE", conflicts_with_all = [
+        "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
+        "raw", "tos",
+    ])]
+    resume: Option<PathBuf>,
+
+    /// Write the seed's figures 3-3 to 3-9 (x = hosts, one curve per length) as SVG files in DIR.
+    #[arg(long, value_name = "DIR")]
+    plot: Option<PathBuf>,
+
+    /// Simulated time behind each row's shared-segment prediction.
+    #[arg(long, default_value = "2s", value_name = "DURATION", value_parser = parse_duration)]
+    model_time: Duration,
+
+    /// Leave out the shared-segment prediction.
+    #[arg(long)]
+    no_model: bool,
+
+    /// Seed of the length deals and of the model.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    seed: u64,
+
+    /// How long a silent agent is waited for, beyond the schedule.
+    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
+    timeout: Duration,
+
+    #[command(flatten)]
+    key: crate::common::flags::KeyArgs,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SinkArg {
+    Own,
+    /// 1-based host number.
+    Host(usize),
+}
+
+fn parse_raw(text: &str) -> Result<RawEthernet, String> {
+    if text.len() >= 16 || text.contains(['/', ' ', '\0']) {
+        return Err(format!(
+            "{text:?} is not an interface name (examples: --raw eth0, or --raw alone for the agent's own)"
+        ));
+    }
+    Ok(RawEthernet {
+        interface: (!text.is_empty()).then(|| text.to_string()),
+    })
+}
+
+fn parse_sink(text: &str) -> Result<SinkArg, String> {
+    match text {
+        "self" => Ok(SinkArg::Own),
+        n => match n.parse::<usize>() {
+            Ok(h) if h >= 1 => Ok(SinkArg::Host(h)),
+            _ => Err(format!(
+                "{text:?} is not a sink (examples: self, 1 for the first host's agent)"
+            )),
+        },
+    }
+}
+
+/// Everything that fixes a series: the results file's first line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LoadPlan {
+    pub(crate) schema: String,
+    /// The agents' addresses, or `loopback` for in-process ones.
+    pub(crate) agents: Vec<String>,
+    pub(crate) hosts: Vec<usize>,
+    /// Each length mix in `--lengths` syntax.
+    pub(crate) lengths: Vec<String>,
+    pub(crate) schedule: Schedule,
+    pub(crate) rate_bits_per_second: Option<f64>,
+    /// Host number (1-based) of the counting sink; `None`: each host's own.
+    pub(crate) sink_host: Option<usize>,
+    pub(crate) seed: u64,
+    /// Raw Ethernet frames instead of UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) raw: Option<RawEthernet>,
+    /// The IP TOS byte of every datagram (`-S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tos: Option<u8>,
+}
+
+/// One agent in one test, as the results file keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HostRecord {
+    pub(crate) agent: String,
+    pub(crate) clock: Option<ClockEstimate>,
+    pub(crate) report: Option<LoadReport>,
+    pub(crate) error: Option<String>,
+}
+
+/// One finished test: a line of the results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TestRecord {
+    pub(crate) hosts: usize,
+    /// The length mix, in `--lengths` syntax.
+    pub(crate) lengths: String,
+    pub(crate) complete: bool,
+    pub(crate) agents: Vec<HostRecord>,
+}
+
+/// A length mix in the syntax `--lengths` reads back.
+pub(crate) fn mix_spec(mix: &LengthMix) -> String {
+    match mix {
+        LengthMix::Weighted { lengths } => lengths
+            .iter()
+            .map(|(b, w)| format!("{b}:{w}"))
+            .collect::<Vec<_>>()
+            .join("+"),
+        other => other.to_string(),
+    }
+}
+
+pub(crate) fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
+    let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
+    match list.0.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => bail!("{spec:?} is not one length mix"),
+    }
+}
+
+/// The deck the generators deal from.
+pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
+    let deck = match mix {
+        LengthMix::Fixed { bytes } => LengthDeck::from_counts(&[(*bytes, 1)]),
+        LengthMix::Ratio {
+            short,
+            long,
+            short_count,
+            long_count,
+        } => LengthDeck::from_counts(&[(*short, *short_count), (*long, *long_count)]),
+        LengthMix::Weighted { lengths } => LengthDeck::from_weights(lengths),
+    };
+    deck.with_context(|| format!("--lengths {}", mix_spec(mix)))
+}
+
+fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
+    if text.contains('%') {
+        bail!(
+            "--agent {text}: a zone names a link of this host, which the other agents cannot use to reach it; give the agents routable addresses"
+        );
+    }
+    crate::common::host::resolve_one(text, DEFAULT_PORT, "--agent")
+}
+
+/// Agents whose datagrams did not carry the TOS byte asked for: the report of each agent holds
+/// the value its socket read back, and an agent that predates `-S` reports none.
+fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<String> {
+    let Some(tos) = tos else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = Vec::new();
+    for h in done.iter().flat_map(|t| &t.agents) {
+        let Some(r) = &h.report else { continue };
+        if r.tos == Some(tos) {
+            continue;
+        }
+        let line = match r.tos {
+            Some(other) => format!(
+                "agent {} sent with TOS {other:#04x}, not the {tos:#04x} asked (-S): its kernel set another value",
+                h.agent
+            ),
+            None => format!(
+                "agent {} did not mark its datagrams with TOS {tos:#04x} (-S): it reports no TOS, as an agent older than -S does; upgrade it",
+                h.agent
+            ),
+        };
+        if !out.contains(&line) {
+            out.push(line);
+        }
+    }
+    out
+}
+
+/// The agents of the run: the user's, or in-process ones on loopback (stopped on drop).
+struct Agents {
+    addrs: Vec<SocketAddr>,
+    local: Vec<AgentHandle>,
+}
+
+impl Drop for Agents {
+    fn drop(&mut self) {
+        for h in &self.local {
+            h.stop();
+        }
+    }
+}
+
+fn agents(args: &LoadArgs) -> anyhow::Result<Agents> {
+    if !args.agents.is_empty() {
+        let addrs = args
+            .agents
+            .iter()
+            .map(|a| agent_address(a))
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        return Ok(Agents {
+            addrs,
+            local: Vec::new(),
+        });
+    }
+    let mut out = Agents {
+        addrs: Vec::new(),
+        local: Vec::new(),
+    };
+    for _ in 0..args.local {
+        let a = Agent::bind(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            AgentConfig::default(),
+        )
+        .context("starting an in-process agent on loopback")?;
+        out.addrs.push(a.local_addr()?);
+        let (h, _thread) = a.spawn()?;
+        out.local.push(h);
+    }
+    Ok(out)
+}
+
+/// A duration in nanoseconds; one past 2^64 ns becomes `u64::MAX`, which the schedule's
+/// validation then refuses as an overflow (a cast would wrap it to a short test).
+fn saturating_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl LoadArgs {
+    fn plan(&self, agents: &Agents) -> anyhow::Result<LoadPlan> {
+        let n = agents.addrs.len();
+        let hosts = self
+            .hosts
+            .as_ref()
+            .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
+        let schedule = Schedule {
+            settle_ns: saturating_ns(self.settle),
+            transmit_ns: saturating_ns(self.transmit),
+            measure_ns: saturating_ns(self.measure),
+            cooldown_ns: saturating_ns(self.cooldown),
+        };
+        let agent_names = if agents.local.is_empty() {
+            agents.addrs.iter().map(ToString::to_string).collect()
+        } else {
+            vec!["loopback".to_string(); n]
+        };
+        Ok(LoadPlan {
+            schema: RUNS_SCHEMA.into(),
+            agents: agent_names,
+            hosts,
+            lengths: self.lengths.0.iter().map(mix_spec).collect(),
+            schedule,
+            rate_bits_per_second: self.rate.map(|r| r.bps()),
+            sink_host: match self.sink {
+                SinkArg::Own => None,
+                SinkArg::Host(h) => Some(h),
+            },
+            seed: self.seed,
+            raw: self.raw.clone(),
+            tos: self.tos,
+        })
+    }
+}
+
+fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
+    plan.schedule
+        .validate()
+        .context("--settle/--transmit/--measure/--cooldown")?;
+    let largest = plan.hosts.iter().copied().max().unwrap_or(0);
+    if largest > agents {
+        bail!(
+            "--hosts goes up to {largest} but there are {agents} agents: add --agent (or raise --local)"
+        );
+    }
+    if let Some(h) = plan.sink_host {
+        let smallest = plan.hosts.iter().copied().min().unwrap_or(0);
+        if h > smallest {
+            bail!(
+                "--sink {h}: the sink must be a host of every test, 1 to {smallest} (the smallest in --hosts)"
+            );
+        }
+    }
+    if plan.raw.is_some() && plan.sink_host.is_some() {
+        bail!(
+            "--raw sends each host's frames to its own address: leave out --sink (or use --sink self)"
+        );
+    }
+    if let Some(r) = plan.rate_bits_per_second
+        && r <= 0.0
+    {
+        bail!(
+            "--rate 0: give a positive offered load per host (such as 2M), or leave it out to saturate"
+        );
+    }
+    let mixes = plan
+        .lengths
+        .iter()
+        .map(|s| parse_mix(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    for m in &mixes {
+        deck(m)?;
+    }
+    Ok(mixes)
+}
+
+impl RunsPlan for LoadPlan {
+    const SCHEMA: &'static str = RUNS_SCHEMA;
+    fn schema(&self) -> &str {
+        &self.schema
+    }
+}
+
+pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
+    if let Some(dir) = &args.plot {
+        crate::common::output::check_output_dir("--plot", dir)?;
+    }
+    let auth = args.key.load().context("--auth-key-file")?;
+    let agents = agents(&args)?;
+    crate::common::interrupt::watch();
+    let mut repair = None;
+    let (plan, mut done, mut file) = match &args.resume {
+        Some(path) => {
+            let resumed = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
+            if let Some(r) = &resumed.repair {
+                eprintln!("wirespeed: warning: {r}");
+            }
+            repair = resumed.repair;
+            (resumed.plan, resumed.runs, Some(resumed.file))
+        }
+        None => {
+            let plan = args.plan(&agents)?;
+            let file = args
+                .results
+                .as_deref()
+                .map(|p| RunsFile::create(p, &plan))
+                .transpose()?;
+            (plan, Vec::new(), file)
+        }
+    };
+    let mixes = validate(&plan, agents.addrs.len())?;
+    let todo: Vec<(usize, &LengthMix)> = mixes
+        .iter()
+        .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))
+        .filter(|(h, m)| {
+            let spec = mix_spec(m);
+            !done.iter().any(|t| t.hosts == *h && t.lengths == spec)
+        })
+        .collect();
+    // A test lasts its schedule: settle, transmit, cool down (the measured part lies within).
+    let per_test = Duration::from_nanos(
+        plan.schedule
+            .settle_ns
+            .saturating_add(plan.schedule.transmit_ns)
+            .saturating_add(plan.schedule.cooldown_ns),
+    );
+    let bar = crate::common::progress::Progress::start(
+        "load",
+        "tests",
+        todo.len() as u64,
+        Some(per_test),
+        false,
+    );
+    let planned = mixes.len() * plan.hosts.len();
+    let mut interrupted = false;
+    for (hosts, mix) in todo {
+        if crate::common::interrupt::requested() {
+            interrupted = true;
+            break;
+        }
+        bar.set_message(format!("{hosts} hosts x {mix}"));
+        let cfg = LoadConfig {
+            agents: agents.addrs[..hosts].to_vec(),
+            auth: auth.clone(),
+            schedule: plan.schedule,
+            deck: deck(mix)?,
+            rate_bits_per_second: plan.rate_bits_per_second,
+            sink: plan.sink_host.map_or(Sink::Own, |h| Sink::Host(h - 1)),
+            seed: plan.seed,
+            idle_timeout: args.timeout,
+            clock_probes: 8,
+            raw: plan.raw.clone(),
+            tos: plan.tos,
+        };
+        let Some(outcome) = run_test(cfg, &crate::common::interrupt::requested)? else {
+            interrupted = true;
+            break;
+        };
+        let record = TestRecord {
+            hosts,
+            lengths: mix_spec(mix),
+            complete: outcome.complete,
+            agents: outcome
+                .agents
+                .into_iter()
+                .map(|a| HostRecord {
+                    agent: a.agent.to_string(),
+                    clock: a.clock,
+                    report: a.report,
+                    error: a.error,
+                })
+                .collect(),
+        };
+        if let Some(f) = &mut file {
+            f.append(&record)?;
+        }
+        done.push(record);
+        bar.inc();
+    }
+    bar.finish();
+    let finished = done.len();
+    let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
+    let rows = rows(&plan, &mixes, &done, model_ns)?;
+    let result = LoadResult {
+        results_file: file.map(|f| f.path().display().to_string()),
+        rows,
+        rate_format: args.output.rate_format,
+    };
+    if let Some(dir) = &args.plot {
+        write_plots(dir, &result)?;
+    }
+    let mut doc = Document::new("load", plan, result);
+    doc.warnings = doc.result.warnings(!agents.local.is_empty());
+    doc.warnings.extend(repair);
+    doc.warnings.extend(unmarked(doc.parameters.tos, &done));
+    doc.verdicts = doc.result.verdicts();
+    if !interrupted {
+        return output::print(&args.output, &doc).context("writing the result");
+    }
+    let what = format!(
+        "interrupted after {finished} of {planned} tests; the rows below are from those tests"
+    );
+    crate::common::interrupt::print_partial(&args.output, &doc, &what)
+        .context("writing the result")?;
+    let saved = doc.result.results_file.clone();
+    Err(crate::common::interrupt::Interrupted {
+        message: match &saved {
+            Some(path) => format!("{finished} of {planned} tests are saved in {path}"),
+            None => format!(
+                "{finished} of {planned} tests finished; none is saved (add --results FILE to keep them)"
+            ),
+        },
+        resume: saved.map(|path| resume_command(&args, &path)),
+    }
+    .into())
+}
+
+/// Runs one test in a thread of its own and waits for it, asking `stop` every 50 ms: on Ctrl-C
+/// the test in flight is abandoned (its agents see the control connection close when this
+/// process ends) and `None` comes back.
+fn run_test(
+    cfg: LoadConfig,
+    stop: &dyn Fn() -> bool,
+) -> anyhow::Result<Option<controller::LoadOutcome>> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::Builder::new()
+        .name("load-test".into())
+        .spawn(move || {
+            let _ = tx.send(controller::run(&cfg));
+        })
+        .context("starting the test's thread")?;
+    loop {
+        if stop() {
+            return Ok(None);
+        }
+        match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(outcome) => return Ok(Some(outcome?)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                bail!("the test's thread ended without an outcome (a panic: please report it)")
+            }
+        }
+    }
+}
+
+/// The command that continues this series: the flags its plan does not hold, and `--resume`.
+fn resume_command(args: &LoadArgs, path: &str) -> String {
+    use crate::common::interrupt::{command_line, duration_word, output_words, path_word};
+    let mut words = vec!["load".to_string()];
+    if args.agents.is_empty() {
+        words.extend(["--local".into(), args.local.to_string()]);
+    }
+    for a in &args.agents {
+        words.extend(["--agent".into(), a.clone()]);
+    }
+    if let Some(dir) = &args.plot {
+        words.extend(["--plot".into(), path_word(dir)]);
+    }
+    if args.no_model {
+        words.push("--no-model".into());
+    } else {
+        words.extend(["--model-time".into(), duration_word(args.model_time)]);
+    }
+    words.extend(["--timeout".into(), duration_word(args.timeout)]);
+    if let Some(f) = &args.key.auth_key_file {
+        words.extend(["--auth-key-file".into(), path_word(f)]);
+    }
+    words.extend(output_words(&args.output));
+    words.extend(["--resume".into(), path.to_string()]);
+    command_line(&words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: LoadArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<LoadArgs, clap::Error> {
+        Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    #[test]
+    fn defaults_are_the_seed_schedule() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(
+            (a.settle, a.transmit, a.measure, a.cooldown),
+            (
+                Duration::from_secs(5),
+                Duration::from_secs(20),
+                Duration::from_secs(10),
+                Duration::from_secs(5)
+            )
+        );
+        assert_eq!(a.sink, SinkArg::Own);
+        assert_eq!(a.local, 4);
+    }
+
+    #[test]
+    fn agents_that_did_not_mark_are_named_once() {
+        let report = |tos: Option<u8>| LoadReport {
+            counters: Default::default(),
+            delay_source: wirespeed_model::load::DelaySource::AroundSendCall,
+            clock: "CLOCK_MONOTONIC".into(),
+            start_lateness_s: 0.0,
+            sink: None,
+            timestamping: None,
+            interface: None,
+            tos,
+        };
+        let host = |agent: &str, tos: Option<u8>| HostRecord {
+            agent: agent.into(),
+            clock: None,
+            report: Some(report(tos)),
+            error: None,
+        };
+        let test = TestRecord {
+            hosts: 3,
+            lengths: "64".into(),
+            complete: true,
+            agents: vec![host("a", Some(0xb8)), host("b", None), host("c", Some(0))],
+        };
+        let done = vec![test.clone(), test];
+        assert!(unmarked(None, &done).is_empty());
+        let w = unmarked(Some(0xb8), &done);
+        assert_eq!(w.len(), 2, "{w:?}");
+        assert!(
+            w[0].contains("agent b") && w[0].contains("older than -S"),
+            "{w:?}"
+        );
+        assert!(w[1].contains("agent c") && w[1].contains("0x00"), "{w:?}");
+    }
+
+    #[test]
+    fn sinks_agents_and_mixes_parse() {
+        assert_eq!(parse_sink("2"), Ok(SinkArg::Host(2)));
+        assert!(parse_sink("0").is_err() && parse_sink("here").is_err());
+        assert!(parse(&["--lengths", "64,huge"]).is_err());
+        // The plan of a resumed series is the file's; flags that would change it are refused.
+        assert!(parse(&["--resume", "f", "--local", "2", "--no-model"]).is_ok());
+        assert!(parse(&["--resume", "f", "--lengths", "64"]).is_err());
+        assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
+        assert!(parse(&["--agent", "::1", "--local", "2"]).is_err());
+        assert!(parse(&["--agent", "::1"]).is_ok());
+        assert_eq!(
+            parse(&["--raw"]).unwrap().raw,
+            Some(RawEthernet { interface: None })
+        );
+        assert_eq!(
+            parse(&["--raw", "eth0"]).unwrap().raw,
+            Some(RawEthernet {
+                interface: Some("eth0".into())
+            })
+        );
+        assert!(parse(&["--raw", "a/b"]).is_err());
+        assert!(parse(&["--resume", "f", "--raw"]).is_err());
+        assert!(parse(&["--resume", "f", "-S", "ef"]).is_err());
+        assert_eq!(parse(&[]).unwrap().raw, None);
+        assert_eq!(
+            agent_address("127.0.0.1").unwrap(),
+            "127.0.0.1:5210".parse().unwrap()
+        );
+        assert_eq!(
+            agent_address("[::1]:7").unwrap(),
+            "[::1]:7".parse().unwrap()
+        );
+        let mix = LengthMix::Weighted {
+            lengths: vec![(64, 6.0), (1536, 2.0)],
+        };
+        assert_eq!(mix_spec(&mix), "64:6+1536:2");
+        assert_eq!(parse_mix(&mix_spec(&mix)).unwrap(), mix);
+        assert_eq!(deck(&LengthMix::seed_ratio(6, 2)).unwrap().cards.len(), 8);
+    }
+}

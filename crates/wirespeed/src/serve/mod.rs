@@ -1,0 +1,349 @@
+//! `wirespeed serve`: the agent, the far end of `wirespeed tcp` and `wirespeed udp`.
+
+use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, ByteSize};
+use wirespeed_net::agent::SessionRecord;
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::load::consent::Cidr;
+use wirespeed_net::{Agent, AgentConfig, Limits};
+
+use wirespeed_net::control::DEFAULT_PORT;
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ServeArgs {
+    /// Address to listen on (default: every IPv4 and IPv6 address).
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    bind: Option<IpAddr>,
+
+    /// Control and data port.
+    #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
+    port: u16,
+
+    /// Serve one session, then exit.
+    #[arg(long, short = '1')]
+    one_off: bool,
+
+    /// Require clients to prove they hold this pre-shared key (HMAC-SHA256 challenge).
+    #[arg(long, value_name = "FILE")]
+    auth_key_file: Option<PathBuf>,
+
+    /// Longest test a client may ask for.
+    #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
+    max_duration: Duration,
+
+    /// Highest UDP rate per stream (then -b 0, unlimited, is refused).
+    #[arg(long, value_name = "RATE")]
+    max_rate: Option<BitRate>,
+
+    /// Sessions served at once.
+    #[arg(long, default_value_t = 64, value_name = "N")]
+    max_sessions: usize,
+
+    /// Largest socket buffer (-w) a client may ask for.
+    #[arg(long, value_name = "BYTES")]
+    max_window: Option<ByteSize>,
+
+    /// Most parallel streams (-P) per session.
+    #[arg(long, default_value_t = 128, value_name = "N")]
+    max_streams: u32,
+
+    /// Let load tests send to these address blocks too (besides this agent's own address and
+    /// its client's), when the destination is a wirespeed agent that proves it takes part in
+    /// the test (docs/traffic-rules.md). Example: --allow-destination 198.18.0.0/15.
+    #[arg(long, value_name = "CIDR", num_args = 1.., value_parser = parse_cidr)]
+    allow_destination: Vec<Cidr>,
+
+    /// How long a silent client is waited for.
+    #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
+    idle_timeout: Duration,
+
+    /// How long a new connection has to complete its hello (and key challenge).
+    #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
+    handshake_timeout: Duration,
+
+    /// Connections in their handshake at once; beyond it the one waiting longest is closed.
+    #[arg(long, default_value_t = 256, value_name = "N")]
+    max_pending: usize,
+
+    /// Memory budget of the whole agent (sessions, streams, buffers); tests over it are refused.
+    #[arg(long, default_value = "1GiB", value_name = "BYTES")]
+    max_memory: ByteSize,
+
+    /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
+    #[arg(long, short = 'J')]
+    json: bool,
+
+    /// Serve the agent's counters and the process's resources to Prometheus on
+    /// http://ADDR:PORT/metrics (no authentication: bind it where only the scraper reaches,
+    /// e.g. --metrics 127.0.0.1:9210).
+    #[arg(long, value_name = "ADDR:PORT")]
+    metrics: Option<SocketAddr>,
+
+    /// Listen with Multipath TCP (RFC 8684), so that clients' `tcp --mptcp` data connections
+    /// run MPTCP end to end; plain TCP clients are served as before.
+    #[arg(long)]
+    mptcp: bool,
+
+    /// Run one test at a time: a test that arrives while another runs waits in a queue and
+    /// starts when it ends (tests are told apart by the client's address).
+    #[arg(long)]
+    exclusive: bool,
+
+    /// With --exclusive: tests that may wait at once; one more is refused.
+    #[arg(long, default_value_t = 16, value_name = "N", requires = "exclusive")]
+    queue_max: usize,
+
+    /// With --exclusive: the longest a test waits before it is refused.
+    #[arg(long, default_value = "10m", value_parser = parse_duration, value_name = "DURATION",
+          requires = "exclusive")]
+    queue_timeout: std::time::Duration,
+}
+
+fn parse_cidr(text: &str) -> Result<Cidr, String> {
+    text.parse()
+}
+
+fn log_text(r: &SessionRecord) {
+    let what = match (&r.spec, r.outcome) {
+        (Some(spec), "completed") => {
+            let bytes: u64 = r
+                .report
+                .as_ref()
+                .map_or(0, |rep| rep.streams.iter().map(|s| s.bytes).sum());
+            format!(
+                "completed: {:?} {:?}, {} stream(s), {bytes} bytes at this end",
+                spec.protocol, spec.direction, spec.streams
+            )
+        }
+        _ => format!("{}: {}", r.outcome, r.message.as_deref().unwrap_or("")),
+    };
+    let mut out = std::io::stdout().lock();
+    let queued = r
+        .queued_seconds
+        .map_or(String::new(), |q| format!(", after {q:.2} s in the queue"));
+    let _ = writeln!(
+        out,
+        "session {} from {} {what} ({:.2} s{queued})",
+        r.session, r.peer, r.seconds
+    );
+}
+
+fn log_json(r: &SessionRecord) {
+    let value = serde_json::json!({
+        "schema": "wirespeed.serve.v1",
+        "wirespeed_version": env!("CARGO_PKG_VERSION"),
+        "session": r,
+    });
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{value}");
+    let _ = out.flush();
+}
+
+pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // The metrics port is taken first: a port in use is refused before the agent listens.
+    let metrics = args
+        .metrics
+        .map(|addr| {
+            std::net::TcpListener::bind(addr).map_err(|e| {
+                anyhow::anyhow!("--metrics {addr}: cannot listen there ({e}); pick another port")
+            })
+        })
+        .transpose()?;
+    let totals = crate::common::exporter::Totals::default();
+    let auth = args
+        .auth_key_file
+        .as_deref()
+        .map(AuthKey::from_file)
+        .transpose()?;
+    let config = AgentConfig {
+        limits: Limits {
+            max_duration: args.max_duration,
+            max_rate_bits_per_second: args.max_rate.map(BitRate::bits_per_second),
+            max_sessions: args.max_sessions,
+            max_window_bytes: args.max_window.map(ByteSize::bytes),
+            max_streams: args.max_streams,
+            max_pending: args.max_pending,
+            max_memory_bytes: args.max_memory.bytes(),
+        },
+        auth,
+        idle_timeout: args.idle_timeout,
+        handshake_timeout: args.handshake_timeout,
+        on_notice: Some(Arc::new(|line: &str| eprintln!("wirespeed agent: {line}"))),
+        one_off: args.one_off,
+        handle_signals: true,
+        on_session: Some({
+            let totals = totals.clone();
+            let json = args.json;
+            Arc::new(move |r: &SessionRecord| {
+                if let Ok(mut t) = totals.lock() {
+                    t.record(r);
+                }
+                if json { log_json(r) } else { log_text(r) }
+            })
+        }),
+        allow_destinations: args.allow_destination.clone(),
+        mptcp: args.mptcp,
+        exclusive: args
+            .exclusive
+            .then_some(wirespeed_net::agent_config::Exclusive {
+                queue_max: args.queue_max,
+                queue_timeout: args.queue_timeout,
+            }),
+    };
+    config.check().map_err(anyhow::Error::msg)?;
+    let addr = SocketAddr::new(
+        args.bind.unwrap_or("::".parse().expect("an address")),
+        args.port,
+    );
+    let agent = match Agent::bind(addr, config.clone()) {
+        Err(e) if args.bind.is_none() && e.kind() != std::io::ErrorKind::AddrInUse => {
+            // No IPv6 on this host: IPv4 only.
+            Agent::bind(
+                SocketAddr::new("0.0.0.0".parse().expect("an address"), args.port),
+                config,
+            )
+        }
+        other => other,
+    }
+    .map_err(|e| {
+        if e.kind() == std::io::ErrorKind::AddrNotAvailable {
+            // EADDRNOTAVAIL: the -B address belongs to no interface of this host.
+            anyhow::anyhow!(
+                "-B {}: not an address of this host; give one of its own addresses, or leave -B out to listen on all",
+                addr.ip()
+            )
+        } else if e.kind() == std::io::ErrorKind::AddrInUse {
+            anyhow::anyhow!(
+                "cannot listen on port {}: it is in use (is another agent running? pick one with -p)",
+                args.port
+            )
+        } else {
+            anyhow::Error::new(e).context(format!("cannot listen on {addr}"))
+        }
+    })?;
+    let local = agent.local_addr()?;
+    if let Some(listener) = metrics {
+        let handle = agent.handle();
+        let metrics_at = listener.local_addr()?;
+        crate::common::exporter::spawn(
+            listener,
+            Arc::new(move || {
+                let totals = totals
+                    .lock()
+                    .map(|t| crate::common::exporter::page(&handle.stats(), &t));
+                totals.unwrap_or_default()
+            }),
+        )?;
+        eprintln!("wirespeed agent: metrics on http://{metrics_at}/metrics");
+    }
+    if args.json {
+        log_json_start(local);
+    } else {
+        let mptcp = if args.mptcp { ", Multipath TCP" } else { "" };
+        say(&format!(
+            "wirespeed agent listening on {local} (control and data{mptcp}); Ctrl-C stops it"
+        ));
+    }
+    agent.serve().context("serving")?;
+    if !args.json {
+        say("wirespeed agent stopped");
+    }
+    Ok(())
+}
+
+/// A line on stdout that nobody may be reading any more: a script that read the "listening"
+/// line and closed the pipe must not make the agent panic on its last words.
+fn say(line: &str) {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+}
+
+fn log_json_start(local: SocketAddr) {
+    let value = serde_json::json!({
+        "schema": "wirespeed.serve.v1",
+        "wirespeed_version": env!("CARGO_PKG_VERSION"),
+        "listening": local.to_string(),
+    });
+    say(&value.to_string());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+
+    fn parse(argv: &[&str]) -> Result<ServeArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
+            .map(|w| w.args)
+    }
+
+    #[test]
+    fn limits_parse_with_units() {
+        let a = parse(&[
+            "--max-duration",
+            "30s",
+            "--max-rate",
+            "100M",
+            "--max-window",
+            "1MiB",
+            "-1",
+        ])
+        .unwrap();
+        assert_eq!(a.max_duration, Duration::from_secs(30));
+        assert_eq!(a.max_rate.unwrap().bits_per_second(), 100_000_000);
+        assert_eq!(a.max_window.unwrap().bytes(), 1 << 20);
+        assert!(a.one_off);
+        assert_eq!(parse(&[]).unwrap().port, DEFAULT_PORT);
+        assert!(parse(&["--max-rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn hostile_peer_limits_parse_with_defaults() {
+        let d = parse(&[]).unwrap();
+        assert_eq!(d.handshake_timeout, Duration::from_secs(5));
+        assert_eq!(d.max_pending, 256);
+        assert_eq!(d.max_memory.bytes(), 1 << 30);
+        let a = parse(&[
+            "--handshake-timeout",
+            "500ms",
+            "--max-pending",
+            "8",
+            "--max-memory",
+            "64MiB",
+        ])
+        .unwrap();
+        assert_eq!(a.handshake_timeout, Duration::from_millis(500));
+        assert_eq!(a.max_pending, 8);
+        assert_eq!(a.max_memory.bytes(), 64 << 20);
+        assert!(parse(&["--max-memory", "lots"]).is_err());
+    }
+
+    #[test]
+    fn allowed_destinations_parse_as_blocks() {
+        let a = parse(&["--allow-destination", "198.18.0.0/15", "2001:2::/48", "-1"]).unwrap();
+        let shown: Vec<String> = a
+            .allow_destination
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(shown, ["198.18.0.0/15", "2001:2::/48"]);
+        assert!(parse(&[]).unwrap().allow_destination.is_empty());
+        let e = parse(&["--allow-destination", "198.18.0.0/99"]).unwrap_err();
+        assert!(e.to_string().contains("examples: 198.18.0.0/15"), "{e}");
+    }
+}

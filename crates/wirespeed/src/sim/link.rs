@@ -1,0 +1,260 @@
+//! `wirespeed sim link`: a point-to-point link whose ends may disagree about duplex (seed 003
+//! §8.4), with a bulk transfer each way.
+
+use std::io::{self, Write};
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+use wirespeed_model::units::{group_digits, parse_duration, significant};
+use wirespeed_model::{BitRate, RateFormat};
+use wirespeed_report::{Document, Render, Table};
+use wirespeed_sim::link::{LinkScenario, LinkStats, run_link};
+use wirespeed_sim::{MacDuplex, MacParams};
+
+use crate::common::output::{self, OutputArgs};
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct LinkArgs {
+    /// Duplex of end A.
+    #[arg(long = "a", value_enum, default_value_t = DuplexArg::Half, value_name = "DUPLEX")]
+    a: DuplexArg,
+
+    /// Duplex of end B.
+    #[arg(long = "b", value_enum, default_value_t = DuplexArg::Full, value_name = "DUPLEX")]
+    b: DuplexArg,
+
+    /// Link rate: 10M or 100M.
+    #[arg(long, short = 'r', default_value = "10M", value_name = "RATE")]
+    rate: BitRate,
+
+    /// Cable length (such as 100m, 330ft, 0.2km; a bare number is metres), as `sim csma` takes it.
+    #[arg(long, default_value = "100m", value_name = "LENGTH", value_parser = crate::sim::parse_length)]
+    cable: f64,
+
+    /// Data frame length in bytes (header and data, without the CRC).
+    #[arg(
+        long = "len",
+        short = 'l',
+        visible_alias = "length",
+        default_value_t = 1514,
+        value_name = "BYTES"
+    )]
+    length: u64,
+
+    /// Data frames in flight at most.
+    #[arg(long, default_value_t = 16, value_name = "FRAMES")]
+    window: u32,
+
+    /// Data frames per acknowledgement.
+    #[arg(long, default_value_t = 2, value_name = "N")]
+    ack_every: u32,
+
+    /// Time the receiver takes to send an acknowledgement.
+    #[arg(long, default_value = "100us", value_name = "DURATION", value_parser = parse_duration)]
+    ack_delay: Duration,
+
+    /// Retransmission timeout (go back to the oldest unacknowledged frame).
+    #[arg(long, default_value = "200ms", value_name = "DURATION", value_parser = parse_duration)]
+    rto: Duration,
+
+    /// Measured time of each transfer.
+    #[arg(long = "time", short = 't', default_value = "10s", value_name = "DURATION",
+          value_parser = parse_duration)]
+    time: Duration,
+
+    /// Seed of the random numbers.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    seed: u64,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
+#[serde(rename_all = "snake_case")]
+enum DuplexArg {
+    Half,
+    Full,
+}
+
+impl From<DuplexArg> for MacDuplex {
+    fn from(d: DuplexArg) -> MacDuplex {
+        match d {
+            DuplexArg::Half => MacDuplex::Half,
+            DuplexArg::Full => MacDuplex::Full,
+        }
+    }
+}
+
+#[derive(Debug, Serialize)]
+struct Direction {
+    from: &'static str,
+    to: &'static str,
+    from_duplex: MacDuplex,
+    to_duplex: MacDuplex,
+    #[serde(flatten)]
+    stats: LinkStats,
+}
+
+/// What was asked: the scenario of the A-to-B transfer (B to A swaps the duplexes).
+#[derive(Debug, Serialize)]
+struct LinkParams {
+    model: &'static str,
+    #[serde(flatten)]
+    scenario: LinkScenario,
+}
+
+#[derive(Debug, Serialize)]
+struct LinkReport {
+    directions: Vec<Direction>,
+    /// `-f`: the unit of the text's rate column (the JSON keeps bytes per second).
+    #[serde(skip)]
+    rate_format: RateFormat,
+}
+
+pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
+    let mbps = match args.rate.bits_per_second() {
+        10_000_000 => 10,
+        100_000_000 => 100,
+        _ => bail!(
+            "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
+            args.rate
+        ),
+    };
+    let base = LinkScenario {
+        mac: MacParams::table_2(mbps),
+        cable_m: args.cable,
+        frame_bytes: args.length,
+        window: args.window,
+        ack_every: args.ack_every,
+        rto_ns: args.rto.as_nanos() as u64,
+        ack_delay_ns: args.ack_delay.as_nanos() as u64,
+        measure_ns: args.time.as_nanos() as u64,
+        seed: args.seed,
+        ..LinkScenario::new(args.a.into(), args.b.into())
+    };
+    let ab = run_link(&base)?;
+    let ba = run_link(&LinkScenario {
+        sender: args.b.into(),
+        receiver: args.a.into(),
+        ..base.clone()
+    })?;
+    let report = LinkReport {
+        rate_format: args.output.rate_format,
+        directions: vec![
+            Direction {
+                from: "A",
+                to: "B",
+                from_duplex: args.a.into(),
+                to_duplex: args.b.into(),
+                stats: ab,
+            },
+            Direction {
+                from: "B",
+                to: "A",
+                from_duplex: args.b.into(),
+                to_duplex: args.a.into(),
+                stats: ba,
+            },
+        ],
+    };
+    let params = LinkParams {
+        model: "link",
+        scenario: base,
+    };
+    let verdict = mismatch_verdict(args.a, args.b, &report);
+    let mut doc = Document::new("sim", params, report);
+    doc.verdicts.extend(verdict);
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+/// The duplex-mismatch verdict, said only when this run's counters show its signature: late
+/// collisions counted at the half-duplex end, FCS errors or runts at the full-duplex end.
+fn mismatch_verdict(a: DuplexArg, b: DuplexArg, report: &LinkReport) -> Option<String> {
+    if a == b {
+        return None;
+    }
+    let (mut late_at_half, mut errors_at_full) = (0, 0);
+    for d in &report.directions {
+        for (end, duplex) in [
+            (&d.stats.sender, d.from_duplex),
+            (&d.stats.receiver, d.to_duplex),
+        ] {
+            match duplex {
+                MacDuplex::Half => late_at_half += end.late_collisions,
+                MacDuplex::Full => errors_at_full += end.fcs_errors + end.runts,
+            }
+        }
+    }
+    Some(if late_at_half > 0 && errors_at_full > 0 {
+        format!(
+            "duplex mismatch: the half-duplex end counted {} late collisions, the full-duplex end \
+             {} FCS errors and runts (seed 003 Table 7: 15 KB/s one way, 67 KB/s the other)",
+            group_digits(late_at_half),
+            group_digits(errors_at_full)
+        )
+    } else {
+        format!(
+            "the ends disagree about duplex, but this run shows no mismatch signature ({} late \
+             collisions at the half end, {} FCS errors and runts at the full end): too little \
+             traffic to tell; run longer (-t) or with a larger --window",
+            group_digits(late_at_half),
+            group_digits(errors_at_full)
+        )
+    })
+}
+
+impl Render for LinkReport {
+    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
+        let duplex = |d: MacDuplex| match d {
+            MacDuplex::Half => "half",
+            MacDuplex::Full => "full",
+        };
+        // The seed's unit (KB/s of 1024 bytes) unless -f asks for another.
+        let (unit, rate): (&str, Box<dyn Fn(f64) -> String>) = match self.rate_format {
+            RateFormat::Adaptive => ("KiB/s", Box::new(|b: f64| format!("{:.1}", b / 1024.0))),
+            f => (
+                f.unit(1.0),
+                Box::new(move |b: f64| significant(f.value(b * 8.0), 4)),
+            ),
+        };
+        let mut t = Table::new([
+            "data", unit, "line", "timeouts", "coll", "late", "aborted", "lost rx", "FCS err",
+            "runts",
+        ]);
+        for d in &self.directions {
+            let s = &d.stats;
+            // Collisions happen at the sender's MAC (data) and the receiver's (acks); errors
+            // are counted where frames are received.
+            let both = |f: fn(&wirespeed_sim::link::EndCounters) -> u64| {
+                group_digits(f(&s.sender) + f(&s.receiver))
+            };
+            t.row([
+                format!(
+                    "{} ({}) -> {} ({})",
+                    d.from,
+                    duplex(d.from_duplex),
+                    d.to,
+                    duplex(d.to_duplex)
+                ),
+                rate(s.goodput_bytes_per_second),
+                format!("{:.1}%", s.goodput_fraction * 100.0),
+                group_digits(s.timeouts),
+                both(|c| c.collisions),
+                both(|c| c.late_collisions),
+                both(|c| c.aborted_late),
+                both(|c| c.lost_to_collision),
+                both(|c| c.fcs_errors),
+                both(|c| c.runts),
+            ]);
+        }
+        write!(out, "{t}")?;
+        writeln!(
+            out,
+            "{unit} of data delivered in order; coll/late/aborted: collisions at either MAC; lost \
+             rx: frames a half-duplex end was receiving when it transmitted"
+        )
+    }
+}

@@ -1,0 +1,1021 @@
+//! `wirespeed tcp [HOST]` and `wirespeed udp [HOST]`: what rate do two tasks get over this
+//! path? Without HOST, an in-process agent on loopback gives the host's own ceiling (seed 002
+//! runs ttcp on loopback before anything else).
+
+pub(crate) mod analysis;
+pub(crate) mod html;
+pub(crate) mod iperf3;
+pub(crate) mod text;
+
+pub use text::LiveLines;
+
+use std::io::{self, Write};
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use clap::Args;
+use serde::{Deserialize, Serialize};
+use wirespeed_model::resample;
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, ByteSize, RateFormat};
+use wirespeed_net::auth::AuthKey;
+use wirespeed_net::env::Environment;
+use wirespeed_net::report::Interval;
+use wirespeed_net::summary::{self, End};
+use wirespeed_net::{
+    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestOutcome, TestSpec, client,
+};
+use wirespeed_report::Document;
+
+use crate::common::exit_status::Exit;
+use crate::common::output::{self, OutputArgs};
+use wirespeed_net::control::DEFAULT_PORT;
+
+/// `-n`: ttcp's number of buffers (a bare number), or a byte size (`16MiB`, `1000000B`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Count {
+    Buffers(u64),
+    Bytes(u64),
+}
+
+impl FromStr for Count {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Count, String> {
+        if let Ok(n) = s.parse::<u64>() {
+            return Ok(Count::Buffers(n));
+        }
+        s.parse::<ByteSize>()
+            .map(|b| Count::Bytes(b.bytes()))
+            .map_err(|_| {
+                format!("'{s}' is not a count: a number of -l buffers (2048) or a byte size (16MiB, 1000000B)")
+            })
+    }
+}
+
+/// `-A CLIENT[,AGENT]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Affinity {
+    client: usize,
+    agent: Option<usize>,
+}
+
+impl FromStr for Affinity {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Affinity, String> {
+        let bad = || {
+            format!("'{s}' is not a CPU placement: use CLIENT or CLIENT,AGENT CPU numbers (-A 0,1)")
+        };
+        let (c, a) = match s.split_once(',') {
+            Some((c, a)) => (c, Some(a)),
+            None => (s, None),
+        };
+        Ok(Affinity {
+            client: c.parse().map_err(|_| bad())?,
+            agent: a.map(str::parse).transpose().map_err(|_| bad())?,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub(crate) struct ThroughputArgs {
+    /// The agent (`wirespeed serve`) as HOST or HOST:PORT; without it, an in-process agent on
+    /// loopback measures this host's own ceiling.
+    #[arg(value_name = "HOST")]
+    host: Option<String>,
+
+    /// The agent's port [default: 5210].
+    #[arg(long, short = 'p')]
+    port: Option<u16>,
+
+    /// Test duration (default 10 s).
+    #[arg(long, short = 't', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
+    time: Option<Duration>,
+
+    /// Amount per stream instead of a duration: a number of -l buffers (ttcp's -n), or a byte
+    /// size such as 16MiB. Exactly that many bytes arrive (TCP).
+    #[arg(long, short = 'n', visible_alias = "bytes", value_name = "COUNT")]
+    num: Option<Count>,
+
+    /// Bytes per write/read (TCP, default 128 KiB) or per datagram (UDP, default 1472).
+    #[arg(long, short = 'l', value_name = "BYTES")]
+    len: Option<ByteSize>,
+
+    /// Parallel streams, one thread each.
+    #[arg(long, short = 'P', default_value_t = 1, value_name = "N")]
+    parallel: u32,
+
+    /// Reverse: the agent sends, this end receives.
+    #[arg(long, short = 'R', conflicts_with = "bidir")]
+    reverse: bool,
+
+    /// Both directions at once.
+    #[arg(long)]
+    bidir: bool,
+
+    /// Socket send and receive buffer at both ends (Linux grants double, clamped to
+    /// net.core.[rw]mem_max; both sizes are reported).
+    #[arg(long, short = 'w', value_name = "BYTES")]
+    window: Option<ByteSize>,
+
+    /// TCP_NODELAY: no Nagle coalescing.
+    #[arg(long, short = 'N')]
+    nodelay: bool,
+
+    /// TCP maximum segment size.
+    #[arg(long = "mss", short = 'M', value_name = "BYTES")]
+    mss: Option<u32>,
+
+    /// TCP congestion control at both ends (cubic, reno, bbr: see
+    /// /proc/sys/net/ipv4/tcp_available_congestion_control).
+    #[arg(long, short = 'C', value_name = "ALGO")]
+    congestion: Option<String>,
+
+    /// IP TOS byte (IPv6: traffic class) of every data packet, at both ends (iperf3's -S): a
+    /// number (184, 0xb8, 0270) or a DSCP name (ef, af11..af43, cs0..cs7, le).
+    #[arg(long = "tos", short = 'S', value_name = "TOS", value_parser = wirespeed_model::dscp::parse_tos)]
+    tos: Option<u8>,
+
+    /// TCP: the data connections run Multipath TCP (RFC 8684). The agent must listen with
+    /// `serve --mptcp` (the in-process one does), or they fall back to TCP, which is reported.
+    #[arg(long)]
+    mptcp: bool,
+
+    /// UDP target rate per stream; 0 = as fast as possible.
+    #[arg(long, short = 'b', value_name = "RATE")]
+    bitrate: Option<String>,
+
+    /// TCP: send this file (with sendfile, from the page cache, from its start again at its
+    /// end) instead of a buffer.
+    #[arg(long, value_name = "PATH", conflicts_with = "zerocopy")]
+    file: Option<PathBuf>,
+
+    /// TCP: send with MSG_ZEROCOPY (the kernel reads the pages instead of copying them; the
+    /// report says how many sends it copied anyway, as it must on loopback).
+    #[arg(long)]
+    zerocopy: bool,
+
+    /// TCP: senders send what each ACK frees at once, without the kernel's pacing (the default
+    /// paces every sender but a loopback one), as iperf3 sends without --fq-rate; for
+    /// comparing like with like against an unpaced tool.
+    #[arg(long)]
+    no_pacing: bool,
+
+    /// UDP: require segmentation offload (UDP_SEGMENT: up to 64 datagrams per send and per
+    /// trip through the stack), an error where the kernel or path lacks it. It is already the
+    /// default wherever it works; receivers always accept coalesced (GRO) buffers.
+    #[arg(long, conflicts_with = "no_gso")]
+    gso: bool,
+
+    /// UDP: one datagram per message (sendmmsg), each its own trip through the stack, as
+    /// iperf3 sends; without it senders use UDP_SEGMENT where the kernel and path take it.
+    #[arg(long)]
+    no_gso: bool,
+
+    /// Use IPv4 (loopback 127.0.0.1 without HOST).
+    #[arg(long, short = '4', conflicts_with = "ipv6")]
+    ipv4: bool,
+
+    /// Use IPv6 (loopback ::1 without HOST).
+    #[arg(long, short = '6')]
+    ipv6: bool,
+
+    /// Local address to send from.
+    #[arg(long, short = 'B', value_name = "ADDR")]
+    bind: Option<IpAddr>,
+
+    /// Seconds between interval lines; 0 for none.
+    #[arg(long, short = 'i', default_value = "1", value_parser = parse_duration, value_name = "DURATION")]
+    interval: Duration,
+
+    /// Leave the first DURATION (slow start, warm-up) out of the totals (timed tests).
+    #[arg(long, short = 'O', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
+    omit: Option<Duration>,
+
+    /// Pin this end's stream threads to CPU CLIENT and the agent's to AGENT.
+    #[arg(long, short = 'A', value_name = "CLIENT[,AGENT]")]
+    affinity: Option<Affinity>,
+
+    #[command(flatten)]
+    key: crate::common::flags::KeyArgs,
+
+    /// The path's link rate, for the envelope ceiling in the verdict. Without it: inside a
+    /// wirespeed lab, the configured rate of the link the test leaves by; on a NIC with a
+    /// physical layer, the speed it reports; never the speed of a virtual interface (veth,
+    /// TAP, TUN, bridge, virtio), which is a constant of its driver.
+    #[arg(long, value_name = "RATE", value_parser = parse_link_rate)]
+    link_rate: Option<BitRate>,
+
+    /// Run the test N times against the same agent and report the median, extremes and a
+    /// bootstrap 95% interval of the received rate.
+    #[arg(long, default_value_t = 1, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=100))]
+    repeat: u32,
+
+    /// Print one JSON object per interval as it ends, then the document.
+    #[arg(long, conflicts_with = "json_format")]
+    json_stream: bool,
+
+    /// The JSON layout: `wirespeed` (the `wirespeed.tcp.v1` / `udp.v1` document) or `iperf3`
+    /// (what `iperf3 -J` prints, for tools that read it). Implies --json.
+    #[arg(long, value_name = "LAYOUT", value_enum)]
+    json_format: Option<JsonFormat>,
+
+    #[command(flatten)]
+    schedule: crate::common::schedule::ScheduleArgs,
+
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// `--json-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum JsonFormat {
+    /// wirespeed's own document.
+    Wirespeed,
+    /// `iperf3 -J`'s layout.
+    Iperf3,
+}
+
+/// The largest `--link-rate`: 10 Tbit/s, beyond any Ethernet standardised.
+const MAX_LINK_RATE: u64 = 10_000_000_000_000;
+
+fn parse_link_rate(text: &str) -> Result<BitRate, String> {
+    let rate = text.parse::<BitRate>().map_err(|e| e.to_string())?;
+    if rate.bits_per_second() > MAX_LINK_RATE {
+        return Err("out of range: use 1 bit/s to 10 Tbit/s (e.g. --link-rate 1G)".into());
+    }
+    Ok(rate)
+}
+
+/// What was asked, as the JSON `parameters`.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct Parameters {
+    pub(crate) agent: String,
+    in_process_agent: bool,
+    pub(crate) test: TestSpec,
+    interval_seconds: f64,
+    link_rate_bits_per_second: Option<u64>,
+    client_cpu: Option<usize>,
+}
+
+/// The result in iperf3's layout.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct ThroughputResult {
+    pub(crate) start: Start,
+    pub(crate) intervals: Vec<Interval>,
+    /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
+    /// rate the two ends disagree on in one interval shows where the bytes waited.
+    // Fields added after the first documents were written read as absent from those.
+    #[serde(default)]
+    pub(crate) agent_intervals: Vec<Interval>,
+    pub end: End,
+    #[serde(default)]
+    pub(crate) error: Option<String>,
+    /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
+    /// missing): its figures are what was counted before that, and no verdict is given.
+    #[serde(default)]
+    pub(crate) partial: bool,
+    /// Why it is partial.
+    #[serde(default)]
+    pub(crate) partial_reason: Option<String>,
+    /// The link rate the verdict compares with, and where it comes from.
+    #[serde(default)]
+    pub(crate) link_rate: analysis::LinkRate,
+    /// `--repeat`: the received rate (bit/s) of every run, summarised.
+    #[serde(default)]
+    pub(crate) repeat: Option<resample::Summary>,
+    /// How long the test waited for another to end on a `serve --exclusive` agent.
+    #[serde(default)]
+    pub(crate) queued_seconds: f64,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+    #[serde(skip)]
+    pub(crate) spec: TestSpec,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Start {
+    pub(crate) local: String,
+    pub(crate) agent: String,
+    pub(crate) in_process_agent: bool,
+    pub(crate) agent_software: Option<String>,
+    pub(crate) client_environment: Option<Environment>,
+    pub(crate) agent_environment: Option<Environment>,
+    pub(crate) timestamp_source: String,
+}
+
+impl ThroughputArgs {
+    fn spec(&self, protocol: Protocol) -> anyhow::Result<TestSpec> {
+        let udp = protocol == Protocol::Udp;
+        let len = self
+            .len
+            .map_or(if udp { 1472 } else { 128 * 1024 }, ByteSize::bytes);
+        let len = u32::try_from(len)
+            .map_err(|_| anyhow::anyhow!("-l {len} is too large: use at most 64MiB"))?;
+        let amount = match (self.num, self.time) {
+            (Some(Count::Buffers(n)), _) => Amount::Bytes(n.saturating_mul(u64::from(len))),
+            (Some(Count::Bytes(n)), _) => Amount::Bytes(n),
+            (None, Some(t)) => Amount::Seconds(t.as_secs_f64()),
+            (None, None) => Amount::Seconds(10.0),
+        };
+        let rate = match (&self.bitrate, udp) {
+            (Some(_), false) => bail!(
+                "-b sets a UDP rate: use it with `wirespeed udp` (TCP runs as fast as the path allows)"
+            ),
+            (Some(b), true) if b == "0" => 0,
+            (Some(b), true) => b.parse::<BitRate>()?.bits_per_second(),
+            (None, true) => 1_000_000,
+            (None, false) => 0,
+        };
+        if self.file.is_some() && (udp || self.reverse) {
+            bail!(
+                "--file is sent by this end's TCP senders: use it with `wirespeed tcp`, without -R"
+            );
+        }
+        if let Some(f) = &self.file {
+            check_source(f)?;
+        }
+        if self.no_pacing && udp {
+            bail!(
+                "--no-pacing turns off TCP pacing: use it with `wirespeed tcp` (UDP senders pace to -b)"
+            );
+        }
+        if self.zerocopy && udp {
+            bail!("--zerocopy is for TCP senders: use it with `wirespeed tcp` (UDP has --gso)");
+        }
+        if (self.gso || self.no_gso) && !udp {
+            bail!(
+                "--gso/--no-gso choose UDP segmentation offload: use them with `wirespeed udp` (TCP always has it)"
+            );
+        }
+        if udp && (self.nodelay || self.mss.is_some() || self.congestion.is_some()) {
+            bail!("--nodelay, -M and -C are TCP options: use them with `wirespeed tcp`");
+        }
+        let spec = TestSpec {
+            protocol,
+            direction: if self.bidir {
+                Direction::Both
+            } else if self.reverse {
+                Direction::Receive
+            } else {
+                Direction::Send
+            },
+            streams: self.parallel,
+            amount,
+            length_bytes: len,
+            window_bytes: self.window.map(ByteSize::bytes),
+            send_buffer_bytes: None,
+            receive_buffer_bytes: None,
+            nodelay: self.nodelay,
+            mss_bytes: self.mss,
+            congestion: self.congestion.clone(),
+            rate_bits_per_second: rate,
+            agent_cpu: self.affinity.and_then(|a| a.agent),
+            omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
+            gso: self.gso,
+            no_gso: self.no_gso,
+            zerocopy: self.zerocopy,
+            no_pacing: self.no_pacing,
+            interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
+            tos: self.tos,
+            mptcp: self.mptcp,
+            no_drain: false,
+        };
+        spec.validate().map_err(anyhow::Error::msg)?;
+        Ok(spec)
+    }
+
+    fn agent_address(&self) -> anyhow::Result<Option<SocketAddr>> {
+        let Some(host) = &self.host else {
+            return Ok(None);
+        };
+        resolve_agent(host, self.port, self.ipv4, self.ipv6).map(Some)
+    }
+
+    /// `-A` names CPUs this process can run on (the agent's too when it runs in this process).
+    fn check_affinity(&self) -> anyhow::Result<()> {
+        let Some(a) = self.affinity else {
+            return Ok(());
+        };
+        if let Some(reason) = wirespeed_net::sock::cpu_refusal(a.client, "this end") {
+            bail!(reason);
+        }
+        if self.host.is_none()
+            && let Some(reason) = a
+                .agent
+                .and_then(|cpu| wirespeed_net::sock::cpu_refusal(cpu, "the agent"))
+        {
+            bail!(reason);
+        }
+        Ok(())
+    }
+}
+
+/// `--file`: a regular file this process can read, with data in it (sendfile reads a regular
+/// file's pages; a directory, a FIFO or a device is refused before the test, not mid-way).
+fn check_source(f: &std::path::Path) -> anyhow::Result<()> {
+    use std::io::Read;
+    let shown = f.display();
+    let meta = std::fs::metadata(f).map_err(|e| {
+        anyhow::anyhow!(
+            "--file {shown}: cannot read it ({}): give a readable regular file",
+            io_reason(&e)
+        )
+    })?;
+    if meta.is_dir() {
+        bail!("--file {shown} is a directory: give a regular file to send");
+    }
+    if !meta.is_file() {
+        bail!(
+            "--file {shown} is not a regular file (a FIFO, socket or device): give a regular file to send"
+        );
+    }
+    if meta.len() == 0 {
+        bail!("--file {shown} is empty: give a file with data to send");
+    }
+    std::fs::File::open(f)
+        .and_then(|mut h| h.read(&mut [0u8; 1]))
+        .map_err(|e| {
+            anyhow::anyhow!(
+                "--file {shown}: cannot read it ({}): give a readable regular file",
+                io_reason(&e)
+            )
+        })?;
+    Ok(())
+}
+
+/// An I/O error's reason without the "(os error N)" tail.
+fn io_reason(e: &io::Error) -> String {
+    let text = e.to_string();
+    match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    }
+}
+
+/// Why a test's result is partial, or `None` when it ran whole.
+fn partial_reason(o: &TestOutcome) -> Option<String> {
+    let mut why = Vec::new();
+    match o.error.as_deref() {
+        Some("interrupted") => {
+            why.push("interrupted by SIGINT or SIGTERM before the test's end".to_string());
+        }
+        Some(e) => why.push(format!("the test ended early: {e}")),
+        None => {}
+    }
+    for (end, side) in [("client", Some(&o.client)), ("agent", o.agent.as_ref())] {
+        for s in side.iter().flat_map(|s| &s.streams) {
+            if let Some(e) = &s.error {
+                why.push(format!("stream {} failed at the {end}: {e}", s.id));
+            }
+        }
+    }
+    if o.error.is_none() && o.agent.is_none() {
+        why.push("the agent's view is missing".into());
+    }
+    (!why.is_empty()).then(|| why.join("; "))
+}
+
+/// The control address of an agent given as an address, `address:port`, or a name, keeping only
+/// the address family asked for (`-4`, `-6`).
+pub(crate) fn resolve_agent(
+    host: &str,
+    port: Option<u16>,
+    ipv4: bool,
+    ipv6: bool,
+) -> anyhow::Result<SocketAddr> {
+    // A port in HOST:PORT and another in -p: which one was meant cannot be guessed.
+    let one_port = |in_host: u16| -> anyhow::Result<u16> {
+        match port {
+            Some(p) if p != in_host => bail!(
+                "two ports: {host} names {in_host} and -p names {p}; give the port once (HOST:PORT or -p)"
+            ),
+            _ => Ok(in_host),
+        }
+    };
+    let family = |ip: IpAddr| -> anyhow::Result<()> {
+        if ip.is_ipv4() && ipv6 {
+            bail!("{ip} is an IPv4 address but -6 asks for IPv6: drop -6 or give an IPv6 address");
+        }
+        if ip.is_ipv6() && ipv4 {
+            bail!("{ip} is an IPv6 address but -4 asks for IPv4: drop -4 or give an IPv4 address");
+        }
+        Ok(())
+    };
+    let parsed = crate::common::host::Host::parse(host, "agent")?;
+    if let crate::common::host::Host::Address(addr, _) = parsed {
+        family(addr.ip())?;
+    }
+    let port = match parsed.port() {
+        Some(written) => one_port(written)?,
+        None => port.unwrap_or(DEFAULT_PORT),
+    };
+    let name = match parsed {
+        crate::common::host::Host::Name(name, _) => name,
+        crate::common::host::Host::Address(..) => host,
+    };
+    parsed
+        .addresses(port, "agent")?
+        .into_iter()
+        .find(|a| (!ipv4 || a.is_ipv4()) && (!ipv6 || a.is_ipv6()))
+        .ok_or_else(|| {
+            anyhow::anyhow!(
+                "'{name}' has no {} address",
+                if ipv6 { "IPv6" } else { "IPv4" }
+            )
+        })
+}
+
+/// A validated throughput test: what `tcp`/`udp` flags mean, and what a library caller
+/// (`reproduce`) builds directly.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) protocol: Protocol,
+    pub(crate) spec: TestSpec,
+    /// The agent; None: an agent in this process on loopback.
+    pub(crate) remote: Option<SocketAddr>,
+    /// With no remote agent: the in-process one on ::1 instead of 127.0.0.1.
+    pub(crate) ipv6: bool,
+    pub(crate) bind: Option<IpAddr>,
+    pub(crate) auth: Option<AuthKey>,
+    pub(crate) affinity: Option<Affinity>,
+    /// Interval length; zero for none.
+    pub(crate) interval: Duration,
+    pub(crate) omit: Duration,
+    pub(crate) file: Option<PathBuf>,
+    pub(crate) link_rate: Option<BitRate>,
+    pub(crate) repeat: u32,
+    pub(crate) rate_format: RateFormat,
+}
+
+impl Config {
+    /// The test to run.
+    pub fn spec(&self) -> &TestSpec {
+        &self.spec
+    }
+
+    /// How rates are written in text.
+    pub fn rate_format(&self) -> RateFormat {
+        self.rate_format
+    }
+
+    /// One TCP stream through this host's loopback for `seconds`, no intervals: the host's own
+    /// ceiling, as `wirespeed tcp -t SECONDS -i 0` measures it.
+    pub fn loopback_tcp(seconds: f64) -> Config {
+        let spec = TestSpec {
+            protocol: Protocol::Tcp,
+            amount: Amount::Seconds(seconds),
+            length_bytes: 128 * 1024,
+            ..TestSpec::default()
+        };
+        Config {
+            protocol: Protocol::Tcp,
+            spec,
+            remote: None,
+            ipv6: false,
+            bind: None,
+            auth: None,
+            affinity: None,
+            interval: Duration::ZERO,
+            omit: Duration::ZERO,
+            file: None,
+            link_rate: None,
+            repeat: 1,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+}
+
+impl ThroughputArgs {
+    /// The flags, checked and turned into a test.
+    pub(crate) fn config(&self, protocol: Protocol) -> anyhow::Result<Config> {
+        let spec = self.spec(protocol)?;
+        self.check_affinity()?;
+        let auth = self.key.load()?;
+        Ok(Config {
+            protocol,
+            spec,
+            remote: self.agent_address()?,
+            ipv6: self.ipv6,
+            bind: self.bind,
+            auth,
+            affinity: self.affinity,
+            interval: self.interval,
+            omit: self.omit.unwrap_or_default(),
+            file: self.file.clone(),
+            link_rate: self.link_rate,
+            repeat: self.repeat,
+            rate_format: self.output.rate_format,
+        })
+    }
+}
+
+/// What a throughput test produced: the document `tcp`/`udp` print, and why it is partial.
+pub struct Measurement {
+    pub doc: Document<Parameters, ThroughputResult>,
+    pub partial_reason: Option<String>,
+}
+
+/// Runs the test (`config.repeat` times) and returns its typed document; `live` shows the
+/// intervals as they end (silent when built with neither text nor a JSON stream).
+pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurement> {
+    let spec = &config.spec;
+    let remote = config.remote;
+    // Without HOST: an agent in this process, on loopback.
+    let mut local_agent = None;
+    let agent_addr = match remote {
+        Some(a) => a,
+        None => {
+            let (addr, agent) =
+                start_local_agent_with(config.ipv6, config.auth.clone(), spec.mptcp)?;
+            local_agent = Some(agent);
+            addr
+        }
+    };
+    live.announce(text::header(spec, agent_addr, remote.is_none()));
+    let interrupt = crate::common::interrupt::watch();
+    let client_config = ClientConfig {
+        agent: agent_addr,
+        bind: config.bind,
+        spec: spec.clone(),
+        auth: config.auth.clone(),
+        cpu: config.affinity.map(|a| a.client),
+        interval: (!config.interval.is_zero()).then_some(config.interval),
+        omit: config.omit,
+        idle_timeout: Duration::from_secs(10),
+        interrupt: Some(interrupt),
+        source: config.file.clone(),
+    };
+    // --repeat: the same test N times; the last run's document, plus the statistics of all.
+    let runs = config.repeat.max(1);
+    let mut rates = Vec::new();
+    let mut queued_seconds = 0.0;
+    let mut last = None;
+    for k in 1..=runs {
+        if runs > 1 {
+            live.run_header(k, runs);
+        }
+        let outcome = match client::run(&client_config, live) {
+            Ok(o) => o,
+            Err(e) => {
+                stop(local_agent);
+                return Err(e.into());
+            }
+        };
+        queued_seconds += outcome.queued_seconds;
+        let end = summary::end(&outcome, spec.direction);
+        rates.push(
+            end.sum_received.bits_per_second
+                + end
+                    .sum_received_bidir_reverse
+                    .as_ref()
+                    .map_or(0.0, |s| s.bits_per_second),
+        );
+        let failed = outcome.error.is_some();
+        last = Some((outcome, end));
+        if failed {
+            break;
+        }
+    }
+    stop(local_agent);
+    let (outcome, end) = last.expect("at least one run");
+    live.finish_header();
+    let repeat = (runs > 1)
+        .then(|| resample::summarize(&rates, 2000))
+        .flatten();
+    let partial_reason = partial_reason(&outcome);
+    let link_rate = analysis::link_rate(
+        config.link_rate,
+        outcome.client.environment.as_ref(),
+        agent_addr.ip().is_loopback(),
+    );
+    let result = ThroughputResult {
+        start: Start {
+            local: outcome.local.to_string(),
+            agent: agent_addr.to_string(),
+            in_process_agent: remote.is_none(),
+            agent_software: outcome.agent.as_ref().map(|a| a.software.clone()),
+            client_environment: outcome.client.environment.clone(),
+            agent_environment: outcome.agent.as_ref().and_then(|a| a.environment.clone()),
+            timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)".into(),
+        },
+        intervals: outcome.intervals.clone(),
+        agent_intervals: outcome
+            .agent
+            .as_ref()
+            .map(|a| a.intervals.clone())
+            .unwrap_or_default(),
+        end,
+        error: outcome.error.clone(),
+        partial: partial_reason.is_some(),
+        partial_reason: partial_reason.clone(),
+        link_rate,
+        repeat,
+        queued_seconds,
+        rate_format: config.rate_format,
+        spec: spec.clone(),
+    };
+    let params = Parameters {
+        agent: agent_addr.to_string(),
+        in_process_agent: remote.is_none(),
+        test: spec.clone(),
+        interval_seconds: config.interval.as_secs_f64(),
+        link_rate_bits_per_second: config.link_rate.map(BitRate::bits_per_second),
+        client_cpu: config.affinity.map(|a| a.client),
+    };
+    let command = match config.protocol {
+        Protocol::Tcp => "tcp",
+        Protocol::Udp => "udp",
+    };
+    let mut doc = Document::new(command, params, result);
+    let (verdicts, warnings) = analysis::judge(&doc.result, &outcome, agent_addr);
+    doc.verdicts = verdicts;
+    doc.warnings = warnings;
+    if let Some(r) = &doc.result.repeat
+        && r.spread_percent > 10.0
+    {
+        doc.warnings.push(format!(
+            "the {} runs spread {:.0}% (max - min over the median): the host is busy or the path \
+             varies; trust the median and its interval, or run more",
+            r.values.len(),
+            r.spread_percent
+        ));
+    }
+    Ok(Measurement {
+        doc,
+        partial_reason,
+    })
+}
+
+/// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
+pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
+    args.schedule.check_unused("--count")?;
+    let config = args.config(protocol)?;
+    if args.schedule.active() {
+        return run_scheduled(&args, &config);
+    }
+    if args.json_format.is_some() {
+        args.output.json = true;
+    }
+    let human = !args.output.json && !args.json_stream;
+    let mut live = LiveLines::new(
+        args.output.rate_format,
+        &config.spec,
+        human,
+        args.json_stream,
+    );
+    let Measurement {
+        doc,
+        partial_reason,
+    } = measure(&config, &mut live)?;
+    if args.json_stream {
+        let mut out = io::stdout().lock();
+        writeln!(out, "{}", serde_json::to_string(&doc)?)?;
+    } else if args.json_format == Some(JsonFormat::Iperf3) {
+        let mut out = io::stdout().lock();
+        serde_json::to_writer_pretty(&mut out, &crate::throughput::iperf3::json::document(&doc))?;
+        writeln!(out)?;
+        if let Some(path) = &args.output.metrics_file {
+            crate::common::metrics::write_file(path, &serde_json::to_value(&doc)?)?;
+        }
+    } else {
+        output::print(&args.output, &doc).context("writing the result")?;
+    }
+    if let Some(why) = partial_reason {
+        let mut exit = Exit::partial(format!("partial result: {why} (what was counted is above)"));
+        // Cut short by a signal: 128 + its number, as every long command and the shell say.
+        if crate::common::interrupt::requested() {
+            exit.code = crate::common::interrupt::Interrupted {
+                message: String::new(),
+                resume: None,
+            }
+            .status();
+        }
+        return Err(exit.into());
+    }
+    Ok(())
+}
+
+/// `--every`: the test on a schedule, each run's document appended to the results file.
+fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
+    if args.json_stream || args.json_format.is_some() {
+        bail!(
+            "--every prints one line per run and a summary: drop --json-stream/--json-format (each run's whole document is in the results file)"
+        );
+    }
+    let mut one = || {
+        let mut silent = LiveLines::new(config.rate_format, &config.spec, false, false);
+        let m = measure(config, &mut silent)?;
+        let end = &m.doc.result.end;
+        let rate = end.sum_received.bits_per_second
+            + end
+                .sum_received_bidir_reverse
+                .as_ref()
+                .map_or(0.0, |s| s.bits_per_second);
+        Ok(crate::common::schedule::RunOutput {
+            document: serde_json::to_value(&m.doc)?,
+            headline: Some(rate),
+            failure: m.partial_reason,
+        })
+    };
+    crate::common::schedule::run(
+        &args.schedule,
+        crate::common::schedule::Job {
+            command: match config.protocol {
+                Protocol::Tcp => "tcp",
+                Protocol::Udp => "udp",
+            },
+            count_flag: "--count",
+            seed: None,
+            headline: "received rate",
+            unit: crate::common::schedule::Unit::BitsPerSecond,
+            output: &args.output,
+            run: &mut one,
+        },
+    )
+}
+
+/// An agent serving in a thread of this process: its handle and the thread.
+pub(crate) type AgentThread = (
+    wirespeed_net::agent::AgentHandle,
+    std::thread::JoinHandle<io::Result<()>>,
+);
+
+type LocalAgent = Option<AgentThread>;
+
+/// An agent in this process on loopback (127.0.0.1, or ::1 with `ipv6`), on a free port: the
+/// far end of a test that names no HOST.
+pub(crate) fn start_local_agent(
+    ipv6: bool,
+    auth: Option<AuthKey>,
+) -> anyhow::Result<(SocketAddr, AgentThread)> {
+    start_local_agent_with(ipv6, auth, false)
+}
+
+/// [`start_local_agent`], listening with Multipath TCP when `mptcp` (`tcp --mptcp`).
+pub(crate) fn start_local_agent_with(
+    ipv6: bool,
+    auth: Option<AuthKey>,
+    mptcp: bool,
+) -> anyhow::Result<(SocketAddr, AgentThread)> {
+    let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
+        .parse()
+        .expect("an address");
+    let agent = Agent::bind(
+        SocketAddr::new(ip, 0),
+        AgentConfig {
+            auth,
+            mptcp,
+            ..AgentConfig::default()
+        },
+    )
+    .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
+    let addr = agent.local_addr()?;
+    Ok((addr, agent.spawn()?))
+}
+
+fn stop(agent: LocalAgent) {
+    if let Some((handle, thread)) = agent {
+        handle.stop();
+        let _ = thread.join();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ThroughputArgs,
+    }
+
+    /// The library's loopback test is the one the command runs for the same flags.
+    #[test]
+    fn loopback_config_is_what_the_flags_ask_for() {
+        let from_flags = parse(&["-t", "2", "-i", "0"])
+            .unwrap()
+            .config(Protocol::Tcp)
+            .unwrap();
+        let built = Config::loopback_tcp(2.0);
+        assert_eq!(from_flags.spec, built.spec);
+        assert_eq!(from_flags.interval, built.interval);
+        assert_eq!(
+            (from_flags.remote, from_flags.repeat, from_flags.omit),
+            (built.remote, built.repeat, built.omit)
+        );
+    }
+
+    fn parse(argv: &[&str]) -> Result<ThroughputArgs, clap::Error> {
+        Wrapper::try_parse_from(std::iter::once("tcp").chain(argv.iter().copied())).map(|w| w.args)
+    }
+
+    #[test]
+    fn n_is_buffers_of_l_or_a_byte_size() {
+        let spec = parse(&["-n", "2048", "-l", "8192"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert_eq!(
+            spec.amount,
+            Amount::Bytes(16_777_216),
+            "seed 002: 2048 buffers of 8192"
+        );
+        let spec = parse(&["-n", "16MiB"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert_eq!(spec.amount, Amount::Bytes(16_777_216));
+        assert!(parse(&["-n", "lots"]).is_err());
+        assert!(parse(&["-n", "1", "-t", "1"]).is_err());
+    }
+
+    #[test]
+    fn direction_and_options_reach_the_spec() {
+        let spec = parse(&[
+            "-R", "-P", "3", "-w", "256KiB", "-C", "reno", "-M", "1200", "-N", "-A", "0,1",
+        ])
+        .unwrap()
+        .spec(Protocol::Tcp)
+        .unwrap();
+        assert_eq!(spec.direction, Direction::Receive);
+        assert_eq!(spec.streams, 3);
+        assert_eq!(spec.window_bytes, Some(262_144));
+        assert_eq!(spec.congestion.as_deref(), Some("reno"));
+        assert_eq!(spec.mss_bytes, Some(1200));
+        assert!(spec.nodelay);
+        assert_eq!(spec.agent_cpu, Some(1));
+        assert!(parse(&["-R", "--bidir"]).is_err());
+    }
+
+    #[test]
+    fn udp_rate_defaults_and_zero_means_unlimited() {
+        let a = parse(&[]).unwrap();
+        assert_eq!(
+            a.spec(Protocol::Udp).unwrap().rate_bits_per_second,
+            1_000_000
+        );
+        assert_eq!(a.spec(Protocol::Udp).unwrap().length_bytes, 1472);
+        let a = parse(&["-b", "0"]).unwrap();
+        assert_eq!(a.spec(Protocol::Udp).unwrap().rate_bits_per_second, 0);
+        assert!(a.spec(Protocol::Tcp).is_err(), "-b is UDP only");
+        let a = parse(&["-b", "10M", "-l", "8"]).unwrap();
+        assert!(
+            a.spec(Protocol::Udp)
+                .unwrap_err()
+                .to_string()
+                .contains("-l 8")
+        );
+    }
+
+    #[test]
+    fn gso_is_required_refused_or_automatic() {
+        let auto = parse(&[]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(!auto.gso && !auto.no_gso, "by default the sender decides");
+        let on = parse(&["--gso"]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(on.gso && !on.no_gso);
+        let off = parse(&["--no-gso"]).unwrap().spec(Protocol::Udp).unwrap();
+        assert!(off.no_gso && !off.gso);
+        assert!(parse(&["--gso", "--no-gso"]).is_err());
+        let tcp = parse(&["--no-gso"]).unwrap().spec(Protocol::Tcp);
+        assert!(tcp.unwrap_err().to_string().contains("wirespeed udp"));
+    }
+
+    #[test]
+    fn no_pacing_is_a_tcp_option_carried_in_the_spec() {
+        let paced = parse(&[]).unwrap().spec(Protocol::Tcp).unwrap();
+        assert!(!paced.no_pacing, "senders are paced by default");
+        let unpaced = parse(&["--no-pacing"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert!(unpaced.no_pacing);
+        let udp = parse(&["--no-pacing"]).unwrap().spec(Protocol::Udp);
+        assert!(udp.unwrap_err().to_string().contains("wirespeed tcp"));
+    }
+
+    #[test]
+    fn affinity_parses() {
+        assert_eq!(
+            "3".parse::<Affinity>().unwrap(),
+            Affinity {
+                client: 3,
+                agent: None
+            }
+        );
+        assert_eq!(
+            "0,1".parse::<Affinity>().unwrap(),
+            Affinity {
+                client: 0,
+                agent: Some(1)
+            }
+        );
+        assert!("x".parse::<Affinity>().is_err());
+    }
+}

@@ -1,0 +1,166 @@
+//! The binary crate's layering, checked from its sources: no top-level module (a command's
+//! folder, `cli`, `common`) imports one that imports it back, directly or around a circle;
+//! `common/` imports no command and not the command map; and a command's `result.rs` (its typed
+//! result) imports none of its siblings, so that a reader of results needs nothing that
+//! measures or prints. A module that breaks a rule fails here, naming the circle or the line.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            sources(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Each source file's path under `src/`, its top-level module, and its non-test code's lines
+/// (comments cut off). Test modules may use anything; they come last in every file here, and a
+/// file named `tests.rs` is all test.
+fn code_files() -> Vec<(PathBuf, String, Vec<String>)> {
+    let root = src();
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut out = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&root).unwrap().to_path_buf();
+        let first = rel
+            .components()
+            .next()
+            .unwrap()
+            .as_os_str()
+            .to_string_lossy();
+        let module = first.trim_end_matches(".rs").to_string();
+        if module == "lib" || module == "main" || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        let lines = code
+            .lines()
+            .map(|l| l.split("//").next().unwrap_or("").to_string())
+            .collect();
+        out.push((rel, module, lines));
+    }
+    out
+}
+
+/// The names a line reaches as `crate::X` (the X).
+fn crate_paths(line: &str) -> Vec<String> {
+    line.match_indices("crate::")
+        .map(|(i, _)| {
+            line[i + 7..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect::<String>()
+        })
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+fn import_graph() -> BTreeMap<String, BTreeSet<String>> {
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (_, module, lines) in code_files() {
+        let targets = graph.entry(module.clone()).or_default();
+        for line in &lines {
+            for name in crate_paths(line) {
+                if name != module {
+                    targets.insert(name);
+                }
+            }
+        }
+    }
+    graph
+}
+
+fn find_circle(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    at: &str,
+    path: &mut Vec<String>,
+    done: &mut BTreeSet<String>,
+) -> Option<Vec<String>> {
+    if let Some(i) = path.iter().position(|m| m == at) {
+        let mut circle = path[i..].to_vec();
+        circle.push(at.to_string());
+        return Some(circle);
+    }
+    if done.contains(at) {
+        return None;
+    }
+    path.push(at.to_string());
+    for next in graph.get(at).into_iter().flatten() {
+        if graph.contains_key(next)
+            && let Some(c) = find_circle(graph, next, path, done)
+        {
+            return Some(c);
+        }
+    }
+    path.pop();
+    done.insert(at.to_string());
+    None
+}
+
+#[test]
+fn no_top_level_module_imports_one_that_imports_it_back() {
+    let graph = import_graph();
+    // The graph must be the real one: the command map reaches every command.
+    assert!(
+        graph["cli"].contains("throughput") && graph["cli"].contains("common"),
+        "the import scan found no edges: {graph:?}"
+    );
+    let mut done = BTreeSet::new();
+    for module in graph.keys() {
+        if let Some(circle) = find_circle(&graph, module, &mut Vec::new(), &mut done) {
+            panic!("import circle: {}", circle.join(" -> "));
+        }
+    }
+}
+
+#[test]
+fn common_imports_no_command() {
+    let mut upward = Vec::new();
+    for (rel, module, lines) in code_files() {
+        if module != "common" {
+            continue;
+        }
+        for (n, line) in lines.iter().enumerate() {
+            if crate_paths(line).iter().any(|name| name != "common") {
+                upward.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "common/ imports a command or the command map (pass what it needs in instead):\n{}",
+        upward.join("\n")
+    );
+}
+
+#[test]
+fn a_commands_result_imports_none_of_its_siblings() {
+    let mut found = Vec::new();
+    for (rel, module, lines) in code_files() {
+        if rel.file_name().is_none_or(|f| f != "result.rs") {
+            continue;
+        }
+        let own = format!("crate::{module}::");
+        for (n, line) in lines.iter().enumerate() {
+            if line.contains("super::") || line.contains(&own) {
+                found.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "a result.rs imports a sibling (measure, text, html...); results must read alone:\n{}",
+        found.join("\n")
+    );
+}
