@@ -125,6 +125,73 @@ pub fn http_head(data: &[u8]) {
         }
         Err(HeadError::TooLarge) => assert!(data.len() >= HEAD_MAX),
         Err(_) => {}
+/// iperf3's control decoders (issue 35): the first byte chooses what the rest is read as, as a
+/// server or client reads it. A cookie parses only if printable and NUL-ended; a state byte
+/// round-trips; a JSON frame is refused from its prefix when over the cap, never claims more
+/// bytes than given, and what decodes re-encodes to the same value; checked parameters and
+/// results stay within iperf3's limits; a UDP header reads back what was written.
+pub fn iperf3_control(data: &[u8]) {
+    use crate::iperf3::codec::{
+        COOKIE_BYTES, Cookie, MAX_PARAMS_BYTES, MAX_RESULTS_BYTES, MAX_STREAMS, Params, Results,
+        State, decode_frame, encode_json, read_udp_header, write_udp_header,
+    };
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    match mode % 4 {
+        0 => {
+            if let Some(c) = rest.first_chunk::<COOKIE_BYTES>()
+                && let Ok(cookie) = Cookie::parse(c)
+            {
+                assert_eq!(cookie.0[COOKIE_BYTES - 1], 0);
+            }
+            for &b in rest.iter().take(64) {
+                if let Ok(s) = State::from_code(b) {
+                    assert_eq!(s.code(), b);
+                }
+            }
+        }
+        1 => match decode_frame::<Params>(rest, MAX_PARAMS_BYTES) {
+            Ok(Some((p, used))) => {
+                assert!((5..=4 + MAX_PARAMS_BYTES).contains(&used) && used <= rest.len());
+                let again = encode_json(&p);
+                if again.len() <= 4 + MAX_PARAMS_BYTES {
+                    let (back, _) = decode_frame::<Params>(&again, MAX_PARAMS_BYTES)
+                        .expect("re-encoded parameters decode")
+                        .expect("complete");
+                    assert_eq!(back, p);
+                }
+                if let Ok(t) = p.check() {
+                    assert!((1..=MAX_STREAMS).contains(&t.streams));
+                    assert!(t.length >= 1 && t.seconds <= 86_400);
+                }
+            }
+            Ok(None) => assert!(rest.len() < 4 + MAX_PARAMS_BYTES),
+            Err(_) => {}
+        },
+        2 => {
+            if let Ok(Some((r, used))) = decode_frame::<Results>(rest, MAX_RESULTS_BYTES) {
+                assert!(used <= rest.len());
+                if let Ok(r) = r.check() {
+                    assert!(r.streams.len() <= 2 * MAX_STREAMS as usize);
+                    let (back, _) = decode_frame::<Results>(&encode_json(&r), usize::MAX)
+                        .expect("re-encoded results decode")
+                        .expect("complete");
+                    assert_eq!(back.streams.len(), r.streams.len());
+                }
+            }
+        }
+        _ => {
+            let wide = rest.first().is_some_and(|b| b & 1 == 1);
+            if let Some((s, u, q)) = read_udp_header(rest, wide) {
+                let mut buf = [0u8; 16];
+                write_udp_header(&mut buf, s, u, q, wide);
+                assert_eq!(
+                    &buf[..if wide { 16 } else { 12 }],
+                    &rest[..if wide { 16 } else { 12 }]
+                );
+            }
+        }
     }
 }
 
@@ -154,6 +221,9 @@ mod tests {
     fn the_http_head_corpus_replays() {
         let n = replay("http_head", super::http_head);
         assert!(n >= 6, "{n} files");
+    fn the_iperf3_control_corpus_replays() {
+        let n = replay("iperf3_control", super::iperf3_control);
+        assert!(n >= 8, "{n} files");
     }
 
     #[test]

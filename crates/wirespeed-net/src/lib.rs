@@ -28,6 +28,7 @@ pub mod env;
 pub mod fuzzing;
 pub mod icmp;
 pub mod iface;
+pub mod iperf3;
 pub mod load;
 pub mod mesh;
 pub mod metrics;

@@ -43,6 +43,12 @@ pub enum SessionError {
         "a control message failed its integrity check (forged, changed, replayed or reordered on the way: something between the two ends is tampering with the connection); the session is closed"
     )]
     Forged,
+    /// The peer answered as an iperf3 server does: its PARAM_EXCHANGE (or ACCESS_DENIED) state
+    /// byte where an agent's first frame starts with a zero.
+    #[error(
+        "this is an iperf3 server, not a wirespeed agent (it answered with iperf3's {0} state); test it with --iperf3"
+    )]
+    Iperf3Server(&'static str),
 }
 
 /// A control connection and its phase.
@@ -106,7 +112,13 @@ impl Control {
             && self.phase == Phase::AwaitHello
             && let Some(line) = foreign_greeting(self.reader.buffered())
         {
-            return Err(SessionError::NotAgent(line));
+            // iperf3 reads the hello's first 37 bytes as its cookie and answers with one state
+            // byte (crate::iperf3::codec::State).
+            return Err(match self.reader.buffered()[0] {
+                9 => SessionError::Iperf3Server("PARAM_EXCHANGE"),
+                0xff => SessionError::Iperf3Server("ACCESS_DENIED"),
+                _ => SessionError::NotAgent(line),
+            });
         }
         match polled? {
             PolledBody::Pending => Ok(None),

@@ -1,0 +1,587 @@
+//! The agent answering iperf3 clients (`wirespeed serve --iperf3 [PORT]`): one test at a time,
+//! as iperf3's own server runs them (another client is told ACCESS_DENIED), under the agent's
+//! limits: `--max-duration` (longer `-t` refused, a running test stopped at its cap with
+//! SERVER_TERMINATE), `--max-rate`, `--max-streams`, `--max-window`, `--max-memory`, and the
+//! handshake timeout on every read before the test runs (a client that sends its cookie or
+//! parameters a byte at a time is closed when it runs out, unlike iperf3 3.12, which blocks
+//! on it). Data streams are taken only from the control connection's address, so nobody can
+//! join another's test or aim its data elsewhere.
+//!
+//! TCP data streams arrive on the control port and open with the test's cookie; UDP streams
+//! greet the same port number over UDP and are answered from a socket connected to the
+//! client, bound to the same address, so the kernel hands it that client's datagrams.
+
+use std::io;
+use std::net::{IpAddr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use socket2::{Domain, Protocol as SockProtocol, Socket, Type};
+
+use super::client::results_of;
+use super::codec::{
+    COOKIE_BYTES, CodecError, Cookie, MAX_PARAMS_BYTES, MAX_RESULTS_BYTES, Params, Results, State,
+    TestParams, UDP_CONNECT_MSG, UDP_CONNECT_REPLY, encode_json, stream_id,
+};
+use super::stream::{self, Count, Shared, read_exact_by, read_json, read_state, write_all_within};
+use crate::agent_config::AgentConfig;
+use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
+use crate::sock;
+use crate::spec::{Amount, Direction, Protocol, TestSpec};
+
+/// iperf3's default port.
+pub const DEFAULT_PORT: u16 = 5201;
+
+/// What the iperf3 service has done, for the agent's metrics.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Tests running now (0 or 1).
+    pub sessions: AtomicUsize,
+    /// Tests that ran to their results, in all.
+    pub completed_total: AtomicU64,
+    /// Clients refused (busy, limits, bad parameters, timeouts), in all.
+    pub refused_total: AtomicU64,
+    /// Payload bytes received from clients, in all.
+    pub received_bytes_total: AtomicU64,
+    /// Payload bytes sent to clients, in all.
+    pub sent_bytes_total: AtomicU64,
+}
+
+/// The iperf3 service, bound and not yet serving.
+pub struct Server {
+    tcp: TcpListener,
+    udp: Arc<UdpSocket>,
+    config: AgentConfig,
+    stats: Arc<Stats>,
+    stop: Arc<AtomicBool>,
+}
+
+/// Stops a running service and reads its counts.
+#[derive(Clone)]
+pub struct Handle {
+    stats: Arc<Stats>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Handle {
+    /// Asks the service to stop; its thread ends soon after.
+    pub fn stop(&self) {
+        self.stop.store(true, Ordering::Release);
+    }
+
+    /// Its counts.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+}
+
+/// The test that holds the service, and where its TCP streams go.
+struct Active {
+    cookie: Cookie,
+    client: IpAddr,
+    streams: mpsc::SyncSender<TcpStream>,
+}
+
+struct Ctx {
+    config: AgentConfig,
+    udp: Arc<UdpSocket>,
+    stats: Arc<Stats>,
+    active: Mutex<Option<Active>>,
+    pending: AtomicUsize,
+    budget: Arc<Budget>,
+    stop: Arc<AtomicBool>,
+}
+
+impl Server {
+    /// Binds TCP and UDP on `addr` (`[::]` serves IPv4 and IPv6 alike).
+    pub fn bind(addr: SocketAddr, config: AgentConfig) -> io::Result<Server> {
+        config
+            .check()
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
+        let t = Socket::new(
+            Domain::for_address(addr),
+            Type::STREAM,
+            Some(SockProtocol::TCP),
+        )?;
+        t.set_reuse_address(true)?;
+        if addr.is_ipv6() {
+            t.set_only_v6(false)?;
+        }
+        t.bind(&addr.into())?;
+        t.listen(128)?;
+        let tcp: TcpListener = t.into();
+        let bound = tcp.local_addr()?;
+        let udp = udp_on(bound, None)?;
+        Ok(Server {
+            tcp,
+            udp: Arc::new(udp),
+            config,
+            stats: Arc::default(),
+            stop: Arc::default(),
+        })
+    }
+
+    /// The address served.
+    pub fn local_addr(&self) -> io::Result<SocketAddr> {
+        self.tcp.local_addr()
+    }
+
+    /// Its handle.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            stats: self.stats.clone(),
+            stop: self.stop.clone(),
+        }
+    }
+
+    /// Serves on a thread of its own.
+    pub fn spawn(self) -> io::Result<(Handle, JoinHandle<()>)> {
+        let h = self.handle();
+        let t = std::thread::Builder::new()
+            .name("ws-iperf3".into())
+            .spawn(move || self.serve())?;
+        Ok((h, t))
+    }
+
+    /// Accepts clients until stopped. Each connection gets a thread that reads its cookie
+    /// within the handshake timeout; at most `max_pending` such threads at once.
+    pub fn serve(self) {
+        let ctx = Arc::new(Ctx {
+            budget: Budget::new(self.config.limits.max_memory_bytes),
+            config: self.config,
+            udp: self.udp,
+            stats: self.stats,
+            active: Mutex::new(None),
+            pending: AtomicUsize::new(0),
+            stop: self.stop,
+        });
+        let _ = self.tcp.set_nonblocking(true);
+        let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        while !ctx.stop.load(Ordering::Acquire) {
+            threads.retain(|t| !t.is_finished());
+            match self.tcp.accept() {
+                Ok((s, peer)) => {
+                    let _ = s.set_nonblocking(false);
+                    if ctx.pending.load(Ordering::Acquire) >= ctx.config.limits.max_pending {
+                        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+                        continue;
+                    }
+                    ctx.pending.fetch_add(1, Ordering::AcqRel);
+                    let c = ctx.clone();
+                    match std::thread::Builder::new()
+                        .name("ws-iperf3-conn".into())
+                        .spawn(move || first_contact(&c, s, peer))
+                    {
+                        Ok(t) => threads.push(t),
+                        Err(_) => {
+                            ctx.pending.fetch_sub(1, Ordering::AcqRel);
+                            ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(_) => std::thread::sleep(Duration::from_millis(100)),
+            }
+        }
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+/// A UDP socket on `local` (shared with the others on it), connected to `peer` if given.
+fn udp_on(local: SocketAddr, peer: Option<SocketAddr>) -> io::Result<UdpSocket> {
+    let s = Socket::new(
+        Domain::for_address(local),
+        Type::DGRAM,
+        Some(SockProtocol::UDP),
+    )?;
+    s.set_reuse_address(true)?;
+    if local.is_ipv6() {
+        s.set_only_v6(false)?;
+    }
+    s.bind(&local.into())?;
+    if let Some(p) = peer {
+        s.connect(&p.into())?;
+    }
+    Ok(s.into())
+}
+
+/// The same address in one family: an IPv4 client of a dual-stack listener appears as
+/// `::ffff:a.b.c.d` on one socket and `a.b.c.d` on another.
+fn canonical(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
+
+fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr) {
+    let deadline = Instant::now() + ctx.config.handshake_timeout;
+    let mut raw = [0u8; COOKIE_BYTES];
+    let got = read_exact_by(&mut s, &mut raw, deadline);
+    ctx.pending.fetch_sub(1, Ordering::AcqRel);
+    let refuse = |s: &mut TcpStream| {
+        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+        let _ = write_all_within(s, &[State::AccessDenied.code()], Duration::from_secs(1));
+    };
+    let Ok(()) = got else {
+        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+        return;
+    };
+    let Ok(cookie) = Cookie::parse(&raw) else {
+        refuse(&mut s);
+        return;
+    };
+    let (tx, rx) = mpsc::sync_channel(2 * super::codec::MAX_STREAMS as usize);
+    {
+        let mut active = ctx.active.lock().unwrap_or_else(|p| p.into_inner());
+        match active.as_ref() {
+            Some(a) if a.cookie == cookie => {
+                // A data stream, taken only from the test's own client.
+                if canonical(peer.ip()) != a.client || a.streams.try_send(s).is_err() {
+                    ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+                }
+                return;
+            }
+            Some(_) => {
+                drop(active);
+                refuse(&mut s);
+                return;
+            }
+            None => {
+                *active = Some(Active {
+                    cookie,
+                    client: canonical(peer.ip()),
+                    streams: tx,
+                });
+            }
+        }
+    }
+    ctx.stats.sessions.fetch_add(1, Ordering::AcqRel);
+    let ok = session(ctx, s, peer, rx).is_ok();
+    ctx.stats.sessions.fetch_sub(1, Ordering::AcqRel);
+    if ok {
+        ctx.stats.completed_total.fetch_add(1, Ordering::Relaxed);
+    } else {
+        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+    }
+    *ctx.active.lock().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
+/// iperf3's error numbers (`iperf_api.h`) a refusal is sent with: the client prints its own
+/// sentence for each.
+mod errno {
+    pub(super) const DURATION: i32 = 5;
+    pub(super) const NUM_STREAMS: i32 = 6;
+    pub(super) const BLOCK_SIZE: i32 = 7;
+    pub(super) const BUF_SIZE: i32 = 8;
+    pub(super) const MSS: i32 = 10;
+    pub(super) const TOTAL_RATE: i32 = 27;
+    pub(super) const RECV_PARAMS: i32 = 114;
+    pub(super) const AUTH: i32 = 142;
+    pub(super) const CREATE_STREAMS: i32 = 118;
+    pub(super) const SET_CONGESTION: i32 = 134;
+}
+
+/// Why a session ended without results.
+#[derive(Debug)]
+struct Ended;
+
+fn server_error(s: &mut TcpStream, code: i32) -> Ended {
+    let mut msg = vec![State::ServerError.code()];
+    msg.extend_from_slice(&code.to_be_bytes());
+    msg.extend_from_slice(&0i32.to_be_bytes());
+    let _ = write_all_within(s, &msg, Duration::from_secs(1));
+    Ended
+}
+
+/// The error number for a refusal of the parameters.
+fn refusal_code(p: &Params, reason: &str) -> i32 {
+    if p.authtoken.is_some() {
+        errno::AUTH
+    } else if reason.contains("-P") || reason.contains("--max-streams") || reason.contains("memory")
+    {
+        errno::NUM_STREAMS
+    } else if reason.contains("-t") || reason.contains("--max-duration") {
+        errno::DURATION
+    } else if reason.contains("-l") {
+        errno::BLOCK_SIZE
+    } else if reason.contains("-w") {
+        errno::BUF_SIZE
+    } else if reason.contains("-M") {
+        errno::MSS
+    } else if reason.contains("-b") || reason.contains("rate") {
+        errno::TOTAL_RATE
+    } else {
+        errno::RECV_PARAMS
+    }
+}
+
+/// The test in wirespeed's terms, for the agent's limits.
+fn spec_of(t: &TestParams) -> TestSpec {
+    TestSpec {
+        protocol: if t.udp { Protocol::Udp } else { Protocol::Tcp },
+        direction: t.direction,
+        streams: t.streams,
+        amount: if t.seconds > 0 && t.bytes == 0 {
+            Amount::Seconds(t.seconds as f64)
+        } else {
+            Amount::Bytes(t.bytes)
+        },
+        length_bytes: t.length,
+        window_bytes: t.window,
+        nodelay: t.nodelay,
+        mss_bytes: t.mss,
+        congestion: t.congestion.clone(),
+        rate_bits_per_second: t.bits_per_second,
+        omit_seconds: t.omit_seconds as f64,
+        tos: t.tos,
+        ..TestSpec::default()
+    }
+}
+
+fn session(
+    ctx: &Arc<Ctx>,
+    mut ctrl: TcpStream,
+    peer: SocketAddr,
+    streams_rx: mpsc::Receiver<TcpStream>,
+) -> Result<(), Ended> {
+    let _ = ctrl.set_nodelay(true);
+    let hs = ctx.config.handshake_timeout;
+    let send = |ctrl: &mut TcpStream, st: State| {
+        write_all_within(ctrl, &[st.code()], hs).map_err(|_| Ended)
+    };
+    send(&mut ctrl, State::ParamExchange)?;
+    let params: Params = match read_json(&mut ctrl, MAX_PARAMS_BYTES, Instant::now() + hs) {
+        Ok(Ok(p)) => p,
+        Ok(Err(_)) => return Err(server_error(&mut ctrl, errno::RECV_PARAMS)),
+        Err(_) => return Err(Ended),
+    };
+    let test = match params.check() {
+        Ok(t) => t,
+        Err(CodecError::Refused(r)) => {
+            return Err(server_error(&mut ctrl, refusal_code(&params, &r)));
+        }
+        Err(_) => return Err(server_error(&mut ctrl, errno::RECV_PARAMS)),
+    };
+    let spec = spec_of(&test);
+    let limits = &ctx.config.limits;
+    if let Some(r) = limits.check(&spec) {
+        return Err(server_error(&mut ctrl, refusal_code(&params, &r)));
+    }
+    if test.seconds + test.omit_seconds > limits.max_duration.as_secs() && test.bytes == 0 {
+        return Err(server_error(&mut ctrl, errno::DURATION));
+    }
+    let flows = if test.direction == Direction::Both {
+        2
+    } else {
+        1
+    } * test.streams as usize;
+    let Ok(_memory) = ctx
+        .budget
+        .reserve(SESSION_OVERHEAD_BYTES + streams_cost(&spec, flows))
+    else {
+        return Err(server_error(&mut ctrl, errno::NUM_STREAMS));
+    };
+
+    // The streams, in the client's creation order: its sending streams first.
+    let client_sends: Vec<bool> = match test.direction {
+        Direction::Send => vec![true; flows],
+        Direction::Receive => vec![false; flows],
+        Direction::Both => (0..flows).map(|i| i < test.streams as usize).collect(),
+    };
+    send(&mut ctrl, State::CreateStreams)?;
+    let deadline = Instant::now() + hs;
+    let mut tcp_streams = Vec::new();
+    let mut udp_streams = Vec::new();
+    let local = ctrl.local_addr().map_err(|_| Ended)?;
+    for _ in 0..flows {
+        if test.udp {
+            match accept_udp(ctx, canonical(peer.ip()), local, deadline) {
+                Ok(u) => udp_streams.push(u),
+                Err(_) => return Err(server_error(&mut ctrl, errno::CREATE_STREAMS)),
+            }
+        } else {
+            match streams_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(t) => {
+                    if sock::apply_options(&t, &spec, true).is_err() {
+                        return Err(server_error(&mut ctrl, errno::SET_CONGESTION));
+                    }
+                    tcp_streams.push(t);
+                }
+                Err(_) => return Err(server_error(&mut ctrl, errno::CREATE_STREAMS)),
+            }
+        }
+    }
+    for u in &udp_streams {
+        let _ = sock::apply_options(u, &spec, false);
+    }
+    send(&mut ctrl, State::TestStart)?;
+    send(&mut ctrl, State::TestRunning)?;
+
+    let omit = Duration::from_secs(test.omit_seconds);
+    let shared = Shared::new(omit, test.bytes);
+    let len = test.length as usize;
+    let mut threads = Vec::with_capacity(flows);
+    let mut tcp_iter = tcp_streams.into_iter();
+    let mut udp_iter = udp_streams.into_iter();
+    for &client_sends in &client_sends {
+        let sh = shared.clone();
+        let (rate, wide) = (test.bits_per_second, test.udp_counters_64bit);
+        let t = if test.udp {
+            let u = udp_iter.next().ok_or(Ended)?;
+            if client_sends {
+                std::thread::spawn(move || stream::udp_recv(u, len, wide, sh))
+            } else {
+                std::thread::spawn(move || stream::udp_send(u, len, rate, wide, sh))
+            }
+        } else {
+            let s = tcp_iter.next().ok_or(Ended)?;
+            if client_sends {
+                std::thread::spawn(move || stream::tcp_recv(s, len, sh, stream::DRAIN_WAIT))
+            } else {
+                std::thread::spawn(move || stream::tcp_send(s, len, sh))
+            }
+        };
+        threads.push(t);
+    }
+
+    // The client ends the test; the agent's cap ends it if the client does not.
+    let cap = limits
+        .test_cap((test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds)));
+    let stop_at = Instant::now() + cap;
+    let started = Instant::now();
+    let end = loop {
+        if ctx.stop.load(Ordering::Acquire) || Instant::now() >= stop_at {
+            break None;
+        }
+        match read_state(&mut ctrl, Instant::now() + Duration::from_millis(200)) {
+            Ok(Ok(st)) => break Some(st),
+            Ok(Err(_)) => break Some(State::ClientTerminate),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
+            Err(_) => break Some(State::ClientTerminate),
+        }
+    };
+    shared.stop.store(true, Ordering::Relaxed);
+    let wall = started.elapsed().saturating_sub(omit).as_secs_f64();
+    let counts: Vec<Count> = threads
+        .into_iter()
+        .map(|h| h.join().unwrap_or_default())
+        .collect();
+    for (c, sends) in counts.iter().zip(&client_sends) {
+        let total = if *sends {
+            &ctx.stats.received_bytes_total
+        } else {
+            &ctx.stats.sent_bytes_total
+        };
+        total.fetch_add(c.bytes, Ordering::Relaxed);
+    }
+    match end {
+        Some(State::TestEnd) => {}
+        None => {
+            let _ = send(&mut ctrl, State::ServerTerminate);
+            return Err(Ended);
+        }
+        Some(_) => return Err(Ended),
+    }
+    send(&mut ctrl, State::ExchangeResults)?;
+    let idle = ctx.config.idle_timeout;
+    let _theirs: Results = match read_json(&mut ctrl, MAX_RESULTS_BYTES, Instant::now() + idle) {
+        Ok(Ok(r)) => r,
+        _ => return Err(Ended),
+    };
+    let ids: Vec<(u64, bool)> = client_sends
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (stream_id(i as u32), !c))
+        .collect();
+    let mut ours = results_of(&ids, &counts, wall, !test.udp);
+    if !test.udp && ours.sender_has_retransmits >= 0 {
+        ours.congestion_used = test.congestion.clone();
+    }
+    if test.get_server_output {
+        ours.server_output_text = Some(server_output(&test, &ids, &counts));
+    }
+    write_all_within(&mut ctrl, &encode_json(&ours), idle).map_err(|_| Ended)?;
+    send(&mut ctrl, State::DisplayResults)?;
+    // IPERF_DONE, or the client's close: either ends the test.
+    let _ = read_state(&mut ctrl, Instant::now() + idle);
+    Ok(())
+}
+
+/// Waits for one UDP stream's greeting from `client` and answers it from a socket connected
+/// to the greeting's source. Datagrams from any other address are dropped unanswered.
+fn accept_udp(
+    ctx: &Ctx,
+    client: IpAddr,
+    local: SocketAddr,
+    deadline: Instant,
+) -> io::Result<UdpSocket> {
+    let mut buf = [0u8; 64];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(io::Error::new(io::ErrorKind::TimedOut, "no UDP greeting"));
+        }
+        ctx.udp.set_read_timeout(Some(left))?;
+        let (n, from) = match ctx.udp.recv_from(&mut buf) {
+            Ok(r) => r,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) =>
+            {
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        if canonical(from.ip()) != client || n != 4 || buf[..4] != UDP_CONNECT_MSG {
+            continue;
+        }
+        let s = udp_on(local, Some(from))?;
+        s.send(&UDP_CONNECT_REPLY)?;
+        return Ok(s);
+    }
+}
+
+/// This end's view as text, for a client's `--get-server-output` (iperf3 prints it under
+/// "Server output:"): one line per stream.
+fn server_output(test: &TestParams, ids: &[(u64, bool)], counts: &[Count]) -> String {
+    let mut out = format!(
+        "wirespeed {} iperf3 service: {} test, {} stream(s) per direction\n",
+        env!("CARGO_PKG_VERSION"),
+        if test.udp { "UDP" } else { "TCP" },
+        test.streams
+    );
+    for ((id, sends), c) in ids.iter().zip(counts) {
+        let rate = if c.seconds > 0.0 {
+            c.bytes as f64 * 8.0 / c.seconds
+        } else {
+            0.0
+        };
+        out.push_str(&format!(
+            "[{id:3}] {:.2} s  {} bytes  {:.1} Mbit/s  {}{}\n",
+            c.seconds,
+            c.bytes,
+            rate / 1e6,
+            if *sends { "sender" } else { "receiver" },
+            if test.udp && !sends {
+                format!(
+                    "  lost {}/{}  jitter {:.3} ms",
+                    c.lost,
+                    c.packets,
+                    c.jitter * 1e3
+                )
+            } else {
+                String::new()
+            }
+        ));
+    }
+    out
+}
