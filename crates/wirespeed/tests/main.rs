@@ -25,5 +25,6 @@ mod schedule;
 mod sim;
 mod sweep;
 mod throughput;
+mod unit_filter;
 mod util;
 mod verdicts;
