@@ -4,7 +4,7 @@
 # loader included), and an /etc/passwd and /etc/group naming nobody; no shell, no CA bundle (the
 # agent and the mesh speak to addresses, never to TLS servers). It runs as 65534:65534 with
 # `serve` as its default command, like the Containerfile's image, and is tagged with the
-# binary's version: localhost/wirespeed:<version>, the default of `deploy kubernetes --image`.
+# binary's version: localhost/wirespeed:<version>, for `deploy kubernetes --image`.
 #
 # Usage: bash packaging/container/build.sh [TAG]    (prints the tag it made)
 #        WIRESPEED_BIN=path/to/wirespeed bash packaging/container/build.sh [TAG]
