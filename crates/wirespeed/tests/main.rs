@@ -1,8 +1,10 @@
 //! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
 
+mod apiserver;
 mod attack;
 mod attack_load;
 mod autoneg;
+mod container_fleet;
 mod deploy;
 mod diagnose;
 mod docs;
