@@ -14,8 +14,13 @@ fi
 # `wirespeed probe --hops`, bench/probe-chain.sh), prometheus (its `promtool` checks the
 # `--metrics-file` output), sockperf (request/response peer of `wirespeed latency --rr`,
 # bench/latency-rr.sh), irtt (the UDP round-trip peer of `wirespeed latency`,
-# bench/latency-lab.sh).
-wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf irtt)
+# bench/latency-lab.sh); python3-seccomp, strace and systemd (systemd-analyze) for the test of
+# the unit's seccomp filter (tests/unit_filter.rs); podman, buildah and runc for the image
+# (packaging/container/build.sh) and the container fleet test (runc: crun refuses hybrid
+# cgroups); etcd-server and openssl for the API-server check
+# (packaging/kubernetes/apiserver-check.sh, which builds kube-apiserver with Go).
+wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf irtt
+    python3-seccomp strace systemd podman buildah runc etcd-server openssl)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -26,6 +26,7 @@ install -d "$pkg/usr/share/bash-completion/completions" \
 "$bin" completions fish > "$pkg/usr/share/fish/vendor_completions.d/wirespeed.fish"
 install -D -m 0644 packaging/wirespeed.service "$pkg/lib/systemd/system/wirespeed.service"
 install -D -m 0644 packaging/debian/default "$pkg/etc/default/wirespeed"
+install -D -m 0644 packaging/debian/raw-load.conf "$pkg/usr/share/doc/wirespeed/examples/raw-load.conf"
 install -D -m 0644 README.md "$pkg/usr/share/doc/wirespeed/README.md"
 
 install -d "$pkg/DEBIAN"

@@ -122,6 +122,94 @@ pub fn predicted_seconds(slots: usize, timing: &TestTiming) -> f64 {
     slots as f64 * timing.per_test_seconds()
 }
 
+/// The rounds of a full mesh of `n` agents ([`tournament`]) without building it: 2(N-1) for N
+/// even, 2N for N odd (a bye in every round), none below 2.
+pub fn full_mesh_rounds(n: usize) -> usize {
+    match n {
+        0 | 1 => 0,
+        n if n.is_multiple_of(2) => 2 * (n - 1),
+        n => 2 * n,
+    }
+}
+
+/// The mesh controller's resident memory as a line: what the process takes with no test, and
+/// what each test it plans and keeps adds (the schedule's pair, the dispatcher's state, the
+/// finished test's record kept for the matrices, the analysis and the document). Both are
+/// measured (`bash bench/mesh.sh`, docs/deploy.md), not derived.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct ControllerMemory {
+    /// Resident bytes of the controller before any test.
+    pub base_bytes: f64,
+    /// Resident bytes each planned and finished test adds.
+    pub per_test_bytes: f64,
+}
+
+/// What measuring a fleet costs: the tests, the slots they run in, how long that takes and the
+/// controller's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct MeshScale {
+    /// Agents in the fleet.
+    pub agents: usize,
+    /// Tests run (ordered pairs measured).
+    pub tests: u64,
+    /// Slots (rounds run one after the other).
+    pub slots: u64,
+    /// The mesh's duration when every test lasts its plan.
+    pub seconds: f64,
+    /// The controller's resident memory at the end.
+    pub controller_bytes: f64,
+}
+
+/// A full mesh of `n` agents, every ordered pair, at `concurrency` tests per agent at once:
+/// closed forms of [`tournament`], [`slots`] and [`predicted_seconds`] (exact for N even;
+/// with N odd the byes can only shorten it), so a fleet of 10,000 is priced without building
+/// its 10^8 pairs.
+pub fn full_mesh_scale(
+    n: usize,
+    concurrency: usize,
+    timing: &TestTiming,
+    memory: &ControllerMemory,
+) -> MeshScale {
+    let tests = (n as u64) * (n.saturating_sub(1) as u64);
+    let slots = full_mesh_rounds(n).div_ceil(concurrency.max(1)) as u64;
+    MeshScale {
+        agents: n,
+        tests,
+        slots,
+        seconds: slots as f64 * timing.per_test_seconds(),
+        controller_bytes: memory.base_bytes + memory.per_test_bytes * tests as f64,
+    }
+}
+
+/// A sampled mesh: the first `partners` rounds of the circle method, each played both ways
+/// (the first 2 x `partners` rounds of [`tournament`]). Each round is a matching, so every agent
+/// sends to and receives from up to `partners` others (all of them for N even; the agent with a
+/// round's bye misses that one for N odd), never two tests at once, in 2 x `partners` slots
+/// (divided by `concurrency`): the cost grows with the partners asked, not with N². `partners`
+/// at or beyond the rounds there are (N-1, or N for N odd) is the full mesh.
+pub fn sampled_mesh_scale(
+    n: usize,
+    partners: usize,
+    concurrency: usize,
+    timing: &TestTiming,
+    memory: &ControllerMemory,
+) -> MeshScale {
+    let rounds = full_mesh_rounds(n) / 2;
+    if partners >= rounds {
+        return full_mesh_scale(n, concurrency, timing, memory);
+    }
+    let per_round = (n - n % 2) as u64;
+    let tests = per_round * partners as u64;
+    let slots = (2 * partners).div_ceil(concurrency.max(1)) as u64;
+    MeshScale {
+        agents: n,
+        tests,
+        slots,
+        seconds: slots as f64 * timing.per_test_seconds(),
+        controller_bytes: memory.base_bytes + memory.per_test_bytes * tests as f64,
+    }
+}
+
 /// How long the slots take when every test lasts `per_test` seconds and [`Dispatch`] starts
 /// each one as soon as both its agents are free: the longest chain of tests through which one
 /// agent's next test waits for its last (the critical path). With every agent in every round
@@ -670,6 +758,102 @@ pub fn asymmetry(ab: Option<f64>, ba: Option<f64>) -> Option<f64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const TIMING: TestTiming = TestTiming {
+        tcp_seconds: 5.0,
+        latency_seconds: 0.2,
+        overhead_seconds: 0.2,
+    };
+    const MEMORY: ControllerMemory = ControllerMemory {
+        base_bytes: 8.0 * 1048576.0,
+        per_test_bytes: 2355.0,
+    };
+
+    #[test]
+    fn the_closed_form_is_the_built_schedule() {
+        for n in 0..40 {
+            for k in 1..4 {
+                let built = slots(&tournament(n), k);
+                let scale = full_mesh_scale(n, k, &TIMING, &MEMORY);
+                assert_eq!(scale.slots, built.len() as u64, "n {n} k {k}");
+                assert_eq!(
+                    scale.tests,
+                    built.iter().map(Vec::len).sum::<usize>() as u64
+                );
+                assert!((scale.seconds - predicted_seconds(built.len(), &TIMING)).abs() < 1e-9);
+            }
+        }
+    }
+
+    #[test]
+    fn a_full_mesh_of_ten_thousand_is_quadratic_in_memory_linear_in_time() {
+        let s100 = full_mesh_scale(100, 1, &TIMING, &MEMORY);
+        let s10k = full_mesh_scale(10_000, 1, &TIMING, &MEMORY);
+        assert_eq!(s10k.tests, 99_990_000);
+        assert_eq!(s10k.slots, 19_998);
+        // 100 times the agents: about 100 times the time, 10,000 times the tests' memory.
+        assert!((s10k.seconds / s100.seconds - 19_998.0 / 198.0).abs() < 1e-9);
+        assert!(s10k.controller_bytes > 200e9 && s100.controller_bytes < 40e6);
+    }
+
+    /// docs/deploy.md's table: 5.4 s per slot, 8 MiB and 3.3 KiB per test.
+    #[test]
+    fn the_scale_table_in_the_deploy_docs() {
+        let memory = ControllerMemory {
+            base_bytes: 8.0 * 1048576.0,
+            per_test_bytes: 3.3 * 1024.0,
+        };
+        let mib = |b: f64| b / 1048576.0;
+        let rows = [
+            (100, 198, 17.8 * 60.0, 40.0, 16, 11.0),
+            (1000, 1998, 3.0 * 3600.0, 3.2 * 1024.0, 16, 34.0),
+            (10_000, 19_998, 30.0 * 3600.0, 315.0 * 1024.0, 16, 266.0),
+        ];
+        for (n, slots, seconds, controller_mib, sampled_slots, sampled_mib) in rows {
+            let full = full_mesh_scale(n, 1, &TIMING, &memory);
+            assert_eq!(full.slots, slots);
+            assert!((full.seconds / seconds - 1.0).abs() < 0.01, "{n}: {full:?}");
+            assert!(
+                (mib(full.controller_bytes) / controller_mib - 1.0).abs() < 0.02,
+                "{n}"
+            );
+            let sampled = sampled_mesh_scale(n, 8, 1, &TIMING, &memory);
+            assert_eq!(sampled.slots, sampled_slots);
+            assert!((sampled.seconds - 86.4).abs() < 1e-9);
+            assert!(
+                (mib(sampled.controller_bytes) / sampled_mib - 1.0).abs() < 0.05,
+                "{n}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_sample_costs_its_partners_not_the_fleet() {
+        let full = full_mesh_scale(1000, 1, &TIMING, &MEMORY);
+        let sampled = sampled_mesh_scale(1000, 8, 1, &TIMING, &MEMORY);
+        assert_eq!(sampled.tests, 8000);
+        assert_eq!(sampled.slots, 16);
+        assert!(sampled.seconds * 100.0 < full.seconds);
+        assert_eq!(
+            sampled_mesh_scale(10, 50, 1, &TIMING, &MEMORY),
+            full_mesh_scale(10, 1, &TIMING, &MEMORY)
+        );
+        // The closed form is the tournament's first 2 x partners rounds.
+        for n in 0..30 {
+            for p in 0..n + 1 {
+                for k in 1..3 {
+                    let rounds = tournament(n);
+                    let take = (2 * p).min(rounds.len());
+                    let built = slots(&rounds[..take], k);
+                    let scale = sampled_mesh_scale(n, p, k, &TIMING, &MEMORY);
+                    assert_eq!(scale.slots, built.len() as u64, "n {n} p {p} k {k}");
+                    let tests: usize = built.iter().map(Vec::len).sum();
+                    assert_eq!(scale.tests, tests as u64, "n {n} p {p}");
+                }
+            }
+        }
+    }
+
     use proptest::prelude::*;
     use std::collections::BTreeSet;
 

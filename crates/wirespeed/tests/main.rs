@@ -1,9 +1,11 @@
 //! End-to-end tests of the `wirespeed` binary, compiled as one test binary.
 
+mod apiserver;
 mod attack;
 mod attack_load;
 mod attack_peers;
 mod autoneg;
+mod container_fleet;
 mod deploy;
 mod diagnose;
 mod docs;
@@ -27,5 +29,6 @@ mod schedule;
 mod sim;
 mod sweep;
 mod throughput;
+mod unit_filter;
 mod util;
 mod verdicts;

@@ -44,7 +44,7 @@ fn json(run: &Run) -> serde_json::Value {
 }
 
 /// Checks from the recorded start and end of every test that no agent was in two at once.
-fn assert_no_agent_in_two_tests(tests: &[serde_json::Value]) {
+pub(crate) fn assert_no_agent_in_two_tests(tests: &[serde_json::Value]) {
     for (i, a) in tests.iter().enumerate() {
         for b in &tests[i + 1..] {
             let agents = |t: &serde_json::Value| {

@@ -58,6 +58,16 @@ impl ServeProcess {
 
     /// An agent bound to `bind`, inside namespace `ns` when given.
     pub(crate) fn start_in(ns: Option<&str>, bind: &str, extra: &[&str]) -> ServeProcess {
+        match ns {
+            Some(ns) => ServeProcess::start_wrapped(&["ip", "netns", "exec", ns], bind, extra),
+            None => ServeProcess::start_wrapped(&[], bind, extra),
+        }
+    }
+
+    /// An agent bound to `bind`, started by `wrapper` (a program and its arguments that end by
+    /// exec'ing the command after them, as `ip netns exec NS` or `setpriv ...` do, so the child
+    /// is the agent itself).
+    pub(crate) fn start_wrapped(wrapper: &[&str], bind: &str, extra: &[&str]) -> ServeProcess {
         use std::io::BufRead;
         use std::sync::atomic::{AtomicU32, Ordering};
         static NEXT: AtomicU32 = AtomicU32::new(0);
@@ -66,10 +76,10 @@ impl ServeProcess {
             std::process::id(),
             NEXT.fetch_add(1, Ordering::Relaxed)
         ));
-        let mut command = match ns {
-            Some(ns) => {
-                let mut c = Command::new("ip");
-                c.args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")]);
+        let mut command = match wrapper.split_first() {
+            Some((program, args)) => {
+                let mut c = Command::new(program);
+                c.args(args).arg(env!("CARGO_BIN_EXE_wirespeed"));
                 c
             }
             None => Command::new(env!("CARGO_BIN_EXE_wirespeed")),
