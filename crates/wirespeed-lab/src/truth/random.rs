@@ -314,7 +314,7 @@ pub fn fleet_lab(seed: u64, faults: usize, max_hosts: u64) -> FleetDraw {
             1 => FleetFault::DuplexMismatch { host },
             _ => FleetFault::Loss {
                 host,
-                loss: *rng.pick(&[0.02, 0.05]),
+                loss: *rng.pick(&[0.1, 0.2]),
             },
         });
     }
@@ -327,7 +327,15 @@ pub fn fleet_lab(seed: u64, faults: usize, max_hosts: u64) -> FleetDraw {
     let _ = writeln!(toml, "\n[[router]]\nname = \"sw\"");
     for h in &hosts {
         let fault = drawn.iter().find(|f| f.host() == h);
-        let _ = writeln!(toml, "\n[[link]]\na = \"{h}\"\nb = \"sw\"\nlength_m = 20");
+        let _ = writeln!(toml, "\n[[link]]\na = \"{h}\"\nb = \"sw\"");
+        // A CSMA/CD link is a short cable; the others get 0.5 ms each way, so that a lossy
+        // link's round trips are long enough for TCP to feel its losses (at the lab's tens of
+        // microseconds a 10% loss costs TCP almost nothing).
+        if matches!(fault, Some(FleetFault::DuplexMismatch { .. })) {
+            let _ = writeln!(toml, "length_m = 20");
+        } else {
+            let _ = writeln!(toml, "delay = \"500us\"");
+        }
         match fault {
             Some(FleetFault::SlowLink { .. }) => {
                 let _ = writeln!(toml, "rate = \"{}k\"", rate / 10_000);

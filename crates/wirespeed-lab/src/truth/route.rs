@@ -631,7 +631,7 @@ impl RouteTruth {
 mod tests {
     use super::*;
     use crate::addressing;
-    use crate::truth::random::{Limits, path_lab};
+    use crate::truth::random::{Limits, fleet_lab, path_lab};
     use proptest::prelude::*;
 
     fn lab(file: &str) -> Topology {
@@ -790,6 +790,24 @@ rate = "100M"
             let there: Vec<&str> = r.hops.iter().rev().map(|h| h.link.as_str()).collect();
             let here: Vec<&str> = back.hops.iter().map(|h| h.link.as_str()).collect();
             prop_assert_eq!(there, here);
+        }
+
+        /// Every drawn fleet is a valid lab with its faults on distinct hosts, and the route
+        /// between two hosts crosses the router.
+        #[test]
+        fn drawn_fleets_are_labs(seed in any::<u64>(), k in 0usize..=3) {
+            let draw = fleet_lab(seed, k, 6);
+            let t = Topology::parse(&draw.toml, "fleet.toml").unwrap();
+            prop_assert_eq!(draw.faults.len(), k);
+            let mut faulty: Vec<&str> = draw.faults.iter().map(|f| f.host()).collect();
+            faulty.sort_unstable();
+            faulty.dedup();
+            prop_assert_eq!(faulty.len(), k);
+            prop_assert!(draw.hosts.len() >= k + 2);
+            let plan = addressing::plan(&t);
+            let r = route(&t, &plan, "h1", address_of(&t, &plan, "h2", false)).unwrap();
+            prop_assert_eq!(r.hops.len(), 2);
+            prop_assert_eq!(r.hops[0].to.as_str(), "sw");
         }
     }
 }

@@ -25,7 +25,11 @@
 //!   partners and at least half of its partners show its slower direction below
 //!   [`MISMATCH_RATIO`] of the faster, with the collision and CRC counters its agent read
 //!   beside it (and with a late collision counted, a milder asymmetry suffices: a correctly
-//!   wired port never has one).
+//!   wired port never has one). A mismatch at 100 Mbit/s often loses so many frames both
+//!   ways that both directions collapse (measured in the lab: 8.4 and 21 Mbit/s with one
+//!   partner, 19 and 18 with another, healthy pairs at 94): rates alone then say only that
+//!   the host's port loses frames (a slow host whose rates are erratic, not steady at a
+//!   lower ceiling), and a slow host with late collisions counted is named a mismatch.
 //!
 //! Pairs are judged last, and a pair whose low rate a host's fault explains is not named
 //! again.
@@ -41,6 +45,9 @@ pub const MISMATCH_RATIO: f64 = 0.8;
 pub const MISMATCH_RATIO_WITH_COLLISIONS: f64 = 0.9;
 /// The share of hosts whose reach may be bad before the yardstick moves: the upper quartile.
 pub const YARDSTICK_QUANTILE: f64 = 0.75;
+/// A slow host whose median test reaches this share of its best holds steady: its port runs
+/// at a lower rate; below it, its rates are erratic: its port loses frames.
+pub const STEADY_SHARE: f64 = 0.85;
 
 /// What is known of a host's own port beside its tests; every field optional.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -88,6 +95,11 @@ pub enum Fault {
         slow_link_bits_per_second: Option<f64>,
         /// Its tests that finished.
         tests: usize,
+        /// Whether its tests hold steady near its reach (the median at least
+        /// [`STEADY_SHARE`] of it): a port or link at a lower rate. Erratic rates below its
+        /// reach are a port that loses frames (a duplex mismatch or a bad cable: its
+        /// collision and CRC counters tell them apart).
+        steady: bool,
     },
     /// A host whose tests all run slower one way: a duplex mismatch on its link.
     DuplexMismatch {
@@ -188,6 +200,29 @@ fn reach(tests: &[PairMeasure], h: usize, skip: Option<usize>) -> f64 {
         .fold(f64::NAN, f64::max)
 }
 
+/// The median over `h`'s partners of its sending rate over its receiving rate.
+fn direction_ratio(tests: &[PairMeasure], h: usize) -> f64 {
+    let partners = tests
+        .iter()
+        .filter(|m| m.source == h)
+        .map(|m| m.destination)
+        .collect::<Vec<_>>();
+    let logs: Vec<f64> = partners
+        .into_iter()
+        .filter_map(|p| Some((rate_of(tests, h, p)? / rate_of(tests, p, h)?).ln()))
+        .filter(|l| l.is_finite())
+        .collect();
+    crate::stats::median(&logs).exp()
+}
+
+fn slow_direction(tests: &[PairMeasure], h: usize) -> SlowDirection {
+    if direction_ratio(tests, h) < 1.0 {
+        SlowDirection::Sending
+    } else {
+        SlowDirection::Receiving
+    }
+}
+
 /// Judges a mesh of `n` agents from its finished tests and what is known of each host's port
 /// (`evidence[h]`, may be shorter than `n` or empty).
 pub fn judge(
@@ -245,8 +280,29 @@ pub fn judge(
         });
         let judged_by = capacity.unwrap_or(yardstick);
         let underperforms = judged_by.is_finite() && r < t.low_ratio * judged_by;
-        if slow_link.is_some() || underperforms {
+        let counted = ev(h).late_collisions.is_some_and(|c| c > 0);
+        if (slow_link.is_some() || underperforms) && counted {
+            // Late collisions at a port that is slow: the half end of a mismatched link.
+            let e = ev(h);
+            faults.push(Fault::DuplexMismatch {
+                host: h,
+                slow: slow_direction(tests, h),
+                median_ratio: direction_ratio(tests, h),
+                pairs_showing: 0,
+                pairs: tests_done,
+                collisions: e.collisions,
+                late_collisions: e.late_collisions,
+                crc_errors: e.crc_errors,
+            });
+        } else if slow_link.is_some() || underperforms {
+            let rates: Vec<f64> = tests
+                .iter()
+                .filter(|m| m.source == h || m.destination == h)
+                .filter_map(|m| m.rate_bits_per_second)
+                .filter(|v| v.is_finite())
+                .collect();
             faults.push(Fault::SlowHost {
+                steady: crate::stats::median(&rates) >= STEADY_SHARE * r,
                 host: h,
                 reach_bits_per_second: r,
                 yardstick_bits_per_second: if slow_link.is_some() {
@@ -262,6 +318,12 @@ pub fn judge(
 
     // Duplex mismatches: one direction slower against most partners, in the same sense.
     for h in 0..n {
+        if faults
+            .iter()
+            .any(|f| matches!(f, Fault::DuplexMismatch { host, .. } if *host == h))
+        {
+            continue;
+        }
         let mut logs = Vec::new();
         for p in (0..n).filter(|&p| p != h) {
             if let (Some(out), Some(back)) = (rate_of(tests, h, p), rate_of(tests, p, h))
@@ -347,10 +409,11 @@ pub fn judge(
             });
         }
     }
-    // Asymmetric pairs no mismatch at an end explains.
+    // Asymmetric pairs no fault at an end explains (a port that loses frames loses them
+    // unevenly between the directions).
     for a in 0..n {
         for b in a + 1..n {
-            if mismatched.contains(&a) || mismatched.contains(&b) {
+            if explained(a, b) {
                 continue;
             }
             let (Some(ab), Some(ba)) = (rate_of(tests, a, b), rate_of(tests, b, a)) else {
@@ -405,13 +468,16 @@ mod tests {
         Slow,
         /// Its sends at `f` of the rate.
         Mismatch(f64),
-        /// Every test at `f` of the rate (a lossy cable, a busy CPU).
+        /// Tests between `f / 3` and `f` of the rate, erratic (a lossy cable).
         Lossy(f64),
     }
 
     /// A fleet of `n` hosts at `rate` with +-`jitter` per test, hosts' faults as given.
     fn fleet(n: usize, rate: f64, jitter: f64, faults: &[(usize, Kind)]) -> Vec<PairMeasure> {
         let kind = |h: usize| faults.iter().find(|f| f.0 == h).map(|f| f.1);
+        // Each host's tests counted in order: a lossy host's k-th test runs at 1, 2/3 or 1/3
+        // of its `f`, in turn.
+        let mut taken = vec![0usize; n];
         tournament(n)
             .into_iter()
             .flatten()
@@ -419,10 +485,12 @@ mod tests {
             .map(|(i, (s, d))| {
                 let mut r = rate;
                 for (h, sending) in [(s, true), (d, false)] {
+                    let k = taken[h];
+                    taken[h] += 1;
                     r = match kind(h) {
                         Some(Kind::Slow) => r.min(rate / 10.0),
                         Some(Kind::Mismatch(f)) if sending => r.min(rate * f),
-                        Some(Kind::Lossy(f)) => r.min(rate * f),
+                        Some(Kind::Lossy(f)) => r.min(rate * f * (1.0 - (k % 3) as f64 / 3.0)),
                         _ => r,
                     };
                 }
@@ -467,6 +535,76 @@ mod tests {
             j.faults
         );
         assert_eq!(j.faults.len(), 2, "{:?}", j.faults);
+    }
+
+    /// The rates `wirespeed mesh -t 1` measured on the lab of the issue's star (the root test
+    /// `issue_31_lab_two_fault_star_...`): h2's mismatch at 100 Mbit/s collapses both of its
+    /// directions, unevenly; h3 holds steady at its 10 Mbit/s link.
+    #[test]
+    fn a_mismatch_that_collapses_both_ways_is_named_by_its_late_collisions() {
+        let m = [
+            [0.0, 21.11e6, 9.399e6, 93.96e6],
+            [8.36e6, 0.0, 9.365e6, 19.35e6],
+            [9.372e6, 9.377e6, 0.0, 9.402e6],
+            [93.90e6, 17.79e6, 9.396e6, 0.0],
+        ];
+        let tests: Vec<PairMeasure> = tournament(4)
+            .into_iter()
+            .flatten()
+            .map(|(s, d)| PairMeasure {
+                source: s,
+                destination: d,
+                rate_bits_per_second: Some(m[s][d]),
+                rtt_seconds: None,
+                rtt_behind_queue: false,
+            })
+            .collect();
+        // Rates alone: h3 slow and steady (its link), h2 slow and erratic (its port loses
+        // frames), nothing else.
+        let j = judge(4, &tests, &[], &Thresholds::default());
+        assert!(
+            matches!(
+                j.faults[..],
+                [
+                    Fault::SlowHost {
+                        host: 1,
+                        steady: false,
+                        ..
+                    },
+                    Fault::SlowHost {
+                        host: 2,
+                        steady: true,
+                        ..
+                    }
+                ]
+            ),
+            "{:?}",
+            j.faults
+        );
+        // With the late collisions h2's port counted, h2 is the half end of a mismatch.
+        let mut evidence = vec![HostEvidence::default(); 4];
+        evidence[1].late_collisions = Some(40);
+        evidence[1].collisions = Some(900);
+        let j = judge(4, &tests, &evidence, &Thresholds::default());
+        assert!(
+            matches!(
+                j.faults[..],
+                [
+                    Fault::DuplexMismatch {
+                        host: 1,
+                        late_collisions: Some(40),
+                        ..
+                    },
+                    Fault::SlowHost {
+                        host: 2,
+                        steady: true,
+                        ..
+                    }
+                ]
+            ),
+            "{:?}",
+            j.faults
+        );
     }
 
     #[test]
@@ -582,7 +720,8 @@ mod tests {
             }
             for &(h, kind) in &faults {
                 let named = j.faults.iter().any(|f| match (f, kind) {
-                    (Fault::SlowHost { host, .. }, Kind::Slow | Kind::Lossy(_)) => *host == h,
+                    (Fault::SlowHost { host, steady: true, .. }, Kind::Slow) => *host == h,
+                    (Fault::SlowHost { host, steady: false, .. }, Kind::Lossy(_)) => *host == h,
                     (Fault::DuplexMismatch { host, slow: SlowDirection::Sending, .. }, Kind::Mismatch(_)) => *host == h,
                     _ => false,
                 });
