@@ -16,8 +16,15 @@
 //! shell or `sudo` could drop. A file left behind by a lab that is gone cannot match: its
 //! namespaces no longer exist under `/run/netns`. Every read is bounded (the number of labs
 //! looked at, the size of each file).
+//!
+//! The link a process leaves by is not the whole story: a transfer is bounded by the slowest
+//! element of its route. Beside `links.json` the lab writes `routes.json`: the route
+//! (`truth::route`, following the lab's own routing tables) from every node to every address
+//! of every other node, each hop with its rates, delay, queue, AQM and the routers' costs, and
+//! [`route_to`] finds the one from this process's node to an address.
 
 use std::io::Read;
+use std::net::IpAddr;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
@@ -26,7 +33,8 @@ use wirespeed_model::LinkLayer;
 
 use crate::addressing::Plan;
 use crate::lifecycle::STATE_ROOT;
-use crate::topology::{LinkDuplex, Topology};
+use crate::topology::{LinkDuplex, NodeKind, Topology};
+use crate::truth::RouteTruth;
 
 /// The file in a lab's state directory.
 pub const FILE_NAME: &str = "links.json";
@@ -36,6 +44,15 @@ pub const TEMP_NAME: &str = "links.json.tmp";
 const MAX_LABS: usize = 1024;
 /// The largest `links.json` read.
 const MAX_FILE_BYTES: u64 = 4 << 20;
+/// The file of routes in a lab's state directory.
+pub const ROUTES_NAME: &str = "routes.json";
+/// Written first and renamed to [`ROUTES_NAME`].
+pub const ROUTES_TEMP_NAME: &str = "routes.json.tmp";
+/// The most routes a lab records (hosts' first): a lab of 64 nodes with hundreds of links has
+/// more pairs than anyone measures, and the file must stay small enough to read.
+const MAX_ROUTES: usize = 4096;
+/// The largest `routes.json` read.
+const MAX_ROUTES_BYTES: u64 = 16 << 20;
 
 /// One interface of one namespace, as the lab configured it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -160,6 +177,138 @@ impl LabTruth {
     }
 }
 
+/// A node of a lab and its namespace, as `routes.json` records it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RouteNode {
+    /// The node's name.
+    pub name: String,
+    /// Its namespace.
+    pub namespace: String,
+}
+
+/// Every route of one lab.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LabRoutes {
+    /// The lab's name.
+    pub lab: String,
+    /// Its nodes and their namespaces.
+    pub nodes: Vec<RouteNode>,
+    /// The route from each node to each address of every other node (hosts' routes first).
+    pub routes: Vec<RouteTruth>,
+    /// Routes left out beyond the bound, if any.
+    #[serde(default)]
+    pub omitted: usize,
+}
+
+impl LabRoutes {
+    /// The routes of lab `lab` built from `topology` and `plan`, node `i` in `namespaces[i]`.
+    pub fn of(lab: &str, topology: &Topology, plan: &Plan, namespaces: &[String]) -> LabRoutes {
+        let mut addresses: Vec<(usize, IpAddr)> = Vec::new();
+        for i in &plan.interfaces {
+            addresses.push((i.node, IpAddr::V4(i.ipv4.addr)));
+            if let Some(v6) = i.ipv6 {
+                addresses.push((i.node, IpAddr::V6(v6)));
+            }
+        }
+        for s in &plan.stations {
+            addresses.push((s.node, IpAddr::V4(s.ipv4.addr)));
+        }
+        let mut sources: Vec<usize> = (0..topology.nodes.len()).collect();
+        // Hosts first: when the bound cuts, the routes measurements take are kept.
+        sources.sort_by_key(|&n| matches!(topology.nodes[n].kind, NodeKind::Router(_)));
+        let mut routes = Vec::new();
+        let mut omitted = 0;
+        for &from in &sources {
+            for &(node, address) in &addresses {
+                if node == from {
+                    continue;
+                }
+                let name = &topology.nodes[from].name;
+                let Ok(route) = crate::truth::route(topology, plan, name, address) else {
+                    continue;
+                };
+                if routes.len() < MAX_ROUTES {
+                    routes.push(route);
+                } else {
+                    omitted += 1;
+                }
+            }
+        }
+        LabRoutes {
+            lab: lab.to_string(),
+            nodes: topology
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(i, n)| RouteNode {
+                    name: n.name.clone(),
+                    namespace: namespaces.get(i).cloned().unwrap_or_default(),
+                })
+                .collect(),
+            routes,
+            omitted,
+        }
+    }
+
+    /// Writes `routes.json` into the lab's state directory `dir`.
+    pub fn write(&self, dir: &Path) -> std::io::Result<()> {
+        let text = serde_json::to_string(self).map_err(std::io::Error::other)?;
+        let tmp = dir.join(ROUTES_TEMP_NAME);
+        std::fs::write(&tmp, text)?;
+        std::fs::rename(tmp, dir.join(ROUTES_NAME))
+    }
+}
+
+/// The configured route from this process's node to `address`, when this process's network
+/// namespace belongs to a running wirespeed lab that holds that address; `None` anywhere else.
+pub fn route_to(address: IpAddr) -> Option<RouteTruth> {
+    route_in(
+        Path::new(STATE_ROOT),
+        Path::new("/run/netns"),
+        Path::new("/proc/self/ns/net"),
+        address,
+    )
+}
+
+/// [`route_to`] over other directories, as [`lookup_in`].
+pub fn route_in(
+    state_root: &Path,
+    netns_dir: &Path,
+    self_ns: &Path,
+    address: IpAddr,
+) -> Option<RouteTruth> {
+    let me = std::fs::metadata(self_ns).ok()?;
+    let me = (me.dev(), me.ino());
+    let text = address.to_string();
+    for entry in std::fs::read_dir(state_root).ok()?.flatten().take(MAX_LABS) {
+        let Some(lab) =
+            read_bounded::<LabRoutes>(&entry.path().join(ROUTES_NAME), MAX_ROUTES_BYTES)
+        else {
+            continue;
+        };
+        let Some(node) = lab
+            .nodes
+            .iter()
+            .find(|n| same_namespace(netns_dir, &n.namespace, me))
+        else {
+            continue;
+        };
+        return lab
+            .routes
+            .into_iter()
+            .find(|r| r.from == node.name && r.address == text);
+    }
+    None
+}
+
+fn same_namespace(netns_dir: &Path, namespace: &str, me: (u64, u64)) -> bool {
+    // A namespace name is one path component: never let a file steer the stat elsewhere.
+    if namespace.is_empty() || namespace.contains('/') || namespace.starts_with('.') {
+        return false;
+    }
+    std::fs::metadata(netns_dir.join(namespace)).is_ok_and(|m| (m.dev(), m.ino()) == me)
+}
+
 /// The configured truth of `interface` in this process's network namespace, when that
 /// namespace belongs to a running wirespeed lab; `None` anywhere else.
 pub fn lookup(interface: &str) -> Option<InterfaceTruth> {
@@ -181,15 +330,10 @@ pub fn lookup_in(
 ) -> Option<InterfaceTruth> {
     let me = std::fs::metadata(self_ns).ok()?;
     let me = (me.dev(), me.ino());
-    let same = |namespace: &str| {
-        // A namespace name is one path component: never let a file steer the stat elsewhere.
-        if namespace.is_empty() || namespace.contains('/') || namespace.starts_with('.') {
-            return false;
-        }
-        std::fs::metadata(netns_dir.join(namespace)).is_ok_and(|m| (m.dev(), m.ino()) == me)
-    };
+    let same = |namespace: &str| same_namespace(netns_dir, namespace, me);
     for entry in std::fs::read_dir(state_root).ok()?.flatten().take(MAX_LABS) {
-        let Some(truth) = read(&entry.path().join(FILE_NAME)) else {
+        let Some(truth) = read_bounded::<LabTruth>(&entry.path().join(FILE_NAME), MAX_FILE_BYTES)
+        else {
             continue;
         };
         if let Some(found) = truth
@@ -203,11 +347,11 @@ pub fn lookup_in(
     None
 }
 
-fn read(path: &Path) -> Option<LabTruth> {
+fn read_bounded<T: serde::de::DeserializeOwned>(path: &Path, limit: u64) -> Option<T> {
     let mut text = String::new();
     std::fs::File::open(path)
         .ok()?
-        .take(MAX_FILE_BYTES)
+        .take(limit)
         .read_to_string(&mut text)
         .ok()?;
     serde_json::from_str(&text).ok()
@@ -295,6 +439,44 @@ mod tests {
         // ...and once the lab's namespace is gone from netns_dir, its file matches nothing.
         std::fs::remove_file(&me).unwrap();
         assert!(lookup_in(&root, &netns, &alias, "eth0").is_none());
+        let _ = std::fs::remove_dir_all(root);
+        let _ = std::fs::remove_dir_all(netns);
+    }
+
+    #[test]
+    fn a_process_finds_its_route_to_an_address() {
+        let root = scratch("routes");
+        let netns = scratch("routes-netns");
+        let lab = root.join("t1-path-0001");
+        std::fs::create_dir_all(&lab).unwrap();
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
+        let topology = Topology::load(Path::new(path)).unwrap();
+        let plan = addressing::plan(&topology);
+        let namespaces: Vec<String> = topology
+            .nodes
+            .iter()
+            .map(|n| format!("ws-t1-path-0001-{}", n.name))
+            .collect();
+        LabRoutes::of("t1-path-0001", &topology, &plan, &namespaces)
+            .write(&lab)
+            .unwrap();
+        for ns in &namespaces {
+            std::fs::write(netns.join(ns), "").unwrap();
+        }
+        let me = netns.join("ws-t1-path-0001-h1");
+        // h2 is end b of link 2: 198.18.2.2 and 2001:2:0:2::2.
+        for to in ["198.18.2.2", "2001:2:0:2::2"] {
+            let r = route_in(&root, &netns, &me, to.parse().unwrap()).expect(to);
+            assert_eq!(r.from, "h1");
+            assert_eq!(r.to, "h2");
+            assert_eq!(r.hops.len(), 3);
+            assert_eq!(r.hops[1].rate_bits_per_second, 1_544_000);
+        }
+        // An address of no node, and a process in no lab's namespace, find nothing.
+        assert!(route_in(&root, &netns, &me, "198.18.9.9".parse().unwrap()).is_none());
+        let elsewhere = netns.join("other");
+        std::fs::write(&elsewhere, "").unwrap();
+        assert!(route_in(&root, &netns, &elsewhere, "198.18.2.2".parse().unwrap()).is_none());
         let _ = std::fs::remove_dir_all(root);
         let _ = std::fs::remove_dir_all(netns);
     }

@@ -62,6 +62,8 @@ const STATE_FILES: &[&str] = &[
     "emulator.log",
     crate::inside::FILE_NAME,
     crate::inside::TEMP_NAME,
+    crate::inside::ROUTES_NAME,
+    crate::inside::ROUTES_TEMP_NAME,
 ];
 
 /// Everything that can go wrong with a lab.
@@ -609,6 +611,9 @@ fn emulator_process(
     record.start_time = start_time(record.pid).unwrap_or(0);
     let wrote = write_json(&dir.join("lab.json"), &record).is_ok()
         && crate::inside::LabTruth::of(&lab.name, &lab.topology, &lab.plan, lab.namespaces())
+            .write(dir)
+            .is_ok()
+        && crate::inside::LabRoutes::of(&lab.name, &lab.topology, &lab.plan, lab.namespaces())
             .write(dir)
             .is_ok()
         && std::fs::write(dir.join("pid"), format!("{}\n", record.pid)).is_ok();

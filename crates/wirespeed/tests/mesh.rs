@@ -565,18 +565,18 @@ fn truth(text: &str) -> (Vec<(String, String)>, String, (String, String)) {
     (hosts, slowest.1, mismatch.unwrap())
 }
 
-#[test]
-fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_else() {
-    if !crate::lab::can_build_labs("mesh") {
-        return;
-    }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
-    let dir = Scratch::new("lab");
+/// `wirespeed mesh --json` over agents on `hosts` (name, address) of a lab built from `text`,
+/// run from the namespace of `controller`, and `lab status --json` after it; the lab is taken
+/// down before this returns.
+fn lab_mesh(
+    tag: &str,
+    text: &str,
+    hosts: &[(String, String)],
+    controller: &str,
+) -> (String, serde_json::Value) {
+    let dir = Scratch::new(tag);
     let key = dir.key("fleet.key", "0123456789abcdef0123456789abcdef\n");
-    let path = crate::lab::temp_topology("mesh6", SIX_HOSTS);
-    let (hosts, slow, (m1, m2)) = truth(SIX_HOSTS);
+    let path = crate::lab::temp_topology(tag, text);
     let lab = crate::lab::UpLab::up(&path.display().to_string());
     let _ = std::fs::remove_file(&path);
     let agents: Vec<(String, String, ServeProcess)> = hosts
@@ -607,7 +607,7 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
         .args([
             "netns",
             "exec",
-            &lab.namespace("r1"),
+            &lab.namespace(controller),
             env!("CARGO_BIN_EXE_wirespeed"),
         ])
         .args(["mesh", "--agents-file", &file, "-t", "1", "--probes", "10"])
@@ -617,8 +617,22 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     drop(agents);
+    let status = crate::lab::lab_status(&lab.name);
     drop(lab);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    (stdout, status)
+}
+
+#[test]
+fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_else() {
+    if !crate::lab::can_build_labs("mesh") {
+        return;
+    }
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let (hosts, slow, (m1, m2)) = truth(SIX_HOSTS);
+    let (stdout, _) = lab_mesh("mesh6", SIX_HOSTS, &hosts, "r1");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let r = &doc["result"];
     eprintln!(
@@ -684,4 +698,129 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
         );
     }
     assert_eq!(r["rtt_not_judged"], 0, "{doc}");
+}
+
+/// Issue 31's star: four hosts on 100 Mbit/s links to one router, h3's link at 10 Mbit/s and
+/// h2's mismatched (half duplex at h2, full at the router).
+const TWO_FAULT_STAR: &str = r#"name = "star31"
+[[host]]
+name = "h1"
+[[host]]
+name = "h2"
+[[host]]
+name = "h3"
+[[host]]
+name = "h4"
+[[router]]
+name = "r1"
+[[link]]
+a = "h1"
+b = "r1"
+rate = "100M"
+length_m = 20
+ipv6 = false
+[[link]]
+a = "h2"
+b = "r1"
+rate = "100M"
+length_m = 20
+duplex_a = "half"
+duplex_b = "full"
+ipv6 = false
+[[link]]
+a = "h3"
+b = "r1"
+rate = "10M"
+length_m = 20
+ipv6 = false
+[[link]]
+a = "h4"
+b = "r1"
+rate = "100M"
+length_m = 20
+ipv6 = false
+"#;
+
+/// The tests of a mesh document as the model judges them.
+fn measures(r: &serde_json::Value) -> Vec<wirespeed_model::mesh::PairMeasure> {
+    r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| wirespeed_model::mesh::PairMeasure {
+            source: t["source"].as_u64().unwrap() as usize,
+            destination: t["destination"].as_u64().unwrap() as usize,
+            rate_bits_per_second: t["result"]["tcp_bits_per_second"].as_f64(),
+            rtt_seconds: None,
+            rtt_behind_queue: false,
+        })
+        .collect()
+}
+
+/// Two bad hosts of four: the slow link (steady at its ceiling) and the mismatch (by the late
+/// collisions at its half end) are both named by the fleet verdicts of `mesh::faults` on what
+/// the lab measured, and nothing else is.
+#[test]
+fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
+    use wirespeed_model::mesh::faults::{Fault, judge};
+    if !crate::lab::can_build_labs("mesh") {
+        return;
+    }
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let hosts: Vec<(String, String)> = (0..4)
+        .map(|i| (format!("h{}", i + 1), format!("198.18.{i}.1")))
+        .collect();
+    let (stdout, status) = lab_mesh("star31", TWO_FAULT_STAR, &hosts, "r1");
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    let r = &doc["result"];
+    let names: Vec<String> = r["agents"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap().to_string())
+        .collect();
+    // What each host's agent would read of its own port: in the lab the emulator's port
+    // counters stand in for the NIC's (a TAP device has no MAC to count collisions).
+    let evidence = crate::harness::port_evidence(&status, &names);
+    let j = judge(
+        names.len(),
+        &measures(r),
+        &evidence,
+        &wirespeed_model::mesh::Thresholds::default(),
+    );
+    eprintln!(
+        "star31: rates {}\nfaults {:?}",
+        r["rate_matrix_bits_per_second"], j.faults
+    );
+    let named: BTreeSet<(String, &str)> = j
+        .faults
+        .iter()
+        .filter(|f| !matches!(f, Fault::Latency(_)))
+        .map(|f| {
+            let kind = match f {
+                Fault::SlowHost { steady: true, .. } => "slow",
+                Fault::SlowHost { .. } => "lossy",
+                Fault::DuplexMismatch { .. } => "mismatch",
+                Fault::BadPair { .. } => "bad pair",
+                Fault::AsymmetricPair { .. } => "asymmetric",
+                Fault::Latency(_) => unreachable!(),
+            };
+            (
+                f.hosts()
+                    .iter()
+                    .map(|&h| names[h].clone())
+                    .collect::<Vec<_>>()
+                    .join("-"),
+                kind,
+            )
+        })
+        .collect();
+    assert_eq!(
+        named,
+        BTreeSet::from([("h3".to_string(), "slow"), ("h2".to_string(), "mismatch")]),
+        "{:?}",
+        j.faults
+    );
 }

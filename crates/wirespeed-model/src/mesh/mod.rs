@@ -41,6 +41,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::stats::median;
 
+pub mod faults;
+pub use faults::{Fault, HostEvidence, Judgement, judge};
+
 /// An ordered pair: (source, destination), as agent indexes.
 pub type Pair = (usize, usize);
 

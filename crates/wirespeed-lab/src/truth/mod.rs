@@ -14,6 +14,19 @@
 //! machine, before the frame is stamped), writes it into the next namespace, and that
 //! namespace's kernel forwards or answers it. [`calibration_twin`] is the same chain with the
 //! routers' modelled costs removed, so that a run over it measures that machinery per hop.
+//!
+//! [`route`] gives the whole route from a node to an address (every link direction, its rate,
+//! queue, AQM and the routers' costs, as the lab's routing tables lead) and the element that
+//! bounds a transfer along it; [`random`] draws seeded random topologies to test all of this
+//! against.
+
+pub mod random;
+pub mod route;
+
+pub use route::{
+    Bottleneck, CostSeconds, Element, ElementCeiling, FlowShape, HopDuplex, RouteError, RouteHop,
+    RouteTruth, route,
+};
 
 use std::collections::VecDeque;
 use std::time::Duration;
