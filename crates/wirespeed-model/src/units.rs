@@ -661,11 +661,26 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("30us").unwrap(), Duration::from_micros(30));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
-        assert_eq!(parse_duration("7d").unwrap(), Duration::from_secs(7 * 86_400));
-        assert_eq!(parse_duration("30d").unwrap(), Duration::from_secs(30 * 86_400));
-        assert_eq!(parse_duration("2w").unwrap(), Duration::from_secs(14 * 86_400));
-        assert_eq!(parse_duration("1.5d").unwrap(), Duration::from_secs(36 * 3_600));
-        assert_eq!(parse_duration("1 week").unwrap(), Duration::from_secs(7 * 86_400));
+        assert_eq!(
+            parse_duration("7d").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("30d").unwrap(),
+            Duration::from_secs(30 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("2w").unwrap(),
+            Duration::from_secs(14 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("1.5d").unwrap(),
+            Duration::from_secs(36 * 3_600)
+        );
+        assert_eq!(
+            parse_duration("1 week").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
         // The largest unit still overflows into the range error, not a wrap.
         assert!(
             parse_duration("1000000w")

@@ -7,6 +7,7 @@ mod deploy;
 mod diagnose;
 mod docs;
 mod envelope;
+mod exit_statuses;
 mod install_aids;
 mod iperf3_json;
 mod json_golden;
