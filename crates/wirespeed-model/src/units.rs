@@ -314,13 +314,14 @@ impl fmt::Display for ByteSize {
     }
 }
 
-/// Parses a duration: `10s`, `250ms`, `30us`, `1.5s`, `500ns`, `2m`, `1h`; a bare number is
-/// seconds (as in iperf's `-t 10`).
+/// Parses a duration: `10s`, `250ms`, `30us`, `1.5s`, `500ns`, `2m`, `1h`, `7d`, `2w`; a bare
+/// number is seconds (as in iperf's `-t 10`). Days and weeks are there for schedules
+/// (`--until 30d`): a day is 24 h, whatever a calendar's daylight saving does.
 pub fn parse_duration(text: &str) -> Result<Duration, ParseUnitError> {
     let error = || ParseUnitError {
         input: text.to_string(),
         what: "duration",
-        expected: "a number with ns, us, ms, s, m or h (seconds if no unit)",
+        expected: "a number with ns, us, ms, s, m, h, d or w (seconds if no unit)",
         example: "10s, 250ms, 30us, 1.5",
         largest: None,
     };
@@ -333,6 +334,8 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseUnitError> {
         "" | "s" | "sec" => 1_000_000_000,
         "m" | "min" => 60_000_000_000,
         "h" => 3_600_000_000_000,
+        "d" | "day" | "days" => 86_400_000_000_000,
+        "w" | "week" | "weeks" => 604_800_000_000_000,
         _ => return Err(error()),
     };
     let nanos = value
@@ -658,6 +661,33 @@ mod tests {
         assert_eq!(parse_duration("250ms").unwrap(), Duration::from_millis(250));
         assert_eq!(parse_duration("30us").unwrap(), Duration::from_micros(30));
         assert_eq!(parse_duration("1.5s").unwrap(), Duration::from_millis(1500));
+        assert_eq!(
+            parse_duration("7d").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("30d").unwrap(),
+            Duration::from_secs(30 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("2w").unwrap(),
+            Duration::from_secs(14 * 86_400)
+        );
+        assert_eq!(
+            parse_duration("1.5d").unwrap(),
+            Duration::from_secs(36 * 3_600)
+        );
+        assert_eq!(
+            parse_duration("1 week").unwrap(),
+            Duration::from_secs(7 * 86_400)
+        );
+        // The largest unit still overflows into the range error, not a wrap.
+        assert!(
+            parse_duration("1000000w")
+                .unwrap_err()
+                .to_string()
+                .contains("584 years")
+        );
         assert!(
             parse_duration("soon")
                 .unwrap_err()

@@ -33,16 +33,21 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version go to stdout with status 0; a bad flag is one line and status 2, so that a
+/// Help and version asked for go to stdout with status 0; a bad flag is one line and status 2, so that a
 /// script's log shows the problem without a page of usage around it.
 fn clap_error(err: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
-        ErrorKind::DisplayHelp
-        | ErrorKind::DisplayVersion
-        | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+        ErrorKind::DisplayHelp | ErrorKind::DisplayVersion => {
             let _ = err.print();
             ExitCode::SUCCESS
+        }
+        // `wirespeed` or `wirespeed lab` alone: no command given is bad input, so the usage
+        // goes to stderr (clap prints this kind there) and the status is 2, stdout empty.
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = err.print();
+            let _ = io::stderr().flush();
+            ExitCode::from(2)
         }
         _ => {
             // clap's message is the lines before the blank line that precedes its usage.

@@ -10,6 +10,7 @@ mod deploy;
 mod diagnose;
 mod docs;
 mod envelope;
+mod exit_statuses;
 mod harness;
 mod install_aids;
 mod iperf3_json;

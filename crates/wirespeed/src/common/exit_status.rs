@@ -19,6 +19,8 @@ use std::fmt;
 pub(crate) const BAD_INPUT: u8 = 2;
 /// The test started; its result is partial.
 pub(crate) const PARTIAL: u8 = 3;
+/// What the text says where a run cut short has no figure (never `NaN`).
+pub(crate) const NOT_MEASURED: &str = "not measured";
 
 /// The `after_help` of `tcp` and `udp`.
 pub(crate) const THROUGHPUT_HELP: &str = "\
@@ -46,6 +48,20 @@ impl Exit {
             code: PARTIAL,
             message,
         }
+    }
+}
+
+impl Exit {
+    /// A result cut short after its partial figures were printed: 130 or 143 when SIGINT or
+    /// SIGTERM cut it, else 3. Every command's partial result goes through here, so that a
+    /// signal is never reported as a failure.
+    pub(crate) fn cut_short(message: String) -> Exit {
+        let code = if crate::common::interrupt::requested() {
+            crate::common::interrupt::signal_status()
+        } else {
+            PARTIAL
+        };
+        Exit { code, message }
     }
 }
 

@@ -36,6 +36,12 @@ pub(crate) fn requested() -> bool {
     FLAG.get().is_some_and(|f| f.load(Ordering::SeqCst))
 }
 
+/// 128 + the signal that arrived (130 for SIGINT, 143 for SIGTERM), as a shell reports it.
+pub(crate) fn signal_status() -> u8 {
+    let signal = wirespeed_net::signal::received().unwrap_or(wirespeed_net::signal::SIGINT);
+    u8::try_from(128 + signal).unwrap_or(130)
+}
+
 /// The error a command returns after it printed its partial result: `main` prints the
 /// message and exits 128 + the signal's number.
 #[derive(Debug)]
@@ -49,8 +55,7 @@ pub struct Interrupted {
 impl Interrupted {
     /// The process's exit status: 130 after SIGINT, 143 after SIGTERM.
     pub fn status(&self) -> u8 {
-        let signal = wirespeed_net::signal::received().unwrap_or(wirespeed_net::signal::SIGINT);
-        u8::try_from(128 + signal).unwrap_or(130)
+        signal_status()
     }
 }
 

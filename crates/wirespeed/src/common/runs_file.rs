@@ -78,23 +78,33 @@ fn lock(file: &File, path: &Path) -> anyhow::Result<()> {
     }
 }
 
+/// The refusal of a results file that is already there.
+fn exists_error(path: &Path) -> anyhow::Error {
+    anyhow::anyhow!(
+        "results file {} exists: to continue it, use --resume {}; to start again, give \
+         another --results",
+        path.display(),
+        path.display()
+    )
+}
+
 impl RunsFile {
+    /// Refuses a path that [`RunsFile::create`] would refuse because something is there, without
+    /// creating anything: for a command that creates its file only once it has a run to keep.
+    pub(crate) fn check_new(path: &Path) -> anyhow::Result<()> {
+        if path.symlink_metadata().is_ok() {
+            return Err(exists_error(path));
+        }
+        Ok(())
+    }
+
     /// Starts a new file with the plan; refuses to overwrite one that exists. The plan is
     /// written to a private file first and linked into place, so that the file appears with
     /// its plan whole or not at all (a crash here leaves no empty file to block `--results`).
     pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
         let refuse = || format!("cannot create results file {}", path.display());
-        let exists = || {
-            anyhow::anyhow!(
-                "results file {} exists: to continue it, use --resume {}; to start again, give \
-                 another --results",
-                path.display(),
-                path.display()
-            )
-        };
-        if path.symlink_metadata().is_ok() {
-            return Err(exists());
-        }
+        let exists = || exists_error(path);
+        Self::check_new(path)?;
         let name = path
             .file_name()
             .map_or_else(|| "results".into(), |n| n.to_string_lossy().into_owned());

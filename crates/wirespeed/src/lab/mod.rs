@@ -139,7 +139,40 @@ fn ip_netns_exec(namespace: &str, command: &[String]) -> Command {
     cmd
 }
 
+/// Refuses a command that cannot be started, before the lab is touched: `ip netns exec` (and
+/// a spawn) would otherwise fail late with a raw message and status 1. A name without a slash
+/// is looked for on PATH, as exec does; the namespaces share this host's file system.
+fn check_command(command: &[String]) -> anyhow::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(program) = command.first() else {
+        bail!("no command after --: give one, e.g. -- ping -c 3 198.19.1.2");
+    };
+    let runnable = |p: &Path| {
+        p.metadata()
+            .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    let found = if program.contains('/') {
+        runnable(Path::new(program))
+    } else {
+        std::env::var_os("PATH").is_some_and(|path| {
+            std::env::split_paths(&path).any(|dir| runnable(&dir.join(program)))
+        })
+    };
+    if !found {
+        bail!(
+            "{program}: no such executable{}: give the path of a program, or a command on PATH",
+            if program.contains('/') {
+                ""
+            } else {
+                " on PATH"
+            }
+        );
+    }
+    Ok(())
+}
+
 fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
+    check_command(command)?;
     let record = lifecycle::record(name)?;
     let namespace = record.namespace(node)?;
     if let Some(cgroup) = &record.cgroup {
@@ -153,6 +186,7 @@ fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
 }
 
 fn run_in_lab(file: &Path, node: Option<&str>, command: &[String]) -> anyhow::Result<()> {
+    check_command(command)?;
     let topology = load(file)?;
     if let Some(node) = node
         && topology.node_index(node).is_none()

@@ -29,6 +29,7 @@ use wirespeed_net::rr::RrSession;
 use wirespeed_net::spec::{Amount, Direction, Protocol, TestSpec};
 use wirespeed_report::{Document, Render};
 
+use crate::common::exit_status::NOT_MEASURED;
 use crate::common::output::OutputArgs;
 use crate::throughput::analysis::LinkRate;
 
@@ -500,7 +501,7 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
                 crate::common::output::print(&args.output, &doc).context("writing the result")?;
             }
             if let Some(why) = partial {
-                return Err(crate::common::exit_status::Exit::partial(format!(
+                return Err(crate::common::exit_status::Exit::cut_short(format!(
                     "partial result: {why}"
                 ))
                 .into());
@@ -509,7 +510,7 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
         Measured::Rr(doc, partial) => {
             crate::common::output::print(&args.output, &doc).context("writing the result")?;
             if let Some(why) = partial {
-                return Err(crate::common::exit_status::Exit::partial(why).into());
+                return Err(crate::common::exit_status::Exit::cut_short(why).into());
             }
         }
     }
@@ -1704,22 +1705,45 @@ impl Render for LatencyResult {
                 )?;
             }
         }
-        let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), |b| self.rate_format.format(b));
+        // A run cut short before its loaded window has no figure here: the text says so
+        // rather than print NaN (docs/exit-status.md).
+        let measured = |b: f64| {
+            if b.is_finite() {
+                self.rate_format.format(b)
+            } else {
+                NOT_MEASURED.into()
+            }
+        };
+        let rate = |v: Option<f64>| v.map_or_else(|| "-".into(), measured);
+        let whole = |v: f64| {
+            if v.is_finite() {
+                format!("{v:.0}")
+            } else {
+                NOT_MEASURED.into()
+            }
+        };
+        let share = |v: f64, of: &str| {
+            if v.is_finite() {
+                format!("{v:.2}% of {of}")
+            } else {
+                format!("share of {of} {NOT_MEASURED}")
+            }
+        };
         writeln!(
             out,
-            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} out, {} back on the wire ({}); RPM {:.0} idle, {:.0} loaded",
+            "load: {} up, {} down over {:.1} s (first {:.1} s of load left out); probes {} out, {} back on the wire ({}); RPM {} idle, {} loaded",
             rate(self.upload_bits_per_second),
             rate(self.download_bits_per_second),
             self.loaded_seconds,
             self.settle_seconds,
-            self.rate_format.format(self.probe_out_bits_per_second),
-            self.rate_format.format(self.probe_back_bits_per_second),
+            measured(self.probe_out_bits_per_second),
+            measured(self.probe_back_bits_per_second),
             match self.probe_share_of_link_percent {
-                Some(share) => format!("{share:.2}% of the link, the busier way"),
-                None => format!("{:.2}% of the load's rate", self.probe_share_percent),
+                Some(v) => share(v, "the link, the busier way"),
+                None => share(self.probe_share_percent, "the load's rate"),
             },
-            self.rpm_idle,
-            self.rpm_loaded,
+            whole(self.rpm_idle),
+            whole(self.rpm_loaded),
         )?;
         if let Some(c) = &self.probe_load_on_link {
             writeln!(

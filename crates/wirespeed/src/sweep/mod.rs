@@ -20,6 +20,7 @@ use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 use wirespeed_report::Document;
 
+use crate::common::exit_status::Exit;
 use crate::common::output::{self, OutputArgs};
 use crate::common::runs_file::{RunsFile, RunsPlan};
 pub(crate) use render::SweepReport;
@@ -258,7 +259,7 @@ pub(crate) fn run(
                 eprintln!("wirespeed: warning: {r}");
             }
             repair = resumed.repair;
-            (resumed.plan, resumed.runs, resumed.file)
+            (resumed.plan, resumed.runs, Results::Open(resumed.file))
         }
         None => {
             let seed = args.seed.unwrap_or_else(random_seed);
@@ -292,8 +293,9 @@ pub(crate) fn run(
                 .results
                 .clone()
                 .unwrap_or_else(|| PathBuf::from(format!("sweep-{seed}.jsonl")));
-            let file = RunsFile::create(&path, &plan)?;
-            (plan, Vec::new(), file)
+            // Created by the first run kept: an agent that never answers leaves no file.
+            RunsFile::check_new(&path)?;
+            (plan, Vec::new(), Results::Pending(path))
         }
     };
     let order = sweep::plan(plan.snd.0.len(), plan.rcv.0.len(), plan.reps, plan.seed);
@@ -311,6 +313,21 @@ pub(crate) fn run(
     }
     let stopped = execute(&plan, &todo, runner, &mut file, &mut done, stop);
     let saved = done.len();
+    // Nothing kept (the agent never answered, or the signal came first): nothing measured,
+    // so nothing on stdout and no file (docs/exit-status.md, status 2 or 130/143).
+    if let Results::Pending(_) = file {
+        match stopped {
+            Some(Stop::Failed(err)) => return Err(err),
+            Some(Stop::Interrupted) => {
+                return Err(crate::common::interrupt::Interrupted {
+                    message: "stopped before the first run; nothing was saved".into(),
+                    resume: None,
+                }
+                .into());
+            }
+            None => {}
+        }
+    }
     let report = build_report(&args, plan, order.len(), done, file.path());
     let mut doc = Document::new("sweep", args_summary(&args), report);
     doc.verdicts = doc.result.verdicts();
@@ -325,7 +342,8 @@ pub(crate) fn run(
         None => output::print(&args.output, &doc).context("writing the result"),
         Some(Stop::Failed(err)) => {
             output::print(&args.output, &doc).context("writing the result")?;
-            Err(err.context("sweep incomplete"))
+            // Some runs are kept and printed: a partial result, status 3.
+            Err(Exit::partial(format!("sweep incomplete: {err:#}")).into())
         }
         Some(Stop::Interrupted) => {
             let path = file.path().to_path_buf();
@@ -399,12 +417,39 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
 /// first estimate of the time left.
 const RUN_SETUP_SECONDS: f64 = 0.3;
 
+/// The results file of a sweep, created by the first run that has something to keep.
+enum Results {
+    /// Not created yet: the path, found free when the sweep started.
+    Pending(PathBuf),
+    Open(RunsFile),
+}
+
+impl Results {
+    fn path(&self) -> &Path {
+        match self {
+            Results::Pending(path) => path.as_path(),
+            Results::Open(file) => file.path(),
+        }
+    }
+
+    fn append(&mut self, plan: &SweepPlan, record: &RunRecord) -> anyhow::Result<()> {
+        if let Results::Pending(path) = self {
+            let file = RunsFile::create(path, plan)?;
+            *self = Results::Open(file);
+        }
+        match self {
+            Results::Open(file) => file.append(record),
+            Results::Pending(_) => unreachable!("opened above"),
+        }
+    }
+}
+
 /// Runs the planned points in order, appending each; stops at the first failure and returns it.
 fn execute(
     plan: &SweepPlan,
     todo: &[PlannedRun],
     runner: &mut dyn PointRunner,
-    file: &mut RunsFile,
+    file: &mut Results,
     done: &mut Vec<RunRecord>,
     stop: &dyn Fn() -> bool,
 ) -> Option<Stop> {
@@ -453,7 +498,7 @@ fn execute(
         record.snd_index = planned.snd_index;
         record.rcv_index = planned.rcv_index;
         record.rep = planned.rep;
-        if let Err(err) = file.append(&record) {
+        if let Err(err) = file.append(plan, &record) {
             bar.finish();
             return Some(Stop::Failed(err));
         }
@@ -843,7 +888,7 @@ mod tests {
             transfer_bytes: Some(1_000_000),
             transfer_seconds: None,
         };
-        let mut file = RunsFile::create(&path, &plan).unwrap();
+        let mut file = Results::Open(RunsFile::create(&path, &plan).unwrap());
         let order = sweep::plan(4, 4, 1, 1);
         assert!(execute(&plan, &order, &mut model, &mut file, &mut done, &|| false).is_none());
         let report = build_report(&args, plan, 16, done, &path);

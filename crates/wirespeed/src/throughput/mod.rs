@@ -786,16 +786,10 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         output::print(&args.output, &doc).context("writing the result")?;
     }
     if let Some(why) = partial_reason {
-        let mut exit = Exit::partial(format!("partial result: {why} (what was counted is above)"));
         // Cut short by a signal: 128 + its number, as every long command and the shell say.
-        if crate::common::interrupt::requested() {
-            exit.code = crate::common::interrupt::Interrupted {
-                message: String::new(),
-                resume: None,
-            }
-            .status();
-        }
-        return Err(exit.into());
+        return Err(
+            Exit::cut_short(format!("partial result: {why} (what was counted is above)")).into(),
+        );
     }
     Ok(())
 }
