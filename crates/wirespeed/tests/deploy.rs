@@ -83,7 +83,7 @@ fn deploy_kubernetes_wires_key_memory_health_service_and_job_together() {
         "status.podIP"
     );
     let probe = &agent["readinessProbe"]["httpGet"];
-    assert_eq!(probe["path"], "/metrics");
+    assert_eq!(probe["path"], "/healthz");
     let named = agent["ports"]
         .as_array()
         .unwrap()
@@ -179,7 +179,7 @@ fn deploy_kubernetes_yaml_decodes_with_kubectls_types() {
             assert!(c["resources"]["limits"]["memory"].is_string(), "{back}");
             if back["kind"] == "DaemonSet" {
                 assert_eq!(pod["hostNetwork"], true, "{back}");
-                assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/metrics", "{back}");
+                assert_eq!(c["readinessProbe"]["httpGet"]["path"], "/healthz", "{back}");
                 assert!(
                     c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"].is_string(),
                     "{back}"

@@ -209,3 +209,111 @@ fn a_real_prometheus_scrapes_the_agents_counters() {
     drop(_prometheus);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A GET with an optional bearer token: the status line and the body.
+fn http_get_with(port: u16, path: &str, token: Option<&str>) -> (String, String) {
+    use std::io::{Read, Write};
+    let mut c = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    c.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    let auth = token.map_or(String::new(), |t| format!("Authorization: Bearer {t}\r\n"));
+    write!(c, "GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}\r\n").unwrap();
+    let mut out = String::new();
+    let _ = c.read_to_string(&mut out);
+    let (head, body) = out.split_once("\r\n\r\n").unwrap_or((&out, ""));
+    (
+        head.lines().next().unwrap_or("").to_string(),
+        body.to_string(),
+    )
+}
+
+/// `serve --metrics` with a token and probes: `/healthz` open to the kubelet, the other pages
+/// behind the token, and `/probe` running a module toward the agent itself.
+#[test]
+fn the_agents_metrics_port_serves_healthz_the_token_and_probes() {
+    let dir = scratch("metrics-token");
+    let token = "s3cret-token-0123456789";
+    std::fs::write(dir.join("token"), format!("{token}\n")).unwrap();
+    let token_file = dir.join("token").display().to_string();
+    let agent = super::util::ServeProcess::start(&[
+        "--metrics",
+        "127.0.0.1:0",
+        "--metrics-token-file",
+        &token_file,
+        "--probe-targets",
+        "127.0.0.0/8",
+        "--probe-module",
+        "tcp_1s=tcp:1s",
+    ]);
+    let metrics_port: u16 = agent
+        .stderr()
+        .lines()
+        .find_map(|l| l.strip_prefix("wirespeed agent: metrics on http://127.0.0.1:"))
+        .and_then(|rest| rest.strip_suffix("/metrics"))
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no metrics address in {}", agent.stderr()));
+    let (status, body) = http_get_with(metrics_port, "/healthz", None);
+    assert_eq!(
+        (status.as_str(), body.as_str()),
+        ("HTTP/1.1 200 OK", "ok\n")
+    );
+    let (status, _) = http_get_with(metrics_port, "/metrics", None);
+    assert!(status.starts_with("HTTP/1.1 401"), "{status}");
+    let (status, page) = http_get_with(metrics_port, "/metrics", Some(token));
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    assert!(page.contains("wirespeed_agent_refused_total{reason=\"authentication\"} 0\n"));
+    assert!(
+        !page.contains("client=\""),
+        "client addresses only with --metrics-clients"
+    );
+    let probe = format!("/probe?target=127.0.0.1:{}&module=tcp_1s", agent.port);
+    let (status, page) = http_get_with(metrics_port, &probe, Some(token));
+    assert_eq!(status, "HTTP/1.1 200 OK", "{page}");
+    assert!(page.contains("\nprobe_success 1\n"), "{page}");
+    assert!(
+        page.contains("probe_tcp_received_bits_per_second "),
+        "{page}"
+    );
+    let (status, _) = http_get_with(
+        metrics_port,
+        "/probe?target=198.51.100.1&module=tcp_1s",
+        Some(token),
+    );
+    assert!(status.starts_with("HTTP/1.1 403"), "{status}");
+    drop(agent);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn bad_metrics_and_probe_flags_are_one_line_each() {
+    let dir = scratch("metrics-bad");
+    std::fs::write(dir.join("short"), "abc\n").unwrap();
+    let short = dir.join("short").display().to_string();
+    let run = wirespeed(&[
+        "serve",
+        "-p",
+        "0",
+        "--metrics",
+        "127.0.0.1:0",
+        "--metrics-token-file",
+        &short,
+    ]);
+    assert_one_line_error(&run, "16 to 512");
+    let run = wirespeed(&[
+        "serve",
+        "-p",
+        "0",
+        "--metrics",
+        "127.0.0.1:0",
+        "--probe-targets",
+        "127.0.0.0/8",
+        "--probe-module",
+        "tcp_5s",
+    ]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("NAME=KIND:DURATION"), "{}", run.stderr);
+    let run = wirespeed(&["serve", "-p", "0", "--probe-targets", "127.0.0.0/8"]);
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert!(run.stderr.contains("--metrics"), "{}", run.stderr);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,11 +1,10 @@
 //! What every command shares: output paths and formats, common flags, host facts, the embedded
-//! data files, Ctrl-C and exit statuses, progress lines, the runs file, schedules, metrics and
-//! their exporter, and the install aids (completions, man pages). Nothing here imports a
+//! data files, Ctrl-C and exit statuses, progress lines, the runs file, schedules, metrics files
+//! and the install aids (completions, man pages). Nothing here imports a
 //! command (`tests/layers.rs` checks it).
 
 pub mod data;
 pub mod exit_status;
-pub mod exporter;
 pub mod flags;
 pub mod host;
 pub mod install_aids;

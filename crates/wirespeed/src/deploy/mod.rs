@@ -239,11 +239,11 @@ impl KubernetesArgs {
                                 "limits": {"memory": format!("{}Mi", limit >> 20)}
                             },
                             "readinessProbe": {
-                                "httpGet": {"path": "/metrics", "port": "metrics"},
+                                "httpGet": {"path": "/healthz", "port": "metrics"},
                                 "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3
                             },
                             "livenessProbe": {
-                                "httpGet": {"path": "/metrics", "port": "metrics"},
+                                "httpGet": {"path": "/healthz", "port": "metrics"},
                                 "initialDelaySeconds": 10, "periodSeconds": 30, "timeoutSeconds": 5
                             },
                             "securityContext": hardened,

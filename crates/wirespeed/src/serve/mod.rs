@@ -13,6 +13,10 @@ use wirespeed_model::{BitRate, ByteSize};
 use wirespeed_net::agent::SessionRecord;
 use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::consent::Cidr;
+use wirespeed_net::metrics::{
+    AgentRoutes, BearerToken, ListenerConfig, MetricsListener, Module, ProbeSettings, Prober,
+    SessionTotals,
+};
 use wirespeed_net::{Agent, AgentConfig, Limits};
 
 use wirespeed_net::control::DEFAULT_PORT;
@@ -81,11 +85,54 @@ pub(crate) struct ServeArgs {
     #[arg(long, short = 'J')]
     json: bool,
 
-    /// Serve the agent's counters and the process's resources to Prometheus on
-    /// http://ADDR:PORT/metrics (no authentication: bind it where only the scraper reaches,
-    /// e.g. --metrics 127.0.0.1:9210).
+    /// Serve the agent's counters to Prometheus on http://ADDR:PORT/metrics, `/healthz` for
+    /// the kubelet, and `/probe` with --probe-targets (docs/serve.md). Client addresses are
+    /// shown only with --metrics-clients; --metrics-token-file requires a bearer token.
     #[arg(long, value_name = "ADDR:PORT")]
     metrics: Option<SocketAddr>,
+
+    /// With --metrics: every page but /healthz needs `Authorization: Bearer TOKEN`, the
+    /// token in this file (Prometheus' `authorization: credentials_file`).
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    metrics_token_file: Option<PathBuf>,
+
+    /// With --metrics: show each client's address and last rate on /metrics.
+    #[arg(long, requires = "metrics")]
+    metrics_clients: bool,
+
+    /// With --metrics: connections held at once; a newcomer beyond it closes the oldest one
+    /// still sending its request.
+    #[arg(long, default_value_t = 1024, value_name = "N", requires = "metrics")]
+    metrics_max_connections: usize,
+
+    /// With --metrics: let Prometheus run probes (/probe) from this agent to agents in these
+    /// blocks (none by default). Example: --probe-targets 198.18.0.0/15.
+    #[arg(long, value_name = "CIDR", num_args = 1.., value_parser = parse_cidr, requires = "metrics")]
+    probe_targets: Vec<Cidr>,
+
+    /// A probe module, NAME=KIND:DURATION (kinds tcp, rr, latency; at most 60 s); repeat it.
+    /// Default: tcp_5s=tcp:5s, latency_10s=latency:10s, rr=rr:2s.
+    #[arg(long = "probe-module", value_name = "NAME=KIND:DURATION", value_parser = Module::parse,
+          requires = "probe_targets")]
+    probe_modules: Vec<Module>,
+
+    /// Probe modules from a file, one NAME=KIND:DURATION a line.
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "probe_targets",
+        conflicts_with = "probe_modules"
+    )]
+    probe_modules_file: Option<PathBuf>,
+
+    /// Probes running at once; one more is answered 503.
+    #[arg(
+        long,
+        default_value_t = 2,
+        value_name = "N",
+        requires = "probe_targets"
+    )]
+    probe_max: usize,
 
     /// Listen with Multipath TCP (RFC 8684), so that clients' `tcp --mptcp` data connections
     /// run MPTCP end to end; plain TCP clients are served as before.
@@ -157,12 +204,32 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             })
         })
         .transpose()?;
-    let totals = crate::common::exporter::Totals::default();
+    let totals = Arc::new(std::sync::Mutex::new(SessionTotals::default()));
+    let bearer = args
+        .metrics_token_file
+        .as_deref()
+        .map(BearerToken::from_file)
+        .transpose()
+        .map_err(anyhow::Error::msg)?;
+    let probe_modules = match &args.probe_modules_file {
+        Some(file) => Module::from_file(file).map_err(anyhow::Error::msg)?,
+        None if args.probe_modules.is_empty() => Module::defaults(),
+        None => {
+            wirespeed_net::metrics::probe::check_modules(&args.probe_modules)
+                .map_err(|e| anyhow::anyhow!("--probe-module: {e}"))?;
+            args.probe_modules.clone()
+        }
+    };
+    if args.probe_max == 0 || args.metrics_max_connections == 0 {
+        anyhow::bail!("--probe-max and --metrics-max-connections must be at least 1");
+    }
     let auth = args
         .auth_key_file
         .as_deref()
         .map(AuthKey::from_file)
         .transpose()?;
+    // The agent's key, also used toward the targets of /probe.
+    let auth_for_probes = auth.clone();
     let config = AgentConfig {
         limits: Limits {
             max_duration: args.max_duration,
@@ -230,19 +297,37 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     })?;
     let local = agent.local_addr()?;
+    // Held until the agent stops: dropping it stops the listener.
+    let mut _metrics_listener = None;
     if let Some(listener) = metrics {
         let handle = agent.handle();
-        let metrics_at = listener.local_addr()?;
-        crate::common::exporter::spawn(
-            listener,
-            Arc::new(move || {
-                let totals = totals
-                    .lock()
-                    .map(|t| crate::common::exporter::page(&handle.stats(), &t));
-                totals.unwrap_or_default()
-            }),
-        )?;
-        eprintln!("wirespeed agent: metrics on http://{metrics_at}/metrics");
+        let config = ListenerConfig {
+            max_connections: args.metrics_max_connections,
+            bearer,
+            ..ListenerConfig::default()
+        };
+        let prober = (!args.probe_targets.is_empty()).then(|| {
+            Prober::new(ProbeSettings {
+                modules: probe_modules,
+                targets: args.probe_targets.clone(),
+                max_at_once: args.probe_max,
+                auth: auth_for_probes.clone(),
+                default_port: DEFAULT_PORT,
+            })
+        });
+        let routes = AgentRoutes {
+            stats: Box::new(move || handle.stats()),
+            totals: totals.clone(),
+            listener: config.stats.clone(),
+            show_clients: args.metrics_clients,
+            prober,
+        };
+        let l = MetricsListener::spawn(listener, config, Arc::new(routes))?;
+        eprintln!(
+            "wirespeed agent: metrics on http://{}/metrics",
+            l.local_addr()
+        );
+        _metrics_listener = Some(l);
     }
     if args.json {
         log_json_start(local);
