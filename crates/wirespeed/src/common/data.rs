@@ -67,6 +67,10 @@ pub(crate) const LABS: &[DataFile] = &[
         text: include_str!("../../../../labs/shared-24.toml"),
     },
     DataFile {
+        path: "labs/t1-path.toml",
+        text: include_str!("../../../../labs/t1-path.toml"),
+    },
+    DataFile {
         path: "labs/two-host-10m.toml",
         text: include_str!("../../../../labs/two-host-10m.toml"),
     },
