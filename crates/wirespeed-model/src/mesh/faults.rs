@@ -254,8 +254,7 @@ pub fn judge(
     let mut faults = Vec::new();
 
     // Slow hosts.
-    for h in 0..n {
-        let r = reaches[h];
+    for (h, &r) in reaches.iter().enumerate().take(n) {
         if !r.is_finite() {
             continue;
         }
