@@ -258,7 +258,7 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
     assert_eq!(run.status, 2, "{}", run.stderr);
     let warnings = json(&run)["warnings"].to_string();
     assert!(
-        warnings.contains("did not consent: refused by the agent: authentication failed"),
+        warnings.contains("did not consent: the agent did not prove that it holds the key (its proof does not match"),
         "{warnings}"
     );
 
