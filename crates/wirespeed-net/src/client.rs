@@ -319,7 +319,7 @@ fn drive(
     intervals: &mut Vec<Interval>,
 ) -> Option<String> {
     let mut told_send_done = false;
-    let mut last = (0.0, running.samples());
+    let mut last = (0.0, running.zero());
     let tick = cfg.interval;
     let mut next = tick.map(|t| running.start + t);
     loop {

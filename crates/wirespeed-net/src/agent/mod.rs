@@ -1283,7 +1283,7 @@ fn supervise(
     let mut told_send_done = false;
     let tick = spec.interval_seconds.map(Duration::from_secs_f64);
     let mut next = tick.map(|t| running.start + t);
-    let mut last = (0.0, running.samples());
+    let mut last = (0.0, running.zero());
     loop {
         let wait = next.map_or(SUPERVISE_TICK, |at| {
             at.saturating_duration_since(Instant::now())
