@@ -406,6 +406,56 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     assert_nothing_left(&name);
 }
 
+/// The row of lab `name` in `lab status --json`'s list.
+fn listed(name: &str) -> serde_json::Value {
+    let run = wirespeed(&["lab", "status", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    doc["result"]["labs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["name"] == name)
+        .unwrap_or_else(|| panic!("{name} not listed: {}", run.stdout))
+        .clone()
+}
+
+#[test]
+fn lab_status_marks_a_lab_whose_emulator_is_gone() {
+    if !can_build_labs("emulator_gone") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let lab = UpLab::up(&lab_file("two-host-10m.toml"));
+    assert_eq!(listed(&lab.name)["emulator_running"], true);
+    let text = wirespeed(&["lab", "status"]);
+    let row = text.stdout.lines().find(|l| l.starts_with(&lab.name));
+    assert!(
+        row.is_some_and(|r| r.contains(" running ")),
+        "{}",
+        text.stdout
+    );
+    let pid = lab.pid();
+    // SAFETY: SIGKILL to the emulator of the lab this test built.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(gone_within(pid, Duration::from_secs(5)));
+    assert_eq!(listed(&lab.name)["emulator_running"], false);
+    let text = wirespeed(&["lab", "status"]);
+    assert_eq!(text.status, 0, "{}", text.stderr);
+    let row = text.stdout.lines().find(|l| l.starts_with(&lab.name));
+    assert!(row.is_some_and(|r| r.contains(" gone ")), "{}", text.stdout);
+    assert!(text.stdout.contains("emulator gone:"), "{}", text.stdout);
+    // Its own status names what is left to do rather than showing stale counters.
+    let one = wirespeed(&["lab", "status", &lab.name]);
+    assert_ne!(one.status, 0);
+    assert!(one.stderr.contains("is not running"), "{}", one.stderr);
+    let run = wirespeed(&["lab", "down", &lab.name]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let name = lab.name.clone();
+    drop(lab);
+    assert_nothing_left(&name);
+}
+
 #[test]
 fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
     if !can_build_labs("processes_end") {

@@ -265,8 +265,17 @@ enum StatusResult {
         rate_format: RateFormat,
     },
     List {
-        labs: Vec<LabRecord>,
+        labs: Vec<ListedLab>,
     },
+}
+
+/// A recorded lab in `lab status`'s list, marked when its emulator is gone (the lab then
+/// holds only what `lab down` removes).
+#[derive(Debug, Serialize)]
+struct ListedLab {
+    #[serde(flatten)]
+    lab: LabRecord,
+    emulator_running: bool,
 }
 
 fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
@@ -280,7 +289,7 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
                     ..
                 },
             ) = lifecycle::status(name)?;
-            if !lifecycle::alive(lab.pid) {
+            if !lifecycle::emulator_running(name) {
                 bail!(
                     "the emulator of lab {name} (pid {}) is not running; `wirespeed lab down {name}` removes what it left",
                     lab.pid
@@ -296,7 +305,12 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
         None => StatusResult::List {
             labs: lifecycle::running()
                 .iter()
-                .filter_map(|n| lifecycle::record(n).ok())
+                .filter_map(|n| {
+                    lifecycle::record(n).ok().map(|lab| ListedLab {
+                        lab,
+                        emulator_running: lifecycle::emulator_running(n),
+                    })
+                })
                 .collect(),
         },
     };
@@ -320,17 +334,29 @@ impl Render for StatusResult {
         match self {
             StatusResult::List { labs } if labs.is_empty() => writeln!(out, "no labs running"),
             StatusResult::List { labs } => {
-                let mut t = Table::new(["lab", "pid", "nodes", "file"]);
-                for lab in labs {
+                let mut t = Table::new(["lab", "pid", "emulator", "nodes", "file"]);
+                for ListedLab {
+                    lab,
+                    emulator_running,
+                } in labs
+                {
                     let nodes: Vec<&str> = lab.nodes.iter().map(|n| n.name.as_str()).collect();
                     t.row([
                         lab.name.clone(),
                         lab.pid.to_string(),
+                        if *emulator_running { "running" } else { "gone" }.to_string(),
                         nodes.join(" "),
                         lab.file.clone(),
                     ]);
                 }
-                write!(out, "{t}")
+                write!(out, "{t}")?;
+                if labs.iter().any(|l| !l.emulator_running) {
+                    writeln!(
+                        out,
+                        "emulator gone: the lab no longer forwards; `wirespeed lab down NAME` removes what it left"
+                    )?;
+                }
+                Ok(())
             }
             StatusResult::One {
                 lab,
@@ -533,6 +559,7 @@ impl Render for StatusResult {
                         "ecn marks",
                         "flows now/max",
                         "queue delay",
+                        "fq perturbation",
                     ]);
                     for p in ports {
                         let (Some(kind), Some(a)) = (&p.aqm, &p.counters.aqm) else {
@@ -550,13 +577,15 @@ impl Render for StatusResult {
                             group_digits(a.ecn_marks),
                             format!("{}/{}", a.flows, a.flows_max),
                             format_seconds(delay),
+                            p.fq_perturbation
+                                .map_or_else(|| "-".to_string(), |v| v.to_string()),
                         ]);
                     }
                     writeln!(out)?;
                     write!(out, "{aqm}")?;
                     writeln!(
                         out,
-                        "active queue management: drop aqm = CoDel's drops at dequeue; drop overflow = FQ-CoDel's drops from its fattest flow over the queue limit (also in drop queue); ECN marking is not implemented (always 0); queue delay = bytes waiting / rate"
+                        "active queue management: drop aqm = CoDel's drops at dequeue; drop overflow = FQ-CoDel's drops from its fattest flow over the queue limit (also in drop queue); ECN marking is not implemented (always 0); queue delay = bytes waiting / rate; fq perturbation = FQ-CoDel's flow-hash perturbation (set `fq_perturbation` to it in the topology to repeat the flow-to-queue mapping)"
                     )?;
                 }
                 if ports.iter().any(|p| p.medium == "full") {
