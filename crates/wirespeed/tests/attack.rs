@@ -478,3 +478,73 @@ fn finding_8_a_client_reaching_another_protocol_says_what_answered() {
         );
     }
 }
+
+/// Issue 32 item 3's must-show, all at once: 64 peers from 64 addresses say hello and sit idle
+/// in every session slot (the default `--max-sessions` is 64), 200 more connections say
+/// nothing, and the agent runs under `ulimit -n 256` and `pids.max` 200, so descriptors and
+/// threads run out too. A legitimate client is still served while all of them hold on: an idle
+/// session gives up its slot after its grace, and a failed accept or spawn evicts the oldest
+/// waiter instead of refusing the newcomer.
+#[test]
+fn issue_32_item_3_a_client_is_served_under_64_idle_hellos_nofile_256_and_pids_200() {
+    let mut agent = Agent::start(&["--idle-timeout", "60s", "--handshake-timeout", "30s"]);
+    let limit = libc::rlimit {
+        rlim_cur: 256,
+        rlim_max: 256,
+    };
+    // SAFETY: sets a limit of our own child, by its PID.
+    let set = unsafe {
+        libc::prlimit(
+            agent.pid(),
+            libc::RLIMIT_NOFILE,
+            &limit,
+            std::ptr::null_mut(),
+        )
+    };
+    assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    let tasks = if std::path::Path::new("/sys/fs/cgroup/pids").is_dir() {
+        TaskLimit::new(200, agent.pid())
+    } else {
+        None
+    };
+    if tasks.is_none() {
+        eprintln!("no pids cgroup v1 to join (not root?): tested under the descriptor limit only");
+    }
+    let hello = br#"{"type":"hello","protocol_version":1,"software":"idler"}"#;
+    let mut frame = (hello.len() as u32).to_be_bytes().to_vec();
+    frame.extend_from_slice(hello);
+    let mut idlers = Vec::new();
+    for i in 0..64u8 {
+        let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        s.bind(&std::net::SocketAddr::from(([127, 0, 3, 2 + i], 0)).into())
+            .unwrap();
+        if s.connect_timeout(&agent.addr().into(), Duration::from_secs(2))
+            .is_ok()
+        {
+            let mut s: TcpStream = s.into();
+            if s.write_all(&frame).is_ok() {
+                idlers.push(s);
+            }
+        }
+    }
+    let silent = idle_connections(&agent, 200);
+    assert!(idlers.len() >= 60, "{} idle hellos connected", idlers.len());
+    // Past the idle slot's grace, so that a slot can be given up.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert!(agent.alive(), "the agent died under the limits");
+    let t = Instant::now();
+    legitimate(&agent, &[]);
+    assert!(
+        t.elapsed() < Duration::from_secs(20),
+        "served after {:?}",
+        t.elapsed()
+    );
+    assert!(agent.alive());
+    // The limits were reached, so the test tested them.
+    assert!(
+        agent.notices().contains("Too many open files"),
+        "{}",
+        agent.notices()
+    );
+    drop((idlers, silent));
+}
