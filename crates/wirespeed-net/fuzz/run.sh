@@ -9,7 +9,7 @@ cd "$(dirname "$0")"
 secs=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode icmp_parse load_datagram datagrams http_head iperf3_control)
+[ ${#targets[@]} -gt 0 ] || targets=(decode icmp_parse load_datagram datagrams http_head iperf3_control handshake)
 export RUSTFLAGS="-Cpasses=sancov-module -Cllvm-args=-sanitizer-coverage-level=4 \
 -Cllvm-args=-sanitizer-coverage-inline-8bit-counters -Cllvm-args=-sanitizer-coverage-pc-table \
 -Cllvm-args=-sanitizer-coverage-trace-compares --cfg fuzzing -Cdebug-assertions -Coverflow-checks"

@@ -198,6 +198,93 @@ pub fn iperf3_control(data: &[u8]) {
     }
 }
 
+/// The keyed handshake and the sealed frames after it (issue 32 item 1): what an attacker
+/// without the key sends. The first byte chooses what the rest is read as:
+/// - 0: a sealed frame's body from the wire; it opens only if it is the genuine next frame, and
+///   a frame that does not open leaves the seal's count alone, so the genuine frame still opens;
+/// - 1: a genuine frame carrying the rest as an error text, one bit of it flipped (the second
+///   and third bytes say where); the changed frame never opens, the genuine one decodes to its
+///   message, and it cannot be opened twice (a replay) nor by the end that sent it;
+/// - 2: a proof: it verifies only if it is the genuine one for its role, and the agent's proof
+///   never passes as the client's (a reflection);
+/// - 3: hex text: what `unhex` accepts, `hex` writes back in lower case.
+pub fn handshake(data: &[u8]) {
+    use crate::auth::{AuthKey, Role, hex, unhex};
+    use crate::control::{Message, encode_sealed, frame_body, open_sealed};
+    let Some((&mode, rest)) = data.split_first() else {
+        return;
+    };
+    let key = AuthKey::from_bytes(b"0123456789abcdef0123456789abcdef");
+    let h = key.handshake(1, "fuzz", &[1; 16], &[2; 16]);
+    match mode % 4 {
+        0 => {
+            let mut agent = h.seal(Role::Agent);
+            let mut client = h.seal(Role::Client);
+            let genuine = encode_sealed(
+                &Message::Error {
+                    message: "genuine".into(),
+                },
+                &mut client,
+            );
+            let body = &genuine[4..];
+            if rest == body {
+                return;
+            }
+            assert!(
+                open_sealed(rest, &mut agent).is_none(),
+                "a forged frame opened"
+            );
+            assert!(matches!(open_sealed(body, &mut agent), Some(Ok(_))));
+        }
+        1 => {
+            let Some((&[at_hi, at_lo], text)) = rest.split_first_chunk::<2>() else {
+                return;
+            };
+            let message = Message::Error {
+                message: String::from_utf8_lossy(text).into_owned(),
+            };
+            let mut client = h.seal(Role::Client);
+            let frame = encode_sealed(&message, &mut client);
+            let body = frame_body(&frame)
+                .expect("a frame under the cap")
+                .expect("complete");
+            let mut changed = body.to_vec();
+            let at = usize::from(u16::from_be_bytes([at_hi, at_lo])) % (changed.len() * 8);
+            changed[at / 8] ^= 1 << (at % 8);
+            let mut agent = h.seal(Role::Agent);
+            assert!(
+                open_sealed(&changed, &mut agent).is_none(),
+                "a changed frame opened"
+            );
+            match open_sealed(body, &mut agent) {
+                Some(Ok(m)) => assert_eq!(m, message),
+                other => panic!("the genuine frame did not open: {other:?}"),
+            }
+            assert!(
+                open_sealed(body, &mut agent).is_none(),
+                "a replayed frame opened"
+            );
+            let mut sender = h.seal(Role::Client);
+            assert!(
+                open_sealed(body, &mut sender).is_none(),
+                "a reflected frame opened"
+            );
+        }
+        2 => {
+            for role in [Role::Client, Role::Agent] {
+                assert_eq!(h.verify(role, rest), rest == h.proof(role));
+            }
+            assert!(!h.verify(Role::Client, &h.proof(Role::Agent)));
+        }
+        _ => {
+            if let Some(bytes) = std::str::from_utf8(rest).ok().and_then(unhex) {
+                let text = std::str::from_utf8(rest).expect("checked");
+                assert_eq!(hex(&bytes), text.to_ascii_lowercase());
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     /// Replays a committed corpus through `check`; the count of files read.
@@ -230,6 +317,12 @@ mod tests {
     fn the_iperf3_control_corpus_replays() {
         let n = replay("iperf3_control", super::iperf3_control);
         assert!(n >= 8, "{n} files");
+    }
+
+    #[test]
+    fn the_handshake_corpus_replays() {
+        let n = replay("handshake", super::handshake);
+        assert!(n >= 4, "{n} files");
     }
 
     #[test]

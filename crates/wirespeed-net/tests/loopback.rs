@@ -474,3 +474,38 @@ fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
     }
     h.stop();
 }
+
+/// An agent that stops mid-test tells a keyed client why in a sealed frame: the client reads
+/// "the agent is shutting down", not a forged frame (the stop used to write an unsealed one
+/// from outside the session).
+#[test]
+fn a_keyed_client_reads_why_the_agent_stopped() {
+    let key = AuthKey::from_bytes(b"a shared secret of some length");
+    let (addr, h) = agent(AgentConfig {
+        auth: Some(key.clone()),
+        ..AgentConfig::default()
+    });
+    let mut c = config(
+        addr,
+        TestSpec {
+            amount: Amount::Seconds(20.0),
+            ..TestSpec::default()
+        },
+    );
+    c.auth = Some(key);
+    let client = std::thread::spawn(move || run(&c));
+    // Bounded: the test is under way once the agent counts a session.
+    let t = Instant::now();
+    while h.stats().sessions == 0 && t.elapsed() < Duration::from_secs(10) {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    std::thread::sleep(Duration::from_millis(300));
+    let t = Instant::now();
+    h.stop();
+    let said = match client.join().unwrap() {
+        Ok(out) => format!("{:?}", out.error),
+        Err(e) => e.to_string(),
+    };
+    assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+    assert!(said.contains("the agent is shutting down"), "{said}");
+}

@@ -655,15 +655,12 @@ impl Agent {
                 }
             }
         }
-        // Tell live sessions and unblock them.
+        // Unblock live sessions: a read on a socket shut for reading returns at once, and the
+        // session's own thread says why in its next frame. Not a write from here: a keyed
+        // session's frames are sealed, and an unsealed one reads as a forgery at the client
+        // (and could interleave with the session's own frame).
         for (_, c) in lock(&shared.controls).drain() {
-            let _ = crate::control::write_message(
-                &mut &c,
-                &Message::Error {
-                    message: "the agent is shutting down".into(),
-                },
-            );
-            let _ = c.shutdown(std::net::Shutdown::Both);
+            let _ = c.shutdown(std::net::Shutdown::Read);
         }
         let deadline = Instant::now() + Duration::from_secs(3);
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
@@ -750,8 +747,14 @@ fn handle_connection(
             record.message = Some(reason);
         }
         Err(SessionEnd::Failed(e)) => {
-            let message = e.to_string();
-            if !matches!(e, SessionError::Closed) {
+            // A session whose read was shut by the agent's stop ended because of it.
+            let stopped = shared.stopping() && matches!(e, SessionError::Closed);
+            let message = if stopped {
+                "the agent is shutting down".to_string()
+            } else {
+                e.to_string()
+            };
+            if stopped || !matches!(e, SessionError::Closed) {
                 let _ = ctl.send(&Message::Error {
                     message: message.clone(),
                 });
