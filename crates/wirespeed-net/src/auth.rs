@@ -284,7 +284,12 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Bytes from hex, or `None` if `text` is not an even number of hex digits.
 pub fn unhex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || text.len() > 4096 {
+    // Digits only: `from_str_radix` alone also takes a sign, so "+9" read as byte 9 (found by
+    // the `handshake` fuzz target).
+    if !text.len().is_multiple_of(2)
+        || text.len() > 4096
+        || !text.bytes().all(|b| b.is_ascii_hexdigit())
+    {
         return None;
     }
     (0..text.len())
@@ -376,6 +381,8 @@ mod tests {
         assert!(unhex("abc").is_none());
         assert!(unhex("zz").is_none());
         assert!(unhex("é1").is_none());
+        assert!(unhex("+9").is_none(), "a sign is not a digit");
+        assert!(unhex("-1ab").is_none());
     }
 
     #[test]

@@ -30,6 +30,12 @@ pub fn from_value<T: DeserializeOwned>(value: Value) -> serde_json::Result<T> {
     T::deserialize(Lenient(value))
 }
 
+/// [`from_value`] for a borrowed value: the tree is read in place, not copied (a copy of a
+/// large document's tree doubled `report`'s peak memory).
+pub fn from_value_ref<T: DeserializeOwned>(value: &Value) -> serde_json::Result<T> {
+    T::deserialize(NanNull(value))
+}
+
 /// A deserializer whose `null`s read as NaN where a float is expected; everything else is the
 /// inner deserializer's, and every value nested in a sequence, map, option or enum is read
 /// through the same wrapper.
@@ -550,9 +556,14 @@ mod tests {
         let text = r#"{"kind": "tcp", "rows": [{"rate_bits_per_second": null, "note": null},
             {"rate_bits_per_second": 3, "note": "n"}], "best": null, "count": 2}"#;
         let direct: Outer = from_str(text).unwrap();
-        let tree: Outer = from_value(serde_json::from_str(text).unwrap()).unwrap();
+        let parsed: Value = serde_json::from_str(text).unwrap();
+        let borrowed: Outer = from_value_ref(&parsed).unwrap();
+        let tree: Outer = from_value(parsed).unwrap();
         assert!(direct.rows[0].rate_bits_per_second.is_nan());
+        assert!(borrowed.rows[0].rate_bits_per_second.is_nan());
         assert_eq!(direct.rows[1], tree.rows[1]);
+        assert_eq!(borrowed.rows[1], tree.rows[1]);
+        assert_eq!((borrowed.best, borrowed.count), (None, 2));
         assert_eq!(direct.rows[1].rate_bits_per_second, 3.0);
         assert_eq!(
             (direct.kind, direct.best, direct.count),

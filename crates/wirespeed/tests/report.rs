@@ -130,3 +130,72 @@ fn bad_json_is_one_line_with_file_line_and_column() {
     let run = wirespeed(&["report", s(&dir.path("missing.json"))]);
     assert_one_line_error(&run, "missing.json");
 }
+
+/// Issue 32 item 5: a file just under `report`'s 64 MiB cap, of the shape that costs the most
+/// memory (an `iperf3 -J` document of a long test: ~100,000 small interval objects), is
+/// rendered with a peak resident set under 10x its size. The peak is the child's own
+/// (`wait4`'s `ru_maxrss`), so nothing this test holds is counted.
+#[test]
+fn a_file_near_the_cap_is_rendered_under_ten_times_its_size() {
+    const NEAR_CAP: usize = 63 * 1024 * 1024;
+    let dir = Scratch::new("memory");
+    let example = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../examples/iperf3-tcp.json"
+    );
+    let mut doc: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(example).unwrap()).expect("the example parses");
+    let one = doc["intervals"].as_array().unwrap().clone();
+    let per_interval = serde_json::to_string_pretty(&one[0]).unwrap().len();
+    let count = (NEAR_CAP - 64 * 1024) / (per_interval + 16);
+    let intervals: Vec<serde_json::Value> =
+        (0..count).map(|i| one[i % one.len()].clone()).collect();
+    doc["intervals"] = serde_json::Value::Array(intervals);
+    let mut text = serde_json::to_string_pretty(&doc).unwrap();
+    // Trim to just under the cap (whole intervals only).
+    while text.len() > NEAR_CAP {
+        let a = doc["intervals"].as_array_mut().unwrap();
+        let keep = a.len() * 95 / 100;
+        a.truncate(keep);
+        text = serde_json::to_string_pretty(&doc).unwrap();
+    }
+    drop(doc);
+    let input = dir.path("long-iperf3.json");
+    fs::write(&input, &text).unwrap();
+    let size = text.len();
+    drop(text);
+    assert!(size > 48 * 1024 * 1024, "{size} bytes: near the cap");
+    let page = dir.path("page.html");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["report", s(&input), "-o", s(&page)])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is valid; wait4 reaps our own child by its PID.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(
+        pid,
+        child.id() as i32,
+        "{}",
+        std::io::Error::last_os_error()
+    );
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "report failed: {status}"
+    );
+    let peak = usage.ru_maxrss as usize * 1024;
+    eprintln!(
+        "report of {:.1} MiB: peak {:.0} MiB ({:.1}x)",
+        size as f64 / 1048576.0,
+        peak as f64 / 1048576.0,
+        peak as f64 / size as f64
+    );
+    assert!(
+        peak < 10 * size,
+        "peak {peak} bytes for {size} bytes of file: over 10x"
+    );
+    assert!(fs::read_to_string(&page).unwrap().contains("<svg"));
+}

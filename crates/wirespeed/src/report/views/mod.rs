@@ -18,14 +18,14 @@ fn result_of<T: DeserializeOwned>(doc: &Value) -> Result<T, String> {
     struct Of<T> {
         result: T,
     }
-    wirespeed_report::decode::from_value::<Of<T>>(doc.clone())
+    wirespeed_report::decode::from_value_ref::<Of<T>>(doc)
         .map(|of| of.result)
         .map_err(|e| e.to_string())
 }
 
 /// A whole document (a results file's plan with its runs) decoded into `T`.
 fn decode_whole<T: DeserializeOwned>(doc: &Value) -> Result<T, String> {
-    wirespeed_report::decode::from_value::<T>(doc.clone()).map_err(|e| e.to_string())
+    wirespeed_report::decode::from_value_ref::<T>(doc).map_err(|e| e.to_string())
 }
 
 /// Fields whose presence tells two shapes of one schema apart.
