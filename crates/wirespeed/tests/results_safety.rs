@@ -430,16 +430,13 @@ fn probe_ctrl_c_prints_the_partial_fit() {
     assert_stopped_by_sigint(&stopped, "probe 127.0.0.1");
 }
 
-/// SplitMix64: the crash test's instants and offsets, reproducible from the seed it prints.
-struct Rng(u64);
+/// The crash test's instants and offsets, reproducible from the seed it prints (the model's
+/// SplitMix64).
+struct Rng(wirespeed_model::stats::SplitMix64);
 
 impl Rng {
     fn below(&mut self, n: u64) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        (z ^ (z >> 31)) % n.max(1)
+        self.0.next_u64() % n.max(1)
     }
 }
 
@@ -455,7 +452,7 @@ fn crash_and_resume(
     seed: u64,
 ) {
     let dir = Dir::new(name);
-    let mut rng = Rng(seed);
+    let mut rng = Rng(wirespeed_model::stats::SplitMix64::new(seed));
     let mut kills = 0;
     for round in 0..5 {
         let args = if Path::new(file).exists() {
