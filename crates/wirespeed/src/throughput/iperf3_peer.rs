@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use wirespeed_net::env::Environment;
 use wirespeed_net::iperf3::Results;
 use wirespeed_net::iperf3::client::{self, Iperf3Error};
-use wirespeed_net::{Progress, TestOutcome};
+use wirespeed_net::{Amount, Progress, TestOutcome};
 
 use super::{Config, ThroughputArgs};
 use crate::common::exit_status::Exit;
@@ -91,10 +91,25 @@ pub(crate) fn run(
     interrupt: Arc<AtomicBool>,
     live: &mut dyn Progress,
 ) -> anyhow::Result<(TestOutcome, Iperf3Peer)> {
+    // wirespeed's -O is part of -t; iperf3's comes on top of its -t: the server is asked for
+    // what is left after the warm-up, so that `-t 4 -O 1` runs 4 s here as against an agent.
+    let mut spec = config.spec.clone();
+    if let Amount::Seconds(t) = spec.amount
+        && spec.omit_seconds > 0.0
+    {
+        let counted = t - spec.omit_seconds;
+        if counted < 1.0 {
+            bail!(
+                "-t {t} -O {}: with --iperf3 at least 1 s must follow the warm-up; raise -t",
+                spec.omit_seconds
+            );
+        }
+        spec.amount = Amount::Seconds(counted);
+    }
     let cfg = client::Config {
         server,
         bind: config.bind,
-        spec: config.spec.clone(),
+        spec,
         timeout: SERVER_TIMEOUT,
         interrupt: Some(interrupt),
     };
