@@ -144,9 +144,10 @@ fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
         );
         let warned = ours["warnings"].as_array().unwrap();
         assert!(
-            warned
-                .iter()
-                .any(|w| w.as_str().unwrap().contains("not reported by the iperf3 server")),
+            warned.iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .contains("not reported by the iperf3 server")),
             "{warned:?}"
         );
     }
@@ -196,7 +197,11 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
         let text = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "iperf3 -c {args:?}: {text}");
         let report: Value = serde_json::from_str(&text).unwrap();
-        assert!(report.get("error").is_none(), "{args:?}: {}", report["error"]);
+        assert!(
+            report.get("error").is_none(),
+            "{args:?}: {}",
+            report["error"]
+        );
         let received = report
             .pointer("/end/sum_received/bytes")
             .or_else(|| report.pointer("/end/sum/bytes"))
@@ -220,7 +225,11 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
     };
     let mut s = std::net::TcpStream::connect(&metrics).unwrap();
     s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    write!(s, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n").unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
     let mut page = String::new();
     let _ = s.read_to_string(&mut page);
     assert!(
@@ -233,10 +242,7 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
 /// What iperf3's protocol cannot carry is refused before anything is sent: one line, exit 2.
 #[test]
 fn flags_iperf3_cannot_carry_are_refused() {
-    assert_one_line_error(
-        &wirespeed(&["tcp", "--iperf3", "-t", "1"]),
-        "give its HOST",
-    );
+    assert_one_line_error(&wirespeed(&["tcp", "--iperf3", "-t", "1"]), "give its HOST");
     assert_one_line_error(
         &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "--mptcp"]),
         "--mptcp with --iperf3",
@@ -253,6 +259,14 @@ fn flags_iperf3_cannot_carry_are_refused() {
         &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "-t", "1.5"]),
         "whole seconds",
     );
-    let run = wirespeed(&["serve", "-B", "127.0.0.1", "-p", "15299", "--iperf3", "15299"]);
+    let run = wirespeed(&[
+        "serve",
+        "-B",
+        "127.0.0.1",
+        "-p",
+        "15299",
+        "--iperf3",
+        "15299",
+    ]);
     assert_one_line_error(&run, "the agent's own port");
 }

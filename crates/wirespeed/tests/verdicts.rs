@@ -398,7 +398,9 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
         return;
     }
     if Command::new("iperf3").arg("--version").output().is_err() {
-        eprintln!("tcp --iperf3 in a lab: skipped: iperf3 is not installed (scripts/install-deps.sh)");
+        eprintln!(
+            "tcp --iperf3 in a lab: skipped: iperf3 is not installed (scripts/install-deps.sh)"
+        );
         return;
     }
     let file = std::env::temp_dir().join(format!("ws-verdicts-ip3-{}.toml", std::process::id()));
@@ -430,6 +432,7 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
     let _ = server.wait();
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("(iperf3 server)"), "{}", run.stdout);
+    eprintln!("tcp --iperf3 across a 10 Mbit/s lab link: {}", run.stdout);
     let verdict = run
         .stdout
         .lines()

@@ -22,9 +22,7 @@ use super::codec::{
 };
 use super::stream::{self, Count, Shared, read_json, read_state, write_all_within};
 use crate::client::{Progress, TestOutcome};
-use crate::report::{
-    CpuTime, Interval, IntervalSum, Role, SideReport, StreamReport, UdpReport,
-};
+use crate::report::{CpuTime, Interval, IntervalSum, Role, SideReport, StreamReport, UdpReport};
 use crate::sock;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 

@@ -552,7 +552,9 @@ mod tests {
         assert!(page(&stats, &t, &ListenerStats::default(), true).contains(
             "wirespeed_agent_last_test_bits_per_second{client=\"198.18.0.7\"} 8000000\n"
         ));
-        assert!(!page(&stats, &t, &ListenerStats::default(), false).contains("wirespeed_agent_iperf3_"));
+        assert!(
+            !page(&stats, &t, &ListenerStats::default(), false).contains("wirespeed_agent_iperf3_")
+        );
     }
 
     /// iperf3 tests add to the agent's own series and show on their own beside them.

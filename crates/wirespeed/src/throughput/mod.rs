@@ -657,7 +657,11 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     };
     let mut header = text::header(spec, agent_addr, remote.is_none());
     if config.iperf3 {
-        header = header.replacen(&agent_addr.to_string(), &format!("{agent_addr} (iperf3 server)"), 1);
+        header = header.replacen(
+            &agent_addr.to_string(),
+            &format!("{agent_addr} (iperf3 server)"),
+            1,
+        );
     }
     live.announce(header);
     let interrupt = crate::common::interrupt::watch();
