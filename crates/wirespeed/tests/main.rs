@@ -14,6 +14,7 @@ mod exit_statuses;
 mod harness;
 mod install_aids;
 mod iperf3_json;
+mod iperf3_peer;
 mod json_golden;
 mod lab;
 mod latency;

@@ -47,6 +47,8 @@ pub(crate) fn assert_one_line_error(run: &Run, needle: &str) {
 pub(crate) struct ServeProcess {
     child: std::process::Child,
     pub(crate) port: u16,
+    /// The iperf3 service's port, when started with `--iperf3`.
+    pub(crate) iperf3_port: Option<u16>,
     stderr_path: std::path::PathBuf,
 }
 
@@ -92,9 +94,17 @@ impl ServeProcess {
             .spawn()
             .expect("the agent starts");
         let mut first = String::new();
-        std::io::BufReader::new(child.stdout.as_mut().unwrap())
-            .read_line(&mut first)
-            .unwrap();
+        let mut reader = std::io::BufReader::new(child.stdout.as_mut().unwrap());
+        reader.read_line(&mut first).unwrap();
+        // `--iperf3 PORT`: the second line names the iperf3 service's address.
+        let mut second = String::new();
+        if extra.contains(&"--iperf3") {
+            reader.read_line(&mut second).unwrap();
+        }
+        drop(reader);
+        let iperf3_port = second
+            .split_whitespace()
+            .find_map(|w| w.rsplit_once(':').and_then(|(_, p)| p.parse().ok()));
         let port = first
             .split_whitespace()
             .nth(4)
@@ -111,6 +121,7 @@ impl ServeProcess {
         ServeProcess {
             child,
             port,
+            iperf3_port,
             stderr_path,
         }
     }

@@ -390,6 +390,63 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
     );
 }
 
+/// `tcp --iperf3` to an `iperf3 -s` in the far namespace names the lab link's ceiling and
+/// reaches it as the native test above does (same verdict, same lab, same duration).
+#[test]
+fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_test() {
+    if !can_build_labs("tcp --iperf3 in a lab") {
+        return;
+    }
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        eprintln!(
+            "tcp --iperf3 in a lab: skipped: iperf3 is not installed (scripts/install-deps.sh)"
+        );
+        return;
+    }
+    let file = std::env::temp_dir().join(format!("ws-verdicts-ip3-{}.toml", std::process::id()));
+    std::fs::write(&file, TEN_MEGABIT.replace("verdicts", "verdicts-ip3")).unwrap();
+    let lab = TestLab::up(&file);
+    let _ = std::fs::remove_file(&file);
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let target = lab.address("h2");
+    // The namespace is this test's own: iperf3's port 5201 is free there.
+    let mut server = Command::new("ip")
+        .args(["netns", "exec", &h2, "iperf3", "-s", "-1", "-B", &target])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let run = loop {
+        let run = in_namespace(&h1, &["tcp", &target, "--iperf3", "-t", "4", "-O", "1"]);
+        if run.status != 0
+            && run.stderr.contains("cannot connect")
+            && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            continue;
+        }
+        break run;
+    };
+    let _ = server.kill();
+    let _ = server.wait();
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(run.stdout.contains("(iperf3 server)"), "{}", run.stdout);
+    eprintln!("tcp --iperf3 across a 10 Mbit/s lab link: {}", run.stdout);
+    let verdict = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("verdict:"))
+        .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
+    assert!(
+        verdict.starts_with("verdict: the link is the bound: ")
+            && verdict.contains("of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet")
+            && verdict.contains(&format!("link h1-h2 of lab {} as configured", lab.name)),
+        "{verdict}"
+    );
+    assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);
+}
+
 /// A namespace this test made (`ws-` prefix), removed when dropped.
 struct Netns(String);
 

@@ -87,6 +87,24 @@ pub struct AgentStats {
     pub test_datagrams_sent: u64,
     /// UDP datagrams this agent's test streams received (unique sequence numbers), in all.
     pub test_datagrams_received: u64,
+    /// The iperf3 service beside the agent (`serve --iperf3`), when it runs; its caller
+    /// fills it in, the agent knows nothing of it.
+    pub iperf3: Option<Iperf3Counts>,
+}
+
+/// What the iperf3 service (`crate::iperf3::server`) has done, for the agent's metrics.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Iperf3Counts {
+    /// Tests running now.
+    pub sessions: usize,
+    /// Tests that ran to their results, in all.
+    pub completed: u64,
+    /// Clients refused or tests that failed (busy, limits, bad parameters, timeouts), in all.
+    pub refused: u64,
+    /// Payload bytes sent to clients, in all (added as each test ends).
+    pub bytes_sent: u64,
+    /// Payload bytes received from clients, in all (added as each test ends).
+    pub bytes_received: u64,
 }
 
 /// How often a running test adds what its streams moved to the agent's totals: a
@@ -203,6 +221,7 @@ impl Shared {
             test_bytes_received: self.live.bytes_received.load(Ordering::Relaxed),
             test_datagrams_sent: self.live.datagrams_sent.load(Ordering::Relaxed),
             test_datagrams_received: self.live.datagrams_received.load(Ordering::Relaxed),
+            iperf3: None,
         }
     }
 }
@@ -519,6 +538,12 @@ impl Agent {
     /// The bound address (with the real port when bound to port 0).
     pub fn local_addr(&self) -> io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The agent's memory budget (`--max-memory`), for a service beside it that must draw
+    /// from the same one (`serve --iperf3`).
+    pub fn memory_budget(&self) -> Arc<Budget> {
+        self.shared.budget.clone()
     }
 
     /// A handle that stops this agent.

@@ -21,8 +21,8 @@ use super::codec::{
     encode_json, stream_id,
 };
 use super::stream::{self, Count, Shared, read_json, read_state, write_all_within};
-use crate::client::TestOutcome;
-use crate::report::{CpuTime, Role, SideReport, StreamReport, UdpReport};
+use crate::client::{Progress, TestOutcome};
+use crate::report::{CpuTime, Interval, IntervalSum, Role, SideReport, StreamReport, UdpReport};
 use crate::sock;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
@@ -182,8 +182,20 @@ struct Opened {
     udp: Option<UdpSocket>,
 }
 
-/// Runs one test against the iperf3 server at `cfg.server`.
+/// Runs one test against the iperf3 server at `cfg.server`, without intervals.
 pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
+    run_with(cfg, None, &mut |_: &Interval| {})
+}
+
+/// Runs one test against the iperf3 server at `cfg.server`, handing `progress` an interval
+/// every `interval` after the warm-up. An iperf3 server sends nothing during the test, so an
+/// interval holds this end's totals of each direction (`sum_sent`, `sum_received`), read from
+/// the streams' shared counters; it has no per-stream lines and no `TCP_INFO`.
+pub fn run_with(
+    cfg: &Config,
+    interval: Option<Duration>,
+    progress: &mut dyn Progress,
+) -> Result<Outcome, Iperf3Error> {
     let spec = &cfg.spec;
     let params = params_for(spec)?;
     let addr = cfg.server;
@@ -322,9 +334,22 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         Amount::Bytes(_) => None,
     };
     let mut error = None;
+    let mut ticker = interval
+        .filter(|i| !i.is_zero())
+        .map(|every| Ticker::new(every, shared.counted_from, spec));
+    let mut intervals = Vec::new();
     let _ = ctrl.set_nonblocking(true);
     loop {
         std::thread::sleep(Duration::from_millis(5));
+        if let Some(t) = ticker.as_mut()
+            && let Some(iv) = t.tick(&shared, Instant::now())
+        {
+            progress.interval(&iv);
+            // Bounded: one per interval of a test whose length the server also caps.
+            if intervals.len() < MAX_INTERVALS {
+                intervals.push(iv);
+            }
+        }
         if end.is_some_and(|e| Instant::now() >= e) {
             break;
         }
@@ -430,7 +455,7 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         test: TestOutcome {
             client,
             agent: Some(agent),
-            intervals: Vec::new(),
+            intervals,
             error: None,
             local,
             remote: addr,
@@ -439,6 +464,65 @@ pub fn run(cfg: &Config) -> Result<Outcome, Iperf3Error> {
         server_results: theirs,
         missing,
     })
+}
+
+/// Intervals kept for the report; a longer test's later intervals are shown but not kept.
+const MAX_INTERVALS: usize = 100_000;
+
+/// Cuts the streams' shared totals into intervals of `every`, from the end of the warm-up.
+struct Ticker {
+    every: Duration,
+    from: Instant,
+    next: Instant,
+    sent: u64,
+    received: u64,
+    sends: bool,
+    receives: bool,
+}
+
+impl Ticker {
+    fn new(every: Duration, from: Instant, spec: &TestSpec) -> Ticker {
+        Ticker {
+            every,
+            from,
+            next: from + every,
+            sent: 0,
+            received: 0,
+            sends: spec.direction != Direction::Receive,
+            receives: spec.direction != Direction::Send,
+        }
+    }
+
+    /// The interval that ended by `now`, if one did.
+    fn tick(&mut self, shared: &Shared, now: Instant) -> Option<Interval> {
+        if now < self.next {
+            return None;
+        }
+        let start = self.next - self.every;
+        let seconds = self.every.as_secs_f64();
+        let sent = shared.sent.load(Ordering::Relaxed);
+        let received = shared.received.load(Ordering::Relaxed);
+        let sum = |bytes: u64| IntervalSum {
+            bytes,
+            bits_per_second: bytes as f64 * 8.0 / seconds,
+            datagrams: None,
+            retransmits: None,
+        };
+        let iv = Interval {
+            start_seconds: start.duration_since(self.from).as_secs_f64(),
+            end_seconds: self.next.duration_since(self.from).as_secs_f64(),
+            omitted: false,
+            streams: Vec::new(),
+            sum_sent: self.sends.then(|| sum(sent.saturating_sub(self.sent))),
+            sum_received: self
+                .receives
+                .then(|| sum(received.saturating_sub(self.received))),
+        };
+        self.sent = sent;
+        self.received = received;
+        self.next += self.every;
+        Some(iv)
+    }
 }
 
 fn joined(h: std::thread::JoinHandle<Count>) -> Count {
@@ -705,4 +789,37 @@ fn server_side(
         },
         missing,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each interval holds what the counters gained since the last one, at its own length.
+    #[test]
+    fn intervals_cut_the_shared_totals() {
+        let shared = Shared::new(Duration::ZERO, 0);
+        let spec = TestSpec {
+            direction: Direction::Both,
+            ..TestSpec::default()
+        };
+        let from = shared.counted_from;
+        let mut t = Ticker::new(Duration::from_secs(1), from, &spec);
+        assert!(t.tick(&shared, from + Duration::from_millis(500)).is_none());
+        shared.sent.store(1_000_000, Ordering::Relaxed);
+        shared.received.store(250_000, Ordering::Relaxed);
+        let a = t.tick(&shared, from + Duration::from_millis(1001)).unwrap();
+        assert_eq!((a.start_seconds, a.end_seconds), (0.0, 1.0));
+        assert_eq!(a.sum_sent.as_ref().unwrap().bits_per_second, 8e6);
+        assert_eq!(a.sum_received.as_ref().unwrap().bytes, 250_000);
+        shared.sent.store(1_500_000, Ordering::Relaxed);
+        let b = t.tick(&shared, from + Duration::from_millis(2003)).unwrap();
+        assert_eq!((b.start_seconds, b.end_seconds), (1.0, 2.0));
+        assert_eq!(b.sum_sent.unwrap().bytes, 500_000);
+        assert_eq!(b.sum_received.unwrap().bytes, 0);
+        let only_send = Ticker::new(Duration::from_secs(1), from, &TestSpec::default())
+            .tick(&shared, from + Duration::from_secs(1))
+            .unwrap();
+        assert!(only_send.sum_received.is_none() && only_send.sum_sent.is_some());
+    }
 }

@@ -56,6 +56,7 @@ pub struct Server {
     config: AgentConfig,
     stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
+    budget: Option<Arc<Budget>>,
 }
 
 /// Stops a running service and reads its counts.
@@ -63,6 +64,19 @@ pub struct Server {
 pub struct Handle {
     stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
+}
+
+impl Stats {
+    /// The counts now, as the agent's metrics show them.
+    pub fn counts(&self) -> crate::agent::Iperf3Counts {
+        crate::agent::Iperf3Counts {
+            sessions: self.sessions.load(Ordering::Acquire),
+            completed: self.completed_total.load(Ordering::Relaxed),
+            refused: self.refused_total.load(Ordering::Relaxed),
+            bytes_sent: self.sent_bytes_total.load(Ordering::Relaxed),
+            bytes_received: self.received_bytes_total.load(Ordering::Relaxed),
+        }
+    }
 }
 
 impl Handle {
@@ -120,7 +134,15 @@ impl Server {
             config,
             stats: Arc::default(),
             stop: Arc::default(),
+            budget: None,
         })
+    }
+
+    /// Draws every test's memory from `budget` (the agent's, when it runs beside one) instead
+    /// of a budget of its own of `max_memory_bytes`, so that the two together stay under it.
+    pub fn share_budget(mut self, budget: Arc<Budget>) -> Server {
+        self.budget = Some(budget);
+        self
     }
 
     /// The address served.
@@ -149,7 +171,9 @@ impl Server {
     /// within the handshake timeout; at most `max_pending` such threads at once.
     pub fn serve(self) {
         let ctx = Arc::new(Ctx {
-            budget: Budget::new(self.config.limits.max_memory_bytes),
+            budget: self
+                .budget
+                .unwrap_or_else(|| Budget::new(self.config.limits.max_memory_bytes)),
             config: self.config,
             udp: self.udp,
             stats: self.stats,

@@ -217,12 +217,15 @@ pub fn page(
     use std::sync::atomic::Ordering::Relaxed;
     let mut out = String::new();
     let o = &mut out;
+    // iperf3 tests (`serve --iperf3`) count in the agent's series like its own sessions, and
+    // again on their own in the `wirespeed_agent_iperf3_*` series.
+    let ip = stats.iperf3.unwrap_or_default();
     single(
         o,
         "wirespeed_agent_sessions",
         "gauge",
-        "Sessions past their handshake now.",
-        stats.sessions as f64,
+        "Sessions past their handshake now (iperf3 tests included).",
+        (stats.sessions + ip.sessions) as f64,
     );
     single(
         o,
@@ -245,7 +248,12 @@ pub fn page(
         "Sessions finished, by outcome.",
     );
     for outcome in OUTCOMES {
-        let n = totals.outcomes.get(outcome).copied().unwrap_or(0);
+        let n = totals.outcomes.get(outcome).copied().unwrap_or(0)
+            + match outcome {
+                "completed" => ip.completed,
+                "refused" => ip.refused,
+                _ => 0,
+            };
         let _ = writeln!(
             o,
             "wirespeed_agent_sessions_finished_total{{outcome=\"{outcome}\"}} {n}"
@@ -302,13 +310,45 @@ pub fn page(
         o,
         "wirespeed_agent_test_bytes_total",
         "counter",
-        "Bytes moved by this agent's test streams, by direction, counted while tests run.",
+        "Bytes moved by this agent's test streams, by direction, counted while tests run (iperf3 tests' as each ends).",
     );
     let _ = writeln!(
         o,
         "wirespeed_agent_test_bytes_total{{direction=\"sent\"}} {}\nwirespeed_agent_test_bytes_total{{direction=\"received\"}} {}",
-        stats.test_bytes_sent, stats.test_bytes_received
+        stats.test_bytes_sent + ip.bytes_sent,
+        stats.test_bytes_received + ip.bytes_received
     );
+    if let Some(ip) = stats.iperf3 {
+        single(
+            o,
+            "wirespeed_agent_iperf3_sessions",
+            "gauge",
+            "iperf3 tests running now (serve --iperf3).",
+            ip.sessions as f64,
+        );
+        family(
+            o,
+            "wirespeed_agent_iperf3_sessions_finished_total",
+            "counter",
+            "iperf3 tests finished, by outcome (serve --iperf3); refused includes failed.",
+        );
+        let _ = writeln!(
+            o,
+            "wirespeed_agent_iperf3_sessions_finished_total{{outcome=\"completed\"}} {}\nwirespeed_agent_iperf3_sessions_finished_total{{outcome=\"refused\"}} {}",
+            ip.completed, ip.refused
+        );
+        family(
+            o,
+            "wirespeed_agent_iperf3_test_bytes_total",
+            "counter",
+            "Bytes moved by iperf3 tests, by direction, as each ends (serve --iperf3).",
+        );
+        let _ = writeln!(
+            o,
+            "wirespeed_agent_iperf3_test_bytes_total{{direction=\"sent\"}} {}\nwirespeed_agent_iperf3_test_bytes_total{{direction=\"received\"}} {}",
+            ip.bytes_sent, ip.bytes_received
+        );
+    }
     family(
         o,
         "wirespeed_agent_test_datagrams_total",
@@ -512,5 +552,39 @@ mod tests {
         assert!(page(&stats, &t, &ListenerStats::default(), true).contains(
             "wirespeed_agent_last_test_bits_per_second{client=\"198.18.0.7\"} 8000000\n"
         ));
+        assert!(
+            !page(&stats, &t, &ListenerStats::default(), false).contains("wirespeed_agent_iperf3_")
+        );
+    }
+
+    /// iperf3 tests add to the agent's own series and show on their own beside them.
+    #[test]
+    fn iperf3_tests_count_like_the_agents_own() {
+        let mut t = SessionTotals::default();
+        t.record(&record("completed", None));
+        let stats = AgentStats {
+            sessions: 1,
+            test_bytes_received: 100,
+            iperf3: Some(crate::agent::Iperf3Counts {
+                sessions: 1,
+                completed: 2,
+                refused: 3,
+                bytes_sent: 7,
+                bytes_received: 1000,
+            }),
+            ..AgentStats::default()
+        };
+        let p = page(&stats, &t, &ListenerStats::default(), false);
+        for line in [
+            "wirespeed_agent_sessions 2\n",
+            "wirespeed_agent_sessions_finished_total{outcome=\"completed\"} 3\n",
+            "wirespeed_agent_sessions_finished_total{outcome=\"refused\"} 3\n",
+            "wirespeed_agent_test_bytes_total{direction=\"received\"} 1100\n",
+            "wirespeed_agent_iperf3_sessions 1\n",
+            "wirespeed_agent_iperf3_sessions_finished_total{outcome=\"completed\"} 2\n",
+            "wirespeed_agent_iperf3_test_bytes_total{direction=\"sent\"} 7\n",
+        ] {
+            assert!(p.contains(line), "{line} missing from\n{p}");
+        }
     }
 }

@@ -148,6 +148,13 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 16, value_name = "N", requires = "exclusive")]
     queue_max: usize,
 
+    /// Also answer iperf3 3.x clients (`iperf3 -c`) on PORT (TCP and UDP; default 5201),
+    /// one test at a time as iperf3's own server does, under this agent's limits and memory
+    /// budget; data streams are taken only from the test's own client (docs/iperf3.md).
+    #[arg(long, value_name = "PORT", num_args = 0..=1,
+          default_missing_value = "5201")]
+    iperf3: Option<u16>,
+
     /// With --exclusive: the longest a test waits before it is refused.
     #[arg(long, default_value = "10m", value_parser = parse_duration, value_name = "DURATION",
           requires = "exclusive")]
@@ -195,6 +202,14 @@ fn log_json(r: &SessionRecord) {
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    if let Some(p) = args.iperf3
+        && p == args.port
+        && p != 0
+    {
+        anyhow::bail!(
+            "--iperf3 {p} is the agent's own port (-p): give iperf3 another one (iperf3's is 5201)"
+        );
+    }
     // The metrics port is taken first: a port in use is refused before the agent listens.
     let metrics = args
         .metrics
@@ -266,6 +281,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             }),
     };
     config.check().map_err(anyhow::Error::msg)?;
+    // The iperf3 service keeps the agent's limits and timeouts, not its session log or key.
+    let config_for_iperf3 = AgentConfig {
+        on_session: None,
+        on_notice: None,
+        auth: None,
+        one_off: false,
+        ..config.clone()
+    };
     let addr = SocketAddr::new(
         args.bind.unwrap_or("::".parse().expect("an address")),
         args.port,
@@ -297,10 +320,17 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         }
     })?;
     let local = agent.local_addr()?;
+    // iperf3's service, beside the agent on the same address, drawing on its memory budget.
+    let iperf3 = match args.iperf3 {
+        Some(port) => Some(start_iperf3(&agent, local, port, &config_for_iperf3)?),
+        None => None,
+    };
+    let iperf3_handle = iperf3.as_ref().map(|(h, _, _)| h.clone());
     // Held until the agent stops: dropping it stops the listener.
     let mut _metrics_listener = None;
     if let Some(listener) = metrics {
         let handle = agent.handle();
+        let iperf3_handle = iperf3_handle.clone();
         let config = ListenerConfig {
             max_connections: args.metrics_max_connections,
             bearer,
@@ -316,7 +346,11 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             })
         });
         let routes = AgentRoutes {
-            stats: Box::new(move || handle.stats()),
+            stats: Box::new(move || {
+                let mut s = handle.stats();
+                s.iperf3 = iperf3_handle.as_ref().map(|h| h.stats().counts());
+                s
+            }),
             totals: totals.clone(),
             listener: config.stats.clone(),
             show_clients: args.metrics_clients,
@@ -330,18 +364,57 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         _metrics_listener = Some(l);
     }
     if args.json {
-        log_json_start(local);
+        log_json_start(local, iperf3.as_ref().map(|(_, _, at)| *at));
     } else {
         let mptcp = if args.mptcp { ", Multipath TCP" } else { "" };
         say(&format!(
             "wirespeed agent listening on {local} (control and data{mptcp}); Ctrl-C stops it"
         ));
+        if let Some((_, _, at)) = &iperf3 {
+            say(&format!(
+                "wirespeed agent answering iperf3 clients on {at} (TCP and UDP), one test at a time"
+            ));
+        }
     }
-    agent.serve().context("serving")?;
+    let served = agent.serve().context("serving");
+    // The iperf3 service ends with the agent, whatever ended it.
+    if let Some((handle, thread, _)) = iperf3 {
+        handle.stop();
+        let _ = thread.join();
+    }
+    served?;
     if !args.json {
         say("wirespeed agent stopped");
     }
     Ok(())
+}
+
+/// The iperf3 service on the agent's address at `port`, serving in a thread of its own.
+fn start_iperf3(
+    agent: &Agent,
+    agent_addr: SocketAddr,
+    port: u16,
+    config: &AgentConfig,
+) -> anyhow::Result<(
+    wirespeed_net::iperf3::server::Handle,
+    std::thread::JoinHandle<()>,
+    SocketAddr,
+)> {
+    let at = SocketAddr::new(agent_addr.ip(), port);
+    let server = wirespeed_net::iperf3::server::Server::bind(at, config.clone())
+        .map_err(|e| {
+            if e.kind() == std::io::ErrorKind::AddrInUse {
+                anyhow::anyhow!(
+                    "--iperf3 {port}: the port is in use (is iperf3 -s running?); pick another with --iperf3 PORT"
+                )
+            } else {
+                anyhow::anyhow!("--iperf3 {port}: cannot listen on {at} ({e})")
+            }
+        })?
+        .share_budget(agent.memory_budget());
+    let bound = server.local_addr()?;
+    let (handle, thread) = server.spawn()?;
+    Ok((handle, thread, bound))
 }
 
 /// A line on stdout that nobody may be reading any more: a script that read the "listening"
@@ -352,12 +425,15 @@ fn say(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
-fn log_json_start(local: SocketAddr) {
-    let value = serde_json::json!({
+fn log_json_start(local: SocketAddr, iperf3: Option<SocketAddr>) {
+    let mut value = serde_json::json!({
         "schema": "wirespeed.serve.v1",
         "wirespeed_version": env!("CARGO_PKG_VERSION"),
         "listening": local.to_string(),
     });
+    if let Some(at) = iperf3 {
+        value["iperf3_listening"] = at.to_string().into();
+    }
     say(&value.to_string());
 }
 
@@ -395,6 +471,14 @@ mod tests {
         assert!(a.one_off);
         assert_eq!(parse(&[]).unwrap().port, DEFAULT_PORT);
         assert!(parse(&["--max-rate", "fast"]).is_err());
+    }
+
+    #[test]
+    fn iperf3_port_defaults_to_5201_when_bare() {
+        assert_eq!(parse(&[]).unwrap().iperf3, None);
+        assert_eq!(parse(&["--iperf3"]).unwrap().iperf3, Some(5201));
+        assert_eq!(parse(&["--iperf3", "15201"]).unwrap().iperf3, Some(15201));
+        assert!(parse(&["--iperf3", "x"]).is_err());
     }
 
     #[test]

@@ -258,10 +258,14 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
         receive_buffer_bytes: receivers
             .iter()
             .map(|s| s.socket.receive_buffer_granted_bytes)
+            // Zero: an end that reports no socket facts (an iperf3 server).
+            .filter(|&b| b > 0)
             .min(),
         send_buffer_bytes: senders
             .iter()
             .map(|s| s.socket.send_buffer_granted_bytes)
+            // Zero: an end that reports no socket facts (an iperf3 server).
+            .filter(|&b| b > 0)
             .min(),
         busy_seconds: sum_opt(&|t| t.busy_seconds),
         rwnd_limited_seconds: sum_opt(&|t| t.rwnd_limited_seconds),

@@ -5,6 +5,7 @@
 pub(crate) mod analysis;
 pub(crate) mod html;
 pub(crate) mod iperf3;
+pub(crate) mod iperf3_peer;
 pub(crate) mod text;
 
 pub use text::LiveLines;
@@ -88,9 +89,15 @@ pub(crate) struct ThroughputArgs {
     #[arg(value_name = "HOST")]
     host: Option<String>,
 
-    /// The agent's port [default: 5210].
+    /// The agent's port [default: 5210; 5201 with --iperf3].
     #[arg(long, short = 'p')]
     port: Option<u16>,
+
+    /// HOST runs an iperf3 3.x server (`iperf3 -s`), not a wirespeed agent: speak iperf3's
+    /// protocol to it (docs/iperf3.md). Its results are shown beside this end's; what it does
+    /// not report (its TCP_INFO, per-stream CPU) is said.
+    #[arg(long)]
+    iperf3: bool,
 
     /// Test duration (default 10 s).
     #[arg(long, short = 't', value_parser = parse_duration, value_name = "DURATION", conflicts_with = "num")]
@@ -291,6 +298,9 @@ pub struct ThroughputResult {
     /// How long the test waited for another to end on a `serve --exclusive` agent.
     #[serde(default)]
     pub(crate) queued_seconds: f64,
+    /// `--iperf3`: the iperf3 server's own results and what it cannot report.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) iperf3: Option<iperf3_peer::Iperf3Peer>,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
@@ -393,7 +403,11 @@ impl ThroughputArgs {
         let Some(host) = &self.host else {
             return Ok(None);
         };
-        resolve_agent(host, self.port, self.ipv4, self.ipv6).map(Some)
+        let port = match (self.port, self.iperf3) {
+            (None, true) => Some(iperf3_peer::DEFAULT_PORT),
+            (p, _) => p,
+        };
+        resolve_agent(host, port, self.ipv4, self.ipv6).map(Some)
     }
 
     /// `-A` names CPUs this process can run on (the agent's too when it runs in this process).
@@ -550,6 +564,8 @@ pub struct Config {
     pub(crate) link_rate: Option<BitRate>,
     pub(crate) repeat: u32,
     pub(crate) rate_format: RateFormat,
+    /// The remote end is an iperf3 server.
+    pub(crate) iperf3: bool,
 }
 
 impl Config {
@@ -586,6 +602,7 @@ impl Config {
             link_rate: None,
             repeat: 1,
             rate_format: RateFormat::Adaptive,
+            iperf3: false,
         }
     }
 }
@@ -593,6 +610,7 @@ impl Config {
 impl ThroughputArgs {
     /// The flags, checked and turned into a test.
     pub(crate) fn config(&self, protocol: Protocol) -> anyhow::Result<Config> {
+        self.check_iperf3()?;
         let spec = self.spec(protocol)?;
         self.check_affinity()?;
         let auth = self.key.load()?;
@@ -610,6 +628,7 @@ impl ThroughputArgs {
             link_rate: self.link_rate,
             repeat: self.repeat,
             rate_format: self.output.rate_format,
+            iperf3: self.iperf3,
         })
     }
 }
@@ -636,7 +655,15 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
             addr
         }
     };
-    live.announce(text::header(spec, agent_addr, remote.is_none()));
+    let mut header = text::header(spec, agent_addr, remote.is_none());
+    if config.iperf3 {
+        header = header.replacen(
+            &agent_addr.to_string(),
+            &format!("{agent_addr} (iperf3 server)"),
+            1,
+        );
+    }
+    live.announce(header);
     let interrupt = crate::common::interrupt::watch();
     let client_config = ClientConfig {
         agent: agent_addr,
@@ -647,7 +674,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
         interval: (!config.interval.is_zero()).then_some(config.interval),
         omit: config.omit,
         idle_timeout: Duration::from_secs(10),
-        interrupt: Some(interrupt),
+        interrupt: Some(interrupt.clone()),
         source: config.file.clone(),
     };
     // --repeat: the same test N times; the last run's document, plus the statistics of all.
@@ -655,15 +682,22 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     let mut rates = Vec::new();
     let mut queued_seconds = 0.0;
     let mut last = None;
+    let mut peer = None;
     for k in 1..=runs {
         if runs > 1 {
             live.run_header(k, runs);
         }
-        let outcome = match client::run(&client_config, live) {
-            Ok(o) => o,
-            Err(e) => {
-                stop(local_agent);
-                return Err(e.into());
+        let outcome = if config.iperf3 {
+            let (o, p) = iperf3_peer::run(config, agent_addr, interrupt.clone(), live)?;
+            peer = Some(p);
+            o
+        } else {
+            match client::run(&client_config, live) {
+                Ok(o) => o,
+                Err(e) => {
+                    stop(local_agent);
+                    return Err(e.into());
+                }
             }
         };
         queued_seconds += outcome.queued_seconds;
@@ -716,6 +750,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
         link_rate,
         repeat,
         queued_seconds,
+        iperf3: peer,
         rate_format: config.rate_format,
         spec: spec.clone(),
     };
@@ -735,6 +770,9 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     let (verdicts, warnings) = analysis::judge(&doc.result, &outcome, agent_addr);
     doc.verdicts = verdicts;
     doc.warnings = warnings;
+    if let Some(p) = &doc.result.iperf3 {
+        doc.warnings.extend(iperf3_peer::warnings(p));
+    }
     if let Some(r) = &doc.result.repeat
         && r.spread_percent > 10.0
     {

@@ -235,7 +235,8 @@ impl Progress for LiveLines {
                 self.line(&s.id.to_string(), iv, s.bytes, s.bits_per_second, &tail)
             );
         }
-        if self.multi {
+        // An iperf3 server's test has each direction's sums only (docs/iperf3.md).
+        if self.multi || iv.streams.is_empty() {
             for (label, sum) in [("SUM>", &iv.sum_sent), ("SUM<", &iv.sum_received)] {
                 if let Some(s) = sum {
                     let _ = writeln!(
@@ -373,6 +374,9 @@ impl Render for ThroughputResult {
             sum_line(out, fmt, "sent", s, udp)?;
             sum_line(out, fmt, "received", r, udp)?;
         }
+        if let Some(p) = &self.iperf3 {
+            crate::throughput::iperf3_peer::render(out, p, fmt)?;
+        }
         for t in &e.ttcp {
             ttcp_lines(out, t)?;
         }
@@ -464,6 +468,12 @@ impl Render for ThroughputResult {
                 .map_or(unset.to_string(), |w| format!("{w} bytes"));
             let show = |s: &Option<wirespeed_net::StreamReport>| {
                 s.as_ref().map_or("?".to_string(), |s| {
+                    // An iperf3 server reports no socket facts: zero is "not known" there.
+                    if s.socket.send_buffer_granted_bytes == 0
+                        && s.socket.receive_buffer_granted_bytes == 0
+                    {
+                        return "not reported".to_string();
+                    }
                     format!(
                         "send {} / receive {}",
                         s.socket.send_buffer_granted_bytes, s.socket.receive_buffer_granted_bytes

@@ -1,0 +1,194 @@
+//! `wirespeed tcp|udp HOST --iperf3`: the test against an iperf3 3.x server instead of a
+//! wirespeed agent. The flags become `wirespeed_net::iperf3::client::Config`, the outcome is
+//! the same `TestOutcome` a wirespeed agent yields (the server's EXCHANGE_RESULTS decoded into
+//! the agent's side), so the summary, the envelope, the verdicts, `--link-rate`, lab truth and
+//! both JSON layouts read it unchanged. What iperf3's protocol cannot carry is refused before
+//! the test, one flag at a time; what its server does not report is listed in the result and
+//! said as a warning.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use anyhow::bail;
+use serde::{Deserialize, Serialize};
+use wirespeed_net::env::Environment;
+use wirespeed_net::iperf3::Results;
+use wirespeed_net::iperf3::client::{self, Iperf3Error};
+use wirespeed_net::{Amount, Progress, TestOutcome};
+
+use super::{Config, ThroughputArgs};
+use crate::common::exit_status::Exit;
+
+/// iperf3's port, where `-p` names none.
+pub(crate) const DEFAULT_PORT: u16 = wirespeed_net::iperf3::server::DEFAULT_PORT;
+
+/// How long the server may stay silent while the test is set up and its results sent
+/// (iperf3's own client waits as long for its server's states).
+const SERVER_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the iperf3 server said of the test, beside the figures folded into the summary.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Iperf3Peer {
+    /// The server's results as it sent them (iperf3's EXCHANGE_RESULTS JSON): its CPU, and
+    /// each stream's bytes, retransmits, datagrams, loss and jitter at its end.
+    pub server_results: Results,
+    /// What an iperf3 server cannot report that a wirespeed agent does.
+    pub missing: Vec<String>,
+}
+
+impl ThroughputArgs {
+    /// The flags `--iperf3` cannot honour, each refused with the fix.
+    pub(super) fn check_iperf3(&self) -> anyhow::Result<()> {
+        if !self.iperf3 {
+            return Ok(());
+        }
+        if self.host.is_none() {
+            bail!(
+                "--iperf3 tests against an iperf3 server: give its HOST (wirespeed tcp HOST --iperf3)"
+            );
+        }
+        let refused: [(bool, &str, &str); 5] = [
+            (
+                self.key.auth_key_file.is_some(),
+                "--auth-key-file",
+                "iperf3 servers take no wirespeed key; drop it",
+            ),
+            (
+                self.affinity.is_some(),
+                "-A",
+                "iperf3's parameters carry no CPU placement for this end's threads; drop -A",
+            ),
+            (
+                self.file.is_some(),
+                "--file",
+                "this end sends iperf3's streams from a buffer; drop --file",
+            ),
+            (
+                self.mptcp,
+                "--mptcp",
+                "iperf3 3.12 servers do not take Multipath TCP; drop one of them",
+            ),
+            (
+                self.gso,
+                "--gso",
+                "this end sends one iperf3 datagram per call; drop --gso",
+            ),
+        ];
+        if let Some((_, flag, fix)) = refused.iter().find(|(on, ..)| *on) {
+            bail!("{flag} with --iperf3: {fix}");
+        }
+        Ok(())
+    }
+}
+
+/// One test against the iperf3 server at `server`: the outcome in wirespeed's types and what
+/// the server said besides.
+pub(crate) fn run(
+    config: &Config,
+    server: SocketAddr,
+    interrupt: Arc<AtomicBool>,
+    live: &mut dyn Progress,
+) -> anyhow::Result<(TestOutcome, Iperf3Peer)> {
+    // wirespeed's -O is part of -t; iperf3's comes on top of its -t: the server is asked for
+    // what is left after the warm-up, so that `-t 4 -O 1` runs 4 s here as against an agent.
+    let mut spec = config.spec.clone();
+    if let Amount::Seconds(t) = spec.amount
+        && spec.omit_seconds > 0.0
+    {
+        let counted = t - spec.omit_seconds;
+        if counted < 1.0 {
+            bail!(
+                "-t {t} -O {}: with --iperf3 at least 1 s must follow the warm-up; raise -t",
+                spec.omit_seconds
+            );
+        }
+        spec.amount = Amount::Seconds(counted);
+    }
+    let cfg = client::Config {
+        server,
+        bind: config.bind,
+        spec,
+        timeout: SERVER_TIMEOUT,
+        interrupt: Some(interrupt),
+    };
+    let interval = (!config.interval.is_zero()).then_some(config.interval);
+    let outcome = match client::run_with(&cfg, interval, live) {
+        Ok(o) => o,
+        Err(e) if crate::common::interrupt::requested() => {
+            return Err(Exit::cut_short(format!(
+                "interrupted: the iperf3 server sends its results only at the test's end, so there are none ({e})"
+            ))
+            .into());
+        }
+        Err(e @ Iperf3Error::Unsupported(_)) => return Err(e.into()),
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("iperf3 test with {server}"))),
+    };
+    let mut test = outcome.test;
+    // The environment this end left by: the link rate and lab truth come from it.
+    test.client.environment = Some(Environment::collect(Some(test.local.ip())));
+    Ok((
+        test,
+        Iperf3Peer {
+            server_results: outcome.server_results,
+            missing: outcome.missing,
+        },
+    ))
+}
+
+/// One warning per thing the server could not report.
+pub(crate) fn warnings(peer: &Iperf3Peer) -> Vec<String> {
+    peer.missing
+        .iter()
+        .map(|m| format!("not reported by the iperf3 server: {m}"))
+        .collect()
+}
+
+/// The server's own figures, as text under the summary.
+pub(crate) fn render(
+    out: &mut dyn std::io::Write,
+    peer: &Iperf3Peer,
+    rate_format: wirespeed_model::RateFormat,
+) -> std::io::Result<()> {
+    let r = &peer.server_results;
+    writeln!(
+        out,
+        "iperf3 server's own report: cpu {:.1}% (user {:.1}%, system {:.1}%){}",
+        r.cpu_util_total,
+        r.cpu_util_user,
+        r.cpu_util_system,
+        r.congestion_used
+            .as_deref()
+            .map_or(String::new(), |c| format!(", congestion control {c}"))
+    )?;
+    for s in &r.streams {
+        let seconds = (s.end_time.unwrap_or(0.0) - s.start_time.unwrap_or(0.0)).max(0.0);
+        let rate = if seconds > 0.0 {
+            s.bytes as f64 * 8.0 / seconds
+        } else {
+            0.0
+        };
+        write!(
+            out,
+            "  [{:>2}] {} bytes in {seconds:.2} s  {}",
+            s.id,
+            s.bytes,
+            rate_format.format(rate)
+        )?;
+        if s.retransmits >= 0 {
+            write!(out, "  retr {}", s.retransmits)?;
+        }
+        if s.packets > 0 {
+            write!(
+                out,
+                "  {} datagrams, {} lost, jitter {:.3} ms",
+                s.packets,
+                s.errors,
+                s.jitter * 1e3
+            )?;
+        }
+        writeln!(out)?;
+    }
+    Ok(())
+}

@@ -1,0 +1,272 @@
+//! iperf3's protocol through the binary, both ways, against Debian's iperf3 (3.12 here):
+//! `wirespeed tcp|udp 127.0.0.1 --iperf3` against `iperf3 -s`, its bytes against what the
+//! iperf3 server itself reports; and `iperf3 -c -J` against `wirespeed serve --iperf3 PORT`.
+//! Skipped, with the reason printed, where iperf3 is not installed
+//! (scripts/install-deps.sh installs it).
+
+use std::io::{Read, Write};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::util::{ServeProcess, assert_one_line_error, wirespeed};
+
+fn have_iperf3() -> bool {
+    let ok = Command::new("iperf3").arg("--version").output().is_ok();
+    if !ok {
+        eprintln!("iperf3 is not installed: skipped (scripts/install-deps.sh installs it)");
+    }
+    ok
+}
+
+/// A one-off `iperf3 -s -J` on loopback, killed by its PID however the test ends.
+struct Iperf3Server {
+    child: Child,
+    port: u16,
+}
+
+impl Iperf3Server {
+    fn start() -> Iperf3Server {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let child = Command::new("iperf3")
+            .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s starts");
+        Iperf3Server { child, port }
+    }
+
+    /// Its JSON report once the test ended (it exits after one test), within 15 s.
+    fn report(mut self) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "iperf3 -s -1 did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let mut text = String::new();
+        self.child
+            .stdout
+            .take()
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("iperf3 -s -J: {e}: {text}"))
+    }
+}
+
+impl Drop for Iperf3Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `wirespeed PROTO 127.0.0.1 --iperf3 -p PORT ARGS --json` against a fresh `iperf3 -s`:
+/// our document and the server's report. A run that met the server before it listened is
+/// tried again (at most 10 s).
+fn against_iperf3(proto: &str, args: &[&str]) -> (Value, Value) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let server = Iperf3Server::start();
+        let port = server.port.to_string();
+        let mut argv = vec![proto, "127.0.0.1", "--iperf3", "-p", &port, "--json"];
+        argv.extend(args);
+        let run = wirespeed(&argv);
+        if run.status != 0 && run.stderr.contains("cannot connect") && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
+        assert_eq!(run.status, 0, "{argv:?}: {}", run.stderr);
+        let ours: Value = serde_json::from_str(&run.stdout).unwrap();
+        return (ours, server.report());
+    }
+}
+
+fn within(ours: f64, theirs: f64, percent: f64, what: &str) {
+    assert!(theirs > 0.0, "{what}: iperf3 reported nothing");
+    let off = (ours - theirs).abs() / theirs * 100.0;
+    assert!(
+        off <= percent,
+        "{what}: ours {ours}, iperf3's server {theirs} ({off:.2}% apart)"
+    );
+}
+
+fn num(v: &Value, path: &str) -> f64 {
+    v.pointer(path)
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("{path} missing in {v}"))
+}
+
+/// This end's bytes (what it sent, or with -R received) are within 2% of what the iperf3
+/// server counted itself, for one stream, -R and -P 4; the document says what iperf3 lacks.
+#[test]
+fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
+    if !have_iperf3() {
+        return;
+    }
+    for (args, ours_path, theirs_path) in [
+        (
+            &["-t", "2"][..],
+            "/result/end/sum_sent/bytes",
+            "/end/sum_received/bytes",
+        ),
+        (
+            &["-t", "2", "-R"][..],
+            "/result/end/sum_received/bytes",
+            "/end/sum_sent/bytes",
+        ),
+        (
+            &["-t", "2", "-P", "4"][..],
+            "/result/end/sum_sent/bytes",
+            "/end/sum_received/bytes",
+        ),
+    ] {
+        let (ours, theirs) = against_iperf3("tcp", args);
+        within(
+            num(&ours, ours_path),
+            num(&theirs, theirs_path),
+            2.0,
+            &format!("tcp {args:?}"),
+        );
+        assert_eq!(ours["result"]["start"]["agent_software"], "iperf3");
+        let missing = ours["result"]["iperf3"]["missing"].as_array().unwrap();
+        assert!(
+            missing
+                .iter()
+                .any(|m| m.as_str().unwrap().contains("TCP_INFO")),
+            "{missing:?}"
+        );
+        let warned = ours["warnings"].as_array().unwrap();
+        assert!(
+            warned.iter().any(|w| w
+                .as_str()
+                .unwrap()
+                .contains("not reported by the iperf3 server")),
+            "{warned:?}"
+        );
+    }
+}
+
+/// UDP at 100 Mbit/s: the datagrams' bytes this end sent against what the server received.
+#[test]
+fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
+    if !have_iperf3() {
+        return;
+    }
+    let (ours, theirs) = against_iperf3("udp", &["-t", "2", "-b", "100M"]);
+    let sent = num(&ours, "/result/end/sum_sent/bytes");
+    // iperf3 3.12's server -J: the receiver's count in `end.sum` (and per stream).
+    let received = theirs
+        .pointer("/end/sum_received/bytes")
+        .or_else(|| theirs.pointer("/end/sum/bytes"))
+        .and_then(Value::as_f64)
+        .unwrap_or_else(|| panic!("no received bytes in {theirs}"));
+    within(sent, received, 2.0, "udp -b 100M");
+    // 2 s at 100 Mbit/s, within a generous margin for a busy machine.
+    within(sent * 8.0 / 2.0, 100e6, 10.0, "udp -b 100M rate");
+}
+
+/// `iperf3 -c -J` against `wirespeed serve --iperf3 PORT` exits 0 with a report that parses,
+/// for TCP, -R, -P 4, --bidir and UDP; the agent's metrics count the tests.
+#[test]
+fn iperf3_clients_are_served_by_serve_iperf3() {
+    if !have_iperf3() {
+        return;
+    }
+    let agent = ServeProcess::start(&["--iperf3", "0", "--metrics", "127.0.0.1:0"]);
+    let port = agent.iperf3_port.expect("the iperf3 port is announced");
+    let cases: [&[&str]; 5] = [
+        &[],
+        &["-R"],
+        &["-P", "4"],
+        &["--bidir"],
+        &["-u", "-b", "100M"],
+    ];
+    for args in cases {
+        let out = Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", &port.to_string(), "-t", "1", "-J"])
+            .args(args)
+            .output()
+            .expect("iperf3 -c runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "iperf3 -c {args:?}: {text}");
+        let report: Value = serde_json::from_str(&text).unwrap();
+        assert!(
+            report.get("error").is_none(),
+            "{args:?}: {}",
+            report["error"]
+        );
+        let received = report
+            .pointer("/end/sum_received/bytes")
+            .or_else(|| report.pointer("/end/sum/bytes"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        assert!(received > 0, "{args:?}: nothing received: {text}");
+    }
+    // The metrics listener's address is on the agent's stderr.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let metrics = loop {
+        let err = agent.stderr();
+        if let Some(at) = err
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("http://"))
+            .and_then(|u| u.strip_suffix("/metrics"))
+        {
+            break at.to_string();
+        }
+        assert!(Instant::now() < deadline, "no metrics address in {err}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut s = std::net::TcpStream::connect(&metrics).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    write!(
+        s,
+        "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut page = String::new();
+    let _ = s.read_to_string(&mut page);
+    assert!(
+        page.contains("wirespeed_agent_iperf3_sessions_finished_total{outcome=\"completed\"} 5\n"),
+        "{page}"
+    );
+    assert!(page.contains("wirespeed_agent_sessions_finished_total{outcome=\"completed\"} 5\n"));
+}
+
+/// What iperf3's protocol cannot carry is refused before anything is sent: one line, exit 2.
+#[test]
+fn flags_iperf3_cannot_carry_are_refused() {
+    assert_one_line_error(&wirespeed(&["tcp", "--iperf3", "-t", "1"]), "give its HOST");
+    assert_one_line_error(
+        &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "--mptcp"]),
+        "--mptcp with --iperf3",
+    );
+    assert_one_line_error(
+        &wirespeed(&["udp", "127.0.0.1", "--iperf3", "-p", "9", "--gso"]),
+        "--gso with --iperf3",
+    );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "-A", "0"]),
+        "-A with --iperf3",
+    );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "-t", "1.5"]),
+        "whole seconds",
+    );
+    let run = wirespeed(&[
+        "serve",
+        "-B",
+        "127.0.0.1",
+        "-p",
+        "15299",
+        "--iperf3",
+        "15299",
+    ]);
+    assert_one_line_error(&run, "the agent's own port");
+}
