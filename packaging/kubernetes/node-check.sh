@@ -8,9 +8,9 @@
 # server; cached under target/kube/<version>/), Debian's etcd, containerd and runc, the CNI
 # bridge and host-local plugins for the pods' network (198.19.210.0/24), a pause image built
 # here from pause.c, and the wirespeed image of packaging/container/build.sh imported into
-# containerd (no registry is reachable). The node's address is on a dummy interface
-# (198.19.211.1; the kubelet refuses loopback as a node IP), which the DaemonSet's agent, on
-# the node's network, listens on. A one-node cluster holds one agent, and a mesh needs two:
+# containerd (no registry is reachable). The node's address, 198.19.211.1, is on one end of a
+# veth pair of its own (the kubelet refuses loopback as a node IP, and this kernel has no dummy
+# device); the DaemonSet's agent, on the node's network, listens on it. A one-node cluster holds one agent, and a mesh needs two:
 # the second is a `wirespeed serve` on the same machine at 198.19.211.2:5211, outside the
 # cluster, as a fleet's host without Kubernetes would be. There is no cluster DNS (CoreDNS is
 # not built), so the Job is given the agents' addresses (`deploy kubernetes --agents`).
@@ -83,7 +83,7 @@ exec 9>/run/lock/ws-node-check.lock
 flock -w 900 9 || { echo "node-check.sh: another run held the lock for 15 min" >&2; exit 1; }
 
 node_ip=198.19.211.1 host_agent_ip=198.19.211.2 host_agent_port=5211 pod_cidr=198.19.210.0/24
-node=ws-node dummy=ws-node0 bridge=ws-cni0 cgroup=ws-node-$$
+node=ws-node link=ws-node0 bridge=ws-cni0 cgroup=ws-node-$$
 version=$("$wirespeed" --version | awk '{print $2}')
 image=localhost/wirespeed:$version
 
@@ -119,7 +119,7 @@ cleanup() {
     # Mounts under the work directory (secrets' tmpfs, rootfs overlays, network namespaces).
     findmnt -rn -o TARGET | grep "^$work/" | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done
     ip link del "$bridge" 2>/dev/null
-    ip link del "$dummy" 2>/dev/null
+    ip link del "$link" 2>/dev/null
     for h in /sys/fs/cgroup/*/; do
         [ -d "$h$cgroup" ] && find "$h$cgroup" -depth -type d -exec rmdir {} \; 2>/dev/null
     done
@@ -144,11 +144,13 @@ fail() { # MESSAGE LOG...
 }
 step() { echo "node-check.sh: $*" >&2; }
 
-# The node's address, and the second agent's, on a dummy interface.
-ip link add "$dummy" type dummy
-ip addr add "$node_ip/24" dev "$dummy"
-ip addr add "$host_agent_ip/24" dev "$dummy"
-ip link set "$dummy" up
+# The node's address, and the second agent's, on an interface of their own.
+# (A veth pair, both ends here: this kernel has no dummy device.)
+ip link add "$link" type veth peer name "${link}p"
+ip addr add "$node_ip/24" dev "$link"
+ip addr add "$host_agent_ip/24" dev "$link"
+ip link set "${link}p" up
+ip link set "$link" up
 
 # The images: the pause program and wirespeed, each as an archive naming the reference the
 # cluster asks for, built under names of this run's own and removed at exit.

@@ -1,7 +1,7 @@
 //! `deploy kubernetes`'s objects run by a real one-node cluster
 //! (packaging/kubernetes/node-check.sh: kube-apiserver, kube-controller-manager, kube-scheduler
 //! and the kubelet built from the Go module proxy, containerd and runc, the CNI bridge on
-//! 198.19.210.0/24, the node at 198.19.211.1 on a dummy interface): the DaemonSet's agent pod
+//! 198.19.210.0/24, the node at 198.19.211.1 on a veth of its own): the DaemonSet's agent pod
 //! passes its readiness probe and the mesh Job, given the agents' addresses (no cluster DNS),
 //! completes with the mesh's document in its log. Runs as root where the binaries are built
 //! (`bash packaging/kubernetes/node-check.sh --build`, minutes of Go) and the runtime is
