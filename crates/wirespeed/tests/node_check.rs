@@ -27,10 +27,7 @@ fn the_agent_pod_is_ready_and_the_mesh_job_completes_on_a_real_node() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     if out.status.code() == Some(3) {
-        eprintln!(
-            "skipped: {}",
-            stderr.lines().last().unwrap_or("").trim()
-        );
+        eprintln!("skipped: {}", stderr.lines().last().unwrap_or("").trim());
         return;
     }
     assert!(out.status.success(), "{stdout}{stderr}");

@@ -16,7 +16,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Value, json};
 use wirespeed_model::ByteSize;
-use wirespeed_model::mesh::{slots, tournament};
+use wirespeed_model::mesh::{ControllerMemory, sampled_pairs_scale, slots, tournament};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent_config::Cidr;
 use wirespeed_net::control::DEFAULT_PORT;
@@ -90,7 +90,12 @@ pub(crate) struct KubernetesArgs {
 
     /// How many nodes to expect: sizes the Job's deadline (twice the schedule's prediction
     /// with every test's tail at its cap, plus 5 minutes).
-    #[arg(long, default_value_t = 16, value_name = "N", conflicts_with = "agents")]
+    #[arg(
+        long,
+        default_value_t = 16,
+        value_name = "N",
+        conflicts_with = "agents"
+    )]
     nodes: usize,
 
     /// The agents' addresses for the Job's mesh instead of the Service's DNS name, for a
@@ -99,6 +104,12 @@ pub(crate) struct KubernetesArgs {
     /// deadline is then sized for them.
     #[arg(long, value_name = "A,B,C", value_delimiter = ',', value_parser = parse_agent)]
     agents: Vec<SocketAddr>,
+
+    /// The Job measures a random sample of N ordered pairs (`mesh --pairs N`, a new seed each
+    /// run, in the Job's log) instead of all of them, for fleets whose full mesh takes too
+    /// long; the deadline is sized for the sample.
+    #[arg(long, value_name = "N")]
+    pairs: Option<usize>,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -197,6 +208,15 @@ impl KubernetesArgs {
                 crate::mesh::MAX_AGENTS
             );
         }
+        if let Some(p) = self.pairs {
+            let n = self.fleet_size();
+            let all = n * (n - 1);
+            if p == 0 || p > all {
+                bail!(
+                    "--pairs {p} is out of range: {n} agents have 1 to {all} ordered pairs (drop --pairs for all of them)"
+                );
+            }
+        }
         if !self.agents.is_empty() {
             if !(2..=crate::mesh::MAX_AGENTS).contains(&self.agents.len()) {
                 bail!(
@@ -245,7 +265,10 @@ impl KubernetesArgs {
     /// address), or the addresses given.
     fn mesh_agents(&self, service: &str) -> String {
         if self.agents.is_empty() {
-            return format!("{service}.{}.svc.cluster.local:{}", self.namespace, self.port);
+            return format!(
+                "{service}.{}.svc.cluster.local:{}",
+                self.namespace, self.port
+            );
         }
         self.agent_addresses()
             .iter()
@@ -346,6 +369,23 @@ impl KubernetesArgs {
         });
         let (predicted, longest) = self.predicted();
         let deadline = job_deadline_seconds(longest);
+        let mut mesh_args: Vec<String> = vec![
+            "mesh".into(),
+            "--agents".into(),
+            self.mesh_agents(service),
+            "--auth-key-file".into(),
+            key_file.clone(),
+            "-t".into(),
+            format!("{}s", self.time.as_secs_f64()),
+            "--probes".into(),
+            self.probes.to_string(),
+            "--probe-gap".into(),
+            crate::mesh::DEFAULT_PROBE_GAP.into(),
+            "--json".into(),
+        ];
+        if let Some(p) = self.pairs {
+            mesh_args.extend(["--pairs".into(), p.to_string()]);
+        }
         let job_labels =
             json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "mesh"});
         let job = json!({
@@ -365,15 +405,7 @@ impl KubernetesArgs {
                         "containers": [{
                             "name": "mesh",
                             "image": self.image,
-                            "args": [
-                                "mesh",
-                                "--agents", self.mesh_agents(service),
-                                "--auth-key-file", key_file,
-                                "-t", format!("{}s", self.time.as_secs_f64()),
-                                "--probes", self.probes.to_string(),
-                                "--probe-gap", crate::mesh::DEFAULT_PROBE_GAP,
-                                "--json"
-                            ],
+                            "args": mesh_args,
                             "resources": {
                                 "requests": {"cpu": "100m", "memory": "64Mi"},
                                 "limits": {"memory": "512Mi"}
@@ -401,8 +433,21 @@ impl KubernetesArgs {
             .expect("the default probe gap parses")
             .as_secs_f64();
         let timing = crate::mesh::test_timing(self.time.as_secs_f64(), self.probes, gap);
-        let slots = slots(&tournament(self.fleet_size()), 1);
         let cap = wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64();
+        if let Some(p) = self.pairs {
+            // The seed is drawn when the Job runs; the sample's rounds do not depend on it,
+            // and each agent's chain of tests is at most one per round.
+            let free = ControllerMemory {
+                base_bytes: 0.0,
+                per_test_bytes: 0.0,
+            };
+            let scale = sampled_pairs_scale(self.fleet_size(), p, 1, &timing, &free);
+            return (
+                scale.seconds,
+                scale.slots as f64 * (timing.per_test_seconds() + cap),
+            );
+        }
+        let slots = slots(&tournament(self.fleet_size()), 1);
         (
             crate::mesh::predict(&slots, &timing, |_| 0.0),
             crate::mesh::predict(&slots, &timing, |_| cap),
@@ -495,6 +540,7 @@ pub(crate) fn run(args: DeployArgs) -> anyhow::Result<()> {
         "probes": k.probes,
         "nodes": k.fleet_size(),
         "agents": k.agent_addresses().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "pairs": k.pairs,
     });
     let doc = Document::new("deploy", params, manifests);
     output::print(&k.output, &doc)?;
@@ -539,6 +585,7 @@ mod tests {
             probes: 20,
             nodes: 16,
             agents: Vec::new(),
+            pairs: None,
             output: OutputArgs {
                 json: false,
                 rate_format: wirespeed_model::RateFormat::Adaptive,
@@ -627,11 +674,20 @@ mod tests {
             .as_array()
             .unwrap();
         let at = args.iter().position(|a| a == "--agents").unwrap();
-        assert_eq!(args[at + 1], "wirespeed-agents.wirespeed.svc.cluster.local:5210");
+        assert_eq!(
+            args[at + 1],
+            "wirespeed-agents.wirespeed.svc.cluster.local:5210"
+        );
         // Bad --agents: outside the blocks, twice, alone, a name; --nodes beside them.
         for (argv, needle) in [
-            (vec!["--agents", "10.1.0.1,198.19.211.2"], "outside every --allow-destination"),
-            (vec!["--agents", "198.19.211.1,198.19.211.1:5210"], "named twice"),
+            (
+                vec!["--agents", "10.1.0.1,198.19.211.2"],
+                "outside every --allow-destination",
+            ),
+            (
+                vec!["--agents", "198.19.211.1,198.19.211.1:5210"],
+                "named twice",
+            ),
             (vec!["--agents", "198.19.211.1"], "2 to"),
         ] {
             let mut a = vec!["--allow-destination", "198.19.211.0/24"];
@@ -654,6 +710,37 @@ mod tests {
             ])
             .is_err()
         );
+    }
+
+    #[test]
+    fn a_sampled_jobs_deadline_is_the_samples() {
+        let k = parse(&[
+            "--allow-destination",
+            "10.0.0.0/8",
+            "--nodes",
+            "1000",
+            "--pairs",
+            "8000",
+        ])
+        .unwrap();
+        k.check().unwrap();
+        let m = k.manifests();
+        // 8 partners each: 16 slots of 5.4 s, at most 7.4 s each with every tail at its cap.
+        assert!((m.predicted_mesh_seconds - 16.0 * 5.4).abs() < 1e-6);
+        assert!((m.longest_mesh_seconds - 16.0 * 7.4).abs() < 1e-6);
+        let args = m.manifests[2]["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = args.iter().position(|a| a == "--pairs").unwrap();
+        assert_eq!(args[at + 1], "8000");
+        for bad in ["0", "241"] {
+            let e = parse(&["--allow-destination", "10.0.0.0/8", "--pairs", bad])
+                .unwrap()
+                .check()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("1 to 240 ordered pairs"), "{bad}: {e}");
+        }
     }
 
     #[test]
