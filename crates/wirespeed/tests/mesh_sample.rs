@@ -101,6 +101,14 @@ fn mesh_pairs_bad_input_is_one_line_with_exit_2() {
         (vec!["--pairs", "7"], "1 to 6 ordered pairs"),
         (vec!["--seed", "3"], "--pairs"),
         (vec!["--pairs", "x"], "--pairs"),
+        (
+            vec!["--pairs", "2", "--every", "1s", "--count", "2"],
+            "needs --seed",
+        ),
+        (
+            vec!["--resume", "/nonexistent/ws-mesh.jsonl", "--pairs", "2"],
+            "holds the mesh's sample",
+        ),
     ] {
         let mut args = vec!["mesh", "--local", "3", "-t", "0.1", "--probes", "0"];
         args.extend(argv.iter());

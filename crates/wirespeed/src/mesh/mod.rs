@@ -350,7 +350,7 @@ pub(crate) struct MeshResult {
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
     pub(crate) csv: bool,
-    /// The text view's line on a sample (`--pairs`); the JSON has the sample in its params.
+    /// The text view's line on a sample (`--pairs`); the JSON has the sample in its parameters.
     #[serde(skip)]
     pub(crate) sample_line: Option<String>,
 }
@@ -491,6 +491,9 @@ impl MeshArgs {
         {
             bail!("--local {n} is out of range: use 2 to 16 in-process agents");
         }
+        let schedule = self.every.is_some() || self.resume.as_deref().is_some_and(is_schedule_file);
+        self.sample
+            .check(self.resume.is_some() && !schedule, schedule)?;
         Ok(())
     }
 }

@@ -38,6 +38,21 @@ pub(crate) struct Sample {
 }
 
 impl SampleArgs {
+    /// The flags beside the others: a resumed mesh runs the sample its file holds, and the
+    /// meshes of a schedule (`--every`, or its file resumed), which builds its plan from the
+    /// flags, must all measure the same one.
+    pub(crate) fn check(&self, resumed_mesh: bool, schedule: bool) -> anyhow::Result<()> {
+        if resumed_mesh && self.pairs.is_some() {
+            bail!("--resume: the results file holds the mesh's sample; drop --pairs and --seed");
+        }
+        if schedule && self.pairs.is_some() && self.seed.is_none() {
+            bail!(
+                "a schedule (--every) with --pairs needs --seed S, so that every mesh of the schedule, resumed or not, measures the same pairs"
+            );
+        }
+        Ok(())
+    }
+
     /// The sample asked for, its seed drawn when not given.
     pub(crate) fn sample(&self) -> Option<Sample> {
         self.pairs.map(|pairs| Sample {
