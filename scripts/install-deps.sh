@@ -18,9 +18,13 @@ fi
 # the unit's seccomp filter (tests/unit_filter.rs); podman, buildah and runc for the image
 # (packaging/container/build.sh) and the container fleet test (runc: crun refuses hybrid
 # cgroups); etcd-server and openssl for the API-server check
-# (packaging/kubernetes/apiserver-check.sh, which builds kube-apiserver with Go).
+# (packaging/kubernetes/apiserver-check.sh, which builds kube-apiserver with Go); containerd,
+# containernetworking-plugins (bridge, host-local, loopback) and gcc for the
+# one-node cluster (packaging/kubernetes/node-check.sh: its container runtime, the pods'
+# network and the pause program).
 wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf irtt
-    python3-seccomp strace systemd podman buildah runc etcd-server openssl)
+    python3-seccomp strace systemd podman buildah runc etcd-server openssl
+    containerd containernetworking-plugins gcc)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -131,6 +131,7 @@ mapfile -t lines < <(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$root/docs/deploy.md
     | sed -E 's/^(\$ )?wirespeed deploy kubernetes//; s/\|.*//; s/ +/ /g; s/^ //; s/ *$//' | sort -u)
 [ "${#lines[@]}" -gt 0 ] || { echo "apiserver-check.sh: no deploy kubernetes command in docs/deploy.md" >&2; exit 1; }
 lines+=("--namespace ws-other --image registry.example/wirespeed:0.1.0 --secret other-key -p 5299 --metrics-port 9299 --max-memory 256MiB -t 2s --probes 5 --nodes 200 --allow-destination 198.19.0.0/16 --allow-destination 2001:2::/48")
+lines+=("--allow-destination 198.19.211.0/24 --agents 198.19.211.1,198.19.211.2:5211 --max-memory 64MiB -t 1s --probes 5")
 failed=0
 for flags in "${lines[@]}"; do
     # shellcheck disable=SC2086 # the flags are words, as the docs show them

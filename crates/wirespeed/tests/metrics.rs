@@ -317,3 +317,47 @@ fn bad_metrics_and_probe_flags_are_one_line_each() {
     assert!(run.stderr.contains("--metrics"), "{}", run.stderr);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `serve --metrics $(POD_IP):9210` on a node without an address becomes `--metrics :9210`:
+/// refused with one line naming what was given and why it is empty, never a bind to every
+/// address. The agent is given 10 s to refuse and is killed (by its own PID) if it is still
+/// running then, which fails the test instead of hanging it.
+#[test]
+fn a_metrics_address_without_its_host_is_refused_not_bound_to_every_address() {
+    use std::time::{Duration, Instant};
+    for (given, needle) in [
+        (":9210", "expanded to nothing"),
+        ("", "expanded to nothing"),
+        ("$(POD_IP):9210", "never expanded"),
+        ("localhost:9210", "numeric address"),
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+            .args(["serve", "-p", "0", "--metrics", given])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() && start.elapsed() < Duration::from_secs(10) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        if child.try_wait().unwrap().is_none() {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("serve --metrics {given:?} was still running after 10 s: it bound");
+        }
+        let out = child.wait_with_output().unwrap();
+        let run = super::util::Run {
+            status: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8(out.stdout).unwrap(),
+            stderr: String::from_utf8(out.stderr).unwrap(),
+        };
+        assert_one_line_error(&run, needle);
+        assert!(
+            run.stderr.contains(&format!("'{given}'")),
+            "names what it was given: {}",
+            run.stderr
+        );
+        assert!(run.stderr.contains("--metrics"), "{}", run.stderr);
+    }
+}

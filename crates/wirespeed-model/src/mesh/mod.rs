@@ -43,6 +43,8 @@ use crate::stats::median;
 
 pub mod faults;
 pub use faults::{Fault, HostEvidence, Judgement, judge};
+pub mod sample;
+pub use sample::{covering_pairs, sampled_pairs_scale, sampled_rounds};
 
 /// An ordered pair: (source, destination), as agent indexes.
 pub type Pair = (usize, usize);

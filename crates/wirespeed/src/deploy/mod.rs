@@ -8,6 +8,7 @@
 //! here.
 
 use std::io::Write;
+use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::bail;
@@ -15,7 +16,7 @@ use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::{Value, json};
 use wirespeed_model::ByteSize;
-use wirespeed_model::mesh::{slots, tournament};
+use wirespeed_model::mesh::{ControllerMemory, sampled_pairs_scale, slots, tournament};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent_config::Cidr;
 use wirespeed_net::control::DEFAULT_PORT;
@@ -27,6 +28,9 @@ use crate::common::output::{self, OutputArgs};
 pub(crate) const KEY_DIR: &str = "/etc/wirespeed";
 /// The key's file name inside the Secret.
 pub(crate) const KEY_ITEM: &str = "auth.key";
+/// The image `packaging/container/build.sh` tags for this version, so that the default names
+/// an image that exists once that script has run (and that a node importing it finds).
+pub(crate) const DEFAULT_IMAGE: &str = concat!("localhost/wirespeed:", env!("CARGO_PKG_VERSION"));
 
 #[derive(Debug, Args)]
 pub(crate) struct DeployArgs {
@@ -53,8 +57,9 @@ pub(crate) struct KubernetesArgs {
     #[arg(long, default_value = "wirespeed")]
     namespace: String,
 
-    /// The image (packaging/container/Containerfile).
-    #[arg(long, default_value = "wirespeed:latest")]
+    /// The image: by default the tag `packaging/container/build.sh` makes of this version
+    /// (push it to a registry the nodes can pull from and name it here).
+    #[arg(long, default_value = DEFAULT_IMAGE)]
     image: String,
 
     /// The Secret holding the fleet's key under `auth.key`
@@ -85,8 +90,26 @@ pub(crate) struct KubernetesArgs {
 
     /// How many nodes to expect: sizes the Job's deadline (twice the schedule's prediction
     /// with every test's tail at its cap, plus 5 minutes).
-    #[arg(long, default_value_t = 16, value_name = "N")]
+    #[arg(
+        long,
+        default_value_t = 16,
+        value_name = "N",
+        conflicts_with = "agents"
+    )]
     nodes: usize,
+
+    /// The agents' addresses for the Job's mesh instead of the Service's DNS name, for a
+    /// cluster without cluster DNS: the nodes' addresses (the agents use the nodes' network),
+    /// IP or IP:PORT, comma-separated, each inside an --allow-destination block; the Job's
+    /// deadline is then sized for them.
+    #[arg(long, value_name = "A,B,C", value_delimiter = ',', value_parser = parse_agent)]
+    agents: Vec<SocketAddr>,
+
+    /// The Job measures a random sample of N ordered pairs (`mesh --pairs N`, a new seed each
+    /// run, in the Job's log) instead of all of them, for fleets whose full mesh takes too
+    /// long; the deadline is sized for the sample.
+    #[arg(long, value_name = "N")]
+    pairs: Option<usize>,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -94,6 +117,17 @@ pub(crate) struct KubernetesArgs {
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
     text.parse()
+}
+
+/// An agent's address: IP (the agents' `--port` is added later) or IP:PORT. Port 0 stands for
+/// "the agents' port".
+fn parse_agent(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(ip) = text.parse::<IpAddr>() {
+        return Ok(SocketAddr::new(ip, 0));
+    }
+    text.parse().map_err(|_| {
+        "not an address: give a node's IP or IP:PORT (e.g. --agents 10.0.0.11,10.0.0.12); names need cluster DNS, which the default (the Service's name) uses".into()
+    })
 }
 
 /// The `deploy` document's result: the manifests, in apply order.
@@ -174,7 +208,73 @@ impl KubernetesArgs {
                 crate::mesh::MAX_AGENTS
             );
         }
+        if let Some(p) = self.pairs {
+            let n = self.fleet_size();
+            let all = n * (n - 1);
+            if p == 0 || p > all {
+                bail!(
+                    "--pairs {p} is out of range: {n} agents have 1 to {all} ordered pairs (drop --pairs for all of them)"
+                );
+            }
+        }
+        if !self.agents.is_empty() {
+            if !(2..=crate::mesh::MAX_AGENTS).contains(&self.agents.len()) {
+                bail!(
+                    "--agents names {}: a mesh has 2 to {} agents",
+                    self.agents.len(),
+                    crate::mesh::MAX_AGENTS
+                );
+            }
+            let agents = self.agent_addresses();
+            for (i, a) in agents.iter().enumerate() {
+                if !self.allow_destination.iter().any(|c| c.contains(a.ip())) {
+                    bail!(
+                        "--agents {a} is outside every --allow-destination block: the agents would refuse to test it; add its block (e.g. --allow-destination {}/32)",
+                        a.ip()
+                    );
+                }
+                if agents[..i].contains(a) {
+                    bail!("--agents {a} is named twice: each agent once");
+                }
+            }
+        }
         Ok(())
+    }
+
+    /// `--agents`, each with the agents' port where it names none.
+    fn agent_addresses(&self) -> Vec<SocketAddr> {
+        self.agents
+            .iter()
+            .map(|a| match a.port() {
+                0 => SocketAddr::new(a.ip(), self.port),
+                _ => *a,
+            })
+            .collect()
+    }
+
+    /// How many agents the Job's mesh is sized for: those named, or `--nodes`.
+    fn fleet_size(&self) -> usize {
+        if self.agents.is_empty() {
+            self.nodes
+        } else {
+            self.agents.len()
+        }
+    }
+
+    /// The Job's `mesh --agents`: the Service's DNS name (one agent per ready agent's
+    /// address), or the addresses given.
+    fn mesh_agents(&self, service: &str) -> String {
+        if self.agents.is_empty() {
+            return format!(
+                "{service}.{}.svc.cluster.local:{}",
+                self.namespace, self.port
+            );
+        }
+        self.agent_addresses()
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     fn manifests(&self) -> Manifests {
@@ -221,6 +321,8 @@ impl KubernetesArgs {
                     "metadata": {"labels": labels},
                     "spec": {
                         "hostNetwork": true,
+                        // The agents and the mesh never talk to the API server: no token in them.
+                        "automountServiceAccountToken": false,
                         "dnsPolicy": "ClusterFirstWithHostNet",
                         "securityContext": {"fsGroup": 65534},
                         "terminationGracePeriodSeconds": 10,
@@ -267,6 +369,23 @@ impl KubernetesArgs {
         });
         let (predicted, longest) = self.predicted();
         let deadline = job_deadline_seconds(longest);
+        let mut mesh_args: Vec<String> = vec![
+            "mesh".into(),
+            "--agents".into(),
+            self.mesh_agents(service),
+            "--auth-key-file".into(),
+            key_file.clone(),
+            "-t".into(),
+            format!("{}s", self.time.as_secs_f64()),
+            "--probes".into(),
+            self.probes.to_string(),
+            "--probe-gap".into(),
+            crate::mesh::DEFAULT_PROBE_GAP.into(),
+            "--json".into(),
+        ];
+        if let Some(p) = self.pairs {
+            mesh_args.extend(["--pairs".into(), p.to_string()]);
+        }
         let job_labels =
             json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "mesh"});
         let job = json!({
@@ -281,19 +400,12 @@ impl KubernetesArgs {
                     "metadata": {"labels": job_labels},
                     "spec": {
                         "restartPolicy": "Never",
+                        "automountServiceAccountToken": false,
                         "securityContext": {"fsGroup": 65534},
                         "containers": [{
                             "name": "mesh",
                             "image": self.image,
-                            "args": [
-                                "mesh",
-                                "--agents", format!("{service}.{ns}.svc.cluster.local:{}", self.port),
-                                "--auth-key-file", key_file,
-                                "-t", format!("{}s", self.time.as_secs_f64()),
-                                "--probes", self.probes.to_string(),
-                                "--probe-gap", crate::mesh::DEFAULT_PROBE_GAP,
-                                "--json"
-                            ],
+                            "args": mesh_args,
                             "resources": {
                                 "requests": {"cpu": "100m", "memory": "64Mi"},
                                 "limits": {"memory": "512Mi"}
@@ -321,8 +433,21 @@ impl KubernetesArgs {
             .expect("the default probe gap parses")
             .as_secs_f64();
         let timing = crate::mesh::test_timing(self.time.as_secs_f64(), self.probes, gap);
-        let slots = slots(&tournament(self.nodes), 1);
         let cap = wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64();
+        if let Some(p) = self.pairs {
+            // The seed is drawn when the Job runs; the sample's rounds do not depend on it,
+            // and each agent's chain of tests is at most one per round.
+            let free = ControllerMemory {
+                base_bytes: 0.0,
+                per_test_bytes: 0.0,
+            };
+            let scale = sampled_pairs_scale(self.fleet_size(), p, 1, &timing, &free);
+            return (
+                scale.seconds,
+                scale.slots as f64 * (timing.per_test_seconds() + cap),
+            );
+        }
+        let slots = slots(&tournament(self.fleet_size()), 1);
         (
             crate::mesh::predict(&slots, &timing, |_| 0.0),
             crate::mesh::predict(&slots, &timing, |_| cap),
@@ -413,7 +538,9 @@ pub(crate) fn run(args: DeployArgs) -> anyhow::Result<()> {
         "allow_destination": k.allow_destination.iter().map(ToString::to_string).collect::<Vec<_>>(),
         "tcp_seconds": k.time.as_secs_f64(),
         "probes": k.probes,
-        "nodes": k.nodes,
+        "nodes": k.fleet_size(),
+        "agents": k.agent_addresses().iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "pairs": k.pairs,
     });
     let doc = Document::new("deploy", params, manifests);
     output::print(&k.output, &doc)?;
@@ -449,7 +576,7 @@ mod tests {
         let args = KubernetesArgs {
             allow_destination: vec!["10.0.0.0/8".parse().unwrap()],
             namespace: "wirespeed".into(),
-            image: "wirespeed:latest".into(),
+            image: DEFAULT_IMAGE.into(),
             secret: "wirespeed-key".into(),
             port: 5210,
             metrics_port: 9210,
@@ -457,6 +584,8 @@ mod tests {
             time: Duration::from_secs(5),
             probes: 20,
             nodes: 16,
+            agents: Vec::new(),
+            pairs: None,
             output: OutputArgs {
                 json: false,
                 rate_format: wirespeed_model::RateFormat::Adaptive,
@@ -483,6 +612,135 @@ mod tests {
             .unwrap();
         let at = job_args.iter().position(|a| a == "--probe-gap").unwrap();
         assert_eq!(job_args[at + 1], crate::mesh::DEFAULT_PROBE_GAP);
+    }
+
+    #[test]
+    fn the_default_image_is_the_tag_the_build_script_makes() {
+        // build.sh tags `localhost/wirespeed:<the binary's --version>`.
+        assert_eq!(
+            DEFAULT_IMAGE,
+            format!("localhost/wirespeed:{}", env!("CARGO_PKG_VERSION"))
+        );
+        let script = include_str!("../../../../packaging/container/build.sh");
+        assert!(
+            script.contains("tag=${1:-localhost/wirespeed:$version}"),
+            "build.sh's tag changed: change DEFAULT_IMAGE with it"
+        );
+        let cli = <KubernetesArgs as clap::Args>::augment_args(clap::Command::new("k"));
+        let image = cli.get_arguments().find(|a| a.get_id() == "image").unwrap();
+        assert_eq!(image.get_default_values(), [DEFAULT_IMAGE]);
+    }
+
+    fn parse(argv: &[&str]) -> Result<KubernetesArgs, clap::Error> {
+        use clap::{Args, FromArgMatches};
+        let cmd = KubernetesArgs::augment_args(clap::Command::new("k").no_binary_name(true));
+        let m = cmd.try_get_matches_from(argv)?;
+        KubernetesArgs::from_arg_matches(&m)
+    }
+
+    #[test]
+    fn agents_given_replace_the_services_name_and_size_the_deadline() {
+        let k = parse(&[
+            "--allow-destination",
+            "198.19.211.0/24",
+            "--agents",
+            "198.19.211.1,198.19.211.2:5299",
+        ])
+        .unwrap();
+        k.check().unwrap();
+        let m = k.manifests();
+        let job = &m.manifests[2];
+        let args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = args.iter().position(|a| a == "--agents").unwrap();
+        assert_eq!(args[at + 1], "198.19.211.1:5210,198.19.211.2:5299");
+        // Two agents: 2 slots of one test each.
+        assert!(
+            (m.predicted_mesh_seconds - 2.0 * 5.4).abs() < 1e-6,
+            "{}",
+            m.predicted_mesh_seconds
+        );
+        for pod in [&m.manifests[1], job] {
+            assert_eq!(
+                pod["spec"]["template"]["spec"]["automountServiceAccountToken"],
+                false
+            );
+        }
+        // Without --agents, the Service's name.
+        let k = parse(&["--allow-destination", "10.0.0.0/8"]).unwrap();
+        let job = &k.manifests().manifests[2];
+        let args = job["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = args.iter().position(|a| a == "--agents").unwrap();
+        assert_eq!(
+            args[at + 1],
+            "wirespeed-agents.wirespeed.svc.cluster.local:5210"
+        );
+        // Bad --agents: outside the blocks, twice, alone, a name; --nodes beside them.
+        for (argv, needle) in [
+            (
+                vec!["--agents", "10.1.0.1,198.19.211.2"],
+                "outside every --allow-destination",
+            ),
+            (
+                vec!["--agents", "198.19.211.1,198.19.211.1:5210"],
+                "named twice",
+            ),
+            (vec!["--agents", "198.19.211.1"], "2 to"),
+        ] {
+            let mut a = vec!["--allow-destination", "198.19.211.0/24"];
+            a.extend(argv.iter());
+            let e = parse(&a).unwrap().check().unwrap_err().to_string();
+            assert!(e.contains(needle), "{argv:?}: {e}");
+        }
+        let e = parse(&["--allow-destination", "198.19.0.0/16", "--agents", "node1"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("cluster DNS"), "{e}");
+        assert!(
+            parse(&[
+                "--allow-destination",
+                "198.19.0.0/16",
+                "--agents",
+                "198.19.0.1,198.19.0.2",
+                "--nodes",
+                "5"
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn a_sampled_jobs_deadline_is_the_samples() {
+        let k = parse(&[
+            "--allow-destination",
+            "10.0.0.0/8",
+            "--nodes",
+            "1000",
+            "--pairs",
+            "8000",
+        ])
+        .unwrap();
+        k.check().unwrap();
+        let m = k.manifests();
+        // 8 partners each: 16 slots of 5.4 s, at most 7.4 s each with every tail at its cap.
+        assert!((m.predicted_mesh_seconds - 16.0 * 5.4).abs() < 1e-6);
+        assert!((m.longest_mesh_seconds - 16.0 * 7.4).abs() < 1e-6);
+        let args = m.manifests[2]["spec"]["template"]["spec"]["containers"][0]["args"]
+            .as_array()
+            .unwrap();
+        let at = args.iter().position(|a| a == "--pairs").unwrap();
+        assert_eq!(args[at + 1], "8000");
+        for bad in ["0", "241"] {
+            let e = parse(&["--allow-destination", "10.0.0.0/8", "--pairs", bad])
+                .unwrap()
+                .check()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("1 to 240 ordered pairs"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! prediction of its length and the outlier analysis are `wirespeed_model::mesh`.
 
 pub(crate) mod html;
+mod sampling;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -128,6 +129,9 @@ pub(crate) struct MeshArgs {
     csv: bool,
 
     #[command(flatten)]
+    sample: sampling::SampleArgs,
+
+    #[command(flatten)]
     key: KeyArgs,
 
     #[command(flatten)]
@@ -158,6 +162,9 @@ pub(crate) struct MeshPlan {
     /// The TCP tests' TOS byte (`-S`), at both ends of each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(crate) tos: Option<u8>,
+    /// A sample of the pairs (`--pairs`, `--seed`) instead of every one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) sample: Option<sampling::Sample>,
 }
 
 impl RunsPlan for MeshPlan {
@@ -197,7 +204,7 @@ impl MeshPlan {
     }
 
     fn slots(&self) -> Vec<Vec<model::Pair>> {
-        model::slots(&model::tournament(self.agents.len()), self.concurrency)
+        model::slots(&self.rounds(), self.concurrency)
     }
 }
 
@@ -343,6 +350,9 @@ pub(crate) struct MeshResult {
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]
     pub(crate) csv: bool,
+    /// The text view's line on a sample (`--pairs`); the JSON has the sample in its parameters.
+    #[serde(skip)]
+    pub(crate) sample_line: Option<String>,
 }
 
 fn default_format() -> RateFormat {
@@ -481,6 +491,9 @@ impl MeshArgs {
         {
             bail!("--local {n} is out of range: use 2 to 16 in-process agents");
         }
+        let schedule = self.every.is_some() || self.resume.as_deref().is_some_and(is_schedule_file);
+        self.sample
+            .check(self.resume.is_some() && !schedule, schedule)?;
         Ok(())
     }
 }
@@ -573,6 +586,7 @@ impl MeshPlan {
             concurrency: args.concurrency,
             local: args.local.is_some(),
             tos: args.tos,
+            sample: args.sample.sample(),
         }
     }
 
@@ -963,6 +977,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         }
     };
     check_agents(&plan.agents)?;
+    plan.check_sample()?;
     plan.check_parallel()?;
     crate::common::interrupt::watch();
     let ex = execute(&plan, done, file.as_mut(), key.as_ref(), args.timeout)?;
@@ -1038,6 +1053,7 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
     let mut key = args.key.load().context("--auth-key-file")?;
     let (agents, _local) = agents_of(args, &mut key)?;
     let plan = MeshPlan::new(args, agents);
+    plan.check_sample()?;
     plan.check_parallel()?;
     let schedule = crate::common::schedule::ScheduleArgs {
         every: args.every,
@@ -1148,8 +1164,15 @@ pub(crate) fn build_result(
         }
     }
     let mut pairs = Vec::new();
+    let sampled = plan.sampled_pairs();
     for a in 0..n {
         for b in a + 1..n {
+            if sampled
+                .as_ref()
+                .is_some_and(|p| !p.contains(&(a, b)) && !p.contains(&(b, a)))
+            {
+                continue;
+            }
             pairs.push(PairFigures {
                 a,
                 b,
@@ -1193,7 +1216,7 @@ pub(crate) fn build_result(
         .count();
     MeshResult {
         agents: plan.agents.clone(),
-        tests_planned: n * n.saturating_sub(1),
+        tests_planned: plan.tests_planned(),
         tests_failed: done.iter().filter(|r| r.rate().is_none()).count(),
         slots,
         predicted_seconds: predicted,
@@ -1209,6 +1232,7 @@ pub(crate) fn build_result(
         results_file,
         rate_format,
         csv,
+        sample_line: plan.sample_line(),
     }
 }
 
@@ -1495,6 +1519,9 @@ impl wirespeed_report::Render for MeshResult {
             format_seconds(self.predicted_seconds),
             format_seconds(self.elapsed_seconds)
         )?;
+        if let Some(line) = &self.sample_line {
+            writeln!(out, "{line}")?;
+        }
         for (i, a) in self.agents.iter().enumerate() {
             writeln!(out, "  {} {} = {}", i + 1, a.name, a.address)?;
         }
@@ -1615,6 +1642,7 @@ mod tests {
             concurrency: 1,
             local: false,
             tos: None,
+            sample: None,
         };
         let done: Vec<PairRecord> = model::tournament(4)
             .into_iter()

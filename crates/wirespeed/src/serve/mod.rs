@@ -88,7 +88,7 @@ pub(crate) struct ServeArgs {
     /// Serve the agent's counters to Prometheus on http://ADDR:PORT/metrics, `/healthz` for
     /// the kubelet, and `/probe` with --probe-targets (docs/serve.md). Client addresses are
     /// shown only with --metrics-clients; --metrics-token-file requires a bearer token.
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", value_parser = parse_metrics_address)]
     metrics: Option<SocketAddr>,
 
     /// With --metrics: every page but /healthz needs `Authorization: Bearer TOKEN`, the
@@ -163,6 +163,32 @@ pub(crate) struct ServeArgs {
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
     text.parse()
+}
+
+/// `--metrics ADDR:PORT`. An address that is missing is refused, never read as "every
+/// address": in a manifest the address comes from a variable (`$(POD_IP):9210`), and a variable
+/// that expanded to nothing (a node without an address) leaves `:9210`, which a bind would
+/// take as all of the host's addresses, the metrics and `/probe` then open on interfaces
+/// the operator never chose.
+fn parse_metrics_address(text: &str) -> Result<SocketAddr, String> {
+    let host = match text.rsplit_once(':') {
+        Some((host, _)) => host,
+        None => text,
+    };
+    if host.contains("$(") || host.contains("${") {
+        return Err(format!(
+            "the address is a variable that was never expanded ({host}): the shell or the kubelet did not substitute it; give the address itself (e.g. --metrics 127.0.0.1:9210)"
+        ));
+    }
+    if host.trim().is_empty() {
+        return Err(
+            "there is no address before the port: a variable meant to give it expanded to nothing (in Kubernetes, $(POD_IP) of a pod on a node without an address); give the address to listen on (e.g. --metrics 127.0.0.1:9210, or 0.0.0.0:9210 for every address on purpose)"
+                .into(),
+        );
+    }
+    text.parse().map_err(|_| {
+        "not an address and port: give ADDR:PORT with a numeric address (e.g. --metrics 127.0.0.1:9210 or [::1]:9210)".into()
+    })
 }
 
 fn log_text(r: &SessionRecord) {
