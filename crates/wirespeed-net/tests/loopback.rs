@@ -115,7 +115,10 @@ fn timed_test_reports_intervals_and_tcp_info() {
     let tiles = |ivs: &[wirespeed_net::report::Interval]| {
         assert_eq!(ivs[0].start_seconds, 0.0);
         for w in ivs.windows(2) {
-            assert_eq!(w[0].end_seconds, w[1].start_seconds, "intervals tile the test");
+            assert_eq!(
+                w[0].end_seconds, w[1].start_seconds,
+                "intervals tile the test"
+            );
         }
         let end = ivs.last().unwrap().end_seconds;
         assert!(end >= 0.5, "the intervals reach the end of the test: {end}");
@@ -132,7 +135,10 @@ fn timed_test_reports_intervals_and_tcp_info() {
         .iter()
         .map(|i| i.sum_sent.as_ref().expect("the client sends").bytes)
         .sum();
-    assert_eq!(sent, s.bytes, "the client's intervals hold every byte it sent");
+    assert_eq!(
+        sent, s.bytes,
+        "the client's intervals hold every byte it sent"
+    );
     assert!(s.tcp_info.as_ref().unwrap().mss_bytes > 0);
     let agent = out.agent.unwrap();
     assert_eq!(agent.streams[0].bytes, s.bytes, "every byte sent arrived");

@@ -127,7 +127,7 @@ pub(crate) struct ThroughputArgs {
     nodelay: bool,
 
     /// TCP maximum segment size.
-    #[arg(long = "mss", short = 'M', value_name = "BYTES")]
+    #[arg(long = "mss", short = 'M', value_name = "BYTES", value_parser = crate::common::flags::parse_mss)]
     mss: Option<u32>,
 
     /// TCP congestion control at both ends (cubic, reno, bbr: see
