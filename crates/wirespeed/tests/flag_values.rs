@@ -128,7 +128,7 @@ fn negative_and_zero_values_name_the_flag_and_the_range() {
             &["--hosts", "negative"][..],
         ),
         (
-            &["load", "--settle", "-2s"][..],
+            &["load", "--settle", "-2"][..],
             &["--settle", "negative"][..],
         ),
         (

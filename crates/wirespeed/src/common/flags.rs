@@ -45,6 +45,21 @@ pub(crate) const MOVED_N: &str =
 /// What `-R` means wherever it is taken.
 pub(crate) const MOVED_R: &str = "-R is the reverse direction (tcp, udp)";
 
+/// A value read later by its own parser (udp's `-b`, where 0 means unlimited), refused here
+/// only if it is a negative number, so that the refusal names the flag.
+pub(crate) fn not_negative_text(text: &str) -> Result<String, String> {
+    if text
+        .trim()
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err(format!(
+            "'{text}' is negative: give 0 or more (such as 10M)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
 /// A real number of 0 or more (fractions, tolerances, loads): a negative or non-finite value
 /// is refused by the flag's parser, before any work.
 pub(crate) fn non_negative(text: &str) -> Result<f64, String> {

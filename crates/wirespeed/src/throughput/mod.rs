@@ -146,7 +146,7 @@ pub(crate) struct ThroughputArgs {
     mptcp: bool,
 
     /// UDP target rate per stream; 0 = as fast as possible.
-    #[arg(long, short = 'b', value_name = "RATE")]
+    #[arg(long, short = 'b', value_name = "RATE", value_parser = crate::common::flags::not_negative_text)]
     bitrate: Option<String>,
 
     /// TCP: send this file (with sendfile, from the page cache, from its start again at its
