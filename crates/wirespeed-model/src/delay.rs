@@ -295,8 +295,21 @@ impl ModelFile {
     /// Reads a model from TOML text: `[components.TAG]` tables with `fixed_ms`, `per_byte_ms`,
     /// `description`, and `[paths.NAME]` tables with `elements = [...]`.
     pub fn from_toml(text: &str) -> Result<ModelFile, ModelError> {
-        let raw: RawFile = toml::from_str(text)
-            .map_err(|e| ModelError::Syntax(e.to_string().lines().collect::<Vec<_>>().join(" ")))?;
+        // toml's rendering is a multi-line excerpt with a caret; squashed into one line it is
+        // unreadable, so the line, column and message are given instead.
+        let raw: RawFile = toml::from_str(text).map_err(|e| {
+            let at = e.span().map(|span| {
+                let before = &text[..span.start.min(text.len())];
+                let line = before.matches('\n').count() + 1;
+                let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+                format!("line {line}, column {column}: ")
+            });
+            ModelError::Syntax(format!(
+                "{}{}",
+                at.unwrap_or_default(),
+                e.message().trim().replace('\n', " ")
+            ))
+        })?;
         for (tag, c) in &raw.components {
             for (field, value, max, example) in [
                 ("fixed_ms", c.fixed_ms, 1000.0, "0.525"),
@@ -959,6 +972,16 @@ mod tests {
         ];
         let cmp = compare(path, &model.components, &clean, Tolerance::default());
         assert!(cmp.iter().all(|s| !s.anomalous), "{cmp:?}");
+    }
+
+    /// Issue 33: a syntax error is one readable line with its place, not toml's caret
+    /// drawing squashed flat.
+    #[test]
+    fn a_syntax_error_names_its_line_and_column() {
+        let e = ModelFile::from_toml("[components.a]\nfixed_ms = \"x\n").unwrap_err();
+        let text = e.to_string();
+        assert!(text.starts_with("line 2, column "), "{text}");
+        assert!(!text.contains('|') && !text.contains('^'), "{text}");
     }
 
     #[test]

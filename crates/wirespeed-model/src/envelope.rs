@@ -177,6 +177,13 @@ pub struct ExplainLine {
 }
 
 impl EnvelopeParams {
+    /// Bytes on the wire of the smallest frame this link carries: the smallest IP packet (a
+    /// bare header) in the smallest frame. On Ethernet the 64-byte minimum frame sets it (84
+    /// with preamble and gap); a serial line adds nothing, so the IP header does.
+    pub fn min_wire(&self) -> u64 {
+        self.link.frame(self.ip.header_bytes()).wire
+    }
+
     /// Largest payload a single transport unit can carry in one IP packet.
     fn max_payload(&self) -> u64 {
         self.mtu - self.ip.header_bytes() - self.transport.header_bytes()
@@ -318,7 +325,7 @@ impl EnvelopeParams {
             goodput_bytes_per_second,
             goodput_bits_per_second: goodput_bytes_per_second * 8.0,
             frames_per_second: cycles_per_second * (units_per_cycle * unit_frames) as f64,
-            min_frames_per_second: rate_bytes / self.link.min_wire() as f64,
+            min_frames_per_second: rate_bytes / self.min_wire() as f64,
             seconds_per_byte: self.rate.seconds_per_byte(),
             seconds_per_frame: full_frame.wire as f64 * self.rate.seconds_per_byte(),
             pipe,
@@ -463,7 +470,7 @@ impl Envelope {
             format!(
                 "{} bytes/s / {} wire bytes = {} frames/s",
                 group_f(p.rate.bytes_per_second()),
-                p.link.min_wire(),
+                p.min_wire(),
                 significant(self.min_frames_per_second, 6)
             ),
         );

@@ -79,6 +79,8 @@ impl FromStr for Axis {
                        A..B[:STEP] or a geometric range A..B:xK",
             example: "1..17, 1,2,4,8, 16KiB..1MiB:x2, 16KiB,256KiB",
             largest: None,
+            least: None,
+            negative: false,
         };
         let mut values = Vec::new();
         for item in text.split(',').map(str::trim) {

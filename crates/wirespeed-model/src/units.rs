@@ -31,10 +31,28 @@ pub struct ParseUnitError {
     pub example: &'static str,
     /// Set when the text is a well-formed quantity too large to hold: the largest one held.
     pub largest: Option<&'static str>,
+    /// Set when the text is a well-formed quantity below the least this kind holds (a rate of
+    /// 0): that least.
+    pub least: Option<&'static str>,
+    /// Set when the text is a well-formed quantity with a minus sign: none of these can be
+    /// negative, and "not a duration" would send the user looking for a syntax error.
+    pub negative: bool,
 }
 
 impl ParseUnitError {
     fn message(&self) -> String {
+        if self.negative {
+            return format!(
+                "'{}' is negative: a {} is never below 0, for example {}",
+                self.input, self.what, self.example
+            );
+        }
+        if let Some(least) = self.least {
+            return format!(
+                "'{}' is out of range for a {}: at least {least}, for example {}",
+                self.input, self.what, self.example
+            );
+        }
         match self.largest {
             // A well-formed figure that is merely too big is out of range, not "not a
             // duration": the fix is a smaller figure, not another syntax.
@@ -52,6 +70,27 @@ impl ParseUnitError {
     fn too_large(mut self, largest: &'static str) -> ParseUnitError {
         self.largest = Some(largest);
         self
+    }
+
+    fn too_small(mut self, least: &'static str) -> ParseUnitError {
+        self.least = Some(least);
+        self
+    }
+
+    /// The error for `text` if it is a number with a minus sign (`-1`, `-0.5s`), so that the
+    /// parsers refuse it as negative rather than as a syntax they do not know.
+    fn if_negative(self, text: &str) -> Result<(), ParseUnitError> {
+        let negative = text
+            .trim()
+            .strip_prefix('-')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'));
+        if negative {
+            return Err(ParseUnitError {
+                negative: true,
+                ..self
+            });
+        }
+        Ok(())
     }
 }
 
@@ -191,7 +230,10 @@ impl FromStr for BitRate {
                        and bit, bit/s, bps or B/s",
             example: "10M, 1.544Mbit/s, 56k, 1G, 125MB/s",
             largest: None,
+            least: None,
+            negative: false,
         };
+        error().if_negative(text)?;
         let (number, unit) = split_number(text);
         let value = Decimal::parse(number).ok_or_else(error)?;
         let (multiplier, rest) = prefix(unit);
@@ -204,7 +246,7 @@ impl FromStr for BitRate {
             .times_rounded(multiplier * bits_per_unit)
             .ok_or_else(|| error().too_large("2^64 - 1 bit/s"))?;
         if bps == 0 {
-            return Err(error());
+            return Err(error().too_small("1 bit/s"));
         }
         Ok(BitRate(bps))
     }
@@ -273,7 +315,10 @@ impl FromStr for ByteSize {
                        (x1024) prefix and an optional B",
             example: "1500, 64KiB, 128kB, 8M, 8MiB",
             largest: None,
+            least: None,
+            negative: false,
         };
+        error().if_negative(text)?;
         let (number, unit) = split_number(text);
         let value = Decimal::parse(number).ok_or_else(error)?;
         let (multiplier, rest) = prefix(unit);
@@ -324,7 +369,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, ParseUnitError> {
         expected: "a number with ns, us, ms, s, m, h, d or w (seconds if no unit)",
         example: "10s, 250ms, 30us, 1.5",
         largest: None,
+        least: None,
+        negative: false,
     };
+    error().if_negative(text)?;
     let (number, unit) = split_number(text);
     let value = Decimal::parse(number).ok_or_else(error)?;
     let nanos_per_unit: u128 = match unit {
@@ -455,6 +503,8 @@ impl FromStr for RateFormat {
                                binary: KiB/s) or kB, MB, GB (bytes/s, decimal)",
                     example: "-f m, -f K, -f MB",
                     largest: None,
+                    least: None,
+                    negative: false,
                 });
             }
         })
@@ -553,6 +603,15 @@ pub fn parse_number_list(
     let mut out: Vec<u64> = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
+        // `-1` would read as a range with no start; say what it is.
+        if part
+            .strip_prefix('-')
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()))
+        {
+            return Err(format!(
+                "{part:?} is negative: each value is {min} to {max} ({example})"
+            ));
+        }
         let (range, step) = match part.split_once(':') {
             Some((r, s)) => (r, number(s)?),
             None => (part, 1),
@@ -604,6 +663,37 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
+    /// Issue 33: a minus sign is refused as negative and a zero rate as below the least
+    /// rate, not as a syntax the parser does not know.
+    #[test]
+    fn negative_and_zero_quantities_say_so() {
+        let e = parse_duration("-1").unwrap_err().to_string();
+        assert!(
+            e.contains("'-1' is negative") && e.contains("duration"),
+            "{e}"
+        );
+        let e = parse_duration("-0.5ms").unwrap_err().to_string();
+        assert!(e.contains("negative"), "{e}");
+        let e = "-10M".parse::<BitRate>().unwrap_err().to_string();
+        assert!(e.contains("negative") && e.contains("bit rate"), "{e}");
+        let e = "-64KiB".parse::<ByteSize>().unwrap_err().to_string();
+        assert!(e.contains("negative") && e.contains("byte size"), "{e}");
+        let e = "0".parse::<BitRate>().unwrap_err().to_string();
+        assert!(
+            e.contains("at least 1 bit/s") && !e.contains("is not a"),
+            "{e}"
+        );
+        // A hyphen that starts no number is still a syntax error.
+        let e = parse_duration("-x").unwrap_err().to_string();
+        assert!(e.contains("is not a duration"), "{e}");
+        let e = parse_number_list("-1", 1, 24, 24).unwrap_err();
+        assert!(e.contains("negative") && e.contains("1 to 24"), "{e}");
+        assert_eq!(
+            parse_number_list("1-4", 1, 24, 24).unwrap(),
+            vec![1, 2, 3, 4]
+        );
+    }
+
     #[test]
     fn rates_parse_exactly() {
         let bps = |s: &str| s.parse::<BitRate>().unwrap().bits_per_second();
@@ -621,7 +711,8 @@ mod tests {
 
     #[test]
     fn bad_rates_say_what_was_expected() {
-        for bad in ["", "fast", "10X", "-5M", "1.2.3M", "0", "10Mfoo"] {
+        // "-5M" and "0" are well-formed: negative_and_zero_quantities_say_so.
+        for bad in ["", "fast", "10X", "1.2.3M", "10Mfoo"] {
             let err = bad.parse::<BitRate>().unwrap_err().to_string();
             assert!(err.contains("is not a bit rate"), "{bad}: {err}");
             assert!(err.contains("for example"), "{bad}: {err}");

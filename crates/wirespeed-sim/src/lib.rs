@@ -38,9 +38,7 @@ pub enum SimError {
     #[error("{0} hosts: need 1 to 65535 (example: --hosts 1-24)")]
     Hosts(usize),
     /// A packet length out of range.
-    #[error(
-        "{bytes}-byte packets: lengths must be {min} to {max} bytes (--oversize allows up to 65535)"
-    )]
+    #[error("{bytes}-byte packets: lengths must be {min} to {max} bytes")]
     Length {
         /// The length asked for.
         bytes: u64,
@@ -52,6 +50,9 @@ pub enum SimError {
     /// A length mix that makes no sense.
     #[error("length mix: {0}")]
     Mix(String),
+    /// A transfer (window, acknowledgement, timeout) that could never move data.
+    #[error("{0}")]
+    Transfer(&'static str),
     /// An offered load that is not a positive number.
     #[error("offered load {0}: must be a positive fraction of the channel (example: --load 0.5)")]
     Load(f64),

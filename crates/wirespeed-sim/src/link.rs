@@ -110,8 +110,8 @@ impl LinkScenario {
             });
         }
         if self.window == 0 || self.ack_every == 0 || self.rto_ns == 0 {
-            return Err(SimError::Mix(
-                "window, ack-every and rto must be positive".into(),
+            return Err(SimError::Transfer(
+                "--window, --ack-every and --rto must each be more than 0",
             ));
         }
         if !(self.cable_m.is_finite() && self.cable_m >= 0.0) {

@@ -104,6 +104,101 @@ enum Command {
     Man(crate::common::install_aids::ManArgs),
 }
 
+/// The command line's definition as `main` parses it: the derived one, with every option and
+/// argument that takes a value also taking a negative number, so that `-t -1` reaches the
+/// duration parser and is refused as negative, naming `-t`, instead of clap's "unexpected
+/// argument '-1'" (issue 33).
+pub fn command() -> clap::Command {
+    fn negatives_reach_the_parsers(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|arg| {
+            if arg.get_action().takes_values() {
+                arg.allow_negative_numbers(true)
+            } else {
+                arg
+            }
+        })
+        .mut_subcommands(negatives_reach_the_parsers)
+    }
+    negatives_reach_the_parsers(Cli::command())
+}
+
+/// Parses a command line (its first word the program's name) as `main` does.
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    let mut cmd = command();
+    let matches = cmd.try_get_matches_from_mut(args)?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+}
+
+/// A value its parser refused, as one line: the flag by both its names (the user may have
+/// typed either), the value, and the parser's reason, which names the fix. `words` is the
+/// command line. `None` if the error is not a refused value.
+pub fn refused_value(err: &clap::Error, words: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue};
+    if err.kind() != clap::error::ErrorKind::ValueValidation {
+        return None;
+    }
+    let (Some(ContextValue::String(named)), Some(ContextValue::String(value))) = (
+        err.get(ContextKind::InvalidArg),
+        err.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let names = option_names(words, named);
+    let mut reason = std::error::Error::source(err)
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    // clap's own integer parsers read "-1" as a bad digit; the fix is a number of 0 or more.
+    let negative = value
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    if negative && reason.contains("invalid digit") {
+        reason = format!("'{value}' is negative: give a whole number, 0 or more");
+    } else if negative && !reason.contains("negative") && !reason.contains("range") {
+        // A parser of a richer syntax (a TOS name, a length mix) calls "-1" a syntax error;
+        // the user meant a number, so say what is wrong with it first, then the forms.
+        let forms = reason.split_once(": ").map_or(reason.as_str(), |(_, f)| f);
+        reason = format!("'{value}' is negative: {forms}");
+    }
+    Some(if reason.contains(value.as_str()) {
+        format!("{names}: {reason}")
+    } else {
+        format!("{names} {value}: {reason}")
+    })
+}
+
+/// The short and long names of the option clap names as `long` (`--time <DURATION>`) in the
+/// command that `words` (the command line) selects: `-t/--time`, so that an error names the
+/// letter the user may have typed.
+pub fn option_names(words: &[String], named: &str) -> String {
+    let long = named
+        .split_whitespace()
+        .next()
+        .unwrap_or(named)
+        .trim_start_matches('-');
+    let mut cmd = command();
+    for word in words.iter().skip(1) {
+        if let Some(sub) = cmd.find_subcommand(word) {
+            cmd = sub.clone();
+        }
+    }
+    let arg = cmd
+        .get_arguments()
+        .find(|a| a.get_long() == Some(long) || a.get_id().as_str() == long);
+    match arg {
+        Some(arg) => match (arg.get_short(), arg.get_long()) {
+            (Some(short), Some(long)) => format!("-{short}/--{long}"),
+            (None, Some(long)) => format!("--{long}"),
+            (Some(short), None) => format!("-{short}"),
+            (None, None) => named.to_string(),
+        },
+        None => named.to_string(),
+    }
+}
+
 pub fn run(cli: Cli) -> anyhow::Result<()> {
     match cli.command {
         Command::Sweep(args) => crate::sweep::command(args),

@@ -5,13 +5,11 @@
 use std::io::{self, Write};
 use std::process::ExitCode;
 
-use clap::Parser;
-
 use wirespeed::cli;
 use wirespeed::common::{exit_status, interrupt};
 
 fn main() -> ExitCode {
-    let cli = match cli::Cli::try_parse() {
+    let cli = match cli::try_parse_from(std::env::args_os()) {
         Ok(cli) => cli,
         Err(err) => return clap_error(&err),
     };
@@ -33,8 +31,7 @@ fn main() -> ExitCode {
     }
 }
 
-/// Help and version asked for go to stdout with status 0; a bad flag is one line and status 2, so that a
-/// script's log shows the problem without a page of usage around it.
+/// Help and version asked for go to stdout with status 0; a bad flag is one line and status 2.
 fn clap_error(err: &clap::Error) -> ExitCode {
     use clap::error::ErrorKind;
     match err.kind() {
@@ -49,21 +46,38 @@ fn clap_error(err: &clap::Error) -> ExitCode {
             let _ = io::stderr().flush();
             ExitCode::from(2)
         }
-        _ => {
-            // clap's message is the lines before the blank line that precedes its usage.
-            let rendered = err.render().to_string();
-            let message: Vec<&str> = rendered
-                .lines()
-                .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
-                .map(str::trim)
+        // A value its parser refused: the flag by both its names (the user may have typed
+        // either), the value, and the parser's reason, which names the fix.
+        ErrorKind::ValueValidation => {
+            let words: Vec<String> = std::env::args_os()
+                .map(|w| w.to_string_lossy().into_owned())
                 .collect();
-            let message = message.join(" ");
-            let message = message.strip_prefix("error: ").unwrap_or(&message);
-            eprintln!("wirespeed: error: {message} (see --help)");
+            let Some(line) = cli::refused_value(err, &words) else {
+                return one_line(err);
+            };
+            eprintln!("wirespeed: error: {line} (see --help)");
             let _ = io::stderr().flush();
             ExitCode::from(2)
         }
+        _ => one_line(err),
     }
+}
+
+/// clap's error as one line and status 2, so that a script's log shows the problem without a
+/// page of usage around it.
+fn one_line(err: &clap::Error) -> ExitCode {
+    // clap's message is the lines before the blank line that precedes its usage.
+    let rendered = err.render().to_string();
+    let message: Vec<&str> = rendered
+        .lines()
+        .take_while(|l| !l.trim().is_empty() && !l.starts_with("Usage:"))
+        .map(str::trim)
+        .collect();
+    let message = message.join(" ");
+    let message = message.strip_prefix("error: ").unwrap_or(&message);
+    eprintln!("wirespeed: error: {message} (see --help)");
+    let _ = io::stderr().flush();
+    ExitCode::from(2)
 }
 
 /// The error and its causes on one line, each cause once: a context that already quotes its

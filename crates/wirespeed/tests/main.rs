@@ -11,6 +11,8 @@ mod diagnose;
 mod docs;
 mod envelope;
 mod exit_statuses;
+mod flag_values;
+mod flags_named;
 mod harness;
 mod install_aids;
 mod iperf3_json;

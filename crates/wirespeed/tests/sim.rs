@@ -116,7 +116,11 @@ fn sim_csma_bad_input_is_one_line_and_status_2() {
         "cable length",
     );
     assert_one_line_error(&wirespeed(&["sim", "csma", "--velocity", "3"]), "velocity");
-    assert_one_line_error(&wirespeed(&["sim", "csma", "--load=-1"]), "offered load");
+    assert_one_line_error(
+        &wirespeed(&["sim", "csma", "--load=-1"]),
+        "--load: '-1' is negative",
+    );
+    assert_one_line_error(&wirespeed(&["sim", "csma", "--load=0"]), "offered load");
     let help = wirespeed(&["--help"]);
     assert!(help.stdout.contains("sim"));
 }

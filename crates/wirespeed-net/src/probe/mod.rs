@@ -110,10 +110,10 @@ pub enum ProbeError {
         detail: String,
     },
     /// A probe size below the smallest echo request.
-    #[error(
-        "probe size {size} is below the smallest {family} echo request, {min} bytes (IP header + 8)"
-    )]
+    #[error("probe size {size} is below the smallest {family} echo request, {min} bytes ({parts})")]
     SizeTooSmall {
+        /// What the smallest request is made of.
+        parts: &'static str,
         /// The size asked for.
         size: usize,
         /// The minimum.
@@ -444,12 +444,16 @@ fn pick(
 /// Runs the probes `config` describes.
 pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let family = family_of(config.target);
-    let min = match config.udp {
-        Some(_) => echo::min_size(config.target),
-        None => min_size(config.target),
+    let (min, parts) = match config.udp {
+        Some(_) => (
+            echo::min_size(config.target),
+            "IP header + UDP 8 + the session cookie 16 + a sequence number 8",
+        ),
+        None => (min_size(config.target), "IP header + ICMP 8"),
     };
     if let Some(&size) = config.sizes.iter().find(|&&s| s < min) {
         return Err(ProbeError::SizeTooSmall {
+            parts,
             size,
             min,
             family: if family == Family::V4 { "IPv4" } else { "IPv6" },

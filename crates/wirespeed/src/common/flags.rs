@@ -45,6 +45,56 @@ pub(crate) const MOVED_N: &str =
 /// What `-R` means wherever it is taken.
 pub(crate) const MOVED_R: &str = "-R is the reverse direction (tcp, udp)";
 
+/// A value read later by its own parser (udp's `-b`, where 0 means unlimited), refused here
+/// only if it is a negative number, so that the refusal names the flag.
+pub(crate) fn not_negative_text(text: &str) -> Result<String, String> {
+    if text
+        .trim()
+        .strip_prefix('-')
+        .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+    {
+        return Err(format!(
+            "'{text}' is negative: give 0 or more (such as 10M)"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+/// A real number of 0 or more (fractions, tolerances, loads): a negative or non-finite value
+/// is refused by the flag's parser, before any work.
+pub(crate) fn non_negative(text: &str) -> Result<f64, String> {
+    let value: f64 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number (such as 0.5 or 25)"))?;
+    if value < 0.0 {
+        return Err(format!(
+            "'{text}' is negative: give 0 or more (such as 0.5)"
+        ));
+    }
+    if !value.is_finite() {
+        return Err(format!("'{text}' is not a finite number (such as 0.5)"));
+    }
+    Ok(value)
+}
+
+/// `-M`/`--mss`: the TCP_MAXSEG a connection is asked for, within what Linux accepts
+/// (`TCP_MIN_MSS` 88 to `MAX_TCP_WINDOW` 32767), so that `-M 1` is refused with the range
+/// before the test instead of the kernel's bare EINVAL after the handshake.
+pub(crate) fn parse_mss(text: &str) -> Result<u32, String> {
+    let mss: u32 = text
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{text}' is not a whole number of bytes (such as -M 1460)"))?;
+    if !(88..=32_767).contains(&mss) {
+        return Err(format!(
+            "{mss} bytes is out of range: Linux sets a TCP maximum segment of 88 to 32767 \
+             bytes (such as -M 1460)"
+        ));
+    }
+    Ok(mss)
+}
+
 /// `--hosts`: host counts (`sim csma`, `load`, `reproduce --lab-hosts`).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct HostList(pub(crate) Vec<usize>);
@@ -73,6 +123,13 @@ pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
         } else if let Some((s, l)) = part.split_once('/') {
             let s: u32 = s.parse().map_err(|_| bad(part))?;
             let l: u32 = l.parse().map_err(|_| bad(part))?;
+            // 6/0 is a fixed length written as a ratio; say which one to write.
+            if s == 0 || l == 0 {
+                return Err(format!(
+                    "{part:?}: a ratio mixes short and long packets, so both counts must be at \
+                     least 1 (for one length alone write it, such as 64 or 1536)"
+                ));
+            }
             mixes.push(LengthMix::seed_ratio(s, l));
         } else if part.contains(':') {
             let lengths = part

@@ -100,6 +100,24 @@ enum DuplexArg {
 }
 
 impl EnvelopeArgs {
+    /// Flags that parse but describe no link: refused rather than silently dropped.
+    fn check(&self) -> anyhow::Result<()> {
+        if matches!(self.link, LinkKind::Serial) && self.vlan > 0 {
+            anyhow::bail!(
+                "--vlan {}: VLAN tags are an Ethernet header's; a serial line carries none \
+                 (drop --vlan, or use --link ethernet)",
+                self.vlan
+            );
+        }
+        if self.length.is_some_and(|l| l.bytes() == 0) {
+            anyhow::bail!(
+                "-l 0: a datagram with no payload carries nothing to compute a ceiling for \
+                 (give 1 byte or more, such as -l 1472)"
+            );
+        }
+        Ok(())
+    }
+
     fn params(&self) -> EnvelopeParams {
         EnvelopeParams {
             rate: self.rate,
@@ -147,6 +165,7 @@ struct EnvelopeReport {
 }
 
 pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
+    args.check()?;
     let params = args.params();
     let envelope = params.compute()?;
     let explain = args.explain.then(|| envelope.explain());
@@ -234,7 +253,7 @@ impl Render for EnvelopeReport {
             significant(e.frames_per_second, 6),
         ]);
         t.push([
-            format!("frames/s at the minimum ({} wire bytes)", p.link.min_wire()),
+            format!("frames/s at the minimum ({} wire bytes)", p.min_wire()),
             significant(e.min_frames_per_second, 6),
         ]);
         t.push([

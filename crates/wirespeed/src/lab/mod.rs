@@ -74,7 +74,8 @@ enum LabCommand {
         /// The lab's name, exactly as `lab up` printed it (never a path or a prefix).
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         name: Option<String>,
-        /// Remove every lab recorded in the state directory that you made.
+        /// Remove every lab recorded in the state directory that you made (namespaces and
+        /// devices no lab records are left alone).
         #[arg(long)]
         all: bool,
         /// With --all, also remove labs other users made.
@@ -175,6 +176,9 @@ fn exec(name: &str, node: &str, command: &[String]) -> anyhow::Result<()> {
     check_command(command)?;
     let record = lifecycle::record(name)?;
     let namespace = record.namespace(node)?;
+    // Entering a namespace and the lab's cgroup both take CAP_NET_ADMIN (root): say so, not
+    // the cgroup's bare "Permission denied".
+    sys::require_net_admin()?;
     if let Some(cgroup) = &record.cgroup {
         wirespeed_lab::cleanup::join_cgroup(Path::new(cgroup), std::process::id())
             .with_context(|| format!("putting the command into lab {name}'s cgroup {cgroup}"))?;

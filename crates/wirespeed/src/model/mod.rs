@@ -48,10 +48,10 @@ enum ModelCommand {
         /// The probe result (`wirespeed probe HOST --json > probe.json`).
         probe: PathBuf,
         /// Allowed error of a fixed cost, ms.
-        #[arg(long, default_value_t = 0.2, value_name = "MS")]
+        #[arg(long, default_value_t = 0.2, value_name = "MS", value_parser = crate::common::flags::non_negative)]
         fixed_tolerance_ms: f64,
         /// Allowed relative error of a per-byte cost, percent.
-        #[arg(long, default_value_t = 25.0, value_name = "PERCENT")]
+        #[arg(long, default_value_t = 25.0, value_name = "PERCENT", value_parser = crate::common::flags::non_negative)]
         per_byte_tolerance: f64,
         /// Also write an SVG of measured against predicted one-way delay at the destination
         /// (the seed's figure 4): probe minimums / 2 and the model's line.

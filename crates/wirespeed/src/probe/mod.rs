@@ -447,6 +447,12 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
     if args.count == 0 {
         bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
     }
+    if args.until_width.is_some_and(|w| w.is_zero()) {
+        bail!(
+            "--until-width 0: no interval is ever that narrow, so the rounds would run to their \
+             limit; give a width such as --until-width 5us"
+        );
+    }
     args.key.load()?;
     if args.schedule.active() {
         return run_scheduled(&args);

@@ -87,7 +87,7 @@ pub(crate) struct CsmaArgs {
     even: bool,
 
     /// Signal velocity as a fraction of the speed of light (0.77 for thick coax).
-    #[arg(long, default_value_t = 0.77, value_name = "FRACTION")]
+    #[arg(long, default_value_t = 0.77, value_name = "FRACTION", value_parser = crate::common::flags::non_negative)]
     velocity: f64,
 
     /// One-way delay of each station's attachment (transceiver cable, multiport repeater).
@@ -110,11 +110,11 @@ pub(crate) struct CsmaArgs {
 
     /// Offered load G (fraction of the channel, all hosts together) instead of saturating
     /// generators; Poisson arrivals unless --burst is given.
-    #[arg(long, value_name = "G")]
+    #[arg(long, value_name = "G", value_parser = crate::common::flags::non_negative)]
     load: Option<f64>,
 
     /// Mean packets per burst (bursty arrivals at the offered load).
-    #[arg(long, value_name = "PACKETS", requires = "load")]
+    #[arg(long, value_name = "PACKETS", requires = "load", value_parser = crate::common::flags::non_negative)]
     burst: Option<f64>,
 
     /// Packet buffers per host (the Titans had 15).
@@ -547,7 +547,10 @@ fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<String> {
         );
     }
     if args.replications == 1 {
-        w.push("one run per point: add -R 5 (or more) for 95% confidence intervals".to_string());
+        w.push(
+            "one run per point: add --replications 5 (or more) for 95% confidence intervals"
+                .to_string(),
+        );
     }
     w
 }

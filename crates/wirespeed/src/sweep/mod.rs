@@ -127,7 +127,7 @@ pub(crate) struct SweepArgs {
 
     /// Bytes in one "packet" of the axes, also set as TCP_MAXSEG (the seed: 1460); default:
     /// the connection's own MSS.
-    #[arg(short = 'M', long = "mss", value_name = "BYTES")]
+    #[arg(short = 'M', long = "mss", value_name = "BYTES", value_parser = crate::common::flags::parse_mss)]
     mss: Option<u32>,
 
     /// Seed of the run order; printed, so that `--seed` replays a sweep in the same order.

@@ -134,7 +134,7 @@ pub(crate) struct ThroughputArgs {
     nodelay: bool,
 
     /// TCP maximum segment size.
-    #[arg(long = "mss", short = 'M', value_name = "BYTES")]
+    #[arg(long = "mss", short = 'M', value_name = "BYTES", value_parser = crate::common::flags::parse_mss)]
     mss: Option<u32>,
 
     /// TCP congestion control at both ends (cubic, reno, bbr: see
@@ -153,7 +153,7 @@ pub(crate) struct ThroughputArgs {
     mptcp: bool,
 
     /// UDP target rate per stream; 0 = as fast as possible.
-    #[arg(long, short = 'b', value_name = "RATE")]
+    #[arg(long, short = 'b', value_name = "RATE", value_parser = crate::common::flags::not_negative_text)]
     bitrate: Option<String>,
 
     /// TCP: send this file (with sendfile, from the page cache, from its start again at its
