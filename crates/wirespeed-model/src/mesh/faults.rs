@@ -144,7 +144,10 @@ pub enum Fault {
         slow_bits_per_second: f64,
     },
     /// A latency finding of [`analyse`] (a slow-answering host, a high-latency pair).
-    Latency(Finding),
+    Latency {
+        /// The finding (its own `kind` names which).
+        finding: Finding,
+    },
 }
 
 impl Fault {
@@ -162,7 +165,7 @@ impl Fault {
                 fast_destination,
                 ..
             } => vec![*fast_source, *fast_destination],
-            Fault::Latency(f) => f.hosts(),
+            Fault::Latency { finding } => finding.hosts(),
         }
     }
 }
@@ -445,7 +448,7 @@ pub fn judge(
                 )
             })
             .cloned()
-            .map(Fault::Latency),
+            .map(|finding| Fault::Latency { finding }),
     );
     Judgement {
         reach_bits_per_second: reaches,
@@ -458,6 +461,34 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fault_reads_back_as_written_with_one_kind_each() {
+        let faults = vec![
+            Fault::SlowHost {
+                host: 2,
+                reach_bits_per_second: 9.4e6,
+                yardstick_bits_per_second: 9.4e7,
+                slow_link_bits_per_second: None,
+                tests: 6,
+                steady: true,
+            },
+            Fault::Latency {
+                finding: Finding::SlowLatencyHost {
+                    host: 1,
+                    median_rtt_seconds: 0.01,
+                    fleet_rtt_seconds: 0.001,
+                },
+            },
+        ];
+        let text = serde_json::to_string(&faults).unwrap();
+        assert!(text.contains(r#""kind":"slow_host""#), "{text}");
+        assert!(
+            text.contains(r#""kind":"latency","finding":{"kind":"slow_latency_host""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Vec<Fault>>(&text).unwrap(), faults);
+    }
     use crate::mesh::tournament;
     use proptest::prelude::*;
 
