@@ -219,7 +219,6 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
         &lab.namespace("h1"),
         &[
             "tcp",
-            "-c",
             &address.to_string(),
             "-p",
             &agent.port.to_string(),
@@ -268,6 +267,8 @@ struct FleetRow {
     faults: Vec<FleetFault>,
     /// (host, truth, named) for every host.
     verdicts: Vec<(String, &'static str, &'static str)>,
+    /// Tests of the mesh that failed (their pairs have no rate).
+    tests_failed: u64,
     error: Option<String>,
     file: Option<String>,
 }
@@ -287,6 +288,7 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
         hosts: draw.hosts.len(),
         faults: draw.faults.clone(),
         verdicts: Vec::new(),
+        tests_failed: 0,
         error: None,
         file: None,
     };
@@ -349,11 +351,15 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
     drop(lab);
     let _ = std::fs::remove_file(&key);
     let _ = std::fs::remove_file(&agents_file);
-    if code != 0 {
+    // A test that failed (a lossy link can cut a test's control connection) leaves its pair
+    // without a rate, and `mesh` exits non-zero after printing its document: the finished tests
+    // are still judged. Only a run without a document is an error.
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
+    if doc["result"]["faults"].as_array().is_none() {
         row.error = Some(format!("mesh exit {code}: {}", stderr.trim()));
         return row;
     }
-    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
+    row.tests_failed = doc["result"]["tests_failed"].as_u64().unwrap_or(0);
     // The faults `mesh` itself named (its fleet judge, with the lab's port counters and link
     // ceilings as evidence), by their typed `kind`.
     let faults: Vec<serde_json::Value> = doc["result"]["faults"]
@@ -385,6 +391,7 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
                 Some("slow_host") if f["host"] == i && f["steady"] == true => Some("slow"),
                 Some("slow_host") if f["host"] == i => Some("lossy"),
                 Some("duplex_mismatch") if f["host"] == i => Some("mismatch"),
+                Some("lossy_host") if f["host"] == i => Some("lossy"),
                 _ => None,
             })
             .or_else(|| {
@@ -535,6 +542,12 @@ fn scorecard(paths: &[PathRow], fleets: &[FleetRow], first_seed: u64) -> String 
             share(found, faulty),
             false_findings,
             healthy.len()
+        );
+        let _ = writeln!(
+            s,
+            "Mesh tests that failed (their pairs unrated; a lossy link can cut a test's control connection): {} in {} fleet(s).\n",
+            judged.iter().map(|f| f.tests_failed).sum::<u64>(),
+            judged.iter().filter(|f| f.tests_failed > 0).count()
         );
         let _ = writeln!(
             s,

@@ -1199,9 +1199,17 @@ fn measures_of(done: &[PairRecord], rechecks: &[Recheck], n: usize) -> Vec<PairM
                 .chain(r.rtt())
                 .reduce(f64::min),
             rtt_behind_queue: behind,
+            retransmit_share: r.result.as_ref().and_then(|x| {
+                let segments = x.tcp_bytes? as f64 / SEGMENT_BYTES;
+                (segments >= 1.0).then(|| x.retransmits.unwrap_or(0) as f64 / segments)
+            }),
         })
         .collect()
 }
+
+/// The payload of one TCP segment on the paths a mesh judges (MTU 1500, timestamps): the
+/// retransmitted share counts segments from the bytes a test carried.
+const SEGMENT_BYTES: f64 = 1448.0;
 
 /// The document's result from the plan and the finished tests.
 #[allow(clippy::too_many_arguments)]
@@ -1479,6 +1487,21 @@ impl MeshResult {
                     }))
                 )
             }
+            Fault::LossyHost {
+                host,
+                cleanest_retransmit_share,
+                median_retransmit_share,
+                tests,
+                crc_errors,
+            } => format!(
+                "host {} loses frames at its own port: every one of its {tests} tests retransmitted, at least {:.1}% of its segments (median {:.1}%), while its partners' other tests did not{}: a bad cable, port or link; run `wirespeed diagnose` on it",
+                self.name(*host),
+                cleanest_retransmit_share * 100.0,
+                median_retransmit_share * 100.0,
+                crc_errors.map_or(String::new(), |c| format!(
+                    "; its port received {c} frame(s) with a bad CRC over the mesh"
+                ))
+            ),
             Fault::BadPair {
                 source,
                 destination,
