@@ -172,13 +172,13 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
         std::fs::read_to_string(&results).unwrap().lines().count(),
         13
     );
-    // The report draws the heatmap and the outlier table from the results file.
+    // The report draws the heatmap and the fault table from the results file.
     let page = dir.path("mesh.html");
     let rep = wirespeed(&["report", &results, "-o", &page]);
     assert_eq!(rep.status, 0, "{}", rep.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
-        html.contains("Rate matrix") && html.contains("Outliers"),
+        html.contains("Rate matrix") && html.contains("Faults"),
         "no mesh view"
     );
     assert!(html.contains("<svg"), "no heatmap");

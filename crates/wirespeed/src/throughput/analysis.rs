@@ -39,7 +39,7 @@ pub(crate) enum LinkRate {
         /// The whole route both ways as the lab configured it: its slowest element, not the
         /// first link, bounds the transfer (issue 31's 10 Mbit/s link in front of a T1).
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        route: Option<RoutePair>,
+        route: Option<Box<RoutePair>>,
     },
     /// The speed a NIC with a physical layer reports.
     Nic {
@@ -118,7 +118,7 @@ fn lab_rate(t: InterfaceTruth, route: Option<RoutePair>) -> LinkRate {
         layer: t.layer,
         mtu: t.mtu,
         half_duplex: t.half_duplex,
-        route,
+        route: route.map(Box::new),
     }
 }
 
