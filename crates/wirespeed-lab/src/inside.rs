@@ -270,6 +270,21 @@ pub fn route_to(address: IpAddr) -> Option<RouteTruth> {
     )
 }
 
+/// [`route_to`] and the name of the lab that configured it.
+pub fn lab_route_to(address: IpAddr) -> Option<(String, RouteTruth)> {
+    let (lab, node) = my_lab(
+        Path::new(STATE_ROOT),
+        Path::new("/run/netns"),
+        Path::new("/proc/self/ns/net"),
+    )?;
+    let text = address.to_string();
+    let route = lab
+        .routes
+        .into_iter()
+        .find(|r| r.from == node && r.address == text)?;
+    Some((lab.lab, route))
+}
+
 /// [`route_to`] over other directories, as [`lookup_in`].
 pub fn route_in(
     state_root: &Path,
@@ -277,9 +292,68 @@ pub fn route_in(
     self_ns: &Path,
     address: IpAddr,
 ) -> Option<RouteTruth> {
+    let (lab, node) = my_lab(state_root, netns_dir, self_ns)?;
+    let text = address.to_string();
+    lab.routes
+        .into_iter()
+        .find(|r| r.from == node && r.address == text)
+}
+
+/// Both ways of a transfer between this process's node and `peer`, as the lab configured
+/// them: the data of an upload take the first, a download's the second.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoutePair {
+    /// The lab's name.
+    pub lab: String,
+    /// From this node to `peer`.
+    pub there: RouteTruth,
+    /// From `peer`'s node back to `local`, when the lab holds `local`.
+    pub back: Option<RouteTruth>,
+}
+
+/// The routes between this process's node (which sends from `local`) and `peer`, when this
+/// process's namespace belongs to a running wirespeed lab that holds `peer`.
+pub fn routes_between(local: IpAddr, peer: IpAddr) -> Option<RoutePair> {
+    routes_between_in(
+        Path::new(STATE_ROOT),
+        Path::new("/run/netns"),
+        Path::new("/proc/self/ns/net"),
+        local,
+        peer,
+    )
+}
+
+/// [`routes_between`] over other directories, as [`lookup_in`].
+pub fn routes_between_in(
+    state_root: &Path,
+    netns_dir: &Path,
+    self_ns: &Path,
+    local: IpAddr,
+    peer: IpAddr,
+) -> Option<RoutePair> {
+    let (lab, node) = my_lab(state_root, netns_dir, self_ns)?;
+    let (peer, local) = (peer.to_string(), local.to_string());
+    let there = lab
+        .routes
+        .iter()
+        .find(|r| r.from == node && r.address == peer)?
+        .clone();
+    let back = lab
+        .routes
+        .iter()
+        .find(|r| r.from == there.to && r.address == local && r.to == node)
+        .cloned();
+    Some(RoutePair {
+        lab: lab.lab,
+        there,
+        back,
+    })
+}
+
+/// The routes of the lab this process's namespace belongs to, and this process's node in it.
+fn my_lab(state_root: &Path, netns_dir: &Path, self_ns: &Path) -> Option<(LabRoutes, String)> {
     let me = std::fs::metadata(self_ns).ok()?;
     let me = (me.dev(), me.ino());
-    let text = address.to_string();
     for entry in std::fs::read_dir(state_root).ok()?.flatten().take(MAX_LABS) {
         let Some(lab) =
             read_bounded::<LabRoutes>(&entry.path().join(ROUTES_NAME), MAX_ROUTES_BYTES)
@@ -290,13 +364,11 @@ pub fn route_in(
             .nodes
             .iter()
             .find(|n| same_namespace(netns_dir, &n.namespace, me))
+            .map(|n| n.name.clone())
         else {
             continue;
         };
-        return lab
-            .routes
-            .into_iter()
-            .find(|r| r.from == node.name && r.address == text);
+        return Some((lab, node));
     }
     None
 }
@@ -472,6 +544,20 @@ mod tests {
             assert_eq!(r.hops.len(), 3);
             assert_eq!(r.hops[1].rate_bits_per_second, 1_544_000);
         }
+        // Both ways: h1's address on link 0 is 198.18.0.1; the way back crosses the T1 too.
+        let pair = routes_between_in(
+            &root,
+            &netns,
+            &me,
+            "198.18.0.1".parse().unwrap(),
+            "198.18.2.2".parse().unwrap(),
+        )
+        .expect("both ways");
+        assert_eq!(pair.lab, "t1-path-0001");
+        let back = pair.back.expect("the way back");
+        assert_eq!((back.from.as_str(), back.to.as_str()), ("h2", "h1"));
+        assert_eq!(back.hops.len(), 3);
+        assert_eq!(back.hops[1].rate_bits_per_second, 1_544_000);
         // An address of no node, and a process in no lab's namespace, find nothing.
         assert!(route_in(&root, &netns, &me, "198.18.9.9".parse().unwrap()).is_none());
         let elsewhere = netns.join("other");

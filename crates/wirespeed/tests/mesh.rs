@@ -172,13 +172,13 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
         std::fs::read_to_string(&results).unwrap().lines().count(),
         13
     );
-    // The report draws the heatmap and the outlier table from the results file.
+    // The report draws the heatmap and the fault table from the results file.
     let page = dir.path("mesh.html");
     let rep = wirespeed(&["report", &results, "-o", &page]);
     assert_eq!(rep.status, 0, "{}", rep.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(
-        html.contains("Rate matrix") && html.contains("Outliers"),
+        html.contains("Rate matrix") && html.contains("Faults"),
         "no mesh view"
     );
     assert!(html.contains("<svg"), "no heatmap");
@@ -739,28 +739,12 @@ length_m = 20
 ipv6 = false
 "#;
 
-/// The tests of a mesh document as the model judges them.
-fn measures(r: &serde_json::Value) -> Vec<wirespeed_model::mesh::PairMeasure> {
-    r["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| wirespeed_model::mesh::PairMeasure {
-            source: t["source"].as_u64().unwrap() as usize,
-            destination: t["destination"].as_u64().unwrap() as usize,
-            rate_bits_per_second: t["result"]["tcp_bits_per_second"].as_f64(),
-            rtt_seconds: None,
-            rtt_behind_queue: false,
-        })
-        .collect()
-}
-
 /// Two bad hosts of four: the slow link (steady at its ceiling) and the mismatch (by the late
-/// collisions at its half end) are both named by the fleet verdicts of `mesh::faults` on what
-/// the lab measured, and nothing else is.
+/// collisions at its half end) are both named by `mesh`'s own verdicts (the fleet judge of
+/// `mesh::faults`, with the lab's port counters and link ceilings as evidence), in its JSON
+/// as typed faults and in its text, and nothing else is.
 #[test]
 fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
-    use wirespeed_model::mesh::faults::{Fault, judge};
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
@@ -770,7 +754,7 @@ fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
     let hosts: Vec<(String, String)> = (0..4)
         .map(|i| (format!("h{}", i + 1), format!("198.18.{i}.1")))
         .collect();
-    let (stdout, status) = lab_mesh("star31", TWO_FAULT_STAR, &hosts, "r1");
+    let (stdout, _) = lab_mesh("star31", TWO_FAULT_STAR, &hosts, "r1");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     let r = &doc["result"];
     let names: Vec<String> = r["agents"]
@@ -779,46 +763,55 @@ fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
         .iter()
         .map(|a| a["name"].as_str().unwrap().to_string())
         .collect();
-    // What each host's agent would read of its own port: in the lab the emulator's port
-    // counters stand in for the NIC's (a TAP device has no MAC to count collisions).
-    let evidence = crate::harness::port_evidence(&status, &names);
-    let j = judge(
-        names.len(),
-        &measures(r),
-        &evidence,
-        &wirespeed_model::mesh::Thresholds::default(),
-    );
     eprintln!(
-        "star31: rates {}\nfaults {:?}",
-        r["rate_matrix_bits_per_second"], j.faults
+        "star31: rates {}\nfaults {}\nevidence {}\nverdicts {}",
+        r["rate_matrix_bits_per_second"], r["faults"], r["host_evidence"], doc["verdicts"]
     );
-    let named: BTreeSet<(String, &str)> = j
-        .faults
+    let named: BTreeSet<(String, String)> = r["faults"]
+        .as_array()
+        .unwrap()
         .iter()
-        .filter(|f| !matches!(f, Fault::Latency(_)))
+        .filter(|f| f["kind"] != "latency")
         .map(|f| {
-            let kind = match f {
-                Fault::SlowHost { steady: true, .. } => "slow",
-                Fault::SlowHost { .. } => "lossy",
-                Fault::DuplexMismatch { .. } => "mismatch",
-                Fault::BadPair { .. } => "bad pair",
-                Fault::AsymmetricPair { .. } => "asymmetric",
-                Fault::Latency(_) => unreachable!(),
+            let kind = match f["kind"].as_str().unwrap() {
+                "slow_host" if f["steady"] == true => "slow".to_string(),
+                "slow_host" => "lossy".to_string(),
+                "duplex_mismatch" => "mismatch".to_string(),
+                other => other.to_string(),
             };
-            (
-                f.hosts()
-                    .iter()
-                    .map(|&h| names[h].clone())
-                    .collect::<Vec<_>>()
-                    .join("-"),
-                kind,
-            )
+            let host = ["host", "source", "fast_source"]
+                .iter()
+                .find_map(|k| f[*k].as_u64())
+                .map_or("?".to_string(), |h| names[h as usize].clone());
+            (host, kind)
         })
         .collect();
     assert_eq!(
         named,
-        BTreeSet::from([("h3".to_string(), "slow"), ("h2".to_string(), "mismatch")]),
-        "{:?}",
-        j.faults
+        BTreeSet::from([
+            ("h3".to_string(), "slow".to_string()),
+            ("h2".to_string(), "mismatch".to_string())
+        ]),
+        "{}",
+        r["faults"]
+    );
+    // The evidence is the lab's: h2's port counted late collisions over the mesh.
+    assert!(
+        r["host_evidence"][1]["late_collisions"]
+            .as_u64()
+            .unwrap_or(0)
+            > 0,
+        "{}",
+        r["host_evidence"]
+    );
+    let verdicts = doc["verdicts"].to_string();
+    assert!(
+        verdicts.contains("host h3 is slow in every pair"),
+        "{verdicts}"
+    );
+    assert!(
+        verdicts.contains("host h2 has a duplex mismatch on its link")
+            && verdicts.contains("late collision"),
+        "{verdicts}"
     );
 }

@@ -334,8 +334,12 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
         .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
     assert!(
         verdict.starts_with("verdict: the link is the bound: ")
-            && verdict.contains("of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet")
-            && verdict.contains(&format!("link h1-h2 of lab {} as configured", lab.name)),
+            && verdict
+                .contains("of the 9.415 Mbit/s envelope ceiling (link h1-h2 (10 Mbit/s Ethernet")
+            && verdict.contains(&format!(
+                "route h1 -> h2 (1 hop(s)) of lab {} as configured",
+                lab.name
+            )),
         "{verdict}"
     );
     assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);
@@ -445,6 +449,77 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
         "{verdict}"
     );
     assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);
+}
+
+/// Issue 31's held-out path (labs/t1-path.toml): h1 -[10M]- r1 -[1.544M serial]- r2 -[100M]-
+/// h2. The test leaves h1 by the 10 Mbit/s link; the T1 bounds it both ways, over IPv4 and
+/// IPv6, and bbr at the T1's ceiling draws no warning about pacing.
+#[test]
+fn issue_31_t1_path_names_the_t1_as_the_bound_both_ways_and_bbr_at_the_ceiling_is_not_warned() {
+    if !can_build_labs("t1 path verdicts") {
+        return;
+    }
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
+    let lab = TestLab::up(Path::new(file));
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    // h2 is end b of the third link: 198.18.2.2 and 2001:2:0:2::2 (addressing::plan).
+    for (target, reverse) in [("198.18.2.2", false), ("2001:2:0:2::2", true)] {
+        let agent = NsAgent::start(&h2, target);
+        let mut args = vec![
+            "tcp",
+            target,
+            "-p",
+            &agent.port,
+            "-t",
+            "4",
+            "-O",
+            "1",
+            "-C",
+            "bbr",
+            "--json",
+        ];
+        if reverse {
+            args.push("-R");
+        }
+        let run = in_namespace(&h1, &args);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let verdict = doc["verdicts"][0].as_str().unwrap_or_default();
+        let rate = doc["result"]["end"]["sum_received"]["bits_per_second"]
+            .as_f64()
+            .unwrap();
+        eprintln!("{target} reverse {reverse}: {rate:.0} bit/s: {verdict}");
+        // The T1's goodput ceiling: 1.544 Mbit/s less HDLC framing and TCP/IP headers with
+        // timestamps, a little under 1.5 Mbit/s for both families.
+        let ceiling: f64 = verdict
+            .split(" of the ")
+            .nth(1)
+            .and_then(|t| t.split(" Mbit/s").next())
+            .and_then(|t| t.parse().ok())
+            .map(|m: f64| m * 1e6)
+            .unwrap_or_else(|| panic!("no ceiling in {verdict}"));
+        assert!(ceiling > 1.40e6 && ceiling < 1.544e6, "{verdict}");
+        assert!(
+            verdict.contains("(link r1-r2 (1.544 Mbit/s serial line")
+                && verdict.contains(&format!("of lab {} as configured", lab.name)),
+            "{verdict}"
+        );
+        let way = if reverse { "r2 -> r1" } else { "r1 -> r2" };
+        assert!(verdict.contains(way), "{verdict}");
+        assert!(!verdict.contains("link h1-r1"), "{verdict}");
+        // Never above the truth's ceiling (by more than a test's end rounding), and near it.
+        assert!(rate <= 1.03 * ceiling, "{rate} above {ceiling}");
+        if rate >= 0.9 * ceiling {
+            assert!(verdict.starts_with("the link is the bound: "), "{verdict}");
+        }
+        let warnings = doc["warnings"].to_string();
+        if rate >= 0.9 * ceiling {
+            assert!(!warnings.contains("bbr without the fq qdisc"), "{warnings}");
+        }
+    }
 }
 
 /// A namespace this test made (`ws-` prefix), removed when dropped.

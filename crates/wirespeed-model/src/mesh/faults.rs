@@ -45,6 +45,13 @@ pub const MISMATCH_RATIO: f64 = 0.8;
 pub const MISMATCH_RATIO_WITH_COLLISIONS: f64 = 0.9;
 /// The share of hosts whose reach may be bad before the yardstick moves: the upper quartile.
 pub const YARDSTICK_QUANTILE: f64 = 0.75;
+/// A host whose cleanest test (the one with the fewest retransmissions) still retransmits this
+/// share of its segments loses frames at its own port: a healthy host has at least one healthy
+/// partner, and a drop-tail queue's overflow costs a test a few segments in a thousand. In the
+/// lab a port losing 10% of its frames at 100 Mbit/s retransmitted 10-11% of the segments of
+/// every test through it while still running at 83 Mbit/s (89% of the healthy pairs), and the
+/// healthy pairs retransmitted none (issue 31's harness, fleet seed 3101).
+pub const LOSSY_SHARE: f64 = 0.01;
 /// A slow host whose median test reaches this share of its best holds steady: its port runs
 /// at a lower rate; below it, its rates are erratic: its port loses frames.
 pub const STEADY_SHARE: f64 = 0.85;
@@ -120,6 +127,19 @@ pub enum Fault {
         /// See `collisions`.
         crc_errors: Option<u64>,
     },
+    /// A host every test of which retransmits: its port, cable or link loses frames.
+    LossyHost {
+        /// Agent index.
+        host: usize,
+        /// The smallest retransmitted share of its tests (its cleanest test).
+        cleanest_retransmit_share: f64,
+        /// The median share of its tests.
+        median_retransmit_share: f64,
+        /// Its tests with a share.
+        tests: usize,
+        /// Frames with a bad FCS (CRC) its port received, when read.
+        crc_errors: Option<u64>,
+    },
     /// A test far below what both its hosts reach with others (and below its capacity).
     BadPair {
         /// Source.
@@ -144,14 +164,19 @@ pub enum Fault {
         slow_bits_per_second: f64,
     },
     /// A latency finding of [`analyse`] (a slow-answering host, a high-latency pair).
-    Latency(Finding),
+    Latency {
+        /// The finding (its own `kind` names which).
+        finding: Finding,
+    },
 }
 
 impl Fault {
     /// The agents the fault names.
     pub fn hosts(&self) -> Vec<usize> {
         match self {
-            Fault::SlowHost { host, .. } | Fault::DuplexMismatch { host, .. } => vec![*host],
+            Fault::SlowHost { host, .. }
+            | Fault::DuplexMismatch { host, .. }
+            | Fault::LossyHost { host, .. } => vec![*host],
             Fault::BadPair {
                 source,
                 destination,
@@ -162,7 +187,7 @@ impl Fault {
                 fast_destination,
                 ..
             } => vec![*fast_source, *fast_destination],
-            Fault::Latency(f) => f.hosts(),
+            Fault::Latency { finding } => finding.hosts(),
         }
     }
 }
@@ -198,6 +223,22 @@ fn reach(tests: &[PairMeasure], h: usize, skip: Option<usize>) -> f64 {
         .filter_map(|m| m.rate_bits_per_second)
         .filter(|v| v.is_finite())
         .fold(f64::NAN, f64::max)
+}
+
+/// The retransmitted shares of `h`'s tests (both directions).
+fn retransmit_shares(tests: &[PairMeasure], h: usize) -> Vec<f64> {
+    tests
+        .iter()
+        .filter(|m| m.source == h || m.destination == h)
+        .filter_map(|m| m.retransmit_share)
+        .filter(|v| v.is_finite() && *v >= 0.0)
+        .collect()
+}
+
+/// The share of `h`'s cleanest test, when at least two of its tests have one.
+fn cleanest_share(tests: &[PairMeasure], h: usize) -> Option<f64> {
+    let shares = retransmit_shares(tests, h);
+    (shares.len() >= 2).then(|| shares.iter().copied().fold(f64::INFINITY, f64::min))
 }
 
 /// The median over `h`'s partners of its sending rate over its receiving rate.
@@ -280,6 +321,9 @@ pub fn judge(
         let judged_by = capacity.unwrap_or(yardstick);
         let underperforms = judged_by.is_finite() && r < t.low_ratio * judged_by;
         let counted = ev(h).late_collisions.is_some_and(|c| c > 0);
+        // A port that loses frames is named by its retransmissions below (after a mismatch,
+        // which loses frames too, had its chance), unless its own link explains the rate.
+        let lossy = cleanest_share(tests, h).is_some_and(|s| s >= LOSSY_SHARE);
         if (slow_link.is_some() || underperforms) && counted {
             // Late collisions at a port that is slow: the half end of a mismatched link.
             let e = ev(h);
@@ -293,7 +337,7 @@ pub fn judge(
                 late_collisions: e.late_collisions,
                 crc_errors: e.crc_errors,
             });
-        } else if slow_link.is_some() || underperforms {
+        } else if slow_link.is_some() || (underperforms && !lossy) {
             let rates: Vec<f64> = tests
                 .iter()
                 .filter(|m| m.source == h || m.destination == h)
@@ -365,10 +409,27 @@ pub fn judge(
             });
         }
     }
+    // Lossy ports: every test through them retransmits.
+    for h in 0..n {
+        if faults.iter().any(|f| f.hosts() == [h]) {
+            continue;
+        }
+        let Some(cleanest) = cleanest_share(tests, h).filter(|s| *s >= LOSSY_SHARE) else {
+            continue;
+        };
+        let shares = retransmit_shares(tests, h);
+        faults.push(Fault::LossyHost {
+            host: h,
+            cleanest_retransmit_share: cleanest,
+            median_retransmit_share: crate::stats::median(&shares),
+            tests: shares.len(),
+            crc_errors: ev(h).crc_errors,
+        });
+    }
     let slow: Vec<usize> = faults
         .iter()
         .filter_map(|f| match f {
-            Fault::SlowHost { host, .. } => Some(*host),
+            Fault::SlowHost { host, .. } | Fault::LossyHost { host, .. } => Some(*host),
             _ => None,
         })
         .collect();
@@ -445,7 +506,7 @@ pub fn judge(
                 )
             })
             .cloned()
-            .map(Fault::Latency),
+            .map(|finding| Fault::Latency { finding }),
     );
     Judgement {
         reach_bits_per_second: reaches,
@@ -458,6 +519,81 @@ pub fn judge(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_that_loses_frames_is_named_by_its_retransmissions_not_its_rate() {
+        // Issue 31's fleet seed 3101 (rates in Mbit/s, shares of segments retransmitted):
+        // h5's port loses 10% of its frames and still runs at 83; h3 is on a 10 Mbit/s link.
+        let rate = |s: usize, d: usize| match (s, d) {
+            (2, _) | (_, 2) => 9.4e6,
+            (4, _) | (_, 4) => 83e6,
+            _ => 93.6e6,
+        };
+        let share = |s: usize, d: usize| if s == 4 || d == 4 { 0.11 } else { 0.0 };
+        let tests: Vec<PairMeasure> = (0..5)
+            .flat_map(|s| (0..5).filter(move |&d| d != s).map(move |d| (s, d)))
+            .map(|(s, d)| PairMeasure {
+                source: s,
+                destination: d,
+                rate_bits_per_second: Some(rate(s, d)),
+                rtt_seconds: None,
+                rtt_behind_queue: false,
+                retransmit_share: Some(share(s, d)),
+            })
+            .collect();
+        let j = judge(5, &tests, &[], &Thresholds::default());
+        let named: Vec<(usize, &str)> = j
+            .faults
+            .iter()
+            .map(|f| {
+                let kind = match f {
+                    Fault::SlowHost { .. } => "slow",
+                    Fault::LossyHost { .. } => "lossy",
+                    _ => "other",
+                };
+                (f.hosts()[0], kind)
+            })
+            .collect();
+        assert_eq!(named, vec![(2, "slow"), (4, "lossy")], "{:?}", j.faults);
+        // Without the retransmissions read, 83 of 93.6 is no fault.
+        let blind: Vec<PairMeasure> = tests
+            .iter()
+            .map(|m| PairMeasure {
+                retransmit_share: None,
+                ..*m
+            })
+            .collect();
+        let j = judge(5, &blind, &[], &Thresholds::default());
+        assert!(j.faults.iter().all(|f| f.hosts() == [2]), "{:?}", j.faults);
+    }
+
+    #[test]
+    fn a_fault_reads_back_as_written_with_one_kind_each() {
+        let faults = vec![
+            Fault::SlowHost {
+                host: 2,
+                reach_bits_per_second: 9.4e6,
+                yardstick_bits_per_second: 9.4e7,
+                slow_link_bits_per_second: None,
+                tests: 6,
+                steady: true,
+            },
+            Fault::Latency {
+                finding: Finding::SlowLatencyHost {
+                    host: 1,
+                    median_rtt_seconds: 0.01,
+                    fleet_rtt_seconds: 0.001,
+                },
+            },
+        ];
+        let text = serde_json::to_string(&faults).unwrap();
+        assert!(text.contains(r#""kind":"slow_host""#), "{text}");
+        assert!(
+            text.contains(r#""kind":"latency","finding":{"kind":"slow_latency_host""#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<Vec<Fault>>(&text).unwrap(), faults);
+    }
     use crate::mesh::tournament;
     use proptest::prelude::*;
 
@@ -500,6 +636,7 @@ mod tests {
                     rate_bits_per_second: Some(r * wobble),
                     rtt_seconds: Some(3e-4),
                     rtt_behind_queue: false,
+                    retransmit_share: None,
                 }
             })
             .collect()
@@ -556,6 +693,7 @@ mod tests {
                 rate_bits_per_second: Some(m[s][d]),
                 rtt_seconds: None,
                 rtt_behind_queue: false,
+                retransmit_share: None,
             })
             .collect();
         // Rates alone: h3 slow and steady (its link), h2 slow and erratic (its port loses
@@ -620,6 +758,7 @@ mod tests {
                 rate_bits_per_second: Some(0.98 * ceil(s).min(ceil(d))),
                 rtt_seconds: None,
                 rtt_behind_queue: false,
+                retransmit_share: None,
             })
             .collect();
         let evidence: Vec<HostEvidence> = (0..6)

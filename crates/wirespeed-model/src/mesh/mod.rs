@@ -407,6 +407,11 @@ pub struct PairMeasure {
     /// trip is not judged: its evidence is the schedule's queue, not the path's.
     #[serde(default)]
     pub rtt_behind_queue: bool,
+    /// Retransmitted segments over the segments of payload the source sent (its TCP's count
+    /// over the payload at the path's 1448-byte segments); `None` where not read. A port that
+    /// loses frames makes every test through it retransmit, however fast it still runs.
+    #[serde(default)]
+    pub retransmit_share: Option<f64>,
 }
 
 impl PairMeasure {
@@ -1070,6 +1075,7 @@ mod tests {
                     rate_bits_per_second: Some(rate * wobble),
                     rtt_seconds: Some(1e-4 * wobble),
                     rtt_behind_queue: false,
+                    retransmit_share: None,
                 });
             }
             let a = analyse(n, &tests, &Thresholds::default());
@@ -1087,6 +1093,7 @@ mod tests {
                 rate_bits_per_second: Some(rate(s, d)),
                 rtt_seconds: Some(3e-4),
                 rtt_behind_queue: false,
+                retransmit_share: None,
             })
             .collect()
     }

@@ -1,9 +1,9 @@
 //! The HTML view of a mesh, beside its text view (`mesh.rs`): heatmaps of the rate and round
-//! trip matrices, the outlier table with each finding's evidence, and every test's planned and
+//! trip matrices, the fault table with each fault's evidence, and every test's planned and
 //! actual times; a results file still being written is shown through the same analysis.
 
-use wirespeed_model::mesh::Finding;
-use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, Tone, rate, seconds};
+use wirespeed_model::mesh::faults::Fault;
+use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, rate, seconds};
 use wirespeed_report::html::plots;
 use wirespeed_report::plot::Labels;
 
@@ -53,86 +53,27 @@ impl MeshResult {
                 &ms,
             ),
         );
-        m.heading("Outliers");
-        let mut t = HtmlTable::new(["kind", "hosts", "figure", "yardstick", "evidence"]);
+        m.heading("Faults");
+        let mut t = HtmlTable::new(["kind", "hosts", "verdict and evidence"]);
         let name = |i: usize| names.get(i).cloned().unwrap_or_default();
-        for f in &self.analysis.findings {
-            let (kind, hosts, figure, yardstick, evidence) = match *f {
-                Finding::SlowHost {
-                    host,
-                    median_bits_per_second,
-                    fleet_bits_per_second,
-                    robust_z,
-                    tests,
-                } => (
-                    "slow host",
-                    name(host),
-                    rate(median_bits_per_second),
-                    rate(fleet_bits_per_second),
-                    format!(
-                        "{:.1} robust SD below the fleet over {tests} tests",
-                        -robust_z
-                    ),
-                ),
-                Finding::BadPair {
-                    source,
-                    destination,
-                    rate_bits_per_second,
-                    expected_bits_per_second,
-                    robust_z,
-                } => (
-                    "bad pair",
-                    format!("{} -> {}", name(source), name(destination)),
-                    rate(rate_bits_per_second),
-                    rate(expected_bits_per_second),
-                    format!("{:.1} robust SD below its hosts' other tests", -robust_z),
-                ),
-                Finding::AsymmetricPair {
-                    fast_source,
-                    fast_destination,
-                    fast_bits_per_second,
-                    slow_bits_per_second,
-                } => (
-                    "asymmetric pair",
-                    format!("{} <-> {}", name(fast_source), name(fast_destination)),
-                    rate(slow_bits_per_second),
-                    rate(fast_bits_per_second),
-                    "one direction far below the other: a duplex mismatch's signature".into(),
-                ),
-                Finding::SlowLatencyHost {
-                    host,
-                    median_rtt_seconds,
-                    fleet_rtt_seconds,
-                } => (
-                    "slow-answering host",
-                    name(host),
-                    seconds(median_rtt_seconds),
-                    seconds(fleet_rtt_seconds),
-                    "median round trip above the fleet's".into(),
-                ),
-                Finding::HighLatencyPair {
-                    source,
-                    destination,
-                    rtt_seconds,
-                    expected_rtt_seconds,
-                } => (
-                    "high-latency pair",
-                    format!("{} <-> {}", name(source), name(destination)),
-                    seconds(rtt_seconds),
-                    seconds(expected_rtt_seconds),
-                    "best round trip of both directions above its hosts' other tests".into(),
-                ),
+        for f in &self.faults {
+            let kind = match f {
+                Fault::SlowHost { .. } => "slow host",
+                Fault::DuplexMismatch { .. } => "duplex mismatch",
+                Fault::LossyHost { .. } => "lossy host",
+                Fault::BadPair { .. } => "bad pair",
+                Fault::AsymmetricPair { .. } => "asymmetric pair",
+                Fault::Latency { .. } => "latency",
             };
+            let hosts: Vec<String> = f.hosts().into_iter().map(name).collect();
             t.row(vec![
-                Cell::Tone(kind.into(), Tone::Bad),
-                Cell::text(hosts),
-                Cell::num(figure),
-                Cell::num(yardstick),
-                Cell::text(evidence),
+                Cell::text(kind),
+                Cell::text(hosts.join(", ")),
+                Cell::text(self.fault_text(f)),
             ]);
         }
         if t.is_empty() {
-            m.note("no outlier: every host and pair is within the thresholds of its peers");
+            m.note("no fault: every host reaches the fleet's best-connected quarter and every pair what its hosts reach");
         } else {
             m.push(&t.markup());
         }
@@ -194,7 +135,7 @@ impl MeshResult {
                 "bits_per_second",
                 wirespeed_model::stats::median(&rates),
             ),
-            ("outliers".into(), "", self.analysis.findings.len() as f64),
+            ("faults".into(), "", self.faults.len() as f64),
         ]
     }
 }

@@ -4,6 +4,7 @@
 //! (`wirespeed_net::mesh`, which follows the agents' traffic rules); the schedule, the
 //! prediction of its length and the outlier analysis are `wirespeed_model::mesh`.
 
+pub(crate) mod evidence;
 pub(crate) mod html;
 mod sampling;
 
@@ -16,6 +17,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
+use wirespeed_model::mesh::faults::{Fault, HostEvidence, SlowDirection};
 use wirespeed_model::mesh::{
     self as model, Analysis, Finding, PairMeasure, TestTiming, Thresholds,
 };
@@ -339,7 +341,25 @@ pub(crate) struct MeshResult {
     /// The probes' best round trip, same layout.
     pub(crate) rtt_matrix_seconds: Vec<Vec<Option<f64>>>,
     pub(crate) pairs: Vec<PairFigures>,
+    /// The hosts' medians and the latency figures (`wirespeed_model::mesh::analyse`).
     pub(crate) analysis: Analysis,
+    /// The fleet's verdicts (`wirespeed_model::mesh::faults::judge`): each host judged by
+    /// the best rate it reaches against the fleet's best-connected quarter (or its own link's
+    /// capacity where known), a duplex mismatch by its signature and counters, then pairs.
+    #[serde(default)]
+    pub(crate) faults: Vec<Fault>,
+    /// Each host's best test, bit/s (`None`: none finished).
+    #[serde(default)]
+    pub(crate) reach_bits_per_second: Vec<Option<f64>>,
+    /// The fleet's yardstick: the upper quartile of the reaches (`None` under three hosts).
+    #[serde(default)]
+    pub(crate) yardstick_bits_per_second: Option<f64>,
+    /// What was known of each host's own port beside its tests (link ceiling, collision and
+    /// CRC counters over the mesh), and where it came from.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) host_evidence: Vec<HostEvidence>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) host_evidence_source: Option<String>,
     /// Every test, in the order they finished.
     pub(crate) tests: Vec<PairRecord>,
     /// The second looks at the rates and round trips that the tests alone would have flagged.
@@ -608,6 +628,8 @@ impl MeshPlan {
 struct Executed {
     done: Vec<PairRecord>,
     rechecks: Vec<Recheck>,
+    evidence: Vec<HostEvidence>,
+    evidence_source: Option<String>,
     slots: usize,
     planned: f64,
     predicted: f64,
@@ -635,6 +657,7 @@ impl Executed {
             rate_format,
             csv,
         )
+        .judged(self.evidence.clone(), self.evidence_source.clone())
     }
 }
 
@@ -675,6 +698,9 @@ fn execute(
         )),
         false,
     );
+    // The agents' ports as a lab configured them, and their counters before the first test.
+    let ports = evidence::lab_ports(&plan.agents);
+    let counted_before = evidence::counters(&ports, false);
     let start = Instant::now();
     let mut interrupted = false;
     let mut failed_first: Option<String> = None;
@@ -797,9 +823,12 @@ fn execute(
                 }
         })
         .sum::<f64>();
+    let counted_after = evidence::counters(&ports, true);
     Ok(Executed {
         done,
         rechecks,
+        evidence: evidence::evidence(&ports, &counted_before, &counted_after),
+        evidence_source: evidence::source(&ports),
         slots: todo.len(),
         planned,
         predicted,
@@ -851,6 +880,25 @@ fn recheck_round_trips(
                 destination,
                 ..
             } if plan.probes > 0 => (source, destination, false),
+            _ => continue,
+        };
+        if !looks.contains(&look) {
+            looks.push(look);
+        }
+    }
+    // The fleet judge's low pairs too (judged against what both hosts reach).
+    for f in &first.faults {
+        let look = match *f {
+            Fault::BadPair {
+                source,
+                destination,
+                ..
+            } => (source, destination, true),
+            Fault::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                ..
+            } => (fast_destination, fast_source, true),
             _ => continue,
         };
         if !looks.contains(&look) {
@@ -1141,6 +1189,44 @@ fn behind_queue(done: &[PairRecord], n: usize) -> Vec<bool> {
         .collect()
 }
 
+/// The tests as the judge weighs them: each pair's rate the better of its test and a second
+/// look, its round trip the best of both, and whether its probes waited behind a queue.
+fn measures_of(done: &[PairRecord], rechecks: &[Recheck], n: usize) -> Vec<PairMeasure> {
+    let behind = behind_queue(done, n);
+    done.iter()
+        .zip(&behind)
+        .filter(|(r, _)| r.source < n && r.destination < n)
+        .map(|(r, &behind)| PairMeasure {
+            source: r.source,
+            destination: r.destination,
+            // The path's rate: the better of the test and its second look (a busy host or
+            // another test's traffic lowers a rate, a slow link lowers both).
+            rate_bits_per_second: rechecks
+                .iter()
+                .filter(|c| c.rate && (c.source, c.destination) == (r.source, r.destination))
+                .filter_map(|c| c.rate_bits_per_second)
+                .chain(r.rate())
+                .reduce(f64::max),
+            // The path's best round trip: a second look's probes count as the tests' do.
+            rtt_seconds: rechecks
+                .iter()
+                .filter(|c| !c.rate && c.is_of(r.source, r.destination))
+                .filter_map(Recheck::best)
+                .chain(r.rtt())
+                .reduce(f64::min),
+            rtt_behind_queue: behind,
+            retransmit_share: r.result.as_ref().and_then(|x| {
+                let segments = x.tcp_bytes? as f64 / SEGMENT_BYTES;
+                (segments >= 1.0).then(|| x.retransmits.unwrap_or(0) as f64 / segments)
+            }),
+        })
+        .collect()
+}
+
+/// The payload of one TCP segment on the paths a mesh judges (MTU 1500, timestamps): the
+/// retransmitted share counts segments from the bytes a test carried.
+const SEGMENT_BYTES: f64 = 1448.0;
+
 /// The document's result from the plan and the finished tests.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn build_result(
@@ -1184,32 +1270,7 @@ pub(crate) fn build_result(
             });
         }
     }
-    let behind = behind_queue(done, n);
-    let measures: Vec<PairMeasure> = done
-        .iter()
-        .zip(&behind)
-        .filter(|(r, _)| r.source < n && r.destination < n)
-        .map(|(r, &behind)| PairMeasure {
-            source: r.source,
-            destination: r.destination,
-            // The path's rate: the better of the test and its second look (a busy host or
-            // another test's traffic lowers a rate, a slow link lowers both).
-            rate_bits_per_second: rechecks
-                .iter()
-                .filter(|c| c.rate && (c.source, c.destination) == (r.source, r.destination))
-                .filter_map(|c| c.rate_bits_per_second)
-                .chain(r.rate())
-                .reduce(f64::max),
-            // The path's best round trip: a second look's probes count as the tests' do.
-            rtt_seconds: rechecks
-                .iter()
-                .filter(|c| !c.rate && c.is_of(r.source, r.destination))
-                .filter_map(Recheck::best)
-                .chain(r.rtt())
-                .reduce(f64::min),
-            rtt_behind_queue: behind,
-        })
-        .collect();
+    let measures = measures_of(done, rechecks, n);
     let rtt_not_judged = measures
         .iter()
         .filter(|m| m.rtt_behind_queue && m.rtt_seconds.is_some())
@@ -1227,6 +1288,11 @@ pub(crate) fn build_result(
         rtt_matrix_seconds: rtts,
         pairs,
         analysis: model::analyse(n, &measures, &Thresholds::default()),
+        faults: Vec::new(),
+        reach_bits_per_second: Vec::new(),
+        yardstick_bits_per_second: None,
+        host_evidence: Vec::new(),
+        host_evidence_source: None,
         tests: done.to_vec(),
         rechecks: rechecks.to_vec(),
         results_file,
@@ -1234,9 +1300,39 @@ pub(crate) fn build_result(
         csv,
         sample_line: plan.sample_line(),
     }
+    .judged(Vec::new(), None)
 }
 
 impl MeshResult {
+    /// The fleet's verdicts from the tests and what is known of each host's port.
+    pub(crate) fn judged(
+        mut self,
+        evidence: Vec<HostEvidence>,
+        source: Option<String>,
+    ) -> MeshResult {
+        let n = self.agents.len();
+        let measures = measures_of(&self.tests, &self.rechecks, n);
+        let j = model::faults::judge(n, &measures, &evidence, &Thresholds::default());
+        self.faults = j.faults;
+        self.reach_bits_per_second = j
+            .reach_bits_per_second
+            .iter()
+            .map(|r| r.is_finite().then_some(*r))
+            .collect();
+        self.yardstick_bits_per_second = j
+            .yardstick_bits_per_second
+            .is_finite()
+            .then_some(j.yardstick_bits_per_second);
+        self.analysis = j.analysis;
+        self.host_evidence_source = evidence
+            .iter()
+            .any(|e| *e != HostEvidence::default())
+            .then_some(source)
+            .flatten();
+        self.host_evidence = evidence;
+        self
+    }
+
     fn name(&self, i: usize) -> &str {
         self.agents.get(i).map_or("?", |a| a.name.as_str())
     }
@@ -1245,93 +1341,230 @@ impl MeshResult {
         self.rate_format.format(bps)
     }
 
-    /// One sentence per outlier, with its evidence; one saying so when there is none.
-    pub(crate) fn verdicts(&self) -> Vec<String> {
-        let mut out = Vec::new();
-        for f in &self.analysis.findings {
-            out.push(match *f {
-                Finding::SlowHost {
-                    host,
-                    median_bits_per_second,
-                    fleet_bits_per_second,
-                    robust_z,
-                    tests,
-                } => format!(
-                    "host {} is slow in every pair: median {} over its {tests} tests against {} for the fleet ({:.1} robust SD below): a host problem (CPU, NIC settings, its own port); run `wirespeed diagnose` on it",
-                    self.name(host),
-                    self.rate(median_bits_per_second),
-                    self.rate(fleet_bits_per_second),
-                    -robust_z
-                ),
-                Finding::BadPair {
-                    source,
-                    destination,
-                    rate_bits_per_second,
-                    expected_bits_per_second,
-                    robust_z,
-                } => format!(
-                    "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
-                    self.name(source),
-                    self.name(destination),
-                    self.rate(rate_bits_per_second),
-                    self.rate(expected_bits_per_second),
-                    -robust_z,
-                    if self.rechecks.iter().any(|c| {
-                        c.rate && (c.source, c.destination) == (source, destination)
-                    }) {
-                        "; the better of its test and a second look when no other test ran"
-                    } else {
-                        ""
-                    }
-                ),
-                Finding::AsymmetricPair {
-                    fast_source,
-                    fast_destination,
-                    fast_bits_per_second,
-                    slow_bits_per_second,
-                } => format!(
-                    "pair {} <-> {} is asymmetric: {} from {} to {} but {} back ({:.0}% of it): the signature of a duplex mismatch (seed 003); check both ends with `wirespeed diagnose`",
-                    self.name(fast_source),
-                    self.name(fast_destination),
-                    self.rate(fast_bits_per_second),
-                    self.name(fast_source),
-                    self.name(fast_destination),
-                    self.rate(slow_bits_per_second),
-                    100.0 * slow_bits_per_second / fast_bits_per_second
-                ),
-                Finding::SlowLatencyHost {
-                    host,
-                    median_rtt_seconds,
-                    fleet_rtt_seconds,
-                } => format!(
-                    "host {} answers slowly in every pair: median best round trip {} against {} for the fleet",
-                    self.name(host),
-                    format_seconds(median_rtt_seconds),
-                    format_seconds(fleet_rtt_seconds)
-                ),
-                Finding::HighLatencyPair {
-                    source,
-                    destination,
-                    rtt_seconds,
-                    expected_rtt_seconds,
-                } => format!(
-                    "pair {} <-> {} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
-                    self.name(source),
-                    self.name(destination),
-                    format_seconds(rtt_seconds),
-                    format_seconds(expected_rtt_seconds),
-                    if self
-                        .rechecks
-                        .iter()
-                        .any(|c| !c.rate && c.is_of(source, destination))
-                    {
-                        ", and again of a second look when no other test ran"
-                    } else {
-                        ""
-                    }
-                ),
-            });
+    /// The words of an [`analyse`](model::analyse) finding (the latency ones reach the verdicts
+    /// through the judge).
+    fn finding_text(&self, f: &Finding) -> String {
+        match *f {
+            Finding::SlowHost {
+                host,
+                median_bits_per_second,
+                fleet_bits_per_second,
+                robust_z,
+                tests,
+            } => format!(
+                "host {} is slow in every pair: median {} over its {tests} tests against {} for the fleet ({:.1} robust SD below): a host problem (CPU, NIC settings, its own port); run `wirespeed diagnose` on it",
+                self.name(host),
+                self.rate(median_bits_per_second),
+                self.rate(fleet_bits_per_second),
+                -robust_z
+            ),
+            Finding::BadPair {
+                source,
+                destination,
+                rate_bits_per_second,
+                expected_bits_per_second,
+                robust_z,
+            } => format!(
+                "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
+                self.name(source),
+                self.name(destination),
+                self.rate(rate_bits_per_second),
+                self.rate(expected_bits_per_second),
+                -robust_z,
+                if self
+                    .rechecks
+                    .iter()
+                    .any(|c| { c.rate && (c.source, c.destination) == (source, destination) })
+                {
+                    "; the better of its test and a second look when no other test ran"
+                } else {
+                    ""
+                }
+            ),
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                fast_bits_per_second,
+                slow_bits_per_second,
+            } => format!(
+                "pair {} <-> {} is asymmetric: {} from {} to {} but {} back ({:.0}% of it): the signature of a duplex mismatch (seed 003); check both ends with `wirespeed diagnose`",
+                self.name(fast_source),
+                self.name(fast_destination),
+                self.rate(fast_bits_per_second),
+                self.name(fast_source),
+                self.name(fast_destination),
+                self.rate(slow_bits_per_second),
+                100.0 * slow_bits_per_second / fast_bits_per_second
+            ),
+            Finding::SlowLatencyHost {
+                host,
+                median_rtt_seconds,
+                fleet_rtt_seconds,
+            } => format!(
+                "host {} answers slowly in every pair: median best round trip {} against {} for the fleet",
+                self.name(host),
+                format_seconds(median_rtt_seconds),
+                format_seconds(fleet_rtt_seconds)
+            ),
+            Finding::HighLatencyPair {
+                source,
+                destination,
+                rtt_seconds,
+                expected_rtt_seconds,
+            } => format!(
+                "pair {} <-> {} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
+                self.name(source),
+                self.name(destination),
+                format_seconds(rtt_seconds),
+                format_seconds(expected_rtt_seconds),
+                if self
+                    .rechecks
+                    .iter()
+                    .any(|c| !c.rate && c.is_of(source, destination))
+                {
+                    ", and again of a second look when no other test ran"
+                } else {
+                    ""
+                }
+            ),
         }
+    }
+
+    /// The words of a counter the agent's port read, if it read it.
+    fn counted(e: Option<&HostEvidence>) -> String {
+        let Some(e) = e else {
+            return String::new();
+        };
+        let parts: Vec<String> = [
+            (e.late_collisions, "late collision(s)"),
+            (e.collisions, "collision(s) in all"),
+            (e.crc_errors, "CRC error(s) received"),
+        ]
+        .iter()
+        .filter_map(|(c, what)| c.map(|c| format!("{c} {what}")))
+        .collect();
+        if parts.is_empty() {
+            String::new()
+        } else {
+            format!("; its port counted {} over the mesh", parts.join(", "))
+        }
+    }
+
+    /// The words of one of the judge's faults, with its evidence.
+    fn fault_text(&self, f: &Fault) -> String {
+        match f {
+            Fault::SlowHost {
+                host,
+                reach_bits_per_second,
+                yardstick_bits_per_second,
+                slow_link_bits_per_second,
+                tests,
+                steady,
+            } => {
+                let cause = match (slow_link_bits_per_second, steady) {
+                    (Some(link), _) => format!(
+                        ": its own link carries at most {} of TCP against the fleet's typical {} (the link is the cause: a port that negotiated down or a slow line)",
+                        self.rate(*link),
+                        self.rate(*yardstick_bits_per_second)
+                    ),
+                    (None, true) => ": its tests hold steady near that rate, a port, link or CPU at a lower rate; run `wirespeed diagnose` on it".into(),
+                    (None, false) => ": its tests are erratic below that best, a port that loses frames (a duplex mismatch or a bad cable: its collision and CRC counters tell them apart); run `wirespeed diagnose` on it".into(),
+                };
+                format!(
+                    "host {} is slow in every pair: its best test of {tests} reached {} against {} for the fleet's best-connected quarter{cause}{}",
+                    self.name(*host),
+                    self.rate(*reach_bits_per_second),
+                    self.rate(*yardstick_bits_per_second),
+                    Self::counted(self.host_evidence.get(*host))
+                )
+            }
+            Fault::DuplexMismatch {
+                host,
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+                collisions,
+                late_collisions,
+                crc_errors,
+            } => {
+                let rates = if *pairs_showing > 0 {
+                    format!(
+                        "what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners",
+                        match slow {
+                            SlowDirection::Sending => "sends",
+                            SlowDirection::Receiving => "receives",
+                        },
+                        median_ratio * 100.0
+                    )
+                } else {
+                    format!("it is slow with all {pairs} of its tests")
+                };
+                format!(
+                    "host {} has a duplex mismatch on its link: {rates}{} (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto",
+                    self.name(*host),
+                    Self::counted(Some(&HostEvidence {
+                        link_ceiling_bits_per_second: None,
+                        collisions: *collisions,
+                        late_collisions: *late_collisions,
+                        crc_errors: *crc_errors,
+                    }))
+                )
+            }
+            Fault::LossyHost {
+                host,
+                cleanest_retransmit_share,
+                median_retransmit_share,
+                tests,
+                crc_errors,
+            } => format!(
+                "host {} loses frames at its own port: every one of its {tests} tests retransmitted, at least {:.1}% of its segments (median {:.1}%), while its partners' other tests did not{}: a bad cable, port or link; run `wirespeed diagnose` on it",
+                self.name(*host),
+                cleanest_retransmit_share * 100.0,
+                median_retransmit_share * 100.0,
+                crc_errors.map_or(String::new(), |c| format!(
+                    "; its port received {c} frame(s) with a bad CRC over the mesh"
+                ))
+            ),
+            Fault::BadPair {
+                source,
+                destination,
+                rate_bits_per_second,
+                expected_bits_per_second,
+            } => format!(
+                "pair {} -> {} is far below what both its hosts reach with the others: {} against {}{}: a bad link or port between them",
+                self.name(*source),
+                self.name(*destination),
+                self.rate(*rate_bits_per_second),
+                self.rate(*expected_bits_per_second),
+                if self
+                    .rechecks
+                    .iter()
+                    .any(|c| { c.rate && (c.source, c.destination) == (*source, *destination) })
+                {
+                    " (the better of its test and a second look when no other test ran)"
+                } else {
+                    ""
+                }
+            ),
+            Fault::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                fast_bits_per_second,
+                slow_bits_per_second,
+            } => self.finding_text(&Finding::AsymmetricPair {
+                fast_source: *fast_source,
+                fast_destination: *fast_destination,
+                fast_bits_per_second: *fast_bits_per_second,
+                slow_bits_per_second: *slow_bits_per_second,
+            }),
+            Fault::Latency { finding } => self.finding_text(finding),
+        }
+    }
+
+    /// One sentence per fault, with its evidence; one saying so when there is none.
+    pub(crate) fn verdicts(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.faults.iter().map(|f| self.fault_text(f)).collect();
         let finished: Vec<f64> = self.tests.iter().filter_map(PairRecord::rate).collect();
         if out.is_empty() && finished.len() >= 2 {
             let lo = finished.iter().copied().fold(f64::INFINITY, f64::min);

@@ -4,7 +4,8 @@
 use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
-use wirespeed_lab::inside::InterfaceTruth;
+use wirespeed_lab::inside::{InterfaceTruth, RoutePair};
+use wirespeed_lab::truth::{Element, FlowShape, RouteTruth};
 use wirespeed_model::bottleneck::{FlowFacts, verdicts};
 use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 use wirespeed_net::env::Environment;
@@ -16,7 +17,8 @@ use crate::throughput::ThroughputResult;
 
 /// Where the verdict's link rate comes from. An interface's own speed is believed only for a
 /// NIC with a physical layer (`iface::Reader::trusted_speed`); inside a wirespeed lab the lab's
-/// configuration of the link the test leaves by is the truth (`wirespeed_lab::inside`).
+/// configuration is the truth (`wirespeed_lab::inside`): the whole route to the agent and back
+/// when the lab records it, else the link the test leaves by.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
 pub(crate) enum LinkRate {
@@ -34,6 +36,10 @@ pub(crate) enum LinkRate {
         layer: LinkLayer,
         mtu: u32,
         half_duplex: bool,
+        /// The whole route both ways as the lab configured it: its slowest element, not the
+        /// first link, bounds the transfer (issue 31's 10 Mbit/s link in front of a T1).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        route: Option<Box<RoutePair>>,
     },
     /// The speed a NIC with a physical layer reports.
     Nic {
@@ -54,25 +60,29 @@ impl Default for LinkRate {
     }
 }
 
-/// The link rate for a test whose client end saw `env`.
+/// The link rate for a test from `local` to `agent` whose client end saw `env`.
 pub(crate) fn link_rate(
     given: Option<BitRate>,
     env: Option<&Environment>,
-    loopback: bool,
+    local: SocketAddr,
+    agent: SocketAddr,
 ) -> LinkRate {
     if let Some(rate) = given {
         return LinkRate::Given {
             bits_per_second: rate.bits_per_second(),
         };
     }
-    if loopback {
+    if agent.ip().is_loopback() {
         return LinkRate::Unknown {
             reason: "loopback has no link".into(),
         };
     }
     let interface = env.and_then(|e| e.interface.clone());
     if let Some(truth) = interface.as_deref().and_then(wirespeed_lab::inside::lookup) {
-        return lab_rate(truth);
+        return lab_rate(
+            truth,
+            wirespeed_lab::inside::routes_between(local.ip(), agent.ip()),
+        );
     }
     match (env, interface) {
         (Some(e), Some(i)) => match e.link_speed_bits_per_second {
@@ -98,7 +108,7 @@ pub(crate) fn link_rate(
     }
 }
 
-fn lab_rate(t: InterfaceTruth) -> LinkRate {
+fn lab_rate(t: InterfaceTruth, route: Option<RoutePair>) -> LinkRate {
     LinkRate::Lab {
         bits_per_second: t.rate_bits_per_second,
         receive_bits_per_second: t.receive_rate_bits_per_second,
@@ -108,7 +118,49 @@ fn lab_rate(t: InterfaceTruth) -> LinkRate {
         layer: t.layer,
         mtu: t.mtu,
         half_duplex: t.half_duplex,
+        route: route.map(Box::new),
     }
+}
+
+/// A ceiling, the phrase that says where it comes from, and what it is the ceiling of when
+/// that is not a link.
+struct Ceiling {
+    bits_per_second: f64,
+    source: String,
+    bound: Option<String>,
+}
+
+/// The ceiling of the route's slowest element for a flow of `shape` (`wirespeed_lab::truth`),
+/// `None` when it cannot be computed.
+fn route_ceiling(lab: &str, route: &RouteTruth, shape: FlowShape) -> Option<Ceiling> {
+    let b = route.bottleneck(shape).ok()?;
+    let bound = match b.element.element {
+        Element::Link { .. } => None,
+        Element::ReturnLink { .. } => Some("the ACKs' way back"),
+        Element::Router { .. } | Element::ReturnRouter { .. } => Some("a router's forwarding"),
+        Element::SourceHost | Element::DestinationHost => Some("a host's processing"),
+    };
+    let mismatch = b.mismatch.map_or(String::new(), |m| {
+        format!("; a {m}: its collisions hold the rate below this ceiling")
+    });
+    Some(Ceiling {
+        bits_per_second: b.element.ceiling_bits_per_second,
+        source: format!(
+            "{}, the slowest of the {} element(s) of route {} -> {} ({} hop(s)) of lab {lab} as \
+             configured; path MTU {}, {}{mismatch}",
+            b.element.describe,
+            b.all.len(),
+            route.from,
+            route.to,
+            route.hops.len(),
+            b.path_mtu,
+            match shape.transport {
+                Transport::Udp => "UDP",
+                Transport::Tcp { .. } => "TCP with timestamps",
+            }
+        ),
+        bound: bound.map(String::from),
+    })
 }
 
 /// The envelope ceiling for `flow` and the phrase that says where it comes from.
@@ -118,7 +170,34 @@ fn envelope(
     env_mtu: Option<u32>,
     v6: bool,
     r: &ThroughputResult,
-) -> Option<(f64, String)> {
+) -> Option<Ceiling> {
+    let udp = r.spec.protocol == Protocol::Udp;
+    let ip = if v6 {
+        IpVersion::V6
+    } else {
+        IpVersion::V4 { options_bytes: 0 }
+    };
+    if let LinkRate::Lab {
+        route: Some(pair), ..
+    } = link
+    {
+        let shape = FlowShape {
+            ip,
+            transport: if udp {
+                Transport::Udp
+            } else {
+                Transport::Tcp { timestamps: true }
+            },
+            udp_payload: udp.then_some(u64::from(r.spec.length_bytes)),
+        };
+        let route = match flow {
+            Flow::Upload => Some(&pair.there),
+            Flow::Download => pair.back.as_ref(),
+        };
+        if let Some(c) = route.and_then(|route| route_ceiling(&pair.lab, route, shape)) {
+            return Some(c);
+        }
+    }
     let (bps, layer, mtu, half, whence) = match link {
         LinkRate::Given { bits_per_second } => (
             *bits_per_second,
@@ -136,6 +215,7 @@ fn envelope(
             layer,
             mtu,
             half_duplex,
+            ..
         } => (
             match flow {
                 Flow::Upload => *bits_per_second,
@@ -162,16 +242,11 @@ fn envelope(
     let rate = BitRate::from_bits_per_second(bps);
     let mtu = mtu.map_or(1500, u64::from);
     let mtu = if mtu > 9216 { 1500 } else { mtu };
-    let udp = r.spec.protocol == Protocol::Udp;
     let params = EnvelopeParams {
         rate,
         link: layer,
         mtu,
-        ip: if v6 {
-            IpVersion::V6
-        } else {
-            IpVersion::V4 { options_bytes: 0 }
-        },
+        ip,
         transport: if udp {
             Transport::Udp
         } else {
@@ -187,14 +262,15 @@ fn envelope(
         LinkLayer::Ethernet { .. } => "Ethernet",
         LinkLayer::Serial => "serial line",
     };
-    Some((
-        e.goodput_bits_per_second,
-        format!(
+    Some(Ceiling {
+        bits_per_second: e.goodput_bits_per_second,
+        source: format!(
             "{rate} {layer}{}, MTU {mtu}, {}; {whence}",
             if half { " (half duplex)" } else { "" },
             if udp { "UDP" } else { "TCP with timestamps" }
         ),
-    ))
+        bound: None,
+    })
 }
 
 fn thread_percent(s: &StreamReport) -> f64 {
@@ -242,7 +318,8 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
             LinkRate::Unknown { reason } if ceiling.is_none() => Some(reason.clone()),
             _ => None,
         },
-        ceiling,
+        bound: ceiling.as_ref().and_then(|c| c.bound.clone()),
+        ceiling: ceiling.map(|c| (c.bits_per_second, c.source)),
         loopback: agent.ip().is_loopback(),
         quantum_bits_per_second: match r.spec.amount {
             Amount::Seconds(t) if r.spec.protocol == Protocol::Udp && t > 0.0 => {

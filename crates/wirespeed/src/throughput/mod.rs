@@ -725,7 +725,8 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     let link_rate = analysis::link_rate(
         config.link_rate,
         outcome.client.environment.as_ref(),
-        agent_addr.ip().is_loopback(),
+        outcome.local,
+        agent_addr,
     );
     let result = ThroughputResult {
         start: Start {
