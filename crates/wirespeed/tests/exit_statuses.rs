@@ -148,3 +148,41 @@ fn lab_exec_of_a_missing_program_is_one_line_and_status_2() {
         assert!(run.stderr.contains("no such executable"), "{}", run.stderr);
     }
 }
+
+/// `mesh --results` and `load --results` create their file only once every flag has been
+/// checked: a refused run exits 2 and leaves no file behind (issue 32 item 7).
+#[test]
+fn a_refused_mesh_or_load_leaves_no_results_file() {
+    let dir = std::env::temp_dir().join(format!("ws-exit-nofile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases: [&[&str]; 2] = [
+        // One agent: a mesh needs two.
+        &["mesh", "--agents", "127.0.0.1:9", "--results", "runs.jsonl"],
+        // --hosts beyond the agents given.
+        &[
+            "load",
+            "--agent",
+            "127.0.0.1:9",
+            "--hosts",
+            "5",
+            "--results",
+            "runs.jsonl",
+        ],
+    ];
+    for args in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+            .args(args)
+            .current_dir(&dir)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        assert!(
+            !dir.join("runs.jsonl").exists(),
+            "{args:?} left its results file: {stderr}"
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -438,15 +438,16 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         }
         None => {
             let plan = args.plan(&agents)?;
-            let file = args
-                .results
-                .as_deref()
-                .map(|p| RunsFile::create(p, &plan))
-                .transpose()?;
-            (plan, Vec::new(), file)
+            (plan, Vec::new(), None)
         }
     };
     let mixes = validate(&plan, agents.addrs.len())?;
+    // The results file only once every flag has been checked: a refused run leaves no file.
+    if args.resume.is_none()
+        && let Some(p) = args.results.as_deref()
+    {
+        file = Some(RunsFile::create(p, &plan)?);
+    }
     let todo: Vec<(usize, &LengthMix)> = mixes
         .iter()
         .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))

@@ -1016,17 +1016,18 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             let (agents, local) = agents_of(&args, &mut key)?;
             _local = local;
             let plan = MeshPlan::new(&args, agents);
-            let file = args
-                .results
-                .as_deref()
-                .map(|p| RunsFile::create(p, &plan))
-                .transpose()?;
-            (plan, Vec::new(), file)
+            (plan, Vec::new(), None)
         }
     };
     check_agents(&plan.agents)?;
     plan.check_sample()?;
     plan.check_parallel()?;
+    // The results file only once every flag has been checked: a refused run leaves no file.
+    if args.resume.is_none()
+        && let Some(p) = args.results.as_deref()
+    {
+        file = Some(RunsFile::create(p, &plan)?);
+    }
     crate::common::interrupt::watch();
     let ex = execute(&plan, done, file.as_mut(), key.as_ref(), args.timeout)?;
     let result = ex.result(
