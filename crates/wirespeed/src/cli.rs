@@ -111,7 +111,12 @@ enum Command {
 pub fn command() -> clap::Command {
     fn negatives_reach_the_parsers(cmd: clap::Command) -> clap::Command {
         cmd.mut_args(|arg| {
-            if arg.get_action().takes_values() {
+            // Options whose value is required only: a positional (`tcp HOST`) or an optional
+            // value (`--iperf3 [PORT]`) would take the flags `-4` and `-6` for numbers.
+            if arg.get_action().takes_values()
+                && !arg.is_positional()
+                && arg.get_num_args().is_none_or(|n| n.min_values() > 0)
+            {
                 arg.allow_negative_numbers(true)
             } else {
                 arg

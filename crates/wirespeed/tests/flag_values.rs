@@ -47,6 +47,9 @@ fn numeric_options() -> Vec<(Vec<String>, clap::Arg)> {
                 || !arg.get_action().takes_values()
                 || takes_text
                 || !arg.get_possible_values().is_empty()
+                // An optional value (`--iperf3 [PORT]`) leaves `-1` to be a flag of its own
+                // (`serve -1`, one test then exit), as `-6` after it is.
+                || arg.get_num_args().is_some_and(|n| n.min_values() == 0)
             {
                 continue;
             }

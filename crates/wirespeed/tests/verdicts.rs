@@ -444,8 +444,12 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
         .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
     assert!(
         verdict.starts_with("verdict: the link is the bound: ")
-            && verdict.contains("of the 9.415 Mbit/s envelope ceiling (10 Mbit/s Ethernet")
-            && verdict.contains(&format!("link h1-h2 of lab {} as configured", lab.name)),
+            && verdict
+                .contains("of the 9.415 Mbit/s envelope ceiling (link h1-h2 (10 Mbit/s Ethernet")
+            && verdict.contains(&format!(
+                "route h1 -> h2 (1 hop(s)) of lab {} as configured",
+                lab.name
+            )),
         "{verdict}"
     );
     assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);

@@ -177,17 +177,16 @@ fn parse_metrics_address(text: &str) -> Result<SocketAddr, String> {
     };
     if host.contains("$(") || host.contains("${") {
         return Err(format!(
-            "the address is a variable that was never expanded ({host}): the shell or the kubelet did not substitute it; give the address itself (e.g. --metrics 127.0.0.1:9210)"
+            "'{text}': the address is a variable that was never expanded ({host}): the shell or the kubelet did not substitute it; give the address itself (e.g. --metrics 127.0.0.1:9210)"
         ));
     }
     if host.trim().is_empty() {
-        return Err(
-            "there is no address before the port: a variable meant to give it expanded to nothing (in Kubernetes, $(POD_IP) of a pod on a node without an address); give the address to listen on (e.g. --metrics 127.0.0.1:9210, or 0.0.0.0:9210 for every address on purpose)"
-                .into(),
-        );
+        return Err(format!(
+            "'{text}': there is no address before the port: a variable meant to give it expanded to nothing (in Kubernetes, $(POD_IP) of a pod on a node without an address); give the address to listen on (e.g. --metrics 127.0.0.1:9210, or 0.0.0.0:9210 for every address on purpose)"
+        ));
     }
     text.parse().map_err(|_| {
-        "not an address and port: give ADDR:PORT with a numeric address (e.g. --metrics 127.0.0.1:9210 or [::1]:9210)".into()
+        format!("'{text}' is not an address and port: give ADDR:PORT with a numeric address (e.g. --metrics 127.0.0.1:9210 or [::1]:9210)")
     })
 }
 
