@@ -53,6 +53,24 @@ impl Agent {
         fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
     }
 
+    /// Its `ulimit -n`, soft and hard.
+    fn limit_descriptors(&self, n: u64) {
+        let limit = libc::rlimit {
+            rlim_cur: n,
+            rlim_max: n,
+        };
+        // SAFETY: sets a limit of our own child, by its PID.
+        let set = unsafe {
+            libc::prlimit(
+                self.pid(),
+                libc::RLIMIT_NOFILE,
+                &limit,
+                std::ptr::null_mut(),
+            )
+        };
+        assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    }
+
     fn notices(&self) -> String {
         self.0.stderr()
     }
@@ -285,20 +303,7 @@ fn finding_5_a_test_over_the_memory_budget_is_refused_and_rss_stays_under_it() {
 #[test]
 fn finding_6_emfile_backs_off_instead_of_spinning() {
     let mut agent = Agent::start(&["--idle-timeout", "30s"]);
-    let limit = libc::rlimit {
-        rlim_cur: 32,
-        rlim_max: 32,
-    };
-    // SAFETY: sets a limit of our own child, by its PID.
-    let set = unsafe {
-        libc::prlimit(
-            agent.pid(),
-            libc::RLIMIT_NOFILE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    agent.limit_descriptors(32);
     // More idle connections than descriptors: the rest wait in the backlog, and accept fails
     // with EMFILE until the first ones time out of their handshake.
     let idle = idle_connections(&agent, 60);
@@ -488,20 +493,7 @@ fn finding_8_a_client_reaching_another_protocol_says_what_answered() {
 #[test]
 fn issue_32_item_3_a_client_is_served_under_64_idle_hellos_nofile_256_and_pids_200() {
     let mut agent = Agent::start(&["--idle-timeout", "60s", "--handshake-timeout", "30s"]);
-    let limit = libc::rlimit {
-        rlim_cur: 256,
-        rlim_max: 256,
-    };
-    // SAFETY: sets a limit of our own child, by its PID.
-    let set = unsafe {
-        libc::prlimit(
-            agent.pid(),
-            libc::RLIMIT_NOFILE,
-            &limit,
-            std::ptr::null_mut(),
-        )
-    };
-    assert_eq!(set, 0, "prlimit: {}", std::io::Error::last_os_error());
+    agent.limit_descriptors(256);
     let tasks = if std::path::Path::new("/sys/fs/cgroup/pids").is_dir() {
         TaskLimit::new(200, agent.pid())
     } else {

@@ -327,21 +327,7 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
         &["tcp", &target, "-p", &agent.port, "-t", "4", "-O", "1"],
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
-    let verdict = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("verdict:"))
-        .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
-    assert!(
-        verdict.starts_with("verdict: the link is the bound: ")
-            && verdict
-                .contains("of the 9.415 Mbit/s envelope ceiling (link h1-h2 (10 Mbit/s Ethernet")
-            && verdict.contains(&format!(
-                "route h1 -> h2 (1 hop(s)) of lab {} as configured",
-                lab.name
-            )),
-        "{verdict}"
-    );
+    assert_the_10_mbit_link_is_the_bound(&run.stdout, &lab.name);
     assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);
 
     // -O: the totals' retransmits are those after the warm-up.
@@ -437,21 +423,7 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("(iperf3 server)"), "{}", run.stdout);
     eprintln!("tcp --iperf3 across a 10 Mbit/s lab link: {}", run.stdout);
-    let verdict = run
-        .stdout
-        .lines()
-        .find(|l| l.starts_with("verdict:"))
-        .unwrap_or_else(|| panic!("no verdict: {}", run.stdout));
-    assert!(
-        verdict.starts_with("verdict: the link is the bound: ")
-            && verdict
-                .contains("of the 9.415 Mbit/s envelope ceiling (link h1-h2 (10 Mbit/s Ethernet")
-            && verdict.contains(&format!(
-                "route h1 -> h2 (1 hop(s)) of lab {} as configured",
-                lab.name
-            )),
-        "{verdict}"
-    );
+    assert_the_10_mbit_link_is_the_bound(&run.stdout, &lab.name);
     assert!(!run.stdout.contains("Gbit/s envelope"), "{}", run.stdout);
 }
 
@@ -610,4 +582,22 @@ fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
         run.stdout
     );
     assert!(run.stdout.contains("; --link-rate)"), "{}", run.stdout);
+}
+
+/// The verdict of a test across the 10 Mbit/s lab link h1-h2 (native or `--iperf3`): the link
+/// is the bound, at its envelope ceiling, named as the route's slowest element.
+fn assert_the_10_mbit_link_is_the_bound(stdout: &str, lab: &str) {
+    let verdict = stdout
+        .lines()
+        .find(|l| l.starts_with("verdict:"))
+        .unwrap_or_else(|| panic!("no verdict: {stdout}"));
+    assert!(
+        verdict.starts_with("verdict: the link is the bound: ")
+            && verdict
+                .contains("of the 9.415 Mbit/s envelope ceiling (link h1-h2 (10 Mbit/s Ethernet")
+            && verdict.contains(&format!(
+                "route h1 -> h2 (1 hop(s)) of lab {lab} as configured"
+            )),
+        "{verdict}"
+    );
 }
