@@ -904,3 +904,57 @@ fn a_warm_up_is_left_out_at_both_ends() {
         ours.seconds
     );
 }
+
+/// With `--bidir`, which way each stream goes is fixed by the order the client opened them in
+/// (its sending streams first). The cookie reads race in their own threads, so a client whose
+/// second stream's cookie arrives first must still be read on its first stream and sent to on
+/// its second. (Before accept order was kept, the swap made both ends send on one connection
+/// and read on the other: an `iperf3 --bidir` client counted 0 bytes each way, 1 run in ~200.)
+#[test]
+fn bidir_streams_keep_their_direction_when_their_cookies_arrive_out_of_order() {
+    let _serial = serial();
+    let (addr, h, t) = service(quick_config());
+    let c = cookie(7);
+    let params = Params {
+        bidirectional: Some(true),
+        ..tcp_params(1, 1)
+    };
+    let mut ctrl = up_to_streams(addr, &c, &params);
+    let mut sending = TcpStream::connect(addr).unwrap();
+    let mut receiving = TcpStream::connect(addr).unwrap();
+    // Both are accepted in connect order before either cookie is read.
+    std::thread::sleep(Duration::from_millis(200));
+    receiving.write_all(&c.0).unwrap();
+    std::thread::sleep(Duration::from_millis(200));
+    sending.write_all(&c.0).unwrap();
+    assert_eq!(read_byte(&mut ctrl), Some(1), "TEST_START");
+    assert_eq!(read_byte(&mut ctrl), Some(2), "TEST_RUNNING");
+    // The agent sends on the client's second stream ...
+    receiving
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = vec![0u8; 65536];
+    let got = receiving.read(&mut buf).unwrap_or(0);
+    assert!(
+        got > 0,
+        "the agent sent nothing on the client's receiving stream"
+    );
+    // ... and reads the first: a megabyte goes in without the agent's data coming back on it.
+    sending
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let chunk = vec![0u8; 65536];
+    for _ in 0..16 {
+        sending.write_all(&chunk).unwrap();
+    }
+    sending
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(
+        !matches!(sending.read(&mut buf), Ok(n) if n > 0),
+        "the agent sent on the client's sending stream"
+    );
+    drop((sending, receiving, ctrl));
+    h.stop();
+    t.join().unwrap();
+}

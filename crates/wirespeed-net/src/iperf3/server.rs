@@ -95,7 +95,9 @@ impl Handle {
 struct Active {
     cookie: Cookie,
     client: IpAddr,
-    streams: mpsc::SyncSender<TcpStream>,
+    /// Data connections with their accept order: the cookie reads race in their own threads,
+    /// and the order the client created its streams in is what says which way each one goes.
+    streams: mpsc::SyncSender<(u64, TcpStream)>,
 }
 
 struct Ctx {
@@ -183,6 +185,7 @@ impl Server {
         });
         let _ = self.tcp.set_nonblocking(true);
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
+        let mut accepted: u64 = 0;
         while !ctx.stop.load(Ordering::Acquire) {
             threads.retain(|t| !t.is_finished());
             match self.tcp.accept() {
@@ -194,9 +197,11 @@ impl Server {
                     }
                     ctx.pending.fetch_add(1, Ordering::AcqRel);
                     let c = ctx.clone();
+                    accepted += 1;
+                    let order = accepted;
                     match std::thread::Builder::new()
                         .name("ws-iperf3-conn".into())
-                        .spawn(move || first_contact(&c, s, peer))
+                        .spawn(move || first_contact(&c, s, peer, order))
                     {
                         Ok(t) => threads.push(t),
                         Err(_) => {
@@ -244,7 +249,7 @@ fn canonical(ip: IpAddr) -> IpAddr {
     }
 }
 
-fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr) {
+fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64) {
     let deadline = Instant::now() + ctx.config.handshake_timeout;
     let mut raw = [0u8; COOKIE_BYTES];
     let got = read_exact_by(&mut s, &mut raw, deadline);
@@ -267,7 +272,7 @@ fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr) {
         match active.as_ref() {
             Some(a) if a.cookie == cookie => {
                 // A data stream, taken only from the test's own client.
-                if canonical(peer.ip()) != a.client || a.streams.try_send(s).is_err() {
+                if canonical(peer.ip()) != a.client || a.streams.try_send((order, s)).is_err() {
                     ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
                 }
                 return;
@@ -373,7 +378,7 @@ fn session(
     ctx: &Arc<Ctx>,
     mut ctrl: TcpStream,
     peer: SocketAddr,
-    streams_rx: mpsc::Receiver<TcpStream>,
+    streams_rx: mpsc::Receiver<(u64, TcpStream)>,
 ) -> Result<(), Ended> {
     let _ = ctrl.set_nodelay(true);
     let hs = ctx.config.handshake_timeout;
@@ -432,16 +437,21 @@ fn session(
             }
         } else {
             match streams_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
-                Ok(t) => {
+                Ok((order, t)) => {
                     if sock::apply_options(&t, &spec, true).is_err() {
                         return Err(server_error(&mut ctrl, errno::SET_CONGESTION));
                     }
-                    tcp_streams.push(t);
+                    tcp_streams.push((order, t));
                 }
                 Err(_) => return Err(server_error(&mut ctrl, errno::CREATE_STREAMS)),
             }
         }
     }
+    // The client connects its streams one after another, so accept order is its creation
+    // order; arrival on the channel is not (with --bidir a swap made both ends send on one
+    // connection and read on the other).
+    tcp_streams.sort_by_key(|(order, _)| *order);
+    let tcp_streams: Vec<TcpStream> = tcp_streams.into_iter().map(|(_, t)| t).collect();
     for u in &udp_streams {
         let _ = sock::apply_options(u, &spec, false);
     }
