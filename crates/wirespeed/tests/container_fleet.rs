@@ -158,6 +158,7 @@ fn status_field(pid: &str, field: &str) -> String {
 }
 
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn a_fleet_of_eight_container_agents_is_measured_pair_by_pair() {
     if let Some(why) = missing() {
         eprintln!("skipped: {why}");

@@ -807,6 +807,7 @@ fn loaded_run(aqm: Option<&str>, load: &str, ping_h2: bool) -> LoadedRun {
 /// load that responds to drops (TCP), and what FQ-CoDel keeps near target under the flood is
 /// every other flow (a ping). The numbers are printed for the record.
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
     if !can_build_labs("aqm") {
         return;
@@ -1012,6 +1013,7 @@ fn has_congestion_control(cc: &str) -> bool {
 /// size in milliseconds. cubic fills the queue (the median rises by up to the 123 ms of 100
 /// full frames); bbr keeps about one bandwidth-delay product in it (8-20 ms here).
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
     if !can_build_labs("latency-tcp") {
         return;
@@ -1125,6 +1127,7 @@ fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
 /// of the envelope's ceiling for TCP on that link (`wirespeed envelope --rate 10M`: 9.415
 /// Mbit/s), measured over the loaded window.
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn latency_under_load_with_fq_codel_stays_near_target() {
     if !can_build_labs("latency-fq") {
         return;

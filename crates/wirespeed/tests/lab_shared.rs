@@ -429,6 +429,7 @@ fn sender_backoffs(from_ns: &str, to_ns: &str, to: Ipv4Addr, cap: Duration) -> (
 /// them, every ACK is a sample and resets the backoff (measured: none, at times 1). The
 /// kernel's own state, not times measured here: medians of 0-1 against 3-5.
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn seed_003_hosts_timer_follows_every_ack_only_with_timestamps() {
     if !can_build_labs("seed_003_hosts_timer") {
         return;

@@ -622,6 +622,7 @@ fn lab_mesh(
 }
 
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_else() {
     if !crate::lab::can_build_labs("mesh") {
         return;

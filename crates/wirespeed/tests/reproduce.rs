@@ -172,6 +172,7 @@ fn envelope_lab_link_carries_its_ceiling() {
 }
 
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
     if !can_build_labs("boggs_lab_bit_rate_vs_n_follows_the_simulator") {
         return;
@@ -252,6 +253,7 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
 }
 
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn duplex_mismatch_shows_the_counter_signature() {
     if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
         return;
@@ -385,6 +387,7 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
 /// byte near 0 or doubled; without the calibration, hop 2's fixed cost reads 40-60 us high; a
 /// wrong differencing mixes hops whose costs differ several-fold.
 #[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn per_hop_costs_of_a_lab_chain_are_recovered() {
     if !can_build_labs("per_hop_costs_of_a_lab_chain_are_recovered") {
         return;
