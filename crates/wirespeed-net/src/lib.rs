@@ -23,6 +23,7 @@ pub mod budget;
 pub mod buffer;
 pub mod client;
 pub mod control;
+pub mod daemon;
 pub mod env;
 #[doc(hidden)]
 pub mod fuzzing;

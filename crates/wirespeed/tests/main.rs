@@ -33,6 +33,7 @@ mod report;
 mod reproduce;
 mod results_safety;
 mod schedule;
+mod serve_daemon;
 mod sim;
 mod sweep;
 mod throughput;

@@ -3,7 +3,7 @@
 //! control messages (timestamps, `IP_RECVERR`, `UDP_GRO`; [`cmsg`]), `sendmmsg`/`recvmmsg`
 //! batches ([`mmsg`]), `AF_PACKET` ([`packet`]), the ethtool and hardware-stamping ioctls
 //! ([`ethtool`]), interface addresses, indexes and `SIOCGIF*` ([`netdevice`]), the thread's resource usage
-//! ([`rusage`]), the signal handler ([`signal`]) and page-aligned buffers ([`alloc`]).
+//! ([`rusage`]), the signal handler ([`signal`]), page-aligned buffers ([`alloc`]) and `fork` ([`process`]).
 //!
 //! Each function here is safe to call: what the kernel reads or writes is described by Rust
 //! references and lengths the function builds itself, and each file states the invariants its
@@ -16,6 +16,7 @@ pub(crate) mod ethtool;
 pub(crate) mod mmsg;
 pub(crate) mod netdevice;
 pub(crate) mod packet;
+pub(crate) mod process;
 pub(crate) mod rusage;
 pub(crate) mod signal;
 pub(crate) mod socket_options;

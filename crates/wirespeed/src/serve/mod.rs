@@ -17,7 +17,7 @@ use wirespeed_net::metrics::{
     AgentRoutes, BearerToken, ListenerConfig, MetricsListener, Module, ProbeSettings, Prober,
     SessionTotals,
 };
-use wirespeed_net::{Agent, AgentConfig, Limits};
+use wirespeed_net::{Agent, AgentConfig, Limits, daemon};
 
 use wirespeed_net::control::DEFAULT_PORT;
 
@@ -159,6 +159,22 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value = "10m", value_parser = parse_duration, value_name = "DURATION",
           requires = "exclusive")]
     queue_timeout: std::time::Duration,
+
+    /// Run in the background, detached from the terminal (iperf3's -D): the agent binds its
+    /// ports, prints where it listens and its pid, and the command returns; the session log
+    /// goes to --logfile, or nowhere. Stop it with `kill PID` (SIGTERM).
+    #[arg(long, short = 'D')]
+    daemon: bool,
+
+    /// Write the agent's pid to FILE (replaced whole) once its ports are bound, and remove it
+    /// when the agent stops; refused if FILE names a process that runs (iperf3's -I).
+    #[arg(long, short = 'I', value_name = "FILE")]
+    pidfile: Option<PathBuf>,
+
+    /// Append the session log and the agent's notices to FILE (created with mode 0640)
+    /// instead of writing them to the terminal.
+    #[arg(long, value_name = "FILE")]
+    logfile: Option<PathBuf>,
 }
 
 fn parse_cidr(text: &str) -> Result<Cidr, String> {
@@ -227,6 +243,26 @@ fn log_json(r: &SessionRecord) {
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
+    // The pid and log files are checked before any port is taken: a second agent started on
+    // the same pid file is refused before it competes for the first one's ports.
+    let pidfile = args
+        .pidfile
+        .as_deref()
+        .map(daemon::check_pid_file)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--pidfile {e}"))?;
+    let logfile = args
+        .logfile
+        .as_deref()
+        .map(|path| {
+            daemon::open_log(path).map_err(|e| {
+                anyhow::anyhow!(
+                    "--logfile {}: cannot append to it ({e}); give a file in a writable directory",
+                    path.display()
+                )
+            })
+        })
+        .transpose()?;
     if let Some(p) = args.iperf3
         && p == args.port
         && p != 0
@@ -346,8 +382,56 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     })?;
     let local = agent.local_addr()?;
     // iperf3's service, beside the agent on the same address, drawing on its memory budget.
-    let iperf3 = match args.iperf3 {
-        Some(port) => Some(start_iperf3(&agent, local, port, &config_for_iperf3)?),
+    let iperf3_server = match args.iperf3 {
+        Some(port) => Some(bind_iperf3(&agent, local, port, &config_for_iperf3)?),
+        None => None,
+    };
+    // Every port is bound and every flag checked: a daemon detaches now, before any thread
+    // starts, and the process that was started says where it listens and returns.
+    let _pid_guard = match (&pidfile, args.daemon) {
+        (_, true) => {
+            let iperf3_at = iperf3_server.as_ref().map(|(_, at)| *at);
+            let metrics_at = metrics.as_ref().and_then(|l| l.local_addr().ok());
+            match daemon::detach(logfile.as_ref()).context("--daemon")? {
+                daemon::Detached::Parent { daemon: pid } => {
+                    if let Some(path) = &pidfile
+                        && let Err(e) = daemon::write_pid_file(path, pid)
+                    {
+                        let _ = rustix::process::kill_process(
+                            rustix::process::Pid::from_raw(pid as i32).expect("a child's pid"),
+                            rustix::process::Signal::TERM,
+                        );
+                        anyhow::bail!("--pidfile {e}");
+                    }
+                    announce_daemon(&args, local, iperf3_at, metrics_at, pid);
+                    // No destructor runs here: the sockets are the daemon's too.
+                    std::process::exit(0);
+                }
+                daemon::Detached::Daemon => pidfile
+                    .clone()
+                    .map(|path| daemon::PidFileGuard::new(path, std::process::id())),
+            }
+        }
+        (Some(path), false) => {
+            if let Some(log) = &logfile {
+                daemon::redirect_output(log).context("--logfile")?;
+            }
+            daemon::write_pid_file(path, std::process::id())
+                .map_err(|e| anyhow::anyhow!("--pidfile {e}"))?;
+            Some(daemon::PidFileGuard::new(path.clone(), std::process::id()))
+        }
+        (None, false) => {
+            if let Some(log) = &logfile {
+                daemon::redirect_output(log).context("--logfile")?;
+            }
+            None
+        }
+    };
+    let iperf3 = match iperf3_server {
+        Some((server, at)) => {
+            let (handle, thread) = server.spawn()?;
+            Some((handle, thread, at))
+        }
         None => None,
     };
     let iperf3_handle = iperf3.as_ref().map(|(h, _, _)| h.clone());
@@ -392,8 +476,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         log_json_start(local, iperf3.as_ref().map(|(_, _, at)| *at));
     } else {
         let mptcp = if args.mptcp { ", Multipath TCP" } else { "" };
+        let stop = if args.daemon {
+            "SIGTERM stops it"
+        } else {
+            "Ctrl-C stops it"
+        };
         say(&format!(
-            "wirespeed agent listening on {local} (control and data{mptcp}); Ctrl-C stops it"
+            "wirespeed agent listening on {local} (control and data{mptcp}); {stop}"
         ));
         if let Some((_, _, at)) = &iperf3 {
             say(&format!(
@@ -414,17 +503,13 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The iperf3 service on the agent's address at `port`, serving in a thread of its own.
-fn start_iperf3(
+/// The iperf3 service bound on the agent's address at `port`; it serves once spawned.
+fn bind_iperf3(
     agent: &Agent,
     agent_addr: SocketAddr,
     port: u16,
     config: &AgentConfig,
-) -> anyhow::Result<(
-    wirespeed_net::iperf3::server::Handle,
-    std::thread::JoinHandle<()>,
-    SocketAddr,
-)> {
+) -> anyhow::Result<(wirespeed_net::iperf3::server::Server, SocketAddr)> {
     let at = SocketAddr::new(agent_addr.ip(), port);
     let server = wirespeed_net::iperf3::server::Server::bind(at, config.clone())
         .map_err(|e| {
@@ -438,8 +523,39 @@ fn start_iperf3(
         })?
         .share_budget(agent.memory_budget());
     let bound = server.local_addr()?;
-    let (handle, thread) = server.spawn()?;
-    Ok((handle, thread, bound))
+    Ok((server, bound))
+}
+
+/// What the command that started a daemon prints before it returns: where the agent listens,
+/// as the foreground agent says it, and the daemon's pid.
+fn announce_daemon(
+    args: &ServeArgs,
+    local: SocketAddr,
+    iperf3: Option<SocketAddr>,
+    metrics: Option<SocketAddr>,
+    pid: u32,
+) {
+    if args.json {
+        let mut value = start_document(local, iperf3);
+        value["daemon_pid"] = pid.into();
+        if let Some(m) = metrics {
+            value["metrics_listening"] = m.to_string().into();
+        }
+        say(&value.to_string());
+        return;
+    }
+    say(&format!(
+        "wirespeed agent listening on {local} (control and data), in the background as pid {pid}; `kill {pid}` stops it"
+    ));
+    if let Some(at) = iperf3 {
+        say(&format!("wirespeed agent answering iperf3 clients on {at}"));
+    }
+    if let Some(m) = metrics {
+        say(&format!("wirespeed agent: metrics on http://{m}/metrics"));
+    }
+    if let Some(log) = &args.logfile {
+        say(&format!("session log: {}", log.display()));
+    }
 }
 
 /// A line on stdout that nobody may be reading any more: a script that read the "listening"
@@ -450,7 +566,7 @@ fn say(line: &str) {
     let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
-fn log_json_start(local: SocketAddr, iperf3: Option<SocketAddr>) {
+fn start_document(local: SocketAddr, iperf3: Option<SocketAddr>) -> serde_json::Value {
     let mut value = serde_json::json!({
         "schema": "wirespeed.serve.v1",
         "wirespeed_version": env!("CARGO_PKG_VERSION"),
@@ -459,7 +575,11 @@ fn log_json_start(local: SocketAddr, iperf3: Option<SocketAddr>) {
     if let Some(at) = iperf3 {
         value["iperf3_listening"] = at.to_string().into();
     }
-    say(&value.to_string());
+    value
+}
+
+fn log_json_start(local: SocketAddr, iperf3: Option<SocketAddr>) {
+    say(&start_document(local, iperf3).to_string());
 }
 
 #[cfg(test)]
