@@ -280,6 +280,51 @@ pub(crate) struct ScheduleResult {
     pub(crate) rate_format: RateFormat,
 }
 
+/// `--every ... --metrics-file`: the schedule's counts and its headline figure's spread.
+impl crate::common::metrics::Metrics for ScheduleResult {
+    fn metrics(&self, m: &mut crate::common::metrics::Exposition) {
+        let job = [("command", self.command.as_str())];
+        m.gauge(
+            "runs",
+            "runs recorded in the results file",
+            &job,
+            self.runs as f64,
+        );
+        m.gauge(
+            "failed_runs",
+            "runs that failed or are partial",
+            &job,
+            self.failed as f64,
+        );
+        m.gauge(
+            "skipped_slots",
+            "slots passed over without a run",
+            &job,
+            self.skipped_slots as f64,
+        );
+        let (name, factor) = match self.headline_unit {
+            Unit::BitsPerSecond => ("headline_bits_per_second", 1.0),
+            Unit::Milliseconds => ("headline_seconds", 1e-3),
+        };
+        for (statistic, v) in [
+            ("min", self.headline_min),
+            ("median", self.headline_median),
+            ("max", self.headline_max),
+        ] {
+            m.maybe(
+                name,
+                "the runs' headline figure (named by the headline label), per statistic",
+                &[
+                    ("command", self.command.as_str()),
+                    ("headline", self.headline.as_str()),
+                    ("statistic", statistic),
+                ],
+                v.map(|v| v * factor),
+            );
+        }
+    }
+}
+
 fn format_figure(unit: Unit, value: f64, format: RateFormat) -> String {
     match unit {
         Unit::BitsPerSecond => format.format(value),
