@@ -436,7 +436,8 @@ fn start_iperf3(
                 anyhow::anyhow!("--iperf3 {port}: cannot listen on {at} ({e})")
             }
         })?
-        .share_budget(agent.memory_budget());
+        .share_budget(agent.memory_budget())
+        .share_sessions(agent.session_slots());
     let bound = server.local_addr()?;
     let (handle, thread) = server.spawn()?;
     Ok((handle, thread, bound))
