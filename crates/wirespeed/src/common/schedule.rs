@@ -770,6 +770,42 @@ fn resume_command(plan: &Plan, output: &OutputArgs, path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A schedule's file: its counts, and the headline's spread in base units (a latency
+    /// schedule's milliseconds as seconds), labelled by statistic.
+    #[test]
+    fn a_schedules_metrics_hold_its_counts_and_headline_in_base_units() {
+        use crate::common::metrics::{Exposition, Metrics};
+        let result = ScheduleResult {
+            command: "latency".into(),
+            results_file: "r.jsonl".into(),
+            runs: 3,
+            failed: 1,
+            skipped_slots: 0,
+            headline: "loaded p50".into(),
+            headline_unit: Unit::Milliseconds,
+            headline_min: Some(2.0),
+            headline_median: Some(12.5),
+            headline_max: None,
+            ended_by: "count".into(),
+            run_list: Vec::new(),
+            rate_format: RateFormat::Adaptive,
+        };
+        let mut m = Exposition::new("schedule");
+        result.metrics(&mut m);
+        let text = m.text();
+        for line in [
+            "wirespeed_schedule_runs{command=\"latency\"} 3\n",
+            "wirespeed_schedule_failed_runs{command=\"latency\"} 1\n",
+            "wirespeed_schedule_headline_seconds{command=\"latency\",headline=\"loaded p50\",statistic=\"median\"} 0.0125\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(
+            !text.contains("statistic=\"max\""),
+            "no max without runs: {text}"
+        );
+    }
     use super::*;
     use proptest::prelude::*;
 
