@@ -958,3 +958,101 @@ fn bidir_streams_keep_their_direction_when_their_cookies_arrive_out_of_order() {
     h.stop();
     t.join().unwrap();
 }
+
+// ---- the agent's metrics and limits over iperf3 tests (issue 35) ----
+
+/// The service's byte totals move while an iperf3 test runs, not only at its end: a scraper's
+/// `rate()` over a test sees it. Sampled (bounded) before the client's 3 s test can end.
+#[test]
+fn iperf3_bytes_count_while_the_test_runs() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let _one = serial();
+    if Command::new("iperf3").arg("--version").output().is_err() {
+        eprintln!("iperf3 is not installed: not tested");
+        return;
+    }
+    let (addr, h, t) = service(AgentConfig::default());
+    let client = std::thread::spawn(move || iperf3_client(addr, &["-t", "3"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mid_test = loop {
+        let s = h.stats();
+        let (received, completed) = (
+            s.received_bytes_total.load(Relaxed),
+            s.completed_total.load(Relaxed),
+        );
+        if received > 0 || completed > 0 || Instant::now() > deadline {
+            break (received, completed, s.sessions.load(Relaxed));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let (ok, doc) = client.join().unwrap().unwrap();
+    h.stop();
+    t.join().unwrap();
+    assert!(ok, "{}", doc["error"]);
+    assert_eq!(
+        (mid_test.1, mid_test.2),
+        (0, 1),
+        "sampled while the test ran: {mid_test:?}"
+    );
+    assert!(
+        mid_test.0 > 0,
+        "no byte counted during the test: {mid_test:?}"
+    );
+    let received = h.stats().received_bytes_total.load(Relaxed);
+    let theirs = doc["end"]["sum_received"]["bytes"].as_f64().unwrap();
+    near(
+        received as f64,
+        theirs,
+        0.02,
+        "bytes counted live, then completed at the end",
+    );
+}
+
+/// `--max-sessions` counts iperf3 tests with the agent's own sessions: with the one slot held
+/// by another session, an iperf3 client is told ACCESS_DENIED (iperf3's "the server is busy")
+/// and the refusal is counted as one for want of sessions; once the slot is free, it is served.
+#[test]
+fn an_iperf3_client_beyond_max_sessions_is_refused_as_busy() {
+    use std::sync::atomic::Ordering::Relaxed;
+    let config = AgentConfig {
+        limits: wirespeed_net::Limits {
+            max_sessions: 1,
+            ..wirespeed_net::Limits::default()
+        },
+        ..quick_config()
+    };
+    let agent = wirespeed_net::Agent::bind("127.0.0.1:0".parse().unwrap(), config.clone()).unwrap();
+    let slots = agent.session_slots();
+    let s = Service::bind("127.0.0.1:0".parse().unwrap(), config)
+        .unwrap()
+        .share_sessions(slots.clone());
+    let addr = s.local_addr().unwrap();
+    let (h, t) = s.spawn().unwrap();
+    let held = slots.take().expect("the agent's one slot");
+    assert!(slots.take().is_none(), "the cap is one");
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.write_all(&cookie(1).0).unwrap();
+    assert_eq!(
+        read_byte(&mut c),
+        Some(wirespeed_net::iperf3::codec::State::AccessDenied.code()),
+        "ACCESS_DENIED"
+    );
+    assert_eq!(h.stats().refused_sessions_total.load(Relaxed), 1);
+    assert_eq!(h.stats().counts().refused_sessions, 1);
+    drop(held);
+    let mut c = TcpStream::connect(addr).unwrap();
+    c.write_all(&cookie(2).0).unwrap();
+    assert_eq!(
+        read_byte(&mut c),
+        Some(9),
+        "PARAM_EXCHANGE once the slot is free"
+    );
+    assert!(slots.take().is_none(), "the iperf3 test holds the slot");
+    drop(c);
+    h.stop();
+    t.join().unwrap();
+    assert!(
+        slots.take().is_some(),
+        "the slot is given back when the test ends"
+    );
+}

@@ -36,55 +36,332 @@ fn promtool_findings(text: &str) -> Option<String> {
     ))
 }
 
-#[test]
-fn results_written_as_metrics_pass_promtool_and_match_the_json() {
-    let dir = scratch("metrics");
-    let file = dir.join("tcp.prom");
-    let run = wirespeed(&[
-        "tcp",
-        "-t",
-        "0.5",
-        "--json",
-        "--metrics-file",
-        file.to_str().unwrap(),
-    ]);
-    assert_eq!(run.status, 0, "{}", run.stderr);
-    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
-    let text = std::fs::read_to_string(&file).unwrap();
-    // The received rate in the file is the document's, in bytes per second.
-    let bps = doc["result"]["end"]["sum_received"]["bits_per_second"]
-        .as_f64()
-        .unwrap();
-    let line = text
-        .lines()
-        .find(|l| l.starts_with("wirespeed_tcp_end_sum_received_bytes_per_second "))
-        .unwrap_or_else(|| panic!("no received rate in {text}"));
-    let value: f64 = line.rsplit(' ').next().unwrap().parse().unwrap();
-    assert!(
-        (value - bps / 8.0).abs() <= 1e-6 * value.max(1.0),
-        "{line} vs {bps}"
-    );
-    for command in [&["envelope", "--rate", "10M"][..], &["sim", "link"][..]] {
-        let path = dir.join("other.prom");
-        let mut args = command.to_vec();
-        args.extend(["--metrics-file", path.to_str().unwrap()]);
-        let run = wirespeed(&args);
-        assert_eq!(run.status, 0, "{}", run.stderr);
-        let other = std::fs::read_to_string(&path).unwrap();
-        assert!(other.lines().filter(|l| !l.starts_with('#')).count() > 10);
-        if let Some(findings) = promtool_findings(&other) {
-            assert!(findings.trim().is_empty(), "{command:?}: {findings}");
+/// The value of the sample `series` (name and labels exactly as written) in `text`.
+fn sample(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find_map(|l| l.strip_prefix(series)?.strip_prefix(' '))
+        .unwrap_or_else(|| panic!("no {series} in\n{text}"))
+        .parse()
+        .unwrap()
+}
+
+/// Each sample line's label names, for the checks promtool does not make.
+fn label_names(line: &str) -> Vec<&str> {
+    let Some((_, rest)) = line.split_once('{') else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let mut rest = rest;
+    while let Some((name, after)) = rest.split_once("=\"") {
+        names.push(name.trim_start_matches(','));
+        // Skip the value: up to the first quote not escaped.
+        let mut escaped = false;
+        let end = after
+            .char_indices()
+            .find(|&(_, c)| {
+                let close = c == '"' && !escaped;
+                escaped = c == '\\' && !escaped;
+                close
+            })
+            .map_or(after.len(), |(i, _)| i);
+        rest = after.get(end + 1..).unwrap_or("");
+        if rest.starts_with('}') {
+            break;
         }
     }
-    if let Some(findings) = promtool_findings(&text) {
-        assert!(findings.trim().is_empty(), "promtool: {findings}");
+    names
+}
+
+/// What one command's file must hold: series (exact name and labels) and the document's figure
+/// each equals, converted to the series' unit.
+type Expect = fn(&serde_json::Value) -> Vec<(String, f64)>;
+
+fn case(args: Vec<&str>, expect: Expect) -> (Vec<&str>, Expect) {
+    (args, expect)
+}
+
+fn at(doc: &serde_json::Value, pointer: &str) -> f64 {
+    let v = doc
+        .pointer(pointer)
+        .unwrap_or_else(|| panic!("no {pointer} in the document"));
+    v.as_f64()
+        .or_else(|| v.as_bool().map(|b| f64::from(u8::from(b))))
+        .unwrap_or_else(|| panic!("{pointer} is {v}"))
+}
+
+/// Every command that prints a document writes `--metrics-file`: promtool finds nothing to say,
+/// no label is named twice or after an array index, and the headline figures equal the JSON's
+/// (rates in bytes per second, delays in seconds). One short run per command.
+#[test]
+fn every_commands_metrics_file_passes_promtool_and_matches_its_json() {
+    let dir = scratch("metrics");
+    let d = |name: &str| dir.join(name).display().to_string();
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
+    let bellovin = format!("{examples}/bellovin-1992.toml");
+    let ih_probe = format!("{examples}/bellovin-1992-ih-probe.json");
+    let (sweep_runs, probe_doc) = (d("sweep.jsonl"), d("probe.json"));
+    let mut promtool_missing = false;
+    let cases: Vec<(Vec<&str>, Expect)> = vec![
+        case(vec!["tcp", "-t", "0.3", "-P", "2"], |doc| {
+            vec![
+                (
+                    "wirespeed_tcp_received_bytes_per_second{direction=\"upload\"}".into(),
+                    at(doc, "/result/end/sum_received/bits_per_second") / 8.0,
+                ),
+                (
+                    "wirespeed_tcp_received_bytes{direction=\"upload\"}".into(),
+                    at(doc, "/result/end/sum_received/bytes"),
+                ),
+            ]
+        }),
+        case(vec!["udp", "-t", "0.3", "-b", "10M", "--bidir"], |doc| {
+            vec![(
+                "wirespeed_udp_received_bytes_per_second{direction=\"download\"}".into(),
+                at(
+                    doc,
+                    "/result/end/sum_received_bidir_reverse/bits_per_second",
+                ) / 8.0,
+            )]
+        }),
+        case(
+            vec!["latency", "--idle", "0.5s", "-t", "0.5s", "-P", "1"],
+            |doc| {
+                let kind = doc["result"]["kinds"][0]["kind"]
+                    .as_str()
+                    .unwrap()
+                    .to_string();
+                vec![
+                    (
+                        format!(
+                            "wirespeed_latency_round_trip_seconds{{kind=\"{kind}\",phase=\"idle\",quantile=\"0.5\"}}"
+                        ),
+                        at(doc, "/result/kinds/0/idle/p50_ms") / 1e3,
+                    ),
+                    (
+                        "wirespeed_latency_responsiveness_round_trips_per_minute{phase=\"loaded\"}"
+                            .into(),
+                        at(doc, "/result/rpm_loaded"),
+                    ),
+                ]
+            },
+        ),
+        case(vec!["latency", "--rr", "-t", "0.5s"], |doc| {
+            vec![(
+                "wirespeed_latency_rr_transactions".into(),
+                at(doc, "/result/transactions"),
+            )]
+        }),
+        case(
+            vec![
+                "sweep",
+                "--snd",
+                "64KiB,256KiB",
+                "--rcv",
+                "64KiB",
+                "--reps",
+                "1",
+                "-n",
+                "256KiB",
+                "--results",
+                &sweep_runs,
+            ],
+            |doc| {
+                vec![(
+                    "wirespeed_sweep_runs_planned".into(),
+                    at(doc, "/result/runs_planned"),
+                )]
+            },
+        ),
+        case(
+            vec![
+                "load",
+                "--local",
+                "1",
+                "--lengths",
+                "512",
+                "--settle",
+                "0.1s",
+                "--transmit",
+                "0.5s",
+                "--measure",
+                "0.3s",
+                "--cooldown",
+                "0.1s",
+            ],
+            |doc| {
+                vec![(
+                    "wirespeed_load_packets_per_second{hosts=\"1\",lengths=\"512\",source=\"measured\"}"
+                        .into(),
+                    at(doc, "/result/rows/0/measured/packets_per_second"),
+                )]
+            },
+        ),
+        case(
+            vec!["mesh", "--local", "2", "-t", "0.2", "--probes", "2"],
+            |doc| {
+                vec![(
+                "wirespeed_mesh_rate_bytes_per_second{source=\"local1\",destination=\"local2\"}"
+                    .into(),
+                at(doc, "/result/rate_matrix_bits_per_second/0/1") / 8.0,
+            )]
+            },
+        ),
+        case(
+            vec!["probe", "127.0.0.1", "-c", "4", "--sizes", "28..1500:736"],
+            |doc| vec![("wirespeed_probe_answers".into(), at(doc, "/result/answers"))],
+        ),
+        case(vec!["model", "fit", &probe_doc], |_| Vec::new()),
+        case(vec!["model", "predict", &bellovin, "cbnewsa"], |doc| {
+            vec![(
+                "wirespeed_model_predicted_fixed_delay_seconds{group=\"one-way total\"}".into(),
+                at(doc, "/result/prediction/total/fixed_ms") / 1e3,
+            )]
+        }),
+        case(
+            vec!["model", "compare", &bellovin, "ih2", &ih_probe],
+            |doc| {
+                vec![(
+                    "wirespeed_model_anomalous{hop=\"2\"}".into(),
+                    at(doc, "/result/segments/1/anomalous"),
+                )]
+            },
+        ),
+        case(vec!["envelope", "--rate", "10M"], |doc| {
+            vec![(
+                "wirespeed_envelope_goodput_bytes_per_second".into(),
+                at(doc, "/result/goodput_bits_per_second") / 8.0,
+            )]
+        }),
+        case(
+            vec![
+                "sim",
+                "csma",
+                "--hosts",
+                "2",
+                "-l",
+                "64",
+                "-t",
+                "0.2s",
+                "--replications",
+                "2",
+            ],
+            |doc| {
+                vec![(
+                    "wirespeed_sim_utilization_ratio{hosts=\"2\",lengths=\"64\"}".into(),
+                    at(doc, "/result/points/0/utilization/mean"),
+                )]
+            },
+        ),
+        case(vec!["sim", "link"], |doc| {
+            vec![(
+                "wirespeed_sim_goodput_bytes_per_second{from=\"A\",to=\"B\"}".into(),
+                at(doc, "/result/directions/0/goodput_bytes_per_second"),
+            )]
+        }),
+        case(
+            vec![
+                "deploy",
+                "kubernetes",
+                "--allow-destination",
+                "198.18.0.0/15",
+            ],
+            |doc| {
+                vec![(
+                    "wirespeed_deploy_predicted_mesh_seconds".into(),
+                    at(doc, "/result/predicted_mesh_seconds"),
+                )]
+            },
+        ),
+        case(vec!["lab", "status"], |doc| {
+            vec![(
+                "wirespeed_lab_status_labs".into(),
+                doc["result"]["labs"].as_array().unwrap().len() as f64,
+            )]
+        }),
+        case(vec!["autoneg", "auto", "100-full"], |doc| {
+            vec![
+                (
+                    "wirespeed_autoneg_outcome{class=\"duplex_mismatch\"}".into(),
+                    f64::from(u8::from(
+                        doc["result"]["outcome"]["class"] == "duplex_mismatch",
+                    )),
+                ),
+                (
+                    "wirespeed_autoneg_speed_bytes_per_second{end=\"a\"}".into(),
+                    at(doc, "/result/a/speed_mbps") * 1e6 / 8.0,
+                ),
+            ]
+        }),
+        case(vec!["autoneg", "--decode", "0x41E1"], |_| {
+            vec![("wirespeed_autoneg_link_code_word".into(), 16865.0)]
+        }),
+        case(vec!["diagnose", "lo", "--interval", "50ms"], |doc| {
+            vec![(
+                "wirespeed_diagnose_interval_seconds{interface=\"lo\"}".into(),
+                at(doc, "/result/interfaces/0/interval_seconds"),
+            )]
+        }),
+        case(vec!["reproduce", "envelope", "--no-lab"], |doc| {
+            vec![(
+                "wirespeed_reproduce_rows{experiment=\"envelope\",verdict=\"within\"}".into(),
+                at(doc, "/result/within"),
+            )]
+        }),
+        case(vec!["reproduce", "--list"], |_| {
+            vec![(
+                "wirespeed_reproduce_available{experiment=\"boggs\"}".into(),
+                1.0,
+            )]
+        }),
+    ];
+    for (n, (args, expect)) in cases.into_iter().enumerate() {
+        let file = d(&format!("{n}.prom"));
+        let mut args = args.clone();
+        args.extend(["--json", "--metrics-file", &file]);
+        let run = wirespeed(&args);
+        assert_eq!(run.status, 0, "{args:?}: {}", run.stderr);
+        if args[0] == "probe" {
+            std::fs::write(&probe_doc, &run.stdout).unwrap();
+        }
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(
+            text.lines().filter(|l| !l.starts_with('#')).count() > 4,
+            "{args:?}: {text}"
+        );
+        for line in text.lines().filter(|l| !l.starts_with('#')) {
+            let names = label_names(line);
+            for (i, name) in names.iter().enumerate() {
+                assert!(!names[..i].contains(name), "{args:?}: {name} twice: {line}");
+                assert!(!name.contains("index"), "{args:?}: an index label: {line}");
+            }
+            let name = line.split(['{', ' ']).next().unwrap_or("");
+            assert!(!name.contains("bits"), "{args:?}: not in bytes: {line}");
+        }
+        for (series, want) in expect(&doc) {
+            let got = sample(&text, &series);
+            assert!(
+                (got - want).abs() <= 1e-9 * want.abs().max(1e-12),
+                "{args:?}: {series} is {got}, the document says {want}"
+            );
+        }
+        match promtool_findings(&text) {
+            Some(findings) => assert!(findings.trim().is_empty(), "{args:?}: {findings}"),
+            None => promtool_missing = true,
+        }
     }
-    // Replaced whole: no temporary file is left beside it.
-    let names: Vec<_> = std::fs::read_dir(&dir)
+    if promtool_missing {
+        eprintln!(
+            "promtool is not installed: the files were not linted (scripts/install-deps.sh installs it)"
+        );
+    }
+    // Replaced whole: no temporary file is left beside them.
+    let stray: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
-        .map(|e| e.unwrap().file_name())
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
         .collect();
-    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(stray.is_empty(), "{stray:?}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

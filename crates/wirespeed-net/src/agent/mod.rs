@@ -101,9 +101,11 @@ pub struct Iperf3Counts {
     pub completed: u64,
     /// Clients refused or tests that failed (busy, limits, bad parameters, timeouts), in all.
     pub refused: u64,
-    /// Payload bytes sent to clients, in all (added as each test ends).
+    /// Of those, clients refused because the agent's `--max-sessions` were all taken.
+    pub refused_sessions: u64,
+    /// Payload bytes sent to clients, in all, counted while tests run.
     pub bytes_sent: u64,
-    /// Payload bytes received from clients, in all (added as each test ends).
+    /// Payload bytes received from clients, in all, counted while tests run.
     pub bytes_received: u64,
 }
 
@@ -456,6 +458,43 @@ pub struct Agent {
     shared: Arc<Shared>,
 }
 
+/// The agent's `--max-sessions` slots, for a service beside it whose tests count against the
+/// same cap (`serve --iperf3`): an operator's cap on concurrent tests means every test, whatever
+/// protocol asked for it.
+#[derive(Clone)]
+pub struct SessionSlots {
+    shared: Arc<Shared>,
+}
+
+/// One slot of the agent's `--max-sessions`, given back when dropped.
+pub struct SessionSlot {
+    shared: Arc<Shared>,
+}
+
+impl SessionSlots {
+    /// A slot when one is free, or made free as for a native session (an idle session past
+    /// its grace is closed for it); `None` at the cap.
+    pub fn take(&self) -> Option<SessionSlot> {
+        let max = self.shared.config.limits.max_sessions;
+        let active = self.shared.sessions.fetch_add(1, Ordering::AcqRel);
+        let slot = SessionSlot {
+            shared: self.shared.clone(),
+        };
+        (active < max || make_room(&self.shared, max)).then_some(slot)
+    }
+
+    /// The cap.
+    pub fn max(&self) -> usize {
+        self.shared.config.limits.max_sessions
+    }
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        self.shared.sessions.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// Stops an agent running in another thread.
 #[derive(Clone)]
 pub struct AgentHandle {
@@ -544,6 +583,14 @@ impl Agent {
     /// from the same one (`serve --iperf3`).
     pub fn memory_budget(&self) -> Arc<Budget> {
         self.shared.budget.clone()
+    }
+
+    /// Its `--max-sessions` slots, for a service beside it whose tests must count against the
+    /// same cap (`serve --iperf3`).
+    pub fn session_slots(&self) -> SessionSlots {
+        SessionSlots {
+            shared: self.shared.clone(),
+        }
     }
 
     /// A handle that stops this agent.

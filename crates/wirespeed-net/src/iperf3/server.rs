@@ -26,6 +26,7 @@ use super::codec::{
     TestParams, UDP_CONNECT_MSG, UDP_CONNECT_REPLY, encode_json, stream_id,
 };
 use super::stream::{self, Count, Shared, read_exact_by, read_json, read_state, write_all_within};
+use crate::agent::SessionSlots;
 use crate::agent_config::AgentConfig;
 use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
 use crate::sock;
@@ -43,9 +44,12 @@ pub struct Stats {
     pub completed_total: AtomicU64,
     /// Clients refused (busy, limits, bad parameters, timeouts), in all.
     pub refused_total: AtomicU64,
-    /// Payload bytes received from clients, in all.
+    /// Of those, clients refused because the agent's `--max-sessions` were all taken.
+    pub refused_sessions_total: AtomicU64,
+    /// Payload bytes received from clients, in all, counted while tests run (at most
+    /// [`LIVE_POLL`] late), so that a scraper's `rate()` moves during a test.
     pub received_bytes_total: AtomicU64,
-    /// Payload bytes sent to clients, in all.
+    /// Payload bytes sent to clients, in all, counted while tests run.
     pub sent_bytes_total: AtomicU64,
 }
 
@@ -57,7 +61,12 @@ pub struct Server {
     stats: Arc<Stats>,
     stop: Arc<AtomicBool>,
     budget: Option<Arc<Budget>>,
+    slots: Option<SessionSlots>,
 }
+
+/// How often a running test's control loop looks for the client's next message, and so how
+/// late the live byte totals may be.
+const LIVE_POLL: Duration = Duration::from_millis(200);
 
 /// Stops a running service and reads its counts.
 #[derive(Clone)]
@@ -73,6 +82,7 @@ impl Stats {
             sessions: self.sessions.load(Ordering::Acquire),
             completed: self.completed_total.load(Ordering::Relaxed),
             refused: self.refused_total.load(Ordering::Relaxed),
+            refused_sessions: self.refused_sessions_total.load(Ordering::Relaxed),
             bytes_sent: self.sent_bytes_total.load(Ordering::Relaxed),
             bytes_received: self.received_bytes_total.load(Ordering::Relaxed),
         }
@@ -98,6 +108,8 @@ struct Active {
     /// Data connections with their accept order: the cookie reads race in their own threads,
     /// and the order the client created its streams in is what says which way each one goes.
     streams: mpsc::SyncSender<(u64, TcpStream)>,
+    /// The agent's session slot the test holds, given back when the test is cleared.
+    _slot: Option<crate::agent::SessionSlot>,
 }
 
 struct Ctx {
@@ -108,6 +120,7 @@ struct Ctx {
     pending: AtomicUsize,
     budget: Arc<Budget>,
     stop: Arc<AtomicBool>,
+    slots: Option<SessionSlots>,
 }
 
 impl Server {
@@ -137,7 +150,15 @@ impl Server {
             stats: Arc::default(),
             stop: Arc::default(),
             budget: None,
+            slots: None,
         })
+    }
+
+    /// Counts every test against the agent's `--max-sessions` (`slots`, the agent beside it):
+    /// a client beyond the cap is told ACCESS_DENIED, iperf3's answer for a busy server.
+    pub fn share_sessions(mut self, slots: SessionSlots) -> Server {
+        self.slots = Some(slots);
+        self
     }
 
     /// Draws every test's memory from `budget` (the agent's, when it runs beside one) instead
@@ -182,6 +203,7 @@ impl Server {
             active: Mutex::new(None),
             pending: AtomicUsize::new(0),
             stop: self.stop,
+            slots: self.slots,
         });
         let _ = self.tcp.set_nonblocking(true);
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
@@ -282,14 +304,29 @@ fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64)
                 refuse(&mut s);
                 return;
             }
-            None => {
-                *active = Some(Active {
-                    cookie,
-                    client: canonical(peer.ip()),
-                    streams: tx,
-                });
-            }
+            None => {}
         }
+        // A new test: it takes one of the agent's --max-sessions slots, as a native session.
+        let slot = match &ctx.slots {
+            Some(slots) => match slots.take() {
+                Some(slot) => Some(slot),
+                None => {
+                    drop(active);
+                    ctx.stats
+                        .refused_sessions_total
+                        .fetch_add(1, Ordering::Relaxed);
+                    refuse(&mut s);
+                    return;
+                }
+            },
+            None => None,
+        };
+        *active = Some(Active {
+            cookie,
+            client: canonical(peer.ip()),
+            streams: tx,
+            _slot: slot,
+        });
     }
     ctx.stats.sessions.fetch_add(1, Ordering::AcqRel);
     let ok = session(ctx, s, peer, rx).is_ok();
@@ -490,11 +527,26 @@ fn session(
         .test_cap((test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds)));
     let stop_at = Instant::now() + cap;
     let started = Instant::now();
+    // What the streams have moved, told to the totals as it moves (bytes after the warm-up).
+    let mut told = (0u64, 0u64);
+    let tell = |told: &mut (u64, u64), sent: u64, received: u64| {
+        let s = &ctx.stats;
+        s.sent_bytes_total
+            .fetch_add(sent.saturating_sub(told.0), Ordering::Relaxed);
+        s.received_bytes_total
+            .fetch_add(received.saturating_sub(told.1), Ordering::Relaxed);
+        *told = (told.0.max(sent), told.1.max(received));
+    };
     let end = loop {
+        tell(
+            &mut told,
+            shared.sent.load(Ordering::Relaxed),
+            shared.received.load(Ordering::Relaxed),
+        );
         if ctx.stop.load(Ordering::Acquire) || Instant::now() >= stop_at {
             break None;
         }
-        match read_state(&mut ctrl, Instant::now() + Duration::from_millis(200)) {
+        match read_state(&mut ctrl, Instant::now() + LIVE_POLL) {
             Ok(Ok(st)) => break Some(st),
             Ok(Err(_)) => break Some(State::ClientTerminate),
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
@@ -507,14 +559,17 @@ fn session(
         .into_iter()
         .map(|h| h.join().unwrap_or_default())
         .collect();
+    // The streams' own counts are the final word; what they add beyond the live figures is
+    // the last moments' bytes.
+    let (mut sent, mut received) = (0u64, 0u64);
     for (c, sends) in counts.iter().zip(&client_sends) {
-        let total = if *sends {
-            &ctx.stats.received_bytes_total
+        if *sends {
+            received += c.bytes;
         } else {
-            &ctx.stats.sent_bytes_total
-        };
-        total.fetch_add(c.bytes, Ordering::Relaxed);
+            sent += c.bytes;
+        }
     }
+    tell(&mut told, sent, received);
     match end {
         Some(State::TestEnd) => {}
         None => {

@@ -218,14 +218,15 @@ pub fn page(
     let mut out = String::new();
     let o = &mut out;
     // iperf3 tests (`serve --iperf3`) count in the agent's series like its own sessions, and
-    // again on their own in the `wirespeed_agent_iperf3_*` series.
+    // again on their own in the `wirespeed_agent_iperf3_*` series. Each holds one of the
+    // agent's --max-sessions slots, so `stats.sessions` has them already.
     let ip = stats.iperf3.unwrap_or_default();
     single(
         o,
         "wirespeed_agent_sessions",
         "gauge",
         "Sessions past their handshake now (iperf3 tests included).",
-        (stats.sessions + ip.sessions) as f64,
+        stats.sessions as f64,
     );
     single(
         o,
@@ -271,6 +272,7 @@ pub fn page(
             "pending" => stats.refused_pending,
             "thread" => stats.refused_spawn,
             "memory" => stats.refused_memory,
+            "sessions" => ip.refused_sessions,
             _ => 0,
         };
         let _ = writeln!(
@@ -310,7 +312,7 @@ pub fn page(
         o,
         "wirespeed_agent_test_bytes_total",
         "counter",
-        "Bytes moved by this agent's test streams, by direction, counted while tests run (iperf3 tests' as each ends).",
+        "Bytes moved by this agent's test streams, by direction, counted while tests run (iperf3 tests included).",
     );
     let _ = writeln!(
         o,
@@ -341,7 +343,7 @@ pub fn page(
             o,
             "wirespeed_agent_iperf3_test_bytes_total",
             "counter",
-            "Bytes moved by iperf3 tests, by direction, as each ends (serve --iperf3).",
+            "Bytes moved by iperf3 tests, by direction, counted while tests run (serve --iperf3).",
         );
         let _ = writeln!(
             o,
@@ -562,13 +564,15 @@ mod tests {
     fn iperf3_tests_count_like_the_agents_own() {
         let mut t = SessionTotals::default();
         t.record(&record("completed", None));
+        // One native session and one iperf3 test, each in one of the agent's slots.
         let stats = AgentStats {
-            sessions: 1,
+            sessions: 2,
             test_bytes_received: 100,
             iperf3: Some(crate::agent::Iperf3Counts {
                 sessions: 1,
                 completed: 2,
                 refused: 3,
+                refused_sessions: 1,
                 bytes_sent: 7,
                 bytes_received: 1000,
             }),
@@ -583,6 +587,7 @@ mod tests {
             "wirespeed_agent_iperf3_sessions 1\n",
             "wirespeed_agent_iperf3_sessions_finished_total{outcome=\"completed\"} 2\n",
             "wirespeed_agent_iperf3_test_bytes_total{direction=\"sent\"} 7\n",
+            "wirespeed_agent_refused_total{reason=\"sessions\"} 1\n",
         ] {
             assert!(p.contains(line), "{line} missing from\n{p}");
         }

@@ -1,6 +1,7 @@
 //! `wirespeed autoneg`: what two link partners settle on, and the link code words they send.
 
 pub(crate) mod html;
+mod metrics;
 
 use std::io::{self, Write};
 
@@ -61,6 +62,11 @@ pub(crate) struct AutonegArgs {
     /// Print one JSON document (schema "wirespeed.autoneg.v1") instead of text.
     #[arg(long, short = 'J')]
     json: bool,
+
+    /// Also write the result's figures as Prometheus text to FILE (replaced whole, for
+    /// node_exporter's textfile collector): each end's speed and duplex, the outcome.
+    #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
+    metrics_file: Option<std::path::PathBuf>,
 }
 
 /// What was asked, for the document.
@@ -158,7 +164,7 @@ pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
-        metrics_file: None,
+        metrics_file: args.metrics_file,
     };
     output::print(&out, &doc).context("writing the result")
 }

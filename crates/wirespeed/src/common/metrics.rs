@@ -2,123 +2,240 @@
 //! reads and `promtool check metrics` checks): `--metrics-file FILE` on every command that
 //! prints a document.
 //!
-//! Every number of the document's `result` becomes one sample. Names follow the document's own
-//! field names, which already carry their units (`..._bytes`, `..._seconds`,
-//! `..._bits_per_second`), so a metric is `wirespeed_<command>_<path>` with the path's keys
-//! joined by `_`. An array's elements are told apart by a label named after the array holding
-//! the element's index, and the short text fields of an element (a stream's `role`, a host's
-//! `name`) label the numbers inside it. Booleans are 0 or 1. Everything is a gauge (the figures
-//! of one finished test), except fields named `..._total`, which are counters.
+//! Each command chooses its series from its typed result ([`Metrics`], beside the command's
+//! other views): the figures a dashboard or an alert would use, named in Prometheus' base units
+//! with the unit in the name (`wirespeed_tcp_received_bits_per_second`,
+//! `wirespeed_latency_round_trip_seconds`), and labelled by what a value means
+//! (`{direction="download"}`, `{phase="loaded",quantile="0.99"}`, `{stream="1"}`), never by
+//! where it sat in an array: an index changes meaning from one run to the next, and a
+//! dashboard keyed on it shows the wrong stream. Figures are gauges (the figures of one
+//! finished test); round trips by quantile are summaries, the one type that may carry a
+//! `quantile` label, with their count of samples. Every file also says which document wrote it (`wirespeed_<command>_info`),
+//! when it started, and how many verdicts and warnings it had.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 use std::path::Path;
 
 use anyhow::Context;
-use serde_json::Value;
+use serde::Serialize;
+use wirespeed_report::Document;
 
-/// Longest text field used as a label value; longer ones (sentences) are not labels.
-const LABEL_VALUE_MAX: usize = 64;
+/// Most samples one document may produce: a bound on what a scraper is handed, whatever a
+/// hostile or enormous result holds.
+const SAMPLES_MAX: usize = 100_000;
 
-/// Suffixes Prometheus reserves for other metric types, and what a gauge ends with instead.
-const RESERVED_SUFFIXES: &[(&str, &str)] = &[
-    ("_total", "_combined"),
-    ("_count", "_counted"),
-    ("_sum", "_summed"),
-    ("_bucket", "_bucketed"),
-];
+/// Longest label value kept whole; a longer one is cut (at a character boundary) so that a
+/// sentence in a field cannot bloat every sample it labels.
+const LABEL_VALUE_MAX: usize = 120;
 
-/// Most samples one document may produce: a bound on what a scraper is handed.
-const SAMPLES_MAX: usize = 200_000;
+/// A command's result, as the series its `--metrics-file` holds.
+pub(crate) trait Metrics {
+    /// Adds this result's series to `m` (names without the `wirespeed_<command>_` prefix).
+    fn metrics(&self, m: &mut Exposition);
+}
 
-type Labels = Vec<(String, String)>;
+type Labels = Vec<(&'static str, String)>;
 
 #[derive(Debug)]
 struct Family {
     name: String,
-    help: String,
-    samples: Vec<(Labels, f64)>,
-    seen: HashSet<Labels>,
+    help: &'static str,
+    /// `gauge` or `summary`.
+    kind: &'static str,
+    /// The suffix after the family's name (`_count` of a summary), labels, value.
+    samples: Vec<(&'static str, Labels, f64)>,
+    seen: HashSet<(&'static str, Labels)>,
 }
 
-#[derive(Default)]
-struct Families {
-    order: Vec<Family>,
+/// The series of one document, grouped into families (one `# HELP`/`# TYPE` each).
+#[derive(Debug)]
+pub(crate) struct Exposition {
+    prefix: String,
+    families: Vec<Family>,
     index: HashMap<String, usize>,
     samples: usize,
 }
 
-impl Families {
-    fn add(&mut self, name: String, help: String, labels: Labels, value: f64) {
-        if self.samples >= SAMPLES_MAX {
+/// `[a-zA-Z_][a-zA-Z0-9_]*`: what a metric or label name may hold.
+fn valid_name(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+}
+
+impl Exposition {
+    /// An empty exposition for `command` (`lab.status` becomes `wirespeed_lab_status_...`).
+    pub(crate) fn new(command: &str) -> Exposition {
+        let command: String = command
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+            .collect();
+        Exposition {
+            prefix: format!("wirespeed_{command}"),
+            families: Vec::new(),
+            index: HashMap::new(),
+            samples: 0,
+        }
+    }
+
+    /// One sample of the gauge `name` (its unit in the name, the value in that unit; a name
+    /// in `_bits_per_second` is written in `_bytes_per_second`, its value over 8). A value
+    /// that is not finite is no figure (a rate over no time) and is left out; a label set seen
+    /// before keeps its first value.
+    ///
+    /// # Panics
+    /// On a name or label name that is not `[a-zA-Z_][a-zA-Z0-9_]*`, or a label named twice:
+    /// these are the command's own constants, and the tests of every command reach them.
+    pub(crate) fn gauge(
+        &mut self,
+        name: &str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+        value: f64,
+    ) {
+        assert!(
+            !labels.iter().any(|(l, _)| *l == "quantile"),
+            "{name}: a quantile label belongs to a summary"
+        );
+        self.add(name, help, "gauge", "", labels, value);
+    }
+
+    /// A summary: `quantiles` (each `(q, value)`, q as written in the label) and how many
+    /// samples they were taken over. Prometheus lets only a summary carry a `quantile` label.
+    pub(crate) fn summary(
+        &mut self,
+        name: &str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+        quantiles: &[(&'static str, f64)],
+        count: u64,
+    ) {
+        for (q, value) in quantiles {
+            let mut l = labels.to_vec();
+            l.push(("quantile", q));
+            self.add(name, help, "summary", "", &l, *value);
+        }
+        self.add(name, help, "summary", "_count", labels, count as f64);
+    }
+
+    fn add(
+        &mut self,
+        name: &str,
+        help: &'static str,
+        kind: &'static str,
+        suffix: &'static str,
+        labels: &[(&'static str, &str)],
+        value: f64,
+    ) {
+        assert!(valid_name(name), "metric name {name:?}");
+        for (i, (label, _)) in labels.iter().enumerate() {
+            assert!(valid_name(label), "label name {label:?}");
+            assert!(
+                !labels[..i].iter().any(|(l, _)| l == label),
+                "label {label:?} twice on {name}"
+            );
+        }
+        if !value.is_finite() || self.samples >= SAMPLES_MAX {
             return;
         }
         self.samples += 1;
-        let i = *self.index.entry(name.clone()).or_insert_with(|| {
-            self.order.push(Family {
-                name,
-                help,
-                samples: Vec::new(),
-                seen: HashSet::new(),
-            });
-            self.order.len() - 1
-        });
-        let family = &mut self.order[i];
-        // The same path reached twice with the same labels (an array of arrays without text
-        // fields cannot, but a hostile document could): the first one stands.
-        if family.seen.insert(labels.clone()) {
-            family.samples.push((labels, value));
+        // Results carry rates in bits per second, as networks are rated; Prometheus' base unit
+        // is the byte (promtool's lint refuses `bits`), so the series says bytes and holds
+        // the figure over 8.
+        let (full, value) = match name.strip_suffix("_bits_per_second") {
+            Some(base) => (
+                format!("{}_{base}_bytes_per_second", self.prefix),
+                value / 8.0,
+            ),
+            None => (format!("{}_{name}", self.prefix), value),
+        };
+        let i = match self.index.get(&full) {
+            Some(&i) => i,
+            None => {
+                self.families.push(Family {
+                    name: full.clone(),
+                    help,
+                    kind,
+                    samples: Vec::new(),
+                    seen: HashSet::new(),
+                });
+                self.index.insert(full, self.families.len() - 1);
+                self.families.len() - 1
+            }
+        };
+        let labels: Labels = labels
+            .iter()
+            .map(|(k, v)| (*k, cut(v).to_string()))
+            .collect();
+        let family = &mut self.families[i];
+        assert_eq!(family.kind, kind, "{} is one type", family.name);
+        if family.seen.insert((suffix, labels.clone())) {
+            family.samples.push((suffix, labels, value));
         }
     }
-}
 
-/// `[a-zA-Z_][a-zA-Z0-9_]*` from a JSON key.
-fn sanitize(key: &str) -> String {
-    let mut out: String = key
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .collect();
-    if out.starts_with(|c: char| c.is_ascii_digit()) {
-        out.insert(0, '_');
+    /// [`Exposition::gauge`] for a figure that may be missing.
+    pub(crate) fn maybe(
+        &mut self,
+        name: &str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+        value: Option<f64>,
+    ) {
+        if let Some(v) = value {
+            self.gauge(name, help, labels, v);
+        }
     }
-    out
+
+    /// A yes/no figure as 1 or 0.
+    pub(crate) fn flag(
+        &mut self,
+        name: &str,
+        help: &'static str,
+        labels: &[(&'static str, &str)],
+        yes: bool,
+    ) {
+        self.gauge(name, help, labels, f64::from(u8::from(yes)));
+    }
+
+    /// The text format: families in the order they were first added.
+    pub(crate) fn text(&self) -> String {
+        let mut out = String::new();
+        for family in &self.families {
+            let _ = writeln!(out, "# HELP {} {}", family.name, escape_help(family.help));
+            let _ = writeln!(out, "# TYPE {} {}", family.name, family.kind);
+            for (suffix, labels, value) in &family.samples {
+                out.push_str(&family.name);
+                out.push_str(suffix);
+                if !labels.is_empty() {
+                    out.push('{');
+                    for (i, (k, v)) in labels.iter().enumerate() {
+                        if i > 0 {
+                            out.push(',');
+                        }
+                        let _ = write!(out, "{k}=\"{}\"", escape_label(v));
+                    }
+                    out.push('}');
+                }
+                let _ = writeln!(out, " {value}");
+            }
+        }
+        out
+    }
 }
 
-/// A JSON key in Prometheus' base units: seconds, bytes and ratios. A key naming another unit as one of
-/// its `_`-separated words (`ms_per_call`, `delay_us`, `bits_per_second`) is renamed and its value
-/// scaled by the returned factor.
-fn base_unit(key: &str) -> (String, f64) {
-    let mut factor = 1.0;
-    let words: Vec<&str> = key
-        .split('_')
-        .map(|w| match w {
-            "ms" | "milliseconds" => {
-                factor *= 1e-3;
-                "seconds"
-            }
-            "us" | "microseconds" => {
-                factor *= 1e-6;
-                "seconds"
-            }
-            "ns" | "nanoseconds" => {
-                factor *= 1e-9;
-                "seconds"
-            }
-            "bits" => {
-                factor /= 8.0;
-                "bytes"
-            }
-            "percent" => {
-                factor *= 0.01;
-                "ratio"
-            }
-            w => w,
-        })
-        .collect();
-    (words.join("_"), factor)
+fn cut(value: &str) -> &str {
+    if value.len() <= LABEL_VALUE_MAX {
+        return value;
+    }
+    let mut end = LABEL_VALUE_MAX;
+    while !value.is_char_boundary(end) {
+        end -= 1;
+    }
+    &value[..end]
 }
 
-fn escape(value: &str) -> String {
+fn escape_label(value: &str) -> String {
     let mut out = String::with_capacity(value.len());
     for c in value.chars() {
         match c {
@@ -131,169 +248,91 @@ fn escape(value: &str) -> String {
     out
 }
 
-/// Where a value sits: its metric name, its JSON path (the help text) and its scale.
-#[derive(Clone)]
-struct At {
-    name: String,
-    path: String,
-    factor: f64,
+fn escape_help(value: &str) -> String {
+    value.replace('\\', "\\\\").replace('\n', "\\n")
 }
 
-impl At {
-    fn child(&self, key: &str) -> At {
-        let (unit_key, factor) = base_unit(&sanitize(key));
-        At {
-            name: format!("{}_{unit_key}", self.name),
-            path: format!("{}.{key}", self.path),
-            factor: self.factor * factor,
-        }
-    }
+/// A figure written with a unit of the seed's or the field's (`ms`, `Mbit/s`, `KiB/s`, `%`) in
+/// Prometheus' base unit: the name's unit suffix and the factor that converts it. None for a
+/// unit that has no base-unit name (the caller leaves the figure out rather than mislabel it).
+pub(crate) fn base_unit(unit: &str) -> Option<(&'static str, f64)> {
+    Some(match unit.trim() {
+        "s" | "seconds" => ("seconds", 1.0),
+        "ms" => ("seconds", 1e-3),
+        "us" | "µs" => ("seconds", 1e-6),
+        "ns" => ("seconds", 1e-9),
+        "us/byte" => ("seconds_per_byte", 1e-6),
+        "ns/byte" => ("seconds_per_byte", 1e-9),
+        "bit/s" => ("bits_per_second", 1.0),
+        "kbit/s" => ("bits_per_second", 1e3),
+        "Mbit/s" => ("bits_per_second", 1e6),
+        "Gbit/s" => ("bits_per_second", 1e9),
+        "B/s" | "bytes/s" => ("bytes_per_second", 1.0),
+        "kB/s" => ("bytes_per_second", 1e3),
+        "MB/s" => ("bytes_per_second", 1e6),
+        "KiB/s" => ("bytes_per_second", 1024.0),
+        "MiB/s" => ("bytes_per_second", 1024.0 * 1024.0),
+        "bytes" | "B" => ("bytes", 1.0),
+        "%" => ("ratio", 0.01),
+        "ratio" => ("ratio", 1.0),
+        "packets" => ("packets", 1.0),
+        "packets/s" => ("packets_per_second", 1.0),
+        "hosts" => ("hosts", 1.0),
+        _ => return None,
+    })
 }
 
-fn walk(v: &Value, at: &At, labels: &[(String, String)], families: &mut Families) {
-    match v {
-        Value::Number(n) => {
-            if let Some(x) = n.as_f64() {
-                // Every figure is a gauge (one finished test); these suffixes belong to
-                // counters, histograms and summaries.
-                let name = RESERVED_SUFFIXES
-                    .iter()
-                    .find_map(|(reserved, instead)| {
-                        at.name
-                            .strip_suffix(reserved)
-                            .map(|base| format!("{base}{instead}"))
-                    })
-                    .unwrap_or_else(|| at.name.clone());
-                let help = if at.factor == 1.0 {
-                    at.path.clone()
-                } else {
-                    format!("{} x {}", at.path, at.factor)
-                };
-                families.add(name, help, labels.to_vec(), x * at.factor);
-            }
-        }
-        Value::Bool(b) => families.add(
-            at.name.clone(),
-            at.path.clone(),
-            labels.to_vec(),
-            f64::from(u8::from(*b)),
-        ),
-        Value::Object(map) => {
-            for (k, child) in map {
-                walk(child, &at.child(k), labels, families);
-            }
-        }
-        Value::Array(items) => {
-            let label = sanitize(at.name.rsplit('_').next().unwrap_or("index"));
-            for (i, item) in items.iter().enumerate() {
-                let mut inner = labels.to_vec();
-                inner.push((label.clone(), i.to_string()));
-                if let Value::Object(map) = item {
-                    for (k, text) in map {
-                        if let Value::String(s) = text
-                            && s.len() <= LABEL_VALUE_MAX
-                        {
-                            let key = sanitize(k);
-                            if !inner.iter().any(|(l, _)| *l == key) {
-                                inner.push((key, s.clone()));
-                            }
-                        }
-                    }
-                }
-                let element = At {
-                    path: format!("{}[]", at.path),
-                    ..at.clone()
-                };
-                walk(item, &element, &inner, families);
-            }
-        }
-        Value::String(_) | Value::Null => {}
-    }
-}
-
-/// The document (a `wirespeed.<command>.vN` JSON value) in the Prometheus text format.
-pub(crate) fn openmetrics(doc: &Value) -> anyhow::Result<String> {
-    let schema = doc
-        .get("schema")
-        .and_then(Value::as_str)
-        .context("the document has no schema")?;
-    let command = schema
+/// The document's series: which document wrote them, then its result's own.
+pub(crate) fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
+    let command = doc
+        .schema
         .strip_prefix("wirespeed.")
         .and_then(|s| s.rsplit_once('.'))
-        .map(|(command, _version)| command)
-        .with_context(|| format!("schema {schema:?} is not wirespeed.<command>.v<N>"))?;
-    let prefix = format!("wirespeed_{}", sanitize(command));
-    let mut families = Families::default();
-    let version = doc
-        .get("wirespeed_version")
-        .and_then(Value::as_str)
-        .unwrap_or("unknown");
-    families.add(
-        format!("{prefix}_info"),
-        "the document's schema and the wirespeed version that wrote it".into(),
-        vec![
-            ("schema".into(), schema.into()),
-            ("version".into(), version.into()),
+        .map_or("unknown", |(command, _version)| command);
+    let mut m = Exposition::new(command);
+    m.gauge(
+        "info",
+        "the document's schema and the wirespeed version that wrote it",
+        &[
+            ("schema", doc.schema.as_str()),
+            ("version", doc.wirespeed_version.as_str()),
         ],
         1.0,
     );
-    if let Some(started) = doc
-        .get("started_at")
-        .and_then(Value::as_str)
-        .and_then(|s| humantime::parse_rfc3339(s).ok())
+    if let Some(started) = humantime::parse_rfc3339(&doc.started_at)
+        .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
     {
-        families.add(
-            format!("{prefix}_started_timestamp_seconds"),
-            "started_at, as seconds since 1970".into(),
-            Vec::new(),
+        m.gauge(
+            "started_timestamp_seconds",
+            "when the run started, seconds since 1970",
+            &[],
             started.as_secs_f64(),
         );
     }
-    for key in ["verdicts", "warnings"] {
-        if let Some(list) = doc.get(key).and_then(Value::as_array) {
-            families.add(
-                format!("{prefix}_{key}"),
-                format!("how many {key} the document has"),
-                Vec::new(),
-                list.len() as f64,
-            );
-        }
-    }
-    if let Some(result) = doc.get("result") {
-        let at = At {
-            name: prefix.clone(),
-            path: "result".into(),
-            factor: 1.0,
-        };
-        walk(result, &at, &[], &mut families);
-    }
-    let mut out = String::new();
-    for family in &families.order {
-        writeln!(out, "# HELP {} {}", family.name, escape(&family.help))?;
-        writeln!(out, "# TYPE {} gauge", family.name)?;
-        for (labels, value) in &family.samples {
-            out.push_str(&family.name);
-            if !labels.is_empty() {
-                out.push('{');
-                for (i, (k, v)) in labels.iter().enumerate() {
-                    if i > 0 {
-                        out.push(',');
-                    }
-                    write!(out, "{k}=\"{}\"", escape(v))?;
-                }
-                out.push('}');
-            }
-            writeln!(out, " {value}")?;
-        }
-    }
-    Ok(out)
+    m.gauge(
+        "verdicts",
+        "how many verdicts the document has",
+        &[],
+        doc.verdicts.len() as f64,
+    );
+    m.gauge(
+        "warnings",
+        "how many warnings the document has",
+        &[],
+        doc.warnings.len() as f64,
+    );
+    doc.result.metrics(&mut m);
+    m
 }
 
 /// Writes the document's metrics to `path` whole or not at all (a temporary file in the same
 /// directory, then a rename), as the textfile collector requires: it must never read half a file.
-pub(crate) fn write_file(path: &Path, doc: &Value) -> anyhow::Result<()> {
-    let text = openmetrics(doc)?;
+pub(crate) fn write_file<P: Serialize, R: Metrics>(
+    path: &Path,
+    doc: &Document<P, R>,
+) -> anyhow::Result<()> {
+    let text = exposition(doc).text();
     let dir = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),
@@ -320,98 +359,136 @@ pub(crate) fn output_file(s: &str) -> Result<std::path::PathBuf, String> {
     Ok(path)
 }
 
+/// The series of a saved document's `result` (golden files mask the run's facts), for the
+/// commands' tests.
+#[cfg(test)]
+pub(crate) fn of_result<R: serde::de::DeserializeOwned + Metrics>(
+    command: &str,
+    json: &str,
+) -> String {
+    let doc: serde_json::Value = serde_json::from_str(json).expect("a JSON document");
+    let result: R = serde_json::from_value(doc["result"].clone()).expect("the command's result");
+    let mut m = Exposition::new(command);
+    result.metrics(&mut m);
+    m.text()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn doc(result: Value) -> Value {
-        json!({
-            "schema": "wirespeed.tcp.v1",
-            "wirespeed_version": "0.1.0",
-            "started_at": "2026-11-23T10:00:00Z",
-            "result": result,
-            "verdicts": ["a"],
-            "warnings": [],
-        })
+    #[derive(serde::Serialize)]
+    struct Two;
+    impl Metrics for Two {
+        fn metrics(&self, m: &mut Exposition) {
+            for (stream, v) in [("1", 10.0), ("2", 9.0), ("1", 99.0)] {
+                m.gauge(
+                    "received_bits_per_second",
+                    "what the receiver counted",
+                    &[("direction", "upload"), ("stream", stream)],
+                    v,
+                );
+            }
+            m.gauge("rate_bits_per_second", "a rate over no time", &[], f64::NAN);
+            m.maybe("missing_seconds", "absent", &[], None);
+            m.flag("partial", "cut short", &[], false);
+            m.gauge(
+                "note",
+                "labels are escaped and cut",
+                &[("text", &format!("a\"b\\c\nd{}", "x".repeat(500)))],
+                1.0,
+            );
+        }
     }
 
     #[test]
-    fn numbers_become_samples_named_by_their_path_with_units_declared() {
-        let text = openmetrics(&doc(json!({
-            "end": {"sum_received": {"bytes": 1000, "seconds": 1.5, "bits_per_second": 5333.0}},
-            "partial": false,
-        })))
-        .unwrap();
-        assert!(text.contains("# HELP wirespeed_tcp_end_sum_received_bytes result.end.sum_received.bytes\n# TYPE wirespeed_tcp_end_sum_received_bytes gauge\nwirespeed_tcp_end_sum_received_bytes 1000\n"), "{text}");
-        assert!(text.contains("wirespeed_tcp_end_sum_received_seconds 1.5\n"));
-        assert!(text.contains("# HELP wirespeed_tcp_end_sum_received_bytes_per_second result.end.sum_received.bits_per_second x 0.125\n"), "{text}");
-        assert!(text.contains("wirespeed_tcp_end_sum_received_bytes_per_second 666.625\n"));
-        assert!(text.contains("wirespeed_tcp_partial 0\n"));
+    fn series_are_named_typed_and_labelled_by_meaning() {
+        let mut doc = Document::new("tcp", (), Two);
+        doc.started_at = "2026-11-23T10:00:00Z".into();
+        doc.verdicts.push("a".into());
+        let text = exposition(&doc).text();
+        assert!(text.contains("# HELP wirespeed_tcp_received_bytes_per_second what the receiver counted\n# TYPE wirespeed_tcp_received_bytes_per_second gauge\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"1\"} 1.25\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"2\"} 1.125\n"), "bits per second are written in bytes per second: {text}");
+        assert!(!text.contains("bits"), "{text}");
         assert!(
-            text.contains("wirespeed_tcp_info{schema=\"wirespeed.tcp.v1\",version=\"0.1.0\"} 1\n")
+            !text.contains(" 12.375\n"),
+            "the first of one label set stands"
         );
+        assert!(!text.contains("rate_bytes_per_second"), "NaN is no figure");
+        assert!(!text.contains("missing_seconds"));
+        assert!(text.contains("wirespeed_tcp_partial 0\n"));
+        assert!(text.contains("wirespeed_tcp_info{schema=\"wirespeed.tcp.v1\",version=\""));
         assert!(text.contains("wirespeed_tcp_started_timestamp_seconds 1795428000\n"));
         assert!(text.contains("wirespeed_tcp_verdicts 1\n"));
+        assert!(text.contains("text=\"a\\\"b\\\\c\\nd"), "{text}");
+        assert!(
+            !text.contains(&"x".repeat(LABEL_VALUE_MAX)),
+            "a long label is cut"
+        );
     }
 
     #[test]
-    fn array_elements_are_labelled_by_index_and_their_short_text_fields() {
-        let text = openmetrics(&doc(json!({
-            "streams": [
-                {"role": "sender", "bytes": 10, "note": "x".repeat(100)},
-                {"role": "receiver", "bytes": 9},
-            ]
-        })))
-        .unwrap();
-        assert!(
-            text.contains("wirespeed_tcp_streams_bytes{streams=\"0\",role=\"sender\"} 10\n"),
-            "{text}"
+    fn quantiles_are_a_summary_with_its_count() {
+        let mut m = Exposition::new("latency");
+        m.summary(
+            "round_trip_seconds",
+            "h",
+            &[("phase", "idle")],
+            &[("0.5", 0.001), ("0.99", 0.002)],
+            40,
         );
-        assert!(text.contains("wirespeed_tcp_streams_bytes{streams=\"1\",role=\"receiver\"} 9\n"));
-        assert!(!text.contains("xxxx"), "a long text is not a label");
-        // One TYPE line per family, samples together.
         assert_eq!(
-            text.matches("# TYPE wirespeed_tcp_streams_bytes ").count(),
-            1
+            m.text(),
+            "# HELP wirespeed_latency_round_trip_seconds h\n# TYPE wirespeed_latency_round_trip_seconds summary\n\
+             wirespeed_latency_round_trip_seconds{phase=\"idle\",quantile=\"0.5\"} 0.001\n\
+             wirespeed_latency_round_trip_seconds{phase=\"idle\",quantile=\"0.99\"} 0.002\n\
+             wirespeed_latency_round_trip_seconds_count{phase=\"idle\"} 40\n"
         );
     }
 
     #[test]
-    fn units_totals_and_hostile_keys() {
-        let text = openmetrics(&doc(json!({
-            "sessions_total": 3,
-            "frames_count": 4,
-            "ms_per_call": 2.5,
-            "cpu_percent": 50,
-            "9 odd-key\"": 1,
-            "items": [{"name": "a\"b\\c\nd", "v": 1}],
-        })))
-        .unwrap();
-        assert!(
-            text.contains("wirespeed_tcp_sessions_combined 3\n"),
-            "{text}"
-        );
-        assert!(text.contains("wirespeed_tcp_frames_counted 4\n"), "{text}");
-        assert!(
-            text.contains("wirespeed_tcp_seconds_per_call 0.0025\n"),
-            "{text}"
-        );
-        assert!(text.contains("wirespeed_tcp_cpu_ratio 0.5\n"), "{text}");
-        assert!(text.contains("wirespeed_tcp__9_odd_key_ 1\n"), "{text}");
-        assert!(text.contains("name=\"a\\\"b\\\\c\\nd\""), "{text}");
+    #[should_panic(expected = "belongs to a summary")]
+    fn a_quantile_on_a_gauge_is_a_bug() {
+        Exposition::new("latency").gauge("x_seconds", "h", &[("quantile", "0.5")], 1.0);
     }
 
     #[test]
-    fn a_document_without_a_wirespeed_schema_is_refused() {
-        assert!(openmetrics(&json!({"result": {}})).is_err());
-        assert!(openmetrics(&json!({"schema": "iperf3", "result": {}})).is_err());
+    fn dotted_commands_name_their_prefix() {
+        let mut m = Exposition::new("lab.status");
+        m.gauge("labs", "h", &[], 2.0);
+        m = {
+            let mut n = Exposition::new("latency-rr");
+            n.gauge("x_seconds", "h", &[], 1.0);
+            assert!(n.text().contains("wirespeed_latency_rr_x_seconds 1\n"));
+            m
+        };
+        assert!(m.text().contains("wirespeed_lab_status_labs 2\n"));
+    }
+
+    #[test]
+    #[should_panic(expected = "twice")]
+    fn a_label_named_twice_is_a_bug_caught_at_once() {
+        Exposition::new("mesh").gauge("x", "h", &[("second", "0"), ("second", "1")], 1.0);
     }
 
     #[test]
     fn samples_are_bounded() {
-        let big: Vec<Value> = (0..SAMPLES_MAX + 10).map(|i| json!({"v": i})).collect();
-        let text = openmetrics(&doc(json!({ "items": big }))).unwrap();
-        assert!(text.lines().filter(|l| !l.starts_with('#')).count() <= SAMPLES_MAX);
+        let mut m = Exposition::new("sim");
+        let labels: Vec<String> = (0..SAMPLES_MAX + 10).map(|i| i.to_string()).collect();
+        for l in &labels {
+            m.gauge("v", "h", &[("point", l)], 1.0);
+        }
+        assert_eq!(
+            m.text().lines().filter(|l| !l.starts_with('#')).count(),
+            SAMPLES_MAX
+        );
+    }
+
+    #[test]
+    fn units_become_base_units() {
+        assert_eq!(base_unit("ms"), Some(("seconds", 1e-3)));
+        assert_eq!(base_unit("Mbit/s"), Some(("bits_per_second", 1e6)));
+        assert_eq!(base_unit("KiB/s"), Some(("bytes_per_second", 1024.0)));
+        assert_eq!(base_unit("%"), Some(("ratio", 0.01)));
+        assert_eq!(base_unit("% of mean"), None);
     }
 }

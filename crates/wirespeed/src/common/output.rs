@@ -20,8 +20,8 @@ pub(crate) struct OutputArgs {
     #[arg(long = "format", short = 'f', default_value = "a", value_name = "UNIT")]
     pub(crate) rate_format: RateFormat,
 
-    /// Also write the result as OpenMetrics text to FILE (replaced whole, for Prometheus'
-    /// node_exporter textfile collector): one gauge per figure, named by its JSON path.
+    /// Also write the result's headline figures as Prometheus text to FILE (replaced whole,
+    /// for node_exporter's textfile collector): gauges in base units, named per command.
     #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
     pub(crate) metrics_file: Option<std::path::PathBuf>,
 }
@@ -37,7 +37,7 @@ impl OutputArgs {
 }
 
 /// Writes a document to stdout in the chosen format.
-pub(crate) fn print<P: Serialize, R: Serialize + Render>(
+pub(crate) fn print<P: Serialize, R: Serialize + Render + crate::common::metrics::Metrics>(
     args: &OutputArgs,
     doc: &Document<P, R>,
 ) -> io::Result<()> {
@@ -46,8 +46,7 @@ pub(crate) fn print<P: Serialize, R: Serialize + Render>(
     emit(&mut out, args.format(), doc)?;
     out.flush()?;
     if let Some(path) = &args.metrics_file {
-        let value = serde_json::to_value(doc).map_err(io::Error::other)?;
-        crate::common::metrics::write_file(path, &value)
+        crate::common::metrics::write_file(path, doc)
             .map_err(|e| io::Error::other(format!("{e:#}")))?;
     }
     Ok(())

@@ -280,6 +280,51 @@ pub(crate) struct ScheduleResult {
     pub(crate) rate_format: RateFormat,
 }
 
+/// `--every ... --metrics-file`: the schedule's counts and its headline figure's spread.
+impl crate::common::metrics::Metrics for ScheduleResult {
+    fn metrics(&self, m: &mut crate::common::metrics::Exposition) {
+        let job = [("command", self.command.as_str())];
+        m.gauge(
+            "runs",
+            "runs recorded in the results file",
+            &job,
+            self.runs as f64,
+        );
+        m.gauge(
+            "failed_runs",
+            "runs that failed or are partial",
+            &job,
+            self.failed as f64,
+        );
+        m.gauge(
+            "skipped_slots",
+            "slots passed over without a run",
+            &job,
+            self.skipped_slots as f64,
+        );
+        let (name, factor) = match self.headline_unit {
+            Unit::BitsPerSecond => ("headline_bits_per_second", 1.0),
+            Unit::Milliseconds => ("headline_seconds", 1e-3),
+        };
+        for (statistic, v) in [
+            ("min", self.headline_min),
+            ("median", self.headline_median),
+            ("max", self.headline_max),
+        ] {
+            m.maybe(
+                name,
+                "the runs' headline figure (named by the headline label), per statistic",
+                &[
+                    ("command", self.command.as_str()),
+                    ("headline", self.headline.as_str()),
+                    ("statistic", statistic),
+                ],
+                v.map(|v| v * factor),
+            );
+        }
+    }
+}
+
 fn format_figure(unit: Unit, value: f64, format: RateFormat) -> String {
     match unit {
         Unit::BitsPerSecond => format.format(value),
@@ -725,6 +770,42 @@ fn resume_command(plan: &Plan, output: &OutputArgs, path: &Path) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// A schedule's file: its counts, and the headline's spread in base units (a latency
+    /// schedule's milliseconds as seconds), labelled by statistic.
+    #[test]
+    fn a_schedules_metrics_hold_its_counts_and_headline_in_base_units() {
+        use crate::common::metrics::{Exposition, Metrics};
+        let result = ScheduleResult {
+            command: "latency".into(),
+            results_file: "r.jsonl".into(),
+            runs: 3,
+            failed: 1,
+            skipped_slots: 0,
+            headline: "loaded p50".into(),
+            headline_unit: Unit::Milliseconds,
+            headline_min: Some(2.0),
+            headline_median: Some(12.5),
+            headline_max: None,
+            ended_by: "count".into(),
+            run_list: Vec::new(),
+            rate_format: RateFormat::Adaptive,
+        };
+        let mut m = Exposition::new("schedule");
+        result.metrics(&mut m);
+        let text = m.text();
+        for line in [
+            "wirespeed_schedule_runs{command=\"latency\"} 3\n",
+            "wirespeed_schedule_failed_runs{command=\"latency\"} 1\n",
+            "wirespeed_schedule_headline_seconds{command=\"latency\",headline=\"loaded p50\",statistic=\"median\"} 0.0125\n",
+        ] {
+            assert!(text.contains(line), "{line} in {text}");
+        }
+        assert!(
+            !text.contains("statistic=\"max\""),
+            "no max without runs: {text}"
+        );
+    }
     use super::*;
     use proptest::prelude::*;
 

@@ -24,6 +24,8 @@ use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
 
+mod metrics;
+
 /// Where the key file is mounted in every container.
 pub(crate) const KEY_DIR: &str = "/etc/wirespeed";
 /// The key's file name inside the Secret.

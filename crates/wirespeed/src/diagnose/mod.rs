@@ -35,6 +35,8 @@ use wirespeed_report::{Document, Render};
 
 use crate::common::output::{self, OutputArgs};
 
+mod metrics;
+
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DiagnoseArgs {
     /// Interfaces to diagnose (default: every interface of this network namespace).
@@ -72,6 +74,11 @@ pub(crate) struct DiagnoseArgs {
     /// Print one JSON document (schema "wirespeed.diagnose.v1") instead of text.
     #[arg(long, short = 'J')]
     json: bool,
+
+    /// Also write the result's figures as Prometheus text to FILE (replaced whole, for
+    /// node_exporter's textfile collector): each interface's rates, errors and link settings.
+    #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
+    metrics_file: Option<std::path::PathBuf>,
 }
 
 fn parse_interval(text: &str) -> Result<Duration, String> {
@@ -356,7 +363,7 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
-        metrics_file: None,
+        metrics_file: args.metrics_file.clone(),
     };
     output::print(&out, &doc).context("writing the result")
 }

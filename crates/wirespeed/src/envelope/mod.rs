@@ -15,6 +15,8 @@ use wirespeed_report::{Document, Render};
 
 use crate::common::output::{self, OutputArgs};
 
+mod metrics;
+
 #[derive(Debug, Clone, Args)]
 pub(crate) struct EnvelopeArgs {
     /// Link rate: 10M, 100Mbit, 1G, 56k, 1.544M (k/M/G are powers of 1000).

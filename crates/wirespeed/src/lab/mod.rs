@@ -17,6 +17,8 @@ use wirespeed_report::{Document, Render, Table};
 
 use crate::common::output::{self, OutputArgs};
 
+mod metrics;
+
 #[derive(Debug, Args)]
 pub(crate) struct LabArgs {
     #[command(subcommand)]

@@ -9,6 +9,7 @@
 //! transactions per second and their latency for fixed sizes.
 
 pub(crate) mod html;
+mod metrics;
 pub(crate) mod queues;
 
 use std::io::{self, Write};

@@ -4,6 +4,7 @@
 //! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
 
 pub(crate) mod html;
+mod metrics;
 pub(crate) mod render;
 
 use crate::common::runs_file::{RunsFile, RunsPlan};

@@ -6,6 +6,7 @@
 
 pub(crate) mod evidence;
 pub(crate) mod html;
+mod metrics;
 mod sampling;
 mod text;
 

@@ -15,6 +15,8 @@ use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 
 use crate::common::output::{self, OutputArgs};
+
+mod metrics;
 use crate::probe::{Sizes, parse_sizes};
 
 #[derive(Debug, Clone, Args)]

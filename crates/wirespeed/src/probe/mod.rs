@@ -1,6 +1,7 @@
 //! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
 
 pub(crate) mod html;
+mod metrics;
 
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};

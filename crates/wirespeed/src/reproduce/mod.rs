@@ -31,6 +31,7 @@ mod boggs;
 mod boggs_lab;
 mod duplex;
 mod envelope;
+mod metrics;
 mod vj;
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
@@ -94,6 +95,11 @@ pub(crate) struct ReproduceArgs {
     /// Print one JSON document (schema "wirespeed.reproduce.v1") instead of text.
     #[arg(long, short = 'J')]
     json: bool,
+
+    /// Also write the figures as Prometheus text to FILE (replaced whole, for node_exporter's
+    /// textfile collector): ours beside the paper's, in base units, and the rows' verdicts.
+    #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
+    metrics_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
@@ -328,7 +334,7 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     let output = OutputArgs {
         json: args.json,
         rate_format: wirespeed_model::RateFormat::Adaptive,
-        metrics_file: None,
+        metrics_file: args.metrics_file.clone(),
     };
     let params = Params {
         name: args.name,

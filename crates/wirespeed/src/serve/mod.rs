@@ -521,7 +521,8 @@ fn bind_iperf3(
                 anyhow::anyhow!("--iperf3 {port}: cannot listen on {at} ({e})")
             }
         })?
-        .share_budget(agent.memory_budget());
+        .share_budget(agent.memory_budget())
+        .share_sessions(agent.session_slots());
     let bound = server.local_addr()?;
     Ok((server, bound))
 }

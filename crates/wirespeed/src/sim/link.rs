@@ -89,13 +89,13 @@ impl From<DuplexArg> for MacDuplex {
 }
 
 #[derive(Debug, Serialize)]
-struct Direction {
-    from: &'static str,
-    to: &'static str,
+pub(super) struct Direction {
+    pub(super) from: &'static str,
+    pub(super) to: &'static str,
     from_duplex: MacDuplex,
     to_duplex: MacDuplex,
     #[serde(flatten)]
-    stats: LinkStats,
+    pub(super) stats: LinkStats,
 }
 
 /// What was asked: the scenario of the A-to-B transfer (B to A swaps the duplexes).
@@ -107,8 +107,8 @@ struct LinkParams {
 }
 
 #[derive(Debug, Serialize)]
-struct LinkReport {
-    directions: Vec<Direction>,
+pub(super) struct LinkReport {
+    pub(super) directions: Vec<Direction>,
     /// `-f`: the unit of the text's rate column (the JSON keeps bytes per second).
     #[serde(skip)]
     rate_format: RateFormat,

@@ -3,6 +3,7 @@
 
 pub(crate) mod html;
 pub(crate) mod link;
+mod metrics;
 
 use std::io::{self, Write};
 use std::time::{Duration, Instant};

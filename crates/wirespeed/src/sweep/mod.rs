@@ -7,6 +7,7 @@
 
 mod agent_runner;
 pub(crate) mod html;
+mod metrics;
 pub(crate) mod render;
 
 use std::io::IsTerminal;

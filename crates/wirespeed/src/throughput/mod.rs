@@ -6,6 +6,7 @@ pub(crate) mod analysis;
 pub(crate) mod html;
 pub(crate) mod iperf3;
 pub(crate) mod iperf3_peer;
+mod metrics;
 pub(crate) mod text;
 
 pub use text::LiveLines;
@@ -830,7 +831,7 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         serde_json::to_writer_pretty(&mut out, &crate::throughput::iperf3::json::document(&doc))?;
         writeln!(out)?;
         if let Some(path) = &args.output.metrics_file {
-            crate::common::metrics::write_file(path, &serde_json::to_value(&doc)?)?;
+            crate::common::metrics::write_file(path, &doc)?;
         }
     } else {
         output::print(&args.output, &doc).context("writing the result")?;
