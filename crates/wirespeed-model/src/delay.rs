@@ -584,7 +584,7 @@ impl Default for Tolerance {
 pub struct SegmentComparison {
     /// The hop the segment ends at.
     pub hop: u32,
-    /// The groups of the elements in it.
+    /// The groups of the elements in it, each once, in path order.
     pub elements: Vec<String>,
     /// Predicted cost of the segment.
     pub expected: Cost,
@@ -688,7 +688,7 @@ pub fn compare(
         }
         out.push(SegmentComparison {
             hop,
-            elements: elements.iter().map(|e| e.group.clone()).collect(),
+            elements: segment_groups(&elements),
             expected,
             measured: got,
             anomalous: pb_bad || fixed_bad,
@@ -696,6 +696,19 @@ pub fn compare(
         });
     }
     out
+}
+
+/// The groups a segment's elements belong to, each named once in path order: a group sums
+/// several elements into one row of the prediction (Table 2's "Endpoints" is two hosts), so
+/// the segment names the row, not "Endpoints + Endpoints".
+fn segment_groups(elements: &[&Element]) -> Vec<String> {
+    let mut groups: Vec<String> = Vec::new();
+    for e in elements {
+        if !groups.contains(&e.group) {
+            groups.push(e.group.clone());
+        }
+    }
+    groups
 }
 
 /// What can honestly be said of a segment outside tolerance that no specific cause fits: which
@@ -931,6 +944,34 @@ mod tests {
         assert!(seg.anomalous, "{seg:?}");
         let text = seg.hypotheses.join(" ");
         assert!(text.contains("§4") && text.contains("ciscobtw"), "{text}");
+    }
+
+    /// Table 2's path ends at cbnewsa with no marks: compared whole, its segment names each
+    /// group once ("Endpoints" holds roc and the 3B2/600), in path order.
+    #[test]
+    fn a_segment_names_each_group_once() {
+        let model = ModelFile::from_toml(include_str!("../../../examples/bellovin-1992.toml"))
+            .expect("the example parses");
+        let mut path = model.path("cbnewsa").expect("the path").clone();
+        path.elements.last_mut().expect("elements").hop = Some(64);
+        let total = path.total();
+        let measured = [MeasuredHop {
+            hop: 64,
+            cost: total,
+        }];
+        let cmp = compare(&path, &model.components, &measured, Tolerance::default());
+        assert_eq!(cmp.len(), 1, "{cmp:?}");
+        assert_eq!(
+            cmp[0].elements,
+            [
+                "9 Ciscos, 3 Ethernets",
+                "Endpoints",
+                "2 DS0 lines",
+                "8 Muxes",
+                "Propagation"
+            ]
+        );
+        assert!(!cmp[0].anomalous, "{cmp:?}");
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::env::Environment;
 use crate::report::{Interval, IntervalStream, IntervalSum, Role, SideReport};
 use crate::session::{Control, SessionError};
 use crate::sock;
-use crate::spec::{Protocol, TestSpec};
+use crate::spec::{Direction, Protocol, TestSpec};
 
 pub use crate::control::handshake::software;
 
@@ -286,10 +286,31 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     outcome.client = running.finish();
     outcome.client.environment = Some(Environment::collect(Some(local.ip())));
     outcome.error = error;
+    let interrupted = outcome.error.as_deref() == Some("interrupted");
     if outcome.error.is_none() {
-        match exchange(&mut ctl, &outcome.client, idle, cfg.agent) {
+        let deadline = idle + Duration::from_secs(5);
+        match exchange(&mut ctl, &outcome.client, deadline, cfg.agent) {
             Ok(agent) => outcome.agent = Some(agent),
             Err(e) => outcome.error = Some(e),
+        }
+    } else if interrupted && cfg.spec.direction == Direction::Send {
+        // Interrupted while only the client sent: the agent's receivers hold the count of what
+        // arrived, and they stop as soon as they hear the client is done (a UDP receiver after
+        // a 50 ms drain; a TCP one at the shutdown the abort made), so its view is asked for
+        // with a short deadline and the partial result shows what was received, not "0 B".
+        // An agent that sends (-R, --bidir) runs its senders to their end, so it is not asked.
+        match exchange(
+            &mut ctl,
+            &outcome.client,
+            INTERRUPTED_RESULTS_WAIT,
+            cfg.agent,
+        ) {
+            Ok(agent) => outcome.agent = Some(agent),
+            Err(e) => {
+                let _ = ctl.send(&Message::Error {
+                    message: format!("interrupted ({e})"),
+                });
+            }
         }
     } else {
         let _ = ctl.send(&Message::Error {
@@ -437,11 +458,16 @@ pub(crate) fn interval(
     }
 }
 
-/// Sends the client's view, waits for the agent's.
+/// How long an interrupted test waits for the agent's count of what it received: its
+/// receivers answer within a drain (50 ms) of hearing the client is done, so this bounds a
+/// busy host's delay, not the usual one, and an interrupt still takes effect promptly.
+const INTERRUPTED_RESULTS_WAIT: Duration = Duration::from_secs(2);
+
+/// Sends the client's view, waits (at most `deadline`) for the agent's.
 fn exchange(
     ctl: &mut Control,
     client: &SideReport,
-    idle: Duration,
+    deadline: Duration,
     agent: SocketAddr,
 ) -> Result<SideReport, String> {
     ctl.send(&Message::Finished {
@@ -449,7 +475,6 @@ fn exchange(
     })
     .map_err(|e| format!("the agent went away before the results: {e}"))?;
     ctl.set_phase(Phase::ExchangeResults);
-    let deadline = idle + Duration::from_secs(5);
     loop {
         match ctl.recv(deadline, "waiting for the agent's results") {
             Ok(Message::Results { report }) => {

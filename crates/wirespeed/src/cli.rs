@@ -127,6 +127,81 @@ pub fn command() -> clap::Command {
     negatives_reach_the_parsers(Cli::command())
 }
 
+/// `words` with a negative quantity that follows an option taking a value joined to that
+/// option (`-t -1s` becomes `--time=-1s`), so that the option's parser refuses it as negative.
+/// clap's `allow_negative_numbers` takes `-1` as a value but not `-1s`, `-5M` or `-500ms`,
+/// which it reads as the short flags `-1`, `-5`: "unexpected argument '-1'", naming neither
+/// the flag nor the fix. Only a word that starts with a minus and a digit or a point is
+/// joined, and only after an option of the command it belongs to; nothing after `--` (the
+/// command of `lab exec`) is touched.
+fn negative_values_attached(
+    cmd: &clap::Command,
+    words: Vec<std::ffi::OsString>,
+) -> Vec<std::ffi::OsString> {
+    let mut cmd = cmd.clone();
+    cmd.build();
+    let mut current = &cmd;
+    let mut out = Vec::with_capacity(words.len());
+    let mut words = words.into_iter();
+    if let Some(program) = words.next() {
+        out.push(program);
+    }
+    let mut words = words.peekable();
+    while let Some(word) = words.next() {
+        let Some(text) = word.to_str() else {
+            out.push(word);
+            continue;
+        };
+        if text == "--" {
+            out.push(word);
+            out.extend(words);
+            break;
+        }
+        if let Some(sub) = current.find_subcommand(text) {
+            current = sub;
+            out.push(word);
+            continue;
+        }
+        let option = if let Some(long) = text.strip_prefix("--") {
+            current.get_arguments().find(|a| a.get_long() == Some(long))
+        } else if let Some(short) = text.strip_prefix('-').filter(|s| s.chars().count() == 1) {
+            let short = short.chars().next().expect("one character");
+            current
+                .get_arguments()
+                .find(|a| a.get_short() == Some(short))
+        } else {
+            None
+        };
+        let takes_a_value = option.is_some_and(|a| {
+            a.get_action().takes_values()
+                && !a.is_positional()
+                && a.get_num_args().is_none_or(|n| n.min_values() > 0)
+        });
+        let negative_next = words.peek().and_then(|w| w.to_str()).is_some_and(|next| {
+            next.strip_prefix('-')
+                .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit() || c == '.'))
+        });
+        match option {
+            Some(arg) if takes_a_value && negative_next => {
+                let value = words.next().expect("peeked");
+                let mut joined = match arg.get_long() {
+                    Some(long) => std::ffi::OsString::from(format!("--{long}=")),
+                    None => std::ffi::OsString::from(format!("{text}=")),
+                };
+                joined.push(value);
+                out.push(joined);
+            }
+            // The value is the option's, never a subcommand's name.
+            Some(_) if takes_a_value => {
+                out.push(word);
+                out.extend(words.next());
+            }
+            _ => out.push(word),
+        }
+    }
+    out
+}
+
 /// Parses a command line (its first word the program's name) as `main` does.
 pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
@@ -134,6 +209,7 @@ where
     T: Into<std::ffi::OsString> + Clone,
 {
     let mut cmd = command();
+    let args = negative_values_attached(&cmd, args.into_iter().map(Into::into).collect());
     let matches = cmd.try_get_matches_from_mut(args)?;
     <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
 }

@@ -110,6 +110,59 @@ fn every_numeric_flag_refuses_a_negative_value_by_name() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+/// A negative quantity with its unit (`-1s`, `-5M`, `-500ms`) is not a number to clap, which
+/// read it as the short flags `-1`, `-5`; every numeric option, by its long and its short name,
+/// must hand it to its parser, which names the option.
+#[test]
+fn every_numeric_flag_hands_a_negative_quantity_with_a_unit_to_its_parser() {
+    let mut wrong = Vec::new();
+    let mut tried = 0;
+    for (words, arg) in &numeric_options() {
+        let long = format!("--{}", arg.get_long().expect("visible options have a long"));
+        let mut names = vec![long.clone()];
+        names.extend(arg.get_short().map(|c| format!("-{c}")));
+        for name in names {
+            for value in ["-1s", "-5M", "-.5k"] {
+                tried += 1;
+                let mut line: Vec<String> = words.clone();
+                line.extend([name.clone(), value.to_string()]);
+                let text = match wirespeed::cli::try_parse_from(&line) {
+                    Ok(_) => "accepted".to_string(),
+                    Err(err) => wirespeed::cli::refused_value(&err, &line)
+                        .unwrap_or_else(|| format!("not the value's parser: {err}")),
+                };
+                if !text.contains(&long) || !text.contains(value) {
+                    wrong.push(format!("{}: {text}", line.join(" ")));
+                }
+            }
+        }
+    }
+    assert!(tried >= 120, "the walk tried the options: {tried}");
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// The word after `--` is the command of `lab exec`, never an option's value: it is passed on
+/// as typed even when it looks like a negative quantity after a numeric option's name.
+#[test]
+fn a_negative_quantity_after_the_double_dash_is_left_alone() {
+    let line: Vec<String> = [
+        "wirespeed",
+        "lab",
+        "exec",
+        "x",
+        "h1",
+        "--",
+        "ping",
+        "-c",
+        "-1s",
+    ]
+    .map(String::from)
+    .to_vec();
+    let parsed = wirespeed::cli::try_parse_from(&line).expect("a valid lab exec line");
+    let shown = format!("{parsed:?}");
+    assert!(shown.contains(r#""-c", "-1s""#), "{shown}");
+}
+
 /// The issue's own cases, through the built binary: one line, exit 2, the letter as typed.
 #[test]
 fn negative_and_zero_values_name_the_flag_and_the_range() {
@@ -137,6 +190,27 @@ fn negative_and_zero_values_name_the_flag_and_the_range() {
         (
             &["probe", "127.0.0.1", "-c", "-3"][..],
             &["-c/--count", "negative"][..],
+        ),
+        // With a unit, clap alone reads these as the short flags `-1`, `-5`.
+        (
+            &["tcp", "-t", "-1s"][..],
+            &["-t/--time", "'-1s' is negative"][..],
+        ),
+        (
+            &["udp", "-i", "-500ms"][..],
+            &["-i/--interval", "'-500ms' is negative"][..],
+        ),
+        (
+            &["udp", "-b", "-5M"][..],
+            &["-b/--bitrate", "'-5M' is negative"][..],
+        ),
+        (
+            &["tcp", "-w", "-1K"][..],
+            &["-w/--window", "'-1K' is negative"][..],
+        ),
+        (
+            &["load", "--settle", "-2s"][..],
+            &["--settle", "'-2s' is negative"][..],
         ),
     ] {
         let run = wirespeed(args);

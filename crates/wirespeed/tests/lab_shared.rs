@@ -339,6 +339,22 @@ fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
             .contains("MAC counters from lab"),
         "{eth0}"
     );
+    // ... as a MAC's counters, not a TAP's: no "collisions do not apply" beside the collisions
+    // the lab counted, and the half-duplex end's own finding is the mismatch (issue 33).
+    assert_eq!(eth0["kind"]["kind"], "emulated_mac", "{eth0}");
+    let local: Vec<&str> = eth0["diagnosis"]["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert!(local.contains(&"duplex_mismatch_half_side"), "{eth0}");
+    assert!(!local.contains(&"no_physical_layer"), "{eth0}");
+    let verdicts = doc["verdicts"].to_string();
+    assert!(
+        !verdicts.contains("do not apply") && !verdicts.contains("no physical layer"),
+        "{verdicts}"
+    );
     // ... so the verdict is the seed's: a duplex mismatch, backed by counters.
     let findings = peer["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{peer}");

@@ -89,9 +89,10 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
         "no verdict on an interrupted run: {doc}"
     );
 
-    // The text says so before the figures.
+    // The text says so before the figures; over UDP, it shows what the agent received before
+    // the signal (not "0 B in 0 us"), and no TCP retransmission count (issue 33).
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(["tcp", "-t", "20", "-i", "0.2"])
+        .args(["udp", "-t", "20", "-i", "0.2", "-b", "20M"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -114,6 +115,20 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
     );
     assert!(!rest.contains("verdict:"), "{rest}");
     assert!(!rest.contains("own ceiling"), "{rest}");
+    let received = body
+        .iter()
+        .find(|l| l.trim_start().starts_with("received"))
+        .unwrap_or_else(|| panic!("a received line: {rest}"));
+    let bytes: f64 = received
+        .split_whitespace()
+        .nth(1)
+        .and_then(|b| b.parse().ok())
+        .unwrap_or_else(|| panic!("a count of what arrived: {received}"));
+    assert!(
+        bytes > 0.0,
+        "the agent received data before the signal: {rest}"
+    );
+    assert!(!rest.contains("retr"), "no retransmissions on UDP: {rest}");
 }
 
 #[test]
@@ -209,7 +224,13 @@ fn udp_has_no_buffer_autotuning_to_report() {
         .find(|l| l.starts_with("socket buffers"))
         .unwrap();
     assert!(!line.contains("autotuning"), "{line}");
-    assert!(line.contains("net.core.rmem_default"), "{line}");
+    // The receive buffer is wirespeed's own request, not the kernel's default (issue 33).
+    assert!(
+        line.contains("-w not set (receive: wirespeed asks for 4 MiB")
+            && line.contains("net.core.rmem_max")
+            && !line.contains("rmem_default"),
+        "{line}"
+    );
 }
 
 /// A running lab, taken down (by name) when dropped.

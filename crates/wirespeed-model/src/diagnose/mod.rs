@@ -61,12 +61,20 @@ pub enum InterfaceKind {
     Virtual(String),
     /// A NIC with a physical layer.
     Physical(String),
+    /// A TAP device whose MAC a wirespeed lab's emulator runs (CSMA/CD on a half-duplex or
+    /// mismatched link), named with the lab and its medium: the emulator counts what a NIC's
+    /// MAC would (collisions, late collisions, FCS errors, runts), so the PHY rules read those
+    /// counters as a NIC driver's 802.3 statistics.
+    EmulatedMac(String),
 }
 
 impl InterfaceKind {
     /// Whether speed, duplex and collisions mean anything here.
     pub fn has_phy(&self) -> bool {
-        matches!(self, InterfaceKind::Physical(_))
+        matches!(
+            self,
+            InterfaceKind::Physical(_) | InterfaceKind::EmulatedMac(_)
+        )
     }
 
     /// A phrase for people: "loopback", "veth pair end", "NIC (e1000e)".
@@ -84,6 +92,7 @@ impl InterfaceKind {
             InterfaceKind::Paravirtual(d) => format!("paravirtual NIC ({d})"),
             InterfaceKind::Virtual(d) => format!("virtual interface ({d})"),
             InterfaceKind::Physical(d) => format!("NIC ({d})"),
+            InterfaceKind::EmulatedMac(d) => format!("TAP device, MAC emulated by {d}"),
         }
     }
 }

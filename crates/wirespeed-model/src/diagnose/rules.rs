@@ -530,6 +530,36 @@ mod tests {
         assert!(kinds(&d).contains(&FindingKind::OverflowsGrowing));
     }
 
+    /// A lab's TAP device whose MAC the emulator runs has the emulator's counters: the PHY
+    /// rules read them (the mismatch is found) and "collisions do not apply" is not said.
+    #[test]
+    fn an_emulated_mac_is_diagnosed_by_its_counters() {
+        let mut ev = steady(nic(
+            Duplex::Half,
+            Counters {
+                tx_packets: 5_000,
+                collisions: 1_817,
+                late_collisions: Some(387),
+                ..Counters::default()
+            },
+        ));
+        ev.kind = InterfaceKind::EmulatedMac("lab ws-x's emulator, half duplex medium".into());
+        let d = diagnose(&ev);
+        assert!(!d.healthy);
+        assert_eq!(d.findings[0].kind, FindingKind::DuplexMismatchHalfSide);
+        assert!(!kinds(&d).contains(&FindingKind::NoPhysicalLayer));
+        assert!(
+            d.findings[0]
+                .evidence
+                .iter()
+                .any(|e| e.contains("387 late collisions (802.3 LateCollisions) of 1817")),
+            "{:?}",
+            d.findings[0]
+        );
+        ev.kind = InterfaceKind::Tap;
+        assert_eq!(kinds(&diagnose(&ev)), [FindingKind::NoPhysicalLayer]);
+    }
+
     #[test]
     fn no_carrier_is_no_link() {
         let mut ev = nic(Duplex::Full, Counters::default());

@@ -5,7 +5,10 @@
 //! The time left comes from the work itself once an item has finished (elapsed / done x left),
 //! and before that from what the command knows an item costs (a sweep run lasts `-t`), so the
 //! first estimate is a real one and not "0 s": indicatif's own ETA knows nothing until the bar
-//! moves.
+//! moves. Work whose items each last a schedule (a `load` test: settle, transmit, cool down)
+//! counts down from that schedule instead ([`Progress::start_scheduled`]): the estimate from
+//! the work done rises while an item runs (elapsed grows, done does not), which reads as a
+//! clock going backwards.
 
 use std::io::{IsTerminal, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -29,6 +32,10 @@ struct Work {
     started: Instant,
     /// What one item is expected to cost before any has finished.
     per_item: Option<Duration>,
+    /// Every item lasts this long by its schedule: the time left is counted down from it.
+    scheduled: Option<Duration>,
+    /// When the item under way started (the last time `done` moved).
+    item_started: Mutex<Instant>,
     message: Mutex<String>,
 }
 
@@ -41,7 +48,26 @@ impl Work {
         self.done.load(Ordering::Relaxed).min(self.total())
     }
 
+    /// An item ended: the next one starts now.
+    fn item_moved(&self) {
+        if let Ok(mut t) = self.item_started.lock() {
+            *t = Instant::now();
+        }
+    }
+
     fn left(&self) -> Option<Duration> {
+        if let Some(per_item) = self.scheduled {
+            let into = self
+                .item_started
+                .lock()
+                .map_or(Duration::ZERO, |t| t.elapsed());
+            return Some(scheduled_remaining(
+                per_item,
+                self.done(),
+                self.total(),
+                into,
+            ));
+        }
         remaining(
             self.started.elapsed(),
             self.done(),
@@ -83,6 +109,26 @@ pub(crate) fn remaining(
     Some(elapsed.mul_f64(left as f64 / done as f64))
 }
 
+/// The time left of `total` items that each last `per_item` by their schedule, `done` of them
+/// finished and the one under way started `into_current` ago: the items after it in full, and
+/// what its schedule has left. It never rises as time passes: within an item it falls, and an
+/// item that ends early or late hands over no more than it showed (late, its part was 0).
+pub(crate) fn scheduled_remaining(
+    per_item: Duration,
+    done: u64,
+    total: u64,
+    into_current: Duration,
+) -> Duration {
+    let left = total.saturating_sub(done);
+    if left == 0 {
+        return Duration::ZERO;
+    }
+    let after_current = u32::try_from(left - 1).unwrap_or(u32::MAX);
+    per_item
+        .saturating_mul(after_current)
+        .saturating_add(per_item.saturating_sub(into_current))
+}
+
 fn left_words(left: Option<Duration>) -> String {
     match left {
         Some(d) => format!("about {} left", short(d)),
@@ -117,6 +163,29 @@ impl Progress {
         per_item: Option<Duration>,
         quiet: bool,
     ) -> Progress {
+        Progress::with_estimate(what, unit, total, per_item, None, quiet)
+    }
+
+    /// As [`start`](Self::start), for items that each last `per_item` by their schedule: the
+    /// time left counts down from the schedule ([`scheduled_remaining`]).
+    pub(crate) fn start_scheduled(
+        what: &str,
+        unit: &'static str,
+        total: u64,
+        per_item: Duration,
+        quiet: bool,
+    ) -> Progress {
+        Progress::with_estimate(what, unit, total, Some(per_item), Some(per_item), quiet)
+    }
+
+    fn with_estimate(
+        what: &str,
+        unit: &'static str,
+        total: u64,
+        per_item: Option<Duration>,
+        scheduled: Option<Duration>,
+        quiet: bool,
+    ) -> Progress {
         let work = Arc::new(Work {
             what: what.to_string(),
             unit,
@@ -124,6 +193,8 @@ impl Progress {
             done: AtomicU64::new(0),
             started: Instant::now(),
             per_item,
+            scheduled,
+            item_started: Mutex::new(Instant::now()),
             message: Mutex::new(String::new()),
         });
         let mut progress = Progress {
@@ -174,7 +245,9 @@ impl Progress {
 
     /// `done` items have finished.
     pub(crate) fn set_position(&self, done: u64) {
-        self.work.done.store(done, Ordering::Relaxed);
+        if self.work.done.swap(done, Ordering::Relaxed) != done {
+            self.work.item_moved();
+        }
         if let Some(bar) = &self.bar {
             bar.set_position(done);
         }
@@ -192,6 +265,7 @@ impl Progress {
     /// One more item has finished.
     pub(crate) fn inc(&self) {
         let done = self.work.done.fetch_add(1, Ordering::Relaxed) + 1;
+        self.work.item_moved();
         if let Some(bar) = &self.bar {
             bar.set_position(done);
         }
@@ -255,6 +329,26 @@ mod tests {
         assert_eq!(
             remaining(Duration::from_secs(20), 10, 10, None),
             Some(Duration::ZERO)
+        );
+    }
+
+    #[test]
+    fn scheduled_work_counts_down_from_its_schedule() {
+        let s = Duration::from_secs;
+        assert_eq!(scheduled_remaining(s(3), 0, 4, Duration::ZERO), s(12));
+        assert_eq!(scheduled_remaining(s(3), 1, 4, s(1)), s(8));
+        // An item past its schedule adds nothing, and its end changes nothing.
+        assert_eq!(scheduled_remaining(s(3), 1, 4, s(5)), s(6));
+        assert_eq!(scheduled_remaining(s(3), 2, 4, Duration::ZERO), s(6));
+        assert_eq!(scheduled_remaining(s(3), 4, 4, s(1)), Duration::ZERO);
+        let p = Progress::start_scheduled("load", "tests", 4, s(3), true);
+        p.inc();
+        let line = p.work.line();
+        // 9 s less the moment since `inc`, read in whole seconds.
+        assert!(
+            line.contains("1/4 tests")
+                && (line.contains("about 8 s left") || line.contains("about 9 s left")),
+            "{line}"
         );
     }
 

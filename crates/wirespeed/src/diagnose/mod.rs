@@ -20,10 +20,10 @@ use anyhow::Context;
 use clap::Args;
 use serde::Serialize;
 use wirespeed_model::RateFormat;
-use wirespeed_model::autoneg::duplex_word;
+use wirespeed_model::autoneg::{Duplex, duplex_word};
 use wirespeed_model::diagnose::peer::{ASYMMETRY_RATIO, Transfer, peer_findings};
 use wirespeed_model::diagnose::{
-    Confidence, Counters, Diagnosis, Evidence, Finding, Severity, diagnose,
+    Confidence, Counters, Diagnosis, Evidence, Finding, InterfaceKind, Severity, diagnose,
 };
 use wirespeed_model::units::{format_duration, parse_duration};
 use wirespeed_net::ClientConfig;
@@ -310,6 +310,17 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
                             "{}; MAC counters from lab {lab}'s emulator (node {node}, {medium} duplex medium)",
                             e.link.source
                         );
+                        // The emulator's MAC is this port's: its duplex is the medium's, not
+                        // the TAP's nominal one, and its counters are a MAC's, so the PHY
+                        // rules apply instead of "collisions do not apply".
+                        e.kind = InterfaceKind::EmulatedMac(format!(
+                            "lab {lab}'s emulator (node {node}, {medium} duplex medium)"
+                        ));
+                        e.link.duplex = match medium.as_str() {
+                            "half" => Some(Duplex::Half),
+                            "full" => Some(Duplex::Full),
+                            _ => e.link.duplex,
+                        };
                     }
                 }
             }

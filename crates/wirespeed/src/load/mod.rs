@@ -61,22 +61,31 @@ pub(crate) struct LoadArgs {
           value_parser = parse_lengths)]
     lengths: LengthList,
 
-    /// Wait from the common start before transmitting (the seed: 5 s).
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
-    settle: Duration,
+    /// Wait from the common start before transmitting [default: 0.25s; the seed's 5 s with
+    /// --seed-schedule].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    settle: Option<Duration>,
 
-    /// Transmission time of each test (the seed: 20 s).
-    #[arg(long, short = 't', visible_alias = "time", default_value = "20s", value_name = "DURATION",
+    /// Transmission time of each test [default: 2s; the seed's 20 s with --seed-schedule].
+    #[arg(long, short = 't', visible_alias = "time", value_name = "DURATION",
           value_parser = parse_duration)]
-    transmit: Duration,
+    transmit: Option<Duration>,
 
-    /// The measured middle of the transmission (the seed: 10 s).
-    #[arg(long, default_value = "10s", value_name = "DURATION", value_parser = parse_duration)]
-    measure: Duration,
+    /// The measured middle of the transmission [default: half of --transmit, as the seed
+    /// measured 10 s of 20].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    measure: Option<Duration>,
 
-    /// Wait after transmitting before reporting (the seed: 5 s).
-    #[arg(long, default_value = "5s", value_name = "DURATION", value_parser = parse_duration)]
-    cooldown: Duration,
+    /// Wait after transmitting before reporting [default: 0.25s; the seed's 5 s with
+    /// --seed-schedule].
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
+    cooldown: Option<Duration>,
+
+    /// The seed's schedule: 5 s settle, 20 s transmission with the middle 10 s measured, 5 s
+    /// cool-down (30 s a test); --settle, --transmit, --measure and --cooldown still override
+    /// its parts.
+    #[arg(long)]
+    seed_schedule: bool,
 
     /// Offered load per host, bits per second with the seed's 24 byte times per packet (such as
     /// 2M); without it each host sends as fast as it can, as the seed's did.
@@ -111,8 +120,8 @@ pub(crate) struct LoadArgs {
     /// Continue the series of a results file: its plan (hosts, lengths, schedule, rate, sink,
     /// seed, raw, TOS), the tests it lacks.
     #[arg(long, value_name = "FILE", conflicts_with_all = [
-        "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "rate", "sink", "seed",
-        "raw", "tos",
+        "hosts", "lengths", "settle", "transmit", "measure", "cooldown", "seed_schedule", "rate",
+        "sink", "seed", "raw", "tos",
     ])]
     resume: Option<PathBuf>,
 
@@ -336,19 +345,53 @@ fn saturating_ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
+/// The schedule of a plain `wirespeed load`: the seed's proportions (a quiet wait, the middle
+/// half of the transmission measured, a quiet wait) at 2.5 s a test, so that the default
+/// series of 16 tests (hosts 1 to 4, four lengths) ends within a minute; the seed's 30 s
+/// tests (16 of them: 8 minutes) are `--seed-schedule`.
+const QUICK_SCHEDULE: Schedule = Schedule {
+    settle_ns: 250_000_000,
+    transmit_ns: 2_000_000_000,
+    measure_ns: 1_000_000_000,
+    cooldown_ns: 250_000_000,
+};
+
+/// How long one test of `schedule` lasts from its common start: settle, transmit, cool down
+/// (the measured window lies within the transmission).
+fn test_length(schedule: &Schedule) -> Duration {
+    Duration::from_nanos(
+        schedule
+            .settle_ns
+            .saturating_add(schedule.transmit_ns)
+            .saturating_add(schedule.cooldown_ns),
+    )
+}
+
 impl LoadArgs {
+    /// The schedule the flags ask for: each part given, else `--seed-schedule`'s or the quick
+    /// default's; the measured window, when not given, is the middle half of the transmission.
+    fn schedule(&self) -> Schedule {
+        let base = if self.seed_schedule {
+            Schedule::SEED
+        } else {
+            QUICK_SCHEDULE
+        };
+        let transmit_ns = self.transmit.map_or(base.transmit_ns, saturating_ns);
+        Schedule {
+            settle_ns: self.settle.map_or(base.settle_ns, saturating_ns),
+            transmit_ns,
+            measure_ns: self.measure.map_or(transmit_ns / 2, saturating_ns),
+            cooldown_ns: self.cooldown.map_or(base.cooldown_ns, saturating_ns),
+        }
+    }
+
     fn plan(&self, agents: &Agents) -> anyhow::Result<LoadPlan> {
         let n = agents.addrs.len();
         let hosts = self
             .hosts
             .as_ref()
             .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
-        let schedule = Schedule {
-            settle_ns: saturating_ns(self.settle),
-            transmit_ns: saturating_ns(self.transmit),
-            measure_ns: saturating_ns(self.measure),
-            cooldown_ns: saturating_ns(self.cooldown),
-        };
+        let schedule = self.schedule();
         let agent_names = if agents.local.is_empty() {
             agents.addrs.iter().map(ToString::to_string).collect()
         } else {
@@ -457,18 +500,13 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             !done.iter().any(|t| t.hosts == *h && t.lengths == spec)
         })
         .collect();
-    // A test lasts its schedule: settle, transmit, cool down (the measured part lies within).
-    let per_test = Duration::from_nanos(
-        plan.schedule
-            .settle_ns
-            .saturating_add(plan.schedule.transmit_ns)
-            .saturating_add(plan.schedule.cooldown_ns),
-    );
-    let bar = crate::common::progress::Progress::start(
+    // Every test lasts its schedule, so the time left is counted down from it (an estimate
+    // from the tests finished so far rose while each test ran).
+    let bar = crate::common::progress::Progress::start_scheduled(
         "load",
         "tests",
         todo.len() as u64,
-        Some(per_test),
+        test_length(&plan.schedule),
         false,
     );
     let planned = mixes.len() * plan.hosts.len();
@@ -625,20 +663,59 @@ mod tests {
         Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
     }
 
+    /// A plain `wirespeed load` (4 local agents: hosts 1 to 4, four lengths, 16 tests) ends
+    /// within a minute; the seed's 30 s tests are one flag away, and a part given overrides it.
     #[test]
-    fn defaults_are_the_seed_schedule() {
+    fn the_default_series_fits_in_a_minute_and_the_seeds_is_one_flag_away() {
         let a = parse(&[]).unwrap();
-        assert_eq!(
-            (a.settle, a.transmit, a.measure, a.cooldown),
-            (
-                Duration::from_secs(5),
-                Duration::from_secs(20),
-                Duration::from_secs(10),
-                Duration::from_secs(5)
-            )
-        );
         assert_eq!(a.sink, SinkArg::Own);
         assert_eq!(a.local, 4);
+        let tests = a.local as usize * a.lengths.0.len();
+        assert_eq!(tests, 16);
+        let series = test_length(&a.schedule()) * tests as u32;
+        assert!(series <= Duration::from_secs(45), "{series:?}");
+        a.schedule().validate().unwrap();
+        let seed = parse(&["--seed-schedule"]).unwrap().schedule();
+        assert_eq!(seed, Schedule::SEED);
+        assert_eq!(test_length(&seed), Duration::from_secs(30));
+        let mixed = parse(&["--seed-schedule", "-t", "4s"]).unwrap().schedule();
+        assert_eq!(
+            (mixed.settle_ns, mixed.transmit_ns, mixed.measure_ns),
+            (5_000_000_000, 4_000_000_000, 2_000_000_000)
+        );
+        let window = parse(&["--measure", "0.5s"]).unwrap().schedule();
+        assert_eq!(window.measure_ns, 500_000_000);
+        assert!(parse(&["--resume", "f", "--seed-schedule"]).is_err());
+    }
+
+    /// The time left, counted down from the schedule over a whole series in which every test
+    /// runs a little past its schedule (connections, clock reading, reports): it never rises,
+    /// not while a test runs nor when one ends, and it reaches zero at the end.
+    #[test]
+    fn the_time_left_counts_down_over_a_series() {
+        use crate::common::progress::scheduled_remaining;
+        let a = parse(&["--hosts", "1-3", "--lengths", "64,1536"]).unwrap();
+        let per_test = test_length(&a.schedule());
+        let total = 6u64;
+        let overrun = Duration::from_millis(300);
+        let mut previous = scheduled_remaining(per_test, 0, total, Duration::ZERO);
+        assert_eq!(previous, per_test * 6);
+        for done in 0..total {
+            let mut into = Duration::ZERO;
+            while into <= per_test + overrun {
+                let left = scheduled_remaining(per_test, done, total, into);
+                assert!(
+                    left <= previous,
+                    "{done} done, {into:?} in: {left:?} after {previous:?}"
+                );
+                previous = left;
+                into += Duration::from_millis(100);
+            }
+        }
+        assert_eq!(
+            scheduled_remaining(per_test, total, total, Duration::ZERO),
+            Duration::ZERO
+        );
     }
 
     #[test]

@@ -267,6 +267,7 @@ impl LoadResult {
                     .into(),
             );
         }
+        w.extend(sink_loss_warnings(&self.rows));
         let errors: u64 = self
             .rows
             .iter()
@@ -296,6 +297,32 @@ impl LoadResult {
         }
         v
     }
+}
+
+/// Loss at the sink above this share of a test's in-window packets earns a warning. A counting
+/// sink is one thread reading every host's packets; on a path that loses nothing of its own (a
+/// LAN, loopback, the lab's segment) a sink that loses more than this is overrun (its socket
+/// buffer or its CPU), so the row says what the sink could read, not what the network carried.
+pub(crate) const SINK_LOSS_WARNING: f64 = 0.10;
+
+/// One warning per test whose sink lost more than [`SINK_LOSS_WARNING`], saying the share, why
+/// it matters and what avoids it.
+pub(crate) fn sink_loss_warnings(rows: &[Row]) -> Vec<String> {
+    rows.iter()
+        .filter_map(|r| {
+            let loss = r.loss_at_sink.filter(|l| *l > SINK_LOSS_WARNING)?;
+            Some(format!(
+                "{} hosts x {}: the sink lost {:.0}% of the in-window packets, more than the {:.0}% \
+                 a counting sink may lose: one thread reads every host's packets, so it was \
+                 overrun (socket buffer or CPU) and this row measures the sink, not the network; \
+                 fewer hosts, a lower --rate or --sink self avoid it",
+                r.hosts,
+                r.lengths,
+                loss * 100.0,
+                SINK_LOSS_WARNING * 100.0
+            ))
+        })
+        .collect()
 }
 
 impl Render for LoadResult {
@@ -594,9 +621,53 @@ mod tests {
         };
         let warnings = result.warnings(false);
         assert!(warnings[0].contains("incomplete test (3 hosts x 1536): host 3"));
+        // 10% lost at the sink is within what a counting sink may lose.
+        assert!(
+            !warnings.iter().any(|w| w.contains("the sink lost")),
+            "{warnings:?}"
+        );
         let mut text = Vec::new();
         result.render(&mut text).unwrap();
         let text = String::from_utf8(text).unwrap();
         assert!(text.contains("INCOMPLETE 2/3"), "{text}");
+    }
+
+    /// A sink that lost more than the stated share is named with the share and the reason;
+    /// one within it is not.
+    #[test]
+    fn a_sink_that_lost_more_than_a_tenth_is_warned_of() {
+        let mix = LengthMix::Fixed { bytes: 1536 };
+        let tests = vec![
+            TestRecord {
+                hosts: 1,
+                lengths: "1536".into(),
+                complete: true,
+                agents: vec![host(1000, 0.001, Some(vec![950]))],
+            },
+            TestRecord {
+                hosts: 2,
+                lengths: "1536".into(),
+                complete: true,
+                agents: vec![
+                    host(1000, 0.001, Some(vec![600, 200])),
+                    host(1000, 0.001, None),
+                ],
+            },
+        ];
+        let rows = rows(&plan(vec![1, 2]), &[mix], &tests, None).unwrap();
+        let w = sink_loss_warnings(&rows);
+        assert_eq!(w.len(), 1, "{w:?}");
+        assert!(
+            w[0].starts_with("2 hosts x 1536: the sink lost 60%"),
+            "{w:?}"
+        );
+        assert!(w[0].contains("more than the 10% a counting sink"), "{w:?}");
+        assert!(w[0].contains("overrun") && !w[0].contains("  "), "{w:?}");
+        let result = LoadResult {
+            results_file: None,
+            rows,
+            rate_format: RateFormat::default(),
+        };
+        assert!(result.warnings(false).contains(&w[0]));
     }
 }

@@ -139,7 +139,13 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
             let report = CompareReport {
                 path: path.clone(),
                 tolerance: tol,
-                segments,
+                segments: segments
+                    .into_iter()
+                    .map(|segment| NamedSegment {
+                        to: hop_label(&measured, segment.hop),
+                        segment,
+                    })
+                    .collect(),
             };
             let params = ModelParameters {
                 action: "compare",
@@ -382,7 +388,35 @@ impl Render for PredictReport {
 struct CompareReport {
     path: String,
     tolerance: Tolerance,
-    segments: Vec<SegmentComparison>,
+    segments: Vec<NamedSegment>,
+}
+
+/// A segment with the probe's name for where it ends.
+#[derive(Debug, Serialize)]
+struct NamedSegment {
+    /// "hop 1 (ih1)", "hop 2 (ih2, destination)", or "HOST (destination)" for a probe of the
+    /// destination alone.
+    to: String,
+    #[serde(flatten)]
+    segment: SegmentComparison,
+}
+
+/// Where a segment ends, named from the probe's hops: the hop and its responder; the
+/// destination as such. A probe of the destination alone (no `--hops`) sends at TTL 64, which
+/// counts no hops, so its one hop is named by its responder only, never "hop 64".
+fn hop_label(probe: &[ProbedHop], hop: u32) -> String {
+    let Some(found) = probe.iter().find(|p| p.hop.hop == hop) else {
+        return format!("hop {hop}");
+    };
+    let traced = probe.len() > 1;
+    match (found.responder.as_deref(), found.destination) {
+        (Some(who), true) if traced => format!("hop {hop} ({who}, destination)"),
+        (Some(who), true) => format!("{who} (destination)"),
+        (None, true) if traced => format!("hop {hop} (destination)"),
+        (None, true) => "the destination".to_string(),
+        (Some(who), false) => format!("hop {hop} ({who})"),
+        (None, false) => format!("hop {hop}"),
+    }
 }
 
 impl Render for CompareReport {
@@ -395,7 +429,7 @@ impl Render for CompareReport {
             self.tolerance.per_byte_relative * 100.0
         )?;
         let mut t = Table::new([
-            "to hop",
+            "to",
             "components",
             "expected fixed",
             "measured",
@@ -403,9 +437,10 @@ impl Render for CompareReport {
             "measured",
             "",
         ]);
-        for s in &self.segments {
+        for named in &self.segments {
+            let s = &named.segment;
             t.row([
-                s.hop.to_string(),
+                named.to.clone(),
                 s.elements.join(" + "),
                 format!("{:.4}", s.expected.fixed_ms),
                 format!("{:.4}", s.measured.fixed_ms),
@@ -415,9 +450,9 @@ impl Render for CompareReport {
             ]);
         }
         write!(out, "{t}")?;
-        for s in self.segments.iter().filter(|s| s.anomalous) {
-            for h in &s.hypotheses {
-                writeln!(out, "hop {}: hypothesis: {h}", s.hop)?;
+        for named in self.segments.iter().filter(|s| s.segment.anomalous) {
+            for h in &named.segment.hypotheses {
+                writeln!(out, "{}: hypothesis: {h}", named.to)?;
             }
         }
         Ok(())
@@ -488,5 +523,39 @@ fn fit_table(hops: &[ProbedHop]) -> FitReport {
 impl Render for FitReport {
     fn render(&self, out: &mut dyn Write) -> io::Result<()> {
         out.write_all(self.toml.as_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hop(ttl: u32, responder: Option<&str>, destination: bool) -> ProbedHop {
+        ProbedHop {
+            hop: MeasuredHop {
+                hop: ttl,
+                cost: Cost::new(1.0, 0.001),
+            },
+            responder: responder.map(str::to_string),
+            destination,
+            increment: None,
+            echoed_minimums: Vec::new(),
+        }
+    }
+
+    /// Segments are named from the probe's hops: a traced path by hop and responder, a probe of
+    /// the destination alone by its address, never by the TTL 64 it was sent with.
+    #[test]
+    fn segments_are_named_from_the_probes_hops() {
+        let traced = [hop(1, Some("ih1"), false), hop(2, Some("ih2"), true)];
+        assert_eq!(hop_label(&traced, 1), "hop 1 (ih1)");
+        assert_eq!(hop_label(&traced, 2), "hop 2 (ih2, destination)");
+        assert_eq!(hop_label(&traced, 3), "hop 3");
+        let alone = [hop(64, Some("127.0.0.1"), true)];
+        assert_eq!(hop_label(&alone, 64), "127.0.0.1 (destination)");
+        let silent = [hop(1, None, false), hop(2, None, true)];
+        assert_eq!(hop_label(&silent, 1), "hop 1");
+        assert_eq!(hop_label(&silent, 2), "hop 2 (destination)");
+        assert_eq!(hop_label(&[hop(64, None, true)], 64), "the destination");
     }
 }

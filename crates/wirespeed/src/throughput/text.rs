@@ -258,6 +258,19 @@ fn sum_line(
     s: &Sum,
     udp: bool,
 ) -> io::Result<()> {
+    if s.streams == 0 {
+        // No stream of this end reported (a test cut short before the agent sent its count):
+        // zeros here would read as "nothing arrived".
+        let end = if label == "sent" {
+            "sending"
+        } else {
+            "receiving"
+        };
+        return writeln!(
+            out,
+            "  {label:<26} not known: the {end} end's count did not come back before the test ended"
+        );
+    }
     write!(
         out,
         "  {label:<26} {:>10} in {:>8}  {:>14}",
@@ -265,7 +278,8 @@ fn sum_line(
         seconds(s.seconds),
         fmt.format(s.bits_per_second)
     )?;
-    if let Some(r) = s.retransmits {
+    // Retransmissions are TCP's; a UDP sum never has any to show.
+    if let Some(r) = s.retransmits.filter(|_| !udp) {
         write!(out, "  retr {r}")?;
     }
     if udp {
@@ -456,16 +470,21 @@ impl Render for ThroughputResult {
         }
         if let Some(p) = e.streams.first() {
             // TCP grows its buffers as the window needs (tcp_rmem/tcp_wmem autotuning); a UDP
-            // socket keeps the fixed net.core.[rw]mem_default it was created with.
+            // socket keeps what it was created with, except the receive buffer wirespeed asks
+            // for itself (the kernel doubles a request, up to twice net.core.rmem_max), so say
+            // so: "the kernel's default" beside a granted 8 MiB reads as a contradiction.
             let unset = if udp {
-                "not set (the kernel's default, net.core.rmem_default/wmem_default)"
+                format!(
+                    "not set (receive: wirespeed asks for {} MiB, doubled by the kernel up to twice net.core.rmem_max; send: net.core.wmem_default)",
+                    wirespeed_net::sock::UDP_DEFAULT_RCVBUF >> 20
+                )
             } else {
-                "not set (kernel autotuning)"
+                "not set (kernel autotuning)".to_string()
             };
             let requested = self
                 .spec
                 .window_bytes
-                .map_or(unset.to_string(), |w| format!("{w} bytes"));
+                .map_or(unset, |w| format!("{w} bytes"));
             let show = |s: &Option<wirespeed_net::StreamReport>| {
                 s.as_ref().map_or("?".to_string(), |s| {
                     // An iperf3 server reports no socket facts: zero is "not known" there.
