@@ -942,7 +942,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     truth_settings.push(setting(
         "probe",
         format!(
-            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips (behind a slow line as many as fit in {} s, {ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
+            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips (behind a slow line as many as fit in {} s, {MIN_ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
             family_names.join(" and "),
             ROUNDS_BUDGET.as_secs(),
             ROUNDS_BUDGET.as_secs(),
