@@ -1176,7 +1176,10 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
                 assert_eq!(link["probes_wait_here"], false, "{link}");
             }
             if held > 2.0 * target {
-                assert!(!link["remedy"].as_str().unwrap().contains("near its"), "{link}");
+                assert!(
+                    !link["remedy"].as_str().unwrap().contains("near its"),
+                    "{link}"
+                );
             }
         }
         assert!(
