@@ -1164,6 +1164,27 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
             p99 - idle < target + frame + margin,
             "fq_codel, {cc}: p99 {p99}, idle {idle}"
         );
+        // Issue 31: the probes' own rise, not the load's queue, says whether they waited in
+        // the link's queue: where the link held more than twice what the probes rose, they
+        // did not wait in it, and it is not "near its target" above twice the 5 ms target.
+        let link = fq["result"]["queues"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|q| q["queue"] == "lab_link")
+            .cloned();
+        if let Some(link) = link {
+            let held = link["mean_ms"].as_f64().unwrap();
+            if held > 2.0 * (loaded - idle) {
+                assert_eq!(link["probes_wait_here"], false, "{link}");
+            }
+            if held > 2.0 * target {
+                assert!(
+                    !link["remedy"].as_str().unwrap().contains("near its"),
+                    "{link}"
+                );
+            }
+        }
         assert!(
             rate >= 0.95 * ceiling,
             "fq_codel, {cc}: upload {rate} against the envelope's {ceiling}"

@@ -401,6 +401,23 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
     assert!(per_hop["title"].as_str().unwrap().contains("Each hop"));
     let method = per_hop["method"].as_str().unwrap();
     assert!(method.contains("rounds ("), "{method}");
+    // Issue 31: the rounds are planned from the path, and every family it carries is probed
+    // (this chain is IPv4 only).
+    assert!(
+        method.contains("planned from the path's configured round trips"),
+        "{method}"
+    );
+    assert!(per_hop["title"].as_str().unwrap().contains("over IPv4"));
+    let titles: Vec<&str> = doc["result"]["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["title"].as_str().unwrap())
+        .collect();
+    assert!(!titles.iter().any(|t| t.contains("IPv6")), "{titles:?}");
+    if method.contains("loaded") {
+        assert!(method.contains("load average"), "{method}");
+    }
     let rows = per_hop["rows"].as_array().unwrap();
     // Three hops (per byte, fixed) and two routers' answers.
     assert_eq!(rows.len(), 8, "{rows:?}");
@@ -410,6 +427,19 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
             r["ours"].as_f64().unwrap(),
         );
         let q = r["quantity"].as_str().unwrap();
+        // Issue 31: a row is within only against its fixed tolerance, and only when this
+        // run's interval, printed beside it, is narrower than that tolerance.
+        let tolerance = r["tolerance"].as_str().unwrap();
+        let (fixed, interval) = tolerance_and_interval(tolerance);
+        if r["verdict"] == "within" {
+            assert!(
+                interval <= fixed && (o - c).abs() <= fixed_in_unit(fixed, c, q),
+                "{r}"
+            );
+        }
+        if interval > fixed {
+            assert_ne!(r["verdict"], "within", "{r}");
+        }
         let ok = if q.ends_with("fixed") {
             (o - c).abs() <= 30.0
         } else if q.contains("answer") {
@@ -429,6 +459,35 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
     );
     // No seed figures on a chain that is not the seed's.
     assert!(rows.iter().all(|r| r["paper"].is_null()));
+}
+
+/// A bellovin tolerance column, "2% (run +-0.62%)" or "20 us (run +-3.5 us)": the fixed
+/// tolerance and this run's interval, in the same unit (NaN-free: no interval reads infinite).
+fn tolerance_and_interval(column: &str) -> (f64, f64) {
+    let number = |s: &str| {
+        s.trim_start_matches("+-")
+            .trim_end_matches(['%', ')'])
+            .trim_end_matches(" us")
+            .parse::<f64>()
+            .unwrap_or(f64::INFINITY)
+    };
+    let (fixed, run) = column.split_once(" (run").expect(column);
+    (
+        number(fixed.trim_end_matches(" us")),
+        number(
+            run.trim_start_matches(' ')
+                .trim_start_matches(": no interval"),
+        ),
+    )
+}
+
+/// A fixed tolerance (percent, or us for a fixed row) in the row's own unit around `c`.
+fn fixed_in_unit(tolerance: f64, c: f64, quantity: &str) -> f64 {
+    if quantity.ends_with("fixed") {
+        tolerance
+    } else {
+        tolerance / 100.0 * c.abs()
+    }
 }
 
 #[test]

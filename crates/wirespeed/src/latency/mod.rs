@@ -11,6 +11,7 @@
 pub(crate) mod html;
 mod metrics;
 pub(crate) mod queues;
+mod verdicts;
 
 use std::io::{self, Write};
 use std::net::{IpAddr, SocketAddr};
@@ -831,7 +832,7 @@ fn run_latency(
     let stream = live && args.json_stream;
     if human {
         println!(
-            "latency to {} ({}): {} idle, then {} with {} TCP flow(s) {}; probes every {}",
+            "latency to {} ({}): {} idle, then {} with {}; probes every {}",
             agent,
             if in_process {
                 "in-process agent"
@@ -840,12 +841,11 @@ fn run_latency(
             },
             humantime::format_duration(args.idle),
             humantime::format_duration(args.time),
-            args.parallel,
-            match args.direction {
-                LoadDirection::Up => "up",
-                LoadDirection::Down => "down",
-                LoadDirection::Both => "each way",
-            },
+            verdicts::load_words(
+                args.parallel,
+                args.udp_load.map(|r| r.bits_per_second()),
+                args.direction
+            ),
             humantime::format_duration(args.probe_interval),
         );
         println!(
@@ -1090,7 +1090,7 @@ fn run_latency(
         tos: args.tos,
     };
     let mut doc = Document::new("latency", params, result);
-    verdicts(&mut doc);
+    verdicts::verdicts(&mut doc);
     if let Some(dir) = &args.plot {
         write_plots(dir, &doc.result)?;
     }
@@ -1155,7 +1155,7 @@ fn phase_name(p: Phase) -> &'static str {
 }
 
 /// A round trip in the unit that reads best.
-fn time_ms(v: f64) -> String {
+pub(super) fn time_ms(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v < 1.0 {
@@ -1409,7 +1409,7 @@ fn where_it_waits(agent_ip: IpAddr, link: &LinkRate) -> (String, String) {
             match truth.and_then(|t| t.aqm) {
                 Some(aqm) => (
                     format!("the emulated link {link} of lab {lab}: its queue{limit}, managed by {aqm}"),
-                    "the AQM already holds the standing queue near its target; what remains is the load's own bursts".into(),
+                    "an AQM manages it (how much it held, and whether the probes waited in it, is the lab's own count below)".into(),
                 ),
                 None => (
                     format!("the emulated link {link} of lab {lab}: its drop-tail queue{limit} fills ahead of the serializer"),
@@ -1481,186 +1481,6 @@ fn intervals(
             interval_of(a, phase_of(a, idle_end, Some(load), settle), rtts)
         })
         .collect()
-}
-
-fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
-    let r = &doc.result;
-    if let Some(why) = &r.partial_reason {
-        doc.warnings
-            .push(format!("partial result ({why}): no verdict"));
-        return;
-    }
-    let udp = r.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
-    let Some(udp) = udp.filter(|u| u.idle.p50_ms.is_finite() && u.loaded.p50_ms.is_finite()) else {
-        doc.warnings.push(
-            "no UDP echo answered in one of the phases: no latency verdict (is UDP to the agent blocked?)".into(),
-        );
-        return;
-    };
-    for k in &r.kinds {
-        if k.loaded.probes > 0 && k.loaded.lost * 10 > k.loaded.probes {
-            doc.warnings.push(format!(
-                "{}: {} of {} probes unanswered under load",
-                k.kind.label(),
-                k.loaded.lost,
-                k.loaded.probes
-            ));
-        }
-    }
-    if let Some(q) = &r.queue {
-        // Below the idle phase's own spread the difference is noise, not a queue.
-        let noise = (udp.idle.p90_ms - udp.idle.p50_ms).max(0.05);
-        if q.delay_ms <= noise {
-            doc.verdicts.push(format!(
-                "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
-                time_ms(udp.idle.p50_ms),
-                time_ms(udp.loaded.p50_ms),
-                time_ms(udp.loaded.p99_ms),
-                time_ms(noise),
-            ));
-        } else {
-            doc.verdicts.push(format!(
-                "the load added {} to the median UDP round trip ({} idle, {} loaded, p99 {}): at the load's {} that is {} standing in a queue; where: {}; {}",
-                time_ms(q.delay_ms),
-                time_ms(udp.idle.p50_ms),
-                time_ms(udp.loaded.p50_ms),
-                time_ms(udp.loaded.p99_ms),
-                r.rate_format.format(
-                    r.upload_bits_per_second
-                        .unwrap_or(0.0)
-                        .max(r.download_bits_per_second.unwrap_or(0.0))
-                ),
-                crate::latency::queues::bytes_text(q.bytes),
-                q.location,
-                q.remedy,
-            ));
-        }
-    }
-    if let Some(w) = &r.link_queue
-        && w.samples > 0
-    {
-        let both = w.out_mean_ms + w.back_mean_ms.max(0.0);
-        doc.verdicts.push(format!(
-            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
-            w.to_seconds - w.from_seconds,
-            w.link,
-            time_ms(w.out_mean_ms),
-            crate::latency::queues::bytes_text(w.out_mean_bytes),
-            w.out_drops,
-            time_ms(w.back_mean_ms),
-            time_ms(w.probe_mean_increase_ms),
-            w.probe_mean_increase_ms / both * 100.0,
-            time_ms(both),
-            if w.aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
-                ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
-            } else {
-                ""
-            },
-        ));
-    }
-    queue_verdicts(doc);
-    let r = &doc.result;
-    if r.rpm_loaded.is_finite() {
-        doc.verdicts.push(format!(
-            "responsiveness: {:.0} RPM under load ({:.0} idle)",
-            r.rpm_loaded, r.rpm_idle
-        ));
-    }
-    match r.probe_share_of_link_percent {
-        Some(share) if share >= 1.0 => doc.warnings.push(format!(
-            "the probes' own load is {share:.1}% of the link: lengthen --probe-interval"
-        )),
-        None if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 => {
-            doc.warnings.push(format!(
-                "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
-                r.probe_share_percent
-            ))
-        }
-        _ => {}
-    }
-}
-
-/// The split of the load's bytes between the queues the run measured: one line naming them
-/// all, then one per queue that held at least a kilobyte, with what would shrink it.
-fn queue_verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
-    let r = &doc.result;
-    if r.queues.is_empty() {
-        return;
-    }
-    let loopback = doc
-        .parameters
-        .agent
-        .parse::<SocketAddr>()
-        .is_ok_and(|a| a.ip().is_loopback());
-    let rate = r
-        .upload_bits_per_second
-        .unwrap_or(0.0)
-        .max(r.download_bits_per_second.unwrap_or(0.0));
-    let size = |q: &crate::latency::queues::QueueShare| {
-        format!(
-            "{} ({})",
-            crate::latency::queues::bytes_text(q.mean_bytes),
-            time_ms(q.mean_ms)
-        )
-    };
-    let list: Vec<String> = r
-        .queues
-        .iter()
-        .map(|q| format!("{}: {}", q.location, size(q)))
-        .collect();
-    let crossed: Vec<&str> = r
-        .queues
-        .iter()
-        .filter(|q| q.probes_wait_here)
-        .map(|q| match q.queue {
-            crate::latency::queues::QueueKind::Qdisc => "the qdisc",
-            crate::latency::queues::QueueKind::NicRing => "the ring",
-            crate::latency::queues::QueueKind::LabLink => "the emulated link",
-            _ => "the path beyond this host",
-        })
-        .collect();
-    let mut lines = vec![format!(
-        "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
-        r.rate_format.format(rate),
-        list.join("; "),
-        if crossed.is_empty() {
-            "none of these".to_string()
-        } else {
-            crossed.join(" and ")
-        },
-        if loopback {
-            " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
-        } else {
-            ""
-        }
-    )];
-    for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
-        lines.push(format!(
-            "queue: {} held {} on average ({}{}); {}; shrink it: {}",
-            q.location,
-            crate::latency::queues::bytes_text(q.mean_bytes),
-            if q.queue == crate::latency::queues::QueueKind::LabLink {
-                format!("{} of delay at the link's rate", time_ms(q.mean_ms))
-            } else {
-                format!("{} at the load's rate", time_ms(q.mean_ms))
-            },
-            if q.max_bytes.is_finite() {
-                format!(
-                    "; at most {}",
-                    crate::latency::queues::bytes_text(q.max_bytes)
-                )
-            } else {
-                String::new()
-            },
-            if q.probes_wait_here {
-                "every packet that leaves this way waits in it, the probes included"
-            } else {
-                "only the load's own data waits in it, not the probes on flows of their own"
-            },
-            q.remedy,
-        ));
-    }
-    doc.verdicts.extend(lines);
 }
 
 impl Render for LatencyResult {

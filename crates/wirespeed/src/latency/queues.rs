@@ -211,16 +211,20 @@ pub(crate) fn split(
                 mean_bytes: w.out_mean_bytes,
                 max_bytes: f64::NAN,
                 mean_ms: w.out_mean_ms,
-                probes_wait_here: true,
+                probes_wait_here: super::verdicts::probes_wait_in(
+                    port.aqm.as_deref(),
+                    w.out_mean_ms,
+                    probe_rise_ms,
+                ),
                 source: format!(
                     "the lab's emulator, {} samples of its queue delay, one every 1 ms (lab status)",
                     w.samples
                 ),
-                remedy: if port.aqm.is_some() {
-                    "the AQM already holds the standing queue near its target".into()
-                } else {
-                    "an AQM on the link (aqm = \"fq_codel\" or \"codel\" in the lab file) keeps it near 5 ms; a shorter `queue` caps it".into()
-                },
+                remedy: super::verdicts::link_queue_remedy(
+                    port.aqm.as_deref(),
+                    w.out_mean_ms,
+                    probe_rise_ms,
+                ),
             });
         }
     } else if interface != Some("lo") && probe_rise_ms.is_finite() && rate_bits_per_second > 0.0 {

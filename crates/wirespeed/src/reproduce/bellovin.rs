@@ -27,7 +27,7 @@ use wirespeed_lab::Topology;
 use wirespeed_lab::truth::{self, ChainHop};
 use wirespeed_model::perhop::{self, OwnCost, RttLine};
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
+use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting, tolerance};
 use crate::probe::{HopReport, ProbeReport};
 
 /// A `probe --json` document, decoded into the types the command wrote it from.
@@ -57,15 +57,27 @@ const ROUNDS: usize = 5;
 /// rounds agree, up to [`MAX_ROUNDS`] and [`ROUNDS_BUDGET`].
 const MIN_ROUNDS: usize = 10;
 const MAX_ROUNDS: usize = 16;
-/// No round starts that would end after this much probing (both labs up included).
+/// The shortest budget of probing per address family: no round starts that would end after
+/// it (for the first family, both labs' bring-up included). A path whose configured round
+/// trips need more for its planned rounds gets more ([`plan_rounds`]), up to
+/// [`LONGEST_BUDGET`]: a fixed 40 s on 15-45 ms paths stopped every run at 5 rounds
+/// (issue 31).
 const ROUNDS_BUDGET: Duration = Duration::from_secs(40);
+/// The longest budget of probing per address family a plan may ask for.
+const LONGEST_BUDGET: Duration = Duration::from_secs(300);
+/// A round takes longer than its configured round trips: a process started per probe run,
+/// the probe's own work per packet, the lab's crossings. Plans allow this factor.
+const ROUND_OVERHEAD: f64 = 1.5;
 const DENSE_PER_SIZE: &str = "8";
 const SPARSE_PER_SIZE: &str = "1";
 /// A hop whose configured round trip at 1500 bytes is shorter than this is probed densely.
 const DENSE_BELOW_MS: f64 = 50.0;
-/// Tolerances of issue 6: 2% per byte, 20 us fixed.
+/// Fixed tolerances (docs/reproduce.md): issue 6's 2% per byte and 20 us fixed; a router's
+/// answer per returned byte is the difference of two slopes of one plane, whose spread is
+/// several times a slope's, and is held to 5% (issue 31's acceptance for router costs).
 const PER_BYTE_TOLERANCE: f64 = 0.02;
 const FIXED_TOLERANCE_US: f64 = 20.0;
+const ANSWER_TOLERANCE: f64 = 0.05;
 
 /// Table 1 per hop of labs/seed-001-path.toml, us and us per byte: (per byte out, answer per
 /// byte of the node answering, or None for the host).
@@ -139,9 +151,10 @@ fn probe_round(
     max_ttl: usize,
     hops: usize,
     dense: bool,
+    family: Family,
     into: &mut [HopMinimums],
 ) -> anyhow::Result<()> {
-    let target = lab.ipv4(to)?;
+    let target = lab.address(to, family == Family::Ipv6)?;
     let args: Vec<String> = probe_args(&target, max_ttl, dense);
     let doc: ProbeDocument =
         super::run_json(&lab.namespace(from)?, &args, Duration::from_secs(180))?;
@@ -201,6 +214,20 @@ fn planes(
         .collect()
 }
 
+/// Each hop's calibrated round-trip line from the rounds `keep` accepts.
+fn calibrated_lines(
+    twin: &[HopMinimums],
+    real: &[HopMinimums],
+    twin_configured: &[ChainHop],
+    keep: impl Fn(usize) -> bool + Copy,
+) -> anyhow::Result<Vec<RttLine>> {
+    let (t, r) = (planes(twin, keep)?, planes(real, keep)?);
+    Ok(r.iter()
+        .zip(t.iter().zip(twin_configured))
+        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
+        .collect())
+}
+
 /// Each hop's calibrated own cost from the rounds `keep` accepts.
 fn calibrated_costs(
     twin: &[HopMinimums],
@@ -208,13 +235,12 @@ fn calibrated_costs(
     twin_configured: &[ChainHop],
     keep: impl Fn(usize) -> bool + Copy,
 ) -> anyhow::Result<Vec<OwnCost>> {
-    let (t, r) = (planes(twin, keep)?, planes(real, keep)?);
-    let corrected: Vec<RttLine> = r
-        .iter()
-        .zip(t.iter().zip(twin_configured))
-        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
-        .collect();
-    Ok(perhop::own_costs(&corrected))
+    Ok(perhop::own_costs(&calibrated_lines(
+        twin,
+        real,
+        twin_configured,
+        keep,
+    )?))
 }
 
 /// Whether the estimate is settled: the even rounds and the odd rounds, each estimated alone,
@@ -231,7 +257,8 @@ fn settled(
     let even = calibrated_costs(twin, real, twin_configured, |i| i % 2 == 0)?;
     let odd = calibrated_costs(twin, real, twin_configured, |i| i % 2 == 1)?;
     let all = calibrated_costs(twin, real, twin_configured, |_| true)?;
-    let relative = |a: f64, b: f64, whole: f64| (a - b).abs() <= PER_BYTE_TOLERANCE * whole.abs();
+    let relative =
+        |a: f64, b: f64, whole: f64, tolerance: f64| (a - b).abs() <= tolerance * whole.abs();
     Ok(even
         .iter()
         .zip(&odd)
@@ -244,9 +271,14 @@ fn settled(
                     e.answer_per_byte_ms,
                     o.answer_per_byte_ms,
                     a.answer_per_byte_ms,
+                    ANSWER_TOLERANCE,
                 );
-            relative(e.per_byte_ms, o.per_byte_ms, a.per_byte_ms)
-                && (e.fixed_ms - o.fixed_ms).abs() * 1e3 <= FIXED_TOLERANCE_US
+            relative(
+                e.per_byte_ms,
+                o.per_byte_ms,
+                a.per_byte_ms,
+                PER_BYTE_TOLERANCE,
+            ) && (e.fixed_ms - o.fixed_ms).abs() * 1e3 <= FIXED_TOLERANCE_US
                 && answers
         }))
 }
@@ -259,86 +291,109 @@ struct OwnCostSpread {
     answer_per_byte_ms: f64,
 }
 
+/// The jackknife's 95% half-width of each figure `estimate` computes from the rounds it is
+/// told to keep: the whole estimate redone with each of `rounds` rounds left out in turn, its
+/// standard error times Student's t with rounds - 1 degrees of freedom. NaN with fewer than
+/// three rounds.
+fn jackknife(
+    rounds: usize,
+    estimate: impl Fn(&dyn Fn(usize) -> bool) -> anyhow::Result<Vec<f64>>,
+) -> anyhow::Result<Vec<f64>> {
+    let whole = estimate(&|_| true)?;
+    if rounds < 3 {
+        return Ok(vec![f64::NAN; whole.len()]);
+    }
+    let leave_out: Vec<Vec<f64>> = (0..rounds)
+        .map(|j| estimate(&move |i| i != j))
+        .collect::<anyhow::Result<_>>()?;
+    let t = wirespeed_model::sample_stats::student_t_975(rounds - 1);
+    Ok((0..whole.len())
+        .map(|k| {
+            let m = leave_out.iter().map(|x| x[k]).sum::<f64>() / rounds as f64;
+            let ss: f64 = leave_out.iter().map(|x| (x[k] - m).powi(2)).sum();
+            t * ((rounds - 1) as f64 / rounds as f64 * ss).sqrt()
+        })
+        .collect())
+}
+
 /// The run's own sampling error of each hop's calibrated costs (issue 21 item 9): the whole
-/// estimate (twin and chain, lower half or minimum, plane, calibration) recomputed with each
-/// round left out in turn; the jackknife's standard error, times Student's t with rounds - 1
-/// degrees of freedom. A row off by more than its tolerance but within this interval is the
-/// estimator's spread on this machine at this moment; off by more than both, a bias. NaN
-/// with fewer than three rounds.
+/// estimate (twin and chain, lower half or minimum, plane, calibration) under the
+/// [`jackknife`]. It decides whether the run measured a row precisely enough to judge it
+/// against its tolerance ([`tolerance::judge`]).
 fn own_cost_spread(
     twin: &[HopMinimums],
     real: &[HopMinimums],
     twin_configured: &[ChainHop],
     rounds: usize,
 ) -> anyhow::Result<Vec<OwnCostSpread>> {
-    let nan = OwnCostSpread {
-        fixed_ms: f64::NAN,
-        per_byte_ms: f64::NAN,
-        answer_per_byte_ms: f64::NAN,
-    };
-    if rounds < 3 {
-        return Ok(vec![nan; real.len()]);
-    }
-    let leave_out: Vec<Vec<OwnCost>> = (0..rounds)
-        .map(|j| calibrated_costs(twin, real, twin_configured, |i| i != j))
-        .collect::<anyhow::Result<_>>()?;
-    let t = wirespeed_model::sample_stats::student_t_975(rounds - 1);
-    let half_width = |f: &dyn Fn(&OwnCost) -> f64, k: usize| {
-        let xs: Vec<f64> = leave_out.iter().map(|c| f(&c[k])).collect();
-        let m = xs.iter().sum::<f64>() / rounds as f64;
-        let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
-        t * ((rounds - 1) as f64 / rounds as f64 * ss).sqrt()
-    };
-    Ok((0..real.len())
-        .map(|k| OwnCostSpread {
-            fixed_ms: half_width(&|c| c.fixed_ms, k),
-            per_byte_ms: half_width(&|c| c.per_byte_ms, k),
-            answer_per_byte_ms: half_width(&|c| c.answer_per_byte_ms, k),
+    let hw = jackknife(rounds, |keep| {
+        Ok(calibrated_costs(twin, real, twin_configured, keep)?
+            .iter()
+            .flat_map(|c| [c.fixed_ms, c.per_byte_ms, c.answer_per_byte_ms])
+            .collect())
+    })?;
+    Ok(hw
+        .chunks(3)
+        .map(|c| OwnCostSpread {
+            fixed_ms: c[0],
+            per_byte_ms: c[1],
+            answer_per_byte_ms: c[2],
         })
         .collect())
 }
 
-/// A row off by `off` from its configured value, against its tolerance `tol` and the run's own
-/// 95% half-width `hw` (same unit; NaN counts as none): within the tolerance; outside it only
-/// by the estimator's spread in this run (within, and said so); or beyond both (a bias of
-/// this run, outside).
-fn judge_spread(off: f64, tol: f64, hw: f64) -> (Verdict, &'static str) {
-    let hw = if hw.is_finite() { hw } else { 0.0 };
-    let off = off.abs();
-    if off <= tol {
-        (Verdict::Within, "")
-    } else if off <= tol + hw {
-        (
-            Verdict::Within,
-            "; outside the tolerance only by the estimator's spread in this run (the rounds' minimums move the slopes it subtracts)",
-        )
+/// The one-way per byte (ms/byte) and fixed cost (ms) of an echo's round-trip line.
+fn one_way(l: RttLine) -> (f64, f64) {
+    (
+        (l.per_sent_byte_ms + l.per_returned_byte_ms) / 2.0,
+        l.fixed_ms / 2.0,
+    )
+}
+
+/// The whole path's one-way per byte and fixed cost under the [`jackknife`], ms.
+fn path_spread(
+    twin: &[HopMinimums],
+    real: &[HopMinimums],
+    twin_configured: &[ChainHop],
+    rounds: usize,
+) -> anyhow::Result<(f64, f64)> {
+    let hw = jackknife(rounds, |keep| {
+        let lines = calibrated_lines(twin, real, twin_configured, keep)?;
+        let (per_byte, fixed) = lines.last().map_or((f64::NAN, f64::NAN), |l| one_way(*l));
+        Ok(vec![per_byte, fixed])
+    })?;
+    Ok((hw[0], hw[1]))
+}
+
+/// The tolerance column: the fixed tolerance, and this run's own 95% interval beside it.
+fn tolerance_beside(tolerance: &str, interval: f64, unit: &str, digits: usize) -> String {
+    if interval.is_finite() {
+        format!("{tolerance} (run +-{interval:.digits$}{unit})")
     } else {
-        (
-            Verdict::Outside,
-            "; beyond the run's own interval: a bias, not the rounds' spread",
-        )
+        format!("{tolerance} (run: no interval)")
     }
 }
 
-/// A router's answer cost per returned byte against its configured one: within 2%, or within
-/// 2% plus the run's own 95% interval (`spread`, ms), which the reason then names as the
-/// estimator's spread; beyond both it is a bias of this run.
+/// A router's answer cost per returned byte against its configured one: the fixed
+/// [`ANSWER_TOLERANCE`], with the run's own 95% interval (`spread`, ms) beside it.
 fn judge_answer(ours_ms: f64, truth_ms: f64, spread_ms: f64) -> (Verdict, String, String) {
     let r = ours_ms / truth_ms - 1.0;
-    let hw = if spread_ms.is_finite() {
-        spread_ms
-    } else {
-        0.0
-    };
-    let (verdict, said) = judge_spread(ours_ms - truth_ms, PER_BYTE_TOLERANCE * truth_ms.abs(), hw);
-    let tolerance = format!("2% + this run's +-{:.3} us/byte", hw * 1e3);
-    let why = format!(
-        "{:+.2}%, this run's 95% interval +-{:.3} us/byte ({:.1}%: jackknife over its rounds); cost per returned byte minus cost per sent byte of this hop's plane{said}",
-        r * 100.0,
-        hw * 1e3,
-        hw / truth_ms.abs() * 100.0
+    let hw = spread_ms / truth_ms.abs();
+    let judged = tolerance::judge(r, ANSWER_TOLERANCE, hw);
+    let tolerance = tolerance_beside(
+        &format!("{:.0}%", ANSWER_TOLERANCE * 100.0),
+        hw * 100.0,
+        "%",
+        1,
     );
-    (verdict, tolerance, why)
+    let why = format!(
+        "{:+.2}%, this run's 95% interval +-{:.3} us/byte ({:.1}%: jackknife over its rounds); cost per returned byte minus cost per sent byte of this hop's plane{}",
+        r * 100.0,
+        spread_ms * 1e3,
+        hw * 100.0,
+        judged.said
+    );
+    (judged.verdict, tolerance, why)
 }
 
 /// The sizes of a list such as [`SIZES`], IP bytes.
@@ -435,18 +490,327 @@ fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
     }
 }
 
-fn finite_or_zero(x: f64) -> f64 {
-    if x.is_finite() { x } else { 0.0 }
+/// An address family the path carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Family {
+    Ipv4,
+    Ipv6,
 }
 
-fn within_per_byte(ours: f64, configured: f64) -> (Verdict, f64) {
-    let r = ours / configured - 1.0;
-    (Verdict::of(r.abs() <= PER_BYTE_TOLERANCE), r)
+impl Family {
+    fn name(self) -> &'static str {
+        match self {
+            Family::Ipv4 => "IPv4",
+            Family::Ipv6 => "IPv6",
+        }
+    }
 }
 
-fn within_fixed(ours_us: f64, configured_us: f64) -> (Verdict, f64) {
-    let d = ours_us - configured_us;
-    (Verdict::of(d.abs() <= FIXED_TOLERANCE_US), d)
+/// The address families the chain crosses: IPv4 on every lab link; IPv6 when every link
+/// between consecutive nodes of the chain carries it (`ipv6 = false` on one link of a route
+/// leaves its ends without an IPv6 route). A dual-stack path is probed over both (issue 31:
+/// a run probed IPv4 only on a dual-stack path).
+fn families_carried(t: &Topology, from: &str, chain: &[ChainHop]) -> Vec<Family> {
+    let mut previous = t.node_index(from);
+    let mut ipv6 = !chain.is_empty();
+    for hop in chain {
+        let node = t.node_index(&hop.node);
+        let carried = match (previous, node) {
+            (Some(a), Some(b)) => t
+                .links
+                .iter()
+                .any(|l| ((l.a, l.b) == (a, b) || (l.a, l.b) == (b, a)) && l.ipv6),
+            _ => false,
+        };
+        ipv6 &= carried;
+        previous = node;
+    }
+    if ipv6 {
+        vec![Family::Ipv4, Family::Ipv6]
+    } else {
+        vec![Family::Ipv4]
+    }
+}
+
+/// How many rounds to probe one address family, and for how long at most, from the path's
+/// configured round trips.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct RoundPlan {
+    /// Fewest rounds before the even and the odd rounds are compared (`settled`).
+    least: usize,
+    /// Most rounds.
+    most: usize,
+    /// No round starts that would end after this much probing of the family.
+    budget: Duration,
+    /// One round of both labs by the configured round trips, seconds.
+    round_seconds: f64,
+}
+
+/// The plan of rounds for one address family (issue 31: the budget comes from the path). One
+/// round of both labs takes what their configured round trips say (the hops `..dense`
+/// probed densely at [`SIZES`], and, if a slow line follows, every hop once at
+/// [`SLOW_SIZES`]), times [`ROUND_OVERHEAD`]. A path of fast hops gets [`MIN_ROUNDS`] to
+/// [`MAX_ROUNDS`] and a budget that fits the most of them, at least [`ROUNDS_BUDGET`]; a path
+/// behind a slow line the rounds that fit in [`ROUNDS_BUDGET`] ([`rounds_behind_slow_line`]),
+/// but no fewer than [`MIN_ROUNDS`], and a budget that fits them. No budget exceeds
+/// [`LONGEST_BUDGET`]; a path too slow for its rounds in it gets fewer, and says so.
+fn plan_rounds(chain: &[ChainHop], twin: &[ChainHop], dense: usize) -> RoundPlan {
+    let per_size = |n: &str| n.parse::<f64>().unwrap_or(1.0);
+    let round = |c: &[ChainHop]| {
+        let slow = if dense < c.len() {
+            pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), per_size(SPARSE_PER_SIZE))
+        } else {
+            0.0
+        };
+        pass_seconds(c, dense, &sizes_of(SIZES), per_size(DENSE_PER_SIZE)) + slow
+    };
+    let round_seconds = round(chain) + round(twin);
+    let per_round = if round_seconds.is_finite() && round_seconds > 0.0 {
+        round_seconds * ROUND_OVERHEAD
+    } else {
+        0.0
+    };
+    let budget_for = |rounds: usize| {
+        Duration::from_secs_f64(rounds as f64 * per_round)
+            .max(ROUNDS_BUDGET)
+            .min(LONGEST_BUDGET)
+    };
+    let fit_in_longest = if per_round > 0.0 {
+        ((LONGEST_BUDGET.as_secs_f64() / per_round).floor() as usize).max(1)
+    } else {
+        MAX_ROUNDS
+    };
+    let (least, most, budget) = if dense == chain.len() {
+        let most = MAX_ROUNDS.min(fit_in_longest);
+        (MIN_ROUNDS.min(most), most, budget_for(MAX_ROUNDS))
+    } else {
+        let planned = rounds_behind_slow_line(chain, twin, dense, ROUNDS_BUDGET)
+            .max(MIN_ROUNDS)
+            .min(fit_in_longest);
+        (planned, planned, budget_for(planned))
+    };
+    RoundPlan {
+        least,
+        most,
+        budget,
+        round_seconds,
+    }
+}
+
+/// Why the rounds of a path of fast hops ended before the even and the odd rounds agreed, in
+/// what was measured: whether the budget or the most rounds ended them, the machine's load
+/// average, and a round's time against the configured one. "Loaded" only when the load
+/// average reaches the number of cores (issue 31: every run said "too loaded", also at load
+/// 0.3).
+fn unsettled_reason(
+    rounds: usize,
+    plan: &RoundPlan,
+    by_budget: bool,
+    round_seconds: f64,
+    (load, cores): (f64, usize),
+) -> String {
+    let ended = if by_budget {
+        format!(
+            "the {:.0} s budget ended them after {rounds}",
+            plan.budget.as_secs_f64()
+        )
+    } else {
+        format!("after the most planned, {rounds}")
+    };
+    let round = format!(
+        "a round took {round_seconds:.1} s, {:.1} s by the configured round trips",
+        plan.round_seconds
+    );
+    if !load.is_finite() {
+        format!(
+            "the even and the odd rounds still disagreed {ended} (load average not readable; {round}): the rows carry that spread"
+        )
+    } else if load >= cores as f64 {
+        format!(
+            "the even and the odd rounds still disagreed {ended}: the machine was loaded (load average {load:.1} on {cores} cores; {round}): the rows carry that spread"
+        )
+    } else {
+        format!(
+            "the even and the odd rounds still disagreed {ended} at load average {load:.1} on {cores} cores ({round}): the rows carry the rounds' own spread"
+        )
+    }
+}
+
+/// One address family's rounds over the twin and the real chain.
+struct FamilyRun {
+    family: Family,
+    twin: Vec<HopMinimums>,
+    real: Vec<HopMinimums>,
+    rounds: usize,
+    /// How the rounds ended, in words.
+    convergence: String,
+    seconds: f64,
+}
+
+/// Rounds alternating between the twin and the real chain, so that both see the same moments
+/// of a loaded machine (the lab's own cost drifts with the load by tens of microseconds over
+/// seconds); each hop's points come from every round (`HopMinimums::points_of`). A path of
+/// fast hops gets rounds until the even and the odd rounds agree (`settled`), a path behind a
+/// slow line its planned rounds; each within the plan's budget.
+fn probe_family(
+    labs: (&LabGuard, &LabGuard),
+    (from, to): (&str, &str),
+    family: Family,
+    (n, dense): (usize, usize),
+    plan: &RoundPlan,
+    twin_configured: &[ChainHop],
+) -> anyhow::Result<FamilyRun> {
+    let round = |lab: &LabGuard, acc: &mut Vec<HopMinimums>| -> anyhow::Result<()> {
+        if dense > 0 {
+            probe_round(lab, (from, to), dense, n, true, family, &mut acc[..dense])?;
+        }
+        if dense < n {
+            let mut sparse: Vec<HopMinimums> = (0..n).map(|_| HopMinimums::default()).collect();
+            probe_round(lab, (from, to), n, n, false, family, &mut sparse)?;
+            for (a, s) in acc.iter_mut().zip(sparse).skip(dense) {
+                a.responder = s.responder;
+                a.destination = s.destination;
+                for (size, list) in s.rounds {
+                    a.rounds.entry(size).or_default().extend(list);
+                }
+            }
+        }
+        Ok(())
+    };
+    let fresh = || (0..n).map(|_| HopMinimums::default()).collect::<Vec<_>>();
+    let (mut twin, mut real) = (fresh(), fresh());
+    let started = std::time::Instant::now();
+    let (mut rounds, mut settled_after, mut by_budget) = (0, None, false);
+    while rounds < plan.most {
+        let round_started = std::time::Instant::now();
+        round(labs.0, &mut twin)?;
+        round(labs.1, &mut real)?;
+        rounds += 1;
+        if dense == n && rounds >= plan.least && settled(&twin, &real, twin_configured, dense)? {
+            settled_after = Some(rounds);
+            break;
+        }
+        // Another round must fit in the budget.
+        if rounds < plan.most && started.elapsed() + round_started.elapsed() > plan.budget {
+            by_budget = true;
+            break;
+        }
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let planned = format!(
+        "{}{} rounds planned from the path's configured round trips (one round of both labs {:.2} s by them), budget {:.0} s",
+        if plan.least < plan.most {
+            format!("{} to ", plan.least)
+        } else {
+            String::new()
+        },
+        plan.most,
+        plan.round_seconds,
+        plan.budget.as_secs_f64()
+    );
+    let convergence = match settled_after {
+        Some(_) => format!("{planned}; the even and the odd rounds agreed within the tolerances"),
+        None if dense < n && !by_budget => {
+            format!("{planned}; hops behind a slow line: the planned rounds ran")
+        }
+        None => {
+            let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
+            let reason = if dense < n {
+                format!(
+                    "hops behind a slow line: the {:.0} s budget ended the rounds after {rounds} (a round took {:.1} s, {:.1} s by the configured round trips; load average {:.1} on {cores} cores)",
+                    plan.budget.as_secs_f64(),
+                    seconds / rounds.max(1) as f64,
+                    plan.round_seconds,
+                    super::vj::load_average()
+                )
+            } else {
+                unsettled_reason(
+                    rounds,
+                    plan,
+                    by_budget,
+                    seconds / rounds.max(1) as f64,
+                    (super::vj::load_average(), cores),
+                )
+            };
+            format!("{planned}; {reason}")
+        }
+    };
+    Ok(FamilyRun {
+        family,
+        twin,
+        real,
+        rounds,
+        convergence,
+        seconds,
+    })
+}
+
+/// One family's comparisons: each hop's own cost, and the whole path.
+fn family_comparisons(
+    m: &FamilyRun,
+    (configured, twin_configured): (&[ChainHop], &[ChainHop]),
+    (from, to): (&str, &str),
+    seed_path: bool,
+    method: &str,
+) -> anyhow::Result<(Vec<Comparison>, Vec<OwnCost>)> {
+    let n = configured.len();
+    let twin_probed = planes(&m.twin, |_| true)?;
+    let real = planes(&m.real, |_| true)?;
+    let machinery: Vec<RttLine> = twin_probed
+        .iter()
+        .zip(twin_configured)
+        .map(|(m, c)| m.line - c.line)
+        .collect();
+    let corrected: Vec<RttLine> = real
+        .iter()
+        .zip(twin_probed.iter().zip(twin_configured))
+        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
+        .collect();
+    let raw: Vec<RttLine> = real.iter().map(|r| r.line).collect();
+    let truth_lines: Vec<RttLine> = configured.iter().map(|h| h.line).collect();
+    let own_ours = perhop::own_costs(&corrected);
+    let own_raw = perhop::own_costs(&raw);
+    let own_truth = perhop::own_costs(&truth_lines);
+    let spread = own_cost_spread(&m.twin, &m.real, twin_configured, m.rounds)?;
+    let path_hw = path_spread(&m.twin, &m.real, twin_configured, m.rounds)?;
+    let per_hop = per_hop_rows(
+        configured,
+        &real,
+        (&own_truth, &own_ours, &own_raw),
+        &spread,
+        seed_path,
+    );
+    let path = path_rows(
+        (truth_lines[n - 1], corrected[n - 1], raw[n - 1]),
+        path_hw,
+        seed_path,
+        to,
+        from,
+    );
+    let family = m.family.name();
+    let method = format!(
+        "{method}; {family}: {} rounds ({}), {:.1} s",
+        m.rounds, m.convergence, m.seconds
+    );
+    Ok((
+        vec![
+            Comparison {
+                title: format!(
+                    "Each hop's own cost, {from} -> {to} over {family}, calibrated (one way)"
+                ),
+                source: String::new(),
+                method: method.clone(),
+                rows: per_hop,
+            },
+            Comparison {
+                title: format!("The whole path, {from} -> {to} over {family} (one way)"),
+                source: "the sum of the configured components".into(),
+                method,
+                rows: path,
+            },
+        ],
+        perhop::own_costs(&machinery),
+    ))
 }
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
@@ -466,60 +830,24 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         .iter()
         .take_while(|h| h.line.at(1500.0, 1500.0) < DENSE_BELOW_MS)
         .count();
-    // Rounds alternate between the twin and the real chain, so that both see the same moments
-    // of a loaded machine (the lab's own cost drifts with the load by tens of microseconds over
-    // seconds); each hop's points come from every round (`HopMinimums::points`).
-    let round = |lab: &LabGuard, acc: &mut Vec<HopMinimums>| -> anyhow::Result<()> {
-        if dense > 0 {
-            probe_round(lab, (&from, &to), dense, n, true, &mut acc[..dense])?;
-        }
-        if dense < n {
-            let mut sparse: Vec<HopMinimums> = (0..n).map(|_| HopMinimums::default()).collect();
-            probe_round(lab, (&from, &to), n, n, false, &mut sparse)?;
-            for (a, s) in acc.iter_mut().zip(sparse).skip(dense) {
-                a.responder = s.responder;
-                a.destination = s.destination;
-                for (size, list) in s.rounds {
-                    a.rounds.entry(size).or_default().extend(list);
-                }
-            }
-        }
-        Ok(())
-    };
+    let families = families_carried(&topology, &from, &configured);
+    let plan = plan_rounds(&configured, &twin_configured, dense);
     let started = std::time::Instant::now();
     let twin_lab = LabGuard::up_topology(twin.clone(), file.path())?;
     let real_lab = LabGuard::up(&file)?;
-    let fresh = || (0..n).map(|_| HopMinimums::default()).collect::<Vec<_>>();
-    let (mut twin_acc, mut real_acc) = (fresh(), fresh());
-    // A path of fast hops gets rounds until the even and the odd rounds agree (`settled`),
-    // within a budget of rounds and of time; a path behind a slow line its fixed rounds.
-    let (least, most) = if dense == n {
-        (MIN_ROUNDS, MAX_ROUNDS)
-    } else {
-        let planned = rounds_behind_slow_line(
-            &configured,
-            &twin_configured,
-            dense,
-            ROUNDS_BUDGET.saturating_sub(started.elapsed()),
-        );
-        (planned, planned)
-    };
-    let mut rounds = 0;
-    let mut settled_after = None;
-    while rounds < most {
-        let round_started = std::time::Instant::now();
-        round(&twin_lab, &mut twin_acc)?;
-        round(&real_lab, &mut real_acc)?;
-        rounds += 1;
-        if rounds >= least && settled(&twin_acc, &real_acc, &twin_configured, dense)? {
-            settled_after = Some(rounds);
-            break;
-        }
-        // Another round must fit in the budget.
-        if started.elapsed() + round_started.elapsed() > ROUNDS_BUDGET {
-            break;
-        }
-    }
+    let measured: Vec<FamilyRun> = families
+        .iter()
+        .map(|&family| {
+            probe_family(
+                (&twin_lab, &real_lab),
+                (&from, &to),
+                family,
+                (n, dense),
+                &plan,
+                &twin_configured,
+            )
+        })
+        .collect::<anyhow::Result<_>>()?;
     // This host's own stack, on its loopback (the seed's roc), and the emulator's punctuality.
     let host_stack: ProbeDocument = super::run_json(
         &twin_lab.namespace(&from)?,
@@ -539,44 +867,8 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let lateness = twin_lab.ports()?;
     drop(real_lab);
     drop(twin_lab);
-    let twin_probed = planes(&twin_acc, |_| true)?;
-    let real = planes(&real_acc, |_| true)?;
     let elapsed = started.elapsed().as_secs_f64();
 
-    let machinery: Vec<RttLine> = twin_probed
-        .iter()
-        .zip(&twin_configured)
-        .map(|(m, c)| m.line - c.line)
-        .collect();
-    let corrected: Vec<RttLine> = real
-        .iter()
-        .zip(twin_probed.iter().zip(&twin_configured))
-        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
-        .collect();
-    let raw: Vec<RttLine> = real.iter().map(|r| r.line).collect();
-    let truth_lines: Vec<RttLine> = configured.iter().map(|h| h.line).collect();
-    let own_ours = perhop::own_costs(&corrected);
-    let own_raw = perhop::own_costs(&raw);
-    let own_truth = perhop::own_costs(&truth_lines);
-    let own_machinery = perhop::own_costs(&machinery);
-
-    let spread = own_cost_spread(&twin_acc, &real_acc, &twin_configured, rounds)?;
-    let per_hop = per_hop_rows(
-        &configured,
-        &real,
-        (&own_truth, &own_ours, &own_raw),
-        &spread,
-        seed_path,
-    );
-    let path = path_rows(
-        truth_lines[n - 1],
-        corrected[n - 1],
-        raw[n - 1],
-        seed_path,
-        &to,
-        &from,
-    );
-    let lab_cost = lab_cost_rows(&configured, &own_machinery, &host_stack, &lateness)?;
     let file_name = file.path().display().to_string();
     let runs = match dense {
         0 => probe_args("<addr>", n, false).join(" "),
@@ -587,45 +879,41 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             probe_args("<addr>", n, false).join(" ")
         ),
     };
-    let convergence = match settled_after {
-        Some(_) if dense == n => {
-            "the even and the odd rounds agreed within the tolerances".to_string()
-        }
-        Some(_) | None if dense < n => format!(
-            "hops behind a slow line: {most} planned from the configured lines to fit the {} s budget",
-            ROUNDS_BUDGET.as_secs()
-        ),
-        _ => format!(
-            "the even and the odd rounds still disagreed after {rounds} rounds: the machine was too loaded, the rows carry that spread"
-        ),
-    };
+    let family_names: Vec<&str> = families.iter().map(|f| f.name()).collect();
     let method = format!(
-        "library: lifecycle::up({file_name}) and of its calibration twin (the same links, routers at no cost); subprocess, alternating between the two: ip netns exec <{from}> wirespeed {runs} --json; {rounds} rounds ({convergence}); per size the mean of the lower half of the rounds' minimums (fast hops) or of the rounds' single probes (behind a slow line), plane fitted here; {elapsed:.1} s in all",
+        "library: lifecycle::up({file_name}) and of its calibration twin (the same links, routers at no cost); subprocess, alternating between the two: ip netns exec <{from}> wirespeed {runs} --json, over every address family the path carries ({}); per size the mean of the lower half of the rounds' minimums (fast hops) or of the rounds' single probes (behind a slow line), plane fitted here; {elapsed:.1} s in all",
+        family_names.join(" and ")
     );
-    let mut comparisons = vec![
-        Comparison {
-            title: format!("Each hop's own cost, {from} -> {to}, calibrated (one way)"),
-            source: if seed_path {
-                "seed 001 Table 1: ether .0008/byte, ciscomci .525 + .00004/byte, ds0 .14285/byte, ciscoser 1.695 + .002939/byte, ciscoping .751 + .00131/byte".into()
-            } else {
-                format!("{file_name}: the configured links and router costs")
-            },
-            method: method.clone(),
-            rows: per_hop,
-        },
-        Comparison {
-            title: format!("The whole path, {from} -> {to} (one way)"),
-            source: "the sum of the configured components".into(),
-            method: method.clone(),
-            rows: path,
-        },
-        Comparison {
-            title: "What the lab itself adds (measured, not in any table)".into(),
-            source: "the calibration twin: measured minus configured, per hop; this host's loopback; the emulator's release lateness".into(),
-            method,
-            rows: lab_cost,
-        },
-    ];
+    let mut comparisons = Vec::new();
+    let mut lab_machinery = None;
+    for m in &measured {
+        let (mut c, machinery) = family_comparisons(
+            m,
+            (&configured, &twin_configured),
+            (&from, &to),
+            seed_path,
+            &method,
+        )?;
+        c[0].source = if seed_path {
+            "seed 001 Table 1: ether .0008/byte, ciscomci .525 + .00004/byte, ds0 .14285/byte, ciscoser 1.695 + .002939/byte, ciscoping .751 + .00131/byte".into()
+        } else {
+            format!("{file_name}: the configured links and router costs")
+        };
+        comparisons.extend(c);
+        lab_machinery.get_or_insert(machinery);
+    }
+    let lab_cost = lab_cost_rows(
+        &configured,
+        &lab_machinery.unwrap_or_default(),
+        &host_stack,
+        &lateness,
+    )?;
+    comparisons.push(Comparison {
+        title: "What the lab itself adds (measured, not in any table)".into(),
+        source: "the calibration twin: measured minus configured, per hop (the first address family); this host's loopback; the emulator's release lateness".into(),
+        method,
+        rows: lab_cost,
+    });
     if seed_path {
         comparisons.push(board_comparison()?);
     }
@@ -654,8 +942,19 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     truth_settings.push(setting(
         "probe",
         format!(
-            "ICMP TTL-limited (time exceeded) and echo at the destination; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; behind a slow line as many rounds as the configured round trips fit in {} s ({ROUNDS} to {MAX_ROUNDS}), else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
-            ROUNDS_BUDGET.as_secs()
+            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips (behind a slow line as many as fit in {} s, {MIN_ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
+            family_names.join(" and "),
+            ROUNDS_BUDGET.as_secs(),
+            ROUNDS_BUDGET.as_secs(),
+            LONGEST_BUDGET.as_secs()
+        ),
+    ));
+    truth_settings.push(setting(
+        "tolerances",
+        format!(
+            "fixed: {:.0}% per byte, {FIXED_TOLERANCE_US:.0} us fixed, {:.0}% per returned byte of a router's answer; a row whose 95% interval (jackknife over the rounds) is wider than its tolerance is not measured precisely enough",
+            PER_BYTE_TOLERANCE * 100.0,
+            ANSWER_TOLERANCE * 100.0
         ),
     ));
     let notes = vec![
@@ -682,40 +981,42 @@ fn per_hop_rows(
         let paper = seed_path.then(|| SEED_PER_HOP.get(k).copied()).flatten();
         let r = ours[k].per_byte_ms / truth[k].per_byte_ms - 1.0;
         let hw = spread[k].per_byte_ms / truth[k].per_byte_ms.abs();
-        let (verdict, said) = judge_spread(r, PER_BYTE_TOLERANCE, hw);
+        let judged = tolerance::judge(r, PER_BYTE_TOLERANCE, hw);
         rows.push(Row {
             quantity: format!("{label} per byte out"),
             unit: "us/byte".into(),
             configured: Some(truth[k].per_byte_ms * 1e3),
             paper: paper.map(|p| p.0),
             ours: Some(ours[k].per_byte_ms * 1e3),
-            tolerance: format!("2% + this run's +-{:.2}%", finite_or_zero(hw) * 100.0),
-            verdict,
+            tolerance: tolerance_beside("2%", hw * 100.0, "%", 2),
+            verdict: judged.verdict,
             why: format!(
-                "{:+.2}% (this run's 95% interval +-{:.2}%); the link into {} plus {}'s forwarding per byte (one quantity seen from one end){said}",
+                "{:+.2}% (this run's 95% interval +-{:.2}%); the link into {} plus {}'s forwarding per byte (one quantity seen from one end){}",
                 r * 100.0,
                 hw * 100.0,
                 hop.node,
-                hop.previous
+                hop.previous,
+                judged.said
             ),
         });
         let d = (ours[k].fixed_ms - truth[k].fixed_ms) * 1e3;
         let hw_us = spread[k].fixed_ms * 1e3;
-        let (verdict, said) = judge_spread(d, FIXED_TOLERANCE_US, hw_us);
+        let judged = tolerance::judge(d, FIXED_TOLERANCE_US, hw_us);
         rows.push(Row {
             quantity: format!("{label} fixed"),
             unit: "us".into(),
             configured: Some(truth[k].fixed_ms * 1e3),
             paper: None,
             ours: Some(ours[k].fixed_ms * 1e3),
-            tolerance: format!("20 us + this run's +-{:.1} us", finite_or_zero(hw_us)),
-            verdict,
+            tolerance: tolerance_beside("20 us", hw_us, " us", 1),
+            verdict: judged.verdict,
             why: format!(
-                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer){said}",
+                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer){}",
                 raw[k].fixed_ms * 1e3,
                 hop.previous,
                 hop.node,
-                hop.previous
+                hop.previous,
+                judged.said
             ),
         });
         if hop.router {
@@ -736,7 +1037,7 @@ fn per_hop_rows(
                 why: if separated {
                     why
                 } else {
-                    "not separated: the sizes did not straddle the 548-byte quote limit".into()
+                    "not separated: the sizes did not straddle the quote limit".into()
                 },
             });
         }
@@ -744,43 +1045,53 @@ fn per_hop_rows(
     rows
 }
 
+/// The whole path's rows from its (configured, calibrated, as measured) round-trip lines and
+/// the run's 95% half-widths of the one-way (per byte, fixed), ms.
 fn path_rows(
-    truth: RttLine,
-    ours: RttLine,
-    raw: RttLine,
+    (truth, ours, raw): (RttLine, RttLine, RttLine),
+    (hw_per_byte, hw_fixed): (f64, f64),
     seed_path: bool,
     to: &str,
     from: &str,
 ) -> Vec<Row> {
-    // An echo: the one-way per byte is the mean of out and back.
-    let per_byte = |l: RttLine| (l.per_sent_byte_ms + l.per_returned_byte_ms) / 2.0;
-    let (verdict, r) = within_per_byte(per_byte(ours), per_byte(truth));
-    let (fixed_verdict, d) = within_fixed(ours.fixed_ms / 2.0 * 1e3, truth.fixed_ms / 2.0 * 1e3);
+    let ((truth_pb, truth_fixed), (ours_pb, ours_fixed)) = (one_way(truth), one_way(ours));
+    let r = ours_pb / truth_pb - 1.0;
+    let hw = hw_per_byte / truth_pb.abs();
+    let per_byte = tolerance::judge(r, PER_BYTE_TOLERANCE, hw);
+    let d = (ours_fixed - truth_fixed) * 1e3;
+    let hw_us = hw_fixed * 1e3;
+    let fixed = tolerance::judge(d, FIXED_TOLERANCE_US, hw_us);
     vec![
         Row {
             quantity: format!("one-way per byte, {from} -> {to}"),
             unit: "us/byte".into(),
-            configured: Some(per_byte(truth) * 1e3),
+            configured: Some(truth_pb * 1e3),
             // Table 1: DS0 142.857 + ciscoser 2.939 + ciscomci 0.04 + 2 Ethernets 1.6.
             paper: seed_path.then_some(142.857 + 2.939 + 0.04 + 1.6),
-            ours: Some(per_byte(ours) * 1e3),
-            tolerance: "2%".into(),
-            verdict,
-            why: format!("{:+.2}%", r * 100.0),
+            ours: Some(ours_pb * 1e3),
+            tolerance: tolerance_beside("2%", hw * 100.0, "%", 2),
+            verdict: per_byte.verdict,
+            why: format!(
+                "{:+.2}% (this run's 95% interval +-{:.2}%){}",
+                r * 100.0,
+                hw * 100.0,
+                per_byte.said
+            ),
         },
         Row {
             quantity: format!("one-way fixed, {from} -> {to}"),
             unit: "us".into(),
-            configured: Some(truth.fixed_ms / 2.0 * 1e3),
+            configured: Some(truth_fixed * 1e3),
             // ciscomci .525 + DS0 line 7.6 + ciscoser 1.695 (Table 1 has no Ethernet fixed cost).
             paper: seed_path.then_some((0.525 + 7.6 + 1.695) * 1e3),
-            ours: Some(ours.fixed_ms / 2.0 * 1e3),
-            tolerance: "20 us".into(),
-            verdict: fixed_verdict,
+            ours: Some(ours_fixed * 1e3),
+            tolerance: tolerance_beside("20 us", hw_us, " us", 1),
+            verdict: fixed.verdict,
             why: format!(
-                "{d:+.1} us after subtracting the lab's own cost; as measured {:.1} us ({:+.1} us: the lab's own cost, next table)",
+                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost; as measured {:.1} us ({:+.1} us: the lab's own cost, below){}",
                 raw.fixed_ms / 2.0 * 1e3,
-                (raw.fixed_ms - truth.fixed_ms) / 2.0 * 1e3
+                (raw.fixed_ms - truth.fixed_ms) / 2.0 * 1e3,
+                fixed.said
             ),
         },
     ]
@@ -1017,13 +1328,14 @@ mod tests {
         h
     }
 
-    /// Issue 21 item 9: the answer-per-byte row judged with the run's own interval. A
-    /// one-router chain (the router answers at 1.31 us per returned byte, as ciscoping),
-    /// 12 rounds whose minimums scatter by up to 60 us, drawn 40 times: some estimates land
-    /// outside 2% on their own; the jackknife over the rounds covers the truth in at least
-    /// 32 of the 40 and names the spread. The same rounds with the router's answer costing
-    /// 30% more than configured (a bias, which no round's leaving out removes) are outside,
-    /// named a bias, in at least 36 of 40.
+    /// Issue 21 item 9 and issue 31: the answer-per-byte row judged against its fixed
+    /// tolerance with the run's own interval beside it. A one-router chain (the router
+    /// answers at 1.31 us per returned byte, as ciscoping), 12 rounds whose minimums scatter
+    /// by up to 60 us, drawn 40 times: the jackknife over the rounds covers the truth in at
+    /// least 32 of the 40; no row is "within" unless its interval is narrower than the 5%
+    /// tolerance and it is within it; a row whose interval is wider says so. The same rounds
+    /// with the router's answer costing 30% more than configured (a bias, which no round's
+    /// leaving out removes) are outside, named a bias, in at least 36 of 40.
     #[test]
     fn the_answer_per_byte_row_tells_spread_from_bias() {
         let returned = |s: u64| (s.min(548) + 28) as f64;
@@ -1044,7 +1356,7 @@ mod tests {
         let twin_cfg = vec![configured(0.0)];
         let truth = perhop::own_costs(&[configured(0.00131).line])[0].answer_per_byte_ms;
         assert!((truth - 0.00131).abs() < 1e-12);
-        let (mut outside_alone, mut covered, mut bias_found) = (0, 0, 0);
+        let (mut covered, mut imprecise, mut bias_found) = (0, 0, 0);
         for seed in 0..40u64 {
             let twin = vec![noisy(twin_line, 2 * seed, 0.06, 12)];
             let judge = |real: &HopMinimums| {
@@ -1053,31 +1365,33 @@ mod tests {
                 let spread = own_cost_spread(&twin, &real, &twin_cfg, 12).unwrap()[0];
                 (
                     ours.answer_per_byte_ms,
+                    spread.answer_per_byte_ms,
                     judge_answer(ours.answer_per_byte_ms, truth, spread.answer_per_byte_ms),
                 )
             };
-            let (ours, (v, _, why)) = judge(&noisy(real_line, 2 * seed + 1, 0.06, 12));
-            if (ours / truth - 1.0).abs() > PER_BYTE_TOLERANCE {
-                outside_alone += 1;
-                assert_eq!(judge_answer(ours, truth, f64::NAN).0, Verdict::Outside);
-                if v == Verdict::Within {
-                    assert!(why.contains("the estimator's spread"), "{why}");
+            let (ours, hw, (v, tolerance, why)) = judge(&noisy(real_line, 2 * seed + 1, 0.06, 12));
+            covered += usize::from((ours - truth).abs() <= hw);
+            assert!(tolerance.starts_with("5% (run +-"), "{tolerance}");
+            match v {
+                Verdict::Within => assert!(
+                    (ours / truth - 1.0).abs() <= ANSWER_TOLERANCE
+                        && hw / truth <= ANSWER_TOLERANCE,
+                    "{why}"
+                ),
+                Verdict::Imprecise => {
+                    assert!(hw / truth > ANSWER_TOLERANCE, "{why}");
+                    assert!(why.contains("not measured precisely enough"), "{why}");
+                    imprecise += 1;
                 }
+                _ => {}
             }
-            covered += usize::from(v == Verdict::Within);
-            let (_, (v, _, why)) = judge(&noisy(biased_line, 2 * seed + 1, 0.06, 12));
+            let (_, _, (v, _, why)) = judge(&noisy(biased_line, 2 * seed + 1, 0.06, 12));
             if v == Verdict::Outside {
                 assert!(why.contains("a bias"), "{why}");
                 bias_found += 1;
             }
         }
-        eprintln!(
-            "outside 2% alone {outside_alone}, covered {covered}, bias found {bias_found} of 40"
-        );
-        assert!(
-            outside_alone >= 4,
-            "{outside_alone}: rounds too quiet to test anything"
-        );
+        eprintln!("covered {covered}, imprecise {imprecise}, bias found {bias_found} of 40");
         assert!(covered >= 32, "{covered} of 40");
         assert!(bias_found >= 36, "{bias_found} of 40");
         let twin = vec![noisy(twin_line, 0, 0.06, 2)];
@@ -1087,6 +1401,143 @@ mod tests {
                 .fixed_ms
                 .is_nan()
         );
+    }
+
+    fn ds0_chain(hops: &[(f64, f64)]) -> Vec<ChainHop> {
+        let mut acc = RttLine::default();
+        hops.iter()
+            .enumerate()
+            .map(|(k, &(fixed_ms, per_byte_ms))| {
+                acc.fixed_ms += fixed_ms;
+                acc.per_sent_byte_ms += per_byte_ms;
+                acc.per_returned_byte_ms += per_byte_ms;
+                ChainHop {
+                    ttl: k as u8 + 1,
+                    previous: format!("n{k}"),
+                    node: format!("n{}", k + 1),
+                    router: k + 1 < hops.len(),
+                    line: acc,
+                }
+            })
+            .collect()
+    }
+
+    /// Issue 31: on 15-45 ms paths a fixed 40 s budget stopped every run at 5 rounds. The
+    /// plan comes from the path's round trips: three fast hops at 12, 24 and 36 ms round
+    /// trips get a budget that fits the most rounds (one round of both labs about 7 s by the
+    /// configured lines, so well over 40 s), never over the longest; three 1.544 Mbit/s-like
+    /// hops of 15 ms each (hops 2 and 3 behind a slow line) get at least the fewest rounds of
+    /// a fast path and a budget that fits them; a loopback-fast chain keeps the shortest
+    /// budget; the seed's path keeps the rounds its DS0 fits in the shortest.
+    #[test]
+    fn the_round_budget_comes_from_the_paths_round_trips() {
+        let fast_hops = ds0_chain(&[(12.0, 0.0008), (12.0, 0.0008), (12.0, 0.0008)]);
+        let dense_of = |c: &[ChainHop]| {
+            c.iter()
+                .take_while(|h| h.line.at(1500.0, 1500.0) < DENSE_BELOW_MS)
+                .count()
+        };
+        assert_eq!(dense_of(&fast_hops), 3);
+        let plan = plan_rounds(&fast_hops, &fast_hops, 3);
+        eprintln!("{plan:?}");
+        assert!((6.0..9.0).contains(&plan.round_seconds), "{plan:?}");
+        assert_eq!((plan.least, plan.most), (MIN_ROUNDS, MAX_ROUNDS));
+        assert!(
+            plan.budget.as_secs_f64() >= MAX_ROUNDS as f64 * plan.round_seconds,
+            "{plan:?}"
+        );
+        assert!(plan.budget > ROUNDS_BUDGET && plan.budget <= LONGEST_BUDGET);
+        // Behind a slow line: at least MIN_ROUNDS, with the time they need.
+        let t1 = ds0_chain(&[(15.0, 0.0052), (15.0, 0.0052), (15.0, 0.0052)]);
+        let dense = dense_of(&t1);
+        assert_eq!(dense, 1);
+        let plan = plan_rounds(&t1, &t1, dense);
+        eprintln!("{plan:?}");
+        assert_eq!(plan.least, plan.most);
+        assert!(plan.most >= MIN_ROUNDS, "{plan:?}");
+        assert!(
+            plan.budget.as_secs_f64() >= plan.most as f64 * plan.round_seconds,
+            "{plan:?}"
+        );
+        // Satellite hops (0.8 s each): the longest budget, and only the rounds that fit in it.
+        let slower = ds0_chain(&[(800.0, 0.0008), (800.0, 0.0008), (800.0, 0.0008)]);
+        let plan = plan_rounds(&slower, &slower, 0);
+        eprintln!("{plan:?}");
+        assert!(plan.budget <= LONGEST_BUDGET, "{plan:?}");
+        assert!(plan.most < MIN_ROUNDS, "{plan:?}");
+        assert!(
+            plan.most as f64 * plan.round_seconds * ROUND_OVERHEAD <= LONGEST_BUDGET.as_secs_f64()
+        );
+        // A chain of sub-millisecond hops: the shortest budget.
+        let fast = ds0_chain(&[(0.4, 0.0008), (1.0, 0.001), (0.8, 0.0008)]);
+        assert_eq!(plan_rounds(&fast, &fast, 3).budget, ROUNDS_BUDGET);
+        // The seed's path: the rounds its DS0 fits in the shortest budget.
+        let (chain, twin, dense) = seed_chain();
+        let plan = plan_rounds(&chain, &twin, dense);
+        assert_eq!(plan.least, plan.most);
+        assert_eq!(
+            plan.most,
+            rounds_behind_slow_line(&chain, &twin, dense, ROUNDS_BUDGET).max(MIN_ROUNDS)
+        );
+        assert!(plan.budget >= ROUNDS_BUDGET);
+    }
+
+    /// Issue 31: "too loaded" only with a measured load figure that says so.
+    #[test]
+    fn too_loaded_is_said_only_with_a_load_average_at_the_cores() {
+        let plan = RoundPlan {
+            least: 10,
+            most: 16,
+            budget: Duration::from_secs(206),
+            round_seconds: 8.6,
+        };
+        let quiet = unsettled_reason(16, &plan, false, 9.5, (0.3, 2));
+        assert!(!quiet.contains("loaded"), "{quiet}");
+        assert!(quiet.contains("load average 0.3 on 2 cores"), "{quiet}");
+        assert!(quiet.contains("after the most planned, 16"), "{quiet}");
+        assert!(
+            quiet.contains("8.6 s by the configured round trips"),
+            "{quiet}"
+        );
+        let loaded = unsettled_reason(12, &plan, true, 17.0, (4.2, 2));
+        assert!(
+            loaded.contains("the machine was loaded (load average 4.2 on 2 cores"),
+            "{loaded}"
+        );
+        assert!(
+            loaded.contains("the 206 s budget ended them after 12"),
+            "{loaded}"
+        );
+        let unknown = unsettled_reason(12, &plan, true, 17.0, (f64::NAN, 2));
+        assert!(!unknown.contains("was loaded"), "{unknown}");
+    }
+
+    /// Issue 31: a dual-stack path is probed over both families; one link without IPv6 on
+    /// the route leaves IPv4 alone.
+    #[test]
+    fn every_family_the_path_carries_is_probed() {
+        let text = |v6_middle: bool| {
+            format!(
+                "name = \"fam\"\n[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[router]]\nname = \"r1\"\n\
+                 [[link]]\na = \"h1\"\nb = \"r1\"\nrate = \"10M\"\n\
+                 [[link]]\na = \"r1\"\nb = \"h2\"\nrate = \"10M\"\nipv6 = {v6_middle}\n"
+            )
+        };
+        for (v6, expected) in [
+            (true, vec![Family::Ipv4, Family::Ipv6]),
+            (false, vec![Family::Ipv4]),
+        ] {
+            let t = Topology::parse(&text(v6), "fam.toml").unwrap();
+            let chain = truth::chain(&t, "h1", "h2").unwrap();
+            assert_eq!(families_carried(&t, "h1", &chain), expected);
+        }
+        // The seed's path keeps IPv6 off its DS0.
+        let t = super::super::lab_file("seed-001-path.toml")
+            .unwrap()
+            .topology()
+            .unwrap();
+        let chain = truth::chain(&t, "roc", "cbnewsa").unwrap();
+        assert_eq!(families_carried(&t, "roc", &chain), vec![Family::Ipv4]);
     }
 
     fn seed_chain() -> (Vec<ChainHop>, Vec<ChainHop>, usize) {

@@ -11,8 +11,14 @@ impl Reproduction {
         let mut m = Markup::new();
         m.lit("<p>")
             .text(&format!(
-                "{} within the paper's tolerance, {} outside it",
-                self.within, self.outside
+                "{} within the paper's tolerance, {} outside it{}",
+                self.within,
+                self.outside,
+                if self.imprecise > 0 {
+                    format!(", {} not measured precisely enough to say", self.imprecise)
+                } else {
+                    String::new()
+                }
             ))
             .lit("</p>\n");
         if !self.ground_truth.is_empty() {
@@ -49,6 +55,7 @@ impl Reproduction {
                     Verdict::Within => ("within", Tone::Good),
                     Verdict::Outside => ("outside", Tone::Bad),
                     Verdict::NotCompared => ("not compared", Tone::Neutral),
+                    Verdict::Imprecise => ("not measured precisely enough", Tone::Neutral),
                 };
                 t.row(vec![
                     Cell::text(r.quantity.clone()),

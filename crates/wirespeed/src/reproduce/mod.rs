@@ -32,14 +32,16 @@ mod boggs_lab;
 mod duplex;
 mod envelope;
 mod metrics;
+mod tolerance;
 mod vj;
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
 #[derive(Debug, Args)]
 #[command(
     after_long_help = "Each row: the ground truth this run configured, the seed's figure, ours, \
-the tolerance applied, and a verdict (ok = within it, OUTSIDE = not, - = the seed gives no figure \
-or measured another machine), then the reason. A lab reproduction needs root and brings up and \
+the tolerance applied, and a verdict (ok = within it, OUTSIDE = not, imprecise = the run's own \
+interval is wider than the tolerance, - = the seed gives no figure or measured another machine), \
+then the reason. A lab reproduction needs root and brings up and \
 takes down only its own lab. bench/reproduce.sh runs them all."
 )]
 pub(crate) struct ReproduceArgs {
@@ -185,6 +187,9 @@ pub(crate) enum Verdict {
     Outside,
     /// No tolerance applies (the seed gives no figure, or it is a different machine).
     NotCompared,
+    /// The run's own interval is wider than the tolerance: it cannot say within or outside
+    /// (`tolerance::judge`).
+    Imprecise,
 }
 
 impl Verdict {
@@ -200,6 +205,7 @@ impl Verdict {
             Verdict::Within => "ok",
             Verdict::Outside => "OUTSIDE",
             Verdict::NotCompared => "-",
+            Verdict::Imprecise => "imprecise",
         }
     }
 }
@@ -260,6 +266,10 @@ pub(crate) struct Reproduction {
     pub(crate) rows: usize,
     pub(crate) within: usize,
     pub(crate) outside: usize,
+    /// Rows whose interval was wider than their tolerance (issue 31); left out when none, so
+    /// that reproductions which judge no interval keep their documents.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub(crate) imprecise: usize,
 }
 
 impl Reproduction {
@@ -277,11 +287,16 @@ impl Reproduction {
             rows: all.clone().count(),
             within: count(Verdict::Within),
             outside: count(Verdict::Outside),
+            imprecise: count(Verdict::Imprecise),
             ground_truth,
             comparisons,
             notes,
         }
     }
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// Shared options handed to each reproduction.
@@ -524,13 +539,18 @@ impl Render for Reproduction {
                 writeln!(out, "note: {n}")?;
             }
         }
+        let imprecise = if self.imprecise > 0 {
+            format!(", {} not measured precisely enough", self.imprecise)
+        } else {
+            String::new()
+        };
         writeln!(
             out,
-            "\n{} rows: {} within tolerance, {} outside, {} not compared",
+            "\n{} rows: {} within tolerance, {} outside{imprecise}, {} not compared",
             self.rows,
             self.within,
             self.outside,
-            self.rows - self.within - self.outside
+            self.rows - self.within - self.outside - self.imprecise
         )
     }
 }
@@ -654,6 +674,12 @@ impl LabGuard {
 
     /// The first IPv4 address of `node`.
     pub(crate) fn ipv4(&self, node: &str) -> anyhow::Result<String> {
+        self.address(node, false)
+    }
+
+    /// The first IPv4 (or, with `ipv6`, IPv6) address of `node`.
+    pub(crate) fn address(&self, node: &str, ipv6: bool) -> anyhow::Result<String> {
+        let family = if ipv6 { "IPv6" } else { "IPv4" };
         let n = self
             .record
             .nodes
@@ -663,10 +689,10 @@ impl LabGuard {
         n.addresses
             .iter()
             .filter_map(|a| a.split_whitespace().nth(1))
-            .find(|a| !a.contains(':'))
+            .find(|a| a.contains(':') == ipv6 && !a.starts_with("fe80"))
             .and_then(|a| a.split('/').next())
             .map(str::to_string)
-            .with_context(|| format!("node {node} has no IPv4 address"))
+            .with_context(|| format!("node {node} has no {family} address"))
     }
 
     /// Counters of every port, freshly written by the emulator.

@@ -148,7 +148,7 @@ fn mean_late_us(
 }
 
 /// The 1-minute load average (NaN if /proc/loadavg cannot be read).
-fn load_average() -> f64 {
+pub(super) fn load_average() -> f64 {
     std::fs::read_to_string("/proc/loadavg")
         .ok()
         .and_then(|s| s.split_whitespace().next()?.parse().ok())
