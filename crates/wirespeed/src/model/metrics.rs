@@ -45,7 +45,8 @@ impl Metrics for PredictReport {
 
 impl Metrics for CompareReport {
     fn metrics(&self, m: &mut Exposition) {
-        for s in &self.segments {
+        for named in &self.segments {
+            let s = &named.segment;
             let hop = s.hop.to_string();
             cost(m, "expected_", &[("hop", hop.as_str())], &s.expected);
             cost(m, "measured_", &[("hop", hop.as_str())], &s.measured);
