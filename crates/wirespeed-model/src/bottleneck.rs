@@ -26,6 +26,11 @@ pub struct FlowFacts {
     pub unknown_rate_reason: Option<String>,
     /// The sender's own pacing target (UDP `-b`), if it had one.
     pub target_bits_per_second: Option<f64>,
+    /// The senders' rate cap (TCP `-b`, held by the kernel's pacing), summed over the
+    /// direction's streams, if they had one.
+    pub cap_bits_per_second: Option<f64>,
+    /// The streams the cap is summed over (`-P`); 0 or 1 for one.
+    pub cap_streams: u32,
     /// The rate one datagram makes over the whole test (UDP, timed): a pacer sends whole
     /// datagrams, so at a low `-b` the mean can be one datagram short of the target.
     pub quantum_bits_per_second: Option<f64>,
@@ -56,6 +61,10 @@ const LIMITED_SHARE: f64 = 0.2;
 /// Goodput at or above this share of the envelope ceiling: the link is the bound (what is
 /// left is the measurement's own start and end, and the ceiling's rounding of the overheads).
 const LINK_BOUND_SHARE: f64 = 0.9;
+/// Goodput at or above this share of a `-b` cap: the cap is the bound. The kernel paces the
+/// payload to the cap from the first segment, so what is missing is the test's own start (the
+/// handshake, the first round trip) and its last partial interval.
+pub const CAP_REACHED_SHARE: f64 = 0.95;
 /// A thread above this share of one core is called CPU-bound.
 const CPU_BOUND_PERCENT: f64 = 90.0;
 
@@ -105,6 +114,43 @@ pub fn verdicts(f: &FlowFacts) -> Vec<String> {
             share * 100.0,
             rate(target)
         ));
+    }
+    if let Some(cap) = f.cap_bits_per_second.filter(|&c| c > 0.0) {
+        let share = f.goodput_bits_per_second / cap;
+        // Below the path's ceiling (or with none known) a cap that was reached is the bound;
+        // a cap above the ceiling binds nothing, and the path is judged as without it.
+        let under_ceiling = f.ceiling.as_ref().is_none_or(|(c, _)| cap <= *c);
+        if share >= CAP_REACHED_SHARE && under_ceiling {
+            let room = match &f.ceiling {
+                Some((c, source)) if *c > 0.0 => {
+                    format!("; the path's envelope ceiling is {} ({source})", rate(*c))
+                }
+                _ => String::new(),
+            };
+            let per_stream = if f.cap_streams > 1 {
+                format!(
+                    " ({} streams x {})",
+                    f.cap_streams,
+                    rate(cap / f64::from(f.cap_streams))
+                )
+            } else {
+                String::new()
+            };
+            out.push(format!(
+                "capped at {}{per_stream} by -b: {:.1}% of the cap arrived; the sender's cap, not \
+                 the path, set the rate (leave -b out to find the ceiling){room}",
+                rate(cap),
+                share * 100.0
+            ));
+            return out;
+        }
+        if under_ceiling {
+            out.push(format!(
+                "{:.1}% of the -b cap of {} arrived: something below the cap limits the rate",
+                share * 100.0,
+                rate(cap)
+            ));
+        }
     }
     match &f.ceiling {
         Some((ceiling, source))
@@ -343,6 +389,68 @@ mod tests {
             });
             assert_eq!(v, ["nothing arrived: no rate to judge, so no verdict"]);
         }
+    }
+
+    #[test]
+    fn a_reached_cap_is_the_bound_not_the_path() {
+        let link = Some((94.9e6, "100 Mbit/s Ethernet".to_string()));
+        let f = FlowFacts {
+            goodput_bits_per_second: 19.9e6,
+            cap_bits_per_second: Some(20e6),
+            ceiling: link.clone(),
+            rwnd_limited_seconds: Some(0.9),
+            busy_seconds: Some(1.0),
+            ..FlowFacts::default()
+        };
+        let v = verdicts(&f);
+        assert_eq!(v.len(), 1, "the cap explains the rate alone: {v:?}");
+        assert!(
+            v[0].starts_with("capped at 20 Mbit/s by -b: 99.5% of the cap arrived")
+                && v[0].contains("envelope ceiling is 94.9 Mbit/s"),
+            "{v:?}"
+        );
+        // Short of the cap: said, then the path is judged as usual.
+        let short = verdicts(&FlowFacts {
+            goodput_bits_per_second: 10e6,
+            ..f.clone()
+        });
+        assert!(
+            short[0].starts_with("50.0% of the -b cap of 20 Mbit/s arrived"),
+            "{short:?}"
+        );
+        assert!(
+            short[1].starts_with("10.5% of the 94.9 Mbit/s envelope"),
+            "{short:?}"
+        );
+        // A cap above the ceiling binds nothing: the link is the bound.
+        let above = verdicts(&FlowFacts {
+            goodput_bits_per_second: 94e6,
+            cap_bits_per_second: Some(200e6),
+            ceiling: link,
+            ..FlowFacts::default()
+        });
+        assert!(above[0].starts_with("the link is the bound"), "{above:?}");
+        // Without a known link: the cap is still the bound.
+        let lo = verdicts(&FlowFacts {
+            goodput_bits_per_second: 4.99e6,
+            cap_bits_per_second: Some(5e6),
+            loopback: true,
+            ..FlowFacts::default()
+        });
+        assert!(
+            lo[0].starts_with("capped at 5 Mbit/s by -b: 99.8%"),
+            "{lo:?}"
+        );
+        let two = verdicts(&FlowFacts {
+            goodput_bits_per_second: 9.9e6,
+            cap_bits_per_second: Some(10e6),
+            cap_streams: 2,
+            ..FlowFacts::default()
+        });
+        assert!(
+            two[0].starts_with("capped at 10 Mbit/s (2 streams x 5 Mbit/s) by -b: 99.0%"),
+            "{two:?}"
+        );
     }
 
     #[test]

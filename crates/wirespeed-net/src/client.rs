@@ -167,15 +167,17 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     let local = stream.local_addr().map_err(local_err)?;
     let mut ctl = Control::new(stream, &[], false, false);
     let idle = cfg.idle_timeout;
-    handshake::greet_queued(&mut ctl, cfg.auth.as_ref(), idle).map_err(|e| match e {
-        HandshakeError::Channel(e) => ClientError::Session(e),
-        HandshakeError::Io(e) => ClientError::Session(SessionError::Io(e)),
-        HandshakeError::KeyRequired => ClientError::KeyRequired,
-        HandshakeError::Refused(reason) => ClientError::Refused(reason),
-        HandshakeError::Agent(message) => ClientError::Agent(message),
-        // Version, a malformed challenge, a message out of place: the sentence says it all.
-        other => ClientError::Refused(other.to_string()),
-    })?;
+    let welcome =
+        handshake::greet_queued(&mut ctl, cfg.auth.as_ref(), idle).map_err(|e| match e {
+            HandshakeError::Channel(e) => ClientError::Session(e),
+            HandshakeError::Io(e) => ClientError::Session(SessionError::Io(e)),
+            HandshakeError::KeyRequired => ClientError::KeyRequired,
+            HandshakeError::Refused(reason) => ClientError::Refused(reason),
+            HandshakeError::Agent(message) => ClientError::Agent(message),
+            // Version, a malformed challenge, a message out of place: the sentence says it all.
+            other => ClientError::Refused(other.to_string()),
+        })?;
+    let spec = request_for(spec, &welcome.software)?;
     // UDP: bind our ends first, so the agent's sockets talk to these ports alone.
     let flows = cfg.spec.flows();
     let mut udp = Vec::new();
@@ -319,6 +321,35 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     }
     fix_udp_loss(&mut outcome);
     Ok(outcome)
+}
+
+/// The spec the agent is sent, given what its welcome names. A TCP rate cap (`tcp -b`) goes
+/// only to an agent that names [`crate::control::MAX_PACING_FEATURE`]: an older one refuses
+/// the field it does not know. Such an agent can still receive a capped upload (the cap is
+/// this end's, and is kept here), but cannot send capped, so a test in which it sends is
+/// refused before it starts, never run uncapped.
+fn request_for(spec: TestSpec, agent_software: &str) -> Result<TestSpec, ClientError> {
+    let Some(cap) = spec.max_pacing_rate_bits_per_second else {
+        return Ok(spec);
+    };
+    if crate::control::names_feature(agent_software, crate::control::MAX_PACING_FEATURE) {
+        return Ok(spec);
+    }
+    if spec.direction != crate::spec::Direction::Send {
+        let software = agent_software
+            .split_whitespace()
+            .take(2)
+            .collect::<Vec<_>>()
+            .join(" ");
+        return Err(ClientError::Refused(format!(
+            "the agent ({software}) cannot cap its TCP senders: -b {cap} bit/s with -R or --bidir \
+             needs an agent of a release that does (update it), or drop -b"
+        )));
+    }
+    Ok(TestSpec {
+        max_pacing_rate_bits_per_second: None,
+        ..spec
+    })
 }
 
 /// A message that ends the handshake: a refusal, an error, or something out of place.
@@ -523,5 +554,42 @@ fn fix_receivers(receivers: &mut SideReport, senders: &SideReport) {
             u.lost = Some(lost);
             u.lost_percent = crate::udp::percent(lost, sent);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::Direction;
+
+    fn capped(direction: Direction) -> TestSpec {
+        TestSpec {
+            direction,
+            max_pacing_rate_bits_per_second: Some(5_000_000),
+            ..TestSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_rate_cap_reaches_only_agents_that_take_it() {
+        let new = "wirespeed 0.2.0 +residence +followup +maxpacing";
+        let old = "wirespeed 0.1.0 +residence +followup";
+        for d in [Direction::Send, Direction::Receive, Direction::Both] {
+            assert_eq!(request_for(capped(d), new).unwrap(), capped(d));
+        }
+        // An old agent receiving: the cap is this end's, and is not sent.
+        let sent = request_for(capped(Direction::Send), old).unwrap();
+        assert_eq!(sent.max_pacing_rate_bits_per_second, None);
+        // An old agent sending could not cap: refused, naming the agent and the fix.
+        for d in [Direction::Receive, Direction::Both] {
+            let e = request_for(capped(d), old).unwrap_err().to_string();
+            assert!(
+                e.contains("wirespeed 0.1.0") && e.contains("drop -b"),
+                "{e}"
+            );
+        }
+        // Without a cap nothing changes, whatever the agent.
+        let plain = TestSpec::default();
+        assert_eq!(request_for(plain.clone(), old).unwrap(), plain);
     }
 }

@@ -332,11 +332,26 @@ fn run_stream(
             let r = match role {
                 Role::Sender => {
                     // Paced by the kernel, at its own rate (see `sock::PACING_UNCAPPED`), but
-                    // on loopback (`sock::paces_to`); a kernel without it sends as before.
-                    if s.peer_addr().is_ok_and(|a| sock::paces(spec, a.ip())) {
-                        let _ = sock::enable_pacing(&s);
-                    }
-                    let r = if let Some(path) = &sh.source {
+                    // on loopback (`sock::paces_to`); a kernel without it sends as before. A
+                    // `-b` cap is a promise about the rate, so it is set everywhere, loopback
+                    // included, and a kernel that refuses it fails the stream.
+                    let capped = match spec.max_pacing_rate_bits_per_second {
+                        Some(cap) => sock::cap_pacing_rate(&s, cap).map_err(|e| {
+                            std::io::Error::other(format!(
+                                "the kernel refused the -b cap of {cap} bit/s \
+                                 (SO_MAX_PACING_RATE: {e}); drop -b on this host"
+                            ))
+                        }),
+                        None => {
+                            if s.peer_addr().is_ok_and(|a| sock::paces(spec, a.ip())) {
+                                let _ = sock::enable_pacing(&s);
+                            }
+                            Ok(())
+                        }
+                    };
+                    let r = if let Err(e) = capped {
+                        Err(e)
+                    } else if let Some(path) = &sh.source {
                         crate::tcp::send_file(&s, path, len, spec.amount, sh.start, &sh.stop, c)
                     } else if spec.zerocopy {
                         crate::tcp::send_zerocopy(&s, len, spec.amount, sh.start, &sh.stop, c)

@@ -77,6 +77,10 @@ pub struct SocketReport {
     /// of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<bool>,
+    /// TCP: the pacing cap the socket held at the end, read back from the kernel (`tcp -b`),
+    /// in bit/s; absent without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate_bits_per_second: Option<u64>,
 }
 
 /// The kernel's view of a TCP connection (`TCP_INFO`, linux/tcp.h), read at the end of the test.

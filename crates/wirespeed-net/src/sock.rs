@@ -133,6 +133,44 @@ pub fn enable_pacing(fd: &impl AsFd) -> io::Result<()> {
     socket_options::set_max_pacing_rate(fd, PACING_UNCAPPED)
 }
 
+/// How much a capped sender may have written but not yet sent, in time at its cap: without a
+/// bound the kernel's autotuned send buffer (4 MiB here) fills at once and then drains at the
+/// cap for seconds after `-t` (1.6 s at 20 Mbit/s, 6.7 s at 5 Mbit/s), which the receiver
+/// counts and the agent's end-of-test limit cuts.
+pub const CAPPED_UNSENT_SECONDS: f64 = 0.1;
+
+/// The least unsent data a capped sender keeps queued, so that the kernel always has a few
+/// segments to pace out between two writes.
+const CAPPED_UNSENT_MIN_BYTES: u32 = 16 * 1024;
+
+/// Caps a TCP sending socket at `bits_per_second` through the kernel's pacing (`tcp -b`,
+/// iperf3's `--fq-rate`): the kernel spaces the segments so that the payload leaves at most at
+/// that rate, whatever the window allows. Its unsent data is held to
+/// [`CAPPED_UNSENT_SECONDS`] at the cap (`TCP_NOTSENT_LOWAT`, which blocking writes wait on
+/// too), so that the test ends near its `-t`. The kernel counts bytes per second; a cap that
+/// does not read back as set is an error, not a quietly uncapped test.
+pub fn cap_pacing_rate(fd: &impl AsFd, bits_per_second: u64) -> io::Result<()> {
+    let bytes = (bits_per_second / 8).max(1);
+    let unsent = (bytes as f64 * CAPPED_UNSENT_SECONDS).min(f64::from(1u32 << 30)) as u32;
+    SockRef::from(fd).set_tcp_notsent_lowat(unsent.max(CAPPED_UNSENT_MIN_BYTES))?;
+    socket_options::set_max_pacing_rate(fd, bytes)?;
+    match socket_options::max_pacing_rate(fd)? {
+        got if got == bytes => Ok(()),
+        got => Err(io::Error::other(format!(
+            "asked for {bytes} bytes/s, the socket holds {got}"
+        ))),
+    }
+}
+
+/// The rate cap a socket's pacing holds, in bit/s: `None` when none is set (unset, or the
+/// [`PACING_UNCAPPED`] that only turns pacing on).
+pub fn pacing_cap(fd: &impl AsFd) -> Option<u64> {
+    socket_options::max_pacing_rate(fd)
+        .ok()
+        .filter(|&r| r < PACING_UNCAPPED)
+        .map(|r| r.saturating_mul(8))
+}
+
 /// Whether the kernel paces this socket on our asking (`SO_MAX_PACING_RATE` set).
 pub fn pacing_enabled(fd: &impl AsFd) -> bool {
     socket_options::max_pacing_rate(fd).is_ok_and(|r| r != u64::MAX)
@@ -212,6 +250,7 @@ pub fn socket_report(
         tos: spec.tos.and_then(|_| tos(fd)),
         mptcp: (tcp && spec.mptcp).then(|| is_mptcp(fd)),
         paced: tcp.then(|| pacing_enabled(fd)),
+        max_pacing_rate_bits_per_second: if tcp { pacing_cap(fd) } else { None },
     }
 }
 
@@ -428,6 +467,23 @@ mod tests {
             socket_options::max_pacing_rate(&s).unwrap(),
             PACING_UNCAPPED
         );
+    }
+
+    #[test]
+    fn a_rate_cap_is_set_in_bytes_and_read_back_in_bits() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let s = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        assert_eq!(pacing_cap(&s), None, "a new socket has no cap");
+        enable_pacing(&s).unwrap();
+        assert_eq!(pacing_cap(&s), None, "pacing on is not a cap");
+        cap_pacing_rate(&s, 5_000_000).unwrap();
+        assert_eq!(socket_options::max_pacing_rate(&s).unwrap(), 625_000);
+        assert_eq!(pacing_cap(&s), Some(5_000_000));
+        // A tenth of a second at the cap may wait unsent.
+        assert_eq!(SockRef::from(&s).tcp_notsent_lowat().unwrap(), 62_500);
+        let r = socket_report(&s, &TestSpec::default(), true, String::new(), String::new());
+        assert_eq!(r.max_pacing_rate_bits_per_second, Some(5_000_000));
+        assert_eq!(r.paced, Some(true));
     }
 
     #[test]

@@ -150,6 +150,12 @@ pub struct TestSpec {
     /// `-t`, which a schedule of many tests (`mesh`) must be able to count on.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_drain: bool,
+    /// TCP: every sending socket's rate cap in bit/s (`tcp -b`), enforced by the kernel's
+    /// pacing (`SO_MAX_PACING_RATE`, iperf3's `--fq-rate`) at whichever end sends. Sent only
+    /// when set: an agent that predates it refuses the unknown field rather than sending
+    /// uncapped, and a client asks only agents that name [`crate::control::MAX_PACING_FEATURE`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_pacing_rate_bits_per_second: Option<u64>,
 }
 
 /// How long after `-t` a [`TestSpec::no_drain`] receiver still reads: what the sender wrote
@@ -190,9 +196,22 @@ impl Default for TestSpec {
             tos: None,
             mptcp: false,
             no_drain: false,
+            max_pacing_rate_bits_per_second: None,
         }
     }
 }
+
+/// The lowest `tcp -b`: below it one full Ethernet segment (1448 bytes of payload) takes over
+/// a second to leave, and a rate is no longer measured in a test of seconds.
+pub const MIN_MAX_PACING_RATE_BITS_PER_SECOND: u64 = 10_000;
+
+/// The longest one `-l` write may take at a `tcp -b` cap: the test ends at most that long
+/// after its `-t`.
+pub const MAX_CAPPED_WRITE_SECONDS: f64 = 1.0;
+
+/// The highest `tcp -b`: 10 Tbit/s, beyond any link; the kernel counts the cap in bytes per
+/// second in 64 bits, so every figure below it is taken as given.
+pub const MAX_MAX_PACING_RATE_BITS_PER_SECOND: u64 = 10_000_000_000_000;
 
 /// Bytes of header every UDP datagram carries (tag, sequence number, send time).
 pub const UDP_HEADER_BYTES: u32 = 24;
@@ -309,6 +328,38 @@ impl TestSpec {
                 ));
             }
         }
+        if let Some(cap) = self.max_pacing_rate_bits_per_second {
+            if self.protocol != Protocol::Tcp {
+                return Err("the TCP rate cap is for TCP tests: udp's -b is its send rate".into());
+            }
+            if self.no_pacing {
+                return Err(
+                    "-b and --no-pacing contradict each other: -b caps the rate through the \
+                     kernel's pacing; drop one of them"
+                        .into(),
+                );
+            }
+            if !(MIN_MAX_PACING_RATE_BITS_PER_SECOND..=MAX_MAX_PACING_RATE_BITS_PER_SECOND)
+                .contains(&cap)
+            {
+                return Err(format!(
+                    "-b {cap} bit/s is out of range for a TCP rate cap: use 10k to 10T (e.g. -b 5M), \
+                     or leave -b out for no cap"
+                ));
+            }
+            // A write blocks until the cap has taken it: one that takes longer than this
+            // would end the test that much after its -t.
+            let write_seconds = f64::from(self.length_bytes) * 8.0 / cap as f64;
+            if write_seconds > MAX_CAPPED_WRITE_SECONDS {
+                let most = (cap as f64 * MAX_CAPPED_WRITE_SECONDS / 8.0) as u64;
+                return Err(format!(
+                    "-b {cap} bit/s takes {write_seconds:.1} s to send one -l {}-byte write: use \
+                     -l {most} or less with this cap (e.g. -l {}KiB), or a higher -b",
+                    self.length_bytes,
+                    (most / 1024).max(1)
+                ));
+            }
+        }
         if let Some(cc) = &self.congestion
             && (cc.is_empty()
                 || cc.len() > 15
@@ -375,6 +426,62 @@ mod tests {
         };
         assert!(cc.validate().is_err());
         assert!(TestSpec::default().validate().is_ok());
+    }
+
+    #[test]
+    fn a_tcp_rate_cap_is_checked_and_sent_only_when_set() {
+        let capped = |cap| TestSpec {
+            max_pacing_rate_bits_per_second: Some(cap),
+            ..TestSpec::default()
+        };
+        assert!(capped(5_000_000).validate().is_ok());
+        let small_writes = TestSpec {
+            length_bytes: 1024,
+            ..capped(MIN_MAX_PACING_RATE_BITS_PER_SECOND)
+        };
+        assert!(small_writes.validate().is_ok());
+        // 128 KiB at 500 kbit/s is 2.1 s per write: the test would end that late.
+        let e = capped(500_000).validate().unwrap_err();
+        assert!(
+            e.starts_with("-b 500000 bit/s takes 2.1 s to send one -l 131072-byte write")
+                && e.contains("-l 62500 or less"),
+            "{e}"
+        );
+        for cap in [0, 9_999, MAX_MAX_PACING_RATE_BITS_PER_SECOND + 1] {
+            let e = TestSpec {
+                length_bytes: 1024,
+                ..capped(cap)
+            }
+            .validate()
+            .unwrap_err();
+            assert!(e.starts_with(&format!("-b {cap} bit/s")), "{e}");
+        }
+        let udp = TestSpec {
+            protocol: Protocol::Udp,
+            length_bytes: 1024,
+            ..capped(5_000_000)
+        };
+        assert!(udp.validate().unwrap_err().contains("TCP tests"));
+        let unpaced = TestSpec {
+            no_pacing: true,
+            ..capped(5_000_000)
+        };
+        assert!(unpaced.validate().unwrap_err().contains("--no-pacing"));
+        // Absent without a cap, so an agent that predates it takes every other test; an agent
+        // that predates it refuses a capped spec instead of running it uncapped.
+        let plain = serde_json::to_string(&TestSpec::default()).unwrap();
+        assert!(!plain.contains("max_pacing"), "{plain}");
+        let text = serde_json::to_string(&capped(5_000_000)).unwrap();
+        assert!(
+            text.contains(r#""max_pacing_rate_bits_per_second":5000000"#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<TestSpec>(&text).unwrap(),
+            capped(5_000_000)
+        );
+        let old = text.replace("max_pacing_rate_bits_per_second", "some_later_field");
+        assert!(serde_json::from_str::<TestSpec>(&old).is_err());
     }
 
     #[test]

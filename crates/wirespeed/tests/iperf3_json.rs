@@ -116,8 +116,13 @@ fn compare(theirs: &Value, ours: &Value, case: &str) {
 
 #[test]
 fn iperf3_layout_has_every_key_iperf3_prints_with_its_type() {
-    let cases: [(&str, &[&str], &[&str]); 3] = [
+    let cases: [(&str, &[&str], &[&str]); 4] = [
         ("tcp", &["-t", "1"], &["tcp", "-t", "1"]),
+        (
+            "tcp --bidir",
+            &["-t", "1", "--bidir"],
+            &["tcp", "-t", "1", "--bidir"],
+        ),
         (
             "tcp -P 2 -R",
             &["-t", "1", "-P", "2", "-R"],
@@ -145,6 +150,26 @@ fn iperf3_layout_has_every_key_iperf3_prints_with_its_type() {
             doc["end"]["sum_received"]["bytes"].as_u64().unwrap() > 0,
             "{case}"
         );
+        // --bidir: the way back is its own sum, and its streams are not the client's sending
+        // ones, as iperf3 marks them.
+        if case.ends_with("--bidir") {
+            assert!(
+                doc["end"]["sum_received_bidir_reverse"]["bytes"]
+                    .as_u64()
+                    .unwrap()
+                    > 0
+            );
+            let marks = |v: &Value| -> Vec<bool> {
+                v["end"]["streams"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|s| s["sender"]["sender"].as_bool().unwrap())
+                    .collect()
+            };
+            assert_eq!(marks(&doc), marks(&reference), "{case}");
+            assert_eq!(doc["end"]["sum_sent_bidir_reverse"]["sender"], false);
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The lab at today's link rates (issue 20): losses on the host side of a TAP counted where
-//! they happen, the emulator's own cost in `lab status`.
+//! they happen, the emulator's own cost in `lab status`; `tcp -b` held across a faster link
+//! (issue 34).
 
 use std::net::{Ipv4Addr, UdpSocket};
 use std::process::Command;
@@ -9,6 +10,8 @@ use wirespeed_lab::device::parse_net_dev;
 use wirespeed_lab::sys;
 
 use super::{LAB_LOCK, UpLab, can_build_labs, lab_status, temp_topology};
+
+const FAST_ETHERNET: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"100M\"\ndelay = \"1ms\"\nipv6 = false\n";
 
 const GIGABIT: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"1G\"\ndelay = \"100us\"\nqueue = 1000\nipv6 = false\n";
 
@@ -247,4 +250,62 @@ fn super_packets_with_a_lost_segment_are_cut_into_frames_the_receiver_accepts() 
     assert_eq!(errors(&h2), before, "the receiver counted bad checksums");
     drop(lab);
     let _ = std::fs::remove_file(file);
+}
+
+/// Issue 34: `tcp -b 20M` across a 100 Mbit/s link, both ways at once (`--bidir`): the
+/// client's sender and the agent's each hold the cap within 2%, though the link would carry
+/// almost five times more, and each direction's verdict names the cap, not the link, as the
+/// bound.
+#[test]
+fn tcp_b_holds_the_cap_across_a_faster_link() {
+    if !can_build_labs("tcp_b") {
+        return;
+    }
+    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let file = temp_topology("tcp-b", FAST_ETHERNET);
+    let lab = UpLab::up(&file.display().to_string());
+    let _ = std::fs::remove_file(&file);
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let agent = crate::util::ServeProcess::start_in(Some(&h2), "198.18.0.2", &[]);
+    let port = agent.port.to_string();
+    let out = Command::new("ip")
+        .args(["netns", "exec", &h1, env!("CARGO_BIN_EXE_wirespeed")])
+        .args(["tcp", "198.18.0.2", "-p", &port, "--bidir", "-b", "20M"])
+        .args(["-t", "3", "-i", "0", "--json"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let end = &doc["result"]["end"];
+    let rate = |sum: &str| end[sum]["bits_per_second"].as_f64().unwrap();
+    let (up, down) = (rate("sum_received"), rate("sum_received_bidir_reverse"));
+    eprintln!(
+        "tcp -b 20M --bidir across 100 Mbit/s: client->agent {:.3} Mbit/s, agent->client {:.3} Mbit/s",
+        up / 1e6,
+        down / 1e6
+    );
+    for (way, got) in [("client->agent", up), ("agent->client", down)] {
+        assert!(
+            (got - 20e6).abs() <= 0.02 * 20e6,
+            "{way}: {got} bit/s is not within 2% of the 20 Mbit/s cap"
+        );
+    }
+    let verdicts: Vec<&str> = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    for way in ["client->agent", "agent->client"] {
+        assert!(
+            verdicts.iter().any(
+                |v| v.starts_with(&format!("{way}: capped at 20 Mbit/s by -b"))
+                    && v.contains("envelope ceiling is 9")
+            ),
+            "{verdicts:?}"
+        );
+    }
+    drop(agent);
+    drop(lab);
 }

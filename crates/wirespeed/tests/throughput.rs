@@ -215,6 +215,43 @@ fn loopback_senders_are_not_paced_and_every_end_says_so() {
     }
 }
 
+/// Issue 34: `tcp -b` caps each stream through the kernel's pacing at the sending end, the
+/// agent's with -R, on loopback too; the socket reads the cap back, and the verdict names the
+/// cap as the bound. The kernel lets a connection's first ten segments out unpaced, 640 KiB at
+/// loopback's 64 KiB MSS, so the test asks for Ethernet's segments (-M 1448) to measure the
+/// cap itself. (Within 2% across a lab link: `lab_rates::tcp_b_holds_the_cap_across_a_faster_link`.)
+#[test]
+fn tcp_b_caps_the_agents_senders_on_loopback() {
+    let doc = json(&wirespeed(&[
+        "tcp", "-R", "-b", "20M", "-M", "1448", "-t", "1", "-i", "0", "--json",
+    ]));
+    assert_eq!(
+        doc["parameters"]["test"]["max_pacing_rate_bits_per_second"],
+        20_000_000
+    );
+    let got = doc["result"]["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .unwrap();
+    // Above the cap only by the unpaced first segments; below it by a busy machine's delays.
+    assert!(
+        (14e6..=21e6).contains(&got),
+        "{got} bit/s against a 20 Mbit/s cap"
+    );
+    let pair = &doc["result"]["end"]["streams"][0];
+    assert_eq!(
+        pair["sender"]["socket"]["max_pacing_rate_bits_per_second"], 20_000_000,
+        "the agent's sender holds the cap: {pair}"
+    );
+    assert!(pair["receiver"]["socket"]["max_pacing_rate_bits_per_second"].is_null());
+    let verdict = doc["verdicts"][0].as_str().unwrap();
+    if got >= 19e6 {
+        assert!(
+            verdict.starts_with("capped at 20 Mbit/s by -b"),
+            "{verdict}"
+        );
+    }
+}
+
 #[test]
 fn udp_json_counts_datagrams_and_loss() {
     let doc = json(&wirespeed(&[
@@ -343,7 +380,14 @@ fn a_closed_port_is_one_clear_line() {
 #[test]
 fn bad_flags_are_one_line() {
     assert_one_line_error(&wirespeed(&["tcp", "-n", "lots"]), "is not a count");
-    assert_one_line_error(&wirespeed(&["tcp", "-b", "10M"]), "-b sets a UDP rate");
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-b", "5"]),
+        "-b 5 bit/s is out of range for a TCP rate cap",
+    );
+    assert_one_line_error(
+        &wirespeed(&["tcp", "-b", "5M", "--no-pacing"]),
+        "-b and --no-pacing contradict",
+    );
     assert_one_line_error(
         &wirespeed(&["udp", "-l", "8"]),
         "-l 8 is out of range for UDP",

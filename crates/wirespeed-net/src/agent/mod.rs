@@ -1106,10 +1106,11 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         // The features this agent has, named for clients that look for them.
         software: format!(
-            "{} {} {}",
+            "{} {} {} {}",
             crate::control::handshake::software(),
             crate::control::RESIDENCE_FEATURE,
-            crate::control::FOLLOW_UP_FEATURE
+            crate::control::FOLLOW_UP_FEATURE,
+            crate::control::MAX_PACING_FEATURE
         ),
     })?;
     let waiting = Idle::enter(shared, record.session, &ctl.stream);

@@ -32,6 +32,13 @@ pub const RESIDENCE_FEATURE: &str = "+residence";
 /// lab's emulator charges the link from), as the client's own transmit stamp is taken there.
 pub const FOLLOW_UP_FEATURE: &str = "+followup";
 
+/// The word an agent adds to its welcome when its TCP senders take the rate cap of
+/// [`crate::spec::TestSpec::max_pacing_rate_bits_per_second`] (`tcp -b`). An agent without it
+/// would refuse the field (or, sending, could not honour it), so a client does not send the cap
+/// to such an agent: it refuses the test when the agent is to send, and caps only its own
+/// senders otherwise.
+pub const MAX_PACING_FEATURE: &str = "+maxpacing";
+
 /// Whether a hello's `software` names `feature`.
 pub fn names_feature(software: &str, feature: &str) -> bool {
     software.split_whitespace().any(|w| w == feature)

@@ -25,8 +25,8 @@ pub use frame::{
     encode_sealed, foreign_greeting, frame_body, open_sealed, write_message,
 };
 pub use message::{
-    Cookie, FOLLOW_UP_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE, RESIDENCE_FEATURE,
-    names_feature,
+    Cookie, FOLLOW_UP_FEATURE, MAX_PACING_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE,
+    RESIDENCE_FEATURE, names_feature,
 };
 pub use phase::{Phase, ProtocolError};
 

@@ -163,7 +163,13 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
         len: Some(u64::from(spec.length_bytes)),
         // iperf3's UDP default is 1 Mbit/s; wirespeed's -b 0 is "as fast as it goes", which
         // iperf3 says the same way.
-        bandwidth: (udp || spec.rate_bits_per_second > 0).then_some(spec.rate_bits_per_second),
+        // TCP: `tcp -b` is iperf3's own `-b`, which its server's senders (-R, --bidir) hold
+        // to; this end's senders hold to it through the kernel's pacing.
+        bandwidth: if udp {
+            Some(spec.rate_bits_per_second)
+        } else {
+            spec.max_pacing_rate_bits_per_second
+        },
         tos: spec.tos.map(u64::from),
         congestion: spec.congestion.clone(),
         zerocopy: spec.zerocopy.then_some(1),
@@ -262,6 +268,13 @@ pub fn run_with(
             });
         } else {
             let mut s = open_tcp(addr, cfg.bind, Some(spec), cfg.timeout)?;
+            if let (Flow::Upload, Some(cap)) = (flow, spec.max_pacing_rate_bits_per_second) {
+                sock::cap_pacing_rate(&s, cap).map_err(|e| {
+                    Iperf3Error::Local(format!(
+                        "the kernel refused the -b cap of {cap} bit/s (SO_MAX_PACING_RATE: {e}); drop -b on this host"
+                    ))
+                })?;
+            }
             write_all_within(&mut s, &cookie.0, cfg.timeout).map_err(io_err)?;
             opened.push(Opened {
                 id,
@@ -794,6 +807,24 @@ fn server_side(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `tcp -b` is iperf3's own `-b` (`bandwidth`), which an iperf3 server's senders hold to;
+    /// without it a TCP test asks for no rate, as iperf3's client does.
+    #[test]
+    fn a_tcp_cap_is_iperf3s_bandwidth() {
+        let capped = TestSpec {
+            amount: Amount::Seconds(2.0),
+            direction: Direction::Receive,
+            max_pacing_rate_bits_per_second: Some(5_000_000),
+            ..TestSpec::default()
+        };
+        assert_eq!(params_for(&capped).unwrap().bandwidth, Some(5_000_000));
+        let plain = TestSpec {
+            amount: Amount::Seconds(2.0),
+            ..TestSpec::default()
+        };
+        assert_eq!(params_for(&plain).unwrap().bandwidth, None);
+    }
 
     /// Each interval holds what the counters gained since the last one, at its own length.
     #[test]

@@ -330,6 +330,11 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
         target_bits_per_second: (r.spec.protocol == Protocol::Udp
             && r.spec.rate_bits_per_second > 0)
             .then(|| (r.spec.rate_bits_per_second * u64::from(r.spec.streams)) as f64),
+        cap_bits_per_second: r
+            .spec
+            .max_pacing_rate_bits_per_second
+            .map(|c| (c * u64::from(r.spec.streams)) as f64),
+        cap_streams: r.spec.streams,
         rtt_seconds: (!infos.is_empty())
             .then(|| infos.iter().map(|t| t.rtt_seconds).sum::<f64>() / infos.len() as f64),
         receive_buffer_bytes: receivers

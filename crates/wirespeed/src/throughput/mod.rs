@@ -153,7 +153,9 @@ pub(crate) struct ThroughputArgs {
     #[arg(long)]
     mptcp: bool,
 
-    /// UDP target rate per stream; 0 = as fast as possible.
+    /// UDP: the send rate per stream; 0 = as fast as possible. TCP: a cap per stream, held by
+    /// the kernel's pacing at whichever end sends (SO_MAX_PACING_RATE, iperf3's --fq-rate); 0
+    /// or none: no cap.
     #[arg(long, short = 'b', value_name = "RATE", value_parser = crate::common::flags::not_negative_text)]
     bitrate: Option<String>,
 
@@ -334,13 +336,14 @@ impl ThroughputArgs {
             (None, None) => Amount::Seconds(10.0),
         };
         let rate = match (&self.bitrate, udp) {
-            (Some(_), false) => bail!(
-                "-b sets a UDP rate: use it with `wirespeed udp` (TCP runs as fast as the path allows)"
-            ),
             (Some(b), true) if b == "0" => 0,
             (Some(b), true) => b.parse::<BitRate>()?.bits_per_second(),
             (None, true) => 1_000_000,
-            (None, false) => 0,
+            (_, false) => 0,
+        };
+        let tcp_cap = match (&self.bitrate, udp) {
+            (Some(b), false) if b != "0" => Some(b.parse::<BitRate>()?.bits_per_second()),
+            _ => None,
         };
         if self.file.is_some() && (udp || self.reverse) {
             bail!(
@@ -395,6 +398,7 @@ impl ThroughputArgs {
             tos: self.tos,
             mptcp: self.mptcp,
             no_drain: false,
+            max_pacing_rate_bits_per_second: tcp_cap,
         };
         spec.validate().map_err(anyhow::Error::msg)?;
         Ok(spec)
@@ -1049,7 +1053,13 @@ mod tests {
         assert_eq!(a.spec(Protocol::Udp).unwrap().length_bytes, 1472);
         let a = parse(&["-b", "0"]).unwrap();
         assert_eq!(a.spec(Protocol::Udp).unwrap().rate_bits_per_second, 0);
-        assert!(a.spec(Protocol::Tcp).is_err(), "-b is UDP only");
+        assert_eq!(
+            a.spec(Protocol::Tcp)
+                .unwrap()
+                .max_pacing_rate_bits_per_second,
+            None,
+            "tcp -b 0: no cap, as iperf3's"
+        );
         let a = parse(&["-b", "10M", "-l", "8"]).unwrap();
         assert!(
             a.spec(Protocol::Udp)
@@ -1057,6 +1067,32 @@ mod tests {
                 .to_string()
                 .contains("-l 8")
         );
+    }
+
+    #[test]
+    fn tcp_b_is_a_per_stream_cap_in_the_spec() {
+        let spec = parse(&["-b", "5M", "-P", "2", "-R"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap();
+        assert_eq!(spec.max_pacing_rate_bits_per_second, Some(5_000_000));
+        assert_eq!(
+            spec.rate_bits_per_second, 0,
+            "the UDP send rate stays unset"
+        );
+        let udp = parse(&["-b", "5M"]).unwrap().spec(Protocol::Udp).unwrap();
+        assert_eq!(udp.max_pacing_rate_bits_per_second, None);
+        assert_eq!(udp.rate_bits_per_second, 5_000_000);
+        let e = parse(&["-b", "5M", "--no-pacing"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap_err();
+        assert!(e.to_string().contains("--no-pacing"), "{e}");
+        let e = parse(&["-b", "5"])
+            .unwrap()
+            .spec(Protocol::Tcp)
+            .unwrap_err();
+        assert!(e.to_string().starts_with("-b 5 bit/s"), "{e}");
     }
 
     #[test]

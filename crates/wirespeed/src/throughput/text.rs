@@ -92,6 +92,12 @@ pub(crate) fn header(spec: &TestSpec, agent: SocketAddr, in_process: bool) -> St
             ));
         }
     }
+    if let Some(cap) = spec.max_pacing_rate_bits_per_second {
+        extra.push_str(&format!(
+            ", capped at {} per stream (-b)",
+            RateFormat::Adaptive.format(cap as f64)
+        ));
+    }
     if let Some(tos) = spec.tos {
         extra.push_str(&format!(", TOS {}", wirespeed_model::dscp::describe(tos)));
     }

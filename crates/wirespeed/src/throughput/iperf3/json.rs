@@ -15,7 +15,7 @@
 use serde_json::{Value, json};
 use wirespeed_net::Protocol;
 use wirespeed_net::report::{Interval, IntervalSum, Role, StreamReport};
-use wirespeed_net::spec::{Amount, Direction, TestSpec};
+use wirespeed_net::spec::{Amount, Direction, Flow, TestSpec};
 use wirespeed_net::summary::{StreamPair, Sum};
 use wirespeed_report::Document;
 
@@ -154,17 +154,31 @@ fn intervals(result: &ThroughputResult, protocol: Protocol, sender: bool) -> Vec
                 datagrams: None,
                 retransmits: None,
             };
-            json!({
+            let mut out = json!({
                 "streams": streams,
                 "sum": interval_sum(iv, own.unwrap_or(&zero), protocol, sender),
-            })
+            });
+            // `--bidir`: iperf3's client sums the way back apart, as what it received.
+            if result.spec.direction == Direction::Both {
+                out["sum_bidir_reverse"] = interval_sum(
+                    iv,
+                    iv.sum_received.as_ref().unwrap_or(&zero),
+                    protocol,
+                    false,
+                );
+            }
+            out
         })
         .collect()
 }
 
 fn end_stream(pair: &StreamPair, result: &ThroughputResult, protocol: Protocol) -> Value {
-    // iperf3's `sender` in both blocks says whether the client is the sending end.
-    let client_is_sender = client_sends(&result.spec);
+    // iperf3's `sender` in both blocks says whether the client is the sending end: with
+    // `--bidir`, of this stream (false on the streams that come back).
+    let client_is_sender = match result.spec.direction {
+        Direction::Both => pair.flow == Flow::Upload,
+        _ => client_sends(&result.spec),
+    };
     let side = |r: &StreamReport, sender: bool| {
         let mut m = serde_json::Map::new();
         m.insert("socket".into(), json!(pair.id));
@@ -372,6 +386,13 @@ pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
             "remote_system": cpu.remote_system.unwrap_or(0.0),
         },
     });
+    if let (Some(sent), Some(received)) = (
+        &result.end.sum_sent_bidir_reverse,
+        &result.end.sum_received_bidir_reverse,
+    ) {
+        end["sum_sent_bidir_reverse"] = end_sum(sent, protocol, false, true);
+        end["sum_received_bidir_reverse"] = end_sum(received, protocol, false, false);
+    }
     match protocol {
         Protocol::Tcp => {
             let congestion = |pick: fn(&StreamPair) -> Option<&StreamReport>| {
