@@ -1056,3 +1056,27 @@ fn an_iperf3_client_beyond_max_sessions_is_refused_as_busy() {
         "the slot is given back when the test ends"
     );
 }
+
+/// iperf3's `-b` on TCP is a per-stream rate; where the service sends (`-R`) the kernel's
+/// pacing holds it. On loopback the first ten segments leave unpaced (64 KiB each without
+/// `-M`), so the check is a band around the cap, far below what loopback carries uncapped.
+#[test]
+fn an_iperf3_clients_tcp_rate_is_held_where_the_service_sends() {
+    let _serial = serial();
+    let (addr, h, t) = service(AgentConfig::default());
+    let Some((ok, doc)) = iperf3_client(addr, &["-R", "-b", "20M", "-t", "2", "-M", "1448"]) else {
+        h.stop();
+        t.join().unwrap();
+        return;
+    };
+    h.stop();
+    t.join().unwrap();
+    assert!(ok && doc.get("error").is_none(), "{}", doc["error"]);
+    let rate = doc["end"]["sum_received"]["bits_per_second"]
+        .as_f64()
+        .expect("a received rate");
+    assert!(
+        (15e6..30e6).contains(&rate),
+        "iperf3 -R -b 20M against the service: {rate} bit/s"
+    );
+}

@@ -489,6 +489,15 @@ fn session(
     // connection and read on the other).
     tcp_streams.sort_by_key(|(order, _)| *order);
     let tcp_streams: Vec<TcpStream> = tcp_streams.into_iter().map(|(_, t)| t).collect();
+    // iperf3's -b on TCP is a per-stream rate: where this end sends (-R, --bidir) the kernel's
+    // pacing holds it, as `tcp -b` does; a cap the socket does not take ends the test.
+    if !test.udp && test.bits_per_second > 0 {
+        for (t, &client_sends) in tcp_streams.iter().zip(&client_sends) {
+            if !client_sends && sock::cap_pacing_rate(t, test.bits_per_second).is_err() {
+                return Err(server_error(&mut ctrl, errno::SET_CONGESTION));
+            }
+        }
+    }
     for u in &udp_streams {
         let _ = sock::apply_options(u, &spec, false);
     }
