@@ -23,10 +23,11 @@ fn minimum_frames_above_line_rate_are_lost_only_at_the_queue() {
     let (b, f) = common::blast_then_stop(lab, emulator, 18, 1.5, None);
     let c = f.counters;
     eprintln!(
-        "offered {:.0} frames/s ({} sent), received {}; counters {c:?}; cost {:?}; host drops {}",
+        "offered {:.0} frames/s ({} sent), received {} ({} dropped by h2's stack); counters {c:?}; cost {:?}; host drops {}",
         b.sent as f64 / b.send_seconds,
         b.sent,
         b.received,
+        b.receiver_drops,
         f.cost,
         f.device.sender_tx_dropped
     );
@@ -39,10 +40,13 @@ fn minimum_frames_above_line_rate_are_lost_only_at_the_queue() {
         c.drops_memory * 100 <= c.frames_in,
         "the memory bound took more than 1% of the frames: {c:?}"
     );
+    // What the emulator forwarded reached h2: the receiver got it, or h2's own stack dropped
+    // it (a receiver starved of CPU on a busy machine), counted in h2's namespace.
     assert!(
-        b.received <= c.frames_out && b.received * 10 >= c.frames_out * 9,
-        "received {} of {} forwarded",
+        b.received <= c.frames_out && (b.received + b.receiver_drops) * 10 >= c.frames_out * 9,
+        "received {} of {} forwarded ({} dropped by h2's stack)",
         b.received,
-        c.frames_out
+        c.frames_out,
+        b.receiver_drops
     );
 }

@@ -289,10 +289,13 @@ fn a_client_that_vanishes_mid_test_does_not_hang_the_agent() {
     };
     let (addr, h) = agent(cfg);
     let interrupt = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // The agent sends (-R): an interrupted upload asks the agent for its count before it
+    // leaves (a finished exchange, not a vanished client); a receiving client just goes.
     let mut c = config(
         addr,
         TestSpec {
             amount: Amount::Seconds(30.0),
+            direction: Direction::Receive,
             ..TestSpec::default()
         },
     );
