@@ -283,6 +283,18 @@ pub(crate) fn base_unit(unit: &str) -> Option<(&'static str, f64)> {
 }
 
 /// The document's series: which document wrote them, then its result's own.
+/// A saved document (`testdata/report/*.json`) and its exposition's text, for the tests of
+/// each command's series.
+#[cfg(test)]
+pub(crate) fn saved_exposition<R: Metrics + serde::de::DeserializeOwned>(
+    json: &str,
+) -> (Document<serde_json::Value, R>, String) {
+    let doc: Document<serde_json::Value, R> =
+        wirespeed_report::decode::from_str(json).expect("a saved document decodes");
+    let text = exposition(&doc).text();
+    (doc, text)
+}
+
 pub(crate) fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
     let command = doc
         .schema

@@ -172,10 +172,9 @@ mod tests {
 
     #[test]
     fn round_trips_are_labelled_by_kind_phase_and_quantile_in_seconds() {
-        let doc: wirespeed_report::Document<serde_json::Value, LatencyResult> =
-            wirespeed_report::decode::from_str(include_str!("../../testdata/report/latency.json"))
-                .unwrap();
-        let text = crate::common::metrics::exposition(&doc).text();
+        let (doc, text) = crate::common::metrics::saved_exposition::<LatencyResult>(include_str!(
+            "../../testdata/report/latency.json"
+        ));
         let k = &doc.result.kinds[0];
         let name = kind_name(k.kind);
         let line = format!(

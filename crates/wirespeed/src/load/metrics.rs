@@ -89,10 +89,9 @@ mod tests {
 
     #[test]
     fn tests_are_labelled_by_hosts_lengths_and_source() {
-        let doc: wirespeed_report::Document<serde_json::Value, LoadResult> =
-            wirespeed_report::decode::from_str(include_str!("../../testdata/report/load.json"))
-                .unwrap();
-        let text = crate::common::metrics::exposition(&doc).text();
+        let (_, text) = crate::common::metrics::saved_exposition::<LoadResult>(include_str!(
+            "../../testdata/report/load.json"
+        ));
         assert!(text.contains("wirespeed_load_throughput_bytes_per_second{hosts=\"1\",lengths=\"64\",source=\"measured\"} 4936272\n"), "{text}");
         assert!(text.contains(
             "wirespeed_load_host_packets{hosts=\"1\",lengths=\"64\",host=\"1\"} 28047\n"

@@ -83,10 +83,9 @@ mod tests {
 
     #[test]
     fn hops_are_labelled_by_ttl_and_responder_in_seconds() {
-        let doc: wirespeed_report::Document<serde_json::Value, ProbeReport> =
-            wirespeed_report::decode::from_str(include_str!("../../testdata/report/probe.json"))
-                .unwrap();
-        let text = crate::common::metrics::exposition(&doc).text();
+        let (_, text) = crate::common::metrics::saved_exposition::<ProbeReport>(include_str!(
+            "../../testdata/report/probe.json"
+        ));
         assert!(text.contains("wirespeed_probe_min_round_trip_seconds{ttl=\"64\",responder=\"127.0.0.1\",size_bytes=\"64\"} 0.000002915\n"), "{text}");
         assert!(
             text.contains("wirespeed_probe_loss_ratio{ttl=\"64\",responder=\"127.0.0.1\"} 0\n")

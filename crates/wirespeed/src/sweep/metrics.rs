@@ -80,10 +80,9 @@ mod tests {
 
     #[test]
     fn cells_are_labelled_by_buffer_sizes_not_indexes() {
-        let doc: wirespeed_report::Document<serde_json::Value, SweepReport> =
-            wirespeed_report::decode::from_str(include_str!("../../testdata/report/sweep.json"))
-                .unwrap();
-        let text = crate::common::metrics::exposition(&doc).text();
+        let (_, text) = crate::common::metrics::saved_exposition::<SweepReport>(include_str!(
+            "../../testdata/report/sweep.json"
+        ));
         assert!(
             text.contains("wirespeed_sweep_throughput_bytes_per_second{send_buffer_bytes=\""),
             "{text}"

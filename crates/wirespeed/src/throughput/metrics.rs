@@ -165,10 +165,9 @@ mod tests {
 
     #[test]
     fn each_direction_and_stream_is_labelled_by_meaning() {
-        let doc: wirespeed_report::Document<serde_json::Value, ThroughputResult> =
-            wirespeed_report::decode::from_str(include_str!("../../testdata/report/tcp.json"))
-                .unwrap();
-        let text = crate::common::metrics::exposition(&doc).text();
+        let (doc, text) = crate::common::metrics::saved_exposition::<ThroughputResult>(
+            include_str!("../../testdata/report/tcp.json"),
+        );
         let up = doc.result.end.sum_received.bits_per_second;
         for needle in [
             format!(
