@@ -171,6 +171,20 @@ pub fn pacing_cap(fd: &impl AsFd) -> Option<u64> {
         .map(|r| r.saturating_mul(8))
 }
 
+/// The most bytes the kernel can hold between one TCP stream's sender and its reader: a full
+/// send buffer and a full receive buffer at their largest (`tcp_wmem` and `tcp_rmem`'s third
+/// field; 36 MiB where they cannot be read). What a sender's count may exceed the reader's by
+/// when a test ends with the reader behind.
+pub fn most_bytes_buffered() -> u64 {
+    let most = |file: &str, otherwise: u64| {
+        std::fs::read_to_string(file)
+            .ok()
+            .and_then(|t| t.split_whitespace().nth(2)?.parse::<u64>().ok())
+            .unwrap_or(otherwise)
+    };
+    most("/proc/sys/net/ipv4/tcp_wmem", 4 << 20) + most("/proc/sys/net/ipv4/tcp_rmem", 32 << 20)
+}
+
 /// Whether the kernel paces this socket on our asking (`SO_MAX_PACING_RATE` set).
 pub fn pacing_enabled(fd: &impl AsFd) -> bool {
     socket_options::max_pacing_rate(fd).is_ok_and(|r| r != u64::MAX)

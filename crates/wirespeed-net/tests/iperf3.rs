@@ -117,18 +117,6 @@ fn run(spec: TestSpec) -> Option<(Outcome, Value)> {
     Some((out, server.json()))
 }
 
-/// The bytes the kernel can hold between one stream's sender and its reader: a full send
-/// buffer and a full receive buffer at their largest (`tcp_wmem` and `tcp_rmem`'s maximum).
-fn in_flight_bound() -> f64 {
-    let most = |file: &str| {
-        std::fs::read_to_string(file)
-            .ok()
-            .and_then(|t| t.split_whitespace().nth(2)?.parse::<f64>().ok())
-            .unwrap_or(32.0 * 1048576.0)
-    };
-    most("/proc/sys/net/ipv4/tcp_wmem") + most("/proc/sys/net/ipv4/tcp_rmem")
-}
-
 fn near(a: f64, b: f64, tolerance: f64, what: &str) {
     let gap = (a - b).abs() / a.max(b);
     eprintln!("{what}: {a:.0} vs {b:.0} ({:.3} %)", gap * 100.0);
@@ -183,11 +171,12 @@ fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
             (theirs.bytes as f64, ours.bytes as f64)
         };
         let buffered = sent - got;
-        let widened = if buffered >= 0.0 && buffered <= in_flight_bound() {
-            tolerance + buffered / sent
-        } else {
-            tolerance
-        };
+        let widened =
+            if buffered >= 0.0 && buffered <= wirespeed_net::sock::most_bytes_buffered() as f64 {
+                tolerance + buffered / sent
+            } else {
+                tolerance
+            };
         near(sent, got, widened, &format!("stream {} bytes", ours.id));
         near(
             ours.bits_per_second(),

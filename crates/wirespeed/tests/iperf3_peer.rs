@@ -97,18 +97,6 @@ fn within(ours: f64, theirs: f64, percent: f64, what: &str) {
     );
 }
 
-/// The bytes the kernel can hold between one stream's sender and its reader: a full send
-/// buffer and a full receive buffer at their largest (`tcp_wmem` and `tcp_rmem`'s maximum).
-fn in_flight_bound() -> f64 {
-    let most = |file: &str| {
-        std::fs::read_to_string(file)
-            .ok()
-            .and_then(|t| t.split_whitespace().nth(2)?.parse::<f64>().ok())
-            .unwrap_or(32.0 * 1048576.0)
-    };
-    most("/proc/sys/net/ipv4/tcp_wmem") + most("/proc/sys/net/ipv4/tcp_rmem")
-}
-
 /// One transfer counted at both ends: within 2%, or, when the reader fell behind (a loaded
 /// machine, the busier half of `--bidir`), short of the sender's count by no more than what
 /// the streams' buffers can hold when the test ends. Never more received than sent.
@@ -116,7 +104,7 @@ fn same_transfer(sent: f64, received: f64, streams: u32, what: &str) {
     assert!(received > 0.0, "{what}: nothing received");
     let short = sent - received;
     let off = short.abs() / received * 100.0;
-    let buffered = in_flight_bound() * f64::from(streams);
+    let buffered = wirespeed_net::sock::most_bytes_buffered() as f64 * f64::from(streams);
     assert!(
         off <= 2.0 || (short >= 0.0 && short <= buffered),
         "{what}: sent {sent}, received {received} ({off:.2}% apart, more than the {buffered} B \

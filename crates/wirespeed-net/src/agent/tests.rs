@@ -1,0 +1,144 @@
+//! Unit tests of the agent, beside its module and apart from it.
+
+use super::*;
+
+#[test]
+fn nonsense_settings_are_named_with_their_flag() {
+    assert_eq!(AgentConfig::default().check(), Ok(()));
+    type Spoil = fn(&mut AgentConfig);
+    let cases: [(Spoil, &str); 8] = [
+        (|c| c.idle_timeout = Duration::ZERO, "--idle-timeout"),
+        (
+            |c| c.handshake_timeout = Duration::ZERO,
+            "--handshake-timeout",
+        ),
+        (|c| c.limits.max_duration = Duration::ZERO, "--max-duration"),
+        (|c| c.limits.max_sessions = 0, "--max-sessions"),
+        (|c| c.limits.max_streams = 0, "--max-streams"),
+        (|c| c.limits.max_pending = 0, "--max-pending"),
+        (|c| c.limits.max_memory_bytes = 1024, "--max-memory"),
+        (
+            |c| c.limits.max_rate_bits_per_second = Some(0),
+            "--max-rate",
+        ),
+    ];
+    for (spoil, flag) in cases {
+        let mut c = AgentConfig::default();
+        spoil(&mut c);
+        let e = c.check().unwrap_err();
+        assert!(e.starts_with(flag), "{e}");
+        assert!(
+            e.contains("e.g.") || e.contains("leave the flag out"),
+            "{e}"
+        );
+    }
+    let e = Agent::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        AgentConfig {
+            idle_timeout: Duration::ZERO,
+            ..AgentConfig::default()
+        },
+    )
+    .err()
+    .unwrap();
+    assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+}
+
+#[test]
+fn the_cap_is_the_limit_for_untimed_tests_and_t_plus_grace_for_timed_ones() {
+    let limits = Limits {
+        max_duration: Duration::from_secs(3),
+        ..Limits::default()
+    };
+    assert_eq!(limits.test_cap(None), Duration::from_secs(3));
+    assert_eq!(
+        limits.test_cap(Some(Duration::from_secs(1))),
+        Duration::from_secs(1) + END_GRACE
+    );
+    // A -t over the limit is refused on request; the cap never exceeds limit + grace.
+    assert_eq!(
+        limits.test_cap(Some(Duration::from_secs(60))),
+        Duration::from_secs(3) + END_GRACE
+    );
+    assert!(limits.cap_reached(None).contains("--max-duration"));
+    assert!(
+        limits
+            .cap_reached(Some(Duration::from_secs(60)))
+            .contains("--max-duration")
+    );
+    assert!(
+        limits
+            .cap_reached(Some(Duration::from_secs(1)))
+            .contains("did not end within 5 s of its -t (1 s)")
+    );
+}
+
+fn spawn_agent(
+    handshake: Duration,
+    max_pending: usize,
+) -> (SocketAddr, AgentHandle, JoinHandle<io::Result<()>>) {
+    let agent = Agent::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        AgentConfig {
+            handshake_timeout: handshake,
+            limits: Limits {
+                max_pending,
+                ..Limits::default()
+            },
+            ..AgentConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = agent.local_addr().unwrap();
+    let (h, t) = agent.spawn().unwrap();
+    (addr, h, t)
+}
+
+#[test]
+fn a_trickling_handshake_is_cut_at_its_deadline() {
+    let (addr, h, t) = spawn_agent(Duration::from_millis(300), 4);
+    // One byte every 100 ms would keep a per-read timeout alive forever.
+    let mut slow = TcpStream::connect(addr).unwrap();
+    let started = Instant::now();
+    let mut closed = false;
+    while started.elapsed() < Duration::from_secs(3) {
+        if std::io::Write::write_all(&mut slow, &[0]).is_err() {
+            closed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(closed, "a trickling peer outlived its handshake deadline");
+    assert!(started.elapsed() < Duration::from_secs(2));
+    assert_eq!(h.stats().sessions, 0);
+    h.stop();
+    t.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_full_pending_cap_closes_the_oldest_once_it_has_waited() {
+    let (addr, h, t) = spawn_agent(Duration::from_secs(20), 2);
+    let mut first = TcpStream::connect(addr).unwrap();
+    let _second = TcpStream::connect(addr).unwrap();
+    std::thread::sleep(EVICT_AFTER + Duration::from_millis(100));
+    let _third = TcpStream::connect(addr).unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    let got = first.read(&mut buf);
+    assert!(matches!(got, Ok(0) | Err(_)), "{got:?}");
+    let stats = h.stats();
+    assert!(stats.refused_pending >= 1, "{stats:?}");
+    // The evicted connection's handler releases its slot when it sees the shutdown, a
+    // moment after the peer sees its end of file: the count is back within the cap soon
+    // (it was 3 of 2 for that moment once on a loaded CI host), not necessarily at once.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while h.stats().pending > 2 && std::time::Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let stats = h.stats();
+    assert!(stats.pending <= 2, "{stats:?}");
+    h.stop();
+    t.join().unwrap().unwrap();
+}
