@@ -3,7 +3,7 @@
 # `#[ignore = "heavy tier: run by bench/heavy-tests.sh"]`, left out of the README's test
 # command to keep it within its time budget. Minutes of labs (AQM and loaded latency, the
 # per-hop chain, seed 003's 1990s hosts, a two-fault fleet, the lab side of seed 000) and the
-# real engines (podman and an eight-agent fleet, a kubelet node, a kube-apiserver). Run one at a
+# heavy engines (a kubelet node, a kube-apiserver; the podman fleet runs in the default tier). Run one at a
 # time, since the labs share the CPU with what they measure. Needs root, as CI has.
 #
 #   sudo bash bench/heavy-tests.sh [FILTER...]

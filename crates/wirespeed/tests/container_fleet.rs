@@ -157,8 +157,9 @@ fn status_field(pid: &str, field: &str) -> String {
         .unwrap_or_default()
 }
 
+// In the default tier (issue 36 asks for it in CI): 14 s with the image built from the
+// binary cargo has just built.
 #[test]
-#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn a_fleet_of_eight_container_agents_is_measured_pair_by_pair() {
     if let Some(why) = missing() {
         eprintln!("skipped: {why}");
