@@ -383,6 +383,11 @@ impl KubernetesArgs {
             self.probes.to_string(),
             "--probe-gap".into(),
             crate::mesh::DEFAULT_PROBE_GAP.into(),
+            // The Job starts with the DaemonSet: without the wait, every test of an agent
+            // whose pod is still starting fails (seen on a one-node cluster, where the mesh
+            // ran before the agent listened, and the Job failed with "connection refused").
+            "--wait-for-agents".into(),
+            AGENTS_START_WAIT.into(),
             "--json".into(),
         ];
         if let Some(p) = self.pairs {
@@ -457,8 +462,13 @@ impl KubernetesArgs {
     }
 }
 
+/// How long the Job's mesh waits for the agents' pods to listen (`mesh --wait-for-agents`),
+/// inside the 5 minutes the Job's deadline allows beyond the mesh.
+const AGENTS_START_WAIT: &str = "4m";
+
 /// The Job's `activeDeadlineSeconds`: twice the longest the mesh can take by its schedule,
-/// plus 5 minutes for the pod's start and busy hosts' set-up.
+/// plus 5 minutes for the pod's start, the wait for the agents' pods ([`AGENTS_START_WAIT`])
+/// and busy hosts' set-up.
 pub(crate) fn job_deadline_seconds(longest_mesh_seconds: f64) -> u64 {
     // Whole seconds up, from the microsecond (a sum of 0.05 s steps is not exact in binary).
     ((2.0 * longest_mesh_seconds * 1e6).round() / 1e6).ceil() as u64 + 300

@@ -9,6 +9,7 @@ pub(crate) mod html;
 mod metrics;
 mod sampling;
 mod text;
+mod wait;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -99,6 +100,12 @@ pub(crate) struct MeshArgs {
     /// How long a silent agent is waited for.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
     timeout: Duration,
+
+    /// Before the first test, wait up to DURATION for every agent's name to resolve and its
+    /// port to accept a connection (a mesh started beside its agents, as a Kubernetes Job
+    /// is); agents still silent then are named and their tests fail.
+    #[arg(long, value_name = "DURATION", value_parser = parse_duration, conflicts_with = "local")]
+    wait_for_agents: Option<Duration>,
 
     /// Append each finished test to FILE (JSON lines; docs/results-files.md). Never overwrites.
     #[arg(long, value_name = "FILE", conflicts_with = "resume")]
@@ -508,6 +515,19 @@ impl MeshArgs {
                 "--timeout is too short for any agent to answer: use at least 100ms (e.g. --timeout 10s)"
             );
         }
+        if let Some(w) = self.wait_for_agents
+            && w > wait::MAX_WAIT
+        {
+            bail!(
+                "--wait-for-agents {} is too long: at most 1h (e.g. --wait-for-agents 5m)",
+                format_seconds(w.as_secs_f64())
+            );
+        }
+        if self.wait_for_agents.is_some() && self.every.is_some() {
+            bail!(
+                "--wait-for-agents is for one mesh started beside its agents: drop it with --every (each scheduled mesh names its failed tests)"
+            );
+        }
         if let Some(n) = self.local
             && !(2..=16).contains(&n)
         {
@@ -591,10 +611,66 @@ fn agents_of(
             *key = Some(k);
             return check_agents(&entries).map(|()| (entries, Some(handles)));
         }
-        None => named_agents(args)?,
+        None => match args.wait_for_agents {
+            Some(wait) => agents_when_up(args, wait)?,
+            None => named_agents(args)?,
+        },
     };
     check_agents(&agents)?;
     Ok((agents, None))
+}
+
+/// `--wait-for-agents`: the named agents once their names resolve (a headless Service lists
+/// a pod only once it is Ready) and each accepts a connection, or at the end of `wait` with a
+/// warning naming the silent ones.
+fn agents_when_up(args: &MeshArgs, wait: Duration) -> anyhow::Result<Vec<AgentEntry>> {
+    let started = Instant::now();
+    let deadline = started + wait;
+    let agents = loop {
+        match named_agents(args) {
+            Ok(a) if a.len() >= 2 => break a,
+            other if Instant::now() >= deadline => break other?,
+            _ => std::thread::sleep(
+                deadline
+                    .saturating_duration_since(Instant::now())
+                    .min(Duration::from_secs(1)),
+            ),
+        }
+    };
+    wait_until_up(&agents, started, wait);
+    Ok(agents)
+}
+
+/// Waits until `deadline = started + wait` for each of `agents` to accept a connection, and
+/// says on stderr how long that took or which stayed silent.
+fn wait_until_up(agents: &[AgentEntry], started: Instant, wait: Duration) {
+    let addresses: Vec<SocketAddr> = agents.iter().map(|a| a.address).collect();
+    let up = wait::wait_for(
+        &addresses,
+        (started + wait).saturating_duration_since(Instant::now()),
+        wait::accepts,
+    );
+    let silent: Vec<&str> = agents
+        .iter()
+        .zip(&up)
+        .filter(|(_, u)| !**u)
+        .map(|(a, _)| a.name.as_str())
+        .collect();
+    if silent.is_empty() {
+        eprintln!(
+            "wirespeed: all {} agents answered after {}",
+            agents.len(),
+            format_seconds(started.elapsed().as_secs_f64())
+        );
+    } else {
+        eprintln!(
+            "wirespeed: warning: {} of {} agents did not answer within --wait-for-agents {}: {}",
+            silent.len(),
+            agents.len(),
+            format_seconds(wait.as_secs_f64()),
+            silent.join(", ")
+        );
+    }
 }
 
 impl MeshPlan {
@@ -1011,6 +1087,9 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
                     "{}: its agents were in-process (--local) and are gone; start a new mesh",
                     path.display()
                 );
+            }
+            if let Some(wait) = args.wait_for_agents {
+                wait_until_up(&resumed.plan.agents, Instant::now(), wait);
             }
             (resumed.plan, resumed.runs, Some(resumed.file))
         }
