@@ -121,8 +121,7 @@ impl LabFile {
 
     /// A topology file the user gave.
     pub(crate) fn read(path: &Path) -> anyhow::Result<LabFile> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read topology {}", path.display()))?;
+        let text = read_user_file(path, MAX_TOML_BYTES, "topology")?;
         Ok(LabFile {
             path: path.to_path_buf(),
             text: text.into(),
@@ -141,6 +140,30 @@ impl LabFile {
             &self.path.display().to_string(),
         )?)
     }
+}
+
+/// The most a TOML file the user gives (a topology, a model) may hold: the largest built-in
+/// one is a few KiB, so this only stops a wrong file (a log, a disk image) from being read
+/// whole into memory.
+pub(crate) const MAX_TOML_BYTES: u64 = 4 << 20;
+
+/// The text of a file the user named as `what`, refused without reading it whole when it is
+/// over `limit` bytes (a wrong path can name a huge file or a device that never ends).
+pub(crate) fn read_user_file(path: &Path, limit: u64, what: &str) -> anyhow::Result<String> {
+    use std::io::Read;
+    let shown = path.display();
+    let file = std::fs::File::open(path).with_context(|| format!("cannot read {what} {shown}"))?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("cannot read {what} {shown}"))?;
+    if bytes.len() as u64 > limit {
+        anyhow::bail!(
+            "{what} {shown} is larger than {} MiB: is it the right file?",
+            limit >> 20
+        );
+    }
+    String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{what} {shown} is not UTF-8 text"))
 }
 
 #[cfg(test)]

@@ -523,11 +523,6 @@ impl MeshArgs {
                 format_seconds(w.as_secs_f64())
             );
         }
-        if self.wait_for_agents.is_some() && self.every.is_some() {
-            bail!(
-                "--wait-for-agents is for one mesh started beside its agents: drop it with --every (each scheduled mesh names its failed tests)"
-            );
-        }
         if let Some(n) = self.local
             && !(2..=16).contains(&n)
         {
@@ -600,6 +595,7 @@ fn is_schedule_file(path: &std::path::Path) -> bool {
 fn agents_of(
     args: &MeshArgs,
     key: &mut Option<AuthKey>,
+    waited: &mut Option<String>,
 ) -> anyhow::Result<(Vec<AgentEntry>, Option<LocalAgents>)> {
     let agents = match args.local {
         Some(n) => {
@@ -612,7 +608,7 @@ fn agents_of(
             return check_agents(&entries).map(|()| (entries, Some(handles)));
         }
         None => match args.wait_for_agents {
-            Some(wait) => agents_when_up(args, wait)?,
+            Some(wait) => agents_when_up(args, wait, waited)?,
             None => named_agents(args)?,
         },
     };
@@ -622,8 +618,12 @@ fn agents_of(
 
 /// `--wait-for-agents`: the named agents once their names resolve (a headless Service lists
 /// a pod only once it is Ready) and each accepts a connection, or at the end of `wait` with a
-/// warning naming the silent ones.
-fn agents_when_up(args: &MeshArgs, wait: Duration) -> anyhow::Result<Vec<AgentEntry>> {
+/// warning naming the silent ones in `waited`.
+fn agents_when_up(
+    args: &MeshArgs,
+    wait: Duration,
+    waited: &mut Option<String>,
+) -> anyhow::Result<Vec<AgentEntry>> {
     let started = Instant::now();
     let deadline = started + wait;
     let agents = loop {
@@ -637,13 +637,14 @@ fn agents_when_up(args: &MeshArgs, wait: Duration) -> anyhow::Result<Vec<AgentEn
             ),
         }
     };
-    wait_until_up(&agents, started, wait);
+    *waited = wait_until_up(&agents, started, wait);
     Ok(agents)
 }
 
-/// Waits until `deadline = started + wait` for each of `agents` to accept a connection, and
-/// says on stderr how long that took or which stayed silent.
-fn wait_until_up(agents: &[AgentEntry], started: Instant, wait: Duration) {
+/// Waits until `started + wait` for each of `agents` to accept a connection; the warning
+/// naming those that stayed silent. It goes into the document, not to stderr: a Job's log
+/// (stdout and stderr together) must stay one JSON document.
+fn wait_until_up(agents: &[AgentEntry], started: Instant, wait: Duration) -> Option<String> {
     let addresses: Vec<SocketAddr> = agents.iter().map(|a| a.address).collect();
     let up = wait::wait_for(
         &addresses,
@@ -656,21 +657,15 @@ fn wait_until_up(agents: &[AgentEntry], started: Instant, wait: Duration) {
         .filter(|(_, u)| !**u)
         .map(|(a, _)| a.name.as_str())
         .collect();
-    if silent.is_empty() {
-        eprintln!(
-            "wirespeed: all {} agents answered after {}",
-            agents.len(),
-            format_seconds(started.elapsed().as_secs_f64())
-        );
-    } else {
-        eprintln!(
-            "wirespeed: warning: {} of {} agents did not answer within --wait-for-agents {}: {}",
+    (!silent.is_empty()).then(|| {
+        format!(
+            "{} of {} agents did not answer within --wait-for-agents {}: {}",
             silent.len(),
             agents.len(),
             format_seconds(wait.as_secs_f64()),
             silent.join(", ")
-        );
-    }
+        )
+    })
 }
 
 impl MeshPlan {
@@ -1069,6 +1064,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     let mut key = args.key.load().context("--auth-key-file")?;
     let mut _local = None;
     let mut repair = None;
+    let mut waited = None;
     let (plan, done, mut file) = match &args.resume {
         Some(path) => {
             if !args.agents.is_empty() || args.agents_file.is_some() || args.local.is_some() {
@@ -1089,12 +1085,12 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
                 );
             }
             if let Some(wait) = args.wait_for_agents {
-                wait_until_up(&resumed.plan.agents, Instant::now(), wait);
+                waited = wait_until_up(&resumed.plan.agents, Instant::now(), wait);
             }
             (resumed.plan, resumed.runs, Some(resumed.file))
         }
         None => {
-            let (agents, local) = agents_of(&args, &mut key)?;
+            let (agents, local) = agents_of(&args, &mut key, &mut waited)?;
             _local = local;
             let plan = MeshPlan::new(&args, agents);
             (plan, Vec::new(), None)
@@ -1119,6 +1115,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     );
     let mut doc = result.document(&plan);
     doc.warnings.extend(repair);
+    doc.warnings.extend(waited);
     if ex.interrupted {
         let planned = doc.result.tests_planned;
         let finished = ex.done.len();
@@ -1168,6 +1165,11 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
 /// record of the schedule's results file. A mesh cut by Ctrl-C is not recorded; `--resume`
 /// runs its slot again, whole.
 fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
+    if args.wait_for_agents.is_some() {
+        bail!(
+            "--wait-for-agents is for one mesh started beside its agents: drop it for a schedule (each scheduled mesh names its failed tests)"
+        );
+    }
     if args.csv {
         bail!(
             "--every prints one line per mesh and a summary: drop --csv (each mesh's whole document is in the results file)"
@@ -1181,7 +1183,7 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
         );
     }
     let mut key = args.key.load().context("--auth-key-file")?;
-    let (agents, _local) = agents_of(args, &mut key)?;
+    let (agents, _local) = agents_of(args, &mut key, &mut None)?;
     let plan = MeshPlan::new(args, agents);
     plan.check_sample()?;
     plan.check_parallel()?;

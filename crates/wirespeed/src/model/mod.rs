@@ -241,9 +241,12 @@ struct ModelParameters {
     probe_file: Option<PathBuf>,
 }
 
-fn load(file: &PathBuf) -> anyhow::Result<ModelFile> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read model file {}", file.display()))?;
+fn load(file: &std::path::Path) -> anyhow::Result<ModelFile> {
+    let text = crate::common::data::read_user_file(
+        file,
+        crate::common::data::MAX_TOML_BYTES,
+        "model file",
+    )?;
     ModelFile::from_toml(&text).with_context(|| format!("model file {}", file.display()))
 }
 
@@ -297,58 +300,97 @@ pub(crate) struct ProbedHop {
     echoed_minimums: Vec<(f64, f64)>,
 }
 
-fn read_probe(file: &PathBuf) -> anyhow::Result<Vec<ProbedHop>> {
-    let text = std::fs::read_to_string(file)
-        .with_context(|| format!("cannot read probe result {}", file.display()))?;
+fn read_probe(file: &std::path::Path) -> anyhow::Result<Vec<ProbedHop>> {
+    // A probe document keeps every probe: 100,000 of them make about 20 MiB.
+    let text = crate::common::data::read_user_file(file, 64 << 20, "probe result")?;
     parse_probe(&text, &file.display().to_string())
 }
 
 /// The hops of a probe result (`wirespeed probe --json`); `name` names it in errors.
 pub(crate) fn parse_probe(text: &str, name: &str) -> anyhow::Result<Vec<ProbedHop>> {
-    let doc: serde_json::Value = serde_json::from_str(text).with_context(|| {
+    // The schema first, so that another command's document is named as such rather than as
+    // a probe document missing its fields.
+    #[derive(serde::Deserialize)]
+    struct Schema {
+        schema: Option<String>,
+    }
+    let head: Schema = serde_json::from_str(text).with_context(|| {
         format!("{name} is not JSON: save a probe with `wirespeed probe HOST --json > FILE`")
     })?;
-    if doc["schema"] != "wirespeed.probe.v1" {
-        bail!(
-            "{name} is not a probe result (schema {}, expected wirespeed.probe.v1)",
-            doc["schema"]
-        );
+    let schema = head.schema.unwrap_or_default();
+    if schema != "wirespeed.probe.v1" {
+        bail!("{name} is not a probe result (schema {schema:?}, expected wirespeed.probe.v1)");
     }
-    let cost = |v: &serde_json::Value| -> Option<Cost> {
-        Some(Cost::new(
-            v["fixed_ms"].as_f64()?,
-            v["per_byte_ms"].as_f64()?,
-        ))
-    };
-    let hops = doc["result"]["hops"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    Ok(hops
-        .iter()
+    let doc: ProbeHops = serde_json::from_str(text).with_context(|| {
+        format!("{name}: a probe document this version cannot read (save it again with `wirespeed probe HOST --json > FILE`)")
+    })?;
+    Ok(doc
+        .result
+        .hops
+        .into_iter()
         .filter_map(|h| {
             Some(ProbedHop {
                 hop: MeasuredHop {
-                    hop: u32::try_from(h["ttl"].as_u64()?).ok()?,
-                    cost: cost(&h["fit"]["one_way"])?,
+                    hop: u32::from(h.ttl),
+                    cost: h.fit?.one_way,
                 },
-                responder: h["responder"].as_str().map(str::to_string),
-                destination: h["destination"].as_bool().unwrap_or(false),
-                increment: cost(&h["increment"]["cost"]),
-                echoed_minimums: h["sizes"]
-                    .as_array()
-                    .map(|rows| {
-                        rows.iter()
-                            .filter(|r| r["sent_bytes"] == r["returned_bytes"])
-                            .filter_map(|r| {
-                                Some((r["sent_bytes"].as_f64()?, r["min_rtt_ms"].as_f64()?))
-                            })
-                            .collect()
-                    })
-                    .unwrap_or_default(),
+                responder: h.responder,
+                destination: h.destination,
+                increment: h.increment.map(|i| i.cost),
+                // A size whose answer was cut short (an ICMP quote) is not an echo of it.
+                echoed_minimums: h
+                    .sizes
+                    .iter()
+                    .filter(|r| r.sent_bytes == r.returned_bytes)
+                    .map(|r| (r.sent_bytes as f64, r.min_rtt_ms))
+                    .collect(),
             })
         })
         .collect())
+}
+
+/// What `model compare` reads of a probe document: the hops' one-way fits, increments and
+/// per-size minimums. Not `probe::ProbeReport` whole: a document written by hand from a
+/// paper's figures (examples/bellovin-1992-ih-probe.json) names its responders by host name
+/// and carries only the fits.
+#[derive(serde::Deserialize)]
+struct ProbeHops {
+    result: ProbeHopList,
+}
+
+#[derive(serde::Deserialize)]
+struct ProbeHopList {
+    #[serde(default)]
+    hops: Vec<ProbeHop>,
+}
+
+#[derive(serde::Deserialize)]
+struct ProbeHop {
+    ttl: u8,
+    responder: Option<String>,
+    #[serde(default)]
+    destination: bool,
+    fit: Option<OneWayFit>,
+    increment: Option<IncrementCost>,
+    #[serde(default)]
+    sizes: Vec<SizeMinimum>,
+}
+
+#[derive(serde::Deserialize)]
+struct OneWayFit {
+    one_way: Cost,
+}
+
+#[derive(serde::Deserialize)]
+struct IncrementCost {
+    cost: Cost,
+}
+
+#[derive(serde::Deserialize)]
+struct SizeMinimum {
+    sent_bytes: usize,
+    returned_bytes: usize,
+    min_rtt_ms: f64,
 }
 
 #[derive(Debug, Serialize)]
