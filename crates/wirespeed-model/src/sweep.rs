@@ -207,6 +207,90 @@ pub fn remaining(plan: &[PlannedRun], done: &[RunRecord]) -> Vec<PlannedRun> {
         .collect()
 }
 
+/// How much each run carries.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Transfer {
+    /// This many payload bytes.
+    Bytes(u64),
+    /// For this many seconds.
+    Seconds(f64),
+}
+
+/// What a run costs beyond its transfer on a path of no delay (connections, buffers, the
+/// agent's report, both processes' bookkeeping); measured around 0.1-0.3 s on a busy 2-core
+/// host, so the larger figure.
+pub const RUN_SETUP_SECONDS: f64 = 0.3;
+
+/// Round trips a run spends outside its transfer: the control connection and its greeting,
+/// the test's parameters, the data connection, the agent's report, and the first windows of
+/// slow start.
+pub const RUN_ROUND_TRIPS: f64 = 6.0;
+
+/// An estimate of a plan's duration, made before its first run.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct PlanEstimate {
+    /// Seconds for every run of the plan.
+    pub seconds: f64,
+    /// Runs it counts.
+    pub runs: usize,
+    /// The longest single run, seconds.
+    pub longest_run_seconds: f64,
+    /// The round trip each window waits for, seconds.
+    pub round_trip_seconds: f64,
+    /// The rate no run may exceed, bytes/s (`None`: not known, window / RTT alone).
+    pub cap_bytes_per_second: Option<f64>,
+}
+
+/// The time a plan of `reps` runs at every (send, receive) point should take on a path whose
+/// full segment round trip is `round_trip_seconds` and whose rate is at most `cap` bytes/s:
+/// each run is window-bound (the smaller buffer asked for as its window: Linux's window is
+/// at least that, so the estimate errs long) until the cap. The seed's 17 x 17 x 4 runs of
+/// 8 MB were hours on its Ethernet; on a T1 they are most of a day (issue 31: 18.6 h), which
+/// is worth saying before the first run rather than after.
+pub fn estimate(
+    snd: &Axis,
+    rcv: &Axis,
+    reps: u32,
+    mss: u64,
+    transfer: Transfer,
+    round_trip_seconds: f64,
+    cap: Option<f64>,
+) -> PlanEstimate {
+    let rtt = if round_trip_seconds.is_finite() && round_trip_seconds > 0.0 {
+        round_trip_seconds
+    } else {
+        0.0
+    };
+    let cap = cap.filter(|c| c.is_finite() && *c > 0.0);
+    let mut total = 0.0;
+    let mut longest: f64 = 0.0;
+    for s in &snd.0 {
+        for r in &rcv.0 {
+            let window = s.bytes(mss).min(r.bytes(mss)).max(1) as f64;
+            let rate = match (rtt > 0.0, cap) {
+                (true, Some(c)) => (window / rtt).min(c),
+                (true, None) => window / rtt,
+                (false, Some(c)) => c,
+                (false, None) => f64::INFINITY,
+            };
+            let moving = match transfer {
+                Transfer::Bytes(b) => b as f64 / rate,
+                Transfer::Seconds(t) => t.max(0.0),
+            };
+            let run = moving + RUN_SETUP_SECONDS + RUN_ROUND_TRIPS * rtt;
+            longest = longest.max(run);
+            total += run * f64::from(reps);
+        }
+    }
+    PlanEstimate {
+        seconds: total,
+        runs: snd.0.len() * rcv.0.len() * reps as usize,
+        longest_run_seconds: longest,
+        round_trip_seconds: rtt,
+        cap_bytes_per_second: cap,
+    }
+}
+
 /// What the kernel's TCP_INFO showed at the end of a run.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct KernelView {
@@ -277,10 +361,108 @@ impl RunRecord {
 /// What the analysis needs to know about the path beyond the runs.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct PathFacts {
-    /// Payload bytes/s of the envelope ceiling, if a link rate was given.
+    /// Payload bytes/s of the path's ceiling, when it is known (a link rate given, or the
+    /// bottleneck of a lab's configured route).
     pub ceiling_bytes_per_second: Option<f64>,
     /// Wire bytes per payload byte on the modelled link (cycle wire / cycle payload).
     pub wire_bytes_per_payload_byte: f64,
+    /// The round trip of a full segment and its ACK over the empty path, seconds, when the
+    /// path itself is known (a lab's configured route).
+    #[serde(default)]
+    pub segment_round_trip_seconds: Option<f64>,
+    /// How much longer a full segment's frame takes to serialize than a SYN's at the path's
+    /// rate, seconds, when only the rate is known (`--link-rate`): added to the lowest round
+    /// trip a kernel saw, which is a small packet's.
+    #[serde(default)]
+    pub segment_serialization_seconds: Option<f64>,
+}
+
+impl Default for PathFacts {
+    /// Nothing known beyond the runs: no ceiling, no wire, no path.
+    fn default() -> Self {
+        PathFacts {
+            ceiling_bytes_per_second: None,
+            wire_bytes_per_payload_byte: 1.0,
+            segment_round_trip_seconds: None,
+            segment_serialization_seconds: None,
+        }
+    }
+}
+
+/// Where the round trip a window waits for comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum RoundTripBasis {
+    /// Computed from the configured path (a lab's route), or the lowest round trip the kernel
+    /// saw where that was longer.
+    Path,
+    /// The lowest round trip the kernel saw (a small packet's) plus a full segment's longer
+    /// serialization at the given rate.
+    LowestSeenPlusSegment {
+        /// What the serialization added, seconds.
+        segment_seconds: f64,
+    },
+    /// The lowest round trip the kernel saw: a small packet's, short of a full segment's by
+    /// its serialization, which no known rate could say.
+    #[default]
+    LowestSeen,
+}
+
+/// The round trip of a full segment and its ACK, the one a window of full segments waits for
+/// (issue 31: dividing by a small packet's round trip over-predicted window / RTT by 40-85% on
+/// a 1.544 Mbit/s path).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SegmentRoundTrip {
+    /// Seconds.
+    pub seconds: f64,
+    /// The lowest round trip any run's kernel saw, seconds, when one did.
+    pub lowest_seen_seconds: Option<f64>,
+    /// Where `seconds` comes from.
+    pub basis: RoundTripBasis,
+}
+
+/// The round trip of a full segment for these runs on this path: the configured path's when
+/// known (never below what a kernel saw), else the lowest seen plus a full segment's
+/// serialization at the known rate, else the lowest seen.
+pub fn segment_round_trip(runs: &[RunRecord], path: PathFacts) -> Option<SegmentRoundTrip> {
+    let lowest = lowest_rtt_us(runs.iter()).map(|us| f64::from(us) * 1e-6);
+    segment_round_trip_from(lowest, path)
+}
+
+/// [`segment_round_trip`] from the lowest round trip seen (`None`: no kernel said), as the plan
+/// estimate needs before any run of the grid.
+pub fn segment_round_trip_from(lowest: Option<f64>, path: PathFacts) -> Option<SegmentRoundTrip> {
+    let lowest = lowest.filter(|s| s.is_finite() && *s > 0.0);
+    if let Some(configured) = path
+        .segment_round_trip_seconds
+        .filter(|s| s.is_finite() && *s > 0.0)
+    {
+        return Some(SegmentRoundTrip {
+            seconds: lowest.map_or(configured, |l| l.max(configured)),
+            lowest_seen_seconds: lowest,
+            basis: RoundTripBasis::Path,
+        });
+    }
+    let seen = lowest?;
+    Some(
+        match path
+            .segment_serialization_seconds
+            .filter(|s| s.is_finite() && *s >= 0.0)
+        {
+            Some(extra) => SegmentRoundTrip {
+                seconds: seen + extra,
+                lowest_seen_seconds: Some(seen),
+                basis: RoundTripBasis::LowestSeenPlusSegment {
+                    segment_seconds: extra,
+                },
+            },
+            None => SegmentRoundTrip {
+                seconds: seen,
+                lowest_seen_seconds: Some(seen),
+                basis: RoundTripBasis::LowestSeen,
+            },
+        },
+    )
 }
 
 /// A cell of the matrix: the runs of one (send, receive) pair.
@@ -307,6 +489,9 @@ pub struct Cell {
     pub snd_granted_bytes: u64,
     /// Median SO_RCVBUF granted.
     pub rcv_granted_bytes: u64,
+    /// The largest receive window the sender saw in TCP_INFO, bytes (`None`: not reported).
+    #[serde(default)]
+    pub window_bytes: Option<u64>,
 }
 
 /// A row of the seed's table: the diagonal, send = receive.
@@ -371,6 +556,14 @@ pub struct SweepAnalysis {
     /// The path's bandwidth-delay product, the size the knee should be read against.
     #[serde(default)]
     pub bdp: Option<Bdp>,
+    /// The round trip window / RTT divides by.
+    #[serde(default)]
+    pub round_trip: Option<SegmentRoundTrip>,
+    /// The window the sender saw per byte of receive buffer asked for (median over the cells
+    /// whose kernel reported one): what a buffer of N packets on the axis is as a window
+    /// (issue 31: 1.41 N packets, unsaid).
+    #[serde(default)]
+    pub window_per_buffer_byte: Option<f64>,
 }
 
 /// The path's bandwidth-delay product: the window that keeps the path full. Below it the
@@ -384,8 +577,11 @@ pub struct Bdp {
     pub rate_bytes_per_second: f64,
     /// True when that rate is the envelope ceiling; false when it is the measured plateau.
     pub rate_is_ceiling: bool,
-    /// The lowest RTT any run's kernel saw, seconds.
+    /// The round trip of a full segment and its ACK (see `basis`), seconds.
     pub rtt_seconds: f64,
+    /// Where that round trip comes from.
+    #[serde(default)]
+    pub basis: RoundTripBasis,
 }
 
 /// The lowest RTT the runs' kernels saw, µs: TCP_INFO's min RTT where it has one, else its
@@ -403,19 +599,19 @@ fn lowest_rtt_us<'a>(runs: impl Iterator<Item = &'a RunRecord>) -> Option<u32> {
         .min()
 }
 
-/// The BDP at the ceiling (else at the plateau) and the lowest RTT the runs saw.
-fn bdp(runs: &[RunRecord], plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
-    let rtt_us = lowest_rtt_us(runs.iter())?;
+/// The BDP at the ceiling (else at the plateau) over a full segment's round trip.
+fn bdp(round_trip: Option<SegmentRoundTrip>, plateau: Option<f64>, path: PathFacts) -> Option<Bdp> {
+    let rtt = round_trip?;
     let (rate, rate_is_ceiling) = match path.ceiling_bytes_per_second {
         Some(c) if c > 0.0 => (c, true),
         _ => (plateau.filter(|&p| p > 0.0)?, false),
     };
-    let rtt_seconds = f64::from(rtt_us) * 1e-6;
     Some(Bdp {
-        bytes: rate * rtt_seconds,
+        bytes: rate * rtt.seconds,
         rate_bytes_per_second: rate,
         rate_is_ceiling,
-        rtt_seconds,
+        rtt_seconds: rtt.seconds,
+        basis: rtt.basis,
     })
 }
 
@@ -440,6 +636,7 @@ pub fn analyse(
     runs: &[RunRecord],
     path: PathFacts,
 ) -> SweepAnalysis {
+    let round_trip = segment_round_trip(runs, path);
     let mut cells = Vec::new();
     for s in 0..snd.0.len() {
         for r in 0..rcv.0.len() {
@@ -464,9 +661,16 @@ pub fn analyse(
                 percent_of_ceiling: path
                     .ceiling_bytes_per_second
                     .map(|c| 100.0 * median_rate / c),
-                predicted_bytes_per_second: predict(&here, snd_granted, rcv_granted, path),
+                predicted_bytes_per_second: round_trip
+                    .and_then(|rtt| predict(&here, snd_granted, rcv_granted, rtt.seconds, path)),
                 snd_granted_bytes: snd_granted,
                 rcv_granted_bytes: rcv_granted,
+                window_bytes: here
+                    .iter()
+                    .filter_map(|r| r.kernel)
+                    .map(|k| u64::from(k.snd_window_bytes))
+                    .filter(|&w| w > 0)
+                    .max(),
             });
         }
     }
@@ -568,6 +772,17 @@ pub fn analyse(
         }
     }
 
+    let ratios: Vec<f64> = cells
+        .iter()
+        .filter_map(|c| {
+            let asked = rcv.0[c.rcv_index].bytes(mss);
+            c.window_bytes
+                .filter(|_| asked > 0)
+                .map(|w| w as f64 / asked as f64)
+        })
+        .collect();
+    let window_per_buffer_byte = (!ratios.is_empty()).then(|| median(&ratios));
+
     SweepAnalysis {
         cells,
         diagonal,
@@ -576,11 +791,13 @@ pub fn analyse(
         limit,
         notches,
         pathological,
-        bdp: bdp(runs, plateau, path),
+        bdp: bdp(round_trip, plateau, path),
+        round_trip,
+        window_per_buffer_byte,
     }
 }
 
-/// Window / RTT for a cell: the usable window is the smaller of what the sender may keep
+/// Window / RTT for a cell (RTT: a full segment's, [`segment_round_trip`]): the usable window is the smaller of what the sender may keep
 /// unacknowledged and what the receiver advertises. Linux grants twice a request and uses about
 /// half of the granted space for payload, so half the granted size is the window; where the
 /// sender saw the peer's window in TCP_INFO that figure wins.
@@ -588,9 +805,12 @@ fn predict(
     runs: &[&RunRecord],
     snd_granted: u64,
     rcv_granted: u64,
+    round_trip_seconds: f64,
     path: PathFacts,
 ) -> Option<f64> {
-    let min_rtt_us = lowest_rtt_us(runs.iter().copied())?;
+    if round_trip_seconds <= 0.0 || !round_trip_seconds.is_finite() {
+        return None;
+    }
     let seen_window = runs
         .iter()
         .filter_map(|r| r.kernel)
@@ -608,7 +828,7 @@ fn predict(
         (rcv_granted / 2, 0.5)
     };
     let window = (snd_granted as f64 * share.min(1.0)).min(rcv_window as f64);
-    let rate = window / (f64::from(min_rtt_us) * 1e-6);
+    let rate = window / round_trip_seconds;
     Some(path.ceiling_bytes_per_second.map_or(rate, |c| rate.min(c)))
 }
 
@@ -851,6 +1071,7 @@ mod tests {
         let path = PathFacts {
             ceiling_bytes_per_second: None,
             wire_bytes_per_payload_byte: 1.0,
+            ..PathFacts::default()
         };
         let a = analyse(&axis, &axis, 1448, &runs, path);
         assert!(a.notches.is_empty(), "{:?}", a.notches);
@@ -882,6 +1103,7 @@ mod tests {
         let path = PathFacts {
             ceiling_bytes_per_second: Some(ceiling),
             wire_bytes_per_payload_byte: (2.0 * 1538.0 + 84.0) / 2920.0,
+            ..PathFacts::default()
         };
         let lance_wire = [3.4, 5.4, 6.1, 6.9, 7.7, 8.0, 8.4, 8.4, 8.6, 8.7, 8.8, 8.9];
         let runs = |table: &[f64]| -> Vec<RunRecord> {
@@ -949,6 +1171,7 @@ mod tests {
             PathFacts {
                 ceiling_bytes_per_second: None,
                 wire_bytes_per_payload_byte: 1.0,
+                ..PathFacts::default()
             },
         );
         assert_eq!(a.pathological.len(), 1, "{:?}", a.pathological);
@@ -982,6 +1205,7 @@ mod tests {
                 PathFacts {
                     ceiling_bytes_per_second: None,
                     wire_bytes_per_payload_byte: 1.0,
+                    ..PathFacts::default()
                 },
             )
         };
@@ -1022,6 +1246,7 @@ mod tests {
                 PathFacts {
                     ceiling_bytes_per_second: ceiling,
                     wire_bytes_per_payload_byte: 1.0,
+                    ..PathFacts::default()
                 },
             )
             .bdp
@@ -1054,6 +1279,7 @@ mod tests {
                 PathFacts {
                     ceiling_bytes_per_second: ceiling,
                     wire_bytes_per_payload_byte: 1.0,
+                    ..PathFacts::default()
                 },
             );
             assert!(a.diagonal.is_empty());
@@ -1084,6 +1310,7 @@ mod tests {
             PathFacts {
                 ceiling_bytes_per_second: Some(1000.0),
                 wire_bytes_per_payload_byte: 1.0,
+                ..PathFacts::default()
             },
         );
         let c = &a.cells[0];
@@ -1112,6 +1339,7 @@ mod tests {
             PathFacts {
                 ceiling_bytes_per_second: Some(1e10),
                 wire_bytes_per_payload_byte: 1.0,
+                ..PathFacts::default()
             },
         );
         assert_eq!(a.limit, PlateauLimit::Cpu);
@@ -1128,6 +1356,7 @@ mod tests {
             PathFacts {
                 ceiling_bytes_per_second: None,
                 wire_bytes_per_payload_byte: 1.0,
+                ..PathFacts::default()
             },
         )
     }
@@ -1164,6 +1393,106 @@ mod tests {
         let a = one_cell_no_ceiling(r);
         let predicted = a.cells[0].predicted_bytes_per_second.unwrap();
         assert!((predicted - 88_474_000.0).abs() < 1.0, "{predicted}");
+    }
+
+    /// Issue 31's sweep on a T1: the seed's grid (17 x 17 x 4 runs of 8 MiB) at a full
+    /// segment's 34.85 ms round trip and the T1's 181.7 KB/s takes most of a day; a small
+    /// grid takes seconds. Worked by hand: a window of w packets of 1448 bytes moves 8 MiB in
+    /// 8 MiB / min(w x 1448 / 34.85 ms, 181.7 KB/s), plus the run's setup.
+    #[test]
+    fn the_seeds_grid_on_a_t1_takes_most_of_a_day() {
+        let axis: Axis = "1..17".parse().unwrap();
+        let (rtt, cap) = (0.034_85, 181_700.0);
+        let e = estimate(
+            &axis,
+            &axis,
+            4,
+            1448,
+            Transfer::Bytes(8 << 20),
+            rtt,
+            Some(cap),
+        );
+        assert_eq!(e.runs, 1156);
+        let mut want = 0.0;
+        for s in 1..=17u64 {
+            for r in 1..=17u64 {
+                let rate = (s.min(r) as f64 * 1448.0 / rtt).min(cap);
+                want += 4.0 * ((8 << 20) as f64 / rate + RUN_SETUP_SECONDS + RUN_ROUND_TRIPS * rtt);
+            }
+        }
+        assert!((e.seconds - want).abs() < 1e-6, "{} vs {want}", e.seconds);
+        assert!(
+            e.seconds > 15.0 * 3600.0 && e.seconds < 25.0 * 3600.0,
+            "{}",
+            e.seconds
+        );
+        // One packet: 8 MiB at 41.5 KB/s.
+        assert!(
+            (e.longest_run_seconds - 202.4).abs() < 1.0,
+            "{}",
+            e.longest_run_seconds
+        );
+        let small: Axis = "2,8".parse().unwrap();
+        let s = estimate(
+            &small,
+            &small,
+            1,
+            1448,
+            Transfer::Bytes(64 << 10),
+            rtt,
+            Some(cap),
+        );
+        assert!(s.seconds < 5.0, "{}", s.seconds);
+        // Timed runs cost their time whatever the window; no round trip known: the cap alone.
+        let t = estimate(&small, &small, 2, 1448, Transfer::Seconds(1.0), 0.0, None);
+        assert!((t.seconds - 8.0 * (1.0 + RUN_SETUP_SECONDS)).abs() < 1e-9);
+    }
+
+    /// Issue 31: window / RTT divides by a full segment's round trip. The path's, when known;
+    /// else the lowest the kernel saw plus a full segment's serialization at the given rate;
+    /// else the lowest seen, said as such.
+    #[test]
+    fn window_over_rtt_uses_a_full_segments_round_trip() {
+        let mut r = record(0, 0, 0, 1e5);
+        r.snd_granted_bytes = 2 * 2896;
+        r.rcv_granted_bytes = 2 * 2896;
+        r.kernel = Some(KernelView {
+            rtt_us: 40_000,
+            min_rtt_us: 26_000,
+            snd_window_bytes: 2896,
+            ..KernelView::default()
+        });
+        let axis: Axis = "2".parse().unwrap();
+        let at = |path: PathFacts| analyse(&axis, &axis, 1448, std::slice::from_ref(&r), path);
+        let seen = at(PathFacts::default());
+        assert_eq!(seen.round_trip.unwrap().basis, RoundTripBasis::LowestSeen);
+        assert!((seen.cells[0].predicted_bytes_per_second.unwrap() - 2896.0 / 0.026).abs() < 1e-6);
+        let rate = at(PathFacts {
+            segment_serialization_seconds: Some(0.0075),
+            ..PathFacts::default()
+        });
+        assert!((rate.round_trip.unwrap().seconds - 0.0335).abs() < 1e-12);
+        let path = at(PathFacts {
+            ceiling_bytes_per_second: Some(50_000.0),
+            segment_round_trip_seconds: Some(0.034_85),
+            ..PathFacts::default()
+        });
+        let rt = path.round_trip.unwrap();
+        assert_eq!(rt.basis, RoundTripBasis::Path);
+        assert_eq!(rt.lowest_seen_seconds, Some(0.026));
+        // 2896 / 34.85 ms = 83.1 KB/s, capped by the 50 KB/s ceiling.
+        assert_eq!(path.cells[0].predicted_bytes_per_second, Some(50_000.0));
+        let bdp = path.bdp.unwrap();
+        assert!((bdp.bytes - 50_000.0 * 0.034_85).abs() < 1e-6);
+        // The window seen per byte of buffer asked: 2896 / (2 x 1448).
+        assert_eq!(path.window_per_buffer_byte, Some(1.0));
+        assert_eq!(path.cells[0].window_bytes, Some(2896));
+        // A configured round trip below what a kernel saw yields to the kernel.
+        let short = at(PathFacts {
+            segment_round_trip_seconds: Some(0.010),
+            ..PathFacts::default()
+        });
+        assert!((short.round_trip.unwrap().seconds - 0.026).abs() < 1e-12);
     }
 
     proptest! {

@@ -461,6 +461,116 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
     assert!(rows.iter().all(|r| r["paper"].is_null()));
 }
 
+/// Issue 31: a path that carries IPv4 and IPv6 is probed and reported over both. A one-router
+/// dual-stack chain (10 Mbit/s both sides, r1 forwarding at 100 us + 100 ns/byte): the method
+/// names both families, each family has its own per-hop and whole-path comparisons with the
+/// same rows, the configured column is the same for both (the file's costs), and each
+/// family's per-byte rows come near it. Heavy: two families' rounds over two labs.
+#[test]
+#[ignore = "heavy tier: run by bench/heavy-tests.sh"]
+fn bellovin_probes_both_families_of_a_dual_stack_path() {
+    if !can_build_labs("bellovin_probes_both_families_of_a_dual_stack_path") {
+        return;
+    }
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("ws-dual-stack-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("dual-stack.toml");
+    std::fs::write(
+        &file,
+        r#"name = "dual-stack"
+
+[[host]]
+name = "h1"
+
+[[host]]
+name = "h2"
+
+[[router]]
+name = "r1"
+icmp_ratelimit = false
+forward = { fixed = "100us", per_byte = "100ns" }
+answer = { fixed = "300us", per_byte = "2000ns" }
+
+[[link]]
+a = "h1"
+b = "r1"
+rate = "10M"
+length_m = 100
+
+[[link]]
+a = "r1"
+b = "h2"
+rate = "10M"
+length_m = 100
+"#,
+    )
+    .unwrap();
+    let started = std::time::Instant::now();
+    let doc = json(&[
+        "reproduce",
+        "bellovin",
+        "--topology",
+        file.to_str().unwrap(),
+        "--json",
+    ]);
+    let _ = std::fs::remove_dir_all(&dir);
+    // Two families of at most the longest budget each; this only catches a runaway loop.
+    assert!(started.elapsed().as_secs() < 400, "{:?}", started.elapsed());
+    let comparisons = doc["result"]["comparisons"].as_array().unwrap();
+    let titled = |family: &str, what: &str| {
+        comparisons
+            .iter()
+            .find(|c| {
+                let t = c["title"].as_str().unwrap_or_default();
+                t.contains(what) && t.contains(&format!("over {family}"))
+            })
+            .unwrap_or_else(|| panic!("no {what} over {family}: {comparisons:?}"))
+    };
+    let v4 = titled("IPv4", "Each hop");
+    let v6 = titled("IPv6", "Each hop");
+    titled("IPv4", "The whole path");
+    titled("IPv6", "The whole path");
+    assert!(
+        v4["method"]
+            .as_str()
+            .unwrap()
+            .contains("every address family the path carries (IPv4 and IPv6)"),
+        "{}",
+        v4["method"]
+    );
+    let (rows4, rows6) = (
+        v4["rows"].as_array().unwrap(),
+        v6["rows"].as_array().unwrap(),
+    );
+    let quantities = |rows: &[serde_json::Value]| -> Vec<String> {
+        rows.iter()
+            .map(|r| r["quantity"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(quantities(rows4), quantities(rows6));
+    for (a, b) in rows4.iter().zip(rows6) {
+        eprintln!("{a}\n{b}");
+        let q = a["quantity"].as_str().unwrap();
+        if !q.ends_with("fixed") {
+            assert_eq!(a["configured"], b["configured"], "{a} {b}");
+        }
+        // Each family measured every row; the per-byte costs going out come near the file's.
+        for r in [a, b] {
+            let (c, o) = (
+                r["configured"].as_f64().unwrap(),
+                r["ours"].as_f64().unwrap(),
+            );
+            assert!(o.is_finite(), "{r}");
+            if q.ends_with("per byte out") {
+                assert!((o / c - 1.0).abs() <= 0.08, "{r}");
+            }
+        }
+    }
+}
+
 /// A bellovin tolerance column, "2% (run +-0.62%)" or "20 us (run +-3.5 us)": the fixed
 /// tolerance and this run's interval, in the same unit (NaN-free: no interval reads infinite).
 fn tolerance_and_interval(column: &str) -> (f64, f64) {

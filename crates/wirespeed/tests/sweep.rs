@@ -167,3 +167,117 @@ fn loopback_sweep_figures_stay_short_in_the_default_unit() {
     let digits = figure.split('.').next().unwrap().len();
     assert!(digits <= 5, "{figure} in {}", run.stdout);
 }
+
+/// Issue 31's sweep on a slow path, inside the T1 lab (labs/t1-path.toml: h1 -[10M]- r1
+/// -[1.544M serial, 5 ms]- r2 -[100M]- h2). The seed's default grid is refused before its
+/// first run with its estimate and the flag that overrides it, leaving no file; a small grid
+/// reads the T1 as the ceiling without --link-rate, divides window by a full segment's round
+/// trip computed from the route (longer than the SYN's the kernel saw), caps every prediction
+/// by the ceiling, and reports the window the sender saw per buffer asked. About 10 s.
+#[test]
+fn issue_31_sweep_on_the_t1_path_reads_the_lab_and_refuses_the_seeds_grid() {
+    if !crate::lab::can_build_labs("sweep on the t1 path") {
+        return;
+    }
+    let _guard = crate::lab::LAB_LOCK
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let started = std::time::Instant::now();
+    let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
+    let lab = crate::verdicts::TestLab::up(std::path::Path::new(file));
+    let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
+    let agent = crate::verdicts::NsAgent::start(&h2, "198.18.2.2");
+    let dir = std::env::temp_dir().join(format!("ws-sweep-t1-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let refused = dir.join("refused.jsonl");
+    let run = crate::verdicts::in_namespace(
+        &h1,
+        &[
+            "sweep",
+            "198.18.2.2",
+            "-p",
+            &agent.port,
+            "--results",
+            refused.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.status, 2, "{}", run.stderr);
+    assert_eq!(run.stderr.trim().lines().count(), 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1156 runs would take about")
+            && run
+                .stderr
+                .contains(" h on this path (a full segment's round trip")
+            && run.stderr.contains("the ceiling of link r1-r2")
+            && run.stderr.contains("--budget"),
+        "{}",
+        run.stderr
+    );
+    assert!(!refused.exists(), "a refused plan leaves no file");
+
+    let results = dir.join("small.jsonl");
+    let run = crate::verdicts::in_namespace(
+        &h1,
+        &[
+            "sweep",
+            "198.18.2.2",
+            "-p",
+            &agent.port,
+            "--snd",
+            "1,4",
+            "--reps",
+            "1",
+            "-n",
+            "64KiB",
+            "--seed",
+            "1",
+            "--results",
+            results.to_str().unwrap(),
+            "--json",
+        ],
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let r = &doc["result"];
+    eprintln!("{}", serde_json::to_string_pretty(&r["analysis"]).unwrap());
+    eprintln!("{}", doc["verdicts"]);
+    // The T1's goodput: 1448 payload bytes of every 1500 on the serial line.
+    let ceiling = r["ceiling_bytes_per_second"].as_f64().unwrap();
+    assert!(
+        (ceiling - 1.544e6 / 8.0 * 1448.0 / 1500.0).abs() < 1.0,
+        "{ceiling}"
+    );
+    assert!(
+        r["ceiling_source"].as_str().unwrap().contains("r1-r2"),
+        "{}",
+        r["ceiling_source"]
+    );
+    let rtt = &r["analysis"]["round_trip"];
+    assert_eq!(rtt["basis"]["kind"], "path", "{rtt}");
+    let (full, lowest) = (
+        rtt["seconds"].as_f64().unwrap(),
+        rtt["lowest_seen_seconds"].as_f64().unwrap(),
+    );
+    // 10 ms of T1 delay both ways, 7.8 ms of a full segment on the T1 alone: the full
+    // segment's round trip is well above the SYN's.
+    assert!(full > 0.0178 && full < 0.022, "{rtt}");
+    assert!(full > lowest + 0.005, "{rtt}");
+    let bdp = r["analysis"]["bdp"]["bytes"].as_f64().unwrap();
+    assert!((bdp - ceiling * full).abs() < 1.0, "{bdp}");
+    for cell in r["analysis"]["cells"].as_array().unwrap() {
+        let predicted = cell["predicted_bytes_per_second"].as_f64().unwrap();
+        let measured = cell["median_bytes_per_second"].as_f64().unwrap();
+        assert!(predicted <= ceiling + 1e-6, "{cell}");
+        assert!(measured <= 1.05 * ceiling, "{cell}");
+    }
+    let estimate = r["estimate"]["seconds"].as_f64().unwrap();
+    assert!(estimate > 1.0 && estimate < 60.0, "{estimate}");
+    let verdicts = doc["verdicts"].to_string();
+    assert!(
+        verdicts.contains("computed from the configured path")
+            && verdicts.contains("the window the sender saw was"),
+        "{verdicts}"
+    );
+    assert!(started.elapsed().as_secs() < 60, "{:?}", started.elapsed());
+}

@@ -234,13 +234,13 @@ fn udp_has_no_buffer_autotuning_to_report() {
 }
 
 /// A running lab, taken down (by name) when dropped.
-struct TestLab {
+pub(crate) struct TestLab {
     name: String,
     status: serde_json::Value,
 }
 
 impl TestLab {
-    fn up(file: &Path) -> TestLab {
+    pub(crate) fn up(file: &Path) -> TestLab {
         let run = wirespeed(&["lab", "up", file.to_str().unwrap(), "--json"]);
         assert_eq!(run.status, 0, "{}", run.stderr);
         let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -263,7 +263,7 @@ impl TestLab {
             .unwrap()
     }
 
-    fn namespace(&self, node: &str) -> String {
+    pub(crate) fn namespace(&self, node: &str) -> String {
         self.node(node)["namespace"].as_str().unwrap().to_string()
     }
 
@@ -287,13 +287,13 @@ impl Drop for TestLab {
 }
 
 /// An agent in a namespace, with the idle timeout these tests use.
-struct NsAgent {
+pub(crate) struct NsAgent {
     _serve: crate::util::ServeProcess,
-    port: String,
+    pub(crate) port: String,
 }
 
 impl NsAgent {
-    fn start(ns: &str, addr: &str) -> NsAgent {
+    pub(crate) fn start(ns: &str, addr: &str) -> NsAgent {
         let serve = crate::util::ServeProcess::start_in(Some(ns), addr, &["--idle-timeout", "5s"]);
         NsAgent {
             port: serve.port.to_string(),
@@ -302,7 +302,7 @@ impl NsAgent {
     }
 }
 
-fn in_namespace(ns: &str, args: &[&str]) -> crate::util::Run {
+pub(crate) fn in_namespace(ns: &str, args: &[&str]) -> crate::util::Run {
     let out = Command::new("ip")
         .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")])
         .args(args)

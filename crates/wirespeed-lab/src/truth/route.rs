@@ -452,6 +452,43 @@ impl RouteTruth {
         self.hops.iter().map(|h| u64::from(h.mtu)).min()
     }
 
+    /// The round trip of one full-size TCP segment of `ip` over the empty route and the ACK
+    /// that answers it, seconds: each link direction's propagation delay and store-and-forward
+    /// serialization (a hidden hop serializes again), the routers' forwarding and the hosts'
+    /// processing, both ways. This, not the lowest round trip a kernel saw (its SYN's, a
+    /// small packet), is what a window of full segments waits for before it may send again
+    /// (issue 31: a 1.544 Mbit/s path whose SYN came back in 26 ms and a full segment's ACK
+    /// in 34.85 ms). Queueing is not in it: the path is empty.
+    pub fn segment_round_trip_seconds(&self, ip: IpVersion) -> f64 {
+        let data = self.path_mtu().unwrap_or(1500);
+        let ack = ip.header_bytes() + Transport::Tcp { timestamps: true }.header_bytes();
+        let wire = |layer: LinkLayer, packet: u64, bps: u64| {
+            if bps == 0 {
+                0.0
+            } else {
+                layer.frame(packet).wire as f64 * 8.0 / bps as f64
+            }
+        };
+        let links: f64 = self
+            .hops
+            .iter()
+            .map(|h| {
+                let serializations = 1.0 + f64::from(h.hidden_hops);
+                2.0 * h.delay_seconds
+                    + serializations
+                        * (wire(h.layer, data, h.rate_bits_per_second)
+                            + wire(h.layer, ack, h.return_rate_bits_per_second))
+                    + h.forward.seconds(data)
+                    + h.return_forward.seconds(ack)
+            })
+            .sum();
+        links
+            + self.source_transmit.seconds(data)
+            + self.destination_receive.seconds(data)
+            + self.destination_transmit.seconds(ack)
+            + self.source_receive.seconds(ack)
+    }
+
     /// Every element's goodput ceiling for a flow of `shape`, and the lowest.
     ///
     /// A link direction is the envelope of its rate, framing and duplex at the path MTU (ACKs
@@ -686,6 +723,31 @@ mod tests {
         let back = route(&t, &plan, "h2", address_of(&t, &plan, "h1", false)).unwrap();
         assert_eq!(back.hops[0].link, "r2-h2");
         assert_eq!(back.hops[0].from, "h2");
+    }
+
+    /// Issue 31's sweep: a full segment's round trip on the T1 path is its SYN's plus the
+    /// serialization of 1500 bytes on every link, worked by hand here.
+    #[test]
+    fn a_full_segment_round_trip_adds_every_links_serialization() {
+        let t = lab("t1-path.toml");
+        let plan = addressing::plan(&t);
+        let r = route(&t, &plan, "h1", address_of(&t, &plan, "h2", false)).unwrap();
+        let rtt = r.segment_round_trip_seconds(IpVersion::V4 { options_bytes: 0 });
+        // Data: 1500-byte packets; Ethernet adds 38 bytes on the wire, the serial line
+        // (as the lab frames it) what `LinkLayer::Serial` says; ACKs: 52-byte packets.
+        let eth = |p: f64, bps: f64| (p.max(46.0) + 38.0) * 8.0 / bps;
+        let serial = |p: u64| LinkLayer::Serial.frame(p).wire as f64 * 8.0 / 1.544e6;
+        let delays: f64 = r.hops.iter().map(|h| 2.0 * h.delay_seconds).sum();
+        let want = delays
+            + eth(1500.0, 10e6)
+            + eth(52.0, 10e6)
+            + serial(1500)
+            + serial(52)
+            + eth(1500.0, 100e6)
+            + eth(52.0, 100e6);
+        assert!((rtt - want).abs() < 1e-9, "{rtt} vs {want}");
+        // The T1 alone holds a full segment 7.8 ms: far above a small packet's round trip.
+        assert!(rtt > delays + 7.7e-3 && rtt < delays + 9.5e-3, "{rtt}");
     }
 
     #[test]

@@ -13,7 +13,7 @@ use wirespeed_net::auth::AuthKey;
 use wirespeed_net::report::{Interval, Role, StreamReport};
 use wirespeed_net::{Amount, ClientConfig, Direction, Protocol, TestSpec, client};
 
-use super::{PointRequest, PointRunner};
+use super::{PathProbe, PointRequest, PointRunner};
 
 /// A runner bound to one agent.
 pub(crate) struct AgentRunner {
@@ -127,20 +127,55 @@ impl PointRunner for AgentRunner {
         }
     }
 
-    /// The MSS the kernel picks for this path: a short default transfer, read from TCP_INFO.
-    /// On loopback the kernel's figure moves between runs (32768 to 65483 bytes), which would
-    /// make "1 packet" mean another size in each sweep; there the packet is fixed instead at
-    /// the TCP payload of the largest IP packet loopback carries.
-    fn path_mss(&mut self) -> anyhow::Result<u64> {
-        if self.agent.ip().is_loopback() {
-            return Ok(loopback_packet_bytes(self.agent.ip().is_ipv6()));
+    /// A short default transfer (64 KiB: a third of a second on a T1, so that every sweep,
+    /// one point or many, can afford it): the MSS the kernel picks for this path, the lowest
+    /// round trip it saw (its SYN's) and the rate reached, from TCP_INFO and the agent's
+    /// count; a rate from so short a transfer is slow start's, a floor of the path's. On loopback the
+    /// kernel's MSS moves between runs (32768 to 65483 bytes), which would make "1 packet" mean
+    /// another size in each sweep; there the packet is fixed instead at the TCP payload of the
+    /// largest IP packet loopback carries.
+    fn probe(&mut self) -> anyhow::Result<PathProbe> {
+        let outcome = self.test(self.spec(Amount::Bytes(64 * 1024)))?;
+        let info = stream(&outcome.client.streams, Role::Sender).and_then(|s| s.tcp_info.as_ref());
+        let mss = if self.agent.ip().is_loopback() {
+            loopback_packet_bytes(self.agent.ip().is_ipv6())
+        } else {
+            info.map(|t| u64::from(t.mss_bytes))
+                .filter(|&m| m > 0)
+                .context("the kernel did not report an MSS; give one with -M")?
+        };
+        let received = outcome
+            .agent
+            .as_ref()
+            .and_then(|a| stream(&a.streams, Role::Receiver));
+        Ok(PathProbe {
+            mss,
+            lowest_rtt_seconds: info
+                .and_then(|t| t.min_rtt_seconds.or(Some(t.rtt_seconds)))
+                .filter(|s| s.is_finite() && *s > 0.0),
+            bytes_per_second: received
+                .filter(|r| r.seconds > 0.0 && r.bytes > 0)
+                .map(|r| r.bytes as f64 / r.seconds),
+        })
+    }
+
+    /// The route to the agent and back as the lab configured it, when this process runs in a
+    /// wirespeed lab that holds the agent's address (`tcp` reads the same).
+    fn lab_route(&self) -> Option<wirespeed_lab::inside::RoutePair> {
+        if self.local.is_some() || self.agent.ip().is_loopback() {
+            return None;
         }
-        let outcome = self.test(self.spec(Amount::Bytes(256 * 1024)))?;
-        stream(&outcome.client.streams, Role::Sender)
-            .and_then(|s| s.tcp_info.as_ref())
-            .map(|t| u64::from(t.mss_bytes))
-            .filter(|&m| m > 0)
-            .context("the kernel did not report an MSS; give one with -M")
+        // The address this host leaves by towards the agent: a connected UDP socket sends
+        // nothing, the kernel only picks the route.
+        let bind: SocketAddr = if self.agent.is_ipv6() {
+            (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
+        } else {
+            (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
+        };
+        let socket = std::net::UdpSocket::bind(bind).ok()?;
+        socket.connect(self.agent).ok()?;
+        let local = socket.local_addr().ok()?;
+        wirespeed_lab::inside::routes_between(local.ip(), self.agent.ip())
     }
 
     fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord> {

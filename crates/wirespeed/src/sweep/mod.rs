@@ -16,7 +16,9 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use wirespeed_model::sweep::{self, Axis, PathFacts, PlannedRun, RunRecord};
+use wirespeed_lab::inside::RoutePair;
+use wirespeed_lab::truth::{Element, FlowShape};
+use wirespeed_model::sweep::{self, Axis, PathFacts, PlanEstimate, PlannedRun, RunRecord};
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 use wirespeed_report::Document;
@@ -142,11 +144,17 @@ pub(crate) struct SweepArgs {
     /// Continue the partial sweep in FILE: its plan is reused, its finished runs are kept (a
     /// run torn by a crash is cut off, said on stderr, and run again).
     #[arg(long, value_name = "FILE", conflicts_with_all = [
-        "snd", "rcv", "reps", "bytes", "time", "mss", "seed",
+        "snd", "rcv", "reps", "bytes", "time", "mss", "seed", "budget",
     ])]
     resume: Option<PathBuf>,
 
-    /// Link rate, for the envelope ceiling and on-the-wire figures (e.g. 10M).
+    /// Refuse a new sweep whose plan is estimated to take longer than this (the estimate is
+    /// printed before the first run; give a longer budget to run it anyway).
+    #[arg(long, value_name = "DURATION", default_value = "1h", value_parser = parse_duration)]
+    budget: Duration,
+
+    /// Link rate, for the envelope ceiling and on-the-wire figures (e.g. 10M); inside a
+    /// wirespeed lab the configured route's bottleneck is read without it.
     #[arg(long, value_name = "RATE")]
     link_rate: Option<BitRate>,
 
@@ -194,12 +202,27 @@ pub(crate) struct PointRequest {
     pub(crate) mss: Option<u32>,
 }
 
+/// What a short transfer before the first run found of the path.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PathProbe {
+    /// The MSS a packet stands for when none was asked for.
+    pub(crate) mss: u64,
+    /// The lowest round trip its kernel saw (a small packet's), seconds.
+    pub(crate) lowest_rtt_seconds: Option<f64>,
+    /// The payload rate it reached, bytes/s.
+    pub(crate) bytes_per_second: Option<f64>,
+}
+
 /// Runs one transfer at one grid point; the loop fills in the indices.
 pub(crate) trait PointRunner {
     /// A name for the target ("loopback", "host:port").
     fn target(&self) -> String;
-    /// The MSS a packet stands for when none was asked for.
-    fn path_mss(&mut self) -> anyhow::Result<u64>;
+    /// A short transfer before the plan: the path's MSS, round trip and rate.
+    fn probe(&mut self) -> anyhow::Result<PathProbe>;
+    /// The route to the target as a wirespeed lab configured it, when the sweep runs in one.
+    fn lab_route(&self) -> Option<RoutePair> {
+        None
+    }
     /// One run.
     fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord>;
 }
@@ -253,6 +276,12 @@ pub(crate) fn run(
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<()> {
     let mut repair = None;
+    let route = if args.link_rate.is_none() {
+        runner.lab_route()
+    } else {
+        None
+    };
+    let mut estimate = None;
     let (plan, mut done, mut file) = match &args.resume {
         Some(path) => {
             let resumed = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
@@ -264,20 +293,18 @@ pub(crate) fn run(
         }
         None => {
             let seed = args.seed.unwrap_or_else(random_seed);
-            let mss = match args.mss {
-                Some(m) => u64::from(m),
-                None => match runner.path_mss() {
-                    Ok(m) => m,
-                    Err(_) if stop() => {
-                        return Err(crate::common::interrupt::Interrupted {
-                            message: "stopped before the first run; nothing was saved".into(),
-                            resume: None,
-                        }
-                        .into());
+            let probe = match runner.probe() {
+                Ok(p) => p,
+                Err(_) if stop() => {
+                    return Err(crate::common::interrupt::Interrupted {
+                        message: "stopped before the first run; nothing was saved".into(),
+                        resume: None,
                     }
-                    Err(e) => return Err(e),
-                },
+                    .into());
+                }
+                Err(e) => return Err(e),
             };
+            let mss = args.mss.map_or(probe.mss, u64::from);
             let plan = SweepPlan {
                 schema: RUNS_SCHEMA.to_string(),
                 target: runner.target(),
@@ -296,6 +323,21 @@ pub(crate) fn run(
                 .unwrap_or_else(|| PathBuf::from(format!("sweep-{seed}.jsonl")));
             // Created by the first run kept: an agent that never answers leaves no file.
             RunsFile::check_new(&path)?;
+            let facts = path_facts(&args, &route, mss);
+            let e = plan_estimate(&plan, &facts.facts, probe);
+            if e.seconds > args.budget.as_secs_f64() {
+                bail!(
+                    "the plan's {} runs would take about {} on this path ({}), more than \
+                     --budget {}: give a smaller grid (for example --snd 1..17:4 --reps 1 -n \
+                     1MiB) or a longer budget, --budget {}h",
+                    e.runs,
+                    hours(e.seconds),
+                    estimate_basis(&e, &facts),
+                    hours(args.budget.as_secs_f64()),
+                    (e.seconds / 3600.0).ceil(),
+                );
+            }
+            estimate = Some(e);
             (plan, Vec::new(), Results::Pending(path))
         }
     };
@@ -304,15 +346,22 @@ pub(crate) fn run(
     let quiet = args.output.json || !std::io::stderr().is_terminal();
     if !quiet {
         eprintln!(
-            "sweep: {} runs ({} already done), seed {} (replay with --seed {}), results in {}",
+            "sweep: {} runs ({} already done){}, seed {} (replay with --seed {}), results in {}",
             order.len(),
             order.len() - todo.len(),
+            estimate.map_or(String::new(), |e| format!(
+                ", about {} on this path",
+                hours(e.seconds)
+            )),
             plan.seed,
             plan.seed,
             file.path().display()
         );
     }
-    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, stop);
+    let per_run = estimate
+        .filter(|e| e.runs > 0)
+        .map(|e| Duration::from_secs_f64(e.seconds / e.runs as f64));
+    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, stop, per_run);
     let saved = done.len();
     // Nothing kept (the agent never answered, or the signal came first): nothing measured,
     // so nothing on stdout and no file (docs/exit-status.md, status 2 or 130/143).
@@ -329,7 +378,8 @@ pub(crate) fn run(
             None => {}
         }
     }
-    let report = build_report(&args, plan, order.len(), done, file.path());
+    let mut report = build_report(&args, &route, plan, order.len(), done, file.path());
+    report.estimate = estimate;
     let mut doc = Document::new("sweep", args_summary(&args), report);
     doc.verdicts = doc.result.verdicts();
     doc.warnings.extend(repair);
@@ -414,10 +464,6 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     command_line(&words)
 }
 
-/// What a run costs beyond its transfer (connections, buffers, the agent's report), for the
-/// first estimate of the time left.
-const RUN_SETUP_SECONDS: f64 = 0.3;
-
 /// The results file of a sweep, created by the first run that has something to keep.
 enum Results {
     /// Not created yet: the path, found free when the sweep started.
@@ -453,10 +499,12 @@ fn execute(
     file: &mut Results,
     done: &mut Vec<RunRecord>,
     stop: &dyn Fn() -> bool,
+    estimate: Option<Duration>,
 ) -> Option<Stop> {
-    let per_run = plan
-        .transfer_seconds
-        .map(|t| Duration::from_secs_f64(t + RUN_SETUP_SECONDS));
+    let per_run = estimate.or_else(|| {
+        plan.transfer_seconds
+            .map(|t| Duration::from_secs_f64(t + sweep::RUN_SETUP_SECONDS))
+    });
     // On stderr even with --json: a long series is never silent.
     let bar = crate::common::progress::Progress::start(
         "sweep",
@@ -512,41 +560,130 @@ fn execute(
 
 fn build_report(
     args: &SweepArgs,
+    route: &Option<RoutePair>,
     plan: SweepPlan,
     planned: usize,
     runs: Vec<RunRecord>,
     path: &Path,
 ) -> SweepReport {
-    let (ceiling, wire_factor) = ceiling(args, plan.mss_bytes);
-    let analysis = sweep::analyse(
-        &plan.snd,
-        &plan.rcv,
-        plan.mss_bytes,
-        &runs,
-        PathFacts {
-            ceiling_bytes_per_second: ceiling,
-            wire_bytes_per_payload_byte: wire_factor,
-        },
-    );
+    let known = path_facts(args, route, plan.mss_bytes);
+    let analysis = sweep::analyse(&plan.snd, &plan.rcv, plan.mss_bytes, &runs, known.facts);
     SweepReport {
         complete: runs.len() == planned,
         plan,
         results_file: path.display().to_string(),
         runs_planned: planned,
         runs,
-        ceiling_bytes_per_second: ceiling,
+        ceiling_bytes_per_second: known.facts.ceiling_bytes_per_second,
+        ceiling_source: known.source,
+        estimate: None,
         analysis,
         rate_format: args.output.rate_format,
     }
 }
 
-/// The envelope ceiling and wire bytes per payload byte for an Ethernet carrying this MSS.
-fn ceiling(args: &SweepArgs, mss: u64) -> (Option<f64>, f64) {
+/// What is known of the path, and where the ceiling comes from in words.
+struct KnownPath {
+    facts: PathFacts,
+    source: Option<String>,
+}
+
+/// The path's ceiling, wire overhead and full-segment round trip: from `--link-rate` (an
+/// Ethernet of that rate; a full segment's serialization added to the lowest round trip a
+/// kernel saw), else from the lab's configured route, as `tcp` reads it (its bottleneck's
+/// ceiling, its whole round trip), else nothing but the runs.
+fn path_facts(args: &SweepArgs, route: &Option<RoutePair>, mss: u64) -> KnownPath {
+    if let Some(rate) = args.link_rate {
+        let (ceiling, factor) = ethernet(args, rate, mss);
+        // A SYN: the IP header, TCP's 20 bytes and 20 of options (MSS, SACK, timestamps,
+        // window scale).
+        let frame = |packet: u64| LinkLayer::Ethernet { vlan_tags: 0 }.frame(packet).wire;
+        let full = frame(mss + 20 + 32);
+        let syn = frame(20 + 40);
+        return KnownPath {
+            facts: PathFacts {
+                ceiling_bytes_per_second: ceiling,
+                wire_bytes_per_payload_byte: factor,
+                segment_serialization_seconds: Some(
+                    full.saturating_sub(syn) as f64 * 8.0 / rate.bits_per_second() as f64,
+                ),
+                ..PathFacts::default()
+            },
+            source: Some(format!("--link-rate {rate} Ethernet")),
+        };
+    }
+    if let Some(pair) = route
+        && let Some(known) = lab_path(pair)
+    {
+        return known;
+    }
+    let (_, factor) = ethernet(args, BitRate::from_bits_per_second(10_000_000), mss);
+    KnownPath {
+        facts: PathFacts {
+            wire_bytes_per_payload_byte: factor,
+            ..PathFacts::default()
+        },
+        source: None,
+    }
+}
+
+/// The lab's route as the sweep's path: the data go there (the sweep's client sends).
+fn lab_path(pair: &RoutePair) -> Option<KnownPath> {
+    let route = &pair.there;
+    let ip = match route.address.parse::<std::net::IpAddr>().ok()? {
+        std::net::IpAddr::V4(_) => IpVersion::V4_PLAIN,
+        std::net::IpAddr::V6(_) => IpVersion::V6,
+    };
+    let b = route.bottleneck(FlowShape::tcp(ip)).ok()?;
+    let hop = match b.element.element {
+        Element::Link { hop }
+        | Element::ReturnLink { hop }
+        | Element::Router { hop }
+        | Element::ReturnRouter { hop } => hop,
+        Element::SourceHost | Element::DestinationHost => 0,
+    };
+    let factor = route.hops.get(hop).and_then(|h| {
+        EnvelopeParams {
+            rate: BitRate::from_bits_per_second(h.rate_bits_per_second),
+            link: h.layer,
+            mtu: b.path_mtu,
+            ip,
+            transport: Transport::Tcp { timestamps: true },
+            duplex: Duplex::Full,
+            ack_every: 2,
+            udp_payload: None,
+            rtt: None,
+        }
+        .compute()
+        .ok()
+        .map(|e| e.cycle_wire_bytes as f64 / e.cycle_payload_bytes as f64)
+    });
+    Some(KnownPath {
+        facts: PathFacts {
+            ceiling_bytes_per_second: Some(b.element.ceiling_bits_per_second / 8.0),
+            wire_bytes_per_payload_byte: factor.unwrap_or(1.0),
+            segment_round_trip_seconds: Some(route.segment_round_trip_seconds(ip)),
+            segment_serialization_seconds: None,
+        },
+        source: Some(format!(
+            "{}, the slowest of the {} element(s) of route {} -> {} ({} hop(s)) of lab {} as \
+             configured",
+            b.element.describe,
+            b.all.len(),
+            route.from,
+            route.to,
+            route.hops.len(),
+            pair.lab
+        )),
+    })
+}
+
+/// The envelope ceiling (when a rate was given) and wire bytes per payload byte for an
+/// Ethernet carrying this MSS.
+fn ethernet(args: &SweepArgs, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
     let header = 20 + 32;
     let params = EnvelopeParams {
-        rate: args
-            .link_rate
-            .unwrap_or(BitRate::from_bits_per_second(10_000_000)),
+        rate,
         link: LinkLayer::Ethernet { vlan_tags: 0 },
         mtu: (mss + header).clamp(576, 9216),
         ip: IpVersion::V4_PLAIN,
@@ -569,6 +706,52 @@ fn ceiling(args: &SweepArgs, mss: u64) -> (Option<f64>, f64) {
             (args.link_rate.map(|_| e.goodput_bytes_per_second), factor)
         }
         Err(_) => (None, 1.0),
+    }
+}
+
+/// The plan's duration before its first run: window / RTT at a full segment's round trip,
+/// capped by the path's ceiling, else by the rate the probe reached (a short transfer, so a
+/// floor of what the path carries: the estimate errs long).
+fn plan_estimate(plan: &SweepPlan, facts: &PathFacts, probe: PathProbe) -> PlanEstimate {
+    let rtt =
+        sweep::segment_round_trip_from(probe.lowest_rtt_seconds, *facts).map_or(0.0, |r| r.seconds);
+    let transfer = match (plan.transfer_seconds, plan.transfer_bytes) {
+        (Some(t), _) => sweep::Transfer::Seconds(t),
+        (None, b) => sweep::Transfer::Bytes(b.unwrap_or(8 << 20)),
+    };
+    sweep::estimate(
+        &plan.snd,
+        &plan.rcv,
+        plan.reps,
+        plan.mss_bytes,
+        transfer,
+        rtt,
+        facts.ceiling_bytes_per_second.or(probe.bytes_per_second),
+    )
+}
+
+/// What an estimate assumed, in words.
+fn estimate_basis(e: &PlanEstimate, known: &KnownPath) -> String {
+    let cap = match (e.cap_bytes_per_second, &known.source) {
+        (Some(c), Some(source)) => format!("at most {:.1} KB/s, the ceiling of {source}", c / 1e3),
+        (Some(c), None) => format!("at most {:.1} KB/s, what a first transfer reached", c / 1e3),
+        (None, _) => "no rate known".to_string(),
+    };
+    format!(
+        "a full segment's round trip {:.2} ms, {cap}; the longest run {}",
+        e.round_trip_seconds * 1e3,
+        hours(e.longest_run_seconds)
+    )
+}
+
+/// `18.6 h`, `42 min`, `12 s`: a duration as people plan with it.
+fn hours(seconds: f64) -> String {
+    if seconds >= 3600.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else if seconds >= 90.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{seconds:.0} s")
     }
 }
 
@@ -647,7 +830,7 @@ mod tests {
             let mut argv = vec!["--link-rate", "10M"];
             argv.extend_from_slice(duplex);
             let args = parse(&argv).unwrap();
-            let (ceiling, factor) = ceiling(&args, 1448);
+            let (ceiling, factor) = ethernet(&args, args.link_rate.unwrap(), 1448);
             let wire_bits = ceiling.unwrap() * factor * 8.0;
             assert!((wire_bits - 10e6).abs() < 1.0, "{duplex:?}: {wire_bits}");
         }
@@ -663,8 +846,12 @@ mod tests {
         fn target(&self) -> String {
             "model".into()
         }
-        fn path_mss(&mut self) -> anyhow::Result<u64> {
-            Ok(1000)
+        fn probe(&mut self) -> anyhow::Result<PathProbe> {
+            Ok(PathProbe {
+                mss: 1000,
+                lowest_rtt_seconds: Some(1e-3),
+                bytes_per_second: Some(1e8),
+            })
         }
         fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord> {
             if self.fail_after == Some(self.calls.len()) {
@@ -854,6 +1041,186 @@ mod tests {
         }
     }
 
+    /// A runner on a T1-like path: its probe says what issue 31's path said, and any run
+    /// fails (the tests below only need to know whether one started).
+    struct SlowPath {
+        runs: usize,
+        route: Option<RoutePair>,
+    }
+
+    impl PointRunner for SlowPath {
+        fn target(&self) -> String {
+            "slow".into()
+        }
+        fn probe(&mut self) -> anyhow::Result<PathProbe> {
+            Ok(PathProbe {
+                mss: 1448,
+                lowest_rtt_seconds: Some(0.026),
+                bytes_per_second: Some(150_000.0),
+            })
+        }
+        fn lab_route(&self) -> Option<RoutePair> {
+            self.route.clone()
+        }
+        fn run(&mut self, _: &PointRequest) -> anyhow::Result<RunRecord> {
+            self.runs += 1;
+            bail!("the run started")
+        }
+    }
+
+    /// Issue 31: the seed's default grid on a 1.544 Mbit/s path is most of a day. It is
+    /// refused before the first run, with the estimate and the flag that overrides it, and
+    /// nothing is written; with a longer --budget it starts.
+    #[test]
+    fn a_plan_longer_than_the_budget_is_refused_before_any_run() {
+        let path = temp("budget");
+        let results = path.to_str().unwrap();
+        let mut slow = SlowPath {
+            runs: 0,
+            route: None,
+        };
+        let err = run(
+            parse(&["--seed", "1", "--results", results]).unwrap(),
+            &mut slow,
+            &|| false,
+        )
+        .unwrap_err();
+        let message = format!("{err:#}");
+        assert!(
+            message.contains("1156 runs would take about")
+                && message.contains("more than --budget 1.0 h")
+                && message.contains("or a longer budget, --budget "),
+            "{message}"
+        );
+        let hours: f64 = message
+            .split("about ")
+            .nth(1)
+            .and_then(|t| t.split(" h").next())
+            .and_then(|t| t.parse().ok())
+            .expect("the estimate in hours");
+        assert!((12.0..30.0).contains(&hours), "{message}");
+        assert_eq!(slow.runs, 0, "no run before the refusal");
+        assert!(!path.exists(), "nothing written");
+        let err = run(
+            parse(&["--seed", "1", "--results", results, "--budget", "40h"]).unwrap(),
+            &mut slow,
+            &|| false,
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("the run started"), "{err:#}");
+        assert_eq!(slow.runs, 1);
+        assert!(!path.exists(), "a first run that fails leaves no file");
+        // --budget is the plan's: with --resume it is refused.
+        assert!(parse(&["--resume", "f", "--budget", "2h"]).is_err());
+    }
+
+    /// Issue 31: inside a lab the configured route gives the ceiling (the T1, not the 10 Mbit/s
+    /// link h1 leaves by) and a full segment's round trip; window / RTT divides by that round
+    /// trip and is capped by the ceiling, and the verdicts say where each figure comes from.
+    #[test]
+    fn inside_a_lab_the_route_gives_the_ceiling_and_the_round_trip() {
+        let file = format!("{}/../../labs/t1-path.toml", env!("CARGO_MANIFEST_DIR"));
+        let t = wirespeed_lab::Topology::load(Path::new(&file)).unwrap();
+        let plan = wirespeed_lab::addressing::plan(&t);
+        let h2 = t.node_index("h2").unwrap();
+        let address = plan
+            .interfaces
+            .iter()
+            .find(|i| i.node == h2)
+            .unwrap()
+            .ipv4
+            .addr;
+        let there =
+            wirespeed_lab::truth::route(&t, &plan, "h1", std::net::IpAddr::V4(address)).unwrap();
+        let rtt = there.segment_round_trip_seconds(IpVersion::V4_PLAIN);
+        let pair = Some(RoutePair {
+            lab: "t1-path".into(),
+            there,
+            back: None,
+        });
+        let args = parse(&["--snd", "1,2,8", "--reps", "1"]).unwrap();
+        let known = path_facts(&args, &pair, 1448);
+        let ceiling = known.facts.ceiling_bytes_per_second.unwrap();
+        // The T1's envelope: 1448 payload bytes of every 1500 on a serial line.
+        assert!(
+            (ceiling - 1.544e6 / 8.0 * 1448.0 / 1500.0).abs() < 1.0,
+            "{ceiling}"
+        );
+        assert!(
+            known.source.as_deref().unwrap().contains("r1-r2"),
+            "{:?}",
+            known.source
+        );
+        assert_eq!(known.facts.segment_round_trip_seconds, Some(rtt));
+        // --link-rate wins over the lab, as in `tcp`.
+        let given = parse(&["--link-rate", "10M"]).unwrap();
+        assert!(
+            path_facts(&given, &pair, 1448)
+                .source
+                .unwrap()
+                .starts_with("--link-rate")
+        );
+        // Runs whose kernel saw a SYN's 16 ms and the window the buffer asked for.
+        let runs: Vec<RunRecord> = (0..3)
+            .map(|i| {
+                let asked = [1u64, 2, 8][i] * 1448;
+                RunRecord {
+                    snd_index: i,
+                    rcv_index: i,
+                    rep: 0,
+                    snd_requested_bytes: asked,
+                    rcv_requested_bytes: asked,
+                    snd_granted_bytes: 2 * asked,
+                    rcv_granted_bytes: 2 * asked,
+                    bytes: 65536,
+                    seconds: 65536.0 / (asked as f64 / rtt).min(ceiling),
+                    kernel: Some(sweep::KernelView {
+                        rtt_us: 30_000,
+                        min_rtt_us: 16_000,
+                        snd_window_bytes: u32::try_from(asked).unwrap(),
+                        snd_mss_bytes: 1448,
+                        ..sweep::KernelView::default()
+                    }),
+                    max_write_seconds: 0.0,
+                    sender_cpu_percent: 1.0,
+                    receiver_cpu_percent: 1.0,
+                }
+            })
+            .collect();
+        let sweep_plan = SweepPlan {
+            schema: RUNS_SCHEMA.into(),
+            target: "lab".into(),
+            snd: args.snd.clone(),
+            rcv: args.snd.clone(),
+            reps: 1,
+            seed: 1,
+            mss_bytes: 1448,
+            set_mss: false,
+            transfer_bytes: Some(65536),
+            transfer_seconds: None,
+        };
+        let report = build_report(&args, &pair, sweep_plan, 3, runs, Path::new("x"));
+        for (cell, asked) in report.analysis.cells.iter().zip([1.0, 2.0, 8.0]) {
+            let want = (asked * 1448.0 / rtt).min(ceiling);
+            let got = cell.predicted_bytes_per_second.unwrap();
+            assert!((got - want).abs() < 1e-6, "{got} vs {want}");
+            assert!(got <= ceiling);
+        }
+        let verdicts = report.verdicts().join("\n");
+        assert!(
+            verdicts.contains("computed from the configured path"),
+            "{verdicts}"
+        );
+        assert!(
+            verdicts.contains("the window the sender saw was 1.00 x"),
+            "{verdicts}"
+        );
+        assert!(
+            verdicts.contains("ceiling is") && verdicts.contains("lab t1-path"),
+            "{verdicts}"
+        );
+    }
+
     #[test]
     fn the_report_comes_from_the_runs() {
         let path = temp("report");
@@ -891,8 +1258,19 @@ mod tests {
         };
         let mut file = Results::Open(RunsFile::create(&path, &plan).unwrap());
         let order = sweep::plan(4, 4, 1, 1);
-        assert!(execute(&plan, &order, &mut model, &mut file, &mut done, &|| false).is_none());
-        let report = build_report(&args, plan, 16, done, &path);
+        assert!(
+            execute(
+                &plan,
+                &order,
+                &mut model,
+                &mut file,
+                &mut done,
+                &|| false,
+                None
+            )
+            .is_none()
+        );
+        let report = build_report(&args, &None, plan, 16, done, &path);
         assert!(report.complete);
         // Window-limited: 1 packet of 1000 bytes per ms = 1 MB/s, 4 packets = 4 MB/s.
         let d = &report.analysis.diagonal;

@@ -4,7 +4,9 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
-use wirespeed_model::sweep::{Anomaly, Axis, PlateauLimit, RunRecord, SweepAnalysis};
+use wirespeed_model::sweep::{
+    Anomaly, Axis, PlanEstimate, PlateauLimit, RoundTripBasis, RunRecord, SweepAnalysis,
+};
 use wirespeed_model::units::{ByteSize, significant};
 use wirespeed_report::plot::{Labels, Series, heatmap_svg, line_plot_svg};
 use wirespeed_report::{Csv, Render, Table};
@@ -22,6 +24,12 @@ pub(crate) struct SweepReport {
     pub(crate) runs_planned: usize,
     pub(crate) runs: Vec<RunRecord>,
     pub(crate) ceiling_bytes_per_second: Option<f64>,
+    /// Where the ceiling comes from (`--link-rate`, or a lab's configured route).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) ceiling_source: Option<String>,
+    /// The plan's duration as estimated before its first run (a new sweep only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) estimate: Option<PlanEstimate>,
     pub(crate) analysis: SweepAnalysis,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
@@ -134,6 +142,23 @@ impl SweepReport {
                     .to_string(),
             );
         }
+        if let Some(source) = &self.ceiling_source
+            && let Some(c) = self.ceiling_bytes_per_second
+        {
+            out.push(format!(
+                "the path's ceiling is {} {}: {source}; window / RTT is capped by it",
+                self.rate(c),
+                self.rate_unit()
+            ));
+        }
+        if let Some(ratio) = a.window_per_buffer_byte {
+            out.push(format!(
+                "the axis is the buffer asked of SO_SNDBUF and SO_RCVBUF (1 packet = {} bytes); \
+                 the window the sender saw was {ratio:.2} x the receive buffer asked (median \
+                 over the cells), in segments in the table's window column",
+                p.mss_bytes
+            ));
+        }
         if let Some(bdp) = &a.bdp {
             let knee = a.reaches_90_percent_at.map_or(String::new(), |b| {
                 let ratio = b.bytes(p.mss_bytes) as f64 / bdp.bytes.max(1.0);
@@ -143,9 +168,31 @@ impl SweepReport {
                     knee_reason(ratio)
                 )
             });
+            let lowest = a
+                .round_trip
+                .and_then(|r| r.lowest_seen_seconds)
+                .map_or(String::new(), |l| format!("{:.2} ms", l * 1e3));
+            let rtt_words = match bdp.basis {
+                RoundTripBasis::Path => format!(
+                    "a full segment's round trip {:.2} ms, computed from the configured path \
+                     (the lowest the kernel saw, a small packet's: {lowest})",
+                    bdp.rtt_seconds * 1e3
+                ),
+                RoundTripBasis::LowestSeenPlusSegment { segment_seconds } => format!(
+                    "a full segment's round trip {:.2} ms: the lowest the kernel saw, {lowest}, \
+                     plus {:.2} ms to serialize a full segment at the link rate",
+                    bdp.rtt_seconds * 1e3,
+                    segment_seconds * 1e3
+                ),
+                RoundTripBasis::LowestSeen => format!(
+                    "the lowest round trip the kernel saw, {:.2} ms, a small packet's: short of \
+                     a full segment's by its serialization (give --link-rate)",
+                    bdp.rtt_seconds * 1e3
+                ),
+            };
             out.push(format!(
-                "the path's bandwidth-delay product is {} ({} {} {} x lowest RTT {:.2} ms): \
-                 with less window than that the window, not the path, sets the rate{knee}",
+                "the path's bandwidth-delay product is {} ({} {} {} x {rtt_words}): with less \
+                 window than that the window, not the path, sets the rate{knee}",
                 compact(bdp.bytes.round() as u64),
                 if bdp.rate_is_ceiling {
                     "ceiling"
@@ -154,7 +201,6 @@ impl SweepReport {
                 },
                 self.rate(bdp.rate_bytes_per_second),
                 self.rate_unit(),
-                bdp.rtt_seconds * 1e3
             ));
         }
         out.push(
@@ -164,7 +210,7 @@ impl SweepReport {
                 PlateauLimit::Other => {
                     "the plateau is below 90% of the ceiling with no CPU saturated: look at the path, the NICs or the peer"
                 }
-                PlateauLimit::Unknown => "no link rate given (--link-rate), so no ceiling to compare with; no CPU saturated",
+                PlateauLimit::Unknown => "no link rate given (--link-rate) and not in a wirespeed lab, so no ceiling to compare with; no CPU saturated",
             }
             .to_string(),
         );
@@ -304,11 +350,12 @@ impl Render for SweepReport {
         if !a.diagonal.is_empty() {
             writeln!(out, "\nsend = receive buffer (the seed's table):")?;
             let mut t = Table::new(vec![
-                "buffer".to_string(),
+                "buffer asked".to_string(),
                 format!("task to task {unit}"),
                 "wire Mbit/s".to_string(),
                 "% of ceiling".to_string(),
                 format!("window/RTT {unit}"),
+                "window, segments".to_string(),
                 "granted snd/rcv".to_string(),
             ]);
             for row in &a.diagonal {
@@ -330,6 +377,12 @@ impl Render for SweepReport {
                         .map_or_else(|| "-".into(), |v| format!("{v:.0}%")),
                     cell.and_then(|c| c.predicted_bytes_per_second)
                         .map_or_else(|| "-".into(), |v| self.rate(v)),
+                    cell.and_then(|c| c.window_bytes)
+                        .filter(|_| p.mss_bytes > 0)
+                        .map_or_else(
+                            || "-".into(),
+                            |w| format!("{:.1}", w as f64 / p.mss_bytes as f64),
+                        ),
                     cell.map_or_else(String::new, |c| {
                         format!(
                             "{}/{}",
