@@ -313,6 +313,21 @@ fn close_oldest_waiting_of(shared: &Shared, from: Option<IpAddr>) -> bool {
     })
 }
 
+/// Descriptors kept free under the process's `ulimit -n` for the sessions already admitted:
+/// a session opens a few more after its accept (a second handle to its control connection,
+/// its data connections, UDP sockets, the /proc files of its environment record).
+const DESCRIPTOR_HEADROOM: u64 = 32;
+
+/// Whether the connection just accepted (`fd`, the lowest number free, so about the count of
+/// descriptors open) leaves less than [`DESCRIPTOR_HEADROOM`] under the limit. Then an idler
+/// is closed at once rather than when an accept fails: by then a legitimate session, already
+/// past its accept, had failed to open its own (issue 32, under `ulimit -n 256`).
+fn near_descriptor_limit(fd: u64) -> bool {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .is_some_and(|limit| fd.saturating_add(DESCRIPTOR_HEADROOM) >= limit)
+}
+
 /// Connections one address may hold in their handshake at once: half of `--max-pending`, so
 /// that a storm from one address leaves the other half to everyone else (issue 32: a storm
 /// kept the whole cap full of fresh newcomers and closed a keyed test's connections).
@@ -441,7 +456,7 @@ fn awaited_data_connection(shared: &Shared, stream: &TcpStream, peer: SocketAddr
         let rest: [u8; 20] = greeting[4..].try_into().expect("20 bytes");
         let (cookie, _) = parse_greeting_rest(&rest);
         routes.get_mut(&cookie).filter(|r| r.ip == peer.ip())
-    } else if matches!(peeked, Ok(n) if n > 0) {
+    } else if matches!(peeked, Ok(n) if n > 0 && greeting[..n.min(4)] != DATA_MAGIC[..n.min(4)]) {
         // Something else already arrived (a hello, junk): not a data connection.
         None
     } else {
@@ -702,6 +717,12 @@ impl Agent {
             };
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
+            {
+                use std::os::fd::AsRawFd;
+                if near_descriptor_limit(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX)) {
+                    evict_for_resources(shared);
+                }
+            }
             let max_pending = shared.config.limits.max_pending;
             let ip = peer.ip();
             let share = pending_share(max_pending);
