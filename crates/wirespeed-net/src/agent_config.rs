@@ -36,7 +36,26 @@ pub struct Limits {
     pub max_pending: usize,
     /// The memory budget of the whole agent: sessions, streams and their buffers.
     pub max_memory_bytes: u64,
+    /// Sessions one client address may hold at once (`--max-sessions-per-address`); `None`:
+    /// half of `max_sessions`, so that one address leaves the other half to everyone else.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_sessions_per_address: Option<usize>,
+    /// Echo sessions (`probe --udp`) one client address may hold at once
+    /// (`--max-echo-per-address`); `None`: a quarter of `max_sessions`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_echo_per_address: Option<usize>,
+    /// Consent datagrams the agent sends for one client address in a minute
+    /// (`--max-consent-datagrams`); `None`: ten destinations' worth.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_consent_datagrams: Option<u32>,
 }
+
+/// Consent datagrams one destination costs at most (the generator's resends of its nonce).
+pub const CONSENT_DATAGRAMS_PER_DESTINATION: u32 = 20;
+
+/// The most `--max-consent-datagrams` may allow: 100 a second, a sixth of the 600 a second
+/// that issue 32 made an agent send to a port of the attacker's choosing.
+pub const MOST_CONSENT_DATAGRAMS: u32 = 6_000;
 
 /// The smallest `--max-memory` that serves one default test (a session and a 128 KiB stream).
 pub const MIN_MEMORY_BYTES: u64 = 16 * 1024 * 1024;
@@ -51,11 +70,64 @@ impl Default for Limits {
             max_streams: 128,
             max_pending: 256,
             max_memory_bytes: 1 << 30,
+            max_sessions_per_address: None,
+            max_echo_per_address: None,
+            max_consent_datagrams: None,
         }
     }
 }
 
 impl Limits {
+    /// Sessions one client address may hold at once: the flag's, or half of `max_sessions`.
+    pub fn sessions_per_address(&self) -> usize {
+        self.max_sessions_per_address
+            .unwrap_or(self.max_sessions.div_ceil(2))
+    }
+
+    /// Echo sessions one client address may hold at once: the flag's, or a quarter of
+    /// `max_sessions`.
+    pub fn echo_per_address(&self) -> usize {
+        self.max_echo_per_address
+            .unwrap_or(self.max_sessions.div_ceil(4))
+    }
+
+    /// Consent datagrams per client address per minute: the flag's, or ten destinations'.
+    pub fn consent_datagrams(&self) -> u32 {
+        self.max_consent_datagrams
+            .unwrap_or(10 * CONSENT_DATAGRAMS_PER_DESTINATION)
+    }
+
+    /// `Err` with one sentence naming the flag and a usable value when a per-address cap
+    /// cannot hold (zero, or above the cap it is a share of).
+    fn check_per_address(&self) -> Result<(), String> {
+        let most = self.max_sessions;
+        if let Some(n) = self.max_sessions_per_address
+            && (n == 0 || n > most)
+        {
+            return Err(format!(
+                "--max-sessions-per-address {n}: one address may hold 1 to --max-sessions ({most}) sessions (e.g. --max-sessions-per-address {})",
+                most.div_ceil(2)
+            ));
+        }
+        let sessions = self.sessions_per_address();
+        if let Some(n) = self.max_echo_per_address
+            && (n == 0 || n > sessions)
+        {
+            return Err(format!(
+                "--max-echo-per-address {n}: echo sessions are sessions, so one address may hold 1 to {sessions} of them (its sessions' cap) (e.g. --max-echo-per-address {})",
+                sessions.div_ceil(2)
+            ));
+        }
+        if let Some(n) = self.max_consent_datagrams
+            && !(CONSENT_DATAGRAMS_PER_DESTINATION..=MOST_CONSENT_DATAGRAMS).contains(&n)
+        {
+            return Err(format!(
+                "--max-consent-datagrams {n}: give {CONSENT_DATAGRAMS_PER_DESTINATION} (one destination's consent) to {MOST_CONSENT_DATAGRAMS} (100 a second) a client address a minute (e.g. --max-consent-datagrams 200)"
+            ));
+        }
+        Ok(())
+    }
+
     /// How long after its start the agent lets a test run before it stops it: a timed test
     /// (`asked` = its `-t`, at most the limit) gets [`END_GRACE`] beyond it to drain and
     /// report; an untimed one (`-n`, a load or echo session's own clock) gets the limit itself.
@@ -277,7 +349,7 @@ impl AgentConfig {
         if self.limits.max_window_bytes == Some(0) {
             return Err("--max-window 0 would refuse every -w; give a size (e.g. --max-window 16MiB) or leave the flag out".into());
         }
-        Ok(())
+        self.limits.check_per_address()
     }
 }
 

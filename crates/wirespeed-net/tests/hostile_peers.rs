@@ -240,3 +240,82 @@ fn idle_sessions_give_their_slots_to_a_client_that_needs_one() {
     assert!(h.stats().evicted_idle >= 1, "{:?}", h.stats());
     h.stop();
 }
+
+/// A hello from `from` to `addr`, welcomed; the connection, its read bounded.
+fn welcomed(from: [u8; 4], addr: SocketAddr) -> TcpStream {
+    let mut s = hello_from(from, addr);
+    assert!(matches!(read_message(&mut s), Message::Welcome { .. }));
+    s
+}
+
+/// A hello from `from` to `addr`; the connection, its read bounded.
+fn hello_from(from: [u8; 4], addr: SocketAddr) -> TcpStream {
+    let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+    s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
+    s.connect(&addr.into()).unwrap();
+    let mut s: TcpStream = s.into();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    s.write_all(&encode(&Message::Hello {
+        protocol_version: PROTOCOL_VERSION,
+        software: "share".into(),
+        nonce: None,
+    }))
+    .unwrap();
+    s
+}
+
+/// The refusal that ends `s`'s session (after at most a few other messages).
+fn refusal(s: &mut TcpStream) -> String {
+    for _ in 0..4 {
+        if let Message::Refused { reason } = read_message(s) {
+            return reason;
+        }
+    }
+    panic!("no refusal");
+}
+
+/// Issue 32 item 3: the per-address caps are the operator's (`serve
+/// --max-sessions-per-address`, `--max-echo-per-address`): one address is refused beyond them,
+/// naming the flag, while another address is still served, and an echo session beyond its
+/// cap is refused while the address's other sessions stand.
+#[test]
+fn per_address_caps_hold_at_the_operators_settings() {
+    let a = Agent::bind(
+        "127.0.0.1:0".parse().unwrap(),
+        AgentConfig {
+            limits: Limits {
+                max_sessions: 16,
+                max_sessions_per_address: Some(3),
+                max_echo_per_address: Some(1),
+                ..Limits::default()
+            },
+            ..AgentConfig::default()
+        },
+    )
+    .unwrap();
+    let addr = a.local_addr().unwrap();
+    let (h, _t) = a.spawn().unwrap();
+    let mut held: Vec<TcpStream> = (0..3).map(|_| welcomed([127, 0, 2, 2], addr)).collect();
+    let mut fourth = hello_from([127, 0, 2, 2], addr);
+    let why = refusal(&mut fourth);
+    assert!(why.contains("--max-sessions-per-address"), "{why}");
+    assert!(why.contains("holds 3 sessions"), "{why}");
+    // Another address is not counted against the first one's share.
+    let _other = welcomed([127, 0, 2, 3], addr);
+    // One echo session per address: the first opens, the second is refused by name.
+    let udp = std::net::UdpSocket::bind("127.0.2.2:0").unwrap();
+    let open = Message::Echo(wirespeed_net::control::echo::EchoMessage::Open {
+        client_port: udp.local_addr().unwrap().port(),
+        seconds: 3.0,
+    });
+    held[0].write_all(&encode(&open)).unwrap();
+    assert!(
+        matches!(read_message(&mut held[0]), Message::Echo(_)),
+        "the first echo session opens"
+    );
+    held[1].write_all(&encode(&open)).unwrap();
+    let why = refusal(&mut held[1]);
+    assert!(why.contains("--max-echo-per-address"), "{why}");
+    assert!(why.contains("holds 1 echo sessions"), "{why}");
+    h.stop();
+}

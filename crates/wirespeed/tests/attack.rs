@@ -401,10 +401,24 @@ fn finding_8_nonsense_settings_are_refused_at_start() {
         ("--max-memory", "1KiB"),
         ("--max-rate", "0"),
         ("--max-window", "0"),
+        ("--max-sessions-per-address", "0"),
+        ("--max-echo-per-address", "0"),
+        ("--max-consent-datagrams", "19"),
+        ("--max-consent-datagrams", "6001"),
     ] {
         let run = serve_refuses(&[flag, value]);
         assert_one_line_error(&run, flag);
     }
+    // A share larger than what it is a share of.
+    let run = serve_refuses(&["--max-sessions", "8", "--max-sessions-per-address", "9"]);
+    assert_one_line_error(&run, "1 to --max-sessions (8)");
+    let run = serve_refuses(&[
+        "--max-sessions-per-address",
+        "2",
+        "--max-echo-per-address",
+        "3",
+    ]);
+    assert_one_line_error(&run, "--max-echo-per-address 3");
 }
 
 #[test]
@@ -539,4 +553,84 @@ fn issue_32_item_3_a_client_is_served_under_64_idle_hellos_nofile_256_and_pids_2
         agent.notices()
     );
     drop((idlers, silent));
+}
+
+/// Issue 32 item 3: an unkeyed storm of connections from one address kept the pending cap full
+/// of fresh newcomers, and a keyed test's own data connection was closed as one of them. The
+/// storm (from 127.0.0.2, at most 4 s and 20,000 connections, about 1,000 a second, each held
+/// until 32 newer ones stand) now holds at most half of `--max-pending`, and a test's data
+/// connections (from the address of a session awaiting them) are admitted beyond the cap.
+#[test]
+fn issue_32_item_3_a_tests_own_data_connections_pass_a_connection_storm() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let key = std::env::temp_dir().join(format!("ws-attack-storm-key-{}", std::process::id()));
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let key_path = key.to_str().unwrap().to_string();
+    let mut agent = Agent::start(&["--max-pending", "16", "--auth-key-file", &key_path]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let opened = Arc::new(AtomicU64::new(0));
+    let target = agent.addr();
+    let storm = {
+        let (stop, opened) = (stop.clone(), opened.clone());
+        std::thread::spawn(move || {
+            let t = Instant::now();
+            let mut held = std::collections::VecDeque::new();
+            while !stop.load(Ordering::Relaxed)
+                && t.elapsed() < Duration::from_secs(4)
+                && opened.load(Ordering::Relaxed) < 20_000
+            {
+                let s = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)
+                    .unwrap();
+                s.bind(&std::net::SocketAddr::from(([127, 0, 0, 2], 0)).into())
+                    .unwrap();
+                if s.connect_timeout(&target.into(), Duration::from_secs(1))
+                    .is_ok()
+                {
+                    opened.fetch_add(1, Ordering::Relaxed);
+                    held.push_back(s);
+                    if held.len() > 32 {
+                        held.pop_front();
+                    }
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    let p = agent.port();
+    for _ in 0..2 {
+        let run = wirespeed(&[
+            "tcp",
+            "127.0.0.1",
+            "-p",
+            &p,
+            "-P",
+            "12",
+            "-t",
+            "0.5",
+            "--auth-key-file",
+            &key_path,
+        ]);
+        assert_eq!(
+            run.status, 0,
+            "a keyed test failed in the storm: {}\n{}",
+            run.stderr, run.stdout
+        );
+    }
+    stop.store(true, Ordering::Relaxed);
+    storm.join().unwrap();
+    assert!(agent.alive());
+    // The storm did fill its share of the cap (else this tested nothing).
+    assert!(
+        opened.load(Ordering::Relaxed) > 200,
+        "{} storm connections",
+        opened.load(Ordering::Relaxed)
+    );
+    assert!(
+        agent.notices().contains("--max-pending"),
+        "{}",
+        agent.notices()
+    );
+    std::fs::remove_file(&key).unwrap();
 }

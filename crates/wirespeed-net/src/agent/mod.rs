@@ -155,6 +155,15 @@ impl LiveTotals {
 
 type DataConn = (u32, TcpStream);
 
+/// Where a session awaiting its data connections takes them: the client's address, the
+/// session's channel, and how many more of them may still pass a full pending cap (one per
+/// stream: a test's own data connections never count against the cap, issue 32).
+struct DataRoute {
+    ip: IpAddr,
+    tx: Sender<DataConn>,
+    spare: usize,
+}
+
 struct Shared {
     config: AgentConfig,
     stop: AtomicBool,
@@ -166,11 +175,13 @@ struct Shared {
     refused_spawn: AtomicU64,
     refused_memory: AtomicU64,
     accept_errors: AtomicU64,
-    data_routes: Mutex<HashMap<Cookie, (IpAddr, Sender<DataConn>)>>,
+    data_routes: Mutex<HashMap<Cookie, DataRoute>>,
     controls: Mutex<HashMap<u64, TcpStream>>,
-    /// The connections in their handshake, oldest first (a second handle to each, to close
-    /// the oldest when the cap is reached).
-    waiting: Mutex<VecDeque<(u64, Instant, TcpStream)>>,
+    /// The connections in their handshake, oldest first, with their peer's address (a second
+    /// handle to each, to close the oldest when the cap is reached).
+    waiting: Mutex<VecDeque<(u64, Instant, TcpStream, IpAddr)>>,
+    /// Connections in their handshake per peer address now.
+    pending_by_address: Mutex<HashMap<IpAddr, usize>>,
     next_conn: AtomicU64,
     /// `--exclusive`: the test that runs and the queue.
     gate: Option<queue::Gate>,
@@ -238,12 +249,36 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Pending {
     shared: Arc<Shared>,
     conn: u64,
+    ip: IpAddr,
     _memory: Reservation,
+}
+
+impl Pending {
+    /// Counts a connection from `ip` as in its handshake.
+    fn count(shared: &Arc<Shared>, conn: u64, ip: IpAddr, memory: Reservation) -> Pending {
+        shared.pending.fetch_add(1, Ordering::AcqRel);
+        *lock(&shared.pending_by_address).entry(ip).or_default() += 1;
+        Pending {
+            shared: shared.clone(),
+            conn,
+            ip,
+            _memory: memory,
+        }
+    }
 }
 
 impl Drop for Pending {
     fn drop(&mut self) {
-        lock(&self.shared.waiting).retain(|(c, _, _)| *c != self.conn);
+        lock(&self.shared.waiting).retain(|(c, _, _, _)| *c != self.conn);
+        {
+            let mut by = lock(&self.shared.pending_by_address);
+            if let Some(n) = by.get_mut(&self.ip) {
+                *n = n.saturating_sub(1);
+                if *n == 0 {
+                    by.remove(&self.ip);
+                }
+            }
+        }
         self.shared.pending.fetch_sub(1, Ordering::AcqRel);
     }
 }
@@ -256,17 +291,48 @@ const EVICT_AFTER: Duration = Duration::from_millis(250);
 /// [`EVICT_AFTER`]. A full house of idle peers then cannot lock a legitimate client out: to
 /// keep it out, an attacker must keep opening `max_pending` connections every 250 ms.
 fn close_oldest_waiting(shared: &Shared) -> bool {
+    close_oldest_waiting_of(shared, None)
+}
+
+/// As [`close_oldest_waiting`], among the connections from `from` only when given (an
+/// address at its share of the cap replaces only its own).
+fn close_oldest_waiting_of(shared: &Shared, from: Option<IpAddr>) -> bool {
     let mut waiting = lock(&shared.waiting);
-    let old_enough = waiting
-        .front()
-        .is_some_and(|(_, since, _)| since.elapsed() >= EVICT_AFTER);
-    if !old_enough {
+    let at = waiting
+        .iter()
+        .position(|(_, _, _, ip)| from.is_none_or(|f| f == *ip));
+    let Some(at) = at else {
+        return false;
+    };
+    if waiting[at].1.elapsed() < EVICT_AFTER {
         return false;
     }
-    waiting.pop_front().is_some_and(|(_, _, s)| {
+    waiting.remove(at).is_some_and(|(_, _, s, _)| {
         let _ = s.shutdown(std::net::Shutdown::Both);
         true
     })
+}
+
+/// Descriptors kept free under the process's `ulimit -n` for the sessions already admitted:
+/// a session opens a few more after its accept (a second handle to its control connection,
+/// its data connections, UDP sockets, the /proc files of its environment record).
+const DESCRIPTOR_HEADROOM: u64 = 32;
+
+/// Whether the connection just accepted (`fd`, the lowest number free, so about the count of
+/// descriptors open) leaves less than [`DESCRIPTOR_HEADROOM`] under the limit. Then an idler
+/// is closed at once rather than when an accept fails: by then a legitimate session, already
+/// past its accept, had failed to open its own (issue 32, under `ulimit -n 256`).
+fn near_descriptor_limit(fd: u64) -> bool {
+    rustix::process::getrlimit(rustix::process::Resource::Nofile)
+        .current
+        .is_some_and(|limit| fd.saturating_add(DESCRIPTOR_HEADROOM) >= limit)
+}
+
+/// Connections one address may hold in their handshake at once: half of `--max-pending`, so
+/// that a storm from one address leaves the other half to everyone else (issue 32: a storm
+/// kept the whole cap full of fresh newcomers and closed a keyed test's connections).
+fn pending_share(max_pending: usize) -> usize {
+    max_pending.div_ceil(2)
 }
 
 /// How long a session may sit after its welcome without asking for a test before a client
@@ -324,26 +390,14 @@ struct AddressShare<'a> {
 }
 
 impl<'a> AddressShare<'a> {
-    /// Sessions one address may hold at once: half of `--max-sessions`, so that one address
-    /// (however many connections it opens) leaves the other half to everyone else.
-    fn sessions_cap(shared: &Shared) -> usize {
-        shared.config.limits.max_sessions.div_ceil(2)
-    }
-
-    /// Echo sessions one address may hold at once: a quarter of `--max-sessions`.
-    fn echo_cap(shared: &Shared) -> usize {
-        shared.config.limits.max_sessions.div_ceil(4)
-    }
-
     fn session(shared: &'a Shared, ip: IpAddr) -> Result<AddressShare<'a>, String> {
         let ip = ip.to_canonical();
-        let cap = Self::sessions_cap(shared);
+        let cap = shared.config.limits.sessions_per_address();
         let mut map = lock(&shared.per_address);
         let entry = map.entry(ip).or_default();
         if entry.0 >= cap {
             return Err(format!(
-                "refused by the agent: {ip} holds {cap} sessions already, the most one address may (half of --max-sessions {}); end one first",
-                shared.config.limits.max_sessions
+                "refused by the agent: {ip} holds {cap} sessions already, the most one address may (--max-sessions-per-address; by default half of --max-sessions); end one first"
             ));
         }
         entry.0 += 1;
@@ -355,13 +409,13 @@ impl<'a> AddressShare<'a> {
     }
 
     fn echo(&mut self) -> Result<(), String> {
-        let cap = Self::echo_cap(self.shared);
+        let cap = self.shared.config.limits.echo_per_address();
         let mut map = lock(&self.shared.per_address);
         let entry = map.entry(self.ip).or_default();
         if entry.1 >= cap {
             return Err(format!(
-                "refused by the agent: {} holds {cap} echo sessions already, the most one address may (a quarter of --max-sessions {}); end one first",
-                self.ip, self.shared.config.limits.max_sessions
+                "refused by the agent: {} holds {cap} echo sessions already, the most one address may (--max-echo-per-address; by default a quarter of --max-sessions); end one first",
+                self.ip
             ));
         }
         entry.1 += 1;
@@ -385,25 +439,35 @@ impl Drop for AddressShare<'_> {
     }
 }
 
-/// Whether `stream` (just accepted, at the pending cap) already carries a data greeting with
-/// the cookie of a live session from the same address: a test's own data connection, which
-/// never counts against the pending cap (issue 32: a storm of newcomers closed one). Looked
-/// at without waiting; a greeting not yet arrived is treated as any newcomer.
-fn known_data_connection(shared: &Shared, stream: &TcpStream, peer: SocketAddr) -> bool {
+/// Whether `stream` (just accepted, over the pending cap or its address's share) is a test's
+/// own data connection, which never counts against the cap (issue 32: a storm of newcomers
+/// closed one): its greeting already carries the cookie of a session awaiting its data
+/// connections from the same address, or (the greeting not yet arrived, looked at without
+/// waiting) such a session still awaits one of its streams from this address. Each session
+/// lets at most one connection a stream pass this way.
+fn awaited_data_connection(shared: &Shared, stream: &TcpStream, peer: SocketAddr) -> bool {
     let mut greeting = [0u8; 24];
-    if stream.set_nonblocking(true).is_err() {
-        return false;
-    }
-    let peeked = stream.peek(&mut greeting);
+    let peeked = stream
+        .set_nonblocking(true)
+        .and_then(|()| stream.peek(&mut greeting));
     let _ = stream.set_nonblocking(false);
-    if !matches!(peeked, Ok(24)) || greeting[..4] != DATA_MAGIC {
-        return false;
-    }
-    let rest: [u8; 20] = greeting[4..].try_into().expect("20 bytes");
-    let (cookie, _) = parse_greeting_rest(&rest);
-    lock(&shared.data_routes)
-        .get(&cookie)
-        .is_some_and(|(ip, _)| *ip == peer.ip())
+    let mut routes = lock(&shared.data_routes);
+    let route = if matches!(peeked, Ok(24)) && greeting[..4] == DATA_MAGIC {
+        let rest: [u8; 20] = greeting[4..].try_into().expect("20 bytes");
+        let (cookie, _) = parse_greeting_rest(&rest);
+        routes.get_mut(&cookie).filter(|r| r.ip == peer.ip())
+    } else if matches!(peeked, Ok(n) if n > 0 && greeting[..n.min(4)] != DATA_MAGIC[..n.min(4)]) {
+        // Something else already arrived (a hello, junk): not a data connection.
+        None
+    } else {
+        routes
+            .values_mut()
+            .find(|r| r.ip == peer.ip() && r.spare > 0)
+    };
+    route.is_some_and(|r| {
+        r.spare = r.spare.saturating_sub(1);
+        true
+    })
 }
 
 /// Counts refusals of one kind and says so once when they start and once when they stop,
@@ -547,6 +611,7 @@ impl Agent {
         }
         let budget = Budget::new(config.limits.max_memory_bytes);
         let gate = config.exclusive.map(queue::Gate::new);
+        let nonces = crate::load::consent::NonceBudget::new(config.limits.consent_datagrams());
         Ok(Agent {
             listener: s.into(),
             shared: Arc::new(Shared {
@@ -563,11 +628,12 @@ impl Agent {
                 data_routes: Mutex::new(HashMap::new()),
                 controls: Mutex::new(HashMap::new()),
                 waiting: Mutex::new(VecDeque::new()),
+                pending_by_address: Mutex::new(HashMap::new()),
                 next_conn: AtomicU64::new(0),
                 gate,
                 idle: Mutex::new(VecDeque::new()),
                 per_address: Mutex::new(HashMap::new()),
-                nonces: crate::load::consent::NonceBudget::default(),
+                nonces,
                 evicted_idle: AtomicU64::new(0),
                 live: LiveTotals::default(),
             }),
@@ -618,6 +684,7 @@ impl Agent {
         let mut backoff = BACKOFF_FIRST;
         let mut accept_burst = Burst::new("accept failing, backing off");
         let mut pending_burst = Burst::new("too many connections in their handshake");
+        let mut share_burst = Burst::new("one address holds its share of the handshakes");
         let mut spawn_burst = Burst::new("cannot create a thread for a connection");
         let mut memory_burst = Burst::new("memory budget full");
         while !shared.stopping() {
@@ -650,27 +717,50 @@ impl Agent {
             };
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
+            {
+                use std::os::fd::AsRawFd;
+                if near_descriptor_limit(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX)) {
+                    evict_for_resources(shared);
+                }
+            }
             let max_pending = shared.config.limits.max_pending;
-            if shared.pending.load(Ordering::Acquire) >= max_pending
-                && !known_data_connection(shared, &stream, peer)
+            let ip = peer.ip();
+            let share = pending_share(max_pending);
+            let held = lock(&shared.pending_by_address)
+                .get(&ip)
+                .copied()
+                .unwrap_or(0);
+            let at_share = held >= share;
+            if (at_share || shared.pending.load(Ordering::Acquire) >= max_pending)
+                && !awaited_data_connection(shared, &stream, peer)
             {
                 shared.refused_pending.fetch_add(1, Ordering::Relaxed);
-                pending_burst.hit(shared, || {
-                    format!(
-                        "{max_pending} at once; closing the oldest, or the newcomer (--max-pending)"
-                    )
+                let burst = if at_share {
+                    &mut share_burst
+                } else {
+                    &mut pending_burst
+                };
+                burst.hit(shared, || {
+                    if at_share {
+                        format!(
+                            "{ip} holds {share}, half of --max-pending {max_pending}; closing its oldest, or its newcomer (--max-pending)"
+                        )
+                    } else {
+                        format!(
+                            "{max_pending} at once; closing the oldest, or the newcomer (--max-pending)"
+                        )
+                    }
                 });
-                if !close_oldest_waiting(shared) {
+                if !close_oldest_waiting_of(shared, at_share.then_some(ip)) {
                     continue;
                 }
             } else {
                 pending_burst.clear(shared);
+                share_burst.clear(shared);
             }
-            shared.pending.fetch_add(1, Ordering::AcqRel);
             let memory = match shared.budget.reserve(budget::PENDING_BYTES) {
                 Ok(r) => r,
                 Err(e) => {
-                    shared.pending.fetch_sub(1, Ordering::AcqRel);
                     shared.refused_memory.fetch_add(1, Ordering::Relaxed);
                     memory_burst.hit(shared, || {
                         format!(
@@ -684,14 +774,10 @@ impl Agent {
             };
             memory_burst.clear(shared);
             let conn = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+            let pending = Pending::count(shared, conn, ip, memory);
             if let Ok(second) = stream.try_clone() {
-                lock(&shared.waiting).push_back((conn, Instant::now(), second));
+                lock(&shared.waiting).push_back((conn, Instant::now(), second, ip));
             }
-            let pending = Pending {
-                shared: shared.clone(),
-                conn,
-                _memory: memory,
-            };
             // The connection waits in a cell the thread takes it from, so that a failed spawn
             // (a task limit) leaves it here to try again once an idler's thread is gone.
             let cell = Arc::new(Mutex::new(Some((stream, pending))));
@@ -781,10 +867,10 @@ fn handle_connection(
         let (cookie, id) = parse_greeting_rest(&rest);
         let routes = lock(&shared.data_routes);
         // Unknown cookies and foreign addresses are dropped without a word.
-        if let Some((ip, tx)) = routes.get(&cookie)
-            && *ip == peer.ip()
+        if let Some(route) = routes.get(&cookie)
+            && route.ip == peer.ip()
         {
-            let _ = tx.send((id, stream));
+            let _ = route.tx.send((id, stream));
         }
         return;
     }
@@ -1230,7 +1316,14 @@ fn run_session(
     }
     let mut route = None;
     if spec.protocol == Protocol::Tcp {
-        lock(&shared.data_routes).insert(cookie, (peer.ip(), tx));
+        lock(&shared.data_routes).insert(
+            cookie,
+            DataRoute {
+                ip: peer.ip(),
+                tx,
+                spare: flows.len(),
+            },
+        );
         route = Some(Route(shared, cookie));
     }
     let agent_udp_ports = udp_sockets

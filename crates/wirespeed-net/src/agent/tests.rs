@@ -6,7 +6,7 @@ use super::*;
 fn nonsense_settings_are_named_with_their_flag() {
     assert_eq!(AgentConfig::default().check(), Ok(()));
     type Spoil = fn(&mut AgentConfig);
-    let cases: [(Spoil, &str); 8] = [
+    let cases: [(Spoil, &str); 12] = [
         (|c| c.idle_timeout = Duration::ZERO, "--idle-timeout"),
         (
             |c| c.handshake_timeout = Duration::ZERO,
@@ -20,6 +20,22 @@ fn nonsense_settings_are_named_with_their_flag() {
         (
             |c| c.limits.max_rate_bits_per_second = Some(0),
             "--max-rate",
+        ),
+        (
+            |c| c.limits.max_sessions_per_address = Some(65),
+            "--max-sessions-per-address",
+        ),
+        (
+            |c| c.limits.max_echo_per_address = Some(33),
+            "--max-echo-per-address",
+        ),
+        (
+            |c| c.limits.max_consent_datagrams = Some(19),
+            "--max-consent-datagrams",
+        ),
+        (
+            |c| c.limits.max_consent_datagrams = Some(6001),
+            "--max-consent-datagrams",
         ),
     ];
     for (spoil, flag) in cases {
@@ -139,6 +155,43 @@ fn a_full_pending_cap_closes_the_oldest_once_it_has_waited() {
     }
     let stats = h.stats();
     assert!(stats.pending <= 2, "{stats:?}");
+    h.stop();
+    t.join().unwrap().unwrap();
+}
+
+/// Connections from `from` to `addr`, held.
+fn connect_from(from: [u8; 4], addr: SocketAddr, n: usize) -> Vec<TcpStream> {
+    (0..n)
+        .map(|_| {
+            let s =
+                socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+            s.bind(&SocketAddr::from((from, 0)).into()).unwrap();
+            s.connect(&addr.into()).unwrap();
+            s.into()
+        })
+        .collect()
+}
+
+/// Waits (bounded) until the agent holds `n` connections in their handshake; the count.
+fn pending_settles_at(h: &AgentHandle, n: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while h.stats().pending != n && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    h.stats().pending
+}
+
+#[test]
+fn one_address_holds_at_most_half_of_the_pending_cap() {
+    let (addr, h, t) = spawn_agent(Duration::from_secs(20), 8);
+    let _storm = connect_from([127, 0, 4, 2], addr, 12);
+    assert_eq!(pending_settles_at(&h, 4), 4, "{:?}", h.stats());
+    assert!(h.stats().refused_pending >= 8, "{:?}", h.stats());
+    // The other half is everyone else's, with no eviction needed.
+    let refused = h.stats().refused_pending;
+    let _others = connect_from([127, 0, 4, 3], addr, 4);
+    assert_eq!(pending_settles_at(&h, 8), 8, "{:?}", h.stats());
+    assert_eq!(h.stats().refused_pending, refused);
     h.stop();
     t.join().unwrap().unwrap();
 }

@@ -8,8 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::consent::{
-    LOAD_CONSENT_CONTEXT, MAX_NONCE_SENDS, NONCE_BYTES, NONCE_DATAGRAMS_PER_MINUTE, NonceBudget,
-    consent_bytes, consent_proof, destination_allowed, keyless_allows, nonce_datagram, same_nonce,
+    LOAD_CONSENT_CONTEXT, MAX_NONCE_SENDS, NONCE_BYTES, NonceBudget, consent_bytes, consent_proof,
+    destination_allowed, keyless_allows, nonce_datagram, same_nonce,
 };
 use super::generator::drain_sink;
 use super::raw::RawSender;
@@ -226,8 +226,10 @@ pub(crate) fn serve(
                     return refuse(
                         ctl,
                         format!(
-                            "refused by the agent: {} has had its {NONCE_DATAGRAMS_PER_MINUTE} consent datagrams of this minute (ten targets); try again in a minute",
-                            client_ip.to_canonical()
+                            "refused by the agent: {} has had its {} consent datagrams of this minute ({} a destination; --max-consent-datagrams on the agent); try again in a minute",
+                            client_ip.to_canonical(),
+                            nonces.per_minute(),
+                            MAX_NONCE_SENDS
                         ),
                     );
                 }

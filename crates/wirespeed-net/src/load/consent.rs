@@ -38,7 +38,7 @@ pub const NONCE_BYTES: usize = 16;
 /// The consent datagram: the test header (flags [`CONSENT`]) and the nonce, nothing more.
 pub const NONCE_DATAGRAM_BYTES: usize = GENERATOR_HEADER_BYTES + NONCE_BYTES;
 /// How many times a generator sends its nonce (lost datagrams are sent again, 100 ms apart).
-pub const MAX_NONCE_SENDS: u32 = 20;
+pub const MAX_NONCE_SENDS: u32 = crate::agent_config::CONSENT_DATAGRAMS_PER_DESTINATION;
 
 /// The consent datagram of host `host` in test `tag`.
 pub fn nonce_datagram(
@@ -60,8 +60,9 @@ pub fn read_nonce(bytes: &[u8]) -> Option<[u8; NONCE_BYTES]> {
     bytes[GENERATOR_HEADER_BYTES..].try_into().ok()
 }
 
-/// Consent datagrams an agent sends on behalf of one client address in a minute, whatever
-/// the number of its sessions: ten targets' worth ([`MAX_NONCE_SENDS`] each). Without it, a
+/// Consent datagrams an agent sends on behalf of one client address in a minute by default
+/// (`serve --max-consent-datagrams` sets it), whatever the number of its sessions: ten
+/// targets' worth ([`MAX_NONCE_SENDS`] each). Without it, a
 /// client opening sessions without end made the agent send 600 datagrams a second, 12 bytes
 /// of each chosen by the client, to any UDP port of an address the rules allow (issue 32).
 pub const NONCE_DATAGRAMS_PER_MINUTE: u32 = 10 * MAX_NONCE_SENDS;
@@ -69,12 +70,32 @@ pub const NONCE_DATAGRAMS_PER_MINUTE: u32 = 10 * MAX_NONCE_SENDS;
 /// The agent's count of consent datagrams per client address over the last minute (a fixed
 /// window per address). At most [`NonceBudget::MAX_ADDRESSES`] addresses are remembered;
 /// beyond that, windows that have ended are forgotten first, then the oldest.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct NonceBudget {
+    per_minute: u32,
     windows: std::sync::Mutex<std::collections::HashMap<IpAddr, (std::time::Instant, u32)>>,
 }
 
+impl Default for NonceBudget {
+    fn default() -> Self {
+        NonceBudget::new(NONCE_DATAGRAMS_PER_MINUTE)
+    }
+}
+
 impl NonceBudget {
+    /// A budget of `per_minute` datagrams per client address.
+    pub fn new(per_minute: u32) -> NonceBudget {
+        NonceBudget {
+            per_minute,
+            windows: Default::default(),
+        }
+    }
+
+    /// Datagrams one client address may cause in a minute.
+    pub fn per_minute(&self) -> u32 {
+        self.per_minute
+    }
+
     /// Addresses remembered at most (a few hundred KiB).
     pub const MAX_ADDRESSES: usize = 4096;
     const WINDOW: std::time::Duration = std::time::Duration::from_secs(60);
@@ -90,9 +111,9 @@ impl NonceBudget {
         let w = self.windows.lock().unwrap_or_else(|e| e.into_inner());
         match w.get(&client.to_canonical()) {
             Some(&(since, n)) if now.duration_since(since) < Self::WINDOW => {
-                NONCE_DATAGRAMS_PER_MINUTE.saturating_sub(n)
+                self.per_minute.saturating_sub(n)
             }
-            _ => NONCE_DATAGRAMS_PER_MINUTE,
+            _ => self.per_minute,
         }
     }
 
@@ -113,7 +134,7 @@ impl NonceBudget {
         if now.duration_since(entry.0) >= Self::WINDOW {
             *entry = (now, 0);
         }
-        if entry.1 >= NONCE_DATAGRAMS_PER_MINUTE {
+        if entry.1 >= self.per_minute {
             return false;
         }
         entry.1 += 1;
@@ -262,6 +283,14 @@ mod tests {
             b.take_at(std::net::Ipv4Addr::from(0x0a00_0000 + i).into(), t);
         }
         assert!(b.windows.lock().unwrap().len() <= NonceBudget::MAX_ADDRESSES);
+        // `--max-consent-datagrams 20`: one destination's worth, then nothing this minute.
+        let one = NonceBudget::new(MAX_NONCE_SENDS);
+        assert_eq!(one.left(a), MAX_NONCE_SENDS);
+        for _ in 0..MAX_NONCE_SENDS {
+            assert!(one.take_at(a, t));
+        }
+        assert!(!one.take_at(a, t + std::time::Duration::from_secs(30)));
+        assert!(one.take_at(a, t + std::time::Duration::from_secs(61)));
     }
 
     proptest! {

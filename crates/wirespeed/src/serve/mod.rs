@@ -51,6 +51,20 @@ pub(crate) struct ServeArgs {
     #[arg(long, default_value_t = 64, value_name = "N")]
     max_sessions: usize,
 
+    /// Sessions one client address may hold at once (default: half of --max-sessions).
+    #[arg(long, value_name = "N")]
+    max_sessions_per_address: Option<usize>,
+
+    /// Echo sessions (probe --udp) one client address may hold at once (default: a quarter
+    /// of --max-sessions).
+    #[arg(long, value_name = "N")]
+    max_echo_per_address: Option<usize>,
+
+    /// Consent datagrams (load tests' nonces, 20 a destination) this agent sends for one
+    /// client address in a minute.
+    #[arg(long, value_name = "N")]
+    max_consent_datagrams: Option<u32>,
+
     /// Largest socket buffer (-w) a client may ask for.
     #[arg(long, value_name = "BYTES")]
     max_window: Option<ByteSize>,
@@ -315,6 +329,9 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             max_streams: args.max_streams,
             max_pending: args.max_pending,
             max_memory_bytes: args.max_memory.bytes(),
+            max_sessions_per_address: args.max_sessions_per_address,
+            max_echo_per_address: args.max_echo_per_address,
+            max_consent_datagrams: args.max_consent_datagrams,
         },
         auth,
         idle_timeout: args.idle_timeout,
