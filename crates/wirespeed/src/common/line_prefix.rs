@@ -127,7 +127,6 @@ mod tests {
         for p in pieces {
             w.write_all(p.as_bytes()).unwrap();
         }
-        drop(w);
         String::from_utf8(out).unwrap()
     }
 
