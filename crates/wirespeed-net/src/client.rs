@@ -46,6 +46,26 @@ pub struct ClientConfig {
     pub source: Option<std::path::PathBuf>,
 }
 
+/// This end's own socket choices, the ones iperf3's client names (`--connect-timeout`,
+/// `--cport`, `--bind-dev`, `--dont-fragment`): they shape this end's sockets alone and are
+/// never sent to the agent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LocalOptions {
+    /// How long a connection (control or data) may take to be answered; `None`: as long as
+    /// the agent may stay silent ([`ClientConfig::idle_timeout`]).
+    pub connect_timeout: Option<Duration>,
+    /// The first local port of the data connections or sockets; flow `i` (in
+    /// [`TestSpec::flows`] order) takes this port plus `i`, as iperf3's `--cport` with `-P`.
+    /// The control connection keeps an ephemeral port.
+    pub client_port: Option<u16>,
+    /// The interface every socket of this end is bound to (`SO_BINDTODEVICE`).
+    pub bind_device: Option<String>,
+    /// UDP: this end's datagrams carry IPv4's Don't Fragment bit (IPv6: are never fragmented
+    /// here), `IP_MTU_DISCOVER = IP_PMTUDISC_DO`; a datagram over the path MTU is refused
+    /// before the test.
+    pub dont_fragment: bool,
+}
+
 /// Why a test did not run.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -64,6 +84,17 @@ pub enum ClientError {
     /// The agent reported an error.
     #[error("the agent reported: {0}")]
     Agent(String),
+    /// `--connect-timeout`: the agent did not answer a connection in time.
+    #[error(
+        "no answer from the agent at {addr} within {} ms (--connect-timeout): check the host and port, or give it longer",
+        timeout.as_millis()
+    )]
+    ConnectTimeout {
+        /// Where.
+        addr: SocketAddr,
+        /// How long it was given.
+        timeout: Duration,
+    },
     /// A local socket option or socket failed.
     #[error("{0}")]
     Local(String),
@@ -117,7 +148,12 @@ fn local_err(e: impl std::fmt::Display) -> ClientError {
     ClientError::Local(e.to_string())
 }
 
-fn new_tcp(cfg: &ClientConfig, mptcp: bool) -> Result<socket2::Socket, ClientError> {
+fn new_tcp(
+    cfg: &ClientConfig,
+    local: &LocalOptions,
+    mptcp: bool,
+    port: Option<u16>,
+) -> Result<socket2::Socket, ClientError> {
     let domain = socket2::Domain::for_address(cfg.agent);
     let protocol = if mptcp {
         socket2::Protocol::MPTCP
@@ -133,24 +169,118 @@ fn new_tcp(cfg: &ClientConfig, mptcp: bool) -> Result<socket2::Socket, ClientErr
             local_err(e)
         }
     })?;
-    if let Some(ip) = cfg.bind {
-        s.bind(&SocketAddr::new(ip, 0).into())
-            .map_err(|e| local_err(format!("cannot bind to {ip}: {e}")))?;
+    bind_device(&s, local)?;
+    if cfg.bind.is_some() || port.is_some() {
+        let ip = cfg.bind.unwrap_or_else(|| unspecified(cfg.agent));
+        let port = port.unwrap_or(0);
+        if port != 0 {
+            // A port named again by the next test may still hold a closed connection's
+            // TIME_WAIT; the connection it makes has a new peer port, so reuse is safe.
+            s.set_reuse_address(true).map_err(local_err)?;
+        }
+        s.bind(&SocketAddr::new(ip, port).into())
+            .map_err(|e| bind_err(ip, port, e))?;
     }
     Ok(s)
 }
 
-fn connect(s: &socket2::Socket, cfg: &ClientConfig) -> Result<TcpStream, ClientError> {
-    s.connect_timeout(&cfg.agent.into(), cfg.idle_timeout)
-        .map_err(|source| ClientError::Connect {
-            addr: cfg.agent,
-            source,
+/// The unspecified address of `agent`'s family.
+fn unspecified(agent: SocketAddr) -> IpAddr {
+    if agent.is_ipv4() {
+        IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED)
+    } else {
+        IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED)
+    }
+}
+
+fn bind_err(ip: IpAddr, port: u16, e: io::Error) -> ClientError {
+    if port == 0 {
+        local_err(format!("cannot bind to {ip}: {e}"))
+    } else if e.kind() == io::ErrorKind::AddrInUse {
+        local_err(format!(
+            "--cport: port {port} is in use on this host: choose another (each of -P N streams takes one, from --cport on)"
+        ))
+    } else {
+        local_err(format!("cannot bind to port {port} of {ip} (--cport): {e}"))
+    }
+}
+
+/// `--bind-dev`: `SO_BINDTODEVICE` on one of this end's sockets.
+fn bind_device(s: &impl std::os::fd::AsFd, local: &LocalOptions) -> Result<(), ClientError> {
+    let Some(dev) = &local.bind_device else {
+        return Ok(());
+    };
+    socket2::SockRef::from(s)
+        .bind_device(Some(dev.as_bytes()))
+        .map_err(|e| {
+            let why = if e.raw_os_error() == Some(libc::ENODEV) {
+                "no such interface on this host: give one that `ip link` lists".to_string()
+            } else {
+                e.to_string()
+            };
+            local_err(format!("--bind-dev {dev}: {why}"))
+        })
+}
+
+fn connect(
+    s: &socket2::Socket,
+    cfg: &ClientConfig,
+    local: &LocalOptions,
+) -> Result<TcpStream, ClientError> {
+    let timeout = local.connect_timeout.unwrap_or(cfg.idle_timeout);
+    s.connect_timeout(&cfg.agent.into(), timeout)
+        .map_err(|source| match (local.connect_timeout, source.kind()) {
+            (Some(timeout), io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock) => {
+                ClientError::ConnectTimeout {
+                    addr: cfg.agent,
+                    timeout,
+                }
+            }
+            _ => ClientError::Connect {
+                addr: cfg.agent,
+                source,
+            },
         })?;
     Ok(s.try_clone().map_err(local_err)?.into())
 }
 
+/// `--dont-fragment`: the Don't Fragment bit on a UDP socket connected to the agent, and a
+/// datagram of `length` bytes checked against the path MTU the kernel now knows.
+fn dont_fragment(s: &UdpSocket, length: u32, agent: SocketAddr) -> Result<(), ClientError> {
+    use rustix::net::sockopt;
+    let (mtu, headers) = if agent.is_ipv4() {
+        sockopt::set_ip_mtu_discover(s, sockopt::Ipv4PathMtuDiscovery::DO)
+            .map_err(|e| local_err(format!("--dont-fragment: {e}")))?;
+        (sockopt::ip_mtu(s), 28)
+    } else {
+        sockopt::set_ipv6_mtu_discover(s, sockopt::Ipv6PathMtuDiscovery::DO)
+            .map_err(|e| local_err(format!("--dont-fragment: {e}")))?;
+        (sockopt::ipv6_mtu(s), 48)
+    };
+    let mtu = mtu.map_err(|e| local_err(format!("--dont-fragment: path MTU unknown ({e})")))?;
+    let datagram = u64::from(length) + headers;
+    if datagram > u64::from(mtu) {
+        return Err(local_err(format!(
+            "--dont-fragment: a datagram of {datagram} bytes (-l {length} and {headers} of UDP/IP headers) is over the path MTU to {} ({mtu} bytes) and may not be fragmented: use -l {} or less, or drop --dont-fragment",
+            agent.ip(),
+            u64::from(mtu).saturating_sub(headers)
+        )));
+    }
+    Ok(())
+}
+
 /// Runs one test against an agent, calling `progress` at each interval.
 pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcome, ClientError> {
+    run_with_options(cfg, &LocalOptions::default(), progress)
+}
+
+/// [`run`], with this end's sockets shaped by `local`.
+pub fn run_with_options(
+    cfg: &ClientConfig,
+    local_options: &LocalOptions,
+    progress: &mut dyn Progress,
+) -> Result<TestOutcome, ClientError> {
+    let lo = local_options;
     // The agent keeps its own intervals on the same ticks.
     let spec = TestSpec {
         interval_seconds: cfg
@@ -161,8 +291,8 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     };
     spec.validate().map_err(ClientError::Local)?;
     // The control connection is plain TCP whatever the data connections are.
-    let s = new_tcp(cfg, false)?;
-    let stream = connect(&s, cfg)?;
+    let s = new_tcp(cfg, lo, false, None)?;
+    let stream = connect(&s, cfg, lo)?;
     let _ = stream.set_nodelay(true);
     let local = stream.local_addr().map_err(local_err)?;
     let mut ctl = Control::new(stream, &[], false, false);
@@ -184,8 +314,11 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     if cfg.spec.protocol == Protocol::Udp {
         // The control connection's own address keeps a link-local zone; -B names an address.
         let from = cfg.bind.map_or(local, |ip| SocketAddr::new(ip, 0));
-        for &(id, flow) in &flows {
-            let s = UdpSocket::bind(with_port(from, 0)).map_err(local_err)?;
+        for (i, &(id, flow)) in flows.iter().enumerate() {
+            let port = flow_port(lo, i)?;
+            let s =
+                UdpSocket::bind(with_port(from, port)).map_err(|e| bind_err(from.ip(), port, e))?;
+            bind_device(&s, lo)?;
             sock::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
             crate::udp::enable_gro(&s);
             udp.push((id, flow, s));
@@ -238,10 +371,11 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     };
     let mut sockets = Vec::new();
     if cfg.spec.protocol == Protocol::Tcp {
-        for &(id, flow) in &flows {
-            let s = new_tcp(cfg, cfg.spec.mptcp)?;
+        for (i, &(id, flow)) in flows.iter().enumerate() {
+            let port = lo.client_port.map(|_| flow_port(lo, i)).transpose()?;
+            let s = new_tcp(cfg, lo, cfg.spec.mptcp, port)?;
             sock::apply_options(&s, &cfg.spec, true).map_err(local_err)?;
-            let mut t = connect(&s, cfg)?;
+            let mut t = connect(&s, cfg, lo)?;
             sock::set_timeouts(&t, idle).map_err(local_err)?;
             t.write_all(&data_greeting(&cookie, id))
                 .map_err(local_err)?;
@@ -255,6 +389,9 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
         }
         for ((id, flow, s), port) in udp.into_iter().zip(agent_udp_ports) {
             s.connect(with_port(cfg.agent, port)).map_err(local_err)?;
+            if lo.dont_fragment {
+                dont_fragment(&s, cfg.spec.length_bytes, cfg.agent)?;
+            }
             sockets.push((id, flow, DataSocket::Udp(s)));
         }
     }
@@ -321,6 +458,21 @@ pub fn run(cfg: &ClientConfig, progress: &mut dyn Progress) -> Result<TestOutcom
     }
     fix_udp_loss(&mut outcome);
     Ok(outcome)
+}
+
+/// Flow `index`'s local port: `--cport` plus the index, or 0 (ephemeral) without it.
+fn flow_port(lo: &LocalOptions, index: usize) -> Result<u16, ClientError> {
+    let Some(first) = lo.client_port else {
+        return Ok(0);
+    };
+    u16::try_from(index)
+        .ok()
+        .and_then(|i| first.checked_add(i))
+        .ok_or_else(|| {
+            local_err(format!(
+                "--cport {first}: stream {index} would need a port past 65535: give a lower first port"
+            ))
+        })
 }
 
 /// The spec the agent is sent, given what its welcome names. A TCP rate cap (`tcp -b`) goes

@@ -31,6 +31,7 @@ pub mod icmp;
 pub mod iface;
 pub mod iperf3;
 pub mod load;
+pub mod localtime;
 pub mod mesh;
 pub mod metrics;
 pub mod pmqos;
@@ -54,7 +55,7 @@ mod session;
 mod sys;
 
 pub use agent::{Agent, AgentConfig, Limits};
-pub use client::{ClientConfig, ClientError, Progress, TestOutcome};
+pub use client::{ClientConfig, ClientError, LocalOptions, Progress, TestOutcome};
 pub use engine::Sample as IntervalSample;
 pub use probe::{ProbeConfig, ProbeError, ProbeRun, ReplyKind, Sample};
 pub use report::{CpuTime, SideReport, StreamReport};

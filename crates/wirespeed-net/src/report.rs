@@ -65,6 +65,10 @@ pub struct SocketReport {
     pub peer_address: String,
     /// The CPU the stream's thread was on when it finished.
     pub cpu: Option<u32>,
+    /// With `--bind-dev`: the interface the socket was bound to, read back from the kernel
+    /// (`SO_BINDTODEVICE`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bound_device: Option<String>,
     /// With `-S`: the TOS byte / traffic class the socket's packets carried, read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tos: Option<u8>,

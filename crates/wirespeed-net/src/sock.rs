@@ -261,6 +261,11 @@ pub fn socket_report(
         local_address: local,
         peer_address: peer,
         cpu: current_cpu(),
+        bound_device: sock
+            .device()
+            .ok()
+            .flatten()
+            .map(|d| String::from_utf8_lossy(&d).into_owned()),
         tos: spec.tos.and_then(|_| tos(fd)),
         mptcp: (tcp && spec.mptcp).then(|| is_mptcp(fd)),
         paced: tcp.then(|| pacing_enabled(fd)),

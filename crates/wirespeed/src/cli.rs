@@ -124,7 +124,52 @@ pub fn command() -> clap::Command {
         })
         .mut_subcommands(negatives_reach_the_parsers)
     }
-    negatives_reach_the_parsers(Cli::command())
+    let cmd = negatives_reach_the_parsers(Cli::command());
+    // `tcp` and `udp` share one set of flags: each hides the other's own, which it refuses
+    // with the fix when given (`udp --congestion`: "use them with `wirespeed tcp`").
+    let hide = |cmd: clap::Command, ids: &[&str]| {
+        cmd.mut_args(|arg| {
+            if ids.contains(&arg.get_id().as_str()) {
+                arg.hide(true)
+            } else {
+                arg
+            }
+        })
+    };
+    cmd.mut_subcommand("tcp", |c| hide(c, &crate::throughput::UDP_ONLY))
+        .mut_subcommand("udp", |c| hide(c, &crate::throughput::TCP_ONLY))
+}
+
+/// The command line as completions and manual pages describe it: [`command`] without the
+/// flags a command hides because it refuses them, so that no shell offers `udp --congestion`
+/// (bash's completions offer hidden flags too, so they are left out, not just hidden).
+pub fn described_command() -> clap::Command {
+    fn own_flags_only(c: clap::Command) -> clap::Command {
+        let hidden: Vec<String> = c
+            .get_arguments()
+            .filter(|a| a.is_hide_set())
+            .map(|a| a.get_id().to_string())
+            .collect();
+        if hidden.is_empty() {
+            return c;
+        }
+        let kept: Vec<clap::Arg> = c
+            .get_arguments()
+            .filter(|a| !a.is_hide_set())
+            .cloned()
+            .collect();
+        let mut own = clap::Command::new(c.get_name().to_string()).args(kept);
+        if let Some(about) = c.get_about() {
+            own = own.about(about.clone());
+        }
+        if let Some(about) = c.get_long_about() {
+            own = own.long_about(about.clone());
+        }
+        own
+    }
+    command()
+        .mut_subcommand("tcp", own_flags_only)
+        .mut_subcommand("udp", own_flags_only)
 }
 
 /// `words` with a negative quantity that follows an option taking a value joined to that
@@ -300,9 +345,9 @@ pub fn run(cli: Cli) -> anyhow::Result<()> {
         Command::Reproduce(args) => crate::reproduce::run(args),
         Command::Report(args) => crate::report::run(args),
         Command::Completions(args) => {
-            crate::common::install_aids::completions(args, Cli::command())
+            crate::common::install_aids::completions(args, described_command())
         }
-        Command::Man(args) => crate::common::install_aids::man(args, Cli::command()),
+        Command::Man(args) => crate::common::install_aids::man(args, described_command()),
     }
 }
 

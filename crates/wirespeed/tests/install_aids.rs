@@ -102,3 +102,97 @@ fn man_refuses_a_file_given_as_its_directory() {
     super::util::assert_one_line_error(&run, "is a file, not a directory");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A value each offered flag of `tcp`/`udp` takes when tried; flags missing here fail the test
+/// below, which names them.
+fn value_for(flag: &str, dir: &std::path::Path) -> Option<Option<String>> {
+    let v = |s: &str| Some(Some(s.to_string()));
+    match flag {
+        "--time" => v("1"),
+        "--num" | "--bytes" => v("1000B"),
+        "--len" => v("1000"),
+        "--parallel" | "--repeat" => v("1"),
+        "--window" => v("64KiB"),
+        "--mss" => v("1200"),
+        "--congestion" => v("cubic"),
+        "--tos" => v("0"),
+        "--bitrate" => v("1M"),
+        "--file" => v(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")),
+        "--bind" => v("127.0.0.1"),
+        "--interval" | "--omit" => v("1"),
+        "--affinity" => v("0"),
+        "--auth-key-file" => {
+            let key = dir.join("key");
+            std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+            Some(Some(key.display().to_string()))
+        }
+        "--link-rate" => v("1G"),
+        "--json-format" => v("wirespeed"),
+        "--connect-timeout" => v("2000"),
+        "--cport" => v("40999"),
+        "--bind-dev" => v("lo"),
+        "--title" => v("x"),
+        "--format" => v("m"),
+        "--metrics-file" => Some(Some(dir.join("m.prom").display().to_string())),
+        "--nodelay" | "--zerocopy" | "--no-pacing" | "--gso" | "--no-gso" | "--mptcp"
+        | "--ipv4" | "--reverse" | "--bidir" | "--json" | "--json-stream" | "--brief"
+        | "--dont-fragment" | "--timestamps" => Some(None),
+        _ => None,
+    }
+}
+
+#[test]
+fn tcp_and_udp_completions_offer_only_flags_the_command_takes() {
+    let run = wirespeed(&["completions", "bash"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let dir = scratch("own-flags");
+    let script = dir.join("wirespeed.bash");
+    std::fs::write(&script, &run.stdout).unwrap();
+    // The same for every command (the schedule's, help, version, the agent's address):
+    // checked by their own tests, and not refused by either command.
+    let shared = [
+        "--every",
+        "--count",
+        "--until",
+        "--slip",
+        "--results",
+        "--resume",
+        "--help",
+        "--version",
+        "--port",
+        "--iperf3",
+        "--ipv6",
+    ];
+    for command in ["tcp", "udp"] {
+        let offered = bash_offers(&script, &["wirespeed", command, "--"]);
+        assert!(offered.len() > 20, "{command}: {offered:?}");
+        let mut unknown = Vec::new();
+        for flag in offered.iter().filter(|f| !shared.contains(&f.as_str())) {
+            let Some(value) = value_for(flag, &dir) else {
+                unknown.push(flag.clone());
+                continue;
+            };
+            // Port 1 on loopback refuses at once: a flag the command takes gets as far as
+            // connecting; one it refuses stops before, with its own line.
+            let mut args = vec![command, "127.0.0.1", "-p", "1", flag.as_str()];
+            if let Some(v) = &value {
+                args.push(v);
+            }
+            let run = wirespeed(&args);
+            assert!(
+                run.stderr
+                    .contains("cannot connect to the agent at 127.0.0.1:1"),
+                "`wirespeed {}` is offered but refused: {}",
+                args.join(" "),
+                run.stderr
+            );
+        }
+        assert!(unknown.is_empty(), "give these a value above: {unknown:?}");
+    }
+    // What each command refuses is not offered: iperf3 users look for these first.
+    let udp = bash_offers(&script, &["wirespeed", "udp", "--"]);
+    assert!(!udp.iter().any(|f| f == "--congestion"), "{udp:?}");
+    let tcp = bash_offers(&script, &["wirespeed", "tcp", "--"]);
+    assert!(!tcp.iter().any(|f| f == "--gso"), "{tcp:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -27,6 +27,7 @@ mod mesh;
 mod mesh_sample;
 mod metrics;
 mod node_check;
+mod parity;
 mod probe;
 mod refusals;
 mod report;

@@ -67,6 +67,11 @@ pub enum IfaceError {
     },
 }
 
+/// The kernel's index of interface `name` in this network namespace, `None` if it has none.
+pub fn index(name: &str) -> Option<u32> {
+    crate::sys::netdevice::index(name)
+}
+
 /// The queueing discipline attached to `ifname` as `tc qdisc show` names it (`noqueue`, `fq`,
 /// `mq (fq_codel on 4 queues)`), or `None` where rtnetlink cannot tell.
 pub fn root_qdisc(ifname: &str) -> Option<String> {

@@ -3,7 +3,7 @@
 //! control messages (timestamps, `IP_RECVERR`, `UDP_GRO`; [`cmsg`]), `sendmmsg`/`recvmmsg`
 //! batches ([`mmsg`]), `AF_PACKET` ([`packet`]), the ethtool and hardware-stamping ioctls
 //! ([`ethtool`]), interface addresses, indexes and `SIOCGIF*` ([`netdevice`]), the thread's resource usage
-//! ([`rusage`]), the signal handler ([`signal`]), page-aligned buffers ([`alloc`]) and `fork` ([`process`]).
+//! ([`rusage`]), the local wall clock in a user's format ([`localtime`]), the signal handler ([`signal`]), page-aligned buffers ([`alloc`]) and `fork` ([`process`]).
 //!
 //! Each function here is safe to call: what the kernel reads or writes is described by Rust
 //! references and lengths the function builds itself, and each file states the invariants its
@@ -13,6 +13,7 @@
 pub(crate) mod alloc;
 pub(crate) mod cmsg;
 pub(crate) mod ethtool;
+pub(crate) mod localtime;
 pub(crate) mod mmsg;
 pub(crate) mod netdevice;
 pub(crate) mod packet;

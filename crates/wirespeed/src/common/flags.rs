@@ -149,3 +149,46 @@ pub(crate) fn parse_lengths(text: &str) -> Result<LengthList, String> {
     }
     Ok(LengthList(mixes))
 }
+
+/// An interface name as a flag gives it (`--bind-dev`): what the kernel takes as a name (1 to 15
+/// bytes, no `/`, blank or NUL, not `.` or `..`), so that it is never read as a path.
+pub(crate) fn parse_interface_name(text: &str) -> Result<String, String> {
+    let bad = text.is_empty()
+        || text.len() > 15
+        || text == "."
+        || text == ".."
+        || text
+            .chars()
+            .any(|c| c == '/' || c == ':' || c.is_whitespace() || c.is_control());
+    if bad {
+        return Err(format!(
+            "{text:?} is not an interface name: give one that `ip link` lists (lo, eth0), 1 to 15 characters without '/', ':' or blanks"
+        ));
+    }
+    Ok(text.to_string())
+}
+
+#[cfg(test)]
+mod interface_name_tests {
+    use super::parse_interface_name;
+
+    #[test]
+    fn interface_names_are_names_never_paths() {
+        for good in ["lo", "eth0", "ws-h1-eth0", "enp0s31f6", "a"] {
+            assert_eq!(parse_interface_name(good).as_deref(), Ok(good));
+        }
+        for bad in [
+            "",
+            ".",
+            "..",
+            "../etc",
+            "/dev/null",
+            "a b",
+            "sixteen-chars-xx",
+            "eth0:1",
+            "a\tb",
+        ] {
+            assert!(parse_interface_name(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -41,9 +41,28 @@ pub(crate) fn print<P: Serialize, R: Serialize + Render + crate::common::metrics
     args: &OutputArgs,
     doc: &Document<P, R>,
 ) -> io::Result<()> {
+    print_prefixed(
+        args,
+        doc,
+        &crate::common::line_prefix::LinePrefix::default(),
+    )
+}
+
+/// [`print`], each text line after `prefix` (`-T`, `--timestamps`; JSON is never prefixed).
+pub(crate) fn print_prefixed<
+    P: Serialize,
+    R: Serialize + Render + crate::common::metrics::Metrics,
+>(
+    args: &OutputArgs,
+    doc: &Document<P, R>,
+    prefix: &crate::common::line_prefix::LinePrefix,
+) -> io::Result<()> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
-    emit(&mut out, args.format(), doc)?;
+    match args.format() {
+        wirespeed_report::OutputFormat::Json => emit(&mut out, args.format(), doc)?,
+        human => emit(&mut prefix.wrap(&mut out), human, doc)?,
+    }
     out.flush()?;
     if let Some(path) = &args.metrics_file {
         crate::common::metrics::write_file(path, doc)

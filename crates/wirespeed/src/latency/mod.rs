@@ -8,6 +8,7 @@
 //! `--rr` is the request/response test alone (netperf's TCP_RR; `--connect`: TCP_CRR):
 //! transactions per second and their latency for fixed sizes.
 
+mod brief;
 pub(crate) mod html;
 mod metrics;
 pub(crate) mod queues;
@@ -141,6 +142,9 @@ pub(crate) struct LatencyArgs {
 
     #[command(flatten)]
     schedule: crate::common::schedule::ScheduleArgs,
+
+    #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -496,12 +500,12 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
     if args.schedule.active() {
         return run_scheduled(&args);
     }
-    match measure(&args, true)? {
+    match measure(&args, !args.brief.brief)? {
         Measured::Latency(doc, partial) => {
             if args.json_stream {
                 println!("{}", serde_json::to_string(&doc)?);
             } else {
-                crate::common::output::print(&args.output, &doc).context("writing the result")?;
+                crate::common::brief::show(&args.brief, &args.output, &doc)?;
             }
             if let Some(why) = partial {
                 return Err(crate::common::exit_status::Exit::cut_short(format!(
@@ -511,7 +515,7 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
             }
         }
         Measured::Rr(doc, partial) => {
-            crate::common::output::print(&args.output, &doc).context("writing the result")?;
+            crate::common::brief::show(&args.brief, &args.output, &doc)?;
             if let Some(why) = partial {
                 return Err(crate::common::exit_status::Exit::cut_short(why).into());
             }
@@ -523,9 +527,9 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
 /// `--every`: the test on a schedule; the headline is the loaded median round trip of the UDP
 /// echo (with --rr, the transactions' median round trip).
 fn run_scheduled(args: &LatencyArgs) -> anyhow::Result<()> {
-    if args.json_stream || args.plot.is_some() {
+    if args.json_stream || args.plot.is_some() || args.brief.brief {
         bail!(
-            "--every prints one line per run and a summary: drop --json-stream/--plot (each run's whole document is in the results file)"
+            "--every prints one line per run and a summary: drop --json-stream/--plot/--brief (each run's whole document is in the results file)"
         );
     }
     let mut one = || {
@@ -573,6 +577,8 @@ fn check(args: &LatencyArgs) -> anyhow::Result<()> {
             bail!("{flag} {d:?} is too long: at most 1h (for example {flag} 10s)");
         }
     }
+    args.brief
+        .check(&args.output, &[(args.json_stream, "--json-stream")])?;
     if args.time < Duration::from_millis(500) {
         bail!(
             "-t must be at least 500ms (for example -t 8s): the load needs time to fill the path"

@@ -128,6 +128,8 @@ struct Ceiling {
     bits_per_second: f64,
     source: String,
     bound: Option<String>,
+    /// Where it comes from in a few words (`link h1-h2`), for one-line answers.
+    short: String,
 }
 
 /// The ceiling of the route's slowest element for a flow of `shape` (`wirespeed_lab::truth`),
@@ -145,6 +147,7 @@ fn route_ceiling(lab: &str, route: &RouteTruth, shape: FlowShape) -> Option<Ceil
     });
     Some(Ceiling {
         bits_per_second: b.element.ceiling_bits_per_second,
+        short: b.element.describe.clone(),
         source: format!(
             "{}, the slowest of the {} element(s) of route {} -> {} ({} hop(s)) of lab {lab} as \
              configured; path MTU {}, {}{mismatch}",
@@ -198,6 +201,12 @@ fn envelope(
             return Some(c);
         }
     }
+    let short = match link {
+        LinkRate::Given { .. } => "--link-rate".to_string(),
+        LinkRate::Lab { link, .. } => format!("link {link}"),
+        LinkRate::Nic { interface, .. } => interface.clone(),
+        LinkRate::Unknown { .. } => return None,
+    };
     let (bps, layer, mtu, half, whence) = match link {
         LinkRate::Given { bits_per_second } => (
             *bits_per_second,
@@ -270,7 +279,24 @@ fn envelope(
             if udp { "UDP" } else { "TCP with timestamps" }
         ),
         bound: None,
+        short,
     })
+}
+
+/// The envelope ceiling of `flow` in bit/s and where it comes from in a few words, from the
+/// document alone (`--brief`); `None` where no link rate is known.
+pub(crate) fn brief_ceiling(r: &ThroughputResult, flow: Flow) -> Option<(f64, String)> {
+    let v6 = r
+        .start
+        .agent
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.is_ipv6());
+    let env_mtu = r
+        .start
+        .client_environment
+        .as_ref()
+        .and_then(|e| e.mtu_bytes);
+    envelope(&r.link_rate, flow, env_mtu, v6, r).map(|c| (c.bits_per_second, c.short))
 }
 
 fn thread_percent(s: &StreamReport) -> f64 {

@@ -49,7 +49,7 @@ impl ThroughputArgs {
                 "--iperf3 tests against an iperf3 server: give its HOST (wirespeed tcp HOST --iperf3)"
             );
         }
-        let refused: [(bool, &str, &str); 5] = [
+        let refused: [(bool, &str, &str); 9] = [
             (
                 self.key.auth_key_file.is_some(),
                 "--auth-key-file",
@@ -74,6 +74,27 @@ impl ThroughputArgs {
                 self.gso,
                 "--gso",
                 "this end sends one iperf3 datagram per call; drop --gso",
+            ),
+            // This end's socket choices are made in wirespeed's own client only, so far.
+            (
+                self.connect_timeout.is_some(),
+                "--connect-timeout",
+                "the iperf3 client path waits its own 10 s; drop --connect-timeout",
+            ),
+            (
+                self.cport.is_some(),
+                "--cport",
+                "the iperf3 client path takes ephemeral ports; drop --cport",
+            ),
+            (
+                self.bind_dev.is_some(),
+                "--bind-dev",
+                "the iperf3 client path binds by address only; use -B ADDR instead",
+            ),
+            (
+                self.dont_fragment,
+                "--dont-fragment",
+                "the iperf3 client path does not set it; drop --dont-fragment",
             ),
         ];
         if let Some((_, flag, fix)) = refused.iter().find(|(on, ..)| *on) {

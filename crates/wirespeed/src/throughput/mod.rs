@@ -3,6 +3,7 @@
 //! runs ttcp on loopback before anything else).
 
 pub(crate) mod analysis;
+mod brief;
 pub(crate) mod html;
 pub(crate) mod iperf3;
 pub(crate) mod iperf3_peer;
@@ -198,6 +199,35 @@ pub(crate) struct ThroughputArgs {
     #[arg(long, short = 'B', value_name = "ADDR")]
     bind: Option<IpAddr>,
 
+    /// Give up on a connection to the agent (control or data) not answered within MS
+    /// milliseconds, as iperf3's --connect-timeout [default: 10 s, the agent's silence limit].
+    #[arg(long, value_name = "MS", value_parser = clap::value_parser!(u64).range(1..=600_000))]
+    connect_timeout: Option<u64>,
+
+    /// This end's data port: stream N of -P (and of --bidir's second direction) takes PORT+N,
+    /// as iperf3's --cport; the control connection keeps an ephemeral port.
+    #[arg(long, value_name = "PORT", value_parser = clap::value_parser!(u16).range(1..))]
+    cport: Option<u16>,
+
+    /// Bind this end's sockets to interface IFNAME (SO_BINDTODEVICE): the test leaves by it
+    /// whatever the routes say, or fails.
+    #[arg(long, value_name = "IFNAME", value_parser = crate::common::flags::parse_interface_name)]
+    bind_dev: Option<String>,
+
+    /// UDP: set IPv4's Don't Fragment bit on this end's datagrams (IP_MTU_DISCOVER = DO; IPv6:
+    /// no fragmenting here either); a datagram over the path MTU is refused before the test.
+    #[arg(long)]
+    dont_fragment: bool,
+
+    /// Prefix every output line with STR (iperf3's -T); in JSON, the `title` field.
+    #[arg(long, short = 'T', value_name = "STR")]
+    title: Option<String>,
+
+    /// Stamp every output line with the local time, in the strftime FORMAT (default `%c `,
+    /// as iperf3): --timestamps='%F %T '.
+    #[arg(long, value_name = "FORMAT", num_args = 0..=1, require_equals = true, default_missing_value = crate::common::line_prefix::DEFAULT_STAMP_FORMAT)]
+    timestamps: Option<String>,
+
     /// Seconds between interval lines; 0 for none.
     #[arg(long, short = 'i', default_value = "1", value_parser = parse_duration, value_name = "DURATION")]
     interval: Duration,
@@ -238,8 +268,26 @@ pub(crate) struct ThroughputArgs {
     schedule: crate::common::schedule::ScheduleArgs,
 
     #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
+
+    #[command(flatten)]
     output: OutputArgs,
 }
+
+/// The flags (argument ids) that only `tcp` takes: `udp` refuses each with the fix, and
+/// neither its help, its completions nor its manual page offer them.
+pub(crate) const TCP_ONLY: [&str; 7] = [
+    "nodelay",
+    "mss",
+    "congestion",
+    "file",
+    "zerocopy",
+    "no_pacing",
+    "mptcp",
+];
+
+/// The flags that only `udp` takes, likewise.
+pub(crate) const UDP_ONLY: [&str; 3] = ["gso", "no_gso", "dont_fragment"];
 
 /// `--json-format`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -270,6 +318,9 @@ pub struct Parameters {
     interval_seconds: f64,
     link_rate_bits_per_second: Option<u64>,
     client_cpu: Option<usize>,
+    /// `-T`: the run's label (iperf3's `title`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) title: Option<String>,
 }
 
 /// The result in iperf3's layout.
@@ -364,6 +415,16 @@ impl ThroughputArgs {
         if (self.gso || self.no_gso) && !udp {
             bail!(
                 "--gso/--no-gso choose UDP segmentation offload: use them with `wirespeed udp` (TCP always has it)"
+            );
+        }
+        if self.dont_fragment && !udp {
+            bail!(
+                "--dont-fragment marks UDP datagrams: use it with `wirespeed udp` (TCP segments already fit the path MTU)"
+            );
+        }
+        if self.dont_fragment && (self.reverse || self.bidir) {
+            bail!(
+                "--dont-fragment marks this end's datagrams, and with -R or --bidir the agent sends: drop one of them"
             );
         }
         if udp && (self.nodelay || self.mss.is_some() || self.congestion.is_some()) {
@@ -582,6 +643,11 @@ pub struct Config {
     pub(crate) rate_format: RateFormat,
     /// The remote end is an iperf3 server.
     pub(crate) iperf3: bool,
+    /// This end's socket choices (`--connect-timeout`, `--cport`, `--bind-dev`,
+    /// `--dont-fragment`).
+    pub(crate) local: wirespeed_net::LocalOptions,
+    /// `-T`.
+    pub(crate) title: Option<String>,
 }
 
 impl Config {
@@ -619,6 +685,8 @@ impl Config {
             repeat: 1,
             rate_format: RateFormat::Adaptive,
             iperf3: false,
+            local: wirespeed_net::LocalOptions::default(),
+            title: None,
         }
     }
 }
@@ -630,6 +698,10 @@ impl ThroughputArgs {
         let spec = self.spec(protocol)?;
         self.check_affinity()?;
         let auth = self.key.load()?;
+        let local = self.local_options(&spec)?;
+        if let Some(t) = &self.title {
+            crate::common::line_prefix::check_title(t)?;
+        }
         Ok(Config {
             protocol,
             spec,
@@ -645,6 +717,35 @@ impl ThroughputArgs {
             repeat: self.repeat,
             rate_format: self.output.rate_format,
             iperf3: self.iperf3,
+            local,
+            title: self.title.clone(),
+        })
+    }
+
+    /// `--connect-timeout`, `--cport`, `--bind-dev` and `--dont-fragment`, checked.
+    fn local_options(&self, spec: &TestSpec) -> anyhow::Result<wirespeed_net::LocalOptions> {
+        if let Some(first) = self.cport {
+            let flows = spec.flows().len();
+            let last = usize::from(first) + flows.saturating_sub(1);
+            if last > usize::from(u16::MAX) {
+                bail!(
+                    "--cport {first} with {flows} streams needs ports {first} to {last}, past 65535: give --cport {} or lower",
+                    usize::from(u16::MAX) + 1 - flows
+                );
+            }
+        }
+        if let Some(dev) = &self.bind_dev
+            && wirespeed_net::iface::index(dev).is_none()
+        {
+            bail!(
+                "--bind-dev {dev}: no such interface on this host: give one that `ip link` lists (lo, eth0)"
+            );
+        }
+        Ok(wirespeed_net::LocalOptions {
+            connect_timeout: self.connect_timeout.map(Duration::from_millis),
+            client_port: self.cport,
+            bind_device: self.bind_dev.clone(),
+            dont_fragment: self.dont_fragment,
         })
     }
 }
@@ -708,7 +809,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
             peer = Some(p);
             o
         } else {
-            match client::run(&client_config, live) {
+            match client::run_with_options(&client_config, &config.local, live) {
                 Ok(o) => o,
                 Err(e) => {
                     stop(local_agent);
@@ -778,6 +879,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
         interval_seconds: config.interval.as_secs_f64(),
         link_rate_bits_per_second: config.link_rate.map(BitRate::bits_per_second),
         client_cpu: config.affinity.map(|a| a.client),
+        title: config.title.clone(),
     };
     let command = match config.protocol {
         Protocol::Tcp => "tcp",
@@ -809,6 +911,13 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
 /// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
 pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
     args.schedule.check_unused("--count")?;
+    args.brief.check(
+        &args.output,
+        &[
+            (args.json_stream, "--json-stream"),
+            (args.json_format.is_some(), "--json-format"),
+        ],
+    )?;
     let config = args.config(protocol)?;
     if args.schedule.active() {
         return run_scheduled(&args, &config);
@@ -816,13 +925,23 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
     if args.json_format.is_some() {
         args.output.json = true;
     }
-    let human = !args.output.json && !args.json_stream;
+    if args.timestamps.is_some() && (args.output.json || args.json_stream) {
+        bail!(
+            "--timestamps stamps text lines: drop it with --json, --json-stream or --json-format (the document holds its start time)"
+        );
+    }
+    let prefix = crate::common::line_prefix::LinePrefix::new(
+        args.title.as_deref(),
+        args.timestamps.as_deref(),
+    )?;
+    let human = !args.output.json && !args.json_stream && !args.brief.brief;
     let mut live = LiveLines::new(
         args.output.rate_format,
         &config.spec,
         human,
         args.json_stream,
-    );
+    )
+    .with_prefix(prefix.clone());
     let Measurement {
         doc,
         partial_reason,
@@ -837,8 +956,10 @@ pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Resul
         if let Some(path) = &args.output.metrics_file {
             crate::common::metrics::write_file(path, &doc)?;
         }
+    } else if args.brief.brief {
+        crate::common::brief::print(&args.output, &doc, &prefix).context("writing the result")?;
     } else {
-        output::print(&args.output, &doc).context("writing the result")?;
+        output::print_prefixed(&args.output, &doc, &prefix).context("writing the result")?;
     }
     if let Some(why) = partial_reason {
         // Cut short by a signal: 128 + its number, as every long command and the shell say.
@@ -854,6 +975,16 @@ fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
     if args.json_stream || args.json_format.is_some() {
         bail!(
             "--every prints one line per run and a summary: drop --json-stream/--json-format (each run's whole document is in the results file)"
+        );
+    }
+    if args.brief.brief {
+        bail!(
+            "--every prints one line per run already: drop --brief (each run's whole document is in the results file)"
+        );
+    }
+    if args.timestamps.is_some() {
+        bail!(
+            "--every stamps each run's line with its time already: drop --timestamps (each run's document holds its start time)"
         );
     }
     let mut one = || {

@@ -127,6 +127,8 @@ pub struct LiveLines {
     columns_done: bool,
     /// `serve --exclusive`: the wait last said on stderr, whole seconds.
     queue_said: Option<u64>,
+    /// `-T`, `--timestamps`: before each text line.
+    prefix: crate::common::line_prefix::LinePrefix,
 }
 
 impl LiveLines {
@@ -136,12 +138,19 @@ impl LiveLines {
             header: None,
             columns_done: false,
             queue_said: None,
+            prefix: Default::default(),
             format,
             human,
             json,
             udp: spec.protocol == Protocol::Udp,
             multi: spec.flows().len() > 1,
         }
+    }
+
+    /// Text lines start with `prefix` (`-T`, `--timestamps`).
+    pub(crate) fn with_prefix(mut self, prefix: crate::common::line_prefix::LinePrefix) -> Self {
+        self.prefix = prefix;
+        self
     }
 
     /// The test's first lines, known once its agent listens: printed before the first interval
@@ -157,14 +166,14 @@ impl LiveLines {
     pub(crate) fn run_header(&mut self, k: u32, runs: u32) {
         if self.human {
             self.finish_header();
-            println!("run {k} of {runs}");
+            let _ = writeln!(self.prefix.wrap(io::stdout().lock()), "run {k} of {runs}");
         }
     }
 
     /// Prints the header if no interval did.
     pub(crate) fn finish_header(&mut self) {
         if let Some(h) = self.header.take() {
-            println!("{h}");
+            let _ = writeln!(self.prefix.wrap(io::stdout().lock()), "{h}");
         }
     }
 
@@ -208,6 +217,8 @@ impl Progress for LiveLines {
             return;
         }
         self.finish_header();
+        let prefix = self.prefix.clone();
+        let mut out = prefix.wrap(out);
         if !self.columns_done {
             let tail = if self.udp {
                 "  datagrams"

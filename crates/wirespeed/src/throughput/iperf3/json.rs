@@ -433,6 +433,10 @@ pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
     if let Some(e) = error {
         out["error"] = json!(e);
     }
+    // iperf3 -T puts the title at the top of its JSON.
+    if let Some(t) = &doc.parameters.title {
+        out["title"] = json!(t);
+    }
     out
 }
 
