@@ -30,6 +30,7 @@ mod node_check;
 mod probe;
 mod refusals;
 mod report;
+mod report_browser;
 mod reproduce;
 mod results_safety;
 mod schedule;
