@@ -28,7 +28,7 @@ if [ "${1:-}" = "--fresh" ]; then
     mkdir -p "$pages"
     "$bin" tcp -t 2 -i 0.5 -P 2 --json > "$pages/tcp.json"
     "$bin" udp -t 1 -i 0.5 -b 200M --json > "$pages/udp.json"
-    "$bin" latency --idle 1s -t 3s -P 1 --json > "$pages/latency.json"
+    "$bin" latency --idle 1s -t 3s -P 1 --json > "$pages/latency-clock.json"
     "$bin" latency --rr -t 1s --request 64 --response 64 --json > "$pages/latency-rr.json"
     "$bin" sweep --snd 1,4,16,64 --reps 1 -n 1MiB --json > "$pages/sweep.json"
     "$bin" probe 127.0.0.1 -c 8 --sizes 28..1500:368 --json > "$pages/probe.json"
@@ -42,7 +42,7 @@ fi
 shots_of=(
     "tcp $pages/tcp.json 1900"
     "udp $pages/udp.json 1700"
-    "latency $pages/latency.json 2900"
+    "latency $pages/latency-clock.json 2700"
     "latency-rr $pages/latency-rr.json 900"
     "sweep $pages/sweep.json 2700"
     "probe $pages/probe.json 1500"

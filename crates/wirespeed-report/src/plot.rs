@@ -925,7 +925,7 @@ mod tests {
         assert_eq!(legend_width(std::iter::empty()), 0);
         assert_eq!(legend_width(["64 B"].into_iter()), 96, "a floor");
         let long = legend_width(["envelope ceiling, 9.415 Mbit/s"].into_iter());
-        assert!(long >= 30 * 8 && long <= 320, "{long}");
+        assert!((30 * 8..=320).contains(&long), "{long}");
         assert_eq!(legend_label("short"), "short");
         assert_eq!(legend_label(&"x".repeat(40)).chars().count(), LEGEND_CHARS);
         let svg = line_plot_svg(
