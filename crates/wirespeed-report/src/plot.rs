@@ -696,7 +696,7 @@ fn short(v: f64) -> String {
 
 /// The binary unit a byte rate peaking at `peak` bytes per second is plotted in, and the
 /// bytes per second in one of it: the largest of KiB/s, MiB/s and GiB/s in which the peak is
-/// at least 1 (loopback's 1.6 GB/s as 1,526 MiB/s, not 1,600,000 KiB/s).
+/// at least 10 (loopback's 1.6 GB/s as 1,526 MiB/s, not 1,600,000 KiB/s).
 pub fn byte_rate_unit(peak: f64) -> (&'static str, f64) {
     const UNITS: [(&str, f64); 3] = [
         ("GiB/s", 1024.0 * 1024.0 * 1024.0),
@@ -965,7 +965,12 @@ mod tests {
 
     #[test]
     fn byte_rates_are_plotted_in_a_unit_that_keeps_figures_short() {
-        assert_eq!(byte_rate_unit(1_600_000.0 * 1024.0).0, "GiB/s");
+        assert_eq!(
+            byte_rate_unit(1_600_000.0 * 1024.0).0,
+            "MiB/s",
+            "1,562 MiB/s"
+        );
+        assert_eq!(byte_rate_unit(12.0 * 1024.0 * 1024.0 * 1024.0).0, "GiB/s");
         assert_eq!(byte_rate_unit(50.0 * 1024.0 * 1024.0), ("MiB/s", 1048576.0));
         assert_eq!(
             byte_rate_unit(606.0 * 1024.0).0,
