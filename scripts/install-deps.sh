@@ -21,10 +21,12 @@ fi
 # (packaging/kubernetes/apiserver-check.sh, which builds kube-apiserver with Go); containerd,
 # containernetworking-plugins (bridge, host-local, loopback) and gcc for the
 # one-node cluster (packaging/kubernetes/node-check.sh: its container runtime, the pods'
-# network and the pause program).
+# network and the pause program); chromium (headless: the report's browser check,
+# tests/report_browser.rs, and scripts/report-screenshots.sh) with fonts-dejavu-core, so that
+# its text is measured in a real font; pngquant keeps those screenshots small.
 wanted=(iproute2 iperf3 iputils-ping ethtool pchar prometheus sockperf irtt
     python3-seccomp strace systemd podman buildah runc etcd-server openssl
-    containerd containernetworking-plugins gcc)
+    containerd containernetworking-plugins gcc chromium fonts-dejavu-core pngquant)
 missing=()
 for pkg in "${wanted[@]}"; do
     dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")

@@ -209,10 +209,10 @@ fn index(entries: &[Entry]) -> Markup {
         let warnings = strings(doc, "warnings").len();
         if verdicts + warnings > 0 {
             m.lit(" <span class=\"dim\">(")
-                .int(verdicts)
-                .lit(" verdicts, ")
-                .int(warnings)
-                .lit(" warnings)</span>");
+                .text(&crate::plot::plural(verdicts, "verdict", "verdicts"))
+                .lit(", ")
+                .text(&crate::plot::plural(warnings, "warning", "warnings"))
+                .lit(")</span>");
         }
         m.lit("</li>\n");
     }

@@ -6,7 +6,9 @@
 //! series ([`Curve`]): a line only (simulated curves), points only (measured minimums), and a
 //! fitted line `y = intercept + slope x` drawn across the points' x range in their colour.
 
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 /// A named curve.
 #[derive(Debug, Clone, PartialEq)]
@@ -97,12 +99,14 @@ impl Curve {
     }
 }
 
-/// A plot of curves on linear axes, y from zero, with a legend naming every curve.
+/// A plot of curves, y from zero, with a legend naming every curve beside the plotting area.
 #[derive(Debug, Clone)]
 pub struct Plot<'a> {
     labels: Labels<'a>,
     curves: Vec<Curve>,
     x_from_zero: bool,
+    x_log_when_wide: bool,
+    y_cut_outliers: bool,
 }
 
 impl<'a> Plot<'a> {
@@ -112,6 +116,8 @@ impl<'a> Plot<'a> {
             labels,
             curves: Vec::new(),
             x_from_zero: false,
+            x_log_when_wide: false,
+            y_cut_outliers: false,
         }
     }
 
@@ -130,15 +136,34 @@ impl<'a> Plot<'a> {
         self
     }
 
+    /// Draws the x axis logarithmic when its values span decades ([`x_scale`]): buffers of 1
+    /// to 256 packets, round trips of 0.3 ms idle and 90 ms loaded.
+    #[must_use]
+    pub fn x_log_when_wide(mut self) -> Self {
+        self.x_log_when_wide = true;
+        self
+    }
+
+    /// Ends the y axis above the bulk of the points when a few stand far above it
+    /// ([`outlier_cut`]); those are drawn as triangles on the top edge and counted in the
+    /// legend, so the cut is visible.
+    #[must_use]
+    pub fn y_cut_outliers(mut self) -> Self {
+        self.y_cut_outliers = true;
+        self
+    }
+
     /// The SVG document.
     pub fn svg(&self) -> Result<String, PlotError> {
-        let xs = || {
-            self.curves.iter().flat_map(|c| {
+        let xs: Vec<f64> = self
+            .curves
+            .iter()
+            .flat_map(|c| {
                 c.finite_points()
                     .map(|p| p.0)
                     .chain(c.fit_ends().into_iter().flatten().map(|p| p.0))
             })
-        };
+            .collect();
         let ys = || {
             self.curves.iter().flat_map(|c| {
                 c.finite_points()
@@ -146,15 +171,219 @@ impl<'a> Plot<'a> {
                     .chain(c.fit_ends().into_iter().flatten().map(|p| p.1))
             })
         };
-        let x = range(xs(), self.x_from_zero);
-        let y = range(ys(), true);
+        let scale = if self.x_log_when_wide && !self.x_from_zero {
+            x_scale(&xs)
+        } else {
+            Scale::Linear
+        };
+        let cut = if self.y_cut_outliers {
+            // Marked points only: a box or a marker line drawn to the top is not data.
+            let points: Vec<f64> = self
+                .curves
+                .iter()
+                .filter(|c| c.mark != Mark::Line)
+                .flat_map(|c| c.finite_points().map(|p| p.1))
+                .collect();
+            outlier_cut(&points)
+        } else {
+            None
+        };
+        let x = match scale {
+            Scale::Linear => range(xs.iter().copied(), self.x_from_zero),
+            Scale::Log => log_range(&xs),
+        };
+        let y = match cut {
+            Some(top) => (ys().fold(0.0, f64::min), top),
+            None => range(ys(), true),
+        };
+        let off_scale = cut.map(|top| {
+            let above: Vec<f64> = ys().filter(|v| *v > top).collect();
+            (above.len(), above.iter().copied().fold(top, f64::max))
+        });
+        let legend = self.legend_lines(off_scale);
+        let legend_width = legend_width(legend.iter().map(|l| l.text.as_str()));
         let mut svg = String::new();
         {
-            let root = SVGBackend::with_string(&mut svg, (720, 480)).into_drawing_area();
-            draw_curves(&root, self, x, y).map_err(PlotError)?;
+            let root = SVGBackend::with_string(&mut svg, (PLOT_WIDTH + legend_width, PLOT_HEIGHT))
+                .into_drawing_area();
+            root.fill(&WHITE).map_err(|e| PlotError(e.to_string()))?;
+            let (area, legend_area) = root.split_horizontally(PLOT_WIDTH);
+            match scale {
+                Scale::Linear => draw_curves(&area, self, x.0..x.1, y, cut),
+                Scale::Log => draw_curves(&area, self, (x.0..x.1).log_scale(), y, cut),
+            }
+            .map_err(PlotError)?;
+            draw_legend(&legend_area, &legend).map_err(PlotError)?;
             root.present().map_err(|e| PlotError(e.to_string()))?;
         }
         Ok(svg)
+    }
+
+    /// The legend's lines: one per named curve (or per curve when there are several), then
+    /// the count of points drawn on the top edge when the y axis was cut.
+    fn legend_lines(&self, off_scale: Option<(usize, f64)>) -> Vec<LegendLine> {
+        let named = self.curves.iter().any(|c| !c.series.name.is_empty());
+        let mut lines: Vec<LegendLine> = if self.curves.len() > 1 || named {
+            self.curves
+                .iter()
+                .enumerate()
+                .map(|(i, c)| LegendLine {
+                    text: legend_label(&c.series.name),
+                    swatch: Swatch::Curve {
+                        color: PALETTE[i % PALETTE.len()],
+                        dot: c.mark != Mark::Line,
+                        bar: c.mark != Mark::Points || c.fit.is_some(),
+                    },
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if let Some((n, max)) = off_scale.filter(|(n, _)| *n > 0) {
+            lines.push(LegendLine {
+                text: format!("{} above the axis,", plural(n, "point", "points")),
+                swatch: Swatch::OffScale,
+            });
+            lines.push(LegendLine {
+                text: format!("highest {}", short(max)),
+                swatch: Swatch::None,
+            });
+        }
+        lines
+    }
+}
+
+/// `n` and the noun in the number it takes: `1 point`, `2 points`.
+pub fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+/// Width and height of a plot's drawing, legend aside (SVG pixels, drawn 1:1 on a page
+/// 1280 pixels wide, so that every text keeps its stated size).
+const PLOT_WIDTH: u32 = 640;
+const PLOT_HEIGHT: u32 = 440;
+/// Font sizes in the page's pixels: nothing under 12 at 1280 pixels, the floor the report is
+/// checked against in a browser (`tests/report_browser.rs`).
+const CAPTION_FONT: f64 = 18.0;
+const AXIS_TITLE_FONT: f64 = 15.0;
+const TICK_FONT: f64 = 13.0;
+const LEGEND_FONT: f64 = 14.0;
+const CELL_FONT: f64 = 13.0;
+
+/// The size to ask plotters for so that its SVG text is `px` pixels: its SVG backend writes a
+/// font of size `s` as `font-size` `s / 1.24` (plotters-svg 0.3, `draw_text`), which is how
+/// its default 12 became text of under 10 pixels.
+fn font(px: f64) -> (&'static str, f64) {
+    ("sans-serif", (px * 1.24).ceil())
+}
+/// Legend labels longer than this are cut with an ellipsis (the tables carry full names).
+const LEGEND_CHARS: usize = 32;
+/// Height of one legend line.
+const LEGEND_LINE: i32 = 22;
+
+/// How an axis maps values to positions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scale {
+    /// Equal steps for equal differences.
+    Linear,
+    /// Equal steps for equal ratios.
+    Log,
+}
+
+/// The ratio of largest to smallest value from which an axis is drawn logarithmic: past
+/// 1.5 decades a linear axis crushes the small values into its first few pixels (an idle CDF
+/// at 0.3 ms drawn as a vertical stroke beside a loaded one at 90 ms).
+const LOG_FROM_SPAN: f64 = 30.0;
+
+/// Log when every value is positive and they span [`LOG_FROM_SPAN`] or more; linear
+/// otherwise (a zero or a negative value has no place on a log axis).
+pub fn x_scale(values: &[f64]) -> Scale {
+    let finite = || values.iter().copied().filter(|v| v.is_finite());
+    if finite().next().is_none() || finite().any(|v| v <= 0.0) {
+        return Scale::Linear;
+    }
+    let (lo, hi) = finite().fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+        (lo.min(v), hi.max(v))
+    });
+    if hi / lo >= LOG_FROM_SPAN {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
+/// A log axis' ends: the data's, widened by a tenth of a decade each side.
+fn log_range(values: &[f64]) -> (f64, f64) {
+    let (lo, hi) = values
+        .iter()
+        .copied()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .fold((f64::INFINITY, 0.0f64), |(lo, hi), v| {
+            (lo.min(v), hi.max(v))
+        });
+    let pad = 10f64.powf(0.1);
+    (lo / pad, hi * pad)
+}
+
+/// Points needed before any is called an outlier: in a short series every point matters.
+const CUT_MIN_POINTS: usize = 20;
+/// How far above the rest of the points a point must be to leave the axis (times the
+/// highest point kept).
+const CUT_FACTOR: f64 = 3.0;
+
+/// The top of a y axis that leaves out the highest points, at most one in fifty, when the
+/// lowest of those stands more than [`CUT_FACTOR`] times above the highest of the rest (one
+/// 1.1 s connect beside round trips of 80 to 100 ms): the rest gets the whole height. `None`
+/// when no such gap exists, or with fewer than [`CUT_MIN_POINTS`] points.
+pub fn outlier_cut(ys: &[f64]) -> Option<f64> {
+    let mut v: Vec<f64> = ys.iter().copied().filter(|y| y.is_finite()).collect();
+    let n = v.len();
+    if n < CUT_MIN_POINTS {
+        return None;
+    }
+    v.sort_by(f64::total_cmp);
+    let may_cut = (n / 50).max(1);
+    (1..=may_cut).find_map(|k| {
+        let (kept, lowest_cut) = (v[n - 1 - k], v[n - k]);
+        (kept > 0.0 && lowest_cut > kept * CUT_FACTOR).then_some(kept * 1.1)
+    })
+}
+
+/// A legend label, cut to [`LEGEND_CHARS`] characters.
+fn legend_label(name: &str) -> String {
+    if name.chars().count() <= LEGEND_CHARS {
+        name.to_string()
+    } else {
+        let cut: String = name.chars().take(LEGEND_CHARS - 1).collect();
+        format!("{cut}…")
+    }
+}
+
+/// What stands left of a legend line's text.
+#[derive(Debug, Clone, Copy)]
+enum Swatch {
+    Curve {
+        color: RGBColor,
+        dot: bool,
+        bar: bool,
+    },
+    OffScale,
+    None,
+}
+
+#[derive(Debug, Clone)]
+struct LegendLine {
+    text: String,
+    swatch: Swatch,
+}
+
+/// The legend's width in pixels for these lines (none: no legend), from an average glyph of
+/// 0.6 em: wide enough that no label is clipped, and never over the plotting area.
+fn legend_width<'s>(lines: impl Iterator<Item = &'s str>) -> u32 {
+    let longest = lines.map(|l| l.chars().count()).max();
+    match longest {
+        None => 0,
+        Some(chars) => ((chars as f64 * LEGEND_FONT * 0.6) as u32 + 48).clamp(96, 320),
     }
 }
 
@@ -198,76 +427,121 @@ pub fn line_plot_svg(labels: Labels<'_>, series: &[Series]) -> Result<String, Pl
         .svg()
 }
 
-/// A tick label: at most six decimals, trailing zeros dropped (`0.005`, `10`, `1500`).
-fn tick(v: f64) -> String {
-    let s = format!("{v:.6}");
+/// A tick label: at most six decimals, trailing zeros dropped, thousands grouped (`0.005`,
+/// `10`, `1,600,000`), and no `-0`.
+pub fn tick(v: f64) -> String {
+    let s = format!("{:.6}", v.abs());
     let s = s.trim_end_matches('0').trim_end_matches('.');
-    if s == "-0" { "0".into() } else { s.to_string() }
+    let (whole, fraction) = s.split_once('.').map_or((s, None), |(w, f)| (w, Some(f)));
+    let grouped = whole
+        .parse::<u64>()
+        .map_or_else(|_| whole.to_string(), wirespeed_model::units::group_digits);
+    let text = match fraction {
+        Some(f) => format!("{grouped}.{f}"),
+        None => grouped,
+    };
+    if v < 0.0 && text != "0" {
+        format!("-{text}")
+    } else {
+        text
+    }
 }
 
-fn draw_curves(
-    root: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+fn draw_curves<X>(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
     plot: &Plot<'_>,
-    x: (f64, f64),
+    x: X,
     y: (f64, f64),
-) -> Result<(), String> {
-    root.fill(&WHITE).map_err(err)?;
-    let mut chart = ChartBuilder::on(root)
-        .caption(plot.labels.title, ("sans-serif", 20))
+    cut: Option<f64>,
+) -> Result<(), String>
+where
+    X: AsRangedCoord<Value = f64>,
+    X::CoordDescType: ValueFormatter<f64>,
+{
+    let mut chart = ChartBuilder::on(area)
+        .caption(plot.labels.title, font(CAPTION_FONT))
         .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(70)
-        .build_cartesian_2d(x.0..x.1, y.0..y.1)
+        .x_label_area_size(48)
+        .y_label_area_size(84)
+        .build_cartesian_2d(x, y.0..y.1)
         .map_err(err)?;
     chart
         .configure_mesh()
         .x_desc(plot.labels.x)
         .y_desc(plot.labels.y)
+        .label_style(font(TICK_FONT))
+        .axis_desc_style(font(AXIS_TITLE_FONT))
         .x_label_formatter(&|v| tick(*v))
         .y_label_formatter(&|v| tick(*v))
         .draw()
         .map_err(err)?;
+    // Points above a cut axis sit on its top edge, marked as triangles.
+    let top = cut.unwrap_or(f64::INFINITY);
+    let clamp = |(x, y): (f64, f64)| (x, y.min(top));
     for (i, curve) in plot.curves.iter().enumerate() {
         let color = PALETTE[i % PALETTE.len()];
         let line = color.stroke_width(2);
         if let Some(ends) = curve.fit_ends() {
             chart
-                .draw_series(LineSeries::new(ends, line))
+                .draw_series(LineSeries::new(ends.map(clamp), line))
                 .map_err(err)?;
         }
         if curve.mark != Mark::Points {
             chart
-                .draw_series(LineSeries::new(curve.finite_points(), line))
+                .draw_series(LineSeries::new(curve.finite_points().map(clamp), line))
                 .map_err(err)?;
         }
-        let dots = if curve.mark == Mark::Line {
-            Vec::new()
-        } else {
-            curve.finite_points().collect()
-        };
-        // The legend entry: a dot for marked points, a bar for a line (a thin rectangle, so
-        // that the document's polylines are exactly the curves and fitted lines). A part
-        // left out is transparent, which the SVG backend does not write.
-        let shown = |on: bool| if on { color.to_rgba() } else { TRANSPARENT };
-        let dot = shown(curve.mark != Mark::Line);
-        let bar = shown(curve.mark != Mark::Points || curve.fit.is_some());
+        if curve.mark != Mark::Line {
+            chart
+                .draw_series(
+                    curve
+                        .finite_points()
+                        .filter(|p| p.1 <= top)
+                        .map(|p| Circle::new(p, 3, color.filled())),
+                )
+                .map_err(err)?;
+        }
         chart
-            .draw_series(dots.into_iter().map(|p| Circle::new(p, 3, color.filled())))
-            .map_err(err)?
-            .label(curve.series.name.clone())
-            .legend(move |(x, y)| {
-                EmptyElement::at((x, y))
-                    + Rectangle::new([(0, -1), (20, 1)], bar.filled())
-                    + Circle::new((10, 0), 3, dot.filled())
-            });
+            .draw_series(
+                curve
+                    .finite_points()
+                    .filter(|p| p.1 > top)
+                    .map(|p| TriangleMarker::new(clamp(p), 6, color.filled())),
+            )
+            .map_err(err)?;
     }
-    let named = plot.curves.iter().any(|c| !c.series.name.is_empty());
-    if plot.curves.len() > 1 || named {
-        chart
-            .configure_series_labels()
-            .background_style(WHITE.mix(0.8))
-            .border_style(BLACK)
-            .draw()
+    Ok(())
+}
+
+/// The legend, beside the plotting area so that it never covers a curve.
+fn draw_legend(
+    area: &DrawingArea<SVGBackend<'_>, plotters::coord::Shift>,
+    lines: &[LegendLine],
+) -> Result<(), String> {
+    let style = font(LEGEND_FONT)
+        .into_font()
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    for (i, l) in lines.iter().enumerate() {
+        let y = 56 + i as i32 * LEGEND_LINE;
+        match l.swatch {
+            Swatch::Curve { color, dot, bar } => {
+                if bar {
+                    area.draw(&Rectangle::new([(4, y - 1), (28, y + 1)], color.filled()))
+                        .map_err(err)?;
+                }
+                if dot {
+                    area.draw(&Circle::new((16, y), 3, color.filled()))
+                        .map_err(err)?;
+                }
+            }
+            Swatch::OffScale => {
+                area.draw(&TriangleMarker::new((16, y), 6, BLACK.filled()))
+                    .map_err(err)?;
+            }
+            Swatch::None => {}
+        }
+        area.draw(&Text::new(l.text.clone(), (36, y), style.clone()))
             .map_err(err)?;
     }
     Ok(())
@@ -307,7 +581,7 @@ fn draw_heatmap(
         .copied()
         .fold(0.0, f64::max);
     let mut chart = ChartBuilder::on(root)
-        .caption(labels.title, ("sans-serif", 20))
+        .caption(labels.title, font(CAPTION_FONT))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(80)
@@ -346,8 +620,15 @@ fn draw_heatmap(
         })
         .x_desc(labels.x)
         .y_desc(labels.y)
+        .label_style(font(TICK_FONT))
+        .axis_desc_style(font(AXIS_TITLE_FONT))
         .draw()
         .map_err(err)?;
+    let (width, height) = chart.plotting_area().dim_in_pixel();
+    let cell = (
+        f64::from(width) / columns as f64,
+        f64::from(height) / rows as f64,
+    );
     for (r, row) in values.iter().enumerate() {
         for (c, value) in row.iter().enumerate() {
             let (x, y) = (c as f64, r as f64);
@@ -366,7 +647,8 @@ fn draw_heatmap(
                     fill.filled(),
                 )))
                 .map_err(err)?;
-            if let Some(v) = value {
+            if let Some(v) = value.filter(|v| cell_label_fits(cell, &short(*v))) {
+                let v = &v;
                 let ink = if max > 0.0 && *v / max > 0.5 {
                     WHITE
                 } else {
@@ -377,7 +659,7 @@ fn draw_heatmap(
                     .draw_series(std::iter::once(Text::new(
                         text,
                         (x + 0.5, y + 0.5),
-                        ("sans-serif", 11).into_font().color(&ink).pos(
+                        font(CELL_FONT).into_font().color(&ink).pos(
                             plotters::style::text_anchor::Pos::new(
                                 plotters::style::text_anchor::HPos::Center,
                                 plotters::style::text_anchor::VPos::Center,
@@ -391,13 +673,41 @@ fn draw_heatmap(
     Ok(())
 }
 
+/// Whether a cell of `(width, height)` pixels holds `text` at [`CELL_FONT`] (an average glyph
+/// of 0.6 em, a little room each side): a cell too small shows its value by its shade alone,
+/// rather than in a text too small to read (the table beside it has every figure).
+fn cell_label_fits(cell: (f64, f64), text: &str) -> bool {
+    text.chars().count() as f64 * CELL_FONT * 0.6 + 4.0 <= cell.0 && CELL_FONT + 2.0 <= cell.1
+}
+
 fn err(e: impl std::fmt::Display) -> String {
     e.to_string()
 }
 
-/// A value in three significant digits for a heatmap cell.
+/// A value in three significant digits (a heatmap cell, the highest point cut off an axis),
+/// thousands grouped.
 fn short(v: f64) -> String {
-    wirespeed_model::units::significant(v, 3)
+    if v.abs() >= 1000.0 && v.abs() < 1e15 {
+        tick(v.round())
+    } else {
+        wirespeed_model::units::significant(v, 3)
+    }
+}
+
+/// The binary unit a byte rate peaking at `peak` bytes per second is plotted in, and the
+/// bytes per second in one of it: the largest of KiB/s, MiB/s and GiB/s in which the peak is
+/// at least 10 (loopback's 1.6 GB/s as 1,526 MiB/s, not 1,600,000 KiB/s).
+pub fn byte_rate_unit(peak: f64) -> (&'static str, f64) {
+    const UNITS: [(&str, f64); 3] = [
+        ("GiB/s", 1024.0 * 1024.0 * 1024.0),
+        ("MiB/s", 1024.0 * 1024.0),
+        ("KiB/s", 1024.0),
+    ];
+    UNITS
+        .iter()
+        .copied()
+        .find(|(_, size)| peak.is_finite() && peak >= 10.0 * size)
+        .unwrap_or(UNITS[2])
 }
 
 #[cfg(test)]
@@ -520,10 +830,164 @@ mod tests {
     }
 
     #[test]
-    fn ticks_are_short() {
+    fn ticks_are_short_and_grouped() {
         assert_eq!(tick(0.0050000001), "0.005");
         assert_eq!(tick(10.0), "10");
         assert_eq!(tick(-0.0), "0");
+        assert_eq!(tick(-0.0000000001), "0", "a tiny negative is 0, not -0");
+        assert_eq!(tick(1_600_000.0), "1,600,000");
+        assert_eq!(tick(-12_345.5), "-12,345.5");
+        assert_eq!(tick(999.25), "999.25");
+    }
+
+    #[test]
+    fn axes_turn_logarithmic_only_across_decades_of_positive_values() {
+        assert_eq!(
+            x_scale(&[0.3, 0.35, 85.0, 101.0]),
+            Scale::Log,
+            "idle beside loaded"
+        );
+        assert_eq!(
+            x_scale(&[1.0, 4.0, 16.0, 64.0]),
+            Scale::Log,
+            "buffers by fours"
+        );
+        assert_eq!(
+            x_scale(&[1.0, 4.0, 16.0]),
+            Scale::Linear,
+            "16x is not 1.5 decades"
+        );
+        assert_eq!(
+            x_scale(&[0.0, 1.0, 1000.0]),
+            Scale::Linear,
+            "zero has no log"
+        );
+        assert_eq!(x_scale(&[-1.0, 100.0]), Scale::Linear);
+        assert_eq!(x_scale(&[]), Scale::Linear);
+        let (lo, hi) = log_range(&[1.0, 100.0]);
+        assert!(
+            lo < 1.0 && lo > 0.7 && hi > 100.0 && hi < 130.0,
+            "{lo} {hi}"
+        );
+    }
+
+    #[test]
+    fn one_far_outlier_is_cut_and_the_bulk_keeps_the_height() {
+        let mut ys: Vec<f64> = (0..100).map(|i| 80.0 + f64::from(i % 20)).collect();
+        assert_eq!(outlier_cut(&ys), None, "no outlier, no cut");
+        ys.push(1100.0);
+        let top = outlier_cut(&ys).expect("the 1.1 s probe is cut");
+        assert!(top > 99.0 && top < 120.0, "{top}");
+        ys.push(f64::NAN);
+        assert_eq!(outlier_cut(&ys), Some(top), "NaN is not a point");
+        // Three high points in 101 are a second population, not outliers (2 may go).
+        ys.extend([900.0, 1000.0]);
+        assert_eq!(outlier_cut(&ys), None);
+        // A short series keeps every point in view.
+        assert_eq!(outlier_cut(&[1.0, 1.0, 1.0, 50.0]), None);
+        // Within 3x of the rest: no gap worth a cut.
+        let mut close: Vec<f64> = vec![100.0; 50];
+        close.push(290.0);
+        assert_eq!(outlier_cut(&close), None);
+    }
+
+    #[test]
+    fn a_cut_axis_marks_what_it_left_out() {
+        let mut points: Vec<(f64, f64)> = (0..60).map(|i| (f64::from(i) * 0.1, 90.0)).collect();
+        points.push((3.0, 1100.0));
+        let svg = Plot::new(labels())
+            .y_cut_outliers()
+            .curve(Curve::new(
+                Series {
+                    name: "TCP connect".into(),
+                    points,
+                },
+                Mark::Points,
+            ))
+            .svg()
+            .unwrap();
+        assert!(svg.contains("1 point above the axis,"), "{svg}");
+        assert!(svg.contains("highest 1,100"));
+        assert!(
+            !svg.contains("\n1,000\n"),
+            "the axis ends near 100, not at 1,100"
+        );
+        assert_eq!(
+            svg.matches("<circle").count(),
+            61,
+            "60 points and the legend's dot: the cut point is a triangle"
+        );
+        assert!(svg.contains("<polygon"), "the triangle on the top edge");
+    }
+
+    #[test]
+    fn the_legend_sits_beside_the_plot_and_fits_its_labels() {
+        assert_eq!(legend_width(std::iter::empty()), 0);
+        assert_eq!(legend_width(["64 B"].into_iter()), 96, "a floor");
+        let long = legend_width(["envelope ceiling, 9.415 Mbit/s"].into_iter());
+        assert!((30 * 8..=320).contains(&long), "{long}");
+        assert_eq!(legend_label("short"), "short");
+        assert_eq!(legend_label(&"x".repeat(40)).chars().count(), LEGEND_CHARS);
+        let svg = line_plot_svg(
+            labels(),
+            &[Series {
+                name: "stream 1".into(),
+                points: vec![(0.0, 1.0), (1.0, 1.0)],
+            }],
+        )
+        .unwrap();
+        // The drawing is wider than the plotting area by the legend's column.
+        let legend = legend_width(["stream 1"].into_iter());
+        assert!(
+            svg.contains(&format!("width=\"{}\"", PLOT_WIDTH + legend)),
+            "{svg}"
+        );
+    }
+
+    #[test]
+    fn no_plot_text_is_under_twelve_pixels() {
+        let svg = line_plot_svg(
+            labels(),
+            &[Series {
+                name: "a".into(),
+                points: vec![(0.0, 1.0), (1.0, 2.0)],
+            }],
+        )
+        .unwrap();
+        let sizes: Vec<f64> = svg
+            .split("font-size=\"")
+            .skip(1)
+            .map(|rest| rest.split('"').next().unwrap().parse().unwrap())
+            .collect();
+        assert!(!sizes.is_empty());
+        assert!(sizes.iter().all(|s| *s >= 12.0), "{sizes:?}");
+    }
+
+    #[test]
+    fn byte_rates_are_plotted_in_a_unit_that_keeps_figures_short() {
+        assert_eq!(
+            byte_rate_unit(1_600_000.0 * 1024.0).0,
+            "MiB/s",
+            "1,562 MiB/s"
+        );
+        assert_eq!(byte_rate_unit(12.0 * 1024.0 * 1024.0 * 1024.0).0, "GiB/s");
+        assert_eq!(byte_rate_unit(50.0 * 1024.0 * 1024.0), ("MiB/s", 1048576.0));
+        assert_eq!(
+            byte_rate_unit(606.0 * 1024.0).0,
+            "KiB/s",
+            "the seed's own unit"
+        );
+        assert_eq!(byte_rate_unit(0.0).0, "KiB/s");
+        assert_eq!(byte_rate_unit(f64::NAN).0, "KiB/s");
+        assert_eq!(short(1612.3), "1,612");
+        assert_eq!(short(38.46), "38.5");
+    }
+
+    #[test]
+    fn heatmap_cells_too_small_for_their_figure_show_only_its_shade() {
+        assert!(cell_label_fits((80.0, 40.0), "1,234"));
+        assert!(!cell_label_fits((20.0, 40.0), "1,234"));
+        assert!(!cell_label_fits((80.0, 10.0), "1"));
     }
 
     #[test]

@@ -31,6 +31,7 @@ mod parity;
 mod probe;
 mod refusals;
 mod report;
+mod report_browser;
 mod reproduce;
 mod results_safety;
 mod schedule;

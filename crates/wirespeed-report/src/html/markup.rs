@@ -244,8 +244,9 @@ pub fn number(v: f64) -> String {
     if !v.is_finite() {
         return "-".into();
     }
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        let grouped = group_digits(v.abs() as u64);
+    // Whole numbers, and anything from a thousand up (a 7-digit KiB/s), read best grouped.
+    if (v.fract() == 0.0 || v.abs() >= 1000.0) && v.abs() < 1e15 {
+        let grouped = group_digits(v.abs().round() as u64);
         return if v < 0.0 {
             format!("-{grouped}")
         } else {
@@ -268,11 +269,12 @@ pub fn rate(bits_per_second: f64) -> String {
 pub fn seconds(s: f64) -> String {
     if !s.is_finite() {
         "-".into()
+    } else if s.abs() < 1e-12 {
+        // Below a picosecond, either sign, is floating-point residue (a mean minus its
+        // ideal), not time: `-0.00000001973 ns` is 0.
+        "0 s".into()
     } else if s < 0.0 {
         format!("-{}", format_seconds(-s))
-    } else if s < 1e-12 {
-        // Below a picosecond is floating-point residue (a mean minus its ideal), not time.
-        "0 s".into()
     } else {
         format_seconds(s)
     }
@@ -284,6 +286,14 @@ pub fn by_unit(key: &str, v: f64) -> String {
     let key = key.to_ascii_lowercase();
     if !v.is_finite() {
         "-".into()
+    } else if is_identifier(&key) && v.fract() == 0.0 && v.abs() < 1e15 {
+        // A process id or a port names a thing; grouped as a count (`pid 7,979`) it misleads.
+        format!("{v:.0}")
+    } else if v == 0.0
+        && let Some(unit) = time_unit(&key)
+    {
+        // Zero in the unit the field is counted in: `held_back_max_us` is `0 us`, not `0 s`.
+        format!("0 {unit}")
     } else if key.ends_with("bits_per_second") {
         rate(v)
     } else if key.ends_with("bytes_per_second") {
@@ -303,6 +313,30 @@ pub fn by_unit(key: &str, v: f64) -> String {
     } else {
         number(v)
     }
+}
+
+/// Fields whose whole numbers name something (a process, a port, an index, a year) rather
+/// than count it.
+fn is_identifier(key: &str) -> bool {
+    [
+        "pid", "port", "id", "index", "year", "vlan", "ifindex", "cpu",
+    ]
+    .iter()
+    .any(|name| key == *name || key.ends_with(&format!("_{name}")))
+}
+
+/// The time unit a field name ends in, as written after a figure.
+fn time_unit(key: &str) -> Option<&'static str> {
+    [
+        ("seconds", "s"),
+        ("_s", "s"),
+        ("_ms", "ms"),
+        ("_us", "us"),
+        ("_ns", "ns"),
+    ]
+    .iter()
+    .find(|(suffix, _)| key.ends_with(suffix))
+    .map(|(_, unit)| *unit)
 }
 
 #[cfg(test)]
@@ -361,5 +395,27 @@ mod tests {
         assert_eq!(by_unit("packets", 28047.0), "28,047");
         assert_eq!(by_unit("efficiency", 0.94148244), "0.9415");
         assert_eq!(number(f64::NAN), "-");
+    }
+
+    #[test]
+    fn unit_slips_the_issue_found_read_right() {
+        assert_eq!(seconds(-1.973e-17), "0 s", "a tiny negative is 0");
+        assert_eq!(by_unit("excess_delay_seconds", -1.973e-17), "0 s");
+        assert_eq!(by_unit("held_back_max_us", 0.0), "0 us");
+        assert_eq!(by_unit("held_back_max_us", 1500.0), "1.5 ms");
+        assert_eq!(by_unit("pid", 7979.0), "7979");
+        assert_eq!(by_unit("agent_port", 43519.0), "43519");
+        assert_eq!(
+            by_unit("rapid", 7979.0),
+            "7,979",
+            "only whole words name things"
+        );
+        assert_eq!(
+            number(1_234_567.8),
+            "1,234,568",
+            "no 7-digit figure ungrouped"
+        );
+        assert_eq!(number(999.26), "999.3");
+        assert_eq!(number(-4321.5), "-4,322");
     }
 }

@@ -39,8 +39,32 @@ fn clean(mut curve: Curve) -> Curve {
     curve
 }
 
+/// How a chart's axes are chosen (see [`Plot`]).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Axes {
+    /// The x axis starts at zero ([`Plot::x_from_zero`]).
+    pub x_from_zero: bool,
+    /// A log x axis when the values span decades ([`Plot::x_log_when_wide`]).
+    pub x_log_when_wide: bool,
+    /// The y axis ends above the bulk when a few points stand far above it
+    /// ([`Plot::y_cut_outliers`]).
+    pub y_cut_outliers: bool,
+}
+
 /// A line or scatter plot of `curves`, or `None` when no curve has a point to draw.
 pub fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -> Option<Svg> {
+    chart_with(
+        labels,
+        curves,
+        Axes {
+            x_from_zero,
+            ..Axes::default()
+        },
+    )
+}
+
+/// [`chart`] with its axes chosen by `axes`.
+pub fn chart_with(labels: Labels<'_>, curves: Vec<Curve>, axes: Axes) -> Option<Svg> {
     let curves: Vec<Curve> = curves
         .into_iter()
         .map(clean)
@@ -51,8 +75,14 @@ pub fn chart(labels: Labels<'_>, curves: Vec<Curve>, x_from_zero: bool) -> Optio
         return None;
     }
     let mut plot = curves.into_iter().fold(Plot::new(labels), Plot::curve);
-    if x_from_zero {
+    if axes.x_from_zero {
         plot = plot.x_from_zero();
+    }
+    if axes.x_log_when_wide {
+        plot = plot.x_log_when_wide();
+    }
+    if axes.y_cut_outliers {
+        plot = plot.y_cut_outliers();
     }
     plot.svg().ok().map(Svg::from_plot)
 }

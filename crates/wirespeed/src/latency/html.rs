@@ -4,8 +4,8 @@
 //! flent's RRUL plots show them.
 
 use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate};
-use wirespeed_report::html::plots;
-use wirespeed_report::plot::{Curve, Labels, Mark, Series};
+use wirespeed_report::html::plots::{self, Axes};
+use wirespeed_report::plot::{Curve, Labels, Mark, Series, outlier_cut};
 
 use crate::latency::{LatencyResult, Phase, ProbeKind, RrResult};
 
@@ -39,9 +39,51 @@ pub(crate) const CDF: Labels<'static> = Labels {
     y: "% of probes at or below",
 };
 
+/// Where the load ran, from the run's own clock: it started, its first `settle` seconds were
+/// left out of the statistics, and it stopped.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LoadBounds {
+    pub(crate) started: f64,
+    pub(crate) settled: f64,
+    pub(crate) ended: f64,
+}
+
 impl LatencyResult {
-    /// Every probe's round trip over time, one scatter per kind, and the loaded phase's bounds
-    /// as a box reaching the highest round trip.
+    /// The load's bounds: the timestamps the run recorded, or for a document written before
+    /// it recorded them, the plan's (idle phase, settling, loaded window) it measured against.
+    pub(crate) fn load_bounds(&self) -> Option<LoadBounds> {
+        let started = self.load_started_seconds.unwrap_or(self.idle_seconds);
+        let ended = self
+            .load_ended_seconds
+            .unwrap_or(self.idle_seconds + self.settle_seconds + self.loaded_seconds);
+        let settled = started + self.settle_seconds;
+        let sane = [started, settled, ended]
+            .iter()
+            .all(|v| v.is_finite() && *v >= 0.0);
+        (sane && ended > started).then_some(LoadBounds {
+            started,
+            settled,
+            ended,
+        })
+    }
+
+    /// The phase a probe sent `at` seconds into the run belongs to, as the statistics count it.
+    fn phase_at(&self, at: f64) -> Option<Phase> {
+        let b = self.load_bounds()?;
+        Some(if at < self.idle_seconds.min(b.started) {
+            Phase::Idle
+        } else if at < b.settled {
+            Phase::Settling
+        } else if at < b.ended {
+            Phase::Loaded
+        } else {
+            Phase::After
+        })
+    }
+
+    /// Every probe's round trip over time, one scatter per kind, the load's span as a box from
+    /// its start to its end, and a line where the statistics' loaded window begins. The box
+    /// reaches the top of the bulk of the round trips (a far outlier is cut off the axis).
     pub(crate) fn over_time_curves(&self) -> Vec<Curve> {
         let kinds = [
             ProbeKind::UdpEcho,
@@ -66,25 +108,31 @@ impl LatencyResult {
                 )
             })
             .collect();
-        let top = self
+        let rtts: Vec<f64> = self
             .samples
             .iter()
+            .filter(|s| kinds.contains(&s.kind))
             .filter_map(|s| s.rtt_ms)
-            .fold(0.0, f64::max);
-        let loaded: Vec<f64> = self
-            .intervals
-            .iter()
-            .filter(|i| i.phase == Phase::Loaded)
-            .flat_map(|i| [i.start_seconds, i.end_seconds])
+            .filter(|v| v.is_finite())
             .collect();
-        if let (Some(a), Some(b)) = (
-            loaded.iter().copied().reduce(f64::min),
-            loaded.iter().copied().reduce(f64::max),
-        ) {
+        let top = outlier_cut(&rtts).unwrap_or_else(|| rtts.iter().copied().fold(0.0, f64::max));
+        if let Some(b) = self.load_bounds().filter(|_| top > 0.0) {
             curves.push(Curve::new(
                 Series {
-                    name: "loaded phase".into(),
-                    points: vec![(a, 0.0), (a, top), (b, top), (b, 0.0)],
+                    name: format!("load on, {} to {} s", number(b.started), number(b.ended)),
+                    points: vec![
+                        (b.started, 0.0),
+                        (b.started, top),
+                        (b.ended, top),
+                        (b.ended, 0.0),
+                    ],
+                },
+                Mark::Line,
+            ));
+            curves.push(Curve::new(
+                Series {
+                    name: format!("statistics from {} s", number(b.settled)),
+                    points: vec![(b.settled, 0.0), (b.settled, top)],
                 },
                 Mark::Line,
             ));
@@ -94,17 +142,13 @@ impl LatencyResult {
 
     /// The UDP echo's round trips as cumulative distributions, idle and loaded.
     pub(crate) fn cdf_curves(&self) -> Vec<Curve> {
-        let phase_of = |at: f64| {
-            self.intervals
-                .iter()
-                .find(|i| at >= i.start_seconds && at < i.end_seconds)
-                .map(|i| i.phase)
-        };
         let udp = |phase: Phase| {
             cdf(self
                 .samples
                 .iter()
-                .filter(|s| s.kind == ProbeKind::UdpEcho && phase_of(s.at_seconds) == Some(phase))
+                .filter(|s| {
+                    s.kind == ProbeKind::UdpEcho && self.phase_at(s.at_seconds) == Some(phase)
+                })
                 .filter_map(|s| s.rtt_ms)
                 .collect())
         };
@@ -214,18 +258,36 @@ impl LatencyResult {
                 .push(&q.markup())
                 .lit("</div>");
         }
-        let svg = plots::chart(OVER_TIME, self.over_time_curves(), true);
+        let svg = plots::chart_with(
+            OVER_TIME,
+            self.over_time_curves(),
+            Axes {
+                x_from_zero: true,
+                y_cut_outliers: true,
+                ..Axes::default()
+            },
+        );
         m.heading("Over time");
         plots::figure(
             &mut m,
-            "every probe's round trip; the box marks the loaded phase (its first moments left out)",
+            "every probe's round trip; the box spans the load as this run's clock saw it start \
+             and stop, the line where its loaded statistics begin (the first moments, slow \
+             start, left out); a round trip far above the rest sits on the top edge as a triangle",
             svg,
         );
-        let svg = plots::chart(CDF, self.cdf_curves(), false);
+        let svg = plots::chart_with(
+            CDF,
+            self.cdf_curves(),
+            Axes {
+                x_log_when_wide: true,
+                ..Axes::default()
+            },
+        );
         m.heading("Distribution");
         plots::figure(
             &mut m,
-            "the CDF of the UDP echo's round trips, idle against loaded",
+            "the CDF of the UDP echo's round trips, idle against loaded (a log axis when they \
+             differ by decades)",
             svg,
         );
         m
@@ -280,5 +342,52 @@ impl RrResult {
             ("transactions/s".into(), "", self.transactions_per_second),
             ("round trip p50".into(), "_ms", self.round_trip.p50_ms),
         ]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn saved() -> LatencyResult {
+        #[derive(serde::Deserialize)]
+        struct Doc {
+            result: LatencyResult,
+        }
+        serde_json::from_str::<Doc>(include_str!("../../testdata/report/latency.json"))
+            .unwrap()
+            .result
+    }
+
+    /// Issue 34: the load's box sits where this run's clock saw the load, not on whole seconds.
+    #[test]
+    fn the_load_box_is_drawn_from_the_runs_own_timestamps() {
+        let mut r = saved();
+        r.idle_seconds = 2.0;
+        r.settle_seconds = 1.0;
+        r.load_started_seconds = Some(2.05);
+        r.load_ended_seconds = Some(6.05);
+        let b = r.load_bounds().unwrap();
+        assert_eq!((b.started, b.settled, b.ended), (2.05, 3.05, 6.05));
+        let curves = r.over_time_curves();
+        let boxed = curves
+            .iter()
+            .find(|c| c.series.name.starts_with("load on"))
+            .unwrap();
+        assert_eq!(boxed.series.name, "load on, 2.05 to 6.05 s");
+        let xs: Vec<f64> = boxed.series.points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, [2.05, 2.05, 6.05, 6.05]);
+        // As the statistics count them: idle until the planned idle end, then settling.
+        assert_eq!(r.phase_at(1.99), Some(Phase::Idle));
+        assert_eq!(r.phase_at(2.04), Some(Phase::Settling));
+        assert_eq!(r.phase_at(3.0), Some(Phase::Settling));
+        assert_eq!(r.phase_at(3.06), Some(Phase::Loaded));
+        assert_eq!(r.phase_at(6.05), Some(Phase::After));
+        // A document from before the timestamps: the phases it measured against.
+        r.load_started_seconds = None;
+        r.load_ended_seconds = None;
+        r.loaded_seconds = 3.0;
+        let b = r.load_bounds().unwrap();
+        assert_eq!((b.started, b.settled, b.ended), (2.0, 3.0, 6.0));
     }
 }

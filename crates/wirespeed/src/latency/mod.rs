@@ -361,6 +361,13 @@ pub(crate) struct LatencyResult {
     pub(crate) loaded_seconds: f64,
     /// Left out at the start of the load (slow start) from the loaded statistics.
     pub(crate) settle_seconds: f64,
+    /// When the load started and stopped, seconds from the start of the run as its own
+    /// clock read them (the load starts after the idle phase plus the time a connection
+    /// takes): the report's phase markers are drawn from these, not from the plan.
+    #[serde(default)]
+    pub(crate) load_started_seconds: Option<f64>,
+    #[serde(default)]
+    pub(crate) load_ended_seconds: Option<f64>,
     pub(crate) kinds: Vec<KindReport>,
     /// Round trips per minute (the responsiveness draft), idle and loaded.
     pub(crate) rpm_idle: f64,
@@ -1340,6 +1347,8 @@ fn analyse(
         idle_seconds: idle_end,
         loaded_seconds,
         settle_seconds: settle,
+        load_started_seconds: Some(load.0),
+        load_ended_seconds: Some(load.1),
         kinds,
         rpm_idle,
         rpm_loaded,

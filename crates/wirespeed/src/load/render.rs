@@ -481,7 +481,7 @@ pub(crate) fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()>
         let series: Vec<Series> = mixes
             .iter()
             .map(|&mix| Series {
-                name: mix.to_string(),
+                name: format!("{mix} bytes"),
                 points: result
                     .rows
                     .iter()

@@ -525,7 +525,7 @@ fn write_plots(dir: &std::path::Path, points: &[SimPoint]) -> anyhow::Result<Vec
                 .map(|p| (p.summary.hosts as f64, stat(&p.summary)))
                 .collect();
             let series = Series {
-                name: name.to_string(),
+                name: format!("{name} bytes"),
                 points,
             };
             plot.curve(Curve::new(series, Mark::Line))

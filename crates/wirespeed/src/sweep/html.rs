@@ -7,15 +7,11 @@ use wirespeed_model::ByteSize;
 use wirespeed_model::stats::median;
 use wirespeed_model::sweep::{Axis, BufferSize, RunRecord};
 use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number};
-use wirespeed_report::html::plots;
-use wirespeed_report::plot::{Curve, Labels, Mark, Series};
+use wirespeed_report::html::plots::{self, Axes};
+use wirespeed_report::plot::{Curve, Labels, Mark, Series, byte_rate_unit};
 
 use super::SweepPlan;
 use super::render::SweepReport;
-
-fn kib(bytes_per_second: f64) -> f64 {
-    bytes_per_second / 1024.0
-}
 
 /// The buffer in packets of `mss` bytes, for the diagonal's x axis.
 fn packets(b: BufferSize, mss: u64) -> f64 {
@@ -25,12 +21,17 @@ fn packets(b: BufferSize, mss: u64) -> f64 {
     }
 }
 
-/// Medians (KiB/s) as `values[send][receive]` from `(snd_index, rcv_index, bytes/s)`.
-fn matrix(rows: usize, columns: usize, cells: &[(usize, usize, f64)]) -> Vec<Vec<Option<f64>>> {
+/// Medians in `unit` bytes/s as `values[send][receive]` from `(snd_index, rcv_index, bytes/s)`.
+fn matrix(
+    rows: usize,
+    columns: usize,
+    cells: &[(usize, usize, f64)],
+    unit: f64,
+) -> Vec<Vec<Option<f64>>> {
     let mut values = vec![vec![None; columns]; rows];
     for &(s, r, v) in cells {
         if let Some(cell) = values.get_mut(s).and_then(|row| row.get_mut(r)) {
-            *cell = Some(kib(v));
+            *cell = Some(v / unit);
         }
     }
     values
@@ -49,21 +50,24 @@ fn sweep_plots(
     let (snd, rcv) = (&plan.snd.0, &plan.rcv.0);
     let rows = labels(&plan.snd);
     let columns = labels(&plan.rcv);
+    let peak = cells.iter().map(|c| c.2).fold(0.0, f64::max);
+    let (unit, unit_bytes) = byte_rate_unit(peak);
+    let title = format!("task-to-task {unit} (median)");
     let svg = plots::heatmap(
         Labels {
-            title: "task-to-task KiB/s (median)",
+            title: &title,
             x: "receive buffer",
             y: "send buffer",
         },
         &columns,
         &rows,
-        &matrix(rows.len(), columns.len(), cells),
+        &matrix(rows.len(), columns.len(), cells, unit_bytes),
     );
     plots::figure(m, "median rate of every send x receive buffer pair", svg);
     let diagonal: Vec<(f64, f64)> = cells
         .iter()
         .filter(|(s, r, _)| snd.get(*s).is_some() && snd.get(*s) == rcv.get(*r))
-        .map(|&(s, _, v)| (packets(snd[s], plan.mss_bytes), kib(v)))
+        .map(|&(s, _, v)| (packets(snd[s], plan.mss_bytes), v / unit_bytes))
         .collect();
     let mut curves = vec![Curve::new(
         Series {
@@ -82,22 +86,30 @@ fn sweep_plots(
         curves.push(Curve::new(
             Series {
                 name: "envelope ceiling".into(),
-                points: vec![(lo, kib(c)), (hi, kib(c))],
+                points: vec![(lo, c / unit_bytes), (hi, c / unit_bytes)],
             },
             Mark::Line,
         ));
     }
     let x_title = format!("socket buffer (packets of {} bytes)", plan.mss_bytes);
-    let svg = plots::chart(
+    let y_title = format!("task to task, {unit}");
+    let svg = plots::chart_with(
         Labels {
             title: "send = receive buffer",
             x: &x_title,
-            y: "KiB/s",
+            y: &y_title,
         },
         curves,
-        false,
+        Axes {
+            x_log_when_wide: true,
+            ..Axes::default()
+        },
     );
-    plots::figure(m, "the diagonal: equal send and receive buffers", svg);
+    plots::figure(
+        m,
+        "the diagonal: equal send and receive buffers (a log axis when they span decades)",
+        svg,
+    );
 }
 
 impl SweepReport {

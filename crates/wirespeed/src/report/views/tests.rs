@@ -82,7 +82,7 @@ fn sweep_draws_its_heatmap_and_diagonal() {
     );
     assert_self_contained(&html);
     assert!(html.contains("Send = receive buffer (the seed&#39;s table)"));
-    assert!(html.contains("task-to-task KiB/s (median)") && html.contains("send = receive buffer"));
+    assert!(html.contains("task-to-task MiB/s (median)") && html.contains("send = receive buffer"));
     assert_eq!(svg_count(&html), 2);
 }
 
