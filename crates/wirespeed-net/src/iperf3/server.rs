@@ -632,18 +632,14 @@ fn session(
         let sh = shared.clone();
         let (rate, wide) = (test.bits_per_second, test.udp_counters_64bit);
         let t = if test.udp {
-            let u = udp_iter
-                .next()
-                .ok_or_else(|| failed("a UDP stream went missing"))?;
+            let u = udp_iter.next().ok_or(failed("a UDP stream went missing"))?;
             if client_sends {
                 std::thread::spawn(move || stream::udp_recv(u, len, wide, sh))
             } else {
                 std::thread::spawn(move || stream::udp_send(u, len, rate, wide, sh))
             }
         } else {
-            let s = tcp_iter
-                .next()
-                .ok_or_else(|| failed("a TCP stream went missing"))?;
+            let s = tcp_iter.next().ok_or(failed("a TCP stream went missing"))?;
             if client_sends {
                 std::thread::spawn(move || stream::tcp_recv(s, len, sh, stream::DRAIN_WAIT))
             } else {
