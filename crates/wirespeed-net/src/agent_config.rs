@@ -446,4 +446,8 @@ pub struct SessionRecord {
     /// `--exclusive`: how long it waited for another test to end.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub queued_seconds: Option<f64>,
+    /// `iperf3` for a test of the agent's iperf3 service (`serve --iperf3`, numbered apart
+    /// from the agent's own sessions); absent for wirespeed's protocol.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol: Option<&'static str>,
 }

@@ -182,9 +182,12 @@ fn iperf3_layout_and_json_stream_are_refused_together() {
 
 /// The other way: `wirespeed report` reads what `iperf3 -J` printed on this machine (and what
 /// `--json-format iperf3` printed) and compares it with a wirespeed run by the same figures.
+/// Both are `--bidir` runs with a warm-up: the report shows each direction's totals and marks
+/// the omitted interval, and wirespeed's layout marks it as iperf3 does.
 #[test]
 fn report_reads_iperf3_files_beside_wirespeed_runs() {
-    let Some(reference) = iperf3(&["-t", "1"]) else {
+    // iperf3's -O comes on top of its -t; wirespeed's is part of it: 2 s each.
+    let Some(reference) = iperf3(&["-t", "1", "-O", "1", "--bidir"]) else {
         eprintln!("iperf3 is not installed: the report is not checked against it");
         return;
     };
@@ -195,8 +198,23 @@ fn report_reads_iperf3_files_beside_wirespeed_runs() {
     let ours = wirespeed(&["tcp", "-t", "1", "--json"]);
     assert_eq!(ours.status, 0, "{}", ours.stderr);
     std::fs::write(dir.join("wirespeed.json"), &ours.stdout).unwrap();
-    let layout = wirespeed(&["tcp", "-t", "1", "--json-format", "iperf3"]);
+    let layout = wirespeed(&[
+        "tcp",
+        "-t",
+        "2",
+        "-O",
+        "1",
+        "--bidir",
+        "--json-format",
+        "iperf3",
+    ]);
     assert_eq!(layout.status, 0, "{}", layout.stderr);
+    let doc: Value = serde_json::from_str(&layout.stdout).unwrap();
+    for key in ["sum", "sum_bidir_reverse"] {
+        assert_eq!(doc["intervals"][0][key]["omitted"], true, "{key}: {doc}");
+        let last = doc["intervals"].as_array().unwrap().last().unwrap();
+        assert_eq!(last[key]["omitted"], false, "{key}: {doc}");
+    }
     std::fs::write(dir.join("layout.json"), &layout.stdout).unwrap();
     let page = dir.join("page.html");
     let run = wirespeed(&[
@@ -209,6 +227,15 @@ fn report_reads_iperf3_files_beside_wirespeed_runs() {
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(html.contains("Comparison: 3 × tcp"), "{html}");
+    // Both directions of both --bidir documents, and their warm-up marked.
+    for mark in [
+        "both ways at once (--bidir)",
+        "<td>client to server: received</td>",
+        "<td>server to client: received</td>",
+        "<td>omitted (warm-up, -O)</td>",
+    ] {
+        assert_eq!(html.matches(mark).count(), 2, "{mark}: {html}");
+    }
     assert!(html.contains("written by iperf 3."), "{html}");
     assert!(html.contains("written by wirespeed "), "{html}");
     assert!(

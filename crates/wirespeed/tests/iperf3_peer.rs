@@ -190,6 +190,89 @@ fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
     }
 }
 
+/// An `iperf3 -s` that serves test after test (not `-1`: wirespeed's first connection, whose
+/// hello the server takes for a cookie, ends a one-off server's only test), killed by its PID.
+fn lasting_iperf3_server() -> (Iperf3Server, String) {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("iperf3")
+        .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("iperf3 -s starts");
+    // Listening within moments: wait for the port, bounded.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(Instant::now() < deadline, "iperf3 -s did not listen");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    (Iperf3Server { child, port }, port.to_string())
+}
+
+/// Without --iperf3, a test that meets an iperf3 server at the address given goes on in
+/// iperf3's protocol there and says so (text and JSON); a keyed run and a flag iperf3 cannot
+/// carry are refused instead, one line each.
+#[test]
+fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
+    if !have_iperf3() {
+        return;
+    }
+    let (_server, port) = lasting_iperf3_server();
+    // The probe connection the server took for a test must have ended before the next one
+    // (iperf3 3.12 says ACCESS_DENIED while it still clears it): tried again briefly.
+    let run_until_served = |args: &[&str]| {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let run = wirespeed(args);
+            if run.status != 0 && run.stderr.contains("busy") && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(200));
+                continue;
+            }
+            return run;
+        }
+    };
+    let run = run_until_served(&["tcp", "127.0.0.1", "-p", &port, "-t", "1", "--json"]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let doc: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(doc["result"]["start"]["agent_software"], "iperf3");
+    assert_eq!(doc["result"]["iperf3"]["detected"], true, "{doc}");
+    let reason = doc["result"]["iperf3"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("answered as an iperf3 server") && reason.contains("PARAM_EXCHANGE"),
+        "{reason}"
+    );
+    assert!(num(&doc, "/result/end/sum_sent/bytes") > 0.0);
+    let text = run_until_served(&["udp", "127.0.0.1", "-p", &port, "-t", "1", "-b", "10M"]);
+    assert_eq!(text.status, 0, "{}", text.stderr);
+    assert!(
+        text.stdout.contains("(iperf3 server, detected)")
+            && text.stdout.contains("protocol: iperf3, detected: "),
+        "{}",
+        text.stdout
+    );
+    // A keyed run never drops its key for iperf3's protocol.
+    let key = std::env::temp_dir().join(format!("ws-iperf3-detect-{}.key", std::process::id()));
+    std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
+    let keyed = run_until_served(&[
+        "tcp",
+        "127.0.0.1",
+        "-p",
+        &port,
+        "-t",
+        "1",
+        "--auth-key-file",
+        key.to_str().unwrap(),
+    ]);
+    let _ = std::fs::remove_file(&key);
+    assert_one_line_error(&keyed, "a keyed run does not fall back");
+    let placed = run_until_served(&["tcp", "127.0.0.1", "-p", &port, "-t", "1", "-A", "0"]);
+    assert_one_line_error(&placed, "-A cannot be said in iperf3's protocol");
+}
+
 /// UDP at 100 Mbit/s: the datagrams' bytes this end sent against what the server received.
 #[test]
 fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
@@ -285,6 +368,37 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
     assert!(
         page.contains("wirespeed_agent_sessions_finished_total{outcome=\"completed\"} 5\n"),
         "{page}"
+    );
+    // A client whose cookie is not one is refused (ACCESS_DENIED) and logged with the reason.
+    let mut bad = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    bad.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    bad.write_all(&[0x80; 37]).unwrap();
+    let mut state = [0u8; 1];
+    bad.read_exact(&mut state).unwrap();
+    assert_eq!(state[0], 0xff, "ACCESS_DENIED");
+    // The service logs the refusal before it closes the connection: its close (bounded by
+    // the read timeout) says the line is written.
+    let mut rest = Vec::new();
+    let _ = bad.read_to_end(&mut rest);
+    // The session log holds the served tests with their bytes and the refusal, in the
+    // agent's own record (`iperf3 session N from PEER ...`).
+    let log = agent.stop_and_read_log();
+    let served: Vec<&str> = log
+        .lines()
+        .filter(|l| l.starts_with("iperf3 session ") && l.contains(" completed: "))
+        .collect();
+    assert_eq!(served.len(), 5, "{log}");
+    assert!(
+        served
+            .iter()
+            .all(|l| l.contains("from 127.0.0.1:") && !l.contains(" 0 bytes at this end")),
+        "{log}"
+    );
+    assert!(
+        log.lines().any(|l| l.starts_with("iperf3 session ")
+            && l.contains(" from 127.0.0.1:")
+            && l.contains("refused: not an iperf3 cookie")),
+        "{log}"
     );
 }
 

@@ -138,6 +138,18 @@ impl ServeProcess {
     pub(crate) fn alive(&mut self) -> bool {
         self.child.try_wait().unwrap().is_none()
     }
+
+    /// Stops the agent (by its PID) and returns what it printed on stdout after its first
+    /// lines: its session log.
+    pub(crate) fn stop_and_read_log(mut self) -> String {
+        use std::io::Read;
+        let mut out = self.child.stdout.take().expect("stdout is piped");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut log = String::new();
+        let _ = out.read_to_string(&mut log);
+        log
+    }
 }
 
 impl Drop for ServeProcess {

@@ -885,6 +885,7 @@ fn handle_connection(
         report: None,
         seconds: 0.0,
         queued_seconds: None,
+        protocol: None,
     };
     let auth = shared.config.auth.is_some();
     let mut ctl = Control::new(stream, &first, true, auth);

@@ -65,6 +65,16 @@ pub enum Iperf3Error {
         /// Why.
         source: io::Error,
     },
+    /// The server closed or reset the control connection before it said anything: nothing of
+    /// the test ran, so it may be tried again (an iperf3 server re-opens its listener after a
+    /// failed test, and resets the connections waiting on the old one).
+    #[error("the iperf3 server at {addr} closed the connection before the test started ({source})")]
+    Dropped {
+        /// The server.
+        addr: SocketAddr,
+        /// How it closed.
+        source: io::Error,
+    },
     /// The server said ACCESS_DENIED: another test runs there.
     #[error(
         "the iperf3 server at {0} is busy with another test (ACCESS_DENIED); try again when it ends"
@@ -218,12 +228,22 @@ pub fn run_with(
     let mut random = [0u8; COOKIE_BYTES];
     crate::auth::random_bytes(&mut random).map_err(|e| Iperf3Error::Local(e.to_string()))?;
     let cookie = Cookie::from_random(&random);
-    write_all_within(&mut ctrl, &cookie.0, cfg.timeout).map_err(io_err)?;
+    let dropped = |e: io::Error| {
+        if matches!(
+            e.kind(),
+            io::ErrorKind::ConnectionReset
+                | io::ErrorKind::ConnectionAborted
+                | io::ErrorKind::BrokenPipe
+                | io::ErrorKind::UnexpectedEof
+        ) {
+            Iperf3Error::Dropped { addr, source: e }
+        } else {
+            io_err(e)
+        }
+    };
+    write_all_within(&mut ctrl, &cookie.0, cfg.timeout).map_err(dropped)?;
 
-    let expect = |ctrl: &mut TcpStream, want: State| -> Result<(), Iperf3Error> {
-        let state = read_state(ctrl, Instant::now() + cfg.timeout)
-            .map_err(io_err)?
-            .map_err(|e| proto(format!("sent {e}")))?;
+    let judge = |ctrl: &mut TcpStream, state: State, want: State| -> Result<(), Iperf3Error> {
         match state {
             s if s == want => Ok(()),
             State::AccessDenied => Err(Iperf3Error::Busy(addr)),
@@ -240,7 +260,16 @@ pub fn run_with(
             other => Err(proto(format!("sent {other:?} where {want:?} was due"))),
         }
     };
-    expect(&mut ctrl, State::ParamExchange)?;
+    let expect = |ctrl: &mut TcpStream, want: State| -> Result<(), Iperf3Error> {
+        let state = read_state(ctrl, Instant::now() + cfg.timeout)
+            .map_err(io_err)?
+            .map_err(|e| proto(format!("sent {e}")))?;
+        judge(ctrl, state, want)
+    };
+    let first = read_state(&mut ctrl, Instant::now() + cfg.timeout)
+        .map_err(dropped)?
+        .map_err(|e| proto(format!("sent {e}")))?;
+    judge(&mut ctrl, first, State::ParamExchange)?;
     write_all_within(&mut ctrl, &encode_json(&params), cfg.timeout).map_err(io_err)?;
     expect(&mut ctrl, State::CreateStreams)?;
 

@@ -27,10 +27,11 @@ use super::codec::{
 };
 use super::stream::{self, Count, Shared, read_exact_by, read_json, read_state, write_all_within};
 use crate::agent::SessionSlots;
-use crate::agent_config::AgentConfig;
+use crate::agent_config::{AgentConfig, SessionRecord};
 use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
+use crate::report::{CpuTime, Role, SideReport, StreamReport, UdpReport};
 use crate::sock;
-use crate::spec::{Amount, Direction, Protocol, TestSpec};
+use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
 /// iperf3's default port.
 pub const DEFAULT_PORT: u16 = 5201;
@@ -121,6 +122,8 @@ struct Ctx {
     budget: Arc<Budget>,
     stop: Arc<AtomicBool>,
     slots: Option<SessionSlots>,
+    /// The last session number given (`config.on_session` records), from 1.
+    sessions: AtomicU64,
 }
 
 impl Server {
@@ -204,6 +207,7 @@ impl Server {
             pending: AtomicUsize::new(0),
             stop: self.stop,
             slots: self.slots,
+            sessions: AtomicU64::new(0),
         });
         let _ = self.tcp.set_nonblocking(true);
         let mut threads: Vec<JoinHandle<()>> = Vec::new();
@@ -273,19 +277,26 @@ fn canonical(ip: IpAddr) -> IpAddr {
 
 fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64) {
     let deadline = Instant::now() + ctx.config.handshake_timeout;
+    let started = Instant::now();
     let mut raw = [0u8; COOKIE_BYTES];
     let got = read_exact_by(&mut s, &mut raw, deadline);
     ctx.pending.fetch_sub(1, Ordering::AcqRel);
-    let refuse = |s: &mut TcpStream| {
-        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
-        let _ = write_all_within(s, &[State::AccessDenied.code()], Duration::from_secs(1));
-    };
+    // A connection that never sent a cookie is not a session (as a native connection that
+    // never sent its hello): counted, not logged.
     let Ok(()) = got else {
         ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
         return;
     };
+    let refuse = |s: &mut TcpStream, reason: &str| {
+        ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
+        let _ = write_all_within(s, &[State::AccessDenied.code()], Duration::from_secs(1));
+        log(ctx, peer, started, Err(Ended::Refused(reason.into())), None);
+    };
     let Ok(cookie) = Cookie::parse(&raw) else {
-        refuse(&mut s);
+        refuse(
+            &mut s,
+            "not an iperf3 cookie (36 characters of a-z2-7 and a NUL)",
+        );
         return;
     };
     let (tx, rx) = mpsc::sync_channel(2 * super::codec::MAX_STREAMS as usize);
@@ -301,7 +312,7 @@ fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64)
             }
             Some(_) => {
                 drop(active);
-                refuse(&mut s);
+                refuse(&mut s, "busy: another iperf3 test runs (ACCESS_DENIED)");
                 return;
             }
             None => {}
@@ -315,7 +326,10 @@ fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64)
                     ctx.stats
                         .refused_sessions_total
                         .fetch_add(1, Ordering::Relaxed);
-                    refuse(&mut s);
+                    refuse(
+                        &mut s,
+                        "busy: the agent's --max-sessions are all taken (ACCESS_DENIED)",
+                    );
                     return;
                 }
             },
@@ -329,14 +343,50 @@ fn first_contact(ctx: &Arc<Ctx>, mut s: TcpStream, peer: SocketAddr, order: u64)
         });
     }
     ctx.stats.sessions.fetch_add(1, Ordering::AcqRel);
-    let ok = session(ctx, s, peer, rx).is_ok();
+    let mut spec = None;
+    let end = session(ctx, s, peer, rx, &mut spec);
     ctx.stats.sessions.fetch_sub(1, Ordering::AcqRel);
-    if ok {
+    if end.is_ok() {
         ctx.stats.completed_total.fetch_add(1, Ordering::Relaxed);
     } else {
         ctx.stats.refused_total.fetch_add(1, Ordering::Relaxed);
     }
     *ctx.active.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    log(ctx, peer, started, end, spec);
+}
+
+/// Tells the agent's session log (`config.on_session`) how a test ended, in the record its
+/// own sessions use; what came from the client is escaped.
+fn log(
+    ctx: &Ctx,
+    peer: SocketAddr,
+    started: Instant,
+    end: Result<SideReport, Ended>,
+    spec: Option<TestSpec>,
+) {
+    let Some(log) = &ctx.config.on_session else {
+        return;
+    };
+    let (outcome, message, report) = match end {
+        Ok(report) => ("completed", None, Some(report)),
+        Err(Ended::Refused(why)) => ("refused", Some(why), None),
+        Err(Ended::Failed(why)) => ("failed", Some(why), None),
+    };
+    let spec = spec.map(|mut s| {
+        s.congestion = s.congestion.map(|c| wirespeed_model::peer::escape(&c));
+        s
+    });
+    log(&SessionRecord {
+        session: ctx.sessions.fetch_add(1, Ordering::Relaxed) + 1,
+        peer: peer.to_string(),
+        outcome,
+        message: message.map(|m| wirespeed_model::peer::escape(&m)),
+        spec,
+        report,
+        seconds: started.elapsed().as_secs_f64(),
+        queued_seconds: None,
+        protocol: Some("iperf3"),
+    });
 }
 
 /// iperf3's error numbers (`iperf_api.h`) a refusal is sent with: the client prints its own
@@ -354,16 +404,29 @@ mod errno {
     pub(super) const SET_CONGESTION: i32 = 134;
 }
 
-/// Why a session ended without results.
+/// Why a session ended without results, for the session log.
 #[derive(Debug)]
-struct Ended;
+enum Ended {
+    /// Told the client (iperf3's SERVER_ERROR or ACCESS_DENIED): why.
+    Refused(String),
+    /// The client broke off, went silent or broke the protocol: what it did.
+    Failed(String),
+}
 
-fn server_error(s: &mut TcpStream, code: i32) -> Ended {
+/// `what` broke the session; the same for every failed read or write of the control
+/// connection.
+fn failed(what: &str) -> Ended {
+    Ended::Failed(what.to_string())
+}
+
+/// Tells the client iperf3's error number `code` (its client prints its own sentence for it);
+/// the log gets `why`.
+fn server_error(s: &mut TcpStream, code: i32, why: &str) -> Ended {
     let mut msg = vec![State::ServerError.code()];
     msg.extend_from_slice(&code.to_be_bytes());
     msg.extend_from_slice(&0i32.to_be_bytes());
     let _ = write_all_within(s, &msg, Duration::from_secs(1));
-    Ended
+    Ended::Refused(format!("{why} (iperf3 error {code})"))
 }
 
 /// The error number for a refusal of the parameters.
@@ -416,32 +479,61 @@ fn session(
     mut ctrl: TcpStream,
     peer: SocketAddr,
     streams_rx: mpsc::Receiver<(u64, TcpStream)>,
-) -> Result<(), Ended> {
+    logged_spec: &mut Option<TestSpec>,
+) -> Result<SideReport, Ended> {
     let _ = ctrl.set_nodelay(true);
     let hs = ctx.config.handshake_timeout;
     let send = |ctrl: &mut TcpStream, st: State| {
-        write_all_within(ctrl, &[st.code()], hs).map_err(|_| Ended)
+        write_all_within(ctrl, &[st.code()], hs)
+            .map_err(|_| failed("the client stopped reading the control connection"))
     };
     send(&mut ctrl, State::ParamExchange)?;
     let params: Params = match read_json(&mut ctrl, MAX_PARAMS_BYTES, Instant::now() + hs) {
         Ok(Ok(p)) => p,
-        Ok(Err(_)) => return Err(server_error(&mut ctrl, errno::RECV_PARAMS)),
-        Err(_) => return Err(Ended),
+        Ok(Err(e)) => {
+            return Err(server_error(
+                &mut ctrl,
+                errno::RECV_PARAMS,
+                &format!("parameters refused: {e}"),
+            ));
+        }
+        Err(e) => {
+            return Err(Ended::Failed(format!(
+                "no parameters within --handshake-timeout: {e}"
+            )));
+        }
     };
     let test = match params.check() {
         Ok(t) => t,
         Err(CodecError::Refused(r)) => {
-            return Err(server_error(&mut ctrl, refusal_code(&params, &r)));
+            let code = refusal_code(&params, &r);
+            return Err(server_error(&mut ctrl, code, &r));
         }
-        Err(_) => return Err(server_error(&mut ctrl, errno::RECV_PARAMS)),
+        Err(e) => {
+            return Err(server_error(
+                &mut ctrl,
+                errno::RECV_PARAMS,
+                &format!("parameters refused: {e}"),
+            ));
+        }
     };
     let spec = spec_of(&test);
+    *logged_spec = Some(spec.clone());
     let limits = &ctx.config.limits;
     if let Some(r) = limits.check(&spec) {
-        return Err(server_error(&mut ctrl, refusal_code(&params, &r)));
+        return Err(server_error(&mut ctrl, refusal_code(&params, &r), &r));
     }
     if test.seconds + test.omit_seconds > limits.max_duration.as_secs() && test.bytes == 0 {
-        return Err(server_error(&mut ctrl, errno::DURATION));
+        return Err(server_error(
+            &mut ctrl,
+            errno::DURATION,
+            &format!(
+                "-t {} s with -O {} s is longer than --max-duration {} s",
+                test.seconds,
+                test.omit_seconds,
+                limits.max_duration.as_secs()
+            ),
+        ));
     }
     let flows = if test.direction == Direction::Both {
         2
@@ -452,7 +544,11 @@ fn session(
         .budget
         .reserve(SESSION_OVERHEAD_BYTES + streams_cost(&spec, flows))
     else {
-        return Err(server_error(&mut ctrl, errno::NUM_STREAMS));
+        return Err(server_error(
+            &mut ctrl,
+            errno::NUM_STREAMS,
+            "the streams' buffers do not fit in what is left of --max-memory",
+        ));
     };
 
     // The streams, in the client's creation order: its sending streams first.
@@ -465,22 +561,40 @@ fn session(
     let deadline = Instant::now() + hs;
     let mut tcp_streams = Vec::new();
     let mut udp_streams = Vec::new();
-    let local = ctrl.local_addr().map_err(|_| Ended)?;
+    let local = ctrl
+        .local_addr()
+        .map_err(|e| Ended::Failed(format!("control connection: {e}")))?;
     for _ in 0..flows {
         if test.udp {
             match accept_udp(ctx, canonical(peer.ip()), local, deadline) {
                 Ok(u) => udp_streams.push(u),
-                Err(_) => return Err(server_error(&mut ctrl, errno::CREATE_STREAMS)),
+                Err(_) => {
+                    return Err(server_error(
+                        &mut ctrl,
+                        errno::CREATE_STREAMS,
+                        "a UDP stream's greeting did not come within --handshake-timeout",
+                    ));
+                }
             }
         } else {
             match streams_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok((order, t)) => {
-                    if sock::apply_options(&t, &spec, true).is_err() {
-                        return Err(server_error(&mut ctrl, errno::SET_CONGESTION));
+                    if let Err(e) = sock::apply_options(&t, &spec, true) {
+                        return Err(server_error(
+                            &mut ctrl,
+                            errno::SET_CONGESTION,
+                            &format!("a stream's socket options: {e}"),
+                        ));
                     }
                     tcp_streams.push((order, t));
                 }
-                Err(_) => return Err(server_error(&mut ctrl, errno::CREATE_STREAMS)),
+                Err(_) => {
+                    return Err(server_error(
+                        &mut ctrl,
+                        errno::CREATE_STREAMS,
+                        "a TCP stream did not come within --handshake-timeout",
+                    ));
+                }
             }
         }
     }
@@ -494,7 +608,11 @@ fn session(
     if !test.udp && test.bits_per_second > 0 {
         for (t, &client_sends) in tcp_streams.iter().zip(&client_sends) {
             if !client_sends && sock::cap_pacing_rate(t, test.bits_per_second).is_err() {
-                return Err(server_error(&mut ctrl, errno::SET_CONGESTION));
+                return Err(server_error(
+                    &mut ctrl,
+                    errno::SET_CONGESTION,
+                    "the kernel's pacing does not take -b on this socket",
+                ));
             }
         }
     }
@@ -514,14 +632,14 @@ fn session(
         let sh = shared.clone();
         let (rate, wide) = (test.bits_per_second, test.udp_counters_64bit);
         let t = if test.udp {
-            let u = udp_iter.next().ok_or(Ended)?;
+            let u = udp_iter.next().ok_or(failed("a UDP stream went missing"))?;
             if client_sends {
                 std::thread::spawn(move || stream::udp_recv(u, len, wide, sh))
             } else {
                 std::thread::spawn(move || stream::udp_send(u, len, rate, wide, sh))
             }
         } else {
-            let s = tcp_iter.next().ok_or(Ended)?;
+            let s = tcp_iter.next().ok_or(failed("a TCP stream went missing"))?;
             if client_sends {
                 std::thread::spawn(move || stream::tcp_recv(s, len, sh, stream::DRAIN_WAIT))
             } else {
@@ -583,15 +701,31 @@ fn session(
         Some(State::TestEnd) => {}
         None => {
             let _ = send(&mut ctrl, State::ServerTerminate);
-            return Err(Ended);
+            return Err(Ended::Refused(if ctx.stop.load(Ordering::Acquire) {
+                "the agent is shutting down".into()
+            } else {
+                format!(
+                    "stopped at --max-duration {} s (SERVER_TERMINATE)",
+                    cap.as_secs_f64()
+                )
+            }));
         }
-        Some(_) => return Err(Ended),
+        Some(st) => {
+            return Err(Ended::Failed(format!(
+                "the client ended the test with {st:?} instead of TEST_END"
+            )));
+        }
     }
     send(&mut ctrl, State::ExchangeResults)?;
     let idle = ctx.config.idle_timeout;
     let _theirs: Results = match read_json(&mut ctrl, MAX_RESULTS_BYTES, Instant::now() + idle) {
         Ok(Ok(r)) => r,
-        _ => return Err(Ended),
+        Ok(Err(e)) => return Err(Ended::Failed(format!("the client's results: {e}"))),
+        Err(e) => {
+            return Err(Ended::Failed(format!(
+                "no results from the client within --idle-timeout: {e}"
+            )));
+        }
     };
     let ids: Vec<(u64, bool)> = client_sends
         .iter()
@@ -605,11 +739,67 @@ fn session(
     if test.get_server_output {
         ours.server_output_text = Some(server_output(&test, &ids, &counts));
     }
-    write_all_within(&mut ctrl, &encode_json(&ours), idle).map_err(|_| Ended)?;
+    write_all_within(&mut ctrl, &encode_json(&ours), idle)
+        .map_err(|_| failed("the client stopped reading the control connection"))?;
     send(&mut ctrl, State::DisplayResults)?;
     // IPERF_DONE, or the client's close: either ends the test.
     let _ = read_state(&mut ctrl, Instant::now() + idle);
-    Ok(())
+    Ok(side_report(&ids, &counts, wall, test.udp))
+}
+
+/// This end's view of a finished test as the agent's own sessions report theirs, for the
+/// session log: each stream's bytes, time and CPU, and a UDP receiver's loss and jitter.
+/// `ids`: each stream's id and whether this end sent on it.
+fn side_report(ids: &[(u64, bool)], counts: &[Count], wall: f64, udp: bool) -> SideReport {
+    let streams = ids
+        .iter()
+        .zip(counts)
+        .map(|(&(id, sends), c)| StreamReport {
+            id: id as u32,
+            flow: if sends { Flow::Download } else { Flow::Upload },
+            role: if sends { Role::Sender } else { Role::Receiver },
+            bytes: c.bytes,
+            calls: c.calls,
+            seconds: c.seconds,
+            cpu: c.cpu,
+            socket: Default::default(),
+            tcp_info: if udp { None } else { c.tcp_info.clone() },
+            udp: udp.then(|| {
+                if sends {
+                    UdpReport {
+                        datagrams: c.packets,
+                        ..UdpReport::default()
+                    }
+                } else {
+                    UdpReport {
+                        datagrams: c.packets.saturating_sub(c.lost),
+                        lost: Some(c.lost),
+                        lost_percent: crate::udp::percent(c.lost, c.packets),
+                        out_of_order: Some(c.out_of_order),
+                        jitter_seconds: Some(c.jitter),
+                        clock: Some("wall clock (iperf3's header)".into()),
+                        ..UdpReport::default()
+                    }
+                }
+            }),
+            zerocopy: None,
+            longest_call_seconds: None,
+            drain: None,
+            error: c.error.clone(),
+        })
+        .collect();
+    let cpu = counts.iter().fold(CpuTime::default(), |mut t, c| {
+        t.add(&c.cpu);
+        t
+    });
+    SideReport {
+        software: format!("wirespeed {} iperf3 service", env!("CARGO_PKG_VERSION")),
+        streams,
+        intervals: Vec::new(),
+        cpu,
+        wall_seconds: wall,
+        environment: None,
+    }
 }
 
 /// Waits for one UDP stream's greeting from `client` and answers it from a socket connected

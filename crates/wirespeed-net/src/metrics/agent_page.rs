@@ -484,6 +484,7 @@ mod tests {
             report: None,
             seconds: 0.1,
             queued_seconds: None,
+            protocol: None,
         }
     }
 

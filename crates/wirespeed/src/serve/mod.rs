@@ -238,9 +238,10 @@ fn log_text(r: &SessionRecord) {
     let queued = r
         .queued_seconds
         .map_or(String::new(), |q| format!(", after {q:.2} s in the queue"));
+    let protocol = r.protocol.map_or(String::new(), |p| format!("{p} "));
     let _ = writeln!(
         out,
-        "session {} from {} {what} ({:.2} s{queued})",
+        "{protocol}session {} from {} {what} ({:.2} s{queued})",
         r.session, r.peer, r.seconds
     );
 }
@@ -359,9 +360,14 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
             }),
     };
     config.check().map_err(anyhow::Error::msg)?;
-    // The iperf3 service keeps the agent's limits and timeouts, not its session log or key.
+    // The iperf3 service keeps the agent's limits, timeouts and session log (its records say
+    // `iperf3`; the metrics count its tests from the service's own counts, not these), not
+    // its key.
     let config_for_iperf3 = AgentConfig {
-        on_session: None,
+        on_session: Some({
+            let json = args.json;
+            Arc::new(move |r: &SessionRecord| if json { log_json(r) } else { log_text(r) })
+        }),
         on_notice: None,
         auth: None,
         one_off: false,

@@ -28,9 +28,21 @@ pub(crate) const DEFAULT_PORT: u16 = wirespeed_net::iperf3::server::DEFAULT_PORT
 /// (iperf3's own client waits as long for its server's states).
 const SERVER_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a detected server is tried again when it dropped or refused the connection
+/// before the test started, and the pause before each: 2 s at most in all.
+const RETRIES_AFTER_DETECTION: u32 = 8;
+const RETRY_PAUSE: Duration = Duration::from_millis(250);
+
 /// What the iperf3 server said of the test, beside the figures folded into the summary.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Iperf3Peer {
+    /// True when the test was not asked for with `--iperf3` but switched to iperf3's protocol
+    /// because the far end answered wirespeed's hello as an iperf3 server does.
+    #[serde(default)]
+    pub detected: bool,
+    /// Why iperf3's protocol was spoken, as a sentence.
+    #[serde(default)]
+    pub reason: String,
     /// The server's results as it sent them (iperf3's EXCHANGE_RESULTS JSON): its CPU, and
     /// each stream's bytes, retransmits, datagrams, loss and jitter at its end.
     pub server_results: Results,
@@ -49,71 +61,126 @@ impl ThroughputArgs {
                 "--iperf3 tests against an iperf3 server: give its HOST (wirespeed tcp HOST --iperf3)"
             );
         }
-        let refused: [(bool, &str, &str); 9] = [
-            (
-                self.key.auth_key_file.is_some(),
-                "--auth-key-file",
-                "iperf3 servers take no wirespeed key; drop it",
-            ),
-            (
-                self.affinity.is_some(),
-                "-A",
-                "iperf3's parameters carry no CPU placement for this end's threads; drop -A",
-            ),
-            (
-                self.file.is_some(),
-                "--file",
-                "this end sends iperf3's streams from a buffer; drop --file",
-            ),
-            (
-                self.mptcp,
-                "--mptcp",
-                "iperf3 3.12 servers do not take Multipath TCP; drop one of them",
-            ),
-            (
-                self.gso,
-                "--gso",
-                "this end sends one iperf3 datagram per call; drop --gso",
-            ),
-            // This end's socket choices are made in wirespeed's own client only, so far.
-            (
-                self.connect_timeout.is_some(),
-                "--connect-timeout",
-                "the iperf3 client path waits its own 10 s; drop --connect-timeout",
-            ),
-            (
-                self.cport.is_some(),
-                "--cport",
-                "the iperf3 client path takes ephemeral ports; drop --cport",
-            ),
-            (
-                self.bind_dev.is_some(),
-                "--bind-dev",
-                "the iperf3 client path binds by address only; use -B ADDR instead",
-            ),
-            (
-                self.dont_fragment,
-                "--dont-fragment",
-                "the iperf3 client path does not set it; drop --dont-fragment",
-            ),
-        ];
-        if let Some((_, flag, fix)) = refused.iter().find(|(on, ..)| *on) {
+        let local = wirespeed_net::LocalOptions {
+            connect_timeout: self.connect_timeout.map(Duration::from_millis),
+            client_port: self.cport,
+            bind_device: self.bind_dev.clone(),
+            dont_fragment: self.dont_fragment,
+        };
+        if let Some((flag, fix)) = refusal(
+            self.key.auth_key_file.is_some(),
+            self.affinity.is_some(),
+            self.file.is_some(),
+            self.mptcp,
+            self.gso,
+            &local,
+        ) {
             bail!("{flag} with --iperf3: {fix}");
         }
         Ok(())
     }
 }
 
-/// One test against the iperf3 server at `server`: the outcome in wirespeed's types and what
-/// the server said besides.
-pub(crate) fn run(
-    config: &Config,
-    server: SocketAddr,
-    interrupt: Arc<AtomicBool>,
-    live: &mut dyn Progress,
-) -> anyhow::Result<(TestOutcome, Iperf3Peer)> {
-    // wirespeed's -O is part of -t; iperf3's comes on top of its -t: the server is asked for
-    // what is left after the warm-up, so that `-t 4 -O 1` runs 4 s here as against an agent.
+/// The first flag among those given that iperf3's protocol cannot carry, and its fix.
+fn refusal(
+    key: bool,
+    affinity: bool,
+    file: bool,
+    mptcp: bool,
+    gso: bool,
+    local: &wirespeed_net::LocalOptions,
+) -> Option<(&'static str, &'static str)> {
+    [
+        (
+            key,
+            "--auth-key-file",
+            "iperf3 servers take no wirespeed key; drop it",
+        ),
+        (
+            affinity,
+            "-A",
+            "iperf3's parameters carry no CPU placement for this end's threads; drop -A",
+        ),
+        (
+            file,
+            "--file",
+            "this end sends iperf3's streams from a buffer; drop --file",
+        ),
+        (
+            mptcp,
+            "--mptcp",
+            "iperf3 3.12 servers do not take Multipath TCP; drop one of them",
+        ),
+        (
+            gso,
+            "--gso",
+            "this end sends one iperf3 datagram per call; drop --gso",
+        ),
+        // This end's socket choices are made in wirespeed's own client only, so far.
+        (
+            local.connect_timeout.is_some(),
+            "--connect-timeout",
+            "the iperf3 client path waits its own 10 s; drop --connect-timeout",
+        ),
+        (
+            local.client_port.is_some(),
+            "--cport",
+            "the iperf3 client path takes ephemeral ports; drop --cport",
+        ),
+        (
+            local.bind_device.is_some(),
+            "--bind-dev",
+            "the iperf3 client path binds by address only; use -B ADDR instead",
+        ),
+        (
+            local.dont_fragment,
+            "--dont-fragment",
+            "the iperf3 client path does not set it; drop --dont-fragment",
+        ),
+    ]
+    .into_iter()
+    .find(|(on, ..)| *on)
+    .map(|(_, flag, fix)| (flag, fix))
+}
+
+/// Why the test speaks iperf3's protocol when `--iperf3` asked for it.
+pub(crate) const ASKED: &str = "--iperf3 was given";
+
+/// The far end at `server` answered wirespeed's hello with iperf3's `state`: the sentence
+/// saying why the test goes on in iperf3's protocol, or the one line why it may not. Checked
+/// before the second connection, which goes to the same address and port and nowhere else:
+/// a keyed run never falls back (iperf3's protocol would carry the test without the key's
+/// authentication, silently), nor does a flag iperf3 cannot carry.
+pub(crate) fn fallback(config: &Config, server: SocketAddr, state: &str) -> anyhow::Result<String> {
+    let heard = format!(
+        "{server} answered as an iperf3 server does (iperf3's {state} state where a wirespeed agent's hello comes)"
+    );
+    if config.auth.is_some() {
+        bail!(
+            "{heard}; a keyed run does not fall back to iperf3's protocol, which has no wirespeed key and would run the test unauthenticated: check the address and port (-p), or drop --auth-key-file to test it as an iperf3 server"
+        );
+    }
+    if let Some((flag, fix)) = refusal(
+        false,
+        config.affinity.is_some(),
+        config.file.is_some(),
+        config.spec.mptcp,
+        config.spec.gso,
+        &config.local,
+    ) {
+        bail!("{heard}; {flag} cannot be said in iperf3's protocol: {fix}");
+    }
+    if let Err(e) = iperf3_spec(config).and_then(|spec| Ok(client::params_for(&spec)?)) {
+        bail!("{heard}; {e:#}");
+    }
+    Ok(format!(
+        "{heard}: tested with iperf3's protocol at the same address"
+    ))
+}
+
+/// wirespeed's -O is part of -t; iperf3's comes on top of its -t: the server is asked for
+/// what is left after the warm-up, so that `-t 4 -O 1` runs 4 s here as against an agent.
+fn iperf3_spec(config: &Config) -> anyhow::Result<wirespeed_net::TestSpec> {
     let mut spec = config.spec.clone();
     if let Amount::Seconds(t) = spec.amount
         && spec.omit_seconds > 0.0
@@ -127,6 +194,20 @@ pub(crate) fn run(
         }
         spec.amount = Amount::Seconds(counted);
     }
+    Ok(spec)
+}
+
+/// One test against the iperf3 server at `server`: the outcome in wirespeed's types and what
+/// the server said besides; `reason` says why iperf3's protocol is spoken (`ASKED`, or what
+/// `fallback` returned, with `detected`).
+pub(crate) fn run(
+    config: &Config,
+    server: SocketAddr,
+    (detected, reason): (bool, &str),
+    interrupt: Arc<AtomicBool>,
+    live: &mut dyn Progress,
+) -> anyhow::Result<(TestOutcome, Iperf3Peer)> {
+    let spec = iperf3_spec(config)?;
     let cfg = client::Config {
         server,
         bind: config.bind,
@@ -135,7 +216,20 @@ pub(crate) fn run(
         interrupt: Some(interrupt),
     };
     let interval = (!config.interval.is_zero()).then_some(config.interval);
-    let outcome = match client::run_with(&cfg, interval, live) {
+    // A detected server took wirespeed's first connection for a test, which failed: iperf3
+    // re-opens its listener after a failed test and resets what waited on the old one, and
+    // may still be clearing the test. Nothing of ours ran, so it is tried again, briefly.
+    let mut tries = if detected { RETRIES_AFTER_DETECTION } else { 0 };
+    let result = loop {
+        match client::run_with(&cfg, interval, live) {
+            Err(Iperf3Error::Dropped { .. } | Iperf3Error::Busy(_)) if tries > 0 => {
+                tries -= 1;
+                std::thread::sleep(RETRY_PAUSE);
+            }
+            r => break r,
+        }
+    };
+    let outcome = match result {
         Ok(o) => o,
         Err(e) if crate::common::interrupt::requested() => {
             return Err(Exit::cut_short(format!(
@@ -152,6 +246,8 @@ pub(crate) fn run(
     Ok((
         test,
         Iperf3Peer {
+            detected,
+            reason: reason.to_string(),
             server_results: outcome.server_results,
             missing: outcome.missing,
         },
@@ -173,6 +269,9 @@ pub(crate) fn render(
     rate_format: wirespeed_model::RateFormat,
 ) -> std::io::Result<()> {
     let r = &peer.server_results;
+    if peer.detected {
+        writeln!(out, "protocol: iperf3, detected: {}", peer.reason)?;
+    }
     writeln!(
         out,
         "iperf3 server's own report: cpu {:.1}% (user {:.1}%, system {:.1}%){}",

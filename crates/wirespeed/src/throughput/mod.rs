@@ -29,7 +29,8 @@ use wirespeed_net::env::Environment;
 use wirespeed_net::report::Interval;
 use wirespeed_net::summary::{self, End};
 use wirespeed_net::{
-    Agent, AgentConfig, Amount, ClientConfig, Direction, Protocol, TestOutcome, TestSpec, client,
+    Agent, AgentConfig, Amount, ClientConfig, ClientError, Direction, Protocol, SessionError,
+    TestOutcome, TestSpec, client,
 };
 use wirespeed_report::Document;
 
@@ -780,7 +781,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
             1,
         );
     }
-    live.announce(header);
+    live.announce(header.clone());
     let interrupt = crate::common::interrupt::watch();
     let client_config = ClientConfig {
         agent: agent_addr,
@@ -800,17 +801,48 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     let mut queued_seconds = 0.0;
     let mut last = None;
     let mut peer = None;
+    // Why iperf3's protocol is spoken, once it is: asked for, or detected on the first run
+    // (a --repeat's later runs speak it from the start).
+    let mut spoken = config.iperf3.then(|| iperf3_peer::ASKED.to_string());
     for k in 1..=runs {
         if runs > 1 {
             live.run_header(k, runs);
         }
-        let outcome = if config.iperf3 {
-            let (o, p) = iperf3_peer::run(config, agent_addr, interrupt.clone(), live)?;
+        let outcome = if let Some(why) = &spoken {
+            let (o, p) = iperf3_peer::run(
+                config,
+                agent_addr,
+                (!config.iperf3, why),
+                interrupt.clone(),
+                live,
+            )?;
             peer = Some(p);
             o
         } else {
             match client::run_with_options(&client_config, &config.local, live) {
                 Ok(o) => o,
+                // An iperf3 server where an agent was expected: the test goes on in iperf3's
+                // protocol at the same address, where that is safe (iperf3_peer::fallback).
+                Err(ClientError::Session(SessionError::Iperf3Server(state)))
+                    if remote.is_some() =>
+                {
+                    let why = iperf3_peer::fallback(config, agent_addr, state)?;
+                    live.announce(header.replacen(
+                        &agent_addr.to_string(),
+                        &format!("{agent_addr} (iperf3 server, detected)"),
+                        1,
+                    ));
+                    let (o, p) = iperf3_peer::run(
+                        config,
+                        agent_addr,
+                        (true, &why),
+                        interrupt.clone(),
+                        live,
+                    )?;
+                    peer = Some(p);
+                    spoken = Some(why);
+                    o
+                }
                 Err(e) => {
                     stop(local_agent);
                     return Err(e.into());

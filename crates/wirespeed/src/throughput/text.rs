@@ -177,13 +177,16 @@ impl LiveLines {
         }
     }
 
+    /// One interval line; a warm-up interval (`-O`) is marked as iperf3 marks it, since it
+    /// is left out of the summary below.
     fn line(&self, id: &str, iv: &Interval, bytes_: u64, bps: f64, tail: &str) -> String {
         format!(
-            "[{id:>4}] {:>6.2}-{:<6.2} s  {:>10}  {:>14}{tail}",
+            "[{id:>4}] {:>6.2}-{:<6.2} s  {:>10}  {:>14}{tail}{}",
             iv.start_seconds,
             iv.end_seconds,
             transfer(bytes_, self.format),
-            self.format.format(bps)
+            self.format.format(bps),
+            if iv.omitted { "  (omitted)" } else { "" }
         )
     }
 }
@@ -582,5 +585,23 @@ mod tests {
         assert_eq!(transfer(n, RateFormat::Megabytes), "2684 MB");
         assert_eq!(transfer(n, RateFormat::Megabits), "2.684 GB");
         assert_eq!(transfer(n, RateFormat::Adaptive), "2.684 GB");
+    }
+
+    /// A warm-up interval (-O) is marked, as iperf3 marks it; a counted one is not.
+    #[test]
+    fn omitted_intervals_are_marked_and_counted_ones_are_not() {
+        let lines = LiveLines::new(RateFormat::Adaptive, &TestSpec::default(), true, false);
+        let iv = |omitted| Interval {
+            start_seconds: 0.0,
+            end_seconds: 1.0,
+            omitted,
+            streams: Vec::new(),
+            sum_sent: None,
+            sum_received: None,
+        };
+        let warm = lines.line("1", &iv(true), 1000, 8000.0, "  sender");
+        assert!(warm.ends_with("  sender  (omitted)"), "{warm}");
+        let counted = lines.line("1", &iv(false), 1000, 8000.0, "  sender");
+        assert!(!counted.contains("omitted"), "{counted}");
     }
 }

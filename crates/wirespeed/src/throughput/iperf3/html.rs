@@ -7,6 +7,12 @@
 //!
 //! Older iperf3 versions (3.1 to 3.9) have no UDP `sum_received`: the UDP `sum` (the
 //! receiver's loss and jitter as reported back to the client) stands in for it.
+//!
+//! A `--bidir` run (3.7 and later) says so only by its second set of sums: `sum_bidir_reverse`
+//! in each interval and `sum_sent_bidir_reverse`/`sum_received_bidir_reverse` at the end
+//! (`test_start` has no flag for it), each stream's `sender` telling its direction. Warm-up
+//! intervals (`-O`) carry `omitted: true`, and iperf3 restarts its clock after them; the
+//! report puts them before the counted ones on one time line, as wirespeed numbers its own.
 
 use serde::Deserialize;
 use wirespeed_net::report::{Interval, IntervalStream, Role};
@@ -71,6 +77,9 @@ struct Iperf3Interval {
     #[serde(default)]
     streams: Vec<IntervalEntry>,
     sum: IntervalEntry,
+    /// `--bidir`: the other direction's sum (`sender` says whose).
+    #[serde(default)]
+    sum_bidir_reverse: Option<IntervalEntry>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -108,6 +117,11 @@ struct End {
     /// UDP: the receiver's loss and jitter as the client learned them.
     #[serde(default)]
     sum: Option<EndSum>,
+    /// `--bidir`: the server-to-client direction, as its sender and its receiver counted it.
+    #[serde(default)]
+    sum_sent_bidir_reverse: Option<EndSum>,
+    #[serde(default)]
+    sum_received_bidir_reverse: Option<EndSum>,
     #[serde(default)]
     cpu_utilization_percent: Option<Cpu>,
     #[serde(default)]
@@ -180,6 +194,25 @@ impl Iperf3Run {
         self.end.sum_received.as_ref().or(self.end.sum.as_ref())
     }
 
+    /// Both ways at once (`--bidir`): told by the second direction's sums.
+    fn bidir(&self) -> bool {
+        self.end.sum_sent_bidir_reverse.is_some()
+            || self.end.sum_received_bidir_reverse.is_some()
+            || self
+                .intervals
+                .iter()
+                .any(|iv| iv.sum_bidir_reverse.is_some())
+    }
+
+    /// Whether the client sent in the test's main direction (not `-R`).
+    fn client_sends(&self) -> bool {
+        !self
+            .start
+            .test_start
+            .as_ref()
+            .is_some_and(|t| t.reverse == 1)
+    }
+
     /// The figures a wirespeed `tcp`/`udp` result is compared by, under the same labels and
     /// units (`ThroughputResult::headlines`), converted from iperf3's units.
     pub(crate) fn headlines(&self) -> Vec<(String, &'static str, f64)> {
@@ -189,6 +222,13 @@ impl Iperf3Run {
         }
         if let Some(s) = &self.end.sum_sent {
             out.push(("sent rate".into(), "bits_per_second", s.bits_per_second));
+        }
+        if let Some(r) = &self.end.sum_received_bidir_reverse {
+            out.push((
+                "received rate, way back (--bidir)".into(),
+                "bits_per_second",
+                r.bits_per_second,
+            ));
         }
         let tcp = self.command() == "tcp";
         let received = self.received();
@@ -263,7 +303,9 @@ impl Iperf3Run {
         m.push(&self.test_table());
         m.push(&self.totals());
         m.push(&self.streams_table());
-        m.push(&crate::throughput::html::intervals_plot(&self.intervals()));
+        let intervals = self.intervals();
+        m.push(&intervals_table(&intervals, self.bidir()));
+        m.push(&crate::throughput::html::intervals_plot(&intervals));
         m
     }
 
@@ -282,7 +324,9 @@ impl Iperf3Run {
         row("duration", format!("{} s", number(t.duration)));
         row(
             "direction",
-            if t.reverse == 1 {
+            if self.bidir() {
+                "both ways at once (--bidir)".into()
+            } else if t.reverse == 1 {
                 "server to client (-R)".into()
             } else {
                 "client to server".into()
@@ -314,7 +358,23 @@ impl Iperf3Run {
             "jitter",
         ]);
         let received = self.received();
-        for (sum, label) in [(self.end.sum_sent.as_ref(), "sent"), (received, "received")] {
+        // With --bidir each direction has a sender's and a receiver's count.
+        let (sent_label, received_label) = match (self.bidir(), self.client_sends()) {
+            (false, _) => ("sent", "received"),
+            (true, true) => ("client to server: sent", "client to server: received"),
+            (true, false) => ("server to client: sent", "server to client: received"),
+        };
+        let (back_sent, back_received) = if self.client_sends() {
+            ("server to client: sent", "server to client: received")
+        } else {
+            ("client to server: sent", "client to server: received")
+        };
+        for (sum, label) in [
+            (self.end.sum_sent.as_ref(), sent_label),
+            (received, received_label),
+            (self.end.sum_sent_bidir_reverse.as_ref(), back_sent),
+            (self.end.sum_received_bidir_reverse.as_ref(), back_received),
+        ] {
             let Some(s) = sum else { continue };
             t.row(vec![
                 Cell::text(label),
@@ -386,62 +446,191 @@ impl Iperf3Run {
         m
     }
 
-    /// iperf3's intervals in wirespeed's shape, so both are drawn by one plot.
+    /// iperf3's intervals in wirespeed's shape, so both are drawn by one plot: the client's
+    /// sums as `sum_sent`/`sum_received` by each sum's `sender`, each stream by its own, and
+    /// the counted intervals after the warm-up's on one time line (iperf3 restarts its clock
+    /// when the warm-up ends).
     fn intervals(&self) -> Vec<Interval> {
-        let reverse = self
-            .start
-            .test_start
-            .as_ref()
-            .is_some_and(|t| t.reverse == 1);
-        let flow = if reverse {
-            Flow::Download
-        } else {
-            Flow::Upload
-        };
+        let client_sends = self.client_sends();
+        let warmup = self
+            .intervals
+            .iter()
+            .filter(|iv| iv.sum.omitted)
+            .map(|iv| iv.sum.end)
+            .fold(0.0, f64::max);
+        let restarts = self
+            .intervals
+            .iter()
+            .find(|iv| !iv.sum.omitted)
+            .is_some_and(|iv| iv.sum.start < warmup);
+        let shift = |omitted: bool, t: f64| if restarts && !omitted { t + warmup } else { t };
         self.intervals
             .iter()
             .map(|iv| {
-                let client_sends = iv.sum.sender.unwrap_or(!reverse);
-                let role = if client_sends {
-                    Role::Sender
-                } else {
-                    Role::Receiver
-                };
                 let streams = iv
                     .streams
                     .iter()
-                    .map(|s| IntervalStream {
-                        id: s.socket,
-                        flow,
-                        role,
-                        bytes: s.bytes,
-                        bits_per_second: s.bits_per_second,
-                        datagrams: s.packets,
-                        retransmits: s.retransmits,
-                        cwnd_bytes: s.snd_cwnd,
-                        rtt_seconds: s.rtt.map(micros),
+                    .map(|s| {
+                        let sends = s.sender.unwrap_or(client_sends);
+                        IntervalStream {
+                            id: s.socket,
+                            // Upload: client to server, whichever end counted it.
+                            flow: if sends { Flow::Upload } else { Flow::Download },
+                            role: if sends { Role::Sender } else { Role::Receiver },
+                            bytes: s.bytes,
+                            bits_per_second: s.bits_per_second,
+                            datagrams: s.packets,
+                            retransmits: s.retransmits,
+                            cwnd_bytes: s.snd_cwnd,
+                            rtt_seconds: s.rtt.map(micros),
+                        }
                     })
                     .collect();
-                let sum = wirespeed_net::report::IntervalSum {
-                    bytes: iv.sum.bytes,
-                    bits_per_second: iv.sum.bits_per_second,
-                    datagrams: iv.sum.packets,
-                    retransmits: iv.sum.retransmits,
+                let sum = |e: &IntervalEntry| wirespeed_net::report::IntervalSum {
+                    bytes: e.bytes,
+                    bits_per_second: e.bits_per_second,
+                    datagrams: e.packets,
+                    retransmits: e.retransmits,
                 };
-                let (sum_sent, sum_received) = if client_sends {
-                    (Some(sum), None)
-                } else {
-                    (None, Some(sum))
-                };
+                let (mut sum_sent, mut sum_received) = (None, None);
+                for e in std::iter::once(&iv.sum).chain(iv.sum_bidir_reverse.as_ref()) {
+                    if e.sender.unwrap_or(client_sends) {
+                        sum_sent = Some(sum(e));
+                    } else {
+                        sum_received = Some(sum(e));
+                    }
+                }
+                let omitted = iv.sum.omitted;
                 Interval {
-                    start_seconds: iv.sum.start,
-                    end_seconds: iv.sum.end,
-                    omitted: iv.sum.omitted,
+                    start_seconds: shift(omitted, iv.sum.start),
+                    end_seconds: shift(omitted, iv.sum.end),
+                    omitted,
                     streams,
                     sum_sent,
                     sum_received,
                 }
             })
             .collect()
+    }
+}
+
+/// The most interval rows a report shows per document (the plot has them all).
+const MAX_INTERVAL_ROWS: usize = 300;
+
+/// Each interval's sums, the warm-up's marked as iperf3 marks them: they are left out of the
+/// totals, and a reader comparing an interval with the totals must see which.
+fn intervals_table(intervals: &[Interval], bidir: bool) -> Markup {
+    let mut m = Markup::new();
+    if intervals.is_empty() {
+        return m;
+    }
+    let mut columns = vec!["interval", "sent by the client"];
+    if bidir {
+        columns.push("received by the client (--bidir)");
+    } else {
+        columns.push("received by the client (-R)");
+    }
+    columns.push("counted");
+    let mut t = HtmlTable::new(columns);
+    for iv in intervals.iter().take(MAX_INTERVAL_ROWS) {
+        let r = |s: &Option<wirespeed_net::report::IntervalSum>| {
+            Cell::opt(s.as_ref().map(|s| rate(s.bits_per_second)))
+        };
+        t.row(vec![
+            Cell::text(format!(
+                "{}-{} s",
+                number(iv.start_seconds),
+                number(iv.end_seconds)
+            )),
+            r(&iv.sum_sent),
+            r(&iv.sum_received),
+            Cell::text(if iv.omitted {
+                "omitted (warm-up, -O)"
+            } else {
+                "yes"
+            }),
+        ]);
+    }
+    m.heading("Intervals");
+    let omitted = intervals.iter().filter(|iv| iv.omitted).count();
+    if omitted > 0 {
+        m.note(&format!(
+            "{omitted} warm-up interval(s) omitted (-O): shown, not counted in the totals"
+        ));
+    }
+    m.push(&t.markup());
+    if intervals.len() > MAX_INTERVAL_ROWS {
+        m.note(&format!(
+            "{MAX_INTERVAL_ROWS} of {} intervals listed; the plot draws them all",
+            intervals.len()
+        ));
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// iperf3 3.12's `-c --bidir -O 1 -t 1 -J` in small: a warm-up interval, then one counted
+    /// interval whose clock restarts at zero, and each direction's sums.
+    const BIDIR: &str = r#"{
+      "start": {"version": "iperf 3.12",
+                "test_start": {"protocol": "TCP", "num_streams": 1, "duration": 1, "reverse": 0}},
+      "intervals": [
+        {"streams": [{"socket": 5, "start": 0, "end": 1, "bytes": 100, "bits_per_second": 800,
+                      "omitted": true, "sender": true},
+                     {"socket": 7, "start": 0, "end": 1, "bytes": 50, "bits_per_second": 400,
+                      "omitted": true, "sender": false}],
+         "sum": {"start": 0, "end": 1, "bytes": 100, "bits_per_second": 800, "omitted": true,
+                 "sender": true},
+         "sum_bidir_reverse": {"start": 0, "end": 1, "bytes": 50, "bits_per_second": 400,
+                               "omitted": true, "sender": false}},
+        {"streams": [],
+         "sum": {"start": 0.00005, "end": 1, "bytes": 200, "bits_per_second": 1600,
+                 "omitted": false, "sender": true},
+         "sum_bidir_reverse": {"start": 0.00005, "end": 1, "bytes": 70, "bits_per_second": 560,
+                               "omitted": false, "sender": false}}],
+      "end": {
+        "sum_sent": {"seconds": 1, "bytes": 200, "bits_per_second": 1600},
+        "sum_received": {"seconds": 1, "bytes": 199, "bits_per_second": 1592},
+        "sum_sent_bidir_reverse": {"seconds": 1, "bytes": 70, "bits_per_second": 560},
+        "sum_received_bidir_reverse": {"seconds": 1, "bytes": 69, "bits_per_second": 552}}
+    }"#;
+
+    #[test]
+    fn a_bidir_run_shows_both_directions_and_its_warm_up_before_the_counted_time() {
+        let run: Iperf3Run = serde_json::from_str(BIDIR).unwrap();
+        assert!(run.bidir());
+        let ivs = run.intervals();
+        // The warm-up first, then the counted second on the same time line.
+        assert!(ivs[0].omitted && !ivs[1].omitted);
+        assert_eq!((ivs[0].start_seconds, ivs[0].end_seconds), (0.0, 1.0));
+        assert!((ivs[1].start_seconds - 1.00005).abs() < 1e-9, "{ivs:?}");
+        assert!((ivs[1].end_seconds - 2.0).abs() < 1e-9);
+        // Each direction's sum by its `sender`, each stream by its own.
+        assert_eq!(ivs[1].sum_sent.as_ref().unwrap().bytes, 200);
+        assert_eq!(ivs[1].sum_received.as_ref().unwrap().bytes, 70);
+        assert_eq!(ivs[0].streams[1].role, Role::Receiver);
+        assert_eq!(ivs[0].streams[1].flow, Flow::Download);
+        let html = run.html().into_string();
+        for label in [
+            "both ways at once (--bidir)",
+            "<td>client to server: sent</td>",
+            "<td>client to server: received</td>",
+            "<td>server to client: sent</td>",
+            "<td>server to client: received</td>",
+            "<td>omitted (warm-up, -O)</td>",
+            "1 warm-up interval(s) omitted (-O)",
+        ] {
+            assert!(html.contains(label), "{label}: {html}");
+        }
+        let heads = run.headlines();
+        assert!(
+            heads
+                .iter()
+                .any(|(l, _, v)| l == "received rate, way back (--bidir)" && *v == 552.0),
+            "{heads:?}"
+        );
     }
 }
