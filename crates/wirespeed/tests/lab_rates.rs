@@ -333,6 +333,8 @@ fn tcp_across_64_kbit_drains_what_was_queued_and_names_the_link() {
     let out = Command::new("ip")
         .args(["netns", "exec", &h1, env!("CARGO_BIN_EXE_wirespeed")])
         .args(["tcp", "198.18.0.2", "-p", &port, "-t", "2", "-i", "0"])
+        // 16 KiB writes: the last one, blocked past -t, adds 2 s of drain instead of 16.
+        .args(["-l", "16K"])
         .output()
         .unwrap();
     let took = began.elapsed();
