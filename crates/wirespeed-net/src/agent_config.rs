@@ -14,8 +14,26 @@ use crate::auth::AuthKey;
 use crate::report::SideReport;
 use crate::spec::{Amount, Protocol, TestSpec};
 
-/// How long past its `-t` a timed test may take to drain and report before the agent stops it.
+/// How long past its `-t` a timed test may take to drain and report before the agent stops it,
+/// and, while it drains, how long its data may stop moving before the path is called stalled.
 pub const END_GRACE: Duration = Duration::from_secs(5);
+
+/// The longest a timed test whose data still moves may drain past its `-t`: what an autotuned
+/// sender queued at its end (its socket buffer and the bottleneck's queue) takes seconds to
+/// deliver on a slow path (about 10 s at 64 kbit/s after `-t 2`, 20 s at 56 kbit/s after
+/// `-t 8`), and a test cut short of it ends partial, without a verdict.
+pub const DRAIN_CAP: Duration = Duration::from_secs(60);
+
+/// Why the agent stopped a test at its [`Limits::test_end`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stopped {
+    /// The agent's `--max-duration`, or an untimed test's own limit.
+    Limit,
+    /// A timed test whose data did not move for [`END_GRACE`] past its `-t`.
+    Stalled,
+    /// A timed test still draining [`DRAIN_CAP`] past its `-t`.
+    StillDraining,
+}
 
 /// What the agent allows one session, and all of them together.
 #[derive(Debug, Clone, Serialize)]
@@ -135,6 +153,46 @@ impl Limits {
         match asked {
             Some(t) => t.min(self.max_duration) + END_GRACE,
             None => self.max_duration,
+        }
+    }
+
+    /// When the agent stops a timed test (`asked` = its `-t`) whose data last moved at
+    /// `last_moved` (both from the test's start), and why: [`END_GRACE`] after `-t` or after
+    /// the data last moved, whichever is later, so that a slow path drains what was queued
+    /// while a stalled one is called so [`END_GRACE`] after it stopped; never more than
+    /// [`DRAIN_CAP`] past `-t`, nor [`END_GRACE`] past the agent's limit. An untimed test
+    /// (`None`) ends at the limit.
+    pub fn test_end(&self, asked: Option<Duration>, last_moved: Duration) -> (Duration, Stopped) {
+        let Some(t) = asked else {
+            return (self.max_duration, Stopped::Limit);
+        };
+        let t = t.min(self.max_duration);
+        let limit = self.max_duration + END_GRACE;
+        let draining_cap = t + DRAIN_CAP;
+        let stalled = t.max(last_moved) + END_GRACE;
+        if stalled <= draining_cap.min(limit) {
+            (stalled, Stopped::Stalled)
+        } else if draining_cap <= limit {
+            (draining_cap, Stopped::StillDraining)
+        } else {
+            (limit, Stopped::Limit)
+        }
+    }
+
+    /// The sentence a client is told when its test is stopped at its [`Limits::test_end`].
+    pub fn stopped(&self, asked: Option<Duration>, why: Stopped) -> String {
+        match (asked, why) {
+            (Some(t), Stopped::Stalled) => format!(
+                "the data stopped moving for {} s after the test's -t ({} s) and the test was stopped: a stalled path, or the client never said it had finished",
+                END_GRACE.as_secs_f64(),
+                t.as_secs_f64()
+            ),
+            (Some(t), Stopped::StillDraining) => format!(
+                "the data was still draining {} s after the test's -t ({} s) and the test was stopped: the path is too slow for what the sender queued (ask for a shorter -t, or a window with -w)",
+                DRAIN_CAP.as_secs_f64(),
+                t.as_secs_f64()
+            ),
+            _ => self.cap_reached(None),
         }
     }
 

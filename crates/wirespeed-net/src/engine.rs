@@ -165,6 +165,24 @@ impl Running {
             .all(|s| s.counters.done.load(Ordering::Acquire))
     }
 
+    /// Whether the data is still on its way, as this end sees it: the bytes its streams have
+    /// received, and what its TCP senders' sockets still hold to deliver (a system call per
+    /// sending stream). Either changing means the test is draining, not stalled.
+    pub(crate) fn in_flight(&self) -> (u64, u64) {
+        let mut received = 0;
+        let mut held = 0;
+        for s in &self.streams {
+            match (s.role, &s.tcp) {
+                (Role::Receiver, _) => received += s.counters.bytes.load(Ordering::Relaxed),
+                (Role::Sender, Some(t)) => {
+                    held += crate::sys::socket_options::tcp_unacked_and_unsent(t).unwrap_or(0)
+                }
+                (Role::Sender, None) => {}
+            }
+        }
+        (received, held)
+    }
+
     /// The other end's senders are done: UDP receivers drain and stop.
     pub(crate) fn peer_senders_done(&self) {
         self.peer_senders_done.store(true, Ordering::Release);

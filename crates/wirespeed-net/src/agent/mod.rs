@@ -1448,7 +1448,11 @@ fn supervise(
 ) -> Result<(), SessionEnd> {
     let cfg = &shared.config;
     let mut next_live = Instant::now() + LIVE_TICK;
-    let cap = cfg.limits.test_cap(spec.amount.duration());
+    let asked = spec.amount.duration();
+    // A timed test drains past its -t as long as its data moves (Limits::test_end).
+    let mut last_moved = Duration::ZERO;
+    let mut in_flight = running.in_flight();
+    let (mut end, mut why) = cfg.limits.test_end(asked, last_moved);
     let mut client_done = false;
     let mut told_send_done = false;
     let tick = spec.interval_seconds.map(Duration::from_secs_f64);
@@ -1519,9 +1523,18 @@ fn supervise(
                 "the agent is shutting down",
             ))));
         }
-        if running.start.elapsed() >= cap {
+        let elapsed = running.start.elapsed();
+        if asked.is_some_and(|t| elapsed >= t) {
+            let now = running.in_flight();
+            if now != in_flight {
+                in_flight = now;
+                last_moved = elapsed;
+                (end, why) = cfg.limits.test_end(asked, last_moved);
+            }
+        }
+        if elapsed >= end {
             return Err(SessionEnd::Failed(SessionError::Io(io::Error::other(
-                cfg.limits.cap_reached(spec.amount.duration()),
+                cfg.limits.stopped(asked, why),
             ))));
         }
     }

@@ -60,6 +60,55 @@ fn nonsense_settings_are_named_with_their_flag() {
     assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
 }
 
+/// Issue 31: 30 of 100 random labs (56-265 kbit/s bottlenecks) ended `tcp -t 8` partial at
+/// a fixed 5 s past -t while what the sender had queued was still arriving.
+#[test]
+fn a_timed_test_drains_while_its_data_moves_and_is_called_stalled_when_it_stops() {
+    use crate::agent_config::{DRAIN_CAP, Stopped};
+    let s = Duration::from_secs;
+    let limits = Limits::default();
+    // Nothing moved past -t: stopped END_GRACE after it, as before.
+    assert_eq!(
+        limits.test_end(Some(s(2)), Duration::ZERO),
+        (s(2) + END_GRACE, Stopped::Stalled)
+    );
+    // Still arriving 9 s past -t 2: END_GRACE more from then.
+    assert_eq!(
+        limits.test_end(Some(s(2)), s(11)),
+        (s(11) + END_GRACE, Stopped::Stalled)
+    );
+    // Moving for ever: never beyond DRAIN_CAP past -t.
+    assert_eq!(
+        limits.test_end(Some(s(2)), s(3600)),
+        (s(2) + DRAIN_CAP, Stopped::StillDraining)
+    );
+    // The agent's limit bounds the drain too: at most END_GRACE past --max-duration.
+    let short = Limits {
+        max_duration: s(10),
+        ..Limits::default()
+    };
+    assert_eq!(
+        short.test_end(Some(s(8)), s(30)),
+        (s(10) + END_GRACE, Stopped::Limit)
+    );
+    assert_eq!(short.test_end(None, s(30)), (s(10), Stopped::Limit));
+    assert!(
+        limits
+            .stopped(Some(s(2)), Stopped::Stalled)
+            .contains("stopped moving for 5 s after the test's -t (2 s)")
+    );
+    assert!(
+        limits
+            .stopped(Some(s(2)), Stopped::StillDraining)
+            .contains("still draining 60 s after the test's -t (2 s)")
+    );
+    assert!(
+        short
+            .stopped(Some(s(8)), Stopped::Limit)
+            .contains("--max-duration")
+    );
+}
+
 #[test]
 fn the_cap_is_the_limit_for_untimed_tests_and_t_plus_grace_for_timed_ones() {
     let limits = Limits {

@@ -167,3 +167,14 @@ pub(crate) fn set_zerocopy(fd: impl AsFd) -> io::Result<()> {
 pub(crate) fn set_packet_qdisc_bypass(fd: impl AsFd) -> io::Result<()> {
     set_int(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, 1)
 }
+
+/// What a TCP socket still holds to deliver (`SIOCOUTQ`, tcp(7)): written and not yet sent,
+/// plus sent and not yet acknowledged.
+pub(crate) fn tcp_unacked_and_unsent(fd: impl AsFd) -> io::Result<u64> {
+    let mut held: libc::c_int = 0;
+    // SAFETY: SIOCOUTQ writes one int through the pointer, which points at a live c_int.
+    if unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::TIOCOUTQ, &mut held) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(u64::try_from(held).unwrap_or(0))
+}
