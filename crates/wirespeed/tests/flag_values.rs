@@ -17,6 +17,8 @@ const TEXT_VALUES: &[&str] = &[
     "CIDR",
     "ALGO",
     "IFACE",
+    "IFNAME",
+    "STR",
     "DUPLEX",
     "CMD",
     "WORD",

@@ -226,7 +226,9 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
             &format!("{seconds:.1}"),
             "--json",
         ],
-        Duration::from_secs_f64(seconds + 30.0),
+        // The agent drains a slow path's queued data for up to 60 s past -t
+        // (wirespeed_net::agent_config::DRAIN_CAP), and stops a stalled one 5 s after it.
+        Duration::from_secs_f64(seconds + 65.0),
     );
     drop(agent);
     row.lab_warnings = lab.warnings().len();

@@ -213,6 +213,50 @@ fn lasting_iperf3_server() -> (Iperf3Server, String) {
     (Iperf3Server { child, port }, port.to_string())
 }
 
+/// `iperf3 -c 127.0.0.1 -p PORT -t 1 -J ARGS`'s report, tried again (at most 3 times) when
+/// the server was still busy with the last test.
+fn iperf3_json_against(port: &str, args: &[&str]) -> Value {
+    for _ in 0..3 {
+        let out = Command::new("iperf3")
+            .args(["-c", "127.0.0.1", "-p", port, "-t", "1", "-J"])
+            .args(args)
+            .output()
+            .expect("iperf3 -c runs");
+        let text = String::from_utf8_lossy(&out.stdout);
+        let report: Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("iperf3 -c {args:?} -J: {e}: {text}"));
+        if out.status.success() && report.get("error").is_none() {
+            return report;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    panic!("iperf3 -c {args:?} failed 3 times against iperf3 -s");
+}
+
+/// Every key path of a JSON document, array positions written `[]`.
+fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, at: String, out: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(map) => {
+                for (k, x) in map {
+                    walk(x, format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for x in items {
+                    walk(x, format!("{at}/[]"), out);
+                }
+            }
+            _ => {
+                out.insert(at);
+            }
+        }
+    }
+    let mut out = std::collections::BTreeSet::new();
+    walk(v, String::new(), &mut out);
+    out
+}
+
 /// Without --iperf3, a test that meets an iperf3 server at the address given goes on in
 /// iperf3's protocol there and says so (text and JSON); a keyed run and a flag iperf3 cannot
 /// carry are refused instead, one line each.
@@ -301,6 +345,9 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
     }
     let agent = ServeProcess::start(&["--iperf3", "0", "--metrics", "127.0.0.1:0"]);
     let port = agent.iperf3_port.expect("the iperf3 port is announced");
+    // The same client against iperf3's own server: every key path it writes there, it must
+    // write against the service (issue 35).
+    let (_real, real_port) = lasting_iperf3_server();
     let cases: [&[&str]; 5] = [
         &[],
         &["-R"],
@@ -328,6 +375,15 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
             .and_then(Value::as_u64)
             .unwrap_or(0);
         assert!(received > 0, "{args:?}: nothing received: {text}");
+        let theirs = iperf3_json_against(&real_port, args);
+        let missing: Vec<String> = key_paths(&theirs)
+            .difference(&key_paths(&report))
+            .cloned()
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "iperf3 -c {args:?} wrote these against its own server, not against serve --iperf3: {missing:?}"
+        );
     }
     // The metrics listener's address is on the agent's stderr.
     let deadline = Instant::now() + Duration::from_secs(5);

@@ -603,6 +603,9 @@ fn session(
     // connection and read on the other).
     tcp_streams.sort_by_key(|(order, _)| *order);
     let tcp_streams: Vec<TcpStream> = tcp_streams.into_iter().map(|(_, t)| t).collect();
+    // What the streams really use, as iperf3's server reports it (its client prints it as
+    // receiver_tcp_congestion, or sender_ with -R), also when -C chose nothing.
+    let congestion_used = tcp_streams.first().and_then(sock::congestion);
     // iperf3's -b on TCP is a per-stream rate: where this end sends (-R, --bidir) the kernel's
     // pacing holds it, as `tcp -b` does; a cap the socket does not take ends the test.
     if !test.udp && test.bits_per_second > 0 {
@@ -734,7 +737,7 @@ fn session(
         .collect();
     let mut ours = results_of(&ids, &counts, wall, !test.udp);
     if !test.udp && ours.sender_has_retransmits >= 0 {
-        ours.congestion_used = test.congestion.clone();
+        ours.congestion_used = congestion_used.or_else(|| test.congestion.clone());
     }
     if test.get_server_output {
         ours.server_output_text = Some(server_output(&test, &ids, &counts));
