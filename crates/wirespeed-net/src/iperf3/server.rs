@@ -736,7 +736,7 @@ fn session(
         .map(|(i, c)| (stream_id(i as u32), !c))
         .collect();
     let mut ours = results_of(&ids, &counts, wall, !test.udp);
-    if !test.udp && ours.sender_has_retransmits >= 0 {
+    if !test.udp {
         ours.congestion_used = congestion_used.or_else(|| test.congestion.clone());
     }
     if test.get_server_output {
