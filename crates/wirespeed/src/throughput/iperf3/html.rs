@@ -206,11 +206,10 @@ impl Iperf3Run {
 
     /// Whether the client sent in the test's main direction (not `-R`).
     fn client_sends(&self) -> bool {
-        !self
-            .start
+        self.start
             .test_start
             .as_ref()
-            .is_some_and(|t| t.reverse == 1)
+            .is_none_or(|t| t.reverse != 1)
     }
 
     /// The figures a wirespeed `tcp`/`udp` result is compared by, under the same labels and
