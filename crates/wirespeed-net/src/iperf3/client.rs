@@ -728,21 +728,7 @@ fn our_stream(
         cpu: c.cpu,
         socket,
         tcp_info: if udp { None } else { c.tcp_info.clone() },
-        udp: udp.then(|| match role {
-            Role::Sender => UdpReport {
-                datagrams: c.packets,
-                ..UdpReport::default()
-            },
-            Role::Receiver => UdpReport {
-                datagrams: c.packets.saturating_sub(c.lost),
-                lost: Some(c.lost),
-                lost_percent: crate::udp::percent(c.lost, c.packets),
-                out_of_order: Some(c.out_of_order),
-                jitter_seconds: Some(c.jitter),
-                clock: Some("wall clock (iperf3's header)".into()),
-                ..UdpReport::default()
-            },
-        }),
+        udp: udp.then(|| c.udp_report(role == Role::Sender)),
         zerocopy: None,
         longest_call_seconds: None,
         drain: None,

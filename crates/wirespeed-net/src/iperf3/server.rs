@@ -29,7 +29,7 @@ use super::stream::{self, Count, Shared, read_exact_by, read_json, read_state, w
 use crate::agent::SessionSlots;
 use crate::agent_config::{AgentConfig, SessionRecord};
 use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
-use crate::report::{CpuTime, Role, SideReport, StreamReport, UdpReport};
+use crate::report::{CpuTime, Role, SideReport, StreamReport};
 use crate::sock;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
@@ -767,24 +767,7 @@ fn side_report(ids: &[(u64, bool)], counts: &[Count], wall: f64, udp: bool) -> S
             cpu: c.cpu,
             socket: Default::default(),
             tcp_info: if udp { None } else { c.tcp_info.clone() },
-            udp: udp.then(|| {
-                if sends {
-                    UdpReport {
-                        datagrams: c.packets,
-                        ..UdpReport::default()
-                    }
-                } else {
-                    UdpReport {
-                        datagrams: c.packets.saturating_sub(c.lost),
-                        lost: Some(c.lost),
-                        lost_percent: crate::udp::percent(c.lost, c.packets),
-                        out_of_order: Some(c.out_of_order),
-                        jitter_seconds: Some(c.jitter),
-                        clock: Some("wall clock (iperf3's header)".into()),
-                        ..UdpReport::default()
-                    }
-                }
-            }),
+            udp: udp.then(|| c.udp_report(sends)),
             zerocopy: None,
             longest_call_seconds: None,
             drain: None,

@@ -79,6 +79,29 @@ pub(crate) struct Count {
     pub error: Option<String>,
 }
 
+impl Count {
+    /// A UDP stream's figures as wirespeed reports them: a sender's datagrams, or what a
+    /// receiver got, lost and saw out of order, with the jitter by iperf3's header clock.
+    pub(crate) fn udp_report(&self, sends: bool) -> crate::report::UdpReport {
+        use crate::report::UdpReport;
+        if sends {
+            return UdpReport {
+                datagrams: self.packets,
+                ..UdpReport::default()
+            };
+        }
+        UdpReport {
+            datagrams: self.packets.saturating_sub(self.lost),
+            lost: Some(self.lost),
+            lost_percent: crate::udp::percent(self.lost, self.packets),
+            out_of_order: Some(self.out_of_order),
+            jitter_seconds: Some(self.jitter),
+            clock: Some("wall clock (iperf3's header)".into()),
+            ..UdpReport::default()
+        }
+    }
+}
+
 /// The warm-up bookkeeping of one stream: the figures at the end of the warm-up are
 /// subtracted from the totals.
 struct Warmup {
