@@ -345,6 +345,45 @@ impl RrResult {
     }
 }
 
+/// `--plot DIR`: the round trips over time and the CDF, as the report draws them.
+pub(super) fn write_plots(dir: &std::path::Path, r: &LatencyResult) -> anyhow::Result<()> {
+    use anyhow::Context;
+    use wirespeed_report::plot::Plot;
+    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
+    for (name, labels, curves, from_zero) in [
+        (
+            "latency-over-time.svg",
+            crate::latency::html::OVER_TIME,
+            r.over_time_curves(),
+            true,
+        ),
+        (
+            "latency-cdf.svg",
+            crate::latency::html::CDF,
+            r.cdf_curves(),
+            false,
+        ),
+    ] {
+        let curves: Vec<_> = curves
+            .into_iter()
+            .filter(|c| !c.series.points.is_empty())
+            .collect();
+        if curves.is_empty() {
+            continue;
+        }
+        let mut plot = curves.into_iter().fold(Plot::new(labels), Plot::curve);
+        if from_zero {
+            plot = plot.x_from_zero();
+        }
+        let svg = plot
+            .svg()
+            .map_err(|e| anyhow::anyhow!("drawing {name}: {e}"))?;
+        let path = dir.join(name);
+        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

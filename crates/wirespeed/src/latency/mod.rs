@@ -1106,47 +1106,9 @@ fn run_latency(
     let mut doc = Document::new("latency", params, result);
     verdicts::verdicts(&mut doc);
     if let Some(dir) = &args.plot {
-        write_plots(dir, &doc.result)?;
+        html::write_plots(dir, &doc.result)?;
     }
     Ok(Measured::Latency(Box::new(doc), partial_reason))
-}
-
-/// `--plot DIR`: the round trips over time and the CDF, as the report draws them.
-fn write_plots(dir: &std::path::Path, r: &LatencyResult) -> anyhow::Result<()> {
-    use wirespeed_report::plot::Plot;
-    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
-    for (name, labels, curves, from_zero) in [
-        (
-            "latency-over-time.svg",
-            crate::latency::html::OVER_TIME,
-            r.over_time_curves(),
-            true,
-        ),
-        (
-            "latency-cdf.svg",
-            crate::latency::html::CDF,
-            r.cdf_curves(),
-            false,
-        ),
-    ] {
-        let curves: Vec<_> = curves
-            .into_iter()
-            .filter(|c| !c.series.points.is_empty())
-            .collect();
-        if curves.is_empty() {
-            continue;
-        }
-        let mut plot = curves.into_iter().fold(Plot::new(labels), Plot::curve);
-        if from_zero {
-            plot = plot.x_from_zero();
-        }
-        let svg = plot
-            .svg()
-            .map_err(|e| anyhow::anyhow!("drawing {name}: {e}"))?;
-        let path = dir.join(name);
-        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
 }
 
 fn phase_of(at: f64, idle_end: f64, load: Option<(f64, f64)>, settle: f64) -> Phase {
