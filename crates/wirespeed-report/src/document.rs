@@ -1,9 +1,11 @@
 //! The result document and its one writer.
 
+use std::fmt;
 use std::io::{self, Write};
 use std::time::SystemTime;
 
 use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::host::HostFacts;
 
@@ -26,8 +28,12 @@ pub trait Render {
 /// Everything one run of a command produced.
 ///
 /// The JSON layout is `{"schema": "wirespeed.<command>.v1", "wirespeed_version", "started_at",
-/// "host", "parameters", "result", "verdicts", "warnings"}`. Floats that are not finite are
-/// written as `null` (JSON has no NaN), so the document always parses.
+/// "host", "parameters", "result", "verdicts", "warnings", "findings"}`. Floats that are not
+/// finite are written as `null` (JSON has no NaN), so the document always parses.
+///
+/// `verdicts` and `warnings` are the sentences a person reads; `findings` holds each of them
+/// again for a script, with a stable `kind` and its evidence figures. Add them through
+/// [`Document::verdict`] and [`Document::warning`] so the two views never drift apart.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Document<P, R> {
     /// `wirespeed.<command>.v<N>`.
@@ -48,6 +54,80 @@ pub struct Document<P, R> {
     /// Things that may make the result less trustworthy.
     #[serde(default)]
     pub warnings: Vec<String>,
+    /// Every verdict and warning in the order given, typed: what a script acts on. Documents
+    /// written before findings existed read with none.
+    #[serde(default)]
+    pub findings: Vec<Finding>,
+}
+
+/// Whether a finding is a verdict on the result or a warning about its trustworthiness.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// A judgement of the result against a ceiling, a model or the truth.
+    Verdict,
+    /// Something that may make the result less trustworthy.
+    Warning,
+}
+
+/// One verdict or warning for a script: a stable machine-readable `kind` (snake case, never
+/// renamed once released), the sentence a person reads, and the figures it rests on, in base
+/// units with the unit in each name (`ceiling_bits_per_second`).
+///
+/// A rule set is a pure function returning an enum that derives `Serialize` with
+/// `#[serde(tag = "kind", rename_all = "snake_case")]` and implements `Display` with the
+/// sentence; [`Finding::of`] turns any such value into a finding, so the kind and the figures
+/// come from the type and cannot disagree with the sentence's source.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    /// Verdict or warning.
+    pub severity: Severity,
+    /// What was found, stable across releases: `receiver_window_limited`, `link_bound`, ...
+    pub kind: String,
+    /// The sentence printed after `verdict:` or `warning:`.
+    pub sentence: String,
+    /// The evidence: the typed value's other fields, flattened beside `kind`.
+    #[serde(flatten)]
+    pub evidence: Map<String, Value>,
+}
+
+/// The kind given to a typed value that did not serialize as an object with a string `kind`:
+/// a defect in its rule set, which the documents' tests look for.
+pub const UNNAMED_KIND: &str = "unnamed";
+
+impl Finding {
+    /// A finding from a typed judgement: its `kind` and fields from `Serialize`, its sentence
+    /// from `Display`.
+    pub fn of<T: Serialize + fmt::Display + ?Sized>(severity: Severity, judged: &T) -> Finding {
+        let sentence = judged.to_string();
+        let mut evidence = match serde_json::to_value(judged) {
+            Ok(Value::Object(fields)) => fields,
+            _ => Map::new(),
+        };
+        let kind = match evidence.remove("kind") {
+            Some(Value::String(kind)) => kind,
+            _ => UNNAMED_KIND.to_string(),
+        };
+        // The flattened evidence must not shadow the finding's own fields when read back.
+        evidence.remove("severity");
+        evidence.remove("sentence");
+        Finding {
+            severity,
+            kind,
+            sentence,
+            evidence,
+        }
+    }
+
+    /// A finding whose rule has no figures worth a field: just a kind and its sentence.
+    pub fn plain(severity: Severity, kind: &str, sentence: impl Into<String>) -> Finding {
+        Finding {
+            severity,
+            kind: kind.to_string(),
+            sentence: sentence.into(),
+            evidence: Map::new(),
+        }
+    }
 }
 
 impl<P: Serialize, R: Serialize> Document<P, R> {
@@ -62,8 +142,76 @@ impl<P: Serialize, R: Serialize> Document<P, R> {
             result,
             verdicts: Vec::new(),
             warnings: Vec::new(),
+            findings: Vec::new(),
         }
     }
+}
+
+impl<P, R> Document<P, R> {
+    /// Adds a verdict: its sentence to `verdicts`, the typed finding to `findings`.
+    pub fn verdict<T: Serialize + fmt::Display + ?Sized>(&mut self, judged: &T) {
+        self.push(Finding::of(Severity::Verdict, judged));
+    }
+
+    /// Adds a warning: its sentence to `warnings`, the typed finding to `findings`.
+    pub fn warning<T: Serialize + fmt::Display + ?Sized>(&mut self, judged: &T) {
+        self.push(Finding::of(Severity::Warning, judged));
+    }
+
+    /// Adds a finding made elsewhere, its sentence to the list its severity names.
+    pub fn push(&mut self, finding: Finding) {
+        match finding.severity {
+            Severity::Verdict => self.verdicts.push(finding.sentence.clone()),
+            Severity::Warning => self.warnings.push(finding.sentence.clone()),
+        }
+        self.findings.push(finding);
+    }
+
+    /// Adds findings in order.
+    pub fn extend(&mut self, findings: impl IntoIterator<Item = Finding>) {
+        for finding in findings {
+            self.push(finding);
+        }
+    }
+
+    /// Whether every sentence has its finding and every finding its kind: what the commands'
+    /// tests check of each document they make.
+    pub fn findings_consistent(&self) -> Result<(), String> {
+        let said = |severity| {
+            self.findings
+                .iter()
+                .filter(|f| f.severity == severity)
+                .map(|f| f.sentence.as_str())
+                .collect::<Vec<_>>()
+        };
+        if said(Severity::Verdict) != as_strs(&self.verdicts) {
+            return Err("the verdicts and the verdict findings differ".into());
+        }
+        if said(Severity::Warning) != as_strs(&self.warnings) {
+            return Err("the warnings and the warning findings differ".into());
+        }
+        match self.findings.iter().find(|f| !is_kind(&f.kind)) {
+            Some(f) => Err(format!(
+                "finding {:?} has no stable kind: {:?}",
+                f.sentence, f.kind
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+fn as_strs(v: &[String]) -> Vec<&str> {
+    v.iter().map(String::as_str).collect()
+}
+
+/// A stable kind: snake case ASCII, not the defect marker.
+pub fn is_kind(kind: &str) -> bool {
+    kind != UNNAMED_KIND
+        && !kind.is_empty()
+        && kind.starts_with(|c: char| c.is_ascii_lowercase())
+        && kind
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The document as pretty JSON, with a trailing newline.
@@ -135,9 +283,106 @@ mod tests {
                 rate_bits_per_second: 1.0,
             },
         );
-        doc.verdicts.push("fine".into());
+        doc.push(Finding::plain(Severity::Verdict, "fine", "fine"));
         let mut out = Vec::new();
         emit(&mut out, OutputFormat::Human, &doc).unwrap();
         assert_eq!(String::from_utf8(out).unwrap(), "rate 1\nverdict: fine\n");
+    }
+
+    #[derive(Serialize)]
+    #[serde(tag = "kind", rename_all = "snake_case")]
+    enum Judged {
+        ReceiverWindowLimited {
+            window_bytes: u64,
+            round_trip_seconds: f64,
+        },
+        NothingArrived,
+    }
+
+    impl fmt::Display for Judged {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            match self {
+                Judged::ReceiverWindowLimited {
+                    window_bytes,
+                    round_trip_seconds,
+                } => write!(
+                    f,
+                    "receiver-window limited: {window_bytes} B per {round_trip_seconds} s"
+                ),
+                Judged::NothingArrived => write!(f, "nothing arrived"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_typed_judgement_gives_its_kind_figures_and_sentence() {
+        let mut doc = Document::new(
+            "test",
+            (),
+            Sample {
+                rate_bits_per_second: 1.0,
+            },
+        );
+        doc.verdict(&Judged::ReceiverWindowLimited {
+            window_bytes: 65536,
+            round_trip_seconds: f64::NAN,
+        });
+        doc.warning(&Judged::NothingArrived);
+        assert_eq!(doc.findings_consistent(), Ok(()));
+        let value: Value = serde_json::from_str(&to_json(&doc).unwrap()).unwrap();
+        assert_eq!(
+            value["verdicts"][0],
+            "receiver-window limited: 65536 B per NaN s"
+        );
+        let finding = &value["findings"][0];
+        assert_eq!(finding["kind"], "receiver_window_limited");
+        assert_eq!(finding["severity"], "verdict");
+        assert_eq!(finding["window_bytes"], 65536);
+        assert!(
+            finding["round_trip_seconds"].is_null(),
+            "NaN is written as null"
+        );
+        assert_eq!(value["findings"][1]["kind"], "nothing_arrived");
+        assert_eq!(value["findings"][1]["severity"], "warning");
+        // Read back, the evidence stays beside the kind.
+        let back: Document<(), Value> = serde_json::from_value(value).unwrap();
+        assert_eq!(back.findings[0].evidence["window_bytes"], 65536);
+        assert_eq!(back.findings_consistent(), Ok(()));
+    }
+
+    #[test]
+    fn a_sentence_without_its_finding_or_an_unnamed_kind_is_caught() {
+        let mut doc = Document::new(
+            "test",
+            (),
+            Sample {
+                rate_bits_per_second: 1.0,
+            },
+        );
+        doc.verdicts.push("said behind the findings' back".into());
+        assert!(doc.findings_consistent().is_err());
+        let mut doc = Document::new(
+            "test",
+            (),
+            Sample {
+                rate_bits_per_second: 1.0,
+            },
+        );
+        doc.verdict(&"a bare string has no kind");
+        assert!(
+            doc.findings_consistent()
+                .unwrap_err()
+                .contains("no stable kind")
+        );
+    }
+
+    #[test]
+    fn an_old_document_without_findings_still_reads() {
+        let old = r#"{"schema":"wirespeed.test.v1","wirespeed_version":"0.1.0",
+            "started_at":"2026-01-01T00:00:00Z","host":{"hostname":"h","os":"linux",
+            "kernel":"6","cpu_model":"x","cores":2},"parameters":null,"result":null,
+            "verdicts":["fine"],"warnings":[]}"#;
+        let doc: Document<(), Value> = serde_json::from_str(old).unwrap();
+        assert!(doc.findings.is_empty());
     }
 }

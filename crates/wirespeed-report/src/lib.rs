@@ -16,6 +16,8 @@ pub mod plot;
 mod table;
 
 pub use csv::Csv;
-pub use document::{Document, OutputFormat, Render, emit, to_json};
+pub use document::{
+    Document, Finding, OutputFormat, Render, Severity, UNNAMED_KIND, emit, is_kind, to_json,
+};
 pub use host::HostFacts;
 pub use table::Table;

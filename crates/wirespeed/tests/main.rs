@@ -11,6 +11,7 @@ mod diagnose;
 mod docs;
 mod envelope;
 mod exit_statuses;
+mod findings;
 mod flag_values;
 mod flags_named;
 mod harness;

@@ -334,6 +334,24 @@ pub(crate) fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
         &[],
         doc.warnings.len() as f64,
     );
+    // One series per kind, so an alert can fire on `{kind="receiver_window_limited"}` without
+    // matching a sentence; a kind said twice counts twice.
+    let mut by_kind = std::collections::BTreeMap::<(&str, &str), usize>::new();
+    for finding in &doc.findings {
+        let severity = match finding.severity {
+            wirespeed_report::Severity::Verdict => "verdict",
+            wirespeed_report::Severity::Warning => "warning",
+        };
+        *by_kind.entry((severity, finding.kind.as_str())).or_default() += 1;
+    }
+    for ((severity, kind), count) in by_kind {
+        m.gauge(
+            "findings",
+            "how many verdicts or warnings of this kind the document has",
+            &[("severity", severity), ("kind", kind)],
+            count as f64,
+        );
+    }
     doc.result.metrics(&mut m);
     m
 }
@@ -417,7 +435,11 @@ mod tests {
     fn series_are_named_typed_and_labelled_by_meaning() {
         let mut doc = Document::new("tcp", (), Two);
         doc.started_at = "2026-11-23T10:00:00Z".into();
-        doc.verdicts.push("a".into());
+        doc.push(wirespeed_report::Finding::plain(
+            wirespeed_report::Severity::Verdict,
+            "link_bound",
+            "a",
+        ));
         let text = exposition(&doc).text();
         assert!(text.contains("# HELP wirespeed_tcp_received_bytes_per_second what the receiver counted\n# TYPE wirespeed_tcp_received_bytes_per_second gauge\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"1\"} 1.25\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"2\"} 1.125\n"), "bits per second are written in bytes per second: {text}");
         assert!(!text.contains("bits"), "{text}");
@@ -431,6 +453,10 @@ mod tests {
         assert!(text.contains("wirespeed_tcp_info{schema=\"wirespeed.tcp.v1\",version=\""));
         assert!(text.contains("wirespeed_tcp_started_timestamp_seconds 1795428000\n"));
         assert!(text.contains("wirespeed_tcp_verdicts 1\n"));
+        assert!(
+            text.contains("wirespeed_tcp_findings{severity=\"verdict\",kind=\"link_bound\"} 1\n"),
+            "{text}"
+        );
         assert!(text.contains("text=\"a\\\"b\\\\c\\nd"), "{text}");
         assert!(
             !text.contains(&"x".repeat(LABEL_VALUE_MAX)),
