@@ -10,8 +10,16 @@ use wirespeed_report::Document;
 /// Parses a `--json` document and asserts every verdict and warning has its typed finding with
 /// a stable kind. Returns the document for further checks.
 pub(crate) fn assert_typed(json: &str) -> Document<Value, Value> {
+    let mut value: Value =
+        serde_json::from_str(json).unwrap_or_else(|e| panic!("not JSON ({e}): {json}"));
+    // Golden files mask the host; its facts are not what is checked here.
+    if value.get("host").is_some_and(|h| !h.is_object()) {
+        value["host"] = serde_json::json!({
+            "hostname": "masked", "os": "masked", "kernel": "masked", "cpu_model": "masked", "cores": 1
+        });
+    }
     let doc: Document<Value, Value> =
-        serde_json::from_str(json).unwrap_or_else(|e| panic!("not a document ({e}): {json}"));
+        serde_json::from_value(value).unwrap_or_else(|e| panic!("not a document ({e}): {json}"));
     if let Err(why) = doc.findings_consistent() {
         panic!(
             "{why}: verdicts {:?}, warnings {:?}, findings {:?}",
