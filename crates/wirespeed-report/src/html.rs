@@ -456,5 +456,5 @@ nav ol { padding-left: 1.5em; }
 #[cfg(test)]
 mod tests;
 
-#[cfg(any(test, feature = "testing"))]
+#[cfg(test)]
 pub mod testing;

@@ -1,7 +1,9 @@
 //! What the report's tests share with the binary's tests of the typed views: an arbitrary-JSON
 //! strategy with the keys the renderers look for, the self-containment check, and the page
 //! frame's checks that hold whatever views render it (unknown schemas, no input, large input).
-//! Built for this crate's tests and, through the `testing` feature, the binary's.
+//! Built for this crate's tests; the binary's tests include this file by path
+//! (`wirespeed/src/report/views/tests.rs` says why), so it names nothing of this crate but
+//! `super::Entry`.
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
