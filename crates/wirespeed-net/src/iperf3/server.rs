@@ -1,7 +1,7 @@
 //! The agent answering iperf3 clients (`wirespeed serve --iperf3 [PORT]`): one test at a time,
 //! as iperf3's own server runs them (another client is told ACCESS_DENIED), under the agent's
-//! limits: `--max-duration` (longer `-t` refused, a running test stopped at its cap with
-//! SERVER_TERMINATE), `--max-rate`, `--max-streams`, `--max-window`, `--max-memory`, and the
+//! limits: `--max-duration` (longer `-t` refused; a running test whose client does not end it
+//! is stopped with SERVER_TERMINATE by the agent's drain rule, `Limits::test_end`), `--max-rate`, `--max-streams`, `--max-window`, `--max-memory`, and the
 //! handshake timeout on every read before the test runs (a client that sends its cookie or
 //! parameters a byte at a time is closed when it runs out, unlike iperf3 3.12, which blocks
 //! on it). Data streams are taken only from the control connection's address, so nobody can
@@ -27,7 +27,7 @@ use super::codec::{
 };
 use super::stream::{self, Count, Shared, read_exact_by, read_json, read_state, write_all_within};
 use crate::agent::SessionSlots;
-use crate::agent_config::{AgentConfig, SessionRecord};
+use crate::agent_config::{AgentConfig, Limits, SessionRecord, Stopped};
 use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
 use crate::report::{CpuTime, Role, SideReport, StreamReport};
 use crate::sock;
@@ -652,10 +652,10 @@ fn session(
         threads.push(t);
     }
 
-    // The client ends the test; the agent's cap ends it if the client does not.
-    let cap = limits
-        .test_cap((test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds)));
-    let stop_at = Instant::now() + cap;
+    // The client ends the test; the agent stops it if the client does not: a timed one once
+    // its data has stopped moving past -t (Limits::test_end), as the agent's own tests.
+    let asked = (test.bytes == 0).then(|| Duration::from_secs(test.seconds + test.omit_seconds));
+    let mut watch = EndWatch::new(limits, asked);
     let started = Instant::now();
     // What the streams have moved, told to the totals as it moves (bytes after the warm-up).
     let mut told = (0u64, 0u64);
@@ -673,14 +673,17 @@ fn session(
             shared.sent.load(Ordering::Relaxed),
             shared.received.load(Ordering::Relaxed),
         );
-        if ctx.stop.load(Ordering::Acquire) || Instant::now() >= stop_at {
+        if ctx.stop.load(Ordering::Acquire) {
             break None;
         }
+        if let Some(why) = watch.stop_now(limits, started.elapsed(), told.0 + told.1) {
+            break Some(Err(why));
+        }
         match read_state(&mut ctrl, Instant::now() + LIVE_POLL) {
-            Ok(Ok(st)) => break Some(st),
-            Ok(Err(_)) => break Some(State::ClientTerminate),
+            Ok(Ok(st)) => break Some(Ok(st)),
+            Ok(Err(_)) => break Some(Ok(State::ClientTerminate)),
             Err(e) if e.kind() == io::ErrorKind::TimedOut => {}
-            Err(_) => break Some(State::ClientTerminate),
+            Err(_) => break Some(Ok(State::ClientTerminate)),
         }
     };
     shared.stop.store(true, Ordering::Relaxed);
@@ -701,19 +704,19 @@ fn session(
     }
     tell(&mut told, sent, received);
     match end {
-        Some(State::TestEnd) => {}
+        Some(Ok(State::TestEnd)) => {}
         None => {
             let _ = send(&mut ctrl, State::ServerTerminate);
-            return Err(Ended::Refused(if ctx.stop.load(Ordering::Acquire) {
-                "the agent is shutting down".into()
-            } else {
-                format!(
-                    "stopped at --max-duration {} s (SERVER_TERMINATE)",
-                    cap.as_secs_f64()
-                )
-            }));
+            return Err(Ended::Refused("the agent is shutting down".into()));
         }
-        Some(st) => {
+        Some(Err(why)) => {
+            let _ = send(&mut ctrl, State::ServerTerminate);
+            return Err(Ended::Refused(format!(
+                "{} (SERVER_TERMINATE)",
+                limits.stopped(asked, why)
+            )));
+        }
+        Some(Ok(st)) => {
             return Err(Ended::Failed(format!(
                 "the client ended the test with {st:?} instead of TEST_END"
             )));
@@ -748,6 +751,40 @@ fn session(
     // IPERF_DONE, or the client's close: either ends the test.
     let _ = read_state(&mut ctrl, Instant::now() + idle);
     Ok(side_report(&ids, &counts, wall, test.udp))
+}
+
+/// When a running test must be stopped if its client has not ended it: the agent's
+/// [`Limits::test_end`], moved on each time the streams' byte total moves past `-t`, so that a
+/// slow path drains what its sender queued (up to `DRAIN_CAP`) where a fixed grace cut it.
+struct EndWatch {
+    asked: Option<Duration>,
+    moved: u64,
+    end: Duration,
+    why: Stopped,
+}
+
+impl EndWatch {
+    fn new(limits: &Limits, asked: Option<Duration>) -> EndWatch {
+        let (end, why) = limits.test_end(asked, Duration::ZERO);
+        EndWatch {
+            asked,
+            moved: 0,
+            end,
+            why,
+        }
+    }
+
+    /// `elapsed`: since the test started; `moved`: bytes the streams have sent and received
+    /// in all. `Some(why)` once the test is past its end.
+    fn stop_now(&mut self, limits: &Limits, elapsed: Duration, moved: u64) -> Option<Stopped> {
+        if moved != self.moved {
+            self.moved = moved;
+            if self.asked.is_some_and(|t| elapsed >= t) {
+                (self.end, self.why) = limits.test_end(self.asked, elapsed);
+            }
+        }
+        (elapsed >= self.end).then_some(self.why)
+    }
 }
 
 /// This end's view of a finished test as the agent's own sessions report theirs, for the
@@ -858,4 +895,53 @@ fn server_output(test: &TestParams, ids: &[(u64, bool)], counts: &[Count]) -> St
         ));
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent_config::{DRAIN_CAP, END_GRACE};
+
+    /// Issue 31: `serve --iperf3` cut a timed test 5 s past -t while a slow path still
+    /// delivered what the sender had queued; it now drains as the agent's own tests do.
+    #[test]
+    fn a_timed_iperf3_test_drains_while_bytes_move_and_stops_when_they_stall() {
+        let s = Duration::from_secs;
+        let limits = Limits::default();
+        let mut w = EndWatch::new(&limits, Some(s(2)));
+        // Bytes before -t do not move the end: a test that sends and stalls at -t ends
+        // END_GRACE after it.
+        assert_eq!(w.stop_now(&limits, s(1), 1_000), None);
+        assert_eq!(
+            w.stop_now(&limits, s(2) + END_GRACE, 1_000),
+            Some(Stopped::Stalled)
+        );
+        // Still arriving at 10 s: not stopped at 7 s; stopped END_GRACE after the last byte.
+        let mut w = EndWatch::new(&limits, Some(s(2)));
+        for at in 2..=10 {
+            assert_eq!(w.stop_now(&limits, s(at), at * 1_000), None, "at {at} s");
+        }
+        assert_eq!(w.stop_now(&limits, s(14), 10_000), None);
+        assert_eq!(w.stop_now(&limits, s(15), 10_000), Some(Stopped::Stalled));
+        // Moving for ever: at most DRAIN_CAP past -t.
+        let mut w = EndWatch::new(&limits, Some(s(2)));
+        let mut stopped = None;
+        for at in 2..200u64 {
+            stopped = w.stop_now(&limits, s(at), at).map(|why| (at, why));
+            if stopped.is_some() {
+                break;
+            }
+        }
+        assert_eq!(
+            stopped,
+            Some(((s(2) + DRAIN_CAP).as_secs(), Stopped::StillDraining))
+        );
+        // An untimed test (-n) ends at the agent's limit whatever moves.
+        let mut w = EndWatch::new(&limits, None);
+        assert_eq!(w.stop_now(&limits, limits.max_duration - s(1), 5), None);
+        assert_eq!(
+            w.stop_now(&limits, limits.max_duration, 6),
+            Some(Stopped::Limit)
+        );
+    }
 }

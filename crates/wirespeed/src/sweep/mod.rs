@@ -738,8 +738,8 @@ fn estimate_basis(e: &PlanEstimate, known: &KnownPath) -> String {
         (None, _) => "no rate known".to_string(),
     };
     format!(
-        "a full segment's round trip {:.2} ms, {cap}; the longest run {}",
-        e.round_trip_seconds * 1e3,
+        "a full segment's round trip {}, {cap}; the longest run {}",
+        render::round_trip(e.round_trip_seconds),
         hours(e.longest_run_seconds)
     )
 }
@@ -820,6 +820,17 @@ mod tests {
     fn parse(argv: &[&str]) -> Result<SweepArgs, clap::Error> {
         Wrapper::try_parse_from(std::iter::once("sweep").chain(argv.iter().copied()))
             .map(|w| w.args)
+    }
+
+    /// Issue 31: on loopback the BDP verdict read "the lowest round trip the kernel saw,
+    /// 0.00 ms": a round trip under a millisecond is printed in microseconds.
+    #[test]
+    fn a_round_trip_under_a_millisecond_is_printed_in_microseconds() {
+        assert_eq!(render::round_trip(22e-6), "22 us");
+        assert_eq!(render::round_trip(4.5e-6), "4.5 us");
+        assert_eq!(render::round_trip(999.4e-6), "999 us");
+        assert_eq!(render::round_trip(34.85e-3), "34.85 ms");
+        assert_eq!(render::round_trip(1e-3), "1.00 ms");
     }
 
     /// Issue 15 item 4: at the ceiling, the data direction's wire runs at the link rate, not

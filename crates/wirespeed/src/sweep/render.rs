@@ -171,23 +171,23 @@ impl SweepReport {
             let lowest = a
                 .round_trip
                 .and_then(|r| r.lowest_seen_seconds)
-                .map_or(String::new(), |l| format!("{:.2} ms", l * 1e3));
+                .map_or(String::new(), round_trip);
             let rtt_words = match bdp.basis {
                 RoundTripBasis::Path => format!(
-                    "a full segment's round trip {:.2} ms, computed from the configured path \
+                    "a full segment's round trip {}, computed from the configured path \
                      (the lowest the kernel saw, a small packet's: {lowest})",
-                    bdp.rtt_seconds * 1e3
+                    round_trip(bdp.rtt_seconds)
                 ),
                 RoundTripBasis::LowestSeenPlusSegment { segment_seconds } => format!(
-                    "a full segment's round trip {:.2} ms: the lowest the kernel saw, {lowest}, \
-                     plus {:.2} ms to serialize a full segment at the link rate",
-                    bdp.rtt_seconds * 1e3,
-                    segment_seconds * 1e3
+                    "a full segment's round trip {}: the lowest the kernel saw, {lowest}, \
+                     plus {} to serialize a full segment at the link rate",
+                    round_trip(bdp.rtt_seconds),
+                    round_trip(segment_seconds)
                 ),
                 RoundTripBasis::LowestSeen => format!(
-                    "the lowest round trip the kernel saw, {:.2} ms, a small packet's: short of \
+                    "the lowest round trip the kernel saw, {}, a small packet's: short of \
                      a full segment's by its serialization (give --link-rate)",
-                    bdp.rtt_seconds * 1e3
+                    round_trip(bdp.rtt_seconds)
                 ),
             };
             out.push(format!(
@@ -326,6 +326,16 @@ impl SweepReport {
 }
 
 /// `16 KiB`, `1460 B`, `8 MiB` without the space, for narrow columns.
+/// A round trip in the unit that shows it: loopback's tens of microseconds printed as
+/// "0.00 ms" in a fixed millisecond format.
+pub(super) fn round_trip(seconds: f64) -> String {
+    if seconds > 0.0 && seconds < 1e-3 {
+        format!("{} us", significant(seconds * 1e6, 3))
+    } else {
+        format!("{:.2} ms", seconds * 1e3)
+    }
+}
+
 fn compact(bytes: u64) -> String {
     ByteSize::from_bytes(bytes).to_string().replace(' ', "")
 }

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Per-hop figures of `wirespeed probe --hops` on random multi-hop labs (issue 31): each hop's
+# own fixed cost, per byte and router answer per byte against the configured chain
+# (wirespeed_lab::truth::chain) within 30 us / 2% / 5%, whether the printed 95% bootstrap and
+# split-half intervals cover the configured line, and every step verdict (none of these labs
+# configures a step, so each is a false positive). Writes a scorecard.
+#
+#   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE]
+#
+# Defaults: 50 labs, seed 31, /tmp/ws-harness-probe, -c 32 (the probe's default). The
+# scorecard is OUT_DIR/probe-scorecard.md; the lab file of every lab with a failure is kept
+# beside it (`wirespeed lab up OUT_DIR/NAME.toml` rebuilds it; the draw depends on the seed
+# alone). Labs are full-duplex chains of 1-4 routers, 2 Mbit/s to 1 Gbit/s, delays up to 2 ms.
+# Needs root (labs).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+LABS=${1:-50}
+SEED=${2:-31}
+OUT=${3:-/tmp/ws-harness-probe}
+COUNT=${4:-32}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+WIRESPEED_HARNESS_PROBE_LABS=$LABS WIRESPEED_HARNESS_SEED=$SEED WIRESPEED_HARNESS_OUT=$OUT \
+  WIRESPEED_HARNESS_PROBE_COUNT=$COUNT \
+  cargo test --release -p wirespeed --test main harness::probe_scorecard -- \
+  --ignored --nocapture --test-threads 1
