@@ -4,13 +4,23 @@
 //! interfaces. Everything here measures and returns data; the science that turns the data into
 //! numbers is in `wirespeed-model`.
 //!
-//! Layout: [`control`] is the wire format and the session state machine (pure, fuzzed);
-//! [`auth`] the pre-shared-key challenge/response; [`budget`] the agent's memory budget; [`sock`] socket options, granted buffer
-//! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
-//! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
-//! at once; [`client`] the side that asks for a test and collects both ends' views; [`probe`]
-//! and [`icmp`] echo and TTL-limited probes; [`iface`] link settings and counters; [`load`] the
-//! coordinated many-host load test of seed 000 (agent side, UDP generator, controller).
+//! Modules: [`control`] is the wire format and the session state machine (pure, fuzzed),
+//! `session` one end of it with its deadlines; [`spec`] what a test asks for; [`auth`] the
+//! pre-shared-key challenge/response; [`agent_config`] what the operator allows; [`budget`] the
+//! agent's memory budget; [`agent`] the server that serves many clients at once, with
+//! [`service`] (opening its side services), [`rr`] (the request/response client), [`daemon`]
+//! (`serve --daemon`) and [`signal`] (SIGINT/SIGTERM as a flag); [`client`] the side that asks
+//! for a test and collects both ends' views; [`tcp`] and [`udp`] the data paths (blocking I/O,
+//! one thread per stream, no allocation per call), run by `engine`, counted in `counters`, on
+//! [`buffer`]s that start on a page; [`sock`] socket options, granted buffer sizes, `TCP_INFO`
+//! and per-thread CPU time; [`report`] what each end measured and [`summary`] both ends' views
+//! in iperf3's layout; [`env`] the environment record; [`address`] addresses as users write
+//! them; [`probe`], [`socket`] (the ICMP socket) and [`icmp`] echo and TTL-limited probes;
+//! [`iface`] link settings and counters; [`load`] the coordinated many-host load test of seed
+//! 000; [`mesh`] agent-to-agent tests; [`iperf3`] iperf3's protocol both ways; [`metrics`] the
+//! agent's metrics listener; [`localtime`] a checked strftime format; [`pmqos`] a CPU wake-up
+//! latency request; `fuzzing` the checks behind the fuzz targets; `sys` every unsafe block of the
+//! crate.
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]

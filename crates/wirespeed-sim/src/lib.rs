@@ -9,6 +9,10 @@
 //! runs many points and replications on all cores; [`link`] is a point-to-point link
 //! with full duplex, half duplex or a duplex mismatch (seed 003); [`slotted`] is the Metcalfe-Boggs model of
 //! 1976 run on the same engine, the one place where "1/e" is true.
+//!
+//! Modules: [`time`], [`engine`], [`mac`], [`bus`], [`network`], [`stats`], [`sweep`],
+//! [`link`], [`slotted`], as above; [`segment`] a shared medium fed from outside (the lab's
+//! hubs and half-duplex links run it in real time); [`traffic`] what each host sends.
 
 #![warn(missing_docs, unreachable_pub)]
 
