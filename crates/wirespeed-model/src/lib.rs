@@ -11,7 +11,7 @@
 //! [`envelope`] (a link's ceiling), [`sockbuf`] (what Linux grants a buffer request), [`dscp`];
 //! for best-case delay (seed 001) [`stats`] (minimum per size, line fits, bootstrap, step
 //! detection), [`bestcase`], [`delay`] (Bellovin's algebra) and [`perhop`]; for repeated and
-//! replicated runs [`resample`] (the median and its bootstrap interval) and [`sample_stats`]
+//! replicated runs [`resample`] (the median and its bootstrap interval) and [`moments`]
 //! (moments, Jain's fairness, Student-t intervals); [`sequence`] (loss, reordering, jitter);
 //! [`bottleneck`] (what bounded a throughput test); [`autoneg`] (IEEE 802.3 Clause 28);
 //! [`diagnose`] (an interface's fault from its counters); [`csma_theory`] (Metcalfe and
@@ -31,10 +31,10 @@ pub mod envelope;
 pub mod framing;
 pub mod load;
 pub mod mesh;
+pub mod moments;
 pub mod peer;
 pub mod perhop;
 pub mod resample;
-pub mod sample_stats;
 pub mod sequence;
 pub mod sockbuf;
 pub mod stats;

@@ -172,7 +172,7 @@ fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
         };
         let buffered = sent - got;
         let widened =
-            if buffered >= 0.0 && buffered <= wirespeed_net::sock::most_bytes_buffered() as f64 {
+            if buffered >= 0.0 && buffered <= wirespeed_net::sockopt::most_bytes_buffered() as f64 {
                 tolerance + buffered / sent
             } else {
                 tolerance

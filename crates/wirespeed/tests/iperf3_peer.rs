@@ -99,7 +99,7 @@ fn same_transfer(sent: f64, received: f64, streams: u32, what: &str) {
     assert!(received > 0.0, "{what}: nothing received");
     let short = sent - received;
     let off = short.abs() / received * 100.0;
-    let buffered = wirespeed_net::sock::most_bytes_buffered() as f64 * f64::from(streams);
+    let buffered = wirespeed_net::sockopt::most_bytes_buffered() as f64 * f64::from(streams);
     assert!(
         off <= 2.0 || (short >= 0.0 && short <= buffered),
         "{what}: sent {sent}, received {received} ({off:.2}% apart, more than the {buffered} B \

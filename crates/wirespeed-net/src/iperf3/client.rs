@@ -23,7 +23,7 @@ use super::codec::{
 use super::stream::{self, Count, Shared, read_json, read_state, write_all_within};
 use crate::client::{Progress, TestOutcome};
 use crate::report::{CpuTime, Interval, IntervalSum, Role, SideReport, StreamReport, UdpReport};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
 /// How to run one test against an iperf3 server.
@@ -298,7 +298,7 @@ pub fn run_with(
         } else {
             let mut s = open_tcp(addr, cfg.bind, Some(spec), cfg.timeout)?;
             if let (Flow::Upload, Some(cap)) = (flow, spec.max_pacing_rate_bits_per_second) {
-                sock::cap_pacing_rate(&s, cap).map_err(|e| {
+                sockopt::cap_pacing_rate(&s, cap).map_err(|e| {
                     Iperf3Error::Local(format!(
                         "the kernel refused the -b cap of {cap} bit/s (SO_MAX_PACING_RATE: {e}); drop -b on this host"
                     ))
@@ -330,12 +330,12 @@ pub fn run_with(
             (Some(t), _) => (
                 t.local_addr(),
                 t.peer_addr(),
-                sock::socket_report(t, spec, true, String::new(), String::new()),
+                sockopt::socket_report(t, spec, true, String::new(), String::new()),
             ),
             (_, Some(u)) => (
                 u.local_addr(),
                 u.peer_addr(),
-                sock::socket_report(u, spec, false, String::new(), String::new()),
+                sockopt::socket_report(u, spec, false, String::new(), String::new()),
             ),
             _ => unreachable!("every stream has a socket"),
         };
@@ -593,7 +593,7 @@ fn open_tcp(
             .map_err(|e| Iperf3Error::Local(format!("cannot bind to {ip} (--bind): {e}")))?;
     }
     if let Some(spec) = spec {
-        sock::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
+        sockopt::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
     }
     s.connect_timeout(&addr.into(), timeout)
         .map_err(|source| Iperf3Error::Connect { addr, source })?;
@@ -615,7 +615,7 @@ fn open_udp(
     if let Some(ip) = bind {
         s.bind(&SocketAddr::new(ip, 0).into())?;
     }
-    sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
+    sockopt::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     s.connect(&addr.into())?;
     let s: UdpSocket = s.into();
     let deadline = Instant::now() + timeout;

@@ -16,11 +16,11 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
 use wirespeed_model::load::{DelaySource, loss_fraction};
-use wirespeed_model::sample_stats::Moments;
+use wirespeed_model::moments::Moments;
 use wirespeed_model::units::{format_seconds, group_digits, significant};
 use wirespeed_report::plot::{Labels, Series, line_plot_svg};
 use wirespeed_report::{Render, Table};
-use wirespeed_sim::stats::HostCounters;
+use wirespeed_sim::run_stats::HostCounters;
 use wirespeed_sim::time::SimSpan;
 use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
 

@@ -482,13 +482,13 @@ impl ThroughputArgs {
         let Some(a) = self.affinity else {
             return Ok(());
         };
-        if let Some(reason) = wirespeed_net::sock::cpu_refusal(a.client, "this end") {
+        if let Some(reason) = wirespeed_net::sockopt::cpu_refusal(a.client, "this end") {
             bail!(reason);
         }
         if self.host.is_none()
             && let Some(reason) = a
                 .agent
-                .and_then(|cpu| wirespeed_net::sock::cpu_refusal(cpu, "the agent"))
+                .and_then(|cpu| wirespeed_net::sockopt::cpu_refusal(cpu, "the agent"))
         {
             bail!(reason);
         }
