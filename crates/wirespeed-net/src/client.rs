@@ -283,10 +283,7 @@ pub fn run_with_options(
     let lo = local_options;
     // The agent keeps its own intervals on the same ticks.
     let spec = TestSpec {
-        interval_seconds: cfg
-            .interval
-            .map(|i| i.as_secs_f64())
-            .or(cfg.spec.interval_seconds),
+        interval: cfg.interval.or(cfg.spec.interval),
         ..cfg.spec.clone()
     };
     spec.validate().map_err(ClientError::Local)?;

@@ -118,8 +118,7 @@ impl Running {
         let mut streams = Vec::new();
         for (id, flow, socket) in sockets {
             let role = side.role(flow);
-            let warmup = (spec.omit_seconds > 0.0)
-                .then(|| start + Duration::from_secs_f64(spec.omit_seconds));
+            let warmup = (!spec.omit.is_zero()).then(|| start + spec.omit);
             let tcp = match &socket {
                 DataSocket::Tcp(s) => Some(s.try_clone()?),
                 DataSocket::Udp(_) => None,

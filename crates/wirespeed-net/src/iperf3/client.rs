@@ -129,10 +129,10 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
         }
         Amount::Bytes(b) => (0, b.saturating_mul(u64::from(spec.streams))),
     };
-    if spec.omit_seconds.fract() != 0.0 {
+    if spec.omit.subsec_nanos() != 0 {
         return Err(Iperf3Error::Unsupported(format!(
             "-O {}: iperf3 takes whole seconds of warm-up",
-            spec.omit_seconds
+            spec.omit.as_secs_f64()
         )));
     }
     // What this end cannot do in iperf3's streams is refused, not dropped.
@@ -160,7 +160,7 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
     Ok(Params {
         tcp: (!udp).then_some(true),
         udp: udp.then_some(true),
-        omit: Some(spec.omit_seconds as u64),
+        omit: Some(spec.omit.as_secs()),
         time: Some(time),
         num: Some(num),
         blockcount: Some(0),
@@ -316,7 +316,7 @@ pub fn run_with(
     expect(&mut ctrl, State::TestStart)?;
     expect(&mut ctrl, State::TestRunning)?;
 
-    let omit = Duration::from_secs_f64(spec.omit_seconds);
+    let omit = spec.omit;
     let budget = params.num.unwrap_or(0);
     let shared = Shared::new(omit, budget);
     let started = Instant::now();

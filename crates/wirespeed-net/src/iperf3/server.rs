@@ -468,7 +468,7 @@ fn spec_of(t: &TestParams) -> TestSpec {
         mss_bytes: t.mss,
         congestion: t.congestion.clone(),
         rate_bits_per_second: t.bits_per_second,
-        omit_seconds: t.omit_seconds as f64,
+        omit: Duration::from_secs(t.omit_seconds),
         tos: t.tos,
         ..TestSpec::default()
     }
