@@ -3,6 +3,7 @@
 //! `common/` imports no command and not the command map; and a command's `result.rs` (its typed
 //! result) imports none of its siblings, so that a reader of results needs nothing that
 //! measures or prints. A module that breaks a rule fails here, naming the circle or the line.
+//! Neither may any module import `cli` or `report`, which sit above the commands.
 //! The module maps in the crates' doc comments are checked here too: each names every module
 //! its file declares, and nothing that is not there.
 
@@ -164,6 +165,32 @@ fn a_commands_result_imports_none_of_its_siblings() {
         found.is_empty(),
         "a result.rs imports a sibling (measure, text, html...); results must read alone:\n{}",
         found.join("\n")
+    );
+}
+
+/// Upward imports: `cli` (the command map) and `report` (which decodes every command's
+/// documents and asks each for its view) sit above the commands and import them; a command
+/// that imported either would close a loop through the top of the crate.
+#[test]
+fn no_command_imports_the_command_map_or_the_report() {
+    let mut upward = Vec::new();
+    for (rel, module, lines) in code_files() {
+        if module == "cli" || module == "report" {
+            continue;
+        }
+        for (n, line) in lines.iter().enumerate() {
+            if crate_paths(line)
+                .iter()
+                .any(|name| name == "cli" || name == "report")
+            {
+                upward.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "a command imports the command map or the report (hand it what it needs instead):\n{}",
+        upward.join("\n")
     );
 }
 
