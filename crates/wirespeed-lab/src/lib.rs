@@ -7,6 +7,15 @@
 //! configured link would. The emulator's logic is pure and runs in virtual time in tests; the
 //! lab runs it on the real clock over TAP devices. Linux only; building a lab needs
 //! CAP_NET_ADMIN.
+//!
+//! Modules: [`topology`] (the TOML files, checked), [`addressing`] (addresses and routes nobody
+//! has to write), [`truth`] (what a measurement across a topology should find), [`lifecycle`]
+//! (up, found by name, down, never left behind), [`runtime`] (namespaces and TAP devices built,
+//! and the emulator's threads on the real clock), `shared_port` (the thread that drives a shared
+//! medium), [`emulator`], [`ingress_stamp`] (when the sending kernel sent each frame),
+//! [`device`] (what each namespace counted on its TAP device), [`inside`] (the ground truth, read
+//! from inside a namespace), [`cleanup`] (ending every process of a lab), [`sys`] (the operating
+//! system side, and the crate's only unsafe code).
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]

@@ -6,6 +6,17 @@
 //! Everything here is a pure function of its inputs so that it can be tested exhaustively
 //! without a network, and reused unchanged by the simulator, the lab and the measuring
 //! commands.
+//!
+//! Modules: [`units`] (rates, sizes, durations), [`framing`] (what a packet costs on the wire),
+//! [`envelope`] (a link's ceiling), [`sockbuf`] (what Linux grants a buffer request), [`dscp`];
+//! for best-case delay (seed 001) [`stats`] (minimum per size, line fits, bootstrap, step
+//! detection), [`bestcase`], [`delay`] (Bellovin's algebra) and [`perhop`]; for repeated and
+//! replicated runs [`resample`] (the median and its bootstrap interval) and [`moments`]
+//! (moments, Jain's fairness, Student-t intervals); [`sequence`] (loss, reordering, jitter);
+//! [`bottleneck`] (what bounded a throughput test); [`autoneg`] (IEEE 802.3 Clause 28);
+//! [`diagnose`] (an interface's fault from its counters); [`csma_theory`] (Metcalfe and
+//! Boggs); [`load`] (seed 000's load test); [`sweep`] (seed 004's buffer grid); [`mesh`] (a
+//! fleet pair by pair); [`peer`] (what a peer says, made safe to show).
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -20,10 +31,10 @@ pub mod envelope;
 pub mod framing;
 pub mod load;
 pub mod mesh;
+pub mod moments;
 pub mod peer;
 pub mod perhop;
 pub mod resample;
-pub mod sample_stats;
 pub mod sequence;
 pub mod sockbuf;
 pub mod stats;

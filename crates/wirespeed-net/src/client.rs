@@ -15,7 +15,7 @@ use crate::engine::{DataSocket, Running, Sample, Side};
 use crate::env::Environment;
 use crate::report::{Interval, IntervalStream, IntervalSum, Role, SideReport};
 use crate::session::{Control, SessionError};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Direction, Protocol, TestSpec};
 
 pub use crate::control::handshake::software;
@@ -283,10 +283,7 @@ pub fn run_with_options(
     let lo = local_options;
     // The agent keeps its own intervals on the same ticks.
     let spec = TestSpec {
-        interval_seconds: cfg
-            .interval
-            .map(|i| i.as_secs_f64())
-            .or(cfg.spec.interval_seconds),
+        interval: cfg.interval.or(cfg.spec.interval),
         ..cfg.spec.clone()
     };
     spec.validate().map_err(ClientError::Local)?;
@@ -319,7 +316,7 @@ pub fn run_with_options(
             let s =
                 UdpSocket::bind(with_port(from, port)).map_err(|e| bind_err(from.ip(), port, e))?;
             bind_device(&s, lo)?;
-            sock::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
+            sockopt::apply_options(&s, &cfg.spec, false).map_err(local_err)?;
             crate::udp::enable_gro(&s);
             udp.push((id, flow, s));
         }
@@ -374,9 +371,9 @@ pub fn run_with_options(
         for (i, &(id, flow)) in flows.iter().enumerate() {
             let port = lo.client_port.map(|_| flow_port(lo, i)).transpose()?;
             let s = new_tcp(cfg, lo, cfg.spec.mptcp, port)?;
-            sock::apply_options(&s, &cfg.spec, true).map_err(local_err)?;
+            sockopt::apply_options(&s, &cfg.spec, true).map_err(local_err)?;
             let mut t = connect(&s, cfg, lo)?;
-            sock::set_timeouts(&t, idle).map_err(local_err)?;
+            sockopt::set_timeouts(&t, idle).map_err(local_err)?;
             t.write_all(&data_greeting(&cookie, id))
                 .map_err(local_err)?;
             sockets.push((id, flow, DataSocket::Tcp(t)));

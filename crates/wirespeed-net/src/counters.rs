@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Instant;
 
 use crate::report::CpuTime;
-use crate::sock;
+use crate::sockopt;
 
 /// Totals a stream thread publishes as it goes.
 #[derive(Debug, Default)]
@@ -61,12 +61,12 @@ impl Counters {
                 let _ = self.warm.set(Warm {
                     bytes,
                     calls,
-                    cpu: sock::thread_cpu(),
+                    cpu: sockopt::thread_cpu(),
                     at: now,
                     retransmits: self
                         .warm_tcp
                         .as_ref()
-                        .and_then(sock::tcp_info)
+                        .and_then(sockopt::tcp_info)
                         .map(|t| t.retransmits),
                 });
             }

@@ -9,7 +9,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::report::{CpuTime, Role, SideReport, StreamReport, TcpInfoReport};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Amount, Flow, TestSpec};
 
 pub(crate) use crate::counters::Counters;
@@ -118,8 +118,7 @@ impl Running {
         let mut streams = Vec::new();
         for (id, flow, socket) in sockets {
             let role = side.role(flow);
-            let warmup = (spec.omit_seconds > 0.0)
-                .then(|| start + Duration::from_secs_f64(spec.omit_seconds));
+            let warmup = (!spec.omit.is_zero()).then(|| start + spec.omit);
             let tcp = match &socket {
                 DataSocket::Tcp(s) => Some(s.try_clone()?),
                 DataSocket::Udp(_) => None,
@@ -252,7 +251,7 @@ impl Running {
                 calls: s.counters.calls.load(Ordering::Relaxed),
                 datagrams: s.counters.datagrams.load(Ordering::Relaxed),
                 tcp_info: match (&s.tcp, s.role) {
-                    (Some(t), Role::Sender) => sock::tcp_info(t),
+                    (Some(t), Role::Sender) => sockopt::tcp_info(t),
                     _ => None,
                 },
             })
@@ -329,9 +328,9 @@ fn run_stream(
     c: &Counters,
 ) -> StreamReport {
     if let Some(cpu) = sh.cpu {
-        let _ = sock::pin_to_cpu(cpu);
+        let _ = sockopt::pin_to_cpu(cpu);
     }
-    let cpu0 = sock::thread_cpu();
+    let cpu0 = sockopt::thread_cpu();
     let spec = &sh.spec;
     let len = spec.length_bytes as usize;
     let expect = match spec.amount {
@@ -349,20 +348,20 @@ fn run_stream(
         DataSocket::Tcp(mut s) => {
             let r = match role {
                 Role::Sender => {
-                    // Paced by the kernel, at its own rate (see `sock::PACING_UNCAPPED`), but
-                    // on loopback (`sock::paces_to`); a kernel without it sends as before. A
+                    // Paced by the kernel, at its own rate (see `sockopt::PACING_UNCAPPED`), but
+                    // on loopback (`sockopt::paces_to`); a kernel without it sends as before. A
                     // `-b` cap is a promise about the rate, so it is set everywhere, loopback
                     // included, and a kernel that refuses it fails the stream.
                     let capped = match spec.max_pacing_rate_bits_per_second {
-                        Some(cap) => sock::cap_pacing_rate(&s, cap).map_err(|e| {
+                        Some(cap) => sockopt::cap_pacing_rate(&s, cap).map_err(|e| {
                             std::io::Error::other(format!(
                                 "the kernel refused the -b cap of {cap} bit/s \
                                  (SO_MAX_PACING_RATE: {e}); drop -b on this host"
                             ))
                         }),
                         None => {
-                            if s.peer_addr().is_ok_and(|a| sock::paces(spec, a.ip())) {
-                                let _ = sock::enable_pacing(&s);
+                            if s.peer_addr().is_ok_and(|a| sockopt::paces(spec, a.ip())) {
+                                let _ = sockopt::enable_pacing(&s);
                             }
                             Ok(())
                         }
@@ -385,7 +384,7 @@ fn run_stream(
                             c,
                         )
                     };
-                    tcp_info = sock::tcp_info(&s);
+                    tcp_info = sockopt::tcp_info(&s);
                     r
                 }
                 Role::Receiver => {
@@ -406,7 +405,7 @@ fn run_stream(
                 a.map_or(String::new(), |a| a.to_string())
             };
             let rep =
-                sock::socket_report(&s, spec, true, addr(s.local_addr()), addr(s.peer_addr()));
+                sockopt::socket_report(&s, spec, true, addr(s.local_addr()), addr(s.peer_addr()));
             (r, rep)
         }
         DataSocket::Udp(s) => {
@@ -439,7 +438,7 @@ fn run_stream(
                 a.map_or(String::new(), |a| a.to_string())
             };
             let rep =
-                sock::socket_report(&s, spec, false, addr(s.local_addr()), addr(s.peer_addr()));
+                sockopt::socket_report(&s, spec, false, addr(s.local_addr()), addr(s.peer_addr()));
             (r.map(|u| udp = Some(u)), rep)
         }
     };
@@ -452,7 +451,7 @@ fn run_stream(
         (Some(last), None) => last,
         (None, _) => now,
     };
-    let cpu_end = sock::thread_cpu();
+    let cpu_end = sockopt::thread_cpu();
     // With -O, the report starts where the warm-up ended.
     let (from, base_bytes, base_calls, cpu_from) = match c.warm.get() {
         Some(w) => (w.at, w.bytes, w.calls, w.cpu),

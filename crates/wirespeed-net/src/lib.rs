@@ -4,13 +4,23 @@
 //! interfaces. Everything here measures and returns data; the science that turns the data into
 //! numbers is in `wirespeed-model`.
 //!
-//! Layout: [`control`] is the wire format and the session state machine (pure, fuzzed);
-//! [`auth`] the pre-shared-key challenge/response; [`budget`] the agent's memory budget; [`sock`] socket options, granted buffer
-//! sizes, `TCP_INFO` and per-thread CPU time; [`tcp`] and [`udp`] the data paths (blocking I/O,
-//! one thread per stream, no allocation per call); [`agent`] the server that serves many clients
-//! at once; [`client`] the side that asks for a test and collects both ends' views; [`probe`]
-//! and [`icmp`] echo and TTL-limited probes; [`iface`] link settings and counters; [`load`] the
-//! coordinated many-host load test of seed 000 (agent side, UDP generator, controller).
+//! Modules: [`control`] is the wire format and the session state machine (pure, fuzzed),
+//! `session` one end of it with its deadlines; [`spec`] what a test asks for; [`auth`] the
+//! pre-shared-key challenge/response; [`agent_config`] what the operator allows; [`budget`] the
+//! agent's memory budget; [`agent`] the server that serves many clients at once, with
+//! [`service`] (opening its side services), [`rr`] (the request/response client), [`daemon`]
+//! (`serve --daemon`) and [`signal`] (SIGINT/SIGTERM as a flag); [`client`] the side that asks
+//! for a test and collects both ends' views; [`tcp`] and [`udp`] the data paths (blocking I/O,
+//! one thread per stream, no allocation per call), run by `engine`, counted in `counters`, on
+//! [`buffer`]s that start on a page; [`sockopt`] socket options, granted buffer sizes, `TCP_INFO`
+//! and per-thread CPU time; [`report`] what each end measured and [`summary`] both ends' views
+//! in iperf3's layout; [`env`] the environment record; [`address`] addresses as users write
+//! them; [`probe`], [`icmp_socket`] (the ICMP socket) and [`icmp`] echo and TTL-limited probes;
+//! [`iface`] link settings and counters; [`load`] the coordinated many-host load test of seed
+//! 000; [`mesh`] agent-to-agent tests; [`iperf3`] iperf3's protocol both ways; [`metrics`] the
+//! agent's metrics listener; [`localtime`] a checked strftime format; [`pmqos`] a CPU wake-up
+//! latency request; `fuzzing` the checks behind the fuzz targets; `sys` every unsafe block of the
+//! crate.
 
 #![warn(missing_docs, unreachable_pub)]
 #![deny(unsafe_code)]
@@ -28,6 +38,7 @@ pub mod env;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod icmp;
+pub mod icmp_socket;
 pub mod iface;
 pub mod iperf3;
 pub mod load;
@@ -40,8 +51,7 @@ pub mod report;
 pub mod rr;
 pub mod service;
 pub mod signal;
-pub mod sock;
-pub mod socket;
+pub mod sockopt;
 pub mod spec;
 pub mod summary;
 pub mod tcp;
@@ -60,5 +70,5 @@ pub use engine::Sample as IntervalSample;
 pub use probe::{ProbeConfig, ProbeError, ProbeRun, ReplyKind, Sample};
 pub use report::{CpuTime, SideReport, StreamReport};
 pub use session::SessionError;
-pub use socket::{SocketChoice, SocketKind};
+pub use icmp_socket::{SocketChoice, SocketKind};
 pub use spec::{Amount, Direction, Protocol, TestSpec};

@@ -77,7 +77,7 @@ pub struct SocketReport {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<bool>,
     /// TCP: whether the kernel paces the socket on this end's asking (`SO_MAX_PACING_RATE` set,
-    /// as every sending end does but on loopback: `sock::PACING_UNCAPPED`); absent in reports
+    /// as every sending end does but on loopback: `sockopt::PACING_UNCAPPED`); absent in reports
     /// of older versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paced: Option<bool>,

@@ -158,7 +158,7 @@ impl RrSession {
             Some(socket2::Protocol::TCP),
         )?;
         if let Some(tos) = self.tos {
-            crate::sock::set_tos(&socket, tos)?;
+            crate::sockopt::set_tos(&socket, tos)?;
         }
         let t0 = Instant::now();
         socket.connect_timeout(&self.agent.into(), self.timeout)?;

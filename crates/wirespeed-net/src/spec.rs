@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// TCP or UDP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -111,9 +111,10 @@ pub struct TestSpec {
     pub rate_bits_per_second: u64,
     /// CPU the agent's stream threads are pinned to (`-A CLIENT,AGENT`).
     pub agent_cpu: Option<usize>,
-    /// Warm-up left out of every stream's bytes, calls, time and CPU (`-O`), timed tests only.
-    #[serde(default)]
-    pub omit_seconds: f64,
+    /// Warm-up left out of every stream's bytes, calls, time and CPU (`-O`), timed tests only;
+    /// zero for none. Seconds on the wire (`omit_seconds`).
+    #[serde(default, rename = "omit_seconds", with = "seconds")]
+    pub omit: Duration,
     /// UDP senders must hand the kernel many datagrams per send (`UDP_SEGMENT`, `--gso`): an
     /// error where the kernel cannot. Without it or `no_gso`, senders use it where they can.
     #[serde(default)]
@@ -133,8 +134,14 @@ pub struct TestSpec {
     pub no_pacing: bool,
     /// The client's reporting interval (`-i`), so that the agent keeps its own intervals on
     /// the same ticks (iperf3's `--get-server-output`, always on); `None`: no intervals.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub interval_seconds: Option<f64>,
+    /// Seconds on the wire (`interval_seconds`).
+    #[serde(
+        default,
+        rename = "interval_seconds",
+        with = "optional_seconds",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub interval: Option<Duration>,
     /// The IP TOS byte (IPv4) or traffic class (IPv6) of every data socket at both ends
     /// (`-S`, iperf3's flag): DSCP in the upper six bits. `None` leaves the kernel's 0.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -187,12 +194,12 @@ impl Default for TestSpec {
             congestion: None,
             rate_bits_per_second: 0,
             agent_cpu: None,
-            omit_seconds: 0.0,
+            omit: Duration::ZERO,
             gso: false,
             no_gso: false,
             zerocopy: false,
             no_pacing: false,
-            interval_seconds: None,
+            interval: None,
             tos: None,
             mptcp: false,
             no_drain: false,
@@ -276,30 +283,24 @@ impl TestSpec {
                 "-w {w} is too small: the kernel would quietly raise it to its own minimum; use at least {MIN_WINDOW_BYTES} bytes, e.g. -w 128KiB"
             ));
         }
-        if let Some(i) = self.interval_seconds
-            && !(i.is_finite() && (MIN_INTERVAL_SECONDS..=86_400.0).contains(&i))
+        if let Some(i) = self.interval.map(|i| i.as_secs_f64())
+            && !(MIN_INTERVAL_SECONDS..=86_400.0).contains(&i)
         {
             return Err(format!(
                 "-i {i} s is out of range: use 10 ms to 1 day, or 0 for no intervals"
             ));
         }
-        if self.omit_seconds != 0.0 {
+        if !self.omit.is_zero() {
+            let omit = self.omit.as_secs_f64();
             match self.amount {
-                _ if !(self.omit_seconds.is_finite() && self.omit_seconds > 0.0) => {
-                    return Err(format!(
-                        "-O {} is out of range: use a positive duration",
-                        self.omit_seconds
-                    ));
-                }
                 Amount::Bytes(_) => {
                     return Err(
                         "-O leaves out a warm-up from a timed test: use it with -t, not -n".into(),
                     );
                 }
-                Amount::Seconds(t) if self.omit_seconds >= t => {
+                Amount::Seconds(t) if omit >= t => {
                     return Err(format!(
-                        "-O {} leaves nothing of -t {t}: make the warm-up shorter than the test",
-                        self.omit_seconds
+                        "-O {omit} leaves nothing of -t {t}: make the warm-up shorter than the test"
                     ));
                 }
                 Amount::Seconds(_) => {}
@@ -373,6 +374,48 @@ impl TestSpec {
     }
 }
 
+/// A [`Duration`] written as seconds, a JSON number, as the wire and the documents have always
+/// carried `-O`; one from a peer that is negative or past what a `Duration` holds is refused
+/// while decoding, before anything reads it.
+pub mod seconds {
+    use super::*;
+
+    /// Writes `d` as seconds.
+    pub fn serialize<S: Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_f64(d.as_secs_f64())
+    }
+
+    /// Reads seconds into a `Duration`, refusing what is not one.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+        let secs = f64::deserialize(d)?;
+        Duration::try_from_secs_f64(secs).map_err(|_| {
+            serde::de::Error::custom(format!(
+                "{secs} s is not a duration: give 0 or more seconds"
+            ))
+        })
+    }
+}
+
+/// [`seconds`] for an optional duration (`-i`: `None` when there are no intervals).
+pub mod optional_seconds {
+    use super::*;
+
+    /// Writes `d` as seconds (the field is left out when `None`).
+    pub fn serialize<S: Serializer>(d: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
+        match d {
+            Some(d) => s.serialize_some(&d.as_secs_f64()),
+            None => s.serialize_none(),
+        }
+    }
+
+    /// Reads optional seconds, refusing what is not a duration.
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Duration>, D::Error> {
+        #[derive(Deserialize)]
+        struct Secs(#[serde(with = "super::seconds")] Duration);
+        Ok(Option::<Secs>::deserialize(d)?.map(|s| s.0))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -408,15 +451,15 @@ mod tests {
             ..TestSpec::default()
         };
         assert!(udp.validate().unwrap_err().starts_with("-l 8"));
-        for i in [0.001, f64::NAN, -1.0, 1e9] {
+        for i in [0.001, 1e9] {
             let tick = TestSpec {
-                interval_seconds: Some(i),
+                interval: Some(Duration::from_secs_f64(i)),
                 ..TestSpec::default()
             };
             assert!(tick.validate().unwrap_err().starts_with("-i "), "{i}");
         }
         let tick = TestSpec {
-            interval_seconds: Some(0.5),
+            interval: Some(Duration::from_millis(500)),
             ..TestSpec::default()
         };
         assert!(tick.validate().is_ok());
@@ -494,5 +537,45 @@ mod tests {
         let text = serde_json::to_string(&spec).unwrap();
         assert!(text.contains(r#""amount":{"bytes":1048576}"#), "{text}");
         assert_eq!(serde_json::from_str::<TestSpec>(&text).unwrap(), spec);
+    }
+
+    /// `-O` and `-i` are `Duration`s in memory and seconds on the wire, as before: a test asked
+    /// for by an older client reads the same, and a peer's negative or huge figure is refused
+    /// while decoding.
+    #[test]
+    fn warm_up_and_interval_travel_as_seconds() {
+        let spec = TestSpec {
+            amount: Amount::Seconds(3.0),
+            omit: Duration::from_millis(1500),
+            interval: Some(Duration::from_millis(250)),
+            ..TestSpec::default()
+        };
+        let text = serde_json::to_string(&spec).unwrap();
+        assert!(
+            text.contains(r#""omit_seconds":1.5"#) && text.contains(r#""interval_seconds":0.25"#),
+            "{text}"
+        );
+        assert_eq!(serde_json::from_str::<TestSpec>(&text).unwrap(), spec);
+        let plain = serde_json::to_string(&TestSpec::default()).unwrap();
+        assert!(plain.contains(r#""omit_seconds":0.0"#), "{plain}");
+        assert!(!plain.contains("interval_seconds"), "{plain}");
+        let without: serde_json::Value = serde_json::from_str(&plain).unwrap();
+        let mut older = without.clone();
+        older.as_object_mut().unwrap().remove("omit_seconds");
+        let read: TestSpec = serde_json::from_value(older).unwrap();
+        assert_eq!((read.omit, read.interval), (Duration::ZERO, None));
+        for (field, bad) in [
+            ("omit_seconds", -1.0),
+            ("interval_seconds", -0.5),
+            ("omit_seconds", 1e300),
+        ] {
+            let mut hostile = without.clone();
+            hostile[field] = serde_json::json!(bad);
+            let err = serde_json::from_value::<TestSpec>(hostile).unwrap_err();
+            assert!(
+                err.to_string().contains("is not a duration"),
+                "{field} {bad}: {err}"
+            );
+        }
     }
 }

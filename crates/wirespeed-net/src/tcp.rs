@@ -184,7 +184,7 @@ pub(crate) fn receive(
                     // buffer became 4K/3 packets in the seed-004 lab. Setting it again after
                     // each read holds the window to the request (the kernel returns at once
                     // when the value is unchanged).
-                    crate::sock::set_window_clamp(s, clamp);
+                    crate::sockopt::set_window_clamp(s, clamp);
                 }
             }
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}

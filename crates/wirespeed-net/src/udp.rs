@@ -282,7 +282,7 @@ pub(crate) fn receive(
     c: &Counters,
     last_arrival: &mut Option<Instant>,
 ) -> io::Result<UdpReport> {
-    let timestamps = crate::sock::enable_rx_timestamps(sock).is_ok();
+    let timestamps = crate::sockopt::enable_rx_timestamps(sock).is_ok();
     // Accept coalesced buffers (a GSO sender on loopback, GRO on a NIC): one receive then
     // carries many datagrams, split below by the segment size the kernel reports.
     let gro = enable_gro(sock);

@@ -173,12 +173,13 @@ fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
             (theirs.bytes as f64, ours.bytes as f64)
         };
         let buffered = sent - got;
-        let widened =
-            if buffered >= 0.0 && buffered <= wirespeed_net::sock::most_bytes_buffered() as f64 {
-                tolerance + buffered / sent
-            } else {
-                tolerance
-            };
+        let widened = if buffered >= 0.0
+            && buffered <= wirespeed_net::sockopt::most_bytes_buffered() as f64
+        {
+            tolerance + buffered / sent
+        } else {
+            tolerance
+        };
         near(sent, got, widened, &format!("stream {} bytes", ours.id));
         near(
             ours.bits_per_second(),
@@ -900,7 +901,7 @@ fn a_dual_stack_service_serves_ipv4_udp_and_tcp() {
 fn a_warm_up_is_left_out_at_both_ends() {
     let _serial = serial();
     let mut s = spec(Protocol::Tcp, Direction::Send, 1, 1.0);
-    s.omit_seconds = 1.0;
+    s.omit = Duration::from_secs(1);
     let Some((out, json)) = run(s) else { return };
     check(&out, &json, 0.02);
     let ours = &out.test.client.streams[0];

@@ -7,7 +7,7 @@
 //! (default 2 s measured, 5 replications, seeds 1..=REPLICATIONS; the same arguments give the
 //! same table, bit for bit).
 
-use wirespeed_model::sample_stats::Estimate;
+use wirespeed_model::moments::Estimate;
 use wirespeed_sim::{Cable, HostModel, MacParams, Placement, RunStats, Scenario, run};
 
 /// The figures of one row over its replications.

@@ -5,10 +5,14 @@
 //! ([`engine`]) orders events by `(time, sequence)` and takes a [`engine::Clock`], so a run is
 //! bit-for-bit reproducible from its seed, and the [`mac`] state machine only talks to a
 //! [`mac::MacIo`] driver, so the lab can run the same MAC in real time. [`network`] puts the
-//! seed's hosts on a [`bus`] and measures the seed's seven statistics ([`stats`]); [`sweep`]
+//! seed's hosts on a [`bus`] and measures the seed's seven statistics ([`run_stats`]); [`sweep`]
 //! runs many points and replications on all cores; [`link`] is a point-to-point link
 //! with full duplex, half duplex or a duplex mismatch (seed 003); [`slotted`] is the Metcalfe-Boggs model of
 //! 1976 run on the same engine, the one place where "1/e" is true.
+//!
+//! Modules: [`time`], [`engine`], [`mac`], [`bus`], [`network`], [`run_stats`], [`sweep`],
+//! [`link`], [`slotted`], as above; [`segment`] a shared medium fed from outside (the lab's
+//! hubs and half-duplex links run it in real time); [`traffic`] what each host sends.
 
 #![warn(missing_docs, unreachable_pub)]
 
@@ -17,9 +21,9 @@ pub mod engine;
 pub mod link;
 pub mod mac;
 pub mod network;
+pub mod run_stats;
 pub mod segment;
 pub mod slotted;
-pub mod stats;
 pub mod sweep;
 pub mod time;
 pub mod traffic;
@@ -27,7 +31,7 @@ pub mod traffic;
 pub use bus::{Cable, Placement};
 pub use mac::{MacDuplex, MacParams};
 pub use network::{HostModel, Scenario, run, run_batched};
-pub use stats::{Batches, PointSummary, RunStats, Sampled};
+pub use run_stats::{Batches, PointSummary, RunStats, Sampled};
 pub use traffic::{Arrivals, LengthMix};
 
 /// Why a scenario cannot run.

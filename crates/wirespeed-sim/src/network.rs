@@ -25,7 +25,7 @@ use crate::SimError;
 use crate::bus::{Cable, Propagation};
 use crate::engine::{EventQueue, Model, Simulation};
 use crate::mac::{Mac, MacDuplex, MacIo, MacParams, SignalEnd, TxOutcome, TxReport};
-use crate::stats::{Batches, HostCounters, RunStats};
+use crate::run_stats::{Batches, HostCounters, RunStats};
 use crate::time::{SimSpan, SimTime};
 use crate::traffic::{
     Arrivals, CARRIER_OVERHEAD_BYTES, CHARGED_OVERHEAD_BYTES, LengthMix, LengthSource, below,

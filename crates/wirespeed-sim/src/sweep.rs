@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::SimError;
 use crate::network::{Scenario, run_stoppable};
-use crate::stats::{PointSummary, RunStats};
+use crate::run_stats::{PointSummary, RunStats};
 use crate::traffic::LengthMix;
 
 /// One point of a sweep.

@@ -2,13 +2,16 @@
 //! where it has been separated, a validated `Config`, a `measure` that prints nothing and a
 //! typed result. The `wirespeed` binary is flags plus [`cli::run`].
 //!
-//! The map: one folder per command (`serve`, `throughput` for `tcp`/`udp`, `latency`, `sweep`,
-//! `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`, `diagnose`, `deploy`, `lab`,
-//! `reproduce`, `report`); in each, `mod.rs` holds the flags and the run, `html.rs` the report
-//! view, `text.rs`/`render.rs` the terminal view and `analysis.rs` the verdicts. `cli` is the
+//! Modules: one folder per command: `serve`, `throughput` (the tcp and udp commands),
+//! `latency`, `sweep`, `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`,
+//! `diagnose`, `deploy`, `lab`, `reproduce`, `report`. In each, `mod.rs` holds the flags and the
+//! run, `html.rs` the report view, `text.rs` (`render.rs` in `load` and `sweep`) the terminal
+//! view, `metrics.rs` its `--metrics-file` figures, `brief.rs` its `--brief` headline and
+//! `analysis.rs` or `verdicts.rs` the verdicts, where the command has them. [`cli`] is the
 //! command map; `common/` is what the commands share (output, flags, host facts, embedded data,
-//! Ctrl-C, exit statuses, progress, the runs file, schedules, metrics, install aids) and imports
-//! no command (`tests/layers.rs` checks both rules).
+//! Ctrl-C, exit statuses, progress, the runs file, schedules, `--brief`, `--timestamps`,
+//! metrics, install aids) and imports no command (`tests/layers.rs` checks both rules, and that
+//! this map names every module and only modules that are there).
 //!
 //! A loopback TCP test, the in-process agent standing in for `wirespeed tcp` without HOST:
 //!

@@ -7,7 +7,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -16,23 +16,25 @@ use wirespeed_model::load::{LengthDeck, Schedule};
 use wirespeed_net::control::{Message, PROTOCOL_VERSION, decode, encode};
 use wirespeed_net::load::{LoadMessage, LoadTest};
 
-use crate::util::wirespeed;
+use crate::util::{ChildGuard, wirespeed};
 
-/// An agent process of this test.
+/// An agent process of this test, killed by its PID when dropped.
 struct Agent {
-    child: Child,
+    child: ChildGuard,
     addr: SocketAddr,
 }
 
 impl Agent {
     fn start(bind: &str, extra: &[&str]) -> Agent {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-            .args(["serve", "-B", bind, "-p", "0", "--idle-timeout", "3s"])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the agent starts");
+        let mut child = ChildGuard::new(
+            Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+                .args(["serve", "-B", bind, "-p", "0", "--idle-timeout", "3s"])
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the agent starts"),
+        );
         let mut first = String::new();
         BufReader::new(child.stdout.as_mut().unwrap())
             .read_line(&mut first)
@@ -41,8 +43,7 @@ impl Agent {
             .split_whitespace()
             .find_map(|w| w.trim_end_matches(',').parse::<SocketAddr>().ok());
         let Some(addr) = addr else {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             panic!("no address in {first:?}");
         };
         Agent { child, addr }
@@ -66,13 +67,6 @@ impl Agent {
             .and_then(|v| v.split_whitespace().next()?.parse().ok())
             .expect("VmRSS");
         assert!(kb < 200_000, "agent RSS {kb} kB");
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

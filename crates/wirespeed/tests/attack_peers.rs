@@ -11,26 +11,23 @@ use wirespeed_net::auth::TAG_BYTES;
 use wirespeed_net::control::{Message, encode};
 use wirespeed_net::spec::{Amount, TestSpec};
 
-use crate::util::{ServeProcess, wirespeed};
+use crate::util::{Scratch, ServeProcess, wirespeed};
 
-/// A key file of this test, removed on drop.
-struct KeyFile(std::path::PathBuf);
+/// A key file of this test, in a scratch directory removed on drop.
+struct KeyFile {
+    _dir: Scratch,
+    path: String,
+}
 
 impl KeyFile {
     fn new(tag: &str) -> KeyFile {
-        let path = std::env::temp_dir().join(format!("ws-key-{tag}-{}", std::process::id()));
-        std::fs::write(&path, "0123456789abcdef0123456789abcdef\n").unwrap();
-        KeyFile(path)
+        let dir = Scratch::new(&format!("key-{tag}"));
+        let path = dir.write("key", "0123456789abcdef0123456789abcdef\n");
+        KeyFile { _dir: dir, path }
     }
 
     fn path(&self) -> &str {
-        self.0.to_str().unwrap()
-    }
-}
-
-impl Drop for KeyFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        &self.path
     }
 }
 

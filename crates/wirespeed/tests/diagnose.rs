@@ -3,19 +3,8 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::util::{Run, assert_one_line_error, wirespeed};
-
-static UNIQUE: AtomicUsize = AtomicUsize::new(0);
-
-fn unique(prefix: &str) -> String {
-    format!(
-        "{prefix}{}-{}",
-        std::process::id(),
-        UNIQUE.fetch_add(1, Ordering::Relaxed)
-    )
-}
+use crate::util::{Netns, Run, Scratch, assert_one_line_error, unique_name, wirespeed};
 
 fn json(run: &Run) -> serde_json::Value {
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -35,15 +24,20 @@ fn wirespeed_env(args: &[&str], sysfs: &Path) -> Run {
     }
 }
 
-/// A directory laid out like /sys/class/net (`.0`) beside a drivers directory; removed when
-/// dropped.
-struct FakeSysfs(PathBuf, PathBuf);
+/// A directory laid out like /sys/class/net ([`FakeSysfs::net`]) in a scratch directory
+/// removed when dropped.
+struct FakeSysfs(Scratch);
 
 impl FakeSysfs {
     fn new() -> FakeSysfs {
-        let base = std::env::temp_dir().join(unique("ws-sysfs-"));
-        std::fs::create_dir_all(base.join("net")).unwrap();
-        FakeSysfs(base.join("net"), base)
+        let base = Scratch::new("sysfs");
+        std::fs::create_dir_all(base.path("net")).unwrap();
+        FakeSysfs(base)
+    }
+
+    /// What stands for /sys/class/net (`WIRESPEED_SYSFS_NET`).
+    fn net(&self) -> PathBuf {
+        self.0.path("net")
     }
 
     /// A NIC bound to `driver` with these link settings and counters (others are 0).
@@ -67,12 +61,12 @@ impl FakeSysfs {
             "rx_dropped",
             "tx_dropped",
         ];
-        let dir = self.0.join(name);
+        let dir = self.net().join(name);
         std::fs::create_dir_all(dir.join("statistics")).unwrap();
-        std::fs::create_dir_all(self.0.join("drivers").join("iprb")).unwrap();
+        std::fs::create_dir_all(self.net().join("drivers").join("iprb")).unwrap();
         std::fs::create_dir_all(dir.join("device")).unwrap();
         std::os::unix::fs::symlink(
-            self.0.join("drivers").join("iprb"),
+            self.net().join("drivers").join("iprb"),
             dir.join("device").join("driver"),
         )
         .unwrap();
@@ -92,12 +86,6 @@ impl FakeSysfs {
             std::fs::write(dir.join("statistics").join(counter), format!("{v}\n")).unwrap();
         }
         dir
-    }
-}
-
-impl Drop for FakeSysfs {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.1);
     }
 }
 
@@ -153,7 +141,7 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
             ("rx_length_errors", 1),
         ],
     );
-    let run = wirespeed_env(&["diagnose", "--interval", "50ms"], &sysfs.0);
+    let run = wirespeed_env(&["diagnose", "--interval", "50ms"], &sysfs.net());
     assert_eq!(run.status, 0, "{}", run.stderr);
     for line in [
         "dut01: NIC (iprb), link up",
@@ -172,7 +160,7 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
     }
     let doc = json(&wirespeed_env(
         &["diagnose", "dut02", "-i", "10ms", "-J"],
-        &sysfs.0,
+        &sysfs.net(),
     ));
     let d = &doc["result"]["interfaces"][0]["diagnosis"];
     assert_eq!(d["healthy"], false);
@@ -199,7 +187,10 @@ fn seed_003_table6_replayed_half_duplex_is_healthy() {
             ("collisions", 12_967),
         ],
     );
-    let doc = json(&wirespeed_env(&["diagnose", "-i", "10ms", "-J"], &sysfs.0));
+    let doc = json(&wirespeed_env(
+        &["diagnose", "-i", "10ms", "-J"],
+        &sysfs.net(),
+    ));
     let d = &doc["result"]["interfaces"][0]["diagnosis"];
     assert_eq!(d["healthy"], true);
     assert_eq!(d["findings"][0]["kind"], "half_duplex");
@@ -211,12 +202,12 @@ fn a_missing_or_unreadable_counter_is_one_line() {
     let dir = sysfs.nic("eth7", 100, "full", &[]);
     std::fs::remove_file(dir.join("statistics").join("rx_crc_errors")).unwrap();
     assert_one_line_error(
-        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.0),
+        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.net()),
         "statistics/rx_crc_errors",
     );
     std::fs::write(dir.join("statistics").join("rx_crc_errors"), "lots\n").unwrap();
     assert_one_line_error(
-        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.0),
+        &wirespeed_env(&["diagnose", "eth7", "-i", "10ms"], &sysfs.net()),
         "not a number",
     );
 }
@@ -246,43 +237,31 @@ fn bad_diagnose_input_is_one_line() {
 /// Two network namespaces joined by a veth pair: ws-a (198.18.0.1) in the first, ws-b
 /// (198.18.0.2) in the second, so that traffic between them crosses the pair. Both are removed
 /// when dropped.
-struct Namespaces(String, String);
+struct Namespaces(Netns, Netns);
 
 impl Namespaces {
     fn create() -> Namespaces {
-        let ns = Namespaces(unique("ws-dg-a-"), unique("ws-dg-b-"));
-        let ip = |args: &[&str]| {
-            let ok = Command::new("ip")
-                .args(args)
-                .status()
-                .is_ok_and(|s| s.success());
-            assert!(ok, "ip {}", args.join(" "));
-        };
-        ip(&["netns", "add", &ns.0]);
-        ip(&["netns", "add", &ns.1]);
-        ip(&[
-            "-n", &ns.0, "link", "add", "ws-a", "type", "veth", "peer", "name", "ws-b", "netns",
-            &ns.1,
+        let ns = Namespaces(
+            Netns::add(unique_name("ws-dg-a")),
+            Netns::add(unique_name("ws-dg-b")),
+        );
+        ns.0.ip(&[
+            "link",
+            "add",
+            "ws-a",
+            "type",
+            "veth",
+            "peer",
+            "name",
+            "ws-b",
+            "netns",
+            ns.1.name(),
         ]);
-        ip(&["-n", &ns.0, "addr", "add", "198.18.0.1/30", "dev", "ws-a"]);
-        ip(&["-n", &ns.1, "addr", "add", "198.18.0.2/30", "dev", "ws-b"]);
-        ip(&["-n", &ns.0, "link", "set", "ws-a", "up"]);
-        ip(&["-n", &ns.1, "link", "set", "ws-b", "up"]);
+        ns.0.ip(&["addr", "add", "198.18.0.1/30", "dev", "ws-a"]);
+        ns.1.ip(&["addr", "add", "198.18.0.2/30", "dev", "ws-b"]);
+        ns.0.ip(&["link", "set", "ws-a", "up"]);
+        ns.1.ip(&["link", "set", "ws-b", "up"]);
         ns
-    }
-
-    fn exec(ns: &str, program: &str) -> Command {
-        let mut c = Command::new("ip");
-        c.args(["netns", "exec", ns, program]);
-        c
-    }
-}
-
-impl Drop for Namespaces {
-    fn drop(&mut self) {
-        for ns in [&self.0, &self.1] {
-            let _ = Command::new("ip").args(["netns", "del", ns]).status();
-        }
     }
 }
 
@@ -310,17 +289,18 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
     let bin = env!("CARGO_BIN_EXE_wirespeed");
     // Bounded traffic across the pair while diagnose samples: 100 pings, 10 ms apart, 5 s at most.
     let ping = have("ping").then(|| {
-        Namespaces::exec(&ns.1, "ping")
+        ns.1.exec("ping")
             .args(["-q", "-c", "100", "-i", "0.01", "-w", "5", "198.18.0.1"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("ping starts")
     });
-    let out = Namespaces::exec(&ns.0, bin)
-        .args(["diagnose", "ws-a", "lo", "-i", "500ms", "-J"])
-        .output()
-        .unwrap();
+    let out =
+        ns.0.exec(bin)
+            .args(["diagnose", "ws-a", "lo", "-i", "500ms", "-J"])
+            .output()
+            .unwrap();
     let run = Run {
         status: out.status.code().unwrap_or(-1),
         stdout: String::from_utf8(out.stdout).unwrap(),
@@ -357,7 +337,7 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
     }
     // Compare with ethtool where it is installed.
     let a = &veth["link"];
-    match Namespaces::exec(&ns.0, "ethtool").arg("ws-a").output() {
+    match ns.0.exec("ethtool").arg("ws-a").output() {
         Ok(out) if out.status.success() => {
             let text = String::from_utf8_lossy(&out.stdout);
             let field = |name: &str| {

@@ -25,8 +25,10 @@
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::util::{ChildGuard, Scratch};
 
 /// Longest a single documented command may run before it is killed and reported.
 const COMMAND_LIMIT: Duration = Duration::from_secs(90);
@@ -215,18 +217,20 @@ fn lines_match(expected: &[String], actual: &[&str]) -> bool {
 
 /// A `wirespeed serve` on 127.0.0.1 and an ephemeral port, killed when dropped.
 struct Agent {
-    child: Child,
+    _child: ChildGuard,
     port: u16,
 }
 
 impl Agent {
     fn start() -> Agent {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-            .args(["serve", "-B", "127.0.0.1", "-p", "0", "--json"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the agent starts");
+        let mut child = ChildGuard::new(
+            Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+                .args(["serve", "-B", "127.0.0.1", "-p", "0", "--json"])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the agent starts"),
+        );
         let mut first = String::new();
         let mut reader = BufReader::new(child.stdout.take().expect("piped"));
         reader
@@ -246,41 +250,24 @@ impl Agent {
                     .ok()
             });
         let Some(port) = port else {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             panic!("no port in the agent's first line {first:?}");
         };
-        Agent { child, port }
-    }
-}
-
-impl Drop for Agent {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        Agent {
+            _child: child,
+            port,
+        }
     }
 }
 
 /// A scratch directory with links to the repository's data files; removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: usize) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ws-docs-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        let root = repo_root().canonicalize().expect("repository root");
-        for name in ["labs", "examples"] {
-            std::os::unix::fs::symlink(root.join(name), dir.join(name)).expect("link");
-        }
-        Scratch(dir)
+fn scratch_with_data(tag: usize) -> Scratch {
+    let scratch = Scratch::new(&format!("docs-{tag}"));
+    let root = repo_root().canonicalize().expect("repository root");
+    for name in ["labs", "examples"] {
+        std::os::unix::fs::symlink(root.join(name), scratch.path(name)).expect("link");
     }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    scratch
 }
 
 struct Ran {
@@ -404,10 +391,10 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
             );
             continue;
         }
-        let scratch = Scratch::new(n);
+        let scratch = scratch_with_data(n);
         for step in &example.steps {
             ran += 1;
-            let got = run_command(&step.command, &scratch.0, agent.port);
+            let got = run_command(&step.command, scratch.dir(), agent.port);
             let actual: Vec<&str> = got.output.lines().map(str::trim_end).collect();
             let ok = got.status == step.status && lines_match(&step.expected, &actual);
             if !ok {

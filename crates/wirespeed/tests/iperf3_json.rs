@@ -3,22 +3,12 @@
 //! JSON type, so a consumer of iperf3's JSON reads wirespeed's unchanged.
 
 use std::collections::BTreeMap;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::util::wirespeed;
-
-/// Kills the iperf3 server this test started (by its PID) however the test ends.
-struct Server(Child);
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use super::util::{ChildGuard, wirespeed};
 
 fn kind(v: &Value) -> &'static str {
     match v {
@@ -61,7 +51,7 @@ fn iperf3(args: &[&str]) -> Option<Value> {
             let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
             l.local_addr().unwrap().port().to_string()
         };
-        let _server = Server(
+        let _server = ChildGuard::new(
             Command::new("iperf3")
                 .args(["-s", "-1", "-B", "127.0.0.1", "-p", &port])
                 .stdout(Stdio::null())

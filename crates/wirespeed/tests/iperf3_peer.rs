@@ -5,12 +5,12 @@
 //! (scripts/install-deps.sh installs it).
 
 use std::io::{Read, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::util::{ServeProcess, assert_one_line_error, wirespeed};
+use super::util::{ChildGuard, ServeProcess, assert_one_line_error, wirespeed};
 
 fn have_iperf3() -> bool {
     let ok = Command::new("iperf3").arg("--version").output().is_ok();
@@ -22,7 +22,7 @@ fn have_iperf3() -> bool {
 
 /// A one-off `iperf3 -s -J` on loopback, killed by its PID however the test ends.
 struct Iperf3Server {
-    child: Child,
+    child: ChildGuard,
     port: u16,
 }
 
@@ -33,12 +33,14 @@ impl Iperf3Server {
             .local_addr()
             .unwrap()
             .port();
-        let child = Command::new("iperf3")
-            .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("iperf3 -s starts");
+        let child = ChildGuard::new(
+            Command::new("iperf3")
+                .args(["-s", "-1", "-J", "-B", "127.0.0.1", "-p", &port.to_string()])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("iperf3 -s starts"),
+        );
         Iperf3Server { child, port }
     }
 
@@ -57,13 +59,6 @@ impl Iperf3Server {
             .read_to_string(&mut text)
             .unwrap();
         serde_json::from_str(&text).unwrap_or_else(|e| panic!("iperf3 -s -J: {e}: {text}"))
-    }
-}
-
-impl Drop for Iperf3Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 
@@ -104,7 +99,7 @@ fn same_transfer(sent: f64, received: f64, streams: u32, what: &str) {
     assert!(received > 0.0, "{what}: nothing received");
     let short = sent - received;
     let off = short.abs() / received * 100.0;
-    let buffered = wirespeed_net::sock::most_bytes_buffered() as f64 * f64::from(streams);
+    let buffered = wirespeed_net::sockopt::most_bytes_buffered() as f64 * f64::from(streams);
     assert!(
         off <= 2.0 || (short >= 0.0 && short <= buffered),
         "{what}: sent {sent}, received {received} ({off:.2}% apart, more than the {buffered} B \
@@ -198,12 +193,14 @@ fn lasting_iperf3_server() -> (Iperf3Server, String) {
         .local_addr()
         .unwrap()
         .port();
-    let child = Command::new("iperf3")
-        .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("iperf3 -s starts");
+    let child = ChildGuard::new(
+        Command::new("iperf3")
+            .args(["-s", "-B", "127.0.0.1", "-p", &port.to_string()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("iperf3 -s starts"),
+    );
     // Listening within moments: wait for the port, bounded.
     let deadline = Instant::now() + Duration::from_secs(10);
     while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {

@@ -5,36 +5,14 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::{Ipv4Addr, UdpSocket};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
 
 use super::{LAB_LOCK, TWO_HOSTS, UpLab, assert_nothing_left, can_build_labs, lab_file};
-use crate::util::{Run, assert_one_line_error, wirespeed};
-
-/// A fresh directory under the temp dir, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> TempDir {
-        let path = std::env::temp_dir().join(format!(
-            "ws-safety-{}-{tag}-{:x}",
-            std::process::id(),
-            Instant::now().elapsed().as_nanos() ^ u128::from(std::process::id())
-        ));
-        let _ = std::fs::remove_dir_all(&path);
-        std::fs::create_dir_all(&path).unwrap();
-        TempDir(path)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Run, Scratch, assert_one_line_error, wirespeed};
 
 /// Runs the binary with the lab state directory moved to `state`.
 fn wirespeed_in(state: &Path, args: &[&str]) -> Run {
@@ -119,9 +97,9 @@ fn kill_and_reap(mut child: Child) {
 #[test]
 fn lab_down_takes_no_path_and_no_prefix() {
     // Finding 1: paths were deleted recursively. They are refused before anything is looked at.
-    let victim = TempDir::new("victim");
-    std::fs::write(victim.0.join("precious"), "keep").unwrap();
-    let as_path = victim.0.display().to_string();
+    let victim = Scratch::new("safety-victim");
+    std::fs::write(victim.dir().join("precious"), "keep").unwrap();
+    let as_path = victim.dir().display().to_string();
     let relative = format!("../../..{as_path}");
     for name in [
         as_path.as_str(),
@@ -136,7 +114,7 @@ fn lab_down_takes_no_path_and_no_prefix() {
         let run = wirespeed(&["lab", "down", name]);
         assert_one_line_error(&run, "is not a lab name");
         assert!(
-            victim.0.join("precious").exists(),
+            victim.dir().join("precious").exists(),
             "`lab down {name}` removed {as_path}"
         );
     }
@@ -220,29 +198,41 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
         return;
     }
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let state = TempDir::new("state");
+    let state = Scratch::new("safety-state");
     // Another user's lab (uid 4242) with a live namespace and a process in it.
     let other = unique("other");
     let other_ns = format!("ws-{other}-h1");
     let mut other_child = namespace_with_process(&other_ns);
-    fake_state(&state.0, &other, &other_ns, 4242, "wirespeed.lab.state.v1");
+    fake_state(
+        state.dir(),
+        &other,
+        &other_ns,
+        4242,
+        "wirespeed.lab.state.v1",
+    );
     // A state this program did not write, naming a namespace that is not its own.
     let forged = unique("forged");
     let victim_ns = format!("ws-{}-h1", unique("victim"));
     let victim_child = namespace_with_process(&victim_ns);
-    fake_state(&state.0, &forged, &victim_ns, 0, "wirespeed.lab.state.v1");
+    fake_state(
+        state.dir(),
+        &forged,
+        &victim_ns,
+        0,
+        "wirespeed.lab.state.v1",
+    );
     let legacy = unique("legacy");
-    fake_state(&state.0, &legacy, &victim_ns, 0, "");
+    fake_state(state.dir(), &legacy, &victim_ns, 0, "");
     // My own lab, recorded in the same state directory.
-    let run = wirespeed_in(&state.0, &["lab", "up", &lab_file("two-host-10m.toml")]);
+    let run = wirespeed_in(state.dir(), &["lab", "up", &lab_file("two-host-10m.toml")]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let mine = run.stdout.trim().to_string();
-    assert!(state.0.join(&mine).join("lab.json").exists());
+    assert!(state.dir().join(&mine).join("lab.json").exists());
 
     // Neither the forged nor the legacy state is acted on by name.
     for name in [&forged, &legacy] {
         assert_one_line_error(
-            &wirespeed_in(&state.0, &["lab", "down", name]),
+            &wirespeed_in(state.dir(), &["lab", "down", name]),
             "was not written by wirespeed",
         );
     }
@@ -251,7 +241,7 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
         std::slice::from_ref(&victim_ns)
     );
 
-    let run = wirespeed_in(&state.0, &["lab", "down", "--all"]);
+    let run = wirespeed_in(state.dir(), &["lab", "down", "--all"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains(&format!("removed lab {mine}")),
@@ -274,10 +264,10 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
         !pids_in_namespace(&other_ns).is_empty(),
         "other's process kept"
     );
-    assert!(state.0.join(&other).join("lab.json").exists());
+    assert!(state.dir().join(&other).join("lab.json").exists());
 
     // --force takes the other user's lab too, process and all; never the forged ones.
-    let run = wirespeed_in(&state.0, &["lab", "down", "--all", "--force"]);
+    let run = wirespeed_in(state.dir(), &["lab", "down", "--all", "--force"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(
         run.stdout.contains(&format!("removed lab {other}")),
@@ -286,7 +276,7 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
     );
     assert!(namespaces_with(&other_ns).is_empty(), "{}", run.stdout);
     assert!(exits_within(&mut other_child, Duration::from_secs(5)));
-    assert!(!state.0.join(&other).exists());
+    assert!(!state.dir().join(&other).exists());
     assert_eq!(
         namespaces_with(&victim_ns),
         std::slice::from_ref(&victim_ns)
@@ -295,7 +285,7 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
         !pids_in_namespace(&victim_ns).is_empty(),
         "victim's process kept"
     );
-    assert!(state.0.join(&forged).join("lab.json").exists());
+    assert!(state.dir().join(&forged).join("lab.json").exists());
     assert!(
         run.stdout.contains(&format!("left alone: {forged}")),
         "{}",
@@ -331,16 +321,16 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
         return;
     }
     let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let real_state = TempDir::new("real");
-    let forged_state = TempDir::new("forged");
+    let real_state = Scratch::new("safety-real");
+    let forged_state = Scratch::new("safety-forged");
     let run = wirespeed_in(
-        &real_state.0,
+        real_state.dir(),
         &["lab", "up", &lab_file("two-host-10m.toml")],
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
     let name = run.stdout.trim().to_string();
     let real: serde_json::Value = serde_json::from_str(
-        &std::fs::read_to_string(real_state.0.join(&name).join("lab.json")).unwrap(),
+        &std::fs::read_to_string(real_state.dir().join(&name).join("lab.json")).unwrap(),
     )
     .unwrap();
     let emulator = real["pid"].as_i64().unwrap() as i32;
@@ -349,7 +339,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
 
     // The running lab's record copied whole (pid, start time, executable, cgroup, namespace
     // inodes), and copied with the emulator's pid cleared.
-    let copy_dir = forged_state.0.join(&name);
+    let copy_dir = forged_state.dir().join(&name);
     std::fs::create_dir_all(&copy_dir).unwrap();
     let mut dead = real.clone();
     dead["pid"] = 0.into();
@@ -360,7 +350,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     ] {
         std::fs::write(copy_dir.join("lab.json"), record.to_string()).unwrap();
         assert_one_line_error(
-            &wirespeed_in(&forged_state.0, &["lab", "down", &name]),
+            &wirespeed_in(forged_state.dir(), &["lab", "down", &name]),
             needle,
         );
         assert!(runs(emulator), "the real emulator was signalled");
@@ -372,7 +362,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     // copied in.
     let victim = Command::new("sleep").arg("30").spawn().unwrap();
     let forged = unique("forged");
-    let forged_dir = forged_state.0.join(&forged);
+    let forged_dir = forged_state.dir().join(&forged);
     std::fs::create_dir_all(&forged_dir).unwrap();
     let record = serde_json::json!({
         "schema": "wirespeed.lab.state.v1",
@@ -391,7 +381,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     });
     std::fs::write(forged_dir.join("lab.json"), record.to_string()).unwrap();
     assert_one_line_error(
-        &wirespeed_in(&forged_state.0, &["lab", "down", &forged]),
+        &wirespeed_in(forged_state.dir(), &["lab", "down", &forged]),
         "is not the emulator of the lab recorded here",
     );
     assert!(
@@ -401,7 +391,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     kill_and_reap(victim);
 
     // The real lab still goes down through its own record.
-    let run = wirespeed_in(&real_state.0, &["lab", "down", &name]);
+    let run = wirespeed_in(real_state.dir(), &["lab", "down", &name]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert_nothing_left(&name);
 }
@@ -789,7 +779,7 @@ const MALFORMED: &[(&str, usize, &str)] = &[
 #[test]
 fn malformed_topologies_are_one_line_errors_and_leave_nothing_behind() {
     assert!(MALFORMED.len() >= 30, "{} cases", MALFORMED.len());
-    let state = TempDir::new("malformed");
+    let state = Scratch::new("safety-malformed");
     let stem = unique("bad");
     for (i, (edit, line, needle)) in MALFORMED.iter().enumerate() {
         let text = match edit.split_at(1) {
@@ -798,14 +788,14 @@ fn malformed_topologies_are_one_line_errors_and_leave_nothing_behind() {
             ("=", whole) => whole.to_string(),
             _ => panic!("case {i}: {edit}"),
         };
-        let path = state.0.join(format!("{stem}{i}.toml"));
+        let path = state.dir().join(format!("{stem}{i}.toml"));
         std::fs::write(&path, &text).unwrap();
         let file = path.display().to_string();
         for args in [
             vec!["lab", "up", file.as_str()],
             vec!["lab", "run", file.as_str(), "--", "true"],
         ] {
-            let run = wirespeed_in(&state.0, &args);
+            let run = wirespeed_in(state.dir(), &args);
             assert_one_line_error(&run, &format!("{file}:{line}: "));
             assert!(
                 run.stderr.contains(needle),
@@ -816,7 +806,7 @@ fn malformed_topologies_are_one_line_errors_and_leave_nothing_behind() {
     }
     // Nothing left: no namespace of these labs, no state, no process still reading the files.
     assert!(namespaces_with(&format!("ws-{stem}")).is_empty());
-    let states: Vec<_> = std::fs::read_dir(&state.0)
+    let states: Vec<_> = std::fs::read_dir(state.dir())
         .unwrap()
         .filter_map(|e| e.ok())
         .filter(|e| e.path().is_dir())

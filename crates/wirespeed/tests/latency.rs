@@ -1,7 +1,7 @@
 //! `wirespeed latency` end to end on loopback: the document's shape and sense, `--rr` and
 //! `--rr --connect` counted alike at both ends, an agent in another process with a key, bad
 //! input refused before any work, and an interrupt giving a partial result with status 3. The
-//! ground truth across an emulated link is in `lab::latency_under_load_...`.
+//! ground truth across an emulated link is in `lab::latency::latency_under_load_...`.
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};

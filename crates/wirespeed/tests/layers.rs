@@ -3,6 +3,9 @@
 //! `common/` imports no command and not the command map; and a command's `result.rs` (its typed
 //! result) imports none of its siblings, so that a reader of results needs nothing that
 //! measures or prints. A module that breaks a rule fails here, naming the circle or the line.
+//! Neither may any module import `cli` or `report`, which sit above the commands.
+//! The module maps in the crates' doc comments are checked here too: each names every module
+//! its file declares, and nothing that is not there.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -162,5 +165,131 @@ fn a_commands_result_imports_none_of_its_siblings() {
         found.is_empty(),
         "a result.rs imports a sibling (measure, text, html...); results must read alone:\n{}",
         found.join("\n")
+    );
+}
+
+/// Upward imports: `cli` (the command map) and `report` (which decodes every command's
+/// documents and asks each for its view) sit above the commands and import them; a command
+/// that imported either would close a loop through the top of the crate.
+#[test]
+fn no_command_imports_the_command_map_or_the_report() {
+    let mut upward = Vec::new();
+    for (rel, module, lines) in code_files() {
+        if module == "cli" || module == "report" {
+            continue;
+        }
+        for (n, line) in lines.iter().enumerate() {
+            if crate_paths(line)
+                .iter()
+                .any(|name| name == "cli" || name == "report")
+            {
+                upward.push(format!("{}:{}: {}", rel.display(), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        upward.is_empty(),
+        "a command imports the command map or the report (hand it what it needs instead):\n{}",
+        upward.join("\n")
+    );
+}
+
+/// The module maps in the crates' doc comments: the `//!` paragraph that starts with
+/// `Modules:` in each file below names, in backticks, every module the file declares (so a new
+/// module cannot miss the map), and every module path it names in backticks exists (so a moved
+/// or renamed one cannot stay on it). Other backticked words (types, files such as `html.rs`,
+/// commands) are not module paths and are skipped by their shape.
+#[test]
+fn every_module_map_names_what_is_there_and_nothing_else() {
+    let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let maps = [
+        "wirespeed/src/lib.rs",
+        "wirespeed/src/reproduce/mod.rs",
+        "wirespeed-model/src/lib.rs",
+        "wirespeed-sim/src/lib.rs",
+        "wirespeed-net/src/lib.rs",
+        "wirespeed-lab/src/lib.rs",
+        "wirespeed-report/src/lib.rs",
+    ];
+    let mut wrong = Vec::new();
+    for map in maps {
+        let file = crates.join(map);
+        let text = std::fs::read_to_string(&file).unwrap();
+        let (named, declared) = module_map(&text);
+        assert!(!named.is_empty(), "{map}: no `//! Modules:` paragraph");
+        let dir = file.parent().unwrap();
+        for name in &named {
+            let path = dir.join(name);
+            if !path.with_extension("rs").is_file() && !path.is_dir() {
+                wrong.push(format!("{map}: the map names `{name}`, which is not there"));
+            }
+        }
+        for name in &declared {
+            if !named.contains(name) {
+                wrong.push(format!("{map}: `mod {name}` is not on the map"));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "stale module maps:\n{}", wrong.join("\n"));
+}
+
+/// The module paths a file's `Modules:` paragraph names (`agent`, `agent/echo`; a trailing `/`
+/// dropped) and the modules it declares (test modules aside).
+fn module_map(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
+    let docs: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .map(str::trim)
+        .collect();
+    let paragraph: String = docs
+        .iter()
+        .skip_while(|l| !l.starts_with("Modules:"))
+        .take_while(|l| !l.is_empty())
+        .copied()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let is_path = |w: &str| {
+        !w.is_empty()
+            && w.starts_with(|c: char| c.is_ascii_lowercase())
+            && w.chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '/')
+    };
+    let named = paragraph
+        .split('`')
+        .skip(1)
+        .step_by(2)
+        .map(|w| w.trim_end_matches('/'))
+        .filter(|w| is_path(w))
+        .map(str::to_string)
+        .collect();
+    let declared = text
+        .lines()
+        .filter_map(|l| {
+            let l = l.trim();
+            let rest = l
+                .strip_prefix("pub(crate) mod ")
+                .or_else(|| l.strip_prefix("pub mod "))
+                .or_else(|| l.strip_prefix("mod "))?;
+            rest.strip_suffix(';').map(str::to_string)
+        })
+        .filter(|m| m != "tests")
+        .collect();
+    (named, declared)
+}
+
+#[test]
+fn a_module_map_with_a_missing_or_stale_entry_is_seen() {
+    let text = "//! Modules: `a` the first, [`b`] the second, `c/` a folder, `Config` a type.\n\
+                //!\n//! `d` is not on the map.\n\npub mod a;\nmod b;\npub(crate) mod c;\nmod d;\n\
+                #[cfg(test)]\nmod tests;\n";
+    let (named, declared) = module_map(text);
+    assert_eq!(
+        named.into_iter().collect::<Vec<_>>(),
+        ["a", "b", "c"],
+        "backticked module paths of the paragraph only"
+    );
+    assert_eq!(
+        declared.into_iter().collect::<Vec<_>>(),
+        ["a", "b", "c", "d"]
     );
 }

@@ -6,36 +6,8 @@
 //! slower and a pair joined by a duplex-mismatched link are found, and nothing else is.
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
 
-use crate::util::{Run, ServeProcess, assert_one_line_error, wirespeed};
-
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ws-mesh-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-
-    fn key(&self, name: &str, text: &str) -> String {
-        let p = self.path(name);
-        std::fs::write(&p, text).unwrap();
-        p
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Run, Scratch, ServeProcess, assert_one_line_error, wirespeed};
 
 fn json(run: &Run) -> serde_json::Value {
     let start = run.stdout.find('{').unwrap_or(0);
@@ -71,8 +43,8 @@ pub(crate) fn assert_no_agent_in_two_tests(tests: &[serde_json::Value]) {
 
 #[test]
 fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
-    let dir = Scratch::new("four");
-    let key = dir.key("fleet.key", "0123456789abcdef0123456789abcdef\n");
+    let dir = Scratch::new("mesh-four");
+    let key = dir.write("fleet.key", "0123456789abcdef0123456789abcdef\n");
     let agents: Vec<ServeProcess> = (0..4)
         .map(|_| ServeProcess::start(&["--auth-key-file", &key]))
         .collect();
@@ -81,7 +53,7 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
         .map(|a| format!("127.0.0.1:{}", a.port))
         .collect::<Vec<_>>()
         .join(",");
-    let results = dir.path("mesh.jsonl");
+    let results = dir.arg("mesh.jsonl");
     let run = wirespeed(&[
         "mesh",
         "--agents",
@@ -173,7 +145,7 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
         13
     );
     // The report draws the heatmap and the fault table from the results file.
-    let page = dir.path("mesh.html");
+    let page = dir.arg("mesh.html");
     let rep = wirespeed(&["report", &results, "-o", &page]);
     assert_eq!(rep.status, 0, "{}", rep.stderr);
     let html = std::fs::read_to_string(&page).unwrap();
@@ -210,9 +182,9 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
 
 #[test]
 fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
-    let dir = Scratch::new("refuse");
-    let key = dir.key("fleet.key", "0123456789abcdef0123456789abcdef\n");
-    let other = dir.key("other.key", "fedcba9876543210fedcba9876543210\n");
+    let dir = Scratch::new("mesh-refuse");
+    let key = dir.write("fleet.key", "0123456789abcdef0123456789abcdef\n");
+    let other = dir.write("other.key", "fedcba9876543210fedcba9876543210\n");
     let keyed = ServeProcess::start(&["--auth-key-file", &key]);
     let unkeyed = ServeProcess::start(&[]);
     let run = wirespeed(&[
@@ -313,14 +285,14 @@ fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
 
 #[test]
 fn mesh_bad_input_is_one_line_with_exit_2() {
-    let dir = Scratch::new("bad");
-    let list = dir.path("agents.txt");
+    let dir = Scratch::new("mesh-bad");
+    let list = dir.arg("agents.txt");
     std::fs::write(
         &list,
         "# fleet\nh1 127.0.0.1:5999\nh2 127.0.0.1:5998 extra\n",
     )
     .unwrap();
-    let missing = dir.path("missing.txt");
+    let missing = dir.arg("missing.txt");
     for (args, needle) in [
         (vec!["mesh"], "at least 2 agents"),
         (
@@ -432,8 +404,8 @@ fn mesh_tos_marks_the_data_sockets_at_both_ends() {
 /// schedule runs nothing more, and a resume with other arguments is refused naming the ones.
 #[test]
 fn mesh_every_measures_the_whole_mesh_on_a_schedule_and_resumes() {
-    let dir = Scratch::new("every");
-    let file = dir.path("nightly.jsonl");
+    let dir = Scratch::new("mesh-every");
+    let file = dir.arg("nightly.jsonl");
     let base = ["mesh", "--local", "3", "-t", "0.2", "--probes", "2"];
     let mut args = base.to_vec();
     args.extend(["--every", "1s", "--count", "2", "--results", &file]);
@@ -572,8 +544,8 @@ fn lab_mesh(
     hosts: &[(String, String)],
     controller: &str,
 ) -> (String, serde_json::Value) {
-    let dir = Scratch::new(tag);
-    let key = dir.key("fleet.key", "0123456789abcdef0123456789abcdef\n");
+    let dir = Scratch::new(&format!("mesh-{tag}"));
+    let key = dir.write("fleet.key", "0123456789abcdef0123456789abcdef\n");
     let path = crate::lab::temp_topology(tag, text);
     let lab = crate::lab::UpLab::up(&path.display().to_string());
     let _ = std::fs::remove_file(&path);
@@ -594,7 +566,7 @@ fn lab_mesh(
             (name.clone(), addr.clone(), a)
         })
         .collect();
-    let file = dir.path("agents.txt");
+    let file = dir.arg("agents.txt");
     let lines: Vec<String> = agents
         .iter()
         .map(|(n, a, p)| format!("{n} {a}:{}", p.port))

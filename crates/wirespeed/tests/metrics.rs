@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use super::util::{assert_one_line_error, wirespeed};
+use super::util::{ChildGuard, assert_one_line_error, wirespeed};
 
 fn scratch(name: &str) -> std::path::PathBuf {
     let dir = std::env::temp_dir().join(format!("wirespeed-{name}-{}", std::process::id()));
@@ -389,16 +389,6 @@ fn http_get(port: u16, path: &str) -> Option<String> {
     out.split_once("\r\n\r\n").map(|(_, body)| body.to_string())
 }
 
-/// Kills the Prometheus server this test started, by its PID.
-struct Prometheus(std::process::Child);
-
-impl Drop for Prometheus {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn a_real_prometheus_scrapes_the_agents_counters() {
     if Command::new("prometheus")
@@ -439,7 +429,7 @@ fn a_real_prometheus_scrapes_the_agents_counters() {
         ),
     )
     .unwrap();
-    let _prometheus = Prometheus(
+    let _prometheus = ChildGuard::new(
         Command::new("prometheus")
             .arg(format!(
                 "--config.file={}",

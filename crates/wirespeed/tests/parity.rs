@@ -2,10 +2,9 @@
 //! agent's side or the kernel's, so that a flag parsed and then ignored fails here.
 
 use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::util::{Run, assert_one_line_error, wirespeed};
+use crate::util::{Netns, Run, assert_one_line_error, wirespeed};
 
 fn json(run: &Run) -> serde_json::Value {
     assert_eq!(run.status, 0, "stderr: {}", run.stderr);
@@ -190,34 +189,17 @@ fn connect_timeout_bounds_the_wait_for_a_host_that_never_answers() {
     assert!(took < Duration::from_secs(7), "{took:?}");
 }
 
-/// A network namespace of this test's own (root only), removed on drop.
-struct Netns(String);
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
 #[test]
 fn dont_fragment_refuses_a_datagram_over_the_path_mtu() {
     if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: needs root (a network namespace whose loopback MTU is 1280)");
         return;
     }
-    let ns = Netns(format!("ws-df-{}", std::process::id()));
-    let ip = |args: &[&str]| {
-        let ok = Command::new("ip")
-            .args(args)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "ip {args:?}");
-    };
-    ip(&["netns", "add", &ns.0]);
-    ip(&["-n", &ns.0, "link", "set", "lo", "mtu", "1280", "up"]);
+    let ns = Netns::add(format!("ws-df-{}", std::process::id()));
+    ns.ip(&["link", "set", "lo", "mtu", "1280", "up"]);
     let udp = |extra: &[&str]| {
-        let out = Command::new("ip")
-            .args(["netns", "exec", &ns.0, env!("CARGO_BIN_EXE_wirespeed")])
+        let out = ns
+            .exec(env!("CARGO_BIN_EXE_wirespeed"))
             .args(["udp", "-n", "20000B", "-b", "10M", "-i", "0", "-J"])
             .args(extra)
             .output()

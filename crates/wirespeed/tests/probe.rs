@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::util::{assert_one_line_error, wirespeed};
+use crate::util::{Netns, assert_one_line_error, wirespeed};
 
 const BIN: &str = env!("CARGO_BIN_EXE_wirespeed");
 
@@ -183,6 +183,7 @@ fn model_bad_input_is_one_line() {
 /// ws-a (198.18.1.1) - ws-r1 - ws-r2 - ws-b (198.18.3.2), and the same in 2001:2:0:N::/64.
 struct Chain {
     names: Vec<String>,
+    _namespaces: Vec<Netns>,
 }
 
 fn ip(args: &[&str]) {
@@ -205,13 +206,16 @@ impl Chain {
             .iter()
             .map(|n| format!("ws-{tag}{n}-{id}"))
             .collect();
+        let mut namespaces = Vec::new();
+        for n in &names {
+            let ns = Netns::add(n.clone());
+            ns.ip(&["link", "set", "lo", "up"]);
+            namespaces.push(ns);
+        }
         let chain = Chain {
             names: names.clone(),
+            _namespaces: namespaces,
         };
-        for n in &names {
-            ip(&["netns", "add", n]);
-            ip(&["-n", n, "link", "set", "lo", "up"]);
-        }
         for i in 0..3 {
             let (l, r) = (&names[i], &names[i + 1]);
             let (lname, rname) = (format!("wsl{i}"), format!("wsr{i}"));
@@ -317,14 +321,6 @@ impl Chain {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(out.status.success(), "probe {args:?}: {stderr}");
         serde_json::from_slice(&out.stdout).unwrap()
-    }
-}
-
-impl Drop for Chain {
-    fn drop(&mut self) {
-        for n in &self.names {
-            let _ = Command::new("ip").args(["netns", "del", n]).status();
-        }
     }
 }
 

@@ -4,37 +4,15 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use crate::util::{assert_one_line_error, wirespeed};
+use crate::util::{Scratch, assert_one_line_error, wirespeed};
 
-/// A fresh directory for one test, removed when it ends.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ws-report-{tag}-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> PathBuf {
-        self.0.join(name)
-    }
-
-    /// Runs wirespeed with `args` and saves its stdout as `name`.
-    fn save(&self, name: &str, args: &[&str]) -> PathBuf {
-        let run = wirespeed(args);
-        assert_eq!(run.status, 0, "{args:?}: {}", run.stderr);
-        let path = self.path(name);
-        fs::write(&path, run.stdout).unwrap();
-        path
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
+/// Runs wirespeed with `args` and saves its stdout as `name` in `dir`.
+fn save(dir: &Scratch, name: &str, args: &[&str]) -> PathBuf {
+    let run = wirespeed(args);
+    assert_eq!(run.status, 0, "{args:?}: {}", run.stderr);
+    let path = dir.path(name);
+    fs::write(&path, run.stdout).unwrap();
+    path
 }
 
 fn s(p: &Path) -> &str {
@@ -43,15 +21,20 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
-    let dir = Scratch::new("e2e");
-    let envelope = dir.save("envelope.json", &["envelope", "--rate", "10M", "--json"]);
-    let sim = dir.save(
+    let dir = Scratch::new("report-e2e");
+    let envelope = save(
+        &dir,
+        "envelope.json",
+        &["envelope", "--rate", "10M", "--json"],
+    );
+    let sim = save(
+        &dir,
         "sim.json",
         &[
             "sim", "csma", "--hosts", "1,2,4", "-l", "64,1536", "-t", "200ms", "--json",
         ],
     );
-    let tcp = dir.save("tcp.json", &["tcp", "-t", "1", "--json"]);
+    let tcp = save(&dir, "tcp.json", &["tcp", "-t", "1", "--json"]);
     let out = dir.path("page.html");
     let run = wirespeed(&["report", s(&envelope), s(&sim), s(&tcp), "-o", s(&out)]);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -81,11 +64,19 @@ fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
 
 #[test]
 fn a_directory_is_its_results_files_in_name_order() {
-    let dir = Scratch::new("dir");
-    dir.save("b-envelope.json", &["envelope", "--rate", "100M", "--json"]);
-    dir.save("a-envelope.json", &["envelope", "--rate", "10M", "--json"]);
+    let dir = Scratch::new("report-dir");
+    save(
+        &dir,
+        "b-envelope.json",
+        &["envelope", "--rate", "100M", "--json"],
+    );
+    save(
+        &dir,
+        "a-envelope.json",
+        &["envelope", "--rate", "10M", "--json"],
+    );
     fs::write(dir.path("notes.txt"), "not a result").unwrap();
-    let run = wirespeed(&["report", s(&dir.0), "-o", "-"]);
+    let run = wirespeed(&["report", s(dir.dir()), "-o", "-"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let html = run.stdout;
     let a = html.find("a-envelope.json").unwrap();
@@ -96,14 +87,14 @@ fn a_directory_is_its_results_files_in_name_order() {
         html.contains("Comparison: 2 × envelope"),
         "two runs compared"
     );
-    let empty = Scratch::new("empty");
-    let run = wirespeed(&["report", s(&empty.0)]);
+    let empty = Scratch::new("report-empty");
+    let run = wirespeed(&["report", s(empty.dir())]);
     assert_one_line_error(&run, "holds no .json, .jsonl or .ndjson files");
 }
 
 #[test]
 fn bad_json_is_one_line_with_file_line_and_column() {
-    let dir = Scratch::new("bad");
+    let dir = Scratch::new("report-bad");
     let bad = dir.path("bad.json");
     fs::write(
         &bad,
@@ -139,7 +130,7 @@ fn bad_json_is_one_line_with_file_line_and_column() {
 #[test]
 fn a_file_near_the_cap_is_rendered_under_twelve_times_its_size() {
     const NEAR_CAP: usize = 63 * 1024 * 1024;
-    let dir = Scratch::new("memory");
+    let dir = Scratch::new("report-memory");
     let example = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../examples/iperf3-tcp.json"

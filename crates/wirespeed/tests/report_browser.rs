@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::wirespeed;
+use crate::util::{Scratch, wirespeed};
 
 /// The smallest text a reader should be asked to read on a 1280-pixel screen.
 const MIN_TEXT_PX: f64 = 12.0;
@@ -28,24 +28,6 @@ const DEADLINE: Duration = Duration::from_secs(120);
 /// which otherwise stays as the report writes it (so a remote load would still be refused
 /// and reported on the console).
 const NONCE: &str = "wirespeed-browser-check";
-
-/// A scratch directory removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new() -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ws-report-browser-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Chromium's executable: `WIRESPEED_CHROMIUM`, else the first of Debian's and others' names on
 /// `PATH`.
@@ -218,8 +200,8 @@ fn every_commands_report_reads_in_chromium_at_1280_pixels() {
         );
         return;
     };
-    let scratch = Scratch::new();
-    let page = scratch.0.join("report.html");
+    let scratch = Scratch::new("report-browser");
+    let page = scratch.path("report.html");
     let mut args: Vec<String> = vec!["report".into()];
     args.extend(documents().iter().map(|p| p.display().to_string()));
     args.extend(["-o".into(), page.display().to_string()]);
@@ -232,10 +214,10 @@ fn every_commands_report_reads_in_chromium_at_1280_pixels() {
         "a saved document in testdata/report no longer fits its command's type"
     );
     let drawn = html.matches("<svg class=\"plot\"").count();
-    let checked = scratch.0.join("checked.html");
+    let checked = scratch.path("checked.html");
     fs::write(&checked, instrumented(&html)).unwrap();
 
-    let browser = open(&chromium, &checked, &scratch.0);
+    let browser = open(&chromium, &checked, scratch.dir());
 
     let console: Vec<&str> = browser
         .log

@@ -3,33 +3,11 @@
 //! Everything runs on loopback with in-process agents; every wait is bounded.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Run, wirespeed};
-
-/// A private directory under the temp dir, removed on drop.
-struct Dir(PathBuf);
-
-impl Dir {
-    fn new(name: &str) -> Dir {
-        let dir =
-            std::env::temp_dir().join(format!("ws-results-safety-{}-{name}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Dir(dir)
-    }
-    fn file(&self, name: &str) -> String {
-        self.0.join(name).to_str().unwrap().to_string()
-    }
-}
-
-impl Drop for Dir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Run, Scratch, wirespeed};
 
 /// A small sweep on the in-process agent: 3 x 3 points x 2 reps = 18 short runs; -M skips the
 /// MSS probe so that runs start at once.
@@ -189,8 +167,8 @@ fn assert_each_once(keys: &[String], planned: usize) {
     assert_eq!(counts.len(), planned, "{counts:?}");
 }
 
-fn assert_report_reads(dir: &Dir, path: &str) {
-    let page = dir.file("report.html");
+fn assert_report_reads(dir: &Scratch, path: &str) {
+    let page = dir.arg("report.html");
     let r = wirespeed(&["report", path, "-o", &page]);
     assert_eq!(r.status, 0, "report refused {path}: {}", r.stderr);
     assert!(std::fs::read_to_string(&page).unwrap().contains("<html"));
@@ -224,8 +202,8 @@ fn resume_args(stderr: &str) -> Vec<String> {
 /// only its newline is kept; every point ends up once and `report` reads the file.
 #[test]
 fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
-    let dir = Dir::new("sweep-torn");
-    let file = dir.file("runs.jsonl");
+    let dir = Scratch::new("results-safety-sweep-torn");
+    let file = dir.arg("runs.jsonl");
     let first = run(&with(SWEEP, &["--results", &file, "--json"]));
     assert_eq!(first.status, 0, "{}", first.stderr);
     assert_each_once(&keys(&file, sweep_key), SWEEP_RUNS);
@@ -244,7 +222,7 @@ fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
 
     // A torn last line: `report` reads the whole lines before it and says so.
     let torn = tear_last_line(&file, 40);
-    let page = dir.file("torn.html");
+    let page = dir.arg("torn.html");
     let report = wirespeed(&["report", &file, "-o", &page]);
     assert_eq!(report.status, 0, "{}", report.stderr);
     assert!(
@@ -277,8 +255,8 @@ fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
 /// Finding 6, load: the same repair for a load series.
 #[test]
 fn load_resume_repairs_a_torn_tail() {
-    let dir = Dir::new("load-torn");
-    let file = dir.file("tests.jsonl");
+    let dir = Scratch::new("results-safety-load-torn");
+    let file = dir.arg("tests.jsonl");
     let first = run(&with(LOAD, &["--results", &file, "--json"]));
     assert_eq!(first.status, 0, "{}", first.stderr);
     let torn = tear_last_line(&file, 25);
@@ -300,8 +278,8 @@ fn load_resume_repairs_a_torn_tail() {
 /// finished run saved, exit 130, and the printed command finishes the sweep.
 #[test]
 fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
-    let dir = Dir::new("sweep-int");
-    let file = dir.file("runs.jsonl");
+    let dir = Scratch::new("results-safety-sweep-int");
+    let file = dir.arg("runs.jsonl");
     let mut child = spawn(&with(SWEEP, &["--results", &file]));
     wait_for_lines(&file, 3, &mut child);
     signal(&child, libc::SIGINT);
@@ -327,8 +305,8 @@ fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
 /// saved), the JSON says partial, exit 143, and the printed command finishes the series.
 #[test]
 fn load_sigterm_saves_the_finished_tests_and_marks_the_json_partial() {
-    let dir = Dir::new("load-term");
-    let file = dir.file("tests.jsonl");
+    let dir = Scratch::new("results-safety-load-term");
+    let file = dir.arg("tests.jsonl");
     // Tests of 1 s so that the signal lands in the middle of one.
     let mut args = with(LOAD, &["--results", &file, "--json"]);
     let transmit = args.iter().position(|a| a == "--transmit").unwrap();
@@ -451,7 +429,7 @@ fn crash_and_resume(
     key: fn(&serde_json::Value) -> String,
     seed: u64,
 ) {
-    let dir = Dir::new(name);
+    let dir = Scratch::new(&format!("results-safety-{name}"));
     let mut rng = Rng(wirespeed_model::stats::SplitMix64::new(seed));
     let mut kills = 0;
     for round in 0..5 {
@@ -498,8 +476,8 @@ fn crash_and_resume(
 fn sigkill_and_truncation_at_random_never_lose_or_duplicate_a_point() {
     let seed = 0x5eed_0014;
     eprintln!("crash test seed {seed:#x}");
-    let dir = Dir::new("crash");
-    let sweep_file = dir.file("sweep.jsonl");
+    let dir = Scratch::new("results-safety-crash");
+    let sweep_file = dir.arg("sweep.jsonl");
     crash_and_resume(
         "crash-sweep",
         &with(SWEEP, &["--results", &sweep_file, "--json"]),
@@ -509,7 +487,7 @@ fn sigkill_and_truncation_at_random_never_lose_or_duplicate_a_point() {
         sweep_key,
         seed,
     );
-    let load_file = dir.file("load.jsonl");
+    let load_file = dir.arg("load.jsonl");
     crash_and_resume(
         "crash-load",
         &with(LOAD, &["--results", &load_file, "--json"]),

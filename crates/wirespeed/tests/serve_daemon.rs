@@ -2,32 +2,9 @@
 //! returns once the ports are bound, the daemon serves and logs, a second agent on the same pid
 //! file is refused, and SIGTERM ends the daemon and removes its pid file.
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crate::util::{assert_one_line_error, wirespeed};
-
-/// A scratch directory, removed when dropped.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("ws-daemon-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("scratch directory");
-        Scratch(dir)
-    }
-
-    fn path(&self, name: &str) -> String {
-        self.0.join(name).display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::util::{Scratch, assert_one_line_error, wirespeed};
 
 /// Whether `pid` runs (a zombie, ended but not yet reaped by its new parent, does not).
 fn runs(pid: i32) -> bool {
@@ -78,8 +55,8 @@ fn port_and_pid(line: &str) -> (String, i32) {
 
 #[test]
 fn a_daemon_serves_logs_holds_its_pid_file_and_ends_on_sigterm() {
-    let dir = Scratch::new("serve");
-    let (pidfile, logfile) = (dir.path("agent.pid"), dir.path("agent.log"));
+    let dir = Scratch::new("daemon-serve");
+    let (pidfile, logfile) = (dir.arg("agent.pid"), dir.arg("agent.log"));
     let started = wirespeed(&[
         "serve",
         "-B",
@@ -131,7 +108,7 @@ fn a_daemon_serves_logs_holds_its_pid_file_and_ends_on_sigterm() {
 
 #[test]
 fn unusable_pid_and_log_files_are_one_line_before_anything_listens() {
-    let dir = Scratch::new("bad");
+    let dir = Scratch::new("daemon-bad");
     assert_one_line_error(
         &wirespeed(&[
             "serve",
@@ -152,7 +129,7 @@ fn unusable_pid_and_log_files_are_one_line_before_anything_listens() {
         ]),
         "cannot write the pid file",
     );
-    let not_a_pid = dir.path("notes.txt");
+    let not_a_pid = dir.arg("notes.txt");
     std::fs::write(&not_a_pid, "my notes\n").unwrap();
     assert_one_line_error(
         &wirespeed(&["serve", "-p", "0", "--pidfile", &not_a_pid]),

@@ -2,10 +2,10 @@
 //! on ephemeral ports that each test starts and stops itself.
 
 use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::util::{Run, assert_one_line_error, wirespeed};
+use crate::util::{ChildGuard, Run, assert_one_line_error, wirespeed};
 
 fn json(run: &Run) -> serde_json::Value {
     assert_eq!(
@@ -18,27 +18,29 @@ fn json(run: &Run) -> serde_json::Value {
 
 /// A `wirespeed serve` process on an ephemeral loopback port; killed on drop.
 pub(crate) struct Server {
-    pub(crate) child: Child,
+    pub(crate) child: ChildGuard,
     port: u16,
 }
 
 impl Server {
     pub(crate) fn start(extra: &[&str]) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-            .args([
-                "serve",
-                "-B",
-                "127.0.0.1",
-                "-p",
-                "0",
-                "--idle-timeout",
-                "2s",
-            ])
-            .args(extra)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the agent starts");
+        let mut child = ChildGuard::new(
+            Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+                .args([
+                    "serve",
+                    "-B",
+                    "127.0.0.1",
+                    "-p",
+                    "0",
+                    "--idle-timeout",
+                    "2s",
+                ])
+                .args(extra)
+                .stdout(Stdio::piped())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("the agent starts"),
+        );
         let mut first = String::new();
         BufReader::new(child.stdout.as_mut().unwrap())
             .read_line(&mut first)
@@ -53,8 +55,7 @@ impl Server {
                 .to_string(),
         };
         let Some(port) = addr.rsplit_once(':').and_then(|(_, p)| p.parse().ok()) else {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             panic!("no port in {first:?}");
         };
         Server { child, port }
@@ -75,13 +76,6 @@ impl Server {
             std::thread::sleep(Duration::from_millis(20));
         }
         None
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
     }
 }
 

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::util::{ServeProcess, wirespeed};
+use crate::util::{Scratch, ServeProcess, wirespeed};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -53,36 +53,15 @@ macro_rules! skip_unless_filter_loads {
     };
 }
 
-/// A key and drop-ins the unprivileged agent can read, removed on drop.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(tag: &str) -> Scratch {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("ws-unit-{tag}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let key = dir.join("auth.key");
-        std::fs::write(&key, "unit-filter-test-key-0123456789abcdef").unwrap();
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).unwrap();
-        Scratch(dir)
-    }
-
-    fn key(&self) -> String {
-        self.0.join("auth.key").display().to_string()
-    }
-
-    fn drop_in(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        std::fs::write(&path, text).unwrap();
-        path.display().to_string()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+/// A scratch directory the unprivileged agent can read, holding the key (`auth.key`); the
+/// drop-ins are written beside it.
+fn readable_scratch(tag: &str) -> Scratch {
+    use std::os::unix::fs::PermissionsExt;
+    let scratch = Scratch::new(&format!("unit-{tag}"));
+    std::fs::set_permissions(scratch.dir(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let key = scratch.write("auth.key", "unit-filter-test-key-0123456789abcdef");
+    std::fs::set_permissions(key, std::fs::Permissions::from_mode(0o644)).unwrap();
+    scratch
 }
 
 /// `wirespeed serve` on 127.0.0.1 under the unit's filter with `drop_ins`, as user 65534 with
@@ -116,7 +95,11 @@ fn filtered_agent(scratch: &Scratch, drop_ins: &[String], caps: &[&str]) -> Serv
         wrapper.extend(["--drop-in", d]);
     }
     wrapper.push("--");
-    ServeProcess::start_wrapped(&wrapper, "127.0.0.1", &["--auth-key-file", &scratch.key()])
+    ServeProcess::start_wrapped(
+        &wrapper,
+        "127.0.0.1",
+        &["--auth-key-file", &scratch.arg("auth.key")],
+    )
 }
 
 /// `-A` for a client and the agent on two different CPUs where there are two.
@@ -149,9 +132,9 @@ fn served(agent: &mut ServeProcess, key: &str, kind: &str, args: &[&str]) {
 #[test]
 fn the_units_filter_serves_every_test_kind() {
     skip_unless_filter_loads!();
-    let scratch = Scratch::new("kinds");
+    let scratch = readable_scratch("kinds");
     let mut agent = filtered_agent(&scratch, &[], &[]);
-    let key = scratch.key();
+    let key = scratch.arg("auth.key");
     let kinds: [(&str, Vec<&str>); 8] = [
         ("tcp", vec!["tcp", "127.0.0.1", "-p", "PORT", "-t", "0.5"]),
         (
@@ -270,13 +253,13 @@ fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
     }
     // The unit's filter as the issue found it (sched_setaffinity refused), with the unit's
     // SystemCallErrorNumber=EPERM: a client's -A now costs the pinning, not the agent.
-    let scratch = Scratch::new("eperm");
-    let deny = scratch.drop_in(
+    let scratch = readable_scratch("eperm");
+    let deny = scratch.write(
         "deny-affinity.conf",
         "[Service]\nSystemCallFilter=~sched_setaffinity\n",
     );
     let mut agent = filtered_agent(&scratch, &[deny], &[]);
-    let trace = scratch.0.join("strace.txt");
+    let trace = scratch.path("strace.txt");
     let mut strace = Command::new("strace")
         .args(["-f", "-e", "trace=sched_setaffinity", "-o"])
         .arg(&trace)
@@ -293,7 +276,7 @@ fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
             .unwrap();
         assert!(line.contains("attached"), "strace: {line}");
     }
-    let key = scratch.key();
+    let key = scratch.arg("auth.key");
     served(
         &mut agent,
         &key,
@@ -319,14 +302,14 @@ fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
 #[test]
 fn the_raw_load_drop_in_lets_the_agent_serve_load_raw() {
     skip_unless_filter_loads!();
-    let scratch = Scratch::new("raw");
+    let scratch = readable_scratch("raw");
     let drop_in = repo()
         .join("packaging/debian/raw-load.conf")
         .display()
         .to_string();
     let mut agent = filtered_agent(&scratch, &[drop_in], &["net_raw"]);
     let joined = format!("127.0.0.1:{}", agent.port);
-    let key = scratch.key();
+    let key = scratch.arg("auth.key");
     served(
         &mut agent,
         &key,

@@ -1,6 +1,11 @@
-//! Runs the built binary and captures what it printed.
+//! What the end-to-end tests share: running the built binary and capturing what it printed,
+//! and the guards that undo what a test made however it ends (a failed assertion included):
+//! [`Scratch`] directories, [`ChildGuard`] processes, [`Netns`] namespaces and the
+//! [`ServeProcess`] agent.
 
-use std::process::{Command, Output};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
 
 pub(crate) struct Run {
     pub(crate) status: i32,
@@ -21,6 +26,139 @@ pub(crate) fn wirespeed(args: &[&str]) -> Run {
         status: status.code().unwrap_or(-1),
         stdout: String::from_utf8(stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// A name no other test of this process (or of another engineer's test process) holds:
+/// `{prefix}-{pid}-{n}`.
+pub(crate) fn unique_name(prefix: &str) -> String {
+    static NEXT: AtomicU32 = AtomicU32::new(0);
+    format!(
+        "{prefix}-{}-{}",
+        std::process::id(),
+        NEXT.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// A fresh directory of one test's own under the temp dir (`ws-{tag}-{pid}-{n}`), removed with
+/// everything in it when dropped.
+pub(crate) struct Scratch(PathBuf);
+
+impl Scratch {
+    pub(crate) fn new(tag: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(unique_name(&format!("ws-{tag}")));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("scratch directory");
+        Scratch(dir)
+    }
+
+    pub(crate) fn dir(&self) -> &Path {
+        &self.0
+    }
+
+    /// `name` inside the directory.
+    pub(crate) fn path(&self, name: &str) -> PathBuf {
+        self.0.join(name)
+    }
+
+    /// `name` inside the directory, as a command-line argument.
+    pub(crate) fn arg(&self, name: &str) -> String {
+        self.path(name).display().to_string()
+    }
+
+    /// Writes `text` to `name` inside the directory; returns its path as an argument.
+    pub(crate) fn write(&self, name: &str, text: &str) -> String {
+        let path = self.path(name);
+        std::fs::write(&path, text).expect("a file in the scratch directory");
+        path.display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// A process a test started, killed by its PID and reaped when dropped; derefs to its
+/// [`Child`] for everything else.
+pub(crate) struct ChildGuard(Child);
+
+impl ChildGuard {
+    pub(crate) fn new(child: Child) -> ChildGuard {
+        ChildGuard(child)
+    }
+}
+
+impl std::ops::Deref for ChildGuard {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for ChildGuard {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A network namespace a test made (root only; the name starts with `ws-`), deleted when
+/// dropped.
+pub(crate) struct Netns(String);
+
+impl Netns {
+    /// `ip netns add NAME`; panics if it fails.
+    pub(crate) fn add(name: String) -> Netns {
+        let out = Command::new("ip")
+            .args(["netns", "add", &name])
+            .output()
+            .expect("ip(8) runs (iproute2)");
+        assert!(
+            out.status.success(),
+            "ip netns add {name}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Netns(name)
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.0
+    }
+
+    /// `ip -n NAME ARGS`; panics if it fails.
+    pub(crate) fn ip(&self, args: &[&str]) {
+        let out = Command::new("ip")
+            .args(["-n", &self.0])
+            .args(args)
+            .output()
+            .expect("ip(8) runs (iproute2)");
+        assert!(
+            out.status.success(),
+            "ip -n {} {args:?}: {}",
+            self.0,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// `ip netns exec NAME PROGRAM`, to which the caller adds arguments.
+    pub(crate) fn exec(&self, program: &str) -> Command {
+        let mut c = Command::new("ip");
+        c.args(["netns", "exec", &self.0, program]);
+        c
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
     }
 }
 
@@ -45,11 +183,12 @@ pub(crate) fn assert_one_line_error(run: &Run, needle: &str) {
 /// inside a namespace the test made (`ip netns exec` execs it, so the child is the agent
 /// itself); killed by its PID on drop. Its stderr (notices) goes to a file the test can read.
 pub(crate) struct ServeProcess {
-    child: std::process::Child,
+    child: ChildGuard,
     pub(crate) port: u16,
     /// The iperf3 service's port, when started with `--iperf3`.
     pub(crate) iperf3_port: Option<u16>,
-    stderr_path: std::path::PathBuf,
+    /// Holds the agent's stderr; dropped after the agent is killed.
+    scratch: Scratch,
 }
 
 impl ServeProcess {
@@ -71,13 +210,8 @@ impl ServeProcess {
     /// is the agent itself).
     pub(crate) fn start_wrapped(wrapper: &[&str], bind: &str, extra: &[&str]) -> ServeProcess {
         use std::io::BufRead;
-        use std::sync::atomic::{AtomicU32, Ordering};
-        static NEXT: AtomicU32 = AtomicU32::new(0);
-        let stderr_path = std::env::temp_dir().join(format!(
-            "ws-serve-{}-{}.stderr",
-            std::process::id(),
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        ));
+        let scratch = Scratch::new("serve");
+        let stderr_path = scratch.path("stderr");
         let mut command = match wrapper.split_first() {
             Some((program, args)) => {
                 let mut c = Command::new(program);
@@ -86,13 +220,15 @@ impl ServeProcess {
             }
             None => Command::new(env!("CARGO_BIN_EXE_wirespeed")),
         };
-        let mut child = command
-            .args(["serve", "-B", bind, "-p", "0"])
-            .args(extra)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::fs::File::create(&stderr_path).unwrap())
-            .spawn()
-            .expect("the agent starts");
+        let mut child = ChildGuard::new(
+            command
+                .args(["serve", "-B", bind, "-p", "0"])
+                .args(extra)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::fs::File::create(&stderr_path).unwrap())
+                .spawn()
+                .expect("the agent starts"),
+        );
         let mut first = String::new();
         let mut reader = std::io::BufReader::new(child.stdout.as_mut().unwrap());
         reader.read_line(&mut first).unwrap();
@@ -111,8 +247,7 @@ impl ServeProcess {
             .and_then(|a| a.rsplit_once(':'))
             .and_then(|(_, p)| p.parse().ok());
         let Some(port) = port else {
-            let _ = child.kill();
-            let _ = child.wait();
+            drop(child);
             panic!(
                 "no port in {first:?}: {}",
                 std::fs::read_to_string(&stderr_path).unwrap_or_default()
@@ -122,13 +257,13 @@ impl ServeProcess {
             child,
             port,
             iperf3_port,
-            stderr_path,
+            scratch,
         }
     }
 
     /// What the agent printed on stderr so far.
     pub(crate) fn stderr(&self) -> String {
-        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+        std::fs::read_to_string(self.scratch.path("stderr")).unwrap_or_default()
     }
 
     pub(crate) fn pid(&self) -> i32 {
@@ -149,13 +284,5 @@ impl ServeProcess {
         let mut log = String::new();
         let _ = out.read_to_string(&mut log);
         log
-    }
-}
-
-impl Drop for ServeProcess {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_file(&self.stderr_path);
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
 
-use crate::util::{assert_one_line_error, wirespeed};
+use crate::util::{Netns, assert_one_line_error, wirespeed};
 
 /// Sends `signal` to a child this test started.
 fn signal(child: &Child, signal: i32) {
@@ -519,44 +519,12 @@ fn issue_31_t1_path_names_the_t1_as_the_bound_both_ways_and_bbr_at_the_ceiling_i
     }
 }
 
-/// A namespace this test made (`ws-` prefix), removed when dropped.
-struct Netns(String);
-
-impl Netns {
-    fn ip(&self, args: &[&str]) {
-        let out = Command::new("ip")
-            .args(["-n", &self.0])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "ip -n {} {args:?}: {}",
-            self.0,
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-}
-
-impl Drop for Netns {
-    fn drop(&mut self) {
-        let _ = Command::new("ip").args(["netns", "del", &self.0]).status();
-    }
-}
-
 #[test]
 fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
     if !can_build_labs("veth speed") {
         return;
     }
-    let ns = Netns(format!("ws-verdicts-veth-{}", std::process::id()));
-    assert!(
-        Command::new("ip")
-            .args(["netns", "add", &ns.0])
-            .status()
-            .unwrap()
-            .success()
-    );
+    let ns = Netns::add(format!("ws-verdicts-veth-{}", std::process::id()));
     // A veth pair reports 10 Gbit/s; the test's address is on one end of it.
     ns.ip(&[
         "link", "add", "wsv0", "type", "veth", "peer", "name", "wsv1",
@@ -565,9 +533,9 @@ fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
     for dev in ["lo", "wsv0", "wsv1"] {
         ns.ip(&["link", "set", dev, "up"]);
     }
-    let agent = NsAgent::start(&ns.0, "198.18.250.1");
+    let agent = NsAgent::start(ns.name(), "198.18.250.1");
     let run = in_namespace(
-        &ns.0,
+        ns.name(),
         &["tcp", "198.18.250.1", "-p", &agent.port, "-t", "0.5"],
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -584,7 +552,7 @@ fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
     assert!(!run.stdout.contains("envelope ceiling ("), "{}", run.stdout);
     // Given, it is used and named.
     let run = in_namespace(
-        &ns.0,
+        ns.name(),
         &[
             "tcp",
             "198.18.250.1",

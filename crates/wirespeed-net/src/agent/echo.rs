@@ -120,7 +120,7 @@ impl FollowUps {
             let mut id = None;
             for c in crate::sys::cmsg::messages(&control[..got.control_len]) {
                 if c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING {
-                    stamp = crate::socket::software_stamp_ns(c.data);
+                    stamp = crate::icmp_socket::software_stamp_ns(c.data);
                 } else if ((c.level == libc::SOL_IP && c.kind == libc::IP_RECVERR)
                     || (c.level == libc::SOL_IPV6 && c.kind == libc::IPV6_RECVERR))
                     && let Some((serr, _)) = crate::sys::cmsg::extended_err(c.data)
@@ -294,7 +294,7 @@ pub(crate) fn serve(
 fn receive_stamp(control: &[u8]) -> Option<i128> {
     crate::sys::cmsg::messages(control)
         .filter(|c| c.level == libc::SOL_SOCKET && c.kind == libc::SO_TIMESTAMPING)
-        .find_map(|c| crate::socket::software_stamp_ns(c.data))
+        .find_map(|c| crate::icmp_socket::software_stamp_ns(c.data))
 }
 
 /// `CLOCK_REALTIME` now, ns: the clock of the kernel's software stamps.

@@ -43,7 +43,7 @@ use crate::engine::{DataSocket, Moved, Running, Side};
 use crate::env::Environment;
 use crate::report::{Interval, keep_interval};
 use crate::session::{Control, SessionError};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Flow, Protocol, TestSpec};
 
 pub use crate::agent_config::{
@@ -1272,7 +1272,7 @@ fn run_session(
     }
     if let Some(reason) = spec
         .agent_cpu
-        .and_then(|cpu| crate::sock::cpu_refusal(cpu, "the agent"))
+        .and_then(|cpu| crate::sockopt::cpu_refusal(cpu, "the agent"))
     {
         return Err(SessionEnd::Refused(reason));
     }
@@ -1395,7 +1395,7 @@ fn run_session(
 
 fn udp_socket(local: SocketAddr, spec: &TestSpec) -> io::Result<UdpSocket> {
     let s = UdpSocket::bind(with_port(local, 0))?;
-    sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
+    sockopt::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     crate::udp::enable_gro(&s);
     Ok(s)
 }
@@ -1418,9 +1418,9 @@ fn collect_data_connections(
         if let Some(slot) = slots.get_mut(id as usize)
             && slot.is_none()
         {
-            sock::apply_options(&s, spec, true)
+            sockopt::apply_options(&s, spec, true)
                 .map_err(|e| SessionError::Io(io::Error::other(e.to_string())))?;
-            sock::set_timeouts(&s, idle).map_err(SessionError::Io)?;
+            sockopt::set_timeouts(&s, idle).map_err(SessionError::Io)?;
             s.set_read_timeout(Some(idle)).map_err(SessionError::Io)?;
             *slot = Some(s);
         }

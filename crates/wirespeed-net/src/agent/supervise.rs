@@ -27,7 +27,7 @@ pub(super) fn supervise(
     let (mut end, mut why) = cfg.limits.test_end(asked, last_moved);
     let mut client_done = false;
     let mut told_send_done = false;
-    let tick = spec.interval_seconds.map(Duration::from_secs_f64);
+    let tick = spec.interval;
     let mut next = tick.map(|t| running.start + t);
     let mut last = (0.0, running.zero());
     loop {
@@ -71,7 +71,7 @@ pub(super) fn supervise(
                 at.duration_since(running.start).as_secs_f64()
             };
             let now = running.samples();
-            let omitted = end <= spec.omit_seconds + 1e-9;
+            let omitted = end <= spec.omit.as_secs_f64() + 1e-9;
             if end - last.0 > 1e-3 {
                 keep_interval(
                     intervals,

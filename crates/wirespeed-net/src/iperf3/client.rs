@@ -23,7 +23,7 @@ use super::codec::{
 use super::stream::{self, Count, Shared, read_json, read_state, write_all_within};
 use crate::client::{Progress, TestOutcome};
 use crate::report::{CpuTime, Interval, IntervalSum, Role, SideReport, StreamReport, UdpReport};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
 /// How to run one test against an iperf3 server.
@@ -129,10 +129,10 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
         }
         Amount::Bytes(b) => (0, b.saturating_mul(u64::from(spec.streams))),
     };
-    if spec.omit_seconds.fract() != 0.0 {
+    if spec.omit.subsec_nanos() != 0 {
         return Err(Iperf3Error::Unsupported(format!(
             "-O {}: iperf3 takes whole seconds of warm-up",
-            spec.omit_seconds
+            spec.omit.as_secs_f64()
         )));
     }
     // What this end cannot do in iperf3's streams is refused, not dropped.
@@ -160,7 +160,7 @@ pub fn params_for(spec: &TestSpec) -> Result<Params, Iperf3Error> {
     Ok(Params {
         tcp: (!udp).then_some(true),
         udp: udp.then_some(true),
-        omit: Some(spec.omit_seconds as u64),
+        omit: Some(spec.omit.as_secs()),
         time: Some(time),
         num: Some(num),
         blockcount: Some(0),
@@ -298,7 +298,7 @@ pub fn run_with(
         } else {
             let mut s = open_tcp(addr, cfg.bind, Some(spec), cfg.timeout)?;
             if let (Flow::Upload, Some(cap)) = (flow, spec.max_pacing_rate_bits_per_second) {
-                sock::cap_pacing_rate(&s, cap).map_err(|e| {
+                sockopt::cap_pacing_rate(&s, cap).map_err(|e| {
                     Iperf3Error::Local(format!(
                         "the kernel refused the -b cap of {cap} bit/s (SO_MAX_PACING_RATE: {e}); drop -b on this host"
                     ))
@@ -316,7 +316,7 @@ pub fn run_with(
     expect(&mut ctrl, State::TestStart)?;
     expect(&mut ctrl, State::TestRunning)?;
 
-    let omit = Duration::from_secs_f64(spec.omit_seconds);
+    let omit = spec.omit;
     let budget = params.num.unwrap_or(0);
     let shared = Shared::new(omit, budget);
     let started = Instant::now();
@@ -330,12 +330,12 @@ pub fn run_with(
             (Some(t), _) => (
                 t.local_addr(),
                 t.peer_addr(),
-                sock::socket_report(t, spec, true, String::new(), String::new()),
+                sockopt::socket_report(t, spec, true, String::new(), String::new()),
             ),
             (_, Some(u)) => (
                 u.local_addr(),
                 u.peer_addr(),
-                sock::socket_report(u, spec, false, String::new(), String::new()),
+                sockopt::socket_report(u, spec, false, String::new(), String::new()),
             ),
             _ => unreachable!("every stream has a socket"),
         };
@@ -593,7 +593,7 @@ fn open_tcp(
             .map_err(|e| Iperf3Error::Local(format!("cannot bind to {ip} (--bind): {e}")))?;
     }
     if let Some(spec) = spec {
-        sock::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
+        sockopt::apply_options(&s, spec, true).map_err(|e| Iperf3Error::Local(e.to_string()))?;
     }
     s.connect_timeout(&addr.into(), timeout)
         .map_err(|source| Iperf3Error::Connect { addr, source })?;
@@ -615,7 +615,7 @@ fn open_udp(
     if let Some(ip) = bind {
         s.bind(&SocketAddr::new(ip, 0).into())?;
     }
-    sock::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
+    sockopt::apply_options(&s, spec, false).map_err(|e| io::Error::other(e.to_string()))?;
     s.connect(&addr.into())?;
     let s: UdpSocket = s.into();
     let deadline = Instant::now() + timeout;

@@ -30,7 +30,7 @@ use crate::agent::SessionSlots;
 use crate::agent_config::{AgentConfig, Limits, SessionRecord, Stopped};
 use crate::budget::{Budget, SESSION_OVERHEAD_BYTES, streams_cost};
 use crate::report::{CpuTime, Role, SideReport, StreamReport};
-use crate::sock;
+use crate::sockopt;
 use crate::spec::{Amount, Direction, Flow, Protocol, TestSpec};
 
 /// iperf3's default port.
@@ -468,7 +468,7 @@ fn spec_of(t: &TestParams) -> TestSpec {
         mss_bytes: t.mss,
         congestion: t.congestion.clone(),
         rate_bits_per_second: t.bits_per_second,
-        omit_seconds: t.omit_seconds as f64,
+        omit: Duration::from_secs(t.omit_seconds),
         tos: t.tos,
         ..TestSpec::default()
     }
@@ -579,7 +579,7 @@ fn session(
         } else {
             match streams_rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok((order, t)) => {
-                    if let Err(e) = sock::apply_options(&t, &spec, true) {
+                    if let Err(e) = sockopt::apply_options(&t, &spec, true) {
                         return Err(server_error(
                             &mut ctrl,
                             errno::SET_CONGESTION,
@@ -605,12 +605,12 @@ fn session(
     let tcp_streams: Vec<TcpStream> = tcp_streams.into_iter().map(|(_, t)| t).collect();
     // What the streams really use, as iperf3's server reports it (its client prints it as
     // receiver_tcp_congestion, or sender_ with -R), also when -C chose nothing.
-    let congestion_used = tcp_streams.first().and_then(sock::congestion);
+    let congestion_used = tcp_streams.first().and_then(sockopt::congestion);
     // iperf3's -b on TCP is a per-stream rate: where this end sends (-R, --bidir) the kernel's
     // pacing holds it, as `tcp -b` does; a cap the socket does not take ends the test.
     if !test.udp && test.bits_per_second > 0 {
         for (t, &client_sends) in tcp_streams.iter().zip(&client_sends) {
-            if !client_sends && sock::cap_pacing_rate(t, test.bits_per_second).is_err() {
+            if !client_sends && sockopt::cap_pacing_rate(t, test.bits_per_second).is_err() {
                 return Err(server_error(
                     &mut ctrl,
                     errno::SET_CONGESTION,
@@ -620,7 +620,7 @@ fn session(
         }
     }
     for u in &udp_streams {
-        let _ = sock::apply_options(u, &spec, false);
+        let _ = sockopt::apply_options(u, &spec, false);
     }
     send(&mut ctrl, State::TestStart)?;
     send(&mut ctrl, State::TestRunning)?;

@@ -17,7 +17,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::codec::{read_udp_header, udp_header_bytes, write_udp_header};
 use crate::report::CpuTime;
-use crate::sock;
+use crate::sockopt;
 
 /// How often a blocked call returns to look at the stop flag.
 pub(crate) const POLL: Duration = Duration::from_millis(50);
@@ -154,7 +154,7 @@ impl Warmup {
 /// Writes `len`-byte blocks until stopped or the byte budget is spent.
 pub(crate) fn tcp_send(mut s: TcpStream, len: usize, shared: Arc<Shared>) -> Count {
     let buf = vec![0x5au8; len];
-    let cpu0 = sock::thread_cpu();
+    let cpu0 = sockopt::thread_cpu();
     let _ = s.set_write_timeout(Some(POLL));
     let mut c = Count::default();
     let mut w = Warmup::new(&shared);
@@ -201,8 +201,8 @@ pub(crate) fn tcp_send(mut s: TcpStream, len: usize, shared: Arc<Shared>) -> Cou
             last = Instant::now();
         }
     }
-    c.tcp_info = sock::tcp_info(&s);
-    c.cpu = sock::thread_cpu().since(&cpu0);
+    c.tcp_info = sockopt::tcp_info(&s);
+    c.cpu = sockopt::thread_cpu().since(&cpu0);
     w.finish(c, started, last)
 }
 
@@ -236,7 +236,7 @@ pub(crate) fn tcp_recv(
     drain: Duration,
 ) -> Count {
     let mut buf = vec![0u8; len.max(1)];
-    let cpu0 = sock::thread_cpu();
+    let cpu0 = sockopt::thread_cpu();
     let _ = s.set_read_timeout(Some(POLL));
     let mut c = Count::default();
     let mut w = Warmup::new(&shared);
@@ -281,8 +281,8 @@ pub(crate) fn tcp_recv(
             }
         }
     }
-    c.tcp_info = sock::tcp_info(&s);
-    c.cpu = sock::thread_cpu().since(&cpu0);
+    c.tcp_info = sockopt::tcp_info(&s);
+    c.cpu = sockopt::thread_cpu().since(&cpu0);
     w.finish(c, started, last)
 }
 
@@ -304,7 +304,7 @@ pub(crate) fn udp_send(
     shared: Arc<Shared>,
 ) -> Count {
     let mut buf = vec![0x5au8; len.max(udp_header_bytes(wide))];
-    let cpu0 = sock::thread_cpu();
+    let cpu0 = sockopt::thread_cpu();
     let _ = s.set_write_timeout(Some(POLL));
     let mut c = Count::default();
     let mut w = Warmup::new(&shared);
@@ -356,14 +356,14 @@ pub(crate) fn udp_send(
             }
         }
     }
-    c.cpu = sock::thread_cpu().since(&cpu0);
+    c.cpu = sockopt::thread_cpu().since(&cpu0);
     w.finish(c, started, last)
 }
 
 /// Receives datagrams until stopped: loss from the sequence, jitter from the send times.
 pub(crate) fn udp_recv(s: UdpSocket, len: usize, wide: bool, shared: Arc<Shared>) -> Count {
     let mut buf = vec![0u8; len.max(udp_header_bytes(wide)) + 1];
-    let cpu0 = sock::thread_cpu();
+    let cpu0 = sockopt::thread_cpu();
     let _ = s.set_read_timeout(Some(POLL));
     let mut c = Count::default();
     let mut w = Warmup::new(&shared);
@@ -412,7 +412,7 @@ pub(crate) fn udp_recv(s: UdpSocket, len: usize, wide: bool, shared: Arc<Shared>
             }
         }
     }
-    c.cpu = sock::thread_cpu().since(&cpu0);
+    c.cpu = sockopt::thread_cpu().since(&cpu0);
     w.finish(c, started, last)
 }
 

@@ -86,7 +86,7 @@ pub fn transmit(
     // A v4-mapped peer is reached over IPv4 (its headers are IPv4's).
     let ipv6 = sock.peer_addr()?.ip().to_canonical().is_ipv6();
     if let Some(tos) = test.tos {
-        crate::sock::set_tos(sock, tos)?;
+        crate::sockopt::set_tos(sock, tos)?;
     }
     let fd = sock.as_fd();
     let mut buf = vec![0u8; udp_payload_bytes(MAX_FRAME_BYTES, false)];
@@ -202,7 +202,7 @@ pub fn transmit(
         timestamping: None,
         interface: None,
         // Read back, not echoed: the kernel's value is what the packets carried.
-        tos: test.tos.and_then(|_| crate::sock::tos(sock)),
+        tos: test.tos.and_then(|_| crate::sockopt::tos(sock)),
     })
 }
 

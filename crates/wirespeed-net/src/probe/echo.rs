@@ -60,8 +60,8 @@ use crate::control::echo::{
     echo_follow_up, echo_residence, echo_sequence, follow_up,
 };
 use crate::control::{Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, names_feature};
+use crate::icmp_socket::software_stamp_ns;
 use crate::session::{Control, SessionError};
-use crate::socket::software_stamp_ns;
 use crate::sys::{cmsg, socket_options};
 
 use super::{ReplyKind, Sample};
@@ -301,7 +301,7 @@ impl UdpEcho {
 
     /// Marks the probes this end sends (`latency -S`): the TOS byte or IPv6 traffic class.
     pub fn set_tos(&self, tos: u8) -> io::Result<()> {
-        crate::sock::set_tos(&self.sock, tos)
+        crate::sockopt::set_tos(&self.sock, tos)
     }
 
     /// Probes every `gap` until `stop`, without waiting for one answer before the

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use wirespeed_model::stats::SplitMix64;
 
 use crate::icmp::{Family, Message};
-use crate::socket::{Event, IcmpSocket, OpenError, SocketChoice, SocketKind};
+use crate::icmp_socket::{Event, IcmpSocket, OpenError, SocketChoice, SocketKind};
 
 /// What to probe and how.
 #[derive(Debug, Clone)]
@@ -526,7 +526,7 @@ fn open_icmp(config: &ProbeConfig) -> Result<IcmpSocket, ProbeError> {
 fn stopped_before_measuring(kind: SocketKind, config: &ProbeConfig, start: Instant) -> ProbeRun {
     ProbeRun {
         socket: kind,
-        path_mtu_bytes: crate::socket::path_mtu(config.target).ok(),
+        path_mtu_bytes: crate::icmp_socket::path_mtu(config.target).ok(),
         hops: Vec::new(),
         samples: Vec::new(),
         elapsed_seconds: start.elapsed().as_secs_f64(),
@@ -684,7 +684,7 @@ fn measure(
     }
     Ok(ProbeRun {
         socket: kind,
-        path_mtu_bytes: crate::socket::path_mtu(config.target).ok(),
+        path_mtu_bytes: crate::icmp_socket::path_mtu(config.target).ok(),
         hops,
         samples,
         elapsed_seconds: start.elapsed().as_secs_f64(),

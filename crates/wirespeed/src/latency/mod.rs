@@ -189,7 +189,7 @@ impl ProbeKind {
     /// the next probe) and the response back (carrying the request's ACK); a probe on a new
     /// connection is SYN, ACK, the session cookie, the request, FIN and the last ACK out, and
     /// SYN-ACK, the response, FIN and an ACK back, split here between the handshake and the
-    /// request (`lab::latency_probes_own_load_stays_under_one_percent_of_the_link`).
+    /// request (`lab::latency::latency_probes_own_load_stays_under_one_percent_of_the_link`).
     fn wire_bits(self, udp_ip_bytes: usize, v6: bool) -> (f64, f64) {
         let extra = if v6 { 20 } else { 0 };
         let wire = |ip: &[usize]| -> f64 {

@@ -109,14 +109,7 @@ pub(crate) struct LoadRuns {
 impl LoadRuns {
     /// Each finished test's figures from its hosts' counters, as `--resume` computes them.
     pub(crate) fn html(&self) -> Result<Markup, String> {
-        let mixes = self
-            .plan
-            .lengths
-            .iter()
-            .map(|spec| crate::load::parse_mix(spec))
-            .collect::<anyhow::Result<Vec<_>>>()
-            .map_err(|e| format!("{e:#}"))?;
-        let rows = crate::load::render::rows(&self.plan, &mixes, &self.runs, None)
+        let rows = crate::load::render::rows(&self.plan, &self.runs, None)
             .map_err(|e| format!("{e:#}"))?;
         let planned = self.plan.hosts.len() * self.plan.lengths.len();
         let mut m = Markup::new();

@@ -4,6 +4,7 @@
 //! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
 
 pub(crate) mod html;
+mod lengths;
 mod metrics;
 pub(crate) mod render;
 
@@ -29,6 +30,7 @@ use wirespeed_sim::LengthMix;
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::load::render::{LoadResult, rows, write_plots};
+pub(crate) use lengths::Lengths;
 use wirespeed_net::control::DEFAULT_PORT;
 
 /// The schema of the results file's first line.
@@ -189,8 +191,8 @@ pub(crate) struct LoadPlan {
     /// The agents' addresses, or `loopback` for in-process ones.
     pub(crate) agents: Vec<String>,
     pub(crate) hosts: Vec<usize>,
-    /// Each length mix in `--lengths` syntax.
-    pub(crate) lengths: Vec<String>,
+    /// Each length mix (written in `--lengths` syntax).
+    pub(crate) lengths: Vec<Lengths>,
     pub(crate) schedule: Schedule,
     pub(crate) rate_bits_per_second: Option<f64>,
     /// Host number (1-based) of the counting sink; `None`: each host's own.
@@ -217,8 +219,8 @@ pub(crate) struct HostRecord {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct TestRecord {
     pub(crate) hosts: usize,
-    /// The length mix, in `--lengths` syntax.
-    pub(crate) lengths: String,
+    /// The length mix (written in `--lengths` syntax).
+    pub(crate) lengths: Lengths,
     pub(crate) complete: bool,
     pub(crate) agents: Vec<HostRecord>,
 }
@@ -401,7 +403,7 @@ impl LoadArgs {
             schema: RUNS_SCHEMA.into(),
             agents: agent_names,
             hosts,
-            lengths: self.lengths.0.iter().map(mix_spec).collect(),
+            lengths: self.lengths.0.iter().cloned().map(Lengths).collect(),
             schedule,
             rate_bits_per_second: self.rate.map(|r| r.bps()),
             sink_host: match self.sink {
@@ -415,7 +417,7 @@ impl LoadArgs {
     }
 }
 
-fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
+fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<()> {
     plan.schedule
         .validate()
         .context("--settle/--transmit/--measure/--cooldown")?;
@@ -445,15 +447,20 @@ fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<Vec<LengthMix>> {
             "--rate 0: give a positive offered load per host (such as 2M), or leave it out to saturate"
         );
     }
-    let mixes = plan
-        .lengths
-        .iter()
-        .map(|s| parse_mix(s))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    for m in &mixes {
-        deck(m)?;
+    for m in &plan.lengths {
+        deck(&m.0)?;
     }
-    Ok(mixes)
+    Ok(())
+}
+
+/// The plan's tests that `done` does not hold yet, in plan order (each mix, then each host
+/// count), matched by host count and length mix.
+fn to_do<'p>(plan: &'p LoadPlan, done: &[TestRecord]) -> Vec<(usize, &'p Lengths)> {
+    plan.lengths
+        .iter()
+        .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))
+        .filter(|(h, m)| !done.iter().any(|t| t.hosts == *h && t.lengths == **m))
+        .collect()
 }
 
 impl RunsPlan for LoadPlan {
@@ -485,21 +492,14 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             (plan, Vec::new(), None)
         }
     };
-    let mixes = validate(&plan, agents.addrs.len())?;
+    validate(&plan, agents.addrs.len())?;
     // The results file only once every flag has been checked: a refused run leaves no file.
     if args.resume.is_none()
         && let Some(p) = args.results.as_deref()
     {
         file = Some(RunsFile::create(p, &plan)?);
     }
-    let todo: Vec<(usize, &LengthMix)> = mixes
-        .iter()
-        .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))
-        .filter(|(h, m)| {
-            let spec = mix_spec(m);
-            !done.iter().any(|t| t.hosts == *h && t.lengths == spec)
-        })
-        .collect();
+    let todo = to_do(&plan, &done);
     // Every test lasts its schedule, so the time left is counted down from it (an estimate
     // from the tests finished so far rose while each test ran).
     let bar = crate::common::progress::Progress::start_scheduled(
@@ -509,7 +509,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         test_length(&plan.schedule),
         false,
     );
-    let planned = mixes.len() * plan.hosts.len();
+    let planned = plan.lengths.len() * plan.hosts.len();
     let mut interrupted = false;
     for (hosts, mix) in todo {
         if crate::common::interrupt::requested() {
@@ -521,7 +521,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
             agents: agents.addrs[..hosts].to_vec(),
             auth: auth.clone(),
             schedule: plan.schedule,
-            deck: deck(mix)?,
+            deck: deck(&mix.0)?,
             rate_bits_per_second: plan.rate_bits_per_second,
             sink: plan.sink_host.map_or(Sink::Own, |h| Sink::Host(h - 1)),
             seed: plan.seed,
@@ -536,7 +536,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         };
         let record = TestRecord {
             hosts,
-            lengths: mix_spec(mix),
+            lengths: mix.clone(),
             complete: outcome.complete,
             agents: outcome
                 .agents
@@ -558,7 +558,7 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     bar.finish();
     let finished = done.len();
     let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
-    let rows = rows(&plan, &mixes, &done, model_ns)?;
+    let rows = rows(&plan, &done, model_ns)?;
     let result = LoadResult {
         results_file: file.map(|f| f.path().display().to_string()),
         rows,
@@ -738,7 +738,7 @@ mod tests {
         };
         let test = TestRecord {
             hosts: 3,
-            lengths: "64".into(),
+            lengths: LengthMix::Fixed { bytes: 64 }.into(),
             complete: true,
             agents: vec![host("a", Some(0xb8)), host("b", None), host("c", Some(0))],
         };
@@ -751,6 +751,44 @@ mod tests {
             "{w:?}"
         );
         assert!(w[1].contains("agent c") && w[1].contains("0x00"), "{w:?}");
+    }
+
+    /// A results file as `load` wrote it before its plan was typed (mixes as text) resumes: its
+    /// mixes read back typed, its finished test is matched to the plan by value and not run
+    /// again, and the plan writes back to the same line.
+    #[test]
+    fn a_results_file_written_with_text_mixes_resumes() {
+        let plan_line = r#"{"schema":"wirespeed.load-runs.v1","agents":["loopback","loopback"],"hosts":[1,2],"lengths":["64","6/2","64:6+1536:2"],"schedule":{"settle_ns":0,"transmit_ns":300000000,"measure_ns":100000000,"cooldown_ns":100000000},"rate_bits_per_second":1000000.0,"sink_host":null,"seed":7}"#;
+        let test_line = r#"{"hosts":2,"lengths":"6/2","complete":true,"agents":[{"agent":"127.0.0.1:1","clock":null,"report":null,"error":null}]}"#;
+        let dir = std::env::temp_dir().join(format!("ws-load-old-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("old.jsonl");
+        std::fs::write(&path, format!("{plan_line}\n{test_line}\n")).unwrap();
+        let resumed = RunsFile::resume::<LoadPlan, TestRecord>(&path);
+        let _ = std::fs::remove_dir_all(&dir);
+        let resumed = resumed.unwrap();
+        let plan = resumed.plan;
+        assert_eq!(
+            plan.lengths,
+            [
+                LengthMix::Fixed { bytes: 64 }.into(),
+                LengthMix::seed_ratio(6, 2).into(),
+                Lengths(LengthMix::Weighted {
+                    lengths: vec![(64, 6.0), (1536, 2.0)]
+                }),
+            ]
+        );
+        assert!(validate(&plan, 2).is_ok());
+        let todo: Vec<String> = to_do(&plan, &resumed.runs)
+            .iter()
+            .map(|(h, m)| format!("{h}x{m}"))
+            .collect();
+        assert_eq!(
+            todo,
+            ["1x64", "2x64", "1x6/2", "1x64:6+1536:2", "2x64:6+1536:2"]
+        );
+        assert_eq!(serde_json::to_string(&plan).unwrap(), plan_line);
+        assert_eq!(serde_json::to_string(&resumed.runs[0]).unwrap(), test_line);
     }
 
     #[test]

@@ -16,15 +16,15 @@ use anyhow::Context;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
 use wirespeed_model::load::{DelaySource, loss_fraction};
-use wirespeed_model::sample_stats::Moments;
+use wirespeed_model::moments::Moments;
 use wirespeed_model::units::{format_seconds, group_digits, significant};
 use wirespeed_report::plot::{Labels, Series, line_plot_svg};
 use wirespeed_report::{Render, Table};
-use wirespeed_sim::stats::HostCounters;
+use wirespeed_sim::run_stats::HostCounters;
 use wirespeed_sim::time::SimSpan;
 use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
 
-use crate::load::{LoadPlan, TestRecord, mix_spec};
+use crate::load::{LoadPlan, TestRecord};
 
 /// The seven statistics and what goes with them, for the measured hosts or the model.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -137,14 +137,13 @@ fn counters(t: &TestRecord) -> Vec<HostCounters> {
 /// `model_ns` is given.
 pub(crate) fn rows(
     plan: &LoadPlan,
-    mixes: &[LengthMix],
     tests: &[TestRecord],
     model_ns: Option<u64>,
 ) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for mix in mixes {
-        let spec = mix_spec(mix);
-        let of_mix: Vec<&TestRecord> = tests.iter().filter(|t| t.lengths == spec).collect();
+    for lengths in &plan.lengths {
+        let mix = &lengths.0;
+        let of_mix: Vec<&TestRecord> = tests.iter().filter(|t| t.lengths == *lengths).collect();
         let measured_run = |t: &TestRecord| {
             let c = counters(t);
             (!c.is_empty()).then(|| {
@@ -169,7 +168,7 @@ pub(crate) fn rows(
                     let s = scenario(plan, hosts, mix, ns);
                     wirespeed_sim::run(&s)
                         .map(|r| Stats::from_run(&r, Some(r.ideal_delay_seconds)))
-                        .with_context(|| format!("the model of {hosts} hosts x {spec}"))
+                        .with_context(|| format!("the model of {hosts} hosts x {lengths}"))
                 })
                 .transpose()?;
             rows.push(row(plan, t, measured, model));
@@ -215,7 +214,7 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
         })
         .collect();
     Row {
-        lengths: t.lengths.clone(),
+        lengths: t.lengths.to_string(),
         hosts: t.hosts,
         reporting_hosts: t.agents.iter().filter(|a| a.report.is_some()).count(),
         complete: t.complete,
@@ -521,7 +520,7 @@ mod tests {
             schema: RUNS_SCHEMA.into(),
             agents: vec!["loopback".into(); 3],
             hosts,
-            lengths: vec!["1536".into()],
+            lengths: vec![LengthMix::Fixed { bytes: 1536 }.into()],
             schedule: Schedule {
                 measure_ns: 2 * SECOND,
                 ..Schedule::SEED
@@ -568,13 +567,13 @@ mod tests {
         let tests = vec![
             TestRecord {
                 hosts: 1,
-                lengths: "1536".into(),
+                lengths: mix.clone().into(),
                 complete: true,
                 agents: vec![host(1000, 0.001, Some(vec![1000]))],
             },
             TestRecord {
                 hosts: 3,
-                lengths: "1536".into(),
+                lengths: mix.clone().into(),
                 complete: false,
                 agents: vec![
                     host(600, 0.004, Some(vec![600, 300])),
@@ -588,7 +587,7 @@ mod tests {
                 ],
             },
         ];
-        let rows = rows(&plan(vec![1, 3]), &[mix], &tests, None).unwrap();
+        let rows = rows(&plan(vec![1, 3]), &tests, None).unwrap();
         assert_eq!(rows.len(), 2);
         let one = rows[0].measured.as_ref().unwrap();
         // 1000 packets of (1536 + 24) * 8 bits in 2 s.
@@ -640,13 +639,13 @@ mod tests {
         let tests = vec![
             TestRecord {
                 hosts: 1,
-                lengths: "1536".into(),
+                lengths: mix.clone().into(),
                 complete: true,
                 agents: vec![host(1000, 0.001, Some(vec![950]))],
             },
             TestRecord {
                 hosts: 2,
-                lengths: "1536".into(),
+                lengths: mix.clone().into(),
                 complete: true,
                 agents: vec![
                     host(1000, 0.001, Some(vec![600, 200])),
@@ -654,7 +653,7 @@ mod tests {
                 ],
             },
         ];
-        let rows = rows(&plan(vec![1, 2]), &[mix], &tests, None).unwrap();
+        let rows = rows(&plan(vec![1, 2]), &tests, None).unwrap();
         let w = sink_loss_warnings(&rows);
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(

@@ -542,7 +542,7 @@ fn measure(
     } else {
         None
     };
-    let mtu = wirespeed_net::socket::path_mtu(target).ok();
+    let mtu = wirespeed_net::icmp_socket::path_mtu(target).ok();
     let sizes = match &args.sizes {
         Some(s) => s.0.clone(),
         None => default_sizes(min, mtu),
@@ -610,7 +610,7 @@ fn measure(
         }
         .into());
     }
-    let (floor, resolution) = wirespeed_net::socket::timer_floor();
+    let (floor, resolution) = wirespeed_net::icmp_socket::timer_floor();
     let params = AnalysisParams {
         bootstrap_replicates: args.bootstrap,
         confidence: 0.95,

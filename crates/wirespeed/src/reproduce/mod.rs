@@ -9,6 +9,12 @@
 //! TCP test, `model::compare`), and runs this same executable as a subprocess with `--json`
 //! where a run needs its own process or namespace (`serve`, `tcp` and `probe` inside a lab);
 //! each row's `method` says which.
+//!
+//! Modules: one per experiment: `boggs` (seed 000 in the simulator) and `boggs_lab` (on an
+//! emulated segment), `bellovin/` (seed 001), `envelope` (seeds 002 and 004), `duplex` (seed
+//! 003's duplex mismatch), `vj` (seed 004's socket buffers); beside them `tolerance` (a figure
+//! judged against its tolerance), `metrics` (`--metrics-file`) and `html` (the report view);
+//! this file holds the flags, the experiment runner and the text view.
 
 pub(crate) mod html;
 

@@ -1,7 +1,7 @@
 //! `sim csma` and `sim link --metrics-file`: each simulated point's figures, labelled by the
 //! point (hosts and length mix) or the direction, never by its place in the grid.
 
-use wirespeed_model::sample_stats::Estimate;
+use wirespeed_model::moments::Estimate;
 use wirespeed_sim::link::EndCounters;
 
 use crate::common::metrics::{Exposition, Metrics};

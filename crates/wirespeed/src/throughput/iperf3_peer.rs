@@ -183,13 +183,13 @@ pub(crate) fn fallback(config: &Config, server: SocketAddr, state: &str) -> anyh
 fn iperf3_spec(config: &Config) -> anyhow::Result<wirespeed_net::TestSpec> {
     let mut spec = config.spec.clone();
     if let Amount::Seconds(t) = spec.amount
-        && spec.omit_seconds > 0.0
+        && !spec.omit.is_zero()
     {
-        let counted = t - spec.omit_seconds;
+        let counted = t - spec.omit.as_secs_f64();
         if counted < 1.0 {
             bail!(
                 "-t {t} -O {}: with --iperf3 at least 1 s must follow the warm-up; raise -t",
-                spec.omit_seconds
+                spec.omit.as_secs_f64()
             );
         }
         spec.amount = Amount::Seconds(counted);
@@ -215,7 +215,7 @@ pub(crate) fn run(
         timeout: SERVER_TIMEOUT,
         interrupt: Some(interrupt),
     };
-    let interval = (!config.interval.is_zero()).then_some(config.interval);
+    let interval = config.spec.interval;
     // A detected server took wirespeed's first connection for a test, which failed: iperf3
     // re-opens its listener after a failed test and resets what waited on the old one, and
     // may still be clearing the test. Nothing of ours ran, so it is tried again, briefly.

@@ -316,7 +316,9 @@ pub struct Parameters {
     pub(crate) agent: String,
     in_process_agent: bool,
     pub(crate) test: TestSpec,
-    interval_seconds: f64,
+    /// `-i`; zero for none. Seconds in the document.
+    #[serde(rename = "interval_seconds", with = "wirespeed_net::spec::seconds")]
+    interval: Duration,
     link_rate_bits_per_second: Option<u64>,
     client_cpu: Option<usize>,
     /// `-T`: the run's label (iperf3's `title`).
@@ -451,12 +453,12 @@ impl ThroughputArgs {
             congestion: self.congestion.clone(),
             rate_bits_per_second: rate,
             agent_cpu: self.affinity.and_then(|a| a.agent),
-            omit_seconds: self.omit.map_or(0.0, |o| o.as_secs_f64()),
+            omit: self.omit.unwrap_or_default(),
             gso: self.gso,
             no_gso: self.no_gso,
             zerocopy: self.zerocopy,
             no_pacing: self.no_pacing,
-            interval_seconds: (!self.interval.is_zero()).then_some(self.interval.as_secs_f64()),
+            interval: (!self.interval.is_zero()).then_some(self.interval),
             tos: self.tos,
             mptcp: self.mptcp,
             no_drain: false,
@@ -482,13 +484,13 @@ impl ThroughputArgs {
         let Some(a) = self.affinity else {
             return Ok(());
         };
-        if let Some(reason) = wirespeed_net::sock::cpu_refusal(a.client, "this end") {
+        if let Some(reason) = wirespeed_net::sockopt::cpu_refusal(a.client, "this end") {
             bail!(reason);
         }
         if self.host.is_none()
             && let Some(reason) = a
                 .agent
-                .and_then(|cpu| wirespeed_net::sock::cpu_refusal(cpu, "the agent"))
+                .and_then(|cpu| wirespeed_net::sockopt::cpu_refusal(cpu, "the agent"))
         {
             bail!(reason);
         }
@@ -635,9 +637,6 @@ pub struct Config {
     pub(crate) bind: Option<IpAddr>,
     pub(crate) auth: Option<AuthKey>,
     pub(crate) affinity: Option<Affinity>,
-    /// Interval length; zero for none.
-    pub(crate) interval: Duration,
-    pub(crate) omit: Duration,
     pub(crate) file: Option<PathBuf>,
     pub(crate) link_rate: Option<BitRate>,
     pub(crate) repeat: u32,
@@ -679,8 +678,6 @@ impl Config {
             bind: None,
             auth: None,
             affinity: None,
-            interval: Duration::ZERO,
-            omit: Duration::ZERO,
             file: None,
             link_rate: None,
             repeat: 1,
@@ -711,8 +708,6 @@ impl ThroughputArgs {
             bind: self.bind,
             auth,
             affinity: self.affinity,
-            interval: self.interval,
-            omit: self.omit.unwrap_or_default(),
             file: self.file.clone(),
             link_rate: self.link_rate,
             repeat: self.repeat,
@@ -789,8 +784,8 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
         spec: spec.clone(),
         auth: config.auth.clone(),
         cpu: config.affinity.map(|a| a.client),
-        interval: (!config.interval.is_zero()).then_some(config.interval),
-        omit: config.omit,
+        interval: spec.interval,
+        omit: spec.omit,
         idle_timeout: Duration::from_secs(10),
         interrupt: Some(interrupt.clone()),
         source: config.file.clone(),
@@ -908,7 +903,7 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
         agent: agent_addr.to_string(),
         in_process_agent: remote.is_none(),
         test: spec.clone(),
-        interval_seconds: config.interval.as_secs_f64(),
+        interval: spec.interval.unwrap_or_default(),
         link_rate_bits_per_second: config.link_rate.map(BitRate::bits_per_second),
         client_cpu: config.affinity.map(|a| a.client),
         title: config.title.clone(),
@@ -1157,10 +1152,9 @@ mod tests {
             .unwrap();
         let built = Config::loopback_tcp(2.0);
         assert_eq!(from_flags.spec, built.spec);
-        assert_eq!(from_flags.interval, built.interval);
         assert_eq!(
-            (from_flags.remote, from_flags.repeat, from_flags.omit),
-            (built.remote, built.repeat, built.omit)
+            (from_flags.remote, from_flags.repeat),
+            (built.remote, built.repeat)
         );
     }
 

@@ -496,7 +496,7 @@ impl Render for ThroughputResult {
             let unset = if udp {
                 format!(
                     "not set (receive: wirespeed asks for {} MiB, doubled by the kernel up to twice net.core.rmem_max; send: net.core.wmem_default)",
-                    wirespeed_net::sock::UDP_DEFAULT_RCVBUF >> 20
+                    wirespeed_net::sockopt::UDP_DEFAULT_RCVBUF >> 20
                 )
             } else {
                 "not set (kernel autotuning)".to_string()

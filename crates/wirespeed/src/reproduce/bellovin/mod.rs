@@ -306,7 +306,7 @@ fn jackknife(
     let leave_out: Vec<Vec<f64>> = (0..rounds)
         .map(|j| estimate(&move |i| i != j))
         .collect::<anyhow::Result<_>>()?;
-    let t = wirespeed_model::sample_stats::student_t_975(rounds - 1);
+    let t = wirespeed_model::moments::student_t_975(rounds - 1);
     Ok((0..whole.len())
         .map(|k| {
             let m = leave_out.iter().map(|x| x[k]).sum::<f64>() / rounds as f64;

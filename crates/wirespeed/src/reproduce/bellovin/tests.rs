@@ -488,7 +488,7 @@ fn behind_a_slow_line_the_runs_interval_is_the_run_to_run_spread() {
         };
         let whole = costs(&|_| true);
         let out: Vec<OwnCost> = (0..rounds).map(|j| costs(&|i| i != j)).collect();
-        let t975 = wirespeed_model::sample_stats::student_t_975(rounds - 1);
+        let t975 = wirespeed_model::moments::student_t_975(rounds - 1);
         let hw = |f: &dyn Fn(&OwnCost) -> f64| {
             let m = out.iter().map(f).sum::<f64>() / rounds as f64;
             let ss: f64 = out.iter().map(|c| (f(c) - m).powi(2)).sum();

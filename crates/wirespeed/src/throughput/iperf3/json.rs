@@ -344,7 +344,7 @@ pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
             "protocol": match protocol { Protocol::Tcp => "TCP", Protocol::Udp => "UDP" },
             "num_streams": spec.streams,
             "blksize": spec.length_bytes,
-            "omit": spec.omit_seconds.round() as u64,
+            "omit": spec.omit.as_secs_f64().round() as u64,
             "duration": duration,
             "bytes": bytes,
             "blocks": 0,

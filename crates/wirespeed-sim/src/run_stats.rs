@@ -29,9 +29,7 @@
 //! means; Efron and Stein 1981 for the jackknife's variance).
 
 use serde::Serialize;
-use wirespeed_model::sample_stats::{
-    Estimate, Moments, jain_fairness, mean, std_dev, student_t_975,
-};
+use wirespeed_model::moments::{Estimate, Moments, jain_fairness, mean, std_dev, student_t_975};
 
 use crate::network::Scenario;
 use crate::time::SimSpan;
@@ -297,7 +295,7 @@ pub struct PointSummary {
     /// (6) Standard deviation of delay, seconds.
     pub delay_std_dev_seconds: Estimate,
     /// The collision-free ideal delay, seconds.
-    #[serde(deserialize_with = "wirespeed_model::sample_stats::null_as_nan")]
+    #[serde(deserialize_with = "wirespeed_model::moments::null_as_nan")]
     pub ideal_delay_seconds: f64,
     /// (7) Excess delay, seconds.
     pub excess_delay_seconds: Estimate,

@@ -198,7 +198,7 @@ impl IcmpSocket {
     /// Sets the TTL (hop limit) of the following probes.
     /// Marks every probe with this TOS byte or IPv6 traffic class (`probe -S`).
     pub(crate) fn set_tos(&self, tos: u8) -> io::Result<()> {
-        crate::sock::set_tos(&self.fd, tos)
+        crate::sockopt::set_tos(&self.fd, tos)
     }
 
     pub(crate) fn set_ttl(&mut self, ttl: u8) -> io::Result<()> {
