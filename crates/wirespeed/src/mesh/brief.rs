@@ -212,7 +212,9 @@ mod tests {
                 "source": 0, "destination": 1, "slot": 0, "planned_start_seconds": 0.0,
                 "planned_end_seconds": 1.0, "start_seconds": 0.0, "end_seconds": 1.0,
                 "start_unix_seconds": 0.0, "end_unix_seconds": 1.0,
-                "result": {"tcp_bits_per_second": r}, "error": null
+                "result": {"tcp_bits_per_second": r, "started_unix_seconds": 0.0,
+                           "ended_unix_seconds": 1.0},
+                "error": null
             })).collect::<Vec<_>>(),
             "results_file": null
         }))

@@ -76,7 +76,8 @@ mod tests {
         serde_json::from_value(serde_json::json!({
             "plan": {
                 "schema": "wirespeed.sweep-runs.v1", "target": "loopback",
-                "snd": ["1p", "2p", "4p", "8p"], "rcv": ["1p", "2p", "4p", "8p"], "reps": 1,
+                "snd": [{"packets": 1}, {"packets": 4}], "rcv": [{"packets": 1}, {"packets": 4}],
+                "reps": 1,
                 "seed": 1, "mss_bytes": 1460, "transfer_bytes": 1000000, "transfer_seconds": null
             },
             "results_file": "s.jsonl", "complete": true, "runs_planned": 16, "runs": [],
@@ -86,7 +87,11 @@ mod tests {
         .unwrap()
     }
 
-    fn analysis(plateau: Option<f64>, limit: &str, knee: Option<&str>) -> serde_json::Value {
+    fn analysis(
+        plateau: Option<f64>,
+        limit: &str,
+        knee: Option<serde_json::Value>,
+    ) -> serde_json::Value {
         serde_json::json!({
             "cells": [], "diagonal": [], "plateau_bytes_per_second": plateau,
             "reaches_90_percent_at": knee, "limit": limit, "notches": [
@@ -99,13 +104,17 @@ mod tests {
     #[test]
     fn the_headline_is_the_plateau_its_ceiling_and_the_knee() {
         let r = report(
-            analysis(Some(1_130_000.0), "link", Some("4p")),
+            analysis(
+                Some(1_130_000.0),
+                "link",
+                Some(serde_json::json!({"packets": 4})),
+            ),
             Some(1_164_000.0),
         );
         assert_eq!(
             r.headline(RateFormat::Adaptive),
             [
-                "sweep: plateau 9.04 Mbit/s, 97.1% of the 9.312 Mbit/s ceiling (link h1-h2), limited by the link; 90% of it from 4p (5.7 KiB) per end; 1 notch; 0 of 16 runs"
+                "sweep: plateau 9.04 Mbit/s, 97.1% of the 9.312 Mbit/s ceiling (link h1-h2), limited by the link; 90% of it from 4p (5840 B) per end; 1 notch; 0 of 16 runs"
             ]
         );
         // -f applies, as to every rate the sweep prints.
