@@ -106,7 +106,8 @@ pub struct Plot<'a> {
     curves: Vec<Curve>,
     x_from_zero: bool,
     x_log_when_wide: bool,
-    y_cut_outliers: bool,
+    /// The y values' unit when the axis may be cut, for the note of the highest point cut.
+    y_cut_outliers: Option<&'a str>,
 }
 
 impl<'a> Plot<'a> {
@@ -117,7 +118,7 @@ impl<'a> Plot<'a> {
             curves: Vec::new(),
             x_from_zero: false,
             x_log_when_wide: false,
-            y_cut_outliers: false,
+            y_cut_outliers: None,
         }
     }
 
@@ -146,10 +147,11 @@ impl<'a> Plot<'a> {
 
     /// Ends the y axis above the bulk of the points when a few stand far above it
     /// ([`outlier_cut`]); those are drawn as triangles on the top edge and counted in the
-    /// legend, so the cut is visible.
+    /// legend with the highest of them in `unit` (the y values' own: "ms"), so the cut is
+    /// visible and its size readable.
     #[must_use]
-    pub fn y_cut_outliers(mut self) -> Self {
-        self.y_cut_outliers = true;
+    pub fn y_cut_outliers(mut self, unit: &'a str) -> Self {
+        self.y_cut_outliers = Some(unit);
         self
     }
 
@@ -176,7 +178,7 @@ impl<'a> Plot<'a> {
         } else {
             Scale::Linear
         };
-        let cut = if self.y_cut_outliers {
+        let cut = if self.y_cut_outliers.is_some() {
             // Marked points only: a box or a marker line drawn to the top is not data.
             let points: Vec<f64> = self
                 .curves
@@ -244,8 +246,11 @@ impl<'a> Plot<'a> {
                 text: format!("{} above the axis,", plural(n, "point", "points")),
                 swatch: Swatch::OffScale,
             });
+            let unit = self.y_cut_outliers.unwrap_or_default();
             lines.push(LegendLine {
-                text: format!("highest {}", short(max)),
+                text: format!("highest {} {unit}", short(max))
+                    .trim_end()
+                    .to_string(),
                 swatch: Swatch::None,
             });
         }
@@ -896,7 +901,7 @@ mod tests {
         let mut points: Vec<(f64, f64)> = (0..60).map(|i| (f64::from(i) * 0.1, 90.0)).collect();
         points.push((3.0, 1100.0));
         let svg = Plot::new(labels())
-            .y_cut_outliers()
+            .y_cut_outliers("ms")
             .curve(Curve::new(
                 Series {
                     name: "TCP connect".into(),
@@ -907,7 +912,7 @@ mod tests {
             .svg()
             .unwrap();
         assert!(svg.contains("1 point above the axis,"), "{svg}");
-        assert!(svg.contains("highest 1,100"));
+        assert!(svg.contains("highest 1,100 ms"), "the cut point's unit");
         assert!(
             !svg.contains("\n1,000\n"),
             "the axis ends near 100, not at 1,100"

@@ -361,6 +361,10 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
 #[test]
 fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them() {
     let server = crate::throughput::Server::start(&[]);
+    let metrics = std::env::temp_dir().join(format!(
+        "wirespeed-diagnose-peer-{}.prom",
+        std::process::id()
+    ));
     let run = wirespeed(&[
         "diagnose",
         "lo",
@@ -371,6 +375,8 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
         "-t",
         "300ms",
         "--json",
+        "--metrics-file",
+        metrics.to_str().unwrap(),
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
@@ -380,6 +386,13 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
     let to = peer["to_peer"]["bits_per_second"].as_f64().unwrap();
     let from = peer["from_peer"]["bits_per_second"].as_f64().unwrap();
     assert!(to > 1e6 && from > 1e6, "{peer}");
+    // The transfers reach Prometheus too, in bytes per second, and promtool passes the file.
+    crate::metrics::assert_metrics_file(
+        &metrics,
+        "wirespeed_diagnose_peer_transfer_bytes_per_second{direction=\"to the peer\"}",
+        to / 8.0,
+    );
+    std::fs::remove_file(&metrics).unwrap();
     // Loopback is symmetric: no asymmetry finding.
     assert_eq!(peer["findings"].as_array().unwrap().len(), 0, "{peer}");
     // The counters were read across both transfers: lo carried them.

@@ -411,6 +411,26 @@ fn two_hosts_ping_crosses_the_link_and_tcp_gets_the_configured_rate() {
     assert_eq!(status["schema"], "wirespeed.lab.status.v1");
     let text = wirespeed(&["lab", "status", &lab.name]);
     assert!(text.stdout.contains("eth0 h1 -> h2"), "{}", text.stdout);
+    // One lab's status for Prometheus: each port's figures, promtool-clean.
+    let metrics = std::env::temp_dir().join(format!("wirespeed-{}.prom", lab.name));
+    let run = wirespeed(&[
+        "lab",
+        "status",
+        &lab.name,
+        "--json",
+        "--metrics-file",
+        metrics.to_str().unwrap(),
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    crate::metrics::assert_metrics_file(
+        &metrics,
+        &format!(
+            "wirespeed_lab_status_rate_bytes_per_second{{lab=\"{}\",from=\"h1\",to=\"h2\",interface=\"eth0\"}}",
+            lab.name
+        ),
+        10e6 / 8.0,
+    );
+    std::fs::remove_file(&metrics).unwrap();
     let name = lab.name.clone();
     drop(lab);
     assert_nothing_left(&name);

@@ -106,6 +106,34 @@ fn seed_000_fig_3_3_series_on_loopback_with_three_agents_resumes() {
     assert_eq!(rows[2]["complete"], true);
     assert!(rows[2]["model_shared_10mbit"].is_null());
     assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 4);
+    // Every test is in the file, so `--brief` runs none: one headline per test, from the file.
+    let run = wirespeed(&[
+        "load",
+        "--local",
+        "3",
+        "--resume",
+        f,
+        "--no-model",
+        "--brief",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 3, "{}", run.stdout);
+    for (i, line) in lines.iter().enumerate() {
+        let hosts = if i == 0 {
+            "1 host".to_string()
+        } else {
+            format!("{} hosts", i + 1)
+        };
+        assert!(
+            line.starts_with(&format!("load: {hosts}, length mix 6/2: ")),
+            "{line}"
+        );
+        assert!(
+            line.contains(" Mbit/s, ") && line.contains(" packets/s, delay "),
+            "{line}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

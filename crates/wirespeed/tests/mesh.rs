@@ -351,6 +351,20 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
         ),
         (vec!["mesh", "--local", "2", "-S", "300"], "over 255"),
         (vec!["mesh", "--local", "2", "--tos", "fast"], "DSCP name"),
+        (
+            vec!["mesh", "--local", "2", "--brief", "--csv"],
+            "drop one of them",
+        ),
+        (
+            vec!["mesh", "--local", "2", "--brief", "--json"],
+            "drop one of them",
+        ),
+        (
+            vec![
+                "mesh", "--local", "2", "--every", "1s", "--count", "2", "--brief",
+            ],
+            "drop --brief",
+        ),
     ] {
         assert_one_line_error(&wirespeed(&args), needle);
     }
@@ -358,13 +372,20 @@ fn mesh_bad_input_is_one_line_with_exit_2() {
 
 #[test]
 fn mesh_local_agents_answer_with_a_key_of_their_own() {
-    let run = wirespeed(&["mesh", "--local", "3", "-t", "0.2", "--probes", "2"]);
+    // `--brief`: the fleet's answer alone, one line (the text view's header is checked by
+    // docs/mesh.md's example).
+    let run = wirespeed(&[
+        "mesh", "--local", "3", "-t", "0.2", "--probes", "2", "--brief",
+    ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.stdout);
     assert!(
-        run.stdout.contains("3 agents, 6 of 6 tests in 6 slots"),
+        lines[0].starts_with("mesh: 6 of 6 tests between 3 hosts, "),
         "{}",
         run.stdout
     );
+    assert!(lines[0].contains(" fault"), "the verdict: {}", run.stdout);
 }
 
 /// `-S`: every TCP test's data socket carries the class at both ends, as each end's kernel

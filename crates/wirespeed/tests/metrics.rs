@@ -36,6 +36,26 @@ fn promtool_findings(text: &str) -> Option<String> {
     ))
 }
 
+/// `--metrics-file` of a command that needs a lab or an agent (`lab status NAME`, `diagnose
+/// --peer`), checked where that test already runs it: promtool finds nothing to say and
+/// `series` holds `want` (within a part in a billion). Returns the file's text.
+pub(crate) fn assert_metrics_file(path: &std::path::Path, series: &str, want: f64) -> String {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let got = sample(&text, series);
+    assert!(
+        (got - want).abs() <= 1e-9 * want.abs().max(1e-12),
+        "{series} is {got}, the document says {want}:\n{text}"
+    );
+    match promtool_findings(&text) {
+        Some(findings) => assert!(findings.trim().is_empty(), "promtool: {findings}\n{text}"),
+        None => eprintln!(
+            "promtool is not installed: {} was not linted",
+            path.display()
+        ),
+    }
+    text
+}
+
 /// The value of the sample `series` (name and labels exactly as written) in `text`.
 fn sample(text: &str, series: &str) -> f64 {
     text.lines()

@@ -92,6 +92,30 @@ fn probe_human_output_has_the_table_and_the_fit() {
             run.stdout
         );
     }
+    let run = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "-c",
+        "4",
+        "--sizes",
+        "28,500,1000",
+        "--brief",
+    ]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.stdout.lines().count(), 1, "{}", run.stdout);
+    assert!(
+        run.stdout.starts_with("probe 127.0.0.1: ")
+            && run
+                .stdout
+                .contains(" of 12 probes answered; one-way best case ")
+            && run.stdout.contains("/byte x bytes, loss "),
+        "{}",
+        run.stdout
+    );
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--brief", "--json"]),
+        "drop one of them",
+    );
 }
 
 #[test]

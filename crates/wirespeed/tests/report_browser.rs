@@ -1,9 +1,10 @@
 //! The report in a real browser (issue 34): one page holding a document of every command the
 //! report draws, opened once by headless Chromium at a 1280-pixel viewport. The test fails on
 //! a console message (the page has no script of its own, so any is an error: a CSP violation,
-//! a parse error) and on plot text whose rendered size is under 12 pixels or that runs off its
-//! plot. The documents are saved ones (`testdata/report/`, the report's own fixtures, and a
-//! golden file), so no measurement runs here; a document that no longer fits its command's
+//! a parse error), on plot text whose rendered size is under 12 pixels or that runs off its
+//! plot, and on plot text (a legend, a label) drawn over the plot's points or lines. The
+//! documents are saved ones (`testdata/report/`, the report's own fixtures, and a golden
+//! file), so no measurement runs here; a document that no longer fits its command's
 //! type fails too.
 //!
 //! Where Chromium is absent (`scripts/install-deps.sh` installs Debian's `chromium`) the test
@@ -61,9 +62,66 @@ fn documents() -> Vec<PathBuf> {
 /// size times the plot's scale on screen) and how far it runs past its plot's edges.
 const PROBE: &str = r#"
 (function () {
-  var texts = [];
+  // Where a plot drew its data, on screen: the boxes of its points and markers (circles,
+  // triangles) and points every 2 px along its lines. Rectangles are left out: the
+  // background, heatmap cells and phase boxes are meant to sit under text.
+  function marks(svg) {
+    var boxes = [], pts = [];
+    svg.querySelectorAll('circle, polygon').forEach(function (c) {
+      boxes.push(c.getBoundingClientRect());
+    });
+    svg.querySelectorAll('polyline').forEach(function (l) {
+      var m = l.getScreenCTM();
+      if (!m) { return; }
+      var prev = null;
+      for (var k = 0; k < l.points.numberOfItems && k < 4000; k++) {
+        var p = l.points.getItem(k).matrixTransform(m);
+        if (prev) {
+          var steps = Math.min(Math.ceil(Math.hypot(p.x - prev.x, p.y - prev.y) / 2), 2000);
+          for (var j = 1; j <= steps; j++) {
+            pts.push({ x: prev.x + (p.x - prev.x) * j / steps, y: prev.y + (p.y - prev.y) * j / steps });
+          }
+        } else {
+          pts.push(p);
+        }
+        prev = p;
+      }
+    });
+    return { boxes: boxes, pts: pts };
+  }
+  // Texts of `svg` (legend lines, tick labels, captions) that cover its data by more than a
+  // pixel: a legend laid over a curve hides the data it names.
+  function covering(svg) {
+    var d = marks(svg), found = [];
+    svg.querySelectorAll('text').forEach(function (t) {
+      var label = t.textContent.trim();
+      if (!label) { return; }
+      var r = t.getBoundingClientRect();
+      var l = r.left + 1, rt = r.right - 1, tp = r.top + 1, b = r.bottom - 1;
+      var hit = d.boxes.some(function (c) {
+        return c.right > l && c.left < rt && c.bottom > tp && c.top < b;
+      }) || d.pts.some(function (p) {
+        return p.x > l && p.x < rt && p.y > tp && p.y < b;
+      });
+      if (hit) { found.push(label.slice(0, 48)); }
+    });
+    return found;
+  }
+  // The check checked: a legend drawn over a point and a line is found.
+  var bad = document.createElement('div');
+  bad.innerHTML = '<svg width="200" height="100" viewBox="0 0 200 100">' +
+    '<polyline points="0,50 200,50" stroke="black" fill="none"/>' +
+    '<circle cx="40" cy="20" r="3"/>' +
+    '<text x="30" y="25" font-size="14">stream 1</text>' +
+    '<text x="120" y="55" font-size="14">stream 2</text>' +
+    '<text x="120" y="95" font-size="14">clear</text></svg>';
+  document.body.appendChild(bad);
+  var selftest = covering(bad.querySelector('svg'));
+  bad.remove();
+  var texts = [], overlaps = [];
   var plots = document.querySelectorAll('svg.plot');
   plots.forEach(function (svg, i) {
+    covering(svg).forEach(function (label) { overlaps.push({ plot: i, text: label }); });
     var box = svg.getBoundingClientRect();
     svg.querySelectorAll('text').forEach(function (t) {
       var label = t.textContent.trim();
@@ -78,7 +136,7 @@ const PROBE: &str = r#"
   });
   var pre = document.createElement('pre');
   pre.id = 'ws-findings';
-  pre.textContent = JSON.stringify({ viewport: document.documentElement.clientWidth, plots: plots.length, texts: texts });
+  pre.textContent = JSON.stringify({ viewport: document.documentElement.clientWidth, plots: plots.length, texts: texts, overlaps: overlaps, selftest: selftest });
   document.body.appendChild(pre);
 })();
 "#;
@@ -181,6 +239,17 @@ struct Findings {
     viewport: f64,
     plots: usize,
     texts: Vec<Text>,
+    /// Plot texts drawn over the plot's data.
+    overlaps: Vec<Overlap>,
+    /// What the overlap check found in a drawing made to fail it.
+    selftest: Vec<String>,
+}
+
+#[derive(serde::Deserialize, Debug)]
+#[allow(dead_code)] // read through Debug, in the failure message
+struct Overlap {
+    plot: usize,
+    text: String,
 }
 
 #[derive(serde::Deserialize)]
@@ -268,6 +337,18 @@ fn every_commands_report_reads_in_chromium_at_1280_pixels() {
     assert!(
         clipped.is_empty(),
         "text past its plot's edge: {clipped:#?}"
+    );
+    // A legend beside the plot never covers its data; one laid over it (as the tcp plot's
+    // once covered stream 1's line) is found from the boxes the browser drew.
+    assert_eq!(
+        findings.selftest,
+        ["stream 1", "stream 2"],
+        "the overlap check no longer finds a legend drawn over a point and a line"
+    );
+    assert!(
+        findings.overlaps.is_empty(),
+        "plot text over plotted data: {:#?}",
+        findings.overlaps
     );
     eprintln!(
         "chromium: {drawn} plots, {} texts, smallest {:.1} px",

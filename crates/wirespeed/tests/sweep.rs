@@ -155,8 +155,20 @@ fn loopback_sweep_figures_stay_short_in_the_default_unit() {
         "--results",
         results.to_str().unwrap(),
     ]);
+    // The finished sweep again with `--brief` (--resume: no run is repeated): one line, the
+    // plateau with its unit and the runs it stands on.
+    let brief = wirespeed(&["sweep", "--resume", results.to_str().unwrap(), "--brief"]);
     std::fs::remove_dir_all(&dir).unwrap();
     assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(brief.status, 0, "{}", brief.stderr);
+    assert_eq!(brief.stdout.lines().count(), 1, "{}", brief.stdout);
+    assert!(
+        brief.stdout.starts_with("sweep: plateau ")
+            && brief.stdout.contains("bit/s")
+            && brief.stdout.trim_end().ends_with("; 1 of 1 runs"),
+        "{}",
+        brief.stdout
+    );
     let matrix = run
         .stdout
         .lines()

@@ -47,8 +47,9 @@ pub struct Axes {
     /// A log x axis when the values span decades ([`Plot::x_log_when_wide`]).
     pub x_log_when_wide: bool,
     /// The y axis ends above the bulk when a few points stand far above it
-    /// ([`Plot::y_cut_outliers`]).
-    pub y_cut_outliers: bool,
+    /// ([`Plot::y_cut_outliers`]): `Some(unit)` of the y values, which the note of the
+    /// highest point cut is written in.
+    pub y_cut_outliers: Option<&'static str>,
 }
 
 /// A line or scatter plot of `curves`, or `None` when no curve has a point to draw.
@@ -81,8 +82,8 @@ pub fn chart_with(labels: Labels<'_>, curves: Vec<Curve>, axes: Axes) -> Option<
     if axes.x_log_when_wide {
         plot = plot.x_log_when_wide();
     }
-    if axes.y_cut_outliers {
-        plot = plot.y_cut_outliers();
+    if let Some(unit) = axes.y_cut_outliers {
+        plot = plot.y_cut_outliers(unit);
     }
     plot.svg().ok().map(Svg::from_plot)
 }

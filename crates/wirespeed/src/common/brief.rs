@@ -93,6 +93,35 @@ where
     written.context("writing the result")
 }
 
+/// A run cut short (Ctrl-C) as `--brief` asks: `PARTIAL: what` and the headline of what was
+/// finished, or the whole partial report.
+pub(crate) fn show_partial<P, R>(
+    brief: &BriefArgs,
+    output: &OutputArgs,
+    doc: &Document<P, R>,
+    what: &str,
+) -> anyhow::Result<()>
+where
+    P: Serialize,
+    R: Serialize + Headline + wirespeed_report::Render + crate::common::metrics::Metrics,
+{
+    use anyhow::Context;
+    // No metrics file, as the whole partial report writes none: a scraper would take a cut
+    // run's figures for a finished one's.
+    let written = if brief.brief {
+        let mut out = io::stdout().lock();
+        writeln!(out, "PARTIAL: {what}").and_then(|()| {
+            for line in doc.result.headline(output.rate_format) {
+                writeln!(out, "{line}")?;
+            }
+            out.flush()
+        })
+    } else {
+        crate::common::interrupt::print_partial(output, doc, what)
+    };
+    written.context("writing the result")
+}
+
 /// `share` of `whole` as a percentage with one decimal, for "99.9% of the ceiling".
 pub(crate) fn percent(share: f64, whole: f64) -> String {
     if whole > 0.0 && share.is_finite() {

@@ -263,7 +263,7 @@ impl LatencyResult {
             self.over_time_curves(),
             Axes {
                 x_from_zero: true,
-                y_cut_outliers: true,
+                y_cut_outliers: Some("ms"),
                 ..Axes::default()
             },
         );

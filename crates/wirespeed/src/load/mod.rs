@@ -3,6 +3,7 @@
 //! on a common schedule, results appended to a file as each test ends, `--resume` to go on.
 //! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
 
+mod brief;
 pub(crate) mod html;
 mod lengths;
 mod metrics;
@@ -28,7 +29,7 @@ use wirespeed_report::Document;
 use wirespeed_sim::LengthMix;
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
-use crate::common::output::{self, OutputArgs};
+use crate::common::output::OutputArgs;
 use crate::load::render::{LoadResult, rows, write_plots};
 pub(crate) use lengths::Lengths;
 use wirespeed_net::control::DEFAULT_PORT;
@@ -149,6 +150,9 @@ pub(crate) struct LoadArgs {
 
     #[command(flatten)]
     key: crate::common::flags::KeyArgs,
+
+    #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -471,6 +475,7 @@ impl RunsPlan for LoadPlan {
 }
 
 pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
+    args.brief.check(&args.output, &[])?;
     if let Some(dir) = &args.plot {
         crate::common::output::check_output_dir("--plot", dir)?;
     }
@@ -573,13 +578,12 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     doc.warnings.extend(unmarked(doc.parameters.tos, &done));
     doc.verdicts = doc.result.verdicts();
     if !interrupted {
-        return output::print(&args.output, &doc).context("writing the result");
+        return crate::common::brief::show(&args.brief, &args.output, &doc);
     }
     let what = format!(
         "interrupted after {finished} of {planned} tests; the rows below are from those tests"
     );
-    crate::common::interrupt::print_partial(&args.output, &doc, &what)
-        .context("writing the result")?;
+    crate::common::brief::show_partial(&args.brief, &args.output, &doc, &what)?;
     let saved = doc.result.results_file.clone();
     Err(crate::common::interrupt::Interrupted {
         message: match &saved {

@@ -4,6 +4,7 @@
 //! (`wirespeed_net::mesh`, which follows the agents' traffic rules); the schedule, the
 //! prediction of its length and the outlier analysis are `wirespeed_model::mesh`.
 
+mod brief;
 pub(crate) mod evidence;
 pub(crate) mod html;
 mod metrics;
@@ -35,7 +36,7 @@ use wirespeed_net::{Agent, AgentConfig};
 use wirespeed_report::Document;
 
 use crate::common::flags::KeyArgs;
-use crate::common::output::{self, OutputArgs};
+use crate::common::output::OutputArgs;
 use crate::common::runs_file::{RunsFile, RunsPlan};
 
 /// The schema of a mesh results file's plan line.
@@ -144,6 +145,9 @@ pub(crate) struct MeshArgs {
 
     #[command(flatten)]
     key: KeyArgs,
+
+    #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -487,6 +491,15 @@ fn random_key() -> anyhow::Result<AuthKey> {
 impl MeshArgs {
     /// The flags' own checks, before any agent is asked anything.
     fn check(&self) -> anyhow::Result<()> {
+        self.brief.check(&self.output, &[])?;
+        if self.brief.brief && self.csv {
+            bail!("--brief prints one line of text and --csv a table: drop one of them");
+        }
+        if self.brief.brief && self.every.is_some() {
+            bail!(
+                "--every prints one line per run already: drop --brief (each mesh's whole document is in the results file)"
+            );
+        }
         let t = self.time.as_secs_f64();
         if !(wirespeed_net::spec::MIN_TEST_SECONDS..=3600.0).contains(&t) {
             bail!(
@@ -1120,8 +1133,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         let planned = doc.result.tests_planned;
         let finished = ex.done.len();
         let what = format!("interrupted after {finished} of {planned} tests");
-        crate::common::interrupt::print_partial(&args.output, &doc, &what)
-            .context("writing the result")?;
+        crate::common::brief::show_partial(&args.brief, &args.output, &doc, &what)?;
         let saved = doc.result.results_file.clone();
         return Err(crate::common::interrupt::Interrupted {
             message: match &saved {
@@ -1149,7 +1161,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             eprintln!("warning: {w}");
         }
     }
-    output::print(&args.output, &doc).context("writing the result")?;
+    crate::common::brief::show(&args.brief, &args.output, &doc)?;
     if doc.result.tests_failed > 0 {
         bail!(
             "{} of {} tests failed (first: {})",

@@ -1,5 +1,6 @@
 //! `wirespeed probe HOST`: the best-case delay of a path, and of every hop on it (seed 001).
 
+mod brief;
 pub(crate) mod html;
 mod metrics;
 
@@ -21,7 +22,7 @@ use wirespeed_net::{SocketChoice, SocketKind};
 use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
 use wirespeed_report::{Document, Render, Table};
 
-use crate::common::output::{self, OutputArgs};
+use crate::common::output::OutputArgs;
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ProbeArgs {
@@ -142,6 +143,9 @@ pub(crate) struct ProbeArgs {
 
     #[command(flatten)]
     schedule: crate::common::schedule::ScheduleArgs,
+
+    #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -455,15 +459,20 @@ pub(crate) fn run(args: ProbeArgs) -> anyhow::Result<()> {
         );
     }
     args.key.load()?;
+    args.brief.check(&args.output, &[])?;
     if args.schedule.active() {
+        if args.brief.brief {
+            bail!(
+                "--every prints one line per run already: drop --brief (each run's whole document is in the results file)"
+            );
+        }
         return run_scheduled(&args);
     }
     let (doc, interrupted) = measure(&args)?;
     let Some(what) = interrupted else {
-        return output::print(&args.output, &doc).context("writing the result");
+        return crate::common::brief::show(&args.brief, &args.output, &doc);
     };
-    crate::common::interrupt::print_partial(&args.output, &doc, &what)
-        .context("writing the result")?;
+    crate::common::brief::show_partial(&args.brief, &args.output, &doc, &what)?;
     Err(crate::common::interrupt::Interrupted {
         message: "the partial fit is printed above (probe keeps no results file: --json saves it, marked \"partial\": true)".into(),
         resume: None,

@@ -37,8 +37,25 @@ fn matrix(
     values
 }
 
-fn labels(axis: &Axis) -> Vec<String> {
-    axis.0.iter().map(ToString::to_string).collect()
+/// A buffer axis's ticks and title, units said once: packet counts under a title naming the
+/// packet's size, or sizes with their unit (`16 KiB`); a bare `64p` was read as 64 pixels.
+pub(crate) fn buffer_axis(axis: &Axis, mss: u64, name: &str) -> (Vec<String>, String) {
+    let packets_only = axis.0.iter().all(|b| matches!(b, BufferSize::Packets(_)));
+    let ticks = axis
+        .0
+        .iter()
+        .map(|b| match b {
+            BufferSize::Packets(n) if packets_only => n.to_string(),
+            BufferSize::Packets(n) => format!("{n} pkt"),
+            BufferSize::Bytes(bytes) => ByteSize::from_bytes(*bytes).to_string(),
+        })
+        .collect();
+    let title = if packets_only {
+        format!("{name}, packets of {mss} bytes")
+    } else {
+        name.to_string()
+    };
+    (ticks, title)
 }
 
 fn sweep_plots(
@@ -48,16 +65,16 @@ fn sweep_plots(
     ceiling: Option<f64>,
 ) {
     let (snd, rcv) = (&plan.snd.0, &plan.rcv.0);
-    let rows = labels(&plan.snd);
-    let columns = labels(&plan.rcv);
+    let (rows, y_title) = buffer_axis(&plan.snd, plan.mss_bytes, "send buffer");
+    let (columns, x_title) = buffer_axis(&plan.rcv, plan.mss_bytes, "receive buffer");
     let peak = cells.iter().map(|c| c.2).fold(0.0, f64::max);
     let (unit, unit_bytes) = byte_rate_unit(peak);
     let title = format!("task-to-task {unit} (median)");
     let svg = plots::heatmap(
         Labels {
             title: &title,
-            x: "receive buffer",
-            y: "send buffer",
+            x: &x_title,
+            y: &y_title,
         },
         &columns,
         &rows,
@@ -196,5 +213,26 @@ impl SweepRuns {
             sweep_plots(&mut m, plan, &cells, None);
         }
         m
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn buffer_ticks_carry_their_unit() {
+        let packets: Axis = "1,8,64".parse().unwrap();
+        assert_eq!(
+            buffer_axis(&packets, 1460, "receive buffer"),
+            (
+                vec!["1".to_string(), "8".into(), "64".into()],
+                "receive buffer, packets of 1460 bytes".to_string()
+            )
+        );
+        let bytes: Axis = "16KiB,1MiB".parse().unwrap();
+        let (ticks, title) = buffer_axis(&bytes, 1460, "send buffer");
+        assert_eq!(ticks, ["16 KiB", "1 MiB"]);
+        assert_eq!(title, "send buffer");
     }
 }

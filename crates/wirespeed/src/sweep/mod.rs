@@ -6,6 +6,7 @@
 //! loop can be tested without a network.
 
 mod agent_runner;
+mod brief;
 pub(crate) mod html;
 mod metrics;
 pub(crate) mod render;
@@ -24,7 +25,7 @@ use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, Link
 use wirespeed_report::Document;
 
 use crate::common::exit_status::Exit;
-use crate::common::output::{self, OutputArgs};
+use crate::common::output::OutputArgs;
 use crate::common::runs_file::{RunsFile, RunsPlan};
 pub(crate) use render::SweepReport;
 use serde::{Deserialize, Serialize};
@@ -177,6 +178,9 @@ pub(crate) struct SweepArgs {
     /// Write the diagonal (send = receive) as an SVG line plot to FILE.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+
+    #[command(flatten)]
+    brief: crate::common::brief::BriefArgs,
 
     #[command(flatten)]
     output: OutputArgs,
@@ -390,9 +394,9 @@ pub(crate) fn run(
     }
     write_files(&args, &doc.result)?;
     match stopped {
-        None => output::print(&args.output, &doc).context("writing the result"),
+        None => crate::common::brief::show(&args.brief, &args.output, &doc),
         Some(Stop::Failed(err)) => {
-            output::print(&args.output, &doc).context("writing the result")?;
+            crate::common::brief::show(&args.brief, &args.output, &doc)?;
             // Some runs are kept and printed: a partial result, status 3.
             Err(Exit::partial(format!("sweep incomplete: {err:#}")).into())
         }
@@ -402,8 +406,7 @@ pub(crate) fn run(
                 "interrupted after {saved} of {} runs; the table below is from those runs",
                 order.len()
             );
-            crate::common::interrupt::print_partial(&args.output, &doc, &what)
-                .context("writing the result")?;
+            crate::common::brief::show_partial(&args.brief, &args.output, &doc, &what)?;
             Err(crate::common::interrupt::Interrupted {
                 message: format!(
                     "{saved} of {} runs are saved in {}",
@@ -788,6 +791,7 @@ fn random_seed() -> u64 {
 
 /// Bad grids are refused before any run starts.
 pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
+    args.brief.check(&args.output, &[])?;
     if args.snd.0.is_empty() || args.rcv.as_ref().is_some_and(|a| a.0.is_empty()) {
         bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
     }

@@ -275,13 +275,13 @@ impl SweepReport {
             .into_iter()
             .map(|row| row.into_iter().map(|v| v.map(scale)).collect())
             .collect();
-        let cols: Vec<String> = (0..p.rcv.0.len()).map(|i| p.rcv.0[i].to_string()).collect();
-        let rows: Vec<String> = (0..p.snd.0.len()).map(|i| p.snd.0[i].to_string()).collect();
+        let (cols, x) = super::html::buffer_axis(&p.rcv, p.mss_bytes, "receive buffer");
+        let (rows, y) = super::html::buffer_axis(&p.snd, p.mss_bytes, "send buffer");
         Ok(heatmap_svg(
             Labels {
                 title: "task-to-task KiB/s (median)",
-                x: "receive buffer",
-                y: "send buffer",
+                x: &x,
+                y: &y,
             },
             &cols,
             &rows,
