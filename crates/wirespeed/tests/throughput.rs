@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::findings::assert_typed;
 use crate::util::{ChildGuard, Run, assert_one_line_error, wirespeed};
 
 fn json(run: &Run) -> serde_json::Value {
@@ -119,7 +120,26 @@ fn exact_bytes_reverse_bidir_and_parallel() {
     ] {
         let mut args = vec!["tcp", "-n", "1000001B", "-l", "4096", "-J", "-6"];
         args.extend_from_slice(flags);
-        let doc = json(&wirespeed(&args));
+        let run = wirespeed(&args);
+        let doc = json(&run);
+        // Loopback: each direction's verdict is the host's own ceiling, typed for a script.
+        let typed = assert_typed(&run.stdout);
+        let ceilings: Vec<_> = typed
+            .findings
+            .iter()
+            .filter(|f| f.kind == "loopback_ceiling")
+            .map(|f| f.evidence.get("direction").and_then(|d| d.as_str()))
+            .collect();
+        if flags == ["--bidir"] {
+            assert_eq!(
+                ceilings,
+                [Some("client_to_agent"), Some("agent_to_client")],
+                "{:?}",
+                typed.findings
+            );
+        } else {
+            assert_eq!(ceilings, [None], "{:?}", typed.findings);
+        }
         let streams = if flags.contains(&"-P") { 3 } else { 1 };
         for sum in sums {
             assert_eq!(
@@ -193,7 +213,26 @@ fn loopback_senders_are_not_paced_and_every_end_says_so() {
     for flags in [&[][..], &["-R"][..]] {
         let mut args = vec!["tcp", "-n", "256KiB", "--json"];
         args.extend_from_slice(flags);
-        let doc = json(&wirespeed(&args));
+        let run = wirespeed(&args);
+        let doc = json(&run);
+        // Loopback: each direction's verdict is the host's own ceiling, typed for a script.
+        let typed = assert_typed(&run.stdout);
+        let ceilings: Vec<_> = typed
+            .findings
+            .iter()
+            .filter(|f| f.kind == "loopback_ceiling")
+            .map(|f| f.evidence.get("direction").and_then(|d| d.as_str()))
+            .collect();
+        if flags == ["--bidir"] {
+            assert_eq!(
+                ceilings,
+                [Some("client_to_agent"), Some("agent_to_client")],
+                "{:?}",
+                typed.findings
+            );
+        } else {
+            assert_eq!(ceilings, [None], "{:?}", typed.findings);
+        }
         let streams = doc["result"]["end"]["streams"].as_array().unwrap();
         assert!(!streams.is_empty(), "{flags:?}");
         for pair in streams {
@@ -216,9 +255,11 @@ fn loopback_senders_are_not_paced_and_every_end_says_so() {
 /// cap itself. (Within 2% across a lab link: `lab_rates::tcp_b_holds_the_cap_across_a_faster_link`.)
 #[test]
 fn tcp_b_caps_the_agents_senders_on_loopback() {
-    let doc = json(&wirespeed(&[
+    let run = wirespeed(&[
         "tcp", "-R", "-b", "20M", "-M", "1448", "-t", "1", "-i", "0", "--json",
-    ]));
+    ]);
+    let doc = json(&run);
+    let typed = assert_typed(&run.stdout);
     assert_eq!(
         doc["parameters"]["test"]["max_pacing_rate_bits_per_second"],
         20_000_000
@@ -243,6 +284,11 @@ fn tcp_b_caps_the_agents_senders_on_loopback() {
             verdict.starts_with("capped at 20 Mbit/s by -b"),
             "{verdict}"
         );
+        let capped = &typed.findings[0];
+        assert_eq!(capped.kind, "capped_by_rate");
+        assert_eq!(capped.evidence["cap_bits_per_second"], 20e6);
+        let share = capped.evidence["share"].as_f64().unwrap();
+        assert!((0.95..1.1).contains(&share), "{share}: a reached cap");
     }
 }
 
@@ -490,9 +536,10 @@ fn udp_states_how_datagrams_were_sent_and_received() {
 #[test]
 fn udp_at_b_0_warns_when_the_receiver_drops() {
     // A 4 KiB receive buffer behind an unpaced sender: datagrams are dropped.
-    let doc = json(&wirespeed(&[
+    let run = wirespeed(&[
         "udp", "-t", "0.3", "-l", "1400", "-b", "0", "-w", "4KiB", "--json",
-    ]));
+    ]);
+    let doc = json(&run);
     let lost = doc["result"]["end"]["sum_received"]["lost_percent"]
         .as_f64()
         .unwrap();
@@ -505,6 +552,12 @@ fn udp_at_b_0_warns_when_the_receiver_drops() {
             .starts_with("-b 0: the sender outran the receiver")),
         "{warnings:?}"
     );
+    let outrun = assert_typed(&run.stdout)
+        .findings
+        .into_iter()
+        .find(|f| f.kind == "receiver_outrun")
+        .expect("the drop is typed");
+    assert_eq!(outrun.evidence["lost_percent"].as_f64(), Some(lost));
 }
 
 /// Error lines say each cause once, call a too-large figure out of range, and name a -B address

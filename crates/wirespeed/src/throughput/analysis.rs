@@ -1,12 +1,14 @@
 //! Verdicts and warnings for a throughput result: the facts gathered from both ends, judged by
 //! `wirespeed_model::bottleneck`.
 
+use std::fmt;
 use std::net::SocketAddr;
 
 use serde::{Deserialize, Serialize};
 use wirespeed_lab::inside::{InterfaceTruth, RoutePair};
 use wirespeed_lab::truth::{Element, FlowShape, RouteTruth};
-use wirespeed_model::bottleneck::{FlowFacts, verdicts};
+use wirespeed_model::RateFormat;
+use wirespeed_model::bottleneck::{Bound, FlowFacts, verdicts};
 use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
 use wirespeed_net::env::Environment;
 use wirespeed_net::report::Role;
@@ -385,12 +387,160 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
     }
 }
 
+/// One direction's verdict; in a `--bidir` test the sentence names the direction first.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct DirectedBound {
+    /// `client_to_agent` or `agent_to_client` in a `--bidir` test; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) direction: Option<&'static str>,
+    #[serde(flatten)]
+    pub(crate) bound: Bound,
+}
+
+impl fmt::Display for DirectedBound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.direction {
+            Some("client_to_agent") => write!(f, "client->agent: {}", self.bound),
+            Some(_) => write!(f, "agent->client: {}", self.bound),
+            None => write!(f, "{}", self.bound),
+        }
+    }
+}
+
+/// What may make a TCP or UDP result less trustworthy, with the figures behind it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum ThroughputWarning {
+    /// `-S` asked for a TOS byte a stream does not carry.
+    TosNotCarried {
+        asked_tos: u8,
+        carried_tos: u8,
+        stream: u32,
+        end: &'static str,
+    },
+    /// `--mptcp` connections that fell back to plain TCP.
+    MptcpFellBack {
+        fell_back_connections: usize,
+        connections: usize,
+    },
+    /// A stream ended in an error.
+    StreamFailed {
+        stream: u32,
+        role: Role,
+        error: String,
+    },
+    /// `--zerocopy` sends the kernel copied anyway.
+    ZerocopyCopied {
+        stream: u32,
+        copied_sends: u64,
+        sends: u64,
+    },
+    /// UDP at `-b 0`: the receiver dropped what the sender outran it by.
+    ReceiverOutrun {
+        lost_percent: f64,
+        sent_bits_per_second: f64,
+        #[serde(skip)]
+        rate_format: RateFormat,
+    },
+    /// `-w` above the kernel's limit, clamped.
+    WindowClamped { window_bytes: u64, limit_bytes: u64 },
+    /// A TCP test too short for slow start to fade from the mean.
+    ShortTest { duration_seconds: f64 },
+    /// Only the client's counts exist.
+    AgentViewMissing,
+    /// Something iperf3's server did not report.
+    NotReportedByIperf3 { missing: String },
+    /// Repeated runs disagree by more than a tenth.
+    RunsSpread { runs: usize, spread_percent: f64 },
+}
+
+impl fmt::Display for ThroughputWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ThroughputWarning::TosNotCarried {
+                asked_tos,
+                carried_tos,
+                stream,
+                end,
+            } => write!(
+                f,
+                "-S asked for TOS {} but stream {stream} at the {end} carries {}",
+                wirespeed_model::dscp::describe(*asked_tos),
+                wirespeed_model::dscp::describe(*carried_tos)
+            ),
+            ThroughputWarning::MptcpFellBack {
+                fell_back_connections,
+                connections,
+            } => write!(
+                f,
+                "--mptcp: {fell_back_connections} of {connections} connections fell back to plain \
+                 TCP: the agent listens without Multipath TCP (start it with `serve --mptcp`) or \
+                 something on the path removed the MPTCP option; the rates are TCP's"
+            ),
+            ThroughputWarning::StreamFailed {
+                stream,
+                role,
+                error,
+            } => write!(f, "stream {stream} ({role:?} end): {error}"),
+            ThroughputWarning::ZerocopyCopied {
+                stream,
+                copied_sends,
+                sends,
+            } => write!(
+                f,
+                "--zerocopy on stream {stream}: the kernel copied {copied_sends} of {sends} sends \
+                 anyway (it must on loopback and on devices without scatter-gather); zerocopy \
+                 pays off on a real NIC"
+            ),
+            ThroughputWarning::ReceiverOutrun {
+                lost_percent,
+                sent_bits_per_second,
+                rate_format,
+            } => write!(
+                f,
+                "-b 0: the sender outran the receiver and {lost_percent:.1}% of the datagrams \
+                 were dropped (the received rate is what the receiver kept up with; {} were \
+                 sent); give a rate with -b to measure loss at that rate",
+                rate_format.format(*sent_bits_per_second)
+            ),
+            ThroughputWarning::WindowClamped {
+                window_bytes,
+                limit_bytes,
+            } => write!(
+                f,
+                "-w {window_bytes} exceeds net.core.rmem_max/wmem_max ({limit_bytes}): the kernel \
+                 clamped it; see the granted sizes"
+            ),
+            ThroughputWarning::ShortTest { duration_seconds } => write!(
+                f,
+                "a {duration_seconds} s TCP test is short: slow start and warm-up weigh on the \
+                 average"
+            ),
+            ThroughputWarning::AgentViewMissing => write!(
+                f,
+                "the agent's view is missing: rates are the client's alone"
+            ),
+            ThroughputWarning::NotReportedByIperf3 { missing } => {
+                write!(f, "not reported by the iperf3 server: {missing}")
+            }
+            ThroughputWarning::RunsSpread {
+                runs,
+                spread_percent,
+            } => write!(
+                f,
+                "the {runs} runs spread {spread_percent:.0}% (max - min over the median): the \
+                 host is busy or the path varies; trust the median and its interval, or run more"
+            ),
+        }
+    }
+}
+
 /// Verdicts (per direction) and warnings.
 pub(crate) fn judge(
     r: &ThroughputResult,
     o: &TestOutcome,
     agent: SocketAddr,
-) -> (Vec<String>, Vec<String>) {
+) -> (Vec<DirectedBound>, Vec<ThroughputWarning>) {
     let flows: Vec<Flow> = match r.spec.direction {
         Direction::Send => vec![Flow::Upload],
         Direction::Receive => vec![Flow::Download],
@@ -401,18 +551,14 @@ pub(crate) fn judge(
     // failed stream or a missing view is not a ceiling and not a limit.
     let flows = if r.partial { Vec::new() } else { flows };
     for flow in flows {
-        let prefix = if r.spec.direction == Direction::Both {
-            match flow {
-                Flow::Upload => "client->agent: ",
-                Flow::Download => "agent->client: ",
-            }
-        } else {
-            ""
-        };
+        let direction = (r.spec.direction == Direction::Both).then_some(match flow {
+            Flow::Upload => "client_to_agent",
+            Flow::Download => "agent_to_client",
+        });
         out.extend(
             verdicts(&facts(r, o, flow, agent))
                 .into_iter()
-                .map(|v| format!("{prefix}{v}")),
+                .map(|bound| DirectedBound { direction, bound }),
         );
     }
     let mut warnings = marking_warnings(r, o);
@@ -423,7 +569,11 @@ pub(crate) fn judge(
         .chain(o.agent.iter().flat_map(|a| &a.streams))
     {
         if let Some(e) = &s.error {
-            warnings.push(format!("stream {} ({:?} end): {e}", s.id, s.role));
+            warnings.push(ThroughputWarning::StreamFailed {
+                stream: s.id,
+                role: s.role,
+                error: e.clone(),
+            });
         }
     }
     for s in o
@@ -435,11 +585,11 @@ pub(crate) fn judge(
         if let Some(z) = &s.zerocopy
             && z.copied > 0
         {
-            warnings.push(format!(
-                "--zerocopy on stream {}: the kernel copied {} of {} sends anyway (it must on \
-                 loopback and on devices without scatter-gather); zerocopy pays off on a real NIC",
-                s.id, z.copied, z.sends
-            ));
+            warnings.push(ThroughputWarning::ZerocopyCopied {
+                stream: s.id,
+                copied_sends: z.copied,
+                sends: z.sends,
+            });
         }
     }
     if r.spec.protocol == Protocol::Udp && r.spec.rate_bits_per_second == 0 {
@@ -453,12 +603,11 @@ pub(crate) fn judge(
             if let (Some(sent), Some(rx)) = (sent, received)
                 && let Some(p) = rx.lost_percent.filter(|&p| p >= 0.1)
             {
-                warnings.push(format!(
-                    "-b 0: the sender outran the receiver and {p:.1}% of the datagrams were dropped \
-                     (the received rate is what the receiver kept up with; {} were sent); give a \
-                     rate with -b to measure loss at that rate",
-                    r.rate_format.format(sent.bits_per_second)
-                ));
+                warnings.push(ThroughputWarning::ReceiverOutrun {
+                    lost_percent: p,
+                    sent_bits_per_second: sent.bits_per_second,
+                    rate_format: r.rate_format,
+                });
             }
         }
     }
@@ -467,21 +616,22 @@ pub(crate) fn judge(
         if let Some(max) = env.and_then(|e| e.rmem_max_bytes.min(e.wmem_max_bytes))
             && w > max
         {
-            warnings.push(format!(
-                "-w {w} exceeds net.core.rmem_max/wmem_max ({max}): the kernel clamped it; see the granted sizes"
-            ));
+            warnings.push(ThroughputWarning::WindowClamped {
+                window_bytes: w,
+                limit_bytes: max,
+            });
         }
     }
     if let Amount::Seconds(s) = r.spec.amount
         && s < 2.0
         && r.spec.protocol == Protocol::Tcp
     {
-        warnings.push(format!(
-            "a {s} s TCP test is short: slow start and warm-up weigh on the average"
-        ));
+        warnings.push(ThroughputWarning::ShortTest {
+            duration_seconds: s,
+        });
     }
     if o.agent.is_none() {
-        warnings.push("the agent's view is missing: rates are the client's alone".into());
+        warnings.push(ThroughputWarning::AgentViewMissing);
     }
 
     (out, warnings)
@@ -489,9 +639,9 @@ pub(crate) fn judge(
 
 /// What `-S` and `--mptcp` asked for against what the sockets did: each is a request the kernel
 /// or the other end may not honour, and a result measured without it must say so.
-fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<String> {
+fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<ThroughputWarning> {
     let mut out = Vec::new();
-    let streams: Vec<(&str, &StreamReport)> = o
+    let streams: Vec<(&'static str, &StreamReport)> = o
         .client
         .streams
         .iter()
@@ -508,12 +658,12 @@ fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<String> {
             if let Some(got) = s.socket.tos
                 && got != asked
             {
-                out.push(format!(
-                    "-S asked for TOS {} but stream {} at the {end} carries {}",
-                    wirespeed_model::dscp::describe(asked),
-                    s.id,
-                    wirespeed_model::dscp::describe(got)
-                ));
+                out.push(ThroughputWarning::TosNotCarried {
+                    asked_tos: asked,
+                    carried_tos: got,
+                    stream: s.id,
+                    end: *end,
+                });
             }
         }
     }
@@ -524,12 +674,10 @@ fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<String> {
             .filter(|s| s.socket.mptcp == Some(false))
             .count();
         if fell_back > 0 {
-            out.push(format!(
-                "--mptcp: {fell_back} of {} connections fell back to plain TCP: the agent listens \
-                 without Multipath TCP (start it with `serve --mptcp`) or something on the path \
-                 removed the MPTCP option; the rates are TCP's",
-                client.len()
-            ));
+            out.push(ThroughputWarning::MptcpFellBack {
+                fell_back_connections: fell_back,
+                connections: client.len(),
+            });
         }
     }
     out

@@ -18,6 +18,7 @@ use wirespeed_net::iperf3::Results;
 use wirespeed_net::iperf3::client::{self, Iperf3Error};
 use wirespeed_net::{Amount, Progress, TestOutcome};
 
+use super::analysis::ThroughputWarning;
 use super::{Config, ThroughputArgs};
 use crate::common::exit_status::Exit;
 
@@ -255,10 +256,10 @@ pub(crate) fn run(
 }
 
 /// One warning per thing the server could not report.
-pub(crate) fn warnings(peer: &Iperf3Peer) -> Vec<String> {
+pub(crate) fn warnings(peer: &Iperf3Peer) -> Vec<ThroughputWarning> {
     peer.missing
         .iter()
-        .map(|m| format!("not reported by the iperf3 server: {m}"))
+        .map(|m| ThroughputWarning::NotReportedByIperf3 { missing: m.clone() })
         .collect()
 }
 

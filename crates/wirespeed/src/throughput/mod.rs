@@ -914,20 +914,24 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurem
     };
     let mut doc = Document::new(command, params, result);
     let (verdicts, warnings) = analysis::judge(&doc.result, &outcome, agent_addr);
-    doc.verdicts = verdicts;
-    doc.warnings = warnings;
+    for verdict in &verdicts {
+        doc.verdict(verdict);
+    }
+    for warning in &warnings {
+        doc.warning(warning);
+    }
     if let Some(p) = &doc.result.iperf3 {
-        doc.warnings.extend(iperf3_peer::warnings(p));
+        for warning in iperf3_peer::warnings(p) {
+            doc.warning(&warning);
+        }
     }
     if let Some(r) = &doc.result.repeat
         && r.spread_percent > 10.0
     {
-        doc.warnings.push(format!(
-            "the {} runs spread {:.0}% (max - min over the median): the host is busy or the path \
-             varies; trust the median and its interval, or run more",
-            r.values.len(),
-            r.spread_percent
-        ));
+        doc.warning(&analysis::ThroughputWarning::RunsSpread {
+            runs: r.values.len(),
+            spread_percent: r.spread_percent,
+        });
     }
     Ok(Measurement {
         doc,
