@@ -22,7 +22,7 @@ use self::verdicts::ProbeFinding;
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
 use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
-use wirespeed_report::{Document, Render, Table};
+use wirespeed_report::{Document, Render, Severity, Table};
 
 use crate::common::output::{self, OutputArgs};
 
@@ -772,11 +772,11 @@ fn measure(
             rounds: doc.result.rounds,
         });
     }
-    for warning in &warnings {
-        doc.warning(warning);
-    }
-    for verdict in &verdicts {
-        doc.verdict(verdict);
+    for finding in warnings.iter().chain(&verdicts) {
+        match finding.severity() {
+            Severity::Verdict => doc.verdict(finding),
+            Severity::Warning => doc.warning(finding),
+        }
     }
     let what = run_interrupted.then(|| {
         format!(
