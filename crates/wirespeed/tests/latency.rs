@@ -18,6 +18,15 @@ fn json(args: &[&str]) -> serde_json::Value {
 fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
     let doc = json(&["latency", "--idle", "1s", "-t", "2s", "-P", "1", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.latency.v1");
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert!(
+        typed.findings.iter().any(|f| f.kind == "responsiveness"
+            && f.evidence["loaded_rpm"]
+                .as_f64()
+                .is_some_and(|rpm| rpm > 0.0)),
+        "{:?}",
+        typed.findings
+    );
     let r = &doc["result"];
     let kinds = r["kinds"].as_array().unwrap();
     let names: Vec<&str> = kinds.iter().map(|k| k["kind"].as_str().unwrap()).collect();
@@ -107,6 +116,16 @@ fn rr_and_crr_count_the_same_transactions_at_both_ends() {
         args.extend_from_slice(extra);
         let doc = json(&args);
         assert_eq!(doc["schema"], "wirespeed.latency-rr.v1");
+        let typed = crate::findings::assert_typed(&doc.to_string());
+        assert_eq!(
+            typed.findings[0].kind, "request_response",
+            "{:?}",
+            typed.findings
+        );
+        assert_eq!(
+            typed.findings[0].evidence["new_connection"],
+            !extra.is_empty()
+        );
         let r = &doc["result"];
         let n = r["transactions"].as_u64().unwrap();
         assert!(n > 10, "{r}");

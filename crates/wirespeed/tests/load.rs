@@ -105,6 +105,15 @@ fn seed_000_fig_3_3_series_on_loopback_with_three_agents_resumes() {
     assert_eq!(rows.len(), 3);
     assert_eq!(rows[2]["complete"], true);
     assert!(rows[2]["model_shared_10mbit"].is_null());
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert!(
+        typed
+            .findings
+            .iter()
+            .any(|f| f.kind == "loopback_not_a_medium"),
+        "{:?}",
+        typed.findings
+    );
     assert_eq!(std::fs::read_to_string(&file).unwrap().lines().count(), 4);
     // Every test is in the file, so `--brief` runs none: one headline per test, from the file.
     let run = wirespeed(&[
@@ -191,6 +200,14 @@ fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
     assert!(
         warnings.contains("incomplete test (3 hosts x 512): host 2"),
         "{warnings}"
+    );
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert!(
+        typed.findings.iter().any(|f| f.kind == "incomplete_test"
+            && f.evidence["host"] == 2
+            && f.evidence["hosts"] == 3),
+        "{:?}",
+        typed.findings
     );
 }
 

@@ -27,6 +27,7 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
             "--json",
         ]));
         assert_eq!(doc["schema"], "wirespeed.probe.v1");
+        crate::findings::assert_typed(&doc.to_string());
         let r = &doc["result"];
         assert_eq!(r["answers"], 64);
         assert!(matches!(
@@ -621,6 +622,16 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
     assert_eq!(hard["result"]["converged"], false);
     assert!(hard["result"]["samples"].as_array().unwrap().len() > 12);
     assert!(hard["warnings"].to_string().contains("--until-width"));
+    let typed = crate::findings::assert_typed(&hard.to_string());
+    assert!(
+        typed
+            .findings
+            .iter()
+            .any(|f| f.kind == "intervals_not_converged"
+                && f.evidence["rounds"].as_u64() == Some(rounds)),
+        "{:?}",
+        typed.findings
+    );
 }
 
 #[test]

@@ -24,6 +24,15 @@ fn sim_csma_json_has_one_point_per_size_and_host_count() {
     assert_eq!(doc["schema"], "wirespeed.sim.v1");
     assert_eq!(doc["parameters"]["model"], "csma");
     assert_eq!(doc["parameters"]["mac"]["slot_bits"], 512);
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert!(
+        typed.findings.iter().any(|f| f.kind == "short_packet_rate"
+            && f.evidence["packets_per_second"]
+                .as_f64()
+                .is_some_and(|pps| pps > 10_000.0)),
+        "{:?}",
+        typed.findings
+    );
     let points = doc["result"]["points"].as_array().unwrap();
     assert_eq!(points.len(), 6);
     assert_eq!(points[3]["lengths"], "6/2");

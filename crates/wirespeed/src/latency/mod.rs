@@ -31,7 +31,7 @@ use wirespeed_net::control::echo::Residence;
 use wirespeed_net::probe::echo::UdpEcho;
 use wirespeed_net::rr::RrSession;
 use wirespeed_net::spec::{Amount, Direction, Protocol, TestSpec};
-use wirespeed_report::{Document, Render};
+use wirespeed_report::{Document, Finding, Render, Severity};
 
 use crate::common::exit_status::NOT_MEASURED;
 use crate::common::output::OutputArgs;
@@ -721,24 +721,20 @@ fn run_rr(
     };
     let mut doc = Document::new("latency-rr", params, result);
     if let Some(why) = failure.clone() {
-        doc.warnings.push(why);
+        // The failure's own message, already a sentence naming its cause.
+        doc.push(Finding::plain(Severity::Warning, "run_failed", why));
     } else if interrupted {
-        doc.warnings
-            .push("interrupted: the figures are of the transactions before it".into());
+        doc.warning(&verdicts::LatencyFinding::Interrupted);
     } else {
         let r = &doc.result;
-        doc.verdicts.push(format!(
-            "{:.0} transactions/s of {} B out and {} B back{}: {} median round trip",
-            r.transactions_per_second,
-            request,
-            response,
-            if args.connect {
-                ", each on a new connection"
-            } else {
-                ""
-            },
-            time_ms(r.round_trip.p50_ms),
-        ));
+        let finding = verdicts::LatencyFinding::RequestResponse {
+            transactions_per_second: r.transactions_per_second,
+            request_bytes: request,
+            response_bytes: response,
+            new_connection: args.connect,
+            median_round_trip_seconds: r.round_trip.p50_ms / 1e3,
+        };
+        doc.verdict(&finding);
     }
     let partial = partial.then(|| failure.unwrap_or_else(|| "interrupted".into()));
     Ok(Measured::Rr(Box::new(doc), partial))

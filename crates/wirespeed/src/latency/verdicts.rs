@@ -4,12 +4,14 @@
 //! directions' queues, and under fq_codel the probes' own rise, not the queue the load's
 //! flows build, says what the probes waited.
 
+use std::fmt;
 use std::net::SocketAddr;
 
-use wirespeed_report::Document;
-
+use serde::Serialize;
 use wirespeed_model::RateFormat;
+use wirespeed_report::{Document, Severity};
 
+use super::queues::{QueueKind, bytes_text};
 use super::{LatencyParams, LatencyResult, LoadDirection, ProbeKind, time_ms};
 
 /// fq_codel's and CoDel's target sojourn time (RFC 8289 section 4.4; RFC 8290): a standing
@@ -37,67 +39,504 @@ pub(super) fn load_words(
     }
 }
 
-/// The UDP probes' medians, idle and loaded, and the rise the load added, ms.
-pub(super) struct Rise {
-    pub(super) idle_p50_ms: f64,
-    pub(super) loaded_p50_ms: f64,
-    pub(super) loaded_p99_ms: f64,
-    pub(super) delay_ms: f64,
+/// Everything `latency` concludes, typed: the kind a script acts on and the figures it rests on
+/// (seconds, bytes, bits per second, a share as a 0-1 ratio); the sentence a person reads is
+/// its `Display`. Kinds are stable once released.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum LatencyFinding {
+    /// Warning: the run ended early, so no verdict is drawn from its part-figures.
+    PartialResult { reason: String },
+    /// Warning: no UDP echo came back in a phase, so there is no rise to judge.
+    UdpEchoUnanswered,
+    /// Warning: more than a tenth of one kind of probe went unanswered under load.
+    ProbesLostUnderLoad {
+        probe: ProbeKind,
+        lost: usize,
+        probes: usize,
+    },
+    /// The loaded median is within the idle phase's own spread: no queue worth the name.
+    NoAddedDelay {
+        idle_round_trip_seconds: f64,
+        loaded_round_trip_seconds: f64,
+        loaded_p99_round_trip_seconds: f64,
+        idle_spread_seconds: f64,
+    },
+    /// The load raised the median UDP round trip: how much, the bytes that stands for at each
+    /// loaded direction's measured rate, where it waited and what would shrink it.
+    LoadAddedDelay {
+        added_delay_seconds: f64,
+        idle_round_trip_seconds: f64,
+        loaded_round_trip_seconds: f64,
+        loaded_p99_round_trip_seconds: f64,
+        direction: LoadDirection,
+        upload_bits_per_second: Option<f64>,
+        download_bits_per_second: Option<f64>,
+        location: String,
+        remedy: String,
+        #[serde(skip)]
+        format: RateFormat,
+    },
+    /// The lab emulator's own samples of the link's queues over the loaded window: the ground
+    /// truth beside the probes' rise.
+    LabLinkQueue {
+        link: String,
+        aqm: Option<String>,
+        window_seconds: f64,
+        out_queue_seconds: f64,
+        out_queue_bytes: f64,
+        out_drops: u64,
+        back_queue_seconds: f64,
+        probe_rise_seconds: f64,
+    },
+    /// Where the load's bytes waited, all the queues measured, and which the probes cross.
+    QueuesWaited {
+        rate_bits_per_second: f64,
+        queues: Vec<QueueWait>,
+        probes_cross: Vec<QueueKind>,
+        loopback: bool,
+        #[serde(skip)]
+        format: RateFormat,
+    },
+    /// One queue held a kilobyte or more on average: its size and what would shrink it.
+    QueueStanding {
+        queue: QueueKind,
+        location: String,
+        mean_bytes: f64,
+        max_bytes: Option<f64>,
+        mean_seconds: f64,
+        probes_wait_here: bool,
+        remedy: String,
+    },
+    /// Round trips per minute under load and idle (the responsiveness draft's RPM).
+    Responsiveness { loaded_rpm: f64, idle_rpm: f64 },
+    /// Warning: the probes' own packets are a percent or more of the link or measured rate.
+    ProbeLoadHeavy { share: f64, share_of: ShareOf },
+    /// `--rr`: the transaction rate and its median round trip.
+    RequestResponse {
+        transactions_per_second: f64,
+        request_bytes: u32,
+        response_bytes: u32,
+        new_connection: bool,
+        median_round_trip_seconds: f64,
+    },
+    /// Warning (`--rr`): interrupted, the figures are of the transactions before it.
+    Interrupted,
 }
 
-/// What the load added to the probes' median round trip, and the bytes it stands for. Loaded
-/// one way, the rise waits in that direction's queue, at that direction's measured rate.
-/// Loaded both ways, a round trip crosses both directions' queues: the rise is their sum, and
-/// the round trips cannot split it, so each direction's figure is given as the most it could
-/// hold (all of the rise in its queue, at its rate), never one sum at the faster rate (issue
-/// 31: "147 kB standing in a queue" for two queues).
-pub(super) fn rise_verdict(
-    rise: &Rise,
-    direction: LoadDirection,
-    (up, down): (Option<f64>, Option<f64>),
-    format: RateFormat,
-    (location, remedy): (&str, &str),
-) -> String {
-    let bytes_at = |bps: f64| super::queues::bytes_text((rise.delay_ms / 1e3 * bps / 8.0).max(0.0));
-    let medians = format!(
-        "{} idle, {} loaded, p99 {}",
-        time_ms(rise.idle_p50_ms),
-        time_ms(rise.loaded_p50_ms),
-        time_ms(rise.loaded_p99_ms)
-    );
-    let one_way = |bps: Option<f64>, name: &str| match bps.filter(|b| b.is_finite() && *b > 0.0) {
-        Some(b) => format!(
-            "at the {name}'s {} that is {} standing in its queue",
-            format.format(b),
-            bytes_at(b)
-        ),
-        None => format!("the {name}'s rate was not measured, so its bytes are not known"),
-    };
-    match direction {
-        LoadDirection::Up | LoadDirection::Down => {
-            let name = if direction == LoadDirection::Up {
-                "upload"
-            } else {
-                "download"
-            };
-            let rate = if direction == LoadDirection::Up {
-                up
-            } else {
-                down
-            };
-            format!(
-                "the load added {} to the median UDP round trip ({medians}): {}; where: {location}; {remedy}",
-                time_ms(rise.delay_ms),
-                one_way(rate, name)
-            )
+/// One queue in the split of the load's bytes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct QueueWait {
+    pub(crate) queue: QueueKind,
+    pub(crate) location: String,
+    pub(crate) mean_bytes: f64,
+    pub(crate) mean_seconds: f64,
+}
+
+/// What the probes' own load is a share of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum ShareOf {
+    /// The link's configured or negotiated rate.
+    Link,
+    /// The load's measured rate (the link's rate unknown).
+    MeasuredRate,
+}
+
+impl LatencyFinding {
+    /// Whether this is a verdict on the result or a warning about trusting it.
+    pub(crate) fn severity(&self) -> Severity {
+        match self {
+            LatencyFinding::PartialResult { .. }
+            | LatencyFinding::UdpEchoUnanswered
+            | LatencyFinding::ProbesLostUnderLoad { .. }
+            | LatencyFinding::ProbeLoadHeavy { .. }
+            | LatencyFinding::Interrupted => Severity::Warning,
+            _ => Severity::Verdict,
         }
-        LoadDirection::Both => format!(
-            "the load added {} to the median UDP round trip ({medians}): loaded both ways, a round trip crosses both directions' queues, so that is their sum, which round trips cannot split; were it all one way's: {}; or {}; where: {location}; {remedy}",
-            time_ms(rise.delay_ms),
-            one_way(up, "upload"),
-            one_way(down, "download")
-        ),
     }
+}
+
+/// Seconds as `time_ms` writes milliseconds.
+fn time_s(seconds: f64) -> String {
+    time_ms(seconds * 1e3)
+}
+
+impl fmt::Display for LatencyFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LatencyFinding::PartialResult { reason } => {
+                write!(f, "partial result ({reason}): no verdict")
+            }
+            LatencyFinding::UdpEchoUnanswered => f.write_str(
+                "no UDP echo answered in one of the phases: no latency verdict (is UDP to the agent blocked?)",
+            ),
+            LatencyFinding::ProbesLostUnderLoad {
+                probe,
+                lost,
+                probes,
+            } => write!(
+                f,
+                "{}: {lost} of {probes} probes unanswered under load",
+                probe.label()
+            ),
+            LatencyFinding::NoAddedDelay {
+                idle_round_trip_seconds,
+                loaded_round_trip_seconds,
+                loaded_p99_round_trip_seconds,
+                idle_spread_seconds,
+            } => write!(
+                f,
+                "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
+                time_s(*idle_round_trip_seconds),
+                time_s(*loaded_round_trip_seconds),
+                time_s(*loaded_p99_round_trip_seconds),
+                time_s(*idle_spread_seconds),
+            ),
+            LatencyFinding::LoadAddedDelay { .. } => self.write_rise(f),
+            LatencyFinding::LabLinkQueue {
+                link,
+                aqm,
+                window_seconds,
+                out_queue_seconds,
+                out_queue_bytes,
+                out_drops,
+                back_queue_seconds,
+                probe_rise_seconds,
+            } => {
+                let both = out_queue_seconds + back_queue_seconds.max(0.0);
+                write!(
+                    f,
+                    "the lab's own count: over the same {window_seconds:.1} s of load its emulator, sampling the queue of link {link} every 1 ms, found {} on average on the way out ({} at the link's rate; {out_drops} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
+                    time_s(*out_queue_seconds),
+                    bytes_text(*out_queue_bytes),
+                    time_s(*back_queue_seconds),
+                    time_s(*probe_rise_seconds),
+                    probe_rise_seconds / both * 100.0,
+                    time_s(both),
+                    if aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
+                        ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
+                    } else {
+                        ""
+                    },
+                )
+            }
+            LatencyFinding::QueuesWaited {
+                rate_bits_per_second,
+                queues,
+                probes_cross,
+                loopback,
+                format,
+            } => {
+                let list: Vec<String> = queues
+                    .iter()
+                    .map(|q| {
+                        format!(
+                            "{}: {} ({})",
+                            q.location,
+                            bytes_text(q.mean_bytes),
+                            time_s(q.mean_seconds)
+                        )
+                    })
+                    .collect();
+                let crossed: Vec<&str> = probes_cross
+                    .iter()
+                    .map(|q| match q {
+                        QueueKind::Qdisc => "the qdisc",
+                        QueueKind::NicRing => "the ring",
+                        QueueKind::LabLink => "the emulated link",
+                        _ => "the path beyond this host",
+                    })
+                    .collect();
+                write!(
+                    f,
+                    "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
+                    format.format(*rate_bits_per_second),
+                    list.join("; "),
+                    if crossed.is_empty() {
+                        "none of these".to_string()
+                    } else {
+                        crossed.join(" and ")
+                    },
+                    if *loopback {
+                        " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
+                    } else {
+                        ""
+                    }
+                )
+            }
+            LatencyFinding::QueueStanding {
+                queue,
+                location,
+                mean_bytes,
+                max_bytes,
+                mean_seconds,
+                probes_wait_here,
+                remedy,
+            } => write!(
+                f,
+                "queue: {location} held {} on average ({}{}); {}; shrink it: {remedy}",
+                bytes_text(*mean_bytes),
+                if *queue == QueueKind::LabLink {
+                    format!("{} of delay at the link's rate", time_s(*mean_seconds))
+                } else {
+                    format!("{} at the load's rate", time_s(*mean_seconds))
+                },
+                match max_bytes {
+                    Some(max) => format!("; at most {}", bytes_text(*max)),
+                    None => String::new(),
+                },
+                if *probes_wait_here {
+                    "every packet that leaves this way waits in it, the probes included"
+                } else {
+                    "only the load's own data waits in it, not the probes on flows of their own"
+                },
+            ),
+            LatencyFinding::Responsiveness {
+                loaded_rpm,
+                idle_rpm,
+            } => write!(
+                f,
+                "responsiveness: {loaded_rpm:.0} RPM under load ({idle_rpm:.0} idle)"
+            ),
+            LatencyFinding::ProbeLoadHeavy { share, share_of } => write!(
+                f,
+                "the probes' own load is {:.1}% of {}: lengthen --probe-interval",
+                share * 100.0,
+                match share_of {
+                    ShareOf::Link => "the link",
+                    ShareOf::MeasuredRate => "the measured rate",
+                }
+            ),
+            LatencyFinding::RequestResponse {
+                transactions_per_second,
+                request_bytes,
+                response_bytes,
+                new_connection,
+                median_round_trip_seconds,
+            } => write!(
+                f,
+                "{transactions_per_second:.0} transactions/s of {request_bytes} B out and {response_bytes} B back{}: {} median round trip",
+                if *new_connection {
+                    ", each on a new connection"
+                } else {
+                    ""
+                },
+                time_s(*median_round_trip_seconds),
+            ),
+            LatencyFinding::Interrupted => {
+                f.write_str("interrupted: the figures are of the transactions before it")
+            }
+        }
+    }
+}
+
+impl LatencyFinding {
+    /// What the load added to the probes' median round trip, and the bytes it stands for.
+    /// Loaded one way, the rise waits in that direction's queue, at that direction's measured
+    /// rate. Loaded both ways, a round trip crosses both directions' queues: the rise is their
+    /// sum, and the round trips cannot split it, so each direction's figure is given as the
+    /// most it could hold (all of the rise in its queue, at its rate), never one sum at the
+    /// faster rate (issue 31: "147 kB standing in a queue" for two queues).
+    fn write_rise(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let LatencyFinding::LoadAddedDelay {
+            added_delay_seconds,
+            idle_round_trip_seconds,
+            loaded_round_trip_seconds,
+            loaded_p99_round_trip_seconds,
+            direction,
+            upload_bits_per_second: up,
+            download_bits_per_second: down,
+            location,
+            remedy,
+            format,
+        } = self
+        else {
+            return Ok(());
+        };
+        let bytes_at = |bps: f64| bytes_text((added_delay_seconds * bps / 8.0).max(0.0));
+        let medians = format!(
+            "{} idle, {} loaded, p99 {}",
+            time_s(*idle_round_trip_seconds),
+            time_s(*loaded_round_trip_seconds),
+            time_s(*loaded_p99_round_trip_seconds)
+        );
+        let one_way = |bps: Option<f64>, name: &str| match bps.filter(|b| b.is_finite() && *b > 0.0)
+        {
+            Some(b) => format!(
+                "at the {name}'s {} that is {} standing in its queue",
+                format.format(b),
+                bytes_at(b)
+            ),
+            None => format!("the {name}'s rate was not measured, so its bytes are not known"),
+        };
+        match direction {
+            LoadDirection::Up | LoadDirection::Down => {
+                let (name, rate) = if *direction == LoadDirection::Up {
+                    ("upload", *up)
+                } else {
+                    ("download", *down)
+                };
+                write!(
+                    f,
+                    "the load added {} to the median UDP round trip ({medians}): {}; where: {location}; {remedy}",
+                    time_s(*added_delay_seconds),
+                    one_way(rate, name)
+                )
+            }
+            LoadDirection::Both => write!(
+                f,
+                "the load added {} to the median UDP round trip ({medians}): loaded both ways, a round trip crosses both directions' queues, so that is their sum, which round trips cannot split; were it all one way's: {}; or {}; where: {location}; {remedy}",
+                time_s(*added_delay_seconds),
+                one_way(*up, "upload"),
+                one_way(*down, "download")
+            ),
+        }
+    }
+}
+
+/// Adds the run's findings to its document, in the order `judge` gives them.
+pub(super) fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
+    for finding in judge(&doc.parameters, &doc.result) {
+        match finding.severity() {
+            Severity::Verdict => doc.verdict(&finding),
+            Severity::Warning => doc.warning(&finding),
+        }
+    }
+}
+
+/// The run's verdicts and warnings, from its figures alone.
+pub(crate) fn judge(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFinding> {
+    let mut out = Vec::new();
+    if let Some(why) = &r.partial_reason {
+        out.push(LatencyFinding::PartialResult {
+            reason: why.clone(),
+        });
+        return out;
+    }
+    let udp = r.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
+    let Some(udp) = udp.filter(|u| u.idle.p50_ms.is_finite() && u.loaded.p50_ms.is_finite()) else {
+        out.push(LatencyFinding::UdpEchoUnanswered);
+        return out;
+    };
+    for k in &r.kinds {
+        if k.loaded.probes > 0 && k.loaded.lost * 10 > k.loaded.probes {
+            out.push(LatencyFinding::ProbesLostUnderLoad {
+                probe: k.kind,
+                lost: k.loaded.lost,
+                probes: k.loaded.probes,
+            });
+        }
+    }
+    if let Some(q) = &r.queue {
+        // Below the idle phase's own spread the difference is noise, not a queue.
+        let noise = (udp.idle.p90_ms - udp.idle.p50_ms).max(0.05);
+        if q.delay_ms <= noise {
+            out.push(LatencyFinding::NoAddedDelay {
+                idle_round_trip_seconds: udp.idle.p50_ms / 1e3,
+                loaded_round_trip_seconds: udp.loaded.p50_ms / 1e3,
+                loaded_p99_round_trip_seconds: udp.loaded.p99_ms / 1e3,
+                idle_spread_seconds: noise / 1e3,
+            });
+        } else {
+            out.push(LatencyFinding::LoadAddedDelay {
+                added_delay_seconds: q.delay_ms / 1e3,
+                idle_round_trip_seconds: udp.idle.p50_ms / 1e3,
+                loaded_round_trip_seconds: udp.loaded.p50_ms / 1e3,
+                loaded_p99_round_trip_seconds: udp.loaded.p99_ms / 1e3,
+                direction: params.direction,
+                upload_bits_per_second: r.upload_bits_per_second,
+                download_bits_per_second: r.download_bits_per_second,
+                location: q.location.clone(),
+                remedy: q.remedy.clone(),
+                format: r.rate_format,
+            });
+        }
+    }
+    if let Some(w) = &r.link_queue
+        && w.samples > 0
+    {
+        out.push(LatencyFinding::LabLinkQueue {
+            link: w.link.clone(),
+            aqm: w.aqm.clone(),
+            window_seconds: w.to_seconds - w.from_seconds,
+            out_queue_seconds: w.out_mean_ms / 1e3,
+            out_queue_bytes: w.out_mean_bytes,
+            out_drops: w.out_drops,
+            back_queue_seconds: w.back_mean_ms / 1e3,
+            probe_rise_seconds: w.probe_mean_increase_ms / 1e3,
+        });
+    }
+    out.extend(queue_findings(params, r));
+    if r.rpm_loaded.is_finite() {
+        out.push(LatencyFinding::Responsiveness {
+            loaded_rpm: r.rpm_loaded,
+            idle_rpm: r.rpm_idle,
+        });
+    }
+    match r.probe_share_of_link_percent {
+        Some(share) if share >= 1.0 => out.push(LatencyFinding::ProbeLoadHeavy {
+            share: share / 100.0,
+            share_of: ShareOf::Link,
+        }),
+        None if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 => {
+            out.push(LatencyFinding::ProbeLoadHeavy {
+                share: r.probe_share_percent / 100.0,
+                share_of: ShareOf::MeasuredRate,
+            })
+        }
+        _ => {}
+    }
+    out
+}
+
+/// The split of the load's bytes between the queues the run measured: one finding naming them
+/// all, then one per queue that held at least a kilobyte, with what would shrink it.
+fn queue_findings(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFinding> {
+    if r.queues.is_empty() {
+        return Vec::new();
+    }
+    let loopback = params
+        .agent
+        .parse::<SocketAddr>()
+        .is_ok_and(|a| a.ip().is_loopback());
+    let rate = r
+        .upload_bits_per_second
+        .unwrap_or(0.0)
+        .max(r.download_bits_per_second.unwrap_or(0.0));
+    let mut out = vec![LatencyFinding::QueuesWaited {
+        rate_bits_per_second: rate,
+        queues: r
+            .queues
+            .iter()
+            .map(|q| QueueWait {
+                queue: q.queue,
+                location: q.location.clone(),
+                mean_bytes: q.mean_bytes,
+                mean_seconds: q.mean_ms / 1e3,
+            })
+            .collect(),
+        probes_cross: r
+            .queues
+            .iter()
+            .filter(|q| q.probes_wait_here)
+            .map(|q| q.queue)
+            .collect(),
+        loopback,
+        format: r.rate_format,
+    }];
+    for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
+        out.push(LatencyFinding::QueueStanding {
+            queue: q.queue,
+            location: q.location.clone(),
+            mean_bytes: q.mean_bytes,
+            max_bytes: q.max_bytes.is_finite().then_some(q.max_bytes),
+            mean_seconds: q.mean_ms / 1e3,
+            probes_wait_here: q.probes_wait_here,
+            remedy: q.remedy.clone(),
+        });
+    }
+    out
 }
 
 /// Whether the probes wait in a queue of `queue_ms` managed by `aqm`, judged by their own rise
@@ -131,183 +570,6 @@ pub(super) fn link_queue_remedy(aqm: Option<&str>, queue_ms: f64, probe_rise_ms:
     }
 }
 
-pub(super) fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
-    let r = &doc.result;
-    if let Some(why) = &r.partial_reason {
-        doc.warnings
-            .push(format!("partial result ({why}): no verdict"));
-        return;
-    }
-    let udp = r.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho);
-    let Some(udp) = udp.filter(|u| u.idle.p50_ms.is_finite() && u.loaded.p50_ms.is_finite()) else {
-        doc.warnings.push(
-            "no UDP echo answered in one of the phases: no latency verdict (is UDP to the agent blocked?)".into(),
-        );
-        return;
-    };
-    for k in &r.kinds {
-        if k.loaded.probes > 0 && k.loaded.lost * 10 > k.loaded.probes {
-            doc.warnings.push(format!(
-                "{}: {} of {} probes unanswered under load",
-                k.kind.label(),
-                k.loaded.lost,
-                k.loaded.probes
-            ));
-        }
-    }
-    if let Some(q) = &r.queue {
-        // Below the idle phase's own spread the difference is noise, not a queue.
-        let noise = (udp.idle.p90_ms - udp.idle.p50_ms).max(0.05);
-        if q.delay_ms <= noise {
-            doc.verdicts.push(format!(
-                "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
-                time_ms(udp.idle.p50_ms),
-                time_ms(udp.loaded.p50_ms),
-                time_ms(udp.loaded.p99_ms),
-                time_ms(noise),
-            ));
-        } else {
-            doc.verdicts.push(rise_verdict(
-                &Rise {
-                    idle_p50_ms: udp.idle.p50_ms,
-                    loaded_p50_ms: udp.loaded.p50_ms,
-                    loaded_p99_ms: udp.loaded.p99_ms,
-                    delay_ms: q.delay_ms,
-                },
-                doc.parameters.direction,
-                (r.upload_bits_per_second, r.download_bits_per_second),
-                r.rate_format,
-                (&q.location, &q.remedy),
-            ));
-        }
-    }
-    if let Some(w) = &r.link_queue
-        && w.samples > 0
-    {
-        let both = w.out_mean_ms + w.back_mean_ms.max(0.0);
-        doc.verdicts.push(format!(
-            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
-            w.to_seconds - w.from_seconds,
-            w.link,
-            time_ms(w.out_mean_ms),
-            crate::latency::queues::bytes_text(w.out_mean_bytes),
-            w.out_drops,
-            time_ms(w.back_mean_ms),
-            time_ms(w.probe_mean_increase_ms),
-            w.probe_mean_increase_ms / both * 100.0,
-            time_ms(both),
-            if w.aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
-                ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
-            } else {
-                ""
-            },
-        ));
-    }
-    queue_verdicts(doc);
-    let r = &doc.result;
-    if r.rpm_loaded.is_finite() {
-        doc.verdicts.push(format!(
-            "responsiveness: {:.0} RPM under load ({:.0} idle)",
-            r.rpm_loaded, r.rpm_idle
-        ));
-    }
-    match r.probe_share_of_link_percent {
-        Some(share) if share >= 1.0 => doc.warnings.push(format!(
-            "the probes' own load is {share:.1}% of the link: lengthen --probe-interval"
-        )),
-        None if r.probe_share_percent.is_finite() && r.probe_share_percent >= 1.0 => {
-            doc.warnings.push(format!(
-                "the probes' own load is {:.1}% of the measured rate: lengthen --probe-interval",
-                r.probe_share_percent
-            ))
-        }
-        _ => {}
-    }
-}
-
-/// The split of the load's bytes between the queues the run measured: one line naming them
-/// all, then one per queue that held at least a kilobyte, with what would shrink it.
-fn queue_verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
-    let r = &doc.result;
-    if r.queues.is_empty() {
-        return;
-    }
-    let loopback = doc
-        .parameters
-        .agent
-        .parse::<SocketAddr>()
-        .is_ok_and(|a| a.ip().is_loopback());
-    let rate = r
-        .upload_bits_per_second
-        .unwrap_or(0.0)
-        .max(r.download_bits_per_second.unwrap_or(0.0));
-    let size = |q: &crate::latency::queues::QueueShare| {
-        format!(
-            "{} ({})",
-            crate::latency::queues::bytes_text(q.mean_bytes),
-            time_ms(q.mean_ms)
-        )
-    };
-    let list: Vec<String> = r
-        .queues
-        .iter()
-        .map(|q| format!("{}: {}", q.location, size(q)))
-        .collect();
-    let crossed: Vec<&str> = r
-        .queues
-        .iter()
-        .filter(|q| q.probes_wait_here)
-        .map(|q| match q.queue {
-            crate::latency::queues::QueueKind::Qdisc => "the qdisc",
-            crate::latency::queues::QueueKind::NicRing => "the ring",
-            crate::latency::queues::QueueKind::LabLink => "the emulated link",
-            _ => "the path beyond this host",
-        })
-        .collect();
-    let mut lines = vec![format!(
-        "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
-        r.rate_format.format(rate),
-        list.join("; "),
-        if crossed.is_empty() {
-            "none of these".to_string()
-        } else {
-            crossed.join(" and ")
-        },
-        if loopback {
-            " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
-        } else {
-            ""
-        }
-    )];
-    for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
-        lines.push(format!(
-            "queue: {} held {} on average ({}{}); {}; shrink it: {}",
-            q.location,
-            crate::latency::queues::bytes_text(q.mean_bytes),
-            if q.queue == crate::latency::queues::QueueKind::LabLink {
-                format!("{} of delay at the link's rate", time_ms(q.mean_ms))
-            } else {
-                format!("{} at the load's rate", time_ms(q.mean_ms))
-            },
-            if q.max_bytes.is_finite() {
-                format!(
-                    "; at most {}",
-                    crate::latency::queues::bytes_text(q.max_bytes)
-                )
-            } else {
-                String::new()
-            },
-            if q.probes_wait_here {
-                "every packet that leaves this way waits in it, the probes included"
-            } else {
-                "only the load's own data waits in it, not the probes on flows of their own"
-            },
-            q.remedy,
-        ));
-    }
-    doc.verdicts.extend(lines);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -330,20 +592,19 @@ mod tests {
     /// given on its own.
     #[test]
     fn load_both_ways_reports_each_directions_queue_not_one_sum() {
-        let rise = Rise {
-            idle_p50_ms: 30.1,
-            loaded_p50_ms: 90.1,
-            loaded_p99_ms: 95.0,
-            delay_ms: 60.0,
+        let rise = |direction, rates: (Option<f64>, Option<f64>)| LatencyFinding::LoadAddedDelay {
+            added_delay_seconds: 0.060,
+            idle_round_trip_seconds: 0.0301,
+            loaded_round_trip_seconds: 0.0901,
+            loaded_p99_round_trip_seconds: 0.095,
+            direction,
+            upload_bits_per_second: rates.0,
+            download_bits_per_second: rates.1,
+            location: "the link".into(),
+            remedy: "an AQM".into(),
+            format: RateFormat::Adaptive,
         };
-        let rates = (Some(9.8e6), Some(9.8e6));
-        let both = rise_verdict(
-            &rise,
-            LoadDirection::Both,
-            rates,
-            RateFormat::Adaptive,
-            ("the link", "an AQM"),
-        );
+        let both = rise(LoadDirection::Both, (Some(9.8e6), Some(9.8e6))).to_string();
         assert!(!both.contains("standing in a queue"), "{both}");
         assert!(both.contains("crosses both directions' queues"), "{both}");
         assert!(
@@ -351,24 +612,169 @@ mod tests {
             "{both}"
         );
         assert_eq!(both.matches("73.5 kB").count(), 2, "{both}");
-        let up = rise_verdict(
-            &rise,
-            LoadDirection::Up,
-            (Some(9.8e6), None),
-            RateFormat::Adaptive,
-            ("the link", "an AQM"),
-        );
+        assert!(both.starts_with("the load added 60.00 ms to the median UDP round trip (30.10 ms idle, 90.10 ms loaded, p99 95.00 ms)"), "{both}");
+        let up = rise(LoadDirection::Up, (Some(9.8e6), None));
+        assert_eq!(up.severity(), Severity::Verdict);
+        let up = up.to_string();
         assert!(up.contains("73.5 kB standing in its queue"), "{up}");
         assert!(!up.contains("download"), "{up}");
         // A direction whose rate was not measured gets no bytes.
-        let down = rise_verdict(
-            &rise,
-            LoadDirection::Down,
-            (Some(9.8e6), None),
-            RateFormat::Adaptive,
-            ("the link", "an AQM"),
-        );
+        let down = rise(LoadDirection::Down, (Some(9.8e6), None)).to_string();
         assert!(down.contains("not measured"), "{down}");
+        // The finding a script reads: the kind and the figures in base units.
+        let typed = wirespeed_report::Finding::of(
+            Severity::Verdict,
+            &rise(LoadDirection::Both, (Some(9.8e6), Some(9.8e6))),
+        );
+        assert_eq!(typed.kind, "load_added_delay");
+        assert_eq!(typed.evidence["added_delay_seconds"], 0.060);
+        assert_eq!(typed.evidence["direction"], "both");
+        assert_eq!(typed.evidence["upload_bits_per_second"], 9.8e6);
+        assert!(!typed.evidence.contains_key("format"));
+    }
+
+    /// A loaded run as its document reads back: the UDP echo rose 20 ms over a 0.2 ms idle
+    /// spread, a qdisc held 25 kB the probes wait in, a tenth and more of the TCP handshakes
+    /// were lost, and the probes were 2.5% of the link.
+    fn loaded_run() -> (LatencyParams, LatencyResult) {
+        let stats = |p50: f64, p90: f64, probes: usize, lost: usize| {
+            serde_json::json!({"probes": probes, "lost": lost, "min_ms": p50, "p50_ms": p50,
+                "p90_ms": p90, "p99_ms": p90 + 1.0, "max_ms": p90 + 2.0, "trimmed_mean_ms": p50})
+        };
+        let kind = |kind: &str, lost: usize| {
+            serde_json::json!({"kind": kind, "idle": stats(1.0, 1.2, 100, 0),
+                "loaded": stats(21.0, 22.0, 100, lost), "increase_p50_ms": 20.0})
+        };
+        let result = serde_json::json!({
+            "idle_seconds": 1.0, "loaded_seconds": 2.0, "settle_seconds": 0.5,
+            "kinds": [kind("udp_echo", 0), kind("tcp_connect", 11)],
+            "rpm_idle": 3000.0, "rpm_loaded": 2800.4,
+            "upload_bits_per_second": 10e6, "download_bits_per_second": null,
+            "probe_bits_per_second": 250e3, "probe_share_percent": 2.5,
+            "probe_share_of_link_percent": 2.5,
+            "link_rate": {"source": "given", "bits_per_second": 10_000_000},
+            "queue": {"delay_ms": 20.0, "bytes": 25e3, "location": "the qdisc", "remedy": "fq_codel"},
+            "queues": [{"queue": "qdisc", "location": "the qdisc of eth0", "mean_bytes": 25e3,
+                "max_bytes": 30e3, "mean_ms": 20.0, "probes_wait_here": true,
+                "source": "tc", "remedy": "fq_codel on eth0"}],
+            "intervals": [], "samples": [], "partial": false, "partial_reason": null,
+        });
+        let params = serde_json::json!({"agent": "198.19.0.2:5201", "in_process_agent": false,
+            "streams": 1, "direction": "up", "probe_interval_seconds": 0.01});
+        (
+            serde_json::from_value(params).unwrap(),
+            serde_json::from_value(result).unwrap(),
+        )
+    }
+
+    #[test]
+    fn a_loaded_run_is_judged_into_typed_findings() {
+        let (params, result) = loaded_run();
+        let found = judge(&params, &result);
+        let kinds: Vec<String> = found
+            .iter()
+            .map(|f| wirespeed_report::Finding::of(f.severity(), f).kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "probes_lost_under_load",
+                "load_added_delay",
+                "queues_waited",
+                "queue_standing",
+                "responsiveness",
+                "probe_load_heavy"
+            ]
+        );
+        assert_eq!(
+            found[0],
+            LatencyFinding::ProbesLostUnderLoad {
+                probe: ProbeKind::TcpConnect,
+                lost: 11,
+                probes: 100
+            }
+        );
+        assert_eq!(found[0].severity(), Severity::Warning);
+        assert_eq!(
+            found[0].to_string(),
+            "TCP connect: 11 of 100 probes unanswered under load"
+        );
+        let LatencyFinding::LoadAddedDelay {
+            added_delay_seconds,
+            direction,
+            ..
+        } = &found[1]
+        else {
+            panic!("{:?}", found[1]);
+        };
+        assert!((added_delay_seconds - 0.020).abs() < 1e-12);
+        assert_eq!(*direction, LoadDirection::Up);
+        assert!(found[1].to_string().contains("25 kB standing in its queue"));
+        let LatencyFinding::QueueStanding {
+            queue,
+            max_bytes,
+            probes_wait_here,
+            ..
+        } = &found[3]
+        else {
+            panic!("{:?}", found[3]);
+        };
+        assert_eq!(
+            (*queue, *max_bytes, *probes_wait_here),
+            (QueueKind::Qdisc, Some(30e3), true)
+        );
+        assert_eq!(
+            found[3].to_string(),
+            "queue: the qdisc of eth0 held 25 kB on average (20.00 ms at the load's rate; at most 30 kB); every packet that leaves this way waits in it, the probes included; shrink it: fq_codel on eth0"
+        );
+        assert_eq!(
+            found[4],
+            LatencyFinding::Responsiveness {
+                loaded_rpm: 2800.4,
+                idle_rpm: 3000.0
+            }
+        );
+        assert_eq!(
+            found[5],
+            LatencyFinding::ProbeLoadHeavy {
+                share: 0.025,
+                share_of: ShareOf::Link
+            }
+        );
+        assert_eq!(
+            found[5].to_string(),
+            "the probes' own load is 2.5% of the link: lengthen --probe-interval"
+        );
+    }
+
+    #[test]
+    fn a_partial_or_unanswered_run_gets_one_warning_and_no_verdict() {
+        let (params, mut result) = loaded_run();
+        result.partial_reason = Some("interrupted".into());
+        assert_eq!(
+            judge(&params, &result),
+            [LatencyFinding::PartialResult {
+                reason: "interrupted".into()
+            }]
+        );
+        result.partial_reason = None;
+        result.kinds[0].loaded.p50_ms = f64::NAN;
+        let found = judge(&params, &result);
+        assert_eq!(found, [LatencyFinding::UdpEchoUnanswered]);
+        assert_eq!(found[0].severity(), Severity::Warning);
+        // Within the idle spread: no added delay, with the spread as its evidence.
+        let (params, mut result) = loaded_run();
+        result.queue.as_mut().unwrap().delay_ms = 0.1;
+        let found = judge(&params, &result);
+        assert_eq!(
+            found[1],
+            LatencyFinding::NoAddedDelay {
+                idle_round_trip_seconds: 0.001,
+                loaded_round_trip_seconds: 0.021,
+                loaded_p99_round_trip_seconds: 0.023,
+                idle_spread_seconds: (1.2f64 - 1.0).max(0.05) / 1e3,
+            }
+        );
     }
 
     /// Issue 31: under fq_codel the link's queue held 30.75 ms while the probes rose 0.7 ms;

@@ -8,6 +8,7 @@ pub(crate) mod html;
 mod lengths;
 mod metrics;
 pub(crate) mod render;
+mod verdicts;
 
 use crate::common::runs_file::{RunsFile, RunsPlan};
 
@@ -25,13 +26,14 @@ use wirespeed_net::agent::AgentHandle;
 use wirespeed_net::load::controller::{self, LoadConfig, Sink};
 use wirespeed_net::load::{LoadReport, RawEthernet};
 use wirespeed_net::{Agent, AgentConfig};
-use wirespeed_report::Document;
+use wirespeed_report::{Document, Finding, Severity};
 use wirespeed_sim::LengthMix;
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::OutputArgs;
 use crate::load::render::{LoadResult, rows, write_plots};
 pub(crate) use lengths::Lengths;
+use crate::load::verdicts::LoadFinding;
 use wirespeed_net::control::DEFAULT_PORT;
 
 /// The schema of the results file's first line.
@@ -275,28 +277,23 @@ fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
 
 /// Agents whose datagrams did not carry the TOS byte asked for: the report of each agent holds
 /// the value its socket read back, and an agent that predates `-S` reports none.
-fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<String> {
+fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<LoadFinding> {
     let Some(tos) = tos else {
         return Vec::new();
     };
-    let mut out: Vec<String> = Vec::new();
+    let mut out = Vec::new();
     for h in done.iter().flat_map(|t| &t.agents) {
         let Some(r) = &h.report else { continue };
         if r.tos == Some(tos) {
             continue;
         }
-        let line = match r.tos {
-            Some(other) => format!(
-                "agent {} sent with TOS {other:#04x}, not the {tos:#04x} asked (-S): its kernel set another value",
-                h.agent
-            ),
-            None => format!(
-                "agent {} did not mark its datagrams with TOS {tos:#04x} (-S): it reports no TOS, as an agent older than -S does; upgrade it",
-                h.agent
-            ),
+        let finding = LoadFinding::TosNotMarked {
+            agent: h.agent.clone(),
+            asked_tos: tos,
+            sent_tos: r.tos,
         };
-        if !out.contains(&line) {
-            out.push(line);
+        if !out.contains(&finding) {
+            out.push(finding);
         }
     }
     out
@@ -573,10 +570,17 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         write_plots(dir, &result)?;
     }
     let mut doc = Document::new("load", plan, result);
-    doc.warnings = doc.result.warnings(!agents.local.is_empty());
-    doc.warnings.extend(repair);
-    doc.warnings.extend(unmarked(doc.parameters.tos, &done));
-    doc.verdicts = doc.result.verdicts();
+    for warning in doc.result.warnings(!agents.local.is_empty()) {
+        doc.warning(&warning);
+    }
+    // The results file's own note of what it repaired on resume, a sentence of its making.
+    doc.extend(repair.map(|r| Finding::plain(Severity::Warning, "results_file_repaired", r)));
+    for warning in unmarked(doc.parameters.tos, &done) {
+        doc.warning(&warning);
+    }
+    for verdict in doc.result.verdicts() {
+        doc.verdict(&verdict);
+    }
     if !interrupted {
         return crate::common::brief::show(&args.brief, &args.output, &doc);
     }
@@ -748,7 +752,16 @@ mod tests {
         };
         let done = vec![test.clone(), test];
         assert!(unmarked(None, &done).is_empty());
-        let w = unmarked(Some(0xb8), &done);
+        let typed = unmarked(Some(0xb8), &done);
+        assert_eq!(
+            typed[1],
+            LoadFinding::TosNotMarked {
+                agent: "c".into(),
+                asked_tos: 0xb8,
+                sent_tos: Some(0),
+            }
+        );
+        let w: Vec<String> = typed.iter().map(ToString::to_string).collect();
         assert_eq!(w.len(), 2, "{w:?}");
         assert!(
             w[0].contains("agent b") && w[0].contains("older than -S"),

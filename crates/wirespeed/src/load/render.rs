@@ -24,6 +24,7 @@ use wirespeed_sim::run_stats::HostCounters;
 use wirespeed_sim::time::SimSpan;
 use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
 
+use crate::load::verdicts::LoadFinding;
 use crate::load::{LoadPlan, TestRecord};
 
 /// The seven statistics and what goes with them, for the measured hosts or the model.
@@ -244,27 +245,23 @@ fn percent(f: Option<f64>) -> String {
 }
 
 impl LoadResult {
-    pub(crate) fn warnings(&self, loopback: bool) -> Vec<String> {
+    /// What makes the rows less trustworthy: hosts that did not report, loopback, an
+    /// overrun sink, failed sends.
+    pub(crate) fn warnings(&self, loopback: bool) -> Vec<LoadFinding> {
         let mut w = Vec::new();
         for r in self.rows.iter().filter(|r| !r.complete) {
             for h in r.per_host.iter().filter(|h| h.error.is_some()) {
-                w.push(format!(
-                    "incomplete test ({} hosts x {}): host {} ({}) {}",
-                    r.hosts,
-                    r.lengths,
-                    h.host,
-                    h.agent,
-                    h.error.as_deref().unwrap_or_default()
-                ));
+                w.push(LoadFinding::IncompleteTest {
+                    hosts: r.hosts,
+                    lengths: r.lengths.clone(),
+                    host: h.host,
+                    agent: h.agent.clone(),
+                    error: h.error.clone().unwrap_or_default(),
+                });
             }
         }
         if loopback {
-            w.push(
-                "the agents share this host's loopback and CPUs, not a medium: the measured \
-                 columns are this host's generators; the model columns are a shared 10 Mbit/s \
-                 segment (seed 000's long net)"
-                    .into(),
-            );
+            w.push(LoadFinding::LoopbackNotAMedium);
         }
         w.extend(sink_loss_warnings(&self.rows));
         let errors: u64 = self
@@ -274,25 +271,27 @@ impl LoadResult {
             .filter_map(|h| h.send_errors)
             .sum();
         if errors > 0 {
-            w.push(format!("{errors} send calls failed during the tests"));
+            w.push(LoadFinding::SendErrors {
+                send_errors: errors,
+            });
         }
         w
     }
 
-    pub(crate) fn verdicts(&self) -> Vec<String> {
+    /// The tests of three hosts or more whose hosts shared the medium unfairly.
+    pub(crate) fn verdicts(&self) -> Vec<LoadFinding> {
         let mut v = Vec::new();
         for r in &self.rows {
-            let (Some(m), Some(j)) = (&r.measured, r.measured.as_ref().map(|m| m.jain_fairness))
-            else {
+            let Some(j) = r.measured.as_ref().map(|m| m.jain_fairness) else {
                 continue;
             };
             if r.hosts >= 3 && j.is_finite() && j < 0.9 {
-                v.push(format!(
-                    "{} hosts x {}: unfair (Jain {:.2}); the seed saw its backoff's unfairness at small N shrink as N grew (§3.5)",
-                    r.hosts, r.lengths, j
-                ));
+                v.push(LoadFinding::Unfair {
+                    hosts: r.hosts,
+                    lengths: r.lengths.clone(),
+                    jain_index: j,
+                });
             }
-            let _ = m;
         }
         v
     }
@@ -306,20 +305,16 @@ pub(crate) const SINK_LOSS_WARNING: f64 = 0.10;
 
 /// One warning per test whose sink lost more than [`SINK_LOSS_WARNING`], saying the share, why
 /// it matters and what avoids it.
-pub(crate) fn sink_loss_warnings(rows: &[Row]) -> Vec<String> {
+pub(crate) fn sink_loss_warnings(rows: &[Row]) -> Vec<LoadFinding> {
     rows.iter()
         .filter_map(|r| {
             let loss = r.loss_at_sink.filter(|l| *l > SINK_LOSS_WARNING)?;
-            Some(format!(
-                "{} hosts x {}: the sink lost {:.0}% of the in-window packets, more than the {:.0}% \
-                 a counting sink may lose: one thread reads every host's packets, so it was \
-                 overrun (socket buffer or CPU) and this row measures the sink, not the network; \
-                 fewer hosts, a lower --rate or --sink self avoid it",
-                r.hosts,
-                r.lengths,
-                loss * 100.0,
-                SINK_LOSS_WARNING * 100.0
-            ))
+            Some(LoadFinding::SinkOverrun {
+                hosts: r.hosts,
+                lengths: r.lengths.clone(),
+                loss_share: loss,
+                limit_share: SINK_LOSS_WARNING,
+            })
         })
         .collect()
 }
@@ -618,7 +613,11 @@ mod tests {
             rows,
             rate_format: RateFormat::default(),
         };
-        let warnings = result.warnings(false);
+        let warnings: Vec<String> = result
+            .warnings(false)
+            .iter()
+            .map(|w| w.to_string())
+            .collect();
         assert!(warnings[0].contains("incomplete test (3 hosts x 1536): host 3"));
         // 10% lost at the sink is within what a counting sink may lose.
         assert!(
@@ -654,7 +653,17 @@ mod tests {
             },
         ];
         let rows = rows(&plan(vec![1, 2]), &tests, None).unwrap();
-        let w = sink_loss_warnings(&rows);
+        let typed = sink_loss_warnings(&rows);
+        assert_eq!(
+            typed,
+            [LoadFinding::SinkOverrun {
+                hosts: 2,
+                lengths: "1536".into(),
+                loss_share: rows[1].loss_at_sink.unwrap(),
+                limit_share: 0.1,
+            }]
+        );
+        let w: Vec<String> = typed.iter().map(|w| w.to_string()).collect();
         assert_eq!(w.len(), 1, "{w:?}");
         assert!(
             w[0].starts_with("2 hosts x 1536: the sink lost 60%"),
@@ -667,6 +676,6 @@ mod tests {
             rows,
             rate_format: RateFormat::default(),
         };
-        assert!(result.warnings(false).contains(&w[0]));
+        assert!(result.warnings(false).contains(&typed[0]));
     }
 }

@@ -3,6 +3,7 @@
 mod brief;
 pub(crate) mod html;
 mod metrics;
+mod verdicts;
 
 use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
@@ -17,10 +18,12 @@ use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Obser
 use wirespeed_model::delay::Cost;
 use wirespeed_model::perhop::Separation;
 use wirespeed_model::units::{format_seconds, parse_duration};
+
+use self::verdicts::ProbeFinding;
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ReplyKind, Sample};
 use wirespeed_net::{SocketChoice, SocketKind};
 use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
-use wirespeed_report::{Document, Render, Table};
+use wirespeed_report::{Document, Render, Severity, Table};
 
 use crate::common::output::OutputArgs;
 
@@ -393,46 +396,6 @@ fn host_fit(
         .context("--host-baseline: the loopback probes gave no fit")
 }
 
-/// A warning when probes came back too big for a link on the way.
-fn too_big(samples: &[Sample]) -> Option<String> {
-    let big: Vec<&Sample> = samples
-        .iter()
-        .filter(|s| s.reply == ReplyKind::TooBig)
-        .collect();
-    let smallest = big.iter().map(|s| s.sent_bytes).min()?;
-    let mtu = big.iter().filter_map(|s| s.too_big_mtu).min().unwrap_or(0);
-    let by: Vec<String> = {
-        let mut v: Vec<IpAddr> = big.iter().filter_map(|s| s.responder).collect();
-        v.sort_unstable();
-        v.dedup();
-        v.iter().map(ToString::to_string).collect()
-    };
-    Some(format!(
-        "{} probes of {smallest} bytes and more were too big for a link on the way ({} reported MTU {mtu}): they are left out of the fits; keep --sizes at or below {mtu}",
-        big.len(),
-        by.join(", ")
-    ))
-}
-
-/// A warning when the probes of one TTL were answered by more than one address.
-fn mixed_responders(samples: &[Sample], ttl: u8, name: &str) -> Option<String> {
-    let mut seen: Vec<IpAddr> = samples
-        .iter()
-        .filter(|s| s.ttl == ttl && s.reply != ReplyKind::Lost)
-        .filter_map(|s| s.responder)
-        .collect();
-    seen.sort_unstable();
-    seen.dedup();
-    (seen.len() > 1).then(|| {
-        let list: Vec<String> = seen.iter().map(ToString::to_string).collect();
-        format!(
-            "{name} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
-            seen.len(),
-            list.join(", ")
-        )
-    })
-}
-
 /// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
 /// size (fixed width + per-byte width x size) is narrower than `width_ms`.
 fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
@@ -709,55 +672,56 @@ fn measure(
     let mut warnings = Vec::new();
     for h in &run.hops {
         if h.responder.is_none() {
-            warnings.push(format!(
-                "hop {} did not answer (no ICMP time exceeded: the router filters or rate-limits it); it is skipped and the next hop's cost includes it",
-                h.ttl
-            ));
+            warnings.push(ProbeFinding::HopSilent { ttl: h.ttl });
         }
     }
     if args.hops && !run.hops.iter().any(|h| h.destination) {
-        warnings.push(format!(
-            "{} was not reached within --max-ttl {}: routers still answer there, so the hops before it are measured; raise --max-ttl to reach it",
-            target, args.max_ttl
-        ));
+        warnings.push(ProbeFinding::TargetNotReached {
+            target,
+            max_ttl: args.max_ttl,
+        });
     }
-    if let Some(w) = too_big(&run.samples) {
-        warnings.push(w);
-    }
+    warnings.extend(verdicts::too_big(&run.samples));
     for h in &hops {
-        if let Some(w) = mixed_responders(&run.samples, h.analysis.ttl, &hop_name(h, args.hops)) {
-            warnings.push(w);
-        }
+        let hop = hop_name(h, args.hops);
+        warnings.extend(verdicts::mixed_responders(
+            &run.samples,
+            h.analysis.ttl,
+            &hop,
+        ));
         if let Some(r) = &h.analysis.rate_limit {
-            warnings.push(format!("{}: {r}", hop_name(h, args.hops)));
+            warnings.push(ProbeFinding::HopRateLimited {
+                hop: hop.clone(),
+                reason: r.clone(),
+            });
         }
         if let Some(r) = &h.analysis.no_fit_reason {
-            warnings.push(format!("{}: {r}", hop_name(h, args.hops)));
+            warnings.push(ProbeFinding::HopNotFitted {
+                hop,
+                reason: r.clone(),
+            });
         }
     }
     if run.stopped_early && !run.interrupted {
-        warnings.push(format!(
-            "stopped after --max-time {}: not every probe was sent",
-            format_seconds(args.max_time.as_secs_f64())
-        ));
+        warnings.push(ProbeFinding::StoppedAtMaxTime {
+            max_time_seconds: args.max_time.as_secs_f64(),
+        });
     }
     if timestamps == Timestamps::Monotonic && args.clock == ClockArg::Auto {
-        warnings.push(format!(
-            "kernel timestamps arrived for {stamped} of {} answers; every fit uses CLOCK_MONOTONIC around the syscalls instead, which adds the host's system-call cost to the fixed part",
-            answers
-        ));
+        warnings.push(ProbeFinding::UserSpaceTimestamps {
+            kernel_stamped_answers: stamped,
+            answers,
+        });
     }
     let mut verdicts = Vec::new();
     for h in &hops {
         if let Some(step) = h.analysis.fit.as_ref().and_then(|f| f.step.as_ref()) {
-            verdicts.push(format!(
-                "{}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
-                hop_name(h, args.hops),
-                step.jump_ms,
-                step.between_bytes[0],
-                step.between_bytes[1],
-                step.f_statistic
-            ));
+            verdicts.push(ProbeFinding::BufferingStep {
+                hop: hop_name(h, args.hops),
+                jump_seconds: step.jump_ms / 1e3,
+                between_bytes: step.between_bytes,
+                f_statistic: step.f_statistic,
+            });
         }
     }
     let run_interrupted = run.interrupted;
@@ -813,13 +777,16 @@ fn measure(
     }
     let mut doc = Document::new("probe", parameters, report);
     if doc.result.converged == Some(false) {
-        warnings.push(format!(
-            "--until-width: the intervals were still wider than asked after {} round(s); the result is what was measured",
-            doc.result.rounds
-        ));
+        warnings.push(ProbeFinding::IntervalsNotConverged {
+            rounds: doc.result.rounds,
+        });
     }
-    doc.warnings = warnings;
-    doc.verdicts = verdicts;
+    for finding in warnings.iter().chain(&verdicts) {
+        match finding.severity() {
+            Severity::Verdict => doc.verdict(finding),
+            Severity::Warning => doc.warning(finding),
+        }
+    }
     let what = run_interrupted.then(|| {
         format!(
             "interrupted after {} probes of the {planned} planned ({rounds} round(s)); the fits below are from those",
@@ -1101,31 +1068,6 @@ impl Render for ProbeReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_hop_answered_from_two_addresses_is_flagged() {
-        let sample = |ttl: u8, from: &str| Sample {
-            ttl,
-            sent_bytes: 100,
-            returned_bytes: 100,
-            rtt_kernel_ns: None,
-            rtt_user_ns: Some(1000),
-            sent_at_ns: 0,
-            responder: Some(from.parse().unwrap()),
-            reply: ReplyKind::TimeExceeded,
-            unreachable_code: None,
-            too_big_mtu: None,
-        };
-        let samples = [
-            sample(1, "198.18.1.2"),
-            sample(2, "198.18.2.2"),
-            sample(2, "198.18.4.2"),
-            sample(1, "198.18.1.2"),
-        ];
-        assert_eq!(mixed_responders(&samples, 1, "hop 1"), None);
-        let w = mixed_responders(&samples, 2, "hop 2").unwrap();
-        assert!(w.contains("198.18.2.2, 198.18.4.2"), "{w}");
-    }
 
     /// Issue 21 item 7: the default sizes are never padded by Ethernet (46 bytes and up).
     #[test]

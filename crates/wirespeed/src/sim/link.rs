@@ -14,6 +14,7 @@ use wirespeed_sim::link::{LinkScenario, LinkStats, run_link};
 use wirespeed_sim::{MacDuplex, MacParams};
 
 use crate::common::output::{self, OutputArgs};
+use crate::sim::verdicts::SimFinding;
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LinkArgs {
@@ -166,13 +167,15 @@ pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
     };
     let verdict = mismatch_verdict(args.a, args.b, &report);
     let mut doc = Document::new("sim", params, report);
-    doc.verdicts.extend(verdict);
+    if let Some(verdict) = &verdict {
+        doc.verdict(verdict);
+    }
     output::print(&args.output, &doc).context("writing the result")
 }
 
 /// The duplex-mismatch verdict, said only when this run's counters show its signature: late
 /// collisions counted at the half-duplex end, FCS errors or runts at the full-duplex end.
-fn mismatch_verdict(a: DuplexArg, b: DuplexArg, report: &LinkReport) -> Option<String> {
+fn mismatch_verdict(a: DuplexArg, b: DuplexArg, report: &LinkReport) -> Option<SimFinding> {
     if a == b {
         return None;
     }
@@ -189,20 +192,15 @@ fn mismatch_verdict(a: DuplexArg, b: DuplexArg, report: &LinkReport) -> Option<S
         }
     }
     Some(if late_at_half > 0 && errors_at_full > 0 {
-        format!(
-            "duplex mismatch: the half-duplex end counted {} late collisions, the full-duplex end \
-             {} FCS errors and runts (seed 003 Table 7: 15 KB/s one way, 67 KB/s the other)",
-            group_digits(late_at_half),
-            group_digits(errors_at_full)
-        )
+        SimFinding::DuplexMismatch {
+            late_collisions_at_half: late_at_half,
+            errors_and_runts_at_full: errors_at_full,
+        }
     } else {
-        format!(
-            "the ends disagree about duplex, but this run shows no mismatch signature ({} late \
-             collisions at the half end, {} FCS errors and runts at the full end): too little \
-             traffic to tell; run longer (-t) or with a larger --window",
-            group_digits(late_at_half),
-            group_digits(errors_at_full)
-        )
+        SimFinding::DuplexMismatchUnseen {
+            late_collisions_at_half: late_at_half,
+            errors_and_runts_at_full: errors_at_full,
+        }
     })
 }
 

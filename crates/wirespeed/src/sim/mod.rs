@@ -4,6 +4,7 @@
 pub(crate) mod html;
 pub(crate) mod link;
 mod metrics;
+mod verdicts;
 
 use std::io::{self, Write};
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use wirespeed_sim::{
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::sim::link::LinkArgs;
+use crate::sim::verdicts::SimFinding;
 
 #[derive(Debug, Clone, Subcommand)]
 pub(crate) enum SimCommand {
@@ -437,8 +439,12 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         threads,
     };
     let mut doc = Document::new("sim", params, report);
-    doc.verdicts = verdicts;
-    doc.warnings = warnings;
+    for verdict in &verdicts {
+        doc.verdict(verdict);
+    }
+    for warning in &warnings {
+        doc.warning(warning);
+    }
     if !interrupted {
         return output::print(&args.output, &doc).context("writing the result");
     }
@@ -538,26 +544,19 @@ fn write_plots(dir: &std::path::Path, points: &[SimPoint]) -> anyhow::Result<Vec
     Ok(written)
 }
 
-fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<String> {
+fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<SimFinding> {
     let mut w = Vec::new();
     if points.iter().any(|p| p.summary.late_collisions > 0) {
-        w.push(
-            "late collisions: the cable is longer than the 512-bit collision window allows \
-             (802.3's round-trip budget); such a network is out of specification"
-                .to_string(),
-        );
+        w.push(SimFinding::LateCollisions);
     }
     if args.replications == 1 {
-        w.push(
-            "one run per point: add --replications 5 (or more) for 95% confidence intervals"
-                .to_string(),
-        );
+        w.push(SimFinding::SingleReplication);
     }
     w
 }
 
 /// Compares the points the seed measured with what it reported.
-fn verdicts(base: &Scenario, points: &[Point], sim: &[SimPoint]) -> Vec<String> {
+fn verdicts(base: &Scenario, points: &[Point], sim: &[SimPoint]) -> Vec<SimFinding> {
     let mut v = Vec::new();
     if base.mac.bits_per_second != 10_000_000 || base.arrivals != Arrivals::Saturated {
         return v;
@@ -565,19 +564,19 @@ fn verdicts(base: &Scenario, points: &[Point], sim: &[SimPoint]) -> Vec<String> 
     for (p, s) in points.iter().zip(sim) {
         let fixed = |b: u64| p.lengths == LengthMix::Fixed { bytes: b };
         if fixed(1536) && p.hosts == 24 && base.cable == Cable::seed_long_net() {
-            v.push(format!(
-                "24 hosts x 1536 bytes on the long net: {:.1}% utilisation and {} per packet \
-                 (seed 000 §3.5 measured about 97% and 31 ms against an ideal of 30 ms)",
-                s.summary.utilization.mean * 100.0,
-                format_seconds(s.summary.delay_mean_seconds.mean),
-            ));
+            v.push(SimFinding::LongNetUtilization {
+                hosts: p.hosts,
+                frame_bytes: 1536,
+                utilization_share: s.summary.utilization.mean,
+                delay_seconds: s.summary.delay_mean_seconds.mean,
+            });
         }
         if fixed(64) && p.hosts == 2 {
-            v.push(format!(
-                "2 hosts x 64 bytes: {} packets/s without a collision (seed 000 §3.5: about \
-                 13,500, the peak; the theoretical maximum is 14,205)",
-                group_digits(s.summary.packets_per_second.mean.round() as u64),
-            ));
+            v.push(SimFinding::ShortPacketRate {
+                hosts: p.hosts,
+                frame_bytes: 64,
+                packets_per_second: s.summary.packets_per_second.mean,
+            });
         }
     }
     v

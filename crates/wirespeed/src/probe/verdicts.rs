@@ -1,0 +1,266 @@
+//! What `probe` concludes, typed: the warnings that say which figures to trust less (a silent
+//! hop, a route that changed, probes too big for a link, fits left out, user-space clocks) and
+//! the verdict on a step in a hop's minimums (the seed's mbuf-to-cluster hump). A script acts on
+//! the kind and its figures; the sentence is the `Display`.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use serde::Serialize;
+use wirespeed_model::units::format_seconds;
+use wirespeed_net::probe::{ReplyKind, Sample};
+use wirespeed_report::Severity;
+
+/// One finding of a probe run. Kinds are stable once released.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub(crate) enum ProbeFinding {
+    /// Warning: no ICMP time exceeded came back at this TTL; the next hop's cost includes it.
+    HopSilent { ttl: u8 },
+    /// Warning: `--hops` ended at `--max-ttl` with routers still answering.
+    TargetNotReached { target: IpAddr, max_ttl: u8 },
+    /// Warning: probes from `smallest_bytes` up drew "packet too big"; they are left out.
+    ProbesTooBig {
+        probes: usize,
+        smallest_bytes: usize,
+        mtu_bytes: u32,
+        reported_by: Vec<IpAddr>,
+    },
+    /// Warning: one TTL answered from several addresses: the route changed or is balanced.
+    MixedResponders {
+        hop: String,
+        responders: Vec<IpAddr>,
+    },
+    /// Warning: the hop rate-limits its ICMP answers (the model's reason, as a sentence).
+    HopRateLimited { hop: String, reason: String },
+    /// Warning: the hop has no fit (the model's reason).
+    HopNotFitted { hop: String, reason: String },
+    /// Warning: `--max-time` ended the run before every probe was sent.
+    StoppedAtMaxTime { max_time_seconds: f64 },
+    /// Warning: the kernel did not stamp every answer, so the user-space clock was used.
+    UserSpaceTimestamps {
+        kernel_stamped_answers: usize,
+        answers: usize,
+    },
+    /// Warning: `--until-width` rounds ran out with intervals still too wide.
+    IntervalsNotConverged { rounds: u32 },
+    /// The hop's minimums step between two sizes: a change of buffering strategy.
+    BufferingStep {
+        hop: String,
+        jump_seconds: f64,
+        between_bytes: [f64; 2],
+        f_statistic: f64,
+    },
+}
+
+impl ProbeFinding {
+    /// Whether this is a verdict on the result or a warning about trusting it.
+    pub(crate) fn severity(&self) -> Severity {
+        match self {
+            ProbeFinding::BufferingStep { .. } => Severity::Verdict,
+            _ => Severity::Warning,
+        }
+    }
+}
+
+fn list(addresses: &[IpAddr]) -> String {
+    addresses
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+impl fmt::Display for ProbeFinding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProbeFinding::HopSilent { ttl } => write!(
+                f,
+                "hop {ttl} did not answer (no ICMP time exceeded: the router filters or rate-limits it); it is skipped and the next hop's cost includes it"
+            ),
+            ProbeFinding::TargetNotReached { target, max_ttl } => write!(
+                f,
+                "{target} was not reached within --max-ttl {max_ttl}: routers still answer there, so the hops before it are measured; raise --max-ttl to reach it"
+            ),
+            ProbeFinding::ProbesTooBig {
+                probes,
+                smallest_bytes,
+                mtu_bytes,
+                reported_by,
+            } => write!(
+                f,
+                "{probes} probes of {smallest_bytes} bytes and more were too big for a link on the way ({} reported MTU {mtu_bytes}): they are left out of the fits; keep --sizes at or below {mtu_bytes}",
+                list(reported_by)
+            ),
+            ProbeFinding::MixedResponders { hop, responders } => write!(
+                f,
+                "{hop} answered from {} addresses ({}): the route changed or is load-balanced during the run, so this hop's fit and its difference from the previous hop mix paths",
+                responders.len(),
+                list(responders)
+            ),
+            ProbeFinding::HopRateLimited { hop, reason }
+            | ProbeFinding::HopNotFitted { hop, reason } => write!(f, "{hop}: {reason}"),
+            ProbeFinding::StoppedAtMaxTime { max_time_seconds } => write!(
+                f,
+                "stopped after --max-time {}: not every probe was sent",
+                format_seconds(*max_time_seconds)
+            ),
+            ProbeFinding::UserSpaceTimestamps {
+                kernel_stamped_answers,
+                answers,
+            } => write!(
+                f,
+                "kernel timestamps arrived for {kernel_stamped_answers} of {answers} answers; every fit uses CLOCK_MONOTONIC around the syscalls instead, which adds the host's system-call cost to the fixed part"
+            ),
+            ProbeFinding::IntervalsNotConverged { rounds } => write!(
+                f,
+                "--until-width: the intervals were still wider than asked after {rounds} round(s); the result is what was measured"
+            ),
+            ProbeFinding::BufferingStep {
+                hop,
+                jump_seconds,
+                between_bytes,
+                f_statistic,
+            } => write!(
+                f,
+                "{hop}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {f_statistic:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
+                jump_seconds * 1e3,
+                between_bytes[0],
+                between_bytes[1],
+            ),
+        }
+    }
+}
+
+/// The probes a link on the way refused as too big, if any: they are left out of the fits.
+pub(super) fn too_big(samples: &[Sample]) -> Option<ProbeFinding> {
+    let big: Vec<&Sample> = samples
+        .iter()
+        .filter(|s| s.reply == ReplyKind::TooBig)
+        .collect();
+    let smallest = big.iter().map(|s| s.sent_bytes).min()?;
+    let mtu = big.iter().filter_map(|s| s.too_big_mtu).min().unwrap_or(0);
+    let mut by: Vec<IpAddr> = big.iter().filter_map(|s| s.responder).collect();
+    by.sort_unstable();
+    by.dedup();
+    Some(ProbeFinding::ProbesTooBig {
+        probes: big.len(),
+        smallest_bytes: smallest,
+        mtu_bytes: mtu,
+        reported_by: by,
+    })
+}
+
+/// A warning when the probes of one TTL were answered by more than one address.
+pub(super) fn mixed_responders(samples: &[Sample], ttl: u8, name: &str) -> Option<ProbeFinding> {
+    let mut seen: Vec<IpAddr> = samples
+        .iter()
+        .filter(|s| s.ttl == ttl && s.reply != ReplyKind::Lost)
+        .filter_map(|s| s.responder)
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    (seen.len() > 1).then(|| ProbeFinding::MixedResponders {
+        hop: name.to_string(),
+        responders: seen,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample(ttl: u8, from: &str, reply: ReplyKind, sent_bytes: usize) -> Sample {
+        Sample {
+            ttl,
+            sent_bytes,
+            returned_bytes: 100,
+            rtt_kernel_ns: None,
+            rtt_user_ns: Some(1000),
+            sent_at_ns: 0,
+            responder: Some(from.parse().unwrap()),
+            reply,
+            unreachable_code: None,
+            too_big_mtu: (reply == ReplyKind::TooBig).then_some(1400),
+        }
+    }
+
+    #[test]
+    fn a_hop_answered_from_two_addresses_is_flagged() {
+        let te = ReplyKind::TimeExceeded;
+        let samples = [
+            sample(1, "198.18.1.2", te, 100),
+            sample(2, "198.18.2.2", te, 100),
+            sample(2, "198.18.4.2", te, 100),
+            sample(1, "198.18.1.2", te, 100),
+        ];
+        assert_eq!(mixed_responders(&samples, 1, "hop 1"), None);
+        let w = mixed_responders(&samples, 2, "hop 2").unwrap();
+        assert_eq!(
+            w,
+            ProbeFinding::MixedResponders {
+                hop: "hop 2".into(),
+                responders: vec!["198.18.2.2".parse().unwrap(), "198.18.4.2".parse().unwrap()],
+            }
+        );
+        assert_eq!(w.severity(), Severity::Warning);
+        let text = w.to_string();
+        assert!(
+            text.starts_with("hop 2 answered from 2 addresses (198.18.2.2, 198.18.4.2)"),
+            "{text}"
+        );
+        let typed = wirespeed_report::Finding::of(w.severity(), &w);
+        assert_eq!(typed.kind, "mixed_responders");
+        assert_eq!(typed.evidence["responders"][1], "198.18.4.2");
+    }
+
+    #[test]
+    fn probes_too_big_for_a_link_are_counted_with_the_smallest_and_the_mtu() {
+        let samples = [
+            sample(1, "198.18.1.2", ReplyKind::TimeExceeded, 1000),
+            sample(1, "198.18.1.1", ReplyKind::TooBig, 1500),
+            sample(1, "198.18.1.1", ReplyKind::TooBig, 1450),
+        ];
+        let found = too_big(&samples).unwrap();
+        assert_eq!(
+            found,
+            ProbeFinding::ProbesTooBig {
+                probes: 2,
+                smallest_bytes: 1450,
+                mtu_bytes: 1400,
+                reported_by: vec!["198.18.1.1".parse().unwrap()],
+            }
+        );
+        assert_eq!(
+            found.to_string(),
+            "2 probes of 1450 bytes and more were too big for a link on the way (198.18.1.1 reported MTU 1400): they are left out of the fits; keep --sizes at or below 1400"
+        );
+        assert_eq!(too_big(&samples[..1]), None);
+    }
+
+    #[test]
+    fn a_step_in_the_minimums_is_the_one_verdict() {
+        let step = ProbeFinding::BufferingStep {
+            hop: "hop 1".into(),
+            jump_seconds: 0.2e-3,
+            between_bytes: [512.0, 1024.0],
+            f_statistic: 31.25,
+        };
+        assert_eq!(step.severity(), Severity::Verdict);
+        assert!(
+            step.to_string()
+                .starts_with("hop 1: the minimums step by +0.2000 ms between 512 and 1024 bytes crossed (F = 31.2"),
+            "{step}"
+        );
+        let typed = wirespeed_report::Finding::of(step.severity(), &step);
+        assert_eq!(typed.kind, "buffering_step");
+        assert_eq!(typed.evidence["jump_seconds"], 0.2e-3);
+        assert_eq!(
+            ProbeFinding::StoppedAtMaxTime {
+                max_time_seconds: 2.0
+            }
+            .severity(),
+            Severity::Warning
+        );
+    }
+}
