@@ -342,7 +342,9 @@ pub(crate) fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
             wirespeed_report::Severity::Verdict => "verdict",
             wirespeed_report::Severity::Warning => "warning",
         };
-        *by_kind.entry((severity, finding.kind.as_str())).or_default() += 1;
+        *by_kind
+            .entry((severity, finding.kind.as_str()))
+            .or_default() += 1;
     }
     for ((severity, kind), count) in by_kind {
         m.gauge(
