@@ -37,5 +37,5 @@ pub mod truth;
 
 pub use addressing::{Ipv4Net, Plan};
 pub use lifecycle::LabError;
-pub use runtime::{Emulator, EmulatorCost, Lab, PortStatus, lab_bottleneck};
+pub use runtime::{Emulator, EmulatorCost, Lab, LabBottleneck, PortStatus, lab_bottleneck};
 pub use topology::{Topology, TopologyError};

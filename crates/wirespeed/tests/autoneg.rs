@@ -11,6 +11,10 @@ fn seed_003_appendix_a_duplex_mismatch_from_the_command_line() {
     // Appendix A row 3: NIC auto, switch forced 100 full.
     let doc = json(&["autoneg", "auto", "100-full", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.autoneg.v1");
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert_eq!(typed.findings[0].kind, "duplex_mismatch");
+    assert_eq!(typed.findings[0].evidence["half_duplex_end"], "a");
+    assert_eq!(typed.findings[0].evidence["full_duplex_end"], "b");
     let r = &doc["result"];
     assert_eq!(r["a"]["technology"], "100-half");
     assert_eq!(r["a"]["how"], "parallel_detection");

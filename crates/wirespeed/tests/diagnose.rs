@@ -99,6 +99,9 @@ fn lo_is_reported_as_loopback_not_as_a_fault() {
         "--json",
     ]));
     assert_eq!(doc["schema"], "wirespeed.diagnose.v1");
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert_eq!(typed.findings[0].kind, "no_physical_layer");
+    assert_eq!(typed.findings[0].evidence["interface"], "lo");
     let lo = &doc["result"]["interfaces"][0];
     assert_eq!(lo["name"], "lo");
     assert_eq!(lo["kind"]["kind"], "loopback");
@@ -165,6 +168,10 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
     let d = &doc["result"]["interfaces"][0]["diagnosis"];
     assert_eq!(d["healthy"], false);
     assert_eq!(d["findings"][0]["kind"], "duplex_mismatch_full_side");
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert_eq!(typed.findings[0].kind, "duplex_mismatch_full_side");
+    assert_eq!(typed.findings[0].evidence["level"], "fault");
+    assert_eq!(typed.findings[0].evidence["confidence"], "high");
     assert_eq!(d["findings"][0]["confidence"], "high");
     assert!(
         d["findings"][0]["fix"]
@@ -380,6 +387,15 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
     ]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    let typed = crate::findings::assert_typed(&run.stdout);
+    assert!(
+        typed
+            .findings
+            .iter()
+            .any(|f| f.kind == "symmetric_transfer" && f.evidence["asymmetry_ratio"] == 3.0),
+        "{:?}",
+        typed.findings
+    );
     let r = &doc["result"];
     let peer = &r["peer"];
     assert_eq!(peer["to_peer"]["direction"], "to the peer");

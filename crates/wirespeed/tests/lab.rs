@@ -190,6 +190,8 @@ impl Drop for UpLab {
 pub(crate) fn lab_status(name: &str) -> serde_json::Value {
     let run = wirespeed(&["lab", "status", name, "--json"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
+    // Every bottleneck warning has its typed finding.
+    crate::findings::assert_typed(&run.stdout);
     serde_json::from_str(&run.stdout).unwrap()
 }
 

@@ -73,6 +73,15 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
     assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
     let doc = json(&run);
     assert_eq!(doc["schema"], "wirespeed.mesh.v1");
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    assert!(
+        typed
+            .findings
+            .iter()
+            .any(|f| f.kind == "agents_on_loopback" && f.evidence["agents"] == 4),
+        "{:?}",
+        typed.findings
+    );
     let r = &doc["result"];
     assert_eq!(r["tests_planned"], 12);
     assert_eq!(r["slots"], 6);
@@ -670,6 +679,15 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     assert!(
         verdicts.contains(&format!("host {slow} is slow in every pair")),
         "{verdicts}"
+    );
+    let typed = crate::findings::assert_typed(&stdout);
+    assert!(
+        typed
+            .findings
+            .iter()
+            .any(|f| f.kind == "slow_host" && f.evidence["host"] == slow.as_str()),
+        "{:?}",
+        typed.findings
     );
     assert_no_agent_in_two_tests(r["tests"].as_array().unwrap());
     // Every TCP test ends at its -t on the receiver too, even from the 1 Mbit/s host whose

@@ -66,7 +66,7 @@ use status::{PortHandle, Shared};
 
 pub use ingress::HOLD_BACK_MAX_NS;
 pub use port::LATE_RELEASE_NS;
-pub use status::{Emulator, EmulatorCost, PortStatus, lab_bottleneck};
+pub use status::{Emulator, EmulatorCost, LabBottleneck, PortStatus, lab_bottleneck};
 
 /// How often idle threads look at the stop flag.
 const POLL_INTERVAL: Duration = Duration::from_millis(50);

@@ -257,23 +257,126 @@ impl EmulatorCost {
     }
 }
 
+/// Why the lab, not the link it emulates, limits what a port shows: a `lab status` warning
+/// (issue 30: a script acts on its `kind`). `port` names the port as `IFACE FROM -> TO`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum LabBottleneck {
+    /// The sending host's TAP queue dropped frames before the emulator read them.
+    TapQueueDrops {
+        /// `IFACE FROM -> TO`.
+        port: String,
+        /// Frames dropped.
+        frames_dropped: u64,
+        /// The TAP's txqueuelen, frames.
+        tx_queue_frames: u64,
+    },
+    /// The emulator's threads used most of a core lately.
+    EmulatorNearFullCore {
+        /// `IFACE FROM -> TO`.
+        port: String,
+        /// The share of a core they used (0-1).
+        cpu_share: f64,
+    },
+    /// The busier emulator thread needs more CPU per frame than the wire holds one.
+    EmulatorSlowerThanLineRate {
+        /// `IFACE FROM -> TO`.
+        port: String,
+        /// CPU the busier thread spends per frame, spinning aside.
+        cpu_seconds_per_frame: f64,
+        /// How long the wire holds the average frame.
+        wire_seconds_per_frame: f64,
+        /// Whether the link takes super-packets from its TAPs.
+        offloads: bool,
+        /// Super-packets read, and the frames they carried.
+        super_packets: u64,
+        /// See `super_packets`.
+        super_packet_frames: u64,
+        /// Frames read in all.
+        frames_in: u64,
+    },
+    /// 1% of the frames left more than a millisecond late.
+    LateReleases {
+        /// `IFACE FROM -> TO`.
+        port: String,
+        /// The 99th percentile of the lateness.
+        p99_late_seconds: f64,
+    },
+}
+
+impl std::fmt::Display for LabBottleneck {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            LabBottleneck::TapQueueDrops {
+                port,
+                frames_dropped,
+                tx_queue_frames,
+            } => write!(
+                f,
+                "port {port}: {frames_dropped} frames were dropped by the sending host's TAP queue (txqueuelen {tx_queue_frames}) before the emulator read them: the lab, not the link, is the bottleneck"
+            ),
+            LabBottleneck::EmulatorNearFullCore { port, cpu_share } => write!(
+                f,
+                "port {port}: the emulator's threads used {:.0}% of a core: the lab, not the link, may be the bottleneck",
+                cpu_share * 100.0
+            ),
+            LabBottleneck::EmulatorSlowerThanLineRate {
+                port,
+                cpu_seconds_per_frame,
+                wire_seconds_per_frame,
+                offloads,
+                super_packets,
+                super_packet_frames,
+                frames_in,
+            } => {
+                let carried = if !offloads {
+                    "one frame per read and write (no super-packets on this link)".to_string()
+                } else if *super_packets == 0 {
+                    "no super-packets yet: every read carried one frame".to_string()
+                } else {
+                    format!(
+                        "super-packets carried {:.1} frames each on average, {:.0}% of the frames",
+                        *super_packet_frames as f64 / *super_packets as f64,
+                        *super_packet_frames as f64 * 100.0 / (*frames_in).max(1) as f64
+                    )
+                };
+                write!(
+                    f,
+                    "port {port}: the emulator's busier thread needs {:.2} us of CPU per frame (spinning aside) and the wire holds a frame {:.2} us: it cannot carry this link's line rate ({carried}): the lab, not the link, is the bottleneck",
+                    cpu_seconds_per_frame * 1e6,
+                    wire_seconds_per_frame * 1e6
+                )
+            }
+            LabBottleneck::LateReleases {
+                port,
+                p99_late_seconds,
+            } => write!(
+                f,
+                "port {port}: 1% of frames left more than {:.0} us late: the lab's timing, not the link's, shapes this traffic",
+                p99_late_seconds * 1e6
+            ),
+        }
+    }
+}
+
 /// Why the lab, not the link it emulates, limits what `port` shows, if it does: frames lost
 /// before the emulator read them, an emulator thread near a full core, or releases late by
 /// more than a millisecond at the 99th percentile (of at least 1,000 frames: the percentile
 /// of a lab's first few frames says nothing).
-pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
+pub fn lab_bottleneck(port: &PortStatus) -> Option<LabBottleneck> {
     let name = format!("{} {} -> {}", port.interface, port.from, port.to);
     if port.device.sender_tx_dropped > 0 {
-        return Some(format!(
-            "port {name}: {} frames were dropped by the sending host's TAP queue (txqueuelen {}) before the emulator read them: the lab, not the link, is the bottleneck",
-            port.device.sender_tx_dropped, port.device.sender_tx_queue_len
-        ));
+        return Some(LabBottleneck::TapQueueDrops {
+            port: name,
+            frames_dropped: port.device.sender_tx_dropped,
+            tx_queue_frames: port.device.sender_tx_queue_len,
+        });
     }
     if port.cost.cpu_share_recent > 0.9 {
-        return Some(format!(
-            "port {name}: the emulator's threads used {:.0}% of a core: the lab, not the link, may be the bottleneck",
-            port.cost.cpu_share_recent * 100.0
-        ));
+        return Some(LabBottleneck::EmulatorNearFullCore {
+            port: name,
+            cpu_share: port.cost.cpu_share_recent,
+        });
     }
     // The stage that limits the port: a thread that needs more CPU per frame (its spin before
     // releases aside) than the wire holds an average frame cannot carry line rate even with a
@@ -287,29 +390,22 @@ pub fn lab_bottleneck(port: &PortStatus) -> Option<String> {
         let wire = port.counters.busy_ns as f64 / frames_out as f64;
         if stage > 0.9 * wire {
             let k = &port.cost;
-            let carried = if !k.offloads {
-                "one frame per read and write (no super-packets on this link)".to_string()
-            } else if k.super_packets == 0 {
-                "no super-packets yet: every read carried one frame".to_string()
-            } else {
-                format!(
-                    "super-packets carried {:.1} frames each on average, {:.0}% of the frames",
-                    k.super_packet_frames as f64 / k.super_packets as f64,
-                    k.super_packet_frames as f64 * 100.0 / frames_in.max(1) as f64
-                )
-            };
-            return Some(format!(
-                "port {name}: the emulator's busier thread needs {:.2} us of CPU per frame (spinning aside) and the wire holds a frame {:.2} us: it cannot carry this link's line rate ({carried}): the lab, not the link, is the bottleneck",
-                stage / 1e3,
-                wire / 1e3
-            ));
+            return Some(LabBottleneck::EmulatorSlowerThanLineRate {
+                port: name,
+                cpu_seconds_per_frame: stage / 1e9,
+                wire_seconds_per_frame: wire / 1e9,
+                offloads: k.offloads,
+                super_packets: k.super_packets,
+                super_packet_frames: k.super_packet_frames,
+                frames_in,
+            });
         }
     }
     if port.lateness.frames >= 1_000 && port.lateness.p99_us > 1_000.0 {
-        return Some(format!(
-            "port {name}: 1% of frames left more than {:.0} us late: the lab's timing, not the link's, shapes this traffic",
-            port.lateness.p99_us
-        ));
+        return Some(LabBottleneck::LateReleases {
+            port: name,
+            p99_late_seconds: port.lateness.p99_us / 1e6,
+        });
     }
     None
 }

@@ -7,7 +7,7 @@ use super::ingress::{
 };
 use super::one_thread::OneThread;
 use super::port::{LateCause, PortShared, Scheduled, late_cause};
-use super::status::{EmulatorCost, PortStatus, lab_bottleneck};
+use super::status::{EmulatorCost, LabBottleneck, PortStatus, lab_bottleneck};
 use super::*;
 use crate::device::DeviceCounters;
 use crate::emulator::clock::Nanos;
@@ -532,13 +532,27 @@ fn the_lab_is_named_the_bottleneck_only_on_evidence() {
     p.device.sender_tx_dropped = 3;
     p.device.sender_tx_queue_len = 500;
     let w = lab_bottleneck(&p).unwrap();
+    assert_eq!(
+        w,
+        LabBottleneck::TapQueueDrops {
+            port: "eth0 h1 -> h2".into(),
+            frames_dropped: 3,
+            tx_queue_frames: 500,
+        }
+    );
+    let w = w.to_string();
     assert!(
         w.contains("3 frames") && w.contains("txqueuelen 500"),
         "{w}"
     );
     let mut p = port();
     p.cost.cpu_share_recent = 0.95;
-    assert!(lab_bottleneck(&p).unwrap().contains("95% of a core"));
+    let w = lab_bottleneck(&p).unwrap();
+    assert_eq!(
+        serde_json::to_value(&w).unwrap()["kind"],
+        "emulator_near_full_core"
+    );
+    assert!(w.to_string().contains("95% of a core"));
     // A late first frame is no evidence; 1% of a thousand is.
     let mut p = port();
     p.lateness = LatenessSummary {
@@ -550,7 +564,11 @@ fn the_lab_is_named_the_bottleneck_only_on_evidence() {
     };
     assert_eq!(lab_bottleneck(&p), None);
     p.lateness.frames = 5_000;
-    assert!(lab_bottleneck(&p).unwrap().contains("2000 us late"));
+    let w = lab_bottleneck(&p).unwrap();
+    assert!(w.to_string().contains("2000 us late"), "{w}");
+    let json = serde_json::to_value(&w).unwrap();
+    assert_eq!(json["kind"], "late_releases");
+    assert_eq!(json["p99_late_seconds"], 0.002);
 }
 
 #[test]
@@ -572,6 +590,17 @@ fn the_lab_is_named_the_bottleneck_when_a_stage_cannot_keep_up_with_the_wire() {
     // Without the spin taken aside, the same thread would be named: spin is not work.
     p.cost.spin_cpu_seconds = 0.0;
     let w = lab_bottleneck(&p).unwrap();
+    let LabBottleneck::EmulatorSlowerThanLineRate {
+        cpu_seconds_per_frame,
+        super_packets,
+        ..
+    } = w
+    else {
+        panic!("{w:?}")
+    };
+    assert!((cpu_seconds_per_frame - 2e-6).abs() < 1e-12, "{w:?}");
+    assert_eq!(super_packets, 2_500);
+    let w = w.to_string();
     assert!(
         w.contains("2.00 us of CPU per frame")
             && w.contains("1.23 us")
@@ -585,7 +614,7 @@ fn the_lab_is_named_the_bottleneck_when_a_stage_cannot_keep_up_with_the_wire() {
     q.counters.frames_out = 20_000;
     q.counters.busy_ns = 20_000 * 12_304;
     q.cost.ingress_cpu_seconds = 20_000.0 * 12e-6;
-    let w = lab_bottleneck(&q).unwrap();
+    let w = lab_bottleneck(&q).unwrap().to_string();
     assert!(
         w.contains("12.00 us") && w.contains("one frame per read"),
         "{w}"

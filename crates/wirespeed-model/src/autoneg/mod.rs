@@ -16,6 +16,7 @@
 //!   28.2.1.2), a typed view over the word and its parsed form, to and from hex.
 //! * [`resolve`]: priority resolution (Annex 28B.3, the seed's Table 1), parallel detection and
 //!   forced modes, and the classification of the outcome.
+//! * [`verdict`]: the outcome as a typed verdict and its sentence.
 //!
 //! The technologies are those of the seed's Table 1. 1000BASE-T and 100BASE-T2 abilities are
 //! not in the base page: they travel in next pages (Clause 40.5.1.2 and Clause 32), which is
@@ -23,6 +24,7 @@
 
 pub mod codeword;
 pub mod resolve;
+pub mod verdict;
 
 use std::fmt;
 use std::str::FromStr;
@@ -35,6 +37,7 @@ pub use resolve::{
     Config, End, EndState, HowResolved, Outcome, Partner, PartnerError, Resolution, duplex_word,
     resolve,
 };
+pub use verdict::{AutonegVerdict, verdict};
 
 /// One twisted-pair technology that auto-negotiation can select.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -11,7 +11,7 @@ use serde::Serialize;
 use wirespeed_model::RateFormat;
 use wirespeed_model::autoneg::codeword::FieldRow;
 use wirespeed_model::autoneg::{
-    Abilities, BasePage, Config, End, LinkCodeWord, Outcome, Partner, Resolution, resolve,
+    Abilities, BasePage, Config, LinkCodeWord, Partner, Resolution, resolve,
 };
 use wirespeed_report::{Document, Render};
 
@@ -145,7 +145,7 @@ pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
             b = b.capable_of(c);
         }
         let resolution = resolve(a, b);
-        let verdicts = vec![verdict(&resolution)];
+        let verdicts = vec![wirespeed_model::autoneg::verdict(&resolution)];
         let report = ResolveReport {
             a,
             b,
@@ -160,7 +160,9 @@ pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
         )
     };
     let mut doc = Document::new("autoneg", params, report);
-    doc.verdicts = verdicts;
+    for v in &verdicts {
+        doc.verdict(v);
+    }
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
@@ -193,36 +195,6 @@ fn word_report(page: BasePage) -> AutonegReport {
         summary: page.summary(),
         fields: page.fields(),
     })
-}
-
-fn end_name(end: End) -> &'static str {
-    match end {
-        End::A => "A",
-        End::B => "B",
-    }
-}
-
-/// The outcome as one sentence, with what to expect and what to do.
-fn verdict(r: &Resolution) -> String {
-    match &r.outcome {
-        Outcome::Ok => format!("ok: both ends run {}", r.a.describe()),
-        Outcome::DuplexMismatch { half_duplex_end } => {
-            let half = end_name(*half_duplex_end);
-            let full = end_name(match half_duplex_end {
-                End::A => End::B,
-                End::B => End::A,
-            });
-            format!(
-                "DUPLEX MISMATCH: {half} runs half duplex, {full} full duplex. Expect late collisions on {half} and FCS errors and runts on {full}, and one direction several times slower than the other (seed 003 Table 7: 15 against 67 KB/s on 10 Mbit/s). Fix: configure both ends the same way, preferably both auto"
-            )
-        }
-        Outcome::NoLink { reason } => format!("NO LINK: {reason}"),
-        Outcome::SlowerThanPossible { running, possible } => format!(
-            "SLOWER THAN POSSIBLE: the link runs {} but both ends could run {}; let both ends auto-negotiate their full abilities",
-            running.name(),
-            possible.name()
-        ),
-    }
 }
 
 impl Render for AutonegReport {

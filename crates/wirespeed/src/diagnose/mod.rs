@@ -23,7 +23,7 @@ use wirespeed_model::RateFormat;
 use wirespeed_model::autoneg::{Duplex, duplex_word};
 use wirespeed_model::diagnose::peer::{ASYMMETRY_RATIO, Transfer, peer_findings};
 use wirespeed_model::diagnose::{
-    Confidence, Counters, Diagnosis, Evidence, Finding, InterfaceKind, Severity, diagnose,
+    Counters, Diagnosis, Evidence, Finding, InterfaceKind, Severity, diagnose,
 };
 use wirespeed_model::units::{format_duration, parse_duration};
 use wirespeed_net::ClientConfig;
@@ -36,6 +36,12 @@ use wirespeed_report::{Document, Render};
 use crate::common::output::{self, OutputArgs};
 
 mod metrics;
+mod verdicts;
+
+use verdicts::{
+    DiagnoseVerdict, DiagnoseWarning, READER_WARNING_KIND, confidence_word, interface_verdict,
+    peer_verdicts,
+};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct DiagnoseArgs {
@@ -200,7 +206,7 @@ fn transfer(
     direction: Direction,
     time: Duration,
     auth: Option<AuthKey>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<DiagnoseWarning>,
 ) -> anyhow::Result<Transfer> {
     let cfg = ClientConfig {
         agent,
@@ -247,9 +253,11 @@ fn transfer(
         } else {
             "sender"
         };
-        warnings.push(format!(
-            "--peer: the transfer {name} ended early ({e}); its rate is what the {counted} counted before"
-        ));
+        warnings.push(DiagnoseWarning::TransferEndedEarly {
+            direction: name.into(),
+            error: e.to_string(),
+            counted_by: counted.into(),
+        });
     }
     Ok(Transfer {
         direction: name.into(),
@@ -271,6 +279,7 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         None => Reader::system(),
     };
     let mut warnings = Vec::new();
+    let mut peer_warnings = Vec::new();
     let (evidence, peer) = match &args.peer {
         None => (
             reader.sample(&args.interfaces, args.interval, &mut warnings)?,
@@ -279,7 +288,6 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         Some(host) => {
             let agent = crate::common::host::resolve_one(host, args.port, "--peer")?;
             let auth = args.key.load()?;
-            let mut peer_warnings = Vec::new();
             let lab = lab_node();
             let (mut evidence, transfers) =
                 reader.sample_while(&args.interfaces, &mut warnings, || {
@@ -292,7 +300,6 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
                     let after = lab.as_ref().map(|(lab, node)| lab_mac_counters(lab, node));
                     (to, from, before.zip(after))
                 })?;
-            warnings.extend(peer_warnings);
             let (to, from, mac) = transfers;
             let to_peer = to?;
             let from_peer = from.context("the transfer to the peer failed")??;
@@ -344,22 +351,9 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
             from_peer,
         }
     });
-    let mut verdicts: Vec<String> = interfaces.iter().map(verdict).collect();
+    let mut verdicts: Vec<DiagnoseVerdict> = interfaces.iter().map(interface_verdict).collect();
     if let Some(p) = &peer {
-        verdicts.extend(p.findings.iter().map(|f| {
-            format!(
-                "peer {}: {} ({} confidence)",
-                p.agent,
-                f.title,
-                confidence_word(f.confidence)
-            )
-        }));
-        if p.findings.is_empty() {
-            verdicts.push(format!(
-                "peer {}: both directions within {ASYMMETRY_RATIO}x of each other: no duplex-mismatch signature end to end",
-                p.agent
-            ));
-        }
+        verdicts.extend(peer_verdicts(p, ASYMMETRY_RATIO));
     }
     let params = Params {
         interfaces: interfaces.iter().map(|i| i.evidence.name.clone()).collect(),
@@ -369,43 +363,25 @@ pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
         source: reader.root().display().to_string(),
     };
     let mut doc = Document::new("diagnose", params, DiagnoseReport { interfaces, peer });
-    doc.verdicts = verdicts;
-    doc.warnings = warnings;
+    for v in &verdicts {
+        doc.verdict(v);
+    }
+    for w in warnings {
+        doc.push(wirespeed_report::Finding::plain(
+            wirespeed_report::Severity::Warning,
+            READER_WARNING_KIND,
+            w,
+        ));
+    }
+    for w in &peer_warnings {
+        doc.warning(w);
+    }
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
         metrics_file: args.metrics_file.clone(),
     };
     output::print(&out, &doc).context("writing the result")
-}
-
-fn verdict(r: &InterfaceReport) -> String {
-    let name = &r.evidence.name;
-    match r.diagnosis.findings.first() {
-        Some(f) if f.severity == Severity::Fault => {
-            format!(
-                "{name}: {} ({} confidence)",
-                f.title,
-                confidence_word(f.confidence)
-            )
-        }
-        _ if !r.evidence.kind.has_phy() => format!(
-            "{name}: no physical layer ({}); nothing to diagnose at the PHY",
-            r.evidence.kind.describe()
-        ),
-        Some(f) if f.severity == Severity::Warning => {
-            format!("{name}: healthy, but {}", f.title)
-        }
-        _ => format!("{name}: healthy"),
-    }
-}
-
-fn confidence_word(c: Confidence) -> &'static str {
-    match c {
-        Confidence::High => "high",
-        Confidence::Medium => "medium",
-        Confidence::Low => "low",
-    }
 }
 
 impl Render for DiagnoseReport {

@@ -320,7 +320,7 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
                 .collect(),
         },
     };
-    let warnings: Vec<String> = match &result {
+    let warnings: Vec<wirespeed_lab::LabBottleneck> = match &result {
         StatusResult::One { ports, .. } => ports.iter().filter_map(lab_bottleneck).collect(),
         StatusResult::List { .. } => Vec::new(),
     };
@@ -331,7 +331,9 @@ fn status(name: Option<&str>, output: &OutputArgs) -> anyhow::Result<()> {
         },
         result,
     );
-    doc.warnings.extend(warnings);
+    for w in &warnings {
+        doc.warning(w);
+    }
     output::print(output, &doc).context("writing the result")
 }
 

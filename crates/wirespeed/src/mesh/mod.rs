@@ -10,6 +10,7 @@ pub(crate) mod html;
 mod metrics;
 mod sampling;
 mod text;
+pub(crate) mod verdicts;
 mod wait;
 
 use std::net::SocketAddr;
@@ -21,7 +22,7 @@ use anyhow::{Context, bail};
 use clap::Args;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
-use wirespeed_model::mesh::faults::{Fault, HostEvidence, SlowDirection};
+use wirespeed_model::mesh::faults::{Fault, HostEvidence};
 use wirespeed_model::mesh::{
     self as model, Analysis, Finding, PairMeasure, TestTiming, Thresholds,
 };
@@ -34,6 +35,7 @@ use wirespeed_net::control::mesh::{
 };
 use wirespeed_net::{Agent, AgentConfig};
 use wirespeed_report::Document;
+use wirespeed_report::{Finding as Said, Severity};
 
 use crate::common::flags::KeyArgs;
 use crate::common::output::OutputArgs;
@@ -608,7 +610,7 @@ fn is_schedule_file(path: &std::path::Path) -> bool {
 fn agents_of(
     args: &MeshArgs,
     key: &mut Option<AuthKey>,
-    waited: &mut Option<String>,
+    waited: &mut Option<verdicts::MeshWarning>,
 ) -> anyhow::Result<(Vec<AgentEntry>, Option<LocalAgents>)> {
     let agents = match args.local {
         Some(n) => {
@@ -635,7 +637,7 @@ fn agents_of(
 fn agents_when_up(
     args: &MeshArgs,
     wait: Duration,
-    waited: &mut Option<String>,
+    waited: &mut Option<verdicts::MeshWarning>,
 ) -> anyhow::Result<Vec<AgentEntry>> {
     let started = Instant::now();
     let deadline = started + wait;
@@ -657,27 +659,27 @@ fn agents_when_up(
 /// Waits until `started + wait` for each of `agents` to accept a connection; the warning
 /// naming those that stayed silent. It goes into the document, not to stderr: a Job's log
 /// (stdout and stderr together) must stay one JSON document.
-fn wait_until_up(agents: &[AgentEntry], started: Instant, wait: Duration) -> Option<String> {
+fn wait_until_up(
+    agents: &[AgentEntry],
+    started: Instant,
+    wait: Duration,
+) -> Option<verdicts::MeshWarning> {
     let addresses: Vec<SocketAddr> = agents.iter().map(|a| a.address).collect();
     let up = wait::wait_for(
         &addresses,
         (started + wait).saturating_duration_since(Instant::now()),
         wait::accepts,
     );
-    let silent: Vec<&str> = agents
+    let silent: Vec<String> = agents
         .iter()
         .zip(&up)
         .filter(|(_, u)| !**u)
-        .map(|(a, _)| a.name.as_str())
+        .map(|(a, _)| a.name.clone())
         .collect();
-    (!silent.is_empty()).then(|| {
-        format!(
-            "{} of {} agents did not answer within --wait-for-agents {}: {}",
-            silent.len(),
-            agents.len(),
-            format_seconds(wait.as_secs_f64()),
-            silent.join(", ")
-        )
+    (!silent.is_empty()).then_some(verdicts::MeshWarning::AgentsNotAnswering {
+        silent,
+        agents: agents.len(),
+        wait_seconds: wait.as_secs_f64(),
     })
 }
 
@@ -1033,8 +1035,14 @@ impl MeshResult {
     /// The document of a finished (or cut) mesh, with its verdicts and warnings.
     fn document(self, plan: &MeshPlan) -> Document<MeshPlan, MeshResult> {
         let mut doc = Document::new("mesh", plan.clone(), self);
-        doc.verdicts = doc.result.verdicts();
-        doc.warnings = doc.result.warnings();
+        for v in doc.result.verdicts() {
+            let v = doc.result.worded(v);
+            doc.verdict(&v);
+        }
+        for w in doc.result.warnings() {
+            let w = doc.result.worded(w);
+            doc.warning(&w);
+        }
         doc
     }
 
@@ -1127,8 +1135,16 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
         args.csv,
     );
     let mut doc = result.document(&plan);
-    doc.warnings.extend(repair);
-    doc.warnings.extend(waited);
+    if let Some(repair) = repair {
+        doc.push(Said::plain(
+            Severity::Warning,
+            "results_file_repaired",
+            repair,
+        ));
+    }
+    if let Some(waited) = waited {
+        doc.warning(&waited);
+    }
     if ex.interrupted {
         let planned = doc.result.tests_planned;
         let finished = ex.done.len();
@@ -1154,12 +1170,14 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     }
     if args.csv {
         // The CSV stays one table: verdicts and warnings go to stderr.
-        for v in doc.verdicts.drain(..) {
-            eprintln!("verdict: {v}");
+        for f in doc.findings.drain(..) {
+            match f.severity {
+                Severity::Verdict => eprintln!("verdict: {}", f.sentence),
+                Severity::Warning => eprintln!("warning: {}", f.sentence),
+            }
         }
-        for w in doc.warnings.drain(..) {
-            eprintln!("warning: {w}");
-        }
+        doc.verdicts.clear();
+        doc.warnings.clear();
     }
     crate::common::brief::show(&args.brief, &args.output, &doc)?;
     if doc.result.tests_failed > 0 {

@@ -1,7 +1,9 @@
 //! Unit tests of mesh, beside its module and apart from it.
 
+use super::verdicts::{Cleared, MeshVerdict, MeshWarning, RateLook, Worded};
 use super::*;
 use clap::Parser;
+use wirespeed_model::mesh::faults::SlowDirection;
 
 #[derive(Parser)]
 struct Cli {
@@ -104,9 +106,49 @@ fn the_result_holds_the_matrix_and_names_outliers() {
     );
     assert_eq!(r.rate_matrix_bits_per_second[2][3], Some(1e6));
     assert_eq!(r.rate_matrix_bits_per_second[0][0], None);
-    let v = r.verdicts().join("\n");
-    assert!(v.contains("pair h3 -> h4 is far below"), "{v}");
-    assert!(v.contains("h4 <-> h3 is asymmetric"), "{v}");
+    let verdicts = r.verdicts();
+    let bad = verdicts
+        .iter()
+        .find(|v| matches!(v, MeshVerdict::BadPair { .. }))
+        .expect("the low pair is judged");
+    let MeshVerdict::BadPair {
+        source,
+        destination,
+        rate_bits_per_second,
+        expected_bits_per_second,
+        rechecked,
+    } = bad.clone()
+    else {
+        unreachable!()
+    };
+    assert_eq!((source.as_str(), destination.as_str()), ("h3", "h4"));
+    assert_eq!(rate_bits_per_second, 1e6);
+    assert!(expected_bits_per_second > 5e6, "{bad:?}");
+    assert!(!rechecked);
+    assert!(
+        bad.to_string().starts_with("pair h3 -> h4 is far below"),
+        "{bad}"
+    );
+    assert!(verdicts.contains(&MeshVerdict::AsymmetricPair {
+        fast_source: "h4".into(),
+        fast_destination: "h3".into(),
+        fast_bits_per_second: 9e6,
+        slow_bits_per_second: 1e6,
+    }));
+    assert_eq!(
+        r.warnings(),
+        [MeshWarning::AgentsOnLoopback { agents: 4 }],
+        "every agent is on loopback; the mesh kept to its schedule"
+    );
+    let doc = r.clone().document(&plan);
+    assert_eq!(doc.findings_consistent(), Ok(()));
+    let kinds: Vec<&str> = doc.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert!(kinds.contains(&"bad_pair"), "{kinds:?}");
+    assert!(kinds.contains(&"asymmetric_pair"), "{kinds:?}");
+    assert_eq!(kinds.last(), Some(&"agents_on_loopback"));
+    let pair = doc.findings.iter().find(|f| f.kind == "bad_pair").unwrap();
+    assert_eq!(pair.evidence["source"], "h3");
+    assert_eq!(pair.evidence["rate_bits_per_second"], 1e6);
     let mut text = Vec::new();
     wirespeed_report::Render::render(&r, &mut text).unwrap();
     let text = String::from_utf8(text).unwrap();
@@ -115,4 +157,79 @@ fn the_result_holds_the_matrix_and_names_outliers() {
         "{text}"
     );
     assert!(r.csv().to_string().lines().count() == 13);
+}
+
+#[test]
+fn mesh_findings_keep_their_sentences_and_base_units() {
+    let worded = |judged: MeshVerdict| {
+        Worded {
+            judged,
+            rate_format: RateFormat::Megabits,
+        }
+        .to_string()
+    };
+    assert_eq!(
+        worded(MeshVerdict::NoOutlier {
+            hosts: 3,
+            tests: 6,
+            lowest_bits_per_second: 9e6,
+            highest_bits_per_second: 9.5e6,
+        }),
+        "no outlier among 3 hosts and 6 tests (rates 9 Mbit/s to 9.5 Mbit/s)"
+    );
+    let mismatch = MeshVerdict::DuplexMismatch {
+        host: "n2".into(),
+        slow: SlowDirection::Sending,
+        median_ratio: 0.1,
+        pairs_showing: 2,
+        pairs: 3,
+        collisions: Some(40),
+        late_collisions: Some(7),
+        crc_errors: None,
+    };
+    assert_eq!(
+        mismatch.to_string(),
+        "host n2 has a duplex mismatch on its link: what it sends runs at 10% of the other way with 2 of its 3 partners; its port counted 7 late collision(s), 40 collision(s) in all over the mesh (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto"
+    );
+    let value = serde_json::to_value(&mismatch).unwrap();
+    assert_eq!(value["kind"], "duplex_mismatch");
+    assert_eq!(value["slow"], "sending");
+    assert_eq!(value["late_collisions"], 7);
+    let overran = MeshWarning::ScheduleOverran {
+        elapsed_seconds: 12.0,
+        predicted_seconds: 10.0,
+    };
+    assert!(
+        overran
+            .to_string()
+            .starts_with("the mesh took 12 s, 20% over the schedule's 10 s"),
+        "{overran}"
+    );
+    let cleared = Worded {
+        judged: MeshWarning::LowRatesCleared {
+            cleared: vec![Cleared {
+                source: "a".into(),
+                destination: "b".into(),
+                figure: RateLook {
+                    rate_bits_per_second: None,
+                },
+            }],
+        },
+        rate_format: RateFormat::Adaptive,
+    };
+    assert!(cleared.to_string().starts_with("1 test(s) with a low rate"));
+    assert!(cleared.to_string().ends_with(": a -> b (no figure)"));
+    let value = serde_json::to_value(&cleared).unwrap();
+    assert_eq!(value["kind"], "low_rates_cleared");
+    assert_eq!(value["cleared"][0]["source"], "a");
+    assert!(value["cleared"][0]["rate_bits_per_second"].is_null());
+    let silent = MeshWarning::AgentsNotAnswering {
+        silent: vec!["n3".into()],
+        agents: 4,
+        wait_seconds: 30.0,
+    };
+    assert_eq!(
+        silent.to_string(),
+        "1 of 4 agents did not answer within --wait-for-agents 30 s: n3"
+    );
 }

@@ -1,6 +1,7 @@
 //! What a person reads of a mesh: the fleet's verdicts and warnings from the judged faults,
 //! the rate and latency matrices, the CSV, and the text view.
 
+use super::verdicts::{Cleared, MeshVerdict, MeshWarning, RateLook, RoundTripLook, Worded};
 use super::*;
 
 impl MeshResult {
@@ -41,118 +42,16 @@ impl MeshResult {
         self.rate_format.format(bps)
     }
 
-    /// The words of an [`analyse`](model::analyse) finding (the latency ones reach the verdicts
-    /// through the judge).
-    pub(super) fn finding_text(&self, f: &Finding) -> String {
-        match *f {
-            Finding::SlowHost {
-                host,
-                median_bits_per_second,
-                fleet_bits_per_second,
-                robust_z,
-                tests,
-            } => format!(
-                "host {} is slow in every pair: median {} over its {tests} tests against {} for the fleet ({:.1} robust SD below): a host problem (CPU, NIC settings, its own port); run `wirespeed diagnose` on it",
-                self.name(host),
-                self.rate(median_bits_per_second),
-                self.rate(fleet_bits_per_second),
-                -robust_z
-            ),
-            Finding::BadPair {
-                source,
-                destination,
-                rate_bits_per_second,
-                expected_bits_per_second,
-                robust_z,
-            } => format!(
-                "pair {} -> {} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
-                self.name(source),
-                self.name(destination),
-                self.rate(rate_bits_per_second),
-                self.rate(expected_bits_per_second),
-                -robust_z,
-                if self
-                    .rechecks
-                    .iter()
-                    .any(|c| { c.rate && (c.source, c.destination) == (source, destination) })
-                {
-                    "; the better of its test and a second look when no other test ran"
-                } else {
-                    ""
-                }
-            ),
-            Finding::AsymmetricPair {
-                fast_source,
-                fast_destination,
-                fast_bits_per_second,
-                slow_bits_per_second,
-            } => format!(
-                "pair {} <-> {} is asymmetric: {} from {} to {} but {} back ({:.0}% of it): the signature of a duplex mismatch (seed 003); check both ends with `wirespeed diagnose`",
-                self.name(fast_source),
-                self.name(fast_destination),
-                self.rate(fast_bits_per_second),
-                self.name(fast_source),
-                self.name(fast_destination),
-                self.rate(slow_bits_per_second),
-                100.0 * slow_bits_per_second / fast_bits_per_second
-            ),
-            Finding::SlowLatencyHost {
-                host,
-                median_rtt_seconds,
-                fleet_rtt_seconds,
-            } => format!(
-                "host {} answers slowly in every pair: median best round trip {} against {} for the fleet",
-                self.name(host),
-                format_seconds(median_rtt_seconds),
-                format_seconds(fleet_rtt_seconds)
-            ),
-            Finding::HighLatencyPair {
-                source,
-                destination,
-                rtt_seconds,
-                expected_rtt_seconds,
-            } => format!(
-                "pair {} <-> {} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
-                self.name(source),
-                self.name(destination),
-                format_seconds(rtt_seconds),
-                format_seconds(expected_rtt_seconds),
-                if self
-                    .rechecks
-                    .iter()
-                    .any(|c| !c.rate && c.is_of(source, destination))
-                {
-                    ", and again of a second look when no other test ran"
-                } else {
-                    ""
-                }
-            ),
-        }
-    }
-
-    /// The words of a counter the agent's port read, if it read it.
-    pub(super) fn counted(e: Option<&HostEvidence>) -> String {
-        let Some(e) = e else {
-            return String::new();
+    /// The named hosts of one of the judge's faults, with its evidence and the counters its
+    /// port read.
+    pub(crate) fn fault_verdict(&self, f: &Fault) -> MeshVerdict {
+        let name = |i: usize| self.name(i).to_string();
+        let rechecked_rate = |s: usize, d: usize| {
+            self.rechecks
+                .iter()
+                .any(|c| c.rate && (c.source, c.destination) == (s, d))
         };
-        let parts: Vec<String> = [
-            (e.late_collisions, "late collision(s)"),
-            (e.collisions, "collision(s) in all"),
-            (e.crc_errors, "CRC error(s) received"),
-        ]
-        .iter()
-        .filter_map(|(c, what)| c.map(|c| format!("{c} {what}")))
-        .collect();
-        if parts.is_empty() {
-            String::new()
-        } else {
-            format!("; its port counted {} over the mesh", parts.join(", "))
-        }
-    }
-
-    /// The words of one of the judge's faults, with its evidence.
-    pub(super) fn fault_text(&self, f: &Fault) -> String {
-        match f {
+        match *f {
             Fault::SlowHost {
                 host,
                 reach_bits_per_second,
@@ -161,22 +60,18 @@ impl MeshResult {
                 tests,
                 steady,
             } => {
-                let cause = match (slow_link_bits_per_second, steady) {
-                    (Some(link), _) => format!(
-                        ": its own link carries at most {} of TCP against the fleet's typical {} (the link is the cause: a port that negotiated down or a slow line)",
-                        self.rate(*link),
-                        self.rate(*yardstick_bits_per_second)
-                    ),
-                    (None, true) => ": its tests hold steady near that rate, a port, link or CPU at a lower rate; run `wirespeed diagnose` on it".into(),
-                    (None, false) => ": its tests are erratic below that best, a port that loses frames (a duplex mismatch or a bad cable: its collision and CRC counters tell them apart); run `wirespeed diagnose` on it".into(),
-                };
-                format!(
-                    "host {} is slow in every pair: its best test of {tests} reached {} against {} for the fleet's best-connected quarter{cause}{}",
-                    self.name(*host),
-                    self.rate(*reach_bits_per_second),
-                    self.rate(*yardstick_bits_per_second),
-                    Self::counted(self.host_evidence.get(*host))
-                )
+                let e = self.host_evidence.get(host);
+                MeshVerdict::SlowHost {
+                    host: name(host),
+                    reach_bits_per_second,
+                    yardstick_bits_per_second,
+                    slow_link_bits_per_second,
+                    tests,
+                    steady,
+                    collisions: e.and_then(|e| e.collisions),
+                    late_collisions: e.and_then(|e| e.late_collisions),
+                    crc_errors: e.and_then(|e| e.crc_errors),
+                }
             }
             Fault::DuplexMismatch {
                 host,
@@ -187,117 +82,173 @@ impl MeshResult {
                 collisions,
                 late_collisions,
                 crc_errors,
-            } => {
-                let rates = if *pairs_showing > 0 {
-                    format!(
-                        "what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners",
-                        match slow {
-                            SlowDirection::Sending => "sends",
-                            SlowDirection::Receiving => "receives",
-                        },
-                        median_ratio * 100.0
-                    )
-                } else {
-                    format!("it is slow with all {pairs} of its tests")
-                };
-                format!(
-                    "host {} has a duplex mismatch on its link: {rates}{} (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto",
-                    self.name(*host),
-                    Self::counted(Some(&HostEvidence {
-                        link_ceiling_bits_per_second: None,
-                        collisions: *collisions,
-                        late_collisions: *late_collisions,
-                        crc_errors: *crc_errors,
-                    }))
-                )
-            }
+            } => MeshVerdict::DuplexMismatch {
+                host: name(host),
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+                collisions,
+                late_collisions,
+                crc_errors,
+            },
             Fault::LossyHost {
                 host,
                 cleanest_retransmit_share,
                 median_retransmit_share,
                 tests,
                 crc_errors,
-            } => format!(
-                "host {} loses frames at its own port: every one of its {tests} tests retransmitted, at least {:.1}% of its segments (median {:.1}%), while its partners' other tests did not{}: a bad cable, port or link; run `wirespeed diagnose` on it",
-                self.name(*host),
-                cleanest_retransmit_share * 100.0,
-                median_retransmit_share * 100.0,
-                crc_errors.map_or(String::new(), |c| format!(
-                    "; its port received {c} frame(s) with a bad CRC over the mesh"
-                ))
-            ),
+            } => MeshVerdict::LossyHost {
+                host: name(host),
+                cleanest_retransmit_share,
+                median_retransmit_share,
+                tests,
+                crc_errors,
+            },
             Fault::BadPair {
                 source,
                 destination,
                 rate_bits_per_second,
                 expected_bits_per_second,
-            } => format!(
-                "pair {} -> {} is far below what both its hosts reach with the others: {} against {}{}: a bad link or port between them",
-                self.name(*source),
-                self.name(*destination),
-                self.rate(*rate_bits_per_second),
-                self.rate(*expected_bits_per_second),
-                if self
-                    .rechecks
-                    .iter()
-                    .any(|c| { c.rate && (c.source, c.destination) == (*source, *destination) })
-                {
-                    " (the better of its test and a second look when no other test ran)"
-                } else {
-                    ""
-                }
-            ),
+            } => MeshVerdict::BadPair {
+                source: name(source),
+                destination: name(destination),
+                rate_bits_per_second,
+                expected_bits_per_second,
+                rechecked: rechecked_rate(source, destination),
+            },
             Fault::AsymmetricPair {
                 fast_source,
                 fast_destination,
                 fast_bits_per_second,
                 slow_bits_per_second,
-            } => self.finding_text(&Finding::AsymmetricPair {
-                fast_source: *fast_source,
-                fast_destination: *fast_destination,
-                fast_bits_per_second: *fast_bits_per_second,
-                slow_bits_per_second: *slow_bits_per_second,
-            }),
-            Fault::Latency { finding } => self.finding_text(finding),
+            } => MeshVerdict::AsymmetricPair {
+                fast_source: name(fast_source),
+                fast_destination: name(fast_destination),
+                fast_bits_per_second,
+                slow_bits_per_second,
+            },
+            Fault::Latency { ref finding } => self.finding_verdict(finding),
         }
     }
 
-    /// One sentence per fault, with its evidence; one saying so when there is none.
-    pub(crate) fn verdicts(&self) -> Vec<String> {
-        let mut out: Vec<String> = self.faults.iter().map(|f| self.fault_text(f)).collect();
+    /// The named hosts of an [`analyse`](model::analyse) finding (the latency ones reach the
+    /// verdicts through the judge).
+    fn finding_verdict(&self, f: &Finding) -> MeshVerdict {
+        let name = |i: usize| self.name(i).to_string();
+        match *f {
+            Finding::SlowHost {
+                host,
+                median_bits_per_second,
+                fleet_bits_per_second,
+                robust_z,
+                tests,
+            } => MeshVerdict::SlowHostByMedian {
+                host: name(host),
+                median_bits_per_second,
+                fleet_bits_per_second,
+                robust_z,
+                tests,
+            },
+            Finding::BadPair {
+                source,
+                destination,
+                rate_bits_per_second,
+                expected_bits_per_second,
+                robust_z,
+            } => MeshVerdict::BadPairByMedian {
+                source: name(source),
+                destination: name(destination),
+                rate_bits_per_second,
+                expected_bits_per_second,
+                robust_z,
+                rechecked: self
+                    .rechecks
+                    .iter()
+                    .any(|c| c.rate && (c.source, c.destination) == (source, destination)),
+            },
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                fast_bits_per_second,
+                slow_bits_per_second,
+            } => MeshVerdict::AsymmetricPair {
+                fast_source: name(fast_source),
+                fast_destination: name(fast_destination),
+                fast_bits_per_second,
+                slow_bits_per_second,
+            },
+            Finding::SlowLatencyHost {
+                host,
+                median_rtt_seconds,
+                fleet_rtt_seconds,
+            } => MeshVerdict::SlowLatencyHost {
+                host: name(host),
+                median_rtt_seconds,
+                fleet_rtt_seconds,
+            },
+            Finding::HighLatencyPair {
+                source,
+                destination,
+                rtt_seconds,
+                expected_rtt_seconds,
+            } => MeshVerdict::HighLatencyPair {
+                source: name(source),
+                destination: name(destination),
+                rtt_seconds,
+                expected_rtt_seconds,
+                rechecked: self
+                    .rechecks
+                    .iter()
+                    .any(|c| !c.rate && c.is_of(source, destination)),
+            },
+        }
+    }
+
+    /// The sentence of one of the judge's faults, in the rate unit `-f` chose.
+    pub(super) fn fault_text(&self, f: &Fault) -> String {
+        self.worded(self.fault_verdict(f)).to_string()
+    }
+
+    /// A finding with the rate unit of this mesh's `-f`.
+    pub(crate) fn worded<T>(&self, judged: T) -> Worded<T> {
+        Worded {
+            judged,
+            rate_format: self.rate_format,
+        }
+    }
+
+    /// One verdict per fault, with its evidence; one saying so when there is none.
+    pub(crate) fn verdicts(&self) -> Vec<MeshVerdict> {
+        let mut out: Vec<MeshVerdict> = self.faults.iter().map(|f| self.fault_verdict(f)).collect();
         let finished: Vec<f64> = self.tests.iter().filter_map(PairRecord::rate).collect();
         if out.is_empty() && finished.len() >= 2 {
-            let lo = finished.iter().copied().fold(f64::INFINITY, f64::min);
-            let hi = finished.iter().copied().fold(0.0, f64::max);
-            out.push(format!(
-                "no outlier among {} hosts and {} tests (rates {} to {})",
-                self.agents.len(),
-                finished.len(),
-                self.rate(lo),
-                self.rate(hi)
-            ));
+            out.push(MeshVerdict::NoOutlier {
+                hosts: self.agents.len(),
+                tests: finished.len(),
+                lowest_bits_per_second: finished.iter().copied().fold(f64::INFINITY, f64::min),
+                highest_bits_per_second: finished.iter().copied().fold(0.0, f64::max),
+            });
         }
         out
     }
 
     /// Failed tests, agents that share one host, and a schedule that overran its prediction.
-    pub(crate) fn warnings(&self) -> Vec<String> {
+    pub(crate) fn warnings(&self) -> Vec<MeshWarning> {
         let mut out = Vec::new();
         if self.agents.len() >= 2 && self.agents.iter().all(|a| a.address.ip().is_loopback()) {
-            out.push(
-                "every agent is on this host's loopback: the tests share its CPUs, not links, so rates and outliers here measure the host's scheduling".into(),
-            );
+            out.push(MeshWarning::AgentsOnLoopback {
+                agents: self.agents.len(),
+            });
         }
         if self.slots > 0
             && self.predicted_seconds > 0.0
             && self.elapsed_seconds > 1.1 * self.predicted_seconds
         {
-            out.push(format!(
-                "the mesh took {}, {:.0}% over the schedule's {} (its plan and each test's tail as measured): a busy host was slow to set tests up and answer",
-                format_seconds(self.elapsed_seconds),
-                100.0 * (self.elapsed_seconds / self.predicted_seconds - 1.0),
-                format_seconds(self.predicted_seconds)
-            ));
+            out.push(MeshWarning::ScheduleOverran {
+                elapsed_seconds: self.elapsed_seconds,
+                predicted_seconds: self.predicted_seconds,
+            });
         }
         // Second looks that cleared what the tests alone would have flagged.
         let stands = |c: &Recheck| {
@@ -308,65 +259,69 @@ impl MeshResult {
                     && matches!(f, Finding::HighLatencyPair { .. }) != c.rate
             })
         };
-        for rate in [true, false] {
-            let cleared: Vec<String> = self
-                .rechecks
+        let cleared = |rate: bool| {
+            self.rechecks
                 .iter()
-                .filter(|c| c.rate == rate && c.error.is_none() && !stands(c))
-                .map(|c| {
-                    format!(
-                        "{} -> {} {}",
-                        self.name(c.source),
-                        self.name(c.destination),
-                        if rate {
-                            c.rate_bits_per_second
-                                .map_or("(no figure)".into(), |v| self.rate(v))
-                        } else {
-                            c.best().map_or("(no answer)".into(), format_seconds)
-                        }
-                    )
-                })
-                .collect();
-            if cleared.is_empty() {
-                continue;
-            }
-            out.push(if rate {
-                format!(
-                    "{} test(s) with a low rate were run again when no other test ran and were as their hosts' others (not flagged; a busy host or another test's traffic, not the link): {}",
-                    cleared.len(),
-                    cleared.join(", ")
-                )
-            } else {
-                format!(
-                    "{} pair(s) whose tests' probes all came back late were probed again when no other test ran, and their round trip was as their hosts' others (not flagged): {}",
-                    cleared.len(),
-                    cleared.join(", ")
-                )
+                .filter(move |c| c.rate == rate && c.error.is_none() && !stands(c))
+        };
+        let named = |c: &Recheck| -> (String, String) {
+            (self.name(c.source).into(), self.name(c.destination).into())
+        };
+        let rates: Vec<Cleared<RateLook>> = cleared(true)
+            .map(|c| {
+                let (source, destination) = named(c);
+                Cleared {
+                    source,
+                    destination,
+                    figure: RateLook {
+                        rate_bits_per_second: c.rate_bits_per_second,
+                    },
+                }
+            })
+            .collect();
+        if !rates.is_empty() {
+            out.push(MeshWarning::LowRatesCleared { cleared: rates });
+        }
+        let round_trips: Vec<Cleared<RoundTripLook>> = cleared(false)
+            .map(|c| {
+                let (source, destination) = named(c);
+                Cleared {
+                    source,
+                    destination,
+                    figure: RoundTripLook {
+                        rtt_seconds: c.best(),
+                    },
+                }
+            })
+            .collect();
+        if !round_trips.is_empty() {
+            out.push(MeshWarning::HighRoundTripsCleared {
+                cleared: round_trips,
             });
         }
         for c in &self.rechecks {
             if let Some(e) = &c.error {
-                out.push(format!(
-                    "second look at {} <-> {}: {e}",
-                    self.name(c.source),
-                    self.name(c.destination)
-                ));
+                let (source, destination) = named(c);
+                out.push(MeshWarning::SecondLookFailed {
+                    source,
+                    destination,
+                    error: e.clone(),
+                });
             }
         }
         if self.rtt_not_judged > 0 {
-            out.push(format!(
-                "{} test(s) have round trips that were not judged: their probes started right after a test of one of their agents whose data was still arriving when its tail reached the {} s cap (a queue longer than that), so they may have waited behind it",
-                self.rtt_not_judged,
-                wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64()
-            ));
+            out.push(MeshWarning::RoundTripsNotJudged {
+                tests: self.rtt_not_judged,
+                cap_seconds: wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64(),
+            });
         }
         for r in &self.tests {
             for p in r.problems() {
-                out.push(format!(
-                    "test {} -> {}: {p}",
-                    self.name(r.source),
-                    self.name(r.destination)
-                ));
+                out.push(MeshWarning::TestFailed {
+                    source: self.name(r.source).into(),
+                    destination: self.name(r.destination).into(),
+                    error: p,
+                });
             }
         }
         out.truncate(64);
