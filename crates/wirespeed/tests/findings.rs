@@ -29,18 +29,13 @@ pub(crate) fn assert_typed(json: &str) -> Document<Value, Value> {
     doc
 }
 
-/// Golden documents whose command does not type its findings yet: each entry is removed when
-/// its command's rule set returns typed verdicts (then its golden file is blessed anew).
-const NOT_YET_TYPED: &[&str] = &["model-compare"];
-
 #[test]
 fn golden_documents_carry_a_typed_finding_for_every_sentence() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {
         let path = entry.unwrap().path();
-        let name = path.file_stem().unwrap().to_string_lossy().to_string();
-        if path.extension().is_none_or(|e| e != "json") || NOT_YET_TYPED.contains(&name.as_str()) {
+        if path.extension().is_none_or(|e| e != "json") {
             continue;
         }
         let text = std::fs::read_to_string(&path).unwrap();

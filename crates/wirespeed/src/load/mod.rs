@@ -32,8 +32,8 @@ use wirespeed_sim::LengthMix;
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::OutputArgs;
 use crate::load::render::{LoadResult, rows, write_plots};
-pub(crate) use lengths::Lengths;
 use crate::load::verdicts::LoadFinding;
+pub(crate) use lengths::Lengths;
 use wirespeed_net::control::DEFAULT_PORT;
 
 /// The schema of the results file's first line.

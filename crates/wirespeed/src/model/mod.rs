@@ -17,6 +17,7 @@ use wirespeed_report::{Document, Render, Table};
 use crate::common::output::{self, OutputArgs};
 
 mod metrics;
+mod verdicts;
 use crate::probe::{Sizes, parse_sizes};
 
 #[derive(Debug, Clone, Args)]
@@ -154,15 +155,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
                 probe_file: Some(probe),
             };
             let mut doc = Document::new("model", params, report);
-            doc.verdicts.push(if anomalies == 0 {
-                "every segment within tolerance of the model".to_string()
-            } else if anomalies == total && total > 1 {
-                format!(
-                    "all {total} segments outside tolerance: is the probe of this path? each segment's hypothesis says what disagrees"
-                )
-            } else {
-                format!("{anomalies} segment(s) outside tolerance: see the hypotheses")
-            });
+            doc.verdict(&verdicts::compare_verdict(anomalies, total));
             output::print(&output, &doc).context("writing the result")
         }
         ModelCommand::Fit { probe, output } => {
