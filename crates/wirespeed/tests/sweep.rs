@@ -55,6 +55,21 @@ fn loopback_sweep_grants_grow_with_requests() {
     };
     assert!(granted(32768) < granted(131072));
     assert_eq!(result["analysis"]["diagonal"].as_array().unwrap().len(), 2);
+    // Loopback, no --link-rate: the plateau is typed, and nothing to judge it against.
+    let typed = crate::findings::assert_typed(&run.stdout);
+    let kinds: Vec<&str> = typed.findings.iter().map(|f| f.kind.as_str()).collect();
+    assert_eq!(kinds.first(), Some(&"plateau"), "{kinds:?}");
+    assert!(
+        typed.findings[0].evidence["plateau_bytes_per_second"]
+            .as_f64()
+            .is_some_and(|p| p > 0.0),
+        "{:?}",
+        typed.findings[0]
+    );
+    assert!(
+        kinds.contains(&"link_rate_unknown") || kinds.contains(&"cpu_limited"),
+        "{kinds:?}"
+    );
     assert_eq!(
         std::fs::read_to_string(&results).unwrap().lines().count(),
         1 + 8

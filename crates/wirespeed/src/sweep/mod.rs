@@ -10,6 +10,7 @@ mod brief;
 pub(crate) mod html;
 mod metrics;
 pub(crate) mod render;
+mod verdicts;
 
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use wirespeed_lab::truth::{Element, FlowShape};
 use wirespeed_model::sweep::{self, Axis, PathFacts, PlanEstimate, PlannedRun, RunRecord};
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
-use wirespeed_report::Document;
+use wirespeed_report::{Document, Finding, Severity};
 
 use crate::common::exit_status::Exit;
 use crate::common::output::OutputArgs;
@@ -385,11 +386,23 @@ pub(crate) fn run(
     let mut report = build_report(&args, &route, plan, order.len(), done, file.path());
     report.estimate = estimate;
     let mut doc = Document::new("sweep", args_summary(&args), report);
-    doc.verdicts = doc.result.verdicts();
-    doc.warnings.extend(repair);
+    for verdict in verdicts::verdicts(&doc.result) {
+        doc.verdict(&verdict);
+    }
+    if let Some(repair) = repair {
+        doc.push(Finding::plain(
+            Severity::Warning,
+            "results_file_repaired",
+            repair,
+        ));
+    }
     if let Some(Stop::Failed(err)) = &stopped {
-        doc.warnings.push(format!(
-            "the sweep stopped early: {err:#}; finished runs are kept, continue with --resume"
+        doc.push(Finding::plain(
+            Severity::Warning,
+            "stopped_early",
+            format!(
+                "the sweep stopped early: {err:#}; finished runs are kept, continue with --resume"
+            ),
         ));
     }
     write_files(&args, &doc.result)?;
@@ -1221,7 +1234,31 @@ mod tests {
             assert!((got - want).abs() < 1e-6, "{got} vs {want}");
             assert!(got <= ceiling);
         }
-        let verdicts = report.verdicts().join("\n");
+        let typed = verdicts::verdicts(&report);
+        assert!(
+            typed.iter().any(|v| matches!(
+                v,
+                verdicts::SweepVerdict::BandwidthDelayProduct {
+                    basis: wirespeed_model::sweep::RoundTripBasis::Path,
+                    rate_is_ceiling: true,
+                    ..
+                }
+            )),
+            "{typed:?}"
+        );
+        let kinds: Vec<_> = typed
+            .iter()
+            .map(|v| serde_json::to_value(v).unwrap()["kind"].clone())
+            .collect();
+        assert!(
+            kinds.contains(&"path_ceiling".into()) && kinds.contains(&"window_per_buffer".into()),
+            "{kinds:?}"
+        );
+        let verdicts = typed
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(
             verdicts.contains("computed from the configured path"),
             "{verdicts}"

@@ -4,14 +4,13 @@ use std::io::{self, Write};
 
 use serde::{Deserialize, Serialize};
 use wirespeed_model::RateFormat;
-use wirespeed_model::sweep::{
-    Anomaly, Axis, PlanEstimate, PlateauLimit, RoundTripBasis, RunRecord, SweepAnalysis,
-};
+use wirespeed_model::sweep::{Axis, PlanEstimate, RunRecord, SweepAnalysis};
 use wirespeed_model::units::{ByteSize, significant};
 use wirespeed_report::plot::{Labels, Series, heatmap_svg, line_plot_svg};
 use wirespeed_report::{Csv, Render, Table};
 
 use super::SweepPlan;
+use super::verdicts::RateScale;
 
 /// The sweep's result document body.
 #[derive(Debug, Serialize, Deserialize)]
@@ -56,29 +55,23 @@ impl SweepReport {
         }
     }
 
-    fn rate(&self, bytes_per_second: f64) -> String {
-        match self.rate_format {
-            RateFormat::Adaptive => {
-                let (_, size) = self.adaptive_scale();
-                let v = bytes_per_second / size;
-                if size == 1024.0 {
-                    format!("{v:.0}")
-                } else {
-                    significant(v, 4)
-                }
-            }
-            f => significant(f.value(bytes_per_second * 8.0), 4),
+    /// How this report writes a rate.
+    pub(crate) fn scale(&self) -> RateScale {
+        RateScale {
+            format: self.rate_format,
+            adaptive: self.adaptive_scale(),
         }
+    }
+
+    fn rate(&self, bytes_per_second: f64) -> String {
+        self.scale().rate(bytes_per_second)
     }
 
     fn rate_unit(&self) -> &'static str {
-        match self.rate_format {
-            RateFormat::Adaptive => self.adaptive_scale().0,
-            f => f.unit(1.0),
-        }
+        self.scale().unit()
     }
 
-    fn label(axis: &Axis, index: usize, mss: u64) -> String {
+    pub(crate) fn label(axis: &Axis, index: usize, mss: u64) -> String {
         axis.0.get(index).map_or_else(String::new, |b| {
             let bytes = b.bytes(mss);
             match b {
@@ -106,128 +99,6 @@ impl SweepReport {
                     .collect()
             })
             .collect()
-    }
-
-    /// Verdict sentences, for the human output and the document's `verdicts`.
-    pub(crate) fn verdicts(&self) -> Vec<String> {
-        let a = &self.analysis;
-        let p = &self.plan;
-        let mut out = Vec::new();
-        if let Some(plateau) = a.plateau_bytes_per_second {
-            let of_ceiling = self
-                .ceiling_bytes_per_second
-                .map(|c| {
-                    format!(
-                        " ({:.0}% of the {} {} ceiling)",
-                        100.0 * plateau / c,
-                        self.rate(c),
-                        self.rate_unit()
-                    )
-                })
-                .unwrap_or_default();
-            out.push(format!(
-                "plateau {} {}{of_ceiling}",
-                self.rate(plateau),
-                self.rate_unit()
-            ));
-        }
-        if let Some(b) = a.reaches_90_percent_at {
-            out.push(format!(
-                "the diagonal reaches 90% of its plateau at {} per end",
-                compact(b.bytes(p.mss_bytes))
-            ));
-        } else if a.diagonal.is_empty() && a.plateau_bytes_per_second.is_some() {
-            out.push(
-                "no buffer size is on both axes, so there is no diagonal: the plateau is the best cell of the matrix (give --rcv the sizes of --snd for the seed's table)"
-                    .to_string(),
-            );
-        }
-        if let Some(source) = &self.ceiling_source
-            && let Some(c) = self.ceiling_bytes_per_second
-        {
-            out.push(format!(
-                "the path's ceiling is {} {}: {source}; window / RTT is capped by it",
-                self.rate(c),
-                self.rate_unit()
-            ));
-        }
-        if let Some(ratio) = a.window_per_buffer_byte {
-            out.push(format!(
-                "the axis is the buffer asked of SO_SNDBUF and SO_RCVBUF (1 packet = {} bytes); \
-                 the window the sender saw was {ratio:.2} x the receive buffer asked (median \
-                 over the cells), in segments in the table's window column",
-                p.mss_bytes
-            ));
-        }
-        if let Some(bdp) = &a.bdp {
-            let knee = a.reaches_90_percent_at.map_or(String::new(), |b| {
-                let ratio = b.bytes(p.mss_bytes) as f64 / bdp.bytes.max(1.0);
-                format!(
-                    "; the knee at {} per end is {ratio:.1}x it{}",
-                    compact(b.bytes(p.mss_bytes)),
-                    knee_reason(ratio)
-                )
-            });
-            let lowest = a
-                .round_trip
-                .and_then(|r| r.lowest_seen_seconds)
-                .map_or(String::new(), round_trip);
-            let rtt_words = match bdp.basis {
-                RoundTripBasis::Path => format!(
-                    "a full segment's round trip {}, computed from the configured path \
-                     (the lowest the kernel saw, a small packet's: {lowest})",
-                    round_trip(bdp.rtt_seconds)
-                ),
-                RoundTripBasis::LowestSeenPlusSegment { segment_seconds } => format!(
-                    "a full segment's round trip {}: the lowest the kernel saw, {lowest}, \
-                     plus {} to serialize a full segment at the link rate",
-                    round_trip(bdp.rtt_seconds),
-                    round_trip(segment_seconds)
-                ),
-                RoundTripBasis::LowestSeen => format!(
-                    "the lowest round trip the kernel saw, {}, a small packet's: short of \
-                     a full segment's by its serialization (give --link-rate)",
-                    round_trip(bdp.rtt_seconds)
-                ),
-            };
-            out.push(format!(
-                "the path's bandwidth-delay product is {} ({} {} {} x {rtt_words}): with less \
-                 window than that the window, not the path, sets the rate{knee}",
-                compact(bdp.bytes.round() as u64),
-                if bdp.rate_is_ceiling {
-                    "ceiling"
-                } else {
-                    "plateau"
-                },
-                self.rate(bdp.rate_bytes_per_second),
-                self.rate_unit(),
-            ));
-        }
-        out.push(
-            match a.limit {
-                PlateauLimit::Link => "the plateau is limited by the link: it is within 10% of the envelope ceiling",
-                PlateauLimit::Cpu => "the plateau is limited by CPU: an end used 90% or more of a core at the best buffers",
-                PlateauLimit::Other => {
-                    "the plateau is below 90% of the ceiling with no CPU saturated: look at the path, the NICs or the peer"
-                }
-                PlateauLimit::Unknown => "no link rate given (--link-rate) and not in a wirespeed lab, so no ceiling to compare with; no CPU saturated",
-            }
-            .to_string(),
-        );
-        let describe = |kind: &str, x: &Anomaly| {
-            format!(
-                "{kind} at send {} x receive {}: {} {} where its neighbours suggest {}; {}",
-                Self::label(&p.snd, x.snd_index, p.mss_bytes),
-                Self::label(&p.rcv, x.rcv_index, p.mss_bytes),
-                self.rate(x.bytes_per_second),
-                self.rate_unit(),
-                self.rate(x.expected_bytes_per_second),
-                x.explanation
-            )
-        };
-        out.extend(a.notches.iter().map(|x| describe("notch", x)));
-        out.extend(a.pathological.iter().map(|x| describe("collapse", x)));
-        out
     }
 
     /// One row per cell.
@@ -328,7 +199,7 @@ impl SweepReport {
 /// `16 KiB`, `1460 B`, `8 MiB` without the space, for narrow columns.
 /// A round trip in the unit that shows it: loopback's tens of microseconds printed as
 /// "0.00 ms" in a fixed millisecond format.
-pub(super) fn round_trip(seconds: f64) -> String {
+pub(crate) fn round_trip(seconds: f64) -> String {
     if seconds > 0.0 && seconds < 1e-3 {
         format!("{} us", significant(seconds * 1e6, 3))
     } else {
@@ -336,7 +207,7 @@ pub(super) fn round_trip(seconds: f64) -> String {
     }
 }
 
-fn compact(bytes: u64) -> String {
+pub(crate) fn compact(bytes: u64) -> String {
     ByteSize::from_bytes(bytes).to_string().replace(' ', "")
 }
 
@@ -426,16 +297,5 @@ impl Render for SweepReport {
             self.results_file
         )?;
         Ok(())
-    }
-}
-
-/// What a knee at `ratio` times the bandwidth-delay product says about the path.
-fn knee_reason(ratio: f64) -> &'static str {
-    if ratio < 0.5 {
-        ": below one BDP, so the rate is not window-bound there (the sender or the receiver's CPU, or the link, holds it)"
-    } else if ratio <= 2.5 {
-        ": a window of about one BDP fills the path, as TCP's window / RTT bound predicts"
-    } else {
-        ": well above one BDP: the buffer holds less payload than its size (per-packet overhead), or a queue on the path lengthens the RTT under load"
     }
 }
