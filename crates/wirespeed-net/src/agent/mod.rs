@@ -319,14 +319,20 @@ fn close_oldest_waiting_of(shared: &Shared, from: Option<IpAddr>) -> bool {
 /// its data connections, UDP sockets, the /proc files of its environment record).
 const DESCRIPTOR_HEADROOM: u64 = 32;
 
-/// Whether the connection just accepted (`fd`, the lowest number free, so about the count of
-/// descriptors open) leaves less than [`DESCRIPTOR_HEADROOM`] under the limit. Then an idler
-/// is closed at once rather than when an accept fails: by then a legitimate session, already
-/// past its accept, had failed to open its own (issue 32, under `ulimit -n 256`).
-fn near_descriptor_limit(fd: u64) -> bool {
+/// How many descriptors the connection just accepted (`fd`, the lowest number free, so about
+/// the count of descriptors open) leaves short of [`DESCRIPTOR_HEADROOM`] under the limit. So
+/// many idlers are closed at once rather than when an accept fails: by then a legitimate
+/// session, already past its accept, had failed to open its own (issue 32, under `ulimit -n
+/// 256`). Closing one idler per accept was not enough: a backlog of silent connections took
+/// each freed descriptor on the next accept, and the session found none.
+fn descriptors_short(fd: u64) -> u64 {
     rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
-        .is_some_and(|limit| fd.saturating_add(DESCRIPTOR_HEADROOM) >= limit)
+        .map_or(0, |limit| {
+            fd.saturating_add(DESCRIPTOR_HEADROOM + 1)
+                .saturating_sub(limit)
+                .min(DESCRIPTOR_HEADROOM)
+        })
 }
 
 /// Connections one address may hold in their handshake at once: half of `--max-pending`, so
@@ -720,8 +726,12 @@ impl Agent {
             accept_burst.clear(shared);
             {
                 use std::os::fd::AsRawFd;
-                if near_descriptor_limit(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX)) {
-                    evict_for_resources(shared);
+                let short =
+                    descriptors_short(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX));
+                for _ in 0..short {
+                    if !evict_for_resources(shared) {
+                        break;
+                    }
                 }
             }
             let max_pending = shared.config.limits.max_pending;

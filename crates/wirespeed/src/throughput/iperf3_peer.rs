@@ -219,11 +219,22 @@ pub(crate) fn run(
     let interval = config.spec.interval;
     // A detected server took wirespeed's first connection for a test, which failed: iperf3
     // re-opens its listener after a failed test and resets what waited on the old one, and
-    // may still be clearing the test. Nothing of ours ran, so it is tried again, briefly.
+    // may still be clearing the test. Nothing of ours ran, so it is tried again, briefly;
+    // while the listener is being re-opened a connect is refused or reset outright.
     let mut tries = if detected { RETRIES_AFTER_DETECTION } else { 0 };
     let result = loop {
         match client::run_with(&cfg, interval, live) {
             Err(Iperf3Error::Dropped { .. } | Iperf3Error::Busy(_)) if tries > 0 => {
+                tries -= 1;
+                std::thread::sleep(RETRY_PAUSE);
+            }
+            Err(Iperf3Error::Connect { ref source, .. })
+                if tries > 0
+                    && matches!(
+                        source.kind(),
+                        std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::ConnectionReset
+                    ) =>
+            {
                 tries -= 1;
                 std::thread::sleep(RETRY_PAUSE);
             }
