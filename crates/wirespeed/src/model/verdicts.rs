@@ -9,6 +9,8 @@ use serde::Serialize;
 /// What `model compare` concludes over all segments.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
+// The variant names are the released kinds (`within_tolerance`, ...), not a naming slip.
+#[allow(clippy::enum_variant_names)]
 pub(crate) enum CompareVerdict {
     /// Every segment's measurement lies within tolerance of the model.
     WithinTolerance { segments: usize },

@@ -662,7 +662,7 @@ fn marking_warnings(r: &ThroughputResult, o: &TestOutcome) -> Vec<ThroughputWarn
                     asked_tos: asked,
                     carried_tos: got,
                     stream: s.id,
-                    end: *end,
+                    end,
                 });
             }
         }
