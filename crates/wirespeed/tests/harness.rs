@@ -200,25 +200,12 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
         }
     };
     let plan = addressing::plan(&t);
-    let h2 = t.node_index("h2").expect("drawn labs have h2");
-    let iface = plan
-        .interfaces
-        .iter()
-        .find(|i| i.node == h2)
-        .expect("h2 has a link");
-    let mut rng = Rng::new(seed ^ 0x6a09_e667_f3bc_c908);
-    let v6 = rng.chance(0.5)
-        && iface
-            .ipv6
-            .is_some_and(|a| route(&t, &plan, "h1", IpAddr::V6(a)).is_ok());
-    let (address, ip) = match (v6, iface.ipv6) {
-        (true, Some(a)) => (IpAddr::V6(a), IpVersion::V6),
-        _ => (
-            IpAddr::V4(iface.ipv4.addr),
-            IpVersion::V4 { options_bytes: 0 },
-        ),
+    let address = h2_address(&t, &plan, seed ^ 0x6a09_e667_f3bc_c908);
+    let ip = match address {
+        IpAddr::V6(_) => IpVersion::V6,
+        IpAddr::V4(_) => IpVersion::V4 { options_bytes: 0 },
     };
-    row.family = if v6 { "IPv6" } else { "IPv4" };
+    row.family = if address.is_ipv6() { "IPv6" } else { "IPv4" };
     let truth = match route(&t, &plan, "h1", address).and_then(|r| {
         let b = r.bottleneck(FlowShape::tcp(ip))?;
         Ok((r, b))
@@ -945,22 +932,8 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         }
     };
     let plan = addressing::plan(&t);
-    let h2 = t.node_index("h2").expect("drawn labs have h2");
-    let iface = plan
-        .interfaces
-        .iter()
-        .find(|i| i.node == h2)
-        .expect("h2 has a link");
-    let mut rng = Rng::new(seed ^ 0xbb67_ae85_84ca_a73b);
-    let v6 = rng.chance(0.5)
-        && iface
-            .ipv6
-            .is_some_and(|a| route(&t, &plan, "h1", IpAddr::V6(a)).is_ok());
-    let address = match (v6, iface.ipv6) {
-        (true, Some(a)) => IpAddr::V6(a),
-        _ => IpAddr::V4(iface.ipv4.addr),
-    };
-    row.family = if v6 { "IPv6" } else { "IPv4" };
+    let address = h2_address(&t, &plan, seed ^ 0xbb67_ae85_84ca_a73b);
+    row.family = if address.is_ipv6() { "IPv6" } else { "IPv4" };
     // Named apart from the tcp harness's lab of the same seed ("pp..." for "rp..."), so that
     // both scorecards can run at once.
     let name = format!("p{}", &draw.name[1..]);
@@ -1301,4 +1274,20 @@ fn the_configured_line_of_a_hop_is_its_plane_at_the_run_sizes() {
     let (_, slope) = configured_one_way_line(&router, &quoted).expect("a line");
     assert!(slope > 0.001 && slope < 0.003, "{slope}");
     assert!(configured_one_way_line(&echo, &points[..1]).is_none());
+}
+
+/// The address of h2 a run measures to: IPv6 in half the draws (decided by `salt`) where h2 has
+/// one and h1's route carries it, else IPv4. Both scorecards draw it the same way.
+fn h2_address(t: &Topology, plan: &addressing::Plan, salt: u64) -> IpAddr {
+    let h2 = t.node_index("h2").expect("drawn labs have h2");
+    let iface = plan
+        .interfaces
+        .iter()
+        .find(|i| i.node == h2)
+        .expect("h2 has a link");
+    let mut rng = Rng::new(salt);
+    match iface.ipv6 {
+        Some(a) if rng.chance(0.5) && route(t, plan, "h1", IpAddr::V6(a)).is_ok() => IpAddr::V6(a),
+        _ => IpAddr::V4(iface.ipv4.addr),
+    }
 }
