@@ -314,7 +314,10 @@ fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
     assert_one_line_error(&placed, "-A cannot be said in iperf3's protocol");
 }
 
-/// UDP at 100 Mbit/s: the datagrams' bytes this end sent against what the server received.
+/// UDP at 100 Mbit/s: the datagrams this end sent against what the server counted by their
+/// sequence numbers, and the bytes it sent against the bytes the server received plus the
+/// datagrams it found missing. A loaded machine drops datagrams at the server's socket (3.5% at
+/// load 20): UDP loss is the server's to count, not a disagreement between the two ends.
 #[test]
 fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
     if !have_iperf3() {
@@ -322,13 +325,18 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
     }
     let (ours, theirs) = against_iperf3("udp", &["-t", "2", "-b", "100M"]);
     let sent = num(&ours, "/result/end/sum_sent/bytes");
-    // iperf3 3.12's server -J: the receiver's count in `end.sum` (and per stream).
+    let datagrams = num(&ours, "/result/end/sum_sent/datagrams");
+    // iperf3 3.12's server -J: the receiver's bytes in `end.sum_received` (or `end.sum`), its
+    // datagrams by sequence number (those lost included) and the lost ones in `end.sum`.
     let received = theirs
         .pointer("/end/sum_received/bytes")
         .or_else(|| theirs.pointer("/end/sum/bytes"))
         .and_then(Value::as_f64)
         .unwrap_or_else(|| panic!("no received bytes in {theirs}"));
-    within(sent, received, 2.0, "udp -b 100M");
+    let counted = num(&theirs, "/end/sum/packets");
+    let lost = num(&theirs, "/end/sum/lost_packets");
+    within(datagrams, counted, 2.0, "udp -b 100M datagrams");
+    within(sent, received + lost * sent / datagrams, 2.0, "udp -b 100M bytes");
     // 2 s at 100 Mbit/s, within a generous margin for a busy machine.
     within(sent * 8.0 / 2.0, 100e6, 10.0, "udp -b 100M rate");
 }

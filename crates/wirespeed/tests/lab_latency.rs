@@ -478,9 +478,21 @@ fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
         "latency lab, UDP 12M into 10M: idle p50 {idle:.3} ms, loaded p50 {loaded:.3} ms (+{:.2}, the full queue {queue:.2}), p99 {p99:.3} ms",
         loaded - idle
     );
+    // The load is what fills the queue: on a machine whose cores are busy the UDP sender falls
+    // behind now and then (at load 20 the queue was 95% full on average), so the probes are
+    // judged against the queue the lab itself sampled over the same window, and the load
+    // against the full queue with a margin for that.
+    let w = &doc["result"]["link_queue"];
+    let sampled = w["out_mean_ms"].as_f64().unwrap_or(f64::NAN)
+        + w["back_mean_ms"].as_f64().unwrap_or(f64::NAN);
+    eprintln!("the lab sampled {sampled:.2} ms of queue over the loaded window");
     assert!(
-        ((loaded - idle) - queue).abs() < 0.05 * queue,
-        "increase {} against {queue}",
+        sampled >= 0.85 * queue && sampled <= 1.02 * queue,
+        "the lab's queue held {sampled} ms on average; full is {queue}: {w}"
+    );
+    assert!(
+        ((loaded - idle) - sampled).abs() < 0.05 * queue,
+        "increase {} against the {sampled} ms the lab sampled (full {queue})",
         loaded - idle
     );
 }
