@@ -6,17 +6,17 @@
 //! every ready agent, and a Job running `mesh` over that name. Printed as YAML (or inside a
 //! `wirespeed.deploy.v1` document with `--json`), for `kubectl apply -f -`; nothing is applied
 //! here.
+//!
+//! The command's shape: flags and their checked [`Config`] here, the schema in `result.rs`,
+//! the manifests made from a `Config` (printing nothing) in `manifests.rs`, the YAML view in
+//! `text.rs` and the `--metrics-file` figures in `metrics.rs`.
 
-use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
 use std::time::Duration;
 
 use anyhow::bail;
 use clap::{Args, Subcommand};
-use serde::Serialize;
-use serde_json::{Value, json};
 use wirespeed_model::ByteSize;
-use wirespeed_model::mesh::{ControllerMemory, sampled_pairs_scale, slots, tournament};
 use wirespeed_model::units::parse_duration;
 use wirespeed_net::agent_config::Cidr;
 use wirespeed_net::control::DEFAULT_PORT;
@@ -24,7 +24,13 @@ use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
 
+mod manifests;
 mod metrics;
+mod result;
+mod text;
+
+pub(crate) use manifests::manifests;
+pub(crate) use result::{Manifests, Parameters};
 
 /// Where the key file is mounted in every container.
 pub(crate) const KEY_DIR: &str = "/etc/wirespeed";
@@ -132,17 +138,6 @@ fn parse_agent(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-/// The `deploy` document's result: the manifests, in apply order.
-#[derive(Debug, Serialize)]
-pub(crate) struct Manifests {
-    pub(crate) manifests: Vec<Value>,
-    /// How long the Job's mesh should take over `nodes` agents, seconds, as the mesh plans it.
-    pub(crate) predicted_mesh_seconds: f64,
-    /// The longest it can take by its schedule: every test's tail (its data still arriving
-    /// after `-t`) at the destination's cap. The Job's deadline is twice this and 5 minutes.
-    pub(crate) longest_mesh_seconds: f64,
-}
-
 /// Kubernetes names: lowercase letters, digits and `-`, 1 to 63, starting and ending with a
 /// letter or digit (RFC 1123 labels).
 fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
@@ -161,17 +156,72 @@ fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The container memory limit for an agent budget: the budget plus a quarter, at least
-/// 256 MiB more, rounded up to a MiB.
-pub(crate) fn memory_limit_bytes(budget: u64) -> u64 {
-    let extra = (budget / 4).max(256 << 20);
-    budget
-        .saturating_add(extra)
-        .div_ceil(1 << 20)
-        .saturating_mul(1 << 20)
+/// What `deploy kubernetes` makes its manifests from, every flag checked: each setting once,
+/// `--agents` with the agents' port filled in, and the fleet size the Job is planned for.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) allow_destination: Vec<Cidr>,
+    pub(crate) namespace: String,
+    pub(crate) image: String,
+    pub(crate) secret: String,
+    pub(crate) port: u16,
+    pub(crate) metrics_port: u16,
+    pub(crate) max_memory: ByteSize,
+    pub(crate) time: Duration,
+    pub(crate) probes: u32,
+    /// How many agents the Job's mesh is sized for: those named, or `--nodes`.
+    pub(crate) fleet_size: usize,
+    /// `--agents`, each with the agents' port where it names none; empty for the Service's
+    /// DNS name.
+    pub(crate) agents: Vec<SocketAddr>,
+    pub(crate) pairs: Option<usize>,
+}
+
+impl Config {
+    /// The document's parameters: what the manifests were made from.
+    pub(crate) fn parameters(&self) -> Parameters {
+        Parameters {
+            agents: self.agents.iter().map(ToString::to_string).collect(),
+            allow_destination: self
+                .allow_destination
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            image: self.image.clone(),
+            max_memory_bytes: self.max_memory.bytes(),
+            metrics_port: self.metrics_port,
+            namespace: self.namespace.clone(),
+            nodes: self.fleet_size,
+            pairs: self.pairs,
+            port: self.port,
+            probes: self.probes,
+            secret: self.secret.clone(),
+            target: "kubernetes",
+            tcp_seconds: self.time.as_secs_f64(),
+        }
+    }
 }
 
 impl KubernetesArgs {
+    /// Every flag checked, alone and against the others, before anything is made.
+    pub(crate) fn config(&self) -> anyhow::Result<Config> {
+        self.check()?;
+        Ok(Config {
+            allow_destination: self.allow_destination.clone(),
+            namespace: self.namespace.clone(),
+            image: self.image.clone(),
+            secret: self.secret.clone(),
+            port: self.port,
+            metrics_port: self.metrics_port,
+            max_memory: self.max_memory,
+            time: self.time,
+            probes: self.probes,
+            fleet_size: self.fleet_size(),
+            agents: self.agent_addresses(),
+            pairs: self.pairs,
+        })
+    }
+
     fn check(&self) -> anyhow::Result<()> {
         check_name("--namespace", &self.namespace)?;
         check_name("--secret", &self.secret)?;
@@ -262,299 +312,12 @@ impl KubernetesArgs {
             self.agents.len()
         }
     }
-
-    /// The Job's `mesh --agents`: the Service's DNS name (one agent per ready agent's
-    /// address), or the addresses given.
-    fn mesh_agents(&self, service: &str) -> String {
-        if self.agents.is_empty() {
-            return format!(
-                "{service}.{}.svc.cluster.local:{}",
-                self.namespace, self.port
-            );
-        }
-        self.agent_addresses()
-            .iter()
-            .map(ToString::to_string)
-            .collect::<Vec<_>>()
-            .join(",")
-    }
-
-    fn manifests(&self) -> Manifests {
-        let ns = &self.namespace;
-        let labels =
-            json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "agent"});
-        let key_file = format!("{KEY_DIR}/{KEY_ITEM}");
-        let service = "wirespeed-agents";
-        let budget = self.max_memory.bytes();
-        let limit = memory_limit_bytes(budget);
-        let mut serve: Vec<String> = vec![
-            "serve".into(),
-            "-p".into(),
-            self.port.to_string(),
-            "--auth-key-file".into(),
-            key_file.clone(),
-            "--max-memory".into(),
-            budget.to_string(),
-            "--metrics".into(),
-            format!("$(POD_IP):{}", self.metrics_port),
-        ];
-        for c in &self.allow_destination {
-            serve.extend(["--allow-destination".into(), c.to_string()]);
-        }
-        let key_volume = json!({
-            "name": "key",
-            "secret": {"secretName": self.secret, "defaultMode": 0o400,
-                       "items": [{"key": KEY_ITEM, "path": KEY_ITEM}]}
-        });
-        let key_mount = json!({"name": "key", "mountPath": KEY_DIR, "readOnly": true});
-        let hardened = json!({
-            "runAsNonRoot": true, "runAsUser": 65534, "runAsGroup": 65534,
-            "allowPrivilegeEscalation": false, "readOnlyRootFilesystem": true,
-            "capabilities": {"drop": ["ALL"]}
-        });
-        let daemonset = json!({
-            "apiVersion": "apps/v1",
-            "kind": "DaemonSet",
-            "metadata": {"name": "wirespeed-agent", "namespace": ns, "labels": labels},
-            "spec": {
-                "selector": {"matchLabels": labels},
-                "updateStrategy": {"type": "RollingUpdate"},
-                "template": {
-                    "metadata": {"labels": labels},
-                    "spec": {
-                        "hostNetwork": true,
-                        // The agents and the mesh never talk to the API server: no token in them.
-                        "automountServiceAccountToken": false,
-                        "dnsPolicy": "ClusterFirstWithHostNet",
-                        "securityContext": {"fsGroup": 65534},
-                        "terminationGracePeriodSeconds": 10,
-                        "tolerations": [{"operator": "Exists"}],
-                        "containers": [{
-                            "name": "agent",
-                            "image": self.image,
-                            "args": serve,
-                            "env": [{"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}}],
-                            "ports": [
-                                {"name": "agent", "containerPort": self.port, "protocol": "TCP"},
-                                {"name": "metrics", "containerPort": self.metrics_port, "protocol": "TCP"}
-                            ],
-                            "resources": {
-                                "requests": {"cpu": "100m", "memory": "64Mi"},
-                                "limits": {"memory": format!("{}Mi", limit >> 20)}
-                            },
-                            "readinessProbe": {
-                                "httpGet": {"path": "/healthz", "port": "metrics"},
-                                "periodSeconds": 10, "timeoutSeconds": 2, "failureThreshold": 3
-                            },
-                            "livenessProbe": {
-                                "httpGet": {"path": "/healthz", "port": "metrics"},
-                                "initialDelaySeconds": 10, "periodSeconds": 30, "timeoutSeconds": 5
-                            },
-                            "securityContext": hardened,
-                            "volumeMounts": [key_mount]
-                        }],
-                        "volumes": [key_volume]
-                    }
-                }
-            }
-        });
-        let svc = json!({
-            "apiVersion": "v1",
-            "kind": "Service",
-            "metadata": {"name": service, "namespace": ns, "labels": labels},
-            "spec": {
-                "clusterIP": "None",
-                "publishNotReadyAddresses": false,
-                "selector": labels,
-                "ports": [{"name": "agent", "port": self.port, "targetPort": self.port, "protocol": "TCP"}]
-            }
-        });
-        let (predicted, longest) = self.predicted();
-        let deadline = job_deadline_seconds(longest);
-        let mut mesh_args: Vec<String> = vec![
-            "mesh".into(),
-            "--agents".into(),
-            self.mesh_agents(service),
-            "--auth-key-file".into(),
-            key_file.clone(),
-            "-t".into(),
-            format!("{}s", self.time.as_secs_f64()),
-            "--probes".into(),
-            self.probes.to_string(),
-            "--probe-gap".into(),
-            crate::mesh::DEFAULT_PROBE_GAP.into(),
-            // The Job starts with the DaemonSet: without the wait, every test of an agent
-            // whose pod is still starting fails (seen on a one-node cluster, where the mesh
-            // ran before the agent listened, and the Job failed with "connection refused").
-            "--wait-for-agents".into(),
-            AGENTS_START_WAIT.into(),
-            "--json".into(),
-        ];
-        if let Some(p) = self.pairs {
-            mesh_args.extend(["--pairs".into(), p.to_string()]);
-        }
-        let job_labels =
-            json!({"app.kubernetes.io/name": "wirespeed", "app.kubernetes.io/component": "mesh"});
-        let job = json!({
-            "apiVersion": "batch/v1",
-            "kind": "Job",
-            "metadata": {"name": "wirespeed-mesh", "namespace": ns, "labels": job_labels},
-            "spec": {
-                "backoffLimit": 0,
-                "activeDeadlineSeconds": deadline,
-                "ttlSecondsAfterFinished": 86400,
-                "template": {
-                    "metadata": {"labels": job_labels},
-                    "spec": {
-                        "restartPolicy": "Never",
-                        "automountServiceAccountToken": false,
-                        "securityContext": {"fsGroup": 65534},
-                        "containers": [{
-                            "name": "mesh",
-                            "image": self.image,
-                            "args": mesh_args,
-                            "resources": {
-                                "requests": {"cpu": "100m", "memory": "64Mi"},
-                                "limits": {"memory": "512Mi"}
-                            },
-                            "securityContext": hardened,
-                            "volumeMounts": [key_mount]
-                        }],
-                        "volumes": [key_volume]
-                    }
-                }
-            }
-        });
-        Manifests {
-            manifests: vec![svc, daemonset, job],
-            predicted_mesh_seconds: predicted,
-            longest_mesh_seconds: longest,
-        }
-    }
-
-    /// The Job's mesh over `--nodes` agents, by the mesh's own prediction
-    /// ([`crate::mesh::predict`]): as planned (no test's data arriving after its grace), and
-    /// at its longest (every test's tail at the destination's cap).
-    fn predicted(&self) -> (f64, f64) {
-        let gap = parse_duration(crate::mesh::DEFAULT_PROBE_GAP)
-            .expect("the default probe gap parses")
-            .as_secs_f64();
-        let timing = crate::mesh::test_timing(self.time.as_secs_f64(), self.probes, gap);
-        let cap = wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64();
-        if let Some(p) = self.pairs {
-            // The seed is drawn when the Job runs; the sample's rounds do not depend on it,
-            // and each agent's chain of tests is at most one per round.
-            let free = ControllerMemory {
-                base_bytes: 0.0,
-                per_test_bytes: 0.0,
-            };
-            let scale = sampled_pairs_scale(self.fleet_size(), p, 1, &timing, &free);
-            return (
-                scale.seconds,
-                scale.slots as f64 * (timing.per_test_seconds() + cap),
-            );
-        }
-        let slots = slots(&tournament(self.fleet_size()), 1);
-        (
-            crate::mesh::predict(&slots, &timing, |_| 0.0),
-            crate::mesh::predict(&slots, &timing, |_| cap),
-        )
-    }
-}
-
-/// How long the Job's mesh waits for the agents' pods to listen (`mesh --wait-for-agents`),
-/// inside the 5 minutes the Job's deadline allows beyond the mesh.
-const AGENTS_START_WAIT: &str = "4m";
-
-/// The Job's `activeDeadlineSeconds`: twice the longest the mesh can take by its schedule,
-/// plus 5 minutes for the pod's start, the wait for the agents' pods ([`AGENTS_START_WAIT`])
-/// and busy hosts' set-up.
-pub(crate) fn job_deadline_seconds(longest_mesh_seconds: f64) -> u64 {
-    // Whole seconds up, from the microsecond (a sum of 0.05 s steps is not exact in binary).
-    ((2.0 * longest_mesh_seconds * 1e6).round() / 1e6).ceil() as u64 + 300
-}
-
-/// A JSON value as YAML block style: maps and lists indented, every string quoted as JSON
-/// quotes it (a JSON string is a YAML double-quoted scalar), so no value is ever read as
-/// another type.
-pub(crate) fn yaml(v: &Value, indent: usize, out: &mut String) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Object(map) => {
-            for (k, val) in map {
-                match val {
-                    Value::Object(m) if !m.is_empty() => {
-                        out.push_str(&format!("{pad}{k}:\n"));
-                        yaml(val, indent + 2, out);
-                    }
-                    Value::Array(a) if !a.is_empty() => {
-                        out.push_str(&format!("{pad}{k}:\n"));
-                        yaml(val, indent, out);
-                    }
-                    _ => out.push_str(&format!("{pad}{k}: {}\n", scalar(val))),
-                }
-            }
-        }
-        Value::Array(items) => {
-            for item in items {
-                match item {
-                    Value::Object(m) if !m.is_empty() => {
-                        let mut inner = String::new();
-                        yaml(item, indent + 2, &mut inner);
-                        // The first key goes on the dash's line.
-                        out.push_str(&format!("{pad}- {}", &inner[indent + 2..]));
-                    }
-                    _ => out.push_str(&format!("{pad}- {}\n", scalar(item))),
-                }
-            }
-        }
-        other => out.push_str(&format!("{pad}{}\n", scalar(other))),
-    }
-}
-
-fn scalar(v: &Value) -> String {
-    match v {
-        Value::Object(_) => "{}".into(),
-        Value::Array(_) => "[]".into(),
-        other => other.to_string(),
-    }
-}
-
-impl wirespeed_report::Render for Manifests {
-    fn render(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        writeln!(
-            out,
-            "# wirespeed deploy kubernetes: apply after the key's Secret exists (docs/deploy.md)"
-        )?;
-        for m in &self.manifests {
-            let mut text = String::new();
-            yaml(m, 0, &mut text);
-            write!(out, "---\n{text}")?;
-        }
-        Ok(())
-    }
 }
 
 pub(crate) fn run(args: DeployArgs) -> anyhow::Result<()> {
     let Target::Kubernetes(k) = args.target;
-    k.check()?;
-    let manifests = k.manifests();
-    let params = json!({
-        "target": "kubernetes",
-        "namespace": k.namespace,
-        "image": k.image,
-        "secret": k.secret,
-        "port": k.port,
-        "metrics_port": k.metrics_port,
-        "max_memory_bytes": k.max_memory.bytes(),
-        "allow_destination": k.allow_destination.iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "tcp_seconds": k.time.as_secs_f64(),
-        "probes": k.probes,
-        "nodes": k.fleet_size(),
-        "agents": k.agent_addresses().iter().map(ToString::to_string).collect::<Vec<_>>(),
-        "pairs": k.pairs,
-    });
-    let doc = Document::new("deploy", params, manifests);
+    let config = k.config()?;
+    let doc = Document::new("deploy", config.parameters(), manifests(&config));
     output::print(&k.output, &doc)?;
     Ok(())
 }
@@ -565,27 +328,17 @@ mod tests {
 
     #[test]
     fn the_memory_limit_covers_the_budget_and_the_process() {
+        use super::manifests::memory_limit_bytes;
         assert_eq!(memory_limit_bytes(1 << 30), 1280 << 20);
         assert_eq!(memory_limit_bytes(16 << 20), 272 << 20);
         assert!(memory_limit_bytes(u64::MAX) >= 1 << 30);
     }
 
     #[test]
-    fn yaml_quotes_every_string_and_nests_lists_of_maps() {
-        let v = json!({"a": {"b": [1, "x: y"], "c": [{"d": true, "e": "on"}]}, "f": []});
-        let mut s = String::new();
-        yaml(&v, 0, &mut s);
-        assert_eq!(
-            s,
-            "a:\n  b:\n  - 1\n  - \"x: y\"\n  c:\n  - d: true\n    e: \"on\"\nf: []\n"
-        );
-    }
-
-    #[test]
     fn the_jobs_deadline_is_the_meshs_own_prediction_at_its_longest() {
         // 16 nodes, -t 5, 20 probes 10 ms apart: each test 5 + 0.2 + 0.15 + 0.05 (the
         // receiver's grace) s by plan, 2 s more with its tail at the cap; 30 slots.
-        let args = KubernetesArgs {
+        let config = Config {
             allow_destination: vec!["10.0.0.0/8".parse().unwrap()],
             namespace: "wirespeed".into(),
             image: DEFAULT_IMAGE.into(),
@@ -595,16 +348,11 @@ mod tests {
             max_memory: ByteSize::from_bytes(1 << 30),
             time: Duration::from_secs(5),
             probes: 20,
-            nodes: 16,
+            fleet_size: 16,
             agents: Vec::new(),
             pairs: None,
-            output: OutputArgs {
-                json: false,
-                rate_format: wirespeed_model::RateFormat::Adaptive,
-                metrics_file: None,
-            },
         };
-        let m = args.manifests();
+        let m = manifests(&config);
         assert!(
             (m.predicted_mesh_seconds - 30.0 * 5.4).abs() < 1e-6,
             "{}",
@@ -659,8 +407,7 @@ mod tests {
             "198.19.211.1,198.19.211.2:5299",
         ])
         .unwrap();
-        k.check().unwrap();
-        let m = k.manifests();
+        let m = manifests(&k.config().unwrap());
         let job = &m.manifests[2];
         let args = job["spec"]["template"]["spec"]["containers"][0]["args"]
             .as_array()
@@ -681,7 +428,7 @@ mod tests {
         }
         // Without --agents, the Service's name.
         let k = parse(&["--allow-destination", "10.0.0.0/8"]).unwrap();
-        let job = &k.manifests().manifests[2];
+        let job = &manifests(&k.config().unwrap()).manifests[2];
         let args = job["spec"]["template"]["spec"]["containers"][0]["args"]
             .as_array()
             .unwrap();
@@ -704,7 +451,7 @@ mod tests {
         ] {
             let mut a = vec!["--allow-destination", "198.19.211.0/24"];
             a.extend(argv.iter());
-            let e = parse(&a).unwrap().check().unwrap_err().to_string();
+            let e = parse(&a).unwrap().config().unwrap_err().to_string();
             assert!(e.contains(needle), "{argv:?}: {e}");
         }
         let e = parse(&["--allow-destination", "198.19.0.0/16", "--agents", "node1"])
@@ -735,8 +482,7 @@ mod tests {
             "8000",
         ])
         .unwrap();
-        k.check().unwrap();
-        let m = k.manifests();
+        let m = manifests(&k.config().unwrap());
         // 8 partners each: 16 slots of 5.4 s, at most 7.4 s each with every tail at its cap.
         assert!((m.predicted_mesh_seconds - 16.0 * 5.4).abs() < 1e-6);
         assert!((m.longest_mesh_seconds - 16.0 * 7.4).abs() < 1e-6);
@@ -748,7 +494,7 @@ mod tests {
         for bad in ["0", "241"] {
             let e = parse(&["--allow-destination", "10.0.0.0/8", "--pairs", bad])
                 .unwrap()
-                .check()
+                .config()
                 .unwrap_err()
                 .to_string();
             assert!(e.contains("1 to 240 ordered pairs"), "{bad}: {e}");

@@ -109,10 +109,74 @@ const LENGTHS: [u64; 4] = [64, 512, 1536, 4000];
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let time = options.time.unwrap_or(Duration::from_secs(10));
-    let t = time.as_secs_f64();
-    let mut rows = Vec::new();
+    let mut truth = ground_truth(time.as_secs_f64());
+    let mut comparisons = vec![stated(time)?, bit_rate_vs_n(time)?];
+    let mut notes = Vec::new();
+    if options.lab {
+        let window = options.time.unwrap_or(Duration::from_secs(2));
+        let (lab, lab_truth) = super::boggs_lab::run(&options.lab_hosts, window)?;
+        comparisons.push(lab);
+        truth.extend(lab_truth);
+        notes.push("lab rows: the seed prints no numbers for figure 3-3, so the lab is compared with the simulator for the same segment (no paper column)".into());
+    } else {
+        notes.push("--lab adds the lab form (root): wirespeed load --raw on labs/boggs-24.toml beside the simulator".into());
+    }
+    Ok(Reproduction::new(Name::Boggs, truth, comparisons, notes))
+}
 
-    // §3.3/§3.5: back-to-back 64-byte packets, 24 byte times of overhead each.
+/// The segment and hosts every point of this reproduction configures.
+fn ground_truth(t: f64) -> Vec<super::Setting> {
+    vec![
+        setting(
+            "medium",
+            "10 Mbit/s CSMA/CD, IEEE 802.3 / seed 003 Table 2 timing",
+        ),
+        setting(
+            "cable",
+            "3000 ft at 0.77 c, hosts in 4 clusters (seed §3.5 long net)",
+        ),
+        setting(
+            "hosts",
+            "Titan model: 15 buffers, transmitter restarted 87 us after each packet (1,289 instructions of one or two 45-ns cycles: +-0.8 us)",
+        ),
+        setting(
+            "measured time per point",
+            format!("{t} s (the seed: 10 s of 20)"),
+        ),
+    ]
+}
+
+/// The windows of a run: the one asked for (the stated figures), and at most 2 s for the
+/// runs that measure the causes printed beside rows on the spot.
+#[derive(Clone, Copy)]
+struct Windows {
+    time: Duration,
+    short: Duration,
+}
+
+/// The figures the seed states in its text, each judged against its tolerance.
+fn stated(time: Duration) -> anyhow::Result<Comparison> {
+    let w = Windows {
+        time,
+        short: time.min(Duration::from_secs(2)),
+    };
+    let mut rows = vec![back_to_back(time)?];
+    rows.extend(packet_rate_peak(time)?);
+    rows.extend(small_packets(w)?);
+    rows.extend(large_packets(w)?);
+    rows.push(per_host_spread(time)?);
+    Ok(Comparison {
+        title: "Figures the seed states in its text".into(),
+        source: "seed 000 §3.3, §3.5 (figures 3-3 to 3-5, 3-8), §3.6, §3.7".into(),
+        method: format!(
+            "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point; a row with a sampling error: run_batched, the same run cut into {BATCHES} batches"
+        ),
+        rows,
+    })
+}
+
+/// §3.3/§3.5: back-to-back 64-byte packets, 24 byte times of overhead each.
+fn back_to_back(time: Duration) -> anyhow::Result<Row> {
     let b2b = Scenario {
         host: HostModel {
             interrupt_min_ns: 0,
@@ -123,7 +187,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     };
     let r = sim(&b2b)?;
     let ideal = 1e7 / ((64.0 + 24.0) * 8.0);
-    rows.push(Row {
+    Ok(Row {
         quantity: "1 host, 64 B back to back".into(),
         unit: "packets/s".into(),
         configured: Some(ideal),
@@ -132,9 +196,11 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         tolerance: "1% of paper".into(),
         verdict: Verdict::of((r.packets_per_second / 14_200.0 - 1.0).abs() <= 0.01),
         why: "§3.5 \"about 14,200\"; configured = 10 Mbit/s / (88 x 8 bits)".into(),
-    });
+    })
+}
 
-    // §3.5, figure 3-5: the packet rate peaks at two hosts near 13,500/s.
+/// §3.5, figure 3-5: the packet rate peaks at two hosts near 13,500/s.
+fn packet_rate_peak(time: Duration) -> anyhow::Result<[Row; 2]> {
     let small: Vec<RunStats> = (1..=5)
         .map(|n| sim(&seed_net(n, 64, time, 7)))
         .collect::<anyhow::Result<_>>()?;
@@ -146,34 +212,38 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         })
         .map_or(0, |i| i + 1);
     let two = small[1].packets_per_second;
-    rows.push(Row {
-        quantity: "2 hosts, 64 B".into(),
-        unit: "packets/s".into(),
-        configured: None,
-        paper: Some(13_500.0),
-        ours: Some(two),
-        tolerance: "5%".into(),
-        verdict: Verdict::of((two / 13_500.0 - 1.0).abs() <= 0.05),
-        why: format!(
-            "§3.5 \"about 13,500 packets per second\"; {:+.1}%, {} collisions (the seed: two hosts synchronise)",
-            (two / 13_500.0 - 1.0) * 100.0,
-            small[1].collisions
-        ),
-    });
-    rows.push(Row {
-        quantity: "64 B: host count of the packet-rate peak".into(),
-        unit: "hosts".into(),
-        configured: None,
-        paper: Some(2.0),
-        ours: Some(peak as f64),
-        tolerance: "exact".into(),
-        verdict: Verdict::of(peak == 2),
-        why: "figure 3-5 \"the packet rate peaks at two hosts\" (searched over 1..5)".into(),
-    });
+    Ok([
+        Row {
+            quantity: "2 hosts, 64 B".into(),
+            unit: "packets/s".into(),
+            configured: None,
+            paper: Some(13_500.0),
+            ours: Some(two),
+            tolerance: "5%".into(),
+            verdict: Verdict::of((two / 13_500.0 - 1.0).abs() <= 0.05),
+            why: format!(
+                "§3.5 \"about 13,500 packets per second\"; {:+.1}%, {} collisions (the seed: two hosts synchronise)",
+                (two / 13_500.0 - 1.0) * 100.0,
+                small[1].collisions
+            ),
+        },
+        Row {
+            quantity: "64 B: host count of the packet-rate peak".into(),
+            unit: "hosts".into(),
+            configured: None,
+            paper: Some(2.0),
+            ours: Some(peak as f64),
+            tolerance: "exact".into(),
+            verdict: Verdict::of(peak == 2),
+            why: "figure 3-5 \"the packet rate peaks at two hosts\" (searched over 1..5)".into(),
+        },
+    ])
+}
 
-    // The causes printed beside rows are measured on the spot, with runs of at most 2 s.
-    let short = time.min(Duration::from_secs(2));
-    let restart = |s: Scenario, lo_us: u64, hi_us: u64, cycle_ps: u64| Scenario {
+/// The Titan's transmitter restart replaced by a uniform `lo_us`..`hi_us` (instructions of
+/// `cycle_ps`, 0 for none), to measure a cause beside a row.
+fn restart(s: Scenario, lo_us: u64, hi_us: u64, cycle_ps: u64) -> Scenario {
+    Scenario {
         host: HostModel {
             interrupt_min_ns: lo_us * 1000,
             interrupt_max_ns: hi_us * 1000,
@@ -181,8 +251,13 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             ..HostModel::TITAN
         },
         ..s
-    };
+    }
+}
 
+/// 64-byte packets from 24 hosts: §3.6's efficiency and §3.7's two clusters against four,
+/// both from the same four-cluster run.
+fn small_packets(w: Windows) -> anyhow::Result<[Row; 2]> {
+    let Windows { time, short } = w;
     // §3.6: 64-byte packets on the long net, 24 hosts: 85% efficiency.
     let (four64, four64_b) = sim_batched(&seed_net(24, 64, time, 0))?;
     let u64b = four64.utilization;
@@ -205,7 +280,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         100.0,
         bs,
     );
-    rows.push(Row {
+    let efficiency = Row {
         quantity: "24 hosts, 64 B utilisation".into(),
         unit: "%".into(),
         configured: None,
@@ -219,7 +294,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             short.as_secs_f64(),
             before * 100.0
         ),
-    });
+    };
 
     // §3.7: two clusters at the ends against four, 64-byte packets, 24 hosts.
     let two_clusters = |s: Scenario| Scenario {
@@ -245,7 +320,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let (verdict, tolerance, sampling) = judged(ours_rel, -1.1, 1.0, "points", &rel, 100.0, bs);
     let ready = relative(&restart(seed_net(24, 64, short, 0), 0, 0, 0))?;
     let early = relative(&restart(seed_net(24, 64, short, 0), 80, 80, TITAN_CYCLE_PS))?;
-    rows.push(Row {
+    let clusters = Row {
         quantity: "24 hosts, 64 B: 2 clusters vs 4, utilisation".into(),
         unit: "%".into(),
         configured: None,
@@ -257,10 +332,19 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             "§3.7 \"about 1.1% lower, in the two-cluster configuration\"; the measured cause: the sign follows the phase of the 87-us restart against the 87.9 us at which a host 3000 ft away sees the next packet end and its gap pass (2 x 3.96 us of coax + 80 us): with the restart at 80 us it is {early:+.1}%, with hosts always ready {ready:+.1}% (the seed's direction over 6 runs of 2 s: -0.5 +-0.3%; bench/RESULTS.md) ({} s runs){sampling}",
             short.as_secs_f64()
         ),
-    });
+    };
+    Ok([efficiency, clusters])
+}
 
+/// 1536-byte packets from 24 hosts (§3.5, figure 3-8): efficiency, delay per packet and the
+/// delay's spread, with the cause of its tail measured on the spot.
+fn large_packets(w: Windows) -> anyhow::Result<Vec<Row>> {
+    let Windows { time, short } = w;
+    let mut rows = Vec::new();
     // §3.5: 24 hosts, 1536-byte packets: 97%, 31 ms per packet per host (30 ideal).
     let (big, big_b) = sim_batched(&seed_net(24, 1536, time, 3))?;
+    // The same window as every stated figure's: the same batch length.
+    let bs = big_b.batch_seconds;
     let (verdict, tolerance, sampling) = judged(
         big.utilization * 100.0,
         97.0,
@@ -318,8 +402,15 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         },
         ..seed_net(24, 1536, short, 3)
     })?;
-    let (ratio_verdict, ratio_tolerance, ratio_sampling) =
-        judged(ratio, 2.0, 0.5, "", &big_b.delay_sd_over_mean(), 1.0, bs);
+    let (ratio_verdict, ratio_tolerance, ratio_sampling) = judged(
+        ratio,
+        2.0,
+        0.5,
+        "",
+        &big_b.delay_sd_over_mean(),
+        1.0,
+        big_b.batch_seconds,
+    );
     rows.push(Row {
         quantity: "24 hosts, 1536 B: delay sd / mean".into(),
         unit: "ratio".into(),
@@ -337,36 +428,39 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         ),
     });
 
-    // §3.5, figure 3-4: per-host spread about 20% of the mean at 20 hosts.
+    Ok(rows)
+}
+
+/// §3.5, figure 3-4: per-host spread about 20% of the mean at 20 hosts, its band scaled to
+/// this run's window.
+fn per_host_spread(time: Duration) -> anyhow::Result<Row> {
+    let t = time.as_secs_f64();
     let (fair, fair_b) = sim_batched(&seed_net(20, 512, time, 0))?;
     let spread = fair.bits_per_second_std_dev / (fair.bits_per_second / 20.0);
     let (lo, hi) = spread_band(t);
     let noise = per_host_sampling(&fair_b);
-    rows.push(Row {
+    Ok(Row {
         quantity: "20 hosts, 512 B: std dev of per-host rate".into(),
         unit: "% of mean".into(),
         configured: None,
         paper: Some(20.0),
         ours: Some(spread * 100.0),
-        tolerance: format!("{:.0}..{:.0}% (10..35% x sqrt(10 s / {t} s))", lo * 100.0, hi * 100.0),
+        tolerance: format!(
+            "{:.0}..{:.0}% (10..35% x sqrt(10 s / {t} s))",
+            lo * 100.0,
+            hi * 100.0
+        ),
         verdict: Verdict::of((lo..hi).contains(&spread)),
         why: format!(
             "figure 3-4 \"about 20% of mean\" over the seed's 10 s; the spread is the window's sampling noise: sampling alone puts {:.0}% of the mean between symmetric hosts in this {t} s run (each host's batch-means standard error), so the seed's band scales as 1/sqrt(window); at 10 s this run's spread would be about {:.0}%",
             noise * 100.0,
             spread * (t / SEED_WINDOW_S).sqrt() * 100.0
         ),
-    });
+    })
+}
 
-    let stated = Comparison {
-        title: "Figures the seed states in its text".into(),
-        source: "seed 000 §3.3, §3.5 (figures 3-3 to 3-5, 3-8), §3.6, §3.7".into(),
-        method: format!(
-            "library: wirespeed_sim::run(Scenario::seed_long_net(N, bytes)), one replication per point; a row with a sampling error: run_batched, the same run cut into {BATCHES} batches"
-        ),
-        rows,
-    };
-
-    // Figure 3-3: bit rate vs N for the seed's lengths (plotted only: no paper column).
+/// Figure 3-3: bit rate vs N for the seed's lengths (plotted only: no paper column).
+fn bit_rate_vs_n(time: Duration) -> anyhow::Result<Comparison> {
     let mut curve = Vec::new();
     for bytes in LENGTHS {
         let mut rates = Vec::new();
@@ -396,43 +490,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             why: "§3.5 \"the bit rate decreases with increasing number of hosts\" (configured column: 3 hosts)".into(),
         });
     }
-    let bitrate = Comparison {
+    Ok(Comparison {
         title: "Bit rate vs N (figure 3-3; the seed plots it and prints no numbers)".into(),
         source: "seed 000 figure 3-3, long net, lengths 64/512/1536/4000".into(),
         method: "library: wirespeed_sim::run, seed 1 per point".into(),
         rows: curve,
-    };
-
-    let mut truth = vec![
-        setting(
-            "medium",
-            "10 Mbit/s CSMA/CD, IEEE 802.3 / seed 003 Table 2 timing",
-        ),
-        setting(
-            "cable",
-            "3000 ft at 0.77 c, hosts in 4 clusters (seed §3.5 long net)",
-        ),
-        setting(
-            "hosts",
-            "Titan model: 15 buffers, transmitter restarted 87 us after each packet (1,289 instructions of one or two 45-ns cycles: +-0.8 us)",
-        ),
-        setting(
-            "measured time per point",
-            format!("{t} s (the seed: 10 s of 20)"),
-        ),
-    ];
-    let mut comparisons = vec![stated, bitrate];
-    let mut notes = Vec::new();
-    if options.lab {
-        let window = options.time.unwrap_or(Duration::from_secs(2));
-        let (lab, lab_truth) = super::boggs_lab::run(&options.lab_hosts, window)?;
-        comparisons.push(lab);
-        truth.extend(lab_truth);
-        notes.push("lab rows: the seed prints no numbers for figure 3-3, so the lab is compared with the simulator for the same segment (no paper column)".into());
-    } else {
-        notes.push("--lab adds the lab form (root): wirespeed load --raw on labs/boggs-24.toml beside the simulator".into());
-    }
-    Ok(Reproduction::new(Name::Boggs, truth, comparisons, notes))
+    })
 }
 
 #[cfg(test)]

@@ -423,14 +423,40 @@ pub(crate) fn run(
     }
     let lab = LabGuard::up(&file)?;
     let agents = start_agents(&lab, most)?;
+    let points = load_series(&lab, &agents, hosts, measure)?;
+    drop(agents);
+    drop(lab);
+    let mut rows = rate_rows(&points, &seg, measure)?;
+    rows.extend(delay_rows(&points, &seg, measure)?);
     let secs = measure.as_secs_f64();
+    let list = |v: &[String]| v.join(",");
+    let host_list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
+    let length_list: Vec<String> = LENGTHS.iter().map(ToString::to_string).collect();
+    let comparison = Comparison {
+        title:
+            "Lab: bit rate vs N on an emulated shared 10 Mbit/s segment (figure 3-3's experiment)"
+                .into(),
+        source: "seed 000 §3.3-3.5; labs/boggs-24.toml".into(),
+        method: format!(
+            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts H --lengths L --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json for each H in {} and L in {}; delays: lifecycle::status before and after each test, the stations' delay_access counters (the emulator's MAC); configured = wirespeed_sim::run on the same segment (the test's stations where the lab has them), sent + given-up bits; for the delay, the mean over {SPREAD_SEEDS} simulated windows of {} s (seeds 1-{SPREAD_SEEDS}), the tolerance 2 sd of a window's mean (at least {}%)",
+            secs + 1.0,
+            list(&host_list),
+            list(&length_list),
+            secs + 1.0,
+            DELAY_TOLERANCE * 100.0,
+        ),
+        rows,
+    };
+    Ok((comparison, ground_truth(&seg, secs)))
+}
+
+/// The `load --raw` command line every test shares: the agents, and a window of `secs`
+/// between settle and cool-down.
+fn load_args(agents: &Agents, secs: f64) -> Vec<String> {
     let mut base = vec!["load".to_string(), "--raw".into()];
     for a in &agents.addrs {
         base.extend(["--agent".into(), a.clone()]);
     }
-    let list = |v: &[String]| v.join(",");
-    let host_list: Vec<String> = hosts.iter().map(ToString::to_string).collect();
-    let length_list: Vec<String> = LENGTHS.iter().map(ToString::to_string).collect();
     base.extend([
         "--settle".into(),
         "0.5s".into(),
@@ -443,10 +469,22 @@ pub(crate) fn run(
         "1s".into(),
         "--no-model".into(),
     ]);
+    base
+}
+
+/// One `load --raw` run per test (each length, each host count), the emulator's counters
+/// read before and after each, so that each test's delays are the MAC's own for that test's
+/// frames.
+fn load_series(
+    lab: &LabGuard,
+    agents: &Agents,
+    hosts: &[usize],
+    measure: Duration,
+) -> anyhow::Result<Vec<LabPoint>> {
+    let secs = measure.as_secs_f64();
+    let base = load_args(agents, secs);
     let limit = Duration::from_secs_f64(secs + 8.0 + 30.0);
     let namespace = lab.namespace("s1")?;
-    // One load run per test, the emulator's counters read before and after each, so that
-    // each test's delays are the MAC's own for that test's frames.
     let mut points = Vec::new();
     let mut before = lab.ports()?;
     for &bytes in &LENGTHS {
@@ -478,11 +516,18 @@ pub(crate) fn run(
             }
         }
     }
-    drop(agents);
-    drop(lab);
+    Ok(points)
+}
+
+/// Each test's rate beside the simulator's for the same segment, stations and length.
+fn rate_rows(
+    points: &[LabPoint],
+    seg: &wirespeed_lab::topology::Segment,
+    measure: Duration,
+) -> anyhow::Result<Vec<Row>> {
     let mut rows = Vec::new();
-    for p in &points {
-        let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
+    for p in points {
+        let sim = wirespeed_sim::run(&scenario(seg, p.hosts, p.bytes, measure))?;
         let expected = handed_to_mac(&sim, p.bytes);
         let off = p.bits_per_second / expected - 1.0;
         rows.push(Row {
@@ -510,13 +555,23 @@ pub(crate) fn run(
             ),
         });
     }
+    Ok(rows)
+}
+
+/// Each test's medium access delay beside the spread of simulated windows as long as its
+/// transmission.
+fn delay_rows(
+    points: &[LabPoint],
+    seg: &wirespeed_lab::topology::Segment,
+    measure: Duration,
+) -> anyhow::Result<Vec<Row>> {
+    let mut rows = Vec::new();
     // The lab's delay counters span the whole test (settle, transmission, cool-down): the
     // spread is taken over simulated windows as long as its transmission.
     let window = measure + Duration::from_secs(1);
-    for p in &points {
-        let sim = wirespeed_sim::run(&scenario(&seg, p.hosts, p.bytes, measure))?;
-        let spread =
-            DelaySpread::simulate(&scenario(&seg, p.hosts, p.bytes, window), SPREAD_SEEDS)?;
+    for p in points {
+        let sim = wirespeed_sim::run(&scenario(seg, p.hosts, p.bytes, measure))?;
+        let spread = DelaySpread::simulate(&scenario(seg, p.hosts, p.bytes, window), SPREAD_SEEDS)?;
         let seen = SimWindow {
             delay_sd_seconds: sim.delay_std_dev_seconds,
             collisions_per_frame: sim.collisions_per_packet,
@@ -524,22 +579,12 @@ pub(crate) fn run(
         };
         rows.push(delay_row(p, &spread, &seen));
     }
-    let comparison = Comparison {
-        title:
-            "Lab: bit rate vs N on an emulated shared 10 Mbit/s segment (figure 3-3's experiment)"
-                .into(),
-        source: "seed 000 §3.3-3.5; labs/boggs-24.toml".into(),
-        method: format!(
-            "library: lifecycle::up({TOPOLOGY}); subprocess: ip netns exec <sI> wirespeed serve -p 0 -B ADDR, ip netns exec <s1> wirespeed load --raw --agent ... --hosts H --lengths L --settle 0.5s --transmit {}s --measure {secs}s --cooldown 1s --no-model --json for each H in {} and L in {}; delays: lifecycle::status before and after each test, the stations' delay_access counters (the emulator's MAC); configured = wirespeed_sim::run on the same segment (the test's stations where the lab has them), sent + given-up bits; for the delay, the mean over {SPREAD_SEEDS} simulated windows of {} s (seeds 1-{SPREAD_SEEDS}), the tolerance 2 sd of a window's mean (at least {}%)",
-            secs + 1.0,
-            list(&host_list),
-            list(&length_list),
-            secs + 1.0,
-            DELAY_TOLERANCE * 100.0,
-        ),
-        rows,
-    };
-    let truth = vec![
+    Ok(rows)
+}
+
+/// The lab's segment and generators, and the window of each test.
+fn ground_truth(seg: &wirespeed_lab::topology::Segment, secs: f64) -> Vec<Setting> {
+    vec![
         setting(
             "lab segment",
             format!(
@@ -559,8 +604,7 @@ pub(crate) fn run(
             "lab window per test",
             format!("{secs} s of {} s transmitted", secs + 1.0),
         ),
-    ];
-    Ok((comparison, truth))
+    ]
 }
 
 #[cfg(test)]

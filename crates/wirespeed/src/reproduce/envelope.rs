@@ -31,11 +31,30 @@ fn ethernet_tcp(rate: BitRate) -> EnvelopeParams {
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let time = options.time.unwrap_or(Duration::from_secs(2));
     let secs = format!("{}", time.as_secs_f64());
-    let mut comparisons = Vec::new();
     let mut notes = Vec::new();
+    let loop_bps = loopback_bits_per_second(time)?;
+    let (envelopes, ceilings) = envelopes()?;
+    let mut comparisons = vec![envelopes, host_bound(loop_bps, &ceilings, &secs)];
+    let mut truth = vec![
+        setting(
+            "loopback transfer",
+            format!("{secs} s, one stream, 128 KiB writes"),
+        ),
+        setting("envelope stack", "Ethernet II, MTU 1500, IPv4, TCP"),
+    ];
+    if options.lab {
+        let (lab, lab_truth) = lab_link(time, ceilings[0].1)?;
+        comparisons.push(lab);
+        truth.extend(lab_truth);
+    } else {
+        notes.push("--no-lab: the 10 Mbit/s lab link was not measured".into());
+    }
+    Ok(Reproduction::new(Name::Envelope, truth, comparisons, notes))
+}
 
-    // 1. The host's own bound: TCP through loopback with the in-process agent, called as a
-    // library function (what `wirespeed tcp -t SECS -i 0` runs).
+/// The host's own bound: TCP through loopback with the in-process agent, called as a
+/// library function (what `wirespeed tcp -t SECS -i 0` runs).
+fn loopback_bits_per_second(time: Duration) -> anyhow::Result<f64> {
     let loopback_config = crate::throughput::Config::loopback_tcp(time.as_secs_f64());
     let mut silent = crate::throughput::text::LiveLines::new(
         loopback_config.rate_format,
@@ -47,9 +66,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     if let Some(why) = loopback.partial_reason {
         anyhow::bail!("the loopback TCP test did not run whole: {why}");
     }
-    let loop_bps = loopback.doc.result.end.sum_received.bits_per_second;
+    Ok(loopback.doc.result.end.sum_received.bits_per_second)
+}
 
-    // 2. The envelopes (library arithmetic).
+/// The ceiling of each link (library arithmetic) beside the seeds' figures; with it, each
+/// rule-of-thumb link's rate and TCP ceiling (bits/s).
+fn envelopes() -> anyhow::Result<(Comparison, Vec<(u64, f64)>)> {
     let mb = 1e6;
     let mut envelope_rows = Vec::new();
     let seed_004 = EnvelopeParams {
@@ -104,13 +126,19 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             ),
         });
     }
-    comparisons.push(Comparison {
+    let comparison = Comparison {
         title: "Envelope: the ceiling of each link".into(),
         source: "seed 004 table text (1,104 KB/s); seed 002 rule of thumb (1/10/30 MB/s)".into(),
         method: "library: wirespeed_model::EnvelopeParams::compute".into(),
         rows: envelope_rows,
-    });
+    };
+    Ok((comparison, ceilings))
+}
 
+/// Seed 002's point, measure the host first: the loopback bound against the in-memory figure
+/// and against each link's ceiling.
+fn host_bound(loop_bps: f64, ceilings: &[(u64, f64)], secs: &str) -> Comparison {
+    let mb = 1e6;
     let mut host_rows = vec![Row {
         quantity: "loopback TCP (in-memory bound)".into(),
         unit: "MB/s".into(),
@@ -121,7 +149,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         verdict: Verdict::NotCompared,
         why: "the seed's 2007 PC through ttcp; this host's kernel through `wirespeed tcp`".into(),
     }];
-    for (bps, ceiling_bps) in &ceilings {
+    for (bps, ceiling_bps) in ceilings {
         host_rows.push(Row {
             quantity: format!(
                 "host bound >= {} ceiling",
@@ -140,82 +168,75 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             },
         });
     }
-    comparisons.push(Comparison {
+    Comparison {
         title: "The host's own bound (seed 002: measure in memory first)".into(),
         source: "seed 002: 16777216 bytes in 0.17 s = 93.02 MB/s".into(),
         method: format!(
             "in process: the tcp command's measurement (wirespeed tcp -t {secs} -i 0), agent in this process on loopback"
         ),
         rows: host_rows,
-    });
+    }
+}
 
-    let mut truth = vec![
+/// TCP across an emulated 10 Mbit/s full-duplex link (labs/two-host-10m.toml) against its
+/// `ceiling` (bits/s); the comparison and the lab's ground truth.
+fn lab_link(time: Duration, ceiling: f64) -> anyhow::Result<(Comparison, [super::Setting; 2])> {
+    let secs = format!("{}", time.as_secs_f64());
+    let file = super::lab_file("two-host-10m.toml")?;
+    let lab = super::LabGuard::up(&file)?;
+    let client: Vec<String> = ["-t", &secs, "--link-rate", "10M"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let doc = lab.tcp("h1", "h2", &client, time + Duration::from_secs(30))?;
+    let ports = lab.ports()?;
+    drop(lab);
+    let got = doc.result.end.sum_received.bits_per_second;
+    let r = rel(got, ceiling);
+    let forward = ports.iter().find(|p| p.from == "h1");
+    let truth = [
         setting(
-            "loopback transfer",
-            format!("{secs} s, one stream, 128 KiB writes"),
-        ),
-        setting("envelope stack", "Ethernet II, MTU 1500, IPv4, TCP"),
-    ];
-
-    // 3. The lab: TCP across an emulated 10 Mbit/s full-duplex link.
-    if options.lab {
-        let file = super::lab_file("two-host-10m.toml")?;
-        let lab = super::LabGuard::up(&file)?;
-        let client: Vec<String> = ["-t", &secs, "--link-rate", "10M"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        let doc = lab.tcp("h1", "h2", &client, time + Duration::from_secs(30))?;
-        let ports = lab.ports()?;
-        drop(lab);
-        let got = doc.result.end.sum_received.bits_per_second;
-        let ceiling = ceilings[0].1;
-        let r = rel(got, ceiling);
-        let forward = ports.iter().find(|p| p.from == "h1");
-        truth.push(setting(
             "lab link (labs/two-host-10m.toml)",
             "h1 - h2, 10 Mbit/s full duplex, 100 m (505 ns), queue 100",
-        ));
-        truth.push(setting("lab transfer", format!("{secs} s h1 -> h2")));
-        let mut rows = vec![Row {
-            quantity: "TCP goodput across the link".into(),
-            unit: "Mbit/s".into(),
-            configured: Some(ceiling / 1e6),
+        ),
+        setting("lab transfer", format!("{secs} s h1 -> h2")),
+    ];
+    let mut rows = vec![Row {
+        quantity: "TCP goodput across the link".into(),
+        unit: "Mbit/s".into(),
+        configured: Some(ceiling / 1e6),
+        paper: None,
+        ours: Some(got / 1e6),
+        tolerance: "-3% .. +0.5% of ceiling".into(),
+        verdict: Verdict::of((-0.03..=0.005).contains(&r)),
+        why: format!(
+            "{:+.2}% of 1448/1538 x 10 Mbit/s; the receiver's rate includes slow start in a {secs} s run",
+            r * 100.0
+        ),
+    }];
+    if let Some(p) = forward {
+        rows.push(Row {
+            quantity: "emulated wire busy h1 -> h2".into(),
+            unit: "%".into(),
+            configured: None,
             paper: None,
-            ours: Some(got / 1e6),
-            tolerance: "-3% .. +0.5% of ceiling".into(),
-            verdict: Verdict::of((-0.03..=0.005).contains(&r)),
+            ours: Some(p.utilization * 100.0),
+            tolerance: "none (share of the lab's life, set-up included)".into(),
+            verdict: Verdict::NotCompared,
             why: format!(
-                "{:+.2}% of 1448/1538 x 10 Mbit/s; the receiver's rate includes slow start in a {secs} s run",
-                r * 100.0
+                "{} frames delivered, {} dropped at the queue",
+                p.counters.frames_out, p.counters.drops_queue
             ),
-        }];
-        if let Some(p) = forward {
-            rows.push(Row {
-                quantity: "emulated wire busy h1 -> h2".into(),
-                unit: "%".into(),
-                configured: None,
-                paper: None,
-                ours: Some(p.utilization * 100.0),
-                tolerance: "none (share of the lab's life, set-up included)".into(),
-                verdict: Verdict::NotCompared,
-                why: format!(
-                    "{} frames delivered, {} dropped at the queue",
-                    p.counters.frames_out, p.counters.drops_queue
-                ),
-            });
-        }
-        comparisons.push(Comparison {
-            title: "Lab: TCP across an emulated 10 Mbit/s Ethernet".into(),
-            source: "envelope -r 10M (9.415 Mbit/s); seed 004's 91% for real 1988 hosts".into(),
-            method: format!(
-                "library: lifecycle::up(labs/two-host-10m.toml); subprocess: ip netns exec <h2> wirespeed serve -1 -p 0, ip netns exec <h1> wirespeed tcp ADDR:PORT {} --json",
-                client.join(" ")
-            ),
-            rows,
         });
-    } else {
-        notes.push("--no-lab: the 10 Mbit/s lab link was not measured".into());
     }
-    Ok(Reproduction::new(Name::Envelope, truth, comparisons, notes))
+    let comparison = Comparison {
+        title: "Lab: TCP across an emulated 10 Mbit/s Ethernet".into(),
+        source: "envelope -r 10M (9.415 Mbit/s); seed 004's 91% for real 1988 hosts".into(),
+        method: format!(
+            "library: lifecycle::up(labs/two-host-10m.toml); subprocess: ip netns exec <h2> wirespeed serve -1 -p 0, ip netns exec <h1> wirespeed tcp ADDR:PORT {} --json",
+            client.join(" ")
+        ),
+        rows,
+    };
+    Ok((comparison, truth))
 }

@@ -1,25 +1,30 @@
 //! `wirespeed serve`: the agent, the far end of `wirespeed tcp` and `wirespeed udp`.
+//!
+//! The command's shape: the flags and their checked [`Config`] here (every file read and every
+//! flag checked before a port is taken); the `wirespeed.serve.v1` lines in `result.rs`; the
+//! agent bound, placed (daemon or foreground) and served in `agent.rs`, which writes nothing
+//! itself; and what the agent says (where it listens, the session log) in `text.rs`.
 
-use std::io::Write;
+use std::fs::File;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::Context;
 use clap::Args;
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize};
 use wirespeed_net::agent::SessionRecord;
 use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::consent::Cidr;
-use wirespeed_net::metrics::{
-    AgentRoutes, BearerToken, ListenerConfig, MetricsListener, Module, ProbeSettings, Prober,
-    SessionTotals,
-};
-use wirespeed_net::{Agent, AgentConfig, Limits, daemon};
+use wirespeed_net::metrics::{BearerToken, ListenerConfig, Module, ProbeSettings};
+use wirespeed_net::{AgentConfig, Limits, daemon};
 
 use wirespeed_net::control::DEFAULT_PORT;
+
+mod agent;
+mod result;
+mod text;
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ServeArgs {
@@ -220,390 +225,211 @@ fn parse_metrics_address(text: &str) -> Result<SocketAddr, String> {
     })
 }
 
-fn log_text(r: &SessionRecord) {
-    let what = match (&r.spec, r.outcome) {
-        (Some(spec), "completed") => {
-            let bytes: u64 = r
-                .report
-                .as_ref()
-                .map_or(0, |rep| rep.streams.iter().map(|s| s.bytes).sum());
-            format!(
-                "completed: {:?} {:?}, {} stream(s), {bytes} bytes at this end",
-                spec.protocol, spec.direction, spec.streams
-            )
-        }
-        _ => format!("{}: {}", r.outcome, r.message.as_deref().unwrap_or("")),
-    };
-    let mut out = std::io::stdout().lock();
-    let queued = r
-        .queued_seconds
-        .map_or(String::new(), |q| format!(", after {q:.2} s in the queue"));
-    let protocol = r.protocol.map_or(String::new(), |p| format!("{p} "));
-    let _ = writeln!(
-        out,
-        "{protocol}session {} from {} {what} ({:.2} s{queued})",
-        r.session, r.peer, r.seconds
-    );
+/// The metrics listener `--metrics` asks for, its flags checked.
+#[derive(Clone)]
+pub(crate) struct MetricsConfig {
+    pub(crate) address: SocketAddr,
+    pub(crate) max_connections: usize,
+    pub(crate) bearer: Option<BearerToken>,
+    pub(crate) show_clients: bool,
+    /// `/probe`, when `--probe-targets` allows it.
+    pub(crate) probes: Option<ProbeSettings>,
 }
 
-fn log_json(r: &SessionRecord) {
-    let value = serde_json::json!({
-        "schema": "wirespeed.serve.v1",
-        "wirespeed_version": env!("CARGO_PKG_VERSION"),
-        "session": r,
-    });
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{value}");
-    let _ = out.flush();
+impl MetricsConfig {
+    /// The listener's settings, with fresh counts.
+    pub(crate) fn listener(&self) -> ListenerConfig {
+        ListenerConfig {
+            max_connections: self.max_connections,
+            bearer: self.bearer.clone(),
+            ..ListenerConfig::default()
+        }
+    }
+}
+
+/// What `serve` runs, every flag and file checked: the agent's own settings (its limits and
+/// key; the session log is attached when it runs), where it listens, the metrics listener,
+/// the iperf3 service's port, and how the process is kept (daemon, pid file, log file).
+pub(crate) struct Config {
+    pub(crate) bind: Option<IpAddr>,
+    pub(crate) port: u16,
+    pub(crate) agent: AgentConfig,
+    pub(crate) json: bool,
+    pub(crate) metrics: Option<MetricsConfig>,
+    pub(crate) iperf3: Option<u16>,
+    pub(crate) daemon: bool,
+    /// `--pidfile`, checked: it names no process that runs.
+    pub(crate) pidfile: Option<PathBuf>,
+    /// `--logfile` and the file opened for appending.
+    pub(crate) logfile: Option<(PathBuf, File)>,
+}
+
+impl ServeArgs {
+    /// Every flag checked and every file read, before any port is taken: the pid and log files
+    /// first, so that a second agent started on the same pid file is refused before it
+    /// competes for the first one's ports.
+    pub(crate) fn config(&self) -> anyhow::Result<Config> {
+        let pidfile = self
+            .pidfile
+            .as_deref()
+            .map(daemon::check_pid_file)
+            .transpose()
+            .map_err(|e| anyhow::anyhow!("--pidfile {e}"))?;
+        let logfile = self
+            .logfile
+            .as_deref()
+            .map(|path| {
+                daemon::open_log(path)
+                    .map(|file| (path.to_path_buf(), file))
+                    .map_err(|e| {
+                        anyhow::anyhow!(
+                            "--logfile {}: cannot append to it ({e}); give a file in a writable directory",
+                            path.display()
+                        )
+                    })
+            })
+            .transpose()?;
+        if let Some(p) = self.iperf3
+            && p == self.port
+            && p != 0
+        {
+            anyhow::bail!(
+                "--iperf3 {p} is the agent's own port (-p): give iperf3 another one (iperf3's is 5201)"
+            );
+        }
+        let mut metrics = self.metrics_config()?;
+        let auth = self
+            .auth_key_file
+            .as_deref()
+            .map(AuthKey::from_file)
+            .transpose()?;
+        // The agent's key, also used toward the targets of /probe.
+        if let Some(probes) = metrics.as_mut().and_then(|m| m.probes.as_mut()) {
+            probes.auth = auth.clone();
+        }
+        let agent = self.agent_config(auth);
+        agent.check().map_err(anyhow::Error::msg)?;
+        Ok(Config {
+            bind: self.bind,
+            port: self.port,
+            agent,
+            json: self.json,
+            metrics,
+            iperf3: self.iperf3,
+            daemon: self.daemon,
+            pidfile,
+            logfile,
+        })
+    }
+
+    /// The metrics listener's settings: its token, and `/probe`'s modules and targets (the
+    /// probes' key, the agent's, is added when it is read).
+    fn metrics_config(&self) -> anyhow::Result<Option<MetricsConfig>> {
+        let bearer = self
+            .metrics_token_file
+            .as_deref()
+            .map(BearerToken::from_file)
+            .transpose()
+            .map_err(anyhow::Error::msg)?;
+        let probe_modules = match &self.probe_modules_file {
+            Some(file) => Module::from_file(file).map_err(anyhow::Error::msg)?,
+            None if self.probe_modules.is_empty() => Module::defaults(),
+            None => {
+                wirespeed_net::metrics::probe::check_modules(&self.probe_modules)
+                    .map_err(|e| anyhow::anyhow!("--probe-module: {e}"))?;
+                self.probe_modules.clone()
+            }
+        };
+        if self.probe_max == 0 || self.metrics_max_connections == 0 {
+            anyhow::bail!("--probe-max and --metrics-max-connections must be at least 1");
+        }
+        Ok(self.metrics.map(|address| MetricsConfig {
+            address,
+            max_connections: self.metrics_max_connections,
+            bearer,
+            show_clients: self.metrics_clients,
+            probes: (!self.probe_targets.is_empty()).then(|| ProbeSettings {
+                modules: probe_modules,
+                targets: self.probe_targets.clone(),
+                max_at_once: self.probe_max,
+                auth: None,
+                default_port: DEFAULT_PORT,
+            }),
+        }))
+    }
+
+    /// The agent's limits, key and timeouts; its session log is attached when it runs.
+    fn agent_config(&self, auth: Option<AuthKey>) -> AgentConfig {
+        AgentConfig {
+            limits: Limits {
+                max_duration: self.max_duration,
+                max_rate_bits_per_second: self.max_rate.map(BitRate::bits_per_second),
+                max_sessions: self.max_sessions,
+                max_window_bytes: self.max_window.map(ByteSize::bytes),
+                max_streams: self.max_streams,
+                max_pending: self.max_pending,
+                max_memory_bytes: self.max_memory.bytes(),
+                max_sessions_per_address: self.max_sessions_per_address,
+                max_echo_per_address: self.max_echo_per_address,
+                max_consent_datagrams: self.max_consent_datagrams,
+            },
+            auth,
+            idle_timeout: self.idle_timeout,
+            handshake_timeout: self.handshake_timeout,
+            on_notice: Some(Arc::new(|line: &str| eprintln!("wirespeed agent: {line}"))),
+            one_off: self.one_off,
+            handle_signals: true,
+            on_session: None,
+            allow_destinations: self.allow_destination.clone(),
+            mptcp: self.mptcp,
+            exclusive: self
+                .exclusive
+                .then_some(wirespeed_net::agent_config::Exclusive {
+                    queue_max: self.queue_max,
+                    queue_timeout: self.queue_timeout,
+                }),
+        }
+    }
 }
 
 pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
-    // The pid and log files are checked before any port is taken: a second agent started on
-    // the same pid file is refused before it competes for the first one's ports.
-    let pidfile = args
-        .pidfile
-        .as_deref()
-        .map(daemon::check_pid_file)
-        .transpose()
-        .map_err(|e| anyhow::anyhow!("--pidfile {e}"))?;
-    let logfile = args
-        .logfile
-        .as_deref()
-        .map(|path| {
-            daemon::open_log(path).map_err(|e| {
-                anyhow::anyhow!(
-                    "--logfile {}: cannot append to it ({e}); give a file in a writable directory",
-                    path.display()
-                )
-            })
-        })
-        .transpose()?;
-    if let Some(p) = args.iperf3
-        && p == args.port
-        && p != 0
-    {
-        anyhow::bail!(
-            "--iperf3 {p} is the agent's own port (-p): give iperf3 another one (iperf3's is 5201)"
-        );
-    }
-    // The metrics port is taken first: a port in use is refused before the agent listens.
-    let metrics = args
-        .metrics
-        .map(|addr| {
-            std::net::TcpListener::bind(addr).map_err(|e| {
-                anyhow::anyhow!("--metrics {addr}: cannot listen there ({e}); pick another port")
-            })
-        })
-        .transpose()?;
-    let totals = Arc::new(std::sync::Mutex::new(SessionTotals::default()));
-    let bearer = args
-        .metrics_token_file
-        .as_deref()
-        .map(BearerToken::from_file)
-        .transpose()
-        .map_err(anyhow::Error::msg)?;
-    let probe_modules = match &args.probe_modules_file {
-        Some(file) => Module::from_file(file).map_err(anyhow::Error::msg)?,
-        None if args.probe_modules.is_empty() => Module::defaults(),
-        None => {
-            wirespeed_net::metrics::probe::check_modules(&args.probe_modules)
-                .map_err(|e| anyhow::anyhow!("--probe-module: {e}"))?;
-            args.probe_modules.clone()
+    let config = args.config()?;
+    let json = config.json;
+    let log = Arc::new(move |r: &SessionRecord| text::log_session(json, r));
+    let bound = agent::bind(&config, log)?;
+    let _pid_guard = match agent::place(&config)? {
+        agent::Placement::Serving(guard) => guard,
+        agent::Placement::StartedDaemon(pid) => {
+            text::announce_daemon(
+                json,
+                &text::DaemonStarted {
+                    local: bound.local,
+                    iperf3: bound.iperf3_at(),
+                    metrics: bound.metrics_at(),
+                    logfile: config.logfile.as_ref().map(|(path, _)| path.as_path()),
+                    pid,
+                },
+            );
+            // No destructor runs here: the sockets are the daemon's too.
+            std::process::exit(0);
         }
     };
-    if args.probe_max == 0 || args.metrics_max_connections == 0 {
-        anyhow::bail!("--probe-max and --metrics-max-connections must be at least 1");
-    }
-    let auth = args
-        .auth_key_file
-        .as_deref()
-        .map(AuthKey::from_file)
-        .transpose()?;
-    // The agent's key, also used toward the targets of /probe.
-    let auth_for_probes = auth.clone();
-    let config = AgentConfig {
-        limits: Limits {
-            max_duration: args.max_duration,
-            max_rate_bits_per_second: args.max_rate.map(BitRate::bits_per_second),
-            max_sessions: args.max_sessions,
-            max_window_bytes: args.max_window.map(ByteSize::bytes),
-            max_streams: args.max_streams,
-            max_pending: args.max_pending,
-            max_memory_bytes: args.max_memory.bytes(),
-            max_sessions_per_address: args.max_sessions_per_address,
-            max_echo_per_address: args.max_echo_per_address,
-            max_consent_datagrams: args.max_consent_datagrams,
-        },
-        auth,
-        idle_timeout: args.idle_timeout,
-        handshake_timeout: args.handshake_timeout,
-        on_notice: Some(Arc::new(|line: &str| eprintln!("wirespeed agent: {line}"))),
-        one_off: args.one_off,
-        handle_signals: true,
-        on_session: Some({
-            let totals = totals.clone();
-            let json = args.json;
-            Arc::new(move |r: &SessionRecord| {
-                if let Ok(mut t) = totals.lock() {
-                    t.record(r);
-                }
-                if json { log_json(r) } else { log_text(r) }
-            })
-        }),
-        allow_destinations: args.allow_destination.clone(),
-        mptcp: args.mptcp,
-        exclusive: args
-            .exclusive
-            .then_some(wirespeed_net::agent_config::Exclusive {
-                queue_max: args.queue_max,
-                queue_timeout: args.queue_timeout,
-            }),
-    };
-    config.check().map_err(anyhow::Error::msg)?;
-    // The iperf3 service keeps the agent's limits, timeouts and session log (its records say
-    // `iperf3`; the metrics count its tests from the service's own counts, not these), not
-    // its key.
-    let config_for_iperf3 = AgentConfig {
-        on_session: Some({
-            let json = args.json;
-            Arc::new(move |r: &SessionRecord| if json { log_json(r) } else { log_text(r) })
-        }),
-        on_notice: None,
-        auth: None,
-        one_off: false,
-        ..config.clone()
-    };
-    let addr = SocketAddr::new(
-        args.bind.unwrap_or("::".parse().expect("an address")),
-        args.port,
-    );
-    let agent = match Agent::bind(addr, config.clone()) {
-        Err(e) if args.bind.is_none() && e.kind() != std::io::ErrorKind::AddrInUse => {
-            // No IPv6 on this host: IPv4 only.
-            Agent::bind(
-                SocketAddr::new("0.0.0.0".parse().expect("an address"), args.port),
-                config,
-            )
-        }
-        other => other,
-    }
-    .map_err(|e| {
-        if e.kind() == std::io::ErrorKind::AddrNotAvailable {
-            // EADDRNOTAVAIL: the -B address belongs to no interface of this host.
-            anyhow::anyhow!(
-                "-B {}: not an address of this host; give one of its own addresses, or leave -B out to listen on all",
-                addr.ip()
-            )
-        } else if e.kind() == std::io::ErrorKind::AddrInUse {
-            anyhow::anyhow!(
-                "cannot listen on port {}: it is in use (is another agent running? pick one with -p)",
-                args.port
-            )
-        } else {
-            anyhow::Error::new(e).context(format!("cannot listen on {addr}"))
-        }
+    let local = bound.local;
+    let running = agent::start(&config, bound, |at| {
+        eprintln!("wirespeed agent: metrics on http://{at}/metrics");
     })?;
-    let local = agent.local_addr()?;
-    // iperf3's service, beside the agent on the same address, drawing on its memory budget.
-    let iperf3_server = match args.iperf3 {
-        Some(port) => Some(bind_iperf3(&agent, local, port, &config_for_iperf3)?),
-        None => None,
-    };
-    // Every port is bound and every flag checked: a daemon detaches now, before any thread
-    // starts, and the process that was started says where it listens and returns.
-    let _pid_guard = match (&pidfile, args.daemon) {
-        (_, true) => {
-            let iperf3_at = iperf3_server.as_ref().map(|(_, at)| *at);
-            let metrics_at = metrics.as_ref().and_then(|l| l.local_addr().ok());
-            match daemon::detach(logfile.as_ref()).context("--daemon")? {
-                daemon::Detached::Parent { daemon: pid } => {
-                    if let Some(path) = &pidfile
-                        && let Err(e) = daemon::write_pid_file(path, pid)
-                    {
-                        let _ = rustix::process::kill_process(
-                            rustix::process::Pid::from_raw(pid as i32).expect("a child's pid"),
-                            rustix::process::Signal::TERM,
-                        );
-                        anyhow::bail!("--pidfile {e}");
-                    }
-                    announce_daemon(&args, local, iperf3_at, metrics_at, pid);
-                    // No destructor runs here: the sockets are the daemon's too.
-                    std::process::exit(0);
-                }
-                daemon::Detached::Daemon => pidfile
-                    .clone()
-                    .map(|path| daemon::PidFileGuard::new(path, std::process::id())),
-            }
-        }
-        (Some(path), false) => {
-            if let Some(log) = &logfile {
-                daemon::redirect_output(log).context("--logfile")?;
-            }
-            daemon::write_pid_file(path, std::process::id())
-                .map_err(|e| anyhow::anyhow!("--pidfile {e}"))?;
-            Some(daemon::PidFileGuard::new(path.clone(), std::process::id()))
-        }
-        (None, false) => {
-            if let Some(log) = &logfile {
-                daemon::redirect_output(log).context("--logfile")?;
-            }
-            None
-        }
-    };
-    let iperf3 = match iperf3_server {
-        Some((server, at)) => {
-            let (handle, thread) = server.spawn()?;
-            Some((handle, thread, at))
-        }
-        None => None,
-    };
-    let iperf3_handle = iperf3.as_ref().map(|(h, _, _)| h.clone());
-    // Held until the agent stops: dropping it stops the listener.
-    let mut _metrics_listener = None;
-    if let Some(listener) = metrics {
-        let handle = agent.handle();
-        let iperf3_handle = iperf3_handle.clone();
-        let config = ListenerConfig {
-            max_connections: args.metrics_max_connections,
-            bearer,
-            ..ListenerConfig::default()
-        };
-        let prober = (!args.probe_targets.is_empty()).then(|| {
-            Prober::new(ProbeSettings {
-                modules: probe_modules,
-                targets: args.probe_targets.clone(),
-                max_at_once: args.probe_max,
-                auth: auth_for_probes.clone(),
-                default_port: DEFAULT_PORT,
-            })
-        });
-        let routes = AgentRoutes {
-            stats: Box::new(move || {
-                let mut s = handle.stats();
-                s.iperf3 = iperf3_handle.as_ref().map(|h| h.stats().counts());
-                s
-            }),
-            totals: totals.clone(),
-            listener: config.stats.clone(),
-            show_clients: args.metrics_clients,
-            prober,
-        };
-        let l = MetricsListener::spawn(listener, config, Arc::new(routes))?;
-        eprintln!(
-            "wirespeed agent: metrics on http://{}/metrics",
-            l.local_addr()
-        );
-        _metrics_listener = Some(l);
-    }
-    if args.json {
-        log_json_start(local, iperf3.as_ref().map(|(_, _, at)| *at));
-    } else {
-        let mptcp = if args.mptcp { ", Multipath TCP" } else { "" };
-        let stop = if args.daemon {
-            "SIGTERM stops it"
-        } else {
-            "Ctrl-C stops it"
-        };
-        say(&format!(
-            "wirespeed agent listening on {local} (control and data{mptcp}); {stop}"
-        ));
-        if let Some((_, _, at)) = &iperf3 {
-            say(&format!(
-                "wirespeed agent answering iperf3 clients on {at} (TCP and UDP), one test at a time"
-            ));
-        }
-    }
-    let served = agent.serve().context("serving");
-    // The iperf3 service ends with the agent, whatever ended it.
-    if let Some((handle, thread, _)) = iperf3 {
-        handle.stop();
-        let _ = thread.join();
-    }
-    served?;
-    if !args.json {
-        say("wirespeed agent stopped");
+    text::announce_listening(
+        json,
+        local,
+        running.iperf3_at(),
+        config.agent.mptcp,
+        config.daemon,
+    );
+    agent::serve(running)?;
+    if !json {
+        text::say("wirespeed agent stopped");
     }
     Ok(())
-}
-
-/// The iperf3 service bound on the agent's address at `port`; it serves once spawned.
-fn bind_iperf3(
-    agent: &Agent,
-    agent_addr: SocketAddr,
-    port: u16,
-    config: &AgentConfig,
-) -> anyhow::Result<(wirespeed_net::iperf3::server::Server, SocketAddr)> {
-    let at = SocketAddr::new(agent_addr.ip(), port);
-    let server = wirespeed_net::iperf3::server::Server::bind(at, config.clone())
-        .map_err(|e| {
-            if e.kind() == std::io::ErrorKind::AddrInUse {
-                anyhow::anyhow!(
-                    "--iperf3 {port}: the port is in use (is iperf3 -s running?); pick another with --iperf3 PORT"
-                )
-            } else {
-                anyhow::anyhow!("--iperf3 {port}: cannot listen on {at} ({e})")
-            }
-        })?
-        .share_budget(agent.memory_budget())
-        .share_sessions(agent.session_slots());
-    let bound = server.local_addr()?;
-    Ok((server, bound))
-}
-
-/// What the command that started a daemon prints before it returns: where the agent listens,
-/// as the foreground agent says it, and the daemon's pid.
-fn announce_daemon(
-    args: &ServeArgs,
-    local: SocketAddr,
-    iperf3: Option<SocketAddr>,
-    metrics: Option<SocketAddr>,
-    pid: u32,
-) {
-    if args.json {
-        let mut value = start_document(local, iperf3);
-        value["daemon_pid"] = pid.into();
-        if let Some(m) = metrics {
-            value["metrics_listening"] = m.to_string().into();
-        }
-        say(&value.to_string());
-        return;
-    }
-    say(&format!(
-        "wirespeed agent listening on {local} (control and data), in the background as pid {pid}; `kill {pid}` stops it"
-    ));
-    if let Some(at) = iperf3 {
-        say(&format!("wirespeed agent answering iperf3 clients on {at}"));
-    }
-    if let Some(m) = metrics {
-        say(&format!("wirespeed agent: metrics on http://{m}/metrics"));
-    }
-    if let Some(log) = &args.logfile {
-        say(&format!("session log: {}", log.display()));
-    }
-}
-
-/// A line on stdout that nobody may be reading any more: a script that read the "listening"
-/// line and closed the pipe must not make the agent panic on its last words.
-fn say(line: &str) {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
-}
-
-fn start_document(local: SocketAddr, iperf3: Option<SocketAddr>) -> serde_json::Value {
-    let mut value = serde_json::json!({
-        "schema": "wirespeed.serve.v1",
-        "wirespeed_version": env!("CARGO_PKG_VERSION"),
-        "listening": local.to_string(),
-    });
-    if let Some(at) = iperf3 {
-        value["iperf3_listening"] = at.to_string().into();
-    }
-    value
-}
-
-fn log_json_start(local: SocketAddr, iperf3: Option<SocketAddr>) {
-    say(&start_document(local, iperf3).to_string());
 }
 
 #[cfg(test)]

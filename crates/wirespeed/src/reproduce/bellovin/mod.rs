@@ -19,6 +19,10 @@
 //!
 //! Probing runs this executable as a subprocess (`probe ... --hops --json` inside the lab's
 //! first host), because its logic lives in the binary.
+//!
+//! Here the probing and the estimate (rounds, planes, calibration, the jackknife); in
+//! `plan.rs` how many rounds each address family gets; in `rows.rs` the rows made of the
+//! estimate and the ground truth.
 
 use std::time::Duration;
 
@@ -27,8 +31,14 @@ use wirespeed_lab::Topology;
 use wirespeed_lab::truth::{self, ChainHop};
 use wirespeed_model::perhop::{self, OwnCost, RttLine};
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting, tolerance};
+use super::{Comparison, LabGuard, Name, Options, Reproduction};
 use crate::probe::{HopReport, ProbeReport};
+
+mod plan;
+mod rows;
+
+use plan::{RoundPlan, plan_rounds, unsettled_reason};
+use rows::{board_comparison, family_comparisons, ground_truth, lab_cost_rows};
 
 /// A `probe --json` document, decoded into the types the command wrote it from.
 type ProbeDocument = wirespeed_report::Document<serde::de::IgnoredAny, ProbeReport>;
@@ -40,7 +50,7 @@ type ProbeDocument = wirespeed_report::Document<serde::de::IgnoredAny, ProbeRepo
 /// down better than many sizes with few. Hops whose round trips are short get 8 probes per
 /// size per round; hops behind a slow line (the seed's DS0 holds a 1500-byte probe for 0.2 s
 /// each way) get one per size per round, at [`SLOW_SIZES`], in as many rounds as the budget
-/// holds ([`rounds_behind_slow_line`]).
+/// holds ([`plan::rounds_behind_slow_line`]).
 const SIZES: &str = "64,300,548,800,1150,1500";
 /// Behind a slow line each probe costs its bytes at the line's rate, so the sizes are the ends
 /// of the plane's two pieces (it bends at the 548-byte quote limit): for a straight line the
@@ -59,7 +69,7 @@ const MIN_ROUNDS: usize = 10;
 const MAX_ROUNDS: usize = 16;
 /// The shortest budget of probing per address family: no round starts that would end after
 /// it (for the first family, both labs' bring-up included). A path whose configured round
-/// trips need more for its planned rounds gets more ([`plan_rounds`]), up to
+/// trips need more for its planned rounds gets more ([`plan::plan_rounds`]), up to
 /// [`LONGEST_BUDGET`]: a fixed 40 s on 15-45 ms paths stopped every run at 5 rounds
 /// (issue 31).
 const ROUNDS_BUDGET: Duration = Duration::from_secs(40);
@@ -319,7 +329,7 @@ fn jackknife(
 /// The run's own sampling error of each hop's calibrated costs (issue 21 item 9): the whole
 /// estimate (twin and chain, lower half or minimum, plane, calibration) under the
 /// [`jackknife`]. It decides whether the run measured a row precisely enough to judge it
-/// against its tolerance ([`tolerance::judge`]).
+/// against its tolerance (`tolerance::judge`).
 fn own_cost_spread(
     twin: &[HopMinimums],
     real: &[HopMinimums],
@@ -363,87 +373,6 @@ fn path_spread(
         Ok(vec![per_byte, fixed])
     })?;
     Ok((hw[0], hw[1]))
-}
-
-/// The tolerance column: the fixed tolerance, and this run's own 95% interval beside it.
-fn tolerance_beside(tolerance: &str, interval: f64, unit: &str, digits: usize) -> String {
-    if interval.is_finite() {
-        format!("{tolerance} (run +-{interval:.digits$}{unit})")
-    } else {
-        format!("{tolerance} (run: no interval)")
-    }
-}
-
-/// A router's answer cost per returned byte against its configured one: the fixed
-/// [`ANSWER_TOLERANCE`], with the run's own 95% interval (`spread`, ms) beside it.
-fn judge_answer(ours_ms: f64, truth_ms: f64, spread_ms: f64) -> (Verdict, String, String) {
-    let r = ours_ms / truth_ms - 1.0;
-    let hw = spread_ms / truth_ms.abs();
-    let judged = tolerance::judge(r, ANSWER_TOLERANCE, hw);
-    let tolerance = tolerance_beside(
-        &format!("{:.0}%", ANSWER_TOLERANCE * 100.0),
-        hw * 100.0,
-        "%",
-        1,
-    );
-    let why = format!(
-        "{:+.2}%, this run's 95% interval +-{:.3} us/byte ({:.1}%: jackknife over its rounds); cost per returned byte minus cost per sent byte of this hop's plane{}",
-        r * 100.0,
-        spread_ms * 1e3,
-        hw * 100.0,
-        judged.said
-    );
-    (judged.verdict, tolerance, why)
-}
-
-/// The sizes of a list such as [`SIZES`], IP bytes.
-fn sizes_of(list: &str) -> Vec<f64> {
-    list.split(',').filter_map(|s| s.parse().ok()).collect()
-}
-
-/// The configured time of one probe pass, seconds: every hop `..hops` of `chain` probed
-/// `per_size` times at each of `sizes`, stop and wait (`wirespeed_net::probe`): the sum of
-/// their configured round trips (a router answers a time exceeded quoting at most 548 bytes,
-/// the destination an echo of the same size).
-fn pass_seconds(chain: &[ChainHop], hops: usize, sizes: &[f64], per_size: f64) -> f64 {
-    let ms: f64 = chain[..hops]
-        .iter()
-        .map(|h| {
-            sizes
-                .iter()
-                .map(|&s| {
-                    let returned = if h.router { s.min(548.0) + 28.0 } else { s };
-                    h.line.at(s, returned)
-                })
-                .sum::<f64>()
-        })
-        .sum();
-    ms * per_size / 1e3
-}
-
-/// Rounds for a path with hops behind a slow line (issue 21): as many as fit in `left` of the
-/// budget, each round's time being what the configured lines say one round of the real chain
-/// and one of its twin take (the hops `..dense` densely at [`SIZES`], then every hop once at
-/// [`SLOW_SIZES`]), at least [`ROUNDS`] and at most [`MAX_ROUNDS`]. A slow line's rate, not
-/// a constant, sets it: the seed's 56 kbit/s DS0 leaves room for about twelve rounds in
-/// 40 s, a line half as fast for half as many. The loop still stops when a round it has
-/// measured says the next would overrun the budget (a loaded machine).
-fn rounds_behind_slow_line(
-    chain: &[ChainHop],
-    twin: &[ChainHop],
-    dense: usize,
-    left: Duration,
-) -> usize {
-    let per_size = |n: &str| n.parse::<f64>().unwrap_or(1.0);
-    let round = |c: &[ChainHop]| {
-        pass_seconds(c, dense, &sizes_of(SIZES), per_size(DENSE_PER_SIZE))
-            + pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), per_size(SPARSE_PER_SIZE))
-    };
-    let seconds = round(chain) + round(twin);
-    if seconds.is_nan() || seconds <= 0.0 {
-        return MAX_ROUNDS;
-    }
-    ((left.as_secs_f64() / seconds).floor() as usize).clamp(ROUNDS, MAX_ROUNDS)
 }
 
 fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
@@ -529,110 +458,6 @@ fn families_carried(t: &Topology, from: &str, chain: &[ChainHop]) -> Vec<Family>
         vec![Family::Ipv4, Family::Ipv6]
     } else {
         vec![Family::Ipv4]
-    }
-}
-
-/// How many rounds to probe one address family, and for how long at most, from the path's
-/// configured round trips.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct RoundPlan {
-    /// Fewest rounds before the even and the odd rounds are compared (`settled`).
-    least: usize,
-    /// Most rounds.
-    most: usize,
-    /// No round starts that would end after this much probing of the family.
-    budget: Duration,
-    /// One round of both labs by the configured round trips, seconds.
-    round_seconds: f64,
-}
-
-/// The plan of rounds for one address family (issue 31: the budget comes from the path). One
-/// round of both labs takes what their configured round trips say (the hops `..dense`
-/// probed densely at [`SIZES`], and, if a slow line follows, every hop once at
-/// [`SLOW_SIZES`]), times [`ROUND_OVERHEAD`]. A path of fast hops gets [`MIN_ROUNDS`] to
-/// [`MAX_ROUNDS`] and a budget that fits the most of them, at least [`ROUNDS_BUDGET`]; a path
-/// behind a slow line the rounds that fit in [`ROUNDS_BUDGET`] ([`rounds_behind_slow_line`]),
-/// but no fewer than [`MIN_ROUNDS`], and a budget that fits them. No budget exceeds
-/// [`LONGEST_BUDGET`]; a path too slow for its rounds in it gets fewer, and says so.
-fn plan_rounds(chain: &[ChainHop], twin: &[ChainHop], dense: usize) -> RoundPlan {
-    let per_size = |n: &str| n.parse::<f64>().unwrap_or(1.0);
-    let round = |c: &[ChainHop]| {
-        let slow = if dense < c.len() {
-            pass_seconds(c, c.len(), &sizes_of(SLOW_SIZES), per_size(SPARSE_PER_SIZE))
-        } else {
-            0.0
-        };
-        pass_seconds(c, dense, &sizes_of(SIZES), per_size(DENSE_PER_SIZE)) + slow
-    };
-    let round_seconds = round(chain) + round(twin);
-    let per_round = if round_seconds.is_finite() && round_seconds > 0.0 {
-        round_seconds * ROUND_OVERHEAD
-    } else {
-        0.0
-    };
-    let budget_for = |rounds: usize| {
-        Duration::from_secs_f64(rounds as f64 * per_round)
-            .max(ROUNDS_BUDGET)
-            .min(LONGEST_BUDGET)
-    };
-    let fit_in_longest = if per_round > 0.0 {
-        ((LONGEST_BUDGET.as_secs_f64() / per_round).floor() as usize).max(1)
-    } else {
-        MAX_ROUNDS
-    };
-    let (least, most, budget) = if dense == chain.len() {
-        let most = MAX_ROUNDS.min(fit_in_longest);
-        (MIN_ROUNDS.min(most), most, budget_for(MAX_ROUNDS))
-    } else {
-        let planned = rounds_behind_slow_line(chain, twin, dense, ROUNDS_BUDGET)
-            .max(MIN_ROUNDS)
-            .min(fit_in_longest);
-        (planned, planned, budget_for(planned))
-    };
-    RoundPlan {
-        least,
-        most,
-        budget,
-        round_seconds,
-    }
-}
-
-/// Why the rounds of a path of fast hops ended before the even and the odd rounds agreed, in
-/// what was measured: whether the budget or the most rounds ended them, the machine's load
-/// average, and a round's time against the configured one. "Loaded" only when the load
-/// average reaches the number of cores (issue 31: every run said "too loaded", also at load
-/// 0.3).
-fn unsettled_reason(
-    rounds: usize,
-    plan: &RoundPlan,
-    by_budget: bool,
-    round_seconds: f64,
-    (load, cores): (f64, usize),
-) -> String {
-    let ended = if by_budget {
-        format!(
-            "the {:.0} s budget ended them after {rounds}",
-            plan.budget.as_secs_f64()
-        )
-    } else {
-        format!("after the most planned, {rounds}")
-    };
-    let round = format!(
-        "a round took {round_seconds:.1} s, {:.1} s by the configured round trips",
-        plan.round_seconds
-    );
-    if !load.is_finite() {
-        format!(
-            "the even and the odd rounds still disagreed {ended} (load average not readable; {round}): the rows carry that spread"
-        )
-    } else if load >= cores as f64 {
-        format!(
-            "the even and the odd rounds still disagreed {ended}: the machine was loaded (load average {load:.1} on {cores} cores; {round}): the rows carry that spread"
-        )
-    } else {
-        format!(
-            "the even and the odd rounds still disagreed {ended} at load average {load:.1} on {cores} cores ({round}): the rows carry the rounds' own spread"
-        )
     }
 }
 
@@ -745,74 +570,6 @@ fn probe_family(
     })
 }
 
-/// One family's comparisons: each hop's own cost, and the whole path.
-fn family_comparisons(
-    m: &FamilyRun,
-    (configured, twin_configured): (&[ChainHop], &[ChainHop]),
-    (from, to): (&str, &str),
-    seed_path: bool,
-    method: &str,
-) -> anyhow::Result<(Vec<Comparison>, Vec<OwnCost>)> {
-    let n = configured.len();
-    let twin_probed = planes(&m.twin, |_| true)?;
-    let real = planes(&m.real, |_| true)?;
-    let machinery: Vec<RttLine> = twin_probed
-        .iter()
-        .zip(twin_configured)
-        .map(|(m, c)| m.line - c.line)
-        .collect();
-    let corrected: Vec<RttLine> = real
-        .iter()
-        .zip(twin_probed.iter().zip(twin_configured))
-        .map(|(r, (t, c))| perhop::calibrated(r.line, t.line, c.line))
-        .collect();
-    let raw: Vec<RttLine> = real.iter().map(|r| r.line).collect();
-    let truth_lines: Vec<RttLine> = configured.iter().map(|h| h.line).collect();
-    let own_ours = perhop::own_costs(&corrected);
-    let own_raw = perhop::own_costs(&raw);
-    let own_truth = perhop::own_costs(&truth_lines);
-    let spread = own_cost_spread(&m.twin, &m.real, twin_configured, m.rounds)?;
-    let path_hw = path_spread(&m.twin, &m.real, twin_configured, m.rounds)?;
-    let per_hop = per_hop_rows(
-        configured,
-        &real,
-        (&own_truth, &own_ours, &own_raw),
-        &spread,
-        seed_path,
-    );
-    let path = path_rows(
-        (truth_lines[n - 1], corrected[n - 1], raw[n - 1]),
-        path_hw,
-        seed_path,
-        to,
-        from,
-    );
-    let family = m.family.name();
-    let method = format!(
-        "{method}; {family}: {} rounds ({}), {:.1} s",
-        m.rounds, m.convergence, m.seconds
-    );
-    Ok((
-        vec![
-            Comparison {
-                title: format!(
-                    "Each hop's own cost, {from} -> {to} over {family}, calibrated (one way)"
-                ),
-                source: String::new(),
-                method: method.clone(),
-                rows: per_hop,
-            },
-            Comparison {
-                title: format!("The whole path, {from} -> {to} over {family} (one way)"),
-                source: "the sum of the configured components".into(),
-                method,
-                rows: path,
-            },
-        ],
-        perhop::own_costs(&machinery),
-    ))
-}
-
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let file = match &options.topology {
         Some(path) => crate::common::data::LabFile::read(path)?,
@@ -917,46 +674,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     if seed_path {
         comparisons.push(board_comparison()?);
     }
-    let mut truth_settings = vec![setting(
-        &format!("path ({file_name})"),
-        configured
-            .iter()
-            .map(|h| format!("{} -> {}", h.previous, h.node))
-            .collect::<Vec<_>>()
-            .join(", "),
-    )];
-    for node in &topology.nodes {
-        if let wirespeed_lab::topology::NodeKind::Router(r) = &node.kind {
-            truth_settings.push(setting(
-                &format!("{} forward / answer", node.name),
-                format!(
-                    "{} + {}/byte; {} + {}/byte",
-                    wirespeed_model::units::format_seconds(r.forward.fixed.as_secs_f64()),
-                    wirespeed_model::units::format_seconds(r.forward.per_byte.as_secs_f64()),
-                    wirespeed_model::units::format_seconds(r.answer.fixed.as_secs_f64()),
-                    wirespeed_model::units::format_seconds(r.answer.per_byte.as_secs_f64()),
-                ),
-            ));
-        }
-    }
-    truth_settings.push(setting(
-        "probe",
-        format!(
-            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips (behind a slow line as many as fit in {} s, {MIN_ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
-            family_names.join(" and "),
-            ROUNDS_BUDGET.as_secs(),
-            ROUNDS_BUDGET.as_secs(),
-            LONGEST_BUDGET.as_secs()
-        ),
-    ));
-    truth_settings.push(setting(
-        "tolerances",
-        format!(
-            "fixed: {:.0}% per byte, {FIXED_TOLERANCE_US:.0} us fixed, {:.0}% per returned byte of a router's answer; a row whose 95% interval (jackknife over the rounds) is wider than its tolerance is not measured precisely enough",
-            PER_BYTE_TOLERANCE * 100.0,
-            ANSWER_TOLERANCE * 100.0
-        ),
-    ));
+    let truth_settings = ground_truth(&file_name, &configured, &topology, &family_names);
     let notes = vec![
         "not separable from one end (wirespeed_model::perhop): a router's forwarding per byte from the serialization of the link after it (both act on every byte going out: the per-byte rows hold their sum), and a router's fixed answer cost from the fixed costs before it (each hop's fixed row holds half the change of answer cost, and the configured column computes the same combination)".into(),
     ];
@@ -966,243 +684,6 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         comparisons,
         notes,
     ))
-}
-
-fn per_hop_rows(
-    configured: &[ChainHop],
-    real: &[ProbedHop],
-    (truth, ours, raw): (&[OwnCost], &[OwnCost], &[OwnCost]),
-    spread: &[OwnCostSpread],
-    seed_path: bool,
-) -> Vec<Row> {
-    let mut rows = Vec::new();
-    for (k, hop) in configured.iter().enumerate() {
-        let label = format!("hop {} ({} -> {})", hop.ttl, hop.previous, hop.node);
-        let paper = seed_path.then(|| SEED_PER_HOP.get(k).copied()).flatten();
-        let r = ours[k].per_byte_ms / truth[k].per_byte_ms - 1.0;
-        let hw = spread[k].per_byte_ms / truth[k].per_byte_ms.abs();
-        let judged = tolerance::judge(r, PER_BYTE_TOLERANCE, hw);
-        rows.push(Row {
-            quantity: format!("{label} per byte out"),
-            unit: "us/byte".into(),
-            configured: Some(truth[k].per_byte_ms * 1e3),
-            paper: paper.map(|p| p.0),
-            ours: Some(ours[k].per_byte_ms * 1e3),
-            tolerance: tolerance_beside("2%", hw * 100.0, "%", 2),
-            verdict: judged.verdict,
-            why: format!(
-                "{:+.2}% (this run's 95% interval +-{:.2}%); the link into {} plus {}'s forwarding per byte (one quantity seen from one end){}",
-                r * 100.0,
-                hw * 100.0,
-                hop.node,
-                hop.previous,
-                judged.said
-            ),
-        });
-        let d = (ours[k].fixed_ms - truth[k].fixed_ms) * 1e3;
-        let hw_us = spread[k].fixed_ms * 1e3;
-        let judged = tolerance::judge(d, FIXED_TOLERANCE_US, hw_us);
-        rows.push(Row {
-            quantity: format!("{label} fixed"),
-            unit: "us".into(),
-            configured: Some(truth[k].fixed_ms * 1e3),
-            paper: None,
-            ours: Some(ours[k].fixed_ms * 1e3),
-            tolerance: tolerance_beside("20 us", hw_us, " us", 1),
-            verdict: judged.verdict,
-            why: format!(
-                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost (as measured: {:.1} us); configured = link + {}'s forwarding + half of ({}'s answer - {}'s answer){}",
-                raw[k].fixed_ms * 1e3,
-                hop.previous,
-                hop.node,
-                hop.previous,
-                judged.said
-            ),
-        });
-        if hop.router {
-            let separated = real[k].separated;
-            let (verdict, tolerance, why) = judge_answer(
-                ours[k].answer_per_byte_ms,
-                truth[k].answer_per_byte_ms,
-                spread[k].answer_per_byte_ms,
-            );
-            rows.push(Row {
-                quantity: format!("{} answer per byte", hop.node),
-                unit: "us/byte".into(),
-                configured: Some(truth[k].answer_per_byte_ms * 1e3),
-                paper: paper.and_then(|p| p.1),
-                ours: separated.then_some(ours[k].answer_per_byte_ms * 1e3),
-                tolerance,
-                verdict: if separated { verdict } else { Verdict::Outside },
-                why: if separated {
-                    why
-                } else {
-                    "not separated: the sizes did not straddle the quote limit".into()
-                },
-            });
-        }
-    }
-    rows
-}
-
-/// The whole path's rows from its (configured, calibrated, as measured) round-trip lines and
-/// the run's 95% half-widths of the one-way (per byte, fixed), ms.
-fn path_rows(
-    (truth, ours, raw): (RttLine, RttLine, RttLine),
-    (hw_per_byte, hw_fixed): (f64, f64),
-    seed_path: bool,
-    to: &str,
-    from: &str,
-) -> Vec<Row> {
-    let ((truth_pb, truth_fixed), (ours_pb, ours_fixed)) = (one_way(truth), one_way(ours));
-    let r = ours_pb / truth_pb - 1.0;
-    let hw = hw_per_byte / truth_pb.abs();
-    let per_byte = tolerance::judge(r, PER_BYTE_TOLERANCE, hw);
-    let d = (ours_fixed - truth_fixed) * 1e3;
-    let hw_us = hw_fixed * 1e3;
-    let fixed = tolerance::judge(d, FIXED_TOLERANCE_US, hw_us);
-    vec![
-        Row {
-            quantity: format!("one-way per byte, {from} -> {to}"),
-            unit: "us/byte".into(),
-            configured: Some(truth_pb * 1e3),
-            // Table 1: DS0 142.857 + ciscoser 2.939 + ciscomci 0.04 + 2 Ethernets 1.6.
-            paper: seed_path.then_some(142.857 + 2.939 + 0.04 + 1.6),
-            ours: Some(ours_pb * 1e3),
-            tolerance: tolerance_beside("2%", hw * 100.0, "%", 2),
-            verdict: per_byte.verdict,
-            why: format!(
-                "{:+.2}% (this run's 95% interval +-{:.2}%){}",
-                r * 100.0,
-                hw * 100.0,
-                per_byte.said
-            ),
-        },
-        Row {
-            quantity: format!("one-way fixed, {from} -> {to}"),
-            unit: "us".into(),
-            configured: Some(truth_fixed * 1e3),
-            // ciscomci .525 + DS0 line 7.6 + ciscoser 1.695 (Table 1 has no Ethernet fixed cost).
-            paper: seed_path.then_some((0.525 + 7.6 + 1.695) * 1e3),
-            ours: Some(ours_fixed * 1e3),
-            tolerance: tolerance_beside("20 us", hw_us, " us", 1),
-            verdict: fixed.verdict,
-            why: format!(
-                "{d:+.1} us (this run's 95% interval +-{hw_us:.1} us) after subtracting the lab's own cost; as measured {:.1} us ({:+.1} us: the lab's own cost, below){}",
-                raw.fixed_ms / 2.0 * 1e3,
-                (raw.fixed_ms - truth.fixed_ms) / 2.0 * 1e3,
-                fixed.said
-            ),
-        },
-    ]
-}
-
-fn lab_cost_rows(
-    configured: &[ChainHop],
-    machinery: &[OwnCost],
-    host: &ProbeDocument,
-    ports: &[wirespeed_lab::PortStatus],
-) -> anyhow::Result<Vec<Row>> {
-    let mut rows = Vec::new();
-    let host_fit = host
-        .result
-        .hops
-        .first()
-        .and_then(|h| h.analysis.fit.as_ref())
-        .context("the loopback probe has no fit")?;
-    rows.push(Row {
-        quantity: "this host's own stack, loopback, one way".into(),
-        unit: "us".into(),
-        configured: None,
-        paper: Some(696.0),
-        ours: Some(host_fit.one_way.fixed_ms * 1e3),
-        tolerance: "-".into(),
-        verdict: Verdict::NotCompared,
-        why: "kernel timestamps leave the host's system calls out; the paper's roc (.696 ms) timed them on a SPARCstation".into(),
-    });
-    for (hop, m) in configured.iter().zip(machinery) {
-        rows.push(Row {
-            quantity: format!("lab cost of hop {} ({} -> {}), one way", hop.ttl, hop.previous, hop.node),
-            unit: "us".into(),
-            configured: Some(0.0),
-            paper: None,
-            ours: Some(m.fixed_ms * 1e3),
-            tolerance: "-".into(),
-            verdict: Verdict::NotCompared,
-            why: format!(
-                "the twin's measured minus configured: the emulator's wake-up to read each frame, the write into the next namespace and its kernel, both ways, halved; per byte {:+.4} us",
-                m.per_byte_ms * 1e3
-            ),
-        });
-    }
-    let worst = ports
-        .iter()
-        .max_by(|a, b| a.lateness.p50_us.total_cmp(&b.lateness.p50_us));
-    if let Some(p) = worst {
-        rows.push(Row {
-            quantity: "emulator release lateness, p50 / p99 (worst port of the twin)".into(),
-            unit: "us".into(),
-            configured: Some(0.0),
-            paper: None,
-            ours: Some(p.lateness.p50_us),
-            tolerance: "-".into(),
-            verdict: Verdict::NotCompared,
-            why: format!(
-                "release instant minus schedule; p99 {:.0} us on {} -> {} ({} frames): the minimum filter keeps the punctual ones",
-                p.lateness.p99_us, p.from, p.to, p.lateness.frames
-            ),
-        });
-    }
-    Ok(rows)
-}
-
-/// §4: the misconfigured board, from the seed's own measurements: `model compare` in process,
-/// on the model and probe built into this binary.
-fn board_comparison() -> anyhow::Result<Comparison> {
-    let model_file = crate::common::data::builtin("examples", "bellovin-1992.toml")?;
-    let probe_file = crate::common::data::builtin("examples", "bellovin-1992-ih-probe.json")?;
-    let model = wirespeed_model::delay::ModelFile::from_toml(model_file.text)
-        .with_context(|| format!("model file {}", model_file.path))?;
-    let measured = crate::model::parse_probe(probe_file.text, probe_file.path)?;
-    let tolerance = wirespeed_model::delay::Tolerance::default();
-    let (_, segments) =
-        crate::model::compare(&model, "ih2", &measured, tolerance, probe_file.path)?;
-    let mut rows = Vec::new();
-    for s in &segments {
-        let hypothesis = s.hypotheses.first().map_or("", String::as_str);
-        // The seed's finding: the ciscomci hop is slower per byte than its class because
-        // its ports sit on different boards; the first hop is the reference.
-        let seed_says = s.hop == 2;
-        rows.push(Row {
-            quantity: format!("hop {} ({}) per byte", s.hop, s.elements.join(" + ")),
-            unit: "us/byte".into(),
-            configured: Some(s.expected.per_byte_ms * 1e3),
-            paper: Some(s.measured.per_byte_ms * 1e3),
-            ours: None,
-            tolerance: if seed_says {
-                "flagged, between-boards".into()
-            } else {
-                "not flagged".into()
-            },
-            verdict: Verdict::of(
-                s.anomalous == seed_says && (!seed_says || hypothesis.contains("ciscobtw")),
-            ),
-            why: if s.anomalous {
-                format!("flagged: {hypothesis}")
-            } else {
-                "agrees with the model".into()
-            },
-        });
-    }
-    Ok(Comparison {
-        title: "The misconfigured board (seed §4): model compare flags it".into(),
-        source: "seed 001 §4: the ih path's second hop measured .564 + .0014/byte against .525 + .00084 expected".into(),
-        method: format!(
-            "in process: wirespeed model compare {} ih2 {} (configured = the model's expectation, paper = the seed's measurement)",
-            model_file.path, probe_file.path
-        ),
-        rows,
-    })
 }
 
 #[cfg(test)]

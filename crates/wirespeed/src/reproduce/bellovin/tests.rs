@@ -1,5 +1,8 @@
 //! Unit tests of reproduce bellovin, beside its module and apart from it.
 
+use super::super::Verdict;
+use super::plan::{pass_seconds, rounds_behind_slow_line, sizes_of};
+use super::rows::judge_answer;
 use super::*;
 
 #[test]

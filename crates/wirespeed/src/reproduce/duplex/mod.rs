@@ -24,106 +24,11 @@
 
 use std::time::Duration;
 
-use wirespeed_lab::PortStatus;
-use wirespeed_lab::emulator::link::DirectionCounters;
+use super::{Comparison, Name, Options, Reproduction, Row, Verdict, setting};
 
-use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
+mod transfer;
 
-/// One end's MAC counters during one transfer (after minus before).
-#[derive(Debug, Clone, Copy, Default)]
-struct Mac {
-    sent: u64,
-    received: u64,
-    collisions: u64,
-    late: u64,
-    fcs: u64,
-    runts: u64,
-}
-
-fn counters(ports: &[PortStatus], node: &str) -> DirectionCounters {
-    ports
-        .iter()
-        .find(|p| p.from == node)
-        .map(|p| p.counters)
-        .unwrap_or_default()
-}
-
-fn delta(before: &[PortStatus], after: &[PortStatus], node: &str) -> Mac {
-    let (b, a) = (counters(before, node), counters(after, node));
-    Mac {
-        sent: a.frames_out - b.frames_out,
-        received: a.frames_received - b.frames_received,
-        collisions: a.collisions - b.collisions,
-        late: a.late_collisions - b.late_collisions,
-        fcs: a.fcs_errors - b.fcs_errors,
-        runts: a.runts - b.runts,
-    }
-}
-
-/// One namespace's TCP counters (`/proc/net/snmp` Tcp and `/proc/net/netstat` TcpExt): what
-/// its TCP did to repair losses and how it acknowledged, as `nstat` shows them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct TcpCounters {
-    /// Segments sent (Tcp OutSegs).
-    pub(crate) out_segs: u64,
-    /// Segments received (Tcp InSegs).
-    pub(crate) in_segs: u64,
-    /// Segments retransmitted (Tcp RetransSegs).
-    pub(crate) retrans_segs: u64,
-    /// Retransmission timer expiries (TcpExt TCPTimeouts).
-    pub(crate) timeouts: u64,
-    /// Fast retransmits (TcpExt TCPFastRetrans).
-    pub(crate) fast_retrans: u64,
-    /// ACKs sent by the delayed-ACK timer (TcpExt DelayedACKs).
-    pub(crate) delayed_acks: u64,
-}
-
-/// The value named `name` in the `prefix` table of a `/proc/net/snmp`-style text (a line of
-/// names followed by a line of values, both starting with `prefix:`).
-fn proc_value(text: &str, prefix: &str, name: &str) -> Option<u64> {
-    let mut lines = text.lines().filter(|l| l.starts_with(prefix));
-    while let (Some(names), Some(values)) = (lines.next(), lines.next()) {
-        let i = names.split_whitespace().position(|n| n == name);
-        if let Some(i) = i {
-            return values.split_whitespace().nth(i)?.parse().ok();
-        }
-    }
-    None
-}
-
-impl TcpCounters {
-    /// From the texts of `/proc/net/snmp` and `/proc/net/netstat`; a missing counter is 0.
-    pub(crate) fn parse(snmp: &str, netstat: &str) -> TcpCounters {
-        let tcp = |n| proc_value(snmp, "Tcp:", n).unwrap_or(0);
-        let ext = |n| proc_value(netstat, "TcpExt:", n).unwrap_or(0);
-        TcpCounters {
-            out_segs: tcp("OutSegs"),
-            in_segs: tcp("InSegs"),
-            retrans_segs: tcp("RetransSegs"),
-            timeouts: ext("TCPTimeouts"),
-            fast_retrans: ext("TCPFastRetrans"),
-            delayed_acks: ext("DelayedACKs"),
-        }
-    }
-
-    fn read(lab: &LabGuard, node: &str) -> anyhow::Result<TcpCounters> {
-        Ok(TcpCounters::parse(
-            &lab.proc_net(node, "snmp")?,
-            &lab.proc_net(node, "netstat")?,
-        ))
-    }
-
-    fn since(self, before: TcpCounters) -> TcpCounters {
-        TcpCounters {
-            out_segs: self.out_segs.saturating_sub(before.out_segs),
-            in_segs: self.in_segs.saturating_sub(before.in_segs),
-            retrans_segs: self.retrans_segs.saturating_sub(before.retrans_segs),
-            timeouts: self.timeouts.saturating_sub(before.timeouts),
-            fast_retrans: self.fast_retrans.saturating_sub(before.fast_retrans),
-            delayed_acks: self.delayed_acks.saturating_sub(before.delayed_acks),
-        }
-    }
-}
+use transfer::{DEFAULT_CAP, Mac, Transfer, matched_transfers, mismatch_runs};
 
 /// The reason of the row "seed's hosts, test 2, full end: timeouts": the seed's mechanism
 /// when the timer repaired more losses than fast retransmit; otherwise the measured cause
@@ -144,92 +49,6 @@ fn timer_reason(f: &Transfer) -> String {
             f.to.collisions, f.to.late, f.sender.retrans_segs, f.sender.out_segs
         )
     }
-}
-
-/// A transfer from `from` to `to`, capped in time: what arrived, and both ends' counters.
-struct Transfer {
-    kib_per_second: f64,
-    bytes: u64,
-    seconds: f64,
-    /// Every byte arrived before the cap.
-    complete: bool,
-    /// The longest time in which nothing arrived (100 ms resolution).
-    longest_gap: f64,
-    from: Mac,
-    to: Mac,
-    /// The sender's and the receiver's TCP counters over the transfer.
-    sender: TcpCounters,
-    receiver: TcpCounters,
-    /// The window the sender saw advertised at the end, if the transfer finished.
-    peer_window: Option<u32>,
-}
-
-impl Transfer {
-    /// "200000 B in 0.6 s", or "61440 B in 4.9 s, cut at the cap, longest with nothing
-    /// arriving 3.2 s".
-    fn moved(&self) -> String {
-        let stall = if !self.complete || self.longest_gap >= 1.0 {
-            format!(", longest with nothing arriving {:.1} s", self.longest_gap)
-        } else {
-            String::new()
-        };
-        let cut = if self.complete {
-            ""
-        } else {
-            ", cut at the cap"
-        };
-        format!("{} B in {:.1} s{cut}{stall}", self.bytes, self.seconds)
-    }
-
-    /// What the two TCPs did: "sender 40 timeouts, 0 fast retransmits, 44 segments resent;
-    /// receiver 1 delayed ACK of 653 segments sent; 121 late collisions of 123".
-    fn tcp(&self) -> String {
-        format!(
-            "sender {} timeouts, {} fast retransmits, {} segments resent; receiver {} delayed ACKs of {} segments sent; half end {} late collisions of {}",
-            self.sender.timeouts,
-            self.sender.fast_retrans,
-            self.sender.retrans_segs,
-            self.receiver.delayed_acks,
-            self.receiver.out_segs,
-            self.from.late.max(self.to.late),
-            self.from.collisions.max(self.to.collisions),
-        ) + &self
-            .peer_window
-            .map_or(String::new(), |w| format!("; window the sender saw {w} B"))
-    }
-}
-
-/// Default cap on one transfer: the seed's slowest rate (15 KB/s) moves 450 kB in it.
-pub(crate) const DEFAULT_CAP: Duration = Duration::from_secs(30);
-
-fn transfer(
-    lab: &LabGuard,
-    from: &str,
-    to: &str,
-    bytes: u64,
-    cap: Duration,
-    client_flags: &[&str],
-) -> anyhow::Result<Transfer> {
-    let before = lab.ports()?;
-    let (s0, r0) = (TcpCounters::read(lab, from)?, TcpCounters::read(lab, to)?);
-    // A mismatched link stalls for tens of seconds at times (the half end backs off, TCP's
-    // retransmission timer doubles): the transfer is stopped at the cap and what arrived is
-    // the measurement.
-    let got = lab.tcp_capped(from, to, bytes, cap, client_flags)?;
-    let after = lab.ports()?;
-    let (s1, r1) = (TcpCounters::read(lab, from)?, TcpCounters::read(lab, to)?);
-    Ok(Transfer {
-        kib_per_second: got.kib_per_second(),
-        bytes: got.bytes,
-        seconds: got.seconds,
-        complete: got.complete,
-        longest_gap: got.longest_gap,
-        from: delta(&before, &after, from),
-        to: delta(&before, &after, to),
-        sender: s1.since(s0),
-        receiver: r1.since(r0),
-        peer_window: got.peer_window_bytes,
-    })
 }
 
 fn row(
@@ -361,25 +180,6 @@ fn window_row(label: &str, runs: &[(Transfer, Transfer)]) -> Row {
 /// Seed 003 Table 7's rates: test 1 (PUT half -> full) and test 2 (PUT full -> half), KB/s.
 const PAPER_HALF_TO_FULL: f64 = 15.0;
 const PAPER_FULL_TO_HALF: f64 = 67.0;
-
-/// `runs` rounds of one transfer each way across the mismatch lab in `file`.
-fn mismatch_runs(
-    file: &str,
-    bytes: u64,
-    runs: u32,
-    cap: Duration,
-    client_flags: &[&str],
-) -> anyhow::Result<Vec<(Transfer, Transfer)>> {
-    let lab = LabGuard::up(&super::lab_file(file)?)?;
-    let mut out = Vec::new();
-    for _ in 0..runs {
-        let put_half = transfer(&lab, "half", "full", bytes, cap, client_flags)?;
-        let put_full = transfer(&lab, "full", "half", bytes, cap, client_flags)?;
-        out.push((put_half, put_full));
-    }
-    drop(lab);
-    Ok(out)
-}
 
 fn spread(v: &[f64]) -> String {
     let list: Vec<String> = v.iter().map(|x| format!("{x:.1}")).collect();
@@ -541,12 +341,21 @@ fn rate_rows(
     ));
 }
 
-pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
-    let bytes = options.size.unwrap_or(2_000_000);
-    let runs = options.runs.unwrap_or(1);
-    let cap = options.time.unwrap_or(DEFAULT_CAP);
-    let mut comparisons = Vec::new();
+/// What every transfer of this reproduction is: its size, how many each way, its cap.
+#[derive(Clone, Copy)]
+struct Transfers {
+    bytes: u64,
+    runs: u32,
+    cap: Duration,
+}
 
+pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
+    let plan = Transfers {
+        bytes: options.size.unwrap_or(2_000_000),
+        runs: options.runs.unwrap_or(1),
+        cap: options.time.unwrap_or(DEFAULT_CAP),
+    };
+    let Transfers { bytes, runs, cap } = plan;
     // The mismatch: host "half" (DUT01, 10-HALF) and host "full" (DUT02, 10-FULL), first with
     // this host's TCP, then with the 1990s profile in both namespaces.
     let linux = mismatch_runs("duplex-mismatch.toml", bytes, runs, cap, &[])?;
@@ -558,13 +367,34 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         cap,
         &["-w", SOLARIS_WINDOW],
     )?;
-    let (put_half, put_full) = &linux[0];
+    let mut comparisons = vec![
+        this_hosts_tcp(plan, &linux),
+        a_1990s_tcp(plan, &old),
+        the_seeds_hosts(plan, &hosts),
+    ];
+    let (matched, a, b) = matched_half_duplex(plan)?;
+    comparisons.push(matched);
+    let notes = vec![format!(
+        "the rates are {bytes}-byte transfers, not the seed's 50 MB; counters are per transfer (emulator counters after minus before)"
+    )];
+    Ok(Reproduction::new(
+        Name::DuplexMismatch,
+        ground_truth(plan, &a, &b),
+        comparisons,
+        notes,
+    ))
+}
 
+/// The mismatch with this host's TCP: rates against Table 7 and each end's counters in both
+/// tests (the first run's).
+fn this_hosts_tcp(plan: Transfers, linux: &[(Transfer, Transfer)]) -> Comparison {
+    let Transfers { bytes, runs, cap } = plan;
+    let (put_half, put_full) = &linux[0];
     let mut rows = Vec::new();
     rate_rows(
         &mut rows,
         "",
-        &linux,
+        linux,
         bytes,
         cap,
         "this host's TCP (SACK, RACK, fast retransmit)",
@@ -615,7 +445,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         false,
     );
     rows.extend(test2);
-    comparisons.push(Comparison {
+    Comparison {
         title: "Duplex mismatch (Table 7, tests 1 and 2), this host's TCP".into(),
         source: "seed 003 §8.4 Table 7: 50 MB FTP, Solaris 2.5.1, Intel 82558B".into(),
         method: format!(
@@ -623,14 +453,17 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             cap.as_secs_f64()
         ),
         rows,
-    });
+    }
+}
 
-    // The same mismatch with the seed's kind of TCP.
+/// The same mismatch with the seed's kind of TCP.
+fn a_1990s_tcp(plan: Transfers, old: &[(Transfer, Transfer)]) -> Comparison {
+    let Transfers { bytes, runs, cap } = plan;
     let mut rows = Vec::new();
     rate_rows(
         &mut rows,
         "1990s TCP, ",
-        &old,
+        old,
         bytes,
         cap,
         "the 1990s profile (no SACK, RACK, TLP, F-RTO or timestamps; Reno)",
@@ -670,28 +503,31 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         Verdict::of(f.from.collisions == 0),
         "a full-duplex MAC ignores collisions and does not count them (Table 7 footnote)".into(),
     ));
-    comparisons.push(Comparison {
+    Comparison {
         title: "Duplex mismatch (Table 7) with a 1990s TCP".into(),
         source: "seed 003 §5 and §8.4: lost segments repaired by the retransmission timer; Table 7 rates".into(),
         method: format!(
             "as above across labs/duplex-mismatch-1990s.toml (tcp_profile = \"1990s\" in both namespaces), {runs} run(s) each way"
         ),
         rows,
-    });
+    }
+}
 
-    // The same mismatch with the seed's hosts: their TCP as the seed describes it (§5: the
-    // timer follows the round trip measured on every ACK), their per-frame cost (Table 8) and
-    // Solaris 2.5.1's 8 KB windows.
+/// The same mismatch with the seed's hosts: their TCP as the seed describes it (§5: the
+/// timer follows the round trip measured on every ACK), their per-frame cost (Table 8) and
+/// Solaris 2.5.1's 8 KB windows.
+fn the_seeds_hosts(plan: Transfers, hosts: &[(Transfer, Transfer)]) -> Comparison {
+    let Transfers { bytes, runs, cap } = plan;
     let mut rows = Vec::new();
     rate_rows(
         &mut rows,
         "seed's hosts, ",
-        &hosts,
+        hosts,
         bytes,
         cap,
         "the seed's hosts (1990s profile with RTT measured on every ACK, 405 us per frame, an 8 KB window)",
     );
-    rows.push(window_row("seed's hosts, ", &hosts));
+    rows.push(window_row("seed's hosts, ", hosts));
     let (h, f) = (&hosts[0].0, &hosts[0].1);
     rows.push(row(
         "seed's hosts, test 1, half end: late collisions / collisions".into(),
@@ -714,22 +550,21 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         Verdict::of(f.sender.timeouts > f.sender.fast_retrans),
         timer_reason(f),
     ));
-    comparisons.push(Comparison {
+    Comparison {
         title: "Duplex mismatch (Table 7) with the seed's hosts".into(),
         source: "seed 003 §5, §8.4 Table 7 (rates, counters), Table 4 (identical IBM 300PLs, Solaris 2.5.1), Table 8 (2,400 KB/s at 100 Mbit/s: the hosts' cost)".into(),
         method: format!(
             "as above across labs/duplex-mismatch-1990s-hosts.toml (1990s profile with tcp_timestamps = 1, 405 us per frame each way), tcp -w {SOLARIS_WINDOW} (16 KiB granted each end, 8,688 bytes advertised), TCP counters from /proc/net/snmp and netstat in each namespace, {runs} run(s) each way"
         ),
         rows,
-    });
+    }
+}
 
-    // The same link with both ends half duplex.
-    let file = super::lab_file("duplex-matched.toml")?;
-    let lab = LabGuard::up(&file)?;
-    let (a, b) = matched_nodes(&lab)?;
-    let ab = transfer(&lab, &a, &b, bytes, cap, &[])?;
-    let ba = transfer(&lab, &b, &a, bytes, cap, &[])?;
-    drop(lab);
+/// The same link with both ends half duplex (Table 6): its lab, one transfer each way; the
+/// comparison and the two hosts' names.
+fn matched_half_duplex(plan: Transfers) -> anyhow::Result<(Comparison, String, String)> {
+    let Transfers { bytes, cap, .. } = plan;
+    let (a, b, ab, ba) = matched_transfers(bytes, cap)?;
     let mut rows = Vec::new();
     for (t, label) in [(&ab, format!("{a} -> {b}")), (&ba, format!("{b} -> {a}"))] {
         let r = t.kib_per_second / 1000.0;
@@ -778,7 +613,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             "Table 6 test 1: 12,967 collisions for 37,744 frames out; ours depends on when the ACKs meet the data".into(),
         ));
     }
-    comparisons.push(Comparison {
+    let comparison = Comparison {
         title: "Matched half duplex (Table 6, test 1)".into(),
         source: "seed 003 §8.3 Table 6: 50 MB FTP at 10-HALF both ends".into(),
         method: format!(
@@ -786,9 +621,15 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
             cap.as_secs_f64()
         ),
         rows,
-    });
+    };
+    Ok((comparison, a, b))
+}
 
-    let truth = vec![
+/// The links, transfers and TCPs this reproduction configured; `a` and `b` the matched
+/// link's hosts.
+fn ground_truth(plan: Transfers, a: &str, b: &str) -> Vec<super::Setting> {
+    let Transfers { bytes, runs, cap } = plan;
+    vec![
         setting(
             "mismatch link (labs/duplex-mismatch.toml)",
             "half (10-HALF, CSMA/CD) - full (10-FULL), 10 Mbit/s, 100 m",
@@ -819,38 +660,12 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
                 cap.as_secs_f64()
             ),
         ),
-    ];
-    let notes = vec![format!(
-        "the rates are {bytes}-byte transfers, not the seed's 50 MB; counters are per transfer (emulator counters after minus before)"
-    )];
-    Ok(Reproduction::new(
-        Name::DuplexMismatch,
-        truth,
-        comparisons,
-        notes,
-    ))
-}
-
-/// The two hosts of the matched link, in file order.
-fn matched_nodes(lab: &LabGuard) -> anyhow::Result<(String, String)> {
-    let hosts: Vec<&str> = lab
-        .record
-        .nodes
-        .iter()
-        .filter(|n| n.kind == "host")
-        .map(|n| n.name.as_str())
-        .collect();
-    match hosts.as_slice() {
-        [a, b] => Ok((a.to_string(), b.to_string())),
-        _ => anyhow::bail!(
-            "labs/duplex-matched.toml should have two hosts, has {}",
-            hosts.len()
-        ),
-    }
+    ]
 }
 
 #[cfg(test)]
 mod tests {
+    use super::transfer::TcpCounters;
     use super::*;
 
     const SNMP: &str = "Ip: Forwarding DefaultTTL\nIp: 1 64\nTcp: RtoAlgorithm RtoMin InSegs OutSegs RetransSegs\nTcp: 1 200 527 707 140\nUdp: InDatagrams\nUdp: 0\n";
