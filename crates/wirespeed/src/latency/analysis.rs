@@ -182,10 +182,7 @@ pub(super) fn analyse(
     };
     let (probe_out, probe_back) = seen.probe_wire_bits();
     let (probe_out, probe_back) = (per_second(probe_out), per_second(probe_back));
-    let link_rate = seen
-        .bulk
-        .map(|r| r.link_rate.clone())
-        .unwrap_or_default();
+    let link_rate = seen.bulk.map(|r| r.link_rate.clone()).unwrap_or_default();
     let queue = queue_of_the_rise(&kinds, load_rate, seen.agent_ip, &link_rate);
     let rpm_idle = rpm(&kinds, |k| &k.idle);
     let rpm_loaded = rpm(&kinds, |k| &k.loaded);

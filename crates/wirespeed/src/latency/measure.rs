@@ -125,8 +125,9 @@ pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measured
         }
     };
     let outcome = match &config.rr {
-        Some(rr) => request_response(config, rr, agent)
-            .map(|m| Measured::RequestResponse(Box::new(m))),
+        Some(rr) => {
+            request_response(config, rr, agent).map(|m| Measured::RequestResponse(Box::new(m)))
+        }
         None => under_load(config, agent, live).map(|m| Measured::UnderLoad(Box::new(m))),
     };
     if let Some((handle, thread)) = local_agent {

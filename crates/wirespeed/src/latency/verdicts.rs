@@ -48,7 +48,9 @@ pub(super) fn load_words(
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum LatencyFinding {
     /// Warning: the run ended early, so no verdict is drawn from its part-figures.
-    PartialResult { reason: String },
+    PartialResult {
+        reason: String,
+    },
     /// Warning: no UDP echo came back in a phase, so there is no rise to judge.
     UdpEchoUnanswered,
     /// Warning: more than a tenth of one kind of probe went unanswered under load.
@@ -63,9 +65,15 @@ pub(crate) enum LatencyFinding {
     QueuesWaited(QueuesWaited),
     QueueStanding(QueueStanding),
     /// Round trips per minute under load and idle (the responsiveness draft's RPM).
-    Responsiveness { loaded_rpm: f64, idle_rpm: f64 },
+    Responsiveness {
+        loaded_rpm: f64,
+        idle_rpm: f64,
+    },
     /// Warning: the probes' own packets are a percent or more of the link or measured rate.
-    ProbeLoadHeavy { share: f64, share_of: ShareOf },
+    ProbeLoadHeavy {
+        share: f64,
+        share_of: ShareOf,
+    },
     RequestResponse(RequestResponse),
     /// Warning (`--rr`): interrupted, the figures are of the transactions before it.
     Interrupted,
@@ -318,7 +326,11 @@ impl fmt::Display for LabLinkQueue {
             time_s(self.probe_rise_seconds),
             self.probe_rise_seconds / both * 100.0,
             time_s(both),
-            if self.aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
+            if self
+                .aqm
+                .as_deref()
+                .is_some_and(|a| a.starts_with("fq_codel"))
+            {
                 ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
             } else {
                 ""
@@ -613,16 +625,16 @@ mod tests {
     fn load_both_ways_reports_each_directions_queue_not_one_sum() {
         let rise = |direction, rates: (Option<f64>, Option<f64>)| {
             LatencyFinding::LoadAddedDelay(LoadAddedDelay {
-            added_delay_seconds: 0.060,
-            idle_round_trip_seconds: 0.0301,
-            loaded_round_trip_seconds: 0.0901,
-            loaded_p99_round_trip_seconds: 0.095,
-            direction,
-            upload_bits_per_second: rates.0,
-            download_bits_per_second: rates.1,
-            location: "the link".into(),
-            remedy: "an AQM".into(),
-            format: RateFormat::Adaptive,
+                added_delay_seconds: 0.060,
+                idle_round_trip_seconds: 0.0301,
+                loaded_round_trip_seconds: 0.0901,
+                loaded_p99_round_trip_seconds: 0.095,
+                direction,
+                upload_bits_per_second: rates.0,
+                download_bits_per_second: rates.1,
+                location: "the link".into(),
+                remedy: "an AQM".into(),
+                format: RateFormat::Adaptive,
             })
         };
         let both = rise(LoadDirection::Both, (Some(9.8e6), Some(9.8e6))).to_string();

@@ -43,7 +43,6 @@ pub(crate) use result::*;
 use agents::{agents_of, check_agents, wait_until_up};
 use measure::{Config, measure};
 
-
 /// What a test costs beyond its measuring time (connections, handshakes, the destination's
 /// consent, the results exchange), as measured on loopback and a lab (docs/mesh.md).
 pub(crate) const OVERHEAD_SECONDS: f64 = 0.15;
@@ -154,7 +153,6 @@ pub(crate) struct MeshArgs {
     #[command(flatten)]
     output: OutputArgs,
 }
-
 
 impl MeshArgs {
     /// The flags' own checks, before any agent is asked anything.

@@ -10,8 +10,8 @@ use anyhow::bail;
 use clap::Args;
 use wirespeed_model::mesh::{self as model, Pair};
 
-pub(crate) use super::result::Sample;
 use super::result::MeshPlan;
+pub(crate) use super::result::Sample;
 
 #[derive(Debug, Args)]
 pub(crate) struct SampleArgs {

@@ -1,17 +1,17 @@
 //! Unit tests of mesh, beside its module and apart from it.
 
-use super::verdicts::{
-    AsymmetricPair, BadPair, Cleared, DuplexMismatch, MeshVerdict, MeshWarning, NoOutlier, RateLook,
-    Worded,
-};
 use super::agents::{named_agents, resolve};
+use super::verdicts::{
+    AsymmetricPair, BadPair, Cleared, DuplexMismatch, MeshVerdict, MeshWarning, NoOutlier,
+    RateLook, Worded,
+};
 use super::*;
 use clap::Parser;
 use std::net::SocketAddr;
 use wirespeed_model::RateFormat;
 use wirespeed_model::mesh as model;
-use wirespeed_net::control::mesh::PairResult;
 use wirespeed_model::mesh::faults::SlowDirection;
+use wirespeed_net::control::mesh::PairResult;
 
 #[derive(Parser)]
 struct Cli {
@@ -137,12 +137,14 @@ fn the_result_holds_the_matrix_and_names_outliers() {
         bad.to_string().starts_with("pair h3 -> h4 is far below"),
         "{bad}"
     );
-    assert!(verdicts.contains(&MeshVerdict::AsymmetricPair(AsymmetricPair {
-        fast_source: "h4".into(),
-        fast_destination: "h3".into(),
-        fast_bits_per_second: 9e6,
-        slow_bits_per_second: 1e6,
-    })));
+    assert!(
+        verdicts.contains(&MeshVerdict::AsymmetricPair(AsymmetricPair {
+            fast_source: "h4".into(),
+            fast_destination: "h3".into(),
+            fast_bits_per_second: 9e6,
+            slow_bits_per_second: 1e6,
+        }))
+    );
     assert_eq!(
         r.warnings(),
         [MeshWarning::AgentsOnLoopback { agents: 4 }],

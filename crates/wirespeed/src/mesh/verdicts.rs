@@ -361,7 +361,7 @@ impl fmt::Display for LossyHost {
             crc_errors.map_or(String::new(), |c| format!(
                 "; its port received {c} frame(s) with a bad CRC over the mesh"
             ))
-            )
+        )
     }
 }
 
@@ -385,7 +385,7 @@ impl BadPair {
             } else {
                 ""
             }
-            )
+        )
     }
 }
 
@@ -404,7 +404,7 @@ impl AsymmetricPair {
             rate(*fast_bits_per_second),
             rate(*slow_bits_per_second),
             100.0 * slow_bits_per_second / fast_bits_per_second
-            )
+        )
     }
 }
 
@@ -420,7 +420,7 @@ impl fmt::Display for SlowLatencyHost {
             "host {host} answers slowly in every pair: median best round trip {} against {} for the fleet",
             format_seconds(*median_rtt_seconds),
             format_seconds(*fleet_rtt_seconds)
-            )
+        )
     }
 }
 
@@ -443,7 +443,7 @@ impl fmt::Display for HighLatencyPair {
             } else {
                 ""
             }
-            )
+        )
     }
 }
 
@@ -463,7 +463,7 @@ impl SlowHostByMedian {
             rate(*median_bits_per_second),
             rate(*fleet_bits_per_second),
             -robust_z
-            )
+        )
     }
 }
 
@@ -489,7 +489,7 @@ impl BadPairByMedian {
             } else {
                 ""
             }
-            )
+        )
     }
 }
 
@@ -507,7 +507,7 @@ impl NoOutlier {
             "no outlier among {hosts} hosts and {tests} tests (rates {} to {})",
             rate(*lowest_bits_per_second),
             rate(*highest_bits_per_second)
-            )
+        )
     }
 }
 
