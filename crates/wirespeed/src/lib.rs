@@ -4,10 +4,12 @@
 //!
 //! Modules: one folder per command: `serve`, `throughput` (the tcp and udp commands),
 //! `latency`, `sweep`, `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`,
-//! `diagnose`, `deploy`, `lab`, `reproduce`, `report`. In each, `mod.rs` holds the flags and the
-//! run, `html.rs` the report view, `text.rs` (`render.rs` in `load` and `sweep`) the terminal
-//! view, `metrics.rs` its `--metrics-file` figures, `brief.rs` its `--brief` headline and
-//! `analysis.rs` or `verdicts.rs` the verdicts, where the command has them. [`cli`] is the
+//! `diagnose`, `deploy`, `lab`, `reproduce`, `report`. In each, `mod.rs` holds the flags (and,
+//! where separated, their `Config`) and the run, `result.rs` the typed result where it has its
+//! own file, `measure.rs` the measuring that prints nothing, `html.rs` the report view, `text.rs`
+//! (`render.rs` in `load` and `sweep`) the terminal view, `metrics.rs` its `--metrics-file`
+//! figures, `brief.rs` its `--brief` headline and `analysis.rs` or `verdicts.rs` the verdicts,
+//! where the command has them. [`cli`] is the
 //! command map; `common/` is what the commands share (output, flags, host facts, embedded data,
 //! Ctrl-C, exit statuses, progress, the runs file, schedules, `--brief`, `--timestamps`,
 //! metrics, install aids) and imports no command (`tests/layers.rs` checks both rules, and that
@@ -25,6 +27,24 @@
 //! let received = measured.doc.result.end.sum_received.bits_per_second;
 //! assert!(received > 0.0, "loopback carried nothing");
 //! assert!(measured.partial_reason.is_none());
+//! # Ok::<(), anyhow::Error>(())
+//! ```
+//!
+//! A latency test over loopback, the in-process agent standing in for `wirespeed latency
+//! --idle 500ms -t 500ms` without HOST:
+//!
+//! ```
+//! use std::time::Duration;
+//! use wirespeed::latency::{self, Config, LiveLines, Measured, ProbeKind};
+//!
+//! let config = Config::loopback(Duration::from_millis(500), Duration::from_millis(500));
+//! let Measured::UnderLoad(run) = latency::measure(&config, &mut LiveLines::silent())? else {
+//!     panic!("a latency-under-load config measured something else");
+//! };
+//! let udp = run.doc.result.kinds.iter().find(|k| k.kind == ProbeKind::UdpEcho).unwrap();
+//! // A round trip through this host's own stack: above nothing, below a generous second.
+//! assert!(udp.idle.p50_ms > 0.0 && udp.idle.p50_ms < 1000.0, "{} ms", udp.idle.p50_ms);
+//! assert!(run.partial_reason.is_none());
 //! # Ok::<(), anyhow::Error>(())
 //! ```
 

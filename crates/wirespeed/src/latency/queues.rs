@@ -7,9 +7,10 @@
 use std::net::{IpAddr, SocketAddr, UdpSocket};
 use std::time::{Duration, Instant};
 
-use serde::{Deserialize, Serialize};
 use wirespeed_lab::emulator::link::DirectionCounters;
 use wirespeed_lab::inside::InterfaceTruth;
+
+pub(crate) use super::result::{LinkQueueWindow, ProbeLoadCount, QueueKind, QueueShare};
 
 /// The interface this end leaves by towards `agent` (`lo` on loopback).
 pub(crate) fn interface_to(agent: SocketAddr) -> Option<String> {
@@ -66,44 +67,6 @@ pub(crate) fn sample_host(agent: SocketAddr, interface: Option<&str>) -> HostSam
         s.ring = wirespeed_net::iface::bql_inflight(i);
     }
     s
-}
-
-/// Which queue.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub(crate) enum QueueKind {
-    /// The load's TCP sockets on this host: written, not yet sent.
-    SenderSocketBuffers,
-    /// The load's TCP sockets on this host: received, not yet read.
-    ReceiverSocketBuffers,
-    /// The queueing discipline of the interface towards the agent.
-    Qdisc,
-    /// The NIC's transmit ring (BQL's in-flight bytes).
-    NicRing,
-    /// The emulated link's queue, as the lab's emulator sampled it.
-    LabLink,
-    /// Beyond this host: the probes' rise less what this host's queues on their path held.
-    Path,
-}
-
-/// One queue the load's bytes waited in, averaged over the loaded window.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct QueueShare {
-    pub(crate) queue: QueueKind,
-    /// The queue, in words.
-    pub(crate) location: String,
-    pub(crate) mean_bytes: f64,
-    pub(crate) max_bytes: f64,
-    /// The mean bytes at the load's measured rate (the emulated link: its sampled delay,
-    /// which is its bytes at the link's rate).
-    pub(crate) mean_ms: f64,
-    /// True when the probes (flows of their own) wait in it; the senders' socket buffers
-    /// delay only the load's own data.
-    pub(crate) probes_wait_here: bool,
-    /// How it was measured.
-    pub(crate) source: String,
-    /// What would shrink it.
-    pub(crate) remedy: String,
 }
 
 fn mean_max(values: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
@@ -295,33 +258,6 @@ pub(crate) fn snapshot(port: &InterfaceTruth, t0: Instant) -> Option<LinkSnapsho
     })
 }
 
-/// What the lab's emulator saw of the link between two snapshots: the ground truth the
-/// probes' round trips are compared with.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct LinkQueueWindow {
-    pub(crate) lab: String,
-    pub(crate) link: String,
-    /// The link's active queue management, in words (`None`: drop-tail).
-    #[serde(default)]
-    pub(crate) aqm: Option<String>,
-    /// The window, seconds from the run's start.
-    pub(crate) from_seconds: f64,
-    pub(crate) to_seconds: f64,
-    /// The emulator's samples of the way out's queue in the window (one per millisecond).
-    pub(crate) samples: u64,
-    /// Mean queue delay of the way out (this end's egress), and of the way back, ms.
-    pub(crate) out_mean_ms: f64,
-    pub(crate) back_mean_ms: f64,
-    /// The way out's queue in bytes: its mean delay at the link's rate.
-    pub(crate) out_mean_bytes: f64,
-    /// Frames the way out's queue dropped in the window (full).
-    pub(crate) out_drops: u64,
-    /// The UDP echo probes sent in the window that came back, and their mean round trip
-    /// minus the idle phase's median: what the queues added to a probe on average.
-    pub(crate) probes: usize,
-    pub(crate) probe_mean_increase_ms: f64,
-}
-
 /// Mean sampled delay, ms, between two readings of one direction's counters.
 fn mean_ms(a: &DirectionCounters, b: &DirectionCounters) -> (u64, f64) {
     let n = b.queue_delay_samples.saturating_sub(a.queue_delay_samples);
@@ -370,28 +306,6 @@ pub(crate) fn window(
         probes: inside.len(),
         probe_mean_increase_ms: probe_mean - idle_p50_ms,
     }
-}
-
-/// The probes' own load on the lab link, as the lab's emulator counted every frame of the idle
-/// phase (when only the probes run), beside the run's own estimate for the probes it sent in
-/// the same window.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ProbeLoadCount {
-    /// The window, seconds from the run's start.
-    pub(crate) from_seconds: f64,
-    pub(crate) to_seconds: f64,
-    /// On the wire (the frames with their FCS, preamble and gap), bit/s, this end's way out
-    /// and the way back.
-    pub(crate) out_bits_per_second: f64,
-    pub(crate) back_bits_per_second: f64,
-    pub(crate) out_frames_per_second: f64,
-    pub(crate) back_frames_per_second: f64,
-    /// Of the link's rate each way.
-    pub(crate) out_share_percent: f64,
-    pub(crate) back_share_percent: f64,
-    /// What the run estimates for the probes it sent in the window, bit/s each way.
-    pub(crate) estimate_out_bits_per_second: f64,
-    pub(crate) estimate_back_bits_per_second: f64,
 }
 
 /// Wire bits and frames one direction carried between two readings (Ethernet: each TAP frame

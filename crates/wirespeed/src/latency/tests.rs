@@ -1,5 +1,6 @@
 //! Unit tests of latency, beside its module and apart from it.
 
+use super::analysis::{phase_of, rpm};
 use super::*;
 
 #[test]

@@ -1,6 +1,132 @@
-//! The text views of a latency run and of a request/response run.
+//! The text views of a latency run and of a request/response run, and the lines a run prints
+//! while it goes (one a second, as text or as a JSON stream).
 
-use super::*;
+use std::io::{self, Write};
+use std::net::SocketAddr;
+
+use wirespeed_report::Render;
+
+use super::measure::Config;
+use super::result::{LatencyInterval, LatencyResult, Phase, ProbeKind, RrResult};
+use crate::common::exit_status::NOT_MEASURED;
+
+/// A round trip in the unit that reads best.
+pub(crate) fn time_ms(v: f64) -> String {
+    if !v.is_finite() {
+        "-".into()
+    } else if v < 1.0 {
+        format!("{:.0} us", v * 1e3)
+    } else if v < 100.0 {
+        format!("{v:.2} ms")
+    } else {
+        format!("{v:.0} ms")
+    }
+}
+
+fn phase_name(p: Phase) -> &'static str {
+    match p {
+        Phase::Idle => "idle",
+        Phase::Settling => "settling",
+        Phase::Loaded => "loaded",
+        Phase::After => "after",
+    }
+}
+
+/// Where a latency run's seconds go as they end: a header and a line each as text, one JSON
+/// object each (`--json-stream`), or nowhere (a library caller, `--json`, `--brief`).
+pub struct LiveLines {
+    human: bool,
+    stream: bool,
+    /// The seconds shown so far.
+    shown: usize,
+}
+
+impl LiveLines {
+    /// Nothing is printed while the run goes.
+    pub fn silent() -> LiveLines {
+        LiveLines::new(false, false)
+    }
+
+    pub(crate) fn new(human: bool, stream: bool) -> LiveLines {
+        LiveLines {
+            human,
+            stream,
+            shown: 0,
+        }
+    }
+
+    /// Whether any second is shown: the seconds need not be computed otherwise.
+    pub(crate) fn wants_seconds(&self) -> bool {
+        self.human || self.stream
+    }
+
+    /// The seconds that have ended by `upto` (seconds from the run's start) and are not yet
+    /// shown, from the first: `[a, a + 1)` for each.
+    pub(crate) fn due(&mut self, upto: f64) -> impl Iterator<Item = f64> + use<> {
+        let from = self.shown;
+        while (self.shown as f64 + 1.0) <= upto {
+            self.shown += 1;
+        }
+        (from..self.shown).map(|s| s as f64)
+    }
+
+    /// The run's first lines, as text: what it measures and the columns that follow.
+    pub(crate) fn header(&self, agent: SocketAddr, in_process: bool, config: &Config) {
+        if !self.human {
+            return;
+        }
+        println!(
+            "latency to {} ({}): {} idle, then {} with {}; probes every {}",
+            agent,
+            if in_process {
+                "in-process agent"
+            } else {
+                "agent"
+            },
+            humantime::format_duration(config.idle),
+            humantime::format_duration(config.time),
+            super::verdicts::load_words(
+                config.parallel,
+                config.udp_load.map(|r| r.bits_per_second()),
+                config.direction
+            ),
+            humantime::format_duration(config.probe_interval),
+        );
+        println!(
+            "{:>11}  {:<8}  {:>11}  {:>11}  {:>11}",
+            "interval", "phase", "UDP echo", "kept RR", "connect"
+        );
+    }
+
+    /// One second as it ends: its phase and the medians of the UDP echo, the kept connection's
+    /// request and the handshake.
+    pub(crate) fn second(&self, interval: &LatencyInterval) {
+        if self.stream {
+            let text = serde_json::json!({ "interval": interval });
+            println!("{text}");
+            return;
+        }
+        if !self.human {
+            return;
+        }
+        let median = |k: ProbeKind| {
+            interval
+                .p50_ms
+                .iter()
+                .find(|(x, _)| *x == k)
+                .map_or_else(|| "-".to_string(), |(_, v)| time_ms(*v))
+        };
+        println!(
+            "{:>4.1}-{:<4.1} s  {:<8}  {:>11}  {:>11}  {:>11}",
+            interval.start_seconds,
+            interval.end_seconds,
+            phase_name(interval.phase),
+            median(ProbeKind::UdpEcho),
+            median(ProbeKind::RrKeptConnection),
+            median(ProbeKind::TcpConnect),
+        );
+    }
+}
 
 impl Render for LatencyResult {
     fn render(&self, out: &mut dyn Write) -> io::Result<()> {

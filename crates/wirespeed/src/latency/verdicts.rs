@@ -11,8 +11,9 @@ use serde::Serialize;
 use wirespeed_model::RateFormat;
 use wirespeed_report::{Document, Severity};
 
-use super::queues::{QueueKind, bytes_text};
-use super::{LatencyParams, LatencyResult, LoadDirection, ProbeKind, time_ms};
+use super::queues::bytes_text;
+use super::result::{LatencyParams, LatencyResult, LoadDirection, ProbeKind, QueueKind};
+use super::text::time_ms;
 
 /// fq_codel's and CoDel's target sojourn time (RFC 8289 section 4.4; RFC 8290): a standing
 /// queue above twice it is not "held near its target".
@@ -41,12 +42,15 @@ pub(super) fn load_words(
 
 /// Everything `latency` concludes, typed: the kind a script acts on and the figures it rests on
 /// (seconds, bytes, bits per second, a share as a 0-1 ratio); the sentence a person reads is
-/// its `Display`. Kinds are stable once released.
+/// its `Display`. Kinds are stable once released. A finding with many figures holds them in a
+/// struct of its own, whose `Display` is its sentence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum LatencyFinding {
     /// Warning: the run ended early, so no verdict is drawn from its part-figures.
-    PartialResult { reason: String },
+    PartialResult {
+        reason: String,
+    },
     /// Warning: no UDP echo came back in a phase, so there is no rise to judge.
     UdpEchoUnanswered,
     /// Warning: more than a tenth of one kind of probe went unanswered under load.
@@ -55,73 +59,97 @@ pub(crate) enum LatencyFinding {
         lost: usize,
         probes: usize,
     },
-    /// The loaded median is within the idle phase's own spread: no queue worth the name.
-    NoAddedDelay {
-        idle_round_trip_seconds: f64,
-        loaded_round_trip_seconds: f64,
-        loaded_p99_round_trip_seconds: f64,
-        idle_spread_seconds: f64,
-    },
-    /// The load raised the median UDP round trip: how much, the bytes that stands for at each
-    /// loaded direction's measured rate, where it waited and what would shrink it.
-    LoadAddedDelay {
-        added_delay_seconds: f64,
-        idle_round_trip_seconds: f64,
-        loaded_round_trip_seconds: f64,
-        loaded_p99_round_trip_seconds: f64,
-        direction: LoadDirection,
-        upload_bits_per_second: Option<f64>,
-        download_bits_per_second: Option<f64>,
-        location: String,
-        remedy: String,
-        #[serde(skip)]
-        format: RateFormat,
-    },
-    /// The lab emulator's own samples of the link's queues over the loaded window: the ground
-    /// truth beside the probes' rise.
-    LabLinkQueue {
-        link: String,
-        aqm: Option<String>,
-        window_seconds: f64,
-        out_queue_seconds: f64,
-        out_queue_bytes: f64,
-        out_drops: u64,
-        back_queue_seconds: f64,
-        probe_rise_seconds: f64,
-    },
-    /// Where the load's bytes waited, all the queues measured, and which the probes cross.
-    QueuesWaited {
-        rate_bits_per_second: f64,
-        queues: Vec<QueueWait>,
-        probes_cross: Vec<QueueKind>,
-        loopback: bool,
-        #[serde(skip)]
-        format: RateFormat,
-    },
-    /// One queue held a kilobyte or more on average: its size and what would shrink it.
-    QueueStanding {
-        queue: QueueKind,
-        location: String,
-        mean_bytes: f64,
-        max_bytes: Option<f64>,
-        mean_seconds: f64,
-        probes_wait_here: bool,
-        remedy: String,
-    },
+    NoAddedDelay(NoAddedDelay),
+    LoadAddedDelay(LoadAddedDelay),
+    LabLinkQueue(LabLinkQueue),
+    QueuesWaited(QueuesWaited),
+    QueueStanding(QueueStanding),
     /// Round trips per minute under load and idle (the responsiveness draft's RPM).
-    Responsiveness { loaded_rpm: f64, idle_rpm: f64 },
-    /// Warning: the probes' own packets are a percent or more of the link or measured rate.
-    ProbeLoadHeavy { share: f64, share_of: ShareOf },
-    /// `--rr`: the transaction rate and its median round trip.
-    RequestResponse {
-        transactions_per_second: f64,
-        request_bytes: u32,
-        response_bytes: u32,
-        new_connection: bool,
-        median_round_trip_seconds: f64,
+    Responsiveness {
+        loaded_rpm: f64,
+        idle_rpm: f64,
     },
+    /// Warning: the probes' own packets are a percent or more of the link or measured rate.
+    ProbeLoadHeavy {
+        share: f64,
+        share_of: ShareOf,
+    },
+    RequestResponse(RequestResponse),
     /// Warning (`--rr`): interrupted, the figures are of the transactions before it.
     Interrupted,
+}
+
+/// The loaded median is within the idle phase's own spread: no queue worth the name.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NoAddedDelay {
+    pub(crate) idle_round_trip_seconds: f64,
+    pub(crate) loaded_round_trip_seconds: f64,
+    pub(crate) loaded_p99_round_trip_seconds: f64,
+    pub(crate) idle_spread_seconds: f64,
+}
+
+/// The load raised the median UDP round trip: how much, the bytes that stands for at each
+/// loaded direction's measured rate, where it waited and what would shrink it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct LoadAddedDelay {
+    pub(crate) added_delay_seconds: f64,
+    pub(crate) idle_round_trip_seconds: f64,
+    pub(crate) loaded_round_trip_seconds: f64,
+    pub(crate) loaded_p99_round_trip_seconds: f64,
+    pub(crate) direction: LoadDirection,
+    pub(crate) upload_bits_per_second: Option<f64>,
+    pub(crate) download_bits_per_second: Option<f64>,
+    pub(crate) location: String,
+    pub(crate) remedy: String,
+    #[serde(skip)]
+    pub(crate) format: RateFormat,
+}
+
+/// The lab emulator's own samples of the link's queues over the loaded window: the ground
+/// truth beside the probes' rise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct LabLinkQueue {
+    pub(crate) link: String,
+    pub(crate) aqm: Option<String>,
+    pub(crate) window_seconds: f64,
+    pub(crate) out_queue_seconds: f64,
+    pub(crate) out_queue_bytes: f64,
+    pub(crate) out_drops: u64,
+    pub(crate) back_queue_seconds: f64,
+    pub(crate) probe_rise_seconds: f64,
+}
+
+/// Where the load's bytes waited, all the queues measured, and which the probes cross.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct QueuesWaited {
+    pub(crate) rate_bits_per_second: f64,
+    pub(crate) queues: Vec<QueueWait>,
+    pub(crate) probes_cross: Vec<QueueKind>,
+    pub(crate) loopback: bool,
+    #[serde(skip)]
+    pub(crate) format: RateFormat,
+}
+
+/// One queue held a kilobyte or more on average: its size and what would shrink it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct QueueStanding {
+    pub(crate) queue: QueueKind,
+    pub(crate) location: String,
+    pub(crate) mean_bytes: f64,
+    pub(crate) max_bytes: Option<f64>,
+    pub(crate) mean_seconds: f64,
+    pub(crate) probes_wait_here: bool,
+    pub(crate) remedy: String,
+}
+
+/// `--rr`: the transaction rate and its median round trip.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct RequestResponse {
+    pub(crate) transactions_per_second: f64,
+    pub(crate) request_bytes: u32,
+    pub(crate) response_bytes: u32,
+    pub(crate) new_connection: bool,
+    pub(crate) median_round_trip_seconds: f64,
 }
 
 /// One queue in the split of the load's bytes.
@@ -180,118 +208,11 @@ impl fmt::Display for LatencyFinding {
                 "{}: {lost} of {probes} probes unanswered under load",
                 probe.label()
             ),
-            LatencyFinding::NoAddedDelay {
-                idle_round_trip_seconds,
-                loaded_round_trip_seconds,
-                loaded_p99_round_trip_seconds,
-                idle_spread_seconds,
-            } => write!(
-                f,
-                "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
-                time_s(*idle_round_trip_seconds),
-                time_s(*loaded_round_trip_seconds),
-                time_s(*loaded_p99_round_trip_seconds),
-                time_s(*idle_spread_seconds),
-            ),
-            LatencyFinding::LoadAddedDelay { .. } => self.write_rise(f),
-            LatencyFinding::LabLinkQueue {
-                link,
-                aqm,
-                window_seconds,
-                out_queue_seconds,
-                out_queue_bytes,
-                out_drops,
-                back_queue_seconds,
-                probe_rise_seconds,
-            } => {
-                let both = out_queue_seconds + back_queue_seconds.max(0.0);
-                write!(
-                    f,
-                    "the lab's own count: over the same {window_seconds:.1} s of load its emulator, sampling the queue of link {link} every 1 ms, found {} on average on the way out ({} at the link's rate; {out_drops} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
-                    time_s(*out_queue_seconds),
-                    bytes_text(*out_queue_bytes),
-                    time_s(*back_queue_seconds),
-                    time_s(*probe_rise_seconds),
-                    probe_rise_seconds / both * 100.0,
-                    time_s(both),
-                    if aqm.as_deref().is_some_and(|a| a.starts_with("fq_codel")) {
-                        ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
-                    } else {
-                        ""
-                    },
-                )
-            }
-            LatencyFinding::QueuesWaited {
-                rate_bits_per_second,
-                queues,
-                probes_cross,
-                loopback,
-                format,
-            } => {
-                let list: Vec<String> = queues
-                    .iter()
-                    .map(|q| {
-                        format!(
-                            "{}: {} ({})",
-                            q.location,
-                            bytes_text(q.mean_bytes),
-                            time_s(q.mean_seconds)
-                        )
-                    })
-                    .collect();
-                let crossed: Vec<&str> = probes_cross
-                    .iter()
-                    .map(|q| match q {
-                        QueueKind::Qdisc => "the qdisc",
-                        QueueKind::NicRing => "the ring",
-                        QueueKind::LabLink => "the emulated link",
-                        _ => "the path beyond this host",
-                    })
-                    .collect();
-                write!(
-                    f,
-                    "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
-                    format.format(*rate_bits_per_second),
-                    list.join("; "),
-                    if crossed.is_empty() {
-                        "none of these".to_string()
-                    } else {
-                        crossed.join(" and ")
-                    },
-                    if *loopback {
-                        " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
-                    } else {
-                        ""
-                    }
-                )
-            }
-            LatencyFinding::QueueStanding {
-                queue,
-                location,
-                mean_bytes,
-                max_bytes,
-                mean_seconds,
-                probes_wait_here,
-                remedy,
-            } => write!(
-                f,
-                "queue: {location} held {} on average ({}{}); {}; shrink it: {remedy}",
-                bytes_text(*mean_bytes),
-                if *queue == QueueKind::LabLink {
-                    format!("{} of delay at the link's rate", time_s(*mean_seconds))
-                } else {
-                    format!("{} at the load's rate", time_s(*mean_seconds))
-                },
-                match max_bytes {
-                    Some(max) => format!("; at most {}", bytes_text(*max)),
-                    None => String::new(),
-                },
-                if *probes_wait_here {
-                    "every packet that leaves this way waits in it, the probes included"
-                } else {
-                    "only the load's own data waits in it, not the probes on flows of their own"
-                },
-            ),
+            LatencyFinding::NoAddedDelay(n) => fmt::Display::fmt(n, f),
+            LatencyFinding::LoadAddedDelay(d) => fmt::Display::fmt(d, f),
+            LatencyFinding::LabLinkQueue(q) => fmt::Display::fmt(q, f),
+            LatencyFinding::QueuesWaited(q) => fmt::Display::fmt(q, f),
+            LatencyFinding::QueueStanding(q) => fmt::Display::fmt(q, f),
             LatencyFinding::Responsiveness {
                 loaded_rpm,
                 idle_rpm,
@@ -308,22 +229,7 @@ impl fmt::Display for LatencyFinding {
                     ShareOf::MeasuredRate => "the measured rate",
                 }
             ),
-            LatencyFinding::RequestResponse {
-                transactions_per_second,
-                request_bytes,
-                response_bytes,
-                new_connection,
-                median_round_trip_seconds,
-            } => write!(
-                f,
-                "{transactions_per_second:.0} transactions/s of {request_bytes} B out and {response_bytes} B back{}: {} median round trip",
-                if *new_connection {
-                    ", each on a new connection"
-                } else {
-                    ""
-                },
-                time_s(*median_round_trip_seconds),
-            ),
+            LatencyFinding::RequestResponse(r) => fmt::Display::fmt(r, f),
             LatencyFinding::Interrupted => {
                 f.write_str("interrupted: the figures are of the transactions before it")
             }
@@ -331,15 +237,28 @@ impl fmt::Display for LatencyFinding {
     }
 }
 
-impl LatencyFinding {
-    /// What the load added to the probes' median round trip, and the bytes it stands for.
-    /// Loaded one way, the rise waits in that direction's queue, at that direction's measured
-    /// rate. Loaded both ways, a round trip crosses both directions' queues: the rise is their
-    /// sum, and the round trips cannot split it, so each direction's figure is given as the
-    /// most it could hold (all of the rise in its queue, at its rate), never one sum at the
-    /// faster rate (issue 31: "147 kB standing in a queue" for two queues).
-    fn write_rise(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let LatencyFinding::LoadAddedDelay {
+impl fmt::Display for NoAddedDelay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the load added no measurable delay: median UDP round trip {} idle, {} loaded (p99 {}), a difference within the idle phase's own spread ({})",
+            time_s(self.idle_round_trip_seconds),
+            time_s(self.loaded_round_trip_seconds),
+            time_s(self.loaded_p99_round_trip_seconds),
+            time_s(self.idle_spread_seconds),
+        )
+    }
+}
+
+/// What the load added to the probes' median round trip, and the bytes it stands for.
+/// Loaded one way, the rise waits in that direction's queue, at that direction's measured
+/// rate. Loaded both ways, a round trip crosses both directions' queues: the rise is their
+/// sum, and the round trips cannot split it, so each direction's figure is given as the
+/// most it could hold (all of the rise in its queue, at its rate), never one sum at the
+/// faster rate (issue 31: "147 kB standing in a queue" for two queues).
+impl fmt::Display for LoadAddedDelay {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let LoadAddedDelay {
             added_delay_seconds,
             idle_round_trip_seconds,
             loaded_round_trip_seconds,
@@ -350,10 +269,7 @@ impl LatencyFinding {
             location,
             remedy,
             format,
-        } = self
-        else {
-            return Ok(());
-        };
+        } = self;
         let bytes_at = |bps: f64| bytes_text((added_delay_seconds * bps / 8.0).max(0.0));
         let medians = format!(
             "{} idle, {} loaded, p99 {}",
@@ -395,6 +311,121 @@ impl LatencyFinding {
     }
 }
 
+impl fmt::Display for LabLinkQueue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let both = self.out_queue_seconds + self.back_queue_seconds.max(0.0);
+        write!(
+            f,
+            "the lab's own count: over the same {:.1} s of load its emulator, sampling the queue of link {} every 1 ms, found {} on average on the way out ({} at the link's rate; {} frames dropped at the full queue) and {} on the way back; the UDP probes' mean round trip rose by {} in that window ({:.0}% of the queues' {}){}",
+            self.window_seconds,
+            self.link,
+            time_s(self.out_queue_seconds),
+            bytes_text(self.out_queue_bytes),
+            self.out_drops,
+            time_s(self.back_queue_seconds),
+            time_s(self.probe_rise_seconds),
+            self.probe_rise_seconds / both * 100.0,
+            time_s(both),
+            if self
+                .aqm
+                .as_deref()
+                .is_some_and(|a| a.starts_with("fq_codel"))
+            {
+                ": fq_codel serves a sparse flow such as the probes' ahead of the load's queue, so they wait less than it holds"
+            } else {
+                ""
+            },
+        )
+    }
+}
+
+impl fmt::Display for QueuesWaited {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let list: Vec<String> = self
+            .queues
+            .iter()
+            .map(|q| {
+                format!(
+                    "{}: {} ({})",
+                    q.location,
+                    bytes_text(q.mean_bytes),
+                    time_s(q.mean_seconds)
+                )
+            })
+            .collect();
+        let crossed: Vec<&str> = self
+            .probes_cross
+            .iter()
+            .map(|q| match q {
+                QueueKind::Qdisc => "the qdisc",
+                QueueKind::NicRing => "the ring",
+                QueueKind::LabLink => "the emulated link",
+                _ => "the path beyond this host",
+            })
+            .collect();
+        write!(
+            f,
+            "where the load's bytes waited, on average over the loaded window (ms at the load's {}): {}; the probes cross {}{}",
+            self.format.format(self.rate_bits_per_second),
+            list.join("; "),
+            if crossed.is_empty() {
+                "none of these".to_string()
+            } else {
+                crossed.join(" and ")
+            },
+            if self.loopback {
+                " (on loopback the qdisc is noqueue and there is no link: what delays the probes there is the CPU they share with the load)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl fmt::Display for QueueStanding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "queue: {} held {} on average ({}{}); {}; shrink it: {}",
+            self.location,
+            bytes_text(self.mean_bytes),
+            if self.queue == QueueKind::LabLink {
+                format!("{} of delay at the link's rate", time_s(self.mean_seconds))
+            } else {
+                format!("{} at the load's rate", time_s(self.mean_seconds))
+            },
+            match self.max_bytes {
+                Some(max) => format!("; at most {}", bytes_text(max)),
+                None => String::new(),
+            },
+            if self.probes_wait_here {
+                "every packet that leaves this way waits in it, the probes included"
+            } else {
+                "only the load's own data waits in it, not the probes on flows of their own"
+            },
+            self.remedy,
+        )
+    }
+}
+
+impl fmt::Display for RequestResponse {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{:.0} transactions/s of {} B out and {} B back{}: {} median round trip",
+            self.transactions_per_second,
+            self.request_bytes,
+            self.response_bytes,
+            if self.new_connection {
+                ", each on a new connection"
+            } else {
+                ""
+            },
+            time_s(self.median_round_trip_seconds),
+        )
+    }
+}
+
 /// Adds the run's findings to its document, in the order `judge` gives them.
 pub(super) fn verdicts(doc: &mut Document<LatencyParams, LatencyResult>) {
     for finding in judge(&doc.parameters, &doc.result) {
@@ -432,14 +463,14 @@ pub(crate) fn judge(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFin
         // Below the idle phase's own spread the difference is noise, not a queue.
         let noise = (udp.idle.p90_ms - udp.idle.p50_ms).max(0.05);
         if q.delay_ms <= noise {
-            out.push(LatencyFinding::NoAddedDelay {
+            out.push(LatencyFinding::NoAddedDelay(NoAddedDelay {
                 idle_round_trip_seconds: udp.idle.p50_ms / 1e3,
                 loaded_round_trip_seconds: udp.loaded.p50_ms / 1e3,
                 loaded_p99_round_trip_seconds: udp.loaded.p99_ms / 1e3,
                 idle_spread_seconds: noise / 1e3,
-            });
+            }));
         } else {
-            out.push(LatencyFinding::LoadAddedDelay {
+            out.push(LatencyFinding::LoadAddedDelay(LoadAddedDelay {
                 added_delay_seconds: q.delay_ms / 1e3,
                 idle_round_trip_seconds: udp.idle.p50_ms / 1e3,
                 loaded_round_trip_seconds: udp.loaded.p50_ms / 1e3,
@@ -450,13 +481,13 @@ pub(crate) fn judge(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFin
                 location: q.location.clone(),
                 remedy: q.remedy.clone(),
                 format: r.rate_format,
-            });
+            }));
         }
     }
     if let Some(w) = &r.link_queue
         && w.samples > 0
     {
-        out.push(LatencyFinding::LabLinkQueue {
+        out.push(LatencyFinding::LabLinkQueue(LabLinkQueue {
             link: w.link.clone(),
             aqm: w.aqm.clone(),
             window_seconds: w.to_seconds - w.from_seconds,
@@ -465,7 +496,7 @@ pub(crate) fn judge(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFin
             out_drops: w.out_drops,
             back_queue_seconds: w.back_mean_ms / 1e3,
             probe_rise_seconds: w.probe_mean_increase_ms / 1e3,
-        });
+        }));
     }
     out.extend(queue_findings(params, r));
     if r.rpm_loaded.is_finite() {
@@ -504,7 +535,7 @@ fn queue_findings(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFindi
         .upload_bits_per_second
         .unwrap_or(0.0)
         .max(r.download_bits_per_second.unwrap_or(0.0));
-    let mut out = vec![LatencyFinding::QueuesWaited {
+    let mut out = vec![LatencyFinding::QueuesWaited(QueuesWaited {
         rate_bits_per_second: rate,
         queues: r
             .queues
@@ -524,9 +555,9 @@ fn queue_findings(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFindi
             .collect(),
         loopback,
         format: r.rate_format,
-    }];
+    })];
     for q in r.queues.iter().filter(|q| q.mean_bytes >= 1000.0) {
-        out.push(LatencyFinding::QueueStanding {
+        out.push(LatencyFinding::QueueStanding(QueueStanding {
             queue: q.queue,
             location: q.location.clone(),
             mean_bytes: q.mean_bytes,
@@ -534,7 +565,7 @@ fn queue_findings(params: &LatencyParams, r: &LatencyResult) -> Vec<LatencyFindi
             mean_seconds: q.mean_ms / 1e3,
             probes_wait_here: q.probes_wait_here,
             remedy: q.remedy.clone(),
-        });
+        }));
     }
     out
 }
@@ -592,17 +623,19 @@ mod tests {
     /// given on its own.
     #[test]
     fn load_both_ways_reports_each_directions_queue_not_one_sum() {
-        let rise = |direction, rates: (Option<f64>, Option<f64>)| LatencyFinding::LoadAddedDelay {
-            added_delay_seconds: 0.060,
-            idle_round_trip_seconds: 0.0301,
-            loaded_round_trip_seconds: 0.0901,
-            loaded_p99_round_trip_seconds: 0.095,
-            direction,
-            upload_bits_per_second: rates.0,
-            download_bits_per_second: rates.1,
-            location: "the link".into(),
-            remedy: "an AQM".into(),
-            format: RateFormat::Adaptive,
+        let rise = |direction, rates: (Option<f64>, Option<f64>)| {
+            LatencyFinding::LoadAddedDelay(LoadAddedDelay {
+                added_delay_seconds: 0.060,
+                idle_round_trip_seconds: 0.0301,
+                loaded_round_trip_seconds: 0.0901,
+                loaded_p99_round_trip_seconds: 0.095,
+                direction,
+                upload_bits_per_second: rates.0,
+                download_bits_per_second: rates.1,
+                location: "the link".into(),
+                remedy: "an AQM".into(),
+                format: RateFormat::Adaptive,
+            })
         };
         let both = rise(LoadDirection::Both, (Some(9.8e6), Some(9.8e6))).to_string();
         assert!(!both.contains("standing in a queue"), "{both}");
@@ -699,23 +732,23 @@ mod tests {
             found[0].to_string(),
             "TCP connect: 11 of 100 probes unanswered under load"
         );
-        let LatencyFinding::LoadAddedDelay {
+        let LatencyFinding::LoadAddedDelay(LoadAddedDelay {
             added_delay_seconds,
             direction,
             ..
-        } = &found[1]
+        }) = &found[1]
         else {
             panic!("{:?}", found[1]);
         };
         assert!((added_delay_seconds - 0.020).abs() < 1e-12);
         assert_eq!(*direction, LoadDirection::Up);
         assert!(found[1].to_string().contains("25 kB standing in its queue"));
-        let LatencyFinding::QueueStanding {
+        let LatencyFinding::QueueStanding(QueueStanding {
             queue,
             max_bytes,
             probes_wait_here,
             ..
-        } = &found[3]
+        }) = &found[3]
         else {
             panic!("{:?}", found[3]);
         };
@@ -768,12 +801,12 @@ mod tests {
         let found = judge(&params, &result);
         assert_eq!(
             found[1],
-            LatencyFinding::NoAddedDelay {
+            LatencyFinding::NoAddedDelay(NoAddedDelay {
                 idle_round_trip_seconds: 0.001,
                 loaded_round_trip_seconds: 0.021,
                 loaded_p99_round_trip_seconds: 0.023,
                 idle_spread_seconds: (1.2f64 - 1.0).max(0.05) / 1e3,
-            }
+            })
         );
     }
 

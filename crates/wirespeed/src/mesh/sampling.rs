@@ -8,10 +8,10 @@ use std::collections::HashSet;
 
 use anyhow::bail;
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use wirespeed_model::mesh::{self as model, Pair};
 
-use super::MeshPlan;
+use super::result::MeshPlan;
+pub(crate) use super::result::Sample;
 
 #[derive(Debug, Args)]
 pub(crate) struct SampleArgs {
@@ -26,15 +26,6 @@ pub(crate) struct SampleArgs {
     /// same seed and agents give the same pairs.
     #[arg(long, value_name = "SEED", requires = "pairs")]
     pub(crate) seed: Option<u64>,
-}
-
-/// The sample a mesh measures: part of its plan, so a resumed mesh runs the same pairs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Sample {
-    /// Ordered pairs asked for (`--pairs`).
-    pub(crate) pairs: usize,
-    /// The draw's seed (`--seed`, or drawn at random).
-    pub(crate) seed: u64,
 }
 
 impl SampleArgs {

@@ -1,9 +1,17 @@
 //! Unit tests of mesh, beside its module and apart from it.
 
-use super::verdicts::{Cleared, MeshVerdict, MeshWarning, RateLook, Worded};
+use super::agents::{named_agents, resolve};
+use super::verdicts::{
+    AsymmetricPair, BadPair, Cleared, DuplexMismatch, MeshVerdict, MeshWarning, NoOutlier,
+    RateLook, Worded,
+};
 use super::*;
 use clap::Parser;
+use std::net::SocketAddr;
+use wirespeed_model::RateFormat;
+use wirespeed_model::mesh as model;
 use wirespeed_model::mesh::faults::SlowDirection;
+use wirespeed_net::control::mesh::PairResult;
 
 #[derive(Parser)]
 struct Cli {
@@ -109,15 +117,15 @@ fn the_result_holds_the_matrix_and_names_outliers() {
     let verdicts = r.verdicts();
     let bad = verdicts
         .iter()
-        .find(|v| matches!(v, MeshVerdict::BadPair { .. }))
+        .find(|v| matches!(v, MeshVerdict::BadPair(BadPair { .. })))
         .expect("the low pair is judged");
-    let MeshVerdict::BadPair {
+    let MeshVerdict::BadPair(BadPair {
         source,
         destination,
         rate_bits_per_second,
         expected_bits_per_second,
         rechecked,
-    } = bad.clone()
+    }) = bad.clone()
     else {
         unreachable!()
     };
@@ -129,12 +137,14 @@ fn the_result_holds_the_matrix_and_names_outliers() {
         bad.to_string().starts_with("pair h3 -> h4 is far below"),
         "{bad}"
     );
-    assert!(verdicts.contains(&MeshVerdict::AsymmetricPair {
-        fast_source: "h4".into(),
-        fast_destination: "h3".into(),
-        fast_bits_per_second: 9e6,
-        slow_bits_per_second: 1e6,
-    }));
+    assert!(
+        verdicts.contains(&MeshVerdict::AsymmetricPair(AsymmetricPair {
+            fast_source: "h4".into(),
+            fast_destination: "h3".into(),
+            fast_bits_per_second: 9e6,
+            slow_bits_per_second: 1e6,
+        }))
+    );
     assert_eq!(
         r.warnings(),
         [MeshWarning::AgentsOnLoopback { agents: 4 }],
@@ -169,15 +179,15 @@ fn mesh_findings_keep_their_sentences_and_base_units() {
         .to_string()
     };
     assert_eq!(
-        worded(MeshVerdict::NoOutlier {
+        worded(MeshVerdict::NoOutlier(NoOutlier {
             hosts: 3,
             tests: 6,
             lowest_bits_per_second: 9e6,
             highest_bits_per_second: 9.5e6,
-        }),
+        })),
         "no outlier among 3 hosts and 6 tests (rates 9 Mbit/s to 9.5 Mbit/s)"
     );
-    let mismatch = MeshVerdict::DuplexMismatch {
+    let mismatch = MeshVerdict::DuplexMismatch(DuplexMismatch {
         host: "n2".into(),
         slow: SlowDirection::Sending,
         median_ratio: 0.1,
@@ -186,7 +196,7 @@ fn mesh_findings_keep_their_sentences_and_base_units() {
         collisions: Some(40),
         late_collisions: Some(7),
         crc_errors: None,
-    };
+    });
     assert_eq!(
         mismatch.to_string(),
         "host n2 has a duplex mismatch on its link: what it sends runs at 10% of the other way with 2 of its 3 partners; its port counted 7 late collision(s), 40 collision(s) in all over the mesh (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto"

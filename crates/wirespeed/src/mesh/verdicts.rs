@@ -11,107 +11,140 @@ use std::fmt;
 
 use serde::{Serialize, Serializer};
 use wirespeed_model::RateFormat;
-use wirespeed_model::mesh::faults::SlowDirection;
+use wirespeed_model::mesh::Finding;
+use wirespeed_model::mesh::faults::{Fault, SlowDirection};
 use wirespeed_model::units::format_seconds;
+
+use super::result::{MeshResult, PairRecord, Recheck};
 
 /// One conclusion about the fleet, with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub(crate) enum MeshVerdict {
-    /// A host far below the fleet in every test.
-    SlowHost {
-        host: String,
-        /// Its best test.
-        reach_bits_per_second: f64,
-        /// What the fleet's best-connected quarter reaches (or its own link's capacity).
-        yardstick_bits_per_second: f64,
-        /// Its own link's TCP ceiling, when known and far below the fleet's: the cause.
-        slow_link_bits_per_second: Option<f64>,
-        tests: usize,
-        /// Its tests hold steady near its best (a port at a lower rate), or are erratic (a
-        /// port that loses frames).
-        steady: bool,
-        collisions: Option<u64>,
-        late_collisions: Option<u64>,
-        crc_errors: Option<u64>,
-    },
-    /// A host whose tests all run slower one way (seed 003).
-    DuplexMismatch {
-        host: String,
-        slow: SlowDirection,
-        /// Median over its partners of the slower direction's rate over the faster one's.
-        median_ratio: f64,
-        pairs_showing: usize,
-        pairs: usize,
-        collisions: Option<u64>,
-        late_collisions: Option<u64>,
-        crc_errors: Option<u64>,
-    },
-    /// A host every test of which retransmitted.
-    LossyHost {
-        host: String,
-        cleanest_retransmit_share: f64,
-        median_retransmit_share: f64,
-        tests: usize,
-        crc_errors: Option<u64>,
-    },
-    /// A test far below what both its hosts reach with the others.
-    BadPair {
-        source: String,
-        destination: String,
-        rate_bits_per_second: f64,
-        expected_bits_per_second: f64,
-        /// Its rate is the better of its test and a second look when no other test ran.
-        rechecked: bool,
-    },
-    /// One direction of a pair far below the other.
-    AsymmetricPair {
-        fast_source: String,
-        fast_destination: String,
-        fast_bits_per_second: f64,
-        slow_bits_per_second: f64,
-    },
-    /// A host whose round trips are far above the fleet's.
-    SlowLatencyHost {
-        host: String,
-        median_rtt_seconds: f64,
-        fleet_rtt_seconds: f64,
-    },
-    /// A pair whose best round trip is far above its hosts' others.
-    HighLatencyPair {
-        source: String,
-        destination: String,
-        rtt_seconds: f64,
-        expected_rtt_seconds: f64,
-        /// A second look when no other test ran agreed.
-        rechecked: bool,
-    },
-    /// The outlier analysis's slow host (by robust spread of the medians), if the judge ever
-    /// passes one on as it passes on the latency findings.
-    SlowHostByMedian {
-        host: String,
-        median_bits_per_second: f64,
-        fleet_bits_per_second: f64,
-        /// Robust standard deviations below the fleet (negative).
-        robust_z: f64,
-        tests: usize,
-    },
-    /// The outlier analysis's bad pair, likewise.
-    BadPairByMedian {
-        source: String,
-        destination: String,
-        rate_bits_per_second: f64,
-        expected_bits_per_second: f64,
-        robust_z: f64,
-        rechecked: bool,
-    },
-    /// No fault among at least two finished tests.
-    NoOutlier {
-        hosts: usize,
-        tests: usize,
-        lowest_bits_per_second: f64,
-        highest_bits_per_second: f64,
-    },
+    SlowHost(SlowHost),
+    DuplexMismatch(DuplexMismatch),
+    LossyHost(LossyHost),
+    BadPair(BadPair),
+    AsymmetricPair(AsymmetricPair),
+    SlowLatencyHost(SlowLatencyHost),
+    HighLatencyPair(HighLatencyPair),
+    SlowHostByMedian(SlowHostByMedian),
+    BadPairByMedian(BadPairByMedian),
+    NoOutlier(NoOutlier),
+}
+
+/// A host far below the fleet in every test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct SlowHost {
+    pub(crate) host: String,
+    /// Its best test.
+    pub(crate) reach_bits_per_second: f64,
+    /// What the fleet's best-connected quarter reaches (or its own link's capacity).
+    pub(crate) yardstick_bits_per_second: f64,
+    /// Its own link's TCP ceiling, when known and far below the fleet's: the cause.
+    pub(crate) slow_link_bits_per_second: Option<f64>,
+    pub(crate) tests: usize,
+    /// Its tests hold steady near its best (a port at a lower rate), or are erratic (a
+    /// port that loses frames).
+    pub(crate) steady: bool,
+    pub(crate) collisions: Option<u64>,
+    pub(crate) late_collisions: Option<u64>,
+    pub(crate) crc_errors: Option<u64>,
+}
+
+/// A host whose tests all run slower one way (seed 003).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct DuplexMismatch {
+    pub(crate) host: String,
+    pub(crate) slow: SlowDirection,
+    /// Median over its partners of the slower direction's rate over the faster one's.
+    pub(crate) median_ratio: f64,
+    pub(crate) pairs_showing: usize,
+    pub(crate) pairs: usize,
+    pub(crate) collisions: Option<u64>,
+    pub(crate) late_collisions: Option<u64>,
+    pub(crate) crc_errors: Option<u64>,
+}
+
+/// A host every test of which retransmitted.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct LossyHost {
+    pub(crate) host: String,
+    pub(crate) cleanest_retransmit_share: f64,
+    pub(crate) median_retransmit_share: f64,
+    pub(crate) tests: usize,
+    pub(crate) crc_errors: Option<u64>,
+}
+
+/// A test far below what both its hosts reach with the others.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BadPair {
+    pub(crate) source: String,
+    pub(crate) destination: String,
+    pub(crate) rate_bits_per_second: f64,
+    pub(crate) expected_bits_per_second: f64,
+    /// Its rate is the better of its test and a second look when no other test ran.
+    pub(crate) rechecked: bool,
+}
+
+/// One direction of a pair far below the other.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct AsymmetricPair {
+    pub(crate) fast_source: String,
+    pub(crate) fast_destination: String,
+    pub(crate) fast_bits_per_second: f64,
+    pub(crate) slow_bits_per_second: f64,
+}
+
+/// A host whose round trips are far above the fleet's.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct SlowLatencyHost {
+    pub(crate) host: String,
+    pub(crate) median_rtt_seconds: f64,
+    pub(crate) fleet_rtt_seconds: f64,
+}
+
+/// A pair whose best round trip is far above its hosts' others.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct HighLatencyPair {
+    pub(crate) source: String,
+    pub(crate) destination: String,
+    pub(crate) rtt_seconds: f64,
+    pub(crate) expected_rtt_seconds: f64,
+    /// A second look when no other test ran agreed.
+    pub(crate) rechecked: bool,
+}
+
+/// The outlier analysis's slow host (by robust spread of the medians), if the judge ever
+/// passes one on as it passes on the latency findings.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct SlowHostByMedian {
+    pub(crate) host: String,
+    pub(crate) median_bits_per_second: f64,
+    pub(crate) fleet_bits_per_second: f64,
+    /// Robust standard deviations below the fleet (negative).
+    pub(crate) robust_z: f64,
+    pub(crate) tests: usize,
+}
+
+/// The outlier analysis's bad pair, likewise.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct BadPairByMedian {
+    pub(crate) source: String,
+    pub(crate) destination: String,
+    pub(crate) rate_bits_per_second: f64,
+    pub(crate) expected_bits_per_second: f64,
+    pub(crate) robust_z: f64,
+    pub(crate) rechecked: bool,
+}
+
+/// No fault among at least two finished tests.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct NoOutlier {
+    pub(crate) hosts: usize,
+    pub(crate) tests: usize,
+    pub(crate) lowest_bits_per_second: f64,
+    pub(crate) highest_bits_per_second: f64,
 }
 
 /// A figure a second look found ordinary.
@@ -231,179 +264,250 @@ fn counted(collisions: Option<u64>, late: Option<u64>, crc: Option<u64>) -> Stri
 
 impl MeshVerdict {
     fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
-        let rate = |bps: f64| unit.format(bps);
         match self {
-            MeshVerdict::SlowHost {
-                host,
-                reach_bits_per_second,
-                yardstick_bits_per_second,
-                slow_link_bits_per_second,
-                tests,
-                steady,
-                collisions,
-                late_collisions,
-                crc_errors,
-            } => {
-                let cause = match (slow_link_bits_per_second, steady) {
-                    (Some(link), _) => format!(
-                        ": its own link carries at most {} of TCP against the fleet's typical {} (the link is the cause: a port that negotiated down or a slow line)",
-                        rate(*link),
-                        rate(*yardstick_bits_per_second)
-                    ),
-                    (None, true) => ": its tests hold steady near that rate, a port, link or CPU at a lower rate; run `wirespeed diagnose` on it".into(),
-                    (None, false) => ": its tests are erratic below that best, a port that loses frames (a duplex mismatch or a bad cable: its collision and CRC counters tell them apart); run `wirespeed diagnose` on it".into(),
-                };
-                write!(
-                    f,
-                    "host {host} is slow in every pair: its best test of {tests} reached {} against {} for the fleet's best-connected quarter{cause}{}",
-                    rate(*reach_bits_per_second),
-                    rate(*yardstick_bits_per_second),
-                    counted(*collisions, *late_collisions, *crc_errors)
-                )
-            }
-            MeshVerdict::DuplexMismatch {
-                host,
-                slow,
-                median_ratio,
-                pairs_showing,
-                pairs,
-                collisions,
-                late_collisions,
-                crc_errors,
-            } => {
-                let rates = if *pairs_showing > 0 {
-                    format!(
-                        "what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners",
-                        match slow {
-                            SlowDirection::Sending => "sends",
-                            SlowDirection::Receiving => "receives",
-                        },
-                        median_ratio * 100.0
-                    )
-                } else {
-                    format!("it is slow with all {pairs} of its tests")
-                };
-                write!(
-                    f,
-                    "host {host} has a duplex mismatch on its link: {rates}{} (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto",
-                    counted(*collisions, *late_collisions, *crc_errors)
-                )
-            }
-            MeshVerdict::LossyHost {
-                host,
-                cleanest_retransmit_share,
-                median_retransmit_share,
-                tests,
-                crc_errors,
-            } => write!(
-                f,
-                "host {host} loses frames at its own port: every one of its {tests} tests retransmitted, at least {:.1}% of its segments (median {:.1}%), while its partners' other tests did not{}: a bad cable, port or link; run `wirespeed diagnose` on it",
-                cleanest_retransmit_share * 100.0,
-                median_retransmit_share * 100.0,
-                crc_errors.map_or(String::new(), |c| format!(
-                    "; its port received {c} frame(s) with a bad CRC over the mesh"
-                ))
-            ),
-            MeshVerdict::BadPair {
-                source,
-                destination,
-                rate_bits_per_second,
-                expected_bits_per_second,
-                rechecked,
-            } => write!(
-                f,
-                "pair {source} -> {destination} is far below what both its hosts reach with the others: {} against {}{}: a bad link or port between them",
-                rate(*rate_bits_per_second),
-                rate(*expected_bits_per_second),
-                if *rechecked {
-                    " (the better of its test and a second look when no other test ran)"
-                } else {
-                    ""
-                }
-            ),
-            MeshVerdict::AsymmetricPair {
-                fast_source,
-                fast_destination,
-                fast_bits_per_second,
-                slow_bits_per_second,
-            } => write!(
-                f,
-                "pair {fast_source} <-> {fast_destination} is asymmetric: {} from {fast_source} to {fast_destination} but {} back ({:.0}% of it): the signature of a duplex mismatch (seed 003); check both ends with `wirespeed diagnose`",
-                rate(*fast_bits_per_second),
-                rate(*slow_bits_per_second),
-                100.0 * slow_bits_per_second / fast_bits_per_second
-            ),
-            MeshVerdict::SlowLatencyHost {
-                host,
-                median_rtt_seconds,
-                fleet_rtt_seconds,
-            } => write!(
-                f,
-                "host {host} answers slowly in every pair: median best round trip {} against {} for the fleet",
-                format_seconds(*median_rtt_seconds),
-                format_seconds(*fleet_rtt_seconds)
-            ),
-            MeshVerdict::HighLatencyPair {
-                source,
-                destination,
-                rtt_seconds,
-                expected_rtt_seconds,
-                rechecked,
-            } => write!(
-                f,
-                "pair {source} <-> {destination} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
-                format_seconds(*rtt_seconds),
-                format_seconds(*expected_rtt_seconds),
-                if *rechecked {
-                    ", and again of a second look when no other test ran"
-                } else {
-                    ""
-                }
-            ),
-            MeshVerdict::SlowHostByMedian {
-                host,
-                median_bits_per_second,
-                fleet_bits_per_second,
-                robust_z,
-                tests,
-            } => write!(
-                f,
-                "host {host} is slow in every pair: median {} over its {tests} tests against {} for the fleet ({:.1} robust SD below): a host problem (CPU, NIC settings, its own port); run `wirespeed diagnose` on it",
-                rate(*median_bits_per_second),
-                rate(*fleet_bits_per_second),
-                -robust_z
-            ),
-            MeshVerdict::BadPairByMedian {
-                source,
-                destination,
-                rate_bits_per_second,
-                expected_bits_per_second,
-                robust_z,
-                rechecked,
-            } => write!(
-                f,
-                "pair {source} -> {destination} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
-                rate(*rate_bits_per_second),
-                rate(*expected_bits_per_second),
-                -robust_z,
-                if *rechecked {
-                    "; the better of its test and a second look when no other test ran"
-                } else {
-                    ""
-                }
-            ),
-            MeshVerdict::NoOutlier {
-                hosts,
-                tests,
-                lowest_bits_per_second,
-                highest_bits_per_second,
-            } => write!(
-                f,
-                "no outlier among {hosts} hosts and {tests} tests (rates {} to {})",
-                rate(*lowest_bits_per_second),
-                rate(*highest_bits_per_second)
-            ),
+            MeshVerdict::SlowHost(v) => v.write(f, unit),
+            MeshVerdict::DuplexMismatch(v) => fmt::Display::fmt(v, f),
+            MeshVerdict::LossyHost(v) => fmt::Display::fmt(v, f),
+            MeshVerdict::BadPair(v) => v.write(f, unit),
+            MeshVerdict::AsymmetricPair(v) => v.write(f, unit),
+            MeshVerdict::SlowLatencyHost(v) => fmt::Display::fmt(v, f),
+            MeshVerdict::HighLatencyPair(v) => fmt::Display::fmt(v, f),
+            MeshVerdict::SlowHostByMedian(v) => v.write(f, unit),
+            MeshVerdict::BadPairByMedian(v) => v.write(f, unit),
+            MeshVerdict::NoOutlier(v) => v.write(f, unit),
         }
+    }
+}
+
+impl SlowHost {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let SlowHost {
+            host,
+            reach_bits_per_second,
+            yardstick_bits_per_second,
+            slow_link_bits_per_second,
+            tests,
+            steady,
+            collisions,
+            late_collisions,
+            crc_errors,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        let cause = match (slow_link_bits_per_second, steady) {
+            (Some(link), _) => format!(
+                ": its own link carries at most {} of TCP against the fleet's typical {} (the link is the cause: a port that negotiated down or a slow line)",
+                rate(*link),
+                rate(*yardstick_bits_per_second)
+            ),
+            (None, true) => ": its tests hold steady near that rate, a port, link or CPU at a lower rate; run `wirespeed diagnose` on it".into(),
+            (None, false) => ": its tests are erratic below that best, a port that loses frames (a duplex mismatch or a bad cable: its collision and CRC counters tell them apart); run `wirespeed diagnose` on it".into(),
+        };
+        write!(
+            f,
+            "host {host} is slow in every pair: its best test of {tests} reached {} against {} for the fleet's best-connected quarter{cause}{}",
+            rate(*reach_bits_per_second),
+            rate(*yardstick_bits_per_second),
+            counted(*collisions, *late_collisions, *crc_errors)
+        )
+    }
+}
+
+impl fmt::Display for DuplexMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let DuplexMismatch {
+            host,
+            slow,
+            median_ratio,
+            pairs_showing,
+            pairs,
+            collisions,
+            late_collisions,
+            crc_errors,
+        } = self;
+        let rates = if *pairs_showing > 0 {
+            format!(
+                "what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners",
+                match slow {
+                    SlowDirection::Sending => "sends",
+                    SlowDirection::Receiving => "receives",
+                },
+                median_ratio * 100.0
+            )
+        } else {
+            format!("it is slow with all {pairs} of its tests")
+        };
+        write!(
+            f,
+            "host {host} has a duplex mismatch on its link: {rates}{} (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto",
+            counted(*collisions, *late_collisions, *crc_errors)
+        )
+    }
+}
+
+impl fmt::Display for LossyHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let LossyHost {
+            host,
+            cleanest_retransmit_share,
+            median_retransmit_share,
+            tests,
+            crc_errors,
+        } = self;
+        write!(
+            f,
+            "host {host} loses frames at its own port: every one of its {tests} tests retransmitted, at least {:.1}% of its segments (median {:.1}%), while its partners' other tests did not{}: a bad cable, port or link; run `wirespeed diagnose` on it",
+            cleanest_retransmit_share * 100.0,
+            median_retransmit_share * 100.0,
+            crc_errors.map_or(String::new(), |c| format!(
+                "; its port received {c} frame(s) with a bad CRC over the mesh"
+            ))
+        )
+    }
+}
+
+impl BadPair {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let BadPair {
+            source,
+            destination,
+            rate_bits_per_second,
+            expected_bits_per_second,
+            rechecked,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        write!(
+            f,
+            "pair {source} -> {destination} is far below what both its hosts reach with the others: {} against {}{}: a bad link or port between them",
+            rate(*rate_bits_per_second),
+            rate(*expected_bits_per_second),
+            if *rechecked {
+                " (the better of its test and a second look when no other test ran)"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl AsymmetricPair {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let AsymmetricPair {
+            fast_source,
+            fast_destination,
+            fast_bits_per_second,
+            slow_bits_per_second,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        write!(
+            f,
+            "pair {fast_source} <-> {fast_destination} is asymmetric: {} from {fast_source} to {fast_destination} but {} back ({:.0}% of it): the signature of a duplex mismatch (seed 003); check both ends with `wirespeed diagnose`",
+            rate(*fast_bits_per_second),
+            rate(*slow_bits_per_second),
+            100.0 * slow_bits_per_second / fast_bits_per_second
+        )
+    }
+}
+
+impl fmt::Display for SlowLatencyHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let SlowLatencyHost {
+            host,
+            median_rtt_seconds,
+            fleet_rtt_seconds,
+        } = self;
+        write!(
+            f,
+            "host {host} answers slowly in every pair: median best round trip {} against {} for the fleet",
+            format_seconds(*median_rtt_seconds),
+            format_seconds(*fleet_rtt_seconds)
+        )
+    }
+}
+
+impl fmt::Display for HighLatencyPair {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let HighLatencyPair {
+            source,
+            destination,
+            rtt_seconds,
+            expected_rtt_seconds,
+            rechecked,
+        } = self;
+        write!(
+            f,
+            "pair {source} <-> {destination} has a high round trip: {} against {} for the other tests of its hosts (the best probe of both directions' tests{})",
+            format_seconds(*rtt_seconds),
+            format_seconds(*expected_rtt_seconds),
+            if *rechecked {
+                ", and again of a second look when no other test ran"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl SlowHostByMedian {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let SlowHostByMedian {
+            host,
+            median_bits_per_second,
+            fleet_bits_per_second,
+            robust_z,
+            tests,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        write!(
+            f,
+            "host {host} is slow in every pair: median {} over its {tests} tests against {} for the fleet ({:.1} robust SD below): a host problem (CPU, NIC settings, its own port); run `wirespeed diagnose` on it",
+            rate(*median_bits_per_second),
+            rate(*fleet_bits_per_second),
+            -robust_z
+        )
+    }
+}
+
+impl BadPairByMedian {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let BadPairByMedian {
+            source,
+            destination,
+            rate_bits_per_second,
+            expected_bits_per_second,
+            robust_z,
+            rechecked,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        write!(
+            f,
+            "pair {source} -> {destination} is far below the other tests of its hosts: {} against {} ({:.1} robust SD below{}): a bad link or port between them",
+            rate(*rate_bits_per_second),
+            rate(*expected_bits_per_second),
+            -robust_z,
+            if *rechecked {
+                "; the better of its test and a second look when no other test ran"
+            } else {
+                ""
+            }
+        )
+    }
+}
+
+impl NoOutlier {
+    fn write(&self, f: &mut fmt::Formatter<'_>, unit: RateFormat) -> fmt::Result {
+        let NoOutlier {
+            hosts,
+            tests,
+            lowest_bits_per_second,
+            highest_bits_per_second,
+        } = self;
+        let rate = |bps: f64| unit.format(bps);
+        write!(
+            f,
+            "no outlier among {hosts} hosts and {tests} tests (rates {} to {})",
+            rate(*lowest_bits_per_second),
+            rate(*highest_bits_per_second)
+        )
     }
 }
 
@@ -492,5 +596,281 @@ impl MeshWarning {
                 silent.join(", ")
             ),
         }
+    }
+}
+
+/// The judge's faults and the mesh's doubts as typed findings, the hosts named.
+impl MeshResult {
+    /// The named hosts of one of the judge's faults, with its evidence and the counters its
+    /// port read.
+    pub(crate) fn fault_verdict(&self, f: &Fault) -> MeshVerdict {
+        let name = |i: usize| self.name(i).to_string();
+        let rechecked_rate = |s: usize, d: usize| {
+            self.rechecks
+                .iter()
+                .any(|c| c.rate && (c.source, c.destination) == (s, d))
+        };
+        match *f {
+            Fault::SlowHost {
+                host,
+                reach_bits_per_second,
+                yardstick_bits_per_second,
+                slow_link_bits_per_second,
+                tests,
+                steady,
+            } => {
+                let e = self.host_evidence.get(host);
+                MeshVerdict::SlowHost(SlowHost {
+                    host: name(host),
+                    reach_bits_per_second,
+                    yardstick_bits_per_second,
+                    slow_link_bits_per_second,
+                    tests,
+                    steady,
+                    collisions: e.and_then(|e| e.collisions),
+                    late_collisions: e.and_then(|e| e.late_collisions),
+                    crc_errors: e.and_then(|e| e.crc_errors),
+                })
+            }
+            Fault::DuplexMismatch {
+                host,
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+                collisions,
+                late_collisions,
+                crc_errors,
+            } => MeshVerdict::DuplexMismatch(DuplexMismatch {
+                host: name(host),
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+                collisions,
+                late_collisions,
+                crc_errors,
+            }),
+            Fault::LossyHost {
+                host,
+                cleanest_retransmit_share,
+                median_retransmit_share,
+                tests,
+                crc_errors,
+            } => MeshVerdict::LossyHost(LossyHost {
+                host: name(host),
+                cleanest_retransmit_share,
+                median_retransmit_share,
+                tests,
+                crc_errors,
+            }),
+            Fault::BadPair {
+                source,
+                destination,
+                rate_bits_per_second,
+                expected_bits_per_second,
+            } => MeshVerdict::BadPair(BadPair {
+                source: name(source),
+                destination: name(destination),
+                rate_bits_per_second,
+                expected_bits_per_second,
+                rechecked: rechecked_rate(source, destination),
+            }),
+            Fault::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                fast_bits_per_second,
+                slow_bits_per_second,
+            } => MeshVerdict::AsymmetricPair(AsymmetricPair {
+                fast_source: name(fast_source),
+                fast_destination: name(fast_destination),
+                fast_bits_per_second,
+                slow_bits_per_second,
+            }),
+            Fault::Latency { ref finding } => self.finding_verdict(finding),
+        }
+    }
+
+    /// The named hosts of an [`analyse`](wirespeed_model::mesh::analyse) finding (the latency ones reach the
+    /// verdicts through the judge).
+    fn finding_verdict(&self, f: &Finding) -> MeshVerdict {
+        let name = |i: usize| self.name(i).to_string();
+        match *f {
+            Finding::SlowHost {
+                host,
+                median_bits_per_second,
+                fleet_bits_per_second,
+                robust_z,
+                tests,
+            } => MeshVerdict::SlowHostByMedian(SlowHostByMedian {
+                host: name(host),
+                median_bits_per_second,
+                fleet_bits_per_second,
+                robust_z,
+                tests,
+            }),
+            Finding::BadPair {
+                source,
+                destination,
+                rate_bits_per_second,
+                expected_bits_per_second,
+                robust_z,
+            } => MeshVerdict::BadPairByMedian(BadPairByMedian {
+                source: name(source),
+                destination: name(destination),
+                rate_bits_per_second,
+                expected_bits_per_second,
+                robust_z,
+                rechecked: self
+                    .rechecks
+                    .iter()
+                    .any(|c| c.rate && (c.source, c.destination) == (source, destination)),
+            }),
+            Finding::AsymmetricPair {
+                fast_source,
+                fast_destination,
+                fast_bits_per_second,
+                slow_bits_per_second,
+            } => MeshVerdict::AsymmetricPair(AsymmetricPair {
+                fast_source: name(fast_source),
+                fast_destination: name(fast_destination),
+                fast_bits_per_second,
+                slow_bits_per_second,
+            }),
+            Finding::SlowLatencyHost {
+                host,
+                median_rtt_seconds,
+                fleet_rtt_seconds,
+            } => MeshVerdict::SlowLatencyHost(SlowLatencyHost {
+                host: name(host),
+                median_rtt_seconds,
+                fleet_rtt_seconds,
+            }),
+            Finding::HighLatencyPair {
+                source,
+                destination,
+                rtt_seconds,
+                expected_rtt_seconds,
+            } => MeshVerdict::HighLatencyPair(HighLatencyPair {
+                source: name(source),
+                destination: name(destination),
+                rtt_seconds,
+                expected_rtt_seconds,
+                rechecked: self
+                    .rechecks
+                    .iter()
+                    .any(|c| !c.rate && c.is_of(source, destination)),
+            }),
+        }
+    }
+
+    /// One verdict per fault, with its evidence; one saying so when there is none.
+    pub(crate) fn verdicts(&self) -> Vec<MeshVerdict> {
+        let mut out: Vec<MeshVerdict> = self.faults.iter().map(|f| self.fault_verdict(f)).collect();
+        let finished: Vec<f64> = self.tests.iter().filter_map(PairRecord::rate).collect();
+        if out.is_empty() && finished.len() >= 2 {
+            out.push(MeshVerdict::NoOutlier(NoOutlier {
+                hosts: self.agents.len(),
+                tests: finished.len(),
+                lowest_bits_per_second: finished.iter().copied().fold(f64::INFINITY, f64::min),
+                highest_bits_per_second: finished.iter().copied().fold(0.0, f64::max),
+            }));
+        }
+        out
+    }
+
+    /// Failed tests, agents that share one host, and a schedule that overran its prediction.
+    pub(crate) fn warnings(&self) -> Vec<MeshWarning> {
+        let mut out = Vec::new();
+        if self.agents.len() >= 2 && self.agents.iter().all(|a| a.address.ip().is_loopback()) {
+            out.push(MeshWarning::AgentsOnLoopback {
+                agents: self.agents.len(),
+            });
+        }
+        if self.slots > 0
+            && self.predicted_seconds > 0.0
+            && self.elapsed_seconds > 1.1 * self.predicted_seconds
+        {
+            out.push(MeshWarning::ScheduleOverran {
+                elapsed_seconds: self.elapsed_seconds,
+                predicted_seconds: self.predicted_seconds,
+            });
+        }
+        // Second looks that cleared what the tests alone would have flagged.
+        let stands = |c: &Recheck| {
+            self.analysis.findings.iter().any(|f| {
+                let h = f.hosts();
+                f.is_pair()
+                    && c.is_of(h[0], h[1])
+                    && matches!(f, Finding::HighLatencyPair { .. }) != c.rate
+            })
+        };
+        let cleared = |rate: bool| {
+            self.rechecks
+                .iter()
+                .filter(move |c| c.rate == rate && c.error.is_none() && !stands(c))
+        };
+        let named = |c: &Recheck| -> (String, String) {
+            (self.name(c.source).into(), self.name(c.destination).into())
+        };
+        let rates: Vec<Cleared<RateLook>> = cleared(true)
+            .map(|c| {
+                let (source, destination) = named(c);
+                Cleared {
+                    source,
+                    destination,
+                    figure: RateLook {
+                        rate_bits_per_second: c.rate_bits_per_second,
+                    },
+                }
+            })
+            .collect();
+        if !rates.is_empty() {
+            out.push(MeshWarning::LowRatesCleared { cleared: rates });
+        }
+        let round_trips: Vec<Cleared<RoundTripLook>> = cleared(false)
+            .map(|c| {
+                let (source, destination) = named(c);
+                Cleared {
+                    source,
+                    destination,
+                    figure: RoundTripLook {
+                        rtt_seconds: c.best(),
+                    },
+                }
+            })
+            .collect();
+        if !round_trips.is_empty() {
+            out.push(MeshWarning::HighRoundTripsCleared {
+                cleared: round_trips,
+            });
+        }
+        for c in &self.rechecks {
+            if let Some(e) = &c.error {
+                let (source, destination) = named(c);
+                out.push(MeshWarning::SecondLookFailed {
+                    source,
+                    destination,
+                    error: e.clone(),
+                });
+            }
+        }
+        if self.rtt_not_judged > 0 {
+            out.push(MeshWarning::RoundTripsNotJudged {
+                tests: self.rtt_not_judged,
+                cap_seconds: wirespeed_net::spec::NO_DRAIN_CAP.as_secs_f64(),
+            });
+        }
+        for r in &self.tests {
+            for p in r.problems() {
+                out.push(MeshWarning::TestFailed {
+                    source: self.name(r.source).into(),
+                    destination: self.name(r.destination).into(),
+                    error: p,
+                });
+            }
+        }
+        out.truncate(64);
+        out
     }
 }
