@@ -277,4 +277,24 @@ fn json_stream_and_plots() {
         assert!(text.starts_with("<svg"), "{svg}");
     }
     std::fs::remove_dir_all(&dir).unwrap();
+
+    // A reader that stops after the first line (`| head -1`): the run ends quietly, with no
+    // panic, as the docs say of a broken pipe.
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wirespeed"))
+        .args(["latency", "--idle", "1s", "-t", "1s", "-P", "1", "--json-stream"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut first = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut first,
+    )
+    .unwrap();
+    assert!(first.contains("\"interval\""), "{first}");
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert!(out.status.success(), "{:?}: {stderr}", out.status);
 }

@@ -23,6 +23,7 @@ mod result;
 mod text;
 mod verdicts;
 
+use std::io::Write;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
@@ -215,7 +216,7 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
                 html::write_plots(dir, &m.doc.result)?;
             }
             if args.json_stream {
-                println!("{}", serde_json::to_string(&m.doc)?);
+                writeln!(std::io::stdout().lock(), "{}", serde_json::to_string(&m.doc)?)?;
             } else {
                 crate::common::brief::show(&args.brief, &args.output, &m.doc)?;
             }

@@ -75,7 +75,8 @@ impl LiveLines {
         if !self.human {
             return;
         }
-        println!(
+        let _ = writeln!(
+            io::stdout().lock(),
             "latency to {} ({}): {} idle, then {} with {}; probes every {}",
             agent,
             if in_process {
@@ -92,7 +93,8 @@ impl LiveLines {
             ),
             humantime::format_duration(config.probe_interval),
         );
-        println!(
+        let _ = writeln!(
+            io::stdout().lock(),
             "{:>11}  {:<8}  {:>11}  {:>11}  {:>11}",
             "interval", "phase", "UDP echo", "kept RR", "connect"
         );
@@ -103,7 +105,7 @@ impl LiveLines {
     pub(crate) fn second(&self, interval: &LatencyInterval) {
         if self.stream {
             let text = serde_json::json!({ "interval": interval });
-            println!("{text}");
+            let _ = writeln!(io::stdout().lock(), "{text}");
             return;
         }
         if !self.human {
@@ -116,7 +118,8 @@ impl LiveLines {
                 .find(|(x, _)| *x == k)
                 .map_or_else(|| "-".to_string(), |(_, v)| time_ms(*v))
         };
-        println!(
+        let _ = writeln!(
+            io::stdout().lock(),
             "{:>4.1}-{:<4.1} s  {:<8}  {:>11}  {:>11}  {:>11}",
             interval.start_seconds,
             interval.end_seconds,
