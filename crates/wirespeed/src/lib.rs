@@ -5,7 +5,7 @@
 //! Modules: one folder per command: `serve`, `throughput` (the tcp and udp commands),
 //! `latency`, `sweep`, `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`,
 //! `diagnose`, `deploy`, `lab`, `reproduce`, `report`. In each, `mod.rs` holds the flags and the
-//! run, `html.rs` the report view, `text.rs` (`render.rs` in `load` and `sweep`) the terminal
+//! run, `html.rs` the report view, `text.rs` the terminal
 //! view, `metrics.rs` its `--metrics-file` figures, `brief.rs` its `--brief` headline and
 //! `analysis.rs` or `verdicts.rs` the verdicts, where the command has them. [`cli`] is the
 //! command map; `common/` is what the commands share (output, flags, host facts, embedded data,
