@@ -265,7 +265,8 @@ pub(crate) fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<LoadFinding>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{HostRecord, RUNS_SCHEMA};
+    use crate::load::RUNS_SCHEMA;
+    use crate::load::result::HostRecord;
     use wirespeed_model::RateFormat;
     use wirespeed_model::load::DelaySource;
     use wirespeed_model::load::{LoadCounters, Schedule};

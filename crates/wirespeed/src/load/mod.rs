@@ -29,9 +29,7 @@ use crate::common::runs_file::RunsFile;
 use crate::load::text::write_plots;
 pub(crate) use analysis::rows;
 use measure::Agents;
-pub(crate) use result::{
-    HostRecord, Lengths, LoadPlan, LoadResult, RUNS_SCHEMA, Row, Stats, TestRecord,
-};
+pub(crate) use result::{Lengths, LoadPlan, LoadResult, RUNS_SCHEMA, Row, Stats, TestRecord};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LoadArgs {
@@ -356,7 +354,7 @@ fn resume_command(args: &LoadArgs, path: &str) -> String {
 mod tests {
     use super::analysis::unmarked;
     use super::measure::{agent_address, deck, to_do, validate};
-    use super::result::{mix_spec, parse_mix};
+    use super::result::{HostRecord, mix_spec, parse_mix};
     use super::verdicts::LoadFinding;
     use super::*;
     use clap::Parser;

@@ -9,7 +9,7 @@ use wirespeed_model::delay::Tolerance;
 
 use crate::common::output::{self, OutputArgs};
 use crate::probe::{Sizes, parse_sizes};
-pub(crate) use measure::{ProbedHop, compare, parse_probe};
+pub(crate) use measure::{compare, parse_probe};
 pub(crate) use result::{CompareReport, FitReport, PredictReport};
 
 mod measure;
@@ -126,8 +126,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::measure::hop_label;
-    use super::*;
+    use super::measure::{ProbedHop, hop_label};
     use wirespeed_model::delay::{Cost, MeasuredHop};
 
     fn hop(ttl: u32, responder: Option<&str>, destination: bool) -> ProbedHop {

@@ -29,7 +29,7 @@ use crate::common::output::OutputArgs;
 use crate::common::progress::Progress;
 use measure::{Measured, Planned, Stop};
 pub(crate) use measure::{PathProbe, PointRequest, PointRunner};
-pub(crate) use result::{RUNS_SCHEMA, SweepPlan, SweepReport};
+pub(crate) use result::{SweepPlan, SweepReport};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = BUFFER_HELP)]
@@ -215,7 +215,8 @@ pub(crate) fn run(
     if let Some(r) = &planned.repair {
         eprintln!("wirespeed: warning: {r}");
     }
-    if !(args.output.json || !std::io::stderr().is_terminal()) {
+    // On a terminal only, and not with --json: a script reads the document, not this line.
+    if !args.output.json && std::io::stderr().is_terminal() {
         eprintln!("{}", text::start_line(&planned));
     }
     let bar = progress_bar(&planned);
@@ -354,6 +355,7 @@ pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::measure::{Results, build_report, ethernet, execute, path_facts};
+    use super::result::RUNS_SCHEMA;
     use super::*;
     use crate::common::runs_file::RunsFile;
     use clap::Parser;
