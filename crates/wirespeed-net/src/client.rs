@@ -27,16 +27,13 @@ pub struct ClientConfig {
     pub agent: SocketAddr,
     /// Local address to send from (`--bind`).
     pub bind: Option<IpAddr>,
-    /// The test.
+    /// The test, with its `-i` ([`TestSpec::interval`]) and `-O` ([`TestSpec::omit`]): this
+    /// end ticks and leaves out the warm-up by the same figures the agent is sent, held once.
     pub spec: TestSpec,
     /// The pre-shared key, if the agent asks for one.
     pub auth: Option<AuthKey>,
     /// CPU for the client's stream threads (`-A`).
     pub cpu: Option<usize>,
-    /// Reporting interval (`-i`); `None` for no intervals.
-    pub interval: Option<Duration>,
-    /// Warm-up left out of the totals (`-O`).
-    pub omit: Duration,
     /// How long a silent agent is waited for.
     pub idle_timeout: Duration,
     /// Set to stop the test early (SIGINT); the partial result is returned.
@@ -281,11 +278,7 @@ pub fn run_with_options(
     progress: &mut dyn Progress,
 ) -> Result<TestOutcome, ClientError> {
     let lo = local_options;
-    // The agent keeps its own intervals on the same ticks.
-    let spec = TestSpec {
-        interval: cfg.interval.or(cfg.spec.interval),
-        ..cfg.spec.clone()
-    };
+    let spec = cfg.spec.clone();
     spec.validate().map_err(ClientError::Local)?;
     // The control connection is plain TCP whatever the data connections are.
     let s = new_tcp(cfg, lo, false, None)?;
@@ -521,7 +514,8 @@ fn drive(
 ) -> Option<String> {
     let mut told_send_done = false;
     let mut last = (0.0, running.zero());
-    let tick = cfg.interval;
+    // The agent keeps its own intervals on the same ticks (the spec it was sent).
+    let tick = cfg.spec.interval;
     let mut next = tick.map(|t| running.start + t);
     loop {
         // As the agent's SUPERVISE_TICK: the end of a test is seen at most this late.
@@ -562,7 +556,7 @@ fn drive(
                 at.duration_since(running.start).as_secs_f64()
             };
             let now = running.samples();
-            let omitted = end <= cfg.omit.as_secs_f64() + 1e-9;
+            let omitted = end <= cfg.spec.omit.as_secs_f64() + 1e-9;
             if end - last.0 > 1e-3 {
                 let iv = interval(last.0, end, &last.1, &now, omitted);
                 progress.interval(&iv);

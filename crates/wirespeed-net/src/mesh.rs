@@ -258,8 +258,6 @@ fn run_as_source(
         spec,
         auth: Some(key.clone()),
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: idle,
         interrupt: None,
         source: None,

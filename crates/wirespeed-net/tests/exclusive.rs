@@ -27,12 +27,11 @@ fn config(addr: SocketAddr, from: u8, amount: Amount) -> ClientConfig {
         bind: Some(ip(from)),
         spec: TestSpec {
             amount,
+            interval: Some(Duration::from_millis(100)),
             ..TestSpec::default()
         },
         auth: None,
         cpu: None,
-        interval: Some(Duration::from_millis(100)),
-        omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(10),
         interrupt: None,
         source: None,

@@ -229,8 +229,6 @@ fn idle_sessions_give_their_slots_to_a_client_that_needs_one() {
         },
         auth: None,
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(5),
         interrupt: None,
         source: None,

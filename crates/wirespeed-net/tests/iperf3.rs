@@ -860,8 +860,6 @@ fn a_wirespeed_client_that_meets_an_iperf3_server_is_told_so() {
         spec: spec(Protocol::Tcp, Direction::Send, 1, 1.0),
         auth: None,
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(3),
         interrupt: None,
         source: None,

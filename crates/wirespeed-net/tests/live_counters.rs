@@ -26,8 +26,6 @@ fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         spec,
         auth: None,
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(5),
         interrupt: None,
         source: None,

@@ -28,8 +28,6 @@ fn config(addr: SocketAddr, spec: TestSpec) -> ClientConfig {
         spec,
         auth: None,
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: Duration::from_secs(3),
         interrupt: None,
         source: None,
@@ -98,14 +96,14 @@ fn exact_byte_counts_in_every_direction() {
 #[test]
 fn timed_test_reports_intervals_and_tcp_info() {
     let (addr, h) = agent(AgentConfig::default());
-    let mut cfg = config(
+    let cfg = config(
         addr,
         TestSpec {
             amount: Amount::Seconds(0.5),
+            interval: Some(Duration::from_millis(100)),
             ..TestSpec::default()
         },
     );
-    cfg.interval = Some(Duration::from_millis(100));
     let mut seen = 0;
     let out = client::run(&cfg, &mut |_: &wirespeed_net::report::Interval| seen += 1).unwrap();
     let s = &out.client.streams[0];

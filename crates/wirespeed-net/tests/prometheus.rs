@@ -213,8 +213,6 @@ scrape_configs:
             },
             auth: None,
             cpu: None,
-            interval: None,
-            omit: Duration::ZERO,
             idle_timeout: Duration::from_secs(5),
             interrupt: None,
             source: None,

@@ -5,11 +5,10 @@
 //! Modules: one folder per command: `serve`, `throughput` (the tcp and udp commands),
 //! `latency`, `sweep`, `envelope`, `probe`, `model`, `load`, `mesh`, `sim`, `autoneg`,
 //! `diagnose`, `deploy`, `lab`, `reproduce`, `report`. In each, `mod.rs` holds the flags (and,
-//! where separated, their `Config`) and the run, `result.rs` the typed result where it has its
-//! own file, `measure.rs` the measuring that prints nothing, `html.rs` the report view, `text.rs`
-//! (`render.rs` in `load` and `sweep`) the terminal view, `metrics.rs` its `--metrics-file`
-//! figures, `brief.rs` its `--brief` headline and `analysis.rs` or `verdicts.rs` the verdicts,
-//! where the command has them. [`cli`] is the
+//! where separated, their `Config`) and the run, `result.rs` the typed result, `measure.rs` the
+//! measuring that prints nothing, `html.rs` the report view, `text.rs` the terminal view,
+//! `metrics.rs` its `--metrics-file` figures, `brief.rs` its `--brief` headline and
+//! `analysis.rs` or `verdicts.rs` the verdicts, where the command has them. [`cli`] is the
 //! command map; `common/` is what the commands share (output, flags, host facts, embedded data,
 //! Ctrl-C, exit statuses, progress, the runs file, schedules, `--brief`, `--timestamps`,
 //! metrics, install aids) and imports no command (`tests/layers.rs` checks both rules, and that

@@ -293,3 +293,258 @@ fn a_module_map_with_a_missing_or_stale_entry_is_seen() {
         ["a", "b", "c", "d"]
     );
 }
+
+/// The longest a production function of the binary may be (issue 30): a longer one hides
+/// several phases of a run, or several tables of a view, that want a name each.
+const MAX_FUNCTION_LINES: usize = 150;
+
+/// Functions over [`MAX_FUNCTION_LINES`] in folders other engineers are shrinking at the same
+/// time (issue 30: latency, mesh, probe, reproduce, lab, serve, deploy), as `folder/file.rs name`.
+/// The lead empties this list at merge, once their branches are in; nothing may be added to it.
+const OVER_150_ALLOWED: &[&str] = &[
+    "latency/mod.rs run_latency",
+    "latency/mod.rs analyse",
+    "latency/verdicts.rs fmt",
+    "mesh/verdicts.rs write",
+    "mesh/mod.rs execute",
+    "probe/mod.rs measure",
+    "probe/mod.rs render",
+    "reproduce/boggs.rs run",
+    "reproduce/duplex.rs run",
+    "reproduce/envelope.rs run",
+    "reproduce/boggs_lab.rs run",
+    "reproduce/bellovin/mod.rs run",
+    "lab/mod.rs render",
+    "serve/mod.rs run",
+    "deploy/mod.rs manifests",
+];
+
+/// Rust source with its comments, strings and character literals blanked to spaces (newlines
+/// kept), so that the braces left are the code's own.
+fn blank_non_code(text: &str) -> String {
+    let s: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let blank = |out: &mut String, part: &[char]| {
+        out.extend(part.iter().map(|&c| if c == '\n' { '\n' } else { ' ' }));
+    };
+    let starts = |i: usize, pat: &str| {
+        pat.chars()
+            .enumerate()
+            .all(|(k, c)| s.get(i + k) == Some(&c))
+    };
+    let mut i = 0;
+    while i < s.len() {
+        let word_before = i > 0 && (s[i - 1].is_alphanumeric() || s[i - 1] == '_');
+        let end = if starts(i, "//") {
+            (i..s.len()).find(|&j| s[j] == '\n').unwrap_or(s.len())
+        } else if starts(i, "/*") {
+            (i + 2..s.len())
+                .find(|&j| starts(j, "*/"))
+                .map_or(s.len(), |j| j + 2)
+        } else if s[i] == 'r' && !word_before && (starts(i + 1, "\"") || starts(i + 1, "#")) {
+            // A raw string: r"..." or r#"..."#.
+            let hashes = (i + 1..s.len()).take_while(|&j| s[j] == '#').count();
+            let open = i + 1 + hashes;
+            if s.get(open) != Some(&'"') {
+                out.push(s[i]);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"')
+                .chain((0..hashes).map(|_| '#'))
+                .collect();
+            (open + 1..s.len())
+                .find(|&j| starts(j, &close))
+                .map_or(s.len(), |j| j + close.len())
+        } else if s[i] == '"' {
+            let mut j = i + 1;
+            while j < s.len() && s[j] != '"' {
+                j += if s[j] == '\\' { 2 } else { 1 };
+            }
+            (j + 1).min(s.len())
+        } else if s[i] == '\'' && s.get(i + 2) == Some(&'\'') && s.get(i + 1) != Some(&'\\') {
+            i + 3
+        } else if s[i] == '\'' && s.get(i + 1) == Some(&'\\') {
+            // '\n', '\'', '\u{..}': up to the closing quote.
+            (i + 3..s.len().min(i + 12))
+                .find(|&j| s[j] == '\'')
+                .map_or(i + 1, |j| j + 1)
+        } else {
+            out.push(s[i]);
+            i += 1;
+            continue;
+        };
+        blank(&mut out, &s[i..end]);
+        i = end;
+    }
+    out
+}
+
+/// The index just past the brace that closes the one at `open`.
+fn closing_brace(code: &[u8], open: usize) -> usize {
+    let mut depth = 0usize;
+    for (k, &b) in code.iter().enumerate().skip(open) {
+        match b {
+            b'{' => depth += 1,
+            b'}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return k + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    code.len()
+}
+
+/// Each production function of a source file with a body, as (name, first line, lines from
+/// its `fn` to its closing brace); the bodies of `#[cfg(test)]` modules are left out.
+fn function_lengths(text: &str) -> Vec<(String, usize, usize)> {
+    let code = blank_non_code(text);
+    let bytes = code.as_bytes();
+    let line_of = |at: usize| code[..at].matches('\n').count() + 1;
+    let mut test_ranges = Vec::new();
+    for (at, _) in code.match_indices("#[cfg(test)]") {
+        let rest = code[at + 12..].trim_start();
+        let rest = rest.strip_prefix("pub(crate) ").unwrap_or(rest);
+        // `mod tests;` is a file of its own (tests.rs, skipped by name); `mod tests { .. }`
+        // is skipped here.
+        let body = code[at + 12..].find(['{', ';']).map(|k| at + 12 + k);
+        if rest.starts_with("mod ")
+            && let Some(open) = body.filter(|&k| bytes[k] == b'{')
+        {
+            test_ranges.push(at..closing_brace(bytes, open));
+        }
+    }
+    let mut out = Vec::new();
+    for (at, _) in code.match_indices("fn ") {
+        let word_before =
+            at > 0 && (bytes[at - 1].is_ascii_alphanumeric() || bytes[at - 1] == b'_');
+        if word_before || test_ranges.iter().any(|r| r.contains(&at)) {
+            continue;
+        }
+        let name: String = code[at + 3..]
+            .trim_start()
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` outside the signature's brackets; a `;` there first
+        // is a declaration without a body.
+        let mut depth = 0i32;
+        let mut open = None;
+        for (k, &b) in bytes.iter().enumerate().skip(at) {
+            match b {
+                b'(' | b'[' => depth += 1,
+                b')' | b']' => depth -= 1,
+                b'{' if depth == 0 => {
+                    open = Some(k);
+                    break;
+                }
+                b';' if depth == 0 => break,
+                _ => {}
+            }
+        }
+        let Some(open) = open else { continue };
+        let end = closing_brace(bytes, open);
+        let first = line_of(at);
+        out.push((name, first, line_of(end.saturating_sub(1)) - first + 1));
+    }
+    out
+}
+
+/// Production functions over [`MAX_FUNCTION_LINES`], as `folder/file.rs name` with their
+/// length, the allowed ones left out.
+fn long_functions() -> Vec<String> {
+    let root = src();
+    let mut files = Vec::new();
+    sources(&root, &mut files);
+    let mut long = Vec::new();
+    for file in files {
+        if file.file_name().is_some_and(|f| f == "tests.rs") {
+            continue;
+        }
+        let rel = file.strip_prefix(&root).unwrap().display().to_string();
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (name, line, lines) in function_lengths(&text) {
+            let id = format!("{rel} {name}");
+            if lines > MAX_FUNCTION_LINES && !OVER_150_ALLOWED.contains(&id.as_str()) {
+                long.push(format!("{id} ({lines} lines, from line {line})"));
+            }
+        }
+    }
+    long
+}
+
+#[test]
+fn no_production_function_is_over_150_lines() {
+    let long = long_functions();
+    assert!(
+        long.is_empty(),
+        "functions over {MAX_FUNCTION_LINES} lines (split them along their seams: a phase of \
+         the run, a table of the view, a family of verdicts, each named for what it is):\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn the_function_counter_counts_from_fn_to_its_closing_brace() {
+    let text = "/// doc {\nfn short() -> [u8; 2] {\n    let s = \"}\";\n    let c = '}';\n    \
+                [0, 1] // }\n}\n\nfn declared(x: u8);\n\nimpl A {\n    pub(crate) fn \
+                inner<'a>(x: &'a str) -> &'a str {\n        x\n    }\n}\n\
+                #[cfg(test)]\nmod tests {\n    fn in_a_test() {}\n}\n";
+    let found = function_lengths(text);
+    assert_eq!(
+        found,
+        [("short".to_string(), 2, 5), ("inner".to_string(), 11, 3)],
+        "strings, characters and comments hold no braces; a declaration has no body; test \
+         modules are left out"
+    );
+}
+
+/// The folder of each command: `mod.rs`, and `html.rs` where `report` shows its documents
+/// (the report's views name it); never `render.rs` (the text view is `text.rs`).
+#[test]
+fn every_command_folder_has_the_shape() {
+    let root = src();
+    let views = std::fs::read_to_string(root.join("report/views/mod.rs")).unwrap();
+    let mut wrong = Vec::new();
+    let mut folders = 0;
+    for entry in std::fs::read_dir(&root).unwrap() {
+        let dir = entry.unwrap().path();
+        let name = dir.file_name().unwrap().to_string_lossy().to_string();
+        if !dir.is_dir() || name == "common" {
+            continue;
+        }
+        folders += 1;
+        if !dir.join("mod.rs").is_file() {
+            wrong.push(format!("{name}/ has no mod.rs"));
+        }
+        if name != "report"
+            && views.contains(&format!("crate::{name}::"))
+            && !dir.join("html.rs").is_file()
+        {
+            wrong.push(format!("{name}/ has a report view but no html.rs"));
+        }
+        let mut files = Vec::new();
+        sources(&dir, &mut files);
+        for f in files
+            .iter()
+            .filter(|f| f.file_name().is_some_and(|n| n == "render.rs"))
+        {
+            wrong.push(format!(
+                "{} is the text view: name it text.rs",
+                f.strip_prefix(&root).unwrap().display()
+            ));
+        }
+    }
+    assert!(folders >= 10, "the scan found {folders} command folders");
+    assert!(
+        wrong.is_empty(),
+        "command folders out of shape:\n{}",
+        wrong.join("\n")
+    );
+}

@@ -465,8 +465,6 @@ fn tcp(
         },
         auth: auth.cloned(),
         cpu: None,
-        interval: None,
-        omit: Duration::ZERO,
         idle_timeout: left(deadline).min(Duration::from_secs(5)),
         interrupt: None,
         source: None,

@@ -1,5 +1,5 @@
 //! The HTML view of `autoneg`'s resolution of two partners, beside its text view (in
-//! `autoneg.rs`): what each end settles on, and the outcome against the best both could run.
+//! `text.rs`): what each end settles on, and the outcome against the best both could run.
 
 use wirespeed_model::autoneg::{EndState, HowResolved, Outcome, Resolution};
 use wirespeed_model::envelope::Duplex;

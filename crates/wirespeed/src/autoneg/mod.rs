@@ -1,21 +1,19 @@
 //! `wirespeed autoneg`: what two link partners settle on, and the link code words they send.
 
 pub(crate) mod html;
+mod measure;
 mod metrics;
-
-use std::io::{self, Write};
+pub(crate) mod result;
+mod text;
 
 use anyhow::Context;
 use clap::Args;
-use serde::Serialize;
 use wirespeed_model::RateFormat;
-use wirespeed_model::autoneg::codeword::FieldRow;
-use wirespeed_model::autoneg::{
-    Abilities, BasePage, Config, LinkCodeWord, Partner, Resolution, resolve,
-};
-use wirespeed_report::{Document, Render};
+use wirespeed_model::autoneg::{Abilities, LinkCodeWord, Partner};
 
 use crate::common::output::{self, OutputArgs};
+pub(crate) use result::AutonegReport;
+use result::Params;
 
 #[derive(Debug, Clone, Args)]
 #[command(group = clap::ArgGroup::new("job").required(true).args(["partners", "decode", "encode"]))]
@@ -69,100 +67,9 @@ pub(crate) struct AutonegArgs {
     metrics_file: Option<std::path::PathBuf>,
 }
 
-/// What was asked, for the document.
-#[derive(Debug, Serialize)]
-#[serde(tag = "job", rename_all = "snake_case")]
-enum Params {
-    Resolve {
-        a: Partner,
-        b: Partner,
-    },
-    Decode {
-        word: LinkCodeWord,
-    },
-    Encode {
-        modes: Abilities,
-        pause: bool,
-        asym_pause: bool,
-        remote_fault: bool,
-        ack: bool,
-    },
-}
-
-#[derive(Debug, Serialize)]
-#[serde(untagged)]
-enum AutonegReport {
-    Resolve(ResolveReport),
-    Word(WordReport),
-}
-
-#[derive(Debug, Serialize)]
-struct ResolveReport {
-    a: Partner,
-    b: Partner,
-    /// The base page each negotiating end sends; `None` for a forced end (it sends none).
-    a_base_page: Option<LinkCodeWord>,
-    b_base_page: Option<LinkCodeWord>,
-    #[serde(flatten)]
-    resolution: Resolution,
-}
-
-#[derive(Debug, Serialize)]
-struct WordReport {
-    word: LinkCodeWord,
-    binary: String,
-    base_page: BasePage,
-    advertised: Option<Abilities>,
-    summary: String,
-    fields: Vec<FieldRow>,
-}
-
+/// `wirespeed autoneg`: flags -> the job -> the document out.
 pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
-    let (params, report, verdicts) = if let Some(word) = args.decode {
-        (
-            Params::Decode { word },
-            word_report(BasePage::parse(word)),
-            Vec::new(),
-        )
-    } else if let Some(modes) = args.encode {
-        let mut page = BasePage::advertising(modes, args.pause, args.asym_pause);
-        page.remote_fault = args.remote_fault;
-        page.acknowledge = args.ack;
-        let params = Params::Encode {
-            modes,
-            pause: args.pause,
-            asym_pause: args.asym_pause,
-            remote_fault: args.remote_fault,
-            ack: args.ack,
-        };
-        (params, word_report(page), Vec::new())
-    } else {
-        let (mut a, mut b) = (args.partners[0], args.partners[1]);
-        if let Some(c) = args.capable_a {
-            a = a.capable_of(c);
-        }
-        if let Some(c) = args.capable_b {
-            b = b.capable_of(c);
-        }
-        let resolution = resolve(a, b);
-        let verdicts = vec![wirespeed_model::autoneg::verdict(&resolution)];
-        let report = ResolveReport {
-            a,
-            b,
-            a_base_page: base_page(a),
-            b_base_page: base_page(b),
-            resolution,
-        };
-        (
-            Params::Resolve { a, b },
-            AutonegReport::Resolve(report),
-            verdicts,
-        )
-    };
-    let mut doc = Document::new("autoneg", params, report);
-    for v in &verdicts {
-        doc.verdict(v);
-    }
+    let doc = measure::measure(args.params());
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
@@ -171,84 +78,31 @@ pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
     output::print(&out, &doc).context("writing the result")
 }
 
-fn base_page(p: Partner) -> Option<LinkCodeWord> {
-    match p.config {
-        Config::Auto { advertised } => Some(BasePage::advertising(advertised, false, false).emit()),
-        Config::Forced { .. } => None,
-    }
-}
-
-fn word_report(page: BasePage) -> AutonegReport {
-    let word = page.emit();
-    let bits = format!("{:016b}", word.bits());
-    let binary = bits
-        .as_bytes()
-        .chunks(4)
-        .map(|c| std::str::from_utf8(c).expect("ASCII digits"))
-        .collect::<Vec<_>>()
-        .join(" ");
-    AutonegReport::Word(WordReport {
-        word,
-        binary,
-        base_page: page,
-        advertised: page.abilities(),
-        summary: page.summary(),
-        fields: page.fields(),
-    })
-}
-
-impl Render for AutonegReport {
-    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        match self {
-            AutonegReport::Resolve(r) => render_resolve(r, out),
-            AutonegReport::Word(w) => render_word(w, out),
-        }
-    }
-}
-
-fn render_resolve(r: &ResolveReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "autoneg: two link partners (IEEE 802.3 Clause 28)")?;
-    let res = &r.resolution;
-    for (name, partner, state, page) in [
-        ("A", &r.a, &res.a, r.a_base_page),
-        ("B", &r.b, &res.b, r.b_base_page),
-    ] {
-        let sends = match page {
-            Some(word) => format!("sends base page {word}"),
-            None => "sends no link code word".to_string(),
-        };
-        writeln!(out, "  {name}: {}; {sends}", partner.describe())?;
-        let how = match state.how {
-            wirespeed_model::autoneg::HowResolved::Negotiated => "negotiated",
-            wirespeed_model::autoneg::HowResolved::ParallelDetection => "parallel detection",
-            wirespeed_model::autoneg::HowResolved::Forced => "forced",
-            wirespeed_model::autoneg::HowResolved::NoLink => "no link",
-        };
-        if state.technology.is_some() {
-            writeln!(out, "     runs {} ({how})", state.describe())?;
+impl AutonegArgs {
+    /// The job the flags ask for: a word to decode, abilities to encode, or two partners (each
+    /// limited to what it is capable of) to resolve.
+    fn params(&self) -> Params {
+        if let Some(word) = self.decode {
+            Params::Decode { word }
+        } else if let Some(modes) = self.encode {
+            Params::Encode {
+                modes,
+                pause: self.pause,
+                asym_pause: self.asym_pause,
+                remote_fault: self.remote_fault,
+                ack: self.ack,
+            }
         } else {
-            writeln!(out, "     {how}")?;
+            let (mut a, mut b) = (self.partners[0], self.partners[1]);
+            if let Some(c) = self.capable_a {
+                a = a.capable_of(c);
+            }
+            if let Some(c) = self.capable_b {
+                b = b.capable_of(c);
+            }
+            Params::Resolve { a, b }
         }
     }
-    if let Some(best) = res.best_possible {
-        writeln!(out, "  best both could run: {}", best.name())?;
-    }
-    for note in &res.notes {
-        writeln!(out, "  note: {note}")?;
-    }
-    Ok(())
-}
-
-fn render_word(w: &WordReport, out: &mut dyn Write) -> io::Result<()> {
-    writeln!(out, "link code word {} = {} (D15..D0)", w.word, w.binary)?;
-    for row in &w.fields {
-        writeln!(
-            out,
-            "  {:<7} {:<6} {:>5}  {}",
-            row.field, row.bits, row.value, row.meaning
-        )?;
-    }
-    writeln!(out, "summary: {}", w.summary)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use serde::ser::{SerializeMap, Serializer};
 use wirespeed_model::diagnose::peer::Transfer;
 use wirespeed_model::diagnose::{Confidence, Finding, FindingKind, Severity};
 
-use super::{InterfaceReport, PeerReport};
+use super::result::{InterfaceReport, PeerReport};
 
 /// The verdict on one interface or on the peer test.
 #[derive(Debug, Clone, PartialEq)]

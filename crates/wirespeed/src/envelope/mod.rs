@@ -1,21 +1,20 @@
 //! `wirespeed envelope`: the ceiling of a link, and the arithmetic behind it.
 
-use std::io::{self, Write};
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Args, ValueEnum};
-use serde::Serialize;
-use wirespeed_model::envelope::{Envelope, ExplainLine};
-use wirespeed_model::units::{format_seconds, group_digits, parse_duration, significant};
-use wirespeed_model::{
-    BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, RateFormat, Transport,
-};
-use wirespeed_report::{Document, Render};
+use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
+pub(crate) use result::EnvelopeReport;
 
+pub(crate) mod html;
 mod metrics;
+pub(crate) mod result;
+mod text;
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct EnvelopeArgs {
@@ -155,17 +154,6 @@ impl EnvelopeArgs {
     }
 }
 
-/// The envelope as printed: the model's figures plus, when asked, the arithmetic.
-#[derive(Debug, Serialize)]
-struct EnvelopeReport {
-    #[serde(flatten)]
-    envelope: Envelope,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    explain: Option<Vec<ExplainLine>>,
-    #[serde(skip)]
-    rate_format: RateFormat,
-}
-
 pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
     args.check()?;
     let params = args.params();
@@ -178,175 +166,6 @@ pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
     };
     let doc = Document::new("envelope", params, report);
     output::print(&args.output, &doc).context("writing the result")
-}
-
-impl Render for EnvelopeReport {
-    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        let e = &self.envelope;
-        let p = &e.params;
-        let rate_fmt = |bps: f64| {
-            let auto = self.rate_format == RateFormat::Adaptive;
-            let shown = self.rate_format.format(bps);
-            if auto {
-                shown
-            } else {
-                format!("{shown} ({})", RateFormat::Adaptive.format(bps))
-            }
-        };
-        let duplex = match p.duplex {
-            Duplex::Full => "full duplex",
-            Duplex::Half => "half duplex",
-        };
-        writeln!(
-            out,
-            "envelope: {} {}, MTU {}, {duplex}",
-            p.rate,
-            stack_name(p),
-            p.mtu
-        )?;
-        let mut t: Vec<[String; 2]> = Vec::new();
-        let frames: Vec<String> = e
-            .data_frames
-            .iter()
-            .map(|s| {
-                let n = if s.count > 1 {
-                    format!("{} x ", s.count)
-                } else {
-                    String::new()
-                };
-                format!("{n}{} (frame {})", s.bytes.wire, s.bytes.frame)
-            })
-            .collect();
-        t.push([
-            "bytes on the wire per frame".to_string(),
-            frames.join(" + "),
-        ]);
-        t.push(["payload per frame".to_string(), payload_line(e)]);
-        if let Some(a) = &e.acks {
-            let cost = if a.shares_medium {
-                "shares the medium"
-            } else {
-                "reverse direction"
-            };
-            t.push([
-                "ACK stream".to_string(),
-                format!(
-                    "1 per {} segment(s), {} wire bytes each, {} ({cost})",
-                    a.every,
-                    a.frame.wire,
-                    RateFormat::Adaptive.format(a.wire_bits_per_second)
-                ),
-            ]);
-        }
-        t.push([
-            "efficiency".to_string(),
-            format!("{:.2}%", e.efficiency * 100.0),
-        ]);
-        t.push([
-            "goodput ceiling".to_string(),
-            format!(
-                "{} bytes/s = {}",
-                group_digits(e.goodput_bytes_per_second.round() as u64),
-                rate_fmt(e.goodput_bits_per_second)
-            ),
-        ]);
-        t.push([
-            "frames/s at this size".to_string(),
-            significant(e.frames_per_second, 6),
-        ]);
-        t.push([
-            format!("frames/s at the minimum ({} wire bytes)", p.min_wire()),
-            significant(e.min_frames_per_second, 6),
-        ]);
-        t.push([
-            "serialization per byte".to_string(),
-            format_seconds(e.seconds_per_byte),
-        ]);
-        t.push([
-            "serialization per frame".to_string(),
-            format_seconds(e.seconds_per_frame),
-        ]);
-        if let Some(pipe) = &e.pipe {
-            t.push([
-                format!(
-                    "bandwidth-delay product (RTT {})",
-                    format_seconds(pipe.rtt_seconds)
-                ),
-                format!(
-                    "{} payload bytes ({} on the wire)",
-                    group_digits(pipe.bdp_payload_bytes.round() as u64),
-                    group_digits(pipe.bdp_wire_bytes.round() as u64)
-                ),
-            ]);
-            t.push([
-                "socket buffer to fill the pipe".to_string(),
-                format!(
-                    "-w {} (Linux grants {}: it doubles requests)",
-                    pipe.socket_buffer_bytes, pipe.socket_buffer_granted_bytes
-                ),
-            ]);
-        }
-        let width = t.iter().map(|[label, _]| label.len()).max().unwrap_or(0);
-        for [label, value] in &t {
-            writeln!(out, "  {label:<width$}  {value}")?;
-        }
-        writeln!(out, "units: k, M, G = powers of 1000; KiB = 1024 bytes")?;
-        if let Some(lines) = &self.explain {
-            writeln!(out)?;
-            writeln!(out, "the arithmetic:")?;
-            let width = lines.iter().map(|l| l.label.len()).max().unwrap_or(0);
-            for (i, l) in lines.iter().enumerate() {
-                writeln!(out, "{:>2}. {:<width$}  {}", i + 1, l.label, l.work)?;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn payload_line(e: &Envelope) -> String {
-    match e.params.transport {
-        Transport::Tcp { .. } => format!("{} bytes (MSS)", e.payload_bytes),
-        Transport::Udp => format!("{} bytes per datagram", e.payload_bytes),
-    }
-}
-
-fn stack_name(p: &EnvelopeParams) -> String {
-    let link = match p.link {
-        LinkLayer::Ethernet { vlan_tags: 0 } => "Ethernet".to_string(),
-        LinkLayer::Ethernet { vlan_tags } => format!("Ethernet + {vlan_tags} VLAN tag(s)"),
-        LinkLayer::Serial => "serial line".to_string(),
-    };
-    let ip = match p.ip {
-        IpVersion::V4 { .. } => "IPv4",
-        IpVersion::V6 => "IPv6",
-    };
-    let transport = match p.transport {
-        Transport::Tcp { timestamps: true } => "TCP (timestamps)",
-        Transport::Tcp { timestamps: false } => "TCP (no options)",
-        Transport::Udp => "UDP",
-    };
-    format!("{link} / {ip} / {transport}")
-}
-
-/// The HTML view of an envelope for `wirespeed report`: the ceiling's headline figures (the
-/// rest of the document, every frame and ACK, follows as fields).
-pub(crate) fn html(e: &wirespeed_model::Envelope) -> wirespeed_report::html::markup::Markup {
-    use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate, seconds};
-    let mut t = HtmlTable::new(["quantity", "value"]);
-    for (label, value) in [
-        ("goodput ceiling", rate(e.goodput_bits_per_second)),
-        ("efficiency", format!("{} %", number(e.efficiency * 100.0))),
-        ("payload per packet", format!("{} B", e.payload_bytes)),
-        ("frames per second", number(e.frames_per_second)),
-        ("time per payload byte", seconds(e.seconds_per_byte)),
-        ("time per frame", seconds(e.seconds_per_frame)),
-    ] {
-        t.row(vec![Cell::text(label), Cell::num(value)]);
-    }
-    let mut m = Markup::new();
-    m.heading("Summary");
-    m.push(&t.markup());
-    m
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use wirespeed_model::RateFormat;
 use wirespeed_model::units::{format_seconds, group_digits, significant};
 
-use super::render::{LoadResult, Row};
+use super::{LoadResult, Row};
 use crate::common::brief::Headline;
 
 impl Headline for LoadResult {
@@ -81,7 +81,7 @@ fn row_line(r: &Row, format: RateFormat) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::render::Stats;
+    use crate::load::Stats;
 
     fn stats(bits_per_second: f64, delay: f64, excess: Option<f64>) -> Stats {
         Stats {

@@ -1,4 +1,4 @@
-//! The HTML view of a load series, beside its text view (`load_render.rs`): every test's
+//! The HTML view of a load series, beside its text view (`text.rs`): every test's
 //! figures and the aggregate bit rate against hosts next to the shared-segment model (seed
 //! 000's figure 3-3); a results file still being written is summarised by the same `rows`
 //! the command's `--resume` uses, without the model.
@@ -7,8 +7,8 @@ use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate, seco
 use wirespeed_report::html::plots;
 use wirespeed_report::plot::{Curve, Labels, Mark, Series};
 
-use crate::load::render::{LoadResult, Row};
 use crate::load::{LoadPlan, TestRecord};
+use crate::load::{LoadResult, Row};
 
 fn section(rows: &[Row]) -> Markup {
     let mut t = HtmlTable::new([
@@ -109,8 +109,7 @@ pub(crate) struct LoadRuns {
 impl LoadRuns {
     /// Each finished test's figures from its hosts' counters, as `--resume` computes them.
     pub(crate) fn html(&self) -> Result<Markup, String> {
-        let rows = crate::load::render::rows(&self.plan, &self.runs, None)
-            .map_err(|e| format!("{e:#}"))?;
+        let rows = crate::load::rows(&self.plan, &self.runs, None).map_err(|e| format!("{e:#}"))?;
         let planned = self.plan.hosts.len() * self.plan.lengths.len();
         let mut m = Markup::new();
         m.note(&format!(

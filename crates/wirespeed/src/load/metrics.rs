@@ -3,7 +3,7 @@
 //! tells measured from model), and each host's packets and loss.
 
 use crate::common::metrics::{Exposition, Metrics};
-use crate::load::render::{LoadResult, Stats};
+use crate::load::{LoadResult, Stats};
 
 fn stats(m: &mut Exposition, labels: &[(&'static str, &str)], s: &Stats) {
     m.gauge(

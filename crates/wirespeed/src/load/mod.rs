@@ -1,43 +1,35 @@
 //! `wirespeed load`: the coordinated many-host load test of Boggs, Mogul and Kent (seed 000
 //! §3.3): a series of tests over host counts and packet lengths, each run by the agents at once
 //! on a common schedule, results appended to a file as each test ends, `--resume` to go on.
-//! Flags in, the series run by `wirespeed_net::load::controller`, rows out (`load_render`).
+//! Flags in (here), the series run by `wirespeed_net::load::controller` (`measure.rs`), rows
+//! judged (`analysis.rs`) and shown (`text.rs`, `html.rs`).
 
+mod analysis;
 mod brief;
 pub(crate) mod html;
-mod lengths;
+mod measure;
 mod metrics;
-pub(crate) mod render;
+pub(crate) mod result;
+pub(crate) mod text;
 mod verdicts;
 
-use crate::common::runs_file::{RunsFile, RunsPlan};
-
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::Args;
-use serde::{Deserialize, Serialize};
 use wirespeed_model::BitRate;
-use wirespeed_model::load::{ClockEstimate, LengthDeck, Schedule};
+use wirespeed_model::load::Schedule;
 use wirespeed_model::units::parse_duration;
-use wirespeed_net::agent::AgentHandle;
-use wirespeed_net::load::controller::{self, LoadConfig, Sink};
-use wirespeed_net::load::{LoadReport, RawEthernet};
-use wirespeed_net::{Agent, AgentConfig};
-use wirespeed_report::{Document, Finding, Severity};
-use wirespeed_sim::LengthMix;
+use wirespeed_net::load::RawEthernet;
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::OutputArgs;
-use crate::load::render::{LoadResult, rows, write_plots};
-use crate::load::verdicts::LoadFinding;
-pub(crate) use lengths::Lengths;
-use wirespeed_net::control::DEFAULT_PORT;
-
-/// The schema of the results file's first line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
+use crate::common::runs_file::RunsFile;
+use crate::load::text::write_plots;
+pub(crate) use analysis::rows;
+use measure::Agents;
+pub(crate) use result::{Lengths, LoadPlan, LoadResult, RUNS_SCHEMA, Row, Stats, TestRecord};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LoadArgs {
@@ -190,158 +182,6 @@ fn parse_sink(text: &str) -> Result<SinkArg, String> {
     }
 }
 
-/// Everything that fixes a series: the results file's first line.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct LoadPlan {
-    pub(crate) schema: String,
-    /// The agents' addresses, or `loopback` for in-process ones.
-    pub(crate) agents: Vec<String>,
-    pub(crate) hosts: Vec<usize>,
-    /// Each length mix (written in `--lengths` syntax).
-    pub(crate) lengths: Vec<Lengths>,
-    pub(crate) schedule: Schedule,
-    pub(crate) rate_bits_per_second: Option<f64>,
-    /// Host number (1-based) of the counting sink; `None`: each host's own.
-    pub(crate) sink_host: Option<usize>,
-    pub(crate) seed: u64,
-    /// Raw Ethernet frames instead of UDP.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) raw: Option<RawEthernet>,
-    /// The IP TOS byte of every datagram (`-S`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tos: Option<u8>,
-}
-
-/// One agent in one test, as the results file keeps it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct HostRecord {
-    pub(crate) agent: String,
-    pub(crate) clock: Option<ClockEstimate>,
-    pub(crate) report: Option<LoadReport>,
-    pub(crate) error: Option<String>,
-}
-
-/// One finished test: a line of the results file.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct TestRecord {
-    pub(crate) hosts: usize,
-    /// The length mix (written in `--lengths` syntax).
-    pub(crate) lengths: Lengths,
-    pub(crate) complete: bool,
-    pub(crate) agents: Vec<HostRecord>,
-}
-
-/// A length mix in the syntax `--lengths` reads back.
-pub(crate) fn mix_spec(mix: &LengthMix) -> String {
-    match mix {
-        LengthMix::Weighted { lengths } => lengths
-            .iter()
-            .map(|(b, w)| format!("{b}:{w}"))
-            .collect::<Vec<_>>()
-            .join("+"),
-        other => other.to_string(),
-    }
-}
-
-pub(crate) fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
-    let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
-    match list.0.as_slice() {
-        [one] => Ok(one.clone()),
-        _ => bail!("{spec:?} is not one length mix"),
-    }
-}
-
-/// The deck the generators deal from.
-pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
-    let deck = match mix {
-        LengthMix::Fixed { bytes } => LengthDeck::from_counts(&[(*bytes, 1)]),
-        LengthMix::Ratio {
-            short,
-            long,
-            short_count,
-            long_count,
-        } => LengthDeck::from_counts(&[(*short, *short_count), (*long, *long_count)]),
-        LengthMix::Weighted { lengths } => LengthDeck::from_weights(lengths),
-    };
-    deck.with_context(|| format!("--lengths {}", mix_spec(mix)))
-}
-
-fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
-    if text.contains('%') {
-        bail!(
-            "--agent {text}: a zone names a link of this host, which the other agents cannot use to reach it; give the agents routable addresses"
-        );
-    }
-    crate::common::host::resolve_one(text, DEFAULT_PORT, "--agent")
-}
-
-/// Agents whose datagrams did not carry the TOS byte asked for: the report of each agent holds
-/// the value its socket read back, and an agent that predates `-S` reports none.
-fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<LoadFinding> {
-    let Some(tos) = tos else {
-        return Vec::new();
-    };
-    let mut out = Vec::new();
-    for h in done.iter().flat_map(|t| &t.agents) {
-        let Some(r) = &h.report else { continue };
-        if r.tos == Some(tos) {
-            continue;
-        }
-        let finding = LoadFinding::TosNotMarked {
-            agent: h.agent.clone(),
-            asked_tos: tos,
-            sent_tos: r.tos,
-        };
-        if !out.contains(&finding) {
-            out.push(finding);
-        }
-    }
-    out
-}
-
-/// The agents of the run: the user's, or in-process ones on loopback (stopped on drop).
-struct Agents {
-    addrs: Vec<SocketAddr>,
-    local: Vec<AgentHandle>,
-}
-
-impl Drop for Agents {
-    fn drop(&mut self) {
-        for h in &self.local {
-            h.stop();
-        }
-    }
-}
-
-fn agents(args: &LoadArgs) -> anyhow::Result<Agents> {
-    if !args.agents.is_empty() {
-        let addrs = args
-            .agents
-            .iter()
-            .map(|a| agent_address(a))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(Agents {
-            addrs,
-            local: Vec::new(),
-        });
-    }
-    let mut out = Agents {
-        addrs: Vec::new(),
-        local: Vec::new(),
-    };
-    for _ in 0..args.local {
-        let a = Agent::bind(
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-            AgentConfig::default(),
-        )
-        .context("starting an in-process agent on loopback")?;
-        out.addrs.push(a.local_addr()?);
-        let (h, _thread) = a.spawn()?;
-        out.local.push(h);
-    }
-    Ok(out)
-}
-
 /// A duration in nanoseconds; one past 2^64 ns becomes `u64::MAX`, which the schedule's
 /// validation then refuses as an overflow (a cast would wrap it to a short test).
 fn saturating_ns(d: Duration) -> u64 {
@@ -418,169 +258,51 @@ impl LoadArgs {
     }
 }
 
-fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<()> {
-    plan.schedule
-        .validate()
-        .context("--settle/--transmit/--measure/--cooldown")?;
-    let largest = plan.hosts.iter().copied().max().unwrap_or(0);
-    if largest > agents {
-        bail!(
-            "--hosts goes up to {largest} but there are {agents} agents: add --agent (or raise --local)"
-        );
-    }
-    if let Some(h) = plan.sink_host {
-        let smallest = plan.hosts.iter().copied().min().unwrap_or(0);
-        if h > smallest {
-            bail!(
-                "--sink {h}: the sink must be a host of every test, 1 to {smallest} (the smallest in --hosts)"
-            );
-        }
-    }
-    if plan.raw.is_some() && plan.sink_host.is_some() {
-        bail!(
-            "--raw sends each host's frames to its own address: leave out --sink (or use --sink self)"
-        );
-    }
-    if let Some(r) = plan.rate_bits_per_second
-        && r <= 0.0
-    {
-        bail!(
-            "--rate 0: give a positive offered load per host (such as 2M), or leave it out to saturate"
-        );
-    }
-    for m in &plan.lengths {
-        deck(&m.0)?;
-    }
-    Ok(())
-}
-
-/// The plan's tests that `done` does not hold yet, in plan order (each mix, then each host
-/// count), matched by host count and length mix.
-fn to_do<'p>(plan: &'p LoadPlan, done: &[TestRecord]) -> Vec<(usize, &'p Lengths)> {
-    plan.lengths
-        .iter()
-        .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))
-        .filter(|(h, m)| !done.iter().any(|t| t.hosts == *h && t.lengths == **m))
-        .collect()
-}
-
-impl RunsPlan for LoadPlan {
-    const SCHEMA: &'static str = RUNS_SCHEMA;
-    fn schema(&self) -> &str {
-        &self.schema
-    }
-}
-
+/// `wirespeed load`: flags -> agents and plan -> the tests it lacks -> rows, plots and the
+/// document out.
 pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
     args.brief.check(&args.output, &[])?;
     if let Some(dir) = &args.plot {
         crate::common::output::check_output_dir("--plot", dir)?;
     }
     let auth = args.key.load().context("--auth-key-file")?;
-    let agents = agents(&args)?;
+    let agents = measure::agents(&args)?;
     crate::common::interrupt::watch();
-    let mut repair = None;
-    let (plan, mut done, mut file) = match &args.resume {
-        Some(path) => {
-            let resumed = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
-            if let Some(r) = &resumed.repair {
-                eprintln!("wirespeed: warning: {r}");
-            }
-            repair = resumed.repair;
-            (resumed.plan, resumed.runs, Some(resumed.file))
-        }
-        None => {
-            let plan = args.plan(&agents)?;
-            (plan, Vec::new(), None)
-        }
-    };
-    validate(&plan, agents.addrs.len())?;
+    let mut series = measure::series(&args, &agents)?;
+    if let Some(r) = &series.repair {
+        eprintln!("wirespeed: warning: {r}");
+    }
+    measure::validate(&series.plan, agents.addrs.len())?;
     // The results file only once every flag has been checked: a refused run leaves no file.
     if args.resume.is_none()
         && let Some(p) = args.results.as_deref()
     {
-        file = Some(RunsFile::create(p, &plan)?);
+        series.file = Some(RunsFile::create(p, &series.plan)?);
     }
-    let todo = to_do(&plan, &done);
     // Every test lasts its schedule, so the time left is counted down from it (an estimate
     // from the tests finished so far rose while each test ran).
     let bar = crate::common::progress::Progress::start_scheduled(
         "load",
         "tests",
-        todo.len() as u64,
-        test_length(&plan.schedule),
+        measure::to_do(&series.plan, &series.done).len() as u64,
+        test_length(&series.plan.schedule),
         false,
     );
-    let planned = plan.lengths.len() * plan.hosts.len();
-    let mut interrupted = false;
-    for (hosts, mix) in todo {
-        if crate::common::interrupt::requested() {
-            interrupted = true;
-            break;
-        }
-        bar.set_message(format!("{hosts} hosts x {mix}"));
-        let cfg = LoadConfig {
-            agents: agents.addrs[..hosts].to_vec(),
-            auth: auth.clone(),
-            schedule: plan.schedule,
-            deck: deck(&mix.0)?,
-            rate_bits_per_second: plan.rate_bits_per_second,
-            sink: plan.sink_host.map_or(Sink::Own, |h| Sink::Host(h - 1)),
-            seed: plan.seed,
-            idle_timeout: args.timeout,
-            clock_probes: 8,
-            raw: plan.raw.clone(),
-            tos: plan.tos,
-        };
-        let Some(outcome) = run_test(cfg, &crate::common::interrupt::requested)? else {
-            interrupted = true;
-            break;
-        };
-        let record = TestRecord {
-            hosts,
-            lengths: mix.clone(),
-            complete: outcome.complete,
-            agents: outcome
-                .agents
-                .into_iter()
-                .map(|a| HostRecord {
-                    agent: a.agent.to_string(),
-                    clock: a.clock,
-                    report: a.report,
-                    error: a.error,
-                })
-                .collect(),
-        };
-        if let Some(f) = &mut file {
-            f.append(&record)?;
-        }
-        done.push(record);
-        bar.inc();
-    }
-    bar.finish();
-    let finished = done.len();
-    let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
-    let rows = rows(&plan, &done, model_ns)?;
-    let result = LoadResult {
-        results_file: file.map(|f| f.path().display().to_string()),
-        rows,
-        rate_format: args.output.rate_format,
-    };
+    let planned = series.plan.lengths.len() * series.plan.hosts.len();
+    let measured = measure::measure(&args, &agents, auth, series, &bar)?;
     if let Some(dir) = &args.plot {
-        write_plots(dir, &result)?;
+        write_plots(dir, &measured.doc.result)?;
     }
-    let mut doc = Document::new("load", plan, result);
-    for warning in doc.result.warnings(!agents.local.is_empty()) {
-        doc.warning(&warning);
-    }
-    // The results file's own note of what it repaired on resume, a sentence of its making.
-    doc.extend(repair.map(|r| Finding::plain(Severity::Warning, "results_file_repaired", r)));
-    for warning in unmarked(doc.parameters.tos, &done) {
-        doc.warning(&warning);
-    }
-    for verdict in doc.result.verdicts() {
-        doc.verdict(&verdict);
-    }
+    show(&args, measured, planned)
+}
+
+/// The document out; a series cut short says how far it got and the command that resumes it.
+fn show(args: &LoadArgs, measured: measure::Measured, planned: usize) -> anyhow::Result<()> {
+    let measure::Measured {
+        doc,
+        interrupted,
+        finished,
+    } = measured;
     if !interrupted {
         return crate::common::brief::show(&args.brief, &args.output, &doc);
     }
@@ -596,37 +318,9 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
                 "{finished} of {planned} tests finished; none is saved (add --results FILE to keep them)"
             ),
         },
-        resume: saved.map(|path| resume_command(&args, &path)),
+        resume: saved.map(|path| resume_command(args, &path)),
     }
     .into())
-}
-
-/// Runs one test in a thread of its own and waits for it, asking `stop` every 50 ms: on Ctrl-C
-/// the test in flight is abandoned (its agents see the control connection close when this
-/// process ends) and `None` comes back.
-fn run_test(
-    cfg: LoadConfig,
-    stop: &dyn Fn() -> bool,
-) -> anyhow::Result<Option<controller::LoadOutcome>> {
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::Builder::new()
-        .name("load-test".into())
-        .spawn(move || {
-            let _ = tx.send(controller::run(&cfg));
-        })
-        .context("starting the test's thread")?;
-    loop {
-        if stop() {
-            return Ok(None);
-        }
-        match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(outcome) => return Ok(Some(outcome?)),
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-                bail!("the test's thread ended without an outcome (a panic: please report it)")
-            }
-        }
-    }
 }
 
 /// The command that continues this series: the flags its plan does not hold, and `--resume`.
@@ -658,8 +352,14 @@ fn resume_command(args: &LoadArgs, path: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::analysis::unmarked;
+    use super::measure::{agent_address, deck, to_do, validate};
+    use super::result::{HostRecord, mix_spec, parse_mix};
+    use super::verdicts::LoadFinding;
     use super::*;
     use clap::Parser;
+    use wirespeed_net::load::LoadReport;
+    use wirespeed_sim::LengthMix;
 
     #[derive(Parser)]
     struct Cli {

@@ -30,7 +30,7 @@ use wirespeed_lab::emulator::stats::DelaySums;
 use wirespeed_report::Document;
 
 use super::{Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting};
-use crate::load::render::LoadResult;
+use crate::load::LoadResult;
 
 /// The lab's topology file.
 pub(crate) const TOPOLOGY: &str = "boggs-24.toml";

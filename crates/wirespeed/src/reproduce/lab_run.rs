@@ -503,10 +503,10 @@ mod decoding_tests {
         // The window the duplex comparison checks: the largest of the senders' (two streams,
         // 29,696 and 29,140,992 bytes in the recorded document).
         assert_eq!(super::sender_window(&tcp), Some(29_140_992));
-        let load: Document<IgnoredAny, crate::load::render::LoadResult> =
+        let load: Document<IgnoredAny, crate::load::LoadResult> =
             wirespeed_report::decode::from_str(&testdata("load.json")).unwrap();
         assert!(!load.result.rows.is_empty());
-        let sweep: Document<IgnoredAny, crate::sweep::render::SweepReport> =
+        let sweep: Document<IgnoredAny, crate::sweep::SweepReport> =
             wirespeed_report::decode::from_str(&testdata("sweep.json")).unwrap();
         assert!(!sweep.result.runs.is_empty());
         let probe: Document<IgnoredAny, crate::probe::ProbeReport> =

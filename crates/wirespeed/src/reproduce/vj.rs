@@ -24,7 +24,7 @@ use serde::de::IgnoredAny;
 use wirespeed_report::Document;
 
 use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, setting};
-use crate::sweep::render::SweepReport;
+use crate::sweep::SweepReport;
 
 /// The seed's LANCE column: task-to-task KB/s and wire Mb/s for 1..12 packets.
 const LANCE: [(f64, f64); 12] = [

@@ -1,33 +1,32 @@
 //! `wirespeed sim csma`: what a shared CSMA/CD Ethernet does with N hosts, these packet sizes,
-//! this cable. Flags in, a sweep run on every core, the seed's statistics out.
+//! this cable. Flags in (here), a sweep run on every core (`measure.rs`), the seed's statistics
+//! out (`text.rs`, `html.rs`); `sim link` is `link.rs`.
 
+mod analysis;
 pub(crate) mod html;
 pub(crate) mod link;
+mod measure;
 mod metrics;
+pub(crate) mod result;
+pub(crate) mod text;
 mod verdicts;
 
-use std::io::{self, Write};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, bail};
-use clap::{Args, Subcommand, ValueEnum};
-use serde::{Deserialize, Serialize};
-use wirespeed_model::csma_theory::MetcalfeBoggs;
-use wirespeed_model::units::{format_seconds, group_digits, parse_duration, significant};
-use wirespeed_model::{BitRate, RateFormat};
-use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
-use wirespeed_report::{Document, Render, Table};
+use clap::{Args, Subcommand};
+use wirespeed_model::BitRate;
+use wirespeed_model::units::parse_duration;
 use wirespeed_sim::bus::METRES_PER_FOOT;
-use wirespeed_sim::sweep::{Point, grid, run_sweep_stoppable};
+use wirespeed_sim::sweep::grid;
 use wirespeed_sim::traffic::{SEED_LENGTHS, STANDARD_MAX_LENGTH};
-use wirespeed_sim::{
-    Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, PointSummary, Scenario,
-};
+use wirespeed_sim::{Arrivals, Cable, HostModel, LengthMix, MacParams, Placement, Scenario};
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::sim::link::LinkArgs;
-use crate::sim::verdicts::SimFinding;
+use result::Net;
+pub(crate) use result::SimReport;
 
 #[derive(Debug, Clone, Subcommand)]
 pub(crate) enum SimCommand {
@@ -170,14 +169,6 @@ pub(crate) struct CsmaArgs {
     output: OutputArgs,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
-#[serde(rename_all = "snake_case")]
-enum Net {
-    Long4,
-    Long2,
-    Short,
-}
-
 /// `3000ft`, `910m`, `0.5km`, or a bare number of metres.
 pub(crate) fn parse_length(text: &str) -> Result<f64, String> {
     let t = text.trim();
@@ -214,50 +205,6 @@ fn parse_latency(text: &str) -> Result<(Duration, Duration), String> {
         ));
     }
     Ok((lo, hi))
-}
-
-/// What was asked, as the document records it.
-#[derive(Debug, Serialize)]
-struct SimParams {
-    model: &'static str,
-    rate_bits_per_second: u64,
-    mac: MacParams,
-    net: Net,
-    cable: Cable,
-    host: HostModel,
-    arrivals: Arrivals,
-    hosts: Vec<usize>,
-    lengths: Vec<String>,
-    warmup_seconds: f64,
-    measured_seconds: f64,
-    replications: u32,
-    seed: u64,
-    threads: usize,
-}
-
-/// One point with its theory.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SimPoint {
-    #[serde(flatten)]
-    pub(crate) summary: PointSummary,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    metcalfe_boggs: Option<MetcalfeBoggs>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SimReport {
-    pub(crate) points: Vec<SimPoint>,
-    events: u64,
-    wall_seconds: f64,
-    events_per_second: f64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    theory: Option<Vec<String>>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    plots: Vec<String>,
-    #[serde(skip)]
-    rate_format: RateFormat,
-    #[serde(skip)]
-    replications: u32,
 }
 
 pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
@@ -354,101 +301,30 @@ fn mix_max(mix: &LengthMix) -> u64 {
     }
 }
 
+/// `wirespeed sim csma`: flags -> scenario -> the simulated grid -> plots and the document out.
 fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
     if let Some(dir) = &args.plot {
         crate::common::output::check_output_dir("--plot", dir)?;
     }
     let base = args.scenario()?;
-    let points = grid(&args.lengths.0, &args.hosts.0);
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
-    let replications = args.replications as usize;
+    let planned = grid(&args.lengths.0, &args.hosts.0).len();
     // No estimate before the first point: a simulation's cost depends on its event count.
     let bar = crate::common::progress::Progress::start(
         "simulating",
         "tests",
-        (points.len() * replications) as u64,
+        (planned * args.replications as usize) as u64,
         None,
         false,
     );
-    let started = Instant::now();
-    let progress = |done: usize, _total: usize| bar.set_position(done as u64);
     crate::common::interrupt::watch();
-    let summaries = run_sweep_stoppable(
-        &base,
-        &points,
-        replications,
-        threads,
-        &progress,
-        &crate::common::interrupt::requested,
-    )?;
-    bar.finish();
-    let planned = points.len();
-    // After Ctrl-C: the points whose every replication finished, in grid order.
-    let (points, summaries): (Vec<Point>, Vec<_>) = points
-        .into_iter()
-        .zip(summaries)
-        .filter_map(|(p, s)| s.map(|s| (p, s)))
-        .unzip();
-    let interrupted = points.len() < planned;
-    let wall = started.elapsed().as_secs_f64();
-    let events: u64 = summaries.iter().map(|s| s.events).sum();
-    let slot = base.mac.slot_bits as f64;
-    let sim_points: Vec<SimPoint> = summaries
-        .into_iter()
-        .zip(&points)
-        .map(|(summary, point)| SimPoint {
-            metcalfe_boggs: args.theory.then(|| {
-                MetcalfeBoggs::new(point.lengths.mean_bytes() * 8.0, slot, point.hosts as f64)
-            }),
-            summary,
-        })
-        .collect();
-    let plots = match &args.plot {
-        Some(dir) => write_plots(dir, &sim_points)?,
-        None => Vec::new(),
-    };
-    let warnings = warnings(&args, &sim_points);
-    let verdicts = verdicts(&base, &points, &sim_points);
-    let report = SimReport {
-        points: sim_points,
-        events,
-        wall_seconds: wall,
-        events_per_second: events as f64 / wall.max(1e-9),
-        theory: args.theory.then(|| theory_lines(slot)),
-        plots,
-        rate_format: args.output.rate_format,
-        replications: args.replications,
-    };
-    let params = SimParams {
-        model: "csma",
-        rate_bits_per_second: base.mac.bits_per_second,
-        mac: base.mac,
-        net: args.net,
-        cable: base.cable.clone(),
-        host: base.host,
-        arrivals: base.arrivals,
-        hosts: args.hosts.0.clone(),
-        lengths: args.lengths.0.iter().map(ToString::to_string).collect(),
-        warmup_seconds: base.warmup_ns as f64 * 1e-9,
-        measured_seconds: base.measure_ns as f64 * 1e-9,
-        replications: args.replications,
-        seed: args.seed,
-        threads,
-    };
-    let mut doc = Document::new("sim", params, report);
-    for verdict in &verdicts {
-        doc.verdict(verdict);
-    }
-    for warning in &warnings {
-        doc.warning(warning);
-    }
-    if !interrupted {
-        return output::print(&args.output, &doc).context("writing the result");
+    let mut doc = measure::measure(&args, &base, &bar)?;
+    if let Some(dir) = &args.plot {
+        doc.result.plots = text::write_plots(dir, &doc.result.points)?;
     }
     let finished = doc.result.points.len();
+    if finished == planned {
+        return output::print(&args.output, &doc).context("writing the result");
+    }
     let what = format!(
         "interrupted after {finished} of {planned} points; the rows below are the points whose every replication finished"
     );
@@ -461,292 +337,6 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         resume: None,
     }
     .into())
-}
-
-/// The seed's figures 3-3 to 3-9: one plot per statistic, one curve per packet size.
-fn write_plots(dir: &std::path::Path, points: &[SimPoint]) -> anyhow::Result<Vec<String>> {
-    type Stat = fn(&PointSummary) -> f64;
-    let figures: [(&str, &str, &str, Stat); 7] = [
-        (
-            "bit-rate",
-            "Total bit rate (seed 000 fig. 3-3)",
-            "Mbit/s",
-            |s| s.bits_per_second.mean / 1e6,
-        ),
-        (
-            "bit-rate-sd",
-            "Std. dev. of bit rate (fig. 3-4)",
-            "Mbit/s",
-            |s| s.bits_per_second_std_dev.mean / 1e6,
-        ),
-        (
-            "packet-rate",
-            "Total packet rate (fig. 3-5)",
-            "packets/s",
-            |s| s.packets_per_second.mean,
-        ),
-        (
-            "packet-rate-sd",
-            "Std. dev. of packet rate (fig. 3-6)",
-            "packets/s",
-            |s| s.packets_per_second_std_dev.mean,
-        ),
-        (
-            "delay",
-            "Average transmission delay (fig. 3-7)",
-            "ms",
-            |s| s.delay_mean_seconds.mean * 1e3,
-        ),
-        (
-            "delay-sd",
-            "Std. dev. of transmission delay (fig. 3-8)",
-            "ms",
-            |s| s.delay_std_dev_seconds.mean * 1e3,
-        ),
-        (
-            "excess-delay",
-            "Excess transmission delay (fig. 3-9)",
-            "ms",
-            |s| s.excess_delay_seconds.mean * 1e3,
-        ),
-    ];
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let mut lengths: Vec<&str> = Vec::new();
-    for p in points {
-        if !lengths.contains(&p.summary.lengths.as_str()) {
-            lengths.push(&p.summary.lengths);
-        }
-    }
-    let mut written = Vec::new();
-    for (file, title, unit, stat) in figures {
-        let labels = Labels {
-            title,
-            x: "number of hosts",
-            y: unit,
-        };
-        let plot = lengths.iter().fold(Plot::new(labels), |plot, name| {
-            let points = points
-                .iter()
-                .filter(|p| p.summary.lengths == *name)
-                .map(|p| (p.summary.hosts as f64, stat(&p.summary)))
-                .collect();
-            let series = Series {
-                name: format!("{name} bytes"),
-                points,
-            };
-            plot.curve(Curve::new(series, Mark::Line))
-        });
-        let path = dir.join(format!("{file}.svg"));
-        std::fs::write(&path, plot.svg()?)
-            .with_context(|| format!("writing {}", path.display()))?;
-        written.push(path.display().to_string());
-    }
-    Ok(written)
-}
-
-fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<SimFinding> {
-    let mut w = Vec::new();
-    if points.iter().any(|p| p.summary.late_collisions > 0) {
-        w.push(SimFinding::LateCollisions);
-    }
-    if args.replications == 1 {
-        w.push(SimFinding::SingleReplication);
-    }
-    w
-}
-
-/// Compares the points the seed measured with what it reported.
-fn verdicts(base: &Scenario, points: &[Point], sim: &[SimPoint]) -> Vec<SimFinding> {
-    let mut v = Vec::new();
-    if base.mac.bits_per_second != 10_000_000 || base.arrivals != Arrivals::Saturated {
-        return v;
-    }
-    for (p, s) in points.iter().zip(sim) {
-        let fixed = |b: u64| p.lengths == LengthMix::Fixed { bytes: b };
-        if fixed(1536) && p.hosts == 24 && base.cable == Cable::seed_long_net() {
-            v.push(SimFinding::LongNetUtilization {
-                hosts: p.hosts,
-                frame_bytes: 1536,
-                utilization_share: s.summary.utilization.mean,
-                delay_seconds: s.summary.delay_mean_seconds.mean,
-            });
-        }
-        if fixed(64) && p.hosts == 2 {
-            v.push(SimFinding::ShortPacketRate {
-                hosts: p.hosts,
-                frame_bytes: 64,
-                packets_per_second: s.summary.packets_per_second.mean,
-            });
-        }
-    }
-    v
-}
-
-fn theory_lines(slot_bits: f64) -> Vec<String> {
-    let e = std::f64::consts::E;
-    let min = MetcalfeBoggs::new(512.0, slot_bits, 1e9);
-    let big = MetcalfeBoggs::new(1536.0 * 8.0, slot_bits, 256.0);
-    vec![
-        "Metcalfe & Boggs (CACM 1976): Q stations always ready, slotted time (slot T = 512 bit \
-         times), each transmitting in a slot with probability 1/Q."
-            .to_string(),
-        "  A = (1 - 1/Q)^(Q-1), the chance that a slot is won; W = (1 - A)/A, slots lost per \
-         packet; E = P / (P + W T)."
-            .to_string(),
-        format!(
-            "  As Q grows, A -> 1/e = {:.4} and W -> e - 1 = {:.4}; a 64-byte packet lasts one \
-             slot (P = T), so E -> 1/(1 + e - 1) = 1/e = {:.1}%: the '37%' of the myth.",
-            1.0 / e,
-            e - 1.0,
-            min.efficiency * 100.0
-        ),
-        format!(
-            "  For 1536-byte packets the same formula gives {:.1}% even at Q = 256.",
-            big.efficiency * 100.0
-        ),
-        "Why a real Ethernet does not sit at 1/e (seed 000 §2.5): it is unslotted and \
-         1-persistent, a collision on a short cable costs the 64-bit preamble and a 32-bit jam \
-         or a round trip and the jam (about 10 microseconds), not a whole slot; packets are mostly long; binary exponential \
-         backoff adapts to Q; and Q is the number of hosts actually ready, seldom large."
-            .to_string(),
-        "The simulated columns run that real protocol; the M-B column is the 1976 formula for \
-         the same packet size with Q = hosts."
-            .to_string(),
-    ]
-}
-
-impl Render for SimReport {
-    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        let ci = self.replications > 1;
-        let mut labels: Vec<&str> = Vec::new();
-        for p in &self.points {
-            if labels.last() != Some(&p.summary.lengths.as_str()) {
-                labels.push(&p.summary.lengths);
-            }
-        }
-        let rate_unit = |bps: f64| {
-            if self.rate_format == RateFormat::Adaptive {
-                RateFormat::Megabits.value(bps)
-            } else {
-                self.rate_format.value(bps)
-            }
-        };
-        let unit = if self.rate_format == RateFormat::Adaptive {
-            "Mbit/s"
-        } else {
-            self.rate_format.unit(1e6)
-        };
-        for (i, label) in labels.iter().enumerate() {
-            if i > 0 {
-                writeln!(out)?;
-            }
-            writeln!(out, "packets: {}", describe(label))?;
-            let mut header = vec![
-                "hosts".to_string(),
-                unit.to_string(),
-                "sd".to_string(),
-                "pkt/s".to_string(),
-                "sd".to_string(),
-                "delay".to_string(),
-                "sd".to_string(),
-                "excess".to_string(),
-                "Jain".to_string(),
-                "util".to_string(),
-                "coll/pkt".to_string(),
-            ];
-            if ci {
-                header.insert(2, "+-95%".to_string());
-            }
-            let theory = self.points.iter().any(|p| p.metcalfe_boggs.is_some());
-            if theory {
-                header.push("M-B".to_string());
-            }
-            let mut t = Table::new(header);
-            for p in self.points.iter().filter(|p| p.summary.lengths == *label) {
-                let s = &p.summary;
-                let mut row = vec![
-                    s.hosts.to_string(),
-                    format!("{:.3}", rate_unit(s.bits_per_second.mean)),
-                    format!("{:.3}", rate_unit(s.bits_per_second_std_dev.mean)),
-                    group_digits(s.packets_per_second.mean.round() as u64),
-                    group_digits(s.packets_per_second_std_dev.mean.round() as u64),
-                    format_seconds(s.delay_mean_seconds.mean),
-                    format_seconds(s.delay_std_dev_seconds.mean),
-                    signed_seconds(s.excess_delay_seconds.mean),
-                    format!("{:.3}", s.jain_fairness.mean),
-                    format!("{:.1}%", s.utilization.mean * 100.0),
-                    format!("{:.3}", s.collisions_per_packet.mean),
-                ];
-                if ci {
-                    row.insert(
-                        2,
-                        format!("{:.3}", rate_unit(s.bits_per_second.ci_half_width)),
-                    );
-                }
-                if let Some(mb) = &p.metcalfe_boggs {
-                    row.push(format!("{:.1}%", mb.efficiency * 100.0));
-                }
-                t.row(row);
-            }
-            write!(out, "{t}")?;
-        }
-        writeln!(
-            out,
-            "bit rate charges 24 byte times per packet (seed 000 §3.3); sd = standard deviation \
-             across hosts (rates) or packets (delay); delay = first attempt to end of success"
-        )?;
-        let late: u64 = self.points.iter().map(|p| p.summary.late_collisions).sum();
-        let dropped: u64 = self.points.iter().map(|p| p.summary.dropped).sum();
-        writeln!(
-            out,
-            "{} events simulated in {} ({} million events/s); {} frames hit 16 collisions; {} \
-             late collisions",
-            group_digits(self.events),
-            format_seconds(self.wall_seconds),
-            significant(self.events_per_second / 1e6, 3),
-            group_digits(dropped),
-            group_digits(late),
-        )?;
-        let discarded: u64 = self.points.iter().map(|p| p.summary.discarded).sum();
-        if discarded > 0 {
-            writeln!(
-                out,
-                "{} packets offered by the generators were discarded for want of a free buffer \
-                 (seed 000 figure 2-1: G counts them, the throughput does not)",
-                group_digits(discarded)
-            )?;
-        }
-        if !self.plots.is_empty() {
-            writeln!(out, "plots: {}", self.plots.join(", "))?;
-        }
-        if let Some(lines) = &self.theory {
-            writeln!(out)?;
-            for line in lines {
-                writeln!(out, "{line}")?;
-            }
-        }
-        Ok(())
-    }
-}
-
-fn describe(label: &str) -> String {
-    if label.contains('/') && !label.contains('x') {
-        format!("{label} (short 64-byte to long 1536-byte)")
-    } else if label.contains(':') {
-        format!("mix {label} (bytes:weight)")
-    } else {
-        format!("{label} bytes")
-    }
-}
-
-fn signed_seconds(s: f64) -> String {
-    if s.abs() < 1e-9 {
-        "0".to_string()
-    } else if s < 0.0 {
-        format!("-{}", format_seconds(-s))
-    } else {
-        format_seconds(s)
-    }
 }
 
 #[cfg(test)]

@@ -66,8 +66,6 @@ impl AgentRunner {
             spec,
             auth: self.auth.clone(),
             cpu: None,
-            interval: None,
-            omit: Duration::ZERO,
             idle_timeout: Duration::from_secs(30),
             interrupt: self.interrupt.clone(),
             source: None,

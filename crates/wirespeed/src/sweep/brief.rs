@@ -6,7 +6,7 @@ use wirespeed_model::RateFormat;
 use wirespeed_model::sweep::PlateauLimit;
 use wirespeed_model::units::ByteSize;
 
-use super::render::SweepReport;
+use super::SweepReport;
 use crate::common::brief::{Headline, percent};
 
 impl Headline for SweepReport {

@@ -1,4 +1,4 @@
-//! The HTML view of a sweep, beside its text view (`render.rs`): the seed's diagonal table,
+//! The HTML view of a sweep, beside its text view (`text.rs`): the seed's diagonal table,
 //! the heatmap of every buffer pair and the diagonal plot; and of a results file still being
 //! written (the plan and the runs that finished), whose cells' medians are computed here while
 //! the verdicts come from `sweep --resume FILE`.
@@ -11,7 +11,7 @@ use wirespeed_report::html::plots::{self, Axes};
 use wirespeed_report::plot::{Curve, Labels, Mark, Series, byte_rate_unit};
 
 use super::SweepPlan;
-use super::render::SweepReport;
+use super::SweepReport;
 
 /// The buffer in packets of `mss` bytes, for the diagonal's x axis.
 fn packets(b: BufferSize, mss: u64) -> f64 {

@@ -2,7 +2,7 @@
 //! for (bytes), never by its place in the grid; the plateau and the ceiling.
 
 use crate::common::metrics::{Exposition, Metrics};
-use crate::sweep::render::SweepReport;
+use crate::sweep::SweepReport;
 
 impl Metrics for SweepReport {
     fn metrics(&self, m: &mut Exposition) {

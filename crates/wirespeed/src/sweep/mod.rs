@@ -1,15 +1,17 @@
 //! `wirespeed sweep`: Van Jacobson's socket-buffer experiment (seed 004) on any path.
 //!
 //! The plan (axes, repetitions, seed) fixes every run and its order; each finished run is
-//! appended to the results file at once; the analysis and the printing come from
-//! `wirespeed_model::sweep` and [`render`]. Running one point is a [`PointRunner`]'s job, so the
-//! loop can be tested without a network.
+//! appended to the results file at once (`measure.rs`); the analysis comes from
+//! `wirespeed_model::sweep`, the schema is `result.rs` and the printing [`text`]. Running one
+//! point is a [`PointRunner`]'s job, so the loop can be tested without a network.
 
 mod agent_runner;
 mod brief;
 pub(crate) mod html;
+mod measure;
 mod metrics;
-pub(crate) mod render;
+pub(crate) mod result;
+pub(crate) mod text;
 mod verdicts;
 
 use std::io::IsTerminal;
@@ -18,49 +20,16 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use wirespeed_lab::inside::RoutePair;
-use wirespeed_lab::truth::{Element, FlowShape};
-use wirespeed_model::sweep::{self, Axis, PathFacts, PlanEstimate, PlannedRun, RunRecord};
+use wirespeed_model::sweep::{self, Axis};
 use wirespeed_model::units::parse_duration;
-use wirespeed_model::{BitRate, ByteSize, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
-use wirespeed_report::{Document, Finding, Severity};
+use wirespeed_model::{BitRate, ByteSize};
 
 use crate::common::exit_status::Exit;
 use crate::common::output::OutputArgs;
-use crate::common::runs_file::{RunsFile, RunsPlan};
-pub(crate) use render::SweepReport;
-use serde::{Deserialize, Serialize};
-
-/// The schema of a sweep results file's first line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
-
-/// Everything that fixes which runs a sweep consists of and in which order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SweepPlan {
-    pub(crate) schema: String,
-    /// The agent, or "loopback" for the in-process one.
-    pub(crate) target: String,
-    pub(crate) snd: Axis,
-    pub(crate) rcv: Axis,
-    pub(crate) reps: u32,
-    pub(crate) seed: u64,
-    /// Bytes of one "packet" on the axes.
-    pub(crate) mss_bytes: u64,
-    /// Whether runs set TCP_MAXSEG to `mss_bytes` (`-M`), or leave the path's own MSS.
-    #[serde(default)]
-    pub(crate) set_mss: bool,
-    /// Bytes per run, when the runs are fixed-size.
-    pub(crate) transfer_bytes: Option<u64>,
-    /// Seconds per run, when the runs are timed.
-    pub(crate) transfer_seconds: Option<f64>,
-}
-
-impl RunsPlan for SweepPlan {
-    const SCHEMA: &'static str = RUNS_SCHEMA;
-    fn schema(&self) -> &str {
-        &self.schema
-    }
-}
+use crate::common::progress::Progress;
+use measure::{Measured, Planned, Stop};
+pub(crate) use measure::{PathProbe, PointRequest, PointRunner};
+pub(crate) use result::{SweepPlan, SweepReport};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = BUFFER_HELP)]
@@ -197,41 +166,6 @@ to N x MSS so the advertised window is exactly N packets; with -M it sets the cl
 each read, because Linux 6.x resets it from the buffer once data flows. Every run records the requested and
 granted sizes and what TCP_INFO showed. See docs/sweep.md.";
 
-/// What one run is asked to do.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PointRequest {
-    pub(crate) snd_bytes: u64,
-    pub(crate) rcv_bytes: u64,
-    pub(crate) transfer_bytes: Option<u64>,
-    pub(crate) transfer_time: Option<Duration>,
-    pub(crate) mss: Option<u32>,
-}
-
-/// What a short transfer before the first run found of the path.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PathProbe {
-    /// The MSS a packet stands for when none was asked for.
-    pub(crate) mss: u64,
-    /// The lowest round trip its kernel saw (a small packet's), seconds.
-    pub(crate) lowest_rtt_seconds: Option<f64>,
-    /// The payload rate it reached, bytes/s.
-    pub(crate) bytes_per_second: Option<f64>,
-}
-
-/// Runs one transfer at one grid point; the loop fills in the indices.
-pub(crate) trait PointRunner {
-    /// A name for the target ("loopback", "host:port").
-    fn target(&self) -> String;
-    /// A short transfer before the plan: the path's MSS, round trip and rate.
-    fn probe(&mut self) -> anyhow::Result<PathProbe>;
-    /// The route to the target as a wirespeed lab configured it, when the sweep runs in one.
-    fn lab_route(&self) -> Option<RoutePair> {
-        None
-    }
-    /// One run.
-    fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord>;
-}
-
 /// `wirespeed sweep`: builds the runner for the agent given (or an in-process one) and sweeps.
 pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
     validate(&args)?;
@@ -265,14 +199,6 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
     run(args, &mut runner, &crate::common::interrupt::requested)
 }
 
-/// Why the loop stopped before the end.
-enum Stop {
-    /// A run failed (the peer went away, the disk filled).
-    Failed(anyhow::Error),
-    /// SIGINT or SIGTERM: the run in flight, if any, was abandoned.
-    Interrupted,
-}
-
 /// The sweep: plan (new or resumed), the runs it lacks, the report. `stop` says whether Ctrl-C
 /// arrived; it is asked before each run and after a failed one.
 pub(crate) fn run(
@@ -280,132 +206,47 @@ pub(crate) fn run(
     runner: &mut dyn PointRunner,
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<()> {
-    let mut repair = None;
     let route = if args.link_rate.is_none() {
         runner.lab_route()
     } else {
         None
     };
-    let mut estimate = None;
-    let (plan, mut done, mut file) = match &args.resume {
-        Some(path) => {
-            let resumed = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
-            if let Some(r) = &resumed.repair {
-                eprintln!("wirespeed: warning: {r}");
-            }
-            repair = resumed.repair;
-            (resumed.plan, resumed.runs, Results::Open(resumed.file))
-        }
-        None => {
-            let seed = args.seed.unwrap_or_else(random_seed);
-            let probe = match runner.probe() {
-                Ok(p) => p,
-                Err(_) if stop() => {
-                    return Err(crate::common::interrupt::Interrupted {
-                        message: "stopped before the first run; nothing was saved".into(),
-                        resume: None,
-                    }
-                    .into());
-                }
-                Err(e) => return Err(e),
-            };
-            let mss = args.mss.map_or(probe.mss, u64::from);
-            let plan = SweepPlan {
-                schema: RUNS_SCHEMA.to_string(),
-                target: runner.target(),
-                snd: args.snd.clone(),
-                rcv: args.rcv.clone().unwrap_or_else(|| args.snd.clone()),
-                reps: args.reps,
-                seed,
-                mss_bytes: mss,
-                set_mss: args.mss.is_some(),
-                transfer_bytes: args.time.is_none().then_some(args.bytes.bytes()),
-                transfer_seconds: args.time.map(|t| t.as_secs_f64()),
-            };
-            let path = args
-                .results
-                .clone()
-                .unwrap_or_else(|| PathBuf::from(format!("sweep-{seed}.jsonl")));
-            // Created by the first run kept: an agent that never answers leaves no file.
-            RunsFile::check_new(&path)?;
-            let facts = path_facts(&args, &route, mss);
-            let e = plan_estimate(&plan, &facts.facts, probe);
-            if e.seconds > args.budget.as_secs_f64() {
-                bail!(
-                    "the plan's {} runs would take about {} on this path ({}), more than \
-                     --budget {}: give a smaller grid (for example --snd 1..17:4 --reps 1 -n \
-                     1MiB) or a longer budget, --budget {}h",
-                    e.runs,
-                    hours(e.seconds),
-                    estimate_basis(&e, &facts),
-                    hours(args.budget.as_secs_f64()),
-                    (e.seconds / 3600.0).ceil(),
-                );
-            }
-            estimate = Some(e);
-            (plan, Vec::new(), Results::Pending(path))
-        }
-    };
-    let order = sweep::plan(plan.snd.0.len(), plan.rcv.0.len(), plan.reps, plan.seed);
-    let todo = sweep::remaining(&order, &done);
-    let quiet = args.output.json || !std::io::stderr().is_terminal();
-    if !quiet {
-        eprintln!(
-            "sweep: {} runs ({} already done){}, seed {} (replay with --seed {}), results in {}",
-            order.len(),
-            order.len() - todo.len(),
-            estimate.map_or(String::new(), |e| format!(
-                ", about {} on this path",
-                hours(e.seconds)
-            )),
-            plan.seed,
-            plan.seed,
-            file.path().display()
-        );
+    let planned = measure::plan(&args, runner, &route, stop)?;
+    if let Some(r) = &planned.repair {
+        eprintln!("wirespeed: warning: {r}");
     }
-    let per_run = estimate
+    // On a terminal only, and not with --json: a script reads the document, not this line.
+    if !args.output.json && std::io::stderr().is_terminal() {
+        eprintln!("{}", text::start_line(&planned));
+    }
+    let bar = progress_bar(&planned);
+    let measured = measure::measure(&args, &route, planned, runner, stop, &bar);
+    bar.finish();
+    let measured = measured?;
+    write_files(&args, &measured.doc.result)?;
+    show(&args, measured)
+}
+
+/// The runs as they go, on stderr even with --json: a long series is never silent.
+fn progress_bar(planned: &Planned) -> Progress {
+    let per_run = planned
+        .estimate
         .filter(|e| e.runs > 0)
-        .map(|e| Duration::from_secs_f64(e.seconds / e.runs as f64));
-    let stopped = execute(&plan, &todo, runner, &mut file, &mut done, stop, per_run);
-    let saved = done.len();
-    // Nothing kept (the agent never answered, or the signal came first): nothing measured,
-    // so nothing on stdout and no file (docs/exit-status.md, status 2 or 130/143).
-    if let Results::Pending(_) = file {
-        match stopped {
-            Some(Stop::Failed(err)) => return Err(err),
-            Some(Stop::Interrupted) => {
-                return Err(crate::common::interrupt::Interrupted {
-                    message: "stopped before the first run; nothing was saved".into(),
-                    resume: None,
-                }
-                .into());
-            }
-            None => {}
-        }
-    }
-    let mut report = build_report(&args, &route, plan, order.len(), done, file.path());
-    report.estimate = estimate;
-    let mut doc = Document::new("sweep", args_summary(&args), report);
-    for verdict in verdicts::verdicts(&doc.result) {
-        doc.verdict(&verdict);
-    }
-    if let Some(repair) = repair {
-        doc.push(Finding::plain(
-            Severity::Warning,
-            "results_file_repaired",
-            repair,
-        ));
-    }
-    if let Some(Stop::Failed(err)) = &stopped {
-        doc.push(Finding::plain(
-            Severity::Warning,
-            "stopped_early",
-            format!(
-                "the sweep stopped early: {err:#}; finished runs are kept, continue with --resume"
-            ),
-        ));
-    }
-    write_files(&args, &doc.result)?;
+        .map(|e| Duration::from_secs_f64(e.seconds / e.runs as f64))
+        .or_else(|| {
+            planned
+                .plan
+                .transfer_seconds
+                .map(|t| Duration::from_secs_f64(t + sweep::RUN_SETUP_SECONDS))
+        });
+    Progress::start("sweep", "runs", planned.todo.len() as u64, per_run, false)
+}
+
+/// The document out, and how the sweep ended: whole, failed part-way (status 3), or
+/// interrupted (the command that resumes it).
+fn show(args: &SweepArgs, measured: Measured) -> anyhow::Result<()> {
+    let Measured { doc, stopped, path } = measured;
+    let (saved, planned) = (doc.result.runs.len(), doc.result.runs_planned);
     match stopped {
         None => crate::common::brief::show(&args.brief, &args.output, &doc),
         Some(Stop::Failed(err)) => {
@@ -414,19 +255,13 @@ pub(crate) fn run(
             Err(Exit::partial(format!("sweep incomplete: {err:#}")).into())
         }
         Some(Stop::Interrupted) => {
-            let path = file.path().to_path_buf();
             let what = format!(
-                "interrupted after {saved} of {} runs; the table below is from those runs",
-                order.len()
+                "interrupted after {saved} of {planned} runs; the table below is from those runs"
             );
             crate::common::brief::show_partial(&args.brief, &args.output, &doc, &what)?;
             Err(crate::common::interrupt::Interrupted {
-                message: format!(
-                    "{saved} of {} runs are saved in {}",
-                    order.len(),
-                    path.display()
-                ),
-                resume: Some(resume_command(&args, &path)),
+                message: format!("{saved} of {planned} runs are saved in {}", path.display()),
+                resume: Some(resume_command(args, &path)),
             }
             .into())
         }
@@ -480,297 +315,6 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     command_line(&words)
 }
 
-/// The results file of a sweep, created by the first run that has something to keep.
-enum Results {
-    /// Not created yet: the path, found free when the sweep started.
-    Pending(PathBuf),
-    Open(RunsFile),
-}
-
-impl Results {
-    fn path(&self) -> &Path {
-        match self {
-            Results::Pending(path) => path.as_path(),
-            Results::Open(file) => file.path(),
-        }
-    }
-
-    fn append(&mut self, plan: &SweepPlan, record: &RunRecord) -> anyhow::Result<()> {
-        if let Results::Pending(path) = self {
-            let file = RunsFile::create(path, plan)?;
-            *self = Results::Open(file);
-        }
-        match self {
-            Results::Open(file) => file.append(record),
-            Results::Pending(_) => unreachable!("opened above"),
-        }
-    }
-}
-
-/// Runs the planned points in order, appending each; stops at the first failure and returns it.
-fn execute(
-    plan: &SweepPlan,
-    todo: &[PlannedRun],
-    runner: &mut dyn PointRunner,
-    file: &mut Results,
-    done: &mut Vec<RunRecord>,
-    stop: &dyn Fn() -> bool,
-    estimate: Option<Duration>,
-) -> Option<Stop> {
-    let per_run = estimate.or_else(|| {
-        plan.transfer_seconds
-            .map(|t| Duration::from_secs_f64(t + sweep::RUN_SETUP_SECONDS))
-    });
-    // On stderr even with --json: a long series is never silent.
-    let bar = crate::common::progress::Progress::start(
-        "sweep",
-        "runs",
-        todo.len() as u64,
-        per_run,
-        false,
-    );
-    for planned in todo {
-        if stop() {
-            bar.finish();
-            return Some(Stop::Interrupted);
-        }
-        let request = PointRequest {
-            snd_bytes: plan.snd.0[planned.snd_index].bytes(plan.mss_bytes),
-            rcv_bytes: plan.rcv.0[planned.rcv_index].bytes(plan.mss_bytes),
-            transfer_bytes: plan.transfer_bytes,
-            transfer_time: plan.transfer_seconds.map(Duration::from_secs_f64),
-            mss: if plan.set_mss {
-                u32::try_from(plan.mss_bytes).ok()
-            } else {
-                None
-            },
-        };
-        bar.set_message(format!(
-            "{} x {}",
-            plan.snd.0[planned.snd_index], plan.rcv.0[planned.rcv_index]
-        ));
-        let mut record = match runner.run(&request) {
-            Ok(r) => r,
-            Err(_) if stop() => {
-                bar.finish();
-                return Some(Stop::Interrupted);
-            }
-            Err(err) => {
-                bar.finish();
-                return Some(Stop::Failed(err));
-            }
-        };
-        record.snd_index = planned.snd_index;
-        record.rcv_index = planned.rcv_index;
-        record.rep = planned.rep;
-        if let Err(err) = file.append(plan, &record) {
-            bar.finish();
-            return Some(Stop::Failed(err));
-        }
-        done.push(record);
-        bar.inc();
-    }
-    bar.finish();
-    None
-}
-
-fn build_report(
-    args: &SweepArgs,
-    route: &Option<RoutePair>,
-    plan: SweepPlan,
-    planned: usize,
-    runs: Vec<RunRecord>,
-    path: &Path,
-) -> SweepReport {
-    let known = path_facts(args, route, plan.mss_bytes);
-    let analysis = sweep::analyse(&plan.snd, &plan.rcv, plan.mss_bytes, &runs, known.facts);
-    SweepReport {
-        complete: runs.len() == planned,
-        plan,
-        results_file: path.display().to_string(),
-        runs_planned: planned,
-        runs,
-        ceiling_bytes_per_second: known.facts.ceiling_bytes_per_second,
-        ceiling_source: known.source,
-        estimate: None,
-        analysis,
-        rate_format: args.output.rate_format,
-    }
-}
-
-/// What is known of the path, and where the ceiling comes from in words.
-struct KnownPath {
-    facts: PathFacts,
-    source: Option<String>,
-}
-
-/// The path's ceiling, wire overhead and full-segment round trip: from `--link-rate` (an
-/// Ethernet of that rate; a full segment's serialization added to the lowest round trip a
-/// kernel saw), else from the lab's configured route, as `tcp` reads it (its bottleneck's
-/// ceiling, its whole round trip), else nothing but the runs.
-fn path_facts(args: &SweepArgs, route: &Option<RoutePair>, mss: u64) -> KnownPath {
-    if let Some(rate) = args.link_rate {
-        let (ceiling, factor) = ethernet(args, rate, mss);
-        // A SYN: the IP header, TCP's 20 bytes and 20 of options (MSS, SACK, timestamps,
-        // window scale).
-        let frame = |packet: u64| LinkLayer::Ethernet { vlan_tags: 0 }.frame(packet).wire;
-        let full = frame(mss + 20 + 32);
-        let syn = frame(20 + 40);
-        return KnownPath {
-            facts: PathFacts {
-                ceiling_bytes_per_second: ceiling,
-                wire_bytes_per_payload_byte: factor,
-                segment_serialization_seconds: Some(
-                    full.saturating_sub(syn) as f64 * 8.0 / rate.bits_per_second() as f64,
-                ),
-                ..PathFacts::default()
-            },
-            source: Some(format!("--link-rate {rate} Ethernet")),
-        };
-    }
-    if let Some(pair) = route
-        && let Some(known) = lab_path(pair)
-    {
-        return known;
-    }
-    let (_, factor) = ethernet(args, BitRate::from_bits_per_second(10_000_000), mss);
-    KnownPath {
-        facts: PathFacts {
-            wire_bytes_per_payload_byte: factor,
-            ..PathFacts::default()
-        },
-        source: None,
-    }
-}
-
-/// The lab's route as the sweep's path: the data go there (the sweep's client sends).
-fn lab_path(pair: &RoutePair) -> Option<KnownPath> {
-    let route = &pair.there;
-    let ip = match route.address.parse::<std::net::IpAddr>().ok()? {
-        std::net::IpAddr::V4(_) => IpVersion::V4_PLAIN,
-        std::net::IpAddr::V6(_) => IpVersion::V6,
-    };
-    let b = route.bottleneck(FlowShape::tcp(ip)).ok()?;
-    let hop = match b.element.element {
-        Element::Link { hop }
-        | Element::ReturnLink { hop }
-        | Element::Router { hop }
-        | Element::ReturnRouter { hop } => hop,
-        Element::SourceHost | Element::DestinationHost => 0,
-    };
-    let factor = route.hops.get(hop).and_then(|h| {
-        EnvelopeParams {
-            rate: BitRate::from_bits_per_second(h.rate_bits_per_second),
-            link: h.layer,
-            mtu: b.path_mtu,
-            ip,
-            transport: Transport::Tcp { timestamps: true },
-            duplex: Duplex::Full,
-            ack_every: 2,
-            udp_payload: None,
-            rtt: None,
-        }
-        .compute()
-        .ok()
-        .map(|e| e.cycle_wire_bytes as f64 / e.cycle_payload_bytes as f64)
-    });
-    Some(KnownPath {
-        facts: PathFacts {
-            ceiling_bytes_per_second: Some(b.element.ceiling_bits_per_second / 8.0),
-            wire_bytes_per_payload_byte: factor.unwrap_or(1.0),
-            segment_round_trip_seconds: Some(route.segment_round_trip_seconds(ip)),
-            segment_serialization_seconds: None,
-        },
-        source: Some(format!(
-            "{}, the slowest of the {} element(s) of route {} -> {} ({} hop(s)) of lab {} as \
-             configured",
-            b.element.describe,
-            b.all.len(),
-            route.from,
-            route.to,
-            route.hops.len(),
-            pair.lab
-        )),
-    })
-}
-
-/// The envelope ceiling (when a rate was given) and wire bytes per payload byte for an
-/// Ethernet carrying this MSS.
-fn ethernet(args: &SweepArgs, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
-    let header = 20 + 32;
-    let params = EnvelopeParams {
-        rate,
-        link: LinkLayer::Ethernet { vlan_tags: 0 },
-        mtu: (mss + header).clamp(576, 9216),
-        ip: IpVersion::V4_PLAIN,
-        transport: Transport::Tcp { timestamps: true },
-        duplex: if args.half_duplex {
-            Duplex::Half
-        } else {
-            Duplex::Full
-        },
-        ack_every: args.ack_every,
-        udp_payload: None,
-        rtt: None,
-    };
-    match params.compute() {
-        Ok(e) => {
-            // What the data direction's wire carries per payload byte: the data frames, and
-            // the ACKs only where they share the medium (half duplex; the envelope's cycle
-            // already holds them then). On full duplex the ACKs use the other direction.
-            let factor = e.cycle_wire_bytes as f64 / e.cycle_payload_bytes as f64;
-            (args.link_rate.map(|_| e.goodput_bytes_per_second), factor)
-        }
-        Err(_) => (None, 1.0),
-    }
-}
-
-/// The plan's duration before its first run: window / RTT at a full segment's round trip,
-/// capped by the path's ceiling, else by the rate the probe reached (a short transfer, so a
-/// floor of what the path carries: the estimate errs long).
-fn plan_estimate(plan: &SweepPlan, facts: &PathFacts, probe: PathProbe) -> PlanEstimate {
-    let rtt =
-        sweep::segment_round_trip_from(probe.lowest_rtt_seconds, *facts).map_or(0.0, |r| r.seconds);
-    let transfer = match (plan.transfer_seconds, plan.transfer_bytes) {
-        (Some(t), _) => sweep::Transfer::Seconds(t),
-        (None, b) => sweep::Transfer::Bytes(b.unwrap_or(8 << 20)),
-    };
-    sweep::estimate(
-        &plan.snd,
-        &plan.rcv,
-        plan.reps,
-        plan.mss_bytes,
-        transfer,
-        rtt,
-        facts.ceiling_bytes_per_second.or(probe.bytes_per_second),
-    )
-}
-
-/// What an estimate assumed, in words.
-fn estimate_basis(e: &PlanEstimate, known: &KnownPath) -> String {
-    let cap = match (e.cap_bytes_per_second, &known.source) {
-        (Some(c), Some(source)) => format!("at most {:.1} KB/s, the ceiling of {source}", c / 1e3),
-        (Some(c), None) => format!("at most {:.1} KB/s, what a first transfer reached", c / 1e3),
-        (None, _) => "no rate known".to_string(),
-    };
-    format!(
-        "a full segment's round trip {}, {cap}; the longest run {}",
-        render::round_trip(e.round_trip_seconds),
-        hours(e.longest_run_seconds)
-    )
-}
-
-/// `18.6 h`, `42 min`, `12 s`: a duration as people plan with it.
-fn hours(seconds: f64) -> String {
-    if seconds >= 3600.0 {
-        format!("{:.1} h", seconds / 3600.0)
-    } else if seconds >= 90.0 {
-        format!("{:.0} min", seconds / 60.0)
-    } else {
-        format!("{seconds:.0} s")
-    }
-}
-
 fn write_files(args: &SweepArgs, report: &SweepReport) -> anyhow::Result<()> {
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
@@ -785,21 +329,6 @@ fn write_files(args: &SweepArgs, report: &SweepReport) -> anyhow::Result<()> {
         write(path, report.diagonal_plot()?)?;
     }
     Ok(())
-}
-
-/// The parameters as recorded in the document.
-fn args_summary(args: &SweepArgs) -> serde_json::Value {
-    serde_json::json!({
-        "link_rate_bits_per_second": args.link_rate.map(|r| r.bits_per_second()),
-        "half_duplex": args.half_duplex,
-        "ack_every": args.ack_every,
-        "resumed_from": args.resume.as_ref().map(|p| p.display().to_string()),
-    })
-}
-
-fn random_seed() -> u64 {
-    use std::hash::{BuildHasher, RandomState};
-    RandomState::new().hash_one(std::time::SystemTime::now())
 }
 
 /// Bad grids are refused before any run starts.
@@ -825,8 +354,14 @@ pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
+    use super::measure::{Results, build_report, ethernet, execute, path_facts};
+    use super::result::RUNS_SCHEMA;
     use super::*;
+    use crate::common::runs_file::RunsFile;
     use clap::Parser;
+    use wirespeed_lab::inside::RoutePair;
+    use wirespeed_model::IpVersion;
+    use wirespeed_model::sweep::{PlannedRun, RunRecord};
 
     #[derive(Parser)]
     struct Wrapper {
@@ -843,11 +378,11 @@ mod tests {
     /// 0.00 ms": a round trip under a millisecond is printed in microseconds.
     #[test]
     fn a_round_trip_under_a_millisecond_is_printed_in_microseconds() {
-        assert_eq!(render::round_trip(22e-6), "22 us");
-        assert_eq!(render::round_trip(4.5e-6), "4.5 us");
-        assert_eq!(render::round_trip(999.4e-6), "999 us");
-        assert_eq!(render::round_trip(34.85e-3), "34.85 ms");
-        assert_eq!(render::round_trip(1e-3), "1.00 ms");
+        assert_eq!(text::round_trip(22e-6), "22 us");
+        assert_eq!(text::round_trip(4.5e-6), "4.5 us");
+        assert_eq!(text::round_trip(999.4e-6), "999 us");
+        assert_eq!(text::round_trip(34.85e-3), "34.85 ms");
+        assert_eq!(text::round_trip(1e-3), "1.00 ms");
     }
 
     /// Issue 15 item 4: at the ceiling, the data direction's wire runs at the link rate, not
@@ -1318,7 +853,7 @@ mod tests {
                 &mut file,
                 &mut done,
                 &|| false,
-                None
+                &Progress::start("sweep", "runs", 16, None, true)
             )
             .is_none()
         );

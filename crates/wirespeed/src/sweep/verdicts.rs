@@ -10,7 +10,8 @@ use wirespeed_model::RateFormat;
 use wirespeed_model::sweep::{Anomaly, PlateauLimit, RoundTripBasis};
 use wirespeed_model::units::significant;
 
-use super::render::{SweepReport, compact, round_trip};
+use super::SweepReport;
+use super::text::{compact, round_trip};
 
 /// How the report writes a rate: its `-f` format, and for the adaptive format the one unit
 /// the whole report uses (chosen from its fastest run).
@@ -150,6 +151,58 @@ fn knee_reason(ratio: f64) -> &'static str {
     }
 }
 
+/// The plateau's sentence: the rate, and its share of the ceiling where there is one.
+fn plateau(
+    f: &mut fmt::Formatter<'_>,
+    plateau_bytes_per_second: f64,
+    ceiling_bytes_per_second: Option<f64>,
+    scale: &RateScale,
+) -> fmt::Result {
+    write!(
+        f,
+        "plateau {} {}",
+        scale.rate(plateau_bytes_per_second),
+        scale.unit()
+    )?;
+    if let Some(c) = ceiling_bytes_per_second {
+        write!(
+            f,
+            " ({:.0}% of the {} {} ceiling)",
+            100.0 * plateau_bytes_per_second / c,
+            scale.rate(c),
+            scale.unit()
+        )?;
+    }
+    Ok(())
+}
+
+/// The round trip a bandwidth-delay product was taken at, and where it comes from.
+fn round_trip_words(
+    basis: &RoundTripBasis,
+    round_trip_seconds: f64,
+    lowest_seen_round_trip_seconds: Option<f64>,
+) -> String {
+    let lowest = lowest_seen_round_trip_seconds.map_or(String::new(), round_trip);
+    match basis {
+        RoundTripBasis::Path => format!(
+            "a full segment's round trip {}, computed from the configured path (the lowest the \
+             kernel saw, a small packet's: {lowest})",
+            round_trip(round_trip_seconds)
+        ),
+        RoundTripBasis::LowestSeenPlusSegment { segment_seconds } => format!(
+            "a full segment's round trip {}: the lowest the kernel saw, {lowest}, plus {} to \
+             serialize a full segment at the link rate",
+            round_trip(round_trip_seconds),
+            round_trip(*segment_seconds)
+        ),
+        RoundTripBasis::LowestSeen => format!(
+            "the lowest round trip the kernel saw, {}, a small packet's: short of a full \
+             segment's by its serialization (give --link-rate)",
+            round_trip(round_trip_seconds)
+        ),
+    }
+}
+
 impl fmt::Display for SweepVerdict {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -157,24 +210,12 @@ impl fmt::Display for SweepVerdict {
                 plateau_bytes_per_second,
                 ceiling_bytes_per_second,
                 scale,
-            } => {
-                write!(
-                    f,
-                    "plateau {} {}",
-                    scale.rate(*plateau_bytes_per_second),
-                    scale.unit()
-                )?;
-                if let Some(c) = ceiling_bytes_per_second {
-                    write!(
-                        f,
-                        " ({:.0}% of the {} {} ceiling)",
-                        100.0 * plateau_bytes_per_second / c,
-                        scale.rate(*c),
-                        scale.unit()
-                    )?;
-                }
-                Ok(())
-            }
+            } => plateau(
+                f,
+                *plateau_bytes_per_second,
+                *ceiling_bytes_per_second,
+                scale,
+            ),
             SweepVerdict::DiagonalKnee { buffer_bytes } => write!(
                 f,
                 "the diagonal reaches 90% of its plateau at {} per end",
@@ -221,25 +262,8 @@ impl fmt::Display for SweepVerdict {
                         knee_reason(ratio)
                     )
                 });
-                let lowest = lowest_seen_round_trip_seconds.map_or(String::new(), round_trip);
-                let rtt_words = match basis {
-                    RoundTripBasis::Path => format!(
-                        "a full segment's round trip {}, computed from the configured path \
-                         (the lowest the kernel saw, a small packet's: {lowest})",
-                        round_trip(*round_trip_seconds)
-                    ),
-                    RoundTripBasis::LowestSeenPlusSegment { segment_seconds } => format!(
-                        "a full segment's round trip {}: the lowest the kernel saw, \
-                         {lowest}, plus {} to serialize a full segment at the link rate",
-                        round_trip(*round_trip_seconds),
-                        round_trip(*segment_seconds)
-                    ),
-                    RoundTripBasis::LowestSeen => format!(
-                        "the lowest round trip the kernel saw, {}, a small packet's: short \
-                         of a full segment's by its serialization (give --link-rate)",
-                        round_trip(*round_trip_seconds)
-                    ),
-                };
+                let rtt_words =
+                    round_trip_words(basis, *round_trip_seconds, *lowest_seen_round_trip_seconds);
                 write!(
                     f,
                     "the path's bandwidth-delay product is {} ({} {} {} x {rtt_words}): with \

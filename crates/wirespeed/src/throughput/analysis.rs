@@ -4,7 +4,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use wirespeed_lab::inside::{InterfaceTruth, RoutePair};
 use wirespeed_lab::truth::{Element, FlowShape, RouteTruth};
 use wirespeed_model::RateFormat;
@@ -16,51 +16,7 @@ use wirespeed_net::spec::Flow;
 use wirespeed_net::{Amount, Direction, Protocol, StreamReport, TestOutcome};
 
 use crate::throughput::ThroughputResult;
-
-/// Where the verdict's link rate comes from. An interface's own speed is believed only for a
-/// NIC with a physical layer (`iface::Reader::trusted_speed`); inside a wirespeed lab the lab's
-/// configuration is the truth (`wirespeed_lab::inside`): the whole route to the agent and back
-/// when the lab records it, else the link the test leaves by.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(tag = "source", rename_all = "snake_case")]
-pub(crate) enum LinkRate {
-    /// `--link-rate`.
-    Given { bits_per_second: u64 },
-    /// The configuration of the wirespeed lab this end runs in.
-    Lab {
-        /// Frames leaving by the interface.
-        bits_per_second: u64,
-        /// Frames arriving by it.
-        receive_bits_per_second: u64,
-        lab: String,
-        link: String,
-        interface: String,
-        layer: LinkLayer,
-        mtu: u32,
-        half_duplex: bool,
-        /// The whole route both ways as the lab configured it: its slowest element, not the
-        /// first link, bounds the transfer (issue 31's 10 Mbit/s link in front of a T1).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        route: Option<Box<RoutePair>>,
-    },
-    /// The speed a NIC with a physical layer reports.
-    Nic {
-        bits_per_second: u64,
-        interface: String,
-        kind: String,
-    },
-    /// Not known, and why.
-    Unknown { reason: String },
-}
-
-/// What a document written before the link rate was recorded says of it.
-impl Default for LinkRate {
-    fn default() -> Self {
-        LinkRate::Unknown {
-            reason: "not recorded in this document".into(),
-        }
-    }
-}
+pub(crate) use crate::throughput::result::LinkRate;
 
 /// The link rate for a test from `local` to `agent` whose client end saw `env`.
 pub(crate) fn link_rate(
@@ -168,47 +124,17 @@ fn route_ceiling(lab: &str, route: &RouteTruth, shape: FlowShape) -> Option<Ceil
     })
 }
 
-/// The envelope ceiling for `flow` and the phrase that says where it comes from.
-fn envelope(
-    link: &LinkRate,
-    flow: Flow,
-    env_mtu: Option<u32>,
-    v6: bool,
-    r: &ThroughputResult,
-) -> Option<Ceiling> {
-    let udp = r.spec.protocol == Protocol::Udp;
-    let ip = if v6 {
-        IpVersion::V6
-    } else {
-        IpVersion::V4 { options_bytes: 0 }
-    };
-    if let LinkRate::Lab {
-        route: Some(pair), ..
-    } = link
-    {
-        let shape = FlowShape {
-            ip,
-            transport: if udp {
-                Transport::Udp
-            } else {
-                Transport::Tcp { timestamps: true }
-            },
-            udp_payload: udp.then_some(u64::from(r.spec.length_bytes)),
-        };
-        let route = match flow {
-            Flow::Upload => Some(&pair.there),
-            Flow::Download => pair.back.as_ref(),
-        };
-        if let Some(c) = route.and_then(|route| route_ceiling(&pair.lab, route, shape)) {
-            return Some(c);
-        }
-    }
-    let short = match link {
-        LinkRate::Given { .. } => "--link-rate".to_string(),
-        LinkRate::Lab { link, .. } => format!("link {link}"),
-        LinkRate::Nic { interface, .. } => interface.clone(),
-        LinkRate::Unknown { .. } => return None,
-    };
+/// The link a flow leaves by, as the envelope needs it: its rate that way, its layer, MTU and
+/// duplex, and where the figures come from.
+struct LinkFacts {
+    bps: u64,
+    layer: LinkLayer,
+    mtu: Option<u32>,
+    half: bool,
+    whence: String,
+}
+
+fn link_facts(link: &LinkRate, flow: Flow, env_mtu: Option<u32>) -> Option<LinkFacts> {
     let (bps, layer, mtu, half, whence) = match link {
         LinkRate::Given { bits_per_second } => (
             *bits_per_second,
@@ -250,6 +176,63 @@ fn envelope(
         ),
         LinkRate::Unknown { .. } => return None,
     };
+    Some(LinkFacts {
+        bps,
+        layer,
+        mtu,
+        half,
+        whence,
+    })
+}
+
+/// The envelope ceiling for `flow` and the phrase that says where it comes from.
+fn envelope(
+    link: &LinkRate,
+    flow: Flow,
+    env_mtu: Option<u32>,
+    v6: bool,
+    r: &ThroughputResult,
+) -> Option<Ceiling> {
+    let udp = r.spec.protocol == Protocol::Udp;
+    let ip = if v6 {
+        IpVersion::V6
+    } else {
+        IpVersion::V4 { options_bytes: 0 }
+    };
+    if let LinkRate::Lab {
+        route: Some(pair), ..
+    } = link
+    {
+        let shape = FlowShape {
+            ip,
+            transport: if udp {
+                Transport::Udp
+            } else {
+                Transport::Tcp { timestamps: true }
+            },
+            udp_payload: udp.then_some(u64::from(r.spec.length_bytes)),
+        };
+        let route = match flow {
+            Flow::Upload => Some(&pair.there),
+            Flow::Download => pair.back.as_ref(),
+        };
+        if let Some(c) = route.and_then(|route| route_ceiling(&pair.lab, route, shape)) {
+            return Some(c);
+        }
+    }
+    let short = match link {
+        LinkRate::Given { .. } => "--link-rate".to_string(),
+        LinkRate::Lab { link, .. } => format!("link {link}"),
+        LinkRate::Nic { interface, .. } => interface.clone(),
+        LinkRate::Unknown { .. } => return None,
+    };
+    let LinkFacts {
+        bps,
+        layer,
+        mtu,
+        half,
+        whence,
+    } = link_facts(link, flow, env_mtu)?;
     let rate = BitRate::from_bits_per_second(bps);
     let mtu = mtu.map_or(1500, u64::from);
     let mtu = if mtu > 9216 { 1500 } else { mtu };

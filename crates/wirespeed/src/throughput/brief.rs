@@ -72,8 +72,8 @@ impl ThroughputResult {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::throughput::Start;
     use crate::throughput::analysis::LinkRate;
+    use crate::throughput::result::Start;
     use wirespeed_net::TestSpec;
     use wirespeed_net::summary::End;
 

@@ -12,13 +12,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::bail;
-use serde::{Deserialize, Serialize};
 use wirespeed_net::env::Environment;
-use wirespeed_net::iperf3::Results;
 use wirespeed_net::iperf3::client::{self, Iperf3Error};
 use wirespeed_net::{Amount, Progress, TestOutcome};
 
 use super::analysis::ThroughputWarning;
+pub use super::result::Iperf3Peer;
 use super::{Config, ThroughputArgs};
 use crate::common::exit_status::Exit;
 
@@ -33,23 +32,6 @@ const SERVER_TIMEOUT: Duration = Duration::from_secs(10);
 /// before the test started, and the pause before each: 2 s at most in all.
 const RETRIES_AFTER_DETECTION: u32 = 8;
 const RETRY_PAUSE: Duration = Duration::from_millis(250);
-
-/// What the iperf3 server said of the test, beside the figures folded into the summary.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Iperf3Peer {
-    /// True when the test was not asked for with `--iperf3` but switched to iperf3's protocol
-    /// because the far end answered wirespeed's hello as an iperf3 server does.
-    #[serde(default)]
-    pub detected: bool,
-    /// Why iperf3's protocol was spoken, as a sentence.
-    #[serde(default)]
-    pub reason: String,
-    /// The server's results as it sent them (iperf3's EXCHANGE_RESULTS JSON): its CPU, and
-    /// each stream's bytes, retransmits, datagrams, loss and jitter at its end.
-    pub server_results: Results,
-    /// What an iperf3 server cannot report that a wirespeed agent does.
-    pub missing: Vec<String>,
-}
 
 impl ThroughputArgs {
     /// The flags `--iperf3` cannot honour, each refused with the fix.

@@ -7,9 +7,14 @@ mod brief;
 pub(crate) mod html;
 pub(crate) mod iperf3;
 pub(crate) mod iperf3_peer;
+mod measure;
 mod metrics;
+pub(crate) mod result;
 pub(crate) mod text;
 
+pub(crate) use measure::{AgentThread, start_local_agent};
+pub use measure::{Measurement, measure};
+pub use result::{Parameters, ThroughputResult};
 pub use text::LiveLines;
 
 use std::io::{self, Write};
@@ -20,19 +25,10 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 use clap::Args;
-use serde::{Deserialize, Serialize};
-use wirespeed_model::resample;
 use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, ByteSize, RateFormat};
 use wirespeed_net::auth::AuthKey;
-use wirespeed_net::env::Environment;
-use wirespeed_net::report::Interval;
-use wirespeed_net::summary::{self, End};
-use wirespeed_net::{
-    Agent, AgentConfig, Amount, ClientConfig, ClientError, Direction, Protocol, SessionError,
-    TestOutcome, TestSpec, client,
-};
-use wirespeed_report::Document;
+use wirespeed_net::{Amount, Direction, Protocol, TestSpec};
 
 use crate::common::exit_status::Exit;
 use crate::common::output::{self, OutputArgs};
@@ -310,71 +306,6 @@ fn parse_link_rate(text: &str) -> Result<BitRate, String> {
     Ok(rate)
 }
 
-/// What was asked, as the JSON `parameters`.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct Parameters {
-    pub(crate) agent: String,
-    in_process_agent: bool,
-    pub(crate) test: TestSpec,
-    /// `-i`; zero for none. Seconds in the document.
-    #[serde(rename = "interval_seconds", with = "wirespeed_net::spec::seconds")]
-    interval: Duration,
-    link_rate_bits_per_second: Option<u64>,
-    client_cpu: Option<usize>,
-    /// `-T`: the run's label (iperf3's `title`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) title: Option<String>,
-}
-
-/// The result in iperf3's layout.
-#[derive(Debug, Serialize, Deserialize)]
-pub struct ThroughputResult {
-    pub(crate) start: Start,
-    pub(crate) intervals: Vec<Interval>,
-    /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
-    /// rate the two ends disagree on in one interval shows where the bytes waited.
-    // Fields added after the first documents were written read as absent from those.
-    #[serde(default)]
-    pub(crate) agent_intervals: Vec<Interval>,
-    pub end: End,
-    #[serde(default)]
-    pub(crate) error: Option<String>,
-    /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
-    /// missing): its figures are what was counted before that, and no verdict is given.
-    #[serde(default)]
-    pub(crate) partial: bool,
-    /// Why it is partial.
-    #[serde(default)]
-    pub(crate) partial_reason: Option<String>,
-    /// The link rate the verdict compares with, and where it comes from.
-    #[serde(default)]
-    pub(crate) link_rate: analysis::LinkRate,
-    /// `--repeat`: the received rate (bit/s) of every run, summarised.
-    #[serde(default)]
-    pub(crate) repeat: Option<resample::Summary>,
-    /// How long the test waited for another to end on a `serve --exclusive` agent.
-    #[serde(default)]
-    pub(crate) queued_seconds: f64,
-    /// `--iperf3`: the iperf3 server's own results and what it cannot report.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) iperf3: Option<iperf3_peer::Iperf3Peer>,
-    #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
-    #[serde(skip)]
-    pub(crate) spec: TestSpec,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Start {
-    pub(crate) local: String,
-    pub(crate) agent: String,
-    pub(crate) in_process_agent: bool,
-    pub(crate) agent_software: Option<String>,
-    pub(crate) client_environment: Option<Environment>,
-    pub(crate) agent_environment: Option<Environment>,
-    pub(crate) timestamp_source: String,
-}
-
 impl ThroughputArgs {
     fn spec(&self, protocol: Protocol) -> anyhow::Result<TestSpec> {
         let udp = protocol == Protocol::Udp;
@@ -538,40 +469,6 @@ fn io_reason(e: &io::Error) -> String {
         Some(i) => text[..i].to_string(),
         None => text,
     }
-}
-
-/// Why a test's result is partial, or `None` when it ran whole.
-fn partial_reason(o: &TestOutcome) -> Option<String> {
-    let mut why = Vec::new();
-    match o.error.as_deref() {
-        Some("interrupted") => {
-            why.push("interrupted by SIGINT or SIGTERM before the test's end".to_string());
-        }
-        Some(e) => why.push(format!("the test ended early: {e}")),
-        None => {}
-    }
-    for (end, side) in [("client", Some(&o.client)), ("agent", o.agent.as_ref())] {
-        for s in side.iter().flat_map(|s| &s.streams) {
-            if let Some(e) = &s.error {
-                why.push(format!("stream {} failed at the {end}: {e}", s.id));
-            }
-        }
-    }
-    if o.error.is_none() && o.agent.is_none() {
-        why.push("the agent's view is missing".into());
-    }
-    // A test that moved nothing measured nothing: a rate of 0 is no result (issue 32).
-    let receivers: Vec<u64> = [Some(&o.client), o.agent.as_ref()]
-        .into_iter()
-        .flatten()
-        .flat_map(|side| &side.streams)
-        .filter(|s| s.role == wirespeed_net::report::Role::Receiver)
-        .map(|s| s.bytes)
-        .collect();
-    if why.is_empty() && !receivers.is_empty() && receivers.iter().all(|&b| b == 0) {
-        why.push("no byte arrived at the receiving end: the test moved nothing".into());
-    }
-    (!why.is_empty()).then(|| why.join("; "))
 }
 
 /// The control address of an agent given as an address, `address:port`, or a name, keeping only
@@ -746,199 +643,6 @@ impl ThroughputArgs {
     }
 }
 
-/// What a throughput test produced: the document `tcp`/`udp` print, and why it is partial.
-pub struct Measurement {
-    pub doc: Document<Parameters, ThroughputResult>,
-    pub partial_reason: Option<String>,
-}
-
-/// Runs the test (`config.repeat` times) and returns its typed document; `live` shows the
-/// intervals as they end (silent when built with neither text nor a JSON stream).
-pub fn measure(config: &Config, live: &mut LiveLines) -> anyhow::Result<Measurement> {
-    let spec = &config.spec;
-    let remote = config.remote;
-    // Without HOST: an agent in this process, on loopback.
-    let mut local_agent = None;
-    let agent_addr = match remote {
-        Some(a) => a,
-        None => {
-            let (addr, agent) =
-                start_local_agent_with(config.ipv6, config.auth.clone(), spec.mptcp)?;
-            local_agent = Some(agent);
-            addr
-        }
-    };
-    let mut header = text::header(spec, agent_addr, remote.is_none());
-    if config.iperf3 {
-        header = header.replacen(
-            &agent_addr.to_string(),
-            &format!("{agent_addr} (iperf3 server)"),
-            1,
-        );
-    }
-    live.announce(header.clone());
-    let interrupt = crate::common::interrupt::watch();
-    let client_config = ClientConfig {
-        agent: agent_addr,
-        bind: config.bind,
-        spec: spec.clone(),
-        auth: config.auth.clone(),
-        cpu: config.affinity.map(|a| a.client),
-        interval: spec.interval,
-        omit: spec.omit,
-        idle_timeout: Duration::from_secs(10),
-        interrupt: Some(interrupt.clone()),
-        source: config.file.clone(),
-    };
-    // --repeat: the same test N times; the last run's document, plus the statistics of all.
-    let runs = config.repeat.max(1);
-    let mut rates = Vec::new();
-    let mut queued_seconds = 0.0;
-    let mut last = None;
-    let mut peer = None;
-    // Why iperf3's protocol is spoken, once it is: asked for, or detected on the first run
-    // (a --repeat's later runs speak it from the start).
-    let mut spoken = config.iperf3.then(|| iperf3_peer::ASKED.to_string());
-    for k in 1..=runs {
-        if runs > 1 {
-            live.run_header(k, runs);
-        }
-        let outcome = if let Some(why) = &spoken {
-            let (o, p) = iperf3_peer::run(
-                config,
-                agent_addr,
-                (!config.iperf3, why),
-                interrupt.clone(),
-                live,
-            )?;
-            peer = Some(p);
-            o
-        } else {
-            match client::run_with_options(&client_config, &config.local, live) {
-                Ok(o) => o,
-                // An iperf3 server where an agent was expected: the test goes on in iperf3's
-                // protocol at the same address, where that is safe (iperf3_peer::fallback).
-                Err(ClientError::Session(SessionError::Iperf3Server(state)))
-                    if remote.is_some() =>
-                {
-                    let why = iperf3_peer::fallback(config, agent_addr, state)?;
-                    live.announce(header.replacen(
-                        &agent_addr.to_string(),
-                        &format!("{agent_addr} (iperf3 server, detected)"),
-                        1,
-                    ));
-                    let (o, p) = iperf3_peer::run(
-                        config,
-                        agent_addr,
-                        (true, &why),
-                        interrupt.clone(),
-                        live,
-                    )?;
-                    peer = Some(p);
-                    spoken = Some(why);
-                    o
-                }
-                Err(e) => {
-                    stop(local_agent);
-                    return Err(e.into());
-                }
-            }
-        };
-        queued_seconds += outcome.queued_seconds;
-        let end = summary::end(&outcome, spec.direction);
-        rates.push(
-            end.sum_received.bits_per_second
-                + end
-                    .sum_received_bidir_reverse
-                    .as_ref()
-                    .map_or(0.0, |s| s.bits_per_second),
-        );
-        let failed = outcome.error.is_some();
-        last = Some((outcome, end));
-        if failed {
-            break;
-        }
-    }
-    stop(local_agent);
-    let (outcome, end) = last.expect("at least one run");
-    live.finish_header();
-    let repeat = (runs > 1)
-        .then(|| resample::summarize(&rates, 2000))
-        .flatten();
-    let partial_reason = partial_reason(&outcome);
-    let link_rate = analysis::link_rate(
-        config.link_rate,
-        outcome.client.environment.as_ref(),
-        outcome.local,
-        agent_addr,
-    );
-    let result = ThroughputResult {
-        start: Start {
-            local: outcome.local.to_string(),
-            agent: agent_addr.to_string(),
-            in_process_agent: remote.is_none(),
-            agent_software: outcome.agent.as_ref().map(|a| a.software.clone()),
-            client_environment: outcome.client.environment.clone(),
-            agent_environment: outcome.agent.as_ref().and_then(|a| a.environment.clone()),
-            timestamp_source: "CLOCK_MONOTONIC for rates; UDP jitter from kernel receive timestamps (SO_TIMESTAMPNS)".into(),
-        },
-        intervals: outcome.intervals.clone(),
-        agent_intervals: outcome
-            .agent
-            .as_ref()
-            .map(|a| a.intervals.clone())
-            .unwrap_or_default(),
-        end,
-        error: outcome.error.clone(),
-        partial: partial_reason.is_some(),
-        partial_reason: partial_reason.clone(),
-        link_rate,
-        repeat,
-        queued_seconds,
-        iperf3: peer,
-        rate_format: config.rate_format,
-        spec: spec.clone(),
-    };
-    let params = Parameters {
-        agent: agent_addr.to_string(),
-        in_process_agent: remote.is_none(),
-        test: spec.clone(),
-        interval: spec.interval.unwrap_or_default(),
-        link_rate_bits_per_second: config.link_rate.map(BitRate::bits_per_second),
-        client_cpu: config.affinity.map(|a| a.client),
-        title: config.title.clone(),
-    };
-    let command = match config.protocol {
-        Protocol::Tcp => "tcp",
-        Protocol::Udp => "udp",
-    };
-    let mut doc = Document::new(command, params, result);
-    let (verdicts, warnings) = analysis::judge(&doc.result, &outcome, agent_addr);
-    for verdict in &verdicts {
-        doc.verdict(verdict);
-    }
-    for warning in &warnings {
-        doc.warning(warning);
-    }
-    if let Some(p) = &doc.result.iperf3 {
-        for warning in iperf3_peer::warnings(p) {
-            doc.warning(&warning);
-        }
-    }
-    if let Some(r) = &doc.result.repeat
-        && r.spread_percent > 10.0
-    {
-        doc.warning(&analysis::ThroughputWarning::RunsSpread {
-            runs: r.values.len(),
-            spread_percent: r.spread_percent,
-        });
-    }
-    Ok(Measurement {
-        doc,
-        partial_reason,
-    })
-}
-
 /// `wirespeed tcp` and `wirespeed udp`: flags -> config -> measure -> text, JSON or iperf3's JSON.
 pub(crate) fn run(mut args: ThroughputArgs, protocol: Protocol) -> anyhow::Result<()> {
     args.schedule.check_unused("--count")?;
@@ -1021,12 +725,7 @@ fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
     let mut one = || {
         let mut silent = LiveLines::new(config.rate_format, &config.spec, false, false);
         let m = measure(config, &mut silent)?;
-        let end = &m.doc.result.end;
-        let rate = end.sum_received.bits_per_second
-            + end
-                .sum_received_bidir_reverse
-                .as_ref()
-                .map_or(0.0, |s| s.bits_per_second);
+        let rate = measure::received_rate(&m.doc.result.end);
         Ok(crate::common::schedule::RunOutput {
             document: serde_json::to_value(&m.doc)?,
             headline: Some(rate),
@@ -1050,95 +749,10 @@ fn run_scheduled(args: &ThroughputArgs, config: &Config) -> anyhow::Result<()> {
     )
 }
 
-/// An agent serving in a thread of this process: its handle and the thread.
-pub(crate) type AgentThread = (
-    wirespeed_net::agent::AgentHandle,
-    std::thread::JoinHandle<io::Result<()>>,
-);
-
-type LocalAgent = Option<AgentThread>;
-
-/// An agent in this process on loopback (127.0.0.1, or ::1 with `ipv6`), on a free port: the
-/// far end of a test that names no HOST.
-pub(crate) fn start_local_agent(
-    ipv6: bool,
-    auth: Option<AuthKey>,
-) -> anyhow::Result<(SocketAddr, AgentThread)> {
-    start_local_agent_with(ipv6, auth, false)
-}
-
-/// [`start_local_agent`], listening with Multipath TCP when `mptcp` (`tcp --mptcp`).
-pub(crate) fn start_local_agent_with(
-    ipv6: bool,
-    auth: Option<AuthKey>,
-    mptcp: bool,
-) -> anyhow::Result<(SocketAddr, AgentThread)> {
-    let ip: IpAddr = if ipv6 { "::1" } else { "127.0.0.1" }
-        .parse()
-        .expect("an address");
-    let agent = Agent::bind(
-        SocketAddr::new(ip, 0),
-        AgentConfig {
-            auth,
-            mptcp,
-            ..AgentConfig::default()
-        },
-    )
-    .with_context(|| format!("cannot start the in-process agent on {ip}"))?;
-    let addr = agent.local_addr()?;
-    Ok((addr, agent.spawn()?))
-}
-
-fn stop(agent: LocalAgent) {
-    if let Some((handle, thread)) = agent {
-        handle.stop();
-        let _ = thread.join();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    /// A side with one stream of `bytes` in `role`.
-    fn side(role: wirespeed_net::report::Role, bytes: u64) -> wirespeed_net::SideReport {
-        wirespeed_net::SideReport {
-            streams: vec![wirespeed_net::StreamReport {
-                id: 0,
-                flow: wirespeed_net::spec::Flow::Upload,
-                role,
-                bytes,
-                calls: 0,
-                seconds: 1.0,
-                cpu: Default::default(),
-                socket: Default::default(),
-                tcp_info: None,
-                udp: None,
-                zerocopy: None,
-                longest_call_seconds: None,
-                drain: None,
-                error: None,
-            }],
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_test_that_moved_nothing_is_partial_not_a_rate_of_zero() {
-        use wirespeed_net::report::Role;
-        let outcome = |received: u64| TestOutcome {
-            client: side(Role::Sender, received),
-            agent: Some(side(Role::Receiver, received)),
-            intervals: Vec::new(),
-            error: None,
-            local: "127.0.0.1:1".parse().unwrap(),
-            remote: "127.0.0.1:2".parse().unwrap(),
-            queued_seconds: 0.0,
-        };
-        let why = partial_reason(&outcome(0)).expect("0 bytes is no result");
-        assert!(why.contains("moved nothing"), "{why}");
-        assert_eq!(partial_reason(&outcome(1)), None);
-    }
     use clap::Parser;
 
     #[derive(Parser)]

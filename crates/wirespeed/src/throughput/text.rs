@@ -371,9 +371,6 @@ fn stream_lines(out: &mut dyn Write, fmt: RateFormat, p: &StreamPair) -> io::Res
 
 impl Render for ThroughputResult {
     fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        let fmt = self.rate_format;
-        let udp = self.spec.protocol == Protocol::Udp;
-        let e = &self.end;
         writeln!(out, "- - - - - - - - - - - - - - - - - - - - - - - - -")?;
         if let Some(why) = &self.partial_reason {
             writeln!(
@@ -382,6 +379,29 @@ impl Render for ThroughputResult {
                  verdict is given"
             )?;
         }
+        self.per_stream_lines(out)?;
+        self.summary_lines(out)?;
+        if let Some(p) = &self.iperf3 {
+            crate::throughput::iperf3_peer::render(out, p, self.rate_format)?;
+        }
+        for t in &self.end.ttcp {
+            ttcp_lines(out, t)?;
+        }
+        self.repeat_line(out)?;
+        self.cpu_line(out)?;
+        self.tcp_info_lines(out)?;
+        self.udp_io_lines(out)?;
+        self.socket_lines(out)?;
+        self.environment_line(out)
+    }
+}
+
+/// The summary's parts, in the order it prints them.
+impl ThroughputResult {
+    /// Each stream's own totals, when there are several or one failed.
+    fn per_stream_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        let fmt = self.rate_format;
+        let e = &self.end;
         if e.streams.len() > 1
             || e.streams.iter().any(|p| {
                 p.sender
@@ -395,6 +415,14 @@ impl Render for ThroughputResult {
                 stream_lines(out, fmt, p)?;
             }
         }
+        Ok(())
+    }
+
+    /// The totals of each way the data went.
+    fn summary_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        let fmt = self.rate_format;
+        let udp = self.spec.protocol == Protocol::Udp;
+        let e = &self.end;
         let primary = if self.spec.direction == Direction::Receive {
             Flow::Download
         } else {
@@ -408,12 +436,12 @@ impl Render for ThroughputResult {
             sum_line(out, fmt, "sent", s, udp)?;
             sum_line(out, fmt, "received", r, udp)?;
         }
-        if let Some(p) = &self.iperf3 {
-            crate::throughput::iperf3_peer::render(out, p, fmt)?;
-        }
-        for t in &e.ttcp {
-            ttcp_lines(out, t)?;
-        }
+        Ok(())
+    }
+
+    /// `--repeat`: the received rate of every run, summarised.
+    fn repeat_line(&self, out: &mut dyn Write) -> io::Result<()> {
+        let fmt = self.rate_format;
         if let Some(r) = &self.repeat {
             let f = |v: f64| fmt.format(v);
             writeln!(
@@ -428,6 +456,12 @@ impl Render for ThroughputResult {
                 r.spread_percent
             )?;
         }
+        Ok(())
+    }
+
+    /// Each end's CPU.
+    fn cpu_line(&self, out: &mut dyn Write) -> io::Result<()> {
+        let e = &self.end;
         let c = &e.cpu_utilization_percent;
         let agent = match (c.remote_total, c.remote_user, c.remote_system) {
             (Some(t), Some(u), Some(s)) => format!("agent {t:.1}% (user {u:.1}%, system {s:.1}%)"),
@@ -438,6 +472,12 @@ impl Render for ThroughputResult {
             "cpu (percent of one core): client {:.1}% (user {:.1}%, system {:.1}%); {agent}",
             c.host_total, c.host_user, c.host_system
         )?;
+        Ok(())
+    }
+
+    /// Each TCP sender's kernel view (`tcp_info`): why the rate is what it is.
+    fn tcp_info_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        let e = &self.end;
         for p in &e.streams {
             if let Some(t) = p.sender.as_ref().and_then(|s| s.tcp_info.as_ref()) {
                 let opt_rate =
@@ -467,6 +507,12 @@ impl Render for ThroughputResult {
                 )?;
             }
         }
+        Ok(())
+    }
+
+    /// How each UDP stream's datagrams crossed the system-call boundary at both ends.
+    fn udp_io_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        let e = &self.end;
         for p in &e.streams {
             let io = |s: &Option<wirespeed_net::StreamReport>| {
                 s.as_ref().and_then(|s| s.udp.as_ref()).and_then(|u| {
@@ -488,6 +534,13 @@ impl Render for ThroughputResult {
                 writeln!(out, "udp i/o [{}]: sender {tx}; receiver {rx}", p.id)?;
             }
         }
+        Ok(())
+    }
+
+    /// The first stream's socket buffers and CPU placement.
+    fn socket_lines(&self, out: &mut dyn Write) -> io::Result<()> {
+        let udp = self.spec.protocol == Protocol::Udp;
+        let e = &self.end;
         if let Some(p) = e.streams.first() {
             // TCP grows its buffers as the window needs (tcp_rmem/tcp_wmem autotuning); a UDP
             // socket keeps what it was created with, except the receive buffer wirespeed asks
@@ -549,6 +602,11 @@ impl Render for ThroughputResult {
                 cc.map_or(String::new(), |c| format!("; congestion control {c}"))
             )?;
         }
+        Ok(())
+    }
+
+    /// The client's network settings, which bound what any test here can reach.
+    fn environment_line(&self, out: &mut dyn Write) -> io::Result<()> {
         if let Some(env) = &self.start.client_environment {
             writeln!(
                 out,

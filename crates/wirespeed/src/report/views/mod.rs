@@ -70,7 +70,7 @@ impl Views for CommandViews {
                     complete: false,
                 })
             }
-            "sweep" => result_of::<crate::sweep::render::SweepReport>(doc).map(|r| View {
+            "sweep" => result_of::<crate::sweep::SweepReport>(doc).map(|r| View {
                 markup: r.html(),
                 headlines: r.headlines(),
                 complete: true,
@@ -80,7 +80,7 @@ impl Views for CommandViews {
                 headlines: Vec::new(),
                 complete: true,
             }),
-            "load" => result_of::<crate::load::render::LoadResult>(doc).map(|r| View {
+            "load" => result_of::<crate::load::LoadResult>(doc).map(|r| View {
                 markup: r.html(),
                 headlines: Vec::new(),
                 complete: true,
@@ -127,7 +127,7 @@ impl Views for CommandViews {
                 complete: true,
             }),
             "envelope" => result_of::<wirespeed_model::Envelope>(doc).map(|e| View {
-                markup: crate::envelope::html(&e),
+                markup: crate::envelope::html::html(&e),
                 headlines: vec![
                     (
                         "goodput ceiling".into(),

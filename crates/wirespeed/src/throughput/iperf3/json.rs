@@ -179,52 +179,7 @@ fn end_stream(pair: &StreamPair, result: &ThroughputResult, protocol: Protocol) 
         Direction::Both => pair.flow == Flow::Upload,
         _ => client_sends(&result.spec),
     };
-    let side = |r: &StreamReport, sender: bool| {
-        let mut m = serde_json::Map::new();
-        m.insert("socket".into(), json!(pair.id));
-        m.insert("start".into(), json!(0));
-        m.insert("end".into(), json!(r.seconds));
-        m.insert("seconds".into(), json!(r.seconds));
-        m.insert("bytes".into(), json!(r.bytes));
-        m.insert("bits_per_second".into(), json!(r.bits_per_second()));
-        if sender && let Some(info) = &r.tcp_info {
-            let rtts: Vec<f64> = result
-                .intervals
-                .iter()
-                .flat_map(|iv| iv.streams.iter())
-                .filter(|s| s.id == pair.id && s.role == Role::Sender)
-                .filter_map(|s| s.rtt_seconds)
-                .collect();
-            let cwnd_max = result
-                .intervals
-                .iter()
-                .flat_map(|iv| iv.streams.iter())
-                .filter(|s| s.id == pair.id && s.role == Role::Sender)
-                .filter_map(|s| s.cwnd_bytes)
-                .max()
-                .unwrap_or(u64::from(info.cwnd_segments) * u64::from(info.mss_bytes));
-            let mean = if rtts.is_empty() {
-                info.rtt_seconds
-            } else {
-                rtts.iter().sum::<f64>() / rtts.len() as f64
-            };
-            let max = rtts.iter().copied().fold(info.rtt_seconds, f64::max);
-            m.insert("retransmits".into(), json!(info.retransmits));
-            m.insert("max_snd_cwnd".into(), json!(cwnd_max));
-            m.insert(
-                "max_snd_wnd".into(),
-                json!(info.peer_window_bytes.unwrap_or(0)),
-            );
-            m.insert("max_rtt".into(), json!(micros(max)));
-            m.insert(
-                "min_rtt".into(),
-                json!(micros(info.min_rtt_seconds.unwrap_or(info.rtt_seconds))),
-            );
-            m.insert("mean_rtt".into(), json!(micros(mean)));
-        }
-        m.insert("sender".into(), json!(client_is_sender));
-        Value::Object(m)
-    };
+    let side = |r: &StreamReport, sender: bool| end_side(pair, r, sender, client_is_sender, result);
     match protocol {
         Protocol::Tcp => {
             let mut m = serde_json::Map::new();
@@ -236,59 +191,142 @@ fn end_stream(pair: &StreamPair, result: &ThroughputResult, protocol: Protocol) 
             }
             Value::Object(m)
         }
-        Protocol::Udp => {
-            // iperf3 reports one UDP block per stream: the sender's bytes and time with the
-            // receiver's loss, jitter and order.
-            let sent = pair.sender.as_ref().or(pair.receiver.as_ref());
-            let got = pair.receiver.as_ref().and_then(|r| r.udp.as_ref());
-            let mut m = serde_json::Map::new();
-            m.insert("socket".into(), json!(pair.id));
-            m.insert("start".into(), json!(0));
-            let seconds = sent.map_or(0.0, |s| s.seconds);
-            m.insert("end".into(), json!(seconds));
-            m.insert("seconds".into(), json!(seconds));
-            m.insert("bytes".into(), json!(sent.map_or(0, |s| s.bytes)));
-            m.insert(
-                "bits_per_second".into(),
-                json!(sent.map_or(0.0, StreamReport::bits_per_second)),
-            );
-            m.insert(
-                "jitter_ms".into(),
-                json!(got.and_then(|u| u.jitter_seconds).unwrap_or(0.0) * 1e3),
-            );
-            m.insert(
-                "lost_packets".into(),
-                json!(got.and_then(|u| u.lost).unwrap_or(0)),
-            );
-            m.insert(
-                "packets".into(),
-                json!(
-                    pair.sender
-                        .as_ref()
-                        .and_then(|s| s.udp.as_ref())
-                        .map_or(0, |u| u.datagrams)
-                ),
-            );
-            m.insert(
-                "lost_percent".into(),
-                json!(got.and_then(|u| u.lost_percent).unwrap_or(0.0)),
-            );
-            m.insert(
-                "out_of_order".into(),
-                json!(got.and_then(|u| u.out_of_order).unwrap_or(0)),
-            );
-            m.insert("sender".into(), json!(pair.sender.is_some()));
-            json!({ "udp": Value::Object(m) })
-        }
+        Protocol::Udp => json!({ "udp": udp_end_stream(pair) }),
     }
+}
+
+/// One end of a TCP stream in iperf3's `end.streams`: with the sender's `tcp_info` figures on
+/// the sending end.
+fn end_side(
+    pair: &StreamPair,
+    r: &StreamReport,
+    sender: bool,
+    client_is_sender: bool,
+    result: &ThroughputResult,
+) -> Value {
+    let mut m = serde_json::Map::new();
+    m.insert("socket".into(), json!(pair.id));
+    m.insert("start".into(), json!(0));
+    m.insert("end".into(), json!(r.seconds));
+    m.insert("seconds".into(), json!(r.seconds));
+    m.insert("bytes".into(), json!(r.bytes));
+    m.insert("bits_per_second".into(), json!(r.bits_per_second()));
+    if sender && let Some(info) = &r.tcp_info {
+        let rtts: Vec<f64> = result
+            .intervals
+            .iter()
+            .flat_map(|iv| iv.streams.iter())
+            .filter(|s| s.id == pair.id && s.role == Role::Sender)
+            .filter_map(|s| s.rtt_seconds)
+            .collect();
+        let cwnd_max = result
+            .intervals
+            .iter()
+            .flat_map(|iv| iv.streams.iter())
+            .filter(|s| s.id == pair.id && s.role == Role::Sender)
+            .filter_map(|s| s.cwnd_bytes)
+            .max()
+            .unwrap_or(u64::from(info.cwnd_segments) * u64::from(info.mss_bytes));
+        let mean = if rtts.is_empty() {
+            info.rtt_seconds
+        } else {
+            rtts.iter().sum::<f64>() / rtts.len() as f64
+        };
+        let max = rtts.iter().copied().fold(info.rtt_seconds, f64::max);
+        m.insert("retransmits".into(), json!(info.retransmits));
+        m.insert("max_snd_cwnd".into(), json!(cwnd_max));
+        m.insert(
+            "max_snd_wnd".into(),
+            json!(info.peer_window_bytes.unwrap_or(0)),
+        );
+        m.insert("max_rtt".into(), json!(micros(max)));
+        m.insert(
+            "min_rtt".into(),
+            json!(micros(info.min_rtt_seconds.unwrap_or(info.rtt_seconds))),
+        );
+        m.insert("mean_rtt".into(), json!(micros(mean)));
+    }
+    m.insert("sender".into(), json!(client_is_sender));
+    Value::Object(m)
+}
+
+/// One UDP stream in iperf3's `end.streams`.
+fn udp_end_stream(pair: &StreamPair) -> Value {
+    // iperf3 reports one UDP block per stream: the sender's bytes and time with the
+    // receiver's loss, jitter and order.
+    let sent = pair.sender.as_ref().or(pair.receiver.as_ref());
+    let got = pair.receiver.as_ref().and_then(|r| r.udp.as_ref());
+    let mut m = serde_json::Map::new();
+    m.insert("socket".into(), json!(pair.id));
+    m.insert("start".into(), json!(0));
+    let seconds = sent.map_or(0.0, |s| s.seconds);
+    m.insert("end".into(), json!(seconds));
+    m.insert("seconds".into(), json!(seconds));
+    m.insert("bytes".into(), json!(sent.map_or(0, |s| s.bytes)));
+    m.insert(
+        "bits_per_second".into(),
+        json!(sent.map_or(0.0, StreamReport::bits_per_second)),
+    );
+    m.insert(
+        "jitter_ms".into(),
+        json!(got.and_then(|u| u.jitter_seconds).unwrap_or(0.0) * 1e3),
+    );
+    m.insert(
+        "lost_packets".into(),
+        json!(got.and_then(|u| u.lost).unwrap_or(0)),
+    );
+    m.insert(
+        "packets".into(),
+        json!(
+            pair.sender
+                .as_ref()
+                .and_then(|s| s.udp.as_ref())
+                .map_or(0, |u| u.datagrams)
+        ),
+    );
+    m.insert(
+        "lost_percent".into(),
+        json!(got.and_then(|u| u.lost_percent).unwrap_or(0.0)),
+    );
+    m.insert(
+        "out_of_order".into(),
+        json!(got.and_then(|u| u.out_of_order).unwrap_or(0)),
+    );
+    m.insert("sender".into(), json!(pair.sender.is_some()));
+    Value::Object(m)
 }
 
 /// The document in iperf3's layout.
 pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
     let result = &doc.result;
+    let protocol = result.spec.protocol;
+    let sender = client_sends(&result.spec);
+    let mut out = json!({
+        "start": start_block(doc),
+        "intervals": intervals(result, protocol, sender),
+        "end": end_block(result, protocol, sender),
+    });
+    let error = result.error.clone().or_else(|| {
+        result
+            .partial_reason
+            .clone()
+            .map(|r| format!("partial result: {r}"))
+    });
+    if let Some(e) = error {
+        out["error"] = json!(e);
+    }
+    // iperf3 -T puts the title at the top of its JSON.
+    if let Some(t) = &doc.parameters.title {
+        out["title"] = json!(t);
+    }
+    out
+}
+
+/// iperf3's `start`: the connections, the host and the test asked for.
+fn start_block(doc: &Document<Parameters, ThroughputResult>) -> Value {
+    let result = &doc.result;
     let spec = &result.spec;
     let protocol = spec.protocol;
-    let sender = client_sends(spec);
     let (remote_host, remote_port) = host_and_port(&doc.parameters.agent);
     let started = humantime::parse_rfc3339(&doc.started_at).ok();
     let timesecs = started
@@ -360,6 +398,11 @@ pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
                 .map_or(0, |i| i.mss_bytes)
         );
     }
+    start
+}
+
+/// iperf3's `end`: each stream, the sums and the CPU.
+fn end_block(result: &ThroughputResult, protocol: Protocol, sender: bool) -> Value {
     let streams: Vec<Value> = result
         .end
         .streams
@@ -419,25 +462,7 @@ pub(crate) fn document(doc: &Document<Parameters, ThroughputResult>) -> Value {
             end["sum"] = sum;
         }
     }
-    let mut out = json!({
-        "start": start,
-        "intervals": intervals(result, protocol, sender),
-        "end": end,
-    });
-    let error = result.error.clone().or_else(|| {
-        result
-            .partial_reason
-            .clone()
-            .map(|r| format!("partial result: {r}"))
-    });
-    if let Some(e) = error {
-        out["error"] = json!(e);
-    }
-    // iperf3 -T puts the title at the top of its JSON.
-    if let Some(t) = &doc.parameters.title {
-        out["title"] = json!(t);
-    }
-    out
+    end
 }
 
 /// `Mon, 23 Nov 2026 23:32:35 GMT`, as iperf3's `start.timestamp.time`.

@@ -1,7 +1,7 @@
-//! `wirespeed load`'s results: the seed's seven statistics of each test (computed by the
+//! `wirespeed load`'s analysis: the seed's seven statistics of each test (computed by the
 //! simulator's own `RunStats::from_counters`, so that measurement and model are the same
-//! arithmetic), Jain's index, loss at the sink, the shared-segment model beside each row,
-//! tables and the seed's figures 3-3 to 3-9.
+//! arithmetic), Jain's index, loss at the sink, the shared-segment model beside each row, and
+//! the warnings and verdicts judged from them.
 //!
 //! The excess delay (seed 000 §3.5: "the ideal time to send one packet and wait for each other
 //! host to send one packet is subtracted from the measured time") needs the time to send one
@@ -9,38 +9,15 @@
 //! the ideal for N hosts is N times it, and the excess is left out when the series has no 1-host
 //! test.
 
-use std::io::{self, Write};
-use std::path::Path;
-
 use anyhow::Context;
-use serde::{Deserialize, Serialize};
-use wirespeed_model::RateFormat;
-use wirespeed_model::load::{DelaySource, loss_fraction};
+use wirespeed_model::load::loss_fraction;
 use wirespeed_model::moments::Moments;
-use wirespeed_model::units::{format_seconds, group_digits, significant};
-use wirespeed_report::plot::{Labels, Series, line_plot_svg};
-use wirespeed_report::{Render, Table};
 use wirespeed_sim::run_stats::HostCounters;
 use wirespeed_sim::time::SimSpan;
 use wirespeed_sim::{Arrivals, LengthMix, RunStats, Scenario};
 
-use crate::load::verdicts::LoadFinding;
-use crate::load::{LoadPlan, TestRecord};
-
-/// The seven statistics and what goes with them, for the measured hosts or the model.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Stats {
-    pub(crate) bits_per_second: f64,
-    pub(crate) bits_per_second_std_dev: f64,
-    pub(crate) packets_per_second: f64,
-    pub(crate) packets_per_second_std_dev: f64,
-    pub(crate) delay_mean_seconds: f64,
-    pub(crate) delay_std_dev_seconds: f64,
-    pub(crate) ideal_delay_seconds: Option<f64>,
-    pub(crate) excess_delay_seconds: Option<f64>,
-    pub(crate) jain_fairness: f64,
-    pub(crate) per_host_bits_per_second: Vec<f64>,
-}
+use super::result::{HostRow, LoadPlan, LoadResult, Row, Stats, TestRecord};
+use super::verdicts::LoadFinding;
 
 impl Stats {
     fn from_run(r: &RunStats, ideal: Option<f64>) -> Stats {
@@ -57,50 +34,6 @@ impl Stats {
             per_host_bits_per_second: r.per_host_bits_per_second.clone(),
         }
     }
-}
-
-/// One host's part of a test.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct HostRow {
-    pub(crate) host: usize,
-    pub(crate) agent: String,
-    pub(crate) packets: Option<u64>,
-    pub(crate) send_errors: Option<u64>,
-    /// Lost on the way to the sink, fraction of the in-window packets.
-    pub(crate) loss_at_sink: Option<f64>,
-    pub(crate) clock_offset_seconds: Option<f64>,
-    pub(crate) control_rtt_seconds: Option<f64>,
-    pub(crate) start_lateness_seconds: Option<f64>,
-    /// Where this host's delays came from (hardware or software stamps, or the send call).
-    pub(crate) delay_source: Option<DelaySource>,
-    /// Why that source: the interface's stamping capability (raw tests).
-    pub(crate) timestamping: Option<String>,
-    pub(crate) error: Option<String>,
-}
-
-/// One test: measured, and the model of a shared 10 Mbit/s segment for the same parameters.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Row {
-    pub(crate) lengths: String,
-    pub(crate) hosts: usize,
-    pub(crate) reporting_hosts: usize,
-    pub(crate) complete: bool,
-    pub(crate) measured: Option<Stats>,
-    pub(crate) delay_source: Option<DelaySource>,
-    /// Loss at the counting sink over every reporting host.
-    pub(crate) loss_at_sink: Option<f64>,
-    /// The simulator's seed-000 long net (3000 ft, 4 clusters, 10 Mbit/s, Titan hosts): a
-    /// shared segment, which loopback is not.
-    pub(crate) model_shared_10mbit: Option<Stats>,
-    pub(crate) per_host: Vec<HostRow>,
-}
-
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct LoadResult {
-    pub(crate) results_file: Option<String>,
-    pub(crate) rows: Vec<Row>,
-    #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
 }
 
 fn scenario(plan: &LoadPlan, hosts: usize, mix: &LengthMix, measure_ns: u64) -> Scenario {
@@ -230,20 +163,6 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
     }
 }
 
-/// A time that may be negative (an excess delay) or absent; below a nanosecond is 0.
-fn opt_seconds(s: Option<f64>) -> String {
-    match s.filter(|v| v.is_finite()) {
-        None => "-".into(),
-        Some(v) if v.abs() < 1e-9 => "0".into(),
-        Some(v) if v < 0.0 => format!("-{}", format_seconds(-v)),
-        Some(v) => format_seconds(v),
-    }
-}
-
-fn percent(f: Option<f64>) -> String {
-    f.map_or("-".into(), |f| format!("{}%", significant(f * 100.0, 3)))
-}
-
 impl LoadResult {
     /// What makes the rows less trustworthy: hosts that did not report, loopback, an
     /// overrun sink, failed sends.
@@ -319,194 +238,40 @@ pub(crate) fn sink_loss_warnings(rows: &[Row]) -> Vec<LoadFinding> {
         .collect()
 }
 
-impl Render for LoadResult {
-    fn render(&self, out: &mut dyn Write) -> io::Result<()> {
-        let f = self.rate_format;
-        let mut mixes: Vec<&str> = Vec::new();
-        for r in &self.rows {
-            if !mixes.contains(&r.lengths.as_str()) {
-                mixes.push(&r.lengths);
-            }
+/// Agents whose datagrams did not carry the TOS byte asked for: the report of each agent holds
+/// the value its socket read back, and an agent that predates `-S` reports none.
+pub(crate) fn unmarked(tos: Option<u8>, done: &[TestRecord]) -> Vec<LoadFinding> {
+    let Some(tos) = tos else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for h in done.iter().flat_map(|t| &t.agents) {
+        let Some(r) = &h.report else { continue };
+        if r.tos == Some(tos) {
+            continue;
         }
-        for mix in mixes {
-            writeln!(
-                out,
-                "Packet lengths {mix} (seed 000 §3.3 statistics per test)"
-            )?;
-            let mut t = Table::new([
-                "hosts",
-                "bit rate",
-                "sd",
-                "pkt/s",
-                "sd",
-                "delay",
-                "sd",
-                "excess",
-                "Jain",
-                "loss",
-                "| model: bit rate",
-                "pkt/s",
-                "delay",
-                "excess",
-                "status",
-            ]);
-            for r in self.rows.iter().filter(|r| r.lengths == mix) {
-                let mut cells: Vec<String> = vec![r.hosts.to_string()];
-                match &r.measured {
-                    Some(m) => cells.extend([
-                        f.format(m.bits_per_second),
-                        f.format(m.bits_per_second_std_dev),
-                        group_digits(m.packets_per_second.round() as u64),
-                        group_digits(m.packets_per_second_std_dev.round() as u64),
-                        opt_seconds(Some(m.delay_mean_seconds)),
-                        opt_seconds(Some(m.delay_std_dev_seconds)),
-                        opt_seconds(m.excess_delay_seconds),
-                        format!("{:.3}", m.jain_fairness),
-                    ]),
-                    None => cells.extend(std::iter::repeat_n("-".to_string(), 8)),
-                }
-                cells.push(percent(r.loss_at_sink));
-                match &r.model_shared_10mbit {
-                    Some(p) => cells.extend([
-                        format!("| {}", f.format(p.bits_per_second)),
-                        group_digits(p.packets_per_second.round() as u64),
-                        opt_seconds(Some(p.delay_mean_seconds)),
-                        opt_seconds(p.excess_delay_seconds),
-                    ]),
-                    None => cells.extend(["|".into(), "-".into(), "-".into(), "-".into()]),
-                }
-                cells.push(if r.complete {
-                    "ok".into()
-                } else {
-                    format!("INCOMPLETE {}/{}", r.reporting_hosts, r.hosts)
-                });
-                t.row(cells);
-            }
-            writeln!(out, "{t}")?;
-        }
-        // Per agent, which clock stamped its delays (the sources may differ between hosts).
-        let mut sources: Vec<(DelaySource, Option<String>, Vec<String>)> = Vec::new();
-        for h in self.rows.iter().flat_map(|r| &r.per_host) {
-            let Some(src) = h.delay_source else { continue };
-            match sources
-                .iter_mut()
-                .find(|(s, why, _)| *s == src && why.as_deref() == h.timestamping.as_deref())
-            {
-                Some((_, _, agents)) if agents.contains(&h.agent) => {}
-                Some((_, _, agents)) => agents.push(h.agent.clone()),
-                None => sources.push((src, h.timestamping.clone(), vec![h.agent.clone()])),
-            }
-        }
-        for (src, why, agents) in &sources {
-            let whom = if sources.len() == 1 {
-                String::new()
-            } else {
-                format!(" [{}]", agents.join(", "))
-            };
-            let why = why.as_ref().map_or(String::new(), |w| format!(" ({w})"));
-            writeln!(out, "Delay: {}{why}{whom}.", src.describe())?;
-        }
-        writeln!(
-            out,
-            "Model: the simulator's shared 10 Mbit/s CSMA/CD segment (seed 000 §3.5 long net, \
-             Titan hosts) for the same hosts and lengths; loopback is not a shared segment."
-        )?;
-        writeln!(
-            out,
-            "Bit rates charge 24 byte times per packet (§3.3); excess = delay - hosts x the \
-             1-host delay (measured) or the collision-free ideal (model)."
-        )?;
-        if let Some(file) = &self.results_file {
-            writeln!(out, "Results: {file}")?;
-        }
-        Ok(())
-    }
-}
-
-/// The seed's figures 3-3 to 3-9: x = hosts, one curve per length mix.
-pub(crate) fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
-    type Pick = fn(&Stats) -> Option<f64>;
-    let figures: [(&str, &str, &str, Pick); 7] = [
-        ("fig3-3-bit-rate", "Total bit rate", "Mbit/s", |s| {
-            Some(s.bits_per_second / 1e6)
-        }),
-        (
-            "fig3-4-bit-rate-std-dev",
-            "Std. dev. of bit rate",
-            "Mbit/s",
-            |s| Some(s.bits_per_second_std_dev / 1e6),
-        ),
-        (
-            "fig3-5-packet-rate",
-            "Total packet rate",
-            "packets/s",
-            |s| Some(s.packets_per_second),
-        ),
-        (
-            "fig3-6-packet-rate-std-dev",
-            "Std. dev. of packet rate",
-            "packets/s",
-            |s| Some(s.packets_per_second_std_dev),
-        ),
-        ("fig3-7-delay", "Average transmission delay", "ms", |s| {
-            Some(s.delay_mean_seconds * 1e3)
-        }),
-        (
-            "fig3-8-delay-std-dev",
-            "Std. dev. of transmission delay",
-            "ms",
-            |s| Some(s.delay_std_dev_seconds * 1e3),
-        ),
-        (
-            "fig3-9-excess-delay",
-            "Excess transmission delay",
-            "ms",
-            |s| s.excess_delay_seconds.map(|e| e * 1e3),
-        ),
-    ];
-    let mut mixes: Vec<&str> = Vec::new();
-    for r in &result.rows {
-        if !mixes.contains(&r.lengths.as_str()) {
-            mixes.push(&r.lengths);
+        let finding = LoadFinding::TosNotMarked {
+            agent: h.agent.clone(),
+            asked_tos: tos,
+            sent_tos: r.tos,
+        };
+        if !out.contains(&finding) {
+            out.push(finding);
         }
     }
-    for (name, title, unit, pick) in figures {
-        let series: Vec<Series> = mixes
-            .iter()
-            .map(|&mix| Series {
-                name: format!("{mix} bytes"),
-                points: result
-                    .rows
-                    .iter()
-                    .filter(|r| r.lengths == mix)
-                    .filter_map(|r| {
-                        let y = pick(r.measured.as_ref()?)?;
-                        y.is_finite().then_some((r.hosts as f64, y))
-                    })
-                    .collect(),
-            })
-            .collect();
-        let svg = line_plot_svg(
-            Labels {
-                title,
-                x: "hosts",
-                y: unit,
-            },
-            &series,
-        )?;
-        let path = dir.join(format!("{name}.svg"));
-        std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(())
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::load::{HostRecord, RUNS_SCHEMA};
+    use crate::load::RUNS_SCHEMA;
+    use crate::load::result::HostRecord;
+    use wirespeed_model::RateFormat;
+    use wirespeed_model::load::DelaySource;
     use wirespeed_model::load::{LoadCounters, Schedule};
     use wirespeed_net::load::{LoadReport, SinkCounts};
+    use wirespeed_report::Render;
 
     const SECOND: u64 = 1_000_000_000;
 

@@ -2,37 +2,14 @@
 
 use std::io::{self, Write};
 
-use serde::{Deserialize, Serialize};
-use wirespeed_model::RateFormat;
-use wirespeed_model::sweep::{Axis, PlanEstimate, RunRecord, SweepAnalysis};
+use wirespeed_model::sweep::{Axis, RunRecord};
 use wirespeed_model::units::{ByteSize, significant};
 use wirespeed_report::plot::{Labels, Series, heatmap_svg, line_plot_svg};
 use wirespeed_report::{Csv, Render, Table};
 
-use super::SweepPlan;
+use super::SweepReport;
+use super::measure::Planned;
 use super::verdicts::RateScale;
-
-/// The sweep's result document body.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SweepReport {
-    pub(crate) plan: SweepPlan,
-    /// Where the runs are kept.
-    pub(crate) results_file: String,
-    /// True when every planned run finished.
-    pub(crate) complete: bool,
-    pub(crate) runs_planned: usize,
-    pub(crate) runs: Vec<RunRecord>,
-    pub(crate) ceiling_bytes_per_second: Option<f64>,
-    /// Where the ceiling comes from (`--link-rate`, or a lab's configured route).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) ceiling_source: Option<String>,
-    /// The plan's duration as estimated before its first run (a new sweep only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) estimate: Option<PlanEstimate>,
-    pub(crate) analysis: SweepAnalysis,
-    #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
-}
 
 impl SweepReport {
     /// The seed's unit, KB/s of 1024 bytes, while the fastest run fits in five digits of it
@@ -193,6 +170,34 @@ impl SweepReport {
             },
             &series,
         )?)
+    }
+}
+
+/// The line that opens a sweep on a terminal: its size, its seed and where its runs go.
+pub(crate) fn start_line(planned: &Planned) -> String {
+    let (order, todo) = (&planned.order, &planned.todo);
+    format!(
+        "sweep: {} runs ({} already done){}, seed {} (replay with --seed {}), results in {}",
+        order.len(),
+        order.len() - todo.len(),
+        planned.estimate.map_or(String::new(), |e| format!(
+            ", about {} on this path",
+            hours(e.seconds)
+        )),
+        planned.plan.seed,
+        planned.plan.seed,
+        planned.file.path().display()
+    )
+}
+
+/// `18.6 h`, `42 min`, `12 s`: a duration as people plan with it.
+pub(crate) fn hours(seconds: f64) -> String {
+    if seconds >= 3600.0 {
+        format!("{:.1} h", seconds / 3600.0)
+    } else if seconds >= 90.0 {
+        format!("{:.0} min", seconds / 60.0)
+    } else {
+        format!("{seconds:.0} s")
     }
 }
 

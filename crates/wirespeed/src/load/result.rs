@@ -1,0 +1,203 @@
+//! The schema of `wirespeed load` (`wirespeed.load.v1`) and of its results file
+//! (`wirespeed.load-runs.v1`): the plan that fixes a series, each finished test as the file
+//! keeps it, and the rows of the seed's seven statistics. A length mix is kept as the text
+//! `--lengths` reads ("64", "6/2", "64:6+1536:2"), so that a reader can see it and every file
+//! written so far still resumes; in memory it is a [`LengthMix`], so a resumed series matches
+//! its finished tests to the plan by value. It imports nothing of its siblings.
+
+use anyhow::bail;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use wirespeed_model::RateFormat;
+use wirespeed_model::load::{ClockEstimate, DelaySource, Schedule};
+use wirespeed_net::load::{LoadReport, RawEthernet};
+use wirespeed_sim::LengthMix;
+
+use crate::common::flags::parse_lengths;
+use crate::common::runs_file::RunsPlan;
+
+/// The schema of the results file's first line.
+pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
+
+/// Everything that fixes a series: the results file's first line.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(crate) struct LoadPlan {
+    pub(crate) schema: String,
+    /// The agents' addresses, or `loopback` for in-process ones.
+    pub(crate) agents: Vec<String>,
+    pub(crate) hosts: Vec<usize>,
+    /// Each length mix (written in `--lengths` syntax).
+    pub(crate) lengths: Vec<Lengths>,
+    pub(crate) schedule: Schedule,
+    pub(crate) rate_bits_per_second: Option<f64>,
+    /// Host number (1-based) of the counting sink; `None`: each host's own.
+    pub(crate) sink_host: Option<usize>,
+    pub(crate) seed: u64,
+    /// Raw Ethernet frames instead of UDP.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) raw: Option<RawEthernet>,
+    /// The IP TOS byte of every datagram (`-S`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) tos: Option<u8>,
+}
+
+/// One agent in one test, as the results file keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HostRecord {
+    pub(crate) agent: String,
+    pub(crate) clock: Option<ClockEstimate>,
+    pub(crate) report: Option<LoadReport>,
+    pub(crate) error: Option<String>,
+}
+
+/// One finished test: a line of the results file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct TestRecord {
+    pub(crate) hosts: usize,
+    /// The length mix (written in `--lengths` syntax).
+    pub(crate) lengths: Lengths,
+    pub(crate) complete: bool,
+    pub(crate) agents: Vec<HostRecord>,
+}
+
+/// A length mix in the syntax `--lengths` reads back.
+pub(crate) fn mix_spec(mix: &LengthMix) -> String {
+    match mix {
+        LengthMix::Weighted { lengths } => lengths
+            .iter()
+            .map(|(b, w)| format!("{b}:{w}"))
+            .collect::<Vec<_>>()
+            .join("+"),
+        other => other.to_string(),
+    }
+}
+
+pub(crate) fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
+    let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
+    match list.0.as_slice() {
+        [one] => Ok(one.clone()),
+        _ => bail!("{spec:?} is not one length mix"),
+    }
+}
+
+impl RunsPlan for LoadPlan {
+    const SCHEMA: &'static str = RUNS_SCHEMA;
+    fn schema(&self) -> &str {
+        &self.schema
+    }
+}
+
+/// A length mix as a load plan and its records hold it; (de)serialized as `--lengths` text.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Lengths(pub(crate) LengthMix);
+
+impl From<LengthMix> for Lengths {
+    fn from(mix: LengthMix) -> Lengths {
+        Lengths(mix)
+    }
+}
+
+impl std::fmt::Display for Lengths {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&mix_spec(&self.0))
+    }
+}
+
+impl Serialize for Lengths {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&mix_spec(&self.0))
+    }
+}
+
+impl<'de> Deserialize<'de> for Lengths {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Lengths, D::Error> {
+        // A results file is read before anything else is checked: the text is parsed by the
+        // same bounded parser as `--lengths`, and one that is not a single mix is refused.
+        let text = String::deserialize(d)?;
+        parse_mix(&text)
+            .map(Lengths)
+            .map_err(|e| serde::de::Error::custom(format!("lengths {text:?}: {e:#}")))
+    }
+}
+
+/// The seven statistics and what goes with them, for the measured hosts or the model.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Stats {
+    pub(crate) bits_per_second: f64,
+    pub(crate) bits_per_second_std_dev: f64,
+    pub(crate) packets_per_second: f64,
+    pub(crate) packets_per_second_std_dev: f64,
+    pub(crate) delay_mean_seconds: f64,
+    pub(crate) delay_std_dev_seconds: f64,
+    pub(crate) ideal_delay_seconds: Option<f64>,
+    pub(crate) excess_delay_seconds: Option<f64>,
+    pub(crate) jain_fairness: f64,
+    pub(crate) per_host_bits_per_second: Vec<f64>,
+}
+
+/// One host's part of a test.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct HostRow {
+    pub(crate) host: usize,
+    pub(crate) agent: String,
+    pub(crate) packets: Option<u64>,
+    pub(crate) send_errors: Option<u64>,
+    /// Lost on the way to the sink, fraction of the in-window packets.
+    pub(crate) loss_at_sink: Option<f64>,
+    pub(crate) clock_offset_seconds: Option<f64>,
+    pub(crate) control_rtt_seconds: Option<f64>,
+    pub(crate) start_lateness_seconds: Option<f64>,
+    /// Where this host's delays came from (hardware or software stamps, or the send call).
+    pub(crate) delay_source: Option<DelaySource>,
+    /// Why that source: the interface's stamping capability (raw tests).
+    pub(crate) timestamping: Option<String>,
+    pub(crate) error: Option<String>,
+}
+
+/// One test: measured, and the model of a shared 10 Mbit/s segment for the same parameters.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct Row {
+    pub(crate) lengths: String,
+    pub(crate) hosts: usize,
+    pub(crate) reporting_hosts: usize,
+    pub(crate) complete: bool,
+    pub(crate) measured: Option<Stats>,
+    pub(crate) delay_source: Option<DelaySource>,
+    /// Loss at the counting sink over every reporting host.
+    pub(crate) loss_at_sink: Option<f64>,
+    /// The simulator's seed-000 long net (3000 ft, 4 clusters, 10 Mbit/s, Titan hosts): a
+    /// shared segment, which loopback is not.
+    pub(crate) model_shared_10mbit: Option<Stats>,
+    pub(crate) per_host: Vec<HostRow>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct LoadResult {
+    pub(crate) results_file: Option<String>,
+    pub(crate) rows: Vec<Row>,
+    #[serde(skip)]
+    pub(crate) rate_format: RateFormat,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_syntax_reads_back_to_the_text_it_was_written_as() {
+        for text in ["64", "1536", "6/2", "64:6+1536:2"] {
+            let json = format!("\"{text}\"");
+            let mix: Lengths = serde_json::from_str(&json).unwrap();
+            assert_eq!(serde_json::to_string(&mix).unwrap(), json);
+            assert_eq!(mix.to_string(), text);
+        }
+        let ratio: Lengths = serde_json::from_str("\"6/2\"").unwrap();
+        assert_eq!(ratio.0, LengthMix::seed_ratio(6, 2));
+    }
+
+    #[test]
+    fn text_that_is_not_one_mix_is_refused() {
+        for bad in ["\"seed\"", "\"64,1536\"", "\"huge\"", "\"6/0\"", "64"] {
+            assert!(serde_json::from_str::<Lengths>(bad).is_err(), "{bad}");
+        }
+    }
+}
