@@ -92,6 +92,19 @@ impl MeshResult {
                 late_collisions,
                 crc_errors,
             },
+            Fault::AsymmetricHost {
+                host,
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+            } => MeshVerdict::AsymmetricHost {
+                host: name(host),
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+            },
             Fault::LossyHost {
                 host,
                 cleanest_retransmit_share,

@@ -47,6 +47,15 @@ pub(crate) enum MeshVerdict {
         late_collisions: Option<u64>,
         crc_errors: Option<u64>,
     },
+    /// A host whose tests all run slower one way, its port's counters not read: a mismatch's
+    /// rates, or a port that loses frames unevenly.
+    AsymmetricHost {
+        host: String,
+        slow: SlowDirection,
+        median_ratio: f64,
+        pairs_showing: usize,
+        pairs: usize,
+    },
     /// A host every test of which retransmitted.
     LossyHost {
         host: String,
@@ -289,6 +298,21 @@ impl MeshVerdict {
                     counted(*collisions, *late_collisions, *crc_errors)
                 )
             }
+            MeshVerdict::AsymmetricHost {
+                host,
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+            } => write!(
+                f,
+                "host {host} is asymmetric, counters not readable: what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners; a duplex mismatch (seed 003) would count late collisions or CRC errors at its port, a port that loses frames unevenly neither: run `wirespeed diagnose` on it",
+                match slow {
+                    SlowDirection::Sending => "sends",
+                    SlowDirection::Receiving => "receives",
+                },
+                median_ratio * 100.0
+            ),
             MeshVerdict::LossyHost {
                 host,
                 cleanest_retransmit_share,
