@@ -320,20 +320,11 @@ fn close_oldest_waiting_of(shared: &Shared, from: Option<IpAddr>) -> bool {
 const DESCRIPTOR_HEADROOM: u64 = 32;
 
 /// How many descriptors the connection just accepted (`fd`, the lowest number free, so about
-/// the count of descriptors open) leaves short of [`DESCRIPTOR_HEADROOM`] under the limit.
-///
-/// Issue 32, under `ulimit -n 256` with 64 idle sessions and 200 silent connections: a
-/// session holds 3 descriptors (its control connection, the handle the stop and the idle
-/// eviction use, the one its reader keeps), a connection in its handshake 2, so the 64
-/// sessions alone held 196 of 256. Closing idlers when an accept landed in the headroom freed
-/// their descriptors only when their threads saw the shutdown (one at once, the rest later),
-/// while the accept loop took the next silent connection from the kernel's backlog at once:
-/// the backlog took each freed descriptor, admitted sessions were evicted to make room for
-/// unidentified newcomers, and a legitimate session past its hello found none for its data
-/// connection (1 run in 4 failed with "Too many open files"). So in the headroom an
-/// unidentified newcomer only replaces the oldest connection in its handshake (or is closed,
-/// and always in the headroom's last half); idlers are evicted only for a session's own
-/// awaited data connection.
+/// the count of descriptors open) leaves short of [`DESCRIPTOR_HEADROOM`] under the limit. So
+/// many idlers are closed at once rather than when an accept fails: by then a legitimate
+/// session, already past its accept, had failed to open its own (issue 32, under `ulimit -n
+/// 256`). Closing one idler per accept was not enough: a backlog of silent connections took
+/// each freed descriptor on the next accept, and the session found none.
 fn descriptors_short(fd: u64) -> u64 {
     rustix::process::getrlimit(rustix::process::Resource::Nofile)
         .current
@@ -703,7 +694,6 @@ impl Agent {
         let mut share_burst = Burst::new("one address holds its share of the handshakes");
         let mut spawn_burst = Burst::new("cannot create a thread for a connection");
         let mut memory_burst = Burst::new("memory budget full");
-        let mut descriptor_burst = Burst::new("descriptors short");
         while !shared.stopping() {
             let mut pfd = [PollFd::new(&self.listener, PollFlags::IN)];
             let ready = poll(&mut pfd, Some(&ACCEPT_POLL));
@@ -734,38 +724,14 @@ impl Agent {
             };
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
-            // Whether the newcomer is a session's awaited data connection, asked at most once:
-            // each answer yes spends one of the session's streams.
-            let mut awaited = None;
             {
                 use std::os::fd::AsRawFd;
                 let short =
                     descriptors_short(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX));
-                if short > 0 {
-                    let data = awaited_data_connection(shared, &stream, peer);
-                    awaited = Some(data);
-                    if data {
-                        // A session's own connection: idlers make room for it.
-                        for _ in 0..short {
-                            if !evict_for_resources(shared) {
-                                break;
-                            }
-                        }
-                    } else if short > DESCRIPTOR_HEADROOM / 2 || !close_oldest_waiting(shared) {
-                        // Unidentified, and the headroom is the sessions': the newcomer at
-                        // most replaces the oldest in its handshake, never an admitted
-                        // session, and not at all deep in the headroom.
-                        shared.refused_pending.fetch_add(1, Ordering::Relaxed);
-                        descriptor_burst.hit(shared, || {
-                            format!(
-                                "{} descriptors of the limit kept for admitted sessions; closing unidentified newcomers (ulimit -n)",
-                                DESCRIPTOR_HEADROOM
-                            )
-                        });
-                        continue;
+                for _ in 0..short {
+                    if !evict_for_resources(shared) {
+                        break;
                     }
-                } else {
-                    descriptor_burst.clear(shared);
                 }
             }
             let max_pending = shared.config.limits.max_pending;
@@ -777,7 +743,7 @@ impl Agent {
                 .unwrap_or(0);
             let at_share = held >= share;
             if (at_share || shared.pending.load(Ordering::Acquire) >= max_pending)
-                && !awaited.unwrap_or_else(|| awaited_data_connection(shared, &stream, peer))
+                && !awaited_data_connection(shared, &stream, peer)
             {
                 shared.refused_pending.fetch_add(1, Ordering::Relaxed);
                 let burst = if at_share {
