@@ -427,6 +427,10 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
     if row.verdicts.iter().all(|(_, t, n)| t == n) {
         let _ = std::fs::remove_file(&file);
         row.file = None;
+    } else {
+        // The mesh's document beside the lab file: its rates, retransmissions and the
+        // counters the judge weighed, so that a disagreement is judged again without a lab.
+        let _ = std::fs::write(keep.join(format!("{}.mesh.json", draw.name)), &stdout);
     }
     row
 }

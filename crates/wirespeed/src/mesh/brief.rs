@@ -81,6 +81,20 @@ impl MeshResult {
                 },
                 median_ratio * 100.0
             ),
+            Fault::AsymmetricHost {
+                host,
+                slow,
+                median_ratio,
+                ..
+            } => format!(
+                "{} asymmetric, counters not readable ({} at {:.0}% of the other way)",
+                self.name(*host),
+                match slow {
+                    SlowDirection::Sending => "sends",
+                    SlowDirection::Receiving => "receives",
+                },
+                median_ratio * 100.0
+            ),
             Fault::LossyHost {
                 host,
                 median_retransmit_share,

@@ -60,6 +60,7 @@ impl MeshResult {
             let kind = match f {
                 Fault::SlowHost { .. } => "slow host",
                 Fault::DuplexMismatch { .. } => "duplex mismatch",
+                Fault::AsymmetricHost { .. } => "asymmetric host",
                 Fault::LossyHost { .. } => "lossy host",
                 Fault::BadPair { .. } => "bad pair",
                 Fault::AsymmetricPair { .. } => "asymmetric pair",

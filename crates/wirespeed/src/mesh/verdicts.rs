@@ -23,6 +23,7 @@ use super::result::{MeshResult, PairRecord, Recheck};
 pub(crate) enum MeshVerdict {
     SlowHost(SlowHost),
     DuplexMismatch(DuplexMismatch),
+    AsymmetricHost(AsymmetricHost),
     LossyHost(LossyHost),
     BadPair(BadPair),
     AsymmetricPair(AsymmetricPair),
@@ -64,6 +65,17 @@ pub(crate) struct DuplexMismatch {
     pub(crate) collisions: Option<u64>,
     pub(crate) late_collisions: Option<u64>,
     pub(crate) crc_errors: Option<u64>,
+}
+
+/// A host whose tests all run slower one way, its port's counters not read: a mismatch's
+/// rates, or a port that loses frames unevenly.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub(crate) struct AsymmetricHost {
+    pub(crate) host: String,
+    pub(crate) slow: SlowDirection,
+    pub(crate) median_ratio: f64,
+    pub(crate) pairs_showing: usize,
+    pub(crate) pairs: usize,
 }
 
 /// A host every test of which retransmitted.
@@ -267,6 +279,7 @@ impl MeshVerdict {
         match self {
             MeshVerdict::SlowHost(v) => v.write(f, unit),
             MeshVerdict::DuplexMismatch(v) => fmt::Display::fmt(v, f),
+            MeshVerdict::AsymmetricHost(v) => fmt::Display::fmt(v, f),
             MeshVerdict::LossyHost(v) => fmt::Display::fmt(v, f),
             MeshVerdict::BadPair(v) => v.write(f, unit),
             MeshVerdict::AsymmetricPair(v) => v.write(f, unit),
@@ -340,6 +353,27 @@ impl fmt::Display for DuplexMismatch {
             f,
             "host {host} has a duplex mismatch on its link: {rates}{} (seed 003: late collisions at the half-duplex end, CRC errors at the full one); configure both ends the same way, preferably both auto",
             counted(*collisions, *late_collisions, *crc_errors)
+        )
+    }
+}
+
+impl fmt::Display for AsymmetricHost {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let AsymmetricHost {
+            host,
+            slow,
+            median_ratio,
+            pairs_showing,
+            pairs,
+        } = self;
+        write!(
+            f,
+            "host {host} is asymmetric, counters not readable: what it {} runs at {:.0}% of the other way with {pairs_showing} of its {pairs} partners; a duplex mismatch (seed 003) would count late collisions or CRC errors at its port, a port that loses frames unevenly neither: run `wirespeed diagnose` on it",
+            match slow {
+                SlowDirection::Sending => "sends",
+                SlowDirection::Receiving => "receives",
+            },
+            median_ratio * 100.0
         )
     }
 }
@@ -650,6 +684,19 @@ impl MeshResult {
                 collisions,
                 late_collisions,
                 crc_errors,
+            }),
+            Fault::AsymmetricHost {
+                host,
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
+            } => MeshVerdict::AsymmetricHost(AsymmetricHost {
+                host: name(host),
+                slow,
+                median_ratio,
+                pairs_showing,
+                pairs,
             }),
             Fault::LossyHost {
                 host,
