@@ -3,7 +3,8 @@
 
 use wirespeed_model::RateFormat;
 
-use super::{ProbeReport, line};
+use super::ProbeReport;
+use super::text::line;
 use crate::common::brief::{Headline, percent};
 
 impl Headline for ProbeReport {
