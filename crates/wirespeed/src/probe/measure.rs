@@ -125,15 +125,16 @@ fn host_fit(
         .context("--host-baseline: the loopback probes gave no fit")
 }
 
-/// Whether every hop has a fit whose 95% bootstrap interval of the one-way delay at the largest
-/// size (fixed width + per-byte width x size) is narrower than `width_ms`.
+/// Whether every hop has a fit whose interval over independent time blocks of the one-way
+/// delay at the largest size (fixed width + per-byte width x size) is narrower than
+/// `width_ms`: the figures agree across stretches of the run, not merely the bootstrap of one
+/// set of minimums (which resamples the minimums, not the run, and reads zero width when they
+/// repeat).
 fn converged(hops: &[HopAnalysis], width_ms: f64, largest: f64) -> bool {
     !hops.is_empty()
         && hops.iter().all(|h| {
-            h.fit.as_ref().and_then(|f| f.bootstrap).is_some_and(|b| {
-                let width = b.intercept.width() + b.slope.width() * largest;
-                // A zero width is resamples that tie (a few probes per size whose minima
-                // repeat, seen in CI with 4 per size), not a precise line: probe on.
+            h.fit.as_ref().and_then(|f| f.time_blocks).is_some_and(|b| {
+                let width = b.fixed_ms.width() + b.per_byte_ms.width() * largest;
                 width > 0.0 && width < width_ms
             })
         })

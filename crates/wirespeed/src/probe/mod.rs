@@ -88,9 +88,10 @@ pub(crate) struct ProbeArgs {
     #[arg(long, value_name = "TTL=RATE", value_parser = parse_wire)]
     wire: Vec<(u8, BitRate)>,
 
-    /// Adaptive: repeat rounds of -n probes per size until every hop's 95% interval of the
-    /// one-way delay at the largest size (fixed width + per-byte width x size) is narrower than
-    /// this (e.g. 5us), at most 20 rounds and --max-time.
+    /// Adaptive: repeat rounds of -c probes per size until every hop's 95% interval over
+    /// independent time blocks of the one-way delay at the largest size (fixed width +
+    /// per-byte width x size) is narrower than this (e.g. 5us), at most 20 rounds and
+    /// --max-time.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     until_width: Option<Duration>,
 

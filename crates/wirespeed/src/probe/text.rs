@@ -215,16 +215,44 @@ impl ProbeReport {
         } else {
             format!("hop {}", inc.from_ttl)
         };
-        writeln!(
-            out,
-            "  own cost (from {from}): {}, implied link rate {rate}",
-            line(inc.cost)
-        )?;
+        match &inc.intervals {
+            // A per-byte cost whose interval reaches zero is not a figure this run resolves (a
+            // fast link's few ns a byte over the sizes' span is less than the noise of a
+            // minimum): said so instead of printed, with no link rate implied by it.
+            Some(iv) if iv.per_byte_unresolved() => writeln!(
+                out,
+                "  own cost (from {from}): {} fixed, per byte below what this run resolves",
+                time_text(inc.cost.fixed_ms)
+            )?,
+            _ => writeln!(
+                out,
+                "  own cost (from {from}): {}, implied link rate {rate}",
+                line(inc.cost)
+            )?,
+        }
         if inc.answer_per_byte_ms != 0.0 {
             writeln!(
                 out,
                 "    answer per returned byte at this hop: {}",
                 time_text(inc.answer_per_byte_ms)
+            )?;
+        }
+        if let Some(iv) = &inc.intervals {
+            let answer = if inc.answer_per_byte_ms != 0.0 {
+                format!(
+                    ", answer per byte {}",
+                    interval_text(iv.answer_per_byte_ms.low, iv.answer_per_byte_ms.high)
+                )
+            } else {
+                String::new()
+            };
+            writeln!(
+                out,
+                "    {:.0}% over {} time blocks: fixed {}, per byte {}{answer}",
+                iv.confidence * 100.0,
+                iv.blocks,
+                interval_text(iv.fixed_ms.low, iv.fixed_ms.high),
+                interval_text(iv.per_byte_ms.low, iv.per_byte_ms.high)
             )?;
         }
         if let Some(c) = &inc.caveat {
@@ -274,6 +302,16 @@ fn fit(f: &HopFit, out: &mut dyn Write) -> io::Result<()> {
             "    95% bootstrap: fixed {}, per byte {}",
             interval_text(b.intercept.low, b.intercept.high),
             interval_text(b.slope.low, b.slope.high)
+        )?;
+    }
+    if let Some(b) = &f.time_blocks {
+        writeln!(
+            out,
+            "    {:.0}% over {} time blocks: fixed {}, per byte {}",
+            b.confidence * 100.0,
+            b.blocks,
+            interval_text(b.fixed_ms.low, b.fixed_ms.high),
+            interval_text(b.per_byte_ms.low, b.per_byte_ms.high)
         )?;
     }
     if let Some(s) = &f.split_half {
