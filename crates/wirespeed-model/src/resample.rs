@@ -73,7 +73,7 @@ pub fn summarize(values: &[f64], resamples: usize) -> Option<Summary> {
 ///
 /// Why not the bootstrap for a minimum-filtered figure: a minimum is an extreme value, and the
 /// plain bootstrap of an extreme is not consistent (Bickel and Freedman, "Some asymptotic
-/// theory for the bootstrap", Annals of Statistics 9(6), 1981, §6: the resampled minimum
+/// theory for the bootstrap", Annals of Statistics 9(6), 1981, on the extremes: the resampled minimum
 /// equals the sample's own minimum with probability about 1 - 1/e whatever n is), so its
 /// intervals collapse to zero width however much the run moves. The random-group method
 /// (Wolter, *Introduction to Variance Estimation*, 2nd ed., 2007, ch. 2; the batch means of
