@@ -21,7 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::delay::Cost;
 use crate::perhop::{self, RttLine, Separation};
-use crate::stats::{self, Group, LineIntervals, Step};
+use crate::resample::random_group_interval;
+use crate::stats::{self, Group, Interval, LineIntervals, Step};
 
 /// One probe as the analysis sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -101,6 +102,47 @@ pub struct HopFit {
     /// Whether `rtt_line` separates sent from returned bytes (older documents: one slope).
     #[serde(default = "one_slope")]
     pub separation: Separation,
+    /// Random-group intervals of the one-way coefficients over independent time blocks of the
+    /// run ([`TimeBlockIntervals`]); None with fewer than 3 blocks that fitted (and in older
+    /// documents).
+    #[serde(default)]
+    pub time_blocks: Option<TimeBlockIntervals>,
+}
+
+/// Intervals of a line's two coefficients from the spread of the same analysis run on each of
+/// `blocks` independent time blocks of the probes (`resample::random_group_interval`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct TimeBlockIntervals {
+    /// Blocks whose analysis gave the figures.
+    pub blocks: usize,
+    /// Nominal confidence (0.95; a minimum's coverage is higher, see `random_group_interval`).
+    pub confidence: f64,
+    /// Of the one-way fixed cost, ms.
+    pub fixed_ms: Interval,
+    /// Of the per-byte cost, ms.
+    pub per_byte_ms: Interval,
+}
+
+/// Intervals of a hop's own cost, as [`TimeBlockIntervals`], with the answer per byte.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct OwnCostIntervals {
+    /// Blocks whose analysis gave the hop's own cost from the same previous hop.
+    pub blocks: usize,
+    /// Nominal confidence (0.95).
+    pub confidence: f64,
+    /// Of the own one-way fixed cost, ms.
+    pub fixed_ms: Interval,
+    /// Of the own per-byte cost, ms.
+    pub per_byte_ms: Interval,
+    /// Of the answering node's cost per returned byte, ms.
+    pub answer_per_byte_ms: Interval,
+}
+
+impl OwnCostIntervals {
+    /// Whether the per-byte cost is below what the run resolves: its interval reaches zero.
+    pub fn per_byte_unresolved(&self) -> bool {
+        self.per_byte_ms.low <= 0.0
+    }
 }
 
 /// A figure an older document did not record.
@@ -147,6 +189,10 @@ pub struct Increment {
     pub implied_bits_per_second: Option<f64>,
     /// Why the figure should not be trusted as it stands, when it should not.
     pub caveat: Option<String>,
+    /// Random-group intervals of `cost` and `answer_per_byte_ms` over independent time blocks;
+    /// None with fewer than 3 blocks (and in older documents).
+    #[serde(default)]
+    pub intervals: Option<OwnCostIntervals>,
 }
 
 /// Everything about one hop.
@@ -324,6 +370,7 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
                 },
                 rtt_line,
                 separation,
+                time_blocks: None,
             });
         }
     }
@@ -331,10 +378,161 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
     out
 }
 
+/// Time blocks at most that the probes are split into for the intervals: 8 blocks of a default
+/// run's 32 probes per size leave 4 probes a size in each (enough for a minimum that is often
+/// near the floor), and 7 degrees of freedom for the spread (t = 2.36 at 95%).
+pub const TIME_BLOCKS: usize = 8;
+
 /// Analyses every hop, in TTL order, and differences consecutive fitted hops. The first hop is
 /// differenced against `host`, the sending host's own line (the seed's roc: echoes to its own
-/// loopback) when given, else against nothing.
+/// loopback) when given, else against nothing. Each fitted hop then gets random-group
+/// intervals ([`time_blocks`]) of its line and its own cost.
 pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> Vec<HopAnalysis> {
+    let mut hops = analyze_whole(obs, p, host);
+    let blocks = time_blocks(obs);
+    if blocks.len() < 3 {
+        return hops;
+    }
+    // The blocks need no bootstrap of their own: one replicate is the least `bootstrap` does.
+    let quick = AnalysisParams {
+        bootstrap_replicates: 0,
+        ..*p
+    };
+    let parts: Vec<Vec<HopAnalysis>> = blocks
+        .iter()
+        .map(|b| analyze_whole(b, &quick, host))
+        .collect();
+    for hop in &mut hops {
+        add_block_intervals(hop, &parts, p.confidence, host.is_some());
+    }
+    hops
+}
+
+/// The probes split into independent time blocks: each hop's probes of each size, in the order
+/// they were sent, cut into as many consecutive runs as the sparsest size allows (at most
+/// [`TIME_BLOCKS`]); block `j` holds the `j`-th run of every size of every hop, so it is one
+/// stretch of the run's time when the schedule goes round the sizes and hops. Blocks apart in
+/// time see the load and the path drift as a repeated run would, which is what the intervals
+/// must cover (probes interleaved one by one would share every slow change and look alike).
+pub fn time_blocks(obs: &[Observation]) -> Vec<Vec<Observation>> {
+    let mut groups: std::collections::BTreeMap<(u8, usize), Vec<&Observation>> =
+        std::collections::BTreeMap::new();
+    for o in obs {
+        groups.entry((o.ttl, o.sent_bytes)).or_default().push(o);
+    }
+    let k = groups
+        .values()
+        .map(Vec::len)
+        .min()
+        .unwrap_or(0)
+        .min(TIME_BLOCKS);
+    if k < 3 {
+        return Vec::new();
+    }
+    let mut blocks = vec![Vec::new(); k];
+    for group in groups.values_mut() {
+        group.sort_by(|a, b| a.sent_at_seconds.total_cmp(&b.sent_at_seconds));
+        let n = group.len();
+        for (rank, o) in group.iter().enumerate() {
+            blocks[rank * k / n].push(**o);
+        }
+    }
+    blocks
+}
+
+/// Sets the random-group intervals of `hop`'s line and own cost from the same hop in each
+/// block's analysis (a block counts for the own cost only when it differences the hop against
+/// the same previous hop, with the same separation of sent and returned bytes), and judges the
+/// own cost's caveat by them.
+fn add_block_intervals(
+    hop: &mut HopAnalysis,
+    parts: &[Vec<HopAnalysis>],
+    confidence: f64,
+    host_subtracted: bool,
+) {
+    let Some(fit) = hop.fit.as_mut() else {
+        return;
+    };
+    let same: Vec<&HopAnalysis> = parts
+        .iter()
+        .filter_map(|p| p.iter().find(|h| h.ttl == hop.ttl))
+        .collect();
+    let fits: Vec<&HopFit> = same.iter().filter_map(|h| h.fit.as_ref()).collect();
+    let line = |f: fn(&HopFit) -> f64, full: f64| {
+        random_group_interval(
+            full,
+            &fits.iter().map(|x| f(x)).collect::<Vec<_>>(),
+            confidence,
+        )
+    };
+    if let (Some(fixed_ms), Some(per_byte_ms)) = (
+        line(|f| f.one_way.fixed_ms, fit.one_way.fixed_ms),
+        line(|f| f.one_way.per_byte_ms, fit.one_way.per_byte_ms),
+    ) {
+        fit.time_blocks = Some(TimeBlockIntervals {
+            blocks: fits.len(),
+            confidence,
+            fixed_ms,
+            per_byte_ms,
+        });
+    }
+    let separation = fit.separation;
+    let Some(inc) = hop.increment.as_mut() else {
+        return;
+    };
+    let own: Vec<&Increment> = same
+        .iter()
+        .filter(|h| h.fit.as_ref().is_some_and(|f| f.separation == separation))
+        .filter_map(|h| h.increment.as_ref())
+        .filter(|i| i.from_ttl == inc.from_ttl)
+        .collect();
+    let interval = |f: fn(&Increment) -> f64, full: f64| {
+        random_group_interval(
+            full,
+            &own.iter().map(|x| f(x)).collect::<Vec<_>>(),
+            confidence,
+        )
+    };
+    if let (Some(fixed_ms), Some(per_byte_ms), Some(answer_per_byte_ms)) = (
+        interval(|i| i.cost.fixed_ms, inc.cost.fixed_ms),
+        interval(|i| i.cost.per_byte_ms, inc.cost.per_byte_ms),
+        interval(|i| i.answer_per_byte_ms, inc.answer_per_byte_ms),
+    ) {
+        let intervals = OwnCostIntervals {
+            blocks: own.len(),
+            confidence,
+            fixed_ms,
+            per_byte_ms,
+            answer_per_byte_ms,
+        };
+        inc.intervals = Some(intervals);
+        if inc.from_ttl != 0 || !host_subtracted {
+            inc.caveat = own_cost_caveat(&intervals, inc.from_ttl);
+        }
+    }
+}
+
+/// What an own cost's intervals say about trusting it: a per-byte cost the run cannot tell
+/// from zero, or a difference negative beyond the noise.
+fn own_cost_caveat(iv: &OwnCostIntervals, from_ttl: u8) -> Option<String> {
+    let mut notes = Vec::new();
+    if from_ttl == 0 {
+        notes.push("from this host: includes the host's own sending and receiving cost (probe 127.0.0.1 or ::1 for it, as the seed's roc)".to_string());
+    }
+    let (pb, fx) = (iv.per_byte_ms, iv.fixed_ms);
+    if pb.high < 0.0 {
+        notes.push(format!("per-byte difference negative beyond the noise ({:.6} .. {:.6} ms/byte): the previous hop answers more slowly per byte than this one (ICMP errors generated in a slow path, or a different return route)", pb.low, pb.high));
+    } else if pb.low <= 0.0 {
+        notes.push(format!("per-byte difference within the noise ({:.6} .. {:.6} ms/byte): below what this run resolves; more probes or larger sizes narrow it", pb.low, pb.high));
+    }
+    if fx.high < 0.0 {
+        notes.push(format!("fixed difference negative beyond the noise ({:.4} .. {:.4} ms): the previous hop takes longer to answer than this one to forward and answer", fx.low, fx.high));
+    }
+    (!notes.is_empty()).then(|| notes.join("; "))
+}
+
+/// [`analyze`] without the intervals of the time blocks: one analysis of `obs` whole.
+fn analyze_whole(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> Vec<HopAnalysis> {
     let mut ttls: Vec<u8> = obs.iter().map(|o| o.ttl).collect();
     ttls.sort_unstable();
     ttls.dedup();
@@ -363,6 +561,7 @@ pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> V
             answer_per_byte_ms: own.answer_per_byte_ms,
             implied_bits_per_second: cost.implied_bits_per_second(),
             caveat,
+            intervals: None,
         });
         prev = Some((hop.ttl, fit));
     }
@@ -609,5 +808,139 @@ mod tests {
         // A healthy hop is not called rate limited.
         let hops = analyze(&path(&[0.1], &[0.0008], 4), &P, None);
         assert!(hops[0].rate_limit.is_none());
+    }
+
+    /// A path of `fixed.len()` hops probed as `probe --hops` does (rounds over every hop and
+    /// size, 16 sizes from 46 to 1500 bytes, `per_size` probes each): link `k` costs
+    /// `fixed[k]` one way and `per_byte[k]` a byte each way, router `k` answers with the IPv4
+    /// quote (576 bytes at most) at `answer[k]` a returned byte, the last hop echoes. Every
+    /// probe waits, above that floor, an exponential queueing delay of mean `queue_ms` (the
+    /// machine's and the path's), so the minimum of a size lies above its floor.
+    fn queued_path(
+        fixed: &[f64],
+        per_byte: &[f64],
+        answer: &[f64],
+        queue_ms: f64,
+        per_size: usize,
+        seed: u64,
+    ) -> Vec<Observation> {
+        let mut rng = SplitMix64::new(seed);
+        let sizes: Vec<usize> = (0..16).map(|i| 46 + (1500 - 46) * i / 15).collect();
+        let n = fixed.len();
+        let mut out = Vec::new();
+        let mut t = 0.0;
+        for _ in 0..per_size {
+            for k in 0..n {
+                let mut order = sizes.clone();
+                rng.shuffle(&mut order);
+                for size in order {
+                    let returned = if k + 1 == n { size } else { size.min(548) + 28 };
+                    let alpha = if k + 1 == n { 0.0 } else { answer[k] };
+                    let f: f64 = fixed[..=k].iter().sum();
+                    let s: f64 = per_byte[..=k].iter().sum();
+                    let floor = 2.0 * f + s * (size + returned) as f64 + alpha * returned as f64;
+                    let queue = -queue_ms * (1.0 - rng.next_f64()).ln();
+                    t += 0.002;
+                    out.push(Observation {
+                        ttl: (k + 1) as u8,
+                        sent_bytes: size,
+                        returned_bytes: returned,
+                        rtt_ms: Some(floor + queue),
+                        sent_at_seconds: t,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// Issue 31: every per-hop figure's interval covers the configured truth in at least 90%
+    /// of runs, on paths whose delays queue exponentially above their floor (the bootstrap of
+    /// the minimums covered the fixed cost in 0% of the lab runs). Paths, rates and queueing
+    /// drawn from each seed: 1-3 routers, 2 Mbit/s to 1 Gbit/s, 10-100 us of mean queueing.
+    #[test]
+    fn time_block_intervals_cover_the_truth_in_90_percent_of_seeds() {
+        let p = AnalysisParams {
+            bootstrap_replicates: 20,
+            ..P
+        };
+        let (mut runs, mut covered, mut figures) = (0, [0usize; 3], [0usize; 3]);
+        for seed in 0..120u64 {
+            let mut rng = SplitMix64::new(1000 + seed);
+            let hops = 2 + rng.below(3);
+            let fixed: Vec<f64> = (0..hops).map(|_| 0.02 + rng.next_f64() * 1.0).collect();
+            // 8 / rate in ms per byte, rates from 2 Mbit/s to 1 Gbit/s (log-uniform).
+            let per_byte: Vec<f64> = (0..hops)
+                .map(|_| 8.0 / (2e6 * 500f64.powf(rng.next_f64())) * 1e3)
+                .collect();
+            let answer: Vec<f64> = (0..hops).map(|_| rng.next_f64() * 0.0002).collect();
+            let queue = 0.01 + rng.next_f64() * 0.09;
+            let obs = queued_path(&fixed, &per_byte, &answer, queue, 32, seed);
+            runs += 1;
+            for (k, hop) in analyze(&obs, &p, None).iter().enumerate() {
+                let inc = hop.increment.as_ref().unwrap();
+                let iv = inc.intervals.expect("8 blocks of 4 probes a size");
+                assert_eq!(iv.blocks, 8);
+                let truth_answer = if k + 1 == hops { 0.0 } else { answer[k] };
+                for (i, (interval, truth)) in [
+                    (iv.fixed_ms, fixed[k]),
+                    (iv.per_byte_ms, per_byte[k]),
+                    (iv.answer_per_byte_ms, truth_answer),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    // The echo's answer per byte is 0 by construction: not a figure.
+                    if i == 2 && k + 1 == hops {
+                        continue;
+                    }
+                    figures[i] += 1;
+                    covered[i] += usize::from(interval.contains(truth));
+                }
+            }
+        }
+        assert_eq!(runs, 120);
+        for (i, name) in ["fixed", "per byte", "answer per byte"].iter().enumerate() {
+            let share = covered[i] as f64 / figures[i] as f64;
+            eprintln!(
+                "{name}: covered {} of {} ({share:.3})",
+                covered[i], figures[i]
+            );
+            assert!(
+                share >= 0.90,
+                "{name}: covered {} of {} ({share:.3})",
+                covered[i],
+                figures[i]
+            );
+        }
+    }
+
+    /// The blocks are consecutive stretches of each size's probes, as many as the sparsest
+    /// size allows, never fewer than 3.
+    #[test]
+    fn time_blocks_cut_each_size_in_order() {
+        let obs = queued_path(&[0.1, 0.1], &[0.0008, 0.0008], &[0.0, 0.0], 0.01, 10, 1);
+        let blocks = time_blocks(&obs);
+        assert_eq!(blocks.len(), 8);
+        assert_eq!(blocks.iter().map(Vec::len).sum::<usize>(), obs.len());
+        // 10 probes a size in 8 blocks: 1 or 2 each, the earliest first.
+        for b in &blocks {
+            let of_one: Vec<&Observation> = b
+                .iter()
+                .filter(|o| o.ttl == 1 && o.sent_bytes == 46)
+                .collect();
+            assert!((1..=2).contains(&of_one.len()), "{}", of_one.len());
+        }
+        let first = blocks[0]
+            .iter()
+            .map(|o| o.sent_at_seconds)
+            .fold(0.0, f64::max);
+        let last = blocks[7]
+            .iter()
+            .map(|o| o.sent_at_seconds)
+            .fold(f64::INFINITY, f64::min);
+        assert!(first < last);
+        let two = queued_path(&[0.1], &[0.0008], &[0.0], 0.01, 2, 1);
+        assert!(time_blocks(&two).is_empty());
     }
 }

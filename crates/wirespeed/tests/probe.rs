@@ -84,6 +84,8 @@ fn probe_human_output_has_the_table_and_the_fit() {
         "min RTT ms",
         "one-way best case",
         "95% bootstrap",
+        // Issue 31: the interval over independent stretches of the run, line and own cost.
+        "95% over 4 time blocks: fixed [",
         "split-half",
         "Theil-Sen",
     ] {

@@ -3,7 +3,8 @@
 
 use wirespeed_model::RateFormat;
 
-use super::{ProbeReport, line};
+use super::ProbeReport;
+use super::text::line;
 use crate::common::brief::{Headline, percent};
 
 impl Headline for ProbeReport {
@@ -44,7 +45,12 @@ impl Headline for ProbeReport {
                 .hops
                 .iter()
                 .filter_map(|h| {
-                    let rate = h.analysis.increment.as_ref()?.implied_bits_per_second?;
+                    let inc = h.analysis.increment.as_ref()?;
+                    // A per byte the run cannot tell from zero implies no rate (issue 31).
+                    if inc.intervals.is_some_and(|iv| iv.per_byte_unresolved()) {
+                        return Some(format!("hop {} not resolved", h.analysis.ttl));
+                    }
+                    let rate = inc.implied_bits_per_second?;
                     Some(format!("hop {} {}", h.analysis.ttl, format.format(rate)))
                 })
                 .collect();

@@ -1,0 +1,102 @@
+//! The schema of `wirespeed.probe.v1`: the run's parameters and, per hop, the fitted line of
+//! the seed's best-case delay (Bellovin 1992) with its own cost. Types only: the run is in
+//! `measure`, the views in `text`, `html`, `brief` and `metrics`.
+
+use std::net::IpAddr;
+
+use serde::{Deserialize, Serialize};
+use wirespeed_model::bestcase::{HopAnalysis, HopFit};
+use wirespeed_model::delay::Cost;
+use wirespeed_net::SocketKind;
+use wirespeed_net::probe::Sample;
+
+/// Which clock the fits used.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Timestamps {
+    /// SO_TIMESTAMPING software stamps: transmit (driver) to receive (stack).
+    KernelSoftware,
+    /// CLOCK_MONOTONIC before sendto and after recvmsg.
+    Monotonic,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Parameters {
+    pub(crate) host: String,
+    pub(crate) target: IpAddr,
+    pub(crate) sizes_bytes: Vec<usize>,
+    pub(crate) probes_per_size: u32,
+    pub(crate) per_hop: bool,
+    pub(crate) max_ttl: Option<u8>,
+    pub(crate) gap_seconds: f64,
+    pub(crate) hop_interval_seconds: f64,
+    pub(crate) timeout_seconds: f64,
+    pub(crate) seed: u64,
+    pub(crate) bootstrap_replicates: usize,
+    pub(crate) until_width_seconds: Option<f64>,
+    pub(crate) host_baseline: bool,
+    /// (TTL, bit/s) of --wire.
+    pub(crate) wire: Vec<(u8, u64)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct HopReport {
+    pub(crate) responder: Option<IpAddr>,
+    pub(crate) destination: bool,
+    /// With --wire: own cost minus the wire's serialization (the seed's transit formula).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) transit: Option<Transit>,
+    #[serde(flatten)]
+    pub(crate) analysis: HopAnalysis,
+}
+
+/// `through - to - wire` for one hop.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Transit {
+    pub(crate) wire_rate_bits_per_second: u64,
+    pub(crate) wire: Cost,
+    pub(crate) node: Cost,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ProbeReport {
+    pub(crate) socket: SocketKind,
+    /// With --udp: what the agent's echo counted (answered, dropped).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) echo: Option<wirespeed_net::control::echo::EchoTotals>,
+    pub(crate) timestamps: Timestamps,
+    pub(crate) kernel_stamped_answers: usize,
+    pub(crate) answers: usize,
+    pub(crate) timer_floor_seconds: f64,
+    pub(crate) clock_resolution_seconds: f64,
+    /// Whether CPUs were kept from halting during the run (PM QoS), and if not, why.
+    #[serde(default)]
+    pub(crate) cpu_wakeup: String,
+    pub(crate) path_mtu_bytes: Option<usize>,
+    pub(crate) elapsed_seconds: f64,
+    pub(crate) stopped_early: bool,
+    /// Whether every hop was probed (else the destination alone, at TTL 64).
+    pub(crate) per_hop: bool,
+    /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) host_baseline: Option<HopFit>,
+    /// Rounds of probes sent (more than 1 with --until-width).
+    pub(crate) rounds: u32,
+    /// With --until-width: whether the intervals got narrow enough.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) converged: Option<bool>,
+    /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
+    pub(crate) hops: Vec<HopReport>,
+    /// Every probe, as sent.
+    pub(crate) samples: Vec<Sample>,
+    #[serde(skip, default = "unspecified")]
+    pub(crate) target: IpAddr,
+    /// `-f`: the unit of implied link rates in the text.
+    #[serde(skip)]
+    pub(crate) rate_format: wirespeed_model::RateFormat,
+}
+
+/// The target of a decoded document, which keeps it in its parameters instead.
+pub(crate) fn unspecified() -> IpAddr {
+    IpAddr::from([0, 0, 0, 0])
+}
