@@ -298,27 +298,6 @@ fn a_module_map_with_a_missing_or_stale_entry_is_seen() {
 /// several phases of a run, or several tables of a view, that want a name each.
 const MAX_FUNCTION_LINES: usize = 150;
 
-/// Functions over [`MAX_FUNCTION_LINES`] in folders other engineers are shrinking at the same
-/// time (issue 30: latency, mesh, probe, reproduce, lab, serve, deploy), as `folder/file.rs name`.
-/// The lead empties this list at merge, once their branches are in; nothing may be added to it.
-const OVER_150_ALLOWED: &[&str] = &[
-    "latency/mod.rs run_latency",
-    "latency/mod.rs analyse",
-    "latency/verdicts.rs fmt",
-    "mesh/verdicts.rs write",
-    "mesh/mod.rs execute",
-    "probe/mod.rs measure",
-    "probe/mod.rs render",
-    "reproduce/boggs.rs run",
-    "reproduce/duplex.rs run",
-    "reproduce/envelope.rs run",
-    "reproduce/boggs_lab.rs run",
-    "reproduce/bellovin/mod.rs run",
-    "lab/mod.rs render",
-    "serve/mod.rs run",
-    "deploy/mod.rs manifests",
-];
-
 /// Rust source with its comments, strings and character literals blanked to spaces (newlines
 /// kept), so that the braces left are the code's own.
 fn blank_non_code(text: &str) -> String {
@@ -471,7 +450,7 @@ fn long_functions() -> Vec<String> {
         let text = std::fs::read_to_string(&file).unwrap();
         for (name, line, lines) in function_lengths(&text) {
             let id = format!("{rel} {name}");
-            if lines > MAX_FUNCTION_LINES && !OVER_150_ALLOWED.contains(&id.as_str()) {
+            if lines > MAX_FUNCTION_LINES {
                 long.push(format!("{id} ({lines} lines, from line {line})"));
             }
         }
