@@ -20,12 +20,19 @@
 //!   string: ```` ```console not-run: REASON ````. Its commands are still checked to name a real
 //!   command (`wirespeed CMD --help` must succeed), and the reason must not be empty.
 //!
+//! * Examples run side by side: each block in its own scratch directory, on one of a few
+//!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
+//!   on a lane of their own, in document order, and those that build a lab run last, alone.
+//!   So a block must not depend on another block; the steps of one block run in order.
+//!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
 //! not examples with output (set-up, sketches).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::util::{ChildGuard, Scratch};
@@ -367,6 +374,82 @@ fn subcommand(command: &str) -> Option<Vec<String>> {
     )
 }
 
+/// Lanes that run the examples which share nothing, beside the one lane that runs those
+/// sharing a port in order. Most examples wait (timed tests, schedules, agents starting), so
+/// more lanes than cores still shorten the run; the sum of the examples' times is about 90 s
+/// on an idle 2-core machine, one after another.
+const PARALLEL_LANES: usize = 3;
+
+/// How an example may run beside the others.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lane {
+    /// Its own scratch directory, port 0 or a port drawn from its shell's PID: any lane.
+    Any,
+    /// It talks to the shared agent on `$PORT` or names a fixed port that another example (or a
+    /// second copy of itself) could hold: one lane, in document order.
+    SharedPort,
+    /// It builds a lab (root). Labs reuse topology files, hence lab addresses, and their
+    /// emulated links keep time on the machine's CPU: these run last, one after another, with
+    /// no other example beside them, as they did before the lanes.
+    Lab,
+}
+
+fn lane(example: &Example) -> Lane {
+    if example.root {
+        Lane::Lab
+    } else if example
+        .steps
+        .iter()
+        .any(|step| step.command.contains("$PORT") || names_a_fixed_port(&step.command))
+    {
+        Lane::SharedPort
+    } else {
+        Lane::Any
+    }
+}
+
+/// `--cport 30410`, `--metrics :9210`, `-p 5301`, `--port 5301`: a port given as a number other
+/// than 0 (the kernel's choice).
+fn names_a_fixed_port(command: &str) -> bool {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let is_port = |w: &str| w.parse::<u16>().is_ok_and(|p| p != 0);
+    words.iter().enumerate().any(|(i, w)| {
+        let next_is_port = words.get(i + 1).is_some_and(|n| is_port(n));
+        let flag = matches!(*w, "-p" | "--port" | "--cport") && next_is_port;
+        let joined = ["--port=", "--cport="]
+            .iter()
+            .any(|f| w.strip_prefix(f).is_some_and(is_port));
+        let colon = w.rsplit_once(':').is_some_and(|(_, p)| is_port(p));
+        flag || joined || colon
+    })
+}
+
+/// Runs one example's steps in its own scratch directory; the failure text of its first step
+/// that did not print what the docs show, if any. Later steps of a block depend on earlier
+/// ones, so a block stops at its first failure.
+fn run_example(n: usize, example: &Example, port: u16, ran: &AtomicUsize) -> Option<String> {
+    let scratch = scratch_with_data(n);
+    for step in &example.steps {
+        ran.fetch_add(1, Ordering::Relaxed);
+        let got = run_command(&step.command, scratch.dir(), port);
+        let actual: Vec<&str> = got.output.lines().map(str::trim_end).collect();
+        let ok = got.status == step.status && lines_match(&step.expected, &actual);
+        if !ok {
+            return Some(format!(
+                "{}:{}: $ {}\n  exit {} (expected {})\n--- expected\n{}\n--- actual\n{}",
+                example.file,
+                example.line,
+                step.command,
+                got.status,
+                step.status,
+                step.expected.join("\n"),
+                got.output.trim_end()
+            ));
+        }
+    }
+    None
+}
+
 #[test]
 fn every_documented_example_runs_and_prints_what_the_docs_show() {
     let examples = all_examples();
@@ -378,8 +461,9 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
     let agent = Agent::start();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
-    let mut failures = Vec::new();
-    let mut ran = 0;
+    let mut shared_port = Vec::new();
+    let mut independent = Vec::new();
+    let mut labs = Vec::new();
     for (n, example) in examples.iter().enumerate() {
         if example.not_run.is_some() {
             continue;
@@ -391,27 +475,59 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
             );
             continue;
         }
-        let scratch = scratch_with_data(n);
-        for step in &example.steps {
-            ran += 1;
-            let got = run_command(&step.command, scratch.dir(), agent.port);
-            let actual: Vec<&str> = got.output.lines().map(str::trim_end).collect();
-            let ok = got.status == step.status && lines_match(&step.expected, &actual);
-            if !ok {
-                failures.push(format!(
-                    "{}:{}: $ {}\n  exit {} (expected {})\n--- expected\n{}\n--- actual\n{}",
-                    example.file,
-                    example.line,
-                    step.command,
-                    got.status,
-                    step.status,
-                    step.expected.join("\n"),
-                    got.output.trim_end()
-                ));
-                break; // later steps of this block depend on this one
-            }
+        match lane(example) {
+            Lane::Any => independent.push((n, example)),
+            Lane::SharedPort => shared_port.push((n, example)),
+            Lane::Lab => labs.push((n, example)),
         }
     }
+    let ran = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let started = Instant::now();
+    std::thread::scope(|scope| {
+        scope.spawn(|| {
+            for &(n, example) in &shared_port {
+                if let Some(failure) = run_example(n, example, agent.port, &ran) {
+                    failures.lock().unwrap().push((n, failure));
+                }
+            }
+        });
+        for _ in 0..PARALLEL_LANES {
+            scope.spawn(|| {
+                // Each lane takes the next example not yet taken, so a long one does not hold
+                // up the examples queued behind it.
+                while let Some(&(n, example)) =
+                    independent.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    if let Some(failure) = run_example(n, example, agent.port, &ran) {
+                        failures.lock().unwrap().push((n, failure));
+                    }
+                }
+            });
+        }
+    });
+    let lanes_took = started.elapsed();
+    let mut failures = failures.into_inner().unwrap();
+    for &(n, example) in &labs {
+        if let Some(failure) = run_example(n, example, agent.port, &ran) {
+            failures.push((n, failure));
+        }
+    }
+    eprintln!(
+        "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port in {:.1} s, then {} \
+         with labs in {:.1} s",
+        independent.len() + shared_port.len() + labs.len(),
+        independent.len(),
+        shared_port.len(),
+        lanes_took.as_secs_f64(),
+        labs.len(),
+        (started.elapsed() - lanes_took).as_secs_f64()
+    );
+    let ran = ran.into_inner();
+    // In document order, whichever lane finished first.
+    failures.sort();
+    let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
     assert!(ran > 0);
     assert!(
         failures.is_empty(),
@@ -420,6 +536,32 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+#[test]
+fn examples_that_share_a_lab_or_a_port_run_in_order() {
+    assert!(names_a_fixed_port(
+        "wirespeed tcp -n 1MiB --cport 30410 --bind-dev lo"
+    ));
+    assert!(names_a_fixed_port("wirespeed serve -p 0 --metrics :9210"));
+    assert!(names_a_fixed_port("wirespeed serve -p 5301 &"));
+    assert!(names_a_fixed_port("wirespeed tcp 127.0.0.1 --port=5201"));
+    assert!(!names_a_fixed_port(
+        "wirespeed serve -B 127.0.0.1 -p 0 --iperf3 0"
+    ));
+    assert!(!names_a_fixed_port(
+        "p=$((20000 + $$ % 20000)); iperf3 -s -p $p & wirespeed tcp 127.0.0.1 -p $p -t 1"
+    ));
+    assert!(!names_a_fixed_port("wirespeed tcp -t 1 -i 0.5"));
+    let parsed = parse_examples(
+        "t.md",
+        "```console\n$ wirespeed tcp -t 1\n```\n\
+         ```console\n$ wirespeed udp 127.0.0.1 -p $PORT -t 1\n```\n\
+         ```console root\n$ wirespeed lab run labs/two-host-10m.toml -- true\n```\n",
+    )
+    .unwrap();
+    let lanes: Vec<Lane> = parsed.iter().map(lane).collect();
+    assert_eq!(lanes, [Lane::Any, Lane::SharedPort, Lane::Lab]);
 }
 
 #[test]
