@@ -604,7 +604,9 @@ fn small_inverse(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
         for (r, row) in m.iter_mut().enumerate() {
             if r != col {
                 let f = row[col];
-                row.iter_mut().zip(&pivot_row).for_each(|(v, p)| *v -= f * p);
+                row.iter_mut()
+                    .zip(&pivot_row)
+                    .for_each(|(v, p)| *v -= f * p);
             }
         }
     }
@@ -623,14 +625,25 @@ impl ShiftScan {
         }
         // Columns scaled to unit size so that bytes (10^3) and the constant (1) pivot alike.
         let norms: Vec<f64> = (0..p)
-            .map(|j| design.iter().map(|r| r[j] * r[j]).sum::<f64>().sqrt().max(1e-300))
+            .map(|j| {
+                design
+                    .iter()
+                    .map(|r| r[j] * r[j])
+                    .sum::<f64>()
+                    .sqrt()
+                    .max(1e-300)
+            })
             .collect();
         let x: Vec<Vec<f64>> = design
             .iter()
             .map(|r| r.iter().zip(&norms).map(|(v, s)| v / s).collect())
             .collect();
         let gram: Vec<Vec<f64>> = (0..p)
-            .map(|i| (0..p).map(|j| x.iter().map(|r| r[i] * r[j]).sum()).collect())
+            .map(|i| {
+                (0..p)
+                    .map(|j| x.iter().map(|r| r[i] * r[j]).sum())
+                    .collect()
+            })
             .collect();
         let inv = small_inverse(&gram)?;
         let m0: Vec<Vec<f64>> = (0..n)
@@ -1054,14 +1067,21 @@ mod tests {
     /// burst of cross traffic that lifts every probe of that half by an exponential 10 us (the
     /// seed's 50 us hump is 5 such means; F does not depend on the noise's scale, so the rate
     /// of false steps does not either, only the power does).
-    fn heavy_tailed(seed: u64, echo: bool, jump: f64, step_at: f64, probes: usize) -> Vec<SizeProbes> {
+    fn heavy_tailed(
+        seed: u64,
+        echo: bool,
+        jump: f64,
+        step_at: f64,
+        probes: usize,
+    ) -> Vec<SizeProbes> {
         let mut rng = SplitMix64::new(seed);
         (0..16)
             .map(|i| {
                 let sent = 46.0 + f64::from(i) * (1500.0 - 46.0) / 15.0;
                 let sent = sent.floor();
                 let returned = if echo { sent } else { sent.min(548.0) + 28.0 };
-                let base = 0.7 + 0.00076 * (sent + returned) + if sent >= step_at { jump } else { 0.0 };
+                let base =
+                    0.7 + 0.00076 * (sent + returned) + if sent >= step_at { jump } else { 0.0 };
                 let half = probes.div_ceil(2);
                 let mut lift = [0.0; 2];
                 for l in &mut lift {
@@ -1078,7 +1098,11 @@ mod tests {
                         y
                     })
                     .collect();
-                SizeProbes { sent_bytes: sent, returned_bytes: returned, rtts_ms }
+                SizeProbes {
+                    sent_bytes: sent,
+                    returned_bytes: returned,
+                    rtts_ms,
+                }
             })
             .collect()
     }
@@ -1105,8 +1129,14 @@ mod tests {
                         .is_some()
                 })
                 .collect();
-            eprintln!("no step, echo {echo}, {hops} hop(s): named on {} of 300 seeds", named.len());
-            assert!(named.len() <= 6, "echo {echo}, {hops} hops: named on seeds {named:?}");
+            eprintln!(
+                "no step, echo {echo}, {hops} hop(s): named on {} of 300 seeds",
+                named.len()
+            );
+            assert!(
+                named.len() <= 6,
+                "echo {echo}, {hops} hops: named on seeds {named:?}"
+            );
         }
     }
 
@@ -1127,7 +1157,10 @@ mod tests {
                 // it can move the best breakpoint), with its sign and about its size.
                 let crossed = |z: &SizeProbes| z.sent_bytes + z.returned_bytes;
                 let truth = sizes.iter().position(|z| z.sent_bytes >= step_at).unwrap();
-                let named = sizes.iter().position(|z| crossed(z) == s.before_bytes).unwrap();
+                let named = sizes
+                    .iter()
+                    .position(|z| crossed(z) == s.before_bytes)
+                    .unwrap();
                 assert!(s.p_value <= s.level && s.second_p_value <= STEP_CONFIRM_ALPHA);
                 if named.abs_diff(truth) <= 1 && (s.jump_ms + 0.05).abs() < 0.02 {
                     found += 1;
@@ -1135,7 +1168,10 @@ mod tests {
                     misplaced.push(seed);
                 }
             }
-            eprintln!("0.05 ms step, echo {echo}: found in {found} of 300 seeds, elsewhere on {}", misplaced.len());
+            eprintln!(
+                "0.05 ms step, echo {echo}: found in {found} of 300 seeds, elsewhere on {}",
+                misplaced.len()
+            );
             assert!(
                 found > 270,
                 "echo {echo}: found in {found} of 300 seeds; named elsewhere on {misplaced:?}"
@@ -1161,7 +1197,11 @@ mod tests {
         let clean: Vec<SizeProbes> = sizes
             .iter()
             .map(|s| SizeProbes {
-                rtts_ms: vec![0.7 + 0.00076 * (s.sent_bytes + s.returned_bytes) + 0.004 * s.returned_bytes; 4],
+                rtts_ms: vec![
+                    0.7 + 0.00076 * (s.sent_bytes + s.returned_bytes)
+                        + 0.004 * s.returned_bytes;
+                    4
+                ],
                 ..s.clone()
             })
             .collect();
@@ -1181,7 +1221,10 @@ mod tests {
             s.rtts_ms[16..].iter_mut().for_each(|y| *y += 0.08);
         }
         let s = step_with_evidence(&sizes, &rule(3, 1)).expect("in both halves");
-        assert!((s.jump_ms - 0.08).abs() < 0.02 && (s.second_jump_ms - 0.08).abs() < 0.02, "{s:?}");
+        assert!(
+            (s.jump_ms - 0.08).abs() < 0.02 && (s.second_jump_ms - 0.08).abs() < 0.02,
+            "{s:?}"
+        );
     }
 
     proptest! {

@@ -1077,7 +1077,9 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
             .ok_or("no bootstrap_replicates in the parameters")?
             .min(100_000) as usize,
         confidence: 0.95,
-        seed: parameters["seed"].as_u64().ok_or("no seed in the parameters")?,
+        seed: parameters["seed"]
+            .as_u64()
+            .ok_or("no seed in the parameters")?,
         min_step_ms: 0.001,
     };
     Ok(analyze(&observations, &params, None))
@@ -1372,7 +1374,9 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
         {
             row.family = "IPv6";
         }
-        row.seconds = doc["result"]["elapsed_seconds"].as_f64().unwrap_or(f64::NAN);
+        row.seconds = doc["result"]["elapsed_seconds"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
         judge_document(&mut row, &doc, &truth, reading)
     })();
     if let Err(e) = judged {
@@ -1388,7 +1392,10 @@ fn corpus_seeds(dir: &Path) -> Result<Vec<u64>, String> {
         .map_err(|e| format!("{}: {e}", dir.display()))?
         .filter_map(|e| {
             let name = e.ok()?.file_name().into_string().ok()?;
-            name.strip_prefix("seed-")?.strip_suffix(".json")?.parse().ok()
+            name.strip_prefix("seed-")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()
         })
         .collect();
     seeds.sort_unstable();
