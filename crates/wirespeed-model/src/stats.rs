@@ -788,7 +788,7 @@ pub fn step_with_evidence(sizes: &[SizeProbes], rule: &StepRule) -> Option<StepE
         (a.sent_bytes + a.returned_bytes).total_cmp(&(b.sent_bytes + b.returned_bytes))
     });
     let n = sizes.len();
-    if n < 7 || rule.hops == 0 || !(rule.family_alpha > 0.0) {
+    if n < 7 || rule.hops == 0 || rule.family_alpha.is_nan() || rule.family_alpha <= 0.0 {
         return None;
     }
     let half = |first: bool| -> Vec<f64> {
