@@ -8,10 +8,12 @@
 #   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE]
 #
 # Defaults: 50 labs, seed 31, /tmp/ws-harness-probe, -c 32 (the probe's default). The
-# scorecard is OUT_DIR/probe-scorecard.md; the lab file of every lab with a failure is kept
-# beside it (`wirespeed lab up OUT_DIR/NAME.toml` rebuilds it; the draw depends on the seed
-# alone). Labs are full-duplex chains of 1-4 routers, 2 Mbit/s to 1 Gbit/s, delays up to 2 ms.
-# Needs root (labs).
+# scorecard is OUT_DIR/probe-scorecard.md; every lab is kept beside it as a corpus:
+# OUT_DIR/seed-NNN.toml (`wirespeed lab up` rebuilds it; the draw depends on the seed alone)
+# and OUT_DIR/seed-NNN.json (the probe's whole --json document, every sample in it), each
+# written whole (write, then rename). bench/harness-probe-replay.sh re-analyses the corpus with
+# the current analysis, without labs. Labs are full-duplex chains of 1-4 routers, 2 Mbit/s to
+# 1 Gbit/s, delays up to 2 ms. Needs root (labs).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LABS=${1:-50}

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use crate::delay::Cost;
 use crate::perhop::{self, RttLine, Separation};
 use crate::resample::random_group_interval;
-use crate::stats::{self, Group, Interval, LineIntervals, Step};
+use crate::stats::{self, Group, Interval, LineIntervals, SizeProbes, StepRule};
 
 /// One probe as the analysis sees it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -169,8 +169,23 @@ pub struct StepReport {
     pub between_bytes: [f64; 2],
     /// Its height, ms (upper minus lower, round trip).
     pub jump_ms: f64,
-    /// Chow F statistic.
+    /// The largest F over the first half's breakpoints (one shift against the fit without it).
     pub f_statistic: f64,
+    /// Its bootstrap p-value under the fit without a step (`stats::step_with_evidence`);
+    /// older documents: NaN.
+    #[serde(default = "unrecorded")]
+    pub p_value: f64,
+    /// The level it had to be below: the family-wise rate shared by the hops of the path.
+    #[serde(default = "unrecorded")]
+    pub level: f64,
+    /// The shift the first and the second half of the probes show, ms (`jump_ms` is their
+    /// mean); older documents: NaN.
+    #[serde(default = "unrecorded_pair")]
+    pub half_jumps_ms: [f64; 2],
+}
+
+fn unrecorded_pair() -> [f64; 2] {
+    [f64::NAN; 2]
 }
 
 /// A hop's own cost: its line minus the previous hop's.
@@ -246,8 +261,60 @@ fn rate_limit(obs: &[&Observation]) -> Option<String> {
     })
 }
 
-/// Analyses the probes of one hop.
+/// The step rule (`stats::step_with_evidence`) over this hop's answered probes, each size's in
+/// the order they were sent, with the hops of the path sharing its false-alarm rate.
+fn step_of(
+    rows: &[SizeRow],
+    obs: &[&Observation],
+    p: &AnalysisParams,
+    ttl: u8,
+    hops: usize,
+) -> Option<StepReport> {
+    let sizes: Vec<SizeProbes> = rows
+        .iter()
+        .filter(|r| r.lost < r.sent)
+        .map(|r| {
+            let mut these: Vec<&&Observation> = obs
+                .iter()
+                .filter(|o| o.sent_bytes == r.sent_bytes && o.rtt_ms.is_some())
+                .collect();
+            these.sort_by(|a, b| a.sent_at_seconds.total_cmp(&b.sent_at_seconds));
+            SizeProbes {
+                sent_bytes: r.sent_bytes as f64,
+                returned_bytes: r.returned_bytes as f64,
+                rtts_ms: these.iter().filter_map(|o| o.rtt_ms).collect(),
+            }
+        })
+        .collect();
+    let rule = StepRule {
+        family_alpha: stats::STEP_FAMILY_ALPHA,
+        hops,
+        confirm_alpha: stats::STEP_CONFIRM_ALPHA,
+        min_jump_ms: p.min_step_ms,
+        seed: p.seed ^ u64::from(ttl),
+    };
+    stats::step_with_evidence(&sizes, &rule).map(|s| StepReport {
+        between_bytes: [s.after_bytes, s.before_bytes],
+        jump_ms: (s.jump_ms + s.second_jump_ms) / 2.0,
+        f_statistic: s.f_statistic,
+        p_value: s.p_value,
+        level: s.level,
+        half_jumps_ms: [s.jump_ms, s.second_jump_ms],
+    })
+}
+
+/// Analyses the probes of one hop, alone on its path.
 pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnalysis {
+    analyze_hop_among(ttl, obs, p, 1)
+}
+
+/// Analyses the probes of one hop of `hops` (who share the step rule's false-alarm rate).
+fn analyze_hop_among(
+    ttl: u8,
+    obs: &[&Observation],
+    p: &AnalysisParams,
+    hops: usize,
+) -> HopAnalysis {
     let mut sizes: Vec<usize> = obs.iter().map(|o| o.sent_bytes).collect();
     sizes.sort_unstable();
     sizes.dedup();
@@ -349,25 +416,11 @@ pub fn analyze_hop(ttl: u8, obs: &[&Observation], p: &AnalysisParams) -> HopAnal
                 least_median_of_squares: stats::least_median_of_squares(&xs, &mins)
                     .ok()
                     .map(one_way),
-                // When sent and returned bytes separate (a router's answer quotes at most 576
-                // bytes, so above that its answers stop growing), a line in bytes crossed bends
-                // at the quote limit by construction: the step is looked for over the plane,
-                // which explains that bend, and only a real change of cost remains.
-                step: if separation == Separation::Separated {
-                    perhop::plane_step(&plane_points, p.min_step_ms, stats::STEP_F_THRESHOLD).map(
-                        |s| StepReport {
-                            between_bytes: [s.after_x, s.before_x],
-                            jump_ms: s.jump_ms,
-                            f_statistic: s.f_statistic,
-                        },
-                    )
-                } else {
-                    stats::detect_step(&xs, &mins, p.min_step_ms).map(|s: Step| StepReport {
-                        between_bytes: [s.after_size, s.before_size],
-                        jump_ms: s.jump,
-                        f_statistic: s.f_statistic,
-                    })
-                },
+                // Tested over the plane where sent and returned bytes separate (past the quote
+                // limit a router's answer stops growing, which bends a line in bytes crossed),
+                // against the largest F a path without a step gives, and again in the second
+                // half of the probes (issue 31).
+                step: step_of(&rows, obs, p, ttl, hops),
                 rtt_line,
                 separation,
                 time_blocks: None,
@@ -540,7 +593,7 @@ fn analyze_whole(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) ->
         .iter()
         .map(|&ttl| {
             let these: Vec<&Observation> = obs.iter().filter(|o| o.ttl == ttl).collect();
-            analyze_hop(ttl, &these, p)
+            analyze_hop_among(ttl, &these, p, ttls.len())
         })
         .collect();
     let mut prev: Option<(u8, HopFit)> = None;

@@ -980,9 +980,11 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         &format!("name = \"{name}\""),
         1,
     );
-    let file = keep.join(format!("{name}.toml"));
-    if std::fs::write(&file, &toml).is_err() {
-        row.error = Some(format!("cannot write {}", file.display()));
+    // Every lab is kept, as seed-NNN.toml beside its probe's whole document seed-NNN.json (every
+    // sample is in it), so that `probe_replay` can judge a changed analysis without labs.
+    let file = keep.join(format!("seed-{seed:03}.toml"));
+    if let Err(e) = write_atomically(&file, toml.as_bytes()) {
+        row.error = Some(format!("cannot write {}: {e}", file.display()));
         return row;
     }
     row.file = Some(file.display().to_string());
@@ -1012,27 +1014,40 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
     );
     drop(lab);
     row.seconds = started.elapsed().as_secs_f64();
-    let mut doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
-    let Some(hops) = doc["result"]["hops"]
-        .as_array_mut()
-        .filter(|h| !h.is_empty())
-    else {
-        row.error = Some(format!("probe exit {code}: {}", stderr.trim()));
-        return row;
-    };
-    let hops: Result<Vec<HopAnalysis>, _> = hops
-        .iter_mut()
-        .map(|h| {
-            without_nulls(h);
-            serde_json::from_value(h.clone())
-        })
-        .collect();
-    let hops = match hops {
-        Ok(h) => h,
-        Err(e) => {
-            row.error = Some(format!("probe's hops do not decode: {e}"));
+    if !stdout.trim().is_empty() {
+        let json = keep.join(format!("seed-{seed:03}.json"));
+        if let Err(e) = write_atomically(&json, stdout.as_bytes()) {
+            row.error = Some(format!("cannot write {}: {e}", json.display()));
             return row;
         }
+    }
+    let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
+    judge_document(&mut row, &doc, &truth, Reading::AsPrinted)
+        .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
+        .unwrap_or_else(|e| row.error = Some(e));
+    row
+}
+
+/// Which hops of a saved probe document are judged.
+#[derive(Clone, Copy, PartialEq)]
+enum Reading {
+    /// The hops the run printed, with the analysis of the binary that ran it.
+    AsPrinted,
+    /// The hops the current analysis (`bestcase::analyze`) makes of the run's samples.
+    Reanalysed,
+}
+
+/// Judges one probe document against the configured chain: its step verdicts and each hop's
+/// figures (`score_hops`), into `row`.
+fn judge_document(
+    row: &mut ProbeRow,
+    doc: &serde_json::Value,
+    truth: &[ChainHop],
+    reading: Reading,
+) -> Result<(), String> {
+    let hops = match reading {
+        Reading::AsPrinted => printed_hops(doc)?,
+        Reading::Reanalysed => reanalysed_hops(doc)?,
     };
     row.steps = hops
         .iter()
@@ -1041,16 +1056,83 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
             Some((h.ttl, s.between_bytes, s.f_statistic))
         })
         .collect();
-    row.figures = score_hops(seed, &hops, &truth);
-    let all_right = row
-        .figures
-        .iter()
-        .all(|f| f.within != Some(false) && f.bootstrap_covers != Some(false));
-    if row.steps.is_empty() && all_right && !row.figures.is_empty() {
-        let _ = std::fs::remove_file(&file);
-        row.file = None;
+    row.figures = score_hops(row.seed, &hops, truth);
+    Ok(())
+}
+
+/// The hops as `probe --json` printed them.
+fn printed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
+    let mut hops = doc["result"]["hops"].clone();
+    let hops = hops
+        .as_array_mut()
+        .filter(|h| !h.is_empty())
+        .ok_or("no hops in the document")?;
+    hops.iter_mut()
+        .map(|h| {
+            without_nulls(h);
+            serde_json::from_value(h.clone())
+        })
+        .collect::<Result<Vec<HopAnalysis>, _>>()
+        .map_err(|e| format!("probe's hops do not decode: {e}"))
+}
+
+/// The hops the current analysis makes of the document's samples, read with the clock the run
+/// chose and its bootstrap settings, as `probe` does (its `observations`: an unreachable, a too
+/// big or a lost probe has no round trip). The step floor is 1 us, `probe`'s own wherever the
+/// timer ticks finer than 250 ns (the document does not record the tick).
+fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
+    use wirespeed_model::bestcase::{AnalysisParams, Observation, analyze};
+    use wirespeed_net::probe::{ReplyKind, Sample};
+    let samples: Vec<Sample> = serde_json::from_value(doc["result"]["samples"].clone())
+        .map_err(|e| format!("the samples do not decode: {e}"))?;
+    if samples.is_empty() {
+        return Err("no samples in the document".into());
     }
-    row
+    let kernel = match doc["result"]["timestamps"].as_str() {
+        Some("kernel_software") => true,
+        Some("monotonic") => false,
+        other => return Err(format!("unknown clock {other:?}")),
+    };
+    let observations: Vec<Observation> = samples
+        .iter()
+        .map(|s| Observation {
+            ttl: s.ttl,
+            sent_bytes: s.sent_bytes,
+            returned_bytes: s.returned_bytes,
+            rtt_ms: match s.reply {
+                ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
+                _ if kernel => s.rtt_kernel_ns,
+                _ => s.rtt_user_ns,
+            }
+            .map(|ns| ns as f64 / 1e6),
+            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
+        })
+        .collect();
+    let parameters = &doc["parameters"];
+    let params = AnalysisParams {
+        bootstrap_replicates: parameters["bootstrap_replicates"]
+            .as_u64()
+            .ok_or("no bootstrap_replicates in the parameters")?
+            .min(100_000) as usize,
+        confidence: 0.95,
+        seed: parameters["seed"]
+            .as_u64()
+            .ok_or("no seed in the parameters")?,
+        min_step_ms: 0.001,
+    };
+    Ok(analyze(&observations, &params, None))
+}
+
+/// Writes `bytes` to `path` whole or not at all: another reader of the corpus sees the old file
+/// or the new one, never a half-written one (a rename within one directory is atomic).
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut partial = path.as_os_str().to_owned();
+    partial.push(".partial");
+    let partial = PathBuf::from(partial);
+    std::fs::write(&partial, bytes)?;
+    std::fs::rename(&partial, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })
 }
 
 /// A hop of `probe --json` made decodable again: JSON has no NaN, so a figure that was NaN
@@ -1356,7 +1438,8 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
 /// probe's own): each hop's own fixed cost, per byte and answer per byte against 30 us / 2% /
 /// 5%, whether the printed intervals cover the configured line, and every step named on
 /// these labs, none of which configures one (issue 31). The scorecard goes to
-/// `WIRESPEED_HARNESS_OUT/probe-scorecard.md` with the lab file of every failure beside it.
+/// `WIRESPEED_HARNESS_OUT/probe-scorecard.md`, every lab's file and its probe's document beside
+/// it (`seed-NNN.toml`, `seed-NNN.json`: the corpus `probe_replay` re-analyses).
 /// `bench/harness-probe.sh` runs it.
 #[test]
 #[ignore = "minutes of labs: run by bench/harness-probe.sh"]
@@ -1395,6 +1478,135 @@ fn probe_scorecard() {
     std::fs::write(keep.join("probe-scorecard.md"), &card).expect("the scorecard is written");
     println!("{card}");
     println!("scorecard and lab files in {}", keep.display());
+}
+
+/// The largest probe document or lab file the replay reads (a default run of four hops is
+/// about 2 MB).
+const CORPUS_FILE_MAX_BYTES: u64 = 64 << 20;
+
+/// Reads a corpus file, refusing one larger than [`CORPUS_FILE_MAX_BYTES`].
+fn read_bounded(path: &Path) -> Result<String, String> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{}: {e}", path.display()))?
+        .len();
+    if size > CORPUS_FILE_MAX_BYTES {
+        return Err(format!(
+            "{} is {size} bytes, more than the {CORPUS_FILE_MAX_BYTES} a probe run makes",
+            path.display()
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// One saved run judged as `probe_row` judges a live one: the lab file's chain is the truth.
+fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
+    let file = dir.join(format!("seed-{seed:03}.toml"));
+    let mut row = ProbeRow {
+        seed,
+        routers: 0,
+        family: "IPv4",
+        figures: Vec::new(),
+        steps: Vec::new(),
+        seconds: 0.0,
+        error: None,
+        file: Some(file.display().to_string()),
+    };
+    let judged = (|| -> Result<(), String> {
+        let toml = read_bounded(&file)?;
+        let t = Topology::parse(&toml, &file.display().to_string()).map_err(|e| e.to_string())?;
+        let truth = chain(&t, "h1", "h2").map_err(|e| format!("no per-hop truth: {e}"))?;
+        row.routers = truth.len().saturating_sub(1) as u64;
+        let json = read_bounded(&dir.join(format!("seed-{seed:03}.json")))?;
+        let doc: serde_json::Value =
+            serde_json::from_str(&json).map_err(|e| format!("the document does not parse: {e}"))?;
+        if doc["parameters"]["target"]
+            .as_str()
+            .is_some_and(|a| a.contains(':'))
+        {
+            row.family = "IPv6";
+        }
+        row.seconds = doc["result"]["elapsed_seconds"]
+            .as_f64()
+            .unwrap_or(f64::NAN);
+        judge_document(&mut row, &doc, &truth, reading)
+    })();
+    if let Err(e) = judged {
+        row.error = Some(e);
+    }
+    row
+}
+
+/// The seeds of a corpus directory: every `seed-NNN.json` (written whole, then renamed, so a
+/// run still going shows only the labs it finished).
+fn corpus_seeds(dir: &Path) -> Result<Vec<u64>, String> {
+    let mut seeds: Vec<u64> = std::fs::read_dir(dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?
+        .filter_map(|e| {
+            let name = e.ok()?.file_name().into_string().ok()?;
+            name.strip_prefix("seed-")?
+                .strip_suffix(".json")?
+                .parse()
+                .ok()
+        })
+        .collect();
+    seeds.sort_unstable();
+    Ok(seeds)
+}
+
+/// The probe scorecard again, without labs: every run saved by `probe_scorecard` in
+/// `WIRESPEED_HARNESS_CORPUS` (`seed-NNN.json` and `seed-NNN.toml`) re-analysed from its samples
+/// with the current analysis, and judged as the live harness judges (the same `score_hops` and
+/// `probe_scorecard_text`). The step verdicts the runs printed are counted beside the current
+/// ones. `bench/harness-probe-replay.sh` runs it.
+#[test]
+#[ignore = "reads a saved corpus: run by bench/harness-probe-replay.sh"]
+fn probe_replay() {
+    let dir = PathBuf::from(std::env::var_os("WIRESPEED_HARNESS_CORPUS").expect(
+        "WIRESPEED_HARNESS_CORPUS=DIR names a corpus of bench/harness-probe.sh (seed-NNN.json and .toml)",
+    ));
+    let seeds = corpus_seeds(&dir).unwrap_or_else(|e| panic!("the corpus: {e}"));
+    assert!(!seeds.is_empty(), "no seed-NNN.json in {}", dir.display());
+    let started = Instant::now();
+    let mut rows = Vec::new();
+    let mut printed_with_step = 0;
+    let mut printed_measured = 0;
+    for &seed in &seeds {
+        let printed = replay_row(seed, &dir, Reading::AsPrinted);
+        if printed.error.is_none() {
+            printed_measured += 1;
+            printed_with_step += usize::from(!printed.steps.is_empty());
+        }
+        let row = replay_row(seed, &dir, Reading::Reanalysed);
+        eprintln!(
+            "replay seed {seed}: steps as printed {:?}, now {:?} {}",
+            printed.steps,
+            row.steps,
+            row.error.as_deref().unwrap_or("")
+        );
+        rows.push(row);
+    }
+    let count = seeds
+        .first()
+        .and_then(|s| read_bounded(&dir.join(format!("seed-{s:03}.json"))).ok())
+        .and_then(|j| serde_json::from_str::<serde_json::Value>(&j).ok())
+        .and_then(|d| d["parameters"]["probes_per_size"].as_u64())
+        .unwrap_or(0) as u32;
+    let card = probe_scorecard_text(&rows, seeds[0], count);
+    println!(
+        "Replay of {} saved runs in {} (seeds {} to {}), re-analysed from their samples in {:.1} s; seconds below are each probe's own. Step verdicts as the runs printed them: {printed_with_step} of {printed_measured} runs.\n",
+        seeds.len(),
+        dir.display(),
+        seeds[0],
+        seeds[seeds.len() - 1],
+        started.elapsed().as_secs_f64()
+    );
+    println!("{card}");
+    if let Some(out) = std::env::var_os("WIRESPEED_HARNESS_OUT") {
+        let out = PathBuf::from(out);
+        std::fs::create_dir_all(&out).expect("the replay's directory");
+        write_atomically(&out.join("probe-replay.md"), card.as_bytes())
+            .expect("the replay's scorecard is written");
+    }
 }
 
 /// The configured line through the plane at a probe's sizes: an echo's plane (u = v) is a line

@@ -123,7 +123,7 @@ impl fmt::Display for ProbeFinding {
                 f_statistic,
             } => write!(
                 f,
-                "{hop}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {f_statistic:.1}): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
+                "{hop}: the minimums step by {:+.4} ms between {} and {} bytes crossed (F = {f_statistic:.1}, beyond the largest a path without a step gives at any size of any hop, and again in the second half of the probes): a change of buffering strategy, like the seed's mbuf-to-cluster hump; the single line averages over it",
                 jump_seconds * 1e3,
                 between_bytes[0],
                 between_bytes[1],
