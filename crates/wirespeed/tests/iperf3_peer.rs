@@ -336,7 +336,12 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
     let counted = num(&theirs, "/end/sum/packets");
     let lost = num(&theirs, "/end/sum/lost_packets");
     within(datagrams, counted, 2.0, "udp -b 100M datagrams");
-    within(sent, received + lost * sent / datagrams, 2.0, "udp -b 100M bytes");
+    within(
+        sent,
+        received + lost * sent / datagrams,
+        2.0,
+        "udp -b 100M bytes",
+    );
     // 2 s paced at 100 Mbit/s: the pacer never runs ahead of its rate; it may fall behind on a
     // machine whose cores are taken (83.5 Mbit/s beside a lab test at load 16), never to half.
     let rate = sent * 8.0 / 2.0;

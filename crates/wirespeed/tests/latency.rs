@@ -281,7 +281,16 @@ fn json_stream_and_plots() {
     // A reader that stops after the first line (`| head -1`): the run ends quietly, with no
     // panic, as the docs say of a broken pipe.
     let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wirespeed"))
-        .args(["latency", "--idle", "1s", "-t", "1s", "-P", "1", "--json-stream"])
+        .args([
+            "latency",
+            "--idle",
+            "1s",
+            "-t",
+            "1s",
+            "-P",
+            "1",
+            "--json-stream",
+        ])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

@@ -216,7 +216,11 @@ pub(crate) fn run(args: LatencyArgs) -> anyhow::Result<()> {
                 html::write_plots(dir, &m.doc.result)?;
             }
             if args.json_stream {
-                writeln!(std::io::stdout().lock(), "{}", serde_json::to_string(&m.doc)?)?;
+                writeln!(
+                    std::io::stdout().lock(),
+                    "{}",
+                    serde_json::to_string(&m.doc)?
+                )?;
             } else {
                 crate::common::brief::show(&args.brief, &args.output, &m.doc)?;
             }

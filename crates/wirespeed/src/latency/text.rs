@@ -96,7 +96,11 @@ impl LiveLines {
         let _ = writeln!(
             io::stdout().lock(),
             "{:>11}  {:<8}  {:>11}  {:>11}  {:>11}",
-            "interval", "phase", "UDP echo", "kept RR", "connect"
+            "interval",
+            "phase",
+            "UDP echo",
+            "kept RR",
+            "connect"
         );
     }
 
