@@ -251,7 +251,7 @@ impl ProbeArgs {
             until_width: self.until_width,
             seed: self.seed,
             bootstrap: self.bootstrap,
-            udp: self.udp.then(|| UdpTarget {
+            udp: self.udp.then_some(UdpTarget {
                 port: self.port,
                 auth,
             }),
