@@ -1337,7 +1337,7 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
     let rows_scored: Vec<&&HopFigure> = figures.iter().filter(|f| f.within.is_some()).collect();
     let _ = writeln!(
         s,
-        "\nAll own-cost rows within tolerance: {}. The own costs print no interval of their own (so their coverage cannot be measured); the intervals `probe` prints are of each hop's whole one-way line (`95% bootstrap`, `split-half`), whose configured value is the straight line through the configured plane at the run's sizes:\n",
+        "\nAll own-cost rows within tolerance: {}. The whole one-way line of each hop carries the older `95% bootstrap` and `split-half` intervals, whose configured value is the straight line through the configured plane at the run's sizes (the time-block intervals of each hop's own costs follow in the table after):\n",
         share(
             rows_scored
                 .iter()
