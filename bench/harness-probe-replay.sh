@@ -20,5 +20,5 @@ if [ $# -ge 2 ]; then
   export WIRESPEED_HARNESS_OUT=$(cd "$2" && pwd)
 fi
 WIRESPEED_HARNESS_CORPUS=$CORPUS \
-  cargo test --release -p wirespeed --test main harness::probe_replay -- \
+  cargo test --release -p wirespeed --test main harness::probe::probe_replay -- \
   --ignored --nocapture --test-threads 1

@@ -25,5 +25,5 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 WIRESPEED_HARNESS_PROBE_LABS=$LABS WIRESPEED_HARNESS_SEED=$SEED WIRESPEED_HARNESS_OUT=$OUT \
   WIRESPEED_HARNESS_PROBE_COUNT=$COUNT \
-  cargo test --release -p wirespeed --test main harness::probe_scorecard -- \
+  cargo test --release -p wirespeed --test main harness::probe::probe_scorecard -- \
   --ignored --nocapture --test-threads 1

@@ -21,6 +21,6 @@ cargo build --release -p wirespeed --tests --quiet
 started=$(date +%s)
 # libtest prints each test's time with --report-time, an option stable Rust keeps behind -Z.
 RUSTC_BOOTSTRAP=1 cargo test --release -p wirespeed --test main -- \
-  --ignored --test-threads 1 --skip harness::random_labs_scorecard --skip harness::probe_scorecard \
+  --ignored --test-threads 1 --skip harness::random_labs_scorecard --skip harness::probe::probe_scorecard \
   -Z unstable-options --report-time "$@"
 echo "heavy tier: $(( $(date +%s) - started )) s wall"
