@@ -8,6 +8,7 @@ use wirespeed_model::BitRate;
 use wirespeed_model::bestcase::{HopFit, Increment};
 use wirespeed_model::delay::Cost;
 use wirespeed_model::perhop::Separation;
+use wirespeed_model::stats::Interval;
 use wirespeed_model::units::format_seconds;
 use wirespeed_net::SocketKind;
 use wirespeed_report::plot::{Curve, Labels, Mark, Plot, Series};
@@ -78,6 +79,23 @@ fn interval_text(low_ms: f64, high_ms: f64) -> String {
 }
 
 /// `fixed + per_byte/byte x size` with the sign of the per-byte part folded in.
+/// The line of a fit's or an own cost's intervals over time blocks; `tail` adds a figure.
+fn time_blocks(
+    out: &mut dyn Write,
+    (confidence, blocks): (f64, usize),
+    fixed_ms: Interval,
+    per_byte_ms: Interval,
+    tail: &str,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "    {:.0}% over {blocks} time blocks: fixed {}, per byte {}{tail}",
+        confidence * 100.0,
+        interval_text(fixed_ms.low, fixed_ms.high),
+        interval_text(per_byte_ms.low, per_byte_ms.high)
+    )
+}
+
 pub(crate) fn line(c: Cost) -> String {
     let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
     format!(
@@ -246,13 +264,12 @@ impl ProbeReport {
             } else {
                 String::new()
             };
-            writeln!(
+            time_blocks(
                 out,
-                "    {:.0}% over {} time blocks: fixed {}, per byte {}{answer}",
-                iv.confidence * 100.0,
-                iv.blocks,
-                interval_text(iv.fixed_ms.low, iv.fixed_ms.high),
-                interval_text(iv.per_byte_ms.low, iv.per_byte_ms.high)
+                (iv.confidence, iv.blocks),
+                iv.fixed_ms,
+                iv.per_byte_ms,
+                &answer,
             )?;
         }
         if let Some(c) = &inc.caveat {
@@ -305,14 +322,7 @@ fn fit(f: &HopFit, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     if let Some(b) = &f.time_blocks {
-        writeln!(
-            out,
-            "    {:.0}% over {} time blocks: fixed {}, per byte {}",
-            b.confidence * 100.0,
-            b.blocks,
-            interval_text(b.fixed_ms.low, b.fixed_ms.high),
-            interval_text(b.per_byte_ms.low, b.per_byte_ms.high)
-        )?;
+        time_blocks(out, (b.confidence, b.blocks), b.fixed_ms, b.per_byte_ms, "")?;
     }
     if let Some(s) = &f.split_half {
         writeln!(

@@ -437,6 +437,15 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
     row
 }
 
+/// "a of b (p%)", or "-" where there were none to count.
+fn share(a: usize, b: usize) -> String {
+    if b == 0 {
+        "-".to_string()
+    } else {
+        format!("{a} of {b} ({:.1}%)", 100.0 * a as f64 / b as f64)
+    }
+}
+
 fn quantiles(mut v: Vec<f64>) -> String {
     if v.is_empty() {
         return "none".into();
@@ -466,13 +475,6 @@ fn scorecard(paths: &[PathRow], fleets: &[FleetRow], first_seed: u64) -> String 
         measured.len(),
         paths.len() - measured.len()
     );
-    let share = |a: usize, b: usize| {
-        if b == 0 {
-            "-".to_string()
-        } else {
-            format!("{a} of {b} ({:.1}%)", 100.0 * a as f64 / b as f64)
-        }
-    };
     let _ = writeln!(
         s,
         "- bottleneck named right (the verdict names the truth's element): {}",

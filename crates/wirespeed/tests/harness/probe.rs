@@ -523,13 +523,6 @@ fn blocks_cover(f: &HopFigure, truth: f64) -> Option<bool> {
 
 /// The coverage table of the time-block intervals (issue 31: at least 90% of runs).
 fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
-    let share = |a: usize, b: usize| {
-        if b == 0 {
-            "-".to_string()
-        } else {
-            format!("{a} of {b} ({:.1}%)", 100.0 * a as f64 / b as f64)
-        }
-    };
     let _ = writeln!(
         s,
         "\nThe lab's own cost per link crossing, calibrated out the same way for every hop (the median own fixed-cost error of the other labs): {}.\n",
@@ -588,13 +581,6 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
 fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> String {
     let mut s = String::new();
     let measured: Vec<&ProbeRow> = rows.iter().filter(|r| r.error.is_none()).collect();
-    let share = |a: usize, b: usize| {
-        if b == 0 {
-            "-".to_string()
-        } else {
-            format!("{a} of {b} ({:.1}%)", 100.0 * a as f64 / b as f64)
-        }
-    };
     let seconds: Vec<f64> = measured.iter().map(|r| r.seconds).collect();
     let _ = writeln!(
         s,
