@@ -364,6 +364,13 @@ fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
+fn whole_microseconds(t: SystemTime) -> SystemTime {
+    t.duration_since(SystemTime::UNIX_EPOCH)
+        .ok()
+        .and_then(|d| u64::try_from(d.as_micros()).ok())
+        .map_or(t, |us| SystemTime::UNIX_EPOCH + Duration::from_micros(us))
+}
+
 /// Nanoseconds from `start` to `t` (0 if before).
 fn since(start: SystemTime, t: SystemTime) -> u128 {
     t.duration_since(start).map_or(0, |d| d.as_nanos())
@@ -550,6 +557,9 @@ fn open(args: &ScheduleArgs, job: &Job<'_>, words: Vec<String>) -> anyhow::Resul
         }
     };
     crate::common::output::check_output_file("--results", &path)?;
+    // Slot 0 starts on a whole microsecond, the precision every record is written at, so a
+    // record's scheduled time read back is never before its slot plus its slip.
+    let start = whole_microseconds(now);
     let plan = Plan {
         schema: Plan::SCHEMA.into(),
         command: job.command.into(),
@@ -560,14 +570,14 @@ fn open(args: &ScheduleArgs, job: &Job<'_>, words: Vec<String>) -> anyhow::Resul
         slip_seconds: slip.as_secs_f64(),
         seed,
         seed_source: seed_source.into(),
-        start: humantime::format_rfc3339_nanos(now).to_string(),
+        start: rfc3339(start),
     };
     let slots = slots_of(&plan)?;
     let file = RunsFile::create(&path, &plan)?;
     Ok(State {
         plan,
         slots,
-        start: now,
+        start,
         // What the file says, so that a resumed schedule ends at the same instant.
         until: until.map(|u| humantime::parse_rfc3339(&rfc3339(u)).unwrap_or(u)),
         file,
@@ -933,6 +943,31 @@ mod tests {
             }
         }
 
+        /// What the file says is what the schedule meant: a record's scheduled time, written
+        /// and read back, is never before the plan's start (also read back) plus its slot, and
+        /// its slip reads back within a microsecond (CI once read a slip of -53 ns when the
+        /// plan's start kept nanoseconds the records did not).
+        #[test]
+        fn a_scheduled_time_read_back_is_never_before_its_slot(
+            now_ns in 1_600_000_000_000_000_000u64..1_900_000_000_000_000_000,
+            slot in 0u64..1000,
+            slip_ns in 0u64..1_000_000_000,
+        ) {
+            let now = SystemTime::UNIX_EPOCH + Duration::from_nanos(now_ns);
+            let start = whole_microseconds(now);
+            prop_assert!(start <= now && now.duration_since(start).unwrap() < Duration::from_micros(1));
+            let planned = u128::from(slot) * 1_000_000_000 + u128::from(slip_ns);
+            let start_read = humantime::parse_rfc3339(&rfc3339(start)).unwrap();
+            let scheduled_read = humantime::parse_rfc3339(&rfc3339(at(start, planned))).unwrap();
+            let slot_start = start_read + Duration::from_secs(slot);
+            let slip_read = scheduled_read.duration_since(slot_start);
+            prop_assert!(slip_read.is_ok(), "read back before its slot");
+            let error = Duration::from_nanos(slip_ns).abs_diff(slip_read.unwrap());
+            prop_assert!(error < Duration::from_micros(1), "slip read back {error:?} off");
+        }
+    }
+
+    proptest! {
         /// The slip is uniform enough: over many slots its mean is near half the bound.
         #[test]
         fn slips_spread_over_their_range(seed in any::<u64>()) {
