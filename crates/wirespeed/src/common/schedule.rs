@@ -364,6 +364,8 @@ fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
+/// Slot 0 starts on a whole microsecond, the precision every record is written at, so that a
+/// record's scheduled time read back is never before its slot.
 fn whole_microseconds(t: SystemTime) -> SystemTime {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .ok()
@@ -557,8 +559,6 @@ fn open(args: &ScheduleArgs, job: &Job<'_>, words: Vec<String>) -> anyhow::Resul
         }
     };
     crate::common::output::check_output_file("--results", &path)?;
-    // Slot 0 starts on a whole microsecond, the precision every record is written at, so a
-    // record's scheduled time read back is never before its slot plus its slip.
     let start = whole_microseconds(now);
     let plan = Plan {
         schema: Plan::SCHEMA.into(),
