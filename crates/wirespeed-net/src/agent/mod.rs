@@ -9,8 +9,9 @@
 //! accept loop, tell live sessions and shut their sockets.
 //!
 //! Hostile peers (issue 13) meet the limits of sshd's pre-authentication stage: at most
-//! `max_pending` connections may be in their handshake at once (a new one closes the one that
-//! has waited longest), the
+//! `max_pending` connections may be in their handshake at once (fewer when `ulimit -n` leaves
+//! less room beside every session slot: [`descriptors`]; a new one closes the one that has
+//! waited longest), the
 //! handshake (hello, and the key's challenge when one is set) has its own short deadline, and a
 //! session slot is taken only once it completes, so unauthenticated peers cannot lock keyed
 //! clients out. A failed thread spawn or accept error refuses that one connection and backs
@@ -18,6 +19,7 @@
 //! [`Budget`] before it is allocated. Every test, of every kind, is stopped at the agent's
 //! `max_duration` by the agent itself.
 
+mod descriptors;
 mod echo;
 mod queue;
 mod rr;
@@ -198,6 +200,8 @@ struct Shared {
     evicted_idle: AtomicU64,
     /// What the tests moved, as they move it.
     live: LiveTotals,
+    /// Descriptors open when the agent bound its port (its listener's number plus one).
+    open_at_start: u64,
 }
 
 impl Shared {
@@ -314,25 +318,28 @@ fn close_oldest_waiting_of(shared: &Shared, from: Option<IpAddr>) -> bool {
     })
 }
 
-/// Descriptors kept free under the process's `ulimit -n` for the sessions already admitted:
-/// a session opens a few more after its accept (a second handle to its control connection,
-/// its data connections, UDP sockets, the /proc files of its environment record).
-const DESCRIPTOR_HEADROOM: u64 = 32;
-
-/// How many descriptors the connection just accepted (`fd`, the lowest number free, so about
-/// the count of descriptors open) leaves short of [`DESCRIPTOR_HEADROOM`] under the limit. So
-/// many idlers are closed at once rather than when an accept fails: by then a legitimate
-/// session, already past its accept, had failed to open its own (issue 32, under `ulimit -n
-/// 256`). Closing one idler per accept was not enough: a backlog of silent connections took
-/// each freed descriptor on the next accept, and the session found none.
-fn descriptors_short(fd: u64) -> u64 {
-    rustix::process::getrlimit(rustix::process::Resource::Nofile)
-        .current
-        .map_or(0, |limit| {
-            fd.saturating_add(DESCRIPTOR_HEADROOM + 1)
-                .saturating_sub(limit)
-                .min(DESCRIPTOR_HEADROOM)
-        })
+/// The handshake cap under the descriptor limit now; says so once each time the limit moves
+/// it below `--max-pending` (`capped_at`: the cap last said).
+fn handshake_cap(shared: &Shared, nofile: Option<u64>, capped_at: &mut usize) -> usize {
+    let limits = &shared.config.limits;
+    let cap = descriptors::handshake_cap(
+        limits.max_pending,
+        limits.max_sessions,
+        nofile,
+        shared.open_at_start,
+    );
+    if cap != *capped_at {
+        *capped_at = cap;
+        if cap < limits.max_pending {
+            shared.notice(&format!(
+                "ulimit -n {} leaves room for {cap} connection(s) in their handshake beside {} session(s) (--max-pending {}): raise ulimit -n or lower --max-sessions",
+                nofile.unwrap_or_default(),
+                limits.max_sessions,
+                limits.max_pending
+            ));
+        }
+    }
+    cap
 }
 
 /// Connections one address may hold in their handshake at once: half of `--max-pending`, so
@@ -619,6 +626,10 @@ impl Agent {
         let budget = Budget::new(config.limits.max_memory_bytes);
         let gate = config.exclusive.map(queue::Gate::new);
         let nonces = crate::load::consent::NonceBudget::new(config.limits.consent_datagrams());
+        let open_at_start = {
+            use std::os::fd::AsRawFd;
+            u64::try_from(s.as_raw_fd()).map_or(0, |fd| fd + 1)
+        };
         Ok(Agent {
             listener: s.into(),
             shared: Arc::new(Shared {
@@ -643,6 +654,7 @@ impl Agent {
                 nonces,
                 evicted_idle: AtomicU64::new(0),
                 live: LiveTotals::default(),
+                open_at_start,
             }),
         })
     }
@@ -694,6 +706,7 @@ impl Agent {
         let mut share_burst = Burst::new("one address holds its share of the handshakes");
         let mut spawn_burst = Burst::new("cannot create a thread for a connection");
         let mut memory_burst = Burst::new("memory budget full");
+        let mut capped_at = shared.config.limits.max_pending;
         while !shared.stopping() {
             let mut pfd = [PollFd::new(&self.listener, PollFlags::IN)];
             let ready = poll(&mut pfd, Some(&ACCEPT_POLL));
@@ -724,17 +737,17 @@ impl Agent {
             };
             backoff = BACKOFF_FIRST;
             accept_burst.clear(shared);
+            let nofile = descriptors::limit();
             {
                 use std::os::fd::AsRawFd;
-                let short =
-                    descriptors_short(u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX));
-                for _ in 0..short {
+                let fd = u64::try_from(stream.as_raw_fd()).unwrap_or(u64::MAX);
+                for _ in 0..descriptors::short_of_headroom(fd, nofile) {
                     if !evict_for_resources(shared) {
                         break;
                     }
                 }
             }
-            let max_pending = shared.config.limits.max_pending;
+            let max_pending = handshake_cap(shared, nofile, &mut capped_at);
             let ip = peer.ip();
             let share = pending_share(max_pending);
             let held = lock(&shared.pending_by_address)
