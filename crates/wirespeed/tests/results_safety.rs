@@ -438,10 +438,19 @@ fn crash_and_resume(
         } else {
             start
         };
-        let child = spawn(args);
+        let mut child = spawn(args);
+        // The kill's instant counts from the file's first appearance (bounded wait): on a
+        // busy machine a start can take longer than the whole draw, and five kills before
+        // any file existed left nothing to resume.
+        let appeared = Instant::now();
+        while !Path::new(file).exists()
+            && child.try_wait().unwrap().is_none()
+            && appeared.elapsed() < Duration::from_secs(30)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
         let instant = Duration::from_millis(100 + rng.below(600));
         std::thread::sleep(instant);
-        let mut child = child;
         if child.try_wait().unwrap().is_none() {
             let _ = child.kill();
             kills += 1;
