@@ -85,10 +85,8 @@ pub(crate) fn can_build_labs(test: &str) -> bool {
 pub(crate) fn temp_topology(tag: &str, text: &str) -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    let path = std::env::temp_dir().join(format!(
-        "ws-lab-test-{}-{n}-{tag}.toml",
-        std::process::id()
-    ));
+    let path =
+        std::env::temp_dir().join(format!("ws-lab-test-{}-{n}-{tag}.toml", std::process::id()));
     std::fs::write(&path, text).unwrap();
     path
 }

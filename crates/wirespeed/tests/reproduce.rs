@@ -679,11 +679,11 @@ fn an_installed_binary_reproduces_from_any_directory() {
     let exe = dir.join("bin/wirespeed");
     std::fs::copy(env!("CARGO_BIN_EXE_wirespeed"), &exe).unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(&exe)
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap()
+        crate::util::output_of_fresh_copy(|| {
+            let mut copy = std::process::Command::new(&exe);
+            copy.args(args).current_dir(&dir);
+            copy
+        })
     };
     let list = run(&["reproduce", "--list"]);
     assert!(list.status.success());
