@@ -165,6 +165,8 @@ fn a_fleet_of_eight_container_agents_is_measured_pair_by_pair() {
         eprintln!("skipped: {why}");
         return;
     }
+    // Eight containers measured pair by pair load both cores: never beside a quiet test.
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let tag = std::process::id();
     let mut fleet = Fleet {
         tag,

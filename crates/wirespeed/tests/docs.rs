@@ -22,8 +22,9 @@
 //!
 //! * Examples run side by side: each block in its own scratch directory, on one of a few
 //!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
-//!   on a lane of their own, in document order, and those that build a lab run last, alone.
-//!   So a block must not depend on another block; the steps of one block run in order.
+//!   on a lane of their own, in document order, and those that build a lab one after another
+//!   on another lane (the test holds `lab::LAB_LOCK` beside other tests' labs). So a block must not depend
+//!   on another block; the steps of one block run in order.
 //!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
 //! not examples with output (set-up, sketches).
@@ -388,9 +389,10 @@ enum Lane {
     /// It talks to the shared agent on `$PORT` or names a fixed port that another example (or a
     /// second copy of itself) could hold: one lane, in document order.
     SharedPort,
-    /// It builds a lab (root). Labs reuse topology files, hence lab addresses, and their
-    /// emulated links keep time on the machine's CPU: these run last, one after another, with
-    /// no other example beside them, as they did before the lanes.
+    /// It builds a lab (root). Each lab's addresses live in its own namespaces, so two labs
+    /// from one topology file never meet; their emulated links keep time on the machine's CPU,
+    /// so these run one after another on a lane of their own (the lab examples judge wording
+    /// and mask their figures), beside the other lanes.
     Lab,
 }
 
@@ -458,6 +460,8 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
         "only {} examples found in README.md and docs/",
         examples.len()
     );
+    // Its lanes load both cores and build labs: never beside a test that needs them quiet.
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let agent = Agent::start();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
@@ -485,7 +489,19 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
     let failures = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
     let started = Instant::now();
+    let lab_lane_took = Mutex::new(Duration::ZERO);
     std::thread::scope(|scope| {
+        // The lab examples, one after another on a lane of their own, beside the other lanes
+        // and the other tests' labs: each builds its own lab and reads only its own.
+        scope.spawn(|| {
+            let began = Instant::now();
+            for &(n, example) in &labs {
+                if let Some(failure) = run_example(n, example, agent.port, &ran) {
+                    failures.lock().unwrap().push((n, failure));
+                }
+            }
+            *lab_lane_took.lock().unwrap() = began.elapsed();
+        });
         scope.spawn(|| {
             for &(n, example) in &shared_port {
                 if let Some(failure) = run_example(n, example, agent.port, &ran) {
@@ -507,22 +523,16 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
             });
         }
     });
-    let lanes_took = started.elapsed();
     let mut failures = failures.into_inner().unwrap();
-    for &(n, example) in &labs {
-        if let Some(failure) = run_example(n, example, agent.port, &ran) {
-            failures.push((n, failure));
-        }
-    }
     eprintln!(
-        "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port in {:.1} s, then {} \
-         with labs in {:.1} s",
+        "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port and {} with labs \
+         (their lane {:.1} s), {:.1} s in all",
         independent.len() + shared_port.len() + labs.len(),
         independent.len(),
         shared_port.len(),
-        lanes_took.as_secs_f64(),
         labs.len(),
-        (started.elapsed() - lanes_took).as_secs_f64()
+        lab_lane_took.into_inner().unwrap().as_secs_f64(),
+        started.elapsed().as_secs_f64()
     );
     let ran = ran.into_inner();
     // In document order, whichever lane finished first.

@@ -120,6 +120,7 @@ fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
     if !have_iperf3() {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     // (our figure, the server's figure, whether ours is the sending end's count)
     let forward = [(
         "/result/end/sum_sent/bytes",
@@ -323,6 +324,9 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
     if !have_iperf3() {
         return;
     }
+    // Both ends count one paced flow: alone in the lab lane, so no lab or heavy test takes
+    // the cores its server needs to keep up (at 4 test threads beside them it fell behind).
+    let _lane = crate::lab::LAB_LOCK.alone();
     let (ours, theirs) = against_iperf3("udp", &["-t", "2", "-b", "100M"]);
     let sent = num(&ours, "/result/end/sum_sent/bytes");
     let datagrams = num(&ours, "/result/end/sum_sent/datagrams");
@@ -358,6 +362,7 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
     if !have_iperf3() {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let agent = ServeProcess::start(&["--iperf3", "0", "--metrics", "127.0.0.1:0"]);
     let port = agent.iperf3_port.expect("the iperf3 port is announced");
     // The same client against iperf3's own server: every key path it writes there, it must

@@ -131,7 +131,7 @@ fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
     if !can_build_labs("latency-tcp") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     // 2 x 10 ms, plus a minimum frame's serialization each way (84 byte times at 10 Mbit/s).
     let base = 20.0 + 2.0 * 84.0 * 8.0 / 10e6 * 1e3;
     let full = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
@@ -245,7 +245,7 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
     if !can_build_labs("latency-fq") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     let envelope = wirespeed(&["envelope", "--rate", "10M", "--json"]);
     assert_eq!(envelope.status, 0, "{}", envelope.stderr);
     let envelope: serde_json::Value = serde_json::from_str(&envelope.stdout).unwrap();
@@ -315,7 +315,7 @@ fn latency_probes_own_load_stays_under_one_percent_of_the_link() {
     if !can_build_labs("latency-probe-load") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     for (interval, under) in [("40ms", true), ("5ms", false)] {
         let doc = latency_run(
             None,
@@ -385,7 +385,7 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
     if !can_build_labs("latency-idle-truth") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     // The echo's IP packet (IPv4, UDP, cookie, sequence, residence and follow-up fields: 76
     // bytes) in Ethernet framing (header, FCS, preamble, gap: 38 bytes) at 10 Mbit/s, each
     // way; 10 ms each way.
@@ -470,7 +470,7 @@ fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
     if !can_build_labs("latency-udp") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
     let doc = latency_across(None, "--udp-load 12M");
     let (idle, loaded, p99) = udp_echo(&doc);

@@ -30,7 +30,7 @@ fn frames_dropped_by_a_full_tap_queue_on_the_host_side_are_counted_in_lab_status
     if !can_build_labs("host_side_drops") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology("host-side", GIGABIT);
     let lab = UpLab::up(&file.display().to_string());
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
@@ -108,6 +108,24 @@ fn frames_dropped_by_a_full_tap_queue_on_the_host_side_are_counted_in_lab_status
     let _ = std::fs::remove_file(file);
 }
 
+/// True if a TCP socket of namespace `ns` listens on `port` (IPv4 or IPv6).
+fn listens_on(ns: &str, port: u16) -> bool {
+    let local = format!(":{port:04X} ");
+    sys::in_namespace(ns, move || {
+        ["/proc/thread-self/net/tcp", "/proc/thread-self/net/tcp6"]
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .any(|table| {
+                // Fields: sl, local address, remote address, state (0A is LISTEN), ...
+                table.lines().skip(1).any(|l| {
+                    let f: Vec<&str> = l.split_whitespace().collect();
+                    f.len() > 3 && format!("{} ", f[1]).ends_with(&local) && f[3] == "0A"
+                })
+            })
+    })
+    .unwrap_or(false)
+}
+
 /// iperf3's receiver rate from h1 to h2 across `lab`, after `-O 1` of slow start; `None` if
 /// iperf3 is not installed.
 fn iperf3_rate(h1: &str, h2: &str, seconds: u32) -> Option<f64> {
@@ -129,14 +147,23 @@ fn iperf3_rate(h1: &str, h2: &str, seconds: u32) -> Option<f64> {
         .stderr(std::process::Stdio::null())
         .spawn()
         .ok()?;
-    std::thread::sleep(Duration::from_millis(400));
+    // iperf3 -s -1 would take a probing connection for its one test: watch its socket appear
+    // in h2's own table instead (bounded).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !listens_on(h2, 5297) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     let out = Command::new("timeout")
         .args([&(seconds + 10).to_string(), "ip", "netns", "exec", h1])
         .args(["iperf3", "-c", "198.18.0.2", "-p", port, "-J", "-O", "1"])
         .args(["-t", &seconds.to_string()])
         .output()
         .unwrap();
-    std::thread::sleep(Duration::from_millis(300));
+    // The server exits by itself once it has written its end of the test (bounded).
+    let deadline = Instant::now() + Duration::from_secs(2);
+    while server.try_wait().ok().flatten().is_none() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
     if server.try_wait().ok().flatten().is_none() {
         sys::terminate(server.id());
     }
@@ -150,7 +177,7 @@ fn tcp_across_a_gigabit_lab_comes_near_the_ceiling_and_near_iperf3() {
     if !can_build_labs("gigabit") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     let file = temp_topology("gigabit", GIGABIT);
     let lab = UpLab::up(&file.display().to_string());
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
@@ -220,7 +247,7 @@ fn super_packets_with_a_lost_segment_are_cut_into_frames_the_receiver_accepts() 
     if !can_build_labs("lossy_super_packets") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology(
         "lossy-super",
         &GIGABIT.replace("queue = 1000\n", "queue = 1000\nloss = 0.005\n"),
@@ -263,7 +290,7 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
     if !can_build_labs("tcp_b") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     let file = temp_topology("tcp-b", FAST_ETHERNET);
     let lab = UpLab::up(&file.display().to_string());
     let _ = std::fs::remove_file(&file);
@@ -321,7 +348,7 @@ fn tcp_across_64_kbit_drains_what_was_queued_and_names_the_link() {
     if !can_build_labs("tcp_64k") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology("tcp-64k", MODEM);
     let lab = UpLab::up(&file.display().to_string());
     let _ = std::fs::remove_file(&file);

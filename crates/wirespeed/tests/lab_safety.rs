@@ -127,7 +127,7 @@ fn lab_down_takes_no_path_and_no_prefix() {
     if !can_build_labs("lab_down_prefix") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let base = unique("pf");
     let file = super::temp_topology(&base, &format!("name = \"{base}\"\n{TWO_HOSTS}"));
     let run = wirespeed(&["lab", "up", &file.display().to_string(), "--json"]);
@@ -197,7 +197,7 @@ fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state(
     if !can_build_labs("down_all") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let state = Scratch::new("safety-state");
     // Another user's lab (uid 4242) with a live namespace and a process in it.
     let other = unique("other");
@@ -320,7 +320,7 @@ fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
     if !can_build_labs("forged record") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let real_state = Scratch::new("safety-real");
     let forged_state = Scratch::new("safety-forged");
     let run = wirespeed_in(
@@ -415,7 +415,7 @@ fn lab_status_marks_a_lab_whose_emulator_is_gone() {
     if !can_build_labs("emulator_gone") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     assert_eq!(listed(&lab.name)["emulator_running"], true);
     let text = wirespeed(&["lab", "status"]);
@@ -451,7 +451,7 @@ fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
     if !can_build_labs("processes_end") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     // One through `lab exec` (in the lab's cgroup), one through `ip netns exec` (only its
@@ -512,7 +512,7 @@ fn the_command_of_a_sigkilled_lab_run_ends_with_its_lab() {
     if !can_build_labs("sigkill_run") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["lab", "run", &lab_file("two-host-10m.toml"), "--"])
         .args(["sh", "-c", "echo $WIRESPEED_LAB $$; exec sleep 30"])
@@ -573,7 +573,7 @@ fn a_long_delay_neither_delays_teardown_nor_fools_down() {
     if !can_build_labs("long_delay") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let file = super::temp_topology(
         "long-delay",
         &TWO_HOSTS.replace(
@@ -620,7 +620,7 @@ fn frames_held_for_a_slow_host_are_bounded_and_the_excess_counted() {
     if !can_build_labs("memory_bound") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     // h2 takes 10 ms per frame it receives (100 frames/s) behind a 10 Mbit/s link with no
     // delay: the link's bound is its queue (100) + 2 frames; a burst of 400 small datagrams
     // piles up for h2's CPU beyond that, and the excess is dropped and counted.

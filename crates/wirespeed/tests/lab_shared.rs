@@ -32,7 +32,7 @@ fn shared_segment_concurrent_senders_collide_and_the_collisions_are_counted() {
     if !can_build_labs("shared_segment") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("shared-24.toml"));
     // Each station resolves s1's address first, one at a time: six ARP requests sent at once
     // contend like the data does, and one that meets 16 collisions is dropped by the MAC, which
@@ -189,7 +189,7 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
     if !can_build_labs("duplex_mismatch") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2));
     const BYTES: usize = 400_000;
     // A transfer that stalls is cut here and judged by what arrived.
@@ -287,7 +287,7 @@ fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
     if !can_build_labs("diagnose_peer") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("duplex-mismatch.toml"));
     let full = lab.namespace("full");
     let agent = sys::in_namespace(&full, || {
@@ -466,7 +466,7 @@ fn seed_003_hosts_timer_follows_every_ack_only_with_timestamps() {
     if !can_build_labs("seed_003_hosts_timer") {
         return;
     }
-    let _guard = LAB_LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    let _guard = LAB_LOCK.alone();
     let text = std::fs::read_to_string(lab_file("duplex-mismatch-1990s-hosts.toml")).unwrap();
     let modelled = "tcp = { tcp_timestamps = 1 }\n";
     assert!(text.contains(modelled), "the lab file models the timer");

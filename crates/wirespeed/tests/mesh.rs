@@ -629,9 +629,7 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK.alone();
     let (hosts, slow, (m1, m2)) = truth(SIX_HOSTS);
     let (stdout, _) = lab_mesh("mesh6", SIX_HOSTS, &hosts, "r1");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -760,9 +758,7 @@ fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK.alone();
     let hosts: Vec<(String, String)> = (0..4)
         .map(|i| (format!("h{}", i + 1), format!("198.18.{i}.1")))
         .collect();

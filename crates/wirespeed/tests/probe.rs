@@ -646,12 +646,14 @@ fn probe_without_privileges_says_which_socket_and_the_fix() {
     let bin = dir.join("wirespeed");
     std::fs::copy(BIN, &bin).unwrap();
     std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let out = Command::new("setpriv")
-        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-        .arg(&bin)
-        .args(["probe", "127.0.0.1", "--socket", "raw"])
-        .output()
-        .expect("setpriv (util-linux) runs");
+    let out = crate::util::output_of_fresh_copy(|| {
+        let mut setpriv = Command::new("setpriv");
+        setpriv
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(&bin)
+            .args(["probe", "127.0.0.1", "--socket", "raw"]);
+        setpriv
+    });
     std::fs::remove_dir_all(&dir).unwrap();
     let run = crate::util::Run {
         status: out.status.code().unwrap_or(-1),

@@ -164,6 +164,7 @@ fn envelope_lab_link_carries_its_ceiling() {
     if !can_build_labs("envelope_lab_link_carries_its_ceiling") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
     let rows = rows(&doc);
     let lab = row(&rows, "TCP goodput across the link");
@@ -177,6 +178,7 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
     if !can_build_labs("boggs_lab_bit_rate_vs_n_follows_the_simulator") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.alone();
     // Seed 000 figure 3-3's experiment on labs/boggs-24.toml: 2 and 8 stations, 512- and
     // 1514-byte frames, 1 s windows (about 20 s with the lab's set-up).
     let doc = json(&[
@@ -258,6 +260,7 @@ fn duplex_mismatch_shows_the_counter_signature() {
     if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     // 200 kB each way (the seed moved 50 MB): enough for the MAC counters, under a second
     // when the link does not stall. It stalls at times, for tens of seconds: each transfer is
     // cut at 5 s and counted by what arrived, so six transfers take at most about 40 s.
@@ -366,6 +369,7 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
     if !can_build_labs("bellovin_recovers_the_per_byte_cost_and_flags_the_board") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let doc = json(&["reproduce", "bellovin", "--json"]);
     let rows = rows(&doc);
     let per_byte = row(&rows, "one-way per byte, roc -> cbnewsa");
@@ -392,6 +396,7 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
     if !can_build_labs("per_hop_costs_of_a_lab_chain_are_recovered") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.alone();
     let chain = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/probe-chain.toml");
     let started = std::time::Instant::now();
     let doc = json(&["reproduce", "bellovin", "--topology", chain, "--json"]);
@@ -472,9 +477,7 @@ fn bellovin_probes_both_families_of_a_dual_stack_path() {
     if !can_build_labs("bellovin_probes_both_families_of_a_dual_stack_path") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK.alone();
     let dir = std::env::temp_dir().join(format!("ws-dual-stack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("dual-stack.toml");
@@ -605,6 +608,7 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
     if !can_build_labs("vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.alone();
     // 300 kB per point (the seed: four runs of 8 MB), across both labs.
     let doc = json(&["reproduce", "vj-buffers", "-n", "300kB", "--json"]);
     let comparisons = doc["result"]["comparisons"].as_array().unwrap();
@@ -675,11 +679,11 @@ fn an_installed_binary_reproduces_from_any_directory() {
     let exe = dir.join("bin/wirespeed");
     std::fs::copy(env!("CARGO_BIN_EXE_wirespeed"), &exe).unwrap();
     let run = |args: &[&str]| {
-        std::process::Command::new(&exe)
-            .args(args)
-            .current_dir(&dir)
-            .output()
-            .unwrap()
+        crate::util::output_of_fresh_copy(|| {
+            let mut copy = std::process::Command::new(&exe);
+            copy.args(args).current_dir(&dir);
+            copy
+        })
     };
     let list = run(&["reproduce", "--list"]);
     assert!(list.status.success());

@@ -206,9 +206,7 @@ fn issue_31_sweep_on_the_t1_path_reads_the_lab_and_refuses_the_seeds_grid() {
     if !crate::lab::can_build_labs("sweep on the t1 path") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK.beside_others();
     let started = std::time::Instant::now();
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
     let lab = crate::verdicts::TestLab::up(std::path::Path::new(file));

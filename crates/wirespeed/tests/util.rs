@@ -29,6 +29,32 @@ pub(crate) fn wirespeed(args: &[&str]) -> Run {
     }
 }
 
+/// The output of the command `make` builds, whose program (or the program it executes) is a
+/// file this process has just written. A child that another test thread forks in that moment
+/// holds the file open for writing until it executes its own program, and meanwhile the kernel
+/// refuses to run the file (ETXTBSY, "Text file busy"); so a refusal is tried again, every
+/// 50 ms for up to 5 s.
+pub(crate) fn output_of_fresh_copy(mut make: impl FnMut() -> Command) -> Output {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let busy = match make().output() {
+            Err(e) if e.raw_os_error() == Some(libc::ETXTBSY) => e.to_string(),
+            Ok(out)
+                if out.status.code() == Some(126)
+                    && String::from_utf8_lossy(&out.stderr).contains("Text file busy") =>
+            {
+                String::from_utf8_lossy(&out.stderr).into_owned()
+            }
+            other => return other.expect("the command runs"),
+        };
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still refused after 5 s: {busy}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
 /// A name no other test of this process (or of another engineer's test process) holds:
 /// `{prefix}-{pid}-{n}`.
 pub(crate) fn unique_name(prefix: &str) -> String {

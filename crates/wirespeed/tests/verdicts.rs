@@ -334,6 +334,7 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
     if !can_build_labs("verdicts in a lab") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let file = std::env::temp_dir().join(format!("ws-verdicts-{}.toml", std::process::id()));
     std::fs::write(&file, TEN_MEGABIT).unwrap();
     let lab = TestLab::up(&file);
@@ -408,6 +409,7 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
     if !can_build_labs("tcp --iperf3 in a lab") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     if Command::new("iperf3").arg("--version").output().is_err() {
         eprintln!(
             "tcp --iperf3 in a lab: skipped: iperf3 is not installed (scripts/install-deps.sh)"
@@ -456,9 +458,7 @@ fn issue_31_t1_path_names_the_t1_as_the_bound_both_ways_and_bbr_at_the_ceiling_i
     if !can_build_labs("t1 path verdicts") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK
-        .lock()
-        .unwrap_or_else(|e| e.into_inner());
+    let _guard = crate::lab::LAB_LOCK.beside_others();
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
     let lab = TestLab::up(Path::new(file));
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
