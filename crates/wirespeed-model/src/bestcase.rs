@@ -478,8 +478,9 @@ pub fn analyze(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> V
 /// beyond its interval, it is not: that figure is the path's difference between directions
 /// (links with other rates each way) plus the router's own answer cost, and one end cannot
 /// tell those apart (`perhop`'s module docs), so neither can it correct the echo's slope. On
-/// 60 saved runs of random labs, 15 of the 20 echo hops off by more than 2% and 30 us over the
-/// sizes' span were such hops, each behind a link with other rates each way.
+/// 60 saved runs of random labs, 20 of the 25 echo hops off by more than 2% and 30 us over the
+/// sizes' span were behind a link with other rates each way, and this marks 15 of them (four
+/// of the others had it on the last link alone, where no one-ended probe can see it).
 fn mark_echoes_that_mix_directions(hops: &mut [HopAnalysis]) {
     for i in 1..hops.len() {
         let (before, rest) = hops.split_at_mut(i);
