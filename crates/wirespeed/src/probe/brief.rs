@@ -50,6 +50,9 @@ impl Headline for ProbeReport {
                     if inc.intervals.is_some_and(|iv| iv.per_byte_unresolved()) {
                         return Some(format!("hop {} not resolved", h.analysis.ttl));
                     }
+                    if inc.per_byte_mixes_directions {
+                        return Some(format!("hop {} not separable", h.analysis.ttl));
+                    }
                     let rate = inc.implied_bits_per_second?;
                     Some(format!("hop {} {}", h.analysis.ttl, format.format(rate)))
                 })

@@ -234,6 +234,13 @@ impl ProbeReport {
             format!("hop {}", inc.from_ttl)
         };
         match &inc.intervals {
+            // An echo behind a path that returns bytes at another cost than it sends them:
+            // its slope mixes the two directions (the note says why), so no figure is given.
+            _ if inc.per_byte_mixes_directions => writeln!(
+                out,
+                "  own cost (from {from}): {} fixed, per byte not separable from one end",
+                time_text(inc.cost.fixed_ms)
+            )?,
             // A per-byte cost whose interval reaches zero is not a figure this run resolves (a
             // fast link's few ns a byte over the sizes' span is less than the noise of a
             // minimum): said so instead of printed, with no link rate implied by it.
