@@ -14,6 +14,11 @@
 //! metrics, install aids) and imports no command (`tests/layers.rs` checks both rules, and that
 //! this map names every module and only modules that are there).
 //!
+//! Each command's `Config` is made from its flags by one conversion (`XArgs::config`, or
+//! `Config::try_from(&args)`) that makes every check a flag needs before any work starts; the
+//! `Config`s a caller may hold are public ([`throughput::Config`], [`latency::Config`],
+//! [`sweep::Config`], [`load::Config`], [`mesh::Config`]).
+//!
 //! A loopback TCP test, the in-process agent standing in for `wirespeed tcp` without HOST:
 //!
 //! ```

@@ -67,9 +67,23 @@ pub(crate) struct AutonegArgs {
     metrics_file: Option<std::path::PathBuf>,
 }
 
-/// `wirespeed autoneg`: flags -> the job -> the document out.
+/// A validated `autoneg` job: a word to decode, abilities to encode, or two partners (each
+/// already limited to what it is capable of) to resolve. Every check is clap's (one job, the
+/// words and modes parsed), so the conversion cannot fail.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) job: Params,
+}
+
+impl From<&AutonegArgs> for Config {
+    fn from(args: &AutonegArgs) -> Config {
+        Config { job: args.params() }
+    }
+}
+
+/// `wirespeed autoneg`: flags -> config -> the job -> the document out.
 pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
-    let doc = measure::measure(args.params());
+    let doc = measure::measure(&Config::from(&args));
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
@@ -134,6 +148,39 @@ mod tests {
             "--pause needs --encode"
         );
         assert!(parse(&["--capable-a", "10/100", "--decode", "0x1"]).is_err());
+    }
+
+    /// Each job's config: --capable-a widens what A's hardware could do beyond what it
+    /// advertises (B keeps its own), and the encode flags reach the page.
+    #[test]
+    fn the_config_is_the_job() {
+        let config = |argv: &[&str]| Config::from(&parse(argv).unwrap());
+        let Params::Resolve { a, b } =
+            config(&["auto:10-half", "auto", "--capable-a", "10/100/1000"]).job
+        else {
+            panic!("a resolution")
+        };
+        let modes = |m: &str| m.parse::<Abilities>().unwrap();
+        assert_eq!(a.config, "auto:10-half".parse::<Partner>().unwrap().config);
+        assert_eq!(a.capable, modes("10/100/1000").union(modes("10-half")));
+        assert_ne!(
+            a.capable,
+            modes("10-half"),
+            "A could do more than it advertises"
+        );
+        assert_eq!(b, "auto".parse::<Partner>().unwrap());
+        assert!(matches!(
+            config(&["--encode", "10/100", "--pause"]).job,
+            Params::Encode {
+                pause: true,
+                ack: false,
+                ..
+            }
+        ));
+        assert!(matches!(
+            config(&["--decode", "0x01E1"]).job,
+            Params::Decode { .. }
+        ));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use wirespeed_model::autoneg::codeword::FieldRow;
 use wirespeed_model::autoneg::{Abilities, BasePage, LinkCodeWord, Partner, Resolution};
 
 /// What was asked, for the document.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize)]
 #[serde(tag = "job", rename_all = "snake_case")]
 pub(crate) enum Params {
     Resolve {

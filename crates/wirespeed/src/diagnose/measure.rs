@@ -16,11 +16,11 @@ use wirespeed_net::report::Role;
 use wirespeed_net::spec::{Amount, Direction, TestSpec};
 use wirespeed_report::Document;
 
-use super::DiagnoseArgs;
 use super::result::{DiagnoseReport, InterfaceReport, Params, PeerReport};
 use super::verdicts::{
     DiagnoseVerdict, DiagnoseWarning, READER_WARNING_KIND, interface_verdict, peer_verdicts,
 };
+use super::{Config, Peer};
 
 /// An emulated port's MAC counters by interface: (interface, medium, counters).
 type MacCounters = Vec<(
@@ -34,21 +34,26 @@ type PeerTransfers = (SocketAddr, Transfer, Transfer);
 
 /// Reads the counters (across the transfers with `--peer`), diagnoses each interface and
 /// returns the typed document.
-pub(crate) fn measure(args: &DiagnoseArgs) -> anyhow::Result<Document<Params, DiagnoseReport>> {
+pub(crate) fn measure(config: &Config) -> anyhow::Result<Document<Params, DiagnoseReport>> {
     let reader = match std::env::var_os("WIRESPEED_SYSFS_NET") {
         Some(root) => Reader::files(root),
         None => Reader::system(),
     };
     let mut warnings = Vec::new();
     let mut peer_warnings = Vec::new();
-    let (evidence, peer) = match &args.peer {
+    let (evidence, peer) = match &config.peer {
         None => (
-            reader.sample(&args.interfaces, args.interval, &mut warnings)?,
+            reader.sample(&config.interfaces, config.interval, &mut warnings)?,
             None,
         ),
-        Some(host) => {
-            let (evidence, transfers) =
-                sample_with_peer(args, host, &reader, &mut warnings, &mut peer_warnings)?;
+        Some(peer) => {
+            let (evidence, transfers) = sample_with_peer(
+                &config.interfaces,
+                peer,
+                &reader,
+                &mut warnings,
+                &mut peer_warnings,
+            )?;
             (evidence, Some(transfers))
         }
     };
@@ -59,16 +64,18 @@ pub(crate) fn measure(args: &DiagnoseArgs) -> anyhow::Result<Document<Params, Di
             evidence,
         })
         .collect();
-    let peer = peer.map(|(agent, to_peer, from_peer)| {
-        let local: Vec<Diagnosis> = interfaces.iter().map(|i| i.diagnosis.clone()).collect();
-        PeerReport {
-            agent,
-            seconds_each: args.time.as_secs_f64(),
-            findings: peer_findings(&to_peer, &from_peer, &local),
-            to_peer,
-            from_peer,
-        }
-    });
+    let peer = peer
+        .zip(config.peer.as_ref())
+        .map(|((agent, to_peer, from_peer), asked)| {
+            let local: Vec<Diagnosis> = interfaces.iter().map(|i| i.diagnosis.clone()).collect();
+            PeerReport {
+                agent,
+                seconds_each: asked.time.as_secs_f64(),
+                findings: peer_findings(&to_peer, &from_peer, &local),
+                to_peer,
+                from_peer,
+            }
+        });
     let mut verdicts: Vec<DiagnoseVerdict> = interfaces.iter().map(interface_verdict).collect();
     if let Some(p) = &peer {
         verdicts.extend(peer_verdicts(p, ASYMMETRY_RATIO));
@@ -77,7 +84,9 @@ pub(crate) fn measure(args: &DiagnoseArgs) -> anyhow::Result<Document<Params, Di
         interfaces: interfaces.iter().map(|i| i.evidence.name.clone()).collect(),
         interval_seconds: interfaces
             .first()
-            .map_or(args.interval.as_secs_f64(), |i| i.evidence.interval_seconds),
+            .map_or(config.interval.as_secs_f64(), |i| {
+                i.evidence.interval_seconds
+            }),
         source: reader.root().display().to_string(),
     };
     let mut doc = Document::new("diagnose", params, DiagnoseReport { interfaces, peer });
@@ -100,22 +109,21 @@ pub(crate) fn measure(args: &DiagnoseArgs) -> anyhow::Result<Document<Params, Di
 /// `--peer`: the counters sampled across a transfer to the agent and one back, with a lab's
 /// emulated MAC counters read on either side of them.
 fn sample_with_peer(
-    args: &DiagnoseArgs,
-    host: &str,
+    interfaces: &[String],
+    peer: &Peer,
     reader: &Reader,
     warnings: &mut Vec<String>,
     peer_warnings: &mut Vec<DiagnoseWarning>,
 ) -> anyhow::Result<(Vec<Evidence>, PeerTransfers)> {
-    let agent = crate::common::host::resolve_one(host, args.port, "--peer")?;
-    let auth = args.key.load()?;
+    let (agent, auth) = (peer.agent, peer.auth.clone());
     let lab = lab_node();
-    let (mut evidence, transfers) = reader.sample_while(&args.interfaces, warnings, || {
+    let (mut evidence, transfers) = reader.sample_while(interfaces, warnings, || {
         let before = lab.as_ref().map(|(lab, node)| lab_mac_counters(lab, node));
         let w = peer_warnings;
-        let to = transfer(agent, Direction::Send, args.time, auth.clone(), w);
+        let to = transfer(agent, Direction::Send, peer.time, auth.clone(), w);
         let from = to
             .is_ok()
-            .then(|| transfer(agent, Direction::Receive, args.time, auth, w));
+            .then(|| transfer(agent, Direction::Receive, peer.time, auth, w));
         let after = lab.as_ref().map(|(lab, node)| lab_mac_counters(lab, node));
         (to, from, before.zip(after))
     })?;

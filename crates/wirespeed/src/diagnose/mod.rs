@@ -11,12 +11,14 @@
 //! FCS errors, runts). Those counters are read from the emulator's status and added to the
 //! interface's, as a NIC driver's 802.3 statistics are, so that `diagnose --peer` in the lab has
 //! the evidence the seed's half-duplex end had (seed 003 Table 7).
+use std::net::SocketAddr;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
 use wirespeed_model::RateFormat;
 use wirespeed_model::units::parse_duration;
+use wirespeed_net::auth::AuthKey;
 
 use crate::common::output::{self, OutputArgs};
 pub(crate) use result::DiagnoseReport;
@@ -81,14 +83,56 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
-/// `wirespeed diagnose`: flags -> the counters (and transfers) read and judged -> the document
-/// out.
+/// A validated diagnosis: the interfaces, and how their counters are sampled (over an
+/// interval, or across a transfer each way against an agent whose address and key are
+/// checked before any counter is read).
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// Interfaces to diagnose; empty: every interface of this network namespace.
+    pub(crate) interfaces: Vec<String>,
+    /// Time between the two readings of the counters (without a peer).
+    pub(crate) interval: Duration,
+    /// `--peer`: the counters sampled across the transfers instead.
+    pub(crate) peer: Option<Peer>,
+}
+
+/// `--peer`: the agent to transfer to and from, and each direction's length.
+#[derive(Debug, Clone)]
+pub(crate) struct Peer {
+    pub(crate) agent: SocketAddr,
+    pub(crate) auth: Option<AuthKey>,
+    pub(crate) time: Duration,
+}
+
+impl TryFrom<&DiagnoseArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &DiagnoseArgs) -> anyhow::Result<Config> {
+        let peer = match &args.peer {
+            Some(host) => Some(Peer {
+                agent: crate::common::host::resolve_one(host, args.port, "--peer")?,
+                auth: args.key.load()?,
+                time: args.time,
+            }),
+            None => None,
+        };
+        Ok(Config {
+            interfaces: args.interfaces.clone(),
+            interval: args.interval,
+            peer,
+        })
+    }
+}
+
+/// `wirespeed diagnose`: flags -> config -> the counters (and transfers) read and judged ->
+/// the document out.
 pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
-    let doc = measure::measure(&args)?;
+    let config = Config::try_from(&args)?;
+    let doc = measure::measure(&config)?;
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
-        metrics_file: args.metrics_file.clone(),
+        metrics_file: args.metrics_file,
     };
     output::print(&out, &doc).context("writing the result")
 }
@@ -121,5 +165,28 @@ mod tests {
         assert!(parse(&["--interval", "0s"]).is_err());
         assert!(parse(&["--interval", "soon"]).is_err());
         assert!(parse(&["--interval", "2h"]).is_err());
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<Config> {
+        Config::try_from(&parse(argv)?)
+    }
+
+    /// --peer is resolved (with its port) before any counter is read; a bad one is one line.
+    #[test]
+    fn the_config_resolves_the_peer_first() {
+        let c = config(&["eth0", "-i", "250ms"]).unwrap();
+        assert_eq!(c.interfaces, ["eth0"]);
+        assert_eq!(c.interval, Duration::from_millis(250));
+        assert!(c.peer.is_none());
+        let c = config(&["--peer", "127.0.0.1", "-p", "7000", "-t", "1s"]).unwrap();
+        let peer = c.peer.expect("a peer");
+        assert_eq!(peer.agent, "127.0.0.1:7000".parse().unwrap());
+        assert_eq!(peer.time, Duration::from_secs(1));
+        assert!(peer.auth.is_none());
+        let e = config(&["--peer", "[::1"]).unwrap_err();
+        assert!(format!("{e:#}").contains("--peer"), "{e:#}");
+        let e =
+            config(&["--peer", "127.0.0.1", "--auth-key-file", "/nonexistent/key"]).unwrap_err();
+        assert!(format!("{e:#}").contains("/nonexistent/key"), "{e:#}");
     }
 }

@@ -5,7 +5,9 @@ use std::time::Duration;
 use anyhow::Context;
 use clap::{Args, ValueEnum};
 use wirespeed_model::units::parse_duration;
-use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_model::{
+    BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, RateFormat, Transport,
+};
 use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
@@ -119,6 +121,8 @@ impl EnvelopeArgs {
         Ok(())
     }
 
+    /// The link the flags describe, for the model's envelope (whose own rules refuse an MTU
+    /// or option length no link has).
     fn params(&self) -> EnvelopeParams {
         EnvelopeParams {
             rate: self.rate,
@@ -154,17 +158,44 @@ impl EnvelopeArgs {
     }
 }
 
-pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
-    args.check()?;
-    let params = args.params();
-    let envelope = params.compute()?;
-    let explain = args.explain.then(|| envelope.explain());
+/// A validated `envelope`: the link as the model takes it, and what to show.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) params: EnvelopeParams,
+    /// `--explain`: the arithmetic line by line.
+    pub(crate) explain: bool,
+    pub(crate) rate_format: RateFormat,
+}
+
+impl TryFrom<&EnvelopeArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &EnvelopeArgs) -> anyhow::Result<Config> {
+        args.check()?;
+        Ok(Config {
+            params: args.params(),
+            explain: args.explain,
+            rate_format: args.output.rate_format,
+        })
+    }
+}
+
+/// The envelope of the config's link (the model refuses a link no standard has), as the
+/// typed document; prints nothing.
+pub(crate) fn measure(config: &Config) -> anyhow::Result<Document<EnvelopeParams, EnvelopeReport>> {
+    let envelope = config.params.compute()?;
+    let explain = config.explain.then(|| envelope.explain());
     let report = EnvelopeReport {
         envelope,
         explain,
-        rate_format: args.output.rate_format,
+        rate_format: config.rate_format,
     };
-    let doc = Document::new("envelope", params, report);
+    Ok(Document::new("envelope", config.params, report))
+}
+
+/// `wirespeed envelope`: flags -> config -> the envelope -> the document out.
+pub(crate) fn run(args: EnvelopeArgs) -> anyhow::Result<()> {
+    let doc = measure(&Config::try_from(&args)?)?;
     output::print(&args.output, &doc).context("writing the result")
 }
 
@@ -223,6 +254,25 @@ mod tests {
         assert_eq!(p.transport, Transport::Tcp { timestamps: false });
         assert_eq!(p.ack_every, 1);
         assert_eq!(p.rtt, Some(Duration::from_millis(20)));
+    }
+
+    /// The config holds the link once; a flag that describes no link is refused by it, one
+    /// the model's rules refuse by the measure, each before anything is printed.
+    #[test]
+    fn the_config_is_the_link_and_what_to_show() {
+        let config = |argv: &[&str]| Config::try_from(&parse(argv).unwrap());
+        let c = config(&["-r", "10M", "--explain", "-f", "K"]).unwrap();
+        assert_eq!(c.params.mtu, 1500);
+        assert!(c.explain);
+        assert_ne!(c.rate_format, RateFormat::Adaptive, "-f K");
+        let doc = measure(&c).unwrap();
+        assert!(doc.result.explain.is_some());
+        let e = config(&["-r", "10M", "--link", "serial", "--vlan", "1"]).unwrap_err();
+        assert!(e.to_string().contains("--vlan 1"), "{e}");
+        let e = config(&["-r", "10M", "-u", "-l", "0"]).unwrap_err();
+        assert!(e.to_string().starts_with("-l 0"), "{e}");
+        let odd = config(&["-r", "10M", "--ipv4-options", "3"]).unwrap();
+        assert!(measure(&odd).is_err(), "the model refuses 3 option bytes");
     }
 
     #[test]

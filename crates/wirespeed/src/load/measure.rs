@@ -16,9 +16,9 @@ use wirespeed_net::{Agent, AgentConfig};
 use wirespeed_report::{Document, Finding, Severity};
 use wirespeed_sim::LengthMix;
 
-use super::LoadArgs;
 use super::analysis::{rows, unmarked};
 use super::result::{HostRecord, Lengths, LoadPlan, LoadResult, TestRecord, mix_spec};
+use super::{AgentSource, Config, PlanSource};
 use crate::common::progress::Progress;
 use crate::common::runs_file::RunsFile;
 
@@ -60,23 +60,21 @@ impl Drop for Agents {
     }
 }
 
-pub(crate) fn agents(args: &LoadArgs) -> anyhow::Result<Agents> {
-    if !args.agents.is_empty() {
-        let addrs = args
-            .agents
-            .iter()
-            .map(|a| agent_address(a))
-            .collect::<anyhow::Result<Vec<_>>>()?;
-        return Ok(Agents {
-            addrs,
-            local: Vec::new(),
-        });
-    }
+pub(crate) fn agents(source: &AgentSource) -> anyhow::Result<Agents> {
+    let count = match source {
+        AgentSource::Remote(addrs) => {
+            return Ok(Agents {
+                addrs: addrs.clone(),
+                local: Vec::new(),
+            });
+        }
+        AgentSource::Local(n) => *n,
+    };
     let mut out = Agents {
         addrs: Vec::new(),
         local: Vec::new(),
     };
-    for _ in 0..args.local {
+    for _ in 0..count {
         let a = Agent::bind(
             SocketAddr::from(([127, 0, 0, 1], 0)),
             AgentConfig::default(),
@@ -98,11 +96,13 @@ pub(crate) struct Series {
     pub(crate) repair: Option<String>,
 }
 
-/// The series: resumed from its results file, or the plan the flags ask for.
-pub(crate) fn series(args: &LoadArgs, agents: &Agents) -> anyhow::Result<Series> {
-    Ok(match &args.resume {
-        Some(path) => {
+/// The series: resumed from its results file (whose plan is checked against the agents
+/// there are, as the flags' was), or the config's plan with its results file created.
+pub(crate) fn series(config: &Config, agents: &Agents) -> anyhow::Result<Series> {
+    Ok(match &config.plan {
+        PlanSource::Resume(path) => {
             let resumed = RunsFile::resume::<LoadPlan, TestRecord>(path)?;
+            validate(&resumed.plan, agents.addrs.len())?;
             Series {
                 plan: resumed.plan,
                 done: resumed.runs,
@@ -110,10 +110,13 @@ pub(crate) fn series(args: &LoadArgs, agents: &Agents) -> anyhow::Result<Series>
                 repair: resumed.repair,
             }
         }
-        None => Series {
-            plan: args.plan(agents)?,
+        PlanSource::New { plan, results } => Series {
+            file: results
+                .as_deref()
+                .map(|p| RunsFile::create(p, plan))
+                .transpose()?,
+            plan: plan.clone(),
             done: Vec::new(),
-            file: None,
             repair: None,
         },
     })
@@ -129,13 +132,12 @@ pub(crate) struct Measured {
 
 /// Runs the tests the series lacks and makes the document.
 pub(crate) fn measure(
-    args: &LoadArgs,
+    config: &Config,
     agents: &Agents,
-    auth: Option<AuthKey>,
     mut series: Series,
     bar: &Progress,
 ) -> anyhow::Result<Measured> {
-    let interrupted = run_tests(&mut series, agents, &auth, args.timeout, bar)?;
+    let interrupted = run_tests(&mut series, agents, &config.auth, config.timeout, bar)?;
     bar.finish();
     let Series {
         plan,
@@ -144,12 +146,12 @@ pub(crate) fn measure(
         repair,
     } = series;
     let finished = done.len();
-    let model_ns = (!args.no_model).then_some(args.model_time.as_nanos() as u64);
+    let model_ns = config.model_time.map(super::saturating_ns);
     let rows = rows(&plan, &done, model_ns)?;
     let result = LoadResult {
         results_file: file.map(|f| f.path().display().to_string()),
         rows,
-        rate_format: args.output.rate_format,
+        rate_format: config.rate_format,
     };
     let mut doc = Document::new("load", plan, result);
     for warning in doc.result.warnings(!agents.local.is_empty()) {

@@ -13,22 +13,22 @@ pub(crate) mod result;
 pub(crate) mod text;
 mod verdicts;
 
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
-use wirespeed_model::BitRate;
 use wirespeed_model::load::Schedule;
 use wirespeed_model::units::parse_duration;
+use wirespeed_model::{BitRate, RateFormat};
+use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::RawEthernet;
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::OutputArgs;
-use crate::common::runs_file::RunsFile;
 use crate::load::text::write_plots;
 pub(crate) use analysis::rows;
-use measure::Agents;
 pub(crate) use result::{Lengths, LoadPlan, LoadResult, RUNS_SCHEMA, Row, Stats, TestRecord};
 
 #[derive(Debug, Clone, Args)]
@@ -228,24 +228,23 @@ impl LoadArgs {
         }
     }
 
-    fn plan(&self, agents: &Agents) -> anyhow::Result<LoadPlan> {
-        let n = agents.addrs.len();
+    /// A new series' plan for these agents; `measure::validate` says whether they can run it.
+    fn plan(&self, agents: &AgentSource) -> LoadPlan {
+        let n = agents.count();
         let hosts = self
             .hosts
             .as_ref()
             .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
-        let schedule = self.schedule();
-        let agent_names = if agents.local.is_empty() {
-            agents.addrs.iter().map(ToString::to_string).collect()
-        } else {
-            vec!["loopback".to_string(); n]
+        let agent_names = match agents {
+            AgentSource::Remote(addrs) => addrs.iter().map(ToString::to_string).collect(),
+            AgentSource::Local(_) => vec!["loopback".to_string(); n],
         };
-        Ok(LoadPlan {
+        LoadPlan {
             schema: RUNS_SCHEMA.into(),
             agents: agent_names,
             hosts,
             lengths: self.lengths.0.iter().cloned().map(Lengths).collect(),
-            schedule,
+            schedule: self.schedule(),
             rate_bits_per_second: self.rate.map(|r| r.bps()),
             sink_host: match self.sink {
                 SinkArg::Own => None,
@@ -254,30 +253,110 @@ impl LoadArgs {
             seed: self.seed,
             raw: self.raw.clone(),
             tos: self.tos,
+        }
+    }
+}
+
+/// A validated load series: what `wirespeed load`'s flags mean once the output directory, the
+/// key file, the agents' addresses and a new series' plan (its schedule, host counts, sink,
+/// rate and length mixes against the agents there are) are checked. A resumed series' plan is
+/// its results file's, checked when the file is read.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) agents: AgentSource,
+    pub(crate) plan: PlanSource,
+    pub(crate) auth: Option<AuthKey>,
+    /// Simulated time behind each row's shared-segment prediction; None: `--no-model`.
+    pub(crate) model_time: Option<Duration>,
+    /// How long a silent agent is waited for, beyond the schedule.
+    pub(crate) timeout: Duration,
+    /// `--plot DIR`, checked writable.
+    pub(crate) plot: Option<PathBuf>,
+    pub(crate) rate_format: RateFormat,
+}
+
+/// Who transmits.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum AgentSource {
+    /// `--agent`, each resolved.
+    Remote(Vec<SocketAddr>),
+    /// `--local N` agents in this process on loopback.
+    Local(usize),
+}
+
+impl AgentSource {
+    pub(crate) fn count(&self) -> usize {
+        match self {
+            AgentSource::Remote(addrs) => addrs.len(),
+            AgentSource::Local(n) => *n,
+        }
+    }
+}
+
+/// Where the series' plan comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum PlanSource {
+    /// The flags' plan, checked; each finished test goes to `results` (created once the
+    /// agents are up, so a refused run leaves no file).
+    New {
+        plan: LoadPlan,
+        results: Option<PathBuf>,
+    },
+    /// `--resume FILE`: its plan and the tests it holds.
+    Resume(PathBuf),
+}
+
+impl TryFrom<&LoadArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &LoadArgs) -> anyhow::Result<Config> {
+        args.brief.check(&args.output, &[])?;
+        if let Some(dir) = &args.plot {
+            crate::common::output::check_output_dir("--plot", dir)?;
+        }
+        let auth = args.key.load().context("--auth-key-file")?;
+        let agents = if args.agents.is_empty() {
+            AgentSource::Local(args.local as usize)
+        } else {
+            AgentSource::Remote(
+                args.agents
+                    .iter()
+                    .map(|a| measure::agent_address(a))
+                    .collect::<anyhow::Result<Vec<_>>>()?,
+            )
+        };
+        let plan = match &args.resume {
+            Some(path) => PlanSource::Resume(path.clone()),
+            None => {
+                let plan = args.plan(&agents);
+                measure::validate(&plan, agents.count())?;
+                PlanSource::New {
+                    plan,
+                    results: args.results.clone(),
+                }
+            }
+        };
+        Ok(Config {
+            agents,
+            plan,
+            auth,
+            model_time: (!args.no_model).then_some(args.model_time),
+            timeout: args.timeout,
+            plot: args.plot.clone(),
+            rate_format: args.output.rate_format,
         })
     }
 }
 
-/// `wirespeed load`: flags -> agents and plan -> the tests it lacks -> rows, plots and the
-/// document out.
+/// `wirespeed load`: flags -> config -> agents and series -> the tests it lacks -> rows, plots
+/// and the document out.
 pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
-    args.brief.check(&args.output, &[])?;
-    if let Some(dir) = &args.plot {
-        crate::common::output::check_output_dir("--plot", dir)?;
-    }
-    let auth = args.key.load().context("--auth-key-file")?;
-    let agents = measure::agents(&args)?;
+    let config = Config::try_from(&args)?;
+    let agents = measure::agents(&config.agents)?;
     crate::common::interrupt::watch();
-    let mut series = measure::series(&args, &agents)?;
+    let series = measure::series(&config, &agents)?;
     if let Some(r) = &series.repair {
         eprintln!("wirespeed: warning: {r}");
-    }
-    measure::validate(&series.plan, agents.addrs.len())?;
-    // The results file only once every flag has been checked: a refused run leaves no file.
-    if args.resume.is_none()
-        && let Some(p) = args.results.as_deref()
-    {
-        series.file = Some(RunsFile::create(p, &series.plan)?);
     }
     // Every test lasts its schedule, so the time left is counted down from it (an estimate
     // from the tests finished so far rose while each test ran).
@@ -289,8 +368,8 @@ pub(crate) fn run(args: LoadArgs) -> anyhow::Result<()> {
         false,
     );
     let planned = series.plan.lengths.len() * series.plan.hosts.len();
-    let measured = measure::measure(&args, &agents, auth, series, &bar)?;
-    if let Some(dir) = &args.plot {
+    let measured = measure::measure(&config, &agents, series, &bar)?;
+    if let Some(dir) = &config.plot {
         write_plots(dir, &measured.doc.result)?;
     }
     show(&args, measured, planned)
@@ -357,6 +436,7 @@ mod tests {
     use super::result::{HostRecord, mix_spec, parse_mix};
     use super::verdicts::LoadFinding;
     use super::*;
+    use crate::common::runs_file::RunsFile;
     use clap::Parser;
     use wirespeed_net::load::LoadReport;
     use wirespeed_sim::LengthMix;
@@ -369,6 +449,58 @@ mod tests {
 
     fn parse(argv: &[&str]) -> Result<LoadArgs, clap::Error> {
         Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<Config> {
+        Config::try_from(&parse(argv)?)
+    }
+
+    /// A new series' plan is the flags', for the agents given: hosts 1 to N by default,
+    /// agents named by address (or "loopback"), the model's time carried as a duration.
+    #[test]
+    fn the_config_holds_the_plan_for_the_agents_given() {
+        let c = config(&["--local", "3", "--seed", "9", "-b", "2M"]).unwrap();
+        assert_eq!(c.agents, AgentSource::Local(3));
+        let PlanSource::New { plan, results } = &c.plan else {
+            panic!("a new plan")
+        };
+        assert_eq!(plan.hosts, [1, 2, 3]);
+        assert_eq!(plan.agents, ["loopback"; 3]);
+        assert_eq!((plan.seed, plan.rate_bits_per_second), (9, Some(2e6)));
+        assert!(results.is_none());
+        assert_eq!(c.model_time, Some(Duration::from_secs(2)));
+        assert_eq!(config(&["--no-model"]).unwrap().model_time, None);
+        let c = config(&["--agent", "127.0.0.1:7", "--agent", "::1"]).unwrap();
+        let addrs: Vec<SocketAddr> = vec![
+            "127.0.0.1:7".parse().unwrap(),
+            "[::1]:5210".parse().unwrap(),
+        ];
+        assert_eq!(c.agents, AgentSource::Remote(addrs));
+        let PlanSource::New { plan, .. } = &c.plan else {
+            panic!("a new plan")
+        };
+        assert_eq!(plan.agents, ["127.0.0.1:7", "[::1]:5210"]);
+        assert!(matches!(
+            config(&["--resume", "r.jsonl"]).unwrap().plan,
+            PlanSource::Resume(_)
+        ));
+    }
+
+    /// What no agent could run is refused by the config, before any agent starts or any file
+    /// is made.
+    #[test]
+    fn the_config_refuses_a_plan_the_agents_cannot_run() {
+        let refused = |argv: &[&str]| format!("{:#}", config(argv).unwrap_err());
+        assert!(refused(&["--local", "2", "--hosts", "1-3"]).contains("--hosts goes up to 3"));
+        assert!(refused(&["--hosts", "2,3", "--sink", "3"]).contains("--sink 3"));
+        assert!(refused(&["--raw", "--sink", "1"]).contains("leave out --sink"));
+        assert!(refused(&["--measure", "3s", "-t", "1s"]).contains("--settle/--transmit"));
+        assert!(refused(&["--agent", "[fe80::1%lo]:5210"]).contains("a zone names a link"));
+        assert!(refused(&["--plot", "/nonexistent-dir/plots"]).contains("--plot"));
+        let results = std::env::temp_dir().join(format!("ws-load-config-{}", std::process::id()));
+        let path = results.to_str().unwrap();
+        assert!(refused(&["--local", "1", "--hosts", "2", "--results", path]).contains("--hosts"));
+        assert!(!results.exists(), "a refused series leaves no results file");
     }
 
     /// A plain `wirespeed load` (4 local agents: hosts 1 to 4, four lengths, 16 tests) ends

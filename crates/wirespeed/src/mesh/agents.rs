@@ -3,6 +3,7 @@
 //! in this process on loopback (`--local`), and checked before any test.
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
@@ -11,7 +12,7 @@ use wirespeed_net::auth::AuthKey;
 use wirespeed_net::{Agent, AgentConfig};
 
 use super::result::AgentEntry;
-use super::{MAX_AGENTS, MeshArgs, verdicts, wait};
+use super::{Fleet, MAX_AGENTS, verdicts, wait};
 
 /// `HOST`, `HOST:PORT`, `[V6]:PORT` or `V6`, with every address a name resolves to.
 pub(super) fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<SocketAddr>> {
@@ -20,7 +21,7 @@ pub(super) fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<Socke
 }
 
 /// The agents named by `--agents` and `--agents-file`, in order.
-pub(super) fn named_agents(args: &MeshArgs) -> anyhow::Result<Vec<AgentEntry>> {
+pub(super) fn named_agents(args: &Named) -> anyhow::Result<Vec<AgentEntry>> {
     let mut out = Vec::new();
     let mut add = |name: Option<&str>, spec: &str| -> anyhow::Result<()> {
         let addrs = resolve(spec, args.port)?;
@@ -35,10 +36,10 @@ pub(super) fn named_agents(args: &MeshArgs) -> anyhow::Result<Vec<AgentEntry>> {
         }
         Ok(())
     };
-    for a in &args.agents {
+    for a in &args.specs {
         add(None, a).with_context(|| "--agents".to_string())?;
     }
-    if let Some(path) = &args.agents_file {
+    if let Some(path) = &args.file {
         let shown = path.display();
         let meta = std::fs::metadata(path)
             .with_context(|| format!("--agents-file {shown}: cannot read it"))?;
@@ -143,29 +144,44 @@ pub(super) fn check_agents(agents: &[AgentEntry]) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The agents named on the command line: `--agents` and `--agents-file`, resolved when the
+/// mesh starts (`--wait-for-agents` waits for them).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Named {
+    /// `--agents`, as written.
+    pub(crate) specs: Vec<String>,
+    /// `--agents-file`.
+    pub(crate) file: Option<PathBuf>,
+    /// `-p`: the port of agents named without one.
+    pub(crate) port: u16,
+    /// `--wait-for-agents`.
+    pub(crate) wait: Option<Duration>,
+}
+
 /// The agents of a new mesh: in-process ones (`--local`, whose handles must outlive the
-/// mesh) or those named; sets `key` to the local agents' key.
+/// mesh) or those named; sets `key` to the local agents' key. [`super::Mesh::new`] checks
+/// them.
 pub(super) fn agents_of(
-    args: &MeshArgs,
+    fleet: &Fleet,
     key: &mut Option<AuthKey>,
     waited: &mut Option<verdicts::MeshWarning>,
 ) -> anyhow::Result<(Vec<AgentEntry>, Option<LocalAgents>)> {
-    let agents = match args.local {
-        Some(n) => {
+    let named = match fleet {
+        Fleet::Local(n) => {
             let k = match key {
                 Some(k) => k.clone(),
                 None => random_key()?,
             };
-            let (entries, handles) = local_agents(n, &k)?;
+            let (entries, handles) = local_agents(*n, &k)?;
             *key = Some(k);
-            return check_agents(&entries).map(|()| (entries, Some(handles)));
+            return Ok((entries, Some(handles)));
         }
-        None => match args.wait_for_agents {
-            Some(wait) => agents_when_up(args, wait, waited)?,
-            None => named_agents(args)?,
-        },
+        Fleet::Named(named) => named,
     };
-    check_agents(&agents)?;
+    let agents = match named.wait {
+        Some(wait) => agents_when_up(named, wait, waited)?,
+        None => named_agents(named)?,
+    };
     Ok((agents, None))
 }
 
@@ -173,7 +189,7 @@ pub(super) fn agents_of(
 /// a pod only once it is Ready) and each accepts a connection, or at the end of `wait` with a
 /// warning naming the silent ones in `waited`.
 fn agents_when_up(
-    args: &MeshArgs,
+    args: &Named,
     wait: Duration,
     waited: &mut Option<verdicts::MeshWarning>,
 ) -> anyhow::Result<Vec<AgentEntry>> {

@@ -1,4 +1,4 @@
-//! One mesh from a validated [`Config`]: the tests of its plan dispatched as their agents come
+//! One mesh from a checked [`Mesh`]: the tests of its plan dispatched as their agents come
 //! free, each asked of its source agent in a thread of its own and appended to the results
 //! file as it ends, then the second looks at what the tests alone would flag. It prints
 //! nothing but the progress bar on a terminal; the caller renders what it returns.
@@ -21,11 +21,27 @@ use crate::common::progress::Progress;
 use crate::common::runs_file::RunsFile;
 
 /// One mesh to run: its plan, the key its agents share, and how long a silent agent is
-/// waited for (`--timeout`).
-pub(crate) struct Config {
+/// waited for (`--timeout`). Made only by [`Mesh::new`], which checks the plan (new, or read
+/// back from a results file) against what one mesh can run.
+pub(crate) struct Mesh {
     pub(crate) plan: MeshPlan,
     pub(crate) key: Option<AuthKey>,
     pub(crate) timeout: Duration,
+}
+
+impl Mesh {
+    /// The plan's checks, in one place: 2 to [`super::MAX_AGENTS`] routable agents each named
+    /// once, a sample within the mesh, and no more tests at once than the controller runs.
+    pub(crate) fn new(
+        plan: MeshPlan,
+        key: Option<AuthKey>,
+        timeout: Duration,
+    ) -> anyhow::Result<Mesh> {
+        super::agents::check_agents(&plan.agents)?;
+        plan.check_sample()?;
+        plan.check_parallel()?;
+        Ok(Mesh { plan, key, timeout })
+    }
 }
 
 /// What each test of a mesh costs by plan: `-t`, the probes, and beyond them the set-up and
@@ -111,7 +127,7 @@ impl Executed {
 /// a slot's slowest test holds up only the tests of its own two agents, not the whole next
 /// slot.
 pub(crate) fn measure(
-    config: &Config,
+    config: &Mesh,
     mut done: Vec<PairRecord>,
     file: Option<&mut RunsFile>,
 ) -> anyhow::Result<Executed> {
@@ -204,7 +220,7 @@ fn rechecks_seconds(rechecks: &[Recheck], timing: &TestTiming) -> f64 {
 /// The controller's side of the tests: it starts each in a thread of its own, and each sends
 /// its record back when it ends.
 struct Controller<'a> {
-    config: &'a Config,
+    config: &'a Mesh,
     per_test: f64,
     start: Instant,
     tx: mpsc::Sender<(usize, PairRecord)>,
@@ -401,7 +417,7 @@ fn second_looks(plan: &MeshPlan, done: &[PairRecord]) -> Vec<(usize, usize, bool
 /// after every test has ended: a busy core or a passing queue delays the probes of one test,
 /// a slow path delays them all, so a finding stands only if the second look agrees. Each is
 /// bounded like a test (`--timeout` and the probes' time).
-fn recheck(config: &Config, done: &[PairRecord], start: Instant) -> Vec<Recheck> {
+fn recheck(config: &Mesh, done: &[PairRecord], start: Instant) -> Vec<Recheck> {
     let plan = &config.plan;
     let mut out = Vec::new();
     for (s, d, rate) in second_looks(plan, done) {

@@ -27,7 +27,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use clap::Args;
+use wirespeed_model::RateFormat;
 use wirespeed_model::units::{format_seconds, parse_duration};
+use wirespeed_net::auth::AuthKey;
 use wirespeed_net::control::DEFAULT_PORT;
 use wirespeed_net::control::mesh::{MAX_PROBE_GAP_SECONDS, MAX_PROBES, MIN_PROBE_GAP_SECONDS};
 use wirespeed_report::{Finding as Said, Severity};
@@ -40,8 +42,8 @@ pub(crate) use analysis::build_result;
 pub(crate) use measure::{predict, test_timing};
 pub(crate) use result::*;
 
-use agents::{agents_of, check_agents, wait_until_up};
-use measure::{Config, measure};
+use agents::{agents_of, wait_until_up};
+use measure::{Mesh, measure};
 
 /// What a test costs beyond its measuring time (connections, handshakes, the destination's
 /// consent, the results exchange), as measured on loopback and a lab (docs/mesh.md).
@@ -154,9 +156,112 @@ pub(crate) struct MeshArgs {
     output: OutputArgs,
 }
 
+/// A validated mesh: what `wirespeed mesh`'s flags mean once every range and combination, the
+/// key file and the schedule are checked, each setting held once in its type. The agents are
+/// resolved (or started, or waited for) when the mesh starts, and the plan they make is
+/// checked by [`measure::Mesh::new`]; a library caller builds this and skips the flags.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) fleet: Fleet,
+    pub(crate) tests: PairTests,
+    pub(crate) key: Option<AuthKey>,
+    /// How long a silent agent is waited for.
+    pub(crate) timeout: Duration,
+    /// `--results`: a new mesh's file (never overwritten).
+    pub(crate) results: Option<PathBuf>,
+    /// `--resume` of a mesh's own results file: its plan and finished tests.
+    pub(crate) resume: Option<PathBuf>,
+    /// `--every` and its flags (or a schedule's file resumed): the mesh again and again.
+    pub(crate) schedule: Option<crate::common::schedule::ScheduleArgs>,
+    /// `--csv`: one row per test, the findings on stderr.
+    pub(crate) csv: bool,
+    pub(crate) rate_format: RateFormat,
+}
+
+/// Whose agents the mesh tests.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Fleet {
+    Named(agents::Named),
+    /// `--local N` in-process agents on loopback, sharing a key.
+    Local(usize),
+}
+
+/// What each test of the mesh is: its plan's settings.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct PairTests {
+    /// `-t`: each TCP test, 100 ms to 1 h.
+    pub(crate) time: Duration,
+    /// Latency probes per test, at most `MAX_PROBES`.
+    pub(crate) probes: u32,
+    pub(crate) probe_gap: Duration,
+    /// Tests an agent may be in at once.
+    pub(crate) concurrency: usize,
+    pub(crate) tos: Option<u8>,
+    /// `--pairs` (its seed drawn when not given).
+    pub(crate) sample: Option<Sample>,
+}
+
+impl TryFrom<&MeshArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &MeshArgs) -> anyhow::Result<Config> {
+        let schedule = args.every.is_some() || args.resume.as_deref().is_some_and(is_schedule_file);
+        args.check(schedule)?;
+        if schedule {
+            args.check_schedule()?;
+        } else {
+            args.check_single()?;
+        }
+        let key = args.key.load().context("--auth-key-file")?;
+        if !schedule
+            && let Some(path) = &args.resume
+            && (!args.agents.is_empty() || args.agents_file.is_some() || args.local.is_some())
+        {
+            bail!(
+                "--resume {}: the file names its agents; drop --agents, --agents-file and --local",
+                path.display()
+            );
+        }
+        Ok(Config {
+            fleet: match args.local {
+                Some(n) => Fleet::Local(n),
+                None => Fleet::Named(agents::Named {
+                    specs: args.agents.clone(),
+                    file: args.agents_file.clone(),
+                    port: args.port,
+                    wait: args.wait_for_agents,
+                }),
+            },
+            tests: PairTests {
+                time: args.time,
+                probes: args.probes,
+                probe_gap: args.probe_gap,
+                concurrency: args.concurrency,
+                tos: args.tos,
+                sample: args.sample.sample(),
+            },
+            key,
+            timeout: args.timeout,
+            results: args.results.clone(),
+            resume: args.resume.clone(),
+            schedule: schedule.then(|| crate::common::schedule::ScheduleArgs {
+                every: args.every,
+                runs: args.count,
+                until: args.until.clone(),
+                slip: args.slip,
+                results: args.results.clone(),
+                resume: args.resume.clone(),
+            }),
+            csv: args.csv,
+            rate_format: args.output.rate_format,
+        })
+    }
+}
+
 impl MeshArgs {
-    /// The flags' own checks, before any agent is asked anything.
-    fn check(&self) -> anyhow::Result<()> {
+    /// The flags' own checks, before any agent is asked anything; `schedule`: the mesh runs
+    /// on one (`--every`, or a schedule's file resumed).
+    fn check(&self, schedule: bool) -> anyhow::Result<()> {
         self.brief.check(&self.output, &[])?;
         if self.brief.brief && self.csv {
             bail!("--brief prints one line of text and --csv a table: drop one of them");
@@ -207,9 +312,46 @@ impl MeshArgs {
         {
             bail!("--local {n} is out of range: use 2 to 16 in-process agents");
         }
-        let schedule = self.every.is_some() || self.resume.as_deref().is_some_and(is_schedule_file);
         self.sample
             .check(self.resume.is_some() && !schedule, schedule)?;
+        Ok(())
+    }
+
+    /// A single mesh: the schedule's own flags are refused.
+    fn check_single(&self) -> anyhow::Result<()> {
+        for (given, flag) in [
+            (self.count.is_some(), "--count"),
+            (self.until.is_some(), "--until"),
+            (self.slip.is_some(), "--slip"),
+        ] {
+            if given {
+                bail!(
+                    "{flag} belongs to a schedule: add --every DURATION to measure the mesh again and again"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A schedule: what only a single mesh does is refused.
+    fn check_schedule(&self) -> anyhow::Result<()> {
+        if self.wait_for_agents.is_some() {
+            bail!(
+                "--wait-for-agents is for one mesh started beside its agents: drop it for a schedule (each scheduled mesh names its failed tests)"
+            );
+        }
+        if self.csv {
+            bail!(
+                "--every prints one line per mesh and a summary: drop --csv (each mesh's whole document is in the results file)"
+            );
+        }
+        if self.resume.is_some()
+            && (self.every.is_some() || self.until.is_some() || self.slip.is_some())
+        {
+            bail!(
+                "--every, --until and --slip are in the schedule's plan: drop them beside --resume, and give the mesh's other arguments as before"
+            );
+        }
         Ok(())
     }
 }
@@ -230,17 +372,18 @@ fn is_schedule_file(path: &std::path::Path) -> bool {
 }
 
 impl MeshPlan {
-    fn new(args: &MeshArgs, agents: Vec<AgentEntry>) -> MeshPlan {
+    /// A new mesh's plan: these agents, each test as `tests` says.
+    fn new(tests: &PairTests, agents: Vec<AgentEntry>, local: bool) -> MeshPlan {
         MeshPlan {
             schema: RUNS_SCHEMA.into(),
             agents,
-            tcp_seconds: args.time.as_secs_f64(),
-            probes: args.probes,
-            probe_gap_seconds: args.probe_gap.as_secs_f64(),
-            concurrency: args.concurrency,
-            local: args.local.is_some(),
-            tos: args.tos,
-            sample: args.sample.sample(),
+            tcp_seconds: tests.time.as_secs_f64(),
+            probes: tests.probes,
+            probe_gap_seconds: tests.probe_gap.as_secs_f64(),
+            concurrency: tests.concurrency,
+            local,
+            tos: tests.tos,
+            sample: tests.sample,
         }
     }
 
@@ -258,33 +401,24 @@ impl MeshPlan {
     }
 }
 
+/// `wirespeed mesh`: flags -> config -> agents and plan -> the tests -> the document out.
 pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
-    args.check()?;
-    if args.every.is_some() || args.resume.as_deref().is_some_and(is_schedule_file) {
-        return run_scheduled(&args);
+    let config = Config::try_from(&args)?;
+    if config.schedule.is_some() {
+        return run_scheduled(&args, &config);
     }
-    for (given, flag) in [
-        (args.count.is_some(), "--count"),
-        (args.until.is_some(), "--until"),
-        (args.slip.is_some(), "--slip"),
-    ] {
-        if given {
-            bail!(
-                "{flag} belongs to a schedule: add --every DURATION to measure the mesh again and again"
-            );
-        }
-    }
-    let mut key = args.key.load().context("--auth-key-file")?;
+    let mut key = config.key.clone();
     // In-process agents (`--local`) live until the mesh's document is out.
     let mut _local = None;
-    let mut start = match &args.resume {
-        Some(path) => resumed(&args, path)?,
+    let mut start = match &config.resume {
+        Some(path) => resumed(&config, path)?,
         None => {
             let mut waited = None;
-            let (agents, local) = agents_of(&args, &mut key, &mut waited)?;
+            let (agents, local) = agents_of(&config.fleet, &mut key, &mut waited)?;
+            let is_local = local.is_some();
             _local = local;
             Start {
-                plan: MeshPlan::new(&args, agents),
+                plan: MeshPlan::new(&config.tests, agents, is_local),
                 done: Vec::new(),
                 file: None,
                 repair: None,
@@ -292,29 +426,22 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             }
         }
     };
-    check_agents(&start.plan.agents)?;
-    start.plan.check_sample()?;
-    start.plan.check_parallel()?;
+    let mesh = Mesh::new(start.plan, key, config.timeout)?;
     // The results file only once every flag has been checked: a refused run leaves no file.
-    if args.resume.is_none()
-        && let Some(p) = args.results.as_deref()
+    if config.resume.is_none()
+        && let Some(p) = config.results.as_deref()
     {
-        start.file = Some(RunsFile::create(p, &start.plan)?);
+        start.file = Some(RunsFile::create(p, &mesh.plan)?);
     }
     crate::common::interrupt::watch();
-    let config = Config {
-        plan: start.plan,
-        key,
-        timeout: args.timeout,
-    };
-    let ex = measure(&config, start.done, start.file.as_mut())?;
+    let ex = measure(&mesh, start.done, start.file.as_mut())?;
     let result = ex.result(
-        &config.plan,
+        &mesh.plan,
         start.file.as_ref().map(|f| f.path().display().to_string()),
-        args.output.rate_format,
-        args.csv,
+        config.rate_format,
+        config.csv,
     );
-    let mut doc = result.document(&config.plan);
+    let mut doc = result.document(&mesh.plan);
     if let Some(repair) = start.repair {
         doc.push(Said::plain(
             Severity::Warning,
@@ -328,7 +455,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     if ex.interrupted {
         return interrupted(&args, &doc, ex.done.len());
     }
-    if args.csv {
+    if config.csv {
         findings_to_stderr(&mut doc);
     }
     crate::common::brief::show(&args.brief, &args.output, &doc)?;
@@ -346,6 +473,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
 /// A mesh about to run: its plan, the tests already saved, its results file, and what the
 /// run says of them beside its own figures.
 struct Start {
+    /// Checked by [`Mesh::new`] before any test.
     plan: MeshPlan,
     done: Vec<PairRecord>,
     file: Option<RunsFile>,
@@ -356,13 +484,7 @@ struct Start {
 }
 
 /// `--resume FILE`: the mesh the file holds, with its finished tests.
-fn resumed(args: &MeshArgs, path: &std::path::Path) -> anyhow::Result<Start> {
-    if !args.agents.is_empty() || args.agents_file.is_some() || args.local.is_some() {
-        bail!(
-            "--resume {}: the file names its agents; drop --agents, --agents-file and --local",
-            path.display()
-        );
-    }
+fn resumed(config: &Config, path: &std::path::Path) -> anyhow::Result<Start> {
     let resumed = RunsFile::resume::<MeshPlan, PairRecord>(path)?;
     if let Some(r) = &resumed.repair {
         eprintln!("wirespeed: warning: {r}");
@@ -373,9 +495,11 @@ fn resumed(args: &MeshArgs, path: &std::path::Path) -> anyhow::Result<Start> {
             path.display()
         );
     }
-    let waited = args
-        .wait_for_agents
-        .and_then(|wait| wait_until_up(&resumed.plan.agents, Instant::now(), wait));
+    let wait = match &config.fleet {
+        Fleet::Named(named) => named.wait,
+        Fleet::Local(_) => None,
+    };
+    let waited = wait.and_then(|wait| wait_until_up(&resumed.plan.agents, Instant::now(), wait));
     Ok(Start {
         plan: resumed.plan,
         done: resumed.runs,
@@ -425,45 +549,18 @@ fn findings_to_stderr(doc: &mut wirespeed_report::Document<MeshPlan, MeshResult>
 /// `--every`: the whole mesh on a schedule (`crate::common::schedule`), each mesh's document one
 /// record of the schedule's results file. A mesh cut by Ctrl-C is not recorded; `--resume`
 /// runs its slot again, whole.
-fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
-    if args.wait_for_agents.is_some() {
-        bail!(
-            "--wait-for-agents is for one mesh started beside its agents: drop it for a schedule (each scheduled mesh names its failed tests)"
-        );
-    }
-    if args.csv {
-        bail!(
-            "--every prints one line per mesh and a summary: drop --csv (each mesh's whole document is in the results file)"
-        );
-    }
-    if args.resume.is_some()
-        && (args.every.is_some() || args.until.is_some() || args.slip.is_some())
-    {
-        bail!(
-            "--every, --until and --slip are in the schedule's plan: drop them beside --resume, and give the mesh's other arguments as before"
-        );
-    }
-    let mut key = args.key.load().context("--auth-key-file")?;
-    let (agents, _local) = agents_of(args, &mut key, &mut None)?;
-    let plan = MeshPlan::new(args, agents);
-    plan.check_sample()?;
-    plan.check_parallel()?;
-    let config = Config {
-        plan,
-        key,
-        timeout: args.timeout,
-    };
-    let schedule = crate::common::schedule::ScheduleArgs {
-        every: args.every,
-        runs: args.count,
-        until: args.until.clone(),
-        slip: args.slip,
-        results: args.results.clone(),
-        resume: args.resume.clone(),
-    };
+fn run_scheduled(args: &MeshArgs, config: &Config) -> anyhow::Result<()> {
+    let mut key = config.key.clone();
+    let (agents, local) = agents_of(&config.fleet, &mut key, &mut None)?;
+    let plan = MeshPlan::new(&config.tests, agents, local.is_some());
+    let mesh = Mesh::new(plan, key, config.timeout)?;
+    let schedule = config
+        .schedule
+        .as_ref()
+        .context("a scheduled mesh's config holds its schedule")?;
     let mut one = || {
-        let ex = measure(&config, Vec::new(), None)?;
-        let result = ex.result(&config.plan, None, args.output.rate_format, false);
+        let ex = measure(&mesh, Vec::new(), None)?;
+        let result = ex.result(&mesh.plan, None, config.rate_format, false);
         let failure = (result.tests_failed > 0).then(|| {
             format!(
                 "{} of {} tests failed (first: {})",
@@ -475,7 +572,7 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
             )
         });
         let headline = result.median_rate();
-        let doc = result.document(&config.plan);
+        let doc = result.document(&mesh.plan);
         Ok(crate::common::schedule::RunOutput {
             document: serde_json::to_value(&doc)?,
             headline,
@@ -483,7 +580,7 @@ fn run_scheduled(args: &MeshArgs) -> anyhow::Result<()> {
         })
     };
     crate::common::schedule::run(
-        &schedule,
+        schedule,
         crate::common::schedule::Job {
             command: "mesh",
             count_flag: "--count",

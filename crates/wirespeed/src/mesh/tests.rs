@@ -1,6 +1,6 @@
 //! Unit tests of mesh, beside its module and apart from it.
 
-use super::agents::{named_agents, resolve};
+use super::agents::{check_agents, named_agents, resolve};
 use super::verdicts::{
     AsymmetricPair, BadPair, Cleared, DuplexMismatch, MeshVerdict, MeshWarning, NoOutlier,
     RateLook, Worded,
@@ -23,10 +23,94 @@ fn parse(argv: &[&str]) -> Result<MeshArgs, clap::Error> {
     Cli::try_parse_from(std::iter::once("mesh").chain(argv.iter().copied())).map(|c| c.args)
 }
 
+fn config(argv: &[&str]) -> anyhow::Result<Config> {
+    Config::try_from(&parse(argv)?)
+}
+
+/// Each setting once, in its type: the tests' durations, the fleet, and a schedule only with
+/// --every.
+#[test]
+fn the_config_holds_the_flags_once() {
+    let c = config(&[
+        "--local",
+        "3",
+        "-t",
+        "1s",
+        "--probe-gap",
+        "5ms",
+        "--pairs",
+        "2",
+    ])
+    .unwrap();
+    assert_eq!(c.fleet, Fleet::Local(3));
+    assert_eq!(c.tests.time, Duration::from_secs(1));
+    assert_eq!(c.tests.probe_gap, Duration::from_millis(5));
+    assert_eq!(c.tests.sample.map(|s| s.pairs), Some(2), "its seed drawn");
+    assert!(c.schedule.is_none() && c.resume.is_none());
+    let c = config(&[
+        "--agents", "a,b", "-p", "7", "--every", "1m", "--count", "2",
+    ])
+    .unwrap();
+    assert_eq!(
+        c.fleet,
+        Fleet::Named(super::agents::Named {
+            specs: vec!["a".into(), "b".into()],
+            file: None,
+            port: 7,
+            wait: None,
+        })
+    );
+    let schedule = c.schedule.expect("--every is a schedule");
+    assert_eq!(
+        (schedule.every, schedule.runs),
+        (Some(Duration::from_secs(60)), Some(2))
+    );
+}
+
+/// The refusals that used to sit in three places (the flags' check, the single mesh's and
+/// the schedule's) are the config's, each one line with its fix.
+#[test]
+fn the_config_refuses_combinations_of_one_mesh_and_a_schedule() {
+    let refused = |argv: &[&str]| format!("{:#}", config(argv).unwrap_err());
+    assert!(refused(&["--local", "3", "--count", "2"]).contains("--count belongs to a schedule"));
+    assert!(refused(&["--local", "3", "--slip", "1s"]).contains("--slip belongs"));
+    assert!(
+        refused(&["--agents", "a,b", "--every", "1m", "--count", "1", "--csv"])
+            .contains("drop --csv")
+    );
+    assert!(
+        refused(&[
+            "--agents",
+            "a,b",
+            "--every",
+            "1m",
+            "--count",
+            "1",
+            "--wait-for-agents",
+            "1s"
+        ])
+        .contains("--wait-for-agents is for one mesh")
+    );
+    assert!(
+        refused(&[
+            "--agents", "a,b", "--every", "1m", "--pairs", "2", "--count", "1"
+        ])
+        .contains("needs --seed")
+    );
+    assert!(
+        refused(&["--resume", "/nonexistent/mesh.jsonl", "--agents", "a,b"])
+            .contains("the file names its agents")
+    );
+    assert!(refused(&["--local", "3", "--timeout", "10ms"]).contains("at least 100ms"));
+}
+
 #[test]
 fn agents_parse_with_and_without_ports() {
-    let a = parse(&["--agents", "127.0.0.1,127.0.0.2:7,[::1]:9"]).unwrap();
-    let e = named_agents(&a).unwrap();
+    let a = config(&["--agents", "127.0.0.1,127.0.0.2:7,[::1]:9"]).unwrap();
+    let Fleet::Named(named) = &a.fleet else {
+        panic!("named agents")
+    };
+    let e = named_agents(named).unwrap();
     let addrs: Vec<String> = e.iter().map(|e| e.address.to_string()).collect();
     assert_eq!(addrs, ["127.0.0.1:5210", "127.0.0.2:7", "[::1]:9"]);
     assert!(resolve("", 1).is_err());
@@ -55,7 +139,7 @@ fn bad_flags_name_the_fix() {
         (vec!["--concurrency", "0"], "--concurrency 0"),
         (vec!["--local", "40"], "2 to 16"),
     ] {
-        let e = parse(&argv).unwrap().check().unwrap_err().to_string();
+        let e = config(&argv).unwrap_err().to_string();
         assert!(e.contains(needle), "{argv:?}: {e}");
     }
     assert!(parse(&["--csv", "--json"]).is_err());

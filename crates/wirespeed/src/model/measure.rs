@@ -2,7 +2,7 @@
 //! each job's typed document (`predict`, `compare_probe`, `fit`). It prints nothing.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 use anyhow::{Context, bail};
 use wirespeed_model::delay::{
@@ -11,27 +11,59 @@ use wirespeed_model::delay::{
 use wirespeed_report::Document;
 
 use super::result::{CompareReport, FitReport, ModelParameters, NamedSegment, PredictReport};
-use super::verdicts;
+use super::{Config, verdicts};
+
+/// What a `model` job made: the document of each, and for `compare` the path and probe hops
+/// it compared (for the seed's figure 4).
+pub(crate) enum Measured {
+    Predict(Document<ModelParameters, PredictReport>),
+    Compare(Compared),
+    Fit(Document<ModelParameters, FitReport>),
+}
+
+/// The job the config holds, on the files it read: pure from here on.
+pub(crate) fn measure(config: &Config) -> anyhow::Result<Measured> {
+    Ok(match config {
+        Config::Predict {
+            model,
+            file,
+            path,
+            sizes,
+        } => Measured::Predict(predict(model, file, path, sizes)?),
+        Config::Compare {
+            model,
+            file,
+            path,
+            probe,
+            probe_file,
+            tolerance,
+            ..
+        } => Measured::Compare(compare_probe(
+            model, file, path, probe, probe_file, *tolerance,
+        )?),
+        Config::Fit { probe, probe_file } => Measured::Fit(fit(probe, probe_file)),
+    })
+}
 
 /// `model predict`: a path's one-way delay for these sizes, group by group.
-pub(crate) fn predict(
-    file: PathBuf,
-    path: String,
+fn predict(
+    model: &ModelFile,
+    file: &Path,
+    path: &str,
     sizes: &[usize],
 ) -> anyhow::Result<Document<ModelParameters, PredictReport>> {
-    let model = load(&file)?;
-    let p = model.path(&path)?;
+    let p = model.path(path)?;
     let report = PredictReport {
         file: file.display().to_string(),
-        path: path.clone(),
+        path: path.to_string(),
         description: p.description.clone(),
         velocity_factor: p.velocity_factor,
         prediction: p.predict(&sizes.iter().map(|&s| s as u64).collect::<Vec<_>>()),
     };
     let params = ModelParameters {
         action: "predict",
-        model_file: Some(file),
-        path: Some(path),
+        model_file: Some(file.to_path_buf()),
+        path: Some(path.to_string()),
         probe_file: None,
     };
     Ok(Document::new("model", params, report))
@@ -47,58 +79,57 @@ pub(crate) struct Compared {
 
 /// `model compare`: a saved probe against a path's prediction, segment by segment, with the
 /// verdict on its anomalies.
-pub(crate) fn compare_probe(
-    file: PathBuf,
-    path: String,
-    probe: PathBuf,
+fn compare_probe(
+    model: &ModelFile,
+    file: &Path,
+    path: &str,
+    measured: &[ProbedHop],
+    probe: &Path,
     tol: Tolerance,
 ) -> anyhow::Result<Compared> {
-    let model = load(&file)?;
-    let measured = read_probe(&probe)?;
     let probe_name = probe.display().to_string();
-    let (p, segments) = compare(&model, &path, &measured, tol, &probe_name)?;
+    let (p, segments) = compare(model, path, measured, tol, &probe_name)?;
     let anomalies = segments.iter().filter(|s| s.anomalous).count();
     let total = segments.len();
     let report = CompareReport {
-        path: path.clone(),
+        path: path.to_string(),
         tolerance: tol,
         segments: segments
             .into_iter()
             .map(|segment| NamedSegment {
-                to: hop_label(&measured, segment.hop),
+                to: hop_label(measured, segment.hop),
                 segment,
             })
             .collect(),
     };
     let params = ModelParameters {
         action: "compare",
-        model_file: Some(file),
-        path: Some(path),
-        probe_file: Some(probe),
+        model_file: Some(file.to_path_buf()),
+        path: Some(path.to_string()),
+        probe_file: Some(probe.to_path_buf()),
     };
     let mut doc = Document::new("model", params, report);
     doc.verdict(&verdicts::compare_verdict(anomalies, total));
     Ok(Compared {
         doc,
         path: p,
-        measured,
+        measured: measured.to_vec(),
     })
 }
 
 /// `model fit`: a per-hop probe as a component table and a path through it.
-pub(crate) fn fit(probe: PathBuf) -> anyhow::Result<Document<ModelParameters, FitReport>> {
-    let measured = read_probe(&probe)?;
-    let report = fit_table(&measured);
+fn fit(measured: &[ProbedHop], probe: &Path) -> Document<ModelParameters, FitReport> {
+    let report = fit_table(measured);
     let params = ModelParameters {
         action: "fit",
         model_file: None,
         path: None,
-        probe_file: Some(probe),
+        probe_file: Some(probe.to_path_buf()),
     };
-    Ok(Document::new("model", params, report))
+    Document::new("model", params, report)
 }
 
-fn load(file: &std::path::Path) -> anyhow::Result<ModelFile> {
+pub(super) fn load(file: &Path) -> anyhow::Result<ModelFile> {
     let text = crate::common::data::read_user_file(
         file,
         crate::common::data::MAX_TOML_BYTES,
@@ -148,6 +179,7 @@ pub(crate) fn compare(
 }
 
 /// One hop of a saved probe result, as the model reads it.
+#[derive(Debug, Clone)]
 pub(crate) struct ProbedHop {
     pub(crate) hop: MeasuredHop,
     pub(crate) responder: Option<String>,
@@ -157,7 +189,7 @@ pub(crate) struct ProbedHop {
     pub(crate) echoed_minimums: Vec<(f64, f64)>,
 }
 
-fn read_probe(file: &std::path::Path) -> anyhow::Result<Vec<ProbedHop>> {
+pub(super) fn read_probe(file: &Path) -> anyhow::Result<Vec<ProbedHop>> {
     // A probe document keeps every probe: 100,000 of them make about 20 MiB.
     let text = crate::common::data::read_user_file(file, 64 << 20, "probe result")?;
     parse_probe(&text, &file.display().to_string())

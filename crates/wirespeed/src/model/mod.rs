@@ -5,10 +5,11 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 use clap::{Args, Subcommand};
-use wirespeed_model::delay::Tolerance;
+use wirespeed_model::delay::{ModelFile, Tolerance};
 
 use crate::common::output::{self, OutputArgs};
 use crate::probe::{Sizes, parse_sizes};
+use measure::{Measured, ProbedHop};
 pub(crate) use measure::{compare, parse_probe};
 pub(crate) use result::{CompareReport, FitReport, PredictReport};
 
@@ -71,63 +72,164 @@ enum ModelCommand {
     },
 }
 
-pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
-    // `model` prints delays, not rates: a rate unit would be parsed and ignored.
-    let output = match &args.command {
-        ModelCommand::Predict { output, .. }
-        | ModelCommand::Fit { output, .. }
-        | ModelCommand::Compare { output, .. } => output,
-    };
-    if output.rate_format != wirespeed_model::RateFormat::Adaptive {
-        anyhow::bail!(
-            "-f sets the unit of rates, and `model` prints delays (ms, us per byte): leave -f out"
-        );
-    }
-    match args.command {
-        ModelCommand::Predict {
-            file,
-            path,
-            sizes,
-            output,
-        } => {
-            let doc = measure::predict(file, path, &sizes.0)?;
-            output::print(&output, &doc).context("writing the result")
+/// A validated `model` job: its flags checked and its files read (each bounded), so that the
+/// job itself is pure.
+#[derive(Debug)]
+pub(crate) enum Config {
+    Predict {
+        model: ModelFile,
+        file: PathBuf,
+        path: String,
+        sizes: Vec<usize>,
+    },
+    Compare {
+        model: ModelFile,
+        file: PathBuf,
+        path: String,
+        probe: Vec<ProbedHop>,
+        probe_file: PathBuf,
+        tolerance: Tolerance,
+        /// `--plot FILE.svg`, checked writable.
+        plot: Option<PathBuf>,
+    },
+    Fit {
+        probe: Vec<ProbedHop>,
+        probe_file: PathBuf,
+    },
+}
+
+impl TryFrom<&ModelArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &ModelArgs) -> anyhow::Result<Config> {
+        // `model` prints delays, not rates: a rate unit would be parsed and ignored.
+        if args.output().rate_format != wirespeed_model::RateFormat::Adaptive {
+            anyhow::bail!(
+                "-f sets the unit of rates, and `model` prints delays (ms, us per byte): leave -f out"
+            );
         }
-        ModelCommand::Compare {
-            file,
-            path,
-            probe,
-            fixed_tolerance_ms,
-            per_byte_tolerance,
-            plot,
-            output,
-        } => {
-            if let Some(plot) = &plot {
-                crate::common::output::check_output_file("--plot", plot)?;
+        Ok(match &args.command {
+            ModelCommand::Predict {
+                file, path, sizes, ..
+            } => Config::Predict {
+                model: measure::load(file)?,
+                file: file.clone(),
+                path: path.clone(),
+                sizes: sizes.0.clone(),
+            },
+            ModelCommand::Compare {
+                file,
+                path,
+                probe,
+                fixed_tolerance_ms,
+                per_byte_tolerance,
+                plot,
+                ..
+            } => {
+                if let Some(plot) = plot {
+                    crate::common::output::check_output_file("--plot", plot)?;
+                }
+                Config::Compare {
+                    model: measure::load(file)?,
+                    file: file.clone(),
+                    path: path.clone(),
+                    probe: measure::read_probe(probe)?,
+                    probe_file: probe.clone(),
+                    tolerance: Tolerance {
+                        per_byte_relative: per_byte_tolerance / 100.0,
+                        fixed_ms: *fixed_tolerance_ms,
+                        ..Tolerance::default()
+                    },
+                    plot: plot.clone(),
+                }
             }
-            let tol = Tolerance {
-                per_byte_relative: per_byte_tolerance / 100.0,
-                fixed_ms: fixed_tolerance_ms,
-                ..Tolerance::default()
-            };
-            let compared = measure::compare_probe(file, path, probe, tol)?;
-            if let Some(file) = &plot {
+            ModelCommand::Fit { probe, .. } => Config::Fit {
+                probe: measure::read_probe(probe)?,
+                probe_file: probe.clone(),
+            },
+        })
+    }
+}
+
+impl ModelArgs {
+    fn output(&self) -> &OutputArgs {
+        match &self.command {
+            ModelCommand::Predict { output, .. }
+            | ModelCommand::Fit { output, .. }
+            | ModelCommand::Compare { output, .. } => output,
+        }
+    }
+}
+
+/// `wirespeed model`: flags -> config (files read) -> the job -> the document (and the plot).
+pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
+    let config = Config::try_from(&args)?;
+    let output = args.output();
+    match measure::measure(&config)? {
+        Measured::Predict(doc) => output::print(output, &doc).context("writing the result"),
+        Measured::Compare(compared) => {
+            if let Config::Compare {
+                plot: Some(file), ..
+            } = &config
+            {
                 std::fs::write(file, text::figure_4(&compared.path, &compared.measured)?)
                     .with_context(|| format!("cannot write the plot to {}", file.display()))?;
             }
-            output::print(&output, &compared.doc).context("writing the result")
+            output::print(output, &compared.doc).context("writing the result")
         }
-        ModelCommand::Fit { probe, output } => {
-            let doc = measure::fit(probe)?;
-            output::print(&output, &doc).context("writing the result")
-        }
+        Measured::Fit(doc) => output::print(output, &doc).context("writing the result"),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::measure::{ProbedHop, hop_label};
+    use super::{Config, ModelArgs};
+    use clap::Parser;
     use wirespeed_model::delay::{Cost, MeasuredHop};
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: ModelArgs,
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<Config> {
+        let args =
+            Wrapper::try_parse_from(std::iter::once("model").chain(argv.iter().copied()))?.args;
+        Config::try_from(&args)
+    }
+
+    fn example(name: &str) -> String {
+        format!("{}/../../examples/{name}", env!("CARGO_MANIFEST_DIR"))
+    }
+
+    /// The config reads the model file (bounded) and checks the flags before any job: the
+    /// job then works on what was read.
+    #[test]
+    fn the_config_reads_the_files_and_checks_the_flags() {
+        let model = example("bellovin-1992.toml");
+        let c = config(&["predict", &model, "ih2", "--sizes", "40,1500"]).unwrap();
+        let Config::Predict { sizes, path, .. } = &c else {
+            panic!("predict: {c:?}")
+        };
+        assert_eq!((sizes.as_slice(), path.as_str()), (&[40, 1500][..], "ih2"));
+        let refused = |argv: &[&str]| format!("{:#}", config(argv).unwrap_err());
+        assert!(refused(&["predict", &model, "ih2", "-f", "K"]).contains("leave -f out"));
+        assert!(refused(&["predict", "/nonexistent/model.toml", "ih2"]).contains("model.toml"));
+        assert!(refused(&["fit", "/nonexistent/probe.json"]).contains("probe.json"));
+        assert!(
+            refused(&[
+                "compare",
+                &model,
+                "ih2",
+                "/nonexistent/p.json",
+                "--plot",
+                "/nonexistent-dir/f.svg"
+            ])
+            .contains("--plot")
+        );
+    }
 
     fn hop(ttl: u32, responder: Option<&str>, destination: bool) -> ProbedHop {
         ProbedHop {

@@ -4,18 +4,17 @@
 use wirespeed_sim::sweep::Point;
 use wirespeed_sim::{Arrivals, Cable, LengthMix, Scenario};
 
-use super::CsmaArgs;
 use super::result::SimPoint;
 use super::verdicts::SimFinding;
 
 /// Late collisions (a cable longer than the standard's) and a single replication (no
 /// interval).
-pub(crate) fn warnings(args: &CsmaArgs, points: &[SimPoint]) -> Vec<SimFinding> {
+pub(crate) fn warnings(replications: u32, points: &[SimPoint]) -> Vec<SimFinding> {
     let mut w = Vec::new();
     if points.iter().any(|p| p.summary.late_collisions > 0) {
         w.push(SimFinding::LateCollisions);
     }
-    if args.replications == 1 {
+    if replications == 1 {
         w.push(SimFinding::SingleReplication);
     }
     w

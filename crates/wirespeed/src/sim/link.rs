@@ -115,48 +115,77 @@ pub(super) struct LinkReport {
     rate_format: RateFormat,
 }
 
+/// A validated `sim link`: the A-to-B transfer's scenario (B to A swaps its ends' duplexes),
+/// with the rate checked against seed 003's parameter sets.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// End A is the scenario's sender, end B its receiver.
+    pub(crate) scenario: LinkScenario,
+    pub(crate) rate_format: RateFormat,
+}
+
+impl TryFrom<&LinkArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &LinkArgs) -> anyhow::Result<Config> {
+        let mbps = match args.rate.bits_per_second() {
+            10_000_000 => 10,
+            100_000_000 => 100,
+            _ => bail!(
+                "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
+                args.rate
+            ),
+        };
+        let scenario = LinkScenario {
+            mac: MacParams::table_2(mbps),
+            cable_m: args.cable,
+            frame_bytes: args.length,
+            window: args.window,
+            ack_every: args.ack_every,
+            rto_ns: args.rto.as_nanos() as u64,
+            ack_delay_ns: args.ack_delay.as_nanos() as u64,
+            measure_ns: args.time.as_nanos() as u64,
+            seed: args.seed,
+            ..LinkScenario::new(args.a.into(), args.b.into())
+        };
+        Ok(Config {
+            scenario,
+            rate_format: args.output.rate_format,
+        })
+    }
+}
+
+/// `wirespeed sim link`: flags -> config -> both transfers -> the document out.
 pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
-    let mbps = match args.rate.bits_per_second() {
-        10_000_000 => 10,
-        100_000_000 => 100,
-        _ => bail!(
-            "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
-            args.rate
-        ),
-    };
-    let base = LinkScenario {
-        mac: MacParams::table_2(mbps),
-        cable_m: args.cable,
-        frame_bytes: args.length,
-        window: args.window,
-        ack_every: args.ack_every,
-        rto_ns: args.rto.as_nanos() as u64,
-        ack_delay_ns: args.ack_delay.as_nanos() as u64,
-        measure_ns: args.time.as_nanos() as u64,
-        seed: args.seed,
-        ..LinkScenario::new(args.a.into(), args.b.into())
-    };
+    let doc = measure(&Config::try_from(&args)?)?;
+    output::print(&args.output, &doc).context("writing the result")
+}
+
+/// Both transfers, A to B and B to A, with the duplex-mismatch verdict; prints nothing.
+fn measure(config: &Config) -> anyhow::Result<Document<LinkParams, LinkReport>> {
+    let base = config.scenario.clone();
+    let (a, b) = (base.sender, base.receiver);
     let ab = run_link(&base)?;
     let ba = run_link(&LinkScenario {
-        sender: args.b.into(),
-        receiver: args.a.into(),
+        sender: b,
+        receiver: a,
         ..base.clone()
     })?;
     let report = LinkReport {
-        rate_format: args.output.rate_format,
+        rate_format: config.rate_format,
         directions: vec![
             Direction {
                 from: "A",
                 to: "B",
-                from_duplex: args.a.into(),
-                to_duplex: args.b.into(),
+                from_duplex: a,
+                to_duplex: b,
                 stats: ab,
             },
             Direction {
                 from: "B",
                 to: "A",
-                from_duplex: args.b.into(),
-                to_duplex: args.a.into(),
+                from_duplex: b,
+                to_duplex: a,
                 stats: ba,
             },
         ],
@@ -165,17 +194,17 @@ pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
         model: "link",
         scenario: base,
     };
-    let verdict = mismatch_verdict(args.a, args.b, &report);
+    let verdict = mismatch_verdict(a, b, &report);
     let mut doc = Document::new("sim", params, report);
     if let Some(verdict) = &verdict {
         doc.verdict(verdict);
     }
-    output::print(&args.output, &doc).context("writing the result")
+    Ok(doc)
 }
 
 /// The duplex-mismatch verdict, said only when this run's counters show its signature: late
 /// collisions counted at the half-duplex end, FCS errors or runts at the full-duplex end.
-fn mismatch_verdict(a: DuplexArg, b: DuplexArg, report: &LinkReport) -> Option<SimFinding> {
+fn mismatch_verdict(a: MacDuplex, b: MacDuplex, report: &LinkReport) -> Option<SimFinding> {
     if a == b {
         return None;
     }
@@ -254,5 +283,37 @@ impl Render for LinkReport {
             "{unit} of data delivered in order; coll/late/aborted: collisions at either MAC; lost \
              rx: frames a half-duplex end was receiving when it transmitted"
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Wrapper {
+        #[command(flatten)]
+        args: LinkArgs,
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<Config> {
+        let args =
+            Wrapper::try_parse_from(std::iter::once("link").chain(argv.iter().copied()))?.args;
+        Config::try_from(&args)
+    }
+
+    /// The flags become the A-to-B scenario once, each duration in nanoseconds; a rate
+    /// outside seed 003's Table 2 is refused before anything is simulated.
+    #[test]
+    fn the_config_is_the_a_to_b_scenario() {
+        let c = config(&["--a", "full", "--b", "half", "-r", "100M", "--rto", "50ms"]).unwrap();
+        let s = &c.scenario;
+        assert_eq!((s.sender, s.receiver), (MacDuplex::Full, MacDuplex::Half));
+        assert_eq!(s.mac.bits_per_second, 100_000_000);
+        assert_eq!(s.rto_ns, 50_000_000);
+        assert_eq!(s.cable_m, 100.0);
+        let e = config(&["-r", "1G"]).unwrap_err();
+        assert!(format!("{e:#}").contains("10M and 100M only"), "{e:#}");
     }
 }

@@ -7,32 +7,30 @@ use std::time::Instant;
 
 use wirespeed_model::csma_theory::MetcalfeBoggs;
 use wirespeed_report::Document;
-use wirespeed_sim::Scenario;
 use wirespeed_sim::sweep::{Point, grid, run_sweep_stoppable};
 
-use super::CsmaArgs;
+use super::Config;
 use super::analysis::{verdicts, warnings};
 use super::result::{SimParams, SimPoint, SimReport};
 use super::text::theory_lines;
 use crate::common::progress::Progress;
 
-/// Runs the grid of `args` around the scenario `base` and returns the typed document.
+/// Runs the config's grid around its base scenario and returns the typed document.
 pub(crate) fn measure(
-    args: &CsmaArgs,
-    base: &Scenario,
+    config: &Config,
     bar: &Progress,
 ) -> anyhow::Result<Document<SimParams, SimReport>> {
-    let points = grid(&args.lengths.0, &args.hosts.0);
-    let threads = args.threads.map_or_else(
-        || std::thread::available_parallelism().map_or(1, usize::from),
-        usize::from,
-    );
+    let base = &config.base;
+    let points = grid(&config.lengths, &config.hosts);
+    let threads = config
+        .threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from));
     let started = Instant::now();
     let progress = |done: usize, _total: usize| bar.set_position(done as u64);
     let summaries = run_sweep_stoppable(
         base,
         &points,
-        args.replications as usize,
+        config.replications as usize,
         threads,
         &progress,
         &crate::common::interrupt::requested,
@@ -51,25 +49,25 @@ pub(crate) fn measure(
         .into_iter()
         .zip(&points)
         .map(|(summary, point)| SimPoint {
-            metcalfe_boggs: args.theory.then(|| {
+            metcalfe_boggs: config.theory.then(|| {
                 MetcalfeBoggs::new(point.lengths.mean_bytes() * 8.0, slot, point.hosts as f64)
             }),
             summary,
         })
         .collect();
-    let warnings = warnings(args, &sim_points);
+    let warnings = warnings(config.replications, &sim_points);
     let verdicts = verdicts(base, &points, &sim_points);
     let report = SimReport {
         points: sim_points,
         events,
         wall_seconds: wall,
         events_per_second: events as f64 / wall.max(1e-9),
-        theory: args.theory.then(|| theory_lines(slot)),
+        theory: config.theory.then(|| theory_lines(slot)),
         plots: Vec::new(),
-        rate_format: args.output.rate_format,
-        replications: args.replications,
+        rate_format: config.rate_format,
+        replications: config.replications,
     };
-    let mut doc = Document::new("sim", parameters(args, base, threads), report);
+    let mut doc = Document::new("sim", parameters(config, threads), report);
     for verdict in &verdicts {
         doc.verdict(verdict);
     }
@@ -80,21 +78,22 @@ pub(crate) fn measure(
 }
 
 /// What was asked, as the document records it.
-fn parameters(args: &CsmaArgs, base: &Scenario, threads: usize) -> SimParams {
+fn parameters(config: &Config, threads: usize) -> SimParams {
+    let base = &config.base;
     SimParams {
         model: "csma",
         rate_bits_per_second: base.mac.bits_per_second,
         mac: base.mac,
-        net: args.net,
+        net: config.net,
         cable: base.cable.clone(),
         host: base.host,
         arrivals: base.arrivals,
-        hosts: args.hosts.0.clone(),
-        lengths: args.lengths.0.iter().map(ToString::to_string).collect(),
+        hosts: config.hosts.clone(),
+        lengths: config.lengths.iter().map(ToString::to_string).collect(),
         warmup_seconds: base.warmup_ns as f64 * 1e-9,
         measured_seconds: base.measure_ns as f64 * 1e-9,
-        replications: args.replications,
-        seed: args.seed,
+        replications: config.replications,
+        seed: base.seed,
         threads,
     }
 }

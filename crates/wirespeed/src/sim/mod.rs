@@ -293,6 +293,48 @@ impl CsmaArgs {
     }
 }
 
+/// A validated `sim csma`: the scenario every point varies (its MAC, cable, hosts' model and
+/// arrivals checked by the simulator's own rules), the grid of host counts and length mixes,
+/// and how often each point runs.
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    /// The first point's scenario; the grid varies its hosts and lengths.
+    pub(crate) base: Scenario,
+    pub(crate) hosts: Vec<usize>,
+    pub(crate) lengths: Vec<LengthMix>,
+    /// `--net`, as the document records it.
+    pub(crate) net: Net,
+    pub(crate) replications: u32,
+    /// Worker threads; None: every core.
+    pub(crate) threads: Option<usize>,
+    /// `--theory`: Metcalfe-Boggs beside each point.
+    pub(crate) theory: bool,
+    /// `--plot DIR`, checked writable.
+    pub(crate) plot: Option<std::path::PathBuf>,
+    pub(crate) rate_format: wirespeed_model::RateFormat,
+}
+
+impl TryFrom<&CsmaArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &CsmaArgs) -> anyhow::Result<Config> {
+        if let Some(dir) = &args.plot {
+            crate::common::output::check_output_dir("--plot", dir)?;
+        }
+        Ok(Config {
+            base: args.scenario()?,
+            hosts: args.hosts.0.clone(),
+            lengths: args.lengths.0.clone(),
+            net: args.net,
+            replications: args.replications,
+            threads: args.threads.map(usize::from),
+            theory: args.theory,
+            plot: args.plot.clone(),
+            rate_format: args.output.rate_format,
+        })
+    }
+}
+
 fn mix_max(mix: &LengthMix) -> u64 {
     match mix {
         LengthMix::Fixed { bytes } => *bytes,
@@ -301,24 +343,21 @@ fn mix_max(mix: &LengthMix) -> u64 {
     }
 }
 
-/// `wirespeed sim csma`: flags -> scenario -> the simulated grid -> plots and the document out.
+/// `wirespeed sim csma`: flags -> config -> the simulated grid -> plots and the document out.
 fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
-    if let Some(dir) = &args.plot {
-        crate::common::output::check_output_dir("--plot", dir)?;
-    }
-    let base = args.scenario()?;
-    let planned = grid(&args.lengths.0, &args.hosts.0).len();
+    let config = Config::try_from(&args)?;
+    let planned = grid(&config.lengths, &config.hosts).len();
     // No estimate before the first point: a simulation's cost depends on its event count.
     let bar = crate::common::progress::Progress::start(
         "simulating",
         "tests",
-        (planned * args.replications as usize) as u64,
+        (planned * config.replications as usize) as u64,
         None,
         false,
     );
     crate::common::interrupt::watch();
-    let mut doc = measure::measure(&args, &base, &bar)?;
-    if let Some(dir) = &args.plot {
+    let mut doc = measure::measure(&config, &bar)?;
+    if let Some(dir) = &config.plot {
         doc.result.plots = text::write_plots(dir, &doc.result.points)?;
     }
     let finished = doc.result.points.len();
@@ -442,6 +481,37 @@ mod tests {
         assert!(!s.host.retry_excessive_collisions);
         assert_eq!(s.measure_ns, 1_000_000_000);
         assert_eq!(s.seed, 9);
+    }
+
+    /// The config carries the grid and the checked scenario; a refusal of either (or of
+    /// --plot) is the config's, before any point runs.
+    #[test]
+    fn the_config_holds_the_grid_and_its_scenario() {
+        let c = Config::try_from(
+            &parse(&[
+                "--hosts",
+                "1-3",
+                "-l",
+                "64,6/2",
+                "--replications",
+                "2",
+                "--threads",
+                "2",
+            ])
+            .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(c.hosts, [1, 2, 3]);
+        assert_eq!(c.lengths.len(), 2);
+        assert_eq!((c.replications, c.threads), (2, Some(2)));
+        assert_eq!(c.base.hosts, 1, "the first point's");
+        assert_eq!(c.base.lengths, LengthMix::Fixed { bytes: 64 });
+        let refused =
+            |argv: &[&str]| format!("{:#}", Config::try_from(&parse(argv).unwrap()).unwrap_err());
+        assert!(refused(&["-r", "1G"]).contains("10M and 100M only"));
+        assert!(refused(&["-l", "4000"]).contains("--oversize"));
+        assert!(refused(&["--clusters", "0"]).contains("--clusters 0"));
+        assert!(refused(&["--plot", "/nonexistent-dir/plots"]).contains("--plot"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Tra
 use wirespeed_report::{Document, Finding, Severity};
 
 use super::result::{RUNS_SCHEMA, SweepPlan, SweepReport};
-use super::{SweepArgs, text, verdicts};
+use super::{Config, LinkGiven, NewPlan, PlanSource, Transfer, text, verdicts};
 use crate::common::progress::Progress;
 use crate::common::runs_file::RunsFile;
 
@@ -88,19 +88,19 @@ pub(crate) struct Measured {
 /// The plan: resumed from its results file, or drawn new after a first transfer probed the
 /// path. `stop` says whether Ctrl-C arrived during that transfer.
 pub(crate) fn plan(
-    args: &SweepArgs,
+    config: &Config,
     runner: &mut dyn PointRunner,
     route: &Option<RoutePair>,
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<Planned> {
-    let (plan, done, file, estimate, repair) = match &args.resume {
-        Some(path) => {
+    let (plan, done, file, estimate, repair) = match &config.plan {
+        PlanSource::Resume(path) => {
             let resumed = RunsFile::resume::<SweepPlan, RunRecord>(path)?;
             let file = Results::Open(resumed.file);
             (resumed.plan, resumed.runs, file, None, resumed.repair)
         }
-        None => {
-            let (plan, estimate, path) = new_plan(args, runner, route, stop)?;
+        PlanSource::New(new) => {
+            let (plan, estimate, path) = new_plan(new, &config.link, runner, route, stop)?;
             (
                 plan,
                 Vec::new(),
@@ -126,12 +126,13 @@ pub(crate) fn plan(
 /// A new plan: the path probed by a first transfer, the seed drawn, the results file's path
 /// found free, and the plan's duration held to `--budget`.
 fn new_plan(
-    args: &SweepArgs,
+    new: &NewPlan,
+    link: &LinkGiven,
     runner: &mut dyn PointRunner,
     route: &Option<RoutePair>,
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(SweepPlan, PlanEstimate, PathBuf)> {
-    let seed = args.seed.unwrap_or_else(random_seed);
+    let seed = new.seed.unwrap_or_else(random_seed);
     let probe = match runner.probe() {
         Ok(p) => p,
         Err(_) if stop() => {
@@ -143,28 +144,34 @@ fn new_plan(
         }
         Err(e) => return Err(e),
     };
-    let mss = args.mss.map_or(probe.mss, u64::from);
+    let mss = new.mss.map_or(probe.mss, u64::from);
     let plan = SweepPlan {
         schema: RUNS_SCHEMA.to_string(),
         target: runner.target(),
-        snd: args.snd.clone(),
-        rcv: args.rcv.clone().unwrap_or_else(|| args.snd.clone()),
-        reps: args.reps,
+        snd: new.snd.clone(),
+        rcv: new.rcv.clone(),
+        reps: new.reps,
         seed,
         mss_bytes: mss,
-        set_mss: args.mss.is_some(),
-        transfer_bytes: args.time.is_none().then_some(args.bytes.bytes()),
-        transfer_seconds: args.time.map(|t| t.as_secs_f64()),
+        set_mss: new.mss.is_some(),
+        transfer_bytes: match new.transfer {
+            Transfer::Bytes(b) => Some(b),
+            Transfer::Time(_) => None,
+        },
+        transfer_seconds: match new.transfer {
+            Transfer::Time(t) => Some(t.as_secs_f64()),
+            Transfer::Bytes(_) => None,
+        },
     };
-    let path = args
+    let path = new
         .results
         .clone()
         .unwrap_or_else(|| PathBuf::from(format!("sweep-{seed}.jsonl")));
     // Created by the first run kept: an agent that never answers leaves no file.
     RunsFile::check_new(&path)?;
-    let facts = path_facts(args, route, mss);
+    let facts = path_facts(link, route, mss);
     let e = plan_estimate(&plan, &facts.facts, probe);
-    if e.seconds > args.budget.as_secs_f64() {
+    if e.seconds > new.budget.as_secs_f64() {
         bail!(
             "the plan's {} runs would take about {} on this path ({}), more than \
              --budget {}: give a smaller grid (for example --snd 1..17:4 --reps 1 -n \
@@ -172,7 +179,7 @@ fn new_plan(
             e.runs,
             text::hours(e.seconds),
             estimate_basis(&e, &facts),
-            text::hours(args.budget.as_secs_f64()),
+            text::hours(new.budget.as_secs_f64()),
             (e.seconds / 3600.0).ceil(),
         );
     }
@@ -182,7 +189,7 @@ fn new_plan(
 /// Runs what the plan lacks and makes the document. A sweep that kept no run (the agent never
 /// answered, or the signal came first) measured nothing: that is an error, and no file is left.
 pub(crate) fn measure(
-    args: &SweepArgs,
+    config: &Config,
     route: &Option<RoutePair>,
     planned: Planned,
     runner: &mut dyn PointRunner,
@@ -213,9 +220,9 @@ pub(crate) fn measure(
             None => {}
         }
     }
-    let mut report = build_report(args, route, plan, order.len(), done, file.path());
+    let mut report = build_report(config, route, plan, order.len(), done, file.path());
     report.estimate = estimate;
-    let mut doc = Document::new("sweep", args_summary(args), report);
+    let mut doc = Document::new("sweep", parameters(config), report);
     for verdict in verdicts::verdicts(&doc.result) {
         doc.verdict(&verdict);
     }
@@ -321,14 +328,14 @@ pub(crate) fn execute(
 
 /// The report of the runs kept, analysed against what is known of the path.
 pub(crate) fn build_report(
-    args: &SweepArgs,
+    config: &Config,
     route: &Option<RoutePair>,
     plan: SweepPlan,
     planned: usize,
     runs: Vec<RunRecord>,
     path: &Path,
 ) -> SweepReport {
-    let known = path_facts(args, route, plan.mss_bytes);
+    let known = path_facts(&config.link, route, plan.mss_bytes);
     let analysis = sweep::analyse(&plan.snd, &plan.rcv, plan.mss_bytes, &runs, known.facts);
     SweepReport {
         complete: runs.len() == planned,
@@ -340,7 +347,7 @@ pub(crate) fn build_report(
         ceiling_source: known.source,
         estimate: None,
         analysis,
-        rate_format: args.output.rate_format,
+        rate_format: config.rate_format,
     }
 }
 
@@ -354,9 +361,9 @@ pub(crate) struct KnownPath {
 /// Ethernet of that rate; a full segment's serialization added to the lowest round trip a
 /// kernel saw), else from the lab's configured route, as `tcp` reads it (its bottleneck's
 /// ceiling, its whole round trip), else nothing but the runs.
-pub(crate) fn path_facts(args: &SweepArgs, route: &Option<RoutePair>, mss: u64) -> KnownPath {
-    if let Some(rate) = args.link_rate {
-        let (ceiling, factor) = ethernet(args, rate, mss);
+pub(crate) fn path_facts(link: &LinkGiven, route: &Option<RoutePair>, mss: u64) -> KnownPath {
+    if let Some(rate) = link.rate {
+        let (ceiling, factor) = ethernet(link, rate, mss);
         // A SYN: the IP header, TCP's 20 bytes and 20 of options (MSS, SACK, timestamps,
         // window scale).
         let frame = |packet: u64| LinkLayer::Ethernet { vlan_tags: 0 }.frame(packet).wire;
@@ -379,7 +386,7 @@ pub(crate) fn path_facts(args: &SweepArgs, route: &Option<RoutePair>, mss: u64) 
     {
         return known;
     }
-    let (_, factor) = ethernet(args, BitRate::from_bits_per_second(10_000_000), mss);
+    let (_, factor) = ethernet(link, BitRate::from_bits_per_second(10_000_000), mss);
     KnownPath {
         facts: PathFacts {
             wire_bytes_per_payload_byte: factor,
@@ -442,7 +449,7 @@ fn lab_path(pair: &RoutePair) -> Option<KnownPath> {
 
 /// The envelope ceiling (when a rate was given) and wire bytes per payload byte for an
 /// Ethernet carrying this MSS.
-pub(crate) fn ethernet(args: &SweepArgs, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
+pub(crate) fn ethernet(link: &LinkGiven, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
     let header = 20 + 32;
     let params = EnvelopeParams {
         rate,
@@ -450,12 +457,12 @@ pub(crate) fn ethernet(args: &SweepArgs, rate: BitRate, mss: u64) -> (Option<f64
         mtu: (mss + header).clamp(576, 9216),
         ip: IpVersion::V4_PLAIN,
         transport: Transport::Tcp { timestamps: true },
-        duplex: if args.half_duplex {
+        duplex: if link.half_duplex {
             Duplex::Half
         } else {
             Duplex::Full
         },
-        ack_every: args.ack_every,
+        ack_every: link.ack_every,
         udp_payload: None,
         rtt: None,
     };
@@ -465,7 +472,7 @@ pub(crate) fn ethernet(args: &SweepArgs, rate: BitRate, mss: u64) -> (Option<f64
             // the ACKs only where they share the medium (half duplex; the envelope's cycle
             // already holds them then). On full duplex the ACKs use the other direction.
             let factor = e.cycle_wire_bytes as f64 / e.cycle_payload_bytes as f64;
-            (args.link_rate.map(|_| e.goodput_bytes_per_second), factor)
+            (link.rate.map(|_| e.goodput_bytes_per_second), factor)
         }
         Err(_) => (None, 1.0),
     }
@@ -507,12 +514,16 @@ fn estimate_basis(e: &PlanEstimate, known: &KnownPath) -> String {
 }
 
 /// The parameters as recorded in the document.
-fn args_summary(args: &SweepArgs) -> serde_json::Value {
+fn parameters(config: &Config) -> serde_json::Value {
+    let link = &config.link;
     serde_json::json!({
-        "link_rate_bits_per_second": args.link_rate.map(|r| r.bits_per_second()),
-        "half_duplex": args.half_duplex,
-        "ack_every": args.ack_every,
-        "resumed_from": args.resume.as_ref().map(|p| p.display().to_string()),
+        "link_rate_bits_per_second": link.rate.map(|r| r.bits_per_second()),
+        "half_duplex": link.half_duplex,
+        "ack_every": link.ack_every,
+        "resumed_from": match &config.plan {
+            PlanSource::Resume(p) => Some(p.display().to_string()),
+            PlanSource::New(_) => None,
+        },
     })
 }
 

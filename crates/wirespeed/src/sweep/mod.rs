@@ -15,6 +15,7 @@ pub(crate) mod text;
 mod verdicts;
 
 use std::io::IsTerminal;
+use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -22,7 +23,8 @@ use anyhow::{Context, bail};
 use clap::Args;
 use wirespeed_model::sweep::{self, Axis};
 use wirespeed_model::units::parse_duration;
-use wirespeed_model::{BitRate, ByteSize};
+use wirespeed_model::{BitRate, ByteSize, RateFormat};
+use wirespeed_net::auth::AuthKey;
 
 use crate::common::exit_status::Exit;
 use crate::common::output::OutputArgs;
@@ -166,52 +168,181 @@ to N x MSS so the advertised window is exactly N packets; with -M it sets the cl
 each read, because Linux 6.x resets it from the buffer once data flows. Every run records the requested and
 granted sizes and what TCP_INFO showed. See docs/sweep.md.";
 
-/// `wirespeed sweep`: builds the runner for the agent given (or an in-process one) and sweeps.
-pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
-    validate(&args)?;
-    let remote = args
-        .host
-        .as_deref()
-        .map(|h| {
-            crate::throughput::resolve_agent(
-                h,
-                (args.port != wirespeed_net::control::DEFAULT_PORT).then_some(args.port),
-                args.ipv4,
-                args.ipv6,
-            )
+/// A validated sweep: what `wirespeed sweep`'s flags mean once every range, combination,
+/// output path, the key file and the agent's address are checked, each setting held once in
+/// its own type. The plan (a new grid, or a results file to resume) fixes the runs; the link
+/// given fixes the ceiling the runs are judged against.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The agent; None: an agent in this process on loopback.
+    pub(crate) agent: Option<SocketAddr>,
+    /// With no agent given: the in-process one on ::1 instead of 127.0.0.1.
+    pub(crate) ipv6: bool,
+    pub(crate) auth: Option<AuthKey>,
+    /// `-l`: bytes per write() and read() call, at least 1.
+    pub(crate) length_bytes: u32,
+    pub(crate) congestion: Option<String>,
+    /// `-S`: the class of every run's data.
+    pub(crate) tos: Option<u8>,
+    pub(crate) plan: PlanSource,
+    pub(crate) link: LinkGiven,
+    /// `--csv`, `--heatmap`, `--plot`: checked writable before the first run.
+    pub(crate) csv: Option<PathBuf>,
+    pub(crate) heatmap: Option<PathBuf>,
+    pub(crate) plot: Option<PathBuf>,
+    pub(crate) rate_format: RateFormat,
+}
+
+/// Where the sweep's plan comes from.
+#[derive(Debug, Clone)]
+pub(crate) enum PlanSource {
+    /// A new grid, drawn after a first transfer probed the path.
+    New(NewPlan),
+    /// `--resume FILE`: the plan and the finished runs that file holds.
+    Resume(PathBuf),
+}
+
+/// The flags a new plan is drawn from (`--resume` refuses each of them).
+#[derive(Debug, Clone)]
+pub(crate) struct NewPlan {
+    pub(crate) snd: Axis,
+    pub(crate) rcv: Axis,
+    pub(crate) reps: u32,
+    pub(crate) transfer: Transfer,
+    /// `-M`: bytes in one packet of the axes, also set as TCP_MAXSEG.
+    pub(crate) mss: Option<u32>,
+    pub(crate) seed: Option<u64>,
+    pub(crate) results: Option<PathBuf>,
+    pub(crate) budget: Duration,
+}
+
+/// How much each run sends: `-n` bytes (at least 1) or `-t` time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Transfer {
+    Bytes(u64),
+    Time(Duration),
+}
+
+/// What the flags say of the link, for the envelope ceiling.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct LinkGiven {
+    /// `--link-rate`; None: the lab's configured route, else no ceiling.
+    pub(crate) rate: Option<BitRate>,
+    pub(crate) half_duplex: bool,
+    pub(crate) ack_every: u32,
+}
+
+impl TryFrom<&SweepArgs> for Config {
+    type Error = anyhow::Error;
+
+    /// Bad grids, output paths, agents and key files are refused before any run starts.
+    fn try_from(args: &SweepArgs) -> anyhow::Result<Config> {
+        args.brief.check(&args.output, &[])?;
+        if args.snd.0.is_empty() || args.rcv.as_ref().is_some_and(|a| a.0.is_empty()) {
+            bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
+        }
+        if args.resume.is_none() && args.time.is_none() && args.bytes.bytes() == 0 {
+            bail!("-n 0 sends nothing: give each run at least 1 byte, for example -n 1MiB");
+        }
+        for (flag, path) in [
+            ("--csv", &args.csv),
+            ("--heatmap", &args.heatmap),
+            ("--plot", &args.plot),
+        ] {
+            if let Some(path) = path {
+                crate::common::output::check_output_file(flag, path)?;
+            }
+        }
+        let agent = args
+            .host
+            .as_deref()
+            .map(|h| {
+                crate::throughput::resolve_agent(
+                    h,
+                    (args.port != wirespeed_net::control::DEFAULT_PORT).then_some(args.port),
+                    args.ipv4,
+                    args.ipv6,
+                )
+            })
+            .transpose()?;
+        let auth = args.key.load()?;
+        let length_bytes = u32::try_from(args.length.bytes())
+            .ok()
+            .filter(|&l| l > 0)
+            .context("-l must be between 1 byte and 4 GiB, for example -l 128KiB")?;
+        let plan = match &args.resume {
+            Some(path) => PlanSource::Resume(path.clone()),
+            None => PlanSource::New(NewPlan {
+                snd: args.snd.clone(),
+                rcv: args.rcv.clone().unwrap_or_else(|| args.snd.clone()),
+                reps: args.reps,
+                transfer: match args.time {
+                    Some(t) => Transfer::Time(t),
+                    None => Transfer::Bytes(args.bytes.bytes()),
+                },
+                mss: args.mss,
+                seed: args.seed,
+                results: args.results.clone(),
+                budget: args.budget,
+            }),
+        };
+        Ok(Config {
+            agent,
+            ipv6: args.ipv6,
+            auth,
+            length_bytes,
+            congestion: args.congestion.clone(),
+            tos: args.tos,
+            plan,
+            link: LinkGiven {
+                rate: args.link_rate,
+                half_duplex: args.half_duplex,
+                ack_every: args.ack_every,
+            },
+            csv: args.csv.clone(),
+            heatmap: args.heatmap.clone(),
+            plot: args.plot.clone(),
+            rate_format: args.output.rate_format,
         })
-        .transpose()?;
-    let auth = args.key.load()?;
-    let length = u32::try_from(args.length.bytes())
-        .ok()
-        .filter(|&l| l > 0)
-        .context("-l must be between 1 byte and 4 GiB, for example -l 128KiB")?;
+    }
+}
+
+/// `wirespeed sweep`: the flags checked, the runner for the agent given (or an in-process
+/// one), the sweep.
+pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
+    let config = Config::try_from(&args)?;
     let interrupt = crate::common::interrupt::watch();
     let mut runner = agent_runner::AgentRunner::new(
-        remote,
-        args.ipv6,
-        auth,
-        length,
-        args.congestion.clone(),
-        args.tos,
+        config.agent,
+        config.ipv6,
+        config.auth.clone(),
+        config.length_bytes,
+        config.congestion.clone(),
+        config.tos,
         Some(interrupt),
     )?;
-    run(args, &mut runner, &crate::common::interrupt::requested)
+    run(
+        &args,
+        &config,
+        &mut runner,
+        &crate::common::interrupt::requested,
+    )
 }
 
 /// The sweep: plan (new or resumed), the runs it lacks, the report. `stop` says whether Ctrl-C
 /// arrived; it is asked before each run and after a failed one.
 pub(crate) fn run(
-    args: SweepArgs,
+    args: &SweepArgs,
+    config: &Config,
     runner: &mut dyn PointRunner,
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<()> {
-    let route = if args.link_rate.is_none() {
+    let route = if config.link.rate.is_none() {
         runner.lab_route()
     } else {
         None
     };
-    let planned = measure::plan(&args, runner, &route, stop)?;
+    let planned = measure::plan(config, runner, &route, stop)?;
     if let Some(r) = &planned.repair {
         eprintln!("wirespeed: warning: {r}");
     }
@@ -220,11 +351,11 @@ pub(crate) fn run(
         eprintln!("{}", text::start_line(&planned));
     }
     let bar = progress_bar(&planned);
-    let measured = measure::measure(&args, &route, planned, runner, stop, &bar);
+    let measured = measure::measure(config, &route, planned, runner, stop, &bar);
     bar.finish();
     let measured = measured?;
-    write_files(&args, &measured.doc.result)?;
-    show(&args, measured)
+    write_files(config, &measured.doc.result)?;
+    show(args, measured)
 }
 
 /// The runs as they go, on stderr even with --json: a long series is never silent.
@@ -315,39 +446,18 @@ fn resume_command(args: &SweepArgs, path: &Path) -> String {
     command_line(&words)
 }
 
-fn write_files(args: &SweepArgs, report: &SweepReport) -> anyhow::Result<()> {
+fn write_files(config: &Config, report: &SweepReport) -> anyhow::Result<()> {
     let write = |path: &PathBuf, text: String| {
         std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
     };
-    if let Some(path) = &args.csv {
+    if let Some(path) = &config.csv {
         write(path, report.csv())?;
     }
-    if let Some(path) = &args.heatmap {
+    if let Some(path) = &config.heatmap {
         write(path, report.heatmap()?)?;
     }
-    if let Some(path) = &args.plot {
+    if let Some(path) = &config.plot {
         write(path, report.diagonal_plot()?)?;
-    }
-    Ok(())
-}
-
-/// Bad grids are refused before any run starts.
-pub(crate) fn validate(args: &SweepArgs) -> anyhow::Result<()> {
-    args.brief.check(&args.output, &[])?;
-    if args.snd.0.is_empty() || args.rcv.as_ref().is_some_and(|a| a.0.is_empty()) {
-        bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
-    }
-    if args.resume.is_none() && args.time.is_none() && args.bytes.bytes() == 0 {
-        bail!("-n 0 sends nothing: give each run at least 1 byte, for example -n 1MiB");
-    }
-    for (flag, path) in [
-        ("--csv", &args.csv),
-        ("--heatmap", &args.heatmap),
-        ("--plot", &args.plot),
-    ] {
-        if let Some(path) = path {
-            crate::common::output::check_output_file(flag, path)?;
-        }
     }
     Ok(())
 }
@@ -374,6 +484,69 @@ mod tests {
             .map(|w| w.args)
     }
 
+    /// The command's glue without its agent: the flags checked, then the sweep on `runner`.
+    fn run(
+        args: SweepArgs,
+        runner: &mut dyn PointRunner,
+        stop: &dyn Fn() -> bool,
+    ) -> anyhow::Result<()> {
+        let config = Config::try_from(&args)?;
+        super::run(&args, &config, runner, stop)
+    }
+
+    fn config(argv: &[&str]) -> anyhow::Result<Config> {
+        Config::try_from(&parse(argv)?)
+    }
+
+    /// Each setting is carried once, in its type: the receive axis defaults to the send
+    /// axis, -t replaces -n, and --resume leaves the plan to its file.
+    #[test]
+    fn the_config_holds_the_plan_the_flags_ask_for() {
+        let c = config(&["--snd", "1,2,4", "-n", "1MiB", "-l", "64KiB", "--seed", "3"]).unwrap();
+        assert_eq!(c.length_bytes, 65536);
+        assert!(c.agent.is_none() && c.auth.is_none());
+        let PlanSource::New(new) = &c.plan else {
+            panic!("a new plan")
+        };
+        assert_eq!(new.rcv.0.len(), 3, "--rcv defaults to --snd");
+        assert_eq!(new.transfer, Transfer::Bytes(1 << 20));
+        assert_eq!(new.seed, Some(3));
+        assert_eq!(new.budget, Duration::from_secs(3600));
+        let PlanSource::New(new) = config(&["-t", "2s"]).unwrap().plan else {
+            panic!("a new plan")
+        };
+        assert_eq!(new.transfer, Transfer::Time(Duration::from_secs(2)));
+        let resumed = config(&["--resume", "f.jsonl"]).unwrap();
+        assert!(matches!(&resumed.plan, PlanSource::Resume(p) if p == Path::new("f.jsonl")));
+        let link = config(&["--link-rate", "10M", "--half-duplex", "--ack-every", "1"])
+            .unwrap()
+            .link;
+        assert_eq!(
+            link,
+            LinkGiven {
+                rate: Some(BitRate::from_bits_per_second(10_000_000)),
+                half_duplex: true,
+                ack_every: 1,
+            }
+        );
+    }
+
+    /// The refusals a flag needs, each before any run, in one line naming the fix.
+    #[test]
+    fn the_config_refuses_what_no_sweep_can_run() {
+        let refused = |argv: &[&str]| format!("{:#}", config(argv).unwrap_err());
+        assert!(refused(&["-n", "0"]).contains("-n 0 sends nothing"));
+        assert!(refused(&["-l", "0"]).contains("-l must be between 1 byte and 4 GiB"));
+        assert!(refused(&["-l", "5GiB"]).contains("-l must be between"));
+        assert!(refused(&["--csv", "/nonexistent-dir/x.csv"]).contains("--csv"));
+        assert!(refused(&["-6", "127.0.0.1"]).contains("-6 asks for IPv6"));
+        assert!(refused(&["127.0.0.1:9", "-p", "10"]).contains("two ports"));
+        // --resume sends what its plan says: -n is not asked about.
+        assert!(config(&["--resume", "f", "-l", "1"]).is_ok());
+        let c = config(&["127.0.0.1:7000"]).unwrap();
+        assert_eq!(c.agent, Some("127.0.0.1:7000".parse().unwrap()));
+    }
+
     /// Issue 31: on loopback the BDP verdict read "the lowest round trip the kernel saw,
     /// 0.00 ms": a round trip under a millisecond is printed in microseconds.
     #[test]
@@ -393,7 +566,8 @@ mod tests {
             let mut argv = vec!["--link-rate", "10M"];
             argv.extend_from_slice(duplex);
             let args = parse(&argv).unwrap();
-            let (ceiling, factor) = ethernet(&args, args.link_rate.unwrap(), 1448);
+            let config = Config::try_from(&args).unwrap();
+            let (ceiling, factor) = ethernet(&config.link, args.link_rate.unwrap(), 1448);
             let wire_bits = ceiling.unwrap() * factor * 8.0;
             assert!((wire_bits - 10e6).abs() < 1.0, "{duplex:?}: {wire_bits}");
         }
@@ -702,7 +876,8 @@ mod tests {
             back: None,
         });
         let args = parse(&["--snd", "1,2,8", "--reps", "1"]).unwrap();
-        let known = path_facts(&args, &pair, 1448);
+        let config = Config::try_from(&args).unwrap();
+        let known = path_facts(&config.link, &pair, 1448);
         let ceiling = known.facts.ceiling_bytes_per_second.unwrap();
         // The T1's envelope: 1448 payload bytes of every 1500 on a serial line.
         assert!(
@@ -718,7 +893,7 @@ mod tests {
         // --link-rate wins over the lab, as in `tcp`.
         let given = parse(&["--link-rate", "10M"]).unwrap();
         assert!(
-            path_facts(&given, &pair, 1448)
+            path_facts(&Config::try_from(&given).unwrap().link, &pair, 1448)
                 .source
                 .unwrap()
                 .starts_with("--link-rate")
@@ -762,7 +937,7 @@ mod tests {
             transfer_bytes: Some(65536),
             transfer_seconds: None,
         };
-        let report = build_report(&args, &pair, sweep_plan, 3, runs, Path::new("x"));
+        let report = build_report(&config, &pair, sweep_plan, 3, runs, Path::new("x"));
         for (cell, asked) in report.analysis.cells.iter().zip([1.0, 2.0, 8.0]) {
             let want = (asked * 1448.0 / rtt).min(ceiling);
             let got = cell.predicted_bytes_per_second.unwrap();
@@ -857,7 +1032,14 @@ mod tests {
             )
             .is_none()
         );
-        let report = build_report(&args, &None, plan, 16, done, &path);
+        let report = build_report(
+            &Config::try_from(&args).unwrap(),
+            &None,
+            plan,
+            16,
+            done,
+            &path,
+        );
         assert!(report.complete);
         // Window-limited: 1 packet of 1000 bytes per ms = 1 MB/s, 4 packets = 4 MB/s.
         let d = &report.analysis.diagonal;
