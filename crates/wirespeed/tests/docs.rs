@@ -11,6 +11,8 @@
 //!   output: what it printed on stdout, then what it printed on stderr. Trailing blanks are
 //!   ignored. `[..]` matches any text within one line; a line that is exactly `...` matches any
 //!   number of lines (none included).
+//! * The plain progress lines a slow run prints on stderr every 5 s (`simulating: 3/42 runs,
+//!   5 s elapsed, ...`) are left out before the comparison: their count is the machine's speed.
 //! * A command must exit 0 unless its expected output ends with a line `[exit N]`.
 //! * `$PORT` is the port of a `wirespeed serve` agent on 127.0.0.1, which this test starts on
 //!   an ephemeral port and stops at the end.
@@ -331,7 +333,11 @@ fn run_command(command: &str, dir: &Path, port: u16) -> Ran {
         std::thread::sleep(Duration::from_millis(20));
     };
     let mut output = String::from_utf8_lossy(&out_t.join().unwrap_or_default()).into_owned();
-    output.push_str(&String::from_utf8_lossy(&err_t.join().unwrap_or_default()));
+    let err = String::from_utf8_lossy(&err_t.join().unwrap_or_default()).into_owned();
+    for line in err.lines().filter(|l| !is_progress_line(l)) {
+        output.push_str(line);
+        output.push('\n');
+    }
     if started.elapsed() > COMMAND_LIMIT {
         output.push_str(&format!(
             "[killed after {} s: keep documented examples short]\n",
@@ -605,6 +611,23 @@ fn examples_not_run_name_a_reason_and_real_commands_and_stay_few() {
             );
         }
     }
+}
+
+/// The plain progress line a long run prints on stderr every 5 s when stderr is not a terminal
+/// (`simulating: 3/42 runs, 5 s elapsed, about 20 s left`): how many a run prints depends on
+/// the machine's speed, so the comparison leaves them out.
+fn is_progress_line(line: &str) -> bool {
+    let Some((what, rest)) = line.split_once(": ") else {
+        return false;
+    };
+    let count = rest.split(' ').next().unwrap_or_default();
+    !what.contains(' ')
+        && rest.contains(" elapsed, ")
+        && count.split_once('/').is_some_and(|(done, total)| {
+            [done, total]
+                .iter()
+                .all(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        })
 }
 
 /// The subcommands `wirespeed --help` (or `wirespeed CMD --help`) lists, without `help`.
@@ -1003,4 +1026,21 @@ fn shell_lines_split_into_wirespeed_invocations() {
         ]
     );
     assert!(wirespeed_invocations("kubectl apply -f -").is_empty());
+}
+
+#[test]
+fn only_the_plain_progress_line_is_left_out() {
+    assert!(is_progress_line(
+        "simulating: 3/42 runs, 5 s elapsed, about 20 s left"
+    ));
+    assert!(is_progress_line(
+        "sweep: 12/48 runs, 30 s elapsed, about 1m 30s left (16K x 32K)"
+    ));
+    assert!(!is_progress_line("wirespeed: error: 3/4 runs failed"));
+    assert!(!is_progress_line(
+        "verdict: 2 hosts x 64 bytes: 13,520 packets/s"
+    ));
+    assert!(!is_progress_line(
+        "sweep: x/48 runs, 30 s elapsed, about 1 s left"
+    ));
 }
