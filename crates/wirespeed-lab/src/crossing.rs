@@ -43,15 +43,17 @@ pub const ECHOES: u32 = 32;
 /// 20 of IPv4 header (no Ethernet padding: over 46).
 pub const ECHO_PACKET_BYTES: u64 = 84;
 
-/// Echo requests follow each other by the link's configured round trip and this pause,
-/// `probe`'s default gap after each answer: how long the emulator's threads sit idle before a
-/// crossing changes what it costs (about 25 us more after 5 ms idle than after 0.2 ms on a
-/// loaded machine), so the echoes are paced as a probe's are. Never faster than four echoes
-/// serialize on the link (no series queues behind itself), nor than [`MIN_INTERVAL`].
-const GAP: Duration = Duration::from_millis(1);
+/// Echo requests follow each other by at least this, by the link's configured round trip and
+/// [`GAP`], and by four echoes' serialization (no series queues behind itself). How long the
+/// emulator's threads sat idle changes what a crossing costs (about 25 us more after 5 ms idle
+/// than after 0.2 ms on a loaded machine), and a link's threads sit idle in a `probe --hops`
+/// run while it probes the other hops: echoes one round trip and 1 ms apart read a median of
+/// 6.6 us a crossing on ten random labs whose probes carried 16 us a hop, echoes 10 ms apart
+/// 12-23 us (bench/results/incoming-lab-crossing.md, issue 31).
+const MIN_INTERVAL: Duration = Duration::from_millis(10);
 
-/// `ping`'s own floor for an interval (iputils refuses less than 2 ms to anyone but root).
-const MIN_INTERVAL: Duration = Duration::from_millis(2);
+/// `probe`'s default pause after each answer.
+const GAP: Duration = Duration::from_millis(1);
 
 /// The most a series may take, whatever the link: `ping -w`, seconds.
 const DEADLINE_SECONDS: u64 = 5;
@@ -99,7 +101,10 @@ pub fn parse_ping(text: &str) -> EchoSeries {
     let mut series = EchoSeries::default();
     let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
     for line in text.lines() {
-        if let Some(rest) = line.split_once(" = ").filter(|(l, _)| l.starts_with("rtt min/")) {
+        if let Some(rest) = line
+            .split_once(" = ")
+            .filter(|(l, _)| l.starts_with("rtt min/"))
+        {
             series.min_ms = rest.1.split('/').next().and_then(number);
             continue;
         }
@@ -227,7 +232,7 @@ fn collect(child: Option<Child>) -> EchoSeries {
 /// emulator started), and leaves every link's neighbours resolved both ways in both address
 /// families. Series of different links run side by side; a link whose echoes got no answer
 /// (a link configured to lose everything, `ping` missing) is left out. Takes [`ECHOES`] round
-/// trips and gaps of the slowest link, at most [`DEADLINE_SECONDS`] x 2.
+/// trips and gaps of the slowest link, at most twice `ping`'s 5 s deadline.
 pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<CrossingCost> {
     let mut running = Vec::new();
     for link in measured_links(t) {

@@ -537,7 +537,10 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
     let crossings = lab.status["result"]["lab"]["crossings"]
         .as_array()
         .expect("the lab's crossings in its record");
-    let links: Vec<u64> = crossings.iter().filter_map(|c| c["link"].as_u64()).collect();
+    let links: Vec<u64> = crossings
+        .iter()
+        .filter_map(|c| c["link"].as_u64())
+        .collect();
     assert_eq!(links, [0, 1, 2], "{crossings:?}");
     for c in crossings {
         let cost = c["cost_us"].as_f64().unwrap_or(f64::NAN);

@@ -12,7 +12,9 @@
 //! The lab itself adds a cost to every crossing that no topology file states: the emulator's
 //! thread wakes up to read each frame from a TAP device (tens of microseconds on a loaded
 //! machine, before the frame is stamped), writes it into the next namespace, and that
-//! namespace's kernel forwards or answers it. [`calibration_twin`] is the same chain with the
+//! namespace's kernel forwards or answers it. The running lab measures it per link as it comes
+//! up ([`crate::crossing`]), and [`chain_with_crossing_costs`] adds it to the configured chain:
+//! what a probe across that lab should find. [`calibration_twin`] is the same chain with the
 //! routers' modelled costs removed, so that a run over it measures that machinery per hop.
 //!
 //! [`route`] gives the whole route from a node to an address (every link direction, its rate,

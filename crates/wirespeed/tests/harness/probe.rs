@@ -357,15 +357,19 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         lab_truth.as_deref(),
         Reading::AsPrinted,
     )
-        .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
-        .unwrap_or_else(|e| row.error = Some(e));
+    .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
+    .unwrap_or_else(|e| row.error = Some(e));
     row
 }
 
 /// The chain h1 to h2 with the lab's own cost per crossing (`lab status --json`'s
 /// `lab.crossings`: link and `cost_us` of each), if the lab measured every link of it; the
 /// costs go into `row` for the scorecard.
-fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) -> Option<Vec<ChainHop>> {
+fn lab_chain(
+    t: &Topology,
+    crossings: &serde_json::Value,
+    row: &mut ProbeRow,
+) -> Option<Vec<ChainHop>> {
     let costs: Vec<(usize, f64)> = crossings
         .as_array()?
         .iter()
