@@ -9,7 +9,8 @@
 //! CAP_NET_ADMIN.
 //!
 //! Modules: [`topology`] (the TOML files, checked), [`addressing`] (addresses and routes nobody
-//! has to write), [`truth`] (what a measurement across a topology should find), [`lifecycle`]
+//! has to write), [`truth`] (what a measurement across a topology should find), [`crossing`]
+//! (the lab's own cost per link crossing, measured as it comes up), [`lifecycle`]
 //! (up, found by name, down, never left behind), [`runtime`] (namespaces and TAP devices built,
 //! and the emulator's threads on the real clock), `shared_port` (the thread that drives a shared
 //! medium), [`emulator`], [`ingress_stamp`] (when the sending kernel sent each frame),
@@ -22,6 +23,7 @@
 
 pub mod addressing;
 pub mod cleanup;
+pub mod crossing;
 pub mod device;
 pub mod emulator;
 pub mod ingress_stamp;

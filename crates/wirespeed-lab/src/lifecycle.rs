@@ -234,6 +234,10 @@ pub struct LabRecord {
     /// small in the results that carry it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub emulator: Option<Box<EmulatorIdentity>>,
+    /// The lab's own cost per crossing of each point-to-point link, measured by the emulator
+    /// process as the lab came up (`crate::crossing`), before `lab up` returned.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub crossings: Vec<crate::crossing::CrossingCost>,
 }
 
 /// What `down` checks a live emulator process against, besides its pid and start time.
@@ -297,6 +301,7 @@ impl LabRecord {
                 .collect(),
             cgroup: cgroup.map(|c| c.display().to_string()),
             emulator: None,
+            crossings: Vec::new(),
         }
     }
 
@@ -607,6 +612,9 @@ fn emulator_process(
         .map(|(exe, cgroup)| Box::new(EmulatorIdentity { exe, cgroup }));
     let signals = SignalSet::block(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1]);
     let emulator = lab.start();
+    // Before `lab up` returns: a measurement started right after it finds every link's
+    // neighbours resolved, and the lab states what a crossing of each link costs it.
+    record.crossings = crate::crossing::measure(&lab.topology, &lab.plan, lab.namespaces());
     record.pid = std::process::id() as i32;
     record.start_time = start_time(record.pid).unwrap_or(0);
     let wrote = write_json(&dir.join("lab.json"), &record).is_ok()

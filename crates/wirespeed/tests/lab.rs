@@ -569,6 +569,22 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
     assert!(rtt >= Duration::from_micros(2_900), "{rtt:?}");
     let (kind, from, _) = ping(&h1, far, 56, 2).expect("time exceeded from r2");
     assert_eq!((kind, from), (11, Ipv4Addr::new(198, 18, 1, 2)));
+    // The lab states its own cost per crossing of every link, measured as it came up (issue
+    // 31): positive (a crossing wakes a thread and passes two kernels), bounded (not a stall).
+    let crossings = lab.status["result"]["lab"]["crossings"]
+        .as_array()
+        .expect("the lab's crossings in its record");
+    let links: Vec<u64> = crossings
+        .iter()
+        .filter_map(|c| c["link"].as_u64())
+        .collect();
+    assert_eq!(links, [0, 1, 2], "{crossings:?}");
+    for c in crossings {
+        let cost = c["cost_us"].as_f64().unwrap_or(f64::NAN);
+        assert!(cost > 0.0 && cost < 5_000.0, "{c}");
+        assert!(c["spread_us"].as_f64().is_some_and(|s| s >= 0.0), "{c}");
+        assert!(c["samples"].as_u64().is_some_and(|n| n >= 10), "{c}");
+    }
 
     let rate = tcp_goodput(&h1, &h2, far, 400_000);
     let expected = 2e6 * tcp_share();

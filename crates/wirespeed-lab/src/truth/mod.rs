@@ -12,7 +12,9 @@
 //! The lab itself adds a cost to every crossing that no topology file states: the emulator's
 //! thread wakes up to read each frame from a TAP device (tens of microseconds on a loaded
 //! machine, before the frame is stamped), writes it into the next namespace, and that
-//! namespace's kernel forwards or answers it. [`calibration_twin`] is the same chain with the
+//! namespace's kernel forwards or answers it. The running lab measures it per link as it comes
+//! up ([`crate::crossing`]), and [`chain_with_crossing_costs`] adds it to the configured chain:
+//! what a probe across that lab should find. [`calibration_twin`] is the same chain with the
 //! routers' modelled costs removed, so that a run over it measures that machinery per hop.
 //!
 //! [`route`] gives the whole route from a node to an address (every link direction, its rate,
@@ -80,7 +82,7 @@ fn ms(d: Duration) -> f64 {
 }
 
 /// A link direction's `(fixed, per byte)` in ms, for packets of at least 46 bytes (no pad).
-fn link_cost(d: &DirectionConfig, layer: LinkLayer) -> (f64, f64) {
+pub(crate) fn link_cost(d: &DirectionConfig, layer: LinkLayer) -> (f64, f64) {
     let per_wire_byte = 8.0 / d.rate.bits_per_second() as f64 * 1e3;
     let copies = 1.0 + f64::from(d.hidden_hops);
     // Bytes a packet of 1000 occupies beyond itself: 38 on Ethernet, 0 on a serial line.
@@ -140,6 +142,38 @@ fn path(t: &Topology, from: usize, to: usize) -> Option<Vec<(usize, bool)>> {
 
 /// The configured round-trip plane of every hop from host `from` to host `to`.
 pub fn chain(t: &Topology, from: &str, to: &str) -> Result<Vec<ChainHop>, TruthError> {
+    chain_with(t, from, to, |_| 0.0)
+}
+
+/// [`chain`] with the lab's own cost of each crossing added: what a probe across this running
+/// lab should find. `crossing_ms(link)` is one crossing of link `link`
+/// ([`crate::crossing::CrossingCost`], measured by the lab when it came up); a hop's round trip
+/// crosses each link before it twice, so its fixed cost gains twice the sum of theirs, and its
+/// own one-way fixed cost gains its own link's one crossing. A link the lab did not measure
+/// counts as zero, which [`crossing_costs_cover`] tells apart.
+pub fn chain_with_crossing_costs(
+    t: &Topology,
+    from: &str,
+    to: &str,
+    crossing_ms: impl Fn(usize) -> f64,
+) -> Result<Vec<ChainHop>, TruthError> {
+    chain_with(t, from, to, crossing_ms)
+}
+
+/// Whether `measured` holds a cost for every link of the chain from `from` to `to`.
+pub fn crossing_costs_cover(t: &Topology, from: &str, to: &str, measured: &[usize]) -> bool {
+    let (Some(a), Some(b)) = (t.node_index(from), t.node_index(to)) else {
+        return false;
+    };
+    path(t, a, b).is_some_and(|links| links.iter().all(|(l, _)| measured.contains(l)))
+}
+
+fn chain_with(
+    t: &Topology,
+    from: &str,
+    to: &str,
+    crossing_ms: impl Fn(usize) -> f64,
+) -> Result<Vec<ChainHop>, TruthError> {
     let index = |n: &str| {
         t.node_index(n)
             .ok_or_else(|| TruthError::UnknownNode(n.to_string()))
@@ -175,7 +209,7 @@ pub fn chain(t: &Topology, from: &str, to: &str) -> Result<Vec<ChainHop>, TruthE
         let (back_fixed, back_byte) = link_cost(back, link.layer);
         acc = acc
             + RttLine {
-                fixed_ms: out_fixed + back_fixed + 2.0 * ms(forward.fixed),
+                fixed_ms: out_fixed + back_fixed + 2.0 * ms(forward.fixed) + 2.0 * crossing_ms(l),
                 per_sent_byte_ms: out_byte + ms(forward.per_byte),
                 per_returned_byte_ms: back_byte + ms(forward.per_byte),
             };
@@ -259,6 +293,30 @@ mod tests {
             "{own:?}"
         );
         assert_eq!(own[2].answer_per_byte_ms, 0.0);
+    }
+
+    #[test]
+    fn measured_crossings_add_one_crossing_to_each_hops_own_fixed_cost() {
+        let t = seed_001();
+        let configured = chain(&t, "roc", "cbnewsa").unwrap();
+        // 10, 20 and 40 us a crossing of links 0, 1 and 2.
+        let cost = |l: usize| [0.010, 0.020, 0.040][l];
+        let lab = chain_with_crossing_costs(&t, "roc", "cbnewsa", cost).unwrap();
+        let own = |h: &[ChainHop]| {
+            wirespeed_model::perhop::own_costs(&h.iter().map(|h| h.line).collect::<Vec<_>>())
+        };
+        let (before, after) = (own(&configured), own(&lab));
+        for (k, want) in [0.010, 0.020, 0.040].into_iter().enumerate() {
+            let added = after[k].fixed_ms - before[k].fixed_ms;
+            assert!((added - want).abs() < 1e-12, "hop {k}: {added}");
+            assert_eq!(after[k].per_byte_ms, before[k].per_byte_ms);
+        }
+        // The round trip to hop 3 crosses each link twice.
+        let whole = lab[2].line.fixed_ms - configured[2].line.fixed_ms;
+        assert!((whole - 0.140).abs() < 1e-12, "{whole}");
+        assert!(crossing_costs_cover(&t, "roc", "cbnewsa", &[0, 1, 2]));
+        assert!(!crossing_costs_cover(&t, "roc", "cbnewsa", &[0, 2]));
+        assert!(!crossing_costs_cover(&t, "roc", "nowhere", &[0, 1, 2]));
     }
 
     #[test]

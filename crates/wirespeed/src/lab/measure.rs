@@ -52,7 +52,7 @@ fn one(name: &str, rate_format: RateFormat) -> anyhow::Result<StatusResult> {
         );
     }
     Ok(StatusResult::One {
-        lab,
+        lab: Box::new(lab),
         uptime_seconds,
         ports,
         rate_format,

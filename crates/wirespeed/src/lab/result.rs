@@ -20,7 +20,8 @@ pub(crate) struct StatusParams {
 #[serde(untagged)]
 pub(crate) enum StatusResult {
     One {
-        lab: LabRecord,
+        // Boxed: the record (with its measured crossings) would make every list result as big.
+        lab: Box<LabRecord>,
         uptime_seconds: f64,
         ports: Vec<PortStatus>,
         #[serde(skip)]

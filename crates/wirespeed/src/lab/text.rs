@@ -32,6 +32,7 @@ impl Render for StatusResult {
                     lab.file
                 )?;
                 nodes(out, lab)?;
+                crossings(out, lab)?;
                 writeln!(out)?;
                 port_counters(out, ports, *rate_format)?;
                 emulator_cost(out, ports)?;
@@ -105,6 +106,30 @@ fn nodes(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
         )?;
     }
     Ok(())
+}
+
+/// The lab's own cost per link crossing, as it measured it when it came up (none: a lab of
+/// shared media only, or one brought up by an older `lab up`).
+fn crossings(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
+    if lab.crossings.is_empty() {
+        return Ok(());
+    }
+    writeln!(out)?;
+    let mut t = Table::new(["crossing", "cost", "spread", "first", "echoes"]);
+    for c in &lab.crossings {
+        t.row([
+            format!("link {} {} - {}", c.link, c.from, c.to),
+            format!("{:.1} us", c.cost_us),
+            format!("{:.1} us", c.spread_us),
+            format!("{:.1} us", c.first_us),
+            c.samples.to_string(),
+        ]);
+    }
+    write!(out, "{t}")?;
+    writeln!(
+        out,
+        "crossing = the lab's own cost of one crossing of the link beyond its configured delay and serialization (the emulator's release, the write into the next namespace, that kernel taking the frame in), measured by echoes across it when the lab came up; spread = how much a typical crossing costs more; first = how much the first crossing cost more (neighbour resolution, paid before `lab up` returned)"
+    )
 }
 
 /// Each port's configuration and what it carried, dropped, queued and how late it released.

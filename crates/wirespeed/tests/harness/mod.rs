@@ -43,6 +43,8 @@ mod probe;
 struct Lab {
     name: String,
     nodes: serde_json::Value,
+    /// The lab's own cost per link crossing, as `lab status --json` records it.
+    crossings: serde_json::Value,
 }
 
 impl Lab {
@@ -61,11 +63,13 @@ impl Lab {
         let mut lab = Lab {
             name,
             nodes: serde_json::Value::Null,
+            crossings: serde_json::Value::Null,
         };
         let status = wirespeed(&["lab", "status", &lab.name, "--json"]);
         let status: serde_json::Value =
             serde_json::from_str(&status.stdout).map_err(|e| e.to_string())?;
         lab.nodes = status["result"]["lab"]["nodes"].clone();
+        lab.crossings = status["result"]["lab"]["crossings"].clone();
         Ok(lab)
     }
 

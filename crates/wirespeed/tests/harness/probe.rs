@@ -4,6 +4,7 @@
 //! (`bench/harness-probe.sh`, `bench/harness-probe-replay.sh`).
 
 use super::*;
+use wirespeed_lab::truth::{chain_with_crossing_costs, crossing_costs_cover};
 /// The probe labs' draws: full-duplex chains (the per-hop truth, `wirespeed_lab::truth::chain`,
 /// needs point-to-point links), 2 Mbit/s to 1 Gbit/s and up to 2 ms of delay a link, so that a
 /// default run of `probe --hops` (16 sizes x 32 probes a hop) takes seconds, not minutes.
@@ -32,6 +33,9 @@ struct HopFigure {
     what: &'static str,
     /// us for fixed costs, ns per byte for the others.
     truth: f64,
+    /// A fixed cost's truth with the lab's own cost per crossing added, as the lab measured it
+    /// when it came up (`wirespeed_lab::crossing`; none in a corpus saved without it).
+    lab_truth: Option<f64>,
     measured: f64,
     /// Within the tolerance (own costs only).
     within: Option<bool>,
@@ -75,6 +79,8 @@ struct ProbeRow {
     seconds: f64,
     error: Option<String>,
     file: Option<String>,
+    /// The lab's own cost of one crossing of each link, us, as the lab measured it.
+    crossings_us: Vec<f64>,
 }
 
 /// The straight line `probe` fits to a hop's minimums (round trip against bytes sent +
@@ -102,15 +108,23 @@ fn configured_one_way_line(line: &RttLine, points: &[(f64, f64)]) -> Option<(f64
     Some(((my - slope * mx) / 2.0, slope))
 }
 
-/// Each hop's figures from `probe --hops --json`'s hops against the configured chain.
-fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFigure> {
-    let line_of = |ttl: u8| {
+/// Each hop's figures from `probe --hops --json`'s hops against the configured chain, and
+/// the fixed costs also against `lab`, the chain with the lab's measured cost per crossing.
+fn score_hops(
+    seed: u64,
+    hops: &[HopAnalysis],
+    truth: &[ChainHop],
+    lab: Option<&[ChainHop]>,
+) -> Vec<HopFigure> {
+    let line_in = |chain: &[ChainHop], ttl: u8| {
         if ttl == 0 {
             Some(RttLine::default())
         } else {
-            truth.iter().find(|h| h.ttl == ttl).map(|h| h.line)
+            chain.iter().find(|h| h.ttl == ttl).map(|h| h.line)
         }
     };
+    let line_of = |ttl: u8| line_in(truth, ttl);
+    let lab_line = |ttl: u8| lab.and_then(|l| line_in(l, ttl));
     let mut out = Vec::new();
     for h in hops {
         let (Some(fit), Some(now)) = (&h.fit, line_of(h.ttl)) else {
@@ -128,6 +142,9 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
         };
         let sent_span = span(points.iter().map(|p| p.0).collect());
         let returned_span = span(points.iter().map(|p| p.1).collect());
+        let lab_fixed = lab_line(h.ttl)
+            .and_then(|l| configured_one_way_line(&l, &points))
+            .map(|(fixed, _)| fixed * 1e3);
         if let Some((fixed, per_byte)) = configured_one_way_line(&now, &points) {
             let covers = |iv: Option<&wirespeed_model::stats::LineIntervals>, fixed_side: bool| {
                 iv.map(|iv| {
@@ -143,6 +160,7 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
                 ttl: h.ttl,
                 what: "line fixed",
                 truth: fixed * 1e3,
+                lab_truth: lab_fixed,
                 measured: fit.one_way.fixed_ms * 1e3,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), true),
@@ -159,6 +177,7 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
                 ttl: h.ttl,
                 what: "line per byte",
                 truth: per_byte * 1e6,
+                lab_truth: None,
                 measured: fit.one_way.per_byte_ms * 1e6,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), false),
@@ -176,6 +195,9 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
             continue;
         };
         let own_fixed_us = (now.fixed_ms - before.fixed_ms) / 2.0 * 1e3;
+        let lab_own_fixed_us = lab_line(h.ttl)
+            .zip(lab_line(inc.from_ttl))
+            .map(|(now, before)| (now.fixed_ms - before.fixed_ms) / 2.0 * 1e3);
         let own_byte_ns = (now.per_sent_byte_ms - before.per_sent_byte_ms) * 1e6;
         let fixed_us = inc.cost.fixed_ms * 1e3;
         let byte_ns = inc.cost.per_byte_ms * 1e6;
@@ -187,6 +209,7 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
             ttl: h.ttl,
             what: "fixed",
             truth: own_fixed_us,
+            lab_truth: lab_own_fixed_us,
             measured: fixed_us,
             within: Some((fixed_us - own_fixed_us).abs() <= FIXED_US),
             bootstrap_covers: None,
@@ -201,6 +224,7 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
             ttl: h.ttl,
             what: "per byte",
             truth: own_byte_ns,
+            lab_truth: None,
             measured: byte_ns,
             within: Some((byte_ns / own_byte_ns - 1.0).abs() <= PER_BYTE_SHARE),
             bootstrap_covers: None,
@@ -227,6 +251,7 @@ fn score_hops(seed: u64, hops: &[HopAnalysis], truth: &[ChainHop]) -> Vec<HopFig
                 ttl: h.ttl,
                 what: "answer per byte",
                 truth: truth_ns,
+                lab_truth: None,
                 measured: ours_ns,
                 within: Some(within),
                 bootstrap_covers: None,
@@ -258,6 +283,7 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         seconds: 0.0,
         error: None,
         file: None,
+        crossings_us: Vec::new(),
     };
     let t = match Topology::parse(&draw.toml, "drawn.toml") {
         Ok(t) => t,
@@ -306,6 +332,14 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
             return row;
         }
     };
+    // The lab's own cost per crossing, measured as it came up, kept beside the run.
+    let crossings = lab.crossings.clone();
+    let crossings_file = keep.join(format!("seed-{seed:03}-crossings.json"));
+    if let Err(e) = write_atomically(&crossings_file, crossings.to_string().as_bytes()) {
+        row.error = Some(format!("cannot write {}: {e}", crossings_file.display()));
+        return row;
+    }
+    let lab_truth = lab_chain(&t, &crossings, &mut row);
     let max_ttl = truth.len().to_string();
     let (code, stdout, stderr) = in_namespace(
         &lab.namespace("h1"),
@@ -333,10 +367,46 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         }
     }
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap_or_default();
-    judge_document(&mut row, &doc, &truth, Reading::AsPrinted)
-        .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
-        .unwrap_or_else(|e| row.error = Some(e));
+    judge_document(
+        &mut row,
+        &doc,
+        &truth,
+        lab_truth.as_deref(),
+        Reading::AsPrinted,
+    )
+    .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
+    .unwrap_or_else(|e| row.error = Some(e));
     row
+}
+
+/// The chain h1 to h2 with the lab's own cost per crossing (`lab status --json`'s
+/// `lab.crossings`: link and `cost_us` of each), if the lab measured every link of it; the
+/// costs go into `row` for the scorecard.
+fn lab_chain(
+    t: &Topology,
+    crossings: &serde_json::Value,
+    row: &mut ProbeRow,
+) -> Option<Vec<ChainHop>> {
+    let costs: Vec<(usize, f64)> = crossings
+        .as_array()?
+        .iter()
+        .filter_map(|c| {
+            let link = usize::try_from(c["link"].as_u64()?).ok()?;
+            Some((link, c["cost_us"].as_f64().filter(|v| v.is_finite())?))
+        })
+        .collect();
+    row.crossings_us = costs.iter().map(|c| c.1).collect();
+    let links: Vec<usize> = costs.iter().map(|c| c.0).collect();
+    if !crossing_costs_cover(t, "h1", "h2", &links) {
+        return None;
+    }
+    let cost_ms = |link: usize| {
+        costs
+            .iter()
+            .find(|c| c.0 == link)
+            .map_or(0.0, |c| c.1 / 1e3)
+    };
+    chain_with_crossing_costs(t, "h1", "h2", cost_ms).ok()
 }
 
 /// Which hops of a saved probe document are judged.
@@ -354,6 +424,7 @@ fn judge_document(
     row: &mut ProbeRow,
     doc: &serde_json::Value,
     truth: &[ChainHop],
+    lab: Option<&[ChainHop]>,
     reading: Reading,
 ) -> Result<(), String> {
     let hops = match reading {
@@ -367,7 +438,7 @@ fn judge_document(
             Some((h.ttl, s.between_bytes, s.f_statistic))
         })
         .collect();
-    row.figures = score_hops(row.seed, &hops, truth);
+    row.figures = score_hops(row.seed, &hops, truth, lab);
     Ok(())
 }
 
@@ -640,7 +711,19 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
     );
     let _ = writeln!(
         s,
-        "| figure | within, strict and raw | within, calibrated (fixed) or floored (per byte: 30 us over the run's span) | time-block interval covers the raw truth | covers the calibrated truth | interval width, median |\n|---|---|---|---|---|---|"
+        "The lab's own cost of one link crossing as each lab measured it when it came up (`wirespeed_lab::crossing`; its truth: the configured one plus that, once a crossing): {}.\n",
+        error_spread(
+            &measured
+                .iter()
+                .flat_map(|r| r.crossings_us.iter().copied())
+                .collect::<Vec<_>>(),
+            " us",
+            1.0
+        )
+    );
+    let _ = writeln!(
+        s,
+        "| figure | within, strict and raw | within, calibrated (fixed) or floored (per byte: 30 us over the run's span) | time-block interval covers the raw truth | covers the calibrated truth | covers the lab's truth (its measured crossings) | interval width, median |\n|---|---|---|---|---|---|---|"
     );
     for what in [
         "fixed",
@@ -669,11 +752,12 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
         let unit = if what.contains("fixed") { "us" } else { "ns/B" };
         let _ = writeln!(
             s,
-            "| {what} | {} | {} | {} | {} | {} |",
+            "| {what} | {} | {} | {} | {} | {} | {} |",
             count(&|f, _| f.within),
             count(&|f, l| within_floored(f, l)),
             count(&|f, _| blocks_cover(f, f.truth)),
             count(&|f, l| blocks_cover(f, calibrated_truth(f, l))),
+            count(&|f, _| f.lab_truth.and_then(|t| blocks_cover(f, t))),
             widths
                 .get(widths.len() / 2)
                 .map_or("-".to_string(), |w| format!("{w:.3} {unit}"))
@@ -909,6 +993,7 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
         seconds: 0.0,
         error: None,
         file: Some(file.display().to_string()),
+        crossings_us: Vec::new(),
     };
     let judged = (|| -> Result<(), String> {
         let toml = read_bounded(&file)?;
@@ -927,7 +1012,13 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
         row.seconds = doc["result"]["elapsed_seconds"]
             .as_f64()
             .unwrap_or(f64::NAN);
-        judge_document(&mut row, &doc, &truth, reading)
+        // Runs saved before the lab measured its crossings have no such file.
+        let crossings = read_bounded(&dir.join(format!("seed-{seed:03}-crossings.json")))
+            .ok()
+            .and_then(|j| serde_json::from_str(&j).ok())
+            .unwrap_or_default();
+        let lab = lab_chain(&t, &crossings, &mut row);
+        judge_document(&mut row, &doc, &truth, lab.as_deref(), reading)
     })();
     if let Err(e) = judged {
         row.error = Some(e);

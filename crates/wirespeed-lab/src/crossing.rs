@@ -1,0 +1,345 @@
+//! The lab's own cost per link crossing, measured by the lab itself when it comes up, and the
+//! warm-up that leaves every link's neighbours resolved before `lab up` returns (issue 31).
+//!
+//! No topology file states it, yet every frame pays it: between the sending kernel's transmit
+//! (where [`crate::ingress_stamp`] stamps the frame) and the receiving kernel's hand-off of the
+//! next frame, the emulator's egress thread is woken and releases the frame (its lateness,
+//! counted in `lab status`: p50 about 1 us), writes it into the receiving TAP, and the
+//! receiving namespace's kernel takes it in and forwards or answers it. Only the first part is
+//! visible to the emulator; the write and the kernel paths on both sides are not. A probe sees
+//! all of it: `probe --hops` on random chains read each hop's own fixed cost 2-30 us (median 14)
+//! above the configured truth, varying from lab to lab by more than its interval's width.
+//!
+//! So the lab measures the whole crossing from outside, the way a probe sees it: from the
+//! namespace at end a of each point-to-point link it sends echo requests to end b's address on
+//! that link (`ping`, kernel receive stamps), and the same number to its own address, which the
+//! kernel answers through `lo` without crossing anything. The link's best round trip less its
+//! configured round trip ([`configured_echo_ms`]: delay and serialization both ways, and the
+//! modelled answer cost of a router at either end) less the best round trip to itself leaves two
+//! crossings of the link with the pinged kernel's answer, what one hop of a probe pays beyond the
+//! configured figures ([`judge`]). The minimum of each series is used because `probe` fits
+//! minimums (seed 001's best case).
+//!
+//! The first echo of each link resolves the neighbour entries both ways (ARP; a few IPv6 echoes
+//! resolve neighbour discovery on links that carry IPv6), which is exactly what a measurement
+//! started right after `lab up` would otherwise pay on its first probes. Its excess over the
+//! best crossing is kept as `first_us`.
+
+use std::net::IpAddr;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::addressing::Plan;
+use crate::topology::{NodeKind, Topology};
+use crate::truth::link_cost;
+
+/// Echo requests per series: as many as `probe` sends of each size by default, so that the
+/// minimum is as much a best case as the probe's, few enough that `lab up` stays quick.
+pub const ECHOES: u32 = 32;
+
+/// The echo request's IP packet, bytes: `ping`'s default 56 data bytes, 8 of ICMP header and
+/// 20 of IPv4 header (no Ethernet padding: over 46).
+pub const ECHO_PACKET_BYTES: u64 = 84;
+
+/// Echo requests follow each other by at least this, by the link's configured round trip and
+/// [`GAP`], and by four echoes' serialization (no series queues behind itself). How long the
+/// emulator's threads sat idle changes what a crossing costs (about 25 us more after 5 ms idle
+/// than after 0.2 ms on a loaded machine), and a link's threads sit idle in a `probe --hops`
+/// run while it probes the other hops: echoes one round trip and 1 ms apart read a median of
+/// 6.6 us a crossing on ten random labs whose probes carried 16 us a hop, echoes 10 ms apart
+/// 12-23 us (bench/results/incoming-lab-crossing.md, issue 31).
+const MIN_INTERVAL: Duration = Duration::from_millis(10);
+
+/// `probe`'s default pause after each answer.
+const GAP: Duration = Duration::from_millis(1);
+
+/// The most a series may take, whatever the link: `ping -w`, seconds.
+const DEADLINE_SECONDS: u64 = 5;
+
+/// The most a series' output is read, bytes (20 replies are about 1.5 KB).
+const MAX_OUTPUT: usize = 64 * 1024;
+
+/// The lab's measured cost of one crossing of one link, as `lab status` shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossingCost {
+    /// Link index in the topology file.
+    pub link: usize,
+    /// The node that sent the echoes (end a).
+    pub from: String,
+    /// The node that answered them (end b).
+    pub to: String,
+    /// One crossing's cost beyond the configured delay and serialization, from the best round
+    /// trip: what each of a probe's crossings of this link adds to its fixed cost, us.
+    pub cost_us: f64,
+    /// How much a typical crossing costs more than the best: half the round trips' median less
+    /// their minimum, us.
+    pub spread_us: f64,
+    /// How much the link's first crossing cost more than the best one (neighbour resolution
+    /// and cold caches: what a run right after `lab up` would have paid), us.
+    pub first_us: f64,
+    /// Echoes answered across the link (of [`ECHOES`]).
+    pub samples: u32,
+}
+
+/// One echo series: the replies' round trips in the order of their sequence numbers (ms, as
+/// each reply line prints them) and the best round trip of the summary line (ms, printed to
+/// 1 us whatever its size, where a reply line prints 10 us above 1 ms).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EchoSeries {
+    /// (sequence number, round trip ms) of each reply.
+    pub replies: Vec<(u32, f64)>,
+    /// The summary's minimum, ms.
+    pub min_ms: Option<f64>,
+}
+
+/// Reads iputils `ping -n` output: `... icmp_seq=N ttl=T time=X ms` lines and the summary's
+/// `rtt min/avg/max/mdev = a/b/c/d ms`. Anything else (and any value that is not a finite
+/// non-negative number) is ignored; at most [`ECHOES`] x 4 replies are kept.
+pub fn parse_ping(text: &str) -> EchoSeries {
+    let mut series = EchoSeries::default();
+    let number = |s: &str| s.parse::<f64>().ok().filter(|v| v.is_finite() && *v >= 0.0);
+    for line in text.lines() {
+        if let Some(rest) = line
+            .split_once(" = ")
+            .filter(|(l, _)| l.starts_with("rtt min/"))
+        {
+            series.min_ms = rest.1.split('/').next().and_then(number);
+            continue;
+        }
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(name))
+                .map(str::to_string)
+        };
+        let (Some(seq), Some(time)) = (field("icmp_seq="), field("time=")) else {
+            continue;
+        };
+        if series.replies.len() >= 4 * ECHOES as usize {
+            continue;
+        }
+        if let (Ok(seq), Some(ms)) = (seq.parse::<u32>(), number(&time)) {
+            series.replies.push((seq, ms));
+        }
+    }
+    series.replies.sort_by_key(|r| r.0);
+    series
+}
+
+/// The configured round trip of an echo of `packet` IP bytes from one end of `link` to the
+/// other, ms: both directions' delay and serialization (`truth::link_cost`), and the modelled
+/// answer cost of a router at either end (the emulator charges it on any frame a router sends
+/// from its own address: the request leaving a router, the reply leaving one).
+pub fn configured_echo_ms(t: &Topology, link: usize, packet: u64) -> f64 {
+    let l = &t.links[link];
+    let bytes = packet as f64;
+    let one_way = |d| {
+        let (fixed, per_byte) = link_cost(d, l.layer);
+        fixed + per_byte * bytes
+    };
+    let answer = |node: usize| match &t.nodes[node].kind {
+        NodeKind::Router(r) => {
+            r.answer.fixed.as_secs_f64() * 1e3 + r.answer.per_byte.as_secs_f64() * 1e3 * bytes
+        }
+        NodeKind::Host(_) => 0.0,
+    };
+    one_way(&l.ab) + one_way(&l.ba) + answer(l.a) + answer(l.b)
+}
+
+/// The cost of one crossing from a link's echo series, the sender's echoes to itself and the
+/// configured round trip (ms): `(cost, spread, first)` in us, or `None` without a reply or a
+/// best round trip on either side.
+pub fn judge(link: &EchoSeries, itself: &EchoSeries, configured_ms: f64) -> Option<[f64; 3]> {
+    let best = link
+        .min_ms
+        .or_else(|| link.replies.iter().map(|r| r.1).reduce(f64::min))?;
+    let own = itself
+        .min_ms
+        .or_else(|| itself.replies.iter().map(|r| r.1).reduce(f64::min))?;
+    let first = link.replies.first()?.1;
+    let mut sorted: Vec<f64> = link.replies.iter().map(|r| r.1).collect();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let us = |ms: f64| ms * 1e3 / 2.0;
+    Some([
+        us(best - configured_ms - own),
+        us((median - best).max(0.0)),
+        us((first - best).max(0.0)),
+    ])
+}
+
+/// The links the lab measures: point-to-point, between nodes without a processing model (a
+/// host's modelled transmit and receive costs are not the lab's own).
+fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
+    t.links
+        .iter()
+        .filter(|l| !l.is_shared())
+        .filter(|l| {
+            [l.a, l.b].iter().all(|&n| match &t.nodes[n].kind {
+                NodeKind::Host(h) => !h.has_costs(),
+                NodeKind::Router(_) => true,
+            })
+        })
+        .map(|l| l.index)
+}
+
+/// `ping` in namespace `ns`, started (not waited for).
+fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
+    let family = if to.is_ipv6() { "-6" } else { "-4" };
+    Command::new("ip")
+        .args(["netns", "exec", ns, "ping", family, "-n", "-c"])
+        .arg(count.to_string())
+        .arg("-i")
+        .arg(format!("{:.3}", interval.as_secs_f64()))
+        .args(["-W", "1", "-w"])
+        .arg(DEADLINE_SECONDS.to_string())
+        .arg(to.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()
+}
+
+/// Waits for `child` (bounded: `ping -w` ends it; past twice that it is killed) and parses
+/// what it printed.
+fn collect(child: Option<Child>) -> EchoSeries {
+    let Some(mut child) = child else {
+        return EchoSeries::default();
+    };
+    let until = Instant::now() + Duration::from_secs(2 * DEADLINE_SECONDS);
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => break,
+            Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(5)),
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return EchoSeries::default();
+            }
+        }
+    }
+    let mut text = String::new();
+    if let Some(out) = child.stdout.take() {
+        use std::io::Read as _;
+        let _ = out.take(MAX_OUTPUT as u64).read_to_string(&mut text);
+    }
+    parse_ping(&text)
+}
+
+/// Measures every point-to-point link's cost per crossing across the running lab (its
+/// emulator started), and leaves every link's neighbours resolved both ways in both address
+/// families. Series of different links run side by side; a link whose echoes got no answer
+/// (a link configured to lose everything, `ping` missing) is left out. Takes [`ECHOES`] round
+/// trips and gaps of the slowest link, at most twice `ping`'s 5 s deadline.
+pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<CrossingCost> {
+    let mut running = Vec::new();
+    for link in measured_links(t) {
+        let l = &t.links[link];
+        let (a, b) = (plan.end(link, true), plan.end(link, false));
+        let ns = &namespaces[l.a];
+        let wire = l.layer.frame(ECHO_PACKET_BYTES).wire as f64;
+        let slowest = l.ab.rate.bits_per_second().min(l.ba.rate.bits_per_second()) as f64;
+        let configured = configured_echo_ms(t, link, ECHO_PACKET_BYTES);
+        let interval = MIN_INTERVAL
+            .max(Duration::from_secs_f64(4.0 * wire * 8.0 / slowest))
+            .max(GAP + Duration::from_secs_f64(configured.max(0.0) / 1e3));
+        let across = spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval);
+        let itself = spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval);
+        // IPv6 neighbour discovery is resolved apart from ARP: a few echoes settle it.
+        let warm6 = b
+            .ipv6
+            .and_then(|v6| spawn_ping(ns, IpAddr::V6(v6), 3, interval));
+        running.push((link, across, itself, warm6));
+    }
+    let mut costs = Vec::new();
+    for (link, across, itself, warm6) in running {
+        let (across, itself) = (collect(across), collect(itself));
+        let _ = collect(warm6);
+        let configured = configured_echo_ms(t, link, ECHO_PACKET_BYTES);
+        if let Some([cost_us, spread_us, first_us]) = judge(&across, &itself, configured) {
+            let l = &t.links[link];
+            costs.push(CrossingCost {
+                link,
+                from: t.nodes[l.a].name.clone(),
+                to: t.nodes[l.b].name.clone(),
+                cost_us,
+                spread_us,
+                first_us,
+                samples: u32::try_from(across.replies.len()).unwrap_or(u32::MAX),
+            });
+        }
+    }
+    costs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PING: &str = "PING 198.18.0.2 (198.18.0.2) 56(84) bytes of data.
+64 bytes from 198.18.0.2: icmp_seq=1 ttl=64 time=1.87 ms
+64 bytes from 198.18.0.2: icmp_seq=3 ttl=64 time=1.06 ms
+64 bytes from 198.18.0.2: icmp_seq=2 ttl=64 time=1.08 ms
+
+--- 198.18.0.2 ping statistics ---
+3 packets transmitted, 3 received, 0% packet loss, time 20ms
+rtt min/avg/max/mdev = 1.056/1.336/1.874/0.378 ms
+";
+
+    #[test]
+    fn ping_output_is_read_in_sequence_with_the_summary_minimum() {
+        let s = parse_ping(PING);
+        assert_eq!(s.replies, vec![(1, 1.87), (2, 1.08), (3, 1.06)]);
+        assert_eq!(s.min_ms, Some(1.056));
+        // Hostile text: no number, negative, not finite, nothing at all.
+        let s = parse_ping("icmp_seq=x time=1\nicmp_seq=1 time=-1\nicmp_seq=2 time=NaN\n");
+        assert!(s.replies.is_empty() && s.min_ms.is_none());
+        assert_eq!(parse_ping(""), EchoSeries::default());
+        let flood = "64 bytes: icmp_seq=1 time=1.0 ms\n".repeat(1000);
+        assert_eq!(parse_ping(&flood).replies.len(), 4 * ECHOES as usize);
+    }
+
+    #[test]
+    fn a_crossing_is_half_the_excess_over_the_configured_and_the_senders_own_round_trip() {
+        let link = parse_ping(PING);
+        let itself = EchoSeries {
+            replies: vec![(1, 0.020)],
+            min_ms: Some(0.016),
+        };
+        // Configured 1.0 ms: (1.056 - 1.0 - 0.016) / 2 = 20 us a crossing; the median 1.08
+        // is 12 us a crossing above the best, the first 1.87 is 407 us above it.
+        let [cost, spread, first] = judge(&link, &itself, 1.0).unwrap();
+        assert!((cost - 20.0).abs() < 1e-9, "{cost}");
+        assert!((spread - 12.0).abs() < 1e-9, "{spread}");
+        assert!((first - 407.0).abs() < 1e-9, "{first}");
+        assert_eq!(judge(&EchoSeries::default(), &itself, 1.0), None);
+        assert_eq!(judge(&link, &EchoSeries::default(), 1.0), None);
+    }
+
+    #[test]
+    fn the_configured_echo_counts_both_directions_and_a_routers_answer() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/seed-001-path.toml");
+        let t = Topology::load(std::path::Path::new(path)).unwrap();
+        // Link 0: roc -[10 Mbit/s Ethernet, 50 m]- ciscomci, whose answers cost .751 ms +
+        // .00131 ms a byte (ciscoping); the echo is 84 + 38 bytes on the wire each way.
+        let l = &t.links[0];
+        let router = if matches!(t.nodes[l.a].kind, NodeKind::Router(_)) {
+            l.a
+        } else {
+            l.b
+        };
+        let NodeKind::Router(r) = &t.nodes[router].kind else {
+            panic!("link 0 has a router at one end");
+        };
+        let cable = 50.0 / (0.66 * 299_792_458.0) * 1e3;
+        let want = 2.0 * (cable + 122.0 * 8.0 / 10e6 * 1e3)
+            + r.answer.fixed.as_secs_f64() * 1e3
+            + r.answer.per_byte.as_secs_f64() * 1e3 * 84.0;
+        let got = configured_echo_ms(&t, 0, ECHO_PACKET_BYTES);
+        // The cable delay is configured to whole nanoseconds.
+        assert!((got - want).abs() < 1e-5, "{got} against {want}");
+        assert!(got > 0.751, "{got}");
+    }
+}
