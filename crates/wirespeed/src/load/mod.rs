@@ -314,6 +314,15 @@ impl TryFrom<&LoadArgs> for Config {
         if let Some(dir) = &args.plot {
             crate::common::output::check_output_dir("--plot", dir)?;
         }
+        // The simulator's own bound, checked before any agent starts rather than after the
+        // first row's tests.
+        if !args.no_model && args.model_time > Duration::from_nanos(wirespeed_sim::MAX_SIMULATED_NS)
+        {
+            anyhow::bail!(
+                "--model-time {}: the shared-segment prediction simulates at most 1h per row; give a shorter time or --no-model",
+                humantime::format_duration(args.model_time)
+            );
+        }
         let auth = args.key.load().context("--auth-key-file")?;
         let agents = if args.agents.is_empty() {
             AgentSource::Local(args.local as usize)
@@ -470,6 +479,9 @@ mod tests {
         assert!(results.is_none());
         assert_eq!(c.model_time, Some(Duration::from_secs(2)));
         assert_eq!(config(&["--no-model"]).unwrap().model_time, None);
+        let err = config(&["--model-time", "2h"]).unwrap_err().to_string();
+        assert!(err.contains("--model-time 2h"), "{err}");
+        assert!(config(&["--model-time", "2h", "--no-model"]).is_ok());
         let c = config(&["--agent", "127.0.0.1:7", "--agent", "::1"]).unwrap();
         let addrs: Vec<SocketAddr> = vec![
             "127.0.0.1:7".parse().unwrap(),
