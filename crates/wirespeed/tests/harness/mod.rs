@@ -48,6 +48,21 @@ struct Lab {
 }
 
 impl Lab {
+    /// Keeps a drawn lab's file as `keep/name` (whole or not at all) and brings the lab up; its
+    /// path goes into `kept` once written, so that a row that failed after it still names it.
+    fn keep_and_up(
+        keep: &Path,
+        name: &str,
+        toml: &str,
+        kept: &mut Option<String>,
+    ) -> Result<Lab, String> {
+        let file = keep.join(name);
+        probe::write_atomically(&file, toml.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
+        *kept = Some(file.display().to_string());
+        Lab::up(&file).map_err(|e| format!("lab up: {e}"))
+    }
+
     fn up(file: &Path) -> Result<Lab, String> {
         let run = wirespeed(&["lab", "up", &file.display().to_string(), "--json"]);
         if run.status != 0 {
@@ -224,16 +239,15 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
     };
     row.truth = element_key(&truth.0, &truth.1.element.element);
     row.ceiling = truth.1.element.ceiling_bits_per_second;
-    let file = keep.join(format!("{}.toml", draw.name));
-    if std::fs::write(&file, &draw.toml).is_err() {
-        row.error = Some(format!("cannot write {}", file.display()));
-        return row;
-    }
-    row.file = Some(file.display().to_string());
-    let lab = match Lab::up(&file) {
+    let lab = match Lab::keep_and_up(
+        keep,
+        &format!("{}.toml", draw.name),
+        &draw.toml,
+        &mut row.file,
+    ) {
         Ok(lab) => lab,
         Err(e) => {
-            row.error = Some(format!("lab up: {e}"));
+            row.error = Some(e);
             return row;
         }
     };
@@ -281,8 +295,9 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
     row.bound_consistent = said_bound == reached;
     // Keep the lab file only where the verdict disagrees.
     if row.named_right && row.bound_consistent && row.error.is_none() {
-        let _ = std::fs::remove_file(&file);
-        row.file = None;
+        if let Some(file) = row.file.take() {
+            let _ = std::fs::remove_file(file);
+        }
     }
     row
 }
@@ -319,16 +334,15 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
         error: None,
         file: None,
     };
-    let file = keep.join(format!("{}.toml", draw.name));
-    if std::fs::write(&file, &draw.toml).is_err() {
-        row.error = Some(format!("cannot write {}", file.display()));
-        return row;
-    }
-    row.file = Some(file.display().to_string());
-    let lab = match Lab::up(&file) {
+    let lab = match Lab::keep_and_up(
+        keep,
+        &format!("{}.toml", draw.name),
+        &draw.toml,
+        &mut row.file,
+    ) {
         Ok(lab) => lab,
         Err(e) => {
-            row.error = Some(format!("lab up: {e}"));
+            row.error = Some(e);
             return row;
         }
     };
@@ -431,8 +445,9 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
         row.verdicts.push((h.clone(), truth, named));
     }
     if row.verdicts.iter().all(|(_, t, n)| t == n) {
-        let _ = std::fs::remove_file(&file);
-        row.file = None;
+        if let Some(file) = row.file.take() {
+            let _ = std::fs::remove_file(file);
+        }
     } else {
         // The mesh's document beside the lab file: its rates, retransmissions and the
         // counters the judge weighed, so that a disagreement is judged again without a lab.

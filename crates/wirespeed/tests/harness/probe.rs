@@ -319,16 +319,10 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         .replace("[[router]]\n", "[[router]]\nicmp_ratelimit = false\n");
     // Every lab is kept, as seed-NNN.toml beside its probe's whole document seed-NNN.json (every
     // sample is in it), so that `probe_replay` can judge a changed analysis without labs.
-    let file = keep.join(format!("seed-{seed:03}.toml"));
-    if let Err(e) = write_atomically(&file, toml.as_bytes()) {
-        row.error = Some(format!("cannot write {}: {e}", file.display()));
-        return row;
-    }
-    row.file = Some(file.display().to_string());
-    let lab = match Lab::up(&file) {
+    let lab = match Lab::keep_and_up(keep, &format!("seed-{seed:03}.toml"), &toml, &mut row.file) {
         Ok(lab) => lab,
         Err(e) => {
-            row.error = Some(format!("lab up: {e}"));
+            row.error = Some(e);
             return row;
         }
     };
@@ -507,7 +501,7 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
 
 /// Writes `bytes` to `path` whole or not at all: another reader of the corpus sees the old file
 /// or the new one, never a half-written one (a rename within one directory is atomic).
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub(super) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut partial = path.as_os_str().to_owned();
     partial.push(".partial");
     let partial = PathBuf::from(partial);
