@@ -294,10 +294,12 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
     let reached = row.measured.is_some_and(|m| m >= 0.9 * row.ceiling);
     row.bound_consistent = said_bound == reached;
     // Keep the lab file only where the verdict disagrees.
-    if row.named_right && row.bound_consistent && row.error.is_none() {
-        if let Some(file) = row.file.take() {
-            let _ = std::fs::remove_file(file);
-        }
+    if row.named_right
+        && row.bound_consistent
+        && row.error.is_none()
+        && let Some(file) = row.file.take()
+    {
+        let _ = std::fs::remove_file(file);
     }
     row
 }
