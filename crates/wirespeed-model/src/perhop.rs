@@ -186,6 +186,27 @@ pub fn fit_rtt_line(points: &[(f64, f64, f64)]) -> Option<(RttLine, Separation)>
     ))
 }
 
+/// `line`'s slopes through the floor of `floor_points` (`(sent, returned, min_rtt_ms)`): its
+/// fixed cost becomes the mean of `min_rtt - u S - v Q` over them. `probe` fits the slopes to
+/// each size's lower half ([`crate::stats::lower_half_mean`], steadier across sizes than one
+/// minimum each) and reads the fixed cost from the minimums, since queueing only ever adds
+/// delay and the lower half lies above the floor by a share of it. `line` unchanged when
+/// `floor_points` is empty or not finite.
+pub fn through_floor(line: RttLine, floor_points: &[(f64, f64, f64)]) -> RttLine {
+    let fixed: Vec<f64> = floor_points
+        .iter()
+        .map(|&(s, q, y)| y - line.per_sent_byte_ms * s - line.per_returned_byte_ms * q)
+        .collect();
+    let mean = fixed.iter().sum::<f64>() / fixed.len() as f64;
+    if fixed.is_empty() || !mean.is_finite() {
+        return line;
+    }
+    RttLine {
+        fixed_ms: mean,
+        ..line
+    }
+}
+
 /// A hop's own cost: what its line adds to the previous hop's.
 #[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
 pub struct OwnCost {
@@ -452,6 +473,28 @@ mod tests {
         ]);
         assert_eq!(own[1].fixed_ms, -0.25);
         assert_eq!(own[1].per_byte_ms, -0.001);
+    }
+
+    #[test]
+    fn the_floor_is_read_from_the_minimums_under_the_fitted_slopes() {
+        let l = RttLine {
+            fixed_ms: 2.0,
+            per_sent_byte_ms: 0.001,
+            per_returned_byte_ms: 0.003,
+        };
+        // The lower half sits 0.05 ms above the floor at every size: the slopes are right, the
+        // fixed cost is not; through the minimums it is.
+        let low: Vec<(f64, f64, f64)> = points(l, &SIZES, false)
+            .into_iter()
+            .map(|(s, q, y)| (s, q, y + 0.05))
+            .collect();
+        let (fit, _) = fit_rtt_line(&low).unwrap();
+        assert!((fit.fixed_ms - 2.05).abs() < 1e-9);
+        let floor = through_floor(fit, &points(l, &SIZES, false));
+        assert!((floor.fixed_ms - 2.0).abs() < 1e-9, "{floor:?}");
+        assert_eq!(floor.per_returned_byte_ms, fit.per_returned_byte_ms);
+        assert_eq!(through_floor(fit, &[]), fit);
+        assert_eq!(through_floor(fit, &[(100.0, 128.0, f64::NAN)]), fit);
     }
 
     proptest! {
