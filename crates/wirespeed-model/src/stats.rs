@@ -113,10 +113,10 @@ pub fn median(values: &[f64]) -> f64 {
 /// machine's load, the emulator's wake-ups). The minimum rests on one lucky probe, a different
 /// one for every size, and on an occasional answer stamped below the floor; the lower half
 /// averages the probes nearest it, so a slope fitted across sizes to these means moves less
-/// from run to run than one fitted to minimums (on 60 saved lab runs: the own per byte within
-/// its tolerance with an interval inside it for 159 of 217 hops against 133 for minimums, the
-/// same coverage; `bench/results/incoming-probe-hops.md`). The floor itself is a minimum's job:
-/// the lower half lies above it by a share of the queueing.
+/// from run to run than one fitted to minimums (on 50 fresh random labs: a hop's own per byte
+/// within its tolerance with an interval inside it for 106 of 171 hops against 95 for minimums;
+/// `bench/results/incoming-probe-hops.md`). The floor itself is a minimum's job: the lower half
+/// lies above it by a share of the queueing.
 pub fn lower_half_mean(values: &[f64]) -> f64 {
     if values.is_empty() {
         return f64::NAN;
