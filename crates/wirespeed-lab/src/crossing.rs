@@ -171,7 +171,7 @@ pub fn judge(link: &EchoSeries, itself: &EchoSeries, configured_ms: f64) -> Opti
 
 /// The links the lab measures: point-to-point, between nodes without a processing model (a
 /// host's modelled transmit and receive costs are not the lab's own).
-fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
+pub(crate) fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
     t.links
         .iter()
         .filter(|l| !l.is_shared())
@@ -185,7 +185,7 @@ fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// `ping` in namespace `ns`, started (not waited for).
-fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
+pub(crate) fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
     let family = if to.is_ipv6() { "-6" } else { "-4" };
     Command::new("ip")
         .args(["netns", "exec", ns, "ping", family, "-n", "-c"])
@@ -204,7 +204,7 @@ fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Ch
 
 /// Waits for `child` (bounded: `ping -w` ends it; past twice that it is killed) and parses
 /// what it printed.
-fn collect(child: Option<Child>) -> EchoSeries {
+pub(crate) fn collect(child: Option<Child>) -> EchoSeries {
     let Some(mut child) = child else {
         return EchoSeries::default();
     };

@@ -484,11 +484,36 @@ pub enum Detach {
     DiesWithParent,
 }
 
-/// Builds `topology` and leaves it running in a background process; returns once it runs.
+/// What the emulator process does across the lab's links before `up` returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Settle {
+    /// One echo across each point-to-point link (and three over IPv6 where the link carries
+    /// it), so that every neighbour entry is resolved both ways: a measurement started right
+    /// after `up` would otherwise pay the resolution, 0.7-2.2 ms, on its first crossing.
+    #[default]
+    Neighbours,
+    /// That, and the lab's own cost per crossing of each link measured by series of echoes
+    /// ([`crate::crossing::measure`], 0.35-1.4 s) into the record's `crossings`: what the
+    /// probe harness's truth with the lab's crossings needs, and `lab status` shows.
+    MeasureCrossings,
+}
+
+/// Builds `topology` and leaves it running in a background process; returns once it runs,
+/// its neighbours resolved ([`Settle::Neighbours`]).
+pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, LabError> {
+    up_with(topology, file, detach, Settle::Neighbours)
+}
+
+/// [`up`], settling the lab as `settle` says before it returns.
 ///
 /// The state (owner, namespaces, devices, cgroup) is written before anything is built, so that
 /// whatever happens next, `down` finds every object by its record.
-pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, LabError> {
+pub fn up_with(
+    topology: Topology,
+    file: &Path,
+    detach: Detach,
+    settle: Settle,
+) -> Result<Running, LabError> {
     sys::require_net_admin()?;
     let (name, id) = fresh_name(&topology, file);
     let root = state_root()?;
@@ -550,7 +575,7 @@ pub fn up(topology: Topology, file: &Path, detach: Detach) -> Result<Running, La
         Ok(Forked::Parent(pid)) => pid,
         Ok(Forked::Child) => {
             drop(read_end);
-            let code = emulator_process(lab, record, &dir, write_end, detach, parent);
+            let code = emulator_process(lab, record, &dir, write_end, (detach, settle), parent);
             sys::process::exit_child(code);
         }
         Err(source) => {
@@ -586,12 +611,41 @@ pub fn start_time(pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
+/// Echoes pace IPv6's three at this: neighbour discovery settles within them.
+const NEIGHBOUR_ECHO_INTERVAL: Duration = Duration::from_millis(10);
+
+/// One echo from end a of each link `crossing` measures to end b (three over IPv6 where end b
+/// has an address): the request resolves a's entry for b, b learns a's from it, and the reply
+/// proves both. All links at once; each `ping` ends by its own deadline (5 s), a link that
+/// loses everything included.
+fn resolve_neighbours(t: &Topology, plan: &Plan, namespaces: &[String]) {
+    use crate::crossing::{collect, measured_links, spawn_ping};
+    use std::net::IpAddr;
+    let mut running = Vec::new();
+    for link in measured_links(t) {
+        let ns = &namespaces[t.links[link].a];
+        let b = plan.end(link, false);
+        running.push(spawn_ping(
+            ns,
+            IpAddr::V4(b.ipv4.addr),
+            1,
+            NEIGHBOUR_ECHO_INTERVAL,
+        ));
+        if let Some(v6) = b.ipv6 {
+            running.push(spawn_ping(ns, IpAddr::V6(v6), 3, NEIGHBOUR_ECHO_INTERVAL));
+        }
+    }
+    for ping in running {
+        let _ = collect(ping);
+    }
+}
+
 fn emulator_process(
     mut lab: Lab,
     mut record: LabRecord,
     dir: &Path,
     ready: OwnedFd,
-    detach: Detach,
+    (detach, settle): (Detach, Settle),
     parent: i32,
 ) -> i32 {
     let _ = setsid();
@@ -613,8 +667,14 @@ fn emulator_process(
     let signals = SignalSet::block(&[libc::SIGTERM, libc::SIGINT, libc::SIGHUP, libc::SIGUSR1]);
     let emulator = lab.start();
     // Before `lab up` returns: a measurement started right after it finds every link's
-    // neighbours resolved, and the lab states what a crossing of each link costs it.
-    record.crossings = crate::crossing::measure(&lab.topology, &lab.plan, lab.namespaces());
+    // neighbours resolved, and, when asked, the lab states what a crossing of each link costs
+    // it (its echo series resolve the neighbours too).
+    match settle {
+        Settle::MeasureCrossings => {
+            record.crossings = crate::crossing::measure(&lab.topology, &lab.plan, lab.namespaces());
+        }
+        Settle::Neighbours => resolve_neighbours(&lab.topology, &lab.plan, lab.namespaces()),
+    }
     record.pid = std::process::id() as i32;
     record.start_time = start_time(record.pid).unwrap_or(0);
     let wrote = write_json(&dir.join("lab.json"), &record).is_ok()

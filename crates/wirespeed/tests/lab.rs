@@ -198,7 +198,14 @@ pub(crate) struct UpLab {
 
 impl UpLab {
     pub(crate) fn up(file: &str) -> UpLab {
-        let run = wirespeed(&["lab", "up", file, "--json"]);
+        UpLab::up_with(file, &[])
+    }
+
+    /// `lab up FILE --json` with `flags` added.
+    pub(crate) fn up_with(file: &str, flags: &[&str]) -> UpLab {
+        let mut args = vec!["lab", "up", file, "--json"];
+        args.extend(flags);
+        let run = wirespeed(&args);
         assert_eq!(run.status, 0, "{}", run.stderr);
         let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
         assert_eq!(doc["schema"], "wirespeed.lab.up.v1");
@@ -560,7 +567,7 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
         return;
     }
     let _guard = LAB_LOCK.beside_others();
-    let lab = UpLab::up(&lab_file("router-chain.toml"));
+    let lab = UpLab::up_with(&lab_file("router-chain.toml"), &["--measure-crossings"]);
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     let far = Ipv4Addr::new(198, 18, 2, 2);
     let (kind, from, rtt) = ping(&h1, far, 56, 64).expect("an echo reply across two routers");
@@ -569,8 +576,9 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
     assert!(rtt >= Duration::from_micros(2_900), "{rtt:?}");
     let (kind, from, _) = ping(&h1, far, 56, 2).expect("time exceeded from r2");
     assert_eq!((kind, from), (11, Ipv4Addr::new(198, 18, 1, 2)));
-    // The lab states its own cost per crossing of every link, measured as it came up (issue
-    // 31): positive (a crossing wakes a thread and passes two kernels), bounded (not a stall).
+    // Asked to, the lab states its own cost per crossing of every link, measured as it came up
+    // (issue 31): positive (a crossing wakes a thread and passes two kernels), bounded (not a
+    // stall).
     let crossings = lab.status["result"]["lab"]["crossings"]
         .as_array()
         .expect("the lab's crossings in its record");
@@ -655,6 +663,29 @@ fn sigterm_to_the_emulator_removes_the_lab() {
     let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let pid = lab.pid();
+    // Without --measure-crossings the lab measures no crossing, yet `lab up` returned with
+    // every neighbour entry resolved both ways, in both families (an entry the kernel has not
+    // resolved has no link-layer address).
+    assert!(
+        lab.status["result"]["lab"]["crossings"].is_null(),
+        "{}",
+        lab.status["result"]["lab"]
+    );
+    for (node, peer) in [
+        ("h1", "198.18.0.2"),
+        ("h2", "198.18.0.1"),
+        ("h1", "2001:2::2"),
+    ] {
+        let neigh = std::process::Command::new("ip")
+            .args(["-n", &lab.namespace(node), "neigh", "show", peer])
+            .output()
+            .expect("ip runs");
+        let text = String::from_utf8_lossy(&neigh.stdout);
+        assert!(
+            text.contains("lladdr"),
+            "{node}'s entry for {peer}: {text:?}"
+        );
+    }
     assert_one_line_error(
         &wirespeed(&["lab", "exec", &lab.name, "h3", "--", "true"]),
         "has no node 'h3' (it has: h1, h2)",

@@ -8,15 +8,16 @@ use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use wirespeed_lab::lifecycle::{self, Detach, DownReport};
+use wirespeed_lab::lifecycle::{self, Detach, DownReport, Settle};
 use wirespeed_lab::{Topology, sys};
 
-/// Builds `topology` (from `file`) and leaves it running, independent of this process;
-/// returns the lab's name. A termination signal during the build takes it down again.
-pub(crate) fn up(topology: Topology, file: &Path) -> anyhow::Result<String> {
+/// Builds `topology` (from `file`) and leaves it running, independent of this process, settled
+/// as `settle` says; returns the lab's name. A termination signal during the build takes it
+/// down again.
+pub(crate) fn up(topology: Topology, file: &Path, settle: Settle) -> anyhow::Result<String> {
     sys::require_net_admin()?;
     sys::catch_termination();
-    let running = lifecycle::up(topology, file, Detach::Independent)?;
+    let running = lifecycle::up_with(topology, file, Detach::Independent, settle)?;
     if let Some(signal) = sys::caught_signal() {
         lifecycle::down(&running.name)?;
         bail!(
@@ -91,10 +92,11 @@ pub(crate) fn run_in_lab(
     file: &Path,
     node: Option<&str>,
     command: &[String],
+    settle: Settle,
 ) -> anyhow::Result<i32> {
     sys::require_net_admin()?;
     sys::catch_termination();
-    let running = lifecycle::up(topology, file, Detach::DiesWithParent)?;
+    let running = lifecycle::up_with(topology, file, Detach::DiesWithParent, settle)?;
     let outcome = run_and_wait(&running.name, node, command);
     let down = lifecycle::down(&running.name);
     let code = outcome?;

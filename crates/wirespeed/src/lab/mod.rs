@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 use clap::{Args, Subcommand};
 use wirespeed_lab::Topology;
+use wirespeed_lab::lifecycle::Settle;
 use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
@@ -41,6 +42,8 @@ enum LabCommand {
         /// (schema "wirespeed.lab.up.v1") instead of its name.
         #[arg(long, short = 'J')]
         json: bool,
+        #[command(flatten)]
+        settle: SettleArgs,
     },
     /// Run a command inside one node of a running lab.
     ///
@@ -64,6 +67,8 @@ enum LabCommand {
         /// Run the command inside this node instead.
         #[arg(long, value_name = "NODE")]
         node: Option<String>,
+        #[command(flatten)]
+        settle: SettleArgs,
         /// The command and its arguments, after `--`.
         #[arg(last = true, required = true, value_name = "CMD")]
         command: Vec<String>,
@@ -92,6 +97,26 @@ enum LabCommand {
     },
 }
 
+/// How far a lab is settled before `lab up` (or `lab run`'s command) goes on.
+#[derive(Debug, Args)]
+struct SettleArgs {
+    /// Also measure the lab's own cost per crossing of each point-to-point link (32 echoes
+    /// across it, at least 10 ms apart: 0.35-1.4 s) and record it for `lab status`; without
+    /// it one echo across each link only resolves the neighbours.
+    #[arg(long)]
+    measure_crossings: bool,
+}
+
+impl SettleArgs {
+    fn settle(&self) -> Settle {
+        if self.measure_crossings {
+            Settle::MeasureCrossings
+        } else {
+            Settle::Neighbours
+        }
+    }
+}
+
 /// What a `lab` subcommand does, its flags checked: the topology read, the command to run
 /// found on the file system, the node it runs in known to the topology.
 pub(crate) enum Config {
@@ -99,6 +124,7 @@ pub(crate) enum Config {
         topology: Topology,
         file: PathBuf,
         json: bool,
+        settle: Settle,
     },
     Exec {
         name: String,
@@ -110,6 +136,7 @@ pub(crate) enum Config {
         file: PathBuf,
         node: Option<String>,
         command: Vec<String>,
+        settle: Settle,
     },
     Status {
         name: Option<String>,
@@ -125,10 +152,11 @@ pub(crate) enum Config {
 impl LabArgs {
     pub(crate) fn config(self) -> anyhow::Result<Config> {
         Ok(match self.command {
-            LabCommand::Up { file, json } => Config::Up {
+            LabCommand::Up { file, json, settle } => Config::Up {
                 topology: load(&file)?,
                 file,
                 json,
+                settle: settle.settle(),
             },
             LabCommand::Exec {
                 name,
@@ -146,6 +174,7 @@ impl LabArgs {
                 file,
                 node,
                 command,
+                settle,
             } => {
                 actions::check_command(&command)?;
                 let topology = load(&file)?;
@@ -159,6 +188,7 @@ impl LabArgs {
                     file,
                     node,
                     command,
+                    settle: settle.settle(),
                 }
             }
             LabCommand::Status { name, output } => Config::Status { name, output },
@@ -177,8 +207,9 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             topology,
             file,
             json,
+            settle,
         } => {
-            let name = actions::up(topology, &file)?;
+            let name = actions::up(topology, &file, settle)?;
             if json {
                 let record = wirespeed_lab::lifecycle::record(&name)?;
                 let params = UpParams {
@@ -201,8 +232,9 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             file,
             node,
             command,
+            settle,
         } => {
-            let code = actions::run_in_lab(topology, &file, node.as_deref(), &command)?;
+            let code = actions::run_in_lab(topology, &file, node.as_deref(), &command, settle)?;
             io::stdout().flush()?;
             std::process::exit(code);
         }

@@ -108,8 +108,8 @@ fn nodes(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
     Ok(())
 }
 
-/// The lab's own cost per link crossing, as it measured it when it came up (none: a lab of
-/// shared media only, or one brought up by an older `lab up`).
+/// The lab's own cost per link crossing, as it measured it when it came up (none: a lab
+/// brought up without `--measure-crossings`, or of shared media only).
 fn crossings(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
     if lab.crossings.is_empty() {
         return Ok(());

@@ -50,21 +50,29 @@ struct Lab {
 impl Lab {
     /// Keeps a drawn lab's file as `keep/name` (whole or not at all) and brings the lab up; its
     /// path goes into `kept` once written, so that a row that failed after it still names it.
+    /// `measure_crossings`: the lab measures its own cost per crossing as it comes up (`lab up
+    /// --measure-crossings`), for a truth that adds them.
     fn keep_and_up(
         keep: &Path,
         name: &str,
         toml: &str,
         kept: &mut Option<String>,
+        measure_crossings: bool,
     ) -> Result<Lab, String> {
         let file = keep.join(name);
         probe::write_atomically(&file, toml.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", file.display()))?;
         *kept = Some(file.display().to_string());
-        Lab::up(&file).map_err(|e| format!("lab up: {e}"))
+        Lab::up(&file, measure_crossings).map_err(|e| format!("lab up: {e}"))
     }
 
-    fn up(file: &Path) -> Result<Lab, String> {
-        let run = wirespeed(&["lab", "up", &file.display().to_string(), "--json"]);
+    fn up(file: &Path, measure_crossings: bool) -> Result<Lab, String> {
+        let file = file.display().to_string();
+        let mut args = vec!["lab", "up", &file, "--json"];
+        if measure_crossings {
+            args.push("--measure-crossings");
+        }
+        let run = wirespeed(&args);
         if run.status != 0 {
             return Err(run.stderr.trim().to_string());
         }
@@ -244,6 +252,7 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
         &format!("{}.toml", draw.name),
         &draw.toml,
         &mut row.file,
+        false,
     ) {
         Ok(lab) => lab,
         Err(e) => {
@@ -341,6 +350,7 @@ fn fleet_row(seed: u64, faults: usize, keep: &Path) -> FleetRow {
         &format!("{}.toml", draw.name),
         &draw.toml,
         &mut row.file,
+        false,
     ) {
         Ok(lab) => lab,
         Err(e) => {

@@ -319,7 +319,13 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         .replace("[[router]]\n", "[[router]]\nicmp_ratelimit = false\n");
     // Every lab is kept, as seed-NNN.toml beside its probe's whole document seed-NNN.json (every
     // sample is in it), so that `probe_replay` can judge a changed analysis without labs.
-    let lab = match Lab::keep_and_up(keep, &format!("seed-{seed:03}.toml"), &toml, &mut row.file) {
+    let lab = match Lab::keep_and_up(
+        keep,
+        &format!("seed-{seed:03}.toml"),
+        &toml,
+        &mut row.file,
+        true,
+    ) {
         Ok(lab) => lab,
         Err(e) => {
             row.error = Some(e);
