@@ -416,8 +416,9 @@ fn runner(config: &Config) -> anyhow::Result<agent_runner::AgentRunner> {
 }
 
 /// Runs the sweep `config` describes and returns its document, printing nothing: no start
-/// line, no progress bar, and no file but the results file (`--csv`, `--heatmap` and `--plot`
-/// are the command's, from [`SweepReport::csv`] and its siblings). A run that fails, or
+/// line, no progress bar, and no file but the results file (what `--csv`, `--heatmap` and
+/// `--plot` write is [`SweepReport::csv`], [`SweepReport::heatmap`] and
+/// [`SweepReport::diagonal_plot`], for the caller to save). A run that fails, or
 /// Ctrl-C, ends the sweep early with the finished runs kept: [`Measured::stopped`] says which,
 /// and a sweep that kept no run is an error.
 pub fn measure(config: &Config) -> anyhow::Result<Measured> {
