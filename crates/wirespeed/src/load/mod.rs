@@ -376,6 +376,12 @@ impl Config {
             check_model_time(t)?;
         }
         if let PlanSource::New { plan, .. } = &self.plan {
+            // The flags cannot say no length; a list built in code can, and would run nothing.
+            if plan.lengths.is_empty() {
+                anyhow::bail!(
+                    "no packet lengths: give the series at least one (as --lengths 64 would)"
+                );
+            }
             measure::validate(plan, self.agents.count())?;
         }
         Ok(())
@@ -601,6 +607,8 @@ mod tests {
         assert!(format!("{err:#}").contains("--measure"), "{err:#}");
         let err = crate::load::measure(&crate::load::Config::loopback(0, Vec::new())).unwrap_err();
         assert!(format!("{err:#}").contains("--local 0"), "{err:#}");
+        let err = crate::load::measure(&crate::load::Config::loopback(1, Vec::new())).unwrap_err();
+        assert!(format!("{err:#}").contains("no packet lengths"), "{err:#}");
     }
 
     /// A new series' plan is the flags', for the agents given: hosts 1 to N by default,
