@@ -302,6 +302,14 @@ impl NewPlan {
         if self.snd.0.is_empty() || self.rcv.0.is_empty() {
             bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
         }
+        // The parser's bound; an axis built in code has none, and the plan is their product.
+        let most = self.snd.0.len().max(self.rcv.0.len());
+        if most > sweep::MAX_AXIS_POINTS {
+            bail!(
+                "a buffer axis of {most} sizes: give at most {} (for example --snd 1..17)",
+                sweep::MAX_AXIS_POINTS
+            );
+        }
         if !(1..=100).contains(&self.reps) {
             bail!("--reps {}: give 1 to 100 runs per point", self.reps);
         }
@@ -579,7 +587,7 @@ mod tests {
     use clap::Parser;
     use wirespeed_lab::inside::RoutePair;
     use wirespeed_model::IpVersion;
-    use wirespeed_model::sweep::{PlannedRun, RunRecord};
+    use wirespeed_model::sweep::{BufferSize, PlannedRun, RunRecord};
 
     #[derive(Parser)]
     struct Wrapper {
@@ -767,6 +775,10 @@ mod tests {
                 crate::sweep::Config::loopback("2".parse().unwrap(), &refused)
                     .with_bytes_per_run(0),
                 "-n 0 sends nothing",
+            ),
+            (
+                crate::sweep::Config::loopback(Axis(vec![BufferSize::Packets(1); 1025]), &refused),
+                "a buffer axis of 1025 sizes",
             ),
         ] {
             let err = crate::sweep::measure(&config).unwrap_err();
