@@ -19,6 +19,14 @@
 //! `Config`s a caller may hold are public ([`throughput::Config`], [`latency::Config`],
 //! [`sweep::Config`], [`load::Config`], [`mesh::Config`]).
 //!
+//! Five commands run without flags: a constructor makes the common case (the command's
+//! defaults, a few setters where a caller needs them) and the command's `measure` runs it,
+//! printing nothing, and returns the typed document. [`throughput::Config::loopback_tcp`] and
+//! [`latency::Config::loopback`] are shown below; [`sweep::Config::loopback`] (its runs kept
+//! in a results file) with [`sweep::measure`], [`load::Config::loopback`] (in-process agents)
+//! with [`load::measure`], and [`mesh::Config::local`] (in-process agents sharing a key) with
+//! [`mesh::measure`] are run by their modules' `a_library_caller_runs_*` unit tests.
+//!
 //! A loopback TCP test, the in-process agent standing in for `wirespeed tcp` without HOST:
 //!
 //! ```

@@ -123,11 +123,12 @@ pub(crate) fn series(config: &Config, agents: &Agents) -> anyhow::Result<Series>
 }
 
 /// What a series measured: its document, and whether a signal cut it short.
-pub(crate) struct Measured {
-    pub(crate) doc: Document<LoadPlan, LoadResult>,
-    pub(crate) interrupted: bool,
+#[derive(Debug)]
+pub struct Measured {
+    pub doc: Document<LoadPlan, LoadResult>,
+    pub interrupted: bool,
     /// The tests finished, resumed ones included.
-    pub(crate) finished: usize,
+    pub finished: usize,
 }
 
 /// Runs the tests the series lacks and makes the document.

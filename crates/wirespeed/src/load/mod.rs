@@ -24,12 +24,15 @@ use wirespeed_model::units::parse_duration;
 use wirespeed_model::{BitRate, RateFormat};
 use wirespeed_net::auth::AuthKey;
 use wirespeed_net::load::RawEthernet;
+use wirespeed_sim::LengthMix;
 
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::OutputArgs;
 use crate::load::text::write_plots;
 pub(crate) use analysis::rows;
-pub(crate) use result::{Lengths, LoadPlan, LoadResult, RUNS_SCHEMA, Row, Stats, TestRecord};
+pub use measure::Measured;
+pub(crate) use result::RUNS_SCHEMA;
+pub use result::{HostRecord, HostRow, Lengths, LoadPlan, LoadResult, Row, Stats, TestRecord};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct LoadArgs {
@@ -235,13 +238,9 @@ impl LoadArgs {
             .hosts
             .as_ref()
             .map_or_else(|| (1..=n).collect(), |h| h.0.clone());
-        let agent_names = match agents {
-            AgentSource::Remote(addrs) => addrs.iter().map(ToString::to_string).collect(),
-            AgentSource::Local(_) => vec!["loopback".to_string(); n],
-        };
         LoadPlan {
             schema: RUNS_SCHEMA.into(),
-            agents: agent_names,
+            agents: agents.names(),
             hosts,
             lengths: self.lengths.0.iter().cloned().map(Lengths).collect(),
             schedule: self.schedule(),
@@ -291,6 +290,102 @@ impl AgentSource {
             AgentSource::Local(n) => *n,
         }
     }
+
+    /// The agents as a plan names them.
+    fn names(&self) -> Vec<String> {
+        match self {
+            AgentSource::Remote(addrs) => addrs.iter().map(ToString::to_string).collect(),
+            AgentSource::Local(n) => vec!["loopback".to_string(); *n],
+        }
+    }
+}
+
+/// The most in-process agents (`--local`).
+const MAX_LOCAL_AGENTS: usize = 64;
+
+/// The simulator's own bound, checked before any agent starts rather than after the first
+/// row's tests.
+fn check_model_time(model_time: Duration) -> anyhow::Result<()> {
+    if model_time > Duration::from_nanos(wirespeed_sim::MAX_SIMULATED_NS) {
+        anyhow::bail!(
+            "--model-time {}: the shared-segment prediction simulates at most 1h per row; give a shorter time or --no-model",
+            humantime::format_duration(model_time)
+        );
+    }
+    Ok(())
+}
+
+impl Config {
+    /// A load series over loopback: `agents` in-process agents (`--local N`, 1 to 64), the
+    /// series every host count from 1 to `agents` for each length mix of `lengths`
+    /// (`--lengths`). The rest is the command's defaults: the quick schedule (0.25 s settle,
+    /// 2 s transmission with its middle 1 s measured, 0.25 s cool-down: 2.5 s a test), each
+    /// host sending as fast as it can to its own socket, seed 1, the shared-segment prediction
+    /// over 2 s of simulated time, a silent agent waited for 5 s, and no results file.
+    pub fn loopback(agents: usize, lengths: Vec<LengthMix>) -> Config {
+        let source = AgentSource::Local(agents);
+        Config {
+            plan: PlanSource::New {
+                plan: LoadPlan {
+                    schema: RUNS_SCHEMA.into(),
+                    agents: source.names(),
+                    hosts: (1..=agents).collect(),
+                    lengths: lengths.into_iter().map(Lengths).collect(),
+                    schedule: QUICK_SCHEDULE,
+                    rate_bits_per_second: None,
+                    sink_host: None,
+                    seed: 1,
+                    raw: None,
+                    tos: None,
+                },
+                results: None,
+            },
+            agents: source,
+            auth: None,
+            model_time: Some(Duration::from_secs(2)),
+            timeout: Duration::from_secs(5),
+            plot: None,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+
+    /// `--settle`, `--transmit`, `--measure`, `--cooldown`: each test's schedule (checked by
+    /// [`measure`]).
+    pub fn with_schedule(mut self, schedule: Schedule) -> Config {
+        if let PlanSource::New { plan, .. } = &mut self.plan {
+            plan.schedule = schedule;
+        }
+        self
+    }
+
+    /// `--no-model`: leave out each row's shared-segment prediction.
+    pub fn without_model(mut self) -> Config {
+        self.model_time = None;
+        self
+    }
+
+    /// What the flags' parser and [`Config::try_from`] hold a series to, for a config a
+    /// library caller built.
+    fn check(&self) -> anyhow::Result<()> {
+        if let AgentSource::Local(n) = self.agents
+            && !(1..=MAX_LOCAL_AGENTS).contains(&n)
+        {
+            anyhow::bail!("--local {n}: give 1 to {MAX_LOCAL_AGENTS} in-process agents");
+        }
+        if let Some(t) = self.model_time {
+            check_model_time(t)?;
+        }
+        if let PlanSource::New { plan, .. } = &self.plan {
+            // The flags cannot say no length; a list built in code can, and would run nothing.
+            if plan.lengths.is_empty() {
+                anyhow::bail!(
+                    "no packet lengths: give the series at least one (as --lengths 64 would)"
+                );
+            }
+            measure::validate(plan, self.agents.count())?;
+        }
+        Ok(())
+    }
 }
 
 /// Where the series' plan comes from.
@@ -314,14 +409,8 @@ impl TryFrom<&LoadArgs> for Config {
         if let Some(dir) = &args.plot {
             crate::common::output::check_output_dir("--plot", dir)?;
         }
-        // The simulator's own bound, checked before any agent starts rather than after the
-        // first row's tests.
-        if !args.no_model && args.model_time > Duration::from_nanos(wirespeed_sim::MAX_SIMULATED_NS)
-        {
-            anyhow::bail!(
-                "--model-time {}: the shared-segment prediction simulates at most 1h per row; give a shorter time or --no-model",
-                humantime::format_duration(args.model_time)
-            );
+        if !args.no_model {
+            check_model_time(args.model_time)?;
         }
         let auth = args.key.load().context("--auth-key-file")?;
         let agents = if args.agents.is_empty() {
@@ -355,6 +444,24 @@ impl TryFrom<&LoadArgs> for Config {
             rate_format: args.output.rate_format,
         })
     }
+}
+
+/// Runs the series `config` describes and returns its document, printing nothing (no
+/// progress bar, no plots: `--plot` is the command's). Ctrl-C ends it between tests with the
+/// finished ones kept ([`Measured::interrupted`]).
+pub fn measure(config: &Config) -> anyhow::Result<Measured> {
+    config.check()?;
+    let agents = measure::agents(&config.agents)?;
+    crate::common::interrupt::watch();
+    let series = measure::series(config, &agents)?;
+    let quiet = crate::common::progress::Progress::start_scheduled(
+        "load",
+        "tests",
+        measure::to_do(&series.plan, &series.done).len() as u64,
+        test_length(&series.plan.schedule),
+        true,
+    );
+    measure::measure(config, &agents, series, &quiet)
 }
 
 /// `wirespeed load`: flags -> config -> agents and series -> the tests it lacks -> rows, plots
@@ -462,6 +569,46 @@ mod tests {
 
     fn config(argv: &[&str]) -> anyhow::Result<Config> {
         Config::try_from(&parse(argv)?)
+    }
+
+    /// Issue 30: a library caller runs a series with the constructor and `measure` alone (two
+    /// in-process agents, 512-byte packets, tests of 0.4 s) and gets one row per host count
+    /// with what each host sent; a schedule no test can keep is refused before any agent.
+    #[test]
+    fn a_library_caller_runs_a_loopback_series() {
+        let short = Schedule {
+            settle_ns: 50_000_000,
+            transmit_ns: 300_000_000,
+            measure_ns: 150_000_000,
+            cooldown_ns: 50_000_000,
+        };
+        let config = crate::load::Config::loopback(2, vec![LengthMix::Fixed { bytes: 512 }])
+            .with_schedule(short)
+            .without_model();
+        let measured = crate::load::measure(&config).unwrap();
+        assert!(!measured.interrupted);
+        assert_eq!(measured.finished, 2);
+        let rows: &[crate::load::Row] = &measured.doc.result.rows;
+        assert_eq!(rows.iter().map(|r| r.hosts).collect::<Vec<_>>(), [1, 2]);
+        for row in rows {
+            assert!(row.complete && row.model_shared_10mbit.is_none(), "{row:?}");
+            let sent = row.per_host.iter().map(|h| h.packets.unwrap_or(0));
+            assert!(sent.clone().all(|p| p > 0), "{row:?}");
+        }
+        let empty_window = Schedule {
+            measure_ns: 0,
+            ..short
+        };
+        let err = crate::load::measure(
+            &crate::load::Config::loopback(1, vec![LengthMix::Fixed { bytes: 64 }])
+                .with_schedule(empty_window),
+        )
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("--measure"), "{err:#}");
+        let err = crate::load::measure(&crate::load::Config::loopback(0, Vec::new())).unwrap_err();
+        assert!(format!("{err:#}").contains("--local 0"), "{err:#}");
+        let err = crate::load::measure(&crate::load::Config::loopback(1, Vec::new())).unwrap_err();
+        assert!(format!("{err:#}").contains("no packet lengths"), "{err:#}");
     }
 
     /// A new series' plan is the flags', for the agents given: hosts 1 to N by default,

@@ -20,43 +20,43 @@ pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
 
 /// Everything that fixes a series: the results file's first line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct LoadPlan {
-    pub(crate) schema: String,
+pub struct LoadPlan {
+    pub schema: String,
     /// The agents' addresses, or `loopback` for in-process ones.
-    pub(crate) agents: Vec<String>,
-    pub(crate) hosts: Vec<usize>,
+    pub agents: Vec<String>,
+    pub hosts: Vec<usize>,
     /// Each length mix (written in `--lengths` syntax).
-    pub(crate) lengths: Vec<Lengths>,
-    pub(crate) schedule: Schedule,
-    pub(crate) rate_bits_per_second: Option<f64>,
+    pub lengths: Vec<Lengths>,
+    pub schedule: Schedule,
+    pub rate_bits_per_second: Option<f64>,
     /// Host number (1-based) of the counting sink; `None`: each host's own.
-    pub(crate) sink_host: Option<usize>,
-    pub(crate) seed: u64,
+    pub sink_host: Option<usize>,
+    pub seed: u64,
     /// Raw Ethernet frames instead of UDP.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) raw: Option<RawEthernet>,
+    pub raw: Option<RawEthernet>,
     /// The IP TOS byte of every datagram (`-S`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tos: Option<u8>,
+    pub tos: Option<u8>,
 }
 
 /// One agent in one test, as the results file keeps it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct HostRecord {
-    pub(crate) agent: String,
-    pub(crate) clock: Option<ClockEstimate>,
-    pub(crate) report: Option<LoadReport>,
-    pub(crate) error: Option<String>,
+pub struct HostRecord {
+    pub agent: String,
+    pub clock: Option<ClockEstimate>,
+    pub report: Option<LoadReport>,
+    pub error: Option<String>,
 }
 
 /// One finished test: a line of the results file.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct TestRecord {
-    pub(crate) hosts: usize,
+pub struct TestRecord {
+    pub hosts: usize,
     /// The length mix (written in `--lengths` syntax).
-    pub(crate) lengths: Lengths,
-    pub(crate) complete: bool,
-    pub(crate) agents: Vec<HostRecord>,
+    pub lengths: Lengths,
+    pub complete: bool,
+    pub agents: Vec<HostRecord>,
 }
 
 /// A length mix in the syntax `--lengths` reads back.
@@ -88,7 +88,7 @@ impl RunsPlan for LoadPlan {
 
 /// A length mix as a load plan and its records hold it; (de)serialized as `--lengths` text.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Lengths(pub(crate) LengthMix);
+pub struct Lengths(pub LengthMix);
 
 impl From<LengthMix> for Lengths {
     fn from(mix: LengthMix) -> Lengths {
@@ -121,61 +121,61 @@ impl<'de> Deserialize<'de> for Lengths {
 
 /// The seven statistics and what goes with them, for the measured hosts or the model.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Stats {
-    pub(crate) bits_per_second: f64,
-    pub(crate) bits_per_second_std_dev: f64,
-    pub(crate) packets_per_second: f64,
-    pub(crate) packets_per_second_std_dev: f64,
-    pub(crate) delay_mean_seconds: f64,
-    pub(crate) delay_std_dev_seconds: f64,
-    pub(crate) ideal_delay_seconds: Option<f64>,
-    pub(crate) excess_delay_seconds: Option<f64>,
-    pub(crate) jain_fairness: f64,
-    pub(crate) per_host_bits_per_second: Vec<f64>,
+pub struct Stats {
+    pub bits_per_second: f64,
+    pub bits_per_second_std_dev: f64,
+    pub packets_per_second: f64,
+    pub packets_per_second_std_dev: f64,
+    pub delay_mean_seconds: f64,
+    pub delay_std_dev_seconds: f64,
+    pub ideal_delay_seconds: Option<f64>,
+    pub excess_delay_seconds: Option<f64>,
+    pub jain_fairness: f64,
+    pub per_host_bits_per_second: Vec<f64>,
 }
 
 /// One host's part of a test.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct HostRow {
-    pub(crate) host: usize,
-    pub(crate) agent: String,
-    pub(crate) packets: Option<u64>,
-    pub(crate) send_errors: Option<u64>,
+pub struct HostRow {
+    pub host: usize,
+    pub agent: String,
+    pub packets: Option<u64>,
+    pub send_errors: Option<u64>,
     /// Lost on the way to the sink, fraction of the in-window packets.
-    pub(crate) loss_at_sink: Option<f64>,
-    pub(crate) clock_offset_seconds: Option<f64>,
-    pub(crate) control_rtt_seconds: Option<f64>,
-    pub(crate) start_lateness_seconds: Option<f64>,
+    pub loss_at_sink: Option<f64>,
+    pub clock_offset_seconds: Option<f64>,
+    pub control_rtt_seconds: Option<f64>,
+    pub start_lateness_seconds: Option<f64>,
     /// Where this host's delays came from (hardware or software stamps, or the send call).
-    pub(crate) delay_source: Option<DelaySource>,
+    pub delay_source: Option<DelaySource>,
     /// Why that source: the interface's stamping capability (raw tests).
-    pub(crate) timestamping: Option<String>,
-    pub(crate) error: Option<String>,
+    pub timestamping: Option<String>,
+    pub error: Option<String>,
 }
 
 /// One test: measured, and the model of a shared 10 Mbit/s segment for the same parameters.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Row {
-    pub(crate) lengths: String,
-    pub(crate) hosts: usize,
-    pub(crate) reporting_hosts: usize,
-    pub(crate) complete: bool,
-    pub(crate) measured: Option<Stats>,
-    pub(crate) delay_source: Option<DelaySource>,
+pub struct Row {
+    pub lengths: String,
+    pub hosts: usize,
+    pub reporting_hosts: usize,
+    pub complete: bool,
+    pub measured: Option<Stats>,
+    pub delay_source: Option<DelaySource>,
     /// Loss at the counting sink over every reporting host.
-    pub(crate) loss_at_sink: Option<f64>,
+    pub loss_at_sink: Option<f64>,
     /// The simulator's seed-000 long net (3000 ft, 4 clusters, 10 Mbit/s, Titan hosts): a
     /// shared segment, which loopback is not.
-    pub(crate) model_shared_10mbit: Option<Stats>,
-    pub(crate) per_host: Vec<HostRow>,
+    pub model_shared_10mbit: Option<Stats>,
+    pub per_host: Vec<HostRow>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct LoadResult {
-    pub(crate) results_file: Option<String>,
-    pub(crate) rows: Vec<Row>,
+pub struct LoadResult {
+    pub results_file: Option<String>,
+    pub rows: Vec<Row>,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 }
 
 #[cfg(test)]

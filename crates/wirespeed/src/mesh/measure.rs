@@ -130,6 +130,7 @@ pub(crate) fn measure(
     config: &Mesh,
     mut done: Vec<PairRecord>,
     file: Option<&mut RunsFile>,
+    quiet: bool,
 ) -> anyhow::Result<Executed> {
     let plan = &config.plan;
     let timing = plan.timing();
@@ -144,7 +145,7 @@ pub(crate) fn measure(
         Some(Duration::from_secs_f64(
             per_test / todo.first().map_or(1, Vec::len).max(1) as f64,
         )),
-        false,
+        quiet,
     );
     // The agents' ports as a lab configured them, and their counters before the first test.
     let ports = evidence::lab_ports(&plan.agents);

@@ -41,9 +41,10 @@ use crate::common::runs_file::{RunsFile, RunsPlan};
 pub(crate) use analysis::build_result;
 pub(crate) use measure::{predict, test_timing};
 pub(crate) use result::*;
+pub use result::{AgentEntry, MeshPlan, MeshResult, PairFigures, PairRecord, Recheck, Sample};
 
 use agents::{agents_of, wait_until_up};
-use measure::{Mesh, measure};
+use measure::Mesh;
 
 /// What a test costs beyond its measuring time (connections, handshakes, the destination's
 /// consent, the results exchange), as measured on loopback and a lab (docs/mesh.md).
@@ -271,34 +272,13 @@ impl MeshArgs {
                 "--every prints one line per run already: drop --brief (each mesh's whole document is in the results file)"
             );
         }
-        let t = self.time.as_secs_f64();
-        if !(wirespeed_net::spec::MIN_TEST_SECONDS..=3600.0).contains(&t) {
-            bail!(
-                "-t {} s is out of range: give each test 100ms to 1h (e.g. -t 2s)",
-                t
-            );
-        }
-        if self.probes > MAX_PROBES {
-            bail!(
-                "--probes {} is too many: at most {MAX_PROBES} per test",
-                self.probes
-            );
-        }
-        let gap = self.probe_gap.as_secs_f64();
-        if !(MIN_PROBE_GAP_SECONDS..=MAX_PROBE_GAP_SECONDS).contains(&gap) {
-            bail!("--probe-gap {gap} s is out of range: use 1ms to 1s (e.g. --probe-gap 10ms)");
-        }
-        if self.concurrency == 0 || self.concurrency > MAX_CONCURRENCY {
-            bail!(
-                "--concurrency {} is out of range: use 1 (no agent in two tests at once) to {MAX_CONCURRENCY}",
-                self.concurrency
-            );
-        }
-        if self.timeout < Duration::from_millis(100) {
-            bail!(
-                "--timeout is too short for any agent to answer: use at least 100ms (e.g. --timeout 10s)"
-            );
-        }
+        check_tests(
+            self.time,
+            self.probes,
+            self.probe_gap,
+            self.concurrency,
+            self.timeout,
+        )?;
         if let Some(w) = self.wait_for_agents
             && w > wait::MAX_WAIT
         {
@@ -307,10 +287,8 @@ impl MeshArgs {
                 format_seconds(w.as_secs_f64())
             );
         }
-        if let Some(n) = self.local
-            && !(2..=16).contains(&n)
-        {
-            bail!("--local {n} is out of range: use 2 to 16 in-process agents");
+        if let Some(n) = self.local {
+            check_local(n)?;
         }
         self.sample
             .check(self.resume.is_some() && !schedule, schedule)?;
@@ -354,6 +332,178 @@ impl MeshArgs {
         }
         Ok(())
     }
+}
+
+/// The ranges of each test's settings (`-t`, `--probes`, `--probe-gap`, `--concurrency`) and
+/// of `--timeout`.
+fn check_tests(
+    time: Duration,
+    probes: u32,
+    probe_gap: Duration,
+    concurrency: usize,
+    timeout: Duration,
+) -> anyhow::Result<()> {
+    let t = time.as_secs_f64();
+    if !(wirespeed_net::spec::MIN_TEST_SECONDS..=3600.0).contains(&t) {
+        bail!(
+            "-t {} s is out of range: give each test 100ms to 1h (e.g. -t 2s)",
+            t
+        );
+    }
+    if probes > MAX_PROBES {
+        bail!("--probes {probes} is too many: at most {MAX_PROBES} per test");
+    }
+    let gap = probe_gap.as_secs_f64();
+    if !(MIN_PROBE_GAP_SECONDS..=MAX_PROBE_GAP_SECONDS).contains(&gap) {
+        bail!("--probe-gap {gap} s is out of range: use 1ms to 1s (e.g. --probe-gap 10ms)");
+    }
+    if concurrency == 0 || concurrency > MAX_CONCURRENCY {
+        bail!(
+            "--concurrency {concurrency} is out of range: use 1 (no agent in two tests at once) to {MAX_CONCURRENCY}"
+        );
+    }
+    if timeout < Duration::from_millis(100) {
+        bail!(
+            "--timeout is too short for any agent to answer: use at least 100ms (e.g. --timeout 10s)"
+        );
+    }
+    Ok(())
+}
+
+/// `--local N`: in-process agents, 2 to 16.
+fn check_local(n: usize) -> anyhow::Result<()> {
+    if !(2..=16).contains(&n) {
+        bail!("--local {n} is out of range: use 2 to 16 in-process agents");
+    }
+    Ok(())
+}
+
+impl Config {
+    /// A mesh of `agents` in-process agents on loopback sharing a random key (`--local N`, 2
+    /// to 16): every ordered pair tested once. The rest is the command's defaults: a 2 s TCP
+    /// test per pair after 20 latency probes 10 ms apart, no agent in two tests at once, every
+    /// pair (no `--pairs` sample), a silent agent waited for 10 s, and no results file.
+    pub fn local(agents: usize) -> Config {
+        Config {
+            fleet: Fleet::Local(agents),
+            tests: PairTests {
+                time: Duration::from_secs(2),
+                probes: 20,
+                probe_gap: parse_duration(DEFAULT_PROBE_GAP)
+                    .expect("the default probe gap is a duration"),
+                concurrency: 1,
+                tos: None,
+                sample: None,
+            },
+            key: None,
+            timeout: Duration::from_secs(10),
+            results: None,
+            resume: None,
+            schedule: None,
+            csv: false,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+
+    /// `-t`: each TCP test's duration, 100 ms to 1 h (checked by [`measure`]).
+    pub fn with_test_time(mut self, time: Duration) -> Config {
+        self.tests.time = time;
+        self
+    }
+
+    /// `--probes N`: latency probes per test before its TCP test, 0 for none (checked by
+    /// [`measure`]).
+    pub fn with_probes(mut self, probes: u32) -> Config {
+        self.tests.probes = probes;
+        self
+    }
+}
+
+/// What one mesh measured: its document, whether Ctrl-C cut it short, and the tests finished.
+#[derive(Debug)]
+pub struct Measured {
+    pub doc: wirespeed_report::Document<MeshPlan, MeshResult>,
+    pub interrupted: bool,
+    /// The tests with a record, resumed ones included.
+    pub finished: usize,
+    /// The first failed test's error, for a caller that stops at failures (the command's exit
+    /// status); every failure is also in `doc.result.tests`.
+    pub failed_first: Option<String>,
+}
+
+/// Runs the one mesh `config` describes and returns its document, printing nothing: no
+/// progress bar, and a failed test is in the document rather than an error. A schedule
+/// (`--every`) is the command's.
+pub fn measure(config: &Config) -> anyhow::Result<Measured> {
+    if config.schedule.is_some() {
+        bail!("a schedule (--every) runs from the command: measure runs one mesh");
+    }
+    let t = &config.tests;
+    check_tests(t.time, t.probes, t.probe_gap, t.concurrency, config.timeout)?;
+    if let Fleet::Local(n) = config.fleet {
+        check_local(n)?;
+    }
+    one_mesh(config, &mut |_| {}, true)
+}
+
+/// One mesh: its agents and plan (new, or resumed with `repaired` told what its file's
+/// reading repaired), its tests, and the document with its warnings; `quiet`: no progress bar.
+fn one_mesh(
+    config: &Config,
+    repaired: &mut dyn FnMut(&str),
+    quiet: bool,
+) -> anyhow::Result<Measured> {
+    let mut key = config.key.clone();
+    // In-process agents (`--local`) live until the mesh is measured.
+    let mut _local = None;
+    let mut start = match &config.resume {
+        Some(path) => resumed(config, path, repaired)?,
+        None => {
+            let mut waited = None;
+            let (agents, local) = agents_of(&config.fleet, &mut key, &mut waited)?;
+            let is_local = local.is_some();
+            _local = local;
+            Start {
+                plan: MeshPlan::new(&config.tests, agents, is_local),
+                done: Vec::new(),
+                file: None,
+                repair: None,
+                waited,
+            }
+        }
+    };
+    let mesh = Mesh::new(start.plan, key, config.timeout)?;
+    // The results file only once every flag has been checked: a refused run leaves no file.
+    if config.resume.is_none()
+        && let Some(p) = config.results.as_deref()
+    {
+        start.file = Some(RunsFile::create(p, &mesh.plan)?);
+    }
+    crate::common::interrupt::watch();
+    let ex = measure::measure(&mesh, start.done, start.file.as_mut(), quiet)?;
+    let result = ex.result(
+        &mesh.plan,
+        start.file.as_ref().map(|f| f.path().display().to_string()),
+        config.rate_format,
+        config.csv,
+    );
+    let mut doc = result.document(&mesh.plan);
+    if let Some(repair) = start.repair {
+        doc.push(Said::plain(
+            Severity::Warning,
+            "results_file_repaired",
+            repair,
+        ));
+    }
+    if let Some(waited) = start.waited {
+        doc.warning(&waited);
+    }
+    Ok(Measured {
+        doc,
+        interrupted: ex.interrupted,
+        finished: ex.done.len(),
+        failed_first: ex.failed_first,
+    })
 }
 
 /// Whether FILE is a schedule's results file (`--every`), not a mesh's own: its plan line's
@@ -407,53 +557,18 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
     if config.schedule.is_some() {
         return run_scheduled(&args, &config);
     }
-    let mut key = config.key.clone();
-    // In-process agents (`--local`) live until the mesh's document is out.
-    let mut _local = None;
-    let mut start = match &config.resume {
-        Some(path) => resumed(&config, path)?,
-        None => {
-            let mut waited = None;
-            let (agents, local) = agents_of(&config.fleet, &mut key, &mut waited)?;
-            let is_local = local.is_some();
-            _local = local;
-            Start {
-                plan: MeshPlan::new(&config.tests, agents, is_local),
-                done: Vec::new(),
-                file: None,
-                repair: None,
-                waited,
-            }
-        }
-    };
-    let mesh = Mesh::new(start.plan, key, config.timeout)?;
-    // The results file only once every flag has been checked: a refused run leaves no file.
-    if config.resume.is_none()
-        && let Some(p) = config.results.as_deref()
-    {
-        start.file = Some(RunsFile::create(p, &mesh.plan)?);
-    }
-    crate::common::interrupt::watch();
-    let ex = measure(&mesh, start.done, start.file.as_mut())?;
-    let result = ex.result(
-        &mesh.plan,
-        start.file.as_ref().map(|f| f.path().display().to_string()),
-        config.rate_format,
-        config.csv,
-    );
-    let mut doc = result.document(&mesh.plan);
-    if let Some(repair) = start.repair {
-        doc.push(Said::plain(
-            Severity::Warning,
-            "results_file_repaired",
-            repair,
-        ));
-    }
-    if let Some(waited) = start.waited {
-        doc.warning(&waited);
-    }
-    if ex.interrupted {
-        return interrupted(&args, &doc, ex.done.len());
+    let Measured {
+        mut doc,
+        interrupted: cut,
+        finished,
+        failed_first,
+    } = one_mesh(
+        &config,
+        &mut |repair| eprintln!("wirespeed: warning: {repair}"),
+        false,
+    )?;
+    if cut {
+        return interrupted(&args, &doc, finished);
     }
     if config.csv {
         findings_to_stderr(&mut doc);
@@ -464,7 +579,7 @@ pub(crate) fn run(args: MeshArgs) -> anyhow::Result<()> {
             "{} of {} tests failed (first: {})",
             doc.result.tests_failed,
             doc.result.tests.len(),
-            ex.failed_first.unwrap_or_else(|| "see the warnings".into())
+            failed_first.unwrap_or_else(|| "see the warnings".into())
         );
     }
     Ok(())
@@ -484,10 +599,14 @@ struct Start {
 }
 
 /// `--resume FILE`: the mesh the file holds, with its finished tests.
-fn resumed(config: &Config, path: &std::path::Path) -> anyhow::Result<Start> {
+fn resumed(
+    config: &Config,
+    path: &std::path::Path,
+    repaired: &mut dyn FnMut(&str),
+) -> anyhow::Result<Start> {
     let resumed = RunsFile::resume::<MeshPlan, PairRecord>(path)?;
     if let Some(r) = &resumed.repair {
-        eprintln!("wirespeed: warning: {r}");
+        repaired(r);
     }
     if resumed.plan.local {
         bail!(
@@ -559,7 +678,7 @@ fn run_scheduled(args: &MeshArgs, config: &Config) -> anyhow::Result<()> {
         .as_ref()
         .context("a scheduled mesh's config holds its schedule")?;
     let mut one = || {
-        let ex = measure(&mesh, Vec::new(), None)?;
+        let ex = measure::measure(&mesh, Vec::new(), None, false)?;
         let result = ex.result(&mesh.plan, None, config.rate_format, false);
         let failure = (result.tests_failed > 0).then(|| {
             format!(

@@ -18,40 +18,40 @@ pub(crate) const RUNS_SCHEMA: &str = "wirespeed.mesh-runs.v1";
 
 /// The sample a mesh measures: part of its plan, so a resumed mesh runs the same pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct Sample {
+pub struct Sample {
     /// Ordered pairs asked for (`--pairs`).
-    pub(crate) pairs: usize,
+    pub pairs: usize,
     /// The draw's seed (`--seed`, or drawn at random).
-    pub(crate) seed: u64,
+    pub seed: u64,
 }
 
 /// One agent of the mesh.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub(crate) struct AgentEntry {
+pub struct AgentEntry {
     /// A short name (the file's, or the address).
-    pub(crate) name: String,
+    pub name: String,
     /// Its control address.
-    pub(crate) address: SocketAddr,
+    pub address: SocketAddr,
 }
 
 /// Everything that fixes a mesh: the results file's first line and the document's parameters.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct MeshPlan {
-    pub(crate) schema: String,
-    pub(crate) agents: Vec<AgentEntry>,
-    pub(crate) tcp_seconds: f64,
-    pub(crate) probes: u32,
-    pub(crate) probe_gap_seconds: f64,
-    pub(crate) concurrency: usize,
+pub struct MeshPlan {
+    pub schema: String,
+    pub agents: Vec<AgentEntry>,
+    pub tcp_seconds: f64,
+    pub probes: u32,
+    pub probe_gap_seconds: f64,
+    pub concurrency: usize,
     /// The agents were in-process on loopback (`--local`).
     #[serde(default)]
-    pub(crate) local: bool,
+    pub local: bool,
     /// The TCP tests' TOS byte (`-S`), at both ends of each.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) tos: Option<u8>,
+    pub tos: Option<u8>,
     /// A sample of the pairs (`--pairs`, `--seed`) instead of every one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) sample: Option<Sample>,
+    pub sample: Option<Sample>,
 }
 
 impl RunsPlan for MeshPlan {
@@ -63,27 +63,27 @@ impl RunsPlan for MeshPlan {
 
 /// One finished test: a line of the results file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct PairRecord {
+pub struct PairRecord {
     /// Source agent index.
-    pub(crate) source: usize,
+    pub source: usize,
     /// Destination agent index.
-    pub(crate) destination: usize,
+    pub destination: usize,
     /// The slot (round) it ran in, from 0, in this run of the command.
-    pub(crate) slot: usize,
+    pub slot: usize,
     /// When the schedule planned it, seconds from this run's start.
-    pub(crate) planned_start_seconds: f64,
-    pub(crate) planned_end_seconds: f64,
+    pub planned_start_seconds: f64,
+    pub planned_end_seconds: f64,
     /// When the controller asked the source and when the answer came, seconds from this
     /// run's start.
-    pub(crate) start_seconds: f64,
-    pub(crate) end_seconds: f64,
+    pub start_seconds: f64,
+    pub end_seconds: f64,
     /// The same two moments, seconds since the Unix epoch (the controller's clock).
-    pub(crate) start_unix_seconds: f64,
-    pub(crate) end_unix_seconds: f64,
+    pub start_unix_seconds: f64,
+    pub end_unix_seconds: f64,
     /// What the source agent measured.
-    pub(crate) result: Option<PairResult>,
+    pub result: Option<PairResult>,
     /// Why it has no result (a refusal, an unreachable agent), verbatim.
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
 }
 
 impl PairRecord {
@@ -125,21 +125,21 @@ pub(crate) const MAX_RECHECKS: usize = 32;
 /// other test's traffic or load is beside it: a round trip's probes alone (no TCP test), or a
 /// low rate's TCP test alone (no probes).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct Recheck {
-    pub(crate) source: usize,
-    pub(crate) destination: usize,
+pub struct Recheck {
+    pub source: usize,
+    pub destination: usize,
     /// When the controller asked and when the answer came, seconds from this run's start.
-    pub(crate) start_seconds: f64,
-    pub(crate) end_seconds: f64,
+    pub start_seconds: f64,
+    pub end_seconds: f64,
     /// A rate's second look: the TCP test's rate at the destination.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) rate_bits_per_second: Option<f64>,
+    pub rate_bits_per_second: Option<f64>,
     /// A round trip's second look: the probes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) latency: Option<wirespeed_net::control::mesh::PairLatency>,
-    pub(crate) error: Option<String>,
+    pub latency: Option<wirespeed_net::control::mesh::PairLatency>,
+    pub error: Option<String>,
     /// Whether it looked at the rate (else the round trip).
-    pub(crate) rate: bool,
+    pub rate: bool,
 }
 
 impl Recheck {
@@ -154,76 +154,76 @@ impl Recheck {
 
 /// Both directions of one unordered pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct PairFigures {
-    pub(crate) a: usize,
-    pub(crate) b: usize,
-    pub(crate) a_to_b_bits_per_second: Option<f64>,
-    pub(crate) b_to_a_bits_per_second: Option<f64>,
+pub struct PairFigures {
+    pub a: usize,
+    pub b: usize,
+    pub a_to_b_bits_per_second: Option<f64>,
+    pub b_to_a_bits_per_second: Option<f64>,
     /// (slower - faster) / faster: 0 equal, -1 one way carried nothing.
-    pub(crate) asymmetry: Option<f64>,
-    pub(crate) a_to_b_rtt_seconds: Option<f64>,
-    pub(crate) b_to_a_rtt_seconds: Option<f64>,
+    pub asymmetry: Option<f64>,
+    pub a_to_b_rtt_seconds: Option<f64>,
+    pub b_to_a_rtt_seconds: Option<f64>,
 }
 
 /// The `mesh` document's result.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct MeshResult {
-    pub(crate) agents: Vec<AgentEntry>,
+pub struct MeshResult {
+    pub agents: Vec<AgentEntry>,
     /// Tests planned in all (N(N-1)) and finished with figures.
-    pub(crate) tests_planned: usize,
+    pub tests_planned: usize,
     #[serde(default)]
-    pub(crate) tests_failed: usize,
+    pub tests_failed: usize,
     /// Slots (rounds) this run scheduled, and how long the schedule says they take: each
     /// test its plan and its tail as measured (the time its data still arrived after `-t` and
     /// the grace, which the test waited for).
-    pub(crate) slots: usize,
-    pub(crate) predicted_seconds: f64,
+    pub slots: usize,
+    pub predicted_seconds: f64,
     /// The same before the run: each test its plan alone.
     #[serde(default)]
-    pub(crate) planned_seconds: f64,
+    pub planned_seconds: f64,
     /// Tests whose round trip is not judged: their probes started right after a test of one
     /// of their agents whose data was still arriving at its cap (`rtt_behind_queue`).
     #[serde(default)]
-    pub(crate) rtt_not_judged: usize,
+    pub rtt_not_judged: usize,
     /// How long this run took.
-    pub(crate) elapsed_seconds: f64,
+    pub elapsed_seconds: f64,
     /// `rate_matrix_bits_per_second[source][destination]`.
-    pub(crate) rate_matrix_bits_per_second: Vec<Vec<Option<f64>>>,
+    pub rate_matrix_bits_per_second: Vec<Vec<Option<f64>>>,
     /// The probes' best round trip, same layout.
-    pub(crate) rtt_matrix_seconds: Vec<Vec<Option<f64>>>,
-    pub(crate) pairs: Vec<PairFigures>,
+    pub rtt_matrix_seconds: Vec<Vec<Option<f64>>>,
+    pub pairs: Vec<PairFigures>,
     /// The hosts' medians and the latency figures (`wirespeed_model::mesh::analyse`).
-    pub(crate) analysis: Analysis,
+    pub analysis: Analysis,
     /// The fleet's verdicts (`wirespeed_model::mesh::faults::judge`): each host judged by
     /// the best rate it reaches against the fleet's best-connected quarter (or its own link's
     /// capacity where known), a duplex mismatch by its signature and counters, then pairs.
     #[serde(default)]
-    pub(crate) faults: Vec<Fault>,
+    pub faults: Vec<Fault>,
     /// Each host's best test, bit/s (`None`: none finished).
     #[serde(default)]
-    pub(crate) reach_bits_per_second: Vec<Option<f64>>,
+    pub reach_bits_per_second: Vec<Option<f64>>,
     /// The fleet's yardstick: the upper quartile of the reaches (`None` under three hosts).
     #[serde(default)]
-    pub(crate) yardstick_bits_per_second: Option<f64>,
+    pub yardstick_bits_per_second: Option<f64>,
     /// What was known of each host's own port beside its tests (link ceiling, collision and
     /// CRC counters over the mesh), and where it came from.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) host_evidence: Vec<HostEvidence>,
+    pub host_evidence: Vec<HostEvidence>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) host_evidence_source: Option<String>,
+    pub host_evidence_source: Option<String>,
     /// Every test, in the order they finished.
-    pub(crate) tests: Vec<PairRecord>,
+    pub tests: Vec<PairRecord>,
     /// The second looks at the rates and round trips that the tests alone would have flagged.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) rechecks: Vec<Recheck>,
-    pub(crate) results_file: Option<String>,
+    pub rechecks: Vec<Recheck>,
+    pub results_file: Option<String>,
     #[serde(skip, default = "default_format")]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
     #[serde(skip)]
-    pub(crate) csv: bool,
+    pub csv: bool,
     /// The text view's line on a sample (`--pairs`); the JSON has the sample in its parameters.
     #[serde(skip)]
-    pub(crate) sample_line: Option<String>,
+    pub sample_line: Option<String>,
 }
 
 fn default_format() -> RateFormat {

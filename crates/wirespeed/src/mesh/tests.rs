@@ -327,3 +327,37 @@ fn mesh_findings_keep_their_sentences_and_base_units() {
         "1 of 4 agents did not answer within --wait-for-agents 30 s: n3"
     );
 }
+
+/// Issue 30: a library caller runs a mesh with the constructor and `measure` alone (two
+/// in-process agents, 0.2 s tests after three probes) and gets both directions' figures in the
+/// typed document; a fleet or a test no mesh can run is refused before any agent starts.
+#[test]
+fn a_library_caller_runs_a_mesh_of_in_process_agents() {
+    let config = crate::mesh::Config::local(2)
+        .with_test_time(Duration::from_millis(200))
+        .with_probes(3);
+    let measured = crate::mesh::measure(&config).unwrap();
+    assert!(!measured.interrupted && measured.failed_first.is_none());
+    let result: &crate::mesh::MeshResult = &measured.doc.result;
+    assert_eq!(
+        (result.tests_planned, result.tests_failed, measured.finished),
+        (2, 0, 2)
+    );
+    for test in &result.tests {
+        let figures = test.result.as_ref().expect("a finished test has figures");
+        assert!(
+            figures.tcp_bits_per_second.is_some_and(|r| r > 0.0),
+            "{test:?}"
+        );
+    }
+    for (config, said) in [
+        (crate::mesh::Config::local(1), "--local 1 is out of range"),
+        (
+            crate::mesh::Config::local(2).with_test_time(Duration::from_millis(10)),
+            "-t 0.01 s is out of range",
+        ),
+    ] {
+        let err = crate::mesh::measure(&config).unwrap_err();
+        assert!(format!("{err:#}").contains(said), "{err:#}");
+    }
+}

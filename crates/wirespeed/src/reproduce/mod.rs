@@ -18,8 +18,8 @@
 //! Modules: the shared parts: `result` (the schema: rows, comparisons, the catalogue of
 //! names), `text` (the text view), `html` (the report view), `metrics` (`--metrics-file`),
 //! `tolerance` (a figure judged against its tolerance) and `lab_run` (a reproduction's lab and
-//! the commands run in its namespaces); then one per experiment: `boggs` (seed 000 in the
-//! simulator) and `boggs_lab` (on an emulated segment), `bellovin/` (seed 001), `envelope`
+//! the commands run in its namespaces); then one per experiment: `boggs/` (seed 000 in the
+//! simulator, and `boggs/lab` on an emulated segment), `bellovin/` (seed 001), `envelope`
 //! (seeds 002 and 004), `duplex/` (seed 003's duplex mismatch), `vj` (seed 004's socket
 //! buffers). This file holds the flags, their checked [`Config`] and the dispatch to the
 //! experiment.
@@ -38,7 +38,6 @@ use crate::common::output::{self, OutputArgs};
 
 mod bellovin;
 mod boggs;
-mod boggs_lab;
 mod duplex;
 mod envelope;
 mod lab_run;
@@ -232,7 +231,7 @@ impl ReproduceArgs {
                 lab: self.lab_part(Some(name)),
                 lab_hosts: self
                     .lab_hosts
-                    .map_or_else(|| boggs_lab::HOSTS.to_vec(), |h| h.0),
+                    .map_or_else(|| boggs::lab::HOSTS.to_vec(), |h| h.0),
                 topology: self.topology,
                 runs: self.runs,
             },

@@ -53,8 +53,9 @@ pub(crate) trait PointRunner {
     fn run(&mut self, point: &PointRequest) -> anyhow::Result<RunRecord>;
 }
 
-/// Why the loop stopped before the end.
-pub(crate) enum Stop {
+/// Why a sweep stopped before the end of its plan.
+#[derive(Debug)]
+pub enum Stop {
     /// A run failed (the peer went away, the disk filled).
     Failed(anyhow::Error),
     /// SIGINT or SIGTERM: the run in flight, if any, was abandoned.
@@ -78,11 +79,13 @@ pub(crate) struct Planned {
     pub(crate) repair: Option<String>,
 }
 
-/// What a sweep measured: its document, why it stopped early, and its results file.
-pub(crate) struct Measured {
-    pub(crate) doc: Document<serde_json::Value, SweepReport>,
-    pub(crate) stopped: Option<Stop>,
-    pub(crate) path: PathBuf,
+/// What a sweep measured: its document, why it stopped early (`None`: every planned run is
+/// in it), and its results file, which `--resume` continues.
+#[derive(Debug)]
+pub struct Measured {
+    pub doc: Document<serde_json::Value, SweepReport>,
+    pub stopped: Option<Stop>,
+    pub path: PathBuf,
 }
 
 /// The plan: resumed from its results file, or drawn new after a first transfer probed the

@@ -29,9 +29,10 @@ use wirespeed_net::auth::AuthKey;
 use crate::common::exit_status::Exit;
 use crate::common::output::OutputArgs;
 use crate::common::progress::Progress;
-use measure::{Measured, Planned, Stop};
+use measure::Planned;
+pub use measure::{Measured, Stop};
 pub(crate) use measure::{PathProbe, PointRequest, PointRunner};
-pub(crate) use result::{SweepPlan, SweepReport};
+pub use result::{SweepPlan, SweepReport};
 
 #[derive(Debug, Clone, Args)]
 #[command(after_long_help = BUFFER_HELP)]
@@ -232,6 +233,93 @@ pub(crate) struct LinkGiven {
     pub(crate) ack_every: u32,
 }
 
+impl Config {
+    /// A sweep over loopback against an agent in this process: `snd` the send-buffer sizes
+    /// and the receive-buffer sizes alike (`--snd AXIS`), each run kept in the new file
+    /// `results` (`--results FILE`) as it ends. The rest is the command's defaults: the seed's
+    /// 4 runs per point of 8 MiB each, 128 KiB per write and read, a packet of the
+    /// connection's own MSS, the system's congestion control, a seed drawn at random, a plan
+    /// refused beyond 1 h, and no link ceiling.
+    pub fn loopback(snd: Axis, results: impl Into<PathBuf>) -> Config {
+        Config {
+            agent: None,
+            ipv6: false,
+            auth: None,
+            length_bytes: 128 * 1024,
+            congestion: None,
+            tos: None,
+            plan: PlanSource::New(NewPlan {
+                rcv: snd.clone(),
+                snd,
+                reps: 4,
+                transfer: Transfer::Bytes(8 << 20),
+                mss: None,
+                seed: None,
+                results: Some(results.into()),
+                budget: Duration::from_secs(3600),
+            }),
+            link: LinkGiven {
+                rate: None,
+                half_duplex: false,
+                ack_every: 2,
+            },
+            csv: None,
+            heatmap: None,
+            plot: None,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+
+    /// `--reps N`: runs per point, 1 to 100 (checked by [`measure`]).
+    pub fn with_reps(mut self, reps: u32) -> Config {
+        if let PlanSource::New(new) = &mut self.plan {
+            new.reps = reps;
+        }
+        self
+    }
+
+    /// `-n BYTES`: bytes each run sends, at least 1 (checked by [`measure`]).
+    pub fn with_bytes_per_run(mut self, bytes: u64) -> Config {
+        if let PlanSource::New(new) = &mut self.plan {
+            new.transfer = Transfer::Bytes(bytes);
+        }
+        self
+    }
+
+    /// `--seed N`: the run order of an earlier sweep again.
+    pub fn with_seed(mut self, seed: u64) -> Config {
+        if let PlanSource::New(new) = &mut self.plan {
+            new.seed = Some(seed);
+        }
+        self
+    }
+}
+
+impl NewPlan {
+    /// What the flags' parser and [`Config::try_from`] hold a new plan to, for a config a
+    /// library caller built.
+    fn check(&self) -> anyhow::Result<()> {
+        if self.snd.0.is_empty() || self.rcv.0.is_empty() {
+            bail!("an empty buffer axis: give at least one size, for example --snd 1..17");
+        }
+        // The parser's bound; an axis built in code has none, and the plan is their product.
+        let most = self.snd.0.len().max(self.rcv.0.len());
+        if most > sweep::MAX_AXIS_POINTS {
+            bail!(
+                "a buffer axis of {most} sizes: give at most {} (for example --snd 1..17)",
+                sweep::MAX_AXIS_POINTS
+            );
+        }
+        if !(1..=100).contains(&self.reps) {
+            bail!("--reps {}: give 1 to 100 runs per point", self.reps);
+        }
+        if self.transfer == Transfer::Bytes(0) {
+            bail!("-n 0 sends nothing: give each run at least 1 byte, for example -n 1MiB");
+        }
+        Ok(())
+    }
+}
+
 impl TryFrom<&SweepArgs> for Config {
     type Error = anyhow::Error;
 
@@ -311,8 +399,20 @@ impl TryFrom<&SweepArgs> for Config {
 /// one), the sweep.
 pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
     let config = Config::try_from(&args)?;
+    let mut runner = runner(&config)?;
+    run(
+        &args,
+        &config,
+        &mut runner,
+        &crate::common::interrupt::requested,
+    )
+}
+
+/// The runner for the config's agent (or an in-process one), ending its run in flight on
+/// Ctrl-C.
+fn runner(config: &Config) -> anyhow::Result<agent_runner::AgentRunner> {
     let interrupt = crate::common::interrupt::watch();
-    let mut runner = agent_runner::AgentRunner::new(
+    agent_runner::AgentRunner::new(
         config.agent,
         config.ipv6,
         config.auth.clone(),
@@ -320,13 +420,29 @@ pub(crate) fn command(args: SweepArgs) -> anyhow::Result<()> {
         config.congestion.clone(),
         config.tos,
         Some(interrupt),
-    )?;
-    run(
-        &args,
-        &config,
-        &mut runner,
-        &crate::common::interrupt::requested,
     )
+}
+
+/// Runs the sweep `config` describes and returns its document, printing nothing: no start
+/// line, no progress bar, and no file but the results file (what `--csv`, `--heatmap` and
+/// `--plot` write is [`SweepReport::csv`], [`SweepReport::heatmap`] and
+/// [`SweepReport::diagonal_plot`], for the caller to save). A run that fails, or
+/// Ctrl-C, ends the sweep early with the finished runs kept: [`Measured::stopped`] says which,
+/// and a sweep that kept no run is an error.
+pub fn measure(config: &Config) -> anyhow::Result<Measured> {
+    if let PlanSource::New(new) = &config.plan {
+        new.check()?;
+    }
+    let mut runner = runner(config)?;
+    let stop = &crate::common::interrupt::requested;
+    let route = if config.link.rate.is_none() {
+        runner.lab_route()
+    } else {
+        None
+    };
+    let planned = measure::plan(config, &mut runner, &route, stop)?;
+    let quiet = Progress::start("sweep", "runs", planned.todo.len() as u64, None, true);
+    measure::measure(config, &route, planned, &mut runner, stop, &quiet)
 }
 
 /// The sweep: plan (new or resumed), the runs it lacks, the report. `stop` says whether Ctrl-C
@@ -471,7 +587,7 @@ mod tests {
     use clap::Parser;
     use wirespeed_lab::inside::RoutePair;
     use wirespeed_model::IpVersion;
-    use wirespeed_model::sweep::{PlannedRun, RunRecord};
+    use wirespeed_model::sweep::{BufferSize, PlannedRun, RunRecord};
 
     #[derive(Parser)]
     struct Wrapper {
@@ -619,6 +735,56 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ws-sweep-test-{}-{name}", std::process::id()));
         let _ = std::fs::remove_file(&dir);
         dir
+    }
+
+    /// Issue 30: a library caller runs a sweep with the constructor and `measure` alone (two
+    /// buffer sizes on loopback, one 64 KiB run each), gets the typed document back, and finds
+    /// every run in its results file; a config no sweep can run is refused before any run.
+    #[test]
+    fn a_library_caller_runs_a_loopback_sweep() {
+        let path = temp("library");
+        let config = crate::sweep::Config::loopback("2,4".parse().unwrap(), &path)
+            .with_reps(1)
+            .with_bytes_per_run(64 * 1024)
+            .with_seed(7);
+        let measured = crate::sweep::measure(&config).unwrap();
+        assert!(measured.stopped.is_none());
+        assert_eq!(measured.path, path);
+        let report: &crate::sweep::SweepReport = &measured.doc.result;
+        assert!(report.complete);
+        assert_eq!((report.runs.len(), report.plan.seed), (4, 7));
+        assert!(
+            report
+                .runs
+                .iter()
+                .all(|r| r.bytes >= 64 * 1024 && r.seconds > 0.0),
+            "{:?}",
+            report.runs
+        );
+        let kept = RunsFile::resume::<SweepPlan, RunRecord>(&path).unwrap();
+        assert_eq!(kept.runs.len(), 4);
+        drop(kept);
+        let _ = std::fs::remove_file(&path);
+        let refused = temp("library-refused");
+        for (config, said) in [
+            (
+                crate::sweep::Config::loopback("2".parse().unwrap(), &refused).with_reps(0),
+                "--reps 0",
+            ),
+            (
+                crate::sweep::Config::loopback("2".parse().unwrap(), &refused)
+                    .with_bytes_per_run(0),
+                "-n 0 sends nothing",
+            ),
+            (
+                crate::sweep::Config::loopback(Axis(vec![BufferSize::Packets(1); 1025]), &refused),
+                "a buffer axis of 1025 sizes",
+            ),
+        ] {
+            let err = crate::sweep::measure(&config).unwrap_err();
+            assert!(format!("{err:#}").contains(said), "{err:#}");
+        }
+        assert!(!refused.exists(), "a refused sweep leaves no file");
     }
 
     #[test]

@@ -14,23 +14,23 @@ pub(crate) const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
 
 /// Everything that fixes which runs a sweep consists of and in which order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(crate) struct SweepPlan {
-    pub(crate) schema: String,
+pub struct SweepPlan {
+    pub schema: String,
     /// The agent, or "loopback" for the in-process one.
-    pub(crate) target: String,
-    pub(crate) snd: Axis,
-    pub(crate) rcv: Axis,
-    pub(crate) reps: u32,
-    pub(crate) seed: u64,
+    pub target: String,
+    pub snd: Axis,
+    pub rcv: Axis,
+    pub reps: u32,
+    pub seed: u64,
     /// Bytes of one "packet" on the axes.
-    pub(crate) mss_bytes: u64,
+    pub mss_bytes: u64,
     /// Whether runs set TCP_MAXSEG to `mss_bytes` (`-M`), or leave the path's own MSS.
     #[serde(default)]
-    pub(crate) set_mss: bool,
+    pub set_mss: bool,
     /// Bytes per run, when the runs are fixed-size.
-    pub(crate) transfer_bytes: Option<u64>,
+    pub transfer_bytes: Option<u64>,
     /// Seconds per run, when the runs are timed.
-    pub(crate) transfer_seconds: Option<f64>,
+    pub transfer_seconds: Option<f64>,
 }
 
 impl RunsPlan for SweepPlan {
@@ -42,22 +42,22 @@ impl RunsPlan for SweepPlan {
 
 /// The sweep's result document body.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SweepReport {
-    pub(crate) plan: SweepPlan,
+pub struct SweepReport {
+    pub plan: SweepPlan,
     /// Where the runs are kept.
-    pub(crate) results_file: String,
+    pub results_file: String,
     /// True when every planned run finished.
-    pub(crate) complete: bool,
-    pub(crate) runs_planned: usize,
-    pub(crate) runs: Vec<RunRecord>,
-    pub(crate) ceiling_bytes_per_second: Option<f64>,
+    pub complete: bool,
+    pub runs_planned: usize,
+    pub runs: Vec<RunRecord>,
+    pub ceiling_bytes_per_second: Option<f64>,
     /// Where the ceiling comes from (`--link-rate`, or a lab's configured route).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) ceiling_source: Option<String>,
+    pub ceiling_source: Option<String>,
     /// The plan's duration as estimated before its first run (a new sweep only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) estimate: Option<PlanEstimate>,
-    pub(crate) analysis: SweepAnalysis,
+    pub estimate: Option<PlanEstimate>,
+    pub analysis: SweepAnalysis,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 }

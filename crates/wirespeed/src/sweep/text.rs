@@ -78,8 +78,8 @@ impl SweepReport {
             .collect()
     }
 
-    /// One row per cell.
-    pub(crate) fn csv(&self) -> String {
+    /// The matrix as CSV, one row per cell (`--csv`).
+    pub fn csv(&self) -> String {
         let p = &self.plan;
         let mut csv = Csv::new([
             "snd_buffer",
@@ -115,7 +115,8 @@ impl SweepReport {
         csv.to_string()
     }
 
-    pub(crate) fn heatmap(&self) -> anyhow::Result<String> {
+    /// The matrix as an SVG heatmap (`--heatmap`).
+    pub fn heatmap(&self) -> anyhow::Result<String> {
         let p = &self.plan;
         let scale = |v: f64| v / 1024.0;
         let values: Vec<Vec<Option<f64>>> = self
@@ -137,7 +138,9 @@ impl SweepReport {
         )?)
     }
 
-    pub(crate) fn diagonal_plot(&self) -> anyhow::Result<String> {
+    /// The diagonal (send = receive) as an SVG line plot against the envelope ceiling
+    /// (`--plot`).
+    pub fn diagonal_plot(&self) -> anyhow::Result<String> {
         let mss = self.plan.mss_bytes;
         let points: Vec<(f64, f64)> = self
             .analysis

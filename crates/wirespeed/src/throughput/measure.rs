@@ -18,8 +18,9 @@ use wirespeed_net::{
 };
 use wirespeed_report::Document;
 
+use super::iperf3::peer as iperf3_peer;
 use super::result::{Iperf3Peer, Parameters, Start, ThroughputResult};
-use super::{Config, LiveLines, analysis, iperf3_peer, text};
+use super::{Config, LiveLines, analysis, text};
 
 /// What a throughput test produced: the document `tcp`/`udp` print, and why it is partial.
 pub struct Measurement {

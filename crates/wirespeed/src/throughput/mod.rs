@@ -6,7 +6,6 @@ pub(crate) mod analysis;
 mod brief;
 pub(crate) mod html;
 pub(crate) mod iperf3;
-pub(crate) mod iperf3_peer;
 mod measure;
 mod metrics;
 pub(crate) mod result;
@@ -404,7 +403,7 @@ impl ThroughputArgs {
             return Ok(None);
         };
         let port = match (self.port, self.iperf3) {
-            (None, true) => Some(iperf3_peer::DEFAULT_PORT),
+            (None, true) => Some(iperf3::peer::DEFAULT_PORT),
             (p, _) => p,
         };
         resolve_agent(host, port, self.ipv4, self.ipv6).map(Some)

@@ -382,7 +382,7 @@ impl Render for ThroughputResult {
         self.per_stream_lines(out)?;
         self.summary_lines(out)?;
         if let Some(p) = &self.iperf3 {
-            crate::throughput::iperf3_peer::render(out, p, self.rate_format)?;
+            crate::throughput::iperf3::peer::render(out, p, self.rate_format)?;
         }
         for t in &self.end.ttcp {
             ttcp_lines(out, t)?;

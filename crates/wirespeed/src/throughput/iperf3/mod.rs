@@ -1,5 +1,7 @@
 //! iperf3's JSON, both ways: `json` writes a `tcp`/`udp` result in the layout `iperf3 -J`
 //! prints (`--json-format iperf3`); `html` reads such a document back for `wirespeed report`.
+//! And its wire protocol: `peer` runs `tcp`/`udp` against an iperf3 server (`--iperf3`).
 
 pub(crate) mod html;
 pub(crate) mod json;
+pub(crate) mod peer;

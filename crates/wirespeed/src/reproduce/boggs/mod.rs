@@ -22,6 +22,8 @@ use wirespeed_sim::{Batches, Cable, HostModel, MacParams, RunStats, Sampled, Sce
 
 use super::{Comparison, Name, Options, Reproduction, Row, Verdict, setting};
 
+pub(super) mod lab;
+
 fn seed_net(hosts: usize, bytes: u64, time: Duration, seed: u64) -> Scenario {
     Scenario {
         measure_ns: time.as_nanos() as u64,
@@ -114,7 +116,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let mut notes = Vec::new();
     if options.lab {
         let window = options.time.unwrap_or(Duration::from_secs(2));
-        let (lab, lab_truth) = super::boggs_lab::run(&options.lab_hosts, window)?;
+        let (lab, lab_truth) = lab::run(&options.lab_hosts, window)?;
         comparisons.push(lab);
         truth.extend(lab_truth);
         notes.push("lab rows: the seed prints no numbers for figure 3-3, so the lab is compared with the simulator for the same segment (no paper column)".into());

@@ -16,10 +16,10 @@ use wirespeed_net::env::Environment;
 use wirespeed_net::iperf3::client::{self, Iperf3Error};
 use wirespeed_net::{Amount, Progress, TestOutcome};
 
-use super::analysis::ThroughputWarning;
-pub use super::result::Iperf3Peer;
-use super::{Config, ThroughputArgs};
 use crate::common::exit_status::Exit;
+use crate::throughput::analysis::ThroughputWarning;
+pub use crate::throughput::result::Iperf3Peer;
+use crate::throughput::{Config, ThroughputArgs};
 
 /// iperf3's port, where `-p` names none.
 pub(crate) const DEFAULT_PORT: u16 = wirespeed_net::iperf3::server::DEFAULT_PORT;
@@ -35,7 +35,7 @@ const RETRY_PAUSE: Duration = Duration::from_millis(250);
 
 impl ThroughputArgs {
     /// The flags `--iperf3` cannot honour, each refused with the fix.
-    pub(super) fn check_iperf3(&self) -> anyhow::Result<()> {
+    pub(in crate::throughput) fn check_iperf3(&self) -> anyhow::Result<()> {
         if !self.iperf3 {
             return Ok(());
         }

@@ -29,8 +29,10 @@ use wirespeed_lab::PortStatus;
 use wirespeed_lab::emulator::stats::DelaySums;
 use wirespeed_report::Document;
 
-use super::{Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting};
 use crate::load::LoadResult;
+use crate::reproduce::{
+    Comparison, LabGuard, Row, Setting, Verdict, exe, lab_file, run_json, setting,
+};
 
 /// The lab's topology file.
 pub(crate) const TOPOLOGY: &str = "boggs-24.toml";
