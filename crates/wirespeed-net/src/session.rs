@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use crate::auth::Seal;
 use crate::control::{
-    DecodeError, FrameReader, Message, Phase, PolledBody, ProtocolError, encode_greeting,
+    FrameReader, Message, Phase, PolledBody, ProtocolError, decode_body, encode_greeting,
     encode_sealed, foreign_greeting, open_sealed, write_message,
 };
 use std::io::Write;
@@ -126,7 +126,7 @@ impl Control {
             PolledBody::Body(body) => {
                 let m = match &mut self.seal {
                     Some(seal) => open_sealed(&body, seal).ok_or(SessionError::Forged)?,
-                    None => serde_json::from_slice(&body).map_err(DecodeError::Malformed),
+                    None => decode_body(&body),
                 }
                 .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?
                 .with_peer_text_escaped();

@@ -19,11 +19,11 @@ mod message;
 mod phase;
 pub mod rr;
 
-pub(crate) use frame::is_timeout;
 pub use frame::{
     DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, PolledBody, decode, encode, encode_greeting,
     encode_sealed, foreign_greeting, frame_body, open_sealed, write_message,
 };
+pub(crate) use frame::{decode_body, is_timeout};
 pub use message::{
     Cookie, FOLLOW_UP_FEATURE, MAX_PACING_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE,
     RESIDENCE_FEATURE, names_feature,
