@@ -4,7 +4,7 @@
 //! loopback addresses (tests are told apart by address). No timing is asserted: the tests wait
 //! (bounded) for states and compare orders.
 
-use std::io::{Read, Write};
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -13,9 +13,7 @@ use std::time::{Duration, Instant};
 use wirespeed_net::agent::{AgentHandle, SessionRecord};
 use wirespeed_net::agent_config::Exclusive;
 use wirespeed_net::client::Progress;
-use wirespeed_net::control::{
-    MAX_FRAME_BYTES, Message, PROTOCOL_VERSION, decode, encode, encode_greeting,
-};
+use wirespeed_net::control::{Message, PROTOCOL_VERSION, encode, encode_greeting};
 use wirespeed_net::report::Interval;
 use wirespeed_net::{Agent, AgentConfig, Amount, ClientConfig, TestSpec, client};
 
@@ -67,18 +65,7 @@ impl Progress for Seen {
 
 fn read_message(s: &mut TcpStream) -> Option<Message> {
     s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
-    let mut frame = vec![0u8; 4];
-    s.read_exact(&mut frame).ok()?;
-    let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
-    if len > MAX_FRAME_BYTES {
-        return None;
-    }
-    frame.resize(4 + len, 0);
-    s.read_exact(&mut frame[4..]).ok()?;
-    // The library's decoder, compiled once in wirespeed-net: `serde_json::from_slice::<Message>`
-    // here would compile the whole protocol's deserializer into this test binary again (most
-    // of its 18 s of compile).
-    decode(&frame).ok().flatten().map(|(message, _)| message)
+    wirespeed_net::control::read_message(s).ok()
 }
 
 #[test]

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use wirespeed_net::agent::{AgentHandle, SessionRecord};
 use wirespeed_net::auth::AuthKey;
-use wirespeed_net::control::{MAX_FRAME_BYTES, Message, decode, encode};
+use wirespeed_net::control::{Message, encode, read_message};
 use wirespeed_net::report::Role;
 use wirespeed_net::{
     Agent, AgentConfig, Amount, ClientConfig, ClientError, Direction, Protocol, TestSpec, client,
@@ -223,18 +223,7 @@ fn session_limit_refuses_the_extra_client() {
 
 fn read_reply(s: &mut TcpStream) -> Option<Message> {
     s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
-    let mut frame = vec![0u8; 4];
-    s.read_exact(&mut frame).ok()?;
-    let len = u32::from_be_bytes([frame[0], frame[1], frame[2], frame[3]]) as usize;
-    if len > MAX_FRAME_BYTES {
-        return None;
-    }
-    frame.resize(4 + len, 0);
-    s.read_exact(&mut frame[4..]).ok()?;
-    // The library's decoder, compiled once in wirespeed-net: `serde_json::from_slice::<Message>`
-    // here would compile the whole protocol's deserializer into this test binary again (most
-    // of its 18 s of compile).
-    decode(&frame).ok().flatten().map(|(message, _)| message)
+    read_message(s).ok()
 }
 
 #[test]

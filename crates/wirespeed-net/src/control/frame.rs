@@ -79,15 +79,44 @@ pub fn write_message(out: &mut impl Write, message: &Message) -> io::Result<()> 
     out.flush()
 }
 
-/// The body of the first frame in `bytes`: `Ok(None)` when more bytes are needed.
-pub fn frame_body(bytes: &[u8]) -> Result<Option<&[u8]>, DecodeError> {
-    let Some(prefix) = bytes.get(..4) else {
-        return Ok(None);
-    };
-    let len = u32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]) as usize;
+/// Reads one whole frame from a blocking stream and decodes it, for a caller that waits for
+/// each message in turn (a test, a one-shot client). Its read timeout bounds the wait; the
+/// length prefix is checked before the body is allocated.
+pub fn read_message(input: &mut impl Read) -> Result<Message, ReadError> {
+    let mut prefix = [0u8; 4];
+    input.read_exact(&mut prefix).map_err(ReadError::Io)?;
+    let mut body = vec![0u8; announced_len(prefix).map_err(ReadError::Decode)?];
+    input.read_exact(&mut body).map_err(ReadError::Io)?;
+    decode_body(&body).map_err(ReadError::Decode)
+}
+
+/// Why [`read_message`] returned no message.
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    /// The stream ended, failed or timed out before the whole frame arrived.
+    #[error("control stream: {0}")]
+    Io(io::Error),
+    /// The frame arrived but is too large or not a message.
+    #[error(transparent)]
+    Decode(DecodeError),
+}
+
+/// The body length a frame's prefix announces, refused over [`MAX_FRAME_BYTES`] before anything
+/// is allocated for it.
+fn announced_len(prefix: [u8; 4]) -> Result<usize, DecodeError> {
+    let len = u32::from_be_bytes(prefix) as usize;
     if len > MAX_FRAME_BYTES {
         return Err(DecodeError::TooLarge { len });
     }
+    Ok(len)
+}
+
+/// The body of the first frame in `bytes`: `Ok(None)` when more bytes are needed.
+pub fn frame_body(bytes: &[u8]) -> Result<Option<&[u8]>, DecodeError> {
+    let Some(prefix) = bytes.first_chunk::<4>() else {
+        return Ok(None);
+    };
+    let len = announced_len(*prefix)?;
     Ok(bytes.get(4..4 + len))
 }
 
@@ -234,6 +263,35 @@ pub(crate) fn is_timeout(e: &io::Error) -> bool {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn read_message_takes_one_frame_and_refuses_an_oversized_prefix_before_reading_its_body() {
+        let m = Message::Hello {
+            protocol_version: 1,
+            software: "t".into(),
+            nonce: None,
+        };
+        let mut stream = encode(&m);
+        stream.extend_from_slice(b"next frame");
+        let mut input = stream.as_slice();
+        let read = read_message(&mut input).unwrap();
+        assert_eq!(encode(&read), encode(&m));
+        assert_eq!(input, b"next frame", "one frame read, nothing past it");
+
+        let mut oversized = (MAX_FRAME_BYTES as u32 + 1).to_be_bytes().to_vec();
+        oversized.extend_from_slice(b"{}");
+        let mut input = oversized.as_slice();
+        let err = read_message(&mut input).unwrap_err();
+        assert!(
+            matches!(err, ReadError::Decode(DecodeError::TooLarge { .. })),
+            "{err}"
+        );
+        assert_eq!(input, b"{}", "the body of a refused frame is not read");
+
+        let truncated = &encode(&m)[..6];
+        let err = read_message(&mut &truncated[..]).unwrap_err();
+        assert!(matches!(err, ReadError::Io(_)), "{err}");
+    }
 
     #[test]
     fn hello_bytes_both_ways() {

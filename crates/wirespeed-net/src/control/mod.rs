@@ -20,8 +20,9 @@ mod phase;
 pub mod rr;
 
 pub use frame::{
-    DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, PolledBody, decode, encode, encode_greeting,
-    encode_sealed, foreign_greeting, frame_body, open_sealed, write_message,
+    DecodeError, FrameReader, MAX_FRAME_BYTES, Polled, PolledBody, ReadError, decode, encode,
+    encode_greeting, encode_sealed, foreign_greeting, frame_body, open_sealed, read_message,
+    write_message,
 };
 pub(crate) use frame::{decode_body, is_timeout};
 pub use message::{
