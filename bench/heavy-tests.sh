@@ -9,7 +9,8 @@
 #   sudo bash bench/heavy-tests.sh [FILTER...]
 #
 # With no FILTER every heavy test runs; the 100-lab scorecard (bench/harness.sh), the probe
-# labs' scorecard (bench/harness-probe.sh) and the FQ-CoDel cost measurement stay separate.
+# labs' scorecard (bench/harness-probe.sh), its replay of a saved corpus
+# (bench/harness-probe-replay.sh) and the FQ-CoDel cost measurement stay separate.
 # Prints each test's time; exits non-zero if any failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,5 +23,6 @@ started=$(date +%s)
 # libtest prints each test's time with --report-time, an option stable Rust keeps behind -Z.
 RUSTC_BOOTSTRAP=1 cargo test --release -p wirespeed --test main -- \
   --ignored --test-threads 1 --skip harness::random_labs_scorecard --skip harness::probe::probe_scorecard \
+  --skip harness::probe::probe_replay \
   -Z unstable-options --report-time "$@"
 echo "heavy tier: $(( $(date +%s) - started )) s wall"
