@@ -171,7 +171,7 @@ pub fn judge(link: &EchoSeries, itself: &EchoSeries, configured_ms: f64) -> Opti
 
 /// The links the lab measures: point-to-point, between nodes without a processing model (a
 /// host's modelled transmit and receive costs are not the lab's own).
-pub(crate) fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
+fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
     t.links
         .iter()
         .filter(|l| !l.is_shared())
@@ -185,7 +185,7 @@ pub(crate) fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
 }
 
 /// `ping` in namespace `ns`, started (not waited for).
-pub(crate) fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
+fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
     let family = if to.is_ipv6() { "-6" } else { "-4" };
     Command::new("ip")
         .args(["netns", "exec", ns, "ping", family, "-n", "-c"])
@@ -204,7 +204,7 @@ pub(crate) fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -
 
 /// Waits for `child` (bounded: `ping -w` ends it; past twice that it is killed) and parses
 /// what it printed.
-pub(crate) fn collect(child: Option<Child>) -> EchoSeries {
+fn collect(child: Option<Child>) -> EchoSeries {
     let Some(mut child) = child else {
         return EchoSeries::default();
     };
@@ -272,6 +272,33 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
         }
     }
     costs
+}
+
+/// Echoes pace IPv6's three at this: neighbour discovery settles within them.
+const NEIGHBOUR_ECHO_INTERVAL: Duration = Duration::from_millis(10);
+
+/// One echo from end a of each link [`measure`] measures to end b (three over IPv6 where end b
+/// has an address): the request resolves a's entry for b, b learns a's from it, and the reply
+/// proves both. All links at once; each `ping` ends by its own deadline (5 s), a link that
+/// loses everything included.
+pub fn resolve_neighbours(t: &Topology, plan: &Plan, namespaces: &[String]) {
+    let mut running = Vec::new();
+    for link in measured_links(t) {
+        let ns = &namespaces[t.links[link].a];
+        let b = plan.end(link, false);
+        running.push(spawn_ping(
+            ns,
+            IpAddr::V4(b.ipv4.addr),
+            1,
+            NEIGHBOUR_ECHO_INTERVAL,
+        ));
+        if let Some(v6) = b.ipv6 {
+            running.push(spawn_ping(ns, IpAddr::V6(v6), 3, NEIGHBOUR_ECHO_INTERVAL));
+        }
+    }
+    for ping in running {
+        let _ = collect(ping);
+    }
 }
 
 #[cfg(test)]

@@ -10,7 +10,8 @@
 //!
 //! Modules: [`topology`] (the TOML files, checked), [`addressing`] (addresses and routes nobody
 //! has to write), [`truth`] (what a measurement across a topology should find), [`crossing`]
-//! (the lab's own cost per link crossing, measured as it comes up), [`lifecycle`]
+//! (every link's neighbours resolved as the lab comes up, and when asked its own cost per
+//! link crossing), [`lifecycle`]
 //! (up, found by name, down, never left behind), [`runtime`] (namespaces and TAP devices built,
 //! and the emulator's threads on the real clock), `shared_port` (the thread that drives a shared
 //! medium), [`emulator`], [`ingress_stamp`] (when the sending kernel sent each frame),

@@ -575,7 +575,7 @@ pub fn up_with(
         Ok(Forked::Parent(pid)) => pid,
         Ok(Forked::Child) => {
             drop(read_end);
-            let code = emulator_process(lab, record, &dir, write_end, (detach, settle), parent);
+            let code = emulator_process(lab, record, &dir, write_end, detach, settle, parent);
             sys::process::exit_child(code);
         }
         Err(source) => {
@@ -611,41 +611,13 @@ pub fn start_time(pid: i32) -> Option<u64> {
     rest.split_whitespace().nth(19)?.parse().ok()
 }
 
-/// Echoes pace IPv6's three at this: neighbour discovery settles within them.
-const NEIGHBOUR_ECHO_INTERVAL: Duration = Duration::from_millis(10);
-
-/// One echo from end a of each link `crossing` measures to end b (three over IPv6 where end b
-/// has an address): the request resolves a's entry for b, b learns a's from it, and the reply
-/// proves both. All links at once; each `ping` ends by its own deadline (5 s), a link that
-/// loses everything included.
-fn resolve_neighbours(t: &Topology, plan: &Plan, namespaces: &[String]) {
-    use crate::crossing::{collect, measured_links, spawn_ping};
-    use std::net::IpAddr;
-    let mut running = Vec::new();
-    for link in measured_links(t) {
-        let ns = &namespaces[t.links[link].a];
-        let b = plan.end(link, false);
-        running.push(spawn_ping(
-            ns,
-            IpAddr::V4(b.ipv4.addr),
-            1,
-            NEIGHBOUR_ECHO_INTERVAL,
-        ));
-        if let Some(v6) = b.ipv6 {
-            running.push(spawn_ping(ns, IpAddr::V6(v6), 3, NEIGHBOUR_ECHO_INTERVAL));
-        }
-    }
-    for ping in running {
-        let _ = collect(ping);
-    }
-}
-
 fn emulator_process(
     mut lab: Lab,
     mut record: LabRecord,
     dir: &Path,
     ready: OwnedFd,
-    (detach, settle): (Detach, Settle),
+    detach: Detach,
+    settle: Settle,
     parent: i32,
 ) -> i32 {
     let _ = setsid();
@@ -673,7 +645,9 @@ fn emulator_process(
         Settle::MeasureCrossings => {
             record.crossings = crate::crossing::measure(&lab.topology, &lab.plan, lab.namespaces());
         }
-        Settle::Neighbours => resolve_neighbours(&lab.topology, &lab.plan, lab.namespaces()),
+        Settle::Neighbours => {
+            crate::crossing::resolve_neighbours(&lab.topology, &lab.plan, lab.namespaces())
+        }
     }
     record.pid = std::process::id() as i32;
     record.start_time = start_time(record.pid).unwrap_or(0);
