@@ -178,14 +178,13 @@ pub fn described_command() -> clap::Command {
 /// which it reads as the short flags `-1`, `-5`: "unexpected argument '-1'", naming neither
 /// the flag nor the fix. Only a word that starts with a minus and a digit or a point is
 /// joined, and only after an option of the command it belongs to; nothing after `--` (the
-/// command of `lab exec`) is touched.
+/// command of `lab exec`) is touched. `built` is the whole tree after `Command::build`
+/// (options a subcommand inherits are read there).
 fn negative_values_attached(
-    cmd: &clap::Command,
+    built: &clap::Command,
     words: Vec<std::ffi::OsString>,
 ) -> Vec<std::ffi::OsString> {
-    let mut cmd = cmd.clone();
-    cmd.build();
-    let mut current = &cmd;
+    let mut current = built;
     let mut out = Vec::with_capacity(words.len());
     let mut words = words.into_iter();
     if let Some(program) = words.next() {
@@ -253,10 +252,45 @@ where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    let mut cmd = command();
-    let args = negative_values_attached(&cmd, args.into_iter().map(Into::into).collect());
-    let matches = cmd.try_get_matches_from_mut(args)?;
-    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).map_err(|e| e.format(&mut cmd))
+    LineParser::new().parse(args)
+}
+
+/// [`try_parse_from`] for many lines (a test walking every flag): clap's tree of subcommands
+/// is built once, not per line, which is most of a parse's cost with the binary crate at
+/// opt-level 0. A parse leaves the command as it was built.
+pub struct LineParser {
+    /// What clap parses with; each parse builds what it reaches of it, once.
+    cmd: clap::Command,
+    /// The same tree built whole, read to find which words are options' values.
+    built: clap::Command,
+}
+
+impl Default for LineParser {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl LineParser {
+    pub fn new() -> LineParser {
+        let cmd = command();
+        let mut built = cmd.clone();
+        built.build();
+        LineParser { cmd, built }
+    }
+
+    /// One command line, its first word the program's name.
+    pub fn parse<I, T>(&mut self, args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let args =
+            negative_values_attached(&self.built, args.into_iter().map(Into::into).collect());
+        let matches = self.cmd.try_get_matches_from_mut(args)?;
+        <Cli as clap::FromArgMatches>::from_arg_matches(&matches)
+            .map_err(|e| e.format(&mut self.cmd))
+    }
 }
 
 /// A value its parser refused, as one line: the flag by both its names (the user may have

@@ -115,6 +115,8 @@ fn num(v: &Value, path: &str) -> f64 {
 
 /// This end's bytes (what it sent, or with -R received) are within 2% of what the iperf3
 /// server counted itself, for one stream, -R, -P 4 and --bidir (each way); the document says what iperf3 lacks.
+/// Counts, not rates, are judged (and a reader's lag by the buffers' size, not a share of the
+/// test), so each run is 1 s: it holds the lab lane beside others for half as long.
 #[test]
 fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
     if !have_iperf3() {
@@ -128,9 +130,9 @@ fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
         true,
     )];
     for (args, streams, pairs) in [
-        (&["-t", "2"][..], 1, &forward[..]),
+        (&["-t", "1"][..], 1, &forward[..]),
         (
-            &["-t", "2", "-R"][..],
+            &["-t", "1", "-R"][..],
             1,
             &[(
                 "/result/end/sum_received/bytes",
@@ -138,10 +140,10 @@ fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
                 false,
             )][..],
         ),
-        (&["-t", "2", "-P", "4"][..], 4, &forward[..]),
+        (&["-t", "1", "-P", "4"][..], 4, &forward[..]),
         // Both ways at once: each direction against the server's own count of it.
         (
-            &["-t", "2", "--bidir"][..],
+            &["-t", "1", "--bidir"][..],
             2,
             &[
                 forward[0],

@@ -56,7 +56,11 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
     );
     assert_one_line_error(
         &wirespeed(&["reproduce", "vj-buffers", "-t", "5s"]),
-        "--time applies to envelope, boggs and duplex-mismatch",
+        "--time applies to envelope, boggs, duplex-mismatch and bellovin",
+    );
+    assert_one_line_error(
+        &wirespeed(&["reproduce", "bellovin", "-t", "2s"]),
+        "--time for bellovin is the probing budget per address family: give 5s to 300s",
     );
     assert_one_line_error(
         &wirespeed(&["reproduce", "vj-buffers", "--runs", "2"]),
@@ -370,10 +374,16 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
         return;
     }
     let _lane = crate::lab::LAB_LOCK.beside_others();
-    let doc = json(&["reproduce", "bellovin", "--json"]);
+    // A 15 s budget: the rounds the seed path's DS0 fits in it (5 or 6 of its 2.2 s rounds by
+    // the configured lines, against 16 in the default 40 s). The judged row is the slow line's
+    // per byte, which one probe per size per round pins to about 0.05% (its tolerance is 2%).
+    let doc = json(&["reproduce", "bellovin", "-t", "15s", "--json"]);
+    assert_eq!(doc["parameters"]["time_seconds"], 15.0);
     let rows = rows(&doc);
     let per_byte = row(&rows, "one-way per byte, roc -> cbnewsa");
     assert_eq!(per_byte["verdict"], "within", "{per_byte}");
+    let method = doc["result"]["comparisons"][0]["method"].as_str().unwrap();
+    assert!(method.contains("budget 15 s"), "{method}");
     let board = row(&rows, "hop 2 (ciscomci + ether) per byte");
     assert_eq!(board["verdict"], "within", "{board}");
     assert!(board["why"].as_str().unwrap().contains("ciscobtw"));

@@ -73,7 +73,10 @@ pub(crate) struct ReproduceArgs {
     /// envelope: length of the loopback and of the lab TCP transfer (default 2 s);
     /// boggs: simulated time per point (default 10 s, the seed's window);
     /// duplex-mismatch: the cap on each transfer (default 30 s): a transfer that stalls is
-    /// stopped there and reported with the bytes that arrived in that time.
+    /// stopped there and reported with the bytes that arrived in that time;
+    /// bellovin: the probing budget per address family, 5 s to 300 s (default: planned from
+    /// the path's configured round trips, at least 40 s; a shorter one gives fewer rounds and
+    /// wider intervals).
     #[arg(long, short = 't', value_name = "DURATION", value_parser = parse_duration)]
     time: Option<Duration>,
 
@@ -176,10 +179,13 @@ impl ReproduceArgs {
             return Ok(None);
         };
         if self.time.is_some()
-            && !matches!(name, Name::Envelope | Name::Boggs | Name::DuplexMismatch)
+            && !matches!(
+                name,
+                Name::Envelope | Name::Boggs | Name::DuplexMismatch | Name::Bellovin
+            )
         {
             bail!(
-                "--time applies to envelope, boggs and duplex-mismatch, not {}; leave it out",
+                "--time applies to envelope, boggs, duplex-mismatch and bellovin, not {}; leave it out",
                 name.as_str()
             );
         }
@@ -218,10 +224,16 @@ impl ReproduceArgs {
                 name.as_str()
             );
         }
-        if let Some(t) = self.time
-            && (t < Duration::from_millis(100) || t > Duration::from_secs(60))
-        {
-            bail!("--time must be between 100ms and 60s");
+        if let Some(t) = self.time {
+            if name == Name::Bellovin {
+                if t < Duration::from_secs(5) || t > Duration::from_secs(300) {
+                    bail!(
+                        "--time for bellovin is the probing budget per address family: give 5s to 300s"
+                    );
+                }
+            } else if t < Duration::from_millis(100) || t > Duration::from_secs(60) {
+                bail!("--time must be between 100ms and 60s");
+            }
         }
         Ok(Some(Config {
             name,

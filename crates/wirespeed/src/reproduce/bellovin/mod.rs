@@ -588,7 +588,7 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         .take_while(|h| h.line.at(1500.0, 1500.0) < DENSE_BELOW_MS)
         .count();
     let families = families_carried(&topology, &from, &configured);
-    let plan = plan_rounds(&configured, &twin_configured, dense);
+    let plan = plan_rounds(&configured, &twin_configured, dense, options.time);
     let started = std::time::Instant::now();
     let twin_lab = LabGuard::up_topology(twin.clone(), file.path())?;
     let real_lab = LabGuard::up(&file)?;
@@ -674,7 +674,13 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     if seed_path {
         comparisons.push(board_comparison()?);
     }
-    let truth_settings = ground_truth(&file_name, &configured, &topology, &family_names);
+    let truth_settings = ground_truth(
+        &file_name,
+        &configured,
+        &topology,
+        &family_names,
+        options.time,
+    );
     let notes = vec![
         "not separable from one end (wirespeed_model::perhop): a router's forwarding per byte from the serialization of the link after it (both act on every byte going out: the per-byte rows hold their sum), and a router's fixed answer cost from the fixed costs before it (each hop's fixed row holds half the change of answer cost, and the configured column computes the same combination)".into(),
     ];

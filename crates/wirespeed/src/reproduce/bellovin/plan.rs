@@ -83,7 +83,18 @@ pub(super) struct RoundPlan {
 /// behind a slow line the rounds that fit in [`ROUNDS_BUDGET`] ([`rounds_behind_slow_line`]),
 /// but no fewer than [`MIN_ROUNDS`], and a budget that fits them. No budget exceeds
 /// [`LONGEST_BUDGET`]; a path too slow for its rounds in it gets fewer, and says so.
-pub(super) fn plan_rounds(chain: &[ChainHop], twin: &[ChainHop], dense: usize) -> RoundPlan {
+///
+/// A budget the user `asked` for (`-t`) replaces the planned one: a path of fast hops gets
+/// the rounds that fit in it (still until the even and the odd rounds agree, at most
+/// [`MAX_ROUNDS`]), a path behind a slow line the rounds its configured lines fit in it, at
+/// least [`ROUNDS`] (the loop stops earlier if a measured round says the next would overrun
+/// it, and the method says so).
+pub(super) fn plan_rounds(
+    chain: &[ChainHop],
+    twin: &[ChainHop],
+    dense: usize,
+    asked: Option<Duration>,
+) -> RoundPlan {
     let per_size = |n: &str| n.parse::<f64>().unwrap_or(1.0);
     let round = |c: &[ChainHop]| {
         let slow = if dense < c.len() {
@@ -104,12 +115,23 @@ pub(super) fn plan_rounds(chain: &[ChainHop], twin: &[ChainHop], dense: usize) -
             .max(ROUNDS_BUDGET)
             .min(LONGEST_BUDGET)
     };
-    let fit_in_longest = if per_round > 0.0 {
-        ((LONGEST_BUDGET.as_secs_f64() / per_round).floor() as usize).max(1)
-    } else {
-        MAX_ROUNDS
+    let fit_in = |budget: Duration| {
+        if per_round > 0.0 {
+            ((budget.as_secs_f64() / per_round).floor() as usize).max(1)
+        } else {
+            MAX_ROUNDS
+        }
     };
-    let (least, most, budget) = if dense == chain.len() {
+    let fit_in_longest = fit_in(LONGEST_BUDGET);
+    let (least, most, budget) = if let Some(budget) = asked {
+        if dense == chain.len() {
+            let most = MAX_ROUNDS.min(fit_in(budget));
+            (MIN_ROUNDS.min(most), most, budget)
+        } else {
+            let planned = rounds_behind_slow_line(chain, twin, dense, budget);
+            (planned, planned, budget)
+        }
+    } else if dense == chain.len() {
         let most = MAX_ROUNDS.min(fit_in_longest);
         (MIN_ROUNDS.min(most), most, budget_for(MAX_ROUNDS))
     } else {

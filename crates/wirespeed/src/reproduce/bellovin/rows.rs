@@ -11,7 +11,7 @@ use super::super::{Comparison, Row, Setting, Verdict, setting, tolerance};
 use super::{
     ANSWER_TOLERANCE, DENSE_BELOW_MS, DENSE_PER_SIZE, FIXED_TOLERANCE_US, FamilyRun,
     LONGEST_BUDGET, MAX_ROUNDS, MIN_ROUNDS, OwnCostSpread, PER_BYTE_TOLERANCE, ProbeDocument,
-    ProbedHop, ROUNDS_BUDGET, SEED_PER_HOP, SIZES, SLOW_SIZES, SPARSE_PER_SIZE, one_way,
+    ProbedHop, ROUNDS, ROUNDS_BUDGET, SEED_PER_HOP, SIZES, SLOW_SIZES, SPARSE_PER_SIZE, one_way,
     own_cost_spread, path_spread, planes,
 };
 
@@ -129,6 +129,7 @@ pub(super) fn ground_truth(
     configured: &[ChainHop],
     topology: &wirespeed_lab::Topology,
     family_names: &[&str],
+    asked: Option<std::time::Duration>,
 ) -> Vec<Setting> {
     let mut truth_settings = vec![setting(
         &format!("path ({file_name})"),
@@ -152,14 +153,23 @@ pub(super) fn ground_truth(
             ));
         }
     }
-    truth_settings.push(setting(
-        "probe",
-        format!(
-            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips (behind a slow line as many as fit in {} s, {MIN_ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
-            family_names.join(" and "),
+    let rounds = match asked {
+        None => format!(
+            "behind a slow line as many as fit in {} s, {MIN_ROUNDS} to {MAX_ROUNDS}; else {MIN_ROUNDS} to {MAX_ROUNDS} until the even and odd rounds agree; budgets {} to {} s per family",
             ROUNDS_BUDGET.as_secs(),
             ROUNDS_BUDGET.as_secs(),
             LONGEST_BUDGET.as_secs()
+        ),
+        Some(budget) => format!(
+            "behind a slow line as many as fit in the budget, at least {ROUNDS}; else up to {MAX_ROUNDS} until the even and odd rounds agree; budget {} s per family (-t)",
+            budget.as_secs_f64()
+        ),
+    };
+    truth_settings.push(setting(
+        "probe",
+        format!(
+            "ICMP TTL-limited (time exceeded) and echo at the destination, over {}; hops with round trips under {DENSE_BELOW_MS} ms at 1500 bytes: sizes {SIZES} bytes x {DENSE_PER_SIZE} probes per round, the others sizes {SLOW_SIZES} x {SPARSE_PER_SIZE}; rounds planned from the configured round trips ({rounds}); rounds alternating between twin and chain; per size the lower half's mean of the rounds' minimums (fast hops) or of their single probes (slow), plane fit in bytes sent and returned",
+            family_names.join(" and "),
         ),
     ));
     truth_settings.push(setting(

@@ -233,7 +233,7 @@ fn the_round_budget_comes_from_the_paths_round_trips() {
             .count()
     };
     assert_eq!(dense_of(&fast_hops), 3);
-    let plan = plan_rounds(&fast_hops, &fast_hops, 3);
+    let plan = plan_rounds(&fast_hops, &fast_hops, 3, None);
     eprintln!("{plan:?}");
     assert!((6.0..9.0).contains(&plan.round_seconds), "{plan:?}");
     assert_eq!((plan.least, plan.most), (MIN_ROUNDS, MAX_ROUNDS));
@@ -246,7 +246,7 @@ fn the_round_budget_comes_from_the_paths_round_trips() {
     let t1 = ds0_chain(&[(15.0, 0.0052), (15.0, 0.0052), (15.0, 0.0052)]);
     let dense = dense_of(&t1);
     assert_eq!(dense, 1);
-    let plan = plan_rounds(&t1, &t1, dense);
+    let plan = plan_rounds(&t1, &t1, dense, None);
     eprintln!("{plan:?}");
     assert_eq!(plan.least, plan.most);
     assert!(plan.most >= MIN_ROUNDS, "{plan:?}");
@@ -256,23 +256,63 @@ fn the_round_budget_comes_from_the_paths_round_trips() {
     );
     // Satellite hops (0.8 s each): the longest budget, and only the rounds that fit in it.
     let slower = ds0_chain(&[(800.0, 0.0008), (800.0, 0.0008), (800.0, 0.0008)]);
-    let plan = plan_rounds(&slower, &slower, 0);
+    let plan = plan_rounds(&slower, &slower, 0, None);
     eprintln!("{plan:?}");
     assert!(plan.budget <= LONGEST_BUDGET, "{plan:?}");
     assert!(plan.most < MIN_ROUNDS, "{plan:?}");
     assert!(plan.most as f64 * plan.round_seconds * ROUND_OVERHEAD <= LONGEST_BUDGET.as_secs_f64());
     // A chain of sub-millisecond hops: the shortest budget.
     let fast = ds0_chain(&[(0.4, 0.0008), (1.0, 0.001), (0.8, 0.0008)]);
-    assert_eq!(plan_rounds(&fast, &fast, 3).budget, ROUNDS_BUDGET);
+    assert_eq!(plan_rounds(&fast, &fast, 3, None).budget, ROUNDS_BUDGET);
     // The seed's path: the rounds its DS0 fits in the shortest budget.
     let (chain, twin, dense) = seed_chain();
-    let plan = plan_rounds(&chain, &twin, dense);
+    let plan = plan_rounds(&chain, &twin, dense, None);
     assert_eq!(plan.least, plan.most);
     assert_eq!(
         plan.most,
         rounds_behind_slow_line(&chain, &twin, dense, ROUNDS_BUDGET).max(MIN_ROUNDS)
     );
     assert!(plan.budget >= ROUNDS_BUDGET);
+}
+
+/// A budget asked for with `-t` replaces the planned one: behind the seed's DS0 the rounds its
+/// lines fit in it (never under the fewest), on fast hops those that fit at the planned
+/// round's time, and never more than the most.
+#[test]
+fn an_asked_budget_plans_the_rounds_that_fit_in_it() {
+    let (chain, twin, dense) = seed_chain();
+    let asked = Duration::from_secs(15);
+    let plan = plan_rounds(&chain, &twin, dense, Some(asked));
+    assert_eq!(plan.budget, asked);
+    assert_eq!(plan.least, plan.most);
+    assert_eq!(
+        plan.most,
+        rounds_behind_slow_line(&chain, &twin, dense, asked)
+    );
+    assert!(
+        (ROUNDS..MIN_ROUNDS).contains(&plan.most),
+        "{plan:?}: fewer rounds than the default plan's"
+    );
+    let default = plan_rounds(&chain, &twin, dense, None);
+    assert!(
+        default.most > plan.most && default.budget > asked,
+        "{default:?}"
+    );
+    // Too short for the fewest rounds: still the fewest, and the loop's budget check ends them.
+    let plan = plan_rounds(&chain, &twin, dense, Some(Duration::from_secs(5)));
+    assert_eq!((plan.most, plan.budget), (ROUNDS, Duration::from_secs(5)));
+    // Fast hops (6-9 s a round by their lines, 1.5 times that planned): 30 s holds two or
+    // three, fewer than the ten the default plan starts comparing at.
+    let fast_hops = ds0_chain(&[(12.0, 0.0008), (12.0, 0.0008), (12.0, 0.0008)]);
+    let plan = plan_rounds(&fast_hops, &fast_hops, 3, Some(Duration::from_secs(30)));
+    let fits = (30.0 / (plan.round_seconds * ROUND_OVERHEAD)).floor() as usize;
+    assert_eq!((plan.least, plan.most), (fits, fits), "{plan:?}");
+    let plan = plan_rounds(&fast_hops, &fast_hops, 3, Some(Duration::from_secs(300)));
+    assert_eq!(
+        (plan.least, plan.most),
+        (MIN_ROUNDS, MAX_ROUNDS),
+        "{plan:?}"
+    );
 }
 
 /// Issue 31: "too loaded" only with a measured load figure that says so.
