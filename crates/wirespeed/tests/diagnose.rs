@@ -294,15 +294,34 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
     }
     let ns = Namespaces::create();
     let bin = env!("CARGO_BIN_EXE_wirespeed");
-    // Bounded traffic across the pair while diagnose samples: 100 pings, 10 ms apart, 5 s at most.
+    // Bounded traffic across the pair while diagnose samples: up to 300 pings, 10 ms apart, 5 s
+    // at most, stopped once diagnose is done.
     let ping = have("ping").then(|| {
         ns.1.exec("ping")
-            .args(["-q", "-c", "100", "-i", "0.01", "-w", "5", "198.18.0.1"])
+            .args(["-q", "-c", "300", "-i", "0.01", "-w", "5", "198.18.0.1"])
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
             .expect("ping starts")
     });
+    // diagnose samples for 500 ms from its start: wait (bounded) until the pings are crossing,
+    // or on a loaded machine a ping started late leaves the window empty (seen once at load
+    // 11: 0 frames/s received, only the neighbour requests sent).
+    if ping.is_some() {
+        let rx = || -> u64 {
+            ns.0.exec("cat")
+                .arg("/sys/class/net/ws-a/statistics/rx_packets")
+                .output()
+                .ok()
+                .and_then(|o| String::from_utf8(o.stdout).ok())
+                .and_then(|t| t.trim().parse().ok())
+                .unwrap_or(0)
+        };
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        while rx() < 3 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    }
     let out =
         ns.0.exec(bin)
             .args(["diagnose", "ws-a", "lo", "-i", "500ms", "-J"])
@@ -314,6 +333,8 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
         stderr: String::from_utf8(out.stderr).unwrap(),
     };
     if let Some(mut p) = ping {
+        // Our own child (`ip netns exec` runs ping in its place), by its handle.
+        let _ = p.kill();
         let _ = p.wait();
     }
     let doc = json(&run);
