@@ -245,6 +245,7 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
     if !can_build_labs("latency-fq") {
         return;
     }
+    // Alone: the upload is judged at 95% of the link's TCP ceiling and the probes within 5 ms.
     let _guard = LAB_LOCK.alone();
     let envelope = wirespeed(&["envelope", "--rate", "10M", "--json"]);
     assert_eq!(envelope.status, 0, "{}", envelope.stderr);
@@ -400,6 +401,7 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
     if !can_build_labs("latency-idle-truth") {
         return;
     }
+    // Alone: the best round trip is judged within 20 us of the wire's.
     let _guard = LAB_LOCK.alone();
     // The echo's IP packet (IPv4, UDP, cookie, sequence, residence and follow-up fields: 76
     // bytes) in Ethernet framing (header, FCS, preamble, gap: 38 bytes) at 10 Mbit/s, each
@@ -485,6 +487,7 @@ fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
     if !can_build_labs("latency-udp") {
         return;
     }
+    // Alone: the loaded median is judged within 5% of the queue the lab sampled.
     let _guard = LAB_LOCK.alone();
     let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
     let doc = latency_across(None, "--udp-load 12M");

@@ -177,6 +177,8 @@ fn tcp_across_a_gigabit_lab_comes_near_the_ceiling_and_near_iperf3() {
     if !can_build_labs("gigabit") {
         return;
     }
+    // Alone: tcp's rate through a gigabit emulated link is judged against iperf3's in a run
+    // before it (70% or more), which another lab's load would slow one of and not the other.
     let _guard = LAB_LOCK.alone();
     let file = temp_topology("gigabit", GIGABIT);
     let lab = UpLab::up(&file.display().to_string());
@@ -290,6 +292,7 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
     if !can_build_labs("tcp_b") {
         return;
     }
+    // Alone: each direction is judged to hold its cap within 2%.
     let _guard = LAB_LOCK.alone();
     let file = temp_topology("tcp-b", FAST_ETHERNET);
     let lab = UpLab::up(&file.display().to_string());

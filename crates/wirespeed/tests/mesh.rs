@@ -758,6 +758,8 @@ fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
+    // Alone: the slow link is named from its hosts' rates against the fleet's best, a
+    // yardstick another lab's load would lower unevenly.
     let _guard = crate::lab::LAB_LOCK.alone();
     let hosts: Vec<(String, String)> = (0..4)
         .map(|i| (format!("h{}", i + 1), format!("198.18.{i}.1")))

@@ -618,6 +618,8 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
     if !can_build_labs("vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model") {
         return;
     }
+    // Alone: the diagonal's rise is judged between two rates of one run, and the modern lab's
+    // plateau within its tolerance of the link's ceiling.
     let _lane = crate::lab::LAB_LOCK.alone();
     // 300 kB per point (the seed: four runs of 8 MB), across both labs.
     let doc = json(&["reproduce", "vj-buffers", "-n", "300kB", "--json"]);

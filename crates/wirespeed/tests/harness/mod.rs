@@ -732,12 +732,15 @@ fn random_labs_ci_subset() {
     };
     let mut rows = Vec::new();
     for seed in [3101, 3102, 3103] {
+        // Alone, one row at a time: each row's rate is judged against its truth's ceiling, and
+        // "the link is the bound" exactly where it reached 90% of it.
         let _guard = crate::lab::LAB_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         rows.push(path_row(seed, &limits, 3.0, &keep));
     }
     let fleet = {
+        // Alone: the judge names a slow host from its rates against the fleet's best.
         let _guard = crate::lab::LAB_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
