@@ -18,7 +18,8 @@
 //! `Config::try_from(&args)`) that makes every check a flag needs before any work starts; the
 //! `Config`s a caller may hold are public ([`throughput::Config`], [`latency::Config`],
 //! [`sweep::Config`], [`load::Config`], [`mesh::Config`], [`sim::Config`],
-//! [`envelope::Config`], [`autoneg::Config`], [`diagnose::Config`], [`model::Config`]).
+//! [`sim::link::Config`], [`envelope::Config`], [`autoneg::Config`], [`diagnose::Config`],
+//! [`model::Config`]).
 //!
 //! Ten commands run without flags: a constructor makes the common case (the command's
 //! defaults, a few setters where a caller needs them; a constructor or setter refuses what
@@ -35,7 +36,8 @@
 //!   [`diagnose::Config::with_sysfs`]; a transfer each way, [`diagnose::Config::with_peer`])
 //!   with [`diagnose::measure`];
 //! - the science, pure and deterministic: [`sim::Config::seed_long_net`] (seed 000's grid)
-//!   with [`sim::measure`], [`envelope::Config::ethernet`] or [`envelope::Config::link`]
+//!   with [`sim::measure`], [`sim::link::Config::duplex`] (seed 003's mismatched link) with
+//!   [`sim::link::measure`], [`envelope::Config::ethernet`] or [`envelope::Config::link`]
 //!   with [`envelope::measure`], [`autoneg::Config::resolve`], [`autoneg::Config::decode`]
 //!   or [`autoneg::Config::new`] with [`autoneg::measure`], and [`model::Config::predict`],
 //!   [`model::Config::compare`] or [`model::Config::fit`] (the files read, bounded) with

@@ -4,7 +4,7 @@
 
 mod analysis;
 pub(crate) mod html;
-pub(crate) mod link;
+pub mod link;
 mod measure;
 mod metrics;
 pub(crate) mod result;
