@@ -43,8 +43,10 @@
 //!   [`model::Config::compare`] or [`model::Config::fit`] (the files read, bounded) with
 //!   [`model::measure`].
 //!
-//! Two more give what a caller of a non-measuring command wants: [`report::render`] (saved
-//! results into the HTML page, as a string) and [`lab::status`] (a lab's typed status). The
+//! [`reproduce::Config::new`] (`without_lab`, `with_time`) with [`reproduce::measure`] runs
+//! one of the seeds' experiments and returns its rows with their verdicts. Two more give what
+//! a caller of a non-measuring command wants: [`report::render`] (saved results into the HTML
+//! page, as a string) and [`lab::status`] (a lab's typed status). The
 //! rest are actions or daemons rather than measurements and stay the binary's (`serve`,
 //! whose agent is `wirespeed_net::agent`; `lab up`/`exec`/`run`/`down`; `deploy`): see
 //! docs/architecture.md, "Which commands a library caller can run".
