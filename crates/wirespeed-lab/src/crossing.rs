@@ -320,8 +320,20 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
         let (a, b) = (plan.end(link, true), plan.end(link, false));
         let ns = &namespaces[l.a];
         let interval = echo_interval(t, link, ECHO_PACKET_BYTES);
-        let across = spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval, ECHO_PACKET_BYTES);
-        let itself = spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval, ECHO_PACKET_BYTES);
+        let across = spawn_ping(
+            ns,
+            IpAddr::V4(b.ipv4.addr),
+            ECHOES,
+            interval,
+            ECHO_PACKET_BYTES,
+        );
+        let itself = spawn_ping(
+            ns,
+            IpAddr::V4(a.ipv4.addr),
+            ECHOES,
+            interval,
+            ECHO_PACKET_BYTES,
+        );
         // IPv6 neighbour discovery is resolved apart from ARP: a few echoes settle it.
         let warm6 = b
             .ipv6
@@ -489,11 +501,21 @@ rtt min/avg/max/mdev = 1.056/1.336/1.874/0.378 ms
         assert_eq!(again, Some(got));
         let none = EchoSeries::default();
         assert_eq!(
-            per_byte_ns([&at(1.1), &none], [&at(0.02), &at(0.03)], [1.0, 2.0], [84, 1428]),
+            per_byte_ns(
+                [&at(1.1), &none],
+                [&at(0.02), &at(0.03)],
+                [1.0, 2.0],
+                [84, 1428]
+            ),
             None
         );
         assert_eq!(
-            per_byte_ns([&at(1.1), &at(2.4)], [&at(0.02), &at(0.03)], [1.0, 2.0], [84, 84]),
+            per_byte_ns(
+                [&at(1.1), &at(2.4)],
+                [&at(0.02), &at(0.03)],
+                [1.0, 2.0],
+                [84, 84]
+            ),
             None
         );
         // The large size follows the MTU, and a small MTU gives none.

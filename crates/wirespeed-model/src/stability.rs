@@ -311,7 +311,12 @@ mod tests {
         assert_eq!(u.len(), 3);
         assert!(u.iter().all(|u| u.half_width_ms.is_none()));
         // An interval that did not compute is not settled.
-        let nan = hop(1, [(1.0, f64::NAN), (8e-4, 1e-5), (2e-3, 5e-5)], true, false);
+        let nan = hop(
+            1,
+            [(1.0, f64::NAN), (8e-4, 1e-5), (2e-3, 5e-5)],
+            true,
+            false,
+        );
         assert_eq!(unsettled(&[nan], &T)[0].figure, Figure::Fixed);
     }
 

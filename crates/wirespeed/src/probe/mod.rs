@@ -253,7 +253,9 @@ impl ProbeArgs {
         if self.until_stable.is_some_and(|b| b > self.max_time) {
             bail!(
                 "--until-stable {}: the budget is longer than --max-time {}, which would end the rounds first; raise --max-time or lower the budget",
-                wirespeed_model::units::format_seconds(self.until_stable.unwrap_or_default().as_secs_f64()),
+                wirespeed_model::units::format_seconds(
+                    self.until_stable.unwrap_or_default().as_secs_f64()
+                ),
                 wirespeed_model::units::format_seconds(self.max_time.as_secs_f64())
             );
         }

@@ -248,8 +248,8 @@ fn score_hops(
         // byte out, the scale the figure is read at.
         if fit.separation == Separation::Separated {
             let truth_ns = (now.per_returned_byte_ms - now.per_sent_byte_ms) * 1e6;
-            let lab_truth_ns = lab_line(h.ttl)
-                .map(|l| (l.per_returned_byte_ms - l.per_sent_byte_ms) * 1e6);
+            let lab_truth_ns =
+                lab_line(h.ttl).map(|l| (l.per_returned_byte_ms - l.per_sent_byte_ms) * 1e6);
             let ours_ns = inc.answer_per_byte_ms * 1e6;
             let tolerance = if truth_ns.abs() > 1e-9 {
                 ANSWER_SHARE * truth_ns.abs()
@@ -671,16 +671,11 @@ fn within_floored(f: &HopFigure, lab_us: f64) -> Option<bool> {
     })
 }
 
-/// The floored tolerance of an own per-byte figure: the share of the truth, or the
-/// fixed cost's 30 us spread over the run's span of sizes, whichever is larger. A per-byte
-/// error that adds up to less than the fixed cost's tolerance over every size the run sent is
-/// below what the run resolves (docs/probe.md); the floor is set by the sizes, never by the
-/// run's own noise.
-fn floored_tolerance(f: &HopFigure) -> f64 {
-    floored_tolerance_at(f, f.truth)
-}
-
-/// [`floored_tolerance`] with the share taken of `truth` (the configured one or the lab's).
+/// The floored tolerance of an own per-byte figure: the share of `truth` (the
+/// configured one or the lab's), or the fixed cost's 30 us spread over the run's span of sizes,
+/// whichever is larger. A per-byte error that adds up to less than the fixed cost's tolerance
+/// over every size the run sent is below what the run resolves (docs/probe.md); the floor is
+/// set by the sizes, never by the run's own noise.
 fn floored_tolerance_at(f: &HopFigure, truth: f64) -> f64 {
     let share = match f.what {
         "per byte" => PER_BYTE_SHARE * truth.abs(),
@@ -1079,9 +1074,18 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
                 let holds = row_holds(f, t);
                 let how = match per_byte_class_at(f, t) {
                     Some(c) => c.to_string(),
-                    None => if holds == Some(true) { "within 30 us" } else { "outside 30 us" }.to_string(),
+                    None => if holds == Some(true) {
+                        "within 30 us"
+                    } else {
+                        "outside 30 us"
+                    }
+                    .to_string(),
                 };
-                let misses = if blocks_cover(f, t) == Some(false) { ", **misses**" } else { "" };
+                let misses = if blocks_cover(f, t) == Some(false) {
+                    ", **misses**"
+                } else {
+                    ""
+                };
                 format!("{t:.3} {unit} ({how}{misses})")
             });
             let _ = writeln!(
