@@ -170,7 +170,7 @@ pub fn unsettled(hops: &[HopAnalysis], tol: &Tolerances) -> Vec<Unsettled> {
                 i.width() / 2.0
             });
             // NaN (an interval that did not compute) is not settled either.
-            if half_width_ms.is_none_or(|w| !(w <= tolerance_ms)) {
+            if half_width_ms.is_none_or(|w| w.is_nan() || w > tolerance_ms) {
                 out.push(Unsettled {
                     ttl: h.ttl,
                     figure,
