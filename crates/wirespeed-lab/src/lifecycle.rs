@@ -494,8 +494,8 @@ pub enum Settle {
     Neighbours,
     /// That, and the lab's own cost per crossing of each link, fixed and per byte, measured by
     /// series of echoes at two sizes ([`crate::crossing::measure`], about 0.7-2.8 s) into the
-    /// record's `crossings`: what the
-    /// probe harness's truth with the lab's crossings needs, and `lab status` shows.
+    /// record's `crossings`: what the probe harness's truth with the lab's crossings needs,
+    /// and `lab status` shows.
     MeasureCrossings,
 }
 
