@@ -8,6 +8,9 @@
 # shows the labs it finished.
 #
 #   bash bench/harness-probe-replay.sh CORPUS_DIR [OUT_DIR]
+#
+# WIRESPEED_HARNESS_REPLAY_PROBES=N keeps only the first N probes of each size at each hop
+# (N = the runs' -c: their first round alone, what a run without --until-stable measured).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then

@@ -5,9 +5,11 @@
 # split-half intervals cover the configured line, and every step verdict (none of these labs
 # configures a step, so each is a false positive). Writes a scorecard.
 #
-#   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE]
+#   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE] [BUDGET]
 #
-# Defaults: 50 labs, seed 31, /tmp/ws-harness-probe, -c 32 (the probe's default). The
+# Defaults: 50 labs, seed 31, /tmp/ws-harness-probe, -c 32 (the probe's default), one round
+# (BUDGET, e.g. 60s: `probe --until-stable BUDGET`, rounds until every separable own cost is
+# within its tolerance or the budget would be passed; the scorecard counts what stopped them). The
 # scorecard is OUT_DIR/probe-scorecard.md; every lab is kept beside it as a corpus:
 # OUT_DIR/seed-NNN.toml (`wirespeed lab up` rebuilds it; the draw depends on the seed alone)
 # and OUT_DIR/seed-NNN.json (the probe's whole --json document, every sample in it), each
@@ -21,9 +23,10 @@ LABS=${1:-50}
 SEED=${2:-31}
 OUT=${3:-/tmp/ws-harness-probe}
 COUNT=${4:-32}
+BUDGET=${5:-0}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 WIRESPEED_HARNESS_PROBE_LABS=$LABS WIRESPEED_HARNESS_SEED=$SEED WIRESPEED_HARNESS_OUT=$OUT \
-  WIRESPEED_HARNESS_PROBE_COUNT=$COUNT \
+  WIRESPEED_HARNESS_PROBE_COUNT=$COUNT WIRESPEED_HARNESS_PROBE_BUDGET=$BUDGET \
   cargo test --release -p wirespeed --test main harness::probe::probe_scorecard -- \
   --ignored --nocapture --test-threads 1

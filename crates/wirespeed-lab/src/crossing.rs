@@ -20,6 +20,16 @@
 //! configured figures ([`judge`]). The minimum of each series is used because `probe` fits
 //! minimums (seed 001's best case).
 //!
+//! A second series of the same count at a large size ([`LARGE_ECHO_PACKET_BYTES`], or the
+//! link's MTU) gives the crossing's cost per byte: the excess at the large size less the excess
+//! at the small one, over twice the bytes between them ([`per_byte_ns`]). On random chains the
+//! time-block intervals of `probe --hops` missed the configured per byte of slow links by +3 to
+//! +15 ns/B, always above (bench/results/harness-random-labs.md, 2026-11-28): what the lab adds
+//! per byte, which a truth of one size cannot hold. The sender's echo to itself at the large
+//! size takes out the answering kernel's own cost per byte (its copy and checksum of the echo).
+//! The two sizes run one after the other, never on one link at once, so neither series queues
+//! behind the other.
+//!
 //! The first echo of each link resolves the neighbour entries both ways (ARP; a few IPv6 echoes
 //! resolve neighbour discovery on links that carry IPv6), which is exactly what a measurement
 //! started right after `lab up` would otherwise pay on its first probes. Its excess over the
@@ -42,6 +52,18 @@ pub const ECHOES: u32 = 32;
 /// The echo request's IP packet, bytes: `ping`'s default 56 data bytes, 8 of ICMP header and
 /// 20 of IPv4 header (no Ethernet padding: over 46).
 pub const ECHO_PACKET_BYTES: u64 = 84;
+
+/// The large echo's IP packet, bytes: 1400 data bytes (`ping -s 1400`), 8 of ICMP header and
+/// 20 of IPv4 header, under any Ethernet MTU of 1500; a link with a smaller MTU is echoed at
+/// its MTU.
+pub const LARGE_ECHO_PACKET_BYTES: u64 = 1428;
+
+/// Below this many bytes between the two sizes a cost per byte is not read: a link whose MTU
+/// leaves less would divide the noise of two minimums by too few bytes.
+const MIN_SIZE_SPAN_BYTES: u64 = 256;
+
+/// ICMP and IPv4 headers of an echo request: `ping -s` takes the packet less these.
+const ECHO_HEADERS_BYTES: u64 = 28;
 
 /// Echo requests follow each other by at least this, by the link's configured round trip and
 /// [`GAP`], and by four echoes' serialization (no series queues behind itself). How long the
@@ -81,6 +103,42 @@ pub struct CrossingCost {
     pub first_us: f64,
     /// Echoes answered across the link (of [`ECHOES`]).
     pub samples: u32,
+    /// One crossing's cost per byte beyond the configured serialization, ns per IP byte, from
+    /// the best round trips at the small and the large size ([`per_byte_ns`]); none where the
+    /// large series got no answer or the link's MTU leaves too few bytes between the sizes (and
+    /// in records of labs brought up before it was measured).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_byte_ns: Option<f64>,
+}
+
+/// The large size a link is echoed at: [`LARGE_ECHO_PACKET_BYTES`] or its MTU, None when that
+/// leaves fewer than [`MIN_SIZE_SPAN_BYTES`] above [`ECHO_PACKET_BYTES`].
+pub fn large_packet_bytes(mtu: u32) -> Option<u64> {
+    let large = LARGE_ECHO_PACKET_BYTES.min(u64::from(mtu));
+    (large >= ECHO_PACKET_BYTES + MIN_SIZE_SPAN_BYTES).then_some(large)
+}
+
+/// One crossing's cost per byte, ns per IP byte: each size's best round trip across the link
+/// less its configured round trip and less the sender's best round trip to itself at that size
+/// (`[small, large]` of each, ms, packets of `bytes` IP bytes), the difference of the two
+/// excesses over the bytes between the sizes, halved for the two crossings of a round trip.
+/// None without both sizes' minimums or with sizes not increasing.
+pub fn per_byte_ns(
+    across: [&EchoSeries; 2],
+    itself: [&EchoSeries; 2],
+    configured_ms: [f64; 2],
+    bytes: [u64; 2],
+) -> Option<f64> {
+    if bytes[1] <= bytes[0] {
+        return None;
+    }
+    let best = |s: &EchoSeries| {
+        s.min_ms
+            .or_else(|| s.replies.iter().map(|r| r.1).reduce(f64::min))
+    };
+    let excess = |i: usize| Some(best(across[i])? - configured_ms[i] - best(itself[i])?);
+    let (small, large) = (excess(0)?, excess(1)?);
+    Some((large - small) * 1e6 / 2.0 / (bytes[1] - bytes[0]) as f64)
 }
 
 /// One echo series: the replies' round trips in the order of their sequence numbers (ms, as
@@ -184,11 +242,19 @@ fn measured_links(t: &Topology) -> impl Iterator<Item = usize> + '_ {
         .map(|l| l.index)
 }
 
-/// `ping` in namespace `ns`, started (not waited for).
-fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration) -> Option<Child> {
+/// `ping` in namespace `ns`, started (not waited for), of `packet` IP bytes over IPv4 (ping's
+/// default, 84, over IPv6).
+fn spawn_ping(ns: &str, to: IpAddr, count: u32, interval: Duration, packet: u64) -> Option<Child> {
     let family = if to.is_ipv6() { "-6" } else { "-4" };
+    let data = if to.is_ipv6() {
+        ECHO_PACKET_BYTES - ECHO_HEADERS_BYTES
+    } else {
+        packet.saturating_sub(ECHO_HEADERS_BYTES)
+    };
     Command::new("ip")
-        .args(["netns", "exec", ns, "ping", family, "-n", "-c"])
+        .args(["netns", "exec", ns, "ping", family, "-n", "-s"])
+        .arg(data.to_string())
+        .arg("-c")
         .arg(count.to_string())
         .arg("-i")
         .arg(format!("{:.3}", interval.as_secs_f64()))
@@ -228,38 +294,89 @@ fn collect(child: Option<Child>) -> EchoSeries {
     parse_ping(&text)
 }
 
+/// How far apart a link's echoes of `packet` bytes go: at least [`MIN_INTERVAL`], four
+/// echoes' serialization on the slower direction, and the configured round trip and [`GAP`].
+fn echo_interval(t: &Topology, link: usize, packet: u64) -> Duration {
+    let l = &t.links[link];
+    let wire = l.layer.frame(packet).wire as f64;
+    let slowest = l.ab.rate.bits_per_second().min(l.ba.rate.bits_per_second()) as f64;
+    let configured = configured_echo_ms(t, link, packet);
+    MIN_INTERVAL
+        .max(Duration::from_secs_f64(4.0 * wire * 8.0 / slowest))
+        .max(GAP + Duration::from_secs_f64(configured.max(0.0) / 1e3))
+}
+
 /// Measures every point-to-point link's cost per crossing across the running lab (its
 /// emulator started), and leaves every link's neighbours resolved both ways in both address
-/// families. Series of different links run side by side; a link whose echoes got no answer
-/// (a link configured to lose everything, `ping` missing) is left out. Takes [`ECHOES`] round
-/// trips and gaps of the slowest link, at most twice `ping`'s 5 s deadline.
+/// families. Series of different links run side by side, the small size on every link first,
+/// then the large one; a link whose echoes got no answer (a link configured to lose
+/// everything, `ping` missing) is left out, and one whose large echoes got none has no cost per
+/// byte. Takes [`ECHOES`] round trips and gaps of the slowest link at each size, at most twice
+/// `ping`'s 5 s deadline each.
 pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<CrossingCost> {
     let mut running = Vec::new();
     for link in measured_links(t) {
         let l = &t.links[link];
         let (a, b) = (plan.end(link, true), plan.end(link, false));
         let ns = &namespaces[l.a];
-        let wire = l.layer.frame(ECHO_PACKET_BYTES).wire as f64;
-        let slowest = l.ab.rate.bits_per_second().min(l.ba.rate.bits_per_second()) as f64;
-        let configured = configured_echo_ms(t, link, ECHO_PACKET_BYTES);
-        let interval = MIN_INTERVAL
-            .max(Duration::from_secs_f64(4.0 * wire * 8.0 / slowest))
-            .max(GAP + Duration::from_secs_f64(configured.max(0.0) / 1e3));
-        let across = spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval);
-        let itself = spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval);
+        let interval = echo_interval(t, link, ECHO_PACKET_BYTES);
+        let across = spawn_ping(
+            ns,
+            IpAddr::V4(b.ipv4.addr),
+            ECHOES,
+            interval,
+            ECHO_PACKET_BYTES,
+        );
+        let itself = spawn_ping(
+            ns,
+            IpAddr::V4(a.ipv4.addr),
+            ECHOES,
+            interval,
+            ECHO_PACKET_BYTES,
+        );
         // IPv6 neighbour discovery is resolved apart from ARP: a few echoes settle it.
         let warm6 = b
             .ipv6
-            .and_then(|v6| spawn_ping(ns, IpAddr::V6(v6), 3, interval));
+            .and_then(|v6| spawn_ping(ns, IpAddr::V6(v6), 3, interval, ECHO_PACKET_BYTES));
         running.push((link, across, itself, warm6));
     }
-    let mut costs = Vec::new();
+    let mut small = Vec::new();
     for (link, across, itself, warm6) in running {
         let (across, itself) = (collect(across), collect(itself));
         let _ = collect(warm6);
+        small.push((link, across, itself));
+    }
+    let mut running = Vec::new();
+    for (link, _, _) in &small {
+        let l = &t.links[*link];
+        let Some(large) = large_packet_bytes(l.mtu) else {
+            running.push((*link, 0, None, None));
+            continue;
+        };
+        let (a, b) = (plan.end(*link, true), plan.end(*link, false));
+        let ns = &namespaces[l.a];
+        let interval = echo_interval(t, *link, large);
+        running.push((
+            *link,
+            large,
+            spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval, large),
+            spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval, large),
+        ));
+    }
+    let mut costs = Vec::new();
+    for ((link, across, itself), (_, large, across_large, itself_large)) in
+        small.into_iter().zip(running)
+    {
+        let (across_large, itself_large) = (collect(across_large), collect(itself_large));
         let configured = configured_echo_ms(t, link, ECHO_PACKET_BYTES);
         if let Some([cost_us, spread_us, first_us]) = judge(&across, &itself, configured) {
             let l = &t.links[link];
+            let per_byte_ns = per_byte_ns(
+                [&across, &across_large],
+                [&itself, &itself_large],
+                [configured, configured_echo_ms(t, link, large)],
+                [ECHO_PACKET_BYTES, large],
+            );
             costs.push(CrossingCost {
                 link,
                 from: t.nodes[l.a].name.clone(),
@@ -268,6 +385,7 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
                 spread_us,
                 first_us,
                 samples: u32::try_from(across.replies.len()).unwrap_or(u32::MAX),
+                per_byte_ns,
             });
         }
     }
@@ -291,9 +409,16 @@ pub fn resolve_neighbours(t: &Topology, plan: &Plan, namespaces: &[String]) {
             IpAddr::V4(b.ipv4.addr),
             1,
             NEIGHBOUR_ECHO_INTERVAL,
+            ECHO_PACKET_BYTES,
         ));
         if let Some(v6) = b.ipv6 {
-            running.push(spawn_ping(ns, IpAddr::V6(v6), 3, NEIGHBOUR_ECHO_INTERVAL));
+            running.push(spawn_ping(
+                ns,
+                IpAddr::V6(v6),
+                3,
+                NEIGHBOUR_ECHO_INTERVAL,
+                ECHO_PACKET_BYTES,
+            ));
         }
     }
     for ping in running {
@@ -343,6 +468,60 @@ rtt min/avg/max/mdev = 1.056/1.336/1.874/0.378 ms
         assert!((first - 407.0).abs() < 1e-9, "{first}");
         assert_eq!(judge(&EchoSeries::default(), &itself, 1.0), None);
         assert_eq!(judge(&link, &EchoSeries::default(), 1.0), None);
+    }
+
+    #[test]
+    fn a_crossings_cost_per_byte_is_the_growth_of_its_excess_over_the_bytes_between_sizes() {
+        let at = |ms: f64| EchoSeries {
+            replies: vec![(1, ms + 0.005)],
+            min_ms: Some(ms),
+        };
+        // Small: 1.100 ms best, 1.000 configured, 0.020 to itself: 80 us of excess. Large,
+        // 1344 bytes more: 2.400 best, 2.000 configured, 0.030 to itself: 370 us. 290 us over
+        // two crossings of 1344 bytes: 107.9 ns a byte a crossing.
+        let got = per_byte_ns(
+            [&at(1.100), &at(2.400)],
+            [&at(0.020), &at(0.030)],
+            [1.0, 2.0],
+            [84, 1428],
+        )
+        .unwrap();
+        assert!((got - 290e3 / 2.0 / 1344.0).abs() < 1e-9, "{got}");
+        // Without a minimum it falls back on the replies; without any, none.
+        let replies_only = EchoSeries {
+            replies: vec![(1, 2.400), (2, 2.5)],
+            min_ms: None,
+        };
+        let again = per_byte_ns(
+            [&at(1.100), &replies_only],
+            [&at(0.020), &at(0.030)],
+            [1.0, 2.0],
+            [84, 1428],
+        );
+        assert_eq!(again, Some(got));
+        let none = EchoSeries::default();
+        assert_eq!(
+            per_byte_ns(
+                [&at(1.1), &none],
+                [&at(0.02), &at(0.03)],
+                [1.0, 2.0],
+                [84, 1428]
+            ),
+            None
+        );
+        assert_eq!(
+            per_byte_ns(
+                [&at(1.1), &at(2.4)],
+                [&at(0.02), &at(0.03)],
+                [1.0, 2.0],
+                [84, 84]
+            ),
+            None
+        );
+        // The large size follows the MTU, and a small MTU gives none.
+        assert_eq!(large_packet_bytes(1500), Some(1428));
+        assert_eq!(large_packet_bytes(576), Some(576));
+        assert_eq!(large_packet_bytes(300), None);
     }
 
     #[test]

@@ -492,9 +492,10 @@ pub enum Settle {
     /// after `up` would otherwise pay the resolution, 0.7-2.2 ms, on its first crossing.
     #[default]
     Neighbours,
-    /// That, and the lab's own cost per crossing of each link measured by series of echoes
-    /// ([`crate::crossing::measure`], 0.35-1.4 s) into the record's `crossings`: what the
-    /// probe harness's truth with the lab's crossings needs, and `lab status` shows.
+    /// That, and the lab's own cost per crossing of each link, fixed and per byte, measured by
+    /// series of echoes at two sizes ([`crate::crossing::measure`], about 0.7-2.8 s) into the
+    /// record's `crossings`: what the probe harness's truth with the lab's crossings needs,
+    /// and `lab status` shows.
     MeasureCrossings,
 }
 

@@ -10,7 +10,8 @@
 //! Modules: [`units`] (rates, sizes, durations), [`framing`] (what a packet costs on the wire),
 //! [`envelope`] (a link's ceiling), [`sockbuf`] (what Linux grants a buffer request), [`dscp`];
 //! for best-case delay (seed 001) [`stats`] (minimum per size, line fits, bootstrap, step
-//! detection), [`bestcase`], [`delay`] (Bellovin's algebra) and [`perhop`]; for repeated and
+//! detection), [`bestcase`], [`delay`] (Bellovin's algebra), [`perhop`] and [`stability`] (when a
+//! per-hop probe has probed enough); for repeated and
 //! replicated runs [`resample`] (the median and its bootstrap interval) and [`moments`]
 //! (moments, Jain's fairness, Student-t intervals); [`sequence`] (loss, reordering, jitter);
 //! [`bottleneck`] (what bounded a throughput test); [`autoneg`] (IEEE 802.3 Clause 28);
@@ -37,6 +38,7 @@ pub mod perhop;
 pub mod resample;
 pub mod sequence;
 pub mod sockbuf;
+pub mod stability;
 pub mod stats;
 pub mod sweep;
 pub mod units;

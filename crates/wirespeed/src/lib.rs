@@ -17,15 +17,39 @@
 //! Each command's `Config` is made from its flags by one conversion (`XArgs::config`, or
 //! `Config::try_from(&args)`) that makes every check a flag needs before any work starts; the
 //! `Config`s a caller may hold are public ([`throughput::Config`], [`latency::Config`],
-//! [`sweep::Config`], [`load::Config`], [`mesh::Config`]).
+//! [`sweep::Config`], [`load::Config`], [`mesh::Config`], [`sim::Config`],
+//! [`sim::link::Config`], [`envelope::Config`], [`autoneg::Config`], [`diagnose::Config`],
+//! [`model::Config`]).
 //!
-//! Five commands run without flags: a constructor makes the common case (the command's
-//! defaults, a few setters where a caller needs them) and the command's `measure` runs it,
-//! printing nothing, and returns the typed document. [`throughput::Config::loopback_tcp`] and
-//! [`latency::Config::loopback`] are shown below; [`sweep::Config::loopback`] (its runs kept
-//! in a results file) with [`sweep::measure`], [`load::Config::loopback`] (in-process agents)
-//! with [`load::measure`], and [`mesh::Config::local`] (in-process agents sharing a key) with
-//! [`mesh::measure`] are run by their modules' `a_library_caller_runs_*` unit tests.
+//! Ten commands run without flags: a constructor makes the common case (the command's
+//! defaults, a few setters where a caller needs them; a constructor or setter refuses what
+//! the flags refuse, with the flag's own message, and the flags' conversion goes through
+//! it) and the command's `measure` runs it, printing nothing, and returns the typed
+//! document. [`throughput::Config::loopback_tcp`] and [`latency::Config::loopback`] are
+//! shown below; the others are run by their modules' `a_library_caller_runs_*` unit tests:
+//!
+//! - measurements on loopback: [`sweep::Config::loopback`] (its runs kept in a results file)
+//!   with [`sweep::measure`], [`load::Config::loopback`] (in-process agents) with
+//!   [`load::measure`], [`mesh::Config::local`] (in-process agents sharing a key) with
+//!   [`mesh::measure`];
+//! - this host's interfaces: [`diagnose::Config::interfaces`] (or a saved sysfs tree,
+//!   [`diagnose::Config::with_sysfs`]; a transfer each way, [`diagnose::Config::with_peer`])
+//!   with [`diagnose::measure`];
+//! - the science, pure and deterministic: [`sim::Config::seed_long_net`] (seed 000's grid)
+//!   with [`sim::measure`], [`sim::link::Config::duplex`] (seed 003's mismatched link) with
+//!   [`sim::link::measure`], [`envelope::Config::ethernet`] or [`envelope::Config::link`]
+//!   with [`envelope::measure`], [`autoneg::Config::resolve`], [`autoneg::Config::decode`]
+//!   or [`autoneg::Config::new`] with [`autoneg::measure`], and [`model::Config::predict`],
+//!   [`model::Config::compare`] or [`model::Config::fit`] (the files read, bounded) with
+//!   [`model::measure`].
+//!
+//! [`reproduce::Config::new`] (`without_lab`, `with_time`) with [`reproduce::measure`] runs
+//! one of the seeds' experiments and returns its rows with their verdicts. Two more give what
+//! a caller of a non-measuring command wants: [`report::render`] (saved results into the HTML
+//! page, as a string) and [`lab::status`] (a lab's typed status). The
+//! rest are actions or daemons rather than measurements and stay the binary's (`serve`,
+//! whose agent is `wirespeed_net::agent`; `lab up`/`exec`/`run`/`down`; `deploy`): see
+//! docs/architecture.md, "Which commands a library caller can run".
 //!
 //! A loopback TCP test, the in-process agent standing in for `wirespeed tcp` without HOST:
 //!

@@ -143,6 +143,22 @@ fn probe_bad_input_is_one_line() {
         &wirespeed(&["probe", "127.0.0.1", "--sizes", "70000"]),
         "values run from 1 to 65535",
     );
+    assert_one_line_error(
+        &wirespeed(&["probe", "127.0.0.1", "--hops", "--until-stable", "0"]),
+        "--until-stable 60s",
+    );
+    assert_one_line_error(
+        &wirespeed(&[
+            "probe",
+            "127.0.0.1",
+            "--hops",
+            "--until-stable",
+            "20m",
+            "--max-time",
+            "10m",
+        ]),
+        "raise --max-time or lower the budget",
+    );
 }
 
 #[test]
@@ -634,6 +650,53 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
         "{:?}",
         typed.findings
     );
+}
+
+/// `--until-stable` on loopback (one hop, the destination): whatever ends the rounds, the
+/// document and the finding say the same, a settled run names nothing unsettled and any other
+/// names what was, and the rounds keep to the budget (another is begun only if, as long as
+/// the last, it ends within it).
+#[test]
+fn probe_until_stable_says_what_stopped_the_rounds() {
+    let doc = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--hops",
+        "--max-ttl",
+        "2",
+        "-c",
+        "4",
+        "--sizes",
+        "28,700,1400",
+        "--gap",
+        "0",
+        "--until-stable",
+        "1s",
+        "--json",
+    ]));
+    let r = &doc["result"];
+    let stopped_by = r["stopped_by"].as_str().unwrap_or_else(|| panic!("{r:#}"));
+    assert!(
+        ["settled", "budget", "rounds", "cut"].contains(&stopped_by),
+        "{stopped_by}"
+    );
+    let rounds = r["rounds"].as_u64().unwrap();
+    assert!((1..=20).contains(&rounds), "{rounds}");
+    let unsettled = r["unsettled"].as_array().map_or(0, Vec::len);
+    assert_eq!(stopped_by == "settled", unsettled == 0, "{r:#}");
+    assert_eq!(doc["parameters"]["until_stable_budget_seconds"], 1.0);
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    let finding = typed
+        .findings
+        .iter()
+        .find(|f| f.kind == "rounds_stopped")
+        .unwrap_or_else(|| panic!("{:?}", typed.findings));
+    assert_eq!(finding.evidence["stopped_by"], stopped_by);
+    assert_eq!(finding.evidence["rounds"].as_u64(), Some(rounds));
+    // Four probes of three sizes a round on loopback take milliseconds: a budget of 1 s is
+    // never overrun by more than a round.
+    let elapsed = r["elapsed_seconds"].as_f64().unwrap();
+    assert!(elapsed < 1.0 + elapsed / rounds as f64 + 0.5, "{elapsed} s");
 }
 
 #[test]

@@ -1,3 +1,9 @@
+use std::time::Duration;
+
+use wirespeed::sim::{self, Config};
+use wirespeed_model::BitRate;
+use wirespeed_sim::LengthMix;
+
 use crate::util::{assert_one_line_error, wirespeed};
 
 fn json(args: &[&str]) -> serde_json::Value {
@@ -57,17 +63,20 @@ fn sim_csma_json_has_one_point_per_size_and_host_count() {
     assert_eq!(two["collisions_per_packet"]["mean"], 0.0);
 }
 
+/// The simulator's determinism, through the library (issue 30: a measurement alone, so no
+/// process is spawned): the same seed gives the same figures, another seed others.
 #[test]
 fn sim_csma_same_seed_same_figures() {
-    let args = [
-        "sim", "csma", "--hosts", "5", "-l", "128", "-t", "50ms", "--seed", "7", "-J",
-    ];
-    let a = json(&args);
-    let b = json(&args);
-    assert_eq!(a["result"]["points"], b["result"]["points"]);
-    let mut other = args.to_vec();
-    other[9] = "8";
-    assert_ne!(a["result"]["points"], json(&other)["result"]["points"]);
+    let points = |seed| {
+        let config = Config::seed_long_net(vec![5], vec![LengthMix::Fixed { bytes: 128 }])
+            .and_then(|c| c.with_time(Duration::from_millis(50)))
+            .unwrap()
+            .with_seed(seed);
+        serde_json::to_value(&sim::measure(&config).unwrap().result.points).unwrap()
+    };
+    let a = points(7);
+    assert_eq!(a, points(7));
+    assert_ne!(a, points(8));
 }
 
 #[test]
@@ -95,22 +104,20 @@ fn sim_csma_prints_a_table_per_size_and_the_theory() {
     }
 }
 
+/// Seed 003: at 100 Mbit/s, 3000 ft of cable is longer than the slot allows, so collisions
+/// come late; through the library, as a measurement alone.
 #[test]
 fn sim_csma_100_mbit_on_3000_ft_reports_late_collisions() {
-    let doc = json(&[
-        "sim", "csma", "-r", "100M", "--hosts", "8", "-l", "1536", "-t", "200ms", "-J",
-    ]);
+    let config = Config::seed_long_net(vec![8], vec![LengthMix::Fixed { bytes: 1536 }])
+        .and_then(|c| c.with_rate(BitRate::from_bits_per_second(100_000_000)))
+        .and_then(|c| c.with_time(Duration::from_millis(200)))
+        .unwrap();
+    let doc = sim::measure(&config).unwrap();
+    assert!(doc.result.points[0].summary.late_collisions > 0);
     assert!(
-        doc["result"]["points"][0]["late_collisions"]
-            .as_u64()
-            .unwrap()
-            > 0
-    );
-    let warnings = doc["warnings"].as_array().unwrap();
-    assert!(
-        warnings
-            .iter()
-            .any(|w| w.as_str().unwrap().contains("late collisions"))
+        doc.warnings.iter().any(|w| w.contains("late collisions")),
+        "{:?}",
+        doc.warnings
     );
 }
 

@@ -13,8 +13,8 @@
 //! thread wakes up to read each frame from a TAP device (tens of microseconds on a loaded
 //! machine, before the frame is stamped), writes it into the next namespace, and that
 //! namespace's kernel forwards or answers it. The running lab measures it per link as it comes
-//! up ([`crate::crossing`]), and [`chain_with_crossing_costs`] adds it to the configured chain:
-//! what a probe across that lab should find. [`calibration_twin`] is the same chain with the
+//! up ([`crate::crossing`]: fixed and per byte), and [`chain_with_crossings`] adds it to the
+//! configured chain: what a probe across that lab should find. [`calibration_twin`] is the same chain with the
 //! routers' modelled costs removed, so that a run over it measures that machinery per hop.
 //!
 //! [`route`] gives the whole route from a node to an address (every link direction, its rate,
@@ -142,7 +142,32 @@ fn path(t: &Topology, from: usize, to: usize) -> Option<Vec<(usize, bool)>> {
 
 /// The configured round-trip plane of every hop from host `from` to host `to`.
 pub fn chain(t: &Topology, from: &str, to: &str) -> Result<Vec<ChainHop>, TruthError> {
-    chain_with(t, from, to, |_| 0.0)
+    chain_with(t, from, to, |_| Crossing::default())
+}
+
+/// The lab's own cost of one crossing of a link ([`crate::crossing::CrossingCost`]), in the
+/// units of the planes.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Crossing {
+    /// Fixed, ms.
+    pub fixed_ms: f64,
+    /// Per IP byte, ms (`per_byte_ns` / 1e6), the same each way: the lab measures it over a
+    /// round trip, which does not tell the directions apart.
+    pub per_byte_ms: f64,
+}
+
+/// [`chain`] with the lab's own cost of each crossing added, fixed and per byte: the truth of
+/// what the emulator actually does, which the probe harness judges beside the configured one.
+/// Every link crossed adds its per byte to the bytes sent and to the bytes returned, so a hop's
+/// own per byte gains its link's, and a router's answer per byte (`v - u` of its plane) is
+/// unchanged.
+pub fn chain_with_crossings(
+    t: &Topology,
+    from: &str,
+    to: &str,
+    crossing: impl Fn(usize) -> Crossing,
+) -> Result<Vec<ChainHop>, TruthError> {
+    chain_with(t, from, to, crossing)
 }
 
 /// [`chain`] with the lab's own cost of each crossing added: what a probe across this running
@@ -157,7 +182,10 @@ pub fn chain_with_crossing_costs(
     to: &str,
     crossing_ms: impl Fn(usize) -> f64,
 ) -> Result<Vec<ChainHop>, TruthError> {
-    chain_with(t, from, to, crossing_ms)
+    chain_with(t, from, to, |l| Crossing {
+        fixed_ms: crossing_ms(l),
+        per_byte_ms: 0.0,
+    })
 }
 
 /// Whether `measured` holds a cost for every link of the chain from `from` to `to`.
@@ -172,7 +200,7 @@ fn chain_with(
     t: &Topology,
     from: &str,
     to: &str,
-    crossing_ms: impl Fn(usize) -> f64,
+    crossing: impl Fn(usize) -> Crossing,
 ) -> Result<Vec<ChainHop>, TruthError> {
     let index = |n: &str| {
         t.node_index(n)
@@ -207,11 +235,12 @@ fn chain_with(
         let (forward, _) = router_costs(t, previous);
         let (out_fixed, out_byte) = link_cost(out, link.layer);
         let (back_fixed, back_byte) = link_cost(back, link.layer);
+        let lab = crossing(l);
         acc = acc
             + RttLine {
-                fixed_ms: out_fixed + back_fixed + 2.0 * ms(forward.fixed) + 2.0 * crossing_ms(l),
-                per_sent_byte_ms: out_byte + ms(forward.per_byte),
-                per_returned_byte_ms: back_byte + ms(forward.per_byte),
+                fixed_ms: out_fixed + back_fixed + 2.0 * ms(forward.fixed) + 2.0 * lab.fixed_ms,
+                per_sent_byte_ms: out_byte + ms(forward.per_byte) + lab.per_byte_ms,
+                per_returned_byte_ms: back_byte + ms(forward.per_byte) + lab.per_byte_ms,
             };
         let (_, answer) = router_costs(t, node);
         let router = matches!(t.nodes[node].kind, NodeKind::Router(_));
@@ -317,6 +346,37 @@ mod tests {
         assert!(crossing_costs_cover(&t, "roc", "cbnewsa", &[0, 1, 2]));
         assert!(!crossing_costs_cover(&t, "roc", "cbnewsa", &[0, 2]));
         assert!(!crossing_costs_cover(&t, "roc", "nowhere", &[0, 1, 2]));
+    }
+
+    #[test]
+    fn a_crossings_cost_per_byte_adds_to_each_hops_per_byte_and_leaves_answers_alone() {
+        let t = seed_001();
+        let configured = chain(&t, "roc", "cbnewsa").unwrap();
+        // 2, 5 and 9 ns a byte a crossing of links 0, 1 and 2, and 10 us fixed each.
+        let lab = chain_with_crossings(&t, "roc", "cbnewsa", |l| Crossing {
+            fixed_ms: 0.010,
+            per_byte_ms: [2e-6, 5e-6, 9e-6][l],
+        })
+        .unwrap();
+        let own = |h: &[ChainHop]| {
+            wirespeed_model::perhop::own_costs(&h.iter().map(|h| h.line).collect::<Vec<_>>())
+        };
+        let (before, after) = (own(&configured), own(&lab));
+        for (k, want) in [2e-6, 5e-6, 9e-6].into_iter().enumerate() {
+            let added = after[k].per_byte_ms - before[k].per_byte_ms;
+            assert!((added - want).abs() < 1e-15, "hop {k}: {added}");
+            assert!((after[k].fixed_ms - before[k].fixed_ms - 0.010).abs() < 1e-12);
+            let answer = after[k].answer_per_byte_ms - before[k].answer_per_byte_ms;
+            assert!(answer.abs() < 1e-15, "hop {k}: {answer}");
+        }
+        // The fixed-only form is the same as per byte 0.
+        let fixed_only = chain_with_crossing_costs(&t, "roc", "cbnewsa", |_| 0.010).unwrap();
+        let zero = chain_with_crossings(&t, "roc", "cbnewsa", |_| Crossing {
+            fixed_ms: 0.010,
+            per_byte_ms: 0.0,
+        })
+        .unwrap();
+        assert_eq!(fixed_only, zero);
     }
 
     #[test]

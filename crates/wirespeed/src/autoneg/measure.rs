@@ -8,7 +8,7 @@ use super::result::{AutonegReport, Params, ResolveReport, WordReport};
 
 /// Resolves two partners, decodes a word or encodes one, as the config asks, with the verdict
 /// of a resolution.
-pub(crate) fn measure(config: &super::Config) -> Document<Params, AutonegReport> {
+pub fn measure(config: &super::Config) -> Document<Params, AutonegReport> {
     let params = config.job;
     let (report, verdicts) = match &params {
         Params::Decode { word } => (word_report(BasePage::parse(*word)), Vec::new()),

@@ -9,11 +9,12 @@ mod text;
 use anyhow::Context;
 use clap::Args;
 use wirespeed_model::RateFormat;
+use wirespeed_model::autoneg::Config as PartnerConfig;
 use wirespeed_model::autoneg::{Abilities, LinkCodeWord, Partner};
 
 use crate::common::output::{self, OutputArgs};
-pub(crate) use result::AutonegReport;
-use result::Params;
+pub use measure::measure;
+pub use result::{AutonegReport, Params, ResolveReport, WordReport};
 
 #[derive(Debug, Clone, Args)]
 #[command(group = clap::ArgGroup::new("job").required(true).args(["partners", "decode", "encode"]))]
@@ -68,22 +69,84 @@ pub(crate) struct AutonegArgs {
 }
 
 /// A validated `autoneg` job: a word to decode, abilities to encode, or two partners (each
-/// already limited to what it is capable of) to resolve. Every check is clap's (one job, the
-/// words and modes parsed), so the conversion cannot fail.
+/// already limited to what it is capable of) to resolve. The flags' parser makes the checks
+/// (one job, the words and modes parsed); [`Config::new`] makes the same ones on a job built
+/// in code, which the flags' conversion goes through too.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     pub(crate) job: Params,
 }
 
-impl From<&AutonegArgs> for Config {
-    fn from(args: &AutonegArgs) -> Config {
-        Config { job: args.params() }
+impl Config {
+    /// Any job, refused where the flags could not describe it: a negotiating partner that
+    /// advertises nothing, hardware that cannot do what its end is configured to, or no
+    /// mode to encode.
+    pub fn new(job: Params) -> anyhow::Result<Config> {
+        match job {
+            Params::Resolve { a, b } => {
+                check_partner("A", a)?;
+                check_partner("B", b)?;
+            }
+            Params::Encode { modes, .. } if modes.is_empty() => anyhow::bail!(
+                "--encode: no mode to advertise; give at least one, such as --encode 10/100"
+            ),
+            Params::Encode { .. } | Params::Decode { .. } => {}
+        }
+        Ok(Config { job })
+    }
+
+    /// Two link partners, A then B, as `wirespeed autoneg A B` resolves them (a partner's
+    /// hardware widened with [`Partner::capable_of`], as `--capable-a` does).
+    pub fn resolve(a: Partner, b: Partner) -> anyhow::Result<Config> {
+        Config::new(Params::Resolve { a, b })
+    }
+
+    /// A base-page link code word to decode (`--decode WORD`): every 16-bit word is one.
+    pub fn decode(word: LinkCodeWord) -> Config {
+        Config {
+            job: Params::Decode { word },
+        }
+    }
+
+    /// The job.
+    pub fn job(&self) -> &Params {
+        &self.job
+    }
+}
+
+/// What the flags' parser refuses in a partner: `auto:` with no mode, and (since `--capable-a`
+/// widens a parsed partner) hardware short of its own configuration.
+fn check_partner(end: &str, p: Partner) -> anyhow::Result<()> {
+    let configured = match p.config {
+        PartnerConfig::Auto { advertised } => {
+            if advertised.is_empty() {
+                anyhow::bail!(
+                    "partner {end}: a negotiating end that advertises no mode cannot link; give one, such as auto:10/100"
+                );
+            }
+            advertised
+        }
+        PartnerConfig::Forced { technology } => Abilities::NONE.with(technology),
+    };
+    if p.capable.union(configured) != p.capable {
+        anyhow::bail!(
+            "partner {end}: its hardware cannot do the modes it is configured to; widen it with Partner::capable_of"
+        );
+    }
+    Ok(())
+}
+
+impl TryFrom<&AutonegArgs> for Config {
+    type Error = anyhow::Error;
+
+    fn try_from(args: &AutonegArgs) -> anyhow::Result<Config> {
+        Config::new(args.params())
     }
 }
 
 /// `wirespeed autoneg`: flags -> config -> the job -> the document out.
 pub(crate) fn run(args: AutonegArgs) -> anyhow::Result<()> {
-    let doc = measure::measure(&Config::from(&args));
+    let doc = measure(&Config::try_from(&args)?);
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
@@ -154,7 +217,7 @@ mod tests {
     /// advertises (B keeps its own), and the encode flags reach the page.
     #[test]
     fn the_config_is_the_job() {
-        let config = |argv: &[&str]| Config::from(&parse(argv).unwrap());
+        let config = |argv: &[&str]| Config::try_from(&parse(argv).unwrap()).unwrap();
         let Params::Resolve { a, b } =
             config(&["auto:10-half", "auto", "--capable-a", "10/100/1000"]).job
         else {
@@ -181,6 +244,55 @@ mod tests {
             config(&["--decode", "0x01E1"]).job,
             Params::Decode { .. }
         ));
+    }
+
+    /// Issue 30: a library caller resolves seed 003's Appendix A row 3 (a NIC negotiating, the
+    /// switch forced to 100 full: a duplex mismatch, A at half) and is refused what the flags
+    /// cannot say. tests/autoneg.rs encodes and decodes pages this way.
+    #[test]
+    fn a_library_caller_runs_autoneg() {
+        use wirespeed_model::autoneg::Technology;
+        let partner = |p: &str| p.parse::<Partner>().unwrap();
+        let doc = measure(&Config::resolve(partner("auto"), partner("100-full")).unwrap());
+        let AutonegReport::Resolve(r) = &doc.result else {
+            panic!("a resolution: {:?}", doc.result)
+        };
+        assert_eq!(r.a_base_page.map(|w| w.bits()), Some(0x01E1));
+        assert!(r.b_base_page.is_none(), "a forced end sends no page");
+        assert_eq!(doc.verdicts.len(), 1);
+        assert!(
+            doc.verdicts[0].starts_with("DUPLEX MISMATCH"),
+            "{:?}",
+            doc.verdicts
+        );
+        let refused = |job: Params| format!("{:#}", Config::new(job).unwrap_err());
+        let mute = Partner::auto(Abilities::NONE);
+        assert!(
+            refused(Params::Resolve {
+                a: mute,
+                b: partner("auto")
+            })
+            .contains("partner A")
+        );
+        let short = Partner {
+            capable: Abilities::NONE.with(Technology::Base10THalf),
+            ..partner("auto")
+        };
+        assert!(
+            refused(Params::Resolve {
+                a: partner("auto"),
+                b: short
+            })
+            .contains("partner B")
+        );
+        let nothing = Params::Encode {
+            modes: Abilities::NONE,
+            pause: false,
+            asym_pause: false,
+            remote_fault: false,
+            ack: false,
+        };
+        assert!(refused(nothing).contains("--encode"));
     }
 
     #[test]

@@ -9,7 +9,7 @@ use wirespeed_model::autoneg::{Abilities, BasePage, LinkCodeWord, Partner, Resol
 /// What was asked, for the document.
 #[derive(Debug, Clone, Copy, Serialize)]
 #[serde(tag = "job", rename_all = "snake_case")]
-pub(crate) enum Params {
+pub enum Params {
     Resolve {
         a: Partner,
         b: Partner,
@@ -28,28 +28,28 @@ pub(crate) enum Params {
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub(crate) enum AutonegReport {
+pub enum AutonegReport {
     Resolve(ResolveReport),
     Word(WordReport),
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct ResolveReport {
-    pub(crate) a: Partner,
-    pub(crate) b: Partner,
+pub struct ResolveReport {
+    pub a: Partner,
+    pub b: Partner,
     /// The base page each negotiating end sends; `None` for a forced end (it sends none).
-    pub(crate) a_base_page: Option<LinkCodeWord>,
-    pub(crate) b_base_page: Option<LinkCodeWord>,
+    pub a_base_page: Option<LinkCodeWord>,
+    pub b_base_page: Option<LinkCodeWord>,
     #[serde(flatten)]
-    pub(crate) resolution: Resolution,
+    pub resolution: Resolution,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct WordReport {
-    pub(crate) word: LinkCodeWord,
-    pub(crate) binary: String,
-    pub(crate) base_page: BasePage,
-    pub(crate) advertised: Option<Abilities>,
-    pub(crate) summary: String,
-    pub(crate) fields: Vec<FieldRow>,
+pub struct WordReport {
+    pub word: LinkCodeWord,
+    pub binary: String,
+    pub base_page: BasePage,
+    pub advertised: Option<Abilities>,
+    pub summary: String,
+    pub fields: Vec<FieldRow>,
 }

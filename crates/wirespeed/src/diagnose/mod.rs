@@ -12,6 +12,7 @@
 //! interface's, as a NIC driver's 802.3 statistics are, so that `diagnose --peer` in the lab has
 //! the evidence the seed's half-duplex end had (seed 003 Table 7).
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -21,7 +22,8 @@ use wirespeed_model::units::parse_duration;
 use wirespeed_net::auth::AuthKey;
 
 use crate::common::output::{self, OutputArgs};
-pub(crate) use result::DiagnoseReport;
+pub use measure::measure;
+pub use result::{DiagnoseReport, InterfaceReport, Params, PeerReport};
 
 mod measure;
 mod metrics;
@@ -75,7 +77,7 @@ pub(crate) struct DiagnoseArgs {
 
 fn parse_interval(text: &str) -> Result<Duration, String> {
     let d = parse_duration(text).map_err(|e| e.to_string())?;
-    if d.is_zero() || d > Duration::from_secs(3600) {
+    if !interval_in_range(d) {
         return Err(format!(
             "{text:?} is out of range; expected an interval from 1ms to 1h, such as 2s"
         ));
@@ -83,17 +85,73 @@ fn parse_interval(text: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// `-i` and `-t`: a sampling interval or transfer of more than nothing and at most an hour.
+fn interval_in_range(d: Duration) -> bool {
+    !d.is_zero() && d <= Duration::from_secs(3600)
+}
+
+/// [`interval_in_range`] for a duration given in code, as one line naming the flag.
+fn check_interval(flag: &str, d: Duration) -> anyhow::Result<()> {
+    if !interval_in_range(d) {
+        anyhow::bail!(
+            "{flag} {}: out of range; give an interval from 1ms to 1h, such as 2s",
+            humantime::format_duration(d)
+        );
+    }
+    Ok(())
+}
+
 /// A validated diagnosis: the interfaces, and how their counters are sampled (over an
 /// interval, or across a transfer each way against an agent whose address and key are
 /// checked before any counter is read).
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// Interfaces to diagnose; empty: every interface of this network namespace.
     pub(crate) interfaces: Vec<String>,
     /// Time between the two readings of the counters (without a peer).
     pub(crate) interval: Duration,
     /// `--peer`: the counters sampled across the transfers instead.
     pub(crate) peer: Option<Peer>,
+    /// A directory laid out like /sys/class/net to read instead of the kernel
+    /// (`WIRESPEED_SYSFS_NET`); None: this network namespace's interfaces.
+    pub(crate) sysfs: Option<PathBuf>,
+}
+
+impl Config {
+    /// `wirespeed diagnose IFACE... -i INTERVAL`: `interfaces` of this network namespace
+    /// (empty: every one) read twice, `interval` apart (1 ms to 1 h; the command's default
+    /// is 1 s), and judged.
+    pub fn interfaces(interfaces: Vec<String>, interval: Duration) -> anyhow::Result<Config> {
+        check_interval("-i", interval)?;
+        Ok(Config {
+            interfaces,
+            interval,
+            peer: None,
+            sysfs: None,
+        })
+    }
+
+    /// Reads a saved tree laid out like /sys/class/net (files only, no ethtool) instead of the
+    /// kernel, as `WIRESPEED_SYSFS_NET=DIR` makes the command do: counters from another
+    /// machine replayed, such as `examples/sysfs-seed-003/net`.
+    pub fn with_sysfs(mut self, dir: impl Into<PathBuf>) -> Config {
+        self.sysfs = Some(dir.into());
+        self
+    }
+
+    /// `--peer`: the counters sampled across a TCP transfer of `time` (1 ms to 1 h; the
+    /// command's default is 3 s) to the `wirespeed serve` agent at `agent` and one back,
+    /// instead of over the interval.
+    pub fn with_peer(
+        mut self,
+        agent: SocketAddr,
+        time: Duration,
+        auth: Option<AuthKey>,
+    ) -> anyhow::Result<Config> {
+        check_interval("-t", time)?;
+        self.peer = Some(Peer { agent, auth, time });
+        Ok(self)
+    }
 }
 
 /// `--peer`: the agent to transfer to and from, and each direction's length.
@@ -108,19 +166,15 @@ impl TryFrom<&DiagnoseArgs> for Config {
     type Error = anyhow::Error;
 
     fn try_from(args: &DiagnoseArgs) -> anyhow::Result<Config> {
-        let peer = match &args.peer {
-            Some(host) => Some(Peer {
-                agent: crate::common::host::resolve_one(host, args.port, "--peer")?,
-                auth: args.key.load()?,
-                time: args.time,
-            }),
-            None => None,
-        };
-        Ok(Config {
-            interfaces: args.interfaces.clone(),
-            interval: args.interval,
-            peer,
-        })
+        let mut config = Config::interfaces(args.interfaces.clone(), args.interval)?;
+        if let Some(host) = &args.peer {
+            let agent = crate::common::host::resolve_one(host, args.port, "--peer")?;
+            config = config.with_peer(agent, args.time, args.key.load()?)?;
+        }
+        if let Some(root) = std::env::var_os("WIRESPEED_SYSFS_NET") {
+            config = config.with_sysfs(root);
+        }
+        Ok(config)
     }
 }
 
@@ -128,7 +182,7 @@ impl TryFrom<&DiagnoseArgs> for Config {
 /// the document out.
 pub(crate) fn run(args: DiagnoseArgs) -> anyhow::Result<()> {
     let config = Config::try_from(&args)?;
-    let doc = measure::measure(&config)?;
+    let doc = measure(&config)?;
     let out = OutputArgs {
         json: args.json,
         rate_format: RateFormat::Adaptive,
@@ -188,5 +242,41 @@ mod tests {
         let e =
             config(&["--peer", "127.0.0.1", "--auth-key-file", "/nonexistent/key"]).unwrap_err();
         assert!(format!("{e:#}").contains("/nonexistent/key"), "{e:#}");
+    }
+
+    /// Issue 30: a library caller diagnoses the full-duplex end of seed 003's Table 7 (test 1)
+    /// from the replayed tree with the constructor and `measure` alone: the FCS errors and runts
+    /// of a duplex mismatch, a fault; an interval the flags refuse is refused.
+    #[test]
+    fn a_library_caller_runs_a_diagnosis() {
+        let tree = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/sysfs-seed-003/net"
+        );
+        let config = Config::interfaces(vec!["dut02".into()], Duration::from_millis(1))
+            .unwrap()
+            .with_sysfs(tree);
+        let doc = measure(&config).unwrap();
+        let [dut02] = &doc.result.interfaces[..] else {
+            panic!("one interface: {:?}", doc.result.interfaces)
+        };
+        assert_eq!(dut02.evidence.name, "dut02");
+        assert_eq!(
+            dut02.diagnosis.delta.fcs_errors, 0,
+            "replayed counters do not move"
+        );
+        assert!(!dut02.diagnosis.healthy, "{:?}", dut02.diagnosis.findings);
+        assert!(
+            doc.verdicts[0].contains("duplex mismatch"),
+            "{:?}",
+            doc.verdicts
+        );
+        assert!(doc.parameters.source.ends_with("sysfs-seed-003/net"));
+        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.unwrap_err());
+        assert!(refused(Config::interfaces(vec![], Duration::ZERO)).starts_with("-i 0s"));
+        let ok = Config::interfaces(vec![], Duration::from_secs(1)).unwrap();
+        let agent = "127.0.0.1:9".parse().unwrap();
+        let long = Duration::from_secs(7200);
+        assert!(refused(ok.with_peer(agent, long, None)).starts_with("-t 2h"));
     }
 }

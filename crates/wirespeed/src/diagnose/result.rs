@@ -9,32 +9,32 @@ use wirespeed_model::diagnose::peer::Transfer;
 use wirespeed_model::diagnose::{Diagnosis, Evidence, Finding};
 
 #[derive(Debug, Serialize)]
-pub(crate) struct Params {
-    pub(crate) interfaces: Vec<String>,
-    pub(crate) interval_seconds: f64,
-    pub(crate) source: String,
+pub struct Params {
+    pub interfaces: Vec<String>,
+    pub interval_seconds: f64,
+    pub source: String,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct InterfaceReport {
+pub struct InterfaceReport {
     #[serde(flatten)]
-    pub(crate) evidence: Evidence,
-    pub(crate) diagnosis: Diagnosis,
+    pub evidence: Evidence,
+    pub diagnosis: Diagnosis,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct DiagnoseReport {
-    pub(crate) interfaces: Vec<InterfaceReport>,
+pub struct DiagnoseReport {
+    pub interfaces: Vec<InterfaceReport>,
     /// With --peer: the transfers and what they show.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) peer: Option<PeerReport>,
+    pub peer: Option<PeerReport>,
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct PeerReport {
-    pub(crate) agent: SocketAddr,
-    pub(crate) seconds_each: f64,
-    pub(crate) to_peer: Transfer,
-    pub(crate) from_peer: Transfer,
-    pub(crate) findings: Vec<Finding>,
+pub struct PeerReport {
+    pub agent: SocketAddr,
+    pub seconds_each: f64,
+    pub to_peer: Transfer,
+    pub from_peer: Transfer,
+    pub findings: Vec<Finding>,
 }

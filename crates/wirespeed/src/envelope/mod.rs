@@ -11,7 +11,7 @@ use wirespeed_model::{
 use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
-pub(crate) use result::EnvelopeReport;
+pub use result::EnvelopeReport;
 
 pub(crate) mod html;
 mod metrics;
@@ -59,7 +59,7 @@ pub(crate) struct EnvelopeArgs {
     no_timestamps: bool,
 
     /// TCP data segments per ACK (2 = delayed ACK; 0 leaves ACKs out).
-    #[arg(long, default_value_t = 2, value_name = "N", conflicts_with = "udp")]
+    #[arg(long, default_value_t = DEFAULT_ACK_EVERY, value_name = "N", conflicts_with = "udp")]
     ack_every: u32,
 
     /// full: each direction has the whole rate; half: one shared medium, so ACKs take wire
@@ -103,19 +103,14 @@ enum DuplexArg {
 }
 
 impl EnvelopeArgs {
-    /// Flags that parse but describe no link: refused rather than silently dropped.
+    /// Flags that parse but describe no link: refused rather than silently dropped. (VLAN
+    /// tags on a serial line cannot be written as a link; the rest is [`check_link`].)
     fn check(&self) -> anyhow::Result<()> {
         if matches!(self.link, LinkKind::Serial) && self.vlan > 0 {
             anyhow::bail!(
                 "--vlan {}: VLAN tags are an Ethernet header's; a serial line carries none \
                  (drop --vlan, or use --link ethernet)",
                 self.vlan
-            );
-        }
-        if self.length.is_some_and(|l| l.bytes() == 0) {
-            anyhow::bail!(
-                "-l 0: a datagram with no payload carries nothing to compute a ceiling for \
-                 (give 1 byte or more, such as -l 1472)"
             );
         }
         Ok(())
@@ -158,13 +153,90 @@ impl EnvelopeArgs {
     }
 }
 
+/// What the flags refuse in a link that parses, for a link built in code as for one from the
+/// flags: a combination the flags cannot be given together (a datagram length on TCP, an ACK
+/// ratio on UDP, more than two VLAN tags), or a datagram that carries nothing. The model's own
+/// rules (an MTU or option length no standard allows) are the envelope's, refused by
+/// [`measure`].
+fn check_link(params: &EnvelopeParams) -> anyhow::Result<()> {
+    if let LinkLayer::Ethernet { vlan_tags } = params.link
+        && vlan_tags > 2
+    {
+        anyhow::bail!("--vlan {vlan_tags}: give 0, 1 or 2 tags (2 for Q-in-Q)");
+    }
+    match (params.transport, params.udp_payload) {
+        (Transport::Udp, Some(0)) => anyhow::bail!(
+            "-l 0: a datagram with no payload carries nothing to compute a ceiling for \
+             (give 1 byte or more, such as -l 1472)"
+        ),
+        (Transport::Tcp { .. }, Some(bytes)) => anyhow::bail!(
+            "-l {bytes}: a datagram's payload is UDP's; give -u, or leave -l out for TCP"
+        ),
+        _ => {}
+    }
+    if params.transport == Transport::Udp && params.ack_every != DEFAULT_ACK_EVERY {
+        anyhow::bail!(
+            "--ack-every {}: UDP sends no acknowledgements; leave --ack-every out with -u",
+            params.ack_every
+        );
+    }
+    Ok(())
+}
+
+/// `--ack-every`'s default: RFC 9293's delayed ACK, one per two segments.
+const DEFAULT_ACK_EVERY: u32 = 2;
+
 /// A validated `envelope`: the link as the model takes it, and what to show.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     pub(crate) params: EnvelopeParams,
     /// `--explain`: the arithmetic line by line.
     pub(crate) explain: bool,
     pub(crate) rate_format: RateFormat,
+}
+
+impl Config {
+    /// An Ethernet link at `rate` with the command's defaults: no VLAN tag, a 1500-byte MTU,
+    /// IPv4 without options, TCP with timestamps, an ACK every 2 segments, full duplex, no
+    /// round-trip time, as `wirespeed envelope --rate RATE` computes it.
+    pub fn ethernet(rate: BitRate) -> Config {
+        Config {
+            params: EnvelopeParams {
+                rate,
+                link: LinkLayer::Ethernet { vlan_tags: 0 },
+                mtu: 1500,
+                ip: IpVersion::V4 { options_bytes: 0 },
+                transport: Transport::Tcp { timestamps: true },
+                duplex: Duplex::Full,
+                ack_every: DEFAULT_ACK_EVERY,
+                udp_payload: None,
+                rtt: None,
+            },
+            explain: false,
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+
+    /// Any link the flags can describe (`--link`, `--mtu`, `-u`, `-6`, `--duplex`, ...), refused
+    /// here as the flags refuse it.
+    pub fn link(params: EnvelopeParams) -> anyhow::Result<Config> {
+        check_link(&params)?;
+        Ok(Config {
+            params,
+            ..Config::ethernet(params.rate)
+        })
+    }
+
+    /// `--explain`: the arithmetic line by line, in [`EnvelopeReport::explain`].
+    pub fn with_explain(mut self) -> Config {
+        self.explain = true;
+        self
+    }
+
+    /// The link the envelope is computed for.
+    pub fn params(&self) -> &EnvelopeParams {
+        &self.params
+    }
 }
 
 impl TryFrom<&EnvelopeArgs> for Config {
@@ -173,16 +245,16 @@ impl TryFrom<&EnvelopeArgs> for Config {
     fn try_from(args: &EnvelopeArgs) -> anyhow::Result<Config> {
         args.check()?;
         Ok(Config {
-            params: args.params(),
             explain: args.explain,
             rate_format: args.output.rate_format,
+            ..Config::link(args.params())?
         })
     }
 }
 
 /// The envelope of the config's link (the model refuses a link no standard has), as the
 /// typed document; prints nothing.
-pub(crate) fn measure(config: &Config) -> anyhow::Result<Document<EnvelopeParams, EnvelopeReport>> {
+pub fn measure(config: &Config) -> anyhow::Result<Document<EnvelopeParams, EnvelopeReport>> {
     let envelope = config.params.compute()?;
     let explain = config.explain.then(|| envelope.explain());
     let report = EnvelopeReport {
@@ -273,6 +345,65 @@ mod tests {
         assert!(e.to_string().starts_with("-l 0"), "{e}");
         let odd = config(&["-r", "10M", "--ipv4-options", "3"]).unwrap();
         assert!(measure(&odd).is_err(), "the model refuses 3 option bytes");
+    }
+
+    /// Issue 30: a library caller computes seed 004's ceiling (10 Mbit/s half duplex, an ACK
+    /// per segment, no timestamps: about 1,104 KiB/s of goodput) with the constructors and
+    /// `measure` alone, and a link the flags could not be given is refused as they refuse it.
+    #[test]
+    fn a_library_caller_runs_an_envelope() {
+        let rate = BitRate::from_bits_per_second(10_000_000);
+        let plain = measure(&Config::ethernet(rate)).unwrap();
+        assert!(plain.result.explain.is_none());
+        let seed_004 = EnvelopeParams {
+            duplex: Duplex::Half,
+            ack_every: 1,
+            transport: Transport::Tcp { timestamps: false },
+            ..*Config::ethernet(rate).params()
+        };
+        let doc = measure(&Config::link(seed_004).unwrap().with_explain()).unwrap();
+        let kib = doc.result.envelope.goodput_bytes_per_second / 1024.0;
+        assert!((kib / 1104.0 - 1.0).abs() < 0.01, "{kib}");
+        assert!(doc.result.explain.is_some_and(|lines| lines.len() > 5));
+        assert!(kib < plain.result.envelope.goodput_bytes_per_second / 1024.0);
+        let refused = |params: EnvelopeParams| format!("{:#}", Config::link(params).unwrap_err());
+        let base = *Config::ethernet(rate).params();
+        let udp = EnvelopeParams {
+            transport: Transport::Udp,
+            ..base
+        };
+        assert!(
+            refused(EnvelopeParams {
+                udp_payload: Some(0),
+                ..udp
+            })
+            .starts_with("-l 0")
+        );
+        assert!(
+            refused(EnvelopeParams {
+                ack_every: 1,
+                ..udp
+            })
+            .contains("--ack-every 1")
+        );
+        assert!(
+            refused(EnvelopeParams {
+                udp_payload: Some(100),
+                ..base
+            })
+            .contains("give -u")
+        );
+        let q_in_q_in_q = LinkLayer::Ethernet { vlan_tags: 3 };
+        assert!(
+            refused(EnvelopeParams {
+                link: q_in_q_in_q,
+                ..base
+            })
+            .contains("--vlan 3")
+        );
+        // The model's own rule stays the measure's, as for the flags.
+        let tiny = Config::link(EnvelopeParams { mtu: 20, ..base }).unwrap();
+        assert!(measure(&tiny).is_err());
     }
 
     #[test]

@@ -7,11 +7,11 @@ use wirespeed_model::envelope::{Envelope, ExplainLine};
 
 /// The envelope as printed: the model's figures plus, when asked, the arithmetic.
 #[derive(Debug, Serialize)]
-pub(crate) struct EnvelopeReport {
+pub struct EnvelopeReport {
     #[serde(flatten)]
-    pub(crate) envelope: Envelope,
+    pub envelope: Envelope,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) explain: Option<Vec<ExplainLine>>,
+    pub explain: Option<Vec<ExplainLine>>,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
 }

@@ -23,8 +23,8 @@ mod metrics;
 mod result;
 mod text;
 
-pub(crate) use result::StatusResult;
 use result::UpParams;
+pub use result::{ListedLab, StatusParams, StatusResult};
 
 #[derive(Debug, Args)]
 pub(crate) struct LabArgs {
@@ -197,6 +197,17 @@ impl LabArgs {
     }
 }
 
+/// `wirespeed lab status [NAME]` as the typed document, printing nothing: one lab's record,
+/// uptime and ports with their counters (its emulator asked for a fresh copy), or with no
+/// name the labs this user has, each marked when its emulator is gone. The other `lab`
+/// subcommands act on labs (they build, enter and remove namespaces, as root) rather than
+/// measure, and are the command's alone.
+pub fn status(
+    name: Option<&str>,
+) -> anyhow::Result<wirespeed_report::Document<StatusParams, StatusResult>> {
+    measure::status(name, wirespeed_model::RateFormat::Adaptive)
+}
+
 fn load(file: &Path) -> anyhow::Result<Topology> {
     Ok(Topology::load(file)?)
 }
@@ -247,5 +258,19 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             text::down_report(&mut io::stdout().lock(), &report)?;
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Issue 30: a library caller reads the typed status: the list of labs (whatever labs
+    /// this host has), and a lab that is not there refused in one line naming it.
+    #[test]
+    fn a_library_caller_reads_the_lab_status() {
+        let listed = super::status(None).unwrap();
+        assert!(matches!(listed.result, super::StatusResult::List { .. }));
+        assert_eq!(listed.parameters.name, None);
+        let err = super::status(Some("ws-no-such-lab-30")).unwrap_err();
+        assert!(format!("{err:#}").contains("ws-no-such-lab-30"), "{err:#}");
     }
 }

@@ -12,13 +12,13 @@ pub(crate) struct UpParams {
 }
 
 #[derive(Debug, Serialize)]
-pub(crate) struct StatusParams {
-    pub(crate) name: Option<String>,
+pub struct StatusParams {
+    pub name: Option<String>,
 }
 
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
-pub(crate) enum StatusResult {
+pub enum StatusResult {
     One {
         // Boxed: the record (with its measured crossings) would make every list result as big.
         lab: Box<LabRecord>,
@@ -35,8 +35,8 @@ pub(crate) enum StatusResult {
 /// A recorded lab in `lab status`'s list, marked when its emulator is gone (the lab then
 /// holds only what `lab down` removes).
 #[derive(Debug, Serialize)]
-pub(crate) struct ListedLab {
+pub struct ListedLab {
     #[serde(flatten)]
-    pub(crate) lab: LabRecord,
-    pub(crate) emulator_running: bool,
+    pub lab: LabRecord,
+    pub emulator_running: bool,
 }

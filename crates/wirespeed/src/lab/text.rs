@@ -115,11 +115,13 @@ fn crossings(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
         return Ok(());
     }
     writeln!(out)?;
-    let mut t = Table::new(["crossing", "cost", "spread", "first", "echoes"]);
+    let mut t = Table::new(["crossing", "cost", "per byte", "spread", "first", "echoes"]);
     for c in &lab.crossings {
         t.row([
             format!("link {} {} - {}", c.link, c.from, c.to),
             format!("{:.1} us", c.cost_us),
+            c.per_byte_ns
+                .map_or("-".to_string(), |b| format!("{b:+.2} ns/B")),
             format!("{:.1} us", c.spread_us),
             format!("{:.1} us", c.first_us),
             c.samples.to_string(),
@@ -128,7 +130,7 @@ fn crossings(out: &mut dyn Write, lab: &LabRecord) -> io::Result<()> {
     write!(out, "{t}")?;
     writeln!(
         out,
-        "crossing = the lab's own cost of one crossing of the link beyond its configured delay and serialization (the emulator's release, the write into the next namespace, that kernel taking the frame in), measured by echoes across it when the lab came up; spread = how much a typical crossing costs more; first = how much the first crossing cost more (neighbour resolution, paid before `lab up` returned)"
+        "crossing = the lab's own cost of one crossing of the link beyond its configured delay and serialization (the emulator's release, the write into the next namespace, that kernel taking the frame in), measured by echoes across it when the lab came up; per byte = its cost per IP byte beyond the configured serialization, from echoes of 84 and 1428 bytes (or the link's MTU); spread = how much a typical crossing costs more; first = how much the first crossing cost more (neighbour resolution, paid before `lab up` returned)"
     )
 }
 

@@ -11,26 +11,27 @@ use wirespeed_model::delay::{
 use wirespeed_report::Document;
 
 use super::result::{CompareReport, FitReport, ModelParameters, NamedSegment, PredictReport};
-use super::{Config, verdicts};
+use super::{Config, Job, verdicts};
 
 /// What a `model` job made: the document of each, and for `compare` the path and probe hops
 /// it compared (for the seed's figure 4).
-pub(crate) enum Measured {
+pub enum Measured {
     Predict(Document<ModelParameters, PredictReport>),
     Compare(Compared),
     Fit(Document<ModelParameters, FitReport>),
 }
 
-/// The job the config holds, on the files it read: pure from here on.
-pub(crate) fn measure(config: &Config) -> anyhow::Result<Measured> {
-    Ok(match config {
-        Config::Predict {
+/// The job the config holds, on the files it read: pure from here on (a path the model file
+/// does not have is refused here). It prints nothing and writes no plot.
+pub fn measure(config: &Config) -> anyhow::Result<Measured> {
+    Ok(match &config.job {
+        Job::Predict {
             model,
             file,
             path,
             sizes,
         } => Measured::Predict(predict(model, file, path, sizes)?),
-        Config::Compare {
+        Job::Compare {
             model,
             file,
             path,
@@ -41,7 +42,7 @@ pub(crate) fn measure(config: &Config) -> anyhow::Result<Measured> {
         } => Measured::Compare(compare_probe(
             model, file, path, probe, probe_file, *tolerance,
         )?),
-        Config::Fit { probe, probe_file } => Measured::Fit(fit(probe, probe_file)),
+        Job::Fit { probe, probe_file } => Measured::Fit(fit(probe, probe_file)),
     })
 }
 
@@ -71,8 +72,8 @@ fn predict(
 
 /// What `model compare` found: its document, and the path and probe hops it compared (for the
 /// seed's figure 4).
-pub(crate) struct Compared {
-    pub(crate) doc: Document<ModelParameters, CompareReport>,
+pub struct Compared {
+    pub doc: Document<ModelParameters, CompareReport>,
     pub(crate) path: delay::Path,
     pub(crate) measured: Vec<ProbedHop>,
 }

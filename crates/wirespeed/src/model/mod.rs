@@ -9,9 +9,10 @@ use wirespeed_model::delay::{ModelFile, Tolerance};
 
 use crate::common::output::{self, OutputArgs};
 use crate::probe::{Sizes, parse_sizes};
-use measure::{Measured, ProbedHop};
+use measure::ProbedHop;
+pub use measure::{Compared, Measured, measure};
 pub(crate) use measure::{compare, parse_probe};
-pub(crate) use result::{CompareReport, FitReport, PredictReport};
+pub use result::{CompareReport, FitReport, ModelParameters, NamedSegment, PredictReport};
 
 mod measure;
 mod metrics;
@@ -50,10 +51,10 @@ enum ModelCommand {
         /// The probe result (`wirespeed probe HOST --json > probe.json`).
         probe: PathBuf,
         /// Allowed error of a fixed cost, ms.
-        #[arg(long, default_value_t = 0.2, value_name = "MS", value_parser = crate::common::flags::non_negative)]
+        #[arg(long, default_value_t = DEFAULT_FIXED_TOLERANCE_MS, value_name = "MS", value_parser = crate::common::flags::non_negative)]
         fixed_tolerance_ms: f64,
         /// Allowed relative error of a per-byte cost, percent.
-        #[arg(long, default_value_t = 25.0, value_name = "PERCENT", value_parser = crate::common::flags::non_negative)]
+        #[arg(long, default_value_t = DEFAULT_PER_BYTE_TOLERANCE_PERCENT, value_name = "PERCENT", value_parser = crate::common::flags::non_negative)]
         per_byte_tolerance: f64,
         /// Also write an SVG of measured against predicted one-way delay at the destination
         /// (the seed's figure 4): probe minimums / 2 and the model's line.
@@ -73,9 +74,16 @@ enum ModelCommand {
 }
 
 /// A validated `model` job: its flags checked and its files read (each bounded), so that the
-/// job itself is pure.
+/// job itself is pure. Built by [`Config::predict`], [`Config::compare`] or [`Config::fit`],
+/// which the flags' conversion goes through too.
 #[derive(Debug)]
-pub(crate) enum Config {
+pub struct Config {
+    pub(crate) job: Job,
+}
+
+/// The job and what it read.
+#[derive(Debug)]
+pub(crate) enum Job {
     Predict {
         model: ModelFile,
         file: PathBuf,
@@ -98,6 +106,108 @@ pub(crate) enum Config {
     },
 }
 
+/// `--sizes`' bounds: 1 to 65535 bytes, at most 1000 sizes (as `probe --sizes`).
+const MAX_SIZE: usize = 65535;
+const MAX_SIZES: usize = 1000;
+
+/// `--fixed-tolerance-ms` and `--per-byte-tolerance`' defaults.
+const DEFAULT_FIXED_TOLERANCE_MS: f64 = 0.2;
+const DEFAULT_PER_BYTE_TOLERANCE_PERCENT: f64 = 25.0;
+
+impl Config {
+    /// `model predict FILE PATH --sizes S`: the one-way delay of `path` in the model file
+    /// `file` (read here, bounded) at each of `sizes` (1 to 65535 bytes, at most 1000; the
+    /// command's default is 40 and 1024), group by group.
+    pub fn predict(
+        file: impl Into<PathBuf>,
+        path: impl Into<String>,
+        sizes: Vec<usize>,
+    ) -> anyhow::Result<Config> {
+        if sizes.is_empty()
+            || sizes.len() > MAX_SIZES
+            || sizes.iter().any(|&s| !(1..=MAX_SIZE).contains(&s))
+        {
+            anyhow::bail!(
+                "--sizes: give 1 to {MAX_SIZES} sizes, each 1 to {MAX_SIZE} bytes (such as 40,1024)"
+            );
+        }
+        let file = file.into();
+        Ok(Config {
+            job: Job::Predict {
+                model: measure::load(&file)?,
+                file,
+                path: path.into(),
+                sizes,
+            },
+        })
+    }
+
+    /// `model compare FILE PATH PROBE`: a saved `wirespeed probe --json` result (read here,
+    /// bounded) against `path`'s prediction, segment by segment, with the command's
+    /// tolerances (0.2 ms fixed, 25% per byte).
+    pub fn compare(
+        file: impl Into<PathBuf>,
+        path: impl Into<String>,
+        probe: impl Into<PathBuf>,
+    ) -> anyhow::Result<Config> {
+        let (file, probe_file) = (file.into(), probe.into());
+        Ok(Config {
+            job: Job::Compare {
+                model: measure::load(&file)?,
+                file,
+                path: path.into(),
+                probe: measure::read_probe(&probe_file)?,
+                probe_file,
+                tolerance: Tolerance {
+                    per_byte_relative: DEFAULT_PER_BYTE_TOLERANCE_PERCENT / 100.0,
+                    fixed_ms: DEFAULT_FIXED_TOLERANCE_MS,
+                    ..Tolerance::default()
+                },
+                plot: None,
+            },
+        })
+    }
+
+    /// `--fixed-tolerance-ms` and `--per-byte-tolerance` of a comparison: the allowed error of
+    /// a fixed cost (ms) and of a per-byte cost (percent), each 0 or more.
+    pub fn with_tolerance(
+        mut self,
+        fixed_ms: f64,
+        per_byte_percent: f64,
+    ) -> anyhow::Result<Config> {
+        for (flag, value) in [
+            ("--fixed-tolerance-ms", fixed_ms),
+            ("--per-byte-tolerance", per_byte_percent),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                anyhow::bail!("{flag} {value}: give a finite number, 0 or more (such as 0.5)");
+            }
+        }
+        match &mut self.job {
+            Job::Compare { tolerance, .. } => {
+                tolerance.per_byte_relative = per_byte_percent / 100.0;
+                tolerance.fixed_ms = fixed_ms;
+            }
+            Job::Predict { .. } | Job::Fit { .. } => {
+                anyhow::bail!("tolerances apply to a comparison (Config::compare)")
+            }
+        }
+        Ok(self)
+    }
+
+    /// `model fit PROBE`: a per-hop probe result (`wirespeed probe HOST --hops --json`, read
+    /// here, bounded) as a component table and a path through it.
+    pub fn fit(probe: impl Into<PathBuf>) -> anyhow::Result<Config> {
+        let probe_file = probe.into();
+        Ok(Config {
+            job: Job::Fit {
+                probe: measure::read_probe(&probe_file)?,
+                probe_file,
+            },
+        })
+    }
+}
+
 impl TryFrom<&ModelArgs> for Config {
     type Error = anyhow::Error;
 
@@ -108,15 +218,10 @@ impl TryFrom<&ModelArgs> for Config {
                 "-f sets the unit of rates, and `model` prints delays (ms, us per byte): leave -f out"
             );
         }
-        Ok(match &args.command {
+        match &args.command {
             ModelCommand::Predict {
                 file, path, sizes, ..
-            } => Config::Predict {
-                model: measure::load(file)?,
-                file: file.clone(),
-                path: path.clone(),
-                sizes: sizes.0.clone(),
-            },
+            } => Config::predict(file, path.as_str(), sizes.0.clone()),
             ModelCommand::Compare {
                 file,
                 path,
@@ -129,25 +234,15 @@ impl TryFrom<&ModelArgs> for Config {
                 if let Some(plot) = plot {
                     crate::common::output::check_output_file("--plot", plot)?;
                 }
-                Config::Compare {
-                    model: measure::load(file)?,
-                    file: file.clone(),
-                    path: path.clone(),
-                    probe: measure::read_probe(probe)?,
-                    probe_file: probe.clone(),
-                    tolerance: Tolerance {
-                        per_byte_relative: per_byte_tolerance / 100.0,
-                        fixed_ms: *fixed_tolerance_ms,
-                        ..Tolerance::default()
-                    },
-                    plot: plot.clone(),
+                let mut config = Config::compare(file, path.as_str(), probe)?
+                    .with_tolerance(*fixed_tolerance_ms, *per_byte_tolerance)?;
+                if let Job::Compare { plot: p, .. } = &mut config.job {
+                    p.clone_from(plot);
                 }
+                Ok(config)
             }
-            ModelCommand::Fit { probe, .. } => Config::Fit {
-                probe: measure::read_probe(probe)?,
-                probe_file: probe.clone(),
-            },
-        })
+            ModelCommand::Fit { probe, .. } => Config::fit(probe),
+        }
     }
 }
 
@@ -165,12 +260,12 @@ impl ModelArgs {
 pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
     let config = Config::try_from(&args)?;
     let output = args.output();
-    match measure::measure(&config)? {
+    match measure(&config)? {
         Measured::Predict(doc) => output::print(output, &doc).context("writing the result"),
         Measured::Compare(compared) => {
-            if let Config::Compare {
+            if let Job::Compare {
                 plot: Some(file), ..
-            } = &config
+            } = &config.job
             {
                 std::fs::write(file, text::figure_4(&compared.path, &compared.measured)?)
                     .with_context(|| format!("cannot write the plot to {}", file.display()))?;
@@ -184,7 +279,7 @@ pub(crate) fn run(args: ModelArgs) -> anyhow::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::measure::{ProbedHop, hop_label};
-    use super::{Config, ModelArgs};
+    use super::{Config, Job, Measured, ModelArgs, measure};
     use clap::Parser;
     use wirespeed_model::delay::{Cost, MeasuredHop};
 
@@ -210,7 +305,7 @@ mod tests {
     fn the_config_reads_the_files_and_checks_the_flags() {
         let model = example("bellovin-1992.toml");
         let c = config(&["predict", &model, "ih2", "--sizes", "40,1500"]).unwrap();
-        let Config::Predict { sizes, path, .. } = &c else {
+        let Job::Predict { sizes, path, .. } = &c.job else {
             panic!("predict: {c:?}")
         };
         assert_eq!((sizes.as_slice(), path.as_str()), (&[40, 1500][..], "ih2"));
@@ -229,6 +324,58 @@ mod tests {
             ])
             .contains("--plot")
         );
+    }
+
+    /// Issue 30: a library caller predicts seed 001's Table 2 path and compares the seed's §4
+    /// probe with the constructors and `measure` alone, and is refused what the flags refuse.
+    #[test]
+    fn a_library_caller_runs_the_model() {
+        let model = example("bellovin-1992.toml");
+        let Measured::Predict(doc) =
+            measure(&Config::predict(&model, "cbnewsa", vec![40, 1024]).unwrap()).unwrap()
+        else {
+            panic!("a prediction")
+        };
+        let total = &doc.result.prediction.total.at_sizes_ms;
+        assert!((total[0] - 32.7373).abs() < 1e-3, "{total:?}");
+        assert!((total[1] - 328.0370).abs() < 1e-3, "{total:?}");
+        let probe = example("bellovin-1992-ih-probe.json");
+        let Measured::Compare(compared) =
+            measure(&Config::compare(&model, "ih2", &probe).unwrap()).unwrap()
+        else {
+            panic!("a comparison")
+        };
+        let anomalous: Vec<&str> = compared
+            .doc
+            .result
+            .segments
+            .iter()
+            .filter(|s| s.segment.anomalous)
+            .map(|s| s.to.as_str())
+            .collect();
+        assert_eq!(anomalous, ["hop 2 (ih2, destination)"], "seed 001 §4");
+        // A tolerance wide enough to take the misconfigured board in flags nothing.
+        let loose = Config::compare(&model, "ih2", &probe)
+            .and_then(|c| c.with_tolerance(1.0, 100.0))
+            .unwrap();
+        let Measured::Compare(loose) = measure(&loose).unwrap() else {
+            panic!("a comparison")
+        };
+        assert!(
+            loose
+                .doc
+                .result
+                .segments
+                .iter()
+                .all(|s| !s.segment.anomalous)
+        );
+        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.unwrap_err());
+        assert!(refused(Config::predict(&model, "ih2", vec![])).contains("--sizes"));
+        assert!(refused(Config::predict(&model, "ih2", vec![70_000])).contains("--sizes"));
+        let compare = || Config::compare(&model, "ih2", &probe).unwrap();
+        assert!(refused(compare().with_tolerance(-1.0, 25.0)).contains("--fixed-tolerance-ms"));
+        assert!(refused(compare().with_tolerance(0.2, f64::NAN)).contains("--per-byte"));
+        assert!(refused(Config::fit("/nonexistent/probe.json")).contains("probe.json"));
     }
 
     fn hop(ttl: u32, responder: Option<&str>, destination: bool) -> ProbedHop {

@@ -1,4 +1,4 @@
-//! One probe of a path: the probes (in rounds with `--until-width`), the fits of each hop's
+//! One probe of a path: the probes (in rounds with `--until-width` or `--until-stable`), the fits of each hop's
 //! minimums, and the findings, as a typed document. Prints nothing, so that `reproduce`,
 //! another command or a test can call it.
 
@@ -9,6 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
+use wirespeed_model::stability::{self, StopReason, Tolerances, Unsettled};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ProbeRun, ReplyKind, Sample};
 use wirespeed_report::{Document, Severity};
 
@@ -55,7 +56,8 @@ fn hop_name(h: &HopReport, per_hop: bool) -> String {
     }
 }
 
-/// Rounds of `--until-width` at most (each round is `-n` probes per size per hop).
+/// Rounds of `--until-width` or `--until-stable` at most (each round is `-c` probes per size
+/// per hop).
 const MAX_ROUNDS: u32 = 20;
 
 /// Kernel stamps when every answer has one (or when asked), else the monotonic clock.
@@ -150,6 +152,9 @@ struct Analysed {
     converged: Option<bool>,
     host_line: Option<HopFit>,
     rounds: u32,
+    /// With --until-stable: what ended the rounds, and what was still unsettled.
+    stopped_by: Option<StopReason>,
+    unsettled: Vec<Unsettled>,
 }
 
 /// One probe of the path: the document, and what was measured if Ctrl-C cut it short.
@@ -248,6 +253,8 @@ pub(crate) fn measure(
         stopped_early: run.stopped_early,
         per_hop: config.hops,
         rounds,
+        stopped_by: analysed.stopped_by,
+        unsettled: std::mem::take(&mut analysed.unsettled),
         converged: analysed.converged,
         host_baseline: analysed.host_line,
         hops,
@@ -260,6 +267,15 @@ pub(crate) fn measure(
     if doc.result.converged == Some(false) {
         warnings.push(ProbeFinding::IntervalsNotConverged {
             rounds: doc.result.rounds,
+        });
+    }
+    if let (Some(stopped_by), Some(budget)) = (doc.result.stopped_by, config.until_stable) {
+        warnings.push(ProbeFinding::RoundsStopped {
+            rounds: doc.result.rounds,
+            elapsed_seconds: doc.result.elapsed_seconds,
+            budget_seconds: budget.as_secs_f64(),
+            stopped_by,
+            unsettled: doc.result.unsettled.clone(),
         });
     }
     for finding in warnings.iter().chain(&verdicts) {
@@ -294,8 +310,8 @@ fn hold_cpus(allow_idle: bool) -> (Option<wirespeed_net::pmqos::CpuLatencyHold>,
     }
 }
 
-/// Fits the probes, and with `--until-width` sends further rounds (each added to `run`) until
-/// the intervals are narrow enough, the rounds run out or the time does.
+/// Fits the probes, and with `--until-width` or `--until-stable` sends further rounds (each
+/// added to `run`) until the intervals are narrow enough, the rounds run out or the time does.
 fn analyse_rounds(
     config: &Config,
     probe_config: &mut ProbeConfig,
@@ -305,6 +321,7 @@ fn analyse_rounds(
 ) -> anyhow::Result<Analysed> {
     let largest = probe_config.sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
+    let mut last_round_seconds = run.elapsed_seconds;
     loop {
         let (timestamps, stamped, answers) =
             choose_clock(&run.samples, config.clock).map_err(or_interrupted)?;
@@ -325,16 +342,41 @@ fn analyse_rounds(
             converged: None,
             host_line,
             rounds,
+            stopped_by: None,
+            unsettled: Vec::new(),
         };
-        let Some(width) = config.until_width else {
-            return Ok(analysed);
-        };
-        let done = converged(&analysed.analyses, width.as_secs_f64() * 1e3, largest);
         let left = config
             .max_time
             .saturating_sub(Duration::from_secs_f64(run.elapsed_seconds));
-        if done || rounds >= MAX_ROUNDS || run.stopped_early || run.interrupted || left.is_zero() {
-            analysed.converged = Some(done);
+        let cut = run.stopped_early || run.interrupted || left.is_zero();
+        if let Some(width) = config.until_width {
+            let done = converged(&analysed.analyses, width.as_secs_f64() * 1e3, largest);
+            if done || rounds >= MAX_ROUNDS || cut {
+                analysed.converged = Some(done);
+                return Ok(analysed);
+            }
+        } else if let Some(budget) = config.until_stable {
+            analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
+            let stop = if analysed.unsettled.is_empty() {
+                Some(StopReason::Settled)
+            } else if cut {
+                Some(StopReason::Cut)
+            } else if rounds >= MAX_ROUNDS {
+                Some(StopReason::Rounds)
+            } else if !stability::another_round_fits(
+                run.elapsed_seconds,
+                last_round_seconds,
+                budget.as_secs_f64(),
+            ) {
+                Some(StopReason::Budget)
+            } else {
+                None
+            };
+            if stop.is_some() {
+                analysed.stopped_by = stop;
+                return Ok(analysed);
+            }
+        } else {
             return Ok(analysed);
         }
         probe_config.seed = config.seed.wrapping_add(u64::from(rounds));
@@ -350,6 +392,7 @@ fn analyse_rounds(
                 run.hops.push(h);
             }
         }
+        last_round_seconds = more.elapsed_seconds;
         run.elapsed_seconds += more.elapsed_seconds;
         run.stopped_early |= more.stopped_early;
         run.interrupted |= more.interrupted;
@@ -471,6 +514,7 @@ fn parameters(config: &Config, target: IpAddr, sizes: Vec<usize>) -> Parameters 
         seed: config.seed,
         bootstrap_replicates: config.bootstrap,
         until_width_seconds: config.until_width.map(|d| d.as_secs_f64()),
+        until_stable_budget_seconds: config.until_stable.map(|d| d.as_secs_f64()),
         host_baseline: config.host_baseline,
         wire: config
             .wire

@@ -95,6 +95,15 @@ pub(crate) struct ProbeArgs {
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
     until_width: Option<Duration>,
 
+    /// Adaptive, with --hops: after the first round of -c probes a size, repeat rounds until
+    /// every own cost the probe can separate is known within its tolerance (fixed 30 us, per
+    /// byte 2%, answer per byte 5%) across independent stretches of the run, or until another
+    /// round as long as the last would not end within BUDGET (default 60s; at most 20 rounds
+    /// and --max-time). The output says which stopped it.
+    #[arg(long, value_name = "BUDGET", num_args = 0..=1, default_missing_value = "60s",
+          value_parser = parse_duration, requires = "hops", conflicts_with = "until_width")]
+    until_stable: Option<Duration>,
+
     /// Seed of the probe order and of the bootstrap (runs with one seed repeat exactly).
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -212,6 +221,8 @@ pub(crate) struct Config {
     pub(crate) host_baseline: bool,
     pub(crate) wire: Vec<(u8, BitRate)>,
     pub(crate) until_width: Option<Duration>,
+    /// `--until-stable`: the time budget of the adaptive rounds.
+    pub(crate) until_stable: Option<Duration>,
     pub(crate) seed: u64,
     pub(crate) bootstrap: usize,
     /// With --udp: the agent to echo from.
@@ -234,6 +245,20 @@ impl ProbeArgs {
                  limit; give a width such as --until-width 5us"
             );
         }
+        if self.until_stable.is_some_and(|b| b.is_zero()) {
+            bail!(
+                "--until-stable 0: a budget of nothing allows no round past the first; give one such as --until-stable 60s, or leave the flag out for one round"
+            );
+        }
+        if self.until_stable.is_some_and(|b| b > self.max_time) {
+            bail!(
+                "--until-stable {}: the budget is longer than --max-time {}, which would end the rounds first; raise --max-time or lower the budget",
+                wirespeed_model::units::format_seconds(
+                    self.until_stable.unwrap_or_default().as_secs_f64()
+                ),
+                wirespeed_model::units::format_seconds(self.max_time.as_secs_f64())
+            );
+        }
         let auth = self.key.load()?;
         Ok(Config {
             host: self.host.clone(),
@@ -249,6 +274,7 @@ impl ProbeArgs {
             host_baseline: self.host_baseline,
             wire: self.wire.clone(),
             until_width: self.until_width,
+            until_stable: self.until_stable,
             seed: self.seed,
             bootstrap: self.bootstrap,
             udp: self.udp.then_some(UdpTarget {

@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 use wirespeed_model::bestcase::{HopAnalysis, HopFit};
 use wirespeed_model::delay::Cost;
+use wirespeed_model::stability::{StopReason, Unsettled};
 use wirespeed_net::SocketKind;
 use wirespeed_net::probe::Sample;
 
@@ -34,6 +35,9 @@ pub(crate) struct Parameters {
     pub(crate) seed: u64,
     pub(crate) bootstrap_replicates: usize,
     pub(crate) until_width_seconds: Option<f64>,
+    /// `--until-stable`'s budget (older documents: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) until_stable_budget_seconds: Option<f64>,
     pub(crate) host_baseline: bool,
     /// (TTL, bit/s) of --wire.
     pub(crate) wire: Vec<(u8, u64)>,
@@ -80,8 +84,14 @@ pub(crate) struct ProbeReport {
     /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) host_baseline: Option<HopFit>,
-    /// Rounds of probes sent (more than 1 with --until-width).
+    /// Rounds of probes sent (more than 1 with --until-width or --until-stable).
     pub(crate) rounds: u32,
+    /// With --until-stable: what ended the rounds (older documents: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) stopped_by: Option<StopReason>,
+    /// With --until-stable: the own costs still wider than their tolerance when it stopped.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unsettled: Vec<Unsettled>,
     /// With --until-width: whether the intervals got narrow enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) converged: Option<bool>,

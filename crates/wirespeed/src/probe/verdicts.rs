@@ -7,6 +7,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use serde::Serialize;
+use wirespeed_model::stability::{Figure, StopReason, Unsettled};
 use wirespeed_model::units::format_seconds;
 use wirespeed_net::probe::{ReplyKind, Sample};
 use wirespeed_report::Severity;
@@ -44,6 +45,15 @@ pub(crate) enum ProbeFinding {
     },
     /// Warning: `--until-width` rounds ran out with intervals still too wide.
     IntervalsNotConverged { rounds: u32 },
+    /// `--until-stable`: what ended the rounds; a verdict when every own cost the probe
+    /// separates was within its tolerance, else a warning naming those that were not.
+    RoundsStopped {
+        rounds: u32,
+        elapsed_seconds: f64,
+        budget_seconds: f64,
+        stopped_by: StopReason,
+        unsettled: Vec<Unsettled>,
+    },
     /// The hop's minimums step between two sizes: a change of buffering strategy.
     BufferingStep {
         hop: String,
@@ -58,8 +68,44 @@ impl ProbeFinding {
     pub(crate) fn severity(&self) -> Severity {
         match self {
             ProbeFinding::BufferingStep { .. } => Severity::Verdict,
+            ProbeFinding::RoundsStopped {
+                stopped_by: StopReason::Settled,
+                ..
+            } => Severity::Verdict,
             _ => Severity::Warning,
         }
+    }
+}
+
+/// At most this many unsettled figures are named; the rest are counted.
+const UNSETTLED_NAMED: usize = 6;
+
+/// "hop 3 answer per byte +-41.2 ns/B (tolerance 12.1 ns/B), ...".
+fn unsettled_text(unsettled: &[Unsettled]) -> String {
+    let named: Vec<String> = unsettled
+        .iter()
+        .take(UNSETTLED_NAMED)
+        .map(|u| {
+            let (scale, unit) = match u.figure {
+                Figure::Fixed => (1e3, "us"),
+                Figure::PerByte | Figure::AnswerPerByte => (1e6, "ns/B"),
+            };
+            let width = u.half_width_ms.map_or("no interval".to_string(), |w| {
+                format!("+-{:.1} {unit}", w * scale)
+            });
+            format!(
+                "hop {} {} {width} (tolerance {:.1} {unit})",
+                u.ttl,
+                u.figure,
+                u.tolerance_ms * scale
+            )
+        })
+        .collect();
+    let more = unsettled.len().saturating_sub(UNSETTLED_NAMED);
+    if more > 0 {
+        format!("{} and {more} more", named.join(", "))
+    } else {
+        named.join(", ")
     }
 }
 
@@ -116,6 +162,42 @@ impl fmt::Display for ProbeFinding {
                 f,
                 "--until-width: the intervals were still wider than asked after {rounds} round(s); the result is what was measured"
             ),
+            ProbeFinding::RoundsStopped {
+                rounds,
+                elapsed_seconds,
+                budget_seconds,
+                stopped_by,
+                unsettled,
+            } => {
+                write!(
+                    f,
+                    "--until-stable: stopped after {rounds} round(s), {}: ",
+                    format_seconds(*elapsed_seconds)
+                )?;
+                match stopped_by {
+                    StopReason::Settled => {
+                        return write!(
+                            f,
+                            "every own cost the probe separates is known within its tolerance (fixed 30 us, per byte 2%, answer per byte 5%) across independent stretches of the run"
+                        );
+                    }
+                    StopReason::Budget => write!(
+                        f,
+                        "another round as long as the last would not end within the budget of {}",
+                        format_seconds(*budget_seconds)
+                    )?,
+                    StopReason::Rounds => write!(f, "the most rounds a run sends")?,
+                    StopReason::Cut => write!(
+                        f,
+                        "the probes stopped (--max-time, an interrupt or no answers)"
+                    )?,
+                }
+                write!(
+                    f,
+                    "; not measured precisely enough to judge by its tolerance: {}",
+                    unsettled_text(unsettled)
+                )
+            }
             ProbeFinding::BufferingStep {
                 hop,
                 jump_seconds,
@@ -236,6 +318,50 @@ mod tests {
             "2 probes of 1450 bytes and more were too big for a link on the way (198.18.1.1 reported MTU 1400): they are left out of the fits; keep --sizes at or below 1400"
         );
         assert_eq!(too_big(&samples[..1]), None);
+    }
+
+    #[test]
+    fn the_rounds_say_what_stopped_them() {
+        let settled = ProbeFinding::RoundsStopped {
+            rounds: 2,
+            elapsed_seconds: 31.0,
+            budget_seconds: 60.0,
+            stopped_by: StopReason::Settled,
+            unsettled: Vec::new(),
+        };
+        assert_eq!(settled.severity(), Severity::Verdict);
+        assert!(
+            settled
+                .to_string()
+                .starts_with("--until-stable: stopped after 2 round(s), 31"),
+            "{settled}"
+        );
+        let unsettled: Vec<Unsettled> = (1..=8)
+            .map(|ttl| Unsettled {
+                ttl,
+                figure: Figure::AnswerPerByte,
+                half_width_ms: Some(41.2e-6),
+                tolerance_ms: 12.1e-6,
+            })
+            .collect();
+        let budget = ProbeFinding::RoundsStopped {
+            rounds: 3,
+            elapsed_seconds: 52.0,
+            budget_seconds: 60.0,
+            stopped_by: StopReason::Budget,
+            unsettled,
+        };
+        assert_eq!(budget.severity(), Severity::Warning);
+        let text = budget.to_string();
+        assert!(text.contains("within the budget of 60"), "{text}");
+        assert!(
+            text.contains("hop 1 answer per byte +-41.2 ns/B (tolerance 12.1 ns/B)"),
+            "{text}"
+        );
+        assert!(text.ends_with("and 2 more"), "{text}");
+        let typed = wirespeed_report::Finding::of(budget.severity(), &budget);
+        assert_eq!(typed.kind, "rounds_stopped");
+        assert_eq!(typed.evidence["stopped_by"], "budget");
     }
 
     #[test]

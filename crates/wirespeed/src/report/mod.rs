@@ -39,8 +39,22 @@ pub(crate) struct ReportArgs {
     output: PathBuf,
 }
 
-pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
-    let files = expand(&args.inputs)?;
+/// A report page and what went into it.
+#[derive(Debug, Clone)]
+pub struct Page {
+    /// The self-contained HTML page, as `wirespeed report -o -` prints it.
+    pub html: String,
+    /// The documents it shows.
+    pub documents: usize,
+    /// The files they came from, directories searched.
+    pub files: usize,
+}
+
+/// `wirespeed report FILE...` without the file it writes: saved results (`--json`,
+/// `--json-stream`, the `--results` files of `sweep` and `load`, what `iperf3 -J` printed;
+/// files, or directories searched for them), each read bounded, rendered into one HTML page.
+pub fn render(inputs: &[PathBuf]) -> anyhow::Result<Page> {
+    let files = expand(inputs)?;
     let mut entries = Vec::new();
     let mut total = 0u64;
     for file in &files {
@@ -72,7 +86,20 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
                 }),
         );
     }
-    let page = html::render_page(&entries, &crate::report::views::CommandViews);
+    Ok(Page {
+        html: html::render_page(&entries, &crate::report::views::CommandViews),
+        documents: entries.len(),
+        files: files.len(),
+    })
+}
+
+/// `wirespeed report`: the page rendered, then written to its file or standard output.
+pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
+    let Page {
+        html: page,
+        documents,
+        files,
+    } = render(&args.inputs)?;
     if args.output == Path::new("-") {
         let mut out = io::stdout().lock();
         out.write_all(page.as_bytes())?;
@@ -81,10 +108,8 @@ pub(crate) fn run(args: ReportArgs) -> anyhow::Result<()> {
     fs::write(&args.output, &page)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     println!(
-        "wrote {}: {} document(s) from {} file(s), {} plot(s), {} KiB",
+        "wrote {}: {documents} document(s) from {files} file(s), {} plot(s), {} KiB",
         args.output.display(),
-        entries.len(),
-        files.len(),
         page.matches("<svg class=\"plot\"").count(),
         page.len().div_ceil(1024)
     );
@@ -209,6 +234,29 @@ mod tests {
         assert_eq!(w.args.output, PathBuf::from("report.html"));
         let w = Wrapper::try_parse_from(["report", "a.json", "-o", "-"]).unwrap();
         assert_eq!(w.args.output, PathBuf::from("-"));
+    }
+
+    /// Issue 30: a library caller renders a saved result (here what iperf3 -J printed) into a
+    /// page held as a string, and gets the command's refusal of a path that is not there.
+    #[test]
+    fn a_library_caller_renders_a_report() {
+        let saved = PathBuf::from(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../examples/iperf3-tcp.json"
+        ));
+        let page = render(std::slice::from_ref(&saved)).unwrap();
+        assert_eq!((page.documents, page.files), (1, 1));
+        assert!(
+            page.html.starts_with("<!DOCTYPE html>"),
+            "{}",
+            &page.html[..80]
+        );
+        assert!(page.html.contains("iperf3-tcp.json"));
+        let err = render(&[PathBuf::from("/nonexistent/run.json")]).unwrap_err();
+        assert!(
+            format!("{err:#}").contains("/nonexistent/run.json"),
+            "{err:#}"
+        );
     }
 
     #[test]

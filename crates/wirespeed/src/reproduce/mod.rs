@@ -48,9 +48,8 @@ mod tolerance;
 mod vj;
 
 pub(crate) use lab_run::{LabGuard, exe, lab_file, run_json, run_json_watching};
-pub(crate) use result::{
-    Comparison, List, Name, Params, Reproduction, Row, Setting, Verdict, setting,
-};
+pub use result::{Comparison, Name, Params, Reproduction, Row, Setting, Verdict};
+pub(crate) use result::{List, setting};
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
 #[derive(Debug, Args)]
@@ -125,6 +124,7 @@ pub(crate) struct ReproduceArgs {
 }
 
 /// Shared options handed to each reproduction.
+#[derive(Debug)]
 pub(crate) struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
@@ -136,7 +136,8 @@ pub(crate) struct Options {
 }
 
 /// A reproduction to run, its flags checked against it.
-pub(crate) struct Config {
+#[derive(Debug)]
+pub struct Config {
     pub(crate) name: Name,
     pub(crate) options: Options,
 }
@@ -178,16 +179,8 @@ impl ReproduceArgs {
         let Some(name) = self.name else {
             return Ok(None);
         };
-        if self.time.is_some()
-            && !matches!(
-                name,
-                Name::Envelope | Name::Boggs | Name::DuplexMismatch | Name::Bellovin
-            )
-        {
-            bail!(
-                "--time applies to envelope, boggs, duplex-mismatch and bellovin, not {}; leave it out",
-                name.as_str()
-            );
+        if self.time.is_some() {
+            check_time_applies(name)?;
         }
         if self.size.is_some() && !matches!(name, Name::DuplexMismatch | Name::VjBuffers) {
             bail!(
@@ -206,11 +199,8 @@ impl ReproduceArgs {
         {
             bail!("-n/--bytes must be between 10kB and 50MB (the seed's file)");
         }
-        if self.no_lab && name != Name::Envelope {
-            bail!(
-                "--no-lab applies to envelope (the only one with an optional lab part), not {}; leave it out",
-                name.as_str()
-            );
+        if self.no_lab {
+            check_no_lab(name)?;
         }
         if self.topology.is_some() && name != Name::Bellovin {
             bail!(
@@ -225,15 +215,7 @@ impl ReproduceArgs {
             );
         }
         if let Some(t) = self.time {
-            if name == Name::Bellovin {
-                if t < Duration::from_secs(5) || t > Duration::from_secs(300) {
-                    bail!(
-                        "--time for bellovin is the probing budget per address family: give 5s to 300s"
-                    );
-                }
-            } else if t < Duration::from_millis(100) || t > Duration::from_secs(60) {
-                bail!("--time must be between 100ms and 60s");
-            }
+            check_time_range(name, t)?;
         }
         Ok(Some(Config {
             name,
@@ -249,6 +231,101 @@ impl ReproduceArgs {
             },
         }))
     }
+}
+
+/// `--time`: only envelope, boggs, duplex-mismatch and bellovin take one ...
+fn check_time_applies(name: Name) -> anyhow::Result<()> {
+    if !matches!(
+        name,
+        Name::Envelope | Name::Boggs | Name::DuplexMismatch | Name::Bellovin
+    ) {
+        bail!(
+            "--time applies to envelope, boggs, duplex-mismatch and bellovin, not {}; leave it out",
+            name.as_str()
+        );
+    }
+    Ok(())
+}
+
+/// ... from 100 ms to 60 s; bellovin's, a probing budget per address family, 5 s to 300 s.
+fn check_time_range(name: Name, time: Duration) -> anyhow::Result<()> {
+    if name == Name::Bellovin {
+        if time < Duration::from_secs(5) || time > Duration::from_secs(300) {
+            bail!("--time for bellovin is the probing budget per address family: give 5s to 300s");
+        }
+    } else if time < Duration::from_millis(100) || time > Duration::from_secs(60) {
+        bail!("--time must be between 100ms and 60s");
+    }
+    Ok(())
+}
+
+/// `--no-lab`: only envelope has an optional lab part.
+fn check_no_lab(name: Name) -> anyhow::Result<()> {
+    if name != Name::Envelope {
+        bail!(
+            "--no-lab applies to envelope (the only one with an optional lab part), not {}; leave it out",
+            name.as_str()
+        );
+    }
+    Ok(())
+}
+
+impl Config {
+    /// `wirespeed reproduce NAME` with the command's defaults: each experiment's own time and
+    /// sizes, in its lab where it has one (envelope's lab part, duplex-mismatch, bellovin and
+    /// vj-buffers bring up a lab, as root), boggs in the simulator alone.
+    pub fn new(name: Name) -> Config {
+        Config {
+            name,
+            options: Options {
+                time: None,
+                size: None,
+                runs: None,
+                lab: name != Name::Boggs,
+                lab_hosts: boggs::lab::HOSTS.to_vec(),
+                topology: None,
+            },
+        }
+    }
+
+    /// `--no-lab`: envelope without its 10 Mbit/s lab link (no root needed).
+    pub fn without_lab(mut self) -> anyhow::Result<Config> {
+        check_no_lab(self.name)?;
+        self.options.lab = false;
+        Ok(self)
+    }
+
+    /// `--time`: envelope's loopback transfer, boggs' simulated time or duplex-mismatch's
+    /// transfers, 100 ms to 60 s; bellovin's probing budget per address family, 5 s to 300 s.
+    pub fn with_time(mut self, time: Duration) -> anyhow::Result<Config> {
+        check_time_applies(self.name)?;
+        check_time_range(self.name, time)?;
+        self.options.time = Some(time);
+        Ok(self)
+    }
+
+    /// What the document records as asked.
+    fn params(&self) -> Params {
+        let o = &self.options;
+        Params {
+            name: Some(self.name),
+            time_seconds: o.time.map(|t| t.as_secs_f64()),
+            size_bytes: o.size,
+            lab: o.lab,
+            topology: o.topology.clone(),
+            runs: o.runs,
+        }
+    }
+}
+
+/// Runs the experiment `config` names and returns its document (the ground truth, the
+/// paper's figures beside ours, a verdict per row), printing nothing.
+pub fn measure(config: &Config) -> anyhow::Result<Document<Params, Reproduction>> {
+    Ok(Document::new(
+        "reproduce",
+        config.params(),
+        reproduce(config)?,
+    ))
 }
 
 /// Runs the experiment `config` names: its typed result, nothing printed.
@@ -273,12 +350,39 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
     if !output.json {
         eprintln!("{}", text::progress(&config));
     }
-    let result = reproduce(&config)?;
-    let doc = Document::new("reproduce", params, result);
-    output::print(&output, &doc).context("writing the result")
+    output::print(&output, &measure(&config)?).context("writing the result")
 }
 
 /// Relative difference a/b - 1.
 pub(crate) fn rel(a: f64, b: f64) -> f64 {
     a / b - 1.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 30: a library caller runs envelope's reproduction without its lab part (a 0.1 s
+    /// loopback transfer and the envelope arithmetic) with the constructor and `measure`
+    /// alone, and gets its rows with verdicts; what the flags refuse is refused.
+    #[test]
+    fn a_library_caller_runs_a_reproduction() {
+        let config = Config::new(Name::Envelope)
+            .without_lab()
+            .and_then(|c| c.with_time(Duration::from_millis(100)))
+            .unwrap();
+        let doc = measure(&config).unwrap();
+        assert_eq!(doc.parameters.name, Some(Name::Envelope));
+        assert!(!doc.parameters.lab);
+        let r = &doc.result;
+        let listed: usize = r.comparisons.iter().map(|c| c.rows.len()).sum();
+        assert!(r.rows > 0 && r.rows == listed);
+        assert!(r.within > 0, "{r:?}");
+        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.unwrap_err());
+        assert!(refused(Config::new(Name::Bellovin).without_lab()).contains("--no-lab"));
+        let vj = Config::new(Name::VjBuffers).with_time(Duration::from_secs(1));
+        assert!(refused(vj).contains("--time applies"));
+        let long = Config::new(Name::Boggs).with_time(Duration::from_secs(120));
+        assert!(refused(long).contains("between 100ms and 60s"));
+    }
 }

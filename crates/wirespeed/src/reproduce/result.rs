@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
-pub(crate) enum Name {
+pub enum Name {
     /// Seeds 002/004: loopback ceiling, envelope figures, a 10 Mbit/s lab link.
     Envelope,
     /// Seed 000: bit and packet rate vs N on a simulated 10 Mbit/s Ethernet.
@@ -84,7 +84,7 @@ impl Name {
 /// Whether a row's figure is within its tolerance.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// Within the stated tolerance.
     Within,
     /// Outside it (the `why` says by how much and what we think the reason is).
@@ -117,40 +117,40 @@ impl Verdict {
 
 /// One compared quantity.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Row {
+pub struct Row {
     /// What is compared.
-    pub(crate) quantity: String,
+    pub quantity: String,
     /// Unit of `configured`, `paper` and `ours`.
-    pub(crate) unit: String,
+    pub unit: String,
     /// The ground truth this run configured (or the model's figure for it), if any.
-    pub(crate) configured: Option<f64>,
+    pub configured: Option<f64>,
     /// The seed's figure, if it states one.
-    pub(crate) paper: Option<f64>,
+    pub paper: Option<f64>,
     /// What we measured or simulated.
-    pub(crate) ours: Option<f64>,
+    pub ours: Option<f64>,
     /// The tolerance applied, in words.
-    pub(crate) tolerance: String,
-    pub(crate) verdict: Verdict,
+    pub tolerance: String,
+    pub verdict: Verdict,
     /// Why the verdict is what it is.
-    pub(crate) why: String,
+    pub why: String,
 }
 
 /// One of the seed's tables (or figures) beside ours.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Comparison {
-    pub(crate) title: String,
+pub struct Comparison {
+    pub title: String,
     /// Where in the seed the figures come from.
-    pub(crate) source: String,
+    pub source: String,
     /// How our column was produced (library call or subprocess, and its command line).
-    pub(crate) method: String,
-    pub(crate) rows: Vec<Row>,
+    pub method: String,
+    pub rows: Vec<Row>,
 }
 
 /// A configured setting of the experiment (the ground truth).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Setting {
-    pub(crate) name: String,
-    pub(crate) value: String,
+pub struct Setting {
+    pub name: String,
+    pub value: String,
 }
 
 pub(crate) fn setting(name: &str, value: impl Into<String>) -> Setting {
@@ -162,19 +162,19 @@ pub(crate) fn setting(name: &str, value: impl Into<String>) -> Setting {
 
 /// A finished reproduction.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Reproduction {
-    pub(crate) name: Name,
-    pub(crate) seeds: std::borrow::Cow<'static, str>,
-    pub(crate) ground_truth: Vec<Setting>,
-    pub(crate) comparisons: Vec<Comparison>,
-    pub(crate) notes: Vec<String>,
-    pub(crate) rows: usize,
-    pub(crate) within: usize,
-    pub(crate) outside: usize,
+pub struct Reproduction {
+    pub name: Name,
+    pub seeds: std::borrow::Cow<'static, str>,
+    pub ground_truth: Vec<Setting>,
+    pub comparisons: Vec<Comparison>,
+    pub notes: Vec<String>,
+    pub rows: usize,
+    pub within: usize,
+    pub outside: usize,
     /// Rows whose interval was wider than their tolerance (issue 31); left out when none, so
     /// that reproductions which judge no interval keep their documents.
     #[serde(default, skip_serializing_if = "is_zero")]
-    pub(crate) imprecise: usize,
+    pub imprecise: usize,
 }
 
 impl Reproduction {
@@ -206,15 +206,15 @@ fn is_zero(n: &usize) -> bool {
 
 /// The document's parameters: the flags a reproduction (or the list) was run with.
 #[derive(Debug, Serialize)]
-pub(crate) struct Params {
-    pub(crate) name: Option<Name>,
-    pub(crate) time_seconds: Option<f64>,
-    pub(crate) size_bytes: Option<u64>,
+pub struct Params {
+    pub name: Option<Name>,
+    pub time_seconds: Option<f64>,
+    pub size_bytes: Option<u64>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) runs: Option<u32>,
-    pub(crate) lab: bool,
+    pub runs: Option<u32>,
+    pub lab: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) topology: Option<PathBuf>,
+    pub topology: Option<PathBuf>,
 }
 
 /// A reproduction as `--list` shows it.

@@ -4,14 +4,14 @@
 use std::io::{self, Write};
 use std::time::Duration;
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use clap::{Args, ValueEnum};
 use serde::Serialize;
 use wirespeed_model::units::{group_digits, parse_duration, significant};
 use wirespeed_model::{BitRate, RateFormat};
 use wirespeed_report::{Document, Render, Table};
+use wirespeed_sim::MacDuplex;
 use wirespeed_sim::link::{LinkScenario, LinkStats, run_link};
-use wirespeed_sim::{MacDuplex, MacParams};
 
 use crate::common::output::{self, OutputArgs};
 use crate::sim::verdicts::SimFinding;
@@ -89,27 +89,30 @@ impl From<DuplexArg> for MacDuplex {
     }
 }
 
+/// One direction's transfer.
 #[derive(Debug, Serialize)]
-pub(super) struct Direction {
-    pub(super) from: &'static str,
-    pub(super) to: &'static str,
-    from_duplex: MacDuplex,
-    to_duplex: MacDuplex,
+pub struct Direction {
+    /// "A" or "B".
+    pub from: &'static str,
+    pub to: &'static str,
+    pub from_duplex: MacDuplex,
+    pub to_duplex: MacDuplex,
     #[serde(flatten)]
-    pub(super) stats: LinkStats,
+    pub stats: LinkStats,
 }
 
 /// What was asked: the scenario of the A-to-B transfer (B to A swaps the duplexes).
 #[derive(Debug, Serialize)]
-struct LinkParams {
-    model: &'static str,
+pub struct LinkParams {
+    pub model: &'static str,
     #[serde(flatten)]
-    scenario: LinkScenario,
+    pub scenario: LinkScenario,
 }
 
+/// The schema of `wirespeed sim link` (`wirespeed.sim.v1`, model "link"): A to B, then B to A.
 #[derive(Debug, Serialize)]
-pub(super) struct LinkReport {
-    pub(super) directions: Vec<Direction>,
+pub struct LinkReport {
+    pub directions: Vec<Direction>,
     /// `-f`: the unit of the text's rate column (the JSON keeps bytes per second).
     #[serde(skip)]
     rate_format: RateFormat,
@@ -118,26 +121,45 @@ pub(super) struct LinkReport {
 /// A validated `sim link`: the A-to-B transfer's scenario (B to A swaps its ends' duplexes),
 /// with the rate checked against seed 003's parameter sets.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// End A is the scenario's sender, end B its receiver.
     pub(crate) scenario: LinkScenario,
     pub(crate) rate_format: RateFormat,
+}
+
+impl Config {
+    /// Seed 003 §8.4's link (`wirespeed sim link --a A --b B`): end A at duplex `a`, end B
+    /// at `b`, a bulk transfer each way. The rest is the command's defaults: 10 Mbit/s, 100 m
+    /// of cable, 1514-byte frames, a 16-frame window, an acknowledgement per 2 frames sent
+    /// 100 us after, a 200 ms timeout, 10 s measured, random numbers from seed 1. The
+    /// simulator's own rules (a timeout no acknowledgement can beat, a frame no Ethernet
+    /// carries) are [`measure`]'s, as for the flags.
+    pub fn duplex(a: MacDuplex, b: MacDuplex) -> Config {
+        Config {
+            scenario: LinkScenario::new(a, b),
+            rate_format: RateFormat::Adaptive,
+        }
+    }
+
+    /// `-r`: 10M or 100M, seed 003's Table 2 parameter sets.
+    pub fn with_rate(mut self, rate: BitRate) -> anyhow::Result<Config> {
+        self.scenario.mac = super::table_2(rate)?;
+        Ok(self)
+    }
+
+    /// `-t`: the simulated time each transfer measures.
+    pub fn with_time(mut self, time: Duration) -> Config {
+        self.scenario.measure_ns = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        self
+    }
 }
 
 impl TryFrom<&LinkArgs> for Config {
     type Error = anyhow::Error;
 
     fn try_from(args: &LinkArgs) -> anyhow::Result<Config> {
-        let mbps = match args.rate.bits_per_second() {
-            10_000_000 => 10,
-            100_000_000 => 100,
-            _ => bail!(
-                "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
-                args.rate
-            ),
-        };
+        let config = Config::duplex(args.a.into(), args.b.into()).with_rate(args.rate)?;
         let scenario = LinkScenario {
-            mac: MacParams::table_2(mbps),
             cable_m: args.cable,
             frame_bytes: args.length,
             window: args.window,
@@ -146,7 +168,7 @@ impl TryFrom<&LinkArgs> for Config {
             ack_delay_ns: args.ack_delay.as_nanos() as u64,
             measure_ns: args.time.as_nanos() as u64,
             seed: args.seed,
-            ..LinkScenario::new(args.a.into(), args.b.into())
+            ..config.scenario
         };
         Ok(Config {
             scenario,
@@ -162,7 +184,7 @@ pub(crate) fn run(args: LinkArgs) -> anyhow::Result<()> {
 }
 
 /// Both transfers, A to B and B to A, with the duplex-mismatch verdict; prints nothing.
-fn measure(config: &Config) -> anyhow::Result<Document<LinkParams, LinkReport>> {
+pub fn measure(config: &Config) -> anyhow::Result<Document<LinkParams, LinkReport>> {
     let base = config.scenario.clone();
     let (a, b) = (base.sender, base.receiver);
     let ab = run_link(&base)?;
@@ -314,6 +336,30 @@ mod tests {
         assert_eq!(s.rto_ns, 50_000_000);
         assert_eq!(s.cable_m, 100.0);
         let e = config(&["-r", "1G"]).unwrap_err();
+        assert!(format!("{e:#}").contains("10M and 100M only"), "{e:#}");
+    }
+
+    /// Issue 30: a library caller simulates seed 003's mismatch (A half, B full) with the
+    /// constructor and `measure` alone: the half end counts late collisions, the full end FCS
+    /// errors, and the verdict names the mismatch; a rate without a Table 2 set is refused.
+    #[test]
+    fn a_library_caller_runs_a_link() {
+        let config =
+            Config::duplex(MacDuplex::Half, MacDuplex::Full).with_time(Duration::from_secs(1));
+        let doc = measure(&config).unwrap();
+        let ab = &doc.result.directions[0];
+        assert_eq!((ab.from, ab.from_duplex), ("A", MacDuplex::Half));
+        assert!(ab.stats.sender.late_collisions > 0, "{:?}", ab.stats);
+        assert!(ab.stats.receiver.fcs_errors > 0, "{:?}", ab.stats);
+        assert!(
+            doc.verdicts[0].starts_with("duplex mismatch"),
+            "{:?}",
+            doc.verdicts
+        );
+        let gig = BitRate::from_bits_per_second(1_000_000_000);
+        let e = Config::duplex(MacDuplex::Full, MacDuplex::Full)
+            .with_rate(gig)
+            .unwrap_err();
         assert!(format!("{e:#}").contains("10M and 100M only"), "{e:#}");
     }
 }

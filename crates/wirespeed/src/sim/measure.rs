@@ -16,7 +16,7 @@ use super::text::theory_lines;
 use crate::common::progress::Progress;
 
 /// Runs the config's grid around its base scenario and returns the typed document.
-pub(crate) fn measure(
+pub(crate) fn simulate(
     config: &Config,
     bar: &Progress,
 ) -> anyhow::Result<Document<SimParams, SimReport>> {

@@ -4,7 +4,7 @@
 
 mod analysis;
 pub(crate) mod html;
-pub(crate) mod link;
+pub mod link;
 mod measure;
 mod metrics;
 pub(crate) mod result;
@@ -25,8 +25,7 @@ use wirespeed_sim::{Arrivals, Cable, HostModel, LengthMix, MacParams, Placement,
 use crate::common::flags::{HostList, LengthList, parse_hosts, parse_lengths};
 use crate::common::output::{self, OutputArgs};
 use crate::sim::link::LinkArgs;
-use result::Net;
-pub(crate) use result::SimReport;
+pub use result::{Net, SimParams, SimPoint, SimReport};
 
 #[derive(Debug, Clone, Subcommand)]
 pub(crate) enum SimCommand {
@@ -214,21 +213,57 @@ pub(crate) fn run(args: SimArgs) -> anyhow::Result<()> {
     }
 }
 
+/// Seed 003's Table 2 parameter set for `rate` (`--rate`): 10M and 100M have one.
+fn table_2(rate: BitRate) -> anyhow::Result<MacParams> {
+    let mbps = match rate.bits_per_second() {
+        10_000_000 => 10,
+        100_000_000 => 100,
+        other => bail!(
+            "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
+            BitRate::from_bits_per_second(other)
+        ),
+    };
+    Ok(MacParams::table_2(mbps))
+}
+
+/// The cable of each of the seed's nets (`--net`).
+fn net_cable(net: Net) -> Cable {
+    match net {
+        Net::Long4 => Cable::seed_long_net(),
+        Net::Long2 => Cable::seed_two_clusters(),
+        Net::Short => Cable::seed_short_net(),
+    }
+}
+
+/// `--lengths` against the simulator's bounds, and against the standard's 1536 bytes unless
+/// `oversize` (`--oversize`, or the seed's own nine lengths).
+fn check_lengths(lengths: &[LengthMix], oversize: bool) -> anyhow::Result<()> {
+    for mix in lengths {
+        mix.validate(true)?;
+        if !oversize && mix_max(mix) > STANDARD_MAX_LENGTH {
+            bail!(
+                "{}-byte packets exceed the standard's {STANDARD_MAX_LENGTH}: add --oversize \
+                 (the seed tried up to 4000)",
+                mix_max(mix)
+            );
+        }
+    }
+    Ok(())
+}
+
+/// Whether `lengths` holds the seed's nine (`--lengths seed`), which go past the standard.
+fn has_seed_preset(lengths: &[LengthMix]) -> bool {
+    let seed: Vec<LengthMix> = SEED_LENGTHS
+        .iter()
+        .map(|&bytes| LengthMix::Fixed { bytes })
+        .collect();
+    lengths.windows(seed.len()).any(|w| w == seed)
+}
+
 impl CsmaArgs {
     fn scenario(&self) -> anyhow::Result<Scenario> {
-        let mbps = match self.rate.bits_per_second() {
-            10_000_000 => 10,
-            100_000_000 => 100,
-            other => bail!(
-                "--rate {}: seed 003's Table 2 has parameter sets for 10M and 100M only",
-                BitRate::from_bits_per_second(other)
-            ),
-        };
-        let mut cable = match self.net {
-            Net::Long4 => Cable::seed_long_net(),
-            Net::Long2 => Cable::seed_two_clusters(),
-            Net::Short => Cable::seed_short_net(),
-        };
+        let mac = table_2(self.rate)?;
+        let mut cable = net_cable(self.net);
         if let Some(m) = self.cable {
             cable.length_m = m;
         }
@@ -249,19 +284,9 @@ impl CsmaArgs {
             (Some(load), None) => Arrivals::Poisson { load },
             (Some(load), Some(mean_burst)) => Arrivals::Bursty { load, mean_burst },
         };
-        let oversize = self.oversize || self.lengths_from_seed_preset();
-        for mix in &self.lengths.0 {
-            mix.validate(true)?;
-            if !oversize && mix_max(mix) > STANDARD_MAX_LENGTH {
-                bail!(
-                    "{}-byte packets exceed the standard's {STANDARD_MAX_LENGTH}: add --oversize \
-                     (the seed tried up to 4000)",
-                    mix_max(mix)
-                );
-            }
-        }
+        check_lengths(&self.lengths.0, self.oversize())?;
         let scenario = Scenario {
-            mac: MacParams::table_2(mbps),
+            mac,
             cable,
             hosts: self.hosts.0[0],
             host: HostModel {
@@ -284,12 +309,8 @@ impl CsmaArgs {
         Ok(scenario)
     }
 
-    fn lengths_from_seed_preset(&self) -> bool {
-        let seed: Vec<LengthMix> = SEED_LENGTHS
-            .iter()
-            .map(|&bytes| LengthMix::Fixed { bytes })
-            .collect();
-        self.lengths.0.windows(seed.len()).any(|w| w == seed)
+    fn oversize(&self) -> bool {
+        self.oversize || has_seed_preset(&self.lengths.0)
     }
 }
 
@@ -297,11 +318,13 @@ impl CsmaArgs {
 /// arrivals checked by the simulator's own rules), the grid of host counts and length mixes,
 /// and how often each point runs.
 #[derive(Debug, Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// The first point's scenario; the grid varies its hosts and lengths.
     pub(crate) base: Scenario,
     pub(crate) hosts: Vec<usize>,
     pub(crate) lengths: Vec<LengthMix>,
+    /// Lengths past the standard's 1536 bytes accepted (`--oversize`, or the seed's preset).
+    pub(crate) oversize: bool,
     /// `--net`, as the document records it.
     pub(crate) net: Net,
     pub(crate) replications: u32,
@@ -314,6 +337,118 @@ pub(crate) struct Config {
     pub(crate) rate_format: wirespeed_model::RateFormat,
 }
 
+/// `--hosts`' bounds: 1 to 1024 hosts, at most 1024 counts.
+const MAX_HOSTS: usize = 1024;
+/// `--replications`' bounds.
+const MAX_REPLICATIONS: u32 = 1000;
+/// `--threads`' bounds.
+const MAX_THREADS: usize = 256;
+
+impl Config {
+    /// Seed 000's experiment on its long net (`wirespeed sim csma --hosts H -l L`): every host
+    /// count of `hosts` (1 to 1024) with every length mix of `lengths`, each point simulated
+    /// once. The rest is the command's defaults: 10 Mbit/s (seed 003's Table 2), 3000 ft of
+    /// coax in four clusters at 0.77 c, the Titan hosts of the seed (15 buffers, 87 us
+    /// interrupt latency, 45 ns cycle) sending flat out, 10 s measured after 200 ms, random
+    /// numbers from seed 1, every core, and lengths up to the standard's 1536 bytes (the
+    /// seed's nine, which go to 4000, accepted as the flags accept them).
+    pub fn seed_long_net(mut hosts: Vec<usize>, lengths: Vec<LengthMix>) -> anyhow::Result<Config> {
+        // The flags' list is sorted and without repeats; a list built in code is made so.
+        hosts.sort_unstable();
+        hosts.dedup();
+        let mut base = Scenario::seed_long_net(hosts.first().copied().unwrap_or(0), 0);
+        base.seed = 1;
+        if let Some(first) = lengths.first() {
+            base.lengths = first.clone();
+        }
+        let config = Config {
+            base,
+            oversize: has_seed_preset(&lengths),
+            hosts,
+            lengths,
+            net: Net::Long4,
+            replications: 1,
+            threads: None,
+            theory: false,
+            plot: None,
+            rate_format: wirespeed_model::RateFormat::Adaptive,
+        };
+        config.check()?;
+        Ok(config)
+    }
+
+    /// `-r`: 10M or 100M, seed 003's Table 2 parameter sets.
+    pub fn with_rate(mut self, rate: BitRate) -> anyhow::Result<Config> {
+        self.base.mac = table_2(rate)?;
+        Ok(self)
+    }
+
+    /// `--net`: another of the seed's cables (its length, layout and velocity).
+    pub fn with_net(mut self, net: Net) -> Config {
+        self.base.cable = net_cable(net);
+        self.net = net;
+        self
+    }
+
+    /// `-t`: the simulated time each point measures (the seed's 10 s; at most 1 h).
+    pub fn with_time(mut self, time: Duration) -> anyhow::Result<Config> {
+        self.base.measure_ns = u64::try_from(time.as_nanos()).unwrap_or(u64::MAX);
+        self.check()?;
+        Ok(self)
+    }
+
+    /// `--seed`: the random numbers; the same seed gives the same figures.
+    pub fn with_seed(mut self, seed: u64) -> Config {
+        self.base.seed = seed;
+        self
+    }
+
+    /// `--replications`: independent runs of each point, 1 to 1000 (with 2 or more, each
+    /// figure has its 95% confidence interval).
+    pub fn with_replications(mut self, replications: u32) -> anyhow::Result<Config> {
+        self.replications = replications;
+        self.check()?;
+        Ok(self)
+    }
+
+    /// `--threads`: worker threads, 1 to 256 (without it, every core).
+    pub fn with_threads(mut self, threads: usize) -> anyhow::Result<Config> {
+        self.threads = Some(threads);
+        self.check()?;
+        Ok(self)
+    }
+
+    /// What the flags hold a simulation to, for a config built in code as for one from the
+    /// flags (whose parser has made the first of these checks already).
+    fn check(&self) -> anyhow::Result<()> {
+        if self.hosts.is_empty()
+            || self.hosts.len() > MAX_HOSTS
+            || self.hosts.iter().any(|&h| !(1..=MAX_HOSTS).contains(&h))
+        {
+            bail!(
+                "host counts: give 1 to {MAX_HOSTS} counts, each 1 to {MAX_HOSTS} (as --hosts 1-24)"
+            );
+        }
+        if self.lengths.is_empty() {
+            bail!("no packet lengths: give at least one (as --lengths 64 would)");
+        }
+        check_lengths(&self.lengths, self.oversize)?;
+        if !(1..=MAX_REPLICATIONS).contains(&self.replications) {
+            bail!(
+                "--replications {}: give 1 to {MAX_REPLICATIONS} runs of each point",
+                self.replications
+            );
+        }
+        if let Some(t) = self.threads
+            && !(1..=MAX_THREADS).contains(&t)
+        {
+            bail!("--threads {t}: give 1 to {MAX_THREADS} worker threads");
+        }
+        self.base.validate()?;
+        Ok(())
+    }
+}
+
 impl TryFrom<&CsmaArgs> for Config {
     type Error = anyhow::Error;
 
@@ -321,18 +456,35 @@ impl TryFrom<&CsmaArgs> for Config {
         if let Some(dir) = &args.plot {
             crate::common::output::check_output_dir("--plot", dir)?;
         }
-        Ok(Config {
+        let config = Config {
             base: args.scenario()?,
             hosts: args.hosts.0.clone(),
             lengths: args.lengths.0.clone(),
+            oversize: args.oversize(),
             net: args.net,
             replications: args.replications,
             threads: args.threads.map(usize::from),
             theory: args.theory,
             plot: args.plot.clone(),
             rate_format: args.output.rate_format,
-        })
+        };
+        config.check()?;
+        Ok(config)
     }
+}
+
+/// Simulates every point of the config's grid (on every core unless
+/// [`Config::with_threads`]) and returns the typed document, printing nothing (no progress
+/// bar, no plots: `--plot` is the command's). A caller that watches Ctrl-C
+/// (`common::interrupt`) gets the points whose every replication finished.
+pub fn measure(
+    config: &Config,
+) -> anyhow::Result<wirespeed_report::Document<SimParams, SimReport>> {
+    config.check()?;
+    let points = grid(&config.lengths, &config.hosts).len() * config.replications as usize;
+    let quiet =
+        crate::common::progress::Progress::start("simulating", "tests", points as u64, None, true);
+    measure::simulate(config, &quiet)
 }
 
 fn mix_max(mix: &LengthMix) -> u64 {
@@ -356,7 +508,7 @@ fn run_csma(args: CsmaArgs) -> anyhow::Result<()> {
         false,
     );
     crate::common::interrupt::watch();
-    let mut doc = measure::measure(&config, &bar)?;
+    let mut doc = measure::simulate(&config, &bar)?;
     if let Some(dir) = &config.plot {
         doc.result.plots = text::write_plots(dir, &doc.result.points)?;
     }
@@ -512,6 +664,39 @@ mod tests {
         assert!(refused(&["-l", "4000"]).contains("--oversize"));
         assert!(refused(&["--clusters", "0"]).contains("--clusters 0"));
         assert!(refused(&["--plot", "/nonexistent-dir/plots"]).contains("--plot"));
+    }
+
+    /// Issue 30: a library caller simulates a small grid of the seed's long net with the
+    /// constructor and `measure` alone (its host counts sorted as the flags' list is), and
+    /// is refused what the flags refuse. tests/sim.rs runs the seed's figures this way.
+    #[test]
+    fn a_library_caller_runs_a_simulation() {
+        let config = Config::seed_long_net(vec![2, 1], vec![LengthMix::Fixed { bytes: 64 }])
+            .and_then(|c| c.with_time(Duration::from_millis(20)))
+            .map(|c| c.with_seed(7))
+            .unwrap();
+        let doc = measure(&config).unwrap();
+        let hosts: Vec<usize> = doc.result.points.iter().map(|p| p.summary.hosts).collect();
+        assert_eq!(hosts, [1, 2]);
+        assert_eq!((doc.parameters.seed, doc.parameters.net), (7, Net::Long4));
+        assert!(doc.result.points.iter().all(|p| p.summary.events > 0));
+        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.unwrap_err());
+        let one = || vec![LengthMix::Fixed { bytes: 64 }];
+        assert!(refused(Config::seed_long_net(vec![0], one())).contains("host counts"));
+        assert!(refused(Config::seed_long_net(vec![1], vec![])).contains("no packet lengths"));
+        let big = vec![LengthMix::Fixed { bytes: 4000 }];
+        assert!(refused(Config::seed_long_net(vec![1], big)).contains("--oversize"));
+        let seed = parse_lengths("seed").unwrap().0;
+        assert!(
+            Config::seed_long_net(vec![1], seed).is_ok(),
+            "the seed's nine go to 4000"
+        );
+        let gig = BitRate::from_bits_per_second(1_000_000_000);
+        let c = || Config::seed_long_net(vec![1], one()).unwrap();
+        assert!(refused(c().with_rate(gig)).contains("10M and 100M only"));
+        assert!(refused(c().with_replications(0)).contains("--replications 0"));
+        assert!(refused(c().with_threads(0)).contains("--threads 0"));
+        assert!(c().with_time(Duration::ZERO).is_err());
     }
 
     #[test]

@@ -10,7 +10,7 @@ use wirespeed_sim::{Arrivals, Cable, HostModel, MacParams, PointSummary};
 /// `--net`: which of the seed's cables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Net {
+pub enum Net {
     Long4,
     Long2,
     Short,
@@ -18,42 +18,42 @@ pub(crate) enum Net {
 
 /// What was asked, as the document records it.
 #[derive(Debug, Serialize)]
-pub(crate) struct SimParams {
-    pub(crate) model: &'static str,
-    pub(crate) rate_bits_per_second: u64,
-    pub(crate) mac: MacParams,
-    pub(crate) net: Net,
-    pub(crate) cable: Cable,
-    pub(crate) host: HostModel,
-    pub(crate) arrivals: Arrivals,
-    pub(crate) hosts: Vec<usize>,
-    pub(crate) lengths: Vec<String>,
-    pub(crate) warmup_seconds: f64,
-    pub(crate) measured_seconds: f64,
-    pub(crate) replications: u32,
-    pub(crate) seed: u64,
-    pub(crate) threads: usize,
+pub struct SimParams {
+    pub model: &'static str,
+    pub rate_bits_per_second: u64,
+    pub mac: MacParams,
+    pub net: Net,
+    pub cable: Cable,
+    pub host: HostModel,
+    pub arrivals: Arrivals,
+    pub hosts: Vec<usize>,
+    pub lengths: Vec<String>,
+    pub warmup_seconds: f64,
+    pub measured_seconds: f64,
+    pub replications: u32,
+    pub seed: u64,
+    pub threads: usize,
 }
 
 /// One point with its theory.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SimPoint {
+pub struct SimPoint {
     #[serde(flatten)]
-    pub(crate) summary: PointSummary,
+    pub summary: PointSummary,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) metcalfe_boggs: Option<MetcalfeBoggs>,
+    pub metcalfe_boggs: Option<MetcalfeBoggs>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct SimReport {
-    pub(crate) points: Vec<SimPoint>,
-    pub(crate) events: u64,
-    pub(crate) wall_seconds: f64,
-    pub(crate) events_per_second: f64,
+pub struct SimReport {
+    pub points: Vec<SimPoint>,
+    pub events: u64,
+    pub wall_seconds: f64,
+    pub events_per_second: f64,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) theory: Option<Vec<String>>,
+    pub theory: Option<Vec<String>>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) plots: Vec<String>,
+    pub plots: Vec<String>,
     #[serde(skip)]
     pub(crate) rate_format: RateFormat,
     #[serde(skip)]

@@ -4,7 +4,7 @@
 //! (`bench/harness-probe.sh`, `bench/harness-probe-replay.sh`).
 
 use super::*;
-use wirespeed_lab::truth::{chain_with_crossing_costs, crossing_costs_cover};
+use wirespeed_lab::truth::{Crossing, chain_with_crossings, crossing_costs_cover};
 /// The probe labs' draws: full-duplex chains (the per-hop truth, `wirespeed_lab::truth::chain`,
 /// needs point-to-point links), 2 Mbit/s to 1 Gbit/s and up to 2 ms of delay a link, so that a
 /// default run of `probe --hops` (16 sizes x 32 probes a hop) takes seconds, not minutes.
@@ -33,8 +33,9 @@ struct HopFigure {
     what: &'static str,
     /// us for fixed costs, ns per byte for the others.
     truth: f64,
-    /// A fixed cost's truth with the lab's own cost per crossing added, as the lab measured it
-    /// when it came up (`wirespeed_lab::crossing`; none in a corpus saved without it).
+    /// The figure's truth with the lab's own cost per crossing added (fixed and per byte), as
+    /// the lab measured it when it came up (`wirespeed_lab::crossing`; none in a corpus saved
+    /// without it, and no per byte in one saved before the lab measured two sizes).
     lab_truth: Option<f64>,
     measured: f64,
     /// Within the issue's tolerance (own costs only).
@@ -81,6 +82,11 @@ struct ProbeRow {
     file: Option<String>,
     /// The lab's own cost of one crossing of each link, us, as the lab measured it.
     crossings_us: Vec<f64>,
+    /// ... and per byte, ns (links measured at two sizes only).
+    crossings_per_byte_ns: Vec<f64>,
+    /// Rounds the probe sent and what stopped them (`--until-stable`; none in older runs).
+    rounds: Option<u64>,
+    stopped_by: Option<String>,
 }
 
 /// The straight line `probe` fits to a hop's minimums (round trip against bytes sent +
@@ -199,6 +205,9 @@ fn score_hops(
             .zip(lab_line(inc.from_ttl))
             .map(|(now, before)| (now.fixed_ms - before.fixed_ms) / 2.0 * 1e3);
         let own_byte_ns = (now.per_sent_byte_ms - before.per_sent_byte_ms) * 1e6;
+        let lab_own_byte_ns = lab_line(h.ttl)
+            .zip(lab_line(inc.from_ttl))
+            .map(|(now, before)| (now.per_sent_byte_ms - before.per_sent_byte_ms) * 1e6);
         let fixed_us = inc.cost.fixed_ms * 1e3;
         let byte_ns = inc.cost.per_byte_ms * 1e6;
         let iv = inc.intervals;
@@ -224,7 +233,7 @@ fn score_hops(
             ttl: h.ttl,
             what: "per byte",
             truth: own_byte_ns,
-            lab_truth: None,
+            lab_truth: lab_own_byte_ns,
             measured: byte_ns,
             within: Some((byte_ns / own_byte_ns - 1.0).abs() <= PER_BYTE_SHARE),
             bootstrap_covers: None,
@@ -239,6 +248,8 @@ fn score_hops(
         // byte out, the scale the figure is read at.
         if fit.separation == Separation::Separated {
             let truth_ns = (now.per_returned_byte_ms - now.per_sent_byte_ms) * 1e6;
+            let lab_truth_ns =
+                lab_line(h.ttl).map(|l| (l.per_returned_byte_ms - l.per_sent_byte_ms) * 1e6);
             let ours_ns = inc.answer_per_byte_ms * 1e6;
             let tolerance = if truth_ns.abs() > 1e-9 {
                 ANSWER_SHARE * truth_ns.abs()
@@ -251,7 +262,7 @@ fn score_hops(
                 ttl: h.ttl,
                 what: "answer per byte",
                 truth: truth_ns,
-                lab_truth: None,
+                lab_truth: lab_truth_ns,
                 measured: ours_ns,
                 within: Some(within),
                 bootstrap_covers: None,
@@ -271,7 +282,13 @@ fn score_hops(
     out
 }
 
-fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
+fn probe_row(
+    seed: u64,
+    limits: &Limits,
+    count: u32,
+    budget: Option<&str>,
+    keep: &Path,
+) -> ProbeRow {
     let started = Instant::now();
     let draw = path_lab(seed, limits);
     let mut row = ProbeRow {
@@ -284,6 +301,9 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
         error: None,
         file: None,
         crossings_us: Vec::new(),
+        crossings_per_byte_ns: Vec::new(),
+        rounds: None,
+        stopped_by: None,
     };
     let t = match Topology::parse(&draw.toml, "drawn.toml") {
         Ok(t) => t,
@@ -341,22 +361,24 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
     }
     let lab_truth = lab_chain(&t, &crossings, &mut row);
     let max_ttl = truth.len().to_string();
-    let (code, stdout, stderr) = in_namespace(
-        &lab.namespace("h1"),
-        &[
-            "probe",
-            &address.to_string(),
-            "--hops",
-            "--max-ttl",
-            &max_ttl,
-            "-c",
-            &count.to_string(),
-            "--seed",
-            &seed.to_string(),
-            "--json",
-        ],
-        Duration::from_secs(600),
-    );
+    let (address, count, seed_text) = (address.to_string(), count.to_string(), seed.to_string());
+    let mut args = vec![
+        "probe",
+        &address,
+        "--hops",
+        "--max-ttl",
+        &max_ttl,
+        "-c",
+        &count,
+        "--seed",
+        &seed_text,
+        "--json",
+    ];
+    if let Some(budget) = budget {
+        args.extend(["--until-stable", budget]);
+    }
+    let (code, stdout, stderr) =
+        in_namespace(&lab.namespace("h1"), &args, Duration::from_secs(600));
     drop(lab);
     row.seconds = started.elapsed().as_secs_f64();
     if !stdout.trim().is_empty() {
@@ -380,33 +402,43 @@ fn probe_row(seed: u64, limits: &Limits, count: u32, keep: &Path) -> ProbeRow {
 }
 
 /// The chain h1 to h2 with the lab's own cost per crossing (`lab status --json`'s
-/// `lab.crossings`: link and `cost_us` of each), if the lab measured every link of it; the
-/// costs go into `row` for the scorecard.
+/// `lab.crossings`: link, `cost_us` and `per_byte_ns` of each; a link measured at one size
+/// counts no per byte), if the lab measured every link of it; the costs go into `row` for the
+/// scorecard.
 fn lab_chain(
     t: &Topology,
     crossings: &serde_json::Value,
     row: &mut ProbeRow,
 ) -> Option<Vec<ChainHop>> {
-    let costs: Vec<(usize, f64)> = crossings
+    let costs: Vec<(usize, f64, Option<f64>)> = crossings
         .as_array()?
         .iter()
         .filter_map(|c| {
             let link = usize::try_from(c["link"].as_u64()?).ok()?;
-            Some((link, c["cost_us"].as_f64().filter(|v| v.is_finite())?))
+            let per_byte = c["per_byte_ns"].as_f64().filter(|v| v.is_finite());
+            Some((
+                link,
+                c["cost_us"].as_f64().filter(|v| v.is_finite())?,
+                per_byte,
+            ))
         })
         .collect();
     row.crossings_us = costs.iter().map(|c| c.1).collect();
+    row.crossings_per_byte_ns = costs.iter().filter_map(|c| c.2).collect();
     let links: Vec<usize> = costs.iter().map(|c| c.0).collect();
     if !crossing_costs_cover(t, "h1", "h2", &links) {
         return None;
     }
-    let cost_ms = |link: usize| {
+    let cost = |link: usize| {
         costs
             .iter()
             .find(|c| c.0 == link)
-            .map_or(0.0, |c| c.1 / 1e3)
+            .map_or(Crossing::default(), |c| Crossing {
+                fixed_ms: c.1 / 1e3,
+                per_byte_ms: c.2.unwrap_or(0.0) / 1e6,
+            })
     };
-    chain_with_crossing_costs(t, "h1", "h2", cost_ms).ok()
+    chain_with_crossings(t, "h1", "h2", cost).ok()
 }
 
 /// Which hops of a saved probe document are judged.
@@ -439,6 +471,11 @@ fn judge_document(
         })
         .collect();
     row.figures = score_hops(row.seed, &hops, truth, lab);
+    // A replay cut to each run's first probes judges one round, whatever the run did next.
+    if !(reading == Reading::Reanalysed && first_probes().is_some()) {
+        row.rounds = doc["result"]["rounds"].as_u64();
+        row.stopped_by = doc["result"]["stopped_by"].as_str().map(str::to_string);
+    }
     Ok(())
 }
 
@@ -465,10 +502,13 @@ fn printed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
 fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
     use wirespeed_model::bestcase::{AnalysisParams, Observation, analyze};
     use wirespeed_net::probe::{ReplyKind, Sample};
-    let samples: Vec<Sample> = serde_json::from_value(doc["result"]["samples"].clone())
+    let mut samples: Vec<Sample> = serde_json::from_value(doc["result"]["samples"].clone())
         .map_err(|e| format!("the samples do not decode: {e}"))?;
     if samples.is_empty() {
         return Err("no samples in the document".into());
+    }
+    if let Some(keep) = first_probes() {
+        samples = first_of_each_size(samples, keep);
     }
     let kernel = match doc["result"]["timestamps"].as_str() {
         Some("kernel_software") => true,
@@ -503,6 +543,33 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
         min_step_ms: 0.001,
     };
     Ok(analyze(&observations, &params, None))
+}
+
+/// `WIRESPEED_HARNESS_REPLAY_PROBES=N`: the replay keeps only the first N probes of each size
+/// at each hop, in the order they were sent: with N = the run's `-c`, its first round alone,
+/// the run as a probe without `--until-stable` would have ended it (the "before" of an
+/// adaptive corpus, on the same labs).
+fn first_probes() -> Option<usize> {
+    std::env::var("WIRESPEED_HARNESS_REPLAY_PROBES")
+        .ok()?
+        .parse::<usize>()
+        .ok()
+        .filter(|n| *n > 0)
+}
+
+/// The first `keep` samples of each (TTL, size), by the time they were sent.
+fn first_of_each_size(
+    mut samples: Vec<wirespeed_net::probe::Sample>,
+    keep: usize,
+) -> Vec<wirespeed_net::probe::Sample> {
+    samples.sort_by_key(|s| s.sent_at_ns);
+    let mut seen: std::collections::HashMap<(u8, usize), usize> = Default::default();
+    samples.retain(|s| {
+        let n = seen.entry((s.ttl, s.sent_bytes)).or_insert(0);
+        *n += 1;
+        *n <= keep
+    });
+    samples
 }
 
 /// Writes `bytes` to `path` whole or not at all: another reader of the corpus sees the old file
@@ -604,16 +671,22 @@ fn within_floored(f: &HopFigure, lab_us: f64) -> Option<bool> {
     })
 }
 
-/// The floored tolerance of an own per-byte figure: the issue's share of the truth, or the
-/// fixed cost's 30 us spread over the run's span of sizes, whichever is larger. A per-byte
-/// error that adds up to less than the fixed cost's tolerance over every size the run sent is
-/// below what the run resolves (docs/probe.md); the floor is set by the sizes, never by the
-/// run's own noise.
-fn floored_tolerance(f: &HopFigure) -> f64 {
+/// The floored tolerance of an own per-byte figure: the issue's share of `truth` (the
+/// configured one or the lab's), or the fixed cost's 30 us spread over the run's span of sizes,
+/// whichever is larger. A per-byte error that adds up to less than the fixed cost's tolerance
+/// over every size the run sent is below what the run resolves (docs/probe.md); the floor is
+/// set by the sizes, never by the run's own noise.
+fn floored_tolerance_at(f: &HopFigure, truth: f64) -> f64 {
+    let share = match f.what {
+        "per byte" => PER_BYTE_SHARE * truth.abs(),
+        // A router configured with no answer cost keeps the hop's per-byte scale.
+        "answer per byte" if truth.abs() > 1e-9 => ANSWER_SHARE * truth.abs(),
+        _ => f.tolerance,
+    };
     if f.span_bytes > 0.0 {
-        f.tolerance.max(FIXED_US * 1e3 / f.span_bytes)
+        share.max(FIXED_US * 1e3 / f.span_bytes)
     } else {
-        f.tolerance
+        share
     }
 }
 
@@ -624,10 +697,15 @@ fn floored_tolerance(f: &HopFigure) -> f64 {
 /// "outside". The tolerance is never widened by the run's interval (issue 31). None for the
 /// other figures.
 fn per_byte_class(f: &HopFigure) -> Option<&'static str> {
+    per_byte_class_at(f, f.truth)
+}
+
+/// [`per_byte_class`] against `truth` (the configured one or the lab's).
+fn per_byte_class_at(f: &HopFigure, truth: f64) -> Option<&'static str> {
     if f.within.is_none() || f.what == "fixed" {
         return None;
     }
-    let tolerance = floored_tolerance(f);
+    let tolerance = floored_tolerance_at(f, truth);
     Some(if !f.separable {
         "not separable"
     } else if f
@@ -635,10 +713,22 @@ fn per_byte_class(f: &HopFigure) -> Option<&'static str> {
         .is_none_or(|(low, high)| (high - low) / 2.0 > tolerance)
     {
         "not measured precisely enough"
-    } else if (f.measured - f.truth).abs() <= tolerance {
+    } else if (f.measured - truth).abs() <= tolerance {
         "within"
     } else {
         "outside"
+    })
+}
+
+/// Whether an own-cost row holds against `truth`, as the issue counts rows: a fixed cost within
+/// 30 us, a per byte or answer per byte in the class "within" (a row not measured precisely
+/// enough, or not separable, fails).
+fn row_holds(f: &HopFigure, truth: f64) -> Option<bool> {
+    f.within?;
+    Some(if f.what == "fixed" {
+        (f.measured - truth).abs() <= FIXED_US
+    } else {
+        per_byte_class_at(f, truth) == Some("within")
     })
 }
 
@@ -649,7 +739,7 @@ fn per_byte_class(f: &HopFigure) -> Option<&'static str> {
 fn class_text(s: &mut String, measured: &[&ProbeRow]) {
     let _ = writeln!(
         s,
-        "\n| figure | within, strict | within, floored | within, interval inside the floored tolerance | not measured precisely enough | not separable from one end | outside | interval covers the truth | of the hops probe separates |\n|---|---|---|---|---|---|---|---|---|"
+        "\n| figure | within, strict | within, floored | within, interval inside the floored tolerance | not measured precisely enough | not separable from one end | outside | interval covers the truth | of the hops probe separates | within, interval inside, against the lab's truth | interval covers the lab's truth, of the hops probe separates |\n|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for what in ["per byte", "answer per byte"] {
         for family in [None, Some("IPv4"), Some("IPv6")] {
@@ -681,9 +771,29 @@ fn class_text(s: &mut String, measured: &[&ProbeRow]) {
                 share(had.iter().filter(|c| **c).count(), had.len())
             };
             let label = family.map_or(what.to_string(), |f| format!("{what}, {f} runs"));
+            let with_lab: Vec<(&HopFigure, f64)> = these
+                .iter()
+                .filter_map(|f| Some((*f, f.lab_truth?)))
+                .collect();
+            let lab_within = share(
+                with_lab
+                    .iter()
+                    .filter(|(f, t)| per_byte_class_at(f, *t) == Some("within"))
+                    .count(),
+                with_lab.len(),
+            );
+            let lab_covered: Vec<bool> = with_lab
+                .iter()
+                .filter(|(f, _)| f.separable)
+                .filter_map(|(f, t)| blocks_cover(f, *t))
+                .collect();
+            let lab_covers = share(
+                lab_covered.iter().filter(|c| **c).count(),
+                lab_covered.len(),
+            );
             let _ = writeln!(
                 s,
-                "| {label} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                "| {label} | {} | {} | {} | {} | {} | {} | {} | {} | {lab_within} | {lab_covers} |",
                 share(these.iter().filter(|f| f.within == Some(true)).count(), n),
                 share(
                     these
@@ -731,6 +841,18 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
                 .flat_map(|r| r.crossings_us.iter().copied())
                 .collect::<Vec<_>>(),
             " us",
+            1.0
+        )
+    );
+    let _ = writeln!(
+        s,
+        "Its cost per byte, where it measured two sizes (`per_byte_ns`; added to each hop's own per byte in the lab's truth): {}.\n",
+        error_spread(
+            &measured
+                .iter()
+                .flat_map(|r| r.crossings_per_byte_ns.iter().copied())
+                .collect::<Vec<_>>(),
+            " ns/B",
             1.0
         )
     );
@@ -791,6 +913,54 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
         quantiles(seconds)
     );
     let figures: Vec<&HopFigure> = measured.iter().flat_map(|r| r.figures.iter()).collect();
+    let rounds: Vec<f64> = measured
+        .iter()
+        .filter_map(|r| r.rounds.map(|n| n as f64))
+        .collect();
+    if !rounds.is_empty() {
+        let stopped = |why: &str| {
+            measured
+                .iter()
+                .filter(|r| r.stopped_by.as_deref() == Some(why))
+                .count()
+        };
+        let by_family = |family: &str, why: &str| {
+            measured
+                .iter()
+                .filter(|r| r.family == family && r.stopped_by.as_deref() == Some(why))
+                .count()
+        };
+        let _ = writeln!(
+            s,
+            "Rounds of `--until-stable`: {}; stopped because every separable own cost was within its tolerance: {} runs (IPv4 {}, IPv6 {}), by the budget: {} (IPv4 {}, IPv6 {}), by the most rounds: {}, cut: {}, not adaptive: {}.\n",
+            quantiles(rounds),
+            stopped("settled"),
+            by_family("IPv4", "settled"),
+            by_family("IPv6", "settled"),
+            stopped("budget"),
+            by_family("IPv4", "budget"),
+            by_family("IPv6", "budget"),
+            stopped("rounds"),
+            stopped("cut"),
+            measured.iter().filter(|r| r.stopped_by.is_none()).count()
+        );
+    }
+    let own_rows: Vec<&&HopFigure> = figures.iter().filter(|f| f.within.is_some()).collect();
+    let holds_configured = own_rows
+        .iter()
+        .filter(|f| row_holds(f, f.truth) == Some(true))
+        .count();
+    let with_lab: Vec<&&&HopFigure> = own_rows.iter().filter(|f| f.lab_truth.is_some()).collect();
+    let holds_lab = with_lab
+        .iter()
+        .filter(|f| f.lab_truth.and_then(|t| row_holds(f, t)) == Some(true))
+        .count();
+    let _ = writeln!(
+        s,
+        "Own-cost rows that hold (issue 31's count: fixed within 30 us; per byte and answer per byte within the floored tolerance with an interval inside it, so a row not measured precisely enough or not separable fails): {} against the configured truth; {} against the lab's truth (its measured crossings, fixed and per byte, where the lab measured them).\n",
+        share(holds_configured, own_rows.len()),
+        share(holds_lab, with_lab.len())
+    );
     let _ = writeln!(
         s,
         "| figure (one way, own cost of each hop) | tolerance | within | error distribution |\n|---|---|---|---|"
@@ -859,14 +1029,14 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
     );
     let _ = writeln!(
         s,
-        "| seed | routers | family | hop | figure | configured | measured | error | within | bootstrap / split-half cover | class | time-block interval | lab file |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+        "| seed | routers | family | hop | figure | configured | measured | error | within | bootstrap / split-half cover | class | time-block interval | lab's truth (class) | lab file |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     );
     for r in rows {
         let file = r.file.as_deref().unwrap_or("-");
         if let Some(e) = &r.error {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | - | error | {} |  |  |  |  |  |  | {file} |",
+                "| {} | {} | {} | - | error | {} |  |  |  |  |  |  |  | {file} |",
                 r.seed,
                 r.routers,
                 r.family,
@@ -877,7 +1047,7 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
         for (ttl, between, f) in &r.steps {
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {ttl} | **step** between {:.0} and {:.0} bytes crossed, F = {f:.1} |  |  |  |  |  |  |  | {file} |",
+                "| {} | {} | {} | {ttl} | **step** between {:.0} and {:.0} bytes crossed, F = {f:.1} |  |  |  |  |  |  |  |  | {file} |",
                 r.seed, r.routers, r.family, between[0], between[1]
             );
         }
@@ -900,9 +1070,27 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
                 ("ns/B", format!("{:+.1}%", f.error() * 100.0))
             };
             let cover = |c: Option<bool>| c.map_or("-", |c| if c { "yes" } else { "**no**" });
+            let lab = f.lab_truth.map_or("-".to_string(), |t| {
+                let holds = row_holds(f, t);
+                let how = match per_byte_class_at(f, t) {
+                    Some(c) => c.to_string(),
+                    None => if holds == Some(true) {
+                        "within 30 us"
+                    } else {
+                        "outside 30 us"
+                    }
+                    .to_string(),
+                };
+                let misses = if blocks_cover(f, t) == Some(false) {
+                    ", **misses**"
+                } else {
+                    ""
+                };
+                format!("{t:.3} {unit} ({how}{misses})")
+            });
             let _ = writeln!(
                 s,
-                "| {} | {} | {} | {} | {} | {:.3} {unit} | {:.3} {unit} | {error} | {} | {} / {} | {} | {} | {file} |",
+                "| {} | {} | {} | {} | {} | {:.3} {unit} | {:.3} {unit} | {error} | {} | {} / {} | {} | {} | {lab} | {file} |",
                 f.seed,
                 r.routers,
                 r.family,
@@ -946,6 +1134,10 @@ fn probe_scorecard() {
     let first = env_u64("WIRESPEED_HARNESS_SEED", 31);
     let labs = env_u64("WIRESPEED_HARNESS_PROBE_LABS", 50).min(10_000);
     let count = env_u64("WIRESPEED_HARNESS_PROBE_COUNT", 32).clamp(2, 1_000) as u32;
+    // `--until-stable`'s budget ("0" or unset: one round, as before).
+    let budget = std::env::var("WIRESPEED_HARNESS_PROBE_BUDGET")
+        .ok()
+        .filter(|b| !b.is_empty() && b != "0");
     let keep = out_dir();
     let limits = probe_limits();
     let mut rows = Vec::new();
@@ -953,17 +1145,19 @@ fn probe_scorecard() {
         let _guard = crate::lab::LAB_LOCK
             .lock()
             .unwrap_or_else(|e| e.into_inner());
-        let row = probe_row(seed, &limits, count, &keep);
+        let row = probe_row(seed, &limits, count, budget.as_deref(), &keep);
         let off = row
             .figures
             .iter()
             .filter(|f| f.within == Some(false))
             .count();
         eprintln!(
-            "probe seed {seed}: {} routers {}, {:.1} s, {} figures ({off} outside), steps {:?} {}",
+            "probe seed {seed}: {} routers {}, {:.1} s, rounds {:?} stopped by {:?}, {} figures ({off} outside), steps {:?} {}",
             row.routers,
             row.family,
             row.seconds,
+            row.rounds,
+            row.stopped_by,
             row.figures.len(),
             row.steps,
             row.error.as_deref().unwrap_or("")
@@ -1007,6 +1201,9 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
         error: None,
         file: Some(file.display().to_string()),
         crossings_us: Vec::new(),
+        crossings_per_byte_ns: Vec::new(),
+        rounds: None,
+        stopped_by: None,
     };
     let judged = (|| -> Result<(), String> {
         let toml = read_bounded(&file)?;
