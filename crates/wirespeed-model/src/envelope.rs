@@ -177,6 +177,23 @@ pub struct ExplainLine {
 }
 
 impl EnvelopeParams {
+    /// The common case: full-duplex Ethernet at `rate`, no VLAN tag, a 1500-byte MTU, IPv4
+    /// without options, TCP with timestamps, a delayed ACK every 2 segments (RFC 9293), no
+    /// round-trip time. `wirespeed envelope --rate RATE` computes this link.
+    pub fn ethernet_tcp(rate: BitRate) -> EnvelopeParams {
+        EnvelopeParams {
+            rate,
+            link: LinkLayer::Ethernet { vlan_tags: 0 },
+            mtu: 1500,
+            ip: IpVersion::V4_PLAIN,
+            transport: Transport::Tcp { timestamps: true },
+            duplex: Duplex::Full,
+            ack_every: 2,
+            udp_payload: None,
+            rtt: None,
+        }
+    }
+
     /// Bytes on the wire of the smallest frame this link carries: the smallest IP packet (a
     /// bare header) in the smallest frame. On Ethernet the 64-byte minimum frame sets it (84
     /// with preamble and gap); a serial line adds nothing, so the IP header does.
@@ -568,17 +585,7 @@ mod tests {
     use proptest::prelude::*;
 
     fn ethernet(rate: &str) -> EnvelopeParams {
-        EnvelopeParams {
-            rate: rate.parse().unwrap(),
-            link: LinkLayer::Ethernet { vlan_tags: 0 },
-            mtu: 1500,
-            ip: IpVersion::V4_PLAIN,
-            transport: Transport::Tcp { timestamps: true },
-            duplex: Duplex::Full,
-            ack_every: 2,
-            udp_payload: None,
-            rtt: None,
-        }
+        EnvelopeParams::ethernet_tcp(rate.parse().unwrap())
     }
 
     /// Seed 004: "The theoretical maximum data throughput, after you take into account all the

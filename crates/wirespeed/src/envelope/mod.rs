@@ -201,17 +201,7 @@ impl Config {
     /// round-trip time, as `wirespeed envelope --rate RATE` computes it.
     pub fn ethernet(rate: BitRate) -> Config {
         Config {
-            params: EnvelopeParams {
-                rate,
-                link: LinkLayer::Ethernet { vlan_tags: 0 },
-                mtu: 1500,
-                ip: IpVersion::V4 { options_bytes: 0 },
-                transport: Transport::Tcp { timestamps: true },
-                duplex: Duplex::Full,
-                ack_every: DEFAULT_ACK_EVERY,
-                udp_payload: None,
-                rtt: None,
-            },
+            params: EnvelopeParams::ethernet_tcp(rate),
             explain: false,
             rate_format: RateFormat::Adaptive,
         }

@@ -10,23 +10,9 @@
 
 use std::time::Duration;
 
-use wirespeed_model::{BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, Transport};
+use wirespeed_model::{BitRate, Duplex, EnvelopeParams, Transport};
 
 use super::{Comparison, Name, Options, Reproduction, Row, Verdict, rel, setting};
-
-fn ethernet_tcp(rate: BitRate) -> EnvelopeParams {
-    EnvelopeParams {
-        rate,
-        link: LinkLayer::Ethernet { vlan_tags: 0 },
-        mtu: 1500,
-        ip: IpVersion::V4 { options_bytes: 0 },
-        transport: Transport::Tcp { timestamps: true },
-        duplex: Duplex::Full,
-        ack_every: 2,
-        udp_payload: None,
-        rtt: None,
-    }
-}
 
 pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
     let time = options.time.unwrap_or(Duration::from_secs(2));
@@ -78,7 +64,7 @@ fn envelopes() -> anyhow::Result<(Comparison, Vec<(u64, f64)>)> {
         duplex: Duplex::Half,
         ack_every: 1,
         transport: Transport::Tcp { timestamps: false },
-        ..ethernet_tcp(BitRate::from_bits_per_second(10_000_000))
+        ..EnvelopeParams::ethernet_tcp(BitRate::from_bits_per_second(10_000_000))
     }
     .compute()?;
     let kib = seed_004.goodput_bytes_per_second / 1024.0;
@@ -103,7 +89,7 @@ fn envelopes() -> anyhow::Result<(Comparison, Vec<(u64, f64)>)> {
     ];
     let mut ceilings = Vec::new();
     for (bps, paper_mb) in rule_of_thumb {
-        let e = ethernet_tcp(BitRate::from_bits_per_second(bps)).compute()?;
+        let e = EnvelopeParams::ethernet_tcp(BitRate::from_bits_per_second(bps)).compute()?;
         let ceiling = e.goodput_bytes_per_second / mb;
         ceilings.push((bps, e.goodput_bits_per_second));
         let low = paper_mb * 0.9;
