@@ -306,6 +306,19 @@ fn echo_interval(t: &Topology, link: usize, packet: u64) -> Duration {
         .max(GAP + Duration::from_secs_f64(configured.max(0.0) / 1e3))
 }
 
+/// One series of [`ECHOES`] echoes of `packet` bytes from the link's `a` end across to `b`,
+/// and one to `a`'s own address beside it: their difference is the crossing.
+fn spawn_series(
+    ns: &str,
+    (a, b): (&crate::addressing::Interface, &crate::addressing::Interface),
+    interval: Duration,
+    packet: u64,
+) -> (Option<Child>, Option<Child>) {
+    let across = spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval, packet);
+    let itself = spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval, packet);
+    (across, itself)
+}
+
 /// Measures every point-to-point link's cost per crossing across the running lab (its
 /// emulator started), and leaves every link's neighbours resolved both ways in both address
 /// families. Series of different links run side by side, the small size on every link first,
@@ -320,20 +333,7 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
         let (a, b) = (plan.end(link, true), plan.end(link, false));
         let ns = &namespaces[l.a];
         let interval = echo_interval(t, link, ECHO_PACKET_BYTES);
-        let across = spawn_ping(
-            ns,
-            IpAddr::V4(b.ipv4.addr),
-            ECHOES,
-            interval,
-            ECHO_PACKET_BYTES,
-        );
-        let itself = spawn_ping(
-            ns,
-            IpAddr::V4(a.ipv4.addr),
-            ECHOES,
-            interval,
-            ECHO_PACKET_BYTES,
-        );
+        let (across, itself) = spawn_series(ns, (a, b), interval, ECHO_PACKET_BYTES);
         // IPv6 neighbour discovery is resolved apart from ARP: a few echoes settle it.
         let warm6 = b
             .ipv6
@@ -356,12 +356,8 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
         let (a, b) = (plan.end(*link, true), plan.end(*link, false));
         let ns = &namespaces[l.a];
         let interval = echo_interval(t, *link, large);
-        running.push((
-            *link,
-            large,
-            spawn_ping(ns, IpAddr::V4(b.ipv4.addr), ECHOES, interval, large),
-            spawn_ping(ns, IpAddr::V4(a.ipv4.addr), ECHOES, interval, large),
-        ));
+        let (across, itself) = spawn_series(ns, (a, b), interval, large);
+        running.push((*link, large, across, itself));
     }
     let mut costs = Vec::new();
     for ((link, across, itself), (_, large, across_large, itself_large)) in
