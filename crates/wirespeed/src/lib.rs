@@ -17,11 +17,11 @@
 //! Each command's `Config` is made from its flags by one conversion (`XArgs::config`, or
 //! `Config::try_from(&args)`) that makes every check a flag needs before any work starts; the
 //! `Config`s a caller may hold are public ([`throughput::Config`], [`latency::Config`],
-//! [`sweep::Config`], [`load::Config`], [`mesh::Config`], [`sim::Config`],
+//! [`sweep::Config`], [`load::Config`], [`mesh::Config`], [`probe::Config`], [`sim::Config`],
 //! [`sim::link::Config`], [`envelope::Config`], [`autoneg::Config`], [`diagnose::Config`],
 //! [`model::Config`]).
 //!
-//! Ten commands run without flags: a constructor makes the common case (the command's
+//! Eleven commands run without flags: a constructor makes the common case (the command's
 //! defaults, a few setters where a caller needs them; a constructor or setter refuses what
 //! the flags refuse, with the flag's own message, and the flags' conversion goes through
 //! it) and the command's `measure` runs it, printing nothing, and returns the typed
@@ -32,6 +32,9 @@
 //!   with [`sweep::measure`], [`load::Config::loopback`] (in-process agents) with
 //!   [`load::measure`], [`mesh::Config::local`] (in-process agents sharing a key) with
 //!   [`mesh::measure`];
+//! - a path's best-case delay: [`probe::Config::new`] (ICMP echoes; [`probe::Config::per_hop`]
+//!   for every router on the way, [`probe::Config::until_stable`] for rounds until its own costs
+//!   settle) with [`probe::measure`];
 //! - this host's interfaces: [`diagnose::Config::interfaces`] (or a saved sysfs tree,
 //!   [`diagnose::Config::with_sysfs`]; a transfer each way, [`diagnose::Config::with_peer`])
 //!   with [`diagnose::measure`];

@@ -157,8 +157,9 @@ struct Analysed {
     unsettled: Vec<Unsettled>,
 }
 
-/// One probe of the path: the document, and what was measured if Ctrl-C cut it short.
-pub(crate) fn measure(
+/// One probe of the path: the document, and what was measured if Ctrl-C cut it short (`None`
+/// when it ran to its end). Prints nothing unless the flags asked for the progress line.
+pub fn measure(
     config: &Config,
 ) -> anyhow::Result<(Document<Parameters, ProbeReport>, Option<String>)> {
     let (target, scope_id) = resolve(&config.host)?;
@@ -192,7 +193,11 @@ pub(crate) fn measure(
     // Probes take the time of their round trips, gaps and per-hop spacing: no estimate before
     // the first ones are answered.
     let progress = Arc::new(crate::common::progress::Progress::start(
-        "probe", "probes", 0, None, false,
+        "probe",
+        "probes",
+        0,
+        None,
+        !config.show_progress,
     ));
     let hook = Arc::clone(&progress);
     probe_config.progress = Some(probe::ProgressHook(Arc::new(move |sent, planned| {

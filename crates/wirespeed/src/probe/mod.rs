@@ -22,7 +22,8 @@ use wirespeed_net::probe::UdpTarget;
 
 use crate::common::output::OutputArgs;
 
-pub(crate) use self::result::{HopReport, ProbeReport};
+pub use self::measure::measure;
+pub use self::result::{HopReport, Parameters, ProbeReport, Timestamps, Transit};
 
 #[derive(Debug, Clone, Args)]
 pub(crate) struct ProbeArgs {
@@ -203,9 +204,9 @@ pub(crate) fn parse_sizes(text: &str) -> Result<Sizes, String> {
 }
 
 /// A checked probe: each setting once, in its memory type; what a library caller builds
-/// without flags.
+/// without flags ([`Config::new`] and its setters), and what the flags become.
 #[derive(Clone)]
-pub(crate) struct Config {
+pub struct Config {
     /// As given (a name is resolved by each run, so a schedule follows its changes).
     pub(crate) host: String,
     /// None: the default sizes, from the path MTU.
@@ -231,51 +232,137 @@ pub(crate) struct Config {
     pub(crate) clock: ClockArg,
     pub(crate) allow_cpu_idle: bool,
     pub(crate) rate_format: RateFormat,
+    /// The progress line on stderr: the command's, never a library caller's.
+    pub(crate) show_progress: bool,
+}
+
+impl Config {
+    /// ICMP echoes to `host` (an address or a name, resolved when the probe runs) with the
+    /// command's defaults: the destination alone, 32 probes a size, 16 sizes from 46 bytes to
+    /// the path MTU, 1 ms between probes, 1 s to wait for each answer, 10 minutes at most, seed
+    /// 1. Nothing is printed while it runs.
+    pub fn new(host: impl Into<String>) -> Config {
+        Config {
+            host: host.into(),
+            sizes: None,
+            tos: None,
+            count: 32,
+            hops: false,
+            max_ttl: 30,
+            gap: Duration::from_millis(1),
+            hop_interval: Duration::ZERO,
+            timeout: Duration::from_secs(1),
+            max_time: Duration::from_secs(600),
+            host_baseline: false,
+            wire: Vec::new(),
+            until_width: None,
+            until_stable: None,
+            seed: 1,
+            bootstrap: 400,
+            udp: None,
+            socket: SocketChoice::Auto,
+            clock: ClockArg::Auto,
+            allow_cpu_idle: false,
+            rate_format: RateFormat::default(),
+            show_progress: false,
+        }
+    }
+
+    /// The probe sizes in IP packet bytes (`--sizes`): 1 to 65535 bytes, at most 1000 sizes.
+    pub fn with_sizes(mut self, sizes: Vec<usize>) -> anyhow::Result<Config> {
+        if sizes.is_empty() || sizes.len() > 1000 {
+            bail!(
+                "--sizes: {} sizes: give 1 to 1000, e.g. --sizes 46..1500:64",
+                sizes.len()
+            );
+        }
+        if let Some(bad) = sizes.iter().find(|&&s| s == 0 || s > 65535) {
+            bail!("--sizes: {bad} bytes is not an IP packet size: give 1 to 65535");
+        }
+        self.sizes = Some(sizes);
+        Ok(self)
+    }
+
+    /// Probes per size, per hop (`-c`): at least 1.
+    pub fn with_count(mut self, count: u32) -> anyhow::Result<Config> {
+        if count == 0 {
+            bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
+        }
+        self.count = count;
+        Ok(self)
+    }
+
+    /// Every hop up to `max_ttl` (`--hops --max-ttl`, 1 to 64), not only the destination.
+    pub fn per_hop(mut self, max_ttl: u8) -> anyhow::Result<Config> {
+        if !(1..=64).contains(&max_ttl) {
+            bail!("--max-ttl {max_ttl}: give 1 to 64");
+        }
+        self.hops = true;
+        self.max_ttl = max_ttl;
+        Ok(self)
+    }
+
+    /// `--until-stable BUDGET` (with [`Config::per_hop`]): rounds until every own cost the
+    /// probe can separate is within its tolerance, or until another round would not end within
+    /// the budget.
+    pub fn until_stable(mut self, budget: Duration) -> anyhow::Result<Config> {
+        if !self.hops {
+            bail!("--until-stable needs --hops: call per_hop first");
+        }
+        if budget.is_zero() {
+            bail!(
+                "--until-stable 0: a budget of nothing allows no round past the first; give one such as --until-stable 60s, or leave the flag out for one round"
+            );
+        }
+        if budget > self.max_time {
+            bail!(
+                "--until-stable {}: the budget is longer than --max-time {}, which would end the rounds first; raise --max-time or lower the budget",
+                wirespeed_model::units::format_seconds(budget.as_secs_f64()),
+                wirespeed_model::units::format_seconds(self.max_time.as_secs_f64())
+            );
+        }
+        self.until_stable = Some(budget);
+        Ok(self)
+    }
+
+    /// The seed of the probe order and of the bootstrap (`--seed`): one seed, one order.
+    pub fn with_seed(mut self, seed: u64) -> Config {
+        self.seed = seed;
+        self
+    }
 }
 
 impl ProbeArgs {
     /// The flags, checked before any probe is sent.
     pub(crate) fn config(&self) -> anyhow::Result<Config> {
-        if self.count == 0 {
-            bail!("--count 0 sends nothing: give at least 1 probe per size, e.g. -c 32");
-        }
+        let mut config = Config::new(self.host.clone())
+            .with_count(self.count)?
+            .with_seed(self.seed);
         if self.until_width.is_some_and(|w| w.is_zero()) {
             bail!(
                 "--until-width 0: no interval is ever that narrow, so the rounds would run to their \
                  limit; give a width such as --until-width 5us"
             );
         }
-        if self.until_stable.is_some_and(|b| b.is_zero()) {
-            bail!(
-                "--until-stable 0: a budget of nothing allows no round past the first; give one such as --until-stable 60s, or leave the flag out for one round"
-            );
+        if let Some(sizes) = &self.sizes {
+            config = config.with_sizes(sizes.0.clone())?;
         }
-        if self.until_stable.is_some_and(|b| b > self.max_time) {
-            bail!(
-                "--until-stable {}: the budget is longer than --max-time {}, which would end the rounds first; raise --max-time or lower the budget",
-                wirespeed_model::units::format_seconds(
-                    self.until_stable.unwrap_or_default().as_secs_f64()
-                ),
-                wirespeed_model::units::format_seconds(self.max_time.as_secs_f64())
-            );
+        if self.hops {
+            config = config.per_hop(self.max_ttl)?;
+        }
+        config.max_time = self.max_time;
+        if let Some(budget) = self.until_stable {
+            config = config.until_stable(budget)?;
         }
         let auth = self.key.load()?;
         Ok(Config {
-            host: self.host.clone(),
-            sizes: self.sizes.as_ref().map(|s| s.0.clone()),
             tos: self.tos,
-            count: self.count,
-            hops: self.hops,
-            max_ttl: self.max_ttl,
             gap: self.gap,
             hop_interval: self.hop_interval,
             timeout: self.timeout,
-            max_time: self.max_time,
             host_baseline: self.host_baseline,
             wire: self.wire.clone(),
             until_width: self.until_width,
-            until_stable: self.until_stable,
-            seed: self.seed,
             bootstrap: self.bootstrap,
             udp: self.udp.then_some(UdpTarget {
                 port: self.port,
@@ -289,6 +376,8 @@ impl ProbeArgs {
             clock: self.clock,
             allow_cpu_idle: self.allow_cpu_idle,
             rate_format: self.output.rate_format,
+            show_progress: true,
+            ..config
         })
     }
 }
@@ -406,5 +495,56 @@ mod tests {
             let e = parse_sizes(bad).unwrap_err();
             assert!(e.starts_with("--sizes: "), "{bad}: {e}");
         }
+    }
+
+    /// Issue 30: a library caller probes without flags, and the setters refuse what the flags
+    /// refuse, with the flags' words.
+    #[test]
+    fn a_library_caller_runs_a_probe() {
+        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.err().expect("refused"));
+        assert!(refused(Config::new("::1").with_count(0)).starts_with("--count 0"));
+        assert!(refused(Config::new("::1").with_sizes(vec![])).starts_with("--sizes: 0 sizes"));
+        assert!(refused(Config::new("::1").with_sizes(vec![64, 70_000])).contains("70000"));
+        assert!(refused(Config::new("::1").per_hop(65)).starts_with("--max-ttl 65"));
+        let hops = Config::new("::1").per_hop(8).unwrap();
+        assert!(
+            refused(Config::new("::1").until_stable(Duration::from_secs(1))).contains("--hops")
+        );
+        assert!(refused(hops.clone().until_stable(Duration::ZERO)).starts_with("--until-stable 0"));
+        assert!(
+            refused(hops.until_stable(Duration::from_secs(3600)))
+                .contains("longer than --max-time")
+        );
+
+        let config = Config::new("127.0.0.1")
+            .with_sizes(vec![64, 1000])
+            .and_then(|c| c.with_count(4))
+            .unwrap()
+            .with_seed(7);
+        let (doc, interrupted) = match measure(&config) {
+            Ok(measured) => measured,
+            // Without root and outside ping_group_range no ICMP socket opens: the end-to-end
+            // test `probe_without_privileges_says_which_socket_and_the_fix` judges that case.
+            Err(e) if !wirespeed_lab::sys::has_net_admin() => {
+                eprintln!("a_library_caller_runs_a_probe: skipped: {e:#}");
+                return;
+            }
+            Err(e) => panic!("{e:#}"),
+        };
+        assert!(interrupted.is_none());
+        assert_eq!(doc.parameters.sizes_bytes, vec![64, 1000]);
+        assert_eq!(doc.parameters.probes_per_size, 4);
+        assert_eq!(doc.parameters.seed, 7);
+        assert_eq!(doc.result.samples.len(), 8, "every probe is kept, as sent");
+        // Loopback answers every echo; the bound is loose only for a machine's hiccup.
+        assert!(
+            doc.result.answers >= 6,
+            "{} answers of 8",
+            doc.result.answers
+        );
+        let [only] = &doc.result.hops[..] else {
+            panic!("the destination alone: {} hops", doc.result.hops.len());
+        };
+        assert!(only.destination);
     }
 }

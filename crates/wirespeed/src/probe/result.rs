@@ -14,7 +14,7 @@ use wirespeed_net::probe::Sample;
 /// Which clock the fits used.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Timestamps {
+pub enum Timestamps {
     /// SO_TIMESTAMPING software stamps: transmit (driver) to receive (stack).
     KernelSoftware,
     /// CLOCK_MONOTONIC before sendto and after recvmsg.
@@ -22,88 +22,88 @@ pub(crate) enum Timestamps {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Parameters {
-    pub(crate) host: String,
-    pub(crate) target: IpAddr,
-    pub(crate) sizes_bytes: Vec<usize>,
-    pub(crate) probes_per_size: u32,
-    pub(crate) per_hop: bool,
-    pub(crate) max_ttl: Option<u8>,
-    pub(crate) gap_seconds: f64,
-    pub(crate) hop_interval_seconds: f64,
-    pub(crate) timeout_seconds: f64,
-    pub(crate) seed: u64,
-    pub(crate) bootstrap_replicates: usize,
-    pub(crate) until_width_seconds: Option<f64>,
+pub struct Parameters {
+    pub host: String,
+    pub target: IpAddr,
+    pub sizes_bytes: Vec<usize>,
+    pub probes_per_size: u32,
+    pub per_hop: bool,
+    pub max_ttl: Option<u8>,
+    pub gap_seconds: f64,
+    pub hop_interval_seconds: f64,
+    pub timeout_seconds: f64,
+    pub seed: u64,
+    pub bootstrap_replicates: usize,
+    pub until_width_seconds: Option<f64>,
     /// `--until-stable`'s budget (older documents: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) until_stable_budget_seconds: Option<f64>,
-    pub(crate) host_baseline: bool,
+    pub until_stable_budget_seconds: Option<f64>,
+    pub host_baseline: bool,
     /// (TTL, bit/s) of --wire.
-    pub(crate) wire: Vec<(u8, u64)>,
+    pub wire: Vec<(u8, u64)>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct HopReport {
-    pub(crate) responder: Option<IpAddr>,
-    pub(crate) destination: bool,
+pub struct HopReport {
+    pub responder: Option<IpAddr>,
+    pub destination: bool,
     /// With --wire: own cost minus the wire's serialization (the seed's transit formula).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) transit: Option<Transit>,
+    pub transit: Option<Transit>,
     #[serde(flatten)]
-    pub(crate) analysis: HopAnalysis,
+    pub analysis: HopAnalysis,
 }
 
 /// `through - to - wire` for one hop.
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Transit {
-    pub(crate) wire_rate_bits_per_second: u64,
-    pub(crate) wire: Cost,
-    pub(crate) node: Cost,
+pub struct Transit {
+    pub wire_rate_bits_per_second: u64,
+    pub wire: Cost,
+    pub node: Cost,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct ProbeReport {
-    pub(crate) socket: SocketKind,
+pub struct ProbeReport {
+    pub socket: SocketKind,
     /// With --udp: what the agent's echo counted (answered, dropped).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) echo: Option<wirespeed_net::control::echo::EchoTotals>,
-    pub(crate) timestamps: Timestamps,
-    pub(crate) kernel_stamped_answers: usize,
-    pub(crate) answers: usize,
-    pub(crate) timer_floor_seconds: f64,
-    pub(crate) clock_resolution_seconds: f64,
+    pub echo: Option<wirespeed_net::control::echo::EchoTotals>,
+    pub timestamps: Timestamps,
+    pub kernel_stamped_answers: usize,
+    pub answers: usize,
+    pub timer_floor_seconds: f64,
+    pub clock_resolution_seconds: f64,
     /// Whether CPUs were kept from halting during the run (PM QoS), and if not, why.
     #[serde(default)]
-    pub(crate) cpu_wakeup: String,
-    pub(crate) path_mtu_bytes: Option<usize>,
-    pub(crate) elapsed_seconds: f64,
-    pub(crate) stopped_early: bool,
+    pub cpu_wakeup: String,
+    pub path_mtu_bytes: Option<usize>,
+    pub elapsed_seconds: f64,
+    pub stopped_early: bool,
     /// Whether every hop was probed (else the destination alone, at TTL 64).
-    pub(crate) per_hop: bool,
+    pub per_hop: bool,
     /// This host's own line from --host-baseline (the seed's roc), subtracted from hop 1.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) host_baseline: Option<HopFit>,
+    pub host_baseline: Option<HopFit>,
     /// Rounds of probes sent (more than 1 with --until-width or --until-stable).
-    pub(crate) rounds: u32,
+    pub rounds: u32,
     /// With --until-stable: what ended the rounds (older documents: none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) stopped_by: Option<StopReason>,
+    pub stopped_by: Option<StopReason>,
     /// With --until-stable: the own costs still wider than their tolerance when it stopped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub(crate) unsettled: Vec<Unsettled>,
+    pub unsettled: Vec<Unsettled>,
     /// With --until-width: whether the intervals got narrow enough.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub(crate) converged: Option<bool>,
+    pub converged: Option<bool>,
     /// Each hop; `fit.one_way` is the seed's `fixed + per_byte x size`, in ms.
-    pub(crate) hops: Vec<HopReport>,
+    pub hops: Vec<HopReport>,
     /// Every probe, as sent.
-    pub(crate) samples: Vec<Sample>,
+    pub samples: Vec<Sample>,
     #[serde(skip, default = "unspecified")]
-    pub(crate) target: IpAddr,
+    pub target: IpAddr,
     /// `-f`: the unit of implied link rates in the text.
     #[serde(skip)]
-    pub(crate) rate_format: wirespeed_model::RateFormat,
+    pub rate_format: wirespeed_model::RateFormat,
 }
 
 /// The target of a decoded document, which keeps it in its parameters instead.
