@@ -905,6 +905,3 @@ fn kernel_words(runs: &[RunRecord], cell: &Cell) -> String {
     }
     words
 }
-
-#[cfg(test)]
-mod tests;

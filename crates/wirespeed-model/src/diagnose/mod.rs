@@ -24,7 +24,7 @@
 //! (Appendix B), the fix and a confidence.
 
 pub mod peer;
-mod rules;
+pub mod rules;
 
 use serde::Serialize;
 

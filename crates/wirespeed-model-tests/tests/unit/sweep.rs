@@ -1,7 +1,9 @@
-//! Unit tests of the sweep model, beside it and apart from it.
+//! Unit tests of the sweep model.
 
-use super::*;
 use proptest::prelude::*;
+use std::collections::HashSet;
+use wirespeed_model::stats::median;
+use wirespeed_model::sweep::*;
 
 #[test]
 fn axes_parse() {
@@ -62,7 +64,7 @@ proptest! {
             })
             .collect::<Vec<_>>()
             .join(",");
-        let list = crate::units::parse_number_list(&text, 1, 1000, 1000).unwrap();
+        let list = wirespeed_model::units::parse_number_list(&text, 1, 1000, 1000).unwrap();
         let mut axis: Vec<u64> = text
             .parse::<Axis>()
             .unwrap()

@@ -1,0 +1,2 @@
+mod peer;
+mod rules;

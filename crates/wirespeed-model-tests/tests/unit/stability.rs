@@ -1,0 +1,148 @@
+use proptest::prelude::*;
+use wirespeed_model::bestcase::HopAnalysis;
+use wirespeed_model::bestcase::{Increment, OwnCostIntervals};
+use wirespeed_model::delay::Cost;
+use wirespeed_model::stability::*;
+use wirespeed_model::stats::Interval;
+
+fn iv(mid: f64, half: f64) -> Interval {
+    Interval {
+        low: mid - half,
+        high: mid + half,
+    }
+}
+
+/// A hop whose own costs are `fixed_ms`, `per_byte_ms` and `answer_ms`, each with the half
+/// width given, probed at 46..1500 bytes sent and 74..576 returned (IPv4 time exceeded).
+fn hop(ttl: u8, own: [(f64, f64); 3], separated: bool, mixes: bool) -> HopAnalysis {
+    let json = serde_json::json!({
+        "ttl": ttl,
+        "sizes": [
+            {"sent_bytes": 46, "returned_bytes": 74, "sent": 32, "lost": 0,
+             "min_rtt_ms": 1.0, "median_rtt_ms": 1.0, "residual_ms": 0.0},
+            {"sent_bytes": 1500, "returned_bytes": 576, "sent": 32, "lost": 0,
+             "min_rtt_ms": 1.0, "median_rtt_ms": 1.0, "residual_ms": 0.0},
+            {"sent_bytes": 900, "returned_bytes": 576, "sent": 32, "lost": 32,
+             "min_rtt_ms": 1.0, "median_rtt_ms": 1.0, "residual_ms": 0.0}
+        ],
+        "loss_fraction": 0.0,
+        "fit": {
+            "rtt_intercept_ms": 1.0, "rtt_slope_ms_per_byte": 0.0,
+            "one_way": {"fixed_ms": 0.5, "per_byte_ms": 0.0},
+            "r_squared": 1.0, "residual_std_ms": 0.0,
+            "separation": if separated { "separated" } else { "echo" }
+        },
+        "no_fit_reason": null, "rate_limit": null, "increment": null
+    });
+    let mut h: HopAnalysis = serde_json::from_value(json).unwrap();
+    h.increment = Some(Increment {
+        from_ttl: ttl - 1,
+        cost: Cost::new(own[0].0, own[1].0),
+        answer_per_byte_ms: own[2].0,
+        implied_bits_per_second: None,
+        caveat: None,
+        intervals: Some(OwnCostIntervals {
+            blocks: 8,
+            confidence: 0.95,
+            fixed_ms: iv(own[0].0, own[0].1),
+            per_byte_ms: iv(own[1].0, own[1].1),
+            answer_per_byte_ms: iv(own[2].0, own[2].1),
+        }),
+        per_byte_mixes_directions: mixes,
+    });
+    h
+}
+
+const T: Tolerances = Tolerances::ISSUE_31;
+
+#[test]
+fn a_hop_inside_every_tolerance_is_settled() {
+    // 1 ms fixed +- 10 us; 800 ns/B +- 10 (1.25%); answer 2 us/B +- 50 ns (2.5%).
+    let h = hop(1, [(1.0, 0.010), (8e-4, 1e-5), (2e-3, 5e-5)], true, false);
+    assert!(unsettled(&[h], &T).is_empty());
+}
+
+#[test]
+fn each_figure_wider_than_its_tolerance_is_named() {
+    // Fixed +- 40 us; per byte 4000 ns/B +- 100 (2.5%); answer 2 us/B +- 120 ns (6%).
+    let h = hop(2, [(1.0, 0.040), (4e-3, 1e-4), (2e-3, 1.2e-4)], true, false);
+    let u = unsettled(&[h], &T);
+    let figures: Vec<Figure> = u.iter().map(|u| u.figure).collect();
+    assert_eq!(
+        figures,
+        [Figure::Fixed, Figure::PerByte, Figure::AnswerPerByte]
+    );
+    assert!(u.iter().all(|u| u.ttl == 2));
+    assert!((u[1].tolerance_ms - 8e-5).abs() < 1e-15, "{:?}", u[1]);
+}
+
+#[test]
+fn the_floor_spreads_30_us_over_the_span_of_bytes() {
+    // 8 ns/B (1 Gbit/s) +- 15 ns/B: far over 2% of itself, but 30 us over the 1454 bytes
+    // sent is 20.6 ns/B, so the run resolves all it can.
+    let h = hop(1, [(1.0, 0.010), (8e-6, 1.5e-5), (0.0, 5e-5)], true, false);
+    let u = unsettled(std::slice::from_ref(&h), &T);
+    assert!(u.iter().all(|u| u.figure != Figure::PerByte), "{u:?}");
+    // The answer (configured as none) is floored over the 502 bytes returned: 59.8 ns/B.
+    assert!(u.is_empty(), "{u:?}");
+    let wide = hop(1, [(1.0, 0.010), (8e-6, 2.2e-5), (0.0, 7e-5)], true, false);
+    let u = unsettled(&[wide], &T);
+    assert_eq!(u.len(), 2, "{u:?}");
+}
+
+#[test]
+fn what_more_probes_cannot_settle_is_not_waited_for() {
+    // Per byte mixes directions; an echo has no answer cost to separate.
+    let h = hop(3, [(1.0, 0.010), (4e-3, 1e-3), (2e-3, 1e-3)], false, true);
+    assert!(unsettled(&[h], &T).is_empty());
+    // A hop without a fit has nothing to settle; a fitted one without intervals does.
+    let mut silent = hop(1, [(1.0, 0.010), (8e-4, 1e-5), (2e-3, 5e-5)], true, false);
+    silent.fit = None;
+    assert!(unsettled(&[silent], &T).is_empty());
+    let mut blockless = hop(1, [(1.0, 0.010), (8e-4, 1e-5), (2e-3, 5e-5)], true, false);
+    blockless.increment.as_mut().unwrap().intervals = None;
+    let u = unsettled(&[blockless], &T);
+    assert_eq!(u.len(), 3);
+    assert!(u.iter().all(|u| u.half_width_ms.is_none()));
+    // An interval that did not compute is not settled.
+    let nan = hop(
+        1,
+        [(1.0, f64::NAN), (8e-4, 1e-5), (2e-3, 5e-5)],
+        true,
+        false,
+    );
+    assert_eq!(unsettled(&[nan], &T)[0].figure, Figure::Fixed);
+}
+
+#[test]
+fn another_round_must_end_within_the_budget() {
+    assert!(another_round_fits(20.0, 20.0, 60.0));
+    assert!(!another_round_fits(45.0, 20.0, 60.0));
+    assert!(!another_round_fits(0.5, 0.0, 0.0));
+}
+
+proptest! {
+    /// Narrowing every interval never unsettles a figure, and a settled run stays settled.
+    #[test]
+    fn narrower_intervals_never_unsettle(
+        fixed in 0.0f64..5.0, per_byte in 1e-6f64..1e-2, answer in -1e-3f64..1e-2,
+        widths in proptest::array::uniform3(0.0f64..2e-2),
+        shrink in 0.0f64..1.0,
+    ) {
+        let wide = hop(1, [(fixed, widths[0]), (per_byte, widths[1]), (answer, widths[2])], true, false);
+        let narrow = hop(1, [(fixed, widths[0] * shrink), (per_byte, widths[1] * shrink), (answer, widths[2] * shrink)], true, false);
+        let (w, n) = (unsettled(&[wide], &T), unsettled(&[narrow], &T));
+        prop_assert!(n.len() <= w.len());
+        for u in &n {
+            prop_assert!(w.iter().any(|x| x.figure == u.figure));
+        }
+    }
+
+    /// The floored tolerance is never below the share of the figure nor below the floor.
+    #[test]
+    fn the_floored_tolerance_bounds(value in -1.0f64..1.0, span in 1.0f64..2000.0) {
+        let t = floored_tolerance_ms(value, value, 0.02, 0.030, span);
+        prop_assert!(t >= 0.02 * value.abs() - 1e-18);
+        prop_assert!(t >= 0.030 / span - 1e-18);
+    }
+}
