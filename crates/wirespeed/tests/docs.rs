@@ -24,9 +24,9 @@
 //!
 //! * Examples run side by side: each block in its own scratch directory, on one of a few
 //!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
-//!   on a lane of their own, in document order, and those that build a lab one after another
-//!   on another lane (the test holds `lab::LAB_LOCK` beside other tests' labs). So a block must not depend
-//!   on another block; the steps of one block run in order.
+//!   on a lane of their own, in document order, and those that build a lab on two lanes of
+//!   their own (the test holds `lab::LAB_LOCK` beside other tests' labs). So a block must not
+//!   depend on another block; the steps of one block run in order.
 //!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
 //! not examples with output (set-up, sketches).
@@ -387,6 +387,13 @@ fn subcommand(command: &str) -> Option<Vec<String>> {
 /// on an idle 2-core machine, one after another.
 const PARALLEL_LANES: usize = 3;
 
+/// Lanes that run the examples which build a lab (or need root), each taking the next one not
+/// yet taken. One lane was the docs test's longest: its seven examples one after another took
+/// 22 of the test's 25 s (two latency runs of 5-6 s, a tcp run, crossings measured); on two
+/// lanes two labs run at once, as the other tests' labs already run beside these. Each of
+/// these emulators keeps a 10 Mbit/s link's time: a few percent of a core.
+const LAB_LANES: usize = 2;
+
 /// How an example may run beside the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Lane {
@@ -397,8 +404,8 @@ enum Lane {
     SharedPort,
     /// It builds a lab (root). Each lab's addresses live in its own namespaces, so two labs
     /// from one topology file never meet; their emulated links keep time on the machine's CPU,
-    /// so these run one after another on a lane of their own (the lab examples judge wording
-    /// and mask their figures), beside the other lanes.
+    /// so these run on lanes of their own, [`LAB_LANES`] of them (the lab examples judge
+    /// wording and mask their figures), beside the other lanes.
     Lab,
 }
 
@@ -494,51 +501,65 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
     let ran = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
+    let next_lab = AtomicUsize::new(0);
     let started = Instant::now();
-    let lab_lane_took = Mutex::new(Duration::ZERO);
+    // Each example's time, and each lane's, printed at the end: where the test's time went.
+    let took = Mutex::new(Vec::new());
+    let lanes_took = Mutex::new(Vec::new());
+    let run = |n: usize, example: &Example| {
+        let began = Instant::now();
+        if let Some(failure) = run_example(n, example, agent.port, &ran) {
+            failures.lock().unwrap().push((n, failure));
+        }
+        let at = format!("{}:{}", example.file, example.line);
+        took.lock().unwrap().push((began.elapsed(), at));
+    };
+    // Runs the examples of one queue, each lane taking the next one not yet taken, so a long
+    // one does not hold up the examples queued behind it.
+    let lane_of = |kind: &'static str, queue: &[(usize, &Example)], next: &AtomicUsize| {
+        let began = Instant::now();
+        while let Some(&(n, example)) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+            run(n, example);
+        }
+        lanes_took.lock().unwrap().push((kind, began.elapsed()));
+    };
     std::thread::scope(|scope| {
-        // The lab examples, one after another on a lane of their own, beside the other lanes
-        // and the other tests' labs: each builds its own lab and reads only its own.
-        scope.spawn(|| {
-            let began = Instant::now();
-            for &(n, example) in &labs {
-                if let Some(failure) = run_example(n, example, agent.port, &ran) {
-                    failures.lock().unwrap().push((n, failure));
-                }
-            }
-            *lab_lane_took.lock().unwrap() = began.elapsed();
-        });
-        scope.spawn(|| {
-            for &(n, example) in &shared_port {
-                if let Some(failure) = run_example(n, example, agent.port, &ran) {
-                    failures.lock().unwrap().push((n, failure));
-                }
-            }
-        });
+        // The lab examples on lanes of their own, beside the other lanes and the other tests'
+        // labs: each builds its own lab and reads only its own.
+        for _ in 0..LAB_LANES {
+            scope.spawn(|| lane_of("lab", &labs, &next_lab));
+        }
+        // Those sharing a port, one lane in document order.
+        scope.spawn(|| lane_of("port", &shared_port, &AtomicUsize::new(0)));
         for _ in 0..PARALLEL_LANES {
-            scope.spawn(|| {
-                // Each lane takes the next example not yet taken, so a long one does not hold
-                // up the examples queued behind it.
-                while let Some(&(n, example)) =
-                    independent.get(next.fetch_add(1, Ordering::Relaxed))
-                {
-                    if let Some(failure) = run_example(n, example, agent.port, &ran) {
-                        failures.lock().unwrap().push((n, failure));
-                    }
-                }
-            });
+            scope.spawn(|| lane_of("any", &independent, &next));
         }
     });
     let mut failures = failures.into_inner().unwrap();
+    let mut took = took.into_inner().unwrap();
+    took.sort();
+    let longest: Vec<String> = took
+        .iter()
+        .rev()
+        .take(6)
+        .map(|(t, at)| format!("{at} {:.1} s", t.as_secs_f64()))
+        .collect();
+    let lanes: Vec<String> = lanes_took
+        .into_inner()
+        .unwrap()
+        .iter()
+        .map(|(kind, t)| format!("{kind} {:.1} s", t.as_secs_f64()))
+        .collect();
     eprintln!(
         "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port and {} with labs \
-         (their lane {:.1} s), {:.1} s in all",
+         on {LAB_LANES} lanes, {:.1} s in all; lanes: {}; longest: {}",
         independent.len() + shared_port.len() + labs.len(),
         independent.len(),
         shared_port.len(),
         labs.len(),
-        lab_lane_took.into_inner().unwrap().as_secs_f64(),
-        started.elapsed().as_secs_f64()
+        started.elapsed().as_secs_f64(),
+        lanes.join(", "),
+        longest.join(", ")
     );
     let ran = ran.into_inner();
     // In document order, whichever lane finished first.

@@ -47,20 +47,78 @@ pub(crate) struct LabLane(RwLock<()>);
 
 impl LabLane {
     /// For a test whose lab may run beside other labs.
-    pub(crate) fn beside_others(&self) -> RwLockReadGuard<'_, ()> {
-        self.0.read().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn beside_others(&self) -> LaneHold<RwLockReadGuard<'_, ()>> {
+        let asked = Instant::now();
+        let guard = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        LaneHold::new("beside", asked, guard)
     }
 
     /// For a test that judges a rate near its ceiling or a delay within microseconds: no other
     /// lab runs until it is done.
-    pub(crate) fn alone(&self) -> RwLockWriteGuard<'_, ()> {
-        self.0.write().unwrap_or_else(PoisonError::into_inner)
+    pub(crate) fn alone(&self) -> LaneHold<RwLockWriteGuard<'_, ()>> {
+        let asked = Instant::now();
+        let guard = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        LaneHold::new("alone", asked, guard)
     }
 
     /// [`LabLane::alone`] in the shape of `Mutex::lock`, for the harness's scorecards (a
     /// failed test holding it poisons nothing that matters: the lane guards no data).
-    pub(crate) fn lock(&self) -> LockResult<RwLockWriteGuard<'_, ()>> {
-        self.0.write()
+    pub(crate) fn lock(&self) -> LockResult<LaneHold<RwLockWriteGuard<'_, ()>>> {
+        Ok(self.alone())
+    }
+}
+
+/// A hold of the lab lane. With `WIRESPEED_LANE_LOG` set to a file, its release appends one
+/// line to that file: the test (its thread's name), the hold's kind and its wait and hold in
+/// seconds, with the moment it was asked for in seconds since the Unix epoch, so that a run's
+/// waits can be laid out test by test (bench/e2e-test-times.py reads it). Unset, it logs
+/// nothing.
+pub(crate) struct LaneHold<G> {
+    kind: &'static str,
+    asked: Instant,
+    asked_at: std::time::SystemTime,
+    held: Instant,
+    _guard: G,
+}
+
+impl<G> LaneHold<G> {
+    fn new(kind: &'static str, asked: Instant, guard: G) -> Self {
+        let held = Instant::now();
+        LaneHold {
+            kind,
+            asked,
+            asked_at: std::time::SystemTime::now() - held.duration_since(asked),
+            held,
+            _guard: guard,
+        }
+    }
+}
+
+impl<G> Drop for LaneHold<G> {
+    fn drop(&mut self) {
+        let Some(log) = std::env::var_os("WIRESPEED_LANE_LOG") else {
+            return;
+        };
+        let since_epoch = self
+            .asked_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let line = format!(
+            "{}\t{}\t{:.3}\t{:.3}\t{:.3}\n",
+            std::thread::current().name().unwrap_or("?"),
+            self.kind,
+            since_epoch.as_secs_f64(),
+            self.held.duration_since(self.asked).as_secs_f64(),
+            self.held.elapsed().as_secs_f64(),
+        );
+        // One short append per hold: lines from the two test threads do not interleave.
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
     }
 }
 

@@ -480,14 +480,15 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
 }
 
 /// Issue 17's first ground truth: a UDP load above the link's rate holds the drop-tail queue
-/// full, so every probe that gets in waits the whole queue: the loaded median UDP round trip
-/// is the idle one plus 100 full frames at 10 Mbit/s (123 ms), within 5%.
+/// full, so a probe that gets in waits the whole queue: the loaded median UDP round trip is
+/// the idle one plus 100 full frames at 10 Mbit/s (123 ms), within 5%, and the probes' mean
+/// rise is the mean queue the lab itself sampled over the same window, within 5% of a full one.
 #[test]
 fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
     if !can_build_labs("latency-udp") {
         return;
     }
-    // Alone: the loaded median is judged within 5% of the queue the lab sampled.
+    // Alone: the loaded median is judged within 5% of the full queue.
     let _guard = LAB_LOCK.alone();
     let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
     let doc = latency_across(None, "--udp-load 12M");
@@ -496,21 +497,36 @@ fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
         "latency lab, UDP 12M into 10M: idle p50 {idle:.3} ms, loaded p50 {loaded:.3} ms (+{:.2}, the full queue {queue:.2}), p99 {p99:.3} ms",
         loaded - idle
     );
-    // The load is what fills the queue: on a machine whose cores are busy the UDP sender falls
-    // behind now and then (at load 20 the queue was 95% full on average), so the probes are
-    // judged against the queue the lab itself sampled over the same window, and the load
-    // against the full queue with a margin for that.
+    // On a machine whose cores are busy the paced UDP sender loses the CPU now and then and
+    // catches up in bursts: the queue drains in the gaps and overflows in the bursts (at load
+    // 10 it held 85% of a full queue on average, with 1,309 frames dropped at it in 5 s). So
+    // the load is judged by what the lab counted, the queue overflowing (a drop-tail queue
+    // drops only when full) and more than half full on average, and the probes like with
+    // like: their mean rise against the queue's mean over the same window (in that run their
+    // median against its mean missed by 13% of a full queue, the means by 2%).
     let w = &doc["result"]["link_queue"];
     let sampled = w["out_mean_ms"].as_f64().unwrap_or(f64::NAN)
         + w["back_mean_ms"].as_f64().unwrap_or(f64::NAN);
-    eprintln!("the lab sampled {sampled:.2} ms of queue over the loaded window");
+    let probes = w["probe_mean_increase_ms"].as_f64().unwrap_or(f64::NAN);
+    eprintln!(
+        "the lab sampled {sampled:.2} ms of queue over the loaded window and dropped {} frames at it; the probes' mean rose by {probes:.2} ms",
+        w["out_drops"]
+    );
     assert!(
-        sampled >= 0.85 * queue && sampled <= 1.02 * queue,
+        w["out_drops"].as_u64().unwrap_or(0) > 0,
+        "the load never overflowed the link's queue: {w}"
+    );
+    assert!(
+        sampled > 0.5 * queue && sampled <= 1.02 * queue,
         "the lab's queue held {sampled} ms on average; full is {queue}: {w}"
     );
     assert!(
-        ((loaded - idle) - sampled).abs() < 0.05 * queue,
-        "increase {} against the {sampled} ms the lab sampled (full {queue})",
+        ((loaded - idle) - queue).abs() < 0.05 * queue,
+        "median increase {} against the full queue's {queue} ms ({w})",
         loaded - idle
+    );
+    assert!(
+        (probes - sampled).abs() < 0.05 * queue,
+        "the probes' mean rose by {probes} ms against the {sampled} ms the lab sampled (full {queue})"
     );
 }
