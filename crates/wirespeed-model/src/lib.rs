@@ -26,6 +26,7 @@ pub mod bestcase;
 pub mod bottleneck;
 pub mod csma_theory;
 pub mod delay;
+pub mod destination;
 pub mod diagnose;
 pub mod dscp;
 pub mod envelope;

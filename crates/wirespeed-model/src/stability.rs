@@ -203,6 +203,93 @@ pub fn another_round_fits(elapsed_s: f64, last_round_s: f64, budget_s: f64) -> b
     elapsed_s + last_round_s.max(0.0) <= budget_s
 }
 
+/// The next round of `--until-stable`, planned from the path: which hops it probes, how long it
+/// should take, and how many rounds settling everything would take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundPlan {
+    /// The hops the next round probes: every hop with an unsettled figure and the hop its own
+    /// cost is differenced from (settled hops elsewhere are not probed again).
+    pub ttls: Vec<u8>,
+    /// Its expected length, seconds: the last round's seconds a probe times the probes planned.
+    pub round_seconds: f64,
+    /// Rounds like it that the widest unsettled figure needs to come within its tolerance,
+    /// were its interval to narrow as one over the root of its probes (None: a figure without
+    /// an interval, which one more round must show first).
+    pub rounds_to_settle: Option<u32>,
+    /// `rounds_to_settle` x `round_seconds`: the time the path asks for beyond what was spent.
+    pub seconds_to_settle: Option<f64>,
+}
+
+/// The hops a further round probes for `unsettled` figures of `hops`: each unsettled hop and
+/// the hop its own cost is measured from (a difference of two lines narrows only when both
+/// do), in TTL order.
+pub fn hops_to_probe(hops: &[HopAnalysis], unsettled: &[Unsettled]) -> Vec<u8> {
+    let mut ttls: Vec<u8> = Vec::new();
+    for u in unsettled {
+        ttls.push(u.ttl);
+        let from = hops
+            .iter()
+            .find(|h| h.ttl == u.ttl)
+            .and_then(|h| h.increment.as_ref())
+            .map(|i| i.from_ttl);
+        if let Some(from) = from.filter(|&t| t > 0) {
+            ttls.push(from);
+        }
+    }
+    ttls.sort_unstable();
+    ttls.dedup();
+    ttls
+}
+
+/// Further rounds (each as many probes of each unsettled hop as each of the `rounds` so far)
+/// until every `unsettled` figure's half width is within its tolerance, if it narrows as one
+/// over the root of its probes: `rounds x ((w / t)^2 - 1)`, rounded up, of the widest; None
+/// when a figure has no interval yet (or a NaN one), and 0 when nothing is unsettled.
+pub fn rounds_to_settle(unsettled: &[Unsettled], rounds: u32) -> Option<u32> {
+    let mut most = 0.0f64;
+    for u in unsettled {
+        let w = u.half_width_ms.filter(|w| w.is_finite())?;
+        if u.tolerance_ms <= 0.0 || !u.tolerance_ms.is_finite() {
+            return None;
+        }
+        let ratio = w / u.tolerance_ms;
+        most = most.max(f64::from(rounds.max(1)) * (ratio * ratio - 1.0));
+    }
+    // Past the most rounds a run sends it is "more than can be sent" whatever the figure.
+    Some(most.max(0.0).ceil().min(1e6) as u32)
+}
+
+/// The plan of the next round: the hops [`hops_to_probe`] names, `probes_per_hop` probes each
+/// (`extra_probes` more where the destination's agent series go with it, `destination`), at the
+/// last round's `seconds_per_probe`.
+pub fn plan_round(
+    hops: &[HopAnalysis],
+    unsettled: &[Unsettled],
+    rounds: u32,
+    seconds_per_probe: f64,
+    probes_per_hop: f64,
+    destination: Option<(u8, f64)>,
+) -> RoundPlan {
+    let ttls = hops_to_probe(hops, unsettled);
+    let probes: f64 = ttls
+        .iter()
+        .map(|&t| {
+            probes_per_hop
+                + destination
+                    .filter(|(d, _)| *d == t)
+                    .map_or(0.0, |(_, extra)| extra)
+        })
+        .sum();
+    let round_seconds = (seconds_per_probe * probes).max(0.0);
+    let rounds_to_settle = rounds_to_settle(unsettled, rounds);
+    RoundPlan {
+        ttls,
+        round_seconds,
+        rounds_to_settle,
+        seconds_to_settle: rounds_to_settle.map(|n| f64::from(n) * round_seconds),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -210,6 +297,49 @@ mod tests {
     use crate::delay::Cost;
     use crate::stats::Interval;
     use proptest::prelude::*;
+
+    fn unsettled_at(ttl: u8, half: Option<f64>, tol: f64) -> Unsettled {
+        Unsettled {
+            ttl,
+            figure: Figure::PerByte,
+            half_width_ms: half,
+            tolerance_ms: tol,
+        }
+    }
+
+    /// A round probes each unsettled hop and the one it is differenced from, nothing else;
+    /// the rounds to settle follow one over the root of the probes.
+    #[test]
+    fn the_next_round_is_planned_from_the_unsettled_hops() {
+        let hops: Vec<HopAnalysis> = (1..=4)
+            .map(|t| hop(t, [(0.1, 0.001); 3], true, false))
+            .collect();
+        // Hop 3's per byte twice its tolerance after 1 round: 3 more rounds of hops 2 and 3.
+        let u = [unsettled_at(3, Some(0.002), 0.001)];
+        assert_eq!(hops_to_probe(&hops, &u), vec![2, 3]);
+        assert_eq!(rounds_to_settle(&u, 1), Some(3));
+        assert_eq!(rounds_to_settle(&u, 2), Some(6));
+        let plan = plan_round(&hops, &u, 1, 0.01, 512.0, None);
+        assert_eq!(plan.ttls, vec![2, 3]);
+        assert!((plan.round_seconds - 10.24).abs() < 1e-9, "{plan:?}");
+        assert_eq!(plan.rounds_to_settle, Some(3));
+        assert!((plan.seconds_to_settle.unwrap() - 30.72).abs() < 1e-9);
+        // The destination's agent series go with it.
+        let plan = plan_round(&hops, &u, 1, 0.01, 512.0, Some((3, 1024.0)));
+        assert!((plan.round_seconds - 20.48).abs() < 1e-9, "{plan:?}");
+        // Hop 1 is differenced from this host: only itself.
+        let u1 = [unsettled_at(1, Some(0.0015), 0.001)];
+        assert_eq!(hops_to_probe(&hops, &u1), vec![1]);
+        assert_eq!(rounds_to_settle(&u1, 4), Some(5));
+        // Without an interval the plan cannot say; nothing unsettled needs nothing.
+        assert_eq!(rounds_to_settle(&[unsettled_at(2, None, 0.001)], 1), None);
+        assert_eq!(
+            rounds_to_settle(&[unsettled_at(2, Some(f64::NAN), 0.001)], 1),
+            None
+        );
+        assert_eq!(rounds_to_settle(&[], 3), Some(0));
+        assert!(hops_to_probe(&hops, &[]).is_empty());
+    }
 
     fn iv(mid: f64, half: f64) -> Interval {
         Interval {
@@ -247,6 +377,7 @@ mod tests {
             answer_per_byte_ms: own[2].0,
             implied_bits_per_second: None,
             caveat: None,
+            per_byte_from: Default::default(),
             intervals: Some(OwnCostIntervals {
                 blocks: 8,
                 confidence: 0.95,

@@ -55,11 +55,13 @@ use rustix::net::sockopt::{
 
 use crate::auth::AuthKey;
 use crate::control::echo::{
-    ECHO_FOLLOW_UP_LEN, ECHO_HEADER_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals,
-    FOLLOW_UP_ASKED, MAX_ECHO_PER_SECOND, RESIDENCE_ASKED, Residence, check_residence,
-    echo_follow_up, echo_residence, echo_sequence, follow_up,
+    ECHO_FOLLOW_UP_LEN, ECHO_HEADER_LEN, ECHO_SHORT_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals,
+    FOLLOW_UP_ASKED, MAX_ECHO_PER_SECOND, RESIDENCE_ASKED, Residence, SHORT_REPLY_ASKED,
+    check_residence, echo_follow_up, echo_residence, echo_sequence, follow_up,
 };
-use crate::control::{Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, names_feature};
+use crate::control::{
+    Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, SHORT_REPLY_FEATURE, names_feature,
+};
 use crate::icmp_socket::software_stamp_ns;
 use crate::session::{Control, SessionError};
 use crate::sys::{cmsg, socket_options};
@@ -94,6 +96,8 @@ pub struct UdpEcho {
     residence: bool,
     /// The agent also sends follow-ups of its replies' send paths ([`FOLLOW_UP_FEATURE`]).
     follow_ups: bool,
+    /// The agent answers short when asked ([`SHORT_REPLY_FEATURE`]).
+    short_replies: bool,
 }
 
 impl std::fmt::Debug for UdpEcho {
@@ -124,10 +128,15 @@ impl UdpEcho {
         seconds: f64,
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
-        let (mut ctl, welcome) =
-            crate::service::open_with(agent, auth, idle, &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE])?;
+        let (mut ctl, welcome) = crate::service::open_with(
+            agent,
+            auth,
+            idle,
+            &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE, SHORT_REPLY_FEATURE],
+        )?;
         let residence = names_feature(&welcome.software, RESIDENCE_FEATURE);
         let follow_ups = residence && names_feature(&welcome.software, FOLLOW_UP_FEATURE);
+        let short_replies = names_feature(&welcome.software, SHORT_REPLY_FEATURE);
         let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
         let sock = UdpSocket::bind(with_port(local, 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
@@ -176,7 +185,19 @@ impl UdpEcho {
             last_send: None,
             residence,
             follow_ups,
+            short_replies,
         })
+    }
+
+    /// Whether the agent answers short replies ([`UdpEcho::one_short`]).
+    pub fn answers_short(&self) -> bool {
+        self.short_replies
+    }
+
+    /// The smallest probe that can ask for a short reply, IP bytes (a short reply is never
+    /// larger than its request).
+    pub fn short_min_size(&self) -> usize {
+        self.ip_header + UDP_HEADER_LEN + ECHO_SHORT_LEN
     }
 
     /// Whether the agent reports its residence time in the replies of [`UdpEcho::pipelined`].
@@ -214,13 +235,56 @@ impl UdpEcho {
 
     /// One probe of `ip_size` IP bytes; waits at most `timeout` for its echo.
     pub fn one(&mut self, ip_size: usize, start: Instant, timeout: Duration) -> io::Result<Sample> {
+        self.one_as(ip_size, false, start, timeout)
+    }
+
+    /// One probe of `ip_size` IP bytes (at least [`UdpEcho::short_min_size`]) answered with a
+    /// short reply of [`ECHO_SHORT_LEN`] payload bytes, whatever its size: the bytes returned
+    /// stay constant, so its round trip's slope is the path's per byte sent alone. Refused
+    /// (`Unsupported`) when the agent did not name [`SHORT_REPLY_FEATURE`].
+    pub fn one_short(
+        &mut self,
+        ip_size: usize,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
+        if !self.short_replies {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the agent does not send short replies (its welcome does not name +shortreply): run the same wirespeed release on it",
+            ));
+        }
+        if ip_size < self.short_min_size() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a probe of {ip_size} bytes cannot ask for a short reply: the smallest is {} (IP and UDP headers, cookie, sequence, the request)",
+                    self.short_min_size()
+                ),
+            ));
+        }
+        let mut sample = self.one_as(ip_size, true, start, timeout)?;
+        sample.series = super::Series::AgentShortReply;
+        Ok(sample)
+    }
+
+    fn one_as(
+        &mut self,
+        ip_size: usize,
+        short: bool,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
         self.seq += 1;
         let payload = ip_size.saturating_sub(self.ip_header + UDP_HEADER_LEN);
         let payload = payload.max(ECHO_HEADER_LEN);
         self.buf.clear();
         self.buf.extend_from_slice(&self.cookie.0);
         self.buf.extend_from_slice(&self.seq.to_be_bytes());
-        self.buf.resize(payload, 0);
+        if short {
+            self.buf.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+        }
+        self.buf.resize(payload.max(self.buf.len()), 0);
         // Stay under the agent's rate limit, so that no probe is dropped for it.
         if let Some(last) = self.last_send {
             let next = last + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND);
@@ -242,6 +306,7 @@ impl UdpEcho {
             reply: ReplyKind::Lost,
             unreachable_code: None,
             too_big_mtu: None,
+            series: super::Series::Probe,
         };
         let deadline = t0 + timeout;
         let mut tx_ns = None;
@@ -371,6 +436,7 @@ impl UdpEcho {
                     reply: ReplyKind::Lost,
                     unreachable_code: None,
                     too_big_mtu: None,
+                    series: super::Series::Probe,
                 };
                 if outstanding.len() >= MAX_OUTSTANDING
                     && let Some((.., lost)) = outstanding.pop_front()

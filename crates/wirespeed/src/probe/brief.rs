@@ -113,6 +113,7 @@ mod tests {
                 reply: wirespeed_net::probe::ReplyKind::EchoReply,
                 unreachable_code: None,
                 too_big_mtu: None,
+                series: wirespeed_net::probe::Series::Probe,
             })
             .collect();
         r
