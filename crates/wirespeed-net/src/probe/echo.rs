@@ -128,12 +128,24 @@ impl UdpEcho {
         seconds: f64,
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
-        let (mut ctl, welcome) = crate::service::open_with(
+        UdpEcho::open_naming(
             agent,
             auth,
+            seconds,
             idle,
             &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE, SHORT_REPLY_FEATURE],
-        )?;
+        )
+    }
+
+    /// [`UdpEcho::open`] naming only `features` in the hello (a test plays an older client).
+    fn open_naming(
+        agent: SocketAddr,
+        auth: Option<&AuthKey>,
+        seconds: f64,
+        idle: Duration,
+        features: &[&str],
+    ) -> Result<UdpEcho, EchoError> {
+        let (mut ctl, welcome) = crate::service::open_with(agent, auth, idle, features)?;
         let residence = names_feature(&welcome.software, RESIDENCE_FEATURE);
         let follow_ups = residence && names_feature(&welcome.software, FOLLOW_UP_FEATURE);
         let short_replies = names_feature(&welcome.software, SHORT_REPLY_FEATURE);
@@ -670,6 +682,75 @@ mod tests {
         sock.set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
         assert!(sock.recv(&mut [0u8; 2048]).is_err(), "an echo after close");
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    /// A short reply is the request's first 32 bytes, to the session alone, never larger
+    /// than the request, within the same rate limit; a session whose client did not name the
+    /// feature gets whole echoes whatever it writes, and a request too short to ask is echoed
+    /// as it is.
+    #[test]
+    fn short_replies_go_to_the_session_alone_and_are_never_larger_than_asked() {
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let echo = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap();
+        assert!(echo.answers_short());
+        let cookie = echo.cookie();
+        let asking = |size: usize| {
+            let mut d = cookie.0.to_vec();
+            d.extend_from_slice(&(size as u64).to_be_bytes());
+            d.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+            d.resize(size.max(ECHO_SHORT_LEN), 9);
+            d
+        };
+        for size in [ECHO_SHORT_LEN, 200, 1400, 8000, 65_000] {
+            let d = asking(size);
+            let back = exchange(&echo, &d).unwrap_or_else(|| panic!("{size}: no reply"));
+            assert_eq!(back, d[..ECHO_SHORT_LEN], "{size} bytes");
+        }
+        // Too short to carry the request (cookie and sequence alone): echoed as it is.
+        let mut bare = cookie.0.to_vec();
+        bare.extend_from_slice(&7u64.to_be_bytes());
+        assert_eq!(exchange(&echo, &bare).as_deref(), Some(&bare[..]));
+        // A stranger's socket with the cookie and the request: the agent's socket is
+        // connected to the session's port and never sees it.
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        stranger.connect(echo.agent_udp_addr().unwrap()).unwrap();
+        stranger.send(&asking(1000)).unwrap();
+        stranger
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        assert!(
+            stranger.recv(&mut [0u8; 2048]).is_err(),
+            "a stranger got a reply"
+        );
+        // The client refuses to ask below the smallest request.
+        let mut echo = echo;
+        let e = echo
+            .one_short(
+                echo.short_min_size() - 1,
+                Instant::now(),
+                Duration::from_millis(300),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        let sample = echo
+            .one_short(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(sample.returned_bytes, 20 + UDP_HEADER_LEN + ECHO_SHORT_LEN);
+        assert_eq!(sample.series, super::super::Series::AgentShortReply);
+        let totals = echo.close(Duration::from_secs(5)).unwrap();
+        assert_eq!(totals.answered, 7, "{totals:?}");
+        // An older client, not naming the feature: whole echoes whatever it writes.
+        let old = UdpEcho::open_naming(addr, None, 10.0, Duration::from_secs(5), &[]).unwrap();
+        let mut d = old.cookie().0.to_vec();
+        d.extend_from_slice(&1u64.to_be_bytes());
+        d.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+        d.resize(900, 1);
+        assert_eq!(exchange(&old, &d).as_deref(), Some(&d[..]));
+        old.close(Duration::from_secs(5)).unwrap();
         handle.stop();
         thread.join().unwrap().unwrap();
     }

@@ -137,9 +137,14 @@ impl ProbeReport {
             SocketKind::Raw => "raw ICMP socket",
             SocketKind::UdpEcho => "UDP echo to the wirespeed agent",
         };
+        let agent = if self.samples.iter().any(|s| s.series.is_agent()) {
+            " (the destination also by the wirespeed agent's whole echoes and short replies)"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "probe {}: {} answers of {} probes, {socket}, {clock}",
+            "probe {}: {} answers of {} probes, {socket}{agent}, {clock}",
             self.target,
             self.answers,
             self.samples.len()

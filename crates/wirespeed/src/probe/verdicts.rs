@@ -354,6 +354,7 @@ mod tests {
             budget_seconds: 60.0,
             stopped_by: StopReason::Settled,
             unsettled: Vec::new(),
+            plan: None,
         };
         assert_eq!(settled.severity(), Severity::Verdict);
         assert!(
@@ -376,6 +377,12 @@ mod tests {
             budget_seconds: 60.0,
             stopped_by: StopReason::Budget,
             unsettled,
+            plan: Some(RoundPlan {
+                ttls: vec![2, 3],
+                round_seconds: 12.4,
+                rounds_to_settle: Some(3),
+                seconds_to_settle: Some(37.2),
+            }),
         };
         assert_eq!(budget.severity(), Severity::Warning);
         let text = budget.to_string();
@@ -384,10 +391,15 @@ mod tests {
             text.contains("hop 1 answer per byte +-41.2 ns/B (tolerance 12.1 ns/B)"),
             "{text}"
         );
-        assert!(text.ends_with("and 2 more"), "{text}");
+        assert!(text.contains("and 2 more; rounds planned from the path: the next would probe hop(s) 2, 3 only (about 12.4 s"), "{text}");
+        assert!(
+            text.contains("about 3 more such round(s), 37.2 s"),
+            "{text}"
+        );
         let typed = wirespeed_report::Finding::of(budget.severity(), &budget);
         assert_eq!(typed.kind, "rounds_stopped");
         assert_eq!(typed.evidence["stopped_by"], "budget");
+        assert_eq!(typed.evidence["plan"]["rounds_to_settle"], 3);
     }
 
     #[test]
