@@ -915,8 +915,9 @@ fn probe_udp_bad_input_is_one_line() {
 }
 
 /// Issue 31: `--hops --udp` probes the hops with ICMP and the destination also with the
-/// agent's whole echoes and short replies, interleaved; the short replies return a constant 60
-/// bytes (IPv4: IP 20 + UDP 8 + cookie, sequence and the request 32), never more than sent,
+/// agent's whole echoes and short replies, interleaved; the short replies return a constant 68
+/// bytes (IPv4: IP 20 + UDP 8 + cookie, sequence, residence and the request 40), never more
+/// than sent, each with the agent's residence,
 /// and the destination's per byte comes from the plane of both series (the JSON says so).
 #[test]
 fn probe_hops_udp_times_the_destination_with_short_replies() {
@@ -944,16 +945,19 @@ fn probe_hops_udp_times_the_destination_with_short_replies() {
             .filter(|s| s["series"].as_str().unwrap_or("probe") == name)
             .collect()
     };
-    // ICMP at every size; the agent at the sizes that can ask for a short reply (60 bytes up).
+    // ICMP at every size; the agent at the sizes that can ask for a short reply (68 bytes up).
     assert_eq!(series("probe").len(), 6 * 8);
     let (echo, short) = (series("agent_echo"), series("agent_short_reply"));
     assert_eq!((echo.len(), short.len()), (5 * 8, 5 * 8));
     for s in &echo {
         assert_eq!(s["returned_bytes"], s["sent_bytes"], "{s}");
     }
+    for s in echo.iter().chain(&short) {
+        assert!(s["agent_residence_ns"].is_u64(), "{s}");
+    }
     for s in &short {
-        assert_eq!(s["returned_bytes"], 60, "{s}");
-        assert!(s["sent_bytes"].as_u64().unwrap() >= 60, "{s}");
+        assert_eq!(s["returned_bytes"], 68, "{s}");
+        assert!(s["sent_bytes"].as_u64().unwrap() >= 68, "{s}");
         assert_eq!(s["ttl"], 1, "recorded at the destination's hop: {s}");
     }
     let hop = &r["hops"][0];

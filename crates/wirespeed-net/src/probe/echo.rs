@@ -247,7 +247,21 @@ impl UdpEcho {
 
     /// One probe of `ip_size` IP bytes; waits at most `timeout` for its echo.
     pub fn one(&mut self, ip_size: usize, start: Instant, timeout: Duration) -> io::Result<Sample> {
-        self.one_as(ip_size, false, start, timeout)
+        self.one_as(ip_size, Reply::Echo, start, timeout)
+    }
+
+    /// [`UdpEcho::one`] asking the agent for its residence time (receive stamp to `sendmsg`,
+    /// where it names [`RESIDENCE_FEATURE`]), kept in the sample's `agent_residence_ns` when
+    /// it is possible against the round trip: the agent's wake-up, which a user-space program
+    /// pays and a kernel's ICMP echo does not, taken out by the analysis. At least
+    /// [`UdpEcho::short_min_size`] bytes (room for the field).
+    pub fn one_stamped(
+        &mut self,
+        ip_size: usize,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
+        self.one_as(ip_size, Reply::StampedEcho, start, timeout)
     }
 
     /// One probe of `ip_size` IP bytes (at least [`UdpEcho::short_min_size`]) answered with a
@@ -275,7 +289,7 @@ impl UdpEcho {
                 ),
             ));
         }
-        let mut sample = self.one_as(ip_size, true, start, timeout)?;
+        let mut sample = self.one_as(ip_size, Reply::Short, start, timeout)?;
         sample.series = super::Series::AgentShortReply;
         Ok(sample)
     }
@@ -283,7 +297,7 @@ impl UdpEcho {
     fn one_as(
         &mut self,
         ip_size: usize,
-        short: bool,
+        reply: Reply,
         start: Instant,
         timeout: Duration,
     ) -> io::Result<Sample> {
@@ -293,7 +307,12 @@ impl UdpEcho {
         self.buf.clear();
         self.buf.extend_from_slice(&self.cookie.0);
         self.buf.extend_from_slice(&self.seq.to_be_bytes());
-        if short {
+        let stamped = reply != Reply::Echo && self.residence;
+        if reply != Reply::Echo {
+            let field = if stamped { RESIDENCE_ASKED } else { 0 };
+            self.buf.extend_from_slice(&field.to_be_bytes());
+        }
+        if reply == Reply::Short {
             self.buf.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
         }
         self.buf.resize(payload.max(self.buf.len()), 0);
@@ -319,10 +338,12 @@ impl UdpEcho {
             unreachable_code: None,
             too_big_mtu: None,
             series: super::Series::Probe,
+            agent_residence_ns: None,
         };
         let deadline = t0 + timeout;
         let mut tx_ns = None;
         let mut rx_ns = None;
+        let mut residence_field = None;
         loop {
             match self.recv_one(true)? {
                 Some(Got::TxStamp { id, ns }) if id == tx_id => tx_ns = Some(ns),
@@ -337,6 +358,7 @@ impl UdpEcho {
                         sample.reply = ReplyKind::EchoReply;
                         sample.responder = Some(self.target);
                         sample.returned_bytes = self.ip_header + UDP_HEADER_LEN + len;
+                        residence_field = echo_residence(d);
                         rx_ns = rx_kernel_ns;
                         break;
                     }
@@ -372,6 +394,13 @@ impl UdpEcho {
             && rx >= tx
         {
             sample.rtt_kernel_ns = Some((rx - tx) as u64);
+        }
+        if stamped
+            && sample.reply == ReplyKind::EchoReply
+            && let Some(rtt) = sample.rtt_kernel_ns.or(sample.rtt_user_ns)
+            && let Residence::Accepted(r) = check_residence(residence_field, rtt)
+        {
+            sample.agent_residence_ns = Some(r);
         }
         Ok(sample)
     }
@@ -449,6 +478,7 @@ impl UdpEcho {
                     unreachable_code: None,
                     too_big_mtu: None,
                     series: super::Series::Probe,
+                    agent_residence_ns: None,
                 };
                 if outstanding.len() >= MAX_OUTSTANDING
                     && let Some((.., lost)) = outstanding.pop_front()
@@ -605,6 +635,17 @@ impl UdpEcho {
     }
 }
 
+/// What a probe of [`UdpEcho::one_as`] asks of the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    /// The whole echo, nothing stamped (`probe --udp`).
+    Echo,
+    /// The whole echo with the agent's residence.
+    StampedEcho,
+    /// A short reply with the agent's residence.
+    Short,
+}
+
 enum Got {
     TxStamp {
         id: u32,
@@ -701,6 +742,7 @@ mod tests {
         let asking = |size: usize| {
             let mut d = cookie.0.to_vec();
             d.extend_from_slice(&(size as u64).to_be_bytes());
+            d.extend_from_slice(&0u64.to_be_bytes());
             d.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
             d.resize(size.max(ECHO_SHORT_LEN), 9);
             d
@@ -710,9 +752,10 @@ mod tests {
             let back = exchange(&echo, &d).unwrap_or_else(|| panic!("{size}: no reply"));
             assert_eq!(back, d[..ECHO_SHORT_LEN], "{size} bytes");
         }
-        // Too short to carry the request (cookie and sequence alone): echoed as it is.
+        // Too short to carry the request (cookie, sequence, residence): echoed as it is.
         let mut bare = cookie.0.to_vec();
         bare.extend_from_slice(&7u64.to_be_bytes());
+        bare.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
         assert_eq!(exchange(&echo, &bare).as_deref(), Some(&bare[..]));
         // A stranger's socket with the cookie and the request: the agent's socket is
         // connected to the session's port and never sees it.
@@ -741,8 +784,26 @@ mod tests {
             .unwrap();
         assert_eq!(sample.returned_bytes, 20 + UDP_HEADER_LEN + ECHO_SHORT_LEN);
         assert_eq!(sample.series, super::super::Series::AgentShortReply);
+        // The short reply and the stamped echo carry the agent's residence, within the round
+        // trip; the sample's round trip less it is what the kernels and the path took.
+        let rtt = sample.rtt_kernel_ns.or(sample.rtt_user_ns).unwrap();
+        let residence = sample.agent_residence_ns.expect("stamped");
+        assert!(residence <= rtt, "{sample:?}");
+        assert_eq!(
+            sample.rtt_ns(sample.rtt_kernel_ns.is_some()),
+            Some(rtt - residence)
+        );
+        let whole = echo
+            .one_stamped(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(whole.returned_bytes, 1000);
+        assert!(whole.agent_residence_ns.is_some(), "{whole:?}");
+        let plain = echo
+            .one(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(plain.agent_residence_ns, None, "{plain:?}");
         let totals = echo.close(Duration::from_secs(5)).unwrap();
-        assert_eq!(totals.answered, 7, "{totals:?}");
+        assert_eq!(totals.answered, 9, "{totals:?}");
         // An older client, not naming the feature: whole echoes whatever it writes.
         let old = UdpEcho::open_naming(addr, None, 10.0, Duration::from_secs(5), &[]).unwrap();
         let mut d = old.cookie().0.to_vec();

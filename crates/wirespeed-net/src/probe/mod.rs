@@ -223,6 +223,24 @@ pub struct Sample {
     /// `--udp` alone), or with `--hops --udp` one of the agent's two series at the destination.
     #[serde(default, skip_serializing_if = "Series::is_probe")]
     pub series: Series,
+    /// In the agent's series, its residence time (kernel receive stamp to its `sendmsg`),
+    /// checked against the round trip, ns: the agent's wake-up, taken out of the round trip by
+    /// [`Sample::rtt_ns`]. None elsewhere, or when the agent did not stamp it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_residence_ns: Option<u64>,
+}
+
+impl Sample {
+    /// The round trip on the kernel's stamps (`kernel`) or the monotonic clock, less the
+    /// agent's residence where it stamped one: what the network and the kernels took.
+    pub fn rtt_ns(&self, kernel: bool) -> Option<u64> {
+        let rtt = if kernel {
+            self.rtt_kernel_ns
+        } else {
+            self.rtt_user_ns
+        }?;
+        Some(rtt.saturating_sub(self.agent_residence_ns.unwrap_or(0)))
+    }
 }
 
 /// The series a probe belongs to. With `--hops` and an agent on the destination
@@ -335,7 +353,7 @@ impl Prober {
         };
         let got = match series {
             Series::AgentShortReply => agent.one_short(size, self.start, self.timeout),
-            _ => agent.one(size, self.start, self.timeout),
+            _ => agent.one_stamped(size, self.start, self.timeout),
         };
         let mut sample = got.map_err(|source| ProbeError::Send {
             target: self.target,
@@ -401,6 +419,7 @@ impl Prober {
             unreachable_code: None,
             too_big_mtu: None,
             series: Series::Probe,
+            agent_residence_ns: None,
         };
         let mut tx_ns: Option<i128> = None;
         let mut rx_ns: Option<i128> = None;

@@ -114,6 +114,7 @@ mod tests {
                 unreachable_code: None,
                 too_big_mtu: None,
                 series: wirespeed_net::probe::Series::Probe,
+                agent_residence_ns: None,
             })
             .collect();
         r

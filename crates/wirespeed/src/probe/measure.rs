@@ -100,10 +100,10 @@ fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> 
             returned_bytes: s.returned_bytes,
             // A destination unreachable (a filter that woke up mid-run) times a different
             // path from the echo or time exceeded being fitted: count it as lost.
-            rtt_ms: match (s.reply, timestamps) {
-                (ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost, _) => None,
-                (_, Timestamps::KernelSoftware) => s.rtt_kernel_ns,
-                (_, Timestamps::Monotonic) => s.rtt_user_ns,
+            // The agent's series without its residence (its wake-up), where it stamped one.
+            rtt_ms: match s.reply {
+                ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
+                _ => s.rtt_ns(timestamps == Timestamps::KernelSoftware),
             }
             .map(|ns| ns as f64 / 1e6),
             sent_at_seconds: s.sent_at_ns as f64 / 1e9,

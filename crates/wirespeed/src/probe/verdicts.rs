@@ -290,6 +290,7 @@ mod tests {
             unreachable_code: None,
             too_big_mtu: (reply == ReplyKind::TooBig).then_some(1400),
             series: wirespeed_net::probe::Series::Probe,
+            agent_residence_ns: None,
         }
     }
 

@@ -600,10 +600,10 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
         ttl: s.ttl,
         sent_bytes: s.sent_bytes,
         returned_bytes: s.returned_bytes,
+        // The agent's series without its residence (its wake-up), where it stamped one.
         rtt_ms: match s.reply {
             ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
-            _ if kernel => s.rtt_kernel_ns,
-            _ => s.rtt_user_ns,
+            _ => s.rtt_ns(kernel),
         }
         .map(|ns| ns as f64 / 1e6),
         sent_at_seconds: s.sent_at_ns as f64 / 1e9,
