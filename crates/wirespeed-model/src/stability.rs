@@ -27,6 +27,12 @@
 //! never answered) has nothing to settle; a fitted hop without intervals (fewer than three
 //! blocks) is unsettled: nothing says its figures agree.
 //!
+//! The rounds are planned from the path ([`plan_round`]): a further round probes only the hops
+//! whose figures are unsettled and the hops their own costs are differenced from, its length
+//! is the last round's pace times the probes it plans, and the plan says how many rounds the
+//! widest unsettled figure would need if its interval narrows as one over the root of its
+//! probes, so that a run stopped by its budget says what settling would have cost.
+//!
 //! Checked on the saved corpora of bench/harness-probe.sh (110 random chains, `-c 32`): cut
 //! after each run's first 16 probes a size, 50 runs met the rule, and 244 of the 250 separable
 //! per-byte and answer figures of those runs lay within their tolerance of the configured
