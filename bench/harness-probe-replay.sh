@@ -11,6 +11,8 @@
 #
 # WIRESPEED_HARNESS_REPLAY_PROBES=N keeps only the first N probes of each size at each hop
 # (N = the runs' -c: their first round alone, what a run without --until-stable measured).
+# WIRESPEED_HARNESS_REPLAY_AGENT=0 leaves out the agent's series at the destination (runs of
+# `probe --hops --udp`): the same runs as ICMP alone would have judged them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -lt 1 ] || [ ! -d "$1" ]; then

@@ -5,8 +5,11 @@
 # split-half intervals cover the configured line, and every step verdict (none of these labs
 # configures a step, so each is a false positive). Writes a scorecard.
 #
-#   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE] [BUDGET]
+#   sudo bash bench/harness-probe.sh [LABS] [FIRST_SEED] [OUT_DIR] [PROBES_PER_SIZE] [BUDGET] [AGENT]
 #
+# AGENT (default 1): h2 runs `wirespeed serve` and the probe is `probe --hops --udp`, so the
+# destination is also timed by the agent's whole echoes and short replies (its per byte sent
+# and returned apart); 0 probes with ICMP alone, as before session 21.
 # Defaults: 50 labs, seed 31, /tmp/ws-harness-probe, -c 32 (the probe's default), one round
 # (BUDGET, e.g. 60s: `probe --until-stable BUDGET`, rounds until every separable own cost is
 # within its tolerance or the budget would be passed; the scorecard counts what stopped them). The
@@ -24,9 +27,11 @@ SEED=${2:-31}
 OUT=${3:-/tmp/ws-harness-probe}
 COUNT=${4:-32}
 BUDGET=${5:-0}
+AGENT=${6:-1}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 WIRESPEED_HARNESS_PROBE_LABS=$LABS WIRESPEED_HARNESS_SEED=$SEED WIRESPEED_HARNESS_OUT=$OUT \
   WIRESPEED_HARNESS_PROBE_COUNT=$COUNT WIRESPEED_HARNESS_PROBE_BUDGET=$BUDGET \
+  WIRESPEED_HARNESS_PROBE_AGENT=$AGENT \
   cargo test --release -p wirespeed --test main harness::probe::probe_scorecard -- \
   --ignored --nocapture --test-threads 1

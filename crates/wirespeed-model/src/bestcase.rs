@@ -218,6 +218,11 @@ pub struct Increment {
     /// tell the two apart. Older documents: false.
     #[serde(default)]
     pub per_byte_mixes_directions: bool,
+    /// Which probes measured the per byte and the answer per byte: the hop's own (ICMP), or
+    /// at the destination the agent's echoes and short replies
+    /// ([`crate::destination::analyze_with_agent`]). Older documents: the hop's own.
+    #[serde(default)]
+    pub per_byte_from: crate::destination::PerByteSeries,
 }
 
 /// Everything about one hop.
@@ -642,7 +647,7 @@ fn add_block_intervals(
 
 /// What an own cost's intervals say about trusting it: a per-byte cost the run cannot tell
 /// from zero, or a difference negative beyond the noise.
-fn own_cost_caveat(iv: &OwnCostIntervals, from_ttl: u8) -> Option<String> {
+pub(crate) fn own_cost_caveat(iv: &OwnCostIntervals, from_ttl: u8) -> Option<String> {
     let mut notes = Vec::new();
     if from_ttl == 0 {
         notes.push("from this host: includes the host's own sending and receiving cost (probe 127.0.0.1 or ::1 for it, as the seed's roc)".to_string());
@@ -660,7 +665,11 @@ fn own_cost_caveat(iv: &OwnCostIntervals, from_ttl: u8) -> Option<String> {
 }
 
 /// [`analyze`] without the intervals of the time blocks: one analysis of `obs` whole.
-fn analyze_whole(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) -> Vec<HopAnalysis> {
+pub(crate) fn analyze_whole(
+    obs: &[Observation],
+    p: &AnalysisParams,
+    host: Option<Cost>,
+) -> Vec<HopAnalysis> {
     let mut ttls: Vec<u8> = obs.iter().map(|o| o.ttl).collect();
     ttls.sort_unstable();
     ttls.dedup();
@@ -691,6 +700,7 @@ fn analyze_whole(obs: &[Observation], p: &AnalysisParams, host: Option<Cost>) ->
             caveat,
             intervals: None,
             per_byte_mixes_directions: false,
+            per_byte_from: crate::destination::PerByteSeries::Probes,
         });
         prev = Some((hop.ttl, fit));
     }

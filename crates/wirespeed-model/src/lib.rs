@@ -10,7 +10,8 @@
 //! Modules: [`units`] (rates, sizes, durations), [`framing`] (what a packet costs on the wire),
 //! [`envelope`] (a link's ceiling), [`sockbuf`] (what Linux grants a buffer request), [`dscp`];
 //! for best-case delay (seed 001) [`stats`] (minimum per size, line fits, bootstrap, step
-//! detection), [`bestcase`], [`delay`] (Bellovin's algebra), [`perhop`] and [`stability`] (when a
+//! detection), [`bestcase`], [`delay`] (Bellovin's algebra), [`perhop`], [`destination`] (the
+//! destination's per byte each way from an agent's short replies) and [`stability`] (when a
 //! per-hop probe has probed enough); for repeated and
 //! replicated runs [`resample`] (the median and its bootstrap interval) and [`moments`]
 //! (moments, Jain's fairness, Student-t intervals); [`sequence`] (loss, reordering, jitter);
@@ -26,6 +27,7 @@ pub mod bestcase;
 pub mod bottleneck;
 pub mod csma_theory;
 pub mod delay;
+pub mod destination;
 pub mod diagnose;
 pub mod dscp;
 pub mod envelope;

@@ -27,6 +27,12 @@
 //! never answered) has nothing to settle; a fitted hop without intervals (fewer than three
 //! blocks) is unsettled: nothing says its figures agree.
 //!
+//! The rounds are planned from the path ([`plan_round`]): a further round probes only the hops
+//! whose figures are unsettled and the hops their own costs are differenced from, its length
+//! is the last round's pace times the probes it plans, and the plan says how many rounds the
+//! widest unsettled figure would need if its interval narrows as one over the root of its
+//! probes, so that a run stopped by its budget says what settling would have cost.
+//!
 //! Checked on the saved corpora of bench/harness-probe.sh (110 random chains, `-c 32`): cut
 //! after each run's first 16 probes a size, 50 runs met the rule, and 244 of the 250 separable
 //! per-byte and answer figures of those runs lay within their tolerance of the configured
@@ -201,4 +207,91 @@ pub enum StopReason {
 /// last one `last_round_s`; another is sent only if it would end within `budget_s`.
 pub fn another_round_fits(elapsed_s: f64, last_round_s: f64, budget_s: f64) -> bool {
     elapsed_s + last_round_s.max(0.0) <= budget_s
+}
+
+/// The next round of `--until-stable`, planned from the path: which hops it probes, how long it
+/// should take, and how many rounds settling everything would take.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RoundPlan {
+    /// The hops the next round probes: every hop with an unsettled figure and the hop its own
+    /// cost is differenced from (settled hops elsewhere are not probed again).
+    pub ttls: Vec<u8>,
+    /// Its expected length, seconds: the last round's seconds a probe times the probes planned.
+    pub round_seconds: f64,
+    /// Rounds like it that the widest unsettled figure needs to come within its tolerance,
+    /// were its interval to narrow as one over the root of its probes (None: a figure without
+    /// an interval, which one more round must show first).
+    pub rounds_to_settle: Option<u32>,
+    /// `rounds_to_settle` x `round_seconds`: the time the path asks for beyond what was spent.
+    pub seconds_to_settle: Option<f64>,
+}
+
+/// The hops a further round probes for `unsettled` figures of `hops`: each unsettled hop and
+/// the hop its own cost is measured from (a difference of two lines narrows only when both
+/// do), in TTL order.
+pub fn hops_to_probe(hops: &[HopAnalysis], unsettled: &[Unsettled]) -> Vec<u8> {
+    let mut ttls: Vec<u8> = Vec::new();
+    for u in unsettled {
+        ttls.push(u.ttl);
+        let from = hops
+            .iter()
+            .find(|h| h.ttl == u.ttl)
+            .and_then(|h| h.increment.as_ref())
+            .map(|i| i.from_ttl);
+        if let Some(from) = from.filter(|&t| t > 0) {
+            ttls.push(from);
+        }
+    }
+    ttls.sort_unstable();
+    ttls.dedup();
+    ttls
+}
+
+/// Further rounds (each as many probes of each unsettled hop as each of the `rounds` so far)
+/// until every `unsettled` figure's half width is within its tolerance, if it narrows as one
+/// over the root of its probes: `rounds x ((w / t)^2 - 1)`, rounded up, of the widest; None
+/// when a figure has no interval yet (or a NaN one), and 0 when nothing is unsettled.
+pub fn rounds_to_settle(unsettled: &[Unsettled], rounds: u32) -> Option<u32> {
+    let mut most = 0.0f64;
+    for u in unsettled {
+        let w = u.half_width_ms.filter(|w| w.is_finite())?;
+        if u.tolerance_ms <= 0.0 || !u.tolerance_ms.is_finite() {
+            return None;
+        }
+        let ratio = w / u.tolerance_ms;
+        most = most.max(f64::from(rounds.max(1)) * (ratio * ratio - 1.0));
+    }
+    // Past the most rounds a run sends it is "more than can be sent" whatever the figure.
+    Some(most.max(0.0).ceil().min(1e6) as u32)
+}
+
+/// The plan of the next round: the hops [`hops_to_probe`] names, `probes_per_hop` probes each
+/// (`extra_probes` more where the destination's agent series go with it, `destination`), at the
+/// last round's `seconds_per_probe`.
+pub fn plan_round(
+    hops: &[HopAnalysis],
+    unsettled: &[Unsettled],
+    rounds: u32,
+    seconds_per_probe: f64,
+    probes_per_hop: f64,
+    destination: Option<(u8, f64)>,
+) -> RoundPlan {
+    let ttls = hops_to_probe(hops, unsettled);
+    let probes: f64 = ttls
+        .iter()
+        .map(|&t| {
+            probes_per_hop
+                + destination
+                    .filter(|(d, _)| *d == t)
+                    .map_or(0.0, |(_, extra)| extra)
+        })
+        .sum();
+    let round_seconds = (seconds_per_probe * probes).max(0.0);
+    let rounds_to_settle = rounds_to_settle(unsettled, rounds);
+    RoundPlan {
+        ttls,
+        round_seconds,
+        rounds_to_settle,
+        seconds_to_settle: rounds_to_settle.map(|n| f64::from(n) * round_seconds),
+    }
 }

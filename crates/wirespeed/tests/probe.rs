@@ -899,12 +899,92 @@ fn probe_udp_bad_input_is_one_line() {
         "40",
     ]);
     assert_one_line_error(&run, "52 bytes");
-    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "--hops"]);
-    assert_eq!(run.status, 2, "{}", run.stderr);
-    // No agent on that port.
+    // The agent alone has no ICMP socket or loopback line to choose.
+    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "--socket", "raw"]);
+    assert_one_line_error(&run, "add --hops");
+    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "--host-baseline"]);
+    assert_one_line_error(&run, "drop --host-baseline");
+    // No agent on that port, alone or behind the hops.
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = free.local_addr().unwrap().port().to_string();
     drop(free);
     let run = wirespeed(&["probe", "127.0.0.1", "--udp", "-p", &port]);
     assert_one_line_error(&run, "wirespeed serve");
+    let run = wirespeed(&["probe", "127.0.0.1", "--udp", "--hops", "-p", &port]);
+    assert_one_line_error(&run, "wirespeed serve");
+}
+
+/// Issue 31: `--hops --udp` probes the hops with ICMP and the destination also with the
+/// agent's whole echoes and short replies, interleaved; the short replies return a constant 68
+/// bytes (IPv4: IP 20 + UDP 8 + cookie, sequence, residence and the request 40), never more
+/// than sent, each with the agent's residence,
+/// and the destination's per byte comes from the plane of both series (the JSON says so).
+#[test]
+fn probe_hops_udp_times_the_destination_with_short_replies() {
+    let server = crate::throughput::Server::start(&[]);
+    let doc = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--hops",
+        "--udp",
+        "-p",
+        &server.port(),
+        "-c",
+        "8",
+        "--sizes",
+        "46..1346:260",
+        "--gap",
+        "0",
+        "--json",
+    ]));
+    let r = &doc["result"];
+    let samples = r["samples"].as_array().unwrap();
+    let series = |name: &str| -> Vec<&serde_json::Value> {
+        samples
+            .iter()
+            .filter(|s| s["series"].as_str().unwrap_or("probe") == name)
+            .collect()
+    };
+    // ICMP at every size; the agent at the sizes that can ask for a short reply (68 bytes up).
+    assert_eq!(series("probe").len(), 6 * 8);
+    let (echo, short) = (series("agent_echo"), series("agent_short_reply"));
+    assert_eq!((echo.len(), short.len()), (5 * 8, 5 * 8));
+    for s in &echo {
+        assert_eq!(s["returned_bytes"], s["sent_bytes"], "{s}");
+    }
+    for s in echo.iter().chain(&short) {
+        assert!(s["agent_residence_ns"].is_u64(), "{s}");
+    }
+    for s in &short {
+        assert_eq!(s["returned_bytes"], 68, "{s}");
+        assert!(s["sent_bytes"].as_u64().unwrap() >= 68, "{s}");
+        assert_eq!(s["ttl"], 1, "recorded at the destination's hop: {s}");
+    }
+    let hop = &r["hops"][0];
+    assert_eq!(hop["destination"], true);
+    assert_eq!(hop["fit"]["separation"], "separated", "{hop}");
+    assert_eq!(hop["increment"]["per_byte_from"], "agent_short_replies");
+    assert_eq!(r["echo"]["dropped"], 0, "{}", r["echo"]);
+    // The text says which series measured it.
+    let text = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--hops",
+        "--udp",
+        "-p",
+        &server.port(),
+        "-c",
+        "4",
+        "--sizes",
+        "100,700,1300",
+        "--gap",
+        "0",
+    ]);
+    assert_eq!(text.status, 0, "{}", text.stderr);
+    assert!(
+        text.stdout
+            .contains("per byte sent and returned from the agent's whole echoes and short replies"),
+        "{}",
+        text.stdout
+    );
 }

@@ -7,6 +7,7 @@ mod bestcase;
 mod bottleneck;
 mod csma_theory;
 mod delay;
+mod destination;
 mod diagnose;
 mod dscp;
 mod envelope;

@@ -49,6 +49,7 @@ fn hop(ttl: u8, own: [(f64, f64); 3], separated: bool, mixes: bool) -> HopAnalys
             answer_per_byte_ms: iv(own[2].0, own[2].1),
         }),
         per_byte_mixes_directions: mixes,
+        per_byte_from: Default::default(),
     });
     h
 }
@@ -145,4 +146,47 @@ proptest! {
         prop_assert!(t >= 0.02 * value.abs() - 1e-18);
         prop_assert!(t >= 0.030 / span - 1e-18);
     }
+}
+
+fn unsettled_at(ttl: u8, half: Option<f64>, tol: f64) -> Unsettled {
+    Unsettled {
+        ttl,
+        figure: Figure::PerByte,
+        half_width_ms: half,
+        tolerance_ms: tol,
+    }
+}
+
+/// A round probes each unsettled hop and the one it is differenced from, nothing else;
+/// the rounds to settle follow one over the root of the probes.
+#[test]
+fn the_next_round_is_planned_from_the_unsettled_hops() {
+    let hops: Vec<HopAnalysis> = (1..=4)
+        .map(|t| hop(t, [(0.1, 0.001); 3], true, false))
+        .collect();
+    // Hop 3's per byte twice its tolerance after 1 round: 3 more rounds of hops 2 and 3.
+    let u = [unsettled_at(3, Some(0.002), 0.001)];
+    assert_eq!(hops_to_probe(&hops, &u), vec![2, 3]);
+    assert_eq!(rounds_to_settle(&u, 1), Some(3));
+    assert_eq!(rounds_to_settle(&u, 2), Some(6));
+    let plan = plan_round(&hops, &u, 1, 0.01, 512.0, None);
+    assert_eq!(plan.ttls, vec![2, 3]);
+    assert!((plan.round_seconds - 10.24).abs() < 1e-9, "{plan:?}");
+    assert_eq!(plan.rounds_to_settle, Some(3));
+    assert!((plan.seconds_to_settle.unwrap() - 30.72).abs() < 1e-9);
+    // The destination's agent series go with it.
+    let plan = plan_round(&hops, &u, 1, 0.01, 512.0, Some((3, 1024.0)));
+    assert!((plan.round_seconds - 20.48).abs() < 1e-9, "{plan:?}");
+    // Hop 1 is differenced from this host: only itself.
+    let u1 = [unsettled_at(1, Some(0.0015), 0.001)];
+    assert_eq!(hops_to_probe(&hops, &u1), vec![1]);
+    assert_eq!(rounds_to_settle(&u1, 4), Some(5));
+    // Without an interval the plan cannot say; nothing unsettled needs nothing.
+    assert_eq!(rounds_to_settle(&[unsettled_at(2, None, 0.001)], 1), None);
+    assert_eq!(
+        rounds_to_settle(&[unsettled_at(2, Some(f64::NAN), 0.001)], 1),
+        None
+    );
+    assert_eq!(rounds_to_settle(&[], 3), Some(0));
+    assert!(hops_to_probe(&hops, &[]).is_empty());
 }

@@ -31,7 +31,7 @@ use std::time::{Duration, Instant};
 use crate::agent_config::AgentConfig;
 use crate::control::echo::{
     ECHO_BURST, EchoMessage, EchoTotals, MAX_ECHO_PER_SECOND, carries_cookie, echo_sequence,
-    stamp_follow_up, stamp_residence,
+    reply_len, stamp_follow_up, stamp_residence,
 };
 use crate::control::{Cookie, Message, Phase};
 use crate::session::{Control, SessionError};
@@ -63,6 +63,8 @@ pub(crate) struct Stamps {
     pub(crate) residence: bool,
     /// Follow-ups of the replies' send paths ([`crate::control::FOLLOW_UP_FEATURE`]).
     pub(crate) follow_up: bool,
+    /// Short replies to the datagrams that ask ([`crate::control::SHORT_REPLY_FEATURE`]).
+    pub(crate) short_reply: bool,
 }
 
 /// Replies sent whose transmit stamps are awaited, at most this many (older ones are given up).
@@ -221,9 +223,13 @@ pub(crate) fn serve(
                             Err(_) => continue,
                         }
                     };
+                    // A short reply (asked, in a session that named the feature) is the
+                    // datagram's head: never larger than the request, and no room for a
+                    // follow-up, which waits for a whole echo.
+                    let len = reply_len(&buf[..n], asked.short_reply);
                     let datagram = &mut buf[..n];
                     if carries_cookie(datagram, &cookie) && bucket.take(Instant::now()) {
-                        if let Some(f) = follow_ups.as_mut() {
+                        if let Some(f) = follow_ups.as_mut().filter(|_| len == n) {
                             f.drain(&sock);
                             if let Some((seq, path)) = f.ready
                                 && stamp_follow_up(datagram, seq, path)
@@ -238,8 +244,8 @@ pub(crate) fn serve(
                         {
                             stamp_residence(datagram, r);
                         }
-                        // The same bytes back: never larger than the request.
-                        if sock.send(datagram).is_ok() {
+                        // The same bytes back (or their head): never larger than the request.
+                        if sock.send(&datagram[..len]).is_ok() {
                             answered.fetch_add(1, Ordering::Relaxed);
                             if let Some(f) = follow_ups.as_mut() {
                                 f.sent(echo_sequence(datagram, &cookie).unwrap_or(0), now);

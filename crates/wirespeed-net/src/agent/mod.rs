@@ -1000,6 +1000,10 @@ fn handshake(
                     &software,
                     crate::control::FOLLOW_UP_FEATURE,
                 ),
+                short_reply: crate::control::names_feature(
+                    &software,
+                    crate::control::SHORT_REPLY_FEATURE,
+                ),
             },
         ),
         other => return Err(client_ended(other)),
@@ -1058,6 +1062,8 @@ struct ClientWords {
     residence: bool,
     /// It asks for follow-ups of the replies' send paths (with the residence).
     follow_up: bool,
+    /// It may ask for short echo replies.
+    short_reply: bool,
 }
 
 impl From<ClientWords> for echo::Stamps {
@@ -1065,6 +1071,7 @@ impl From<ClientWords> for echo::Stamps {
         echo::Stamps {
             residence: w.residence,
             follow_up: w.residence && w.follow_up,
+            short_reply: w.short_reply,
         }
     }
 }
@@ -1217,11 +1224,12 @@ fn run_session(
         protocol_version: PROTOCOL_VERSION,
         // The features this agent has, named for clients that look for them.
         software: format!(
-            "{} {} {} {}",
+            "{} {} {} {} {}",
             crate::control::handshake::software(),
             crate::control::RESIDENCE_FEATURE,
             crate::control::FOLLOW_UP_FEATURE,
-            crate::control::MAX_PACING_FEATURE
+            crate::control::MAX_PACING_FEATURE,
+            crate::control::SHORT_REPLY_FEATURE
         ),
     })?;
     let waiting = Idle::enter(shared, record.session, &ctl.stream);

@@ -29,6 +29,36 @@ pub const ECHO_FOLLOW_UP_LEN: usize = ECHO_STAMPED_LEN + 16;
 /// brings none (the agent had no transmit stamp yet).
 pub const FOLLOW_UP_ASKED: i64 = i64::MIN;
 
+/// What a client writes after the residence field (bytes 32..40) to ask for a short reply
+/// ([`super::SHORT_REPLY_FEATURE`]): the agent answers with the first [`ECHO_SHORT_LEN`] bytes
+/// of the datagram (cookie, sequence, the residence it stamps there when asked, and this
+/// field) instead of all of it, so the bytes returned stay constant whatever the size sent.
+/// Differs from zero padding and from the values a follow-up request carries there, so
+/// neither is ever read as it.
+pub const SHORT_REPLY_ASKED: i64 = i64::MIN + 0x5352;
+/// Cookie, sequence, residence and the short-reply field: the whole of a short reply, and the
+/// smallest datagram that can ask for one (so a short reply is never larger than its request).
+pub const ECHO_SHORT_LEN: usize = ECHO_STAMPED_LEN + 8;
+
+/// Agent side: how many bytes of `datagram` go back. All of them, unless the session's client
+/// named [`super::SHORT_REPLY_FEATURE`] (`short_allowed`) and the datagram asks for a short
+/// reply: then its first [`ECHO_SHORT_LEN`]. Never more than the datagram.
+pub(crate) fn reply_len(datagram: &[u8], short_allowed: bool) -> usize {
+    if short_allowed && asks_short_reply(datagram) {
+        ECHO_SHORT_LEN
+    } else {
+        datagram.len()
+    }
+}
+
+/// Whether a datagram asks for a short reply (long enough to carry the field, holding
+/// [`SHORT_REPLY_ASKED`]).
+pub fn asks_short_reply(datagram: &[u8]) -> bool {
+    datagram
+        .get(ECHO_STAMPED_LEN..ECHO_SHORT_LEN)
+        .is_some_and(|f| f == SHORT_REPLY_ASKED.to_be_bytes())
+}
+
 /// What the agent's echo did in one session.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
 pub struct EchoTotals {

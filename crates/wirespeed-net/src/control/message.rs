@@ -32,6 +32,15 @@ pub const RESIDENCE_FEATURE: &str = "+residence";
 /// lab's emulator charges the link from), as the client's own transmit stamp is taken there.
 pub const FOLLOW_UP_FEATURE: &str = "+followup";
 
+/// The word both ends add when the agent answers a UDP echo datagram that asks for it
+/// ([`crate::control::echo::SHORT_REPLY_ASKED`]) with a short reply of fixed size
+/// ([`crate::control::echo::ECHO_SHORT_LEN`] bytes: cookie, sequence, the field) instead of
+/// the whole datagram: `probe --hops --udp` times the destination's bytes sent on a line whose
+/// returned bytes are constant. An agent answers short only in a session whose client named
+/// the word, and a client asks only an agent whose welcome names it (an older agent is refused
+/// by the client with the fix, before any probe).
+pub const SHORT_REPLY_FEATURE: &str = "+shortreply";
+
 /// The word an agent adds to its welcome when its TCP senders take the rate cap of
 /// [`crate::spec::TestSpec::max_pacing_rate_bits_per_second`] (`tcp -b`). An agent without it
 /// would refuse the field (or, sending, could not honour it), so a client does not send the cap

@@ -27,7 +27,7 @@ pub use frame::{
 pub(crate) use frame::{decode_body, is_timeout};
 pub use message::{
     Cookie, FOLLOW_UP_FEATURE, MAX_PACING_FEATURE, Message, PROTOCOL_VERSION, QUEUE_FEATURE,
-    RESIDENCE_FEATURE, names_feature,
+    RESIDENCE_FEATURE, SHORT_REPLY_FEATURE, names_feature,
 };
 pub use phase::{Phase, ProtocolError};
 

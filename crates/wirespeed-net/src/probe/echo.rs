@@ -55,11 +55,13 @@ use rustix::net::sockopt::{
 
 use crate::auth::AuthKey;
 use crate::control::echo::{
-    ECHO_FOLLOW_UP_LEN, ECHO_HEADER_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals,
-    FOLLOW_UP_ASKED, MAX_ECHO_PER_SECOND, RESIDENCE_ASKED, Residence, check_residence,
-    echo_follow_up, echo_residence, echo_sequence, follow_up,
+    ECHO_FOLLOW_UP_LEN, ECHO_HEADER_LEN, ECHO_SHORT_LEN, ECHO_STAMPED_LEN, EchoMessage, EchoTotals,
+    FOLLOW_UP_ASKED, MAX_ECHO_PER_SECOND, RESIDENCE_ASKED, Residence, SHORT_REPLY_ASKED,
+    check_residence, echo_follow_up, echo_residence, echo_sequence, follow_up,
 };
-use crate::control::{Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, names_feature};
+use crate::control::{
+    Cookie, FOLLOW_UP_FEATURE, Message, RESIDENCE_FEATURE, SHORT_REPLY_FEATURE, names_feature,
+};
 use crate::icmp_socket::software_stamp_ns;
 use crate::session::{Control, SessionError};
 use crate::sys::{cmsg, socket_options};
@@ -94,6 +96,8 @@ pub struct UdpEcho {
     residence: bool,
     /// The agent also sends follow-ups of its replies' send paths ([`FOLLOW_UP_FEATURE`]).
     follow_ups: bool,
+    /// The agent answers short when asked ([`SHORT_REPLY_FEATURE`]).
+    short_replies: bool,
 }
 
 impl std::fmt::Debug for UdpEcho {
@@ -124,10 +128,27 @@ impl UdpEcho {
         seconds: f64,
         idle: Duration,
     ) -> Result<UdpEcho, EchoError> {
-        let (mut ctl, welcome) =
-            crate::service::open_with(agent, auth, idle, &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE])?;
+        UdpEcho::open_naming(
+            agent,
+            auth,
+            seconds,
+            idle,
+            &[RESIDENCE_FEATURE, FOLLOW_UP_FEATURE, SHORT_REPLY_FEATURE],
+        )
+    }
+
+    /// [`UdpEcho::open`] naming only `features` in the hello (a test plays an older client).
+    fn open_naming(
+        agent: SocketAddr,
+        auth: Option<&AuthKey>,
+        seconds: f64,
+        idle: Duration,
+        features: &[&str],
+    ) -> Result<UdpEcho, EchoError> {
+        let (mut ctl, welcome) = crate::service::open_with(agent, auth, idle, features)?;
         let residence = names_feature(&welcome.software, RESIDENCE_FEATURE);
         let follow_ups = residence && names_feature(&welcome.software, FOLLOW_UP_FEATURE);
+        let short_replies = names_feature(&welcome.software, SHORT_REPLY_FEATURE);
         let local = ctl.stream.local_addr().map_err(SessionError::Io)?;
         let sock = UdpSocket::bind(with_port(local, 0)).map_err(SessionError::Io)?;
         ctl.send(&Message::Echo(EchoMessage::Open {
@@ -176,7 +197,19 @@ impl UdpEcho {
             last_send: None,
             residence,
             follow_ups,
+            short_replies,
         })
+    }
+
+    /// Whether the agent answers short replies ([`UdpEcho::one_short`]).
+    pub fn answers_short(&self) -> bool {
+        self.short_replies
+    }
+
+    /// The smallest probe that can ask for a short reply, IP bytes (a short reply is never
+    /// larger than its request).
+    pub fn short_min_size(&self) -> usize {
+        self.ip_header + UDP_HEADER_LEN + ECHO_SHORT_LEN
     }
 
     /// Whether the agent reports its residence time in the replies of [`UdpEcho::pipelined`].
@@ -214,13 +247,75 @@ impl UdpEcho {
 
     /// One probe of `ip_size` IP bytes; waits at most `timeout` for its echo.
     pub fn one(&mut self, ip_size: usize, start: Instant, timeout: Duration) -> io::Result<Sample> {
+        self.one_as(ip_size, Reply::Echo, start, timeout)
+    }
+
+    /// [`UdpEcho::one`] asking the agent for its residence time (receive stamp to `sendmsg`,
+    /// where it names [`RESIDENCE_FEATURE`]), kept in the sample's `agent_residence_ns` when
+    /// it is possible against the round trip: the agent's wake-up, which a user-space program
+    /// pays and a kernel's ICMP echo does not, taken out by the analysis. At least
+    /// [`UdpEcho::short_min_size`] bytes (room for the field).
+    pub fn one_stamped(
+        &mut self,
+        ip_size: usize,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
+        self.one_as(ip_size, Reply::StampedEcho, start, timeout)
+    }
+
+    /// One probe of `ip_size` IP bytes (at least [`UdpEcho::short_min_size`]) answered with a
+    /// short reply of [`ECHO_SHORT_LEN`] payload bytes, whatever its size: the bytes returned
+    /// stay constant, so its round trip's slope is the path's per byte sent alone. Refused
+    /// (`Unsupported`) when the agent did not name [`SHORT_REPLY_FEATURE`].
+    pub fn one_short(
+        &mut self,
+        ip_size: usize,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
+        if !self.short_replies {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "the agent does not send short replies (its welcome does not name +shortreply): run the same wirespeed release on it",
+            ));
+        }
+        if ip_size < self.short_min_size() {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a probe of {ip_size} bytes cannot ask for a short reply: the smallest is {} (IP and UDP headers, cookie, sequence, the request)",
+                    self.short_min_size()
+                ),
+            ));
+        }
+        let mut sample = self.one_as(ip_size, Reply::Short, start, timeout)?;
+        sample.series = super::Series::AgentShortReply;
+        Ok(sample)
+    }
+
+    fn one_as(
+        &mut self,
+        ip_size: usize,
+        reply: Reply,
+        start: Instant,
+        timeout: Duration,
+    ) -> io::Result<Sample> {
         self.seq += 1;
         let payload = ip_size.saturating_sub(self.ip_header + UDP_HEADER_LEN);
         let payload = payload.max(ECHO_HEADER_LEN);
         self.buf.clear();
         self.buf.extend_from_slice(&self.cookie.0);
         self.buf.extend_from_slice(&self.seq.to_be_bytes());
-        self.buf.resize(payload, 0);
+        let stamped = reply != Reply::Echo && self.residence;
+        if reply != Reply::Echo {
+            let field = if stamped { RESIDENCE_ASKED } else { 0 };
+            self.buf.extend_from_slice(&field.to_be_bytes());
+        }
+        if reply == Reply::Short {
+            self.buf.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+        }
+        self.buf.resize(payload.max(self.buf.len()), 0);
         // Stay under the agent's rate limit, so that no probe is dropped for it.
         if let Some(last) = self.last_send {
             let next = last + Duration::from_secs_f64(1.0 / MAX_ECHO_PER_SECOND);
@@ -242,10 +337,13 @@ impl UdpEcho {
             reply: ReplyKind::Lost,
             unreachable_code: None,
             too_big_mtu: None,
+            series: super::Series::Probe,
+            agent_residence_ns: None,
         };
         let deadline = t0 + timeout;
         let mut tx_ns = None;
         let mut rx_ns = None;
+        let mut residence_field = None;
         loop {
             match self.recv_one(true)? {
                 Some(Got::TxStamp { id, ns }) if id == tx_id => tx_ns = Some(ns),
@@ -260,6 +358,7 @@ impl UdpEcho {
                         sample.reply = ReplyKind::EchoReply;
                         sample.responder = Some(self.target);
                         sample.returned_bytes = self.ip_header + UDP_HEADER_LEN + len;
+                        residence_field = echo_residence(d);
                         rx_ns = rx_kernel_ns;
                         break;
                     }
@@ -295,6 +394,13 @@ impl UdpEcho {
             && rx >= tx
         {
             sample.rtt_kernel_ns = Some((rx - tx) as u64);
+        }
+        if stamped
+            && sample.reply == ReplyKind::EchoReply
+            && let Some(rtt) = sample.rtt_kernel_ns.or(sample.rtt_user_ns)
+            && let Residence::Accepted(r) = check_residence(residence_field, rtt)
+        {
+            sample.agent_residence_ns = Some(r);
         }
         Ok(sample)
     }
@@ -371,6 +477,8 @@ impl UdpEcho {
                     reply: ReplyKind::Lost,
                     unreachable_code: None,
                     too_big_mtu: None,
+                    series: super::Series::Probe,
+                    agent_residence_ns: None,
                 };
                 if outstanding.len() >= MAX_OUTSTANDING
                     && let Some((.., lost)) = outstanding.pop_front()
@@ -527,6 +635,17 @@ impl UdpEcho {
     }
 }
 
+/// What a probe of [`UdpEcho::one_as`] asks of the agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reply {
+    /// The whole echo, nothing stamped (`probe --udp`).
+    Echo,
+    /// The whole echo with the agent's residence.
+    StampedEcho,
+    /// A short reply with the agent's residence.
+    Short,
+}
+
 enum Got {
     TxStamp {
         id: u32,
@@ -604,6 +723,95 @@ mod tests {
         sock.set_read_timeout(Some(Duration::from_millis(300)))
             .unwrap();
         assert!(sock.recv(&mut [0u8; 2048]).is_err(), "an echo after close");
+        handle.stop();
+        thread.join().unwrap().unwrap();
+    }
+
+    /// A short reply is the request's first 32 bytes, to the session alone, never larger
+    /// than the request, within the same rate limit; a session whose client did not name the
+    /// feature gets whole echoes whatever it writes, and a request too short to ask is echoed
+    /// as it is.
+    #[test]
+    fn short_replies_go_to_the_session_alone_and_are_never_larger_than_asked() {
+        let agent = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
+        let addr = agent.local_addr().unwrap();
+        let (handle, thread) = agent.spawn().unwrap();
+        let echo = UdpEcho::open(addr, None, 10.0, Duration::from_secs(5)).unwrap();
+        assert!(echo.answers_short());
+        let cookie = echo.cookie();
+        let asking = |size: usize| {
+            let mut d = cookie.0.to_vec();
+            d.extend_from_slice(&(size as u64).to_be_bytes());
+            d.extend_from_slice(&0u64.to_be_bytes());
+            d.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+            d.resize(size.max(ECHO_SHORT_LEN), 9);
+            d
+        };
+        for size in [ECHO_SHORT_LEN, 200, 1400, 8000, 65_000] {
+            let d = asking(size);
+            let back = exchange(&echo, &d).unwrap_or_else(|| panic!("{size}: no reply"));
+            assert_eq!(back, d[..ECHO_SHORT_LEN], "{size} bytes");
+        }
+        // Too short to carry the request (cookie, sequence, residence): echoed as it is.
+        let mut bare = cookie.0.to_vec();
+        bare.extend_from_slice(&7u64.to_be_bytes());
+        bare.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+        assert_eq!(exchange(&echo, &bare).as_deref(), Some(&bare[..]));
+        // A stranger's socket with the cookie and the request: the agent's socket is
+        // connected to the session's port and never sees it.
+        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        stranger.connect(echo.agent_udp_addr().unwrap()).unwrap();
+        stranger.send(&asking(1000)).unwrap();
+        stranger
+            .set_read_timeout(Some(Duration::from_millis(300)))
+            .unwrap();
+        assert!(
+            stranger.recv(&mut [0u8; 2048]).is_err(),
+            "a stranger got a reply"
+        );
+        // The client refuses to ask below the smallest request.
+        let mut echo = echo;
+        let e = echo
+            .one_short(
+                echo.short_min_size() - 1,
+                Instant::now(),
+                Duration::from_millis(300),
+            )
+            .unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+        let sample = echo
+            .one_short(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(sample.returned_bytes, 20 + UDP_HEADER_LEN + ECHO_SHORT_LEN);
+        assert_eq!(sample.series, super::super::Series::AgentShortReply);
+        // The short reply and the stamped echo carry the agent's residence, within the round
+        // trip; the sample's round trip less it is what the kernels and the path took.
+        let rtt = sample.rtt_kernel_ns.or(sample.rtt_user_ns).unwrap();
+        let residence = sample.agent_residence_ns.expect("stamped");
+        assert!(residence <= rtt, "{sample:?}");
+        assert_eq!(
+            sample.rtt_ns(sample.rtt_kernel_ns.is_some()),
+            Some(rtt - residence)
+        );
+        let whole = echo
+            .one_stamped(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(whole.returned_bytes, 1000);
+        assert!(whole.agent_residence_ns.is_some(), "{whole:?}");
+        let plain = echo
+            .one(1000, Instant::now(), Duration::from_secs(1))
+            .unwrap();
+        assert_eq!(plain.agent_residence_ns, None, "{plain:?}");
+        let totals = echo.close(Duration::from_secs(5)).unwrap();
+        assert_eq!(totals.answered, 9, "{totals:?}");
+        // An older client, not naming the feature: whole echoes whatever it writes.
+        let old = UdpEcho::open_naming(addr, None, 10.0, Duration::from_secs(5), &[]).unwrap();
+        let mut d = old.cookie().0.to_vec();
+        d.extend_from_slice(&1u64.to_be_bytes());
+        d.extend_from_slice(&SHORT_REPLY_ASKED.to_be_bytes());
+        d.resize(900, 1);
+        assert_eq!(exchange(&old, &d).as_deref(), Some(&d[..]));
+        old.close(Duration::from_secs(5)).unwrap();
         handle.stop();
         thread.join().unwrap().unwrap();
     }

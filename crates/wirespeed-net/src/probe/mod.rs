@@ -52,8 +52,13 @@ pub struct ProbeConfig {
     pub max_duration: Duration,
     /// Which socket kind to use.
     pub socket: SocketChoice,
-    /// Probe with UDP echo against a wirespeed agent on the target instead of ICMP echo.
+    /// Probe with UDP echo against a wirespeed agent on the target instead of ICMP echo; with
+    /// `max_ttl`, probe the hops with ICMP as always and the destination also with the
+    /// agent's whole echoes and short replies ([`Series`]).
     pub udp: Option<UdpTarget>,
+    /// With `max_ttl`: measure only these hops (path discovery still finds them all), e.g. a
+    /// further round of `--until-stable` that probes the hops still unsettled; None: every hop.
+    pub only_ttls: Option<Vec<u8>>,
     /// Set (by Ctrl-C) to stop after the probe in flight: what was measured is kept and the
     /// run says `interrupted`.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -139,11 +144,14 @@ pub enum ProbeError {
     /// The UDP echo session could not be opened or broke.
     #[error("UDP echo: {0}")]
     Echo(#[from] echo::EchoError),
-    /// UDP echo probes the destination only.
+    /// The agent on the destination cannot answer short replies (an older release).
     #[error(
-        "--hops needs ICMP: TTL-limited probes are answered by routers, not by the agent; drop --udp or --hops"
+        "the agent at {target} does not answer short replies (its welcome does not name +shortreply), which --hops --udp needs to time the destination's bytes sent apart from those returned: run the same wirespeed release on it, or drop --udp"
     )]
-    UdpHops,
+    AgentWithoutShortReplies {
+        /// The destination.
+        target: IpAddr,
+    },
     /// A node on the way said the target cannot be reached.
     #[error(
         "{target} is unreachable: {by} answered ICMP destination unreachable (code {code}): check the address and the routes on the way (`ip route get {target}`), or a firewall that rejects ICMP echo"
@@ -211,6 +219,58 @@ pub struct Sample {
     /// The MTU a too-big answer reported.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub too_big_mtu: Option<u32>,
+    /// Which series it belongs to: the probes of the run (ICMP, or the agent's echo with
+    /// `--udp` alone), or with `--hops --udp` one of the agent's two series at the destination.
+    #[serde(default, skip_serializing_if = "Series::is_probe")]
+    pub series: Series,
+    /// In the agent's series, its residence time (kernel receive stamp to its `sendmsg`),
+    /// checked against the round trip, ns: the agent's wake-up, taken out of the round trip by
+    /// [`Sample::rtt_ns`]. None elsewhere, or when the agent did not stamp it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_residence_ns: Option<u64>,
+}
+
+impl Sample {
+    /// The round trip on the kernel's stamps (`kernel`) or the monotonic clock, less the
+    /// agent's residence where it stamped one: what the network and the kernels took.
+    pub fn rtt_ns(&self, kernel: bool) -> Option<u64> {
+        let rtt = if kernel {
+            self.rtt_kernel_ns
+        } else {
+            self.rtt_user_ns
+        }?;
+        Some(rtt.saturating_sub(self.agent_residence_ns.unwrap_or(0)))
+    }
+}
+
+/// The series a probe belongs to. With `--hops` and an agent on the destination
+/// ([`ProbeConfig::udp`] with [`ProbeConfig::max_ttl`]), the routers and the destination are
+/// probed with ICMP as always, and the destination also by the agent: whole echoes (bytes
+/// returned = bytes sent) and short replies (bytes returned constant). The two agent series
+/// separate the destination's per byte sent from its per byte returned, which one echo line
+/// cannot (`wirespeed_model::destination`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Series {
+    /// The run's probes: ICMP (echo or time exceeded), or the agent's echo with `--udp` alone.
+    #[default]
+    Probe,
+    /// The agent's whole echo at the destination, beside the ICMP probes.
+    AgentEcho,
+    /// The agent's short reply at the destination: constant bytes returned.
+    AgentShortReply,
+}
+
+impl Series {
+    /// The run's own probes (not written in the JSON: documents stay as they were).
+    pub fn is_probe(&self) -> bool {
+        *self == Series::Probe
+    }
+
+    /// One of the agent's two series beside the ICMP probes.
+    pub fn is_agent(&self) -> bool {
+        !self.is_probe()
+    }
 }
 
 /// One hop as path discovery found it.
@@ -266,6 +326,8 @@ enum Via {
 
 struct Prober {
     via: Via,
+    /// With `--hops --udp`: the agent's echo session on the destination, beside ICMP.
+    agent: Option<echo::UdpEcho>,
     target: IpAddr,
     seq: u16,
     start: Instant,
@@ -282,6 +344,29 @@ impl Prober {
             }),
             _ => Ok(()),
         }
+    }
+
+    /// One probe of the destination's agent in `series`, recorded at the destination's `ttl`.
+    fn agent_one(&mut self, ttl: u8, size: usize, series: Series) -> Result<Sample, ProbeError> {
+        let Some(agent) = self.agent.as_mut() else {
+            return self.one(ttl, size);
+        };
+        let got = match series {
+            Series::AgentShortReply => agent.one_short(size, self.start, self.timeout),
+            _ => agent.one_stamped(size, self.start, self.timeout),
+        };
+        let mut sample = got.map_err(|source| ProbeError::Send {
+            target: self.target,
+            size,
+            hint: match source.raw_os_error() {
+                Some(libc::EMSGSIZE) => " (larger than the path MTU: use smaller --sizes)",
+                _ => "",
+            },
+            source,
+        })?;
+        sample.ttl = ttl;
+        sample.series = series;
+        Ok(sample)
     }
 
     fn one(&mut self, ttl: u8, size: usize) -> Result<Sample, ProbeError> {
@@ -333,6 +418,8 @@ impl Prober {
             reply: ReplyKind::Lost,
             unreachable_code: None,
             too_big_mtu: None,
+            series: Series::Probe,
+            agent_residence_ns: None,
         };
         let mut tx_ns: Option<i128> = None;
         let mut rx_ns: Option<i128> = None;
@@ -411,7 +498,7 @@ impl Prober {
 #[derive(Debug, PartialEq)]
 enum Pick {
     /// Send this probe (taken off the queue).
-    Send((u8, usize)),
+    Send((u8, usize, Series)),
     /// Every queued probe is for a hop probed less than `interval` ago: wait.
     WaitUntil(Instant),
 }
@@ -421,19 +508,19 @@ enum Pick {
 /// probed in between stays under the limit without slowing the run), keeping the order of the
 /// rest.
 fn pick(
-    pending: &mut std::collections::VecDeque<(u8, usize)>,
+    pending: &mut std::collections::VecDeque<(u8, usize, Series)>,
     last: &[Option<Instant>],
     now: Instant,
     interval: Duration,
 ) -> Pick {
     let ready =
         |t: u8| last[usize::from(t)].is_none_or(|l| now.saturating_duration_since(l) >= interval);
-    match pending.iter().position(|&(t, _)| ready(t)) {
+    match pending.iter().position(|&(t, ..)| ready(t)) {
         Some(i) => Pick::Send(pending.remove(i).expect("index from position")),
         None => {
             let soonest = pending
                 .iter()
-                .filter_map(|&(t, _)| last[usize::from(t)])
+                .filter_map(|&(t, ..)| last[usize::from(t)])
                 .min()
                 .map_or(now, |l| l + interval);
             Pick::WaitUntil(soonest)
@@ -444,12 +531,14 @@ fn pick(
 /// Runs the probes `config` describes.
 pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     let family = family_of(config.target);
+    // With max_ttl the sizes are the ICMP probes'; the agent answers those that can ask for
+    // a short reply.
     let (min, parts) = match config.udp {
-        Some(_) => (
+        Some(_) if config.max_ttl.is_none() => (
             echo::min_size(config.target),
             "IP header + UDP 8 + the session cookie 16 + a sequence number 8",
         ),
-        None => (min_size(config.target), "IP header + ICMP 8"),
+        _ => (min_size(config.target), "IP header + ICMP 8"),
     };
     if let Some(&size) = config.sizes.iter().find(|&&s| s < min) {
         return Err(ProbeError::SizeTooSmall {
@@ -460,22 +549,39 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
         });
     }
     let start = Instant::now();
-    let (via, kind) = match &config.udp {
-        Some(_) if config.max_ttl.is_some() => return Err(ProbeError::UdpHops),
-        Some(udp) => {
-            // The session lasts as long as the run may, plus the answers' wait.
-            let seconds = (config.max_duration + config.timeout * 4).as_secs_f64();
-            let echo = echo::UdpEcho::open(
-                crate::address::scoped(config.target, udp.port, config.scope_id),
-                udp.auth.as_ref(),
-                seconds.min(3600.0),
-                Duration::from_secs(10),
-            )?;
-            if let Some(tos) = config.tos {
-                echo.set_tos(tos).map_err(ProbeError::Receive)?;
-            }
-            (Via::Udp(echo), SocketKind::UdpEcho)
+    let open_agent = |udp: &UdpTarget| -> Result<echo::UdpEcho, ProbeError> {
+        // The session lasts as long as the run may, plus the answers' wait.
+        let seconds = (config.max_duration + config.timeout * 4).as_secs_f64();
+        let echo = echo::UdpEcho::open(
+            crate::address::scoped(config.target, udp.port, config.scope_id),
+            udp.auth.as_ref(),
+            seconds.min(3600.0),
+            Duration::from_secs(10),
+        )?;
+        if let Some(tos) = config.tos {
+            echo.set_tos(tos).map_err(ProbeError::Receive)?;
         }
+        Ok(echo)
+    };
+    let mut agent = None;
+    let (via, kind) = match &config.udp {
+        Some(udp) if config.max_ttl.is_some() => {
+            let echo = open_agent(udp)?;
+            if !echo.answers_short() {
+                let _ = echo.close(Duration::from_secs(2));
+                return Err(ProbeError::AgentWithoutShortReplies {
+                    target: config.target,
+                });
+            }
+            agent = Some(echo);
+            let sock = open_icmp(config)?;
+            if let Some(tos) = config.tos {
+                sock.set_tos(tos).map_err(ProbeError::Receive)?;
+            }
+            let kind = sock.kind;
+            (Via::Icmp(sock), kind)
+        }
+        Some(udp) => (Via::Udp(open_agent(udp)?), SocketKind::UdpEcho),
         None => {
             let sock = open_icmp(config)?;
             if let Some(tos) = config.tos {
@@ -487,6 +593,7 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     };
     let mut p = Prober {
         via,
+        agent,
         target: config.target,
         seq: (config.seed >> 16) as u16,
         start,
@@ -494,6 +601,9 @@ pub fn run(config: &ProbeConfig) -> Result<ProbeRun, ProbeError> {
     };
     let mut run = measure(&mut p, config, min, kind, start)?;
     if let Via::Udp(echo) = p.via {
+        run.echo = Some(echo.close(Duration::from_secs(10))?);
+    }
+    if let Some(echo) = p.agent {
         run.echo = Some(echo.close(Duration::from_secs(10))?);
     }
     Ok(run)
@@ -633,13 +743,39 @@ fn measure(
             std::thread::sleep(Duration::from_millis(2));
         }
     }
-    // The measurement proper: every (hop, size) N times, shuffled.
-    let mut schedule: Vec<(u8, usize)> = Vec::new();
-    for hop in hops.iter().filter(|h| h.responder.is_some()) {
+    // The measurement proper: every (hop, size) N times, shuffled; with an agent on the
+    // destination, also its whole echo and its short reply of every size that can ask for one.
+    let mut schedule: Vec<(u8, usize, Series)> = Vec::new();
+    let measured = |ttl: u8| config.only_ttls.as_ref().is_none_or(|o| o.contains(&ttl));
+    for hop in hops
+        .iter()
+        .filter(|h| h.responder.is_some() && measured(h.ttl))
+    {
         for &size in &config.sizes {
             for _ in 0..config.per_size {
-                schedule.push((hop.ttl, size));
+                schedule.push((hop.ttl, size, Series::Probe));
             }
+        }
+    }
+    let dest = hops.iter().find(|h| h.destination && measured(h.ttl));
+    if let (Some(agent), Some(dest)) = (&p.agent, dest) {
+        let smallest = agent.short_min_size();
+        for &size in config.sizes.iter().filter(|&&s| s >= smallest) {
+            for _ in 0..config.per_size {
+                schedule.push((dest.ttl, size, Series::AgentEcho));
+                schedule.push((dest.ttl, size, Series::AgentShortReply));
+            }
+        }
+        // The agent's socket asks for stamps of its own: warm it up as the ICMP one.
+        for _ in 0..20 {
+            if config.interrupted() {
+                break;
+            }
+            let s = p.agent_one(dest.ttl, smallest, Series::AgentShortReply)?;
+            if s.rtt_kernel_ns.is_some() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2));
         }
     }
     SplitMix64::new(config.seed).shuffle(&mut schedule);
@@ -663,7 +799,7 @@ fn measure(
             stopped_early = true;
             break;
         }
-        let (ttl, size) = match pick(
+        let (ttl, size, series) = match pick(
             &mut pending,
             &last_to_hop,
             Instant::now(),
@@ -676,7 +812,11 @@ fn measure(
             }
         };
         last_to_hop[usize::from(ttl)] = Some(Instant::now());
-        samples.push(p.one(ttl, size)?);
+        samples.push(if series.is_agent() {
+            p.agent_one(ttl, size, series)?
+        } else {
+            p.one(ttl, size)?
+        });
         tell(planned - pending.len() as u64);
         if !config.gap.is_zero() {
             std::thread::sleep(config.gap);
@@ -713,6 +853,7 @@ mod tests {
             max_duration: Duration::from_secs(20),
             socket: SocketChoice::Auto,
             udp: None,
+            only_ttls: None,
             interrupt: None,
             progress: None,
         }
@@ -787,25 +928,30 @@ mod tests {
         use std::collections::VecDeque;
         let t0 = Instant::now();
         let second = Duration::from_secs(1);
+        const P: Series = Series::Probe;
         let mut last = vec![None; 256];
-        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 100), (1, 200), (2, 100)]);
-        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((1, 100)));
+        let mut q: VecDeque<(u8, usize, Series)> =
+            VecDeque::from([(1, 100, P), (1, 200, P), (2, 100, P)]);
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((1, 100, P)));
         last[1] = Some(t0);
         // Hop 1 is busy: hop 2 goes first, and hop 1's second probe keeps its place.
-        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((2, 100)));
+        assert_eq!(pick(&mut q, &last, t0, second), Pick::Send((2, 100, P)));
         last[2] = Some(t0);
-        assert_eq!(q, VecDeque::from([(1, 200)]));
+        assert_eq!(q, VecDeque::from([(1, 200, P)]));
         assert_eq!(
             pick(&mut q, &last, t0, second),
             Pick::WaitUntil(t0 + second)
         );
         assert_eq!(
             pick(&mut q, &last, t0 + second, second),
-            Pick::Send((1, 200))
+            Pick::Send((1, 200, P))
         );
         // No interval: strictly in order.
-        let mut q: VecDeque<(u8, usize)> = VecDeque::from([(1, 1), (1, 2)]);
-        assert_eq!(pick(&mut q, &last, t0, Duration::ZERO), Pick::Send((1, 1)));
+        let mut q: VecDeque<(u8, usize, Series)> = VecDeque::from([(1, 1, P), (1, 2, P)]);
+        assert_eq!(
+            pick(&mut q, &last, t0, Duration::ZERO),
+            Pick::Send((1, 1, P))
+        );
     }
 
     #[test]

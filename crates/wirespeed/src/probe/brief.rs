@@ -113,6 +113,8 @@ mod tests {
                 reply: wirespeed_net::probe::ReplyKind::EchoReply,
                 unreachable_code: None,
                 too_big_mtu: None,
+                series: wirespeed_net::probe::Series::Probe,
+                agent_residence_ns: None,
             })
             .collect();
         r

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
-use wirespeed_model::stability::{self, StopReason, Tolerances, Unsettled};
+use wirespeed_model::stability::{self, RoundPlan, StopReason, Tolerances, Unsettled};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ProbeRun, ReplyKind, Sample};
 use wirespeed_report::{Document, Severity};
 
@@ -80,6 +80,17 @@ fn choose_clock(samples: &[Sample], clock: ClockArg) -> anyhow::Result<(Timestam
     Ok((timestamps, stamped, answered.len()))
 }
 
+/// The observations of the run's own probes (`agent: false`) or of the agent's two series at
+/// the destination (`agent: true`, with `--hops --udp`).
+fn observations_of(samples: &[Sample], timestamps: Timestamps, agent: bool) -> Vec<Observation> {
+    let these: Vec<Sample> = samples
+        .iter()
+        .filter(|s| s.series.is_agent() == agent)
+        .cloned()
+        .collect();
+    observations(&these, timestamps)
+}
+
 fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> {
     samples
         .iter()
@@ -89,10 +100,10 @@ fn observations(samples: &[Sample], timestamps: Timestamps) -> Vec<Observation> 
             returned_bytes: s.returned_bytes,
             // A destination unreachable (a filter that woke up mid-run) times a different
             // path from the echo or time exceeded being fitted: count it as lost.
-            rtt_ms: match (s.reply, timestamps) {
-                (ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost, _) => None,
-                (_, Timestamps::KernelSoftware) => s.rtt_kernel_ns,
-                (_, Timestamps::Monotonic) => s.rtt_user_ns,
+            // The agent's series without its residence (its wake-up), where it stamped one.
+            rtt_ms: match s.reply {
+                ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
+                _ => s.rtt_ns(timestamps == Timestamps::KernelSoftware),
             }
             .map(|ns| ns as f64 / 1e6),
             sent_at_seconds: s.sent_at_ns as f64 / 1e9,
@@ -109,6 +120,8 @@ fn host_baseline(config: &ProbeConfig) -> anyhow::Result<Vec<Sample>> {
     let mut c = config.clone();
     c.target = lo;
     c.max_ttl = None;
+    // The host's own line is the kernel's, as the path's ICMP probes are.
+    c.udp = None;
     Ok(probe::run(&c)
         .context("--host-baseline: probing this host's loopback")?
         .samples)
@@ -155,6 +168,9 @@ struct Analysed {
     /// With --until-stable: what ended the rounds, and what was still unsettled.
     stopped_by: Option<StopReason>,
     unsettled: Vec<Unsettled>,
+    /// With --until-stable: the last round's plan from the path (the round it stopped before,
+    /// or the one it would have sent).
+    plan: Option<RoundPlan>,
 }
 
 /// One probe of the path: the document, and what was measured if Ctrl-C cut it short (`None`
@@ -163,7 +179,8 @@ pub fn measure(
     config: &Config,
 ) -> anyhow::Result<(Document<Parameters, ProbeReport>, Option<String>)> {
     let (target, scope_id) = resolve(&config.host)?;
-    let min = if config.udp.is_some() {
+    // With --hops the sizes are the ICMP probes'; the agent answers those it can.
+    let min = if config.udp.is_some() && !config.hops {
         wirespeed_net::probe::echo::min_size(target)
     } else {
         probe::min_size(target)
@@ -187,6 +204,7 @@ pub fn measure(
         max_duration: config.max_time,
         socket: config.socket,
         udp: config.udp.clone(),
+        only_ttls: None,
         interrupt: Some(crate::common::interrupt::watch()),
         progress: None,
     };
@@ -260,6 +278,7 @@ pub fn measure(
         rounds,
         stopped_by: analysed.stopped_by,
         unsettled: std::mem::take(&mut analysed.unsettled),
+        round_plan: analysed.plan.take(),
         converged: analysed.converged,
         host_baseline: analysed.host_line,
         hops,
@@ -281,6 +300,7 @@ pub fn measure(
             budget_seconds: budget.as_secs_f64(),
             stopped_by,
             unsettled: doc.result.unsettled.clone(),
+            plan: doc.result.round_plan.clone(),
         });
     }
     for finding in warnings.iter().chain(&verdicts) {
@@ -326,7 +346,8 @@ fn analyse_rounds(
 ) -> anyhow::Result<Analysed> {
     let largest = probe_config.sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
-    let mut last_round_seconds = run.elapsed_seconds;
+    // (seconds, probes) of the last round: the first includes the path's discovery.
+    let mut last_round = (run.elapsed_seconds, run.samples.len());
     loop {
         let (timestamps, stamped, answers) =
             choose_clock(&run.samples, config.clock).map_err(or_interrupted)?;
@@ -334,8 +355,9 @@ fn analyse_rounds(
             Some(samples) => Some(host_fit(samples, timestamps, params).map_err(or_interrupted)?),
             None => None,
         };
-        let analyses = bestcase::analyze(
-            &observations(&run.samples, timestamps),
+        let analyses = wirespeed_model::destination::analyze_with_agent(
+            &observations_of(&run.samples, timestamps, false),
+            &observations_of(&run.samples, timestamps, true),
             params,
             host_line.as_ref().map(|h| h.one_way),
         );
@@ -349,6 +371,7 @@ fn analyse_rounds(
             rounds,
             stopped_by: None,
             unsettled: Vec::new(),
+            plan: None,
         };
         let left = config
             .max_time
@@ -362,17 +385,21 @@ fn analyse_rounds(
             }
         } else if let Some(budget) = config.until_stable {
             analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
+            let plan = next_round(config, run, &analysed, rounds, last_round);
+            let fits = stability::another_round_fits(
+                run.elapsed_seconds,
+                plan.round_seconds,
+                budget.as_secs_f64(),
+            );
+            probe_config.only_ttls = Some(plan.ttls.clone());
+            analysed.plan = Some(plan);
             let stop = if analysed.unsettled.is_empty() {
                 Some(StopReason::Settled)
             } else if cut {
                 Some(StopReason::Cut)
             } else if rounds >= MAX_ROUNDS {
                 Some(StopReason::Rounds)
-            } else if !stability::another_round_fits(
-                run.elapsed_seconds,
-                last_round_seconds,
-                budget.as_secs_f64(),
-            ) {
+            } else if !fits {
                 Some(StopReason::Budget)
             } else {
                 None
@@ -388,6 +415,7 @@ fn analyse_rounds(
         probe_config.max_duration = left;
         let more = probe::run(probe_config)?;
         let offset = (run.elapsed_seconds * 1e9) as u64;
+        let probes = more.samples.len();
         run.samples.extend(more.samples.into_iter().map(|mut s| {
             s.sent_at_ns += offset;
             s
@@ -397,7 +425,7 @@ fn analyse_rounds(
                 run.hops.push(h);
             }
         }
-        last_round_seconds = more.elapsed_seconds;
+        last_round = (more.elapsed_seconds, probes);
         run.elapsed_seconds += more.elapsed_seconds;
         run.stopped_early |= more.stopped_early;
         run.interrupted |= more.interrupted;
@@ -407,6 +435,36 @@ fn analyse_rounds(
         }
         rounds += 1;
     }
+}
+
+/// The next round of `--until-stable`, planned from the path: the hops still unsettled (and
+/// those they are differenced from), at the last round's seconds a probe; the destination's
+/// agent series go with the destination.
+fn next_round(
+    config: &Config,
+    run: &ProbeRun,
+    analysed: &Analysed,
+    rounds: u32,
+    (seconds, probes): (f64, usize),
+) -> RoundPlan {
+    let per_hop = run.samples.first().map_or(0, |_| {
+        let sizes = config.sizes.as_ref().map_or(16, Vec::len);
+        sizes * config.count as usize
+    }) as f64;
+    let destination = run
+        .hops
+        .iter()
+        .find(|h| h.destination)
+        .filter(|_| config.udp.is_some())
+        .map(|h| (h.ttl, 2.0 * per_hop));
+    stability::plan_round(
+        &analysed.analyses,
+        &analysed.unsettled,
+        rounds,
+        seconds / probes.max(1) as f64,
+        per_hop,
+        destination,
+    )
 }
 
 /// Each hop's analysis with who answered for it and, with `--wire`, its transit cost.

@@ -115,8 +115,10 @@ pub(crate) struct ProbeArgs {
 
     /// Probe with UDP datagrams that a wirespeed agent on HOST echoes (`wirespeed serve`),
     /// instead of ICMP echo: for paths that filter ICMP, or to time a known far end. The agent
-    /// answers only this session's datagrams, with the same bytes.
-    #[arg(long, conflicts_with_all = ["hops", "host_baseline", "socket"])]
+    /// answers only this session's datagrams, with the same bytes. With --hops the hops are
+    /// probed with ICMP as always, and the destination also by the agent, with whole echoes
+    /// and short replies of fixed size: its per byte sent and returned apart.
+    #[arg(long)]
     udp: bool,
 
     /// The agent's control port with --udp.
@@ -353,6 +355,12 @@ impl ProbeArgs {
         config.max_time = self.max_time;
         if let Some(budget) = self.until_stable {
             config = config.until_stable(budget)?;
+        }
+        if self.udp && !self.hops && (self.host_baseline || !matches!(self.socket, SocketArg::Auto))
+        {
+            bail!(
+                "--udp probes the agent alone, with no ICMP socket or loopback line: drop --host-baseline and --socket, or add --hops (ICMP to the hops, the agent at the destination)"
+            );
         }
         let auth = self.key.load()?;
         Ok(Config {

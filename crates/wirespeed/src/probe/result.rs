@@ -92,6 +92,10 @@ pub struct ProbeReport {
     /// With --until-stable: the own costs still wider than their tolerance when it stopped.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unsettled: Vec<Unsettled>,
+    /// With --until-stable: how the last round was planned from the path (the hops it probes,
+    /// its expected seconds, the rounds and seconds settling would take).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub round_plan: Option<wirespeed_model::stability::RoundPlan>,
     /// With --until-width: whether the intervals got narrow enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converged: Option<bool>,

@@ -3,6 +3,7 @@
 //! (the seed's figures 2-4).
 
 use std::io::{self, Write};
+use wirespeed_model::destination::PerByteSeries;
 
 use wirespeed_model::BitRate;
 use wirespeed_model::bestcase::{HopFit, Increment};
@@ -136,9 +137,14 @@ impl ProbeReport {
             SocketKind::Raw => "raw ICMP socket",
             SocketKind::UdpEcho => "UDP echo to the wirespeed agent",
         };
+        let agent = if self.samples.iter().any(|s| s.series.is_agent()) {
+            " (the destination also by the wirespeed agent's whole echoes and short replies)"
+        } else {
+            ""
+        };
         writeln!(
             out,
-            "probe {}: {} answers of {} probes, {socket}, {clock}",
+            "probe {}: {} answers of {} probes, {socket}{agent}, {clock}",
             self.target,
             self.answers,
             self.samples.len()
@@ -255,12 +261,19 @@ impl ProbeReport {
                 line(inc.cost)
             )?,
         }
-        if inc.answer_per_byte_ms != 0.0 {
+        if inc.per_byte_from == PerByteSeries::AgentShortReplies {
             writeln!(
                 out,
-                "    answer per returned byte at this hop: {}",
-                time_text(inc.answer_per_byte_ms)
+                "    per byte sent and returned from the agent's whole echoes and short replies (--udp); fixed cost from the ICMP echo"
             )?;
+        }
+        if inc.answer_per_byte_ms != 0.0 {
+            let what = if inc.per_byte_from == PerByteSeries::AgentShortReplies {
+                "returned at another cost than sent, per byte (the path back, less the path out)"
+            } else {
+                "answer per returned byte at this hop"
+            };
+            writeln!(out, "    {what}: {}", time_text(inc.answer_per_byte_ms))?;
         }
         if let Some(iv) = &inc.intervals {
             let answer = if inc.answer_per_byte_ms != 0.0 {

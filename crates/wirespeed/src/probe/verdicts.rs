@@ -7,7 +7,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use serde::Serialize;
-use wirespeed_model::stability::{Figure, StopReason, Unsettled};
+use wirespeed_model::stability::{Figure, RoundPlan, StopReason, Unsettled};
 use wirespeed_model::units::format_seconds;
 use wirespeed_net::probe::{ReplyKind, Sample};
 use wirespeed_report::Severity;
@@ -53,6 +53,8 @@ pub(crate) enum ProbeFinding {
         budget_seconds: f64,
         stopped_by: StopReason,
         unsettled: Vec<Unsettled>,
+        /// How the rounds were planned from the path (absent in a run cut before a plan).
+        plan: Option<RoundPlan>,
     },
     /// The hop's minimums step between two sizes: a change of buffering strategy.
     BufferingStep {
@@ -75,6 +77,24 @@ impl ProbeFinding {
             _ => Severity::Warning,
         }
     }
+}
+
+/// How the budget was used: "rounds planned from the path: the next would probe hops 2, 3
+/// (about 12.4 s at the last round's pace); settling would take about 3 more (37 s)".
+fn plan_text(p: &RoundPlan) -> String {
+    let hops: Vec<String> = p.ttls.iter().map(u8::to_string).collect();
+    let settle = match (p.rounds_to_settle, p.seconds_to_settle) {
+        (Some(n), Some(s)) => format!(
+            "settling them would take about {n} more such round(s), {}, if the intervals narrow as one over the root of the probes",
+            format_seconds(s)
+        ),
+        _ => "a figure has no interval yet, so no estimate of what settling takes".to_string(),
+    };
+    format!(
+        "rounds planned from the path: the next would probe hop(s) {} only (about {} at the last round's pace); {settle}",
+        hops.join(", "),
+        format_seconds(p.round_seconds)
+    )
 }
 
 /// At most this many unsettled figures are named; the rest are counted.
@@ -168,6 +188,7 @@ impl fmt::Display for ProbeFinding {
                 budget_seconds,
                 stopped_by,
                 unsettled,
+                plan,
             } => {
                 write!(
                     f,
@@ -183,7 +204,7 @@ impl fmt::Display for ProbeFinding {
                     }
                     StopReason::Budget => write!(
                         f,
-                        "another round as long as the last would not end within the budget of {}",
+                        "the next round would not end within the budget of {}",
                         format_seconds(*budget_seconds)
                     )?,
                     StopReason::Rounds => write!(f, "the most rounds a run sends")?,
@@ -196,7 +217,11 @@ impl fmt::Display for ProbeFinding {
                     f,
                     "; not measured precisely enough to judge by its tolerance: {}",
                     unsettled_text(unsettled)
-                )
+                )?;
+                match plan {
+                    Some(p) => write!(f, "; {}", plan_text(p)),
+                    None => Ok(()),
+                }
             }
             ProbeFinding::BufferingStep {
                 hop,
@@ -264,6 +289,8 @@ mod tests {
             reply,
             unreachable_code: None,
             too_big_mtu: (reply == ReplyKind::TooBig).then_some(1400),
+            series: wirespeed_net::probe::Series::Probe,
+            agent_residence_ns: None,
         }
     }
 
@@ -328,6 +355,7 @@ mod tests {
             budget_seconds: 60.0,
             stopped_by: StopReason::Settled,
             unsettled: Vec::new(),
+            plan: None,
         };
         assert_eq!(settled.severity(), Severity::Verdict);
         assert!(
@@ -350,6 +378,12 @@ mod tests {
             budget_seconds: 60.0,
             stopped_by: StopReason::Budget,
             unsettled,
+            plan: Some(RoundPlan {
+                ttls: vec![2, 3],
+                round_seconds: 12.4,
+                rounds_to_settle: Some(3),
+                seconds_to_settle: Some(37.2),
+            }),
         };
         assert_eq!(budget.severity(), Severity::Warning);
         let text = budget.to_string();
@@ -358,10 +392,15 @@ mod tests {
             text.contains("hop 1 answer per byte +-41.2 ns/B (tolerance 12.1 ns/B)"),
             "{text}"
         );
-        assert!(text.ends_with("and 2 more"), "{text}");
+        assert!(text.contains("and 2 more; rounds planned from the path: the next would probe hop(s) 2, 3 only (about 12.4 s"), "{text}");
+        assert!(
+            text.contains("about 3 more such round(s), 37.2 s"),
+            "{text}"
+        );
         let typed = wirespeed_report::Finding::of(budget.severity(), &budget);
         assert_eq!(typed.kind, "rounds_stopped");
         assert_eq!(typed.evidence["stopped_by"], "budget");
+        assert_eq!(typed.evidence["plan"]["rounds_to_settle"], 3);
     }
 
     #[test]

@@ -87,6 +87,9 @@ struct ProbeRow {
     /// Rounds the probe sent and what stopped them (`--until-stable`; none in older runs).
     rounds: Option<u64>,
     stopped_by: Option<String>,
+    /// Whether the destination's per byte came from the agent's echoes and short replies
+    /// (`probe --hops --udp`).
+    agent_per_byte: bool,
 }
 
 /// The straight line `probe` fits to a hop's minimums (round trip against bytes sent +
@@ -282,6 +285,60 @@ fn score_hops(
     out
 }
 
+/// `wirespeed serve` in a lab namespace, bound to one address, for `probe --hops --udp`; killed
+/// (by its own PID: `ip netns exec` execs it) and reaped when dropped.
+struct LabAgent(std::process::Child);
+
+impl LabAgent {
+    /// Starts the agent in `ns` on `address` port 5210 and waits (at most 10 s) until it
+    /// listens.
+    fn start(ns: &str, address: IpAddr) -> Result<LabAgent, String> {
+        let bind = address.to_string();
+        let child = std::process::Command::new("ip")
+            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")])
+            .args(["serve", "-B", &bind, "-p", "5210", "--max-duration", "1h"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .map_err(|e| format!("cannot start the agent in {ns}: {e}"))?;
+        let mut agent = LabAgent(child);
+        let until = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < until {
+            if let Ok(Some(status)) = agent.0.try_wait() {
+                return Err(format!("the agent in {ns} exited at once ({status})"));
+            }
+            let listening = std::process::Command::new("ip")
+                .args(["netns", "exec", ns, "ss", "-Hltn", "sport", "=", ":5210"])
+                .output()
+                .is_ok_and(|o| !o.stdout.is_empty());
+            if listening {
+                return Ok(agent);
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        agent.stop();
+        Err(format!("the agent in {ns} did not listen within 10 s"))
+    }
+
+    fn stop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+impl Drop for LabAgent {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// Whether h2 runs an agent and the probe times the destination with it (`probe --hops
+/// --udp`): `WIRESPEED_HARNESS_PROBE_AGENT` unset or 1; 0 probes with ICMP alone, as before.
+fn probe_agent() -> bool {
+    std::env::var("WIRESPEED_HARNESS_PROBE_AGENT").map_or(true, |v| v != "0")
+}
+
 fn probe_row(
     seed: u64,
     limits: &Limits,
@@ -304,6 +361,7 @@ fn probe_row(
         crossings_per_byte_ns: Vec::new(),
         rounds: None,
         stopped_by: None,
+        agent_per_byte: false,
     };
     let t = match Topology::parse(&draw.toml, "drawn.toml") {
         Ok(t) => t,
@@ -377,8 +435,23 @@ fn probe_row(
     if let Some(budget) = budget {
         args.extend(["--until-stable", budget]);
     }
+    let agent = if probe_agent() {
+        match LabAgent::start(&lab.namespace("h2"), address.parse().expect("an address")) {
+            Ok(agent) => Some(agent),
+            Err(e) => {
+                row.error = Some(e);
+                return row;
+            }
+        }
+    } else {
+        None
+    };
+    if agent.is_some() {
+        args.push("--udp");
+    }
     let (code, stdout, stderr) =
         in_namespace(&lab.namespace("h1"), &args, Duration::from_secs(600));
+    drop(agent);
     drop(lab);
     row.seconds = started.elapsed().as_secs_f64();
     if !stdout.trim().is_empty() {
@@ -471,6 +544,11 @@ fn judge_document(
         })
         .collect();
     row.figures = score_hops(row.seed, &hops, truth, lab);
+    row.agent_per_byte = hops.iter().any(|h| {
+        h.increment.as_ref().is_some_and(|i| {
+            i.per_byte_from == wirespeed_model::destination::PerByteSeries::AgentShortReplies
+        })
+    });
     // A replay cut to each run's first probes judges one round, whatever the run did next.
     if !(reading == Reading::Reanalysed && first_probes().is_some()) {
         row.rounds = doc["result"]["rounds"].as_u64();
@@ -500,7 +578,7 @@ fn printed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
 /// big or a lost probe has no round trip). The step floor is 1 us, `probe`'s own wherever the
 /// timer ticks finer than 250 ns (the document does not record the tick).
 fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> {
-    use wirespeed_model::bestcase::{AnalysisParams, Observation, analyze};
+    use wirespeed_model::bestcase::{AnalysisParams, Observation};
     use wirespeed_net::probe::{ReplyKind, Sample};
     let mut samples: Vec<Sample> = serde_json::from_value(doc["result"]["samples"].clone())
         .map_err(|e| format!("the samples do not decode: {e}"))?;
@@ -515,20 +593,30 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
         Some("monotonic") => false,
         other => return Err(format!("unknown clock {other:?}")),
     };
+    // The agent's two series at the destination (`probe --hops --udp`), unless the replay is
+    // asked to judge the run as ICMP alone would have measured it.
+    let use_agent = std::env::var("WIRESPEED_HARNESS_REPLAY_AGENT").map_or(true, |v| v != "0");
+    let observation = |s: &Sample| Observation {
+        ttl: s.ttl,
+        sent_bytes: s.sent_bytes,
+        returned_bytes: s.returned_bytes,
+        // The agent's series without its residence (its wake-up), where it stamped one.
+        rtt_ms: match s.reply {
+            ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
+            _ => s.rtt_ns(kernel),
+        }
+        .map(|ns| ns as f64 / 1e6),
+        sent_at_seconds: s.sent_at_ns as f64 / 1e9,
+    };
     let observations: Vec<Observation> = samples
         .iter()
-        .map(|s| Observation {
-            ttl: s.ttl,
-            sent_bytes: s.sent_bytes,
-            returned_bytes: s.returned_bytes,
-            rtt_ms: match s.reply {
-                ReplyKind::Unreachable | ReplyKind::TooBig | ReplyKind::Lost => None,
-                _ if kernel => s.rtt_kernel_ns,
-                _ => s.rtt_user_ns,
-            }
-            .map(|ns| ns as f64 / 1e6),
-            sent_at_seconds: s.sent_at_ns as f64 / 1e9,
-        })
+        .filter(|s| !s.series.is_agent())
+        .map(observation)
+        .collect();
+    let agent: Vec<Observation> = samples
+        .iter()
+        .filter(|s| use_agent && s.series.is_agent())
+        .map(observation)
         .collect();
     let parameters = &doc["parameters"];
     let params = AnalysisParams {
@@ -542,7 +630,12 @@ fn reanalysed_hops(doc: &serde_json::Value) -> Result<Vec<HopAnalysis>, String> 
             .ok_or("no seed in the parameters")?,
         min_step_ms: 0.001,
     };
-    Ok(analyze(&observations, &params, None))
+    Ok(wirespeed_model::destination::analyze_with_agent(
+        &observations,
+        &agent,
+        &params,
+        None,
+    ))
 }
 
 /// `WIRESPEED_HARNESS_REPLAY_PROBES=N`: the replay keeps only the first N probes of each size
@@ -557,15 +650,16 @@ fn first_probes() -> Option<usize> {
         .filter(|n| *n > 0)
 }
 
-/// The first `keep` samples of each (TTL, size), by the time they were sent.
+/// The first `keep` samples of each (TTL, size, series), by the time they were sent.
 fn first_of_each_size(
     mut samples: Vec<wirespeed_net::probe::Sample>,
     keep: usize,
 ) -> Vec<wirespeed_net::probe::Sample> {
     samples.sort_by_key(|s| s.sent_at_ns);
-    let mut seen: std::collections::HashMap<(u8, usize), usize> = Default::default();
+    let mut seen: std::collections::HashMap<(u8, usize, wirespeed_net::probe::Series), usize> =
+        Default::default();
     samples.retain(|s| {
-        let n = seen.entry((s.ttl, s.sent_bytes)).or_insert(0);
+        let n = seen.entry((s.ttl, s.sent_bytes, s.series)).or_insert(0);
         *n += 1;
         *n <= keep
     });
@@ -912,6 +1006,12 @@ fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u32) -> Strin
         rows.len() - measured.len(),
         quantiles(seconds)
     );
+    let _ = writeln!(
+        s,
+        "The destination's per byte from the agent's whole echoes and short replies (`probe --hops --udp`, h2 running `wirespeed serve`): {} of {} measured labs.\n",
+        measured.iter().filter(|r| r.agent_per_byte).count(),
+        measured.len()
+    );
     let figures: Vec<&HopFigure> = measured.iter().flat_map(|r| r.figures.iter()).collect();
     let rounds: Vec<f64> = measured
         .iter()
@@ -1204,6 +1304,7 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
         crossings_per_byte_ns: Vec::new(),
         rounds: None,
         stopped_by: None,
+        agent_per_byte: false,
     };
     let judged = (|| -> Result<(), String> {
         let toml = read_bounded(&file)?;
