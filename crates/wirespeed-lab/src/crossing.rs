@@ -71,7 +71,7 @@ const ECHO_HEADERS_BYTES: u64 = 28;
 /// than after 0.2 ms on a loaded machine), and a link's threads sit idle in a `probe --hops`
 /// run while it probes the other hops: echoes one round trip and 1 ms apart read a median of
 /// 6.6 us a crossing on ten random labs whose probes carried 16 us a hop, echoes 10 ms apart
-/// 12-23 us (bench/results/incoming-lab-crossing.md, issue 31).
+/// 12-23 us (bench/results/harness-random-labs.md, issue 31).
 const MIN_INTERVAL: Duration = Duration::from_millis(10);
 
 /// `probe`'s default pause after each answer.

@@ -92,7 +92,7 @@ pub fn summarize(values: &[f64], resamples: usize) -> Option<Summary> {
 /// (at worst sqrt(K)) times as much: `|mean(parts) - full|` is K - 1 (at worst sqrt(K) - 1,
 /// 1.8 for the probe's K = 8) times the whole estimate's remaining bias, a bound of it, and is
 /// added to the half width. Replayed on 60 saved runs of
-/// random labs (bench/results/incoming-probe-acc.md), the t-interval alone covered the
+/// random labs (bench/results/harness-random-labs.md), the t-interval alone covered the
 /// configured own per byte in 72% of the hops the probe can separate and the answer per byte
 /// in 75%; with the bound, 91% and 95%. `None` with fewer than 3 parts or a figure that is
 /// not finite.

@@ -36,7 +36,7 @@
 //! Checked on the saved corpora of bench/harness-probe.sh (110 random chains, `-c 32`): cut
 //! after each run's first 16 probes a size, 50 runs met the rule, and 244 of the 250 separable
 //! per-byte and answer figures of those runs lay within their tolerance of the configured
-//! truth; whole, 69 met it, with 349 of 355 within (bench/results/incoming-probe-truth.md).
+//! truth; whole, 69 met it, with 349 of 355 within (bench/results/harness-random-labs.md).
 
 use serde::{Deserialize, Serialize};
 

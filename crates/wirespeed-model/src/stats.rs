@@ -115,7 +115,7 @@ pub fn median(values: &[f64]) -> f64 {
 /// averages the probes nearest it, so a slope fitted across sizes to these means moves less
 /// from run to run than one fitted to minimums (on 50 fresh random labs: a hop's own per byte
 /// within its tolerance with an interval inside it for 106 of 171 hops against 95 for minimums;
-/// `bench/results/incoming-probe-hops.md`). The floor itself is a minimum's job: the lower half
+/// `bench/results/harness-random-labs.md`). The floor itself is a minimum's job: the lower half
 /// lies above it by a share of the queueing.
 pub fn lower_half_mean(values: &[f64]) -> f64 {
     if values.is_empty() {
