@@ -433,8 +433,23 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
         to / 8.0,
     );
     std::fs::remove_file(&metrics).unwrap();
-    // Loopback is symmetric: no asymmetry finding.
-    assert_eq!(peer["findings"].as_array().unwrap().len(), 0, "{peer}");
+    // Loopback is symmetric: no asymmetry finding, unless the machine was loaded past its CPUs
+    // (3.1x apart once at load 10, held alone in the lab lane): then only the counterless
+    // warning, with the load average that explains it in its evidence.
+    for f in peer["findings"].as_array().unwrap() {
+        assert_eq!(f["severity"], "warning", "{peer}");
+        let load = f["evidence"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|e| e.as_str()?.strip_prefix("this host's load average "))
+            .find_map(|e| {
+                let (load, rest) = e.split_once(" on ")?;
+                let cpus: f64 = rest.split_once(' ')?.0.parse().ok()?;
+                Some(load.parse::<f64>().ok()? / cpus)
+            });
+        assert!(load.is_some_and(|per_cpu| per_cpu > 1.0), "{peer}");
+    }
     // The counters were read across both transfers: lo carried them.
     let lo = &r["interfaces"][0];
     assert!(doc["parameters"]["interval_seconds"].as_f64().unwrap() >= 0.6);

@@ -70,10 +70,12 @@ pub fn measure(config: &Config) -> anyhow::Result<Document<Params, DiagnoseRepor
         .zip(config.peer.as_ref())
         .map(|((agent, to_peer, from_peer), asked)| {
             let local: Vec<Diagnosis> = interfaces.iter().map(|i| i.diagnosis.clone()).collect();
+            let mut findings = peer_findings(&to_peer, &from_peer, &local);
+            with_host_load(&mut findings);
             PeerReport {
                 agent,
                 seconds_each: asked.time.as_secs_f64(),
-                findings: peer_findings(&to_peer, &from_peer, &local),
+                findings,
                 to_peer,
                 from_peer,
             }
@@ -309,4 +311,61 @@ fn transfer(
             .map(|s| s.tcp_info.as_ref().map(|t| u64::from(t.retransmits)))
             .sum(),
     })
+}
+
+/// A slowed direction that no counter backs is only the shape of a mismatch; its named causes
+/// include a busy receiver, and on this host that is measurable: the 1-minute load average
+/// against the CPUs, read as the transfers end, goes into the warning's evidence so that a
+/// reader (or a test) can tell a loaded machine from a path.
+fn with_host_load(findings: &mut [wirespeed_model::diagnose::Finding]) {
+    let Some(load) = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|s| s.split_whitespace().next()?.parse::<f64>().ok())
+    else {
+        return;
+    };
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    add_host_load(findings, load, cpus);
+}
+
+/// [`with_host_load`] once the figures are read: only the counterless warning gets them (a
+/// fault already rests on the counters).
+fn add_host_load(findings: &mut [wirespeed_model::diagnose::Finding], load: f64, cpus: usize) {
+    use wirespeed_model::diagnose::{FindingKind, Severity};
+    for f in findings
+        .iter_mut()
+        .filter(|f| f.kind == FindingKind::AsymmetricTransfer && f.severity == Severity::Warning)
+    {
+        f.evidence.push(format!(
+            "this host's load average {load:.1} on {cpus} CPU{} as the transfers ended",
+            if cpus == 1 { "" } else { "s" }
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wirespeed_model::diagnose::peer::{Transfer, peer_findings};
+
+    /// A loopback transfer slowed one way on a loaded host is a counterless warning; its
+    /// evidence then says how loaded the host was, and a fault's does not.
+    #[test]
+    fn a_counterless_asymmetry_carries_the_hosts_load() {
+        let t = |direction: &str, bps: f64| Transfer {
+            direction: direction.into(),
+            bits_per_second: bps,
+            retransmits: None,
+        };
+        let mut findings = peer_findings(&t("to the peer", 1e9), &t("from the peer", 3.1e9), &[]);
+        assert_eq!(findings.len(), 1);
+        add_host_load(&mut findings, 9.84, 2);
+        assert_eq!(
+            findings[0].evidence.last().unwrap(),
+            "this host's load average 9.8 on 2 CPUs as the transfers ended"
+        );
+        let mut symmetric = peer_findings(&t("to the peer", 1e9), &t("from the peer", 1.1e9), &[]);
+        add_host_load(&mut symmetric, 9.84, 1);
+        assert!(symmetric.is_empty());
+    }
 }
