@@ -67,6 +67,11 @@ pub struct LoadReport {
     pub clock: String,
     /// How late the first packet left after the scheduled start of transmission, seconds.
     pub start_lateness_s: f64,
+    /// The measurement window's time, seconds, whose frames a paced generator never offered:
+    /// it was descheduled for longer than it may catch up (10 ms), so the machine, not the
+    /// network, held the offered load back. 0 from agents that predate the field.
+    #[serde(default)]
+    pub skipped_in_window_s: f64,
     /// What this agent's sink counted, when asked to count.
     pub sink: Option<SinkCounts>,
     /// How the transmit stamps were chosen (hardware or software, and why), raw tests.

@@ -121,7 +121,11 @@ pub fn transmit(
     ];
     let mut next_id: u32 = 0;
     let mut first_send = None;
-    let mut pacer = Pacer::new(tx0);
+    let window = (
+        start_at_ns.saturating_add(w0),
+        start_at_ns.saturating_add(w1),
+    );
+    let mut pacer = Pacer::new(tx0, window);
     // Reads up to `max` stamps from the error queue (each send queues one; reading one per send
     // and the backlog every 256 sends saves the system call that would find the queue empty).
     let drain = |ring: &[Slot], counters: &mut LoadCounters, max: usize| {
@@ -185,6 +189,7 @@ pub fn transmit(
             Err(_) => counters.send_errors += 1,
         }
     }
+    let ended_ns = monotonic_ns();
     if timestamps {
         let until = monotonic_ns() + 20_000_000;
         while counters.delay_count < counters.packets && monotonic_ns() < until {
@@ -193,11 +198,17 @@ pub fn transmit(
         }
     }
     let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(tx0)) as f64 * 1e-9);
+    let skipped = if test.rate_bits_per_second.is_some() {
+        pacer.skipped_in_window_s(ended_ns)
+    } else {
+        0.0
+    };
     Ok(LoadReport {
         counters,
         delay_source: source,
         clock: "CLOCK_MONOTONIC".into(),
         start_lateness_s: lateness,
+        skipped_in_window_s: skipped,
         sink: None,
         timestamping: None,
         interface: None,

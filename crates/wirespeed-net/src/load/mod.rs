@@ -65,16 +65,26 @@ pub(crate) fn clock_ns(clock: ClockId) -> u64 {
 /// Sleeps until `deadline_ns` of `CLOCK_MONOTONIC` (in slices, so `stop` is seen).
 /// The send schedule of a paced generator: one frame every `length x 8 / rate`, and no burst to
 /// catch up after the thread was descheduled (more than 10 ms behind: the schedule restarts
-/// from now), so an offered load is never exceeded.
+/// from now), so an offered load is never exceeded. What such a restart skips of the
+/// measurement window is counted, so that a machine too busy to offer the load is told from a
+/// network that did not carry it.
 pub(crate) struct Pacer {
     next_ns: f64,
+    window_ns: (u64, u64),
+    skipped_in_window_ns: u64,
 }
 
+/// How far behind its schedule a generator may fall before the owed frames are given up.
+const CATCH_UP_LIMIT_NS: f64 = 10e6;
+
 impl Pacer {
-    /// The first frame is due at `first_ns` (`CLOCK_MONOTONIC`).
-    pub(crate) fn new(first_ns: u64) -> Pacer {
+    /// The first frame is due at `first_ns`; the measurement window is `[w0, w1)` (all
+    /// `CLOCK_MONOTONIC`).
+    pub(crate) fn new(first_ns: u64, window_ns: (u64, u64)) -> Pacer {
         Pacer {
             next_ns: first_ns as f64,
+            window_ns,
+            skipped_in_window_ns: 0,
         }
     }
 
@@ -85,10 +95,19 @@ impl Pacer {
             let now = monotonic_ns();
             return (now < end_ns).then_some(now);
         }
-        if (now as f64) - self.next_ns > 10e6 {
-            self.next_ns = now as f64;
+        if (now as f64) - self.next_ns > CATCH_UP_LIMIT_NS {
+            self.skip_to(now);
         }
         Some(now)
+    }
+
+    /// Gives up the frames owed from the schedule's slot to `now`, counting the window's part.
+    fn skip_to(&mut self, now: u64) {
+        let (w0, w1) = self.window_ns;
+        let from = (self.next_ns as u64).max(w0);
+        let to = now.min(w1);
+        self.skipped_in_window_ns += to.saturating_sub(from);
+        self.next_ns = now as f64;
     }
 
     /// Books a frame of `length` bytes at `rate` bit/s into the schedule.
@@ -96,6 +115,18 @@ impl Pacer {
         self.next_ns += wirespeed_model::load::pacing_interval_ns(u64::from(length), rate)
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(())
+    }
+
+    /// The window's time whose frames were never offered, seconds: restarts of the schedule,
+    /// and the slots still owed when the transmission ended at `end_ns`.
+    pub(crate) fn skipped_in_window_s(&self, end_ns: u64) -> f64 {
+        let (w0, w1) = self.window_ns;
+        let owed_at_end = if (end_ns as f64) - self.next_ns > CATCH_UP_LIMIT_NS {
+            end_ns.min(w1).saturating_sub((self.next_ns as u64).max(w0))
+        } else {
+            0
+        };
+        (self.skipped_in_window_ns + owed_at_end) as f64 * 1e-9
     }
 }
 
@@ -114,6 +145,29 @@ pub(crate) fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
 mod tests {
     use super::*;
     use crate::control::{Message, decode, encode};
+
+    const MS: u64 = 1_000_000;
+
+    /// A restart of the schedule counts only what it skipped inside the window; a lag within
+    /// the catch-up limit skips nothing (the frames go out late, in a burst).
+    #[test]
+    fn a_pacer_counts_the_window_time_it_gave_up() {
+        let never = || false;
+        let mut p = Pacer::new(50 * MS, (100 * MS, 200 * MS));
+        // 100 ms late for the 50 ms slot: 50-150 ms given up, 100-150 ms of it in the window.
+        assert_eq!(p.wait(150 * MS, 300 * MS, &never), Some(150 * MS));
+        assert_eq!(p.skipped_in_window_ns, 50 * MS);
+        p.book(1226, 1e6).unwrap(); // (1226 + 24) x 8 bits: 10 ms a frame at 1 Mbit/s
+        // 5 ms late: within the limit, nothing given up.
+        assert_eq!(p.wait(165 * MS, 300 * MS, &never), Some(165 * MS));
+        assert_eq!(p.skipped_in_window_ns, 50 * MS);
+        p.book(1226, 1e6).unwrap();
+        // Ended at 260 ms with the 170 ms slot owed: 170-200 ms of the window never offered.
+        assert!((p.skipped_in_window_s(260 * MS) - 0.080).abs() < 1e-9);
+        // A schedule that kept up gives up nothing.
+        let kept = Pacer::new(100 * MS, (100 * MS, 200 * MS));
+        assert_eq!(kept.skipped_in_window_s(100 * MS), 0.0);
+    }
 
     #[test]
     fn load_messages_ride_in_the_control_protocol() {

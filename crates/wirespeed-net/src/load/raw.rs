@@ -361,7 +361,11 @@ pub fn transmit(
     // Frames dealt but not yet taken by the device: buffers [pending_from..pending_to).
     let (mut pending_from, mut pending_to) = (0usize, 0usize);
     let mut first_send = None;
-    let mut pacer = Pacer::new(tx0);
+    let window = (
+        start_at_ns.saturating_add(w0),
+        start_at_ns.saturating_add(w1),
+    );
+    let mut pacer = Pacer::new(tx0, window);
     let mut full_wait = FULL_WAIT / 2;
     loop {
         let mut now = monotonic_ns();
@@ -439,6 +443,7 @@ pub fn transmit(
             std::thread::sleep(full_wait);
         }
     }
+    let ended_ns = monotonic_ns();
     if stamped {
         let until = monotonic_ns() + 20_000_000;
         while counters.delay_count < counters.packets && monotonic_ns() < until {
@@ -447,11 +452,17 @@ pub fn transmit(
         }
     }
     let lateness = first_send.map_or(0.0, |f| (f.saturating_sub(tx0)) as f64 * 1e-9);
+    let skipped = if test.rate_bits_per_second.is_some() {
+        pacer.skipped_in_window_s(ended_ns)
+    } else {
+        0.0
+    };
     Ok(LoadReport {
         counters,
         delay_source: stamps.source,
         clock: "CLOCK_MONOTONIC".into(),
         start_lateness_s: lateness,
+        skipped_in_window_s: skipped,
         sink: None,
         timestamping: Some(stamps.note),
         interface: Some(sender.interface.clone()),

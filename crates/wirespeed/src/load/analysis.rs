@@ -117,6 +117,7 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
         .and_then(|h| t.agents.get(h - 1)?.report.as_ref()?.sink.clone());
     let mut sent_total = 0;
     let mut received_total = 0;
+    let window_s = plan.schedule.measure_ns as f64 * 1e-9;
     let per_host: Vec<HostRow> = t
         .agents
         .iter()
@@ -141,6 +142,8 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
                 clock_offset_seconds: a.clock.map(|c| c.offset_ns as f64 * 1e-9),
                 control_rtt_seconds: a.clock.map(|c| c.rtt_ns as f64 * 1e-9),
                 start_lateness_seconds: r.map(|r| r.start_lateness_s),
+                skipped_in_window_seconds: r.map(|r| r.skipped_in_window_s),
+                skipped_share_of_window: r.map(|r| r.skipped_in_window_s / window_s),
                 delay_source: r.map(|r| r.delay_source),
                 timestamping: r.and_then(|r| r.timestamping.clone()),
                 error: a.error.clone(),
@@ -183,6 +186,7 @@ impl LoadResult {
             w.push(LoadFinding::LoopbackNotAMedium);
         }
         w.extend(sink_loss_warnings(&self.rows));
+        w.extend(generators_behind(&self.rows));
         let errors: u64 = self
             .rows
             .iter()
@@ -233,6 +237,33 @@ pub(crate) fn sink_loss_warnings(rows: &[Row]) -> Vec<LoadFinding> {
                 lengths: r.lengths.clone(),
                 loss_share: loss,
                 limit_share: SINK_LOSS_WARNING,
+            })
+        })
+        .collect()
+}
+
+/// A paced generator that gave up more than this share of the measured window's frames earns a
+/// warning: its host was too busy to offer the load, and its row's rate falls short by about
+/// that share for a reason that is not the network's.
+pub(crate) const GENERATOR_BEHIND_WARNING: f64 = 0.01;
+
+/// One warning per host and test whose generator skipped more than [`GENERATOR_BEHIND_WARNING`]
+/// of the window, with the time skipped.
+pub(crate) fn generators_behind(rows: &[Row]) -> Vec<LoadFinding> {
+    rows.iter()
+        .flat_map(|r| {
+            r.per_host.iter().filter_map(move |h| {
+                let share = h
+                    .skipped_share_of_window
+                    .filter(|s| *s > GENERATOR_BEHIND_WARNING)?;
+                Some(LoadFinding::GeneratorBehind {
+                    hosts: r.hosts,
+                    lengths: r.lengths.clone(),
+                    host: h.host,
+                    agent: h.agent.clone(),
+                    skipped_seconds: h.skipped_in_window_seconds.unwrap_or(0.0),
+                    share_of_window: share,
+                })
             })
         })
         .collect()
@@ -308,6 +339,7 @@ mod tests {
                 delay_source: DelaySource::AroundSendCall,
                 clock: "CLOCK_MONOTONIC".into(),
                 start_lateness_s: 0.0,
+                skipped_in_window_s: 0.0,
                 sink: sink.map(|received| SinkCounts {
                     received,
                     strays: 0,
@@ -436,6 +468,62 @@ mod tests {
         );
         assert!(w[0].contains("more than the 10% a counting sink"), "{w:?}");
         assert!(w[0].contains("overrun") && !w[0].contains("  "), "{w:?}");
+        let result = LoadResult {
+            results_file: None,
+            rows,
+            rate_format: RateFormat::default(),
+        };
+        assert!(result.warnings(false).contains(&typed[0]));
+    }
+
+    /// A generator that gave up more than 1% of the window behind its schedule is named with
+    /// the time and share it skipped (the window is 2 s here); one at 1% or under is not.
+    #[test]
+    fn a_generator_that_fell_behind_its_schedule_is_warned_of() {
+        let mix = LengthMix::Fixed { bytes: 1536 };
+        let behind = |skipped: f64| {
+            let mut h = host(1000, 0.001, None);
+            h.report.as_mut().unwrap().skipped_in_window_s = skipped;
+            h
+        };
+        let tests = vec![
+            TestRecord {
+                hosts: 1,
+                lengths: mix.clone().into(),
+                complete: true,
+                agents: vec![behind(0.02)],
+            },
+            TestRecord {
+                hosts: 2,
+                lengths: mix.clone().into(),
+                complete: true,
+                agents: vec![behind(0.0), behind(0.1)],
+            },
+        ];
+        let rows = rows(&plan(vec![1, 2]), &tests, None).unwrap();
+        assert_eq!(rows[1].per_host[1].skipped_share_of_window, Some(0.05));
+        let typed = generators_behind(&rows);
+        assert_eq!(
+            typed,
+            [LoadFinding::GeneratorBehind {
+                hosts: 2,
+                lengths: "1536".into(),
+                host: 2,
+                agent: "127.0.0.1:1".into(),
+                skipped_seconds: 0.1,
+                share_of_window: 0.05,
+            }]
+        );
+        let w = typed[0].to_string();
+        assert!(
+            w.starts_with("2 hosts x 1536: host 2's generator (127.0.0.1:1) fell more than 10 ms"),
+            "{w}"
+        );
+        assert!(
+            w.contains("gave up 100.0 ms of the measured window (5.0%)"),
+            "{w}"
+        );
+        assert!(!w.contains("  "), "{w}");
         let result = LoadResult {
             results_file: None,
             rows,

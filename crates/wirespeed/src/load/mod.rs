@@ -724,6 +724,7 @@ mod tests {
             delay_source: wirespeed_model::load::DelaySource::AroundSendCall,
             clock: "CLOCK_MONOTONIC".into(),
             start_lateness_s: 0.0,
+            skipped_in_window_s: 0.0,
             sink: None,
             timestamping: None,
             interface: None,

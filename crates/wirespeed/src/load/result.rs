@@ -146,6 +146,10 @@ pub struct HostRow {
     pub clock_offset_seconds: Option<f64>,
     pub control_rtt_seconds: Option<f64>,
     pub start_lateness_seconds: Option<f64>,
+    /// The measured window's time whose frames this host's paced generator never offered
+    /// (descheduled past its 10 ms catch-up), seconds, and that as a share of the window.
+    pub skipped_in_window_seconds: Option<f64>,
+    pub skipped_share_of_window: Option<f64>,
     /// Where this host's delays came from (hardware or software stamps, or the send call).
     pub delay_source: Option<DelaySource>,
     /// Why that source: the interface's stamping capability (raw tests).

@@ -29,6 +29,17 @@ pub(crate) enum LoadFinding {
         loss_share: f64,
         limit_share: f64,
     },
+    /// Warning: a host's paced generator was descheduled past its catch-up limit and never
+    /// offered `share_of_window` of the window's frames, so the row's rate is short for a
+    /// reason of this machine, not of the network.
+    GeneratorBehind {
+        hosts: usize,
+        lengths: String,
+        host: usize,
+        agent: String,
+        skipped_seconds: f64,
+        share_of_window: f64,
+    },
     /// Warning: send calls failed during the tests.
     SendErrors { send_errors: u64 },
     /// Warning: an agent's datagrams carried another TOS than `-S` asked (`sent_tos` none:
@@ -78,6 +89,23 @@ impl fmt::Display for LoadFinding {
                  fewer hosts, a lower --rate or --sink self avoid it",
                 loss_share * 100.0,
                 limit_share * 100.0
+            ),
+            LoadFinding::GeneratorBehind {
+                hosts,
+                lengths,
+                host,
+                agent,
+                skipped_seconds,
+                share_of_window,
+            } => write!(
+                f,
+                "{hosts} hosts x {lengths}: host {host}'s generator ({agent}) fell more than 10 ms \
+                 behind its schedule and gave up {:.1} ms of the measured window ({:.1}%): its \
+                 host was too busy to offer the load, so this row's rate is short by about that \
+                 share for a reason of the machine, not the network; fewer hosts per machine or a \
+                 lower --rate avoid it",
+                skipped_seconds * 1e3,
+                share_of_window * 100.0
             ),
             LoadFinding::SendErrors { send_errors } => {
                 write!(f, "{send_errors} send calls failed during the tests")
