@@ -46,10 +46,12 @@ use wirespeed_model::{BitRate, LinkLayer};
 use crate::addressing::Ipv4Net;
 
 mod check;
+mod notes;
 #[cfg(test)]
 mod tests;
 
 use check::{Ctx, RawTopology};
+pub use notes::{SLOT_BITS, TopologyNote};
 
 /// Speed of light in vacuum, m/s (exact, SI definition of the metre).
 pub const SPEED_OF_LIGHT_M_PER_S: f64 = 299_792_458.0;

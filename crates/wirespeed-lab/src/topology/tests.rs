@@ -543,3 +543,66 @@ proptest::proptest! {
         let _ = Topology::parse(&text, "t");
     }
 }
+
+/// A CSMA/CD medium whose round trip is past its 512-bit slot is accepted and noted, with the
+/// delay that would fit; one within its slot, and any full-duplex link, are not.
+#[test]
+fn a_shared_medium_past_its_slot_time_is_noted() {
+    let with = |keys: &str| Topology::parse(&TWO.replace("delay = \"100us\"", keys), "t").unwrap();
+    // 1 ms each way at 10 Mbit/s: 2 ms against a 51.2 us slot, about 198 km of cable.
+    let notes = with("delay = \"1ms\"\nduplex = \"half\"").notes();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    let TopologyNote::PastTheSlotTime {
+        medium,
+        one_way_seconds,
+        slot_seconds,
+        cable_metres,
+    } = &notes[0];
+    assert_eq!(medium, "link h1-h2");
+    assert!((one_way_seconds - 1e-3).abs() < 1e-12);
+    assert!((slot_seconds - 51.2e-6).abs() < 1e-12);
+    assert!((cable_metres - 197_863.0).abs() < 1.0, "{cable_metres}");
+    let sentence = notes[0].to_string();
+    assert!(
+        sentence.starts_with(
+            "link h1-h2 is a CSMA/CD medium whose round trip (2.000 ms) is longer than its slot time (51.2 us"
+        ),
+        "{sentence}"
+    );
+    assert!(sentence.contains("about 197.9 km of cable"), "{sentence}");
+    assert!(sentence.contains("within 25.6 us"), "{sentence}");
+    // A mismatched link is one medium too.
+    assert_eq!(with("delay = \"1ms\"\nduplex_a = \"half\"").notes().len(), 1);
+    // Within the slot (2 x 25 us < 51.2 us), or full duplex: nothing to say.
+    assert!(with("delay = \"25us\"\nduplex = \"half\"").notes().is_empty());
+    assert!(with("delay = \"1ms\"").notes().is_empty());
+    // At 100 Mbit/s the slot is 5.12 us: 25 us each way is past it.
+    let fast = Topology::parse(
+        &TWO.replace(
+            "rate = \"10M\"\ndelay = \"100us\"",
+            "rate = \"100M\"\ndelay = \"25us\"\nduplex = \"half\"",
+        ),
+        "t",
+    )
+    .unwrap()
+    .notes();
+    assert_eq!(fast.len(), 1, "{fast:?}");
+    assert!(fast[0].to_string().contains("slot time (5.1 us"), "{}", fast[0]);
+    // A hub: 10 km of cable at 0.66 c is 50.5 us each way, past 51.2 us round trip; 100 m is not.
+    let hub = |length: &str| {
+        Topology::parse(
+            &format!(
+                "[[host]]\nname = \"a\"\n[[host]]\nname = \"b\"\n[[segment]]\nname = \"hub\"\n\
+                 stations = [\"a\", \"b\"]\nrate = \"10M\"\nlength_m = {length}\n"
+            ),
+            "t",
+        )
+        .unwrap()
+        .notes()
+    };
+    let long = hub("10000");
+    assert_eq!(long.len(), 1, "{long:?}");
+    assert!(long[0].to_string().starts_with("segment hub is a CSMA/CD medium"));
+    assert!(long[0].to_string().contains("about 10.0 km of cable"));
+    assert!(hub("100").is_empty());
+}

@@ -220,15 +220,20 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             json,
             settle,
         } => {
+            let notes = topology.notes();
             let name = actions::up(topology, &file, settle)?;
             if json {
                 let record = wirespeed_lab::lifecycle::record(&name)?;
                 let params = UpParams {
                     file: file.display().to_string(),
                 };
-                let doc = Document::new("lab.up", params, record);
+                let mut doc = Document::new("lab.up", params, record);
+                for note in &notes {
+                    doc.warning(note);
+                }
                 print!("{}", wirespeed_report::to_json(&doc)?);
             } else {
+                text::notes(&mut io::stderr().lock(), &notes)?;
                 println!("{name}");
             }
             Ok(())
@@ -245,6 +250,7 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             command,
             settle,
         } => {
+            text::notes(&mut io::stderr().lock(), &topology.notes())?;
             let code = actions::run_in_lab(topology, &file, node.as_deref(), &command, settle)?;
             io::stdout().flush()?;
             std::process::exit(code);

@@ -464,3 +464,15 @@ mod tests {
         assert_eq!(stages(&two, 0), "-");
     }
 }
+
+/// A topology's notes, one `warning:` line each, before the lab is built (stderr: `lab up`
+/// prints the lab's name alone on stdout, and `lab run` the command's output).
+pub(crate) fn notes(
+    out: &mut dyn std::io::Write,
+    notes: &[wirespeed_lab::topology::TopologyNote],
+) -> std::io::Result<()> {
+    for note in notes {
+        writeln!(out, "warning: {note}")?;
+    }
+    Ok(())
+}
