@@ -92,8 +92,7 @@ impl Topology {
             notes.extend(past_the_slot(medium, one_way, bps, cable));
         }
         for segment in &self.segments {
-            let one_way =
-                segment.length_m / (segment.velocity_factor * SPEED_OF_LIGHT_M_PER_S);
+            let one_way = segment.length_m / (segment.velocity_factor * SPEED_OF_LIGHT_M_PER_S);
             let medium = format!("segment {}", segment.name);
             let bps = segment.rate.bits_per_second() as f64;
             notes.extend(past_the_slot(medium, one_way, bps, segment.length_m));

@@ -572,9 +572,16 @@ fn a_shared_medium_past_its_slot_time_is_noted() {
     assert!(sentence.contains("about 197.9 km of cable"), "{sentence}");
     assert!(sentence.contains("within 25.6 us"), "{sentence}");
     // A mismatched link is one medium too.
-    assert_eq!(with("delay = \"1ms\"\nduplex_a = \"half\"").notes().len(), 1);
+    assert_eq!(
+        with("delay = \"1ms\"\nduplex_a = \"half\"").notes().len(),
+        1
+    );
     // Within the slot (2 x 25 us < 51.2 us), or full duplex: nothing to say.
-    assert!(with("delay = \"25us\"\nduplex = \"half\"").notes().is_empty());
+    assert!(
+        with("delay = \"25us\"\nduplex = \"half\"")
+            .notes()
+            .is_empty()
+    );
     assert!(with("delay = \"1ms\"").notes().is_empty());
     // At 100 Mbit/s the slot is 5.12 us: 25 us each way is past it.
     let fast = Topology::parse(
@@ -587,7 +594,11 @@ fn a_shared_medium_past_its_slot_time_is_noted() {
     .unwrap()
     .notes();
     assert_eq!(fast.len(), 1, "{fast:?}");
-    assert!(fast[0].to_string().contains("slot time (5.1 us"), "{}", fast[0]);
+    assert!(
+        fast[0].to_string().contains("slot time (5.1 us"),
+        "{}",
+        fast[0]
+    );
     // A hub: 10 km of cable at 0.66 c is 50.5 us each way, past 51.2 us round trip; 100 m is not.
     let hub = |length: &str| {
         Topology::parse(
@@ -602,7 +613,11 @@ fn a_shared_medium_past_its_slot_time_is_noted() {
     };
     let long = hub("10000");
     assert_eq!(long.len(), 1, "{long:?}");
-    assert!(long[0].to_string().starts_with("segment hub is a CSMA/CD medium"));
+    assert!(
+        long[0]
+            .to_string()
+            .starts_with("segment hub is a CSMA/CD medium")
+    );
     assert!(long[0].to_string().contains("about 10.0 km of cable"));
     assert!(hub("100").is_empty());
 }
