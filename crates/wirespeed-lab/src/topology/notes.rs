@@ -111,7 +111,7 @@ fn past_the_slot(
         return None;
     }
     let slot_seconds = SLOT_BITS / bits_per_second;
-    (2.0 * one_way_seconds > slot_seconds).then(|| TopologyNote::PastTheSlotTime {
+    (2.0 * one_way_seconds > slot_seconds).then_some(TopologyNote::PastTheSlotTime {
         medium,
         one_way_seconds,
         slot_seconds,

@@ -437,6 +437,18 @@ pub(crate) fn down_report(out: &mut dyn Write, report: &DownReport) -> io::Resul
     }
     Ok(())
 }
+/// A topology's notes, one `warning:` line each, before the lab is built (stderr: `lab up`
+/// prints the lab's name alone on stdout, and `lab run` the command's output).
+pub(crate) fn notes(
+    out: &mut dyn std::io::Write,
+    notes: &[wirespeed_lab::topology::TopologyNote],
+) -> std::io::Result<()> {
+    for note in notes {
+        writeln!(out, "warning: {note}")?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::stages;
@@ -463,16 +475,4 @@ mod tests {
         assert_eq!(stages(&medium, 1_000_000), "-");
         assert_eq!(stages(&two, 0), "-");
     }
-}
-
-/// A topology's notes, one `warning:` line each, before the lab is built (stderr: `lab up`
-/// prints the lab's name alone on stdout, and `lab run` the command's output).
-pub(crate) fn notes(
-    out: &mut dyn std::io::Write,
-    notes: &[wirespeed_lab::topology::TopologyNote],
-) -> std::io::Result<()> {
-    for note in notes {
-        writeln!(out, "warning: {note}")?;
-    }
-    Ok(())
 }
