@@ -12,23 +12,22 @@ use wirespeed_net::iperf3::client::{self, Config, Outcome};
 use wirespeed_net::report::Role;
 use wirespeed_net::{Amount, Direction, Protocol, TestSpec};
 
-/// One test at a time: each measures a rate, and two at once on a small machine would each
-/// measure the other's load (UDP receivers then drop). The hostile-client tests that move no
-/// data and mostly wait on the service's timeouts take it only for the full test they run
+/// One test at a time, and no bulk transfer of this binary's other tests beside it
+/// ([`crate::rates::judging`]): each measures a rate, and two at once on a small machine would
+/// each measure the other's load (UDP receivers then drop). The hostile-client tests that move
+/// no data and mostly wait on the service's timeouts take it only for the full test they run
 /// after the attack (they held the others up for about 5 of the binary's 51 s), and the checks
 /// of parameters that never connect not at all.
 ///
-/// iperf3's client against the service runs 1 s where only byte counts are judged (the
-/// service's count is iperf3's own, equal to the byte, and what the client received 0.1% off
-/// at 2 s). Tests that judge rates (this client's against iperf3's server: a start-stamp
+/// iperf3's client against the service sends a byte count (`-n`) where only byte counts are
+/// judged (the service's count is iperf3's own, equal to the byte, and what the client
+/// received 0.1% off at 2 s): 100 MiB a stream, a fraction of a second on loopback where `-t 1`
+/// waited the second out for the same check. Its `-t` ending is judged by the timed tests
+/// (`--bidir`, UDP, `-R -b`, the live count). Tests that judge rates (this client's against iperf3's server: a start-stamp
 /// difference of about 15 ms is 0.8% of 2 s against a 2% tolerance), a paced rate, or where a
 /// receive buffer the server leaves unread weighs against the tolerance (`--bidir`) keep 2 s.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
+fn serial() -> std::sync::RwLockWriteGuard<'static, ()> {
+    crate::rates::judging()
 }
 
 /// A one-off `iperf3 -s -J` on a free loopback port, killed when dropped.
@@ -486,13 +485,13 @@ fn against_service(args: &[&str], tolerance: f64) -> Option<Value> {
 #[test]
 fn iperf3_tcp_against_the_service() {
     let _serial = serial();
-    against_service(&["-t", "1"], 0.02);
+    against_service(&["-n", "100M"], 0.02);
 }
 
 #[test]
 fn iperf3_reverse_against_the_service() {
     let _serial = serial();
-    let Some(doc) = against_service(&["-t", "1", "-R", "--get-server-output"], 0.02) else {
+    let Some(doc) = against_service(&["-n", "100M", "-R", "--get-server-output"], 0.02) else {
         return;
     };
     let text = doc["server_output_text"]
@@ -507,7 +506,7 @@ fn iperf3_reverse_against_the_service() {
 #[test]
 fn iperf3_four_streams_against_the_service() {
     let _serial = serial();
-    let Some(doc) = against_service(&["-t", "1", "-P", "4"], 0.02) else {
+    let Some(doc) = against_service(&["-n", "400M", "-P", "4"], 0.02) else {
         return;
     };
     assert_eq!(doc["end"]["streams"].as_array().unwrap().len(), 4);
@@ -975,8 +974,8 @@ fn bidir_streams_keep_their_direction_when_their_cookies_arrive_out_of_order() {
 // ---- the agent's metrics and limits over iperf3 tests (issue 35) ----
 
 /// The service's byte totals move while an iperf3 test runs, not only at its end: a scraper's
-/// `rate()` over a test sees it. Sampled (bounded, every 50 ms) before the client's 2 s test
-/// can end.
+/// `rate()` over a test sees it. Sampled (bounded, every 50 ms) before the client's 1 s test
+/// can end: the first sample with a byte counted comes 20 polls before the end.
 #[test]
 fn iperf3_bytes_count_while_the_test_runs() {
     use std::sync::atomic::Ordering::Relaxed;
@@ -986,7 +985,7 @@ fn iperf3_bytes_count_while_the_test_runs() {
         return;
     }
     let (addr, h, t) = service(AgentConfig::default());
-    let client = std::thread::spawn(move || iperf3_client(addr, &["-t", "2"]));
+    let client = std::thread::spawn(move || iperf3_client(addr, &["-t", "1"]));
     let deadline = Instant::now() + Duration::from_secs(10);
     let mid_test = loop {
         let s = h.stats();

@@ -53,6 +53,7 @@ fn read_while_running(addr: SocketAddr, h: &AgentHandle, spec: TestSpec) -> Vec<
 
 #[test]
 fn tcp_bytes_move_in_the_totals_while_the_test_runs() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let seen = read_while_running(
         addr,
@@ -84,6 +85,7 @@ fn tcp_bytes_move_in_the_totals_while_the_test_runs() {
 
 #[test]
 fn udp_datagrams_move_in_the_totals_while_the_test_runs() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let seen = read_while_running(
         addr,

@@ -48,6 +48,7 @@ fn bytes(side: &wirespeed_net::SideReport, role: Role) -> u64 {
 
 #[test]
 fn exact_byte_counts_in_every_direction() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for (direction, streams) in [
         (Direction::Send, 1),
@@ -95,6 +96,7 @@ fn exact_byte_counts_in_every_direction() {
 
 #[test]
 fn timed_test_reports_intervals_and_tcp_info() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let cfg = config(
         addr,
@@ -272,6 +274,7 @@ fn malformed_oversized_and_out_of_order_messages_close_only_that_session() {
 
 #[test]
 fn a_client_that_vanishes_mid_test_does_not_hang_the_agent() {
+    let _loading = crate::rates::loading();
     let records: Arc<Mutex<Vec<SessionRecord>>> = Arc::default();
     let r2 = records.clone();
     let cfg = AgentConfig {
@@ -342,6 +345,7 @@ fn authentication_accepts_the_key_and_refuses_others() {
 
 #[test]
 fn udp_counts_every_datagram_and_loss_against_a_known_drop() {
+    let _judging = crate::rates::judging();
     let (addr, h) = agent(AgentConfig::default());
     let spec = TestSpec {
         protocol: Protocol::Udp,
@@ -381,6 +385,7 @@ fn udp_counts_every_datagram_and_loss_against_a_known_drop() {
 
 #[test]
 fn udp_gso_sends_exact_datagrams_both_ways() {
+    let _judging = crate::rates::judging();
     let (addr, h) = agent(AgentConfig::default());
     for direction in [Direction::Send, Direction::Receive] {
         let spec = TestSpec {
@@ -410,6 +415,7 @@ fn udp_gso_sends_exact_datagrams_both_ways() {
 
 #[test]
 fn zerocopy_sends_exact_bytes_and_counts_completions() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for direction in [Direction::Send, Direction::Receive] {
         let spec = TestSpec {
@@ -440,6 +446,7 @@ fn zerocopy_sends_exact_bytes_and_counts_completions() {
 
 #[test]
 fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for no_gso in [false, true] {
         let spec = TestSpec {
@@ -477,6 +484,7 @@ fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
 /// from outside the session).
 #[test]
 fn a_keyed_client_reads_why_the_agent_stopped() {
+    let _loading = crate::rates::loading();
     let key = AuthKey::from_bytes(b"a shared secret of some length");
     let (addr, h) = agent(AgentConfig {
         auth: Some(key.clone()),
