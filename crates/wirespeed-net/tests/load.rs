@@ -66,6 +66,7 @@ fn raw_frames_on_an_absent_interface_are_refused_in_one_sentence() {
 
 #[test]
 fn two_agents_send_raw_frames_to_themselves_on_loopback() {
+    let _judging = crate::rates::judging();
     if !root() {
         eprintln!("skipped: raw Ethernet needs root");
         return;
@@ -98,6 +99,7 @@ fn two_agents_send_raw_frames_to_themselves_on_loopback() {
 
 #[test]
 fn three_agents_report_and_the_sink_counts_every_host() {
+    let _judging = crate::rates::judging();
     let agents: Vec<_> = (0..3).map(|_| agent(AgentConfig::default())).collect();
     let addrs = agents.iter().map(|a| a.0).collect();
     let out = controller::run(&config(addrs, Sink::Host(0))).unwrap();

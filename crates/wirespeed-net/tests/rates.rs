@@ -1,7 +1,8 @@
 //! One lock for the tests of this binary that measure on loopback, which every test shares.
 //!
 //! A judgement of a rate, a loss or two ends' byte counts within a tolerance (iperf3's server
-//! and client against ours, a paced UDP stream losing at most 2 of 200 datagrams) is taken
+//! and client against ours, a paced UDP stream losing at most 2 of 200 datagrams, the load
+//! generator's paced bits within a sixth) is taken
 //! alone: a bulk transfer beside it on this 2-core machine takes the CPU its receiver needs
 //! (UDP receivers then drop, a reader falls behind its sender: iperf3's server lost 10.6% of a
 //! 100 Mbit/s stream with only this binary's short transfers unlocked beside it). Transfers
