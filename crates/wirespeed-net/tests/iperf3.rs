@@ -135,6 +135,17 @@ fn near(a: f64, b: f64, tolerance: f64, what: &str) {
     );
 }
 
+/// `tolerance`, widened by what a receiver that fell behind on a busy machine leaves in the
+/// kernel's buffers when the test ends: `got` short of `sent` by at most what they hold.
+fn widened(sent: f64, got: f64, tolerance: f64) -> f64 {
+    let buffered = sent - got;
+    if buffered >= 0.0 && buffered <= wirespeed_net::sockopt::most_bytes_buffered() as f64 {
+        tolerance + buffered / sent
+    } else {
+        tolerance
+    }
+}
+
 /// Each flow's bytes and rate at this end against the server's record of the same stream,
 /// and the server's `-J` totals against its protocol results.
 fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
@@ -178,14 +189,7 @@ fn check(out: &Outcome, server_json: &Value, tolerance: f64) {
         } else {
             (theirs.bytes as f64, ours.bytes as f64)
         };
-        let buffered = sent - got;
-        let widened = if buffered >= 0.0
-            && buffered <= wirespeed_net::sockopt::most_bytes_buffered() as f64
-        {
-            tolerance + buffered / sent
-        } else {
-            tolerance
-        };
+        let widened = widened(sent, got, tolerance);
         near(sent, got, widened, &format!("stream {} bytes", ours.id));
         near(
             ours.bits_per_second(),
@@ -218,12 +222,14 @@ fn tcp_upload_matches_the_iperf3_server() {
         return;
     };
     check(&out, &json, 0.02);
-    let received = json["end"]["sum_received"]["bytes"].as_u64().unwrap();
-    let ours: u64 = out.test.client.streams.iter().map(|s| s.bytes).sum();
+    let received = json["end"]["sum_received"]["bytes"].as_u64().unwrap() as f64;
+    let ours = out.test.client.streams.iter().map(|s| s.bytes).sum::<u64>() as f64;
+    // The same allowance as each stream's bytes above: at load 11 iperf3's server left 2.6% of
+    // 830 MB unread when the test ended, within what the kernel buffers.
     near(
-        ours as f64,
-        received as f64,
-        0.02,
+        ours,
+        received,
+        widened(ours, received, 0.02),
         "iperf3 -s -J's sum_received",
     );
     assert!(
