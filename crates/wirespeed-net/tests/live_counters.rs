@@ -118,6 +118,7 @@ fn udp_datagrams_move_in_the_totals_while_the_test_runs() {
 
 #[test]
 fn a_client_without_the_key_is_refused_for_authentication() {
+    let _loading = crate::rates::loading();
     let records = Arc::new(Mutex::new(Vec::<SessionRecord>::new()));
     let (addr, h) = agent(AgentConfig {
         auth: Some(AuthKey::from_bytes(b"a shared secret of some length")),

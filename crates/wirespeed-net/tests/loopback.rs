@@ -159,6 +159,7 @@ fn timed_test_reports_intervals_and_tcp_info() {
 
 #[test]
 fn limits_are_refused_with_their_sentence() {
+    let _loading = crate::rates::loading();
     let mut cfg = AgentConfig::default();
     cfg.limits.max_duration = Duration::from_secs(2);
     cfg.limits.max_streams = 2;
@@ -200,6 +201,7 @@ fn limits_are_refused_with_their_sentence() {
 
 #[test]
 fn session_limit_refuses_the_extra_client() {
+    let _loading = crate::rates::loading();
     let mut cfg = AgentConfig::default();
     cfg.limits.max_sessions = 1;
     let (addr, h) = agent(cfg);
@@ -230,6 +232,7 @@ fn read_reply(s: &mut TcpStream) -> Option<Message> {
 
 #[test]
 fn malformed_oversized_and_out_of_order_messages_close_only_that_session() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let bad: Vec<Vec<u8>> = vec![
         {
@@ -320,6 +323,7 @@ fn a_client_that_vanishes_mid_test_does_not_hang_the_agent() {
 
 #[test]
 fn authentication_accepts_the_key_and_refuses_others() {
+    let _loading = crate::rates::loading();
     let key = AuthKey::from_bytes(b"a shared secret of some length");
     let (addr, h) = agent(AgentConfig {
         auth: Some(key.clone()),

@@ -2,10 +2,10 @@
 //! was a binary of its own, linked at compile time and run one after another by cargo; as
 //! modules of one binary they link once and run side by side, within libtest's threads.
 //!
-//! The tests that judge a rate or a loss on loopback take [`rates::judging`] (one at a time,
-//! with no bulk transfer beside them); those that move bulk data at full speed for seconds
-//! take [`rates::loading`] (side by side with each other, never beside a judgement). The rest
-//! (refusals, hostile peers, byte-exact counts of short transfers) take neither.
+//! The tests that judge a rate or a loss on loopback take [`rates::judging`] (one at a time);
+//! every other test that opens a socket takes [`rates::loading`] (side by side with each other,
+//! never beside a judgement), except iperf3.rs's tests that move no data, which ran beside its
+//! judgements before and still do; rates.rs says why.
 
 mod exclusive;
 mod hostile_peers;

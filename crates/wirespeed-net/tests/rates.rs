@@ -2,15 +2,15 @@
 //!
 //! A judgement of a rate, a loss or two ends' byte counts within a tolerance (iperf3's server
 //! and client against ours, a paced UDP stream losing at most 2 of 200 datagrams, the load
-//! generator's paced bits within a sixth) is taken
-//! alone: a bulk transfer beside it on this 2-core machine takes the CPU its receiver needs
-//! (UDP receivers then drop, a reader falls behind its sender: iperf3's server lost 10.6% of a
-//! 100 Mbit/s stream with only this binary's short transfers unlocked beside it). Transfers
-//! that judge no rate (a live counter moving, a probe answering, byte-exact counts of a few
-//! megabytes) run side by side with each other, never beside a judgement; tests that move at
-//! most a few hundred kilobytes (refusals, hostile peers, request-response) take neither.
-//! `std`'s lock prefers a waiting writer, so judgements are not starved by a stream of
-//! transfers.
+//! generator's paced bits within a sixth) is taken alone: traffic beside it on this 2-core
+//! machine takes the CPU its receiver needs (UDP receivers then drop, a reader falls behind its
+//! sender). With only short transfers of the other files beside it, iperf3's server lost 10.6%
+//! of a 100 Mbit/s stream at 6 test threads, and the raw-frame generator fell out of its band;
+//! so every test of the other files that opens a socket takes [`loading`]: a judgement runs
+//! beside none of them, as when each file was a binary of its own, and beside iperf3.rs's own
+//! tests that move no data, as it always did. The other files' tests run side by side with
+//! each other, as they did within their own binaries. `std`'s lock prefers a waiting writer,
+//! so judgements are not starved by a stream of them.
 
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
@@ -22,7 +22,8 @@ pub fn judging() -> RwLockWriteGuard<'static, ()> {
     LOOPBACK.write().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// For a test that moves bulk data at full speed for a second or more and judges no rate.
+/// For a test of the other files that opens a socket and judges no rate: beside its kind,
+/// never beside a judgement.
 pub fn loading() -> RwLockReadGuard<'static, ()> {
     LOOPBACK.read().unwrap_or_else(PoisonError::into_inner)
 }
