@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The test binaries of wirespeed-net, wirespeed-lab, wirespeed-sim and wirespeed-report (their
-# unit tests and their tests/ binaries; not the end-to-end binary of crates/wirespeed), run as
+# unit tests, wherever they live, and their tests/ binaries; not the end-to-end binary of
+# crates/wirespeed), run as
 # the README's test command runs them, one after another, at RUST_TEST_THREADS=THREADS:
 # each binary's own wall ("finished in", from libtest), their sum, and the whole command's
 # wall, REPS times, with the load average before each run. Needs root, as CI has (the lab's
@@ -17,7 +18,12 @@ reps=${2:-1}
 case "$threads$reps" in
   *[!0-9]*) echo "bench/test-binaries.sh: THREADS and REPS are whole numbers" >&2; exit 2 ;;
 esac
-packages=(-p wirespeed-net -p wirespeed-lab -p wirespeed-sim -p wirespeed-report)
+# wirespeed-sim's and wirespeed-report's unit tests live in their own packages since session 22.
+packages=()
+for p in wirespeed-net wirespeed-lab wirespeed-sim wirespeed-sim-tests wirespeed-report \
+  wirespeed-report-tests; do
+  [ -d "crates/$p" ] && packages+=(-p "$p")
+done
 cargo test --release "${packages[@]}" --tests --no-run --quiet
 for rep in $(seq 1 "$reps"); do
   load=$(cut -d' ' -f1-3 /proc/loadavg)
