@@ -629,6 +629,7 @@ fn still_serves(addr: SocketAddr) {
 
 #[test]
 fn an_oversized_json_length_is_refused_from_its_prefix() {
+    let loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(&cookie(1).0).unwrap();
@@ -648,6 +649,7 @@ fn an_oversized_json_length_is_refused_from_its_prefix() {
         start.elapsed() < Duration::from_secs(2),
         "refused at once, not after reading 4 GiB"
     );
+    drop(loading);
     let _serial = serial();
     still_serves(addr);
     h.stop();
@@ -662,6 +664,7 @@ fn an_oversized_json_length_is_refused_from_its_prefix() {
 
 #[test]
 fn json_that_is_not_parameters_is_refused() {
+    let _loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     for body in [
         &b"[[[[[[[[[[[[[[[[[[[[[[[[[[[["[..],
@@ -687,6 +690,7 @@ fn json_that_is_not_parameters_is_refused() {
 
 #[test]
 fn a_cookie_that_is_not_one_is_denied_and_a_wrong_one_does_not_join() {
+    let _loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     let mut s = TcpStream::connect(addr).unwrap();
     s.write_all(&[0x80; COOKIE_BYTES]).unwrap();
@@ -709,6 +713,7 @@ fn a_cookie_that_is_not_one_is_denied_and_a_wrong_one_does_not_join() {
 
 #[test]
 fn a_half_open_test_is_ended_at_the_handshake_timeout() {
+    let loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     let c = cookie(5);
     let start = Instant::now();
@@ -735,6 +740,7 @@ fn a_half_open_test_is_ended_at_the_handshake_timeout() {
         closed_within(&mut half, Duration::from_secs(3)),
         "the half-sent cookie's connection is closed"
     );
+    drop(loading);
     let _serial = serial();
     still_serves(addr);
     h.stop();
@@ -749,6 +755,7 @@ fn a_half_open_test_is_ended_at_the_handshake_timeout() {
 
 #[test]
 fn a_slowloris_is_closed_and_does_not_hold_the_service() {
+    let loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     let c = cookie(6);
     let mut slow = TcpStream::connect(addr).unwrap();
@@ -778,6 +785,7 @@ fn a_slowloris_is_closed_and_does_not_hold_the_service() {
         closed_within(&mut s, Duration::from_secs(3)),
         "a parameters document that never ends is dropped"
     );
+    drop(loading);
     let _serial = serial();
     still_serves(addr);
     h.stop();
@@ -786,6 +794,7 @@ fn a_slowloris_is_closed_and_does_not_hold_the_service() {
 
 #[test]
 fn a_bad_state_code_ends_the_test() {
+    let _loading = crate::rates::loading();
     let (addr, h, t) = service(quick_config());
     let c = cookie(8);
     let mut ctrl = up_to_streams(addr, &c, &tcp_params(30, 1));
@@ -813,6 +822,7 @@ fn a_bad_state_code_ends_the_test() {
 
 #[test]
 fn limits_are_iperf3_errors_and_data_comes_only_from_the_client() {
+    let _loading = crate::rates::loading();
     let mut config = quick_config();
     config.limits.max_duration = Duration::from_secs(5);
     config.limits.max_rate_bits_per_second = Some(10_000_000);
@@ -863,6 +873,7 @@ use socket2::{Domain, Socket, Type};
 
 #[test]
 fn a_wirespeed_client_that_meets_an_iperf3_server_is_told_so() {
+    let _loading = crate::rates::loading();
     let Some(server) = Server::start() else {
         return;
     };
@@ -1032,6 +1043,7 @@ fn iperf3_bytes_count_while_the_test_runs() {
 /// and the refusal is counted as one for want of sessions; once the slot is free, it is served.
 #[test]
 fn an_iperf3_client_beyond_max_sessions_is_refused_as_busy() {
+    let _loading = crate::rates::loading();
     use std::sync::atomic::Ordering::Relaxed;
     let config = AgentConfig {
         limits: wirespeed_net::Limits {

@@ -4,8 +4,7 @@
 //!
 //! The tests that judge a rate or a loss on loopback take [`rates::judging`] (one at a time);
 //! every other test that opens a socket takes [`rates::loading`] (side by side with each other,
-//! never beside a judgement), except iperf3.rs's tests that move no data, which ran beside its
-//! judgements before and still do; rates.rs says why.
+//! never beside a judgement); rates.rs says why.
 
 mod exclusive;
 mod hostile_peers;
