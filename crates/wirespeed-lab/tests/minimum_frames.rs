@@ -5,7 +5,7 @@
 //! took most of the frames), and the receiver gets what was forwarded. No timing is asserted:
 //! how many frames the link forwards on a busy machine is printed, not checked.
 
-mod common;
+use crate::common;
 
 use wirespeed_lab::{Lab, Topology, sys};
 

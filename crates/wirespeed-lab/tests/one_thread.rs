@@ -5,7 +5,7 @@
 //! link are each forwarded or dropped and counted once, and the receiver gets no more than was
 //! forwarded. No timing is asserted.
 
-mod common;
+use crate::common;
 
 use wirespeed_lab::{Lab, Topology, sys};
 
@@ -18,14 +18,15 @@ fn two_hosts(rate: &str, tag: &str) -> Lab {
     Lab::build(topology, &format!("one-{id}"), &id).expect("the lab builds")
 }
 
-/// Names of this process's threads that start with `prefix`.
+/// This test's labs' threads (named `ws-in-0:one-t1a2`, cut to 15 bytes) that start with
+/// `prefix`: the other tests of this binary run their own labs in the same process.
 fn threads_named(prefix: &str) -> usize {
     std::fs::read_dir("/proc/self/task")
         .map(|d| {
             d.flatten()
                 .filter(|t| {
                     std::fs::read_to_string(t.path().join("comm"))
-                        .is_ok_and(|c| c.starts_with(prefix))
+                        .is_ok_and(|c| c.starts_with(prefix) && c.contains(":one-"))
                 })
                 .count()
         })

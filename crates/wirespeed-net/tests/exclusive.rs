@@ -70,6 +70,7 @@ fn read_message(s: &mut TcpStream) -> Option<Message> {
 
 #[test]
 fn a_waiting_test_starts_when_the_running_one_ends_and_old_clients_wait_without_notices() {
+    let _loading = crate::rates::loading();
     let records: Arc<Mutex<Vec<SessionRecord>>> = Arc::default();
     let log = records.clone();
     let agent = Agent::bind(
@@ -173,6 +174,7 @@ fn a_waiting_test_starts_when_the_running_one_ends_and_old_clients_wait_without_
 
 #[test]
 fn a_full_queue_refuses_with_the_flag_to_change() {
+    let _loading = crate::rates::loading();
     let agent = Agent::bind(
         "127.0.0.1:0".parse().unwrap(),
         AgentConfig {

@@ -33,6 +33,7 @@ const FORGED: &str = "bye\nsession 99 127.0.0.1:1 completed\n\u{1b}[2J\u{1b}]0;o
 
 #[test]
 fn a_forged_first_error_reaches_the_session_log_escaped() {
+    let _loading = crate::rates::loading();
     let records = Arc::new(Mutex::new(Vec::<SessionRecord>::new()));
     let log = records.clone();
     let a = Agent::bind(
@@ -107,6 +108,7 @@ fn pair_test() -> PairTest {
 
 #[test]
 fn a_hostile_agents_impossible_figures_and_forged_text_are_refused_by_name() {
+    let _loading = crate::rates::loading();
     let cases: [(&str, PairResult); 4] = [
         (
             "impossible rate",
@@ -186,6 +188,7 @@ fn a_hostile_agents_impossible_figures_and_forged_text_are_refused_by_name() {
 
 #[test]
 fn idle_sessions_give_their_slots_to_a_client_that_needs_one() {
+    let _loading = crate::rates::loading();
     let a = Agent::bind(
         "127.0.0.1:0".parse().unwrap(),
         AgentConfig {
@@ -278,6 +281,7 @@ fn refusal(s: &mut TcpStream) -> String {
 /// cap is refused while the address's other sessions stand.
 #[test]
 fn per_address_caps_hold_at_the_operators_settings() {
+    let _loading = crate::rates::loading();
     let a = Agent::bind(
         "127.0.0.1:0".parse().unwrap(),
         AgentConfig {

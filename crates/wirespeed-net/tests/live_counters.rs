@@ -53,6 +53,7 @@ fn read_while_running(addr: SocketAddr, h: &AgentHandle, spec: TestSpec) -> Vec<
 
 #[test]
 fn tcp_bytes_move_in_the_totals_while_the_test_runs() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let seen = read_while_running(
         addr,
@@ -84,6 +85,7 @@ fn tcp_bytes_move_in_the_totals_while_the_test_runs() {
 
 #[test]
 fn udp_datagrams_move_in_the_totals_while_the_test_runs() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let seen = read_while_running(
         addr,
@@ -116,6 +118,7 @@ fn udp_datagrams_move_in_the_totals_while_the_test_runs() {
 
 #[test]
 fn a_client_without_the_key_is_refused_for_authentication() {
+    let _loading = crate::rates::loading();
     let records = Arc::new(Mutex::new(Vec::<SessionRecord>::new()));
     let (addr, h) = agent(AgentConfig {
         auth: Some(AuthKey::from_bytes(b"a shared secret of some length")),

@@ -48,6 +48,7 @@ fn root() -> bool {
 
 #[test]
 fn raw_frames_on_an_absent_interface_are_refused_in_one_sentence() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let mut cfg = config(vec![addr], Sink::Own);
     cfg.raw = Some(RawEthernet {
@@ -66,6 +67,7 @@ fn raw_frames_on_an_absent_interface_are_refused_in_one_sentence() {
 
 #[test]
 fn two_agents_send_raw_frames_to_themselves_on_loopback() {
+    let _judging = crate::rates::judging();
     if !root() {
         eprintln!("skipped: raw Ethernet needs root");
         return;
@@ -98,6 +100,7 @@ fn two_agents_send_raw_frames_to_themselves_on_loopback() {
 
 #[test]
 fn three_agents_report_and_the_sink_counts_every_host() {
+    let _judging = crate::rates::judging();
     let agents: Vec<_> = (0..3).map(|_| agent(AgentConfig::default())).collect();
     let addrs = agents.iter().map(|a| a.0).collect();
     let out = controller::run(&config(addrs, Sink::Host(0))).unwrap();
@@ -126,6 +129,7 @@ fn three_agents_report_and_the_sink_counts_every_host() {
 
 #[test]
 fn an_agent_stopped_mid_test_is_reported_and_the_others_kept() {
+    let _loading = crate::rates::loading();
     let agents: Vec<_> = (0..3).map(|_| agent(AgentConfig::default())).collect();
     let addrs = agents.iter().map(|a| a.0).collect();
     let victim = agents[1].1.clone();
@@ -148,6 +152,7 @@ fn an_agent_stopped_mid_test_is_reported_and_the_others_kept() {
 
 #[test]
 fn refusals_and_other_versions_end_the_run_with_one_sentence() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig {
         limits: Limits {
             max_duration: Duration::from_millis(500),
@@ -218,6 +223,7 @@ fn silent_agent() -> (SocketAddr, std::thread::JoinHandle<()>) {
 
 #[test]
 fn a_slow_agent_is_reported_after_the_schedule_and_the_others_kept() {
+    let _loading = crate::rates::loading();
     let (good, h) = agent(AgentConfig::default());
     let (slow, t) = silent_agent();
     let mut cfg = config(vec![good, slow], Sink::Own);
@@ -258,6 +264,7 @@ fn agent_at(ip: &str, allow: &[&str]) -> (SocketAddr, AgentHandle) {
 
 #[test]
 fn a_sink_beyond_the_clients_address_needs_the_flag_and_the_nonce_exchange() {
+    let _loading = crate::rates::loading();
     // The controller reaches both agents from 127.0.0.1; the sink's agent is at 127.0.0.2, so
     // the generator at 127.0.0.1 may send there only with --allow-destination (issue 13,
     // finding 2), and then only after the sink's agent reported the generator's nonce.

@@ -48,6 +48,7 @@ fn bytes(side: &wirespeed_net::SideReport, role: Role) -> u64 {
 
 #[test]
 fn exact_byte_counts_in_every_direction() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for (direction, streams) in [
         (Direction::Send, 1),
@@ -95,6 +96,7 @@ fn exact_byte_counts_in_every_direction() {
 
 #[test]
 fn timed_test_reports_intervals_and_tcp_info() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let cfg = config(
         addr,
@@ -157,6 +159,7 @@ fn timed_test_reports_intervals_and_tcp_info() {
 
 #[test]
 fn limits_are_refused_with_their_sentence() {
+    let _loading = crate::rates::loading();
     let mut cfg = AgentConfig::default();
     cfg.limits.max_duration = Duration::from_secs(2);
     cfg.limits.max_streams = 2;
@@ -198,6 +201,7 @@ fn limits_are_refused_with_their_sentence() {
 
 #[test]
 fn session_limit_refuses_the_extra_client() {
+    let _loading = crate::rates::loading();
     let mut cfg = AgentConfig::default();
     cfg.limits.max_sessions = 1;
     let (addr, h) = agent(cfg);
@@ -228,6 +232,7 @@ fn read_reply(s: &mut TcpStream) -> Option<Message> {
 
 #[test]
 fn malformed_oversized_and_out_of_order_messages_close_only_that_session() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     let bad: Vec<Vec<u8>> = vec![
         {
@@ -272,6 +277,7 @@ fn malformed_oversized_and_out_of_order_messages_close_only_that_session() {
 
 #[test]
 fn a_client_that_vanishes_mid_test_does_not_hang_the_agent() {
+    let _loading = crate::rates::loading();
     let records: Arc<Mutex<Vec<SessionRecord>>> = Arc::default();
     let r2 = records.clone();
     let cfg = AgentConfig {
@@ -317,6 +323,7 @@ fn a_client_that_vanishes_mid_test_does_not_hang_the_agent() {
 
 #[test]
 fn authentication_accepts_the_key_and_refuses_others() {
+    let _loading = crate::rates::loading();
     let key = AuthKey::from_bytes(b"a shared secret of some length");
     let (addr, h) = agent(AgentConfig {
         auth: Some(key.clone()),
@@ -342,6 +349,7 @@ fn authentication_accepts_the_key_and_refuses_others() {
 
 #[test]
 fn udp_counts_every_datagram_and_loss_against_a_known_drop() {
+    let _judging = crate::rates::judging();
     let (addr, h) = agent(AgentConfig::default());
     let spec = TestSpec {
         protocol: Protocol::Udp,
@@ -381,6 +389,7 @@ fn udp_counts_every_datagram_and_loss_against_a_known_drop() {
 
 #[test]
 fn udp_gso_sends_exact_datagrams_both_ways() {
+    let _judging = crate::rates::judging();
     let (addr, h) = agent(AgentConfig::default());
     for direction in [Direction::Send, Direction::Receive] {
         let spec = TestSpec {
@@ -410,6 +419,7 @@ fn udp_gso_sends_exact_datagrams_both_ways() {
 
 #[test]
 fn zerocopy_sends_exact_bytes_and_counts_completions() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for direction in [Direction::Send, Direction::Receive] {
         let spec = TestSpec {
@@ -440,6 +450,7 @@ fn zerocopy_sends_exact_bytes_and_counts_completions() {
 
 #[test]
 fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent(AgentConfig::default());
     for no_gso in [false, true] {
         let spec = TestSpec {
@@ -477,6 +488,7 @@ fn udp_segments_by_default_on_loopback_and_not_with_no_gso() {
 /// from outside the session).
 #[test]
 fn a_keyed_client_reads_why_the_agent_stopped() {
+    let _loading = crate::rates::loading();
     let key = AuthKey::from_bytes(b"a shared secret of some length");
     let (addr, h) = agent(AgentConfig {
         auth: Some(key.clone()),

@@ -49,6 +49,7 @@ fn value(page: &str, name: &str) -> f64 {
 
 #[test]
 fn tcp_rr_and_latency_modules_answer_their_figures_within_the_scrape_timeout() {
+    let _loading = crate::rates::loading();
     let target = Agent::bind("127.0.0.1:0".parse().unwrap(), AgentConfig::default()).unwrap();
     let target_addr = target.local_addr().unwrap();
     let (h, _t) = target.spawn().unwrap();

@@ -8,6 +8,7 @@
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -71,6 +72,7 @@ fn free_port() -> u16 {
 
 #[test]
 fn prometheus_scrapes_two_probe_modules_and_the_live_counters_move_mid_test() {
+    let _loading = crate::rates::loading();
     if Command::new("prometheus")
         .arg("--version")
         .output()
@@ -201,7 +203,10 @@ scrape_configs:
         std::thread::sleep(Duration::from_millis(200));
     }
 
-    // A 10 s test to the agent; the counter's rate is read while it runs.
+    // A test of up to 10 s to the agent; the counter's rate is read while it runs, and the
+    // test is interrupted once the rate and the probes have answered (it ran 10 s whole).
+    let stop = Arc::new(AtomicBool::new(false));
+    let interrupt = stop.clone();
     let test = std::thread::spawn(move || {
         let cfg = ClientConfig {
             agent: agent_addr,
@@ -214,7 +219,7 @@ scrape_configs:
             auth: None,
             cpu: None,
             idle_timeout: Duration::from_secs(5),
-            interrupt: None,
+            interrupt: Some(interrupt),
             source: None,
         };
         client::run(&cfg, &mut |_: &wirespeed_net::report::Interval| {})
@@ -222,8 +227,10 @@ scrape_configs:
     let test_began = Instant::now();
     let mut mid_test_rate = None;
     while test_began.elapsed() < Duration::from_secs(9) {
-        std::thread::sleep(Duration::from_millis(500));
-        if test_began.elapsed() > Duration::from_secs(4) {
+        std::thread::sleep(Duration::from_millis(250));
+        // Two scrapes 1 s apart inside the test's first 2 s: a rate() above zero from then
+        // on is a count that moved while the test ran (the test is not stopped before).
+        if test_began.elapsed() > Duration::from_secs(2) {
             mid_test_rate = query(
                 web,
                 "rate(wirespeed_agent_test_bytes_total{direction=\"received\"}[3s])",
@@ -239,7 +246,7 @@ scrape_configs:
     let mut tcp_ok = None;
     let mut rr_ok = None;
     while (tcp_ok.is_none() || rr_ok.is_none()) && began.elapsed() < Duration::from_secs(35) {
-        std::thread::sleep(Duration::from_millis(500));
+        std::thread::sleep(Duration::from_millis(250));
         tcp_ok = query(web, "probe_success{job=\"wirespeed_probe\"} == 1").and_then(|_| {
             query(
                 web,
@@ -252,6 +259,7 @@ scrape_configs:
         );
     }
     let probe_seconds = query(web, "max(probe_duration_seconds{job=\"wirespeed_probe\"})");
+    stop.store(true, Ordering::SeqCst);
     // The agent's page passes promtool's lint.
     let page = http_get(m, "/metrics");
     let mut lint = Command::new("promtool")

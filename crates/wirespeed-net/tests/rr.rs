@@ -21,6 +21,7 @@ const WAIT: Duration = Duration::from_secs(5);
 
 #[test]
 fn rr_and_crr_transactions_are_counted_at_both_ends() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent();
     let mut s = RrSession::open(addr, None, 1, 100, 30.0, WAIT).unwrap();
     for _ in 0..50 {
@@ -43,6 +44,7 @@ fn rr_and_crr_transactions_are_counted_at_both_ends() {
 
 #[test]
 fn a_wrong_cookie_is_refused_and_answered_with_nothing() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent();
     let s = RrSession::open(addr, None, 8, 8, 30.0, WAIT).unwrap();
     let service = s.service_addr();
@@ -59,6 +61,7 @@ fn a_wrong_cookie_is_refused_and_answered_with_nothing() {
 
 #[test]
 fn sizes_and_durations_outside_the_limits_are_refused() {
+    let _loading = crate::rates::loading();
     let (addr, h) = agent();
     // The client does not send what no agent takes.
     for (req, resp, secs) in [(0, 1, 1.0), (1, MAX_RR_BYTES + 1, 1.0), (1, 1, f64::NAN)] {

@@ -16,7 +16,7 @@
 //! the generic section with the decoder's reason, never a panic.
 
 mod compare;
-mod generic;
+pub mod generic;
 mod input;
 pub mod markup;
 pub mod plots;
@@ -453,8 +453,6 @@ nav ol { padding-left: 1.5em; }
 <body>
 "#;
 
-#[cfg(test)]
-mod tests;
-
-#[cfg(test)]
-pub mod testing;
+// testing.rs (the page frame's checks and the arbitrary-JSON strategy) is compiled by no build
+// of this library: the tests include it by path, crates/wirespeed-report-tests (this library's
+// tests) and the binary's tests of the typed views.

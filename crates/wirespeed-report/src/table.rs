@@ -56,15 +56,3 @@ impl fmt::Display for Table {
         Ok(())
     }
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn columns_align() {
-        let mut t = Table::new(["size", "KB/s"]);
-        t.row(["1", "384"]).row(["12", "1001"]);
-        assert_eq!(t.to_string(), "size  KB/s\n1      384\n12    1001\n");
-    }
-}

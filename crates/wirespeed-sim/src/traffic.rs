@@ -177,9 +177,10 @@ impl fmt::Display for LengthMix {
     }
 }
 
-/// One host's stream of lengths.
+/// One host's stream of lengths, drawn from its [`LengthMix`] (a ratio is dealt as a shuffled
+/// deck, so every deck holds the ratio exactly).
 #[derive(Debug, Clone)]
-pub(crate) struct LengthSource {
+pub struct LengthSource {
     mix: LengthMix,
     deck: Vec<u64>,
     next: usize,
@@ -187,7 +188,8 @@ pub(crate) struct LengthSource {
 }
 
 impl LengthSource {
-    pub(crate) fn new(mix: &LengthMix) -> LengthSource {
+    /// The stream of `mix`'s lengths.
+    pub fn new(mix: &LengthMix) -> LengthSource {
         let deck = match mix {
             LengthMix::Ratio {
                 short,
@@ -218,7 +220,8 @@ impl LengthSource {
         }
     }
 
-    pub(crate) fn next(&mut self, rng: &mut impl Rng) -> u64 {
+    /// The next length, in bytes.
+    pub fn next(&mut self, rng: &mut impl Rng) -> u64 {
         match &self.mix {
             LengthMix::Fixed { bytes } => *bytes,
             LengthMix::Ratio { .. } => {
@@ -283,7 +286,7 @@ impl Arrivals {
 }
 
 /// A uniform random integer in `[0, n)` (Lemire's multiply-shift with rejection: unbiased).
-pub(crate) fn below(rng: &mut impl Rng, n: u64) -> u64 {
+pub fn below(rng: &mut impl Rng, n: u64) -> u64 {
     debug_assert!(n > 0);
     loop {
         let x = rng.next_u64();
@@ -303,62 +306,4 @@ pub(crate) fn unit(rng: &mut impl Rng) -> f64 {
 /// An exponential variate with mean `mean`.
 pub(crate) fn exponential(rng: &mut impl Rng, mean: f64) -> f64 {
     -mean * (1.0 - unit(rng)).ln()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use rand_chacha::ChaCha8Rng;
-    use rand_core::SeedableRng;
-
-    #[test]
-    fn a_ratio_deck_preserves_the_ratio_exactly() {
-        let mut rng = ChaCha8Rng::seed_from_u64(7);
-        let mut src = LengthSource::new(&LengthMix::seed_ratio(6, 2));
-        for _ in 0..50 {
-            let deck: Vec<u64> = (0..8).map(|_| src.next(&mut rng)).collect();
-            assert_eq!(deck.iter().filter(|&&b| b == 1536).count(), 2);
-            assert_eq!(deck.iter().filter(|&&b| b == 64).count(), 6);
-        }
-        assert_eq!(
-            LengthMix::seed_ratio(6, 2).mean_bytes(),
-            (6.0 * 64.0 + 2.0 * 1536.0) / 8.0
-        );
-        assert_eq!(LengthMix::seed_ratio(7, 1).to_string(), "7/1");
-    }
-
-    #[test]
-    fn weighted_lengths_follow_their_weights() {
-        let mix = LengthMix::Weighted {
-            lengths: vec![(64, 3.0), (1500, 1.0)],
-        };
-        let mut rng = ChaCha8Rng::seed_from_u64(1);
-        let mut src = LengthSource::new(&mix);
-        let n = 40_000;
-        let long = (0..n).filter(|_| src.next(&mut rng) == 1500).count();
-        let share = long as f64 / n as f64;
-        assert!((share - 0.25).abs() < 0.01, "{share}");
-    }
-
-    #[test]
-    fn lengths_out_of_range_are_refused() {
-        assert!(LengthMix::Fixed { bytes: 63 }.validate(true).is_err());
-        assert!(LengthMix::Fixed { bytes: 4000 }.validate(false).is_err());
-        assert!(LengthMix::Fixed { bytes: 4000 }.validate(true).is_ok());
-        assert!(LengthMix::seed_ratio(0, 0).validate(false).is_err());
-        assert!(Arrivals::Poisson { load: -1.0 }.validate().is_err());
-    }
-
-    #[test]
-    fn below_is_uniform_and_in_range() {
-        let mut rng = ChaCha8Rng::seed_from_u64(3);
-        let mut counts = [0u32; 8];
-        for _ in 0..80_000 {
-            counts[below(&mut rng, 8) as usize] += 1;
-        }
-        for c in counts {
-            assert!((9_500..10_500).contains(&c), "{counts:?}");
-        }
-        assert_eq!(below(&mut rng, 1), 0);
-    }
 }

@@ -9,7 +9,7 @@ use super::markup::{Markup, Svg};
 /// Larger coordinates than this (in the plotted unit) are not data but damage.
 const LIMIT: f64 = 1e15;
 /// Points drawn per curve; longer series are thinned evenly.
-const MAX_POINTS: usize = 2000;
+pub const MAX_POINTS: usize = 2000;
 /// Curves drawn per plot.
 pub const MAX_CURVES: usize = 16;
 /// Rows and columns drawn per heatmap.
@@ -19,7 +19,9 @@ fn sane(v: f64) -> bool {
     v.is_finite() && v.abs() <= LIMIT
 }
 
-fn clean(mut curve: Curve) -> Curve {
+/// `curve` without its points that are not data (not finite, or beyond 1e15), thinned evenly
+/// to [`MAX_POINTS`].
+pub fn clean(mut curve: Curve) -> Curve {
     curve.series.points.retain(|(x, y)| sane(*x) && sane(*y));
     let n = curve.series.points.len();
     if n > MAX_POINTS {
@@ -122,55 +124,5 @@ pub fn figure(m: &mut Markup, caption: &str, svg: Option<Svg>) {
         m.lit("<figcaption class=\"dim\">")
             .text(caption)
             .lit("</figcaption></figure>\n");
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::plot::{Mark, Series};
-
-    fn labels() -> Labels<'static> {
-        Labels {
-            title: "t",
-            x: "x",
-            y: "y",
-        }
-    }
-
-    #[test]
-    fn damaged_points_and_fits_are_dropped_not_drawn() {
-        let curve = Curve::new(
-            Series {
-                name: "s".into(),
-                points: vec![(1.0, f64::MAX), (f64::NAN, 1.0), (2.0, 3.0), (3.0, 4.0)],
-            },
-            Mark::Points,
-        )
-        .with_fit(f64::MAX, 1.0);
-        let cleaned = clean(curve);
-        assert_eq!(cleaned.series.points, vec![(2.0, 3.0), (3.0, 4.0)]);
-        assert_eq!(cleaned.fit, None);
-        let empty = Curve::new(
-            Series {
-                name: "e".into(),
-                points: vec![(1e300, 1.0)],
-            },
-            Mark::Line,
-        );
-        assert!(chart(labels(), vec![empty], false).is_none());
-    }
-
-    #[test]
-    fn long_series_are_thinned() {
-        let points = (0..10_000).map(|i| (f64::from(i), 1.0)).collect();
-        let c = clean(Curve::new(
-            Series {
-                name: String::new(),
-                points,
-            },
-            Mark::Line,
-        ));
-        assert!(c.series.points.len() <= MAX_POINTS);
     }
 }

@@ -4,8 +4,16 @@
 
 use proptest::prelude::*;
 
-use super::testing::{arbitrary_json, check_the_page_frame};
-use super::*;
+mod generic;
+mod input;
+mod markup;
+mod plots;
+/// Shared with the binary's tests of the typed views, which include it by the same path.
+#[path = "../../../../wirespeed-report/src/html/testing.rs"]
+mod testing;
+
+use testing::{arbitrary_json, check_the_page_frame};
+use wirespeed_report::html::*;
 
 fn render(entries: &[Entry]) -> String {
     render_page(entries, &FieldsOnly)
