@@ -295,7 +295,7 @@ impl LabAgent {
     fn start(ns: &str, address: IpAddr) -> Result<LabAgent, String> {
         let bind = address.to_string();
         let child = std::process::Command::new("ip")
-            .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")])
+            .args(["netns", "exec", ns, &measuring_binary()])
             .args(["serve", "-B", &bind, "-p", "5210", "--max-duration", "1h"])
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
