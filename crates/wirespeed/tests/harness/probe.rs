@@ -40,6 +40,9 @@ struct HopFigure {
     /// For a hop's own fixed cost: how far a typical crossing of its own link sat above the
     /// best one when the lab measured it (`spread_us`), us; the lab's truth is a best case too.
     lab_spread: Option<f64>,
+    /// For a hop's own fixed cost: the lab's measured forwarding of the router before the hop,
+    /// us, which its truth includes (none at hop 1, and in records from before it was measured).
+    lab_forwarded: Option<f64>,
     measured: f64,
     /// Within the tolerance (own costs only).
     within: Option<bool>,
@@ -141,6 +144,10 @@ fn score_hops(
         lab.and_then(|l| l.own.get(usize::from(ttl).checked_sub(1)?))
             .map(|c| c.spread_us)
     };
+    let lab_forwarded = |ttl: u8| {
+        lab.and_then(|l| l.own.get(usize::from(ttl).checked_sub(1)?))
+            .and_then(|c| c.forwarded_us)
+    };
     let mut out = Vec::new();
     for h in hops {
         let (Some(fit), Some(now)) = (&h.fit, line_of(h.ttl)) else {
@@ -178,6 +185,7 @@ fn score_hops(
                 truth: fixed * 1e3,
                 lab_truth: lab_fixed,
                 lab_spread: None,
+                lab_forwarded: None,
                 measured: fit.one_way.fixed_ms * 1e3,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), true),
@@ -196,6 +204,7 @@ fn score_hops(
                 truth: per_byte * 1e6,
                 lab_truth: None,
                 lab_spread: None,
+                lab_forwarded: None,
                 measured: fit.one_way.per_byte_ms * 1e6,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), false),
@@ -232,6 +241,7 @@ fn score_hops(
             truth: own_fixed_us,
             lab_truth: lab_own_fixed_us,
             lab_spread: lab_spread(h.ttl),
+            lab_forwarded: lab_forwarded(h.ttl),
             measured: fixed_us,
             within: Some((fixed_us - own_fixed_us).abs() <= FIXED_US),
             bootstrap_covers: None,
@@ -248,6 +258,7 @@ fn score_hops(
             truth: own_byte_ns,
             lab_truth: lab_own_byte_ns,
             lab_spread: None,
+            lab_forwarded: None,
             measured: byte_ns,
             within: Some((byte_ns / own_byte_ns - 1.0).abs() <= PER_BYTE_SHARE),
             bootstrap_covers: None,
@@ -278,6 +289,7 @@ fn score_hops(
                 truth: truth_ns,
                 lab_truth: lab_truth_ns,
                 lab_spread: None,
+                lab_forwarded: None,
                 measured: ours_ns,
                 within: Some(within),
                 bootstrap_covers: None,
@@ -502,6 +514,12 @@ fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) ->
                 // Records of labs brought up before the spread was kept have none.
                 spread_us: finite(&c["spread_us"]).unwrap_or(0.0).max(0.0),
                 per_byte_ns: finite(&c["per_byte_ns"]),
+                forwarded_at: [
+                    finite(&c["forwarded_at_a_us"]),
+                    finite(&c["forwarded_at_b_us"]),
+                ],
+                from: c["from"].as_str().unwrap_or_default().to_string(),
+                forwarded_us: None,
             })
         })
         .collect();
@@ -511,24 +529,34 @@ fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) ->
     if !crossing_costs_cover(t, "h1", "h2", &links) {
         return None;
     }
-    let find = |link: usize| costs.iter().find(|c| c.link == link).copied();
-    let cost = |link: usize| {
-        find(link).map_or(Crossing::default(), |c| Crossing {
-            fixed_ms: c.cost_us / 1e3,
-            per_byte_ms: c.per_byte_ns.unwrap_or(0.0) / 1e6,
-        })
-    };
-    let chain = chain_with_crossings(t, "h1", "h2", cost).ok()?;
+    // Each hop's own link with the forwarding of the router it is entered from (the node
+    // before the hop: end a or end b of the link), where the lab measured it.
+    let configured = chain(t, "h1", "h2").ok()?;
     let own = chain_links(t, "h1", "h2")
         .ok()?
         .into_iter()
-        .map(|l| find(l))
+        .zip(&configured)
+        .map(|(l, hop)| {
+            let mut c = costs.iter().find(|c| c.link == l)?.clone();
+            let at_a = c.from == hop.previous;
+            c.forwarded_us = c.forwarded_at[usize::from(!at_a)];
+            Some(c)
+        })
         .collect::<Option<Vec<_>>>()?;
+    let cost = |link: usize| {
+        own.iter()
+            .find(|c| c.link == link)
+            .map_or(Crossing::default(), |c| Crossing {
+                fixed_ms: (c.cost_us + c.forwarded_us.unwrap_or(0.0)) / 1e3,
+                per_byte_ms: c.per_byte_ns.unwrap_or(0.0) / 1e6,
+            })
+    };
+    let chain = chain_with_crossings(t, "h1", "h2", cost).ok()?;
     Some(LabTruth { chain, own })
 }
 
 /// One link's crossing as the lab measured it when it came up (`wirespeed_lab::crossing`).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct LinkCrossing {
     link: usize,
     /// One crossing's cost beyond the configured, from the best round trip, us.
@@ -537,6 +565,13 @@ struct LinkCrossing {
     /// their minimum), us.
     spread_us: f64,
     per_byte_ns: Option<f64>,
+    /// The forwarding of the router at end a and at end b onto this link, one way, us (none in
+    /// records of labs brought up before the lab measured it).
+    forwarded_at: [Option<f64>; 2],
+    /// End a's node.
+    from: String,
+    /// The forwarding of the router a probe enters this link from, where it is a hop's own link.
+    forwarded_us: Option<f64>,
 }
 
 /// What a probe across the running lab should find: the configured chain with the lab's
@@ -951,15 +986,15 @@ fn blocks_meet_lab_band(f: &HopFigure) -> Option<bool> {
     Some(low <= truth + spread && truth <= high)
 }
 
-/// The own fixed cost's error against the lab's truth (its best crossings), by where the hop
-/// sits: hop 1 (the sender's own link: nothing forwarded), a router beyond it (its probe and
-/// answer forwarded by the routers before it, whose kernels' forwarding no crossing measures:
-/// the lab pings each link from one of its ends), the destination (an echo after a router's
-/// time exceeded); and the lab's crossing cost against the configured truth beside it.
+/// The own fixed cost's error against the lab's truth (its best crossings, and the forwarding
+/// of the router before the hop where the lab measured it), by where the hop sits: hop 1 (the
+/// sender's own link: nothing forwarded), a router beyond it (its probe and answer forwarded by
+/// the router before it: an echo across one link does not pay that), the destination (an echo
+/// after a router's time exceeded); and what the lab's truth adds to the configured one.
 fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
     let _ = writeln!(
         s,
-        "\n| own fixed cost, by hop | hops | measured - configured | measured - the lab's truth | the lab's crossing of the hop's link | its spread |\n|---|---|---|---|---|---|"
+        "\n| own fixed cost, by hop | hops | measured - configured | measured - the lab's truth | the lab's truth - configured (crossing of the hop's link + forwarding) | its spread | the lab's forwarding at the router before the hop (in its truth) |\n|---|---|---|---|---|---|---|"
     );
     for (label, pick) in [
         ("hop 1", 0u8),
@@ -984,7 +1019,7 @@ fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
         let with_lab: Vec<&&HopFigure> = these.iter().filter(|f| f.lab_truth.is_some()).collect();
         let _ = writeln!(
             s,
-            "| {label} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} | {} |",
             these.len(),
             spread(these.iter().map(|f| f.measured - f.truth).collect()),
             spread(
@@ -1000,6 +1035,7 @@ fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
                     .collect()
             ),
             spread(with_lab.iter().filter_map(|f| f.lab_spread).collect()),
+            spread(with_lab.iter().filter_map(|f| f.lab_forwarded).collect()),
         );
     }
 }
@@ -1098,14 +1134,14 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
 /// issue's tolerance, in the units of `HopFigure` ("-" where a figure has none).
 fn rows_tsv(rows: &[ProbeRow]) -> String {
     let mut s = String::from(
-        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tmeasured\tlow\thigh\tspan_bytes\ttolerance\n",
+        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tlab_forwarded\tmeasured\tlow\thigh\tspan_bytes\ttolerance\n",
     );
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
     for r in rows.iter().filter(|r| r.error.is_none()) {
         for f in &r.figures {
             let _ = writeln!(
                 s,
-                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}",
+                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}",
                 f.seed,
                 r.family,
                 f.ttl,
@@ -1113,6 +1149,7 @@ fn rows_tsv(rows: &[ProbeRow]) -> String {
                 f.truth,
                 opt(f.lab_truth),
                 opt(f.lab_spread),
+                opt(f.lab_forwarded),
                 f.measured,
                 opt(f.blocks.map(|b| b.0)),
                 opt(f.blocks.map(|b| b.1)),
@@ -1583,10 +1620,30 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
     let draw = path_lab(501, &probe_limits());
     let t = Topology::parse(&draw.toml, "drawn.toml").expect("the draw parses");
     let links = chain_links(&t, "h1", "h2").expect("a chain");
-    // Link i: a crossing of 10 + i us, typical 2 + i us above it.
+    // Link i: a crossing of 10 + i us, typical 2 + i us above it; a router at end a forwards
+    // onto it in 3 us, one at end b in 4.
+    let router = |n: usize| {
+        matches!(
+            t.nodes[n].kind,
+            wirespeed_lab::topology::NodeKind::Router(_)
+        )
+    };
     let record: Vec<serde_json::Value> = links
         .iter()
-        .map(|&l| serde_json::json!({"link": l, "cost_us": 10.0 + l as f64, "spread_us": 2.0 + l as f64}))
+        .map(|&l| {
+            let (a, b) = (t.links[l].a, t.links[l].b);
+            let mut c = serde_json::json!({
+                "link": l, "from": t.nodes[a].name, "to": t.nodes[b].name,
+                "cost_us": 10.0 + l as f64, "spread_us": 2.0 + l as f64,
+            });
+            if router(a) {
+                c["forwarded_at_a_us"] = 3.0.into();
+            }
+            if router(b) {
+                c["forwarded_at_b_us"] = 4.0.into();
+            }
+            c
+        })
         .collect();
     let mut row = replay_row(0, Path::new("/nonexistent"), Reading::AsPrinted);
     let lab = lab_chain(&t, &serde_json::Value::from(record.clone()), &mut row)
@@ -1599,8 +1656,17 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
         };
         let added = own(&lab.chain) - own(&configured);
         let link = links[k] as f64;
+        // Hop 1 is entered from h1, which forwards nothing; every later hop from a router.
+        let l = &t.links[links[k]];
+        let forwarded = if k == 0 {
+            0.0
+        } else if t.nodes[l.a].name == hop.previous {
+            3.0
+        } else {
+            4.0
+        };
         assert!(
-            (added - (10.0 + link)).abs() < 1e-9,
+            (added - (10.0 + link + forwarded)).abs() < 1e-9,
             "hop {}: {added}",
             hop.ttl
         );
@@ -1613,6 +1679,7 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
         truth: 100.0,
         lab_truth: Some(110.0),
         lab_spread: Some(5.0),
+        lab_forwarded: None,
         measured: 112.0,
         within: Some(true),
         bootstrap_covers: None,
