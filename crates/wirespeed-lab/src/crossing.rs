@@ -109,15 +109,6 @@ pub struct CrossingCost {
     /// in records of labs brought up before it was measured).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub per_byte_ns: Option<f64>,
-    /// What the router at end a adds when it forwards a frame onto this link from another of its
-    /// links, one way, beyond both links' crossings, us ([`forwarded_us`]): a probe to a node
-    /// behind a router pays it, an echo across one link does not. None where end a is no router,
-    /// has no other measured link, or the echoes through it got no answer.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forwarded_at_a_us: Option<f64>,
-    /// The same for the router at end b.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub forwarded_at_b_us: Option<f64>,
 }
 
 /// The large size a link is echoed at: [`LARGE_ECHO_PACKET_BYTES`] or its MTU, None when that
@@ -234,142 +225,6 @@ pub fn judge(link: &EchoSeries, itself: &EchoSeries, configured_ms: f64) -> Opti
         us((median - best).max(0.0)),
         us((first - best).max(0.0)),
     ])
-}
-
-/// The configured round trip of an echo of `packet` IP bytes from the far end of link `inbound`
-/// through `router` to the far end of link `outbound`, ms: both links' delay and serialization
-/// both ways, `router`'s modelled forward cost on the request and on the reply, and the
-/// modelled answer cost of a router at either far end (as [`configured_echo_ms`]).
-pub fn configured_forwarded_echo_ms(
-    t: &Topology,
-    inbound: usize,
-    outbound: usize,
-    router: usize,
-    packet: u64,
-) -> f64 {
-    let bytes = packet as f64;
-    let cost_ms = |c: &crate::topology::Cost| {
-        c.fixed.as_secs_f64() * 1e3 + c.per_byte.as_secs_f64() * 1e3 * bytes
-    };
-    let answer = |node: usize| match &t.nodes[node].kind {
-        NodeKind::Router(r) => cost_ms(&r.answer),
-        NodeKind::Host(_) => 0.0,
-    };
-    let forward = match &t.nodes[router].kind {
-        NodeKind::Router(r) => cost_ms(&r.forward),
-        NodeKind::Host(_) => 0.0,
-    };
-    // Each link's echo counts the answer cost of both its ends; the router forwards both frames
-    // instead of sending them from its own address.
-    configured_echo_ms(t, inbound, packet) + configured_echo_ms(t, outbound, packet)
-        - 2.0 * answer(router)
-        + 2.0 * forward
-}
-
-/// A router's own cost of forwarding, one way, us: half the best round trip through it (from
-/// the far end of one link to the far end of the other, less the configured round trip and the
-/// sender's best round trip to itself) less both links' measured crossings. None without a best
-/// round trip on either side.
-pub fn forwarded_us(
-    through: &EchoSeries,
-    itself: &EchoSeries,
-    configured_ms: f64,
-    crossings_us: [f64; 2],
-) -> Option<f64> {
-    let best = |s: &EchoSeries| {
-        s.min_ms
-            .or_else(|| s.replies.iter().map(|r| r.1).reduce(f64::min))
-    };
-    let excess_us = (best(through)? - configured_ms - best(itself)?) * 1e3 / 2.0;
-    Some(excess_us - crossings_us[0] - crossings_us[1])
-}
-
-/// Where a router's forwarding is measured: (router, inbound link, outbound link, the far end
-/// of the inbound link that sends the echoes) for each end of each measured link that is a
-/// router with another measured link (its first by index), when the fewest-hop path from that
-/// sender to the outbound link's far end is exactly those two links (the lab's routes follow it).
-fn forwarding_paths(t: &Topology, measured: &[usize]) -> Vec<(usize, usize, usize, usize, bool)> {
-    let mut out = Vec::new();
-    for &outbound in measured {
-        let l = &t.links[outbound];
-        for (router, is_a) in [(l.a, true), (l.b, false)] {
-            if !matches!(t.nodes[router].kind, NodeKind::Router(_)) {
-                continue;
-            }
-            let Some(&inbound) = measured
-                .iter()
-                .find(|&&m| m != outbound && (t.links[m].a == router || t.links[m].b == router))
-            else {
-                continue;
-            };
-            let far = |link: usize| {
-                let k = &t.links[link];
-                if k.a == router { k.b } else { k.a }
-            };
-            let (sender, target) = (far(inbound), far(outbound));
-            let direct = crate::truth::path(t, sender, target)
-                .is_some_and(|p| p.iter().map(|x| x.0).eq([inbound, outbound]));
-            if direct {
-                out.push((router, inbound, outbound, sender, is_a));
-            }
-        }
-    }
-    out
-}
-
-/// Measures each router's forwarding ([`forwarding_paths`]) with series of [`ECHOES`] small
-/// echoes through it, all at once, and writes it into the outbound link's record.
-fn measure_forwarding(
-    t: &Topology,
-    plan: &Plan,
-    namespaces: &[String],
-    costs: &mut [CrossingCost],
-) {
-    let measured: Vec<usize> = costs.iter().map(|c| c.link).collect();
-    let mut running = Vec::new();
-    for (router, inbound, outbound, sender, is_a) in forwarding_paths(t, &measured) {
-        let l = &t.links[outbound];
-        let target = plan.end(outbound, l.a != router);
-        let own = plan.end(inbound, t.links[inbound].a == sender);
-        let ns = &namespaces[sender];
-        let interval = echo_interval(t, inbound, ECHO_PACKET_BYTES).max(echo_interval(
-            t,
-            outbound,
-            ECHO_PACKET_BYTES,
-        )) + GAP;
-        let through = spawn_ping(
-            ns,
-            IpAddr::V4(target.ipv4.addr),
-            ECHOES,
-            interval,
-            ECHO_PACKET_BYTES,
-        );
-        let itself = spawn_ping(
-            ns,
-            IpAddr::V4(own.ipv4.addr),
-            ECHOES,
-            interval,
-            ECHO_PACKET_BYTES,
-        );
-        running.push((router, inbound, outbound, is_a, through, itself));
-    }
-    for (router, inbound, outbound, is_a, through, itself) in running {
-        let (through, itself) = (collect(through), collect(itself));
-        let crossing = |link: usize| costs.iter().find(|c| c.link == link).map(|c| c.cost_us);
-        let (Some(a), Some(b)) = (crossing(inbound), crossing(outbound)) else {
-            continue;
-        };
-        let configured =
-            configured_forwarded_echo_ms(t, inbound, outbound, router, ECHO_PACKET_BYTES);
-        let got = forwarded_us(&through, &itself, configured, [a, b]);
-        if let Some(c) = costs.iter_mut().find(|c| c.link == outbound) {
-            if is_a {
-                c.forwarded_at_a_us = got;
-            } else {
-                c.forwarded_at_b_us = got;
-            }
-        }
-    }
 }
 
 /// The links the lab measures: point-to-point, between nodes without a processing model (a
@@ -527,12 +382,9 @@ pub fn measure(t: &Topology, plan: &Plan, namespaces: &[String]) -> Vec<Crossing
                 first_us,
                 samples: u32::try_from(across.replies.len()).unwrap_or(u32::MAX),
                 per_byte_ns,
-                forwarded_at_a_us: None,
-                forwarded_at_b_us: None,
             });
         }
     }
-    measure_forwarding(t, plan, namespaces, &mut costs);
     costs
 }
 
@@ -666,54 +518,6 @@ rtt min/avg/max/mdev = 1.056/1.336/1.874/0.378 ms
         assert_eq!(large_packet_bytes(1500), Some(1428));
         assert_eq!(large_packet_bytes(576), Some(576));
         assert_eq!(large_packet_bytes(300), None);
-    }
-
-    #[test]
-    fn a_routers_forwarding_is_the_echo_through_it_beyond_both_crossings() {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/seed-001-path.toml");
-        let t = Topology::load(std::path::Path::new(path)).unwrap();
-        // roc -0- ciscomci -1- ciscoser -2- cbnewsa: each router forwards between its two links,
-        // both ways; the hosts forward nothing.
-        let mut paths = forwarding_paths(&t, &[0, 1, 2]);
-        paths.sort_unstable();
-        let name = |n: usize| t.nodes[n].name.as_str();
-        let named: Vec<(&str, usize, usize, &str)> = paths
-            .iter()
-            .map(|&(r, i, o, s, _)| (name(r), i, o, name(s)))
-            .collect();
-        assert_eq!(named.len(), 4, "{named:?}");
-        assert!(named.contains(&("ciscomci", 0, 1, "roc")), "{named:?}");
-        assert!(named.contains(&("ciscomci", 1, 0, "ciscoser")), "{named:?}");
-        assert!(named.contains(&("ciscoser", 1, 2, "ciscomci")), "{named:?}");
-        assert!(named.contains(&("ciscoser", 2, 1, "cbnewsa")), "{named:?}");
-        // A link left out of the measurement takes its router's forwarding with it.
-        assert_eq!(forwarding_paths(&t, &[0, 2]), Vec::new());
-        // Through ciscomci: both links' echoes, less its answer on each, plus its forwarding of
-        // the request and the reply.
-        let mci = t.node_index("ciscomci").unwrap();
-        let NodeKind::Router(r) = &t.nodes[mci].kind else {
-            panic!("ciscomci is a router");
-        };
-        let cost = |c: &crate::topology::Cost| {
-            c.fixed.as_secs_f64() * 1e3 + c.per_byte.as_secs_f64() * 1e3 * 84.0
-        };
-        let want = configured_echo_ms(&t, 0, 84) + configured_echo_ms(&t, 1, 84)
-            - 2.0 * cost(&r.answer)
-            + 2.0 * cost(&r.forward);
-        let got = configured_forwarded_echo_ms(&t, 0, 1, mci, 84);
-        assert!((got - want).abs() < 1e-12, "{got} against {want}");
-        // Best 2.100 ms through, 2.000 configured, 0.020 to itself: 40 us one way, less
-        // crossings of 12 and 15 us: 13 us of forwarding.
-        let at = |ms: f64| EchoSeries {
-            replies: vec![(1, ms + 0.01)],
-            min_ms: Some(ms),
-        };
-        let fwd = forwarded_us(&at(2.100), &at(0.020), 2.0, [12.0, 15.0]).unwrap();
-        assert!((fwd - 13.0).abs() < 1e-9, "{fwd}");
-        assert_eq!(
-            forwarded_us(&EchoSeries::default(), &at(0.02), 2.0, [12.0, 15.0]),
-            None
-        );
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn router_costs(t: &Topology, node: usize) -> (Cost, Cost) {
 }
 
 /// Links (index, forward direction is a -> b) from `from` to `to`, fewest hops.
-pub(crate) fn path(t: &Topology, from: usize, to: usize) -> Option<Vec<(usize, bool)>> {
+fn path(t: &Topology, from: usize, to: usize) -> Option<Vec<(usize, bool)>> {
     let mut came: Vec<Option<(usize, usize, bool)>> = vec![None; t.nodes.len()];
     let mut seen = vec![false; t.nodes.len()];
     let mut queue = VecDeque::from([from]);

@@ -43,9 +43,6 @@ struct HopFigure {
     /// For a hop's own fixed cost: how far a typical crossing of its own link sat above the
     /// best one when the lab measured it (`spread_us`), us; the lab's truth is a best case too.
     lab_spread: Option<f64>,
-    /// For a hop's own fixed cost: the lab's measured forwarding of the router before the hop,
-    /// us, which its truth includes (none at hop 1, and in records from before it was measured).
-    lab_forwarded: Option<f64>,
     measured: f64,
     /// Within the tolerance (own costs only).
     within: Option<bool>,
@@ -147,10 +144,6 @@ fn score_hops(
         lab.and_then(|l| l.own.get(usize::from(ttl).checked_sub(1)?))
             .map(|c| c.spread_us)
     };
-    let lab_forwarded = |ttl: u8| {
-        lab.and_then(|l| l.own.get(usize::from(ttl).checked_sub(1)?))
-            .and_then(|c| c.forwarded_us)
-    };
     let mut out = Vec::new();
     for h in hops {
         let (Some(fit), Some(now)) = (&h.fit, line_of(h.ttl)) else {
@@ -188,7 +181,6 @@ fn score_hops(
                 truth: fixed * 1e3,
                 lab_truth: lab_fixed,
                 lab_spread: None,
-                lab_forwarded: None,
                 measured: fit.one_way.fixed_ms * 1e3,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), true),
@@ -207,7 +199,6 @@ fn score_hops(
                 truth: per_byte * 1e6,
                 lab_truth: None,
                 lab_spread: None,
-                lab_forwarded: None,
                 measured: fit.one_way.per_byte_ms * 1e6,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), false),
@@ -244,7 +235,6 @@ fn score_hops(
             truth: own_fixed_us,
             lab_truth: lab_own_fixed_us,
             lab_spread: lab_spread(h.ttl),
-            lab_forwarded: lab_forwarded(h.ttl),
             measured: fixed_us,
             within: Some((fixed_us - own_fixed_us).abs() <= FIXED_US),
             bootstrap_covers: None,
@@ -261,7 +251,6 @@ fn score_hops(
             truth: own_byte_ns,
             lab_truth: lab_own_byte_ns,
             lab_spread: None,
-            lab_forwarded: None,
             measured: byte_ns,
             within: Some((byte_ns / own_byte_ns - 1.0).abs() <= PER_BYTE_SHARE),
             bootstrap_covers: None,
@@ -292,7 +281,6 @@ fn score_hops(
                 truth: truth_ns,
                 lab_truth: lab_truth_ns,
                 lab_spread: None,
-                lab_forwarded: None,
                 measured: ours_ns,
                 within: Some(within),
                 bootstrap_covers: None,
@@ -517,12 +505,6 @@ fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) ->
                 // Records of labs brought up before the spread was kept have none.
                 spread_us: finite(&c["spread_us"]).unwrap_or(0.0).max(0.0),
                 per_byte_ns: finite(&c["per_byte_ns"]),
-                forwarded_at: [
-                    finite(&c["forwarded_at_a_us"]),
-                    finite(&c["forwarded_at_b_us"]),
-                ],
-                from: c["from"].as_str().unwrap_or_default().to_string(),
-                forwarded_us: None,
             })
         })
         .collect();
@@ -532,34 +514,24 @@ fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) ->
     if !crossing_costs_cover(t, "h1", "h2", &links) {
         return None;
     }
-    // Each hop's own link with the forwarding of the router it is entered from (the node
-    // before the hop: end a or end b of the link), where the lab measured it.
-    let configured = chain(t, "h1", "h2").ok()?;
+    let find = |link: usize| costs.iter().find(|c| c.link == link).copied();
+    let cost = |link: usize| {
+        find(link).map_or(Crossing::default(), |c| Crossing {
+            fixed_ms: c.cost_us / 1e3,
+            per_byte_ms: c.per_byte_ns.unwrap_or(0.0) / 1e6,
+        })
+    };
+    let chain = chain_with_crossings(t, "h1", "h2", cost).ok()?;
     let own = chain_links(t, "h1", "h2")
         .ok()?
         .into_iter()
-        .zip(&configured)
-        .map(|(l, hop)| {
-            let mut c = costs.iter().find(|c| c.link == l)?.clone();
-            let at_a = c.from == hop.previous;
-            c.forwarded_us = c.forwarded_at[usize::from(!at_a)];
-            Some(c)
-        })
+        .map(find)
         .collect::<Option<Vec<_>>>()?;
-    let cost = |link: usize| {
-        own.iter()
-            .find(|c| c.link == link)
-            .map_or(Crossing::default(), |c| Crossing {
-                fixed_ms: (c.cost_us + c.forwarded_us.unwrap_or(0.0)) / 1e3,
-                per_byte_ms: c.per_byte_ns.unwrap_or(0.0) / 1e6,
-            })
-    };
-    let chain = chain_with_crossings(t, "h1", "h2", cost).ok()?;
     Some(LabTruth { chain, own })
 }
 
 /// One link's crossing as the lab measured it when it came up (`wirespeed_lab::crossing`).
-#[derive(Clone)]
+#[derive(Clone, Copy)]
 struct LinkCrossing {
     link: usize,
     /// One crossing's cost beyond the configured, from the best round trip, us.
@@ -568,13 +540,6 @@ struct LinkCrossing {
     /// their minimum), us.
     spread_us: f64,
     per_byte_ns: Option<f64>,
-    /// The forwarding of the router at end a and at end b onto this link, one way, us (none in
-    /// records of labs brought up before the lab measured it).
-    forwarded_at: [Option<f64>; 2],
-    /// End a's node.
-    from: String,
-    /// The forwarding of the router a probe enters this link from, where it is a hop's own link.
-    forwarded_us: Option<f64>,
 }
 
 /// What a probe across the running lab should find: the configured chain with the lab's
@@ -1009,30 +974,10 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
     let draw = path_lab(501, &probe_limits());
     let t = Topology::parse(&draw.toml, "drawn.toml").expect("the draw parses");
     let links = chain_links(&t, "h1", "h2").expect("a chain");
-    // Link i: a crossing of 10 + i us, typical 2 + i us above it; a router at end a forwards
-    // onto it in 3 us, one at end b in 4.
-    let router = |n: usize| {
-        matches!(
-            t.nodes[n].kind,
-            wirespeed_lab::topology::NodeKind::Router(_)
-        )
-    };
+    // Link i: a crossing of 10 + i us, typical 2 + i us above it.
     let record: Vec<serde_json::Value> = links
         .iter()
-        .map(|&l| {
-            let (a, b) = (t.links[l].a, t.links[l].b);
-            let mut c = serde_json::json!({
-                "link": l, "from": t.nodes[a].name, "to": t.nodes[b].name,
-                "cost_us": 10.0 + l as f64, "spread_us": 2.0 + l as f64,
-            });
-            if router(a) {
-                c["forwarded_at_a_us"] = 3.0.into();
-            }
-            if router(b) {
-                c["forwarded_at_b_us"] = 4.0.into();
-            }
-            c
-        })
+        .map(|&l| serde_json::json!({"link": l, "cost_us": 10.0 + l as f64, "spread_us": 2.0 + l as f64}))
         .collect();
     let mut row = replay_row(0, Path::new("/nonexistent"), Reading::AsPrinted);
     let lab = lab_chain(&t, &serde_json::Value::from(record.clone()), &mut row)
@@ -1045,17 +990,8 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
         };
         let added = own(&lab.chain) - own(&configured);
         let link = links[k] as f64;
-        // Hop 1 is entered from h1, which forwards nothing; every later hop from a router.
-        let l = &t.links[links[k]];
-        let forwarded = if k == 0 {
-            0.0
-        } else if t.nodes[l.a].name == hop.previous {
-            3.0
-        } else {
-            4.0
-        };
         assert!(
-            (added - (10.0 + link + forwarded)).abs() < 1e-9,
+            (added - (10.0 + link)).abs() < 1e-9,
             "hop {}: {added}",
             hop.ttl
         );
@@ -1068,7 +1004,6 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
         truth: 100.0,
         lab_truth: Some(110.0),
         lab_spread: Some(5.0),
-        lab_forwarded: None,
         measured: 112.0,
         within: Some(true),
         bootstrap_covers: None,

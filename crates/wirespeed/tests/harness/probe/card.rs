@@ -1,6 +1,6 @@
 //! The probe scorecard's text: each figure against the configured truth, the calibrated one and
-//! the lab's (its measured crossings, their spread and the routers' forwarding), the intervals'
-//! coverage, the classes of the per-byte rows, and every failing row; and the rows as TSV.
+//! the lab's (its measured crossings and their spread), the intervals' coverage, the classes of
+//! the per-byte rows, and every failing row; and the rows as TSV.
 
 use super::*;
 
@@ -220,15 +220,15 @@ pub(super) fn blocks_meet_lab_band(f: &HopFigure) -> Option<bool> {
     Some(low <= truth + spread && truth <= high)
 }
 
-/// The own fixed cost's error against the lab's truth (its best crossings, and the forwarding
-/// of the router before the hop where the lab measured it), by where the hop sits: hop 1 (the
-/// sender's own link: nothing forwarded), a router beyond it (its probe and answer forwarded by
-/// the router before it: an echo across one link does not pay that), the destination (an echo
-/// after a router's time exceeded); and what the lab's truth adds to the configured one.
+/// The own fixed cost's error against the lab's truth (its best crossings), by where the hop
+/// sits: hop 1 (the sender's own link: nothing forwarded), a router beyond it (its probe and
+/// answer forwarded by the routers before it, whose kernels' forwarding no crossing measures:
+/// the lab pings each link from one of its ends), the destination (an echo after a router's
+/// time exceeded); and the lab's crossing cost against the configured truth beside it.
 fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
     let _ = writeln!(
         s,
-        "\n| own fixed cost, by hop | hops | measured - configured | measured - the lab's truth | the lab's truth - configured (crossing of the hop's link + forwarding) | its spread | the lab's forwarding at the router before the hop (in its truth) |\n|---|---|---|---|---|---|---|"
+        "\n| own fixed cost, by hop | hops | measured - configured | measured - the lab's truth | the lab's crossing of the hop's link | its spread |\n|---|---|---|---|---|---|"
     );
     for (label, pick) in [
         ("hop 1", 0u8),
@@ -253,7 +253,7 @@ fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
         let with_lab: Vec<&&HopFigure> = these.iter().filter(|f| f.lab_truth.is_some()).collect();
         let _ = writeln!(
             s,
-            "| {label} | {} | {} | {} | {} | {} | {} |",
+            "| {label} | {} | {} | {} | {} | {} |",
             these.len(),
             spread(these.iter().map(|f| f.measured - f.truth).collect()),
             spread(
@@ -269,7 +269,6 @@ fn lab_residual_text(s: &mut String, measured: &[&ProbeRow]) {
                     .collect()
             ),
             spread(with_lab.iter().filter_map(|f| f.lab_spread).collect()),
-            spread(with_lab.iter().filter_map(|f| f.lab_forwarded).collect()),
         );
     }
 }
@@ -368,14 +367,14 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
 /// issue's tolerance, in the units of `HopFigure` ("-" where a figure has none).
 pub(super) fn rows_tsv(rows: &[ProbeRow]) -> String {
     let mut s = String::from(
-        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tlab_forwarded\tmeasured\tlow\thigh\tspan_bytes\ttolerance\n",
+        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tmeasured\tlow\thigh\tspan_bytes\ttolerance\n",
     );
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
     for r in rows.iter().filter(|r| r.error.is_none()) {
         for f in &r.figures {
             let _ = writeln!(
                 s,
-                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}",
+                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}",
                 f.seed,
                 r.family,
                 f.ttl,
@@ -383,7 +382,6 @@ pub(super) fn rows_tsv(rows: &[ProbeRow]) -> String {
                 f.truth,
                 opt(f.lab_truth),
                 opt(f.lab_spread),
-                opt(f.lab_forwarded),
                 f.measured,
                 opt(f.blocks.map(|b| b.0)),
                 opt(f.blocks.map(|b| b.1)),
