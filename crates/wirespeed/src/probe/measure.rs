@@ -80,6 +80,34 @@ fn hop_sizes(smallest: usize, mtu: Option<usize>, knee: usize) -> Vec<usize> {
     low.chain(at_knee).chain(top).collect()
 }
 
+/// The sizes a run probes: `--sizes`, or the defaults of its mode ([`hop_sizes`] with `--hops`,
+/// else [`default_sizes`]) from the smallest probe to the path MTU.
+fn probe_sizes(config: &Config, target: IpAddr) -> Vec<usize> {
+    // With --hops the sizes are the ICMP probes'; the agent answers those it can.
+    let min = if config.udp.is_some() && !config.hops {
+        wirespeed_net::probe::echo::min_size(target)
+    } else {
+        probe::min_size(target)
+    };
+    let mtu = wirespeed_net::icmp_socket::path_mtu(target).ok();
+    match &config.sizes {
+        Some(s) => s.clone(),
+        // The agent's short replies time the destination's bytes sent at every size that can
+        // ask for one: the smallest cluster starts there.
+        None if config.hops && config.udp.is_some() => hop_sizes(
+            min.max(
+                wirespeed_net::probe::echo::min_size(target)
+                    + wirespeed_net::control::echo::ECHO_SHORT_LEN
+                    - wirespeed_net::control::echo::ECHO_HEADER_LEN,
+            ),
+            mtu,
+            quote_limit(target),
+        ),
+        None if config.hops => hop_sizes(min, mtu, quote_limit(target)),
+        None => default_sizes(min, mtu),
+    }
+}
+
 /// How a sentence names a hop: "the destination" when only the destination was probed (its
 /// TTL, 64, is no hop number), else its hop number.
 fn hop_name(h: &HopReport, per_hop: bool) -> String {
@@ -213,29 +241,7 @@ pub fn measure(
     config: &Config,
 ) -> anyhow::Result<(Document<Parameters, ProbeReport>, Option<String>)> {
     let (target, scope_id) = resolve(&config.host)?;
-    // With --hops the sizes are the ICMP probes'; the agent answers those it can.
-    let min = if config.udp.is_some() && !config.hops {
-        wirespeed_net::probe::echo::min_size(target)
-    } else {
-        probe::min_size(target)
-    };
-    let mtu = wirespeed_net::icmp_socket::path_mtu(target).ok();
-    let sizes = match &config.sizes {
-        Some(s) => s.clone(),
-        // The agent's short replies time the destination's bytes sent at every size that can
-        // ask for one: the smallest cluster starts there.
-        None if config.hops && config.udp.is_some() => hop_sizes(
-            min.max(
-                wirespeed_net::probe::echo::min_size(target)
-                    + wirespeed_net::control::echo::ECHO_SHORT_LEN
-                    - wirespeed_net::control::echo::ECHO_HEADER_LEN,
-            ),
-            mtu,
-            quote_limit(target),
-        ),
-        None if config.hops => hop_sizes(min, mtu, quote_limit(target)),
-        None => default_sizes(min, mtu),
-    };
+    let sizes = probe_sizes(config, target);
     let mut probe_config = ProbeConfig {
         target,
         scope_id,
