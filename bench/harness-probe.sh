@@ -20,6 +20,9 @@
 # the current analysis, without labs. Labs are full-duplex chains of 1-4 routers, 2 Mbit/s to
 # 1 Gbit/s, delays up to 2 ms, their routers without the kernel's ICMP rate limit (each lost
 # answer cost a 1 s timeout: 350-420 s a run with it, 20-47 s without). Needs root (labs).
+# WIRESPEED_HARNESS_BIN=PATH probes (and runs the agent) with another build of wirespeed, e.g. a
+# copy of main's target/release/wirespeed: two commits judged by one scorecard on the same
+# seeds (the labs are brought up by this build either way).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 LABS=${1:-50}

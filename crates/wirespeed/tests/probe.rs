@@ -988,3 +988,132 @@ fn probe_hops_udp_times_the_destination_with_short_replies() {
         text.stdout
     );
 }
+
+/// An agent of an older release as the client sees it: it speaks the handshake and opens an
+/// echo, but its welcome does not name `+shortreply`. It serves one session on loopback and
+/// records every control message the client sent and every datagram that reached its echo
+/// port; it stops by itself after the session or after 20 s, whichever comes first.
+struct AgentWithoutShortReplies {
+    port: u16,
+    seen: std::thread::JoinHandle<(Vec<String>, usize)>,
+}
+
+impl AgentWithoutShortReplies {
+    fn start() -> AgentWithoutShortReplies {
+        use std::time::{Duration, Instant};
+        use wirespeed_net::control::echo::EchoMessage;
+        use wirespeed_net::control::{
+            Cookie, Message, PROTOCOL_VERSION, RESIDENCE_FEATURE, SHORT_REPLY_FEATURE,
+            read_message, write_message,
+        };
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+        let port = listener.local_addr().unwrap().port();
+        let echo = std::net::UdpSocket::bind("127.0.0.1:0").expect("a loopback UDP port");
+        let seen = std::thread::spawn(move || {
+            let until = Instant::now() + Duration::from_secs(20);
+            listener.set_nonblocking(true).unwrap();
+            let mut stream = loop {
+                match listener.accept() {
+                    Ok((s, _)) => break s,
+                    Err(_) if Instant::now() < until => {
+                        std::thread::sleep(Duration::from_millis(10))
+                    }
+                    Err(e) => panic!("no client within 20 s: {e}"),
+                }
+            };
+            stream.set_nonblocking(false).unwrap();
+            stream
+                .set_read_timeout(Some(Duration::from_secs(10)))
+                .unwrap();
+            let mut kinds = Vec::new();
+            while let Ok(message) = read_message(&mut stream) {
+                kinds.push(match &message {
+                    Message::Hello { software, .. } => {
+                        assert!(
+                            software.contains(SHORT_REPLY_FEATURE),
+                            "the client asks for short replies: {software}"
+                        );
+                        "hello".to_string()
+                    }
+                    Message::Echo(e) => format!("echo {e:?}"),
+                    other => other.kind().to_string(),
+                });
+                let answer = match message {
+                    // The words of an agent from before short replies: residence only.
+                    Message::Hello { .. } => Message::Welcome {
+                        protocol_version: PROTOCOL_VERSION,
+                        software: format!("wirespeed 0.0.9 {RESIDENCE_FEATURE}"),
+                    },
+                    Message::Echo(EchoMessage::Open { .. }) => Message::Echo(EchoMessage::Ready {
+                        agent_port: echo.local_addr().unwrap().port(),
+                        cookie: Cookie([7; 16]),
+                    }),
+                    Message::Echo(EchoMessage::Close) => Message::Echo(EchoMessage::Closed {
+                        answered: 0,
+                        dropped: 0,
+                    }),
+                    _ => break,
+                };
+                if write_message(&mut stream, &answer).is_err() {
+                    break;
+                }
+            }
+            echo.set_nonblocking(true).unwrap();
+            let mut datagrams = 0;
+            let mut buf = [0u8; 2048];
+            while echo.recv_from(&mut buf).is_ok() {
+                datagrams += 1;
+            }
+            (kinds, datagrams)
+        });
+        AgentWithoutShortReplies { port, seen }
+    }
+}
+
+/// Issue 31: `--hops --udp` needs the agent's short replies; an agent that does not name
+/// `+shortreply` in its welcome is refused as soon as the echo is opened, in one line that says
+/// why and what to do, before any probe: its echo port gets no datagram, the session is closed
+/// properly (the client's last word is the echo's close), and nothing is printed on stdout.
+#[test]
+fn probe_hops_udp_refuses_an_agent_without_short_replies() {
+    let agent = AgentWithoutShortReplies::start();
+    let run = wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--hops",
+        "--udp",
+        "-p",
+        &agent.port.to_string(),
+        "-c",
+        "4",
+        "--sizes",
+        "100,700",
+        "--json",
+    ]);
+    assert_one_line_error(&run, "does not answer short replies");
+    assert!(
+        run.stderr.contains("+shortreply")
+            && run
+                .stderr
+                .contains("run the same wirespeed release on it, or drop --udp"),
+        "the fix is named: {}",
+        run.stderr
+    );
+    let (kinds, datagrams) = agent.seen.join().expect("the fake agent ends");
+    let said: Vec<&str> = kinds
+        .iter()
+        .map(|k| k.split([' ', '{']).take(2).collect::<Vec<_>>().join(" "))
+        .map(|k| match k.as_str() {
+            "hello" => "hello",
+            "echo Open" => "open",
+            "echo Close" => "close",
+            _ => "other",
+        })
+        .collect();
+    assert_eq!(
+        said,
+        ["hello", "open", "close"],
+        "the client's messages: {kinds:?}"
+    );
+    assert_eq!(datagrams, 0, "no probe reached the agent's echo port");
+}

@@ -188,6 +188,22 @@ pub fn chain_with_crossing_costs(
     })
 }
 
+/// The links of the chain from host `from` to host `to`, in the order a probe crosses them:
+/// hop `k`'s own link (the one that reaches it) is the `k - 1`th, so a figure of hop `k` can be
+/// set beside what the lab measured on that link ([`crate::crossing::CrossingCost`]).
+pub fn chain_links(t: &Topology, from: &str, to: &str) -> Result<Vec<usize>, TruthError> {
+    let index = |n: &str| {
+        t.node_index(n)
+            .ok_or_else(|| TruthError::UnknownNode(n.to_string()))
+    };
+    let (a, b) = (index(from)?, index(to)?);
+    let links = path(t, a, b).ok_or_else(|| TruthError::NoPath {
+        from: from.into(),
+        to: to.into(),
+    })?;
+    Ok(links.into_iter().map(|(l, _)| l).collect())
+}
+
 /// Whether `measured` holds a cost for every link of the chain from `from` to `to`.
 pub fn crossing_costs_cover(t: &Topology, from: &str, to: &str, measured: &[usize]) -> bool {
     let (Some(a), Some(b)) = (t.node_index(from), t.node_index(to)) else {
@@ -300,6 +316,16 @@ mod tests {
         let hops = chain(&seed_001(), "roc", "cbnewsa").unwrap();
         let names: Vec<&str> = hops.iter().map(|h| h.node.as_str()).collect();
         assert_eq!(names, ["ciscomci", "ciscoser", "cbnewsa"]);
+        // Each hop's own link, in the order crossed, either way round.
+        assert_eq!(
+            chain_links(&seed_001(), "roc", "cbnewsa").unwrap(),
+            [0, 1, 2]
+        );
+        assert_eq!(
+            chain_links(&seed_001(), "cbnewsa", "roc").unwrap(),
+            [2, 1, 0]
+        );
+        assert!(chain_links(&seed_001(), "roc", "nobody").is_err());
         assert!(hops[0].router && !hops[2].router);
         let own =
             wirespeed_model::perhop::own_costs(&hops.iter().map(|h| h.line).collect::<Vec<_>>());

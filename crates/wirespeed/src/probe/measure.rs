@@ -46,6 +46,68 @@ fn default_sizes(smallest_echo: usize, mtu: Option<usize>) -> Vec<usize> {
     (0..16).map(|i| min + (max - min) * i / 15).collect()
 }
 
+/// The most a router's time exceeded quotes of the probe, IP bytes: the answer is kept within
+/// 576 bytes on IPv4 (less 20 of IP and 8 of ICMP header) and within IPv6's minimum MTU, 1280
+/// (less 40 and 8), so from this size up the bytes returned stop growing with the bytes sent.
+fn quote_limit(target: IpAddr) -> usize {
+    if target.is_ipv4() { 548 } else { 1232 }
+}
+
+/// Sizes within a cluster of [`hop_sizes`] lie this far apart, bytes.
+const CLUSTER_STEP: usize = 8;
+
+/// The default sizes of `probe --hops`: 16 sizes in three clusters, where the slopes of a hop's
+/// plane are read best, instead of spread evenly: five at the smallest size, five at the routers'
+/// quote limit (`knee`, where the bytes returned stop growing) and six at the largest. A router's
+/// per byte sent is the rise from the knee to the largest size, whose bytes returned are the
+/// same; its per byte sent and returned together, from the smallest to the knee. Spread evenly,
+/// an IPv6 hop had three of its 16 sizes above its 1232-byte knee, so its per byte sent was read
+/// over 194 bytes from a quarter of the probes (issue 31: 45 of 59 IPv6 hops "not measured
+/// precisely enough"). A destination's echo has no knee: it gets a line over the same span.
+/// Falls back to [`default_sizes`] when the span leaves no room for the clusters (a path MTU
+/// near the knee).
+fn hop_sizes(smallest: usize, mtu: Option<usize>, knee: usize) -> Vec<usize> {
+    let min = smallest.max(unpadded_packet_bytes());
+    let max = mtu.unwrap_or(1500).min(1500);
+    // Each cluster spans 5 steps; keep them apart by more than that again.
+    let room = 16 * CLUSTER_STEP;
+    if knee < min + room || max < knee + room {
+        return default_sizes(smallest, mtu);
+    }
+    let low = (0..5).map(|i| min + i * CLUSTER_STEP);
+    let at_knee = (0..5).map(|i| knee + i * CLUSTER_STEP);
+    let top = (0..6).map(|i| max - (5 - i) * CLUSTER_STEP);
+    low.chain(at_knee).chain(top).collect()
+}
+
+/// The sizes a run probes: `--sizes`, or the defaults of its mode ([`hop_sizes`] with `--hops`,
+/// else [`default_sizes`]) from the smallest probe to the path MTU.
+fn probe_sizes(config: &Config, target: IpAddr) -> Vec<usize> {
+    // With --hops the sizes are the ICMP probes'; the agent answers those it can.
+    let min = if config.udp.is_some() && !config.hops {
+        wirespeed_net::probe::echo::min_size(target)
+    } else {
+        probe::min_size(target)
+    };
+    let mtu = wirespeed_net::icmp_socket::path_mtu(target).ok();
+    match &config.sizes {
+        Some(s) => s.clone(),
+        // The agent's short replies time the destination's bytes sent at every size that can
+        // ask for one: the smallest cluster starts there.
+        None if config.hops && config.udp.is_some() => hop_sizes(
+            min.max(
+                wirespeed_net::probe::echo::min_size(target)
+                    + wirespeed_net::control::echo::ECHO_SHORT_LEN
+                    - wirespeed_net::control::echo::ECHO_HEADER_LEN,
+            ),
+            mtu,
+            quote_limit(target),
+        ),
+        None if config.hops => hop_sizes(min, mtu, quote_limit(target)),
+        None => default_sizes(min, mtu),
+    }
+}
+
 /// How a sentence names a hop: "the destination" when only the destination was probed (its
 /// TTL, 64, is no hop number), else its hop number.
 fn hop_name(h: &HopReport, per_hop: bool) -> String {
@@ -179,17 +241,7 @@ pub fn measure(
     config: &Config,
 ) -> anyhow::Result<(Document<Parameters, ProbeReport>, Option<String>)> {
     let (target, scope_id) = resolve(&config.host)?;
-    // With --hops the sizes are the ICMP probes'; the agent answers those it can.
-    let min = if config.udp.is_some() && !config.hops {
-        wirespeed_net::probe::echo::min_size(target)
-    } else {
-        probe::min_size(target)
-    };
-    let mtu = wirespeed_net::icmp_socket::path_mtu(target).ok();
-    let sizes = match &config.sizes {
-        Some(s) => s.clone(),
-        None => default_sizes(min, mtu),
-    };
+    let sizes = probe_sizes(config, target);
     let mut probe_config = ProbeConfig {
         target,
         scope_id,
@@ -613,6 +665,30 @@ mod tests {
         assert_eq!((sizes[0], sizes[15], sizes.len()), (46, 1500, 16));
         // A UDP echo's smallest probe (52 bytes) is above it already.
         assert_eq!(default_sizes(52, None)[0], 52);
+    }
+
+    /// Issue 31: `--hops` spends its 16 default sizes at the smallest size, at the quote limit
+    /// and at the largest, per family; a span too short for three clusters keeps them even.
+    #[test]
+    fn hop_sizes_cluster_at_the_ends_and_the_quote_limit() {
+        let v6 = hop_sizes(48, Some(1500), 1232);
+        assert_eq!(v6.len(), 16);
+        assert_eq!(&v6[..5], [48, 56, 64, 72, 80]);
+        assert_eq!(&v6[5..10], [1232, 1240, 1248, 1256, 1264]);
+        assert_eq!(&v6[10..], [1460, 1468, 1476, 1484, 1492, 1500]);
+        let v4 = hop_sizes(28, Some(1500), 548);
+        assert_eq!((v4[0], v4[5], v4[15]), (46, 548, 1500));
+        assert!(v4.windows(2).all(|w| w[0] < w[1]), "{v4:?}");
+        // The agent's short replies start at 88 bytes on IPv6.
+        assert_eq!(hop_sizes(88, Some(1500), 1232)[0], 88);
+        // An IPv6 path of 1280 bytes leaves 48 above the knee: evenly, as before.
+        assert_eq!(
+            hop_sizes(48, Some(1280), 1232),
+            default_sizes(48, Some(1280))
+        );
+        assert_eq!(hop_sizes(28, Some(576), 548), default_sizes(28, Some(576)));
+        assert_eq!(quote_limit("198.18.0.1".parse().unwrap()), 548);
+        assert_eq!(quote_limit("2001:2::1".parse().unwrap()), 1232);
     }
 
     /// Issue 15 item 4: the destination probed alone (TTL 64) is "the destination", not hop 64.

@@ -125,10 +125,19 @@ impl Drop for Lab {
     }
 }
 
-/// `wirespeed ARGS` inside namespace `ns`, killed after `limit`.
+/// The binary a harness row measures with: this build's, or `WIRESPEED_HARNESS_BIN` (another
+/// commit's build, so that two commits' probes are judged by one scorecard on the same seeds).
+fn measuring_binary() -> String {
+    std::env::var("WIRESPEED_HARNESS_BIN")
+        .ok()
+        .filter(|b| !b.is_empty())
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_wirespeed").to_string())
+}
+
+/// `wirespeed ARGS` inside namespace `ns` (the measuring binary), killed after `limit`.
 fn in_namespace(ns: &str, args: &[&str], limit: Duration) -> (i32, String, String) {
     let mut child = std::process::Command::new("ip")
-        .args(["netns", "exec", ns, env!("CARGO_BIN_EXE_wirespeed")])
+        .args(["netns", "exec", ns, &measuring_binary()])
         .args(args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
