@@ -121,6 +121,7 @@ fn num(v: &Value, path: &str) -> f64 {
 /// loaded both cores and waited 12-28 s a run for the harness's alone rows).
 #[test]
 fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
+    let _lane = crate::lane::one_core();
     if !have_iperf3() {
         return;
     }
@@ -269,6 +270,7 @@ fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
 /// carry are refused instead, one line each.
 #[test]
 fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
+    let _lane = crate::lane::one_core();
     if !have_iperf3() {
         return;
     }
@@ -330,12 +332,12 @@ fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
 /// load 20): UDP loss is the server's to count, not a disagreement between the two ends.
 #[test]
 fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
+    // Both ends count one paced flow: the machine, so no lab or heavy test takes
+    // the cores its server needs to keep up (at 4 test threads beside them it fell behind).
+    let _lane = crate::lane::machine();
     if !have_iperf3() {
         return;
     }
-    // Both ends count one paced flow: alone in the lab lane, so no lab or heavy test takes
-    // the cores its server needs to keep up (at 4 test threads beside them it fell behind).
-    let _lane = crate::lab::LAB_LOCK.alone();
     let (ours, theirs) = against_iperf3("udp", &["-t", "2", "-b", "100M"]);
     let sent = num(&ours, "/result/end/sum_sent/bytes");
     let datagrams = num(&ours, "/result/end/sum_sent/datagrams");
@@ -373,6 +375,7 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
 /// waiting, a thread idle, for 36 s behind the harness's `alone` rows).
 #[test]
 fn iperf3_clients_are_served_by_serve_iperf3() {
+    let _lane = crate::lane::one_core();
     if !have_iperf3() {
         return;
     }
@@ -503,6 +506,7 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
 /// What iperf3's protocol cannot carry is refused before anything is sent: one line, exit 2.
 #[test]
 fn flags_iperf3_cannot_carry_are_refused() {
+    let _lane = crate::lane::one_core();
     assert_one_line_error(&wirespeed(&["tcp", "--iperf3", "-t", "1"]), "give its HOST");
     assert_one_line_error(
         &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "--mptcp"]),

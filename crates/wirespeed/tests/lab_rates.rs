@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use wirespeed_lab::device::parse_net_dev;
 use wirespeed_lab::sys;
 
-use super::{LAB_LOCK, UpLab, can_build_labs, lab_status, temp_topology};
+use super::{UpLab, can_build_labs, lab_status, temp_topology};
 
 const FAST_ETHERNET: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"100M\"\ndelay = \"1ms\"\nipv6 = false\n";
 
@@ -27,10 +27,10 @@ fn net_dev(ns: &str, dev: &str) -> wirespeed_lab::device::NetDevLine {
 
 #[test]
 fn frames_dropped_by_a_full_tap_queue_on_the_host_side_are_counted_in_lab_status() {
+    let _lane = crate::lane::one_core();
     if !can_build_labs("host_side_drops") {
         return;
     }
-    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology("host-side", GIGABIT);
     let lab = UpLab::up(&file.display().to_string());
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
@@ -174,12 +174,12 @@ fn iperf3_rate(h1: &str, h2: &str, seconds: u32) -> Option<f64> {
 
 #[test]
 fn tcp_across_a_gigabit_lab_comes_near_the_ceiling_and_near_iperf3() {
+    // The machine: tcp's rate through a gigabit emulated link is judged against iperf3's in a run
+    // before it (70% or more), which another lab's load would slow one of and not the other.
+    let _lane = crate::lane::machine();
     if !can_build_labs("gigabit") {
         return;
     }
-    // Alone: tcp's rate through a gigabit emulated link is judged against iperf3's in a run
-    // before it (70% or more), which another lab's load would slow one of and not the other.
-    let _guard = LAB_LOCK.alone();
     let file = temp_topology("gigabit", GIGABIT);
     let lab = UpLab::up(&file.display().to_string());
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
@@ -246,10 +246,10 @@ fn snmp(ns: &str, proto: &str, name: &str) -> u64 {
 
 #[test]
 fn super_packets_with_a_lost_segment_are_cut_into_frames_the_receiver_accepts() {
+    let _lane = crate::lane::one_core();
     if !can_build_labs("lossy_super_packets") {
         return;
     }
-    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology(
         "lossy-super",
         &GIGABIT.replace("queue = 1000\n", "queue = 1000\nloss = 0.005\n"),
@@ -289,11 +289,11 @@ fn super_packets_with_a_lost_segment_are_cut_into_frames_the_receiver_accepts() 
 /// bound.
 #[test]
 fn tcp_b_holds_the_cap_across_a_faster_link() {
+    // The machine: each direction is judged to hold its cap within 2%.
+    let _lane = crate::lane::machine();
     if !can_build_labs("tcp_b") {
         return;
     }
-    // Alone: each direction is judged to hold its cap within 2%.
-    let _guard = LAB_LOCK.alone();
     let file = temp_topology("tcp-b", FAST_ETHERNET);
     let lab = UpLab::up(&file.display().to_string());
     let _ = std::fs::remove_file(&file);
@@ -348,10 +348,10 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
 /// still arrives, and the verdict names the link.
 #[test]
 fn tcp_across_64_kbit_drains_what_was_queued_and_names_the_link() {
+    let _lane = crate::lane::one_core();
     if !can_build_labs("tcp_64k") {
         return;
     }
-    let _guard = LAB_LOCK.beside_others();
     let file = temp_topology("tcp-64k", MODEM);
     let lab = UpLab::up(&file.display().to_string());
     let _ = std::fs::remove_file(&file);
