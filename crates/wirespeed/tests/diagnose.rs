@@ -91,7 +91,7 @@ impl FakeSysfs {
 
 #[test]
 fn lo_is_reported_as_loopback_not_as_a_fault() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let doc = json(&wirespeed(&[
         "diagnose",
         "lo",
@@ -121,7 +121,7 @@ fn lo_is_reported_as_loopback_not_as_a_fault() {
 
 #[test]
 fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     // Table 7 test 1: DUT01 at 10-HALF, DUT02 at 10-FULL.
     sysfs.nic(
@@ -185,7 +185,7 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
 
 #[test]
 fn seed_003_table6_replayed_half_duplex_is_healthy() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     sysfs.nic(
         "dut01",
@@ -208,7 +208,7 @@ fn seed_003_table6_replayed_half_duplex_is_healthy() {
 
 #[test]
 fn a_missing_or_unreadable_counter_is_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     let dir = sysfs.nic("eth7", 100, "full", &[]);
     std::fs::remove_file(dir.join("statistics").join("rx_crc_errors")).unwrap();
@@ -225,7 +225,7 @@ fn a_missing_or_unreadable_counter_is_one_line() {
 
 #[test]
 fn bad_diagnose_input_is_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     assert_one_line_error(
         &wirespeed(&["diagnose", "ws-no-such0", "-i", "10ms"]),
         "no such interface: ws-no-such0",
@@ -293,7 +293,7 @@ fn have(program: &str) -> bool {
 
 #[test]
 fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !is_root() {
         eprintln!("skipped: creating a network namespace needs root (CAP_SYS_ADMIN)");
         return;

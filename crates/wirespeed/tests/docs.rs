@@ -22,10 +22,10 @@
 //!   string: ```` ```console not-run: REASON ````. Its commands are still checked to name a real
 //!   command (`wirespeed CMD --help` must succeed), and the reason must not be empty.
 //!
-//! * Examples run side by side: each block in its own scratch directory, on one of a few
-//!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
-//!   on a lane of their own, in document order, and those that build a lab on two lanes of
-//!   their own (the test holds `lab::LAB_LOCK` beside other tests' labs). So a block must not
+//! * Examples run side by side: each block in its own scratch directory, in one of a few
+//!   tests. Those that use the agent on `$PORT` or a fixed port number run one after another
+//!   in a test of their own, in document order, those that build a lab on two lanes of a test
+//!   of their own, and the others in four tests, every fourth one each. So a block must not
 //!   depend on another block; the steps of one block run in order.
 //!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
@@ -381,11 +381,12 @@ fn subcommand(command: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Lanes that run the examples which share nothing, beside the one lane that runs those
-/// sharing a port in order. Most examples wait (timed tests, schedules, agents starting), so
-/// more lanes than cores still shorten the run; the sum of the examples' times is about 90 s
-/// on an idle 2-core machine, one after another.
-const PARALLEL_LANES: usize = 3;
+/// Tests that run the examples which share nothing, one after another each, beside the test
+/// that runs those sharing a port in order and the one that runs the labs' (the sum of the
+/// examples' times is about 90 s on an idle 2-core machine, one after another). Most examples
+/// wait (timed tests, schedules, agents starting): as tests of their own, libtest's threads
+/// spread them, and each takes one core of the lane.
+const ANY_PARTS: usize = 4;
 
 /// Lanes that run the examples which build a lab (or need root), each taking the next one not
 /// yet taken. One lane was the docs test's longest: its seven examples one after another took
@@ -465,22 +466,22 @@ fn run_example(n: usize, example: &Example, port: u16, ran: &AtomicUsize) -> Opt
     None
 }
 
-#[test]
-fn every_documented_example_runs_and_prints_what_the_docs_show() {
-    // Its lanes load both cores and build labs: never beside a test that needs them quiet.
-    let _lane = crate::lane::one_core();
-    let examples = all_examples();
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The examples that run here, in document order, by lane: those that share nothing, those
+/// that share the agent's port or a fixed one, those that build a lab. Examples that need root
+/// are left out (with a note) when the test is not root.
+fn examples_by_lane(examples: &[Example]) -> [Vec<(usize, &Example)>; 3] {
     assert!(
         examples.len() >= 15,
         "only {} examples found in README.md and docs/",
         examples.len()
     );
-    let agent = Agent::start();
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    let is_root = unsafe { libc::geteuid() } == 0;
-    let mut shared_port = Vec::new();
-    let mut independent = Vec::new();
-    let mut labs = Vec::new();
+    let is_root = is_root();
+    let mut by_lane = [Vec::new(), Vec::new(), Vec::new()];
     for (n, example) in examples.iter().enumerate() {
         if example.not_run.is_some() {
             continue;
@@ -492,50 +493,41 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
             );
             continue;
         }
-        match lane(example) {
-            Lane::Any => independent.push((n, example)),
-            Lane::SharedPort => shared_port.push((n, example)),
-            Lane::Lab => labs.push((n, example)),
-        }
+        let at = match lane(example) {
+            Lane::Any => 0,
+            Lane::SharedPort => 1,
+            Lane::Lab => 2,
+        };
+        by_lane[at].push((n, example));
     }
+    by_lane
+}
+
+/// Runs `queue` on `lanes` threads, each taking the next example not yet taken (so a long one
+/// does not hold up those queued behind it), and fails naming every example that did not print
+/// what the docs show. `port` is the agent's, for `$PORT`.
+fn run_examples(what: &str, queue: &[(usize, &Example)], lanes: usize, port: u16) {
+    assert!(!queue.is_empty(), "no {what} to run");
     let ran = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
-    let next_lab = AtomicUsize::new(0);
     let started = Instant::now();
-    // Each example's time, and each lane's, printed at the end: where the test's time went.
+    // Each example's time, printed at the end: where the test's time went.
     let took = Mutex::new(Vec::new());
-    let lanes_took = Mutex::new(Vec::new());
-    let run = |n: usize, example: &Example| {
-        let began = Instant::now();
-        if let Some(failure) = run_example(n, example, agent.port, &ran) {
-            failures.lock().unwrap().push((n, failure));
-        }
-        let at = format!("{}:{}", example.file, example.line);
-        took.lock().unwrap().push((began.elapsed(), at));
-    };
-    // Runs the examples of one queue, each lane taking the next one not yet taken, so a long
-    // one does not hold up the examples queued behind it.
-    let lane_of = |kind: &'static str, queue: &[(usize, &Example)], next: &AtomicUsize| {
-        let began = Instant::now();
-        while let Some(&(n, example)) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
-            run(n, example);
-        }
-        lanes_took.lock().unwrap().push((kind, began.elapsed()));
-    };
     std::thread::scope(|scope| {
-        // The lab examples on lanes of their own, beside the other lanes and the other tests'
-        // labs: each builds its own lab and reads only its own.
-        for _ in 0..LAB_LANES {
-            scope.spawn(|| lane_of("lab", &labs, &next_lab));
-        }
-        // Those sharing a port, one lane in document order.
-        scope.spawn(|| lane_of("port", &shared_port, &AtomicUsize::new(0)));
-        for _ in 0..PARALLEL_LANES {
-            scope.spawn(|| lane_of("any", &independent, &next));
+        for _ in 0..lanes {
+            scope.spawn(|| {
+                while let Some(&(n, example)) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let began = Instant::now();
+                    if let Some(failure) = run_example(n, example, port, &ran) {
+                        failures.lock().unwrap().push((n, failure));
+                    }
+                    let at = format!("{}:{}", example.file, example.line);
+                    took.lock().unwrap().push((began.elapsed(), at));
+                }
+            });
         }
     });
-    let mut failures = failures.into_inner().unwrap();
     let mut took = took.into_inner().unwrap();
     took.sort();
     let longest: Vec<String> = took
@@ -544,28 +536,17 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
         .take(6)
         .map(|(t, at)| format!("{at} {:.1} s", t.as_secs_f64()))
         .collect();
-    let lanes: Vec<String> = lanes_took
-        .into_inner()
-        .unwrap()
-        .iter()
-        .map(|(kind, t)| format!("{kind} {:.1} s", t.as_secs_f64()))
-        .collect();
     eprintln!(
-        "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port and {} with labs \
-         on {LAB_LANES} lanes, {:.1} s in all; lanes: {}; longest: {}",
-        independent.len() + shared_port.len() + labs.len(),
-        independent.len(),
-        shared_port.len(),
-        labs.len(),
+        "{} {what} on {lanes} lanes, {:.1} s in all; longest: {}",
+        queue.len(),
         started.elapsed().as_secs_f64(),
-        lanes.join(", "),
         longest.join(", ")
     );
-    let ran = ran.into_inner();
+    assert!(ran.into_inner() > 0);
     // In document order, whichever lane finished first.
+    let mut failures = failures.into_inner().unwrap();
     failures.sort();
     let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
-    assert!(ran > 0);
     assert!(
         failures.is_empty(),
         "{} of the documented examples did not print what the docs show (fix the doc or \
@@ -573,6 +554,73 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
         failures.len(),
         failures.join("\n\n")
     );
+}
+
+/// The examples that share nothing, in [`ANY_PARTS`] tests of their own (every `ANY_PARTS`-th
+/// in document order from `part`), so that libtest's threads spread them.
+fn documented_examples_part(part: usize) {
+    let examples = all_examples();
+    let [any, _, _] = examples_by_lane(&examples);
+    let mine: Vec<(usize, &Example)> = any
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % ANY_PARTS == part)
+        .map(|(_, e)| e)
+        .collect();
+    run_examples(
+        &format!("examples (part {} of {ANY_PARTS})", part + 1),
+        &mine,
+        1,
+        0,
+    );
+}
+
+#[test]
+fn documented_examples_part_1_run_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    documented_examples_part(0);
+}
+
+#[test]
+fn documented_examples_part_2_run_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    documented_examples_part(1);
+}
+
+#[test]
+fn documented_examples_part_3_run_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    documented_examples_part(2);
+}
+
+#[test]
+fn documented_examples_part_4_run_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    documented_examples_part(3);
+}
+
+/// The examples that use the agent on `$PORT` or a fixed port: one lane, in document order.
+#[test]
+fn documented_examples_sharing_a_port_run_in_order_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    let examples = all_examples();
+    let [_, shared_port, _] = examples_by_lane(&examples);
+    let agent = Agent::start();
+    run_examples("examples sharing a port", &shared_port, 1, agent.port);
+}
+
+/// The examples that build a lab, on [`LAB_LANES`] lanes (root only: as another user the test
+/// says so and returns).
+#[test]
+fn documented_lab_examples_run_and_print_what_the_docs_show() {
+    let _lane = crate::lane::half_core();
+    let examples = all_examples();
+    let [_, _, labs] = examples_by_lane(&examples);
+    if !is_root() {
+        eprintln!("the lab examples: skipped: they need root");
+        return;
+    }
+    run_examples("examples with labs", &labs, LAB_LANES, 0);
 }
 
 #[test]
@@ -604,7 +652,7 @@ fn examples_that_share_a_lab_or_a_port_run_in_order() {
 
 #[test]
 fn examples_not_run_name_a_reason_and_real_commands_and_stay_few() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let examples = all_examples();
     let not_run: Vec<&Example> = examples.iter().filter(|e| e.not_run.is_some()).collect();
     let run = examples.len() - not_run.len();
@@ -675,7 +723,7 @@ fn listed_subcommands(args: &[&str]) -> Vec<String> {
 
 #[test]
 fn every_command_has_help_a_docs_page_and_a_readme_example() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let root = repo_root();
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let commands = listed_subcommands(&[]);
@@ -901,7 +949,7 @@ fn wirespeed_invocations(line: &str) -> Vec<Vec<String>> {
 /// placeholders (`--until 7d` in schedules.md, `--until 30d` in mesh.md).
 #[test]
 fn every_command_line_the_docs_do_not_run_is_parsed_by_the_cli() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     // HOST, A, N, [PORT], <FILE>, ...: the reader fills these in.
     let placeholder = |w: &str| {
         w.chars().next().is_some_and(|c| c.is_ascii_uppercase())

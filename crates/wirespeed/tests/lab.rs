@@ -67,7 +67,7 @@ const TWO_HOSTS: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[lin
 
 #[test]
 fn bad_topologies_are_one_line_errors_naming_the_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     for (tag, text, needle) in [
         (
             "unknown",
@@ -114,7 +114,7 @@ fn unknown_labs_and_nodes_are_one_line_errors() {
 
 #[test]
 fn a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing") {
         return;
     }
@@ -149,7 +149,7 @@ fn a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing() {
 
 #[test]
 fn without_cap_net_admin_one_line_says_so() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !sys::has_net_admin() || Command::new("setpriv").arg("--help").output().is_err() {
         eprintln!("without_cap_net_admin: skipped: needs root and setpriv to drop to nobody");
         return;
@@ -637,7 +637,7 @@ fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
 
 #[test]
 fn sigterm_to_the_emulator_removes_the_lab() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !can_build_labs("sigterm") {
         return;
     }
@@ -689,7 +689,7 @@ fn sigterm_to_the_emulator_removes_the_lab() {
 
 #[test]
 fn lab_run_always_takes_the_lab_down() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("lab_run") {
         return;
     }
@@ -740,7 +740,7 @@ fn lifecycle_names() -> Vec<String> {
 
 #[test]
 fn sigterm_to_lab_run_removes_the_lab_and_stops_the_command() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("sigterm_run") {
         return;
     }
@@ -1031,7 +1031,7 @@ fn wirespeed_in(ns: &str, args: &[&str]) -> (i32, String, String) {
 /// what to add.
 #[test]
 fn link_local_agents_are_reached_through_their_zone() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("link_local") {
         return;
     }

@@ -246,7 +246,7 @@ fn snmp(ns: &str, proto: &str, name: &str) -> u64 {
 
 #[test]
 fn super_packets_with_a_lost_segment_are_cut_into_frames_the_receiver_accepts() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("lossy_super_packets") {
         return;
     }

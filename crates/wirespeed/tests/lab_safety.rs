@@ -96,7 +96,7 @@ fn kill_and_reap(mut child: Child) {
 
 #[test]
 fn lab_down_takes_no_path_and_no_prefix() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     // Finding 1: paths were deleted recursively. They are refused before anything is looked at.
     let victim = Scratch::new("safety-victim");
     std::fs::write(victim.dir().join("precious"), "keep").unwrap();
@@ -194,7 +194,7 @@ fn namespace_with_process(ns: &str) -> Child {
 
 #[test]
 fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !can_build_labs("down_all") {
         return;
     }
@@ -317,7 +317,7 @@ fn start_time_of(pid: u32) -> u64 {
 /// deleted; the running lab and the process are untouched.
 #[test]
 fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("forged record") {
         return;
     }
@@ -412,7 +412,7 @@ fn listed(name: &str) -> serde_json::Value {
 
 #[test]
 fn lab_status_marks_a_lab_whose_emulator_is_gone() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("emulator_gone") {
         return;
     }
@@ -448,7 +448,7 @@ fn lab_status_marks_a_lab_whose_emulator_is_gone() {
 
 #[test]
 fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     if !can_build_labs("processes_end") {
         return;
     }
@@ -509,7 +509,7 @@ fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
 
 #[test]
 fn the_command_of_a_sigkilled_lab_run_ends_with_its_lab() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !can_build_labs("sigkill_run") {
         return;
     }
@@ -570,7 +570,7 @@ fn port_counter(status: &serde_json::Value, from: &str, key: &str) -> u64 {
 
 #[test]
 fn a_long_delay_neither_delays_teardown_nor_fools_down() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !can_build_labs("long_delay") {
         return;
     }
@@ -778,7 +778,7 @@ const MALFORMED: &[(&str, usize, &str)] = &[
 
 #[test]
 fn malformed_topologies_are_one_line_errors_and_leave_nothing_behind() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     assert!(MALFORMED.len() >= 30, "{} cases", MALFORMED.len());
     let state = Scratch::new("safety-malformed");
     let stem = unique("bad");

@@ -282,7 +282,7 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
 /// counters, or with the ratio alone, this fails in most runs.
 #[test]
 fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !can_build_labs("diagnose_peer") {
         return;
     }

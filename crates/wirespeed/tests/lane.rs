@@ -9,11 +9,14 @@
 //! * [`light`]: the test waits on timers or processes and uses little CPU (measured under 15%
 //!   of one core over its wall, `bench/e2e-test-cpu.py`), and judges no rate or delay a busy
 //!   neighbour could move. It takes no core and never waits.
+//! * [`half_core`]: the test judges no rate or delay and was measured between 15% and 50% of
+//!   one core (spawns the binary a few times, parses, renders). Two take the place of one
+//!   one-core test.
 //! * [`one_core`]: the default, for a test that loads a core (spawns the binary in a loop,
-//!   parses, builds a lab whose emulator forwards a stream) or judges a rate or a delay with a
-//!   margin. At most [`CORES`] of them at once.
-//! * [`machine`]: the test judges a rate near its ceiling or a delay within microseconds, or
-//!   loads both cores itself. No other one-core or machine test runs beside it; light ones may.
+//!   builds a lab whose emulator forwards a stream) or judges a rate or a delay with a
+//!   margin, whatever its CPU. At most [`CORES`] of them at once.
+//! * [`machine`]: the test judges a rate near its ceiling or a delay within microseconds. No
+//!   other one-core or machine test runs beside it; light ones may.
 //!   A machine test that is waiting lets no new one-core test in (as Linux's `RwLock` prefers a
 //!   waiting writer), so a stream of one-core tests cannot starve it.
 //!
@@ -28,10 +31,14 @@ use std::time::{Duration, Instant, SystemTime};
 /// The cores the lane hands out: the CI machine has two.
 pub(crate) const CORES: u32 = 2;
 
+/// The lane counts in half cores.
+const HALVES: u32 = 2 * CORES;
+
 /// What a test asks of the machine.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Kind {
     Light,
+    HalfCore,
     OneCore,
     Machine,
 }
@@ -41,6 +48,7 @@ impl Kind {
     fn name(self) -> &'static str {
         match self {
             Kind::Light => "light",
+            Kind::HalfCore => "half",
             Kind::OneCore => "core",
             Kind::Machine => "machine",
         }
@@ -49,8 +57,8 @@ impl Kind {
 
 #[derive(Default)]
 struct Count {
-    /// Cores held by one-core tests, or all of them by a machine test.
-    cores: u32,
+    /// Half cores held by half-core and one-core tests, or all of them by a machine test.
+    halves: u32,
     /// Machine tests waiting: while any waits, no new one-core test gets a core.
     machines_waiting: u32,
 }
@@ -66,28 +74,31 @@ impl Lane {
     const fn new() -> Lane {
         Lane {
             count: Mutex::new(Count {
-                cores: 0,
+                halves: 0,
                 machines_waiting: 0,
             }),
             freed: Condvar::new(),
         }
     }
 
-    /// The cores `kind` takes, if it may take them now; a machine test counts as waiting
-    /// from the moment it asks (`waiting`), so it never lets itself in past itself.
+    /// True if `kind` may take its half cores now; a machine test counts as waiting from the
+    /// moment it asks (`waiting`), so it never keeps itself out.
     fn admits(count: &Count, kind: Kind, waiting: bool) -> bool {
         match kind {
             Kind::Light => true,
-            Kind::OneCore => count.machines_waiting == 0 && count.cores < CORES,
-            Kind::Machine => count.cores == 0 && (waiting || count.machines_waiting == 0),
+            Kind::HalfCore | Kind::OneCore => {
+                count.machines_waiting == 0 && count.halves + Lane::halves_of(kind) <= HALVES
+            }
+            Kind::Machine => count.halves == 0 && (waiting || count.machines_waiting == 0),
         }
     }
 
-    fn cores_of(kind: Kind) -> u32 {
+    fn halves_of(kind: Kind) -> u32 {
         match kind {
             Kind::Light => 0,
-            Kind::OneCore => 1,
-            Kind::Machine => CORES,
+            Kind::HalfCore => 1,
+            Kind::OneCore => 2,
+            Kind::Machine => HALVES,
         }
     }
 
@@ -106,8 +117,8 @@ impl Lane {
         if machine {
             count.machines_waiting -= 1;
         }
-        count.cores += Lane::cores_of(kind);
-        Lane::cores_of(kind)
+        count.halves += Lane::halves_of(kind);
+        Lane::halves_of(kind)
     }
 
     /// [`Lane::take`] without the wait: for the lane's own tests.
@@ -116,16 +127,16 @@ impl Lane {
         if !Lane::admits(&count, kind, false) {
             return None;
         }
-        count.cores += Lane::cores_of(kind);
-        Some(Lane::cores_of(kind))
+        count.halves += Lane::halves_of(kind);
+        Some(Lane::halves_of(kind))
     }
 
-    fn give_back(&self, cores: u32) {
-        if cores == 0 {
+    fn give_back(&self, halves: u32) {
+        if halves == 0 {
             return;
         }
         let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        count.cores -= cores;
+        count.halves -= halves;
         drop(count);
         self.freed.notify_all();
     }
@@ -136,25 +147,30 @@ pub(crate) fn light() -> Hold {
     Hold::take(Kind::Light)
 }
 
+/// A test that judges no rate or delay and was measured at 15-50% of one core: half a core.
+pub(crate) fn half_core() -> Hold {
+    Hold::take(Kind::HalfCore)
+}
+
 /// A test that loads a core or judges a rate or a delay with a margin: one of [`CORES`].
 pub(crate) fn one_core() -> Hold {
     Hold::take(Kind::OneCore)
 }
 
-/// A test that judges a rate near its ceiling or a delay within microseconds, or loads both
-/// cores: no one-core or machine test beside it.
+/// A test that judges a rate near its ceiling or a delay within microseconds: no one-core or
+/// machine test beside it.
 pub(crate) fn machine() -> Hold {
     Hold::take(Kind::Machine)
 }
 
 /// A test's hold of its lane, for the test's whole body. With `WIRESPEED_LANE_LOG` set to a
 /// file, its release appends one line to that file: the test (its thread's name), the kind
-/// (`light`, `core`, `machine`), the moment it was asked for in seconds since the Unix epoch,
+/// (`light`, `half`, `core`, `machine`), the moment it was asked for in seconds since the Unix epoch,
 /// and its wait and hold in seconds, so that a run's waits can be laid out test by test
 /// (bench/e2e-test-times.py reads it). Unset, it logs nothing.
 pub(crate) struct Hold {
     kind: Kind,
-    cores: u32,
+    halves: u32,
     asked_at: SystemTime,
     waited: Duration,
     held: Instant,
@@ -164,11 +180,11 @@ impl Hold {
     fn take(kind: Kind) -> Hold {
         let asked = Instant::now();
         let asked_at = SystemTime::now();
-        let cores = LANE.take(kind);
+        let halves = LANE.take(kind);
         let held = Instant::now();
         Hold {
             kind,
-            cores,
+            halves,
             asked_at,
             waited: held.duration_since(asked),
             held,
@@ -178,7 +194,7 @@ impl Hold {
 
 impl Drop for Hold {
     fn drop(&mut self) {
-        LANE.give_back(self.cores);
+        LANE.give_back(self.halves);
         let Some(log) = std::env::var_os("WIRESPEED_LANE_LOG") else {
             return;
         };
@@ -209,20 +225,23 @@ impl Drop for Hold {
 fn the_lane_counts_cores_and_a_waiting_machine_test_goes_first() {
     let _lane = crate::lane::light();
     let lane = std::sync::Arc::new(Lane::new());
-    // Light tests take nothing; two one-core tests fill the cores; a third waits.
+    // Light tests take nothing; two half-core tests and one one-core test fill the cores.
     assert_eq!(lane.try_take(Kind::Light), Some(0));
-    assert_eq!(lane.try_take(Kind::OneCore), Some(1));
+    assert_eq!(lane.try_take(Kind::OneCore), Some(2));
     assert_eq!(lane.try_take(Kind::Machine), None);
-    assert_eq!(lane.try_take(Kind::OneCore), Some(1));
+    assert_eq!(lane.try_take(Kind::HalfCore), Some(1));
     assert_eq!(lane.try_take(Kind::OneCore), None);
+    assert_eq!(lane.try_take(Kind::HalfCore), Some(1));
+    assert_eq!(lane.try_take(Kind::HalfCore), None);
     assert_eq!(lane.try_take(Kind::Light), Some(0));
-    // A machine test asks while both cores are held: it waits...
+    lane.give_back(2);
+    // A machine test asks while the cores are held: it waits...
     let waiter = {
         let lane = lane.clone();
         std::thread::spawn(move || {
-            let cores = lane.take(Kind::Machine);
-            lane.give_back(cores);
-            cores
+            let halves = lane.take(Kind::Machine);
+            lane.give_back(halves);
+            halves
         })
     };
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -230,16 +249,18 @@ fn the_lane_counts_cores_and_a_waiting_machine_test_goes_first() {
         assert!(Instant::now() < deadline, "the machine test never asked");
         std::thread::sleep(Duration::from_millis(5));
     }
-    // ... and once one core is free, no new one-core test takes it before the machine test.
-    lane.give_back(1);
+    // ... and though a core is free, no new test but a light one takes it before the machine
+    // test.
     assert_eq!(lane.try_take(Kind::OneCore), None);
+    assert_eq!(lane.try_take(Kind::HalfCore), None);
     assert_eq!(lane.try_take(Kind::Light), Some(0));
     lane.give_back(1);
-    assert_eq!(waiter.join().unwrap(), CORES);
+    lane.give_back(1);
+    assert_eq!(waiter.join().unwrap(), HALVES);
     // Everything given back: the lane is whole again.
-    assert_eq!(lane.try_take(Kind::Machine), Some(CORES));
+    assert_eq!(lane.try_take(Kind::Machine), Some(HALVES));
     assert_eq!(lane.try_take(Kind::Light), Some(0));
-    assert_eq!(lane.try_take(Kind::OneCore), None);
-    lane.give_back(CORES);
-    assert_eq!(lane.count.lock().unwrap().cores, 0);
+    assert_eq!(lane.try_take(Kind::HalfCore), None);
+    lane.give_back(HALVES);
+    assert_eq!(lane.count.lock().unwrap().halves, 0);
 }

@@ -102,7 +102,7 @@ fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
 
 #[test]
 fn rr_and_crr_count_the_same_transactions_at_both_ends() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     for extra in [&[][..], &["--connect"][..]] {
         let mut args = vec![
             "latency",
@@ -142,7 +142,7 @@ fn rr_and_crr_count_the_same_transactions_at_both_ends() {
 
 #[test]
 fn latency_against_an_agent_with_a_key() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-latency-key-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let key = dir.join("key");
@@ -202,7 +202,7 @@ fn bad_latency_input_is_refused_before_any_work() {
 /// its idle phase before any load (SIGTERM, text).
 #[test]
 fn an_interrupted_latency_run_is_partial_with_the_signals_status() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     for (signal, status, after, extra) in [
         (libc::SIGINT, 130, Duration::from_millis(2500), "--json"),
         (libc::SIGTERM, 143, Duration::from_millis(1000), "-f"),

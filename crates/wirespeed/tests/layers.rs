@@ -130,7 +130,7 @@ fn no_top_level_module_imports_one_that_imports_it_back() {
 
 #[test]
 fn common_imports_no_command() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let mut upward = Vec::new();
     for (rel, module, lines) in code_files() {
         if module != "common" {
@@ -478,7 +478,7 @@ fn no_production_function_is_over_150_lines() {
 
 #[test]
 fn the_function_counter_counts_from_fn_to_its_closing_brace() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let text = "/// doc {\nfn short() -> [u8; 2] {\n    let s = \"}\";\n    let c = '}';\n    \
                 [0, 1] // }\n}\n\nfn declared(x: u8);\n\nimpl A {\n    pub(crate) fn \
                 inner<'a>(x: &'a str) -> &'a str {\n        x\n    }\n}\n\
@@ -538,7 +538,7 @@ fn every_command_folder_has_the_shape() {
 }
 
 /// The lanes a test may declare (tests/lane.rs), in the words its first statement uses.
-const LANE_KINDS: [&str; 3] = ["light", "one_core", "machine"];
+const LANE_KINDS: [&str; 4] = ["light", "half_core", "one_core", "machine"];
 
 /// The `#[test]` functions of a test source whose first statement is not
 /// `let _lane = crate::lane::KIND();`, by name.
@@ -602,7 +602,7 @@ fn every_e2e_test_takes_its_lane_first() {
     assert!(
         missing.is_empty(),
         "tests that do not take their lane at their first statement (begin each with `let _lane \
-         = crate::lane::light();`, `one_core()` or `machine()`: see tests/lane.rs for which):\n{}",
+         = crate::lane::light();`, `half_core()`, `one_core()` or `machine()`: see tests/lane.rs):\n{}",
         missing.join("\n")
     );
 }

@@ -151,7 +151,7 @@ fn seed_000_fig_3_3_series_on_loopback_with_three_agents_resumes() {
 
 #[test]
 fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let servers: Vec<Server> = (0..3).map(|_| Server::start(&[])).collect();
     let agents: Vec<String> = servers
         .iter()
@@ -217,7 +217,7 @@ fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
 
 #[test]
 fn bad_input_is_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let r = wirespeed(&["load", "--lengths", "64,jumbo"]);
     assert_one_line_error(&r, "\"jumbo\" is not a packet length");
     let r = wirespeed(&["load", "--local", "2", "--hosts", "1-3"]);
@@ -247,7 +247,7 @@ fn bad_input_is_one_line() {
 
 #[test]
 fn raw_ethernet_refusals_are_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let short = [
         "--settle",
         "0.1s",

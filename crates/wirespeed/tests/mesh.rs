@@ -192,7 +192,7 @@ fn mesh_of_four_loopback_agents_fills_the_matrix_without_overlap_and_resumes() {
 
 #[test]
 fn mesh_refuses_unkeyed_sources_unconsenting_and_unallowed_destinations() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let dir = Scratch::new("mesh-refuse");
     let key = dir.write("fleet.key", "0123456789abcdef0123456789abcdef\n");
     let other = dir.write("other.key", "fedcba9876543210fedcba9876543210\n");
@@ -405,7 +405,7 @@ fn mesh_local_agents_answer_with_a_key_of_their_own() {
 /// reads it back (AF11 is 0x28).
 #[test]
 fn mesh_tos_marks_the_data_sockets_at_both_ends() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "mesh", "--local", "2", "-t", "0.2", "--probes", "1", "-S", "af11", "--json",
     ]);

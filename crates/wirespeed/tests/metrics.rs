@@ -139,7 +139,7 @@ fn loaded_rpm(doc: &serde_json::Value) -> f64 {
 /// (rates in bytes per second, delays in seconds). One short run per command.
 #[test]
 fn every_commands_metrics_file_passes_promtool_and_matches_its_json() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let dir = scratch("metrics");
     let d = |name: &str| dir.join(name).display().to_string();
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
@@ -446,7 +446,7 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 
 #[test]
 fn a_real_prometheus_scrapes_the_agents_counters() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if Command::new("prometheus")
         .arg("--version")
         .output()
@@ -649,7 +649,7 @@ fn bad_metrics_and_probe_flags_are_one_line_each() {
 /// running then, which fails the test instead of hanging it.
 #[test]
 fn a_metrics_address_without_its_host_is_refused_not_bound_to_every_address() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     use std::time::{Duration, Instant};
     for (given, needle) in [
         (":9210", "expanded to nothing"),

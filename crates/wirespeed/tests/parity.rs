@@ -46,7 +46,7 @@ fn port_of(address: &serde_json::Value) -> u16 {
 
 #[test]
 fn cport_bind_dev_and_title_act_on_the_sockets_and_the_document() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let first = free_ports(2);
     let doc = json(&wirespeed(&[
         "tcp",
@@ -193,7 +193,7 @@ fn connect_timeout_bounds_the_wait_for_a_host_that_never_answers() {
 
 #[test]
 fn dont_fragment_refuses_a_datagram_over_the_path_mtu() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: needs root (a network namespace whose loopback MTU is 1280)");
         return;

@@ -5,7 +5,7 @@ use crate::util::{assert_one_line_error, wirespeed};
 
 #[test]
 fn throughput_values_are_refused_before_the_test() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     for (args, needle) in [
         (&["tcp", "-w", "0", "-t", "1"][..], "-w 0 is too small"),
         (&["tcp", "-A", "9999", "-t", "1"][..], "CPU 9999 is not one"),

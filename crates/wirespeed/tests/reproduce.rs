@@ -26,7 +26,7 @@ fn row<'a>(rows: &'a [serde_json::Value], quantity: &str) -> &'a serde_json::Val
 
 #[test]
 fn list_names_every_reproduction() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let run = wirespeed(&["reproduce", "--list"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for name in [
@@ -45,7 +45,7 @@ fn list_names_every_reproduction() {
 
 #[test]
 fn bad_name_and_misplaced_flags_are_one_line_errors() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["reproduce", "nope"]), "'nope'");
     assert_one_line_error(&wirespeed(&["reproduce"]), "NAME");
     assert_one_line_error(
@@ -76,7 +76,7 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
 
 #[test]
 fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let doc = json(&["reproduce", "envelope", "--no-lab", "-t", "300ms", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.reproduce.v1");
     assert_eq!(doc["result"]["name"], "envelope");
@@ -102,7 +102,7 @@ fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
 
 #[test]
 fn envelope_text_prints_paper_and_ours_side_by_side() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let run = wirespeed(&["reproduce", "envelope", "--no-lab", "-t", "200ms"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("paper"), "{}", run.stdout);
@@ -116,7 +116,7 @@ fn envelope_text_prints_paper_and_ours_side_by_side() {
 
 #[test]
 fn boggs_reproduces_the_seed_000_figures_in_the_simulator() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     // 5 s per point (the seed's window is 10 s): the stated figures settle sooner except the
     // per-host spread, which is not asserted here (2 s windows cut off enough late 1536-byte
     // packets to pull their mean delay under the tolerance).
@@ -694,7 +694,7 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
 
 #[test]
 fn reproduce_takes_no_rate_format() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     // Every figure carries its own unit column, so -f would be parsed and ignored: refused.
     let run = wirespeed(&["reproduce", "boggs", "-f", "m"]);
     assert_eq!(run.status, 2, "{}", run.stderr);

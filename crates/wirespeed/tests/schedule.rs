@@ -137,7 +137,7 @@ fn tcp_every_1s_count_3_records_three_runs_that_never_overlap() {
 
 #[test]
 fn a_peer_down_mid_schedule_is_recorded_and_the_exit_status_says_so() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let agent = ServeProcess::start(&[]);
     let dir = temp("down");
     let results = dir.join("runs.jsonl");

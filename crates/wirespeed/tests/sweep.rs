@@ -89,7 +89,7 @@ fn loopback_sweep_grants_grow_with_requests() {
 
 #[test]
 fn a_results_file_is_never_overwritten() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let path = std::env::temp_dir().join(format!("ws-sweep-exists-{}.jsonl", std::process::id()));
     std::fs::write(&path, "precious\n").unwrap();
     let run = wirespeed(&[
@@ -108,7 +108,7 @@ fn a_results_file_is_never_overwritten() {
 
 #[test]
 fn bad_grids_are_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["sweep", "--snd", "17..1"]), "buffer axis");
     assert_one_line_error(&wirespeed(&["sweep", "--rcv", "1..x"]), "buffer axis");
     assert_one_line_error(&wirespeed(&["sweep", "--reps", "0"]), "--reps");
@@ -158,7 +158,7 @@ fn a_long_series_off_a_terminal_prints_plain_progress_lines() {
 /// the tables needs more than five digits; `-f` still picks the unit.
 #[test]
 fn loopback_sweep_figures_stay_short_in_the_default_unit() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let dir = std::env::temp_dir().join(format!("ws-sweep-units-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let results = dir.join("runs.jsonl");

@@ -82,7 +82,7 @@ impl Server {
 
 #[test]
 fn seed_002_loopback_ttcp_exact_bytes() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     // pcattcp -t: 2048 buffers of 8192 bytes = 16777216 bytes.
     let doc = json(&wirespeed(&["tcp", "-n", "2048", "-l", "8192", "--json"]));
     assert_eq!(doc["schema"], "wirespeed.tcp.v1");
@@ -111,7 +111,7 @@ fn seed_002_loopback_ttcp_exact_bytes() {
 
 #[test]
 fn exact_bytes_reverse_bidir_and_parallel() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     for (flags, sums) in [
         (&["-R"][..], &["sum_received"][..]),
         (
@@ -314,7 +314,7 @@ fn udp_json_counts_datagrams_and_loss() {
 
 #[test]
 fn a_separate_agent_serves_and_stops_cleanly_on_sigterm() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let mut server = Server::start(&["--json"]);
     let doc = json(&wirespeed(&[
         "tcp",
@@ -345,7 +345,7 @@ fn a_separate_agent_serves_and_stops_cleanly_on_sigterm() {
 
 #[test]
 fn limits_and_auth_are_refused_in_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-throughput-key-{}", std::process::id()));
     std::fs::write(&dir, "0123456789abcdef0123456789abcdef\n").unwrap();
     let key = dir.to_str().unwrap();
@@ -416,7 +416,7 @@ fn the_agent_killed_mid_test_gives_a_partial_result_and_one_line() {
 
 #[test]
 fn a_closed_port_is_one_clear_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     // Bind and drop to find a port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -429,7 +429,7 @@ fn a_closed_port_is_one_clear_line() {
 
 #[test]
 fn bad_flags_are_one_line() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     assert_one_line_error(&wirespeed(&["tcp", "-n", "lots"]), "is not a count");
     assert_one_line_error(
         &wirespeed(&["tcp", "-b", "5"]),
@@ -487,7 +487,7 @@ fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
 
 #[test]
 fn json_stream_prints_each_interval_then_the_document() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let run = wirespeed(&["tcp", "-t", "0.45", "-i", "0.15", "--json-stream"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let lines: Vec<serde_json::Value> = run
@@ -507,7 +507,7 @@ fn json_stream_prints_each_interval_then_the_document() {
 
 #[test]
 fn file_source_sends_exact_bytes_wrapping_at_its_end() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let path = std::env::temp_dir().join(format!("ws-throughput-file-{}", std::process::id()));
     std::fs::write(&path, vec![7u8; 10_000]).unwrap();
     let p = path.to_str().unwrap();
@@ -524,7 +524,7 @@ fn file_source_sends_exact_bytes_wrapping_at_its_end() {
 
 #[test]
 fn udp_states_how_datagrams_were_sent_and_received() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let auto = wirespeed(&["udp", "-n", "64000", "-l", "64", "-b", "0", "-i", "0"]);
     assert!(
         auto.stdout

@@ -303,7 +303,7 @@ fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
 
 #[test]
 fn the_raw_load_drop_in_lets_the_agent_serve_load_raw() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     skip_unless_filter_loads!();
     let scratch = readable_scratch("raw");
     let drop_in = repo()

@@ -49,7 +49,7 @@ fn read_until(out: &mut BufReader<ChildStdout>, found: impl Fn(&str) -> bool) ->
 
 #[test]
 fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["tcp", "-t", "20", "-i", "0.2", "--json-stream"])
         .stdout(Stdio::piped())
@@ -220,7 +220,7 @@ fn a_slow_udp_pacer_ends_by_its_deadline_and_on_sigterm() {
 
 #[test]
 fn udp_has_no_buffer_autotuning_to_report() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::light();
     let run = wirespeed(&["udp", "-t", "0.5"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let line = run

@@ -1414,7 +1414,7 @@ fn probe_replay() {
 /// and the straight line lies between the two slopes.
 #[test]
 fn the_configured_line_of_a_hop_is_its_plane_at_the_run_sizes() {
-    let _lane = crate::lane::one_core();
+    let _lane = crate::lane::half_core();
     let echo = RttLine {
         fixed_ms: 2.0,
         per_sent_byte_ms: 0.001,
