@@ -16,6 +16,31 @@ fn json(run: &Run) -> serde_json::Value {
 }
 
 /// Checks from the recorded start and end of every test that no agent was in two at once.
+/// The errors of a mesh's failed tests, from its `--json` document (the command's own error
+/// says only how many failed): what an assertion on the exit status prints beside stderr.
+fn failed_tests(run: &Run) -> String {
+    let Ok(doc) = serde_json::from_str::<serde_json::Value>(&run.stdout) else {
+        return run.stdout.clone();
+    };
+    let tests = doc["result"]["tests"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let failed: Vec<String> = tests
+        .iter()
+        .filter(|t| {
+            !t["error"].is_null() || !t["result"]["errors"].as_array().is_none_or(Vec::is_empty)
+        })
+        .map(|t| {
+            format!(
+                "{} -> {}: {} {}",
+                t["source"], t["destination"], t["error"], t["result"]["errors"]
+            )
+        })
+        .collect();
+    failed.join("\n")
+}
+
 pub(crate) fn assert_no_agent_in_two_tests(tests: &[serde_json::Value]) {
     for (i, a) in tests.iter().enumerate() {
         for b in &tests[i + 1..] {
@@ -405,11 +430,14 @@ fn mesh_local_agents_answer_with_a_key_of_their_own() {
 /// reads it back (AF11 is 0x28).
 #[test]
 fn mesh_tos_marks_the_data_sockets_at_both_ends() {
-    let _lane = crate::lane::half_core();
+    // One core, not half (45% of one on average): its unpaced loopback transfers load both
+    // cores in bursts, and beside others at half it once failed a test of its mesh.
+    let _lane = crate::lane::one_core();
     let run = wirespeed(&[
         "mesh", "--local", "2", "-t", "0.2", "--probes", "1", "-S", "af11", "--json",
     ]);
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    // Once failed at six test threads, load 8 (23:35 UTC): the failed test's error, if again.
+    assert_eq!(run.status, 0, "{}{}", run.stderr, failed_tests(&run));
     let doc = json(&run);
     assert_eq!(doc["parameters"]["tos"], 0x28, "{}", doc["parameters"]);
     let tests = doc["result"]["tests"].as_array().unwrap();
@@ -422,7 +450,7 @@ fn mesh_tos_marks_the_data_sockets_at_both_ends() {
     let run = wirespeed(&[
         "mesh", "--local", "2", "-t", "0.2", "--probes", "1", "--json",
     ]);
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.status, 0, "{}{}", run.stderr, failed_tests(&run));
     let doc = json(&run);
     assert!(
         doc["parameters"].get("tos").is_none(),
