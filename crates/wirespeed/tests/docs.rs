@@ -22,10 +22,10 @@
 //!   string: ```` ```console not-run: REASON ````. Its commands are still checked to name a real
 //!   command (`wirespeed CMD --help` must succeed), and the reason must not be empty.
 //!
-//! * Examples run side by side: each block in its own scratch directory, in one of a few
-//!   tests. Those that use the agent on `$PORT` or a fixed port number run one after another
-//!   in a test of their own, in document order, those that build a lab on two lanes of a test
-//!   of their own, and the others in four tests, every fourth one each. So a block must not
+//! * Examples run side by side: each block in its own scratch directory, on one of a few
+//!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
+//!   on a lane of their own, in document order, and those that build a lab on two lanes of
+//!   their own (beside other tests' labs; the test takes one core). So a block must not
 //!   depend on another block; the steps of one block run in order.
 //!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
@@ -381,12 +381,11 @@ fn subcommand(command: &str) -> Option<Vec<String>> {
     )
 }
 
-/// Tests that run the examples which share nothing, one after another each, beside the test
-/// that runs those sharing a port in order and the one that runs the labs' (the sum of the
-/// examples' times is about 90 s on an idle 2-core machine, one after another). Most examples
-/// wait (timed tests, schedules, agents starting): as tests of their own, libtest's threads
-/// spread them, and each takes one core of the lane.
-const ANY_PARTS: usize = 4;
+/// Lanes that run the examples which share nothing, beside the one lane that runs those
+/// sharing a port in order. Most examples wait (timed tests, schedules, agents starting), so
+/// more lanes than cores still shorten the run; the sum of the examples' times is about 90 s
+/// on an idle 2-core machine, one after another.
+const PARALLEL_LANES: usize = 3;
 
 /// Lanes that run the examples which build a lab (or need root), each taking the next one not
 /// yet taken. One lane was the docs test's longest: its seven examples one after another took
@@ -466,22 +465,23 @@ fn run_example(n: usize, example: &Example, port: u16, ran: &AtomicUsize) -> Opt
     None
 }
 
-fn is_root() -> bool {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() == 0 }
-}
-
-/// The examples that run here, in document order, by lane: those that share nothing, those
-/// that share the agent's port or a fixed one, those that build a lab. Examples that need root
-/// are left out (with a note) when the test is not root.
-fn examples_by_lane(examples: &[Example]) -> [Vec<(usize, &Example)>; 3] {
+#[test]
+fn every_documented_example_runs_and_prints_what_the_docs_show() {
+    // One core: its lanes run three examples at once beside the port's and two labs'; it
+    // used 104% of one core over its wall (bench/e2e-test-cpu.py, 22:49-22:58 UTC).
+    let _lane = crate::lane::one_core();
+    let examples = all_examples();
     assert!(
         examples.len() >= 15,
         "only {} examples found in README.md and docs/",
         examples.len()
     );
-    let is_root = is_root();
-    let mut by_lane = [Vec::new(), Vec::new(), Vec::new()];
+    let agent = Agent::start();
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let is_root = unsafe { libc::geteuid() } == 0;
+    let mut shared_port = Vec::new();
+    let mut independent = Vec::new();
+    let mut labs = Vec::new();
     for (n, example) in examples.iter().enumerate() {
         if example.not_run.is_some() {
             continue;
@@ -493,41 +493,50 @@ fn examples_by_lane(examples: &[Example]) -> [Vec<(usize, &Example)>; 3] {
             );
             continue;
         }
-        let at = match lane(example) {
-            Lane::Any => 0,
-            Lane::SharedPort => 1,
-            Lane::Lab => 2,
-        };
-        by_lane[at].push((n, example));
+        match lane(example) {
+            Lane::Any => independent.push((n, example)),
+            Lane::SharedPort => shared_port.push((n, example)),
+            Lane::Lab => labs.push((n, example)),
+        }
     }
-    by_lane
-}
-
-/// Runs `queue` on `lanes` threads, each taking the next example not yet taken (so a long one
-/// does not hold up those queued behind it), and fails naming every example that did not print
-/// what the docs show. `port` is the agent's, for `$PORT`.
-fn run_examples(what: &str, queue: &[(usize, &Example)], lanes: usize, port: u16) {
-    assert!(!queue.is_empty(), "no {what} to run");
     let ran = AtomicUsize::new(0);
     let failures = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
+    let next_lab = AtomicUsize::new(0);
     let started = Instant::now();
-    // Each example's time, printed at the end: where the test's time went.
+    // Each example's time, and each lane's, printed at the end: where the test's time went.
     let took = Mutex::new(Vec::new());
+    let lanes_took = Mutex::new(Vec::new());
+    let run = |n: usize, example: &Example| {
+        let began = Instant::now();
+        if let Some(failure) = run_example(n, example, agent.port, &ran) {
+            failures.lock().unwrap().push((n, failure));
+        }
+        let at = format!("{}:{}", example.file, example.line);
+        took.lock().unwrap().push((began.elapsed(), at));
+    };
+    // Runs the examples of one queue, each lane taking the next one not yet taken, so a long
+    // one does not hold up the examples queued behind it.
+    let lane_of = |kind: &'static str, queue: &[(usize, &Example)], next: &AtomicUsize| {
+        let began = Instant::now();
+        while let Some(&(n, example)) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
+            run(n, example);
+        }
+        lanes_took.lock().unwrap().push((kind, began.elapsed()));
+    };
     std::thread::scope(|scope| {
-        for _ in 0..lanes {
-            scope.spawn(|| {
-                while let Some(&(n, example)) = queue.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let began = Instant::now();
-                    if let Some(failure) = run_example(n, example, port, &ran) {
-                        failures.lock().unwrap().push((n, failure));
-                    }
-                    let at = format!("{}:{}", example.file, example.line);
-                    took.lock().unwrap().push((began.elapsed(), at));
-                }
-            });
+        // The lab examples on lanes of their own, beside the other lanes and the other tests'
+        // labs: each builds its own lab and reads only its own.
+        for _ in 0..LAB_LANES {
+            scope.spawn(|| lane_of("lab", &labs, &next_lab));
+        }
+        // Those sharing a port, one lane in document order.
+        scope.spawn(|| lane_of("port", &shared_port, &AtomicUsize::new(0)));
+        for _ in 0..PARALLEL_LANES {
+            scope.spawn(|| lane_of("any", &independent, &next));
         }
     });
+    let mut failures = failures.into_inner().unwrap();
     let mut took = took.into_inner().unwrap();
     took.sort();
     let longest: Vec<String> = took
@@ -536,17 +545,28 @@ fn run_examples(what: &str, queue: &[(usize, &Example)], lanes: usize, port: u16
         .take(6)
         .map(|(t, at)| format!("{at} {:.1} s", t.as_secs_f64()))
         .collect();
+    let lanes: Vec<String> = lanes_took
+        .into_inner()
+        .unwrap()
+        .iter()
+        .map(|(kind, t)| format!("{kind} {:.1} s", t.as_secs_f64()))
+        .collect();
     eprintln!(
-        "{} {what} on {lanes} lanes, {:.1} s in all; longest: {}",
-        queue.len(),
+        "{} examples: {} on {PARALLEL_LANES} lanes beside {} sharing a port and {} with labs \
+         on {LAB_LANES} lanes, {:.1} s in all; lanes: {}; longest: {}",
+        independent.len() + shared_port.len() + labs.len(),
+        independent.len(),
+        shared_port.len(),
+        labs.len(),
         started.elapsed().as_secs_f64(),
+        lanes.join(", "),
         longest.join(", ")
     );
-    assert!(ran.into_inner() > 0);
+    let ran = ran.into_inner();
     // In document order, whichever lane finished first.
-    let mut failures = failures.into_inner().unwrap();
     failures.sort();
     let failures: Vec<String> = failures.into_iter().map(|(_, f)| f).collect();
+    assert!(ran > 0);
     assert!(
         failures.is_empty(),
         "{} of the documented examples did not print what the docs show (fix the doc or \
@@ -554,78 +574,6 @@ fn run_examples(what: &str, queue: &[(usize, &Example)], lanes: usize, port: u16
         failures.len(),
         failures.join("\n\n")
     );
-}
-
-/// The examples that share nothing, in [`ANY_PARTS`] tests of their own (every `ANY_PARTS`-th
-/// in document order from `part`), so that libtest's threads spread them. Each takes a core:
-/// they use 40-62% of one on average (bench/e2e-test-cpu.py, 23:15 UTC), but their unpaced
-/// loopback transfers (`tcp`, `mesh --local`) load both cores in bursts, and as half a core
-/// beside others one failed once: a `mesh --local 3` test without a rate (23:41-23:46 UTC,
-/// load 7-10).
-fn documented_examples_part(part: usize) {
-    let examples = all_examples();
-    let [any, _, _] = examples_by_lane(&examples);
-    let mine: Vec<(usize, &Example)> = any
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i % ANY_PARTS == part)
-        .map(|(_, e)| e)
-        .collect();
-    run_examples(
-        &format!("examples (part {} of {ANY_PARTS})", part + 1),
-        &mine,
-        1,
-        0,
-    );
-}
-
-#[test]
-fn documented_examples_part_1_run_and_print_what_the_docs_show() {
-    let _lane = crate::lane::one_core();
-    documented_examples_part(0);
-}
-
-#[test]
-fn documented_examples_part_2_run_and_print_what_the_docs_show() {
-    let _lane = crate::lane::one_core();
-    documented_examples_part(1);
-}
-
-#[test]
-fn documented_examples_part_3_run_and_print_what_the_docs_show() {
-    let _lane = crate::lane::one_core();
-    documented_examples_part(2);
-}
-
-#[test]
-fn documented_examples_part_4_run_and_print_what_the_docs_show() {
-    let _lane = crate::lane::one_core();
-    documented_examples_part(3);
-}
-
-/// The examples that use the agent on `$PORT` or a fixed port: one lane, in document order.
-#[test]
-fn documented_examples_sharing_a_port_run_in_order_and_print_what_the_docs_show() {
-    // One core: its transfers against the agent are unpaced, as the parts' are.
-    let _lane = crate::lane::one_core();
-    let examples = all_examples();
-    let [_, shared_port, _] = examples_by_lane(&examples);
-    let agent = Agent::start();
-    run_examples("examples sharing a port", &shared_port, 1, agent.port);
-}
-
-/// The examples that build a lab, on [`LAB_LANES`] lanes (root only: as another user the test
-/// says so and returns).
-#[test]
-fn documented_lab_examples_run_and_print_what_the_docs_show() {
-    let _lane = crate::lane::half_core();
-    let examples = all_examples();
-    let [_, _, labs] = examples_by_lane(&examples);
-    if !is_root() {
-        eprintln!("the lab examples: skipped: they need root");
-        return;
-    }
-    run_examples("examples with labs", &labs, LAB_LANES, 0);
 }
 
 #[test]

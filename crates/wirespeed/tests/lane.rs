@@ -1,10 +1,10 @@
 //! The lanes: what each end-to-end test asks of the machine, declared at its first statement.
 //!
-//! libtest runs this binary's tests on several threads (`.cargo/config.toml` sets
-//! `RUST_TEST_THREADS`), more than the machine's cores, because most tests wait on timers:
-//! transfers of a fixed duration, a lab's delays, probes paced in time. What keeps the tests
-//! that load a core, or judge a rate or a delay, from measuring each other is this lane, a
-//! count of [`CORES`] cores (the CI machine's):
+//! libtest runs this binary's tests on as many threads as the machine has cores, or on more
+//! (`--test-threads N`, `RUST_TEST_THREADS`): most tests wait on timers (transfers of a fixed
+//! duration, a lab's delays, probes paced in time), so more threads than cores could shorten
+//! the run. What keeps the tests that load a core, or judge a rate or a delay, from measuring
+//! each other at any thread count is this lane, a count of [`CORES`] cores (the CI machine's):
 //!
 //! * [`light`]: the test waits on timers or processes and uses little CPU (measured under 15%
 //!   of one core over its wall, `bench/e2e-test-cpu.py`), and judges no rate or delay a busy
