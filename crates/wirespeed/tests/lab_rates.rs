@@ -335,6 +335,7 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
     // 1-minute load average per CPU was above one before or after the run, and said; at or
     // under one per CPU the cap is held within 2% both ways.
     let loaded = load_before.max(load_per_cpu()) > 1.0;
+    let mut short = Vec::new();
     for (way, got) in [("client->agent", up), ("agent->client", down)] {
         assert!(
             got <= 1.02 * 20e6,
@@ -346,6 +347,7 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
                  ({:.2} per CPU): the sender fell behind its pacer, not judged",
                 load_before.max(load_per_cpu())
             );
+            short.push(way);
             continue;
         }
         assert!(
@@ -361,13 +363,22 @@ fn tcp_b_holds_the_cap_across_a_faster_link() {
         .map(|v| v.as_str().unwrap())
         .collect();
     for way in ["client->agent", "agent->client"] {
-        assert!(
-            verdicts.iter().any(
-                |v| v.starts_with(&format!("{way}: capped at 20 Mbit/s by -b"))
-                    && v.contains("envelope ceiling is 9")
-            ),
-            "{verdicts:?}"
-        );
+        // A direction that fell short under load is told as short of its cap, as it measured
+        // (87.5% at 2.5 per CPU): the verdict follows the rate.
+        let capped = |v: &&str| {
+            v.starts_with(&format!("{way}: capped at 20 Mbit/s by -b"))
+                && v.contains("envelope ceiling is 9")
+        };
+        let short_of_cap = |v: &&str| {
+            v.starts_with(&format!("{way}: "))
+                && v.contains("of the -b cap of 20 Mbit/s arrived: something below the cap")
+        };
+        let named = if short.contains(&way) {
+            verdicts.iter().any(|v| capped(v) || short_of_cap(v))
+        } else {
+            verdicts.iter().any(capped)
+        };
+        assert!(named, "{verdicts:?}");
     }
     drop(agent);
     drop(lab);
