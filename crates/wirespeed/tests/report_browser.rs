@@ -262,6 +262,7 @@ struct Text {
 
 #[test]
 fn every_commands_report_reads_in_chromium_at_1280_pixels() {
+    let _lane = crate::lane::one_core();
     let Some(chromium) = chromium() else {
         eprintln!(
             "skipped: no chromium on PATH (apt-get install chromium, as scripts/install-deps.sh \
