@@ -9,10 +9,10 @@ taken with
         > /tmp/run-1.json
 
 (RUSTC_BOOTSTRAP only unlocks libtest's report flags; the tests are the same). A lane log
-(`RUN.json` beside `RUN.lanes.tsv`, or --lanes FILE for one run) is the lanes' own record
-(crates/wirespeed/tests/lane.rs, `Hold`): one line per test, test, kind (light, core, machine;
-older logs of the lab lane say beside and alone), asked (Unix s), wait s, hold s. With it the
-table also lists the longest waits for a lane and each kind's waits and holds together.
+(`RUN.json` beside `RUN.lanes.tsv`, or --lanes FILE for one run) is the lab lane's own record
+(crates/wirespeed/tests/lab.rs, `LaneHold`): one line per hold, test, kind, asked (Unix s),
+wait s, hold s. With it the table also lists the longest waits for the lane and the longest
+holds of it alone.
 
     bench/e2e-test-times.py [--top N] RUN.json [RUN.json ...]
 """
@@ -100,17 +100,13 @@ def main(argv):
         rows = read_lanes(lanes)
         if not rows:
             continue
-        print(f"\nRun {k + 1}'s lanes ({len(rows)} holds; waits and holds in s):\n")
+        print(f"\nRun {k + 1}'s lab lane ({len(rows)} holds; waits and holds in s):\n")
         print("| test | kind | wait | hold |\n|---|---|---:|---:|")
         for test, kind, _, wait, hold in sorted(rows, key=lambda r: -r[3])[:top]:
             print(f"| {test} | {kind} | {wait:.1f} | {hold:.1f} |")
-        # "machine" holds (tests/lane.rs) and the lab lane's "alone" ones of older logs.
-        for kind in sorted({r[1] for r in rows}):
-            held = sum(r[4] for r in rows if r[1] == kind)
-            waited = sum(r[3] for r in rows if r[1] == kind)
-            count = sum(1 for r in rows if r[1] == kind)
-            print(f"| **{count} {kind} holds, together** | {kind} | {waited:.1f} | {held:.1f} |")
+        alone = sum(r[4] for r in rows if r[1] == "alone")
         waits = sum(r[3] for r in rows)
+        print(f"| **all holds alone, together** | alone | | {alone:.1f} |")
         print(f"| **all waits, together** | | {waits:.1f} | |")
     return 0
 

@@ -10,7 +10,6 @@ use std::process::{Command, Stdio};
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn every_documented_deploy_is_accepted_by_a_real_api_server() {
-    let _lane = crate::lane::one_core();
     let found = |p: &str, arg: &str| {
         Command::new(p)
             .arg(arg)

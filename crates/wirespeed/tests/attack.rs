@@ -177,7 +177,6 @@ impl Drop for TaskLimit {
 
 #[test]
 fn finding_3_a_task_limit_refuses_connections_instead_of_ending_the_agent() {
-    let _lane = crate::lane::light();
     if !std::path::Path::new("/sys/fs/cgroup/pids").is_dir() {
         eprintln!("no pids cgroup v1 here; the --max-pending test covers the cap");
         return;
@@ -210,7 +209,6 @@ fn finding_3_a_task_limit_refuses_connections_instead_of_ending_the_agent() {
 
 #[test]
 fn finding_3_the_pending_cap_keeps_room_for_legitimate_clients() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start(&["--max-pending", "8", "--handshake-timeout", "20s"]);
     // 200 idle connections and a few that send garbage or a huge length prefix.
     let mut idle = idle_connections(&agent, 200);
@@ -246,7 +244,6 @@ fn finding_3_the_pending_cap_keeps_room_for_legitimate_clients() {
 
 #[test]
 fn finding_4_peers_that_never_answer_the_challenge_take_no_session_slot() {
-    let _lane = crate::lane::light();
     let key = std::env::temp_dir().join(format!("ws-attack-key-{}", std::process::id()));
     std::fs::write(&key, "0123456789abcdef0123456789abcdef\n").unwrap();
     let key_path = key.to_str().unwrap();
@@ -289,7 +286,6 @@ fn finding_4_peers_that_never_answer_the_challenge_take_no_session_slot() {
 
 #[test]
 fn finding_5_a_test_over_the_memory_budget_is_refused_and_rss_stays_under_it() {
-    let _lane = crate::lane::one_core();
     let mut agent = Agent::start(&["--max-memory", "256MiB"]);
     let p = agent.port();
     // -R -P 8 -l 64MiB asks for 512 MiB of buffers at the agent.
@@ -335,7 +331,6 @@ fn finding_5_a_test_over_the_memory_budget_is_refused_and_rss_stays_under_it() {
 
 #[test]
 fn finding_6_emfile_backs_off_instead_of_spinning() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start(&["--idle-timeout", "30s"]);
     agent.limit_descriptors(32);
     // More idle sessions than descriptors (3 each; they arrive one at a time, since the
@@ -367,7 +362,6 @@ fn finding_6_emfile_backs_off_instead_of_spinning() {
 
 #[test]
 fn finding_7_max_duration_stops_a_byte_count_test_at_the_agent() {
-    let _lane = crate::lane::light();
     let agent = Agent::start(&["--max-duration", "2s", "--idle-timeout", "10s"]);
     let p = agent.port();
     let t = Instant::now();
@@ -427,7 +421,6 @@ fn serve_refuses(extra: &[&str]) -> Run {
 
 #[test]
 fn finding_8_nonsense_settings_are_refused_at_start() {
-    let _lane = crate::lane::half_core();
     for (flag, value) in [
         ("--idle-timeout", "0"),
         ("--handshake-timeout", "0s"),
@@ -460,7 +453,6 @@ fn finding_8_nonsense_settings_are_refused_at_start() {
 
 #[test]
 fn finding_8_one_off_counts_a_handshake_not_a_stray_http_get() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start(&["--one-off"]);
     let mut s = TcpStream::connect(agent.addr()).unwrap();
     s.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n").unwrap();
@@ -521,7 +513,6 @@ fn ssh(s: &mut TcpStream) {
 
 #[test]
 fn finding_8_a_client_reaching_another_protocol_says_what_answered() {
-    let _lane = crate::lane::one_core();
     for (reply, answered) in [
         (http as fn(&mut TcpStream), "HTTP/1.1 400 Bad Request"),
         (ssh, "SSH-2.0-OpenSSH_9.6"),
@@ -550,7 +541,6 @@ fn finding_8_a_client_reaching_another_protocol_says_what_answered() {
 /// slot and a headroom, and the agent says so.
 #[test]
 fn issue_32_item_3_a_client_is_served_under_64_idle_hellos_nofile_256_and_pids_200() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start(&["--idle-timeout", "60s", "--handshake-timeout", "30s"]);
     agent.limit_descriptors(256);
     let tasks = if std::path::Path::new("/sys/fs/cgroup/pids").is_dir() {
@@ -593,7 +583,6 @@ fn issue_32_item_3_a_client_is_served_under_64_idle_hellos_nofile_256_and_pids_2
 /// connections (from the address of a session awaiting them) are admitted beyond the cap.
 #[test]
 fn issue_32_item_3_a_tests_own_data_connections_pass_a_connection_storm() {
-    let _lane = crate::lane::one_core();
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
     let key = std::env::temp_dir().join(format!("ws-attack-storm-key-{}", std::process::id()));

@@ -220,7 +220,6 @@ fn legitimate_tests_pass(agents: &[&Agent]) {
 
 #[test]
 fn finding_1_a_datagram_naming_host_0xffffffff_is_a_stray_not_32_gib() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start("127.0.0.1", &[]);
     let mut evil = Hostile::connect(&agent);
     let tag = 0x6576_696c_0000_0001;
@@ -341,7 +340,6 @@ fn refusal(m: Message) -> String {
 
 #[test]
 fn finding_2_an_echo_service_elsewhere_gets_no_test_traffic() {
-    let _lane = crate::lane::light();
     let echo = Echo::start("127.0.0.2");
     let mut strict = Agent::start("127.0.0.1", &[]);
     let mut open = Agent::start("127.0.0.1", &["--allow-destination", "127.0.0.0/8"]);
@@ -480,7 +478,6 @@ fn finding_2_an_echo_service_elsewhere_gets_no_test_traffic() {
 
 #[test]
 fn finding_7_a_schedule_adding_past_2_64_is_refused_and_one_over_the_limit_too() {
-    let _lane = crate::lane::light();
     let mut agent = Agent::start("127.0.0.1", &["--max-duration", "5s"]);
     let wraps = Schedule {
         settle_ns: u64::MAX - 1,

@@ -108,7 +108,6 @@ fn agent_answers(real: &mut TcpStream) -> Vec<String> {
 
 #[test]
 fn issue_32_finding_1_an_impostor_relay_gets_no_test_from_the_agent() {
-    let _lane = crate::lane::light();
     let key = KeyFile::new("relay");
     let mut agent = ServeProcess::start(&["--auth-key-file", key.path()]);
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -180,7 +179,6 @@ fn issue_32_finding_1_an_impostor_relay_gets_no_test_from_the_agent() {
 
 #[test]
 fn issue_32_finding_1_a_keyed_client_refuses_an_agent_that_does_not_prove_the_key() {
-    let _lane = crate::lane::half_core();
     let key = KeyFile::new("unproven");
     // A keyless impostor that welcomes whoever says hello.
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -338,7 +336,6 @@ fn refusal(m: Message) -> String {
 
 #[test]
 fn issue_32_finding_1_an_on_path_observer_cannot_relay_a_destinations_consent() {
-    let _lane = crate::lane::light();
     use wirespeed_model::load::{LengthDeck, Schedule};
     use wirespeed_net::load::{LoadMessage, LoadTest};
     let key = KeyFile::new("consent");

@@ -11,7 +11,6 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn seed_003_appendix_a_duplex_mismatch_from_the_command_line() {
-    let _lane = crate::lane::half_core();
     // Appendix A row 3: NIC auto, switch forced 100 full.
     let doc = json(&["autoneg", "auto", "100-full", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.autoneg.v1");
@@ -37,7 +36,6 @@ fn seed_003_appendix_a_duplex_mismatch_from_the_command_line() {
 
 #[test]
 fn seed_003_appendix_a_speed_mismatch_is_no_link() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["autoneg", "10-half", "100-half"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(
@@ -49,7 +47,6 @@ fn seed_003_appendix_a_speed_mismatch_is_no_link() {
 
 #[test]
 fn decode_describes_every_bit() {
-    let _lane = crate::lane::light();
     let run = wirespeed(&["autoneg", "--decode", "0x41E1"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for line in [
@@ -71,7 +68,6 @@ fn decode_describes_every_bit() {
 /// arithmetic alone, so no process is spawned).
 #[test]
 fn encode_then_decode_round_trips() {
-    let _lane = crate::lane::one_core();
     let modes = |m: &str| m.parse::<Abilities>().unwrap();
     let encode = Params::Encode {
         modes: modes("10-half,100-full"),
@@ -96,7 +92,6 @@ fn encode_then_decode_round_trips() {
 /// Hardware that could do more than a forced end uses: the link is slower than possible.
 #[test]
 fn capability_reveals_a_slow_link() {
-    let _lane = crate::lane::one_core();
     let partner = |p: &str| p.parse::<Partner>().unwrap();
     let a = partner("100-half").capable_of("10/100".parse().unwrap());
     let doc = autoneg::measure(&Config::resolve(a, partner("auto")).unwrap());
@@ -118,7 +113,6 @@ fn capability_reveals_a_slow_link() {
 
 #[test]
 fn bad_autoneg_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(
         &wirespeed(&["autoneg", "fast", "auto"]),
         "is not a link partner",
@@ -137,7 +131,6 @@ fn bad_autoneg_input_is_one_line() {
 
 #[test]
 fn help_lists_autoneg_and_diagnose() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["--help"]);
     assert_eq!(run.status, 0);
     assert!(run.stdout.contains("autoneg"), "{}", run.stdout);

@@ -41,7 +41,6 @@ fn after<'a>(args: &'a [String], flag: &str) -> Vec<&'a str> {
 
 #[test]
 fn deploy_kubernetes_wires_key_memory_health_service_and_job_together() {
-    let _lane = crate::lane::one_core();
     let objects = manifests(&[
         "--allow-destination",
         "10.0.0.0/16",
@@ -130,7 +129,6 @@ fn deploy_kubernetes_wires_key_memory_health_service_and_job_together() {
 
 #[test]
 fn deploy_kubernetes_yaml_decodes_with_kubectls_types() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["deploy", "kubernetes", "--allow-destination", "10.0.0.0/8"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("kind: \"DaemonSet\""), "{}", run.stdout);
@@ -199,7 +197,6 @@ fn deploy_kubernetes_yaml_decodes_with_kubectls_types() {
 
 #[test]
 fn deploy_bad_input_is_one_line_with_exit_2() {
-    let _lane = crate::lane::half_core();
     for (args, needle) in [
         (vec!["deploy", "kubernetes"], "--allow-destination"),
         (

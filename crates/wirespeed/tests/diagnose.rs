@@ -91,7 +91,6 @@ impl FakeSysfs {
 
 #[test]
 fn lo_is_reported_as_loopback_not_as_a_fault() {
-    let _lane = crate::lane::light();
     let doc = json(&wirespeed(&[
         "diagnose",
         "lo",
@@ -121,7 +120,6 @@ fn lo_is_reported_as_loopback_not_as_a_fault() {
 
 #[test]
 fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
-    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     // Table 7 test 1: DUT01 at 10-HALF, DUT02 at 10-FULL.
     sysfs.nic(
@@ -185,7 +183,6 @@ fn seed_003_table7_replayed_counters_show_the_mismatch_from_both_ends() {
 
 #[test]
 fn seed_003_table6_replayed_half_duplex_is_healthy() {
-    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     sysfs.nic(
         "dut01",
@@ -208,7 +205,6 @@ fn seed_003_table6_replayed_half_duplex_is_healthy() {
 
 #[test]
 fn a_missing_or_unreadable_counter_is_one_line() {
-    let _lane = crate::lane::half_core();
     let sysfs = FakeSysfs::new();
     let dir = sysfs.nic("eth7", 100, "full", &[]);
     std::fs::remove_file(dir.join("statistics").join("rx_crc_errors")).unwrap();
@@ -225,7 +221,6 @@ fn a_missing_or_unreadable_counter_is_one_line() {
 
 #[test]
 fn bad_diagnose_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(
         &wirespeed(&["diagnose", "ws-no-such0", "-i", "10ms"]),
         "no such interface: ws-no-such0",
@@ -293,7 +288,6 @@ fn have(program: &str) -> bool {
 
 #[test]
 fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
-    let _lane = crate::lane::light();
     if !is_root() {
         eprintln!("skipped: creating a network namespace needs root (CAP_SYS_ADMIN)");
         return;
@@ -394,9 +388,9 @@ fn veth_pair_in_a_namespace_counts_traffic_and_has_no_phy() {
 
 #[test]
 fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them() {
-    // Its two 300 ms transfers must come out alike (a ratio under 3): the machine's lane,
+    // Its two 300 ms transfers must come out alike (a ratio under 3): alone in the lab lane,
     // as beside the lanes' transfers one way ran 3.7 times slower than the other.
-    let _lane = crate::lane::machine();
+    let _lane = crate::lab::LAB_LOCK.alone();
     let server = crate::throughput::Server::start(&[]);
     let metrics = std::env::temp_dir().join(format!(
         "wirespeed-diagnose-peer-{}.prom",
@@ -440,7 +434,7 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
     );
     std::fs::remove_file(&metrics).unwrap();
     // Loopback is symmetric: no asymmetry finding, unless the machine was loaded past its CPUs
-    // (3.1x apart once at load 10, with the machine held): then only the counterless
+    // (3.1x apart once at load 10, held alone in the lab lane): then only the counterless
     // warning, with the load average that explains it in its evidence.
     for f in peer["findings"].as_array().unwrap() {
         assert_eq!(f["severity"], "warning", "{peer}");
@@ -467,7 +461,6 @@ fn diagnose_peer_runs_a_transfer_each_way_and_samples_the_counters_across_them()
 
 #[test]
 fn diagnose_peer_without_an_agent_is_one_line() {
-    let _lane = crate::lane::one_core();
     let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = free.local_addr().unwrap().port().to_string();
     drop(free);

@@ -25,7 +25,7 @@
 //! * Examples run side by side: each block in its own scratch directory, on one of a few
 //!   lanes. Those that use the agent on `$PORT` or a fixed port number run one after another
 //!   on a lane of their own, in document order, and those that build a lab on two lanes of
-//!   their own (beside other tests' labs; the test takes one core). So a block must not
+//!   their own (the test holds `lab::LAB_LOCK` beside other tests' labs). So a block must not
 //!   depend on another block; the steps of one block run in order.
 //!
 //! Blocks of any other kind (`sh`, `toml`, plain) are not run: use them for commands that are
@@ -467,15 +467,14 @@ fn run_example(n: usize, example: &Example, port: u16, ran: &AtomicUsize) -> Opt
 
 #[test]
 fn every_documented_example_runs_and_prints_what_the_docs_show() {
-    // One core: its lanes run three examples at once beside the port's and two labs'; it
-    // used 104% of one core over its wall (bench/e2e-test-cpu.py, 22:49-22:58 UTC).
-    let _lane = crate::lane::one_core();
     let examples = all_examples();
     assert!(
         examples.len() >= 15,
         "only {} examples found in README.md and docs/",
         examples.len()
     );
+    // Its lanes load both cores and build labs: never beside a test that needs them quiet.
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let agent = Agent::start();
     // SAFETY: geteuid has no preconditions and cannot fail.
     let is_root = unsafe { libc::geteuid() } == 0;
@@ -578,7 +577,6 @@ fn every_documented_example_runs_and_prints_what_the_docs_show() {
 
 #[test]
 fn examples_that_share_a_lab_or_a_port_run_in_order() {
-    let _lane = crate::lane::one_core();
     assert!(names_a_fixed_port(
         "wirespeed tcp -n 1MiB --cport 30410 --bind-dev lo"
     ));
@@ -605,7 +603,6 @@ fn examples_that_share_a_lab_or_a_port_run_in_order() {
 
 #[test]
 fn examples_not_run_name_a_reason_and_real_commands_and_stay_few() {
-    let _lane = crate::lane::half_core();
     let examples = all_examples();
     let not_run: Vec<&Example> = examples.iter().filter(|e| e.not_run.is_some()).collect();
     let run = examples.len() - not_run.len();
@@ -676,7 +673,6 @@ fn listed_subcommands(args: &[&str]) -> Vec<String> {
 
 #[test]
 fn every_command_has_help_a_docs_page_and_a_readme_example() {
-    let _lane = crate::lane::half_core();
     let root = repo_root();
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let commands = listed_subcommands(&[]);
@@ -733,7 +729,6 @@ fn relative_links(text: &str) -> Vec<&str> {
 
 #[test]
 fn every_relative_link_in_the_docs_resolves() {
-    let _lane = crate::lane::one_core();
     let root = repo_root().canonicalize().expect("repository root");
     let mut files = doc_files();
     files.push(root.join("CONTRIBUTING.md"));
@@ -765,7 +760,6 @@ fn every_relative_link_in_the_docs_resolves() {
 
 #[test]
 fn the_matcher_masks_within_a_line_and_across_lines() {
-    let _lane = crate::lane::one_core();
     let pat = |s: &str| s.lines().map(str::to_string).collect::<Vec<_>>();
     assert!(line_matches("rate [..] Mbit/s", "rate 9.41 Mbit/s"));
     assert!(line_matches("rate [..] Mbit/s", "rate  Mbit/s"));
@@ -793,7 +787,6 @@ fn the_matcher_masks_within_a_line_and_across_lines() {
 
 #[test]
 fn the_parser_reads_commands_output_exit_status_and_not_run_reasons() {
-    let _lane = crate::lane::one_core();
     let text = "intro\n```console\n$ wirespeed envelope \\\n  -r 10M\nline 1\n...\n\n$ wirespeed bad\nerror\n[exit 2]\n```\n```sh\n$ not an example\n```\n```console not-run: needs root\n$ wirespeed lab up x\n```\n```console root\n$ wirespeed probe ::1\n```\n";
     let ex = parse_examples("t.md", text).unwrap();
     assert_eq!(ex.len(), 3);
@@ -902,7 +895,6 @@ fn wirespeed_invocations(line: &str) -> Vec<Vec<String>> {
 /// placeholders (`--until 7d` in schedules.md, `--until 30d` in mesh.md).
 #[test]
 fn every_command_line_the_docs_do_not_run_is_parsed_by_the_cli() {
-    let _lane = crate::lane::half_core();
     // HOST, A, N, [PORT], <FILE>, ...: the reader fills these in.
     let placeholder = |w: &str| {
         w.chars().next().is_some_and(|c| c.is_ascii_uppercase())
@@ -1029,7 +1021,6 @@ fn every_command_line_the_docs_do_not_run_is_parsed_by_the_cli() {
 
 #[test]
 fn shell_lines_split_into_wirespeed_invocations() {
-    let _lane = crate::lane::one_core();
     assert_eq!(
         wirespeed_invocations("wirespeed serve -p 5301 &  # an agent"),
         [["wirespeed", "serve", "-p", "5301"]]
@@ -1060,7 +1051,6 @@ fn shell_lines_split_into_wirespeed_invocations() {
 
 #[test]
 fn only_the_plain_progress_line_is_left_out() {
-    let _lane = crate::lane::one_core();
     assert!(is_progress_line(
         "simulating: 3/42 runs, 5 s elapsed, about 20 s left"
     ));

@@ -2,7 +2,6 @@ use crate::util::{assert_one_line_error, wirespeed};
 
 #[test]
 fn explain_prints_checkable_arithmetic() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&["envelope", "--rate", "10M", "--explain"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for step in [
@@ -22,7 +21,6 @@ fn explain_prints_checkable_arithmetic() {
 
 #[test]
 fn seed_004_ceiling_from_the_command_line() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "envelope",
         "-r",
@@ -44,7 +42,6 @@ fn seed_004_ceiling_from_the_command_line() {
 
 #[test]
 fn json_with_rtt_has_the_pipe() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "envelope",
         "-r",
@@ -63,7 +60,6 @@ fn json_with_rtt_has_the_pipe() {
 
 #[test]
 fn format_letters_pick_the_unit() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["envelope", "-r", "10M", "-f", "K"]);
     assert!(run.stdout.contains("KiB/s"), "{}", run.stdout);
     let run = wirespeed(&["envelope", "-r", "10M", "-f", "m"]);
@@ -72,7 +68,6 @@ fn format_letters_pick_the_unit() {
 
 #[test]
 fn ds0_serialization() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "envelope", "-r", "56k", "--link", "serial", "-u", "-l", "972",
     ]);
@@ -81,7 +76,6 @@ fn ds0_serialization() {
 
 #[test]
 fn bad_input_is_one_line_and_status_2() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(
         &wirespeed(&["envelope", "--rate", "10X"]),
         "is not a bit rate",
@@ -104,7 +98,6 @@ fn bad_input_is_one_line_and_status_2() {
 
 #[test]
 fn help_lists_only_working_commands() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["--help"]);
     assert_eq!(run.status, 0);
     assert!(run.stdout.contains("envelope"));

@@ -39,7 +39,6 @@ fn closed_port() -> String {
 
 #[test]
 fn bare_wirespeed_and_a_bare_command_group_exit_2_with_usage_on_stderr() {
-    let _lane = crate::lane::half_core();
     for args in [&[][..], &["lab"][..]] {
         let run = wirespeed(args);
         assert_eq!(run.status, 2, "{args:?}: {}", run.stderr);
@@ -54,7 +53,6 @@ fn bare_wirespeed_and_a_bare_command_group_exit_2_with_usage_on_stderr() {
 
 #[test]
 fn every_command_refuses_an_unknown_flag_with_status_2_and_one_line() {
-    let _lane = crate::lane::half_core();
     let commands = leaf_commands();
     assert!(
         commands.len() >= 15,
@@ -82,7 +80,6 @@ fn every_command_refuses_an_unknown_flag_with_status_2_and_one_line() {
 /// stdout, and no results file left in the working directory.
 #[test]
 fn an_absent_agent_is_status_2_with_nothing_printed_or_written() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-exit-absent-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -145,7 +142,6 @@ fn an_absent_agent_is_status_2_with_nothing_printed_or_written() {
 /// (not `ip netns exec`'s raw message and status 1).
 #[test]
 fn lab_exec_of_a_missing_program_is_one_line_and_status_2() {
-    let _lane = crate::lane::half_core();
     for program in ["/nonexistent/cmd", "ws-no-such-command-on-path"] {
         let run = wirespeed(&["lab", "exec", "nolab", "h1", "--", program, "-x"]);
         crate::util::assert_one_line_error(&run, program);
@@ -157,7 +153,6 @@ fn lab_exec_of_a_missing_program_is_one_line_and_status_2() {
 /// checked: a refused run exits 2 and leaves no file behind (issue 32 item 7).
 #[test]
 fn a_refused_mesh_or_load_leaves_no_results_file() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-exit-nofile-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();

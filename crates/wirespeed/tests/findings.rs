@@ -31,7 +31,6 @@ pub(crate) fn assert_typed(json: &str) -> Document<Value, Value> {
 
 #[test]
 fn golden_documents_carry_a_typed_finding_for_every_sentence() {
-    let _lane = crate::lane::half_core();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden");
     let mut checked = 0;
     for entry in std::fs::read_dir(&dir).unwrap() {

@@ -77,7 +77,6 @@ fn numeric_options() -> Vec<(Vec<String>, clap::Arg)> {
 /// is negative or out of its range.
 #[test]
 fn every_numeric_flag_refuses_a_negative_value_by_name() {
-    let _lane = crate::lane::half_core();
     let options = numeric_options();
     let mut cli = wirespeed::cli::LineParser::new();
     assert!(
@@ -119,7 +118,6 @@ fn every_numeric_flag_refuses_a_negative_value_by_name() {
 /// must hand it to its parser, which names the option.
 #[test]
 fn every_numeric_flag_hands_a_negative_quantity_with_a_unit_to_its_parser() {
-    let _lane = crate::lane::half_core();
     let mut wrong = Vec::new();
     let mut tried = 0;
     // One parser for every line (building clap's tree is most of a parse); every 25th line is
@@ -157,7 +155,6 @@ fn every_numeric_flag_hands_a_negative_quantity_with_a_unit_to_its_parser() {
 /// as typed even when it looks like a negative quantity after a numeric option's name.
 #[test]
 fn a_negative_quantity_after_the_double_dash_is_left_alone() {
-    let _lane = crate::lane::one_core();
     let line: Vec<String> = [
         "wirespeed",
         "lab",
@@ -179,7 +176,6 @@ fn a_negative_quantity_after_the_double_dash_is_left_alone() {
 /// The issue's own cases, through the built binary: one line, exit 2, the letter as typed.
 #[test]
 fn negative_and_zero_values_name_the_flag_and_the_range() {
-    let _lane = crate::lane::half_core();
     for (args, needles) in [
         (&["tcp", "-t", "-1"][..], &["-t/--time", "negative"][..]),
         (&["tcp", "-w", "-1"][..], &["-w/--window", "negative"][..]),

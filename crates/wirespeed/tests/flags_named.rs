@@ -61,7 +61,6 @@ fn visible_flags(words: &[&str]) -> Vec<String> {
 
 #[test]
 fn the_extractor_finds_long_and_short_flags_only() {
-    let _lane = crate::lane::one_core();
     assert_eq!(
         flags_named("add -R 5 (or --replications 5); 1-24, -1 s, x-y, e.g. (-t) IPv4-only"),
         ["-R", "--replications", "-t"]
@@ -70,7 +69,6 @@ fn the_extractor_finds_long_and_short_flags_only() {
 
 #[test]
 fn errors_and_warnings_name_only_flags_the_command_has() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-flags-named-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let bad_model = dir.join("bad.toml");
@@ -127,7 +125,6 @@ fn errors_and_warnings_name_only_flags_the_command_has() {
 /// The cases one by one: each refused in one line, exit 2, nothing on stdout.
 #[test]
 fn degenerate_values_are_refused_before_any_work() {
-    let _lane = crate::lane::half_core();
     for (args, needle) in [
         (
             &["probe", "127.0.0.1", "--until-width", "0"][..],

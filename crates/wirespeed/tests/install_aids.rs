@@ -43,7 +43,6 @@ fn bash_offers(script: &std::path::Path, words: &[&str]) -> Vec<String> {
 
 #[test]
 fn bash_completes_commands_and_their_own_flags() {
-    let _lane = crate::lane::light();
     let run = wirespeed(&["completions", "bash"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let dir = scratch("completions");
@@ -64,7 +63,6 @@ fn bash_completes_commands_and_their_own_flags() {
 
 #[test]
 fn every_manual_page_renders_without_a_warning() {
-    let _lane = crate::lane::half_core();
     let dir = scratch("man");
     let run = wirespeed(&["man", "--dir", dir.to_str().unwrap()]);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -97,7 +95,6 @@ fn every_manual_page_renders_without_a_warning() {
 
 #[test]
 fn man_refuses_a_file_given_as_its_directory() {
-    let _lane = crate::lane::half_core();
     let dir = scratch("man-file");
     let file = dir.join("not-a-dir");
     std::fs::write(&file, "x").unwrap();
@@ -146,7 +143,6 @@ fn value_for(flag: &str, dir: &std::path::Path) -> Option<Option<String>> {
 
 #[test]
 fn tcp_and_udp_completions_offer_only_flags_the_command_takes() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["completions", "bash"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let dir = scratch("own-flags");

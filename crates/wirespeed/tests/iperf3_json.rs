@@ -116,7 +116,6 @@ fn compare(theirs: &Value, ours: &Value, case: &str) {
 /// runs take about 1.5 s instead of 9 s one after another, at a few percent of a core.
 #[test]
 fn iperf3_layout_has_every_key_iperf3_prints_with_its_type() {
-    let _lane = crate::lane::half_core();
     if Command::new("iperf3").arg("--version").output().is_err() {
         eprintln!("iperf3 is not installed: the layout is not compared");
         return;
@@ -196,7 +195,6 @@ fn iperf3_layout_has_every_key_iperf3_prints_with_its_type() {
 
 #[test]
 fn iperf3_layout_and_json_stream_are_refused_together() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["tcp", "--json-format", "iperf3", "--json-stream"]);
     assert_eq!(run.status, 2, "{}", run.stderr);
     assert!(run.stderr.contains("--json-stream"), "{}", run.stderr);
@@ -210,7 +208,6 @@ fn iperf3_layout_and_json_stream_are_refused_together() {
 /// nothing here judges a rate (2 s instead of 5 one after another).
 #[test]
 fn report_reads_iperf3_files_beside_wirespeed_runs() {
-    let _lane = crate::lane::light();
     if Command::new("iperf3").arg("--version").output().is_err() {
         eprintln!("iperf3 is not installed: the report is not checked against it");
         return;

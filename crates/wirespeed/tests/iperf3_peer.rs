@@ -117,11 +117,10 @@ fn num(v: &Value, path: &str) -> f64 {
 /// server counted itself, for one stream, -R, -P 4 and --bidir (each way); the document says what iperf3 lacks.
 /// Counts, not rates, are judged (and a reader's lag by the buffers' size, not a share of the
 /// test), so each run is 1 s, every stream paced at 50 Mbit/s both ways (`-b`, which iperf3's
-/// server holds to as well): 4% of a core (bench/e2e-test-cpu.py), so it is light (unpaced, it
+/// server holds to as well): a few percent of a core, so it takes no lab lane (unpaced, it
 /// loaded both cores and waited 12-28 s a run for the harness's alone rows).
 #[test]
 fn tcp_iperf3_bytes_match_the_iperf3_servers_own() {
-    let _lane = crate::lane::light();
     if !have_iperf3() {
         return;
     }
@@ -270,7 +269,6 @@ fn key_paths(v: &Value) -> std::collections::BTreeSet<String> {
 /// carry are refused instead, one line each.
 #[test]
 fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
-    let _lane = crate::lane::light();
     if !have_iperf3() {
         return;
     }
@@ -332,13 +330,12 @@ fn tcp_without_iperf3_detects_an_iperf3_server_and_says_so() {
 /// load 20): UDP loss is the server's to count, not a disagreement between the two ends.
 #[test]
 fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
-    // One core: both ends count one paced flow (counts, not its rate, are judged; the rate
-    // only to half of -b), which takes 21% of a core alone (bench/e2e-test-cpu.py). It held
-    // the whole machine once, waiting 15-18 s a run for 2 s of test.
-    let _lane = crate::lane::one_core();
     if !have_iperf3() {
         return;
     }
+    // Both ends count one paced flow: alone in the lab lane, so no lab or heavy test takes
+    // the cores its server needs to keep up (at 4 test threads beside them it fell behind).
+    let _lane = crate::lab::LAB_LOCK.alone();
     let (ours, theirs) = against_iperf3("udp", &["-t", "2", "-b", "100M"]);
     let sent = num(&ours, "/result/end/sum_sent/bytes");
     let datagrams = num(&ours, "/result/end/sum_sent/datagrams");
@@ -371,12 +368,11 @@ fn udp_iperf3_at_100m_matches_the_iperf3_servers_own() {
 /// for TCP, -R, -P 4, --bidir and UDP; the agent's metrics count the tests.
 ///
 /// Nothing here judges a rate, so every client is paced at 10 Mbit/s a stream: a few percent
-/// of a core (8% measured by bench/e2e-test-cpu.py), so this test is light (as a reader of the
-/// old lab lane, with two test threads, it sat waiting, a thread idle, for 36 s behind the
-/// harness's `alone` rows).
+/// of a core, less than the unpaced tests that run beside the lab lane's `alone` tests anyway,
+/// so this test takes no lab lane (it was a reader of it, and with two test threads it sat
+/// waiting, a thread idle, for 36 s behind the harness's `alone` rows).
 #[test]
 fn iperf3_clients_are_served_by_serve_iperf3() {
-    let _lane = crate::lane::light();
     if !have_iperf3() {
         return;
     }
@@ -507,7 +503,6 @@ fn iperf3_clients_are_served_by_serve_iperf3() {
 /// What iperf3's protocol cannot carry is refused before anything is sent: one line, exit 2.
 #[test]
 fn flags_iperf3_cannot_carry_are_refused() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["tcp", "--iperf3", "-t", "1"]), "give its HOST");
     assert_one_line_error(
         &wirespeed(&["tcp", "127.0.0.1", "--iperf3", "-p", "9", "--mptcp"]),

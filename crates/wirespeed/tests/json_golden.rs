@@ -121,7 +121,6 @@ fn masked(doc: &str) -> String {
 
 #[test]
 fn json_documents_of_deterministic_commands_are_byte_identical_to_their_golden_files() {
-    let _lane = crate::lane::half_core();
     let bless = std::env::var_os("WIRESPEED_BLESS").is_some();
     let mut differ = Vec::new();
     for (name, args) in CASES {

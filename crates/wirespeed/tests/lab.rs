@@ -4,18 +4,21 @@
 //! Labs run side by side: each has its own namespaces (`ws-NAME-node`), devices (`ws-ID-...`),
 //! state directory and emulator process, and its 198.18.x addresses exist only inside its own
 //! namespaces, so two labs numbered alike never meet. What they share is the machine's two
-//! cores, so every test that builds a lab says what it asks of them in its lane
-//! (tests/lane.rs): one core where it judges what a lab is and does (lifecycle, counters,
-//! verdicts, rates far from a ceiling or against the lab's own counts), the machine where it
-//! judges a rate within a few percent of its ceiling or a delay within microseconds, light
-//! where its emulator idles (measured). Each machine test says at its lane what it judges.
-//! Each test checks only its own lab's namespaces and devices.
+//! cores, so every test that builds a lab takes the lab lane ([`LAB_LOCK`]): beside the other
+//! labs where it judges what a lab is and does (lifecycle, counters, verdicts, rates far from a
+//! ceiling or against the lab's own counts), alone where it judges a rate within a few percent
+//! of its ceiling or a delay within microseconds. The few loopback tests that load both cores
+//! (the docs' lanes, the container fleet) or judge a paced rate take the lane too; those that
+//! judge counts or shapes pace their flows instead and take no lane (iperf3's peers). Each
+//! alone test says at its lock what it judges. Each test checks only its own lab's
+//! namespaces and devices.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{LockResult, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
@@ -33,6 +36,91 @@ mod rates;
 
 #[path = "lab_latency.rs"]
 mod latency;
+
+/// The lab lane: see the module's doc for who takes it alone and who beside others.
+pub(crate) static LAB_LOCK: LabLane = LabLane(RwLock::new(()));
+
+/// Labs beside each other (a shared hold) or one alone (an exclusive one). Linux's `RwLock`
+/// lets no new shared hold in while an exclusive one waits, so a test that needs the machine
+/// quiet is not starved by a stream of labs. A hold is never taken twice on one thread.
+pub(crate) struct LabLane(RwLock<()>);
+
+impl LabLane {
+    /// For a test whose lab may run beside other labs.
+    pub(crate) fn beside_others(&self) -> LaneHold<RwLockReadGuard<'_, ()>> {
+        let asked = Instant::now();
+        let guard = self.0.read().unwrap_or_else(PoisonError::into_inner);
+        LaneHold::new("beside", asked, guard)
+    }
+
+    /// For a test that judges a rate near its ceiling or a delay within microseconds: no other
+    /// lab runs until it is done.
+    pub(crate) fn alone(&self) -> LaneHold<RwLockWriteGuard<'_, ()>> {
+        let asked = Instant::now();
+        let guard = self.0.write().unwrap_or_else(PoisonError::into_inner);
+        LaneHold::new("alone", asked, guard)
+    }
+
+    /// [`LabLane::alone`] in the shape of `Mutex::lock`, for the harness's scorecards (a
+    /// failed test holding it poisons nothing that matters: the lane guards no data).
+    pub(crate) fn lock(&self) -> LockResult<LaneHold<RwLockWriteGuard<'_, ()>>> {
+        Ok(self.alone())
+    }
+}
+
+/// A hold of the lab lane. With `WIRESPEED_LANE_LOG` set to a file, its release appends one
+/// line to that file: the test (its thread's name), the hold's kind and its wait and hold in
+/// seconds, with the moment it was asked for in seconds since the Unix epoch, so that a run's
+/// waits can be laid out test by test (bench/e2e-test-times.py reads it). Unset, it logs
+/// nothing.
+pub(crate) struct LaneHold<G> {
+    kind: &'static str,
+    asked: Instant,
+    asked_at: std::time::SystemTime,
+    held: Instant,
+    _guard: G,
+}
+
+impl<G> LaneHold<G> {
+    fn new(kind: &'static str, asked: Instant, guard: G) -> Self {
+        let held = Instant::now();
+        LaneHold {
+            kind,
+            asked,
+            asked_at: std::time::SystemTime::now() - held.duration_since(asked),
+            held,
+            _guard: guard,
+        }
+    }
+}
+
+impl<G> Drop for LaneHold<G> {
+    fn drop(&mut self) {
+        let Some(log) = std::env::var_os("WIRESPEED_LANE_LOG") else {
+            return;
+        };
+        let since_epoch = self
+            .asked_at
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default();
+        let line = format!(
+            "{}\t{}\t{:.3}\t{:.3}\t{:.3}\n",
+            std::thread::current().name().unwrap_or("?"),
+            self.kind,
+            since_epoch.as_secs_f64(),
+            self.held.duration_since(self.asked).as_secs_f64(),
+            self.held.elapsed().as_secs_f64(),
+        );
+        // One short append per hold: lines from the two test threads do not interleave.
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
 
 fn labs_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../labs")
@@ -67,7 +155,6 @@ const TWO_HOSTS: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[lin
 
 #[test]
 fn bad_topologies_are_one_line_errors_naming_the_line() {
-    let _lane = crate::lane::half_core();
     for (tag, text, needle) in [
         (
             "unknown",
@@ -99,7 +186,6 @@ fn bad_topologies_are_one_line_errors_naming_the_line() {
 
 #[test]
 fn unknown_labs_and_nodes_are_one_line_errors() {
-    let _lane = crate::lane::one_core();
     assert_one_line_error(
         &wirespeed(&["lab", "status", "no-such-lab-0000"]),
         "no lab named 'no-such-lab-0000'",
@@ -114,7 +200,6 @@ fn unknown_labs_and_nodes_are_one_line_errors() {
 
 #[test]
 fn a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing") {
         return;
     }
@@ -149,7 +234,6 @@ fn a_bad_spin_setting_is_one_line_naming_the_fix_and_builds_nothing() {
 
 #[test]
 fn without_cap_net_admin_one_line_says_so() {
-    let _lane = crate::lane::half_core();
     if !sys::has_net_admin() || Command::new("setpriv").arg("--help").output().is_err() {
         eprintln!("without_cap_net_admin: skipped: needs root and setpriv to drop to nobody");
         return;
@@ -384,12 +468,12 @@ fn tcp_share() -> f64 {
 
 #[test]
 fn two_hosts_ping_crosses_the_link_and_tcp_gets_the_configured_rate() {
-    // The machine: TCP's goodput is judged within 3% of the link's ceiling (3.8% short beside other
-    // labs at load 7).
-    let _lane = crate::lane::machine();
     if !can_build_labs("two_hosts") {
         return;
     }
+    // Alone: TCP's goodput is judged within 3% of the link's ceiling (3.8% short beside other
+    // labs at load 7).
+    let _guard = LAB_LOCK.alone();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     let (kind, from, rtt) = ping(&h1, Ipv4Addr::new(198, 18, 0, 2), 56, 64).expect("an echo reply");
@@ -466,11 +550,11 @@ const SLOW_HOST: &str = "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\nrecei
 
 #[test]
 fn a_host_processing_cost_appears_in_the_round_trip_and_its_tcp_profile_in_its_namespace() {
-    // The machine: the per-byte round trip is judged within 0.15 us/byte (140 us over 944 bytes).
-    let _lane = crate::lane::machine();
     if !can_build_labs("slow_host") {
         return;
     }
+    // Alone: the per-byte round trip is judged within 0.15 us/byte (140 us over 944 bytes).
+    let _guard = LAB_LOCK.alone();
     let path = temp_topology("slow-host", SLOW_HOST);
     let lab = UpLab::up(&path.display().to_string());
     std::fs::remove_file(&path).unwrap();
@@ -542,10 +626,10 @@ fn a_host_processing_cost_appears_in_the_round_trip_and_its_tcp_profile_in_its_n
 
 #[test]
 fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("router_chain") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up_with(&lab_file("router-chain.toml"), &["--measure-crossings"]);
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     let far = Ipv4Addr::new(198, 18, 2, 2);
@@ -587,11 +671,11 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
 
 #[test]
 fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
-    // The machine: the per-byte round trip is judged within 2% from minima of five pings a size.
-    let _lane = crate::lane::machine();
     if !can_build_labs("seed_001") {
         return;
     }
+    // Alone: the per-byte round trip is judged within 2% from minima of five pings a size.
+    let _guard = LAB_LOCK.alone();
     let lab = UpLab::up(&lab_file("seed-001-path.toml"));
     let roc = lab.namespace("roc");
     let cbnewsa = Ipv4Addr::new(198, 18, 2, 2);
@@ -637,10 +721,10 @@ fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
 
 #[test]
 fn sigterm_to_the_emulator_removes_the_lab() {
-    let _lane = crate::lane::light();
     if !can_build_labs("sigterm") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let pid = lab.pid();
     // Without --measure-crossings the lab measures no crossing, yet `lab up` returned with
@@ -689,10 +773,10 @@ fn sigterm_to_the_emulator_removes_the_lab() {
 
 #[test]
 fn lab_run_always_takes_the_lab_down() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("lab_run") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let file = lab_file("two-host-10m.toml");
     // Success, in a node: the command sees the lab's addresses.
     let run = wirespeed(&[
@@ -740,10 +824,10 @@ fn lifecycle_names() -> Vec<String> {
 
 #[test]
 fn sigterm_to_lab_run_removes_the_lab_and_stops_the_command() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("sigterm_run") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["lab", "run", &lab_file("two-host-10m.toml"), "--"])
         .args(["sh", "-c", "echo $WIRESPEED_LAB; exec sleep 30"])
@@ -898,10 +982,10 @@ fn loaded_run(aqm: Option<&str>, load: &str, ping_h2: bool) -> LoadedRun {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn aqm_codel_keeps_the_queue_near_target_where_drop_tail_bloats() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("aqm") {
         return;
     }
+    let _guard = LAB_LOCK.alone();
     let udp = "udp 198.18.0.2 -b 20M -t 4";
     let tcp = "tcp 198.18.0.2 -C cubic -t 6";
     let base_rtt = 0.040;
@@ -1031,10 +1115,10 @@ fn wirespeed_in(ns: &str, args: &[&str]) -> (i32, String, String) {
 /// what to add.
 #[test]
 fn link_local_agents_are_reached_through_their_zone() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("link_local") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let path = temp_topology("zone", &TWO_HOSTS.replace("\"10M\"", "\"100M\""));
     let lab = UpLab::up(&path.display().to_string());
     let _ = std::fs::remove_file(&path);

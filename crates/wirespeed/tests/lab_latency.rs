@@ -5,7 +5,7 @@
 
 use std::process::{Command, Stdio};
 
-use super::{can_build_labs, temp_topology};
+use super::{LAB_LOCK, can_build_labs, temp_topology};
 use crate::util::wirespeed;
 
 /// Runs `wirespeed latency` from h1 to an agent on h2 across a 10 Mbit/s link with 10 ms of
@@ -128,10 +128,10 @@ fn has_congestion_control(cc: &str) -> bool {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("latency-tcp") {
         return;
     }
+    let _guard = LAB_LOCK.alone();
     // 2 x 10 ms, plus a minimum frame's serialization each way (84 byte times at 10 Mbit/s).
     let base = 20.0 + 2.0 * 84.0 * 8.0 / 10e6 * 1e3;
     let full = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
@@ -242,12 +242,11 @@ fn latency_under_tcp_agrees_with_the_queue_the_lab_samples() {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn latency_under_load_with_fq_codel_stays_near_target() {
-    // The machine: the upload is judged at 95% of the link's TCP ceiling and the probes
-    // within 5 ms.
-    let _lane = crate::lane::machine();
     if !can_build_labs("latency-fq") {
         return;
     }
+    // Alone: the upload is judged at 95% of the link's TCP ceiling and the probes within 5 ms.
+    let _guard = LAB_LOCK.alone();
     let envelope = wirespeed(&["envelope", "--rate", "10M", "--json"]);
     assert_eq!(envelope.status, 0, "{}", envelope.stderr);
     let envelope: serde_json::Value = serde_json::from_str(&envelope.stdout).unwrap();
@@ -315,20 +314,20 @@ fn latency_under_load_with_fq_codel_stays_near_target() {
 /// next test: each interval is its own lab, so the two run side by side).
 #[test]
 fn latency_probes_own_load_stays_under_one_percent_of_the_link() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("latency-probe-load") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     probes_own_load("40ms", true);
 }
 
 /// The other half of the test above: probes every 5 ms are past 1% of the link, and warned.
 #[test]
 fn latency_probes_every_5_ms_are_past_one_percent_of_the_link_and_warned() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("latency-probe-load-5ms") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     probes_own_load("5ms", false);
 }
 
@@ -399,11 +398,11 @@ fn probes_own_load(interval: &str, under: bool) {
 /// probe came 0.5-8.8 us under the wire in 4 of 6 runs and 139 us under in one of eight.
 #[test]
 fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
-    // The machine: the best round trip is judged within 20 us of the wire's.
-    let _lane = crate::lane::machine();
     if !can_build_labs("latency-idle-truth") {
         return;
     }
+    // Alone: the best round trip is judged within 20 us of the wire's.
+    let _guard = LAB_LOCK.alone();
     // The echo's IP packet (IPv4, UDP, cookie, sequence, residence and follow-up fields: 76
     // bytes) in Ethernet framing (header, FCS, preamble, gap: 38 bytes) at 10 Mbit/s, each
     // way; 10 ms each way.
@@ -486,11 +485,11 @@ fn latency_idle_is_within_20_us_of_2d_plus_serialization() {
 /// rise is the mean queue the lab itself sampled over the same window, within 5% of a full one.
 #[test]
 fn latency_behind_a_full_drop_tail_queue_is_the_queue() {
-    // The machine: the loaded median is judged within 5% of the full queue.
-    let _lane = crate::lane::machine();
     if !can_build_labs("latency-udp") {
         return;
     }
+    // Alone: the loaded median is judged within 5% of the full queue.
+    let _guard = LAB_LOCK.alone();
     let queue = 100.0 * 1538.0 * 8.0 / 10e6 * 1e3;
     let doc = latency_across(None, "--udp-load 12M");
     let (idle, loaded, p99) = udp_echo(&doc);

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
 
-use super::{TWO_HOSTS, UpLab, assert_nothing_left, can_build_labs, lab_file};
+use super::{LAB_LOCK, TWO_HOSTS, UpLab, assert_nothing_left, can_build_labs, lab_file};
 use crate::util::{Run, Scratch, assert_one_line_error, wirespeed};
 
 /// Runs the binary with the lab state directory moved to `state`.
@@ -96,7 +96,6 @@ fn kill_and_reap(mut child: Child) {
 
 #[test]
 fn lab_down_takes_no_path_and_no_prefix() {
-    let _lane = crate::lane::half_core();
     // Finding 1: paths were deleted recursively. They are refused before anything is looked at.
     let victim = Scratch::new("safety-victim");
     std::fs::write(victim.dir().join("precious"), "keep").unwrap();
@@ -128,6 +127,7 @@ fn lab_down_takes_no_path_and_no_prefix() {
     if !can_build_labs("lab_down_prefix") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let base = unique("pf");
     let file = super::temp_topology(&base, &format!("name = \"{base}\"\n{TWO_HOSTS}"));
     let run = wirespeed(&["lab", "up", &file.display().to_string(), "--json"]);
@@ -194,10 +194,10 @@ fn namespace_with_process(ns: &str) -> Child {
 
 #[test]
 fn down_all_takes_only_the_callers_labs_unless_forced_and_never_a_foreign_state() {
-    let _lane = crate::lane::light();
     if !can_build_labs("down_all") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let state = Scratch::new("safety-state");
     // Another user's lab (uid 4242) with a live namespace and a process in it.
     let other = unique("other");
@@ -317,10 +317,10 @@ fn start_time_of(pid: u32) -> u64 {
 /// deleted; the running lab and the process are untouched.
 #[test]
 fn a_copied_or_forged_lab_record_is_refused_before_anything_is_signalled() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("forged record") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let real_state = Scratch::new("safety-real");
     let forged_state = Scratch::new("safety-forged");
     let run = wirespeed_in(
@@ -412,10 +412,10 @@ fn listed(name: &str) -> serde_json::Value {
 
 #[test]
 fn lab_status_marks_a_lab_whose_emulator_is_gone() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("emulator_gone") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     assert_eq!(listed(&lab.name)["emulator_running"], true);
     let text = wirespeed(&["lab", "status"]);
@@ -448,10 +448,10 @@ fn lab_status_marks_a_lab_whose_emulator_is_gone() {
 
 #[test]
 fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
-    let _lane = crate::lane::half_core();
     if !can_build_labs("processes_end") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("two-host-10m.toml"));
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     // One through `lab exec` (in the lab's cgroup), one through `ip netns exec` (only its
@@ -509,10 +509,10 @@ fn processes_started_in_a_lab_end_with_it_whatever_started_them() {
 
 #[test]
 fn the_command_of_a_sigkilled_lab_run_ends_with_its_lab() {
-    let _lane = crate::lane::light();
     if !can_build_labs("sigkill_run") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["lab", "run", &lab_file("two-host-10m.toml"), "--"])
         .args(["sh", "-c", "echo $WIRESPEED_LAB $$; exec sleep 30"])
@@ -570,10 +570,10 @@ fn port_counter(status: &serde_json::Value, from: &str, key: &str) -> u64 {
 
 #[test]
 fn a_long_delay_neither_delays_teardown_nor_fools_down() {
-    let _lane = crate::lane::light();
     if !can_build_labs("long_delay") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let file = super::temp_topology(
         "long-delay",
         &TWO_HOSTS.replace(
@@ -617,10 +617,10 @@ fn a_long_delay_neither_delays_teardown_nor_fools_down() {
 
 #[test]
 fn frames_held_for_a_slow_host_are_bounded_and_the_excess_counted() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("memory_bound") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     // h2 takes 10 ms per frame it receives (100 frames/s) behind a 10 Mbit/s link with no
     // delay: the link's bound is its queue (100) + 2 frames; a burst of 400 small datagrams
     // piles up for h2's CPU beyond that, and the excess is dropped and counted.
@@ -778,7 +778,6 @@ const MALFORMED: &[(&str, usize, &str)] = &[
 
 #[test]
 fn malformed_topologies_are_one_line_errors_and_leave_nothing_behind() {
-    let _lane = crate::lane::half_core();
     assert!(MALFORMED.len() >= 30, "{} cases", MALFORMED.len());
     let state = Scratch::new("safety-malformed");
     let stem = unique("bad");

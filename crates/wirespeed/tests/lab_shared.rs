@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 
 use wirespeed_lab::sys;
 
-use super::{UpLab, assert_nothing_left, can_build_labs, lab_file, lab_status, ping, tcp_share};
+use super::{
+    LAB_LOCK, UpLab, assert_nothing_left, can_build_labs, lab_file, lab_status, ping, tcp_share,
+};
 use crate::util::wirespeed;
 
 fn counters(status: &serde_json::Value, from: &str) -> serde_json::Value {
@@ -27,10 +29,10 @@ fn count(c: &serde_json::Value, key: &str) -> u64 {
 
 #[test]
 fn shared_segment_concurrent_senders_collide_and_the_collisions_are_counted() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("shared_segment") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("shared-24.toml"));
     // Each station resolves s1's address first, one at a time: six ARP requests sent at once
     // contend like the data does, and one that meets 16 collisions is dropped by the MAC, which
@@ -184,10 +186,10 @@ fn capped_goodput(from_ns: &str, to_ns: &str, to: Ipv4Addr, bytes: usize, cap: D
 
 #[test]
 fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_at_the_full_end() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("duplex_mismatch") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let (a, b) = (Ipv4Addr::new(198, 18, 0, 1), Ipv4Addr::new(198, 18, 0, 2));
     const BYTES: usize = 400_000;
     // A transfer that stalls is cut here and judged by what arrived.
@@ -282,10 +284,10 @@ fn seed_003_table_7_duplex_mismatch_late_collisions_at_the_half_end_fcs_errors_a
 /// counters, or with the ratio alone, this fails in most runs.
 #[test]
 fn diagnose_peer_across_a_duplex_mismatch_reaches_the_seeds_verdict() {
-    let _lane = crate::lane::light();
     if !can_build_labs("diagnose_peer") {
         return;
     }
+    let _guard = LAB_LOCK.beside_others();
     let lab = UpLab::up(&lab_file("duplex-mismatch.toml"));
     let full = lab.namespace("full");
     let agent = sys::in_namespace(&full, || {
@@ -461,10 +463,10 @@ fn sender_backoffs(from_ns: &str, to_ns: &str, to: Ipv4Addr, cap: Duration) -> (
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn seed_003_hosts_timer_follows_every_ack_only_with_timestamps() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("seed_003_hosts_timer") {
         return;
     }
+    let _guard = LAB_LOCK.alone();
     let text = std::fs::read_to_string(lab_file("duplex-mismatch-1990s-hosts.toml")).unwrap();
     let modelled = "tcp = { tcp_timestamps = 1 }\n";
     assert!(text.contains(modelled), "the lab file models the timer");

@@ -16,7 +16,6 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
-    let _lane = crate::lane::one_core();
     let doc = json(&["latency", "--idle", "1s", "-t", "2s", "-P", "1", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.latency.v1");
     let typed = crate::findings::assert_typed(&doc.to_string());
@@ -102,7 +101,6 @@ fn latency_on_loopback_reports_every_probe_kind_idle_and_loaded() {
 
 #[test]
 fn rr_and_crr_count_the_same_transactions_at_both_ends() {
-    let _lane = crate::lane::half_core();
     for extra in [&[][..], &["--connect"][..]] {
         let mut args = vec![
             "latency",
@@ -142,7 +140,6 @@ fn rr_and_crr_count_the_same_transactions_at_both_ends() {
 
 #[test]
 fn latency_against_an_agent_with_a_key() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-latency-key-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let key = dir.join("key");
@@ -179,7 +176,6 @@ fn latency_against_an_agent_with_a_key() {
 
 #[test]
 fn bad_latency_input_is_refused_before_any_work() {
-    let _lane = crate::lane::one_core();
     for (args, needle) in [
         (&["latency", "-t", "100ms"][..], "-t must be at least 500ms"),
         (&["latency", "--idle", "2h"][..], "at most 1h"),
@@ -202,7 +198,6 @@ fn bad_latency_input_is_refused_before_any_work() {
 /// its idle phase before any load (SIGTERM, text).
 #[test]
 fn an_interrupted_latency_run_is_partial_with_the_signals_status() {
-    let _lane = crate::lane::half_core();
     for (signal, status, after, extra) in [
         (libc::SIGINT, 130, Duration::from_millis(2500), "--json"),
         (libc::SIGTERM, 143, Duration::from_millis(1000), "-f"),
@@ -254,7 +249,6 @@ fn an_interrupted_latency_run_is_partial_with_the_signals_status() {
 
 #[test]
 fn json_stream_and_plots() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("ws-latency-plot-{}", std::process::id()));
     let run = wirespeed(&[
         "latency",

@@ -113,7 +113,6 @@ fn find_circle(
 
 #[test]
 fn no_top_level_module_imports_one_that_imports_it_back() {
-    let _lane = crate::lane::one_core();
     let graph = import_graph();
     // The graph must be the real one: the command map reaches every command.
     assert!(
@@ -130,7 +129,6 @@ fn no_top_level_module_imports_one_that_imports_it_back() {
 
 #[test]
 fn common_imports_no_command() {
-    let _lane = crate::lane::half_core();
     let mut upward = Vec::new();
     for (rel, module, lines) in code_files() {
         if module != "common" {
@@ -151,7 +149,6 @@ fn common_imports_no_command() {
 
 #[test]
 fn a_commands_result_imports_none_of_its_siblings() {
-    let _lane = crate::lane::one_core();
     let mut found = Vec::new();
     for (rel, module, lines) in code_files() {
         if rel.file_name().is_none_or(|f| f != "result.rs") {
@@ -176,7 +173,6 @@ fn a_commands_result_imports_none_of_its_siblings() {
 /// that imported either would close a loop through the top of the crate.
 #[test]
 fn no_command_imports_the_command_map_or_the_report() {
-    let _lane = crate::lane::one_core();
     let mut upward = Vec::new();
     for (rel, module, lines) in code_files() {
         if module == "cli" || module == "report" {
@@ -205,7 +201,6 @@ fn no_command_imports_the_command_map_or_the_report() {
 /// commands) are not module paths and are skipped by their shape.
 #[test]
 fn every_module_map_names_what_is_there_and_nothing_else() {
-    let _lane = crate::lane::one_core();
     let crates = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
     let maps = [
         "wirespeed/src/lib.rs",
@@ -284,7 +279,6 @@ fn module_map(text: &str) -> (BTreeSet<String>, BTreeSet<String>) {
 
 #[test]
 fn a_module_map_with_a_missing_or_stale_entry_is_seen() {
-    let _lane = crate::lane::one_core();
     let text = "//! Modules: `a` the first, [`b`] the second, `c/` a folder, `Config` a type.\n\
                 //!\n//! `d` is not on the map.\n\npub mod a;\nmod b;\npub(crate) mod c;\nmod d;\n\
                 #[cfg(test)]\nmod tests;\n";
@@ -466,7 +460,6 @@ fn long_functions() -> Vec<String> {
 
 #[test]
 fn no_production_function_is_over_150_lines() {
-    let _lane = crate::lane::one_core();
     let long = long_functions();
     assert!(
         long.is_empty(),
@@ -478,7 +471,6 @@ fn no_production_function_is_over_150_lines() {
 
 #[test]
 fn the_function_counter_counts_from_fn_to_its_closing_brace() {
-    let _lane = crate::lane::light();
     let text = "/// doc {\nfn short() -> [u8; 2] {\n    let s = \"}\";\n    let c = '}';\n    \
                 [0, 1] // }\n}\n\nfn declared(x: u8);\n\nimpl A {\n    pub(crate) fn \
                 inner<'a>(x: &'a str) -> &'a str {\n        x\n    }\n}\n\
@@ -496,7 +488,6 @@ fn the_function_counter_counts_from_fn_to_its_closing_brace() {
 /// (the report's views name it); never `render.rs` (the text view is `text.rs`).
 #[test]
 fn every_command_folder_has_the_shape() {
-    let _lane = crate::lane::one_core();
     let root = src();
     let views = std::fs::read_to_string(root.join("report/views/mod.rs")).unwrap();
     let mut wrong = Vec::new();
@@ -534,88 +525,5 @@ fn every_command_folder_has_the_shape() {
         wrong.is_empty(),
         "command folders out of shape:\n{}",
         wrong.join("\n")
-    );
-}
-
-/// The lanes a test may declare (tests/lane.rs), in the words its first statement uses.
-const LANE_KINDS: [&str; 4] = ["light", "half_core", "one_core", "machine"];
-
-/// The `#[test]` functions of a test source whose first statement is not
-/// `let _lane = crate::lane::KIND();`, by name.
-fn tests_without_their_lane(text: &str) -> Vec<String> {
-    let code = blank_non_code(text);
-    let mut missing = Vec::new();
-    for (at, _) in code.match_indices("#[test]") {
-        let Some(fn_at) = code[at..].find("fn ").map(|k| at + k) else {
-            continue;
-        };
-        let name: String = code[fn_at + 3..]
-            .trim_start()
-            .chars()
-            .take_while(|c| c.is_alphanumeric() || *c == '_')
-            .collect();
-        let Some(open) = code[fn_at..].find('{').map(|k| fn_at + k) else {
-            missing.push(name);
-            continue;
-        };
-        let first: String = code[open + 1..]
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        let takes = LANE_KINDS
-            .iter()
-            .any(|kind| first == format!("let_lane=crate::lane::{kind}()"));
-        if !takes {
-            missing.push(name);
-        }
-    }
-    missing
-}
-
-/// Every end-to-end test says what it asks of the machine where it begins, so the lane can keep
-/// the tests that load a core or judge a rate from measuring each other at many test threads.
-#[test]
-fn every_e2e_test_takes_its_lane_first() {
-    let _lane = crate::lane::one_core();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
-    let mut files = Vec::new();
-    sources(&dir, &mut files);
-    let mut missing = Vec::new();
-    let mut tests = 0;
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        tests += blank_non_code(&text).matches("#[test]").count();
-        let rel = file.strip_prefix(&dir).unwrap().display().to_string();
-        missing.extend(
-            tests_without_their_lane(&text)
-                .into_iter()
-                .map(|name| format!("tests/{rel} {name}")),
-        );
-    }
-    assert!(
-        tests > 200,
-        "only {tests} tests found under {}",
-        dir.display()
-    );
-    assert!(
-        missing.is_empty(),
-        "tests that do not take their lane at their first statement (begin each with `let _lane \
-         = crate::lane::light();`, `half_core()`, `one_core()` or `machine()`: see tests/lane.rs):\n{}",
-        missing.join("\n")
-    );
-}
-
-#[test]
-fn a_test_without_its_lane_is_named() {
-    let _lane = crate::lane::light();
-    let text = "#[test]\nfn takes_it() {\n    // why\n    let _lane = crate::lane::machine();\n}\n\
-                #[test]\n#[ignore = \"x\"]\nfn forgets_it() {\n    let x = 1;\n    let _lane = crate::lane::light();\n}\n\
-                #[test]\nfn another_lock() {\n    let _lane = crate::lab::LAB_LOCK.alone();\n}\n\
-                fn not_a_test() {}\n";
-    assert_eq!(
-        tests_without_their_lane(text),
-        ["forgets_it", "another_lock"]
     );
 }

@@ -27,9 +27,9 @@ fn json(run: &Run) -> serde_json::Value {
 
 #[test]
 fn seed_000_fig_3_3_series_on_loopback_with_three_agents_resumes() {
-    // The rates scale with the hosts within 25%: the machine (at 4 test threads
+    // The rates scale with the hosts within 25%: alone in the lab lane (at 4 test threads
     // beside the labs and loopback transfers it missed).
-    let _lane = crate::lane::machine();
+    let _lane = crate::lab::LAB_LOCK.alone();
     let dir = std::env::temp_dir().join(format!("ws-load-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -171,7 +171,6 @@ fn seed_000_fig_3_3_series_on_loopback_with_three_agents_resumes() {
 
 #[test]
 fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
-    let _lane = crate::lane::light();
     let servers: Vec<Server> = (0..3).map(|_| Server::start(&[])).collect();
     let agents: Vec<String> = servers
         .iter()
@@ -237,7 +236,6 @@ fn an_agent_killed_mid_test_is_reported_and_the_others_kept() {
 
 #[test]
 fn bad_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     let r = wirespeed(&["load", "--lengths", "64,jumbo"]);
     assert_one_line_error(&r, "\"jumbo\" is not a packet length");
     let r = wirespeed(&["load", "--local", "2", "--hosts", "1-3"]);
@@ -267,7 +265,6 @@ fn bad_input_is_one_line() {
 
 #[test]
 fn raw_ethernet_refusals_are_one_line() {
-    let _lane = crate::lane::half_core();
     let short = [
         "--settle",
         "0.1s",

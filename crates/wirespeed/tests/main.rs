@@ -20,7 +20,6 @@ mod iperf3_json;
 mod iperf3_peer;
 mod json_golden;
 mod lab;
-mod lane;
 mod latency;
 mod layers;
 mod load;

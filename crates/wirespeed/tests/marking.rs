@@ -32,7 +32,6 @@ fn socket_marks(doc: &Value) -> Vec<(Option<u64>, Option<bool>)> {
 
 #[test]
 fn tos_and_mptcp_are_read_back_at_both_ends() {
-    let _lane = crate::lane::half_core();
     let mut args = vec!["tcp", "-t", "0.5", "-P", "2", "-S", "ef", "--json"];
     if mptcp_enabled() {
         args.push("--mptcp");
@@ -64,7 +63,6 @@ fn tos_and_mptcp_are_read_back_at_both_ends() {
 
 #[test]
 fn mptcp_against_an_agent_without_it_falls_back_and_says_so() {
-    let _lane = crate::lane::half_core();
     if !mptcp_enabled() {
         eprintln!("net.mptcp.enabled is not 1 here: nothing to fall back from");
         return;
@@ -103,7 +101,6 @@ fn mptcp_against_an_agent_without_it_falls_back_and_says_so() {
 
 #[test]
 fn bad_tos_and_mptcp_over_udp_are_one_line_errors() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&["tcp", "-S", "300"]);
     assert_one_line_error(&run, "over 255");
     let run = wirespeed(&["tcp", "-S", "fast"]);
@@ -184,7 +181,6 @@ fn marked_on_the_wire(tos: u8, args: &[&str]) -> Option<(u64, u64)> {
 /// 0x68: no other test marks its traffic with it).
 #[test]
 fn tos_is_on_the_wire_both_ways() {
-    let _lane = crate::lane::one_core();
     let Some((large, small)) = marked_on_the_wire(0x68, &["tcp", "-t", "0.5", "-R", "-S", "af31"])
     else {
         return;
@@ -197,7 +193,6 @@ fn tos_is_on_the_wire_both_ways() {
 /// CS5 (0xa0) is on small packets only.
 #[test]
 fn latency_marks_its_probes_and_not_the_load() {
-    let _lane = crate::lane::one_core();
     let Some((large, small)) = marked_on_the_wire(
         0xa0,
         &[
@@ -213,7 +208,6 @@ fn latency_marks_its_probes_and_not_the_load() {
 /// `probe -S` marks its echo requests: CS3 (0x60) on the probes of both sizes.
 #[test]
 fn probe_marks_its_echo_requests() {
-    let _lane = crate::lane::half_core();
     let Some((large, small)) = marked_on_the_wire(
         0x60,
         &[
@@ -235,7 +229,6 @@ fn probe_marks_its_echo_requests() {
 /// `sweep -S` marks every run's data: AF21 (0x48) on the sender's full-size segments.
 #[test]
 fn sweep_marks_every_run() {
-    let _lane = crate::lane::light();
     let results =
         std::env::temp_dir().join(format!("ws-marking-sweep-{}.jsonl", std::process::id()));
     let path = results.display().to_string();
@@ -268,7 +261,6 @@ fn sweep_marks_every_run() {
 /// the byte, and no agent is reported as unmarked.
 #[test]
 fn load_marks_the_agents_datagrams() {
-    let _lane = crate::lane::half_core();
     let args = [
         "load",
         "--local",

@@ -33,7 +33,6 @@ fn pairs(doc: &serde_json::Value) -> BTreeSet<(u64, u64)> {
 
 #[test]
 fn mesh_pairs_sample_is_seeded_covers_every_agent_and_never_overlaps() {
-    let _lane = crate::lane::half_core();
     let a = sampled("42");
     assert_eq!(a["parameters"]["sample"]["pairs"], 6);
     assert_eq!(a["parameters"]["sample"]["seed"], 42);
@@ -73,7 +72,6 @@ fn mesh_pairs_sample_is_seeded_covers_every_agent_and_never_overlaps() {
 
 #[test]
 fn mesh_pairs_without_a_seed_prints_the_seed_it_drew() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "mesh", "--local", "3", "-t", "0.1", "--probes", "0", "--pairs", "2",
     ]);
@@ -98,7 +96,6 @@ fn mesh_pairs_without_a_seed_prints_the_seed_it_drew() {
 
 #[test]
 fn mesh_pairs_bad_input_is_one_line_with_exit_2() {
-    let _lane = crate::lane::half_core();
     for (argv, needle) in [
         (vec!["--pairs", "0"], "--pairs 0 is out of range"),
         (vec!["--pairs", "7"], "1 to 6 ordered pairs"),

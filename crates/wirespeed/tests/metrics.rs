@@ -139,7 +139,6 @@ fn loaded_rpm(doc: &serde_json::Value) -> f64 {
 /// (rates in bytes per second, delays in seconds). One short run per command.
 #[test]
 fn every_commands_metrics_file_passes_promtool_and_matches_its_json() {
-    let _lane = crate::lane::half_core();
     let dir = scratch("metrics");
     let d = |name: &str| dir.join(name).display().to_string();
     let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples");
@@ -421,7 +420,6 @@ fn every_commands_metrics_file_passes_promtool_and_matches_its_json() {
 
 #[test]
 fn an_unwritable_metrics_file_is_refused_before_the_test_runs() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&[
         "tcp",
         "-t",
@@ -446,7 +444,6 @@ fn http_get(port: u16, path: &str) -> Option<String> {
 
 #[test]
 fn a_real_prometheus_scrapes_the_agents_counters() {
-    let _lane = crate::lane::light();
     if Command::new("prometheus")
         .arg("--version")
         .output()
@@ -554,7 +551,6 @@ fn http_get_with(port: u16, path: &str, token: Option<&str>) -> (String, String)
 /// behind the token, and `/probe` running a module toward the agent itself.
 #[test]
 fn the_agents_metrics_port_serves_healthz_the_token_and_probes() {
-    let _lane = crate::lane::one_core();
     let dir = scratch("metrics-token");
     let token = "s3cret-token-0123456789";
     std::fs::write(dir.join("token"), format!("{token}\n")).unwrap();
@@ -610,7 +606,6 @@ fn the_agents_metrics_port_serves_healthz_the_token_and_probes() {
 
 #[test]
 fn bad_metrics_and_probe_flags_are_one_line_each() {
-    let _lane = crate::lane::one_core();
     let dir = scratch("metrics-bad");
     std::fs::write(dir.join("short"), "abc\n").unwrap();
     let short = dir.join("short").display().to_string();
@@ -649,7 +644,6 @@ fn bad_metrics_and_probe_flags_are_one_line_each() {
 /// running then, which fails the test instead of hanging it.
 #[test]
 fn a_metrics_address_without_its_host_is_refused_not_bound_to_every_address() {
-    let _lane = crate::lane::half_core();
     use std::time::{Duration, Instant};
     for (given, needle) in [
         (":9210", "expanded to nothing"),

@@ -13,7 +13,6 @@ use std::process::{Command, Stdio};
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn the_agent_pod_is_ready_and_the_mesh_job_completes_on_a_real_node() {
-    let _lane = crate::lane::one_core();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../packaging/kubernetes/node-check.sh"

@@ -46,7 +46,6 @@ fn port_of(address: &serde_json::Value) -> u16 {
 
 #[test]
 fn cport_bind_dev_and_title_act_on_the_sockets_and_the_document() {
-    let _lane = crate::lane::half_core();
     let first = free_ports(2);
     let doc = json(&wirespeed(&[
         "tcp",
@@ -159,7 +158,6 @@ fn cport_bind_dev_and_title_act_on_the_sockets_and_the_document() {
 
 #[test]
 fn connect_timeout_bounds_the_wait_for_a_host_that_never_answers() {
-    let _lane = crate::lane::one_core();
     // A listener that never accepts, its queue full: Linux drops further SYNs, so a connection
     // neither succeeds nor is refused, as with a host behind a filtering firewall.
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
@@ -193,7 +191,6 @@ fn connect_timeout_bounds_the_wait_for_a_host_that_never_answers() {
 
 #[test]
 fn dont_fragment_refuses_a_datagram_over_the_path_mtu() {
-    let _lane = crate::lane::light();
     if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: needs root (a network namespace whose loopback MTU is 1280)");
         return;

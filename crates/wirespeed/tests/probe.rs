@@ -14,7 +14,6 @@ fn json(run: &crate::util::Run) -> serde_json::Value {
 
 #[test]
 fn probe_loopback_v4_and_v6_fits_a_line() {
-    let _lane = crate::lane::one_core();
     for host in ["127.0.0.1", "::1"] {
         let doc = json(&wirespeed(&[
             "probe",
@@ -79,7 +78,6 @@ fn probe_loopback_v4_and_v6_fits_a_line() {
 
 #[test]
 fn probe_human_output_has_the_table_and_the_fit() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&["probe", "127.0.0.1", "-c", "4", "--sizes", "28,500,1000"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for needle in [
@@ -125,7 +123,6 @@ fn probe_human_output_has_the_table_and_the_fit() {
 
 #[test]
 fn probe_bad_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(
         &wirespeed(&["probe", "127.0.0.1", "--sizes", "1..x"]),
         "28..1500:64",
@@ -166,7 +163,6 @@ fn probe_bad_input_is_one_line() {
 
 #[test]
 fn model_predict_reproduces_seed_001_table_2() {
-    let _lane = crate::lane::half_core();
     let doc = json(&wirespeed(&[
         "model",
         "predict",
@@ -201,7 +197,6 @@ fn model_predict_reproduces_seed_001_table_2() {
 
 #[test]
 fn model_bad_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-model-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let f = dir.join("bad.toml");
@@ -374,7 +369,6 @@ impl Chain {
 
 #[test]
 fn probe_discovers_every_hop_of_a_namespace_chain() {
-    let _lane = crate::lane::light();
     let chain = Chain::new("p", false);
     // Let a's processes open unprivileged ICMP datagram sockets, to test both socket kinds.
     let mut cmd = Command::new("ip");
@@ -442,7 +436,6 @@ fn probe_discovers_every_hop_of_a_namespace_chain() {
 
 #[test]
 fn probe_unreachable_and_filtered_hosts_are_one_line() {
-    let _lane = crate::lane::half_core();
     let chain = Chain::new("u", false);
     let exec = |args: &[&str]| {
         let out = Command::new("ip")
@@ -490,7 +483,6 @@ fn probe_unreachable_and_filtered_hosts_are_one_line() {
 
 #[test]
 fn model_fit_then_compare_a_probed_chain_is_consistent() {
-    let _lane = crate::lane::one_core();
     let chain = Chain::new("m", false);
     let doc = chain.probe(&[
         "198.18.3.2",
@@ -566,7 +558,6 @@ fn model_fit_then_compare_a_probed_chain_is_consistent() {
 
 #[test]
 fn probe_reports_icmp_rate_limiting_at_a_default_router() {
-    let _lane = crate::lane::one_core();
     let chain = Chain::new("r", true);
     let doc = chain.probe(&[
         "198.18.3.2",
@@ -595,7 +586,6 @@ fn probe_reports_icmp_rate_limiting_at_a_default_router() {
 
 #[test]
 fn seed_001_section_4_misconfigured_router_from_the_command_line() {
-    let _lane = crate::lane::half_core();
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../../examples/");
     let run = wirespeed(&[
         "model",
@@ -615,7 +605,6 @@ fn seed_001_section_4_misconfigured_router_from_the_command_line() {
 
 #[test]
 fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
-    let _lane = crate::lane::one_core();
     let easy = json(&wirespeed(&[
         "probe",
         "127.0.0.1",
@@ -669,7 +658,6 @@ fn probe_until_width_adds_rounds_until_the_interval_is_narrow() {
 /// the last, it ends within it).
 #[test]
 fn probe_until_stable_says_what_stopped_the_rounds() {
-    let _lane = crate::lane::half_core();
     let doc = json(&wirespeed(&[
         "probe",
         "127.0.0.1",
@@ -713,7 +701,6 @@ fn probe_until_stable_says_what_stopped_the_rounds() {
 
 #[test]
 fn probe_without_privileges_says_which_socket_and_the_fix() {
-    let _lane = crate::lane::half_core();
     use std::os::unix::fs::PermissionsExt;
     // A copy of the binary that user nobody can reach, run with every privilege dropped.
     let dir = std::env::temp_dir().join(format!("ws-nobody-{}", std::process::id()));
@@ -742,7 +729,6 @@ fn probe_without_privileges_says_which_socket_and_the_fix() {
 
 #[test]
 fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("ws-cmp-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let probe = wirespeed(&[
@@ -819,7 +805,6 @@ fn model_compare_a_path_without_hop_marks_against_a_loopback_probe() {
 
 #[test]
 fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
-    let _lane = crate::lane::light();
     let chain = Chain::new("t", false);
     // The r1 - r2 link carries 1280-byte packets at most.
     ip(&["-n", &chain.names[1], "link", "set", "wsl1", "mtu", "1280"]);
@@ -861,7 +846,6 @@ fn probe_leaves_out_probes_too_big_for_a_link_on_the_way() {
 
 #[test]
 fn probe_udp_echo_against_the_agent_fits_a_line() {
-    let _lane = crate::lane::one_core();
     let server = crate::throughput::Server::start(&[]);
     let doc = json(&wirespeed(&[
         "probe",
@@ -903,7 +887,6 @@ fn probe_udp_echo_against_the_agent_fits_a_line() {
 
 #[test]
 fn probe_udp_bad_input_is_one_line() {
-    let _lane = crate::lane::half_core();
     // Below the smallest UDP echo (IP 20 + UDP 8 + cookie and sequence 24).
     let server = crate::throughput::Server::start(&[]);
     let run = wirespeed(&[
@@ -938,7 +921,6 @@ fn probe_udp_bad_input_is_one_line() {
 /// and the destination's per byte comes from the plane of both series (the JSON says so).
 #[test]
 fn probe_hops_udp_times_the_destination_with_short_replies() {
-    let _lane = crate::lane::one_core();
     let server = crate::throughput::Server::start(&[]);
     let doc = json(&wirespeed(&[
         "probe",

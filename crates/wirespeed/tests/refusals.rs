@@ -5,7 +5,6 @@ use crate::util::{assert_one_line_error, wirespeed};
 
 #[test]
 fn throughput_values_are_refused_before_the_test() {
-    let _lane = crate::lane::half_core();
     for (args, needle) in [
         (&["tcp", "-w", "0", "-t", "1"][..], "-w 0 is too small"),
         (&["tcp", "-A", "9999", "-t", "1"][..], "CPU 9999 is not one"),
@@ -32,7 +31,6 @@ fn throughput_values_are_refused_before_the_test() {
 
 #[test]
 fn simulation_and_sweep_values_are_refused_before_the_work() {
-    let _lane = crate::lane::one_core();
     assert_one_line_error(
         &wirespeed(&["sim", "csma", "--threads", "0", "--hosts", "2"]),
         "--threads",
@@ -66,7 +64,6 @@ fn simulation_and_sweep_values_are_refused_before_the_work() {
 /// cannot apply, never parsed and ignored.
 #[test]
 fn rate_unit_is_honoured_or_refused() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&[
         "model",
         "predict",

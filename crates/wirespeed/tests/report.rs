@@ -21,7 +21,6 @@ fn s(p: &Path) -> &str {
 
 #[test]
 fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
-    let _lane = crate::lane::half_core();
     let dir = Scratch::new("report-e2e");
     let envelope = save(
         &dir,
@@ -65,7 +64,6 @@ fn report_of_envelope_sim_and_tcp_has_their_tables_and_plots() {
 
 #[test]
 fn a_directory_is_its_results_files_in_name_order() {
-    let _lane = crate::lane::half_core();
     let dir = Scratch::new("report-dir");
     save(
         &dir,
@@ -96,7 +94,6 @@ fn a_directory_is_its_results_files_in_name_order() {
 
 #[test]
 fn bad_json_is_one_line_with_file_line_and_column() {
-    let _lane = crate::lane::light();
     let dir = Scratch::new("report-bad");
     let bad = dir.path("bad.json");
     fs::write(
@@ -135,7 +132,6 @@ fn bad_json_is_one_line_with_file_line_and_column() {
 /// document is now built as text (7.0x).
 #[test]
 fn a_file_near_the_cap_is_rendered_under_twelve_times_its_size() {
-    let _lane = crate::lane::half_core();
     const NEAR_CAP: usize = 63 * 1024 * 1024;
     let dir = Scratch::new("report-memory");
     let example = concat!(

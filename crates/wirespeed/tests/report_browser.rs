@@ -262,7 +262,6 @@ struct Text {
 
 #[test]
 fn every_commands_report_reads_in_chromium_at_1280_pixels() {
-    let _lane = crate::lane::one_core();
     let Some(chromium) = chromium() else {
         eprintln!(
             "skipped: no chromium on PATH (apt-get install chromium, as scripts/install-deps.sh \

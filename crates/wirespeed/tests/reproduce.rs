@@ -26,7 +26,6 @@ fn row<'a>(rows: &'a [serde_json::Value], quantity: &str) -> &'a serde_json::Val
 
 #[test]
 fn list_names_every_reproduction() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["reproduce", "--list"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     for name in [
@@ -45,7 +44,6 @@ fn list_names_every_reproduction() {
 
 #[test]
 fn bad_name_and_misplaced_flags_are_one_line_errors() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["reproduce", "nope"]), "'nope'");
     assert_one_line_error(&wirespeed(&["reproduce"]), "NAME");
     assert_one_line_error(
@@ -76,7 +74,6 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
 
 #[test]
 fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
-    let _lane = crate::lane::half_core();
     let doc = json(&["reproduce", "envelope", "--no-lab", "-t", "300ms", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.reproduce.v1");
     assert_eq!(doc["result"]["name"], "envelope");
@@ -102,7 +99,6 @@ fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
 
 #[test]
 fn envelope_text_prints_paper_and_ours_side_by_side() {
-    let _lane = crate::lane::light();
     let run = wirespeed(&["reproduce", "envelope", "--no-lab", "-t", "200ms"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     assert!(run.stdout.contains("paper"), "{}", run.stdout);
@@ -116,7 +112,6 @@ fn envelope_text_prints_paper_and_ours_side_by_side() {
 
 #[test]
 fn boggs_reproduces_the_seed_000_figures_in_the_simulator() {
-    let _lane = crate::lane::half_core();
     // 5 s per point (the seed's window is 10 s): the stated figures settle sooner except the
     // per-host spread, which is not asserted here (2 s windows cut off enough late 1536-byte
     // packets to pull their mean delay under the tolerance).
@@ -170,10 +165,10 @@ fn can_build_labs(test: &str) -> bool {
 
 #[test]
 fn envelope_lab_link_carries_its_ceiling() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("envelope_lab_link_carries_its_ceiling") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
     let rows = rows(&doc);
     let lab = row(&rows, "TCP goodput across the link");
@@ -184,10 +179,10 @@ fn envelope_lab_link_carries_its_ceiling() {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("boggs_lab_bit_rate_vs_n_follows_the_simulator") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.alone();
     // Seed 000 figure 3-3's experiment on labs/boggs-24.toml: 2 and 8 stations, 512- and
     // 1514-byte frames, 1 s windows (about 20 s with the lab's set-up).
     let doc = json(&[
@@ -266,10 +261,10 @@ fn boggs_lab_bit_rate_vs_n_follows_the_simulator() {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn duplex_mismatch_shows_the_counter_signature() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("duplex_mismatch_shows_the_counter_signature") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     // 200 kB each way (the seed moved 50 MB): enough for the MAC counters, under a second
     // when the link does not stall. It stalls at times, for tens of seconds: each transfer is
     // cut at 5 s and counted by what arrived, so six transfers take at most about 40 s.
@@ -375,10 +370,10 @@ fn duplex_mismatch_shows_the_counter_signature() {
 
 #[test]
 fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("bellovin_recovers_the_per_byte_cost_and_flags_the_board") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     // A 15 s budget: the rounds the seed path's DS0 fits in it (5 or 6 of its 2.2 s rounds by
     // the configured lines, against 16 in the default 40 s). The judged row is the slow line's
     // per byte, which one probe per size per round pins to about 0.05% (its tolerance is 2%).
@@ -408,10 +403,10 @@ fn bellovin_recovers_the_per_byte_cost_and_flags_the_board() {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn per_hop_costs_of_a_lab_chain_are_recovered() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("per_hop_costs_of_a_lab_chain_are_recovered") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.alone();
     let chain = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/probe-chain.toml");
     let started = std::time::Instant::now();
     let doc = json(&["reproduce", "bellovin", "--topology", chain, "--json"]);
@@ -489,10 +484,10 @@ fn per_hop_costs_of_a_lab_chain_are_recovered() {
 #[test]
 #[ignore = "heavy tier: run by bench/heavy-tests.sh"]
 fn bellovin_probes_both_families_of_a_dual_stack_path() {
-    let _lane = crate::lane::machine();
     if !can_build_labs("bellovin_probes_both_families_of_a_dual_stack_path") {
         return;
     }
+    let _guard = crate::lab::LAB_LOCK.alone();
     let dir = std::env::temp_dir().join(format!("ws-dual-stack-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("dual-stack.toml");
@@ -620,12 +615,12 @@ fn fixed_in_unit(tolerance: f64, c: f64, quantity: &str) -> f64 {
 
 #[test]
 fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
-    // The machine: the diagonal's rise is judged between two rates of one run, and the modern lab's
-    // plateau within its tolerance of the link's ceiling.
-    let _lane = crate::lane::machine();
     if !can_build_labs("vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model") {
         return;
     }
+    // Alone: the diagonal's rise is judged between two rates of one run, and the modern lab's
+    // plateau within its tolerance of the link's ceiling.
+    let _lane = crate::lab::LAB_LOCK.alone();
     // 300 kB per point (the seed: four runs of 8 MB), across both labs.
     let doc = json(&["reproduce", "vj-buffers", "-n", "300kB", "--json"]);
     let comparisons = doc["result"]["comparisons"].as_array().unwrap();
@@ -694,7 +689,6 @@ fn vj_buffers_seed_004_diagonal_appears_with_the_3_60_host_model() {
 
 #[test]
 fn reproduce_takes_no_rate_format() {
-    let _lane = crate::lane::half_core();
     // Every figure carries its own unit column, so -f would be parsed and ignored: refused.
     let run = wirespeed(&["reproduce", "boggs", "-f", "m"]);
     assert_eq!(run.status, 2, "{}", run.stderr);
@@ -702,7 +696,6 @@ fn reproduce_takes_no_rate_format() {
 
 #[test]
 fn an_installed_binary_reproduces_from_any_directory() {
-    let _lane = crate::lane::one_core();
     // `cargo install` copies the binary alone: its labs and examples must be built in. Run a
     // copy from an empty directory with no source tree above it.
     let dir = std::env::temp_dir().join(format!("wirespeed-installed-{}", std::process::id()));
@@ -731,7 +724,6 @@ fn an_installed_binary_reproduces_from_any_directory() {
 /// built-in one it replaces (checked with a file that is then refused, so no lab is built).
 #[test]
 fn a_given_topology_is_named_in_the_progress_line() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("ws-topology-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("my-path.toml");

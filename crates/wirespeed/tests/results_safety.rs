@@ -202,7 +202,6 @@ fn resume_args(stderr: &str) -> Vec<String> {
 /// only its newline is kept; every point ends up once and `report` reads the file.
 #[test]
 fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
-    let _lane = crate::lane::light();
     let dir = Scratch::new("results-safety-sweep-torn");
     let file = dir.arg("runs.jsonl");
     let first = run(&with(SWEEP, &["--results", &file, "--json"]));
@@ -256,7 +255,6 @@ fn sweep_resume_repairs_a_torn_tail_and_keeps_a_record_missing_its_newline() {
 /// Finding 6, load: the same repair for a load series.
 #[test]
 fn load_resume_repairs_a_torn_tail() {
-    let _lane = crate::lane::light();
     let dir = Scratch::new("results-safety-load-torn");
     let file = dir.arg("tests.jsonl");
     let first = run(&with(LOAD, &["--results", &file, "--json"]));
@@ -280,7 +278,6 @@ fn load_resume_repairs_a_torn_tail() {
 /// finished run saved, exit 130, and the printed command finishes the sweep.
 #[test]
 fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
-    let _lane = crate::lane::light();
     let dir = Scratch::new("results-safety-sweep-int");
     let file = dir.arg("runs.jsonl");
     let mut child = spawn(&with(SWEEP, &["--results", &file]));
@@ -308,7 +305,6 @@ fn sweep_ctrl_c_prints_the_partial_table_and_the_command_that_resumes() {
 /// saved), the JSON says partial, exit 143, and the printed command finishes the series.
 #[test]
 fn load_sigterm_saves_the_finished_tests_and_marks_the_json_partial() {
-    let _lane = crate::lane::light();
     let dir = Scratch::new("results-safety-load-term");
     let file = dir.arg("tests.jsonl");
     // Tests of 1 s so that the signal lands in the middle of one.
@@ -342,7 +338,6 @@ fn load_sigterm_saves_the_finished_tests_and_marks_the_json_partial() {
 /// nothing was saved (no resume command to give).
 #[test]
 fn load_ctrl_c_without_a_results_file_says_nothing_was_saved() {
-    let _lane = crate::lane::light();
     let mut args = with(LOAD, &[]);
     let transmit = args.iter().position(|a| a == "--transmit").unwrap();
     args[transmit + 1] = "2s".into();
@@ -367,7 +362,6 @@ fn load_ctrl_c_without_a_results_file_says_nothing_was_saved() {
 /// Finding 7, sim csma: the finished points are printed, PARTIAL first, exit 130.
 #[test]
 fn sim_csma_ctrl_c_prints_the_finished_points() {
-    let _lane = crate::lane::one_core();
     // 48 points of a minute of simulated time each: far longer than the test waits.
     let child = spawn(&with(
         &["sim", "csma"],
@@ -403,7 +397,6 @@ fn sim_csma_ctrl_c_prints_the_finished_points() {
 /// Finding 7, probe: the fit from the probes so far, PARTIAL first, exit 130.
 #[test]
 fn probe_ctrl_c_prints_the_partial_fit() {
-    let _lane = crate::lane::light();
     // 16 sizes x 500 probes, 1 ms apart: over 8 s, interrupted after one.
     let child = spawn(&with(
         &["probe"],
@@ -490,7 +483,6 @@ fn crash_and_resume(
 /// once and `report` reads the file.
 #[test]
 fn sigkill_and_truncation_at_random_never_lose_or_duplicate_a_point() {
-    let _lane = crate::lane::light();
     let seed = 0x5eed_0014;
     eprintln!("crash test seed {seed:#x}");
     let dir = Scratch::new("results-safety-crash");

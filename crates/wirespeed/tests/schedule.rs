@@ -76,7 +76,6 @@ fn wait_for_lines(path: &Path, lines: usize) {
 
 #[test]
 fn tcp_every_1s_count_3_records_three_runs_that_never_overlap() {
-    let _lane = crate::lane::one_core();
     let agent = ServeProcess::start(&[]);
     let dir = temp("three");
     let results = dir.join("runs.jsonl");
@@ -137,7 +136,6 @@ fn tcp_every_1s_count_3_records_three_runs_that_never_overlap() {
 
 #[test]
 fn a_peer_down_mid_schedule_is_recorded_and_the_exit_status_says_so() {
-    let _lane = crate::lane::light();
     let agent = ServeProcess::start(&[]);
     let dir = temp("down");
     let results = dir.join("runs.jsonl");
@@ -182,7 +180,6 @@ fn a_peer_down_mid_schedule_is_recorded_and_the_exit_status_says_so() {
 
 #[test]
 fn resume_continues_a_schedule_stopped_by_sigint() {
-    let _lane = crate::lane::one_core();
     let agent = ServeProcess::start(&[]);
     let dir = temp("resume");
     let results = dir.join("runs.jsonl");
@@ -229,7 +226,6 @@ fn resume_continues_a_schedule_stopped_by_sigint() {
 
 #[test]
 fn bad_schedule_flags_are_one_line_and_status_2() {
-    let _lane = crate::lane::one_core();
     let dir = temp("bad");
     let r = dir.join("r.jsonl");
     let r = r.to_str().unwrap();
@@ -299,7 +295,6 @@ fn bad_schedule_flags_are_one_line_and_status_2() {
 
 #[test]
 fn probe_and_latency_run_on_a_schedule_too() {
-    let _lane = crate::lane::one_core();
     let agent = ServeProcess::start(&[]);
     let dir = temp("probe-latency");
     let port = agent.port.to_string();
@@ -365,7 +360,6 @@ fn probe_and_latency_run_on_a_schedule_too() {
 /// client's), and a test that found the agent busy reports its wait.
 #[test]
 fn two_clients_against_an_exclusive_agent_never_overlap_and_the_second_reports_its_wait() {
-    let _lane = crate::lane::one_core();
     let agent = ServeProcess::start(&["--exclusive"]);
     let dir = temp("exclusive");
     let port = agent.port.to_string();

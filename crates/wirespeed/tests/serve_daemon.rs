@@ -55,7 +55,6 @@ fn port_and_pid(line: &str) -> (String, i32) {
 
 #[test]
 fn a_daemon_serves_logs_holds_its_pid_file_and_ends_on_sigterm() {
-    let _lane = crate::lane::half_core();
     let dir = Scratch::new("daemon-serve");
     let (pidfile, logfile) = (dir.arg("agent.pid"), dir.arg("agent.log"));
     let started = wirespeed(&[
@@ -109,7 +108,6 @@ fn a_daemon_serves_logs_holds_its_pid_file_and_ends_on_sigterm() {
 
 #[test]
 fn unusable_pid_and_log_files_are_one_line_before_anything_listens() {
-    let _lane = crate::lane::half_core();
     let dir = Scratch::new("daemon-bad");
     assert_one_line_error(
         &wirespeed(&[

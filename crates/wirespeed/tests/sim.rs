@@ -14,7 +14,6 @@ fn json(args: &[&str]) -> serde_json::Value {
 
 #[test]
 fn sim_csma_json_has_one_point_per_size_and_host_count() {
-    let _lane = crate::lane::half_core();
     let doc = json(&[
         "sim",
         "csma",
@@ -68,7 +67,6 @@ fn sim_csma_json_has_one_point_per_size_and_host_count() {
 /// process is spawned): the same seed gives the same figures, another seed others.
 #[test]
 fn sim_csma_same_seed_same_figures() {
-    let _lane = crate::lane::half_core();
     let points = |seed| {
         let config = Config::seed_long_net(vec![5], vec![LengthMix::Fixed { bytes: 128 }])
             .and_then(|c| c.with_time(Duration::from_millis(50)))
@@ -83,7 +81,6 @@ fn sim_csma_same_seed_same_figures() {
 
 #[test]
 fn sim_csma_prints_a_table_per_size_and_the_theory() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&[
         "sim", "csma", "--hosts", "1-3", "-l", "64,1536", "-t", "100ms", "--theory",
     ]);
@@ -111,7 +108,6 @@ fn sim_csma_prints_a_table_per_size_and_the_theory() {
 /// come late; through the library, as a measurement alone.
 #[test]
 fn sim_csma_100_mbit_on_3000_ft_reports_late_collisions() {
-    let _lane = crate::lane::one_core();
     let config = Config::seed_long_net(vec![8], vec![LengthMix::Fixed { bytes: 1536 }])
         .and_then(|c| c.with_rate(BitRate::from_bits_per_second(100_000_000)))
         .and_then(|c| c.with_time(Duration::from_millis(200)))
@@ -127,7 +123,6 @@ fn sim_csma_100_mbit_on_3000_ft_reports_late_collisions() {
 
 #[test]
 fn sim_csma_bad_input_is_one_line_and_status_2() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["sim", "csma", "-r", "1G"]), "Table 2");
     assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "4000"]), "--oversize");
     assert_one_line_error(&wirespeed(&["sim", "csma", "-l", "32"]), "64 to");
@@ -148,7 +143,6 @@ fn sim_csma_bad_input_is_one_line_and_status_2() {
 
 #[test]
 fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
-    let _lane = crate::lane::light();
     let doc = json(&[
         "sim", "link", "--a", "half", "--b", "full", "-t", "2s", "-J",
     ]);
@@ -178,7 +172,6 @@ fn sim_link_mismatch_counts_late_collisions_and_fcs_errors() {
 
 #[test]
 fn sim_link_refuses_a_timeout_no_ack_can_beat_and_earns_its_mismatch_verdict() {
-    let _lane = crate::lane::light();
     // A 1 ns timeout used to livelock the simulator (an event every ns) or, on short runs, print
     // a mismatch verdict over all-zero counters.
     assert_one_line_error(
@@ -197,7 +190,6 @@ fn sim_link_refuses_a_timeout_no_ack_can_beat_and_earns_its_mismatch_verdict() {
 
 #[test]
 fn sim_csma_plot_writes_the_seed_figures() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("wirespeed-sim-plot-{}", std::process::id()));
     let run = wirespeed(&[
         "sim",
@@ -232,7 +224,6 @@ fn sim_csma_plot_writes_the_seed_figures() {
 /// Issue 15 item 7: `sim link` takes a cable length as `sim csma` does, and honours `-f`.
 #[test]
 fn sim_link_takes_lengths_with_units_and_honours_the_rate_unit() {
-    let _lane = crate::lane::half_core();
     let metres = |args: &[&str]| {
         let mut all = vec!["sim", "link", "-t", "0.2s", "--json"];
         all.extend_from_slice(args);

@@ -4,7 +4,6 @@ use crate::util::{assert_one_line_error, wirespeed};
 /// requested ones, the results file holds every run, and the JSON document carries the table.
 #[test]
 fn loopback_sweep_grants_grow_with_requests() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("ws-sweep-e2e-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -89,7 +88,6 @@ fn loopback_sweep_grants_grow_with_requests() {
 
 #[test]
 fn a_results_file_is_never_overwritten() {
-    let _lane = crate::lane::light();
     let path = std::env::temp_dir().join(format!("ws-sweep-exists-{}.jsonl", std::process::id()));
     std::fs::write(&path, "precious\n").unwrap();
     let run = wirespeed(&[
@@ -108,7 +106,6 @@ fn a_results_file_is_never_overwritten() {
 
 #[test]
 fn bad_grids_are_one_line() {
-    let _lane = crate::lane::half_core();
     assert_one_line_error(&wirespeed(&["sweep", "--snd", "17..1"]), "buffer axis");
     assert_one_line_error(&wirespeed(&["sweep", "--rcv", "1..x"]), "buffer axis");
     assert_one_line_error(&wirespeed(&["sweep", "--reps", "0"]), "--reps");
@@ -123,7 +120,6 @@ fn bad_grids_are_one_line() {
 /// naming how far it is and how long is left; the JSON on stdout stays one document.
 #[test]
 fn a_long_series_off_a_terminal_prints_plain_progress_lines() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir().join(format!("ws-sweep-progress-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
@@ -158,7 +154,6 @@ fn a_long_series_off_a_terminal_prints_plain_progress_lines() {
 /// the tables needs more than five digits; `-f` still picks the unit.
 #[test]
 fn loopback_sweep_figures_stay_short_in_the_default_unit() {
-    let _lane = crate::lane::light();
     let dir = std::env::temp_dir().join(format!("ws-sweep-units-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let results = dir.join("runs.jsonl");
@@ -208,10 +203,10 @@ fn loopback_sweep_figures_stay_short_in_the_default_unit() {
 /// by the ceiling, and reports the window the sender saw per buffer asked. About 10 s.
 #[test]
 fn issue_31_sweep_on_the_t1_path_reads_the_lab_and_refuses_the_seeds_grid() {
-    let _lane = crate::lane::one_core();
     if !crate::lab::can_build_labs("sweep on the t1 path") {
         return;
     }
+    let _guard = crate::lab::LAB_LOCK.beside_others();
     let started = std::time::Instant::now();
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
     let lab = crate::verdicts::TestLab::up(std::path::Path::new(file));

@@ -82,7 +82,6 @@ impl Server {
 
 #[test]
 fn seed_002_loopback_ttcp_exact_bytes() {
-    let _lane = crate::lane::light();
     // pcattcp -t: 2048 buffers of 8192 bytes = 16777216 bytes.
     let doc = json(&wirespeed(&["tcp", "-n", "2048", "-l", "8192", "--json"]));
     assert_eq!(doc["schema"], "wirespeed.tcp.v1");
@@ -111,7 +110,6 @@ fn seed_002_loopback_ttcp_exact_bytes() {
 
 #[test]
 fn exact_bytes_reverse_bidir_and_parallel() {
-    let _lane = crate::lane::light();
     for (flags, sums) in [
         (&["-R"][..], &["sum_received"][..]),
         (
@@ -161,7 +159,6 @@ fn exact_bytes_reverse_bidir_and_parallel() {
 
 #[test]
 fn human_output_has_intervals_ttcp_lines_and_tcp_info() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&["tcp", "-t", "0.6", "-i", "0.2", "-w", "256KiB", "--nodelay"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let intervals = run
@@ -213,7 +210,6 @@ fn human_output_has_intervals_ttcp_lines_and_tcp_info() {
 /// `lab::link_local_agents_are_reached_through_their_zone`.)
 #[test]
 fn loopback_senders_are_not_paced_and_every_end_says_so() {
-    let _lane = crate::lane::one_core();
     for flags in [&[][..], &["-R"][..]] {
         let mut args = vec!["tcp", "-n", "256KiB", "--json"];
         args.extend_from_slice(flags);
@@ -259,7 +255,6 @@ fn loopback_senders_are_not_paced_and_every_end_says_so() {
 /// cap itself. (Within 2% across a lab link: `lab_rates::tcp_b_holds_the_cap_across_a_faster_link`.)
 #[test]
 fn tcp_b_caps_the_agents_senders_on_loopback() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&[
         "tcp", "-R", "-b", "20M", "-M", "1448", "-t", "1", "-i", "0", "--json",
     ]);
@@ -299,7 +294,6 @@ fn tcp_b_caps_the_agents_senders_on_loopback() {
 
 #[test]
 fn udp_json_counts_datagrams_and_loss() {
-    let _lane = crate::lane::one_core();
     let doc = json(&wirespeed(&[
         "udp", "-n", "300KB", "-l", "1000", "-b", "50M", "--json",
     ]));
@@ -314,7 +308,6 @@ fn udp_json_counts_datagrams_and_loss() {
 
 #[test]
 fn a_separate_agent_serves_and_stops_cleanly_on_sigterm() {
-    let _lane = crate::lane::half_core();
     let mut server = Server::start(&["--json"]);
     let doc = json(&wirespeed(&[
         "tcp",
@@ -345,7 +338,6 @@ fn a_separate_agent_serves_and_stops_cleanly_on_sigterm() {
 
 #[test]
 fn limits_and_auth_are_refused_in_one_line() {
-    let _lane = crate::lane::half_core();
     let dir = std::env::temp_dir().join(format!("ws-throughput-key-{}", std::process::id()));
     std::fs::write(&dir, "0123456789abcdef0123456789abcdef\n").unwrap();
     let key = dir.to_str().unwrap();
@@ -386,7 +378,6 @@ fn limits_and_auth_are_refused_in_one_line() {
 
 #[test]
 fn the_agent_killed_mid_test_gives_a_partial_result_and_one_line() {
-    let _lane = crate::lane::one_core();
     let mut server = Server::start(&[]);
     let p = server.port();
     let client = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
@@ -416,7 +407,6 @@ fn the_agent_killed_mid_test_gives_a_partial_result_and_one_line() {
 
 #[test]
 fn a_closed_port_is_one_clear_line() {
-    let _lane = crate::lane::half_core();
     // Bind and drop to find a port nobody listens on.
     let port = std::net::TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -429,7 +419,6 @@ fn a_closed_port_is_one_clear_line() {
 
 #[test]
 fn bad_flags_are_one_line() {
-    let _lane = crate::lane::light();
     assert_one_line_error(&wirespeed(&["tcp", "-n", "lots"]), "is not a count");
     assert_one_line_error(
         &wirespeed(&["tcp", "-b", "5"]),
@@ -455,7 +444,6 @@ fn bad_flags_are_one_line() {
 
 #[test]
 fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
-    let _lane = crate::lane::one_core();
     let doc = json(&wirespeed(&[
         "tcp", "-t", "0.6", "-O", "0.2", "-i", "0.2", "--repeat", "2", "-J",
     ]));
@@ -487,7 +475,6 @@ fn omit_leaves_the_warm_up_out_and_repeat_summarises_runs() {
 
 #[test]
 fn json_stream_prints_each_interval_then_the_document() {
-    let _lane = crate::lane::half_core();
     let run = wirespeed(&["tcp", "-t", "0.45", "-i", "0.15", "--json-stream"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let lines: Vec<serde_json::Value> = run
@@ -507,7 +494,6 @@ fn json_stream_prints_each_interval_then_the_document() {
 
 #[test]
 fn file_source_sends_exact_bytes_wrapping_at_its_end() {
-    let _lane = crate::lane::light();
     let path = std::env::temp_dir().join(format!("ws-throughput-file-{}", std::process::id()));
     std::fs::write(&path, vec![7u8; 10_000]).unwrap();
     let p = path.to_str().unwrap();
@@ -524,7 +510,6 @@ fn file_source_sends_exact_bytes_wrapping_at_its_end() {
 
 #[test]
 fn udp_states_how_datagrams_were_sent_and_received() {
-    let _lane = crate::lane::half_core();
     let auto = wirespeed(&["udp", "-n", "64000", "-l", "64", "-b", "0", "-i", "0"]);
     assert!(
         auto.stdout
@@ -550,7 +535,6 @@ fn udp_states_how_datagrams_were_sent_and_received() {
 
 #[test]
 fn udp_at_b_0_warns_when_the_receiver_drops() {
-    let _lane = crate::lane::one_core();
     // A 4 KiB receive buffer behind an unpaced sender: datagrams are dropped.
     let run = wirespeed(&[
         "udp", "-t", "0.3", "-l", "1400", "-b", "0", "-w", "4KiB", "--json",
@@ -580,7 +564,6 @@ fn udp_at_b_0_warns_when_the_receiver_drops() {
 /// that is not this host's (binding sends nothing: 198.18.255.1 is in the test range).
 #[test]
 fn error_lines_name_each_cause_once_and_the_right_problem() {
-    let _lane = crate::lane::one_core();
     let refused = wirespeed(&["tcp", "127.0.0.1", "-p", "1", "-t", "1"]);
     assert_eq!(refused.status, 2, "{}", refused.stderr);
     assert_eq!(

@@ -131,7 +131,6 @@ fn served(agent: &mut ServeProcess, key: &str, kind: &str, args: &[&str]) {
 
 #[test]
 fn the_units_filter_serves_every_test_kind() {
-    let _lane = crate::lane::one_core();
     skip_unless_filter_loads!();
     let scratch = readable_scratch("kinds");
     let mut agent = filtered_agent(&scratch, &[], &[]);
@@ -247,7 +246,6 @@ fn the_units_filter_serves_every_test_kind() {
 
 #[test]
 fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
-    let _lane = crate::lane::one_core();
     skip_unless_filter_loads!();
     if Command::new("strace").arg("-V").output().is_err() {
         eprintln!("skipped: no strace to see the refused call (apt-get install strace)");
@@ -303,7 +301,6 @@ fn a_call_outside_the_units_filter_fails_with_eperm_and_the_agent_lives() {
 
 #[test]
 fn the_raw_load_drop_in_lets_the_agent_serve_load_raw() {
-    let _lane = crate::lane::half_core();
     skip_unless_filter_loads!();
     let scratch = readable_scratch("raw");
     let drop_in = repo()

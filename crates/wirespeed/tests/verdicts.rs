@@ -49,7 +49,6 @@ fn read_until(out: &mut BufReader<ChildStdout>, found: impl Fn(&str) -> bool) ->
 
 #[test]
 fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
-    let _lane = crate::lane::half_core();
     let mut child = Command::new(env!("CARGO_BIN_EXE_wirespeed"))
         .args(["tcp", "-t", "20", "-i", "0.2", "--json-stream"])
         .stdout(Stdio::piped())
@@ -134,7 +133,6 @@ fn an_interrupted_run_is_partial_with_no_verdict_and_status_3() {
 
 #[test]
 fn a_file_to_send_must_be_a_readable_regular_file() {
-    let _lane = crate::lane::one_core();
     let dir = std::env::temp_dir();
     let dir = dir.to_str().unwrap();
     assert_one_line_error(
@@ -168,7 +166,6 @@ fn a_file_to_send_must_be_a_readable_regular_file() {
 
 #[test]
 fn a_udp_rate_too_low_for_one_datagram_is_refused() {
-    let _lane = crate::lane::one_core();
     let run = wirespeed(&["udp", "-b", "1", "-t", "2"]);
     assert_one_line_error(&run, "-b 1 bit/s is too low to send one 1472-byte datagram");
     assert!(run.stderr.contains("e.g. -b 6k"), "{}", run.stderr);
@@ -180,7 +177,6 @@ fn a_udp_rate_too_low_for_one_datagram_is_refused() {
 
 #[test]
 fn a_slow_udp_pacer_ends_by_its_deadline_and_on_sigterm() {
-    let _lane = crate::lane::one_core();
     // One 1472-byte datagram every 1.96 s: the pacer sleeps until the rate has paid for it.
     let t = Instant::now();
     let run = wirespeed(&["udp", "-b", "6k", "-t", "2.5", "--json"]);
@@ -220,7 +216,6 @@ fn a_slow_udp_pacer_ends_by_its_deadline_and_on_sigterm() {
 
 #[test]
 fn udp_has_no_buffer_autotuning_to_report() {
-    let _lane = crate::lane::light();
     let run = wirespeed(&["udp", "-t", "0.5"]);
     assert_eq!(run.status, 0, "{}", run.stderr);
     let line = run
@@ -336,10 +331,10 @@ const TEN_MEGABIT: &str = "name = \"verdicts\"\n[[host]]\nname = \"h1\"\n[[host]
 
 #[test]
 fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_stay_out() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("verdicts in a lab") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     let file = std::env::temp_dir().join(format!("ws-verdicts-{}.toml", std::process::id()));
     std::fs::write(&file, TEN_MEGABIT).unwrap();
     let lab = TestLab::up(&file);
@@ -411,10 +406,10 @@ fn inside_a_10_mbit_lab_link_the_ceiling_is_the_links_and_warm_up_retransmits_st
 /// reaches it as the native test above does (same verdict, same lab, same duration).
 #[test]
 fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_test() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("tcp --iperf3 in a lab") {
         return;
     }
+    let _lane = crate::lab::LAB_LOCK.beside_others();
     if Command::new("iperf3").arg("--version").output().is_err() {
         eprintln!(
             "tcp --iperf3 in a lab: skipped: iperf3 is not installed (scripts/install-deps.sh)"
@@ -460,10 +455,10 @@ fn inside_a_10_mbit_lab_link_tcp_iperf3_names_the_links_ceiling_like_the_native_
 /// IPv6, and bbr at the T1's ceiling draws no warning about pacing.
 #[test]
 fn issue_31_t1_path_names_the_t1_as_the_bound_both_ways_and_bbr_at_the_ceiling_is_not_warned() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("t1 path verdicts") {
         return;
     }
+    let _guard = crate::lab::LAB_LOCK.beside_others();
     let file = concat!(env!("CARGO_MANIFEST_DIR"), "/../../labs/t1-path.toml");
     let lab = TestLab::up(Path::new(file));
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
@@ -526,7 +521,6 @@ fn issue_31_t1_path_names_the_t1_as_the_bound_both_ways_and_bbr_at_the_ceiling_i
 
 #[test]
 fn a_veth_speed_is_never_a_ceiling_and_the_verdict_says_how_to_give_one() {
-    let _lane = crate::lane::one_core();
     if !can_build_labs("veth speed") {
         return;
     }

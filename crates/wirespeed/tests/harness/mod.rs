@@ -677,7 +677,6 @@ fn out_dir() -> PathBuf {
 #[test]
 #[ignore = "minutes of labs: run by bench/harness.sh"]
 fn random_labs_scorecard() {
-    let _lane = crate::lane::machine();
     if !crate::lab::can_build_labs("harness") {
         return;
     }
@@ -688,6 +687,9 @@ fn random_labs_scorecard() {
     let limits = Limits::default();
     let mut paths = Vec::new();
     for seed in first..first + labs {
+        let _guard = crate::lab::LAB_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let row = path_row(seed, &limits, 8.0, &keep);
         eprintln!(
             "path seed {seed}: truth {} {:.0}, measured {:?}, named {} {}",
@@ -701,6 +703,9 @@ fn random_labs_scorecard() {
     }
     let mut fleet_rows = Vec::new();
     for i in 0..fleets {
+        let _guard = crate::lab::LAB_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let seed = first + i;
         let row = fleet_row(seed, (i % 4) as usize, 6, &keep);
         eprintln!("fleet seed {seed}: {:?} {:?}", row.verdicts, row.error);
@@ -724,10 +729,6 @@ fn random_labs_scorecard() {
 /// nothing on a healthy host.
 #[test]
 fn random_labs_ci_subset() {
-    // The machine: each path row's rate is judged against its truth's ceiling, and "the link
-    // is the bound" exactly where it reached 90% of it; the fleet's judge names a slow host
-    // from its rates against the fleet's best.
-    let _lane = crate::lane::machine();
     if !crate::lab::can_build_labs("harness") {
         return;
     }
@@ -740,9 +741,18 @@ fn random_labs_ci_subset() {
     };
     let mut rows = Vec::new();
     for seed in [3101, 3102, 3103] {
+        // Alone, one row at a time: each row's rate is judged against its truth's ceiling, and
+        // "the link is the bound" exactly where it reached 90% of it.
+        let _guard = crate::lab::LAB_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         rows.push(path_row(seed, &limits, 3.0, &keep));
     }
     let fleet = {
+        // Alone: the judge names a slow host from its rates against the fleet's best.
+        let _guard = crate::lab::LAB_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         // Seed 3108 draws four hosts at 100 Mbit/s, one behind a slow link and one behind a
         // lossy one: the kinds seed 3101 drew among five.
         fleet_row(3108, 2, 4, &keep)

@@ -750,7 +750,6 @@ fn without_nulls(v: &mut serde_json::Value) {
 #[test]
 #[ignore = "minutes of labs: run by bench/harness-probe.sh"]
 fn probe_scorecard() {
-    let _lane = crate::lane::machine();
     if !crate::lab::can_build_labs("harness") {
         return;
     }
@@ -765,6 +764,9 @@ fn probe_scorecard() {
     let limits = probe_limits();
     let mut rows = Vec::new();
     for seed in first..first + labs {
+        let _guard = crate::lab::LAB_LOCK
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
         let row = probe_row(seed, &limits, count, budget.as_deref(), &keep);
         let off = row
             .figures
@@ -883,7 +885,6 @@ fn corpus_seeds(dir: &Path) -> Result<Vec<u64>, String> {
 #[test]
 #[ignore = "reads a saved corpus: run by bench/harness-probe-replay.sh"]
 fn probe_replay() {
-    let _lane = crate::lane::one_core();
     let dir = PathBuf::from(std::env::var_os("WIRESPEED_HARNESS_CORPUS").expect(
         "WIRESPEED_HARNESS_CORPUS=DIR names a corpus of bench/harness-probe.sh (seed-NNN.json and .toml)",
     ));
@@ -939,7 +940,6 @@ fn probe_replay() {
 /// and the straight line lies between the two slopes.
 #[test]
 fn the_configured_line_of_a_hop_is_its_plane_at_the_run_sizes() {
-    let _lane = crate::lane::half_core();
     let echo = RttLine {
         fixed_ms: 2.0,
         per_sent_byte_ms: 0.001,
