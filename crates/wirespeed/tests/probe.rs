@@ -1076,7 +1076,6 @@ impl AgentWithoutShortReplies {
 /// properly (the client's last word is the echo's close), and nothing is printed on stdout.
 #[test]
 fn probe_hops_udp_refuses_an_agent_without_short_replies() {
-    let _lane = crate::lane::light();
     let agent = AgentWithoutShortReplies::start();
     let run = wirespeed(&[
         "probe",

@@ -971,7 +971,6 @@ fn the_configured_line_of_a_hop_is_its_plane_at_the_run_sizes() {
 /// the chain gives none.
 #[test]
 fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_one() {
-    let _lane = crate::lane::light();
     let draw = path_lab(501, &probe_limits());
     let t = Topology::parse(&draw.toml, "drawn.toml").expect("the draw parses");
     let links = chain_links(&t, "h1", "h2").expect("a chain");
