@@ -25,11 +25,12 @@ mod stats;
 mod sweep;
 mod units;
 
-/// wirespeed-model's library is not compiled in test mode (`[lib] test = false`), so a
-/// `#[cfg(test)]` module written in its sources would be compiled by nobody and its tests would
-/// never run; this names such a file instead.
+/// The libraries whose unit tests live in packages of their own (wirespeed-model here,
+/// wirespeed-sim and wirespeed-report in crates/wirespeed-sim-tests and -report-tests) are not
+/// compiled in test mode (`[lib] test = false`), so a `#[cfg(test)]` module written in their
+/// sources would be compiled by nobody and its tests would never run; this names such a file.
 #[test]
-fn the_library_holds_no_unit_tests_that_would_never_run() {
+fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
     fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
         for entry in std::fs::read_dir(dir).unwrap() {
             let path = entry.unwrap().path();
@@ -44,18 +45,21 @@ fn the_library_holds_no_unit_tests_that_would_never_run() {
             }
         }
     }
-    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../wirespeed-model/src");
-    let mut found = Vec::new();
-    walk(&src, &mut found);
-    assert!(
-        src.join("lib.rs").is_file(),
-        "{} is not the library",
-        src.display()
-    );
-    assert!(
-        found.is_empty(),
-        "#[cfg(test)] in {}: wirespeed-model's unit tests are never compiled there; put them in \
-         crates/wirespeed-model-tests/tests/unit/",
-        found.join(", ")
-    );
+    let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    for library in ["wirespeed-model", "wirespeed-sim", "wirespeed-report"] {
+        let src = crates.join(library).join("src");
+        let mut found = Vec::new();
+        walk(&src, &mut found);
+        assert!(
+            src.join("lib.rs").is_file(),
+            "{} is not the library",
+            src.display()
+        );
+        assert!(
+            found.is_empty(),
+            "#[cfg(test)] in {}: {library}'s unit tests are never compiled there; put them in \
+             crates/{library}-tests/tests/unit/",
+            found.join(", ")
+        );
+    }
 }
