@@ -273,6 +273,14 @@ fn run_as_source(
                 result.tcp_bits_per_second = Some(r.bits_per_second);
                 result.tcp_bytes = Some(r.bytes);
                 result.tcp_seconds = Some(r.seconds);
+            } else if outcome.error.is_none() {
+                // A test without a rate is a failed test; without this it failed with no
+                // reason (seen under load at -t 0.2 s: "1 of 2 tests failed (first: see the
+                // warnings)"), so say what the destination counted.
+                result.errors.push(format!(
+                    "tcp test: the destination counted {} bytes in {:.3} s of a {:.3} s test, so there is no rate",
+                    r.bytes, r.seconds, test.tcp_seconds
+                ));
             }
             result.retransmits = end.sum_sent.retransmits;
             result.tcp_drain = outcome
