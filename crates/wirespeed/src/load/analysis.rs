@@ -111,6 +111,14 @@ pub(crate) fn rows(
     Ok(rows)
 }
 
+/// The window time an agent says its generator gave up: a peer's figure, so one that is not a
+/// time within the window (NaN, negative) is not believed, and more than the window is the
+/// window.
+fn skipped(r: &wirespeed_net::load::LoadReport, window_s: f64) -> Option<f64> {
+    let s = r.skipped_in_window_s;
+    (s.is_finite() && s >= 0.0).then(|| s.min(window_s))
+}
+
 fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<Stats>) -> Row {
     let sink = plan
         .sink_host
@@ -142,8 +150,8 @@ fn row(plan: &LoadPlan, t: &TestRecord, measured: Option<Stats>, model: Option<S
                 clock_offset_seconds: a.clock.map(|c| c.offset_ns as f64 * 1e-9),
                 control_rtt_seconds: a.clock.map(|c| c.rtt_ns as f64 * 1e-9),
                 start_lateness_seconds: r.map(|r| r.start_lateness_s),
-                skipped_in_window_seconds: r.map(|r| r.skipped_in_window_s),
-                skipped_share_of_window: r.map(|r| r.skipped_in_window_s / window_s),
+                skipped_in_window_seconds: r.and_then(|r| skipped(r, window_s)),
+                skipped_share_of_window: r.and_then(|r| skipped(r, window_s)).map(|s| s / window_s),
                 delay_source: r.map(|r| r.delay_source),
                 timestamping: r.and_then(|r| r.timestamping.clone()),
                 error: a.error.clone(),
@@ -502,6 +510,16 @@ mod tests {
         ];
         let rows = rows(&plan(vec![1, 2]), &tests, None).unwrap();
         assert_eq!(rows[1].per_host[1].skipped_share_of_window, Some(0.05));
+        // A hostile or broken agent's figure: NaN is not believed, a year is the window.
+        let odd = vec![TestRecord {
+            hosts: 2,
+            lengths: mix.clone().into(),
+            complete: true,
+            agents: vec![behind(f64::NAN), behind(3e7)],
+        }];
+        let odd = super::rows(&plan(vec![2]), &odd, None).unwrap();
+        assert_eq!(odd[0].per_host[0].skipped_share_of_window, None);
+        assert_eq!(odd[0].per_host[1].skipped_share_of_window, Some(1.0));
         let typed = generators_behind(&rows);
         assert_eq!(
             typed,
