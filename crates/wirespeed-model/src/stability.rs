@@ -224,6 +224,72 @@ pub struct RoundPlan {
     pub rounds_to_settle: Option<u32>,
     /// `rounds_to_settle` x `round_seconds`: the time the path asks for beyond what was spent.
     pub seconds_to_settle: Option<f64>,
+    /// The figure that sets `rounds_to_settle`: the unsettled one widest against its
+    /// tolerance (None when nothing is unsettled; older documents: none recorded).
+    #[serde(default)]
+    pub widest: Option<Unsettled>,
+    /// Probes a size per hop the next round sends: `-c`, or fewer when the budget left holds
+    /// only part of a round ([`round_count`]); None in older documents and when no round fits.
+    #[serde(default)]
+    pub probes_per_size: Option<u32>,
+    /// The sizes the next round sends to the routers, where they are fewer than the run's
+    /// ([`slope_sizes`]); None: every size.
+    #[serde(default)]
+    pub router_sizes: Option<Vec<usize>>,
+}
+
+/// The least probes a size a trimmed round sends: one in each of the analysis's 8 time blocks
+/// (`bestcase::TIME_BLOCKS`), so that the round adds to every stretch of the run it is split
+/// into; a budget that holds fewer ends the rounds.
+pub const LEAST_PROBES_A_ROUND: u32 = 8;
+
+/// Probes a size for the next round: all `count` when a round of them (`round_seconds`) ends
+/// within the `left_seconds` of the budget, else as many as the time left holds at the same
+/// pace, when that is at least [`LEAST_PROBES_A_ROUND`]; None when not even those fit. A run
+/// whose first round took 31 s of a 60 s budget, with a second as long planned, used to stop
+/// there with 29 s unspent (issue 31: seed 617); it sends the 29 s of probes instead.
+pub fn round_count(count: u32, round_seconds: f64, left_seconds: f64) -> Option<u32> {
+    if !left_seconds.is_finite() || left_seconds <= 0.0 {
+        return None;
+    }
+    if round_seconds <= left_seconds {
+        return Some(count);
+    }
+    let fits = (f64::from(count) * left_seconds / round_seconds).floor();
+    (fits >= f64::from(LEAST_PROBES_A_ROUND)).then_some(fits as u32)
+}
+
+/// The sizes a further round sends to the routers when their unsettled figures are read from
+/// the sizes at and above the quote limit `knee` alone, else None (every size).
+///
+/// Past its quote limit a router's answer stops growing, so its per byte sent (`u`) is the
+/// slope from the knee to the largest size; below it the bytes sent and returned grow
+/// together (`u + v`). Its answer per byte is `v - u = (u + v) - 2u`, and a hop's own per byte
+/// is a difference of two `u`s. Where the span below the knee is at least twice the span
+/// above it (IPv6: 88-1232 against 1232-1500 bytes), `u` is read over the short span and
+/// sets the noise of both figures: the probes of a further round go there. Not when a router
+/// of `ttls` still has its fixed cost unsettled (read at the small sizes), nor with fewer
+/// than four sizes at or above the knee, nor on IPv4's 548-byte knee (46-548 against
+/// 548-1500: the spans are alike). The destination is not a router: it keeps every size
+/// (its agent's plane reads its slopes over the whole span).
+pub fn slope_sizes(
+    sizes: &[usize],
+    knee: usize,
+    unsettled: &[Unsettled],
+    ttls: &[u8],
+    destination: Option<u8>,
+) -> Option<Vec<usize>> {
+    let (lo, hi) = (*sizes.iter().min()?, *sizes.iter().max()?);
+    let above: Vec<usize> = sizes.iter().copied().filter(|&s| s >= knee).collect();
+    if above.len() < 4 || knee <= lo || (knee - lo) < 2 * (hi - knee) {
+        return None;
+    }
+    let router = |t: u8| ttls.contains(&t) && Some(t) != destination;
+    let fixed_open = unsettled
+        .iter()
+        .any(|u| u.figure == Figure::Fixed && router(u.ttl));
+    let slope_open = unsettled.iter().any(|u| router(u.ttl));
+    (!fixed_open && slope_open).then_some(above)
 }
 
 /// The hops a further round probes for `unsettled` figures of `hops`: each unsettled hop and
@@ -293,5 +359,65 @@ pub fn plan_round(
         round_seconds,
         rounds_to_settle,
         seconds_to_settle: rounds_to_settle.map(|n| f64::from(n) * round_seconds),
+        widest: widest(unsettled),
+        probes_per_size: None,
+        router_sizes: None,
+    }
+}
+
+/// The unsettled figure widest against its tolerance (one without an interval first).
+pub fn widest(unsettled: &[Unsettled]) -> Option<Unsettled> {
+    let ratio = |u: &Unsettled| {
+        u.half_width_ms
+            .filter(|w| w.is_finite())
+            .map_or(f64::INFINITY, |w| w / u.tolerance_ms)
+    };
+    unsettled
+        .iter()
+        .copied()
+        .max_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+}
+
+/// The budget of `--until-stable`: the flag's, or with the bare flag one planned from the path
+/// after the first round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The seconds the rounds may take.
+    pub seconds: f64,
+    /// Whether `seconds` was planned from the path (the bare flag), not given.
+    pub from_path: bool,
+    /// What the path asked for after the first round: its seconds plus the plan's
+    /// `seconds_to_settle` (None: a figure had no interval yet, or nothing was unsettled).
+    pub path_seconds: Option<f64>,
+    /// The most it could be: the flag's budget, or `--max-time` with the bare flag.
+    pub cap_seconds: f64,
+    /// The first round's plan, the reason for `path_seconds`.
+    pub first_plan: Option<RoundPlan>,
+}
+
+/// The budget after the first round (`first_seconds` long, planned `plan`): with `from_path`,
+/// what the path asks for (the first round plus the time its widest figure projects to
+/// settle, at least one more round), at most `cap_seconds`; else `cap_seconds`, with what the
+/// path asked for beside it.
+pub fn plan_budget(
+    first_seconds: f64,
+    plan: Option<&RoundPlan>,
+    cap_seconds: f64,
+    from_path: bool,
+) -> Budget {
+    let path_seconds = plan.and_then(|p| {
+        p.seconds_to_settle
+            .map(|s| first_seconds + s.max(p.round_seconds))
+    });
+    let seconds = match (from_path, path_seconds) {
+        (true, Some(path)) => path.min(cap_seconds),
+        _ => cap_seconds,
+    };
+    Budget {
+        seconds,
+        from_path,
+        path_seconds,
+        cap_seconds,
+        first_plan: plan.cloned(),
     }
 }

@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
-use wirespeed_model::stability::{self, RoundPlan, StopReason, Tolerances, Unsettled};
+use wirespeed_model::stability::{self, Budget, RoundPlan, StopReason, Tolerances, Unsettled};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ProbeRun, ReplyKind, Sample};
 use wirespeed_report::{Document, Severity};
 
@@ -233,6 +233,8 @@ struct Analysed {
     /// With --until-stable: the last round's plan from the path (the round it stopped before,
     /// or the one it would have sent).
     plan: Option<RoundPlan>,
+    /// With --until-stable: the budget, planned after the first round.
+    budget: Option<Budget>,
 }
 
 /// One probe of the path: the document, and what was measured if Ctrl-C cut it short (`None`
@@ -257,6 +259,7 @@ pub fn measure(
         socket: config.socket,
         udp: config.udp.clone(),
         only_ttls: None,
+        router_sizes: None,
         interrupt: Some(crate::common::interrupt::watch()),
         progress: None,
     };
@@ -331,6 +334,7 @@ pub fn measure(
         stopped_by: analysed.stopped_by,
         unsettled: std::mem::take(&mut analysed.unsettled),
         round_plan: analysed.plan.take(),
+        budget: analysed.budget.take(),
         converged: analysed.converged,
         host_baseline: analysed.host_line,
         hops,
@@ -345,14 +349,16 @@ pub fn measure(
             rounds: doc.result.rounds,
         });
     }
-    if let (Some(stopped_by), Some(budget)) = (doc.result.stopped_by, config.until_stable) {
+    if let (Some(stopped_by), Some(cap)) = (doc.result.stopped_by, config.until_stable) {
+        let budget = doc.result.budget.clone();
         warnings.push(ProbeFinding::RoundsStopped {
             rounds: doc.result.rounds,
             elapsed_seconds: doc.result.elapsed_seconds,
-            budget_seconds: budget.as_secs_f64(),
+            budget_seconds: budget.as_ref().map_or(cap.as_secs_f64(), |b| b.seconds),
             stopped_by,
             unsettled: doc.result.unsettled.clone(),
             plan: doc.result.round_plan.clone(),
+            budget,
         });
     }
     for finding in warnings.iter().chain(&verdicts) {
@@ -398,6 +404,8 @@ fn analyse_rounds(
 ) -> anyhow::Result<Analysed> {
     let largest = probe_config.sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
+    // With --until-stable: planned after the first round.
+    let mut budget: Option<Budget> = None;
     // (seconds, probes) of the last round: the first includes the path's discovery.
     let mut last_round = (run.elapsed_seconds, run.samples.len());
     loop {
@@ -424,6 +432,7 @@ fn analyse_rounds(
             stopped_by: None,
             unsettled: Vec::new(),
             plan: None,
+            budget: None,
         };
         let left = config
             .max_time
@@ -435,27 +444,22 @@ fn analyse_rounds(
                 analysed.converged = Some(done);
                 return Ok(analysed);
             }
-        } else if let Some(budget) = config.until_stable {
-            analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
-            let plan = next_round(config, run, &analysed, rounds, last_round);
-            let fits = stability::another_round_fits(
-                run.elapsed_seconds,
-                plan.round_seconds,
-                budget.as_secs_f64(),
+        } else if let Some(cap) = config.until_stable {
+            let stop = plan_stable_round(
+                config,
+                probe_config,
+                run,
+                &mut analysed,
+                last_round,
+                cap.as_secs_f64(),
+                &mut budget,
             );
-            probe_config.only_ttls = Some(plan.ttls.clone());
-            analysed.plan = Some(plan);
-            let stop = if analysed.unsettled.is_empty() {
-                Some(StopReason::Settled)
-            } else if cut {
-                Some(StopReason::Cut)
-            } else if rounds >= MAX_ROUNDS {
-                Some(StopReason::Rounds)
-            } else if !fits {
-                Some(StopReason::Budget)
-            } else {
-                None
+            let stop = match stop {
+                None if cut => Some(StopReason::Cut),
+                None if rounds >= MAX_ROUNDS => Some(StopReason::Rounds),
+                other => other,
             };
+            analysed.budget = budget.clone();
             if stop.is_some() {
                 analysed.stopped_by = stop;
                 return Ok(analysed);
@@ -489,34 +493,104 @@ fn analyse_rounds(
     }
 }
 
+/// Plans the next round of `--until-stable` and sets `probe_config` for it; Some when the
+/// rounds stop here (settled, or the budget holds no further round). After the first round the
+/// budget is planned (`budget`): `cap_s` (the flag's), or with the bare flag what the path asks
+/// for, at most `cap_s` (then `--max-time`).
+fn plan_stable_round(
+    config: &Config,
+    probe_config: &mut ProbeConfig,
+    run: &ProbeRun,
+    analysed: &mut Analysed,
+    last_round: (f64, usize),
+    cap_s: f64,
+    budget: &mut Option<Budget>,
+) -> Option<StopReason> {
+    analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
+    let mut plan = next_round(config, probe_config, run, analysed, last_round);
+    let planned = budget.get_or_insert_with(|| {
+        stability::plan_budget(
+            run.elapsed_seconds,
+            Some(&plan),
+            cap_s,
+            config.budget_from_path,
+        )
+    });
+    let count = stability::round_count(
+        config.count,
+        plan.round_seconds,
+        planned.seconds - run.elapsed_seconds,
+    );
+    if let Some(c) = count.filter(|&c| c < config.count) {
+        plan.round_seconds *= f64::from(c) / f64::from(config.count);
+    }
+    plan.probes_per_size = count;
+    probe_config.only_ttls = Some(plan.ttls.clone());
+    probe_config.router_sizes = plan.router_sizes.clone();
+    probe_config.per_size = count.unwrap_or(config.count);
+    analysed.plan = Some(plan);
+    if analysed.unsettled.is_empty() {
+        Some(StopReason::Settled)
+    } else if count.is_none() {
+        Some(StopReason::Budget)
+    } else {
+        None
+    }
+}
+
 /// The next round of `--until-stable`, planned from the path: the hops still unsettled (and
 /// those they are differenced from), at the last round's seconds a probe; the destination's
-/// agent series go with the destination.
+/// agent series go with the destination. With `--hops`' default sizes, the routers get the
+/// sizes that read their slopes where those alone are unsettled ([`stability::slope_sizes`]).
 fn next_round(
     config: &Config,
+    probe_config: &ProbeConfig,
     run: &ProbeRun,
     analysed: &Analysed,
-    rounds: u32,
     (seconds, probes): (f64, usize),
 ) -> RoundPlan {
-    let per_hop = run.samples.first().map_or(0, |_| {
-        let sizes = config.sizes.as_ref().map_or(16, Vec::len);
-        sizes * config.count as usize
-    }) as f64;
-    let destination = run
-        .hops
-        .iter()
-        .find(|h| h.destination)
+    let sizes = &probe_config.sizes;
+    let ttls = stability::hops_to_probe(&analysed.analyses, &analysed.unsettled);
+    let destination = run.hops.iter().find(|h| h.destination).map(|h| h.ttl);
+    let router_sizes = config
+        .sizes
+        .is_none()
+        .then(|| {
+            stability::slope_sizes(
+                sizes,
+                quote_limit(probe_config.target),
+                &analysed.unsettled,
+                &ttls,
+                destination,
+            )
+        })
+        .flatten();
+    let count = config.count as f64;
+    // Probes a router gets in the round; the destination's agent series go with it (twice).
+    let per_router = router_sizes.as_ref().unwrap_or(sizes).len() as f64 * count;
+    let per_destination = sizes.len() as f64 * count;
+    let with_agent = destination
         .filter(|_| config.udp.is_some())
-        .map(|h| (h.ttl, 2.0 * per_hop));
-    stability::plan_round(
+        .map(|d| (d, 2.0 * per_destination));
+    let mut plan = stability::plan_round(
         &analysed.analyses,
         &analysed.unsettled,
-        rounds,
+        analysed.rounds,
         seconds / probes.max(1) as f64,
-        per_hop,
-        destination,
-    )
+        per_router,
+        with_agent,
+    );
+    // The destination is probed at every size, not the routers' fewer.
+    if let (Some(d), Some(_)) = (destination, &router_sizes) {
+        if plan.ttls.contains(&d) {
+            plan.round_seconds += seconds / probes.max(1) as f64 * (per_destination - per_router);
+        }
+    }
+    plan.seconds_to_settle = plan
+        .rounds_to_settle
+        .map(|n| f64::from(n) * plan.round_seconds);
+    plan.router_sizes = router_sizes;
+    plan
 }
 
 /// Each hop's analysis with who answered for it and, with `--wire`, its transit cost.
