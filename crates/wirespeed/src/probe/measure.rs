@@ -350,11 +350,15 @@ pub fn measure(
         });
     }
     if let (Some(stopped_by), Some(cap)) = (doc.result.stopped_by, config.until_stable) {
-        let budget = doc.result.budget.clone();
+        let budget = doc.result.budget.clone().map(Box::new);
         warnings.push(ProbeFinding::RoundsStopped {
             rounds: doc.result.rounds,
             elapsed_seconds: doc.result.elapsed_seconds,
-            budget_seconds: budget.as_ref().map_or(cap.as_secs_f64(), |b| b.seconds),
+            budget_seconds: doc
+                .result
+                .budget
+                .as_ref()
+                .map_or(cap.as_secs_f64(), |b| b.seconds),
             stopped_by,
             unsettled: doc.result.unsettled.clone(),
             plan: doc.result.round_plan.clone(),
@@ -581,10 +585,10 @@ fn next_round(
         with_agent,
     );
     // The destination is probed at every size, not the routers' fewer.
-    if let (Some(d), Some(_)) = (destination, &router_sizes) {
-        if plan.ttls.contains(&d) {
-            plan.round_seconds += seconds / probes.max(1) as f64 * (per_destination - per_router);
-        }
+    if let (Some(d), Some(_)) = (destination, &router_sizes)
+        && plan.ttls.contains(&d)
+    {
+        plan.round_seconds += seconds / probes.max(1) as f64 * (per_destination - per_router);
     }
     plan.seconds_to_settle = plan
         .rounds_to_settle

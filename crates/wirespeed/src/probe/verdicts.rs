@@ -55,8 +55,9 @@ pub(crate) enum ProbeFinding {
         unsettled: Vec<Unsettled>,
         /// How the rounds were planned from the path (absent in a run cut before a plan).
         plan: Option<RoundPlan>,
-        /// The budget, planned after the first round (absent in a run cut before it).
-        budget: Option<Budget>,
+        /// The budget, planned after the first round (absent in a run cut before it); boxed,
+        /// as the largest of the findings.
+        budget: Option<Box<Budget>>,
     },
     /// The hop's minimums step between two sizes: a change of buffering strategy.
     BufferingStep {
@@ -459,7 +460,7 @@ mod tests {
                 probes_per_size: Some(16),
                 router_sizes: Some(vec![1232, 1240, 1248, 1256, 1264, 1460]),
             }),
-            budget: Some(Budget {
+            budget: Some(Box::new(Budget {
                 seconds: 60.0,
                 from_path: false,
                 path_seconds: Some(160.0),
@@ -478,7 +479,7 @@ mod tests {
                     probes_per_size: Some(32),
                     router_sizes: None,
                 }),
-            }),
+            })),
         };
         assert_eq!(budget.severity(), Severity::Warning);
         let text = budget.to_string();
@@ -511,7 +512,7 @@ mod tests {
         assert_eq!(typed.evidence["budget"]["path_seconds"], 160.0);
         // The bare flag: the budget is the path's, capped by --max-time.
         let Some(mut planned) = (match &budget {
-            ProbeFinding::RoundsStopped { budget, .. } => budget.clone(),
+            ProbeFinding::RoundsStopped { budget, .. } => budget.as_deref().cloned(),
             _ => None,
         }) else {
             panic!("a budget")
