@@ -458,9 +458,11 @@ fn analyse_rounds(
                 cap.as_secs_f64(),
                 &mut budget,
             );
+            // As before the budget was planned: settled first, then a cut run, the rounds.
             let stop = match stop {
-                None if cut => Some(StopReason::Cut),
-                None if rounds >= MAX_ROUNDS => Some(StopReason::Rounds),
+                Some(StopReason::Settled) => stop,
+                _ if cut => Some(StopReason::Cut),
+                _ if rounds >= MAX_ROUNDS => Some(StopReason::Rounds),
                 other => other,
             };
             analysed.budget = budget.clone();
