@@ -228,68 +228,6 @@ pub struct RoundPlan {
     /// tolerance (None when nothing is unsettled; older documents: none recorded).
     #[serde(default)]
     pub widest: Option<Unsettled>,
-    /// Probes a size per hop the next round sends: `-c`, or fewer when the budget left holds
-    /// only part of a round ([`round_count`]); None in older documents and when no round fits.
-    #[serde(default)]
-    pub probes_per_size: Option<u32>,
-    /// The sizes the next round sends to the routers, where they are fewer than the run's
-    /// ([`slope_sizes`]); None: every size.
-    #[serde(default)]
-    pub router_sizes: Option<Vec<usize>>,
-}
-
-/// The least probes a size a trimmed round sends: one in each of the analysis's 8 time blocks
-/// (`bestcase::TIME_BLOCKS`), so that the round adds to every stretch of the run it is split
-/// into; a budget that holds fewer ends the rounds.
-pub const LEAST_PROBES_A_ROUND: u32 = 8;
-
-/// Probes a size for the next round: all `count` when a round of them (`round_seconds`) ends
-/// within the `left_seconds` of the budget, else as many as the time left holds at the same
-/// pace, when that is at least [`LEAST_PROBES_A_ROUND`]; None when not even those fit. A run
-/// whose first round took 31 s of a 60 s budget, with a second as long planned, used to stop
-/// there with 29 s unspent (issue 31: seed 617); it sends the 29 s of probes instead.
-pub fn round_count(count: u32, round_seconds: f64, left_seconds: f64) -> Option<u32> {
-    if !left_seconds.is_finite() || left_seconds <= 0.0 {
-        return None;
-    }
-    if round_seconds <= left_seconds {
-        return Some(count);
-    }
-    let fits = (f64::from(count) * left_seconds / round_seconds).floor();
-    (fits >= f64::from(LEAST_PROBES_A_ROUND)).then_some(fits as u32)
-}
-
-/// The sizes a further round sends to the routers when their unsettled figures are read from
-/// the sizes at and above the quote limit `knee` alone, else None (every size).
-///
-/// Past its quote limit a router's answer stops growing, so its per byte sent (`u`) is the
-/// slope from the knee to the largest size; below it the bytes sent and returned grow
-/// together (`u + v`). Its answer per byte is `v - u = (u + v) - 2u`, and a hop's own per byte
-/// is a difference of two `u`s. Where the span below the knee is at least twice the span
-/// above it (IPv6: 88-1232 against 1232-1500 bytes), `u` is read over the short span and
-/// sets the noise of both figures: the probes of a further round go there. Not when a router
-/// of `ttls` still has its fixed cost unsettled (read at the small sizes), nor with fewer
-/// than four sizes at or above the knee, nor on IPv4's 548-byte knee (46-548 against
-/// 548-1500: the spans are alike). The destination is not a router: it keeps every size
-/// (its agent's plane reads its slopes over the whole span).
-pub fn slope_sizes(
-    sizes: &[usize],
-    knee: usize,
-    unsettled: &[Unsettled],
-    ttls: &[u8],
-    destination: Option<u8>,
-) -> Option<Vec<usize>> {
-    let (lo, hi) = (*sizes.iter().min()?, *sizes.iter().max()?);
-    let above: Vec<usize> = sizes.iter().copied().filter(|&s| s >= knee).collect();
-    if above.len() < 4 || knee <= lo || (knee - lo) < 2 * (hi - knee) {
-        return None;
-    }
-    let router = |t: u8| ttls.contains(&t) && Some(t) != destination;
-    let fixed_open = unsettled
-        .iter()
-        .any(|u| u.figure == Figure::Fixed && router(u.ttl));
-    let slope_open = unsettled.iter().any(|u| router(u.ttl));
-    (!fixed_open && slope_open).then_some(above)
 }
 
 /// The hops a further round probes for `unsettled` figures of `hops`: each unsettled hop and
@@ -360,8 +298,6 @@ pub fn plan_round(
         rounds_to_settle,
         seconds_to_settle: rounds_to_settle.map(|n| f64::from(n) * round_seconds),
         widest: widest(unsettled),
-        probes_per_size: None,
-        router_sizes: None,
     }
 }
 

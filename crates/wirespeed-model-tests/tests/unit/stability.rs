@@ -191,66 +191,6 @@ fn the_next_round_is_planned_from_the_unsettled_hops() {
     assert!(hops_to_probe(&hops, &[]).is_empty());
 }
 
-/// A round the budget cannot hold whole is trimmed to the probes the time left holds, never
-/// below one a time block; a budget spent sends nothing.
-#[test]
-fn the_last_round_is_trimmed_to_the_budget_left() {
-    assert_eq!(round_count(32, 20.0, 40.0), Some(32));
-    assert_eq!(round_count(32, 20.0, 20.0), Some(32));
-    // Seed 617's first round: 31 s of 60, another as long planned.
-    assert_eq!(round_count(32, 30.8, 29.2), Some(30));
-    assert_eq!(round_count(32, 60.0, 15.0), Some(8));
-    assert_eq!(round_count(32, 60.0, 14.9), None);
-    assert_eq!(round_count(32, 20.0, 0.0), None);
-    assert_eq!(round_count(32, 20.0, -3.0), None);
-    assert_eq!(round_count(32, 20.0, f64::NAN), None);
-}
-
-fn figure_at(ttl: u8, figure: Figure) -> Unsettled {
-    Unsettled {
-        ttl,
-        figure,
-        half_width_ms: Some(2e-5),
-        tolerance_ms: 1e-5,
-    }
-}
-
-/// On IPv6 a router's slopes are read above its 1232-byte knee; a further round sends the
-/// routers only those sizes, unless a fixed cost is unsettled, the spans are alike (IPv4) or
-/// too few sizes lie above the knee. The destination is no router.
-#[test]
-fn routers_get_the_sizes_their_slopes_are_read_at() {
-    let v6 = [
-        88, 96, 104, 112, 120, 1232, 1240, 1248, 1256, 1264, 1460, 1468, 1476, 1484, 1492, 1500,
-    ];
-    let above: Vec<usize> = v6[5..].to_vec();
-    let pb = [
-        figure_at(3, Figure::PerByte),
-        figure_at(4, Figure::AnswerPerByte),
-    ];
-    assert_eq!(
-        slope_sizes(&v6, 1232, &pb, &[2, 3, 4], Some(5)),
-        Some(above)
-    );
-    // A fixed cost unsettled at a router is read at the small sizes.
-    let fixed = [figure_at(3, Figure::PerByte), figure_at(2, Figure::Fixed)];
-    assert_eq!(slope_sizes(&v6, 1232, &fixed, &[1, 2, 3], Some(5)), None);
-    // ... not at the destination, which keeps every size anyway.
-    let dest_fixed = [figure_at(3, Figure::PerByte), figure_at(5, Figure::Fixed)];
-    assert!(slope_sizes(&v6, 1232, &dest_fixed, &[2, 3, 4, 5], Some(5)).is_some());
-    // Only the destination unsettled: no router to send fewer sizes to.
-    let dest = [figure_at(5, Figure::PerByte)];
-    assert_eq!(slope_sizes(&v6, 1232, &dest, &[4, 5], Some(5)), None);
-    // IPv4: 46-548 against 548-1500.
-    let v4 = [
-        68, 76, 84, 92, 100, 548, 556, 564, 572, 580, 1460, 1468, 1476, 1484, 1492, 1500,
-    ];
-    assert_eq!(slope_sizes(&v4, 548, &pb, &[2, 3, 4], Some(5)), None);
-    // Three sizes above the knee are too few to read a slope from.
-    assert_eq!(slope_sizes(&v6[..8], 1232, &pb, &[2, 3, 4], Some(5)), None);
-    assert_eq!(slope_sizes(&[], 1232, &pb, &[2, 3, 4], Some(5)), None);
-}
-
 /// The budget after round 1: with the bare flag what the path asks (at least one more round),
 /// capped; with the flag's budget that budget, and what the path asked beside it.
 #[test]
@@ -267,8 +207,6 @@ fn the_budget_is_planned_from_the_first_round() {
         rounds_to_settle: Some(8),
         seconds_to_settle: Some(160.0),
         widest: Some(widest),
-        probes_per_size: Some(32),
-        router_sizes: None,
     };
     let b = plan_budget(40.0, Some(&plan), 600.0, true);
     assert_eq!((b.seconds, b.path_seconds), (200.0, Some(200.0)));

@@ -59,10 +59,6 @@ pub struct ProbeConfig {
     /// With `max_ttl`: measure only these hops (path discovery still finds them all), e.g. a
     /// further round of `--until-stable` that probes the hops still unsettled; None: every hop.
     pub only_ttls: Option<Vec<u8>>,
-    /// With `max_ttl`: the sizes the hops short of the destination are probed at, where they
-    /// differ from `sizes` (a further round of `--until-stable` that spends its probes where a
-    /// router's slope is read); None: `sizes` at every hop. The destination keeps `sizes`.
-    pub router_sizes: Option<Vec<usize>>,
     /// Set (by Ctrl-C) to stop after the probe in flight: what was measured is kept and the
     /// run says `interrupted`.
     pub interrupt: Option<Arc<AtomicBool>>,
@@ -755,11 +751,7 @@ fn measure(
         .iter()
         .filter(|h| h.responder.is_some() && measured(h.ttl))
     {
-        let sizes = match &config.router_sizes {
-            Some(r) if !hop.destination => r,
-            _ => &config.sizes,
-        };
-        for &size in sizes {
+        for &size in &config.sizes {
             for _ in 0..config.per_size {
                 schedule.push((hop.ttl, size, Series::Probe));
             }
@@ -862,7 +854,6 @@ mod tests {
             socket: SocketChoice::Auto,
             udp: None,
             only_ttls: None,
-            router_sizes: None,
             interrupt: None,
             progress: None,
         }

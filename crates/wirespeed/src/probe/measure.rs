@@ -259,7 +259,6 @@ pub fn measure(
         socket: config.socket,
         udp: config.udp.clone(),
         only_ttls: None,
-        router_sizes: None,
         interrupt: Some(crate::common::interrupt::watch()),
         progress: None,
     };
@@ -500,9 +499,9 @@ fn analyse_rounds(
 }
 
 /// Plans the next round of `--until-stable` and sets `probe_config` for it; Some when the
-/// rounds stop here (settled, or the budget holds no further round). After the first round the
-/// budget is planned (`budget`): `cap_s` (the flag's), or with the bare flag what the path asks
-/// for, at most `cap_s` (then `--max-time`).
+/// rounds stop here (settled, or another round as long as the last would not end within the
+/// budget). After the first round the budget is planned (`budget`): `cap_s` (the flag's), or
+/// with the bare flag what the path asks for, at most `cap_s` (then `--max-time`).
 fn plan_stable_round(
     config: &Config,
     probe_config: &mut ProbeConfig,
@@ -513,7 +512,7 @@ fn plan_stable_round(
     budget: &mut Option<Budget>,
 ) -> Option<StopReason> {
     analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
-    let mut plan = next_round(config, probe_config, run, analysed, last_round);
+    let plan = next_round(config, run, analysed, last_round);
     let planned = budget.get_or_insert_with(|| {
         stability::plan_budget(
             run.elapsed_seconds,
@@ -522,22 +521,13 @@ fn plan_stable_round(
             config.budget_from_path,
         )
     });
-    let count = stability::round_count(
-        config.count,
-        plan.round_seconds,
-        planned.seconds - run.elapsed_seconds,
-    );
-    if let Some(c) = count.filter(|&c| c < config.count) {
-        plan.round_seconds *= f64::from(c) / f64::from(config.count);
-    }
-    plan.probes_per_size = count;
+    let fits =
+        stability::another_round_fits(run.elapsed_seconds, plan.round_seconds, planned.seconds);
     probe_config.only_ttls = Some(plan.ttls.clone());
-    probe_config.router_sizes = plan.router_sizes.clone();
-    probe_config.per_size = count.unwrap_or(config.count);
     analysed.plan = Some(plan);
     if analysed.unsettled.is_empty() {
         Some(StopReason::Settled)
-    } else if count.is_none() {
+    } else if !fits {
         Some(StopReason::Budget)
     } else {
         None
@@ -546,57 +536,31 @@ fn plan_stable_round(
 
 /// The next round of `--until-stable`, planned from the path: the hops still unsettled (and
 /// those they are differenced from), at the last round's seconds a probe; the destination's
-/// agent series go with the destination. With `--hops`' default sizes, the routers get the
-/// sizes that read their slopes where those alone are unsettled ([`stability::slope_sizes`]).
+/// agent series go with the destination.
 fn next_round(
     config: &Config,
-    probe_config: &ProbeConfig,
     run: &ProbeRun,
     analysed: &Analysed,
     (seconds, probes): (f64, usize),
 ) -> RoundPlan {
-    let sizes = &probe_config.sizes;
-    let ttls = stability::hops_to_probe(&analysed.analyses, &analysed.unsettled);
-    let destination = run.hops.iter().find(|h| h.destination).map(|h| h.ttl);
-    let router_sizes = config
-        .sizes
-        .is_none()
-        .then(|| {
-            stability::slope_sizes(
-                sizes,
-                quote_limit(probe_config.target),
-                &analysed.unsettled,
-                &ttls,
-                destination,
-            )
-        })
-        .flatten();
-    let count = config.count as f64;
-    // Probes a router gets in the round; the destination's agent series go with it (twice).
-    let per_router = router_sizes.as_ref().unwrap_or(sizes).len() as f64 * count;
-    let per_destination = sizes.len() as f64 * count;
-    let with_agent = destination
+    let per_hop = run.samples.first().map_or(0, |_| {
+        let sizes = config.sizes.as_ref().map_or(16, Vec::len);
+        sizes * config.count as usize
+    }) as f64;
+    let destination = run
+        .hops
+        .iter()
+        .find(|h| h.destination)
         .filter(|_| config.udp.is_some())
-        .map(|d| (d, 2.0 * per_destination));
-    let mut plan = stability::plan_round(
+        .map(|h| (h.ttl, 2.0 * per_hop));
+    stability::plan_round(
         &analysed.analyses,
         &analysed.unsettled,
         analysed.rounds,
         seconds / probes.max(1) as f64,
-        per_router,
-        with_agent,
-    );
-    // The destination is probed at every size, not the routers' fewer.
-    if let (Some(d), Some(_)) = (destination, &router_sizes)
-        && plan.ttls.contains(&d)
-    {
-        plan.round_seconds += seconds / probes.max(1) as f64 * (per_destination - per_router);
-    }
-    plan.seconds_to_settle = plan
-        .rounds_to_settle
-        .map(|n| f64::from(n) * plan.round_seconds);
-    plan.router_sizes = router_sizes;
-    plan
+        per_hop,
+        destination,
+    )
 }
 
 /// Each hop's analysis with who answered for it and, with `--wire`, its transit cost.
