@@ -224,6 +224,10 @@ pub struct RoundPlan {
     pub rounds_to_settle: Option<u32>,
     /// `rounds_to_settle` x `round_seconds`: the time the path asks for beyond what was spent.
     pub seconds_to_settle: Option<f64>,
+    /// The figure that sets `rounds_to_settle`: the unsettled one widest against its
+    /// tolerance (None when nothing is unsettled; older documents: none recorded).
+    #[serde(default)]
+    pub widest: Option<Unsettled>,
 }
 
 /// The hops a further round probes for `unsettled` figures of `hops`: each unsettled hop and
@@ -293,5 +297,63 @@ pub fn plan_round(
         round_seconds,
         rounds_to_settle,
         seconds_to_settle: rounds_to_settle.map(|n| f64::from(n) * round_seconds),
+        widest: widest(unsettled),
+    }
+}
+
+/// The unsettled figure widest against its tolerance (one without an interval first).
+pub fn widest(unsettled: &[Unsettled]) -> Option<Unsettled> {
+    let ratio = |u: &Unsettled| {
+        u.half_width_ms
+            .filter(|w| w.is_finite())
+            .map_or(f64::INFINITY, |w| w / u.tolerance_ms)
+    };
+    unsettled
+        .iter()
+        .copied()
+        .max_by(|a, b| ratio(a).total_cmp(&ratio(b)))
+}
+
+/// The budget of `--until-stable`: the flag's, or with the bare flag one planned from the path
+/// after the first round.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Budget {
+    /// The seconds the rounds may take.
+    pub seconds: f64,
+    /// Whether `seconds` was planned from the path (the bare flag), not given.
+    pub from_path: bool,
+    /// What the path asked for after the first round: its seconds plus the plan's
+    /// `seconds_to_settle` (None: a figure had no interval yet, or nothing was unsettled).
+    pub path_seconds: Option<f64>,
+    /// The most it could be: the flag's budget, or `--max-time` with the bare flag.
+    pub cap_seconds: f64,
+    /// The first round's plan, the reason for `path_seconds`.
+    pub first_plan: Option<RoundPlan>,
+}
+
+/// The budget after the first round (`first_seconds` long, planned `plan`): with `from_path`,
+/// what the path asks for (the first round plus the time its widest figure projects to
+/// settle, at least one more round), at most `cap_seconds`; else `cap_seconds`, with what the
+/// path asked for beside it.
+pub fn plan_budget(
+    first_seconds: f64,
+    plan: Option<&RoundPlan>,
+    cap_seconds: f64,
+    from_path: bool,
+) -> Budget {
+    let path_seconds = plan.and_then(|p| {
+        p.seconds_to_settle
+            .map(|s| first_seconds + s.max(p.round_seconds))
+    });
+    let seconds = match (from_path, path_seconds) {
+        (true, Some(path)) => path.min(cap_seconds),
+        _ => cap_seconds,
+    };
+    Budget {
+        seconds,
+        from_path,
+        path_seconds,
+        cap_seconds,
+        first_plan: plan.cloned(),
     }
 }

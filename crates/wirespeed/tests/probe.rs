@@ -699,6 +699,53 @@ fn probe_until_stable_says_what_stopped_the_rounds() {
     assert!(elapsed < 1.0 + elapsed / rounds as f64 + 0.5, "{elapsed} s");
 }
 
+/// The bare `--until-stable` plans its budget from the path after the first round, at most
+/// `--max-time`, and the document says what the path asked for; the rounds keep to it.
+#[test]
+fn probe_until_stable_without_a_budget_plans_it_from_the_path() {
+    let doc = json(&wirespeed(&[
+        "probe",
+        "127.0.0.1",
+        "--hops",
+        "--max-ttl",
+        "2",
+        "-c",
+        "8",
+        "--sizes",
+        "28,700,1400",
+        "--gap",
+        "0",
+        "--max-time",
+        "4s",
+        "--until-stable",
+        "--json",
+    ]));
+    let r = &doc["result"];
+    assert_eq!(doc["parameters"]["until_stable_budget_seconds"], 4.0);
+    let budget = &r["budget"];
+    assert_eq!(budget["from_path"], true, "{r:#}");
+    assert_eq!(budget["cap_seconds"], 4.0, "{budget:#}");
+    let seconds = budget["seconds"].as_f64().unwrap();
+    assert!(seconds > 0.0 && seconds <= 4.0, "{budget:#}");
+    // What the path asked for, when it could say, is the budget unless the cap is lower.
+    if let Some(path) = budget["path_seconds"].as_f64() {
+        assert!((seconds - path.min(4.0)).abs() < 1e-9, "{budget:#}");
+    }
+    let elapsed = r["elapsed_seconds"].as_f64().unwrap();
+    let rounds = r["rounds"].as_u64().unwrap() as f64;
+    assert!(
+        elapsed < seconds + elapsed / rounds + 0.5,
+        "{elapsed} s of {budget:#}"
+    );
+    let typed = crate::findings::assert_typed(&doc.to_string());
+    let finding = typed
+        .findings
+        .iter()
+        .find(|f| f.kind == "rounds_stopped")
+        .unwrap_or_else(|| panic!("{:?}", typed.findings));
+    assert_eq!(finding.evidence["budget"], *budget);
+}
+
 #[test]
 fn probe_without_privileges_says_which_socket_and_the_fix() {
     use std::os::unix::fs::PermissionsExt;

@@ -190,3 +190,52 @@ fn the_next_round_is_planned_from_the_unsettled_hops() {
     assert_eq!(rounds_to_settle(&[], 3), Some(0));
     assert!(hops_to_probe(&hops, &[]).is_empty());
 }
+
+/// The budget after round 1: with the bare flag what the path asks (at least one more round),
+/// capped; with the flag's budget that budget, and what the path asked beside it.
+#[test]
+fn the_budget_is_planned_from_the_first_round() {
+    let widest = Unsettled {
+        ttl: 4,
+        figure: Figure::PerByte,
+        half_width_ms: Some(3e-5),
+        tolerance_ms: 1e-5,
+    };
+    let plan = RoundPlan {
+        ttls: vec![3, 4],
+        round_seconds: 20.0,
+        rounds_to_settle: Some(8),
+        seconds_to_settle: Some(160.0),
+        widest: Some(widest),
+    };
+    let b = plan_budget(40.0, Some(&plan), 600.0, true);
+    assert_eq!((b.seconds, b.path_seconds), (200.0, Some(200.0)));
+    assert_eq!(plan_budget(40.0, Some(&plan), 120.0, true).seconds, 120.0);
+    let given = plan_budget(40.0, Some(&plan), 60.0, false);
+    assert_eq!((given.seconds, given.path_seconds), (60.0, Some(200.0)));
+    // Settling projected at 0 rounds still allows the round planned.
+    let near = RoundPlan {
+        rounds_to_settle: Some(0),
+        seconds_to_settle: Some(0.0),
+        ..plan.clone()
+    };
+    assert_eq!(plan_budget(40.0, Some(&near), 600.0, true).seconds, 60.0);
+    // No interval yet: nothing to plan from, the cap.
+    let blind = RoundPlan {
+        rounds_to_settle: None,
+        seconds_to_settle: None,
+        ..plan.clone()
+    };
+    let b = plan_budget(40.0, Some(&blind), 600.0, true);
+    assert_eq!((b.seconds, b.path_seconds), (600.0, None));
+    // The widest figure is the one furthest past its tolerance, one without an interval first.
+    let narrow = unsettled_at(2, Some(1.5e-5), 1e-5);
+    assert_eq!(widest_of(&[narrow, widest]), Some(widest));
+    let none = unsettled_at(3, None, 1e-5);
+    assert_eq!(widest_of(&[narrow, none, widest]), Some(none));
+    assert_eq!(widest_of(&[]), None);
+}
+
+fn widest_of(u: &[Unsettled]) -> Option<Unsettled> {
+    wirespeed_model::stability::widest(u)
+}

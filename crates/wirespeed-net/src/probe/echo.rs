@@ -779,13 +779,26 @@ mod tests {
             )
             .unwrap_err();
         assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
-        let sample = echo
-            .one_short(1000, Instant::now(), Duration::from_secs(1))
-            .unwrap();
-        assert_eq!(sample.returned_bytes, 20 + UDP_HEADER_LEN + ECHO_SHORT_LEN);
-        assert_eq!(sample.series, super::super::Series::AgentShortReply);
         // The short reply and the stamped echo carry the agent's residence, within the round
-        // trip; the sample's round trip less it is what the kernels and the path took.
+        // trip; the sample's round trip less it is what the kernels and the path took. A
+        // residence the round trip cannot hold is refused by design (`check_residence`), and
+        // under load (a full test suite, load 12) one was: ask up to five times for one.
+        // Echoes answered beyond the 9 the test sends when every residence comes at once.
+        let mut retries = 0;
+        let mut sample = None;
+        for _ in 0..5 {
+            let s = echo
+                .one_short(1000, Instant::now(), Duration::from_secs(1))
+                .unwrap();
+            assert_eq!(s.returned_bytes, 20 + UDP_HEADER_LEN + ECHO_SHORT_LEN);
+            assert_eq!(s.series, super::super::Series::AgentShortReply);
+            if s.agent_residence_ns.is_some() {
+                sample = Some(s);
+                break;
+            }
+            retries += 1;
+        }
+        let sample = sample.expect("one of five short replies carries the agent's residence");
         let rtt = sample.rtt_kernel_ns.or(sample.rtt_user_ns).unwrap();
         let residence = sample.agent_residence_ns.expect("stamped");
         assert!(residence <= rtt, "{sample:?}");
@@ -793,17 +806,26 @@ mod tests {
             sample.rtt_ns(sample.rtt_kernel_ns.is_some()),
             Some(rtt - residence)
         );
-        let whole = echo
-            .one_stamped(1000, Instant::now(), Duration::from_secs(1))
-            .unwrap();
-        assert_eq!(whole.returned_bytes, 1000);
+        let mut whole = None;
+        for _ in 0..5 {
+            let w = echo
+                .one_stamped(1000, Instant::now(), Duration::from_secs(1))
+                .unwrap();
+            assert_eq!(w.returned_bytes, 1000);
+            if w.agent_residence_ns.is_some() {
+                whole = Some(w);
+                break;
+            }
+            retries += 1;
+        }
+        let whole = whole.expect("one of five stamped echoes carries the agent's residence");
         assert!(whole.agent_residence_ns.is_some(), "{whole:?}");
         let plain = echo
             .one(1000, Instant::now(), Duration::from_secs(1))
             .unwrap();
         assert_eq!(plain.agent_residence_ns, None, "{plain:?}");
         let totals = echo.close(Duration::from_secs(5)).unwrap();
-        assert_eq!(totals.answered, 9, "{totals:?}");
+        assert_eq!(totals.answered, 9 + retries, "{totals:?}");
         // An older client, not naming the feature: whole echoes whatever it writes.
         let old = UdpEcho::open_naming(addr, None, 10.0, Duration::from_secs(5), &[]).unwrap();
         let mut d = old.cookie().0.to_vec();

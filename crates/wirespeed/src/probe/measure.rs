@@ -9,7 +9,7 @@ use std::time::Duration;
 use anyhow::{Context, bail};
 use wirespeed_model::bestcase::{self, AnalysisParams, HopAnalysis, HopFit, Observation};
 use wirespeed_model::delay::Cost;
-use wirespeed_model::stability::{self, RoundPlan, StopReason, Tolerances, Unsettled};
+use wirespeed_model::stability::{self, Budget, RoundPlan, StopReason, Tolerances, Unsettled};
 use wirespeed_net::probe::{self, Hop, ProbeConfig, ProbeRun, ReplyKind, Sample};
 use wirespeed_report::{Document, Severity};
 
@@ -233,6 +233,8 @@ struct Analysed {
     /// With --until-stable: the last round's plan from the path (the round it stopped before,
     /// or the one it would have sent).
     plan: Option<RoundPlan>,
+    /// With --until-stable: the budget, planned after the first round.
+    budget: Option<Budget>,
 }
 
 /// One probe of the path: the document, and what was measured if Ctrl-C cut it short (`None`
@@ -331,6 +333,7 @@ pub fn measure(
         stopped_by: analysed.stopped_by,
         unsettled: std::mem::take(&mut analysed.unsettled),
         round_plan: analysed.plan.take(),
+        budget: analysed.budget.take(),
         converged: analysed.converged,
         host_baseline: analysed.host_line,
         hops,
@@ -345,14 +348,20 @@ pub fn measure(
             rounds: doc.result.rounds,
         });
     }
-    if let (Some(stopped_by), Some(budget)) = (doc.result.stopped_by, config.until_stable) {
+    if let (Some(stopped_by), Some(cap)) = (doc.result.stopped_by, config.until_stable) {
+        let budget = doc.result.budget.clone().map(Box::new);
         warnings.push(ProbeFinding::RoundsStopped {
             rounds: doc.result.rounds,
             elapsed_seconds: doc.result.elapsed_seconds,
-            budget_seconds: budget.as_secs_f64(),
+            budget_seconds: doc
+                .result
+                .budget
+                .as_ref()
+                .map_or(cap.as_secs_f64(), |b| b.seconds),
             stopped_by,
             unsettled: doc.result.unsettled.clone(),
             plan: doc.result.round_plan.clone(),
+            budget,
         });
     }
     for finding in warnings.iter().chain(&verdicts) {
@@ -398,6 +407,8 @@ fn analyse_rounds(
 ) -> anyhow::Result<Analysed> {
     let largest = probe_config.sizes.iter().copied().max().unwrap_or(0) as f64;
     let mut rounds = 1u32;
+    // With --until-stable: planned after the first round.
+    let mut budget: Option<Budget> = None;
     // (seconds, probes) of the last round: the first includes the path's discovery.
     let mut last_round = (run.elapsed_seconds, run.samples.len());
     loop {
@@ -424,6 +435,7 @@ fn analyse_rounds(
             stopped_by: None,
             unsettled: Vec::new(),
             plan: None,
+            budget: None,
         };
         let left = config
             .max_time
@@ -435,27 +447,24 @@ fn analyse_rounds(
                 analysed.converged = Some(done);
                 return Ok(analysed);
             }
-        } else if let Some(budget) = config.until_stable {
-            analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
-            let plan = next_round(config, run, &analysed, rounds, last_round);
-            let fits = stability::another_round_fits(
-                run.elapsed_seconds,
-                plan.round_seconds,
-                budget.as_secs_f64(),
+        } else if let Some(cap) = config.until_stable {
+            let stop = plan_stable_round(
+                config,
+                probe_config,
+                run,
+                &mut analysed,
+                last_round,
+                cap.as_secs_f64(),
+                &mut budget,
             );
-            probe_config.only_ttls = Some(plan.ttls.clone());
-            analysed.plan = Some(plan);
-            let stop = if analysed.unsettled.is_empty() {
-                Some(StopReason::Settled)
-            } else if cut {
-                Some(StopReason::Cut)
-            } else if rounds >= MAX_ROUNDS {
-                Some(StopReason::Rounds)
-            } else if !fits {
-                Some(StopReason::Budget)
-            } else {
-                None
+            // As before the budget was planned: settled first, then a cut run, the rounds.
+            let stop = match stop {
+                Some(StopReason::Settled) => stop,
+                _ if cut => Some(StopReason::Cut),
+                _ if rounds >= MAX_ROUNDS => Some(StopReason::Rounds),
+                other => other,
             };
+            analysed.budget = budget.clone();
             if stop.is_some() {
                 analysed.stopped_by = stop;
                 return Ok(analysed);
@@ -489,6 +498,42 @@ fn analyse_rounds(
     }
 }
 
+/// Plans the next round of `--until-stable` and sets `probe_config` for it; Some when the
+/// rounds stop here (settled, or another round as long as the last would not end within the
+/// budget). After the first round the budget is planned (`budget`): `cap_s` (the flag's), or
+/// with the bare flag what the path asks for, at most `cap_s` (then `--max-time`).
+fn plan_stable_round(
+    config: &Config,
+    probe_config: &mut ProbeConfig,
+    run: &ProbeRun,
+    analysed: &mut Analysed,
+    last_round: (f64, usize),
+    cap_s: f64,
+    budget: &mut Option<Budget>,
+) -> Option<StopReason> {
+    analysed.unsettled = stability::unsettled(&analysed.analyses, &Tolerances::ISSUE_31);
+    let plan = next_round(config, run, analysed, last_round);
+    let planned = budget.get_or_insert_with(|| {
+        stability::plan_budget(
+            run.elapsed_seconds,
+            Some(&plan),
+            cap_s,
+            config.budget_from_path,
+        )
+    });
+    let fits =
+        stability::another_round_fits(run.elapsed_seconds, plan.round_seconds, planned.seconds);
+    probe_config.only_ttls = Some(plan.ttls.clone());
+    analysed.plan = Some(plan);
+    if analysed.unsettled.is_empty() {
+        Some(StopReason::Settled)
+    } else if !fits {
+        Some(StopReason::Budget)
+    } else {
+        None
+    }
+}
+
 /// The next round of `--until-stable`, planned from the path: the hops still unsettled (and
 /// those they are differenced from), at the last round's seconds a probe; the destination's
 /// agent series go with the destination.
@@ -496,7 +541,6 @@ fn next_round(
     config: &Config,
     run: &ProbeRun,
     analysed: &Analysed,
-    rounds: u32,
     (seconds, probes): (f64, usize),
 ) -> RoundPlan {
     let per_hop = run.samples.first().map_or(0, |_| {
@@ -512,7 +556,7 @@ fn next_round(
     stability::plan_round(
         &analysed.analyses,
         &analysed.unsettled,
-        rounds,
+        analysed.rounds,
         seconds / probes.max(1) as f64,
         per_hop,
         destination,

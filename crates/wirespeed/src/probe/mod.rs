@@ -98,12 +98,14 @@ pub(crate) struct ProbeArgs {
 
     /// Adaptive, with --hops: after the first round of -c probes a size, repeat rounds until
     /// every own cost the probe can separate is known within its tolerance (fixed 30 us, per
-    /// byte 2%, answer per byte 5%) across independent stretches of the run, or until another
-    /// round as long as the last would not end within BUDGET (default 60s; at most 20 rounds
-    /// and --max-time). The output says which stopped it.
-    #[arg(long, value_name = "BUDGET", num_args = 0..=1, default_missing_value = "60s",
+    /// byte 2%, answer per byte 5%) across independent stretches of the run, or until the
+    /// budget holds no further round of at least 8 probes a size (at most 20 rounds and
+    /// --max-time). Without BUDGET the budget is planned from the path after the first round:
+    /// the time its widest figure projects to settle, at most --max-time. The output says
+    /// what the path asked for and what stopped the rounds.
+    #[arg(long, value_name = "BUDGET", num_args = 0..=1,
           value_parser = parse_duration, requires = "hops", conflicts_with = "until_width")]
-    until_stable: Option<Duration>,
+    until_stable: Option<Option<Duration>>,
 
     /// Seed of the probe order and of the bootstrap (runs with one seed repeat exactly).
     #[arg(long, default_value_t = 1)]
@@ -224,8 +226,12 @@ pub struct Config {
     pub(crate) host_baseline: bool,
     pub(crate) wire: Vec<(u8, BitRate)>,
     pub(crate) until_width: Option<Duration>,
-    /// `--until-stable`: the time budget of the adaptive rounds.
+    /// `--until-stable`: the time budget of the adaptive rounds (the most they may take when
+    /// `budget_from_path`).
     pub(crate) until_stable: Option<Duration>,
+    /// The bare `--until-stable`: the budget is planned from the path after the first round,
+    /// at most `until_stable` (then `--max-time`).
+    pub(crate) budget_from_path: bool,
     pub(crate) seed: u64,
     pub(crate) bootstrap: usize,
     /// With --udp: the agent to echo from.
@@ -259,6 +265,7 @@ impl Config {
             wire: Vec::new(),
             until_width: None,
             until_stable: None,
+            budget_from_path: false,
             seed: 1,
             bootstrap: 400,
             udp: None,
@@ -324,6 +331,17 @@ impl Config {
             );
         }
         self.until_stable = Some(budget);
+        self.budget_from_path = false;
+        Ok(self)
+    }
+
+    /// The bare `--until-stable` (with [`Config::per_hop`]): rounds as [`Config::until_stable`]
+    /// with a budget planned from the path after the first round (its pace, and the rounds its
+    /// widest figure projects to settle), at most the `--max-time` set so far.
+    pub fn until_stable_from_path(mut self) -> anyhow::Result<Config> {
+        let most = self.max_time;
+        self = self.until_stable(most)?;
+        self.budget_from_path = true;
         Ok(self)
     }
 
@@ -353,8 +371,10 @@ impl ProbeArgs {
             config = config.per_hop(self.max_ttl)?;
         }
         config.max_time = self.max_time;
-        if let Some(budget) = self.until_stable {
-            config = config.until_stable(budget)?;
+        match self.until_stable {
+            Some(Some(budget)) => config = config.until_stable(budget)?,
+            Some(None) => config = config.until_stable_from_path()?,
+            None => {}
         }
         if self.udp && !self.hops && (self.host_baseline || !matches!(self.socket, SocketArg::Auto))
         {

@@ -96,6 +96,10 @@ pub struct ProbeReport {
     /// its expected seconds, the rounds and seconds settling would take).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub round_plan: Option<wirespeed_model::stability::RoundPlan>,
+    /// With --until-stable: the budget, the flag's or planned from the path after the first
+    /// round, with what the path asked for (older documents: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget: Option<wirespeed_model::stability::Budget>,
     /// With --until-width: whether the intervals got narrow enough.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub converged: Option<bool>,

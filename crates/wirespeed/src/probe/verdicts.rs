@@ -7,7 +7,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 use serde::Serialize;
-use wirespeed_model::stability::{Figure, RoundPlan, StopReason, Unsettled};
+use wirespeed_model::stability::{Budget, Figure, RoundPlan, StopReason, Unsettled};
 use wirespeed_model::units::format_seconds;
 use wirespeed_net::probe::{ReplyKind, Sample};
 use wirespeed_report::Severity;
@@ -55,6 +55,9 @@ pub(crate) enum ProbeFinding {
         unsettled: Vec<Unsettled>,
         /// How the rounds were planned from the path (absent in a run cut before a plan).
         plan: Option<RoundPlan>,
+        /// The budget, planned after the first round (absent in a run cut before it); boxed,
+        /// as the largest of the findings.
+        budget: Option<Box<Budget>>,
     },
     /// The hop's minimums step between two sizes: a change of buffering strategy.
     BufferingStep {
@@ -95,6 +98,54 @@ fn plan_text(p: &RoundPlan) -> String {
         hops.join(", "),
         format_seconds(p.round_seconds)
     )
+}
+
+/// What the budget was and why: "budget planned from the path after round 1: 160 s (its
+/// widest figure, hop 3 per byte +-56.0 ns/B (tolerance 21.2 ns/B), projects about 7 more
+/// round(s) of 20 s ...)".
+fn budget_text(b: &Budget, stopped_short: bool) -> String {
+    let why = b.first_plan.as_ref().and_then(|p| {
+        let widest = p.widest.as_ref()?;
+        let rounds = p.rounds_to_settle?;
+        Some(format!(
+            "its widest figure, {}, projects about {rounds} more round(s) of {} if the intervals narrow as one over the root of the probes",
+            unsettled_text(std::slice::from_ref(widest)),
+            format_seconds(p.round_seconds)
+        ))
+    });
+    let why = why.unwrap_or_else(|| {
+        match b.first_plan.as_ref().and_then(|p| p.rounds_to_settle) {
+            Some(0) => "nothing was unsettled after it",
+            _ => "a figure had no interval yet",
+        }
+        .to_string()
+    });
+    match (b.from_path, b.path_seconds) {
+        (true, Some(path)) if path > b.cap_seconds => format!(
+            "budget planned from the path after round 1: {} asked for ({why}), capped by --max-time {}",
+            format_seconds(path),
+            format_seconds(b.cap_seconds)
+        ),
+        (true, Some(path)) => format!(
+            "budget planned from the path after round 1: {} ({why})",
+            format_seconds(path)
+        ),
+        (true, None) => format!(
+            "no budget could be planned from the path after round 1 ({why}): --max-time {}",
+            format_seconds(b.cap_seconds)
+        ),
+        (false, Some(path)) => format!(
+            "the path asked for about {} after round 1 ({why}); the budget given was {}{}",
+            format_seconds(path),
+            format_seconds(b.cap_seconds),
+            if stopped_short && path > b.cap_seconds {
+                ", which stopped short of it"
+            } else {
+                ""
+            }
+        ),
+        (false, None) => format!("the budget given was {}", format_seconds(b.cap_seconds)),
+    }
 }
 
 /// At most this many unsettled figures are named; the rest are counted.
@@ -189,17 +240,26 @@ impl fmt::Display for ProbeFinding {
                 stopped_by,
                 unsettled,
                 plan,
+                budget,
             } => {
                 write!(
                     f,
                     "--until-stable: stopped after {rounds} round(s), {}: ",
                     format_seconds(*elapsed_seconds)
                 )?;
+                // A run settled by its first round spent no budget: nothing to say of it.
+                let spent = *rounds > 1 || *stopped_by != StopReason::Settled;
+                let budget = budget
+                    .as_ref()
+                    .filter(|_| spent)
+                    .map_or(String::new(), |b| {
+                        format!("; {}", budget_text(b, *stopped_by == StopReason::Budget))
+                    });
                 match stopped_by {
                     StopReason::Settled => {
                         return write!(
                             f,
-                            "every own cost the probe separates is known within its tolerance (fixed 30 us, per byte 2%, answer per byte 5%) across independent stretches of the run"
+                            "every own cost the probe separates is known within its tolerance (fixed 30 us, per byte 2%, answer per byte 5%) across independent stretches of the run{budget}"
                         );
                     }
                     StopReason::Budget => write!(
@@ -218,10 +278,10 @@ impl fmt::Display for ProbeFinding {
                     "; not measured precisely enough to judge by its tolerance: {}",
                     unsettled_text(unsettled)
                 )?;
-                match plan {
-                    Some(p) => write!(f, "; {}", plan_text(p)),
-                    None => Ok(()),
+                if let Some(p) = plan {
+                    write!(f, "; {}", plan_text(p))?;
                 }
+                f.write_str(&budget)
             }
             ProbeFinding::BufferingStep {
                 hop,
@@ -356,6 +416,7 @@ mod tests {
             stopped_by: StopReason::Settled,
             unsettled: Vec::new(),
             plan: None,
+            budget: None,
         };
         assert_eq!(settled.severity(), Severity::Verdict);
         assert!(
@@ -383,11 +444,34 @@ mod tests {
                 round_seconds: 12.4,
                 rounds_to_settle: Some(3),
                 seconds_to_settle: Some(37.2),
+                widest: None,
             }),
+            budget: Some(Box::new(Budget {
+                seconds: 60.0,
+                from_path: false,
+                path_seconds: Some(160.0),
+                cap_seconds: 60.0,
+                first_plan: Some(RoundPlan {
+                    ttls: vec![1, 2, 3],
+                    round_seconds: 20.0,
+                    rounds_to_settle: Some(7),
+                    seconds_to_settle: Some(140.0),
+                    widest: Some(Unsettled {
+                        ttl: 3,
+                        figure: Figure::PerByte,
+                        half_width_ms: Some(56.0e-6),
+                        tolerance_ms: 21.2e-6,
+                    }),
+                }),
+            })),
         };
         assert_eq!(budget.severity(), Severity::Warning);
         let text = budget.to_string();
         assert!(text.contains("within the budget of 60"), "{text}");
+        assert!(
+            text.ends_with("; the path asked for about 160 s after round 1 (its widest figure, hop 3 per byte +-56.0 ns/B (tolerance 21.2 ns/B), projects about 7 more round(s) of 20 s if the intervals narrow as one over the root of the probes); the budget given was 60 s, which stopped short of it"),
+            "{text}"
+        );
         assert!(
             text.contains("hop 1 answer per byte +-41.2 ns/B (tolerance 12.1 ns/B)"),
             "{text}"
@@ -401,6 +485,28 @@ mod tests {
         assert_eq!(typed.kind, "rounds_stopped");
         assert_eq!(typed.evidence["stopped_by"], "budget");
         assert_eq!(typed.evidence["plan"]["rounds_to_settle"], 3);
+        assert_eq!(typed.evidence["budget"]["path_seconds"], 160.0);
+        // The bare flag: the budget is the path's, capped by --max-time.
+        let Some(mut planned) = (match &budget {
+            ProbeFinding::RoundsStopped { budget, .. } => budget.as_deref().cloned(),
+            _ => None,
+        }) else {
+            panic!("a budget")
+        };
+        planned.from_path = true;
+        planned.cap_seconds = 600.0;
+        planned.seconds = 160.0;
+        let text = budget_text(&planned, false);
+        assert!(
+            text.starts_with("budget planned from the path after round 1: 160 s (its widest figure, hop 3 per byte"),
+            "{text}"
+        );
+        planned.cap_seconds = 100.0;
+        assert!(
+            budget_text(&planned, true).ends_with("capped by --max-time 100 s"),
+            "{}",
+            budget_text(&planned, true)
+        );
     }
 
     #[test]
