@@ -35,7 +35,7 @@ pub const HOLD_BACK_MAX_NS: i64 = 64_000;
 /// the bound at exactly queue + propagation + 2, 64-byte frames at 100 Mbit/s met it before
 /// the queue was full). The slack is at most an eighth of `frames` (plus one), so the memory
 /// a lab may hold stays within 1/8 of what `topology::check_memory` budgets.
-pub(super) fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: bool) -> u64 {
+pub fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: bool) -> u64 {
     if !vnet {
         return frames;
     }
@@ -58,7 +58,7 @@ pub(super) fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: b
 /// 100 Mbit/s line rate besides the queue's drops). Never more than its frames, so a queue of
 /// N frames fits wherever it did; a buffer of a power-of-two size class holds at most twice
 /// the frames' slots, as before.
-pub(super) fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
+pub fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
     frames
         .min(u64::try_from(capacity.div_ceil(slot.max(1))).unwrap_or(u64::MAX))
         .max(1)
@@ -67,18 +67,18 @@ pub(super) fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
 /// Bytes of the buffer a super-packet is read into: the vnet header, 64 KB of IP packet (the
 /// kernel's default `gso_max_size`), an Ethernet header with a VLAN tag, and one byte more to
 /// tell a truncated read.
-pub(super) const SUPER_READ_BUFFER: usize = gso::VNET_HDR_LEN + 65_536 + 18 + 1;
+pub const SUPER_READ_BUFFER: usize = gso::VNET_HDR_LEN + 65_536 + 18 + 1;
 
 /// Free buffers in size classes (the smallest holds one frame with its vnet header, each next
 /// twice the previous, the last [`SUPER_READ_BUFFER`]), so that a frame or a small super-packet
 /// in flight holds at most twice its bytes, and the data path allocates nothing once warm.
-pub(super) struct BufferPools {
-    pub(super) sizes: Vec<usize>,
-    pub(super) free: Vec<Vec<Vec<u8>>>,
+pub struct BufferPools {
+    pub sizes: Vec<usize>,
+    pub free: Vec<Vec<Vec<u8>>>,
 }
 
 impl BufferPools {
-    pub(super) fn new(small: usize, largest: usize) -> BufferPools {
+    pub fn new(small: usize, largest: usize) -> BufferPools {
         let mut sizes = Vec::new();
         let mut size = small;
         while size < largest {
@@ -92,52 +92,52 @@ impl BufferPools {
         }
     }
 
-    pub(super) fn class_of(&self, len: usize) -> usize {
+    pub fn class_of(&self, len: usize) -> usize {
         self.sizes
             .iter()
             .position(|&s| s >= len)
             .unwrap_or(self.sizes.len() - 1)
     }
 
-    pub(super) fn largest(&self) -> usize {
+    pub fn largest(&self) -> usize {
         self.sizes.len() - 1
     }
 
-    pub(super) fn take(&mut self, len: usize) -> Vec<u8> {
+    pub fn take(&mut self, len: usize) -> Vec<u8> {
         let c = self.class_of(len);
         self.free[c].pop().unwrap_or_else(|| vec![0; self.sizes[c]])
     }
 
-    pub(super) fn put(&mut self, buffer: Vec<u8>) {
+    pub fn put(&mut self, buffer: Vec<u8>) {
         if let Some(c) = self.sizes.iter().position(|&s| s == buffer.len()) {
             self.free[c].push(buffer);
         }
     }
 }
 
-pub(super) struct Ingress {
+pub struct Ingress {
     /// The sending kernel's transmit stamps, where this link uses them.
-    pub(super) stamps: Option<crate::ingress_stamp::IngressStamps>,
-    pub(super) fd: libc::c_int,
+    pub stamps: Option<crate::ingress_stamp::IngressStamps>,
+    pub fd: libc::c_int,
     /// Its TAP devices carry the vnet header: reads may be super-packets.
-    pub(super) vnet: bool,
+    pub vnet: bool,
     /// Bytes of each frame buffer (the link's largest frame, plus one).
-    pub(super) frame_buffer: usize,
+    pub frame_buffer: usize,
     /// The most frames this direction may hold at once ([`crate::topology::Link::in_flight_frames`]).
-    pub(super) max_in_flight: u64,
-    pub(super) direction: Direction,
-    pub(super) router: Option<RouterEgress>,
-    pub(super) host: Option<Arc<Mutex<HostCpu>>>,
-    pub(super) to_egress: Sender<Scheduled>,
-    pub(super) recycled: Receiver<Vec<u8>>,
-    pub(super) shared: Arc<PortShared>,
-    pub(super) stop: Arc<AtomicBool>,
+    pub max_in_flight: u64,
+    pub direction: Direction,
+    pub router: Option<RouterEgress>,
+    pub host: Option<Arc<Mutex<HostCpu>>>,
+    pub to_egress: Sender<Scheduled>,
+    pub recycled: Receiver<Vec<u8>>,
+    pub shared: Arc<PortShared>,
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Ingress {
     /// The instant a frame just read entered the link: its transmit stamp where there is
     /// one, else now.
-    pub(super) fn charged_from(&mut self, frame: &[u8]) -> Nanos {
+    pub fn charged_from(&mut self, frame: &[u8]) -> Nanos {
         let now = monotonic_now();
         match &mut self.stamps {
             Some(stamps) => stamps.sent_at(frame, now),
@@ -148,7 +148,7 @@ impl Ingress {
     /// When a frame just read is ready for the link, and what a router on the way costs it:
     /// charged from `at` (a super-packet's instant) or its own arrival ([`Self::charged_from`]),
     /// plus the time a slow sending host's CPU takes to hand it over.
-    pub(super) fn ready_for_link(&mut self, frame: &[u8], at: Option<Nanos>) -> (Nanos, Duration) {
+    pub fn ready_for_link(&mut self, frame: &[u8], at: Option<Nanos>) -> (Nanos, Duration) {
         let now = match at {
             Some(t) => t,
             None => self.charged_from(frame),
@@ -168,7 +168,7 @@ impl Ingress {
 
     /// Publishes this thread's CPU time, then waits up to [`POLL_INTERVAL`] for the TAP to
     /// have a frame; false when it has none yet (the caller checks `stop` and waits again).
-    pub(super) fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
+    pub fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
         publish_cpu(&self.shared.cpu_ns[0], cpu_published, monotonic_now());
         let mut pfd = libc::pollfd {
             fd: self.fd,
@@ -181,7 +181,7 @@ impl Ingress {
         ) > 0
     }
 
-    pub(super) fn run(self) {
+    pub fn run(self) {
         if self.vnet {
             self.run_offloaded();
         } else if self.direction.has_aqm() {
@@ -195,7 +195,7 @@ impl Ingress {
     /// enqueued with a tag, its buffer held here until the queue delivers or drops it; between
     /// reads the thread sleeps only until the queue's next event, so that every departure is
     /// decided at (or just after) its instant with every earlier arrival already known.
-    pub(super) fn run_aqm(mut self) {
+    pub fn run_aqm(mut self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
         let mut st = AqmHeld::default();
@@ -236,7 +236,7 @@ impl Ingress {
 
     /// Lets the queue of a direction with active queue management release (or drop) what is
     /// due at `now`; false if the egress thread is gone.
-    pub(super) fn aqm_advance(&mut self, now: Nanos, st: &mut AqmHeld) -> bool {
+    pub fn aqm_advance(&mut self, now: Nanos, st: &mut AqmHeld) -> bool {
         self.direction.advance(now, &mut st.events);
         self.release(&mut st.events, &mut st.held, &mut st.pool)
     }
@@ -244,7 +244,7 @@ impl Ingress {
     /// One read of [`Ingress::run_aqm`]: reads a frame and enqueues it, charged from `at` if
     /// given (virtual time, for tests) or else from the clock. `None` if the TAP had nothing
     /// to read; `Some(false)` if the egress thread is gone.
-    pub(super) fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
+    pub fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
         let mut buffer = st
             .pool
             .pop()
@@ -277,7 +277,7 @@ impl Ingress {
 
     /// Hands the delivered frames to the egress thread and takes the dropped ones' buffers
     /// back; publishes the counters. False if the egress thread is gone.
-    pub(super) fn release(
+    pub fn release(
         &mut self,
         events: &mut Vec<Event>,
         held: &mut std::collections::HashMap<u64, (Vec<u8>, usize)>,
@@ -325,7 +325,7 @@ impl Ingress {
     /// If any segment is dropped (queue full, loss, memory bound), the super-packet is cut
     /// into real frames ([`gso::segment`]) and each survivor is released at its own instant,
     /// so drops and timing stay exact per frame.
-    pub(super) fn run_offloaded(mut self) {
+    pub fn run_offloaded(mut self) {
         sys::realtime_priority();
         let small = self.frame_buffer + gso::VNET_HDR_LEN;
         let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
@@ -350,7 +350,7 @@ impl Ingress {
     /// wrote, reads one frame or super-packet and decides its fate, charged from `at` if given
     /// (virtual time, for tests) or else from the clock. `None` if the TAP had nothing to
     /// read; `Some(false)` if the egress thread is gone.
-    pub(super) fn read_and_offer(
+    pub fn read_and_offer(
         &mut self,
         at: Option<Nanos>,
         scratch: &mut Vec<u8>,
@@ -375,7 +375,7 @@ impl Ingress {
 
     /// Decides the fate of one read of `n` bytes (vnet header and frame) in `scratch`; false
     /// if the egress thread is gone.
-    pub(super) fn offer_read(
+    pub fn offer_read(
         &mut self,
         scratch: &mut Vec<u8>,
         n: usize,
@@ -392,7 +392,7 @@ impl Ingress {
     }
 
     /// [`Ingress::offer_read`] of a read charged from `now` whose vnet header is `hdr`.
-    pub(super) fn offer_read_at(
+    pub fn offer_read_at(
         &mut self,
         now: Nanos,
         hdr: gso::VnetHdr,
@@ -495,7 +495,7 @@ impl Ingress {
     /// would not fit threw away up to 63 frames the queue had room for: a 64-segment UDP
     /// super-packet of 64-byte frames at 100 Mbit/s is 430 us of wire, and the refusals left
     /// the wire idle; bench/RESULTS.md, issue 20 part B.)
-    pub(super) fn offer_within_memory(
+    pub fn offer_within_memory(
         &mut self,
         now: Nanos,
         plan: &gso::Plan,
@@ -517,7 +517,7 @@ impl Ingress {
     }
 
     /// Counts a super-packet of `frames` delivered whole, its first frame held back `held` ns.
-    pub(super) fn note_super_packet(&self, frames: u64, held: i64) {
+    pub fn note_super_packet(&self, frames: u64, held: i64) {
         self.shared.super_packets.fetch_add(1, Ordering::Relaxed);
         self.shared
             .super_packet_frames
@@ -528,7 +528,7 @@ impl Ingress {
     }
 
     /// Hands a write of `frames` frames to the egress thread; false if it is gone.
-    pub(super) fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
+    pub fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
         let charge = memory_charge(frames, buffer.len(), self.frame_buffer + gso::VNET_HDR_LEN);
         self.shared.in_flight.fetch_add(charge, Ordering::AcqRel);
         self.to_egress
@@ -541,7 +541,7 @@ impl Ingress {
             .is_ok()
     }
 
-    pub(super) fn run_drop_tail(mut self) {
+    pub fn run_drop_tail(mut self) {
         sys::realtime_priority();
         let mut spare: Option<Vec<u8>> = None;
         let mut cpu_published = Nanos(0);
@@ -565,7 +565,7 @@ impl Ingress {
     /// from `at` if given (virtual time, for tests) or else from the clock; `spare` keeps a
     /// buffer between reads. `None` if the TAP had nothing to read; `Some(false)` if the
     /// egress thread is gone.
-    pub(super) fn drop_tail_read_one(
+    pub fn drop_tail_read_one(
         &mut self,
         at: Option<Nanos>,
         spare: &mut Option<Vec<u8>>,
@@ -617,9 +617,9 @@ impl Ingress {
 /// The frames a direction with active queue management holds while they wait in its queue
 /// ([`Ingress::run_aqm`]), by tag, with free buffers and the queue's events.
 #[derive(Default)]
-pub(super) struct AqmHeld {
-    pub(super) held: std::collections::HashMap<u64, (Vec<u8>, usize)>,
-    pub(super) pool: Vec<Vec<u8>>,
-    pub(super) events: Vec<Event>,
-    pub(super) next_tag: u64,
+pub struct AqmHeld {
+    pub held: std::collections::HashMap<u64, (Vec<u8>, usize)>,
+    pub pool: Vec<Vec<u8>>,
+    pub events: Vec<Event>,
+    pub next_tag: u64,
 }

@@ -18,7 +18,7 @@ use super::port::{RELEASE_PRIORITY, Scheduled, late_cause, publish_cpu};
 /// The most reads one wake-up of [`run_one_thread`] makes before it looks at the releases
 /// again (it also stops as soon as a release comes due): a sender that keeps the TAP full
 /// cannot hold a release back by more than one read.
-pub(super) const READS_PER_WAKE: usize = 64;
+pub const READS_PER_WAKE: usize = 64;
 
 /// One offloaded direction served by one thread (on request: [`THREADS_ENV`]): it releases
 /// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
@@ -37,7 +37,7 @@ pub(super) const READS_PER_WAKE: usize = 64;
 /// receiving TAP runs the receiving host's stack in this thread, and a read is a copy of up to
 /// 64 KB; a release due meanwhile waits for them (counted in `lab status`: `late_after_previous_write`,
 /// and `late_behind` for a read that ran past it).
-pub(super) fn run_one_thread(ingress: Ingress, egress: Egress) {
+pub fn run_one_thread(ingress: Ingress, egress: Egress) {
     sys::tighten_timer_slack();
     sys::realtime_priority_of(RELEASE_PRIORITY);
     let clock = RealClock::for_realtime_thread_with(egress.spin);
@@ -102,20 +102,20 @@ pub(super) fn run_one_thread(ingress: Ingress, egress: Egress) {
 }
 
 /// The state of [`run_one_thread`] and its two steps, which the tests drive in virtual time.
-pub(super) struct OneThread {
-    pub(super) ingress: Ingress,
-    pub(super) egress: Egress,
-    pub(super) pools: BufferPools,
-    pub(super) scratch: Vec<u8>,
-    pub(super) verdicts: Vec<Verdict>,
+pub struct OneThread {
+    pub ingress: Ingress,
+    pub egress: Egress,
+    pub pools: BufferPools,
+    pub scratch: Vec<u8>,
+    pub verdicts: Vec<Verdict>,
     /// Writes handed over by the ingress code, in release order.
-    pub(super) holding: VecDeque<Scheduled>,
-    pub(super) previous_write_end: Nanos,
-    pub(super) slept_past_due: bool,
+    pub holding: VecDeque<Scheduled>,
+    pub previous_write_end: Nanos,
+    pub slept_past_due: bool,
 }
 
 impl OneThread {
-    pub(super) fn new(ingress: Ingress, egress: Egress) -> OneThread {
+    pub fn new(ingress: Ingress, egress: Egress) -> OneThread {
         let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
         let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
         let scratch = pools.take(SUPER_READ_BUFFER);
@@ -132,7 +132,7 @@ impl OneThread {
     }
 
     /// True if the next release is due within its spin (`spin(at, now)`) at `now`.
-    pub(super) fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
+    pub fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
         self.holding
             .front()
             .is_some_and(|s| s.at.minus(now) <= i64::try_from(spin(s.at, now)).unwrap_or(i64::MAX))
@@ -140,7 +140,7 @@ impl OneThread {
 
     /// Releases every held write that is due within its spin, each at its instant on `clock`
     /// (sleep, then spin), counting the late ones by cause.
-    pub(super) fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
+    pub fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
         while self.due_soon(clock.now(), spin) {
             let reached = clock.now();
             let s = self.holding.pop_front().expect("a held write");
@@ -165,7 +165,7 @@ impl OneThread {
     /// release comes due, charged from `at` if given (virtual time) or else from the clock:
     /// `Some(true)` if the TAP may hold more, `Some(false)` if it was empty, `None` if the
     /// egress side is gone.
-    pub(super) fn read_batch(
+    pub fn read_batch(
         &mut self,
         clock: &impl Clock,
         spin: &impl Fn(Nanos, Nanos) -> u64,
