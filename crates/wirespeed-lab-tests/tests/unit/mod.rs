@@ -3,6 +3,7 @@
 
 mod addressing;
 mod cleanup;
+mod crossing;
 mod device;
 mod emulator;
 mod ingress_stamp;
@@ -10,3 +11,4 @@ mod inside;
 mod runtime;
 mod shared_port;
 mod topology;
+mod truth;
