@@ -31,7 +31,7 @@ impl Egress {
     /// CPU there (at that instant, so that its transmit and receive work interleave in time
     /// order), and writes it when the CPU is done. Without a host model "done" is the
     /// arrival, and a frame is written at its scheduled instant.
-    pub fn run(self) {
+    pub(super) fn run(self) {
         sys::tighten_timer_slack();
         // One above the ingress threads: on two cores the four threads of a link often want
         // both, and a release is due at an instant while a read is charged from the sender's

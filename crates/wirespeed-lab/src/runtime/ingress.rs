@@ -92,14 +92,14 @@ impl BufferPools {
         }
     }
 
-    pub fn class_of(&self, len: usize) -> usize {
+    pub(super) fn class_of(&self, len: usize) -> usize {
         self.sizes
             .iter()
             .position(|&s| s >= len)
             .unwrap_or(self.sizes.len() - 1)
     }
 
-    pub fn largest(&self) -> usize {
+    pub(super) fn largest(&self) -> usize {
         self.sizes.len() - 1
     }
 
@@ -108,7 +108,7 @@ impl BufferPools {
         self.free[c].pop().unwrap_or_else(|| vec![0; self.sizes[c]])
     }
 
-    pub fn put(&mut self, buffer: Vec<u8>) {
+    pub(super) fn put(&mut self, buffer: Vec<u8>) {
         if let Some(c) = self.sizes.iter().position(|&s| s == buffer.len()) {
             self.free[c].push(buffer);
         }
@@ -137,7 +137,7 @@ pub struct Ingress {
 impl Ingress {
     /// The instant a frame just read entered the link: its transmit stamp where there is
     /// one, else now.
-    pub fn charged_from(&mut self, frame: &[u8]) -> Nanos {
+    pub(super) fn charged_from(&mut self, frame: &[u8]) -> Nanos {
         let now = monotonic_now();
         match &mut self.stamps {
             Some(stamps) => stamps.sent_at(frame, now),
@@ -148,7 +148,7 @@ impl Ingress {
     /// When a frame just read is ready for the link, and what a router on the way costs it:
     /// charged from `at` (a super-packet's instant) or its own arrival ([`Self::charged_from`]),
     /// plus the time a slow sending host's CPU takes to hand it over.
-    pub fn ready_for_link(&mut self, frame: &[u8], at: Option<Nanos>) -> (Nanos, Duration) {
+    pub(super) fn ready_for_link(&mut self, frame: &[u8], at: Option<Nanos>) -> (Nanos, Duration) {
         let now = match at {
             Some(t) => t,
             None => self.charged_from(frame),
@@ -168,7 +168,7 @@ impl Ingress {
 
     /// Publishes this thread's CPU time, then waits up to [`POLL_INTERVAL`] for the TAP to
     /// have a frame; false when it has none yet (the caller checks `stop` and waits again).
-    pub fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
+    pub(super) fn wait_readable(&self, cpu_published: &mut Nanos) -> bool {
         publish_cpu(&self.shared.cpu_ns[0], cpu_published, monotonic_now());
         let mut pfd = libc::pollfd {
             fd: self.fd,
@@ -181,7 +181,7 @@ impl Ingress {
         ) > 0
     }
 
-    pub fn run(self) {
+    pub(super) fn run(self) {
         if self.vnet {
             self.run_offloaded();
         } else if self.direction.has_aqm() {
@@ -195,7 +195,7 @@ impl Ingress {
     /// enqueued with a tag, its buffer held here until the queue delivers or drops it; between
     /// reads the thread sleeps only until the queue's next event, so that every departure is
     /// decided at (or just after) its instant with every earlier arrival already known.
-    pub fn run_aqm(mut self) {
+    pub(super) fn run_aqm(mut self) {
         sys::tighten_timer_slack();
         sys::realtime_priority();
         let mut st = AqmHeld::default();
@@ -277,7 +277,7 @@ impl Ingress {
 
     /// Hands the delivered frames to the egress thread and takes the dropped ones' buffers
     /// back; publishes the counters. False if the egress thread is gone.
-    pub fn release(
+    pub(super) fn release(
         &mut self,
         events: &mut Vec<Event>,
         held: &mut std::collections::HashMap<u64, (Vec<u8>, usize)>,
@@ -325,7 +325,7 @@ impl Ingress {
     /// If any segment is dropped (queue full, loss, memory bound), the super-packet is cut
     /// into real frames ([`gso::segment`]) and each survivor is released at its own instant,
     /// so drops and timing stay exact per frame.
-    pub fn run_offloaded(mut self) {
+    pub(super) fn run_offloaded(mut self) {
         sys::realtime_priority();
         let small = self.frame_buffer + gso::VNET_HDR_LEN;
         let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
@@ -375,7 +375,7 @@ impl Ingress {
 
     /// Decides the fate of one read of `n` bytes (vnet header and frame) in `scratch`; false
     /// if the egress thread is gone.
-    pub fn offer_read(
+    pub(super) fn offer_read(
         &mut self,
         scratch: &mut Vec<u8>,
         n: usize,
@@ -392,7 +392,7 @@ impl Ingress {
     }
 
     /// [`Ingress::offer_read`] of a read charged from `now` whose vnet header is `hdr`.
-    pub fn offer_read_at(
+    pub(super) fn offer_read_at(
         &mut self,
         now: Nanos,
         hdr: gso::VnetHdr,
@@ -495,7 +495,7 @@ impl Ingress {
     /// would not fit threw away up to 63 frames the queue had room for: a 64-segment UDP
     /// super-packet of 64-byte frames at 100 Mbit/s is 430 us of wire, and the refusals left
     /// the wire idle; bench/RESULTS.md, issue 20 part B.)
-    pub fn offer_within_memory(
+    pub(super) fn offer_within_memory(
         &mut self,
         now: Nanos,
         plan: &gso::Plan,
@@ -517,7 +517,7 @@ impl Ingress {
     }
 
     /// Counts a super-packet of `frames` delivered whole, its first frame held back `held` ns.
-    pub fn note_super_packet(&self, frames: u64, held: i64) {
+    pub(super) fn note_super_packet(&self, frames: u64, held: i64) {
         self.shared.super_packets.fetch_add(1, Ordering::Relaxed);
         self.shared
             .super_packet_frames
@@ -528,7 +528,7 @@ impl Ingress {
     }
 
     /// Hands a write of `frames` frames to the egress thread; false if it is gone.
-    pub fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
+    pub(super) fn send(&self, at: Nanos, buffer: Vec<u8>, len: usize, frames: u64) -> bool {
         let charge = memory_charge(frames, buffer.len(), self.frame_buffer + gso::VNET_HDR_LEN);
         self.shared.in_flight.fetch_add(charge, Ordering::AcqRel);
         self.to_egress
@@ -541,7 +541,7 @@ impl Ingress {
             .is_ok()
     }
 
-    pub fn run_drop_tail(mut self) {
+    pub(super) fn run_drop_tail(mut self) {
         sys::realtime_priority();
         let mut spare: Option<Vec<u8>> = None;
         let mut cpu_published = Nanos(0);

@@ -18,7 +18,7 @@ use super::port::{RELEASE_PRIORITY, Scheduled, late_cause, publish_cpu};
 /// The most reads one wake-up of [`run_one_thread`] makes before it looks at the releases
 /// again (it also stops as soon as a release comes due): a sender that keeps the TAP full
 /// cannot hold a release back by more than one read.
-pub const READS_PER_WAKE: usize = 64;
+pub(super) const READS_PER_WAKE: usize = 64;
 
 /// One offloaded direction served by one thread (on request: [`THREADS_ENV`]): it releases
 /// every write that is due (sleep, then spin: [`RealClock`]), then reads every frame and
@@ -37,7 +37,7 @@ pub const READS_PER_WAKE: usize = 64;
 /// receiving TAP runs the receiving host's stack in this thread, and a read is a copy of up to
 /// 64 KB; a release due meanwhile waits for them (counted in `lab status`: `late_after_previous_write`,
 /// and `late_behind` for a read that ran past it).
-pub fn run_one_thread(ingress: Ingress, egress: Egress) {
+pub(super) fn run_one_thread(ingress: Ingress, egress: Egress) {
     sys::tighten_timer_slack();
     sys::realtime_priority_of(RELEASE_PRIORITY);
     let clock = RealClock::for_realtime_thread_with(egress.spin);
@@ -132,7 +132,7 @@ impl OneThread {
     }
 
     /// True if the next release is due within its spin (`spin(at, now)`) at `now`.
-    pub fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
+    pub(super) fn due_soon(&self, now: Nanos, spin: &impl Fn(Nanos, Nanos) -> u64) -> bool {
         self.holding
             .front()
             .is_some_and(|s| s.at.minus(now) <= i64::try_from(spin(s.at, now)).unwrap_or(i64::MAX))

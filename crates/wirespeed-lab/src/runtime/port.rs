@@ -52,7 +52,7 @@ pub struct PortShared {
 
 /// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
 /// shared-medium threads' 10 (`sys::realtime_priority`).
-pub const RELEASE_PRIORITY: i32 = 11;
+pub(super) const RELEASE_PRIORITY: i32 = 11;
 
 /// A release later than this is counted by its cause in `lab status` (the bound on
 /// the 99th percentile at 1 Gbit/s), nanoseconds.
@@ -100,11 +100,11 @@ pub fn late_cause(
 }
 
 /// How often a thread publishes its CPU time.
-pub const CPU_PUBLISH_NS: i64 = 10_000_000;
+pub(super) const CPU_PUBLISH_NS: i64 = 10_000_000;
 
 /// Publishes the calling thread's CPU time into `slot` if `CPU_PUBLISH_NS` passed since `last`;
 /// true if it did.
-pub fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) -> bool {
+pub(super) fn publish_cpu(slot: &AtomicU64, last: &mut Nanos, now: Nanos) -> bool {
     if now.minus(*last) >= CPU_PUBLISH_NS {
         slot.store(thread_cpu_ns(), Ordering::Relaxed);
         *last = now;
