@@ -244,6 +244,10 @@ impl Ingress {
     /// One read of [`Ingress::run_aqm`]: reads a frame and enqueues it, charged from `at` if
     /// given (virtual time, for tests) or else from the clock. `None` if the TAP had nothing
     /// to read; `Some(false)` if the egress thread is gone.
+    // `#[inline]`: public only for the tests, and a public function is exported, which kept
+    // LLVM from inlining this one-caller function into the per-frame loop as it did while
+    // it was private (nm and objdump of the library); an inline function stays local.
+    #[inline]
     pub fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
         let mut buffer = st
             .pool
@@ -565,6 +569,10 @@ impl Ingress {
     /// from `at` if given (virtual time, for tests) or else from the clock; `spare` keeps a
     /// buffer between reads. `None` if the TAP had nothing to read; `Some(false)` if the
     /// egress thread is gone.
+    // `#[inline]`: public only for the tests, and a public function is exported, which kept
+    // LLVM from inlining this one-caller function into the per-frame loop as it did while
+    // it was private (nm and objdump of the library); an inline function stays local.
+    #[inline]
     pub fn drop_tail_read_one(
         &mut self,
         at: Option<Nanos>,
