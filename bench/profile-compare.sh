@@ -8,6 +8,7 @@
 # machine's load the spread of the ratios, not one figure, is the measurement.
 #
 #   A=/tmp/before/target/release/wirespeed B=target/release/wirespeed REPS=5 bash bench/profile-compare.sh
+#   (CASES="lab" ... for only some of the cases)
 #
 # The lab row needs root (it is skipped otherwise); it builds its own lab (198.18.0.0/24,
 # named ws-cmp-*) through `lab run`, which removes it. Traffic goes to 127.0.0.1 and the lab.
@@ -67,6 +68,13 @@ case_mesh() { local t0; t0=$(now); "$1" mesh --local 3 -t 0.2 --probes 2 >/dev/n
 
 cases="tcp udp report sim mesh"
 if [ "$(id -u)" = 0 ]; then cases="$cases lab"; else echo "# not root: the lab row is skipped"; fi
+# CASES="lab" (any of the names above) runs only those, e.g. for a change of the emulator alone.
+if [ -n "${CASES:-}" ]; then
+    for c in $CASES; do
+        case " $cases " in *" $c "*) ;; *) echo "profile-compare: CASES: $c is not one of: $cases" >&2; exit 2 ;; esac
+    done
+    cases=$CASES
+fi
 echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg), REPS=$REPS SECS=$SECS"
 echo "# A=$A"
 echo "# B=$B"

@@ -30,14 +30,17 @@ const KILL_DEADLINE: Duration = Duration::from_secs(3);
 
 /// A cgroup hierarchy usable for a lab's processes.
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Hierarchy {
-    root: PathBuf,
+#[doc(hidden)]
+pub struct Hierarchy {
+    /// Where it is mounted.
+    pub root: PathBuf,
     v2: bool,
     freezer: bool,
 }
 
 /// The mounted cgroup hierarchies, cgroup2 first, then v1 freezer, then v1 pids.
-fn hierarchies() -> Vec<Hierarchy> {
+#[doc(hidden)]
+pub fn hierarchies() -> Vec<Hierarchy> {
     let Ok(text) = std::fs::read_to_string("/proc/self/mountinfo") else {
         return Vec::new();
     };
@@ -212,30 +215,4 @@ pub fn kill_in_namespaces(ids: &[(u64, u64)]) -> Vec<i32> {
         std::thread::sleep(Duration::from_millis(10));
     }
     killed
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_path_outside_the_lab_hierarchy_is_not_a_lab_cgroup() {
-        assert!(!is_lab_cgroup(Path::new("/"), "x-0000"));
-        assert!(!is_lab_cgroup(Path::new("/sys/fs/cgroup"), "x-0000"));
-        assert!(!is_lab_cgroup(
-            Path::new("/tmp/wirespeed-lab/ws-x-0000"),
-            "x-0000"
-        ));
-        for h in hierarchies() {
-            let good = h.root.join(CGROUP_PARENT).join("ws-x-0000");
-            assert!(is_lab_cgroup(&good, "x-0000"), "{}", good.display());
-            assert!(!is_lab_cgroup(&good, "x-0001"));
-        }
-    }
-
-    #[test]
-    fn no_namespace_matches_no_process() {
-        assert!(processes_in(&[]).is_empty());
-        assert!(namespace_ids(&["ws-surely-absent-0000-h1".into()]).is_empty());
-    }
 }

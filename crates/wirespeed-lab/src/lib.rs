@@ -31,7 +31,10 @@ pub mod ingress_stamp;
 pub mod inside;
 pub mod lifecycle;
 pub mod runtime;
-mod shared_port;
+// Public only as a test seam, hidden from the documentation: its unit tests
+// (crates/wirespeed-lab-tests) check which station a frame is for.
+#[doc(hidden)]
+pub mod shared_port;
 // The one place `unsafe` is allowed: see its module documentation.
 #[allow(unsafe_code)]
 pub mod sys;

@@ -253,28 +253,11 @@ impl SharedPort {
 
 /// Whether station `to` should be handed `frame`: broadcast, multicast and unknown unicast go
 /// to everyone (as a hub repeats them); known unicast only to its owner.
-fn wanted_by(frame: &[u8], to: usize, owners: &HashMap<[u8; 6], usize>) -> bool {
+pub fn wanted_by(frame: &[u8], to: usize, owners: &HashMap<[u8; 6], usize>) -> bool {
     if frame.len() < 6 || frame[0] & 1 == 1 {
         return true;
     }
     let mut dest = [0u8; 6];
     dest.copy_from_slice(&frame[..6]);
     owners.get(&dest).is_none_or(|&owner| owner == to)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn unicast_goes_to_its_owner_once_known_and_broadcast_to_all() {
-        let mut owners = HashMap::new();
-        let unicast = [2, 0, 0, 0, 0, 9, 2, 0, 0, 0, 0, 1, 8, 0];
-        assert!(wanted_by(&unicast, 3, &owners), "unknown: flooded");
-        owners.insert([2, 0, 0, 0, 0, 9], 1);
-        assert!(wanted_by(&unicast, 1, &owners));
-        assert!(!wanted_by(&unicast, 3, &owners));
-        let broadcast = [0xff; 14];
-        assert!(wanted_by(&broadcast, 3, &owners));
-    }
 }

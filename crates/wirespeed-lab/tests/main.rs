@@ -5,6 +5,7 @@
 
 mod common;
 mod fq_codel_aim;
+mod fq_codel_cost;
 mod minimum_frames;
 mod one_thread;
 mod unsafe_confined;

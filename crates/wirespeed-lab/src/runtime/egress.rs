@@ -16,14 +16,14 @@ use crate::sys;
 use super::POLL_INTERVAL;
 use super::port::{PortShared, RELEASE_PRIORITY, Scheduled, late_cause, publish_cpu};
 
-pub(super) struct Egress {
-    pub(super) spin: SpinPolicy,
-    pub(super) fd: libc::c_int,
-    pub(super) host: Option<Arc<Mutex<HostCpu>>>,
-    pub(super) from_ingress: Receiver<Scheduled>,
-    pub(super) recycle: Sender<Vec<u8>>,
-    pub(super) shared: Arc<PortShared>,
-    pub(super) stop: Arc<AtomicBool>,
+pub struct Egress {
+    pub spin: SpinPolicy,
+    pub fd: libc::c_int,
+    pub host: Option<Arc<Mutex<HostCpu>>>,
+    pub from_ingress: Receiver<Scheduled>,
+    pub recycle: Sender<Vec<u8>>,
+    pub shared: Arc<PortShared>,
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Egress {
@@ -135,7 +135,7 @@ impl Egress {
 impl Egress {
     /// Writes `s`, due at `done`, into the receiving TAP at `now`; records its lateness and
     /// gives its buffer back to the ingress thread.
-    pub(super) fn release(&self, s: Scheduled, done: Nanos, now: Nanos) {
+    pub fn release(&self, s: Scheduled, done: Nanos, now: Nanos) {
         // A full socket queue in the far namespace drops the frame, as a NIC would (the
         // receiving interface counts it); a failed write is counted here.
         if sys::write_frame(self.fd, &s.buffer[..s.len]).is_err() {

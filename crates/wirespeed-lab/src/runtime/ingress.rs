@@ -35,7 +35,7 @@ pub const HOLD_BACK_MAX_NS: i64 = 64_000;
 /// the bound at exactly queue + propagation + 2, 64-byte frames at 100 Mbit/s met it before
 /// the queue was full). The slack is at most an eighth of `frames` (plus one), so the memory
 /// a lab may hold stays within 1/8 of what `topology::check_memory` budgets.
-pub(super) fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: bool) -> u64 {
+pub fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: bool) -> u64 {
     if !vnet {
         return frames;
     }
@@ -58,7 +58,7 @@ pub(super) fn with_super_packet_slack(frames: u64, bits_per_second: u64, vnet: b
 /// 100 Mbit/s line rate besides the queue's drops). Never more than its frames, so a queue of
 /// N frames fits wherever it did; a buffer of a power-of-two size class holds at most twice
 /// the frames' slots, as before.
-pub(super) fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
+pub fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
     frames
         .min(u64::try_from(capacity.div_ceil(slot.max(1))).unwrap_or(u64::MAX))
         .max(1)
@@ -67,18 +67,18 @@ pub(super) fn memory_charge(frames: u64, capacity: usize, slot: usize) -> u64 {
 /// Bytes of the buffer a super-packet is read into: the vnet header, 64 KB of IP packet (the
 /// kernel's default `gso_max_size`), an Ethernet header with a VLAN tag, and one byte more to
 /// tell a truncated read.
-pub(super) const SUPER_READ_BUFFER: usize = gso::VNET_HDR_LEN + 65_536 + 18 + 1;
+pub const SUPER_READ_BUFFER: usize = gso::VNET_HDR_LEN + 65_536 + 18 + 1;
 
 /// Free buffers in size classes (the smallest holds one frame with its vnet header, each next
 /// twice the previous, the last [`SUPER_READ_BUFFER`]), so that a frame or a small super-packet
 /// in flight holds at most twice its bytes, and the data path allocates nothing once warm.
-pub(super) struct BufferPools {
-    pub(super) sizes: Vec<usize>,
-    pub(super) free: Vec<Vec<Vec<u8>>>,
+pub struct BufferPools {
+    pub sizes: Vec<usize>,
+    pub free: Vec<Vec<Vec<u8>>>,
 }
 
 impl BufferPools {
-    pub(super) fn new(small: usize, largest: usize) -> BufferPools {
+    pub fn new(small: usize, largest: usize) -> BufferPools {
         let mut sizes = Vec::new();
         let mut size = small;
         while size < largest {
@@ -103,7 +103,7 @@ impl BufferPools {
         self.sizes.len() - 1
     }
 
-    pub(super) fn take(&mut self, len: usize) -> Vec<u8> {
+    pub fn take(&mut self, len: usize) -> Vec<u8> {
         let c = self.class_of(len);
         self.free[c].pop().unwrap_or_else(|| vec![0; self.sizes[c]])
     }
@@ -115,23 +115,23 @@ impl BufferPools {
     }
 }
 
-pub(super) struct Ingress {
+pub struct Ingress {
     /// The sending kernel's transmit stamps, where this link uses them.
-    pub(super) stamps: Option<crate::ingress_stamp::IngressStamps>,
-    pub(super) fd: libc::c_int,
+    pub stamps: Option<crate::ingress_stamp::IngressStamps>,
+    pub fd: libc::c_int,
     /// Its TAP devices carry the vnet header: reads may be super-packets.
-    pub(super) vnet: bool,
+    pub vnet: bool,
     /// Bytes of each frame buffer (the link's largest frame, plus one).
-    pub(super) frame_buffer: usize,
+    pub frame_buffer: usize,
     /// The most frames this direction may hold at once ([`crate::topology::Link::in_flight_frames`]).
-    pub(super) max_in_flight: u64,
-    pub(super) direction: Direction,
-    pub(super) router: Option<RouterEgress>,
-    pub(super) host: Option<Arc<Mutex<HostCpu>>>,
-    pub(super) to_egress: Sender<Scheduled>,
-    pub(super) recycled: Receiver<Vec<u8>>,
-    pub(super) shared: Arc<PortShared>,
-    pub(super) stop: Arc<AtomicBool>,
+    pub max_in_flight: u64,
+    pub direction: Direction,
+    pub router: Option<RouterEgress>,
+    pub host: Option<Arc<Mutex<HostCpu>>>,
+    pub to_egress: Sender<Scheduled>,
+    pub recycled: Receiver<Vec<u8>>,
+    pub shared: Arc<PortShared>,
+    pub stop: Arc<AtomicBool>,
 }
 
 impl Ingress {
@@ -236,7 +236,7 @@ impl Ingress {
 
     /// Lets the queue of a direction with active queue management release (or drop) what is
     /// due at `now`; false if the egress thread is gone.
-    pub(super) fn aqm_advance(&mut self, now: Nanos, st: &mut AqmHeld) -> bool {
+    pub fn aqm_advance(&mut self, now: Nanos, st: &mut AqmHeld) -> bool {
         self.direction.advance(now, &mut st.events);
         self.release(&mut st.events, &mut st.held, &mut st.pool)
     }
@@ -244,7 +244,11 @@ impl Ingress {
     /// One read of [`Ingress::run_aqm`]: reads a frame and enqueues it, charged from `at` if
     /// given (virtual time, for tests) or else from the clock. `None` if the TAP had nothing
     /// to read; `Some(false)` if the egress thread is gone.
-    pub(super) fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
+    // `#[inline]`: public only for the tests, and a public function is exported, which kept
+    // LLVM from inlining this one-caller function into the per-frame loop as it did while
+    // it was private (nm and objdump of the library); an inline function stays local.
+    #[inline]
+    pub fn aqm_read_one(&mut self, at: Option<Nanos>, st: &mut AqmHeld) -> Option<bool> {
         let mut buffer = st
             .pool
             .pop()
@@ -350,7 +354,7 @@ impl Ingress {
     /// wrote, reads one frame or super-packet and decides its fate, charged from `at` if given
     /// (virtual time, for tests) or else from the clock. `None` if the TAP had nothing to
     /// read; `Some(false)` if the egress thread is gone.
-    pub(super) fn read_and_offer(
+    pub fn read_and_offer(
         &mut self,
         at: Option<Nanos>,
         scratch: &mut Vec<u8>,
@@ -565,7 +569,11 @@ impl Ingress {
     /// from `at` if given (virtual time, for tests) or else from the clock; `spare` keeps a
     /// buffer between reads. `None` if the TAP had nothing to read; `Some(false)` if the
     /// egress thread is gone.
-    pub(super) fn drop_tail_read_one(
+    // `#[inline]`: public only for the tests, and a public function is exported, which kept
+    // LLVM from inlining this one-caller function into the per-frame loop as it did while
+    // it was private (nm and objdump of the library); an inline function stays local.
+    #[inline]
+    pub fn drop_tail_read_one(
         &mut self,
         at: Option<Nanos>,
         spare: &mut Option<Vec<u8>>,
@@ -617,9 +625,9 @@ impl Ingress {
 /// The frames a direction with active queue management holds while they wait in its queue
 /// ([`Ingress::run_aqm`]), by tag, with free buffers and the queue's events.
 #[derive(Default)]
-pub(super) struct AqmHeld {
-    pub(super) held: std::collections::HashMap<u64, (Vec<u8>, usize)>,
-    pub(super) pool: Vec<Vec<u8>>,
-    pub(super) events: Vec<Event>,
-    pub(super) next_tag: u64,
+pub struct AqmHeld {
+    pub held: std::collections::HashMap<u64, (Vec<u8>, usize)>,
+    pub pool: Vec<Vec<u8>>,
+    pub events: Vec<Event>,
+    pub next_tag: u64,
 }

@@ -50,13 +50,19 @@ use crate::topology::{AqmKind, LinkDuplex};
 use crate::topology::{NodeKind, Topology};
 use wirespeed_sim::mac::MacDuplex;
 
-mod egress;
-mod ingress;
-mod one_thread;
-mod port;
-mod status;
-#[cfg(test)]
-mod tests;
+// Public only as test seams, hidden from the documentation: the runtime's unit tests
+// (crates/wirespeed-lab-tests) drive the ingress and egress threads' loops, the one-thread
+// mode and the status figures directly, frame by frame; a user builds a lab through [`Lab`].
+#[doc(hidden)]
+pub mod egress;
+#[doc(hidden)]
+pub mod ingress;
+#[doc(hidden)]
+pub mod one_thread;
+#[doc(hidden)]
+pub mod port;
+#[doc(hidden)]
+pub mod status;
 
 use egress::Egress;
 use ingress::{Ingress, with_super_packet_slack};

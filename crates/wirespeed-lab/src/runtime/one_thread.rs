@@ -102,20 +102,20 @@ pub(super) fn run_one_thread(ingress: Ingress, egress: Egress) {
 }
 
 /// The state of [`run_one_thread`] and its two steps, which the tests drive in virtual time.
-pub(super) struct OneThread {
-    pub(super) ingress: Ingress,
-    pub(super) egress: Egress,
-    pub(super) pools: BufferPools,
-    pub(super) scratch: Vec<u8>,
-    pub(super) verdicts: Vec<Verdict>,
+pub struct OneThread {
+    pub ingress: Ingress,
+    pub egress: Egress,
+    pub pools: BufferPools,
+    pub scratch: Vec<u8>,
+    pub verdicts: Vec<Verdict>,
     /// Writes handed over by the ingress code, in release order.
-    pub(super) holding: VecDeque<Scheduled>,
-    pub(super) previous_write_end: Nanos,
-    pub(super) slept_past_due: bool,
+    pub holding: VecDeque<Scheduled>,
+    pub previous_write_end: Nanos,
+    pub slept_past_due: bool,
 }
 
 impl OneThread {
-    pub(super) fn new(ingress: Ingress, egress: Egress) -> OneThread {
+    pub fn new(ingress: Ingress, egress: Egress) -> OneThread {
         let small = ingress.frame_buffer + gso::VNET_HDR_LEN;
         let mut pools = BufferPools::new(small, SUPER_READ_BUFFER);
         let scratch = pools.take(SUPER_READ_BUFFER);
@@ -140,7 +140,7 @@ impl OneThread {
 
     /// Releases every held write that is due within its spin, each at its instant on `clock`
     /// (sleep, then spin), counting the late ones by cause.
-    pub(super) fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
+    pub fn release_due(&mut self, clock: &impl Clock, spin: &impl Fn(Nanos, Nanos) -> u64) {
         while self.due_soon(clock.now(), spin) {
             let reached = clock.now();
             let s = self.holding.pop_front().expect("a held write");
@@ -165,7 +165,7 @@ impl OneThread {
     /// release comes due, charged from `at` if given (virtual time) or else from the clock:
     /// `Some(true)` if the TAP may hold more, `Some(false)` if it was empty, `None` if the
     /// egress side is gone.
-    pub(super) fn read_batch(
+    pub fn read_batch(
         &mut self,
         clock: &impl Clock,
         spin: &impl Fn(Nanos, Nanos) -> u64,

@@ -9,45 +9,45 @@ use crate::emulator::clock::{Nanos, thread_cpu_ns};
 use crate::emulator::link::DirectionCounters;
 use crate::emulator::stats::LatenessHistogram;
 
-pub(super) struct Scheduled {
-    pub(super) at: Nanos,
-    pub(super) buffer: Vec<u8>,
-    pub(super) len: usize,
+pub struct Scheduled {
+    pub at: Nanos,
+    pub buffer: Vec<u8>,
+    pub len: usize,
     /// What this write counts against the direction's memory bound, in frame buffers
     /// ([`memory_charge`]; 1 for a frame).
-    pub(super) frames: u64,
+    pub frames: u64,
 }
 
 #[derive(Default)]
-pub(super) struct PortShared {
-    pub(super) counters: Mutex<DirectionCounters>,
-    pub(super) lateness: Mutex<LatenessHistogram>,
+pub struct PortShared {
+    pub counters: Mutex<DirectionCounters>,
+    pub lateness: Mutex<LatenessHistogram>,
     /// Frame buffers' worth of memory handed to the egress thread and not yet written or
     /// dropped ([`memory_charge`]; one per frame where each frame has its own buffer).
-    pub(super) in_flight: AtomicU64,
+    pub in_flight: AtomicU64,
     /// Writes into the receiving TAP that failed.
-    pub(super) write_errors: AtomicU64,
+    pub write_errors: AtomicU64,
     /// CPU time of the ingress and egress threads, nanoseconds (published every ~10 ms).
-    pub(super) cpu_ns: [AtomicU64; 2],
+    pub cpu_ns: [AtomicU64; 2],
     /// Of the egress thread's, the time it spun waiting for releases (published with it).
-    pub(super) spin_ns: AtomicU64,
+    pub spin_ns: AtomicU64,
     /// True if the port's TAP devices carry super-packets (vnet header and TSO).
-    pub(super) offloaded: AtomicBool,
+    pub offloaded: AtomicBool,
     /// Reads that were super-packets of two or more segments.
-    pub(super) super_packets: AtomicU64,
+    pub super_packets: AtomicU64,
     /// The segments (frames) those super-packets stood for.
-    pub(super) super_packet_frames: AtomicU64,
+    pub super_packet_frames: AtomicU64,
     /// Super-packets cut into frames in software because one of their segments was dropped.
-    pub(super) segmented: AtomicU64,
+    pub segmented: AtomicU64,
     /// The longest time a delivered super-packet held its first segment back: from the
     /// instant the first segment's last bit reached the far end to the release of the whole
     /// (the timing error super-packets add), nanoseconds.
-    pub(super) held_back_max_ns: AtomicU64,
+    pub held_back_max_ns: AtomicU64,
     /// Releases later than [`LATE_RELEASE_NS`], by cause ([`LateCause`]).
-    pub(super) late: [AtomicU64; 3],
+    pub late: [AtomicU64; 3],
     /// One thread serves the direction (reads, releases and writes: [`run_one_thread`]); its
     /// CPU time is published as the egress thread's.
-    pub(super) one_thread: AtomicBool,
+    pub one_thread: AtomicBool,
 }
 
 /// The SCHED_FIFO priority of the egress (release) threads: one above the ingress and
@@ -60,7 +60,7 @@ pub const LATE_RELEASE_NS: i64 = 50_000;
 
 /// Why a release was late ([`LATE_RELEASE_NS`]), as the egress thread sees it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum LateCause {
+pub enum LateCause {
     /// The thread came to the release already past due, and its previous write into the
     /// receiving TAP (which runs the receiving host's stack in this thread) ended after the
     /// release was due: the previous write's work delayed it.
@@ -79,7 +79,7 @@ pub(super) enum LateCause {
 /// previous write that ended at `previous_write_end` (and, if `slept_past_due`, a timed wait
 /// for the hand-off that returned after `due`), and made at `released`; `None` if it was not
 /// late ([`LATE_RELEASE_NS`]).
-pub(super) fn late_cause(
+pub fn late_cause(
     due: Nanos,
     reached: Nanos,
     previous_write_end: Nanos,

@@ -14,8 +14,6 @@
 //! descriptors, `poll`, the real-time scheduler, signal handlers and masks, `fork` and the
 //! `pre_exec` hook, in [`process`]) sits behind safe functions that state their invariants.
 
-#[cfg(test)]
-pub mod counting_alloc;
 pub mod packet;
 pub mod process;
 

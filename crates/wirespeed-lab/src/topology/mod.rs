@@ -47,8 +47,6 @@ use crate::addressing::Ipv4Net;
 
 mod check;
 mod notes;
-#[cfg(test)]
-mod tests;
 
 use check::{Ctx, RawTopology};
 pub use notes::{SLOT_BITS, TopologyNote};

@@ -25,10 +25,11 @@ mod stats;
 mod sweep;
 mod units;
 
-/// The libraries whose unit tests live in packages of their own (wirespeed-model here,
-/// wirespeed-sim and wirespeed-report in crates/wirespeed-sim-tests and -report-tests) are not
-/// compiled in test mode (`[lib] test = false`), so a `#[cfg(test)]` module written in their
-/// sources would be compiled by nobody and its tests would never run; this names such a file.
+/// The libraries whose unit tests live in packages of their own (wirespeed-model here;
+/// wirespeed-sim, wirespeed-report and wirespeed-lab in crates/wirespeed-{sim,report,lab}-tests)
+/// are not compiled in test mode (`[lib] test = false`), so a `#[cfg(test)]` module written in
+/// their sources would be compiled by nobody and its tests would never run; this names such a
+/// file.
 #[test]
 fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
     fn walk(dir: &std::path::Path, found: &mut Vec<String>) {
@@ -46,7 +47,12 @@ fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
         }
     }
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for library in ["wirespeed-model", "wirespeed-sim", "wirespeed-report"] {
+    for library in [
+        "wirespeed-model",
+        "wirespeed-sim",
+        "wirespeed-report",
+        "wirespeed-lab",
+    ] {
         let src = crates.join(library).join("src");
         let mut found = Vec::new();
         walk(&src, &mut found);

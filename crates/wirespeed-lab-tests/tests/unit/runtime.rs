@@ -1,20 +1,26 @@
 //! The runtime's unit tests: the data path's allocations and memory bound, late-release
 //! causes, the thread and CPU settings, and when the lab names itself the bottleneck.
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use wirespeed_lab::emulator::clock::SpinPolicy;
+use wirespeed_lab::emulator::handoff;
+use wirespeed_lab::emulator::link::Direction;
 
-use super::egress::Egress;
-use super::ingress::{
+use std::collections::VecDeque;
+use wirespeed_lab::device::DeviceCounters;
+use wirespeed_lab::emulator::clock::Nanos;
+use wirespeed_lab::emulator::gso;
+use wirespeed_lab::emulator::link::{DirectionCounters, Verdict};
+use wirespeed_lab::emulator::stats::LatenessSummary;
+use wirespeed_lab::runtime::egress::Egress;
+use wirespeed_lab::runtime::ingress::{
     AqmHeld, BufferPools, Ingress, SUPER_READ_BUFFER, memory_charge, with_super_packet_slack,
 };
-use super::one_thread::OneThread;
-use super::port::{LateCause, PortShared, Scheduled, late_cause};
-use super::status::{EmulatorCost, LabBottleneck, PortStatus, lab_bottleneck};
-use super::*;
-use crate::device::DeviceCounters;
-use crate::emulator::clock::Nanos;
-use crate::emulator::gso;
-use crate::emulator::link::{DirectionCounters, Verdict};
-use crate::emulator::stats::LatenessSummary;
-use std::collections::VecDeque;
+use wirespeed_lab::runtime::one_thread::OneThread;
+use wirespeed_lab::runtime::port::{LateCause, PortShared, Scheduled, late_cause};
+use wirespeed_lab::runtime::status::{EmulatorCost, LabBottleneck, PortStatus, lab_bottleneck};
+use wirespeed_lab::runtime::*;
 
 /// A TCP/IPv4 super-packet as a stack with TSO hands it to a TAP with the vnet header:
 /// `segments` segments of 1448 payload bytes (a 10-byte vnet header, Ethernet, IPv4, TCP
@@ -121,10 +127,10 @@ impl Rig {
         // repeats, so after warm-up the buffers in flight never reach a new peak (a
         // random loss pattern does now and then, and the pools then grow by a buffer:
         // growth to a peak, not an allocation per frame).
-        let config = crate::topology::DirectionConfig {
+        let config = wirespeed_lab::topology::DirectionConfig {
             rate: wirespeed_model::BitRate::from_bits_per_second(10_000_000_000),
             delay: Duration::from_micros(100),
-            queue: crate::topology::QueueLimit::Packets(200),
+            queue: wirespeed_lab::topology::QueueLimit::Packets(200),
             loss: 0.0,
             seed: 7,
             hidden_hops: 0,
@@ -136,7 +142,7 @@ impl Rig {
     }
 
     fn with(
-        config: crate::topology::DirectionConfig,
+        config: wirespeed_lab::topology::DirectionConfig,
         max_in_flight: u64,
         reads: Vec<Vec<u8>>,
         period_ns: u64,
@@ -148,8 +154,8 @@ impl Rig {
     /// A rig of any kind of direction: `vnet` (super-packets: the offloaded path) or not
     /// (one frame per read: the drop-tail path, or with `aqm` the event path).
     fn of_kind(
-        config: crate::topology::DirectionConfig,
-        aqm: Option<&crate::topology::AqmConfig>,
+        config: wirespeed_lab::topology::DirectionConfig,
+        aqm: Option<&wirespeed_lab::topology::AqmConfig>,
         vnet: bool,
         max_in_flight: u64,
         reads: Vec<Vec<u8>>,
@@ -167,7 +173,7 @@ impl Rig {
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = handoff::channel();
         let (recycle_tx, recycle_rx) = handoff::channel();
-        let frame_buffer = crate::topology::frame_buffer(1500);
+        let frame_buffer = wirespeed_lab::topology::frame_buffer(1500);
         let ingress = Ingress {
             stamps: None,
             fd: sender_tap.as_raw_fd(),
@@ -275,7 +281,7 @@ fn the_data_path_allocates_nothing_per_frame_once_warm() {
         rig.received,
         rig.ingress.shared.segmented.load(Ordering::Relaxed),
     );
-    let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| rig.run(15_000));
+    let ((), allocations) = crate::counting_alloc::count_on_this_thread(|| rig.run(15_000));
     let after = rig.ingress.direction.counters();
     // The run took every branch: whole super-packets, cut ones, queue drops.
     assert!(after.frames_out - before.frames_out > 150_000, "{after:?}");
@@ -291,7 +297,7 @@ fn the_data_path_allocates_nothing_per_frame_once_warm() {
 
 #[test]
 fn the_one_thread_path_allocates_nothing_per_frame_once_warm() {
-    use crate::emulator::clock::VirtualClock;
+    use wirespeed_lab::emulator::clock::VirtualClock;
     // The same direction and offered pattern as the two-thread test above, through the
     // one thread's own steps (`OneThread::read_batch`, `OneThread::release_due`) on a
     // virtual clock with no spin.
@@ -336,7 +342,7 @@ fn the_one_thread_path_allocates_nothing_per_frame_once_warm() {
         }
     };
     run(3_000);
-    let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| run(15_000));
+    let ((), allocations) = crate::counting_alloc::count_on_this_thread(|| run(15_000));
     let c = one.ingress.direction.counters();
     assert!(c.frames_out > 150_000, "{c:?}");
     assert!(c.drops_queue > 0, "{c:?}");
@@ -357,7 +363,7 @@ fn a_configured_queue_of_minimum_size_frames_fits_the_memory_bound_while_release
     // releases 1.5 ms behind each instant (a late thread, measured up to 2.5 ms on the
     // idle host). Every frame beyond the queue must be the queue's drop, none the memory
     // bound's: counting each 64-byte frame of a run as a whole buffer refused 1,000s.
-    let topology = crate::topology::Topology::parse(
+    let topology = wirespeed_lab::topology::Topology::parse(
         "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"100M\"\ndelay = \"1ms\"\nqueue = 1000\n",
         "t",
     )
@@ -378,7 +384,7 @@ fn a_configured_queue_of_minimum_size_frames_fits_the_memory_bound_while_release
 
 #[test]
 fn a_write_counts_its_buffers_against_the_memory_bound_never_more_than_its_frames() {
-    let slot = crate::topology::frame_buffer(1500) + gso::VNET_HDR_LEN;
+    let slot = wirespeed_lab::topology::frame_buffer(1500) + gso::VNET_HDR_LEN;
     // A frame in its own buffer: one.
     assert_eq!(memory_charge(1, slot, slot), 1);
     // Ten 64-byte segments in one small buffer: one, not ten.
@@ -408,7 +414,7 @@ fn frame_path_allocations(aqm: Option<&str>) -> (u64, Rig) {
         "[[host]]\nname = \"h1\"\n[[host]]\nname = \"h2\"\n[[link]]\na = \"h1\"\nb = \"h2\"\nrate = \"1G\"\ndelay = \"100us\"\nqueue = 200\n{}",
         aqm.map_or(String::new(), |a| format!("aqm = \"{a}\"\n"))
     );
-    let topology = crate::topology::Topology::parse(&text, "t").unwrap();
+    let topology = wirespeed_lab::topology::Topology::parse(&text, "t").unwrap();
     let link = &topology.links[0];
     let bound = link.in_flight_frames(&link.ab);
     let reads = vec![
@@ -419,7 +425,7 @@ fn frame_path_allocations(aqm: Option<&str>) -> (u64, Rig) {
     ];
     let mut rig = Rig::of_kind(link.ab, link.aqm.as_ref(), false, bound, reads, 8_000, 0);
     rig.run(3_000);
-    let ((), allocations) = sys::counting_alloc::count_on_this_thread(|| rig.run(15_000));
+    let ((), allocations) = crate::counting_alloc::count_on_this_thread(|| rig.run(15_000));
     (allocations, rig)
 }
 

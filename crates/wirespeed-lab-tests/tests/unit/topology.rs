@@ -1,6 +1,9 @@
 //! The topology checks' tests: every key, range and combination, one line each.
+use std::path::Path;
+use std::time::Duration;
+use wirespeed_lab::topology::TopologyNote;
 
-use super::*;
+use wirespeed_lab::topology::*;
 
 const TWO: &str = r#"
 [[host]]

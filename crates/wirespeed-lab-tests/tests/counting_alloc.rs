@@ -1,4 +1,4 @@
-//! For the crate's unit tests only: the system allocator, counting the allocations each thread
+//! For the unit tests only: the system allocator, counting the allocations each thread
 //! makes while it asks to be counted ([`count_on_this_thread`]), so that a test can prove the
 //! emulator's data path allocates nothing per frame once warm (issue 20). The count is the
 //! calling thread's own: tests running in parallel on other threads do not disturb it.
