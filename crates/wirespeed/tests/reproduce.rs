@@ -74,6 +74,9 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
 
 #[test]
 fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
+    // Alone: the host bound is loopback TCP at full speed, which loads both cores and is judged
+    // against 1 Gbit/s (320 Mbit/s beside other labs at six test threads under load 13).
+    let _lane = crate::lab::LAB_LOCK.alone();
     let doc = json(&["reproduce", "envelope", "--no-lab", "-t", "300ms", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.reproduce.v1");
     assert_eq!(doc["result"]["name"], "envelope");
@@ -168,7 +171,9 @@ fn envelope_lab_link_carries_its_ceiling() {
     if !can_build_labs("envelope_lab_link_carries_its_ceiling") {
         return;
     }
-    let _lane = crate::lab::LAB_LOCK.beside_others();
+    // Alone: the TCP goodput across the lab's link is judged within -3% .. +0.5% of its
+    // ceiling (beside other labs at six test threads under load 10-16 it read -6.6%).
+    let _lane = crate::lab::LAB_LOCK.alone();
     let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
     let rows = rows(&doc);
     let lab = row(&rows, "TCP goodput across the link");
