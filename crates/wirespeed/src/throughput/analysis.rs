@@ -346,6 +346,7 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
             .max_pacing_rate_bits_per_second
             .map(|c| (c * u64::from(r.spec.streams)) as f64),
         cap_streams: r.spec.streams,
+        cap_given_up_share: given_up_share(&senders),
         rtt_seconds: (!infos.is_empty())
             .then(|| infos.iter().map(|t| t.rtt_seconds).sum::<f64>() / infos.len() as f64),
         receive_buffer_bytes: receivers
@@ -652,6 +653,18 @@ pub(crate) const PACER_BEHIND_WARNING: f64 = 0.01;
 pub(crate) fn skipped_share(s: &StreamReport) -> Option<f64> {
     let skipped = s.skipped_in_window_seconds?;
     (s.seconds > 0.0).then(|| (skipped / s.seconds).clamp(0.0, 1.0))
+}
+
+/// The share of their summed time a direction's senders gave up behind their `-b` cap, where
+/// every one of them reported it.
+fn given_up_share(senders: &[&&StreamReport]) -> Option<f64> {
+    let mut skipped = 0.0;
+    let mut seconds = 0.0;
+    for s in senders {
+        skipped += s.skipped_in_window_seconds?;
+        seconds += s.seconds;
+    }
+    (seconds > 0.0).then(|| (skipped / seconds).clamp(0.0, 1.0))
 }
 
 /// One warning per capped sender whose share given up is over [`PACER_BEHIND_WARNING`].
