@@ -172,9 +172,11 @@ fn envelope_lab_link_carries_its_ceiling() {
         return;
     }
     // Alone: the TCP goodput across the lab's link is judged within -3% .. +0.5% of its
-    // ceiling (beside other labs at six test threads under load 10-16 it read -6.6%).
+    // ceiling (beside other labs at six test threads under load 10-16 it read -6.6%). Over 2 s:
+    // the receiver's rate includes the connection's start and slow start, which on a loaded
+    // machine took more than 3% of a 1 s run (-3.44% alone, in the full suite at load 8-14).
     let _lane = crate::lab::LAB_LOCK.alone();
-    let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
+    let doc = json(&["reproduce", "envelope", "-t", "2s", "--json"]);
     let rows = rows(&doc);
     let lab = row(&rows, "TCP goodput across the link");
     assert_eq!(lab["configured"].as_f64().unwrap().round(), 9.0);
