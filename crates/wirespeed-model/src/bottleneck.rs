@@ -35,6 +35,10 @@ pub struct FlowFacts {
     pub cap_bits_per_second: Option<f64>,
     /// The streams the cap is summed over (`-P`); 0 or 1 for one.
     pub cap_streams: u32,
+    /// The share of their time the capped senders gave up behind the cap (0-1): their host
+    /// descheduled them for longer than their sockets' unsent data lasted, and the kernel's
+    /// pacing does not make that time up. `None` where the senders did not report it.
+    pub cap_given_up_share: Option<f64>,
     /// The rate one datagram makes over the whole test (UDP, timed): a pacer sends whole
     /// datagrams, so at a low `-b` the mean can be one datagram short of the target.
     pub quantum_bits_per_second: Option<f64>,
@@ -69,6 +73,9 @@ const LINK_BOUND_SHARE: f64 = 0.9;
 /// payload to the cap from the first segment, so what is missing is the test's own start (the
 /// handshake, the first round trip) and its last partial interval.
 pub const CAP_REACHED_SHARE: f64 = 0.95;
+/// A share of their time given up behind a `-b` cap above this is named in a short-of-cap
+/// verdict (the `pacer_behind` warning's threshold).
+pub const CAP_GIVEN_UP_NAMED: f64 = 0.01;
 /// A thread above this share of one core is called CPU-bound.
 const CPU_BOUND_PERCENT: f64 = 90.0;
 
@@ -128,6 +135,10 @@ pub enum Bound {
         share: f64,
         /// The senders' `-b` cap, summed over the streams.
         cap_bits_per_second: f64,
+        /// The share of their time the senders gave up behind the cap, when over
+        /// [`CAP_GIVEN_UP_NAMED`]: their own host, not the path, held that much back.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        given_up_share: Option<f64>,
     },
     /// The goodput reached 90% or more of the envelope ceiling: `bound` (the link, or the
     /// element named) is the limit.
@@ -265,6 +276,20 @@ impl fmt::Display for Bound {
             Bound::ShortOfCap {
                 share,
                 cap_bits_per_second,
+                given_up_share: Some(g),
+            } => write!(
+                f,
+                "{:.1}% of the -b cap of {} arrived: the senders gave up {:.1}% of their time \
+                 behind the cap (their host was too busy to keep the sockets filled), so the \
+                 cap less that is what was offered; rerun on a quieter host to judge the path",
+                share * 100.0,
+                rate(*cap_bits_per_second),
+                g * 100.0
+            ),
+            Bound::ShortOfCap {
+                share,
+                cap_bits_per_second,
+                given_up_share: None,
             } => write!(
                 f,
                 "{:.1}% of the -b cap of {} arrived: something below the cap limits the rate",
@@ -415,6 +440,7 @@ pub fn verdicts(f: &FlowFacts) -> Vec<Bound> {
             out.push(Bound::ShortOfCap {
                 share,
                 cap_bits_per_second: cap,
+                given_up_share: f.cap_given_up_share.filter(|&g| g > CAP_GIVEN_UP_NAMED),
             });
         }
     }

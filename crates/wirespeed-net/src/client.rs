@@ -644,10 +644,17 @@ fn exchange(
     deadline: Duration,
     agent: SocketAddr,
 ) -> Result<SideReport, String> {
-    ctl.send(&Message::Finished {
+    if let Err(e) = ctl.send(&Message::Finished {
         report: client.clone(),
-    })
-    .map_err(|e| format!("the agent went away before the results: {e}"))?;
+    }) {
+        // An agent that ended the test (its --max-duration) said why and closed: its reason may
+        // still be unread here when this end's own streams ended first (a UDP sender whose
+        // receiver closed), and it is the one to give.
+        return Err(match said_before_closing(ctl) {
+            Some(message) => format!("the agent reported: {message}"),
+            None => format!("the agent went away before the results: {e}"),
+        });
+    }
     ctl.set_phase(Phase::ExchangeResults);
     loop {
         match ctl.recv(deadline, "waiting for the agent's results") {
@@ -670,6 +677,20 @@ fn exchange(
             Err(e) => return Err(e.to_string()),
         }
     }
+}
+
+/// The error an agent sent before it closed the control connection, read from what is still
+/// queued (at most a second: the connection is already gone, so the reads end at once).
+fn said_before_closing(ctl: &mut Control) -> Option<String> {
+    let until = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < until {
+        match ctl.recv(Duration::from_millis(200), "the agent's last word") {
+            Ok(Message::Error { message }) => return Some(message),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 /// With both views, a UDP receiver's loss is exact: datagrams sent minus datagrams received.
@@ -711,6 +732,43 @@ mod tests {
             max_pacing_rate_bits_per_second: Some(5_000_000),
             ..TestSpec::default()
         }
+    }
+
+    /// An agent that ended the test (its --max-duration), said why and closed before this end
+    /// sent its view: the send fails, and the reason still queued here is what the client gives
+    /// (it said "the agent went away before the results: Broken pipe" at six test threads
+    /// under load 7-12).
+    #[test]
+    fn an_agents_reason_sent_before_it_closed_is_given_when_the_send_fails() {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client_side = TcpStream::connect(l.local_addr().unwrap()).unwrap();
+        let (mut agent_side, _) = l.accept().unwrap();
+        // Bytes the agent never reads make its close a reset.
+        client_side.write_all(b"unread").unwrap();
+        let why = "the test ran past this agent's limit of 2 s (--max-duration on the agent)";
+        agent_side
+            .write_all(&crate::control::encode(&Message::Error {
+                message: why.into(),
+            }))
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(50));
+        drop(agent_side);
+        // Once the reset has arrived, a write fails (at most 5 s of writes, 10 ms apart).
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while client_side.write(b"x").is_ok() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let mut ctl = Control::new(client_side, &[], false, false);
+        ctl.set_phase(Phase::Running);
+        let agent: SocketAddr = "127.0.0.1:1".parse().unwrap();
+        let e = exchange(
+            &mut ctl,
+            &SideReport::default(),
+            Duration::from_secs(2),
+            agent,
+        )
+        .unwrap_err();
+        assert_eq!(e, format!("the agent reported: {why}"));
     }
 
     #[test]

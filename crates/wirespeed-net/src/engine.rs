@@ -278,6 +278,7 @@ impl Running {
                         udp: None,
                         zerocopy: None,
                         longest_call_seconds: None,
+                        skipped_in_window_seconds: None,
                         drain: None,
                         error: Some("the stream thread panicked".into()),
                     }),
@@ -344,6 +345,8 @@ fn run_stream(
     // A `no_drain` TCP receiver: when its counted time ended, and the tail it read after.
     let mut counted_end = None;
     let mut drain = None;
+    // A `-b` sender's time given up behind its cap (`tcp::Behind`).
+    let mut skipped_in_window = None;
     let (result, socket_report) = match socket {
         DataSocket::Tcp(mut s) => {
             let r = match role {
@@ -373,6 +376,18 @@ fn run_stream(
                     } else if spec.zerocopy {
                         crate::tcp::send_zerocopy(&s, len, spec.amount, sh.start, &sh.stop, c)
                             .map(|z| zerocopy = Some(z))
+                    } else if let Some(cap) = spec.max_pacing_rate_bits_per_second {
+                        crate::tcp::send_capped(
+                            &mut s,
+                            len,
+                            spec.amount,
+                            sh.start,
+                            &sh.stop,
+                            spec.no_drain,
+                            cap,
+                            c,
+                        )
+                        .map(|skipped| skipped_in_window = skipped)
                     } else {
                         crate::tcp::send(
                             &mut s,
@@ -477,6 +492,7 @@ fn run_stream(
             0 => None,
             ns => Some(ns as f64 * 1e-9),
         },
+        skipped_in_window_seconds: skipped_in_window,
         drain,
         error: result.err().map(|e| e.to_string()),
     };

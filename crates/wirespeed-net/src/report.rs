@@ -225,6 +225,14 @@ pub struct StreamReport {
     /// shows it here (seed 004's sweep uses it to explain collapsed cells).
     #[serde(default)]
     pub longest_call_seconds: Option<f64>,
+    /// A TCP sender capped by `-b`: the seconds of its measured time that its socket stood
+    /// empty because this end's writer was late (descheduled), time the kernel's pacing does
+    /// not make up afterwards (`tcp::Behind`). 0 when the writer kept up; absent for other
+    /// streams, where the kernel does not report unsent data, and from peers that predate it.
+    /// A peer's figure: [`SideReport::with_peer_figures_checked`] keeps it within the stream's
+    /// time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped_in_window_seconds: Option<f64>,
     /// A `no_drain` TCP receiver: the tail it read after its counted time.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub drain: Option<DrainReport>,
@@ -269,6 +277,25 @@ pub struct SideReport {
 }
 
 impl SideReport {
+    /// The report with the figures a peer states about its own schedule checked: a capped
+    /// sender's time given up ([`StreamReport::skipped_in_window_seconds`]) that is not a time
+    /// (NaN, infinite, negative) is dropped, and more than the stream's own time is that time,
+    /// so that no share of the window is over 100%.
+    pub fn with_peer_figures_checked(mut self) -> SideReport {
+        for s in &mut self.streams {
+            let window = if s.seconds.is_finite() && s.seconds > 0.0 {
+                s.seconds
+            } else {
+                0.0
+            };
+            s.skipped_in_window_seconds = s
+                .skipped_in_window_seconds
+                .filter(|v| v.is_finite() && *v >= 0.0)
+                .map(|v| v.min(window));
+        }
+        self
+    }
+
     /// The report with the free text a peer wrote in it escaped
     /// ([`wirespeed_model::peer::escape`]).
     pub fn with_peer_text_escaped(mut self) -> SideReport {

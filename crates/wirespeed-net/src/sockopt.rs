@@ -282,6 +282,7 @@ mod field {
     pub(super) const RTTVAR: usize = 72;
     pub(super) const SND_CWND: usize = 80;
     pub(super) const PACING_RATE: usize = 104;
+    pub(super) const NOTSENT_BYTES: usize = 144;
     pub(super) const MIN_RTT: usize = 148;
     pub(super) const DELIVERY_RATE: usize = 160;
     pub(super) const BUSY_TIME: usize = 168;
@@ -340,6 +341,16 @@ pub fn tcp_info(fd: &impl AsFd) -> Option<TcpInfoReport> {
     let mut buf = [0u8; 512];
     let n = socket_options::tcp_info(fd, &mut buf).ok()?;
     TcpInfoView::new_checked(&buf[..n]).map(|v| v.report())
+}
+
+/// A TCP socket's data written but not yet sent (`tcpi_notsent_bytes`, Linux 4.6) and its
+/// sending MSS: whether the kernel still has a segment to send. `None` where the kernel does
+/// not report it.
+pub(crate) fn unsent_bytes(fd: &impl AsFd) -> Option<(u32, u32)> {
+    let mut buf = [0u8; 512];
+    let n = socket_options::tcp_info(fd, &mut buf).ok()?;
+    let v = TcpInfoView::new_checked(&buf[..n])?;
+    Some((v.u32_at(field::NOTSENT_BYTES)?, v.u32_at(field::SND_MSS)?))
 }
 
 /// CPU time of the calling thread (`getrusage(RUSAGE_THREAD)`).

@@ -264,6 +264,7 @@ mod tests {
             udp: None,
             zerocopy: None,
             longest_call_seconds: None,
+            skipped_in_window_seconds: None,
             drain: None,
             error: None,
         }

@@ -121,6 +121,157 @@ pub(crate) fn send(
     s.shutdown(Shutdown::Write)
 }
 
+/// A `-b` sender's account of the time its cap went unused because this end was late: the
+/// kernel paces a capped socket from what it holds, and when the writer is descheduled for
+/// longer than the unsent data lasts (a tenth of a second at the cap, see
+/// `sockopt::CAPPED_UNSENT_SECONDS`) the socket runs dry; the kernel does not send faster
+/// afterwards to make up for it, so that time is given up, as a `load` generator gives up the
+/// frames it owes. Counting it tells a machine too busy to offer the cap from a path that did
+/// not carry it.
+///
+/// The writer looks each time it is back (before it writes): when the socket holds less than a
+/// segment, the span since it last looked is reckoned at the cap, and what left the socket in
+/// that span short of the cap is time the socket stood empty, at the end of the span. A span
+/// the path held back (the data still queued) ends with the socket not empty and counts
+/// nothing.
+#[derive(Debug, Clone)]
+pub(crate) struct Behind {
+    bytes_per_second: f64,
+    /// The measured window: from the start (or the `-O` warm-up's end) to the `-t` deadline,
+    /// if there is one.
+    window: (Instant, Option<Instant>),
+    /// When the writer last looked, and how many bytes had left the socket by then.
+    last: Option<(Instant, u64)>,
+    skipped: Duration,
+}
+
+impl Behind {
+    pub(crate) fn new(cap_bits_per_second: u64, window: (Instant, Option<Instant>)) -> Behind {
+        Behind {
+            bytes_per_second: (cap_bits_per_second as f64 / 8.0).max(1.0),
+            window,
+            last: None,
+            skipped: Duration::ZERO,
+        }
+    }
+
+    /// The writer is back at `now`: `left` bytes have left the socket in all, and the socket
+    /// still holds `unsent` bytes, less than a segment of `mss` bytes when it ran dry.
+    pub(crate) fn look(&mut self, now: Instant, left: u64, unsent: u64, mss: u64) {
+        if unsent < mss.max(1)
+            && let Some((then, left_then)) = self.last
+        {
+            let span = now.saturating_duration_since(then).as_secs_f64();
+            let at_cap = left.saturating_sub(left_then) as f64 / self.bytes_per_second;
+            let dry = span - at_cap;
+            if dry > 0.0 {
+                let dry_from = now
+                    .checked_sub(Duration::from_secs_f64(dry))
+                    .unwrap_or(then);
+                let (w0, w1) = self.window;
+                let to = w1.map_or(now, |w1| now.min(w1));
+                self.skipped += to.saturating_duration_since(dry_from.max(w0));
+            }
+        }
+        self.last = Some((now, left));
+    }
+
+    /// The measured window's time given up, seconds.
+    pub(crate) fn skipped_seconds(&self) -> f64 {
+        self.skipped.as_secs_f64()
+    }
+}
+
+/// [`send`] for a socket capped by `-b` (its pacing holds the rate; its unsent data is held
+/// low): the writer waits for room with `poll` instead of inside a blocking write, so that it
+/// can look at the socket each time it is back ([`Behind`]) before it fills it again. Returns
+/// the seconds of the measured window given up, or `None` where the kernel does not report
+/// the socket's unsent data.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn send_capped(
+    s: &mut TcpStream,
+    len: usize,
+    amount: Amount,
+    start: Instant,
+    stop: &AtomicBool,
+    no_drain: bool,
+    cap_bits_per_second: u64,
+    c: &Counters,
+) -> io::Result<Option<f64>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    let buf = pattern(len);
+    let (mut bytes, mut calls) = (0u64, 0u64);
+    let budget = Budget::new(amount, start);
+    let no_drain = no_drain && budget.deadline.is_some();
+    // A peer that stops reading ends the stream as a blocking write's SO_SNDTIMEO would.
+    let stall_limit = s.write_timeout()?;
+    let from = c.warmup_until.unwrap_or(start);
+    let mut behind = Behind::new(cap_bits_per_second, (from, budget.deadline));
+    let mut reported = true;
+    let mut longest = Duration::ZERO;
+    let mut progress = Instant::now();
+    let slice = Timespec {
+        tv_sec: 0,
+        tv_nsec: 20_000_000,
+    };
+    while let Some(want) = budget.next(bytes, len, stop) {
+        let before = Instant::now();
+        let mut pfd = [PollFd::new(&*s, PollFlags::OUT)];
+        match poll(&mut pfd, Some(&slice)) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e.into()),
+        }
+        let now = Instant::now();
+        match crate::sockopt::unsent_bytes(&*s) {
+            Some((unsent, mss)) => behind.look(
+                now,
+                bytes.saturating_sub(u64::from(unsent)),
+                u64::from(unsent),
+                u64::from(mss),
+            ),
+            None => reported = false,
+        }
+        match SockRef::from(&*s)
+            .send_with_flags(&buf[..want], libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
+        {
+            Ok(n) => {
+                bytes += n as u64;
+                calls += 1;
+                c.publish(bytes, calls);
+                progress = Instant::now();
+                let took = before.elapsed();
+                if took > longest {
+                    longest = took;
+                    c.longest_call_nanos
+                        .store(took.as_nanos() as u64, Ordering::Relaxed);
+                }
+            }
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.kind() == io::ErrorKind::Interrupted =>
+            {
+                if !no_drain && stall_limit.is_some_and(|l| progress.elapsed() >= l) {
+                    return Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the peer stopped reading (timed out)",
+                    ));
+                }
+            }
+            Err(e) => return Err(silent(e)),
+        }
+    }
+    budget.check(bytes)?;
+    let skipped = reported.then(|| behind.skipped_seconds());
+    if no_drain {
+        // As in `send`: the test ends at its time, and what the socket still holds is dropped.
+        SockRef::from(&*s).set_linger(Some(Duration::ZERO))?;
+    } else {
+        s.shutdown(Shutdown::Write)?;
+    }
+    Ok(skipped)
+}
+
 /// A `no_drain` receiver's end: it counts until `at` (`-t` and the grace), then reads the
 /// tail, uncounted, until the data stops arriving ([`DrainReport`]).
 #[derive(Debug, Clone, Copy)]
@@ -418,6 +569,79 @@ pub(crate) fn send_file(
 mod tests {
     use super::*;
     use std::net::TcpListener;
+
+    /// The time a capped writer gave up: only spans that end with the socket empty count, by
+    /// what left it short of the cap, and only inside the measured window.
+    #[test]
+    fn a_capped_writer_counts_the_time_its_socket_stood_empty() {
+        let ms = Duration::from_millis;
+        let t0 = Instant::now();
+        // 8 Mbit/s: a million bytes a second, 1,000 bytes a millisecond; window 100-1100 ms.
+        let mut b = Behind::new(8_000_000, (t0 + ms(100), Some(t0 + ms(1100))));
+        b.look(t0, 0, 0, 1448); // the first look only starts the account
+        // Kept up: 200 ms later 200,000 bytes left and the socket still holds data.
+        b.look(t0 + ms(200), 200_000, 50_000, 1448);
+        assert_eq!(b.skipped_seconds(), 0.0);
+        // Back 300 ms later with the socket empty: 50,000 bytes (50 ms) left, so it stood
+        // empty for the last 250 ms (250-500 ms, inside the window).
+        b.look(t0 + ms(500), 250_000, 0, 1448);
+        assert!((b.skipped_seconds() - 0.250).abs() < 1e-6, "{b:?}");
+        // A span the path held back ends with data still queued: nothing given up.
+        b.look(t0 + ms(700), 310_000, 200_000, 1448);
+        assert!((b.skipped_seconds() - 0.250).abs() < 1e-6, "{b:?}");
+        // Less than a segment left (empty for the kernel), 50 ms sent in 600: empty 750-1300
+        // ms, of which 750-1100 ms is in the window.
+        b.look(t0 + ms(1300), 360_000, 100, 1448);
+        assert!((b.skipped_seconds() - 0.600).abs() < 1e-6, "{b:?}");
+        // Before the window (a -O warm-up): not counted.
+        let mut w = Behind::new(8_000_000, (t0 + ms(500), None));
+        w.look(t0, 0, 0, 1448);
+        w.look(t0 + ms(300), 0, 0, 1448);
+        assert_eq!(w.skipped_seconds(), 0.0);
+        // Less than the cap's worth in flight at the start, more afterwards (the first ten
+        // segments leave unpaced): a span sent faster than the cap gives nothing back.
+        w.look(t0 + ms(600), 400_000, 0, 1448);
+        assert_eq!(w.skipped_seconds(), 0.0);
+    }
+
+    /// A capped sender over loopback reports the time it gave up, within its window, and its
+    /// bytes arrive.
+    #[test]
+    fn a_capped_sender_reports_what_it_gave_up() {
+        let (mut rx, mut tx) = pair();
+        crate::sockopt::cap_pacing_rate(&tx, 8_000_000).unwrap();
+        let reader = std::thread::spawn(move || {
+            let mut buf = vec![0u8; 64 << 10];
+            let mut got = 0u64;
+            while let Ok(n) = rx.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                got += n as u64;
+            }
+            got
+        });
+        let c = Counters::new(None, None);
+        let stop = AtomicBool::new(false);
+        let start = Instant::now();
+        let skipped = send_capped(
+            &mut tx,
+            16 << 10,
+            Amount::Seconds(0.3),
+            start,
+            &stop,
+            false,
+            8_000_000,
+            &c,
+        )
+        .unwrap()
+        .expect("this kernel reports a socket's unsent data");
+        drop(tx);
+        let got = reader.join().unwrap();
+        assert_eq!(got, c.bytes.load(Ordering::Relaxed));
+        assert!(got > 0);
+        assert!((0.0..=0.3).contains(&skipped), "{skipped}");
+    }
 
     /// A receiver and its sender over loopback.
     fn pair() -> (TcpStream, TcpStream) {

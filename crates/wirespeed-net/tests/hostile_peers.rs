@@ -321,3 +321,54 @@ fn per_address_caps_hold_at_the_operators_settings() {
     assert!(why.contains("holds 1 echo sessions"), "{why}");
     h.stop();
 }
+
+/// A peer's figure about its own schedule, the time a `-b` sender gave up behind its cap, is
+/// checked on arrival as every message from a peer is: one that is not a time (NaN, infinite,
+/// negative) is dropped, one over the stream's own time is that time, one within it is kept.
+#[test]
+fn a_peers_time_given_up_behind_its_cap_is_kept_within_its_stream() {
+    use wirespeed_net::report::Role;
+    use wirespeed_net::spec::Flow;
+    use wirespeed_net::{CpuTime, SideReport, StreamReport};
+    let stream = |id: u32, seconds: f64, skipped: Option<f64>| StreamReport {
+        id,
+        flow: Flow::Download,
+        role: Role::Sender,
+        bytes: 1000,
+        calls: 1,
+        seconds,
+        cpu: CpuTime::default(),
+        socket: Default::default(),
+        tcp_info: None,
+        udp: None,
+        zerocopy: None,
+        longest_call_seconds: None,
+        skipped_in_window_seconds: skipped,
+        drain: None,
+        error: None,
+    };
+    let report = SideReport {
+        streams: vec![
+            stream(1, 2.0, Some(f64::NAN)),
+            stream(2, 2.0, Some(-0.5)),
+            stream(3, 2.0, Some(f64::INFINITY)),
+            stream(4, 2.0, Some(5.0)),
+            stream(5, 2.0, Some(0.25)),
+            stream(6, 2.0, None),
+            stream(7, f64::NAN, Some(0.25)),
+        ],
+        ..SideReport::default()
+    };
+    let Message::Results { report } = (Message::Results { report }).with_peer_text_escaped() else {
+        unreachable!()
+    };
+    let got: Vec<Option<f64>> = report
+        .streams
+        .iter()
+        .map(|s| s.skipped_in_window_seconds)
+        .collect();
+    assert_eq!(
+        got,
+        [None, None, None, Some(2.0), Some(0.25), None, Some(0.0)]
+    );
+}

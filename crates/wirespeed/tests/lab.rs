@@ -561,12 +561,18 @@ fn a_host_processing_cost_appears_in_the_round_trip_and_its_tcp_profile_in_its_n
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     let to = Ipv4Addr::new(198, 18, 0, 2);
     ping(&h1, to, 56, 64).expect("an echo reply (and ARP resolved)");
-    let rtt = |payload| {
-        (0..5)
-            .filter_map(|_| ping(&h1, to, payload, 64).map(|(_, _, t)| t.as_secs_f64()))
-            .fold(f64::INFINITY, f64::min)
-    };
-    let (small, large) = (rtt(56), rtt(1000));
+    // The minimum of fifteen round trips a size, the two sizes in turn, so that a busy spell of
+    // the machine delays both alike (five a size one after the other let the 1000-byte minimum
+    // read 0.82 ms over its configured time, the 56-byte one 0.09 ms, at six test threads
+    // under load 13: 3.377 us/byte).
+    let (mut small, mut large) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..15 {
+        for (payload, least) in [(56, &mut small), (1000, &mut large)] {
+            if let Some((_, _, t)) = ping(&h1, to, payload, 64) {
+                *least = least.min(t.as_secs_f64());
+            }
+        }
+    }
     // The wire: an IP packet of 28 + payload bytes is a frame of 14 + that + 4 FCS, + 20 of
     // preamble and gap, 0.8 us per byte at 10 Mbit/s, each way.
     let wire = |payload: f64| 2.0 * (28.0 + payload + 38.0) * 0.8e-6;
@@ -629,7 +635,9 @@ fn router_chain_forwards_answers_ttl_and_holds_the_bottleneck() {
     if !can_build_labs("router_chain") {
         return;
     }
-    let _guard = LAB_LOCK.beside_others();
+    // Alone: the TCP goodput through the 2 Mbit/s hop is judged within 5% of its ceiling (beside
+    // other labs at six test threads under load 6-10 it read 1.638 of 1.883 Mbit/s, -13%).
+    let _guard = LAB_LOCK.alone();
     let lab = UpLab::up_with(&lab_file("router-chain.toml"), &["--measure-crossings"]);
     let (h1, h2) = (lab.namespace("h1"), lab.namespace("h2"));
     let far = Ipv4Addr::new(198, 18, 2, 2);
@@ -679,17 +687,23 @@ fn seed_001_path_per_byte_cost_is_the_sum_of_its_components() {
     let lab = UpLab::up(&lab_file("seed-001-path.toml"));
     let roc = lab.namespace("roc");
     let cbnewsa = Ipv4Addr::new(198, 18, 2, 2);
-    // Bellovin's method: the minimum of five round trips per size, after one that resolves
-    // every hop's ARP.
+    // Bellovin's method: the minimum of the round trips per size, after one that resolves
+    // every hop's ARP; here ten a size, the two sizes in turn, so that a busy spell of the
+    // machine delays both alike (five a size one after the other read 288.28 us against
+    // 294.87, -2.2%, at six test threads under load 6-10).
     ping(&roc, cbnewsa, 32, 64).expect("an echo reply over the DS0");
-    let rtt = |size| {
-        (0..5)
-            .filter_map(|_| ping(&roc, cbnewsa, size, 64).map(|(_, _, t)| t))
-            .min()
-            .expect("an echo reply over the DS0")
-            .as_secs_f64()
-    };
-    let (small, large) = (rtt(32), rtt(432));
+    let (mut small, mut large) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..10 {
+        for (size, least) in [(32, &mut small), (432, &mut large)] {
+            if let Some((_, _, t)) = ping(&roc, cbnewsa, size, 64) {
+                *least = least.min(t.as_secs_f64());
+            }
+        }
+    }
+    assert!(
+        small.is_finite() && large.is_finite(),
+        "no echo reply over the DS0"
+    );
     // The router answering itself pays its `answer` cost, 0.751 ms + 1.31 us/byte (ciscoping).
     let to_router = (0..3)
         .filter_map(|_| ping(&roc, Ipv4Addr::new(198, 18, 0, 2), 32, 64).map(|(_, _, t)| t))

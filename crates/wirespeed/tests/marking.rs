@@ -153,8 +153,16 @@ fn marked_on_the_wire(tos: u8, args: &[&str]) -> Option<(u64, u64)> {
     let (mut large, mut small) = (0u64, 0u64);
     let mut buf = [0u8; 128];
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !test.is_finished() && Instant::now() < deadline {
+    // Loopback hands each packet to the capture as it is sent, so once the test has ended its
+    // packets are all queued here: read until a read finds the queue empty after the end (the
+    // loop used to stop at the end, leaving what a slow reader had not yet read: "0 large, 1
+    // small" at four test threads under load 10-16).
+    while Instant::now() < deadline {
+        let ended = test.is_finished();
         let Ok(n) = std::io::Read::read(&mut &capture, &mut buf) else {
+            if ended {
+                break;
+            }
             continue;
         };
         let frame = &buf[..n];

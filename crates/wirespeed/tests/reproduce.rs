@@ -74,6 +74,9 @@ fn bad_name_and_misplaced_flags_are_one_line_errors() {
 
 #[test]
 fn envelope_reproduces_the_seed_004_ceiling_and_the_host_bound() {
+    // Alone: the host bound is loopback TCP at full speed, which loads both cores and is judged
+    // against 1 Gbit/s (320 Mbit/s beside other labs at six test threads under load 13).
+    let _lane = crate::lab::LAB_LOCK.alone();
     let doc = json(&["reproduce", "envelope", "--no-lab", "-t", "300ms", "--json"]);
     assert_eq!(doc["schema"], "wirespeed.reproduce.v1");
     assert_eq!(doc["result"]["name"], "envelope");
@@ -168,8 +171,12 @@ fn envelope_lab_link_carries_its_ceiling() {
     if !can_build_labs("envelope_lab_link_carries_its_ceiling") {
         return;
     }
-    let _lane = crate::lab::LAB_LOCK.beside_others();
-    let doc = json(&["reproduce", "envelope", "-t", "1s", "--json"]);
+    // Alone: the TCP goodput across the lab's link is judged within -3% .. +0.5% of its
+    // ceiling (beside other labs at six test threads under load 10-16 it read -6.6%). Over 2 s:
+    // the receiver's rate includes the connection's start and slow start, which on a loaded
+    // machine took more than 3% of a 1 s run (-3.44% alone, in the full suite at load 8-14).
+    let _lane = crate::lab::LAB_LOCK.alone();
+    let doc = json(&["reproduce", "envelope", "-t", "2s", "--json"]);
     let rows = rows(&doc);
     let lab = row(&rows, "TCP goodput across the link");
     assert_eq!(lab["configured"].as_f64().unwrap().round(), 9.0);

@@ -167,6 +167,28 @@ fn a_reached_cap_is_the_bound_not_the_path() {
         short[1].starts_with("10.5% of the 94.9 Mbit/s envelope"),
         "{short:?}"
     );
+    // Short because the senders gave up a share of their time behind the cap: named, with the
+    // share, as the host's doing; a share within 1% is not.
+    let behind = said(&FlowFacts {
+        goodput_bits_per_second: 17.4e6,
+        cap_given_up_share: Some(0.157),
+        ..f.clone()
+    });
+    assert!(
+        behind[0].starts_with(
+            "87.0% of the -b cap of 20 Mbit/s arrived: the senders gave up 15.7% of their time behind the cap"
+        ),
+        "{behind:?}"
+    );
+    let slight = said(&FlowFacts {
+        goodput_bits_per_second: 17.4e6,
+        cap_given_up_share: Some(0.005),
+        ..f.clone()
+    });
+    assert!(
+        slight[0].ends_with("something below the cap limits the rate"),
+        "{slight:?}"
+    );
     // A cap above the ceiling binds nothing: the link is the bound.
     let above = said(&FlowFacts {
         goodput_bits_per_second: 94e6,

@@ -228,7 +228,12 @@ impl FrameReader {
                     None => PolledBody::Pending,
                 })
             }
-            Err(e) if is_timeout(&e) => Ok(PolledBody::Pending),
+            // A read with a timeout set fails with EINTR when the process was stopped and then
+            // continued (SIGSTOP/SIGCONT, signal(7)) although no handler ran: nothing was read,
+            // so it is a poll that found nothing, not the end of the session.
+            Err(e) if is_timeout(&e) || e.kind() == io::ErrorKind::Interrupted => {
+                Ok(PolledBody::Pending)
+            }
             Err(e) => Err(e),
         }
     }

@@ -197,7 +197,9 @@ impl Message {
     /// The message with every free-text field a peer wrote passed through
     /// [`wirespeed_model::peer::escape`], so that whatever shows or logs it shows one line of
     /// visible characters (issue 32: a forged `error` wrote lines and escape codes into the
-    /// agent's log). Applied to every message read from a peer ([`crate::session`]).
+    /// agent's log). Applied to every message read from a peer ([`crate::session`]); a
+    /// report's figures about the peer's own schedule are checked on the way
+    /// ([`SideReport::with_peer_figures_checked`](crate::report::SideReport::with_peer_figures_checked)).
     pub fn with_peer_text_escaped(self) -> Message {
         use wirespeed_model::peer::escape;
         match self {
@@ -224,10 +226,10 @@ impl Message {
                 message: escape(&message),
             },
             Message::Results { report } => Message::Results {
-                report: report.with_peer_text_escaped(),
+                report: report.with_peer_text_escaped().with_peer_figures_checked(),
             },
             Message::Finished { report } => Message::Finished {
-                report: report.with_peer_text_escaped(),
+                report: report.with_peer_text_escaped().with_peer_figures_checked(),
             },
             Message::Mesh(super::mesh::MeshMessage::Result { mut result }) => {
                 for e in &mut result.errors {

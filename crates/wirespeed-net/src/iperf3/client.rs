@@ -731,6 +731,7 @@ fn our_stream(
         udp: udp.then(|| c.udp_report(role == Role::Sender)),
         zerocopy: None,
         longest_call_seconds: None,
+        skipped_in_window_seconds: None,
         drain: None,
         error: c.error.clone(),
     }
@@ -788,6 +789,7 @@ fn server_side(
             }),
             zerocopy: None,
             longest_call_seconds: None,
+            skipped_in_window_seconds: None,
             drain: None,
             error: None,
         });

@@ -807,6 +807,7 @@ fn side_report(ids: &[(u64, bool)], counts: &[Count], wall: f64, udp: bool) -> S
             udp: udp.then(|| c.udp_report(sends)),
             zerocopy: None,
             longest_call_seconds: None,
+            skipped_in_window_seconds: None,
             drain: None,
             error: c.error.clone(),
         })

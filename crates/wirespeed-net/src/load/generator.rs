@@ -325,8 +325,14 @@ mod tests {
             (report, rx.join().unwrap().unwrap())
         });
         let c = report.counters;
-        // 0.1 s at 4 Mbit/s charged: 400 kbit, give or take a packet and timer slack.
-        let expected = 4e6 * 0.1;
+        // 0.1 s at 4 Mbit/s charged: 400 kbit, give or take a packet and timer slack, less what
+        // the generator gave up behind its schedule when its thread was descheduled, which it
+        // counts (264 kbit with nothing to judge by, in a full suite under load 4-8).
+        assert!(
+            (0.0..=0.1).contains(&report.skipped_in_window_s),
+            "{report:?}"
+        );
+        let expected = 4e6 * (0.1 - report.skipped_in_window_s);
         assert!(
             (c.charged_bits as f64 - expected).abs() < 0.1 * expected,
             "{c:?}"

@@ -346,6 +346,7 @@ fn facts(r: &ThroughputResult, o: &TestOutcome, flow: Flow, agent: SocketAddr) -
             .max_pacing_rate_bits_per_second
             .map(|c| (c * u64::from(r.spec.streams)) as f64),
         cap_streams: r.spec.streams,
+        cap_given_up_share: given_up_share(&senders),
         rtt_seconds: (!infos.is_empty())
             .then(|| infos.iter().map(|t| t.rtt_seconds).sum::<f64>() / infos.len() as f64),
         receive_buffer_bytes: receivers
@@ -429,6 +430,15 @@ pub(crate) enum ThroughputWarning {
     WindowClamped { window_bytes: u64, limit_bytes: u64 },
     /// A TCP test too short for slow start to fade from the mean.
     ShortTest { duration_seconds: f64 },
+    /// A `-b` sender's socket stood empty for more than [`PACER_BEHIND_WARNING`] of its
+    /// measured time because its writer was late: the machine, not the path, held the rate
+    /// under the cap.
+    PacerBehind {
+        stream: u32,
+        end: &'static str,
+        skipped_seconds: f64,
+        share_of_window: f64,
+    },
     /// Only the client's counts exist.
     AgentViewMissing,
     /// Something iperf3's server did not report.
@@ -498,6 +508,19 @@ impl fmt::Display for ThroughputWarning {
                 f,
                 "a {duration_seconds} s TCP test is short: slow start and warm-up weigh on the \
                  average"
+            ),
+            ThroughputWarning::PacerBehind {
+                stream,
+                end,
+                skipped_seconds,
+                share_of_window,
+            } => write!(
+                f,
+                "-b: stream {stream}'s sender at the {end} gave up {skipped_seconds:.3} s \
+                 ({:.1}%) of its measured time behind its cap: its host was too busy to keep \
+                 the socket filled, so the rate falls short of the cap by about that share for \
+                 a reason that is not the path's",
+                share_of_window * 100.0
             ),
             ThroughputWarning::AgentViewMissing => write!(
                 f,
@@ -613,11 +636,58 @@ pub(crate) fn judge(
             duration_seconds: s,
         });
     }
+    warnings.extend(pacers_behind(o));
     if o.agent.is_none() {
         warnings.push(ThroughputWarning::AgentViewMissing);
     }
 
     (out, warnings)
+}
+
+/// A `-b` sender that gave up more than this share of its measured time behind its cap earns
+/// a warning, as a `load` generator does (`load::analysis::GENERATOR_BEHIND_WARNING`).
+pub(crate) const PACER_BEHIND_WARNING: f64 = 0.01;
+
+/// The share of a sender stream's measured time it gave up behind its `-b` cap, where it
+/// reported one ([`StreamReport::skipped_in_window_seconds`], checked on arrival from a peer).
+pub(crate) fn skipped_share(s: &StreamReport) -> Option<f64> {
+    let skipped = s.skipped_in_window_seconds?;
+    (s.seconds > 0.0).then(|| (skipped / s.seconds).clamp(0.0, 1.0))
+}
+
+/// The share of their summed time a direction's senders gave up behind their `-b` cap, where
+/// every one of them reported it.
+fn given_up_share(senders: &[&&StreamReport]) -> Option<f64> {
+    let mut skipped = 0.0;
+    let mut seconds = 0.0;
+    for s in senders {
+        skipped += s.skipped_in_window_seconds?;
+        seconds += s.seconds;
+    }
+    (seconds > 0.0).then(|| (skipped / seconds).clamp(0.0, 1.0))
+}
+
+/// One warning per capped sender whose share given up is over [`PACER_BEHIND_WARNING`].
+fn pacers_behind(o: &TestOutcome) -> Vec<ThroughputWarning> {
+    let client = o.client.streams.iter().map(|s| ("client", s));
+    let agent = o
+        .agent
+        .iter()
+        .flat_map(|a| &a.streams)
+        .map(|s| ("agent", s));
+    client
+        .chain(agent)
+        .filter(|(_, s)| s.role == Role::Sender)
+        .filter_map(|(end, s)| {
+            let share = skipped_share(s).filter(|&x| x > PACER_BEHIND_WARNING)?;
+            Some(ThroughputWarning::PacerBehind {
+                stream: s.id,
+                end,
+                skipped_seconds: s.skipped_in_window_seconds.unwrap_or(0.0),
+                share_of_window: share,
+            })
+        })
+        .collect()
 }
 
 /// What `-S` and `--mptcp` asked for against what the sockets did: each is a request the kernel

@@ -396,6 +396,7 @@ mod tests {
                 udp: None,
                 zerocopy: None,
                 longest_call_seconds: None,
+                skipped_in_window_seconds: None,
                 drain: None,
                 error: None,
             }],
