@@ -79,7 +79,7 @@ pub(crate) fn send(
     c: &Counters,
 ) -> io::Result<()> {
     let buf = pattern(len);
-    let (mut bytes, mut calls) = (0u64, 0u64);
+    let mut w = Written::default();
     let budget = Budget::new(amount, start);
     let no_drain = no_drain && budget.deadline.is_some();
     if no_drain {
@@ -87,36 +87,52 @@ pub(crate) fn send(
         // wrote, and the loop looks at the deadline again.
         s.set_write_timeout(Some(Duration::from_millis(20)))?;
     }
-    let mut longest = Duration::ZERO;
-    while let Some(want) = budget.next(bytes, len, stop) {
+    while let Some(want) = budget.next(w.bytes, len, stop) {
         let before = Instant::now();
         match s.write(&buf[..want]) {
-            Ok(n) => {
-                bytes += n as u64;
-                calls += 1;
-                c.publish(bytes, calls);
-                let took = before.elapsed();
-                if took > longest {
-                    longest = took;
-                    c.longest_call_nanos
-                        .store(took.as_nanos() as u64, Ordering::Relaxed);
-                }
-            }
+            Ok(n) => w.record(n, before.elapsed(), c),
             Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
             Err(e) if no_drain && crate::control::is_timeout(&e) => {}
             Err(e) => return Err(silent(e)),
         }
     }
-    budget.check(bytes)?;
+    budget.check(w.bytes)?;
+    end_sending(s, no_drain)
+}
+
+/// What a sender has written: its bytes, its calls and its longest call, published to the
+/// counters as they grow.
+#[derive(Debug, Default)]
+struct Written {
+    bytes: u64,
+    calls: u64,
+    longest: Duration,
+}
+
+impl Written {
+    fn record(&mut self, n: usize, took: Duration, c: &Counters) {
+        self.bytes += n as u64;
+        self.calls += 1;
+        c.publish(self.bytes, self.calls);
+        if took > self.longest {
+            self.longest = took;
+            c.longest_call_nanos
+                .store(took.as_nanos() as u64, Ordering::Relaxed);
+        }
+    }
+}
+
+/// A sender's end once its budget is spent. With `no_drain` the test ends at its time: what
+/// the socket buffer still holds is not sent. Closing with a zero linger (when the engine drops
+/// the socket, after reading its TCP_INFO) resets the connection and drops that data, instead
+/// of a FIN behind it; otherwise the kernel would go on filling the path's queue until the
+/// receiver's own reset came back, and every message that follows on this path (the end of the
+/// test, the next test's set-up and probes) would wait behind it. The receiver stops reading at
+/// its grace and takes a reset as the end. Otherwise the sending half is closed, so that the
+/// receiver sees the end.
+fn end_sending(s: &TcpStream, no_drain: bool) -> io::Result<()> {
     if no_drain {
-        // The test ends at its time: what the socket buffer still holds is not sent. Closing
-        // with a zero linger (when the engine drops the socket, after reading its TCP_INFO)
-        // resets the connection and drops that data, instead of a FIN behind it; otherwise the
-        // kernel would go on filling the path's queue until the receiver's own reset came
-        // back, and every message that follows on this path (the end of the test, the next
-        // test's set-up and probes) would wait behind it. The receiver stops reading at its
-        // grace and takes a reset as the end.
-        return socket2::SockRef::from(&*s).set_linger(Some(Duration::ZERO));
+        return SockRef::from(s).set_linger(Some(Duration::ZERO));
     }
     s.shutdown(Shutdown::Write)
 }
@@ -200,7 +216,7 @@ pub(crate) fn send_capped(
 ) -> io::Result<Option<f64>> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     let buf = pattern(len);
-    let (mut bytes, mut calls) = (0u64, 0u64);
+    let mut w = Written::default();
     let budget = Budget::new(amount, start);
     let no_drain = no_drain && budget.deadline.is_some();
     // A peer that stops reading ends the stream as a blocking write's SO_SNDTIMEO would.
@@ -208,13 +224,12 @@ pub(crate) fn send_capped(
     let from = c.warmup_until.unwrap_or(start);
     let mut behind = Behind::new(cap_bits_per_second, (from, budget.deadline));
     let mut reported = true;
-    let mut longest = Duration::ZERO;
     let mut progress = Instant::now();
     let slice = Timespec {
         tv_sec: 0,
         tv_nsec: 20_000_000,
     };
-    while let Some(want) = budget.next(bytes, len, stop) {
+    while let Some(want) = budget.next(w.bytes, len, stop) {
         let before = Instant::now();
         let mut pfd = [PollFd::new(&*s, PollFlags::OUT)];
         match poll(&mut pfd, Some(&slice)) {
@@ -226,7 +241,7 @@ pub(crate) fn send_capped(
         match crate::sockopt::unsent_bytes(&*s) {
             Some((unsent, mss)) => behind.look(
                 now,
-                bytes.saturating_sub(u64::from(unsent)),
+                w.bytes.saturating_sub(u64::from(unsent)),
                 u64::from(unsent),
                 u64::from(mss),
             ),
@@ -236,16 +251,8 @@ pub(crate) fn send_capped(
             .send_with_flags(&buf[..want], libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL)
         {
             Ok(n) => {
-                bytes += n as u64;
-                calls += 1;
-                c.publish(bytes, calls);
+                w.record(n, before.elapsed(), c);
                 progress = Instant::now();
-                let took = before.elapsed();
-                if took > longest {
-                    longest = took;
-                    c.longest_call_nanos
-                        .store(took.as_nanos() as u64, Ordering::Relaxed);
-                }
             }
             Err(e)
                 if e.kind() == io::ErrorKind::WouldBlock
@@ -261,15 +268,9 @@ pub(crate) fn send_capped(
             Err(e) => return Err(silent(e)),
         }
     }
-    budget.check(bytes)?;
-    let skipped = reported.then(|| behind.skipped_seconds());
-    if no_drain {
-        // As in `send`: the test ends at its time, and what the socket still holds is dropped.
-        SockRef::from(&*s).set_linger(Some(Duration::ZERO))?;
-    } else {
-        s.shutdown(Shutdown::Write)?;
-    }
-    Ok(skipped)
+    budget.check(w.bytes)?;
+    end_sending(s, no_drain)?;
+    Ok(reported.then(|| behind.skipped_seconds()))
 }
 
 /// A `no_drain` receiver's end: it counts until `at` (`-t` and the grace), then reads the
