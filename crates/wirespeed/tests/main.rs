@@ -40,6 +40,7 @@ mod serve_daemon;
 mod sim;
 mod sweep;
 mod throughput;
+mod unit;
 mod unit_filter;
 mod util;
 mod verdicts;

@@ -27,6 +27,7 @@ mod units;
 
 /// The libraries whose unit tests live in packages of their own (wirespeed-model here;
 /// wirespeed-sim, wirespeed-report and wirespeed-lab in crates/wirespeed-{sim,report,lab}-tests)
+/// or, for the binary's library, in its end-to-end test binary (crates/wirespeed/tests/unit/)
 /// are not compiled in test mode (`[lib] test = false`), so a `#[cfg(test)]` module written in
 /// their sources would be compiled by nobody and its tests would never run; this names such a
 /// file.
@@ -47,11 +48,18 @@ fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
         }
     }
     let crates = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    for library in [
-        "wirespeed-model",
-        "wirespeed-sim",
-        "wirespeed-report",
-        "wirespeed-lab",
+    for (library, tests) in [
+        (
+            "wirespeed-model",
+            "crates/wirespeed-model-tests/tests/unit/",
+        ),
+        ("wirespeed-sim", "crates/wirespeed-sim-tests/tests/unit/"),
+        (
+            "wirespeed-report",
+            "crates/wirespeed-report-tests/tests/unit/",
+        ),
+        ("wirespeed-lab", "crates/wirespeed-lab-tests/tests/unit/"),
+        ("wirespeed", "crates/wirespeed/tests/unit/"),
     ] {
         let src = crates.join(library).join("src");
         let mut found = Vec::new();
@@ -64,7 +72,7 @@ fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
         assert!(
             found.is_empty(),
             "#[cfg(test)] in {}: {library}'s unit tests are never compiled there; put them in \
-             crates/{library}-tests/tests/unit/",
+             {tests}",
             found.join(", ")
         );
     }

@@ -1,9 +1,11 @@
 //! `wirespeed autoneg`: what two link partners settle on, and the link code words they send.
 
 pub(crate) mod html;
-mod measure;
+#[doc(hidden)]
+pub mod measure;
 mod metrics;
-pub(crate) mod result;
+#[doc(hidden)]
+pub mod result;
 mod text;
 
 use anyhow::Context;
@@ -18,12 +20,13 @@ pub use result::{AutonegReport, Params, ResolveReport, WordReport};
 
 #[derive(Debug, Clone, Args)]
 #[command(group = clap::ArgGroup::new("job").required(true).args(["partners", "decode", "encode"]))]
-pub(crate) struct AutonegArgs {
+#[doc(hidden)]
+pub struct AutonegArgs {
     /// The two link partners, A then B: auto (10/100, half and full), auto:10/100/1000,
     /// auto:10-half,100-full, auto:0x01E1 (a link code word), or a forced mode such as
     /// 100-full or 10-half.
     #[arg(value_name = "PARTNER", num_args = 2)]
-    partners: Vec<Partner>,
+    pub partners: Vec<Partner>,
 
     /// What A's hardware can do beyond its configuration (modes as for auto:), to tell a link
     /// that is slower than it could be.
@@ -32,7 +35,7 @@ pub(crate) struct AutonegArgs {
 
     /// What B's hardware can do beyond its configuration.
     #[arg(long, value_name = "MODES", requires = "partners", conflicts_with_all = ["decode", "encode"])]
-    capable_b: Option<Abilities>,
+    pub capable_b: Option<Abilities>,
 
     /// Decode a base-page link code word given in hex (0x01E1) or binary (0b...).
     #[arg(long, value_name = "WORD")]
@@ -44,11 +47,11 @@ pub(crate) struct AutonegArgs {
 
     /// With --encode: advertise symmetric PAUSE (A5).
     #[arg(long, requires = "encode", conflicts_with_all = ["partners", "decode"])]
-    pause: bool,
+    pub pause: bool,
 
     /// With --encode: advertise asymmetric PAUSE (A6).
     #[arg(long, requires = "encode", conflicts_with_all = ["partners", "decode"])]
-    asym_pause: bool,
+    pub asym_pause: bool,
 
     /// With --encode: set Remote Fault (D13).
     #[arg(long, requires = "encode", conflicts_with_all = ["partners", "decode"])]
@@ -56,7 +59,7 @@ pub(crate) struct AutonegArgs {
 
     /// With --encode: set Acknowledge (D14).
     #[arg(long, requires = "encode", conflicts_with_all = ["partners", "decode"])]
-    ack: bool,
+    pub ack: bool,
 
     /// Print one JSON document (schema "wirespeed.autoneg.v1") instead of text.
     #[arg(long, short = 'J')]
@@ -74,7 +77,8 @@ pub(crate) struct AutonegArgs {
 /// in code, which the flags' conversion goes through too.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub(crate) job: Params,
+    #[doc(hidden)]
+    pub job: Params,
 }
 
 impl Config {
@@ -179,130 +183,5 @@ impl AutonegArgs {
             }
             Params::Resolve { a, b }
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: AutonegArgs,
-    }
-
-    fn parse(argv: &[&str]) -> Result<AutonegArgs, clap::Error> {
-        Wrapper::try_parse_from(std::iter::once("autoneg").chain(argv.iter().copied()))
-            .map(|w| w.args)
-    }
-
-    #[test]
-    fn one_job_at_a_time() {
-        assert!(parse(&[]).is_err(), "a job is required");
-        assert!(parse(&["auto"]).is_err(), "two partners");
-        assert!(parse(&["auto", "100-full"]).is_ok());
-        assert!(parse(&["--decode", "0x01E1"]).is_ok());
-        assert!(parse(&["--decode", "0x01E1", "--encode", "10/100"]).is_err());
-        assert!(parse(&["auto", "auto", "--decode", "0x1"]).is_err());
-        assert!(
-            parse(&["--pause", "--decode", "0x1"]).is_err(),
-            "--pause needs --encode"
-        );
-        assert!(parse(&["--capable-a", "10/100", "--decode", "0x1"]).is_err());
-    }
-
-    /// Each job's config: --capable-a widens what A's hardware could do beyond what it
-    /// advertises (B keeps its own), and the encode flags reach the page.
-    #[test]
-    fn the_config_is_the_job() {
-        let config = |argv: &[&str]| Config::try_from(&parse(argv).unwrap()).unwrap();
-        let Params::Resolve { a, b } =
-            config(&["auto:10-half", "auto", "--capable-a", "10/100/1000"]).job
-        else {
-            panic!("a resolution")
-        };
-        let modes = |m: &str| m.parse::<Abilities>().unwrap();
-        assert_eq!(a.config, "auto:10-half".parse::<Partner>().unwrap().config);
-        assert_eq!(a.capable, modes("10/100/1000").union(modes("10-half")));
-        assert_ne!(
-            a.capable,
-            modes("10-half"),
-            "A could do more than it advertises"
-        );
-        assert_eq!(b, "auto".parse::<Partner>().unwrap());
-        assert!(matches!(
-            config(&["--encode", "10/100", "--pause"]).job,
-            Params::Encode {
-                pause: true,
-                ack: false,
-                ..
-            }
-        ));
-        assert!(matches!(
-            config(&["--decode", "0x01E1"]).job,
-            Params::Decode { .. }
-        ));
-    }
-
-    /// Issue 30: a library caller resolves seed 003's Appendix A row 3 (a NIC negotiating, the
-    /// switch forced to 100 full: a duplex mismatch, A at half) and is refused what the flags
-    /// cannot say. tests/autoneg.rs encodes and decodes pages this way.
-    #[test]
-    fn a_library_caller_runs_autoneg() {
-        use wirespeed_model::autoneg::Technology;
-        let partner = |p: &str| p.parse::<Partner>().unwrap();
-        let doc = measure(&Config::resolve(partner("auto"), partner("100-full")).unwrap());
-        let AutonegReport::Resolve(r) = &doc.result else {
-            panic!("a resolution: {:?}", doc.result)
-        };
-        assert_eq!(r.a_base_page.map(|w| w.bits()), Some(0x01E1));
-        assert!(r.b_base_page.is_none(), "a forced end sends no page");
-        assert_eq!(doc.verdicts.len(), 1);
-        assert!(
-            doc.verdicts[0].starts_with("DUPLEX MISMATCH"),
-            "{:?}",
-            doc.verdicts
-        );
-        let refused = |job: Params| format!("{:#}", Config::new(job).unwrap_err());
-        let mute = Partner::auto(Abilities::NONE);
-        assert!(
-            refused(Params::Resolve {
-                a: mute,
-                b: partner("auto")
-            })
-            .contains("partner A")
-        );
-        let short = Partner {
-            capable: Abilities::NONE.with(Technology::Base10THalf),
-            ..partner("auto")
-        };
-        assert!(
-            refused(Params::Resolve {
-                a: partner("auto"),
-                b: short
-            })
-            .contains("partner B")
-        );
-        let nothing = Params::Encode {
-            modes: Abilities::NONE,
-            pause: false,
-            asym_pause: false,
-            remote_fault: false,
-            ack: false,
-        };
-        assert!(refused(nothing).contains("--encode"));
-    }
-
-    #[test]
-    fn values_reach_the_model() {
-        let a = parse(&["auto", "10-half", "--capable-b", "10/100"]).unwrap();
-        assert_eq!(a.partners.len(), 2);
-        assert_eq!(a.capable_b, Some(Abilities::fast_ethernet()));
-        let a = parse(&["--encode", "10/100", "--pause", "--ack"]).unwrap();
-        assert!(a.pause && a.ack && !a.asym_pause);
-        assert!(parse(&["--decode", "0x10000"]).is_err());
-        assert!(parse(&["fast", "auto"]).is_err());
     }
 }

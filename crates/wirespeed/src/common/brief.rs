@@ -45,7 +45,8 @@ impl BriefArgs {
 }
 
 /// A result's answer in one line per test, from its typed figures.
-pub(crate) trait Headline {
+#[doc(hidden)]
+pub trait Headline {
     /// The headline lines, rates written in `format` (`-f`).
     fn headline(&self, format: RateFormat) -> Vec<String>;
 }
@@ -123,7 +124,8 @@ where
 }
 
 /// `share` of `whole` as a percentage with one decimal, for "99.9% of the ceiling".
-pub(crate) fn percent(share: f64, whole: f64) -> String {
+#[doc(hidden)]
+pub fn percent(share: f64, whole: f64) -> String {
     if whole > 0.0 && share.is_finite() {
         format!("{:.1}%", share / whole * 100.0)
     } else {
@@ -132,7 +134,8 @@ pub(crate) fn percent(share: f64, whole: f64) -> String {
 }
 
 /// Milliseconds with three significant figures at most three decimals: 0.0512 ms, 11.6 ms.
-pub(crate) fn ms(value: f64) -> String {
+#[doc(hidden)]
+pub fn ms(value: f64) -> String {
     if !value.is_finite() {
         return "n/a".into();
     }
@@ -146,20 +149,4 @@ pub(crate) fn ms(value: f64) -> String {
         3
     };
     format!("{value:.decimals$} ms")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn figures_read_at_a_glance() {
-        assert_eq!(percent(9.408, 9.415), "99.9%");
-        assert_eq!(percent(1.0, 0.0), "n/a");
-        assert_eq!(ms(11.604), "11.6 ms");
-        assert_eq!(ms(0.0512), "0.051 ms");
-        assert_eq!(ms(2.345), "2.35 ms");
-        assert_eq!(ms(123.4), "123 ms");
-        assert_eq!(ms(f64::NAN), "n/a");
-    }
 }

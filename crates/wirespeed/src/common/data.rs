@@ -9,15 +9,17 @@ use anyhow::Context;
 
 /// One file of the repository, as it was when this binary was built.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct DataFile {
+#[doc(hidden)]
+pub struct DataFile {
     /// Its path in the repository (`labs/boggs-24.toml`), which names it in messages.
-    pub(crate) path: &'static str,
+    pub path: &'static str,
     /// Its contents.
-    pub(crate) text: &'static str,
+    pub text: &'static str,
 }
 
 /// Every topology of `labs/`.
-pub(crate) const LABS: &[DataFile] = &[
+#[doc(hidden)]
+pub const LABS: &[DataFile] = &[
     DataFile {
         path: "labs/asymmetric.toml",
         text: include_str!("../../../../labs/asymmetric.toml"),
@@ -77,7 +79,8 @@ pub(crate) const LABS: &[DataFile] = &[
 ];
 
 /// Every file of `examples/`.
-pub(crate) const EXAMPLES: &[DataFile] = &[
+#[doc(hidden)]
+pub const EXAMPLES: &[DataFile] = &[
     DataFile {
         path: "examples/bellovin-1992-ih-probe.json",
         text: include_str!("../../../../examples/bellovin-1992-ih-probe.json"),
@@ -104,14 +107,16 @@ pub(crate) fn builtin(dir: &str, name: &str) -> anyhow::Result<DataFile> {
 
 /// A topology to bring up: built in, or a file the user named.
 #[derive(Debug, Clone)]
-pub(crate) struct LabFile {
+#[doc(hidden)]
+pub struct LabFile {
     path: PathBuf,
     text: std::borrow::Cow<'static, str>,
 }
 
 impl LabFile {
     /// The built-in `labs/NAME`.
-    pub(crate) fn builtin(name: &str) -> anyhow::Result<LabFile> {
+    #[doc(hidden)]
+    pub fn builtin(name: &str) -> anyhow::Result<LabFile> {
         let f = builtin("labs", name)?;
         Ok(LabFile {
             path: PathBuf::from(f.path),
@@ -134,7 +139,8 @@ impl LabFile {
     }
 
     /// Parsed and checked; errors name the file and line.
-    pub(crate) fn topology(&self) -> anyhow::Result<wirespeed_lab::Topology> {
+    #[doc(hidden)]
+    pub fn topology(&self) -> anyhow::Result<wirespeed_lab::Topology> {
         Ok(wirespeed_lab::Topology::parse(
             &self.text,
             &self.path.display().to_string(),
@@ -164,44 +170,4 @@ pub(crate) fn read_user_file(path: &Path, limit: u64, what: &str) -> anyhow::Res
         );
     }
     String::from_utf8(bytes).map_err(|_| anyhow::anyhow!("{what} {shown} is not UTF-8 text"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The source tree this binary was built from.
-    fn repo() -> PathBuf {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-    }
-
-    #[test]
-    fn every_repository_data_file_is_built_in_unchanged() {
-        for (dir, table) in [("labs", LABS), ("examples", EXAMPLES)] {
-            // Directories (a sysfs replay tree for the docs) are read by path, not built in.
-            let mut on_disk: Vec<String> = std::fs::read_dir(repo().join(dir))
-                .unwrap()
-                .map(Result::unwrap)
-                .filter(|e| e.file_type().unwrap().is_file())
-                .map(|e| format!("{dir}/{}", e.file_name().to_string_lossy()))
-                .collect();
-            on_disk.sort();
-            let mut built: Vec<String> = table.iter().map(|f| f.path.to_string()).collect();
-            built.sort();
-            assert_eq!(on_disk, built, "add new files of {dir}/ to data.rs");
-            for f in table {
-                let text = std::fs::read_to_string(repo().join(f.path)).unwrap();
-                assert_eq!(text, f.text, "{}", f.path);
-            }
-        }
-    }
-
-    #[test]
-    fn every_built_in_lab_parses() {
-        for f in LABS {
-            let name = f.path.trim_start_matches("labs/");
-            LabFile::builtin(name).unwrap().topology().unwrap();
-        }
-        assert!(LabFile::builtin("no-such.toml").is_err());
-    }
 }

@@ -16,9 +16,11 @@
 use std::fmt;
 
 /// Bad input, or the test could not start.
-pub(crate) const BAD_INPUT: u8 = 2;
+#[doc(hidden)]
+pub const BAD_INPUT: u8 = 2;
 /// The test started; its result is partial.
-pub(crate) const PARTIAL: u8 = 3;
+#[doc(hidden)]
+pub const PARTIAL: u8 = 3;
 /// What the text says where a run cut short has no figure (never `NaN`).
 pub(crate) const NOT_MEASURED: &str = "not measured";
 
@@ -36,14 +38,16 @@ See docs/exit-status.md.";
 
 /// An error with its exit status.
 #[derive(Debug)]
-pub(crate) struct Exit {
-    pub(crate) code: u8,
-    pub(crate) message: String,
+#[doc(hidden)]
+pub struct Exit {
+    pub code: u8,
+    pub message: String,
 }
 
 impl Exit {
     /// A partial result (status 3).
-    pub(crate) fn partial(message: String) -> Exit {
+    #[doc(hidden)]
+    pub fn partial(message: String) -> Exit {
         Exit {
             code: PARTIAL,
             message,
@@ -78,26 +82,4 @@ pub fn code_of(err: &anyhow::Error) -> u8 {
     err.chain()
         .find_map(|e| e.downcast_ref::<Exit>())
         .map_or(BAD_INPUT, |e| e.code)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn statuses_are_carried_by_the_error_and_default_to_bad_input() {
-        let partial: anyhow::Error = Exit::partial("cut short".into()).into();
-        assert_eq!(code_of(&partial), PARTIAL);
-        assert_eq!(code_of(&partial.context("while testing")), PARTIAL);
-        assert_eq!(
-            code_of(&anyhow::anyhow!("-t x is not a duration")),
-            BAD_INPUT
-        );
-        let fault: anyhow::Error = Exit {
-            code: 1,
-            message: "a fault".into(),
-        }
-        .into();
-        assert_eq!(code_of(&fault), 1);
-    }
 }

@@ -12,7 +12,8 @@ use anyhow::bail;
 
 /// A host as written, before any name is looked up.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Host<'a> {
+#[doc(hidden)]
+pub enum Host<'a> {
     /// An address (with its zone's scope id), and the port when one was written.
     Address(SocketAddr, Option<u16>),
     /// A name to resolve, and the port when one was written.
@@ -21,7 +22,8 @@ pub(crate) enum Host<'a> {
 
 impl<'a> Host<'a> {
     /// Reads `text`; `what` names it in errors (`--peer`, `agent`).
-    pub(crate) fn parse(text: &'a str, what: &str) -> anyhow::Result<Host<'a>> {
+    #[doc(hidden)]
+    pub fn parse(text: &'a str, what: &str) -> anyhow::Result<Host<'a>> {
         let text = text.trim();
         if text.is_empty() {
             bail!("{what}: an empty host: give HOST or HOST:PORT");
@@ -90,55 +92,9 @@ impl<'a> Host<'a> {
 
 /// `text` as one socket address: the port written in it, else `default_port`; a name's first
 /// address.
-pub(crate) fn resolve_one(text: &str, default_port: u16, what: &str) -> anyhow::Result<SocketAddr> {
+#[doc(hidden)]
+pub fn resolve_one(text: &str, default_port: u16, what: &str) -> anyhow::Result<SocketAddr> {
     let host = Host::parse(text, what)?;
     let port = host.port().unwrap_or(default_port);
     Ok(host.addresses(port, what)?.remove(0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_written_form_reads_the_same_way() {
-        let a = |t: &str| resolve_one(t, 5210, "x").unwrap().to_string();
-        assert_eq!(a("127.0.0.1"), "127.0.0.1:5210");
-        assert_eq!(a("127.0.0.1:7"), "127.0.0.1:7");
-        assert_eq!(a("::1"), "[::1]:5210");
-        assert_eq!(a("[::1]:7"), "[::1]:7");
-        assert_eq!(a(" 127.0.0.2 "), "127.0.0.2:5210");
-        let lo = resolve_one("fe80::1%lo", 5210, "x").unwrap();
-        let SocketAddr::V6(v6) = lo else { panic!() };
-        assert!(v6.scope_id() > 0 && v6.port() == 5210);
-        let lo = resolve_one("[fe80::1%lo]:9", 5210, "x").unwrap();
-        let SocketAddr::V6(v6) = lo else { panic!() };
-        assert!(v6.scope_id() > 0 && v6.port() == 9);
-        assert_eq!(
-            Host::parse("localhost:80", "x").unwrap(),
-            Host::Name("localhost", Some(80))
-        );
-        assert_eq!(
-            Host::parse("localhost", "x").unwrap(),
-            Host::Name("localhost", None)
-        );
-    }
-
-    #[test]
-    fn bad_hosts_name_the_problem_and_the_fix() {
-        for (text, needle) in [
-            ("", "empty host"),
-            ("  ", "empty host"),
-            ("localhost:x", "\"x\" is not a port number"),
-            ("localhost:70000", "not a port number"),
-            ("fe80::1", "fe80::1%eth0"),
-            ("[fe80::1]:80", "fe80::1%eth0"),
-            ("fe80::1%", "empty"),
-            ("ws-no-such-name.invalid", "cannot resolve"),
-        ] {
-            let e = resolve_one(text, 1, "--peer").unwrap_err().to_string();
-            assert!(e.starts_with("--peer"), "{text}: {e}");
-            assert!(e.contains(needle), "{text}: {e}");
-        }
-    }
 }

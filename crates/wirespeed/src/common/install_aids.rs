@@ -18,11 +18,12 @@ pub(crate) struct CompletionsArgs {
 
 /// `wirespeed man [--dir DIR]`.
 #[derive(Debug, Args)]
-pub(crate) struct ManArgs {
+#[doc(hidden)]
+pub struct ManArgs {
     /// Write one page per command (wirespeed.1, wirespeed-tcp.1, wirespeed-sim-csma.1, ...) into
     /// this directory instead of printing wirespeed.1 on standard output.
     #[arg(long, value_name = "DIR")]
-    dir: Option<PathBuf>,
+    pub dir: Option<PathBuf>,
 }
 
 /// Prints the completion script of `cmd` (the whole command map, which the caller passes so
@@ -38,7 +39,8 @@ pub(crate) fn completions(args: CompletionsArgs, mut cmd: clap::Command) -> anyh
 }
 
 /// Prints `cmd`'s top-level page, or writes every command's page into `--dir`.
-pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
     let Some(dir) = args.dir else {
         let mut out = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut out)?;
@@ -57,7 +59,8 @@ pub(crate) fn man(args: ManArgs, cmd: clap::Command) -> anyhow::Result<()> {
 }
 
 /// Every page, named as `man` finds them: `wirespeed`, then `wirespeed-<sub>[-<subsub>]`.
-pub(crate) fn pages(cmd: clap::Command) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
+#[doc(hidden)]
+pub fn pages(cmd: clap::Command) -> anyhow::Result<Vec<(String, Vec<u8>)>> {
     let mut pages = Vec::new();
     collect(cmd.clone(), "wirespeed".to_string(), &mut pages)?;
     Ok(pages)
@@ -85,62 +88,11 @@ fn collect(
 }
 
 /// Whether `dir` holds a page for every command (used by tests and the package script).
-#[cfg(test)]
-fn missing_pages(dir: &std::path::Path, names: &[String]) -> Vec<String> {
+#[doc(hidden)]
+pub fn missing_pages(dir: &std::path::Path, names: &[String]) -> Vec<String> {
     names
         .iter()
         .filter(|n| !dir.join(format!("{n}.1")).is_file())
         .cloned()
         .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::CommandFactory;
-
-    use super::*;
-    use crate::cli::Cli;
-
-    #[test]
-    fn every_command_and_subcommand_has_a_page_that_names_it() {
-        let pages = pages(Cli::command()).unwrap();
-        let names: Vec<&str> = pages.iter().map(|(n, _)| n.as_str()).collect();
-        for want in [
-            "wirespeed",
-            "wirespeed-tcp",
-            "wirespeed-udp",
-            "wirespeed-serve",
-            "wirespeed-sim-csma",
-            "wirespeed-lab-up",
-            "wirespeed-model-compare",
-        ] {
-            assert!(names.contains(&want), "{want} missing from {names:?}");
-        }
-        for (name, page) in &pages {
-            let text = String::from_utf8_lossy(page);
-            assert!(text.starts_with(".ie"), "{name}: not roff");
-            assert!(text.contains(&format!(".TH {name} 1")), "{name}: no title");
-        }
-    }
-
-    #[test]
-    fn pages_written_to_a_directory_are_all_there() {
-        let dir = std::env::temp_dir().join(format!("wirespeed-man-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        man(
-            ManArgs {
-                dir: Some(dir.clone()),
-            },
-            Cli::command(),
-        )
-        .unwrap();
-        let names: Vec<String> = pages(Cli::command())
-            .unwrap()
-            .into_iter()
-            .map(|(n, _)| n)
-            .collect();
-        let missing = missing_pages(&dir, &names);
-        std::fs::remove_dir_all(&dir).unwrap();
-        assert!(missing.is_empty(), "{missing:?}");
-    }
 }

@@ -47,9 +47,9 @@ pub(crate) fn signal_status() -> u8 {
 #[derive(Debug)]
 pub struct Interrupted {
     /// What was kept and how to go on, one sentence.
-    pub(crate) message: String,
+    pub message: String,
     /// The exact command that continues the work, when the command can resume.
-    pub(crate) resume: Option<String>,
+    pub resume: Option<String>,
 }
 
 impl Interrupted {
@@ -125,7 +125,8 @@ pub(crate) fn command_line(words: &[String]) -> String {
         .join(" ")
 }
 
-fn quote(word: &str) -> String {
+#[doc(hidden)]
+pub fn quote(word: &str) -> String {
     let plain = !word.is_empty()
         && word
             .bytes()
@@ -143,7 +144,8 @@ pub(crate) fn path_word(path: &Path) -> String {
 }
 
 /// The output flags (`--json`, `-f`) as words, so the resumed command prints the same way.
-pub(crate) fn output_words(args: &OutputArgs) -> Vec<String> {
+#[doc(hidden)]
+pub fn output_words(args: &OutputArgs) -> Vec<String> {
     let mut words = Vec::new();
     if args.json {
         words.push("--json".into());
@@ -173,7 +175,8 @@ pub(crate) fn output_words(args: &OutputArgs) -> Vec<String> {
 }
 
 /// A duration as a word `parse_duration` reads back exactly.
-pub(crate) fn duration_word(d: std::time::Duration) -> String {
+#[doc(hidden)]
+pub fn duration_word(d: std::time::Duration) -> String {
     let ns = d.as_nanos();
     match [(1_000_000_000, "s"), (1_000_000, "ms"), (1_000, "us")]
         .into_iter()
@@ -181,46 +184,5 @@ pub(crate) fn duration_word(d: std::time::Duration) -> String {
     {
         Some((unit, name)) => format!("{}{name}", ns / unit),
         None => format!("{ns}ns"),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn words_are_quoted_only_when_a_shell_would_split_or_expand_them() {
-        assert_eq!(quote("--resume"), "--resume");
-        assert_eq!(quote("/tmp/a-b_c.jsonl"), "/tmp/a-b_c.jsonl");
-        assert_eq!(quote("a b"), "'a b'");
-        assert_eq!(quote("it's"), r"'it'\''s'");
-        assert_eq!(quote("$HOME"), "'$HOME'");
-        assert_eq!(quote(""), "''");
-    }
-
-    #[test]
-    fn output_flags_round_trip() {
-        for unit in [
-            "a", "b", "k", "m", "g", "t", "B", "K", "M", "G", "kB", "MB", "GB",
-        ] {
-            let args = OutputArgs {
-                json: true,
-                rate_format: unit.parse().unwrap(),
-                metrics_file: None,
-            };
-            let words = output_words(&args);
-            assert_eq!(words[0], "--json");
-            let back: RateFormat = words.get(2).map_or("a", String::as_str).parse().unwrap();
-            assert_eq!(back, args.rate_format, "{unit}");
-        }
-        for (d, word) in [
-            (std::time::Duration::from_micros(1500), "1500us"),
-            (std::time::Duration::from_secs(5), "5s"),
-            (std::time::Duration::from_millis(2500), "2500ms"),
-            (std::time::Duration::from_nanos(7), "7ns"),
-        ] {
-            assert_eq!(duration_word(d), word);
-            assert_eq!(wirespeed_model::units::parse_duration(word).unwrap(), d);
-        }
     }
 }

@@ -15,14 +15,16 @@ const MAX_TITLE_CHARS: usize = 200;
 
 /// What goes before each line; empty when neither flag is given.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct LinePrefix {
+#[doc(hidden)]
+pub struct LinePrefix {
     title: Option<String>,
     stamp: Option<StampFormat>,
 }
 
 impl LinePrefix {
     /// From the flags, checked: the error names the flag and the fix.
-    pub(crate) fn new(title: Option<&str>, timestamps: Option<&str>) -> anyhow::Result<LinePrefix> {
+    #[doc(hidden)]
+    pub fn new(title: Option<&str>, timestamps: Option<&str>) -> anyhow::Result<LinePrefix> {
         if let Some(t) = title {
             check_title(t)?;
         }
@@ -55,7 +57,8 @@ impl LinePrefix {
     }
 
     /// `out` with this prefix before each of its lines.
-    pub(crate) fn wrap<W: Write>(&self, out: W) -> Prefixed<'_, W> {
+    #[doc(hidden)]
+    pub fn wrap<W: Write>(&self, out: W) -> Prefixed<'_, W> {
         Prefixed {
             out,
             prefix: self,
@@ -84,7 +87,8 @@ pub(crate) fn check_title(title: &str) -> anyhow::Result<()> {
 }
 
 /// A writer that puts the prefix before every line written through it.
-pub(crate) struct Prefixed<'a, W: Write> {
+#[doc(hidden)]
+pub struct Prefixed<'a, W: Write> {
     out: W,
     prefix: &'a LinePrefix,
     line_start: bool,
@@ -114,52 +118,5 @@ impl<W: Write> Write for Prefixed<'_, W> {
 
     fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn through(prefix: &LinePrefix, pieces: &[&str]) -> String {
-        let mut out = Vec::new();
-        let mut w = prefix.wrap(&mut out);
-        for p in pieces {
-            w.write_all(p.as_bytes()).unwrap();
-        }
-        String::from_utf8(out).unwrap()
-    }
-
-    #[test]
-    fn every_line_starts_with_the_title_however_it_is_written() {
-        let p = LinePrefix::new(Some("h1"), None).unwrap();
-        assert_eq!(
-            through(&p, &["a\nb", "c\n", "\nd\n"]),
-            "h1:  a\nh1:  bc\nh1:  \nh1:  d\n"
-        );
-        let none = LinePrefix::default();
-        assert_eq!(through(&none, &["a\nb\n"]), "a\nb\n");
-    }
-
-    #[test]
-    fn the_stamp_comes_before_the_title_as_iperf3_writes_them() {
-        let p = LinePrefix::new(Some("t"), Some("[%Y]")).unwrap();
-        let line = through(&p, &["x\n"]);
-        assert!(
-            line.starts_with("[2") && line.ends_with("]t:  x\n"),
-            "{line}"
-        );
-    }
-
-    #[test]
-    fn hostile_titles_and_formats_are_refused() {
-        for bad in ["", "a\nb", "\u{1b}[31m"] {
-            assert!(LinePrefix::new(Some(bad), None).is_err(), "{bad:?}");
-        }
-        let long = "x".repeat(201);
-        let e = LinePrefix::new(Some(&long), None).unwrap_err().to_string();
-        assert!(e.contains("at most 200"), "{e}");
-        let e = LinePrefix::new(None, Some("%T\n")).unwrap_err().to_string();
-        assert!(e.starts_with("--timestamps:"), "{e}");
     }
 }

@@ -23,14 +23,17 @@ use wirespeed_report::Document;
 
 /// Most samples one document may produce: a bound on what a scraper is handed, whatever a
 /// hostile or enormous result holds.
-const SAMPLES_MAX: usize = 100_000;
+#[doc(hidden)]
+pub const SAMPLES_MAX: usize = 100_000;
 
 /// Longest label value kept whole; a longer one is cut (at a character boundary) so that a
 /// sentence in a field cannot bloat every sample it labels.
-const LABEL_VALUE_MAX: usize = 120;
+#[doc(hidden)]
+pub const LABEL_VALUE_MAX: usize = 120;
 
 /// A command's result, as the series its `--metrics-file` holds.
-pub(crate) trait Metrics {
+#[doc(hidden)]
+pub trait Metrics {
     /// Adds this result's series to `m` (names without the `wirespeed_<command>_` prefix).
     fn metrics(&self, m: &mut Exposition);
 }
@@ -50,7 +53,8 @@ struct Family {
 
 /// The series of one document, grouped into families (one `# HELP`/`# TYPE` each).
 #[derive(Debug)]
-pub(crate) struct Exposition {
+#[doc(hidden)]
+pub struct Exposition {
     prefix: String,
     families: Vec<Family>,
     index: HashMap<String, usize>,
@@ -65,7 +69,8 @@ fn valid_name(name: &str) -> bool {
 
 impl Exposition {
     /// An empty exposition for `command` (`lab.status` becomes `wirespeed_lab_status_...`).
-    pub(crate) fn new(command: &str) -> Exposition {
+    #[doc(hidden)]
+    pub fn new(command: &str) -> Exposition {
         let command: String = command
             .chars()
             .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
@@ -86,7 +91,8 @@ impl Exposition {
     /// # Panics
     /// On a name or label name that is not `[a-zA-Z_][a-zA-Z0-9_]*`, or a label named twice:
     /// these are the command's own constants, and the tests of every command reach them.
-    pub(crate) fn gauge(
+    #[doc(hidden)]
+    pub fn gauge(
         &mut self,
         name: &str,
         help: &'static str,
@@ -102,7 +108,8 @@ impl Exposition {
 
     /// A summary: `quantiles` (each `(q, value)`, q as written in the label) and how many
     /// samples they were taken over. Prometheus lets only a summary carry a `quantile` label.
-    pub(crate) fn summary(
+    #[doc(hidden)]
+    pub fn summary(
         &mut self,
         name: &str,
         help: &'static str,
@@ -175,7 +182,8 @@ impl Exposition {
     }
 
     /// [`Exposition::gauge`] for a figure that may be missing.
-    pub(crate) fn maybe(
+    #[doc(hidden)]
+    pub fn maybe(
         &mut self,
         name: &str,
         help: &'static str,
@@ -188,7 +196,8 @@ impl Exposition {
     }
 
     /// A yes/no figure as 1 or 0.
-    pub(crate) fn flag(
+    #[doc(hidden)]
+    pub fn flag(
         &mut self,
         name: &str,
         help: &'static str,
@@ -199,7 +208,8 @@ impl Exposition {
     }
 
     /// The text format: families in the order they were first added.
-    pub(crate) fn text(&self) -> String {
+    #[doc(hidden)]
+    pub fn text(&self) -> String {
         let mut out = String::new();
         for family in &self.families {
             let _ = writeln!(out, "# HELP {} {}", family.name, escape_help(family.help));
@@ -255,7 +265,8 @@ fn escape_help(value: &str) -> String {
 /// A figure written with a unit of the seed's or the field's (`ms`, `Mbit/s`, `KiB/s`, `%`) in
 /// Prometheus' base unit: the name's unit suffix and the factor that converts it. None for a
 /// unit that has no base-unit name (the caller leaves the figure out rather than mislabel it).
-pub(crate) fn base_unit(unit: &str) -> Option<(&'static str, f64)> {
+#[doc(hidden)]
+pub fn base_unit(unit: &str) -> Option<(&'static str, f64)> {
     Some(match unit.trim() {
         "s" | "seconds" => ("seconds", 1.0),
         "ms" => ("seconds", 1e-3),
@@ -285,8 +296,8 @@ pub(crate) fn base_unit(unit: &str) -> Option<(&'static str, f64)> {
 /// The document's series: which document wrote them, then its result's own.
 /// A saved document (`testdata/report/*.json`) and its exposition's text, for the tests of
 /// each command's series.
-#[cfg(test)]
-pub(crate) fn saved_exposition<R: Metrics + serde::de::DeserializeOwned>(
+#[doc(hidden)]
+pub fn saved_exposition<R: Metrics + serde::de::DeserializeOwned>(
     json: &str,
 ) -> (Document<serde_json::Value, R>, String) {
     let doc: Document<serde_json::Value, R> =
@@ -295,7 +306,8 @@ pub(crate) fn saved_exposition<R: Metrics + serde::de::DeserializeOwned>(
     (doc, text)
 }
 
-pub(crate) fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
+#[doc(hidden)]
+pub fn exposition<P, R: Metrics>(doc: &Document<P, R>) -> Exposition {
     let command = doc
         .schema
         .strip_prefix("wirespeed.")
@@ -393,142 +405,11 @@ pub(crate) fn output_file(s: &str) -> Result<std::path::PathBuf, String> {
 
 /// The series of a saved document's `result` (golden files mask the run's facts), for the
 /// commands' tests.
-#[cfg(test)]
-pub(crate) fn of_result<R: serde::de::DeserializeOwned + Metrics>(
-    command: &str,
-    json: &str,
-) -> String {
+#[doc(hidden)]
+pub fn of_result<R: serde::de::DeserializeOwned + Metrics>(command: &str, json: &str) -> String {
     let doc: serde_json::Value = serde_json::from_str(json).expect("a JSON document");
     let result: R = serde_json::from_value(doc["result"].clone()).expect("the command's result");
     let mut m = Exposition::new(command);
     result.metrics(&mut m);
     m.text()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[derive(serde::Serialize)]
-    struct Two;
-    impl Metrics for Two {
-        fn metrics(&self, m: &mut Exposition) {
-            for (stream, v) in [("1", 10.0), ("2", 9.0), ("1", 99.0)] {
-                m.gauge(
-                    "received_bits_per_second",
-                    "what the receiver counted",
-                    &[("direction", "upload"), ("stream", stream)],
-                    v,
-                );
-            }
-            m.gauge("rate_bits_per_second", "a rate over no time", &[], f64::NAN);
-            m.maybe("missing_seconds", "absent", &[], None);
-            m.flag("partial", "cut short", &[], false);
-            m.gauge(
-                "note",
-                "labels are escaped and cut",
-                &[("text", &format!("a\"b\\c\nd{}", "x".repeat(500)))],
-                1.0,
-            );
-        }
-    }
-
-    #[test]
-    fn series_are_named_typed_and_labelled_by_meaning() {
-        let mut doc = Document::new("tcp", (), Two);
-        doc.started_at = "2026-11-23T10:00:00Z".into();
-        doc.push(wirespeed_report::Finding::plain(
-            wirespeed_report::Severity::Verdict,
-            "link_bound",
-            "a",
-        ));
-        let text = exposition(&doc).text();
-        assert!(text.contains("# HELP wirespeed_tcp_received_bytes_per_second what the receiver counted\n# TYPE wirespeed_tcp_received_bytes_per_second gauge\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"1\"} 1.25\nwirespeed_tcp_received_bytes_per_second{direction=\"upload\",stream=\"2\"} 1.125\n"), "bits per second are written in bytes per second: {text}");
-        assert!(!text.contains("bits"), "{text}");
-        assert!(
-            !text.contains(" 12.375\n"),
-            "the first of one label set stands"
-        );
-        assert!(!text.contains("rate_bytes_per_second"), "NaN is no figure");
-        assert!(!text.contains("missing_seconds"));
-        assert!(text.contains("wirespeed_tcp_partial 0\n"));
-        assert!(text.contains("wirespeed_tcp_info{schema=\"wirespeed.tcp.v1\",version=\""));
-        assert!(text.contains("wirespeed_tcp_started_timestamp_seconds 1795428000\n"));
-        assert!(text.contains("wirespeed_tcp_verdicts 1\n"));
-        assert!(
-            text.contains("wirespeed_tcp_findings{severity=\"verdict\",kind=\"link_bound\"} 1\n"),
-            "{text}"
-        );
-        assert!(text.contains("text=\"a\\\"b\\\\c\\nd"), "{text}");
-        assert!(
-            !text.contains(&"x".repeat(LABEL_VALUE_MAX)),
-            "a long label is cut"
-        );
-    }
-
-    #[test]
-    fn quantiles_are_a_summary_with_its_count() {
-        let mut m = Exposition::new("latency");
-        m.summary(
-            "round_trip_seconds",
-            "h",
-            &[("phase", "idle")],
-            &[("0.5", 0.001), ("0.99", 0.002)],
-            40,
-        );
-        assert_eq!(
-            m.text(),
-            "# HELP wirespeed_latency_round_trip_seconds h\n# TYPE wirespeed_latency_round_trip_seconds summary\n\
-             wirespeed_latency_round_trip_seconds{phase=\"idle\",quantile=\"0.5\"} 0.001\n\
-             wirespeed_latency_round_trip_seconds{phase=\"idle\",quantile=\"0.99\"} 0.002\n\
-             wirespeed_latency_round_trip_seconds_count{phase=\"idle\"} 40\n"
-        );
-    }
-
-    #[test]
-    #[should_panic(expected = "belongs to a summary")]
-    fn a_quantile_on_a_gauge_is_a_bug() {
-        Exposition::new("latency").gauge("x_seconds", "h", &[("quantile", "0.5")], 1.0);
-    }
-
-    #[test]
-    fn dotted_commands_name_their_prefix() {
-        let mut m = Exposition::new("lab.status");
-        m.gauge("labs", "h", &[], 2.0);
-        m = {
-            let mut n = Exposition::new("latency-rr");
-            n.gauge("x_seconds", "h", &[], 1.0);
-            assert!(n.text().contains("wirespeed_latency_rr_x_seconds 1\n"));
-            m
-        };
-        assert!(m.text().contains("wirespeed_lab_status_labs 2\n"));
-    }
-
-    #[test]
-    #[should_panic(expected = "twice")]
-    fn a_label_named_twice_is_a_bug_caught_at_once() {
-        Exposition::new("mesh").gauge("x", "h", &[("second", "0"), ("second", "1")], 1.0);
-    }
-
-    #[test]
-    fn samples_are_bounded() {
-        let mut m = Exposition::new("sim");
-        let labels: Vec<String> = (0..SAMPLES_MAX + 10).map(|i| i.to_string()).collect();
-        for l in &labels {
-            m.gauge("v", "h", &[("point", l)], 1.0);
-        }
-        assert_eq!(
-            m.text().lines().filter(|l| !l.starts_with('#')).count(),
-            SAMPLES_MAX
-        );
-    }
-
-    #[test]
-    fn units_become_base_units() {
-        assert_eq!(base_unit("ms"), Some(("seconds", 1e-3)));
-        assert_eq!(base_unit("Mbit/s"), Some(("bits_per_second", 1e6)));
-        assert_eq!(base_unit("KiB/s"), Some(("bytes_per_second", 1024.0)));
-        assert_eq!(base_unit("%"), Some(("ratio", 0.01)));
-        assert_eq!(base_unit("% of mean"), None);
-    }
 }

@@ -10,20 +10,21 @@ use wirespeed_report::{Document, OutputFormat, Render, emit};
 
 /// `--json` and `-f`, flattened into each command.
 #[derive(Debug, Clone, Args)]
-pub(crate) struct OutputArgs {
+#[doc(hidden)]
+pub struct OutputArgs {
     /// Print one JSON document (schema "wirespeed.<command>.v1") instead of text.
     #[arg(long, short = 'J')]
-    pub(crate) json: bool,
+    pub json: bool,
 
     /// Rate unit: a = auto, k/m/g = kbit/s, Mbit/s, Gbit/s; K/M/G = KiB/s, MiB/s, GiB/s
     /// (binary, as iperf prints them); kB/MB/GB = decimal bytes/s.
     #[arg(long = "format", short = 'f', default_value = "a", value_name = "UNIT")]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 
     /// Also write the result's headline figures as Prometheus text to FILE (replaced whole,
     /// for node_exporter's textfile collector): gauges in base units, named per command.
     #[arg(long, value_name = "FILE", value_parser = crate::common::metrics::output_file)]
-    pub(crate) metrics_file: Option<std::path::PathBuf>,
+    pub metrics_file: Option<std::path::PathBuf>,
 }
 
 impl OutputArgs {
@@ -73,7 +74,8 @@ pub(crate) fn print_prefixed<
 
 /// Checks, before any work, that `path` can be written as the output file of `flag`: a sweep
 /// that runs for an hour and then cannot save its plot has lost the hour.
-pub(crate) fn check_output_file(flag: &str, path: &Path) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn check_output_file(flag: &str, path: &Path) -> anyhow::Result<()> {
     let shown = path.display();
     if path.is_dir() {
         anyhow::bail!(
@@ -84,7 +86,8 @@ pub(crate) fn check_output_file(flag: &str, path: &Path) -> anyhow::Result<()> {
 }
 
 /// The same for an output directory that will be created if it is missing.
-pub(crate) fn check_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn check_output_dir(flag: &str, dir: &Path) -> anyhow::Result<()> {
     let shown = dir.display();
     if dir.exists() {
         if !dir.is_dir() {
@@ -121,27 +124,4 @@ fn writable_directory(flag: &str, path: &Path, dir: &Path) -> anyhow::Result<()>
         );
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn output_paths_are_checked_before_the_work() {
-        let tmp = std::env::temp_dir();
-        assert!(check_output_file("--plot", &tmp.join("ws-output-check.svg")).is_ok());
-        let e = check_output_file("--plot", &tmp).unwrap_err().to_string();
-        assert!(e.contains("is a directory"), "{e}");
-        let e = check_output_file("--heatmap", Path::new("/nonexistent/x.svg"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("/nonexistent does not exist"), "{e}");
-        assert!(check_output_file("--csv", Path::new("cells.csv")).is_ok());
-        assert!(check_output_dir("--plot", &tmp.join("ws-output-check-dir")).is_ok());
-        let e = check_output_dir("--plot", Path::new("/nonexistent/plots"))
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("does not exist"), "{e}");
-    }
 }

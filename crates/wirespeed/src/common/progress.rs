@@ -22,7 +22,8 @@ use indicatif::{ProgressBar, ProgressState, ProgressStyle};
 pub(crate) const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
 /// What is known of the work, shared with the bar's template and the plain-line thread.
-struct Work {
+#[doc(hidden)]
+pub struct Work {
     /// "sweep", "load", "simulating", "probe".
     what: String,
     /// "runs", "tests", "rounds".
@@ -77,7 +78,8 @@ impl Work {
     }
 
     /// "sweep: 12/48 runs, 30 s elapsed, about 1m 30s left (16K x 32K)".
-    fn line(&self) -> String {
+    #[doc(hidden)]
+    pub fn line(&self) -> String {
         let message = self.message.lock().map(|m| m.clone()).unwrap_or_default();
         let mut line = format!(
             "{}: {}/{} {}, {} elapsed, {}",
@@ -96,7 +98,8 @@ impl Work {
 }
 
 /// The time left: measured once an item has finished, else the items' expected cost.
-pub(crate) fn remaining(
+#[doc(hidden)]
+pub fn remaining(
     elapsed: Duration,
     done: u64,
     total: u64,
@@ -113,7 +116,8 @@ pub(crate) fn remaining(
 /// finished and the one under way started `into_current` ago: the items after it in full, and
 /// what its schedule has left. It never rises as time passes: within an item it falls, and an
 /// item that ends early or late hands over no more than it showed (late, its part was 0).
-pub(crate) fn scheduled_remaining(
+#[doc(hidden)]
+pub fn scheduled_remaining(
     per_item: Duration,
     done: u64,
     total: u64,
@@ -137,7 +141,8 @@ fn left_words(left: Option<Duration>) -> String {
 }
 
 /// A duration as a person reads a clock: "42 s", "3m 05s", "1h 02m".
-pub(crate) fn short(d: Duration) -> String {
+#[doc(hidden)]
+pub fn short(d: Duration) -> String {
     let s = d.as_secs();
     match s {
         0..60 => format!("{s} s"),
@@ -147,8 +152,9 @@ pub(crate) fn short(d: Duration) -> String {
 }
 
 /// The progress of one command's work; dropped or finished, it leaves the terminal clean.
-pub(crate) struct Progress {
-    work: Arc<Work>,
+#[doc(hidden)]
+pub struct Progress {
+    pub work: Arc<Work>,
     bar: Option<ProgressBar>,
     ticker: Mutex<Option<(Arc<AtomicBool>, JoinHandle<()>)>>,
 }
@@ -156,7 +162,8 @@ pub(crate) struct Progress {
 impl Progress {
     /// Starts showing `total` items of `unit`. `quiet` (JSON on stdout to a terminal user who
     /// asked for it, or a caller that prints its own) shows nothing.
-    pub(crate) fn start(
+    #[doc(hidden)]
+    pub fn start(
         what: &str,
         unit: &'static str,
         total: u64,
@@ -168,7 +175,8 @@ impl Progress {
 
     /// As [`start`](Self::start), for items that each last `per_item` by their schedule: the
     /// time left counts down from the schedule ([`scheduled_remaining`]).
-    pub(crate) fn start_scheduled(
+    #[doc(hidden)]
+    pub fn start_scheduled(
         what: &str,
         unit: &'static str,
         total: u64,
@@ -233,7 +241,8 @@ impl Progress {
     }
 
     /// What the item under way is ("16K x 32K", "4 hosts x 64 B").
-    pub(crate) fn set_message(&self, message: impl Into<String>) {
+    #[doc(hidden)]
+    pub fn set_message(&self, message: impl Into<String>) {
         let message = message.into();
         if let Some(bar) = &self.bar {
             bar.set_message(message.clone());
@@ -244,7 +253,8 @@ impl Progress {
     }
 
     /// `done` items have finished.
-    pub(crate) fn set_position(&self, done: u64) {
+    #[doc(hidden)]
+    pub fn set_position(&self, done: u64) {
         if self.work.done.swap(done, Ordering::Relaxed) != done {
             self.work.item_moved();
         }
@@ -263,7 +273,8 @@ impl Progress {
     }
 
     /// One more item has finished.
-    pub(crate) fn inc(&self) {
+    #[doc(hidden)]
+    pub fn inc(&self) {
         let done = self.work.done.fetch_add(1, Ordering::Relaxed) + 1;
         self.work.item_moved();
         if let Some(bar) = &self.bar {
@@ -308,64 +319,5 @@ fn plain_lines(work: &Work, stop: &AtomicBool) {
             continue;
         }
         std::thread::park_timeout(next - now);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_first_estimate_comes_from_the_expected_item_cost() {
-        let left = remaining(Duration::ZERO, 0, 10, Some(Duration::from_secs(3)));
-        assert_eq!(left, Some(Duration::from_secs(30)));
-        assert_eq!(remaining(Duration::ZERO, 0, 10, None), None);
-    }
-
-    #[test]
-    fn later_estimates_come_from_the_work_done() {
-        let left = remaining(Duration::from_secs(20), 4, 10, Some(Duration::from_secs(1)));
-        assert_eq!(left, Some(Duration::from_secs(30)));
-        assert_eq!(
-            remaining(Duration::from_secs(20), 10, 10, None),
-            Some(Duration::ZERO)
-        );
-    }
-
-    #[test]
-    fn scheduled_work_counts_down_from_its_schedule() {
-        let s = Duration::from_secs;
-        assert_eq!(scheduled_remaining(s(3), 0, 4, Duration::ZERO), s(12));
-        assert_eq!(scheduled_remaining(s(3), 1, 4, s(1)), s(8));
-        // An item past its schedule adds nothing, and its end changes nothing.
-        assert_eq!(scheduled_remaining(s(3), 1, 4, s(5)), s(6));
-        assert_eq!(scheduled_remaining(s(3), 2, 4, Duration::ZERO), s(6));
-        assert_eq!(scheduled_remaining(s(3), 4, 4, s(1)), Duration::ZERO);
-        let p = Progress::start_scheduled("load", "tests", 4, s(3), true);
-        p.inc();
-        let line = p.work.line();
-        // 9 s less the moment since `inc`, read in whole seconds.
-        assert!(
-            line.contains("1/4 tests")
-                && (line.contains("about 8 s left") || line.contains("about 9 s left")),
-            "{line}"
-        );
-    }
-
-    #[test]
-    fn durations_read_as_a_clock() {
-        assert_eq!(short(Duration::from_secs(42)), "42 s");
-        assert_eq!(short(Duration::from_secs(185)), "3m 05s");
-        assert_eq!(short(Duration::from_secs(3720)), "1h 02m");
-    }
-
-    #[test]
-    fn the_plain_line_names_the_work_and_what_is_under_way() {
-        let p = Progress::start("sweep", "runs", 48, Some(Duration::from_secs(2)), true);
-        p.set_position(12);
-        p.set_message("16K x 32K");
-        let line = p.work.line();
-        assert!(line.starts_with("sweep: 12/48 runs, "), "{line}");
-        assert!(line.contains("left (16K x 32K)"), "{line}");
     }
 }

@@ -23,7 +23,8 @@ use serde::de::DeserializeOwned;
 const MAX_LINE_BYTES: u64 = 16 << 20;
 
 /// The first line of a results file: what fixes the runs of a series, under a named schema.
-pub(crate) trait RunsPlan: Serialize + DeserializeOwned {
+#[doc(hidden)]
+pub trait RunsPlan: Serialize + DeserializeOwned {
     /// The schema this kind of plan is written under (`wirespeed.sweep-runs.v1`).
     const SCHEMA: &'static str;
     /// The schema the plan read from a file carries.
@@ -31,7 +32,8 @@ pub(crate) trait RunsPlan: Serialize + DeserializeOwned {
 }
 
 /// An open results file, ready for appending.
-pub(crate) struct RunsFile {
+#[doc(hidden)]
+pub struct RunsFile {
     path: PathBuf,
     file: File,
     /// Bytes in the file: where the next line starts, and where to cut back to if it fails.
@@ -39,13 +41,14 @@ pub(crate) struct RunsFile {
 }
 
 /// A partial series read back by [`RunsFile::resume`].
-pub(crate) struct Resumed<P, R> {
-    pub(crate) plan: P,
+#[doc(hidden)]
+pub struct Resumed<P, R> {
+    pub plan: P,
     /// The finished runs, in file order.
-    pub(crate) runs: Vec<R>,
-    pub(crate) file: RunsFile,
+    pub runs: Vec<R>,
+    pub file: RunsFile,
     /// What the tail repair did, as a sentence for stderr and the document's warnings.
-    pub(crate) repair: Option<String>,
+    pub repair: Option<String>,
 }
 
 /// How a file's lines were judged, before anything is changed.
@@ -101,7 +104,8 @@ impl RunsFile {
     /// Starts a new file with the plan; refuses to overwrite one that exists. The plan is
     /// written to a private file first and linked into place, so that the file appears with
     /// its plan whole or not at all (a crash here leaves no empty file to block `--results`).
-    pub(crate) fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
+    #[doc(hidden)]
+    pub fn create<P: RunsPlan>(path: &Path, plan: &P) -> anyhow::Result<RunsFile> {
         let refuse = || format!("cannot create results file {}", path.display());
         let exists = || exists_error(path);
         Self::check_new(path)?;
@@ -151,9 +155,8 @@ impl RunsFile {
 
     /// Opens a partial series: its plan, its finished runs, and the file for appending, with a
     /// torn last line cut off first (see the module documentation).
-    pub(crate) fn resume<P: RunsPlan, R: DeserializeOwned>(
-        path: &Path,
-    ) -> anyhow::Result<Resumed<P, R>> {
+    #[doc(hidden)]
+    pub fn resume<P: RunsPlan, R: DeserializeOwned>(path: &Path) -> anyhow::Result<Resumed<P, R>> {
         let file = OpenOptions::new()
             .read(true)
             .append(true)
@@ -193,7 +196,8 @@ impl RunsFile {
     }
 
     /// Appends one finished run as one line in one `write(2)`, then syncs it to the disk.
-    pub(crate) fn append<R: Serialize>(&mut self, run: &R) -> anyhow::Result<()> {
+    #[doc(hidden)]
+    pub fn append<R: Serialize>(&mut self, run: &R) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(run)?;
         line.push(b'\n');
         self.write_line(&line)
@@ -320,225 +324,4 @@ fn scan<P: RunsPlan, R: DeserializeOwned>(path: &Path, file: &File) -> anyhow::R
         torn,
         total: offset,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde::Deserialize;
-
-    #[derive(Debug, Serialize, Deserialize, PartialEq)]
-    struct Plan {
-        schema: String,
-        points: u32,
-    }
-
-    impl RunsPlan for Plan {
-        const SCHEMA: &'static str = "wirespeed.test-runs.v1";
-        fn schema(&self) -> &str {
-            &self.schema
-        }
-    }
-
-    #[derive(Debug, Serialize, Deserialize, PartialEq)]
-    struct Run {
-        point: u32,
-        value: f64,
-    }
-
-    fn temp(name: &str) -> PathBuf {
-        let path =
-            std::env::temp_dir().join(format!("ws-runs-file-{}-{name}.jsonl", std::process::id()));
-        let _ = std::fs::remove_file(&path);
-        path
-    }
-
-    fn plan() -> Plan {
-        Plan {
-            schema: Plan::SCHEMA.into(),
-            points: 8,
-        }
-    }
-
-    /// A file with the plan and runs 0..n, each line whole.
-    fn written(name: &str, n: u32) -> PathBuf {
-        let path = temp(name);
-        let mut file = RunsFile::create(&path, &plan()).unwrap();
-        for point in 0..n {
-            file.append(&Run {
-                point,
-                value: f64::from(point) * 1.5,
-            })
-            .unwrap();
-        }
-        path
-    }
-
-    fn resume(path: &Path) -> anyhow::Result<Resumed<Plan, Run>> {
-        RunsFile::resume::<Plan, Run>(path)
-    }
-
-    #[test]
-    fn whole_files_resume_unchanged() {
-        let path = written("whole", 3);
-        let before = std::fs::read(&path).unwrap();
-        let r = resume(&path).unwrap();
-        assert_eq!(r.plan, plan());
-        assert_eq!(r.runs.len(), 3);
-        assert!(r.repair.is_none());
-        assert_eq!(std::fs::read(&path).unwrap(), before);
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn a_torn_last_line_is_cut_off_and_reported_and_appends_follow_whole_records() {
-        let path = written("torn", 7);
-        let whole = std::fs::read(&path).unwrap();
-        let fragment = br#"{"point":7,"val"#;
-        let mut torn = whole.clone();
-        torn.extend_from_slice(fragment);
-        std::fs::write(&path, &torn).unwrap();
-        let mut r = resume(&path).unwrap();
-        assert_eq!(r.runs.len(), 7, "every whole record is kept");
-        let repair = r.repair.expect("the repair is reported");
-        assert!(
-            repair.contains(&format!("dropped {} bytes", fragment.len())),
-            "{repair}"
-        );
-        assert!(repair.contains("line 9"), "{repair}");
-        assert_eq!(std::fs::read(&path).unwrap(), whole, "the fragment is gone");
-        r.file
-            .append(&Run {
-                point: 7,
-                value: 0.0,
-            })
-            .unwrap();
-        drop(r.file); // the lock is this open file's: close it as a finished run would
-        let again = resume(&path).unwrap();
-        assert_eq!(again.runs.len(), 8, "the next resume reads all 8");
-        assert!(again.repair.is_none());
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn a_last_record_missing_only_its_newline_is_kept() {
-        let path = written("newline", 4);
-        let mut bytes = std::fs::read(&path).unwrap();
-        assert_eq!(bytes.pop(), Some(b'\n'));
-        std::fs::write(&path, &bytes).unwrap();
-        let mut r = resume(&path).unwrap();
-        assert_eq!(r.runs.len(), 4, "the record without its newline is whole");
-        assert!(r.repair.is_none(), "nothing was dropped");
-        r.file
-            .append(&Run {
-                point: 4,
-                value: 2.0,
-            })
-            .unwrap();
-        let text = std::fs::read_to_string(&path).unwrap();
-        assert_eq!(text.lines().count(), 6, "{text}");
-        drop(r); // the lock is this open file's: close it as a finished run would
-        assert_eq!(resume(&path).unwrap().runs.len(), 5);
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn a_plan_alone_without_its_newline_is_kept() {
-        let path = written("plan-only", 0);
-        let mut bytes = std::fs::read(&path).unwrap();
-        bytes.pop();
-        std::fs::write(&path, &bytes).unwrap();
-        let mut r = resume(&path).unwrap();
-        assert!(r.runs.is_empty());
-        r.file
-            .append(&Run {
-                point: 0,
-                value: 1.0,
-            })
-            .unwrap();
-        drop(r); // the lock is this open file's: close it as a finished run would
-        assert_eq!(resume(&path).unwrap().runs.len(), 1);
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn every_truncation_keeps_exactly_the_whole_records_before_it() {
-        let path = written("every-cut", 3);
-        let whole = std::fs::read(&path).unwrap();
-        let ends: Vec<usize> = whole
-            .iter()
-            .enumerate()
-            .filter(|(_, b)| **b == b'\n')
-            .map(|(i, _)| i + 1)
-            .collect();
-        for cut in ends[0] - 1..=whole.len() {
-            std::fs::write(&path, &whole[..cut]).unwrap();
-            let r = resume(&path).unwrap_or_else(|e| panic!("cut at {cut}: {e:#}"));
-            // Whole lines before the cut, plus the one the cut leaves missing only its newline.
-            let expected = ends.iter().filter(|&&e| e - 1 <= cut).count() - 1;
-            assert_eq!(r.runs.len(), expected, "cut at {cut}");
-            let kept = std::fs::read(&path).unwrap();
-            assert!(
-                whole.starts_with(&kept),
-                "cut at {cut}: the repair only removes bytes"
-            );
-            assert_eq!(kept.last(), Some(&b'\n'), "cut at {cut}: ends whole");
-        }
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn damage_in_the_middle_is_refused_and_the_file_left_alone() {
-        let path = written("middle", 3);
-        let text = std::fs::read_to_string(&path).unwrap();
-        let mut lines: Vec<&str> = text.lines().collect();
-        lines[2] = r#"{"point":1,"val"#;
-        let damaged = lines.join("\n") + "\n";
-        std::fs::write(&path, &damaged).unwrap();
-        let err = format!("{:#}", resume(&path).err().expect("refused"));
-        assert!(
-            err.contains("line 4 follows the unreadable line 3"),
-            "{err}"
-        );
-        assert_eq!(std::fs::read_to_string(&path).unwrap(), damaged);
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn other_files_are_refused() {
-        let path = temp("other");
-        std::fs::write(&path, "").unwrap();
-        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("is empty"));
-        std::fs::write(
-            &path,
-            "{\"schema\":\"wirespeed.other-runs.v1\",\"points\":1}\n",
-        )
-        .unwrap();
-        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("is not a"));
-        std::fs::write(&path, "{\"schema\":\"wirespeed.te").unwrap();
-        assert!(format!("{:#}", resume(&path).err().unwrap()).contains("start again"));
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn a_second_writer_is_refused_while_the_first_holds_the_file() {
-        let path = temp("locked");
-        let first = RunsFile::create(&path, &plan()).unwrap();
-        let err = resume(&path).err().unwrap().to_string();
-        assert!(err.contains("being written by another wirespeed"), "{err}");
-        drop(first);
-        assert!(
-            resume(&path).is_ok(),
-            "free again once the first has closed it"
-        );
-        let _ = std::fs::remove_file(&path);
-    }
-
-    #[test]
-    fn create_refuses_an_existing_file() {
-        let path = written("exists", 1);
-        let err = RunsFile::create(&path, &plan()).err().unwrap();
-        assert!(format!("{err:#}").contains("exists: to continue it, use --resume"));
-        let _ = std::fs::remove_file(&path);
-    }
 }

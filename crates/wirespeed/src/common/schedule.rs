@@ -45,15 +45,16 @@ const WAIT_POLL: Duration = Duration::from_millis(50);
 
 /// The schedule's flags, flattened into each command that repeats.
 #[derive(Debug, Clone, Default, Args)]
-pub(crate) struct ScheduleArgs {
+#[doc(hidden)]
+pub struct ScheduleArgs {
     /// Run the test repeatedly, one run per DURATION (pScheduler's --repeat), each appended to
     /// a results file; needs --count or --until.
     #[arg(long, value_name = "DURATION", value_parser = parse_duration)]
-    pub(crate) every: Option<Duration>,
+    pub every: Option<Duration>,
 
     /// With --every: run at most N times (pScheduler's --max-runs).
     #[arg(long = "count", value_name = "N")]
-    pub(crate) runs: Option<u64>,
+    pub runs: Option<u64>,
 
     /// With --every: start no run after TIME, an RFC 3339 UTC time (2026-11-25T20:00:00Z) or
     /// a duration from now (2h).
@@ -104,24 +105,26 @@ impl ScheduleArgs {
 /// The slots of a schedule and their slips, in nanoseconds from the start of slot 0: the
 /// arithmetic, pure, apart from any clock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Slots {
-    pub(crate) every_ns: u64,
-    pub(crate) slip_ns: u64,
-    pub(crate) seed: u64,
+#[doc(hidden)]
+pub struct Slots {
+    pub every_ns: u64,
+    pub slip_ns: u64,
+    pub seed: u64,
 }
 
 /// Where the next run goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Next {
+#[doc(hidden)]
+pub struct Next {
     /// Its slot.
-    pub(crate) slot: u64,
+    pub slot: u64,
     /// When it was planned to start: its slot plus its slip.
-    pub(crate) planned_ns: u128,
+    pub planned_ns: u128,
     /// When it starts: the planned time, or at once when the previous run overran it.
-    pub(crate) start_ns: u128,
+    pub start_ns: u128,
     /// Slots passed over without a run since the previous one (an overrun, or a schedule
     /// stopped and resumed).
-    pub(crate) skipped: u64,
+    pub skipped: u64,
 }
 
 /// SplitMix64's finaliser: a well-mixed 64-bit value of each (seed, slot).
@@ -134,19 +137,22 @@ fn mix(mut z: u64) -> u64 {
 
 impl Slots {
     /// The start of slot `k`.
-    pub(crate) fn slot(&self, k: u64) -> u128 {
+    #[doc(hidden)]
+    pub fn slot(&self, k: u64) -> u128 {
         u128::from(k) * u128::from(self.every_ns)
     }
 
     /// Slot `k`'s slip: uniform in `[0, slip)`, a function of the seed and `k` alone.
-    pub(crate) fn slip(&self, k: u64) -> u64 {
+    #[doc(hidden)]
+    pub fn slip(&self, k: u64) -> u64 {
         let u = mix(self.seed ^ mix(k));
         ((u128::from(u) * u128::from(self.slip_ns)) >> 64) as u64
     }
 
     /// The next run after the one in slot `previous` (None: the first), when the earliest it
     /// may start is `free_ns` (the previous run's end, or now).
-    pub(crate) fn next(&self, previous: Option<u64>, free_ns: u128) -> Next {
+    #[doc(hidden)]
+    pub fn next(&self, previous: Option<u64>, free_ns: u128) -> Next {
         let first = previous.map_or(0, |k| k + 1);
         let planned = self.slot(first) + u128::from(self.slip(first));
         if free_ns <= planned {
@@ -201,7 +207,8 @@ impl RunsPlan for Plan {
 
 /// One run, as the results file records it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct RunRecord {
+#[doc(hidden)]
+pub struct RunRecord {
     /// 1, 2, ... in the order the runs started.
     pub(crate) run: u64,
     pub(crate) slot: u64,
@@ -232,7 +239,8 @@ pub(crate) struct RunOutput {
 /// The unit of a job's headline figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Unit {
+#[doc(hidden)]
+pub enum Unit {
     /// bit/s, shown with `-f`.
     BitsPerSecond,
     /// Milliseconds.
@@ -258,26 +266,27 @@ pub(crate) struct Job<'a> {
 
 /// The schedule's summary, the `result` of `wirespeed.schedule.v1`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ScheduleResult {
-    pub(crate) command: String,
-    pub(crate) results_file: String,
+#[doc(hidden)]
+pub struct ScheduleResult {
+    pub command: String,
+    pub results_file: String,
     /// Runs recorded in the file (those of earlier invocations included).
-    pub(crate) runs: u64,
+    pub runs: u64,
     /// Of those, runs that failed or are partial.
-    pub(crate) failed: u64,
+    pub failed: u64,
     /// Slots passed over without a run.
-    pub(crate) skipped_slots: u64,
-    pub(crate) headline: String,
-    pub(crate) headline_unit: Unit,
-    pub(crate) headline_min: Option<f64>,
-    pub(crate) headline_median: Option<f64>,
-    pub(crate) headline_max: Option<f64>,
+    pub skipped_slots: u64,
+    pub headline: String,
+    pub headline_unit: Unit,
+    pub headline_min: Option<f64>,
+    pub headline_median: Option<f64>,
+    pub headline_max: Option<f64>,
     /// Why the schedule ended: `count`, `until` or `interrupted`.
-    pub(crate) ended_by: String,
+    pub ended_by: String,
     /// Each run without its document.
-    pub(crate) run_list: Vec<RunRecord>,
+    pub run_list: Vec<RunRecord>,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 }
 
 /// `--every ... --metrics-file`: the schedule's counts and its headline figure's spread.
@@ -356,17 +365,20 @@ impl Render for ScheduleResult {
 }
 
 /// The time `ns` after `start`, RFC 3339 to the microsecond.
-fn at(start: SystemTime, ns: u128) -> SystemTime {
+#[doc(hidden)]
+pub fn at(start: SystemTime, ns: u128) -> SystemTime {
     start + Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
-fn rfc3339(t: SystemTime) -> String {
+#[doc(hidden)]
+pub fn rfc3339(t: SystemTime) -> String {
     humantime::format_rfc3339_micros(t).to_string()
 }
 
 /// Slot 0 starts on a whole microsecond, the precision every record is written at, so that a
 /// record's scheduled time read back is never before its slot.
-fn whole_microseconds(t: SystemTime) -> SystemTime {
+#[doc(hidden)]
+pub fn whole_microseconds(t: SystemTime) -> SystemTime {
     t.duration_since(SystemTime::UNIX_EPOCH)
         .ok()
         .and_then(|d| u64::try_from(d.as_micros()).ok())
@@ -379,7 +391,8 @@ fn since(start: SystemTime, t: SystemTime) -> u128 {
 }
 
 /// `--until`: an RFC 3339 UTC time or a duration from `now`.
-pub(crate) fn parse_until(text: &str, now: SystemTime) -> anyhow::Result<SystemTime> {
+#[doc(hidden)]
+pub fn parse_until(text: &str, now: SystemTime) -> anyhow::Result<SystemTime> {
     if let Ok(d) = parse_duration(text) {
         return Ok(now + d);
     }
@@ -392,7 +405,8 @@ pub(crate) fn parse_until(text: &str, now: SystemTime) -> anyhow::Result<SystemT
 
 /// The words of this command line after the command's name, without the schedule's flags
 /// (and their values) and the output's: what the plan records as the command's arguments.
-pub(crate) fn command_words(argv: &[String], count_flag: &str) -> Vec<String> {
+#[doc(hidden)]
+pub fn command_words(argv: &[String], count_flag: &str) -> Vec<String> {
     let schedule = [
         "--every",
         count_flag,
@@ -776,205 +790,4 @@ fn resume_command(plan: &Plan, output: &OutputArgs, path: &Path) -> String {
     words.extend(crate::common::interrupt::output_words(output));
     words.extend(["--resume".into(), crate::common::interrupt::path_word(path)]);
     crate::common::interrupt::command_line(&words)
-}
-
-#[cfg(test)]
-mod tests {
-
-    /// A schedule's file: its counts, and the headline's spread in base units (a latency
-    /// schedule's milliseconds as seconds), labelled by statistic.
-    #[test]
-    fn a_schedules_metrics_hold_its_counts_and_headline_in_base_units() {
-        use crate::common::metrics::{Exposition, Metrics};
-        let result = ScheduleResult {
-            command: "latency".into(),
-            results_file: "r.jsonl".into(),
-            runs: 3,
-            failed: 1,
-            skipped_slots: 0,
-            headline: "loaded p50".into(),
-            headline_unit: Unit::Milliseconds,
-            headline_min: Some(2.0),
-            headline_median: Some(12.5),
-            headline_max: None,
-            ended_by: "count".into(),
-            run_list: Vec::new(),
-            rate_format: RateFormat::Adaptive,
-        };
-        let mut m = Exposition::new("schedule");
-        result.metrics(&mut m);
-        let text = m.text();
-        for line in [
-            "wirespeed_schedule_runs{command=\"latency\"} 3\n",
-            "wirespeed_schedule_failed_runs{command=\"latency\"} 1\n",
-            "wirespeed_schedule_headline_seconds{command=\"latency\",headline=\"loaded p50\",statistic=\"median\"} 0.0125\n",
-        ] {
-            assert!(text.contains(line), "{line} in {text}");
-        }
-        assert!(
-            !text.contains("statistic=\"max\""),
-            "no max without runs: {text}"
-        );
-    }
-    use super::*;
-    use proptest::prelude::*;
-
-    fn slots(every_ms: u64, slip_ms: u64, seed: u64) -> Slots {
-        Slots {
-            every_ns: every_ms * 1_000_000,
-            slip_ns: slip_ms * 1_000_000,
-            seed,
-        }
-    }
-
-    #[test]
-    fn runs_that_fit_take_consecutive_slots_at_slot_plus_slip() {
-        let s = slots(1000, 0, 7);
-        let a = s.next(None, 0);
-        assert_eq!((a.slot, a.start_ns, a.skipped), (0, 0, 0));
-        let b = s.next(Some(0), 500_000_000);
-        assert_eq!((b.slot, b.start_ns, b.skipped), (1, 1_000_000_000, 0));
-    }
-
-    #[test]
-    fn an_overrun_starts_the_next_run_at_once_and_skips_the_slots_passed() {
-        let s = slots(1000, 0, 7);
-        // Run 0 ends at 1.2 s: slot 1 is already under way; start it at once, nothing skipped.
-        let n = s.next(Some(0), 1_200_000_000);
-        assert_eq!((n.slot, n.start_ns, n.skipped), (1, 1_200_000_000, 0));
-        // Run 0 ends at 3.5 s: slots 1 and 2 passed without a run; run in slot 3 at once.
-        let n = s.next(Some(0), 3_500_000_000);
-        assert_eq!((n.slot, n.start_ns, n.skipped), (3, 3_500_000_000, 2));
-    }
-
-    #[test]
-    fn the_slip_is_a_function_of_seed_and_slot() {
-        let s = slots(1000, 300, 42);
-        assert_eq!(s.slip(5), s.slip(5));
-        assert_ne!(
-            (0..20).map(|k| s.slip(k)).collect::<Vec<_>>(),
-            (0..20)
-                .map(|k| slots(1000, 300, 43).slip(k))
-                .collect::<Vec<_>>()
-        );
-        assert_eq!(slots(1000, 0, 42).slip(3), 0);
-    }
-
-    #[test]
-    fn command_words_leave_out_the_schedule_and_output_flags() {
-        let argv: Vec<String> = [
-            "127.0.0.1",
-            "-t",
-            "1",
-            "--every",
-            "1s",
-            "--count=3",
-            "--json",
-            "-f",
-            "m",
-            "--results",
-            "r.jsonl",
-            "-R",
-        ]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
-        assert_eq!(
-            command_words(&argv, "--count"),
-            ["127.0.0.1", "-t", "1", "-R"]
-        );
-        // probe: --count is the command's own; --max-runs is the schedule's.
-        let argv: Vec<String> = ["h", "--count", "4", "--max-runs", "2", "--every", "1s"]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
-        assert_eq!(command_words(&argv, "--max-runs"), ["h", "--count", "4"]);
-    }
-
-    #[test]
-    fn until_takes_a_time_or_a_duration() {
-        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_000_000);
-        assert_eq!(
-            parse_until("90s", now).unwrap(),
-            now + Duration::from_secs(90)
-        );
-        let t = parse_until("2026-11-25T20:00:00Z", now).unwrap();
-        assert_eq!(rfc3339(t), "2026-11-25T20:00:00.000000Z");
-        assert!(parse_until("tomorrow", now).is_err());
-    }
-
-    proptest! {
-        /// Whatever the runs' durations: slots increase, no run starts before the previous one
-        /// ended or before its own slot, slips stay in [0, slip), and an overrun passes over
-        /// whole slots only (the run starts in the slot that holds its start).
-        #[test]
-        fn slots_increase_slips_stay_in_bounds_overruns_skip_whole_slots(
-            every_ms in 1000u64..5000,
-            slip_frac in 0.0f64..=1.0,
-            seed in any::<u64>(),
-            durations_ms in proptest::collection::vec(0u64..12_000, 1..40),
-        ) {
-            let slip_ms = (every_ms as f64 * slip_frac) as u64;
-            let s = slots(every_ms, slip_ms, seed);
-            let mut previous: Option<u64> = None;
-            let mut free: u128 = 0;
-            for d in durations_ms {
-                let n = s.next(previous, free);
-                let slip = u128::from(s.slip(n.slot));
-                prop_assert!(slip_ms == 0 || slip < u128::from(s.slip_ns));
-                prop_assert_eq!(n.planned_ns, s.slot(n.slot) + slip);
-                prop_assert!(n.start_ns >= free, "never overlaps the previous run");
-                prop_assert!(n.start_ns >= s.slot(n.slot), "never before its slot");
-                let first = previous.map_or(0, |k| k + 1);
-                prop_assert!(n.slot >= first, "slots increase");
-                prop_assert_eq!(n.skipped, n.slot - first);
-                if n.skipped > 0 {
-                    // Skipped only because the run could not start before its slot ended.
-                    prop_assert!(free >= s.slot(n.slot));
-                    prop_assert!(free < s.slot(n.slot + 1));
-                    prop_assert_eq!(n.start_ns, free);
-                }
-                if free <= s.slot(first) + u128::from(s.slip(first)) {
-                    prop_assert_eq!(n.slot, first);
-                    prop_assert_eq!(n.start_ns, n.planned_ns);
-                }
-                previous = Some(n.slot);
-                free = n.start_ns + u128::from(d) * 1_000_000;
-            }
-        }
-
-        /// What the file says is what the schedule meant: a record's scheduled time, written
-        /// and read back, is never before the plan's start (also read back) plus its slot, and
-        /// its slip reads back within a microsecond (CI once read a slip of -53 ns when the
-        /// plan's start kept nanoseconds the records did not).
-        #[test]
-        fn a_scheduled_time_read_back_is_never_before_its_slot(
-            now_ns in 1_600_000_000_000_000_000u64..1_900_000_000_000_000_000,
-            slot in 0u64..1000,
-            slip_ns in 0u64..1_000_000_000,
-        ) {
-            let now = SystemTime::UNIX_EPOCH + Duration::from_nanos(now_ns);
-            let start = whole_microseconds(now);
-            prop_assert!(start <= now && now.duration_since(start).unwrap() < Duration::from_micros(1));
-            let planned = u128::from(slot) * 1_000_000_000 + u128::from(slip_ns);
-            let start_read = humantime::parse_rfc3339(&rfc3339(start)).unwrap();
-            let scheduled_read = humantime::parse_rfc3339(&rfc3339(at(start, planned))).unwrap();
-            let slot_start = start_read + Duration::from_secs(slot);
-            let slip_read = scheduled_read.duration_since(slot_start);
-            prop_assert!(slip_read.is_ok(), "read back before its slot");
-            let error = Duration::from_nanos(slip_ns).abs_diff(slip_read.unwrap());
-            prop_assert!(error < Duration::from_micros(1), "slip read back {error:?} off");
-        }
-    }
-
-    proptest! {
-        /// The slip is uniform enough: over many slots its mean is near half the bound.
-        #[test]
-        fn slips_spread_over_their_range(seed in any::<u64>()) {
-            let s = slots(10_000, 1000, seed);
-            let mean = (0..4000).map(|k| s.slip(k) as f64).sum::<f64>() / 4000.0;
-            let half = s.slip_ns as f64 / 2.0;
-            prop_assert!((mean - half).abs() < 0.05 * s.slip_ns as f64, "mean {mean} vs {half}");
-        }
-    }
 }

@@ -45,7 +45,8 @@ impl PodParts {
 }
 
 /// The manifests in apply order: the Service, the agents' DaemonSet, the mesh's Job.
-pub(crate) fn manifests(config: &Config) -> Manifests {
+#[doc(hidden)]
+pub fn manifests(config: &Config) -> Manifests {
     let parts = PodParts::new(config);
     let (predicted, longest) = predicted(config);
     Manifests {
@@ -261,7 +262,8 @@ fn predicted(config: &Config) -> (f64, f64) {
 
 /// The container memory limit for an agent budget: the budget plus a quarter, at least
 /// 256 MiB more, rounded up to a MiB.
-pub(crate) fn memory_limit_bytes(budget: u64) -> u64 {
+#[doc(hidden)]
+pub fn memory_limit_bytes(budget: u64) -> u64 {
     let extra = (budget / 4).max(256 << 20);
     budget
         .saturating_add(extra)

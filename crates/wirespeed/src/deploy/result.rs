@@ -6,7 +6,8 @@ use serde_json::Value;
 
 /// The `deploy` document's parameters (in the order the document has always written them).
 #[derive(Debug, Serialize)]
-pub(crate) struct Parameters {
+#[doc(hidden)]
+pub struct Parameters {
     pub(crate) agents: Vec<String>,
     pub(crate) allow_destination: Vec<String>,
     pub(crate) image: String,
@@ -24,11 +25,12 @@ pub(crate) struct Parameters {
 
 /// The `deploy` document's result: the manifests, in apply order.
 #[derive(Debug, Serialize)]
-pub(crate) struct Manifests {
-    pub(crate) manifests: Vec<Value>,
+#[doc(hidden)]
+pub struct Manifests {
+    pub manifests: Vec<Value>,
     /// How long the Job's mesh should take over `nodes` agents, seconds, as the mesh plans it.
-    pub(crate) predicted_mesh_seconds: f64,
+    pub predicted_mesh_seconds: f64,
     /// The longest it can take by its schedule: every test's tail (its data still arriving
     /// after `-t`) at the destination's cap. The Job's deadline is twice this and 5 minutes.
-    pub(crate) longest_mesh_seconds: f64,
+    pub longest_mesh_seconds: f64,
 }

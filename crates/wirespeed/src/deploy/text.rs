@@ -9,7 +9,8 @@ use super::result::Manifests;
 /// A JSON value as YAML block style: maps and lists indented, every string quoted as JSON
 /// quotes it (a JSON string is a YAML double-quoted scalar), so no value is ever read as
 /// another type.
-pub(crate) fn yaml(v: &Value, indent: usize, out: &mut String) {
+#[doc(hidden)]
+pub fn yaml(v: &Value, indent: usize, out: &mut String) {
     let pad = " ".repeat(indent);
     match v {
         Value::Object(map) => {
@@ -64,22 +65,5 @@ impl wirespeed_report::Render for Manifests {
             write!(out, "---\n{text}")?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::yaml;
-    use serde_json::json;
-
-    #[test]
-    fn yaml_quotes_every_string_and_nests_lists_of_maps() {
-        let v = json!({"a": {"b": [1, "x: y"], "c": [{"d": true, "e": "on"}]}, "f": []});
-        let mut s = String::new();
-        yaml(&v, 0, &mut s);
-        assert_eq!(
-            s,
-            "a:\n  b:\n  - 1\n  - \"x: y\"\n  c:\n  - d: true\n    e: \"on\"\nf: []\n"
-        );
     }
 }

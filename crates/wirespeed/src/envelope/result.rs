@@ -13,5 +13,5 @@ pub struct EnvelopeReport {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub explain: Option<Vec<ExplainLine>>,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 }

@@ -21,7 +21,8 @@ mod actions;
 mod measure;
 mod metrics;
 mod result;
-mod text;
+#[doc(hidden)]
+pub mod text;
 
 use result::UpParams;
 pub use result::{ListedLab, StatusParams, StatusResult};
@@ -264,19 +265,5 @@ pub(crate) fn run(args: LabArgs) -> anyhow::Result<()> {
             text::down_report(&mut io::stdout().lock(), &report)?;
             Ok(())
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    /// Issue 30: a library caller reads the typed status: the list of labs (whatever labs
-    /// this host has), and a lab that is not there refused in one line naming it.
-    #[test]
-    fn a_library_caller_reads_the_lab_status() {
-        let listed = super::status(None).unwrap();
-        assert!(matches!(listed.result, super::StatusResult::List { .. }));
-        assert_eq!(listed.parameters.name, None);
-        let err = super::status(Some("ws-no-such-lab-30")).unwrap_err();
-        assert!(format!("{err:#}").contains("ws-no-such-lab-30"), "{err:#}");
     }
 }

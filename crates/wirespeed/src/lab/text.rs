@@ -400,7 +400,8 @@ fn c_frames(p: &PortStatus) -> u64 {
 /// thread's spin before releases per frame (`-` on a shared medium, whose one thread is the
 /// `per frame` cell). A direction served by one thread has no ingress thread: its `in` is `-`
 /// and its `out` is the whole thread (reads included), not a 0 that would read as free reads.
-fn stages(k: &wirespeed_lab::EmulatorCost, frames: u64) -> String {
+#[doc(hidden)]
+pub fn stages(k: &wirespeed_lab::EmulatorCost, frames: u64) -> String {
     if k.shared_thread || frames == 0 {
         return "-".into();
     }
@@ -447,32 +448,4 @@ pub(crate) fn notes(
         writeln!(out, "warning: {note}")?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::stages;
-
-    #[test]
-    fn a_one_thread_direction_shows_no_ingress_stage_rather_than_a_free_one() {
-        let two = wirespeed_lab::EmulatorCost {
-            ingress_cpu_seconds: 0.5,
-            egress_cpu_seconds: 1.0,
-            spin_cpu_seconds: 0.25,
-            ..Default::default()
-        };
-        assert_eq!(stages(&two, 1_000_000), "0.50/1.00/0.25 us");
-        let one = wirespeed_lab::EmulatorCost {
-            one_thread: true,
-            ingress_cpu_seconds: 0.0,
-            ..two
-        };
-        assert_eq!(stages(&one, 1_000_000), "-/1.00/0.25 us");
-        let medium = wirespeed_lab::EmulatorCost {
-            shared_thread: true,
-            ..two
-        };
-        assert_eq!(stages(&medium, 1_000_000), "-");
-        assert_eq!(stages(&two, 0), "-");
-    }
 }

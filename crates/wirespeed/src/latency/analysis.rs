@@ -35,7 +35,8 @@ impl Phases {
     }
 }
 
-pub(super) fn phase_of(at: f64, idle_end: f64, load: Option<(f64, f64)>, settle: f64) -> Phase {
+#[doc(hidden)]
+pub fn phase_of(at: f64, idle_end: f64, load: Option<(f64, f64)>, settle: f64) -> Phase {
     match load {
         _ if at < idle_end => Phase::Idle,
         Some((start, _)) if at < start + settle => Phase::Settling,
@@ -336,7 +337,8 @@ pub(super) fn host_queues(
 /// the three foreign probes, self probes 1/2). wirespeed has no TLS probe and no probe on the
 /// load's own connections, so the foreign half is split between the handshake and the
 /// request on the new connection, and the kept connection stands for the self half.
-pub(super) fn rpm(kinds: &[KindReport], pick: impl Fn(&KindReport) -> &LatencyStats) -> f64 {
+#[doc(hidden)]
+pub fn rpm(kinds: &[KindReport], pick: impl Fn(&KindReport) -> &LatencyStats) -> f64 {
     let tm = |k: ProbeKind| {
         kinds
             .iter()

@@ -42,16 +42,18 @@ pub(crate) const CDF: Labels<'static> = Labels {
 /// Where the load ran, from the run's own clock: it started, its first `settle` seconds were
 /// left out of the statistics, and it stopped.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct LoadBounds {
-    pub(crate) started: f64,
-    pub(crate) settled: f64,
-    pub(crate) ended: f64,
+#[doc(hidden)]
+pub struct LoadBounds {
+    pub started: f64,
+    pub settled: f64,
+    pub ended: f64,
 }
 
 impl LatencyResult {
     /// The load's bounds: the timestamps the run recorded, or for a document written before
     /// it recorded them, the plan's (idle phase, settling, loaded window) it measured against.
-    pub(crate) fn load_bounds(&self) -> Option<LoadBounds> {
+    #[doc(hidden)]
+    pub fn load_bounds(&self) -> Option<LoadBounds> {
         let started = self.load_started_seconds.unwrap_or(self.idle_seconds);
         let ended = self
             .load_ended_seconds
@@ -68,7 +70,8 @@ impl LatencyResult {
     }
 
     /// The phase a probe sent `at` seconds into the run belongs to, as the statistics count it.
-    fn phase_at(&self, at: f64) -> Option<Phase> {
+    #[doc(hidden)]
+    pub fn phase_at(&self, at: f64) -> Option<Phase> {
         let b = self.load_bounds()?;
         Some(if at < self.idle_seconds.min(b.started) {
             Phase::Idle
@@ -84,7 +87,8 @@ impl LatencyResult {
     /// Every probe's round trip over time, one scatter per kind, the load's span as a box from
     /// its start to its end, and a line where the statistics' loaded window begins. The box
     /// reaches the top of the bulk of the round trips (a far outlier is cut off the axis).
-    pub(crate) fn over_time_curves(&self) -> Vec<Curve> {
+    #[doc(hidden)]
+    pub fn over_time_curves(&self) -> Vec<Curve> {
         let kinds = [
             ProbeKind::UdpEcho,
             ProbeKind::RrKeptConnection,
@@ -382,51 +386,4 @@ pub(super) fn write_plots(dir: &std::path::Path, r: &LatencyResult) -> anyhow::R
         std::fs::write(&path, svg).with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn saved() -> LatencyResult {
-        #[derive(serde::Deserialize)]
-        struct Doc {
-            result: LatencyResult,
-        }
-        serde_json::from_str::<Doc>(include_str!("../../testdata/report/latency.json"))
-            .unwrap()
-            .result
-    }
-
-    /// Issue 34: the load's box sits where this run's clock saw the load, not on whole seconds.
-    #[test]
-    fn the_load_box_is_drawn_from_the_runs_own_timestamps() {
-        let mut r = saved();
-        r.idle_seconds = 2.0;
-        r.settle_seconds = 1.0;
-        r.load_started_seconds = Some(2.05);
-        r.load_ended_seconds = Some(6.05);
-        let b = r.load_bounds().unwrap();
-        assert_eq!((b.started, b.settled, b.ended), (2.05, 3.05, 6.05));
-        let curves = r.over_time_curves();
-        let boxed = curves
-            .iter()
-            .find(|c| c.series.name.starts_with("load on"))
-            .unwrap();
-        assert_eq!(boxed.series.name, "load on, 2.05 to 6.05 s");
-        let xs: Vec<f64> = boxed.series.points.iter().map(|p| p.0).collect();
-        assert_eq!(xs, [2.05, 2.05, 6.05, 6.05]);
-        // As the statistics count them: idle until the planned idle end, then settling.
-        assert_eq!(r.phase_at(1.99), Some(Phase::Idle));
-        assert_eq!(r.phase_at(2.04), Some(Phase::Settling));
-        assert_eq!(r.phase_at(3.0), Some(Phase::Settling));
-        assert_eq!(r.phase_at(3.06), Some(Phase::Loaded));
-        assert_eq!(r.phase_at(6.05), Some(Phase::After));
-        // A document from before the timestamps: the phases it measured against.
-        r.load_started_seconds = None;
-        r.load_ended_seconds = None;
-        r.loaded_seconds = 3.0;
-        let b = r.load_bounds().unwrap();
-        assert_eq!((b.started, b.settled, b.ended), (2.0, 3.0, 6.0));
-    }
 }

@@ -70,7 +70,8 @@ pub struct Config {
 
 /// `--rr`: the request/response test's transactions.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct RrTest {
+#[doc(hidden)]
+pub struct RrTest {
     /// TCP_CRR: a new connection per transaction.
     pub(crate) new_connection: bool,
     pub(crate) request_bytes: u32,

@@ -13,15 +13,24 @@
 //! verdicts in `verdicts.rs`, the queues it measures in `queues.rs`, and the views in `text.rs`,
 //! `html.rs`, `brief.rs` and `metrics.rs`.
 
-mod analysis;
-mod brief;
-pub(crate) mod html;
-mod measure;
-mod metrics;
-pub(crate) mod queues;
-mod result;
-mod text;
-mod verdicts;
+#[doc(hidden)]
+pub mod analysis;
+#[doc(hidden)]
+pub mod brief;
+#[doc(hidden)]
+pub mod html;
+#[doc(hidden)]
+pub mod measure;
+#[doc(hidden)]
+pub mod metrics;
+#[doc(hidden)]
+pub mod queues;
+#[doc(hidden)]
+pub mod result;
+#[doc(hidden)]
+pub mod text;
+#[doc(hidden)]
+pub mod verdicts;
 
 use std::io::Write;
 use std::time::Duration;
@@ -287,6 +296,3 @@ fn run_scheduled(args: &LatencyArgs, config: &Config) -> anyhow::Result<()> {
         },
     )
 }
-
-#[cfg(test)]
-mod tests;

@@ -83,7 +83,8 @@ impl ProbeKind {
 
 /// One probe: when it was sent and its round trip (`None`: no answer in time).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
-pub(crate) struct ProbeSample {
+#[doc(hidden)]
+pub struct ProbeSample {
     pub(crate) kind: ProbeKind,
     pub(crate) at_seconds: f64,
     pub(crate) rtt_ms: Option<f64>,
@@ -135,7 +136,8 @@ pub struct LatencyStats {
 }
 
 impl LatencyStats {
-    pub(crate) fn of(rtts_ms: &[f64], lost: usize) -> LatencyStats {
+    #[doc(hidden)]
+    pub fn of(rtts_ms: &[f64], lost: usize) -> LatencyStats {
         let q = |p: f64| quantile(rtts_ms, p);
         let p95 = q(0.95);
         let kept: Vec<f64> = rtts_ms.iter().copied().filter(|r| *r <= p95).collect();
@@ -169,12 +171,13 @@ pub struct KindReport {
     /// network's round trip, each probe's raw round trip less the agent's residence, over the
     /// probes that carried an accepted one. `None` for other kinds and older agents.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) network_round_trip: Option<NetworkRoundTrip>,
+    pub network_round_trip: Option<NetworkRoundTrip>,
 }
 
 /// The round trip without the far end's own processing, and that processing.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct NetworkRoundTrip {
+#[doc(hidden)]
+pub struct NetworkRoundTrip {
     /// Raw round trip less the agent's residence, idle and loaded.
     pub(crate) idle: LatencyStats,
     pub(crate) loaded: LatencyStats,
@@ -195,7 +198,8 @@ pub(crate) struct NetworkRoundTrip {
 
 /// One second of the run: its phase and each kind's median.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct LatencyInterval {
+#[doc(hidden)]
+pub struct LatencyInterval {
     pub(crate) start_seconds: f64,
     pub(crate) end_seconds: f64,
     pub(crate) phase: Phase,
@@ -204,7 +208,8 @@ pub(crate) struct LatencyInterval {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Phase {
+#[doc(hidden)]
+pub enum Phase {
     Idle,
     /// The load's first moments (slow start), left out of both phases.
     Settling,
@@ -214,9 +219,10 @@ pub(crate) enum Phase {
 
 /// Where the delay the load added waits, as far as the run can tell.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct Queue {
+#[doc(hidden)]
+pub struct Queue {
     /// Loaded minus idle median UDP echo round trip.
-    pub(crate) delay_ms: f64,
+    pub delay_ms: f64,
     /// That delay at the load's measured rate: the bytes standing in the queue.
     pub(crate) bytes: f64,
     /// The queue, in words.
@@ -227,55 +233,55 @@ pub(crate) struct Queue {
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LatencyResult {
-    pub(crate) idle_seconds: f64,
-    pub(crate) loaded_seconds: f64,
+    pub idle_seconds: f64,
+    pub loaded_seconds: f64,
     /// Left out at the start of the load (slow start) from the loaded statistics.
-    pub(crate) settle_seconds: f64,
+    pub settle_seconds: f64,
     /// When the load started and stopped, seconds from the start of the run as its own
     /// clock read them (the load starts after the idle phase plus the time a connection
     /// takes): the report's phase markers are drawn from these, not from the plan.
     #[serde(default)]
-    pub(crate) load_started_seconds: Option<f64>,
+    pub load_started_seconds: Option<f64>,
     #[serde(default)]
-    pub(crate) load_ended_seconds: Option<f64>,
+    pub load_ended_seconds: Option<f64>,
     pub kinds: Vec<KindReport>,
     /// Round trips per minute (the responsiveness draft), idle and loaded.
     pub rpm_idle: f64,
     pub rpm_loaded: f64,
     /// The load's goodput each way over the loaded window (the receiving end's intervals
     /// after the first `settle_seconds`; the whole transfer when none fits), bit/s.
-    pub(crate) upload_bits_per_second: Option<f64>,
-    pub(crate) download_bits_per_second: Option<f64>,
+    pub upload_bits_per_second: Option<f64>,
+    pub download_bits_per_second: Option<f64>,
     /// The probes' own load on the wire during the loaded phase (Ethernet framing), bit/s,
     /// both ways together and each way, and the larger way's share of the load's rate.
-    pub(crate) probe_bits_per_second: f64,
+    pub probe_bits_per_second: f64,
     #[serde(default)]
-    pub(crate) probe_out_bits_per_second: f64,
+    pub probe_out_bits_per_second: f64,
     #[serde(default)]
-    pub(crate) probe_back_bits_per_second: f64,
-    pub(crate) probe_share_percent: f64,
+    pub probe_back_bits_per_second: f64,
+    pub probe_share_percent: f64,
     /// The larger of the two ways' shares of the link's rate that way, where the link's rate
     /// is known (a lab, a NIC that reports its speed).
     #[serde(default)]
-    pub(crate) probe_share_of_link_percent: Option<f64>,
-    pub(crate) link_rate: LinkRate,
-    pub(crate) queue: Option<Queue>,
+    pub probe_share_of_link_percent: Option<f64>,
+    pub link_rate: LinkRate,
+    pub queue: Option<Queue>,
     /// Inside a wirespeed lab: the link's queue as the lab's emulator sampled it while the
     /// load ran, beside the probes' round trips in the same window.
     #[serde(default)]
-    pub(crate) link_queue: Option<LinkQueueWindow>,
+    pub link_queue: Option<LinkQueueWindow>,
     /// Inside a lab: the probes' own load on the link as the lab counted it in the idle phase.
     #[serde(default)]
-    pub(crate) probe_load_on_link: Option<ProbeLoadCount>,
+    pub probe_load_on_link: Option<ProbeLoadCount>,
     /// Where the load's bytes waited over the loaded window, queue by queue, as measured.
     #[serde(default)]
-    pub(crate) queues: Vec<QueueShare>,
-    pub(crate) intervals: Vec<LatencyInterval>,
-    pub(crate) samples: Vec<ProbeSample>,
-    pub(crate) partial: bool,
+    pub queues: Vec<QueueShare>,
+    pub intervals: Vec<LatencyInterval>,
+    pub samples: Vec<ProbeSample>,
+    pub partial: bool,
     pub partial_reason: Option<String>,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -295,26 +301,27 @@ pub struct LatencyParams {
 /// `--rr`: the request/response test.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RrResult {
-    pub(crate) request_bytes: u32,
-    pub(crate) response_bytes: u32,
+    pub request_bytes: u32,
+    pub response_bytes: u32,
     /// TCP_CRR: a new connection per transaction.
-    pub(crate) new_connection: bool,
-    pub(crate) transactions: u64,
-    pub(crate) seconds: f64,
+    pub new_connection: bool,
+    pub transactions: u64,
+    pub seconds: f64,
     pub transactions_per_second: f64,
     /// From the request's first byte to the response's last.
     pub round_trip: LatencyStats,
     /// With a new connection: its handshake.
-    pub(crate) connect: Option<LatencyStats>,
+    pub connect: Option<LatencyStats>,
     /// What the agent counted.
-    pub(crate) agent_transactions: Option<u64>,
-    pub(crate) partial: bool,
+    pub agent_transactions: Option<u64>,
+    pub partial: bool,
 }
 
 /// Which queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum QueueKind {
+#[doc(hidden)]
+pub enum QueueKind {
     /// The load's TCP sockets on this host: written, not yet sent.
     SenderSocketBuffers,
     /// The load's TCP sockets on this host: received, not yet read.
@@ -331,7 +338,8 @@ pub(crate) enum QueueKind {
 
 /// One queue the load's bytes waited in, averaged over the loaded window.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct QueueShare {
+#[doc(hidden)]
+pub struct QueueShare {
     pub(crate) queue: QueueKind,
     /// The queue, in words.
     pub(crate) location: String,
@@ -352,7 +360,8 @@ pub(crate) struct QueueShare {
 /// What the lab's emulator saw of the link between two snapshots: the ground truth the
 /// probes' round trips are compared with.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct LinkQueueWindow {
+#[doc(hidden)]
+pub struct LinkQueueWindow {
     pub(crate) lab: String,
     pub(crate) link: String,
     /// The link's active queue management, in words (`None`: drop-tail).
@@ -362,25 +371,26 @@ pub(crate) struct LinkQueueWindow {
     pub(crate) from_seconds: f64,
     pub(crate) to_seconds: f64,
     /// The emulator's samples of the way out's queue in the window (one per millisecond).
-    pub(crate) samples: u64,
+    pub samples: u64,
     /// Mean queue delay of the way out (this end's egress), and of the way back, ms.
-    pub(crate) out_mean_ms: f64,
-    pub(crate) back_mean_ms: f64,
+    pub out_mean_ms: f64,
+    pub back_mean_ms: f64,
     /// The way out's queue in bytes: its mean delay at the link's rate.
-    pub(crate) out_mean_bytes: f64,
+    pub out_mean_bytes: f64,
     /// Frames the way out's queue dropped in the window (full).
-    pub(crate) out_drops: u64,
+    pub out_drops: u64,
     /// The UDP echo probes sent in the window that came back, and their mean round trip
     /// minus the idle phase's median: what the queues added to a probe on average.
-    pub(crate) probes: usize,
-    pub(crate) probe_mean_increase_ms: f64,
+    pub probes: usize,
+    pub probe_mean_increase_ms: f64,
 }
 
 /// The probes' own load on the lab link, as the lab's emulator counted every frame of the idle
 /// phase (when only the probes run), beside the run's own estimate for the probes it sent in
 /// the same window.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub(crate) struct ProbeLoadCount {
+#[doc(hidden)]
+pub struct ProbeLoadCount {
     /// The window, seconds from the run's start.
     pub(crate) from_seconds: f64,
     pub(crate) to_seconds: f64,

@@ -11,7 +11,8 @@ use super::result::{LatencyInterval, LatencyResult, Phase, ProbeKind, RrResult};
 use crate::common::exit_status::NOT_MEASURED;
 
 /// A round trip in the unit that reads best.
-pub(crate) fn time_ms(v: f64) -> String {
+#[doc(hidden)]
+pub fn time_ms(v: f64) -> String {
     if !v.is_finite() {
         "-".into()
     } else if v < 1.0 {

@@ -23,7 +23,8 @@ use crate::common::progress::Progress;
 use crate::common::runs_file::RunsFile;
 
 /// The deck the generators deal from.
-pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
+#[doc(hidden)]
+pub fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
     let deck = match mix {
         LengthMix::Fixed { bytes } => LengthDeck::from_counts(&[(*bytes, 1)]),
         LengthMix::Ratio {
@@ -37,7 +38,8 @@ pub(crate) fn deck(mix: &LengthMix) -> anyhow::Result<LengthDeck> {
     deck.with_context(|| format!("--lengths {}", mix_spec(mix)))
 }
 
-pub(crate) fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
+#[doc(hidden)]
+pub fn agent_address(text: &str) -> anyhow::Result<SocketAddr> {
     if text.contains('%') {
         bail!(
             "--agent {text}: a zone names a link of this host, which the other agents cannot use to reach it; give the agents routable addresses"
@@ -229,7 +231,8 @@ fn run_tests(
 }
 
 /// A plan the agents can run, checked before any test (and before a new results file).
-pub(crate) fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<()> {
     plan.schedule
         .validate()
         .context("--settle/--transmit/--measure/--cooldown")?;
@@ -267,7 +270,8 @@ pub(crate) fn validate(plan: &LoadPlan, agents: usize) -> anyhow::Result<()> {
 
 /// The plan's tests that `done` does not hold yet, in plan order (each mix, then each host
 /// count), matched by host count and length mix.
-pub(crate) fn to_do<'p>(plan: &'p LoadPlan, done: &[TestRecord]) -> Vec<(usize, &'p Lengths)> {
+#[doc(hidden)]
+pub fn to_do<'p>(plan: &'p LoadPlan, done: &[TestRecord]) -> Vec<(usize, &'p Lengths)> {
     plan.lengths
         .iter()
         .flat_map(|m| plan.hosts.iter().map(move |&h| (h, m)))

@@ -4,14 +4,21 @@
 //! Flags in (here), the series run by `wirespeed_net::load::controller` (`measure.rs`), rows
 //! judged (`analysis.rs`) and shown (`text.rs`, `html.rs`).
 
-mod analysis;
-mod brief;
+#[doc(hidden)]
+pub mod analysis;
+#[doc(hidden)]
+pub mod brief;
 pub(crate) mod html;
-mod measure;
-mod metrics;
-pub(crate) mod result;
-pub(crate) mod text;
-mod verdicts;
+#[doc(hidden)]
+pub mod measure;
+#[doc(hidden)]
+pub mod metrics;
+#[doc(hidden)]
+pub mod result;
+#[doc(hidden)]
+pub mod text;
+#[doc(hidden)]
+pub mod verdicts;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -31,11 +38,13 @@ use crate::common::output::OutputArgs;
 use crate::load::text::write_plots;
 pub(crate) use analysis::rows;
 pub use measure::Measured;
-pub(crate) use result::RUNS_SCHEMA;
+#[doc(hidden)]
+pub use result::RUNS_SCHEMA;
 pub use result::{HostRecord, HostRow, Lengths, LoadPlan, LoadResult, Row, Stats, TestRecord};
 
 #[derive(Debug, Clone, Args)]
-pub(crate) struct LoadArgs {
+#[doc(hidden)]
+pub struct LoadArgs {
     /// An agent (`wirespeed serve` on each host) as HOST or HOST:PORT; repeat it, one per
     /// transmitting host. Without any, --local in-process agents on loopback.
     #[arg(long = "agent", short = 'a', value_name = "HOST[:PORT]")]
@@ -44,7 +53,7 @@ pub(crate) struct LoadArgs {
     /// In-process agents on loopback when no --agent is given.
     #[arg(long, default_value_t = 4, value_name = "N", conflicts_with = "agents",
           value_parser = clap::value_parser!(u32).range(1..=64))]
-    local: u32,
+    pub local: u32,
 
     /// Host counts of the series, such as 1-24 or 1,2,4 (default: 1 to the number of agents).
     #[arg(long = "hosts", value_name = "LIST", value_parser = parse_hosts)]
@@ -59,7 +68,7 @@ pub(crate) struct LoadArgs {
     /// as 64:6+576:1+1536:3.
     #[arg(long = "lengths", short = 'l', default_value = "64,512,1536,6/2", value_name = "LIST",
           value_parser = parse_lengths)]
-    lengths: LengthList,
+    pub lengths: LengthList,
 
     /// Wait from the common start before transmitting [default: 0.25s; the seed's 5 s with
     /// --seed-schedule].
@@ -96,7 +105,7 @@ pub(crate) struct LoadArgs {
     /// off) or a host number whose agent counts what every host's packets deliver (loss at
     /// the sink).
     #[arg(long, default_value = "self", value_name = "self|HOST", value_parser = parse_sink)]
-    sink: SinkArg,
+    pub sink: SinkArg,
 
     /// Raw Ethernet frames instead of UDP (root on every agent): each agent sends on IFACE, or
     /// without one on the interface holding its control address, frames addressed to its own
@@ -104,7 +113,7 @@ pub(crate) struct LoadArgs {
     /// hardware stamping, else the kernel's software stamps; each agent says which.
     #[arg(long, value_name = "IFACE", num_args = 0..=1, default_missing_value = "",
           value_parser = parse_raw)]
-    raw: Option<RawEthernet>,
+    pub raw: Option<RawEthernet>,
 
     /// IP TOS byte (IPv6: traffic class) of every datagram the agents send, as a number or a
     /// DSCP name (ef, af41, cs1; iperf3's -S): each agent reads its socket's value back and a
@@ -156,7 +165,8 @@ pub(crate) struct LoadArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SinkArg {
+#[doc(hidden)]
+pub enum SinkArg {
     Own,
     /// 1-based host number.
     Host(usize),
@@ -173,7 +183,8 @@ fn parse_raw(text: &str) -> Result<RawEthernet, String> {
     })
 }
 
-fn parse_sink(text: &str) -> Result<SinkArg, String> {
+#[doc(hidden)]
+pub fn parse_sink(text: &str) -> Result<SinkArg, String> {
     match text {
         "self" => Ok(SinkArg::Own),
         n => match n.parse::<usize>() {
@@ -204,7 +215,8 @@ const QUICK_SCHEDULE: Schedule = Schedule {
 
 /// How long one test of `schedule` lasts from its common start: settle, transmit, cool down
 /// (the measured window lies within the transmission).
-fn test_length(schedule: &Schedule) -> Duration {
+#[doc(hidden)]
+pub fn test_length(schedule: &Schedule) -> Duration {
     Duration::from_nanos(
         schedule
             .settle_ns
@@ -216,7 +228,8 @@ fn test_length(schedule: &Schedule) -> Duration {
 impl LoadArgs {
     /// The schedule the flags ask for: each part given, else `--seed-schedule`'s or the quick
     /// default's; the measured window, when not given, is the middle half of the transmission.
-    fn schedule(&self) -> Schedule {
+    #[doc(hidden)]
+    pub fn schedule(&self) -> Schedule {
         let base = if self.seed_schedule {
             Schedule::SEED
         } else {
@@ -262,11 +275,14 @@ impl LoadArgs {
 /// its results file's, checked when the file is read.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub(crate) agents: AgentSource,
-    pub(crate) plan: PlanSource,
+    #[doc(hidden)]
+    pub agents: AgentSource,
+    #[doc(hidden)]
+    pub plan: PlanSource,
     pub(crate) auth: Option<AuthKey>,
     /// Simulated time behind each row's shared-segment prediction; None: `--no-model`.
-    pub(crate) model_time: Option<Duration>,
+    #[doc(hidden)]
+    pub model_time: Option<Duration>,
     /// How long a silent agent is waited for, beyond the schedule.
     pub(crate) timeout: Duration,
     /// `--plot DIR`, checked writable.
@@ -276,7 +292,8 @@ pub struct Config {
 
 /// Who transmits.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum AgentSource {
+#[doc(hidden)]
+pub enum AgentSource {
     /// `--agent`, each resolved.
     Remote(Vec<SocketAddr>),
     /// `--local N` agents in this process on loopback.
@@ -390,7 +407,8 @@ impl Config {
 
 /// Where the series' plan comes from.
 #[derive(Debug, Clone)]
-pub(crate) enum PlanSource {
+#[doc(hidden)]
+pub enum PlanSource {
     /// The flags' plan, checked; each finished test goes to `results` (created once the
     /// agents are up, so a refused run leaves no file).
     New {
@@ -543,301 +561,4 @@ fn resume_command(args: &LoadArgs, path: &str) -> String {
     words.extend(output_words(&args.output));
     words.extend(["--resume".into(), path.to_string()]);
     command_line(&words)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::analysis::unmarked;
-    use super::measure::{agent_address, deck, to_do, validate};
-    use super::result::{HostRecord, mix_spec, parse_mix};
-    use super::verdicts::LoadFinding;
-    use super::*;
-    use crate::common::runs_file::RunsFile;
-    use clap::Parser;
-    use wirespeed_net::load::LoadReport;
-    use wirespeed_sim::LengthMix;
-
-    #[derive(Parser)]
-    struct Cli {
-        #[command(flatten)]
-        args: LoadArgs,
-    }
-
-    fn parse(argv: &[&str]) -> Result<LoadArgs, clap::Error> {
-        Cli::try_parse_from(std::iter::once("load").chain(argv.iter().copied())).map(|c| c.args)
-    }
-
-    fn config(argv: &[&str]) -> anyhow::Result<Config> {
-        Config::try_from(&parse(argv)?)
-    }
-
-    /// Issue 30: a library caller runs a series with the constructor and `measure` alone (two
-    /// in-process agents, 512-byte packets, tests of 0.4 s) and gets one row per host count
-    /// with what each host sent; a schedule no test can keep is refused before any agent.
-    #[test]
-    fn a_library_caller_runs_a_loopback_series() {
-        let short = Schedule {
-            settle_ns: 50_000_000,
-            transmit_ns: 300_000_000,
-            measure_ns: 150_000_000,
-            cooldown_ns: 50_000_000,
-        };
-        let config = crate::load::Config::loopback(2, vec![LengthMix::Fixed { bytes: 512 }])
-            .with_schedule(short)
-            .without_model();
-        let measured = crate::load::measure(&config).unwrap();
-        assert!(!measured.interrupted);
-        assert_eq!(measured.finished, 2);
-        let rows: &[crate::load::Row] = &measured.doc.result.rows;
-        assert_eq!(rows.iter().map(|r| r.hosts).collect::<Vec<_>>(), [1, 2]);
-        for row in rows {
-            assert!(row.complete && row.model_shared_10mbit.is_none(), "{row:?}");
-            let sent = row.per_host.iter().map(|h| h.packets.unwrap_or(0));
-            assert!(sent.clone().all(|p| p > 0), "{row:?}");
-        }
-        let empty_window = Schedule {
-            measure_ns: 0,
-            ..short
-        };
-        let err = crate::load::measure(
-            &crate::load::Config::loopback(1, vec![LengthMix::Fixed { bytes: 64 }])
-                .with_schedule(empty_window),
-        )
-        .unwrap_err();
-        assert!(format!("{err:#}").contains("--measure"), "{err:#}");
-        let err = crate::load::measure(&crate::load::Config::loopback(0, Vec::new())).unwrap_err();
-        assert!(format!("{err:#}").contains("--local 0"), "{err:#}");
-        let err = crate::load::measure(&crate::load::Config::loopback(1, Vec::new())).unwrap_err();
-        assert!(format!("{err:#}").contains("no packet lengths"), "{err:#}");
-    }
-
-    /// A new series' plan is the flags', for the agents given: hosts 1 to N by default,
-    /// agents named by address (or "loopback"), the model's time carried as a duration.
-    #[test]
-    fn the_config_holds_the_plan_for_the_agents_given() {
-        let c = config(&["--local", "3", "--seed", "9", "-b", "2M"]).unwrap();
-        assert_eq!(c.agents, AgentSource::Local(3));
-        let PlanSource::New { plan, results } = &c.plan else {
-            panic!("a new plan")
-        };
-        assert_eq!(plan.hosts, [1, 2, 3]);
-        assert_eq!(plan.agents, ["loopback"; 3]);
-        assert_eq!((plan.seed, plan.rate_bits_per_second), (9, Some(2e6)));
-        assert!(results.is_none());
-        assert_eq!(c.model_time, Some(Duration::from_secs(2)));
-        assert_eq!(config(&["--no-model"]).unwrap().model_time, None);
-        let err = config(&["--model-time", "2h"]).unwrap_err().to_string();
-        assert!(err.contains("--model-time 2h"), "{err}");
-        assert!(config(&["--model-time", "2h", "--no-model"]).is_ok());
-        let c = config(&["--agent", "127.0.0.1:7", "--agent", "::1"]).unwrap();
-        let addrs: Vec<SocketAddr> = vec![
-            "127.0.0.1:7".parse().unwrap(),
-            "[::1]:5210".parse().unwrap(),
-        ];
-        assert_eq!(c.agents, AgentSource::Remote(addrs));
-        let PlanSource::New { plan, .. } = &c.plan else {
-            panic!("a new plan")
-        };
-        assert_eq!(plan.agents, ["127.0.0.1:7", "[::1]:5210"]);
-        assert!(matches!(
-            config(&["--resume", "r.jsonl"]).unwrap().plan,
-            PlanSource::Resume(_)
-        ));
-    }
-
-    /// What no agent could run is refused by the config, before any agent starts or any file
-    /// is made.
-    #[test]
-    fn the_config_refuses_a_plan_the_agents_cannot_run() {
-        let refused = |argv: &[&str]| format!("{:#}", config(argv).unwrap_err());
-        assert!(refused(&["--local", "2", "--hosts", "1-3"]).contains("--hosts goes up to 3"));
-        assert!(refused(&["--hosts", "2,3", "--sink", "3"]).contains("--sink 3"));
-        assert!(refused(&["--raw", "--sink", "1"]).contains("leave out --sink"));
-        assert!(refused(&["--measure", "3s", "-t", "1s"]).contains("--settle/--transmit"));
-        assert!(refused(&["--agent", "[fe80::1%lo]:5210"]).contains("a zone names a link"));
-        assert!(refused(&["--plot", "/nonexistent-dir/plots"]).contains("--plot"));
-        let results = std::env::temp_dir().join(format!("ws-load-config-{}", std::process::id()));
-        let path = results.to_str().unwrap();
-        assert!(refused(&["--local", "1", "--hosts", "2", "--results", path]).contains("--hosts"));
-        assert!(!results.exists(), "a refused series leaves no results file");
-    }
-
-    /// A plain `wirespeed load` (4 local agents: hosts 1 to 4, four lengths, 16 tests) ends
-    /// within a minute; the seed's 30 s tests are one flag away, and a part given overrides it.
-    #[test]
-    fn the_default_series_fits_in_a_minute_and_the_seeds_is_one_flag_away() {
-        let a = parse(&[]).unwrap();
-        assert_eq!(a.sink, SinkArg::Own);
-        assert_eq!(a.local, 4);
-        let tests = a.local as usize * a.lengths.0.len();
-        assert_eq!(tests, 16);
-        let series = test_length(&a.schedule()) * tests as u32;
-        assert!(series <= Duration::from_secs(45), "{series:?}");
-        a.schedule().validate().unwrap();
-        let seed = parse(&["--seed-schedule"]).unwrap().schedule();
-        assert_eq!(seed, Schedule::SEED);
-        assert_eq!(test_length(&seed), Duration::from_secs(30));
-        let mixed = parse(&["--seed-schedule", "-t", "4s"]).unwrap().schedule();
-        assert_eq!(
-            (mixed.settle_ns, mixed.transmit_ns, mixed.measure_ns),
-            (5_000_000_000, 4_000_000_000, 2_000_000_000)
-        );
-        let window = parse(&["--measure", "0.5s"]).unwrap().schedule();
-        assert_eq!(window.measure_ns, 500_000_000);
-        assert!(parse(&["--resume", "f", "--seed-schedule"]).is_err());
-    }
-
-    /// The time left, counted down from the schedule over a whole series in which every test
-    /// runs a little past its schedule (connections, clock reading, reports): it never rises,
-    /// not while a test runs nor when one ends, and it reaches zero at the end.
-    #[test]
-    fn the_time_left_counts_down_over_a_series() {
-        use crate::common::progress::scheduled_remaining;
-        let a = parse(&["--hosts", "1-3", "--lengths", "64,1536"]).unwrap();
-        let per_test = test_length(&a.schedule());
-        let total = 6u64;
-        let overrun = Duration::from_millis(300);
-        let mut previous = scheduled_remaining(per_test, 0, total, Duration::ZERO);
-        assert_eq!(previous, per_test * 6);
-        for done in 0..total {
-            let mut into = Duration::ZERO;
-            while into <= per_test + overrun {
-                let left = scheduled_remaining(per_test, done, total, into);
-                assert!(
-                    left <= previous,
-                    "{done} done, {into:?} in: {left:?} after {previous:?}"
-                );
-                previous = left;
-                into += Duration::from_millis(100);
-            }
-        }
-        assert_eq!(
-            scheduled_remaining(per_test, total, total, Duration::ZERO),
-            Duration::ZERO
-        );
-    }
-
-    #[test]
-    fn agents_that_did_not_mark_are_named_once() {
-        let report = |tos: Option<u8>| LoadReport {
-            counters: Default::default(),
-            delay_source: wirespeed_model::load::DelaySource::AroundSendCall,
-            clock: "CLOCK_MONOTONIC".into(),
-            start_lateness_s: 0.0,
-            skipped_in_window_s: 0.0,
-            sink: None,
-            timestamping: None,
-            interface: None,
-            tos,
-        };
-        let host = |agent: &str, tos: Option<u8>| HostRecord {
-            agent: agent.into(),
-            clock: None,
-            report: Some(report(tos)),
-            error: None,
-        };
-        let test = TestRecord {
-            hosts: 3,
-            lengths: LengthMix::Fixed { bytes: 64 }.into(),
-            complete: true,
-            agents: vec![host("a", Some(0xb8)), host("b", None), host("c", Some(0))],
-        };
-        let done = vec![test.clone(), test];
-        assert!(unmarked(None, &done).is_empty());
-        let typed = unmarked(Some(0xb8), &done);
-        assert_eq!(
-            typed[1],
-            LoadFinding::TosNotMarked {
-                agent: "c".into(),
-                asked_tos: 0xb8,
-                sent_tos: Some(0),
-            }
-        );
-        let w: Vec<String> = typed.iter().map(ToString::to_string).collect();
-        assert_eq!(w.len(), 2, "{w:?}");
-        assert!(
-            w[0].contains("agent b") && w[0].contains("older than -S"),
-            "{w:?}"
-        );
-        assert!(w[1].contains("agent c") && w[1].contains("0x00"), "{w:?}");
-    }
-
-    /// A results file as `load` wrote it before its plan was typed (mixes as text) resumes: its
-    /// mixes read back typed, its finished test is matched to the plan by value and not run
-    /// again, and the plan writes back to the same line.
-    #[test]
-    fn a_results_file_written_with_text_mixes_resumes() {
-        let plan_line = r#"{"schema":"wirespeed.load-runs.v1","agents":["loopback","loopback"],"hosts":[1,2],"lengths":["64","6/2","64:6+1536:2"],"schedule":{"settle_ns":0,"transmit_ns":300000000,"measure_ns":100000000,"cooldown_ns":100000000},"rate_bits_per_second":1000000.0,"sink_host":null,"seed":7}"#;
-        let test_line = r#"{"hosts":2,"lengths":"6/2","complete":true,"agents":[{"agent":"127.0.0.1:1","clock":null,"report":null,"error":null}]}"#;
-        let dir = std::env::temp_dir().join(format!("ws-load-old-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("old.jsonl");
-        std::fs::write(&path, format!("{plan_line}\n{test_line}\n")).unwrap();
-        let resumed = RunsFile::resume::<LoadPlan, TestRecord>(&path);
-        let _ = std::fs::remove_dir_all(&dir);
-        let resumed = resumed.unwrap();
-        let plan = resumed.plan;
-        assert_eq!(
-            plan.lengths,
-            [
-                LengthMix::Fixed { bytes: 64 }.into(),
-                LengthMix::seed_ratio(6, 2).into(),
-                Lengths(LengthMix::Weighted {
-                    lengths: vec![(64, 6.0), (1536, 2.0)]
-                }),
-            ]
-        );
-        assert!(validate(&plan, 2).is_ok());
-        let todo: Vec<String> = to_do(&plan, &resumed.runs)
-            .iter()
-            .map(|(h, m)| format!("{h}x{m}"))
-            .collect();
-        assert_eq!(
-            todo,
-            ["1x64", "2x64", "1x6/2", "1x64:6+1536:2", "2x64:6+1536:2"]
-        );
-        assert_eq!(serde_json::to_string(&plan).unwrap(), plan_line);
-        assert_eq!(serde_json::to_string(&resumed.runs[0]).unwrap(), test_line);
-    }
-
-    #[test]
-    fn sinks_agents_and_mixes_parse() {
-        assert_eq!(parse_sink("2"), Ok(SinkArg::Host(2)));
-        assert!(parse_sink("0").is_err() && parse_sink("here").is_err());
-        assert!(parse(&["--lengths", "64,huge"]).is_err());
-        // The plan of a resumed series is the file's; flags that would change it are refused.
-        assert!(parse(&["--resume", "f", "--local", "2", "--no-model"]).is_ok());
-        assert!(parse(&["--resume", "f", "--lengths", "64"]).is_err());
-        assert!(parse(&["--resume", "f", "--transmit", "1s"]).is_err());
-        assert!(parse(&["--agent", "::1", "--local", "2"]).is_err());
-        assert!(parse(&["--agent", "::1"]).is_ok());
-        assert_eq!(
-            parse(&["--raw"]).unwrap().raw,
-            Some(RawEthernet { interface: None })
-        );
-        assert_eq!(
-            parse(&["--raw", "eth0"]).unwrap().raw,
-            Some(RawEthernet {
-                interface: Some("eth0".into())
-            })
-        );
-        assert!(parse(&["--raw", "a/b"]).is_err());
-        assert!(parse(&["--resume", "f", "--raw"]).is_err());
-        assert!(parse(&["--resume", "f", "-S", "ef"]).is_err());
-        assert_eq!(parse(&[]).unwrap().raw, None);
-        assert_eq!(
-            agent_address("127.0.0.1").unwrap(),
-            "127.0.0.1:5210".parse().unwrap()
-        );
-        assert_eq!(
-            agent_address("[::1]:7").unwrap(),
-            "[::1]:7".parse().unwrap()
-        );
-        let mix = LengthMix::Weighted {
-            lengths: vec![(64, 6.0), (1536, 2.0)],
-        };
-        assert_eq!(mix_spec(&mix), "64:6+1536:2");
-        assert_eq!(parse_mix(&mix_spec(&mix)).unwrap(), mix);
-        assert_eq!(deck(&LengthMix::seed_ratio(6, 2)).unwrap().cards.len(), 8);
-    }
 }

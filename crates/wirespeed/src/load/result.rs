@@ -16,7 +16,8 @@ use crate::common::flags::parse_lengths;
 use crate::common::runs_file::RunsPlan;
 
 /// The schema of the results file's first line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
+#[doc(hidden)]
+pub const RUNS_SCHEMA: &str = "wirespeed.load-runs.v1";
 
 /// Everything that fixes a series: the results file's first line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -60,7 +61,8 @@ pub struct TestRecord {
 }
 
 /// A length mix in the syntax `--lengths` reads back.
-pub(crate) fn mix_spec(mix: &LengthMix) -> String {
+#[doc(hidden)]
+pub fn mix_spec(mix: &LengthMix) -> String {
     match mix {
         LengthMix::Weighted { lengths } => lengths
             .iter()
@@ -71,7 +73,8 @@ pub(crate) fn mix_spec(mix: &LengthMix) -> String {
     }
 }
 
-pub(crate) fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
+#[doc(hidden)]
+pub fn parse_mix(spec: &str) -> anyhow::Result<LengthMix> {
     let list = parse_lengths(spec).map_err(anyhow::Error::msg)?;
     match list.0.as_slice() {
         [one] => Ok(one.clone()),
@@ -180,28 +183,4 @@ pub struct LoadResult {
     pub rows: Vec<Row>,
     #[serde(skip)]
     pub rate_format: RateFormat,
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn each_syntax_reads_back_to_the_text_it_was_written_as() {
-        for text in ["64", "1536", "6/2", "64:6+1536:2"] {
-            let json = format!("\"{text}\"");
-            let mix: Lengths = serde_json::from_str(&json).unwrap();
-            assert_eq!(serde_json::to_string(&mix).unwrap(), json);
-            assert_eq!(mix.to_string(), text);
-        }
-        let ratio: Lengths = serde_json::from_str("\"6/2\"").unwrap();
-        assert_eq!(ratio.0, LengthMix::seed_ratio(6, 2));
-    }
-
-    #[test]
-    fn text_that_is_not_one_mix_is_refused() {
-        for bad in ["\"seed\"", "\"64,1536\"", "\"huge\"", "\"6/0\"", "64"] {
-            assert!(serde_json::from_str::<Lengths>(bad).is_err(), "{bad}");
-        }
-    }
 }

@@ -144,7 +144,8 @@ impl LoadResult {
 }
 
 /// The seed's figures 3-3 to 3-9: x = hosts, one curve per length mix.
-pub(crate) fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn write_plots(dir: &Path, result: &LoadResult) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("--plot {}", dir.display()))?;
     type Pick = fn(&Stats) -> Option<f64>;
     let figures: [(&str, &str, &str, Pick); 7] = [

@@ -15,13 +15,15 @@ use super::result::AgentEntry;
 use super::{Fleet, MAX_AGENTS, verdicts, wait};
 
 /// `HOST`, `HOST:PORT`, `[V6]:PORT` or `V6`, with every address a name resolves to.
-pub(super) fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<SocketAddr>> {
+#[doc(hidden)]
+pub fn resolve(text: &str, default_port: u16) -> anyhow::Result<Vec<SocketAddr>> {
     let host = crate::common::host::Host::parse(text, "agent")?;
     host.addresses(host.port().unwrap_or(default_port), "agent")
 }
 
 /// The agents named by `--agents` and `--agents-file`, in order.
-pub(super) fn named_agents(args: &Named) -> anyhow::Result<Vec<AgentEntry>> {
+#[doc(hidden)]
+pub fn named_agents(args: &Named) -> anyhow::Result<Vec<AgentEntry>> {
     let mut out = Vec::new();
     let mut add = |name: Option<&str>, spec: &str| -> anyhow::Result<()> {
         let addrs = resolve(spec, args.port)?;
@@ -72,7 +74,8 @@ pub(super) fn named_agents(args: &Named) -> anyhow::Result<Vec<AgentEntry>> {
 }
 
 /// In-process agents on loopback, stopped when dropped.
-pub(super) struct LocalAgents(Vec<AgentHandle>);
+#[doc(hidden)]
+pub struct LocalAgents(Vec<AgentHandle>);
 
 impl Drop for LocalAgents {
     fn drop(&mut self) {
@@ -110,7 +113,8 @@ fn random_key() -> anyhow::Result<AuthKey> {
     Ok(AuthKey::from_bytes(&k))
 }
 
-pub(super) fn check_agents(agents: &[AgentEntry]) -> anyhow::Result<()> {
+#[doc(hidden)]
+pub fn check_agents(agents: &[AgentEntry]) -> anyhow::Result<()> {
     if agents.len() < 2 {
         bail!(
             "a mesh needs at least 2 agents, {} given: name them with --agents a,b,c or --agents-file FILE (or try --local 3)",
@@ -147,21 +151,23 @@ pub(super) fn check_agents(agents: &[AgentEntry]) -> anyhow::Result<()> {
 /// The agents named on the command line: `--agents` and `--agents-file`, resolved when the
 /// mesh starts (`--wait-for-agents` waits for them).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Named {
+#[doc(hidden)]
+pub struct Named {
     /// `--agents`, as written.
-    pub(crate) specs: Vec<String>,
+    pub specs: Vec<String>,
     /// `--agents-file`.
-    pub(crate) file: Option<PathBuf>,
+    pub file: Option<PathBuf>,
     /// `-p`: the port of agents named without one.
-    pub(crate) port: u16,
+    pub port: u16,
     /// `--wait-for-agents`.
-    pub(crate) wait: Option<Duration>,
+    pub wait: Option<Duration>,
 }
 
 /// The agents of a new mesh: in-process ones (`--local`, whose handles must outlive the
 /// mesh) or those named; sets `key` to the local agents' key. [`super::Mesh::new`] checks
 /// them.
-pub(super) fn agents_of(
+#[doc(hidden)]
+pub fn agents_of(
     fleet: &Fleet,
     key: &mut Option<AuthKey>,
     waited: &mut Option<verdicts::MeshWarning>,
@@ -213,7 +219,8 @@ fn agents_when_up(
 /// Waits until `started + wait` for each of `agents` to accept a connection; the warning
 /// naming those that stayed silent. It goes into the document, not to stderr: a Job's log
 /// (stdout and stderr together) must stay one JSON document.
-pub(super) fn wait_until_up(
+#[doc(hidden)]
+pub fn wait_until_up(
     agents: &[AgentEntry],
     started: Instant,
     wait: Duration,

@@ -12,7 +12,8 @@ use super::result::{MeshPlan, MeshResult, PairFigures, PairRecord, Recheck};
 
 impl MeshResult {
     /// The document of a finished (or cut) mesh, with its verdicts and warnings.
-    pub(super) fn document(self, plan: &MeshPlan) -> Document<MeshPlan, MeshResult> {
+    #[doc(hidden)]
+    pub fn document(self, plan: &MeshPlan) -> Document<MeshPlan, MeshResult> {
         let mut doc = Document::new("mesh", plan.clone(), self);
         for v in doc.result.verdicts() {
             let v = doc.result.worded(v);
@@ -159,7 +160,8 @@ const SEGMENT_BYTES: f64 = 1448.0;
 
 /// The document's result from the plan and the finished tests.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn build_result(
+#[doc(hidden)]
+pub fn build_result(
     plan: &MeshPlan,
     done: &[PairRecord],
     slots: usize,

@@ -26,10 +26,11 @@ const FRESH_COUNTERS: Duration = Duration::from_millis(600);
 
 /// An agent's port as a lab configured it.
 #[derive(Debug, Clone)]
-pub(crate) struct LabPort {
-    lab: String,
-    node: String,
-    ceiling_bits_per_second: Option<f64>,
+#[doc(hidden)]
+pub struct LabPort {
+    pub lab: String,
+    pub node: String,
+    pub ceiling_bits_per_second: Option<f64>,
 }
 
 /// The lab port of each agent, where the controller runs inside a lab that holds the agent's
@@ -88,10 +89,11 @@ fn access_ceiling(route: &RouteTruth, ip: IpAddr) -> Option<f64> {
 
 /// Collisions, late collisions (frames the port sent) and CRC errors (frames it received).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub(crate) struct PortCounters {
-    collisions: u64,
-    late_collisions: u64,
-    crc_errors: u64,
+#[doc(hidden)]
+pub struct PortCounters {
+    pub collisions: u64,
+    pub late_collisions: u64,
+    pub crc_errors: u64,
 }
 
 /// The counters of every agent's lab port now; `fresh`: after the emulator's next write.
@@ -130,7 +132,8 @@ pub(crate) fn counters(ports: &[Option<LabPort>], fresh: bool) -> Vec<Option<Por
 
 /// Each agent's evidence: its port's ceiling, and what its counters counted between `before`
 /// and `after`.
-pub(crate) fn evidence(
+#[doc(hidden)]
+pub fn evidence(
     ports: &[Option<LabPort>],
     before: &[Option<PortCounters>],
     after: &[Option<PortCounters>],
@@ -161,7 +164,8 @@ pub(crate) fn evidence(
 }
 
 /// Where the evidence came from, for the document: the labs whose ports were read.
-pub(crate) fn source(ports: &[Option<LabPort>]) -> Option<String> {
+#[doc(hidden)]
+pub fn source(ports: &[Option<LabPort>]) -> Option<String> {
     let mut labs: Vec<&str> = ports.iter().flatten().map(|p| p.lab.as_str()).collect();
     labs.dedup();
     (!labs.is_empty()).then(|| {
@@ -170,36 +174,4 @@ pub(crate) fn source(ports: &[Option<LabPort>]) -> Option<String> {
             labs.join(", ")
         )
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_counters_over_the_mesh_are_the_difference_and_unknown_stays_unknown() {
-        let ports = vec![
-            Some(LabPort {
-                lab: "star".into(),
-                node: "h1".into(),
-                ceiling_bits_per_second: Some(9.4e7),
-            }),
-            None,
-        ];
-        let c = |collisions, late_collisions, crc_errors| {
-            Some(PortCounters {
-                collisions,
-                late_collisions,
-                crc_errors,
-            })
-        };
-        let e = evidence(&ports, &[c(5, 1, 2), None], &[c(9, 4, 2), None]);
-        assert_eq!(e[0].collisions, Some(4));
-        assert_eq!(e[0].late_collisions, Some(3));
-        assert_eq!(e[0].crc_errors, Some(0));
-        assert_eq!(e[0].link_ceiling_bits_per_second, Some(9.4e7));
-        assert_eq!(e[1], HostEvidence::default());
-        assert!(source(&ports).is_some_and(|s| s.contains("lab star")));
-        assert_eq!(source(&[None]), None);
-    }
 }

@@ -23,7 +23,8 @@ use crate::common::runs_file::RunsFile;
 /// One mesh to run: its plan, the key its agents share, and how long a silent agent is
 /// waited for (`--timeout`). Made only by [`Mesh::new`], which checks the plan (new, or read
 /// back from a results file) against what one mesh can run.
-pub(crate) struct Mesh {
+#[doc(hidden)]
+pub struct Mesh {
     pub(crate) plan: MeshPlan,
     pub(crate) key: Option<AuthKey>,
     pub(crate) timeout: Duration,
@@ -46,7 +47,8 @@ impl Mesh {
 
 /// What each test of a mesh costs by plan: `-t`, the probes, and beyond them the set-up and
 /// results ([`OVERHEAD_SECONDS`]) and the grace the receiver counts after `-t`.
-pub(crate) fn test_timing(tcp_seconds: f64, probes: u32, probe_gap_seconds: f64) -> TestTiming {
+#[doc(hidden)]
+pub fn test_timing(tcp_seconds: f64, probes: u32, probe_gap_seconds: f64) -> TestTiming {
     TestTiming {
         tcp_seconds,
         latency_seconds: f64::from(probes) * probe_gap_seconds,
@@ -59,7 +61,8 @@ pub(crate) fn test_timing(tcp_seconds: f64, probes: u32, probe_gap_seconds: f64)
 /// when each test lasts its plan and `tail(pair)`, the time its data still arrived after
 /// `-t` and the grace (the destination waits for it: the measured figure after a run, 0
 /// before it, [`wirespeed_net::spec::NO_DRAIN_CAP`] for a bound).
-pub(crate) fn predict(
+#[doc(hidden)]
+pub fn predict(
     slots: &[Vec<model::Pair>],
     timing: &TestTiming,
     tail: impl Fn(model::Pair) -> f64,

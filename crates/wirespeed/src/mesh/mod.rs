@@ -9,18 +9,26 @@
 //! the typed verdicts and warnings in `verdicts.rs`, the agents in `agents.rs`, and the views
 //! in `text.rs`, `html.rs`, `brief.rs` and `metrics.rs`.
 
-mod agents;
-mod analysis;
-mod brief;
-pub(crate) mod evidence;
+#[doc(hidden)]
+pub mod agents;
+#[doc(hidden)]
+pub mod analysis;
+#[doc(hidden)]
+pub mod brief;
+#[doc(hidden)]
+pub mod evidence;
 pub(crate) mod html;
-mod measure;
+#[doc(hidden)]
+pub mod measure;
 mod metrics;
-mod result;
+#[doc(hidden)]
+pub mod result;
 mod sampling;
 mod text;
-pub(crate) mod verdicts;
-mod wait;
+#[doc(hidden)]
+pub mod verdicts;
+#[doc(hidden)]
+pub mod wait;
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -51,7 +59,8 @@ use measure::Mesh;
 pub(crate) const OVERHEAD_SECONDS: f64 = 0.15;
 
 /// The probes' gap when `--probe-gap` is not given (the Job of `deploy kubernetes` too).
-pub(crate) const DEFAULT_PROBE_GAP: &str = "10ms";
+#[doc(hidden)]
+pub const DEFAULT_PROBE_GAP: &str = "10ms";
 
 /// The most agents one mesh takes (a mesh of N has N(N-1) tests: 1000 agents is a million).
 pub(crate) const MAX_AGENTS: usize = 1000;
@@ -61,7 +70,8 @@ pub(crate) const MAX_CONCURRENCY: usize = 64;
 pub(crate) const MAX_PARALLEL_TESTS: usize = 1024;
 
 #[derive(Debug, Args)]
-pub(crate) struct MeshArgs {
+#[doc(hidden)]
+pub struct MeshArgs {
     /// The agents (`wirespeed serve --auth-key-file` on each host), comma-separated HOST or
     /// HOST:PORT; a name that resolves to several addresses (a headless Service) is one agent
     /// per address.
@@ -163,17 +173,21 @@ pub(crate) struct MeshArgs {
 /// checked by [`measure::Mesh::new`]; a library caller builds this and skips the flags.
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub(crate) fleet: Fleet,
-    pub(crate) tests: PairTests,
+    #[doc(hidden)]
+    pub fleet: Fleet,
+    #[doc(hidden)]
+    pub tests: PairTests,
     pub(crate) key: Option<AuthKey>,
     /// How long a silent agent is waited for.
     pub(crate) timeout: Duration,
     /// `--results`: a new mesh's file (never overwritten).
     pub(crate) results: Option<PathBuf>,
     /// `--resume` of a mesh's own results file: its plan and finished tests.
-    pub(crate) resume: Option<PathBuf>,
+    #[doc(hidden)]
+    pub resume: Option<PathBuf>,
     /// `--every` and its flags (or a schedule's file resumed): the mesh again and again.
-    pub(crate) schedule: Option<crate::common::schedule::ScheduleArgs>,
+    #[doc(hidden)]
+    pub schedule: Option<crate::common::schedule::ScheduleArgs>,
     /// `--csv`: one row per test, the findings on stderr.
     pub(crate) csv: bool,
     pub(crate) rate_format: RateFormat,
@@ -181,7 +195,8 @@ pub struct Config {
 
 /// Whose agents the mesh tests.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Fleet {
+#[doc(hidden)]
+pub enum Fleet {
     Named(agents::Named),
     /// `--local N` in-process agents on loopback, sharing a key.
     Local(usize),
@@ -189,17 +204,18 @@ pub(crate) enum Fleet {
 
 /// What each test of the mesh is: its plan's settings.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PairTests {
+#[doc(hidden)]
+pub struct PairTests {
     /// `-t`: each TCP test, 100 ms to 1 h.
-    pub(crate) time: Duration,
+    pub time: Duration,
     /// Latency probes per test, at most `MAX_PROBES`.
     pub(crate) probes: u32,
-    pub(crate) probe_gap: Duration,
+    pub probe_gap: Duration,
     /// Tests an agent may be in at once.
     pub(crate) concurrency: usize,
     pub(crate) tos: Option<u8>,
     /// `--pairs` (its seed drawn when not given).
-    pub(crate) sample: Option<Sample>,
+    pub sample: Option<Sample>,
 }
 
 impl TryFrom<&MeshArgs> for Config {
@@ -711,6 +727,3 @@ fn run_scheduled(args: &MeshArgs, config: &Config) -> anyhow::Result<()> {
         },
     )
 }
-
-#[cfg(test)]
-mod tests;

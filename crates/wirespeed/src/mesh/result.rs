@@ -14,7 +14,8 @@ use wirespeed_net::control::mesh::PairResult;
 use crate::common::runs_file::RunsPlan;
 
 /// The schema of a mesh results file's plan line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.mesh-runs.v1";
+#[doc(hidden)]
+pub const RUNS_SCHEMA: &str = "wirespeed.mesh-runs.v1";
 
 /// The sample a mesh measures: part of its plan, so a resumed mesh runs the same pairs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -46,7 +46,8 @@ impl MeshResult {
         t
     }
 
-    pub(super) fn csv(&self) -> wirespeed_report::Csv {
+    #[doc(hidden)]
+    pub fn csv(&self) -> wirespeed_report::Csv {
         let mut c = wirespeed_report::Csv::new([
             "source",
             "destination",

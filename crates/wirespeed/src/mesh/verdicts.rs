@@ -20,7 +20,8 @@ use super::result::{MeshResult, PairRecord, Recheck};
 /// One conclusion about the fleet, with its evidence.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum MeshVerdict {
+#[doc(hidden)]
+pub enum MeshVerdict {
     SlowHost(SlowHost),
     DuplexMismatch(DuplexMismatch),
     AsymmetricHost(AsymmetricHost),
@@ -36,7 +37,8 @@ pub(crate) enum MeshVerdict {
 
 /// A host far below the fleet in every test.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct SlowHost {
+#[doc(hidden)]
+pub struct SlowHost {
     pub(crate) host: String,
     /// Its best test.
     pub(crate) reach_bits_per_second: f64,
@@ -55,22 +57,24 @@ pub(crate) struct SlowHost {
 
 /// A host whose tests all run slower one way (seed 003).
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct DuplexMismatch {
-    pub(crate) host: String,
-    pub(crate) slow: SlowDirection,
+#[doc(hidden)]
+pub struct DuplexMismatch {
+    pub host: String,
+    pub slow: SlowDirection,
     /// Median over its partners of the slower direction's rate over the faster one's.
-    pub(crate) median_ratio: f64,
-    pub(crate) pairs_showing: usize,
-    pub(crate) pairs: usize,
-    pub(crate) collisions: Option<u64>,
-    pub(crate) late_collisions: Option<u64>,
-    pub(crate) crc_errors: Option<u64>,
+    pub median_ratio: f64,
+    pub pairs_showing: usize,
+    pub pairs: usize,
+    pub collisions: Option<u64>,
+    pub late_collisions: Option<u64>,
+    pub crc_errors: Option<u64>,
 }
 
 /// A host whose tests all run slower one way, its port's counters not read: a mismatch's
 /// rates, or a port that loses frames unevenly.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct AsymmetricHost {
+#[doc(hidden)]
+pub struct AsymmetricHost {
     pub(crate) host: String,
     pub(crate) slow: SlowDirection,
     pub(crate) median_ratio: f64,
@@ -80,7 +84,8 @@ pub(crate) struct AsymmetricHost {
 
 /// A host every test of which retransmitted.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct LossyHost {
+#[doc(hidden)]
+pub struct LossyHost {
     pub(crate) host: String,
     pub(crate) cleanest_retransmit_share: f64,
     pub(crate) median_retransmit_share: f64,
@@ -90,27 +95,30 @@ pub(crate) struct LossyHost {
 
 /// A test far below what both its hosts reach with the others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct BadPair {
-    pub(crate) source: String,
-    pub(crate) destination: String,
-    pub(crate) rate_bits_per_second: f64,
-    pub(crate) expected_bits_per_second: f64,
+#[doc(hidden)]
+pub struct BadPair {
+    pub source: String,
+    pub destination: String,
+    pub rate_bits_per_second: f64,
+    pub expected_bits_per_second: f64,
     /// Its rate is the better of its test and a second look when no other test ran.
-    pub(crate) rechecked: bool,
+    pub rechecked: bool,
 }
 
 /// One direction of a pair far below the other.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct AsymmetricPair {
-    pub(crate) fast_source: String,
-    pub(crate) fast_destination: String,
-    pub(crate) fast_bits_per_second: f64,
-    pub(crate) slow_bits_per_second: f64,
+#[doc(hidden)]
+pub struct AsymmetricPair {
+    pub fast_source: String,
+    pub fast_destination: String,
+    pub fast_bits_per_second: f64,
+    pub slow_bits_per_second: f64,
 }
 
 /// A host whose round trips are far above the fleet's.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct SlowLatencyHost {
+#[doc(hidden)]
+pub struct SlowLatencyHost {
     pub(crate) host: String,
     pub(crate) median_rtt_seconds: f64,
     pub(crate) fleet_rtt_seconds: f64,
@@ -118,7 +126,8 @@ pub(crate) struct SlowLatencyHost {
 
 /// A pair whose best round trip is far above its hosts' others.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct HighLatencyPair {
+#[doc(hidden)]
+pub struct HighLatencyPair {
     pub(crate) source: String,
     pub(crate) destination: String,
     pub(crate) rtt_seconds: f64,
@@ -130,7 +139,8 @@ pub(crate) struct HighLatencyPair {
 /// The outlier analysis's slow host (by robust spread of the medians), if the judge ever
 /// passes one on as it passes on the latency findings.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct SlowHostByMedian {
+#[doc(hidden)]
+pub struct SlowHostByMedian {
     pub(crate) host: String,
     pub(crate) median_bits_per_second: f64,
     pub(crate) fleet_bits_per_second: f64,
@@ -141,7 +151,8 @@ pub(crate) struct SlowHostByMedian {
 
 /// The outlier analysis's bad pair, likewise.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct BadPairByMedian {
+#[doc(hidden)]
+pub struct BadPairByMedian {
     pub(crate) source: String,
     pub(crate) destination: String,
     pub(crate) rate_bits_per_second: f64,
@@ -152,38 +163,43 @@ pub(crate) struct BadPairByMedian {
 
 /// No fault among at least two finished tests.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct NoOutlier {
-    pub(crate) hosts: usize,
-    pub(crate) tests: usize,
-    pub(crate) lowest_bits_per_second: f64,
-    pub(crate) highest_bits_per_second: f64,
+#[doc(hidden)]
+pub struct NoOutlier {
+    pub hosts: usize,
+    pub tests: usize,
+    pub lowest_bits_per_second: f64,
+    pub highest_bits_per_second: f64,
 }
 
 /// A figure a second look found ordinary.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Cleared<T> {
-    pub(crate) source: String,
-    pub(crate) destination: String,
+#[doc(hidden)]
+pub struct Cleared<T> {
+    pub source: String,
+    pub destination: String,
     #[serde(flatten)]
-    pub(crate) figure: T,
+    pub figure: T,
 }
 
 /// A rate's second look.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct RateLook {
-    pub(crate) rate_bits_per_second: Option<f64>,
+#[doc(hidden)]
+pub struct RateLook {
+    pub rate_bits_per_second: Option<f64>,
 }
 
 /// A round trip's second look.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct RoundTripLook {
+#[doc(hidden)]
+pub struct RoundTripLook {
     pub(crate) rtt_seconds: Option<f64>,
 }
 
 /// What may make a mesh's figures less trustworthy.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum MeshWarning {
+#[doc(hidden)]
+pub enum MeshWarning {
     /// Every agent on this host's loopback: the tests share its CPUs, not links.
     AgentsOnLoopback { agents: usize },
     /// The mesh took over 10% longer than its schedule predicted.
@@ -222,9 +238,10 @@ pub(crate) enum MeshWarning {
 
 /// A mesh finding and the unit its sentence prints rates in (`-f`).
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Worded<T> {
-    pub(crate) judged: T,
-    pub(crate) rate_format: RateFormat,
+#[doc(hidden)]
+pub struct Worded<T> {
+    pub judged: T,
+    pub rate_format: RateFormat,
 }
 
 impl<T: Serialize> Serialize for Worded<T> {
@@ -812,7 +829,8 @@ impl MeshResult {
     }
 
     /// One verdict per fault, with its evidence; one saying so when there is none.
-    pub(crate) fn verdicts(&self) -> Vec<MeshVerdict> {
+    #[doc(hidden)]
+    pub fn verdicts(&self) -> Vec<MeshVerdict> {
         let mut out: Vec<MeshVerdict> = self.faults.iter().map(|f| self.fault_verdict(f)).collect();
         let finished: Vec<f64> = self.tests.iter().filter_map(PairRecord::rate).collect();
         if out.is_empty() && finished.len() >= 2 {
@@ -827,7 +845,8 @@ impl MeshResult {
     }
 
     /// Failed tests, agents that share one host, and a schedule that overran its prediction.
-    pub(crate) fn warnings(&self) -> Vec<MeshWarning> {
+    #[doc(hidden)]
+    pub fn warnings(&self) -> Vec<MeshWarning> {
         let mut out = Vec::new();
         if self.agents.len() >= 2 && self.agents.iter().all(|a| a.address.ip().is_loopback()) {
             out.push(MeshWarning::AgentsOnLoopback {

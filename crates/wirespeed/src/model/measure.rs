@@ -181,13 +181,14 @@ pub(crate) fn compare(
 
 /// One hop of a saved probe result, as the model reads it.
 #[derive(Debug, Clone)]
-pub(crate) struct ProbedHop {
-    pub(crate) hop: MeasuredHop,
-    pub(crate) responder: Option<String>,
-    pub(crate) destination: bool,
-    pub(crate) increment: Option<Cost>,
+#[doc(hidden)]
+pub struct ProbedHop {
+    pub hop: MeasuredHop,
+    pub responder: Option<String>,
+    pub destination: bool,
+    pub increment: Option<Cost>,
     /// (bytes sent, minimum RTT ms) of sizes whose answer echoed the whole probe.
-    pub(crate) echoed_minimums: Vec<(f64, f64)>,
+    pub echoed_minimums: Vec<(f64, f64)>,
 }
 
 pub(super) fn read_probe(file: &Path) -> anyhow::Result<Vec<ProbedHop>> {
@@ -286,7 +287,8 @@ struct SizeMinimum {
 /// Where a segment ends, named from the probe's hops: the hop and its responder; the
 /// destination as such. A probe of the destination alone (no `--hops`) sends at TTL 64, which
 /// counts no hops, so its one hop is named by its responder only, never "hop 64".
-pub(crate) fn hop_label(probe: &[ProbedHop], hop: u32) -> String {
+#[doc(hidden)]
+pub fn hop_label(probe: &[ProbedHop], hop: u32) -> String {
     let Some(found) = probe.iter().find(|p| p.hop.hop == hop) else {
         return format!("hop {hop}");
     };

@@ -11,7 +11,8 @@ use serde::Serialize;
 #[serde(tag = "kind", rename_all = "snake_case")]
 // The variant names are the released kinds (`within_tolerance`, ...), not a naming slip.
 #[allow(clippy::enum_variant_names)]
-pub(crate) enum CompareVerdict {
+#[doc(hidden)]
+pub enum CompareVerdict {
     /// Every segment's measurement lies within tolerance of the model.
     WithinTolerance { segments: usize },
     /// Every one of several segments lies outside: the probe may not be of this path.
@@ -44,7 +45,8 @@ impl fmt::Display for CompareVerdict {
 }
 
 /// The verdict from the count of segments outside tolerance among all of them.
-pub(crate) fn compare_verdict(anomalous_segments: usize, segments: usize) -> CompareVerdict {
+#[doc(hidden)]
+pub fn compare_verdict(anomalous_segments: usize, segments: usize) -> CompareVerdict {
     if anomalous_segments == 0 {
         CompareVerdict::WithinTolerance { segments }
     } else if anomalous_segments == segments && segments > 1 {
@@ -54,43 +56,5 @@ pub(crate) fn compare_verdict(anomalous_segments: usize, segments: usize) -> Com
             anomalous_segments,
             segments,
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_count_outside_tolerance_names_the_verdict() {
-        assert_eq!(
-            compare_verdict(0, 3),
-            CompareVerdict::WithinTolerance { segments: 3 }
-        );
-        assert_eq!(
-            compare_verdict(3, 3),
-            CompareVerdict::AllOutsideTolerance { segments: 3 }
-        );
-        // One segment out of one is that segment's fault, not the probe's.
-        assert_eq!(
-            compare_verdict(1, 1),
-            CompareVerdict::OutsideTolerance {
-                anomalous_segments: 1,
-                segments: 1
-            }
-        );
-        let some = compare_verdict(1, 3);
-        assert_eq!(
-            some.to_string(),
-            "1 segment(s) outside tolerance: see the hypotheses"
-        );
-        let json = serde_json::to_value(&some).unwrap();
-        assert_eq!(json["kind"], "outside_tolerance");
-        assert_eq!(json["anomalous_segments"], 1);
-        assert_eq!(json["segments"], 3);
-        assert_eq!(
-            compare_verdict(2, 2).to_string(),
-            "all 2 segments outside tolerance: is the probe of this path? each segment's hypothesis says what disagrees"
-        );
     }
 }

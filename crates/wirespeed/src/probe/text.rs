@@ -61,7 +61,8 @@ fn time_unit(ms: f64) -> (&'static str, f64) {
 
 /// A time given in milliseconds, scaled to s, ms, us or ns with three significant digits
 /// (a per-byte cost of 0.000000349 ms is "0.349 ns").
-fn time_text(ms: f64) -> String {
+#[doc(hidden)]
+pub fn time_text(ms: f64) -> String {
     if !ms.is_finite() {
         return "-".into();
     }
@@ -73,7 +74,8 @@ fn time_text(ms: f64) -> String {
 }
 
 /// An interval of times in one unit, chosen by its larger end.
-fn interval_text(low_ms: f64, high_ms: f64) -> String {
+#[doc(hidden)]
+pub fn interval_text(low_ms: f64, high_ms: f64) -> String {
     let (unit, size) = time_unit(low_ms.abs().max(high_ms.abs()));
     let v = |x: f64| wirespeed_model::units::significant(x / size, 3);
     format!("[{}, {}] {unit}", v(low_ms), v(high_ms))
@@ -97,7 +99,8 @@ fn time_blocks(
     )
 }
 
-pub(crate) fn line(c: Cost) -> String {
+#[doc(hidden)]
+pub fn line(c: Cost) -> String {
     let sign = if c.per_byte_ms < 0.0 { '-' } else { '+' };
     format!(
         "{} {sign} {}/byte x size",
@@ -361,24 +364,4 @@ fn fit(f: &HopFit, out: &mut dyn Write) -> io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 15 item 7: costs read in a unit that suits them, never nine decimals of ms.
-    #[test]
-    fn times_scale_to_a_readable_unit() {
-        assert_eq!(time_text(0.000000349), "0.349 ns");
-        assert_eq!(time_text(0.00104), "1.04 us");
-        assert_eq!(time_text(0.696), "696 us");
-        assert_eq!(time_text(12.5), "12.5 ms");
-        assert_eq!(time_text(f64::NAN), "-");
-        assert_eq!(interval_text(0.000606, 0.00259), "[0.606, 2.59] us");
-        assert_eq!(
-            line(Cost::new(0.00104, -0.000000349)),
-            "1.04 us - 0.349 ns/byte x size"
-        );
-    }
 }

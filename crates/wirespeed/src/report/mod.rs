@@ -3,7 +3,8 @@
 //! directories of them, into one self-contained HTML page. Reading files is this module's job; the page is
 //! `wirespeed_report::html`'s.
 
-pub(crate) mod views;
+#[doc(hidden)]
+pub mod views;
 
 use std::fs;
 use std::io::{self, Read, Write};
@@ -23,11 +24,12 @@ const MAX_DIRECTORY_DEPTH: usize = 8;
 const EXTENSIONS: &[&str] = &["json", "jsonl", "ndjson"];
 
 #[derive(Debug, Clone, Args)]
-pub(crate) struct ReportArgs {
+#[doc(hidden)]
+pub struct ReportArgs {
     /// Results saved with --json, --json-stream or --results (sweep, load), or by iperf3 -J;
     /// a directory is searched for *.json, *.jsonl and *.ndjson files.
     #[arg(required = true, value_name = "FILE")]
-    inputs: Vec<PathBuf>,
+    pub inputs: Vec<PathBuf>,
 
     /// Where to write the page; "-" for standard output.
     #[arg(
@@ -36,7 +38,7 @@ pub(crate) struct ReportArgs {
         default_value = "report.html",
         value_name = "FILE"
     )]
-    output: PathBuf,
+    pub output: PathBuf,
 }
 
 /// A report page and what went into it.
@@ -208,60 +210,10 @@ fn read_limited(path: &Path, total: &mut u64) -> anyhow::Result<String> {
 }
 
 /// Line and column (from 1) of a byte offset in text that is valid up to it.
-fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
+#[doc(hidden)]
+pub fn position(bytes: &[u8], offset: usize) -> (usize, usize) {
     let before = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
     let line = before.matches('\n').count() + 1;
     let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
     (line, column)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: ReportArgs,
-    }
-
-    #[test]
-    fn files_are_required_and_the_page_defaults_to_report_html() {
-        assert!(Wrapper::try_parse_from(["report"]).is_err());
-        let w = Wrapper::try_parse_from(["report", "a.json", "dir"]).unwrap();
-        assert_eq!(w.args.inputs.len(), 2);
-        assert_eq!(w.args.output, PathBuf::from("report.html"));
-        let w = Wrapper::try_parse_from(["report", "a.json", "-o", "-"]).unwrap();
-        assert_eq!(w.args.output, PathBuf::from("-"));
-    }
-
-    /// Issue 30: a library caller renders a saved result (here what iperf3 -J printed) into a
-    /// page held as a string, and gets the command's refusal of a path that is not there.
-    #[test]
-    fn a_library_caller_renders_a_report() {
-        let saved = PathBuf::from(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../examples/iperf3-tcp.json"
-        ));
-        let page = render(std::slice::from_ref(&saved)).unwrap();
-        assert_eq!((page.documents, page.files), (1, 1));
-        assert!(
-            page.html.starts_with("<!DOCTYPE html>"),
-            "{}",
-            &page.html[..80]
-        );
-        assert!(page.html.contains("iperf3-tcp.json"));
-        let err = render(&[PathBuf::from("/nonexistent/run.json")]).unwrap_err();
-        assert!(
-            format!("{err:#}").contains("/nonexistent/run.json"),
-            "{err:#}"
-        );
-    }
-
-    #[test]
-    fn positions_count_lines_and_characters() {
-        assert_eq!(position(b"ab\ncd\xff", 5), (2, 3));
-        assert_eq!(position(b"\xff", 0), (1, 1));
-    }
 }

@@ -14,14 +14,16 @@ use anyhow::{Context, bail};
 use crate::common::data::LabFile;
 
 /// This executable, for the parts whose logic lives only in the binary.
-pub(crate) fn exe() -> anyhow::Result<PathBuf> {
+#[doc(hidden)]
+pub fn exe() -> anyhow::Result<PathBuf> {
     std::env::current_exe().context("finding this executable to run its subcommands")
 }
 
 /// Runs `wirespeed ARGS --json` inside a lab's `namespace` (the one reason to run a command
 /// as a process: a namespace is entered by a process) and decodes its document into the types
 /// that wrote it; stops it (SIGTERM to its pid) if it runs longer than `limit`.
-pub(crate) fn run_json<T: serde::de::DeserializeOwned>(
+#[doc(hidden)]
+pub fn run_json<T: serde::de::DeserializeOwned>(
     namespace: &str,
     args: &[String],
     limit: Duration,
@@ -31,7 +33,8 @@ pub(crate) fn run_json<T: serde::de::DeserializeOwned>(
 
 /// [`run_json`], calling `watch` with the child's pid every 20 ms while it runs (to sample
 /// what /proc says of it).
-pub(crate) fn run_json_watching<T: serde::de::DeserializeOwned>(
+#[doc(hidden)]
+pub fn run_json_watching<T: serde::de::DeserializeOwned>(
     namespace: &str,
     args: &[String],
     limit: Duration,
@@ -95,7 +98,8 @@ pub(crate) fn run_json_watching<T: serde::de::DeserializeOwned>(
 }
 
 /// A lab built from a topology file for one reproduction, taken down on drop (only this one).
-pub(crate) struct LabGuard {
+#[doc(hidden)]
+pub struct LabGuard {
     pub(crate) name: String,
     pub(crate) record: wirespeed_lab::lifecycle::LabRecord,
 }
@@ -393,7 +397,8 @@ fn count_received(lines: &Receiver<String>, bytes: u64, cap: Duration) -> Capped
 }
 
 /// A `tcp --json` document, decoded into the types the command wrote it from.
-pub(crate) type TcpDocument =
+#[doc(hidden)]
+pub type TcpDocument =
     wirespeed_report::Document<crate::throughput::Parameters, crate::throughput::ThroughputResult>;
 
 /// One line of `tcp --json-stream`: an interval as it ended.
@@ -404,7 +409,8 @@ struct IntervalLine {
 
 /// The largest window a `tcp` test's senders saw advertised (`tcpi_snd_wnd` at the end of
 /// each stream), from the document the client printed when the test finished.
-pub(crate) fn sender_window(doc: &TcpDocument) -> Option<u32> {
+#[doc(hidden)]
+pub fn sender_window(doc: &TcpDocument) -> Option<u32> {
     doc.result
         .end
         .streams
@@ -475,60 +481,7 @@ impl Drop for LabGuard {
 }
 
 /// A built-in topology of the repository's `labs/` (see [`crate::common::data`]).
-pub(crate) fn lab_file(name: &str) -> anyhow::Result<LabFile> {
+#[doc(hidden)]
+pub fn lab_file(name: &str) -> anyhow::Result<LabFile> {
     LabFile::builtin(name)
-}
-
-#[cfg(test)]
-mod decoding_tests {
-    //! `reproduce` reads the documents of the commands it runs in lab namespaces through the
-    //! types that wrote them: a field renamed or retyped on one side fails here, not in a lab.
-
-    use serde::de::IgnoredAny;
-    use wirespeed_report::Document;
-
-    use super::TcpDocument;
-
-    fn testdata(name: &str) -> String {
-        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("testdata/report")
-            .join(name);
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-    }
-
-    #[test]
-    fn recorded_documents_of_every_command_reproduce_runs_decode() {
-        let tcp: TcpDocument = wirespeed_report::decode::from_str(&testdata("tcp.json")).unwrap();
-        assert!(tcp.result.end.sum_received.bits_per_second > 0.0);
-        // The window the duplex comparison checks: the largest of the senders' (two streams,
-        // 29,696 and 29,140,992 bytes in the recorded document).
-        assert_eq!(super::sender_window(&tcp), Some(29_140_992));
-        let load: Document<IgnoredAny, crate::load::LoadResult> =
-            wirespeed_report::decode::from_str(&testdata("load.json")).unwrap();
-        assert!(!load.result.rows.is_empty());
-        let sweep: Document<IgnoredAny, crate::sweep::SweepReport> =
-            wirespeed_report::decode::from_str(&testdata("sweep.json")).unwrap();
-        assert!(!sweep.result.runs.is_empty());
-        let probe: Document<IgnoredAny, crate::probe::ProbeReport> =
-            wirespeed_report::decode::from_str(&testdata("probe.json")).unwrap();
-        assert!(!probe.result.hops.is_empty());
-    }
-
-    /// Today's tcp document, written and read back by the same types, figure for figure.
-    #[test]
-    fn a_loopback_tcp_document_round_trips() {
-        let config = crate::throughput::Config::loopback_tcp(0.2);
-        let mut silent =
-            crate::throughput::text::LiveLines::new(config.rate_format, &config.spec, false, false);
-        let m = crate::throughput::measure(&config, &mut silent).unwrap();
-        let text = wirespeed_report::to_json(&m.doc).unwrap();
-        let back: TcpDocument = wirespeed_report::decode::from_str(&text).unwrap();
-        assert_eq!(back.result.end, m.doc.result.end);
-        assert_eq!(back.result.intervals, m.doc.result.intervals);
-        assert_eq!(back.parameters.test, m.doc.parameters.test);
-        // Written again, the decoded document is the same text.
-        let mut again = back;
-        again.result.rate_format = m.doc.result.rate_format;
-        assert_eq!(wirespeed_report::to_json(&again).unwrap(), text);
-    }
 }

@@ -36,20 +36,30 @@ use wirespeed_report::Document;
 
 use crate::common::output::{self, OutputArgs};
 
-mod bellovin;
-mod boggs;
-mod duplex;
+#[doc(hidden)]
+pub mod bellovin;
+#[doc(hidden)]
+pub mod boggs;
+#[doc(hidden)]
+pub mod duplex;
 mod envelope;
-mod lab_run;
-mod metrics;
-mod result;
+#[doc(hidden)]
+pub mod lab_run;
+#[doc(hidden)]
+pub mod metrics;
+#[doc(hidden)]
+pub mod result;
 mod text;
-mod tolerance;
-mod vj;
+#[doc(hidden)]
+pub mod tolerance;
+#[doc(hidden)]
+pub mod vj;
 
-pub(crate) use lab_run::{LabGuard, exe, lab_file, run_json, run_json_watching};
+#[doc(hidden)]
+pub use lab_run::{LabGuard, exe, lab_file, run_json, run_json_watching};
 pub use result::{Comparison, Name, Params, Reproduction, Row, Setting, Verdict};
-pub(crate) use result::{List, setting};
+#[doc(hidden)]
+pub use result::{List, setting};
 
 /// Runs a seed's experiment end to end and prints the paper's table beside ours.
 #[derive(Debug, Args)]
@@ -125,7 +135,8 @@ pub(crate) struct ReproduceArgs {
 
 /// Shared options handed to each reproduction.
 #[derive(Debug)]
-pub(crate) struct Options {
+#[doc(hidden)]
+pub struct Options {
     pub(crate) time: Option<Duration>,
     pub(crate) size: Option<u64>,
     pub(crate) runs: Option<u32>,
@@ -356,33 +367,4 @@ pub(crate) fn run(args: ReproduceArgs) -> anyhow::Result<()> {
 /// Relative difference a/b - 1.
 pub(crate) fn rel(a: f64, b: f64) -> f64 {
     a / b - 1.0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Issue 30: a library caller runs envelope's reproduction without its lab part (a 0.1 s
-    /// loopback transfer and the envelope arithmetic) with the constructor and `measure`
-    /// alone, and gets its rows with verdicts; what the flags refuse is refused.
-    #[test]
-    fn a_library_caller_runs_a_reproduction() {
-        let config = Config::new(Name::Envelope)
-            .without_lab()
-            .and_then(|c| c.with_time(Duration::from_millis(100)))
-            .unwrap();
-        let doc = measure(&config).unwrap();
-        assert_eq!(doc.parameters.name, Some(Name::Envelope));
-        assert!(!doc.parameters.lab);
-        let r = &doc.result;
-        let listed: usize = r.comparisons.iter().map(|c| c.rows.len()).sum();
-        assert!(r.rows > 0 && r.rows == listed);
-        assert!(r.within > 0, "{r:?}");
-        let refused = |c: anyhow::Result<Config>| format!("{:#}", c.unwrap_err());
-        assert!(refused(Config::new(Name::Bellovin).without_lab()).contains("--no-lab"));
-        let vj = Config::new(Name::VjBuffers).with_time(Duration::from_secs(1));
-        assert!(refused(vj).contains("--time applies"));
-        let long = Config::new(Name::Boggs).with_time(Duration::from_secs(120));
-        assert!(refused(long).contains("between 100ms and 60s"));
-    }
 }

@@ -153,7 +153,8 @@ pub struct Setting {
     pub value: String,
 }
 
-pub(crate) fn setting(name: &str, value: impl Into<String>) -> Setting {
+#[doc(hidden)]
+pub fn setting(name: &str, value: impl Into<String>) -> Setting {
     Setting {
         name: name.to_string(),
         value: value.into(),
@@ -228,7 +229,8 @@ pub(crate) struct ListEntry {
 
 /// `reproduce --list`: the catalogue.
 #[derive(Debug, Serialize)]
-pub(crate) struct List {
+#[doc(hidden)]
+pub struct List {
     pub(crate) reproductions: Vec<ListEntry>,
 }
 

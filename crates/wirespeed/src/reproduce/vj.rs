@@ -27,7 +27,8 @@ use super::{Comparison, LabGuard, Name, Options, Reproduction, Row, Verdict, set
 use crate::sweep::SweepReport;
 
 /// The seed's LANCE column: task-to-task KB/s and wire Mb/s for 1..12 packets.
-const LANCE: [(f64, f64); 12] = [
+#[doc(hidden)]
+pub const LANCE: [(f64, f64); 12] = [
     (384.0, 3.4),
     (606.0, 5.4),
     (690.0, 6.1),
@@ -96,34 +97,36 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
 
 /// One point of the diagonal as the sweep measured it.
 #[derive(Debug, Clone, Copy)]
-struct Point {
-    kib_per_second: f64,
-    wire_mbit_per_second: f64,
-    percent_of_ceiling: f64,
-    snd_granted: f64,
-    rcv_granted: f64,
-    window: f64,
-    mss: f64,
-    retransmits: f64,
+#[doc(hidden)]
+pub struct Point {
+    pub kib_per_second: f64,
+    pub wire_mbit_per_second: f64,
+    pub percent_of_ceiling: f64,
+    pub snd_granted: f64,
+    pub rcv_granted: f64,
+    pub window: f64,
+    pub mss: f64,
+    pub retransmits: f64,
     /// The emulator's mean release lateness during this point, summed over the two
     /// directions (a data frame and its ACK: what it added to each round trip), us.
-    late_per_round_trip_us: f64,
+    pub late_per_round_trip_us: f64,
     /// The machine's 1-minute load average at the end of this point (/proc/loadavg).
-    load_average: f64,
+    pub load_average: f64,
     /// How long the receiver's data thread (the agent's) waited on a run queue for a CPU per
     /// wake-up during this point, us (NaN when /proc could not be read). One wake-up per
     /// window is on the window's path: the data's arrival wakes it, and its read reopens the
     /// clamped window.
-    receiver_wait_per_wakeup_us: f64,
+    pub receiver_wait_per_wakeup_us: f64,
     /// The receiver's data thread's wake-ups per window of K packets.
-    receiver_wakeups_per_window: f64,
+    pub receiver_wakeups_per_window: f64,
     /// The same wait for the sender's data thread (the sweep's): off the window's path, its
     /// send buffer (twice the window, at least 4,608 bytes) holding the next segments.
-    sender_wait_per_wakeup_us: f64,
+    pub sender_wait_per_wakeup_us: f64,
 }
 
 /// The emulator's mean lateness between two readings of `node`'s ports, us (0 if no frame).
-fn mean_late_us(
+#[doc(hidden)]
+pub fn mean_late_us(
     before: &[wirespeed_lab::PortStatus],
     after: &[wirespeed_lab::PortStatus],
     node: &str,
@@ -158,9 +161,10 @@ pub(super) fn load_average() -> f64 {
 /// Where the time a window lost went, us per window of K packets (one window per round trip,
 /// the window being the buffer).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct LostTime {
+#[doc(hidden)]
+pub struct LostTime {
     /// How much longer each window took than at the seed's rate.
-    excess_us: f64,
+    pub excess_us: f64,
     /// The emulator's release lateness, data frame and ACK.
     emulator_us: f64,
     /// The receiver's data thread waiting on a run queue for a CPU, once per window (0 if
@@ -169,7 +173,8 @@ struct LostTime {
 }
 
 impl LostTime {
-    fn of(k: usize, p: &Point, paper_kib: f64) -> LostTime {
+    #[doc(hidden)]
+    pub fn of(k: usize, p: &Point, paper_kib: f64) -> LostTime {
         let seconds = |rate_kib: f64| k as f64 * 1460.0 / (rate_kib * 1024.0);
         LostTime {
             excess_us: (seconds(p.kib_per_second) - seconds(paper_kib)) * 1e6,
@@ -183,7 +188,8 @@ impl LostTime {
     }
 
     /// The part of the loss the two measurements account for (capped at the whole).
-    fn attributed_us(&self) -> f64 {
+    #[doc(hidden)]
+    pub fn attributed_us(&self) -> f64 {
         (self.emulator_us + self.cpu_wait_us).min(self.excess_us)
     }
 
@@ -261,10 +267,11 @@ fn within_below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
 /// waiting on a run queue (ns), and the number of times it ran on a CPU (each run follows a
 /// wait on a run queue: a wake-up or a preemption); Documentation/scheduler/sched-stats.rst.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-struct SchedStat {
-    on_cpu_ns: u64,
-    waiting_ns: u64,
-    runs: u64,
+#[doc(hidden)]
+pub struct SchedStat {
+    pub on_cpu_ns: u64,
+    pub waiting_ns: u64,
+    pub runs: u64,
 }
 
 impl SchedStat {
@@ -277,7 +284,8 @@ impl SchedStat {
     }
 }
 
-fn parse_schedstat(text: &str) -> Option<SchedStat> {
+#[doc(hidden)]
+pub fn parse_schedstat(text: &str) -> Option<SchedStat> {
     let mut fields = text.split_whitespace().map(|f| f.parse::<u64>().ok());
     Some(SchedStat {
         on_cpu_ns: fields.next()??,
@@ -314,13 +322,15 @@ fn thread_schedstats(pid: u32) -> Vec<(u32, SchedStat)> {
 /// was 2 to 10 times the lost time in a run at load 5.5); the wait per run of the data thread is
 /// what each wake-up on the data's path cost.
 #[derive(Debug, Default)]
-struct CpuWait {
-    baseline: std::collections::HashMap<(u32, u32), SchedStat>,
+#[doc(hidden)]
+pub struct CpuWait {
+    pub baseline: std::collections::HashMap<(u32, u32), SchedStat>,
     last: std::collections::HashMap<(u32, u32), SchedStat>,
 }
 
 impl CpuWait {
-    fn start(pids: &[u32]) -> CpuWait {
+    #[doc(hidden)]
+    pub fn start(pids: &[u32]) -> CpuWait {
         let mut w = CpuWait::default();
         for &pid in pids {
             for (tid, stat) in thread_schedstats(pid) {
@@ -337,12 +347,14 @@ impl CpuWait {
         }
     }
 
-    fn record(&mut self, pid: u32, tid: u32, stat: SchedStat) {
+    #[doc(hidden)]
+    pub fn record(&mut self, pid: u32, tid: u32, stat: SchedStat) {
         self.last.insert((pid, tid), stat);
     }
 
     /// `pid`'s data thread over the interval (the most time on a CPU), if any was read.
-    fn data_thread(&self, pid: u32) -> Option<SchedStat> {
+    #[doc(hidden)]
+    pub fn data_thread(&self, pid: u32) -> Option<SchedStat> {
         self.last
             .iter()
             .filter(|((p, _), _)| *p == pid)
@@ -351,7 +363,8 @@ impl CpuWait {
     }
 
     /// The data thread's mean wait on a run queue per run, us (NaN if never read or never ran).
-    fn wait_per_wakeup_us(&self, pid: u32) -> f64 {
+    #[doc(hidden)]
+    pub fn wait_per_wakeup_us(&self, pid: u32) -> f64 {
         match self.data_thread(pid) {
             Some(d) if d.runs > 0 => d.waiting_ns as f64 / d.runs as f64 / 1e3,
             _ => f64::NAN,
@@ -359,7 +372,8 @@ impl CpuWait {
     }
 
     /// The data thread's runs over the interval (0 if never read).
-    fn runs(&self, pid: u32) -> u64 {
+    #[doc(hidden)]
+    pub fn runs(&self, pid: u32) -> u64 {
         self.data_thread(pid).map_or(0, |d| d.runs)
     }
 }
@@ -367,11 +381,12 @@ impl CpuWait {
 /// What the lab's MACs counted over a whole sweep (all twelve points): the sender's data
 /// frames and the receiver's ACK frames, and the collisions each met.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-struct MacTally {
-    data_frames: u64,
-    data_collisions: u64,
-    ack_frames: u64,
-    ack_collisions: u64,
+#[doc(hidden)]
+pub struct MacTally {
+    pub data_frames: u64,
+    pub data_collisions: u64,
+    pub ack_frames: u64,
+    pub ack_collisions: u64,
 }
 
 impl MacTally {
@@ -569,7 +584,8 @@ fn knee(rates: &[f64]) -> f64 {
 }
 
 /// The seed's column beside one lab's sweep, row by row, then the shape of the curve.
-fn table(
+#[doc(hidden)]
+pub fn table(
     title: &str,
     file: &str,
     points: &[Point],
@@ -723,272 +739,5 @@ fn granted(points: &[Point]) -> Comparison {
         source: "seed 004: \"the sender and receiver socket buffer sizes (which control the amount of 'pipelining' possible between the sender, wire and receiver)\"".into(),
         method: "the sweep's own run record: granted sizes from getsockopt, the peer's window and MSS from the sender's TCP_INFO at the end".into(),
         rows,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn points(best_percent: f64) -> Vec<Point> {
-        LANCE
-            .iter()
-            .enumerate()
-            .map(|(i, &(kib, _))| Point {
-                kib_per_second: kib,
-                wire_mbit_per_second: 8.0,
-                percent_of_ceiling: best_percent * kib / 1001.0,
-                snd_granted: 4608.0,
-                rcv_granted: 2304.0,
-                window: 1460.0 * (i + 1) as f64,
-                mss: 1460.0,
-                retransmits: 0.0,
-                late_per_round_trip_us: 0.0,
-                load_average: 1.0,
-                receiver_wait_per_wakeup_us: 0.0,
-                receiver_wakeups_per_window: 2.0,
-                sender_wait_per_wakeup_us: 30.0,
-            })
-            .collect()
-    }
-
-    /// Issue 21: a point far below the seed under load names the load as its measured cause
-    /// when the emulator's lateness per round trip is at least half of what each window lost,
-    /// and prints the figures without claiming a cause when it is not.
-    #[test]
-    fn a_row_below_the_seed_under_load_prints_the_emulators_lateness() {
-        let mut p = points(91.0);
-        // 1 packet at 234 KiB/s against the seed's 384: each window 2,378 us longer.
-        p[0].kib_per_second = 234.0;
-        p[0].late_per_round_trip_us = 1_500.0;
-        p[0].load_average = 9.5;
-        let c = table("t", "f", &p, &MacTally::default(), 1_000_000, true);
-        let r = &c.rows[0];
-        assert_eq!(r.verdict, Verdict::Outside);
-        assert!(
-            r.why.contains("measured cause: the machine's load")
-                && r.why.contains("2380 us longer")
-                && r.why
-                    .contains("1500 us late per round trip (data + ACK, 63% of that)")
-                && r.why.contains("load average 9.5"),
-            "{}",
-            r.why
-        );
-        p[0].late_per_round_trip_us = 300.0;
-        let c = table("t", "f", &p, &MacTally::default(), 1_000_000, true);
-        let why = &c.rows[0].why;
-        assert!(
-            !why.contains("measured cause") && why.contains("300 us late"),
-            "{why}"
-        );
-        assert!(
-            why.contains("the rest, 2080 us per window, is neither"),
-            "{why}"
-        );
-    }
-
-    /// Hosts that answer at once are flat; a 1-packet point that the machine's load slowed
-    /// makes them rise, and the diagonal's row says so only with the figures that show it:
-    /// the emulator's lateness and the receiver's wait for a CPU making up half of what the
-    /// 1-packet window lost against the 12-packet rate. A rise they do not explain is said to
-    /// be unexplained.
-    #[test]
-    fn a_rise_on_hosts_that_answer_at_once_is_attributed_only_from_its_figures() {
-        let mut p = points(91.0);
-        for q in &mut p {
-            q.kib_per_second = 1000.0;
-        }
-        let diagonal = |p: &[Point], modelled: bool| {
-            let c = table("t", "f", p, &MacTally::default(), 1_000_000, modelled);
-            c.rows[12].why.clone()
-        };
-        assert!(!diagonal(&p, false).contains("answer at once"));
-        // 1 packet at 600 KiB/s against 1000 at 12: 1,460 B take 2,376 us instead of 1,426.
-        p[0].kib_per_second = 600.0;
-        p[0].late_per_round_trip_us = 400.0;
-        p[0].receiver_wait_per_wakeup_us = 200.0;
-        p[0].load_average = 9.2;
-        let why = diagonal(&p, false);
-        assert!(
-            why.contains("1.67x")
-                && why.contains("measured cause: the machine's load")
-                && why.contains("951 us longer")
-                && why.contains("400 us late")
-                && why.contains("load average 9.2"),
-            "{why}"
-        );
-        p[0].late_per_round_trip_us = 100.0;
-        let why = diagonal(&p, false);
-        assert!(
-            !why.contains("measured cause") && why.contains("not attributed to the machine's load"),
-            "{why}"
-        );
-        // The modelled hosts are meant to rise: no attribution.
-        assert!(!diagonal(&p, true).contains("answer at once"));
-    }
-
-    /// Issue 21: at load 7.2 the 1-packet row lost 1,255 us per window of which the emulator's
-    /// lateness was 17 us. The time the sender's and the receiver's threads waited on a run
-    /// queue, per window, is the attribution: printed beside the row, and when it and the
-    /// lateness make up at least half the loss the row names the machine's load as the
-    /// measured cause, the larger part first, with what is left unattributed.
-    #[test]
-    fn a_row_below_the_seed_attributes_its_lost_time_to_the_waits_for_a_cpu() {
-        let mut p = points(91.0);
-        // 287 KiB/s against 384: 1,255 us lost per window of one packet.
-        p[0].kib_per_second = 287.0;
-        p[0].late_per_round_trip_us = 17.0;
-        p[0].load_average = 7.2;
-        p[0].receiver_wait_per_wakeup_us = 900.0;
-        let lost = LostTime::of(1, &p[0], 384.0);
-        assert!((lost.excess_us - 1255.6).abs() < 1.0, "{lost:?}");
-        assert!((lost.attributed_us() - 917.0).abs() < 1e-9);
-        let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
-        assert!(why.contains("measured cause: the machine's load"), "{why}");
-        assert!(
-            why.contains(
-                "took 1255 us longer than at the seed's rate: 900 us per window with the receiving thread waiting on a run queue for a CPU (72%: its mean wait per wake-up, 2.0 wake-ups per window, one on the window's path: its read reopens the clamped window); the emulator released frames 17 us late per round trip (data + ACK, 1% of that); the sending thread waited 30 us per wake-up (off the path: its buffer holds the next segments); load average 7.2; 338 us not attributed"
-            ),
-            "{why}"
-        );
-        // Without the waits (the figure before issue 21) the same row has no cause.
-        p[0].receiver_wait_per_wakeup_us = 0.0;
-        let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
-        assert!(!why.contains("measured cause"), "{why}");
-        assert!(
-            why.contains("the rest, 1238 us per window, is neither"),
-            "{why}"
-        );
-        // Unread: said so, no cause claimed from it.
-        p[0].receiver_wait_per_wakeup_us = f64::NAN;
-        let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
-        assert!(why.contains("waits for a CPU not read"), "{why}");
-        assert!(!why.contains("measured cause"), "{why}");
-        // Below the seed but within 25%: the split printed, no cause claimed.
-        p[0].kib_per_second = 350.0;
-        p[0].receiver_wait_per_wakeup_us = 120.0;
-        let row = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0];
-        assert_eq!(row.verdict, Verdict::Within);
-        assert!(
-            row.why.contains("within 25% of the seed; each window 361 us longer than at the seed's rate: the receiving thread 120 us waiting for a CPU per wake-up (the sender's 30 us, off the path), 17 us the emulator's lateness"),
-            "{}",
-            row.why
-        );
-        // More than the whole loss: attributed in full, nothing negative left.
-        p[0].kib_per_second = 287.0;
-        p[0].receiver_wait_per_wakeup_us = 5_000.0;
-        let why = &table("t", "f", &p, &MacTally::default(), 1_000_000, true).rows[0].why;
-        assert!(why.contains("; 0 us not attributed"), "{why}");
-    }
-
-    #[test]
-    fn the_waits_for_a_cpu_are_the_data_threads_per_wake_up() {
-        let st = |on_cpu_ns, waiting_ns, runs| SchedStat {
-            on_cpu_ns,
-            waiting_ns,
-            runs,
-        };
-        assert_eq!(
-            parse_schedstat("123456 7890 42\n"),
-            Some(st(123_456, 7_890, 42))
-        );
-        assert_eq!(parse_schedstat("12 3"), None);
-        assert_eq!(parse_schedstat("x 1 2"), None);
-        let mut w = CpuWait::default();
-        assert!(w.wait_per_wakeup_us(1).is_nan(), "nothing read");
-        // The agent (pid 1): its control thread 10 had run before the point and waited
-        // 4 ms more over it in 10 runs, on the CPU for 1 ms; a session thread born during
-        // the point moved the data: 50 ms on a CPU, 600 runs, 120 ms waiting.
-        w.baseline.insert((1, 10), st(9_000_000, 5_000_000, 100));
-        w.record(1, 10, st(10_000_000, 9_000_000, 110));
-        w.record(1, 11, st(20_000_000, 60_000_000, 300));
-        w.record(1, 11, st(50_000_000, 120_000_000, 600));
-        // The sweep (pid 2): one thread, 4 ms waiting in 100 runs.
-        w.record(2, 20, st(30_000_000, 4_000_000, 100));
-        // A tid reused with figures below its baseline counts nothing.
-        w.baseline.insert((1, 12), st(90_000_000, 9_000_000, 9));
-        w.record(1, 12, st(100, 100, 1));
-        assert!((w.wait_per_wakeup_us(1) - 200.0).abs() < 1e-9, "{w:?}");
-        assert_eq!(w.runs(1), 600);
-        assert!((w.wait_per_wakeup_us(2) - 40.0).abs() < 1e-9);
-        assert!(w.wait_per_wakeup_us(3).is_nan(), "a process never read");
-        // The live sampler reads this process's own threads.
-        let me = std::process::id();
-        let live = CpuWait::start(&[me]);
-        assert!(live.data_thread(me).is_some());
-    }
-
-    #[test]
-    fn the_mean_lateness_of_a_point_comes_from_the_counters_difference() {
-        let port = |from: &str, frames: u64, mean_us: f64| {
-            let mut p: wirespeed_lab::PortStatus = serde_json::from_value(serde_json::json!({
-                "link": 0, "from": from, "to": "x", "interface": "i",
-                "rate_bits_per_second": 10_000_000u64, "delay_ns": 0u64,
-                "counters": {}, "utilization": 0.0,
-                "lateness": {"frames": 0, "p50_us": 0.0, "p99_us": 0.0, "max_us": 0.0, "mean_us": 0.0}
-            }))
-            .unwrap();
-            p.lateness.frames = frames;
-            p.lateness.mean_us = mean_us;
-            p
-        };
-        // 100 frames at 10 us, then 100 more at 30 us: the point's mean is 30.
-        let before = [port("a", 100, 10.0)];
-        let after = [port("a", 200, 20.0)];
-        assert!((mean_late_us(&before, &after, "a") - 30.0).abs() < 1e-9);
-        assert_eq!(mean_late_us(&before, &after, "b"), 0.0);
-        assert_eq!(mean_late_us(&after, &after, "a"), 0.0);
-    }
-
-    fn plateau(c: &Comparison) -> &Row {
-        c.rows
-            .iter()
-            .find(|r| r.quantity == "plateau, % of the ceiling")
-            .expect("a plateau row")
-    }
-
-    #[test]
-    fn a_plateau_short_of_the_seeds_names_the_collisions_measured_in_the_run() {
-        // Issue 21 item 4: the LANCE plateau row outside prints its cause with this run's
-        // own MAC counters (ACK frames meeting data on the half-duplex medium).
-        let mac = MacTally {
-            data_frames: 10_510,
-            data_collisions: 6_914,
-            ack_frames: 5_460,
-            ack_collisions: 6_914,
-        };
-        let c = table(
-            "t",
-            "labs/seed-004-sun3.toml",
-            &points(88.5),
-            &mac,
-            1_000_000,
-            true,
-        );
-        let r = plateau(&c);
-        assert_eq!(r.verdict, Verdict::Outside);
-        assert!(
-            r.why.contains("measured cause: ACKs colliding with data"),
-            "{}",
-            r.why
-        );
-        assert!(
-            r.why.contains("1.27 collisions per ACK frame (6914 of the receiver's 5460 frames) and 0.66 per data frame"),
-            "{}",
-            r.why
-        );
-        // Within: no cause; the full-duplex table never prints one.
-        let c = table("t", "f", &points(92.0), &mac, 1_000_000, true);
-        assert_eq!(plateau(&c).verdict, Verdict::Within);
-        assert!(!plateau(&c).why.contains("cause"));
-        let c = table(
-            "t",
-            "f",
-            &points(99.6),
-            &MacTally::default(),
-            1_000_000,
-            false,
-        );
-        assert!(!plateau(&c).why.contains("cause"));
     }
 }

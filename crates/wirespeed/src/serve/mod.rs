@@ -27,18 +27,19 @@ mod result;
 mod text;
 
 #[derive(Debug, Clone, Args)]
-pub(crate) struct ServeArgs {
+#[doc(hidden)]
+pub struct ServeArgs {
     /// Address to listen on (default: every IPv4 and IPv6 address).
     #[arg(long, short = 'B', value_name = "ADDR")]
     bind: Option<IpAddr>,
 
     /// Control and data port.
     #[arg(long, short = 'p', default_value_t = DEFAULT_PORT)]
-    port: u16,
+    pub port: u16,
 
     /// Serve one session, then exit.
     #[arg(long, short = '1')]
-    one_off: bool,
+    pub one_off: bool,
 
     /// Require clients to prove they hold this pre-shared key (HMAC-SHA256 challenge).
     #[arg(long, value_name = "FILE")]
@@ -46,11 +47,11 @@ pub(crate) struct ServeArgs {
 
     /// Longest test a client may ask for.
     #[arg(long, default_value = "1h", value_parser = parse_duration, value_name = "DURATION")]
-    max_duration: Duration,
+    pub max_duration: Duration,
 
     /// Highest UDP rate per stream (then -b 0, unlimited, is refused).
     #[arg(long, value_name = "RATE")]
-    max_rate: Option<BitRate>,
+    pub max_rate: Option<BitRate>,
 
     /// Sessions served at once.
     #[arg(long, default_value_t = 64, value_name = "N")]
@@ -72,7 +73,7 @@ pub(crate) struct ServeArgs {
 
     /// Largest socket buffer (-w) a client may ask for.
     #[arg(long, value_name = "BYTES")]
-    max_window: Option<ByteSize>,
+    pub max_window: Option<ByteSize>,
 
     /// Most parallel streams (-P) per session.
     #[arg(long, default_value_t = 128, value_name = "N")]
@@ -82,7 +83,7 @@ pub(crate) struct ServeArgs {
     /// its client's), when the destination is a wirespeed agent that proves it takes part in
     /// the test (docs/traffic-rules.md). Example: --allow-destination 198.18.0.0/15.
     #[arg(long, value_name = "CIDR", num_args = 1.., value_parser = parse_cidr)]
-    allow_destination: Vec<Cidr>,
+    pub allow_destination: Vec<Cidr>,
 
     /// How long a silent client is waited for.
     #[arg(long, default_value = "10s", value_parser = parse_duration, value_name = "DURATION")]
@@ -90,15 +91,15 @@ pub(crate) struct ServeArgs {
 
     /// How long a new connection has to complete its hello (and key challenge).
     #[arg(long, default_value = "5s", value_parser = parse_duration, value_name = "DURATION")]
-    handshake_timeout: Duration,
+    pub handshake_timeout: Duration,
 
     /// Connections in their handshake at once; beyond it the one waiting longest is closed.
     #[arg(long, default_value_t = 256, value_name = "N")]
-    max_pending: usize,
+    pub max_pending: usize,
 
     /// Memory budget of the whole agent (sessions, streams, buffers); tests over it are refused.
     #[arg(long, default_value = "1GiB", value_name = "BYTES")]
-    max_memory: ByteSize,
+    pub max_memory: ByteSize,
 
     /// Log each finished session as one JSON object per line (wirespeed.serve.v1) on stdout.
     #[arg(long, short = 'J')]
@@ -172,7 +173,7 @@ pub(crate) struct ServeArgs {
     /// budget; data streams are taken only from the test's own client (docs/iperf3.md).
     #[arg(long, value_name = "PORT", num_args = 0..=1,
           default_missing_value = "5201")]
-    iperf3: Option<u16>,
+    pub iperf3: Option<u16>,
 
     /// With --exclusive: the longest a test waits before it is refused.
     #[arg(long, default_value = "10m", value_parser = parse_duration, value_name = "DURATION",
@@ -430,84 +431,4 @@ pub(crate) fn run(args: ServeArgs) -> anyhow::Result<()> {
         text::say("wirespeed agent stopped");
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use clap::Parser;
-
-    #[derive(Parser)]
-    struct Wrapper {
-        #[command(flatten)]
-        args: ServeArgs,
-    }
-
-    fn parse(argv: &[&str]) -> Result<ServeArgs, clap::Error> {
-        Wrapper::try_parse_from(std::iter::once("serve").chain(argv.iter().copied()))
-            .map(|w| w.args)
-    }
-
-    #[test]
-    fn limits_parse_with_units() {
-        let a = parse(&[
-            "--max-duration",
-            "30s",
-            "--max-rate",
-            "100M",
-            "--max-window",
-            "1MiB",
-            "-1",
-        ])
-        .unwrap();
-        assert_eq!(a.max_duration, Duration::from_secs(30));
-        assert_eq!(a.max_rate.unwrap().bits_per_second(), 100_000_000);
-        assert_eq!(a.max_window.unwrap().bytes(), 1 << 20);
-        assert!(a.one_off);
-        assert_eq!(parse(&[]).unwrap().port, DEFAULT_PORT);
-        assert!(parse(&["--max-rate", "fast"]).is_err());
-    }
-
-    #[test]
-    fn iperf3_port_defaults_to_5201_when_bare() {
-        assert_eq!(parse(&[]).unwrap().iperf3, None);
-        assert_eq!(parse(&["--iperf3"]).unwrap().iperf3, Some(5201));
-        assert_eq!(parse(&["--iperf3", "15201"]).unwrap().iperf3, Some(15201));
-        assert!(parse(&["--iperf3", "x"]).is_err());
-    }
-
-    #[test]
-    fn hostile_peer_limits_parse_with_defaults() {
-        let d = parse(&[]).unwrap();
-        assert_eq!(d.handshake_timeout, Duration::from_secs(5));
-        assert_eq!(d.max_pending, 256);
-        assert_eq!(d.max_memory.bytes(), 1 << 30);
-        let a = parse(&[
-            "--handshake-timeout",
-            "500ms",
-            "--max-pending",
-            "8",
-            "--max-memory",
-            "64MiB",
-        ])
-        .unwrap();
-        assert_eq!(a.handshake_timeout, Duration::from_millis(500));
-        assert_eq!(a.max_pending, 8);
-        assert_eq!(a.max_memory.bytes(), 64 << 20);
-        assert!(parse(&["--max-memory", "lots"]).is_err());
-    }
-
-    #[test]
-    fn allowed_destinations_parse_as_blocks() {
-        let a = parse(&["--allow-destination", "198.18.0.0/15", "2001:2::/48", "-1"]).unwrap();
-        let shown: Vec<String> = a
-            .allow_destination
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        assert_eq!(shown, ["198.18.0.0/15", "2001:2::/48"]);
-        assert!(parse(&[]).unwrap().allow_destination.is_empty());
-        let e = parse(&["--allow-destination", "198.18.0.0/99"]).unwrap_err();
-        assert!(e.to_string().contains("examples: 198.18.0.0/15"), "{e}");
-    }
 }

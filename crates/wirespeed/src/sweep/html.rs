@@ -39,7 +39,8 @@ fn matrix(
 
 /// A buffer axis's ticks and title, units said once: packet counts under a title naming the
 /// packet's size, or sizes with their unit (`16 KiB`); a bare `64p` was read as 64 pixels.
-pub(crate) fn buffer_axis(axis: &Axis, mss: u64, name: &str) -> (Vec<String>, String) {
+#[doc(hidden)]
+pub fn buffer_axis(axis: &Axis, mss: u64, name: &str) -> (Vec<String>, String) {
     let packets_only = axis.0.iter().all(|b| matches!(b, BufferSize::Packets(_)));
     let ticks = axis
         .0
@@ -213,26 +214,5 @@ impl SweepRuns {
             sweep_plots(&mut m, plan, &cells, None);
         }
         m
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn buffer_ticks_carry_their_unit() {
-        let packets: Axis = "1,8,64".parse().unwrap();
-        assert_eq!(
-            buffer_axis(&packets, 1460, "receive buffer"),
-            (
-                vec!["1".to_string(), "8".into(), "64".into()],
-                "receive buffer, packets of 1460 bytes".to_string()
-            )
-        );
-        let bytes: Axis = "16KiB,1MiB".parse().unwrap();
-        let (ticks, title) = buffer_axis(&bytes, 1460, "send buffer");
-        assert_eq!(ticks, ["16 KiB", "1 MiB"]);
-        assert_eq!(title, "send buffer");
     }
 }

@@ -20,27 +20,30 @@ use crate::common::runs_file::RunsFile;
 
 /// What one run is asked to do.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PointRequest {
-    pub(crate) snd_bytes: u64,
-    pub(crate) rcv_bytes: u64,
-    pub(crate) transfer_bytes: Option<u64>,
+#[doc(hidden)]
+pub struct PointRequest {
+    pub snd_bytes: u64,
+    pub rcv_bytes: u64,
+    pub transfer_bytes: Option<u64>,
     pub(crate) transfer_time: Option<Duration>,
     pub(crate) mss: Option<u32>,
 }
 
 /// What a short transfer before the first run found of the path.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct PathProbe {
+#[doc(hidden)]
+pub struct PathProbe {
     /// The MSS a packet stands for when none was asked for.
-    pub(crate) mss: u64,
+    pub mss: u64,
     /// The lowest round trip its kernel saw (a small packet's), seconds.
-    pub(crate) lowest_rtt_seconds: Option<f64>,
+    pub lowest_rtt_seconds: Option<f64>,
     /// The payload rate it reached, bytes/s.
-    pub(crate) bytes_per_second: Option<f64>,
+    pub bytes_per_second: Option<f64>,
 }
 
 /// Runs one transfer at one grid point; the loop fills in the indices.
-pub(crate) trait PointRunner {
+#[doc(hidden)]
+pub trait PointRunner {
     /// A name for the target ("loopback", "host:port").
     fn target(&self) -> String;
     /// A short transfer before the plan: the path's MSS, round trip and rate.
@@ -64,7 +67,8 @@ pub enum Stop {
 
 /// A sweep ready to run: its plan, the runs it consists of and those it lacks, and where the
 /// runs are kept.
-pub(crate) struct Planned {
+#[doc(hidden)]
+pub struct Planned {
     pub(crate) plan: SweepPlan,
     /// Every run of the plan, in order.
     pub(crate) order: Vec<PlannedRun>,
@@ -253,7 +257,8 @@ pub(crate) fn measure(
 }
 
 /// The results file of a sweep, created by the first run that has something to keep.
-pub(crate) enum Results {
+#[doc(hidden)]
+pub enum Results {
     /// Not created yet: the path, found free when the sweep started.
     Pending(PathBuf),
     Open(RunsFile),
@@ -280,7 +285,8 @@ impl Results {
 }
 
 /// Runs the planned points in order, appending each; stops at the first failure and returns it.
-pub(crate) fn execute(
+#[doc(hidden)]
+pub fn execute(
     plan: &SweepPlan,
     todo: &[PlannedRun],
     runner: &mut dyn PointRunner,
@@ -330,7 +336,8 @@ pub(crate) fn execute(
 }
 
 /// The report of the runs kept, analysed against what is known of the path.
-pub(crate) fn build_report(
+#[doc(hidden)]
+pub fn build_report(
     config: &Config,
     route: &Option<RoutePair>,
     plan: SweepPlan,
@@ -355,16 +362,18 @@ pub(crate) fn build_report(
 }
 
 /// What is known of the path, and where the ceiling comes from in words.
-pub(crate) struct KnownPath {
-    pub(crate) facts: PathFacts,
-    pub(crate) source: Option<String>,
+#[doc(hidden)]
+pub struct KnownPath {
+    pub facts: PathFacts,
+    pub source: Option<String>,
 }
 
 /// The path's ceiling, wire overhead and full-segment round trip: from `--link-rate` (an
 /// Ethernet of that rate; a full segment's serialization added to the lowest round trip a
 /// kernel saw), else from the lab's configured route, as `tcp` reads it (its bottleneck's
 /// ceiling, its whole round trip), else nothing but the runs.
-pub(crate) fn path_facts(link: &LinkGiven, route: &Option<RoutePair>, mss: u64) -> KnownPath {
+#[doc(hidden)]
+pub fn path_facts(link: &LinkGiven, route: &Option<RoutePair>, mss: u64) -> KnownPath {
     if let Some(rate) = link.rate {
         let (ceiling, factor) = ethernet(link, rate, mss);
         // A SYN: the IP header, TCP's 20 bytes and 20 of options (MSS, SACK, timestamps,
@@ -452,7 +461,8 @@ fn lab_path(pair: &RoutePair) -> Option<KnownPath> {
 
 /// The envelope ceiling (when a rate was given) and wire bytes per payload byte for an
 /// Ethernet carrying this MSS.
-pub(crate) fn ethernet(link: &LinkGiven, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
+#[doc(hidden)]
+pub fn ethernet(link: &LinkGiven, rate: BitRate, mss: u64) -> (Option<f64>, f64) {
     let header = 20 + 32;
     let params = EnvelopeParams {
         rate,

@@ -10,7 +10,8 @@ use wirespeed_model::sweep::{Axis, PlanEstimate, RunRecord, SweepAnalysis};
 use crate::common::runs_file::RunsPlan;
 
 /// The schema of a sweep results file's first line.
-pub(crate) const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
+#[doc(hidden)]
+pub const RUNS_SCHEMA: &str = "wirespeed.sweep-runs.v1";
 
 /// Everything that fixes which runs a sweep consists of and in which order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

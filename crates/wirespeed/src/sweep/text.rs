@@ -207,7 +207,8 @@ pub(crate) fn hours(seconds: f64) -> String {
 /// `16 KiB`, `1460 B`, `8 MiB` without the space, for narrow columns.
 /// A round trip in the unit that shows it: loopback's tens of microseconds printed as
 /// "0.00 ms" in a fixed millisecond format.
-pub(crate) fn round_trip(seconds: f64) -> String {
+#[doc(hidden)]
+pub fn round_trip(seconds: f64) -> String {
     if seconds > 0.0 && seconds < 1e-3 {
         format!("{} us", significant(seconds * 1e6, 3))
     } else {

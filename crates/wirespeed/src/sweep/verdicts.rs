@@ -16,7 +16,8 @@ use super::text::{compact, round_trip};
 /// How the report writes a rate: its `-f` format, and for the adaptive format the one unit
 /// the whole report uses (chosen from its fastest run).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(crate) struct RateScale {
+#[doc(hidden)]
+pub struct RateScale {
     pub(crate) format: RateFormat,
     pub(crate) adaptive: (&'static str, f64),
 }
@@ -48,7 +49,8 @@ impl RateScale {
 /// One of a sweep's verdicts.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub(crate) enum SweepVerdict {
+#[doc(hidden)]
+pub enum SweepVerdict {
     /// The best rate the matrix reached (the diagonal's, or the best cell's).
     Plateau {
         plateau_bytes_per_second: f64,
@@ -100,7 +102,8 @@ pub(crate) enum SweepVerdict {
 
 /// A cell of the matrix that its neighbours contradict.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub(crate) struct Cell {
+#[doc(hidden)]
+pub struct Cell {
     /// Its send buffer as the axis gives it (`16p (23.2KB)`).
     pub(crate) send_buffer: String,
     /// Its receive buffer as the axis gives it.
@@ -302,7 +305,8 @@ impl fmt::Display for SweepVerdict {
 
 /// The sweep's verdicts, most telling first: the plateau, the knee, the ceiling, the axis, the
 /// bandwidth-delay product, what limits the plateau, then each cell its neighbours contradict.
-pub(crate) fn verdicts(report: &SweepReport) -> Vec<SweepVerdict> {
+#[doc(hidden)]
+pub fn verdicts(report: &SweepReport) -> Vec<SweepVerdict> {
     let a = &report.analysis;
     let p = &report.plan;
     let scale = report.scale();

@@ -16,7 +16,8 @@ use wirespeed_net::spec::Flow;
 use wirespeed_net::{Amount, Direction, Protocol, StreamReport, TestOutcome};
 
 use crate::throughput::ThroughputResult;
-pub(crate) use crate::throughput::result::LinkRate;
+#[doc(hidden)]
+pub use crate::throughput::result::LinkRate;
 
 /// The link rate for a test from `local` to `agent` whose client end saw `env`.
 pub(crate) fn link_rate(

@@ -297,7 +297,8 @@ fn judge(
 }
 
 /// Why a test's result is partial, or `None` when it ran whole.
-fn partial_reason(o: &TestOutcome) -> Option<String> {
+#[doc(hidden)]
+pub fn partial_reason(o: &TestOutcome) -> Option<String> {
     let mut why = Vec::new();
     match o.error.as_deref() {
         Some("interrupted") => {
@@ -331,7 +332,8 @@ fn partial_reason(o: &TestOutcome) -> Option<String> {
 }
 
 /// An agent serving in a thread of this process: its handle and the thread.
-pub(crate) type AgentThread = (
+#[doc(hidden)]
+pub type AgentThread = (
     wirespeed_net::agent::AgentHandle,
     std::thread::JoinHandle<io::Result<()>>,
 );
@@ -340,7 +342,8 @@ type LocalAgent = Option<AgentThread>;
 
 /// An agent in this process on loopback (127.0.0.1, or ::1 with `ipv6`), on a free port: the
 /// far end of a test that names no HOST.
-pub(crate) fn start_local_agent(
+#[doc(hidden)]
+pub fn start_local_agent(
     ipv6: bool,
     auth: Option<AuthKey>,
 ) -> anyhow::Result<(SocketAddr, AgentThread)> {
@@ -373,51 +376,5 @@ fn stop(agent: LocalAgent) {
     if let Some((handle, thread)) = agent {
         handle.stop();
         let _ = thread.join();
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A side with one stream of `bytes` in `role`.
-    fn side(role: wirespeed_net::report::Role, bytes: u64) -> wirespeed_net::SideReport {
-        wirespeed_net::SideReport {
-            streams: vec![wirespeed_net::StreamReport {
-                id: 0,
-                flow: wirespeed_net::spec::Flow::Upload,
-                role,
-                bytes,
-                calls: 0,
-                seconds: 1.0,
-                cpu: Default::default(),
-                socket: Default::default(),
-                tcp_info: None,
-                udp: None,
-                zerocopy: None,
-                longest_call_seconds: None,
-                skipped_in_window_seconds: None,
-                drain: None,
-                error: None,
-            }],
-            ..Default::default()
-        }
-    }
-
-    #[test]
-    fn a_test_that_moved_nothing_is_partial_not_a_rate_of_zero() {
-        use wirespeed_net::report::Role;
-        let outcome = |received: u64| TestOutcome {
-            client: side(Role::Sender, received),
-            agent: Some(side(Role::Receiver, received)),
-            intervals: Vec::new(),
-            error: None,
-            local: "127.0.0.1:1".parse().unwrap(),
-            remote: "127.0.0.1:2".parse().unwrap(),
-            queued_seconds: 0.0,
-        };
-        let why = partial_reason(&outcome(0)).expect("0 bytes is no result");
-        assert!(why.contains("moved nothing"), "{why}");
-        assert_eq!(partial_reason(&outcome(1)), None);
     }
 }

@@ -19,7 +19,7 @@ use wirespeed_net::summary::End;
 pub struct Parameters {
     pub(crate) agent: String,
     pub(crate) in_process_agent: bool,
-    pub(crate) test: TestSpec,
+    pub test: TestSpec,
     /// `-i`; zero for none. Seconds in the document.
     #[serde(rename = "interval_seconds", with = "wirespeed_net::spec::seconds")]
     pub(crate) interval: Duration,
@@ -33,50 +33,51 @@ pub struct Parameters {
 /// The result in iperf3's layout.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct ThroughputResult {
-    pub(crate) start: Start,
-    pub(crate) intervals: Vec<Interval>,
+    pub start: Start,
+    pub intervals: Vec<Interval>,
     /// The agent's own totals on the same ticks (`sum_sent` = what the agent sent), so that a
     /// rate the two ends disagree on in one interval shows where the bytes waited.
     // Fields added after the first documents were written read as absent from those.
     #[serde(default)]
-    pub(crate) agent_intervals: Vec<Interval>,
+    pub agent_intervals: Vec<Interval>,
     pub end: End,
     #[serde(default)]
-    pub(crate) error: Option<String>,
+    pub error: Option<String>,
     /// True when the test did not run whole (interrupted, a stream failed, the agent's view is
     /// missing): its figures are what was counted before that, and no verdict is given.
     #[serde(default)]
-    pub(crate) partial: bool,
+    pub partial: bool,
     /// Why it is partial.
     #[serde(default)]
-    pub(crate) partial_reason: Option<String>,
+    pub partial_reason: Option<String>,
     /// The link rate the verdict compares with, and where it comes from.
     #[serde(default)]
-    pub(crate) link_rate: LinkRate,
+    pub link_rate: LinkRate,
     /// `--repeat`: the received rate (bit/s) of every run, summarised.
     #[serde(default)]
-    pub(crate) repeat: Option<resample::Summary>,
+    pub repeat: Option<resample::Summary>,
     /// How long the test waited for another to end on a `serve --exclusive` agent.
     #[serde(default)]
-    pub(crate) queued_seconds: f64,
+    pub queued_seconds: f64,
     /// `--iperf3`: the iperf3 server's own results and what it cannot report.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub(crate) iperf3: Option<Iperf3Peer>,
+    pub iperf3: Option<Iperf3Peer>,
     #[serde(skip)]
-    pub(crate) rate_format: RateFormat,
+    pub rate_format: RateFormat,
     #[serde(skip)]
-    pub(crate) spec: TestSpec,
+    pub spec: TestSpec,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Start {
-    pub(crate) local: String,
-    pub(crate) agent: String,
-    pub(crate) in_process_agent: bool,
-    pub(crate) agent_software: Option<String>,
-    pub(crate) client_environment: Option<Environment>,
-    pub(crate) agent_environment: Option<Environment>,
-    pub(crate) timestamp_source: String,
+#[doc(hidden)]
+pub struct Start {
+    pub local: String,
+    pub agent: String,
+    pub in_process_agent: bool,
+    pub agent_software: Option<String>,
+    pub client_environment: Option<Environment>,
+    pub agent_environment: Option<Environment>,
+    pub timestamp_source: String,
 }
 
 /// Where the verdict's link rate comes from. An interface's own speed is believed only for a
@@ -85,7 +86,7 @@ pub(crate) struct Start {
 /// when the lab records it, else the link the test leaves by.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "source", rename_all = "snake_case")]
-pub(crate) enum LinkRate {
+pub enum LinkRate {
     /// `--link-rate`.
     Given { bits_per_second: u64 },
     /// The configuration of the wirespeed lab this end runs in.

@@ -10,7 +10,8 @@ use wirespeed_report::html::{View, Views};
 
 /// The typed views of every command that has one.
 #[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct CommandViews;
+#[doc(hidden)]
+pub struct CommandViews;
 
 /// A document's `result`, decoded into `T`.
 fn result_of<T: DeserializeOwned>(doc: &Value) -> Result<T, String> {
@@ -161,6 +162,3 @@ impl Views for CommandViews {
         })
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -34,8 +34,10 @@ use wirespeed_model::perhop::{self, OwnCost, RttLine};
 use super::{Comparison, LabGuard, Name, Options, Reproduction};
 use crate::probe::{HopReport, ProbeReport};
 
-mod plan;
-mod rows;
+#[doc(hidden)]
+pub mod plan;
+#[doc(hidden)]
+pub mod rows;
 
 use plan::{RoundPlan, plan_rounds, unsettled_reason};
 use rows::{board_comparison, family_comparisons, ground_truth, lab_cost_rows};
@@ -51,7 +53,8 @@ type ProbeDocument = wirespeed_report::Document<serde::de::IgnoredAny, ProbeRepo
 /// size per round; hops behind a slow line (the seed's DS0 holds a 1500-byte probe for 0.2 s
 /// each way) get one per size per round, at [`SLOW_SIZES`], in as many rounds as the budget
 /// holds ([`plan::rounds_behind_slow_line`]).
-const SIZES: &str = "64,300,548,800,1150,1500";
+#[doc(hidden)]
+pub const SIZES: &str = "64,300,548,800,1150,1500";
 /// Behind a slow line each probe costs its bytes at the line's rate, so the sizes are the ends
 /// of the plane's two pieces (it bends at the 548-byte quote limit): for a straight line the
 /// least-variance design puts the points at its ends. The middle sizes of [`SIZES`] cost about
@@ -60,38 +63,48 @@ const SIZES: &str = "64,300,548,800,1150,1500";
 /// sum of squared deviations, 367k of 1,436k bytes squared): per second of the slow line
 /// these three give 1.5 times the leverage of the six. Three sizes that are not collinear in
 /// (sent, returned) still separate the router's answer per byte.
-const SLOW_SIZES: &str = "64,548,1500";
+#[doc(hidden)]
+pub const SLOW_SIZES: &str = "64,548,1500";
 /// Fewest rounds behind a slow line (the jackknife needs a few rounds to say anything).
-const ROUNDS: usize = 5;
+#[doc(hidden)]
+pub const ROUNDS: usize = 5;
 /// A path of fast hops only: at least this many rounds, then more until the even and the odd
 /// rounds agree, up to [`MAX_ROUNDS`] and [`ROUNDS_BUDGET`].
-const MIN_ROUNDS: usize = 10;
-const MAX_ROUNDS: usize = 16;
+#[doc(hidden)]
+pub const MIN_ROUNDS: usize = 10;
+#[doc(hidden)]
+pub const MAX_ROUNDS: usize = 16;
 /// The shortest budget of probing per address family: no round starts that would end after
 /// it (for the first family, both labs' bring-up included). A path whose configured round
 /// trips need more for its planned rounds gets more ([`plan::plan_rounds`]), up to
 /// [`LONGEST_BUDGET`]: a fixed 40 s on 15-45 ms paths stopped every run at 5 rounds
 /// (issue 31).
-const ROUNDS_BUDGET: Duration = Duration::from_secs(40);
+#[doc(hidden)]
+pub const ROUNDS_BUDGET: Duration = Duration::from_secs(40);
 /// The longest budget of probing per address family a plan may ask for.
-const LONGEST_BUDGET: Duration = Duration::from_secs(300);
+#[doc(hidden)]
+pub const LONGEST_BUDGET: Duration = Duration::from_secs(300);
 /// A round takes longer than its configured round trips: a process started per probe run,
 /// the probe's own work per packet, the lab's crossings. Plans allow this factor.
-const ROUND_OVERHEAD: f64 = 1.5;
+#[doc(hidden)]
+pub const ROUND_OVERHEAD: f64 = 1.5;
 const DENSE_PER_SIZE: &str = "8";
 const SPARSE_PER_SIZE: &str = "1";
 /// A hop whose configured round trip at 1500 bytes is shorter than this is probed densely.
-const DENSE_BELOW_MS: f64 = 50.0;
+#[doc(hidden)]
+pub const DENSE_BELOW_MS: f64 = 50.0;
 /// Fixed tolerances (docs/reproduce.md): issue 6's 2% per byte and 20 us fixed; a router's
 /// answer per returned byte is the difference of two slopes of one plane, whose spread is
 /// several times a slope's, and is held to 5% (issue 31's acceptance for router costs).
 const PER_BYTE_TOLERANCE: f64 = 0.02;
 const FIXED_TOLERANCE_US: f64 = 20.0;
-const ANSWER_TOLERANCE: f64 = 0.05;
+#[doc(hidden)]
+pub const ANSWER_TOLERANCE: f64 = 0.05;
 
 /// Table 1 per hop of labs/seed-001-path.toml, us and us per byte: (per byte out, answer per
 /// byte of the node answering, or None for the host).
-const SEED_PER_HOP: [(f64, Option<f64>); 3] = [
+#[doc(hidden)]
+pub const SEED_PER_HOP: [(f64, Option<f64>); 3] = [
     // ether .0008; ciscoping .00131
     (0.8, Some(1.31)),
     // ds0 .14285 + ciscomci .00004; ciscoping
@@ -103,10 +116,11 @@ const SEED_PER_HOP: [(f64, Option<f64>); 3] = [
 /// One hop's minimum round trip per size in every round so far: `sent -> [(returned, ms)]`,
 /// one entry per round that answered the size.
 #[derive(Default, Clone)]
-struct HopMinimums {
+#[doc(hidden)]
+pub struct HopMinimums {
     responder: String,
     destination: bool,
-    rounds: std::collections::BTreeMap<u64, Vec<(u64, f64)>>,
+    pub rounds: std::collections::BTreeMap<u64, Vec<(u64, f64)>>,
 }
 
 impl HopMinimums {
@@ -127,7 +141,8 @@ impl HopMinimums {
     /// is not a consistent estimate of its spread: over 5 rounds it said about twice the
     /// run-to-run spread. The mean of the lower half is a smooth statistic whose jackknife
     /// is. Only the rounds `keep` accepts (by index) count.
-    fn points_of(&self, keep: impl Fn(usize) -> bool) -> Vec<(f64, f64, f64)> {
+    #[doc(hidden)]
+    pub fn points_of(&self, keep: impl Fn(usize) -> bool) -> Vec<(f64, f64, f64)> {
         self.rounds
             .iter()
             .filter_map(|(&s, list)| {
@@ -239,7 +254,8 @@ fn calibrated_lines(
 }
 
 /// Each hop's calibrated own cost from the rounds `keep` accepts.
-fn calibrated_costs(
+#[doc(hidden)]
+pub fn calibrated_costs(
     twin: &[HopMinimums],
     real: &[HopMinimums],
     twin_configured: &[ChainHop],
@@ -295,10 +311,11 @@ fn settled(
 
 /// 95% half-widths of one hop's own costs from the run's rounds, ms.
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct OwnCostSpread {
-    fixed_ms: f64,
+#[doc(hidden)]
+pub struct OwnCostSpread {
+    pub fixed_ms: f64,
     per_byte_ms: f64,
-    answer_per_byte_ms: f64,
+    pub answer_per_byte_ms: f64,
 }
 
 /// The jackknife's 95% half-width of each figure `estimate` computes from the rounds it is
@@ -330,7 +347,8 @@ fn jackknife(
 /// estimate (twin and chain, lower half or minimum, plane, calibration) under the
 /// [`jackknife`]. It decides whether the run measured a row precisely enough to judge it
 /// against its tolerance (`tolerance::judge`).
-fn own_cost_spread(
+#[doc(hidden)]
+pub fn own_cost_spread(
     twin: &[HopMinimums],
     real: &[HopMinimums],
     twin_configured: &[ChainHop],
@@ -403,7 +421,8 @@ fn probe_args(target: &str, max_ttl: usize, dense: bool) -> Vec<String> {
 }
 
 /// The two ends: the topology's first two hosts.
-fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
+#[doc(hidden)]
+pub fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
     let hosts: Vec<&str> = t
         .nodes
         .iter()
@@ -421,7 +440,8 @@ fn ends(t: &Topology) -> anyhow::Result<(String, String)> {
 
 /// An address family the path carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
+#[doc(hidden)]
+pub enum Family {
     Ipv4,
     Ipv6,
 }
@@ -439,7 +459,8 @@ impl Family {
 /// between consecutive nodes of the chain carries it (`ipv6 = false` on one link of a route
 /// leaves its ends without an IPv6 route). A dual-stack path is probed over both (issue 31:
 /// a run probed IPv4 only on a dual-stack path).
-fn families_carried(t: &Topology, from: &str, chain: &[ChainHop]) -> Vec<Family> {
+#[doc(hidden)]
+pub fn families_carried(t: &Topology, from: &str, chain: &[ChainHop]) -> Vec<Family> {
     let mut previous = t.node_index(from);
     let mut ipv6 = !chain.is_empty();
     for hop in chain {
@@ -462,7 +483,8 @@ fn families_carried(t: &Topology, from: &str, chain: &[ChainHop]) -> Vec<Family>
 }
 
 /// One address family's rounds over the twin and the real chain.
-struct FamilyRun {
+#[doc(hidden)]
+pub struct FamilyRun {
     family: Family,
     twin: Vec<HopMinimums>,
     real: Vec<HopMinimums>,
@@ -691,6 +713,3 @@ pub(crate) fn run(options: &Options) -> anyhow::Result<Reproduction> {
         notes,
     ))
 }
-
-#[cfg(test)]
-mod tests;

@@ -12,7 +12,8 @@ use super::{
 };
 
 /// The sizes of a list such as [`SIZES`], IP bytes.
-pub(super) fn sizes_of(list: &str) -> Vec<f64> {
+#[doc(hidden)]
+pub fn sizes_of(list: &str) -> Vec<f64> {
     list.split(',').filter_map(|s| s.parse().ok()).collect()
 }
 
@@ -20,7 +21,8 @@ pub(super) fn sizes_of(list: &str) -> Vec<f64> {
 /// `per_size` times at each of `sizes`, stop and wait (`wirespeed_net::probe`): the sum of
 /// their configured round trips (a router answers a time exceeded quoting at most 548 bytes,
 /// the destination an echo of the same size).
-pub(super) fn pass_seconds(chain: &[ChainHop], hops: usize, sizes: &[f64], per_size: f64) -> f64 {
+#[doc(hidden)]
+pub fn pass_seconds(chain: &[ChainHop], hops: usize, sizes: &[f64], per_size: f64) -> f64 {
     let ms: f64 = chain[..hops]
         .iter()
         .map(|h| {
@@ -43,7 +45,8 @@ pub(super) fn pass_seconds(chain: &[ChainHop], hops: usize, sizes: &[f64], per_s
 /// a constant, sets it: the seed's 56 kbit/s DS0 leaves room for about twelve rounds in
 /// 40 s, a line half as fast for half as many. The loop still stops when a round it has
 /// measured says the next would overrun the budget (a loaded machine).
-pub(super) fn rounds_behind_slow_line(
+#[doc(hidden)]
+pub fn rounds_behind_slow_line(
     chain: &[ChainHop],
     twin: &[ChainHop],
     dense: usize,
@@ -64,15 +67,16 @@ pub(super) fn rounds_behind_slow_line(
 /// How many rounds to probe one address family, and for how long at most, from the path's
 /// configured round trips.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct RoundPlan {
+#[doc(hidden)]
+pub struct RoundPlan {
     /// Fewest rounds before the even and the odd rounds are compared (`settled`).
-    pub(super) least: usize,
+    pub least: usize,
     /// Most rounds.
-    pub(super) most: usize,
+    pub most: usize,
     /// No round starts that would end after this much probing of the family.
-    pub(super) budget: Duration,
+    pub budget: Duration,
     /// One round of both labs by the configured round trips, seconds.
-    pub(super) round_seconds: f64,
+    pub round_seconds: f64,
 }
 
 /// The plan of rounds for one address family (issue 31: the budget comes from the path). One
@@ -89,7 +93,8 @@ pub(super) struct RoundPlan {
 /// [`MAX_ROUNDS`]), a path behind a slow line the rounds its configured lines fit in it, at
 /// least [`ROUNDS`] (the loop stops earlier if a measured round says the next would overrun
 /// it, and the method says so).
-pub(super) fn plan_rounds(
+#[doc(hidden)]
+pub fn plan_rounds(
     chain: &[ChainHop],
     twin: &[ChainHop],
     dense: usize,
@@ -153,7 +158,8 @@ pub(super) fn plan_rounds(
 /// average, and a round's time against the configured one. "Loaded" only when the load
 /// average reaches the number of cores (issue 31: every run said "too loaded", also at load
 /// 0.3).
-pub(super) fn unsettled_reason(
+#[doc(hidden)]
+pub fn unsettled_reason(
     rounds: usize,
     plan: &RoundPlan,
     by_budget: bool,

@@ -31,11 +31,8 @@ pub(super) fn tolerance_beside(
 
 /// A router's answer cost per returned byte against its configured one: the fixed
 /// [`ANSWER_TOLERANCE`], with the run's own 95% interval (`spread`, ms) beside it.
-pub(super) fn judge_answer(
-    ours_ms: f64,
-    truth_ms: f64,
-    spread_ms: f64,
-) -> (Verdict, String, String) {
+#[doc(hidden)]
+pub fn judge_answer(ours_ms: f64, truth_ms: f64, spread_ms: f64) -> (Verdict, String, String) {
     let r = ours_ms / truth_ms - 1.0;
     let hw = spread_ms / truth_ms.abs();
     let judged = tolerance::judge(r, ANSWER_TOLERANCE, hw);
@@ -56,7 +53,8 @@ pub(super) fn judge_answer(
 }
 
 /// One family's comparisons: each hop's own cost, and the whole path.
-pub(super) fn family_comparisons(
+#[doc(hidden)]
+pub fn family_comparisons(
     m: &FamilyRun,
     (configured, twin_configured): (&[ChainHop], &[ChainHop]),
     (from, to): (&str, &str),
@@ -124,7 +122,8 @@ pub(super) fn family_comparisons(
 }
 
 /// The path probed, its routers' configured costs, how it was probed and the tolerances.
-pub(super) fn ground_truth(
+#[doc(hidden)]
+pub fn ground_truth(
     file_name: &str,
     configured: &[ChainHop],
     topology: &wirespeed_lab::Topology,
@@ -312,7 +311,8 @@ pub(super) fn path_rows(
     ]
 }
 
-pub(super) fn lab_cost_rows(
+#[doc(hidden)]
+pub fn lab_cost_rows(
     configured: &[ChainHop],
     machinery: &[OwnCost],
     host: &ProbeDocument,
@@ -373,7 +373,8 @@ pub(super) fn lab_cost_rows(
 
 /// §4: the misconfigured board, from the seed's own measurements: `model compare` in process,
 /// on the model and probe built into this binary.
-pub(super) fn board_comparison() -> anyhow::Result<Comparison> {
+#[doc(hidden)]
+pub fn board_comparison() -> anyhow::Result<Comparison> {
     let model_file = crate::common::data::builtin("examples", "bellovin-1992.toml")?;
     let probe_file = crate::common::data::builtin("examples", "bellovin-1992-ih-probe.json")?;
     let model = wirespeed_model::delay::ModelFile::from_toml(model_file.text)

@@ -12,13 +12,14 @@ use super::super::LabGuard;
 
 /// One end's MAC counters during one transfer (after minus before).
 #[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Mac {
-    pub(super) sent: u64,
-    pub(super) received: u64,
-    pub(super) collisions: u64,
-    pub(super) late: u64,
-    pub(super) fcs: u64,
-    pub(super) runts: u64,
+#[doc(hidden)]
+pub struct Mac {
+    pub sent: u64,
+    pub received: u64,
+    pub collisions: u64,
+    pub late: u64,
+    pub fcs: u64,
+    pub runts: u64,
 }
 
 fn counters(ports: &[PortStatus], node: &str) -> DirectionCounters {
@@ -44,19 +45,20 @@ fn delta(before: &[PortStatus], after: &[PortStatus], node: &str) -> Mac {
 /// One namespace's TCP counters (`/proc/net/snmp` Tcp and `/proc/net/netstat` TcpExt): what
 /// its TCP did to repair losses and how it acknowledged, as `nstat` shows them.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(super) struct TcpCounters {
+#[doc(hidden)]
+pub struct TcpCounters {
     /// Segments sent (Tcp OutSegs).
-    pub(super) out_segs: u64,
+    pub out_segs: u64,
     /// Segments received (Tcp InSegs).
-    pub(super) in_segs: u64,
+    pub in_segs: u64,
     /// Segments retransmitted (Tcp RetransSegs).
-    pub(super) retrans_segs: u64,
+    pub retrans_segs: u64,
     /// Retransmission timer expiries (TcpExt TCPTimeouts).
-    pub(super) timeouts: u64,
+    pub timeouts: u64,
     /// Fast retransmits (TcpExt TCPFastRetrans).
-    pub(super) fast_retrans: u64,
+    pub fast_retrans: u64,
     /// ACKs sent by the delayed-ACK timer (TcpExt DelayedACKs).
-    pub(super) delayed_acks: u64,
+    pub delayed_acks: u64,
 }
 
 /// The value named `name` in the `prefix` table of a `/proc/net/snmp`-style text (a line of
@@ -74,7 +76,8 @@ fn proc_value(text: &str, prefix: &str, name: &str) -> Option<u64> {
 
 impl TcpCounters {
     /// From the texts of `/proc/net/snmp` and `/proc/net/netstat`; a missing counter is 0.
-    pub(super) fn parse(snmp: &str, netstat: &str) -> TcpCounters {
+    #[doc(hidden)]
+    pub fn parse(snmp: &str, netstat: &str) -> TcpCounters {
         let tcp = |n| proc_value(snmp, "Tcp:", n).unwrap_or(0);
         let ext = |n| proc_value(netstat, "TcpExt:", n).unwrap_or(0);
         TcpCounters {
@@ -94,7 +97,8 @@ impl TcpCounters {
         ))
     }
 
-    pub(super) fn since(self, before: TcpCounters) -> TcpCounters {
+    #[doc(hidden)]
+    pub fn since(self, before: TcpCounters) -> TcpCounters {
         TcpCounters {
             out_segs: self.out_segs.saturating_sub(before.out_segs),
             in_segs: self.in_segs.saturating_sub(before.in_segs),
@@ -107,21 +111,22 @@ impl TcpCounters {
 }
 
 /// A transfer from `from` to `to`, capped in time: what arrived, and both ends' counters.
-pub(super) struct Transfer {
-    pub(super) kib_per_second: f64,
-    pub(super) bytes: u64,
-    pub(super) seconds: f64,
+#[doc(hidden)]
+pub struct Transfer {
+    pub kib_per_second: f64,
+    pub bytes: u64,
+    pub seconds: f64,
     /// Every byte arrived before the cap.
-    pub(super) complete: bool,
+    pub complete: bool,
     /// The longest time in which nothing arrived (100 ms resolution).
-    pub(super) longest_gap: f64,
-    pub(super) from: Mac,
-    pub(super) to: Mac,
+    pub longest_gap: f64,
+    pub from: Mac,
+    pub to: Mac,
     /// The sender's and the receiver's TCP counters over the transfer.
-    pub(super) sender: TcpCounters,
-    pub(super) receiver: TcpCounters,
+    pub sender: TcpCounters,
+    pub receiver: TcpCounters,
     /// The window the sender saw advertised at the end, if the transfer finished.
-    pub(super) peer_window: Option<u32>,
+    pub peer_window: Option<u32>,
 }
 
 impl Transfer {
@@ -143,7 +148,8 @@ impl Transfer {
 
     /// What the two TCPs did: "sender 40 timeouts, 0 fast retransmits, 44 segments resent;
     /// receiver 1 delayed ACK of 653 segments sent; 121 late collisions of 123".
-    pub(super) fn tcp(&self) -> String {
+    #[doc(hidden)]
+    pub fn tcp(&self) -> String {
         format!(
             "sender {} timeouts, {} fast retransmits, {} segments resent; receiver {} delayed ACKs of {} segments sent; half end {} late collisions of {}",
             self.sender.timeouts,
@@ -160,7 +166,8 @@ impl Transfer {
 }
 
 /// Default cap on one transfer: the seed's slowest rate (15 KB/s) moves 450 kB in it.
-pub(super) const DEFAULT_CAP: Duration = Duration::from_secs(30);
+#[doc(hidden)]
+pub const DEFAULT_CAP: Duration = Duration::from_secs(30);
 
 fn transfer(
     lab: &LabGuard,
@@ -193,7 +200,8 @@ fn transfer(
 }
 
 /// `runs` rounds of one transfer each way across the mismatch lab in `file`.
-pub(super) fn mismatch_runs(
+#[doc(hidden)]
+pub fn mismatch_runs(
     file: &str,
     bytes: u64,
     runs: u32,
@@ -231,7 +239,8 @@ fn matched_nodes(lab: &LabGuard) -> anyhow::Result<(String, String)> {
 
 /// The matched link (labs/duplex-matched.toml, both ends half duplex): its two hosts, in file
 /// order, and one transfer each way.
-pub(super) fn matched_transfers(
+#[doc(hidden)]
+pub fn matched_transfers(
     bytes: u64,
     cap: Duration,
 ) -> anyhow::Result<(String, String, Transfer, Transfer)> {

@@ -21,7 +21,8 @@ use wirespeed_report::html::markup::{Cell, HtmlTable, Markup, number, rate, seco
 
 /// An `iperf3 -J` document, as far as the report reads it.
 #[derive(Debug, Clone, Deserialize)]
-pub(crate) struct Iperf3Run {
+#[doc(hidden)]
+pub struct Iperf3Run {
     start: Start,
     #[serde(default)]
     intervals: Vec<Iperf3Interval>,
@@ -181,7 +182,8 @@ fn micros(us: u64) -> f64 {
 impl Iperf3Run {
     /// The wirespeed command the test corresponds to: "tcp" or "udp" (iperf3's SCTP, or a
     /// failed test that never started, has no wirespeed counterpart: "iperf3").
-    pub(crate) fn command(&self) -> &'static str {
+    #[doc(hidden)]
+    pub fn command(&self) -> &'static str {
         match self.start.test_start.as_ref().map(|t| t.protocol.as_str()) {
             Some("TCP") => "tcp",
             Some("UDP") => "udp",
@@ -195,7 +197,8 @@ impl Iperf3Run {
     }
 
     /// Both ways at once (`--bidir`): told by the second direction's sums.
-    fn bidir(&self) -> bool {
+    #[doc(hidden)]
+    pub fn bidir(&self) -> bool {
         self.end.sum_sent_bidir_reverse.is_some()
             || self.end.sum_received_bidir_reverse.is_some()
             || self
@@ -214,7 +217,8 @@ impl Iperf3Run {
 
     /// The figures a wirespeed `tcp`/`udp` result is compared by, under the same labels and
     /// units (`ThroughputResult::headlines`), converted from iperf3's units.
-    pub(crate) fn headlines(&self) -> Vec<(String, &'static str, f64)> {
+    #[doc(hidden)]
+    pub fn headlines(&self) -> Vec<(String, &'static str, f64)> {
         let mut out = Vec::new();
         if let Some(r) = self.received() {
             out.push(("received rate".into(), "bits_per_second", r.bits_per_second));
@@ -282,7 +286,8 @@ impl Iperf3Run {
 
     /// The report's section: where and when the test ran, its totals, each stream's RTT, and
     /// the rate over time drawn as wirespeed draws its own intervals.
-    pub(crate) fn html(&self) -> Markup {
+    #[doc(hidden)]
+    pub fn html(&self) -> Markup {
         let mut m = Markup::new();
         let mut about = format!(
             "in iperf3's JSON layout, written by {}: read with iperf3's own keys and units, compared with wirespeed's {} runs by the same figures",
@@ -449,7 +454,8 @@ impl Iperf3Run {
     /// sums as `sum_sent`/`sum_received` by each sum's `sender`, each stream by its own, and
     /// the counted intervals after the warm-up's on one time line (iperf3 restarts its clock
     /// when the warm-up ends).
-    fn intervals(&self) -> Vec<Interval> {
+    #[doc(hidden)]
+    pub fn intervals(&self) -> Vec<Interval> {
         let client_sends = self.client_sends();
         let warmup = self
             .intervals
@@ -565,71 +571,4 @@ fn intervals_table(intervals: &[Interval], bidir: bool) -> Markup {
         ));
     }
     m
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// iperf3 3.12's `-c --bidir -O 1 -t 1 -J` in small: a warm-up interval, then one counted
-    /// interval whose clock restarts at zero, and each direction's sums.
-    const BIDIR: &str = r#"{
-      "start": {"version": "iperf 3.12",
-                "test_start": {"protocol": "TCP", "num_streams": 1, "duration": 1, "reverse": 0}},
-      "intervals": [
-        {"streams": [{"socket": 5, "start": 0, "end": 1, "bytes": 100, "bits_per_second": 800,
-                      "omitted": true, "sender": true},
-                     {"socket": 7, "start": 0, "end": 1, "bytes": 50, "bits_per_second": 400,
-                      "omitted": true, "sender": false}],
-         "sum": {"start": 0, "end": 1, "bytes": 100, "bits_per_second": 800, "omitted": true,
-                 "sender": true},
-         "sum_bidir_reverse": {"start": 0, "end": 1, "bytes": 50, "bits_per_second": 400,
-                               "omitted": true, "sender": false}},
-        {"streams": [],
-         "sum": {"start": 0.00005, "end": 1, "bytes": 200, "bits_per_second": 1600,
-                 "omitted": false, "sender": true},
-         "sum_bidir_reverse": {"start": 0.00005, "end": 1, "bytes": 70, "bits_per_second": 560,
-                               "omitted": false, "sender": false}}],
-      "end": {
-        "sum_sent": {"seconds": 1, "bytes": 200, "bits_per_second": 1600},
-        "sum_received": {"seconds": 1, "bytes": 199, "bits_per_second": 1592},
-        "sum_sent_bidir_reverse": {"seconds": 1, "bytes": 70, "bits_per_second": 560},
-        "sum_received_bidir_reverse": {"seconds": 1, "bytes": 69, "bits_per_second": 552}}
-    }"#;
-
-    #[test]
-    fn a_bidir_run_shows_both_directions_and_its_warm_up_before_the_counted_time() {
-        let run: Iperf3Run = serde_json::from_str(BIDIR).unwrap();
-        assert!(run.bidir());
-        let ivs = run.intervals();
-        // The warm-up first, then the counted second on the same time line.
-        assert!(ivs[0].omitted && !ivs[1].omitted);
-        assert_eq!((ivs[0].start_seconds, ivs[0].end_seconds), (0.0, 1.0));
-        assert!((ivs[1].start_seconds - 1.00005).abs() < 1e-9, "{ivs:?}");
-        assert!((ivs[1].end_seconds - 2.0).abs() < 1e-9);
-        // Each direction's sum by its `sender`, each stream by its own.
-        assert_eq!(ivs[1].sum_sent.as_ref().unwrap().bytes, 200);
-        assert_eq!(ivs[1].sum_received.as_ref().unwrap().bytes, 70);
-        assert_eq!(ivs[0].streams[1].role, Role::Receiver);
-        assert_eq!(ivs[0].streams[1].flow, Flow::Download);
-        let html = run.html().into_string();
-        for label in [
-            "both ways at once (--bidir)",
-            "<td>client to server: sent</td>",
-            "<td>client to server: received</td>",
-            "<td>server to client: sent</td>",
-            "<td>server to client: received</td>",
-            "<td>omitted (warm-up, -O)</td>",
-            "1 warm-up interval(s) omitted (-O)",
-        ] {
-            assert!(html.contains(label), "{label}: {html}");
-        }
-        let heads = run.headlines();
-        assert!(
-            heads
-                .iter()
-                .any(|(l, _, v)| l == "received rate, way back (--bidir)" && *v == 552.0),
-            "{heads:?}"
-        );
-    }
 }

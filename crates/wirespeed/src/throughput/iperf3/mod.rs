@@ -2,6 +2,9 @@
 //! prints (`--json-format iperf3`); `html` reads such a document back for `wirespeed report`.
 //! And its wire protocol: `peer` runs `tcp`/`udp` against an iperf3 server (`--iperf3`).
 
-pub(crate) mod html;
-pub(crate) mod json;
-pub(crate) mod peer;
+#[doc(hidden)]
+pub mod html;
+#[doc(hidden)]
+pub mod json;
+#[doc(hidden)]
+pub mod peer;

@@ -11,11 +11,11 @@ use wirespeed_report::html::{Entry, parse_documents};
 // feature turned on by a dev-dependency builds wirespeed-report, and so this whole crate, once
 // for `cargo test` and again for `cargo build`, a second compile of the largest crate each
 // time a developer alternates the two. The file names nothing of its crate but `super::Entry`.
-#[path = "../../../../wirespeed-report/src/html/testing.rs"]
+#[path = "../../../../../wirespeed-report/src/html/testing.rs"]
 mod testing;
 use testing::{arbitrary_json, assert_self_contained, check_the_page_frame};
 
-use super::CommandViews;
+use wirespeed::report::views::CommandViews;
 
 fn render_page(entries: &[Entry]) -> String {
     wirespeed_report::html::render_page(entries, &CommandViews)
@@ -44,7 +44,7 @@ fn svg_count(html: &str) -> usize {
 fn tcp_shows_totals_streams_and_the_rate_over_time() {
     let html = page(
         "tcp.json",
-        include_str!("../../../testdata/report/tcp.json"),
+        include_str!("../../../../testdata/report/tcp.json"),
     );
     assert_self_contained(&html);
     for needle in [
@@ -72,7 +72,7 @@ fn tcp_shows_totals_streams_and_the_rate_over_time() {
 fn udp_shows_loss_and_jitter() {
     let html = page(
         "udp.json",
-        include_str!("../../../testdata/report/udp.json"),
+        include_str!("../../../../testdata/report/udp.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("<th>lost</th>") && html.contains("<th>jitter</th>"));
@@ -83,7 +83,7 @@ fn udp_shows_loss_and_jitter() {
 fn sweep_draws_its_heatmap_and_diagonal() {
     let html = page(
         "sweep.json",
-        include_str!("../../../testdata/report/sweep.json"),
+        include_str!("../../../../testdata/report/sweep.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("Send = receive buffer (the seed&#39;s table)"));
@@ -95,14 +95,14 @@ fn sweep_draws_its_heatmap_and_diagonal() {
 fn results_files_are_one_series_each() {
     let sweep = page(
         "runs.jsonl",
-        include_str!("../../../testdata/report/sweep-runs.jsonl"),
+        include_str!("../../../../testdata/report/sweep-runs.jsonl"),
     );
     assert_self_contained(&sweep);
     assert!(sweep.contains("18 of 18 planned runs finished"), "{sweep}");
     assert_eq!(svg_count(&sweep), 2);
     let load = page(
         "load.jsonl",
-        include_str!("../../../testdata/report/load-runs.jsonl"),
+        include_str!("../../../../testdata/report/load-runs.jsonl"),
     );
     assert_self_contained(&load);
     assert!(load.contains("4 of 4 planned tests finished"));
@@ -114,7 +114,7 @@ fn results_files_are_one_series_each() {
 fn load_plots_bit_rate_against_hosts_beside_the_model() {
     let html = page(
         "load.json",
-        include_str!("../../../testdata/report/load.json"),
+        include_str!("../../../../testdata/report/load.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("total bit rate against hosts") && html.contains("64 bytes, model"));
@@ -125,7 +125,7 @@ fn load_plots_bit_rate_against_hosts_beside_the_model() {
 fn probe_plots_minimum_rtt_with_fitted_lines() {
     let html = page(
         "probe.json",
-        include_str!("../../../testdata/report/probe.json"),
+        include_str!("../../../../testdata/report/probe.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("<h3>Hops</h3>") && html.contains("minimum RTT, ms"));
@@ -140,7 +140,7 @@ fn probe_plots_minimum_rtt_with_fitted_lines() {
 fn sim_plots_efficiency_against_hosts() {
     let html = page(
         "sim.json",
-        include_str!("../../../testdata/report/sim.json"),
+        include_str!("../../../../testdata/report/sim.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("efficiency against hosts") && html.contains("1536 bytes"));
@@ -151,7 +151,7 @@ fn sim_plots_efficiency_against_hosts() {
 fn reproduce_colours_its_verdicts() {
     let html = page(
         "reproduce.json",
-        include_str!("../../../testdata/report/reproduce.json"),
+        include_str!("../../../../testdata/report/reproduce.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("<td class=\"good\">within</td>"));
@@ -163,7 +163,7 @@ fn reproduce_colours_its_verdicts() {
 fn envelope_and_autoneg_show_their_figures() {
     let html = page(
         "envelope.json",
-        include_str!("../../../testdata/report/envelope.json"),
+        include_str!("../../../../testdata/report/envelope.json"),
     );
     assert!(
         html.contains("<td>goodput ceiling</td><td class=\"num\">9.415 Mbit/s</td>"),
@@ -175,7 +175,7 @@ fn envelope_and_autoneg_show_their_figures() {
     );
     let html = page(
         "autoneg.json",
-        include_str!("../../../testdata/report/autoneg.json"),
+        include_str!("../../../../testdata/report/autoneg.json"),
     );
     assert!(
         html.contains("<details><summary>"),
@@ -188,7 +188,7 @@ fn envelope_and_autoneg_show_their_figures() {
 fn a_json_stream_is_its_final_document() {
     let html = page(
         "stream.jsonl",
-        include_str!("../../../testdata/report/tcp-stream.jsonl"),
+        include_str!("../../../../testdata/report/tcp-stream.jsonl"),
     );
     assert_self_contained(&html);
     assert!(html.contains("1 document,"));
@@ -197,12 +197,12 @@ fn a_json_stream_is_its_final_document() {
 
 #[test]
 fn several_runs_of_a_command_get_a_comparison() {
-    let tcp = include_str!("../../../testdata/report/tcp.json");
+    let tcp = include_str!("../../../../testdata/report/tcp.json");
     let mut docs = entries("a.json", tcp);
     docs.extend(entries("b.json", tcp));
     docs.extend(entries(
         "c.json",
-        include_str!("../../../testdata/report/envelope.json"),
+        include_str!("../../../../testdata/report/envelope.json"),
     ));
     let html = render_page(&docs);
     assert_self_contained(&html);
@@ -229,11 +229,11 @@ fn several_runs_of_a_command_get_a_comparison() {
 fn iperf3_documents_are_compared_with_wirespeed_runs() {
     let mut docs = entries(
         "tcp.json",
-        include_str!("../../../testdata/report/tcp.json"),
+        include_str!("../../../../testdata/report/tcp.json"),
     );
     docs.extend(entries(
         "iperf3-tcp.json",
-        include_str!("../../../testdata/report/iperf3-tcp.json"),
+        include_str!("../../../../testdata/report/iperf3-tcp.json"),
     ));
     let html = render_page(&docs);
     assert_self_contained(&html);
@@ -266,8 +266,8 @@ fn iperf3_documents_are_compared_with_wirespeed_runs() {
 #[test]
 fn iperf3_udp_loss_and_jitter_arrive_in_wirespeeds_units() {
     let iperf3: Value =
-        serde_json::from_str(include_str!("../../../testdata/report/iperf3-udp.json")).unwrap();
-    let run: crate::throughput::iperf3::html::Iperf3Run =
+        serde_json::from_str(include_str!("../../../../testdata/report/iperf3-udp.json")).unwrap();
+    let run: wirespeed::throughput::iperf3::html::Iperf3Run =
         serde_json::from_value(iperf3.clone()).unwrap();
     assert_eq!(run.command(), "udp");
     let headlines = run.headlines();
@@ -280,7 +280,7 @@ fn iperf3_udp_loss_and_jitter_arrive_in_wirespeeds_units() {
     assert_eq!(get("received rate").map(|h| h.1), received);
     let mut docs = entries(
         "udp.json",
-        include_str!("../../../testdata/report/udp.json"),
+        include_str!("../../../../testdata/report/udp.json"),
     );
     docs.extend(entries("iperf3-udp.json", &iperf3.to_string()));
     let html = render_page(&docs);
@@ -295,7 +295,7 @@ fn iperf3_udp_loss_and_jitter_arrive_in_wirespeeds_units() {
 fn a_failed_iperf3_run_says_so_and_lookalikes_are_not_iperf3() {
     let html = page(
         "iperf3-error.json",
-        include_str!("../../../testdata/report/iperf3-error.json"),
+        include_str!("../../../../testdata/report/iperf3-error.json"),
     );
     assert_self_contained(&html);
     assert!(html.contains("<h2>1. iperf3</h2>"), "{html}");
@@ -313,7 +313,7 @@ fn a_failed_iperf3_run_says_so_and_lookalikes_are_not_iperf3() {
     assert!(html.contains("a document without a schema"), "{html}");
     // An iperf3 document with a damaged field is shown with the reason, not dropped.
     let mut damaged: Value =
-        serde_json::from_str(include_str!("../../../testdata/report/iperf3-tcp.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../testdata/report/iperf3-tcp.json")).unwrap();
     damaged["end"]["sum_sent"]["bytes"] = json!("many");
     let html = render_page(&[Entry {
         source: "x".into(),
@@ -335,7 +335,7 @@ const HOSTILE: &str = "<script>alert('x')</script>\" onload=\"evil()\" & <img sr
 #[test]
 fn every_string_from_a_file_is_escaped() {
     let mut doc: Value =
-        serde_json::from_str(include_str!("../../../testdata/report/tcp.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../testdata/report/tcp.json")).unwrap();
     doc["host"]["hostname"] = json!(HOSTILE);
     doc["host"]["cpu_model"] = json!(HOSTILE);
     doc["parameters"]["agent"] = json!(HOSTILE);
@@ -347,7 +347,7 @@ fn every_string_from_a_file_is_escaped() {
     doc["result"]["intervals"][0]["streams"][0]["role"] = json!(HOSTILE);
     doc["result"]["end"]["streams"][0]["flow"] = json!(HOSTILE);
     let mut reproduce: Value =
-        serde_json::from_str(include_str!("../../../testdata/report/reproduce.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../testdata/report/reproduce.json")).unwrap();
     reproduce["result"]["comparisons"][0]["rows"][0]["verdict"] = json!(HOSTILE);
     reproduce["result"]["comparisons"][0]["title"] = json!(HOSTILE);
     let html = render_page(&[
@@ -374,22 +374,22 @@ fn every_string_from_a_file_is_escaped() {
 }
 
 const FIXTURES: &[&str] = &[
-    include_str!("../../../testdata/report/tcp.json"),
-    include_str!("../../../testdata/report/udp.json"),
-    include_str!("../../../testdata/report/sweep.json"),
-    include_str!("../../../testdata/report/sweep-runs.jsonl"),
-    include_str!("../../../testdata/report/load.json"),
-    include_str!("../../../testdata/report/load-runs.jsonl"),
-    include_str!("../../../testdata/report/probe.json"),
-    include_str!("../../../testdata/report/sim.json"),
-    include_str!("../../../testdata/report/reproduce.json"),
-    include_str!("../../../testdata/report/envelope.json"),
-    include_str!("../../../testdata/report/autoneg.json"),
-    include_str!("../../../testdata/report/latency.json"),
-    include_str!("../../../testdata/report/latency-rr.json"),
-    include_str!("../../../testdata/report/iperf3-tcp.json"),
-    include_str!("../../../testdata/report/iperf3-udp.json"),
-    include_str!("../../../testdata/report/iperf3-error.json"),
+    include_str!("../../../../testdata/report/tcp.json"),
+    include_str!("../../../../testdata/report/udp.json"),
+    include_str!("../../../../testdata/report/sweep.json"),
+    include_str!("../../../../testdata/report/sweep-runs.jsonl"),
+    include_str!("../../../../testdata/report/load.json"),
+    include_str!("../../../../testdata/report/load-runs.jsonl"),
+    include_str!("../../../../testdata/report/probe.json"),
+    include_str!("../../../../testdata/report/sim.json"),
+    include_str!("../../../../testdata/report/reproduce.json"),
+    include_str!("../../../../testdata/report/envelope.json"),
+    include_str!("../../../../testdata/report/autoneg.json"),
+    include_str!("../../../../testdata/report/latency.json"),
+    include_str!("../../../../testdata/report/latency-rr.json"),
+    include_str!("../../../../testdata/report/iperf3-tcp.json"),
+    include_str!("../../../../testdata/report/iperf3-udp.json"),
+    include_str!("../../../../testdata/report/iperf3-error.json"),
 ];
 
 /// Replaces every number in `v`, in order, by the next of `with` (cyclically).
@@ -466,7 +466,7 @@ proptest! {
 #[test]
 fn a_document_that_does_not_fit_its_type_says_why() {
     let mut doc: Value =
-        serde_json::from_str(include_str!("../../../testdata/report/tcp.json")).unwrap();
+        serde_json::from_str(include_str!("../../../../testdata/report/tcp.json")).unwrap();
     doc["result"]["end"]
         .as_object_mut()
         .unwrap()

@@ -1,9 +1,15 @@
 //! Unit tests of reproduce bellovin, beside its module and apart from it.
+use std::time::Duration;
+use wirespeed::reproduce::bellovin::plan::{RoundPlan, plan_rounds, unsettled_reason};
+use wirespeed::reproduce::bellovin::rows::board_comparison;
+use wirespeed_lab::Topology;
+use wirespeed_lab::truth::{self, ChainHop};
+use wirespeed_model::perhop::{self, OwnCost, RttLine};
 
-use super::super::Verdict;
-use super::plan::{pass_seconds, rounds_behind_slow_line, sizes_of};
-use super::rows::judge_answer;
-use super::*;
+use wirespeed::reproduce::Verdict;
+use wirespeed::reproduce::bellovin::plan::{pass_seconds, rounds_behind_slow_line, sizes_of};
+use wirespeed::reproduce::bellovin::rows::judge_answer;
+use wirespeed::reproduce::bellovin::*;
 
 #[test]
 fn seed_001_board_is_flagged_by_model_compare_in_process() {
@@ -365,7 +371,7 @@ fn every_family_the_path_carries_is_probed() {
         assert_eq!(families_carried(&t, "h1", &chain), expected);
     }
     // The seed's path keeps IPv6 off its DS0.
-    let t = super::super::lab_file("seed-001-path.toml")
+    let t = wirespeed::reproduce::lab_file("seed-001-path.toml")
         .unwrap()
         .topology()
         .unwrap();
@@ -374,7 +380,7 @@ fn every_family_the_path_carries_is_probed() {
 }
 
 fn seed_chain() -> (Vec<ChainHop>, Vec<ChainHop>, usize) {
-    let t = super::super::lab_file("seed-001-path.toml")
+    let t = wirespeed::reproduce::lab_file("seed-001-path.toml")
         .unwrap()
         .topology()
         .unwrap();
@@ -601,7 +607,7 @@ fn behind_a_slow_line_the_runs_interval_is_the_run_to_run_spread() {
 
 #[test]
 fn the_seed_path_has_two_ends_and_three_hops() {
-    let t = super::super::lab_file("seed-001-path.toml")
+    let t = wirespeed::reproduce::lab_file("seed-001-path.toml")
         .unwrap()
         .topology()
         .unwrap();

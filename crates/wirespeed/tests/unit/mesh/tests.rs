@@ -1,14 +1,18 @@
 //! Unit tests of mesh, beside its module and apart from it.
+use std::time::Duration;
+use wirespeed::mesh::analysis::build_result;
+use wirespeed::mesh::result::*;
+use wirespeed::mesh::result::{AgentEntry, MeshPlan, PairRecord};
+use wirespeed_model::RateFormat;
 
-use super::agents::{check_agents, named_agents, resolve};
-use super::verdicts::{
+use clap::Parser;
+use std::net::SocketAddr;
+use wirespeed::mesh::agents::{check_agents, named_agents, resolve};
+use wirespeed::mesh::verdicts::{
     AsymmetricPair, BadPair, Cleared, DuplexMismatch, MeshVerdict, MeshWarning, NoOutlier,
     RateLook, Worded,
 };
-use super::*;
-use clap::Parser;
-use std::net::SocketAddr;
-use wirespeed_model::RateFormat;
+use wirespeed::mesh::*;
 use wirespeed_model::mesh as model;
 use wirespeed_model::mesh::faults::SlowDirection;
 use wirespeed_net::control::mesh::PairResult;
@@ -53,7 +57,7 @@ fn the_config_holds_the_flags_once() {
     .unwrap();
     assert_eq!(
         c.fleet,
-        Fleet::Named(super::agents::Named {
+        Fleet::Named(wirespeed::mesh::agents::Named {
             specs: vec!["a".into(), "b".into()],
             file: None,
             port: 7,
@@ -333,12 +337,12 @@ fn mesh_findings_keep_their_sentences_and_base_units() {
 /// typed document; a fleet or a test no mesh can run is refused before any agent starts.
 #[test]
 fn a_library_caller_runs_a_mesh_of_in_process_agents() {
-    let config = crate::mesh::Config::local(2)
+    let config = wirespeed::mesh::Config::local(2)
         .with_test_time(Duration::from_millis(200))
         .with_probes(3);
-    let measured = crate::mesh::measure(&config).unwrap();
+    let measured = wirespeed::mesh::measure(&config).unwrap();
     assert!(!measured.interrupted && measured.failed_first.is_none());
-    let result: &crate::mesh::MeshResult = &measured.doc.result;
+    let result: &wirespeed::mesh::MeshResult = &measured.doc.result;
     assert_eq!(
         (result.tests_planned, result.tests_failed, measured.finished),
         (2, 0, 2)
@@ -351,13 +355,16 @@ fn a_library_caller_runs_a_mesh_of_in_process_agents() {
         );
     }
     for (config, said) in [
-        (crate::mesh::Config::local(1), "--local 1 is out of range"),
         (
-            crate::mesh::Config::local(2).with_test_time(Duration::from_millis(10)),
+            wirespeed::mesh::Config::local(1),
+            "--local 1 is out of range",
+        ),
+        (
+            wirespeed::mesh::Config::local(2).with_test_time(Duration::from_millis(10)),
             "-t 0.01 s is out of range",
         ),
     ] {
-        let err = crate::mesh::measure(&config).unwrap_err();
+        let err = wirespeed::mesh::measure(&config).unwrap_err();
         assert!(format!("{err:#}").contains(said), "{err:#}");
     }
 }

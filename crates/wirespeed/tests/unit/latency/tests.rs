@@ -1,7 +1,7 @@
 //! Unit tests of latency, beside its module and apart from it.
+use wirespeed::latency::result::*;
 
-use super::analysis::{phase_of, rpm};
-use super::*;
+use wirespeed::latency::analysis::{phase_of, rpm};
 
 #[test]
 fn statistics_of_round_trips() {

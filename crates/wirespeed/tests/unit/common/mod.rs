@@ -1,0 +1,13 @@
+mod brief;
+mod data;
+mod exit_status;
+mod flags;
+mod host;
+mod install_aids;
+mod interrupt;
+mod line_prefix;
+mod metrics;
+mod output;
+mod progress;
+mod runs_file;
+mod schedule;

@@ -1,0 +1,6 @@
+mod brief;
+mod html;
+mod metrics;
+mod queues;
+mod tests;
+mod verdicts;

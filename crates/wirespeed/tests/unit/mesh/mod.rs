@@ -1,0 +1,4 @@
+mod brief;
+mod evidence;
+mod tests;
+mod wait;

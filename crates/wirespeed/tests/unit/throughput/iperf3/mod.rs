@@ -1,0 +1,2 @@
+mod html;
+mod json;
