@@ -467,6 +467,7 @@ fn port() -> PortStatus {
         counters: DirectionCounters::default(),
         utilization: 0.0,
         lateness: LatenessSummary::default(),
+        lateness_floor: Vec::new(),
         host: None,
         aqm: None,
         fq_perturbation: None,
