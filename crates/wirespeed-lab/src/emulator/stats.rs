@@ -113,9 +113,6 @@ pub const FLOOR_BAND_BYTES: u64 = 32;
 /// Size bands kept: IP packets up to 1,536 bytes in bands of [`FLOOR_BAND_BYTES`], larger
 /// ones in the last.
 pub const FLOOR_BANDS: usize = 48;
-/// 1 us bins of each band's lateness: 0 (or early) up to [`FLOOR_BAND_BINS`] - 1 us, the last
-/// holding everything later.
-pub const FLOOR_BAND_BINS: usize = 128;
 
 /// The least lateness of the frames of one size band (`lab status --json`'s
 /// `lateness_floor`): the part of the emulator's own delay that even a frame's best case pays.
@@ -125,7 +122,7 @@ pub const FLOOR_BAND_BINS: usize = 128;
 /// forwarded by r1 at 46-78 bytes left 20 us later at best than those of 548-1500 bytes
 /// (bench/results/incoming-probe-truth.md). A probe fits minimums, so this floor, not the
 /// median, is what its figures carry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct SizeFloor {
     /// Smallest IP packet of the band, bytes.
     pub low_bytes: u64,
@@ -135,12 +132,6 @@ pub struct SizeFloor {
     pub min_us: f64,
     /// Frames of the band released.
     pub frames: u64,
-    /// Their lateness in 1 us bins, `[us, frames]` for each bin that has any: `us` is the
-    /// bin's lower edge (early counts as 0), the last bin ([`FLOOR_BAND_BINS`] - 1) holds
-    /// everything later. A probe's minimum over n probes of a size meets about the 1 / (n + 1)
-    /// quantile of this, not the least lateness since the lab came up.
-    #[serde(default)]
-    pub late_us: Vec<[u64; 2]>,
 }
 
 /// Lateness of releases, in log-linear microsecond bins.
@@ -153,8 +144,6 @@ pub struct LatenessHistogram {
     max_ns: u64,
     /// Least lateness of each size band, ns, and its frames ([`Self::record_sized`]).
     floors: Vec<(i64, u64)>,
-    /// Each band's 1 us bins, [`FLOOR_BAND_BINS`] a band, one after another.
-    band_bins: Vec<u32>,
 }
 
 impl Default for LatenessHistogram {
@@ -166,7 +155,6 @@ impl Default for LatenessHistogram {
             sum_ns: 0,
             max_ns: 0,
             floors: vec![(i64::MAX, 0); FLOOR_BANDS],
-            band_bins: vec![0; FLOOR_BANDS * FLOOR_BAND_BINS],
         }
     }
 }
@@ -209,11 +197,6 @@ impl LatenessHistogram {
         let (least, frames) = &mut self.floors[band];
         *least = (*least).min(late_ns);
         *frames += 1;
-        let bin = usize::try_from(late_ns.max(0) / 1_000)
-            .unwrap_or(usize::MAX)
-            .min(FLOOR_BAND_BINS - 1);
-        let count = &mut self.band_bins[band * FLOOR_BAND_BINS + bin];
-        *count = count.saturating_add(1);
     }
 
     /// The least lateness of each size band that released a frame.
@@ -231,12 +214,6 @@ impl LatenessHistogram {
                 },
                 min_us: least as f64 / 1e3,
                 frames,
-                late_us: self.band_bins[i * FLOOR_BAND_BINS..(i + 1) * FLOOR_BAND_BINS]
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, n)| **n > 0)
-                    .map(|(us, n)| [us as u64, u64::from(*n)])
-                    .collect(),
             })
             .collect()
     }
@@ -245,9 +222,6 @@ impl LatenessHistogram {
     pub fn merge(&mut self, other: &LatenessHistogram) {
         for (a, b) in self.floors.iter_mut().zip(&other.floors) {
             *a = (a.0.min(b.0), a.1 + b.1);
-        }
-        for (a, b) in self.band_bins.iter_mut().zip(&other.band_bins) {
-            *a = a.saturating_add(*b);
         }
         for (a, b) in self.bins.iter_mut().zip(&other.bins) {
             *a += b;

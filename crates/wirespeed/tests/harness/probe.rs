@@ -138,14 +138,11 @@ fn score_hops(
     floors: Option<&floor::PathFloors>,
 ) -> Vec<HopFigure> {
     // What the lateness floors add to each hop's plane at that hop's own sizes.
-    let points_of = |h: &HopAnalysis| -> Vec<(f64, f64, u64)> {
+    let points_of = |h: &HopAnalysis| -> Vec<(f64, f64)> {
         h.sizes
             .iter()
             .filter(|r| r.lost < r.sent)
-            .map(|r| {
-                let answered = u64::try_from(r.sent - r.lost).unwrap_or(u64::MAX);
-                (r.sent_bytes as f64, r.returned_bytes as f64, answered)
-            })
+            .map(|r| (r.sent_bytes as f64, r.returned_bytes as f64))
             .collect()
     };
     let floor_added = |ttl: u8| -> Option<RttLine> {

@@ -16,15 +16,8 @@
 
 use wirespeed_model::perhop::RttLine;
 
-/// One direction's size bands: smallest and largest IP bytes, least lateness ms, and the
-/// lateness in 1 us bins, `(us, frames)` (empty from a build that kept only the least).
-struct Band {
-    low: u64,
-    high: u64,
-    min_ms: f64,
-    bins: Vec<(u64, u64)>,
-}
-type Bands = Vec<Band>;
+/// One direction's floors: (smallest IP bytes, largest IP bytes, least lateness ms) per band.
+type Bands = Vec<(u64, u64, f64)>;
 
 /// The lateness floor of each hop's own link, both ways, along the chain from h1.
 pub(super) struct PathFloors {
@@ -41,45 +34,23 @@ fn bands(port: &serde_json::Value) -> Bands {
             a.iter()
                 .filter_map(|b| {
                     let min_us = b["min_us"].as_f64().filter(|v| v.is_finite())?;
-                    let bins = b["late_us"]
-                        .as_array()
-                        .map(|a| {
-                            a.iter()
-                                .filter_map(|p| Some((p[0].as_u64()?, p[1].as_u64()?)))
-                                .collect()
-                        })
-                        .unwrap_or_default();
-                    Some(Band {
-                        low: b["low_bytes"].as_u64()?,
-                        high: b["high_bytes"].as_u64()?,
-                        min_ms: min_us / 1e3,
-                        bins,
-                    })
+                    Some((
+                        b["low_bytes"].as_u64()?,
+                        b["high_bytes"].as_u64()?,
+                        min_us / 1e3,
+                    ))
                 })
                 .collect()
         })
         .unwrap_or_default()
 }
 
-/// The lateness, ms, a size's best of `probes` meets on one crossing: the 1 / (probes + 1)
-/// quantile of its band (the middle of that 1 us bin, never below the least), or the least
-/// where the band kept no bins or the quantile is its first frame.
-fn floor_at(bands: &Bands, bytes: f64, probes: u64) -> Option<f64> {
+fn floor_at(bands: &Bands, bytes: f64) -> Option<f64> {
     let b = bytes.round().max(0.0) as u64;
-    let band = bands
+    bands
         .iter()
-        .find(|band| (band.low..=band.high).contains(&b))?;
-    let frames: u64 = band.bins.iter().map(|(_, n)| n).sum();
-    let rank = frames.div_ceil(probes + 1).max(1);
-    if band.bins.is_empty() || rank == 1 {
-        return Some(band.min_ms);
-    }
-    let mut seen = 0;
-    let us = band.bins.iter().find_map(|&(us, n)| {
-        seen += n;
-        (seen >= rank).then_some(us)
-    })?;
-    Some(((us as f64 + 0.5) / 1e3).max(band.min_ms))
+        .find(|(low, high, _)| (*low..=*high).contains(&b))
+        .map(|b| b.2)
 }
 
 impl PathFloors {
@@ -103,26 +74,25 @@ impl PathFloors {
             .then_some(PathFloors { links: out })
     }
 
-    /// What the floors add to hop `ttl`'s plane at its own sizes, `points` (bytes sent, bytes
-    /// returned, probes answered): the least-squares plane through the lateness summed over
-    /// every crossing of links 1..=ttl, out at the bytes sent and back at the bytes returned,
-    /// each at the quantile its size's best probe meets ([`floor_at`]). `None` if a link
-    /// crossed recorded no floor, a size has none on some crossing, or the sizes cannot hold a
-    /// line. Where the returned bytes do not vary apart from the sent ones (an echo: returned
-    /// = sent), the fit is the line against bytes sent + returned and both slopes are its own.
-    pub(super) fn added(&self, ttl: u8, points: &[(f64, f64, u64)]) -> Option<RttLine> {
+    /// What the floors add to hop `ttl`'s plane at its own sizes, `points` (bytes sent,
+    /// bytes returned): the least-squares plane through the floors summed over every crossing
+    /// of links 1..=ttl, out at the bytes sent and back at the bytes returned. `None` if a
+    /// link crossed recorded no floor, a size has none on some crossing, or the sizes cannot
+    /// hold a line. Where the returned
+    /// bytes do not vary apart from the sent ones (an echo: returned = sent), the fit is the
+    /// line against bytes sent + returned and both slopes are that line's.
+    pub(super) fn added(&self, ttl: u8, points: &[(f64, f64)]) -> Option<RttLine> {
         let crossed = self.links.get(..usize::from(ttl))?;
         let ys: Vec<f64> = points
             .iter()
-            .map(|&(sent, returned, probes)| {
+            .map(|&(sent, returned)| {
                 crossed.iter().try_fold(0.0, |sum, link| {
                     let (out, back) = link.as_ref()?;
-                    Some(sum + floor_at(out, sent, probes)? + floor_at(back, returned, probes)?)
+                    Some(sum + floor_at(out, sent)? + floor_at(back, returned)?)
                 })
             })
             .collect::<Option<_>>()?;
-        let xy: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
-        plane(&xy, &ys)
+        plane(points, &ys)
     }
 }
 
@@ -180,11 +150,6 @@ fn seed_619_points() -> Vec<(f64, f64)> {
     .collect()
 }
 
-#[cfg(test)]
-fn with_probes(points: &[(f64, f64)], probes: u64) -> Vec<(f64, f64, u64)> {
-    points.iter().map(|&(s, q)| (s, q, probes)).collect()
-}
-
 #[test]
 fn the_floor_plane_is_the_least_squares_plane() {
     let points = seed_619_points();
@@ -217,11 +182,11 @@ fn the_floor_plane_is_the_least_squares_plane() {
 fn small_frames_late_on_hop_2s_link_lower_its_answer_per_byte_truth() {
     let band = |low: u64, high: u64, us: f64| serde_json::json!({"low_bytes": low, "high_bytes": high, "min_us": us, "frames": 10});
     let flat = |us: f64| serde_json::json!([band(0, 1535, us), band(1536, u64::MAX, us)]);
-    // Most small frames 20 us late, one in a hundred on time: the best of 32 probes meets the
-    // 20 us, not the least lateness since the lab came up.
-    let binned = serde_json::json!({"low_bytes": 0, "high_bytes": 127, "min_us": 0.3,
-        "frames": 100, "late_us": [[0, 1], [20, 99]]});
-    let late_small = serde_json::json!([binned, band(128, 1535, 0.3), band(1536, u64::MAX, 0.3)]);
+    let late_small = serde_json::json!([
+        band(0, 127, 20.3),
+        band(128, 1535, 0.3),
+        band(1536, u64::MAX, 0.3)
+    ]);
     let port = |link: u64, from: &str, to: &str, floor: serde_json::Value| serde_json::json!({"link": link, "from": from, "to": to, "lateness_floor": floor});
     let ports = serde_json::json!([
         port(0, "h1", "r1", flat(0.3)),
@@ -233,7 +198,7 @@ fn small_frames_late_on_hop_2s_link_lower_its_answer_per_byte_truth() {
         port(2, "r3", "r2", serde_json::json!([])),
     ]);
     let floors = PathFloors::of(&ports, &[0, 1, 2], "h1").expect("two links with floors");
-    let points = with_probes(&seed_619_points(), 32);
+    let points = seed_619_points();
     let hop1 = floors.added(1, &points).expect("hop 1");
     let hop2 = floors.added(2, &points).expect("hop 2");
     assert!(floors.added(3, &points).is_none());
@@ -252,9 +217,4 @@ fn small_frames_late_on_hop_2s_link_lower_its_answer_per_byte_truth() {
     );
     // The other way round, the ports named from the far end, nothing is found.
     assert!(PathFloors::of(&ports, &[0, 1], "h2").is_none());
-    // With a hundred probes of each size, their best meets the frame that was on time.
-    let many = floors
-        .added(2, &with_probes(&seed_619_points(), 100))
-        .expect("hop 2");
-    assert!(ns(many.per_returned_byte_ms).abs() < 1.0, "{many:?}");
 }
