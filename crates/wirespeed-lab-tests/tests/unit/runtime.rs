@@ -467,7 +467,6 @@ fn port() -> PortStatus {
         counters: DirectionCounters::default(),
         utilization: 0.0,
         lateness: LatenessSummary::default(),
-        lateness_floor: Vec::new(),
         host: None,
         aqm: None,
         fq_perturbation: None,

@@ -108,32 +108,6 @@ pub fn upper_edge_us(i: usize) -> u64 {
     (1u64 << (10 + octave)) + (sub + 1) * width
 }
 
-/// Width of one size band of [`LatenessHistogram::floor_by_size`], IP bytes.
-pub const FLOOR_BAND_BYTES: u64 = 32;
-/// Size bands kept: IP packets up to 1,536 bytes in bands of [`FLOOR_BAND_BYTES`], larger
-/// ones in the last.
-pub const FLOOR_BANDS: usize = 48;
-
-/// The least lateness of the frames of one size band (`lab status --json`'s
-/// `lateness_floor`): the part of the emulator's own delay that even a frame's best case pays.
-/// A frame is read by the ingress thread only when that thread wakes, so a frame whose whole
-/// schedule (serialization and propagation) is shorter than the wake-up leaves late however
-/// the release is timed: on seed 619's 16.5 Mbit/s serial link with 14 us of delay, probes
-/// forwarded by r1 at 46-78 bytes left 20 us later at best than those of 548-1500 bytes
-/// (bench/results/incoming-probe-truth.md). A probe fits minimums, so this floor, not the
-/// median, is what its figures carry.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SizeFloor {
-    /// Smallest IP packet of the band, bytes.
-    pub low_bytes: u64,
-    /// Largest IP packet of the band, bytes (`u64::MAX` for the last).
-    pub high_bytes: u64,
-    /// The least lateness of its frames, microseconds (negative: released early).
-    pub min_us: f64,
-    /// Frames of the band released.
-    pub frames: u64,
-}
-
 /// Lateness of releases, in log-linear microsecond bins.
 #[derive(Debug, Clone)]
 pub struct LatenessHistogram {
@@ -142,8 +116,6 @@ pub struct LatenessHistogram {
     count: u64,
     sum_ns: u128,
     max_ns: u64,
-    /// Least lateness of each size band, ns, and its frames ([`Self::record_sized`]).
-    floors: Vec<(i64, u64)>,
 }
 
 impl Default for LatenessHistogram {
@@ -154,7 +126,6 @@ impl Default for LatenessHistogram {
             count: 0,
             sum_ns: 0,
             max_ns: 0,
-            floors: vec![(i64::MAX, 0); FLOOR_BANDS],
         }
     }
 }
@@ -187,42 +158,8 @@ impl LatenessHistogram {
         self.max_ns = self.max_ns.max(late);
     }
 
-    /// [`Self::record`] of a frame that carried an IP packet of `ip_bytes`, which also keeps
-    /// the least lateness of its size band.
-    pub fn record_sized(&mut self, late_ns: i64, ip_bytes: u64) {
-        self.record(late_ns);
-        let band = usize::try_from(ip_bytes / FLOOR_BAND_BYTES)
-            .unwrap_or(usize::MAX)
-            .min(FLOOR_BANDS - 1);
-        let (least, frames) = &mut self.floors[band];
-        *least = (*least).min(late_ns);
-        *frames += 1;
-    }
-
-    /// The least lateness of each size band that released a frame.
-    pub fn floor_by_size(&self) -> Vec<SizeFloor> {
-        self.floors
-            .iter()
-            .enumerate()
-            .filter(|(_, (_, frames))| *frames > 0)
-            .map(|(i, &(least, frames))| SizeFloor {
-                low_bytes: i as u64 * FLOOR_BAND_BYTES,
-                high_bytes: if i + 1 == FLOOR_BANDS {
-                    u64::MAX
-                } else {
-                    (i as u64 + 1) * FLOOR_BAND_BYTES - 1
-                },
-                min_us: least as f64 / 1e3,
-                frames,
-            })
-            .collect()
-    }
-
     /// Adds another histogram's counts.
     pub fn merge(&mut self, other: &LatenessHistogram) {
-        for (a, b) in self.floors.iter_mut().zip(&other.floors) {
-            *a = (a.0.min(b.0), a.1 + b.1);
-        }
         for (a, b) in self.bins.iter_mut().zip(&other.bins) {
             *a += b;
         }

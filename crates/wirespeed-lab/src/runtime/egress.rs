@@ -141,35 +141,12 @@ impl Egress {
         if sys::write_frame(self.fd, &s.buffer[..s.len]).is_err() {
             self.shared.write_errors.fetch_add(1, Ordering::Relaxed);
         }
-        let late = now.minus(done);
-        let mut lateness = self.shared.lateness.lock().expect("lateness lock");
-        // A super-packet's frames are not one size: only single frames keep a size's floor.
-        match (s.frames == 1)
-            .then(|| ip_packet_bytes(&s.buffer[..s.len]))
-            .flatten()
-        {
-            Some(bytes) => lateness.record_sized(late, bytes),
-            None => lateness.record(late),
-        }
-        drop(lateness);
+        self.shared
+            .lateness
+            .lock()
+            .expect("lateness lock")
+            .record(now.minus(done));
         self.shared.in_flight.fetch_sub(s.frames, Ordering::AcqRel);
         let _ = self.recycle.send(s.buffer);
-    }
-}
-
-/// The IP packet's length from its own header, if `frame` is an Ethernet frame carrying IPv4
-/// or IPv6 (a frame behind a vnet header, or ARP, gives none).
-fn ip_packet_bytes(frame: &[u8]) -> Option<u64> {
-    let ip = frame.get(14..)?;
-    let word = |at: usize| {
-        Some(u64::from(u16::from_be_bytes([
-            *ip.get(at)?,
-            *ip.get(at + 1)?,
-        ])))
-    };
-    match u16::from_be_bytes([frame[12], frame[13]]) {
-        0x0800 if ip.first()? >> 4 == 4 => word(2),
-        0x86dd if ip.first()? >> 4 == 6 => Some(word(4)? + 40),
-        _ => None,
     }
 }

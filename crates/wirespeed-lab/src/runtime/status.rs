@@ -162,10 +162,6 @@ pub struct PortStatus {
     pub utilization: f64,
     /// How late frames were released against their schedule.
     pub lateness: LatenessSummary,
-    /// The least lateness of the frames of each size band (IP bytes), for the lab's truth of a
-    /// probe's best case (`crate::emulator::stats::SizeFloor`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub lateness_floor: Vec<crate::emulator::stats::SizeFloor>,
     /// The sending host's CPU at this port, if it has a processing model (transmit and
     /// receive work together).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -488,7 +484,6 @@ impl Emulator {
                     counters,
                     utilization: (counters.busy_ns as f64 / elapsed).min(1.0),
                     lateness: p.shared.lateness().summary(),
-                    lateness_floor: p.shared.lateness().floor_by_size(),
                     host: p
                         .host
                         .as_ref()

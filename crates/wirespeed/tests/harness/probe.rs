@@ -4,7 +4,6 @@
 //! (`bench/harness-probe.sh`, `bench/harness-probe-replay.sh`).
 
 mod card;
-mod floor;
 
 use super::*;
 use card::{blocks_meet_lab_band, probe_scorecard_text, rows_tsv};
@@ -44,10 +43,6 @@ struct HopFigure {
     /// For a hop's own fixed cost: how far a typical crossing of its own link sat above the
     /// best one when the lab measured it (`spread_us`), us; the lab's truth is a best case too.
     lab_spread: Option<f64>,
-    /// A per-byte figure's truth with the emulator's lateness floor added at the run's own
-    /// sizes on every crossing (`floor::PathFloors`); none for fixed costs, and none in a
-    /// corpus saved without the lab's floors.
-    floor_truth: Option<f64>,
     measured: f64,
     /// Within the tolerance (own costs only).
     within: Option<bool>,
@@ -135,23 +130,7 @@ fn score_hops(
     hops: &[HopAnalysis],
     truth: &[ChainHop],
     lab: Option<&LabTruth>,
-    floors: Option<&floor::PathFloors>,
 ) -> Vec<HopFigure> {
-    // What the lateness floors add to each hop's plane at that hop's own sizes.
-    let points_of = |h: &HopAnalysis| -> Vec<(f64, f64)> {
-        h.sizes
-            .iter()
-            .filter(|r| r.lost < r.sent)
-            .map(|r| (r.sent_bytes as f64, r.returned_bytes as f64))
-            .collect()
-    };
-    let floor_added = |ttl: u8| -> Option<RttLine> {
-        if ttl == 0 {
-            return Some(RttLine::default());
-        }
-        let h = hops.iter().find(|h| h.ttl == ttl)?;
-        floors?.added(ttl, &points_of(h))
-    };
     let line_in = |chain: &[ChainHop], ttl: u8| {
         if ttl == 0 {
             Some(RttLine::default())
@@ -202,7 +181,6 @@ fn score_hops(
                 truth: fixed * 1e3,
                 lab_truth: lab_fixed,
                 lab_spread: None,
-                floor_truth: None,
                 measured: fit.one_way.fixed_ms * 1e3,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), true),
@@ -221,7 +199,6 @@ fn score_hops(
                 truth: per_byte * 1e6,
                 lab_truth: None,
                 lab_spread: None,
-                floor_truth: None,
                 measured: fit.one_way.per_byte_ms * 1e6,
                 within: None,
                 bootstrap_covers: covers(fit.bootstrap.as_ref(), false),
@@ -246,10 +223,6 @@ fn score_hops(
         let lab_own_byte_ns = lab_line(h.ttl)
             .zip(lab_line(inc.from_ttl))
             .map(|(now, before)| (now.per_sent_byte_ms - before.per_sent_byte_ms) * 1e6);
-        let floor_now = floor_added(h.ttl);
-        let floor_own_byte_ns = floor_now
-            .zip(floor_added(inc.from_ttl))
-            .map(|(a, b)| own_byte_ns + (a.per_sent_byte_ms - b.per_sent_byte_ms) * 1e6);
         let fixed_us = inc.cost.fixed_ms * 1e3;
         let byte_ns = inc.cost.per_byte_ms * 1e6;
         let iv = inc.intervals;
@@ -262,7 +235,6 @@ fn score_hops(
             truth: own_fixed_us,
             lab_truth: lab_own_fixed_us,
             lab_spread: lab_spread(h.ttl),
-            floor_truth: None,
             measured: fixed_us,
             within: Some((fixed_us - own_fixed_us).abs() <= FIXED_US),
             bootstrap_covers: None,
@@ -279,7 +251,6 @@ fn score_hops(
             truth: own_byte_ns,
             lab_truth: lab_own_byte_ns,
             lab_spread: None,
-            floor_truth: floor_own_byte_ns,
             measured: byte_ns,
             within: Some((byte_ns / own_byte_ns - 1.0).abs() <= PER_BYTE_SHARE),
             bootstrap_covers: None,
@@ -310,8 +281,6 @@ fn score_hops(
                 truth: truth_ns,
                 lab_truth: lab_truth_ns,
                 lab_spread: None,
-                floor_truth: floor_now
-                    .map(|a| truth_ns + (a.per_returned_byte_ms - a.per_sent_byte_ms) * 1e6),
                 measured: ours_ns,
                 within: Some(within),
                 bootstrap_covers: None,
@@ -498,19 +467,7 @@ fn probe_row(
     let (code, stdout, stderr) =
         in_namespace(&lab.namespace("h1"), &args, Duration::from_secs(600));
     drop(agent);
-    // The emulator's lateness floor of every port, after the probe (its frames are among
-    // those the floor is the least of), kept beside the run.
-    let status = wirespeed(&["lab", "status", &lab.name, "--json"]);
-    let ports: serde_json::Value = serde_json::from_str::<serde_json::Value>(&status.stdout)
-        .map(|d| d["result"]["ports"].clone())
-        .unwrap_or_default();
     drop(lab);
-    let lateness_file = keep.join(format!("seed-{seed:03}-lateness.json"));
-    if let Err(e) = write_atomically(&lateness_file, ports.to_string().as_bytes()) {
-        row.error = Some(format!("cannot write {}: {e}", lateness_file.display()));
-        return row;
-    }
-    let floors = path_floors(&t, &ports);
     row.seconds = started.elapsed().as_secs_f64();
     if !stdout.trim().is_empty() {
         let json = keep.join(format!("seed-{seed:03}.json"));
@@ -525,7 +482,6 @@ fn probe_row(
         &doc,
         &truth,
         lab_truth.as_ref(),
-        floors.as_ref(),
         Reading::AsPrinted,
     )
     .map_err(|e| format!("probe exit {code}: {e}; {}", stderr.trim()))
@@ -574,11 +530,6 @@ fn lab_chain(t: &Topology, crossings: &serde_json::Value, row: &mut ProbeRow) ->
     Some(LabTruth { chain, own })
 }
 
-/// The lateness floors of the chain h1 to h2 from `lab status --json`'s ports.
-fn path_floors(t: &Topology, ports: &serde_json::Value) -> Option<floor::PathFloors> {
-    floor::PathFloors::of(ports, &chain_links(t, "h1", "h2").ok()?, "h1")
-}
-
 /// One link's crossing as the lab measured it when it came up (`wirespeed_lab::crossing`).
 #[derive(Clone, Copy)]
 struct LinkCrossing {
@@ -614,7 +565,6 @@ fn judge_document(
     doc: &serde_json::Value,
     truth: &[ChainHop],
     lab: Option<&LabTruth>,
-    floors: Option<&floor::PathFloors>,
     reading: Reading,
 ) -> Result<(), String> {
     let hops = match reading {
@@ -628,7 +578,7 @@ fn judge_document(
             Some((h.ttl, s.between_bytes, s.f_statistic))
         })
         .collect();
-    row.figures = score_hops(row.seed, &hops, truth, lab, floors);
+    row.figures = score_hops(row.seed, &hops, truth, lab);
     row.agent_per_byte = hops.iter().any(|h| {
         h.increment.as_ref().is_some_and(|i| {
             i.per_byte_from == wirespeed_model::destination::PerByteSeries::AgentShortReplies
@@ -902,19 +852,7 @@ fn replay_row(seed: u64, dir: &Path, reading: Reading) -> ProbeRow {
             .and_then(|j| serde_json::from_str(&j).ok())
             .unwrap_or_default();
         let lab = lab_chain(&t, &crossings, &mut row);
-        // Runs saved before the emulator kept its lateness floors have no such file.
-        let floors = read_bounded(&dir.join(format!("seed-{seed:03}-lateness.json")))
-            .ok()
-            .and_then(|j| serde_json::from_str(&j).ok())
-            .and_then(|ports: serde_json::Value| path_floors(&t, &ports));
-        judge_document(
-            &mut row,
-            &doc,
-            &truth,
-            lab.as_ref(),
-            floors.as_ref(),
-            reading,
-        )
+        judge_document(&mut row, &doc, &truth, lab.as_ref(), reading)
     })();
     if let Err(e) = judged {
         row.error = Some(e);
@@ -1066,7 +1004,6 @@ fn the_labs_truth_of_a_fixed_cost_is_its_links_best_crossing_up_to_its_typical_o
         truth: 100.0,
         lab_truth: Some(110.0),
         lab_spread: Some(5.0),
-        floor_truth: None,
         measured: 112.0,
         within: Some(true),
         bootstrap_covers: None,

@@ -22,41 +22,6 @@ fn percentiles_come_from_the_bins() {
 }
 
 #[test]
-fn the_floor_of_each_size_band_is_its_least_lateness() {
-    let mut h = LatenessHistogram::default();
-    // Seed 619's serial link as the captures saw it: small probes late, large ones on time.
-    for late_ns in [22_000, 31_000, 25_000] {
-        h.record_sized(late_ns, 68);
-    }
-    h.record_sized(1_500, 1_500);
-    h.record_sized(-300, 1_500);
-    h.record_sized(4_000, 9_000);
-    h.record(50_000); // a super-packet: no size, no floor
-    let floors = h.floor_by_size();
-    assert_eq!(h.summary().frames, 7);
-    assert_eq!(floors.len(), 3, "{floors:?}");
-    assert_eq!((floors[0].low_bytes, floors[0].high_bytes), (64, 95));
-    assert_eq!((floors[0].min_us, floors[0].frames), (22.0, 3));
-    assert_eq!((floors[1].low_bytes, floors[1].high_bytes), (1472, 1503));
-    assert_eq!((floors[1].min_us, floors[1].frames), (-0.3, 2));
-    // 9,000 bytes fall in the last band, which has no upper edge.
-    assert_eq!(
-        floors[2].low_bytes,
-        (FLOOR_BANDS as u64 - 1) * FLOOR_BAND_BYTES
-    );
-    assert_eq!(floors[2].high_bytes, u64::MAX);
-    assert_eq!((floors[2].min_us, floors[2].frames), (4.0, 1));
-    let mut other = LatenessHistogram::default();
-    other.record_sized(12_000, 70);
-    other.record_sized(900, 200);
-    h.merge(&other);
-    let merged = h.floor_by_size();
-    assert_eq!(merged.len(), 4);
-    assert_eq!((merged[0].min_us, merged[0].frames), (12.0, 4));
-    assert_eq!((merged[1].low_bytes, merged[1].min_us), (192, 0.9));
-}
-
-#[test]
 fn p99_of_stalls_beyond_ten_milliseconds_is_not_the_max() {
     // Issue 20: 5% of frames 30-48 ms late (a 48 ms stall once a second at 1 Gbit/s);
     // the old 10 ms histogram reported p99 = max = 48 ms.

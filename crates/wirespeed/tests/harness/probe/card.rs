@@ -361,57 +361,20 @@ fn coverage_text(s: &mut String, measured: &[&ProbeRow]) {
     }
 }
 
-/// The per-byte rows against the configured truth with the emulator's lateness floor added
-/// (`floor::PathFloors`), beside the same rows against the configured truth alone: how many
-/// hold, how many intervals cover, and how far the floor moved the truth.
-fn floor_text(s: &mut String, own_rows: &[&&HopFigure]) {
-    for what in ["per byte", "answer per byte"] {
-        let these: Vec<&&&HopFigure> = own_rows
-            .iter()
-            .filter(|f| f.what == what && f.floor_truth.is_some())
-            .collect();
-        if these.is_empty() {
-            continue;
-        }
-        let count = |truth: &dyn Fn(&HopFigure) -> f64,
-                     test: fn(&HopFigure, f64) -> Option<bool>| {
-            these
-                .iter()
-                .filter(|f| test(f, truth(f)) == Some(true))
-                .count()
-        };
-        let configured = |f: &HopFigure| f.truth;
-        let floored = |f: &HopFigure| f.floor_truth.unwrap_or(f.truth);
-        let moved: Vec<f64> = these
-            .iter()
-            .map(|f| f.floor_truth.unwrap_or(f.truth) - f.truth)
-            .collect();
-        let _ = writeln!(
-            s,
-            "{what}, against the configured truth with the emulator's lateness floor added (each crossing's least lateness at the run's own sizes, `lab status --json`'s `lateness_floor`): holds {} (configured alone: {}), interval covers {} (configured alone: {}); the floor moved the truth by {}.\n",
-            share(count(&floored, row_holds), these.len()),
-            share(count(&configured, row_holds), these.len()),
-            share(count(&floored, blocks_cover), these.len()),
-            share(count(&configured, blocks_cover), these.len()),
-            error_spread(&moved, " ns/B", 1.0)
-        );
-    }
-}
-
 /// Every figure of every run, a line each, tab-separated, for analyses the scorecard does not
 /// make (`probe-rows.tsv` beside the scorecard): seed, family, hop, figure, configured truth,
 /// the lab's truth and its spread, measured, the time-block interval, the span of bytes and the
 /// issue's tolerance, in the units of `HopFigure` ("-" where a figure has none).
 pub(super) fn rows_tsv(rows: &[ProbeRow]) -> String {
     let mut s = String::from(
-        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tmeasured\tlow\thigh\tspan_bytes\ttolerance\tfloor_truth\n",
+        "seed\tfamily\tttl\tfigure\ttruth\tlab_truth\tlab_spread\tmeasured\tlow\thigh\tspan_bytes\ttolerance\n",
     );
     let opt = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.4}"));
     for r in rows.iter().filter(|r| r.error.is_none()) {
         for f in &r.figures {
             let _ = writeln!(
                 s,
-                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}\t{}",
+                "{}\t{}\t{}\t{}\t{:.4}\t{}\t{}\t{:.4}\t{}\t{}\t{:.0}\t{:.4}",
                 f.seed,
                 r.family,
                 f.ttl,
@@ -423,8 +386,7 @@ pub(super) fn rows_tsv(rows: &[ProbeRow]) -> String {
                 opt(f.blocks.map(|b| b.0)),
                 opt(f.blocks.map(|b| b.1)),
                 f.span_bytes,
-                f.tolerance,
-                opt(f.floor_truth)
+                f.tolerance
             );
         }
     }
@@ -498,7 +460,6 @@ pub(super) fn probe_scorecard_text(rows: &[ProbeRow], first_seed: u64, count: u3
         share(holds_configured, own_rows.len()),
         share(holds_lab, with_lab.len())
     );
-    floor_text(&mut s, &own_rows);
     let _ = writeln!(
         s,
         "| figure (one way, own cost of each hop) | tolerance | within | error distribution |\n|---|---|---|---|"
