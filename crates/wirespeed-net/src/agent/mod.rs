@@ -19,9 +19,14 @@
 //! [`Budget`] before it is allocated. Every test, of every kind, is stopped at the agent's
 //! `max_duration` by the agent itself.
 
-mod descriptors;
-mod echo;
-mod queue;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod descriptors;
+#[doc(hidden)]
+pub mod echo;
+#[doc(hidden)]
+pub mod queue;
 mod rr;
 mod supervise;
 
@@ -290,7 +295,8 @@ impl Drop for Pending {
 
 /// How long a connection must have waited in its handshake before a newcomer may close it: a
 /// burst of a test's own data connections (up to 128 at once) must not close each other.
-const EVICT_AFTER: Duration = Duration::from_millis(250);
+#[doc(hidden)]
+pub const EVICT_AFTER: Duration = Duration::from_millis(250);
 
 /// Closes the connection that has waited longest in its handshake, if it has waited at least
 /// [`EVICT_AFTER`]. A full house of idle peers then cannot lock a legitimate client out: to
@@ -1462,6 +1468,3 @@ fn collect_data_connections(
         .map(|(&(id, flow), s)| (id, flow, DataSocket::Tcp(s.expect("all filled"))))
         .collect())
 }
-
-#[cfg(test)]
-mod tests;

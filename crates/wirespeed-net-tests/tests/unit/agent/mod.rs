@@ -1,6 +1,14 @@
 //! Unit tests of the agent, beside its module and apart from it.
+mod descriptors;
+mod echo;
+mod queue;
+use std::io::{self, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use wirespeed_net::agent_config::{AgentConfig, END_GRACE, Limits};
 
-use super::*;
+use wirespeed_net::agent::*;
 
 #[test]
 fn nonsense_settings_are_named_with_their_flag() {
@@ -64,7 +72,7 @@ fn nonsense_settings_are_named_with_their_flag() {
 /// a fixed 5 s past -t while what the sender had queued was still arriving.
 #[test]
 fn a_timed_test_drains_while_its_data_moves_and_is_called_stalled_when_it_stops() {
-    use crate::agent_config::{DRAIN_CAP, Stopped};
+    use wirespeed_net::agent_config::{DRAIN_CAP, Stopped};
     let s = Duration::from_secs;
     let limits = Limits::default();
     // Nothing moved past -t: stopped END_GRACE after it, as before.
