@@ -57,9 +57,10 @@ pub mod summary;
 pub mod tcp;
 pub mod udp;
 
-mod counters;
 // Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
 // crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod counters;
 #[doc(hidden)]
 pub mod engine;
 #[doc(hidden)]

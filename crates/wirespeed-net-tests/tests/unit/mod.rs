@@ -26,4 +26,5 @@ mod sockopt;
 mod spec;
 mod summary;
 mod sys;
+mod tcp;
 mod udp;
