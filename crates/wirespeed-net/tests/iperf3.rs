@@ -26,7 +26,7 @@ use wirespeed_net::{Amount, Direction, Protocol, TestSpec};
 /// (`--bidir`, UDP, `-R -b`, the live count). Tests that judge rates (this client's against iperf3's server: a start-stamp
 /// difference of about 15 ms is 0.8% of 2 s against a 2% tolerance), a paced rate, or where a
 /// receive buffer the server leaves unread weighs against the tolerance (`--bidir`) keep 2 s.
-fn serial() -> std::sync::RwLockWriteGuard<'static, ()> {
+fn serial() -> crate::rates::Hold<std::sync::RwLockWriteGuard<'static, ()>> {
     crate::rates::judging()
 }
 
