@@ -850,6 +850,12 @@ impl Agent {
         for (_, c) in lock(&shared.controls).drain() {
             let _ = c.shutdown(std::net::Shutdown::Read);
         }
+        // And connections still in their handshake, whose threads wait on the peer for up to
+        // the handshake timeout: closed as an evicted one is, so that they end now rather than
+        // hold `serve` for the grace below (3 s with two silent peers pending, before).
+        for (_, _, s, _) in lock(&shared.waiting).drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
         let deadline = Instant::now() + Duration::from_secs(3);
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));

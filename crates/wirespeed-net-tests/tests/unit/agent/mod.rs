@@ -216,6 +216,27 @@ fn a_full_pending_cap_closes_the_oldest_once_it_has_waited() {
     t.join().unwrap().unwrap();
 }
 
+/// A peer silent in its handshake when the agent stops is closed then, not left to its
+/// handshake timeout: `serve` had waited its 3 s grace for that thread, and the connection
+/// stayed open until the timeout (20 s here).
+#[test]
+fn a_stopping_agent_closes_the_connections_still_in_their_handshake() {
+    let (addr, h, t) = spawn_agent(Duration::from_secs(20), 4);
+    let mut silent = TcpStream::connect(addr).unwrap();
+    assert_eq!(pending_settles_at(&h, 1), 1);
+    h.stop();
+    t.join().unwrap().unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    let got = silent.read(&mut buf);
+    assert!(
+        matches!(got, Ok(0)),
+        "still open after the agent stopped: {got:?}"
+    );
+}
+
 /// Connections from `from` to `addr`, held.
 fn connect_from(from: [u8; 4], addr: SocketAddr, n: usize) -> Vec<TcpStream> {
     (0..n)
