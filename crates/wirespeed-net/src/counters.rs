@@ -12,8 +12,8 @@ use crate::sockopt;
 
 /// Totals a stream thread publishes as it goes.
 #[derive(Debug, Default)]
-pub(crate) struct Counters {
-    pub(crate) bytes: AtomicU64,
+pub struct Counters {
+    pub bytes: AtomicU64,
     pub(crate) calls: AtomicU64,
     pub(crate) datagrams: AtomicU64,
     /// The longest single write, nanoseconds (TCP senders): a stalled writer shows here.
@@ -39,7 +39,7 @@ pub(crate) struct Warm {
 }
 
 impl Counters {
-    pub(crate) fn new(warmup_until: Option<Instant>, warm_tcp: Option<TcpStream>) -> Counters {
+    pub fn new(warmup_until: Option<Instant>, warm_tcp: Option<TcpStream>) -> Counters {
         Counters {
             warmup_until,
             warm_tcp,

@@ -314,7 +314,7 @@ impl Drop for Running {
 /// at least one of them. A clamp below the MSS (a 16 KiB buffer on loopback's 64 KiB MSS)
 /// would leave the sender unable to send a full segment, stalling on its persist timer; there
 /// the kernel's own, larger window is kept, as before.
-fn held_clamp(spec: &TestSpec) -> Option<u64> {
+pub fn held_clamp(spec: &TestSpec) -> Option<u64> {
     let clamp = spec.receive_buffer_bytes?;
     let mss = u64::from(spec.mss_bytes?);
     (clamp >= mss).then_some(clamp)
@@ -498,24 +498,4 @@ fn run_stream(
     };
     c.done.store(true, Ordering::Release);
     report
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_clamp_is_held_only_for_a_buffer_of_whole_packets_of_a_set_mss() {
-        let spec = |rcv: Option<u64>, mss: Option<u32>| TestSpec {
-            receive_buffer_bytes: rcv,
-            mss_bytes: mss,
-            ..TestSpec::default()
-        };
-        // Seed 004's 3 packets of 1460 bytes: held.
-        assert_eq!(held_clamp(&spec(Some(4380), Some(1460))), Some(4380));
-        // A byte-sized buffer without -M, or one below the MSS: the kernel's window stays.
-        assert_eq!(held_clamp(&spec(Some(16384), None)), None);
-        assert_eq!(held_clamp(&spec(Some(1000), Some(1460))), None);
-        assert_eq!(held_clamp(&spec(None, Some(1460))), None);
-    }
 }

@@ -57,12 +57,18 @@ pub mod summary;
 pub mod tcp;
 pub mod udp;
 
-mod counters;
-mod engine;
-mod session;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod counters;
+#[doc(hidden)]
+pub mod engine;
+#[doc(hidden)]
+pub mod session;
 // The one place `unsafe` is allowed: see its module documentation.
 #[allow(unsafe_code)]
-mod sys;
+#[doc(hidden)]
+pub mod sys;
 
 pub use agent::{Agent, AgentConfig, Limits};
 pub use client::{ClientConfig, ClientError, LocalOptions, Progress, TestOutcome};

@@ -358,7 +358,8 @@ fn probe(
     Ok((latency_of(sent, &rtts), closing))
 }
 
-fn latency_of(sent: u32, rtts: &[f64]) -> PairLatency {
+#[doc(hidden)]
+pub fn latency_of(sent: u32, rtts: &[f64]) -> PairLatency {
     let q = |p: f64| (!rtts.is_empty()).then(|| wirespeed_model::stats::quantile(rtts, p));
     PairLatency {
         sent,
@@ -418,21 +419,5 @@ pub fn run_pair(
             Err(MeshError::Refused(format!("the agent reported: {message}")))
         }
         other => Err(MeshError::Unexpected(other.kind())),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn latency_figures_are_quantiles_of_the_answers() {
-        let l = latency_of(4, &[0.003, 0.001, 0.002]);
-        assert_eq!((l.sent, l.answered), (4, 3));
-        assert_eq!(l.min_seconds, Some(0.001));
-        assert_eq!(l.median_seconds, Some(0.002));
-        assert_eq!(l.max_seconds, Some(0.003));
-        let none = latency_of(5, &[]);
-        assert_eq!(none.median_seconds, None);
     }
 }

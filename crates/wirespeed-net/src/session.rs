@@ -52,8 +52,8 @@ pub enum SessionError {
 }
 
 /// A control connection and its phase.
-pub(crate) struct Control {
-    pub(crate) stream: TcpStream,
+pub struct Control {
+    pub stream: TcpStream,
     reader: FrameReader,
     pub(crate) phase: Phase,
     agent_side: bool,
@@ -63,12 +63,7 @@ pub(crate) struct Control {
 }
 
 impl Control {
-    pub(crate) fn new(
-        stream: TcpStream,
-        prefix: &[u8],
-        agent_side: bool,
-        auth_required: bool,
-    ) -> Control {
+    pub fn new(stream: TcpStream, prefix: &[u8], agent_side: bool, auth_required: bool) -> Control {
         Control {
             stream,
             reader: FrameReader::with_prefix(prefix),
@@ -97,7 +92,7 @@ impl Control {
     }
 
     /// Moves the phase for a message this end sent or decided on.
-    pub(crate) fn set_phase(&mut self, phase: Phase) {
+    pub fn set_phase(&mut self, phase: Phase) {
         self.phase = phase;
     }
 

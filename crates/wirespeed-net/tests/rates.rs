@@ -14,18 +14,68 @@
 //! binaries. `std`'s lock prefers a waiting writer,
 //! so judgements are not starved by a stream of them.
 
+use std::io::Write;
 use std::sync::{PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::time::Instant;
 
 static LOOPBACK: RwLock<()> = RwLock::new(());
 
+/// A hold of [`LOOPBACK`]. With `WIRESPEED_NET_LOCK_LOG=PATH` set, each hold appends one line
+/// to PATH when it ends (test name, kind, seconds waited, seconds held), so a run shows where
+/// the binary's time goes: the `judging` holds run one after another, and they are the
+/// binary's critical path. Without the variable nothing is written.
+pub struct Hold<G> {
+    _guard: G,
+    kind: &'static str,
+    asked: Instant,
+    got: Instant,
+}
+
+impl<G> Drop for Hold<G> {
+    fn drop(&mut self) {
+        let Some(path) = std::env::var_os("WIRESPEED_NET_LOCK_LOG") else {
+            return;
+        };
+        let line = format!(
+            "{} {} {:.3} {:.3}\n",
+            std::thread::current().name().unwrap_or("?"),
+            self.kind,
+            (self.got - self.asked).as_secs_f64(),
+            self.got.elapsed().as_secs_f64()
+        );
+        // One write of one short line to a file opened for appending: lines do not interleave.
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(path)
+        {
+            let _ = f.write_all(line.as_bytes());
+        }
+    }
+}
+
 /// For a test that judges a rate, a loss or byte counts within a tolerance: alone among the
 /// tests that move data.
-pub fn judging() -> RwLockWriteGuard<'static, ()> {
-    LOOPBACK.write().unwrap_or_else(PoisonError::into_inner)
+pub fn judging() -> Hold<RwLockWriteGuard<'static, ()>> {
+    let asked = Instant::now();
+    let guard = LOOPBACK.write().unwrap_or_else(PoisonError::into_inner);
+    Hold {
+        _guard: guard,
+        kind: "judging",
+        asked,
+        got: Instant::now(),
+    }
 }
 
 /// For a test of the other files that opens a socket and judges no rate: beside its kind,
 /// never beside a judgement.
-pub fn loading() -> RwLockReadGuard<'static, ()> {
-    LOOPBACK.read().unwrap_or_else(PoisonError::into_inner)
+pub fn loading() -> Hold<RwLockReadGuard<'static, ()>> {
+    let asked = Instant::now();
+    let guard = LOOPBACK.read().unwrap_or_else(PoisonError::into_inner);
+    Hold {
+        _guard: guard,
+        kind: "loading",
+        asked,
+        got: Instant::now(),
+    }
 }

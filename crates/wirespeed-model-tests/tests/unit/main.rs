@@ -26,7 +26,7 @@ mod sweep;
 mod units;
 
 /// The libraries whose unit tests live in packages of their own (wirespeed-model here;
-/// wirespeed-sim, wirespeed-report and wirespeed-lab in crates/wirespeed-{sim,report,lab}-tests)
+/// wirespeed-sim, -report, -lab and -net in crates/wirespeed-{sim,report,lab,net}-tests)
 /// or, for the binary's library, in its end-to-end test binary (crates/wirespeed/tests/unit/)
 /// are not compiled in test mode (`[lib] test = false`), so a `#[cfg(test)]` module written in
 /// their sources would be compiled by nobody and its tests would never run; this names such a
@@ -59,6 +59,7 @@ fn no_library_whose_tests_moved_holds_unit_tests_that_would_never_run() {
             "crates/wirespeed-report-tests/tests/unit/",
         ),
         ("wirespeed-lab", "crates/wirespeed-lab-tests/tests/unit/"),
+        ("wirespeed-net", "crates/wirespeed-net-tests/tests/unit/"),
         ("wirespeed", "crates/wirespeed/tests/unit/"),
     ] {
         let src = crates.join(library).join("src");

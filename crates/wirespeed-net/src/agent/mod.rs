@@ -19,9 +19,14 @@
 //! [`Budget`] before it is allocated. Every test, of every kind, is stopped at the agent's
 //! `max_duration` by the agent itself.
 
-mod descriptors;
-mod echo;
-mod queue;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod descriptors;
+#[doc(hidden)]
+pub mod echo;
+#[doc(hidden)]
+pub mod queue;
 mod rr;
 mod supervise;
 
@@ -290,7 +295,8 @@ impl Drop for Pending {
 
 /// How long a connection must have waited in its handshake before a newcomer may close it: a
 /// burst of a test's own data connections (up to 128 at once) must not close each other.
-const EVICT_AFTER: Duration = Duration::from_millis(250);
+#[doc(hidden)]
+pub const EVICT_AFTER: Duration = Duration::from_millis(250);
 
 /// Closes the connection that has waited longest in its handshake, if it has waited at least
 /// [`EVICT_AFTER`]. A full house of idle peers then cannot lock a legitimate client out: to
@@ -843,6 +849,12 @@ impl Agent {
         // (and could interleave with the session's own frame).
         for (_, c) in lock(&shared.controls).drain() {
             let _ = c.shutdown(std::net::Shutdown::Read);
+        }
+        // And connections still in their handshake, whose threads wait on the peer for up to
+        // the handshake timeout: closed as an evicted one is, so that they end now rather than
+        // hold `serve` for the grace below (3 s with two silent peers pending, before).
+        for (_, _, s, _) in lock(&shared.waiting).drain(..) {
+            let _ = s.shutdown(std::net::Shutdown::Both);
         }
         let deadline = Instant::now() + Duration::from_secs(3);
         while threads.iter().any(|t| !t.is_finished()) && Instant::now() < deadline {
@@ -1462,6 +1474,3 @@ fn collect_data_connections(
         .map(|(&(id, flow), s)| (id, flow, DataSocket::Tcp(s.expect("all filled"))))
         .collect())
 }
-
-#[cfg(test)]
-mod tests;

@@ -11,12 +11,17 @@
 //! the stream number, so that the agent attaches them to the right session or drops them.
 
 pub mod echo;
-mod frame;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod frame;
 pub mod handshake;
 pub mod load;
 pub mod mesh;
-mod message;
-mod phase;
+#[doc(hidden)]
+pub mod message;
+#[doc(hidden)]
+pub mod phase;
 pub mod rr;
 
 pub use frame::{
@@ -53,18 +58,4 @@ pub fn parse_greeting_rest(rest: &[u8; 20]) -> (Cookie, u32) {
     c.copy_from_slice(&rest[..16]);
     let stream = u32::from_be_bytes([rest[16], rest[17], rest[18], rest[19]]);
     (Cookie(c), stream)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn greeting_round_trips() {
-        let cookie = Cookie([7; 16]);
-        let g = data_greeting(&cookie, 513);
-        assert_eq!(&g[..4], b"WSD1");
-        let rest: [u8; 20] = g[4..].try_into().unwrap();
-        assert_eq!(parse_greeting_rest(&rest), (cookie, 513));
-    }
 }

@@ -8,18 +8,18 @@
 
 pub(crate) const NLMSG_HDRLEN: usize = 16;
 pub(crate) const GENL_HDRLEN: usize = 4;
-pub(crate) const NLMSG_ERROR: u16 = 2;
-pub(crate) const NLMSG_DONE: u16 = 3;
-pub(crate) const NLM_F_REQUEST: u16 = 1;
-pub(crate) const NLM_F_ACK: u16 = 4;
+pub const NLMSG_ERROR: u16 = 2;
+pub const NLMSG_DONE: u16 = 3;
+pub const NLM_F_REQUEST: u16 = 1;
+pub const NLM_F_ACK: u16 = 4;
 /// NLM_F_ROOT | NLM_F_MATCH: every object of the kind, ended by `NLMSG_DONE`.
-pub(crate) const NLM_F_DUMP: u16 = 0x300;
-pub(crate) const NLA_F_NESTED: u16 = 1 << 15;
+pub const NLM_F_DUMP: u16 = 0x300;
+pub const NLA_F_NESTED: u16 = 1 << 15;
 const NLA_TYPE_MASK: u16 = !(NLA_F_NESTED | (1 << 14));
 
 /// A malformed message or attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Malformed(pub(crate) &'static str);
+pub struct Malformed(pub(crate) &'static str);
 
 fn align4(n: usize) -> usize {
     (n + 3) & !3
@@ -35,22 +35,22 @@ fn u32_at(b: &[u8], at: usize) -> Option<u32> {
 
 /// One netlink message of a datagram.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Message<'a> {
-    pub(crate) kind: u16,
-    pub(crate) seq: u32,
+pub struct Message<'a> {
+    pub kind: u16,
+    pub seq: u32,
     pub(crate) payload: &'a [u8],
 }
 
 impl<'a> Message<'a> {
     /// For `NLMSG_ERROR`: the error code (0 is an acknowledgement).
-    pub(crate) fn error_code(&self) -> Result<i32, Malformed> {
+    pub fn error_code(&self) -> Result<i32, Malformed> {
         u32_at(self.payload, 0)
             .map(|v| v as i32)
             .ok_or(Malformed("short error message"))
     }
 
     /// The attributes after the generic netlink header.
-    pub(crate) fn genl_attrs(&self) -> Result<Attrs<'a>, Malformed> {
+    pub fn genl_attrs(&self) -> Result<Attrs<'a>, Malformed> {
         self.payload
             .get(GENL_HDRLEN..)
             .map(Attrs)
@@ -69,7 +69,7 @@ impl<'a> Message<'a> {
 }
 
 /// The messages of one received datagram.
-pub(crate) fn messages(mut buf: &[u8]) -> impl Iterator<Item = Result<Message<'_>, Malformed>> {
+pub fn messages(mut buf: &[u8]) -> impl Iterator<Item = Result<Message<'_>, Malformed>> {
     std::iter::from_fn(move || {
         if buf.is_empty() {
             return None;
@@ -105,53 +105,53 @@ pub(crate) fn messages(mut buf: &[u8]) -> impl Iterator<Item = Result<Message<'_
 
 /// One attribute.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Attr<'a> {
+pub struct Attr<'a> {
     pub(crate) kind: u16,
-    pub(crate) data: &'a [u8],
+    pub data: &'a [u8],
 }
 
 impl<'a> Attr<'a> {
-    pub(crate) fn u8(&self) -> Option<u8> {
+    pub fn u8(&self) -> Option<u8> {
         self.data.first().copied()
     }
 
-    pub(crate) fn u16(&self) -> Option<u16> {
+    pub fn u16(&self) -> Option<u16> {
         (self.data.len() >= 2)
             .then(|| u16_at(self.data, 0))
             .flatten()
     }
 
-    pub(crate) fn u32(&self) -> Option<u32> {
+    pub fn u32(&self) -> Option<u32> {
         (self.data.len() >= 4)
             .then(|| u32_at(self.data, 0))
             .flatten()
     }
 
     /// A u64 value; exactly 8 bytes (a zero-length pad attribute is not a value).
-    pub(crate) fn u64(&self) -> Option<u64> {
+    pub fn u64(&self) -> Option<u64> {
         self.data.try_into().ok().map(u64::from_ne_bytes)
     }
 
     /// The words of a bitmap (`u32` array).
-    pub(crate) fn u32s(&self) -> Vec<u32> {
+    pub fn u32s(&self) -> Vec<u32> {
         self.data
             .chunks_exact(4)
             .map(|c| u32::from_ne_bytes(c.try_into().expect("chunks of 4")))
             .collect()
     }
 
-    pub(crate) fn nested(&self) -> Attrs<'a> {
+    pub fn nested(&self) -> Attrs<'a> {
         Attrs(self.data)
     }
 }
 
 /// A run of attributes.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Attrs<'a>(pub(crate) &'a [u8]);
+pub struct Attrs<'a>(pub(crate) &'a [u8]);
 
 impl<'a> Attrs<'a> {
     /// The first attribute of this type, if well formed.
-    pub(crate) fn find(self, kind: u16) -> Option<Attr<'a>> {
+    pub fn find(self, kind: u16) -> Option<Attr<'a>> {
         self.into_iter()
             .map_while(Result::ok)
             .find(|a| a.kind == kind)
@@ -186,14 +186,14 @@ impl<'a> IntoIterator for Attrs<'a> {
 
 /// Builds one request.
 #[derive(Debug)]
-pub(crate) struct Request {
+pub struct Request {
     buf: Vec<u8>,
     nests: Vec<usize>,
 }
 
 impl Request {
     /// A generic netlink request: header, then `cmd` and `version`.
-    pub(crate) fn genl(family: u16, flags: u16, seq: u32, cmd: u8, version: u8) -> Request {
+    pub fn genl(family: u16, flags: u16, seq: u32, cmd: u8, version: u8) -> Request {
         let mut buf = Vec::with_capacity(64);
         buf.extend_from_slice(&0u32.to_ne_bytes());
         buf.extend_from_slice(&family.to_ne_bytes());
@@ -208,7 +208,7 @@ impl Request {
     }
 
     /// A routing netlink request (`NETLINK_ROUTE`): header, then the family's fixed header.
-    pub(crate) fn route(kind: u16, flags: u16, seq: u32, header: &[u8]) -> Request {
+    pub fn route(kind: u16, flags: u16, seq: u32, header: &[u8]) -> Request {
         let mut buf = Vec::with_capacity(64);
         buf.extend_from_slice(&0u32.to_ne_bytes());
         buf.extend_from_slice(&kind.to_ne_bytes());
@@ -232,117 +232,41 @@ impl Request {
         self
     }
 
-    pub(crate) fn u32(&mut self, kind: u16, v: u32) -> &mut Request {
+    pub fn u32(&mut self, kind: u16, v: u32) -> &mut Request {
         self.attr(kind, &v.to_ne_bytes())
     }
 
-    pub(crate) fn flag(&mut self, kind: u16) -> &mut Request {
+    pub fn flag(&mut self, kind: u16) -> &mut Request {
         self.attr(kind, &[])
     }
 
-    pub(crate) fn bytes(&mut self, kind: u16, v: &[u8]) -> &mut Request {
+    pub fn bytes(&mut self, kind: u16, v: &[u8]) -> &mut Request {
         self.attr(kind, v)
     }
 
     /// A NUL-terminated string.
-    pub(crate) fn string(&mut self, kind: u16, v: &str) -> &mut Request {
+    pub fn string(&mut self, kind: u16, v: &str) -> &mut Request {
         let mut data = v.as_bytes().to_vec();
         data.push(0);
         self.attr(kind, &data)
     }
 
-    pub(crate) fn begin(&mut self, kind: u16) -> &mut Request {
+    pub fn begin(&mut self, kind: u16) -> &mut Request {
         self.nests.push(self.buf.len());
         self.attr(kind | NLA_F_NESTED, &[])
     }
 
-    pub(crate) fn end(&mut self) -> &mut Request {
+    pub fn end(&mut self) -> &mut Request {
         let start = self.nests.pop().expect("end() after begin()");
         let len = (self.buf.len() - start) as u16;
         self.buf[start..start + 2].copy_from_slice(&len.to_ne_bytes());
         self
     }
 
-    pub(crate) fn finish(&mut self) -> Vec<u8> {
+    pub fn finish(&mut self) -> Vec<u8> {
         assert!(self.nests.is_empty(), "every begin() has its end()");
         let len = self.buf.len() as u32;
         self.buf[0..4].copy_from_slice(&len.to_ne_bytes());
         std::mem::take(&mut self.buf)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    #[test]
-    fn a_request_has_the_bytes_the_kernel_expects() {
-        let bytes = Request::genl(0x10, NLM_F_REQUEST | NLM_F_ACK, 7, 3, 1)
-            .begin(1)
-            .string(2, "lo")
-            .end()
-            .finish();
-        #[rustfmt::skip]
-        let want: Vec<u8> = [
-            &32u32.to_ne_bytes()[..], &0x10u16.to_ne_bytes(), &5u16.to_ne_bytes(),
-            &7u32.to_ne_bytes(), &0u32.to_ne_bytes(),
-            &[3, 1, 0, 0],
-            &12u16.to_ne_bytes(), &(1u16 | NLA_F_NESTED).to_ne_bytes(),
-            &7u16.to_ne_bytes(), &2u16.to_ne_bytes(), b"lo\0", &[0],
-        ].concat();
-        assert_eq!(bytes, want);
-        let msgs: Vec<_> = messages(&bytes).collect();
-        assert_eq!(msgs.len(), 1);
-        let msg = msgs[0].unwrap();
-        assert_eq!((msg.kind, msg.seq), (0x10, 7));
-        let header = msg.genl_attrs().unwrap().find(1).expect("nested header");
-        assert_eq!(header.nested().find(2).unwrap().data, b"lo\0");
-    }
-
-    #[test]
-    fn values_read_back() {
-        let bytes = Request::genl(1, 0, 0, 0, 0)
-            .u32(1, 0xDEAD_BEEF)
-            .bytes(2, &42u64.to_ne_bytes())
-            .flag(3)
-            .bytes(4, &[1, 0, 0, 0, 3, 0, 0, 0])
-            .finish();
-        let msg = messages(&bytes).next().unwrap().unwrap();
-        let attrs = msg.genl_attrs().unwrap();
-        assert_eq!(attrs.find(1).unwrap().u32(), Some(0xDEAD_BEEF));
-        assert_eq!(attrs.find(2).unwrap().u64(), Some(42));
-        assert_eq!(attrs.find(3).unwrap().data, b"");
-        assert_eq!(attrs.find(3).unwrap().u64(), None, "a pad is not a value");
-        assert_eq!(attrs.find(4).unwrap().u32s(), [1, 3]);
-        assert!(attrs.find(9).is_none());
-    }
-
-    #[test]
-    fn lengths_past_the_end_are_errors() {
-        let mut bytes = Request::genl(1, 0, 0, 0, 0).u32(1, 5).finish();
-        bytes[20] = 200; // the attribute claims 200 bytes
-        let msg = messages(&bytes).next().unwrap().unwrap();
-        let first = msg.genl_attrs().unwrap().into_iter().next().unwrap();
-        assert!(first.is_err());
-        bytes[0] = 255; // the message claims more than the datagram
-        assert!(messages(&bytes).next().unwrap().is_err());
-    }
-
-    proptest! {
-        #[test]
-        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..256)) {
-            for msg in messages(&bytes).take(64).flatten() {
-                let _ = msg.error_code();
-                if let Ok(attrs) = msg.genl_attrs() {
-                    for a in attrs.into_iter().take(64).flatten() {
-                        let _ = (a.u8(), a.u16(), a.u32(), a.u64(), a.u32s());
-                        for n in a.nested().into_iter().take(64).flatten() {
-                            let _ = n.u32();
-                        }
-                    }
-                }
-            }
-        }
     }
 }

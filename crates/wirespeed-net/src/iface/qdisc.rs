@@ -9,30 +9,30 @@
 use super::netlink::{NlError, NlSocket};
 use super::nlwire::{Malformed, Message, NLM_F_DUMP, NLM_F_REQUEST, Request};
 
-const RTM_NEWQDISC: u16 = 36;
+pub const RTM_NEWQDISC: u16 = 36;
 const RTM_GETQDISC: u16 = 38;
 /// `struct tcmsg`: family, two pads, ifindex, handle, parent, info.
-const TCMSG_LEN: usize = 20;
-const TCA_KIND: u16 = 1;
+pub const TCMSG_LEN: usize = 20;
+pub const TCA_KIND: u16 = 1;
 /// `struct tc_stats` (the old statistics: bytes, packets, drops, overlimits, bps, pps, qlen,
 /// backlog).
 const TCA_STATS: u16 = 3;
 /// The nested statistics, of which `TCA_STATS_QUEUE` is a `struct gnet_stats_queue` (qlen,
 /// backlog, drops, requeues, overlimits).
-const TCA_STATS2: u16 = 7;
-const TCA_STATS_QUEUE: u16 = 3;
+pub const TCA_STATS2: u16 = 7;
+pub const TCA_STATS_QUEUE: u16 = 3;
 /// The parent of a root qdisc.
-const TC_H_ROOT: u32 = 0xFFFF_FFFF;
+pub const TC_H_ROOT: u32 = 0xFFFF_FFFF;
 
 /// One qdisc of the dump.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Qdisc {
-    pub(crate) ifindex: i32,
-    pub(crate) handle: u32,
-    pub(crate) parent: u32,
-    pub(crate) kind: String,
+pub struct Qdisc {
+    pub ifindex: i32,
+    pub handle: u32,
+    pub parent: u32,
+    pub kind: String,
     /// Packets and bytes queued in it now (`None`: the kernel gave no statistics).
-    pub(crate) backlog: Option<(u32, u32)>,
+    pub backlog: Option<(u32, u32)>,
 }
 
 fn word(b: &[u8], at: usize) -> u32 {
@@ -40,7 +40,7 @@ fn word(b: &[u8], at: usize) -> u32 {
 }
 
 /// One `RTM_NEWQDISC` message; other kinds are skipped.
-pub(crate) fn parse(msg: &Message<'_>) -> Result<Option<Qdisc>, Malformed> {
+pub fn parse(msg: &Message<'_>) -> Result<Option<Qdisc>, Malformed> {
     if msg.kind != RTM_NEWQDISC {
         return Ok(None);
     }
@@ -73,7 +73,7 @@ pub(crate) fn parse(msg: &Message<'_>) -> Result<Option<Qdisc>, Malformed> {
 }
 
 /// Every qdisc of every interface in this network namespace.
-pub(crate) fn dump() -> Result<Vec<Qdisc>, NlError> {
+pub fn dump() -> Result<Vec<Qdisc>, NlError> {
     let mut socket = NlSocket::open(libc::NETLINK_ROUTE)?;
     let seq = socket.next_seq();
     // AF_UNSPEC and ifindex 0: all of them; older kernels ignore an ifindex filter anyway.
@@ -102,7 +102,7 @@ pub(crate) fn root_backlog(all: &[Qdisc], ifindex: i32) -> Option<(u32, u32)> {
 
 /// What `tc` would call the interface's discipline: the root's kind, and for a multiqueue root
 /// (`mq`, `mqprio`) the kinds under it, since those do the queueing.
-pub(crate) fn describe(all: &[Qdisc], ifindex: i32) -> Option<String> {
+pub fn describe(all: &[Qdisc], ifindex: i32) -> Option<String> {
     let root = all
         .iter()
         .find(|q| q.ifindex == ifindex && q.parent == TC_H_ROOT)?;
@@ -121,82 +121,4 @@ pub(crate) fn describe(all: &[Qdisc], ifindex: i32) -> Option<String> {
     } else {
         format!("{} ({} on {queues} queues)", root.kind, children.join(", "))
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::nlwire;
-    use super::*;
-
-    fn q(ifindex: i32, handle: u32, parent: u32, kind: &str) -> Qdisc {
-        Qdisc {
-            ifindex,
-            handle,
-            parent,
-            kind: kind.into(),
-            backlog: None,
-        }
-    }
-
-    #[test]
-    fn a_single_root_is_named_as_it_is() {
-        let all = [
-            q(1, 0, TC_H_ROOT, "noqueue"),
-            q(2, 0x8001_0000, TC_H_ROOT, "fq"),
-        ];
-        assert_eq!(describe(&all, 1).as_deref(), Some("noqueue"));
-        assert_eq!(describe(&all, 2).as_deref(), Some("fq"));
-        assert_eq!(describe(&all, 3), None);
-    }
-
-    #[test]
-    fn a_multiqueue_root_names_what_queues_under_it() {
-        let all = [
-            q(2, 0x0001_0000, TC_H_ROOT, "mq"),
-            q(2, 0, 0x0001_0001, "fq_codel"),
-            q(2, 0, 0x0001_0002, "fq_codel"),
-            q(3, 0, 0x0001_0001, "pfifo_fast"),
-        ];
-        assert_eq!(
-            describe(&all, 2).as_deref(),
-            Some("mq (fq_codel on 2 queues)")
-        );
-    }
-
-    #[test]
-    fn a_reply_message_parses() {
-        let mut head = vec![0u8; TCMSG_LEN];
-        head[4..8].copy_from_slice(&7i32.to_ne_bytes());
-        head[12..16].copy_from_slice(&TC_H_ROOT.to_ne_bytes());
-        let bytes = Request::route(RTM_NEWQDISC, 0, 5, &head)
-            .string(TCA_KIND, "tbf")
-            .finish();
-        let msg = nlwire::messages(&bytes).next().unwrap().unwrap();
-        let parsed = parse(&msg).unwrap().unwrap();
-        assert_eq!(parsed, q(7, 0, TC_H_ROOT, "tbf"));
-        // With statistics: the queue's packets and bytes from TCA_STATS2's TCA_STATS_QUEUE.
-        let mut queue = Vec::new();
-        for v in [12u32, 18_000, 3, 0, 0] {
-            queue.extend_from_slice(&v.to_ne_bytes());
-        }
-        let bytes = Request::route(RTM_NEWQDISC, 0, 5, &head)
-            .string(TCA_KIND, "fq_codel")
-            .begin(TCA_STATS2)
-            .bytes(TCA_STATS_QUEUE, &queue)
-            .end()
-            .finish();
-        let msg = nlwire::messages(&bytes).next().unwrap().unwrap();
-        assert_eq!(parse(&msg).unwrap().unwrap().backlog, Some((12, 18_000)));
-        let short = Request::route(RTM_NEWQDISC, 0, 5, &[0; 8]).finish();
-        let msg = nlwire::messages(&short).next().unwrap().unwrap();
-        assert!(parse(&msg).is_err());
-    }
-
-    #[test]
-    fn loopback_has_a_root_qdisc() {
-        let all = dump().expect("rtnetlink qdisc dump");
-        let lo = crate::sys::netdevice::index("lo").unwrap() as i32;
-        let kind = describe(&all, lo).expect("lo has a root qdisc");
-        assert!(!kind.is_empty());
-    }
 }

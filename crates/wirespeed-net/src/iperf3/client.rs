@@ -512,7 +512,8 @@ pub fn run_with(
 const MAX_INTERVALS: usize = 100_000;
 
 /// Cuts the streams' shared totals into intervals of `every`, from the end of the warm-up.
-struct Ticker {
+#[doc(hidden)]
+pub struct Ticker {
     every: Duration,
     from: Instant,
     next: Instant,
@@ -523,7 +524,8 @@ struct Ticker {
 }
 
 impl Ticker {
-    fn new(every: Duration, from: Instant, spec: &TestSpec) -> Ticker {
+    #[doc(hidden)]
+    pub fn new(every: Duration, from: Instant, spec: &TestSpec) -> Ticker {
         Ticker {
             every,
             from,
@@ -536,7 +538,8 @@ impl Ticker {
     }
 
     /// The interval that ended by `now`, if one did.
-    fn tick(&mut self, shared: &Shared, now: Instant) -> Option<Interval> {
+    #[doc(hidden)]
+    pub fn tick(&mut self, shared: &Shared, now: Instant) -> Option<Interval> {
         if now < self.next {
             return None;
         }
@@ -654,12 +657,8 @@ fn open_udp(
 
 /// This end's results as iperf3's client sends them.
 /// `streams`: each stream's id and whether this end sent on it.
-pub(crate) fn results_of(
-    streams: &[(u64, bool)],
-    counts: &[Count],
-    wall: f64,
-    tcp: bool,
-) -> Results {
+#[doc(hidden)]
+pub fn results_of(streams: &[(u64, bool)], counts: &[Count], wall: f64, tcp: bool) -> Results {
     let cpu = counts.iter().fold(CpuTime::default(), |mut t, c| {
         t.add(&c.cpu);
         t
@@ -819,55 +818,4 @@ fn server_side(
         },
         missing,
     ))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// `tcp -b` is iperf3's own `-b` (`bandwidth`), which an iperf3 server's senders hold to;
-    /// without it a TCP test asks for no rate, as iperf3's client does.
-    #[test]
-    fn a_tcp_cap_is_iperf3s_bandwidth() {
-        let capped = TestSpec {
-            amount: Amount::Seconds(2.0),
-            direction: Direction::Receive,
-            max_pacing_rate_bits_per_second: Some(5_000_000),
-            ..TestSpec::default()
-        };
-        assert_eq!(params_for(&capped).unwrap().bandwidth, Some(5_000_000));
-        let plain = TestSpec {
-            amount: Amount::Seconds(2.0),
-            ..TestSpec::default()
-        };
-        assert_eq!(params_for(&plain).unwrap().bandwidth, None);
-    }
-
-    /// Each interval holds what the counters gained since the last one, at its own length.
-    #[test]
-    fn intervals_cut_the_shared_totals() {
-        let shared = Shared::new(Duration::ZERO, 0);
-        let spec = TestSpec {
-            direction: Direction::Both,
-            ..TestSpec::default()
-        };
-        let from = shared.counted_from;
-        let mut t = Ticker::new(Duration::from_secs(1), from, &spec);
-        assert!(t.tick(&shared, from + Duration::from_millis(500)).is_none());
-        shared.sent.store(1_000_000, Ordering::Relaxed);
-        shared.received.store(250_000, Ordering::Relaxed);
-        let a = t.tick(&shared, from + Duration::from_millis(1001)).unwrap();
-        assert_eq!((a.start_seconds, a.end_seconds), (0.0, 1.0));
-        assert_eq!(a.sum_sent.as_ref().unwrap().bits_per_second, 8e6);
-        assert_eq!(a.sum_received.as_ref().unwrap().bytes, 250_000);
-        shared.sent.store(1_500_000, Ordering::Relaxed);
-        let b = t.tick(&shared, from + Duration::from_millis(2003)).unwrap();
-        assert_eq!((b.start_seconds, b.end_seconds), (1.0, 2.0));
-        assert_eq!(b.sum_sent.unwrap().bytes, 500_000);
-        assert_eq!(b.sum_received.unwrap().bytes, 0);
-        let only_send = Ticker::new(Duration::from_secs(1), from, &TestSpec::default())
-            .tick(&shared, from + Duration::from_secs(1))
-            .unwrap();
-        assert!(only_send.sum_received.is_none() && only_send.sum_sent.is_some());
-    }
 }

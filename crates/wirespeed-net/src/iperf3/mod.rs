@@ -19,4 +19,7 @@ pub use codec::{
 };
 pub mod client;
 pub mod server;
-mod stream;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+#[doc(hidden)]
+pub mod stream;

@@ -25,7 +25,7 @@ pub(crate) const POLL: Duration = Duration::from_millis(50);
 /// What the test's streams share: when to count from, when to stop, and the byte budget of
 /// `-n`, which iperf3 counts over every stream together.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub struct Shared {
     /// The end of the warm-up: bytes before it are not counted.
     pub counted_from: Instant,
     /// Set when the test is over (its time, its bytes, TEST_END or an error).
@@ -39,7 +39,8 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(omit: Duration, byte_budget: u64) -> Arc<Shared> {
+    #[doc(hidden)]
+    pub fn new(omit: Duration, byte_budget: u64) -> Arc<Shared> {
         Arc::new(Shared {
             counted_from: Instant::now() + omit,
             stop: AtomicBool::new(false),
@@ -56,7 +57,7 @@ impl Shared {
 
 /// One stream's count at this end.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Count {
+pub struct Count {
     /// Payload bytes after the warm-up.
     pub bytes: u64,
     /// Calls that moved data.

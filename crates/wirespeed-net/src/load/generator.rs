@@ -26,9 +26,11 @@ use super::{LoadReport, LoadTest, Pacer, SinkCounts, clock_ns, monotonic_ns, sle
 
 const RING: usize = 1 << 16;
 /// Flag: the datagram or frame was sent in the measured window.
-pub(crate) const IN_WINDOW: u32 = 1;
+#[doc(hidden)]
+pub const IN_WINDOW: u32 = 1;
 /// Flag: the datagram carries the sending agent's consent nonce ([`super::consent`]).
-pub(crate) const CONSENT: u32 = 2;
+#[doc(hidden)]
+pub const CONSENT: u32 = 2;
 
 /// Writes a datagram header: test tag, host, flags (big-endian).
 pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
@@ -38,7 +40,9 @@ pub fn write_header(buf: &mut [u8], tag: u64, host: u32, flags: u32) {
 }
 
 /// Reads a datagram header: `(tag, host, flags)`, `None` if too short.
-pub(crate) fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
+#[doc(hidden)]
+#[inline]
+pub fn read_header_flags(buf: &[u8]) -> Option<(u64, u32, u32)> {
     let h = buf.get(..GENERATOR_HEADER_BYTES)?;
     let tag = u64::from_be_bytes(h[..8].try_into().ok()?);
     let host = u32::from_be_bytes(h[8..12].try_into().ok()?);
@@ -241,7 +245,9 @@ pub fn count_sink(
 
 /// Takes in what is already queued on `sock` (at most `max` datagrams), without waiting: the
 /// sink reads its consent nonces this way before the test starts.
-pub(crate) fn drain_sink(sock: &UdpSocket, book: &mut SinkBook, max: usize) -> io::Result<()> {
+#[doc(hidden)]
+#[inline]
+pub fn drain_sink(sock: &UdpSocket, book: &mut SinkBook, max: usize) -> io::Result<()> {
     let mut buf = vec![0u8; 65_536];
     sock.set_nonblocking(true)?;
     let mut result = Ok(());
@@ -257,97 +263,4 @@ pub(crate) fn drain_sink(sock: &UdpSocket, book: &mut SinkBook, max: usize) -> i
     }
     sock.set_nonblocking(false)?;
     result
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::net::{Ipv4Addr, SocketAddr};
-    use wirespeed_model::load::{LengthDeck, Schedule};
-
-    #[test]
-    fn header_bytes_both_ways() {
-        let mut b = [0u8; 16];
-        write_header(&mut b, 0x0102_0304_0506_0708, 3, IN_WINDOW);
-        assert_eq!(
-            b,
-            [1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 3, 0, 0, 0, 1],
-            "tag, host, flags big-endian"
-        );
-        assert_eq!(read_header(&b), Some((0x0102_0304_0506_0708, 3, true)));
-        assert_eq!(read_header(&b[..15]), None);
-    }
-
-    #[test]
-    fn a_short_loopback_run_counts_only_the_window_and_the_sink_sees_it() {
-        let lo = SocketAddr::from((Ipv4Addr::LOCALHOST, 0));
-        let sink = UdpSocket::bind(lo).unwrap();
-        let tx = UdpSocket::bind(lo).unwrap();
-        tx.connect(sink.local_addr().unwrap()).unwrap();
-        let test = LoadTest {
-            tag: 77,
-            host: 2,
-            hosts: 3,
-            schedule: Schedule {
-                settle_ns: 20_000_000,
-                transmit_ns: 200_000_000,
-                measure_ns: 100_000_000,
-                cooldown_ns: 0,
-            },
-            deck: LengthDeck::from_counts(&[(64, 1), (1536, 1)]).unwrap(),
-            // 4 Mbit/s of (64+24 + 1536+24)/2 * 8 bit packets: about 600 per second.
-            rate_bits_per_second: Some(4e6),
-            count_sink: true,
-            seed: 1,
-            raw: None,
-            tos: None,
-        };
-        let stop = AtomicBool::new(false);
-        // The sender's nonce first: the sink counts host 2 only from where it came.
-        tx.send(&super::super::consent::nonce_datagram(77, 2, &[9; 16]))
-            .unwrap();
-        let mut book = SinkBook::new(&test, false);
-        drain_sink(&sink, &mut book, 10).unwrap();
-        assert_eq!(book.nonce_of(2), Some([9; 16]));
-        // A stranger's datagram of the test's format is foreign, not counted.
-        let stranger = UdpSocket::bind(lo).unwrap();
-        let mut forged = vec![0u8; udp_payload_bytes(64, false)];
-        write_header(&mut forged, 77, 2, IN_WINDOW);
-        let start = monotonic_ns();
-        let (report, counts) = std::thread::scope(|s| {
-            let rx = s.spawn(|| count_sink(&sink, book, &stop));
-            stranger
-                .send_to(&forged, sink.local_addr().unwrap())
-                .unwrap();
-            let report = transmit(&tx, &test, start, &stop).unwrap();
-            std::thread::sleep(Duration::from_millis(50));
-            stop.store(true, Ordering::Relaxed);
-            (report, rx.join().unwrap().unwrap())
-        });
-        let c = report.counters;
-        // 0.1 s at 4 Mbit/s charged: 400 kbit, give or take a packet and timer slack, less what
-        // the generator gave up behind its schedule when its thread was descheduled, which it
-        // counts (264 kbit with nothing to judge by, in a full suite under load 4-8).
-        assert!(
-            (0.0..=0.1).contains(&report.skipped_in_window_s),
-            "{report:?}"
-        );
-        let expected = 4e6 * (0.1 - report.skipped_in_window_s);
-        assert!(
-            (c.charged_bits as f64 - expected).abs() < 0.1 * expected,
-            "{c:?}"
-        );
-        assert!(
-            c.packets_total > c.packets,
-            "the window is a part of the run"
-        );
-        assert_eq!(c.send_errors, 0);
-        assert!(c.delay_count > 0 && c.delay_mean_s() < 0.1, "{c:?}");
-        assert_eq!(counts.received.len(), 3);
-        assert_eq!(
-            counts.received[2], c.packets,
-            "loopback loses nothing at this rate"
-        );
-        assert_eq!(counts.foreign, 1, "{counts:?}");
-    }
 }

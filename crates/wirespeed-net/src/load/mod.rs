@@ -57,7 +57,9 @@ pub fn monotonic_ns() -> u64 {
     clock_ns(ClockId::Monotonic)
 }
 
-pub(crate) fn clock_ns(clock: ClockId) -> u64 {
+#[doc(hidden)]
+#[inline]
+pub fn clock_ns(clock: ClockId) -> u64 {
     let ts = rustix::time::clock_gettime(clock);
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
@@ -68,10 +70,12 @@ pub(crate) fn clock_ns(clock: ClockId) -> u64 {
 /// from now), so an offered load is never exceeded. What such a restart skips of the
 /// measurement window is counted, so that a machine too busy to offer the load is told from a
 /// network that did not carry it.
-pub(crate) struct Pacer {
+#[doc(hidden)]
+pub struct Pacer {
     next_ns: f64,
     window_ns: (u64, u64),
-    skipped_in_window_ns: u64,
+    #[doc(hidden)]
+    pub skipped_in_window_ns: u64,
 }
 
 /// How far behind its schedule a generator may fall before the owed frames are given up.
@@ -80,7 +84,9 @@ const CATCH_UP_LIMIT_NS: f64 = 10e6;
 impl Pacer {
     /// The first frame is due at `first_ns`; the measurement window is `[w0, w1)` (all
     /// `CLOCK_MONOTONIC`).
-    pub(crate) fn new(first_ns: u64, window_ns: (u64, u64)) -> Pacer {
+    #[doc(hidden)]
+    #[inline]
+    pub fn new(first_ns: u64, window_ns: (u64, u64)) -> Pacer {
         Pacer {
             next_ns: first_ns as f64,
             window_ns,
@@ -89,7 +95,9 @@ impl Pacer {
     }
 
     /// Waits for the next frame's slot; the time then, or `None` if `end_ns` came first.
-    pub(crate) fn wait(&mut self, now: u64, end_ns: u64, stop: &dyn Fn() -> bool) -> Option<u64> {
+    #[doc(hidden)]
+    #[inline]
+    pub fn wait(&mut self, now: u64, end_ns: u64, stop: &dyn Fn() -> bool) -> Option<u64> {
         if (now as f64) < self.next_ns {
             sleep_until(self.next_ns as u64, stop);
             let now = monotonic_ns();
@@ -111,7 +119,9 @@ impl Pacer {
     }
 
     /// Books a frame of `length` bytes at `rate` bit/s into the schedule.
-    pub(crate) fn book(&mut self, length: u32, rate: f64) -> std::io::Result<()> {
+    #[doc(hidden)]
+    #[inline]
+    pub fn book(&mut self, length: u32, rate: f64) -> std::io::Result<()> {
         self.next_ns += wirespeed_model::load::pacing_interval_ns(u64::from(length), rate)
             .map_err(|e| std::io::Error::other(e.to_string()))?;
         Ok(())
@@ -119,7 +129,9 @@ impl Pacer {
 
     /// The window's time whose frames were never offered, seconds: restarts of the schedule,
     /// and the slots still owed when the transmission ended at `end_ns`.
-    pub(crate) fn skipped_in_window_s(&self, end_ns: u64) -> f64 {
+    #[doc(hidden)]
+    #[inline]
+    pub fn skipped_in_window_s(&self, end_ns: u64) -> f64 {
         let (w0, w1) = self.window_ns;
         let owed_at_end = if (end_ns as f64) - self.next_ns > CATCH_UP_LIMIT_NS {
             end_ns.min(w1).saturating_sub((self.next_ns as u64).max(w0))
@@ -130,7 +142,9 @@ impl Pacer {
     }
 }
 
-pub(crate) fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
+#[doc(hidden)]
+#[inline]
+pub fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
     loop {
         let now = monotonic_ns();
         if now >= deadline_ns || stop() {
@@ -138,60 +152,5 @@ pub(crate) fn sleep_until(deadline_ns: u64, stop: &dyn Fn() -> bool) {
         }
         let left = deadline_ns - now;
         std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::control::{Message, decode, encode};
-
-    const MS: u64 = 1_000_000;
-
-    /// A restart of the schedule counts only what it skipped inside the window; a lag within
-    /// the catch-up limit skips nothing (the frames go out late, in a burst).
-    #[test]
-    fn a_pacer_counts_the_window_time_it_gave_up() {
-        let never = || false;
-        let mut p = Pacer::new(50 * MS, (100 * MS, 200 * MS));
-        // 100 ms late for the 50 ms slot: 50-150 ms given up, 100-150 ms of it in the window.
-        assert_eq!(p.wait(150 * MS, 300 * MS, &never), Some(150 * MS));
-        assert_eq!(p.skipped_in_window_ns, 50 * MS);
-        p.book(1226, 1e6).unwrap(); // (1226 + 24) x 8 bits: 10 ms a frame at 1 Mbit/s
-        // 5 ms late: within the limit, nothing given up.
-        assert_eq!(p.wait(165 * MS, 300 * MS, &never), Some(165 * MS));
-        assert_eq!(p.skipped_in_window_ns, 50 * MS);
-        p.book(1226, 1e6).unwrap();
-        // Ended at 260 ms with the 170 ms slot owed: 170-200 ms of the window never offered.
-        assert!((p.skipped_in_window_s(260 * MS) - 0.080).abs() < 1e-9);
-        // A schedule that kept up gives up nothing.
-        let kept = Pacer::new(100 * MS, (100 * MS, 200 * MS));
-        assert_eq!(kept.skipped_in_window_s(100 * MS), 0.0);
-    }
-
-    #[test]
-    fn load_messages_ride_in_the_control_protocol() {
-        let m = Message::Load(LoadMessage::Go {
-            start_at_ns: 42,
-            destination: None,
-        });
-        let bytes = encode(&m);
-        let body = std::str::from_utf8(&bytes[4..]).unwrap();
-        assert_eq!(
-            body,
-            r#"{"type":"load","load":"go","start_at_ns":42,"destination":null}"#
-        );
-        assert_eq!(decode(&bytes).unwrap().unwrap().0, m);
-        let clock = br#"{"type":"load","load":"clock_query"}"#;
-        let mut framed = (clock.len() as u32).to_be_bytes().to_vec();
-        framed.extend_from_slice(clock);
-        assert_eq!(
-            decode(&framed).unwrap().unwrap().0,
-            Message::Load(LoadMessage::ClockQuery)
-        );
-        let unknown = br#"{"type":"load","load":"explode"}"#;
-        let mut framed = (unknown.len() as u32).to_be_bytes().to_vec();
-        framed.extend_from_slice(unknown);
-        assert!(decode(&framed).is_err());
     }
 }

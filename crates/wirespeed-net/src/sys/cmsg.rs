@@ -68,24 +68,26 @@ pub(crate) fn recvmsg(
 }
 
 /// One control message: its level, type and data.
-pub(crate) struct Cmsg<'a> {
+pub struct Cmsg<'a> {
     /// `cmsg_level`.
-    pub(crate) level: libc::c_int,
+    pub level: libc::c_int,
     /// `cmsg_type`.
-    pub(crate) kind: libc::c_int,
+    pub kind: libc::c_int,
     /// The data after the header, `cmsg_len` minus the header.
-    pub(crate) data: &'a [u8],
+    pub data: &'a [u8],
 }
 
 /// `CMSG_ALIGN`.
-fn align(n: usize) -> usize {
+#[inline]
+pub fn align(n: usize) -> usize {
     let a = size_of::<usize>();
     (n + a - 1) & !(a - 1)
 }
 
 /// The control messages in `control` (what the kernel wrote), as `CMSG_FIRSTHDR`/`CMSG_NXTHDR`
 /// walk them; a header that claims more bytes than are there ends the walk.
-pub(crate) fn messages(control: &[u8]) -> impl Iterator<Item = Cmsg<'_>> {
+#[inline]
+pub fn messages(control: &[u8]) -> impl Iterator<Item = Cmsg<'_>> {
     let header = size_of::<libc::cmsghdr>();
     let mut at = 0usize;
     std::iter::from_fn(move || {
@@ -123,14 +125,16 @@ fn read<T: Copy>(data: &[u8]) -> Option<T> {
 
 /// The `index`-th `struct timespec` in a stamp message's data (`SCM_TIMESTAMPNS` holds one,
 /// `SO_TIMESTAMPING` three: software, deprecated, raw hardware) as (seconds, nanoseconds).
-pub(crate) fn timespec(data: &[u8], index: usize) -> Option<(i64, i64)> {
+#[inline]
+pub fn timespec(data: &[u8], index: usize) -> Option<(i64, i64)> {
     let at = index.checked_mul(size_of::<libc::timespec>())?;
     let ts: libc::timespec = read(data.get(at..)?)?;
     Some((ts.tv_sec, ts.tv_nsec))
 }
 
 /// A `c_int` message's value (`UDP_GRO`'s segment size).
-pub(crate) fn int(data: &[u8]) -> Option<libc::c_int> {
+#[inline]
+pub fn int(data: &[u8]) -> Option<libc::c_int> {
     read(data)
 }
 
@@ -160,47 +164,5 @@ pub(crate) fn ip_of_sockaddr(bytes: &[u8]) -> Option<IpAddr> {
             Some(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)))
         }
         _ => None,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn message(level: i32, kind: i32, data: &[u8]) -> Vec<u8> {
-        let header = size_of::<libc::cmsghdr>();
-        let len = header + data.len();
-        let mut out = vec![0u8; align(len)];
-        // SAFETY: all-zero is a valid cmsghdr.
-        let mut h: libc::cmsghdr = unsafe { zeroed() };
-        h.cmsg_len = len as _;
-        h.cmsg_level = level;
-        h.cmsg_type = kind;
-        // SAFETY: `out` holds at least one header; unaligned write of plain data.
-        unsafe { std::ptr::write_unaligned(out.as_mut_ptr().cast::<libc::cmsghdr>(), h) };
-        out[header..len].copy_from_slice(data);
-        out
-    }
-
-    #[test]
-    fn the_walk_reads_each_message_and_stops_at_a_lying_header() {
-        let mut control = message(1, 2, &7i32.to_ne_bytes());
-        control.extend(message(3, 4, &[9; 16]));
-        let got: Vec<(i32, i32, Vec<u8>)> = messages(&control)
-            .map(|c| (c.level, c.kind, c.data.to_vec()))
-            .collect();
-        assert_eq!(got.len(), 2);
-        assert_eq!(int(&got[0].2), Some(7));
-        assert_eq!((got[1].0, got[1].1, got[1].2.len()), (3, 4, 16));
-        assert_eq!(
-            timespec(&got[1].2, 0).map(|t| t.0),
-            Some(i64::from_ne_bytes([9; 8]))
-        );
-        assert_eq!(timespec(&got[1].2, 1), None);
-        // A header claiming more than the buffer holds ends the walk.
-        let mut bad = message(1, 2, &[0; 4]);
-        bad[0] = 200;
-        assert_eq!(messages(&bad).count(), 0);
-        assert_eq!(messages(&control[..10]).count(), 0);
     }
 }

@@ -16,7 +16,7 @@ const ETHTOOL_GLINKSETTINGS: u32 = 0x4c;
 /// `ETHTOOL_GET_TS_INFO`.
 const ETHTOOL_GET_TS_INFO: u32 = 0x41;
 /// `struct ethtool_link_settings` before its link-mode words.
-pub(crate) const LINK_SETTINGS_HEADER: usize = 48;
+pub const LINK_SETTINGS_HEADER: usize = 48;
 /// The most link-mode words per mask the handshake can ask for (`__s8`).
 const LINK_MODE_WORDS_MAX: usize = 127;
 /// `struct ethtool_drvinfo`.

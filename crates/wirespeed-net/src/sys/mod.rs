@@ -10,14 +10,18 @@
 //! types keep. The rest of the crate is `#![deny(unsafe_code)]`, and `tests/layers.rs` checks
 //! that no `unsafe` appears outside this directory. Nothing here imports the rest of the crate.
 
-pub(crate) mod alloc;
-pub(crate) mod cmsg;
-pub(crate) mod ethtool;
+// Test seams: `#[doc(hidden)] pub` only so that crates/wirespeed-net-tests (where this
+// crate's unit tests live) reaches what they test; not part of the library's interface.
+pub mod alloc;
+#[doc(hidden)]
+pub mod cmsg;
+pub mod ethtool;
 pub(crate) mod localtime;
 pub(crate) mod mmsg;
-pub(crate) mod netdevice;
+#[doc(hidden)]
+pub mod netdevice;
 pub(crate) mod packet;
 pub(crate) mod process;
 pub(crate) mod rusage;
 pub(crate) mod signal;
-pub(crate) mod socket_options;
+pub mod socket_options;

@@ -140,7 +140,7 @@ pub(crate) fn set_max_pacing_rate(fd: impl AsFd, bytes_per_second: u64) -> io::R
 }
 
 /// `SO_MAX_PACING_RATE` as the kernel reads it back (all ones: no cap and no pacing asked).
-pub(crate) fn max_pacing_rate(fd: impl AsFd) -> io::Result<u64> {
+pub fn max_pacing_rate(fd: impl AsFd) -> io::Result<u64> {
     let mut buf = [0u8; 8];
     match get(fd, libc::SOL_SOCKET, SO_MAX_PACING_RATE, &mut buf)? {
         8 => Ok(u64::from_ne_bytes(buf)),

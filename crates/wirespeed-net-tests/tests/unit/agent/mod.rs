@@ -1,6 +1,14 @@
 //! Unit tests of the agent, beside its module and apart from it.
+mod descriptors;
+mod echo;
+mod queue;
+use std::io::{self, Read};
+use std::net::{SocketAddr, TcpStream};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use wirespeed_net::agent_config::{AgentConfig, END_GRACE, Limits};
 
-use super::*;
+use wirespeed_net::agent::*;
 
 #[test]
 fn nonsense_settings_are_named_with_their_flag() {
@@ -64,7 +72,7 @@ fn nonsense_settings_are_named_with_their_flag() {
 /// a fixed 5 s past -t while what the sender had queued was still arriving.
 #[test]
 fn a_timed_test_drains_while_its_data_moves_and_is_called_stalled_when_it_stops() {
-    use crate::agent_config::{DRAIN_CAP, Stopped};
+    use wirespeed_net::agent_config::{DRAIN_CAP, Stopped};
     let s = Duration::from_secs;
     let limits = Limits::default();
     // Nothing moved past -t: stopped END_GRACE after it, as before.
@@ -206,6 +214,27 @@ fn a_full_pending_cap_closes_the_oldest_once_it_has_waited() {
     assert!(stats.pending <= 2, "{stats:?}");
     h.stop();
     t.join().unwrap().unwrap();
+}
+
+/// A peer silent in its handshake when the agent stops is closed then, not left to its
+/// handshake timeout: `serve` had waited its 3 s grace for that thread, and the connection
+/// stayed open until the timeout (20 s here).
+#[test]
+fn a_stopping_agent_closes_the_connections_still_in_their_handshake() {
+    let (addr, h, t) = spawn_agent(Duration::from_secs(20), 4);
+    let mut silent = TcpStream::connect(addr).unwrap();
+    assert_eq!(pending_settles_at(&h, 1), 1);
+    h.stop();
+    t.join().unwrap().unwrap();
+    silent
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut buf = [0u8; 1];
+    let got = silent.read(&mut buf);
+    assert!(
+        matches!(got, Ok(0)),
+        "still open after the agent stopped: {got:?}"
+    );
 }
 
 /// Connections from `from` to `addr`, held.

@@ -1,0 +1,4 @@
+mod agent_page;
+mod http;
+mod listener;
+mod probe;

@@ -1,0 +1,2 @@
+mod cmsg;
+mod netdevice;
