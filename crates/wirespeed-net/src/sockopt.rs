@@ -277,7 +277,6 @@ pub fn socket_report(
 mod field {
     pub(super) const RETRANSMITS_TOTAL: usize = 100;
     pub(super) const SND_MSS: usize = 16;
-    pub(super) const LAST_DATA_RECV: usize = 52;
     pub(super) const PMTU: usize = 60;
     pub(super) const RTT: usize = 68;
     pub(super) const RTTVAR: usize = 72;
@@ -352,18 +351,6 @@ pub(crate) fn unsent_bytes(fd: &impl AsFd) -> Option<(u32, u32)> {
     let n = socket_options::tcp_info(fd, &mut buf).ok()?;
     let v = TcpInfoView::new_checked(&buf[..n])?;
     Some((v.u32_at(field::NOTSENT_BYTES)?, v.u32_at(field::SND_MSS)?))
-}
-
-/// How long ago the kernel last received data on a TCP socket (`tcpi_last_data_recv`, in
-/// milliseconds of its tick): when the data arrived, however late its reader ran. `None`
-/// where the kernel does not report it.
-pub(crate) fn last_data_received_ago(fd: &impl AsFd) -> Option<Duration> {
-    let mut buf = [0u8; 512];
-    let n = socket_options::tcp_info(fd, &mut buf).ok()?;
-    let v = TcpInfoView::new_checked(&buf[..n])?;
-    Some(Duration::from_millis(u64::from(
-        v.u32_at(field::LAST_DATA_RECV)?,
-    )))
 }
 
 /// CPU time of the calling thread (`getrusage(RUSAGE_THREAD)`).

@@ -298,9 +298,6 @@ pub(crate) struct Received {
     pub(crate) drain: Option<DrainReport>,
 }
 
-/// The longest a reader's lateness at the end of a stream is taken back from its time.
-const LATE_READER_BOUND: Duration = Duration::from_secs(5);
-
 /// Reads `-l`-byte buffers until the sender closes, or until `until` (a `no_drain` test),
 /// whichever comes first; a `no_drain` receiver then reads the tail ([`drain`]). With
 /// `expect`, fewer bytes is an error.
@@ -369,19 +366,7 @@ pub(crate) fn receive(
             Err(e) => return Err(e),
         }
     }
-    let mut counted_end = Instant::now();
-    if ended == Some(DrainEnd::Closed) && bytes > 0 {
-        // The data ended when its last byte arrived, not when this reader, late for a CPU on
-        // a busy machine, got round to the end: the kernel says how long ago that was (in its
-        // ticks). A figure past LATE_READER_BOUND is not taken (a reader is not that late;
-        // the end stays where the reader saw it).
-        if let Some(ago) = crate::sockopt::last_data_received_ago(&*s)
-            && ago <= LATE_READER_BOUND
-            && let Some(arrived) = counted_end.checked_sub(ago)
-        {
-            counted_end = arrived;
-        }
-    }
+    let counted_end = Instant::now();
     let drain = until.map(|u| match ended {
         Some(end) => DrainReport {
             seconds: 0.0,
