@@ -333,7 +333,7 @@ pub struct RunRecord {
     pub rcv_granted_bytes: u64,
     /// Payload bytes that arrived.
     pub bytes: u64,
-    /// Seconds from the first write to the last byte's arrival at the receiver.
+    /// Seconds from the first write to the last byte read.
     pub seconds: f64,
     /// The sender's TCP_INFO at the end.
     pub kernel: Option<KernelView>,
