@@ -306,6 +306,12 @@ pub struct KernelView {
     pub snd_window_bytes: u32,
     /// Sender MSS, bytes.
     pub snd_mss_bytes: u32,
+    /// How long the sender's socket stood empty over its run, seconds: the sender's own time
+    /// less the kernel's `tcpi_busy_time` (data in flight or queued; Linux 4.10+), so the time
+    /// TCP waited for the sending application to write. Absent when the kernel does not report
+    /// it, and in records written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub empty_seconds: Option<f64>,
 }
 
 /// One finished run, as appended to the results file.

@@ -567,7 +567,10 @@ fn truth(text: &str) -> (Vec<(String, String)>, String, (String, String)) {
 
 /// `wirespeed mesh --json` over agents on `hosts` (name, address) of a lab built from `text`,
 /// run from the namespace of `controller`, and `lab status --json` after it; the lab is taken
-/// down before this returns.
+/// down before this returns. It takes the lab lane itself: beside other labs while the lab
+/// and its agents come up and while it goes down, alone while the mesh runs (its judge names
+/// a slow host from its rates against the fleet's best, a yardstick another lab's load would
+/// lower unevenly).
 fn lab_mesh(
     tag: &str,
     text: &str,
@@ -577,6 +580,7 @@ fn lab_mesh(
     let dir = Scratch::new(&format!("mesh-{tag}"));
     let key = dir.write("fleet.key", "0123456789abcdef0123456789abcdef\n");
     let path = crate::lab::temp_topology(tag, text);
+    let setup = crate::lab::LAB_LOCK.beside_others();
     let lab = crate::lab::UpLab::up(&path.display().to_string());
     let _ = std::fs::remove_file(&path);
     let agents: Vec<(String, String, ServeProcess)> = hosts
@@ -602,6 +606,8 @@ fn lab_mesh(
         .map(|(n, a, p)| format!("{n} {a}:{}", p.port))
         .collect();
     std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+    drop(setup);
+    let quiet = crate::lab::LAB_LOCK.alone();
     // The controller runs in the router's namespace, which reaches every host.
     let out = std::process::Command::new("ip")
         .args([
@@ -616,9 +622,12 @@ fn lab_mesh(
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
+    drop(quiet);
+    let teardown = crate::lab::LAB_LOCK.beside_others();
     drop(agents);
     let status = crate::lab::lab_status(&lab.name);
     drop(lab);
+    drop(teardown);
     assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
     (stdout, status)
 }
@@ -629,7 +638,7 @@ fn issue_19_lab_mesh_finds_the_slow_host_and_the_mismatched_pair_and_nothing_els
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
-    let _guard = crate::lab::LAB_LOCK.alone();
+    // lab_mesh holds the lab lane alone while the mesh runs.
     let (hosts, slow, (m1, m2)) = truth(SIX_HOSTS);
     let (stdout, _) = lab_mesh("mesh6", SIX_HOSTS, &hosts, "r1");
     let doc: serde_json::Value = serde_json::from_str(&stdout).unwrap();
@@ -758,9 +767,9 @@ fn issue_31_lab_two_fault_star_names_the_slow_link_and_the_mismatch() {
     if !crate::lab::can_build_labs("mesh") {
         return;
     }
-    // Alone: the slow link is named from its hosts' rates against the fleet's best, a
-    // yardstick another lab's load would lower unevenly.
-    let _guard = crate::lab::LAB_LOCK.alone();
+    // lab_mesh holds the lab lane alone while the mesh runs: the slow link is named from its
+    // hosts' rates against the fleet's best, a yardstick another lab's load would lower
+    // unevenly.
     let hosts: Vec<(String, String)> = (0..4)
         .map(|i| (format!("h{}", i + 1), format!("198.18.{i}.1")))
         .collect();

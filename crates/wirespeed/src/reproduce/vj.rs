@@ -119,9 +119,22 @@ pub struct Point {
     pub receiver_wait_per_wakeup_us: f64,
     /// The receiver's data thread's wake-ups per window of K packets.
     pub receiver_wakeups_per_window: f64,
-    /// The same wait for the sender's data thread (the sweep's): off the window's path, its
-    /// send buffer (twice the window, at least 4,608 bytes) holding the next segments.
+    /// The same wait for the sender's data thread (the sweep's).
     pub sender_wait_per_wakeup_us: f64,
+    /// How long the sender's socket stood empty per window, us (NaN if the kernel did not
+    /// say): the sender's time less its `tcpi_busy_time`. Its buffer (twice the window, at
+    /// least 4,608 bytes) holds the next segment while the sending thread runs in time; when
+    /// that thread waits for a CPU longer than a round trip, the ACK finds nothing to send and
+    /// the window waits for the sending thread too, which this counts.
+    pub sender_empty_per_window_us: f64,
+    /// Retransmission timeouts in the sender's namespace over this point (TcpExt
+    /// `TCPTimeouts`; NaN if unread).
+    pub rto_timeouts: f64,
+    /// Times the receiving host pruned its queue for want of buffer over this point (TcpExt
+    /// `PruneCalled` in the receiver's namespace; NaN if unread).
+    pub receiver_prunes: f64,
+    /// Windows of K packets this point moved.
+    pub windows: f64,
 }
 
 /// The emulator's mean lateness between two readings of `node`'s ports, us (0 if no frame).
@@ -170,7 +183,16 @@ pub struct LostTime {
     /// The receiver's data thread waiting on a run queue for a CPU, once per window (0 if
     /// unknown).
     cpu_wait_us: f64,
+    /// The sender's socket standing empty, waiting for the sending thread (0 if unknown).
+    sender_us: f64,
+    /// Retransmission timeouts, each at least [`RTO_MIN_US`], spread over the point's windows
+    /// (0 if unknown): a lower bound of what they stalled.
+    rto_us: f64,
 }
+
+/// Linux's least retransmission timeout (`TCP_RTO_MIN`, 200 ms), us: each timeout that fired
+/// stalled its window at least this long.
+const RTO_MIN_US: f64 = 200_000.0;
 
 impl LostTime {
     #[doc(hidden)]
@@ -184,13 +206,27 @@ impl LostTime {
             } else {
                 0.0
             },
+            sender_us: if p.sender_empty_per_window_us.is_finite() {
+                p.sender_empty_per_window_us
+            } else {
+                0.0
+            },
+            rto_us: if p.rto_timeouts.is_finite() && p.windows > 0.0 {
+                p.rto_timeouts * RTO_MIN_US / p.windows
+            } else {
+                0.0
+            },
         }
     }
 
-    /// The part of the loss the two measurements account for (capped at the whole).
+    /// The part of the loss the measurements account for (capped at the whole). They do not
+    /// overlap: the sender's socket is empty only while nothing is in flight, the emulator's
+    /// lateness and the receiver's wait fall while a segment or its ACK is, and a
+    /// retransmission timer runs while the segment it resends is lost (the least timeout
+    /// counted, not the wait for a CPU inside it).
     #[doc(hidden)]
     pub fn attributed_us(&self) -> f64 {
-        (self.emulator_us + self.cpu_wait_us).min(self.excess_us)
+        (self.emulator_us + self.cpu_wait_us + self.sender_us + self.rto_us).min(self.excess_us)
     }
 
     fn share(&self, us: f64) -> f64 {
@@ -203,11 +239,11 @@ impl LostTime {
 /// that, the emulator's release lateness (data frame + ACK) and the time the receiver's data
 /// thread waited on a run queue for a CPU once per window (/proc/PID/task/TID/schedstat: its
 /// mean wait per wake-up; the data's arrival wakes it and its read reopens the clamped
-/// window) are each printed, and the sender's wait per wake-up beside them (off the path: its
-/// buffer holds the next segments). When the emulator's lateness and the
-/// receiver's wait together account for at least half the loss, the machine's load is the
-/// measured cause, the larger named first; otherwise the figures are printed and the rest
-/// named as not attributed.
+/// window) and the time the sender's socket stood empty waiting for its sending thread (its
+/// `tcpi_busy_time` against its own time) are each printed. When the three together account
+/// for at least half the loss, the machine's load is the measured cause, the emulator's
+/// lateness and the receiver's wait in order of size; otherwise the figures are printed and
+/// the rest named as not attributed.
 fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
     let (late, wait) = (lost.emulator_us, lost.cpu_wait_us);
@@ -231,8 +267,11 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     };
     let rest = lost.excess_us - lost.attributed_us();
     let figures = format!(
-        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; the sending thread waited {:.0} us per wake-up (off the path: its buffer holds the next segments); load average {:.1}",
-        lost.excess_us, p.sender_wait_per_wakeup_us, p.load_average
+        "each window of {k} took {:.0} us longer than at the seed's rate: {first}; {second}; {}{}; load average {:.1}",
+        lost.excess_us,
+        sender_part(p, &lost),
+        rto_part(p, &lost),
+        p.load_average
     );
     if lost.share(lost.attributed_us()) >= 0.5 {
         format!(
@@ -245,21 +284,65 @@ fn below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     }
 }
 
+/// The sender's share of a window's loss: how long its socket stood empty waiting for the
+/// sending thread, with that thread's wait for a CPU per wake-up (the likely reason).
+fn sender_part(p: &Point, lost: &LostTime) -> String {
+    if p.sender_empty_per_window_us.is_finite() {
+        format!(
+            "the sender's socket stood empty {:.0} us per window waiting for the sending thread ({:.0}%; that thread waited {:.0} us per wake-up for a CPU)",
+            lost.sender_us,
+            lost.share(lost.sender_us) * 100.0,
+            p.sender_wait_per_wakeup_us
+        )
+    } else {
+        format!(
+            "the sender's idle time not reported by its kernel (tcpi_busy_time; the sending thread waited {:.0} us per wake-up for a CPU)",
+            p.sender_wait_per_wakeup_us
+        )
+    }
+}
+
+/// Retransmission timeouts of a point, when any fired: how many, what they stalled at the
+/// least, and the receiving host's prunes that lost the segments (a lab link that drops
+/// nothing loses none). Empty when none fired or the counters were not read.
+fn rto_part(p: &Point, lost: &LostTime) -> String {
+    if !(p.rto_timeouts.is_finite() && p.rto_timeouts > 0.0) {
+        return String::new();
+    }
+    let prunes = if p.receiver_prunes.is_finite() {
+        format!(
+            "the receiving host pruned its queue {:.0} time(s) for want of buffer (TcpExt PruneCalled): its reader, waiting for a CPU, left the segments of the first window it advertised, sized before its buffer was set, beyond what the buffer holds",
+            p.receiver_prunes
+        )
+    } else {
+        "the receiving host's counters not read".to_string()
+    };
+    format!(
+        "; the sender's retransmission timer fired {:.0} time(s) (TcpExt TCPTimeouts), each at least 200 ms (TCP_RTO_MIN): at least {:.0} us per window ({:.0}%); {prunes}",
+        p.rto_timeouts,
+        lost.rto_us,
+        lost.share(lost.rto_us) * 100.0
+    )
+}
+
 /// A modelled point below the seed but within 25%: the same measured split of the time each
 /// window lost, printed without naming a cause (so that every run shows what the waits were).
 fn within_below_reason(k: usize, p: &Point, paper_kib: f64) -> String {
     let lost = LostTime::of(k, p, paper_kib);
     let waited = if p.receiver_wait_per_wakeup_us.is_finite() {
         format!(
-            "the receiving thread {:.0} us waiting for a CPU per wake-up (the sender's {:.0} us, off the path)",
-            lost.cpu_wait_us, p.sender_wait_per_wakeup_us
+            "the receiving thread {:.0} us waiting for a CPU per wake-up",
+            lost.cpu_wait_us
         )
     } else {
         "waits for a CPU not read".to_string()
     };
     format!(
-        "within 25% of the seed; each window {:.0} us longer than at the seed's rate: {waited}, {:.0} us the emulator's lateness (per window, load average {:.1})",
-        lost.excess_us, lost.emulator_us, p.load_average
+        "within 25% of the seed; each window {:.0} us longer than at the seed's rate: {waited}, {:.0} us the emulator's lateness, {} (per window, load average {:.1})",
+        lost.excess_us,
+        lost.emulator_us,
+        sender_part(p, &lost),
+        p.load_average
     )
 }
 
@@ -417,6 +500,66 @@ fn tally(
     out
 }
 
+/// The `TcpExt` counters of a /proc/net/netstat text: a header line of names and a line of
+/// values, each starting `TcpExt:`. Anything else, or a value that is not a number, is left
+/// out (the text comes from another namespace's /proc and is read with a bound).
+#[doc(hidden)]
+pub fn parse_tcp_ext(text: &str) -> std::collections::HashMap<String, u64> {
+    let mut lines = text.lines().filter(|l| l.starts_with("TcpExt:"));
+    let (Some(names), Some(values)) = (lines.next(), lines.next()) else {
+        return Default::default();
+    };
+    names
+        .split_whitespace()
+        .zip(values.split_whitespace())
+        .skip(1)
+        .filter_map(|(n, v)| Some((n.to_string(), v.parse().ok()?)))
+        .collect()
+}
+
+/// At most this much of a netstat text is read (a few KiB on Linux 6).
+const NETSTAT_BOUND: usize = 64 * 1024;
+
+/// The TcpExt counters of the namespace `pid` lives in (empty if unreadable).
+#[doc(hidden)]
+pub fn tcp_ext_of_pid(pid: u32) -> std::collections::HashMap<String, u64> {
+    use std::io::Read;
+    let mut text = String::new();
+    if let Ok(f) = std::fs::File::open(format!("/proc/{pid}/net/netstat")) {
+        let _ = f.take(NETSTAT_BOUND as u64).read_to_string(&mut text);
+    }
+    parse_tcp_ext(&text)
+}
+
+/// The TcpExt counters of the network namespace `ns`, read by `cat` started in it (empty if
+/// that fails).
+fn tcp_ext_of(ns: &str) -> std::collections::HashMap<String, u64> {
+    let out = Command::new("ip")
+        .args(["netns", "exec", ns, "cat", "/proc/net/netstat"])
+        .stderr(Stdio::null())
+        .output();
+    match out {
+        Ok(o) if o.status.success() => {
+            let n = o.stdout.len().min(NETSTAT_BOUND);
+            parse_tcp_ext(&String::from_utf8_lossy(&o.stdout[..n]))
+        }
+        _ => Default::default(),
+    }
+}
+
+/// How much counter `name` rose between two readings (NaN if either lacks it).
+#[doc(hidden)]
+pub fn counter_delta(
+    before: &std::collections::HashMap<String, u64>,
+    after: &std::collections::HashMap<String, u64>,
+    name: &str,
+) -> f64 {
+    match (before.get(name), after.get(name)) {
+        (Some(&b), Some(&a)) => a.saturating_sub(b) as f64,
+        _ => f64::NAN,
+    }
+}
+
 /// Sweeps K = 1..12 across the lab in `file`: the first host sends, the second receives.
 fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<Point>, MacTally)> {
     let lab = LabGuard::up(&super::lab_file(file)?)?;
@@ -487,8 +630,11 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
             }
             // The slowest point (1 packet, ~384 KB/s) takes ~3 s per MB.
             let limit = Duration::from_secs(60 + bytes / 100_000);
-            // The agent's threads and the sweep's, sampled while the point runs.
+            // The TCP counters of both hosts' namespaces around the point: the receiver's
+            // through the agent, which lives in it; the sender's through a reader started there.
             let agent_pid = agent.id();
+            let counters_before = (tcp_ext_of(&from_ns), tcp_ext_of_pid(agent_pid));
+            // The agent's threads and the sweep's, sampled while the point runs.
             let mut waits = CpuWait::start(&[agent_pid]);
             let mut sweep_pid = None;
             let doc: Document<IgnoredAny, SweepReport> =
@@ -516,11 +662,21 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
             last = now;
             // Windows of K packets this point moved.
             let windows = run.bytes as f64 / (k as f64 * 1460.0);
+            let counters_after = (tcp_ext_of(&from_ns), tcp_ext_of_pid(agent_pid));
+            let rto_timeouts = counter_delta(&counters_before.0, &counters_after.0, "TCPTimeouts");
+            let receiver_prunes =
+                counter_delta(&counters_before.1, &counters_after.1, "PruneCalled");
             points.push(Point {
                 receiver_wait_per_wakeup_us: waits.wait_per_wakeup_us(agent_pid),
                 receiver_wakeups_per_window: waits.runs(agent_pid) as f64 / windows.max(1.0),
                 sender_wait_per_wakeup_us: sweep_pid
                     .map_or(f64::NAN, |pid| waits.wait_per_wakeup_us(pid)),
+                sender_empty_per_window_us: kernel
+                    .and_then(|k| k.empty_seconds)
+                    .map_or(f64::NAN, |s| s * 1e6 / windows.max(1.0)),
+                rto_timeouts,
+                receiver_prunes,
+                windows,
                 late_per_round_trip_us,
                 load_average: load_average(),
                 kib_per_second: d.task_to_task_kib_per_second,
@@ -559,13 +715,19 @@ fn sweep_lab(file: &str, half_duplex: bool, bytes: u64) -> anyhow::Result<(Vec<P
 /// Why hosts that answer at once rose with the buffer, which they should not: a 1-packet window
 /// (stop and wait) that took longer than at the 12-packet rate, split as [`below_reason`]
 /// splits a modelled point's loss, against the 12-packet rate instead of the seed's. Only when
-/// the emulator's lateness and the receiver's wait for a CPU account for half of it is the
-/// machine's load named as the cause; otherwise the rise is left unexplained, as it is.
+/// the emulator's lateness, the receiver's wait for a CPU and the sender's empty socket
+/// account for half of it is the machine's load named as the cause; otherwise the rise is
+/// left unexplained, as it is.
 fn unmodelled_rise_reason(one: &Point, plateau_kib: f64) -> String {
     let lost = LostTime::of(1, one, plateau_kib);
     let figures = format!(
-        "the 1-packet window took {:.0} us longer than at the 12-packet rate: the emulator released frames {:.0} us late per round trip; the receiving thread waited {:.0} us per wake-up for a CPU; load average {:.1}",
-        lost.excess_us, lost.emulator_us, lost.cpu_wait_us, one.load_average
+        "the 1-packet window took {:.0} us longer than at the 12-packet rate: the emulator released frames {:.0} us late per round trip; the receiving thread waited {:.0} us per wake-up for a CPU; {}{}; load average {:.1}",
+        lost.excess_us,
+        lost.emulator_us,
+        lost.cpu_wait_us,
+        sender_part(one, &lost),
+        rto_part(one, &lost),
+        one.load_average
     );
     if lost.excess_us > 0.0 && lost.share(lost.attributed_us()) >= 0.5 {
         format!("measured cause: the machine's load: {figures}")

@@ -202,6 +202,7 @@ impl PointRunner for AgentRunner {
             total_retransmits: t.retransmits,
             snd_window_bytes: t.peer_window_bytes.unwrap_or(0),
             snd_mss_bytes: t.mss_bytes,
+            empty_seconds: t.busy_seconds.map(|busy| (sender.seconds - busy).max(0.0)),
         });
         let percent = |cpu: f64, wall: f64| if wall > 0.0 { 100.0 * cpu / wall } else { 0.0 };
         Ok(RunRecord {

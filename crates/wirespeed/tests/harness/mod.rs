@@ -256,6 +256,10 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
     };
     row.truth = element_key(&truth.0, &truth.1.element.element);
     row.ceiling = truth.1.element.ceiling_bits_per_second;
+    // The lab comes up and goes down beside other labs; only the measurement, whose rate is
+    // judged against the truth's ceiling (and "the link is the bound" exactly where it
+    // reached 90% of it), holds the lane alone.
+    let setup = crate::lab::LAB_LOCK.beside_others();
     let lab = match Lab::keep_and_up(
         keep,
         &format!("{}.toml", draw.name),
@@ -270,6 +274,8 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
         }
     };
     let agent = ServeProcess::start_in(Some(&lab.namespace("h2")), &address.to_string(), &[]);
+    drop(setup);
+    let quiet = crate::lab::LAB_LOCK.alone();
     // Long enough for slow start to weigh little: ten initial windows at the ceiling.
     let seconds = (2.0 + 10.0 * 15_000.0 * 8.0 / row.ceiling).clamp(2.0, seconds_max);
     let (code, stdout, stderr) = in_namespace(
@@ -287,9 +293,12 @@ fn path_row(seed: u64, limits: &Limits, seconds_max: f64, keep: &Path) -> PathRo
         // (wirespeed_net::agent_config::DRAIN_CAP), and stops a stalled one 5 s after it.
         Duration::from_secs_f64(seconds + 65.0),
     );
+    drop(quiet);
+    let teardown = crate::lab::LAB_LOCK.beside_others();
     drop(agent);
     row.lab_warnings = lab.warnings().len();
     drop(lab);
+    drop(teardown);
     if code != 0 {
         row.error = Some(format!("tcp exit {code}: {}", stderr.trim()));
         return row;
@@ -355,6 +364,9 @@ fn fleet_row(seed: u64, faults: usize, max_hosts: u64, keep: &Path) -> FleetRow 
         error: None,
         file: None,
     };
+    // The fleet comes up and goes down beside other labs; its mesh holds the lane alone: the
+    // judge names a slow host from its rates against the fleet's best.
+    let setup = crate::lab::LAB_LOCK.beside_others();
     let lab = match Lab::keep_and_up(
         keep,
         &format!("{}.toml", draw.name),
@@ -394,6 +406,8 @@ fn fleet_row(seed: u64, faults: usize, max_hosts: u64, keep: &Path) -> FleetRow 
     let agents_file = keep.join(format!("{}.agents", draw.name));
     let lines: Vec<&str> = agents.iter().map(|(l, _)| l.as_str()).collect();
     std::fs::write(&agents_file, lines.join("\n") + "\n").expect("agents file");
+    drop(setup);
+    let quiet = crate::lab::LAB_LOCK.alone();
     let (code, stdout, stderr) = in_namespace(
         &lab.namespace("sw"),
         &[
@@ -410,8 +424,11 @@ fn fleet_row(seed: u64, faults: usize, max_hosts: u64, keep: &Path) -> FleetRow 
         ],
         Duration::from_secs(300),
     );
+    drop(quiet);
+    let teardown = crate::lab::LAB_LOCK.beside_others();
     drop(agents);
     drop(lab);
+    drop(teardown);
     let _ = std::fs::remove_file(&key);
     let _ = std::fs::remove_file(&agents_file);
     // A test that failed (a lossy link can cut a test's control connection) leaves its pair
@@ -687,9 +704,7 @@ fn random_labs_scorecard() {
     let limits = Limits::default();
     let mut paths = Vec::new();
     for seed in first..first + labs {
-        let _guard = crate::lab::LAB_LOCK
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        // Each row takes the lab lane itself: alone for its measurement.
         let row = path_row(seed, &limits, 8.0, &keep);
         eprintln!(
             "path seed {seed}: truth {} {:.0}, measured {:?}, named {} {}",
@@ -703,9 +718,6 @@ fn random_labs_scorecard() {
     }
     let mut fleet_rows = Vec::new();
     for i in 0..fleets {
-        let _guard = crate::lab::LAB_LOCK
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
         let seed = first + i;
         let row = fleet_row(seed, (i % 4) as usize, 6, &keep);
         eprintln!("fleet seed {seed}: {:?} {:?}", row.verdicts, row.error);
@@ -741,22 +753,15 @@ fn random_labs_ci_subset() {
     };
     let mut rows = Vec::new();
     for seed in [3101, 3102, 3103] {
-        // Alone, one row at a time: each row's rate is judged against its truth's ceiling, and
-        // "the link is the bound" exactly where it reached 90% of it.
-        let _guard = crate::lab::LAB_LOCK
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
+        // One row at a time, each taking the lab lane itself: beside other labs while its lab
+        // comes up and goes down, alone while it measures (its rate is judged against its
+        // truth's ceiling, and "the link is the bound" exactly where it reached 90% of it).
         rows.push(path_row(seed, &limits, 3.0, &keep));
     }
-    let fleet = {
-        // Alone: the judge names a slow host from its rates against the fleet's best.
-        let _guard = crate::lab::LAB_LOCK
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        // Seed 3108 draws four hosts at 100 Mbit/s, one behind a slow link and one behind a
-        // lossy one: the kinds seed 3101 drew among five.
-        fleet_row(3108, 2, 4, &keep)
-    };
+    // Seed 3108 draws four hosts at 100 Mbit/s, one behind a slow link and one behind a lossy
+    // one: the kinds seed 3101 drew among five. Alone while its mesh runs (the judge names a
+    // slow host from its rates against the fleet's best), beside others around it.
+    let fleet = fleet_row(3108, 2, 4, &keep);
     let card = scorecard(&rows, std::slice::from_ref(&fleet), 3101);
     eprintln!("{card}");
     for r in &rows {
