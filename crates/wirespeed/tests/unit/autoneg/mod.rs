@@ -1,17 +1,10 @@
-use clap::Parser;
 use wirespeed::autoneg::measure::measure;
 use wirespeed::autoneg::result::{AutonegReport, Params};
 use wirespeed::autoneg::*;
 use wirespeed_model::autoneg::{Abilities, Partner};
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: AutonegArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<AutonegArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("autoneg").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("autoneg", argv)
 }
 
 #[test]

@@ -1,19 +1,12 @@
 mod measure;
 mod verdicts;
 
-use clap::Parser;
 use std::time::Duration;
 use wirespeed::diagnose::measure::measure;
 use wirespeed::diagnose::*;
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: DiagnoseArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<DiagnoseArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("diagnose").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("diagnose", argv)
 }
 
 #[test]

@@ -1,20 +1,13 @@
 mod metrics;
 
-use clap::Parser;
 use std::time::Duration;
 use wirespeed::envelope::*;
 use wirespeed_model::{
     BitRate, Duplex, EnvelopeParams, IpVersion, LinkLayer, RateFormat, Transport,
 };
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: EnvelopeArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<EnvelopeArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("envelope").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("envelope", argv)
 }
 
 #[test]

@@ -1,16 +1,9 @@
-use clap::Parser;
 use std::time::Duration;
 use wirespeed::serve::*;
 use wirespeed_net::control::DEFAULT_PORT;
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: ServeArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<ServeArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("serve").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("serve", argv)
 }
 
 #[test]

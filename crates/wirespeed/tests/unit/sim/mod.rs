@@ -2,7 +2,6 @@ mod link;
 mod metrics;
 mod verdicts;
 
-use clap::Parser;
 use std::time::Duration;
 use wirespeed::common::flags::{parse_hosts, parse_lengths};
 use wirespeed::sim::result::Net;
@@ -10,14 +9,8 @@ use wirespeed::sim::*;
 use wirespeed_model::BitRate;
 use wirespeed_sim::{Arrivals, HostModel, LengthMix, Placement};
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: CsmaArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<CsmaArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("csma").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("csma", argv)
 }
 
 #[test]

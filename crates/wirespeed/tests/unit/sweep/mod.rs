@@ -4,7 +4,6 @@ mod html;
 mod metrics;
 
 use anyhow::bail;
-use clap::Parser;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 use wirespeed::common::progress::Progress;
@@ -20,14 +19,8 @@ use wirespeed_model::IpVersion;
 use wirespeed_model::sweep::{self, Axis};
 use wirespeed_model::sweep::{BufferSize, PlannedRun, RunRecord};
 
-#[derive(Parser)]
-struct Wrapper {
-    #[command(flatten)]
-    args: SweepArgs,
-}
-
 fn parse(argv: &[&str]) -> Result<SweepArgs, clap::Error> {
-    Wrapper::try_parse_from(std::iter::once("sweep").chain(argv.iter().copied())).map(|w| w.args)
+    crate::unit::parse_flags("sweep", argv)
 }
 
 /// The command's glue without its agent: the flags checked, then the sweep on `runner`.
