@@ -77,8 +77,7 @@ pub struct AutonegArgs {
 /// in code, which the flags' conversion goes through too.
 #[derive(Debug, Clone)]
 pub struct Config {
-    #[doc(hidden)]
-    pub job: Params,
+    pub(crate) job: Params,
 }
 
 impl Config {

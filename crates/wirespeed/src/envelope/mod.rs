@@ -193,13 +193,10 @@ const DEFAULT_ACK_EVERY: u32 = 2;
 /// A validated `envelope`: the link as the model takes it, and what to show.
 #[derive(Debug, Clone)]
 pub struct Config {
-    #[doc(hidden)]
-    pub params: EnvelopeParams,
+    pub(crate) params: EnvelopeParams,
     /// `--explain`: the arithmetic line by line.
-    #[doc(hidden)]
-    pub explain: bool,
-    #[doc(hidden)]
-    pub rate_format: RateFormat,
+    pub(crate) explain: bool,
+    pub(crate) rate_format: RateFormat,
 }
 
 impl Config {
@@ -233,6 +230,17 @@ impl Config {
     /// The link the envelope is computed for.
     pub fn params(&self) -> &EnvelopeParams {
         &self.params
+    }
+
+    /// Whether the arithmetic is shown line by line (`--explain`, [`Config::with_explain`]).
+    pub fn explain(&self) -> bool {
+        self.explain
+    }
+
+    /// How rates are written (`-f`): a test seam, the view's and not the measurement's.
+    #[doc(hidden)]
+    pub fn rate_format(&self) -> RateFormat {
+        self.rate_format
     }
 }
 

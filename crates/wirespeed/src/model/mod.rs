@@ -81,8 +81,7 @@ enum ModelCommand {
 /// which the flags' conversion goes through too.
 #[derive(Debug)]
 pub struct Config {
-    #[doc(hidden)]
-    pub job: Job,
+    pub(crate) job: Job,
 }
 
 /// The job and what it read.
@@ -210,6 +209,11 @@ impl Config {
                 probe_file,
             },
         })
+    }
+
+    /// What the command is asked to do (predict, compare or fit), as checked.
+    pub fn job(&self) -> &Job {
+        &self.job
     }
 }
 

@@ -28,7 +28,7 @@ fn one_job_at_a_time() {
 fn the_config_is_the_job() {
     let config = |argv: &[&str]| Config::try_from(&parse(argv).unwrap()).unwrap();
     let Params::Resolve { a, b } =
-        config(&["auto:10-half", "auto", "--capable-a", "10/100/1000"]).job
+        *config(&["auto:10-half", "auto", "--capable-a", "10/100/1000"]).job()
     else {
         panic!("a resolution")
     };
@@ -42,7 +42,7 @@ fn the_config_is_the_job() {
     );
     assert_eq!(b, "auto".parse::<Partner>().unwrap());
     assert!(matches!(
-        config(&["--encode", "10/100", "--pause"]).job,
+        *config(&["--encode", "10/100", "--pause"]).job(),
         Params::Encode {
             pause: true,
             ack: false,
@@ -50,7 +50,7 @@ fn the_config_is_the_job() {
         }
     ));
     assert!(matches!(
-        config(&["--decode", "0x01E1"]).job,
+        *config(&["--decode", "0x01E1"]).job(),
         Params::Decode { .. }
     ));
 }

@@ -57,9 +57,9 @@ fn flags_reach_the_model() {
 fn the_config_is_the_link_and_what_to_show() {
     let config = |argv: &[&str]| Config::try_from(&parse(argv).unwrap());
     let c = config(&["-r", "10M", "--explain", "-f", "K"]).unwrap();
-    assert_eq!(c.params.mtu, 1500);
-    assert!(c.explain);
-    assert_ne!(c.rate_format, RateFormat::Adaptive, "-f K");
+    assert_eq!(c.params().mtu, 1500);
+    assert!(c.explain());
+    assert_ne!(c.rate_format(), RateFormat::Adaptive, "-f K");
     let doc = measure(&c).unwrap();
     assert!(doc.result.explain.is_some());
     let e = config(&["-r", "10M", "--link", "serial", "--vlan", "1"]).unwrap_err();

@@ -26,7 +26,7 @@ fn example(name: &str) -> String {
 fn the_config_reads_the_files_and_checks_the_flags() {
     let model = example("bellovin-1992.toml");
     let c = config(&["predict", &model, "ih2", "--sizes", "40,1500"]).unwrap();
-    let Job::Predict { sizes, path, .. } = &c.job else {
+    let Job::Predict { sizes, path, .. } = c.job() else {
         panic!("predict: {c:?}")
     };
     assert_eq!((sizes.as_slice(), path.as_str()), (&[40, 1500][..], "ih2"));
