@@ -167,33 +167,21 @@ pub fn check_name(flag: &str, name: &str) -> anyhow::Result<()> {
 #[derive(Debug, Clone)]
 #[doc(hidden)]
 pub struct Config {
-    #[doc(hidden)]
-    pub allow_destination: Vec<Cidr>,
-    #[doc(hidden)]
-    pub namespace: String,
-    #[doc(hidden)]
-    pub image: String,
-    #[doc(hidden)]
-    pub secret: String,
-    #[doc(hidden)]
-    pub port: u16,
-    #[doc(hidden)]
-    pub metrics_port: u16,
-    #[doc(hidden)]
-    pub max_memory: ByteSize,
-    #[doc(hidden)]
-    pub time: Duration,
-    #[doc(hidden)]
-    pub probes: u32,
+    pub(crate) allow_destination: Vec<Cidr>,
+    pub(crate) namespace: String,
+    pub(crate) image: String,
+    pub(crate) secret: String,
+    pub(crate) port: u16,
+    pub(crate) metrics_port: u16,
+    pub(crate) max_memory: ByteSize,
+    pub(crate) time: Duration,
+    pub(crate) probes: u32,
     /// How many agents the Job's mesh is sized for: those named, or `--nodes`.
-    #[doc(hidden)]
-    pub fleet_size: usize,
+    pub(crate) fleet_size: usize,
     /// `--agents`, each with the agents' port where it names none; empty for the Service's
     /// DNS name.
-    #[doc(hidden)]
-    pub agents: Vec<SocketAddr>,
-    #[doc(hidden)]
-    pub pairs: Option<usize>,
+    pub(crate) agents: Vec<SocketAddr>,
+    pub(crate) pairs: Option<usize>,
 }
 
 impl Config {

@@ -1,9 +1,7 @@
 mod text;
 
-use std::time::Duration;
 use wirespeed::deploy::manifests::manifests;
 use wirespeed::deploy::*;
-use wirespeed_model::ByteSize;
 
 #[test]
 fn the_memory_limit_covers_the_budget_and_the_process() {
@@ -17,20 +15,11 @@ fn the_memory_limit_covers_the_budget_and_the_process() {
 fn the_jobs_deadline_is_the_meshs_own_prediction_at_its_longest() {
     // 16 nodes, -t 5, 20 probes 10 ms apart: each test 5 + 0.2 + 0.15 + 0.05 (the
     // receiver's grace) s by plan, 2 s more with its tail at the cap; 30 slots.
-    let config = Config {
-        allow_destination: vec!["10.0.0.0/8".parse().unwrap()],
-        namespace: "wirespeed".into(),
-        image: DEFAULT_IMAGE.into(),
-        secret: "wirespeed-key".into(),
-        port: 5210,
-        metrics_port: 9210,
-        max_memory: ByteSize::from_bytes(1 << 30),
-        time: Duration::from_secs(5),
-        probes: 20,
-        fleet_size: 16,
-        agents: Vec::new(),
-        pairs: None,
-    };
+    // The flags' defaults, as the literal it replaced wrote them out.
+    let config = parse(&["--allow-destination", "10.0.0.0/8"])
+        .unwrap()
+        .config()
+        .unwrap();
     let m = manifests(&config);
     assert!(
         (m.predicted_mesh_seconds - 30.0 * 5.4).abs() < 1e-6,
